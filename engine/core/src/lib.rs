@@ -1,0 +1,19 @@
+//! The contracts of mochi: what a tangent is ([`Tangent`], [`TangentVector`]), what a
+//! rule is ([`Pullback`], [`Call`]), forward-mode dual numbers ([`Dual`], [`Real`]) and
+//! the rule-testing harness ([`testing`]).
+//!
+//! Rule crates depend on this crate only. Users depend on the `mochi` facade.
+
+mod rule;
+mod tangent;
+
+#[doc(hidden)]
+pub mod private;
+
+pub use rule::{Accumulators, BoxedPullback, Call, FnPullback, Pullback};
+pub use tangent::{NoTangent, Perturb, Tangent, TangentVector};
+
+pub mod forward;
+pub mod testing;
+
+pub use forward::{derivative, jvp, Dual, Real};

@@ -1,0 +1,349 @@
+//! Support for the code `#[differentiable]` generates. Not a public API: names and
+//! signatures here change without notice.
+
+use crate::TangentVector;
+use ndarray::{Array, ArrayBase, Data, Dimension, NdIndex};
+
+/// The structural zero of whatever cotangent type inference picks.
+#[inline(always)]
+pub fn zero<T: TangentVector>() -> T {
+    T::zero()
+}
+
+/// `*dst += v`.
+#[inline(always)]
+#[track_caller]
+pub fn acc<T: TangentVector>(dst: &mut T, v: T) {
+    dst.accumulate(v)
+}
+
+/// Takes the cotangent out of `dst`, leaving the structural zero.
+#[inline(always)]
+pub fn take<T: TangentVector>(dst: &mut T) -> T {
+    std::mem::replace(dst, T::zero())
+}
+
+/// Pops a saved value; the reverse sweep pops exactly what the forward sweep pushed.
+#[inline(always)]
+pub fn pop<T>(stack: &mut Vec<T>) -> T {
+    match stack.pop() {
+        Some(v) => v,
+        None => unreachable!("mochi: the reverse sweep popped more than the forward sweep pushed"),
+    }
+}
+
+/// Takes a value saved in a branch that the forward sweep took.
+#[inline(always)]
+pub fn unslot<T>(slot: &mut Option<T>) -> T {
+    match slot.take() {
+        Some(v) => v,
+        None => unreachable!("mochi: the reverse sweep entered a branch the forward sweep did not"),
+    }
+}
+
+/// Identity that pins the type of a pullback's output cotangent to the primal's
+/// tangent type, so inference does not need a later use.
+#[inline(always)]
+pub fn cot_of<P: crate::Tangent + ?Sized>(_primal: &P) -> std::marker::PhantomData<P::Tangent> {
+    std::marker::PhantomData
+}
+
+/// Shapes of indexable primal containers, kept so that the reverse sweep can
+/// materialise a structural-zero cotangent before writing one element of it.
+pub trait IndexShape {
+    /// `usize` for sequences, the dimension for ndarray.
+    type Shape: Clone;
+    /// The shape of `self`.
+    fn index_shape(&self) -> Self::Shape;
+}
+
+impl<T> IndexShape for [T] {
+    type Shape = usize;
+    #[inline(always)]
+    fn index_shape(&self) -> usize {
+        self.len()
+    }
+}
+impl<T> IndexShape for Vec<T> {
+    type Shape = usize;
+    #[inline(always)]
+    fn index_shape(&self) -> usize {
+        self.len()
+    }
+}
+impl<T, const N: usize> IndexShape for [T; N] {
+    type Shape = usize;
+    #[inline(always)]
+    fn index_shape(&self) -> usize {
+        N
+    }
+}
+impl<S: Data, D: Dimension> IndexShape for ArrayBase<S, D> {
+    type Shape = D;
+    #[inline(always)]
+    fn index_shape(&self) -> D {
+        self.raw_dim()
+    }
+}
+impl<T: IndexShape + ?Sized> IndexShape for &T {
+    type Shape = T::Shape;
+    #[inline(always)]
+    fn index_shape(&self) -> T::Shape {
+        (**self).index_shape()
+    }
+}
+impl<T: IndexShape + ?Sized> IndexShape for &mut T {
+    type Shape = T::Shape;
+    #[inline(always)]
+    fn index_shape(&self) -> T::Shape {
+        (**self).index_shape()
+    }
+}
+
+/// The shape of an indexable primal.
+#[inline(always)]
+pub fn index_shape<T: IndexShape + ?Sized>(x: &T) -> T::Shape {
+    x.index_shape()
+}
+
+/// Cotangent containers indexed like their primal.
+pub trait IndexTangent<I> {
+    /// The cotangent of one element.
+    type Elem: TangentVector;
+    /// The primal shape type ([`IndexShape::Shape`]).
+    type Shape;
+    /// Adds `v` to element `i`, materialising a structural zero with `shape` first.
+    fn index_acc(&mut self, shape: &Self::Shape, i: I, v: Self::Elem);
+    /// Takes element `i` out (the structural zero when the container is one).
+    fn index_take(&mut self, i: I) -> Self::Elem;
+}
+
+impl<T: TangentVector> IndexTangent<usize> for Vec<T> {
+    type Elem = T;
+    type Shape = usize;
+    #[inline(always)]
+    #[track_caller]
+    fn index_acc(&mut self, shape: &usize, i: usize, v: T) {
+        if self.len() != *shape {
+            materialise_vec(self, *shape);
+        }
+        self[i].accumulate(v);
+    }
+    #[inline(always)]
+    fn index_take(&mut self, i: usize) -> T {
+        match self.get_mut(i) {
+            Some(e) => take(e),
+            None => T::zero(),
+        }
+    }
+}
+
+#[cold]
+#[track_caller]
+fn materialise_vec<T: TangentVector>(v: &mut Vec<T>, len: usize) {
+    assert!(
+        v.is_empty(),
+        "mochi: cotangent has {} elements, primal {len}",
+        v.len()
+    );
+    v.resize_with(len, T::zero);
+}
+
+impl<T: TangentVector, const N: usize> IndexTangent<usize> for [T; N] {
+    type Elem = T;
+    type Shape = usize;
+    #[inline(always)]
+    #[track_caller]
+    fn index_acc(&mut self, _shape: &usize, i: usize, v: T) {
+        self[i].accumulate(v);
+    }
+    #[inline(always)]
+    fn index_take(&mut self, i: usize) -> T {
+        take(&mut self[i])
+    }
+}
+
+impl<T, D, I> IndexTangent<I> for Array<T, D>
+where
+    T: TangentVector,
+    D: Dimension,
+    I: NdIndex<D>,
+{
+    type Elem = T;
+    type Shape = D;
+    #[inline(always)]
+    #[track_caller]
+    fn index_acc(&mut self, shape: &D, i: I, v: T) {
+        if self.is_empty() && shape.size() != 0 {
+            *self = Array::from_shape_simple_fn(shape.clone(), T::zero);
+        }
+        match self.get_mut(i) {
+            Some(e) => e.accumulate(v),
+            None => panic!(
+                "mochi: index out of bounds for an array of shape {:?}",
+                shape.slice()
+            ),
+        }
+    }
+    #[inline(always)]
+    fn index_take(&mut self, i: I) -> T {
+        match self.get_mut(i) {
+            Some(e) => take(e),
+            None => T::zero(),
+        }
+    }
+}
+
+/// `dst[i] += v`, materialising `dst` with `shape` if it is a structural zero.
+#[inline(always)]
+#[track_caller]
+pub fn index_acc<C: IndexTangent<I>, I>(dst: &mut C, shape: &C::Shape, i: I, v: C::Elem) {
+    dst.index_acc(shape, i, v)
+}
+
+/// Takes `dst[i]` (the cotangent of an element about to be overwritten).
+#[inline(always)]
+pub fn index_take<C: IndexTangent<I>, I>(dst: &mut C, i: I) -> C::Elem {
+    dst.index_take(i)
+}
+
+pub use crate::rule::{
+    pullback1, pullback10, pullback11, pullback12, pullback2, pullback3, pullback4, pullback5,
+    pullback6, pullback7, pullback8, pullback9,
+};
+pub use crate::Call;
+
+/// The structural zero of the cotangent type that `ty` names.
+#[inline(always)]
+pub fn zero_for<T: TangentVector>(_ty: std::marker::PhantomData<T>) -> T {
+    T::zero()
+}
+
+/// Calls a pullback (keeps generated code short).
+#[inline(always)]
+pub fn pull<P: crate::Pullback>(
+    pb: P,
+    output: P::Output,
+    args: <P::Args as crate::Accumulators>::Mut<'_>,
+) {
+    pb.pullback(output, args)
+}
+
+/// The length of a sequence for `for v in x.iter()` loops.
+#[inline(always)]
+pub fn seq_len<T: IndexShape<Shape = usize> + ?Sized>(x: &T) -> usize {
+    x.index_shape()
+}
+
+/// Reverses a saved loop iterator (ranges, `.rev()`, `.step_by(k)`).
+#[inline(always)]
+pub fn rev_iter<I: IntoIterator>(it: I) -> std::iter::Rev<I::IntoIter>
+where
+    I::IntoIter: DoubleEndedIterator,
+{
+    it.into_iter().rev()
+}
+
+pub use rand::Rng;
+
+/// A LIFO stack of saved values whose buffer comes from, and returns to, a per-thread
+/// pool, so that steady-state gradient calls do not allocate.
+pub struct Stack<T: 'static> {
+    items: Vec<T>,
+}
+
+thread_local! {
+    static POOL: std::cell::RefCell<std::collections::HashMap<std::any::TypeId, Box<dyn std::any::Any>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Buffers kept per element type; more than this many live at once are simply freed.
+const POOL_DEPTH: usize = 64;
+
+impl<T: 'static> Stack<T> {
+    /// A stack, reusing a pooled buffer when one is free.
+    #[inline]
+    pub fn new() -> Self {
+        if std::mem::size_of::<T>() == 0 {
+            return Stack { items: Vec::new() };
+        }
+        let items = POOL
+            .try_with(|pool| {
+                let mut pool = pool.borrow_mut();
+                pool.get_mut(&std::any::TypeId::of::<T>())
+                    .and_then(|b| b.downcast_mut::<Vec<Vec<T>>>())
+                    .and_then(|v| v.pop())
+            })
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        Stack { items }
+    }
+    /// Saves a value.
+    #[inline(always)]
+    pub fn push(&mut self, v: T) {
+        self.items.push(v)
+    }
+    /// Takes the last saved value.
+    #[inline(always)]
+    pub fn pop(&mut self) -> T {
+        pop(&mut self.items)
+    }
+}
+
+impl<T: 'static> Default for Stack<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: 'static> Drop for Stack<T> {
+    fn drop(&mut self) {
+        if std::mem::size_of::<T>() == 0 || self.items.capacity() == 0 {
+            return;
+        }
+        let mut items = std::mem::take(&mut self.items);
+        items.clear();
+        let _ = POOL.try_with(|pool| {
+            let Ok(mut pool) = pool.try_borrow_mut() else {
+                return;
+            };
+            let entry = pool
+                .entry(std::any::TypeId::of::<T>())
+                .or_insert_with(|| Box::new(Vec::<Vec<T>>::new()));
+            if let Some(v) = entry.downcast_mut::<Vec<Vec<T>>>() {
+                if v.len() < POOL_DEPTH {
+                    v.push(items);
+                }
+            }
+        });
+    }
+}
+
+/// The seed `ȳ = 1` of a scalar output.
+#[diagnostic::on_unimplemented(
+    message = "`gradient` needs a scalar output (f64 or f32), but the function returns a value with tangent `{Self}`",
+    label = "use `f::pullback` and pass the output cotangent yourself"
+)]
+pub trait Seed {
+    /// `1`.
+    fn one() -> Self;
+}
+impl Seed for f64 {
+    #[inline(always)]
+    fn one() -> Self {
+        1.0
+    }
+}
+impl Seed for f32 {
+    #[inline(always)]
+    fn one() -> Self {
+        1.0
+    }
+}
+
+/// The seed of a scalar output.
+#[inline(always)]
+pub fn seed<T: Seed>() -> T {
+    T::one()
+}

@@ -1,0 +1,294 @@
+//! `#[differentiable]`: the function as written, plus a module of the same name with its
+//! derived rule and the gradient functions.
+
+use crate::activity::{self, type_is_inactive, type_is_ref};
+use crate::lower::{Lowerer, ParamSpec};
+use crate::valid;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use std::collections::HashSet;
+use syn::visit_mut::VisitMut;
+use syn::{FnArg, ItemFn, Pat, ReturnType, Type};
+
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let boxed = match parse_attr(attr) {
+        Ok(b) => b,
+        Err(e) => return combine(e, item),
+    };
+    let func: ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(e) => {
+            return combine(
+                syn::Error::new(e.span(), "#[differentiable] goes on a free function (`fn`); for methods, see the documentation of `mochi::differentiable`"),
+                item,
+            )
+        }
+    };
+    if let Err(e) = valid::check_signature(&func) {
+        return combine(e, quote!(#func));
+    }
+    match derive(&func, boxed) {
+        Ok(ts) => ts,
+        // The function itself still compiles, so one mistake gives one error.
+        Err(e) => combine(e, quote!(#func)),
+    }
+}
+
+fn combine(e: syn::Error, item: TokenStream) -> TokenStream {
+    let err = e.to_compile_error();
+    quote!(#err #item)
+}
+
+fn parse_attr(attr: TokenStream) -> syn::Result<bool> {
+    if attr.is_empty() {
+        return Ok(false);
+    }
+    let id: syn::Ident = syn::parse2(attr.clone()).map_err(|_| {
+        syn::Error::new_spanned(&attr, "expected `#[differentiable]` or `#[differentiable(boxed)]`")
+    })?;
+    if id == "boxed" {
+        Ok(true)
+    } else {
+        Err(syn::Error::new_spanned(id, "unknown option; the only option is `boxed` (a boxed pullback, for mutual recursion)"))
+    }
+}
+
+/// Replaces every lifetime (named, elided `&` or `'_`) by `'static`, and gives the known
+/// ndarray view aliases their hidden lifetime, so that a type can name its tangent in
+/// a signature.
+struct Staticize;
+impl VisitMut for Staticize {
+    fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
+        r.lifetime = Some(syn::parse_quote!('static));
+        self.visit_type_mut(&mut r.elem);
+    }
+    fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
+        *l = syn::parse_quote!('static);
+    }
+    fn visit_path_segment_mut(&mut self, seg: &mut syn::PathSegment) {
+        let name = seg.ident.to_string();
+        let is_view = name.starts_with("ArrayView") || name.starts_with("CowArray");
+        if is_view {
+            if let syn::PathArguments::AngleBracketed(a) = &mut seg.arguments {
+                let has_lt = a.args.iter().any(|g| matches!(g, syn::GenericArgument::Lifetime(_)));
+                if !has_lt {
+                    a.args.insert(0, syn::parse_quote!('static));
+                }
+            }
+        }
+        syn::visit_mut::visit_path_segment_mut(self, seg);
+    }
+}
+
+fn tangent_of(ty: &Type) -> TokenStream {
+    let mut t = ty.clone();
+    Staticize.visit_type_mut(&mut t);
+    quote!(<#t as ::mochi::Tangent>::Tangent)
+}
+
+fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
+    let name = &func.sig.ident;
+    let vis = &func.vis;
+    let mut params = Vec::new(); // (ident, type, mutability)
+    for a in &func.sig.inputs {
+        let FnArg::Typed(pt) = a else { unreachable!("checked by valid") };
+        let Pat::Ident(pi) = &*pt.pat else { unreachable!("checked by valid") };
+        params.push((pi.ident.clone(), (*pt.ty).clone(), pi.mutability.is_some()));
+    }
+    let ret_ty: Type = match &func.sig.output {
+        ReturnType::Default => syn::parse_quote!(()),
+        ReturnType::Type(_, t) => (**t).clone(),
+    };
+
+    // Activity: parameters of float-carrying types, then a fixpoint over the body.
+    let mut active: HashSet<String> = params
+        .iter()
+        .filter(|(_, t, _)| !type_is_inactive(t))
+        .map(|(i, _, _)| i.to_string())
+        .collect();
+    activity::analyse(&func.block, &mut active);
+
+    let assigned = assigned_names(&func.block);
+    let d_idents: Vec<_> = (0..params.len()).map(|i| format_ident!("__mochi_dp{}", i)).collect();
+    let specs: Vec<ParamSpec> = params
+        .iter()
+        .zip(&d_idents)
+        .map(|((i, t, _), d)| ParamSpec {
+            pat: syn::parse_quote!(#i),
+            cot: quote!((*#d)),
+            is_ref: type_is_ref(t),
+            active: !type_is_inactive(t),
+            recompute: type_is_inactive(t) && !type_is_ref(t) && !assigned.contains(&i.to_string()),
+        })
+        .collect();
+    let mut lowerer = Lowerer::new(&name.to_string(), active);
+    let lowered = lowerer.lower_body(specs, &func.block);
+    if let Some(first) = lowerer.errors.first().cloned() {
+        let mut all = first;
+        for e in lowerer.errors.into_iter().skip(1) {
+            all.combine(e);
+        }
+        return Err(all);
+    }
+    let crate::lower::Lowered { top, fwd, result, cots, seed, rev } = lowered;
+
+    let n = params.len();
+    let out_t = tangent_of(&ret_ty);
+    let arg_ts: Vec<_> = params.iter().map(|(_, t, _)| tangent_of(t)).collect();
+    let args_t = quote!((#(#arg_ts,)*));
+    let cots_t = if n == 1 { arg_ts[0].clone() } else { args_t.clone() };
+    let pb_ctor = format_ident!("pullback{}", n);
+    let decls: Vec<_> = params
+        .iter()
+        .map(|(i, t, m)| {
+            let m = m.then(|| quote!(mut));
+            quote!(#m #i: #t)
+        })
+        .collect();
+    let names: Vec<_> = params.iter().map(|(i, _, _)| i.clone()).collect();
+    let ret = &ret_ty;
+    let pb_type = quote!(impl ::mochi::Pullback<Output = #out_t, Args = #args_t> + use<>);
+
+    let rrule_body = quote! {
+        #[allow(unused_imports)]
+        use ::mochi::__private::rules::*;
+        #top
+        #fwd
+        let __mochi_result = #result;
+        let __mochi_pb = ::mochi::__private::#pb_ctor(
+            move |__mochi_dy: #out_t, (#(#d_idents,)*): (#(&mut #arg_ts,)*)| {
+                #cots
+                #seed
+                #rev
+            },
+        );
+        (__mochi_result, __mochi_pb)
+    };
+    let (rrule_sig_pb, rrule_def, rrule_boxed_def) = if boxed {
+        (
+            quote!(::mochi::BoxedPullback<#out_t, #args_t>),
+            quote! {
+                /// The derived reverse rule of the function (boxed pullback).
+                pub fn rrule(#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) {
+                    let (y, pb) = rrule_unboxed(#(#names),*);
+                    (y, ::mochi::BoxedPullback::new(pb))
+                }
+                #[doc(hidden)]
+                pub fn rrule_unboxed(#(#decls),*) -> (#ret, #pb_type) { #rrule_body }
+            },
+            quote! {
+                #[doc(hidden)]
+                pub fn rrule_boxed(#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) {
+                    rrule(#(#names),*)
+                }
+            },
+        )
+    } else {
+        (
+            pb_type.clone(),
+            quote! {
+                /// The derived reverse rule of the function: its value and a pullback that
+                /// adds the cotangents of every argument into the accumulators it is given.
+                pub fn rrule(#(#decls),*) -> (#ret, #pb_type) { #rrule_body }
+            },
+            quote! {
+                #[doc(hidden)]
+                pub fn rrule_boxed(#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) {
+                    let (y, pb) = rrule(#(#names),*);
+                    (y, ::mochi::BoxedPullback::new(pb))
+                }
+            },
+        )
+    };
+    let _ = rrule_sig_pb;
+
+    let zeros = names.iter().map(|i| quote!(::mochi::Tangent::zero_tangent(&#i)));
+    let zeros2 = zeros.clone();
+    let unwrap = if n == 1 { quote!(__mochi_c.0) } else { quote!(__mochi_c) };
+    let shadow_decl = if n == 1 {
+        quote!(shadow: &mut #cots_t)
+    } else {
+        let refs = arg_ts.iter().map(|t| quote!(&mut #t));
+        quote!(shadows: (#(#refs,)*))
+    };
+    let shadow_use = if n == 1 { quote!((shadow,)) } else { quote!(shadows) };
+    let shadow_arg = if n == 1 { quote!(shadow) } else { quote!(shadows) };
+    let fn_name = name.to_string();
+    let doc_mod = format!("Derivatives of [`{fn_name}`](fn@{fn_name}), derived by `#[differentiable]`.");
+
+    Ok(quote! {
+        #func
+
+        #[doc = #doc_mod]
+        #[allow(clippy::all, clippy::pedantic, unused_mut, unused_variables, unused_parens, non_snake_case, unreachable_code, unused_assignments, unused_braces)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #rrule_def
+            #rrule_boxed_def
+
+            /// The value and a pullback: `pb(ȳ)` returns the cotangents of every argument.
+            pub fn pullback(#(#decls),*) -> (#ret, impl FnOnce(#out_t) -> #cots_t + use<>) {
+                let mut __mochi_c: #args_t = (#(#zeros,)*);
+                let (y, pb) = rrule(#(#names),*);
+                (y, move |dy: #out_t| {
+                    ::mochi::Pullback::pullback(pb, dy, ::mochi::Accumulators::as_mut(&mut __mochi_c));
+                    #unwrap
+                })
+            }
+
+            /// The value and the gradient with respect to every argument (a scalar output).
+            pub fn value_and_gradient(#(#decls),*) -> (#ret, #cots_t) {
+                let mut __mochi_c: #args_t = (#(#zeros2,)*);
+                let (y, pb) = rrule(#(#names),*);
+                ::mochi::Pullback::pullback(pb, ::mochi::__private::seed(), ::mochi::Accumulators::as_mut(&mut __mochi_c));
+                (y, #unwrap)
+            }
+
+            /// The gradient with respect to every argument (a scalar output).
+            pub fn gradient(#(#decls),*) -> #cots_t {
+                value_and_gradient(#(#names),*).1
+            }
+
+            /// The value; the gradient is **added** into the caller's shadow buffers
+            /// (zero them first). With buffers of the right shape, steady-state calls
+            /// allocate nothing.
+            pub fn value_and_gradient_into(#(#decls,)* #shadow_decl) -> #ret {
+                let (y, pb) = rrule(#(#names),*);
+                ::mochi::Pullback::pullback(pb, ::mochi::__private::seed(), #shadow_use);
+                y
+            }
+
+            /// Adds the gradient into the caller's shadow buffers (zero them first).
+            pub fn gradient_into(#(#decls,)* #shadow_decl) {
+                let _ = value_and_gradient_into(#(#names,)* #shadow_arg);
+            }
+        }
+    })
+}
+
+/// Names assigned anywhere in the body (such parameters cannot be recomputed).
+fn assigned_names(block: &syn::Block) -> HashSet<String> {
+    struct V(HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for V {
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            if let Some(p) = crate::lower::Place::parse(&a.left) {
+                self.0.insert(p.root.to_string());
+            }
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            use syn::BinOp::*;
+            if matches!(b.op, AddAssign(_) | SubAssign(_) | MulAssign(_) | DivAssign(_) | RemAssign(_) | BitAndAssign(_) | BitOrAssign(_) | BitXorAssign(_) | ShlAssign(_) | ShrAssign(_)) {
+                if let Some(p) = crate::lower::Place::parse(&b.left) {
+                    self.0.insert(p.root.to_string());
+                }
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
+    }
+    let mut v = V(HashSet::new());
+    syn::visit::Visit::visit_block(&mut v, block);
+    v.0
+}

@@ -1,0 +1,597 @@
+//! Lowering expressions: every operation on active values becomes a rule call.
+
+use super::{mentions_any, Code, Lowerer, Operand, ParamSpec, Place};
+use crate::activity::{self, expr_is_active, is_float_type, INACTIVE_METHODS};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use std::collections::HashSet;
+use syn::{Expr, Pat};
+
+/// Methods whose cotangent is the identity: the result's cotangent flows to the receiver.
+const IDENTITY_METHODS: &[&str] = &[
+    "clone", "to_owned", "to_vec", "into_owned", "view", "as_slice", "into_iter_owned",
+];
+
+/// Free functions (last path segment) that rule crates provide in method form on
+/// `Call((&a, &b, …))`.
+const FREE_AS_METHOD: &[&str] = &["kron", "outer"];
+
+impl Lowerer {
+    /// Lowers an expression to an operand, emitting forward statements and reverse pieces.
+    pub(super) fn lower_expr(&mut self, e: &Expr, code: &mut Code) -> Operand {
+        match e {
+            Expr::Paren(p) => return self.lower_expr(&p.expr, code),
+            Expr::Group(g) => return self.lower_expr(&g.expr, code),
+            Expr::Path(p) => {
+                if let Some(i) = p.path.get_ident() {
+                    if let Some(b) = self.lookup(&i.to_string()) {
+                        if b.active {
+                            return Operand::Active {
+                                val: quote!(#i),
+                                cot: b.cot.clone(),
+                                is_ref: b.is_ref,
+                            };
+                        }
+                    }
+                }
+                return Operand::Inactive(quote!(#e));
+            }
+            Expr::If(_) | Expr::Match(_) | Expr::Block(_) if mentions_any(e, &self.active) => {
+                return self
+                    .lower_control_value(e, code, true)
+                    .unwrap_or(Operand::Inactive(quote!(())));
+            }
+            Expr::Unsafe(u) => {
+                self.err(&u.unsafe_token, "mochi: `unsafe` blocks cannot be differentiated; move the unsafe code into a function with its own rule");
+                return Operand::Inactive(quote!(#e));
+            }
+            Expr::Async(a) => {
+                self.err(&a.async_token, "mochi: `async` blocks cannot be differentiated");
+                return Operand::Inactive(quote!(#e));
+            }
+            Expr::Await(a) => {
+                self.err(a, "mochi: `.await` cannot be differentiated");
+                return Operand::Inactive(quote!(#e));
+            }
+            Expr::Try(t) => {
+                self.err(t, "mochi: the `?` operator is not supported in differentiable code; handle the error outside, or `match` on it");
+                return Operand::Inactive(quote!(#e));
+            }
+            Expr::Closure(c) => {
+                self.err(c, "mochi: closures are differentiated only as the argument of an adapter method (`mapv`, `map`, `fold`, `iter().map(..).sum()`, …); write a `#[differentiable]` function instead");
+                return Operand::Inactive(quote!(#e));
+            }
+            _ => {}
+        }
+        if !expr_is_active(e, &self.active) {
+            if let Expr::Macro(m) = e {
+                if !is_inactive_macro(&m.mac) {
+                    let name = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                    self.err(m, format!("mochi: the macro `{name}!` cannot be differentiated; expand it by hand, or wrap a constant in `mochi::no_grad(..)`"));
+                }
+            }
+            if contains_unsupported(e) {
+                self.err(e, "mochi: `unsafe`, `async` and raw pointers cannot appear in differentiable code; move them into a function with its own rule");
+            }
+            return Operand::Inactive(quote!(#e));
+        }
+        match e {
+            Expr::Binary(b) => {
+                use syn::BinOp::*;
+                let m = match b.op {
+                    Add(_) => "op_add",
+                    Sub(_) => "op_sub",
+                    Mul(_) => "op_mul",
+                    Div(_) => "op_div",
+                    Rem(_) => "op_rem",
+                    _ => return Operand::Inactive(quote!(#e)),
+                };
+                let l = self.lower_expr(&b.left, code);
+                let r = self.lower_expr(&b.right, code);
+                self.call_method(m, &[l, r], TokenStream::new(), code)
+            }
+            Expr::Unary(u) => match u.op {
+                syn::UnOp::Neg(_) => {
+                    let x = self.lower_expr(&u.expr, code);
+                    self.call_method("op_neg", &[x], TokenStream::new(), code)
+                }
+                // `*v` of a value bound by value: the identity.
+                syn::UnOp::Deref(_) => self.lower_expr(&u.expr, code),
+                _ => Operand::Inactive(quote!(#e)),
+            },
+            Expr::Reference(r) => {
+                if r.mutability.is_some() {
+                    self.err(r, "mochi: `&mut` of a differentiable value is supported only as an argument of a function call");
+                }
+                self.lower_expr(&r.expr, code)
+            }
+            Expr::Cast(c) => {
+                if !is_float_type(&c.ty) {
+                    return Operand::Inactive(quote!(#e));
+                }
+                let m = if quote!(#c.ty).to_string().ends_with("f32") { "op_as_f32" } else { "op_as_f64" };
+                let x = self.lower_expr(&c.expr, code);
+                self.call_method(m, &[x], TokenStream::new(), code)
+            }
+            Expr::Index(_) | Expr::Field(_) => match Place::parse(e) {
+                Some(place) => match self.lookup(&place.root.to_string()).cloned() {
+                    Some(b) if b.active => self.lower_place_read(&place, &b, code),
+                    _ => self.lower_computed_place(e, code),
+                },
+                None => self.lower_computed_place(e, code),
+            },
+            Expr::MethodCall(m) => self.lower_method(m, code),
+            Expr::Call(c) => self.lower_call(c, code),
+            Expr::Tuple(t) => {
+                let ops: Vec<Operand> = t.elems.iter().map(|x| self.lower_expr(x, code)).collect();
+                let vals = ops.iter().map(Operand::val);
+                self.aggregate(quote!((#(#vals,)*)), &ops, |i| {
+                    let idx = syn::Index::from(i);
+                    quote!(.#idx)
+                }, code)
+            }
+            Expr::Array(a) => {
+                let ops: Vec<Operand> = a.elems.iter().map(|x| self.lower_expr(x, code)).collect();
+                let vals = ops.iter().map(Operand::val);
+                let n = ops.len();
+                let names: Vec<_> = (0..n).map(|i| format_ident!("__mochi_g{}", i)).collect();
+                let t = self.fresh("t");
+                code.fwd.push(quote!(let #t = [#(#vals,)*];));
+                let (cot, pin) = self.new_cot(&quote!(#t));
+                code.fwd.push(pin);
+                let accs = ops.iter().zip(&names).filter_map(|(o, g)| {
+                    o.cot().map(|c| quote!(::mochi::__private::acc(&mut #c, #g);))
+                });
+                code.rev.push(quote!({
+                    #[allow(unused_variables)]
+                    let [#(#names,)*] = ::mochi::__private::take(&mut #cot);
+                    #(#accs)*
+                }));
+                Operand::Active { val: quote!(#t), cot, is_ref: false }
+            }
+            Expr::Struct(s) => {
+                if s.rest.is_some() {
+                    self.err(s, "mochi: struct update syntax `..base` is not supported in differentiable code; list every field");
+                }
+                let path = &s.path;
+                let mut ops = Vec::new();
+                let mut members = Vec::new();
+                for f in &s.fields {
+                    ops.push(self.lower_expr(&f.expr, code));
+                    members.push(f.member.clone());
+                }
+                let inits = members.iter().zip(&ops).map(|(m, o)| {
+                    let v = o.val();
+                    quote!(#m: #v)
+                });
+                let value = quote!(#path { #(#inits,)* });
+                let ms = members.clone();
+                self.aggregate(value, &ops, move |i| {
+                    let m = &ms[i];
+                    quote!(.#m)
+                }, code)
+            }
+            Expr::Repeat(r) => {
+                self.err(r, "mochi: `[x; n]` of a differentiable value is not supported; fill the array in a loop");
+                Operand::Inactive(quote!(#e))
+            }
+            Expr::Macro(m) => {
+                let name = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                self.err(m, format!("mochi: the macro `{name}!` cannot take differentiable values; build the value with a loop or an explicit expression"));
+                Operand::Inactive(quote!(#e))
+            }
+            Expr::Lit(_) => Operand::Inactive(quote!(#e)),
+            other => {
+                self.err(other, "mochi: this expression cannot be differentiated; write a rule for it, wrap a constant in `mochi::no_grad(..)`, or restructure the code");
+                Operand::Inactive(quote!(#e))
+            }
+        }
+    }
+
+    /// A tuple/struct built from operands; the reverse splits its cotangent by member.
+    fn aggregate(
+        &mut self,
+        value: TokenStream,
+        ops: &[Operand],
+        member: impl Fn(usize) -> TokenStream,
+        code: &mut Code,
+    ) -> Operand {
+        let t = self.fresh("t");
+        code.fwd.push(quote!(let #t = #value;));
+        let (cot, pin) = self.new_cot(&quote!(#t));
+        code.fwd.push(pin);
+        let g = self.fresh("g");
+        let accs = ops.iter().enumerate().filter_map(|(i, o)| {
+            let m = member(i);
+            o.cot().map(|c| quote!(::mochi::__private::acc(&mut #c, #g #m);))
+        });
+        code.rev.push(quote!({
+            #[allow(unused_variables)]
+            let #g = ::mochi::__private::take(&mut #cot);
+            #(#accs)*
+        }));
+        Operand::Active { val: quote!(#t), cot, is_ref: false }
+    }
+
+    /// `Call((args…)).method(extra)` as a rule call.
+    fn call_method(&mut self, method: &str, args: &[Operand], extra: TokenStream, code: &mut Code) -> Operand {
+        let m = format_ident!("{}", method);
+        let refs = args.iter().map(Operand::arg);
+        let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#extra));
+        self.rule_call(call, args, code)
+    }
+
+    /// Indexing or field access on something that is not a variable: bind it first.
+    fn lower_computed_place(&mut self, e: &Expr, code: &mut Code) -> Operand {
+        let (base, rest): (&Expr, Box<dyn Fn(TokenStream) -> Expr>) = match e {
+            Expr::Index(i) => {
+                let idx = i.index.clone();
+                (&i.expr, Box::new(move |b| syn::parse_quote!(#b[#idx])))
+            }
+            Expr::Field(f) => {
+                let m = f.member.clone();
+                (&f.base, Box::new(move |b| syn::parse_quote!(#b.#m)))
+            }
+            _ => unreachable!(),
+        };
+        let o = self.lower_expr(base, code);
+        let Operand::Active { val, cot, is_ref } = o else {
+            return Operand::Inactive(quote!(#e));
+        };
+        // Bind the base to a temporary variable and read the place from it.
+        let tmp = self.fresh("b");
+        code.fwd.push(quote!(let #tmp = #val;));
+        let (tc, pin) = self.new_cot(&quote!(#tmp));
+        code.fwd.push(pin);
+        code.rev.push(quote!(::mochi::__private::acc(&mut #cot, ::mochi::__private::take(&mut #tc));));
+        let b = super::Binding { active: true, cot: tc, is_ref, recompute: false, param: false };
+        let place_expr = rest(quote!(#tmp));
+        let place = Place::parse(&place_expr).expect("a variable with one accessor is a place");
+        self.lower_place_read(&place, &b, code)
+    }
+
+    fn lower_method(&mut self, m: &syn::ExprMethodCall, code: &mut Code) -> Operand {
+        let name = m.method.to_string();
+        if INACTIVE_METHODS.contains(&name.as_str()) {
+            return Operand::Inactive(quote!(#m));
+        }
+        // Iterator chains over sequences: x.iter()….sum() and friends.
+        if let Some(o) = self.lower_iter_chain(m, code) {
+            return o;
+        }
+        let closure_count = m.args.iter().filter(|a| matches!(a, Expr::Closure(_))).count();
+        if closure_count > 1 {
+            self.err(m, "mochi: an adapter with more than one closure is not supported");
+            return Operand::Inactive(quote!(#m));
+        }
+        let recv = self.lower_expr(&m.receiver, code);
+        if IDENTITY_METHODS.contains(&name.as_str()) && m.args.is_empty() {
+            let v = recv.val();
+            let method = &m.method;
+            return self.copy_value(quote!(#v.#method()), &recv, code);
+        }
+        if closure_count == 1 {
+            let mut ops = vec![recv];
+            let mut closure = None;
+            for a in &m.args {
+                match a {
+                    Expr::Closure(c) => closure = Some(c),
+                    other => {
+                        let o = self.lower_expr(other, code);
+                        ops.push(o);
+                    }
+                }
+            }
+            let c = closure.unwrap();
+            let by_ref = matches!(name.as_str(), "map" | "for_each" | "fold" | "map_inplace");
+            return self.lower_adapter(&name, ops, c, by_ref, code);
+        }
+        let mut ops = vec![recv];
+        for a in &m.args {
+            ops.push(self.lower_expr(a, code));
+        }
+        self.call_method(&name, &ops, TokenStream::new(), code)
+    }
+
+    /// `x.iter().sum()`, `x.iter().map(f).sum()`, `x.iter().zip(y.iter()).map(f).sum()`,
+    /// `x.iter().fold(init, f)`, `x.iter().product()` on active sequences.
+    fn lower_iter_chain(&mut self, m: &syn::ExprMethodCall, code: &mut Code) -> Option<Operand> {
+        let name = m.method.to_string();
+        let strip_iter = |e: &Expr| -> Option<Expr> {
+            // x.iter() | x.iter().copied() | x.iter().cloned() | x.into_iter()
+            if let Expr::MethodCall(c) = e {
+                let n = c.method.to_string();
+                if (n == "copied" || n == "cloned") && c.args.is_empty() {
+                    if let Expr::MethodCall(i) = &*c.receiver {
+                        if i.method == "iter" && i.args.is_empty() {
+                            return Some((*i.receiver).clone());
+                        }
+                    }
+                }
+                if (n == "iter" || n == "into_iter") && c.args.is_empty() {
+                    return Some((*c.receiver).clone());
+                }
+            }
+            None
+        };
+        match name.as_str() {
+            "sum" | "product" if m.args.is_empty() => {
+                if let Some(x) = strip_iter(&m.receiver) {
+                    if !expr_is_active(&x, &self.active) {
+                        return None;
+                    }
+                    let xo = self.lower_expr(&x, code);
+                    let rule = if name == "sum" { "iter_sum" } else { "iter_product" };
+                    return Some(self.call_method(rule, &[xo], TokenStream::new(), code));
+                }
+                // x.iter().map(f).sum() / x.iter().zip(y.iter()).map(f).sum()
+                let Expr::MethodCall(map) = &*m.receiver else { return None };
+                if map.method != "map" || map.args.len() != 1 || name != "sum" {
+                    return None;
+                }
+                let Expr::Closure(c) = &map.args[0] else { return None };
+                if let Some(x) = strip_iter(&map.receiver) {
+                    if !mentions_any(&map.receiver, &self.active) && !expr_is_active(&map.args[0], &self.active) {
+                        return None;
+                    }
+                    let xo = self.lower_expr(&x, code);
+                    return Some(self.lower_adapter("iter_map_sum", vec![xo], c, true, code));
+                }
+                let Expr::MethodCall(zip) = &*map.receiver else { return None };
+                if zip.method != "zip" || zip.args.len() != 1 {
+                    return None;
+                }
+                let x = strip_iter(&zip.receiver)?;
+                let y = strip_iter(&zip.args[0]).or_else(|| match &zip.args[0] {
+                    Expr::Reference(r) => Some((*r.expr).clone()),
+                    other => Some(other.clone()),
+                })?;
+                let xo = self.lower_expr(&x, code);
+                let yo = self.lower_expr(&y, code);
+                // The closure takes one tuple `(a, b)`; split it into two parameters.
+                let mut split = c.clone();
+                if c.inputs.len() == 1 {
+                    if let Pat::Tuple(t) = &c.inputs[0] {
+                        split.inputs = t.elems.iter().cloned().collect();
+                    }
+                }
+                Some(self.lower_adapter("iter_zip_map_sum", vec![xo, yo], &split, true, code))
+            }
+            "fold" if m.args.len() == 2 => {
+                let x = strip_iter(&m.receiver)?;
+                let Expr::Closure(c) = &m.args[1] else { return None };
+                let xo = self.lower_expr(&x, code);
+                let init = self.lower_expr(&m.args[0], code);
+                Some(self.lower_adapter("iter_fold", vec![xo, init], c, true, code))
+            }
+            "map_collect" if m.args.len() == 1 => {
+                // Zip::from(&a).and(&b).map_collect(|&x, &y| …)
+                let Expr::Closure(c) = &m.args[0] else { return None };
+                let Expr::MethodCall(and) = &*m.receiver else { return None };
+                if and.method != "and" || and.args.len() != 1 {
+                    return None;
+                }
+                let Expr::Call(from) = &*and.receiver else { return None };
+                let strip_ref = |e: &Expr| match e {
+                    Expr::Reference(r) => (*r.expr).clone(),
+                    other => other.clone(),
+                };
+                let a = strip_ref(from.args.first()?);
+                let b = strip_ref(&and.args[0]);
+                let ao = self.lower_expr(&a, code);
+                let bo = self.lower_expr(&b, code);
+                Some(self.lower_adapter("zip_map", vec![ao, bo], c, false, code))
+            }
+            _ => None,
+        }
+    }
+
+    /// An adapter taking a closure: the closure is differentiated into a derived closure
+    /// `|params…, caps| -> (value, pullback)`; its captured active variables travel as
+    /// one tuple of references `caps`, whose cotangent is split back after the rule's
+    /// pullback.
+    fn lower_adapter(
+        &mut self,
+        method: &str,
+        mut ops: Vec<Operand>,
+        c: &syn::ExprClosure,
+        params_by_ref: bool,
+        code: &mut Code,
+    ) -> Operand {
+        // Free active variables of the closure body.
+        let mut param_names = Vec::new();
+        for p in &c.inputs {
+            activity::pat_names(p, &mut param_names);
+        }
+        let mut caps: Vec<(String, super::Binding)> = Vec::new();
+        let mut seen = HashSet::new();
+        collect_idents(&quote!(#c.body), &mut |n| {
+            if param_names.contains(&n) || !seen.insert(n.clone()) {
+                return;
+            }
+            if let Some(b) = self.lookup(&n) {
+                if b.active {
+                    caps.push((n, b.clone()));
+                }
+            }
+        });
+        // caps = (&a, &b, …)
+        let cap_refs = caps.iter().map(|(n, b)| {
+            let i = format_ident!("{}", n);
+            if b.is_ref { quote!(#i) } else { quote!(&#i) }
+        });
+        let caps_t = self.fresh("caps");
+        code.fwd.push(quote!(let #caps_t = (#(#cap_refs,)*);));
+        let (caps_cot, pin) = self.new_cot(&quote!(#caps_t));
+        code.fwd.push(pin);
+        // Split the caps cotangent back into the captured variables (runs after the
+        // rule's pullback in the reverse sweep, so it is pushed first).
+        let g = self.fresh("g");
+        let splits = caps.iter().enumerate().map(|(i, (_, b))| {
+            let idx = syn::Index::from(i);
+            let c = &b.cot;
+            quote!(::mochi::__private::acc(&mut #c, #g.#idx);)
+        });
+        code.rev.push(quote!({
+            #[allow(unused_variables)]
+            let #g = ::mochi::__private::take(&mut #caps_cot);
+            #(#splits)*
+        }));
+        ops.push(Operand::Active { val: quote!(#caps_t), cot: caps_cot, is_ref: false });
+
+        let derived = self.derive_closure(c, &caps, params_by_ref);
+        let m = format_ident!("{}", method);
+        let refs = ops.iter().map(Operand::arg);
+        let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#derived));
+        self.rule_call(call, &ops, code)
+    }
+
+    /// The derived closure of `c`: `|p…, __mochi_caps| -> (value, pullback)`.
+    fn derive_closure(&mut self, c: &syn::ExprClosure, caps: &[(String, super::Binding)], params_by_ref: bool) -> TokenStream {
+        if c.asyncness.is_some() {
+            self.err(c, "mochi: async closures cannot be differentiated");
+        }
+        let n = c.inputs.len();
+        let mut active = self.active.clone();
+        let mut specs = Vec::new();
+        let mut dparams = Vec::new();
+        let mut fparams = Vec::new();
+        for (i, p) in c.inputs.iter().enumerate() {
+            let d = format_ident!("__mochi_dp{}", i);
+            let mut names = Vec::new();
+            activity::pat_names(p, &mut names);
+            active.extend(names);
+            specs.push(ParamSpec {
+                pat: p.clone(),
+                cot: quote!((*#d)),
+                is_ref: params_by_ref && !matches!(p, Pat::Reference(_)),
+                active: true,
+                recompute: false,
+            });
+            dparams.push(d);
+            fparams.push(quote!(#p));
+        }
+        let dcaps = format_ident!("__mochi_dcaps");
+        // Captured variables are references inside the derived closure.
+        let cap_names: Vec<_> = caps.iter().map(|(n, _)| format_ident!("{}", n)).collect();
+        for (i, (nm, _)) in caps.iter().enumerate() {
+            let idx = syn::Index::from(i);
+            specs.push(ParamSpec {
+                pat: { let i = format_ident!("{}", nm); syn::parse_quote!(#i) },
+                cot: quote!((*#dcaps).#idx),
+                is_ref: true,
+                active: true,
+                recompute: false,
+            });
+            active.insert(nm.clone());
+        }
+        let body_block: syn::Block = match &*c.body {
+            Expr::Block(b) => b.block.clone(),
+            other => syn::parse_quote!({ #other }),
+        };
+        crate::activity::analyse(&body_block, &mut active);
+        let mut inner = Lowerer::new(&self.fn_name, active);
+        let lowered = inner.lower_body(specs, &body_block);
+        self.errors.append(&mut inner.errors);
+        let super::Lowered { top, fwd, result, cots, seed, rev } = lowered;
+        let pb = format_ident!("pullback{}", n + 1);
+        quote!(
+            |#(#fparams,)* __mochi_caps| {
+                #[allow(unused_variables, unused_parens)]
+                let (#(#cap_names,)*) = *__mochi_caps;
+                #top
+                #fwd
+                let __mochi_result = #result;
+                (
+                    __mochi_result,
+                    ::mochi::__private::#pb(move |__mochi_dy, (#(#dparams,)* #dcaps,)| {
+                        #cots
+                        #seed
+                        #rev
+                    }),
+                )
+            }
+        )
+    }
+
+    fn lower_call(&mut self, c: &syn::ExprCall, code: &mut Code) -> Operand {
+        let Expr::Path(fp) = &*c.func else {
+            self.err(&c.func, "mochi: calls through a closure or a function pointer cannot be differentiated; call a `#[differentiable]` function by its path");
+            return Operand::Inactive(quote!(#c));
+        };
+        let segs: Vec<String> = fp.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let last = segs.last().cloned().unwrap_or_default();
+        // f64::sin(x), f64::max(a, b): the method rules.
+        if segs.len() == 2 && (segs[0] == "f64" || segs[0] == "f32") {
+            let ops: Vec<Operand> = c.args.iter().map(|a| self.lower_expr(a, code)).collect();
+            return self.call_method(&last, &ops, TokenStream::new(), code);
+        }
+        if FREE_AS_METHOD.contains(&last.as_str()) {
+            let ops: Vec<Operand> = c
+                .args
+                .iter()
+                .map(|a| match a {
+                    Expr::Reference(r) => self.lower_expr(&r.expr, code),
+                    other => self.lower_expr(other, code),
+                })
+                .collect();
+            return self.call_method(&last, &ops, TokenStream::new(), code);
+        }
+        if fp.qself.is_some() || segs.len() >= 2 && segs[segs.len() - 2].chars().next().is_some_and(char::is_uppercase) {
+            self.err(c, "mochi: calls to associated functions (`Type::f(..)`) need a rule; call a free `#[differentiable]` function, or wrap a constant in `mochi::no_grad(..)`");
+            return Operand::Inactive(quote!(#c));
+        }
+        // A differentiable function or a hand-written rule: `path::rrule(args…)`.
+        let mut ops = Vec::new();
+        let mut args = Vec::new();
+        for a in &c.args {
+            let (prefix, inner) = match a {
+                Expr::Reference(r) if r.mutability.is_some() => (quote!(&mut), &*r.expr),
+                Expr::Reference(r) => (quote!(&), &*r.expr),
+                other => (TokenStream::new(), other),
+            };
+            let o = self.lower_expr(inner, code);
+            let v = o.val();
+            args.push(quote!(#prefix #v));
+            ops.push(o);
+        }
+        let path = &fp.path;
+        let own = segs.len() == 1 && last == self.fn_name;
+        let rr = if own { quote!(rrule_boxed) } else { quote!(rrule) };
+        let call = quote!(#path::#rr(#(#args),*));
+        self.rule_call(call, &ops, code)
+    }
+}
+
+fn is_inactive_macro(m: &syn::Macro) -> bool {
+    let name = m.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+    matches!(name.as_str(), "vec" | "s" | "array" | "format" | "concat" | "stringify" | "line" | "file" | "column" | "matches" | "env" | "include_str")
+}
+
+fn contains_unsupported(e: &Expr) -> bool {
+    struct F(bool);
+    impl<'ast> syn::visit::Visit<'ast> for F {
+        fn visit_expr_unsafe(&mut self, _: &'ast syn::ExprUnsafe) {
+            self.0 = true;
+        }
+        fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {
+            self.0 = true;
+        }
+        fn visit_expr_raw_addr(&mut self, _: &'ast syn::ExprRawAddr) {
+            self.0 = true;
+        }
+    }
+    let mut f = F(false);
+    syn::visit::Visit::visit_expr(&mut f, e);
+    f.0
+}
+
+fn collect_idents(ts: &TokenStream, f: &mut impl FnMut(String)) {
+    for t in ts.clone() {
+        match t {
+            proc_macro2::TokenTree::Ident(i) => f(i.to_string()),
+            proc_macro2::TokenTree::Group(g) => collect_idents(&g.stream(), f),
+            _ => {}
+        }
+    }
+}

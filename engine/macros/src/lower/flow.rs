@@ -1,0 +1,445 @@
+//! Lowering control flow: branches save their choice, loops their trip count (or are
+//! replayed backwards from their iterator), and the reverse sweep follows the record.
+
+use super::{mentions_any, Binding, Code, LoopFlags, Lowerer, Operand};
+use crate::activity::{expr_is_active, iterates_enumerated, pat_names};
+use proc_macro2::TokenStream;
+use quote::quote;
+use std::collections::HashMap;
+use syn::{parse_quote, Expr, Pat, Stmt};
+
+impl Lowerer {
+    /// `if`, `match` or a block; with `want_value`, returns the value through a
+    /// variable declared before it.
+    pub(super) fn lower_control_value(&mut self, e: &Expr, code: &mut Code, want_value: bool) -> Option<Operand> {
+        let value_active = want_value && expr_is_active(e, &self.active);
+        let out = if want_value { Some(self.fresh("v")) } else { None };
+        if let Some(v) = &out {
+            code.fwd.push(quote!(let #v;));
+        }
+        let out_cot = if value_active {
+            let v = out.clone().unwrap();
+            let (cot, pin) = self.new_cot(&quote!(#v));
+            Some((cot, pin))
+        } else {
+            None
+        };
+        let out_info = out.clone().map(|v| (v, out_cot.as_ref().map(|c| c.0.clone())));
+        match e {
+            Expr::If(i) => self.lower_if(i, out_info.as_ref(), code),
+            Expr::Match(m) => self.lower_match(m, out_info.as_ref(), code),
+            Expr::Block(b) => {
+                if b.label.is_some() {
+                    self.err(b, "mochi: labelled blocks are not supported");
+                }
+                let (f, r) = self.branch_block(&b.block.stmts, out_info.as_ref());
+                code.fwd.push(quote!({ #f }));
+                code.rev.push(quote!({ #r }));
+            }
+            _ => unreachable!(),
+        }
+        let v = out?;
+        match out_cot {
+            Some((cot, pin)) => {
+                code.fwd.push(pin);
+                Some(Operand::Active { val: quote!(#v), cot, is_ref: false })
+            }
+            None => Some(Operand::Inactive(quote!(#v))),
+        }
+    }
+
+    /// Lowers a branch body in its own scope; with `out`, its tail is assigned to the
+    /// output variable. Returns (forward, reverse) tokens.
+    fn branch_block(
+        &mut self,
+        stmts: &[Stmt],
+        out: Option<&(syn::Ident, Option<TokenStream>)>,
+    ) -> (TokenStream, TokenStream) {
+        self.nest_depth += 1;
+        self.scopes.push(HashMap::new());
+        let mut inner = Code::default();
+        let tail = self.lower_stmts(stmts, &mut inner, out.is_some());
+        if let Some((v, cot)) = out {
+            match tail {
+                Some(o) => {
+                    let val = o.val();
+                    inner.fwd.push(quote!(#v = #val;));
+                    if let (Some(oc), Some(c)) = (o.cot(), cot) {
+                        inner.rev.push(quote!(::mochi::__private::acc(&mut #oc, ::mochi::__private::take(&mut #c));));
+                    } else if let Some(c) = cot {
+                        inner.rev.push(quote!(let _ = ::mochi::__private::take(&mut #c);));
+                    }
+                }
+                None => {
+                    if let Some(Stmt::Expr(e, None)) = stmts.last() {
+                        // A control-flow tail with a unit value.
+                        let _ = e;
+                    }
+                    inner.fwd.push(quote!(#v = ();));
+                }
+            }
+        }
+        self.scopes.pop();
+        self.nest_depth -= 1;
+        (inner.fwd_tokens(), inner.rev_tokens())
+    }
+
+    fn lower_if(&mut self, i: &syn::ExprIf, out: Option<&(syn::Ident, Option<TokenStream>)>, code: &mut Code) {
+        if let Expr::Let(l) = &*i.cond {
+            self.err(l, "mochi: `if let` is not supported in differentiable code; use `match`");
+            return;
+        }
+        let cond = &i.cond;
+        let c = self.fresh("c");
+        code.fwd.push(quote!(let #c: bool = #cond;));
+        let get = self.save(quote!(#c), code);
+        let (tf, tr) = self.branch_block(&i.then_branch.stmts, out);
+        let (ef, er) = match &i.else_branch {
+            Some((_, e)) => {
+                let stmts: Vec<Stmt> = match &**e {
+                    Expr::Block(b) => b.block.stmts.clone(),
+                    other => vec![Stmt::Expr(other.clone(), None)],
+                };
+                self.branch_block(&stmts, out)
+            }
+            None => {
+                if out.is_some() {
+                    self.branch_block(&[Stmt::Expr(parse_quote!(()), None)], out)
+                } else {
+                    (TokenStream::new(), TokenStream::new())
+                }
+            }
+        };
+        code.fwd.push(quote!(if #c { #tf } else { #ef }));
+        code.rev.push(quote!(if #get { #tr } else { #er }));
+    }
+
+    fn lower_match(&mut self, m: &syn::ExprMatch, out: Option<&(syn::Ident, Option<TokenStream>)>, code: &mut Code) {
+        let scrut = &m.expr;
+        if expr_is_active(scrut, &self.active) {
+            self.err(scrut, "mochi: `match` on a differentiable value is not supported; match on an integer, a bool or an enum, or compare with `if`");
+        }
+        let a = self.fresh("arm");
+        let mut fwd_arms = Vec::new();
+        let mut rev_arms = Vec::new();
+        for (k, arm) in m.arms.iter().enumerate() {
+            let pat = &arm.pat;
+            let guard = arm.guard.as_ref().map(|(_, g)| quote!(if #g));
+            self.scopes.push(HashMap::new());
+            self.bind_pattern_inactive(pat);
+            let stmts: Vec<Stmt> = match &*arm.body {
+                Expr::Block(b) if b.label.is_none() => b.block.stmts.clone(),
+                other => vec![Stmt::Expr(other.clone(), None)],
+            };
+            let (f, r) = self.branch_block(&stmts, out);
+            self.scopes.pop();
+            fwd_arms.push(quote!(#pat #guard => { #a = #k; #f }));
+            rev_arms.push(quote!(#k => { #r }));
+        }
+        code.fwd.push(quote!(let #a: usize;));
+        code.fwd.push(quote!(match #scrut { #(#fwd_arms)* }));
+        let get = self.save(quote!(#a), code);
+        code.rev.push(quote!(match #get { #(#rev_arms)* _ => unreachable!("mochi: a match arm the forward sweep did not record") }));
+    }
+
+    /// Lowers a loop body with the given flags; returns (forward, reverse) tokens.
+    fn loop_body(&mut self, stmts: &[Stmt], flags: LoopFlags, bind: impl FnOnce(&mut Self)) -> (TokenStream, TokenStream) {
+        self.loop_depth += 1;
+        self.nest_depth += 1;
+        self.loops.push(flags);
+        self.scopes.push(HashMap::new());
+        bind(self);
+        let mut inner = Code::default();
+        self.lower_stmts(stmts, &mut inner, false);
+        self.scopes.pop();
+        self.loops.pop();
+        self.nest_depth -= 1;
+        self.loop_depth -= 1;
+        (inner.fwd_tokens(), inner.rev_tokens())
+    }
+
+    fn make_flags(&mut self, body: &[Stmt], code: &mut Code) -> (LoopFlags, TokenStream, TokenStream) {
+        let mut v = BreakFinder::default();
+        for s in body {
+            syn::visit::Visit::visit_stmt(&mut v, s);
+        }
+        let brk = v.brk.then(|| self.fresh("brk"));
+        let cnt = v.cnt.then(|| self.fresh("cnt"));
+        if let Some(b) = &brk {
+            code.fwd.push(quote!(let mut #b = false;));
+        }
+        if let Some(c) = &cnt {
+            code.fwd.push(quote!(let mut #c = false;));
+        }
+        let mut stop = Vec::new();
+        if let Some(b) = &brk {
+            stop.push(quote!(#b));
+        }
+        if let Some(r) = &self.returned {
+            stop.push(quote!(#r));
+        }
+        let stop = if stop.is_empty() { quote!(false) } else { quote!(#(#stop)||*) };
+        let reset = cnt.as_ref().map(|c| quote!(#c = false;)).unwrap_or_default();
+        (LoopFlags { brk, cnt }, stop, reset)
+    }
+
+    pub(super) fn lower_while(&mut self, w: &syn::ExprWhile, code: &mut Code) {
+        if w.label.is_some() {
+            self.err(w, "mochi: labelled loops are not supported");
+        }
+        if let Expr::Let(l) = &*w.cond {
+            self.err(l, "mochi: `while let` is not supported in differentiable code; use `loop` with `match`");
+            return;
+        }
+        if !mentions_any(w, &self.active) {
+            code.fwd.push(quote!(#w));
+            return;
+        }
+        let cond = &w.cond;
+        self.counted_loop(&w.body.stmts, quote!(#cond), code);
+    }
+
+    pub(super) fn lower_loop(&mut self, l: &syn::ExprLoop, code: &mut Code) {
+        if l.label.is_some() {
+            self.err(l, "mochi: labelled loops are not supported");
+        }
+        if !mentions_any(l, &self.active) {
+            code.fwd.push(quote!(#l));
+            return;
+        }
+        self.counted_loop(&l.body.stmts, quote!(true), code);
+    }
+
+    /// A loop whose trip count is saved: `while`, `loop`.
+    fn counted_loop(&mut self, body: &[Stmt], cond: TokenStream, code: &mut Code) {
+        let (flags, stop, reset) = self.make_flags(body, code);
+        let n = self.fresh("n");
+        let (f, r) = self.loop_body(body, flags, |_| {});
+        code.fwd.push(quote!(
+            let mut #n: usize = 0;
+            while !(#stop) && (#cond) {
+                #reset
+                #f
+                #n += 1;
+            }
+        ));
+        let get = self.save(quote!(#n), code);
+        code.rev.push(quote!(for _ in 0..#get { #r }));
+    }
+
+    pub(super) fn lower_for(&mut self, f: &syn::ExprForLoop, code: &mut Code) {
+        if f.label.is_some() {
+            self.err(f, "mochi: labelled loops are not supported");
+        }
+        if !mentions_any(f, &self.active) {
+            code.fwd.push(quote!(#f));
+            return;
+        }
+        if expr_is_active(&f.expr, &self.active) {
+            return self.lower_for_over_sequence(f, code);
+        }
+        let iter = &f.expr;
+        let pat = &f.pat;
+        let mut exits = BreakFinder::default();
+        for s in &f.body.stmts {
+            syn::visit::Visit::visit_stmt(&mut exits, s);
+        }
+        if exits.brk || exits.cnt || exits.ret {
+            // Saved trip count; the loop variable is not replayed.
+            let (flags, stop, reset) = self.make_flags(&f.body.stmts, code);
+            let it = self.fresh("it");
+            let n = self.fresh("n");
+            let pat_c = pat.clone();
+            let (bf, br) = self.loop_body(&f.body.stmts, flags, |s| s.bind_pattern_inactive(&pat_c));
+            code.fwd.push(quote!(
+                let mut #it = ::core::iter::IntoIterator::into_iter(#iter);
+                let mut #n: usize = 0;
+                while !(#stop) {
+                    let #pat = match ::core::iter::Iterator::next(&mut #it) {
+                        ::core::option::Option::Some(v) => v,
+                        ::core::option::Option::None => break,
+                    };
+                    #reset
+                    #bf
+                    #n += 1;
+                }
+            ));
+            let get = self.save(quote!(#n), code);
+            code.rev.push(quote!(for _ in 0..#get { #br }));
+            return;
+        }
+        // Replayed backwards from a clone of the iterator: nothing saved per iteration.
+        let it = self.fresh("it");
+        code.fwd.push(quote!(let #it = #iter;));
+        let get = self.save(quote!(::core::clone::Clone::clone(&#it)), code);
+        let pat_c = pat.clone();
+        let flags = LoopFlags { brk: None, cnt: None };
+        let (bf, br) = self.loop_body(&f.body.stmts, flags, |s| {
+            let mut names = Vec::new();
+            pat_names(&pat_c, &mut names);
+            let simple = matches!(&*pat_c, Pat::Ident(_));
+            for n in names {
+                s.bind(n, Binding { active: false, cot: TokenStream::new(), is_ref: false, recompute: simple, param: false });
+            }
+        });
+        code.fwd.push(quote!(for #pat in #it { #bf }));
+        code.rev.push(quote!(for #pat in ::mochi::__private::rev_iter(#get) { #br }));
+    }
+
+    /// `for v in x.iter()`, `for (i, v) in x.iter().enumerate()`, `for (a, b) in
+    /// x.iter().zip(y.iter())`: rewritten as an index loop over `0..len` whose body
+    /// starts with `let v = x[k];`.
+    fn lower_for_over_sequence(&mut self, f: &syn::ExprForLoop, code: &mut Code) {
+        let strip = |e: &Expr| -> Option<Expr> {
+            match e {
+                Expr::MethodCall(m) if (m.method == "iter" || m.method == "into_iter") && m.args.is_empty() => {
+                    Some((*m.receiver).clone())
+                }
+                Expr::MethodCall(m) if (m.method == "copied" || m.method == "cloned") && m.args.is_empty() => {
+                    match &*m.receiver {
+                        Expr::MethodCall(i) if i.method == "iter" => Some((*i.receiver).clone()),
+                        _ => None,
+                    }
+                }
+                Expr::Reference(r) => Some((*r.expr).clone()),
+                Expr::Path(_) | Expr::Field(_) => Some(e.clone()),
+                _ => None,
+            }
+        };
+        let k: syn::Ident = self.fresh("k");
+        let mut enumerate = false;
+        let mut src = f.expr.as_ref().clone();
+        if iterates_enumerated(&src) {
+            if let Expr::MethodCall(m) = &src {
+                src = (*m.receiver).clone();
+                enumerate = true;
+            }
+        }
+        let seqs: Vec<Expr> = match &src {
+            Expr::MethodCall(z) if z.method == "zip" && z.args.len() == 1 => {
+                match (strip(&z.receiver), strip(&z.args[0])) {
+                    (Some(a), Some(b)) => vec![a, b],
+                    _ => Vec::new(),
+                }
+            }
+            other => strip(other).into_iter().collect(),
+        };
+        if seqs.is_empty() || seqs.iter().any(|s| crate::lower::Place::parse(s).is_none()) {
+            self.err(&f.expr, "mochi: `for` over a differentiable sequence supports `x.iter()`, `&x`, `.enumerate()` and `.zip(y.iter())` of variables; use an index loop `for i in 0..x.len()`");
+            return;
+        }
+        // Patterns: v | &v | (i, v) | (a, b) | (i, (a, b)) with & allowed on elements.
+        let unref = |p: &Pat| -> Pat {
+            match p {
+                Pat::Reference(r) => (*r.pat).clone(),
+                other => other.clone(),
+            }
+        };
+        let mut lets: Vec<Stmt> = Vec::new();
+        let mut pat = f.pat.as_ref().clone();
+        if enumerate {
+            let Pat::Tuple(t) = &pat else {
+                self.err(&f.pat, "mochi: bind `.enumerate()` as `(i, v)`");
+                return;
+            };
+            if t.elems.len() != 2 {
+                self.err(&f.pat, "mochi: bind `.enumerate()` as `(i, v)`");
+                return;
+            }
+            let i = &t.elems[0];
+            lets.push(parse_quote!(let #i = #k;));
+            pat = t.elems[1].clone();
+        }
+        let elem_pats: Vec<Pat> = if seqs.len() == 2 {
+            match &pat {
+                Pat::Tuple(t) if t.elems.len() == 2 => t.elems.iter().map(unref).collect(),
+                _ => {
+                    self.err(&f.pat, "mochi: bind `.zip(..)` as `(a, b)`");
+                    return;
+                }
+            }
+        } else {
+            vec![unref(&pat)]
+        };
+        let mut names = Vec::new();
+        for (p, s) in elem_pats.iter().zip(&seqs) {
+            pat_names(p, &mut names);
+            lets.push(parse_quote!(let #p = #s[#k];));
+        }
+        // `*v` in the body refers to the element, now bound by value.
+        let mut body = f.body.clone();
+        syn::visit_mut::VisitMut::visit_block_mut(&mut UnDeref { names: &names }, &mut body);
+        let len = if seqs.len() == 2 {
+            let (a, b) = (&seqs[0], &seqs[1]);
+            quote!(::core::cmp::min(::mochi::__private::seq_len(&#a), ::mochi::__private::seq_len(&#b)))
+        } else {
+            let a = &seqs[0];
+            quote!(::mochi::__private::seq_len(&#a))
+        };
+        let mut stmts = lets;
+        stmts.extend(body.stmts);
+        let lowered: syn::ExprForLoop = parse_quote!(for #k in 0..#len { #(#stmts)* });
+        self.lower_for(&lowered, code);
+    }
+}
+
+#[derive(Default)]
+struct BreakFinder {
+    level: usize,
+    brk: bool,
+    cnt: bool,
+    ret: bool,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for BreakFinder {
+    fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
+        if self.level == 0 {
+            self.brk = true;
+        }
+    }
+    fn visit_expr_continue(&mut self, _: &'ast syn::ExprContinue) {
+        if self.level == 0 {
+            self.cnt = true;
+        }
+    }
+    fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+        self.ret = true;
+    }
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+    fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
+        self.level += 1;
+        syn::visit::visit_expr_while(self, w);
+        self.level -= 1;
+    }
+    fn visit_expr_loop(&mut self, w: &'ast syn::ExprLoop) {
+        self.level += 1;
+        syn::visit::visit_expr_loop(self, w);
+        self.level -= 1;
+    }
+    fn visit_expr_for_loop(&mut self, w: &'ast syn::ExprForLoop) {
+        self.level += 1;
+        syn::visit::visit_expr_for_loop(self, w);
+        self.level -= 1;
+    }
+}
+
+struct UnDeref<'a> {
+    names: &'a [String],
+}
+
+impl syn::visit_mut::VisitMut for UnDeref<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Unary(u) = e {
+            if matches!(u.op, syn::UnOp::Deref(_)) {
+                if let Expr::Path(p) = &*u.expr {
+                    if p.path.get_ident().is_some_and(|i| self.names.contains(&i.to_string())) {
+                        *e = (*u.expr).clone();
+                        return;
+                    }
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+}

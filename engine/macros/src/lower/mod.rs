@@ -1,0 +1,1008 @@
+//! Lowering a function body to a forward sweep and a reverse sweep.
+//!
+//! Store-all reversal: every operation on active values becomes a rule call whose
+//! pullback is kept — in a local at the top level, in an `Option` slot inside a branch,
+//! on a `Stack` inside a loop. Branch choices, match arms and trip counts are saved the
+//! same way; `for` loops over ranges are replayed backwards from a clone of their
+//! iterator instead. The reverse sweep walks the statements backwards, pops what the
+//! forward sweep saved and accumulates cotangents. Indices built from loop variables
+//! and integer parameters are recomputed rather than saved.
+
+use crate::activity::{self, expr_is_active, pat_names};
+mod expr;
+mod flow;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, ToTokens};
+use std::collections::{HashMap, HashSet};
+use syn::{parse_quote, Block, Expr, Ident, Pat, Stmt};
+
+/// Forward statements and reverse pieces of some code. `rev` holds the reverse pieces
+/// in *forward* order; [`Code::rev_tokens`] emits them backwards.
+#[derive(Default)]
+pub struct Code {
+    pub fwd: Vec<TokenStream>,
+    pub rev: Vec<TokenStream>,
+}
+
+impl Code {
+    pub fn fwd_tokens(&self) -> TokenStream {
+        let f = &self.fwd;
+        quote!(#(#f)*)
+    }
+    pub fn rev_tokens(&self) -> TokenStream {
+        let r = self.rev.iter().rev();
+        quote!(#(#r)*)
+    }
+}
+
+/// A value in the forward sweep.
+#[derive(Clone)]
+pub enum Operand {
+    /// A variable that carries a derivative: its value, the place of its cotangent, and
+    /// whether the value is itself a reference.
+    Active {
+        val: TokenStream,
+        cot: TokenStream,
+        is_ref: bool,
+    },
+    /// A constant for differentiation, as a primal expression.
+    Inactive(TokenStream),
+}
+
+impl Operand {
+    /// The value as a rule argument: a reference.
+    fn arg(&self) -> TokenStream {
+        match self {
+            Operand::Active { val, is_ref: true, .. } => val.clone(),
+            Operand::Active { val, .. } => quote!(&#val),
+            Operand::Inactive(e) => quote!(&(#e)),
+        }
+    }
+    /// The value as an expression.
+    fn val(&self) -> TokenStream {
+        match self {
+            Operand::Active { val, .. } => val.clone(),
+            Operand::Inactive(e) => e.clone(),
+        }
+    }
+    fn cot(&self) -> Option<&TokenStream> {
+        match self {
+            Operand::Active { cot, .. } => Some(cot),
+            Operand::Inactive(_) => None,
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Binding {
+    active: bool,
+    cot: TokenStream,
+    is_ref: bool,
+    /// The value can be recomputed in the reverse sweep (a loop variable of a replayed
+    /// `for` loop, or an integer parameter that is never assigned).
+    recompute: bool,
+    /// A parameter (its shape can be taken once at the top).
+    param: bool,
+}
+
+struct LoopFlags {
+    brk: Option<Ident>,
+    cnt: Option<Ident>,
+}
+
+/// How a parameter (of the function or of a derived closure) enters the lowering.
+pub struct ParamSpec {
+    pub pat: Pat,
+    /// The place of its cotangent accumulator in the reverse sweep, e.g. `(*__dp0)`.
+    pub cot: TokenStream,
+    pub is_ref: bool,
+    pub active: bool,
+    pub recompute: bool,
+}
+
+/// What lowering a body produces.
+pub struct Lowered {
+    /// Declarations at the top of the forward sweep.
+    pub top: TokenStream,
+    /// The forward sweep.
+    pub fwd: TokenStream,
+    /// The primal result.
+    pub result: TokenStream,
+    /// Cotangent declarations at the top of the reverse sweep.
+    pub cots: TokenStream,
+    /// The statement that seeds the result's cotangent with `__mochi_dy`.
+    pub seed: TokenStream,
+    /// The reverse sweep.
+    pub rev: TokenStream,
+}
+
+pub struct Lowerer {
+    active: HashSet<String>,
+    scopes: Vec<HashMap<String, Binding>>,
+    next: usize,
+    top: Vec<TokenStream>,
+    cots: Vec<TokenStream>,
+    loop_depth: usize,
+    nest_depth: usize,
+    loops: Vec<LoopFlags>,
+    returned: Option<Ident>,
+    ret_val: Option<Ident>,
+    ret_cot: Option<Ident>,
+    param_shapes: HashMap<String, Ident>,
+    pub errors: Vec<syn::Error>,
+    fn_name: String,
+    /// Pins of variables declared without a value, emitted at their first assignment.
+    pending_pins: HashMap<String, TokenStream>,
+}
+
+fn id(prefix: &str, n: usize) -> Ident {
+    format_ident!("__mochi_{}{}", prefix, n)
+}
+
+impl Lowerer {
+    pub fn new(fn_name: &str, active: HashSet<String>) -> Self {
+        Lowerer {
+            active,
+            scopes: vec![HashMap::new()],
+            next: 0,
+            top: Vec::new(),
+            cots: Vec::new(),
+            loop_depth: 0,
+            nest_depth: 0,
+            loops: Vec::new(),
+            returned: None,
+            ret_val: None,
+            ret_cot: None,
+            param_shapes: HashMap::new(),
+            errors: Vec::new(),
+            fn_name: fn_name.to_string(),
+            pending_pins: HashMap::new(),
+        }
+    }
+
+    fn fresh(&mut self, prefix: &str) -> Ident {
+        self.next += 1;
+        id(prefix, self.next)
+    }
+
+    fn err(&mut self, span: &impl ToTokens, msg: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new_spanned(span, msg));
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Binding> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    fn bind(&mut self, name: String, b: Binding) {
+        self.scopes.last_mut().unwrap().insert(name, b);
+    }
+
+    /// A cotangent variable for a new active value `val`, typed by the primal's tangent.
+    /// Returns the cotangent place and the forward statement that pins its type.
+    fn new_cot(&mut self, val: &TokenStream) -> (TokenStream, TokenStream) {
+        let ty = self.fresh("ty");
+        let d = self.fresh("d");
+        self.top
+            .push(quote!(let mut #ty = ::core::marker::PhantomData;));
+        self.cots
+            .push(quote!(let mut #d = ::mochi::__private::zero_for(#ty);));
+        (
+            quote!(#d),
+            quote!(#ty = ::mochi::__private::cot_of(&#val);),
+        )
+    }
+
+    /// Saves `value` for the reverse sweep; returns the expression that retrieves it.
+    fn save(&mut self, value: TokenStream, code: &mut Code) -> TokenStream {
+        let s = self.fresh("s");
+        if self.loop_depth > 0 {
+            self.top
+                .push(quote!(let mut #s = ::mochi::__private::Stack::new();));
+            code.fwd.push(quote!(#s.push(#value);));
+            quote!(#s.pop())
+        } else if self.nest_depth > 0 {
+            self.top
+                .push(quote!(let mut #s = ::core::option::Option::None;));
+            code.fwd
+                .push(quote!(#s = ::core::option::Option::Some(#value);));
+            quote!(::mochi::__private::unslot(&mut #s))
+        } else {
+            code.fwd.push(quote!(let #s = #value;));
+            quote!(#s)
+        }
+    }
+
+    /// `&mut` accumulators for the arguments of a pullback call, with temporaries where
+    /// the same cotangent appears twice (`x * x`).
+    fn accs(&mut self, args: &[Operand]) -> (TokenStream, TokenStream, TokenStream) {
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut pre = TokenStream::new();
+        let mut list = Vec::new();
+        let mut post = TokenStream::new();
+        for a in args {
+            match a.cot() {
+                Some(c) if seen.insert(c.to_string()) => list.push(quote!(&mut #c)),
+                Some(c) => {
+                    let t = self.fresh("dup");
+                    pre.extend(quote!(let mut #t = ::mochi::__private::zero();));
+                    list.push(quote!(&mut #t));
+                    post.extend(quote!(::mochi::__private::acc(&mut #c, #t);));
+                }
+                None => list.push(quote!(&mut ::mochi::__private::zero())),
+            }
+        }
+        (pre, quote!((#(#list,)*)), post)
+    }
+
+    /// Emits `let (t, p) = <call>;`, saves `p`, and the reverse `pull`.
+    fn rule_call(&mut self, call: TokenStream, args: &[Operand], code: &mut Code) -> Operand {
+        let t = self.fresh("t");
+        let p = self.fresh("p");
+        code.fwd.push(quote!(let (#t, #p) = #call;));
+        let (cot, pin) = self.new_cot(&quote!(#t));
+        code.fwd.push(pin);
+        let get = self.save(quote!(#p), code);
+        let (pre, list, post) = self.accs(args);
+        code.rev.push(quote!({
+            #pre
+            ::mochi::__private::pull(#get, ::mochi::__private::take(&mut #cot), #list);
+            #post
+        }));
+        Operand::Active {
+            val: quote!(#t),
+            cot,
+            is_ref: false,
+        }
+    }
+
+    /// Binds a new active value `val` (already assigned) flowing back into `from`.
+    fn copy_value(&mut self, val: TokenStream, from: &Operand, code: &mut Code) -> Operand {
+        let t = self.fresh("t");
+        code.fwd.push(quote!(let #t = #val;));
+        let (cot, pin) = self.new_cot(&quote!(#t));
+        code.fwd.push(pin);
+        if let Some(c) = from.cot() {
+            code.rev
+                .push(quote!(::mochi::__private::acc(&mut #c, ::mochi::__private::take(&mut #cot));));
+        }
+        Operand::Active {
+            val: quote!(#t),
+            cot,
+            is_ref: false,
+        }
+    }
+
+    // ------------------------------------------------------------------ bodies
+
+    /// Lowers a whole body (of the function or of a derived closure).
+    pub fn lower_body(&mut self, params: Vec<ParamSpec>, body: &Block) -> Lowered {
+        for p in &params {
+            self.bind_param(&p.pat, p.cot.clone(), p.is_ref, p.active, p.recompute);
+        }
+        let mut code = Code::default();
+        let early = has_early_return(&body.stmts);
+        let result;
+        let seed;
+        if early {
+            let flag = self.fresh("returned");
+            let rv = self.fresh("ret");
+            let rc = self.fresh("dret");
+            self.top.push(quote!(let mut #flag = false;));
+            self.top
+                .push(quote!(let mut #rv = ::core::option::Option::None;));
+            self.cots
+                .push(quote!(let mut #rc = ::mochi::__private::zero();));
+            self.returned = Some(flag);
+            self.ret_val = Some(rv.clone());
+            self.ret_cot = Some(rc.clone());
+            let mut stmts = body.stmts.clone();
+            if let Some(Stmt::Expr(e, None)) = stmts.last().cloned() {
+                stmts.pop();
+                stmts.push(Stmt::Expr(parse_quote!(return #e), Some(Default::default())));
+            }
+            self.lower_stmts(&stmts, &mut code, false);
+            result = quote!(match #rv {
+                ::core::option::Option::Some(v) => v,
+                ::core::option::Option::None => unreachable!("mochi: the function returned no value"),
+            });
+            seed = quote!(::mochi::__private::acc(&mut #rc, __mochi_dy););
+        } else {
+            let tail = self.lower_stmts(&body.stmts, &mut code, true);
+            match tail {
+                Some(Operand::Active { val, cot, .. }) => {
+                    result = val;
+                    seed = quote!(::mochi::__private::acc(&mut #cot, __mochi_dy););
+                }
+                Some(Operand::Inactive(e)) => {
+                    result = e;
+                    seed = quote!(let _ = __mochi_dy;);
+                }
+                None => {
+                    result = quote!(());
+                    seed = quote!(let _ = __mochi_dy;);
+                }
+            }
+        }
+        let top = &self.top;
+        let cots = &self.cots;
+        Lowered {
+            top: quote!(#(#top)*),
+            fwd: code.fwd_tokens(),
+            result,
+            cots: quote!(#(#cots)*),
+            seed,
+            rev: code.rev_tokens(),
+        }
+    }
+
+    fn bind_param(&mut self, pat: &Pat, cot: TokenStream, is_ref: bool, active: bool, recompute: bool) {
+        match pat {
+            Pat::Ident(p) => {
+                let name = p.ident.to_string();
+                self.bind(
+                    name,
+                    Binding {
+                        active,
+                        cot,
+                        is_ref,
+                        recompute,
+                        param: true,
+                    },
+                );
+            }
+            Pat::Reference(r) => self.bind_param(&r.pat, cot, false, active, recompute),
+            Pat::Type(t) => {
+                let r = activity::type_is_ref(&t.ty);
+                let act = active && !activity::type_is_inactive(&t.ty);
+                self.bind_param(&t.pat, cot, r, act, recompute)
+            }
+            Pat::Tuple(t) => {
+                for (i, e) in t.elems.iter().enumerate() {
+                    let idx = syn::Index::from(i);
+                    self.bind_param(e, quote!(#cot.#idx), false, active, recompute);
+                }
+            }
+            Pat::Paren(p) => self.bind_param(&p.pat, cot, is_ref, active, recompute),
+            Pat::Wild(_) => {}
+            other => self.err(other, "mochi: this parameter pattern is not supported; bind the parameter to a name and destructure it in the body"),
+        }
+    }
+
+    /// Lowers statements; returns the tail value when `want_tail`.
+    fn lower_stmts(&mut self, stmts: &[Stmt], code: &mut Code, want_tail: bool) -> Option<Operand> {
+        for (i, s) in stmts.iter().enumerate() {
+            let last = i + 1 == stmts.len();
+            if last && want_tail {
+                if let Stmt::Expr(e, None) = s {
+                    if is_control_flow_stmt(e) && !expr_is_active(e, &self.active) {
+                        self.lower_stmt(s, code);
+                        return None;
+                    }
+                    return Some(self.lower_expr(e, code));
+                }
+            }
+            self.lower_stmt(s, code);
+            if !last && self.may_exit(s) {
+                let flags = self.exit_flags();
+                let rest = &stmts[i + 1..];
+                if want_tail {
+                    if let Some(Stmt::Expr(e, None)) = rest.last() {
+                        self.err(e, "mochi: a block with a value after a `break`, `continue` or `return` inside it is not supported; assign the value to a variable declared before the block");
+                    }
+                }
+                self.guarded(quote!(!(#flags)), rest, code);
+                return None;
+            }
+        }
+        None
+    }
+
+    /// The flags that end the current block early.
+    fn exit_flags(&self) -> TokenStream {
+        let mut parts = Vec::new();
+        if let Some(l) = self.loops.last() {
+            if let Some(b) = &l.brk {
+                parts.push(quote!(#b));
+            }
+            if let Some(c) = &l.cnt {
+                parts.push(quote!(#c));
+            }
+        }
+        if let Some(r) = &self.returned {
+            parts.push(quote!(#r));
+        }
+        if parts.is_empty() {
+            quote!(false)
+        } else {
+            quote!(#(#parts)||*)
+        }
+    }
+
+    fn may_exit(&self, s: &Stmt) -> bool {
+        let in_loop = !self.loops.is_empty();
+        let mut v = ExitFinder {
+            loop_level: 0,
+            found: false,
+            in_loop,
+        };
+        syn::visit::Visit::visit_stmt(&mut v, s);
+        v.found
+    }
+
+    /// `if cond { rest }`, with the branch saved.
+    fn guarded(&mut self, cond: TokenStream, rest: &[Stmt], code: &mut Code) {
+        let c = self.fresh("c");
+        code.fwd.push(quote!(let #c: bool = #cond;));
+        let get = self.save(quote!(#c), code);
+        self.nest_depth += 1;
+        self.scopes.push(HashMap::new());
+        let mut inner = Code::default();
+        self.lower_stmts(rest, &mut inner, false);
+        self.scopes.pop();
+        self.nest_depth -= 1;
+        let (f, r) = (inner.fwd_tokens(), inner.rev_tokens());
+        code.fwd.push(quote!(if #c { #f }));
+        code.rev.push(quote!(if #get { #r }));
+    }
+
+    // ------------------------------------------------------------------ statements
+
+    fn lower_stmt(&mut self, s: &Stmt, code: &mut Code) {
+        match s {
+            Stmt::Local(l) => self.lower_local(l, code),
+            Stmt::Item(item) => code.fwd.push(quote!(#item)),
+            Stmt::Macro(m) => self.lower_macro_stmt(&m.mac, quote!(#s), code),
+            Stmt::Expr(e, _) => self.lower_expr_stmt(e, code),
+        }
+    }
+
+    fn lower_macro_stmt(&mut self, mac: &syn::Macro, tokens: TokenStream, code: &mut Code) {
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        const ALLOWED: &[&str] = &[
+            "println", "print", "eprintln", "eprint", "assert", "assert_eq", "assert_ne",
+            "debug_assert", "debug_assert_eq", "debug_assert_ne", "dbg", "panic", "unreachable",
+            "todo", "unimplemented", "write", "writeln", "format",
+        ];
+        if ALLOWED.contains(&name.as_str()) {
+            code.fwd.push(quote!(#tokens;));
+        } else {
+            self.err(
+                mac,
+                format!("mochi: the macro `{name}!` cannot be differentiated; expand it by hand, or wrap a constant in `mochi::no_grad(..)`"),
+            );
+        }
+    }
+
+    fn lower_local(&mut self, l: &syn::Local, code: &mut Code) {
+        if let Some(init) = &l.init {
+            if let Some((_, diverge)) = &init.diverge {
+                self.err(diverge, "mochi: `let … else` is not supported; use `match`");
+                return;
+            }
+        }
+        let attrs = &l.attrs;
+        let mut names = Vec::new();
+        pat_names(&l.pat, &mut names);
+        let any_active = names.iter().any(|n| self.active.contains(n));
+        let (pat, ty) = match &l.pat {
+            Pat::Type(t) => (&*t.pat, Some(&*t.ty)),
+            p => (p, None),
+        };
+        let ty_is_ref = ty.is_some_and(activity::type_is_ref);
+        let ty_tokens = ty.map(|t| quote!(: #t));
+        let Some(init) = &l.init else {
+            // `let x;` / `let x: T;`
+            code.fwd.push(quote!(#(#attrs)* let #pat #ty_tokens;));
+            self.bind_pattern_fresh(pat, any_active, ty_is_ref, code, false);
+            return;
+        };
+        let init_expr = &*init.expr;
+        let init_active = expr_is_active(init_expr, &self.active);
+        if !any_active && !init_active && !mentions_any(init_expr, &self.active) {
+            code.fwd.push(quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;));
+            self.bind_pattern_inactive(pat);
+            return;
+        }
+        let o = self.lower_expr(init_expr, code);
+        let val = o.val();
+        code.fwd.push(quote!(#(#attrs)* let #pat #ty_tokens = #val;));
+        let is_ref = match &o {
+            Operand::Active { is_ref, .. } => *is_ref,
+            Operand::Inactive(_) => matches!(init_expr, Expr::Reference(_)),
+        } || ty_is_ref;
+        if !any_active {
+            self.bind_pattern_inactive(pat);
+            return;
+        }
+        let back = self.bind_pattern_fresh(pat, true, is_ref, code, true);
+        match o.cot() {
+            Some(c) => code
+                .rev
+                .push(quote!(::mochi::__private::acc(&mut #c, #back);)),
+            None => code.rev.push(quote!(let _ = #back;)),
+        }
+    }
+
+    /// Binds the names of `pat` as new variables; returns the reverse expression that
+    /// takes their cotangents back in the shape of the pattern.
+    fn bind_pattern_fresh(
+        &mut self,
+        pat: &Pat,
+        active: bool,
+        is_ref: bool,
+        code: &mut Code,
+        pin_now: bool,
+    ) -> TokenStream {
+        match pat {
+            Pat::Ident(p) => {
+                let name = p.ident.to_string();
+                if !active || !self.active.contains(&name) {
+                    self.bind_inactive(name);
+                    return quote!(::mochi::__private::zero());
+                }
+                let ident = &p.ident;
+                let (cot, pin) = self.new_cot(&quote!(#ident));
+                if pin_now {
+                    code.fwd.push(pin);
+                } else {
+                    // pinned at the first assignment
+                    self.pending_pins.insert(name.clone(), pin);
+                }
+                self.bind(
+                    name,
+                    Binding {
+                        active: true,
+                        cot: cot.clone(),
+                        is_ref,
+                        recompute: false,
+                        param: false,
+                    },
+                );
+                quote!(::mochi::__private::take(&mut #cot))
+            }
+            Pat::Tuple(t) => {
+                let parts: Vec<_> = t
+                    .elems
+                    .iter()
+                    .map(|e| self.bind_pattern_fresh(e, active, false, code, pin_now))
+                    .collect();
+                quote!((#(#parts,)*))
+            }
+            Pat::Paren(p) => self.bind_pattern_fresh(&p.pat, active, is_ref, code, pin_now),
+            Pat::Type(t) => {
+                let r = activity::type_is_ref(&t.ty);
+                self.bind_pattern_fresh(&t.pat, active, r, code, pin_now)
+            }
+            Pat::Wild(_) => quote!(::mochi::__private::zero()),
+            other => {
+                self.err(other, "mochi: only names, `_` and tuples of them can bind a differentiable value");
+                quote!(::mochi::__private::zero())
+            }
+        }
+    }
+
+    fn bind_inactive(&mut self, name: String) {
+        self.bind(
+            name,
+            Binding {
+                active: false,
+                cot: TokenStream::new(),
+                is_ref: false,
+                recompute: false,
+                param: false,
+            },
+        );
+    }
+
+    fn bind_pattern_inactive(&mut self, pat: &Pat) {
+        let mut names = Vec::new();
+        pat_names(pat, &mut names);
+        for n in names {
+            self.bind_inactive(n);
+        }
+    }
+
+    fn lower_expr_stmt(&mut self, e: &Expr, code: &mut Code) {
+        match e {
+            Expr::Assign(a) => self.lower_assign(&a.left, &a.right, code),
+            Expr::Binary(b) if compound_op(&b.op).is_some() => {
+                let op = compound_op(&b.op).unwrap();
+                let left = &b.left;
+                let right = &b.right;
+                if expr_is_active(right, &self.active) || place_is_active(left, &self.active) {
+                    let rhs: Expr = match op {
+                        "+" => parse_quote!(#left + (#right)),
+                        "-" => parse_quote!(#left - (#right)),
+                        "*" => parse_quote!(#left * (#right)),
+                        "/" => parse_quote!(#left / (#right)),
+                        _ => parse_quote!(#left % (#right)),
+                    };
+                    self.lower_assign(left, &rhs, code);
+                } else {
+                    code.fwd.push(quote!(#e;));
+                }
+            }
+            Expr::If(_) | Expr::Match(_) | Expr::Block(_) if mentions_any(e, &self.active) => {
+                self.lower_control_value(e, code, false);
+            }
+            Expr::While(w) => self.lower_while(w, code),
+            Expr::Loop(l) => self.lower_loop(l, code),
+            Expr::ForLoop(f) => self.lower_for(f, code),
+            Expr::Break(b) => {
+                if b.label.is_some() || b.expr.is_some() {
+                    self.err(b, "mochi: labelled `break` and `break` with a value are not supported; use a flag variable");
+                    return;
+                }
+                match self.loops.last().and_then(|l| l.brk.clone()) {
+                    Some(f) => code.fwd.push(quote!(#f = true;)),
+                    None => self.err(b, "mochi: `break` outside a loop"),
+                }
+            }
+            Expr::Continue(c) => {
+                if c.label.is_some() {
+                    self.err(c, "mochi: labelled `continue` is not supported; use a flag variable");
+                    return;
+                }
+                match self.loops.last().and_then(|l| l.cnt.clone()) {
+                    Some(f) => code.fwd.push(quote!(#f = true;)),
+                    None => self.err(c, "mochi: `continue` outside a loop"),
+                }
+            }
+            Expr::Return(r) => self.lower_return(r, code),
+            Expr::Macro(m) => self.lower_macro_stmt(&m.mac, quote!(#e), code),
+            _ => {
+                if expr_is_active(e, &self.active) || mentions_any(e, &self.active) {
+                    let _ = self.lower_expr(e, code);
+                } else {
+                    code.fwd.push(quote!(#e;));
+                }
+            }
+        }
+    }
+
+    fn lower_return(&mut self, r: &syn::ExprReturn, code: &mut Code) {
+        let (Some(flag), Some(rv), Some(rc)) =
+            (self.returned.clone(), self.ret_val.clone(), self.ret_cot.clone())
+        else {
+            // A final `return e;` in a body without early returns.
+            self.err(r, "mochi: internal: unexpected `return`");
+            return;
+        };
+        let o = match &r.expr {
+            Some(e) => self.lower_expr(e, code),
+            None => Operand::Inactive(quote!(())),
+        };
+        let val = o.val();
+        code.fwd.push(quote!(#rv = ::core::option::Option::Some(#val); #flag = true;));
+        match o.cot() {
+            Some(c) => code.rev.push(
+                quote!(::mochi::__private::acc(&mut #c, ::mochi::__private::take(&mut #rc));),
+            ),
+            None => code.rev.push(quote!(let _ = ::mochi::__private::take(&mut #rc);)),
+        }
+    }
+
+    // ------------------------------------------------------------------ places
+
+    fn lower_assign(&mut self, left: &Expr, right: &Expr, code: &mut Code) {
+        let Some(place) = Place::parse(left) else {
+            self.err(left, "mochi: assignment to this place is not supported; assign to a variable, a field, or one index `x[i]`");
+            return;
+        };
+        let root = place.root.to_string();
+        let binding = self.lookup(&root).cloned();
+        let root_active = binding.as_ref().is_some_and(|b| b.active);
+        if !root_active {
+            if expr_is_active(right, &self.active) {
+                self.err(left, format!("mochi: `{root}` receives a differentiable value but is not tracked; declare it with `let` inside the function"));
+            }
+            if mentions_any(right, &self.active) {
+                let o = self.lower_expr(right, code);
+                let v = o.val();
+                code.fwd.push(quote!(#left = #v;));
+            } else {
+                code.fwd.push(quote!(#left = #right;));
+            }
+            return;
+        }
+        let binding = binding.unwrap();
+        let o = self.lower_expr(right, code);
+        let val = o.val();
+        let (fwd_place, take) = self.place_write(&place, &binding, code);
+        code.fwd.push(quote!(#fwd_place = #val;));
+        if place.fields.is_empty() && place.index.is_none() {
+            if let Some(pin) = self.pending_pins.remove(&root) {
+                code.fwd.push(pin);
+            }
+        }
+        match o.cot() {
+            Some(c) => code
+                .rev
+                .push(quote!({ let __mochi_g = #take; ::mochi::__private::acc(&mut #c, __mochi_g); })),
+            None => code.rev.push(quote!(let _ = #take;)),
+        }
+    }
+
+    /// The forward place and the reverse "take the cotangent of this place" expression.
+    fn place_write(&mut self, place: &Place, b: &Binding, code: &mut Code) -> (TokenStream, TokenStream) {
+        let root = &place.root;
+        let fields = &place.fields;
+        let cot = &b.cot;
+        let cot_place = quote!(#cot #(.#fields)*);
+        match &place.index {
+            None => (
+                quote!(#root #(.#fields)*),
+                quote!(::mochi::__private::take(&mut #cot_place)),
+            ),
+            Some(idx) => {
+                let (fwd_idx, pre, rev_idx, _) = self.index_parts(idx, None, code);
+                (
+                    quote!(#root #(.#fields)* [#fwd_idx]),
+                    quote!({ #pre ::mochi::__private::index_take(&mut #cot_place, #rev_idx) }),
+                )
+            }
+        }
+    }
+
+    /// An index for the forward sweep and the reverse sweep: recomputed when it depends
+    /// only on loop variables, literals and integer parameters, else saved. With
+    /// `shape` (the forward expression of the container's shape, when it is not a
+    /// parameter's), the shape is saved too. Returns the forward index, a reverse
+    /// prelude, the reverse index and the reverse shape.
+    fn index_parts(
+        &mut self,
+        idx: &Expr,
+        shape: Option<TokenStream>,
+        code: &mut Code,
+    ) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
+        let recompute = self.recomputable(idx);
+        match (recompute, shape) {
+            (true, None) => (quote!(#idx), TokenStream::new(), quote!(#idx), TokenStream::new()),
+            (false, None) => {
+                let i = self.fresh("i");
+                code.fwd.push(quote!(let #i = #idx;));
+                let get = self.save(quote!(#i), code);
+                let ri = self.fresh("ri");
+                (quote!(#i), quote!(let #ri = #get;), quote!(#ri), TokenStream::new())
+            }
+            (true, Some(h)) => {
+                let hs = self.fresh("h");
+                code.fwd.push(quote!(let #hs = #h;));
+                let get = self.save(quote!(#hs), code);
+                let rh = self.fresh("rh");
+                (quote!(#idx), quote!(let #rh = #get;), quote!(#idx), quote!(#rh))
+            }
+            (false, Some(h)) => {
+                let i = self.fresh("i");
+                let hs = self.fresh("h");
+                code.fwd.push(quote!(let #i = #idx; let #hs = #h;));
+                let get = self.save(quote!((#i, #hs)), code);
+                let (ri, rh) = (self.fresh("ri"), self.fresh("rh"));
+                (quote!(#i), quote!(let (#ri, #rh) = #get;), quote!(#ri), quote!(#rh))
+            }
+        }
+    }
+
+    fn recomputable(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Lit(_) => true,
+            Expr::Path(p) => match p.path.get_ident() {
+                Some(i) => {
+                    let n = i.to_string();
+                    match self.lookup(&n) {
+                        Some(b) => b.recompute,
+                        None => n.chars().all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit()),
+                    }
+                }
+                None => p.path.segments.len() > 1, // constants such as `usize::MAX`
+            },
+            Expr::Binary(b) => self.recomputable(&b.left) && self.recomputable(&b.right),
+            Expr::Paren(p) => self.recomputable(&p.expr),
+            Expr::Group(g) => self.recomputable(&g.expr),
+            Expr::Cast(c) => self.recomputable(&c.expr),
+            Expr::Tuple(t) => t.elems.iter().all(|e| self.recomputable(e)),
+            Expr::Array(a) => a.elems.iter().all(|e| self.recomputable(e)),
+            Expr::Unary(u) => self.recomputable(&u.expr),
+            _ => false,
+        }
+    }
+
+    /// Reads a place whose root is active.
+    fn lower_place_read(&mut self, place: &Place, b: &Binding, code: &mut Code) -> Operand {
+        let root = &place.root;
+        let fields = &place.fields;
+        let cot = &b.cot;
+        let cot_place = quote!(#cot #(.#fields)*);
+        let t = self.fresh("t");
+        match &place.index {
+            None => {
+                code.fwd
+                    .push(quote!(let #t = ::core::clone::Clone::clone(&#root #(.#fields)*);));
+                let (tc, pin) = self.new_cot(&quote!(#t));
+                code.fwd.push(pin);
+                code.rev.push(quote!(::mochi::__private::acc(&mut #cot_place, ::mochi::__private::take(&mut #tc));));
+                Operand::Active {
+                    val: quote!(#t),
+                    cot: tc,
+                    is_ref: false,
+                }
+            }
+            Some(idx) => {
+                let (fwd_idx, pre, rev_idx, shape) = if b.param && fields.is_empty() {
+                    let h = self.param_shape(root);
+                    let (f, pre, r, _) = self.index_parts(idx, None, code);
+                    (f, pre, r, quote!(#h))
+                } else {
+                    let sh = quote!(::mochi::__private::index_shape(&#root #(.#fields)*));
+                    self.index_parts(idx, Some(sh), code)
+                };
+                code.fwd.push(
+                    quote!(let #t = ::core::clone::Clone::clone(&#root #(.#fields)* [#fwd_idx]);),
+                );
+                let (tc, pin) = self.new_cot(&quote!(#t));
+                code.fwd.push(pin);
+                code.rev.push(quote!({
+                    #pre
+                    ::mochi::__private::index_acc(&mut #cot_place, &#shape, #rev_idx, ::mochi::__private::take(&mut #tc));
+                }));
+                Operand::Active {
+                    val: quote!(#t),
+                    cot: tc,
+                    is_ref: false,
+                }
+            }
+        }
+    }
+
+    fn param_shape(&mut self, root: &Ident) -> Ident {
+        let key = root.to_string();
+        if let Some(h) = self.param_shapes.get(&key) {
+            return h.clone();
+        }
+        let h = self.fresh("shape");
+        self.top
+            .push(quote!(let #h = ::mochi::__private::index_shape(&#root);));
+        self.param_shapes.insert(key, h.clone());
+        h
+    }
+}
+
+/// `root.f1.f2[idx]`: a variable, field accesses, and at most one final index.
+pub struct Place {
+    pub root: Ident,
+    pub fields: Vec<syn::Member>,
+    pub index: Option<Expr>,
+}
+
+impl Place {
+    pub fn parse(e: &Expr) -> Option<Place> {
+        match e {
+            Expr::Path(p) => p.path.get_ident().map(|i| Place {
+                root: i.clone(),
+                fields: Vec::new(),
+                index: None,
+            }),
+            Expr::Field(f) => {
+                let mut p = Place::parse(&f.base)?;
+                if p.index.is_some() {
+                    return None;
+                }
+                p.fields.push(f.member.clone());
+                Some(p)
+            }
+            Expr::Index(i) => {
+                let mut p = Place::parse(&i.expr)?;
+                if p.index.is_some() {
+                    return None;
+                }
+                p.index = Some((*i.index).clone());
+                Some(p)
+            }
+            Expr::Paren(p) => Place::parse(&p.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => Place::parse(&u.expr),
+            _ => None,
+        }
+    }
+}
+
+fn place_is_active(e: &Expr, active: &HashSet<String>) -> bool {
+    Place::parse(e).is_some_and(|p| active.contains(&p.root.to_string()))
+}
+
+fn compound_op(op: &syn::BinOp) -> Option<&'static str> {
+    use syn::BinOp::*;
+    match op {
+        AddAssign(_) => Some("+"),
+        SubAssign(_) => Some("-"),
+        MulAssign(_) => Some("*"),
+        DivAssign(_) => Some("/"),
+        RemAssign(_) => Some("%"),
+        _ => None,
+    }
+}
+
+fn is_control_flow_stmt(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::If(_) | Expr::Match(_) | Expr::While(_) | Expr::Loop(_) | Expr::ForLoop(_) | Expr::Block(_)
+    )
+}
+
+/// Does `e` mention any active name (anywhere, as a token)?
+pub fn mentions_any(e: &impl ToTokens, active: &HashSet<String>) -> bool {
+    fn walk(ts: TokenStream, active: &HashSet<String>) -> bool {
+        ts.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => active.contains(&i.to_string()),
+            proc_macro2::TokenTree::Group(g) => walk(g.stream(), active),
+            _ => false,
+        })
+    }
+    walk(e.to_token_stream(), active)
+}
+
+/// Finds `break`/`continue` that leave the current loop and any `return`.
+struct ExitFinder {
+    loop_level: usize,
+    found: bool,
+    in_loop: bool,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for ExitFinder {
+    fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
+        if self.loop_level == 0 && self.in_loop {
+            self.found = true;
+        }
+    }
+    fn visit_expr_continue(&mut self, _: &'ast syn::ExprContinue) {
+        if self.loop_level == 0 && self.in_loop {
+            self.found = true;
+        }
+    }
+    fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+        self.found = true;
+    }
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+    fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
+        self.loop_level += 1;
+        syn::visit::visit_expr_while(self, w);
+        self.loop_level -= 1;
+    }
+    fn visit_expr_loop(&mut self, w: &'ast syn::ExprLoop) {
+        self.loop_level += 1;
+        syn::visit::visit_expr_loop(self, w);
+        self.loop_level -= 1;
+    }
+    fn visit_expr_for_loop(&mut self, w: &'ast syn::ExprForLoop) {
+        self.loop_level += 1;
+        syn::visit::visit_expr_for_loop(self, w);
+        self.loop_level -= 1;
+    }
+}
+
+/// Does the body return before its end?
+fn has_early_return(stmts: &[Stmt]) -> bool {
+    let n = stmts.len();
+    stmts.iter().enumerate().any(|(i, s)| {
+        let mut v = ExitFinder {
+            loop_level: 0,
+            found: false,
+            in_loop: false,
+        };
+        // A final `return e;` is not early.
+        if i + 1 == n {
+            if let Stmt::Expr(Expr::Return(_), _) = s {
+                return false;
+            }
+        }
+        syn::visit::Visit::visit_stmt(&mut v, s);
+        v.found
+    })
+}
+

@@ -1,0 +1,71 @@
+//! # mochi
+//!
+//! Reverse-mode automatic differentiation for stable Rust, by source transformation.
+//!
+//! Mark a plain function `#[differentiable]` and call its companion functions:
+//!
+//! ```
+//! use mochi::prelude::*;
+//!
+//! #[differentiable]
+//! fn f(x: &[f64], a: f64) -> f64 {
+//!     let mut y = 0.0;
+//!     for i in 0..x.len() {
+//!         y += a * x[i].sin();
+//!     }
+//!     y
+//! }
+//!
+//! let x = [0.5, 1.0, 2.0];
+//! let (y, (dx, da)) = f::value_and_gradient(&x, 3.0);
+//! assert!((da - x.iter().map(|v| v.sin()).sum::<f64>()).abs() < 1e-12); // ∂f/∂a = Σ sin xᵢ
+//! assert!((dx[1] - 3.0 * 1.0_f64.cos()).abs() < 1e-12);                 // ∂f/∂xᵢ = a cos xᵢ
+//! assert!((y - 3.0 * x.iter().map(|v| v.sin()).sum::<f64>()).abs() < 1e-12);
+//! ```
+//!
+//! The companions of `#[differentiable] fn f` live in a module `f` beside it:
+//! `f::value_and_gradient`, `f::gradient`, `f::pullback`, the allocation-free
+//! `f::value_and_gradient_into` / `f::gradient_into` (accumulate into shadow buffers the
+//! caller owns), and `f::rrule`, the derived rule other differentiable functions call.
+//!
+//! Rules for primitives come from rule crates (`mochi-rules-*`); the standard ones are
+//! re-exported here. See [`testing::test_rule`] for the harness every rule is checked by.
+
+pub use mochi_core::*;
+pub use mochi_macros::{differentiable, Tangent};
+
+/// The standard rule crates.
+pub mod rules {
+    pub use mochi_rules_scalar as scalar;
+}
+
+/// Marks an expression as a constant for differentiation: no cotangent flows through it.
+///
+/// ```
+/// use mochi::prelude::*;
+/// #[differentiable]
+/// fn f(x: f64) -> f64 {
+///     x * no_grad(x) // d/dx = no_grad(x) = x, not 2x
+/// }
+/// assert_eq!(f::gradient(3.0), 3.0);
+/// ```
+#[inline(always)]
+pub fn no_grad<T>(value: T) -> T {
+    value
+}
+
+/// Everything a user of mochi imports: `use mochi::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        differentiable, no_grad, Dual, NoTangent, Pullback, Real, Tangent, TangentVector,
+    };
+}
+
+#[doc(hidden)]
+pub mod __private {
+    pub use mochi_core::private::*;
+    /// The rule traits of the standard rule crates, glob-imported by generated code.
+    pub mod rules {
+        pub use mochi_rules_scalar::rules::*;
+    }
+}
