@@ -1,0 +1,467 @@
+//! One place where every GitHub call is sent, retried and turned into an error a person can act on.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use http::{HeaderMap, Method, StatusCode};
+use octocrab::Octocrab;
+use serde_json::Value;
+
+/// `OWNER/NAME` of a repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repo {
+    /// The user or organisation.
+    pub owner: String,
+    /// The repository name.
+    pub name: String,
+}
+
+impl FromStr for Repo {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let valid = |part: &str| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        };
+        match s.split_once('/') {
+            Some((owner, name)) if valid(owner) && valid(name) => Ok(Repo {
+                owner: owner.to_string(),
+                name: name.to_string(),
+            }),
+            _ => Err(format!(
+                "`{s}` is not a repository; expected OWNER/NAME, e.g. mochi-ad/mochi"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Repo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.owner, self.name)
+    }
+}
+
+/// How hard to try before giving up.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Tries per call, counting the first (reads on 5xx and transport errors; any call on rate limits).
+    pub attempts: u32,
+    /// Wait before the second try; doubled for each further try.
+    pub initial_backoff: Duration,
+    /// The longest rate-limit wait accepted; a longer one fails the call instead.
+    pub max_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            attempts: 4,
+            initial_backoff: Duration::from_millis(500),
+            max_wait: Duration::from_secs(300),
+        }
+    }
+}
+
+/// A failed GitHub call, said in one line: what, where, and what to check.
+#[derive(Debug, thiserror::Error)]
+pub enum GitHubError {
+    /// 401: the token was refused.
+    #[error("GitHub refused the token (401) for `{call}` on {repo}: check that GITHUB_TOKEN is set and has not expired")]
+    Unauthorized {
+        /// The repository.
+        repo: String,
+        /// The call, e.g. `GET /repos/o/n/issues/1/comments`.
+        call: String,
+    },
+    /// 403 that is not a rate limit: the token may not do this.
+    #[error("GitHub forbade `{call}` on {repo} (403: {message}): check the token's permissions (a pull request from a fork gets a read-only token)")]
+    Forbidden {
+        /// The repository.
+        repo: String,
+        /// The call.
+        call: String,
+        /// GitHub's explanation.
+        message: String,
+    },
+    /// 404: the repository, pull request or issue does not exist or is hidden from the token.
+    #[error("GitHub found nothing at `{call}` (404) for {repo}: check the repository name, the pull request or issue number, and that the token can read the repository")]
+    NotFound {
+        /// The repository.
+        repo: String,
+        /// The call.
+        call: String,
+    },
+    /// 422: GitHub understood the request but refused its content.
+    #[error("GitHub rejected `{call}` on {repo} as invalid (422: {message}): check the label name and the size and content of the body sent")]
+    Unprocessable {
+        /// The repository.
+        repo: String,
+        /// The call.
+        call: String,
+        /// GitHub's explanation.
+        message: String,
+    },
+    /// A rate limit asked for a longer wait than allowed.
+    #[error("GitHub rate-limited `{call}` on {repo} and asks to wait {wait_secs} s, longer than the {max_secs} s allowed: run again later")]
+    RateLimited {
+        /// The repository.
+        repo: String,
+        /// The call.
+        call: String,
+        /// The wait GitHub asked for.
+        wait_secs: u64,
+        /// The longest wait accepted.
+        max_secs: u64,
+    },
+    /// A write whose outcome is unknown (5xx or a dropped connection after sending).
+    #[error("`{call}` on {repo} may or may not have been applied ({detail}); the caller re-reads before trying again")]
+    Unconfirmed {
+        /// The repository.
+        repo: String,
+        /// The call.
+        call: String,
+        /// What happened.
+        detail: String,
+    },
+    /// Reads kept failing on 5xx or transport errors.
+    #[error("`{call}` on {repo} failed after {attempts} tries ({detail}): GitHub or the network is having trouble; run again later")]
+    Unavailable {
+        /// The repository.
+        repo: String,
+        /// The call.
+        call: String,
+        /// Tries made.
+        attempts: u32,
+        /// The last failure.
+        detail: String,
+    },
+    /// Any other unexpected status or an answer that is not the expected JSON.
+    #[error("`{call}` on {repo} got an unexpected answer: {detail}")]
+    Unexpected {
+        /// The repository.
+        repo: String,
+        /// The call.
+        call: String,
+        /// What was received.
+        detail: String,
+    },
+}
+
+/// A successful answer.
+#[derive(Debug)]
+pub struct Answer {
+    /// The HTTP status (2xx).
+    pub status: StatusCode,
+    /// Response headers (paging links, rate-limit state).
+    pub headers: HeaderMap,
+    /// The body as text.
+    pub body: String,
+}
+
+/// A GitHub API client bound to one repository.
+#[derive(Debug, Clone)]
+pub struct GitHub {
+    octo: Octocrab,
+    repo: Repo,
+    retry: RetryPolicy,
+}
+
+/// The most pages read from one list (100 items each): a bound, not an expectation.
+pub const MAX_PAGES: usize = 200;
+
+impl GitHub {
+    /// A client for `repo` talking to `api_url` (e.g. `https://api.github.com`) with `token`.
+    pub fn new(api_url: &str, token: Option<String>, repo: Repo) -> Result<Self, String> {
+        let mut builder = Octocrab::builder()
+            .base_uri(api_url)
+            .map_err(|e| format!("the API URL `{api_url}` is not a valid URI ({e}); expected e.g. https://api.github.com"))?
+            .set_connect_timeout(Some(Duration::from_secs(10)))
+            .set_read_timeout(Some(Duration::from_secs(60)));
+        if let Some(token) = token {
+            builder = builder.personal_token(token);
+        }
+        let octo = builder
+            .build()
+            .map_err(|e| format!("cannot set up the GitHub client: {e}"))?;
+        Ok(Self {
+            octo,
+            repo,
+            retry: RetryPolicy::default(),
+        })
+    }
+
+    /// Replaces the retry policy.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The repository this client works on.
+    pub fn repo(&self) -> &Repo {
+        &self.repo
+    }
+
+    /// `/repos/OWNER/NAME` followed by `rest`.
+    pub fn repo_path(&self, rest: &str) -> String {
+        format!("/repos/{}/{}{rest}", self.repo.owner, self.repo.name)
+    }
+
+    /// Sends one call. Reads (GET), edits (PATCH) and deletions are retried on
+    /// 5xx and transport errors; a POST never is (it may have been applied):
+    /// it fails with [`GitHubError::Unconfirmed`] so the caller can re-read.
+    /// Every call waits out a rate limit (403/429 with `retry-after` or an
+    /// exhausted `x-ratelimit-remaining`) within [`RetryPolicy::max_wait`].
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Answer, GitHubError> {
+        let call = format!("{method} {}", path.split('?').next().unwrap_or(path));
+        let repo = self.repo.to_string();
+        let idempotent = method != Method::POST;
+        let mut backoff = self.retry.initial_backoff;
+        let attempts = self.retry.attempts.max(1);
+        let mut last_detail = String::new();
+        for attempt in 1..=attempts {
+            let sent = match method.clone() {
+                Method::GET => self.octo._get(path).await,
+                Method::POST => self.octo._post(path, body).await,
+                Method::PATCH => self.octo._patch(path, body).await,
+                Method::DELETE => self.octo._delete(path, None::<&()>).await,
+                other => {
+                    return Err(GitHubError::Unexpected {
+                        repo,
+                        call,
+                        detail: format!("method {other} is not used by mochi-bot"),
+                    })
+                }
+            };
+            let response = match sent {
+                Ok(r) => r,
+                Err(e) => {
+                    last_detail = format!("transport error: {e}");
+                    if !idempotent {
+                        return Err(GitHubError::Unconfirmed {
+                            repo,
+                            call,
+                            detail: last_detail,
+                        });
+                    }
+                    if attempt < attempts {
+                        tokio::time::sleep(backoff).await;
+                        backoff *= 2;
+                    }
+                    continue;
+                }
+            };
+            let status = response.status();
+            let headers = response.headers().clone();
+            let text = match self.octo.body_to_string(response).await {
+                Ok(t) => t,
+                Err(e) => {
+                    last_detail = format!("the answer could not be read: {e}");
+                    if !idempotent {
+                        return Err(GitHubError::Unconfirmed {
+                            repo,
+                            call,
+                            detail: last_detail,
+                        });
+                    }
+                    if attempt < attempts {
+                        tokio::time::sleep(backoff).await;
+                        backoff *= 2;
+                    }
+                    continue;
+                }
+            };
+            if status.is_success() {
+                return Ok(Answer {
+                    status,
+                    headers,
+                    body: text,
+                });
+            }
+            let message = github_message(&text);
+            if let Some(wait) = rate_limit_wait(status, &headers, &message) {
+                if wait > self.retry.max_wait {
+                    return Err(GitHubError::RateLimited {
+                        repo,
+                        call,
+                        wait_secs: wait.as_secs(),
+                        max_secs: self.retry.max_wait.as_secs(),
+                    });
+                }
+                last_detail = format!("rate limited ({status}), waited {} s", wait.as_secs());
+                if attempt < attempts {
+                    eprintln!(
+                        "mochi-bot: `{call}` was rate-limited ({status}); waiting {} s as GitHub asks",
+                        wait.as_secs()
+                    );
+                    tokio::time::sleep(wait).await;
+                }
+                continue;
+            }
+            match status.as_u16() {
+                401 => return Err(GitHubError::Unauthorized { repo, call }),
+                403 => {
+                    return Err(GitHubError::Forbidden {
+                        repo,
+                        call,
+                        message,
+                    })
+                }
+                404 => return Err(GitHubError::NotFound { repo, call }),
+                422 => {
+                    return Err(GitHubError::Unprocessable {
+                        repo,
+                        call,
+                        message,
+                    })
+                }
+                s if s >= 500 => {
+                    last_detail = format!("{status}: {message}");
+                    if !idempotent {
+                        return Err(GitHubError::Unconfirmed {
+                            repo,
+                            call,
+                            detail: last_detail,
+                        });
+                    }
+                    if attempt < attempts {
+                        tokio::time::sleep(backoff).await;
+                        backoff *= 2;
+                    }
+                }
+                _ => {
+                    return Err(GitHubError::Unexpected {
+                        repo,
+                        call,
+                        detail: format!("{status}: {message}"),
+                    })
+                }
+            }
+        }
+        Err(GitHubError::Unavailable {
+            repo,
+            call,
+            attempts,
+            detail: last_detail,
+        })
+    }
+
+    /// GETs `path` and decodes the JSON answer.
+    pub async fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+    ) -> Result<T, GitHubError> {
+        let answer = self.send(Method::GET, path, None).await?;
+        self.decode(&answer.body, path)
+    }
+
+    /// Decodes a JSON answer, naming the call when it does not fit.
+    pub fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        body: &str,
+        path: &str,
+    ) -> Result<T, GitHubError> {
+        serde_json::from_str(body).map_err(|e| GitHubError::Unexpected {
+            repo: self.repo.to_string(),
+            call: path.split('?').next().unwrap_or(path).to_string(),
+            detail: format!("the JSON does not have the expected shape ({e})"),
+        })
+    }
+
+    /// GETs every page of a list (`per_page=100`), following `Link: rel="next"`
+    /// when present and otherwise stopping at the first short page.
+    pub async fn get_all<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+    ) -> Result<Vec<T>, GitHubError> {
+        let separator = if path.contains('?') { '&' } else { '?' };
+        let mut items = Vec::new();
+        for page in 1..=MAX_PAGES {
+            let url = format!("{path}{separator}per_page=100&page={page}");
+            let answer = self.send(Method::GET, &url, None).await?;
+            let batch: Vec<T> = self.decode(&answer.body, &url)?;
+            let count = batch.len();
+            items.extend(batch);
+            let link = answer
+                .headers
+                .get(http::header::LINK)
+                .and_then(|v| v.to_str().ok());
+            let more = match link {
+                Some(link) => link.contains("rel=\"next\""),
+                None => count == 100,
+            };
+            if !more {
+                break;
+            }
+        }
+        Ok(items)
+    }
+}
+
+/// GitHub's `message` field, or the raw text when the body is not JSON.
+fn github_message(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| body.chars().take(200).collect())
+}
+
+/// How long a rate-limited answer asks to wait, or `None` when it is not a rate limit.
+pub fn rate_limit_wait(status: StatusCode, headers: &HeaderMap, message: &str) -> Option<Duration> {
+    if status != StatusCode::FORBIDDEN && status != StatusCode::TOO_MANY_REQUESTS {
+        return None;
+    }
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(secs) = header("retry-after").and_then(|v| v.trim().parse::<u64>().ok()) {
+        return Some(Duration::from_secs(secs));
+    }
+    if header("x-ratelimit-remaining") == Some("0") {
+        if let Some(reset) = header("x-ratelimit-reset").and_then(|v| v.trim().parse::<i64>().ok()) {
+            let now = chrono::Utc::now().timestamp();
+            return Some(Duration::from_secs((reset - now).max(0) as u64 + 1));
+        }
+    }
+    // A secondary rate limit without headers: GitHub asks for at least a minute.
+    if status == StatusCode::TOO_MANY_REQUESTS || message.to_lowercase().contains("rate limit") {
+        return Some(Duration::from_secs(60));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repo_names() {
+        assert_eq!("a/b".parse::<Repo>().unwrap().to_string(), "a/b");
+        assert!("a".parse::<Repo>().is_err());
+        assert!("a/b/c".parse::<Repo>().is_err());
+        assert!("/b".parse::<Repo>().is_err());
+    }
+
+    #[test]
+    fn rate_limit_signals() {
+        let mut h = HeaderMap::new();
+        assert_eq!(rate_limit_wait(StatusCode::FORBIDDEN, &h, "Resource not accessible by integration"), None);
+        h.insert("retry-after", "7".parse().unwrap());
+        assert_eq!(rate_limit_wait(StatusCode::FORBIDDEN, &h, ""), Some(Duration::from_secs(7)));
+        assert_eq!(rate_limit_wait(StatusCode::NOT_FOUND, &h, ""), None);
+        let mut h = HeaderMap::new();
+        h.insert("x-ratelimit-remaining", "0".parse().unwrap());
+        h.insert("x-ratelimit-reset", "0".parse().unwrap());
+        assert_eq!(rate_limit_wait(StatusCode::FORBIDDEN, &h, ""), Some(Duration::from_secs(1)));
+        let h = HeaderMap::new();
+        assert_eq!(
+            rate_limit_wait(StatusCode::FORBIDDEN, &h, "You have exceeded a secondary rate limit"),
+            Some(Duration::from_secs(60))
+        );
+    }
+}

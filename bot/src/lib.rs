@@ -1,0 +1,15 @@
+//! mochi-bot: the pull-request summary, the performance gate, the daily
+//! design-doc review and the daemon that schedules it.
+//!
+//! The binary is a thin layer over [`cli::run`]; every command is a function
+//! here so that it can be tested end to end against a fake GitHub API.
+
+pub mod cli;
+pub mod config;
+pub mod coverage;
+pub mod docs;
+pub mod github;
+pub mod input;
+pub mod perf;
+pub mod serve;
+pub mod summary;

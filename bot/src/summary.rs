@@ -1,0 +1,267 @@
+//! The Markdown body of the pull-request summary comment.
+
+use mochi_ratio_table::{render_table, BenchReport};
+
+use crate::coverage::lcov::{Coverage, Totals};
+use crate::coverage::patch::{line_ranges, PatchCoverage};
+
+/// Hidden first line that identifies the bot's summary comment.
+pub const MARKER: &str = "<!-- mochi-bot:pr-summary -->";
+
+const SHA_PREFIX: &str = "<!-- mochi-bot:head-sha=";
+
+/// GitHub rejects issue comments longer than this many characters.
+pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
+
+/// Everything the summary shows.
+#[derive(Debug, Clone)]
+pub struct SummaryInput<'a> {
+    /// The pull request's head commit.
+    pub head_sha: &'a str,
+    /// The base commit, when known.
+    pub base_sha: Option<&'a str>,
+    /// Head coverage, when a report was given.
+    pub head: Option<&'a Coverage>,
+    /// Base coverage, when a report was given.
+    pub base: Option<&'a Coverage>,
+    /// Coverage of the changed lines, when both a diff and a head report exist.
+    pub patch: Option<&'a PatchCoverage>,
+    /// The benchmark ratios, when a report was given.
+    pub bench: Option<&'a BenchReport>,
+}
+
+/// The head SHA recorded in a summary body, if any.
+pub fn head_sha_of(body: &str) -> Option<&str> {
+    let start = body.find(SHA_PREFIX)? + SHA_PREFIX.len();
+    let rest = &body[start..];
+    let end = rest.find(" -->")?;
+    Some(&rest[..end])
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..7).unwrap_or(sha)
+}
+
+fn percent(totals: Totals) -> String {
+    totals
+        .percent()
+        .map_or_else(|| "n/a".to_string(), |p| format!("{p:.2}%"))
+}
+
+fn escape_cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// Builds the full comment body (before any size limit is applied).
+pub fn render(input: &SummaryInput<'_>) -> String {
+    let mut out = String::new();
+    out.push_str(MARKER);
+    out.push('\n');
+    out.push_str(&format!("{SHA_PREFIX}{} -->\n", input.head_sha));
+    out.push_str("## mochi-bot summary\n\n");
+    match input.base_sha {
+        Some(base) => out.push_str(&format!(
+            "For head `{}` against base `{}`.\n\n",
+            short(input.head_sha),
+            short(base)
+        )),
+        None => out.push_str(&format!("For head `{}`.\n\n", short(input.head_sha))),
+    }
+    if let Some(head) = input.head {
+        render_coverage(&mut out, input, head);
+    }
+    if let Some(bench) = input.bench {
+        render_performance(&mut out, bench);
+    }
+    out
+}
+
+fn render_coverage(out: &mut String, input: &SummaryInput<'_>, head: &Coverage) {
+    out.push_str("### Coverage\n\n");
+    match input.patch {
+        Some(patch) if patch.totals.coverable == 0 => out.push_str(
+            "Patch coverage: no changed line is coverable (the pull request changes no code the coverage report measures).\n\n",
+        ),
+        Some(patch) if patch.totals.covered == patch.totals.coverable => out.push_str(&format!(
+            "Patch coverage: all {} changed coverable lines are covered ✅\n\n",
+            patch.totals.coverable
+        )),
+        Some(patch) => {
+            out.push_str(&format!(
+                "**Patch coverage: {}** ({} of {} changed coverable lines covered, {} missing)\n\n",
+                percent(patch.totals),
+                patch.totals.covered,
+                patch.totals.coverable,
+                patch.totals.coverable - patch.totals.covered
+            ));
+            out.push_str("| File | Patch % | Missing lines |\n| --- | ---: | --- |\n");
+            for file in patch.files_with_missing_lines() {
+                out.push_str(&format!(
+                    "| `{}` | {} ({}/{}) | {} |\n",
+                    escape_cell(&file.path),
+                    percent(file.totals),
+                    file.totals.covered,
+                    file.totals.coverable,
+                    line_ranges(&file.missing)
+                ));
+            }
+            out.push('\n');
+        }
+        None => out.push_str(
+            "Patch coverage: not computed (no diff of the pull request was available).\n\n",
+        ),
+    }
+    let head_totals = head.totals();
+    out.push_str(&format!(
+        "**Project coverage: {}** ({} of {} lines",
+        percent(head_totals),
+        head_totals.covered,
+        head_totals.coverable
+    ));
+    let (branches_hit, branches) = head.branch_totals();
+    if branches > 0 {
+        out.push_str(&format!("; {branches_hit} of {branches} branches"));
+    }
+    out.push(')');
+    match input.base.map(|b| (b.totals(), b)) {
+        Some((base_totals, _)) => match (head_totals.percent(), base_totals.percent()) {
+            (Some(h), Some(b)) => {
+                let delta = h - b;
+                // Avoid "-0.00": a change that rounds to zero is shown as ±0.00.
+                let shown = if delta.abs() < 0.005 {
+                    "±0.00".to_string()
+                } else {
+                    format!("{delta:+.2}")
+                };
+                out.push_str(&format!(
+                    ", {shown} percentage points against base ({b:.2}%)\n\n"
+                ));
+            }
+            _ => out.push_str(", no delta: the base report has no coverable lines\n\n"),
+        },
+        None => {
+            out.push_str("\n\n");
+            out.push_str(
+                "> [!WARNING]\n> **No base coverage report.** The coverage of the base commit is unknown, so no delta is shown. \
+                 Produce one on the base commit and pass it with `--base-lcov`.\n\n",
+            );
+        }
+    }
+}
+
+fn render_performance(out: &mut String, bench: &BenchReport) {
+    out.push_str("### Performance Ratio:\n\n");
+    out.push_str("Ratio of time to compute gradient and time to compute function.\n\n");
+    out.push_str("> ⚠️ Approximate figures from a shared CI runner: differences of a few percent are noise.\n\n");
+    out.push_str("```\n");
+    out.push_str(&render_table(bench));
+    out.push_str("```\n");
+}
+
+/// Shortens `body` to at most `limit` characters, cutting at a line boundary,
+/// closing an open code fence and ending with a note that says what was cut.
+/// A body within the limit is returned unchanged.
+pub fn fit_to_limit(body: &str, limit: usize) -> String {
+    let total = body.chars().count();
+    if total <= limit {
+        return body.to_string();
+    }
+    let note = format!(
+        "\n> [!NOTE]\n> This summary was shortened: the full text has {total} characters, over GitHub's limit of {limit}. \
+         Run `mochi-bot pr-summary --dry-run` with the same inputs to see all of it.\n"
+    );
+    // Room for the note and a closing fence.
+    let budget = limit.saturating_sub(note.chars().count() + 8);
+    let mut kept = String::new();
+    let mut used = 0;
+    let mut in_fence = false;
+    for line in body.split_inclusive('\n') {
+        let n = line.chars().count();
+        if used + n > budget {
+            break;
+        }
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        }
+        kept.push_str(line);
+        used += n;
+    }
+    if !kept.ends_with('\n') {
+        kept.push('\n');
+    }
+    if in_fence {
+        kept.push_str("```\n");
+    }
+    kept.push_str(&note);
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coverage::diff::ChangedLines;
+    use std::path::Path;
+
+    fn coverage(text: &str) -> Coverage {
+        Coverage::parse(text, Path::new("c.lcov"), Path::new("/repo")).unwrap()
+    }
+
+    #[test]
+    fn full_coverage_gets_the_check_mark_and_missing_base_a_banner() {
+        let head = coverage("SF:a.rs\nDA:1,1\nDA:2,1\nDA:3,0\nend_of_record\n");
+        let diff =
+            ChangedLines::parse("--- a/a.rs\n+++ b/a.rs\n@@ -1 +1,2 @@\n-x\n+y\n+z\n", Path::new("d"))
+                .unwrap();
+        let patch = PatchCoverage::compute(&diff, &head);
+        let body = render(&SummaryInput {
+            head_sha: "0123456789abcdef",
+            base_sha: None,
+            head: Some(&head),
+            base: None,
+            patch: Some(&patch),
+            bench: None,
+        });
+        assert!(body.starts_with(MARKER));
+        assert_eq!(head_sha_of(&body), Some("0123456789abcdef"));
+        assert!(body.contains("all 2 changed coverable lines are covered ✅"), "{body}");
+        assert!(body.contains("**Project coverage: 66.67%** (2 of 3 lines)"), "{body}");
+        assert!(body.contains("No base coverage report"), "{body}");
+        assert!(!body.contains("percentage points"), "{body}");
+    }
+
+    #[test]
+    fn missing_lines_table_and_delta() {
+        let head = coverage("SF:/repo/src/a.rs\nDA:1,1\nDA:2,0\nDA:3,0\nDA:5,0\nend_of_record\n");
+        let base = coverage("SF:src/a.rs\nDA:1,1\nDA:2,1\nDA:3,1\nDA:5,0\nend_of_record\n");
+        let diff = ChangedLines::parse(
+            "--- a/src/a.rs\n+++ b/src/a.rs\n@@ -0,0 +1,5 @@\n+1\n+2\n+3\n+4\n+5\n",
+            Path::new("d"),
+        )
+        .unwrap();
+        let patch = PatchCoverage::compute(&diff, &head);
+        let body = render(&SummaryInput {
+            head_sha: "abc",
+            base_sha: Some("def"),
+            head: Some(&head),
+            base: Some(&base),
+            patch: Some(&patch),
+            bench: None,
+        });
+        assert!(body.contains("**Patch coverage: 25.00%** (1 of 4 changed coverable lines covered, 3 missing)"), "{body}");
+        assert!(body.contains("| `src/a.rs` | 25.00% (1/4) | 2-3, 5 |"), "{body}");
+        assert!(body.contains("-50.00 percentage points against base (75.00%)"), "{body}");
+    }
+
+    #[test]
+    fn long_bodies_are_cut_with_a_note_and_a_closed_fence() {
+        let mut body = String::from("head\n```\n");
+        for i in 0..10_000 {
+            body.push_str(&format!("line {i}\n"));
+        }
+        let cut = fit_to_limit(&body, 2_000);
+        assert!(cut.chars().count() <= 2_000, "{}", cut.chars().count());
+        assert!(cut.contains("shortened"));
+        assert_eq!(cut.matches("```").count(), 2);
+        assert_eq!(fit_to_limit("short", 10), "short");
+    }
+}
