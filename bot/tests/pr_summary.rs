@@ -1,0 +1,390 @@
+//! `pr-summary` end to end: the real CLI code and octocrab client against the fake GitHub API.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Parser;
+use http::Method;
+use mochi_bot::cli::{execute, Cli, Env, Report};
+use mochi_bot::github::RetryPolicy;
+use mochi_bot::summary::MARKER;
+use support::{Fault, FakeGitHub, BOT, REPO, TOKEN};
+
+const HEAD: &str = "1111111111111111111111111111111111111111";
+const NEWER: &str = "2222222222222222222222222222222222222222";
+const BASE: &str = "0000000000000000000000000000000000000000";
+
+struct Inputs {
+    dir: tempfile::TempDir,
+}
+
+impl Inputs {
+    /// A repository root with head/base lcov files (absolute paths inside it), a diff and a bench report.
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let lcov = |hits: &[(u32, u32)]| {
+            let mut s = format!("SF:{}/src/lib.rs\n", root.display());
+            for (line, count) in hits {
+                s.push_str(&format!("DA:{line},{count}\n"));
+            }
+            s.push_str("end_of_record\n");
+            s
+        };
+        std::fs::write(root.join("head.lcov"), lcov(&[(1, 1), (2, 0), (3, 1), (4, 0)])).unwrap();
+        std::fs::write(root.join("head2.lcov"), lcov(&[(1, 1), (2, 1), (3, 1), (4, 0)])).unwrap();
+        std::fs::write(root.join("base.lcov"), lcov(&[(1, 1), (2, 1)])).unwrap();
+        std::fs::write(
+            root.join("pr.diff"),
+            "diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,1 +1,4 @@\n-old\n+1\n+2\n+3\n+4\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("bench.json"),
+            r#"{"schema_version":1,"columns":["mochi","peer"],"cases":[{"label":"sum_1000","primal_ns":85.0,"ratios":{"mochi":1.7,"peer":null}}]}"#,
+        )
+        .unwrap();
+        Self { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+fn env() -> Env {
+    Env {
+        token: Some(TOKEN.to_string()),
+        step_summary: None,
+        github_repository: None,
+        retry: RetryPolicy { attempts: 3, initial_backoff: Duration::from_millis(10), max_wait: Duration::from_secs(5) },
+    }
+}
+
+async fn run(fake: &FakeGitHub, inputs: &Inputs, extra: &[&str], env: &Env) -> Result<Report, String> {
+    let root = inputs.root().display().to_string();
+    let mut args: Vec<String> = vec![
+        "mochi-bot".into(),
+        "--repo-root".into(),
+        root,
+        "pr-summary".into(),
+        "--api-url".into(),
+        fake.url.clone(),
+    ];
+    let has = |flag: &str| extra.contains(&flag);
+    if !has("--repo") {
+        args.extend(["--repo".to_string(), REPO.to_string()]);
+    }
+    if !has("--pr") {
+        args.extend(["--pr".to_string(), "7".to_string()]);
+    }
+    if !has("--lcov") {
+        args.extend(["--lcov".to_string(), inputs.path("head.lcov").display().to_string()]);
+    }
+    if !has("--no-diff") {
+        args.extend(["--diff".to_string(), inputs.path("pr.diff").display().to_string()]);
+    }
+    args.extend(extra.iter().filter(|a| **a != "--no-diff").map(|a| a.to_string()));
+    let cli = Cli::try_parse_from(args).map_err(|e| e.to_string())?;
+    execute(cli, env).await
+}
+
+fn ours(fake: &FakeGitHub, pr: u64) -> Vec<support::FakeComment> {
+    fake.comments_on(pr).into_iter().filter(|c| c.login == BOT && c.body.starts_with(MARKER)).collect()
+}
+
+#[tokio::test]
+async fn creates_then_stays_silent_then_updates() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    let inputs = Inputs::new();
+    let bench = inputs.path("bench.json").display().to_string();
+
+    let first = run(&fake, &inputs, &["--head-sha", HEAD, "--bench", &bench], &env()).await.unwrap();
+    assert!(first.stdout.starts_with("created summary comment"), "{first:?}");
+    let comments = ours(&fake, 7);
+    assert_eq!(comments.len(), 1);
+    let body = &comments[0].body;
+    assert!(body.contains(HEAD), "{body}");
+    assert!(body.contains("**Patch coverage: 50.00%** (2 of 4 changed coverable lines covered, 2 missing)"), "{body}");
+    assert!(body.contains("| `src/lib.rs` | 50.00% (2/4) | 2, 4 |"), "{body}");
+    assert!(body.contains("No base coverage report"), "{body}");
+    assert!(body.contains("### Performance Ratio:"), "{body}");
+    assert!(body.contains("│ sum_1000 │ 85.0 ns │  1.70 │ missing │"), "{body}");
+    assert_eq!(fake.writes().len(), 1);
+
+    fake.clear_log();
+    let second = run(&fake, &inputs, &["--head-sha", HEAD, "--bench", &bench], &env()).await.unwrap();
+    assert!(second.stdout.contains("up to date"), "{second:?}");
+    assert!(fake.writes().is_empty(), "{:?}", fake.writes());
+
+    fake.clear_log();
+    let head2 = inputs.path("head2.lcov").display().to_string();
+    let base = inputs.path("base.lcov").display().to_string();
+    let third = run(&fake, &inputs, &["--head-sha", HEAD, "--bench", &bench, "--lcov", &head2, "--base-lcov", &base], &env())
+        .await
+        .unwrap();
+    assert!(third.stdout.starts_with("updated summary comment"), "{third:?}");
+    assert_eq!(fake.writes().iter().map(|(m, _)| m.clone()).collect::<Vec<_>>(), vec![Method::PATCH]);
+    let comments = ours(&fake, 7);
+    assert_eq!(comments.len(), 1);
+    assert!(comments[0].body.contains("75.00%"), "{}", comments[0].body);
+    assert!(comments[0].body.contains("-25.00 percentage points against base (100.00%)"), "{}", comments[0].body);
+}
+
+#[tokio::test]
+async fn an_older_head_never_overwrites_a_newer_summary() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    let inputs = Inputs::new();
+    run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    // The contributor pushes; the run for the new head writes its summary.
+    fake.set_head(7, NEWER);
+    let newer = run(&fake, &inputs, &["--head-sha", NEWER], &env()).await.unwrap();
+    assert!(newer.stdout.starts_with("updated"), "{newer:?}");
+    // A late run for the old head must leave it alone.
+    fake.clear_log();
+    let late = run(&fake, &inputs, &["--head-sha", HEAD, "--lcov", &inputs.path("head2.lcov").display().to_string()], &env())
+        .await
+        .unwrap();
+    assert!(late.stdout.contains("left as it is"), "{late:?}");
+    assert!(fake.writes().is_empty());
+    assert!(ours(&fake, 7)[0].body.contains(NEWER));
+}
+
+#[tokio::test]
+async fn finds_its_comment_beyond_the_first_hundred() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    for i in 0..230 {
+        fake.add_comment(7, "contributor", &format!("comment {i}"));
+    }
+    let inputs = Inputs::new();
+    // Place our summary as comment 231 (on the third page).
+    run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    fake.clear_log();
+    let again = run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    assert!(again.stdout.contains("up to date"), "{again:?}");
+    assert!(fake.writes().is_empty(), "{:?}", fake.writes());
+    let pages: Vec<String> = fake.requests().into_iter().map(|(_, p)| p).filter(|p| p.contains("/comments")).collect();
+    assert_eq!(pages.len(), 3, "{pages:?}");
+    assert!(pages[2].contains("page=3"), "{pages:?}");
+}
+
+#[tokio::test]
+async fn duplicates_are_removed_keeping_the_oldest() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    let oldest = fake.add_comment(7, BOT, &format!("{MARKER}\nold summary"));
+    fake.add_comment(7, BOT, &format!("{MARKER}\nduplicate"));
+    fake.add_comment(7, BOT, &format!("{MARKER}\nanother duplicate"));
+    // Someone quoting the marker is not the bot: never touched.
+    let quoted = fake.add_comment(7, "contributor", &format!("{MARKER}\nquoted"));
+    let inputs = Inputs::new();
+    let out = run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    assert!(out.stdout.starts_with("updated"), "{out:?}");
+    let remaining = ours(&fake, 7);
+    assert_eq!(remaining.len(), 1);
+    assert_eq!(remaining[0].id, oldest);
+    assert!(remaining[0].body.contains(HEAD));
+    assert!(fake.comments_on(7).iter().any(|c| c.id == quoted));
+    let deletes = fake.writes().into_iter().filter(|(m, _)| *m == Method::DELETE).count();
+    assert_eq!(deletes, 2);
+}
+
+#[tokio::test]
+async fn two_runs_at_the_same_time_leave_one_comment() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    let inputs = Inputs::new();
+    // Both runs list before either creates, so both create.
+    fake.race_next_two_lists();
+    let env = env();
+    let (a, b) = tokio::join!(
+        run(&fake, &inputs, &["--head-sha", HEAD], &env),
+        run(&fake, &inputs, &["--head-sha", HEAD], &env)
+    );
+    a.unwrap();
+    b.unwrap();
+    let posts = fake.writes().into_iter().filter(|(m, _)| *m == Method::POST).count();
+    assert_eq!(posts, 2, "the race did not happen: {:?}", fake.requests());
+    assert_eq!(ours(&fake, 7).len(), 1);
+}
+
+#[tokio::test]
+async fn a_lost_answer_to_a_create_is_checked_not_repeated() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    fake.fault(Fault::new(Method::POST, "/issues/7/comments", 502).applied());
+    let inputs = Inputs::new();
+    let out = run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    assert!(out.stdout.starts_with("created"), "{out:?}");
+    assert_eq!(ours(&fake, 7).len(), 1);
+    let posts = fake.writes().into_iter().filter(|(m, _)| *m == Method::POST).count();
+    assert_eq!(posts, 1);
+}
+
+#[tokio::test]
+async fn a_create_that_failed_before_applying_is_tried_again_after_checking() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    fake.fault(Fault::new(Method::POST, "/issues/7/comments", 503));
+    let inputs = Inputs::new();
+    run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    assert_eq!(ours(&fake, 7).len(), 1);
+    let methods: Vec<Method> = fake.requests().into_iter().map(|(m, _)| m).collect();
+    // list, POST (503), re-list, POST, final list.
+    let post_positions: Vec<usize> = methods.iter().enumerate().filter(|(_, m)| **m == Method::POST).map(|(i, _)| i).collect();
+    assert_eq!(post_positions.len(), 2);
+    assert_eq!(methods[post_positions[0] + 1], Method::GET, "{methods:?}");
+}
+
+#[tokio::test]
+async fn reads_are_retried_on_server_errors() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    fake.fault(Fault::new(Method::GET, "/pulls/7", 502));
+    fake.fault(Fault::new(Method::GET, "/issues/7/comments", 500));
+    let inputs = Inputs::new();
+    run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    assert_eq!(ours(&fake, 7).len(), 1);
+}
+
+#[tokio::test]
+async fn a_secondary_rate_limit_is_waited_out() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    fake.fault(
+        Fault::new(Method::GET, "/issues/7/comments", 403)
+            .header("retry-after", "1")
+            .message("You have exceeded a secondary rate limit"),
+    );
+    fake.fault(Fault::new(Method::POST, "/issues/7/comments", 429).header("retry-after", "0"));
+    let inputs = Inputs::new();
+    let out = run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    assert!(out.stdout.starts_with("created"), "{out:?}");
+    assert_eq!(ours(&fake, 7).len(), 1);
+    let lists = fake.requests().into_iter().filter(|(m, p)| *m == Method::GET && p.contains("/comments")).count();
+    assert!(lists >= 2, "the rate-limited list was not repeated");
+}
+
+#[tokio::test]
+async fn a_rate_limit_longer_than_allowed_fails_clearly() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    fake.fault(Fault::new(Method::GET, "/pulls/7", 403).header("retry-after", "3600"));
+    let inputs = Inputs::new();
+    let err = run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap_err();
+    assert!(err.contains("rate-limited") && err.contains("3600 s") && err.contains(REPO), "{err}");
+}
+
+#[tokio::test]
+async fn error_statuses_give_one_clear_line() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    let inputs = Inputs::new();
+
+    let mut bad_token = env();
+    bad_token.token = Some("wrong".into());
+    let err = run(&fake, &inputs, &["--head-sha", HEAD], &bad_token).await.unwrap_err();
+    assert!(err.contains("401") && err.contains(REPO) && err.contains("GET /repos/mochi-ad/mochi/pulls/7") && err.contains("GITHUB_TOKEN"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    let err = run(&fake, &inputs, &["--head-sha", HEAD, "--repo", "mochi-ad/missing"], &env()).await.unwrap_err();
+    assert!(err.contains("404") && err.contains("mochi-ad/missing") && err.contains("check the repository name"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    fake.fault(Fault::new(Method::POST, "/issues/7/comments", 422).message("Validation Failed"));
+    let err = run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap_err();
+    assert!(err.contains("422") && err.contains("Validation Failed") && err.contains("POST /repos/mochi-ad/mochi/issues/7/comments"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(ours(&fake, 7).is_empty());
+}
+
+#[tokio::test]
+async fn a_read_only_token_writes_the_job_summary_instead() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, true);
+    fake.fault(Fault::new(Method::POST, "/issues/7/comments", 403).message("Resource not accessible by integration"));
+    let inputs = Inputs::new();
+    let mut env = env();
+    let summary = inputs.path("step-summary.md");
+    env.step_summary = Some(summary.clone());
+    let out = run(&fake, &inputs, &["--head-sha", HEAD], &env).await.unwrap();
+    assert!(out.stdout.contains("from a fork") && out.stdout.contains("job summary"), "{out:?}");
+    let written = std::fs::read_to_string(summary).unwrap();
+    assert!(written.starts_with(MARKER) && written.contains("Patch coverage"), "{written}");
+    assert!(ours(&fake, 7).is_empty());
+}
+
+#[tokio::test]
+async fn malformed_input_posts_nothing() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    let inputs = Inputs::new();
+    std::fs::write(inputs.path("bad.lcov"), "SF:src/lib.rs\nDA:1,1\nDA:two,0\nend_of_record\n").unwrap();
+    let bad = inputs.path("bad.lcov").display().to_string();
+    let err = run(&fake, &inputs, &["--head-sha", HEAD, "--lcov", &bad], &env()).await.unwrap_err();
+    assert!(err.starts_with(&format!("{bad}:3:")), "{err}");
+
+    std::fs::write(inputs.path("bad.json"), "{\"schema_version\": 1,\n\"columns\": [\"mochi\"],\n\"cases\": [}\n").unwrap();
+    let bad = inputs.path("bad.json").display().to_string();
+    let err = run(&fake, &inputs, &["--head-sha", HEAD, "--bench", &bad], &env()).await.unwrap_err();
+    assert!(err.starts_with(&format!("{bad}:3:")), "{err}");
+
+    std::fs::write(inputs.path("bad.diff"), "--- a/x\n+++ b/x\n@@ -1 +1 @@\n?\n").unwrap();
+    let bad = inputs.path("bad.diff").display().to_string();
+    let err = run(&fake, &inputs, &["--head-sha", HEAD, "--no-diff", "--diff", &bad], &env()).await.unwrap_err();
+    assert!(err.starts_with(&format!("{bad}:4:")), "{err}");
+
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+}
+
+#[tokio::test]
+async fn an_oversized_summary_is_shortened_not_rejected() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    let inputs = Inputs::new();
+    let cases: Vec<String> = (0..2000)
+        .map(|i| format!(r#"{{"label":"case_with_a_long_name_{i:05}","primal_ns":{}.0,"ratios":{{"mochi":1.5}}}}"#, i + 1))
+        .collect();
+    std::fs::write(inputs.path("big.json"), format!(r#"{{"schema_version":1,"columns":["mochi"],"cases":[{}]}}"#, cases.join(","))).unwrap();
+    let big = inputs.path("big.json").display().to_string();
+    run(&fake, &inputs, &["--head-sha", HEAD, "--bench", &big], &env()).await.unwrap();
+    let comments = ours(&fake, 7);
+    assert_eq!(comments.len(), 1);
+    let body = &comments[0].body;
+    assert!(body.chars().count() <= 65_536);
+    assert!(body.contains("This summary was shortened"), "{}", &body[body.len() - 300..]);
+    assert_eq!(body.matches("```").count() % 2, 0, "unbalanced code fence");
+}
+
+#[tokio::test]
+async fn without_a_diff_the_pull_request_files_are_used() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    fake.state.lock().unwrap().pulls.get_mut(&7).unwrap().files = vec![
+        serde_json::json!({"filename": "src/lib.rs", "status": "modified", "patch": "@@ -1,1 +1,2 @@\n-x\n+1\n+2"}),
+        serde_json::json!({"filename": "logo.png", "status": "added"}),
+        serde_json::json!({"filename": "gone.rs", "status": "removed", "patch": "@@ -1 +0,0 @@\n-x"}),
+    ];
+    let inputs = Inputs::new();
+    run(&fake, &inputs, &["--head-sha", HEAD, "--no-diff"], &env()).await.unwrap();
+    let body = &ours(&fake, 7)[0].body;
+    assert!(body.contains("**Patch coverage: 50.00%** (1 of 2 changed coverable lines covered, 1 missing)"), "{body}");
+}
+
+#[tokio::test]
+async fn dry_run_prints_and_touches_nothing() {
+    let fake = FakeGitHub::start().await;
+    let inputs = Inputs::new();
+    let out = run(&fake, &inputs, &["--head-sha", HEAD, "--dry-run"], &Env::default()).await.unwrap();
+    assert!(out.stdout.starts_with(MARKER), "{out:?}");
+    assert!(fake.requests().is_empty());
+}
