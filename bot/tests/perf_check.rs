@@ -1,0 +1,132 @@
+//! `perf-check` through the CLI: exit codes, listings, missing cases and retries.
+
+use std::path::Path;
+
+use clap::{CommandFactory, Parser};
+use mochi_bot::cli::{execute, Cli, Env, Report};
+
+fn report(ratios: &[(&str, Option<f64>)]) -> String {
+    let cases: Vec<String> = ratios
+        .iter()
+        .map(|(label, r)| {
+            let r = r.map_or("null".to_string(), |r| r.to_string());
+            format!(r#"{{"label":"{label}","primal_ns":100.0,"ratios":{{"mochi":{r},"peer":2.0}}}}"#)
+        })
+        .collect();
+    format!(r#"{{"schema_version":1,"columns":["mochi","peer"],"cases":[{}]}}"#, cases.join(","))
+}
+
+const RANGES: &str = "[cases.sum]\nlower = 1.0\nupper = 2.0\n\n[cases.dot]\nlower = 1.0\nupper = 3.0\n";
+
+async fn check(root: &Path, extra: &[&str]) -> Result<Report, String> {
+    let mut args = vec![
+        "mochi-bot".to_string(),
+        "--repo-root".to_string(),
+        root.display().to_string(),
+        "perf-check".to_string(),
+        "--bench".to_string(),
+        root.join("bench.json").display().to_string(),
+        "--ranges".to_string(),
+        root.join("ranges.toml").display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    execute(Cli::try_parse_from(args).map_err(|e| e.to_string())?, &Env::default()).await
+}
+
+fn setup(bench: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bench.json"), bench).unwrap();
+    std::fs::write(dir.path().join("ranges.toml"), RANGES).unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn inside_every_range_exits_zero() {
+    let dir = setup(&report(&[("sum", Some(1.5)), ("dot", Some(3.0)), ("ungated", Some(99.0))]));
+    let out = check(dir.path(), &[]).await.unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("all 2 gated cases inside their ranges"), "{out:?}");
+}
+
+#[tokio::test]
+async fn outside_a_range_exits_one_listing_each_case() {
+    let dir = setup(&report(&[("sum", Some(2.5)), ("dot", Some(0.5))]));
+    let out = check(dir.path(), &[]).await.unwrap();
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains("2 of 2 cases outside their ranges"), "{out:?}");
+    assert!(out.stdout.contains("sum (ratio 2.5, range [1, 2])"), "{out:?}");
+    assert!(out.stdout.contains("dot (ratio 0.5, range [1, 3])"), "{out:?}");
+}
+
+#[tokio::test]
+async fn a_missing_or_null_case_is_an_error() {
+    let dir = setup(&report(&[("sum", None)]));
+    let err = check(dir.path(), &[]).await.unwrap_err();
+    assert!(err.contains("2 gated case(s) have no `mochi` ratio: dot, sum"), "{err}");
+}
+
+#[tokio::test]
+async fn a_retry_that_recovers_passes() {
+    let dir = setup(&report(&[("sum", Some(2.5)), ("dot", Some(2.0))]));
+    std::fs::write(dir.path().join("good.json"), report(&[("sum", Some(1.9)), ("dot", Some(2.0))])).unwrap();
+    // The command re-measures only the failing cases, which it is told about.
+    let cmd = r#"test "$MOCHI_RETRY_CASES" = "sum" && cp good.json bench.json"#;
+    let out = check(dir.path(), &["--retry-cmd", cmd]).await.unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("retry 1/2: re-measuring sum"), "{out:?}");
+    assert!(out.stdout.contains("ok       sum: mochi ratio 1.9 inside [1, 2]"), "{out:?}");
+}
+
+#[tokio::test]
+async fn a_regression_that_persists_fails_after_the_retries() {
+    let dir = setup(&report(&[("sum", Some(2.5)), ("dot", Some(2.0))]));
+    let cmd = "echo again >> retries.log";
+    let out = check(dir.path(), &["--retry-cmd", cmd, "--retries", "3"]).await.unwrap();
+    assert_eq!(out.code, 1, "{out:?}");
+    let log = std::fs::read_to_string(dir.path().join("retries.log")).unwrap();
+    assert_eq!(log.lines().count(), 3);
+}
+
+#[tokio::test]
+async fn a_failing_retry_command_is_an_error() {
+    let dir = setup(&report(&[("sum", Some(2.5)), ("dot", Some(2.0))]));
+    let err = check(dir.path(), &["--retry-cmd", "exit 3"]).await.unwrap_err();
+    assert!(err.contains("--retry-cmd `exit 3` failed"), "{err}");
+}
+
+#[tokio::test]
+async fn malformed_files_name_file_and_line() {
+    let dir = setup("{\"schema_version\": 1,\n\"columns\": [\"mochi\"],\n\"cases\": 5}");
+    let err = check(dir.path(), &[]).await.unwrap_err();
+    assert!(err.contains("bench.json:3:"), "{err}");
+    std::fs::write(dir.path().join("bench.json"), report(&[("sum", Some(1.5))])).unwrap();
+    std::fs::write(dir.path().join("ranges.toml"), "[cases.sum]\nlower = 1.0\nupper = oops\n").unwrap();
+    let err = check(dir.path(), &[]).await.unwrap_err();
+    assert!(err.contains("ranges.toml:3:"), "{err}");
+    let err = check(dir.path(), &["--column", "nope"]).await;
+    assert!(err.is_err());
+}
+
+#[test]
+fn every_command_has_help() {
+    Cli::command().debug_assert();
+    let mut cli = Cli::command();
+    for name in ["pr-summary", "perf-check", "doc-review", "serve"] {
+        let sub = cli.find_subcommand_mut(name).unwrap();
+        let help = sub.render_help().to_string();
+        assert!(help.contains("Usage: "), "{name}: {help}");
+        assert!(help.len() > 200, "{name}: {help}");
+    }
+    let err = Cli::try_parse_from(["mochi-bot", "pr-summary", "--help"]).unwrap_err();
+    assert_eq!(err.kind(), clap::error::ErrorKind::DisplayHelp);
+}
+
+#[tokio::test]
+async fn an_invalid_config_names_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".github")).unwrap();
+    std::fs::write(dir.path().join(".github/mochi-bot.toml"), "[doc_review]\nbudget_minutes = 0\n").unwrap();
+    let args = ["mochi-bot", "--repo-root", &dir.path().display().to_string(), "doc-review", "--dry-run"].map(String::from);
+    let err = execute(Cli::try_parse_from(args).unwrap(), &Env::default()).await.unwrap_err();
+    assert!(err.contains("mochi-bot.toml:2: key `doc_review.budget_minutes`"), "{err}");
+}
