@@ -1,0 +1,442 @@
+//! `+ − × ÷` between arrays (with ndarray's broadcasting), arrays and scalars, and
+//! negation.
+//!
+//! For `y = a ∘ b` with broadcasting, the cotangent of each operand is the
+//! elementwise partial derivative times `ȳ`, summed over the copies broadcasting
+//! made ([`add_unbroadcast`](crate::cotangent::add_unbroadcast)).
+
+use crate::cotangent::{
+    add_owned, add_unbroadcast, add_unbroadcast_owned, add_unbroadcast_zip, add_unbroadcast_zip2,
+    is_structural_zero,
+};
+use crate::rule_trait::rule_trait;
+use crate::{zero, Elem};
+use mochi_core::{Call, Pullback};
+use ndarray::{Array, ArrayBase, Data, DimMax, Dimension, Zip};
+
+rule_trait! {
+    /// `a + b` on arrays and scalars: `Call((&a, &b)).op_add()`.
+    NdAdd => op_add
+}
+rule_trait! {
+    /// `a − b` on arrays and scalars: `Call((&a, &b)).op_sub()`.
+    NdSub => op_sub
+}
+rule_trait! {
+    /// `a · b` elementwise on arrays and scalars: `Call((&a, &b)).op_mul()`.
+    NdMul => op_mul
+}
+rule_trait! {
+    /// `a / b` elementwise on arrays and scalars: `Call((&a, &b)).op_div()`.
+    NdDiv => op_div
+}
+rule_trait! {
+    /// `−a` on an array: `Call((&a,)).op_neg()`.
+    NdNeg => op_neg
+}
+
+type Out<D1, D2> = <D1 as DimMax<D2>>::Output;
+
+/// Which of the four operators a pullback stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `a + b`
+    Add,
+    /// `a − b`
+    Sub,
+    /// `a · b`
+    Mul,
+    /// `a / b`
+    Div,
+}
+
+impl BinaryOp {
+    fn needs_operands(self) -> bool {
+        matches!(self, BinaryOp::Mul | BinaryOp::Div)
+    }
+}
+
+// ------------------------------------------------------------ array ∘ array
+
+/// Pullback of `a ∘ b` for two arrays: the shapes, and for `·` and `/` owned copies
+/// of both operands.
+pub struct ArrayArrayPullback<T, D1: Dimension + DimMax<D2>, D2: Dimension> {
+    op: BinaryOp,
+    a_dim: D1,
+    b_dim: D2,
+    out: Out<D1, D2>,
+    operands: Option<(Array<T, D1>, Array<T, D2>)>,
+}
+
+impl<T: Elem, D1, D2> Pullback for ArrayArrayPullback<T, D1, D2>
+where
+    D1: Dimension + DimMax<D2>,
+    D2: Dimension,
+{
+    type Output = Array<T, Out<D1, D2>>;
+    type Args = (Array<T, D1>, Array<T, D2>);
+    #[track_caller]
+    fn pullback(self, mut dy: Self::Output, (da, db): (&mut Array<T, D1>, &mut Array<T, D2>)) {
+        if is_structural_zero(&dy, &self.out) {
+            return;
+        }
+        match (self.op, &self.operands) {
+            (BinaryOp::Add, _) => {
+                add_unbroadcast(da, &self.a_dim, dy.view());
+                add_unbroadcast_owned(db, &self.b_dim, dy);
+            }
+            (BinaryOp::Sub, _) => {
+                add_unbroadcast(da, &self.a_dim, dy.view());
+                dy.map_inplace(|v| *v = -*v);
+                add_unbroadcast_owned(db, &self.b_dim, dy);
+            }
+            (BinaryOp::Mul, Some((a, b))) => {
+                // ∂(a·b)/∂a = b, ∂(a·b)/∂b = a
+                add_unbroadcast_zip(da, &self.a_dim, dy.view(), b.view(), |y, b| y * b);
+                add_unbroadcast_zip(db, &self.b_dim, dy.view(), a.view(), |y, a| y * a);
+            }
+            (BinaryOp::Div, Some((a, b))) => {
+                // ∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = −a/b²
+                add_unbroadcast_zip(da, &self.a_dim, dy.view(), b.view(), |y, b| y / b);
+                add_unbroadcast_zip2(db, &self.b_dim, dy.view(), a.view(), b.view(), |y, a, b| {
+                    -y * a / (b * b)
+                });
+            }
+            _ => unreachable!("mochi: `·` and `/` pullbacks keep their operands"),
+        }
+    }
+}
+
+macro_rules! array_array {
+    ($Trait:ident, $method:ident, $op:tt, $Op:expr) => {
+        impl<'a, 'b, T, S1, S2, D1, D2> $Trait for Call<(&'a ArrayBase<S1, D1>, &'b ArrayBase<S2, D2>)>
+        where
+            T: Elem,
+            S1: Data<Elem = T>,
+            S2: Data<Elem = T>,
+            D1: Dimension + DimMax<D2>,
+            D2: Dimension,
+        {
+            type Output = Array<T, Out<D1, D2>>;
+            type Pullback = ArrayArrayPullback<T, D1, D2>;
+            #[track_caller]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                let (a, b) = self.0;
+                let y = a $op b;
+                let op = $Op;
+                let operands = op.needs_operands().then(|| (a.to_owned(), b.to_owned()));
+                let pb = ArrayArrayPullback {
+                    op,
+                    a_dim: a.raw_dim(),
+                    b_dim: b.raw_dim(),
+                    out: y.raw_dim(),
+                    operands,
+                };
+                (y, pb)
+            }
+        }
+    };
+}
+array_array!(NdAdd, op_add, +, BinaryOp::Add);
+array_array!(NdSub, op_sub, -, BinaryOp::Sub);
+array_array!(NdMul, op_mul, *, BinaryOp::Mul);
+array_array!(NdDiv, op_div, /, BinaryOp::Div);
+
+// ------------------------------------------------------------ array ∘ scalar
+
+/// Pullback of `a ∘ s` or `s ∘ a` for an array `a` and a scalar `s`: the array's
+/// shape, the scalar, and for `·` and `/` a copy of the array.
+pub struct ArrayScalarPullback<T, D> {
+    op: BinaryOp,
+    scalar_first: bool,
+    scalar: T,
+    dim: D,
+    array: Option<Array<T, D>>,
+}
+
+impl<T: Elem, D: Dimension> ArrayScalarPullback<T, D> {
+    #[track_caller]
+    fn run(self, mut dy: Array<T, D>, dx: &mut Array<T, D>, ds: &mut T) {
+        if is_structural_zero(&dy, &self.dim) {
+            return;
+        }
+        let s = self.scalar;
+        match (self.op, self.scalar_first, &self.array) {
+            (BinaryOp::Add, _, _) => {
+                *ds += dy.sum();
+                add_owned(dx, &self.dim, dy);
+            }
+            (BinaryOp::Sub, false, _) => {
+                // y = x − s
+                *ds -= dy.sum();
+                add_owned(dx, &self.dim, dy);
+            }
+            (BinaryOp::Sub, true, _) => {
+                // y = s − x
+                *ds += dy.sum();
+                dy.map_inplace(|v| *v = -*v);
+                add_owned(dx, &self.dim, dy);
+            }
+            (BinaryOp::Mul, _, Some(x)) => {
+                // y = x·s: ∂y/∂x = s, ∂y/∂s = x
+                *ds += Zip::from(&dy).and(x).fold(zero::<T>(), |acc, &y, &x| acc + y * x);
+                dy.map_inplace(|v| *v = *v * s);
+                add_owned(dx, &self.dim, dy);
+            }
+            (BinaryOp::Div, false, Some(x)) => {
+                // y = x/s: ∂y/∂x = 1/s, ∂y/∂s = −x/s²
+                let dot = Zip::from(&dy).and(x).fold(zero::<T>(), |acc, &y, &x| acc + y * x);
+                *ds -= dot / (s * s);
+                dy.map_inplace(|v| *v = *v / s);
+                add_owned(dx, &self.dim, dy);
+            }
+            (BinaryOp::Div, true, Some(x)) => {
+                // y = s/x: ∂y/∂s = 1/x, ∂y/∂x = −s/x²
+                *ds += Zip::from(&dy).and(x).fold(zero::<T>(), |acc, &y, &x| acc + y / x);
+                Zip::from(&mut dy).and(x).for_each(|y, &x| *y = -*y * s / (x * x));
+                add_owned(dx, &self.dim, dy);
+            }
+            _ => unreachable!("mochi: `·` and `/` pullbacks keep their array operand"),
+        }
+    }
+}
+
+/// [`ArrayScalarPullback`] for `array ∘ scalar` (argument order: array, scalar).
+pub struct ArrayThenScalar<T, D>(ArrayScalarPullback<T, D>);
+/// [`ArrayScalarPullback`] for `scalar ∘ array` (argument order: scalar, array).
+pub struct ScalarThenArray<T, D>(ArrayScalarPullback<T, D>);
+
+impl<T: Elem, D: Dimension> Pullback for ArrayThenScalar<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>, T);
+    #[track_caller]
+    fn pullback(self, dy: Array<T, D>, (dx, ds): (&mut Array<T, D>, &mut T)) {
+        self.0.run(dy, dx, ds)
+    }
+}
+
+impl<T: Elem, D: Dimension> Pullback for ScalarThenArray<T, D> {
+    type Output = Array<T, D>;
+    type Args = (T, Array<T, D>);
+    #[track_caller]
+    fn pullback(self, dy: Array<T, D>, (ds, dx): (&mut T, &mut Array<T, D>)) {
+        self.0.run(dy, dx, ds)
+    }
+}
+
+fn scalar_pb<T: Elem, S: Data<Elem = T>, D: Dimension>(
+    op: BinaryOp,
+    scalar_first: bool,
+    scalar: T,
+    x: &ArrayBase<S, D>,
+) -> ArrayScalarPullback<T, D> {
+    let needs_array = op.needs_operands();
+    ArrayScalarPullback {
+        op,
+        scalar_first,
+        scalar,
+        dim: x.raw_dim(),
+        array: needs_array.then(|| x.to_owned()),
+    }
+}
+
+macro_rules! with_scalar {
+    ($Trait:ident, $method:ident, $op:tt, $Op:expr) => {
+        impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension> $Trait for Call<(&'a ArrayBase<S, D>, &'b T)> {
+            type Output = Array<T, D>;
+            type Pullback = ArrayThenScalar<T, D>;
+            #[track_caller]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                let (x, &s) = self.0;
+                let y = x.mapv(|v| v $op s);
+                (y, ArrayThenScalar(scalar_pb($Op, false, s, x)))
+            }
+        }
+        impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension> $Trait for Call<(&'a T, &'b ArrayBase<S, D>)> {
+            type Output = Array<T, D>;
+            type Pullback = ScalarThenArray<T, D>;
+            #[track_caller]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                let (&s, x) = self.0;
+                let y = x.mapv(|v| s $op v);
+                (y, ScalarThenArray(scalar_pb($Op, true, s, x)))
+            }
+        }
+    };
+}
+with_scalar!(NdAdd, op_add, +, BinaryOp::Add);
+with_scalar!(NdSub, op_sub, -, BinaryOp::Sub);
+with_scalar!(NdMul, op_mul, *, BinaryOp::Mul);
+with_scalar!(NdDiv, op_div, /, BinaryOp::Div);
+
+// ------------------------------------------------------------ negation
+
+/// Pullback of `−a`: the shape only.
+pub struct NegPullback<T, D> {
+    dim: D,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Elem, D: Dimension> Pullback for NegPullback<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>,);
+    #[track_caller]
+    fn pullback(self, mut dy: Array<T, D>, (dx,): (&mut Array<T, D>,)) {
+        if is_structural_zero(&dy, &self.dim) {
+            return;
+        }
+        dy.map_inplace(|v| *v = -*v);
+        add_owned(dx, &self.dim, dy);
+    }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdNeg for Call<(&'a ArrayBase<S, D>,)> {
+    type Output = Array<T, D>;
+    type Pullback = NegPullback<T, D>;
+    #[track_caller]
+    fn op_neg(self) -> (Self::Output, Self::Pullback) {
+        let (x,) = self.0;
+        (x.mapv(|v| -v), NegPullback { dim: x.raw_dim(), _t: std::marker::PhantomData })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{layouts, random, TestElem};
+    use mochi_core::testing::RuleTest;
+    use ndarray::{Array1, Array2, Ix1, Ix2};
+
+    /// Operands of a division stay away from zero.
+    fn away_from_zero<T: Elem, D: Dimension>(mut x: Array<T, D>) -> Array<T, D> {
+        x.mapv_inplace(|v| v.abs() + T::of_f64(0.5));
+        x
+    }
+
+    fn same_shape<T: TestElem>() {
+        for shape in [Ix2(1, 1), Ix2(0, 3), Ix2(3, 4)] {
+            for ((_, a), (_, b)) in layouts::<T, _>(shape, 1).into_iter().zip(layouts::<T, _>(shape, 2)) {
+                let b = away_from_zero(b);
+                let args = (a, b);
+                // ∂(a ± b) = ±1: shapes only, no allocation on dense accumulators
+                RuleTest::new(args.clone(), |a| &a.0 + &a.1, |a| Call((&a.0, &a.1)).op_add())
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+                RuleTest::new(args.clone(), |a| &a.0 - &a.1, |a| Call((&a.0, &a.1)).op_sub())
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+                RuleTest::new(args.clone(), |a| &a.0 * &a.1, |a| Call((&a.0, &a.1)).op_mul())
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+                RuleTest::new(args.clone(), |a| &a.0 / &a.1, |a| Call((&a.0, &a.1)).op_div())
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+            }
+        }
+    }
+
+    #[test]
+    fn array_array_same_shape() {
+        same_shape::<f64>();
+        same_shape::<f32>();
+    }
+
+    fn broadcasting<T: TestElem>() {
+        // a row vector against a matrix: the vector's cotangent sums over rows
+        let m: Array2<T> = random(Ix2(3, 4), 3);
+        let v: Array1<T> = away_from_zero(random(Ix1(4), 4));
+        let args = (m.clone(), v.clone());
+        RuleTest::new(args.clone(), |a| &a.0 + &a.1, |a| Call((&a.0, &a.1)).op_add())
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+        RuleTest::new(args.clone(), |a| &a.0 - &a.1, |a| Call((&a.0, &a.1)).op_sub())
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+        RuleTest::new(args.clone(), |a| &a.0 * &a.1, |a| Call((&a.0, &a.1)).op_mul())
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+        RuleTest::new(args, |a| &a.0 / &a.1, |a| Call((&a.0, &a.1)).op_div())
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+        // vector first, and a column against a row: both operands are stretched
+        RuleTest::new((v.clone(), m), |a| &a.0 * &a.1, |a| Call((&a.0, &a.1)).op_mul())
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+        let col: Array2<T> = random(Ix2(3, 1), 5);
+        let row: Array2<T> = away_from_zero(random(Ix2(1, 4), 6));
+        RuleTest::new((col, row), |a| &a.0 / &a.1, |a| Call((&a.0, &a.1)).op_div())
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+    }
+
+    #[test]
+    fn array_array_broadcasting() {
+        broadcasting::<f64>();
+        broadcasting::<f32>();
+    }
+
+    fn with_scalar<T: TestElem>() {
+        for shape in [Ix2(1, 1), Ix2(0, 2), Ix2(2, 3)] {
+            for (_, x) in layouts::<T, _>(shape, 7) {
+                let x = away_from_zero(x);
+                let s = T::of_f64(1.7);
+                let args = (x, s);
+                macro_rules! both_orders {
+                    ($op:tt, $method:ident) => {
+                        RuleTest::new(args.clone(), |a| a.0.mapv(|v| v $op a.1), |a| Call((&a.0, &a.1)).$method())
+                            .tolerance(T::RTOL, T::ATOL)
+                            .expect_no_alloc()
+                            .run();
+                        RuleTest::new((args.1, args.0.clone()), |a| a.1.mapv(|v| a.0 $op v), |a| Call((&a.0, &a.1)).$method())
+                            .tolerance(T::RTOL, T::ATOL)
+                            .expect_no_alloc()
+                            .run();
+                    };
+                }
+                both_orders!(+, op_add);
+                both_orders!(-, op_sub);
+                both_orders!(*, op_mul);
+                both_orders!(/, op_div);
+            }
+        }
+    }
+
+    #[test]
+    fn array_scalar_both_orders() {
+        with_scalar::<f64>();
+        with_scalar::<f32>();
+    }
+
+    #[test]
+    fn negation() {
+        for (_, x) in layouts::<f64, _>(Ix2(3, 2), 8) {
+            RuleTest::new((x,), |a| -&a.0, |a| Call((&a.0,)).op_neg())
+                .expect_no_alloc()
+                .run();
+        }
+        RuleTest::new((random::<f32, _>(Ix1(5), 9),), |a| -&a.0, |a| Call((&a.0,)).op_neg())
+            .tolerance(f32::RTOL, f32::ATOL)
+            .run();
+    }
+
+    #[test]
+    fn views_are_operands_too() {
+        // A transposed view against an owned matrix: the rule sees a view.
+        let a: Array2<f64> = random(Ix2(4, 3), 10);
+        let b: Array2<f64> = random(Ix2(3, 4), 11);
+        let (y, _) = Call((&a.t(), &b)).op_mul();
+        assert_eq!(y, &a.t() * &b);
+    }
+
+    #[test]
+    #[should_panic(expected = "incompatible shapes")]
+    fn mismatched_shapes_panic_like_the_primal() {
+        let a: Array2<f64> = random(Ix2(2, 3), 12);
+        let b: Array2<f64> = random(Ix2(3, 2), 13);
+        let _ = Call((&a, &b)).op_add();
+    }
+}

@@ -1,0 +1,66 @@
+//! The element types the array rules are written for.
+
+use mochi_core::{Perturb, Tangent, TangentVector};
+use ndarray::{LinalgScalar, ScalarOperand};
+use num_traits::Float;
+use std::fmt::Debug;
+use std::iter::Sum;
+use std::ops::{AddAssign, DivAssign, MulAssign, SubAssign};
+
+/// A floating-point array element that is its own tangent: `f64` and `f32`.
+///
+/// Every array rule is generic over `T: Elem`; the cotangent of an
+/// `ArrayBase<S, D>` with `S::Elem = T` is an `Array<T, D>`.
+pub trait Elem:
+    Float
+    + LinalgScalar
+    + ScalarOperand
+    + Tangent<Tangent = Self>
+    + TangentVector
+    + Perturb
+    + Sum
+    + num_traits::FromPrimitive
+    + AddAssign
+    + SubAssign
+    + MulAssign
+    + DivAssign
+    + Debug
+    + Default
+    + Send
+    + Sync
+    + 'static
+{
+    /// The value `v` rounded to this type.
+    fn of_f64(v: f64) -> Self;
+    /// The length `n` as this type (used for means).
+    fn of_usize(n: usize) -> Self;
+}
+
+impl Elem for f64 {
+    #[inline(always)]
+    fn of_f64(v: f64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn of_usize(n: usize) -> Self {
+        n as f64
+    }
+}
+
+impl Elem for f32 {
+    #[inline(always)]
+    fn of_f64(v: f64) -> Self {
+        v as f32
+    }
+    #[inline(always)]
+    fn of_usize(n: usize) -> Self {
+        n as f32
+    }
+}
+
+/// The additive identity of an element type (`Float` and `TangentVector` both name
+/// a `zero`; this one is unambiguous).
+#[inline(always)]
+pub fn zero<T: Elem>() -> T {
+    <T as num_traits::Zero>::zero()
+}

@@ -1,0 +1,255 @@
+//! Elementwise maths on float arrays — ndarray's `exp`, `ln`, `sin`, `sqrt`,
+//! `pow2`, `powi`, `powf`, … — and `scaled_add` in value form.
+//!
+//! Each unary rule keeps one array for its pullback: the input when the derivative
+//! is a function of the input (`sin`: `cos x`), the output when it is a function of
+//! the output (`exp`: `y`; `sqrt`: `1/(2y)`), so no rule keeps both.
+
+use crate::cotangent::{add_owned, add_unbroadcast, add_unbroadcast_zip, dense, is_structural_zero};
+use crate::rule_trait::rule_trait;
+use crate::{zero, Elem};
+use mochi_core::{Call, NoTangent, Pullback};
+use ndarray::{Array, ArrayBase, Data, Dimension, Zip};
+use std::marker::PhantomData;
+
+/// One elementwise function: its value and its derivative in terms of the saved
+/// array (input or output).
+pub trait UnaryKernel<T> {
+    /// Whether the pullback keeps the output (`true`) or the input (`false`).
+    const SAVES_OUTPUT: bool;
+    /// The derivative at an element, from the saved value there.
+    fn derivative(saved: T) -> T;
+}
+
+/// Pullback of an elementwise function `K`: the saved input or output.
+pub struct UnaryPullback<T, D, K> {
+    saved: Array<T, D>,
+    _k: PhantomData<K>,
+}
+
+impl<T: Elem, D: Dimension, K: UnaryKernel<T>> Pullback for UnaryPullback<T, D, K> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>,);
+    #[track_caller]
+    fn pullback(self, mut dy: Array<T, D>, (dx,): (&mut Array<T, D>,)) {
+        let dim = self.saved.raw_dim();
+        if is_structural_zero(&dy, &dim) {
+            return;
+        }
+        if is_structural_zero(dx, &dim) {
+            // Reuse ȳ's buffer: no allocation.
+            dy.zip_mut_with(&self.saved, |y, &s| *y = *y * K::derivative(s));
+            add_owned(dx, &dim, dy);
+        } else {
+            Zip::from(&mut *dx)
+                .and(&dy)
+                .and(&self.saved)
+                .for_each(|d, &y, &s| *d += y * K::derivative(s));
+        }
+    }
+}
+
+macro_rules! unary {
+    ($($(#[$doc:meta])* $Trait:ident, $Kernel:ident, $method:ident, $saves_output:expr, |$s:ident| $deriv:expr;)*) => {$(
+        rule_trait! {
+            $(#[$doc])*
+            $Trait => $method
+        }
+
+        #[doc = concat!("The kernel of `", stringify!($method), "`.")]
+        pub struct $Kernel;
+
+        impl<T: Elem> UnaryKernel<T> for $Kernel {
+            const SAVES_OUTPUT: bool = $saves_output;
+            #[inline(always)]
+            fn derivative($s: T) -> T {
+                $deriv
+            }
+        }
+
+        impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> $Trait for Call<(&'a ArrayBase<S, D>,)> {
+            type Output = Array<T, D>;
+            type Pullback = UnaryPullback<T, D, $Kernel>;
+            #[inline]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                let (x,) = self.0;
+                let y = x.$method();
+                let saved = if $saves_output { y.clone() } else { x.to_owned() };
+                (y, UnaryPullback { saved, _k: PhantomData })
+            }
+        }
+    )*};
+}
+
+fn c<T: Elem>(v: f64) -> T {
+    T::of_f64(v)
+}
+
+unary! {
+    /// `x.exp()` elementwise: `Call((&x,)).exp()`.
+    NdExp, ExpKernel, exp, true, |y| y;
+    /// `x.exp2()` elementwise.
+    NdExp2, Exp2Kernel, exp2, true, |y| y * c::<T>(std::f64::consts::LN_2);
+    /// `x.ln()` elementwise.
+    NdLn, LnKernel, ln, false, |x| x.recip();
+    /// `x.log2()` elementwise.
+    NdLog2, Log2Kernel, log2, false, |x| (x * c::<T>(std::f64::consts::LN_2)).recip();
+    /// `x.log10()` elementwise.
+    NdLog10, Log10Kernel, log10, false, |x| (x * c::<T>(std::f64::consts::LN_10)).recip();
+    /// `x.sqrt()` elementwise.
+    NdSqrt, SqrtKernel, sqrt, true, |y| (y + y).recip();
+    /// `x.cbrt()` elementwise.
+    NdCbrt, CbrtKernel, cbrt, true, |y| (c::<T>(3.0) * y * y).recip();
+    /// `x.sin()` elementwise.
+    NdSin, SinKernel, sin, false, |x| x.cos();
+    /// `x.cos()` elementwise.
+    NdCos, CosKernel, cos, false, |x| -x.sin();
+    /// `x.tan()` elementwise.
+    NdTan, TanKernel, tan, true, |y| T::one() + y * y;
+    /// `x.recip()` elementwise.
+    NdRecip, RecipKernel, recip, true, |y| -(y * y);
+    /// `x.abs()` elementwise (derivative `sign x`, `0` at `0`).
+    NdAbs, AbsKernel, abs, false, |x| if x > zero::<T>() { T::one() } else if x < zero::<T>() { -T::one() } else { zero::<T>() };
+    /// `x.pow2()` (squares) elementwise.
+    NdPow2, Pow2Kernel, pow2, false, |x| x + x;
+}
+
+rule_trait! {
+    /// `x.powi(n)` elementwise: `Call((&x, &n)).powi()`.
+    NdPowi => powi
+}
+rule_trait! {
+    /// `x.powf(p)` elementwise with a scalar exponent: `Call((&x, &p)).powf()`.
+    NdPowf => powf
+}
+
+/// Pullback of `powi(n)`: a copy of the input and `n`.
+pub struct PowiPullback<T, D> {
+    x: Array<T, D>,
+    n: i32,
+}
+
+impl<T: Elem, D: Dimension> Pullback for PowiPullback<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>, NoTangent);
+    #[track_caller]
+    fn pullback(self, dy: Array<T, D>, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
+        let dim = self.x.raw_dim();
+        if is_structural_zero(&dy, &dim) {
+            return;
+        }
+        // d(xⁿ)/dx = n xⁿ⁻¹
+        let n = self.n;
+        let nt = T::of_f64(f64::from(n));
+        add_unbroadcast_zip(dx, &dim, dy.view(), self.x.view(), |y, x| {
+            if n == 0 { zero::<T>() } else { y * nt * x.powi(n - 1) }
+        });
+    }
+}
+
+impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension> NdPowi for Call<(&'a ArrayBase<S, D>, &'b i32)> {
+    type Output = Array<T, D>;
+    type Pullback = PowiPullback<T, D>;
+    fn powi(self) -> (Self::Output, Self::Pullback) {
+        let (x, &n) = self.0;
+        (x.powi(n), PowiPullback { x: x.to_owned(), n })
+    }
+}
+
+/// Pullback of `powf(p)`: copies of the input and output, and `p`.
+pub struct PowfPullback<T, D> {
+    x: Array<T, D>,
+    y: Array<T, D>,
+    p: T,
+}
+
+impl<T: Elem, D: Dimension> Pullback for PowfPullback<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>, T);
+    #[track_caller]
+    fn pullback(self, dy: Array<T, D>, (dx, dp): (&mut Array<T, D>, &mut T)) {
+        let dim = self.x.raw_dim();
+        if is_structural_zero(&dy, &dim) {
+            return;
+        }
+        let p = self.p;
+        // d(xᵖ)/dp = xᵖ ln x (taken as 0 where xᵖ = 0)
+        *dp += Zip::from(&dy).and(&self.y).and(&self.x).fold(zero::<T>(), |acc, &g, &y, &x| {
+            if y == zero::<T>() { acc } else { acc + g * y * x.ln() }
+        });
+        // d(xᵖ)/dx = p xᵖ⁻¹
+        add_unbroadcast_zip(dx, &dim, dy.view(), self.x.view(), |g, x| {
+            if p == zero::<T>() { zero::<T>() } else { g * p * x.powf(p - T::one()) }
+        });
+    }
+}
+
+impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension> NdPowf for Call<(&'a ArrayBase<S, D>, &'b T)> {
+    type Output = Array<T, D>;
+    type Pullback = PowfPullback<T, D>;
+    fn powf(self) -> (Self::Output, Self::Pullback) {
+        let (x, &p) = self.0;
+        let y = x.powf(p);
+        (y.clone(), PowfPullback { x: x.to_owned(), y, p })
+    }
+}
+
+rule_trait! {
+    /// `y.scaled_add(a, &x)` in value form (`y + a·x`, `x` broadcast to `y`'s shape):
+    /// `y = Call((&y, &a, &x)).scaled_add_value()`.
+    NdScaledAddValue => scaled_add_value
+}
+
+/// Pullback of `scaled_add_value`: `a`, a copy of `x`, and `y`'s shape.
+pub struct ScaledAddPullback<T, D, E> {
+    dim: D,
+    alpha: T,
+    x: Array<T, E>,
+}
+
+impl<T: Elem, D: Dimension, E: Dimension> Pullback for ScaledAddPullback<T, D, E> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>, T, Array<T, E>);
+    #[track_caller]
+    fn pullback(self, dz: Array<T, D>, (dy, da, dx): (&mut Array<T, D>, &mut T, &mut Array<T, E>)) {
+        if is_structural_zero(&dz, &self.dim) {
+            return;
+        }
+        // z = y + a·x: ȳ += z̄, ā += ⟨z̄, x⟩, x̄ += unbroadcast(a·z̄)
+        *da += Zip::from(&dz)
+            .and_broadcast(&self.x)
+            .fold(zero::<T>(), |acc, &g, &x| acc + g * x);
+        let alpha = self.alpha;
+        let x_dim = self.x.raw_dim();
+        if dz.shape() == x_dim.slice() {
+            let dxd = dense(dx, &x_dim);
+            Zip::from(dxd)
+                .and_broadcast(&dz)
+                .for_each(|d, &g| *d += alpha * g);
+        } else {
+            let scaled = dz.mapv(|g| alpha * g);
+            add_unbroadcast(dx, &x_dim, scaled.view());
+        }
+        add_owned(dy, &self.dim, dz);
+    }
+}
+
+impl<'a, 'b, 'c, T, S1, S2, D, E> NdScaledAddValue
+    for Call<(&'a ArrayBase<S1, D>, &'b T, &'c ArrayBase<S2, E>)>
+where
+    T: Elem,
+    S1: Data<Elem = T>,
+    S2: Data<Elem = T>,
+    D: Dimension,
+    E: Dimension,
+{
+    type Output = Array<T, D>;
+    type Pullback = ScaledAddPullback<T, D, E>;
+    #[track_caller]
+    fn scaled_add_value(self) -> (Self::Output, Self::Pullback) {
+        let (y, &alpha, x) = self.0;
+        let mut z = y.to_owned();
+        z.scaled_add(alpha, x);
+        (z, ScaledAddPullback { dim: y.raw_dim(), alpha, x: x.to_owned() })
+    }
+}

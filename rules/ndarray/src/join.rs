@@ -1,0 +1,166 @@
+//! Joining arrays: `ndarray::concatenate(axis, &[views])` and
+//! `ndarray::stack(axis, &[views])`.
+//!
+//! Generated code calls `Call((&axis, &list)).concatenate()` where `list` is the
+//! list of views as written: an array `[ArrayView; N]`, a `Vec<ArrayView>`, a slice,
+//! or a reference to one of these ([`ViewList`]). The cotangent of the list is the
+//! list of the views' cotangents (`[Array; N]` or `Vec<Array>`), and the pullback
+//! hands each piece of the output cotangent to its input.
+
+use crate::cotangent::{add_view, is_structural_zero};
+use crate::rule_trait::rule_trait;
+use crate::Elem;
+use mochi_core::{Call, NoTangent, Pullback, Tangent, TangentVector};
+use ndarray::{Array, ArrayView, Axis, Dimension, RemoveAxis, ShapeError, Slice};
+use std::marker::PhantomData;
+
+rule_trait! {
+    /// `ndarray::concatenate(axis, &views)`: `Call((&axis, &views)).concatenate()`.
+    NdConcatenate => concatenate
+}
+rule_trait! {
+    /// `ndarray::stack(axis, &views)`: `Call((&axis, &views)).stack()`.
+    NdStack => stack
+}
+
+/// A cotangent of a list of arrays, as one mutable slice of array cotangents.
+pub trait CotangentList<T, D>: TangentVector {
+    /// The `n` cotangents, materialising a structural-zero list first.
+    fn slots(&mut self, n: usize) -> &mut [Array<T, D>];
+}
+
+impl<T: Elem, D: Dimension, const N: usize> CotangentList<T, D> for [Array<T, D>; N] {
+    fn slots(&mut self, _n: usize) -> &mut [Array<T, D>] {
+        self
+    }
+}
+
+impl<T: Elem, D: Dimension> CotangentList<T, D> for Vec<Array<T, D>> {
+    fn slots(&mut self, n: usize) -> &mut [Array<T, D>] {
+        if self.is_empty() {
+            self.resize_with(n, TangentVector::zero);
+        }
+        self
+    }
+}
+
+/// A list of array views, as generated code passes it to `concatenate` and `stack`.
+pub trait ViewList: Tangent {
+    /// The element type of the views.
+    type Elem: Elem;
+    /// The dimension of the views.
+    type Dim: Dimension;
+    /// The views, in order (reborrowed).
+    fn views(&self) -> Vec<ArrayView<'_, Self::Elem, Self::Dim>>;
+}
+
+impl<'v, T: Elem, D: Dimension, const N: usize> ViewList for [ArrayView<'v, T, D>; N] {
+    type Elem = T;
+    type Dim = D;
+    fn views(&self) -> Vec<ArrayView<'_, T, D>> {
+        self.iter().map(|v| v.view()).collect()
+    }
+}
+impl<'v, T: Elem, D: Dimension> ViewList for [ArrayView<'v, T, D>] {
+    type Elem = T;
+    type Dim = D;
+    fn views(&self) -> Vec<ArrayView<'_, T, D>> {
+        self.iter().map(|v| v.view()).collect()
+    }
+}
+impl<'v, T: Elem, D: Dimension> ViewList for Vec<ArrayView<'v, T, D>> {
+    type Elem = T;
+    type Dim = D;
+    fn views(&self) -> Vec<ArrayView<'_, T, D>> {
+        self.iter().map(|v| v.view()).collect()
+    }
+}
+impl<L: ViewList + ?Sized> ViewList for &L {
+    type Elem = L::Elem;
+    type Dim = L::Dim;
+    fn views(&self) -> Vec<ArrayView<'_, L::Elem, L::Dim>> {
+        (**self).views()
+    }
+}
+
+/// Pullback of `concatenate` and `stack`: the axis and the inputs' shapes.
+pub struct JoinPullback<T, D, E, C> {
+    axis: Axis,
+    dims: Vec<D>,
+    out: E,
+    stacked: bool,
+    _t: PhantomData<(T, fn(&mut C))>,
+}
+
+impl<T: Elem, D: Dimension, E: Dimension + RemoveAxis, C: CotangentList<T, D>> Pullback
+    for JoinPullback<T, D, E, C>
+{
+    type Output = Array<T, E>;
+    type Args = (NoTangent, C);
+    #[track_caller]
+    fn pullback(self, dy: Array<T, E>, (_, dlist): (&mut NoTangent, &mut C)) {
+        if is_structural_zero(&dy, &self.out) {
+            return;
+        }
+        let slots = dlist.slots(self.dims.len());
+        let mut start = 0;
+        for (i, (slot, dim)) in slots.iter_mut().zip(&self.dims).enumerate() {
+            if self.stacked {
+                let piece = dy
+                    .index_axis(self.axis, i)
+                    .into_dimensionality::<D>()
+                    .expect("stack adds one axis");
+                add_view(slot, dim, piece);
+            } else {
+                let len = dim[self.axis.index()];
+                let piece = dy
+                    .slice_axis(self.axis, Slice::from(start..start + len))
+                    .into_dimensionality::<D>()
+                    .expect("concatenate keeps the rank");
+                add_view(slot, dim, piece);
+                start += len;
+            }
+        }
+    }
+}
+
+impl<'a, 'b, L> NdConcatenate for Call<(&'a Axis, &'b L)>
+where
+    L: ViewList + ?Sized,
+    L::Dim: RemoveAxis,
+    L::Tangent: CotangentList<L::Elem, L::Dim>,
+{
+    type Output = Result<Array<L::Elem, L::Dim>, ShapeError>;
+    type Pullback = JoinPullback<L::Elem, L::Dim, L::Dim, L::Tangent>;
+    #[track_caller]
+    fn concatenate(self) -> (Self::Output, Self::Pullback) {
+        let (&axis, list) = self.0;
+        let views = list.views();
+        let y = ndarray::concatenate(axis, &views);
+        let out = y.as_ref().map(|y| y.raw_dim()).unwrap_or_else(|_| L::Dim::zeros(views.first().map_or(1, |v| v.ndim())));
+        let dims = views.iter().map(|v| v.raw_dim()).collect();
+        (y, JoinPullback { axis, dims, out, stacked: false, _t: PhantomData })
+    }
+}
+
+impl<'a, 'b, L> NdStack for Call<(&'a Axis, &'b L)>
+where
+    L: ViewList + ?Sized,
+    <L::Dim as Dimension>::Larger: RemoveAxis,
+    L::Tangent: CotangentList<L::Elem, L::Dim>,
+{
+    type Output = Result<Array<L::Elem, <L::Dim as Dimension>::Larger>, ShapeError>;
+    type Pullback = JoinPullback<L::Elem, L::Dim, <L::Dim as Dimension>::Larger, L::Tangent>;
+    #[track_caller]
+    fn stack(self) -> (Self::Output, Self::Pullback) {
+        let (&axis, list) = self.0;
+        let views = list.views();
+        let y = ndarray::stack(axis, &views);
+        let out = y
+            .as_ref()
+            .map(|y| y.raw_dim())
+            .unwrap_or_else(|_| <L::Dim as Dimension>::Larger::zeros(views.first().map_or(1, |v| v.ndim() + 1)));
+        let dims = views.iter().map(|v| v.raw_dim()).collect();
+        (y, JoinPullback { axis, dims, out, stacked: true, _t: PhantomData })
+    }
+}

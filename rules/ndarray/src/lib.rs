@@ -1,0 +1,55 @@
+//! Reverse rules for [ndarray]: reductions, broadcasting arithmetic, products, views
+//! and slices, closures in adapters, structured matrices and joins — for `f64` and
+//! `f32` arrays of any storage (owned, views) and any layout (contiguous,
+//! transposed, strided).
+//!
+//! Every rule is a method on [`mochi_core::Call`] from one of the traits re-exported
+//! by [`rules`], which `#[differentiable]` glob-imports into generated code:
+//! `x.sum_axis(Axis(0))` becomes `Call((&x, &Axis(0))).sum_axis()`, returning the
+//! value and a pullback. The cotangent of an `ArrayBase<S, D>` of `T` is an
+//! `Array<T, D>`; see [`cotangent`] for how pullbacks accumulate into it and
+//! `design-docs/array-rules.md` for the model.
+//!
+//! Free functions of this crate that differentiable code calls ([`outer`],
+//! [`trace`], [`norm_l2`]) each have a rule module beside them (`outer::rrule`).
+
+mod elem;
+mod rule_trait;
+
+pub mod arith;
+pub mod closure;
+pub mod cotangent;
+pub mod elementwise;
+pub mod join;
+pub mod kron;
+pub mod product;
+pub mod reduce;
+pub mod shape;
+pub mod structure;
+
+pub use elem::{zero, Elem};
+pub use product::outer;
+pub use reduce::norm_l2;
+pub use structure::trace;
+
+/// Every rule trait of this crate, for a glob import next to the other rule crates'.
+pub mod rules {
+    pub use crate::arith::{NdAdd, NdDiv, NdMul, NdNeg, NdSub};
+    pub use crate::closure::{NdFold, NdMap, NdMapv, NdZipMap};
+    pub use crate::elementwise::{
+        NdAbs, NdCbrt, NdCos, NdExp, NdExp2, NdLn, NdLog10, NdLog2, NdPow2, NdPowf, NdPowi,
+        NdRecip, NdScaledAddValue, NdSin, NdSqrt, NdTan,
+    };
+    pub use crate::join::{NdConcatenate, NdStack};
+    pub use crate::kron::NdKron;
+    pub use crate::product::{NdDot, NdOuter};
+    pub use crate::reduce::{NdMean, NdMeanAxis, NdNormL2, NdProduct, NdSum, NdSumAxis};
+    pub use crate::shape::{
+        NdBroadcast, NdClone, NdInsertAxis, NdIntoShape, NdIntoShapeWithOrder, NdSlice,
+        NdSliceAxis, NdT, NdToOwned, NdToShape, NdView,
+    };
+    pub use crate::structure::{NdDiag, NdTrace, NdTril, NdTriu};
+}
+
+#[cfg(test)]
+mod test_support;

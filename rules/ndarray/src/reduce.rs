@@ -1,0 +1,389 @@
+//! Reductions: `sum`, `sum_axis`, `mean`, `mean_axis`, `product`, and the
+//! Euclidean norm [`norm_l2`].
+//!
+//! The cotangent of a reduction is the output cotangent spread back over the
+//! reduced elements: a fill for `sum`, a broadcast along the axis for `sum_axis`.
+
+use crate::cotangent::{add_fill, add_scaled, dense, is_structural_zero};
+use crate::rule_trait::rule_trait;
+use crate::{zero, Elem};
+use mochi_core::{Call, Pullback};
+use ndarray::{Array, ArrayBase, Axis, Data, Dimension, RemoveAxis};
+
+
+rule_trait! {
+    /// `x.sum()`: `Call((&x,)).sum()`.
+    NdSum => sum
+}
+rule_trait! {
+    /// `x.sum_axis(axis)`: `Call((&x, &axis)).sum_axis()`.
+    NdSumAxis => sum_axis
+}
+rule_trait! {
+    /// `x.mean()` (`None` for an empty array): `Call((&x,)).mean()`.
+    NdMean => mean
+}
+rule_trait! {
+    /// `x.mean_axis(axis)` (`None` when the axis is empty): `Call((&x, &axis)).mean_axis()`.
+    NdMeanAxis => mean_axis
+}
+rule_trait! {
+    /// `x.product()`: `Call((&x,)).product()`.
+    NdProduct => product
+}
+rule_trait! {
+    /// `norm_l2(&x)` as a method: `Call((&x,)).norm_l2()`.
+    NdNormL2 => norm_l2
+}
+
+/// Pullback of `sum` and `mean`: `x̄ += scale · ȳ` in every element.
+pub struct FillPullback<T, D> {
+    dim: D,
+    scale: T,
+}
+
+impl<T: Elem, D: Dimension> Pullback for FillPullback<T, D> {
+    type Output = T;
+    type Args = (Array<T, D>,);
+    #[track_caller]
+    fn pullback(self, dy: T, (dx,): (&mut Array<T, D>,)) {
+        add_fill(dx, &self.dim, dy * self.scale);
+    }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdSum for Call<(&'a ArrayBase<S, D>,)> {
+    type Output = T;
+    type Pullback = FillPullback<T, D>;
+    #[inline]
+    fn sum(self) -> (T, Self::Pullback) {
+        let (x,) = self.0;
+        (x.sum(), FillPullback { dim: x.raw_dim(), scale: T::one() })
+    }
+}
+
+/// Pullback of `mean`: like `sum`'s, scaled by `1/n`; nothing when the mean was `None`.
+pub struct MeanPullback<T, D>(FillPullback<T, D>);
+
+impl<T: Elem, D: Dimension> Pullback for MeanPullback<T, D> {
+    type Output = Option<T>;
+    type Args = (Array<T, D>,);
+    #[track_caller]
+    fn pullback(self, dy: Option<T>, args: (&mut Array<T, D>,)) {
+        if let Some(dy) = dy {
+            self.0.pullback(dy, args);
+        }
+    }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdMean for Call<(&'a ArrayBase<S, D>,)> {
+    type Output = Option<T>;
+    type Pullback = MeanPullback<T, D>;
+    fn mean(self) -> (Option<T>, Self::Pullback) {
+        let (x,) = self.0;
+        let n = T::of_usize(x.len());
+        (x.mean(), MeanPullback(FillPullback { dim: x.raw_dim(), scale: T::one() / n }))
+    }
+}
+
+/// Pullback of `sum_axis` and `mean_axis`: `x̄ += scale · ȳ` broadcast along the axis.
+pub struct AxisPullback<T, D> {
+    dim: D,
+    axis: Axis,
+    scale: T,
+}
+
+impl<T: Elem, D: RemoveAxis> AxisPullback<T, D> {
+    #[track_caller]
+    fn run(self, dy: Array<T, D::Smaller>, dx: &mut Array<T, D>) {
+        let out = self.dim.remove_axis(self.axis);
+        if is_structural_zero(&dy, &out) {
+            return;
+        }
+        let spread = dy
+            .view()
+            .insert_axis(self.axis)
+            .into_dimensionality::<D>()
+            .expect("inserting the reduced axis restores the rank");
+        let spread = spread
+            .broadcast(self.dim.clone())
+            .expect("the reduced axis has length 1 and broadcasts back");
+        if self.scale == T::one() {
+            crate::cotangent::add_view(dx, &self.dim, spread);
+        } else {
+            add_scaled(dx, &self.dim, self.scale, spread);
+        }
+    }
+}
+
+/// [`AxisPullback`] for `sum_axis` (argument cotangents: the array, the axis).
+pub struct SumAxisPullback<T, D>(AxisPullback<T, D>);
+
+impl<T: Elem, D: RemoveAxis> Pullback for SumAxisPullback<T, D> {
+    type Output = Array<T, D::Smaller>;
+    type Args = (Array<T, D>, mochi_core::NoTangent);
+    #[track_caller]
+    fn pullback(self, dy: Self::Output, (dx, _): (&mut Array<T, D>, &mut mochi_core::NoTangent)) {
+        self.0.run(dy, dx)
+    }
+}
+
+impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: RemoveAxis> NdSumAxis for Call<(&'a ArrayBase<S, D>, &'b Axis)> {
+    type Output = Array<T, D::Smaller>;
+    type Pullback = SumAxisPullback<T, D>;
+    #[track_caller]
+    fn sum_axis(self) -> (Self::Output, Self::Pullback) {
+        let (x, &axis) = self.0;
+        let y = x.sum_axis(axis);
+        (y, SumAxisPullback(AxisPullback { dim: x.raw_dim(), axis, scale: T::one() }))
+    }
+}
+
+/// [`AxisPullback`] for `mean_axis`; nothing when the mean was `None`.
+pub struct MeanAxisPullback<T, D>(AxisPullback<T, D>);
+
+impl<T: Elem, D: RemoveAxis> Pullback for MeanAxisPullback<T, D> {
+    type Output = Option<Array<T, D::Smaller>>;
+    type Args = (Array<T, D>, mochi_core::NoTangent);
+    #[track_caller]
+    fn pullback(self, dy: Self::Output, (dx, _): (&mut Array<T, D>, &mut mochi_core::NoTangent)) {
+        if let Some(dy) = dy {
+            self.0.run(dy, dx)
+        }
+    }
+}
+
+impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: RemoveAxis> NdMeanAxis for Call<(&'a ArrayBase<S, D>, &'b Axis)> {
+    type Output = Option<Array<T, D::Smaller>>;
+    type Pullback = MeanAxisPullback<T, D>;
+    #[track_caller]
+    fn mean_axis(self) -> (Self::Output, Self::Pullback) {
+        let (x, &axis) = self.0;
+        let y = x.mean_axis(axis);
+        let n = T::of_usize(x.len_of(axis));
+        (y, MeanAxisPullback(AxisPullback { dim: x.raw_dim(), axis, scale: T::one() / n }))
+    }
+}
+
+/// Pullback of `product`: a copy of the input, the product, and how many zeros it
+/// holds — `∂(∏x)/∂xᵢ = ∏_{j≠i} xⱼ` without dividing by zero.
+pub struct ProductPullback<T, D> {
+    x: Array<T, D>,
+    /// The product of the non-zero elements.
+    nonzero_product: T,
+    zeros: usize,
+}
+
+impl<T: Elem, D: Dimension> Pullback for ProductPullback<T, D> {
+    type Output = T;
+    type Args = (Array<T, D>,);
+    #[track_caller]
+    fn pullback(self, dy: T, (dx,): (&mut Array<T, D>,)) {
+        let dim = self.x.raw_dim();
+        let p = self.nonzero_product;
+        match self.zeros {
+            // ∂/∂xᵢ = p / xᵢ
+            0 => {
+                let dx = dense(dx, &dim);
+                dx.zip_mut_with(&self.x, |d, &x| *d += dy * p / x);
+            }
+            // only the zero element has a non-zero partial: the product of the others
+            1 => {
+                let dx = dense(dx, &dim);
+                dx.zip_mut_with(&self.x, |d, &x| {
+                    if x == zero::<T>() {
+                        *d += dy * p
+                    }
+                });
+            }
+            // two or more zeros: every partial derivative is zero
+            _ => {
+                dense(dx, &dim);
+            }
+        }
+    }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdProduct for Call<(&'a ArrayBase<S, D>,)> {
+    type Output = T;
+    type Pullback = ProductPullback<T, D>;
+    fn product(self) -> (T, Self::Pullback) {
+        let (x,) = self.0;
+        let (mut nonzero_product, mut zeros) = (T::one(), 0usize);
+        for &v in x.iter() {
+            if v == zero::<T>() {
+                zeros += 1;
+            } else {
+                nonzero_product *= v;
+            }
+        }
+        let y = if zeros > 0 { zero::<T>() } else { x.product() };
+        (y, ProductPullback { x: x.to_owned(), nonzero_product, zeros })
+    }
+}
+
+/// The Euclidean norm `‖x‖₂ = √(Σ xᵢ²)` of all elements.
+///
+/// ```
+/// let x = ndarray::array![3.0, 4.0];
+/// assert_eq!(mochi_rules_ndarray::norm_l2(&x), 5.0);
+/// ```
+pub fn norm_l2<T: Elem, S: Data<Elem = T>, D: Dimension>(x: &ArrayBase<S, D>) -> T {
+    x.fold(zero::<T>(), |acc, &v| acc + v * v).sqrt()
+}
+
+/// The rule of [`norm_l2`](fn@norm_l2): `x̄ += ȳ · x / ‖x‖` (zero at `x = 0`, the
+/// minimum-norm subgradient).
+pub mod norm_l2 {
+    use super::*;
+
+    /// Pullback of `norm_l2`: a copy of the input and the norm.
+    pub struct NormL2Pullback<T, D> {
+        x: Array<T, D>,
+        norm: T,
+    }
+
+    impl<T: Elem, D: Dimension> Pullback for NormL2Pullback<T, D> {
+        type Output = T;
+        type Args = (Array<T, D>,);
+        #[track_caller]
+        fn pullback(self, dy: T, (dx,): (&mut Array<T, D>,)) {
+            let dim = self.x.raw_dim();
+            let scale = if self.norm > zero::<T>() { dy / self.norm } else { zero::<T>() };
+            add_scaled(dx, &dim, scale, self.x.view());
+        }
+    }
+
+    /// `norm_l2(x)` with its pullback.
+    pub fn rrule<T: Elem, S: Data<Elem = T>, D: Dimension>(
+        x: &ArrayBase<S, D>,
+    ) -> (T, NormL2Pullback<T, D>) {
+        let norm = super::norm_l2(x);
+        (norm, NormL2Pullback { x: x.to_owned(), norm })
+    }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdNormL2 for Call<(&'a ArrayBase<S, D>,)> {
+    type Output = T;
+    type Pullback = norm_l2::NormL2Pullback<T, D>;
+    fn norm_l2(self) -> (T, Self::Pullback) {
+        norm_l2::rrule(self.0 .0)
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{layouts, random, TestElem};
+    use mochi_core::testing::RuleTest;
+    use ndarray::{Ix1, Ix2, Ix3, IxDyn};
+
+    fn sums<T: TestElem>() {
+        for shape in [Ix2(1, 1), Ix2(0, 3), Ix2(3, 4)] {
+            for (_, x) in layouts::<T, _>(shape, 20) {
+                // d(Σx)/dxᵢ = 1
+                RuleTest::new((x.clone(),), |a| a.0.sum(), |a| Call((&a.0,)).sum())
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+                RuleTest::new((x.clone(),), |a| a.0.mean(), |a| Call((&a.0,)).mean())
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+                for axis in 0..2 {
+                    RuleTest::new(
+                        (x.clone(), axis),
+                        |a| a.0.sum_axis(Axis(a.1)),
+                        |a| Call((&a.0, &Axis(a.1))).sum_axis(),
+                    )
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+                    RuleTest::new(
+                        (x.clone(), axis),
+                        |a| a.0.mean_axis(Axis(a.1)),
+                        |a| Call((&a.0, &Axis(a.1))).mean_axis(),
+                    )
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sum_mean_and_their_axis_forms() {
+        sums::<f64>();
+        sums::<f32>();
+    }
+
+    #[test]
+    fn reductions_of_dynamic_rank() {
+        let x = random::<f64, _>(IxDyn(&[2, 3, 2]), 21);
+        RuleTest::new((x.clone(),), |a| a.0.sum(), |a| Call((&a.0,)).sum()).run();
+        RuleTest::new(
+            (x, 1usize),
+            |a| a.0.sum_axis(Axis(a.1)),
+            |a| Call((&a.0, &Axis(a.1))).sum_axis(),
+        )
+        .run();
+        let x3 = random::<f64, _>(Ix3(2, 1, 3), 22);
+        RuleTest::new((x3,), |a| a.0.mean(), |a| Call((&a.0,)).mean()).run();
+    }
+
+    fn products<T: TestElem>() {
+        for (_, x) in layouts::<T, _>(Ix2(2, 3), 23) {
+            // d(∏x)/dxᵢ = ∏_{j≠i} xⱼ
+            RuleTest::new((x,), |a| a.0.product(), |a| Call((&a.0,)).product())
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+        }
+        let mut one_zero = random::<T, _>(Ix1(4), 24);
+        one_zero[2] = zero::<T>();
+        RuleTest::new((one_zero.clone(),), |a| a.0.product(), |a| Call((&a.0,)).product())
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+        one_zero[0] = zero::<T>();
+        RuleTest::new((one_zero,), |a| a.0.product(), |a| Call((&a.0,)).product())
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+    }
+
+    #[test]
+    fn product_with_and_without_zeros() {
+        products::<f64>();
+        products::<f32>();
+    }
+
+    #[test]
+    fn product_gradient_at_a_single_zero_is_the_product_of_the_others() {
+        let x = ndarray::array![2.0, 0.0, 3.0];
+        let (y, pb) = Call((&x,)).product();
+        let mut dx = Array::zeros(0);
+        pb.pullback(1.0, (&mut dx,));
+        // ∂/∂x₁ = 2·3, the others vanish with the zero factor
+        assert_eq!((y, dx), (0.0, ndarray::array![0.0, 6.0, 0.0]));
+    }
+
+    fn norms<T: TestElem>() {
+        for (_, x) in layouts::<T, _>(Ix2(3, 2), 25) {
+            // d‖x‖/dx = x/‖x‖
+            RuleTest::new((x,), |a| crate::norm_l2(&a.0), |a| norm_l2::rrule(&a.0))
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+        }
+        let x = random::<T, _>(Ix1(1), 26);
+        RuleTest::new((x,), |a| crate::norm_l2(&a.0), |a| Call((&a.0,)).norm_l2())
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+    }
+
+    #[test]
+    fn euclidean_norm() {
+        norms::<f64>();
+        norms::<f32>();
+    }
+}

@@ -1,0 +1,359 @@
+//! Views and shapes: `t`, `view`, `to_owned`, `clone`, `slice` (with `s![..]`),
+//! `slice_axis`, `insert_axis`, `into_shape`/`to_shape`, `broadcast`.
+//!
+//! These move no numbers in the primal (or copy them unchanged), so their
+//! pullbacks move the cotangent back: adopting the owned output cotangent when
+//! the shapes agree (`view`, `to_owned`, and `t` by reversing its axes, no copy),
+//! adding into a slice of the input's cotangent (`slice`), or summing over the
+//! copies a broadcast made.
+
+use crate::cotangent::{add_owned, add_unbroadcast, dense, is_structural_zero};
+use crate::rule_trait::rule_trait;
+use crate::Elem;
+use mochi_core::{Call, NoTangent, Pullback};
+use ndarray::{
+    Array, ArrayBase, ArrayView, Axis, CowArray, Data, Dimension, IntoDimension, Order,
+    RawDataClone, ShapeArg, ShapeError, Slice, SliceArg,
+};
+use std::marker::PhantomData;
+
+rule_trait! {
+    /// `x.t()`: `Call((&x,)).t()`.
+    NdT => t
+}
+rule_trait! {
+    /// `x.view()`: `Call((&x,)).view()`.
+    NdView => view
+}
+rule_trait! {
+    /// `x.to_owned()`: `Call((&x,)).to_owned()`.
+    NdToOwned => to_owned
+}
+rule_trait! {
+    /// `x.clone()`: `Call((&x,)).clone()`.
+    NdClone => clone
+}
+rule_trait! {
+    /// `x.slice(s![..])`: `Call((&x, &info)).slice()`.
+    NdSlice => slice
+}
+rule_trait! {
+    /// `x.slice_axis(axis, slice)`: `Call((&x, &axis, &slice)).slice_axis()`.
+    NdSliceAxis => slice_axis
+}
+rule_trait! {
+    /// `x.insert_axis(axis)`: `Call((&x, &axis)).insert_axis()`.
+    NdInsertAxis => insert_axis
+}
+rule_trait! {
+    /// `x.into_shape(shape)` (the logical-order reshape of `into_shape_with_order`):
+    /// `Call((&x, &shape)).into_shape()`.
+    NdIntoShape => into_shape
+}
+rule_trait! {
+    /// `x.into_shape_with_order(shape)`: `Call((&x, &shape)).into_shape_with_order()`.
+    NdIntoShapeWithOrder => into_shape_with_order
+}
+rule_trait! {
+    /// `x.to_shape(shape)`: `Call((&x, &shape)).to_shape()`.
+    NdToShape => to_shape
+}
+rule_trait! {
+    /// `x.broadcast(shape)`: `Call((&x, &shape)).broadcast()`.
+    NdBroadcast => broadcast
+}
+
+/// Pullback of an operation that hands its input on unchanged (`view`, `to_owned`,
+/// `clone`): adopts the output cotangent.
+pub struct IdentityPullback<T, D> {
+    dim: D,
+    _t: PhantomData<T>,
+}
+
+impl<T: Elem, D: Dimension> Pullback for IdentityPullback<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>,);
+    #[track_caller]
+    fn pullback(self, dy: Array<T, D>, (dx,): (&mut Array<T, D>,)) {
+        if !is_structural_zero(&dy, &self.dim) {
+            add_owned(dx, &self.dim, dy);
+        }
+    }
+}
+
+fn identity<T, D: Dimension>(dim: D) -> IdentityPullback<T, D> {
+    IdentityPullback { dim, _t: PhantomData }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdView for Call<(&'a ArrayBase<S, D>,)> {
+    type Output = ArrayView<'a, T, D>;
+    type Pullback = IdentityPullback<T, D>;
+    #[inline]
+    fn view(self) -> (Self::Output, Self::Pullback) {
+        let (x,) = self.0;
+        (x.view(), identity(x.raw_dim()))
+    }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdToOwned for Call<(&'a ArrayBase<S, D>,)> {
+    type Output = Array<T, D>;
+    type Pullback = IdentityPullback<T, D>;
+    #[inline]
+    fn to_owned(self) -> (Self::Output, Self::Pullback) {
+        let (x,) = self.0;
+        (x.to_owned(), identity(x.raw_dim()))
+    }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension> NdClone
+    for Call<(&'a ArrayBase<S, D>,)>
+{
+    type Output = ArrayBase<S, D>;
+    type Pullback = IdentityPullback<T, D>;
+    #[inline]
+    fn clone(self) -> (Self::Output, Self::Pullback) {
+        let (x,) = self.0;
+        (x.clone(), identity(x.raw_dim()))
+    }
+}
+
+/// Pullback of `t()`: adopts the output cotangent with its axes reversed (no copy).
+pub struct TransposePullback<T, D> {
+    dim: D,
+    _t: PhantomData<T>,
+}
+
+impl<T: Elem, D: Dimension> Pullback for TransposePullback<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>,);
+    #[track_caller]
+    fn pullback(self, dy: Array<T, D>, (dx,): (&mut Array<T, D>,)) {
+        let back = dy.reversed_axes();
+        if !is_structural_zero(&back, &self.dim) {
+            add_owned(dx, &self.dim, back);
+        }
+    }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdT for Call<(&'a ArrayBase<S, D>,)> {
+    type Output = ArrayView<'a, T, D>;
+    type Pullback = TransposePullback<T, D>;
+    #[inline]
+    fn t(self) -> (Self::Output, Self::Pullback) {
+        let (x,) = self.0;
+        (x.t(), TransposePullback { dim: x.raw_dim(), _t: PhantomData })
+    }
+}
+
+/// Pullback of `slice(info)`: the input's shape and the slice; adds the output
+/// cotangent into that slice of the input's.
+pub struct SlicePullback<T, D: Dimension, I: SliceArg<D>> {
+    dim: D,
+    out: I::OutDim,
+    info: I,
+    _t: PhantomData<T>,
+}
+
+impl<T: Elem, D: Dimension, I: SliceArg<D>> Pullback for SlicePullback<T, D, I> {
+    type Output = Array<T, I::OutDim>;
+    type Args = (Array<T, D>, NoTangent);
+    #[track_caller]
+    fn pullback(self, dy: Self::Output, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
+        if is_structural_zero(&dy, &self.out) {
+            return;
+        }
+        dense(dx, &self.dim)
+            .slice_mut(&self.info)
+            .zip_mut_with(&dy, |d, &y| *d += y);
+    }
+}
+
+impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension, I: SliceArg<D> + Clone> NdSlice
+    for Call<(&'a ArrayBase<S, D>, &'b I)>
+{
+    type Output = ArrayView<'a, T, I::OutDim>;
+    type Pullback = SlicePullback<T, D, I>;
+    #[track_caller]
+    fn slice(self) -> (Self::Output, Self::Pullback) {
+        let (x, info) = self.0;
+        let y = x.slice(info);
+        let pb = SlicePullback { dim: x.raw_dim(), out: y.raw_dim(), info: info.clone(), _t: PhantomData };
+        (y, pb)
+    }
+}
+
+/// Pullback of `slice_axis(axis, slice)`.
+pub struct SliceAxisPullback<T, D> {
+    dim: D,
+    out: D,
+    axis: Axis,
+    slice: Slice,
+    _t: PhantomData<T>,
+}
+
+impl<T: Elem, D: Dimension> Pullback for SliceAxisPullback<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>, NoTangent, NoTangent);
+    #[track_caller]
+    fn pullback(self, dy: Array<T, D>, (dx, _, _): (&mut Array<T, D>, &mut NoTangent, &mut NoTangent)) {
+        if is_structural_zero(&dy, &self.out) {
+            return;
+        }
+        dense(dx, &self.dim)
+            .slice_axis_mut(self.axis, self.slice)
+            .zip_mut_with(&dy, |d, &y| *d += y);
+    }
+}
+
+impl<'a, 'b, 'c, T: Elem, S: Data<Elem = T>, D: Dimension> NdSliceAxis
+    for Call<(&'a ArrayBase<S, D>, &'b Axis, &'c Slice)>
+{
+    type Output = ArrayView<'a, T, D>;
+    type Pullback = SliceAxisPullback<T, D>;
+    #[track_caller]
+    fn slice_axis(self) -> (Self::Output, Self::Pullback) {
+        let (x, &axis, &slice) = self.0;
+        let y = x.slice_axis(axis, slice);
+        let pb = SliceAxisPullback { dim: x.raw_dim(), out: y.raw_dim(), axis, slice, _t: PhantomData };
+        (y, pb)
+    }
+}
+
+/// Pullback of `insert_axis(axis)`: removes the axis from the output cotangent and
+/// adopts it (no copy).
+pub struct InsertAxisPullback<T, D> {
+    dim: D,
+    axis: Axis,
+    _t: PhantomData<T>,
+}
+
+impl<T: Elem, D: Dimension> Pullback for InsertAxisPullback<T, D> {
+    type Output = Array<T, D::Larger>;
+    type Args = (Array<T, D>, NoTangent);
+    #[track_caller]
+    fn pullback(self, dy: Self::Output, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
+        let out = self.dim.insert_axis(self.axis);
+        if is_structural_zero(&dy, &out) {
+            return;
+        }
+        let back = dy
+            .index_axis_move(self.axis, 0)
+            .into_dimensionality::<D>()
+            .expect("removing the inserted axis restores the rank");
+        add_owned(dx, &self.dim, back);
+    }
+}
+
+impl<'a, 'b, T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension> NdInsertAxis
+    for Call<(&'a ArrayBase<S, D>, &'b Axis)>
+{
+    type Output = ArrayBase<S, D::Larger>;
+    type Pullback = InsertAxisPullback<T, D>;
+    #[track_caller]
+    fn insert_axis(self) -> (Self::Output, Self::Pullback) {
+        let (x, &axis) = self.0;
+        let pb = InsertAxisPullback { dim: x.raw_dim(), axis, _t: PhantomData };
+        (x.clone().insert_axis(axis), pb)
+    }
+}
+
+/// Pullback of a reshape: reshapes the output cotangent back in the same order.
+/// The output of a failed reshape (`Err`) never receives a cotangent.
+pub struct ReshapePullback<T, D, E> {
+    dim: D,
+    out: E,
+    order: Order,
+    _t: PhantomData<T>,
+}
+
+impl<T: Elem, D: Dimension, E: Dimension> Pullback for ReshapePullback<T, D, E> {
+    type Output = Array<T, E>;
+    type Args = (Array<T, D>, NoTangent);
+    #[track_caller]
+    fn pullback(self, dy: Array<T, E>, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
+        if is_structural_zero(&dy, &self.out) {
+            return;
+        }
+        let back = dy
+            .to_shape((self.dim.clone(), self.order))
+            .expect("the cotangent has as many elements as the input");
+        if is_structural_zero(dx, &self.dim) {
+            *dx = back.into_owned();
+        } else {
+            dx.zip_mut_with(&back, |d, &y| *d += y);
+        }
+    }
+}
+
+fn reshape_parts<E: ShapeArg>(shape: E) -> (E::Dim, Order) {
+    let (dim, order) = shape.into_shape_and_order();
+    (dim, order.unwrap_or(Order::RowMajor))
+}
+
+macro_rules! into_shape_rule {
+    ($Trait:ident, $method:ident) => {
+        impl<'a, 'b, T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension, E: ShapeArg + Clone> $Trait
+            for Call<(&'a ArrayBase<S, D>, &'b E)>
+        {
+            type Output = Result<ArrayBase<S, E::Dim>, ShapeError>;
+            type Pullback = ReshapePullback<T, D, E::Dim>;
+            #[track_caller]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                let (x, shape) = self.0;
+                let (out, order) = reshape_parts(shape.clone());
+                let y = x.clone().into_shape_with_order((out.clone(), order));
+                (y, ReshapePullback { dim: x.raw_dim(), out, order, _t: PhantomData })
+            }
+        }
+    };
+}
+into_shape_rule!(NdIntoShape, into_shape);
+into_shape_rule!(NdIntoShapeWithOrder, into_shape_with_order);
+
+impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension, E: ShapeArg + Clone> NdToShape
+    for Call<(&'a ArrayBase<S, D>, &'b E)>
+{
+    type Output = Result<CowArray<'a, T, E::Dim>, ShapeError>;
+    type Pullback = ReshapePullback<T, D, E::Dim>;
+    #[track_caller]
+    fn to_shape(self) -> (Self::Output, Self::Pullback) {
+        let (x, shape) = self.0;
+        let (out, order) = reshape_parts(shape.clone());
+        let y = x.to_shape((out.clone(), order));
+        (y, ReshapePullback { dim: x.raw_dim(), out, order, _t: PhantomData })
+    }
+}
+
+/// Pullback of `broadcast(shape)`: sums the output cotangent over the copies.
+pub struct BroadcastPullback<T, D, E> {
+    dim: D,
+    out: E,
+    _t: PhantomData<T>,
+}
+
+impl<T: Elem, D: Dimension, E: Dimension> Pullback for BroadcastPullback<T, D, E> {
+    type Output = Option<Array<T, E>>;
+    type Args = (Array<T, D>, NoTangent);
+    #[track_caller]
+    fn pullback(self, dy: Self::Output, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
+        if let Some(dy) = dy {
+            if !is_structural_zero(&dy, &self.out) {
+                add_unbroadcast(dx, &self.dim, dy.view());
+            }
+        }
+    }
+}
+
+impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension, E: IntoDimension + Clone> NdBroadcast
+    for Call<(&'a ArrayBase<S, D>, &'b E)>
+{
+    type Output = Option<ArrayView<'a, T, E::Dim>>;
+    type Pullback = BroadcastPullback<T, D, E::Dim>;
+    #[track_caller]
+    fn broadcast(self) -> (Self::Output, Self::Pullback) {
+        let (x, shape) = self.0;
+        let out = shape.clone().into_dimension();
+        let y = x.broadcast(out.clone());
+        (y, BroadcastPullback { dim: x.raw_dim(), out, _t: PhantomData })
+    }
+}
