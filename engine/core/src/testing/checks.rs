@@ -46,6 +46,7 @@ struct Subject<'a, A: Perturb, Y, F, R, J> {
 
 /// Everything of one random draw.
 struct Draw<A: Tangent, Y: Tangent> {
+    output: Y,
     output_cotangent: Y::Tangent,
     direction: A::Tangent,
     seed: A::Tangent,
@@ -105,6 +106,7 @@ where
         Probe {
             args: self.args,
             direction,
+            output: &draw.output,
             output_cotangent: &draw.output_cotangent,
             seed,
             cotangent,
@@ -140,6 +142,7 @@ where
         let mut rng = StdRng::seed_from_u64(self.options.seed);
         let draws: Vec<Draw<A, Y>> = (0..self.options.samples)
             .map(|_| Draw {
+                output: y.clone(),
                 output_cotangent: y.random_tangent(&mut rng),
                 direction: self.args.random_tangent(&mut rng),
                 seed: self.args.random_tangent(&mut rng),

@@ -23,6 +23,8 @@ pub(crate) struct Probe<'a, A: Perturb, Y: Perturb> {
     pub(crate) args: &'a A,
     /// The direction `ẋ` (nonzero in one argument only).
     pub(crate) direction: &'a A::Tangent,
+    /// The output `y = f(x)`.
+    pub(crate) output: &'a Y,
     /// The output cotangent `ȳ`.
     pub(crate) output_cotangent: &'a Y::Tangent,
     /// The accumulator seeds `s`, if the pullback ran on seeded accumulators: then the
@@ -61,6 +63,9 @@ struct Estimate {
     /// The sum of the magnitudes of the terms of both inner products: the scale that
     /// rounding errors are relative to.
     terms: f64,
+    /// Whether the output moved at all: a step below the output's resolution gives an
+    /// estimate of exactly 0 that says nothing about the derivative.
+    resolved: bool,
 }
 
 /// `(Σ aᵢbᵢ, Σ |aᵢbᵢ|)` over the common length (a structural zero is empty: all zeros).
@@ -132,6 +137,8 @@ where
             return None;
         }
     };
+    let resolved = dy.iter().any(|d| *d != 0.0)
+        || dstate.as_ref().is_some_and(|d| d.iter().any(|v| *v != 0.0));
     let (mut fd, mut fd_terms) = dot(&flatten(probe.output_cotangent), &dy);
     if let (Some(seed), Some(dstate)) = (probe.seed, dstate) {
         let (s, m) = dot(&flatten(seed), &dstate);
@@ -141,12 +148,36 @@ where
     let (ad, ad_terms) = dot(&flatten(probe.cotangent), &dx);
     let two_h = 2.0 * step;
     let e = Estimate {
+        resolved,
         step,
         finite_difference: fd / two_h,
         pullback: ad / two_h,
         terms: fd_terms.max(ad_terms) / two_h,
     };
     e.finite_difference.is_finite().then_some(e)
+}
+
+/// The relative resolution of the output along `ȳ`: the smallest relative move
+/// (a power of ten) that changes every component `ȳ` weighs substantially. About the
+/// machine epsilon of the output's float type (`1e-15` for `f64`, `1e-7` for `f32`).
+fn output_resolution<Y: Perturb + Clone>(y: &Y, output_cotangent: &Y::Tangent) -> f64 {
+    let mut direction = output_cotangent.clone();
+    if !normalise(&mut direction) {
+        return 0.0;
+    }
+    let weights = flatten(&direction);
+    let scale = step_scale(y.primal_scale());
+    (0..14)
+        .map(|k| 10f64.powi(k - 17))
+        .find(|relative| {
+            let mut moved = y.clone();
+            moved.perturb(&direction, relative * scale);
+            let d = flatten(&moved.difference(y));
+            d.iter()
+                .zip(&weights)
+                .all(|(d, w)| *d != 0.0 || w.abs() < 0.1)
+        })
+        .unwrap_or(1e-3)
 }
 
 /// Compares the pullback with finite differences along `probe.direction`; `None` when
@@ -157,14 +188,24 @@ pub(crate) fn compare<A, Y>(
 ) -> Option<Comparison>
 where
     A: Perturb + Clone,
-    Y: Perturb,
+    Y: Perturb + Clone,
 {
     let estimates: Vec<Option<Estimate>> = RELATIVE_STEPS
         .iter()
         .map(|r| estimate(probe, primal, r * probe.scale))
         .collect();
+    // Rounding the output to its precision moves `⟨ȳ, Δy⟩` by up to about
+    // `ε·|y|·Σ|ȳₖ|`: the estimate at step h cannot be trusted closer than that over 2h.
+    let cotangent_l1: f64 = flatten(probe.output_cotangent)
+        .iter()
+        .map(|v| v.abs())
+        .sum();
+    let quantum = output_resolution(probe.output, probe.output_cotangent)
+        * step_scale(probe.output.primal_scale())
+        * cotangent_l1;
+    let quantisation = |e: &Estimate| quantum / (2.0 * e.step);
     let plain = |e: &Estimate, noise: f64| {
-        let tolerance = probe.atol + probe.rtol * e.terms + 2.0 * noise;
+        let tolerance = probe.atol + probe.rtol * e.terms + 2.0 * (noise + quantisation(e));
         let error = (e.finite_difference - e.pullback).abs();
         Comparison {
             finite_difference: e.finite_difference,
@@ -178,17 +219,19 @@ where
             },
         }
     };
-    // The step whose estimate moved least from its larger neighbour.
+    // The step whose estimate moved least from its larger neighbour, counting the
+    // output's rounding (among steps the output resolved: two unresolved steps agree on
+    // 0 whatever the derivative).
     let richardson = estimates
         .windows(2)
         .filter_map(|w| match (w[0], w[1]) {
-            (Some(big), Some(small)) => Some((
+            (Some(big), Some(small)) if big.resolved && small.resolved => Some((
                 small,
                 (big.finite_difference - small.finite_difference).abs(),
             )),
             _ => None,
         })
-        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .min_by(|a, b| (a.1 + quantisation(&a.0)).total_cmp(&(b.1 + quantisation(&b.0))))
         .map(|(e, noise)| plain(&e, noise));
     // Any step that passes without the error estimate is accepted too.
     let best_plain = estimates
@@ -229,9 +272,11 @@ mod tests {
 
     fn probe_sin(x: f64, claimed: f64, rtol: f64) -> Option<Comparison> {
         let args = (x,);
+        let y = x.sin();
         let probe = Probe::<(f64,), f64> {
             args: &args,
             direction: &(1.0,),
+            output: &y,
             output_cotangent: &1.0,
             seed: None,
             cotangent: &(claimed,),
@@ -257,9 +302,11 @@ mod tests {
     fn steps_follow_the_scale_of_the_argument() {
         // ln near 0: steps relative to x stay inside the domain.
         let args = (1e-6_f64,);
+        let y = args.0.ln();
         let probe = Probe::<(f64,), f64> {
             args: &args,
             direction: &(1.0,),
+            output: &y,
             output_cotangent: &1.0,
             seed: None,
             cotangent: &(1e6,), // d/dx ln x = 1/x
@@ -275,6 +322,36 @@ mod tests {
     #[test]
     fn no_finite_neighbourhood_gives_no_comparison() {
         assert!(probe_sin(f64::NAN, 0.0, 1e-8).is_none());
+    }
+
+    #[test]
+    fn the_output_resolution_is_its_precision() {
+        assert_eq!(output_resolution(&1.0_f64, &0.5), 1e-15);
+        assert_eq!(output_resolution(&1.0_f32, &0.5), 1e-7);
+        assert_eq!(output_resolution(&(1e10_f32, 1.0_f64), &(1.0, 1.0)), 1e-7);
+        assert_eq!(output_resolution(&1.0_f64, &0.0), 0.0);
+    }
+
+    #[test]
+    fn outputs_too_coarse_to_move_do_not_fail_a_right_rule_but_fail_a_wrong_one() {
+        // In f32, exp_m1(−30) = −1 exactly: its derivative e⁻³⁰ ≈ 9e-14 is invisible.
+        let args = (-30.0_f32,);
+        let y = args.0.exp_m1();
+        let mut probe = Probe::<(f32,), f32> {
+            args: &args,
+            direction: &(1.0,),
+            output: &y,
+            output_cotangent: &1.0,
+            seed: None,
+            cotangent: &((-30.0_f32).exp(),),
+            scale: 30.0,
+            rtol: 1e-4,
+            atol: 0.0,
+        };
+        let primal = |a: &mut (f32,)| a.0.exp_m1();
+        assert!(compare(&probe, &primal).expect("finite").ratio <= 1.0);
+        probe.cotangent = &(1.0,); // a derivative of 1 would show
+        assert!(compare(&probe, &primal).expect("finite").ratio > 1.0);
     }
 
     #[test]

@@ -1,0 +1,62 @@
+//! Hyperbolic functions and their inverses.
+
+unary_rules! {
+    /// `x.sinh()`: d/dx = cosh x.
+    SinhRule::sinh, SinhPullback: |x| x.sinh(), |x, _y| x.cosh();
+    /// `x.cosh()`: d/dx = sinh x.
+    CoshRule::cosh, CoshPullback: |x| x.cosh(), |x, _y| x.sinh();
+    /// `x.tanh()`: d/dx = 1 − tanh² x = 1 − y².
+    TanhRule::tanh, TanhPullback: |x| x.tanh(), |_x, y| 1.0 - y * y;
+    /// `x.asinh()`: d/dx = 1/√(x² + 1), computed as 1/hypot(x, 1) so that large `x`
+    /// does not overflow.
+    AsinhRule::asinh, AsinhPullback: |x| x.asinh(), |x, _y| x.hypot(1.0).recip();
+    /// `x.acosh()`: d/dx = 1/√(x² − 1), computed as 1/√((x − 1)(x + 1)) (`+∞` at 1,
+    /// `NaN` below, like the primal).
+    AcoshRule::acosh, AcoshPullback: |x| x.acosh(), |x, _y| ((x - 1.0) * (x + 1.0)).sqrt().recip();
+    /// `x.atanh()`: d/dx = 1/(1 − x²), computed as 1/((1 − x)(1 + x)) (`+∞` at ±1;
+    /// `NaN` outside, where the primal is).
+    AtanhRule::atanh, AtanhPullback: |x| x.atanh(),
+        |x, y| if y.is_nan() { T::NAN } else { ((1.0 - x) * (1.0 + x)).recip() };
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::*;
+    use crate::test_support::{check_unary, derivative};
+    use mochi_core::testing::RuleTest;
+    use mochi_core::Call;
+
+    #[test]
+    fn sinh_cosh_tanh() {
+        let points = [-5.0, -0.3, 0.0, 0.8, 20.0];
+        check_unary!(sinh, |x| x.sinh(), points);
+        check_unary!(cosh, |x| x.cosh(), points);
+        check_unary!(tanh, |x| x.tanh(), points);
+    }
+
+    #[test]
+    fn inverse_functions_including_near_their_edges() {
+        check_unary!(asinh, |x| x.asinh(), [-1e6, -2.0, 0.0, 0.5, 1e30]);
+        check_unary!(acosh, |x| x.acosh(), [1.0001, 1.5, 10.0, 1e8]);
+        check_unary!(atanh, |x| x.atanh(), [-0.999, -0.5, 0.0, 0.3, 0.999]);
+    }
+
+    #[test]
+    fn edges_are_infinite_like_the_limit() {
+        let (y, pb) = Call((&1.0_f64,)).acosh();
+        assert_eq!((y, derivative(pb)), (0.0, f64::INFINITY));
+        let (y, pb) = Call((&1.0_f32,)).atanh();
+        assert_eq!((y, derivative(pb)), (f32::INFINITY, f32::INFINITY));
+        let (y, pb) = Call((&2.0_f64,)).atanh();
+        assert!(y.is_nan() && derivative(pb).is_nan());
+        let (_, pb) = Call((&1e300_f64,)).asinh();
+        assert_eq!(derivative(pb), 1e-300); // 1/√(x² + 1) without overflowing x²
+    }
+
+    #[test]
+    fn pullbacks_do_not_allocate() {
+        RuleTest::new((0.4_f64,), |a| a.0.tanh(), |a| Call((&a.0,)).tanh())
+            .expect_no_alloc()
+            .run();
+    }
+}

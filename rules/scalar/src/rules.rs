@@ -1,0 +1,18 @@
+//! Every rule trait of this crate, and nothing else: generated code does
+//! `use mochi_rules_scalar::rules::*;` to make `Call((&a, &b)).op_mul()` resolve.
+
+pub use crate::cast::{AsF32Rule, AsF64Rule};
+pub use crate::exp_log::{
+    Exp2Rule, ExpM1Rule, ExpRule, Ln1pRule, LnRule, Log10Rule, Log2Rule, LogRule,
+};
+pub use crate::hyperbolic::{AcoshRule, AsinhRule, AtanhRule, CoshRule, SinhRule, TanhRule};
+pub use crate::operators::{AddRule, DivRule, MulRule, NegRule, RemRule, SubRule};
+pub use crate::piecewise::{
+    AbsRule, CeilRule, ClampRule, CopysignRule, FloorRule, FractRule, MaxRule, MinRule, RoundRule,
+    SignumRule, TruncRule,
+};
+pub use crate::power::{CbrtRule, HypotRule, MulAddRule, PowfRule, PowiRule, RecipRule, SqrtRule};
+pub use crate::trig::{
+    AcosRule, AsinRule, Atan2Rule, AtanRule, CosRule, SinCosRule, SinRule, TanRule, ToDegreesRule,
+    ToRadiansRule,
+};
