@@ -192,7 +192,10 @@ pub async fn execute(cli: Cli, env: &Env) -> Result<Report, String> {
 }
 
 fn git_toplevel() -> Option<PathBuf> {
-    let out = Command::new("git").args(["rev-parse", "--show-toplevel"]).output().ok()?;
+    let out = Command::new("git")
+        .args(["rev-parse", "--show-toplevel"])
+        .output()
+        .ok()?;
     out.status
         .success()
         .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
@@ -205,15 +208,25 @@ fn connect(args: &GitHubArgs, config: &Config, env: &Env) -> Result<GitHub, Stri
         .or_else(|| (!config.repository.is_empty()).then(|| config.repository.clone()))
         .or_else(|| env.github_repository.clone())
         .ok_or("no repository given: pass --repo OWNER/NAME, set `repository` in the config, or set GITHUB_REPOSITORY")?;
-    let repo: Repo = repo_text.parse().map_err(|e: String| format!("--repo: {e}"))?;
-    let api_url = args.api_url.clone().unwrap_or_else(|| config.api_url.clone());
+    let repo: Repo = repo_text
+        .parse()
+        .map_err(|e: String| format!("--repo: {e}"))?;
+    let api_url = args
+        .api_url
+        .clone()
+        .unwrap_or_else(|| config.api_url.clone());
     if env.token.is_none() {
         return Err(format!("GITHUB_TOKEN is not set; it is needed to write to {repo} (use --dry-run to only print)"));
     }
     Ok(GitHub::new(&api_url, env.token.clone(), repo)?.with_retry(env.retry))
 }
 
-async fn pr_summary(args: PrSummaryArgs, config: &Config, root: &Path, env: &Env) -> Result<Report, String> {
+async fn pr_summary(
+    args: PrSummaryArgs,
+    config: &Config,
+    root: &Path,
+    env: &Env,
+) -> Result<Report, String> {
     // Every input is read before anything is posted: a malformed file posts nothing.
     let head = Coverage::read(&args.lcov, root).map_err(|e| e.to_string())?;
     let base = match &args.base_lcov {
@@ -227,7 +240,10 @@ async fn pr_summary(args: PrSummaryArgs, config: &Config, root: &Path, env: &Env
     let bench = match &args.bench {
         Some(p) => {
             let text = crate::input::read_text(p).map_err(|e| e.to_string())?;
-            Some(BenchReport::from_json_str(&text, &p.display().to_string()).map_err(|e| e.to_string())?)
+            Some(
+                BenchReport::from_json_str(&text, &p.display().to_string())
+                    .map_err(|e| e.to_string())?,
+            )
         }
         None => None,
     };
@@ -235,7 +251,8 @@ async fn pr_summary(args: PrSummaryArgs, config: &Config, root: &Path, env: &Env
     if args.dry_run {
         let head_sha = match &args.head_sha {
             Some(s) => s.clone(),
-            None => git_head(root).ok_or("no --head-sha given and `git rev-parse HEAD` failed; pass --head-sha")?,
+            None => git_head(root)
+                .ok_or("no --head-sha given and `git rev-parse HEAD` failed; pass --head-sha")?,
         };
         let patch = changed.as_ref().map(|c| PatchCoverage::compute(c, &head));
         let body = summary::render(&SummaryInput {
@@ -249,14 +266,23 @@ async fn pr_summary(args: PrSummaryArgs, config: &Config, root: &Path, env: &Env
         return ok(summary::fit_to_limit(&body, GITHUB_COMMENT_LIMIT));
     }
 
-    let pr = args.pr.ok_or("--pr N is required unless --dry-run is given")?;
+    let pr = args
+        .pr
+        .ok_or("--pr N is required unless --dry-run is given")?;
     let gh = connect(&args.github, config, env)?;
-    let author = args.github.author.clone().unwrap_or_else(|| config.bot_login.clone());
+    let author = args
+        .github
+        .author
+        .clone()
+        .unwrap_or_else(|| config.bot_login.clone());
     let pull: PullRequest = gh
         .get_json(&gh.repo_path(&format!("/pulls/{pr}")))
         .await
         .map_err(|e| e.to_string())?;
-    let head_sha = args.head_sha.clone().unwrap_or_else(|| pull.head.sha.clone());
+    let head_sha = args
+        .head_sha
+        .clone()
+        .unwrap_or_else(|| pull.head.sha.clone());
     if changed.is_none() {
         let files: Vec<PullFile> = gh
             .get_all(&gh.repo_path(&format!("/pulls/{pr}/files")))
@@ -265,7 +291,10 @@ async fn pr_summary(args: PrSummaryArgs, config: &Config, root: &Path, env: &Env
         changed = Some(diff::from_api_files(&files).map_err(|e| e.to_string())?);
     }
     let patch = changed.as_ref().map(|c| PatchCoverage::compute(c, &head));
-    let base_sha = args.base_sha.clone().or_else(|| Some(pull.base.sha.clone()));
+    let base_sha = args
+        .base_sha
+        .clone()
+        .or_else(|| Some(pull.base.sha.clone()));
     let body = summary::render(&SummaryInput {
         head_sha: &head_sha,
         base_sha: base_sha.as_deref(),
@@ -311,8 +340,15 @@ async fn pr_summary(args: PrSummaryArgs, config: &Config, root: &Path, env: &Env
 }
 
 fn git_head(root: &Path) -> Option<String> {
-    let out = Command::new("git").arg("-C").arg(root).args(["rev-parse", "HEAD"]).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 fn append_step_summary(path: &Path, body: &str) -> Result<(), String> {
@@ -326,13 +362,20 @@ fn append_step_summary(path: &Path, body: &str) -> Result<(), String> {
 }
 
 fn perf_check(args: PerfCheckArgs, config: &Config, root: &Path) -> Result<Report, String> {
-    let ranges_path = args.ranges.clone().unwrap_or_else(|| root.join(&config.perf_check.ranges));
+    let ranges_path = args
+        .ranges
+        .clone()
+        .unwrap_or_else(|| root.join(&config.perf_check.ranges));
     let ranges = Ranges::read(&ranges_path).map_err(|e| e.to_string())?;
-    let column = args.column.clone().unwrap_or_else(|| config.perf_check.column.clone());
+    let column = args
+        .column
+        .clone()
+        .unwrap_or_else(|| config.perf_check.column.clone());
     let retries = args.retries.unwrap_or(config.perf_check.retries);
     let read_report = || -> Result<BenchReport, String> {
         let text = crate::input::read_text(&args.bench).map_err(|e| e.to_string())?;
-        BenchReport::from_json_str(&text, &args.bench.display().to_string()).map_err(|e| e.to_string())
+        BenchReport::from_json_str(&text, &args.bench.display().to_string())
+            .map_err(|e| e.to_string())
     };
     let report = read_report()?;
     if !report.columns.contains(&column) {
@@ -372,7 +415,10 @@ fn perf_check(args: PerfCheckArgs, config: &Config, root: &Path) -> Result<Repor
             if failing.is_empty() {
                 break;
             }
-            out.push_str(&format!("retry {attempt}/{retries}: re-measuring {}\n", failing.join(", ")));
+            out.push_str(&format!(
+                "retry {attempt}/{retries}: re-measuring {}\n",
+                failing.join(", ")
+            ));
             let status = Command::new("sh")
                 .arg("-c")
                 .arg(cmd)
@@ -381,7 +427,9 @@ fn perf_check(args: PerfCheckArgs, config: &Config, root: &Path) -> Result<Repor
                 .status()
                 .map_err(|e| format!("cannot run --retry-cmd `{cmd}`: {e}"))?;
             if !status.success() {
-                return Err(format!("{out}--retry-cmd `{cmd}` failed ({status}); fix the command or run without it"));
+                return Err(format!(
+                    "{out}--retry-cmd `{cmd}` failed ({status}); fix the command or run without it"
+                ));
             }
             let report = read_report()?;
             let fresh = perf::check(&report, &ranges, &column);
@@ -393,7 +441,10 @@ fn perf_check(args: PerfCheckArgs, config: &Config, root: &Path) -> Result<Repor
                 }
             }
             if let Some(m) = results.iter().find(|r| r.verdict == Verdict::Missing) {
-                return Err(format!("{out}after --retry-cmd, the report has no `{column}` ratio for `{}`", m.label));
+                return Err(format!(
+                    "{out}after --retry-cmd, the report has no `{column}` ratio for `{}`",
+                    m.label
+                ));
             }
         }
     }
@@ -404,12 +455,18 @@ fn perf_check(args: PerfCheckArgs, config: &Config, root: &Path) -> Result<Repor
     let outside: Vec<String> = results
         .iter()
         .filter_map(|r| match r.verdict {
-            Verdict::Outside(ratio) => Some(format!("{} (ratio {ratio}, range [{}, {}])", r.label, r.range.lower, r.range.upper)),
+            Verdict::Outside(ratio) => Some(format!(
+                "{} (ratio {ratio}, range [{}, {}])",
+                r.label, r.range.lower, r.range.upper
+            )),
             _ => None,
         })
         .collect();
     if outside.is_empty() {
-        out.push_str(&format!("perf-check: all {} gated cases inside their ranges\n", results.len()));
+        out.push_str(&format!(
+            "perf-check: all {} gated cases inside their ranges\n",
+            results.len()
+        ));
         ok(out)
     } else {
         out.push_str(&format!(
@@ -418,7 +475,10 @@ fn perf_check(args: PerfCheckArgs, config: &Config, root: &Path) -> Result<Repor
             results.len(),
             outside.join("; ")
         ));
-        Ok(Report { code: 1, stdout: out })
+        Ok(Report {
+            code: 1,
+            stdout: out,
+        })
     }
 }
 
@@ -427,7 +487,12 @@ fn today_in(config: &Config) -> NaiveDate {
     chrono::Utc::now().with_timezone(&tz).date_naive()
 }
 
-async fn doc_review(args: DocReviewArgs, config: &Config, root: &Path, env: &Env) -> Result<Report, String> {
+async fn doc_review(
+    args: DocReviewArgs,
+    config: &Config,
+    root: &Path,
+    env: &Env,
+) -> Result<Report, String> {
     let today = args.today.unwrap_or_else(|| today_in(config));
     let budget = args.budget.unwrap_or(config.doc_review.budget_minutes);
     if budget == 0 {
@@ -443,48 +508,86 @@ async fn doc_review(args: DocReviewArgs, config: &Config, root: &Path, env: &Env
             plan.findings.len()
         );
         if plan.is_empty() {
-            out.push_str("Nothing needs review: no issue would be opened, an open one would be closed.\n");
+            out.push_str(
+                "Nothing needs review: no issue would be opened, an open one would be closed.\n",
+            );
         } else {
             out.push_str(&plan.render(&config.doc_review.owners));
         }
         return ok(out);
     }
     let gh = connect(&args.github, config, env)?;
-    let author = args.github.author.clone().unwrap_or_else(|| config.bot_login.clone());
+    let author = args
+        .github
+        .author
+        .clone()
+        .unwrap_or_else(|| config.bot_login.clone());
     let outcome = run_review(&gh, &plan, config, &author).await?;
     ok(outcome)
 }
 
 fn make_plan(config: &Config, root: &Path, today: NaiveDate, budget: u32) -> Result<Plan, String> {
-    let statuses = survey::survey(root, &config.doc_review.docs_dir, today, config.doc_review.review_interval_days)?;
+    let statuses = survey::survey(
+        root,
+        &config.doc_review.docs_dir,
+        today,
+        config.doc_review.review_interval_days,
+    )?;
     Ok(Plan::make(&statuses, today, budget))
 }
 
-async fn run_review(gh: &GitHub, plan: &Plan, config: &Config, author: &str) -> Result<String, String> {
+async fn run_review(
+    gh: &GitHub,
+    plan: &Plan,
+    config: &Config,
+    author: &str,
+) -> Result<String, String> {
     let settings = IssueSettings {
         title: &config.doc_review.issue_title,
         label: &config.doc_review.label,
         author,
         owners: &config.doc_review.owners,
     };
-    let outcome = review::apply(gh, plan, &settings).await.map_err(|e| e.to_string())?;
+    let outcome = review::apply(gh, plan, &settings)
+        .await
+        .map_err(|e| e.to_string())?;
     let repo = gh.repo();
     Ok(match outcome {
-        review::Outcome::NothingToDo => "doc-review: nothing needs review; nothing posted\n".to_string(),
+        review::Outcome::NothingToDo => {
+            "doc-review: nothing needs review; nothing posted\n".to_string()
+        }
         review::Outcome::Created { number } => format!("doc-review: opened {repo}#{number}\n"),
-        review::Outcome::Edited { number, list_changed: true } => {
+        review::Outcome::Edited {
+            number,
+            list_changed: true,
+        } => {
             format!("doc-review: updated {repo}#{number}; the list changed, owners mentioned\n")
         }
-        review::Outcome::Edited { number, list_changed: false } => format!("doc-review: updated {repo}#{number}\n"),
-        review::Outcome::Unchanged { number } => format!("doc-review: {repo}#{number} is up to date\n"),
-        review::Outcome::Closed { number } => format!("doc-review: nothing needs review; closed {repo}#{number}\n"),
+        review::Outcome::Edited {
+            number,
+            list_changed: false,
+        } => format!("doc-review: updated {repo}#{number}\n"),
+        review::Outcome::Unchanged { number } => {
+            format!("doc-review: {repo}#{number} is up to date\n")
+        }
+        review::Outcome::Closed { number } => {
+            format!("doc-review: nothing needs review; closed {repo}#{number}\n")
+        }
     })
 }
 
-async fn serve(args: GitHubArgs, config: &Config, root: &Path, env: &Env) -> Result<Report, String> {
+async fn serve(
+    args: GitHubArgs,
+    config: &Config,
+    root: &Path,
+    env: &Env,
+) -> Result<Report, String> {
     let schedule = Schedule::new(&config.serve.schedule, &config.serve.time_zone)?;
     let gh = connect(&args, config, env)?;
-    let author = args.author.clone().unwrap_or_else(|| config.bot_login.clone());
+    let author = args
+        .author
+        .clone()
+        .unwrap_or_else(|| config.bot_login.clone());
     let state = StateFile::new(&root.join(&config.serve.state_file));
     eprintln!(
         "mochi-bot serve: doc-review for {} on `{}` in {}; state in {}",

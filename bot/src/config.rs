@@ -143,7 +143,11 @@ impl Config {
                 .lines()
                 .position(|l| l.trim_start().starts_with(leaf))
                 .map_or(0, |i| i + 1);
-            Err(InputError::new(path, line, format!("key `{key}`: {message}")))
+            Err(InputError::new(
+                path,
+                line,
+                format!("key `{key}`: {message}"),
+            ))
         };
         if !self.repository.is_empty() {
             if let Err(e) = self.repository.parse::<Repo>() {
@@ -155,36 +159,73 @@ impl Config {
         {
             return fail(
                 "api_url",
-                format!("`{}` is not a URL; expected e.g. \"https://api.github.com\"", self.api_url),
+                format!(
+                    "`{}` is not a URL; expected e.g. \"https://api.github.com\"",
+                    self.api_url
+                ),
             );
         }
         if self.bot_login.trim().is_empty() {
-            return fail("bot_login", "is empty; expected a login such as \"github-actions[bot]\"".into());
+            return fail(
+                "bot_login",
+                "is empty; expected a login such as \"github-actions[bot]\"".into(),
+            );
         }
         if self.perf_check.column.is_empty() {
-            return fail("perf_check.column", "is empty; expected a column of the benchmark report, e.g. \"mochi\"".into());
+            return fail(
+                "perf_check.column",
+                "is empty; expected a column of the benchmark report, e.g. \"mochi\"".into(),
+            );
         }
         if self.perf_check.retries > 10 {
-            return fail("perf_check.retries", format!("{} is too many; expected a whole number from 0 to 10", self.perf_check.retries));
+            return fail(
+                "perf_check.retries",
+                format!(
+                    "{} is too many; expected a whole number from 0 to 10",
+                    self.perf_check.retries
+                ),
+            );
         }
         let d = &self.doc_review;
         if d.budget_minutes == 0 {
-            return fail("doc_review.budget_minutes", "is 0; expected a positive number of minutes, e.g. 60".into());
+            return fail(
+                "doc_review.budget_minutes",
+                "is 0; expected a positive number of minutes, e.g. 60".into(),
+            );
         }
         if d.review_interval_days == 0 {
-            return fail("doc_review.review_interval_days", "is 0; expected a positive number of days, e.g. 90".into());
+            return fail(
+                "doc_review.review_interval_days",
+                "is 0; expected a positive number of days, e.g. 90".into(),
+            );
         }
         if d.label.trim().is_empty() {
-            return fail("doc_review.label", "is empty; expected a label name such as \"design-doc-review\"".into());
+            return fail(
+                "doc_review.label",
+                "is empty; expected a label name such as \"design-doc-review\"".into(),
+            );
         }
         if d.issue_title.trim().is_empty() {
-            return fail("doc_review.issue_title", "is empty; expected a title for the tracking issue".into());
+            return fail(
+                "doc_review.issue_title",
+                "is empty; expected a title for the tracking issue".into(),
+            );
         }
-        if let Some(bad) = d.owners.iter().find(|o| o.trim().is_empty() || o.contains(char::is_whitespace)) {
+        if let Some(bad) = d
+            .owners
+            .iter()
+            .find(|o| o.trim().is_empty() || o.contains(char::is_whitespace))
+        {
             return fail("doc_review.owners", format!("`{bad}` is not a GitHub login or team; expected e.g. \"alice\" or \"org/team\""));
         }
-        if let Err(e) = crate::serve::schedule::Schedule::new(&self.serve.schedule, &self.serve.time_zone) {
-            let key = if e.contains("time zone") { "serve.time_zone" } else { "serve.schedule" };
+        if let Err(e) =
+            crate::serve::schedule::Schedule::new(&self.serve.schedule, &self.serve.time_zone)
+        {
+            let key = if e.contains("time zone") {
+                "serve.time_zone"
+            } else {
+                "serve.schedule"
+            };
             return fail(key, e);
         }
         Ok(())

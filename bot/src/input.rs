@@ -48,5 +48,9 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
 /// 1-based line number of byte `offset` in `text`.
 pub fn line_of_offset(text: &str, offset: usize) -> usize {
     let end = offset.min(text.len());
-    text.as_bytes()[..end].iter().filter(|b| **b == b'\n').count() + 1
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
 }

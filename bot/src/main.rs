@@ -5,7 +5,10 @@ use mochi_bot::cli::{execute, Cli, Env};
 
 fn main() {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mochi-bot: error: cannot start the async runtime: {e}");

@@ -57,13 +57,20 @@ impl Ranges {
                 .position(|l| l.contains(&format!("cases.{label}")))
                 .map_or(0, |i| i + 1);
             if !(range.lower.is_finite() && range.upper.is_finite() && range.lower >= 0.0) {
-                return Err(InputError::new(path, line, format!("case `{label}`: lower and upper must be finite, non-negative numbers")));
+                return Err(InputError::new(
+                    path,
+                    line,
+                    format!("case `{label}`: lower and upper must be finite, non-negative numbers"),
+                ));
             }
             if range.lower > range.upper {
                 return Err(InputError::new(
                     path,
                     line,
-                    format!("case `{label}`: lower ({}) is above upper ({}); swap them", range.lower, range.upper),
+                    format!(
+                        "case `{label}`: lower ({}) is above upper ({}); swap them",
+                        range.lower, range.upper
+                    ),
                 ));
             }
         }
@@ -158,24 +165,45 @@ mod tests {
         .unwrap();
         let results = check(&report(), &ranges, "mochi");
         let verdicts: Vec<_> = results.iter().map(|r| r.verdict.clone()).collect();
-        assert_eq!(verdicts, vec![Verdict::Inside(1.5), Verdict::Outside(4.0), Verdict::Missing, Verdict::Missing]);
+        assert_eq!(
+            verdicts,
+            vec![
+                Verdict::Inside(1.5),
+                Verdict::Outside(4.0),
+                Verdict::Missing,
+                Verdict::Missing
+            ]
+        );
         assert!(describe(&results[1], "mochi").contains("ratio 4 outside [1, 3]"));
     }
 
     #[test]
     fn bounds_are_inclusive() {
-        let ranges = Ranges::parse("[cases.a]\nlower = 1.5\nupper = 1.5\n", Path::new("r.toml")).unwrap();
-        assert_eq!(check(&report(), &ranges, "mochi")[0].verdict, Verdict::Inside(1.5));
+        let ranges =
+            Ranges::parse("[cases.a]\nlower = 1.5\nupper = 1.5\n", Path::new("r.toml")).unwrap();
+        assert_eq!(
+            check(&report(), &ranges, "mochi")[0].verdict,
+            Verdict::Inside(1.5)
+        );
     }
 
     #[test]
     fn bad_ranges_name_file_and_line() {
-        let e = Ranges::parse("[cases.a]\nlower = 3.0\nupper = 1.0\n", Path::new("r.toml")).unwrap_err();
+        let e = Ranges::parse("[cases.a]\nlower = 3.0\nupper = 1.0\n", Path::new("r.toml"))
+            .unwrap_err();
         assert_eq!(e.line, 1);
         assert!(e.message.contains("swap"), "{e}");
-        let e = Ranges::parse("[cases.a]\nlower = 1.0\nupper = \"x\"\n", Path::new("r.toml")).unwrap_err();
+        let e = Ranges::parse(
+            "[cases.a]\nlower = 1.0\nupper = \"x\"\n",
+            Path::new("r.toml"),
+        )
+        .unwrap_err();
         assert_eq!(e.line, 3, "{e}");
-        let e = Ranges::parse("[cases.a]\nlower = 1.0\nupper = 2.0\nmiddle = 1\n", Path::new("r.toml")).unwrap_err();
+        let e = Ranges::parse(
+            "[cases.a]\nlower = 1.0\nupper = 2.0\nmiddle = 1\n",
+            Path::new("r.toml"),
+        )
+        .unwrap_err();
         assert_eq!(e.line, 4, "{e}");
     }
 }

@@ -209,9 +209,11 @@ mod tests {
     #[test]
     fn full_coverage_gets_the_check_mark_and_missing_base_a_banner() {
         let head = coverage("SF:a.rs\nDA:1,1\nDA:2,1\nDA:3,0\nend_of_record\n");
-        let diff =
-            ChangedLines::parse("--- a/a.rs\n+++ b/a.rs\n@@ -1 +1,2 @@\n-x\n+y\n+z\n", Path::new("d"))
-                .unwrap();
+        let diff = ChangedLines::parse(
+            "--- a/a.rs\n+++ b/a.rs\n@@ -1 +1,2 @@\n-x\n+y\n+z\n",
+            Path::new("d"),
+        )
+        .unwrap();
         let patch = PatchCoverage::compute(&diff, &head);
         let body = render(&SummaryInput {
             head_sha: "0123456789abcdef",
@@ -223,8 +225,14 @@ mod tests {
         });
         assert!(body.starts_with(MARKER));
         assert_eq!(head_sha_of(&body), Some("0123456789abcdef"));
-        assert!(body.contains("all 2 changed coverable lines are covered ✅"), "{body}");
-        assert!(body.contains("**Project coverage: 66.67%** (2 of 3 lines)"), "{body}");
+        assert!(
+            body.contains("all 2 changed coverable lines are covered ✅"),
+            "{body}"
+        );
+        assert!(
+            body.contains("**Project coverage: 66.67%** (2 of 3 lines)"),
+            "{body}"
+        );
         assert!(body.contains("No base coverage report"), "{body}");
         assert!(!body.contains("percentage points"), "{body}");
     }
@@ -247,9 +255,20 @@ mod tests {
             patch: Some(&patch),
             bench: None,
         });
-        assert!(body.contains("**Patch coverage: 25.00%** (1 of 4 changed coverable lines covered, 3 missing)"), "{body}");
-        assert!(body.contains("| `src/a.rs` | 25.00% (1/4) | 2-3, 5 |"), "{body}");
-        assert!(body.contains("-50.00 percentage points against base (75.00%)"), "{body}");
+        assert!(
+            body.contains(
+                "**Patch coverage: 25.00%** (1 of 4 changed coverable lines covered, 3 missing)"
+            ),
+            "{body}"
+        );
+        assert!(
+            body.contains("| `src/a.rs` | 25.00% (1/4) | 2-3, 5 |"),
+            "{body}"
+        );
+        assert!(
+            body.contains("-50.00 percentage points against base (75.00%)"),
+            "{body}"
+        );
     }
 
     #[test]

@@ -17,7 +17,14 @@ fn git(root: &Path, args: &[&str], date: &str) {
     let status = Command::new("git")
         .arg("-C")
         .arg(root)
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.org", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.org",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .env("GIT_AUTHOR_DATE", date)
         .env("GIT_COMMITTER_DATE", date)
@@ -40,32 +47,92 @@ fn doc(reviewed: &str, covers: &str, minutes: u32, owners: &str, body: &str) -> 
 fn repository() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    git(root, &["init", "-q", "-b", "main"], "2025-12-01T12:00:00+00:00");
+    git(
+        root,
+        &["init", "-q", "-b", "main"],
+        "2025-12-01T12:00:00+00:00",
+    );
     write(root, "src/a/x.rs", "fn a() {}\n");
     write(root, "src/b.rs", "fn b() {}\n");
     write(root, "src/c.rs", "fn c() {}\n");
     write(root, "src/f.rs", "fn f() {}\n");
-    write(root, "design-docs/README.md", "# Design docs\n\n- [a](a.md)\n- [b](b.md)\n");
+    write(
+        root,
+        "design-docs/README.md",
+        "# Design docs\n\n- [a](a.md)\n- [b](b.md)\n",
+    );
     // Reviewed long ago: far past the 90-day interval.
-    write(root, "design-docs/f.md", &doc("2026-01-01", "src/f.rs", 50, "frank", "See [b](b.md)."));
+    write(
+        root,
+        "design-docs/f.md",
+        &doc("2026-01-01", "src/f.rs", 50, "frank", "See [b](b.md)."),
+    );
     // Past the interval and one commit since.
-    write(root, "design-docs/a.md", &doc("2026-06-01", "src/a/**", 30, "alice", "Links: [web](https://example.org) [code](../src/a/x.rs)."));
+    write(
+        root,
+        "design-docs/a.md",
+        &doc(
+            "2026-06-01",
+            "src/a/**",
+            30,
+            "alice",
+            "Links: [web](https://example.org) [code](../src/a/x.rs).",
+        ),
+    );
     // Recent, but its code changed twice since.
-    write(root, "design-docs/b.md", &doc("2026-11-01", "src/b.rs", 20, "bob", ""));
+    write(
+        root,
+        "design-docs/b.md",
+        &doc("2026-11-01", "src/b.rs", 20, "bob", ""),
+    );
     // Recent, but a covered path vanished and a link is broken.
-    write(root, "design-docs/c.md", &doc("2026-11-20", "src/c.rs, src/gone.rs", 15, "carol", "See [old](old-design.md)."));
+    write(
+        root,
+        "design-docs/c.md",
+        &doc(
+            "2026-11-20",
+            "src/c.rs, src/gone.rs",
+            15,
+            "carol",
+            "See [old](old-design.md).",
+        ),
+    );
     // Fresh: nothing to do.
-    write(root, "design-docs/d.md", &doc("2026-11-25", "src/a/**", 10, "dave", ""));
+    write(
+        root,
+        "design-docs/d.md",
+        &doc("2026-11-25", "src/a/**", 10, "dave", ""),
+    );
     // Malformed: a finding, not a crash.
-    write(root, "design-docs/e.md", "---\nlast-reviewed: soon\ncovers: [src/c.rs]\nreview-minutes: 5\n---\n# E\n");
+    write(
+        root,
+        "design-docs/e.md",
+        "---\nlast-reviewed: soon\ncovers: [src/c.rs]\nreview-minutes: 5\n---\n# E\n",
+    );
     git(root, &["add", "."], "2025-12-01T12:00:00+00:00");
-    git(root, &["commit", "-q", "-m", "initial"], "2025-12-01T12:00:00+00:00");
+    git(
+        root,
+        &["commit", "-q", "-m", "initial"],
+        "2025-12-01T12:00:00+00:00",
+    );
     write(root, "src/a/x.rs", "fn a() { 1; }\n");
-    git(root, &["commit", "-q", "-am", "a changes"], "2026-08-01T12:00:00+00:00");
+    git(
+        root,
+        &["commit", "-q", "-am", "a changes"],
+        "2026-08-01T12:00:00+00:00",
+    );
     write(root, "src/b.rs", "fn b() { 1; }\n");
-    git(root, &["commit", "-q", "-am", "b changes"], "2026-11-10T12:00:00+00:00");
+    git(
+        root,
+        &["commit", "-q", "-am", "b changes"],
+        "2026-11-10T12:00:00+00:00",
+    );
     write(root, "src/b.rs", "fn b() { 2; }\n");
-    git(root, &["commit", "-q", "-am", "b changes again"], "2026-11-11T12:00:00+00:00");
+    git(
+        root,
+        &["commit", "-q", "-am", "b changes again"],
+        "2026-11-11T12:00:00+00:00",
+    );
     dir
 }
 
@@ -74,23 +141,47 @@ fn env() -> Env {
         token: Some(TOKEN.to_string()),
         step_summary: None,
         github_repository: None,
-        retry: RetryPolicy { attempts: 3, initial_backoff: Duration::from_millis(10), max_wait: Duration::from_secs(5) },
+        retry: RetryPolicy {
+            attempts: 3,
+            initial_backoff: Duration::from_millis(10),
+            max_wait: Duration::from_secs(5),
+        },
     }
 }
 
 async fn review(root: &Path, fake: Option<&FakeGitHub>, extra: &[&str]) -> Result<Report, String> {
-    let mut args: Vec<String> = vec!["mochi-bot".into(), "--repo-root".into(), root.display().to_string(), "doc-review".into()];
+    let mut args: Vec<String> = vec![
+        "mochi-bot".into(),
+        "--repo-root".into(),
+        root.display().to_string(),
+        "doc-review".into(),
+    ];
     if let Some(fake) = fake {
-        args.extend(["--api-url".to_string(), fake.url.clone(), "--repo".to_string(), REPO.to_string()]);
+        args.extend([
+            "--api-url".to_string(),
+            fake.url.clone(),
+            "--repo".to_string(),
+            REPO.to_string(),
+        ]);
     }
     args.extend(extra.iter().map(|s| s.to_string()));
-    execute(Cli::try_parse_from(args).map_err(|e| e.to_string())?, &env()).await
+    execute(
+        Cli::try_parse_from(args).map_err(|e| e.to_string())?,
+        &env(),
+    )
+    .await
 }
 
 #[tokio::test]
 async fn dry_run_plan_matches_golden_file() {
     let repo = repository();
-    let out = review(repo.path(), None, &["--dry-run", "--today", "2026-11-29", "--budget", "100"]).await.unwrap();
+    let out = review(
+        repo.path(),
+        None,
+        &["--dry-run", "--today", "2026-11-29", "--budget", "100"],
+    )
+    .await
+    .unwrap();
     let golden_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/doc-review-plan.md");
     if std::env::var_os("MOCHI_UPDATE_GOLDEN").is_some() {
         std::fs::write(&golden_path, &out.stdout).unwrap();
@@ -104,59 +195,135 @@ async fn the_tracking_issue_follows_the_plan_day_by_day() {
     let repo = repository();
     let root = repo.path();
     let fake = FakeGitHub::start().await;
-    let writes = |fake: &FakeGitHub| fake.writes().into_iter().map(|(m, p)| format!("{m} {p}")).collect::<Vec<_>>();
+    let writes = |fake: &FakeGitHub| {
+        fake.writes()
+            .into_iter()
+            .map(|(m, p)| format!("{m} {p}"))
+            .collect::<Vec<_>>()
+    };
 
     // Day 1: the issue is opened with the label, the checklist and the owners.
-    let out = review(root, Some(&fake), &["--today", "2026-11-29", "--budget", "100"]).await.unwrap();
+    let out = review(
+        root,
+        Some(&fake),
+        &["--today", "2026-11-29", "--budget", "100"],
+    )
+    .await
+    .unwrap();
     assert!(out.stdout.contains("opened mochi-ad/mochi#1"), "{out:?}");
     assert_eq!(writes(&fake), vec!["POST /repos/mochi-ad/mochi/issues"]);
     let issue = &fake.issues()[0];
     assert_eq!(issue.labels, vec!["design-doc-review"]);
-    assert!(issue.body.contains("- [ ] `design-docs/f.md` (50 min)"), "{}", issue.body);
-    assert!(issue.body.contains("Owners: @alice @carol @frank"), "{}", issue.body);
+    assert!(
+        issue.body.contains("- [ ] `design-docs/f.md` (50 min)"),
+        "{}",
+        issue.body
+    );
+    assert!(
+        issue.body.contains("Owners: @alice @carol @frank"),
+        "{}",
+        issue.body
+    );
 
     // Same day again: nothing written.
     fake.clear_log();
-    let out = review(root, Some(&fake), &["--today", "2026-11-29", "--budget", "100"]).await.unwrap();
+    let out = review(
+        root,
+        Some(&fake),
+        &["--today", "2026-11-29", "--budget", "100"],
+    )
+    .await
+    .unwrap();
     assert!(out.stdout.contains("up to date"), "{out:?}");
     assert!(writes(&fake).is_empty());
 
     // Next day, same docs: the body is edited, no new issue, no comment.
     fake.clear_log();
-    review(root, Some(&fake), &["--today", "2026-11-30", "--budget", "100"]).await.unwrap();
+    review(
+        root,
+        Some(&fake),
+        &["--today", "2026-11-30", "--budget", "100"],
+    )
+    .await
+    .unwrap();
     assert_eq!(writes(&fake), vec!["PATCH /repos/mochi-ad/mochi/issues/1"]);
     assert!(fake.issues()[0].body.contains("on 2026-11-30"));
 
     // f and a are reviewed: the list changes and the owners are told once.
-    write(root, "design-docs/f.md", &doc("2026-11-30", "src/f.rs", 50, "frank", "See [b](b.md)."));
-    write(root, "design-docs/a.md", &doc("2026-11-30", "src/a/**", 30, "alice", ""));
-    git(root, &["commit", "-q", "-am", "review f and a"], "2026-11-30T12:00:00+00:00");
+    write(
+        root,
+        "design-docs/f.md",
+        &doc("2026-11-30", "src/f.rs", 50, "frank", "See [b](b.md)."),
+    );
+    write(
+        root,
+        "design-docs/a.md",
+        &doc("2026-11-30", "src/a/**", 30, "alice", ""),
+    );
+    git(
+        root,
+        &["commit", "-q", "-am", "review f and a"],
+        "2026-11-30T12:00:00+00:00",
+    );
     fake.clear_log();
-    let out = review(root, Some(&fake), &["--today", "2026-11-30", "--budget", "100"]).await.unwrap();
+    let out = review(
+        root,
+        Some(&fake),
+        &["--today", "2026-11-30", "--budget", "100"],
+    )
+    .await
+    .unwrap();
     assert!(out.stdout.contains("owners mentioned"), "{out:?}");
     assert_eq!(
         writes(&fake),
-        vec!["PATCH /repos/mochi-ad/mochi/issues/1", "POST /repos/mochi-ad/mochi/issues/1/comments"]
+        vec![
+            "PATCH /repos/mochi-ad/mochi/issues/1",
+            "POST /repos/mochi-ad/mochi/issues/1/comments"
+        ]
     );
     let comments = fake.comments_on(1);
     assert_eq!(comments.len(), 1);
-    assert!(comments[0].body.contains("@bob") && comments[0].body.contains("@carol"), "{}", comments[0].body);
+    assert!(
+        comments[0].body.contains("@bob") && comments[0].body.contains("@carol"),
+        "{}",
+        comments[0].body
+    );
     assert!(!comments[0].body.contains("@frank"), "{}", comments[0].body);
 
     // Everything reviewed and fixed: the issue is closed.
-    write(root, "design-docs/b.md", &doc("2026-11-30", "src/b.rs", 20, "bob", ""));
-    write(root, "design-docs/c.md", &doc("2026-11-30", "src/c.rs", 15, "carol", ""));
-    write(root, "design-docs/e.md", &doc("2026-11-30", "src/c.rs", 5, "", ""));
-    git(root, &["commit", "-q", "-am", "review the rest"], "2026-11-30T13:00:00+00:00");
+    write(
+        root,
+        "design-docs/b.md",
+        &doc("2026-11-30", "src/b.rs", 20, "bob", ""),
+    );
+    write(
+        root,
+        "design-docs/c.md",
+        &doc("2026-11-30", "src/c.rs", 15, "carol", ""),
+    );
+    write(
+        root,
+        "design-docs/e.md",
+        &doc("2026-11-30", "src/c.rs", 5, "", ""),
+    );
+    git(
+        root,
+        &["commit", "-q", "-am", "review the rest"],
+        "2026-11-30T13:00:00+00:00",
+    );
     fake.clear_log();
-    let out = review(root, Some(&fake), &["--today", "2026-11-30"]).await.unwrap();
+    let out = review(root, Some(&fake), &["--today", "2026-11-30"])
+        .await
+        .unwrap();
     assert!(out.stdout.contains("closed mochi-ad/mochi#1"), "{out:?}");
     assert_eq!(writes(&fake), vec!["PATCH /repos/mochi-ad/mochi/issues/1"]);
     assert_eq!(fake.issues()[0].state, "closed");
 
     // And then nothing is posted.
     fake.clear_log();
-    let out = review(root, Some(&fake), &["--today", "2026-12-01"]).await.unwrap();
+    let out = review(root, Some(&fake), &["--today", "2026-12-01"])
+        .await
+        .unwrap();
     assert!(out.stdout.contains("nothing posted"), "{out:?}");
     assert!(writes(&fake).is_empty());
     assert_eq!(fake.issues().len(), 1);
@@ -167,18 +334,43 @@ async fn duplicate_tracking_issues_are_closed_keeping_the_oldest() {
     let repo = repository();
     let fake = FakeGitHub::start().await;
     let marker = mochi_bot::docs::plan::MARKER;
-    fake.add_issue(BOT, &format!("{marker}\nold"), &["design-doc-review"], "open");
-    fake.add_issue(BOT, &format!("{marker}\nduplicate"), &["design-doc-review"], "open");
-    fake.add_issue("someone", &format!("{marker}\nnot ours"), &["design-doc-review"], "open");
-    review(repo.path(), Some(&fake), &["--today", "2026-11-29"]).await.unwrap();
+    fake.add_issue(
+        BOT,
+        &format!("{marker}\nold"),
+        &["design-doc-review"],
+        "open",
+    );
+    fake.add_issue(
+        BOT,
+        &format!("{marker}\nduplicate"),
+        &["design-doc-review"],
+        "open",
+    );
+    fake.add_issue(
+        "someone",
+        &format!("{marker}\nnot ours"),
+        &["design-doc-review"],
+        "open",
+    );
+    review(repo.path(), Some(&fake), &["--today", "2026-11-29"])
+        .await
+        .unwrap();
     let issues = fake.issues();
     assert_eq!(issues[0].state, "open");
-    assert!(issues[0].body.contains("Design docs to review on 2026-11-29"));
+    assert!(issues[0]
+        .body
+        .contains("Design docs to review on 2026-11-29"));
     assert_eq!(issues[1].state, "closed");
     assert!(issues[1].body.contains("duplicate of #1"));
     assert_eq!(issues[2].state, "open");
     // No new issue: the oldest one is reused.
-    assert!(fake.writes().iter().all(|(m, p)| !(*m == Method::POST && p.ends_with("/issues"))), "{:?}", fake.writes());
+    assert!(
+        fake.writes()
+            .iter()
+            .all(|(m, p)| !(*m == Method::POST && p.ends_with("/issues"))),
+        "{:?}",
+        fake.writes()
+    );
     assert_eq!(issues.len(), 3);
 }
 
@@ -186,15 +378,31 @@ async fn duplicate_tracking_issues_are_closed_keeping_the_oldest() {
 async fn nothing_to_review_posts_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    git(root, &["init", "-q", "-b", "main"], "2026-11-01T12:00:00+00:00");
+    git(
+        root,
+        &["init", "-q", "-b", "main"],
+        "2026-11-01T12:00:00+00:00",
+    );
     write(root, "src/x.rs", "x");
-    write(root, "design-docs/x.md", &doc("2026-11-20", "src/x.rs", 10, "xavier", ""));
+    write(
+        root,
+        "design-docs/x.md",
+        &doc("2026-11-20", "src/x.rs", 10, "xavier", ""),
+    );
     git(root, &["add", "."], "2026-11-01T12:00:00+00:00");
-    git(root, &["commit", "-q", "-m", "x"], "2026-11-01T12:00:00+00:00");
+    git(
+        root,
+        &["commit", "-q", "-m", "x"],
+        "2026-11-01T12:00:00+00:00",
+    );
     let fake = FakeGitHub::start().await;
-    let out = review(root, Some(&fake), &["--today", "2026-11-29"]).await.unwrap();
+    let out = review(root, Some(&fake), &["--today", "2026-11-29"])
+        .await
+        .unwrap();
     assert!(out.stdout.contains("nothing posted"), "{out:?}");
     assert!(fake.writes().is_empty());
-    let dry = review(root, None, &["--today", "2026-11-29", "--dry-run"]).await.unwrap();
+    let dry = review(root, None, &["--today", "2026-11-29", "--dry-run"])
+        .await
+        .unwrap();
     assert!(dry.stdout.contains("Nothing needs review"), "{dry:?}");
 }

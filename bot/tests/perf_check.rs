@@ -10,13 +10,19 @@ fn report(ratios: &[(&str, Option<f64>)]) -> String {
         .iter()
         .map(|(label, r)| {
             let r = r.map_or("null".to_string(), |r| r.to_string());
-            format!(r#"{{"label":"{label}","primal_ns":100.0,"ratios":{{"mochi":{r},"peer":2.0}}}}"#)
+            format!(
+                r#"{{"label":"{label}","primal_ns":100.0,"ratios":{{"mochi":{r},"peer":2.0}}}}"#
+            )
         })
         .collect();
-    format!(r#"{{"schema_version":1,"columns":["mochi","peer"],"cases":[{}]}}"#, cases.join(","))
+    format!(
+        r#"{{"schema_version":1,"columns":["mochi","peer"],"cases":[{}]}}"#,
+        cases.join(",")
+    )
 }
 
-const RANGES: &str = "[cases.sum]\nlower = 1.0\nupper = 2.0\n\n[cases.dot]\nlower = 1.0\nupper = 3.0\n";
+const RANGES: &str =
+    "[cases.sum]\nlower = 1.0\nupper = 2.0\n\n[cases.dot]\nlower = 1.0\nupper = 3.0\n";
 
 async fn check(root: &Path, extra: &[&str]) -> Result<Report, String> {
     let mut args = vec![
@@ -30,7 +36,11 @@ async fn check(root: &Path, extra: &[&str]) -> Result<Report, String> {
         root.join("ranges.toml").display().to_string(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
-    execute(Cli::try_parse_from(args).map_err(|e| e.to_string())?, &Env::default()).await
+    execute(
+        Cli::try_parse_from(args).map_err(|e| e.to_string())?,
+        &Env::default(),
+    )
+    .await
 }
 
 fn setup(bench: &str) -> tempfile::TempDir {
@@ -42,10 +52,17 @@ fn setup(bench: &str) -> tempfile::TempDir {
 
 #[tokio::test]
 async fn inside_every_range_exits_zero() {
-    let dir = setup(&report(&[("sum", Some(1.5)), ("dot", Some(3.0)), ("ungated", Some(99.0))]));
+    let dir = setup(&report(&[
+        ("sum", Some(1.5)),
+        ("dot", Some(3.0)),
+        ("ungated", Some(99.0)),
+    ]));
     let out = check(dir.path(), &[]).await.unwrap();
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stdout.contains("all 2 gated cases inside their ranges"), "{out:?}");
+    assert!(
+        out.stdout.contains("all 2 gated cases inside their ranges"),
+        "{out:?}"
+    );
 }
 
 #[tokio::test]
@@ -53,35 +70,60 @@ async fn outside_a_range_exits_one_listing_each_case() {
     let dir = setup(&report(&[("sum", Some(2.5)), ("dot", Some(0.5))]));
     let out = check(dir.path(), &[]).await.unwrap();
     assert_eq!(out.code, 1);
-    assert!(out.stdout.contains("2 of 2 cases outside their ranges"), "{out:?}");
-    assert!(out.stdout.contains("sum (ratio 2.5, range [1, 2])"), "{out:?}");
-    assert!(out.stdout.contains("dot (ratio 0.5, range [1, 3])"), "{out:?}");
+    assert!(
+        out.stdout.contains("2 of 2 cases outside their ranges"),
+        "{out:?}"
+    );
+    assert!(
+        out.stdout.contains("sum (ratio 2.5, range [1, 2])"),
+        "{out:?}"
+    );
+    assert!(
+        out.stdout.contains("dot (ratio 0.5, range [1, 3])"),
+        "{out:?}"
+    );
 }
 
 #[tokio::test]
 async fn a_missing_or_null_case_is_an_error() {
     let dir = setup(&report(&[("sum", None)]));
     let err = check(dir.path(), &[]).await.unwrap_err();
-    assert!(err.contains("2 gated case(s) have no `mochi` ratio: dot, sum"), "{err}");
+    assert!(
+        err.contains("2 gated case(s) have no `mochi` ratio: dot, sum"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn a_retry_that_recovers_passes() {
     let dir = setup(&report(&[("sum", Some(2.5)), ("dot", Some(2.0))]));
-    std::fs::write(dir.path().join("good.json"), report(&[("sum", Some(1.9)), ("dot", Some(2.0))])).unwrap();
+    std::fs::write(
+        dir.path().join("good.json"),
+        report(&[("sum", Some(1.9)), ("dot", Some(2.0))]),
+    )
+    .unwrap();
     // The command re-measures only the failing cases, which it is told about.
     let cmd = r#"test "$MOCHI_RETRY_CASES" = "sum" && cp good.json bench.json"#;
     let out = check(dir.path(), &["--retry-cmd", cmd]).await.unwrap();
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stdout.contains("retry 1/2: re-measuring sum"), "{out:?}");
-    assert!(out.stdout.contains("ok       sum: mochi ratio 1.9 inside [1, 2]"), "{out:?}");
+    assert!(
+        out.stdout.contains("retry 1/2: re-measuring sum"),
+        "{out:?}"
+    );
+    assert!(
+        out.stdout
+            .contains("ok       sum: mochi ratio 1.9 inside [1, 2]"),
+        "{out:?}"
+    );
 }
 
 #[tokio::test]
 async fn a_regression_that_persists_fails_after_the_retries() {
     let dir = setup(&report(&[("sum", Some(2.5)), ("dot", Some(2.0))]));
     let cmd = "echo again >> retries.log";
-    let out = check(dir.path(), &["--retry-cmd", cmd, "--retries", "3"]).await.unwrap();
+    let out = check(dir.path(), &["--retry-cmd", cmd, "--retries", "3"])
+        .await
+        .unwrap();
     assert_eq!(out.code, 1, "{out:?}");
     let log = std::fs::read_to_string(dir.path().join("retries.log")).unwrap();
     assert_eq!(log.lines().count(), 3);
@@ -90,7 +132,9 @@ async fn a_regression_that_persists_fails_after_the_retries() {
 #[tokio::test]
 async fn a_failing_retry_command_is_an_error() {
     let dir = setup(&report(&[("sum", Some(2.5)), ("dot", Some(2.0))]));
-    let err = check(dir.path(), &["--retry-cmd", "exit 3"]).await.unwrap_err();
+    let err = check(dir.path(), &["--retry-cmd", "exit 3"])
+        .await
+        .unwrap_err();
     assert!(err.contains("--retry-cmd `exit 3` failed"), "{err}");
 }
 
@@ -100,7 +144,11 @@ async fn malformed_files_name_file_and_line() {
     let err = check(dir.path(), &[]).await.unwrap_err();
     assert!(err.contains("bench.json:3:"), "{err}");
     std::fs::write(dir.path().join("bench.json"), report(&[("sum", Some(1.5))])).unwrap();
-    std::fs::write(dir.path().join("ranges.toml"), "[cases.sum]\nlower = 1.0\nupper = oops\n").unwrap();
+    std::fs::write(
+        dir.path().join("ranges.toml"),
+        "[cases.sum]\nlower = 1.0\nupper = oops\n",
+    )
+    .unwrap();
     let err = check(dir.path(), &[]).await.unwrap_err();
     assert!(err.contains("ranges.toml:3:"), "{err}");
     let err = check(dir.path(), &["--column", "nope"]).await;
@@ -125,8 +173,24 @@ fn every_command_has_help() {
 async fn an_invalid_config_names_the_key() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(".github")).unwrap();
-    std::fs::write(dir.path().join(".github/mochi-bot.toml"), "[doc_review]\nbudget_minutes = 0\n").unwrap();
-    let args = ["mochi-bot", "--repo-root", &dir.path().display().to_string(), "doc-review", "--dry-run"].map(String::from);
-    let err = execute(Cli::try_parse_from(args).unwrap(), &Env::default()).await.unwrap_err();
-    assert!(err.contains("mochi-bot.toml:2: key `doc_review.budget_minutes`"), "{err}");
+    std::fs::write(
+        dir.path().join(".github/mochi-bot.toml"),
+        "[doc_review]\nbudget_minutes = 0\n",
+    )
+    .unwrap();
+    let args = [
+        "mochi-bot",
+        "--repo-root",
+        &dir.path().display().to_string(),
+        "doc-review",
+        "--dry-run",
+    ]
+    .map(String::from);
+    let err = execute(Cli::try_parse_from(args).unwrap(), &Env::default())
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("mochi-bot.toml:2: key `doc_review.budget_minutes`"),
+        "{err}"
+    );
 }

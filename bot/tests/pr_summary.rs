@@ -10,7 +10,7 @@ use http::Method;
 use mochi_bot::cli::{execute, Cli, Env, Report};
 use mochi_bot::github::RetryPolicy;
 use mochi_bot::summary::MARKER;
-use support::{Fault, FakeGitHub, BOT, REPO, TOKEN};
+use support::{FakeGitHub, Fault, BOT, REPO, TOKEN};
 
 const HEAD: &str = "1111111111111111111111111111111111111111";
 const NEWER: &str = "2222222222222222222222222222222222222222";
@@ -33,8 +33,16 @@ impl Inputs {
             s.push_str("end_of_record\n");
             s
         };
-        std::fs::write(root.join("head.lcov"), lcov(&[(1, 1), (2, 0), (3, 1), (4, 0)])).unwrap();
-        std::fs::write(root.join("head2.lcov"), lcov(&[(1, 1), (2, 1), (3, 1), (4, 0)])).unwrap();
+        std::fs::write(
+            root.join("head.lcov"),
+            lcov(&[(1, 1), (2, 0), (3, 1), (4, 0)]),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("head2.lcov"),
+            lcov(&[(1, 1), (2, 1), (3, 1), (4, 0)]),
+        )
+        .unwrap();
         std::fs::write(root.join("base.lcov"), lcov(&[(1, 1), (2, 1)])).unwrap();
         std::fs::write(
             root.join("pr.diff"),
@@ -63,11 +71,20 @@ fn env() -> Env {
         token: Some(TOKEN.to_string()),
         step_summary: None,
         github_repository: None,
-        retry: RetryPolicy { attempts: 3, initial_backoff: Duration::from_millis(10), max_wait: Duration::from_secs(5) },
+        retry: RetryPolicy {
+            attempts: 3,
+            initial_backoff: Duration::from_millis(10),
+            max_wait: Duration::from_secs(5),
+        },
     }
 }
 
-async fn run(fake: &FakeGitHub, inputs: &Inputs, extra: &[&str], env: &Env) -> Result<Report, String> {
+async fn run(
+    fake: &FakeGitHub,
+    inputs: &Inputs,
+    extra: &[&str],
+    env: &Env,
+) -> Result<Report, String> {
     let root = inputs.root().display().to_string();
     let mut args: Vec<String> = vec![
         "mochi-bot".into(),
@@ -85,18 +102,32 @@ async fn run(fake: &FakeGitHub, inputs: &Inputs, extra: &[&str], env: &Env) -> R
         args.extend(["--pr".to_string(), "7".to_string()]);
     }
     if !has("--lcov") {
-        args.extend(["--lcov".to_string(), inputs.path("head.lcov").display().to_string()]);
+        args.extend([
+            "--lcov".to_string(),
+            inputs.path("head.lcov").display().to_string(),
+        ]);
     }
     if !has("--no-diff") {
-        args.extend(["--diff".to_string(), inputs.path("pr.diff").display().to_string()]);
+        args.extend([
+            "--diff".to_string(),
+            inputs.path("pr.diff").display().to_string(),
+        ]);
     }
-    args.extend(extra.iter().filter(|a| **a != "--no-diff").map(|a| a.to_string()));
+    args.extend(
+        extra
+            .iter()
+            .filter(|a| **a != "--no-diff")
+            .map(|a| a.to_string()),
+    );
     let cli = Cli::try_parse_from(args).map_err(|e| e.to_string())?;
     execute(cli, env).await
 }
 
 fn ours(fake: &FakeGitHub, pr: u64) -> Vec<support::FakeComment> {
-    fake.comments_on(pr).into_iter().filter(|c| c.login == BOT && c.body.starts_with(MARKER)).collect()
+    fake.comments_on(pr)
+        .into_iter()
+        .filter(|c| c.login == BOT && c.body.starts_with(MARKER))
+        .collect()
 }
 
 #[tokio::test]
@@ -106,36 +137,93 @@ async fn creates_then_stays_silent_then_updates() {
     let inputs = Inputs::new();
     let bench = inputs.path("bench.json").display().to_string();
 
-    let first = run(&fake, &inputs, &["--head-sha", HEAD, "--bench", &bench], &env()).await.unwrap();
-    assert!(first.stdout.starts_with("created summary comment"), "{first:?}");
+    let first = run(
+        &fake,
+        &inputs,
+        &["--head-sha", HEAD, "--bench", &bench],
+        &env(),
+    )
+    .await
+    .unwrap();
+    assert!(
+        first.stdout.starts_with("created summary comment"),
+        "{first:?}"
+    );
     let comments = ours(&fake, 7);
     assert_eq!(comments.len(), 1);
     let body = &comments[0].body;
     assert!(body.contains(HEAD), "{body}");
-    assert!(body.contains("**Patch coverage: 50.00%** (2 of 4 changed coverable lines covered, 2 missing)"), "{body}");
-    assert!(body.contains("| `src/lib.rs` | 50.00% (2/4) | 2, 4 |"), "{body}");
+    assert!(
+        body.contains(
+            "**Patch coverage: 50.00%** (2 of 4 changed coverable lines covered, 2 missing)"
+        ),
+        "{body}"
+    );
+    assert!(
+        body.contains("| `src/lib.rs` | 50.00% (2/4) | 2, 4 |"),
+        "{body}"
+    );
     assert!(body.contains("No base coverage report"), "{body}");
     assert!(body.contains("### Performance Ratio:"), "{body}");
-    assert!(body.contains("│ sum_1000 │ 85.0 ns │  1.70 │ missing │"), "{body}");
+    assert!(
+        body.contains("│ sum_1000 │ 85.0 ns │  1.70 │ missing │"),
+        "{body}"
+    );
     assert_eq!(fake.writes().len(), 1);
 
     fake.clear_log();
-    let second = run(&fake, &inputs, &["--head-sha", HEAD, "--bench", &bench], &env()).await.unwrap();
+    let second = run(
+        &fake,
+        &inputs,
+        &["--head-sha", HEAD, "--bench", &bench],
+        &env(),
+    )
+    .await
+    .unwrap();
     assert!(second.stdout.contains("up to date"), "{second:?}");
     assert!(fake.writes().is_empty(), "{:?}", fake.writes());
 
     fake.clear_log();
     let head2 = inputs.path("head2.lcov").display().to_string();
     let base = inputs.path("base.lcov").display().to_string();
-    let third = run(&fake, &inputs, &["--head-sha", HEAD, "--bench", &bench, "--lcov", &head2, "--base-lcov", &base], &env())
-        .await
-        .unwrap();
-    assert!(third.stdout.starts_with("updated summary comment"), "{third:?}");
-    assert_eq!(fake.writes().iter().map(|(m, _)| m.clone()).collect::<Vec<_>>(), vec![Method::PATCH]);
+    let third = run(
+        &fake,
+        &inputs,
+        &[
+            "--head-sha",
+            HEAD,
+            "--bench",
+            &bench,
+            "--lcov",
+            &head2,
+            "--base-lcov",
+            &base,
+        ],
+        &env(),
+    )
+    .await
+    .unwrap();
+    assert!(
+        third.stdout.starts_with("updated summary comment"),
+        "{third:?}"
+    );
+    assert_eq!(
+        fake.writes()
+            .iter()
+            .map(|(m, _)| m.clone())
+            .collect::<Vec<_>>(),
+        vec![Method::PATCH]
+    );
     let comments = ours(&fake, 7);
     assert_eq!(comments.len(), 1);
     assert!(comments[0].body.contains("75.00%"), "{}", comments[0].body);
-    assert!(comments[0].body.contains("-25.00 percentage points against base (100.00%)"), "{}", comments[0].body);
+    assert!(
+        comments[0]
+            .body
+            .contains("-25.00 percentage points against base (100.00%)"),
+        "{}",
+        comments[0].body
+    );
 }
 
 #[tokio::test]
@@ -143,16 +231,30 @@ async fn an_older_head_never_overwrites_a_newer_summary() {
     let fake = FakeGitHub::start().await;
     fake.add_pull(7, HEAD, BASE, false);
     let inputs = Inputs::new();
-    run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    run(&fake, &inputs, &["--head-sha", HEAD], &env())
+        .await
+        .unwrap();
     // The contributor pushes; the run for the new head writes its summary.
     fake.set_head(7, NEWER);
-    let newer = run(&fake, &inputs, &["--head-sha", NEWER], &env()).await.unwrap();
+    let newer = run(&fake, &inputs, &["--head-sha", NEWER], &env())
+        .await
+        .unwrap();
     assert!(newer.stdout.starts_with("updated"), "{newer:?}");
     // A late run for the old head must leave it alone.
     fake.clear_log();
-    let late = run(&fake, &inputs, &["--head-sha", HEAD, "--lcov", &inputs.path("head2.lcov").display().to_string()], &env())
-        .await
-        .unwrap();
+    let late = run(
+        &fake,
+        &inputs,
+        &[
+            "--head-sha",
+            HEAD,
+            "--lcov",
+            &inputs.path("head2.lcov").display().to_string(),
+        ],
+        &env(),
+    )
+    .await
+    .unwrap();
     assert!(late.stdout.contains("left as it is"), "{late:?}");
     assert!(fake.writes().is_empty());
     assert!(ours(&fake, 7)[0].body.contains(NEWER));
@@ -167,12 +269,21 @@ async fn finds_its_comment_beyond_the_first_hundred() {
     }
     let inputs = Inputs::new();
     // Place our summary as comment 231 (on the third page).
-    run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    run(&fake, &inputs, &["--head-sha", HEAD], &env())
+        .await
+        .unwrap();
     fake.clear_log();
-    let again = run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    let again = run(&fake, &inputs, &["--head-sha", HEAD], &env())
+        .await
+        .unwrap();
     assert!(again.stdout.contains("up to date"), "{again:?}");
     assert!(fake.writes().is_empty(), "{:?}", fake.writes());
-    let pages: Vec<String> = fake.requests().into_iter().map(|(_, p)| p).filter(|p| p.contains("/comments")).collect();
+    let pages: Vec<String> = fake
+        .requests()
+        .into_iter()
+        .map(|(_, p)| p)
+        .filter(|p| p.contains("/comments"))
+        .collect();
     assert_eq!(pages.len(), 3, "{pages:?}");
     assert!(pages[2].contains("page=3"), "{pages:?}");
 }
@@ -187,14 +298,20 @@ async fn duplicates_are_removed_keeping_the_oldest() {
     // Someone quoting the marker is not the bot: never touched.
     let quoted = fake.add_comment(7, "contributor", &format!("{MARKER}\nquoted"));
     let inputs = Inputs::new();
-    let out = run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    let out = run(&fake, &inputs, &["--head-sha", HEAD], &env())
+        .await
+        .unwrap();
     assert!(out.stdout.starts_with("updated"), "{out:?}");
     let remaining = ours(&fake, 7);
     assert_eq!(remaining.len(), 1);
     assert_eq!(remaining[0].id, oldest);
     assert!(remaining[0].body.contains(HEAD));
     assert!(fake.comments_on(7).iter().any(|c| c.id == quoted));
-    let deletes = fake.writes().into_iter().filter(|(m, _)| *m == Method::DELETE).count();
+    let deletes = fake
+        .writes()
+        .into_iter()
+        .filter(|(m, _)| *m == Method::DELETE)
+        .count();
     assert_eq!(deletes, 2);
 }
 
@@ -212,7 +329,11 @@ async fn two_runs_at_the_same_time_leave_one_comment() {
     );
     a.unwrap();
     b.unwrap();
-    let posts = fake.writes().into_iter().filter(|(m, _)| *m == Method::POST).count();
+    let posts = fake
+        .writes()
+        .into_iter()
+        .filter(|(m, _)| *m == Method::POST)
+        .count();
     assert_eq!(posts, 2, "the race did not happen: {:?}", fake.requests());
     assert_eq!(ours(&fake, 7).len(), 1);
 }
@@ -223,10 +344,16 @@ async fn a_lost_answer_to_a_create_is_checked_not_repeated() {
     fake.add_pull(7, HEAD, BASE, false);
     fake.fault(Fault::new(Method::POST, "/issues/7/comments", 502).applied());
     let inputs = Inputs::new();
-    let out = run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    let out = run(&fake, &inputs, &["--head-sha", HEAD], &env())
+        .await
+        .unwrap();
     assert!(out.stdout.starts_with("created"), "{out:?}");
     assert_eq!(ours(&fake, 7).len(), 1);
-    let posts = fake.writes().into_iter().filter(|(m, _)| *m == Method::POST).count();
+    let posts = fake
+        .writes()
+        .into_iter()
+        .filter(|(m, _)| *m == Method::POST)
+        .count();
     assert_eq!(posts, 1);
 }
 
@@ -236,11 +363,18 @@ async fn a_create_that_failed_before_applying_is_tried_again_after_checking() {
     fake.add_pull(7, HEAD, BASE, false);
     fake.fault(Fault::new(Method::POST, "/issues/7/comments", 503));
     let inputs = Inputs::new();
-    run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    run(&fake, &inputs, &["--head-sha", HEAD], &env())
+        .await
+        .unwrap();
     assert_eq!(ours(&fake, 7).len(), 1);
     let methods: Vec<Method> = fake.requests().into_iter().map(|(m, _)| m).collect();
     // list, POST (503), re-list, POST, final list.
-    let post_positions: Vec<usize> = methods.iter().enumerate().filter(|(_, m)| **m == Method::POST).map(|(i, _)| i).collect();
+    let post_positions: Vec<usize> = methods
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| **m == Method::POST)
+        .map(|(i, _)| i)
+        .collect();
     assert_eq!(post_positions.len(), 2);
     assert_eq!(methods[post_positions[0] + 1], Method::GET, "{methods:?}");
 }
@@ -252,7 +386,9 @@ async fn reads_are_retried_on_server_errors() {
     fake.fault(Fault::new(Method::GET, "/pulls/7", 502));
     fake.fault(Fault::new(Method::GET, "/issues/7/comments", 500));
     let inputs = Inputs::new();
-    run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    run(&fake, &inputs, &["--head-sha", HEAD], &env())
+        .await
+        .unwrap();
     assert_eq!(ours(&fake, 7).len(), 1);
 }
 
@@ -267,10 +403,16 @@ async fn a_secondary_rate_limit_is_waited_out() {
     );
     fake.fault(Fault::new(Method::POST, "/issues/7/comments", 429).header("retry-after", "0"));
     let inputs = Inputs::new();
-    let out = run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap();
+    let out = run(&fake, &inputs, &["--head-sha", HEAD], &env())
+        .await
+        .unwrap();
     assert!(out.stdout.starts_with("created"), "{out:?}");
     assert_eq!(ours(&fake, 7).len(), 1);
-    let lists = fake.requests().into_iter().filter(|(m, p)| *m == Method::GET && p.contains("/comments")).count();
+    let lists = fake
+        .requests()
+        .into_iter()
+        .filter(|(m, p)| *m == Method::GET && p.contains("/comments"))
+        .count();
     assert!(lists >= 2, "the rate-limited list was not repeated");
 }
 
@@ -280,8 +422,13 @@ async fn a_rate_limit_longer_than_allowed_fails_clearly() {
     fake.add_pull(7, HEAD, BASE, false);
     fake.fault(Fault::new(Method::GET, "/pulls/7", 403).header("retry-after", "3600"));
     let inputs = Inputs::new();
-    let err = run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap_err();
-    assert!(err.contains("rate-limited") && err.contains("3600 s") && err.contains(REPO), "{err}");
+    let err = run(&fake, &inputs, &["--head-sha", HEAD], &env())
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("rate-limited") && err.contains("3600 s") && err.contains(REPO),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -292,17 +439,44 @@ async fn error_statuses_give_one_clear_line() {
 
     let mut bad_token = env();
     bad_token.token = Some("wrong".into());
-    let err = run(&fake, &inputs, &["--head-sha", HEAD], &bad_token).await.unwrap_err();
-    assert!(err.contains("401") && err.contains(REPO) && err.contains("GET /repos/mochi-ad/mochi/pulls/7") && err.contains("GITHUB_TOKEN"), "{err}");
+    let err = run(&fake, &inputs, &["--head-sha", HEAD], &bad_token)
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("401")
+            && err.contains(REPO)
+            && err.contains("GET /repos/mochi-ad/mochi/pulls/7")
+            && err.contains("GITHUB_TOKEN"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
 
-    let err = run(&fake, &inputs, &["--head-sha", HEAD, "--repo", "mochi-ad/missing"], &env()).await.unwrap_err();
-    assert!(err.contains("404") && err.contains("mochi-ad/missing") && err.contains("check the repository name"), "{err}");
+    let err = run(
+        &fake,
+        &inputs,
+        &["--head-sha", HEAD, "--repo", "mochi-ad/missing"],
+        &env(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("404")
+            && err.contains("mochi-ad/missing")
+            && err.contains("check the repository name"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
 
     fake.fault(Fault::new(Method::POST, "/issues/7/comments", 422).message("Validation Failed"));
-    let err = run(&fake, &inputs, &["--head-sha", HEAD], &env()).await.unwrap_err();
-    assert!(err.contains("422") && err.contains("Validation Failed") && err.contains("POST /repos/mochi-ad/mochi/issues/7/comments"), "{err}");
+    let err = run(&fake, &inputs, &["--head-sha", HEAD], &env())
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("422")
+            && err.contains("Validation Failed")
+            && err.contains("POST /repos/mochi-ad/mochi/issues/7/comments"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(ours(&fake, 7).is_empty());
 }
@@ -311,15 +485,26 @@ async fn error_statuses_give_one_clear_line() {
 async fn a_read_only_token_writes_the_job_summary_instead() {
     let fake = FakeGitHub::start().await;
     fake.add_pull(7, HEAD, BASE, true);
-    fake.fault(Fault::new(Method::POST, "/issues/7/comments", 403).message("Resource not accessible by integration"));
+    fake.fault(
+        Fault::new(Method::POST, "/issues/7/comments", 403)
+            .message("Resource not accessible by integration"),
+    );
     let inputs = Inputs::new();
     let mut env = env();
     let summary = inputs.path("step-summary.md");
     env.step_summary = Some(summary.clone());
-    let out = run(&fake, &inputs, &["--head-sha", HEAD], &env).await.unwrap();
-    assert!(out.stdout.contains("from a fork") && out.stdout.contains("job summary"), "{out:?}");
+    let out = run(&fake, &inputs, &["--head-sha", HEAD], &env)
+        .await
+        .unwrap();
+    assert!(
+        out.stdout.contains("from a fork") && out.stdout.contains("job summary"),
+        "{out:?}"
+    );
     let written = std::fs::read_to_string(summary).unwrap();
-    assert!(written.starts_with(MARKER) && written.contains("Patch coverage"), "{written}");
+    assert!(
+        written.starts_with(MARKER) && written.contains("Patch coverage"),
+        "{written}"
+    );
     assert!(ours(&fake, 7).is_empty());
 }
 
@@ -328,19 +513,52 @@ async fn malformed_input_posts_nothing() {
     let fake = FakeGitHub::start().await;
     fake.add_pull(7, HEAD, BASE, false);
     let inputs = Inputs::new();
-    std::fs::write(inputs.path("bad.lcov"), "SF:src/lib.rs\nDA:1,1\nDA:two,0\nend_of_record\n").unwrap();
+    std::fs::write(
+        inputs.path("bad.lcov"),
+        "SF:src/lib.rs\nDA:1,1\nDA:two,0\nend_of_record\n",
+    )
+    .unwrap();
     let bad = inputs.path("bad.lcov").display().to_string();
-    let err = run(&fake, &inputs, &["--head-sha", HEAD, "--lcov", &bad], &env()).await.unwrap_err();
+    let err = run(
+        &fake,
+        &inputs,
+        &["--head-sha", HEAD, "--lcov", &bad],
+        &env(),
+    )
+    .await
+    .unwrap_err();
     assert!(err.starts_with(&format!("{bad}:3:")), "{err}");
 
-    std::fs::write(inputs.path("bad.json"), "{\"schema_version\": 1,\n\"columns\": [\"mochi\"],\n\"cases\": [}\n").unwrap();
+    std::fs::write(
+        inputs.path("bad.json"),
+        "{\"schema_version\": 1,\n\"columns\": [\"mochi\"],\n\"cases\": [}\n",
+    )
+    .unwrap();
     let bad = inputs.path("bad.json").display().to_string();
-    let err = run(&fake, &inputs, &["--head-sha", HEAD, "--bench", &bad], &env()).await.unwrap_err();
+    let err = run(
+        &fake,
+        &inputs,
+        &["--head-sha", HEAD, "--bench", &bad],
+        &env(),
+    )
+    .await
+    .unwrap_err();
     assert!(err.starts_with(&format!("{bad}:3:")), "{err}");
 
-    std::fs::write(inputs.path("bad.diff"), "--- a/x\n+++ b/x\n@@ -1 +1 @@\n?\n").unwrap();
+    std::fs::write(
+        inputs.path("bad.diff"),
+        "--- a/x\n+++ b/x\n@@ -1 +1 @@\n?\n",
+    )
+    .unwrap();
     let bad = inputs.path("bad.diff").display().to_string();
-    let err = run(&fake, &inputs, &["--head-sha", HEAD, "--no-diff", "--diff", &bad], &env()).await.unwrap_err();
+    let err = run(
+        &fake,
+        &inputs,
+        &["--head-sha", HEAD, "--no-diff", "--diff", &bad],
+        &env(),
+    )
+    .await
+    .unwrap_err();
     assert!(err.starts_with(&format!("{bad}:4:")), "{err}");
 
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());
@@ -354,14 +572,32 @@ async fn an_oversized_summary_is_shortened_not_rejected() {
     let cases: Vec<String> = (0..2000)
         .map(|i| format!(r#"{{"label":"case_with_a_long_name_{i:05}","primal_ns":{}.0,"ratios":{{"mochi":1.5}}}}"#, i + 1))
         .collect();
-    std::fs::write(inputs.path("big.json"), format!(r#"{{"schema_version":1,"columns":["mochi"],"cases":[{}]}}"#, cases.join(","))).unwrap();
+    std::fs::write(
+        inputs.path("big.json"),
+        format!(
+            r#"{{"schema_version":1,"columns":["mochi"],"cases":[{}]}}"#,
+            cases.join(",")
+        ),
+    )
+    .unwrap();
     let big = inputs.path("big.json").display().to_string();
-    run(&fake, &inputs, &["--head-sha", HEAD, "--bench", &big], &env()).await.unwrap();
+    run(
+        &fake,
+        &inputs,
+        &["--head-sha", HEAD, "--bench", &big],
+        &env(),
+    )
+    .await
+    .unwrap();
     let comments = ours(&fake, 7);
     assert_eq!(comments.len(), 1);
     let body = &comments[0].body;
     assert!(body.chars().count() <= 65_536);
-    assert!(body.contains("This summary was shortened"), "{}", &body[body.len() - 300..]);
+    assert!(
+        body.contains("This summary was shortened"),
+        "{}",
+        &body[body.len() - 300..]
+    );
     assert_eq!(body.matches("```").count() % 2, 0, "unbalanced code fence");
 }
 
@@ -375,16 +611,30 @@ async fn without_a_diff_the_pull_request_files_are_used() {
         serde_json::json!({"filename": "gone.rs", "status": "removed", "patch": "@@ -1 +0,0 @@\n-x"}),
     ];
     let inputs = Inputs::new();
-    run(&fake, &inputs, &["--head-sha", HEAD, "--no-diff"], &env()).await.unwrap();
+    run(&fake, &inputs, &["--head-sha", HEAD, "--no-diff"], &env())
+        .await
+        .unwrap();
     let body = &ours(&fake, 7)[0].body;
-    assert!(body.contains("**Patch coverage: 50.00%** (1 of 2 changed coverable lines covered, 1 missing)"), "{body}");
+    assert!(
+        body.contains(
+            "**Patch coverage: 50.00%** (1 of 2 changed coverable lines covered, 1 missing)"
+        ),
+        "{body}"
+    );
 }
 
 #[tokio::test]
 async fn dry_run_prints_and_touches_nothing() {
     let fake = FakeGitHub::start().await;
     let inputs = Inputs::new();
-    let out = run(&fake, &inputs, &["--head-sha", HEAD, "--dry-run"], &Env::default()).await.unwrap();
+    let out = run(
+        &fake,
+        &inputs,
+        &["--head-sha", HEAD, "--dry-run"],
+        &Env::default(),
+    )
+    .await
+    .unwrap();
     assert!(out.stdout.starts_with(MARKER), "{out:?}");
     assert!(fake.requests().is_empty());
 }

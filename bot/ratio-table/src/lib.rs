@@ -155,10 +155,7 @@ impl BenchReport {
         for (i, case) in self.cases.iter().enumerate() {
             let at = format!("\"{}\"", case.label);
             if case.label.is_empty() {
-                return fail(
-                    "\"label\"",
-                    format!("case #{} has an empty `label`", i + 1),
-                );
+                return fail("\"label\"", format!("case #{} has an empty `label`", i + 1));
             }
             if self.cases[..i].iter().any(|c| c.label == case.label) {
                 return fail(
@@ -209,11 +206,7 @@ fn locate(text: &str, needle: &str) -> (usize, usize) {
         Some(offset) => {
             let before = &text[..offset];
             let line = before.matches('\n').count() + 1;
-            let column = before
-                .rsplit('\n')
-                .next()
-                .map_or(0, |l| l.chars().count())
-                + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
             (line, column)
         }
         None => (1, 1),
@@ -381,8 +374,9 @@ mod tests {
 
     #[test]
     fn syntax_errors_name_file_and_line() {
-        let err = BenchReport::from_json_str("{\n  \"schema_version\": 1,\n  \"columns\": [\n", "b.json")
-            .unwrap_err();
+        let err =
+            BenchReport::from_json_str("{\n  \"schema_version\": 1,\n  \"columns\": [\n", "b.json")
+                .unwrap_err();
         assert_eq!(err.path, "b.json");
         assert!(err.line >= 3, "{err}");
         assert!(err.to_string().starts_with("b.json:"), "{err}");

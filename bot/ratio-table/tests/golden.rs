@@ -18,7 +18,10 @@ fn table_matches_golden_file() {
         std::fs::write(&golden_path, &table).unwrap();
     }
     let golden = std::fs::read_to_string(&golden_path).unwrap();
-    assert_eq!(table, golden, "table changed; see tests/golden.rs for how to accept it");
+    assert_eq!(
+        table, golden,
+        "table changed; see tests/golden.rs for how to accept it"
+    );
 }
 
 #[test]

@@ -75,13 +75,14 @@ impl ChangedLines {
                         "hunk header before any file header (`diff --git` or `---`/`+++`)",
                     ));
                 }
-                let (new_start, old_count, new_count) = parse_hunk_header(line).ok_or_else(|| {
-                    InputError::new(
-                        path,
-                        line_no,
-                        format!("malformed hunk header `{line}`; expected `@@ -a,b +c,d @@`"),
-                    )
-                })?;
+                let (new_start, old_count, new_count) =
+                    parse_hunk_header(line).ok_or_else(|| {
+                        InputError::new(
+                            path,
+                            line_no,
+                            format!("malformed hunk header `{line}`; expected `@@ -a,b +c,d @@`"),
+                        )
+                    })?;
                 i += 1;
                 let (mut old_left, mut new_left) = (old_count, new_count);
                 let mut new_line = new_start;
@@ -259,7 +260,10 @@ mod tests {
             "diff --git a/src/a.rs b/src/a.rs\nindex 1..2 100644\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,4 +1,5 @@ fn f()\n ctx\n-old\n+new\n+more\n ctx\n\n@@ -20 +21,2 @@\n-x\n+y\n+z\n\\ No newline at end of file\n",
         )
         .unwrap();
-        assert_eq!(d.files["src/a.rs"].iter().copied().collect::<Vec<_>>(), vec![2, 3, 21, 22]);
+        assert_eq!(
+            d.files["src/a.rs"].iter().copied().collect::<Vec<_>>(),
+            vec![2, 3, 21, 22]
+        );
     }
 
     #[test]
@@ -273,7 +277,10 @@ mod tests {
             "diff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+++ looks like a header\n+b\n",
         ))
         .unwrap();
-        assert_eq!(d.files.keys().collect::<Vec<_>>(), vec!["new.rs", "new.txt"]);
+        assert_eq!(
+            d.files.keys().collect::<Vec<_>>(),
+            vec!["new.rs", "new.txt"]
+        );
         assert_eq!(d.files["new.txt"].len(), 2);
     }
 

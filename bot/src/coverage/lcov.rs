@@ -280,17 +280,34 @@ mod tests {
 
     #[test]
     fn duplicate_records_of_one_file_are_merged() {
-        let c = parse("SF:src/a.rs\nDA:1,0\nend_of_record\nSF:./src/a.rs\nDA:1,3\nDA:2,0\nend_of_record\n")
-            .unwrap();
+        let c = parse(
+            "SF:src/a.rs\nDA:1,0\nend_of_record\nSF:./src/a.rs\nDA:1,3\nDA:2,0\nend_of_record\n",
+        )
+        .unwrap();
         assert_eq!(c.files["src/a.rs"].lines[&1], 3);
-        assert_eq!(c.totals(), Totals { covered: 1, coverable: 2 });
+        assert_eq!(
+            c.totals(),
+            Totals {
+                covered: 1,
+                coverable: 2
+            }
+        );
     }
 
     #[test]
     fn paths_outside_the_root_stay_absolute() {
-        assert_eq!(normalise("/elsewhere/x.rs", Path::new("/repo")), "/elsewhere/x.rs");
-        assert_eq!(normalise("/repo/bot/src/lib.rs", Path::new("/repo")), "bot/src/lib.rs");
-        assert_eq!(normalise("bot/src/lib.rs", Path::new("/repo")), "bot/src/lib.rs");
+        assert_eq!(
+            normalise("/elsewhere/x.rs", Path::new("/repo")),
+            "/elsewhere/x.rs"
+        );
+        assert_eq!(
+            normalise("/repo/bot/src/lib.rs", Path::new("/repo")),
+            "bot/src/lib.rs"
+        );
+        assert_eq!(
+            normalise("bot/src/lib.rs", Path::new("/repo")),
+            "bot/src/lib.rs"
+        );
     }
 
     #[test]

@@ -103,7 +103,13 @@ mod tests {
         )
         .unwrap();
         let patch = PatchCoverage::compute(&diff, &head);
-        assert_eq!(patch.totals, Totals { covered: 2, coverable: 7 });
+        assert_eq!(
+            patch.totals,
+            Totals {
+                covered: 2,
+                coverable: 7
+            }
+        );
         let a = &patch.files[0];
         assert_eq!(a.missing, vec![2, 3, 4, 5, 7]);
         assert_eq!(line_ranges(&a.missing), "2-5, 7");
@@ -114,6 +120,9 @@ mod tests {
     fn ranges() {
         assert_eq!(line_ranges(&[]), "");
         assert_eq!(line_ranges(&[20]), "20");
-        assert_eq!(line_ranges(&[12, 13, 14, 15, 20, 22, 23]), "12-15, 20, 22-23");
+        assert_eq!(
+            line_ranges(&[12, 13, 14, 15, 20, 22, 23]),
+            "12-15, 20, 22-23"
+        );
     }
 }

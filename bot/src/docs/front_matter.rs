@@ -42,8 +42,16 @@ pub fn parse(text: &str) -> Result<Option<(FrontMatter, usize)>, FrontMatterProb
     if lines.first().map(|l| l.trim_end()) != Some("---") {
         return Ok(None);
     }
-    let Some(end) = lines.iter().skip(1).position(|l| l.trim_end() == "---").map(|i| i + 1) else {
-        return Err(problem(1, "the front matter opened with `---` is never closed; add a `---` line after it"));
+    let Some(end) = lines
+        .iter()
+        .skip(1)
+        .position(|l| l.trim_end() == "---")
+        .map(|i| i + 1)
+    else {
+        return Err(problem(
+            1,
+            "the front matter opened with `---` is never closed; add a `---` line after it",
+        ));
     };
     let mut last_reviewed = None;
     let mut covers: Option<Vec<String>> = None;
@@ -59,7 +67,10 @@ pub fn parse(text: &str) -> Result<Option<(FrontMatter, usize)>, FrontMatterProb
             continue;
         }
         let Some((key, value)) = trimmed.split_once(':') else {
-            return Err(problem(line_no, &format!("`{trimmed}` is not `key: value`")));
+            return Err(problem(
+                line_no,
+                &format!("`{trimmed}` is not `key: value`"),
+            ));
         };
         let key = key.trim();
         let value = value.trim();
@@ -86,7 +97,10 @@ pub fn parse(text: &str) -> Result<Option<(FrontMatter, usize)>, FrontMatterProb
                     .filter(|s| !s.is_empty())
                     .collect())
             } else {
-                Err(problem(line_no, &format!("`{key}` must be a list, `[a, b]` or `- item` lines; found `{value}`")))
+                Err(problem(
+                    line_no,
+                    &format!("`{key}` must be a list, `[a, b]` or `- item` lines; found `{value}`"),
+                ))
             }
         };
         match key {
@@ -107,7 +121,12 @@ pub fn parse(text: &str) -> Result<Option<(FrontMatter, usize)>, FrontMatterProb
             _ => {}
         }
     }
-    let missing = |key: &str, example: &str| problem(1, &format!("the front matter has no `{key}`; add e.g. `{key}: {example}`"));
+    let missing = |key: &str, example: &str| {
+        problem(
+            1,
+            &format!("the front matter has no `{key}`; add e.g. `{key}: {example}`"),
+        )
+    };
     let front = FrontMatter {
         last_reviewed: last_reviewed.ok_or_else(|| missing("last-reviewed", "2026-11-29"))?,
         covers: covers.ok_or_else(|| missing("covers", "[engine/src/**]"))?,
@@ -150,13 +169,19 @@ mod tests {
     #[test]
     fn absent_and_malformed() {
         assert_eq!(parse("# No front matter\n").unwrap(), None);
-        assert_eq!(parse("---\nlast-reviewed: 2026-11-29\n").unwrap_err().line, 1);
-        let e = parse("---\nlast-reviewed: yesterday\ncovers: []\nreview-minutes: 5\n---\n").unwrap_err();
+        assert_eq!(
+            parse("---\nlast-reviewed: 2026-11-29\n").unwrap_err().line,
+            1
+        );
+        let e = parse("---\nlast-reviewed: yesterday\ncovers: []\nreview-minutes: 5\n---\n")
+            .unwrap_err();
         assert_eq!(e.line, 2);
         assert!(e.message.contains("YYYY-MM-DD"));
-        let e = parse("---\nlast-reviewed: 2026-01-01\ncovers: []\nreview-minutes: 0\n---\n").unwrap_err();
+        let e = parse("---\nlast-reviewed: 2026-01-01\ncovers: []\nreview-minutes: 0\n---\n")
+            .unwrap_err();
         assert_eq!(e.line, 4);
-        let e = parse("---\nlast-reviewed: 2026-01-01\ncovers: x\nreview-minutes: 3\n---\n").unwrap_err();
+        let e = parse("---\nlast-reviewed: 2026-01-01\ncovers: x\nreview-minutes: 3\n---\n")
+            .unwrap_err();
         assert!(e.message.contains("must be a list"), "{e:?}");
         let e = parse("---\nlast-reviewed: 2026-01-01\nreview-minutes: 3\n---\n").unwrap_err();
         assert!(e.message.contains("`covers`"), "{e:?}");

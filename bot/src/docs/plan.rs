@@ -49,23 +49,31 @@ impl Plan {
         let mut findings = Vec::new();
         for status in statuses {
             match status {
-                DocStatus::Reviewable { path, front, signals } if signals.needs_review() => {
-                    needing.push(Entry {
-                        path: path.clone(),
-                        minutes: front.review_minutes,
-                        owners: front.owners.clone(),
-                        signals: signals.clone(),
-                    })
-                }
+                DocStatus::Reviewable {
+                    path,
+                    front,
+                    signals,
+                } if signals.needs_review() => needing.push(Entry {
+                    path: path.clone(),
+                    minutes: front.review_minutes,
+                    owners: front.owners.clone(),
+                    signals: signals.clone(),
+                }),
                 DocStatus::Reviewable { .. } => {}
-                DocStatus::Finding { path, problem } => findings.push((path.clone(), problem.clone())),
+                DocStatus::Finding { path, problem } => {
+                    findings.push((path.clone(), problem.clone()))
+                }
             }
         }
         needing.sort_by(|a, b| {
             b.signals
                 .score()
                 .cmp(&a.signals.score())
-                .then(b.signals.days_since_review.cmp(&a.signals.days_since_review))
+                .then(
+                    b.signals
+                        .days_since_review
+                        .cmp(&a.signals.days_since_review),
+                )
                 .then(a.path.cmp(&b.path))
         });
         let mut today_list = Vec::new();
@@ -80,7 +88,13 @@ impl Plan {
                 waiting.push(entry);
             }
         }
-        Plan { today, budget, today_list, waiting, findings }
+        Plan {
+            today,
+            budget,
+            today_list,
+            waiting,
+            findings,
+        }
     }
 
     /// Whether there is anything to ask of the maintainers.
@@ -139,7 +153,10 @@ impl Plan {
         if !self.findings.is_empty() {
             out.push_str("### Front matter to fix\n\n");
             for (path, problem) in &self.findings {
-                out.push_str(&format!("- [ ] `{path}:{}`: {}\n", problem.line, problem.message));
+                out.push_str(&format!(
+                    "- [ ] `{path}:{}`: {}\n",
+                    problem.line, problem.message
+                ));
             }
             out.push('\n');
         }
@@ -166,7 +183,10 @@ fn describe(e: &Entry) -> String {
     let s = &e.signals;
     let mut reasons = Vec::new();
     if s.overdue_days > 0 {
-        reasons.push(format!("reviewed {} days ago, {} past the interval", s.days_since_review, s.overdue_days));
+        reasons.push(format!(
+            "reviewed {} days ago, {} past the interval",
+            s.days_since_review, s.overdue_days
+        ));
     }
     if s.commits > 0 {
         reasons.push(format!(
@@ -178,7 +198,11 @@ fn describe(e: &Entry) -> String {
     if !s.vanished.is_empty() {
         reasons.push(format!(
             "covered paths no longer exist: {}",
-            s.vanished.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
+            s.vanished
+                .iter()
+                .map(|v| format!("`{v}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     if !s.broken_links.is_empty() {
@@ -226,7 +250,13 @@ mod tests {
             doc("c.md", 40, 10, 1), // score 17
             doc("d.md", 10, 0, 0),  // fresh: not listed
             doc("e.md", 10, 1, 0),  // score 1
-            DocStatus::Finding { path: "f.md".into(), problem: FrontMatterProblem { line: 2, message: "bad".into() } },
+            DocStatus::Finding {
+                path: "f.md".into(),
+                problem: FrontMatterProblem {
+                    line: 2,
+                    message: "bad".into(),
+                },
+            },
         ];
         let plan = Plan::make(&statuses, "2026-11-29".parse().unwrap(), 60);
         let today: Vec<&str> = plan.today_list.iter().map(|e| e.path.as_str()).collect();
@@ -240,12 +270,19 @@ mod tests {
         assert_eq!(list_key_of(&body), Some("b.md,c.md,f.md"));
         assert!(body.contains("- [ ] `c.md` (40 min): reviewed 100 days ago, 10 past the interval; 1 commit to covered paths"), "{body}");
         assert!(body.contains("- [ ] `f.md:2`: bad"), "{body}");
-        assert!(body.contains("Owners: @b.md-owner @c.md-owner @lead"), "{body}");
+        assert!(
+            body.contains("Owners: @b.md-owner @c.md-owner @lead"),
+            "{body}"
+        );
     }
 
     #[test]
     fn an_oversized_top_doc_is_planned_alone() {
-        let plan = Plan::make(&[doc("big.md", 90, 50, 0), doc("small.md", 10, 1, 0)], "2026-11-29".parse().unwrap(), 60);
+        let plan = Plan::make(
+            &[doc("big.md", 90, 50, 0), doc("small.md", 10, 1, 0)],
+            "2026-11-29".parse().unwrap(),
+            60,
+        );
         assert_eq!(plan.today_list.len(), 1);
         assert_eq!(plan.today_list[0].path, "big.md");
         assert_eq!(plan.waiting[0].path, "small.md");

@@ -47,7 +47,11 @@ pub struct IssueSettings<'a> {
 
 /// Creates, edits or closes the tracking issue to match `plan`. Duplicated
 /// open issues (from concurrent runs) are closed, keeping the oldest.
-pub async fn apply(gh: &GitHub, plan: &Plan, settings: &IssueSettings<'_>) -> Result<Outcome, GitHubError> {
+pub async fn apply(
+    gh: &GitHub,
+    plan: &Plan,
+    settings: &IssueSettings<'_>,
+) -> Result<Outcome, GitHubError> {
     let open = issues::list_open(gh, MARKER, settings.label, settings.author).await?;
     for duplicate in open.iter().skip(1) {
         let body = format!("{MARKER}\nClosed as a duplicate of #{}.\n", open[0].number);
@@ -63,20 +67,32 @@ pub async fn apply(gh: &GitHub, plan: &Plan, settings: &IssueSettings<'_>) -> Re
                     plan.today
                 );
                 issues::close(gh, issue.number, &body).await?;
-                Ok(Outcome::Closed { number: issue.number })
+                Ok(Outcome::Closed {
+                    number: issue.number,
+                })
             }
         };
     }
     let body = plan.render(settings.owners);
     match existing {
         None => {
-            let number = issues::create(gh, settings.title, &body, settings.label, MARKER, settings.author).await?;
+            let number = issues::create(
+                gh,
+                settings.title,
+                &body,
+                settings.label,
+                MARKER,
+                settings.author,
+            )
+            .await?;
             Ok(Outcome::Created { number })
         }
         Some(issue) => {
             let old = issue.body.as_deref().unwrap_or("");
             if old == body {
-                return Ok(Outcome::Unchanged { number: issue.number });
+                return Ok(Outcome::Unchanged {
+                    number: issue.number,
+                });
             }
             let list_changed = list_key_of(old) != Some(plan.list_key().as_str());
             issues::edit_body(gh, issue.number, &body).await?;
@@ -89,7 +105,10 @@ pub async fn apply(gh: &GitHub, plan: &Plan, settings: &IssueSettings<'_>) -> Re
                 );
                 issues::comment_once(gh, issue.number, comment.trim_end(), settings.author).await?;
             }
-            Ok(Outcome::Edited { number: issue.number, list_changed })
+            Ok(Outcome::Edited {
+                number: issue.number,
+                list_changed,
+            })
         }
     }
 }

@@ -28,7 +28,10 @@ pub struct Signals {
 impl Signals {
     /// Whether any signal asks for a review.
     pub fn needs_review(&self) -> bool {
-        self.overdue_days > 0 || self.commits > 0 || !self.vanished.is_empty() || !self.broken_links.is_empty()
+        self.overdue_days > 0
+            || self.commits > 0
+            || !self.vanished.is_empty()
+            || !self.broken_links.is_empty()
     }
 
     /// The ranking score: overdue days + 7 per commit + 30 per vanished path or broken link.
@@ -63,7 +66,12 @@ pub enum DocStatus {
 /// Surveys every `*.md` directly in `docs_dir` (relative to `root`), sorted by
 /// name. An index `README.md` without front matter is skipped; any other doc
 /// without it is a finding.
-pub fn survey(root: &Path, docs_dir: &Path, today: NaiveDate, interval_days: u32) -> Result<Vec<DocStatus>, String> {
+pub fn survey(
+    root: &Path,
+    docs_dir: &Path,
+    today: NaiveDate,
+    interval_days: u32,
+) -> Result<Vec<DocStatus>, String> {
     let dir = root.join(docs_dir);
     let entries = std::fs::read_dir(&dir)
         .map_err(|e| format!("cannot read the design-docs folder {}: {e}; check `doc_review.docs_dir` and `--repo-root`", dir.display()))?;
@@ -82,7 +90,10 @@ pub fn survey(root: &Path, docs_dir: &Path, today: NaiveDate, interval_days: u32
             Err(e) => {
                 out.push(DocStatus::Finding {
                     path: rel,
-                    problem: FrontMatterProblem { line: 1, message: format!("cannot be read: {e}") },
+                    problem: FrontMatterProblem {
+                        line: 1,
+                        message: format!("cannot be read: {e}"),
+                    },
                 });
                 continue;
             }
@@ -115,7 +126,10 @@ pub fn survey(root: &Path, docs_dir: &Path, today: NaiveDate, interval_days: u32
 }
 
 fn relative(root: &Path, file: &Path) -> String {
-    file.strip_prefix(root).unwrap_or(file).to_string_lossy().replace('\\', "/")
+    file.strip_prefix(root)
+        .unwrap_or(file)
+        .to_string_lossy()
+        .replace('\\', "/")
 }
 
 fn git(root: &Path, args: &[&str]) -> Result<String, String> {
@@ -137,11 +151,19 @@ fn git(root: &Path, args: &[&str]) -> Result<String, String> {
 }
 
 fn tracked_files(root: &Path) -> Result<Vec<String>, String> {
-    Ok(git(root, &["ls-files"])?.lines().map(str::to_string).collect())
+    Ok(git(root, &["ls-files"])?
+        .lines()
+        .map(str::to_string)
+        .collect())
 }
 
 /// Commits after the review day, up to the end of `today`, touching any covered path.
-fn commits_since(root: &Path, covers: &[String], reviewed: NaiveDate, today: NaiveDate) -> Result<usize, String> {
+fn commits_since(
+    root: &Path,
+    covers: &[String],
+    reviewed: NaiveDate,
+    today: NaiveDate,
+) -> Result<usize, String> {
     if covers.is_empty() {
         return Ok(0);
     }
@@ -170,7 +192,9 @@ fn vanished(root: &Path, covers: &[String], tracked: &[String]) -> Vec<String> {
         .filter(|c| {
             if is_glob(c) {
                 let Ok(glob) = Glob::new(c) else { return true };
-                let Ok(set) = GlobSetBuilder::new().add(glob).build() else { return true };
+                let Ok(set) = GlobSetBuilder::new().add(glob).build() else {
+                    return true;
+                };
                 !tracked.iter().any(|t| set.is_match(t))
             } else {
                 !root.join(c.trim_end_matches('/')).exists()
@@ -200,8 +224,17 @@ pub fn broken_links(root: &Path, doc: &Path, text: &str) -> Vec<(usize, String)>
             let Some(end) = rest.find(')') else { break };
             let raw = rest[..end].trim();
             rest = &rest[end + 1..];
-            let target = raw.split_whitespace().next().unwrap_or("").trim_start_matches('<').trim_end_matches('>');
-            if target.is_empty() || target.starts_with('#') || target.contains("://") || target.starts_with("mailto:") {
+            let target = raw
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches('<')
+                .trim_end_matches('>');
+            if target.is_empty()
+                || target.starts_with('#')
+                || target.contains("://")
+                || target.starts_with("mailto:")
+            {
                 continue;
             }
             let path_part = target.split(['#', '?']).next().unwrap_or(target);
@@ -247,7 +280,10 @@ mod tests {
         let text = "[ok](there.md#part) [gone](missing.md) [web](https://x.org/a) [anchor](#a)\n`[not](code.md)`\n```\n[fenced](fence.md)\n```\n[root](/top.rs) [up](../top.rs) [bad](../nope/x.rs \"title\")\n";
         assert_eq!(
             broken_links(dir.path(), &doc, text),
-            vec![(1, "missing.md".to_string()), (6, "../nope/x.rs".to_string())]
+            vec![
+                (1, "missing.md".to_string()),
+                (6, "../nope/x.rs".to_string())
+            ]
         );
     }
 
@@ -256,13 +292,27 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("bot/src")).unwrap();
         let tracked = vec!["bot/src/lib.rs".to_string()];
-        let covers = vec!["bot/src/".to_string(), "bot/src/**".to_string(), "engine/**".to_string(), "old.rs".to_string()];
-        assert_eq!(vanished(dir.path(), &covers, &tracked), vec!["engine/**", "old.rs"]);
+        let covers = vec![
+            "bot/src/".to_string(),
+            "bot/src/**".to_string(),
+            "engine/**".to_string(),
+            "old.rs".to_string(),
+        ];
+        assert_eq!(
+            vanished(dir.path(), &covers, &tracked),
+            vec!["engine/**", "old.rs"]
+        );
     }
 
     #[test]
     fn signals_score() {
-        let s = Signals { days_since_review: 100, overdue_days: 10, commits: 2, vanished: vec!["x".into()], broken_links: vec![] };
+        let s = Signals {
+            days_since_review: 100,
+            overdue_days: 10,
+            commits: 2,
+            vanished: vec!["x".into()],
+            broken_links: vec![],
+        };
         assert!(s.needs_review());
         assert_eq!(s.score(), 10 + 14 + 30);
         assert!(!Signals::default().needs_review());

@@ -423,7 +423,8 @@ pub fn rate_limit_wait(status: StatusCode, headers: &HeaderMap, message: &str) -
         return Some(Duration::from_secs(secs));
     }
     if header("x-ratelimit-remaining") == Some("0") {
-        if let Some(reset) = header("x-ratelimit-reset").and_then(|v| v.trim().parse::<i64>().ok()) {
+        if let Some(reset) = header("x-ratelimit-reset").and_then(|v| v.trim().parse::<i64>().ok())
+        {
             let now = chrono::Utc::now().timestamp();
             return Some(Duration::from_secs((reset - now).max(0) as u64 + 1));
         }
@@ -450,17 +451,34 @@ mod tests {
     #[test]
     fn rate_limit_signals() {
         let mut h = HeaderMap::new();
-        assert_eq!(rate_limit_wait(StatusCode::FORBIDDEN, &h, "Resource not accessible by integration"), None);
+        assert_eq!(
+            rate_limit_wait(
+                StatusCode::FORBIDDEN,
+                &h,
+                "Resource not accessible by integration"
+            ),
+            None
+        );
         h.insert("retry-after", "7".parse().unwrap());
-        assert_eq!(rate_limit_wait(StatusCode::FORBIDDEN, &h, ""), Some(Duration::from_secs(7)));
+        assert_eq!(
+            rate_limit_wait(StatusCode::FORBIDDEN, &h, ""),
+            Some(Duration::from_secs(7))
+        );
         assert_eq!(rate_limit_wait(StatusCode::NOT_FOUND, &h, ""), None);
         let mut h = HeaderMap::new();
         h.insert("x-ratelimit-remaining", "0".parse().unwrap());
         h.insert("x-ratelimit-reset", "0".parse().unwrap());
-        assert_eq!(rate_limit_wait(StatusCode::FORBIDDEN, &h, ""), Some(Duration::from_secs(1)));
+        assert_eq!(
+            rate_limit_wait(StatusCode::FORBIDDEN, &h, ""),
+            Some(Duration::from_secs(1))
+        );
         let h = HeaderMap::new();
         assert_eq!(
-            rate_limit_wait(StatusCode::FORBIDDEN, &h, "You have exceeded a secondary rate limit"),
+            rate_limit_wait(
+                StatusCode::FORBIDDEN,
+                &h,
+                "You have exceeded a secondary rate limit"
+            ),
             Some(Duration::from_secs(60))
         );
     }

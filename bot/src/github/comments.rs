@@ -57,7 +57,9 @@ pub async fn list_ours(gh: &GitHub, pr: u64, author: &str) -> Result<Vec<Comment
     let mut comments: Vec<Comment> = gh
         .get_all(&gh.repo_path(&format!("/issues/{pr}/comments")))
         .await?;
-    comments.retain(|c| is_by(&c.user, author) && c.body.as_deref().is_some_and(|b| b.starts_with(MARKER)));
+    comments.retain(|c| {
+        is_by(&c.user, author) && c.body.as_deref().is_some_and(|b| b.starts_with(MARKER))
+    });
     comments.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
     Ok(comments)
 }

@@ -20,7 +20,11 @@ pub async fn list_open(
             && is_by(&i.user, author)
             && i.body.as_deref().is_some_and(|b| b.contains(marker))
     });
-    issues.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.number.cmp(&b.number)));
+    issues.sort_by(|a, b| {
+        a.created_at
+            .cmp(&b.created_at)
+            .then(a.number.cmp(&b.number))
+    });
     Ok(issues)
 }
 
@@ -91,7 +95,10 @@ pub async fn comment_once(
 ) -> Result<(), GitHubError> {
     let path = gh.repo_path(&format!("/issues/{number}/comments"));
     for _ in 0..3 {
-        match gh.send(Method::POST, &path, Some(&json!({ "body": body }))).await {
+        match gh
+            .send(Method::POST, &path, Some(&json!({ "body": body })))
+            .await
+        {
             Ok(_) => return Ok(()),
             Err(e @ GitHubError::Unconfirmed { .. }) => {
                 eprintln!("mochi-bot: {e}");

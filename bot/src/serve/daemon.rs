@@ -36,7 +36,9 @@ where
         };
         match step {
             Step::RunNow { date } => {
-                state_file.save(&State { last_run_date: Some(date) })?;
+                state_file.save(&State {
+                    last_run_date: Some(date),
+                })?;
                 eprintln!("mochi-bot serve: running the design-doc review for {date}");
                 tokio::select! {
                     result = job(date) => {
@@ -77,7 +79,10 @@ pub async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
             (Ok(mut term), Ok(mut int)) => {
                 tokio::select! {
                     _ = term.recv() => {}
@@ -122,10 +127,13 @@ mod tests {
         let shutdown = async {
             let _ = rx.await;
         };
-        tokio::time::timeout(Duration::from_secs(10), run(&schedule, &state_file, job, shutdown))
-            .await
-            .expect("the daemon did not stop on shutdown")
-            .unwrap();
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            run(&schedule, &state_file, job, shutdown),
+        )
+        .await
+        .expect("the daemon did not stop on shutdown")
+        .unwrap();
         assert_eq!(runs.load(Ordering::SeqCst), 1);
         let today = Utc::now().date_naive();
         let saved = state_file.load().unwrap().last_run_date.unwrap();

@@ -121,15 +121,27 @@ mod tests {
     fn daily_time_keeps_local_clock_across_spring_forward() {
         let s = Schedule::new("0 7 * * *", "Europe/Berlin").unwrap();
         // 07:00 CET = 06:00 UTC before the change, 07:00 CEST = 05:00 UTC after.
-        assert_eq!(s.next_after(utc("2026-03-28T06:30:00Z")), Some(utc("2026-03-29T05:00:00Z")));
-        assert_eq!(s.next_after(utc("2026-03-27T07:00:00Z")), Some(utc("2026-03-28T06:00:00Z")));
+        assert_eq!(
+            s.next_after(utc("2026-03-28T06:30:00Z")),
+            Some(utc("2026-03-29T05:00:00Z"))
+        );
+        assert_eq!(
+            s.next_after(utc("2026-03-27T07:00:00Z")),
+            Some(utc("2026-03-28T06:00:00Z"))
+        );
     }
 
     #[test]
     fn daily_time_keeps_local_clock_across_fall_back() {
         let s = Schedule::new("0 7 * * *", "Europe/Berlin").unwrap();
-        assert_eq!(s.next_after(utc("2026-10-24T06:00:00Z")), Some(utc("2026-10-25T06:00:00Z")));
-        assert_eq!(s.next_after(utc("2026-10-25T06:00:00Z")), Some(utc("2026-10-26T06:00:00Z")));
+        assert_eq!(
+            s.next_after(utc("2026-10-24T06:00:00Z")),
+            Some(utc("2026-10-25T06:00:00Z"))
+        );
+        assert_eq!(
+            s.next_after(utc("2026-10-25T06:00:00Z")),
+            Some(utc("2026-10-26T06:00:00Z"))
+        );
     }
 
     #[test]
@@ -150,20 +162,40 @@ mod tests {
         let first = s.next_after(utc("2026-10-24T12:00:00Z")).unwrap();
         assert_eq!(first, utc("2026-10-25T00:30:00Z"));
         let second = s.next_after(first).unwrap();
-        assert_eq!(s.local_date(second), date("2026-10-26"), "ran twice on the overlap day: {second}");
+        assert_eq!(
+            s.local_date(second),
+            date("2026-10-26"),
+            "ran twice on the overlap day: {second}"
+        );
     }
 
     #[test]
     fn plan_runs_at_most_once_per_local_date() {
         let s = Schedule::new("0 7 * * *", "Europe/Berlin").unwrap();
         let now = utc("2026-11-29T09:00:00Z"); // 10:00 in Berlin, after today's 07:00
-        assert_eq!(s.plan(now, None), Some(Step::RunNow { date: date("2026-11-29") }));
-        assert_eq!(s.plan(now, Some(date("2026-11-28"))), Some(Step::RunNow { date: date("2026-11-29") }));
+        assert_eq!(
+            s.plan(now, None),
+            Some(Step::RunNow {
+                date: date("2026-11-29")
+            })
+        );
+        assert_eq!(
+            s.plan(now, Some(date("2026-11-28"))),
+            Some(Step::RunNow {
+                date: date("2026-11-29")
+            })
+        );
         // Already ran today (e.g. before a restart): wait for tomorrow 07:00 CET.
-        assert_eq!(s.plan(now, Some(date("2026-11-29"))), Some(Step::SleepUntil(utc("2026-11-30T06:00:00Z"))));
+        assert_eq!(
+            s.plan(now, Some(date("2026-11-29"))),
+            Some(Step::SleepUntil(utc("2026-11-30T06:00:00Z")))
+        );
         // Before today's time: sleep until it.
         let early = utc("2026-11-29T05:00:00Z");
-        assert_eq!(s.plan(early, None), Some(Step::SleepUntil(utc("2026-11-29T06:00:00Z"))));
+        assert_eq!(
+            s.plan(early, None),
+            Some(Step::SleepUntil(utc("2026-11-29T06:00:00Z")))
+        );
     }
 
     #[test]
@@ -171,13 +203,24 @@ mod tests {
         let s = Schedule::new("30 0 * * *", "Asia/Tokyo").unwrap();
         // 2026-11-29T15:45Z is 00:45 on 2026-11-30 in Tokyo: the 00:30 run for the 30th is due.
         let now = Utc.with_ymd_and_hms(2026, 11, 29, 15, 45, 0).unwrap();
-        assert_eq!(s.plan(now, Some(date("2026-11-29"))), Some(Step::RunNow { date: date("2026-11-30") }));
+        assert_eq!(
+            s.plan(now, Some(date("2026-11-29"))),
+            Some(Step::RunNow {
+                date: date("2026-11-30")
+            })
+        );
     }
 
     #[test]
     fn bad_input_is_explained() {
-        assert!(Schedule::new("0 7 * * *", "Mars/Olympus").unwrap_err().contains("time zone"));
-        assert!(Schedule::new("daily", "UTC").unwrap_err().contains("five-field"));
-        assert!(Schedule::new("61 7 * * *", "UTC").unwrap_err().contains("not a valid cron"));
+        assert!(Schedule::new("0 7 * * *", "Mars/Olympus")
+            .unwrap_err()
+            .contains("time zone"));
+        assert!(Schedule::new("daily", "UTC")
+            .unwrap_err()
+            .contains("five-field"));
+        assert!(Schedule::new("61 7 * * *", "UTC")
+            .unwrap_err()
+            .contains("not a valid cron"));
     }
 }

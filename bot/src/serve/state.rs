@@ -23,7 +23,9 @@ pub struct StateFile {
 impl StateFile {
     /// The state file at `path` (created on first save).
     pub fn new(path: &Path) -> Self {
-        Self { path: path.to_path_buf() }
+        Self {
+            path: path.to_path_buf(),
+        }
     }
 
     /// Reads the state; a missing file is the empty state, a damaged one an error.
@@ -45,14 +47,20 @@ impl StateFile {
     pub fn save(&self, state: &State) -> Result<(), InputError> {
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| {
-                InputError::new(&self.path, 0, format!("cannot create the folder for the state file: {e}"))
+                InputError::new(
+                    &self.path,
+                    0,
+                    format!("cannot create the folder for the state file: {e}"),
+                )
             })?;
         }
         let tmp = self.path.with_extension("tmp");
         let text = serde_json::to_string_pretty(state).unwrap_or_default();
         std::fs::write(&tmp, text + "\n")
             .and_then(|()| std::fs::rename(&tmp, &self.path))
-            .map_err(|e| InputError::new(&self.path, 0, format!("cannot write the state file: {e}")))
+            .map_err(|e| {
+                InputError::new(&self.path, 0, format!("cannot write the state file: {e}"))
+            })
     }
 }
 
@@ -65,10 +73,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = StateFile::new(&dir.path().join("sub/state.json"));
         assert_eq!(file.load().unwrap(), State::default());
-        let state = State { last_run_date: Some("2026-11-29".parse().unwrap()) };
+        let state = State {
+            last_run_date: Some("2026-11-29".parse().unwrap()),
+        };
         file.save(&state).unwrap();
         assert_eq!(file.load().unwrap(), state);
-        std::fs::write(dir.path().join("sub/state.json"), "{\n\"last_run_date\": 5\n}").unwrap();
+        std::fs::write(
+            dir.path().join("sub/state.json"),
+            "{\n\"last_run_date\": 5\n}",
+        )
+        .unwrap();
         let e = file.load().unwrap_err();
         assert_eq!(e.line, 2, "{e}");
     }

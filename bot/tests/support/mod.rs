@@ -131,9 +131,16 @@ impl FakeGitHub {
     pub async fn start() -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let state = Arc::new(Mutex::new(FakeState { next_id: 1000, ..Default::default() }));
+        let state = Arc::new(Mutex::new(FakeState {
+            next_id: 1000,
+            ..Default::default()
+        }));
         let gate = Arc::new(tokio::sync::Barrier::new(2));
-        let app = App { state: state.clone(), gate: gate.clone(), url: url.clone() };
+        let app = App {
+            state: state.clone(),
+            gate: gate.clone(),
+            url: url.clone(),
+        };
         let router = axum::Router::new().fallback(handle).with_state(app);
         tokio::spawn(async move {
             axum::serve(listener, router).await.unwrap();
@@ -144,12 +151,23 @@ impl FakeGitHub {
     pub fn add_pull(&self, number: u64, head: &str, base: &str, fork: bool) {
         self.state.lock().unwrap().pulls.insert(
             number,
-            FakePull { head_sha: head.to_string(), base_sha: base.to_string(), fork, files: Vec::new() },
+            FakePull {
+                head_sha: head.to_string(),
+                base_sha: base.to_string(),
+                fork,
+                files: Vec::new(),
+            },
         );
     }
 
     pub fn set_head(&self, number: u64, head: &str) {
-        self.state.lock().unwrap().pulls.get_mut(&number).unwrap().head_sha = head.to_string();
+        self.state
+            .lock()
+            .unwrap()
+            .pulls
+            .get_mut(&number)
+            .unwrap()
+            .head_sha = head.to_string();
     }
 
     pub fn add_comment(&self, issue: u64, login: &str, body: &str) -> u64 {
@@ -157,7 +175,13 @@ impl FakeGitHub {
         s.next_id += 1;
         s.seq += 1;
         let (id, seq) = (s.next_id, s.seq);
-        s.comments.push(FakeComment { id, issue, body: body.to_string(), login: login.to_string(), seq });
+        s.comments.push(FakeComment {
+            id,
+            issue,
+            body: body.to_string(),
+            login: login.to_string(),
+            seq,
+        });
         id
     }
 
@@ -183,7 +207,14 @@ impl FakeGitHub {
     }
 
     pub fn comments_on(&self, issue: u64) -> Vec<FakeComment> {
-        self.state.lock().unwrap().comments.iter().filter(|c| c.issue == issue).cloned().collect()
+        self.state
+            .lock()
+            .unwrap()
+            .comments
+            .iter()
+            .filter(|c| c.issue == issue)
+            .cloned()
+            .collect()
     }
 
     pub fn issues(&self) -> Vec<FakeIssue> {
@@ -192,7 +223,14 @@ impl FakeGitHub {
 
     /// Requests other than GET since the log was last cleared.
     pub fn writes(&self) -> Vec<(Method, String)> {
-        self.state.lock().unwrap().log.iter().filter(|(m, _)| m != Method::GET).cloned().collect()
+        self.state
+            .lock()
+            .unwrap()
+            .log
+            .iter()
+            .filter(|(m, _)| m != Method::GET)
+            .cloned()
+            .collect()
     }
 
     pub fn requests(&self) -> Vec<(Method, String)> {
@@ -210,17 +248,31 @@ impl FakeGitHub {
 }
 
 fn error(status: StatusCode, message: &str) -> Response {
-    (status, [("content-type", "application/json")], json!({ "message": message }).to_string()).into_response()
+    (
+        status,
+        [("content-type", "application/json")],
+        json!({ "message": message }).to_string(),
+    )
+        .into_response()
 }
 
 fn json_response(status: StatusCode, value: Value) -> Response {
-    (status, [("content-type", "application/json")], value.to_string()).into_response()
+    (
+        status,
+        [("content-type", "application/json")],
+        value.to_string(),
+    )
+        .into_response()
 }
 
 fn query_param(uri: &Uri, name: &str) -> Option<String> {
     uri.query()?.split('&').find_map(|kv| {
         let (k, v) = kv.split_once('=')?;
-        (k == name).then(|| v.replace("%5B", "[").replace("%5D", "]").replace("%20", " "))
+        (k == name).then(|| {
+            v.replace("%5B", "[")
+                .replace("%5D", "]")
+                .replace("%20", " ")
+        })
     })
 }
 
@@ -247,27 +299,50 @@ fn issue_json(i: &FakeIssue) -> Value {
 
 /// Pages `items` like GitHub: `per_page` (max 100, default 30), `page` from 1, `Link` with `rel="next"`.
 fn paged(app: &App, uri: &Uri, items: Vec<Value>) -> Response {
-    let per_page: usize = query_param(uri, "per_page").and_then(|v| v.parse().ok()).unwrap_or(30).min(100);
-    let page: usize = query_param(uri, "page").and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+    let per_page: usize = query_param(uri, "per_page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30)
+        .min(100);
+    let page: usize = query_param(uri, "page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
     let start = (page - 1) * per_page;
     let slice: Vec<Value> = items.iter().skip(start).take(per_page).cloned().collect();
     let mut response = json_response(StatusCode::OK, Value::Array(slice));
     if start + per_page < items.len() {
-        let next = format!("{}{}?per_page={per_page}&page={}", app.url, uri.path(), page + 1);
+        let next = format!(
+            "{}{}?per_page={per_page}&page={}",
+            app.url,
+            uri.path(),
+            page + 1
+        );
         let link = format!("<{next}>; rel=\"next\"");
         response.headers_mut().insert("link", link.parse().unwrap());
     }
     response
 }
 
-async fn handle(State(app): State<App>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-    let path_and_query = uri.path_and_query().map(|p| p.to_string()).unwrap_or_default();
+async fn handle(
+    State(app): State<App>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path_and_query = uri
+        .path_and_query()
+        .map(|p| p.to_string())
+        .unwrap_or_default();
     let path = uri.path().to_string();
     // Log, pick a fault, and decide on a race gate while holding the lock briefly.
     let (fault, wait_gate) = {
         let mut s = app.state.lock().unwrap();
         s.log.push((method.clone(), path_and_query.clone()));
-        let index = s.faults.iter().position(|f| f.method == method && path.contains(&f.path_contains));
+        let index = s
+            .faults
+            .iter()
+            .position(|f| f.method == method && path.contains(&f.path_contains));
         let fault = index.and_then(|i| s.faults.remove(i));
         let is_comment_list = method == Method::GET && path.ends_with("/comments");
         let wait_gate = is_comment_list && s.list_gate > 0;
@@ -309,7 +384,10 @@ fn fault_response(fault: &Fault) -> Response {
 }
 
 fn route(app: &App, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Response {
-    let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
+    let auth = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
     if auth != format!("Bearer {TOKEN}") && auth != format!("token {TOKEN}") {
         return error(StatusCode::UNAUTHORIZED, "Bad credentials");
     }
@@ -321,10 +399,20 @@ fn route(app: &App, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Byte
         return error(StatusCode::NOT_FOUND, "Not Found");
     }
     let rest = &rest[2..];
-    let input: Value = if body.is_empty() { Value::Null } else { serde_json::from_slice(body).unwrap_or(Value::Null) };
-    let too_long = input.get("body").and_then(Value::as_str).is_some_and(|b| b.chars().count() > 65_536);
+    let input: Value = if body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(body).unwrap_or(Value::Null)
+    };
+    let too_long = input
+        .get("body")
+        .and_then(Value::as_str)
+        .is_some_and(|b| b.chars().count() > 65_536);
     if too_long {
-        return error(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed: body is too long (maximum is 65536 characters)");
+        return error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Validation Failed: body is too long (maximum is 65536 characters)",
+        );
     }
     let mut s = app.state.lock().unwrap();
     match (method.clone(), rest) {
@@ -349,7 +437,12 @@ fn route(app: &App, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Byte
         }
         (Method::GET, ["issues", n, "comments"]) => {
             let n: u64 = n.parse().unwrap_or(0);
-            let items = s.comments.iter().filter(|c| c.issue == n).map(comment_json).collect();
+            let items = s
+                .comments
+                .iter()
+                .filter(|c| c.issue == n)
+                .map(comment_json)
+                .collect();
             paged(app, uri, items)
         }
         (Method::POST, ["issues", n, "comments"]) => {
@@ -362,7 +455,13 @@ fn route(app: &App, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Byte
             };
             s.next_id += 1;
             s.seq += 1;
-            let comment = FakeComment { id: s.next_id, issue: n, body: text.to_string(), login: BOT.to_string(), seq: s.seq };
+            let comment = FakeComment {
+                id: s.next_id,
+                issue: n,
+                body: text.to_string(),
+                login: BOT.to_string(),
+                seq: s.seq,
+            };
             s.comments.push(comment.clone());
             json_response(StatusCode::CREATED, comment_json(&comment))
         }
@@ -399,7 +498,11 @@ fn route(app: &App, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Byte
             paged(app, uri, items)
         }
         (Method::POST, ["issues"]) => {
-            let title = input.get("title").and_then(Value::as_str).unwrap_or("").to_string();
+            let title = input
+                .get("title")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             if title.is_empty() {
                 return error(StatusCode::UNPROCESSABLE_ENTITY, "title is missing");
             }
@@ -407,12 +510,20 @@ fn route(app: &App, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Byte
             let issue = FakeIssue {
                 number: s.issues.len() as u64 + 1,
                 title,
-                body: input.get("body").and_then(Value::as_str).unwrap_or("").to_string(),
+                body: input
+                    .get("body")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
                 state: "open".to_string(),
                 labels: input
                     .get("labels")
                     .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_string)).collect())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|l| l.as_str().map(str::to_string))
+                            .collect()
+                    })
                     .unwrap_or_default(),
                 login: BOT.to_string(),
                 seq: s.seq,
