@@ -13,5 +13,8 @@ fn expect_no_alloc_explains_how_to_install_the_counting_allocator() {
         .check()
         .expect_err("allocations cannot be counted here");
     assert_eq!(failure.checks(), vec![Check::NoAllocation]);
-    assert!(failure.to_string().contains("#[global_allocator]"), "{failure}");
+    assert!(
+        failure.to_string().contains("#[global_allocator]"),
+        "{failure}"
+    );
 }
