@@ -16,4 +16,4 @@ pub use tangent::{NoTangent, Perturb, Tangent, TangentVector};
 pub mod forward;
 pub mod testing;
 
-pub use forward::{derivative, jvp, Dual, Real};
+pub use forward::{derivative, gradient_forward, jvp, jvp_scalar, Dual, Real};

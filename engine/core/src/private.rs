@@ -347,3 +347,39 @@ impl Seed for f32 {
 pub fn seed<T: Seed>() -> T {
     T::one()
 }
+
+/// Cotangents that can be added into a cotangent of another, equivalent type (an array
+/// literal passed where a slice is expected: `[T; N]` ← `Vec<T>`).
+pub trait AccumulateFrom<S> {
+    /// `self += src`.
+    fn accumulate_from(&mut self, src: S);
+}
+impl<T: TangentVector> AccumulateFrom<T> for T {
+    #[inline(always)]
+    fn accumulate_from(&mut self, src: T) {
+        self.accumulate(src)
+    }
+}
+impl<T: TangentVector, const N: usize> AccumulateFrom<Vec<T>> for [T; N] {
+    #[track_caller]
+    fn accumulate_from(&mut self, src: Vec<T>) {
+        if src.is_empty() {
+            return;
+        }
+        assert_eq!(src.len(), N, "mochi: cotangent length mismatch");
+        for (d, s) in self.iter_mut().zip(src) {
+            d.accumulate(s);
+        }
+    }
+}
+
+/// `*dst += src` across equivalent cotangent types.
+#[inline(always)]
+pub fn acc_from<D: AccumulateFrom<S>, S>(dst: &mut D, src: S) {
+    dst.accumulate_from(src)
+}
+
+/// Pins the type of a cotangent accumulator to a tangent type recorded in the forward
+/// sweep (closure parameters have no written types).
+#[inline(always)]
+pub fn pin<T>(_acc: &T, _ty: std::marker::PhantomData<T>) {}

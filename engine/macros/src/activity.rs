@@ -27,6 +27,13 @@ pub fn type_is_inactive(ty: &Type) -> bool {
                 return false;
             };
             let name = last.ident.to_string();
+            if matches!(name.as_str(), "Vec" | "Option" | "Box" | "VecDeque") {
+                if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
+                    if let Some(syn::GenericArgument::Type(t)) = a.args.first() {
+                        return type_is_inactive(t);
+                    }
+                }
+            }
             matches!(
                 name.as_str(),
                 "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64"
@@ -34,6 +41,8 @@ pub fn type_is_inactive(ty: &Type) -> bool {
             )
         }
         Type::Reference(r) => type_is_inactive(&r.elem),
+        Type::Slice(s) => type_is_inactive(&s.elem),
+        Type::Array(a) => type_is_inactive(&a.elem),
         Type::Tuple(t) => t.elems.is_empty(),
         Type::Paren(p) => type_is_inactive(&p.elem),
         _ => false,
@@ -129,8 +138,14 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
         Expr::Macro(m) => {
             // vec![a, b] and vec![a; n] carry their elements.
             if m.mac.path.is_ident("vec") {
-                let tokens = m.mac.tokens.to_string();
-                return active.iter().any(|a| tokens.split(|c: char| !c.is_alphanumeric() && c != '_').any(|t| t == a));
+                if let Ok(r) = m.mac.parse_body::<ExprRepeatBody>() {
+                    return expr_is_active(&r.0, active);
+                }
+                if let Ok(list) = m.mac.parse_body_with(
+                    syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                ) {
+                    return list.iter().any(|e| expr_is_active(e, active));
+                }
             }
             false
         }
@@ -225,4 +240,15 @@ impl<'ast> Visit<'ast> for Grow<'_> {
 /// `x.iter().enumerate()` and friends.
 pub fn iterates_enumerated(e: &Expr) -> bool {
     matches!(e, Expr::MethodCall(m) if m.method == "enumerate")
+}
+
+/// The body of `vec![elem; n]`.
+pub struct ExprRepeatBody(pub Expr);
+impl syn::parse::Parse for ExprRepeatBody {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let e: Expr = input.parse()?;
+        let _: syn::Token![;] = input.parse()?;
+        let _: Expr = input.parse()?;
+        Ok(ExprRepeatBody(e))
+    }
 }

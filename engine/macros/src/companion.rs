@@ -28,7 +28,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         return combine(e, quote!(#func));
     }
     match derive(&func, boxed) {
-        Ok(ts) => ts,
+        Ok(ts) => {
+            // `MOCHI_EXPAND=name` prints the expansion of that function (for the docs and
+            // for debugging the transform).
+            if std::env::var("MOCHI_EXPAND").is_ok_and(|v| v == func.sig.ident.to_string()) {
+                eprintln!("{ts}");
+            }
+            ts
+        }
         // The function itself still compiles, so one mistake gives one error.
         Err(e) => combine(e, quote!(#func)),
     }
@@ -225,6 +232,12 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             #[allow(unused_imports)]
             use super::*;
 
+            // The function as written is the primal of these rules: a use, so that a
+            // function called only through its gradients is not reported as dead code.
+            const _: () = {
+                let _ = super::#name;
+            };
+
             #rrule_def
             #rrule_boxed_def
 
@@ -239,7 +252,10 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             }
 
             /// The value and the gradient with respect to every argument (a scalar output).
-            pub fn value_and_gradient(#(#decls),*) -> (#ret, #cots_t) {
+            pub fn value_and_gradient(#(#decls),*) -> (#ret, #cots_t)
+            where
+                for<'__mochi> #out_t: ::mochi::__private::Seed,
+            {
                 let mut __mochi_c: #args_t = (#(#zeros2,)*);
                 let (y, pb) = rrule(#(#names),*);
                 ::mochi::Pullback::pullback(pb, ::mochi::__private::seed(), ::mochi::Accumulators::as_mut(&mut __mochi_c));
@@ -247,21 +263,30 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             }
 
             /// The gradient with respect to every argument (a scalar output).
-            pub fn gradient(#(#decls),*) -> #cots_t {
+            pub fn gradient(#(#decls),*) -> #cots_t
+            where
+                for<'__mochi> #out_t: ::mochi::__private::Seed,
+            {
                 value_and_gradient(#(#names),*).1
             }
 
             /// The value; the gradient is **added** into the caller's shadow buffers
             /// (zero them first). With buffers of the right shape, steady-state calls
             /// allocate nothing.
-            pub fn value_and_gradient_into(#(#decls,)* #shadow_decl) -> #ret {
+            pub fn value_and_gradient_into(#(#decls,)* #shadow_decl) -> #ret
+            where
+                for<'__mochi> #out_t: ::mochi::__private::Seed,
+            {
                 let (y, pb) = rrule(#(#names),*);
                 ::mochi::Pullback::pullback(pb, ::mochi::__private::seed(), #shadow_use);
                 y
             }
 
             /// Adds the gradient into the caller's shadow buffers (zero them first).
-            pub fn gradient_into(#(#decls,)* #shadow_decl) {
+            pub fn gradient_into(#(#decls,)* #shadow_decl)
+            where
+                for<'__mochi> #out_t: ::mochi::__private::Seed,
+            {
                 let _ = value_and_gradient_into(#(#names,)* #shadow_arg);
             }
         }

@@ -81,6 +81,7 @@ pub fn expand(item: TokenStream) -> TokenStream {
     let zero = build(&|_, t| quote!(<<#t as ::mochi::Tangent>::Tangent as ::mochi::TangentVector>::zero()));
     let zero_tangent = build(&|m, _| quote!(::mochi::Tangent::zero_tangent(&self.#m)));
     let random = build(&|m, _| quote!(::mochi::Tangent::random_tangent(&self.#m, rng)));
+    let difference = build(&|m, _| quote!(::mochi::Perturb::difference(&self.#m, &from.#m)));
     let m = &members;
     quote! {
         #[doc = #doc]
@@ -121,6 +122,9 @@ pub fn expand(item: TokenStream) -> TokenStream {
         impl ::mochi::Perturb for #name {
             fn perturb(&mut self, direction: &#tname, step: f64) {
                 #(::mochi::Perturb::perturb(&mut self.#m, &direction.#m, step);)*
+            }
+            fn difference(&self, from: &Self) -> #tname {
+                #difference
             }
         }
     }

@@ -19,6 +19,7 @@ pub mod operators;
 pub mod piecewise;
 pub mod power;
 pub mod rules;
+pub mod seq;
 pub mod trig;
 
 #[cfg(test)]

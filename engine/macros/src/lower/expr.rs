@@ -109,7 +109,8 @@ impl Lowerer {
                 if !is_float_type(&c.ty) {
                     return Operand::Inactive(quote!(#e));
                 }
-                let m = if quote!(#c.ty).to_string().ends_with("f32") { "op_as_f32" } else { "op_as_f64" };
+                let ty = &c.ty;
+                let m = if quote!(#ty).to_string().ends_with("f32") { "op_as_f32" } else { "op_as_f64" };
                 let x = self.lower_expr(&c.expr, code);
                 self.call_method(m, &[x], TokenStream::new(), code)
             }
@@ -283,7 +284,11 @@ impl Lowerer {
                 }
             }
             let c = closure.unwrap();
-            let by_ref = matches!(name.as_str(), "map" | "for_each" | "fold" | "map_inplace");
+            let by_ref = match name.as_str() {
+                "map" | "for_each" | "map_inplace" => ByRef::All,
+                "fold" => ByRef::AllButFirst,
+                _ => ByRef::None,
+            };
             return self.lower_adapter(&name, ops, c, by_ref, code);
         }
         let mut ops = vec![recv];
@@ -335,7 +340,7 @@ impl Lowerer {
                         return None;
                     }
                     let xo = self.lower_expr(&x, code);
-                    return Some(self.lower_adapter("iter_map_sum", vec![xo], c, true, code));
+                    return Some(self.lower_adapter("iter_map_sum", vec![xo], c, ByRef::All, code));
                 }
                 let Expr::MethodCall(zip) = &*map.receiver else { return None };
                 if zip.method != "zip" || zip.args.len() != 1 {
@@ -355,14 +360,14 @@ impl Lowerer {
                         split.inputs = t.elems.iter().cloned().collect();
                     }
                 }
-                Some(self.lower_adapter("iter_zip_map_sum", vec![xo, yo], &split, true, code))
+                Some(self.lower_adapter("iter_zip_map_sum", vec![xo, yo], &split, ByRef::All, code))
             }
             "fold" if m.args.len() == 2 => {
                 let x = strip_iter(&m.receiver)?;
                 let Expr::Closure(c) = &m.args[1] else { return None };
                 let xo = self.lower_expr(&x, code);
                 let init = self.lower_expr(&m.args[0], code);
-                Some(self.lower_adapter("iter_fold", vec![xo, init], c, true, code))
+                Some(self.lower_adapter("iter_fold", vec![xo, init], c, ByRef::AllButFirst, code))
             }
             "map_collect" if m.args.len() == 1 => {
                 // Zip::from(&a).and(&b).map_collect(|&x, &y| …)
@@ -380,7 +385,7 @@ impl Lowerer {
                 let b = strip_ref(&and.args[0]);
                 let ao = self.lower_expr(&a, code);
                 let bo = self.lower_expr(&b, code);
-                Some(self.lower_adapter("zip_map", vec![ao, bo], c, false, code))
+                Some(self.lower_adapter("zip_map", vec![ao, bo], c, ByRef::None, code))
             }
             _ => None,
         }
@@ -395,7 +400,7 @@ impl Lowerer {
         method: &str,
         mut ops: Vec<Operand>,
         c: &syn::ExprClosure,
-        params_by_ref: bool,
+        params_by_ref: ByRef,
         code: &mut Code,
     ) -> Operand {
         // Free active variables of the closure body.
@@ -447,7 +452,7 @@ impl Lowerer {
     }
 
     /// The derived closure of `c`: `|p…, __mochi_caps| -> (value, pullback)`.
-    fn derive_closure(&mut self, c: &syn::ExprClosure, caps: &[(String, super::Binding)], params_by_ref: bool) -> TokenStream {
+    fn derive_closure(&mut self, c: &syn::ExprClosure, caps: &[(String, super::Binding)], params_by_ref: ByRef) -> TokenStream {
         if c.asyncness.is_some() {
             self.err(c, "mochi: async closures cannot be differentiated");
         }
@@ -456,20 +461,37 @@ impl Lowerer {
         let mut specs = Vec::new();
         let mut dparams = Vec::new();
         let mut fparams = Vec::new();
+        let mut unpack = Vec::new();
+        let mut pins = Vec::new();
         for (i, p) in c.inputs.iter().enumerate() {
+            let by_ref = match params_by_ref {
+                ByRef::All => true,
+                ByRef::AllButFirst => i > 0,
+                ByRef::None => false,
+            };
+            // An element passed by value may be written `|&x|` by habit (ndarray's
+            // closures take references); bind it by value.
+            let p = &match (by_ref, p) {
+                (false, Pat::Reference(r)) => (*r.pat).clone(),
+                (_, other) => other.clone(),
+            };
             let d = format_ident!("__mochi_dp{}", i);
+            let arg = format_ident!("__mochi_arg{}", i);
+            let ty = format_ident!("__mochi_targ{}", i);
             let mut names = Vec::new();
             activity::pat_names(p, &mut names);
             active.extend(names);
             specs.push(ParamSpec {
                 pat: p.clone(),
                 cot: quote!((*#d)),
-                is_ref: params_by_ref && !matches!(p, Pat::Reference(_)),
+                is_ref: by_ref && !matches!(p, Pat::Reference(_)),
                 active: true,
                 recompute: false,
             });
+            unpack.push(quote!(let #ty = ::mochi::__private::cot_of(&#arg); let #p = #arg;));
+            pins.push(quote!(::mochi::__private::pin(&*#d, #ty);));
             dparams.push(d);
-            fparams.push(quote!(#p));
+            fparams.push(quote!(#arg));
         }
         let dcaps = format_ident!("__mochi_dcaps");
         // Captured variables are references inside the derived closure.
@@ -499,12 +521,16 @@ impl Lowerer {
             |#(#fparams,)* __mochi_caps| {
                 #[allow(unused_variables, unused_parens)]
                 let (#(#cap_names,)*) = *__mochi_caps;
+                let __mochi_tcaps = ::mochi::__private::cot_of(__mochi_caps);
+                #(#unpack)*
                 #top
                 #fwd
                 let __mochi_result = #result;
                 (
                     __mochi_result,
                     ::mochi::__private::#pb(move |__mochi_dy, (#(#dparams,)* #dcaps,)| {
+                        #(#pins)*
+                        ::mochi::__private::pin(&*#dcaps, __mochi_tcaps);
                         #cots
                         #seed
                         #rev
@@ -559,8 +585,38 @@ impl Lowerer {
         let own = segs.len() == 1 && last == self.fn_name;
         let rr = if own { quote!(rrule_boxed) } else { quote!(rrule) };
         let call = quote!(#path::#rr(#(#args),*));
-        self.rule_call(call, &ops, code)
+        // An array literal passed where a slice is expected has an array cotangent but
+        // the callee accumulates a `Vec`: route it through a converting temporary.
+        let mut conv = Vec::new();
+        for (o, a) in ops.iter_mut().zip(&c.args) {
+            let inner = match a {
+                Expr::Reference(r) => &*r.expr,
+                other => other,
+            };
+            if let (Expr::Array(_), Operand::Active { cot, .. }) = (inner, &*o) {
+                let tmp = self.fresh("conv");
+                conv.push((tmp.clone(), cot.clone()));
+                *o = Operand::Active { val: TokenStream::new(), cot: quote!(#tmp), is_ref: false };
+            }
+        }
+        if conv.is_empty() {
+            return self.rule_call(call, &ops, code);
+        }
+        let decl = conv.iter().map(|(t, _)| quote!(let mut #t = ::mochi::__private::zero();));
+        let back = conv.iter().map(|(t, c)| quote!(::mochi::__private::acc_from(&mut #c, #t);));
+        code.rev.push(quote!(#(#back)*));
+        let out = self.rule_call(call, &ops, code);
+        code.rev.push(quote!(#(#decl)*));
+        out
     }
+}
+
+/// Which parameters of a closure the adapter passes by reference.
+#[derive(Clone, Copy)]
+enum ByRef {
+    All,
+    AllButFirst,
+    None,
 }
 
 fn is_inactive_macro(m: &syn::Macro) -> bool {

@@ -183,6 +183,15 @@ impl Lowerer {
         (LoopFlags { brk, cnt }, stop, reset)
     }
 
+    /// Does a loop body `return` (which must become a flag, not a real return)?
+    fn returns_inside(&self, stmts: &[Stmt]) -> bool {
+        let mut v = BreakFinder::default();
+        for s in stmts {
+            syn::visit::Visit::visit_stmt(&mut v, s);
+        }
+        v.ret
+    }
+
     pub(super) fn lower_while(&mut self, w: &syn::ExprWhile, code: &mut Code) {
         if w.label.is_some() {
             self.err(w, "mochi: labelled loops are not supported");
@@ -191,7 +200,7 @@ impl Lowerer {
             self.err(l, "mochi: `while let` is not supported in differentiable code; use `loop` with `match`");
             return;
         }
-        if !mentions_any(w, &self.active) {
+        if !mentions_any(w, &self.active) && !self.returns_inside(&w.body.stmts) {
             code.fwd.push(quote!(#w));
             return;
         }
@@ -203,7 +212,7 @@ impl Lowerer {
         if l.label.is_some() {
             self.err(l, "mochi: labelled loops are not supported");
         }
-        if !mentions_any(l, &self.active) {
+        if !mentions_any(l, &self.active) && !self.returns_inside(&l.body.stmts) {
             code.fwd.push(quote!(#l));
             return;
         }
@@ -231,7 +240,7 @@ impl Lowerer {
         if f.label.is_some() {
             self.err(f, "mochi: labelled loops are not supported");
         }
-        if !mentions_any(f, &self.active) {
+        if !mentions_any(f, &self.active) && !self.returns_inside(&f.body.stmts) {
             code.fwd.push(quote!(#f));
             return;
         }

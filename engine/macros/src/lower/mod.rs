@@ -628,7 +628,9 @@ impl Lowerer {
                     code.fwd.push(quote!(#e;));
                 }
             }
-            Expr::If(_) | Expr::Match(_) | Expr::Block(_) if mentions_any(e, &self.active) => {
+            Expr::If(_) | Expr::Match(_) | Expr::Block(_)
+                if mentions_any(e, &self.active) || self.may_exit(&Stmt::Expr(e.clone(), None)) =>
+            {
                 self.lower_control_value(e, code, false);
             }
             Expr::While(w) => self.lower_while(w, code),

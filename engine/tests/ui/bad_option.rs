@@ -1,0 +1,8 @@
+use mochi::prelude::*;
+
+#[differentiable(fast)]
+fn f(x: f64) -> f64 {
+    x
+}
+
+fn main() {}
