@@ -9,7 +9,8 @@ use mochi_bot::coverage::lcov::Coverage;
 use mochi_bot::coverage::patch::PatchCoverage;
 
 fn fixture() -> Coverage {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llvm-cov-ratio-table.lcov");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llvm-cov-ratio-table.lcov");
     Coverage::read(&path, Path::new("/work/main")).unwrap()
 }
 
@@ -17,7 +18,10 @@ fn fixture() -> Coverage {
 fn reads_a_real_llvm_cov_report() {
     let coverage = fixture();
     // The absolute SF path is made relative to the repository root.
-    assert_eq!(coverage.files.keys().collect::<Vec<_>>(), vec!["bot/ratio-table/src/lib.rs"]);
+    assert_eq!(
+        coverage.files.keys().collect::<Vec<_>>(),
+        vec!["bot/ratio-table/src/lib.rs"]
+    );
     let file = &coverage.files["bot/ratio-table/src/lib.rs"];
     // 265 distinct DA lines, 25 of them with 0 hits. (llvm-cov's own LF/LH,
     // 276/251, count line regions; the bot counts DA lines for both project
@@ -30,9 +34,12 @@ fn reads_a_real_llvm_cov_report() {
 
 #[test]
 fn a_different_root_leaves_paths_absolute() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llvm-cov-ratio-table.lcov");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llvm-cov-ratio-table.lcov");
     let coverage = Coverage::read(&path, Path::new("/elsewhere")).unwrap();
-    assert!(coverage.files.contains_key("/work/main/bot/ratio-table/src/lib.rs"));
+    assert!(coverage
+        .files
+        .contains_key("/work/main/bot/ratio-table/src/lib.rs"));
 }
 
 #[test]
@@ -41,7 +48,10 @@ fn patch_coverage_against_the_real_report() {
     let file = &coverage.files["bot/ratio-table/src/lib.rs"];
     let first_missing = *file.lines.iter().find(|(_, hits)| **hits == 0).unwrap().0;
     let first_covered = *file.lines.iter().find(|(_, hits)| **hits > 0).unwrap().0;
-    let (low, high) = (first_missing.min(first_covered), first_missing.max(first_covered));
+    let (low, high) = (
+        first_missing.min(first_covered),
+        first_missing.max(first_covered),
+    );
     // A diff adding every line from the lower to the higher of the two.
     let count = high - low + 1;
     let mut diff = format!(
@@ -53,7 +63,11 @@ fn patch_coverage_against_the_real_report() {
     let changed = ChangedLines::parse(&diff, Path::new("pr.diff")).unwrap();
     let patch = PatchCoverage::compute(&changed, &coverage);
     let expected_coverable = file.lines.range(low..=high).count();
-    let expected_covered = file.lines.range(low..=high).filter(|(_, h)| **h > 0).count();
+    let expected_covered = file
+        .lines
+        .range(low..=high)
+        .filter(|(_, h)| **h > 0)
+        .count();
     assert_eq!(patch.totals.coverable, expected_coverable);
     assert_eq!(patch.totals.covered, expected_covered);
     assert!(patch.files[0].missing.contains(&first_missing));

@@ -113,11 +113,14 @@ mod tests {
         // Every minute of every day: today's occurrence has always passed.
         let schedule = Schedule::new("* * * * *", "UTC").unwrap();
         let runs = Arc::new(AtomicUsize::new(0));
+        let dates = Arc::new(std::sync::Mutex::new(Vec::new()));
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let tx = std::sync::Mutex::new(Some(tx));
         let counter = runs.clone();
-        let job = move |_date| {
+        let seen = dates.clone();
+        let job = move |date| {
             counter.fetch_add(1, Ordering::SeqCst);
+            seen.lock().unwrap().push(date);
             // Ask for shutdown once the first run is done; the loop then sleeps until tomorrow.
             if let Some(tx) = tx.lock().unwrap().take() {
                 let _ = tx.send(());
@@ -135,9 +138,42 @@ mod tests {
         .expect("the daemon did not stop on shutdown")
         .unwrap();
         assert_eq!(runs.load(Ordering::SeqCst), 1);
-        let today = Utc::now().date_naive();
-        let saved = state_file.load().unwrap().last_run_date.unwrap();
-        // The run is recorded under the local date it ran for (today, or yesterday if midnight passed).
-        assert!(saved == today || saved.succ_opt() == Some(today), "{saved}");
+        // The state records the date of the run before it started.
+        let ran_for = dates.lock().unwrap()[0];
+        assert_eq!(state_file.load().unwrap().last_run_date, Some(ran_for));
+    }
+
+    #[tokio::test]
+    async fn a_restart_on_a_day_that_already_ran_does_not_run_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let state_file = StateFile::new(&dir.path().join("state.json"));
+        let schedule = Schedule::new("* * * * *", "UTC").unwrap();
+        let today = schedule.local_date(Utc::now());
+        state_file
+            .save(&State {
+                last_run_date: Some(today),
+            })
+            .unwrap();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let counter = runs.clone();
+        let job = move |_date| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async { Ok(()) }
+        };
+        // Shut down as soon as the daemon goes to sleep.
+        let shutdown = tokio::time::sleep(Duration::from_millis(200));
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            run(&schedule, &state_file, job, shutdown),
+        )
+        .await
+        .expect("the daemon did not stop on shutdown")
+        .unwrap();
+        // Only a run across midnight (UTC) could have happened in between.
+        let ran = runs.load(Ordering::SeqCst);
+        assert!(
+            ran == 0 || schedule.local_date(Utc::now()) != today,
+            "ran {ran} times"
+        );
     }
 }
