@@ -23,6 +23,11 @@ pub fn check_signature(f: &ItemFn) -> syn::Result<()> {
         return Err(syn::Error::new_spanned(&sig.inputs, "#[differentiable] supports at most 12 arguments; group some into a tuple or a struct deriving `Tangent`"));
     }
     for a in &sig.inputs {
+        if let FnArg::Typed(t) = a {
+            if let Some(d) = find_dyn(&t.ty) {
+                return Err(syn::Error::new_spanned(d, "#[differentiable] cannot differentiate through a `dyn Trait` argument: it has no tangent type; take a concrete type, or write a rule for the call"));
+            }
+        }
         match a {
             FnArg::Receiver(r) => {
                 return Err(syn::Error::new_spanned(r, "#[differentiable] on a method is not supported; write a free function taking the value (a struct deriving `Tangent`) as its first argument, and call it from the method"));
@@ -35,5 +40,33 @@ pub fn check_signature(f: &ItemFn) -> syn::Result<()> {
             },
         }
     }
+    let mut v = BodyCheck(None);
+    syn::visit::Visit::visit_block(&mut v, &f.block);
+    if let Some(e) = v.0 {
+        return Err(e);
+    }
     Ok(())
+}
+
+fn find_dyn(ty: &syn::Type) -> Option<&syn::TypeTraitObject> {
+    match ty {
+        syn::Type::TraitObject(t) => Some(t),
+        syn::Type::Reference(r) => find_dyn(&r.elem),
+        syn::Type::Paren(p) => find_dyn(&p.elem),
+        _ => None,
+    }
+}
+
+/// Constructs rejected anywhere in the body, before lowering.
+struct BodyCheck(Option<syn::Error>);
+impl<'ast> syn::visit::Visit<'ast> for BodyCheck {
+    fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+        if self.0.is_none() {
+            self.0 = Some(syn::Error::new_spanned(
+                t.question_token,
+                "mochi: the `?` operator is not supported in differentiable code; handle the error before calling the function, or `match` on it",
+            ));
+        }
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
 }

@@ -2,7 +2,7 @@ use mochi::prelude::*;
 
 #[differentiable]
 fn f(x: f64) -> f64 {
-    std::arch::asm!("nop");
+    unsafe { std::arch::asm!("nop") };
     x
 }
 

@@ -552,6 +552,14 @@ impl Lowerer {
             let ops: Vec<Operand> = c.args.iter().map(|a| self.lower_expr(a, code)).collect();
             return self.call_method(&last, &ops, TokenStream::new(), code);
         }
+        if segs.len() == 1 && self.lookup(&last).is_some() {
+            self.err(c, format!("mochi: `{last}` is a local variable; calls through a closure or a function pointer cannot be differentiated; make it a `#[differentiable]` function and call it by name"));
+            return Operand::Inactive(quote!(#c));
+        }
+        if segs.len() == 1 && last.chars().next().is_some_and(char::is_uppercase) {
+            self.err(c, format!("mochi: building `{last}(..)` from a differentiable value is not supported; return the value itself, or a tuple or a struct deriving `Tangent`"));
+            return Operand::Inactive(quote!(#c));
+        }
         if FREE_AS_METHOD.contains(&last.as_str()) {
             let ops: Vec<Operand> = c
                 .args

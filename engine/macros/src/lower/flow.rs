@@ -194,7 +194,8 @@ impl Lowerer {
 
     pub(super) fn lower_while(&mut self, w: &syn::ExprWhile, code: &mut Code) {
         if w.label.is_some() {
-            self.err(w, "mochi: labelled loops are not supported");
+            self.err(w.label.as_ref().unwrap(), "mochi: labelled loops are not supported; use a flag variable and `break`");
+            return;
         }
         if let Expr::Let(l) = &*w.cond {
             self.err(l, "mochi: `while let` is not supported in differentiable code; use `loop` with `match`");
@@ -210,7 +211,8 @@ impl Lowerer {
 
     pub(super) fn lower_loop(&mut self, l: &syn::ExprLoop, code: &mut Code) {
         if l.label.is_some() {
-            self.err(l, "mochi: labelled loops are not supported");
+            self.err(l.label.as_ref().unwrap(), "mochi: labelled loops are not supported; use a flag variable and `break`");
+            return;
         }
         if !mentions_any(l, &self.active) && !self.returns_inside(&l.body.stmts) {
             code.fwd.push(quote!(#l));
@@ -238,7 +240,8 @@ impl Lowerer {
 
     pub(super) fn lower_for(&mut self, f: &syn::ExprForLoop, code: &mut Code) {
         if f.label.is_some() {
-            self.err(f, "mochi: labelled loops are not supported");
+            self.err(f.label.as_ref().unwrap(), "mochi: labelled loops are not supported; use a flag variable and `break`");
+            return;
         }
         if !mentions_any(f, &self.active) && !self.returns_inside(&f.body.stmts) {
             code.fwd.push(quote!(#f));
