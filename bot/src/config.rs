@@ -130,7 +130,14 @@ impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Self, InputError> {
         let config: Config = toml::from_str(text).map_err(|e| {
             let line = e.span().map_or(0, |s| line_of_offset(text, s.start));
-            InputError::new(path, line, e.message().trim().to_string())
+            let message = e.message().trim();
+            let message = match key_at_line(text, line) {
+                Some(key) if !message.starts_with("unknown field") => {
+                    format!("key `{key}`: {message}; see the comments in {DEFAULT_PATH} for the expected form")
+                }
+                _ => message.to_string(),
+            };
+            InputError::new(path, line, message)
         })?;
         config.validate(text, path)?;
         Ok(config)
@@ -232,6 +239,27 @@ impl Config {
     }
 }
 
+/// The dotted key assigned on 1-based `line` (`table.key`), if that line assigns one.
+fn key_at_line(text: &str, line: usize) -> Option<String> {
+    let mut table = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let l = l.trim();
+        if let Some(header) = l.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            table = header.trim().to_string();
+        }
+        if i + 1 == line {
+            let (key, _) = l.split_once('=')?;
+            let key = key.trim();
+            return Some(if table.is_empty() {
+                key.to_string()
+            } else {
+                format!("{table}.{key}")
+            });
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +292,11 @@ mod tests {
         assert!(e.message.contains("OWNER/NAME"), "{e}");
         let e = parse("\n[doc_review]\nbudget_minutes = \"an hour\"\n").unwrap_err();
         assert_eq!(e.line, 3, "{e}");
+        assert!(
+            e.message
+                .starts_with("key `doc_review.budget_minutes`: invalid type"),
+            "{e}"
+        );
         let e = parse("[doc_review]\nbudget = 5\n").unwrap_err();
         assert!(e.message.contains("budget"), "{e}");
         assert_eq!(e.line, 2, "{e}");

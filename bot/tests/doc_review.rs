@@ -406,3 +406,22 @@ async fn nothing_to_review_posts_nothing() {
         .unwrap();
     assert!(dry.stdout.contains("Nothing needs review"), "{dry:?}");
 }
+
+#[tokio::test]
+async fn two_runs_at_the_same_time_leave_one_open_issue() {
+    let repo = repository();
+    let fake = FakeGitHub::start().await;
+    fake.race_next_two_lists();
+    let (a, b) = tokio::join!(
+        review(repo.path(), Some(&fake), &["--today", "2026-11-29"]),
+        review(repo.path(), Some(&fake), &["--today", "2026-11-29"])
+    );
+    a.unwrap();
+    b.unwrap();
+    let issues = fake.issues();
+    assert_eq!(issues.len(), 2, "the race did not happen");
+    let open: Vec<_> = issues.iter().filter(|i| i.state == "open").collect();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].number, 1);
+    assert!(open[0].body.contains("Design docs to review on 2026-11-29"));
+}

@@ -85,7 +85,24 @@ pub async fn apply(
                 settings.author,
             )
             .await?;
-            Ok(Outcome::Created { number })
+            // A run at the same time may have opened one too: keep the oldest.
+            let open = issues::list_open(gh, MARKER, settings.label, settings.author).await?;
+            for duplicate in open.iter().skip(1) {
+                let note = format!("{MARKER}\nClosed as a duplicate of #{}.\n", open[0].number);
+                issues::close(gh, duplicate.number, &note).await?;
+            }
+            match open.first() {
+                Some(oldest) if oldest.number != number => {
+                    if oldest.body.as_deref() != Some(body.as_str()) {
+                        issues::edit_body(gh, oldest.number, &body).await?;
+                    }
+                    Ok(Outcome::Edited {
+                        number: oldest.number,
+                        list_changed: false,
+                    })
+                }
+                _ => Ok(Outcome::Created { number }),
+            }
         }
         Some(issue) => {
             let old = issue.body.as_deref().unwrap_or("");

@@ -107,7 +107,7 @@ pub struct FakeState {
     pub faults: VecDeque<Fault>,
     /// Every request: (method, path and query).
     pub log: Vec<(Method, String)>,
-    /// The next this-many comment-list requests wait for each other (a race).
+    /// The next this-many comment- or issue-list requests wait for each other (a race).
     pub list_gate: usize,
 }
 
@@ -241,7 +241,7 @@ impl FakeGitHub {
         self.state.lock().unwrap().log.clear();
     }
 
-    /// Makes the next two comment-list requests wait for each other.
+    /// Makes the next two comment- or issue-list requests wait for each other.
     pub fn race_next_two_lists(&self) {
         self.state.lock().unwrap().list_gate = 2;
     }
@@ -344,7 +344,8 @@ async fn handle(
             .iter()
             .position(|f| f.method == method && path.contains(&f.path_contains));
         let fault = index.and_then(|i| s.faults.remove(i));
-        let is_comment_list = method == Method::GET && path.ends_with("/comments");
+        let is_comment_list =
+            method == Method::GET && (path.ends_with("/comments") || path.ends_with("/issues"));
         let wait_gate = is_comment_list && s.list_gate > 0;
         if wait_gate {
             s.list_gate -= 1;
