@@ -26,7 +26,7 @@ use crate::summary::{self, SummaryInput, GITHUB_COMMENT_LIMIT};
 #[derive(Debug, Parser)]
 #[command(name = "mochi-bot", version, about, long_about = None)]
 pub struct Cli {
-    /// Configuration file [default: <repo-root>/.github/mochi-bot.toml; defaults apply when absent].
+    /// Configuration file [default: REPO_ROOT/.github/mochi-bot.toml; defaults apply when absent].
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Repository root: lcov paths are made relative to it, docs and git history are read from it [default: the current git top level].
@@ -56,7 +56,7 @@ pub struct GitHubArgs {
     /// Repository OWNER/NAME [default: `repository` in the config, then GITHUB_REPOSITORY].
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
-    /// GitHub REST API base URL [default: `api_url` in the config, https://api.github.com].
+    /// GitHub REST API base URL [default: `api_url` in the config, `https://api.github.com`].
     #[arg(long, value_name = "URL")]
     pub api_url: Option<String>,
     /// Login the token acts as; only its comments and issues are touched [default: `bot_login` in the config].

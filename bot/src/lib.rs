@@ -1,7 +1,7 @@
 //! mochi-bot: the pull-request summary, the performance gate, the daily
 //! design-doc review and the daemon that schedules it.
 //!
-//! The binary is a thin layer over [`cli::run`]; every command is a function
+//! The binary is a thin layer over [`cli::execute`]; every command is a function
 //! here so that it can be tested end to end against a fake GitHub API.
 
 pub mod cli;

@@ -12,9 +12,11 @@
 //!                "ratios": { "mochi": 1.7, "peer": null } } ] }
 //! ```
 //!
-//! The API is four items: [`BenchReport::from_json_str`] parses and validates,
-//! [`render_table`] draws the table, and [`format_duration_ns`] /
-//! [`format_ratio`] format single cells the same way the table does.
+//! The API is small: [`BenchReport::from_json_str`] parses and validates
+//! (errors name the file, line and column), [`BenchReport::to_json_string`]
+//! writes a report, [`render_table`] draws the table, and
+//! [`format_duration_ns`] / [`format_ratio`] format single cells the same way
+//! the table does.
 
 use std::collections::BTreeMap;
 use std::fmt;
