@@ -179,21 +179,29 @@ impl<T: Elem, D: Dimension> ArrayScalarPullback<T, D> {
             }
             (BinaryOp::Mul, _, Some(x)) => {
                 // y = x·s: ∂y/∂x = s, ∂y/∂s = x
-                *ds += Zip::from(&dy).and(x).fold(zero::<T>(), |acc, &y, &x| acc + y * x);
-                dy.map_inplace(|v| *v = *v * s);
+                *ds += Zip::from(&dy)
+                    .and(x)
+                    .fold(zero::<T>(), |acc, &y, &x| acc + y * x);
+                dy.map_inplace(|v| *v *= s);
                 add_owned(dx, &self.dim, dy);
             }
             (BinaryOp::Div, false, Some(x)) => {
                 // y = x/s: ∂y/∂x = 1/s, ∂y/∂s = −x/s²
-                let dot = Zip::from(&dy).and(x).fold(zero::<T>(), |acc, &y, &x| acc + y * x);
+                let dot = Zip::from(&dy)
+                    .and(x)
+                    .fold(zero::<T>(), |acc, &y, &x| acc + y * x);
                 *ds -= dot / (s * s);
-                dy.map_inplace(|v| *v = *v / s);
+                dy.map_inplace(|v| *v /= s);
                 add_owned(dx, &self.dim, dy);
             }
             (BinaryOp::Div, true, Some(x)) => {
                 // y = s/x: ∂y/∂s = 1/x, ∂y/∂x = −s/x²
-                *ds += Zip::from(&dy).and(x).fold(zero::<T>(), |acc, &y, &x| acc + y / x);
-                Zip::from(&mut dy).and(x).for_each(|y, &x| *y = -*y * s / (x * x));
+                *ds += Zip::from(&dy)
+                    .and(x)
+                    .fold(zero::<T>(), |acc, &y, &x| acc + y / x);
+                Zip::from(&mut dy)
+                    .and(x)
+                    .for_each(|y, &x| *y = -*y * s / (x * x));
                 add_owned(dx, &self.dim, dy);
             }
             _ => unreachable!("mochi: `·` and `/` pullbacks keep their array operand"),
@@ -290,13 +298,19 @@ impl<T: Elem, D: Dimension> Pullback for NegPullback<T, D> {
     }
 }
 
-impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdNeg for Call<(&'a ArrayBase<S, D>,)> {
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdNeg for Call<(&ArrayBase<S, D>,)> {
     type Output = Array<T, D>;
     type Pullback = NegPullback<T, D>;
     #[track_caller]
     fn op_neg(self) -> (Self::Output, Self::Pullback) {
         let (x,) = self.0;
-        (x.mapv(|v| -v), NegPullback { dim: x.raw_dim(), _t: std::marker::PhantomData })
+        (
+            x.mapv(|v| -v),
+            NegPullback {
+                dim: x.raw_dim(),
+                _t: std::marker::PhantomData,
+            },
+        )
     }
 }
 
@@ -315,26 +329,45 @@ mod tests {
 
     fn same_shape<T: TestElem>() {
         for shape in [Ix2(1, 1), Ix2(0, 3), Ix2(3, 4)] {
-            for ((_, a), (_, b)) in layouts::<T, _>(shape, 1).into_iter().zip(layouts::<T, _>(shape, 2)) {
+            for ((_, a), (_, b)) in layouts::<T, _>(shape, 1)
+                .into_iter()
+                .zip(layouts::<T, _>(shape, 2))
+            {
                 let b = away_from_zero(b);
                 let args = (a, b);
                 // ∂(a ± b) = ±1: shapes only, no allocation on dense accumulators
-                RuleTest::new(args.clone(), |a| &a.0 + &a.1, |a| Call((&a.0, &a.1)).op_add())
-                    .tolerance(T::RTOL, T::ATOL)
-                    .expect_no_alloc()
-                    .run();
-                RuleTest::new(args.clone(), |a| &a.0 - &a.1, |a| Call((&a.0, &a.1)).op_sub())
-                    .tolerance(T::RTOL, T::ATOL)
-                    .expect_no_alloc()
-                    .run();
-                RuleTest::new(args.clone(), |a| &a.0 * &a.1, |a| Call((&a.0, &a.1)).op_mul())
-                    .tolerance(T::RTOL, T::ATOL)
-                    .expect_no_alloc()
-                    .run();
-                RuleTest::new(args.clone(), |a| &a.0 / &a.1, |a| Call((&a.0, &a.1)).op_div())
-                    .tolerance(T::RTOL, T::ATOL)
-                    .expect_no_alloc()
-                    .run();
+                RuleTest::new(
+                    args.clone(),
+                    |a| &a.0 + &a.1,
+                    |a| Call((&a.0, &a.1)).op_add(),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                RuleTest::new(
+                    args.clone(),
+                    |a| &a.0 - &a.1,
+                    |a| Call((&a.0, &a.1)).op_sub(),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                RuleTest::new(
+                    args.clone(),
+                    |a| &a.0 * &a.1,
+                    |a| Call((&a.0, &a.1)).op_mul(),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                RuleTest::new(
+                    args.clone(),
+                    |a| &a.0 / &a.1,
+                    |a| Call((&a.0, &a.1)).op_div(),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
             }
         }
     }
@@ -350,22 +383,38 @@ mod tests {
         let m: Array2<T> = random(Ix2(3, 4), 3);
         let v: Array1<T> = away_from_zero(random(Ix1(4), 4));
         let args = (m.clone(), v.clone());
-        RuleTest::new(args.clone(), |a| &a.0 + &a.1, |a| Call((&a.0, &a.1)).op_add())
-            .tolerance(T::RTOL, T::ATOL)
-            .run();
-        RuleTest::new(args.clone(), |a| &a.0 - &a.1, |a| Call((&a.0, &a.1)).op_sub())
-            .tolerance(T::RTOL, T::ATOL)
-            .run();
-        RuleTest::new(args.clone(), |a| &a.0 * &a.1, |a| Call((&a.0, &a.1)).op_mul())
-            .tolerance(T::RTOL, T::ATOL)
-            .run();
+        RuleTest::new(
+            args.clone(),
+            |a| &a.0 + &a.1,
+            |a| Call((&a.0, &a.1)).op_add(),
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            args.clone(),
+            |a| &a.0 - &a.1,
+            |a| Call((&a.0, &a.1)).op_sub(),
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            args.clone(),
+            |a| &a.0 * &a.1,
+            |a| Call((&a.0, &a.1)).op_mul(),
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
         RuleTest::new(args, |a| &a.0 / &a.1, |a| Call((&a.0, &a.1)).op_div())
             .tolerance(T::RTOL, T::ATOL)
             .run();
         // vector first, and a column against a row: both operands are stretched
-        RuleTest::new((v.clone(), m), |a| &a.0 * &a.1, |a| Call((&a.0, &a.1)).op_mul())
-            .tolerance(T::RTOL, T::ATOL)
-            .run();
+        RuleTest::new(
+            (v.clone(), m),
+            |a| &a.0 * &a.1,
+            |a| Call((&a.0, &a.1)).op_mul(),
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
         let col: Array2<T> = random(Ix2(3, 1), 5);
         let row: Array2<T> = away_from_zero(random(Ix2(1, 4), 6));
         RuleTest::new((col, row), |a| &a.0 / &a.1, |a| Call((&a.0, &a.1)).op_div())
@@ -418,9 +467,13 @@ mod tests {
                 .expect_no_alloc()
                 .run();
         }
-        RuleTest::new((random::<f32, _>(Ix1(5), 9),), |a| -&a.0, |a| Call((&a.0,)).op_neg())
-            .tolerance(f32::RTOL, f32::ATOL)
-            .run();
+        RuleTest::new(
+            (random::<f32, _>(Ix1(5), 9),),
+            |a| -&a.0,
+            |a| Call((&a.0,)).op_neg(),
+        )
+        .tolerance(f32::RTOL, f32::ATOL)
+        .run();
     }
 
     #[test]

@@ -58,15 +58,23 @@ pub trait NdFold<F> {
     fn fold(self, f: F) -> (Self::Output, Self::Pullback);
 }
 
-/// The accumulator of `dim`'s shape as a row-major slice (materialised, and made
-/// standard-layout if it was adopted with another layout).
+/// A view of `x` with every axis reversed: its logical order is `x`'s backwards, in
+/// any memory layout and without a copy.
+fn backwards<T, D: Dimension>(x: &Array<T, D>) -> ndarray::ArrayView<'_, T, D> {
+    let mut v = x.view();
+    (0..v.ndim()).for_each(|k| v.invert_axis(ndarray::Axis(k)));
+    v
+}
+
+/// The dense accumulator of `dim`'s shape, viewed backwards (see [`backwards`]).
 #[track_caller]
-fn row_major<'c, T: Elem, D: Dimension>(acc: &'c mut Array<T, D>, dim: &D) -> &'c mut [T] {
-    let acc = dense(acc, dim);
-    if !acc.is_standard_layout() {
-        *acc = acc.as_standard_layout().into_owned();
-    }
-    acc.as_slice_mut().expect("standard layout is contiguous")
+fn backwards_mut<'c, T: Elem, D: Dimension>(
+    acc: &'c mut Array<T, D>,
+    dim: &D,
+) -> ndarray::ArrayViewMut<'c, T, D> {
+    let mut v = dense(acc, dim).view_mut();
+    (0..v.ndim()).for_each(|k| v.invert_axis(ndarray::Axis(k)));
+    v
 }
 
 /// Pullback of `mapv`/`map`: the element pullbacks in logical order.
@@ -90,16 +98,20 @@ where
         if is_structural_zero(&dy, &self.dim) {
             return;
         }
-        let dy = dy.as_standard_layout();
-        let dys = dy.as_slice().expect("standard layout is contiguous");
-        let dxs = row_major(dx, &self.dim);
-        for ((pb, dyi), dxi) in self.pullbacks.into_iter().zip(dys).zip(dxs).rev() {
+        let mut dxs = backwards_mut(dx, &self.dim);
+        let pairs = self
+            .pullbacks
+            .into_iter()
+            .rev()
+            .zip(backwards(&dy))
+            .zip(dxs.iter_mut());
+        for ((pb, dyi), dxi) in pairs {
             pb.pullback(dyi.clone(), (dxi, &mut *dcaps));
         }
     }
 }
 
-impl<'a, 'c, T, S, D, C, F, O, P> NdMapv<F> for Call<(&'a ArrayBase<S, D>, &'c C)>
+impl<T, S, D, C, F, O, P> NdMapv<F> for Call<(&ArrayBase<S, D>, &C)>
 where
     T: Elem,
     S: Data<Elem = T>,
@@ -123,11 +135,17 @@ where
             })
             .collect();
         let y = Array::from_shape_vec(x.raw_dim(), values).expect("one value per element");
-        (y, MapPullback { dim: x.raw_dim(), pullbacks })
+        (
+            y,
+            MapPullback {
+                dim: x.raw_dim(),
+                pullbacks,
+            },
+        )
     }
 }
 
-impl<'a, 'c, T, S, D, C, F, O, P> NdMap<F> for Call<(&'a ArrayBase<S, D>, &'c C)>
+impl<T, S, D, C, F, O, P> NdMap<F> for Call<(&ArrayBase<S, D>, &C)>
 where
     T: Elem,
     S: Data<Elem = T>,
@@ -151,7 +169,13 @@ where
             })
             .collect();
         let y = Array::from_shape_vec(x.raw_dim(), values).expect("one value per element");
-        (y, MapPullback { dim: x.raw_dim(), pullbacks })
+        (
+            y,
+            MapPullback {
+                dim: x.raw_dim(),
+                pullbacks,
+            },
+        )
     }
 }
 
@@ -180,18 +204,22 @@ where
         if is_structural_zero(&dy, &self.dim) {
             return;
         }
-        let dy = dy.as_standard_layout();
-        let dys = dy.as_slice().expect("standard layout is contiguous");
-        let das = row_major(da, &self.dim);
-        let dbs = row_major(db, &self.dim);
-        for (((pb, dyi), dai), dbi) in self.pullbacks.into_iter().zip(dys).zip(das).zip(dbs).rev() {
+        let mut das = backwards_mut(da, &self.dim);
+        let mut dbs = backwards_mut(db, &self.dim);
+        let items = self
+            .pullbacks
+            .into_iter()
+            .rev()
+            .zip(backwards(&dy))
+            .zip(das.iter_mut())
+            .zip(dbs.iter_mut());
+        for (((pb, dyi), dai), dbi) in items {
             pb.pullback(dyi.clone(), (dai, dbi, &mut *dcaps));
         }
     }
 }
 
-impl<'a, 'b, 'c, T, S1, S2, D, C, F, O, P> NdZipMap<F>
-    for Call<(&'a ArrayBase<S1, D>, &'b ArrayBase<S2, D>, &'c C)>
+impl<T, S1, S2, D, C, F, O, P> NdZipMap<F> for Call<(&ArrayBase<S1, D>, &ArrayBase<S2, D>, &C)>
 where
     T: Elem,
     S1: Data<Elem = T>,
@@ -220,7 +248,13 @@ where
             })
             .collect();
         let y = Array::from_shape_vec(a.raw_dim(), values).expect("one value per element");
-        (y, ZipMapPullback { dim: a.raw_dim(), pullbacks })
+        (
+            y,
+            ZipMapPullback {
+                dim: a.raw_dim(),
+                pullbacks,
+            },
+        )
     }
 }
 
@@ -239,12 +273,12 @@ where
     P: Pullback<Output = A, Args = (A, T, C)>,
 {
     type Output = A;
-    type Args = (A, Array<T, D>, C);
+    type Args = (Array<T, D>, A, C);
     #[track_caller]
-    fn pullback(self, dy: A, (dinit, dx, dcaps): (&mut A, &mut Array<T, D>, &mut C)) {
-        let dxs = row_major(dx, &self.dim);
+    fn pullback(self, dy: A, (dx, dinit, dcaps): (&mut Array<T, D>, &mut A, &mut C)) {
+        let mut dxs = backwards_mut(dx, &self.dim);
         let mut dacc = dy;
-        for (pb, dxi) in self.pullbacks.into_iter().zip(dxs).rev() {
+        for (pb, dxi) in self.pullbacks.into_iter().rev().zip(dxs.iter_mut()) {
             let mut dprev = A::zero();
             pb.pullback(dacc, (&mut dprev, dxi, &mut *dcaps));
             dacc = dprev;
@@ -253,7 +287,7 @@ where
     }
 }
 
-impl<'a, 'i, 'c, T, S, D, A, C, F, P> NdFold<F> for Call<(&'a ArrayBase<S, D>, &'i A, &'c C)>
+impl<T, S, D, A, C, F, P> NdFold<F> for Call<(&ArrayBase<S, D>, &A, &C)>
 where
     T: Elem,
     S: Data<Elem = T>,
@@ -274,6 +308,139 @@ where
             pullbacks.push(pb);
             acc = next;
         }
-        (acc, FoldPullback { dim: x.raw_dim(), pullbacks })
+        (
+            acc,
+            FoldPullback {
+                dim: x.raw_dim(),
+                pullbacks,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{layouts, TestElem};
+    use mochi_core::testing::RuleTest;
+    use mochi_core::{FnPullback, NoTangent};
+    use ndarray::Ix2;
+
+    // Derived closures written by hand, as `#[differentiable]` would emit them.
+
+    /// `|v| (v * c).sin()` capturing `c`: returns the value and the element pullback.
+    fn sin_scaled<T: Elem>(v: T, caps: &(T,)) -> (T, impl Pullback<Output = T, Args = (T, (T,))>) {
+        let c = caps.0;
+        let y = (v * c).sin();
+        let pb = FnPullback::new(move |dy: T, (dv, dcaps): (&mut T, &mut (T,))| {
+            let d = (v * c).cos() * dy; // d sin(vc) = cos(vc)·(c dv + v dc)
+            *dv += d * c;
+            dcaps.0 += d * v;
+        });
+        (y, pb)
+    }
+
+    fn maps<T: TestElem>() {
+        for shape in [Ix2(1, 1), Ix2(0, 3), Ix2(3, 4)] {
+            for (_, x) in layouts::<T, _>(shape, 80) {
+                let args = (x, (T::of_f64(0.7),));
+                RuleTest::new(
+                    args.clone(),
+                    |a| a.0.mapv(|v| (v * a.1 .0).sin()),
+                    |a| Call((&a.0, &a.1)).mapv(sin_scaled),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                RuleTest::new(
+                    args,
+                    |a| a.0.map(|v| (*v * a.1 .0).sin()),
+                    |a| Call((&a.0, &a.1)).map(|v: &T, caps: &(T,)| sin_scaled(*v, caps)),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+            }
+        }
+    }
+
+    #[test]
+    fn mapv_and_map_with_a_capture() {
+        maps::<f64>();
+        maps::<f32>();
+    }
+
+    /// `|x, y| x * y.exp()`, no captures.
+    fn times_exp<T: Elem>(
+        x: T,
+        y: T,
+        _: &(),
+    ) -> (T, impl Pullback<Output = T, Args = (T, T, NoTangent)>) {
+        let e = y.exp();
+        let pb = FnPullback::new(
+            move |dz: T, (dx, dy, _): (&mut T, &mut T, &mut NoTangent)| {
+                *dx += dz * e; // ∂(x eʸ)/∂x = eʸ
+                *dy += dz * x * e; // ∂(x eʸ)/∂y = x eʸ
+            },
+        );
+        (x * e, pb)
+    }
+
+    fn zips<T: TestElem>() {
+        for ((_, a), (_, b)) in layouts::<T, _>(Ix2(2, 3), 81)
+            .into_iter()
+            .zip(layouts::<T, _>(Ix2(2, 3), 82))
+        {
+            RuleTest::new(
+                (a, b, ()),
+                |a| Zip::from(&a.0).and(&a.1).map_collect(|&x, &y| x * y.exp()),
+                |a| Call((&a.0, &a.1, &a.2)).zip_map(times_exp),
+            )
+            .tolerance(T::RTOL, T::ATOL)
+            .expect_no_alloc()
+            .run();
+        }
+    }
+
+    #[test]
+    fn zip_map_of_two_arrays() {
+        zips::<f64>();
+        zips::<f32>();
+    }
+
+    /// `|acc, v| acc * c + v * v` capturing `c`: a fold whose order matters.
+    fn horner<T: Elem>(
+        acc: T,
+        v: &T,
+        caps: &(T,),
+    ) -> (T, impl Pullback<Output = T, Args = (T, T, (T,))>) {
+        let (c, v) = (caps.0, *v);
+        let pb = FnPullback::new(
+            move |dy: T, (dacc, dv, dcaps): (&mut T, &mut T, &mut (T,))| {
+                *dacc += dy * c;
+                *dv += dy * (v + v);
+                dcaps.0 += dy * acc;
+            },
+        );
+        (acc * c + v * v, pb)
+    }
+
+    fn folds<T: TestElem>() {
+        for (_, x) in layouts::<T, _>(Ix2(2, 3), 83) {
+            RuleTest::new(
+                (x, T::of_f64(0.3), (T::of_f64(0.9),)),
+                |a| a.0.iter().fold(a.1, |acc, v| acc * a.2 .0 + *v * *v),
+                |a| Call((&a.0, &a.1, &a.2)).fold(horner),
+            )
+            .tolerance(T::RTOL, T::ATOL)
+            .expect_no_alloc()
+            .run();
+        }
+    }
+
+    #[test]
+    fn fold_in_logical_order() {
+        folds::<f64>();
+        folds::<f32>();
     }
 }

@@ -150,7 +150,9 @@ pub fn add_unbroadcast_zip<T: Elem, D: Dimension, O: Dimension, E: Dimension>(
     f: impl Fn(T, T) -> T,
 ) {
     if dy.shape() == dim.slice() {
-        let dy = dy.into_dimensionality::<D>().expect("same shape, same rank");
+        let dy = dy
+            .into_dimensionality::<D>()
+            .expect("same shape, same rank");
         if is_structural_zero(acc, dim) {
             *acc = Zip::from(&dy)
                 .and_broadcast(&other)
@@ -183,10 +185,7 @@ fn reduce_into<T: Elem>(mut dst: ArrayViewMut<'_, T, IxDyn>, src: ArrayView<'_, 
                 dst.shape()
             );
             for part in src.axis_iter(Axis(k)) {
-                reduce_into(
-                    dst.view_mut().index_axis_move(Axis(k), 0),
-                    part,
-                );
+                reduce_into(dst.view_mut().index_axis_move(Axis(k), 0), part);
             }
         }
     }
@@ -204,7 +203,9 @@ pub fn add_unbroadcast_zip2<T: Elem, D: Dimension, O: Dimension, E: Dimension, F
     f: impl Fn(T, T, T) -> T,
 ) {
     if dy.shape() == dim.slice() {
-        let dy = dy.into_dimensionality::<D>().expect("same shape, same rank");
+        let dy = dy
+            .into_dimensionality::<D>()
+            .expect("same shape, same rank");
         if is_structural_zero(acc, dim) {
             *acc = Zip::from(&dy)
                 .and_broadcast(&p)

@@ -5,7 +5,9 @@
 //! is a function of the input (`sin`: `cos x`), the output when it is a function of
 //! the output (`exp`: `y`; `sqrt`: `1/(2y)`), so no rule keeps both.
 
-use crate::cotangent::{add_owned, add_unbroadcast, add_unbroadcast_zip, dense, is_structural_zero};
+use crate::cotangent::{
+    add_owned, add_unbroadcast, add_unbroadcast_zip, dense, is_structural_zero,
+};
 use crate::rule_trait::rule_trait;
 use crate::{zero, Elem};
 use mochi_core::{Call, NoTangent, Pullback};
@@ -38,7 +40,7 @@ impl<T: Elem, D: Dimension, K: UnaryKernel<T>> Pullback for UnaryPullback<T, D, 
         }
         if is_structural_zero(dx, &dim) {
             // Reuse ȳ's buffer: no allocation.
-            dy.zip_mut_with(&self.saved, |y, &s| *y = *y * K::derivative(s));
+            dy.zip_mut_with(&self.saved, |y, &s| *y *= K::derivative(s));
             add_owned(dx, &dim, dy);
         } else {
             Zip::from(&mut *dx)
@@ -142,12 +144,16 @@ impl<T: Elem, D: Dimension> Pullback for PowiPullback<T, D> {
         let n = self.n;
         let nt = T::of_f64(f64::from(n));
         add_unbroadcast_zip(dx, &dim, dy.view(), self.x.view(), |y, x| {
-            if n == 0 { zero::<T>() } else { y * nt * x.powi(n - 1) }
+            if n == 0 {
+                zero::<T>()
+            } else {
+                y * nt * x.powi(n - 1)
+            }
         });
     }
 }
 
-impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension> NdPowi for Call<(&'a ArrayBase<S, D>, &'b i32)> {
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdPowi for Call<(&ArrayBase<S, D>, &i32)> {
     type Output = Array<T, D>;
     type Pullback = PowiPullback<T, D>;
     fn powi(self) -> (Self::Output, Self::Pullback) {
@@ -174,23 +180,41 @@ impl<T: Elem, D: Dimension> Pullback for PowfPullback<T, D> {
         }
         let p = self.p;
         // d(xᵖ)/dp = xᵖ ln x (taken as 0 where xᵖ = 0)
-        *dp += Zip::from(&dy).and(&self.y).and(&self.x).fold(zero::<T>(), |acc, &g, &y, &x| {
-            if y == zero::<T>() { acc } else { acc + g * y * x.ln() }
-        });
+        *dp += Zip::from(&dy)
+            .and(&self.y)
+            .and(&self.x)
+            .fold(zero::<T>(), |acc, &g, &y, &x| {
+                if y == zero::<T>() {
+                    acc
+                } else {
+                    acc + g * y * x.ln()
+                }
+            });
         // d(xᵖ)/dx = p xᵖ⁻¹
         add_unbroadcast_zip(dx, &dim, dy.view(), self.x.view(), |g, x| {
-            if p == zero::<T>() { zero::<T>() } else { g * p * x.powf(p - T::one()) }
+            if p == zero::<T>() {
+                zero::<T>()
+            } else {
+                g * p * x.powf(p - T::one())
+            }
         });
     }
 }
 
-impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension> NdPowf for Call<(&'a ArrayBase<S, D>, &'b T)> {
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdPowf for Call<(&ArrayBase<S, D>, &T)> {
     type Output = Array<T, D>;
     type Pullback = PowfPullback<T, D>;
     fn powf(self) -> (Self::Output, Self::Pullback) {
         let (x, &p) = self.0;
         let y = x.powf(p);
-        (y.clone(), PowfPullback { x: x.to_owned(), y, p })
+        (
+            y.clone(),
+            PowfPullback {
+                x: x.to_owned(),
+                y,
+                p,
+            },
+        )
     }
 }
 
@@ -234,8 +258,7 @@ impl<T: Elem, D: Dimension, E: Dimension> Pullback for ScaledAddPullback<T, D, E
     }
 }
 
-impl<'a, 'b, 'c, T, S1, S2, D, E> NdScaledAddValue
-    for Call<(&'a ArrayBase<S1, D>, &'b T, &'c ArrayBase<S2, E>)>
+impl<T, S1, S2, D, E> NdScaledAddValue for Call<(&ArrayBase<S1, D>, &T, &ArrayBase<S2, E>)>
 where
     T: Elem,
     S1: Data<Elem = T>,
@@ -250,6 +273,117 @@ where
         let (y, &alpha, x) = self.0;
         let mut z = y.to_owned();
         z.scaled_add(alpha, x);
-        (z, ScaledAddPullback { dim: y.raw_dim(), alpha, x: x.to_owned() })
+        (
+            z,
+            ScaledAddPullback {
+                dim: y.raw_dim(),
+                alpha,
+                x: x.to_owned(),
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{layouts, random, TestElem};
+    use mochi_core::testing::RuleTest;
+    use ndarray::{Ix1, Ix2};
+
+    macro_rules! check_unary {
+        ($T:ty, $x:expr, $($method:ident),*) => {$(
+            RuleTest::new(($x.clone(),), |a| a.0.$method(), |a| Call((&a.0,)).$method())
+                .tolerance(<$T>::RTOL, <$T>::ATOL)
+                .expect_no_alloc()
+                .run();
+        )*};
+    }
+
+    fn unaries<T: TestElem>() {
+        for shape in [Ix2(1, 1), Ix2(0, 2), Ix2(2, 3)] {
+            for (_, x) in layouts::<T, _>(shape, 90) {
+                // everywhere-defined functions at standard-normal points
+                check_unary!(T, x, exp, exp2, sin, cos, pow2, cbrt);
+                // tan, away from its poles
+                let small = x.mapv(|v| v * T::of_f64(0.3));
+                check_unary!(T, small, tan);
+                // functions of positive arguments
+                let pos = x.mapv(|v| v.abs() + T::of_f64(0.5));
+                check_unary!(T, pos, ln, log2, log10, sqrt, recip);
+                // abs away from its kink
+                let off = x.mapv(|v| {
+                    if v.abs() < T::of_f64(0.1) {
+                        v + T::of_f64(0.3)
+                    } else {
+                        v
+                    }
+                });
+                check_unary!(T, off, abs);
+                RuleTest::new(
+                    (pos.clone(), 3i32),
+                    |a| a.0.powi(a.1),
+                    |a| Call((&a.0, &a.1)).powi(),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                RuleTest::new(
+                    (pos, T::of_f64(1.3)),
+                    |a| a.0.powf(a.1),
+                    |a| Call((&a.0, &a.1)).powf(),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+            }
+        }
+    }
+
+    #[test]
+    fn elementwise_functions() {
+        unaries::<f64>();
+        unaries::<f32>();
+    }
+
+    fn scaled_adds<T: TestElem>() {
+        for ((_, y), (_, x)) in layouts::<T, _>(Ix2(3, 2), 91)
+            .into_iter()
+            .zip(layouts::<T, _>(Ix2(3, 2), 92))
+        {
+            // z = y + a·x: ȳ = z̄, ā = ⟨z̄, x⟩, x̄ = a·z̄
+            RuleTest::new(
+                (y, T::of_f64(-0.8), x),
+                |a| {
+                    let mut z = a.0.clone();
+                    z.scaled_add(a.1, &a.2);
+                    z
+                },
+                |a| Call((&a.0, &a.1, &a.2)).scaled_add_value(),
+            )
+            .tolerance(T::RTOL, T::ATOL)
+            .expect_no_alloc()
+            .run();
+        }
+        // x broadcast along rows
+        let y = random::<T, _>(Ix2(3, 2), 93);
+        let x = random::<T, _>(Ix1(2), 94);
+        RuleTest::new(
+            (y, T::of_f64(1.5), x),
+            |a| {
+                let mut z = a.0.clone();
+                z.scaled_add(a.1, &a.2);
+                z
+            },
+            |a| Call((&a.0, &a.1, &a.2)).scaled_add_value(),
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+    }
+
+    #[test]
+    fn scaled_add_in_value_form() {
+        scaled_adds::<f64>();
+        scaled_adds::<f32>();
     }
 }

@@ -83,13 +83,16 @@ impl<L: ViewList + ?Sized> ViewList for &L {
     }
 }
 
+/// Marks the element type and the list-cotangent type a [`JoinPullback`] works on.
+type ListOf<T, C> = (T, fn(&mut C));
+
 /// Pullback of `concatenate` and `stack`: the axis and the inputs' shapes.
 pub struct JoinPullback<T, D, E, C> {
     axis: Axis,
     dims: Vec<D>,
     out: E,
     stacked: bool,
-    _t: PhantomData<(T, fn(&mut C))>,
+    _t: PhantomData<ListOf<T, C>>,
 }
 
 impl<T: Elem, D: Dimension, E: Dimension + RemoveAxis, C: CotangentList<T, D>> Pullback
@@ -124,7 +127,7 @@ impl<T: Elem, D: Dimension, E: Dimension + RemoveAxis, C: CotangentList<T, D>> P
     }
 }
 
-impl<'a, 'b, L> NdConcatenate for Call<(&'a Axis, &'b L)>
+impl<L> NdConcatenate for Call<(&Axis, &L)>
 where
     L: ViewList + ?Sized,
     L::Dim: RemoveAxis,
@@ -137,13 +140,25 @@ where
         let (&axis, list) = self.0;
         let views = list.views();
         let y = ndarray::concatenate(axis, &views);
-        let out = y.as_ref().map(|y| y.raw_dim()).unwrap_or_else(|_| L::Dim::zeros(views.first().map_or(1, |v| v.ndim())));
+        let out = y
+            .as_ref()
+            .map(|y| y.raw_dim())
+            .unwrap_or_else(|_| L::Dim::zeros(views.first().map_or(1, |v| v.ndim())));
         let dims = views.iter().map(|v| v.raw_dim()).collect();
-        (y, JoinPullback { axis, dims, out, stacked: false, _t: PhantomData })
+        (
+            y,
+            JoinPullback {
+                axis,
+                dims,
+                out,
+                stacked: false,
+                _t: PhantomData,
+            },
+        )
     }
 }
 
-impl<'a, 'b, L> NdStack for Call<(&'a Axis, &'b L)>
+impl<L> NdStack for Call<(&Axis, &L)>
 where
     L: ViewList + ?Sized,
     <L::Dim as Dimension>::Larger: RemoveAxis,
@@ -156,11 +171,105 @@ where
         let (&axis, list) = self.0;
         let views = list.views();
         let y = ndarray::stack(axis, &views);
-        let out = y
-            .as_ref()
-            .map(|y| y.raw_dim())
-            .unwrap_or_else(|_| <L::Dim as Dimension>::Larger::zeros(views.first().map_or(1, |v| v.ndim() + 1)));
+        let out = y.as_ref().map(|y| y.raw_dim()).unwrap_or_else(|_| {
+            <L::Dim as Dimension>::Larger::zeros(views.first().map_or(1, |v| v.ndim() + 1))
+        });
         let dims = views.iter().map(|v| v.raw_dim()).collect();
-        (y, JoinPullback { axis, dims, out, stacked: true, _t: PhantomData })
+        (
+            y,
+            JoinPullback {
+                axis,
+                dims,
+                out,
+                stacked: true,
+                _t: PhantomData,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{layouts, TestElem};
+    use mochi_core::testing::RuleTest;
+    use ndarray::{Array2, Ix2};
+
+    fn joins<T: TestElem>() {
+        let firsts = layouts::<T, _>(Ix2(2, 3), 70);
+        let seconds = layouts::<T, _>(Ix2(1, 3), 71);
+        let thirds = layouts::<T, _>(Ix2(2, 3), 72);
+        for i in 0..4 {
+            let (a, b, c) = (
+                firsts[i].1.clone(),
+                seconds[i].1.clone(),
+                thirds[i].1.clone(),
+            );
+            // the list is a `Vec` of owned arrays in the arguments; the rule sees views
+            let args = (0usize, vec![a.clone(), b.clone()]);
+            RuleTest::new(
+                args,
+                |a| ndarray::concatenate(Axis(a.0), &[a.1[0].view(), a.1[1].view()]).unwrap(),
+                |a| {
+                    let views = vec![a.1[0].view(), a.1[1].view()];
+                    let (y, pb) = Call((&Axis(a.0), &views)).concatenate();
+                    (y.unwrap(), concat_args(pb))
+                },
+            )
+            .tolerance(T::RTOL, T::ATOL)
+            .expect_no_alloc()
+            .run();
+            RuleTest::new(
+                (1usize, vec![a.clone(), c.clone()]),
+                |a| ndarray::stack(Axis(a.0), &[a.1[0].view(), a.1[1].view()]).unwrap(),
+                |a| {
+                    let views = [a.1[0].view(), a.1[1].view()];
+                    let (y, pb) = Call((&Axis(a.0), &views)).stack();
+                    (y.unwrap(), stack_args(pb))
+                },
+            )
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+        }
+    }
+
+    /// The list's cotangent is `Vec<Array>` for a `Vec` of views: what the arguments'
+    /// `Vec<Array>` has, so the pullback is the test's as it is.
+    fn concat_args<T: Elem>(
+        pb: JoinPullback<T, ndarray::Ix2, ndarray::Ix2, Vec<Array2<T>>>,
+    ) -> JoinPullback<T, ndarray::Ix2, ndarray::Ix2, Vec<Array2<T>>> {
+        pb
+    }
+
+    /// An array `[ArrayView; 2]` has an `[Array; 2]` cotangent; the test's arguments
+    /// hold a `Vec`, so the pullback is adapted to a `Vec<Array>` accumulator.
+    fn stack_args<T: Elem>(
+        pb: JoinPullback<T, ndarray::Ix2, ndarray::Ix3, [Array2<T>; 2]>,
+    ) -> impl Pullback<Output = ndarray::Array3<T>, Args = (NoTangent, Vec<Array2<T>>)> {
+        mochi_core::FnPullback::new(
+            move |dy, (dn, dlist): (&mut NoTangent, &mut Vec<Array2<T>>)| {
+                let mut pair: [Array2<T>; 2] = TangentVector::zero();
+                if !dlist.is_empty() {
+                    pair = [std::mem::take(&mut dlist[0]), std::mem::take(&mut dlist[1])];
+                }
+                pb.pullback(dy, (dn, &mut pair));
+                let [p, q] = pair;
+                *dlist = vec![p, q];
+            },
+        )
+    }
+
+    #[test]
+    fn concatenate_and_stack() {
+        joins::<f64>();
+        joins::<f32>();
+    }
+
+    #[test]
+    fn incompatible_pieces_are_an_error_like_the_primal() {
+        let a = Array2::<f64>::zeros((2, 3));
+        let b = Array2::<f64>::zeros((2, 4));
+        let (y, _) = Call((&Axis(0), &[a.view(), b.view()])).concatenate();
+        assert!(y.is_err());
     }
 }

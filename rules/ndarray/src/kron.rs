@@ -67,14 +67,77 @@ impl<T: Elem> Pullback for KronPullback<T> {
     }
 }
 
-impl<'a, 'b, T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdKron
-    for Call<(&'a ArrayBase<S1, Ix2>, &'b ArrayBase<S2, Ix2>)>
+impl<T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdKron
+    for Call<(&ArrayBase<S1, Ix2>, &ArrayBase<S2, Ix2>)>
 {
     type Output = Array2<T>;
     type Pullback = KronPullback<T>;
     #[track_caller]
     fn kron(self) -> (Array2<T>, Self::Pullback) {
         let (a, b) = self.0;
-        (ndarray::linalg::kron(a, b), KronPullback { a: a.to_owned(), b: b.to_owned() })
+        (
+            ndarray::linalg::kron(a, b),
+            KronPullback {
+                a: a.to_owned(),
+                b: b.to_owned(),
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{layouts, random, TestElem};
+    use mochi_core::testing::RuleTest;
+    use ndarray::linalg::kron;
+    use ndarray::Array;
+
+    fn products<T: TestElem>() {
+        for (sa, sb) in [
+            ((1, 1), (1, 1)),
+            ((2, 3), (3, 2)),
+            ((0, 2), (2, 2)),
+            ((2, 2), (1, 3)),
+        ] {
+            for ((_, a), (_, b)) in layouts::<T, _>(Ix2(sa.0, sa.1), 60)
+                .into_iter()
+                .zip(layouts::<T, _>(Ix2(sb.0, sb.1), 61))
+            {
+                RuleTest::new((a, b), |a| kron(&a.0, &a.1), |a| Call((&a.0, &a.1)).kron())
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+            }
+        }
+    }
+
+    #[test]
+    fn kronecker_product() {
+        products::<f64>();
+        products::<f32>();
+    }
+
+    #[test]
+    fn a_uniform_cotangent_takes_the_short_path_with_the_same_result() {
+        let a: Array2<f64> = random(Ix2(3, 2), 62);
+        let b: Array2<f64> = random(Ix2(2, 4), 63);
+        let (_, pb) = Call((&a, &b)).kron();
+        let (mut da, mut db) = (Array::zeros((0, 0)), Array::zeros((0, 0)));
+        pb.pullback(Array::from_elem((6, 8), 0.5), (&mut da, &mut db));
+        // Ā_ij = Σ_kl 0.5·B_kl, B̄_kl = Σ_ij 0.5·A_ij
+        let (sa, sb) = (a.sum(), b.sum());
+        assert!(da.iter().all(|&v| (v - 0.5 * sb).abs() < 1e-12));
+        assert!(db.iter().all(|&v| (v - 0.5 * sa).abs() < 1e-12));
+        // one differing entry takes the dense path
+        let mut dk = Array::from_elem((6, 8), 0.5);
+        dk[[5, 7]] = 1.5;
+        let (_, pb) = Call((&a, &b)).kron();
+        let (mut da2, mut db2) = (Array::zeros((0, 0)), Array::zeros((0, 0)));
+        pb.pullback(dk, (&mut da2, &mut db2));
+        // only block (2, 1) and entry (1, 3) of B see the extra 1.0
+        assert!((da2[[2, 1]] - (0.5 * sb + b[[1, 3]])).abs() < 1e-12);
+        assert!((db2[[1, 3]] - (0.5 * sa + a[[2, 1]])).abs() < 1e-12);
+        assert!((da2[[0, 0]] - da[[0, 0]]).abs() < 1e-12);
     }
 }

@@ -52,15 +52,21 @@ impl<T: Elem> Pullback for DotVecVecPullback<T> {
     }
 }
 
-impl<'a, 'b, T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdDot
-    for Call<(&'a ArrayBase<S1, Ix1>, &'b ArrayBase<S2, Ix1>)>
+impl<T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdDot
+    for Call<(&ArrayBase<S1, Ix1>, &ArrayBase<S2, Ix1>)>
 {
     type Output = T;
     type Pullback = DotVecVecPullback<T>;
     #[track_caller]
     fn dot(self) -> (T, Self::Pullback) {
         let (a, b) = self.0;
-        (a.dot(b), DotVecVecPullback { a: a.to_owned(), b: b.to_owned() })
+        (
+            a.dot(b),
+            DotVecVecPullback {
+                a: a.to_owned(),
+                b: b.to_owned(),
+            },
+        )
     }
 }
 
@@ -85,15 +91,21 @@ impl<T: Elem> Pullback for DotMatVecPullback<T> {
     }
 }
 
-impl<'a, 'b, T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdDot
-    for Call<(&'a ArrayBase<S1, Ix2>, &'b ArrayBase<S2, Ix1>)>
+impl<T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdDot
+    for Call<(&ArrayBase<S1, Ix2>, &ArrayBase<S2, Ix1>)>
 {
     type Output = Array1<T>;
     type Pullback = DotMatVecPullback<T>;
     #[track_caller]
     fn dot(self) -> (Array1<T>, Self::Pullback) {
         let (a, x) = self.0;
-        (a.dot(x), DotMatVecPullback { a: a.to_owned(), x: x.to_owned() })
+        (
+            a.dot(x),
+            DotMatVecPullback {
+                a: a.to_owned(),
+                x: x.to_owned(),
+            },
+        )
     }
 }
 
@@ -118,15 +130,21 @@ impl<T: Elem> Pullback for DotVecMatPullback<T> {
     }
 }
 
-impl<'a, 'b, T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdDot
-    for Call<(&'a ArrayBase<S1, Ix1>, &'b ArrayBase<S2, Ix2>)>
+impl<T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdDot
+    for Call<(&ArrayBase<S1, Ix1>, &ArrayBase<S2, Ix2>)>
 {
     type Output = Array1<T>;
     type Pullback = DotVecMatPullback<T>;
     #[track_caller]
     fn dot(self) -> (Array1<T>, Self::Pullback) {
         let (x, a) = self.0;
-        (x.dot(a), DotVecMatPullback { x: x.to_owned(), a: a.to_owned() })
+        (
+            x.dot(a),
+            DotVecMatPullback {
+                x: x.to_owned(),
+                a: a.to_owned(),
+            },
+        )
     }
 }
 
@@ -159,15 +177,21 @@ impl<T: Elem> Pullback for DotMatMatPullback<T> {
     }
 }
 
-impl<'a, 'b, T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdDot
-    for Call<(&'a ArrayBase<S1, Ix2>, &'b ArrayBase<S2, Ix2>)>
+impl<T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdDot
+    for Call<(&ArrayBase<S1, Ix2>, &ArrayBase<S2, Ix2>)>
 {
     type Output = Array2<T>;
     type Pullback = DotMatMatPullback<T>;
     #[track_caller]
     fn dot(self) -> (Array2<T>, Self::Pullback) {
         let (a, b) = self.0;
-        (a.dot(b), DotMatMatPullback { a: a.to_owned(), b: b.to_owned() })
+        (
+            a.dot(b),
+            DotMatMatPullback {
+                a: a.to_owned(),
+                b: b.to_owned(),
+            },
+        )
     }
 }
 
@@ -217,12 +241,18 @@ pub mod outer {
         a: &ArrayBase<S1, Ix1>,
         b: &ArrayBase<S2, Ix1>,
     ) -> (Array2<T>, OuterPullback<T>) {
-        (super::outer(a, b), OuterPullback { a: a.to_owned(), b: b.to_owned() })
+        (
+            super::outer(a, b),
+            OuterPullback {
+                a: a.to_owned(),
+                b: b.to_owned(),
+            },
+        )
     }
 }
 
-impl<'a, 'b, T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdOuter
-    for Call<(&'a ArrayBase<S1, Ix1>, &'b ArrayBase<S2, Ix1>)>
+impl<T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdOuter
+    for Call<(&ArrayBase<S1, Ix1>, &ArrayBase<S2, Ix1>)>
 {
     type Output = Array2<T>;
     type Pullback = outer::OuterPullback<T>;
@@ -231,7 +261,6 @@ impl<'a, 'b, T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdOuter
         outer::rrule(a, b)
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -248,23 +277,35 @@ mod tests {
             for i in 0..4 {
                 let (a, b) = (mats_a[i].1.clone(), mats_b[i].1.clone());
                 // C = AB: Ā = C̄Bᵀ, B̄ = AᵀC̄ (the matrix kernel allocates packing buffers)
-                RuleTest::new((a.clone(), b), |a| a.0.dot(&a.1), |a| Call((&a.0, &a.1)).dot())
-                    .tolerance(T::RTOL, T::ATOL)
-                    .run();
+                RuleTest::new(
+                    (a.clone(), b),
+                    |a| a.0.dot(&a.1),
+                    |a| Call((&a.0, &a.1)).dot(),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .run();
                 let x = vecs_k[i].1.clone();
-                RuleTest::new((a.clone(), x.clone()), |a| a.0.dot(&a.1), |a| Call((&a.0, &a.1)).dot())
-                    .tolerance(T::RTOL, T::ATOL)
-                    .expect_no_alloc()
-                    .run();
+                RuleTest::new(
+                    (a.clone(), x.clone()),
+                    |a| a.0.dot(&a.1),
+                    |a| Call((&a.0, &a.1)).dot(),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
                 let u = vecs_m[i].1.clone();
                 RuleTest::new((u, a), |a| a.0.dot(&a.1), |a| Call((&a.0, &a.1)).dot())
                     .tolerance(T::RTOL, T::ATOL)
                     .expect_no_alloc()
                     .run();
-                RuleTest::new((x.clone(), x.mapv(|v| v + T::one())), |a| a.0.dot(&a.1), |a| Call((&a.0, &a.1)).dot())
-                    .tolerance(T::RTOL, T::ATOL)
-                    .expect_no_alloc()
-                    .run();
+                RuleTest::new(
+                    (x.clone(), x.mapv(|v| v + T::one())),
+                    |a| a.0.dot(&a.1),
+                    |a| Call((&a.0, &a.1)).dot(),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
             }
         }
     }
@@ -277,14 +318,25 @@ mod tests {
 
     fn outers<T: TestElem>() {
         for (m, n) in [(1, 1), (3, 2), (0, 2)] {
-            for ((_, a), (_, b)) in layouts::<T, _>(Ix1(m), 34).into_iter().zip(layouts::<T, _>(Ix1(n), 35)) {
-                RuleTest::new((a.clone(), b.clone()), |a| outer(&a.0, &a.1), |a| outer::rrule(&a.0, &a.1))
-                    .tolerance(T::RTOL, T::ATOL)
-                    .expect_no_alloc()
-                    .run();
-                RuleTest::new((a, b), |a| outer(&a.0, &a.1), |a| Call((&a.0, &a.1)).outer())
-                    .tolerance(T::RTOL, T::ATOL)
-                    .run();
+            for ((_, a), (_, b)) in layouts::<T, _>(Ix1(m), 34)
+                .into_iter()
+                .zip(layouts::<T, _>(Ix1(n), 35))
+            {
+                RuleTest::new(
+                    (a.clone(), b.clone()),
+                    |a| outer(&a.0, &a.1),
+                    |a| outer::rrule(&a.0, &a.1),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                RuleTest::new(
+                    (a, b),
+                    |a| outer(&a.0, &a.1),
+                    |a| Call((&a.0, &a.1)).outer(),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .run();
             }
         }
     }

@@ -10,7 +10,6 @@ use crate::{zero, Elem};
 use mochi_core::{Call, Pullback};
 use ndarray::{Array, ArrayBase, Axis, Data, Dimension, RemoveAxis};
 
-
 rule_trait! {
     /// `x.sum()`: `Call((&x,)).sum()`.
     NdSum => sum
@@ -51,13 +50,19 @@ impl<T: Elem, D: Dimension> Pullback for FillPullback<T, D> {
     }
 }
 
-impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdSum for Call<(&'a ArrayBase<S, D>,)> {
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdSum for Call<(&ArrayBase<S, D>,)> {
     type Output = T;
     type Pullback = FillPullback<T, D>;
     #[inline]
     fn sum(self) -> (T, Self::Pullback) {
         let (x,) = self.0;
-        (x.sum(), FillPullback { dim: x.raw_dim(), scale: T::one() })
+        (
+            x.sum(),
+            FillPullback {
+                dim: x.raw_dim(),
+                scale: T::one(),
+            },
+        )
     }
 }
 
@@ -75,13 +80,19 @@ impl<T: Elem, D: Dimension> Pullback for MeanPullback<T, D> {
     }
 }
 
-impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdMean for Call<(&'a ArrayBase<S, D>,)> {
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdMean for Call<(&ArrayBase<S, D>,)> {
     type Output = Option<T>;
     type Pullback = MeanPullback<T, D>;
     fn mean(self) -> (Option<T>, Self::Pullback) {
         let (x,) = self.0;
         let n = T::of_usize(x.len());
-        (x.mean(), MeanPullback(FillPullback { dim: x.raw_dim(), scale: T::one() / n }))
+        (
+            x.mean(),
+            MeanPullback(FillPullback {
+                dim: x.raw_dim(),
+                scale: T::one() / n,
+            }),
+        )
     }
 }
 
@@ -127,14 +138,21 @@ impl<T: Elem, D: RemoveAxis> Pullback for SumAxisPullback<T, D> {
     }
 }
 
-impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: RemoveAxis> NdSumAxis for Call<(&'a ArrayBase<S, D>, &'b Axis)> {
+impl<T: Elem, S: Data<Elem = T>, D: RemoveAxis> NdSumAxis for Call<(&ArrayBase<S, D>, &Axis)> {
     type Output = Array<T, D::Smaller>;
     type Pullback = SumAxisPullback<T, D>;
     #[track_caller]
     fn sum_axis(self) -> (Self::Output, Self::Pullback) {
         let (x, &axis) = self.0;
         let y = x.sum_axis(axis);
-        (y, SumAxisPullback(AxisPullback { dim: x.raw_dim(), axis, scale: T::one() }))
+        (
+            y,
+            SumAxisPullback(AxisPullback {
+                dim: x.raw_dim(),
+                axis,
+                scale: T::one(),
+            }),
+        )
     }
 }
 
@@ -152,7 +170,7 @@ impl<T: Elem, D: RemoveAxis> Pullback for MeanAxisPullback<T, D> {
     }
 }
 
-impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: RemoveAxis> NdMeanAxis for Call<(&'a ArrayBase<S, D>, &'b Axis)> {
+impl<T: Elem, S: Data<Elem = T>, D: RemoveAxis> NdMeanAxis for Call<(&ArrayBase<S, D>, &Axis)> {
     type Output = Option<Array<T, D::Smaller>>;
     type Pullback = MeanAxisPullback<T, D>;
     #[track_caller]
@@ -160,7 +178,14 @@ impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: RemoveAxis> NdMeanAxis for Call<(&'a
         let (x, &axis) = self.0;
         let y = x.mean_axis(axis);
         let n = T::of_usize(x.len_of(axis));
-        (y, MeanAxisPullback(AxisPullback { dim: x.raw_dim(), axis, scale: T::one() / n }))
+        (
+            y,
+            MeanAxisPullback(AxisPullback {
+                dim: x.raw_dim(),
+                axis,
+                scale: T::one() / n,
+            }),
+        )
     }
 }
 
@@ -203,7 +228,7 @@ impl<T: Elem, D: Dimension> Pullback for ProductPullback<T, D> {
     }
 }
 
-impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdProduct for Call<(&'a ArrayBase<S, D>,)> {
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdProduct for Call<(&ArrayBase<S, D>,)> {
     type Output = T;
     type Pullback = ProductPullback<T, D>;
     fn product(self) -> (T, Self::Pullback) {
@@ -217,7 +242,14 @@ impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdProduct for Call<(&'a Array
             }
         }
         let y = if zeros > 0 { zero::<T>() } else { x.product() };
-        (y, ProductPullback { x: x.to_owned(), nonzero_product, zeros })
+        (
+            y,
+            ProductPullback {
+                x: x.to_owned(),
+                nonzero_product,
+                zeros,
+            },
+        )
     }
 }
 
@@ -248,7 +280,11 @@ pub mod norm_l2 {
         #[track_caller]
         fn pullback(self, dy: T, (dx,): (&mut Array<T, D>,)) {
             let dim = self.x.raw_dim();
-            let scale = if self.norm > zero::<T>() { dy / self.norm } else { zero::<T>() };
+            let scale = if self.norm > zero::<T>() {
+                dy / self.norm
+            } else {
+                zero::<T>()
+            };
             add_scaled(dx, &dim, scale, self.x.view());
         }
     }
@@ -258,18 +294,23 @@ pub mod norm_l2 {
         x: &ArrayBase<S, D>,
     ) -> (T, NormL2Pullback<T, D>) {
         let norm = super::norm_l2(x);
-        (norm, NormL2Pullback { x: x.to_owned(), norm })
+        (
+            norm,
+            NormL2Pullback {
+                x: x.to_owned(),
+                norm,
+            },
+        )
     }
 }
 
-impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdNormL2 for Call<(&'a ArrayBase<S, D>,)> {
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdNormL2 for Call<(&ArrayBase<S, D>,)> {
     type Output = T;
     type Pullback = norm_l2::NormL2Pullback<T, D>;
     fn norm_l2(self) -> (T, Self::Pullback) {
         norm_l2::rrule(self.0 .0)
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -342,9 +383,13 @@ mod tests {
         }
         let mut one_zero = random::<T, _>(Ix1(4), 24);
         one_zero[2] = zero::<T>();
-        RuleTest::new((one_zero.clone(),), |a| a.0.product(), |a| Call((&a.0,)).product())
-            .tolerance(T::RTOL, T::ATOL)
-            .run();
+        RuleTest::new(
+            (one_zero.clone(),),
+            |a| a.0.product(),
+            |a| Call((&a.0,)).product(),
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
         one_zero[0] = zero::<T>();
         RuleTest::new((one_zero,), |a| a.0.product(), |a| Call((&a.0,)).product())
             .tolerance(T::RTOL, T::ATOL)

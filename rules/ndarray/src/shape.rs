@@ -82,7 +82,10 @@ impl<T: Elem, D: Dimension> Pullback for IdentityPullback<T, D> {
 }
 
 fn identity<T, D: Dimension>(dim: D) -> IdentityPullback<T, D> {
-    IdentityPullback { dim, _t: PhantomData }
+    IdentityPullback {
+        dim,
+        _t: PhantomData,
+    }
 }
 
 impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdView for Call<(&'a ArrayBase<S, D>,)> {
@@ -95,7 +98,7 @@ impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdView for Call<(&'a ArrayBas
     }
 }
 
-impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdToOwned for Call<(&'a ArrayBase<S, D>,)> {
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdToOwned for Call<(&ArrayBase<S, D>,)> {
     type Output = Array<T, D>;
     type Pullback = IdentityPullback<T, D>;
     #[inline]
@@ -105,8 +108,8 @@ impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdToOwned for Call<(&'a Array
     }
 }
 
-impl<'a, T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension> NdClone
-    for Call<(&'a ArrayBase<S, D>,)>
+impl<T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension> NdClone
+    for Call<(&ArrayBase<S, D>,)>
 {
     type Output = ArrayBase<S, D>;
     type Pullback = IdentityPullback<T, D>;
@@ -141,7 +144,13 @@ impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdT for Call<(&'a ArrayBase<S
     #[inline]
     fn t(self) -> (Self::Output, Self::Pullback) {
         let (x,) = self.0;
-        (x.t(), TransposePullback { dim: x.raw_dim(), _t: PhantomData })
+        (
+            x.t(),
+            TransposePullback {
+                dim: x.raw_dim(),
+                _t: PhantomData,
+            },
+        )
     }
 }
 
@@ -168,8 +177,8 @@ impl<T: Elem, D: Dimension, I: SliceArg<D>> Pullback for SlicePullback<T, D, I> 
     }
 }
 
-impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension, I: SliceArg<D> + Clone> NdSlice
-    for Call<(&'a ArrayBase<S, D>, &'b I)>
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension, I: SliceArg<D> + Clone> NdSlice
+    for Call<(&'a ArrayBase<S, D>, &I)>
 {
     type Output = ArrayView<'a, T, I::OutDim>;
     type Pullback = SlicePullback<T, D, I>;
@@ -177,7 +186,12 @@ impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension, I: SliceArg<D> + Clone> N
     fn slice(self) -> (Self::Output, Self::Pullback) {
         let (x, info) = self.0;
         let y = x.slice(info);
-        let pb = SlicePullback { dim: x.raw_dim(), out: y.raw_dim(), info: info.clone(), _t: PhantomData };
+        let pb = SlicePullback {
+            dim: x.raw_dim(),
+            out: y.raw_dim(),
+            info: info.clone(),
+            _t: PhantomData,
+        };
         (y, pb)
     }
 }
@@ -195,7 +209,11 @@ impl<T: Elem, D: Dimension> Pullback for SliceAxisPullback<T, D> {
     type Output = Array<T, D>;
     type Args = (Array<T, D>, NoTangent, NoTangent);
     #[track_caller]
-    fn pullback(self, dy: Array<T, D>, (dx, _, _): (&mut Array<T, D>, &mut NoTangent, &mut NoTangent)) {
+    fn pullback(
+        self,
+        dy: Array<T, D>,
+        (dx, _, _): (&mut Array<T, D>, &mut NoTangent, &mut NoTangent),
+    ) {
         if is_structural_zero(&dy, &self.out) {
             return;
         }
@@ -205,8 +223,8 @@ impl<T: Elem, D: Dimension> Pullback for SliceAxisPullback<T, D> {
     }
 }
 
-impl<'a, 'b, 'c, T: Elem, S: Data<Elem = T>, D: Dimension> NdSliceAxis
-    for Call<(&'a ArrayBase<S, D>, &'b Axis, &'c Slice)>
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdSliceAxis
+    for Call<(&'a ArrayBase<S, D>, &Axis, &Slice)>
 {
     type Output = ArrayView<'a, T, D>;
     type Pullback = SliceAxisPullback<T, D>;
@@ -214,7 +232,13 @@ impl<'a, 'b, 'c, T: Elem, S: Data<Elem = T>, D: Dimension> NdSliceAxis
     fn slice_axis(self) -> (Self::Output, Self::Pullback) {
         let (x, &axis, &slice) = self.0;
         let y = x.slice_axis(axis, slice);
-        let pb = SliceAxisPullback { dim: x.raw_dim(), out: y.raw_dim(), axis, slice, _t: PhantomData };
+        let pb = SliceAxisPullback {
+            dim: x.raw_dim(),
+            out: y.raw_dim(),
+            axis,
+            slice,
+            _t: PhantomData,
+        };
         (y, pb)
     }
 }
@@ -244,15 +268,19 @@ impl<T: Elem, D: Dimension> Pullback for InsertAxisPullback<T, D> {
     }
 }
 
-impl<'a, 'b, T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension> NdInsertAxis
-    for Call<(&'a ArrayBase<S, D>, &'b Axis)>
+impl<T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension> NdInsertAxis
+    for Call<(&ArrayBase<S, D>, &Axis)>
 {
     type Output = ArrayBase<S, D::Larger>;
     type Pullback = InsertAxisPullback<T, D>;
     #[track_caller]
     fn insert_axis(self) -> (Self::Output, Self::Pullback) {
         let (x, &axis) = self.0;
-        let pb = InsertAxisPullback { dim: x.raw_dim(), axis, _t: PhantomData };
+        let pb = InsertAxisPullback {
+            dim: x.raw_dim(),
+            axis,
+            _t: PhantomData,
+        };
         (x.clone().insert_axis(axis), pb)
     }
 }
@@ -292,8 +320,14 @@ fn reshape_parts<E: ShapeArg>(shape: E) -> (E::Dim, Order) {
 
 macro_rules! into_shape_rule {
     ($Trait:ident, $method:ident) => {
-        impl<'a, 'b, T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension, E: ShapeArg + Clone> $Trait
-            for Call<(&'a ArrayBase<S, D>, &'b E)>
+        impl<
+                'a,
+                'b,
+                T: Elem,
+                S: Data<Elem = T> + RawDataClone,
+                D: Dimension,
+                E: ShapeArg + Clone,
+            > $Trait for Call<(&'a ArrayBase<S, D>, &'b E)>
         {
             type Output = Result<ArrayBase<S, E::Dim>, ShapeError>;
             type Pullback = ReshapePullback<T, D, E::Dim>;
@@ -302,7 +336,15 @@ macro_rules! into_shape_rule {
                 let (x, shape) = self.0;
                 let (out, order) = reshape_parts(shape.clone());
                 let y = x.clone().into_shape_with_order((out.clone(), order));
-                (y, ReshapePullback { dim: x.raw_dim(), out, order, _t: PhantomData })
+                (
+                    y,
+                    ReshapePullback {
+                        dim: x.raw_dim(),
+                        out,
+                        order,
+                        _t: PhantomData,
+                    },
+                )
             }
         }
     };
@@ -310,8 +352,8 @@ macro_rules! into_shape_rule {
 into_shape_rule!(NdIntoShape, into_shape);
 into_shape_rule!(NdIntoShapeWithOrder, into_shape_with_order);
 
-impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension, E: ShapeArg + Clone> NdToShape
-    for Call<(&'a ArrayBase<S, D>, &'b E)>
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension, E: ShapeArg + Clone> NdToShape
+    for Call<(&'a ArrayBase<S, D>, &E)>
 {
     type Output = Result<CowArray<'a, T, E::Dim>, ShapeError>;
     type Pullback = ReshapePullback<T, D, E::Dim>;
@@ -320,7 +362,15 @@ impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension, E: ShapeArg + Clone> NdTo
         let (x, shape) = self.0;
         let (out, order) = reshape_parts(shape.clone());
         let y = x.to_shape((out.clone(), order));
-        (y, ReshapePullback { dim: x.raw_dim(), out, order, _t: PhantomData })
+        (
+            y,
+            ReshapePullback {
+                dim: x.raw_dim(),
+                out,
+                order,
+                _t: PhantomData,
+            },
+        )
     }
 }
 
@@ -344,8 +394,8 @@ impl<T: Elem, D: Dimension, E: Dimension> Pullback for BroadcastPullback<T, D, E
     }
 }
 
-impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension, E: IntoDimension + Clone> NdBroadcast
-    for Call<(&'a ArrayBase<S, D>, &'b E)>
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension, E: IntoDimension + Clone> NdBroadcast
+    for Call<(&'a ArrayBase<S, D>, &E)>
 {
     type Output = Option<ArrayView<'a, T, E::Dim>>;
     type Pullback = BroadcastPullback<T, D, E::Dim>;
@@ -354,6 +404,230 @@ impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension, E: IntoDimension + Clone>
         let (x, shape) = self.0;
         let out = shape.clone().into_dimension();
         let y = x.broadcast(out.clone());
-        (y, BroadcastPullback { dim: x.raw_dim(), out, _t: PhantomData })
+        (
+            y,
+            BroadcastPullback {
+                dim: x.raw_dim(),
+                out,
+                _t: PhantomData,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{layouts, random, TestElem};
+    use mochi_core::testing::RuleTest;
+    use ndarray::{s, Ix1, Ix2, Ix3};
+
+    fn views<T: TestElem>() {
+        for shape in [Ix2(1, 1), Ix2(0, 2), Ix2(3, 4)] {
+            for (_, x) in layouts::<T, _>(shape, 40) {
+                let args = (x,);
+                // the transpose's cotangent is the output cotangent transposed back
+                RuleTest::new(
+                    args.clone(),
+                    |a| a.0.t().to_owned(),
+                    |a| {
+                        let (y, pb) = Call((&a.0,)).t();
+                        (y.to_owned(), pb)
+                    },
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                RuleTest::new(
+                    args.clone(),
+                    |a| a.0.to_owned(),
+                    |a| {
+                        let (y, pb) = Call((&a.0,)).view();
+                        (y.to_owned(), pb)
+                    },
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                RuleTest::new(
+                    args.clone(),
+                    |a| a.0.to_owned(),
+                    |a| Call((&a.0,)).to_owned(),
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                RuleTest::new(args, |a| a.0.clone(), |a| Call((&a.0,)).clone())
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+            }
+        }
+    }
+
+    #[test]
+    fn transpose_view_to_owned_clone() {
+        views::<f64>();
+        views::<f32>();
+    }
+
+    fn slices<T: TestElem>() {
+        for (_, x) in layouts::<T, _>(Ix2(5, 4), 41) {
+            let args = (x, ());
+            RuleTest::new(
+                args.clone(),
+                |a| a.0.slice(s![1..4;2, ..;-1]).to_owned(),
+                |a| {
+                    let (y, pb) = Call((&a.0, &s![1..4;2, ..;-1])).slice();
+                    (y.to_owned(), pb)
+                },
+            )
+            .tolerance(T::RTOL, T::ATOL)
+            .expect_no_alloc()
+            .run();
+            // an index collapses an axis
+            RuleTest::new(
+                args.clone(),
+                |a| a.0.slice(s![2, 1..]).to_owned(),
+                |a| {
+                    let (y, pb) = Call((&a.0, &s![2, 1..])).slice();
+                    (y.to_owned(), pb)
+                },
+            )
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+            // an empty slice
+            RuleTest::new(
+                args,
+                |a| a.0.slice(s![2..2, ..]).to_owned(),
+                |a| {
+                    let (y, pb) = Call((&a.0, &s![2..2, ..])).slice();
+                    (y.to_owned(), pb)
+                },
+            )
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+        }
+        let x = random::<T, _>(Ix2(4, 3), 42);
+        RuleTest::new(
+            (x, 1usize, ()),
+            |a| a.0.slice_axis(Axis(a.1), Slice::new(0, None, 2)).to_owned(),
+            |a| {
+                let (y, pb) = Call((&a.0, &Axis(a.1), &Slice::new(0, None, 2))).slice_axis();
+                (y.to_owned(), pb)
+            },
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .expect_no_alloc()
+        .run();
+    }
+
+    #[test]
+    fn slice_and_slice_axis() {
+        slices::<f64>();
+        slices::<f32>();
+    }
+
+    fn reshapes<T: TestElem>() {
+        for (_, x) in layouts::<T, _>(Ix2(2, 3), 43) {
+            RuleTest::new(
+                (x.clone(), 0usize),
+                |a| a.0.clone().insert_axis(Axis(1)),
+                |a| Call((&a.0, &Axis(1))).insert_axis(),
+            )
+            .tolerance(T::RTOL, T::ATOL)
+            .expect_no_alloc()
+            .run();
+            RuleTest::new(
+                (x.clone(), ()),
+                |a| a.0.to_shape((3, 2)).unwrap().into_owned(),
+                |a| {
+                    let (y, pb) = Call((&a.0, &(3, 2))).to_shape();
+                    (y.unwrap().into_owned(), pb)
+                },
+            )
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+            RuleTest::new(
+                (x, ()),
+                |a| {
+                    a.0.to_shape(((6,), Order::ColumnMajor))
+                        .unwrap()
+                        .into_owned()
+                },
+                |a| {
+                    let (y, pb) = Call((&a.0, &((6,), Order::ColumnMajor))).to_shape();
+                    (y.unwrap().into_owned(), pb)
+                },
+            )
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+        }
+        // `into_shape*` needs memory contiguous in the order asked for, as the primal does
+        let [(_, row_major), (_, column_major), ..] = &layouts::<T, _>(Ix2(2, 3), 47)[..] else {
+            unreachable!("four layouts")
+        };
+        RuleTest::new(
+            (column_major.clone(), ()),
+            |a| {
+                a.0.clone()
+                    .into_shape_with_order(((6,), Order::ColumnMajor))
+                    .unwrap()
+            },
+            |a| {
+                let (y, pb) = Call((&a.0, &((6,), Order::ColumnMajor))).into_shape_with_order();
+                (y.unwrap(), pb)
+            },
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            (row_major.clone(), ()),
+            |a| a.0.clone().into_shape_with_order((1, 6, 1)).unwrap(),
+            |a| {
+                let (y, pb) = Call((&a.0, &(1, 6, 1))).into_shape();
+                (y.unwrap(), pb)
+            },
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        // broadcast a row to a matrix, and a matrix to rank 3: the cotangent sums the copies
+        let row = random::<T, _>(Ix2(1, 3), 44);
+        RuleTest::new(
+            (row, ()),
+            |a| a.0.broadcast((4, 3)).map(|v| v.to_owned()),
+            |a| {
+                let (y, pb) = Call((&a.0, &(4, 3))).broadcast();
+                (y.map(|v| v.to_owned()), pb)
+            },
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        let m = random::<T, _>(Ix2(2, 3), 45);
+        RuleTest::new(
+            (m, ()),
+            |a| a.0.broadcast(Ix3(2, 2, 3)).map(|v| v.to_owned()),
+            |a| {
+                let (y, pb) = Call((&a.0, &Ix3(2, 2, 3))).broadcast();
+                (y.map(|v| v.to_owned()), pb)
+            },
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+    }
+
+    #[test]
+    fn insert_axis_reshape_broadcast() {
+        reshapes::<f64>();
+        reshapes::<f32>();
+    }
+
+    #[test]
+    fn failed_reshape_and_broadcast_report_like_the_primal() {
+        let x = random::<f64, _>(Ix1(5), 46);
+        let (y, _) = Call((&x, &(2, 2))).into_shape();
+        assert!(y.is_err());
+        let (b, _) = Call((&x, &(3, 4))).broadcast();
+        assert!(b.is_none());
     }
 }

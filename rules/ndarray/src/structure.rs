@@ -44,21 +44,35 @@ impl<T: Elem, D: Dimension> Pullback for TriangularPullback<T, D> {
         if is_structural_zero(&dy, &self.dim) {
             return;
         }
-        let part = if self.upper { dy.triu(self.k) } else { dy.tril(self.k) };
+        let part = if self.upper {
+            dy.triu(self.k)
+        } else {
+            dy.tril(self.k)
+        };
         add_owned(dx, &self.dim, part);
     }
 }
 
 macro_rules! triangular {
     ($Trait:ident, $method:ident, $upper:expr) => {
-        impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension> $Trait for Call<(&'a ArrayBase<S, D>, &'b isize)> {
+        impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension> $Trait
+            for Call<(&'a ArrayBase<S, D>, &'b isize)>
+        {
             type Output = Array<T, D>;
             type Pullback = TriangularPullback<T, D>;
             #[track_caller]
             fn $method(self) -> (Self::Output, Self::Pullback) {
                 let (x, &k) = self.0;
                 let y = x.$method(k);
-                (y, TriangularPullback { dim: x.raw_dim(), k, upper: $upper, _t: PhantomData })
+                (
+                    y,
+                    TriangularPullback {
+                        dim: x.raw_dim(),
+                        k,
+                        upper: $upper,
+                        _t: PhantomData,
+                    },
+                )
             }
         }
     };
@@ -93,7 +107,13 @@ impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdDiag for Call<(&'a ArrayBas
     #[inline]
     fn diag(self) -> (Self::Output, Self::Pullback) {
         let (x,) = self.0;
-        (x.diag(), DiagPullback { dim: x.raw_dim(), _t: PhantomData })
+        (
+            x.diag(),
+            DiagPullback {
+                dim: x.raw_dim(),
+                _t: PhantomData,
+            },
+        )
     }
 }
 
@@ -128,14 +148,75 @@ pub mod trace {
 
     /// `trace(x)` with its pullback.
     pub fn rrule<T: Elem, S: Data<Elem = T>>(x: &ArrayBase<S, Ix2>) -> (T, TracePullback<T>) {
-        (super::trace(x), TracePullback { dim: x.raw_dim(), _t: PhantomData })
+        (
+            super::trace(x),
+            TracePullback {
+                dim: x.raw_dim(),
+                _t: PhantomData,
+            },
+        )
     }
 }
 
-impl<'a, T: Elem, S: Data<Elem = T>> NdTrace for Call<(&'a ArrayBase<S, Ix2>,)> {
+impl<T: Elem, S: Data<Elem = T>> NdTrace for Call<(&ArrayBase<S, Ix2>,)> {
     type Output = T;
     type Pullback = trace::TracePullback<T>;
     fn trace(self) -> (T, Self::Pullback) {
         trace::rrule(self.0 .0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{layouts, TestElem};
+    use mochi_core::testing::RuleTest;
+
+    fn parts<T: TestElem>() {
+        for shape in [Ix2(1, 1), Ix2(3, 3), Ix2(3, 5), Ix2(0, 2)] {
+            for (_, x) in layouts::<T, _>(shape, 50) {
+                for k in [-1isize, 0, 2] {
+                    RuleTest::new(
+                        (x.clone(), k),
+                        |a| a.0.triu(a.1),
+                        |a| Call((&a.0, &a.1)).triu(),
+                    )
+                    .tolerance(T::RTOL, T::ATOL)
+                    .run();
+                    RuleTest::new(
+                        (x.clone(), k),
+                        |a| a.0.tril(a.1),
+                        |a| Call((&a.0, &a.1)).tril(),
+                    )
+                    .tolerance(T::RTOL, T::ATOL)
+                    .run();
+                }
+                RuleTest::new(
+                    (x.clone(),),
+                    |a| a.0.diag().to_owned(),
+                    |a| {
+                        let (y, pb) = Call((&a.0,)).diag();
+                        (y.to_owned(), pb)
+                    },
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                // d tr(X)/dX = I
+                RuleTest::new((x.clone(),), |a| trace(&a.0), |a| trace::rrule(&a.0))
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+                RuleTest::new((x,), |a| trace(&a.0), |a| Call((&a.0,)).trace())
+                    .tolerance(T::RTOL, T::ATOL)
+                    .run();
+            }
+        }
+    }
+
+    #[test]
+    fn triangular_parts_diagonal_trace() {
+        parts::<f64>();
+        parts::<f32>();
     }
 }

@@ -36,7 +36,10 @@ pub(crate) fn random<T: Elem, D: Dimension>(shape: D, seed: u64) -> Array<T, D> 
 /// Random arrays of `shape` in four memory layouts: row-major, column-major, with a
 /// reversed (negative-stride) first axis, and strided (every other element of a
 /// larger buffer).
-pub(crate) fn layouts<T: Elem, D: Dimension>(shape: D, seed: u64) -> Vec<(&'static str, Array<T, D>)> {
+pub(crate) fn layouts<T: Elem, D: Dimension>(
+    shape: D,
+    seed: u64,
+) -> Vec<(&'static str, Array<T, D>)> {
     let x = random::<T, D>(shape.clone(), seed);
     let mut column_major = Array::zeros(shape.clone().f());
     column_major.assign(&x);
