@@ -1,6 +1,22 @@
 //! The `_into` companions accumulate into caller-owned buffers; in steady state a
 //! gradient call allocates nothing (counted by the harness's counting allocator).
 
+// The corpus writes every form on purpose (`y = y * a`, index loops), so clippy's
+// style suggestions for the user's code are off here; the generated code itself is
+// checked by clippy like any other code.
+#![allow(
+    clippy::assign_op_pattern,
+    clippy::needless_range_loop,
+    clippy::neg_multiply,
+    clippy::approx_constant,
+    clippy::excessive_precision,
+    clippy::explicit_counter_loop,
+    clippy::manual_memcpy,
+    clippy::ptr_arg,
+    clippy::let_and_return,
+    clippy::just_underscores_and_digits
+)]
+
 use mochi::prelude::*;
 use mochi::testing::{allocations_during, CountingAllocator};
 

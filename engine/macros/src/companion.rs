@@ -31,7 +31,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(ts) => {
             // `MOCHI_EXPAND=name` prints the expansion of that function (for the docs and
             // for debugging the transform).
-            if std::env::var("MOCHI_EXPAND").is_ok_and(|v| v == func.sig.ident.to_string()) {
+            if std::env::var("MOCHI_EXPAND").is_ok_and(|v| func.sig.ident == v) {
                 eprintln!("{ts}");
             }
             ts

@@ -68,5 +68,18 @@ impl<'ast> syn::visit::Visit<'ast> for BodyCheck {
             ));
         }
     }
+    fn visit_expr_unsafe(&mut self, u: &'ast syn::ExprUnsafe) {
+        if self.0.is_none() {
+            self.0 = Some(syn::Error::new_spanned(
+                u.unsafe_token,
+                "mochi: `unsafe` blocks cannot be differentiated; move the unsafe code into a function with its own rule",
+            ));
+        }
+    }
+    fn visit_expr_async(&mut self, a: &'ast syn::ExprAsync) {
+        if self.0.is_none() {
+            self.0 = Some(syn::Error::new_spanned(a.async_token, "mochi: `async` blocks cannot be differentiated"));
+        }
+    }
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 }

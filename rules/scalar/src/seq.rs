@@ -5,7 +5,7 @@
 //! value and a pullback, whose argument cotangents are the element's and the captured
 //! variables' (`caps`, one tuple).
 
-use mochi_core::private::Stack;
+use mochi_core::private::{Site, Stack};
 use mochi_core::{Call, Pullback, Tangent, TangentVector};
 
 /// Floats that sequences hold.
@@ -198,6 +198,7 @@ pub trait IterMapSumRule {
 }
 
 /// The pullback of `Σ f(xᵢ)`: each element's derived pullback, in reverse.
+#[allow(clippy::type_complexity)]
 pub struct IterMapSumPullback<S: ?Sized, P: 'static, C> {
     pbs: Stack<P>,
     len: usize,
@@ -215,7 +216,8 @@ impl<'a, S: Sequence + ?Sized, C: Tangent> IterMapSumRule for Call<(&'a S, &'a C
     {
         let (x, caps) = self.0;
         let x = x.elems();
-        let mut pbs = Stack::new();
+        static SITE: Site = Site::new();
+        let mut pbs = Stack::new(&SITE);
         let mut acc = S::Elem::zero();
         for v in x {
             let (y, pb) = f(v, caps);
@@ -285,6 +287,7 @@ pub trait IterZipMapSumRule {
 }
 
 /// The pullback of `Σ f(xᵢ, yᵢ)`.
+#[allow(clippy::type_complexity)]
 pub struct IterZipMapSumPullback<S: ?Sized, R: ?Sized, P: 'static, C> {
     pbs: Stack<P>,
     len: usize,
@@ -309,7 +312,8 @@ where
     {
         let (x, y, caps) = self.0;
         let (x, y) = (x.elems(), y.elems());
-        let mut pbs = Stack::new();
+        static SITE: Site = Site::new();
+        let mut pbs = Stack::new(&SITE);
         let mut acc = S::Elem::zero();
         for (a, b) in x.iter().zip(y) {
             let (v, pb) = f(a, b, caps);
@@ -380,6 +384,7 @@ pub trait IterFoldRule {
 }
 
 /// The pullback of a fold: the accumulator's cotangent threads backwards.
+#[allow(clippy::type_complexity)]
 pub struct IterFoldPullback<S: ?Sized, P: 'static, C> {
     pbs: Stack<P>,
     len: usize,
@@ -402,7 +407,8 @@ where
     {
         let (x, init, caps) = self.0;
         let x = x.elems();
-        let mut pbs = Stack::new();
+        static SITE: Site = Site::new();
+        let mut pbs = Stack::new(&SITE);
         let mut acc = init.clone();
         for v in x {
             let (next, pb) = f(acc, v, caps);

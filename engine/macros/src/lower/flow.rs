@@ -193,8 +193,8 @@ impl Lowerer {
     }
 
     pub(super) fn lower_while(&mut self, w: &syn::ExprWhile, code: &mut Code) {
-        if w.label.is_some() {
-            self.err(w.label.as_ref().unwrap(), "mochi: labelled loops are not supported; use a flag variable and `break`");
+        if let Some(label) = &w.label {
+            self.err(label, "mochi: labelled loops are not supported; use a flag variable and `break`");
             return;
         }
         if let Expr::Let(l) = &*w.cond {
@@ -210,8 +210,8 @@ impl Lowerer {
     }
 
     pub(super) fn lower_loop(&mut self, l: &syn::ExprLoop, code: &mut Code) {
-        if l.label.is_some() {
-            self.err(l.label.as_ref().unwrap(), "mochi: labelled loops are not supported; use a flag variable and `break`");
+        if let Some(label) = &l.label {
+            self.err(label, "mochi: labelled loops are not supported; use a flag variable and `break`");
             return;
         }
         if !mentions_any(l, &self.active) && !self.returns_inside(&l.body.stmts) {
@@ -239,8 +239,8 @@ impl Lowerer {
     }
 
     pub(super) fn lower_for(&mut self, f: &syn::ExprForLoop, code: &mut Code) {
-        if f.label.is_some() {
-            self.err(f.label.as_ref().unwrap(), "mochi: labelled loops are not supported; use a flag variable and `break`");
+        if let Some(label) = &f.label {
+            self.err(label, "mochi: labelled loops are not supported; use a flag variable and `break`");
             return;
         }
         if !mentions_any(f, &self.active) && !self.returns_inside(&f.body.stmts) {

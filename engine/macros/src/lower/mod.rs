@@ -198,7 +198,10 @@ impl Lowerer {
         let s = self.fresh("s");
         if self.loop_depth > 0 {
             self.top
-                .push(quote!(let mut #s = ::mochi::__private::Stack::new();));
+                .push(quote!(let mut #s = ::mochi::__private::Stack::new({
+                    static SITE: ::mochi::__private::Site = ::mochi::__private::Site::new();
+                    &SITE
+                });));
             code.fwd.push(quote!(#s.push(#value);));
             quote!(#s.pop())
         } else if self.nest_depth > 0 {
