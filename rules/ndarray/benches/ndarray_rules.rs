@@ -2,6 +2,7 @@
 //! `shared/bench-cases.md` that one rule decides): `sum` of 1000 elements against
 //! its floor (sum + fill), a matrix product's gradient against the product, and
 //! `kron` then `sum`.
+#![allow(missing_docs)] // `criterion_group!` generates an undocumented public function
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
 use mochi_core::{Call, Pullback};

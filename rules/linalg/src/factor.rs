@@ -1,0 +1,264 @@
+//! The Cholesky factor `L` of a positive-definite matrix `K = L Lᵀ`.
+//!
+//! The factorisation reads only the lower triangle of `K` (as LAPACK's `'L'` does),
+//! so the cotangent it returns lives in the lower triangle too: for
+//! `S = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹`, with `Φ` taking the lower triangle and halving the
+//! diagonal, `K̄ᵢⱼ += Sᵢⱼ + Sⱼᵢ` below the diagonal and `K̄ᵢᵢ += Sᵢᵢ` on it.
+
+use crate::bridge::{column_major_copy, mat_mut, with_mat_ref};
+use crate::error::NotPositiveDefinite;
+use crate::rule_trait::rule_trait;
+use crate::work::{contiguous, solve_in_place, Triangle};
+use crate::LinalgElem;
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{
+    cholesky_in_place, cholesky_in_place_scratch, LltError, LltRegularization,
+};
+use faer::linalg::matmul::triangular::{matmul, BlockStructure};
+use faer::{Accum, Par};
+use mochi_core::{Call, Pullback};
+use mochi_rules_ndarray::cotangent::{dense, is_structural_zero};
+use mochi_rules_ndarray::zero;
+use ndarray::{Array2, ArrayBase, Data, Ix2, ShapeBuilder};
+
+rule_trait! {
+    /// `cholesky(&k)` as a method: `Call((&k,)).cholesky()`.
+    LinalgCholesky => cholesky
+}
+
+/// Panics unless `k` is square, naming the function.
+#[track_caller]
+pub(crate) fn assert_square<S: Data, D>(what: &str, k: &ArrayBase<S, D>)
+where
+    D: ndarray::Dimension,
+{
+    assert!(
+        k.ndim() == 2 && k.shape()[0] == k.shape()[1],
+        "mochi_rules_linalg::{what}: the matrix must be square, got shape {:?}",
+        k.shape()
+    );
+}
+
+/// Factors the column-major matrix `l` in place (lower triangle) and zeroes its
+/// strict upper triangle.
+pub(crate) fn factor_in_place<T: LinalgElem>(l: &mut Array2<T>) -> Result<(), NotPositiveDefinite> {
+    let n = l.nrows();
+    let mut scratch = MemBuffer::new(cholesky_in_place_scratch::<T>(
+        n,
+        Par::Seq,
+        Default::default(),
+    ));
+    let stack = MemStack::new(&mut scratch);
+    cholesky_in_place(
+        mat_mut(l.view_mut()),
+        LltRegularization::default(),
+        Par::Seq,
+        stack,
+        Default::default(),
+    )
+    .map_err(|LltError::NonPositivePivot { index }| NotPositiveDefinite { pivot: index })?;
+    for j in 1..n {
+        l.column_mut(j)
+            .slice_mut(ndarray::s![..j])
+            .fill(zero::<T>());
+    }
+    Ok(())
+}
+
+/// The lower-triangular Cholesky factor `L` of a symmetric positive-definite `k`
+/// (`k = L Lᵀ`), reading only the lower triangle of `k`.
+///
+/// # Errors
+/// [`NotPositiveDefinite`] with the index of the first non-positive pivot.
+///
+/// # Panics
+/// If `k` is not square.
+///
+/// ```
+/// use ndarray::array;
+/// let l = mochi_rules_linalg::cholesky(&array![[4.0, 2.0], [2.0, 5.0]]).unwrap();
+/// assert_eq!(l, array![[2.0, 0.0], [1.0, 2.0]]);
+/// let err = mochi_rules_linalg::cholesky(&array![[1.0, 2.0], [2.0, 1.0]]).unwrap_err();
+/// assert_eq!(err.pivot, 1);
+/// ```
+#[track_caller]
+pub fn cholesky<T: LinalgElem, S: Data<Elem = T>>(
+    k: &ArrayBase<S, Ix2>,
+) -> Result<Array2<T>, NotPositiveDefinite> {
+    assert_square("cholesky", k);
+    let mut l = column_major_copy(k);
+    factor_in_place(&mut l)?;
+    Ok(l)
+}
+
+/// The rule of [`cholesky`](fn@cholesky).
+pub mod cholesky {
+    use super::*;
+
+    /// Pullback of `cholesky`: the factor (column-major), or nothing when the
+    /// factorisation failed (an `Err` output receives no cotangent).
+    pub struct CholeskyPullback<T> {
+        pub(crate) l: Option<Array2<T>>,
+    }
+
+    impl<T: LinalgElem> Pullback for CholeskyPullback<T> {
+        type Output = Array2<T>;
+        type Args = (Array2<T>,);
+        #[track_caller]
+        fn pullback(self, dl: Array2<T>, (dk,): (&mut Array2<T>,)) {
+            let Some(l) = self.l else { return };
+            if is_structural_zero(&dl, &l.raw_dim()) {
+                return;
+            }
+            let s = cholesky_adjoint(&l, dl);
+            accumulate_lower_symmetrised(dk, &s);
+        }
+    }
+
+    /// `cholesky(k)` with its pullback.
+    #[track_caller]
+    pub fn rrule<T: LinalgElem, S: Data<Elem = T>>(
+        k: &ArrayBase<S, Ix2>,
+    ) -> (Result<Array2<T>, NotPositiveDefinite>, CholeskyPullback<T>) {
+        let y = super::cholesky(k);
+        let l = y.as_ref().ok().cloned();
+        (y, CholeskyPullback { l })
+    }
+}
+
+/// `S = L⁻ᵀ Φ(Lᵀ tril(L̄)) L⁻¹`, computed in a column-major workspace that reuses
+/// `L̄`'s buffer where its layout allows.
+fn cholesky_adjoint<T: LinalgElem>(l: &Array2<T>, dl: Array2<T>) -> Array2<T> {
+    let n = l.nrows();
+    let mut lower_dl = contiguous(dl);
+    for ((i, j), v) in lower_dl.indexed_iter_mut() {
+        if j > i {
+            *v = zero::<T>();
+        }
+    }
+    let mut p = Array2::<T>::zeros((n, n).f());
+    with_mat_ref(l, |lm| {
+        with_mat_ref(&lower_dl, |dlm| {
+            // Lᵀ tril(L̄): upper × lower; only the lower triangle of the product is needed.
+            matmul(
+                mat_mut(p.view_mut()),
+                BlockStructure::TriangularLower,
+                Accum::Replace,
+                lm.transpose(),
+                BlockStructure::TriangularUpper,
+                dlm,
+                BlockStructure::TriangularLower,
+                T::one(),
+                Par::Seq,
+            )
+        });
+        let half = T::of_f64(0.5);
+        p.diag_mut().map_inplace(|d| *d *= half);
+        // S = L⁻ᵀ P L⁻¹: P ← L⁻ᵀ P, then Pᵀ ← L⁻ᵀ Pᵀ.
+        solve_in_place(lm.transpose(), Triangle::Upper, &mut p);
+        let mut pt = p.reversed_axes();
+        solve_in_place(lm.transpose(), Triangle::Upper, &mut pt);
+        pt.reversed_axes()
+    })
+}
+
+/// `K̄ += tril(S + Sᵀ) − diag(S)`: the cotangent of a function that reads the lower
+/// triangle of a symmetric matrix, given its symmetric-matrix gradient's `S`.
+pub(crate) fn accumulate_lower_symmetrised<T: LinalgElem>(dk: &mut Array2<T>, s: &Array2<T>) {
+    let dk = dense(dk, &s.raw_dim());
+    let n = s.nrows();
+    for i in 0..n {
+        for j in 0..i {
+            dk[[i, j]] += s[[i, j]] + s[[j, i]];
+        }
+        dk[[i, i]] += s[[i, i]];
+    }
+}
+
+impl<T: LinalgElem, S: Data<Elem = T>> LinalgCholesky for Call<(&ArrayBase<S, Ix2>,)> {
+    type Output = Result<Array2<T>, NotPositiveDefinite>;
+    type Pullback = cholesky::CholeskyPullback<T>;
+    #[track_caller]
+    fn cholesky(self) -> (Self::Output, Self::Pullback) {
+        cholesky::rrule(self.0 .0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{layouts, spd, TestElem};
+    use mochi_core::testing::RuleTest;
+    use ndarray::array;
+
+    fn factors<T: TestElem>() {
+        for n in [0, 1, 4, 7] {
+            for k in layouts(&spd::<T>(n, 10 + n as u64)) {
+                RuleTest::new(
+                    (k,),
+                    |a| cholesky(&a.0).unwrap(),
+                    |a| {
+                        let (l, pb) = cholesky::rrule(&a.0);
+                        (l.unwrap(), pb)
+                    },
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .run();
+            }
+        }
+        let k = spd::<T>(3, 11);
+        RuleTest::new(
+            (k,),
+            |a| cholesky(&a.0).unwrap(),
+            |a| {
+                let (l, pb) = Call((&a.0,)).cholesky();
+                (l.unwrap(), pb)
+            },
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+    }
+
+    #[test]
+    fn cholesky_factor() {
+        factors::<f64>();
+        factors::<f32>();
+    }
+
+    #[test]
+    fn the_factor_reproduces_the_matrix_and_ignores_the_upper_triangle() {
+        let k = spd::<f64>(6, 12);
+        let l = cholesky(&k).unwrap();
+        let n = 6.0;
+        // ‖L Lᵀ − K‖ within rounding (eps · 8 · n · ‖K‖)
+        let err = (&l.dot(&l.t()) - &k)
+            .iter()
+            .fold(0.0_f64, |m, e| m.max(e.abs()));
+        assert!(err < f64::EPSILON * 8.0 * n * k.iter().fold(0.0_f64, |m, e| m.max(e.abs())));
+        let mut junk = k.clone();
+        junk[[0, 5]] = 1e6;
+        assert_eq!(cholesky(&junk).unwrap(), l);
+    }
+
+    #[test]
+    fn a_matrix_that_is_not_positive_definite_is_an_error_naming_the_pivot() {
+        let k = array![[4.0, 2.0, 0.0], [2.0, 5.0, 0.0], [0.0, 0.0, -1.0]];
+        let err = cholesky(&k).unwrap_err();
+        assert_eq!(err, NotPositiveDefinite { pivot: 2 });
+        assert!(err.to_string().contains("pivot at index 2"));
+        let (y, pb) = Call((&k,)).cholesky();
+        assert!(y.is_err());
+        // the pullback of a failed factorisation adds nothing
+        let mut dk = Array2::zeros((0, 0));
+        pb.pullback(Array2::ones((3, 3)), (&mut dk,));
+        assert!(dk.is_empty());
+        let nan = array![[f64::NAN]];
+        assert_eq!(cholesky(&nan).unwrap_err().pivot, 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "mochi_rules_linalg::cholesky: the matrix must be square")]
+    fn a_rectangular_matrix_panics() {
+        let _ = cholesky(&Array2::<f64>::zeros((2, 3)));
+    }
+}

@@ -1,0 +1,134 @@
+//! Kernels shared by the rules: in-place triangular solves and triangular rank-k
+//! updates on contiguous ndarray matrices, by faer.
+
+use crate::bridge::{mat_mut, with_mat_ref};
+use crate::LinalgElem;
+use faer::linalg::matmul::triangular::{matmul, BlockStructure};
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
+use faer::{Accum, MatRef, Par};
+use ndarray::{
+    Array, Array2, ArrayBase, ArrayView2, ArrayViewMut2, Axis, Data, Dimension, Ix1, Ix2,
+};
+
+/// Right-hand sides of a solve: vectors (`Ix1`) and matrices (`Ix2`).
+pub trait Rhs: Dimension {
+    /// The right-hand side as an `n × k` matrix (`k = 1` for a vector).
+    fn as_matrix<T>(v: ndarray::ArrayView<'_, T, Self>) -> ArrayView2<'_, T>;
+    /// The right-hand side as a mutable `n × k` matrix.
+    fn as_matrix_mut<T>(v: ndarray::ArrayViewMut<'_, T, Self>) -> ArrayViewMut2<'_, T>;
+}
+
+impl Rhs for Ix1 {
+    fn as_matrix<T>(v: ndarray::ArrayView<'_, T, Ix1>) -> ArrayView2<'_, T> {
+        v.insert_axis(Axis(1))
+    }
+    fn as_matrix_mut<T>(v: ndarray::ArrayViewMut<'_, T, Ix1>) -> ArrayViewMut2<'_, T> {
+        v.insert_axis(Axis(1))
+    }
+}
+
+impl Rhs for Ix2 {
+    fn as_matrix<T>(v: ndarray::ArrayView<'_, T, Ix2>) -> ArrayView2<'_, T> {
+        v
+    }
+    fn as_matrix_mut<T>(v: ndarray::ArrayViewMut<'_, T, Ix2>) -> ArrayViewMut2<'_, T> {
+        v
+    }
+}
+
+/// Which triangle of a matrix is read (the other is never touched).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Triangle {
+    /// The lower triangle and the diagonal.
+    Lower,
+    /// The upper triangle and the diagonal.
+    Upper,
+}
+
+impl Triangle {
+    /// The other triangle: that of the transpose.
+    pub fn transposed(self) -> Triangle {
+        match self {
+            Triangle::Lower => Triangle::Upper,
+            Triangle::Upper => Triangle::Lower,
+        }
+    }
+    fn structure(self) -> BlockStructure {
+        match self {
+            Triangle::Lower => BlockStructure::TriangularLower,
+            Triangle::Upper => BlockStructure::TriangularUpper,
+        }
+    }
+}
+
+/// `x` made contiguous in row- or column-major order (a copy only if it is neither).
+pub(crate) fn contiguous<T: LinalgElem, D: Dimension>(x: Array<T, D>) -> Array<T, D> {
+    let reversed_is_standard = x.view().reversed_axes().is_standard_layout();
+    if x.is_standard_layout() || reversed_is_standard {
+        x
+    } else {
+        x.as_standard_layout().into_owned()
+    }
+}
+
+/// `x ← T⁻¹ x` in place, `T` the `triangle` of `t` (a faer matrix).
+pub(crate) fn solve_in_place<T: LinalgElem, D: Rhs>(
+    t: MatRef<'_, T>,
+    triangle: Triangle,
+    x: &mut Array<T, D>,
+) {
+    let x2 = D::as_matrix_mut(x.view_mut());
+    match triangle {
+        Triangle::Lower => solve_lower_triangular_in_place(t, mat_mut(x2), Par::Seq),
+        Triangle::Upper => solve_upper_triangular_in_place(t, mat_mut(x2), Par::Seq),
+    }
+}
+
+/// `x ← T⁻¹ x` for an ndarray triangular matrix `t`.
+pub(crate) fn solve_with<T: LinalgElem, S: Data<Elem = T>, D: Rhs>(
+    t: &ArrayBase<S, Ix2>,
+    triangle: Triangle,
+    x: &mut Array<T, D>,
+) {
+    with_mat_ref(t, |t| solve_in_place(t, triangle, x));
+}
+
+/// `x ← T⁻ᵀ x` for an ndarray triangular matrix `t`.
+pub(crate) fn solve_transposed_with<T: LinalgElem, S: Data<Elem = T>, D: Rhs>(
+    t: &ArrayBase<S, Ix2>,
+    triangle: Triangle,
+    x: &mut Array<T, D>,
+) {
+    with_mat_ref(t, |t| {
+        solve_in_place(t.transpose(), triangle.transposed(), x)
+    });
+}
+
+/// `dst += α · triangle(u vᵀ)` for `n × k` matrices `u` and `v`; only `triangle` of
+/// `dst` is written. `dst` must be contiguous.
+pub(crate) fn add_triangle_of_product<T: LinalgElem>(
+    dst: &mut Array2<T>,
+    triangle: Triangle,
+    alpha: T,
+    u: ArrayView2<'_, T>,
+    v: ArrayView2<'_, T>,
+) {
+    let vt = v.reversed_axes();
+    with_mat_ref(&u, |u| {
+        with_mat_ref(&vt, |vt| {
+            matmul(
+                mat_mut(dst.view_mut()),
+                triangle.structure(),
+                Accum::Add,
+                u,
+                BlockStructure::Rectangular,
+                vt,
+                BlockStructure::Rectangular,
+                alpha,
+                Par::Seq,
+            )
+        })
+    });
+}
