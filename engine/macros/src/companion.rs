@@ -156,6 +156,29 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     let ret = &ret_ty;
     let pb_type = quote!(impl ::mochi::Pullback<Output = #out_t, Args = #args_t> + use<>);
 
+    let shadow_use = if n == 1 { quote!((shadow,)) } else { quote!(shadows) };
+    let shadow_arg = if n == 1 { quote!(shadow) } else { quote!(shadows) };
+    // The gradient functions run the forward and the reverse sweep in one body: no
+    // pullback closure is built or moved, and LLVM sees both sweeps at once.
+    let fused = |accs: TokenStream| {
+        quote! {
+            #[allow(unused_imports)]
+            use ::mochi::__private::rules::*;
+            #top
+            #fwd
+            let __mochi_result = #result;
+            {
+                let (#(#d_idents,)*) = #accs;
+                let __mochi_dy: #out_t = ::mochi::__private::seed();
+                #cots
+                #seed
+                #rev
+            }
+            __mochi_result
+        }
+    };
+    let fused_own = fused(quote!(::mochi::Accumulators::as_mut(&mut __mochi_c)));
+    let fused_shadow = fused(quote!(#shadow_use));
     let rrule_body = quote! {
         #[allow(unused_imports)]
         use ::mochi::__private::rules::*;
@@ -218,8 +241,7 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         let refs = arg_ts.iter().map(|t| quote!(&mut #t));
         quote!(shadows: (#(#refs,)*))
     };
-    let shadow_use = if n == 1 { quote!((shadow,)) } else { quote!(shadows) };
-    let shadow_arg = if n == 1 { quote!(shadow) } else { quote!(shadows) };
+
     let fn_name = name.to_string();
     let doc_mod = format!("Derivatives of [`{fn_name}`](fn@{fn_name}), derived by `#[differentiable]`.");
 
@@ -257,8 +279,7 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
                 for<'__mochi> #out_t: ::mochi::__private::Seed,
             {
                 let mut __mochi_c: #args_t = (#(#zeros2,)*);
-                let (y, pb) = rrule(#(#names),*);
-                ::mochi::Pullback::pullback(pb, ::mochi::__private::seed(), ::mochi::Accumulators::as_mut(&mut __mochi_c));
+                let y = { #fused_own };
                 (y, #unwrap)
             }
 
@@ -277,9 +298,7 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             where
                 for<'__mochi> #out_t: ::mochi::__private::Seed,
             {
-                let (y, pb) = rrule(#(#names),*);
-                ::mochi::Pullback::pullback(pb, ::mochi::__private::seed(), #shadow_use);
-                y
+                #fused_shadow
             }
 
             /// Adds the gradient into the caller's shadow buffers (zero them first).

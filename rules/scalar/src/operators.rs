@@ -2,20 +2,152 @@
 //!
 //! Compound assignments (`a += b`) are lowered by `#[differentiable]` to these.
 
-binary_rules! {
+// The operators are written out rather than through `binary_rules!`: each pullback
+// keeps only what its partials need (`+` and `−` keep nothing), because in loops the
+// pullbacks are what a gradient stores per iteration.
+
+rule_trait!(
     /// `a + b`: ∂/∂a = 1, ∂/∂b = 1.
-    AddRule::op_add, AddPullback: |a, b| a + b, |_a, _b, _y| (1.0, 1.0);
+    AddRule::op_add
+);
+rule_trait!(
     /// `a - b`: ∂/∂a = 1, ∂/∂b = −1.
-    SubRule::op_sub, SubPullback: |a, b| a - b, |_a, _b, _y| (1.0, -1.0);
+    SubRule::op_sub
+);
+rule_trait!(
     /// `a * b`: ∂/∂a = b, ∂/∂b = a.
-    MulRule::op_mul, MulPullback: |a, b| a * b, |a, b, _y| (b, a);
+    MulRule::op_mul
+);
+rule_trait!(
     /// `a / b`: ∂/∂a = 1/b, ∂/∂b = −a/b² (computed as −y/b, which does not overflow
     /// where `a/b` does not).
-    DivRule::op_div, DivPullback: |a, b| a / b, |_a, b, y| (b.recip(), -y / b);
+    DivRule::op_div
+);
+rule_trait!(
     /// `a % b` (`= a − b·trunc(a/b)`): ∂/∂a = 1, ∂/∂b = −trunc(a/b), the one-sided
     /// derivative away from the jumps at multiples of `b`.
-    RemRule::op_rem, RemPullback: |a, b| a % b, |a, b, _y| (1.0, -(a / b).trunc());
+    RemRule::op_rem
+);
+
+/// The pullback of [`AddRule`]: nothing to keep.
+#[derive(Clone, Copy, Debug)]
+pub struct AddPullback<T>(std::marker::PhantomData<T>);
+/// The pullback of [`SubRule`]: nothing to keep.
+#[derive(Clone, Copy, Debug)]
+pub struct SubPullback<T>(std::marker::PhantomData<T>);
+/// The pullback of [`MulRule`]: both factors.
+#[derive(Clone, Copy, Debug)]
+pub struct MulPullback<T> {
+    a: T,
+    b: T,
 }
+/// The pullback of [`DivRule`]: the divisor and the quotient.
+#[derive(Clone, Copy, Debug)]
+pub struct DivPullback<T> {
+    b: T,
+    y: T,
+}
+/// The pullback of [`RemRule`]: `trunc(a/b)`.
+#[derive(Clone, Copy, Debug)]
+pub struct RemPullback<T> {
+    q: T,
+}
+
+macro_rules! float_operators {
+    ($($t:ident),*) => {$(
+        impl AddRule for mochi_core::Call<(&$t, &$t)> {
+            type Output = $t;
+            type Pullback = AddPullback<$t>;
+            #[inline(always)]
+            fn op_add(self) -> ($t, AddPullback<$t>) {
+                (*self.0 .0 + *self.0 .1, AddPullback(std::marker::PhantomData))
+            }
+        }
+        impl mochi_core::Pullback for AddPullback<$t> {
+            type Output = $t;
+            type Args = ($t, $t);
+            #[inline(always)]
+            fn pullback(self, dy: $t, (da, db): (&mut $t, &mut $t)) {
+                *da += dy;
+                *db += dy;
+            }
+        }
+        impl SubRule for mochi_core::Call<(&$t, &$t)> {
+            type Output = $t;
+            type Pullback = SubPullback<$t>;
+            #[inline(always)]
+            fn op_sub(self) -> ($t, SubPullback<$t>) {
+                (*self.0 .0 - *self.0 .1, SubPullback(std::marker::PhantomData))
+            }
+        }
+        impl mochi_core::Pullback for SubPullback<$t> {
+            type Output = $t;
+            type Args = ($t, $t);
+            #[inline(always)]
+            fn pullback(self, dy: $t, (da, db): (&mut $t, &mut $t)) {
+                *da += dy;
+                *db -= dy;
+            }
+        }
+        impl MulRule for mochi_core::Call<(&$t, &$t)> {
+            type Output = $t;
+            type Pullback = MulPullback<$t>;
+            #[inline(always)]
+            fn op_mul(self) -> ($t, MulPullback<$t>) {
+                let (a, b) = (*self.0 .0, *self.0 .1);
+                (a * b, MulPullback { a, b })
+            }
+        }
+        impl mochi_core::Pullback for MulPullback<$t> {
+            type Output = $t;
+            type Args = ($t, $t);
+            #[inline(always)]
+            fn pullback(self, dy: $t, (da, db): (&mut $t, &mut $t)) {
+                *da += dy * self.b;
+                *db += dy * self.a;
+            }
+        }
+        impl DivRule for mochi_core::Call<(&$t, &$t)> {
+            type Output = $t;
+            type Pullback = DivPullback<$t>;
+            #[inline(always)]
+            fn op_div(self) -> ($t, DivPullback<$t>) {
+                let (a, b) = (*self.0 .0, *self.0 .1);
+                let y = a / b;
+                (y, DivPullback { b, y })
+            }
+        }
+        impl mochi_core::Pullback for DivPullback<$t> {
+            type Output = $t;
+            type Args = ($t, $t);
+            #[inline(always)]
+            fn pullback(self, dy: $t, (da, db): (&mut $t, &mut $t)) {
+                let g = dy / self.b;
+                *da += g;
+                *db -= g * self.y;
+            }
+        }
+        impl RemRule for mochi_core::Call<(&$t, &$t)> {
+            type Output = $t;
+            type Pullback = RemPullback<$t>;
+            #[inline(always)]
+            fn op_rem(self) -> ($t, RemPullback<$t>) {
+                let (a, b) = (*self.0 .0, *self.0 .1);
+                (a % b, RemPullback { q: (a / b).trunc() })
+            }
+        }
+        impl mochi_core::Pullback for RemPullback<$t> {
+            type Output = $t;
+            type Args = ($t, $t);
+            #[inline(always)]
+            fn pullback(self, dy: $t, (da, db): (&mut $t, &mut $t)) {
+                *da += dy;
+                *db -= dy * self.q;
+            }
+        }
+    )*};
+}
+float_operators!(f64, f32);
 
 unary_rules! {
     /// `-x`: d/dx = −1.
