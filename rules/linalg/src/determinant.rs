@@ -120,6 +120,35 @@ impl<T: LinalgElem, S: Data<Elem = T>> LinalgLogdet for Call<(&ArrayBase<S, Ix2>
     }
 }
 
+/// `K⁻¹` (both triangles) from the Cholesky factor `l` of `K = L Lᵀ` (only its lower
+/// triangle is read): one triangular inversion and one triangular product by faer.
+/// A primal helper for rules that need the inverse (its own derivative is not
+/// provided).
+///
+/// # Panics
+/// If `l` is not square.
+#[track_caller]
+pub fn inverse_from_cholesky<T: LinalgElem, S: Data<Elem = T>>(l: &ArrayBase<S, Ix2>) -> Array2<T> {
+    assert_square("inverse_from_cholesky", l);
+    let n = l.nrows();
+    let mut inv = Array2::<T>::zeros((n, n).f());
+    let mut scratch = MemBuffer::new(inverse_scratch::<T>(n, Par::Seq));
+    with_mat_ref(l, |lm| {
+        inverse(
+            mat_mut(inv.view_mut()),
+            lm,
+            Par::Seq,
+            MemStack::new(&mut scratch),
+        )
+    });
+    for j in 1..n {
+        for i in 0..j {
+            inv[[i, j]] = inv[[j, i]];
+        }
+    }
+    inv
+}
+
 /// `log det(L Lᵀ) = 2 Σᵢ log Lᵢᵢ` from a Cholesky factor `l` (only its diagonal is
 /// read).
 ///
@@ -245,5 +274,24 @@ mod tests {
     fn logdet_of_a_singular_matrix_is_an_error() {
         let k = ndarray::array![[1.0, 1.0], [1.0, 1.0]];
         assert_eq!(logdet(&k).unwrap_err().pivot, 1);
+    }
+}
+
+#[cfg(test)]
+mod inverse_tests {
+    use super::*;
+    use crate::test_support::spd;
+
+    #[test]
+    fn inverse_from_the_factor_inverts_the_matrix() {
+        let k = spd::<f64>(6, 40);
+        let inv = inverse_from_cholesky(&crate::cholesky(&k).unwrap());
+        let eye = Array2::<f64>::eye(6);
+        // ‖K K⁻¹ − I‖ within eps · 8 · n · cond-ish scale
+        let err = (&k.dot(&inv) - &eye)
+            .iter()
+            .fold(0.0_f64, |m, e| m.max(e.abs()));
+        assert!(err < f64::EPSILON * 8.0 * 6.0 * 100.0, "error {err}");
+        assert_eq!(inv, inv.t());
     }
 }

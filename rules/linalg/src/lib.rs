@@ -23,7 +23,7 @@ mod solve;
 mod work;
 
 // Each function comes with its rule module of the same name (`cholesky::rrule`).
-pub use determinant::{logdet, logdet_cholesky};
+pub use determinant::{inverse_from_cholesky, logdet, logdet_cholesky};
 pub use elem::LinalgElem;
 pub use error::NotPositiveDefinite;
 pub use factor::cholesky;
