@@ -36,8 +36,16 @@ pub use mochi_macros::{differentiable, Tangent};
 
 /// The standard rule crates.
 pub mod rules {
+    #[cfg(feature = "linalg")]
+    pub use mochi_rules_linalg as linalg;
+    #[cfg(feature = "ndarray")]
+    pub use mochi_rules_ndarray as ndarray;
     pub use mochi_rules_scalar as scalar;
 }
+
+/// Linear algebra with rules: `mochi::linalg::cholesky(&k)` and friends.
+#[cfg(feature = "linalg")]
+pub use mochi_rules_linalg as linalg;
 
 /// Marks an expression as a constant for differentiation: no cotangent flows through it.
 ///
@@ -66,6 +74,10 @@ pub mod __private {
     pub use mochi_core::private::*;
     /// The rule traits of the standard rule crates, glob-imported by generated code.
     pub mod rules {
+        #[cfg(feature = "linalg")]
+        pub use mochi_rules_linalg::rules::*;
+        #[cfg(feature = "ndarray")]
+        pub use mochi_rules_ndarray::rules::*;
         pub use mochi_rules_scalar::rules::*;
     }
 }

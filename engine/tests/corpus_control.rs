@@ -283,13 +283,21 @@ mod checks {
     check!(branch, (0.7_f64,), |a| (a.0));
     #[test]
     fn branch_other_side() {
-        mochi::testing::test_rule((-0.7_f64,), |a| super::branch(a.0), |a| super::branch::rrule(a.0));
+        mochi::testing::test_rule(
+            (-0.7_f64,),
+            |a| super::branch(a.0),
+            |a| super::branch::rrule(a.0),
+        );
     }
     check!(branch_statement, (0.5_f64, 2.0_f64), |a| (a.0, a.1));
     #[test]
     fn branch_statement_other_sides() {
         for args in [(0.5_f64, -2.0_f64), (0.5, 0.2)] {
-            mochi::testing::test_rule(args, |a| super::branch_statement(a.0, a.1), |a| super::branch_statement::rrule(a.0, a.1));
+            mochi::testing::test_rule(
+                args,
+                |a| super::branch_statement(a.0, a.1),
+                |a| super::branch_statement::rrule(a.0, a.1),
+            );
         }
     }
     check!(branch_without_else, (0.3_f64,), |a| (a.0));
@@ -297,37 +305,85 @@ mod checks {
     #[test]
     fn match_every_arm() {
         for k in 0..3 {
-            mochi::testing::test_rule((0.4_f64, k), |a| super::match_on_integer(a.0, a.1), |a| super::match_on_integer::rrule(a.0, a.1));
+            mochi::testing::test_rule(
+                (0.4_f64, k),
+                |a| super::match_on_integer(a.0, a.1),
+                |a| super::match_on_integer::rrule(a.0, a.1),
+            );
         }
         for k in [-2, 0, 5] {
-            mochi::testing::test_rule((0.4_f64, k), |a| super::match_with_guard(a.0, a.1), |a| super::match_with_guard::rrule(a.0, a.1));
+            mochi::testing::test_rule(
+                (0.4_f64, k),
+                |a| super::match_with_guard(a.0, a.1),
+                |a| super::match_with_guard::rrule(a.0, a.1),
+            );
         }
     }
     check!(while_loop, (0.3_f64,), |a| (a.0));
     check!(data_dependent_while, (1.3_f64,), |a| (a.0));
     check!(loop_with_break, (0.3_f64,), |a| (a.0));
-    check!(loop_with_continue, (vec![0.5_f64, -1.0, 2.0, -0.1, 0.3],), |a| (&a.0));
+    check!(
+        loop_with_continue,
+        (vec![0.5_f64, -1.0, 2.0, -0.1, 0.3],),
+        |a| (&a.0)
+    );
     check!(for_range, (1.1_f64, 6_usize), |a| (a.0, a.1));
-    check!(for_inclusive_rev_step, (vec![0.5_f64, -1.0, 2.0, 0.25, 0.3],), |a| (&a.0));
-    check!(for_with_break, (vec![0.5_f64, -1.0, 0.2, 0.4, 0.3],), |a| (&a.0));
-    check!(nested_loops, (vec![0.5_f64, -1.0, 2.0, 0.25], 4_usize), |a| (&a.0, a.1));
-    check!(nested_data_dependent, (vec![0.5_f64, -1.3, 2.0, 0.05],), |a| (&a.0));
-    check!(branch_in_loop, (vec![0.5_f64, -1.3, 2.0, 0.05], 0.2_f64), |a| (&a.0, a.1));
+    check!(
+        for_inclusive_rev_step,
+        (vec![0.5_f64, -1.0, 2.0, 0.25, 0.3],),
+        |a| (&a.0)
+    );
+    check!(for_with_break, (vec![0.5_f64, -1.0, 0.2, 0.4, 0.3],), |a| {
+        (&a.0)
+    });
+    check!(
+        nested_loops,
+        (vec![0.5_f64, -1.0, 2.0, 0.25], 4_usize),
+        |a| (&a.0, a.1)
+    );
+    check!(
+        nested_data_dependent,
+        (vec![0.5_f64, -1.3, 2.0, 0.05],),
+        |a| (&a.0)
+    );
+    check!(
+        branch_in_loop,
+        (vec![0.5_f64, -1.3, 2.0, 0.05], 0.2_f64),
+        |a| (&a.0, a.1)
+    );
     check!(early_return, (2.0_f64,), |a| (a.0));
     #[test]
     fn early_return_taken() {
-        mochi::testing::test_rule((-2.0_f64,), |a| super::early_return(a.0), |a| super::early_return::rrule(a.0));
+        mochi::testing::test_rule(
+            (-2.0_f64,),
+            |a| super::early_return(a.0),
+            |a| super::early_return::rrule(a.0),
+        );
     }
-    check!(return_from_loop, (vec![0.5_f64, 1.3, 2.0, 0.05], 2.0_f64), |a| (&a.0, a.1));
+    check!(
+        return_from_loop,
+        (vec![0.5_f64, 1.3, 2.0, 0.05], 2.0_f64),
+        |a| (&a.0, a.1)
+    );
     #[test]
     fn return_from_loop_not_taken() {
-        mochi::testing::test_rule((vec![0.5_f64, 0.3], 20.0_f64), |a| super::return_from_loop(&a.0, a.1), |a| super::return_from_loop::rrule(&a.0, a.1));
+        mochi::testing::test_rule(
+            (vec![0.5_f64, 0.3], 20.0_f64),
+            |a| super::return_from_loop(&a.0, a.1),
+            |a| super::return_from_loop::rrule(&a.0, a.1),
+        );
     }
     check!(if_expression_value, (1.5_f64, 0.7_f64), |a| (a.0, a.1));
-    check!(loop_carried_reassignment, (0.9_f64, 1.1_f64), |a| (a.0, a.1));
+    check!(loop_carried_reassignment, (0.9_f64, 1.1_f64), |a| (
+        a.0, a.1
+    ));
     check!(for_over_iterator, (vec![0.5_f64, -1.3, 2.0],), |a| (&a.0));
     check!(for_over_enumerate, (vec![0.5_f64, -1.3, 2.0],), |a| (&a.0));
-    check!(for_over_zip, (vec![0.5_f64, -1.3, 2.0], vec![1.5_f64, 0.3]), |a| (&a.0, &a.1));
+    check!(
+        for_over_zip,
+        (vec![0.5_f64, -1.3, 2.0], vec![1.5_f64, 0.3]),
+        |a| (&a.0, &a.1)
+    );
     check!(for_over_reference, (vec![0.5_f64, -1.3, 2.0],), |a| (&a.0));
     check!(diagnostics_run_as_written, (0.5_f64,), |a| (a.0));
 

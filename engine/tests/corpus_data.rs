@@ -200,7 +200,11 @@ fn struct_with_vec(layer: &Layer, x: &[f64]) -> f64 {
 
 #[differentiable]
 fn struct_output(x: f64) -> Params {
-    Params { w: x * 2.0, b: x.sin(), steps: 3 }
+    Params {
+        w: x * 2.0,
+        b: x.sin(),
+        steps: 3,
+    }
 }
 
 #[differentiable]
@@ -216,7 +220,10 @@ fn iterator_map_sum(x: &[f64], a: f64) -> f64 {
 
 #[differentiable]
 fn iterator_zip_map_sum(x: &[f64], y: &[f64]) -> f64 {
-    x.iter().zip(y.iter()).map(|(a, b)| a * b.exp()).sum::<f64>()
+    x.iter()
+        .zip(y.iter())
+        .map(|(a, b)| a * b.exp())
+        .sum::<f64>()
 }
 
 #[differentiable]
@@ -248,37 +255,108 @@ fn small_mlp(w1: &[f64], b1: &[f64], w2: &[f64], x: &[f64], y: f64) -> f64 {
 
 mod checks {
     use crate::check;
-    check!(overwrite_local_array, (vec![0.5_f64, -1.3, 2.0, 0.1],), |a| (&a.0));
+    check!(
+        overwrite_local_array,
+        (vec![0.5_f64, -1.3, 2.0, 0.1],),
+        |a| (&a.0)
+    );
     check!(overwritten_twice, (vec![0.5_f64, -1.3, 2.0],), |a| (&a.0));
-    check!(mutate_argument, (vec![0.5_f64, -1.3], 1.7_f64), |a| (&mut a.0, a.1));
-    check!(mutate_vec_argument, (vec![0.5_f64, -1.3, 0.8, 0.2],), |a| (&mut a.0));
-    check!(owned_vec, (vec![0.5_f64, -1.3], 2.5_f64), |a| (a.0.clone(), a.1));
-    check!(gather_with_saved_index, (vec![0.5_f64, -1.3, 0.8], vec![2_usize, 0, 2, 1]), |a| (&a.0, &a.1));
+    check!(mutate_argument, (vec![0.5_f64, -1.3], 1.7_f64), |a| (
+        &mut a.0, a.1
+    ));
+    check!(mutate_vec_argument, (vec![0.5_f64, -1.3, 0.8, 0.2],), |a| {
+        (&mut a.0)
+    });
+    check!(owned_vec, (vec![0.5_f64, -1.3], 2.5_f64), |a| (
+        a.0.clone(),
+        a.1
+    ));
+    check!(
+        gather_with_saved_index,
+        (vec![0.5_f64, -1.3, 0.8], vec![2_usize, 0, 2, 1]),
+        |a| (&a.0, &a.1)
+    );
     check!(prefix_sums, (vec![0.5_f64, -1.3, 0.8, 0.2],), |a| (&a.0));
-    check!(naive_matmul, ((0..9).map(|i| (i as f64 * 0.37).sin()).collect::<Vec<f64>>(), (0..9).map(|i| (i as f64 * 0.71).cos()).collect::<Vec<f64>>(), 3_usize), |a| (&a.0, &a.1, a.2));
+    check!(
+        naive_matmul,
+        (
+            (0..9)
+                .map(|i| (i as f64 * 0.37).sin())
+                .collect::<Vec<f64>>(),
+            (0..9)
+                .map(|i| (i as f64 * 0.71).cos())
+                .collect::<Vec<f64>>(),
+            3_usize
+        ),
+        |a| (&a.0, &a.1, a.2)
+    );
     check!(sum_of_squares, (vec![0.5_f64, -1.3, 0.8],), |a| (&a.0));
-    check!(calls_across_modules, (vec![0.5_f64, -1.3, 0.8], 0.6_f64), |a| (&a.0, a.1));
+    check!(
+        calls_across_modules,
+        (vec![0.5_f64, -1.3, 0.8], 0.6_f64),
+        |a| (&a.0, a.1)
+    );
     check!(power_by_recursion, (1.3_f64, 5_u32), |a| (a.0, a.1));
     check!(even_chain, (0.8_f64, 5_u32), |a| (a.0, a.1));
     check!(odd_chain, (0.8_f64, 4_u32), |a| (a.0, a.1));
-    check!(struct_argument, (super::Params { w: 0.8, b: -0.2, steps: 3 }, 0.4_f64), |a| (&a.0, a.1));
-    check!(struct_with_vec, (super::Layer { weights: vec![0.3, -0.2, 0.5], bias: 0.1 }, vec![1.0_f64, 0.5, -0.7]), |a| (&a.0, &a.1));
+    check!(
+        struct_argument,
+        (
+            super::Params {
+                w: 0.8,
+                b: -0.2,
+                steps: 3
+            },
+            0.4_f64
+        ),
+        |a| (&a.0, a.1)
+    );
+    check!(
+        struct_with_vec,
+        (
+            super::Layer {
+                weights: vec![0.3, -0.2, 0.5],
+                bias: 0.1
+            },
+            vec![1.0_f64, 0.5, -0.7]
+        ),
+        |a| (&a.0, &a.1)
+    );
     check!(iterator_sum, (vec![0.5_f64, -1.3, 0.8],), |a| (&a.0));
-    check!(iterator_map_sum, (vec![0.5_f64, -1.3, 0.8], 0.7_f64), |a| (&a.0, a.1));
-    check!(iterator_zip_map_sum, (vec![0.5_f64, -1.3, 0.8], vec![0.1_f64, 0.2, -0.3]), |a| (&a.0, &a.1));
-    check!(iterator_fold, (vec![0.5_f64, -1.3, 0.8], 0.3_f64), |a| (&a.0, a.1));
-    check!(iterator_product, (vec![0.5_f64, -1.3, 0.8, 2.0],), |a| (&a.0));
-    check!(small_mlp, (
-        (0..12).map(|i| (i as f64 * 0.3).sin() * 0.5).collect::<Vec<f64>>(),
-        vec![0.1_f64, -0.1, 0.2, 0.0],
-        vec![0.5_f64, -0.4, 0.3, 0.2],
-        vec![1.0_f64, -0.5, 0.25],
-        0.3_f64,
-    ), |a| (&a.0, &a.1, &a.2, &a.3, a.4));
+    check!(iterator_map_sum, (vec![0.5_f64, -1.3, 0.8], 0.7_f64), |a| (
+        &a.0, a.1
+    ));
+    check!(
+        iterator_zip_map_sum,
+        (vec![0.5_f64, -1.3, 0.8], vec![0.1_f64, 0.2, -0.3]),
+        |a| (&a.0, &a.1)
+    );
+    check!(iterator_fold, (vec![0.5_f64, -1.3, 0.8], 0.3_f64), |a| (
+        &a.0, a.1
+    ));
+    check!(iterator_product, (vec![0.5_f64, -1.3, 0.8, 2.0],), |a| (&a
+        .0));
+    check!(
+        small_mlp,
+        (
+            (0..12)
+                .map(|i| (i as f64 * 0.3).sin() * 0.5)
+                .collect::<Vec<f64>>(),
+            vec![0.1_f64, -0.1, 0.2, 0.0],
+            vec![0.5_f64, -0.4, 0.3, 0.2],
+            vec![1.0_f64, -0.5, 0.25],
+            0.3_f64,
+        ),
+        |a| (&a.0, &a.1, &a.2, &a.3, a.4)
+    );
 
     #[test]
     fn struct_gradient_has_the_struct_tangent() {
-        let p = super::Params { w: 0.8, b: -0.2, steps: 1 };
+        let p = super::Params {
+            w: 0.8,
+            b: -0.2,
+            steps: 1,
+        };
         let (dp, dx) = super::struct_argument::gradient(&p, 0.4);
         // y = tanh(w x + b): ∂y/∂w = x (1 − y²), ∂y/∂b = 1 − y², ∂y/∂x = w (1 − y²)
         let y = (0.8_f64 * 0.4 - 0.2).tanh();
@@ -293,7 +371,11 @@ mod checks {
     fn struct_output_pullback() {
         let (y, pb) = super::struct_output::pullback(0.5);
         assert_eq!(y.steps, 3);
-        let seed = super::ParamsTangent { w: 1.0, b: 2.0, steps: mochi::NoTangent };
+        let seed = super::ParamsTangent {
+            w: 1.0,
+            b: 2.0,
+            steps: mochi::NoTangent,
+        };
         // ∂/∂x of w·1 + b·2 = 2 + 2 cos x
         assert!((pb(seed) - (2.0 + 2.0 * 0.5_f64.cos())).abs() < 1e-15);
     }
@@ -306,7 +388,7 @@ mod checks {
         let (y, (dx, _da)) = super::mutate_argument::value_and_gradient(&mut x, 1.7);
         assert_eq!(y, y_primal);
         assert_eq!(x, x_primal); // the state after the call is what the primal leaves
-        // y = sin(a x0) + a (x1 + a x0): ∂y/∂x1 = a
+                                 // y = sin(a x0) + a (x1 + a x0): ∂y/∂x1 = a
         assert!((dx[1] - 1.7).abs() < 1e-15);
     }
 

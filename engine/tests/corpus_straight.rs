@@ -191,7 +191,9 @@ mod checks {
     check!(constant_output, (1.1_f64,), |a| (a.0));
     check!(same_argument_twice, (0.7_f64,), |a| (a.0));
     check!(tuple_output, (0.7_f64, 1.3_f64), |a| (a.0, a.1));
-    check!(tuple_argument, ((0.7_f64, 1.3_f64), 0.4_f64), |a| (a.0, a.1));
+    check!(tuple_argument, ((0.7_f64, 1.3_f64), 0.4_f64), |a| (
+        a.0, a.1
+    ));
     check!(array_argument, ([0.7_f64, 1.3, -0.2],), |a| (a.0));
     check!(array_literal, (0.7_f64, 1.3_f64), |a| (a.0, a.1));
     check!(near_domain_edges, (1e-3_f64,), |a| (a.0));

@@ -284,7 +284,10 @@ impl<T: 'static> Stack<T> {
     pub fn new(site: &'static Site) -> Self {
         let site = site.key();
         if std::mem::size_of::<T>() == 0 {
-            return Stack { items: Vec::new(), site };
+            return Stack {
+                items: Vec::new(),
+                site,
+            };
         }
         let items = POOL
             .try_with(|pool| {

@@ -560,6 +560,24 @@ impl<T: Perturb> Perturb for Option<T> {
     }
 }
 
+/// A `Result` carries the tangent of its `Ok` value; an `Err` has a zero tangent. This
+/// lets differentiable code call a fallible rule and `unwrap`/`expect` it.
+impl<T: Tangent, E> Tangent for Result<T, E> {
+    type Tangent = T::Tangent;
+    fn zero_tangent(&self) -> Self::Tangent {
+        match self {
+            Ok(v) => v.zero_tangent(),
+            Err(_) => T::Tangent::zero(),
+        }
+    }
+    fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Tangent {
+        match self {
+            Ok(v) => v.random_tangent(rng),
+            Err(_) => T::Tangent::zero(),
+        }
+    }
+}
+
 // ---------------------------------------------------------------- tuples
 
 macro_rules! tuple_tangent {

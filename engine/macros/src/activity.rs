@@ -13,10 +13,37 @@ use syn::{Expr, Pat, Stmt, Type};
 
 /// Methods whose results never carry a derivative.
 pub const INACTIVE_METHODS: &[&str] = &[
-    "len", "is_empty", "shape", "dim", "raw_dim", "nrows", "ncols", "ndim", "strides",
-    "is_nan", "is_finite", "is_infinite", "is_normal", "is_sign_positive", "is_sign_negative",
-    "partial_cmp", "total_cmp", "cmp", "eq", "ne", "lt", "le", "gt", "ge", "to_bits",
-    "is_standard_layout", "count", "len_of", "capacity", "contains", "is_square",
+    "len",
+    "is_empty",
+    "shape",
+    "dim",
+    "raw_dim",
+    "nrows",
+    "ncols",
+    "ndim",
+    "strides",
+    "is_nan",
+    "is_finite",
+    "is_infinite",
+    "is_normal",
+    "is_sign_positive",
+    "is_sign_negative",
+    "partial_cmp",
+    "total_cmp",
+    "cmp",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "to_bits",
+    "is_standard_layout",
+    "count",
+    "len_of",
+    "capacity",
+    "contains",
+    "is_square",
 ];
 
 /// Types that never carry a derivative (parameters of these types are inactive).
@@ -36,8 +63,23 @@ pub fn type_is_inactive(ty: &Type) -> bool {
             }
             matches!(
                 name.as_str(),
-                "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64"
-                    | "u128" | "usize" | "bool" | "char" | "str" | "String" | "Axis" | "NoTangent"
+                "i8" | "i16"
+                    | "i32"
+                    | "i64"
+                    | "i128"
+                    | "isize"
+                    | "u8"
+                    | "u16"
+                    | "u32"
+                    | "u64"
+                    | "u128"
+                    | "usize"
+                    | "bool"
+                    | "char"
+                    | "str"
+                    | "String"
+                    | "Axis"
+                    | "NoTangent"
             )
         }
         Type::Reference(r) => type_is_inactive(&r.elem),
@@ -213,8 +255,10 @@ impl<'ast> Visit<'ast> for Grow<'_> {
     }
     fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
         use syn::BinOp::*;
-        if matches!(b.op, AddAssign(_) | SubAssign(_) | MulAssign(_) | DivAssign(_) | RemAssign(_))
-            && expr_is_active(&b.right, self.active)
+        if matches!(
+            b.op,
+            AddAssign(_) | SubAssign(_) | MulAssign(_) | DivAssign(_) | RemAssign(_)
+        ) && expr_is_active(&b.right, self.active)
         {
             self.mark_place(&b.left);
         }

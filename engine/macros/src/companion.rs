@@ -51,12 +51,18 @@ fn parse_attr(attr: TokenStream) -> syn::Result<bool> {
         return Ok(false);
     }
     let id: syn::Ident = syn::parse2(attr.clone()).map_err(|_| {
-        syn::Error::new_spanned(&attr, "expected `#[differentiable]` or `#[differentiable(boxed)]`")
+        syn::Error::new_spanned(
+            &attr,
+            "expected `#[differentiable]` or `#[differentiable(boxed)]`",
+        )
     })?;
     if id == "boxed" {
         Ok(true)
     } else {
-        Err(syn::Error::new_spanned(id, "unknown option; the only option is `boxed` (a boxed pullback, for mutual recursion)"))
+        Err(syn::Error::new_spanned(
+            id,
+            "unknown option; the only option is `boxed` (a boxed pullback, for mutual recursion)",
+        ))
     }
 }
 
@@ -77,7 +83,10 @@ impl VisitMut for Staticize {
         let is_view = name.starts_with("ArrayView") || name.starts_with("CowArray");
         if is_view {
             if let syn::PathArguments::AngleBracketed(a) = &mut seg.arguments {
-                let has_lt = a.args.iter().any(|g| matches!(g, syn::GenericArgument::Lifetime(_)));
+                let has_lt = a
+                    .args
+                    .iter()
+                    .any(|g| matches!(g, syn::GenericArgument::Lifetime(_)));
                 if !has_lt {
                     a.args.insert(0, syn::parse_quote!('static));
                 }
@@ -98,8 +107,12 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     let vis = &func.vis;
     let mut params = Vec::new(); // (ident, type, mutability)
     for a in &func.sig.inputs {
-        let FnArg::Typed(pt) = a else { unreachable!("checked by valid") };
-        let Pat::Ident(pi) = &*pt.pat else { unreachable!("checked by valid") };
+        let FnArg::Typed(pt) = a else {
+            unreachable!("checked by valid")
+        };
+        let Pat::Ident(pi) = &*pt.pat else {
+            unreachable!("checked by valid")
+        };
         params.push((pi.ident.clone(), (*pt.ty).clone(), pi.mutability.is_some()));
     }
     let ret_ty: Type = match &func.sig.output {
@@ -116,7 +129,9 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     activity::analyse(&func.block, &mut active);
 
     let assigned = assigned_names(&func.block);
-    let d_idents: Vec<_> = (0..params.len()).map(|i| format_ident!("__mochi_dp{}", i)).collect();
+    let d_idents: Vec<_> = (0..params.len())
+        .map(|i| format_ident!("__mochi_dp{}", i))
+        .collect();
     let specs: Vec<ParamSpec> = params
         .iter()
         .zip(&d_idents)
@@ -137,13 +152,24 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         }
         return Err(all);
     }
-    let crate::lower::Lowered { top, fwd, result, cots, seed, rev } = lowered;
+    let crate::lower::Lowered {
+        top,
+        fwd,
+        result,
+        cots,
+        seed,
+        rev,
+    } = lowered;
 
     let n = params.len();
     let out_t = tangent_of(&ret_ty);
     let arg_ts: Vec<_> = params.iter().map(|(_, t, _)| tangent_of(t)).collect();
     let args_t = quote!((#(#arg_ts,)*));
-    let cots_t = if n == 1 { arg_ts[0].clone() } else { args_t.clone() };
+    let cots_t = if n == 1 {
+        arg_ts[0].clone()
+    } else {
+        args_t.clone()
+    };
     let pb_ctor = format_ident!("pullback{}", n);
     let decls: Vec<_> = params
         .iter()
@@ -156,8 +182,16 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     let ret = &ret_ty;
     let pb_type = quote!(impl ::mochi::Pullback<Output = #out_t, Args = #args_t> + use<>);
 
-    let shadow_use = if n == 1 { quote!((shadow,)) } else { quote!(shadows) };
-    let shadow_arg = if n == 1 { quote!(shadow) } else { quote!(shadows) };
+    let shadow_use = if n == 1 {
+        quote!((shadow,))
+    } else {
+        quote!(shadows)
+    };
+    let shadow_arg = if n == 1 {
+        quote!(shadow)
+    } else {
+        quote!(shadows)
+    };
     // The gradient functions run the forward and the reverse sweep in one body: no
     // pullback closure is built or moved, and LLVM sees both sweeps at once.
     let fused = |accs: TokenStream| {
@@ -232,9 +266,15 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     };
     let _ = rrule_sig_pb;
 
-    let zeros = names.iter().map(|i| quote!(::mochi::Tangent::zero_tangent(&#i)));
+    let zeros = names
+        .iter()
+        .map(|i| quote!(::mochi::Tangent::zero_tangent(&#i)));
     let zeros2 = zeros.clone();
-    let unwrap = if n == 1 { quote!(__mochi_c.0) } else { quote!(__mochi_c) };
+    let unwrap = if n == 1 {
+        quote!(__mochi_c.0)
+    } else {
+        quote!(__mochi_c)
+    };
     let shadow_decl = if n == 1 {
         quote!(shadow: &mut #cots_t)
     } else {
@@ -243,7 +283,8 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     };
 
     let fn_name = name.to_string();
-    let doc_mod = format!("Derivatives of [`{fn_name}`](fn@{fn_name}), derived by `#[differentiable]`.");
+    let doc_mod =
+        format!("Derivatives of [`{fn_name}`](fn@{fn_name}), derived by `#[differentiable]`.");
 
     Ok(quote! {
         #func
@@ -324,7 +365,19 @@ fn assigned_names(block: &syn::Block) -> HashSet<String> {
         }
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
             use syn::BinOp::*;
-            if matches!(b.op, AddAssign(_) | SubAssign(_) | MulAssign(_) | DivAssign(_) | RemAssign(_) | BitAndAssign(_) | BitOrAssign(_) | BitXorAssign(_) | ShlAssign(_) | ShrAssign(_)) {
+            if matches!(
+                b.op,
+                AddAssign(_)
+                    | SubAssign(_)
+                    | MulAssign(_)
+                    | DivAssign(_)
+                    | RemAssign(_)
+                    | BitAndAssign(_)
+                    | BitOrAssign(_)
+                    | BitXorAssign(_)
+                    | ShlAssign(_)
+                    | ShrAssign(_)
+            ) {
                 if let Some(p) = crate::lower::Place::parse(&b.left) {
                     self.0.insert(p.root.to_string());
                 }

@@ -29,7 +29,8 @@ pub fn expand(item: TokenStream) -> TokenStream {
     let name = &input.ident;
     let vis = &input.vis;
     let tname = format_ident!("{}Tangent", name);
-    let doc = format!("The tangent (and cotangent) type of [`{name}`], derived by `#[derive(Tangent)]`.");
+    let doc =
+        format!("The tangent (and cotangent) type of [`{name}`], derived by `#[derive(Tangent)]`.");
     let (members, types): (Vec<_>, Vec<_>) = match &data.fields {
         Fields::Named(f) => f
             .named
@@ -78,7 +79,9 @@ pub fn expand(item: TokenStream) -> TokenStream {
         });
         quote!(#tname { #(#inits,)* })
     };
-    let zero = build(&|_, t| quote!(<<#t as ::mochi::Tangent>::Tangent as ::mochi::TangentVector>::zero()));
+    let zero = build(
+        &|_, t| quote!(<<#t as ::mochi::Tangent>::Tangent as ::mochi::TangentVector>::zero()),
+    );
     let zero_tangent = build(&|m, _| quote!(::mochi::Tangent::zero_tangent(&self.#m)));
     let random = build(&|m, _| quote!(::mochi::Tangent::random_tangent(&self.#m, rng)));
     let difference = build(&|m, _| quote!(::mochi::Perturb::difference(&self.#m, &from.#m)));

@@ -5,19 +5,28 @@ use syn::{FnArg, ItemFn, Pat};
 pub fn check_signature(f: &ItemFn) -> syn::Result<()> {
     let sig = &f.sig;
     if let Some(a) = &sig.asyncness {
-        return Err(syn::Error::new_spanned(a, "#[differentiable] cannot differentiate an `async fn`; make it a plain `fn`"));
+        return Err(syn::Error::new_spanned(
+            a,
+            "#[differentiable] cannot differentiate an `async fn`; make it a plain `fn`",
+        ));
     }
     if let Some(u) = &sig.unsafety {
         return Err(syn::Error::new_spanned(u, "#[differentiable] cannot differentiate an `unsafe fn`; wrap the unsafe part in a function with its own rule"));
     }
     if let Some(v) = &sig.variadic {
-        return Err(syn::Error::new_spanned(v, "#[differentiable] cannot differentiate a variadic function"));
+        return Err(syn::Error::new_spanned(
+            v,
+            "#[differentiable] cannot differentiate a variadic function",
+        ));
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         return Err(syn::Error::new_spanned(&sig.generics, "#[differentiable] does not support generic functions yet; write the function for `f64` (or `f32`), or use `mochi::Real` with forward mode"));
     }
     if sig.inputs.is_empty() {
-        return Err(syn::Error::new_spanned(&sig.ident, "#[differentiable] needs at least one argument to differentiate with respect to"));
+        return Err(syn::Error::new_spanned(
+            &sig.ident,
+            "#[differentiable] needs at least one argument to differentiate with respect to",
+        ));
     }
     if sig.inputs.len() > 12 {
         return Err(syn::Error::new_spanned(&sig.inputs, "#[differentiable] supports at most 12 arguments; group some into a tuple or a struct deriving `Tangent`"));
@@ -78,7 +87,10 @@ impl<'ast> syn::visit::Visit<'ast> for BodyCheck {
     }
     fn visit_expr_async(&mut self, a: &'ast syn::ExprAsync) {
         if self.0.is_none() {
-            self.0 = Some(syn::Error::new_spanned(a.async_token, "mochi: `async` blocks cannot be differentiated"));
+            self.0 = Some(syn::Error::new_spanned(
+                a.async_token,
+                "mochi: `async` blocks cannot be differentiated",
+            ));
         }
     }
     fn visit_item(&mut self, _: &'ast syn::Item) {}

@@ -9,7 +9,13 @@ use syn::{Expr, Pat};
 
 /// Methods whose cotangent is the identity: the result's cotangent flows to the receiver.
 const IDENTITY_METHODS: &[&str] = &[
-    "clone", "to_owned", "to_vec", "into_owned", "view", "as_slice", "into_iter_owned",
+    "clone",
+    "to_owned",
+    "to_vec",
+    "into_owned",
+    "view",
+    "as_slice",
+    "into_iter_owned",
 ];
 
 /// Free functions (last path segment) that rule crates provide in method form on
@@ -46,7 +52,10 @@ impl Lowerer {
                 return Operand::Inactive(quote!(#e));
             }
             Expr::Async(a) => {
-                self.err(&a.async_token, "mochi: `async` blocks cannot be differentiated");
+                self.err(
+                    &a.async_token,
+                    "mochi: `async` blocks cannot be differentiated",
+                );
                 return Operand::Inactive(quote!(#e));
             }
             Expr::Await(a) => {
@@ -66,7 +75,13 @@ impl Lowerer {
         if !expr_is_active(e, &self.active) {
             if let Expr::Macro(m) = e {
                 if !is_inactive_macro(&m.mac) {
-                    let name = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                    let name = m
+                        .mac
+                        .path
+                        .segments
+                        .last()
+                        .map(|s| s.ident.to_string())
+                        .unwrap_or_default();
                     self.err(m, format!("mochi: the macro `{name}!` cannot be differentiated; expand it by hand, or wrap a constant in `mochi::no_grad(..)`"));
                 }
             }
@@ -110,7 +125,11 @@ impl Lowerer {
                     return Operand::Inactive(quote!(#e));
                 }
                 let ty = &c.ty;
-                let m = if quote!(#ty).to_string().ends_with("f32") { "op_as_f32" } else { "op_as_f64" };
+                let m = if quote!(#ty).to_string().ends_with("f32") {
+                    "op_as_f32"
+                } else {
+                    "op_as_f64"
+                };
                 let x = self.lower_expr(&c.expr, code);
                 self.call_method(m, &[x], TokenStream::new(), code)
             }
@@ -126,10 +145,15 @@ impl Lowerer {
             Expr::Tuple(t) => {
                 let ops: Vec<Operand> = t.elems.iter().map(|x| self.lower_expr(x, code)).collect();
                 let vals = ops.iter().map(Operand::val);
-                self.aggregate(quote!((#(#vals,)*)), &ops, |i| {
-                    let idx = syn::Index::from(i);
-                    quote!(.#idx)
-                }, code)
+                self.aggregate(
+                    quote!((#(#vals,)*)),
+                    &ops,
+                    |i| {
+                        let idx = syn::Index::from(i);
+                        quote!(.#idx)
+                    },
+                    code,
+                )
             }
             Expr::Array(a) => {
                 let ops: Vec<Operand> = a.elems.iter().map(|x| self.lower_expr(x, code)).collect();
@@ -141,14 +165,19 @@ impl Lowerer {
                 let (cot, pin) = self.new_cot(&quote!(#t));
                 code.fwd.push(pin);
                 let accs = ops.iter().zip(&names).filter_map(|(o, g)| {
-                    o.cot().map(|c| quote!(::mochi::__private::acc(&mut #c, #g);))
+                    o.cot()
+                        .map(|c| quote!(::mochi::__private::acc(&mut #c, #g);))
                 });
                 code.rev.push(quote!({
                     #[allow(unused_variables)]
                     let [#(#names,)*] = ::mochi::__private::take(&mut #cot);
                     #(#accs)*
                 }));
-                Operand::Active { val: quote!(#t), cot, is_ref: false }
+                Operand::Active {
+                    val: quote!(#t),
+                    cot,
+                    is_ref: false,
+                }
             }
             Expr::Struct(s) => {
                 if s.rest.is_some() {
@@ -167,17 +196,28 @@ impl Lowerer {
                 });
                 let value = quote!(#path { #(#inits,)* });
                 let ms = members.clone();
-                self.aggregate(value, &ops, move |i| {
-                    let m = &ms[i];
-                    quote!(.#m)
-                }, code)
+                self.aggregate(
+                    value,
+                    &ops,
+                    move |i| {
+                        let m = &ms[i];
+                        quote!(.#m)
+                    },
+                    code,
+                )
             }
             Expr::Repeat(r) => {
                 self.err(r, "mochi: `[x; n]` of a differentiable value is not supported; fill the array in a loop");
                 Operand::Inactive(quote!(#e))
             }
             Expr::Macro(m) => {
-                let name = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                let name = m
+                    .mac
+                    .path
+                    .segments
+                    .last()
+                    .map(|s| s.ident.to_string())
+                    .unwrap_or_default();
                 self.err(m, format!("mochi: the macro `{name}!` cannot take differentiable values; build the value with a loop or an explicit expression"));
                 Operand::Inactive(quote!(#e))
             }
@@ -204,18 +244,29 @@ impl Lowerer {
         let g = self.fresh("g");
         let accs = ops.iter().enumerate().filter_map(|(i, o)| {
             let m = member(i);
-            o.cot().map(|c| quote!(::mochi::__private::acc(&mut #c, #g #m);))
+            o.cot()
+                .map(|c| quote!(::mochi::__private::acc(&mut #c, #g #m);))
         });
         code.rev.push(quote!({
             #[allow(unused_variables)]
             let #g = ::mochi::__private::take(&mut #cot);
             #(#accs)*
         }));
-        Operand::Active { val: quote!(#t), cot, is_ref: false }
+        Operand::Active {
+            val: quote!(#t),
+            cot,
+            is_ref: false,
+        }
     }
 
     /// `Call((args…)).method(extra)` as a rule call.
-    fn call_method(&mut self, method: &str, args: &[Operand], extra: TokenStream, code: &mut Code) -> Operand {
+    fn call_method(
+        &mut self,
+        method: &str,
+        args: &[Operand],
+        extra: TokenStream,
+        code: &mut Code,
+    ) -> Operand {
         let m = format_ident!("{}", method);
         let refs = args.iter().map(Operand::arg);
         let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#extra));
@@ -244,8 +295,15 @@ impl Lowerer {
         code.fwd.push(quote!(let #tmp = #val;));
         let (tc, pin) = self.new_cot(&quote!(#tmp));
         code.fwd.push(pin);
-        code.rev.push(quote!(::mochi::__private::acc(&mut #cot, ::mochi::__private::take(&mut #tc));));
-        let b = super::Binding { active: true, cot: tc, is_ref, recompute: false, param: false };
+        code.rev
+            .push(quote!(::mochi::__private::acc(&mut #cot, ::mochi::__private::take(&mut #tc));));
+        let b = super::Binding {
+            active: true,
+            cot: tc,
+            is_ref,
+            recompute: false,
+            param: false,
+        };
         let place_expr = rest(quote!(#tmp));
         let place = Place::parse(&place_expr).expect("a variable with one accessor is a place");
         self.lower_place_read(&place, &b, code)
@@ -260,9 +318,16 @@ impl Lowerer {
         if let Some(o) = self.lower_iter_chain(m, code) {
             return o;
         }
-        let closure_count = m.args.iter().filter(|a| matches!(a, Expr::Closure(_))).count();
+        let closure_count = m
+            .args
+            .iter()
+            .filter(|a| matches!(a, Expr::Closure(_)))
+            .count();
         if closure_count > 1 {
-            self.err(m, "mochi: an adapter with more than one closure is not supported");
+            self.err(
+                m,
+                "mochi: an adapter with more than one closure is not supported",
+            );
             return Operand::Inactive(quote!(#m));
         }
         let recv = self.lower_expr(&m.receiver, code);
@@ -270,6 +335,16 @@ impl Lowerer {
             let v = recv.val();
             let method = &m.method;
             return self.copy_value(quote!(#v.#method()), &recv, code);
+        }
+        // `Result`/`Option` of a differentiable value: the value's cotangent is the
+        // wrapper's.
+        if matches!(name.as_str(), "unwrap" | "expect")
+            && !m.args.iter().any(|a| expr_is_active(a, &self.active))
+        {
+            let v = recv.val();
+            let method = &m.method;
+            let args = &m.args;
+            return self.copy_value(quote!(#v.#method(#args)), &recv, code);
         }
         if closure_count == 1 {
             let mut ops = vec![recv];
@@ -326,23 +401,35 @@ impl Lowerer {
                         return None;
                     }
                     let xo = self.lower_expr(&x, code);
-                    let rule = if name == "sum" { "iter_sum" } else { "iter_product" };
+                    let rule = if name == "sum" {
+                        "iter_sum"
+                    } else {
+                        "iter_product"
+                    };
                     return Some(self.call_method(rule, &[xo], TokenStream::new(), code));
                 }
                 // x.iter().map(f).sum() / x.iter().zip(y.iter()).map(f).sum()
-                let Expr::MethodCall(map) = &*m.receiver else { return None };
+                let Expr::MethodCall(map) = &*m.receiver else {
+                    return None;
+                };
                 if map.method != "map" || map.args.len() != 1 || name != "sum" {
                     return None;
                 }
-                let Expr::Closure(c) = &map.args[0] else { return None };
+                let Expr::Closure(c) = &map.args[0] else {
+                    return None;
+                };
                 if let Some(x) = strip_iter(&map.receiver) {
-                    if !mentions_any(&map.receiver, &self.active) && !expr_is_active(&map.args[0], &self.active) {
+                    if !mentions_any(&map.receiver, &self.active)
+                        && !expr_is_active(&map.args[0], &self.active)
+                    {
                         return None;
                     }
                     let xo = self.lower_expr(&x, code);
                     return Some(self.lower_adapter("iter_map_sum", vec![xo], c, ByRef::All, code));
                 }
-                let Expr::MethodCall(zip) = &*map.receiver else { return None };
+                let Expr::MethodCall(zip) = &*map.receiver else {
+                    return None;
+                };
                 if zip.method != "zip" || zip.args.len() != 1 {
                     return None;
                 }
@@ -364,19 +451,27 @@ impl Lowerer {
             }
             "fold" if m.args.len() == 2 => {
                 let x = strip_iter(&m.receiver)?;
-                let Expr::Closure(c) = &m.args[1] else { return None };
+                let Expr::Closure(c) = &m.args[1] else {
+                    return None;
+                };
                 let xo = self.lower_expr(&x, code);
                 let init = self.lower_expr(&m.args[0], code);
                 Some(self.lower_adapter("iter_fold", vec![xo, init], c, ByRef::AllButFirst, code))
             }
             "map_collect" if m.args.len() == 1 => {
                 // Zip::from(&a).and(&b).map_collect(|&x, &y| …)
-                let Expr::Closure(c) = &m.args[0] else { return None };
-                let Expr::MethodCall(and) = &*m.receiver else { return None };
+                let Expr::Closure(c) = &m.args[0] else {
+                    return None;
+                };
+                let Expr::MethodCall(and) = &*m.receiver else {
+                    return None;
+                };
                 if and.method != "and" || and.args.len() != 1 {
                     return None;
                 }
-                let Expr::Call(from) = &*and.receiver else { return None };
+                let Expr::Call(from) = &*and.receiver else {
+                    return None;
+                };
                 let strip_ref = |e: &Expr| match e {
                     Expr::Reference(r) => (*r.expr).clone(),
                     other => other.clone(),
@@ -423,7 +518,11 @@ impl Lowerer {
         // caps = (&a, &b, …)
         let cap_refs = caps.iter().map(|(n, b)| {
             let i = format_ident!("{}", n);
-            if b.is_ref { quote!(#i) } else { quote!(&#i) }
+            if b.is_ref {
+                quote!(#i)
+            } else {
+                quote!(&#i)
+            }
         });
         let caps_t = self.fresh("caps");
         code.fwd.push(quote!(let #caps_t = (#(#cap_refs,)*);));
@@ -442,7 +541,11 @@ impl Lowerer {
             let #g = ::mochi::__private::take(&mut #caps_cot);
             #(#splits)*
         }));
-        ops.push(Operand::Active { val: quote!(#caps_t), cot: caps_cot, is_ref: false });
+        ops.push(Operand::Active {
+            val: quote!(#caps_t),
+            cot: caps_cot,
+            is_ref: false,
+        });
 
         let derived = self.derive_closure(c, &caps, params_by_ref);
         let m = format_ident!("{}", method);
@@ -452,7 +555,12 @@ impl Lowerer {
     }
 
     /// The derived closure of `c`: `|p…, __mochi_caps| -> (value, pullback)`.
-    fn derive_closure(&mut self, c: &syn::ExprClosure, caps: &[(String, super::Binding)], params_by_ref: ByRef) -> TokenStream {
+    fn derive_closure(
+        &mut self,
+        c: &syn::ExprClosure,
+        caps: &[(String, super::Binding)],
+        params_by_ref: ByRef,
+    ) -> TokenStream {
         if c.asyncness.is_some() {
             self.err(c, "mochi: async closures cannot be differentiated");
         }
@@ -499,7 +607,10 @@ impl Lowerer {
         for (i, (nm, _)) in caps.iter().enumerate() {
             let idx = syn::Index::from(i);
             specs.push(ParamSpec {
-                pat: { let i = format_ident!("{}", nm); syn::parse_quote!(#i) },
+                pat: {
+                    let i = format_ident!("{}", nm);
+                    syn::parse_quote!(#i)
+                },
                 cot: quote!((*#dcaps).#idx),
                 is_ref: true,
                 active: true,
@@ -515,7 +626,14 @@ impl Lowerer {
         let mut inner = Lowerer::new(&self.fn_name, active);
         let lowered = inner.lower_body(specs, &body_block);
         self.errors.append(&mut inner.errors);
-        let super::Lowered { top, fwd, result, cots, seed, rev } = lowered;
+        let super::Lowered {
+            top,
+            fwd,
+            result,
+            cots,
+            seed,
+            rev,
+        } = lowered;
         let pb = format_ident!("pullback{}", n + 1);
         quote!(
             |#(#fparams,)* __mochi_caps| {
@@ -545,7 +663,12 @@ impl Lowerer {
             self.err(&c.func, "mochi: calls through a closure or a function pointer cannot be differentiated; call a `#[differentiable]` function by its path");
             return Operand::Inactive(quote!(#c));
         };
-        let segs: Vec<String> = fp.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<String> = fp
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
         let last = segs.last().cloned().unwrap_or_default();
         // f64::sin(x), f64::max(a, b): the method rules.
         if segs.len() == 2 && (segs[0] == "f64" || segs[0] == "f32") {
@@ -571,7 +694,13 @@ impl Lowerer {
                 .collect();
             return self.call_method(&last, &ops, TokenStream::new(), code);
         }
-        if fp.qself.is_some() || segs.len() >= 2 && segs[segs.len() - 2].chars().next().is_some_and(char::is_uppercase) {
+        if fp.qself.is_some()
+            || segs.len() >= 2
+                && segs[segs.len() - 2]
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_uppercase)
+        {
             self.err(c, "mochi: calls to associated functions (`Type::f(..)`) need a rule; call a free `#[differentiable]` function, or wrap a constant in `mochi::no_grad(..)`");
             return Operand::Inactive(quote!(#c));
         }
@@ -591,7 +720,11 @@ impl Lowerer {
         }
         let path = &fp.path;
         let own = segs.len() == 1 && last == self.fn_name;
-        let rr = if own { quote!(rrule_boxed) } else { quote!(rrule) };
+        let rr = if own {
+            quote!(rrule_boxed)
+        } else {
+            quote!(rrule)
+        };
         let call = quote!(#path::#rr(#(#args),*));
         // An array literal passed where a slice is expected has an array cotangent but
         // the callee accumulates a `Vec`: route it through a converting temporary.
@@ -604,14 +737,22 @@ impl Lowerer {
             if let (Expr::Array(_), Operand::Active { cot, .. }) = (inner, &*o) {
                 let tmp = self.fresh("conv");
                 conv.push((tmp.clone(), cot.clone()));
-                *o = Operand::Active { val: TokenStream::new(), cot: quote!(#tmp), is_ref: false };
+                *o = Operand::Active {
+                    val: TokenStream::new(),
+                    cot: quote!(#tmp),
+                    is_ref: false,
+                };
             }
         }
         if conv.is_empty() {
             return self.rule_call(call, &ops, code);
         }
-        let decl = conv.iter().map(|(t, _)| quote!(let mut #t = ::mochi::__private::zero();));
-        let back = conv.iter().map(|(t, c)| quote!(::mochi::__private::acc_from(&mut #c, #t);));
+        let decl = conv
+            .iter()
+            .map(|(t, _)| quote!(let mut #t = ::mochi::__private::zero();));
+        let back = conv
+            .iter()
+            .map(|(t, c)| quote!(::mochi::__private::acc_from(&mut #c, #t);));
         code.rev.push(quote!(#(#back)*));
         let out = self.rule_call(call, &ops, code);
         code.rev.push(quote!(#(#decl)*));
@@ -628,8 +769,27 @@ enum ByRef {
 }
 
 fn is_inactive_macro(m: &syn::Macro) -> bool {
-    let name = m.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-    matches!(name.as_str(), "vec" | "s" | "array" | "format" | "concat" | "stringify" | "line" | "file" | "column" | "matches" | "env" | "include_str")
+    let name = m
+        .path
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default();
+    matches!(
+        name.as_str(),
+        "vec"
+            | "s"
+            | "array"
+            | "format"
+            | "concat"
+            | "stringify"
+            | "line"
+            | "file"
+            | "column"
+            | "matches"
+            | "env"
+            | "include_str"
+    )
 }
 
 fn contains_unsupported(e: &Expr) -> bool {

@@ -11,9 +11,18 @@ use syn::{parse_quote, Expr, Pat, Stmt};
 impl Lowerer {
     /// `if`, `match` or a block; with `want_value`, returns the value through a
     /// variable declared before it.
-    pub(super) fn lower_control_value(&mut self, e: &Expr, code: &mut Code, want_value: bool) -> Option<Operand> {
+    pub(super) fn lower_control_value(
+        &mut self,
+        e: &Expr,
+        code: &mut Code,
+        want_value: bool,
+    ) -> Option<Operand> {
         let value_active = want_value && expr_is_active(e, &self.active);
-        let out = if want_value { Some(self.fresh("v")) } else { None };
+        let out = if want_value {
+            Some(self.fresh("v"))
+        } else {
+            None
+        };
         if let Some(v) = &out {
             code.fwd.push(quote!(let #v;));
         }
@@ -24,7 +33,9 @@ impl Lowerer {
         } else {
             None
         };
-        let out_info = out.clone().map(|v| (v, out_cot.as_ref().map(|c| c.0.clone())));
+        let out_info = out
+            .clone()
+            .map(|v| (v, out_cot.as_ref().map(|c| c.0.clone())));
         match e {
             Expr::If(i) => self.lower_if(i, out_info.as_ref(), code),
             Expr::Match(m) => self.lower_match(m, out_info.as_ref(), code),
@@ -42,7 +53,11 @@ impl Lowerer {
         match out_cot {
             Some((cot, pin)) => {
                 code.fwd.push(pin);
-                Some(Operand::Active { val: quote!(#v), cot, is_ref: false })
+                Some(Operand::Active {
+                    val: quote!(#v),
+                    cot,
+                    is_ref: false,
+                })
             }
             None => Some(Operand::Inactive(quote!(#v))),
         }
@@ -67,7 +82,9 @@ impl Lowerer {
                     if let (Some(oc), Some(c)) = (o.cot(), cot) {
                         inner.rev.push(quote!(::mochi::__private::acc(&mut #oc, ::mochi::__private::take(&mut #c));));
                     } else if let Some(c) = cot {
-                        inner.rev.push(quote!(let _ = ::mochi::__private::take(&mut #c);));
+                        inner
+                            .rev
+                            .push(quote!(let _ = ::mochi::__private::take(&mut #c);));
                     }
                 }
                 None => {
@@ -84,9 +101,17 @@ impl Lowerer {
         (inner.fwd_tokens(), inner.rev_tokens())
     }
 
-    fn lower_if(&mut self, i: &syn::ExprIf, out: Option<&(syn::Ident, Option<TokenStream>)>, code: &mut Code) {
+    fn lower_if(
+        &mut self,
+        i: &syn::ExprIf,
+        out: Option<&(syn::Ident, Option<TokenStream>)>,
+        code: &mut Code,
+    ) {
         if let Expr::Let(l) = &*i.cond {
-            self.err(l, "mochi: `if let` is not supported in differentiable code; use `match`");
+            self.err(
+                l,
+                "mochi: `if let` is not supported in differentiable code; use `match`",
+            );
             return;
         }
         let cond = &i.cond;
@@ -114,7 +139,12 @@ impl Lowerer {
         code.rev.push(quote!(if #get { #tr } else { #er }));
     }
 
-    fn lower_match(&mut self, m: &syn::ExprMatch, out: Option<&(syn::Ident, Option<TokenStream>)>, code: &mut Code) {
+    fn lower_match(
+        &mut self,
+        m: &syn::ExprMatch,
+        out: Option<&(syn::Ident, Option<TokenStream>)>,
+        code: &mut Code,
+    ) {
         let scrut = &m.expr;
         if expr_is_active(scrut, &self.active) {
             self.err(scrut, "mochi: `match` on a differentiable value is not supported; match on an integer, a bool or an enum, or compare with `if`");
@@ -143,7 +173,12 @@ impl Lowerer {
     }
 
     /// Lowers a loop body with the given flags; returns (forward, reverse) tokens.
-    fn loop_body(&mut self, stmts: &[Stmt], flags: LoopFlags, bind: impl FnOnce(&mut Self)) -> (TokenStream, TokenStream) {
+    fn loop_body(
+        &mut self,
+        stmts: &[Stmt],
+        flags: LoopFlags,
+        bind: impl FnOnce(&mut Self),
+    ) -> (TokenStream, TokenStream) {
         self.loop_depth += 1;
         self.nest_depth += 1;
         self.loops.push(flags);
@@ -158,7 +193,11 @@ impl Lowerer {
         (inner.fwd_tokens(), inner.rev_tokens())
     }
 
-    fn make_flags(&mut self, body: &[Stmt], code: &mut Code) -> (LoopFlags, TokenStream, TokenStream) {
+    fn make_flags(
+        &mut self,
+        body: &[Stmt],
+        code: &mut Code,
+    ) -> (LoopFlags, TokenStream, TokenStream) {
         let mut v = BreakFinder::default();
         for s in body {
             syn::visit::Visit::visit_stmt(&mut v, s);
@@ -178,8 +217,15 @@ impl Lowerer {
         if let Some(r) = &self.returned {
             stop.push(quote!(#r));
         }
-        let stop = if stop.is_empty() { quote!(false) } else { quote!(#(#stop)||*) };
-        let reset = cnt.as_ref().map(|c| quote!(#c = false;)).unwrap_or_default();
+        let stop = if stop.is_empty() {
+            quote!(false)
+        } else {
+            quote!(#(#stop)||*)
+        };
+        let reset = cnt
+            .as_ref()
+            .map(|c| quote!(#c = false;))
+            .unwrap_or_default();
         (LoopFlags { brk, cnt }, stop, reset)
     }
 
@@ -194,7 +240,10 @@ impl Lowerer {
 
     pub(super) fn lower_while(&mut self, w: &syn::ExprWhile, code: &mut Code) {
         if let Some(label) = &w.label {
-            self.err(label, "mochi: labelled loops are not supported; use a flag variable and `break`");
+            self.err(
+                label,
+                "mochi: labelled loops are not supported; use a flag variable and `break`",
+            );
             return;
         }
         if let Expr::Let(l) = &*w.cond {
@@ -211,7 +260,10 @@ impl Lowerer {
 
     pub(super) fn lower_loop(&mut self, l: &syn::ExprLoop, code: &mut Code) {
         if let Some(label) = &l.label {
-            self.err(label, "mochi: labelled loops are not supported; use a flag variable and `break`");
+            self.err(
+                label,
+                "mochi: labelled loops are not supported; use a flag variable and `break`",
+            );
             return;
         }
         if !mentions_any(l, &self.active) && !self.returns_inside(&l.body.stmts) {
@@ -240,7 +292,10 @@ impl Lowerer {
 
     pub(super) fn lower_for(&mut self, f: &syn::ExprForLoop, code: &mut Code) {
         if let Some(label) = &f.label {
-            self.err(label, "mochi: labelled loops are not supported; use a flag variable and `break`");
+            self.err(
+                label,
+                "mochi: labelled loops are not supported; use a flag variable and `break`",
+            );
             return;
         }
         if !mentions_any(f, &self.active) && !self.returns_inside(&f.body.stmts) {
@@ -262,7 +317,8 @@ impl Lowerer {
             let it = self.fresh("it");
             let n = self.fresh("n");
             let pat_c = pat.clone();
-            let (bf, br) = self.loop_body(&f.body.stmts, flags, |s| s.bind_pattern_inactive(&pat_c));
+            let (bf, br) =
+                self.loop_body(&f.body.stmts, flags, |s| s.bind_pattern_inactive(&pat_c));
             code.fwd.push(quote!(
                 let mut #it = ::core::iter::IntoIterator::into_iter(#iter);
                 let mut #n: usize = 0;
@@ -285,17 +341,30 @@ impl Lowerer {
         code.fwd.push(quote!(let #it = #iter;));
         let get = self.save(quote!(::core::clone::Clone::clone(&#it)), code);
         let pat_c = pat.clone();
-        let flags = LoopFlags { brk: None, cnt: None };
+        let flags = LoopFlags {
+            brk: None,
+            cnt: None,
+        };
         let (bf, br) = self.loop_body(&f.body.stmts, flags, |s| {
             let mut names = Vec::new();
             pat_names(&pat_c, &mut names);
             let simple = matches!(&*pat_c, Pat::Ident(_));
             for n in names {
-                s.bind(n, Binding { active: false, cot: TokenStream::new(), is_ref: false, recompute: simple, param: false });
+                s.bind(
+                    n,
+                    Binding {
+                        active: false,
+                        cot: TokenStream::new(),
+                        is_ref: false,
+                        recompute: simple,
+                        param: false,
+                    },
+                );
             }
         });
         code.fwd.push(quote!(for #pat in #it { #bf }));
-        code.rev.push(quote!(for #pat in ::mochi::__private::rev_iter(#get) { #br }));
+        code.rev
+            .push(quote!(for #pat in ::mochi::__private::rev_iter(#get) { #br }));
     }
 
     /// `for v in x.iter()`, `for (i, v) in x.iter().enumerate()`, `for (a, b) in
@@ -304,10 +373,14 @@ impl Lowerer {
     fn lower_for_over_sequence(&mut self, f: &syn::ExprForLoop, code: &mut Code) {
         let strip = |e: &Expr| -> Option<Expr> {
             match e {
-                Expr::MethodCall(m) if (m.method == "iter" || m.method == "into_iter") && m.args.is_empty() => {
+                Expr::MethodCall(m)
+                    if (m.method == "iter" || m.method == "into_iter") && m.args.is_empty() =>
+                {
                     Some((*m.receiver).clone())
                 }
-                Expr::MethodCall(m) if (m.method == "copied" || m.method == "cloned") && m.args.is_empty() => {
+                Expr::MethodCall(m)
+                    if (m.method == "copied" || m.method == "cloned") && m.args.is_empty() =>
+                {
                     match &*m.receiver {
                         Expr::MethodCall(i) if i.method == "iter" => Some((*i.receiver).clone()),
                         _ => None,
@@ -445,7 +518,10 @@ impl syn::visit_mut::VisitMut for UnDeref<'_> {
         if let Expr::Unary(u) = e {
             if matches!(u.op, syn::UnOp::Deref(_)) {
                 if let Expr::Path(p) = &*u.expr {
-                    if p.path.get_ident().is_some_and(|i| self.names.contains(&i.to_string())) {
+                    if p.path
+                        .get_ident()
+                        .is_some_and(|i| self.names.contains(&i.to_string()))
+                    {
                         *e = (*u.expr).clone();
                         return;
                     }

@@ -54,7 +54,9 @@ impl Operand {
     /// The value as a rule argument: a reference.
     fn arg(&self) -> TokenStream {
         match self {
-            Operand::Active { val, is_ref: true, .. } => val.clone(),
+            Operand::Active {
+                val, is_ref: true, ..
+            } => val.clone(),
             Operand::Active { val, .. } => quote!(&#val),
             Operand::Inactive(e) => quote!(&(#e)),
         }
@@ -187,10 +189,7 @@ impl Lowerer {
             .push(quote!(let mut #ty = ::core::marker::PhantomData;));
         self.cots
             .push(quote!(let mut #d = ::mochi::__private::zero_for(#ty);));
-        (
-            quote!(#d),
-            quote!(#ty = ::mochi::__private::cot_of(&#val);),
-        )
+        (quote!(#d), quote!(#ty = ::mochi::__private::cot_of(&#val);))
     }
 
     /// Saves `value` for the reverse sweep; returns the expression that retrieves it.
@@ -266,8 +265,9 @@ impl Lowerer {
         let (cot, pin) = self.new_cot(&quote!(#t));
         code.fwd.push(pin);
         if let Some(c) = from.cot() {
-            code.rev
-                .push(quote!(::mochi::__private::acc(&mut #c, ::mochi::__private::take(&mut #cot));));
+            code.rev.push(
+                quote!(::mochi::__private::acc(&mut #c, ::mochi::__private::take(&mut #cot));),
+            );
         }
         Operand::Active {
             val: quote!(#t),
@@ -302,7 +302,10 @@ impl Lowerer {
             let mut stmts = body.stmts.clone();
             if let Some(Stmt::Expr(e, None)) = stmts.last().cloned() {
                 stmts.pop();
-                stmts.push(Stmt::Expr(parse_quote!(return #e), Some(Default::default())));
+                stmts.push(Stmt::Expr(
+                    parse_quote!(return #e),
+                    Some(Default::default()),
+                ));
             }
             self.lower_stmts(&stmts, &mut code, false);
             result = quote!(match #rv {
@@ -339,7 +342,14 @@ impl Lowerer {
         }
     }
 
-    fn bind_param(&mut self, pat: &Pat, cot: TokenStream, is_ref: bool, active: bool, recompute: bool) {
+    fn bind_param(
+        &mut self,
+        pat: &Pat,
+        cot: TokenStream,
+        is_ref: bool,
+        active: bool,
+        recompute: bool,
+    ) {
         match pat {
             Pat::Ident(p) => {
                 let name = p.ident.to_string();
@@ -468,9 +478,24 @@ impl Lowerer {
             .map(|s| s.ident.to_string())
             .unwrap_or_default();
         const ALLOWED: &[&str] = &[
-            "println", "print", "eprintln", "eprint", "assert", "assert_eq", "assert_ne",
-            "debug_assert", "debug_assert_eq", "debug_assert_ne", "dbg", "panic", "unreachable",
-            "todo", "unimplemented", "write", "writeln", "format",
+            "println",
+            "print",
+            "eprintln",
+            "eprint",
+            "assert",
+            "assert_eq",
+            "assert_ne",
+            "debug_assert",
+            "debug_assert_eq",
+            "debug_assert_ne",
+            "dbg",
+            "panic",
+            "unreachable",
+            "todo",
+            "unimplemented",
+            "write",
+            "writeln",
+            "format",
         ];
         if ALLOWED.contains(&name.as_str()) {
             code.fwd.push(quote!(#tokens;));
@@ -508,13 +533,15 @@ impl Lowerer {
         let init_expr = &*init.expr;
         let init_active = expr_is_active(init_expr, &self.active);
         if !any_active && !init_active && !mentions_any(init_expr, &self.active) {
-            code.fwd.push(quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;));
+            code.fwd
+                .push(quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;));
             self.bind_pattern_inactive(pat);
             return;
         }
         let o = self.lower_expr(init_expr, code);
         let val = o.val();
-        code.fwd.push(quote!(#(#attrs)* let #pat #ty_tokens = #val;));
+        code.fwd
+            .push(quote!(#(#attrs)* let #pat #ty_tokens = #val;));
         let is_ref = match &o {
             Operand::Active { is_ref, .. } => *is_ref,
             Operand::Inactive(_) => matches!(init_expr, Expr::Reference(_)),
@@ -584,7 +611,10 @@ impl Lowerer {
             }
             Pat::Wild(_) => quote!(::mochi::__private::zero()),
             other => {
-                self.err(other, "mochi: only names, `_` and tuples of them can bind a differentiable value");
+                self.err(
+                    other,
+                    "mochi: only names, `_` and tuples of them can bind a differentiable value",
+                );
                 quote!(::mochi::__private::zero())
             }
         }
@@ -651,7 +681,10 @@ impl Lowerer {
             }
             Expr::Continue(c) => {
                 if c.label.is_some() {
-                    self.err(c, "mochi: labelled `continue` is not supported; use a flag variable");
+                    self.err(
+                        c,
+                        "mochi: labelled `continue` is not supported; use a flag variable",
+                    );
                     return;
                 }
                 match self.loops.last().and_then(|l| l.cnt.clone()) {
@@ -672,9 +705,11 @@ impl Lowerer {
     }
 
     fn lower_return(&mut self, r: &syn::ExprReturn, code: &mut Code) {
-        let (Some(flag), Some(rv), Some(rc)) =
-            (self.returned.clone(), self.ret_val.clone(), self.ret_cot.clone())
-        else {
+        let (Some(flag), Some(rv), Some(rc)) = (
+            self.returned.clone(),
+            self.ret_val.clone(),
+            self.ret_cot.clone(),
+        ) else {
             // A final `return e;` in a body without early returns.
             self.err(r, "mochi: internal: unexpected `return`");
             return;
@@ -684,12 +719,15 @@ impl Lowerer {
             None => Operand::Inactive(quote!(())),
         };
         let val = o.val();
-        code.fwd.push(quote!(#rv = ::core::option::Option::Some(#val); #flag = true;));
+        code.fwd
+            .push(quote!(#rv = ::core::option::Option::Some(#val); #flag = true;));
         match o.cot() {
             Some(c) => code.rev.push(
                 quote!(::mochi::__private::acc(&mut #c, ::mochi::__private::take(&mut #rc));),
             ),
-            None => code.rev.push(quote!(let _ = ::mochi::__private::take(&mut #rc);)),
+            None => code
+                .rev
+                .push(quote!(let _ = ::mochi::__private::take(&mut #rc);)),
         }
     }
 
@@ -727,15 +765,20 @@ impl Lowerer {
             }
         }
         match o.cot() {
-            Some(c) => code
-                .rev
-                .push(quote!({ let __mochi_g = #take; ::mochi::__private::acc(&mut #c, __mochi_g); })),
+            Some(c) => code.rev.push(
+                quote!({ let __mochi_g = #take; ::mochi::__private::acc(&mut #c, __mochi_g); }),
+            ),
             None => code.rev.push(quote!(let _ = #take;)),
         }
     }
 
     /// The forward place and the reverse "take the cotangent of this place" expression.
-    fn place_write(&mut self, place: &Place, b: &Binding, code: &mut Code) -> (TokenStream, TokenStream) {
+    fn place_write(
+        &mut self,
+        place: &Place,
+        b: &Binding,
+        code: &mut Code,
+    ) -> (TokenStream, TokenStream) {
         let root = &place.root;
         let fields = &place.fields;
         let cot = &b.cot;
@@ -768,20 +811,35 @@ impl Lowerer {
     ) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
         let recompute = self.recomputable(idx);
         match (recompute, shape) {
-            (true, None) => (quote!(#idx), TokenStream::new(), quote!(#idx), TokenStream::new()),
+            (true, None) => (
+                quote!(#idx),
+                TokenStream::new(),
+                quote!(#idx),
+                TokenStream::new(),
+            ),
             (false, None) => {
                 let i = self.fresh("i");
                 code.fwd.push(quote!(let #i = #idx;));
                 let get = self.save(quote!(#i), code);
                 let ri = self.fresh("ri");
-                (quote!(#i), quote!(let #ri = #get;), quote!(#ri), TokenStream::new())
+                (
+                    quote!(#i),
+                    quote!(let #ri = #get;),
+                    quote!(#ri),
+                    TokenStream::new(),
+                )
             }
             (true, Some(h)) => {
                 let hs = self.fresh("h");
                 code.fwd.push(quote!(let #hs = #h;));
                 let get = self.save(quote!(#hs), code);
                 let rh = self.fresh("rh");
-                (quote!(#idx), quote!(let #rh = #get;), quote!(#idx), quote!(#rh))
+                (
+                    quote!(#idx),
+                    quote!(let #rh = #get;),
+                    quote!(#idx),
+                    quote!(#rh),
+                )
             }
             (false, Some(h)) => {
                 let i = self.fresh("i");
@@ -789,7 +847,12 @@ impl Lowerer {
                 code.fwd.push(quote!(let #i = #idx; let #hs = #h;));
                 let get = self.save(quote!((#i, #hs)), code);
                 let (ri, rh) = (self.fresh("ri"), self.fresh("rh"));
-                (quote!(#i), quote!(let (#ri, #rh) = #get;), quote!(#ri), quote!(#rh))
+                (
+                    quote!(#i),
+                    quote!(let (#ri, #rh) = #get;),
+                    quote!(#ri),
+                    quote!(#rh),
+                )
             }
         }
     }
@@ -802,7 +865,9 @@ impl Lowerer {
                     let n = i.to_string();
                     match self.lookup(&n) {
                         Some(b) => b.recompute,
-                        None => n.chars().all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit()),
+                        None => n
+                            .chars()
+                            .all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit()),
                     }
                 }
                 None => p.path.segments.len() > 1, // constants such as `usize::MAX`
@@ -935,7 +1000,12 @@ fn compound_op(op: &syn::BinOp) -> Option<&'static str> {
 fn is_control_flow_stmt(e: &Expr) -> bool {
     matches!(
         e,
-        Expr::If(_) | Expr::Match(_) | Expr::While(_) | Expr::Loop(_) | Expr::ForLoop(_) | Expr::Block(_)
+        Expr::If(_)
+            | Expr::Match(_)
+            | Expr::While(_)
+            | Expr::Loop(_)
+            | Expr::ForLoop(_)
+            | Expr::Block(_)
     )
 }
 
@@ -1010,4 +1080,3 @@ fn has_early_return(stmts: &[Stmt]) -> bool {
         v.found
     })
 }
-
