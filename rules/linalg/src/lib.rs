@@ -1,6 +1,7 @@
 //! Reverse rules for dense linear algebra on ndarray matrices, with numerics by
 //! [faer]: the Cholesky factor, triangular solves (lower and upper, vector and
-//! matrix right-hand sides), Cholesky solves, and log-determinants.
+//! matrix right-hand sides), Cholesky solves, log-determinants, and the general
+//! solve by LU with partial pivoting.
 //!
 //! Each operation is a primal free function (`cholesky(&k)`), a rule module beside
 //! it (`cholesky::rrule(&k)`, which `#[differentiable]` calls for the free
@@ -18,8 +19,9 @@ mod determinant;
 mod elem;
 mod error;
 mod factor;
+mod general;
 mod rule_trait;
-mod solve;
+mod triangular;
 mod work;
 
 // Each function comes with its rule module of the same name (`cholesky::rrule`).
@@ -27,14 +29,16 @@ pub use determinant::{inverse_from_cholesky, logdet, logdet_cholesky};
 pub use elem::LinalgElem;
 pub use error::NotPositiveDefinite;
 pub use factor::cholesky;
-pub use solve::{cholesky_solve, solve_lower_triangular, solve_upper_triangular};
+pub use general::{solve, SingularMatrix};
+pub use triangular::{cholesky_solve, solve_lower_triangular, solve_upper_triangular};
 pub use work::Rhs;
 
 /// Every rule trait of this crate, for a glob import next to the other rule crates'.
 pub mod rules {
     pub use crate::determinant::{LinalgLogdet, LinalgLogdetCholesky};
     pub use crate::factor::LinalgCholesky;
-    pub use crate::solve::{
+    pub use crate::general::LinalgSolve;
+    pub use crate::triangular::{
         LinalgCholeskySolve, LinalgSolveLowerTriangular, LinalgSolveUpperTriangular,
     };
 }
