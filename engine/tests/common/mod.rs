@@ -5,6 +5,10 @@
 /// inputs left as the primal leaves them).
 #[macro_export]
 macro_rules! check {
+    // rustfmt may wrap the argument list in a block
+    ($name:ident, $args:expr, |$a:ident| { ($($arg:expr),* $(,)?) }) => {
+        $crate::check!($name, $args, |$a| ($($arg),*));
+    };
     ($name:ident, $args:expr, |$a:ident| ($($arg:expr),* $(,)?)) => {
         #[test]
         fn $name() {
