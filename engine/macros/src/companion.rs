@@ -144,6 +144,7 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         })
         .collect();
     let mut lowerer = Lowerer::new(&name.to_string(), active);
+    lowerer.float_ty = signature_float_type(&func.sig);
     let lowered = lowerer.lower_body(specs, &func.block);
     if let Some(first) = lowerer.errors.first().cloned() {
         let mut all = first;
@@ -388,4 +389,26 @@ fn assigned_names(block: &syn::Block) -> HashSet<String> {
     let mut v = V(HashSet::new());
     syn::visit::Visit::visit_block(&mut v, block);
     v.0
+}
+
+/// `f64` or `f32` when the signature mentions exactly one of them.
+fn signature_float_type(sig: &syn::Signature) -> Option<syn::Ident> {
+    fn walk(ts: TokenStream, seen: &mut HashSet<String>) {
+        for t in ts {
+            match t {
+                proc_macro2::TokenTree::Ident(i) if i == "f64" || i == "f32" => {
+                    seen.insert(i.to_string());
+                }
+                proc_macro2::TokenTree::Group(g) => walk(g.stream(), seen),
+                _ => {}
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    walk(quote!(#sig), &mut seen);
+    if seen.len() == 1 {
+        seen.into_iter().next().map(|s| format_ident!("{}", s))
+    } else {
+        None
+    }
 }

@@ -101,8 +101,14 @@ impl Lowerer {
                     Rem(_) => "op_rem",
                     _ => return Operand::Inactive(quote!(#e)),
                 };
-                let l = self.lower_expr(&b.left, code);
-                let r = self.lower_expr(&b.right, code);
+                let l = match self.typed_literal(&b.left) {
+                    Some(lit) => Operand::Inactive(lit),
+                    None => self.lower_expr(&b.left, code),
+                };
+                let r = match self.typed_literal(&b.right) {
+                    Some(lit) => Operand::Inactive(lit),
+                    None => self.lower_expr(&b.right, code),
+                };
                 self.call_method(m, &[l, r], TokenStream::new(), code)
             }
             Expr::Unary(u) => match u.op {
@@ -368,7 +374,11 @@ impl Lowerer {
         }
         let mut ops = vec![recv];
         for a in &m.args {
-            ops.push(self.lower_expr(a, code));
+            let o = match self.typed_literal(a) {
+                Some(lit) => Operand::Inactive(lit),
+                None => self.lower_expr(a, code),
+            };
+            ops.push(o);
         }
         self.call_method(&name, &ops, TokenStream::new(), code)
     }
@@ -624,6 +634,7 @@ impl Lowerer {
         };
         crate::activity::analyse(&body_block, &mut active);
         let mut inner = Lowerer::new(&self.fn_name, active);
+        inner.float_ty = self.float_ty.clone();
         let lowered = inner.lower_body(specs, &body_block);
         self.errors.append(&mut inner.errors);
         let super::Lowered {

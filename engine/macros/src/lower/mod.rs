@@ -136,6 +136,10 @@ pub struct Lowerer {
     fn_name: String,
     /// Pins of variables declared without a value, emitted at their first assignment.
     pending_pins: HashMap<String, TokenStream>,
+    /// The float type of the function (`f64` or `f32`) when its signature names only
+    /// one: unsuffixed float literals next to active values get it, so that rule
+    /// lookup never sees a bare `{float}` (two rule crates' `op_add` would both fit).
+    pub float_ty: Option<Ident>,
 }
 
 fn id(prefix: &str, n: usize) -> Ident {
@@ -160,6 +164,7 @@ impl Lowerer {
             errors: Vec::new(),
             fn_name: fn_name.to_string(),
             pending_pins: HashMap::new(),
+            float_ty: None,
         }
     }
 
@@ -617,6 +622,31 @@ impl Lowerer {
                 );
                 quote!(::mochi::__private::zero())
             }
+        }
+    }
+
+    /// An unsuffixed float literal with the function's float type, if it has one.
+    pub(super) fn typed_literal(&self, e: &Expr) -> Option<TokenStream> {
+        let ty = self.float_ty.as_ref()?;
+        match e {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Float(f),
+                ..
+            }) if f.suffix().is_empty() => {
+                let v = f.base10_digits();
+                let lit = syn::LitFloat::new(&format!("{v}{ty}"), f.span());
+                Some(quote!(#lit))
+            }
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) if i.suffix().is_empty() => None,
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
+                let inner = self.typed_literal(&u.expr)?;
+                Some(quote!(-#inner))
+            }
+            Expr::Paren(p) => self.typed_literal(&p.expr),
+            _ => None,
         }
     }
 
