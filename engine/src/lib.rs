@@ -16,12 +16,17 @@
 //!     y
 //! }
 //!
-//! let x = [0.5, 1.0, 2.0];
-//! let (y, (dx, da)) = f::value_and_gradient(&x, 3.0);
-//! assert!((da - x.iter().map(|v| v.sin()).sum::<f64>()).abs() < 1e-12); // ∂f/∂a = Σ sin xᵢ
-//! assert!((dx[1] - 3.0 * 1.0_f64.cos()).abs() < 1e-12);                 // ∂f/∂xᵢ = a cos xᵢ
-//! assert!((y - 3.0 * x.iter().map(|v| v.sin()).sum::<f64>()).abs() < 1e-12);
+//! fn main() {
+//!     let x = [0.5, 1.0, 2.0];
+//!     let (y, (dx, da)) = f::value_and_gradient(&x, 3.0);
+//!     assert!((da - x.iter().map(|v| v.sin()).sum::<f64>()).abs() < 1e-12); // ∂f/∂a = Σ sin xᵢ
+//!     assert!((dx[1] - 3.0 * 1.0_f64.cos()).abs() < 1e-12); // ∂f/∂xᵢ = a cos xᵢ
+//!     assert!((y - 3.0 * x.iter().map(|v| v.sin()).sum::<f64>()).abs() < 1e-12);
+//! }
 //! ```
+//!
+//! A `#[differentiable]` function must be an item of a module (not declared inside
+//! another function's body), because its companions live in a module beside it.
 //!
 //! The companions of `#[differentiable] fn f` live in a module `f` beside it:
 //! `f::value_and_gradient`, `f::gradient`, `f::pullback`, the allocation-free
@@ -51,11 +56,15 @@ pub use mochi_rules_linalg as linalg;
 ///
 /// ```
 /// use mochi::prelude::*;
+///
 /// #[differentiable]
 /// fn f(x: f64) -> f64 {
 ///     x * no_grad(x) // d/dx = no_grad(x) = x, not 2x
 /// }
-/// assert_eq!(f::gradient(3.0), 3.0);
+///
+/// fn main() {
+///     assert_eq!(f::gradient(3.0), 3.0);
+/// }
 /// ```
 #[inline(always)]
 pub fn no_grad<T>(value: T) -> T {

@@ -145,9 +145,12 @@ impl TangentVector for NoTangent {
 macro_rules! float_tangent {
     ($($t:ty),*) => {$(
         impl TangentVector for $t {
+            /// `-0.0`: the additive identity that is exact for every float
+            /// (`-0.0 + x == x` bit for bit, also for `x = ±0`), so the compiler folds
+            /// accumulation into a fresh cotangent away without fast-math.
             #[inline(always)]
             fn zero() -> Self {
-                0.0
+                -0.0
             }
             #[inline(always)]
             fn accumulate(&mut self, other: Self) {

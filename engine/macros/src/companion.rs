@@ -287,6 +287,9 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     let doc_mod =
         format!("Derivatives of [`{fn_name}`](fn@{fn_name}), derived by `#[differentiable]`.");
 
+    // A function called only through its gradients is not dead code.
+    let mut func = func.clone();
+    func.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
     Ok(quote! {
         #func
 
@@ -296,11 +299,6 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             #[allow(unused_imports)]
             use super::*;
 
-            // The function as written is the primal of these rules: a use, so that a
-            // function called only through its gradients is not reported as dead code.
-            const _: () = {
-                let _ = super::#name;
-            };
 
             #rrule_def
             #rrule_boxed_def
