@@ -212,7 +212,12 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             __mochi_result
         }
     };
-    let fused_own = fused(quote!(::mochi::Accumulators::as_mut(&mut __mochi_c)));
+    // `value_and_gradient` hands its own accumulators to `value_and_gradient_into`.
+    let as_shadow = if n == 1 {
+        quote!(&mut __mochi_c.0)
+    } else {
+        quote!(::mochi::Accumulators::as_mut(&mut __mochi_c))
+    };
     let fused_shadow = fused(quote!(#shadow_use));
     let rrule_body = quote! {
         #[allow(unused_imports)]
@@ -319,7 +324,10 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
                 for<'__mochi> #out_t: ::mochi::__private::Seed,
             {
                 let mut __mochi_c: #args_t = (#(#zeros2,)*);
-                let y = { #fused_own };
+                let y = {
+                    let #shadow_arg = #as_shadow;
+                    value_and_gradient_into(#(#names,)* #shadow_arg)
+                };
                 (y, #unwrap)
             }
 
