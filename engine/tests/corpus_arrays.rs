@@ -5,7 +5,7 @@
 
 mod common;
 use mochi::prelude::*;
-use ndarray::{array, Array1, Array2};
+use ndarray::{array, Array1, Array2, ArrayView1};
 
 #[differentiable]
 fn array_sum(x: &Array1<f64>) -> f64 {
@@ -62,6 +62,50 @@ fn cholesky_logdet(k: &Array2<f64>) -> f64 {
     mochi::linalg::logdet_cholesky(&l)
 }
 
+#[differentiable]
+fn view_argument(x: ArrayView1<f64>, w: ArrayView1<'_, f64>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i] * w[i] * w[i];
+    }
+    s
+}
+
+#[differentiable]
+fn write_local_matrix(x: &Array1<f64>) -> f64 {
+    let n = x.len();
+    let mut m = Array2::<f64>::zeros((n, n));
+    for i in 0..n {
+        for j in 0..n {
+            m[[i, j]] = x[i] * x[j] + 1.0;
+        }
+    }
+    m.sum()
+}
+
+#[differentiable]
+fn zip_map_collect(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
+    ndarray::Zip::from(a)
+        .and(b)
+        .map_collect(|&x, &y| x * y.exp())
+        .sum()
+}
+
+#[differentiable]
+fn fold_over_array(x: &Array1<f64>, c: f64) -> f64 {
+    x.fold(c, |acc, v| acc * 0.9 + v * v)
+}
+
+#[differentiable]
+fn broadcast_sin_cos_exp(x: &Array2<f64>) -> f64 {
+    x.mapv(f64::exp).mapv(f64::cos).mapv(f64::sin).sum()
+}
+
+#[differentiable]
+fn f32_arrays(x: &Array1<f32>, a: f32) -> f32 {
+    (x * a).mapv(|v| v.sin()).sum()
+}
+
 mod checks {
     use super::*;
     use crate::check;
@@ -111,4 +155,46 @@ mod checks {
         ],),
         |a| (&a.0)
     );
+    #[test]
+    fn views_of_any_layout() {
+        let x = array![1.0_f64, -2.0, 0.5, 0.25];
+        let w = array![[0.3_f64, 0.7], [-1.1, 0.2], [0.4, 0.9], [1.5, -0.5]];
+        // a strided column view
+        mochi::testing::test_rule(
+            (x.clone(), w.column(1).to_owned()),
+            |a| super::view_argument(a.0.view(), a.1.view()),
+            |a| super::view_argument::rrule(a.0.view(), a.1.view()),
+        );
+        let (_, (dx, dw)) = super::view_argument::value_and_gradient(x.view(), w.column(1));
+        // ∂/∂xᵢ = wᵢ², ∂/∂wᵢ = 2 xᵢ wᵢ
+        assert_eq!(dx[2], 0.9 * 0.9);
+        assert_eq!(dw[0], 2.0 * 1.0 * 0.7);
+    }
+    check!(write_local_matrix, (array![1.0_f64, -2.0, 0.5],), |a| (&a
+        .0));
+    check!(
+        zip_map_collect,
+        (array![1.0_f64, -2.0, 0.5], array![0.3_f64, 0.7, -1.1]),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        fold_over_array,
+        (array![1.0_f64, -2.0, 0.5], 0.3_f64),
+        |a| (&a.0, a.1)
+    );
+    check!(
+        broadcast_sin_cos_exp,
+        (array![[0.1_f64, -0.3], [0.5, 0.2]],),
+        |a| (&a.0)
+    );
+    #[test]
+    fn f32_arrays() {
+        mochi::testing::RuleTest::new(
+            (array![1.0_f32, -2.0, 0.5], 0.7_f32),
+            |a| super::f32_arrays(&a.0, a.1),
+            |a| super::f32_arrays::rrule(&a.0, a.1),
+        )
+        .tolerance(1e-3, 1e-4)
+        .run();
+    }
 }

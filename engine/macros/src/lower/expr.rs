@@ -324,6 +324,14 @@ impl Lowerer {
         if let Some(o) = self.lower_iter_chain(m, code) {
             return o;
         }
+        // `x.mapv(f64::exp)`: a function path where an adapter takes a closure is the
+        // closure `|v| f64::exp(v)`.
+        if name == "mapv" && m.args.len() == 1 && matches!(&m.args[0], Expr::Path(_)) {
+            let f = &m.args[0];
+            let mut with_closure = m.clone();
+            with_closure.args[0] = syn::parse_quote!(|__mochi_v| #f(__mochi_v));
+            return self.lower_method(&with_closure, code);
+        }
         let closure_count = m
             .args
             .iter()
