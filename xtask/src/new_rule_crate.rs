@@ -36,8 +36,9 @@ impl Created {
         }
         out.push_str(&format!(
             "next:\n  cargo test -p {}\n  cargo clippy -p {} --all-targets -- -D warnings\n\
-             then replace or extend the softplus example (see CONTRIBUTING.md).\n",
-            self.package, self.package
+             then replace or extend the softplus example, fill in design-docs/rules-{}.md\n\
+             and list it in design-docs/README.md (see CONTRIBUTING.md).\n",
+            self.package, self.package, self.name
         ));
         out
     }

@@ -113,7 +113,10 @@ fn text(bytes: &[u8]) -> String {
 fn a_new_rule_crate_builds_and_passes_its_tests() {
     let copy = copy_of_workspace();
     // Run from a subfolder: the scaffold finds the workspace root itself.
-    let out = xtask(&copy.join("engine/core"), &["new-rule-crate", "special-fns"]);
+    let out = xtask(
+        &copy.join("engine/core"),
+        &["new-rule-crate", "special-fns"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(
