@@ -46,7 +46,13 @@ pub mod rules {
     #[cfg(feature = "ndarray")]
     pub use mochi_rules_ndarray as ndarray;
     pub use mochi_rules_scalar as scalar;
+    #[cfg(feature = "stats")]
+    pub use mochi_rules_stats as stats;
 }
+
+/// Log-densities and bijections with rules: `mochi::stats::normal_logpdf(..)` and friends.
+#[cfg(feature = "stats")]
+pub use mochi_rules_stats as stats;
 
 /// Linear algebra with rules: `mochi::linalg::cholesky(&k)` and friends.
 #[cfg(feature = "linalg")]

@@ -106,6 +106,17 @@ fn f32_arrays(x: &Array1<f32>, a: f32) -> f32 {
     (x * a).mapv(|v| v.sin()).sum()
 }
 
+#[differentiable]
+fn log_joint(theta: &[f64], data: &Array1<f64>) -> f64 {
+    // μ on (0.1, 10) through a scaled logistic, σ > 0 through exp; Normal prior on μ,
+    // LogNormal observations.
+    let (mu, log_jac_mu) = mochi::stats::to_interval(theta[0], 0.1, 10.0);
+    let (sigma, log_jac_sigma) = mochi::stats::to_positive(theta[1]);
+    let prior = mochi::stats::normal_logpdf(mu, 1.0, 2.0);
+    let lik = mochi::stats::lognormal_logpdf_sum(data, mu, sigma);
+    prior + lik + log_jac_mu + log_jac_sigma
+}
+
 mod checks {
     use super::*;
     use crate::check;
@@ -197,4 +208,9 @@ mod checks {
         .tolerance(1e-3, 1e-4)
         .run();
     }
+    check!(
+        log_joint,
+        (vec![0.3_f64, -0.4], array![1.2_f64, 0.7, 2.5, 1.9]),
+        |a| (&a.0, &a.1)
+    );
 }
