@@ -43,9 +43,19 @@ impl Cli {
     /// `mochi-bot perf-check --retry-cmd`), used when `--cases` is absent.
     pub fn selection(&self, retry_cases: Option<&str>) -> Result<Selection, String> {
         let from_env: Vec<String> = retry_cases
-            .map(|s| s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
+            .map(|s| {
+                s.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
             .unwrap_or_default();
-        let case_names = if self.cases.is_empty() { &from_env } else { &self.cases };
+        let case_names = if self.cases.is_empty() {
+            &from_env
+        } else {
+            &self.cases
+        };
         let cases = if case_names.is_empty() {
             Case::ALL.to_vec()
         } else {
@@ -57,7 +67,10 @@ impl Cli {
                 })?;
                 picked.push(case);
             }
-            Case::ALL.into_iter().filter(|c| picked.contains(c)).collect()
+            Case::ALL
+                .into_iter()
+                .filter(|c| picked.contains(c))
+                .collect()
         };
         let columns = if self.columns.is_empty() {
             Column::ALL.to_vec()
@@ -66,11 +79,17 @@ impl Cli {
             for name in &self.columns {
                 let column = Column::from_name(name.trim()).ok_or_else(|| {
                     let all: Vec<&str> = Column::ALL.iter().map(|c| c.name()).collect();
-                    format!("unknown column `{name}`; the columns are: {}", all.join(", "))
+                    format!(
+                        "unknown column `{name}`; the columns are: {}",
+                        all.join(", ")
+                    )
                 })?;
                 picked.push(column);
             }
-            Column::ALL.into_iter().filter(|c| picked.contains(c)).collect()
+            Column::ALL
+                .into_iter()
+                .filter(|c| picked.contains(c))
+                .collect()
         };
         Ok(Selection { cases, columns })
     }
@@ -96,8 +115,16 @@ mod tests {
     #[test]
     fn flags_and_lists() {
         let cli = parse(&[
-            "--quick", "--json", "out.json", "--plot", "r.svg", "--cases", "gp_lml,_sum_1000",
-            "--columns", "echidna,mochi", "--no-jax",
+            "--quick",
+            "--json",
+            "out.json",
+            "--plot",
+            "r.svg",
+            "--cases",
+            "gp_lml,_sum_1000",
+            "--columns",
+            "echidna,mochi",
+            "--no-jax",
         ])
         .unwrap();
         assert!(cli.quick && cli.no_jax);
@@ -118,9 +145,15 @@ mod tests {
 
     #[test]
     fn unknown_names_are_errors_that_list_the_choices() {
-        let e = parse(&["--cases", "sum_100"]).unwrap().selection(None).unwrap_err();
+        let e = parse(&["--cases", "sum_100"])
+            .unwrap()
+            .selection(None)
+            .unwrap_err();
         assert!(e.contains("`sum_100`") && e.contains("sum_1000"), "{e}");
-        let e = parse(&["--columns", "enzyme"]).unwrap().selection(None).unwrap_err();
+        let e = parse(&["--columns", "enzyme"])
+            .unwrap()
+            .selection(None)
+            .unwrap_err();
         assert!(e.contains("`enzyme`") && e.contains("echidna-once"), "{e}");
         assert!(parse(&["--json"]).is_err(), "--json needs a path");
         assert!(parse(&["--fast"]).is_err());
@@ -132,7 +165,10 @@ mod tests {
         let s = cli.selection(Some("large_single_block, sum_1000")).unwrap();
         assert_eq!(s.cases, vec![Case::Sum1000, Case::LargeSingleBlock]);
         let cli = parse(&["--cases", "gp_lml"]).unwrap();
-        assert_eq!(cli.selection(Some("sum_1000")).unwrap().cases, vec![Case::GpLml]);
+        assert_eq!(
+            cli.selection(Some("sum_1000")).unwrap().cases,
+            vec![Case::GpLml]
+        );
         assert!(parse(&[]).unwrap().selection(Some("nope")).is_err());
     }
 }

@@ -49,7 +49,10 @@ pub fn gradient_cell<S: 'static>(
 }
 
 /// A primal cell: `call` evaluates the function once.
-pub fn primal_cell<S: 'static>(state: S, call: impl FnMut(&mut S) -> f64 + 'static) -> Box<dyn Cell> {
+pub fn primal_cell<S: 'static>(
+    state: S,
+    call: impl FnMut(&mut S) -> f64 + 'static,
+) -> Box<dyn Cell> {
     Box::new(FnCell {
         state,
         call,

@@ -25,7 +25,12 @@ pub fn draw(report: &BenchReport, path: &Path) -> Result<(), String> {
     if ratios.is_empty() {
         return Err("no ratio to plot".to_string());
     }
-    let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min).min(1.0) / 1.5;
+    let lo = ratios
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .min(1.0)
+        / 1.5;
     let hi = ratios.iter().copied().fold(0.0, f64::max) * 1.5;
     let n_cases = report.cases.len();
     let n_cols = report.columns.len();
@@ -35,7 +40,10 @@ pub fn draw(report: &BenchReport, path: &Path) -> Result<(), String> {
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let labels: Vec<String> = report.cases.iter().map(|c| c.label.clone()).collect();
     let mut chart = ChartBuilder::on(&root)
-        .caption("gradient time / primal time (log scale; lower is better)", ("sans-serif", 20))
+        .caption(
+            "gradient time / primal time (log scale; lower is better)",
+            ("sans-serif", 20),
+        )
         .margin(15)
         .x_label_area_size(150)
         .y_label_area_size(60)
@@ -53,12 +61,19 @@ pub fn draw(report: &BenchReport, path: &Path) -> Result<(), String> {
                 String::new()
             }
         })
-        .x_label_style(("sans-serif", 12).into_font().transform(FontTransform::Rotate90))
+        .x_label_style(
+            ("sans-serif", 12)
+                .into_font()
+                .transform(FontTransform::Rotate90),
+        )
         .y_desc("ratio")
         .draw()
         .map_err(|e| fail(&e))?;
     let bar = 0.8 / n_cols as f64;
     for (j, column) in report.columns.iter().enumerate() {
+        if report.cases.iter().all(|c| c.ratio(column).is_none()) {
+            continue; // no bar, no legend entry
+        }
         let color = COLORS[j % COLORS.len()];
         let bars: Vec<Rectangle<(f64, f64)>> = report
             .cases
@@ -67,7 +82,10 @@ pub fn draw(report: &BenchReport, path: &Path) -> Result<(), String> {
             .filter_map(|(i, case)| {
                 let r = case.ratio(column)?;
                 let x0 = i as f64 + 0.1 + j as f64 * bar;
-                Some(Rectangle::new([(x0, lo), (x0 + bar * 0.9, r)], color.filled()))
+                Some(Rectangle::new(
+                    [(x0, lo), (x0 + bar * 0.9, r)],
+                    color.filled(),
+                ))
             })
             .collect();
         chart
@@ -78,7 +96,10 @@ pub fn draw(report: &BenchReport, path: &Path) -> Result<(), String> {
     }
     // The parity line: a gradient as cheap as the primal.
     chart
-        .draw_series(LineSeries::new([(0.0, 1.0), (n_cases as f64, 1.0)], BLACK.stroke_width(1)))
+        .draw_series(LineSeries::new(
+            [(0.0, 1.0), (n_cases as f64, 1.0)],
+            BLACK.stroke_width(1),
+        ))
         .map_err(|e| fail(&e))?;
     chart
         .configure_series_labels()

@@ -15,7 +15,12 @@ pub struct Progress {
 impl Progress {
     /// A bar over `total` cases.
     pub fn new(total: usize) -> Self {
-        Progress { total, start: Instant::now(), last_draw: None, terminal: std::io::stderr().is_terminal() }
+        Progress {
+            total,
+            start: Instant::now(),
+            last_draw: None,
+            terminal: std::io::stderr().is_terminal(),
+        }
     }
 
     /// Case `index` (0-based) named `label` is `fraction` done.
@@ -24,12 +29,18 @@ impl Progress {
             return;
         }
         let now = Instant::now();
-        if self.last_draw.is_some_and(|t| now - t < Duration::from_millis(100)) {
+        if self
+            .last_draw
+            .is_some_and(|t| now - t < Duration::from_millis(100))
+        {
             return;
         }
         self.last_draw = Some(now);
         let done = (index as f64 + fraction.clamp(0.0, 1.0)) / self.total.max(1) as f64;
-        eprint!("\r{}", line(done, index, self.total, label, self.start.elapsed()));
+        eprint!(
+            "\r{}",
+            line(done, index, self.total, label, self.start.elapsed())
+        );
         let _ = std::io::stderr().flush();
     }
 
@@ -39,7 +50,12 @@ impl Progress {
             self.last_draw = None;
             self.update(index, label, 1.0);
         } else {
-            eprintln!("[{}/{}] {label} done ({:.0} s)", index + 1, self.total, self.start.elapsed().as_secs_f64());
+            eprintln!(
+                "[{}/{}] {label} done ({:.0} s)",
+                index + 1,
+                self.total,
+                self.start.elapsed().as_secs_f64()
+            );
         }
     }
 
@@ -74,8 +90,13 @@ mod tests {
     #[test]
     fn the_bar_fills_with_progress() {
         let l = line(0.5, 6, 13, "kron_sum", Duration::from_secs(12));
-        assert!(l.starts_with(&format!("[{}{}]", "#".repeat(15), "-".repeat(15))), "{l}");
+        assert!(
+            l.starts_with(&format!("[{}{}]", "#".repeat(15), "-".repeat(15))),
+            "{l}"
+        );
         assert!(l.contains(" 50% 7/13 kron_sum"), "{l}");
-        assert!(line(1.7, 12, 13, "x", Duration::ZERO).starts_with(&format!("[{}]", "#".repeat(30))));
+        assert!(
+            line(1.7, 12, 13, "x", Duration::ZERO).starts_with(&format!("[{}]", "#".repeat(30)))
+        );
     }
 }

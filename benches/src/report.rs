@@ -56,14 +56,22 @@ pub struct CaseResult {
 impl CaseResult {
     /// The ratio of `column`: its gradient time over the primal time (JAX: over its own primal).
     pub fn ratio(&self, column: Column) -> Option<f64> {
-        let g = self.gradients.iter().find(|(c, _)| *c == column)?.1.as_ref()?;
+        let g = self
+            .gradients
+            .iter()
+            .find(|(c, _)| *c == column)?
+            .1
+            .as_ref()?;
         Some(g.median_ns / g.own_primal_ns.unwrap_or(self.primal_ns))
     }
 
     /// Whether `column`'s cell is dispatch-bound (JAX primal under 3× its dispatch cost).
     pub fn dispatch_bound(&self, column: Column) -> bool {
         self.gradients.iter().any(|(c, g)| {
-            *c == column && g.as_ref().and_then(|g| g.own_primal_ns).is_some_and(|p| p < 3.0 * JAX_DISPATCH_NS)
+            *c == column
+                && g.as_ref()
+                    .and_then(|g| g.own_primal_ns)
+                    .is_some_and(|p| p < 3.0 * JAX_DISPATCH_NS)
         })
     }
 }
@@ -81,7 +89,11 @@ pub fn build(columns: &[Column], results: &[CaseResult], meta: Value) -> BenchRe
             let mut dispatch = Vec::new();
             for &column in columns {
                 let name = column.name().to_string();
-                let g = r.gradients.iter().find(|(c, _)| *c == column).and_then(|(_, g)| g.as_ref());
+                let g = r
+                    .gradients
+                    .iter()
+                    .find(|(c, _)| *c == column)
+                    .and_then(|(_, g)| g.as_ref());
                 ratios.insert(name.clone(), r.ratio(column));
                 times.insert(name.clone(), g.map(|g| g.median_ns));
                 bytes.insert(name.clone(), g.and_then(|g| g.bytes.map(|b| b as f64)));
@@ -162,7 +174,9 @@ primal = the plain call of the case's #[differentiable] function.\n",
 pub fn target_misses(results: &[CaseResult]) -> Vec<String> {
     let mut misses = Vec::new();
     for r in results {
-        let Some(mochi) = r.ratio(Column::Mochi) else { continue };
+        let Some(mochi) = r.ratio(Column::Mochi) else {
+            continue;
+        };
         let target = target(r.case);
         if mochi > target {
             misses.push(format!(
@@ -212,7 +226,13 @@ mod tests {
     use super::*;
 
     fn result() -> CaseResult {
-        let g = |ns: f64| GradientResult { median_ns: ns, spread: 0.1, samples: 5, bytes: Some(0), own_primal_ns: None };
+        let g = |ns: f64| GradientResult {
+            median_ns: ns,
+            spread: 0.1,
+            samples: 5,
+            bytes: Some(0),
+            own_primal_ns: None,
+        };
         CaseResult {
             case: Case::Sum1000,
             primal_ns: 100.0,
@@ -221,7 +241,13 @@ mod tests {
                 (Column::Mochi, Some(g(250.0))),
                 (Column::Echidna, Some(g(200.0))),
                 (Column::Candle, None),
-                (Column::Jax, Some(GradientResult { own_primal_ns: Some(6000.0), ..g(9000.0) })),
+                (
+                    Column::Jax,
+                    Some(GradientResult {
+                        own_primal_ns: Some(6000.0),
+                        ..g(9000.0)
+                    }),
+                ),
             ],
         }
     }
@@ -245,7 +271,10 @@ mod tests {
         assert_eq!(case.ratio("mochi"), Some(2.5));
         assert_eq!(case.ratio("candle"), None);
         assert_eq!(case.times_ns.as_ref().unwrap()["echidna"], Some(200.0));
-        assert_eq!(case.bytes_per_gradient.as_ref().unwrap()["mochi"], Some(0.0));
+        assert_eq!(
+            case.bytes_per_gradient.as_ref().unwrap()["mochi"],
+            Some(0.0)
+        );
         assert_eq!(case.extra["dispatch_bound"], json!(["jax"]));
         assert!(mochi_ratio_table::render_table(&back).contains("missing"));
     }

@@ -24,7 +24,9 @@ pub fn measure(
     let mut timed = Vec::new();
     let mut reference: Option<Vec<f64>> = None;
     for &column in columns {
-        let Some(mut cell) = columns::gradient(column, case, inputs) else { continue };
+        let Some(mut cell) = columns::gradient(column, case, inputs) else {
+            continue;
+        };
         cell.run(1);
         let gradient = cell.gradient();
         match &reference {
@@ -35,7 +37,8 @@ pub fn measure(
         timed.push(column);
     }
     let samples = timing::sample(&mut cells, budget, tick);
-    let mut gradients: Vec<(Column, Option<GradientResult>)> = columns.iter().map(|&c| (c, None)).collect();
+    let mut gradients: Vec<(Column, Option<GradientResult>)> =
+        columns.iter().map(|&c| (c, None)).collect();
     for (k, &column) in timed.iter().enumerate() {
         let cell = &mut cells[k + 1];
         let bytes = alloc::bytes_during(|| {
@@ -84,7 +87,8 @@ mod tests {
     #[test]
     fn agreement_is_relative_to_the_gradient_scale() {
         assert!(check_agreement(Case::Sum1000, Column::Echidna, &[1e6, 0.05], &[1e6, 0.0]).is_ok());
-        let e = check_agreement(Case::Sum1000, Column::Echidna, &[1.0, 0.5], &[1.0, 0.0]).unwrap_err();
+        let e =
+            check_agreement(Case::Sum1000, Column::Echidna, &[1.0, 0.5], &[1.0, 0.0]).unwrap_err();
         assert!(e.contains("component 1") && e.contains("echidna"), "{e}");
         assert!(check_agreement(Case::Sum1000, Column::EasyMl, &[1.0], &[1.0, 2.0]).is_err());
     }

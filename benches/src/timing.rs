@@ -78,7 +78,11 @@ pub fn quantile(values: &[f64], q: f64) -> f64 {
 /// every routine that still needs samples, starting at a different routine each
 /// round. The primal keeps sampling while any gradient does. `tick` is called after
 /// every batch with the fraction of this case done.
-pub fn sample(routines: &mut [Box<dyn Cell>], budget: Budget, mut tick: impl FnMut(f64)) -> Vec<Samples> {
+pub fn sample(
+    routines: &mut [Box<dyn Cell>],
+    budget: Budget,
+    mut tick: impl FnMut(f64),
+) -> Vec<Samples> {
     let n = routines.len();
     // Warm-up, and the cost of one call.
     let per_call: Vec<f64> = routines
@@ -109,7 +113,11 @@ pub fn sample(routines: &mut [Box<dyn Cell>], budget: Budget, mut tick: impl FnM
                 let by_time = spent[k].as_secs_f64() / budget.per_routine.as_secs_f64();
                 let by_count = samples[k].len() as f64 / budget.max_samples as f64;
                 let by_min = samples[k].len() as f64 / budget.min_samples as f64;
-                by_time.max(by_count).min(1.0).max(by_min.min(1.0) * by_time.min(1.0)).min(1.0)
+                by_time
+                    .max(by_count)
+                    .min(1.0)
+                    .max(by_min.min(1.0) * by_time.min(1.0))
+                    .min(1.0)
             })
             .sum::<f64>()
             / n as f64
@@ -124,7 +132,11 @@ pub fn sample(routines: &mut [Box<dyn Cell>], budget: Budget, mut tick: impl FnM
         }
         for step in 0..n {
             let k = (round + step) % n;
-            let active = if k == 0 { primal_active } else { wants(k, &samples, &spent) };
+            let active = if k == 0 {
+                primal_active
+            } else {
+                wants(k, &samples, &spent)
+            };
             if !active {
                 continue;
             }
@@ -140,7 +152,10 @@ pub fn sample(routines: &mut [Box<dyn Cell>], budget: Budget, mut tick: impl FnM
     samples
         .into_iter()
         .zip(batch_calls)
-        .map(|(ns_per_call, batch_calls)| Samples { ns_per_call, batch_calls })
+        .map(|(ns_per_call, batch_calls)| Samples {
+            ns_per_call,
+            batch_calls,
+        })
         .collect()
 }
 
@@ -167,7 +182,10 @@ mod tests {
             min_samples: 4,
             max_samples: 10,
         };
-        let mut routines = vec![primal_cell(0.0_f64, |x| *x + 1.0), primal_cell(1.0_f64, |x| x.sin())];
+        let mut routines = vec![
+            primal_cell(0.0_f64, |x| *x + 1.0),
+            primal_cell(1.0_f64, |x| x.sin()),
+        ];
         let mut ticks = 0;
         let samples = sample(&mut routines, budget, |f| {
             assert!((0.0..=1.0).contains(&f));

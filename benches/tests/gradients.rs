@@ -108,3 +108,20 @@ fn full_size_gradients_agree_between_mochi_and_echidna() {
         );
     }
 }
+
+#[test]
+fn no_cotangent_flows_into_the_turing_observations() {
+    use mochi_benches::cases::functions::turing_log_joint;
+    let t = Inputs::new(Scale::Small).turing;
+    let (mut dtheta, mut ddata) = (vec![0.0; 2], vec![0.0; t.data.len()]);
+    turing_log_joint::value_and_gradient_into(&t.theta, &t.data, (&mut dtheta, &mut ddata));
+    assert!(
+        dtheta.iter().all(|d| *d != 0.0),
+        "θ has a gradient: {dtheta:?}"
+    );
+    // the benchmark never refills this shadow, so it must stay zero
+    assert!(
+        ddata.iter().all(|d| *d == 0.0),
+        "observations got a cotangent: {ddata:?}"
+    );
+}

@@ -6,7 +6,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal, StandardNormal};
 
 /// The seed every input is drawn from.
-pub const SEED: u64 = 0x6d6f_6368_69;
+pub const SEED: u64 = 0x006d_6f63_6869;
 
 /// Benchmark sizes, or small sizes for tests (finite differences need few inputs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,7 +112,9 @@ impl Inputs {
             theta: normals(&mut rng, 2),
             data: {
                 let lognormal = LogNormal::new(1.5, 0.5).expect("a valid LogNormal");
-                (0..pick(100_000, 40)).map(|_| lognormal.sample(&mut rng)).collect()
+                (0..pick(100_000, 40))
+                    .map(|_| lognormal.sample(&mut rng))
+                    .collect()
             },
         };
         Inputs {

@@ -46,7 +46,8 @@ pub fn gradient(case: Case, inputs: &Inputs) -> Box<dyn Cell> {
         (problem, WengertList::<f64>::new(), Vec::new()),
         |(problem, list, grad)| {
             list.clear();
-            let params: Vec<Record<f64>> = problem.params.iter().map(|&v| list.variable(v)).collect();
+            let params: Vec<Record<f64>> =
+                problem.params.iter().map(|&v| list.variable(v)).collect();
             let y = problem.eval(&params);
             let derivatives = y.derivatives();
             grad.clear();

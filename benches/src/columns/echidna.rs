@@ -43,7 +43,9 @@ macro_rules! tape_scalar_via_float {
 }
 
 tape_scalar_via_float!(Reverse<f64>, |v: Reverse<f64>| Scalar::value(&v));
-tape_scalar_via_float!(BReverse<f64>, |v: BReverse<f64>| v.to_f64().unwrap_or(f64::NAN));
+tape_scalar_via_float!(BReverse<f64>, |v: BReverse<f64>| v
+    .to_f64()
+    .unwrap_or(f64::NAN));
 
 /// Reverse mode, tape recorded on every call (echidna's pooled thread-local tape).
 pub fn rerecord(case: Case, inputs: &Inputs) -> Box<dyn Cell> {
@@ -79,7 +81,12 @@ pub fn record_once(case: Case, inputs: &Inputs) -> Box<dyn Cell> {
         grad: Vec<f64>,
     }
     gradient_cell(
-        State { params: problem.params, tape, adjoints: Vec::new(), grad: Vec::new() },
+        State {
+            params: problem.params,
+            tape,
+            adjoints: Vec::new(),
+            grad: Vec::new(),
+        },
         |s| {
             s.grad = s.tape.gradient_with_buf(&s.params, &mut s.adjoints);
             s.tape.output_value()

@@ -31,12 +31,10 @@ pub fn primal(case: Case, inputs: &Inputs) -> Box<dyn Cell> {
         Case::BroadcastSinCosExp => primal_cell(i.x10, |x| f::broadcast_sin_cos_exp(x)),
         Case::SimpleMlp => primal_cell(i.mlp, |m| f::simple_mlp(&m.w2, &m.w1, &m.y, &m.x)),
         Case::GpLml => primal_cell(i.gp, |g| f::gp_lml(&g.x, &g.y, g.s)),
-        Case::TuringBroadcast => {
-            primal_cell(i.turing, |t| f::turing_log_joint(&t.theta, &t.data))
-        }
-        Case::LargeSingleBlock => {
-            primal_cell(i.block, |(x0, a)| f::large_single_block(black_box(*x0), black_box(*a)))
-        }
+        Case::TuringBroadcast => primal_cell(i.turing, |t| f::turing_log_joint(&t.theta, &t.data)),
+        Case::LargeSingleBlock => primal_cell(i.block, |(x0, a)| {
+            f::large_single_block(black_box(*x0), black_box(*a))
+        }),
     }
 }
 
@@ -135,7 +133,13 @@ pub fn gradient(case: Case, inputs: &Inputs) -> Box<dyn Cell> {
                     for d in [&mut *dw2, &mut *dw1, &mut *dy, &mut *dx] {
                         d.fill(0.0);
                     }
-                    f::simple_mlp::value_and_gradient_into(&m.w2, &m.w1, &m.y, &m.x, (dw2, dw1, dy, dx))
+                    f::simple_mlp::value_and_gradient_into(
+                        &m.w2,
+                        &m.w1,
+                        &m.y,
+                        &m.x,
+                        (dw2, dw1, dy, dx),
+                    )
                 },
                 |(_, [dw2, dw1, dy, dx])| flat(&[&flat2(dw2), &flat2(dw1), &flat2(dy), &flat2(dx)]),
             )
@@ -174,7 +178,11 @@ pub fn gradient(case: Case, inputs: &Inputs) -> Box<dyn Cell> {
             |((x0, a), d)| {
                 *d = [0.0; 2];
                 let [dx0, da] = d;
-                f::large_single_block::value_and_gradient_into(black_box(*x0), black_box(*a), (dx0, da))
+                f::large_single_block::value_and_gradient_into(
+                    black_box(*x0),
+                    black_box(*a),
+                    (dx0, da),
+                )
             },
             |(_, d)| d.to_vec(),
         ),

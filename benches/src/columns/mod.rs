@@ -66,11 +66,8 @@ impl Column {
     /// Whether this build can run the column in process (`heavy-peers` for candle and
     /// burn; JAX never runs in process).
     pub fn compiled_in(self) -> bool {
-        match self {
-            Column::Candle | Column::Burn => cfg!(feature = "heavy-peers"),
-            Column::Jax => false,
-            _ => true,
-        }
+        let heavy = matches!(self, Column::Candle | Column::Burn);
+        self != Column::Jax && (!heavy || cfg!(feature = "heavy-peers"))
     }
 
     /// What the timed region holds, for the table's footnote.

@@ -88,7 +88,11 @@ impl TapeProblem {
                 (inputs.x1000_vec.clone(), vec![])
             }
             Case::KronSum | Case::KronViewSum => {
-                let (a, b) = if case == Case::KronSum { &inputs.kron } else { &inputs.kron_view };
+                let (a, b) = if case == Case::KronSum {
+                    &inputs.kron
+                } else {
+                    &inputs.kron_view
+                };
                 let ((fa, sa), (fb, sb)) = (mat(a), mat(b));
                 ([fa, fb].concat(), vec![sa, sb])
             }
@@ -109,8 +113,17 @@ impl TapeProblem {
             Case::TuringBroadcast => (inputs.turing.theta.clone(), vec![]),
             Case::LargeSingleBlock => (vec![inputs.block.0, inputs.block.1], vec![]),
         };
-        let data = if case == Case::TuringBroadcast { inputs.turing.data.clone() } else { vec![] };
-        TapeProblem { case, params, shapes, data }
+        let data = if case == Case::TuringBroadcast {
+            inputs.turing.data.clone()
+        } else {
+            vec![]
+        };
+        TapeProblem {
+            case,
+            params,
+            shapes,
+            data,
+        }
     }
 
     /// The case's function of the flattened inputs `p`.
@@ -127,9 +140,17 @@ impl TapeProblem {
                 let ((_, n), (r, c)) = (self.shapes[0], self.shapes[1]);
                 let (a, b) = p.split_at(self.shapes[0].0 * n);
                 let (bm, bn) = (r / 2, c / 2);
-                let block: Vec<T> = (0..bm).flat_map(|i| (0..bn).map(move |j| a[i * n + j])).collect();
+                let block: Vec<T> = (0..bm)
+                    .flat_map(|i| (0..bn).map(move |j| a[i * n + j]))
+                    .collect();
                 let upper: Vec<T> = (0..r * c)
-                    .map(|k| if k % c >= k / c { b[k] } else { T::constant(0.0) })
+                    .map(|k| {
+                        if k % c >= k / c {
+                            b[k]
+                        } else {
+                            T::constant(0.0)
+                        }
+                    })
                     .collect();
                 sum(&kron(&block, (bm, bn), &upper, (r, c)))
             }
@@ -214,7 +235,12 @@ fn kron<T: TapeScalar>(a: &[T], (m, n): (usize, usize), b: &[T], (r, c): (usize,
 }
 
 /// Row-major `a` (m×k) times `b` (k×n).
-fn matmul<T: TapeScalar>(a: &[T], (m, k): (usize, usize), b: &[T], (k2, n): (usize, usize)) -> Vec<T> {
+fn matmul<T: TapeScalar>(
+    a: &[T],
+    (m, k): (usize, usize),
+    b: &[T],
+    (k2, n): (usize, usize),
+) -> Vec<T> {
     assert_eq!(k, k2, "inner dimensions");
     let mut c = Vec::with_capacity(m * n);
     for i in 0..m {
@@ -301,7 +327,8 @@ fn turing<T: TapeScalar>(p: &[T], data: &[f64]) -> T {
     for &xi in data {
         let lx = xi.ln();
         let z = (T::constant(lx) - mu) / sigma;
-        log_likelihood = log_likelihood + (T::constant(-0.5) * z * z - sigma.ln() - T::constant(lx + HALF_LN_2PI));
+        log_likelihood = log_likelihood
+            + (T::constant(-0.5) * z * z - sigma.ln() - T::constant(lx + HALF_LN_2PI));
     }
     prior(mu) + prior(sigma) + log_jacobian + log_likelihood
 }
