@@ -3,6 +3,10 @@
 //! `require_grad` outside the timed region; every call builds the graph from them,
 //! runs `backward`, and reads the gradients out.
 
+// burn's `slice` takes one range per axis: `[n..n + 1]` on a rank-1 tensor is that, not a
+// mistaken `Vec` of one range.
+#![allow(clippy::single_range_in_vec_init)]
+
 use crate::cases::functions::{truncation_log_mass, HALF_LN_2PI};
 use crate::cases::inputs::Inputs;
 use crate::cases::Case;
@@ -86,7 +90,7 @@ fn eval(case: Case, leaves: &Leaves, data: Option<&Tensor<1>>, d: &Device) -> Te
         }
         (Case::TuringBroadcast, Leaves::Vector(v)) => {
             let data = data.expect("observations").clone();
-            let (lo, hi) = (0.1, 10.0);
+            let (lo, hi): (f64, f64) = (0.1, 10.0);
             let p = burn::tensor::activation::sigmoid(v[0].clone());
             let mu = p.clone().slice([0..1]).mul_scalar(hi - lo).add_scalar(lo);
             let sigma = p.clone().slice([1..2]).mul_scalar(hi - lo).add_scalar(lo);
@@ -163,7 +167,7 @@ fn read(grad: Option<impl Into<TensorData>>, len: usize, out: &mut Vec<f64>) {
         Some(g) => out.extend(
             g.into()
                 .convert::<f64>()
-                .to_vec::<f64>()
+                .try_to_vec::<f64>()
                 .expect("f64 gradient"),
         ),
         None => out.extend(std::iter::repeat_n(0.0, len)),

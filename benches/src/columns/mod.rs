@@ -27,7 +27,7 @@ pub enum Column {
     EchidnaOnce,
     /// candle-core 0.11, `Var` + `backward` on the CPU (feature `heavy-peers`).
     Candle,
-    /// burn 0.22, `Autodiff<NdArray>` (feature `heavy-peers`).
+    /// burn 0.22, `Device::flex().autodiff()` (feature `heavy-peers`).
     Burn,
     /// JAX `jit(value_and_grad)` on CPU, from `peers/jax_cases.py` (merged, not run in process).
     Jax,
@@ -78,7 +78,7 @@ impl Column {
             Column::Echidna => "`echidna::grad`: recording the tape (pooled, thread-local), the reverse sweep, the gradient Vec",
             Column::EchidnaOnce => "`BytecodeTape::gradient_with_buf`: replaying a tape recorded once outside (forward + reverse); valid only for input-independent control flow",
             Column::Candle => "building the graph from `Var`s created once outside, `backward`, copying the gradients out (RAYON_NUM_THREADS=1)",
-            Column::Burn => "building the autodiff graph from tensors `require_grad`ed once outside, `backward`, reading the gradients (NdArray backend)",
+            Column::Burn => "building the autodiff graph from tensors `require_grad`ed once outside, `backward`, reading the gradients (pure-Rust Flex CPU backend, f64)",
             Column::Jax => "`jit(value_and_grad)` call and `block_until_ready`; compilation outside (float64, CPU, single-threaded)",
         }
     }
