@@ -67,3 +67,35 @@ fn steady_state_gradient_calls_allocate_nothing() {
     let fresh = sum_sin::gradient(&x);
     assert!((fresh[3] - x[3].cos()).abs() < 1e-15);
 }
+
+#[differentiable]
+fn loop_over_constant_data(theta: &[f64], data: &[f64]) -> f64 {
+    let data = no_grad(data);
+    let mu = theta[0];
+    let mut s = 0.0;
+    for i in 0..data.len() {
+        let z = data[i] - mu;
+        s += z * z;
+    }
+    s
+}
+
+#[test]
+fn constant_data_behind_no_grad_allocates_nothing_and_gets_no_cotangent() {
+    let theta = [0.4, 0.0];
+    let data: Vec<f64> = (0..100).map(|i| i as f64 * 0.01).collect();
+    let mut dtheta = vec![0.0; 2];
+    let mut ddata = vec![0.0; data.len()];
+    for _ in 0..3 {
+        loop_over_constant_data::gradient_into(&theta, &data, (&mut dtheta, &mut ddata));
+    }
+    let (_, n) = allocations_during(|| {
+        dtheta.fill(0.0);
+        loop_over_constant_data::gradient_into(&theta, &data, (&mut dtheta, &mut ddata));
+    });
+    assert_eq!(n, 0, "allocated {n} times");
+    assert!(ddata.iter().all(|d| *d == 0.0));
+    // ∂/∂μ Σ (dᵢ − μ)² = −2 Σ (dᵢ − μ)
+    let expected: f64 = data.iter().map(|d| -2.0 * (d - 0.4)).sum();
+    assert!((dtheta[0] - expected).abs() < 1e-12);
+}

@@ -537,6 +537,20 @@ impl Lowerer {
         };
         let init_expr = &*init.expr;
         let init_active = expr_is_active(init_expr, &self.active);
+        // A binding without `mut` keeps its initial value: an inactive one (a constant,
+        // `no_grad(..)`) stays inactive whatever other bindings of the same name do.
+        if !init_active && !pattern_is_mut(pat) && !mentions_any(init_expr, &self.active) {
+            code.fwd
+                .push(quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;));
+            self.bind_pattern_inactive(pat);
+            return;
+        }
+        if !init_active && !pattern_is_mut(pat) && is_no_grad(init_expr) {
+            code.fwd
+                .push(quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;));
+            self.bind_pattern_inactive(pat);
+            return;
+        }
         if !any_active && !init_active && !mentions_any(init_expr, &self.active) {
             code.fwd
                 .push(quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;));
@@ -1008,6 +1022,27 @@ impl Place {
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => Place::parse(&u.expr),
             _ => None,
         }
+    }
+}
+
+fn pattern_is_mut(p: &Pat) -> bool {
+    match p {
+        Pat::Ident(i) => i.mutability.is_some(),
+        Pat::Tuple(t) => t.elems.iter().any(pattern_is_mut),
+        Pat::Type(t) => pattern_is_mut(&t.pat),
+        Pat::Paren(p) => pattern_is_mut(&p.pat),
+        Pat::Reference(r) => pattern_is_mut(&r.pat),
+        _ => false,
+    }
+}
+
+fn is_no_grad(e: &Expr) -> bool {
+    match e {
+        Expr::Call(c) => {
+            matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "no_grad"))
+        }
+        Expr::Paren(p) => is_no_grad(&p.expr),
+        _ => false,
     }
 }
 
