@@ -87,11 +87,8 @@ impl Lowerer {
                             .push(quote!(let _ = ::mochi::__private::take(&mut #c);));
                     }
                 }
+                // A unit-valued tail.
                 None => {
-                    if let Some(Stmt::Expr(e, None)) = stmts.last() {
-                        // A control-flow tail with a unit value.
-                        let _ = e;
-                    }
                     inner.fwd.push(quote!(#v = ();));
                 }
             }

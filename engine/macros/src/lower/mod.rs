@@ -537,21 +537,14 @@ impl Lowerer {
         };
         let init_expr = &*init.expr;
         let init_active = expr_is_active(init_expr, &self.active);
-        // A binding without `mut` keeps its initial value: an inactive one (a constant,
-        // `no_grad(..)`) stays inactive whatever other bindings of the same name do.
-        if !init_active && !pattern_is_mut(pat) && !mentions_any(init_expr, &self.active) {
-            code.fwd
-                .push(quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;));
-            self.bind_pattern_inactive(pat);
-            return;
-        }
-        if !init_active && !pattern_is_mut(pat) && is_no_grad(init_expr) {
-            code.fwd
-                .push(quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;));
-            self.bind_pattern_inactive(pat);
-            return;
-        }
-        if !any_active && !init_active && !mentions_any(init_expr, &self.active) {
+        // A constant initial value binds an inactive variable when nothing can make the
+        // binding active later: no active name takes this value, or the binding is not
+        // `mut` (it keeps its value whatever other bindings of the same name do).
+        let constant =
+            !init_active && (!mentions_any(init_expr, &self.active) || is_no_grad(init_expr));
+        let stays_constant =
+            !pattern_is_mut(pat) || (!any_active && !mentions_any(init_expr, &self.active));
+        if constant && stays_constant {
             code.fwd
                 .push(quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;));
             self.bind_pattern_inactive(pat);
@@ -651,10 +644,6 @@ impl Lowerer {
                 let lit = syn::LitFloat::new(&format!("{v}{ty}"), f.span());
                 Some(quote!(#lit))
             }
-            Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(i),
-                ..
-            }) if i.suffix().is_empty() => None,
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
                 let inner = self.typed_literal(&u.expr)?;
                 Some(quote!(-#inner))
