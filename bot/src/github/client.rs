@@ -240,30 +240,24 @@ impl GitHub {
                     })
                 }
             };
-            let response = match sent {
-                Ok(r) => r,
-                Err(e) => {
-                    last_detail = format!("transport error: {e}");
-                    if !idempotent {
-                        return Err(GitHubError::Unconfirmed {
-                            repo,
-                            call,
-                            detail: last_detail,
-                        });
-                    }
-                    if attempt < attempts {
-                        tokio::time::sleep(backoff).await;
-                        backoff *= 2;
-                    }
-                    continue;
+            // A transport error and an unreadable answer are handled alike: the call
+            // may have been applied, so only idempotent calls are retried.
+            let received = match sent {
+                Ok(response) => {
+                    let status = response.status();
+                    let headers = response.headers().clone();
+                    self.octo
+                        .body_to_string(response)
+                        .await
+                        .map(|text| (status, headers, text))
+                        .map_err(|e| format!("the answer could not be read: {e}"))
                 }
+                Err(e) => Err(format!("transport error: {e}")),
             };
-            let status = response.status();
-            let headers = response.headers().clone();
-            let text = match self.octo.body_to_string(response).await {
-                Ok(t) => t,
-                Err(e) => {
-                    last_detail = format!("the answer could not be read: {e}");
+            let (status, headers, text) = match received {
+                Ok(r) => r,
+                Err(detail) => {
+                    last_detail = detail;
                     if !idempotent {
                         return Err(GitHubError::Unconfirmed {
                             repo,
