@@ -5,7 +5,7 @@
 
 mod common;
 use mochi::prelude::*;
-use ndarray::{array, Array1, Array2, ArrayView1};
+use ndarray::{array, Array1, Array2, ArrayView1, Axis};
 
 #[differentiable]
 fn array_sum(x: &Array1<f64>) -> f64 {
@@ -117,9 +117,87 @@ fn log_joint(theta: &[f64], data: &Array1<f64>) -> f64 {
     prior + lik + log_jac_mu + log_jac_sigma
 }
 
+// Structured cotangents: `sum`, `mean` and `sum_axis` leave broadcast forms, which
+// flow through `+`, scaling, transposition and copies, and are written out where an
+// element is read or overwritten.
+
+#[differentiable]
+fn sum_then_overwrite(x: &Array2<f64>) -> f64 {
+    let mut z = x.to_owned();
+    let before = z.sum();
+    z[[0, 1]] = before * 2.0;
+    z.sum() + before
+}
+
+#[differentiable]
+fn element_read_after_sum(x: &Array2<f64>) -> f64 {
+    let a = x[[1, 0]];
+    let t = (x * 2.0).sum();
+    a * t
+}
+
+#[differentiable]
+fn axis_sums_and_means(x: &Array2<f64>, w: &Array1<f64>) -> f64 {
+    let col = x.sum_axis(Axis(0));
+    let scaled = &col * w;
+    let total = x.mean().unwrap() * 3.0;
+    let y = x + 1.0;
+    scaled.sum() + total + y.t().sum() + (-&y).sum()
+}
+
+#[differentiable]
+fn sum_of_shifted_kron(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+    let k = ndarray::linalg::kron(a, b);
+    let shifted = &k - 0.5;
+    shifted.sum() + (k * 2.0).mean().unwrap()
+}
+
 mod checks {
     use super::*;
     use crate::check;
+    check!(
+        sum_then_overwrite,
+        (array![[0.1_f64, -0.3, 0.7], [0.5, 0.2, -1.0]],),
+        |a| (&a.0)
+    );
+    check!(
+        element_read_after_sum,
+        (array![[0.1_f64, -0.3], [0.5, 0.2], [1.5, -0.4]],),
+        |a| (&a.0)
+    );
+    check!(
+        axis_sums_and_means,
+        (
+            array![[0.1_f64, -0.3, 0.7], [0.5, 0.2, -1.0]],
+            array![0.3_f64, -1.2, 2.0]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        sum_of_shifted_kron,
+        (
+            array![[0.1_f64, -0.3], [0.5, 0.2]],
+            array![[1.0_f64, 2.0, 0.5], [0.3, -0.2, 0.1]]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    #[test]
+    fn gradients_of_structured_cotangents_are_dense() {
+        let x = array![[0.1_f64, -0.3, 0.7], [0.5, 0.2, -1.0]];
+        let w = array![0.3_f64, -1.2, 2.0];
+        let (_, (dx, dw)) = super::axis_sums_and_means::value_and_gradient(&x, &w);
+        assert_eq!(dx.shape(), &[2, 3]);
+        assert_eq!(dw.shape(), &[3]);
+        // ∂/∂xᵢⱼ = wⱼ + 3/6 + 1 − 1
+        for ((_, j), v) in dx.indexed_iter() {
+            assert!((v - (w[j] + 0.5)).abs() < 1e-12, "{dx}");
+        }
+        // the shadow-buffer form densifies a structural zero it is given
+        let (mut sx, mut sw) = (Array2::zeros((0, 0)), Array1::zeros(0));
+        super::axis_sums_and_means::gradient_into(&x, &w, (&mut sx, &mut sw));
+        assert_eq!(sx, dx);
+        assert_eq!(sw, dw);
+    }
     check!(array_sum, (array![1.0_f64, -2.0, 0.5],), |a| (&a.0));
     check!(
         quadratic_form,

@@ -11,7 +11,7 @@ mod tangent;
 pub mod private;
 
 pub use rule::{Accumulators, BoxedPullback, Call, FnPullback, Pullback};
-pub use tangent::{NoTangent, Perturb, Tangent, TangentVector};
+pub use tangent::{broadcast, NoTangent, Perturb, Tangent, TangentVector};
 
 pub mod forward;
 pub mod testing;

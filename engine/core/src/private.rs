@@ -114,8 +114,9 @@ pub trait IndexTangent<I> {
     type Shape;
     /// Adds `v` to element `i`, materialising a structural zero with `shape` first.
     fn index_acc(&mut self, shape: &Self::Shape, i: I, v: Self::Elem);
-    /// Takes element `i` out (the structural zero when the container is one).
-    fn index_take(&mut self, i: I) -> Self::Elem;
+    /// Takes element `i` out (the structural zero when the container is one); a
+    /// structured container is written out with `shape` first.
+    fn index_take(&mut self, shape: &Self::Shape, i: I) -> Self::Elem;
 }
 
 impl<T: TangentVector> IndexTangent<usize> for Vec<T> {
@@ -130,7 +131,7 @@ impl<T: TangentVector> IndexTangent<usize> for Vec<T> {
         self[i].accumulate(v);
     }
     #[inline(always)]
-    fn index_take(&mut self, i: usize) -> T {
+    fn index_take(&mut self, _shape: &usize, i: usize) -> T {
         match self.get_mut(i) {
             Some(e) => take(e),
             None => T::zero(),
@@ -158,7 +159,7 @@ impl<T: TangentVector, const N: usize> IndexTangent<usize> for [T; N] {
         self[i].accumulate(v);
     }
     #[inline(always)]
-    fn index_take(&mut self, i: usize) -> T {
+    fn index_take(&mut self, _shape: &usize, i: usize) -> T {
         take(&mut self[i])
     }
 }
@@ -174,8 +175,8 @@ where
     #[inline(always)]
     #[track_caller]
     fn index_acc(&mut self, shape: &D, i: I, v: T) {
-        if self.is_empty() && shape.size() != 0 {
-            *self = Array::from_shape_simple_fn(shape.clone(), T::zero);
+        if self.shape() != shape.slice() {
+            materialise_array(self, shape);
         }
         match self.get_mut(i) {
             Some(e) => e.accumulate(v),
@@ -186,10 +187,30 @@ where
         }
     }
     #[inline(always)]
-    fn index_take(&mut self, i: I) -> T {
+    fn index_take(&mut self, shape: &D, i: I) -> T {
+        if self.shape() != shape.slice() && !self.is_empty() {
+            materialise_array(self, shape);
+        }
         match self.get_mut(i) {
             Some(e) => take(e),
             None => T::zero(),
+        }
+    }
+}
+
+/// Writes an array cotangent in structural-zero or broadcast form out densely.
+#[cold]
+#[track_caller]
+fn materialise_array<T: TangentVector, D: Dimension>(a: &mut Array<T, D>, shape: &D) {
+    use crate::broadcast::{form, Form};
+    match form(a, shape) {
+        Form::Dense => {}
+        Form::Zero => *a = Array::from_shape_simple_fn(shape.clone(), T::zero),
+        Form::Broadcast => {
+            *a = a
+                .broadcast(shape.clone())
+                .expect("checked by `form`")
+                .to_owned();
         }
     }
 }
@@ -203,8 +224,8 @@ pub fn index_acc<C: IndexTangent<I>, I>(dst: &mut C, shape: &C::Shape, i: I, v: 
 
 /// Takes `dst[i]` (the cotangent of an element about to be overwritten).
 #[inline(always)]
-pub fn index_take<C: IndexTangent<I>, I>(dst: &mut C, i: I) -> C::Elem {
-    dst.index_take(i)
+pub fn index_take<C: IndexTangent<I>, I>(dst: &mut C, shape: &C::Shape, i: I) -> C::Elem {
+    dst.index_take(shape, i)
 }
 
 pub use crate::rule::{
@@ -400,3 +421,36 @@ pub fn acc_from<D: AccumulateFrom<S>, S>(dst: &mut D, src: S) {
 /// sweep (closure parameters have no written types).
 #[inline(always)]
 pub fn pin<T>(_acc: &T, _ty: std::marker::PhantomData<T>) {}
+
+/// Adds the cotangent of an `unwrap`ped (or `expect`ed) value into its wrapper's: an
+/// `Option`'s cotangent is an `Option`, a `Result`'s is its value's own.
+pub trait AccUnwrapped<V> {
+    /// `self += v`, `v` being the cotangent of the wrapped value.
+    fn acc_unwrapped(&mut self, v: V);
+}
+
+impl<V: TangentVector> AccUnwrapped<V> for Option<V> {
+    #[inline(always)]
+    #[track_caller]
+    fn acc_unwrapped(&mut self, v: V) {
+        match self {
+            Some(d) => d.accumulate(v),
+            None => *self = Some(v),
+        }
+    }
+}
+
+impl<V: TangentVector> AccUnwrapped<V> for V {
+    #[inline(always)]
+    #[track_caller]
+    fn acc_unwrapped(&mut self, v: V) {
+        self.accumulate(v)
+    }
+}
+
+/// `*dst += v` for the cotangent `v` of `w.unwrap()` and the cotangent `dst` of `w`.
+#[inline(always)]
+#[track_caller]
+pub fn acc_unwrapped<W: AccUnwrapped<V>, V>(dst: &mut W, v: V) {
+    dst.acc_unwrapped(v)
+}

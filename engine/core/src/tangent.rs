@@ -11,7 +11,7 @@
 //! accumulated, so a cotangent that is never touched costs nothing. See
 //! `design-docs/tangents.md`.
 
-use ndarray::{Array, ArrayBase, Data, DataMut, Dimension, Zip};
+use ndarray::{Array, ArrayBase, ArrayView, Data, DataMut, Dimension, Zip};
 use rand::Rng;
 use rand_distr::StandardNormal;
 
@@ -70,6 +70,43 @@ pub trait Tangent {
     /// A random tangent of the same shape as `self` (standard normal components),
     /// for testing.
     fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Tangent;
+
+    /// Writes the cotangent `t` of `self` out in dense form: a structural zero becomes
+    /// [`zero_tangent`](Self::zero_tangent) and a structured cotangent (an array in
+    /// broadcast form, see [`TangentVector`]) its expansion to `self`'s shape.
+    ///
+    /// The derived gradient functions hand out dense cotangents only; rules and raw
+    /// pullbacks may leave structured ones, and this is how to read them. The default
+    /// does nothing, which is right for types whose tangents have one form (floats,
+    /// [`NoTangent`]); containers recurse into their elements.
+    ///
+    /// # Panics
+    /// If `t` does not fit `self` (a dense cotangent of another shape).
+    ///
+    /// ```
+    /// use mochi_core::{Tangent, TangentVector};
+    /// use ndarray::{array, Array2};
+    /// let x = Array2::<f64>::zeros((2, 3));
+    /// let mut t = array![[0.5]]; // every component 0.5
+    /// x.densify(&mut t);
+    /// assert_eq!(t, Array2::from_elem((2, 3), 0.5));
+    /// let mut z: Array2<f64> = TangentVector::zero();
+    /// x.densify(&mut z);
+    /// assert_eq!(z, Array2::zeros((2, 3)));
+    /// ```
+    #[inline]
+    fn densify(&self, t: &mut Self::Tangent) {
+        let _ = t;
+    }
+
+    /// A random cotangent of `self` in a structured (compressed) form, when the type has
+    /// one: for an array, a broadcast form. Used by the testing harness to check that
+    /// rules read and accumulate structured cotangents correctly; `None` (the default)
+    /// when there is no such form.
+    fn random_structured_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<Self::Tangent> {
+        let _ = rng;
+        None
+    }
 }
 
 /// Owned primal values that can be moved along a tangent: `self += step · direction`.
@@ -258,6 +295,12 @@ impl<T: Tangent + ?Sized> Tangent for &T {
     fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> T::Tangent {
         (**self).random_tangent(rng)
     }
+    fn densify(&self, t: &mut T::Tangent) {
+        (**self).densify(t)
+    }
+    fn random_structured_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<T::Tangent> {
+        (**self).random_structured_tangent(rng)
+    }
 }
 
 impl<T: Tangent + ?Sized> Tangent for &mut T {
@@ -268,6 +311,12 @@ impl<T: Tangent + ?Sized> Tangent for &mut T {
     }
     fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> T::Tangent {
         (**self).random_tangent(rng)
+    }
+    fn densify(&self, t: &mut T::Tangent) {
+        (**self).densify(t)
+    }
+    fn random_structured_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<T::Tangent> {
+        (**self).random_structured_tangent(rng)
     }
 }
 
@@ -308,6 +357,12 @@ impl<T: Tangent + ?Sized> Tangent for Box<T> {
     }
     fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> T::Tangent {
         (**self).random_tangent(rng)
+    }
+    fn densify(&self, t: &mut T::Tangent) {
+        (**self).densify(t)
+    }
+    fn random_structured_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<T::Tangent> {
+        (**self).random_structured_tangent(rng)
     }
 }
 
@@ -378,6 +433,22 @@ impl<T: Tangent> Tangent for [T] {
     fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Tangent {
         self.iter().map(|v| v.random_tangent(rng)).collect()
     }
+    #[track_caller]
+    fn densify(&self, t: &mut Self::Tangent) {
+        if t.is_empty() {
+            *t = self.zero_tangent();
+            return;
+        }
+        assert!(
+            t.len() == self.len(),
+            "mochi: a cotangent of {} elements for a sequence of {}",
+            t.len(),
+            self.len()
+        );
+        self.iter()
+            .zip(t.iter_mut())
+            .for_each(|(v, t)| v.densify(t));
+    }
 }
 
 impl<T: Perturb> Perturb for [T] {
@@ -421,6 +492,9 @@ impl<T: Tangent> Tangent for Vec<T> {
     }
     fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Tangent {
         self[..].random_tangent(rng)
+    }
+    fn densify(&self, t: &mut Self::Tangent) {
+        self[..].densify(t)
     }
 }
 
@@ -471,6 +545,11 @@ impl<T: Tangent, const N: usize> Tangent for [T; N] {
     }
     fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Tangent {
         std::array::from_fn(|i| self[i].random_tangent(rng))
+    }
+    fn densify(&self, t: &mut Self::Tangent) {
+        self.iter()
+            .zip(t.iter_mut())
+            .for_each(|(v, t)| v.densify(t));
     }
 }
 
@@ -535,6 +614,14 @@ impl<T: Tangent> Tangent for Option<T> {
     fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Tangent {
         self.as_ref().map(|v| v.random_tangent(rng))
     }
+    fn densify(&self, t: &mut Self::Tangent) {
+        if let Some(v) = self {
+            match t {
+                Some(t) => v.densify(t),
+                None => *t = Some(v.zero_tangent()),
+            }
+        }
+    }
 }
 
 impl<T: Perturb> Perturb for Option<T> {
@@ -579,6 +666,11 @@ impl<T: Tangent, E> Tangent for Result<T, E> {
             Err(_) => T::Tangent::zero(),
         }
     }
+    fn densify(&self, t: &mut Self::Tangent) {
+        if let Ok(v) = self {
+            v.densify(t)
+        }
+    }
 }
 
 // ---------------------------------------------------------------- tuples
@@ -615,6 +707,20 @@ macro_rules! tuple_tangent {
             }
             fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Tangent {
                 ($(self.$i.random_tangent(rng),)+)
+            }
+            fn densify(&self, t: &mut Self::Tangent) {
+                $(self.$i.densify(&mut t.$i);)+
+            }
+            /// Some when any element has a structured form; the others are random dense.
+            fn random_structured_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<Self::Tangent> {
+                let mut any = false;
+                let t = ($(
+                    match self.$i.random_structured_tangent(rng) {
+                        Some(t) => { any = true; t }
+                        None => self.$i.random_tangent(rng),
+                    },
+                )+);
+                any.then_some(t)
             }
         }
         impl<$($T: Perturb),+> Perturb for ($($T,)+) {
@@ -662,41 +768,246 @@ where
     }
     #[track_caller]
     fn accumulate(&mut self, other: Self) {
+        if other.is_empty() {
+            return;
+        }
         if self.is_empty() {
             *self = other;
-        } else if !other.is_empty() {
-            assert_eq!(
-                self.shape(),
-                other.shape(),
-                "mochi: cotangent shape mismatch"
-            );
+        } else if self.shape() == other.shape() {
             self.zip_mut_with(&other, |d, o| d.accumulate_ref(o));
+        } else {
+            accumulate_forms(self, other.view());
         }
     }
     #[track_caller]
     fn accumulate_ref(&mut self, other: &Self) {
+        if other.is_empty() {
+            return;
+        }
         if self.is_empty() {
             *self = other.clone();
-        } else if !other.is_empty() {
-            assert_eq!(
-                self.shape(),
-                other.shape(),
-                "mochi: cotangent shape mismatch"
-            );
+        } else if self.shape() == other.shape() {
             self.zip_mut_with(other, |d, o| d.accumulate_ref(o));
+        } else {
+            accumulate_forms(self, other.view());
         }
     }
     fn scale(&mut self, factor: f64) {
+        // Scaling a broadcast form scales what it stands for.
         self.iter_mut().for_each(|v| v.scale(factor));
     }
     fn inner(&self, other: &Self) -> f64 {
         if self.is_empty() || other.is_empty() {
             return 0.0;
         }
-        self.iter().zip(other.iter()).map(|(a, b)| a.inner(b)).sum()
+        if self.shape() == other.shape() {
+            return self.iter().zip(other.iter()).map(|(a, b)| a.inner(b)).sum();
+        }
+        let shape = co_broadcast(self.shape(), other.shape());
+        let a = self.broadcast(shape.clone()).expect("co-broadcast shape");
+        let b = other.broadcast(shape).expect("co-broadcast shape");
+        a.iter().zip(b.iter()).map(|(a, b)| a.inner(b)).sum()
     }
     fn flatten_into(&self, out: &mut Vec<f64>) {
         self.iter().for_each(|v| v.flatten_into(out));
+    }
+}
+
+/// The shape both `a` and `b` broadcast to, axis by axis (equal lengths, or a 1
+/// against any length).
+///
+/// # Panics
+/// If some axis has two different lengths neither of which is 1.
+#[track_caller]
+fn co_broadcast(a: &[usize], b: &[usize]) -> Vec<usize> {
+    assert_eq!(
+        a.len(),
+        b.len(),
+        "mochi: cotangent shape mismatch: {a:?} and {b:?} have different ranks"
+    );
+    a.iter()
+        .zip(b)
+        .map(|(&m, &n)| match (m, n) {
+            _ if m == n => m,
+            (1, n) => n,
+            (m, 1) => m,
+            _ => panic!("mochi: cotangent shape mismatch: {a:?} and {b:?}"),
+        })
+        .collect()
+}
+
+/// `dst += src` where the two are forms of different shapes of one cotangent (a dense
+/// array and a broadcast form, or two broadcast forms): the result takes the shape both
+/// broadcast to. No allocation when `src` broadcasts to `dst`.
+#[track_caller]
+fn accumulate_forms<T: TangentVector, D: Dimension>(
+    dst: &mut Array<T, D>,
+    src: ArrayView<'_, T, D>,
+) {
+    let fits = dst.ndim() == src.ndim()
+        && dst
+            .shape()
+            .iter()
+            .zip(src.shape())
+            .all(|(&d, &s)| d == s || s == 1);
+    if !fits {
+        let shape = co_broadcast(dst.shape(), src.shape());
+        let mut dim = dst.raw_dim();
+        dim.slice_mut().copy_from_slice(&shape);
+        *dst = dst.broadcast(dim).expect("co-broadcast shape").to_owned();
+    }
+    // `zip_mut_with` broadcasts its right-hand side.
+    dst.zip_mut_with(&src, |d, o| d.accumulate_ref(o));
+}
+
+/// Reading array cotangents that may be in broadcast form.
+///
+/// An array cotangent is in one of three forms: the *structural zero* (an empty array),
+/// *dense* (the primal's shape), or *broadcast*: a non-empty array of the primal's rank
+/// whose every axis has length 1 or the primal's length, standing for its broadcast to
+/// the primal's shape. `sum` leaves the cotangent `c` of its input as a `1 × … × 1`
+/// array instead of filling `|x|` copies of `c`; a rule that can use the structure
+/// (kron's pullback: `Ā = c·ΣB`) reads it with [`uniform`](broadcast::uniform), and
+/// every other rule reads a view of the expansion with [`view`](broadcast::view), which
+/// costs nothing (zero strides). See `design-docs/tangents.md`.
+pub mod broadcast {
+    use ndarray::{Array, ArrayView, Dimension};
+
+    /// How an array cotangent stores itself, relative to its primal's shape.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Form {
+        /// The structural zero: nothing was accumulated.
+        Zero,
+        /// A broadcast form: stands for its expansion to the primal's shape.
+        Broadcast,
+        /// The primal's shape.
+        Dense,
+    }
+
+    /// The form of `t`, a cotangent of a primal of shape `dim`.
+    ///
+    /// # Panics
+    /// If `t` is neither empty nor broadcastable to `dim`: a pullback received a
+    /// cotangent that does not belong to its argument.
+    ///
+    /// ```
+    /// use mochi_core::broadcast::{form, Form};
+    /// use ndarray::{array, Array2, Ix2};
+    /// let dim = Ix2(2, 3);
+    /// assert_eq!(form(&Array2::<f64>::zeros((0, 0)), &dim), Form::Zero);
+    /// assert_eq!(form(&array![[1.0]], &dim), Form::Broadcast);
+    /// assert_eq!(form(&array![[1.0, 2.0, 3.0]], &dim), Form::Broadcast);
+    /// assert_eq!(form(&Array2::<f64>::ones((2, 3)), &dim), Form::Dense);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn form<T, D: Dimension>(t: &Array<T, D>, dim: &D) -> Form {
+        if t.shape() == dim.slice() {
+            return Form::Dense;
+        }
+        if t.is_empty() {
+            return Form::Zero;
+        }
+        let fits = t.ndim() == dim.ndim()
+            && t.shape()
+                .iter()
+                .zip(dim.slice())
+                .all(|(&m, &n)| m == n || m == 1);
+        assert!(
+            fits,
+            "mochi: cotangent shape mismatch: a cotangent of shape {:?} for a primal of shape {:?}",
+            t.shape(),
+            dim.slice()
+        );
+        Form::Broadcast
+    }
+
+    /// A view of the expansion of `t` to `dim` (zero strides along broadcast axes, no
+    /// copy), or `None` for the structural zero.
+    ///
+    /// # Panics
+    /// As [`form`].
+    #[inline]
+    #[track_caller]
+    pub fn view<'a, T, D: Dimension>(t: &'a Array<T, D>, dim: &D) -> Option<ArrayView<'a, T, D>> {
+        match form(t, dim) {
+            Form::Zero => None,
+            Form::Dense => Some(t.view()),
+            Form::Broadcast => Some(t.broadcast(dim.clone()).expect("checked by `form`")),
+        }
+    }
+
+    /// The value `c` when `t` stands for `c` in every component (a broadcast form with
+    /// one element, or a dense array of one element); `None` otherwise.
+    ///
+    /// ```
+    /// use mochi_core::broadcast::uniform;
+    /// use ndarray::{array, Ix2};
+    /// assert_eq!(uniform(&array![[2.5]], &Ix2(40, 40)), Some(2.5));
+    /// assert_eq!(uniform(&array![[2.5, 1.0]], &Ix2(40, 2)), None);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn uniform<T: Clone, D: Dimension>(t: &Array<T, D>, dim: &D) -> Option<T> {
+        match form(t, dim) {
+            Form::Zero => None,
+            _ if t.len() == 1 => t.iter().next().cloned(),
+            _ => None,
+        }
+    }
+
+    /// `t` expanded to `dim` if it is in broadcast form (one allocation); a dense
+    /// cotangent or the structural zero is returned as it is.
+    ///
+    /// # Panics
+    /// As [`form`].
+    #[inline]
+    #[track_caller]
+    pub fn expand<T: Clone, D: Dimension>(t: Array<T, D>, dim: &D) -> Array<T, D> {
+        match form(&t, dim) {
+            Form::Broadcast => t
+                .broadcast(dim.clone())
+                .expect("checked by `form`")
+                .to_owned(),
+            _ => t,
+        }
+    }
+
+    /// The broadcast form holding `value` for a primal of shape `dim`: an array of
+    /// `dim`'s rank with every axis of length 1 (or the primal's own shape when that
+    /// has one element).
+    #[inline]
+    pub fn fill<T: Clone, D: Dimension>(dim: &D, value: T) -> Array<T, D> {
+        let mut shape = dim.clone();
+        shape.slice_mut().iter_mut().for_each(|n| *n = 1);
+        Array::from_elem(shape, value)
+    }
+
+    /// `shape` with axis `k` replaced by 1.
+    #[inline]
+    pub fn squeeze_axis<D: Dimension>(dim: &D, k: usize) -> D {
+        let mut d = dim.clone();
+        d.slice_mut()[k] = 1;
+        d
+    }
+
+    use super::TangentVector;
+    /// Used by [`Tangent::densify`](super::Tangent::densify) for arrays.
+    pub(crate) fn densify<T: TangentVector + Clone, D: Dimension>(
+        t: &mut Array<T, D>,
+        dim: &D,
+        zero: impl FnOnce() -> Array<T, D>,
+    ) {
+        match form(t, dim) {
+            Form::Dense => {}
+            Form::Zero => *t = zero(),
+            Form::Broadcast => {
+                *t = t
+                    .broadcast(dim.clone())
+                    .expect("checked by `form`")
+                    .to_owned();
+            }
+        }
     }
 }
 
@@ -712,6 +1023,30 @@ where
     }
     fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Tangent {
         self.map(|v| v.random_tangent(rng))
+    }
+    #[track_caller]
+    fn densify(&self, t: &mut Self::Tangent) {
+        broadcast::densify(t, &self.raw_dim(), || self.zero_tangent());
+        Zip::from(self).and(t).for_each(|v, t| v.densify(t));
+    }
+    /// A broadcast form: each axis of length > 1 is kept or squeezed to 1 at random, at
+    /// least one squeezed; `None` when every axis has length ≤ 1 (no broadcast form).
+    fn random_structured_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<Self::Tangent> {
+        let long: Vec<usize> = (0..self.ndim()).filter(|&k| self.shape()[k] > 1).collect();
+        if long.is_empty() {
+            return None;
+        }
+        let forced = long[rng.gen_range(0..long.len())];
+        let mut dim = self.raw_dim();
+        for &k in &long {
+            if k == forced || rng.gen_bool(0.5) {
+                dim.slice_mut()[k] = 1;
+            }
+        }
+        let first = self.iter().next()?;
+        Some(Array::from_shape_simple_fn(dim, || {
+            first.random_tangent(rng)
+        }))
     }
 }
 

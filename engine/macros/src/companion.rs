@@ -288,6 +288,18 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         quote!(shadows: (#(#refs,)*))
     };
 
+    let densify: Vec<TokenStream> = names
+        .iter()
+        .enumerate()
+        .map(|(k, i)| {
+            if n == 1 {
+                quote!(::mochi::Tangent::densify(&#i, &mut *shadow);)
+            } else {
+                let k = syn::Index::from(k);
+                quote!(::mochi::Tangent::densify(&#i, &mut *shadows.#k);)
+            }
+        })
+        .collect();
     let fn_name = name.to_string();
     let doc_mod =
         format!("Derivatives of [`{fn_name}`](fn@{fn_name}), derived by `#[differentiable]`.");
@@ -346,6 +358,8 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             where
                 for<'__mochi> #out_t: ::mochi::__private::Seed,
             {
+                // Dense accumulators stay dense: no structured cotangent reaches the caller.
+                #(#densify)*
                 #fused_shadow
             }
 

@@ -120,6 +120,9 @@ pub fn expand(item: TokenStream) -> TokenStream {
             fn random_tangent<R: ::mochi::__private::Rng + ?Sized>(&self, rng: &mut R) -> #tname {
                 #random
             }
+            fn densify(&self, t: &mut #tname) {
+                #(::mochi::Tangent::densify(&self.#m, &mut t.#m);)*
+            }
         }
 
         impl ::mochi::Perturb for #name {

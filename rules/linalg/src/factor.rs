@@ -17,7 +17,7 @@ use faer::linalg::cholesky::llt::factor::{
 use faer::linalg::matmul::triangular::{matmul, BlockStructure};
 use faer::{Accum, Par};
 use mochi_core::{Call, Pullback};
-use mochi_rules_ndarray::cotangent::{dense, is_structural_zero};
+use mochi_rules_ndarray::cotangent::{dense, output};
 use mochi_rules_ndarray::zero;
 use ndarray::{Array2, ArrayBase, Data, Ix2, ShapeBuilder};
 
@@ -107,7 +107,21 @@ pub mod cholesky {
         #[track_caller]
         fn pullback(self, dl: Array2<T>, (dk,): (&mut Array2<T>,)) {
             let Some(l) = self.l else { return };
-            if is_structural_zero(&dl, &l.raw_dim()) {
+            let Some(dl) = output(dl, &l.raw_dim()) else {
+                return;
+            };
+            if let Some(c) = scaled_identity_adjoint(&l, &dl) {
+                // Φ(Lᵀ L̄) = c·I, so S = c·L⁻ᵀL⁻¹ = c·K⁻¹: one triangular inversion and
+                // one triangular product instead of a product and two solves.
+                let inv = crate::determinant::inverse_from_cholesky(&l);
+                let dk = dense(dk, &l.raw_dim());
+                let two_c = c + c;
+                for j in 0..l.nrows() {
+                    dk[[j, j]] += c * inv[[j, j]];
+                    for i in j + 1..l.nrows() {
+                        dk[[i, j]] += two_c * inv[[i, j]];
+                    }
+                }
                 return;
             }
             let s = cholesky_adjoint(&l, dl);
@@ -124,6 +138,34 @@ pub mod cholesky {
         let l = y.as_ref().ok().cloned();
         (y, CholeskyPullback { l })
     }
+}
+
+/// `Some(c)` when `tril(L̄)` is diagonal with `Lᵢᵢ L̄ᵢᵢ = 2c` for every `i` (equal to
+/// within four ulps), which makes `Φ(Lᵀ L̄) = c·I`. This is the cotangent that
+/// `logdet_cholesky` (`L̄ᵢᵢ = 2ȳ/Lᵢᵢ`) hands to `cholesky`; the check reads the lower
+/// triangle once and stops at the first entry that rules it out.
+fn scaled_identity_adjoint<T: LinalgElem>(l: &Array2<T>, dl: &Array2<T>) -> Option<T> {
+    let n = l.nrows();
+    if n == 0 {
+        return None;
+    }
+    let half = T::of_f64(0.5);
+    let first = l[[0, 0]] * dl[[0, 0]];
+    let tolerance = T::of_f64(4.0) * T::epsilon() * first.abs();
+    for j in 0..n {
+        if (l[[j, j]] * dl[[j, j]] - first).abs() > tolerance {
+            return None;
+        }
+        if dl
+            .column(j)
+            .slice(ndarray::s![j + 1..])
+            .iter()
+            .any(|&v| v != zero::<T>())
+        {
+            return None;
+        }
+    }
+    Some(first * half)
 }
 
 /// `S = L⁻ᵀ Φ(Lᵀ tril(L̄)) L⁻¹`, computed in a column-major workspace that reuses
@@ -190,6 +232,55 @@ mod tests {
     use crate::test_support::{layouts, spd, TestElem};
     use mochi_core::testing::RuleTest;
     use ndarray::array;
+
+    /// `logdet_cholesky(cholesky(K))`, whose pullback takes the `c·I` short path.
+    fn composed_logdet<T: TestElem>() {
+        for n in [1, 2, 6] {
+            for k in layouts(&spd::<T>(n, 40 + n as u64)) {
+                RuleTest::new(
+                    (k,),
+                    |a| crate::logdet_cholesky(&cholesky(&a.0).unwrap()),
+                    |a| {
+                        let (l, pl) = cholesky::rrule(&a.0);
+                        let l = l.unwrap();
+                        let (y, py) = crate::logdet_cholesky::rrule(&l);
+                        let pb = mochi_core::private::pullback1(
+                            move |dy: T, (dk,): (&mut Array2<T>,)| {
+                                let mut dl = Array2::zeros((0, 0));
+                                py.pullback(dy, (&mut dl,));
+                                assert!(
+                                    scaled_identity_adjoint(&l, &dl).is_some(),
+                                    "the short path is taken"
+                                );
+                                pl.pullback(dl, (dk,));
+                            },
+                        );
+                        (y, pb)
+                    },
+                )
+                .tolerance(T::RTOL, T::ATOL)
+                .run();
+            }
+        }
+    }
+
+    #[test]
+    fn cholesky_then_logdet_takes_the_short_path() {
+        composed_logdet::<f64>();
+        composed_logdet::<f32>();
+        // The short path gives what the general path gives.
+        let k = spd::<f64>(5, 49);
+        let l = cholesky(&k).unwrap();
+        let dl = Array2::from_diag(&l.diag().mapv(|d| 1.5 / d));
+        let short = {
+            let mut dk = Array2::zeros((0, 0));
+            cholesky::CholeskyPullback { l: Some(l.clone()) }.pullback(dl.clone(), (&mut dk,));
+            dk
+        };
+        let mut general = Array2::zeros((5, 5));
+        accumulate_lower_symmetrised(&mut general, &cholesky_adjoint(&l, dl));
+        assert!((short - general).iter().all(|d| d.abs() < 1e-10));
+    }
 
     fn factors<T: TestElem>() {
         for n in [0, 1, 4, 7] {

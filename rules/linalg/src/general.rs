@@ -18,7 +18,7 @@ use faer::linalg::lu::partial_pivoting::solve::{
 use faer::perm::PermRef;
 use faer::Par;
 use mochi_core::{Call, Pullback};
-use mochi_rules_ndarray::cotangent::{add_owned, dense, is_structural_zero};
+use mochi_rules_ndarray::cotangent::{add_owned, dense, output};
 use mochi_rules_ndarray::zero;
 use ndarray::linalg::general_mat_mul;
 use ndarray::{Array, Array2, ArrayBase, Axis, Data, Ix2};
@@ -143,9 +143,9 @@ pub mod solve {
         #[track_caller]
         fn pullback(self, dx: Array<T, D>, (da, db): (&mut Array2<T>, &mut Array<T, D>)) {
             let Some((lu, x)) = self.state else { return };
-            if is_structural_zero(&dx, &x.raw_dim()) {
+            let Some(dx) = output(dx, &x.raw_dim()) else {
                 return;
-            }
+            };
             // B̄ = A⁻ᵀ X̄, in X̄'s buffer
             let mut g = contiguous(dx);
             lu.solve_in_place(&mut g, true);

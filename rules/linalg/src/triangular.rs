@@ -13,7 +13,7 @@ use crate::work::{
 };
 use crate::LinalgElem;
 use mochi_core::{Call, Pullback};
-use mochi_rules_ndarray::cotangent::{add_owned, dense, is_structural_zero};
+use mochi_rules_ndarray::cotangent::{add_owned, dense, output};
 use ndarray::{Array, Array2, ArrayBase, Axis, Data, Ix2};
 
 rule_trait! {
@@ -83,9 +83,9 @@ impl<T: LinalgElem, D: Rhs> Pullback for TriangularSolvePullback<T, D> {
     type Args = (Array2<T>, Array<T, D>);
     #[track_caller]
     fn pullback(self, dx: Array<T, D>, (dt, db): (&mut Array2<T>, &mut Array<T, D>)) {
-        if is_structural_zero(&dx, &self.x.raw_dim()) {
+        let Some(dx) = output(dx, &self.x.raw_dim()) else {
             return;
-        }
+        };
         // B̄ = T⁻ᵀ X̄, in X̄'s buffer
         let mut g = contiguous(dx);
         solve_transposed_with(&self.t, self.triangle, &mut g);
@@ -208,9 +208,9 @@ pub mod cholesky_solve {
         type Args = (Array2<T>, Array<T, D>);
         #[track_caller]
         fn pullback(self, dx: Array<T, D>, (dl, db): (&mut Array2<T>, &mut Array<T, D>)) {
-            if is_structural_zero(&dx, &self.x.raw_dim()) {
+            let Some(dx) = output(dx, &self.x.raw_dim()) else {
                 return;
-            }
+            };
             let mut g = contiguous(dx);
             solve_with(&self.l, Triangle::Lower, &mut g);
             let dz = g.clone();

@@ -7,7 +7,7 @@
 
 use crate::cotangent::{
     add_owned, add_unbroadcast, add_unbroadcast_owned, add_unbroadcast_zip, add_unbroadcast_zip2,
-    is_structural_zero,
+    expand, form, output, total, view, Form,
 };
 use crate::rule_trait::rule_trait;
 use crate::{zero, Elem};
@@ -76,10 +76,10 @@ where
     type Output = Array<T, Out<D1, D2>>;
     type Args = (Array<T, D1>, Array<T, D2>);
     #[track_caller]
-    fn pullback(self, mut dy: Self::Output, (da, db): (&mut Array<T, D1>, &mut Array<T, D2>)) {
-        if is_structural_zero(&dy, &self.out) {
+    fn pullback(self, dy: Self::Output, (da, db): (&mut Array<T, D1>, &mut Array<T, D2>)) {
+        let Some(mut dy) = output(dy, &self.out) else {
             return;
-        }
+        };
         match (self.op, &self.operands) {
             (BinaryOp::Add, _) => {
                 add_unbroadcast(da, &self.a_dim, dy.view());
@@ -157,29 +157,31 @@ pub struct ArrayScalarPullback<T, D> {
 impl<T: Elem, D: Dimension> ArrayScalarPullback<T, D> {
     #[track_caller]
     fn run(self, mut dy: Array<T, D>, dx: &mut Array<T, D>, ds: &mut T) {
-        if is_structural_zero(&dy, &self.dim) {
+        // `ȳ` may be a broadcast form: `+`, `−` and scaling keep it one (the argument's
+        // cotangent is then a broadcast form too); the rest read its expansion.
+        let Some(dy_full) = view(&dy, &self.dim) else {
             return;
-        }
+        };
         let s = self.scalar;
         match (self.op, self.scalar_first, &self.array) {
             (BinaryOp::Add, _, _) => {
-                *ds += dy.sum();
+                *ds += total(&dy, &self.dim);
                 add_owned(dx, &self.dim, dy);
             }
             (BinaryOp::Sub, false, _) => {
                 // y = x − s
-                *ds -= dy.sum();
+                *ds -= total(&dy, &self.dim);
                 add_owned(dx, &self.dim, dy);
             }
             (BinaryOp::Sub, true, _) => {
                 // y = s − x
-                *ds += dy.sum();
+                *ds += total(&dy, &self.dim);
                 dy.map_inplace(|v| *v = -*v);
                 add_owned(dx, &self.dim, dy);
             }
             (BinaryOp::Mul, _, Some(x)) => {
                 // y = x·s: ∂y/∂x = s, ∂y/∂s = x
-                *ds += Zip::from(&dy)
+                *ds += Zip::from(&dy_full)
                     .and(x)
                     .fold(zero::<T>(), |acc, &y, &x| acc + y * x);
                 dy.map_inplace(|v| *v *= s);
@@ -187,7 +189,7 @@ impl<T: Elem, D: Dimension> ArrayScalarPullback<T, D> {
             }
             (BinaryOp::Div, false, Some(x)) => {
                 // y = x/s: ∂y/∂x = 1/s, ∂y/∂s = −x/s²
-                let dot = Zip::from(&dy)
+                let dot = Zip::from(&dy_full)
                     .and(x)
                     .fold(zero::<T>(), |acc, &y, &x| acc + y * x);
                 *ds -= dot / (s * s);
@@ -196,9 +198,10 @@ impl<T: Elem, D: Dimension> ArrayScalarPullback<T, D> {
             }
             (BinaryOp::Div, true, Some(x)) => {
                 // y = s/x: ∂y/∂s = 1/x, ∂y/∂x = −s/x²
-                *ds += Zip::from(&dy)
+                *ds += Zip::from(&dy_full)
                     .and(x)
                     .fold(zero::<T>(), |acc, &y, &x| acc + y / x);
+                let mut dy = expand(dy, &self.dim);
                 Zip::from(&mut dy)
                     .and(x)
                     .for_each(|y, &x| *y = -*y * s / (x * x));
@@ -290,7 +293,8 @@ impl<T: Elem, D: Dimension> Pullback for NegPullback<T, D> {
     type Args = (Array<T, D>,);
     #[track_caller]
     fn pullback(self, mut dy: Array<T, D>, (dx,): (&mut Array<T, D>,)) {
-        if is_structural_zero(&dy, &self.dim) {
+        // A broadcast form stays one.
+        if form(&dy, &self.dim) == Form::Zero {
             return;
         }
         dy.map_inplace(|v| *v = -*v);

@@ -9,7 +9,7 @@
 //! element's cotangent into the array's accumulator and the captures' cotangents into
 //! the one captures accumulator.
 
-use crate::cotangent::{dense, is_structural_zero};
+use crate::cotangent::{dense, view};
 use crate::Elem;
 use mochi_core::{Call, Pullback, Tangent, TangentVector};
 use ndarray::{Array, ArrayBase, Data, Dimension, Zip};
@@ -60,8 +60,7 @@ pub trait NdFold<F> {
 
 /// A view of `x` with every axis reversed: its logical order is `x`'s backwards, in
 /// any memory layout and without a copy.
-fn backwards<T, D: Dimension>(x: &Array<T, D>) -> ndarray::ArrayView<'_, T, D> {
-    let mut v = x.view();
+fn backwards<T, D: Dimension>(mut v: ndarray::ArrayView<'_, T, D>) -> ndarray::ArrayView<'_, T, D> {
     (0..v.ndim()).for_each(|k| v.invert_axis(ndarray::Axis(k)));
     v
 }
@@ -95,15 +94,16 @@ where
     type Args = (Array<T, D>, C);
     #[track_caller]
     fn pullback(self, dy: Array<O, D>, (dx, dcaps): (&mut Array<T, D>, &mut C)) {
-        if is_structural_zero(&dy, &self.dim) {
+        // A broadcast-form `ȳ` is read through its expansion (zero strides, no copy).
+        let Some(dy) = view(&dy, &self.dim) else {
             return;
-        }
+        };
         let mut dxs = backwards_mut(dx, &self.dim);
         let pairs = self
             .pullbacks
             .into_iter()
             .rev()
-            .zip(backwards(&dy))
+            .zip(backwards(dy))
             .zip(dxs.iter_mut());
         for ((pb, dyi), dxi) in pairs {
             pb.pullback(dyi.clone(), (dxi, &mut *dcaps));
@@ -201,16 +201,16 @@ where
         dy: Array<O, D>,
         (da, db, dcaps): (&mut Array<T, D>, &mut Array<T, D>, &mut C),
     ) {
-        if is_structural_zero(&dy, &self.dim) {
+        let Some(dy) = view(&dy, &self.dim) else {
             return;
-        }
+        };
         let mut das = backwards_mut(da, &self.dim);
         let mut dbs = backwards_mut(db, &self.dim);
         let items = self
             .pullbacks
             .into_iter()
             .rev()
-            .zip(backwards(&dy))
+            .zip(backwards(dy))
             .zip(das.iter_mut())
             .zip(dbs.iter_mut());
         for (((pb, dyi), dai), dbi) in items {

@@ -1,36 +1,78 @@
 //! Accumulating into array cotangents.
 //!
-//! An array accumulator is either the structural zero (an empty array that has not
-//! been touched) or a dense array of the primal's shape. Every helper here takes the
-//! primal's shape, materialises the structural zero only when it must, and prefers
-//! adopting an owned array (no copy) or writing the contribution directly (one pass)
-//! over "allocate zeros, then add".
+//! An array cotangent is the structural zero (an empty array that has not been
+//! touched), a dense array of the primal's shape, or a *broadcast form*: an array of
+//! the primal's rank whose axes have length 1 or the primal's length, standing for its
+//! broadcast to the primal's shape ([`mochi_core::broadcast`]). `sum` leaves a
+//! `1 × … × 1` form holding the output cotangent instead of `|x|` copies of it.
+//!
+//! Every helper here takes the primal's shape, materialises a structural zero or a
+//! broadcast form only when it must, and prefers adopting an owned array (no copy) or
+//! writing the contribution directly (one pass) over "allocate zeros, then add".
 
 use crate::Elem;
+pub use mochi_core::broadcast::{expand, fill, form, uniform, view, Form};
+use mochi_core::TangentVector;
 use ndarray::{Array, ArrayView, ArrayViewMut, Axis, Dimension, IxDyn, Zip};
 
-/// Whether `acc` is the structural zero of a cotangent of shape `dim` (rather than a
-/// dense cotangent of that shape).
+/// The output cotangent `dy` of a rule whose output has shape `dim`, in dense form:
+/// `None` for the structural zero ("no gradient flows here"), a broadcast form expanded
+/// (one allocation; rules that can use the structure read it with [`view`] or
+/// [`uniform`] instead).
 ///
 /// # Panics
-/// If `acc` is dense but of another shape: a pullback received a cotangent that does
-/// not belong to its argument.
+/// If `dy` does not fit `dim`: a pullback received a cotangent that does not belong to
+/// its output.
 #[inline]
 #[track_caller]
-pub fn is_structural_zero<T, D: Dimension>(acc: &Array<T, D>, dim: &D) -> bool {
-    if acc.shape() == dim.slice() {
-        return false;
+pub fn output<T: Elem, D: Dimension>(dy: Array<T, D>, dim: &D) -> Option<Array<T, D>> {
+    match form(&dy, dim) {
+        Form::Zero => None,
+        _ => Some(expand(dy, dim)),
     }
-    assert!(
-        acc.is_empty(),
-        "mochi: cotangent shape mismatch: an accumulator of shape {:?} for a primal of shape {:?}",
-        acc.shape(),
-        dim.slice()
-    );
-    true
 }
 
-/// The dense form of `acc`: zeros of shape `dim` if it held the structural zero.
+/// `Σ dy` over its expansion to `dim` (a broadcast form counts each element as many
+/// times as it is repeated); zero for the structural zero.
+#[inline]
+#[track_caller]
+pub fn total<T: Elem, D: Dimension>(dy: &Array<T, D>, dim: &D) -> T {
+    match form(dy, dim) {
+        Form::Zero => crate::zero::<T>(),
+        Form::Dense => dy.sum(),
+        Form::Broadcast => dy.sum() * T::of_usize(dim.size() / dy.len()),
+    }
+}
+
+/// Whether the accumulator `acc` of a primal of shape `dim` is the structural zero. A
+/// broadcast form is expanded in place first, so that a `false` answer means `acc` is
+/// dense and can be added to in place.
+///
+/// # Panics
+/// If `acc` does not fit `dim`.
+#[inline]
+#[track_caller]
+pub fn is_structural_zero<T: Elem, D: Dimension>(acc: &mut Array<T, D>, dim: &D) -> bool {
+    match form(acc, dim) {
+        Form::Zero => true,
+        Form::Dense => false,
+        Form::Broadcast => {
+            expand_in_place(acc, dim);
+            false
+        }
+    }
+}
+
+#[cold]
+fn expand_in_place<T: Elem, D: Dimension>(acc: &mut Array<T, D>, dim: &D) {
+    *acc = acc
+        .broadcast(dim.clone())
+        .expect("checked by `form`")
+        .to_owned();
+}
+
+/// The dense form of `acc`: zeros of shape `dim` if it held the structural zero, the
+/// expansion if it held a broadcast form.
 #[inline]
 #[track_caller]
 pub fn dense<'c, T: Elem, D: Dimension>(acc: &'c mut Array<T, D>, dim: &D) -> &'c mut Array<T, D> {
@@ -40,18 +82,23 @@ pub fn dense<'c, T: Elem, D: Dimension>(acc: &'c mut Array<T, D>, dim: &D) -> &'
     acc
 }
 
-/// `acc += src`, adopting `src` without a copy when `acc` is the structural zero.
+/// `acc += src`, adopting `src` without a copy when `acc` is the structural zero. `src`
+/// may be in broadcast form (an output cotangent passed on as it is), and stays so when
+/// adopted.
 #[inline]
 #[track_caller]
 pub fn add_owned<T: Elem, D: Dimension>(acc: &mut Array<T, D>, dim: &D, src: Array<T, D>) {
-    if is_structural_zero(acc, dim) {
+    if form(&src, dim) == Form::Zero {
+        return;
+    }
+    if form(acc, dim) == Form::Zero {
         *acc = src;
     } else {
-        acc.zip_mut_with(&src, |a, &s| *a += s);
+        acc.accumulate(src);
     }
 }
 
-/// `acc += src` for a borrowed `src` of the same shape (one pass either way).
+/// `acc += src` for a borrowed `src` of the primal's shape (one pass either way).
 #[inline]
 #[track_caller]
 pub fn add_view<T: Elem, D: Dimension>(acc: &mut Array<T, D>, dim: &D, src: ArrayView<'_, T, D>) {
@@ -78,14 +125,14 @@ pub fn add_scaled<T: Elem, D: Dimension>(
     }
 }
 
-/// `acc += value` in every element.
+/// `acc += value` in every element. A structural zero becomes the broadcast form
+/// holding `value` (one element, not `|x|`), and a broadcast form stays one.
 #[inline]
 #[track_caller]
 pub fn add_fill<T: Elem, D: Dimension>(acc: &mut Array<T, D>, dim: &D, value: T) {
-    if is_structural_zero(acc, dim) {
-        *acc = Array::from_elem(dim.clone(), value);
-    } else {
-        acc.map_inplace(|a| *a += value);
+    match form(acc, dim) {
+        Form::Zero => *acc = fill(dim, value),
+        _ => acc.map_inplace(|a| *a += value),
     }
 }
 

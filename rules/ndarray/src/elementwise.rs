@@ -6,7 +6,7 @@
 //! the output (`exp`: `y`; `sqrt`: `1/(2y)`), so no rule keeps both.
 
 use crate::cotangent::{
-    add_owned, add_unbroadcast, add_unbroadcast_zip, dense, is_structural_zero,
+    add_owned, add_unbroadcast, add_unbroadcast_zip, dense, is_structural_zero, output,
 };
 use crate::rule_trait::rule_trait;
 use crate::{zero, Elem};
@@ -33,11 +33,11 @@ impl<T: Elem, D: Dimension, K: UnaryKernel<T>> Pullback for UnaryPullback<T, D, 
     type Output = Array<T, D>;
     type Args = (Array<T, D>,);
     #[track_caller]
-    fn pullback(self, mut dy: Array<T, D>, (dx,): (&mut Array<T, D>,)) {
+    fn pullback(self, dy: Array<T, D>, (dx,): (&mut Array<T, D>,)) {
         let dim = self.saved.raw_dim();
-        if is_structural_zero(&dy, &dim) {
+        let Some(mut dy) = output(dy, &dim) else {
             return;
-        }
+        };
         if is_structural_zero(dx, &dim) {
             // Reuse ȳ's buffer: no allocation.
             dy.zip_mut_with(&self.saved, |y, &s| *y *= K::derivative(s));
@@ -137,9 +137,9 @@ impl<T: Elem, D: Dimension> Pullback for PowiPullback<T, D> {
     #[track_caller]
     fn pullback(self, dy: Array<T, D>, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
         let dim = self.x.raw_dim();
-        if is_structural_zero(&dy, &dim) {
+        let Some(dy) = output(dy, &dim) else {
             return;
-        }
+        };
         // d(xⁿ)/dx = n xⁿ⁻¹
         let n = self.n;
         let nt = T::of_f64(f64::from(n));
@@ -175,9 +175,9 @@ impl<T: Elem, D: Dimension> Pullback for PowfPullback<T, D> {
     #[track_caller]
     fn pullback(self, dy: Array<T, D>, (dx, dp): (&mut Array<T, D>, &mut T)) {
         let dim = self.x.raw_dim();
-        if is_structural_zero(&dy, &dim) {
+        let Some(dy) = output(dy, &dim) else {
             return;
-        }
+        };
         let p = self.p;
         // d(xᵖ)/dp = xᵖ ln x (taken as 0 where xᵖ = 0)
         *dp += Zip::from(&dy)
@@ -236,9 +236,9 @@ impl<T: Elem, D: Dimension, E: Dimension> Pullback for ScaledAddPullback<T, D, E
     type Args = (Array<T, D>, T, Array<T, E>);
     #[track_caller]
     fn pullback(self, dz: Array<T, D>, (dy, da, dx): (&mut Array<T, D>, &mut T, &mut Array<T, E>)) {
-        if is_structural_zero(&dz, &self.dim) {
+        let Some(dz) = output(dz, &self.dim) else {
             return;
-        }
+        };
         // z = y + a·x: ȳ += z̄, ā += ⟨z̄, x⟩, x̄ += unbroadcast(a·z̄)
         *da += Zip::from(&dz)
             .and_broadcast(&self.x)

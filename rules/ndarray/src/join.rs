@@ -7,7 +7,7 @@
 //! list of the views' cotangents (`[Array; N]` or `Vec<Array>`), and the pullback
 //! hands each piece of the output cotangent to its input.
 
-use crate::cotangent::{add_view, is_structural_zero};
+use crate::cotangent::{add_view, output};
 use crate::rule_trait::rule_trait;
 use crate::Elem;
 use mochi_core::{Call, NoTangent, Pullback, Tangent, TangentVector};
@@ -102,9 +102,9 @@ impl<T: Elem, D: Dimension, E: Dimension + RemoveAxis, C: CotangentList<T, D>> P
     type Args = (NoTangent, C);
     #[track_caller]
     fn pullback(self, dy: Array<T, E>, (_, dlist): (&mut NoTangent, &mut C)) {
-        if is_structural_zero(&dy, &self.out) {
+        let Some(dy) = output(dy, &self.out) else {
             return;
-        }
+        };
         let slots = dlist.slots(self.dims.len());
         let mut start = 0;
         for (i, (slot, dim)) in slots.iter_mut().zip(&self.dims).enumerate() {

@@ -9,11 +9,11 @@
 //! for that in one read of `K̄` that stops at the first differing entry, so the
 //! dense path pays at most a few comparisons for it.
 
-use crate::cotangent::{dense, is_structural_zero};
+use crate::cotangent::{dense, uniform, view};
 use crate::rule_trait::rule_trait;
 use crate::{zero, Elem};
 use mochi_core::{Call, Pullback};
-use ndarray::{s, Array2, ArrayBase, Data, Ix2, Zip};
+use ndarray::{s, Array2, ArrayBase, ArrayView2, Data, Ix2, Zip};
 
 rule_trait! {
     /// `ndarray::linalg::kron(&a, &b)`: `Call((&a, &b)).kron()`.
@@ -27,7 +27,7 @@ pub struct KronPullback<T> {
 }
 
 /// `Some(c)` if every element of `x` equals `c` (and `x` is non-empty).
-fn uniform_value<T: Elem>(x: &Array2<T>) -> Option<T> {
+fn uniform_value<T: Elem>(x: &ArrayView2<'_, T>) -> Option<T> {
     let first = *x.iter().next()?;
     let all = match x.as_slice_memory_order() {
         Some(s) => s.iter().all(|&v| v == first),
@@ -43,12 +43,16 @@ impl<T: Elem> Pullback for KronPullback<T> {
     fn pullback(self, dk: Array2<T>, (da, db): (&mut Array2<T>, &mut Array2<T>)) {
         let (m, n) = self.a.dim();
         let (p, q) = self.b.dim();
-        if is_structural_zero(&dk, &Ix2(m * p, n * q)) {
+        let out = Ix2(m * p, n * q);
+        // `K̄ = c·1` (what `sum` leaves, in broadcast form): `Ā += c·ΣB`, `B̄ += c·ΣA`
+        // without reading `|K|` entries.
+        let uniform = uniform(&dk, &out);
+        let Some(dk) = view(&dk, &out) else {
             return;
-        }
+        };
         let da = dense(da, &self.a.raw_dim());
         let db = dense(db, &self.b.raw_dim());
-        if let Some(c) = uniform_value(&dk) {
+        if let Some(c) = uniform.or_else(|| uniform_value(&dk)) {
             let (sum_a, sum_b) = (self.a.sum(), self.b.sum());
             da.map_inplace(|v| *v += c * sum_b);
             db.map_inplace(|v| *v += c * sum_a);

@@ -7,7 +7,7 @@
 //! allocates its packing buffers on every call, in the primal product as in the
 //! pullback; every other product here allocates nothing on dense accumulators.)
 
-use crate::cotangent::{add_scaled, dense, is_structural_zero};
+use crate::cotangent::{add_scaled, dense, is_structural_zero, output};
 use crate::rule_trait::rule_trait;
 use crate::Elem;
 use mochi_core::{Call, Pullback};
@@ -81,9 +81,9 @@ impl<T: Elem> Pullback for DotMatVecPullback<T> {
     type Args = (Array2<T>, Array1<T>);
     #[track_caller]
     fn pullback(self, dy: Array1<T>, (da, dx): (&mut Array2<T>, &mut Array1<T>)) {
-        if is_structural_zero(&dy, &ndarray::Ix1(self.a.nrows())) {
+        let Some(dy) = output(dy, &ndarray::Ix1(self.a.nrows())) else {
             return;
-        }
+        };
         // y = A x: Ā += ȳ xᵀ, x̄ += Aᵀ ȳ
         add_outer(da, T::one(), dy.view(), self.x.view());
         let dx = dense(dx, &self.x.raw_dim());
@@ -120,9 +120,9 @@ impl<T: Elem> Pullback for DotVecMatPullback<T> {
     type Args = (Array1<T>, Array2<T>);
     #[track_caller]
     fn pullback(self, dy: Array1<T>, (dx, da): (&mut Array1<T>, &mut Array2<T>)) {
-        if is_structural_zero(&dy, &ndarray::Ix1(self.a.ncols())) {
+        let Some(dy) = output(dy, &ndarray::Ix1(self.a.ncols())) else {
             return;
-        }
+        };
         // y = xᵀ A: x̄ += A ȳ, Ā += x ȳᵀ
         let dxd = dense(dx, &self.x.raw_dim());
         general_mat_vec_mul(T::one(), &self.a, &dy, T::one(), dxd);
@@ -160,9 +160,9 @@ impl<T: Elem> Pullback for DotMatMatPullback<T> {
     #[track_caller]
     fn pullback(self, dc: Array2<T>, (da, db): (&mut Array2<T>, &mut Array2<T>)) {
         let out = ndarray::Ix2(self.a.nrows(), self.b.ncols());
-        if is_structural_zero(&dc, &out) {
+        let Some(dc) = output(dc, &out) else {
             return;
-        }
+        };
         // C = A B: Ā += C̄ Bᵀ, B̄ += Aᵀ C̄
         if is_structural_zero(da, &self.a.raw_dim()) {
             *da = dc.dot(&self.b.t());
@@ -226,9 +226,9 @@ pub mod outer {
         type Args = (Array1<T>, Array1<T>);
         #[track_caller]
         fn pullback(self, dc: Array2<T>, (da, db): (&mut Array1<T>, &mut Array1<T>)) {
-            if is_structural_zero(&dc, &ndarray::Ix2(self.a.len(), self.b.len())) {
+            let Some(dc) = output(dc, &ndarray::Ix2(self.a.len(), self.b.len())) else {
                 return;
-            }
+            };
             let da = dense(da, &self.a.raw_dim());
             general_mat_vec_mul(T::one(), &dc, &self.b, T::one(), da);
             let db = dense(db, &self.b.raw_dim());

@@ -4,7 +4,7 @@
 //! The cotangent of a reduction is the output cotangent spread back over the
 //! reduced elements: a fill for `sum`, a broadcast along the axis for `sum_axis`.
 
-use crate::cotangent::{add_fill, add_scaled, dense, is_structural_zero};
+use crate::cotangent::{add_fill, add_owned, add_scaled, dense, form, Form};
 use crate::rule_trait::rule_trait;
 use crate::{zero, Elem};
 use mochi_core::{Call, Pullback};
@@ -107,22 +107,20 @@ impl<T: Elem, D: RemoveAxis> AxisPullback<T, D> {
     #[track_caller]
     fn run(self, dy: Array<T, D::Smaller>, dx: &mut Array<T, D>) {
         let out = self.dim.remove_axis(self.axis);
-        if is_structural_zero(&dy, &out) {
+        if form(&dy, &out) == Form::Zero {
             return;
         }
-        let spread = dy
-            .view()
+        // `ȳ` with the reduced axis put back as length 1 is the broadcast form of
+        // `x̄` (also when `ȳ` is itself a broadcast form): no copies along the axis.
+        let mut spread = dy
             .insert_axis(self.axis)
             .into_dimensionality::<D>()
             .expect("inserting the reduced axis restores the rank");
-        let spread = spread
-            .broadcast(self.dim.clone())
-            .expect("the reduced axis has length 1 and broadcasts back");
-        if self.scale == T::one() {
-            crate::cotangent::add_view(dx, &self.dim, spread);
-        } else {
-            add_scaled(dx, &self.dim, self.scale, spread);
+        if self.scale != T::one() {
+            let scale = self.scale;
+            spread.map_inplace(|v| *v *= scale);
         }
+        add_owned(dx, &self.dim, spread);
     }
 }
 

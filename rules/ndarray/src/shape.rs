@@ -7,7 +7,7 @@
 //! adding into a slice of the input's cotangent (`slice`), or summing over the
 //! copies a broadcast made.
 
-use crate::cotangent::{add_owned, add_unbroadcast, dense, is_structural_zero};
+use crate::cotangent::{add_owned, add_unbroadcast, dense, is_structural_zero, output, view};
 use crate::rule_trait::rule_trait;
 use crate::Elem;
 use mochi_core::{Call, NoTangent, Pullback};
@@ -75,9 +75,8 @@ impl<T: Elem, D: Dimension> Pullback for IdentityPullback<T, D> {
     type Args = (Array<T, D>,);
     #[track_caller]
     fn pullback(self, dy: Array<T, D>, (dx,): (&mut Array<T, D>,)) {
-        if !is_structural_zero(&dy, &self.dim) {
-            add_owned(dx, &self.dim, dy);
-        }
+        // A broadcast form is passed on as it is.
+        add_owned(dx, &self.dim, dy);
     }
 }
 
@@ -131,10 +130,8 @@ impl<T: Elem, D: Dimension> Pullback for TransposePullback<T, D> {
     type Args = (Array<T, D>,);
     #[track_caller]
     fn pullback(self, dy: Array<T, D>, (dx,): (&mut Array<T, D>,)) {
-        let back = dy.reversed_axes();
-        if !is_structural_zero(&back, &self.dim) {
-            add_owned(dx, &self.dim, back);
-        }
+        // A broadcast form reversed is the broadcast form of the transpose.
+        add_owned(dx, &self.dim, dy.reversed_axes());
     }
 }
 
@@ -168,9 +165,9 @@ impl<T: Elem, D: Dimension, I: SliceArg<D>> Pullback for SlicePullback<T, D, I> 
     type Args = (Array<T, D>, NoTangent);
     #[track_caller]
     fn pullback(self, dy: Self::Output, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
-        if is_structural_zero(&dy, &self.out) {
+        let Some(dy) = output(dy, &self.out) else {
             return;
-        }
+        };
         dense(dx, &self.dim)
             .slice_mut(&self.info)
             .zip_mut_with(&dy, |d, &y| *d += y);
@@ -214,9 +211,9 @@ impl<T: Elem, D: Dimension> Pullback for SliceAxisPullback<T, D> {
         dy: Array<T, D>,
         (dx, _, _): (&mut Array<T, D>, &mut NoTangent, &mut NoTangent),
     ) {
-        if is_structural_zero(&dy, &self.out) {
+        let Some(dy) = output(dy, &self.out) else {
             return;
-        }
+        };
         dense(dx, &self.dim)
             .slice_axis_mut(self.axis, self.slice)
             .zip_mut_with(&dy, |d, &y| *d += y);
@@ -257,9 +254,9 @@ impl<T: Elem, D: Dimension> Pullback for InsertAxisPullback<T, D> {
     #[track_caller]
     fn pullback(self, dy: Self::Output, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
         let out = self.dim.insert_axis(self.axis);
-        if is_structural_zero(&dy, &out) {
+        let Some(dy) = output(dy, &out) else {
             return;
-        }
+        };
         let back = dy
             .index_axis_move(self.axis, 0)
             .into_dimensionality::<D>()
@@ -299,9 +296,9 @@ impl<T: Elem, D: Dimension, E: Dimension> Pullback for ReshapePullback<T, D, E> 
     type Args = (Array<T, D>, NoTangent);
     #[track_caller]
     fn pullback(self, dy: Array<T, E>, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
-        if is_structural_zero(&dy, &self.out) {
+        let Some(dy) = output(dy, &self.out) else {
             return;
-        }
+        };
         let back = dy
             .to_shape((self.dim.clone(), self.order))
             .expect("the cotangent has as many elements as the input");
@@ -387,8 +384,8 @@ impl<T: Elem, D: Dimension, E: Dimension> Pullback for BroadcastPullback<T, D, E
     #[track_caller]
     fn pullback(self, dy: Self::Output, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
         if let Some(dy) = dy {
-            if !is_structural_zero(&dy, &self.out) {
-                add_unbroadcast(dx, &self.dim, dy.view());
+            if let Some(dy) = view(&dy, &self.out) {
+                add_unbroadcast(dx, &self.dim, dy);
             }
         }
     }

@@ -4,7 +4,7 @@
 //! Each keeps or reads a fixed set of entries, so its pullback routes the
 //! output cotangent to exactly those entries of the input's.
 
-use crate::cotangent::{add_owned, dense, is_structural_zero};
+use crate::cotangent::{add_owned, dense, output};
 use crate::rule_trait::rule_trait;
 use crate::{zero, Elem};
 use mochi_core::{Call, NoTangent, Pullback};
@@ -41,9 +41,9 @@ impl<T: Elem, D: Dimension> Pullback for TriangularPullback<T, D> {
     type Args = (Array<T, D>, NoTangent);
     #[track_caller]
     fn pullback(self, dy: Array<T, D>, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
-        if is_structural_zero(&dy, &self.dim) {
+        let Some(dy) = output(dy, &self.dim) else {
             return;
-        }
+        };
         let part = if self.upper {
             dy.triu(self.k)
         } else {
@@ -92,9 +92,9 @@ impl<T: Elem, D: Dimension> Pullback for DiagPullback<T, D> {
     #[track_caller]
     fn pullback(self, dy: Array1<T>, (dx,): (&mut Array<T, D>,)) {
         let n = self.dim.slice().iter().copied().min().unwrap_or(0);
-        if is_structural_zero(&dy, &ndarray::Ix1(n)) {
+        let Some(dy) = output(dy, &ndarray::Ix1(n)) else {
             return;
-        }
+        };
         dense(dx, &self.dim)
             .diag_mut()
             .zip_mut_with(&dy, |d, &y| *d += y);

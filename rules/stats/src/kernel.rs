@@ -6,7 +6,7 @@
 //! one triangle only (what a Cholesky-based consumer returns) is handled exactly.
 
 use mochi_core::Pullback;
-use mochi_rules_ndarray::cotangent::{dense, is_structural_zero};
+use mochi_rules_ndarray::cotangent::{dense, output};
 use mochi_rules_ndarray::{zero, Elem};
 use ndarray::{Array1, Array2, ArrayBase, Data, Ix1};
 
@@ -47,9 +47,9 @@ pub mod se_kernel {
         type Args = (Array1<T>, T, T);
         #[track_caller]
         fn pullback(self, dk: Array2<T>, (dx, dv, dl): (&mut Array1<T>, &mut T, &mut T)) {
-            if is_structural_zero(&dk, &self.k.raw_dim()) {
+            let Some(dk) = output(dk, &self.k.raw_dim()) else {
                 return;
-            }
+            };
             let l2 = self.lengthscale * self.lengthscale;
             let dx = dense(dx, &self.x.raw_dim());
             let (mut sum_v, mut sum_l) = (zero::<T>(), zero::<T>());

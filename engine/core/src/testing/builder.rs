@@ -63,7 +63,11 @@ where
 /// - [`Jvp`](super::Check::Jvp), when [`jvp`](Self::jvp) is given:
 ///   `⟨ȳ, J·ẋ⟩ = ⟨Jᵀ·ȳ, ẋ⟩`;
 /// - [`NoAllocation`](super::Check::NoAllocation), when
-///   [`expect_no_alloc`](Self::expect_no_alloc) is set: the pullback allocates nothing.
+///   [`expect_no_alloc`](Self::expect_no_alloc) is set: the pullback allocates nothing;
+/// - [`Structured`](super::Check::Structured), when the output or an argument has a
+///   structured cotangent form (an array's broadcast form, see
+///   [`broadcast`](crate::broadcast)): a broadcast-form `ȳ` gives the cotangents its
+///   dense expansion gives, and broadcast-form accumulators collect what dense ones do.
 ///
 /// ```
 /// use mochi_core::testing::{Check, RuleTest};

@@ -69,6 +69,26 @@ where
         output_cotangent: Y::Tangent,
         accumulators: A::Tangent,
     ) -> Result<(A, Y, A::Tangent), String> {
+        self.forward_and_pullback_raw(output_cotangent, accumulators)
+            .and_then(|(args, y, mut acc)| {
+                catch_unwind(AssertUnwindSafe(|| self.args.densify(&mut acc)))
+                    .map_err(|payload| {
+                        format!(
+                            "the cotangents do not fit the arguments: {}",
+                            panic_message(&*payload)
+                        )
+                    })
+                    .map(|()| (args, y, acc))
+            })
+    }
+
+    /// As [`forward_and_pullback`](Self::forward_and_pullback), with the accumulators as
+    /// the pullback left them (structural zeros and broadcast forms not written out).
+    fn forward_and_pullback_raw(
+        &self,
+        output_cotangent: Y::Tangent,
+        accumulators: A::Tangent,
+    ) -> Result<(A, Y, A::Tangent), String> {
         let mut args = self.args.clone();
         let mut accumulators = accumulators;
         catch_unwind(AssertUnwindSafe(|| {
@@ -201,6 +221,12 @@ where
         for (s, draw) in draws.iter().enumerate() {
             self.check_draw(rec, draw, s, &active, &mutated, finite);
         }
+        // (h) structured cotangents, from a stream of its own so that adding the check
+        // changed no other draw.
+        let mut rng = StdRng::seed_from_u64(self.options.seed ^ 0x5354_5255_4354);
+        for (s, draw) in draws.iter().enumerate() {
+            self.check_structured(rec, draw, &mut rng, s, &active, &mutated);
+        }
         if self.options.no_alloc {
             self.check_no_allocation(rec, &draws[0]);
         }
@@ -217,23 +243,36 @@ where
         finite: bool,
     ) {
         let zero = self.args.zero_tangent();
-        let gradient =
-            match self.forward_and_pullback(draw.output_cotangent.clone(), TangentVector::zero()) {
-                Ok((_, _, g)) => g,
-                Err(message) => {
-                    let at = At {
-                        argument: None,
-                        sample: Some(s),
-                    };
-                    rec.expect(Check::Shapes, at, false, || {
-                        format!("the pullback panicked on structural-zero accumulators: {message}")
-                    });
-                    return;
-                }
-            };
+        let raw = match self
+            .forward_and_pullback_raw(draw.output_cotangent.clone(), TangentVector::zero())
+        {
+            Ok((_, _, g)) => g,
+            Err(message) => {
+                let at = At {
+                    argument: None,
+                    sample: Some(s),
+                };
+                rec.expect(Check::Shapes, at, false, || {
+                    format!("the pullback panicked on structural-zero accumulators: {message}")
+                });
+                return;
+            }
+        };
 
-        // (e) shapes.
+        // (e) shapes: every cotangent is a structural zero or fits its argument (dense, or
+        // a broadcast form of it), and is then compared in dense form.
         let mut untouched = vec![false; A::COUNT];
+        for &i in active {
+            untouched[i] = A::flatten_argument(&raw, i).is_empty();
+        }
+        let mut gradient = raw;
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.args.densify(&mut gradient))) {
+            let message = panic_message(&*payload);
+            rec.expect(Check::Shapes, At::sample(s), false, || {
+                format!("the cotangents do not fit the arguments: {message}")
+            });
+            return;
+        }
         for &i in active {
             let at = At {
                 argument: Some(i),
@@ -241,8 +280,7 @@ where
             };
             let got = A::flatten_argument(&gradient, i).len();
             let want = A::flatten_argument(&zero, i).len();
-            untouched[i] = got == 0;
-            rec.expect(Check::Shapes, at, got == want || got == 0, || {
+            rec.expect(Check::Shapes, at, got == want, || {
                 format!("the cotangent has {got} components but the argument has {want}")
             });
         }
@@ -447,6 +485,115 @@ where
             format!(
                 "⟨ȳ, J·ẋ⟩ = {forward:.9e} (JVP) but ⟨x̄, ẋ⟩ = {reverse:.9e} (pullback); error {error:.2e}, \
                  tolerance {tolerance:.2e}"
+            )
+        });
+    }
+
+    /// (h): a broadcast-form output cotangent gives the cotangents its expansion gives,
+    /// and broadcast-form accumulators collect what dense ones do.
+    fn check_structured<G: rand::Rng>(
+        &self,
+        rec: &mut Recorder,
+        draw: &Draw<A, Y>,
+        rng: &mut G,
+        s: usize,
+        active: &[usize],
+        mutated: &[bool],
+    ) {
+        let at = At::sample(s);
+        if let Some(structured) = draw.output.random_structured_tangent(rng) {
+            let mut expanded = structured.clone();
+            draw.output.densify(&mut expanded);
+            let got = self.forward_and_pullback(structured, TangentVector::zero());
+            let want = self.forward_and_pullback(expanded, TangentVector::zero());
+            match (got, want) {
+                (Ok((_, _, got)), Ok((_, _, want))) => {
+                    for &i in active {
+                        self.compare_components(
+                            rec,
+                            At {
+                                argument: Some(i),
+                                sample: Some(s),
+                            },
+                            &A::flatten_argument(&want, i),
+                            &A::flatten_argument(&got, i),
+                            "for a broadcast-form output cotangent",
+                        );
+                    }
+                }
+                (Err(message), _) => rec.expect(Check::Structured, at, false, || {
+                    format!("the pullback panicked on a broadcast-form output cotangent: {message}")
+                }),
+                (_, Err(_)) => {}
+            }
+        }
+        if mutated.iter().any(|m| *m) {
+            return;
+        }
+        if let Some(seed) = self.args.random_structured_tangent(rng) {
+            let mut seed_dense = seed.clone();
+            self.args.densify(&mut seed_dense);
+            let got = self.forward_and_pullback(draw.output_cotangent.clone(), seed);
+            let want = self.forward_and_pullback(draw.output_cotangent.clone(), seed_dense);
+            match (got, want) {
+                (Ok((_, _, got)), Ok((_, _, want))) => {
+                    for &i in active {
+                        self.compare_components(
+                            rec,
+                            At {
+                                argument: Some(i),
+                                sample: Some(s),
+                            },
+                            &A::flatten_argument(&want, i),
+                            &A::flatten_argument(&got, i),
+                            "into broadcast-form accumulators",
+                        );
+                    }
+                }
+                (Err(message), _) => rec.expect(Check::Structured, at, false, || {
+                    format!("the pullback panicked on broadcast-form accumulators: {message}")
+                }),
+                (_, Err(_)) => {}
+            }
+        }
+    }
+
+    /// Components `got` against `want` within the test's tolerance.
+    fn compare_components(
+        &self,
+        rec: &mut Recorder,
+        at: At,
+        want: &[f64],
+        got: &[f64],
+        what: &str,
+    ) {
+        if got.len() != want.len() {
+            rec.expect(Check::Structured, at, false, || {
+                format!(
+                    "{what}, the cotangent has {} components, not {}",
+                    got.len(),
+                    want.len()
+                )
+            });
+            return;
+        }
+        let mut worst = (0.0_f64, 0_usize);
+        for (k, (&w, &g)) in want.iter().zip(got).enumerate() {
+            let ratio = if w == g || (w.is_nan() && g.is_nan()) {
+                0.0
+            } else {
+                let tolerance = self.options.atol + self.options.rtol * (w.abs() + g.abs());
+                (w - g).abs() / tolerance
+            };
+            if ratio.is_nan() || ratio > worst.0 {
+                worst = (ratio, k);
+            }
+        }
+        let (ratio, k) = worst;
+        rec.compare(Check::Structured, at, ratio, || {
+            format!(
+                "{what}, component {k} is {:e}, but the dense expansion gives {:e}",
+                got[k], want[k]
             )
         });
     }

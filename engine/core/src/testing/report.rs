@@ -19,6 +19,9 @@ pub enum Check {
     Jvp,
     /// The pullback allocates nothing.
     NoAllocation,
+    /// A structured output cotangent or accumulator (an array in broadcast form) gives
+    /// what its dense expansion gives.
+    Structured,
 }
 
 impl Check {
@@ -32,6 +35,7 @@ impl Check {
             Check::Accumulation => "accumulation",
             Check::Jvp => "adjoint identity with the JVP",
             Check::NoAllocation => "no allocation in the pullback",
+            Check::Structured => "structured cotangents",
         }
     }
 }
@@ -183,6 +187,16 @@ pub(crate) struct Recorder {
 pub(crate) struct At {
     pub(crate) argument: Option<usize>,
     pub(crate) sample: Option<usize>,
+}
+
+impl At {
+    /// Sample `s`, no particular argument.
+    pub(crate) fn sample(s: usize) -> At {
+        At {
+            argument: None,
+            sample: Some(s),
+        }
+    }
 }
 
 impl Recorder {

@@ -3,6 +3,7 @@
 
 use super::{test_rule, Check, RuleTest, RuleTestFailure};
 use crate::{FnPullback, NoTangent, Pullback, TangentVector};
+use ndarray::Array1;
 
 /// `x · y` with a pullback built from `reverse(x, y, ȳ, x̄, ȳ)`.
 #[allow(clippy::type_complexity)]
@@ -189,7 +190,7 @@ fn a_cotangent_of_the_wrong_shape_is_caught() {
     assert!(failure.failed(Check::Shapes), "{failure}");
     let text = failure.to_string();
     assert!(
-        text.contains("the cotangent has 4 components but the argument has 3"),
+        text.contains("the cotangents do not fit the arguments: mochi: a cotangent of 4 elements for a sequence of 3"),
         "{text}"
     );
 }
@@ -344,5 +345,48 @@ fn run_panics_with_the_report() {
                 FnPullback::<_, f64, (f64,)>::new(move |dy: f64, (dx,): (&mut f64,)| *dx += x * dy),
             )
         },
+    );
+}
+
+/// `2·x` on an array, with a pullback that reads `ȳ` element by element in memory
+/// order (`read_flat`) or through the broadcast-aware view (right).
+fn double_rule(read_flat: bool) -> impl Fn(&mut (Array1<f64>,)) -> (Array1<f64>, DoubleRule) {
+    move |a| {
+        let dim = a.0.raw_dim();
+        let f: DoublePullback = Box::new(move |dy, (dx,)| {
+            // The accumulator may be a structural zero or a broadcast form: write it out.
+            *dx = match crate::broadcast::view(dx, &dim) {
+                None => Array1::zeros(dim),
+                Some(v) => v.to_owned(),
+            };
+            if read_flat {
+                for (d, y) in dx.iter_mut().zip(dy.iter()) {
+                    *d += 2.0 * y;
+                }
+            } else if let Some(dy) = crate::broadcast::view(&dy, &dim) {
+                dx.zip_mut_with(&dy, |d, y| *d += 2.0 * y);
+            }
+        });
+        (a.0.mapv(|v| 2.0 * v), FnPullback::new(f))
+    }
+}
+
+type DoublePullback = Box<dyn FnOnce(Array1<f64>, (&mut Array1<f64>,))>;
+type DoubleRule = FnPullback<DoublePullback, Array1<f64>, (Array1<f64>,)>;
+
+#[test]
+fn a_rule_that_misreads_a_broadcast_form_cotangent_is_caught() {
+    let x = ndarray::array![0.5, -1.0, 2.0];
+    let primal = |a: &mut (ndarray::Array1<f64>,)| a.0.mapv(|v| 2.0 * v);
+    RuleTest::new((x.clone(),), primal, double_rule(false))
+        .check()
+        .unwrap_or_else(|f| panic!("{f}"));
+    let failure = expect_failure(RuleTest::new((x,), primal, double_rule(true)).check());
+    assert_eq!(failure.checks(), vec![Check::Structured], "{failure}");
+    assert!(
+        failure
+            .to_string()
+            .contains("broadcast-form output cotangent"),
+        "{failure}"
     );
 }

@@ -358,7 +358,7 @@ impl Lowerer {
             let v = recv.val();
             let method = &m.method;
             let args = &m.args;
-            return self.copy_value(quote!(#v.#method(#args)), &recv, code);
+            return self.unwrap_value(quote!(#v.#method(#args)), &recv, code);
         }
         if closure_count == 1 {
             let mut ops = vec![recv];

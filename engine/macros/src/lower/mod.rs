@@ -265,14 +265,30 @@ impl Lowerer {
 
     /// Binds a new active value `val` (already assigned) flowing back into `from`.
     fn copy_value(&mut self, val: TokenStream, from: &Operand, code: &mut Code) -> Operand {
+        self.derived_value(val, from, quote!(::mochi::__private::acc), code)
+    }
+
+    /// `w.unwrap()`/`w.expect(..)`: the value's cotangent goes into `w`'s (an `Option`
+    /// for an `Option`, the value's own for a `Result`).
+    fn unwrap_value(&mut self, val: TokenStream, from: &Operand, code: &mut Code) -> Operand {
+        self.derived_value(val, from, quote!(::mochi::__private::acc_unwrapped), code)
+    }
+
+    /// A new value `val` whose cotangent `acc` adds into `from`'s in the reverse sweep.
+    fn derived_value(
+        &mut self,
+        val: TokenStream,
+        from: &Operand,
+        acc: TokenStream,
+        code: &mut Code,
+    ) -> Operand {
         let t = self.fresh("t");
         code.fwd.push(quote!(let #t = #val;));
         let (cot, pin) = self.new_cot(&quote!(#t));
         code.fwd.push(pin);
         if let Some(c) = from.cot() {
-            code.rev.push(
-                quote!(::mochi::__private::acc(&mut #c, ::mochi::__private::take(&mut #cot));),
-            );
+            code.rev
+                .push(quote!(#acc(&mut #c, ::mochi::__private::take(&mut #cot));));
         }
         Operand::Active {
             val: quote!(#t),
@@ -822,10 +838,19 @@ impl Lowerer {
                 quote!(::mochi::__private::take(&mut #cot_place)),
             ),
             Some(idx) => {
-                let (fwd_idx, pre, rev_idx, _) = self.index_parts(idx, None, code);
+                // The shape lets the reverse sweep write out a structured cotangent
+                // (an array in broadcast form) before taking one element of it.
+                let (fwd_idx, pre, rev_idx, shape) = if b.param && fields.is_empty() {
+                    let h = self.param_shape(root);
+                    let (f, pre, r, _) = self.index_parts(idx, None, code);
+                    (f, pre, r, quote!(#h))
+                } else {
+                    let sh = quote!(::mochi::__private::index_shape(&#root #(.#fields)*));
+                    self.index_parts(idx, Some(sh), code)
+                };
                 (
                     quote!(#root #(.#fields)* [#fwd_idx]),
-                    quote!({ #pre ::mochi::__private::index_take(&mut #cot_place, #rev_idx) }),
+                    quote!({ #pre ::mochi::__private::index_take(&mut #cot_place, &#shape, #rev_idx) }),
                 )
             }
         }
