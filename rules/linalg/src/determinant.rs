@@ -74,26 +74,7 @@ pub mod logdet {
         #[track_caller]
         fn pullback(self, dy: T, (dk,): (&mut Array2<T>,)) {
             let Some(l) = self.l else { return };
-            let n = l.nrows();
-            // K⁻¹, lower triangle, by faer from L.
-            let mut inv = Array2::<T>::zeros((n, n).f());
-            let mut scratch = MemBuffer::new(inverse_scratch::<T>(n, Par::Seq));
-            with_mat_ref(&l, |lm| {
-                inverse(
-                    mat_mut(inv.view_mut()),
-                    lm,
-                    Par::Seq,
-                    MemStack::new(&mut scratch),
-                )
-            });
-            let dk = dense(dk, &l.raw_dim());
-            let two_dy = dy + dy;
-            for j in 0..n {
-                dk[[j, j]] += dy * inv[[j, j]];
-                for i in j + 1..n {
-                    dk[[i, j]] += two_dy * inv[[i, j]];
-                }
-            }
+            add_scaled_inverse(dk, &l, dy);
         }
     }
 
@@ -117,6 +98,32 @@ impl<T: LinalgElem, S: Data<Elem = T>> LinalgLogdet for Call<(&ArrayBase<S, Ix2>
     #[track_caller]
     fn logdet(self) -> (Self::Output, Self::Pullback) {
         logdet::rrule(self.0 .0)
+    }
+}
+
+/// `K̄ += c·K⁻¹` in the lower-triangle convention (`2c` below the diagonal, `c` on
+/// it), `K⁻¹` formed from the Cholesky factor `l` of `K` by faer (one triangular
+/// inversion and one triangular product, lower triangle only).
+pub(crate) fn add_scaled_inverse<T: LinalgElem>(dk: &mut Array2<T>, l: &Array2<T>, c: T) {
+    let n = l.nrows();
+    let mut inv = Array2::<T>::zeros((n, n).f());
+    let mut scratch = MemBuffer::new(inverse_scratch::<T>(n, Par::Seq));
+    with_mat_ref(l, |lm| {
+        inverse(
+            mat_mut(inv.view_mut()),
+            lm,
+            Par::Seq,
+            MemStack::new(&mut scratch),
+        )
+    });
+    let dk = dense(dk, &l.raw_dim());
+    let two_c = c + c;
+    // Column by column: `inv` is column-major.
+    for (j, column) in inv.columns().into_iter().enumerate() {
+        dk[[j, j]] += c * column[j];
+        for (i, &v) in column.iter().enumerate().skip(j + 1) {
+            dk[[i, j]] += two_c * v;
+        }
     }
 }
 

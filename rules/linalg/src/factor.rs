@@ -113,15 +113,7 @@ pub mod cholesky {
             if let Some(c) = scaled_identity_adjoint(&l, &dl) {
                 // Φ(Lᵀ L̄) = c·I, so S = c·L⁻ᵀL⁻¹ = c·K⁻¹: one triangular inversion and
                 // one triangular product instead of a product and two solves.
-                let inv = crate::determinant::inverse_from_cholesky(&l);
-                let dk = dense(dk, &l.raw_dim());
-                let two_c = c + c;
-                for j in 0..l.nrows() {
-                    dk[[j, j]] += c * inv[[j, j]];
-                    for i in j + 1..l.nrows() {
-                        dk[[i, j]] += two_c * inv[[i, j]];
-                    }
-                }
+                crate::determinant::add_scaled_inverse(dk, &l, c);
                 return;
             }
             let s = cholesky_adjoint(&l, dl);
@@ -145,22 +137,18 @@ pub mod cholesky {
 /// `logdet_cholesky` (`L̄ᵢᵢ = 2ȳ/Lᵢᵢ`) hands to `cholesky`; the check reads the lower
 /// triangle once and stops at the first entry that rules it out.
 fn scaled_identity_adjoint<T: LinalgElem>(l: &Array2<T>, dl: &Array2<T>) -> Option<T> {
-    let n = l.nrows();
-    if n == 0 {
+    if l.nrows() == 0 {
         return None;
     }
     let half = T::of_f64(0.5);
     let first = l[[0, 0]] * dl[[0, 0]];
     let tolerance = T::of_f64(4.0) * T::epsilon() * first.abs();
-    for j in 0..n {
-        if (l[[j, j]] * dl[[j, j]] - first).abs() > tolerance {
-            return None;
-        }
-        if dl
-            .column(j)
-            .slice(ndarray::s![j + 1..])
-            .iter()
-            .any(|&v| v != zero::<T>())
+    for (i, row) in dl.rows().into_iter().enumerate() {
+        if (l[[i, i]] * row[i] - first).abs() > tolerance
+            || row
+                .slice(ndarray::s![..i])
+                .iter()
+                .any(|&v| v != zero::<T>())
         {
             return None;
         }
