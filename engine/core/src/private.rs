@@ -206,12 +206,7 @@ fn materialise_array<T: TangentVector, D: Dimension>(a: &mut Array<T, D>, shape:
     match form(a, shape) {
         Form::Dense => {}
         Form::Zero => *a = Array::from_shape_simple_fn(shape.clone(), T::zero),
-        Form::Broadcast => {
-            *a = a
-                .broadcast(shape.clone())
-                .expect("checked by `form`")
-                .to_owned();
-        }
+        Form::Broadcast => *a = crate::broadcast::expansion(a, shape),
     }
 }
 

@@ -854,7 +854,7 @@ fn accumulate_forms<T: TangentVector, D: Dimension>(
         let shape = co_broadcast(dst.shape(), src.shape());
         let mut dim = dst.raw_dim();
         dim.slice_mut().copy_from_slice(&shape);
-        *dst = dst.broadcast(dim).expect("co-broadcast shape").to_owned();
+        *dst = broadcast::expansion(dst, &dim);
     }
     // `zip_mut_with` broadcasts its right-hand side.
     dst.zip_mut_with(&src, |d, o| d.accumulate_ref(o));
@@ -965,11 +965,20 @@ pub mod broadcast {
     #[track_caller]
     pub fn expand<T: Clone, D: Dimension>(t: Array<T, D>, dim: &D) -> Array<T, D> {
         match form(&t, dim) {
-            Form::Broadcast => t
+            Form::Broadcast => expansion(&t, dim),
+            _ => t,
+        }
+    }
+
+    /// The expansion of a broadcast form `t` to `dim`: a fill for a one-element form
+    /// (one pass of stores), an elementwise copy of the zero-strided view otherwise.
+    pub(crate) fn expansion<T: Clone, D: Dimension>(t: &Array<T, D>, dim: &D) -> Array<T, D> {
+        match t.iter().next() {
+            Some(v) if t.len() == 1 => Array::from_elem(dim.clone(), v.clone()),
+            _ => t
                 .broadcast(dim.clone())
                 .expect("checked by `form`")
                 .to_owned(),
-            _ => t,
         }
     }
 
@@ -1001,12 +1010,7 @@ pub mod broadcast {
         match form(t, dim) {
             Form::Dense => {}
             Form::Zero => *t = zero(),
-            Form::Broadcast => {
-                *t = t
-                    .broadcast(dim.clone())
-                    .expect("checked by `form`")
-                    .to_owned();
-            }
+            Form::Broadcast => *t = expansion(t, dim),
         }
     }
 }
@@ -1027,7 +1031,11 @@ where
     #[track_caller]
     fn densify(&self, t: &mut Self::Tangent) {
         broadcast::densify(t, &self.raw_dim(), || self.zero_tangent());
-        Zip::from(self).and(t).for_each(|v, t| v.densify(t));
+        // Elements without drop glue own no heap memory, so they have no structural
+        // zero or structured form to write out (floats, `NoTangent`, arrays of floats).
+        if std::mem::needs_drop::<<S::Elem as Tangent>::Tangent>() {
+            Zip::from(self).and(t).for_each(|v, t| v.densify(t));
+        }
     }
     /// A broadcast form: each axis of length > 1 is kept or squeezed to 1 at random, at
     /// least one squeezed; `None` when every axis has length ≤ 1 (no broadcast form).

@@ -65,10 +65,7 @@ pub fn is_structural_zero<T: Elem, D: Dimension>(acc: &mut Array<T, D>, dim: &D)
 
 #[cold]
 fn expand_in_place<T: Elem, D: Dimension>(acc: &mut Array<T, D>, dim: &D) {
-    *acc = acc
-        .broadcast(dim.clone())
-        .expect("checked by `form`")
-        .to_owned();
+    *acc = expand(std::mem::take(acc), dim);
 }
 
 /// The dense form of `acc`: zeros of shape `dim` if it held the structural zero, the

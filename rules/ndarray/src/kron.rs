@@ -4,10 +4,11 @@
 //! `Ā[i, j] += Σ_kl K̄[i·p + k, j·q + l] · B[k, l]` (block `(i, j)` of `K̄` against `B`)
 //! and `B̄ += Σ_ij A[i, j] · K̄_block(i, j)`.
 //!
-//! When `K̄` is uniform (every entry the same value `c`, as it is when `kron` feeds a
-//! `sum`), both sums collapse: `Ā += c · ΣB` and `B̄ += c · ΣA`. The pullback checks
-//! for that in one read of `K̄` that stops at the first differing entry, so the
-//! dense path pays at most a few comparisons for it.
+//! When `K̄` is uniform (every entry the same value `c`), both sums collapse:
+//! `Ā += c · ΣB` and `B̄ += c · ΣA`. When `kron` feeds a `sum`, `K̄` arrives as the
+//! `1 × 1` broadcast form holding `c` and the pullback never touches `|K|` entries; a
+//! dense `K̄` is checked for uniformity in one read that stops at the first
+//! differing entry, so the dense path pays at most a few comparisons for it.
 
 use crate::cotangent::{dense, uniform, view};
 use crate::rule_trait::rule_trait;
