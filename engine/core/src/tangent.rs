@@ -965,20 +965,30 @@ pub mod broadcast {
     #[track_caller]
     pub fn expand<T: Clone, D: Dimension>(t: Array<T, D>, dim: &D) -> Array<T, D> {
         match form(&t, dim) {
-            Form::Broadcast => expansion(&t, dim),
+            Form::Broadcast => {
+                let mut t = t;
+                expansion(&mut t, dim)
+            }
             _ => t,
         }
     }
 
     /// The expansion of a broadcast form `t` to `dim`: a fill for a one-element form
     /// (one pass of stores), an elementwise copy of the zero-strided view otherwise.
-    pub(crate) fn expansion<T: Clone, D: Dimension>(t: &Array<T, D>, dim: &D) -> Array<T, D> {
-        match t.iter().next() {
-            Some(v) if t.len() == 1 => Array::from_elem(dim.clone(), v.clone()),
-            _ => t
-                .broadcast(dim.clone())
+    /// `t` is left empty; a one-element form is freed before the expansion is
+    /// allocated, which keeps the allocator from splitting its heap around it.
+    pub(crate) fn expansion<T: Clone, D: Dimension>(t: &mut Array<T, D>, dim: &D) -> Array<T, D> {
+        let empty = Array::from_shape_vec(D::zeros(dim.ndim()), Vec::new())
+            .expect("an all-zero shape holds no elements");
+        let t = std::mem::replace(t, empty);
+        if t.len() == 1 {
+            let value = t.iter().next().cloned().expect("one element");
+            drop(t);
+            Array::from_elem(dim.clone(), value)
+        } else {
+            t.broadcast(dim.clone())
                 .expect("checked by `form`")
-                .to_owned(),
+                .to_owned()
         }
     }
 
