@@ -101,10 +101,10 @@ impl<T: LinalgElem, S: Data<Elem = T>> LinalgLogdet for Call<(&ArrayBase<S, Ix2>
     }
 }
 
-/// `K̄ += c·K⁻¹` in the lower-triangle convention (`2c` below the diagonal, `c` on
-/// it), `K⁻¹` formed from the Cholesky factor `l` of `K` by faer (one triangular
-/// inversion and one triangular product, lower triangle only).
-pub(crate) fn add_scaled_inverse<T: LinalgElem>(dk: &mut Array2<T>, l: &Array2<T>, c: T) {
+/// The lower triangle of `K⁻¹` (column-major; the strict upper triangle is zero) from
+/// the Cholesky factor `l` of `K = L Lᵀ`, by faer: one triangular inversion and one
+/// triangular product.
+fn inverse_lower<T: LinalgElem, S: Data<Elem = T>>(l: &ArrayBase<S, Ix2>) -> Array2<T> {
     let n = l.nrows();
     let mut inv = Array2::<T>::zeros((n, n).f());
     let mut scratch = MemBuffer::new(inverse_scratch::<T>(n, Par::Seq));
@@ -116,6 +116,14 @@ pub(crate) fn add_scaled_inverse<T: LinalgElem>(dk: &mut Array2<T>, l: &Array2<T
             MemStack::new(&mut scratch),
         )
     });
+    inv
+}
+
+/// `K̄ += c·K⁻¹` in the lower-triangle convention (`2c` below the diagonal, `c` on
+/// it), `K⁻¹` formed from the Cholesky factor `l` of `K` by faer (one triangular
+/// inversion and one triangular product, lower triangle only).
+pub(crate) fn add_scaled_inverse<T: LinalgElem>(dk: &mut Array2<T>, l: &Array2<T>, c: T) {
+    let inv = inverse_lower(l);
     let dk = dense(dk, &l.raw_dim());
     let two_c = c + c;
     // Column by column: `inv` is column-major.
@@ -137,17 +145,8 @@ pub(crate) fn add_scaled_inverse<T: LinalgElem>(dk: &mut Array2<T>, l: &Array2<T
 #[track_caller]
 pub fn inverse_from_cholesky<T: LinalgElem, S: Data<Elem = T>>(l: &ArrayBase<S, Ix2>) -> Array2<T> {
     assert_square("inverse_from_cholesky", l);
-    let n = l.nrows();
-    let mut inv = Array2::<T>::zeros((n, n).f());
-    let mut scratch = MemBuffer::new(inverse_scratch::<T>(n, Par::Seq));
-    with_mat_ref(l, |lm| {
-        inverse(
-            mat_mut(inv.view_mut()),
-            lm,
-            Par::Seq,
-            MemStack::new(&mut scratch),
-        )
-    });
+    let mut inv = inverse_lower(l);
+    let n = inv.nrows();
     for j in 1..n {
         for i in 0..j {
             inv[[i, j]] = inv[[j, i]];

@@ -500,32 +500,19 @@ where
         active: &[usize],
         mutated: &[bool],
     ) {
-        let at = At::sample(s);
         if let Some(structured) = draw.output.random_structured_tangent(rng) {
             let mut expanded = structured.clone();
             draw.output.densify(&mut expanded);
             let got = self.forward_and_pullback(structured, TangentVector::zero());
             let want = self.forward_and_pullback(expanded, TangentVector::zero());
-            match (got, want) {
-                (Ok((_, _, got)), Ok((_, _, want))) => {
-                    for &i in active {
-                        self.compare_components(
-                            rec,
-                            At {
-                                argument: Some(i),
-                                sample: Some(s),
-                            },
-                            &A::flatten_argument(&want, i),
-                            &A::flatten_argument(&got, i),
-                            "for a broadcast-form output cotangent",
-                        );
-                    }
-                }
-                (Err(message), _) => rec.expect(Check::Structured, at, false, || {
-                    format!("the pullback panicked on a broadcast-form output cotangent: {message}")
-                }),
-                (_, Err(_)) => {}
-            }
+            self.compare_runs(
+                rec,
+                s,
+                active,
+                got,
+                want,
+                "a broadcast-form output cotangent",
+            );
         }
         if mutated.iter().any(|m| *m) {
             return;
@@ -535,26 +522,41 @@ where
             self.args.densify(&mut seed_dense);
             let got = self.forward_and_pullback(draw.output_cotangent.clone(), seed);
             let want = self.forward_and_pullback(draw.output_cotangent.clone(), seed_dense);
-            match (got, want) {
-                (Ok((_, _, got)), Ok((_, _, want))) => {
-                    for &i in active {
-                        self.compare_components(
-                            rec,
-                            At {
-                                argument: Some(i),
-                                sample: Some(s),
-                            },
-                            &A::flatten_argument(&want, i),
-                            &A::flatten_argument(&got, i),
-                            "into broadcast-form accumulators",
-                        );
-                    }
+            self.compare_runs(rec, s, active, got, want, "broadcast-form accumulators");
+        }
+    }
+
+    /// The cotangents of a run on structured inputs (`got`) against those of the run on
+    /// their dense expansions (`want`), argument by argument.
+    fn compare_runs(
+        &self,
+        rec: &mut Recorder,
+        s: usize,
+        active: &[usize],
+        got: Result<(A, Y, A::Tangent), String>,
+        want: Result<(A, Y, A::Tangent), String>,
+        on: &str,
+    ) {
+        match (got, want) {
+            (Ok((_, _, got)), Ok((_, _, want))) => {
+                for &i in active {
+                    self.compare_components(
+                        rec,
+                        At {
+                            argument: Some(i),
+                            sample: Some(s),
+                        },
+                        &A::flatten_argument(&want, i),
+                        &A::flatten_argument(&got, i),
+                        &format!("on {on}"),
+                    );
                 }
-                (Err(message), _) => rec.expect(Check::Structured, at, false, || {
-                    format!("the pullback panicked on broadcast-form accumulators: {message}")
-                }),
-                (_, Err(_)) => {}
             }
+            (Err(message), _) => rec.expect(Check::Structured, At::sample(s), false, || {
+                format!("the pullback panicked on {on}: {message}")
+            }),
+            // The dense run's failures are reported by the other checks.
+            (_, Err(_)) => {}
         }
     }
 

@@ -840,14 +840,7 @@ impl Lowerer {
             Some(idx) => {
                 // The shape lets the reverse sweep write out a structured cotangent
                 // (an array in broadcast form) before taking one element of it.
-                let (fwd_idx, pre, rev_idx, shape) = if b.param && fields.is_empty() {
-                    let h = self.param_shape(root);
-                    let (f, pre, r, _) = self.index_parts(idx, None, code);
-                    (f, pre, r, quote!(#h))
-                } else {
-                    let sh = quote!(::mochi::__private::index_shape(&#root #(.#fields)*));
-                    self.index_parts(idx, Some(sh), code)
-                };
+                let (fwd_idx, pre, rev_idx, shape) = self.index_with_shape(place, b, idx, code);
                 (
                     quote!(#root #(.#fields)* [#fwd_idx]),
                     quote!({ #pre ::mochi::__private::index_take(&mut #cot_place, &#shape, #rev_idx) }),
@@ -962,14 +955,7 @@ impl Lowerer {
                 }
             }
             Some(idx) => {
-                let (fwd_idx, pre, rev_idx, shape) = if b.param && fields.is_empty() {
-                    let h = self.param_shape(root);
-                    let (f, pre, r, _) = self.index_parts(idx, None, code);
-                    (f, pre, r, quote!(#h))
-                } else {
-                    let sh = quote!(::mochi::__private::index_shape(&#root #(.#fields)*));
-                    self.index_parts(idx, Some(sh), code)
-                };
+                let (fwd_idx, pre, rev_idx, shape) = self.index_with_shape(place, b, idx, code);
                 code.fwd.push(
                     quote!(let #t = ::core::clone::Clone::clone(&#root #(.#fields)* [#fwd_idx]);),
                 );
@@ -985,6 +971,29 @@ impl Lowerer {
                     is_ref: false,
                 }
             }
+        }
+    }
+
+    /// [`index_parts`](Self::index_parts) with the container's shape for the reverse
+    /// sweep: a parameter's is read once at the top, any other container's is saved
+    /// with the index (the reverse sweep materialises structural zeros and writes
+    /// broadcast forms out with it).
+    fn index_with_shape(
+        &mut self,
+        place: &Place,
+        b: &Binding,
+        idx: &Expr,
+        code: &mut Code,
+    ) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
+        let root = &place.root;
+        let fields = &place.fields;
+        if b.param && fields.is_empty() {
+            let h = self.param_shape(root);
+            let (f, pre, r, _) = self.index_parts(idx, None, code);
+            (f, pre, r, quote!(#h))
+        } else {
+            let sh = quote!(::mochi::__private::index_shape(&#root #(.#fields)*));
+            self.index_parts(idx, Some(sh), code)
         }
     }
 
