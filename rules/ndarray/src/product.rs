@@ -7,12 +7,12 @@
 //! allocates its packing buffers on every call, in the primal product as in the
 //! pullback; every other product here allocates nothing on dense accumulators.)
 
-use crate::cotangent::{add_scaled, dense, is_structural_zero, output};
+use crate::cotangent::{add_owned, add_scaled, dense, form, is_structural_zero, output, Form};
 use crate::rule_trait::rule_trait;
 use crate::Elem;
 use mochi_core::{Call, Pullback};
 use ndarray::linalg::{general_mat_mul, general_mat_vec_mul};
-use ndarray::{Array, Array1, Array2, ArrayBase, ArrayView1, Data, Ix1, Ix2};
+use ndarray::{Array, Array1, Array2, ArrayBase, ArrayView1, Axis, Data, Ix1, Ix2};
 
 rule_trait! {
     /// `a.dot(&b)` for 1-d and 2-d operands: `Call((&a, &b)).dot()`.
@@ -160,6 +160,10 @@ impl<T: Elem> Pullback for DotMatMatPullback<T> {
     #[track_caller]
     fn pullback(self, dc: Array2<T>, (da, db): (&mut Array2<T>, &mut Array2<T>)) {
         let out = ndarray::Ix2(self.a.nrows(), self.b.ncols());
+        if form(&dc, &out) == Form::Broadcast {
+            self.pullback_broadcast(dc, da, db);
+            return;
+        }
         let Some(dc) = output(dc, &out) else {
             return;
         };
@@ -173,6 +177,42 @@ impl<T: Elem> Pullback for DotMatMatPullback<T> {
             *db = self.a.t().dot(&dc);
         } else {
             general_mat_mul(T::one(), &self.a.t(), &dc, T::one(), db);
+        }
+    }
+}
+
+impl<T: Elem> DotMatMatPullback<T> {
+    /// `C̄` in broadcast form: a row `r` repeated (`1 × n`), a column `u` repeated
+    /// (`m × 1`) or one value `c` (`1 × 1`, what `sum(A·B)` gives). Then `C̄ Bᵀ` and
+    /// `Aᵀ C̄` are outer products of vectors, so no matrix product is needed, and
+    /// the factor that repeats stays a broadcast form in `Ā` or `B̄`:
+    /// - row: `Ā = 1·(B r)ᵀ` (form `1 × k`), `B̄ = (Aᵀ1) rᵀ`;
+    /// - column: `Ā = u (B 1)ᵀ`, `B̄ = (Aᵀu) 1ᵀ` (form `k × 1`);
+    /// - value: both forms, `Ā = c·1(B 1)ᵀ`, `B̄ = c·(Aᵀ1)1ᵀ`.
+    #[track_caller]
+    fn pullback_broadcast(self, dc: Array2<T>, da: &mut Array2<T>, db: &mut Array2<T>) {
+        let (a_dim, b_dim) = (self.a.raw_dim(), self.b.raw_dim());
+        let (rows, cols) = dc.dim();
+        let one = T::one();
+        match (rows == 1, cols == 1) {
+            (true, true) => {
+                let c = dc[[0, 0]];
+                let row_sums_b = self.b.sum_axis(Axis(1)).mapv(|v| c * v);
+                let col_sums_a = self.a.sum_axis(Axis(0)).mapv(|v| c * v);
+                add_owned(da, &a_dim, row_sums_b.insert_axis(Axis(0)));
+                add_owned(db, &b_dim, col_sums_a.insert_axis(Axis(1)));
+            }
+            (true, false) => {
+                let r = dc.row(0);
+                add_owned(da, &a_dim, self.b.dot(&r).insert_axis(Axis(0)));
+                add_outer(db, one, self.a.sum_axis(Axis(0)).view(), r);
+            }
+            (false, true) => {
+                let u = dc.column(0);
+                add_outer(da, one, u, self.b.sum_axis(Axis(1)).view());
+                add_owned(db, &b_dim, self.a.t().dot(&u).insert_axis(Axis(1)));
+            }
+            (false, false) => unreachable!("a broadcast form has an axis of length 1"),
         }
     }
 }
@@ -267,6 +307,31 @@ mod tests {
     use super::*;
     use crate::test_support::{layouts, TestElem};
     use mochi_core::testing::RuleTest;
+
+    #[test]
+    fn broadcast_form_cotangents_of_a_matrix_product_match_their_expansions() {
+        use crate::test_support::random;
+        use mochi_core::Tangent;
+        let a: Array2<f64> = random(Ix2(3, 4), 36);
+        let b: Array2<f64> = random(Ix2(4, 5), 37);
+        let out = Ix2(3, 5);
+        for shape in [(1, 1), (1, 5), (3, 1)] {
+            let form_dc: Array2<f64> = random(Ix2(shape.0, shape.1), 38);
+            let dense_dc = mochi_core::broadcast::expand(form_dc.clone(), &out);
+            let run = |dc: Array2<f64>| {
+                let (_, pb) = Call((&a, &b)).dot();
+                let (mut da, mut db) = (Array2::zeros((0, 0)), Array2::zeros((0, 0)));
+                pb.pullback(dc, (&mut da, &mut db));
+                a.densify(&mut da);
+                b.densify(&mut db);
+                (da, db)
+            };
+            let (da, db) = run(form_dc);
+            let (da_want, db_want) = run(dense_dc);
+            assert!((da - da_want).iter().all(|d| d.abs() < 1e-12), "{shape:?}");
+            assert!((db - db_want).iter().all(|d| d.abs() < 1e-12), "{shape:?}");
+        }
+    }
 
     fn dots<T: TestElem>() {
         for (m, k, n) in [(1, 1, 1), (3, 4, 2), (2, 0, 3)] {
