@@ -202,12 +202,9 @@ where
 #[cold]
 #[track_caller]
 fn materialise_array<T: TangentVector, D: Dimension>(a: &mut Array<T, D>, shape: &D) {
-    use crate::broadcast::{form, Form};
-    match form(a, shape) {
-        Form::Dense => {}
-        Form::Zero => *a = Array::from_shape_simple_fn(shape.clone(), T::zero),
-        Form::Broadcast => *a = crate::broadcast::expansion(a, shape),
-    }
+    crate::broadcast::densify(a, shape, || {
+        Array::from_shape_simple_fn(shape.clone(), T::zero)
+    });
 }
 
 /// `dst[i] += v`, materialising `dst` with `shape` if it is a structural zero.

@@ -78,7 +78,9 @@ pub trait Tangent {
     /// The derived gradient functions hand out dense cotangents only; rules and raw
     /// pullbacks may leave structured ones, and this is how to read them. The default
     /// does nothing, which is right for types whose tangents have one form (floats,
-    /// [`NoTangent`]); containers recurse into their elements.
+    /// [`NoTangent`]); containers recurse into their elements, except where the
+    /// element tangent has no drop glue: such a tangent owns no heap memory, so it
+    /// has no structural zero or structured form to write out.
     ///
     /// # Panics
     /// If `t` does not fit `self` (a dense cotangent of another shape).
@@ -445,9 +447,11 @@ impl<T: Tangent> Tangent for [T] {
             t.len(),
             self.len()
         );
-        self.iter()
-            .zip(t.iter_mut())
-            .for_each(|(v, t)| v.densify(t));
+        if std::mem::needs_drop::<T::Tangent>() {
+            self.iter()
+                .zip(t.iter_mut())
+                .for_each(|(v, t)| v.densify(t));
+        }
     }
 }
 
@@ -547,9 +551,11 @@ impl<T: Tangent, const N: usize> Tangent for [T; N] {
         std::array::from_fn(|i| self[i].random_tangent(rng))
     }
     fn densify(&self, t: &mut Self::Tangent) {
-        self.iter()
-            .zip(t.iter_mut())
-            .for_each(|(v, t)| v.densify(t));
+        if std::mem::needs_drop::<T::Tangent>() {
+            self.iter()
+                .zip(t.iter_mut())
+                .for_each(|(v, t)| v.densify(t));
+        }
     }
 }
 
@@ -844,13 +850,7 @@ fn accumulate_forms<T: TangentVector, D: Dimension>(
     dst: &mut Array<T, D>,
     src: ArrayView<'_, T, D>,
 ) {
-    let fits = dst.ndim() == src.ndim()
-        && dst
-            .shape()
-            .iter()
-            .zip(src.shape())
-            .all(|(&d, &s)| d == s || s == 1);
-    if !fits {
+    if !broadcast::fits(src.shape(), dst.shape()) {
         let shape = co_broadcast(dst.shape(), src.shape());
         let mut dim = dst.raw_dim();
         dim.slice_mut().copy_from_slice(&shape);
@@ -908,18 +908,20 @@ pub mod broadcast {
         if t.is_empty() {
             return Form::Zero;
         }
-        let fits = t.ndim() == dim.ndim()
-            && t.shape()
-                .iter()
-                .zip(dim.slice())
-                .all(|(&m, &n)| m == n || m == 1);
         assert!(
-            fits,
+            fits(t.shape(), dim.slice()),
             "mochi: cotangent shape mismatch: a cotangent of shape {:?} for a primal of shape {:?}",
             t.shape(),
             dim.slice()
         );
         Form::Broadcast
+    }
+
+    /// Whether an array of shape `from` broadcasts to `to` without adding axes: the
+    /// same rank, and every axis of length 1 or `to`'s length.
+    #[inline]
+    pub(crate) fn fits(from: &[usize], to: &[usize]) -> bool {
+        from.len() == to.len() && from.iter().zip(to).all(|(&m, &n)| m == n || m == 1)
     }
 
     /// A view of the expansion of `t` to `dim` (zero strides along broadcast axes, no
@@ -1041,8 +1043,6 @@ where
     #[track_caller]
     fn densify(&self, t: &mut Self::Tangent) {
         broadcast::densify(t, &self.raw_dim(), || self.zero_tangent());
-        // Elements without drop glue own no heap memory, so they have no structural
-        // zero or structured form to write out (floats, `NoTangent`, arrays of floats).
         if std::mem::needs_drop::<<S::Elem as Tangent>::Tangent>() {
             Zip::from(self).and(t).for_each(|v, t| v.densify(t));
         }

@@ -14,6 +14,26 @@ use mochi_rules_ndarray::cotangent::dense;
 use mochi_rules_ndarray::{zero, Elem};
 use ndarray::{Array, ArrayBase, Data, Dimension, Zip};
 
+/// `−½Σz² − n(log σ + log √(2π))`: the Normal log-density summed over `n`
+/// observations whose standardised values `z = (x − μ)/σ` have squares summing to
+/// `sum_z2`.
+fn from_standardised<T: Elem>(sum_z2: T, n: T, sigma: T) -> T {
+    -T::of_f64(0.5) * sum_z2 - n * (sigma.ln() + T::of_f64(LN_SQRT_2PI))
+}
+
+/// `μ̄ += ȳ Σz/σ`, `σ̄ += ȳ (Σz² − n)/σ`: the parameters' share of the pullback of
+/// [`from_standardised`], for the Normal and (at `log x`) the LogNormal.
+fn add_location_scale<T: Elem>(
+    dy: T,
+    (sum_z, sum_z2, n): (T, T, T),
+    sigma: T,
+    dmu: &mut T,
+    dsigma: &mut T,
+) {
+    *dmu += dy * sum_z / sigma;
+    *dsigma += dy * (sum_z2 - n) / sigma;
+}
+
 /// `log N(x; μ, σ)`: the log-density of a Normal with mean `mu` and standard
 /// deviation `sigma > 0` at `x`.
 ///
@@ -23,7 +43,7 @@ use ndarray::{Array, ArrayBase, Data, Dimension, Zip};
 /// ```
 pub fn normal_logpdf<T: Elem>(x: T, mu: T, sigma: T) -> T {
     let z = (x - mu) / sigma;
-    -T::of_f64(0.5) * z * z - sigma.ln() - T::of_f64(LN_SQRT_2PI)
+    from_standardised(z * z, T::one(), sigma)
 }
 
 /// The rule of [`normal_logpdf`](fn@normal_logpdf).
@@ -42,8 +62,7 @@ pub mod normal_logpdf {
         fn pullback(self, dy: T, (dx, dmu, dsigma): (&mut T, &mut T, &mut T)) {
             let (z, s) = (self.z, self.sigma);
             *dx -= dy * z / s;
-            *dmu += dy * z / s;
-            *dsigma += dy * (z * z - T::one()) / s;
+            add_location_scale(dy, (z, z * z, T::one()), s, dmu, dsigma);
         }
     }
 
@@ -51,7 +70,7 @@ pub mod normal_logpdf {
     pub fn rrule<T: Elem>(x: T, mu: T, sigma: T) -> (T, NormalLogpdfPullback<T>) {
         let z = (x - mu) / sigma;
         (
-            super::normal_logpdf(x, mu, sigma),
+            from_standardised(z * z, T::one(), sigma),
             NormalLogpdfPullback { z, sigma },
         )
     }
@@ -86,16 +105,16 @@ pub mod lognormal_logpdf {
             let (z, s) = (self.z, self.sigma);
             // ∂/∂x = (−z/σ − 1)/x
             *dx += dy * (-z / s - T::one()) / self.x;
-            *dmu += dy * z / s;
-            *dsigma += dy * (z * z - T::one()) / s;
+            add_location_scale(dy, (z, z * z, T::one()), s, dmu, dsigma);
         }
     }
 
     /// `lognormal_logpdf(x, mu, sigma)` with its pullback.
     pub fn rrule<T: Elem>(x: T, mu: T, sigma: T) -> (T, LognormalLogpdfPullback<T>) {
-        let z = (x.ln() - mu) / sigma;
+        let lx = x.ln();
+        let z = (lx - mu) / sigma;
         (
-            super::lognormal_logpdf(x, mu, sigma),
+            from_standardised(z * z, T::one(), sigma) - lx,
             LognormalLogpdfPullback { x, z, sigma },
         )
     }
@@ -115,12 +134,11 @@ pub fn normal_logpdf_sum<T: Elem, S: Data<Elem = T>, D: Dimension>(
     sigma: T,
 ) -> T {
     let inv = sigma.recip();
-    let half = T::of_f64(0.5);
-    let sq = x.fold(zero::<T>(), |acc, &v| {
+    let sum_z2 = x.fold(zero::<T>(), |acc, &v| {
         let z = (v - mu) * inv;
         acc + z * z
     });
-    -half * sq - T::of_usize(x.len()) * (sigma.ln() + T::of_f64(LN_SQRT_2PI))
+    from_standardised(sum_z2, T::of_usize(x.len()), sigma)
 }
 
 /// The rule of [`normal_logpdf_sum`](fn@normal_logpdf_sum).
@@ -143,8 +161,7 @@ pub mod normal_logpdf_sum {
         fn pullback(self, dy: T, (dx, dmu, dsigma): (&mut Array<T, D>, &mut T, &mut T)) {
             let (mu, s) = (self.mu, self.sigma);
             let n = T::of_usize(self.x.len());
-            *dmu += dy * self.sum_z / s;
-            *dsigma += dy * (self.sum_z2 - n) / s;
+            add_location_scale(dy, (self.sum_z, self.sum_z2, n), s, dmu, dsigma);
             // ∂/∂xᵢ = −(xᵢ − μ)/σ²
             let scale = -dy / (s * s);
             dense(dx, &self.x.raw_dim()).zip_mut_with(&self.x, |d, &v| *d += scale * (v - mu));
@@ -162,8 +179,7 @@ pub mod normal_logpdf_sum {
             let z = (v - mu) * inv;
             (a + z, b + z * z)
         });
-        let n = T::of_usize(x.len());
-        let y = -T::of_f64(0.5) * sum_z2 - n * (sigma.ln() + T::of_f64(LN_SQRT_2PI));
+        let y = from_standardised(sum_z2, T::of_usize(x.len()), sigma);
         (
             y,
             NormalLogpdfSumPullback {
@@ -215,8 +231,7 @@ pub mod lognormal_logpdf_sum {
         fn pullback(self, dy: T, (dx, dmu, dsigma): (&mut Array<T, D>, &mut T, &mut T)) {
             let (mu, s) = (self.mu, self.sigma);
             let n = T::of_usize(self.x.len());
-            *dmu += dy * self.sum_z / s;
-            *dsigma += dy * (self.sum_z2 - n) / s;
+            add_location_scale(dy, (self.sum_z, self.sum_z2, n), s, dmu, dsigma);
             // ∂/∂xᵢ = (−(log xᵢ − μ)/σ² − 1)/xᵢ
             let inv_s2 = (s * s).recip();
             Zip::from(dense(dx, &self.x.raw_dim()))
@@ -239,8 +254,7 @@ pub mod lognormal_logpdf_sum {
                 let z = (lx - mu) * inv;
                 (a + z, b + z * z, c + lx)
             });
-        let n = T::of_usize(x.len());
-        let y = -T::of_f64(0.5) * sum_z2 - n * (sigma.ln() + T::of_f64(LN_SQRT_2PI)) - sum_lx;
+        let y = from_standardised(sum_z2, T::of_usize(x.len()), sigma) - sum_lx;
         (y, log_x, sum_z, sum_z2)
     }
 

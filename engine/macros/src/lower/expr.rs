@@ -75,13 +75,7 @@ impl Lowerer {
         if !expr_is_active(e, &self.active) {
             if let Expr::Macro(m) = e {
                 if !is_inactive_macro(&m.mac) {
-                    let name = m
-                        .mac
-                        .path
-                        .segments
-                        .last()
-                        .map(|s| s.ident.to_string())
-                        .unwrap_or_default();
+                    let name = macro_name(&m.mac);
                     self.err(m, format!("mochi: the macro `{name}!` cannot be differentiated; expand it by hand, or wrap a constant in `mochi::no_grad(..)`"));
                 }
             }
@@ -217,13 +211,7 @@ impl Lowerer {
                 Operand::Inactive(quote!(#e))
             }
             Expr::Macro(m) => {
-                let name = m
-                    .mac
-                    .path
-                    .segments
-                    .last()
-                    .map(|s| s.ident.to_string())
-                    .unwrap_or_default();
+                let name = macro_name(&m.mac);
                 self.err(m, format!("mochi: the macro `{name}!` cannot take differentiable values; build the value with a loop or an explicit expression"));
                 Operand::Inactive(quote!(#e))
             }
@@ -788,12 +776,7 @@ enum ByRef {
 }
 
 fn is_inactive_macro(m: &syn::Macro) -> bool {
-    let name = m
-        .path
-        .segments
-        .last()
-        .map(|s| s.ident.to_string())
-        .unwrap_or_default();
+    let name = macro_name(m);
     matches!(
         name.as_str(),
         "vec"
@@ -837,4 +820,13 @@ fn collect_idents(ts: &TokenStream, f: &mut impl FnMut(String)) {
             _ => {}
         }
     }
+}
+
+/// The last segment of a macro's path (`vec` for `std::vec!`).
+pub(super) fn macro_name(mac: &syn::Macro) -> String {
+    mac.path
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default()
 }

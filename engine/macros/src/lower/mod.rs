@@ -492,12 +492,7 @@ impl Lowerer {
     }
 
     fn lower_macro_stmt(&mut self, mac: &syn::Macro, tokens: TokenStream, code: &mut Code) {
-        let name = mac
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
+        let name = expr::macro_name(mac);
         const ALLOWED: &[&str] = &[
             "println",
             "print",
