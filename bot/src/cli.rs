@@ -239,7 +239,8 @@ async fn pr_summary(
     };
     let bench = match &args.bench {
         Some(p) => {
-            let text = crate::input::read_text(p).map_err(|e| e.to_string())?;
+            let text = crate::input::read_text(p, crate::input::Kind::BenchReport)
+                .map_err(|e| e.to_string())?;
             Some(
                 BenchReport::from_json_str(&text, &p.display().to_string())
                     .map_err(|e| e.to_string())?,
@@ -373,7 +374,8 @@ fn perf_check(args: PerfCheckArgs, config: &Config, root: &Path) -> Result<Repor
         .unwrap_or_else(|| config.perf_check.column.clone());
     let retries = args.retries.unwrap_or(config.perf_check.retries);
     let read_report = || -> Result<BenchReport, String> {
-        let text = crate::input::read_text(&args.bench).map_err(|e| e.to_string())?;
+        let text = crate::input::read_text(&args.bench, crate::input::Kind::BenchReport)
+            .map_err(|e| e.to_string())?;
         BenchReport::from_json_str(&text, &args.bench.display().to_string())
             .map_err(|e| e.to_string())
     };

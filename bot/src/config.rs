@@ -122,7 +122,7 @@ impl Config {
         if !required && !path.exists() {
             return Ok(Self::default());
         }
-        let text = crate::input::read_text(path)?;
+        let text = crate::input::read_text(path, crate::input::Kind::Toml)?;
         Self::parse(&text, path)
     }
 

@@ -10,6 +10,7 @@ pub mod coverage;
 pub mod docs;
 pub mod github;
 pub mod input;
+pub mod markdown;
 pub mod perf;
 pub mod serve;
 pub mod summary;

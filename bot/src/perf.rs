@@ -37,7 +37,7 @@ pub struct Ranges {
 impl Ranges {
     /// Reads and validates a ranges file.
     pub fn read(path: &Path) -> Result<Self, InputError> {
-        let text = crate::input::read_text(path)?;
+        let text = crate::input::read_text(path, crate::input::Kind::Toml)?;
         Self::parse(&text, path)
     }
 

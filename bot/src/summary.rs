@@ -4,6 +4,7 @@ use mochi_ratio_table::{render_table, BenchReport};
 
 use crate::coverage::lcov::{Coverage, Totals};
 use crate::coverage::patch::{line_ranges, PatchCoverage};
+use crate::markdown;
 
 /// Hidden first line that identifies the bot's summary comment.
 pub const MARKER: &str = "<!-- mochi-bot:pr-summary -->";
@@ -48,8 +49,24 @@ fn percent(totals: Totals) -> String {
         .map_or_else(|| "n/a".to_string(), |p| format!("{p:.2}%"))
 }
 
-fn escape_cell(text: &str) -> String {
-    text.replace('|', "\\|")
+/// Whether `text` is a commit id as git writes it: 7 to 64 hexadecimal digits.
+///
+/// The head SHA is written into an HTML comment and shown in code spans; this
+/// check is what keeps a hostile value from closing the comment.
+pub fn is_commit_sha(text: &str) -> bool {
+    (7..=64).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Parses a `--head-sha`/`--base-sha` value.
+pub fn parse_commit_sha(text: &str) -> Result<String, String> {
+    if is_commit_sha(text) {
+        Ok(text.to_ascii_lowercase())
+    } else {
+        Err(format!(
+            "`{}` is not a commit SHA; expected 7 to 64 hexadecimal digits, e.g. from `git rev-parse HEAD`",
+            crate::input::one_line(text, 80)
+        ))
+    }
 }
 
 /// Builds the full comment body (before any size limit is applied).
@@ -97,8 +114,8 @@ fn render_coverage(out: &mut String, input: &SummaryInput<'_>, head: &Coverage) 
             out.push_str("| File | Patch % | Missing lines |\n| --- | ---: | --- |\n");
             for file in patch.files_with_missing_lines() {
                 out.push_str(&format!(
-                    "| `{}` | {} ({}/{}) | {} |\n",
-                    escape_cell(&file.path),
+                    "| {} | {} ({}/{}) | {} |\n",
+                    markdown::code_span(&file.path),
                     percent(file.totals),
                     file.totals.covered,
                     file.totals.coverable,
@@ -153,9 +170,11 @@ fn render_performance(out: &mut String, bench: &BenchReport) {
     out.push_str("### Performance Ratio:\n\n");
     out.push_str("Ratio of time to compute gradient and time to compute function.\n\n");
     out.push_str("> ⚠️ Approximate figures from a shared CI runner: differences of a few percent are noise.\n\n");
-    out.push_str("```\n");
-    out.push_str(&render_table(bench));
-    out.push_str("```\n");
+    // The table escapes control characters, so no line of it can start a
+    // fence; the fence is still longer than any backtick run inside.
+    let table = render_table(bench);
+    let fence = markdown::fence_for(&table);
+    out.push_str(&format!("{fence}text\n{table}{fence}\n"));
 }
 
 /// Shortens `body` to at most `limit` characters, cutting at a line boundary,
@@ -170,27 +189,38 @@ pub fn fit_to_limit(body: &str, limit: usize) -> String {
         "\n> [!NOTE]\n> This summary was shortened: the full text has {total} characters, over GitHub's limit of {limit}. \
          Run `mochi-bot pr-summary --dry-run` with the same inputs to see all of it.\n"
     );
-    // Room for the note and a closing fence.
-    let budget = limit.saturating_sub(note.chars().count() + 8);
+    // Room for the note and a newline; a closing fence is counted as it opens.
+    let budget = limit.saturating_sub(note.chars().count() + 1);
     let mut kept = String::new();
     let mut used = 0;
-    let mut in_fence = false;
+    // The fence that is open, if any: closed only by a run at least as long.
+    let mut open_fence: Option<usize> = None;
+    let mut closing = 0;
     for line in body.split_inclusive('\n') {
         let n = line.chars().count();
-        if used + n > budget {
+        if used + n + closing > budget {
             break;
         }
-        if line.trim_start().starts_with("```") {
-            in_fence = !in_fence;
+        let run = line.trim_start().chars().take_while(|c| *c == '`').count();
+        if run >= 3 {
+            match open_fence {
+                Some(open) if run >= open && line.trim().chars().all(|c| c == '`') => {
+                    open_fence = None
+                }
+                Some(_) => {}
+                None => open_fence = Some(run),
+            }
         }
+        closing = open_fence.map_or(0, |run| run + 1);
         kept.push_str(line);
         used += n;
     }
     if !kept.ends_with('\n') {
         kept.push('\n');
     }
-    if in_fence {
-        kept.push_str("```\n");
+    if let Some(run) = open_fence {
+        kept.push_str(&"`".repeat(run));
+        kept.push('\n');
     }
     kept.push_str(&note);
     kept
@@ -269,6 +299,69 @@ mod tests {
             body.contains("-50.00 percentage points against base (75.00%)"),
             "{body}"
         );
+    }
+
+    #[test]
+    fn hostile_paths_and_labels_stay_inert() {
+        let head = coverage("SF:src/a`b @alice <img src=x>.rs\nDA:1,0\nend_of_record\n");
+        let diff = ChangedLines::parse(
+            "--- a/x\n+++ b/src/a`b @alice <img src=x>.rs\n@@ -0,0 +1 @@\n+1\n",
+            Path::new("d"),
+        )
+        .unwrap();
+        let patch = PatchCoverage::compute(&diff, &head);
+        let bench = BenchReport {
+            schema_version: 1,
+            columns: vec!["mochi".into()],
+            cases: vec![mochi_ratio_table::BenchCase {
+                label: "a\n```\n@alice <img src=x>".into(),
+                primal_ns: 1.0,
+                ratios: [("mochi".to_string(), Some(1.0))].into(),
+                times_ns: None,
+                bytes_per_gradient: None,
+                extra: Default::default(),
+            }],
+            meta: None,
+        };
+        let body = render(&SummaryInput {
+            head_sha: "abcdef0",
+            base_sha: None,
+            head: Some(&head),
+            base: None,
+            patch: Some(&patch),
+            bench: Some(&bench),
+        });
+        // The path is one code span: the backtick inside cannot end it.
+        assert!(
+            body.contains("| ``src/a`b @alice <img src=x>.rs`` | 0.00% (0/1) | 1 |"),
+            "{body}"
+        );
+        // The label stays on its table line, inside a fence longer than its backticks.
+        let fence_start = body.find("\n````text\n").unwrap();
+        let after = &body[fence_start + 10..];
+        let fence_end = after.find("\n````\n").unwrap();
+        assert!(after[..fence_end].contains("@alice <img src=x>"), "{body}");
+        // Only those two places hold the name: nothing leaked into prose.
+        assert_eq!(body.matches("@alice").count(), 2, "{body}");
+        assert!(!after[fence_end + 6..].contains("@alice"), "{body}");
+    }
+
+    #[test]
+    fn commit_shas_are_hex() {
+        assert!(is_commit_sha("0123abc"));
+        assert!(!is_commit_sha("abc -->\n@alice"));
+        assert!(parse_commit_sha("ABCDEF0").is_ok());
+    }
+
+    #[test]
+    fn a_longer_fence_is_closed_with_its_own_length() {
+        let mut body = String::from("head\n`````text\n```\n");
+        for i in 0..10_000 {
+            body.push_str(&format!("line {i}\n"));
+        }
+        let cut = fit_to_limit(&body, 2_000);
+        assert!(cut.chars().count() <= 2_000, "{}", cut.chars().count());
+        assert!(cut.contains("\n`````\n"), "{cut}");
     }
 
     #[test]

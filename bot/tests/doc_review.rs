@@ -145,6 +145,7 @@ fn env() -> Env {
             attempts: 3,
             initial_backoff: Duration::from_millis(10),
             max_wait: Duration::from_secs(5),
+            ..RetryPolicy::default()
         },
     }
 }

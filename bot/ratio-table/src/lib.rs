@@ -102,12 +102,16 @@ impl BenchReport {
     /// finite and positive, a ratio that is negative or not finite, and a
     /// ratio for a column not listed in `columns`.
     pub fn from_json_str(text: &str, path_for_errors: &str) -> Result<Self, ReportError> {
-        let report: BenchReport = serde_json::from_str(text).map_err(|e| ReportError {
+        let syntax = |e: serde_json::Error| ReportError {
             path: path_for_errors.to_string(),
             line: e.line(),
             column: e.column(),
             message: format!("not a valid benchmark report: {e}"),
-        })?;
+        };
+        // serde keeps the last of two equal keys in a map; a report that says
+        // two things about one ratio is refused instead.
+        serde_json::from_str::<NoDuplicateKeys>(text).map_err(syntax)?;
+        let report: BenchReport = serde_json::from_str(text).map_err(syntax)?;
         report.validate(text, path_for_errors)?;
         Ok(report)
     }
@@ -143,9 +147,30 @@ impl BenchReport {
                 "`columns` is empty; list the AD columns, e.g. [\"mochi\"]".to_string(),
             );
         }
+        if self.columns.len() > MAX_COLUMNS {
+            return fail(
+                "\"columns\"",
+                format!(
+                    "`columns` lists {} columns, more than the {MAX_COLUMNS} a table can show",
+                    self.columns.len()
+                ),
+            );
+        }
+        if self.cases.len() > MAX_CASES {
+            return fail(
+                "\"cases\"",
+                format!(
+                    "`cases` lists {} cases, more than the {MAX_CASES} a report may hold",
+                    self.cases.len()
+                ),
+            );
+        }
         for (i, column) in self.columns.iter().enumerate() {
             if column.is_empty() {
                 return fail("\"columns\"", "a column name is empty".to_string());
+            }
+            if let Some(problem) = name_problem(column) {
+                return fail("\"columns\"", format!("column #{}: {problem}", i + 1));
             }
             if self.columns[..i].contains(column) {
                 return fail(
@@ -158,6 +183,9 @@ impl BenchReport {
             let at = format!("\"{}\"", case.label);
             if case.label.is_empty() {
                 return fail("\"label\"", format!("case #{} has an empty `label`", i + 1));
+            }
+            if let Some(problem) = name_problem(&case.label) {
+                return fail("\"label\"", format!("case #{}: label {problem}", i + 1));
             }
             if self.cases[..i].iter().any(|c| c.label == case.label) {
                 return fail(
@@ -199,6 +227,91 @@ impl BenchReport {
             }
         }
         Ok(())
+    }
+}
+
+/// The longest label or column name accepted, in characters.
+pub const MAX_NAME_CHARS: usize = 100;
+/// The most columns a report may have.
+pub const MAX_COLUMNS: usize = 32;
+/// The most cases a report may have.
+pub const MAX_CASES: usize = 10_000;
+
+/// Why a label or column name cannot be shown in a table, if it cannot.
+fn name_problem(name: &str) -> Option<String> {
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Some(format!(
+            "is {chars} characters long; at most {MAX_NAME_CHARS} are allowed"
+        ));
+    }
+    name.chars().find(|c| c.is_control()).map(|c| {
+        format!(
+            "`{}` holds the control character {}; labels are one line of text",
+            name.escape_default(),
+            c.escape_default()
+        )
+    })
+}
+
+/// Any JSON value, refused when an object repeats a key.
+struct NoDuplicateKeys;
+
+impl<'de> Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NoDuplicateKeysVisitor)
+    }
+}
+
+struct NoDuplicateKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NoDuplicateKeysVisitor {
+    type Value = NoDuplicateKeys;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_unit<E>(self) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<NoDuplicateKeys, A::Error> {
+        while seq.next_element::<NoDuplicateKeys>()?.is_some() {}
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<NoDuplicateKeys, A::Error> {
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key `{}` appears twice in one object",
+                    key.escape_default()
+                )));
+            }
+            map.next_value::<NoDuplicateKeys>()?;
+        }
+        Ok(NoDuplicateKeys)
     }
 }
 
@@ -277,17 +390,48 @@ pub fn format_ratio(ratio: f64) -> String {
 /// The text shown for a `null` or absent ratio.
 pub const MISSING: &str = "missing";
 
+/// The widest cell the table draws, in characters; longer text is cut with `…`.
+pub const MAX_CELL_CHARS: usize = MAX_NAME_CHARS;
+
+/// A name as one table cell: control characters shown escaped (a newline
+/// would break the table and, in a Markdown comment, could end the code
+/// fence around it) and at most [`MAX_CELL_CHARS`] characters.
+fn cell(name: &str) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    for c in name.chars() {
+        let piece: String = if c.is_control() {
+            c.escape_default().collect()
+        } else {
+            c.to_string()
+        };
+        let n = piece.chars().count();
+        if count + n > MAX_CELL_CHARS - 1 {
+            out.push('…');
+            return out;
+        }
+        out.push_str(&piece);
+        count += n;
+    }
+    out
+}
+
 /// Draws the report as a table with box-drawing characters: columns `Label`,
 /// `Primal`, then one per AD column in the order of `columns`. Labels are
 /// left-aligned, numbers right-aligned. The result ends with a newline.
+///
+/// Every cell is one line of at most [`MAX_CELL_CHARS`] characters, so the
+/// table's size is bounded by the number of cases and columns whatever the
+/// labels hold (a report built in code skips [`BenchReport::from_json_str`]'s
+/// checks).
 pub fn render_table(report: &BenchReport) -> String {
     let mut header: Vec<String> = vec!["Label".to_string(), "Primal".to_string()];
-    header.extend(report.columns.iter().cloned());
+    header.extend(report.columns.iter().map(|c| cell(c)));
     let rows: Vec<Vec<String>> = report
         .cases
         .iter()
         .map(|case| {
-            let mut row = vec![case.label.clone(), format_duration_ns(case.primal_ns)];
+            let mut row = vec![cell(&case.label), format_duration_ns(case.primal_ns)];
             row.extend(report.columns.iter().map(|column| {
                 case.ratio(column)
                     .map_or_else(|| MISSING.to_string(), format_ratio)
@@ -400,6 +544,61 @@ mod tests {
         let version = text.replace("\"schema_version\": 1", "\"schema_version\": 2");
         let err = BenchReport::from_json_str(&version, "r.json").unwrap_err();
         assert_eq!((err.line, err.column), (2, 1), "{err}");
+    }
+
+    fn one_case(label: &str) -> BenchReport {
+        BenchReport {
+            schema_version: 1,
+            columns: vec!["mochi".into()],
+            cases: vec![BenchCase {
+                label: label.into(),
+                primal_ns: 1.0,
+                ratios: BTreeMap::from([("mochi".to_string(), Some(1.0))]),
+                times_ns: None,
+                bytes_per_gradient: None,
+                extra: BTreeMap::new(),
+            }],
+            meta: None,
+        }
+    }
+
+    #[test]
+    fn a_huge_label_does_not_blow_up_the_table() {
+        // Each row used to be padded to the longest label: 200 rows × 100 000
+        // characters drew 60 MB. Now every cell is at most MAX_CELL_CHARS wide.
+        let mut report = one_case(&"x".repeat(100_000));
+        for i in 0..200 {
+            let mut case = report.cases[0].clone();
+            case.label = format!("c{i}");
+            report.cases.push(case);
+        }
+        let table = render_table(&report);
+        assert!(table.len() < 200 * 4 * 160, "{} bytes", table.len());
+        assert!(table.contains(&format!("{}…", "x".repeat(MAX_CELL_CHARS - 1))));
+    }
+
+    #[test]
+    fn a_label_cannot_break_the_table_lines() {
+        let table = render_table(&one_case("a\n```\n@alice <img src=x>"));
+        assert_eq!(table.lines().count(), 5, "{table}");
+        assert!(table.contains("a\\n```\\n@alice"), "{table}");
+    }
+
+    #[test]
+    fn long_or_multi_line_names_and_duplicate_keys_are_refused() {
+        let long = format!(
+            r#"{{"schema_version":1,"columns":["mochi"],"cases":[{{"label":"{}","primal_ns":1,"ratios":{{}}}}]}}"#,
+            "y".repeat(1_000_000)
+        );
+        let e = BenchReport::from_json_str(&long, "r.json").unwrap_err();
+        assert!(e.message.contains("at most 100"), "{e}");
+        let newline = r#"{"schema_version":1,"columns":["mochi"],"cases":[{"label":"a\n```","primal_ns":1,"ratios":{}}]}"#;
+        let e = BenchReport::from_json_str(newline, "r.json").unwrap_err();
+        assert!(e.message.contains("control character"), "{e}");
+        let twice = "{\"schema_version\":1,\"columns\":[\"mochi\"],\"cases\":[\n{\"label\":\"a\",\"primal_ns\":1,\"ratios\":{\"mochi\":1.0,\"mochi\":9.0}}]}";
+        let e = BenchReport::from_json_str(twice, "r.json").unwrap_err();
+        assert!(e.message.contains("`mochi` appears twice"), "{e}");
+        assert_eq!(e.line, 2, "{e}");
     }
 
     #[test]

@@ -19,11 +19,14 @@ pub struct ChangedLines {
 impl ChangedLines {
     /// Reads and parses the diff at `path`.
     pub fn read(path: &Path) -> Result<Self, InputError> {
-        let text = crate::input::read_text(path)?;
+        let text = crate::input::read_text(path, crate::input::Kind::Diff)?;
         Self::parse(&text, path)
     }
 
     /// Parses a whole unified diff; `path` only names the file in errors.
+    ///
+    /// A text with no file header at all (empty, or not a diff) is an error:
+    /// read as "no changed lines" it would give a reassuring, wrong summary.
     pub fn parse(text: &str, path: &Path) -> Result<Self, InputError> {
         let mut changed = ChangedLines::default();
         let lines: Vec<&str> = text.lines().collect();
@@ -75,81 +78,115 @@ impl ChangedLines {
                         "hunk header before any file header (`diff --git` or `---`/`+++`)",
                     ));
                 }
-                let (new_start, old_count, new_count) =
-                    parse_hunk_header(line).ok_or_else(|| {
-                        InputError::new(
-                            path,
-                            line_no,
-                            format!("malformed hunk header `{line}`; expected `@@ -a,b +c,d @@`"),
-                        )
-                    })?;
-                i += 1;
-                let (mut old_left, mut new_left) = (old_count, new_count);
-                let mut new_line = new_start;
-                while old_left > 0 || new_left > 0 {
-                    let Some(body) = lines.get(i) else {
-                        return Err(InputError::new(
-                            path,
-                            lines.len(),
-                            format!("the diff ends inside the hunk `{line}`: {old_left} old and {new_left} new lines are missing (is it truncated?)"),
-                        ));
-                    };
-                    let here = i + 1;
-                    let short = |what: &str| {
-                        InputError::new(
-                            path,
-                            here,
-                            format!("the hunk `{line}` has more {what} lines than its header says"),
-                        )
-                    };
-                    match body.chars().next() {
-                        Some('+') => {
-                            if new_left == 0 {
-                                return Err(short("added"));
-                            }
-                            if let Some(file) = &target {
-                                changed.files.entry(file.clone()).or_default().insert(new_line);
-                            }
-                            new_line += 1;
-                            new_left -= 1;
-                        }
-                        Some('-') => {
-                            if old_left == 0 {
-                                return Err(short("removed"));
-                            }
-                            old_left -= 1;
-                        }
-                        // git writes an empty context line as a lone space, but some tools strip it.
-                        Some(' ') | None => {
-                            if old_left == 0 || new_left == 0 {
-                                return Err(short("context"));
-                            }
-                            new_line += 1;
-                            old_left -= 1;
-                            new_left -= 1;
-                        }
-                        Some('\\') => {}
-                        Some(_) => {
-                            return Err(InputError::new(
-                                path,
-                                here,
-                                format!("unexpected line `{body}` inside the hunk `{line}`: every line must start with ' ', '+', '-' or '\\'"),
-                            ))
-                        }
-                    }
-                    i += 1;
-                }
-                // A "\ No newline at end of file" may follow the last line.
-                if lines.get(i).is_some_and(|l| l.starts_with('\\')) {
-                    i += 1;
-                }
+                i = read_hunk(&lines, i, target.as_deref(), &mut changed, path)?;
                 continue;
             }
             // Any other header line (index, mode, similarity, copy, …) is skipped.
             i += 1;
         }
+        if !in_file {
+            let what = if text.trim().is_empty() {
+                "the diff is empty"
+            } else {
+                "no file header (`diff --git` or `---`/`+++`) found: this is not a unified diff"
+            };
+            return Err(InputError::new(
+                path,
+                0,
+                format!("{what}; pass the output of `git diff BASE...HEAD`"),
+            ));
+        }
         Ok(changed)
     }
+}
+
+/// Reads the hunk whose header is `lines[start]`, recording its added lines
+/// under `target` (nothing when `None`); returns the index after the hunk.
+fn read_hunk(
+    lines: &[&str],
+    start: usize,
+    target: Option<&str>,
+    changed: &mut ChangedLines,
+    path: &Path,
+) -> Result<usize, InputError> {
+    let line = lines[start];
+    let header_error = || {
+        InputError::new(
+            path,
+            start + 1,
+            format!("malformed hunk header `{line}`; expected `@@ -a,b +c,d @@` with line numbers below 2^32"),
+        )
+    };
+    let (new_start, old_count, new_count) = parse_hunk_header(line).ok_or_else(header_error)?;
+    // The last new line must be a line number too.
+    if new_start.checked_add(new_count).is_none() {
+        return Err(header_error());
+    }
+    let mut i = start + 1;
+    let (mut old_left, mut new_left) = (old_count, new_count);
+    let mut new_line = new_start;
+    while old_left > 0 || new_left > 0 {
+        let Some(body) = lines.get(i) else {
+            return Err(InputError::new(
+                path,
+                lines.len(),
+                format!("the diff ends inside the hunk `{line}`: {old_left} old and {new_left} new lines are missing (is it truncated?)"),
+            ));
+        };
+        let here = i + 1;
+        let short = |what: &str| {
+            InputError::new(
+                path,
+                here,
+                format!("the hunk `{line}` has more {what} lines than its header says"),
+            )
+        };
+        match body.chars().next() {
+            Some('+') => {
+                if new_left == 0 {
+                    return Err(short("added"));
+                }
+                if let Some(file) = target {
+                    changed
+                        .files
+                        .entry(file.to_string())
+                        .or_default()
+                        .insert(new_line);
+                }
+                new_line += 1;
+                new_left -= 1;
+            }
+            Some('-') => {
+                if old_left == 0 {
+                    return Err(short("removed"));
+                }
+                old_left -= 1;
+            }
+            // git writes an empty context line as a lone space, but some tools strip it.
+            Some(' ') | None => {
+                if old_left == 0 || new_left == 0 {
+                    return Err(short("context"));
+                }
+                new_line += 1;
+                old_left -= 1;
+                new_left -= 1;
+            }
+            Some('\\') => {}
+            Some(_) => {
+                return Err(InputError::new(
+                    path,
+                    here,
+                    format!("unexpected line `{body}` inside the hunk `{line}`: every line must start with ' ', '+', '-' or '\\'"),
+                ))
+            }
+        }
+        i += 1;
+    }
+    // A "\ No newline at end of file" may follow the last line.
+    if lines.get(i).is_some_and(|l| l.starts_with('\\')) {
+        i += 1;
+    }
+    Ok(i)
 }
 
 /// `a/x b/y` → `y`; quoted forms are unquoted.
@@ -227,9 +264,11 @@ fn parse_hunk_header(line: &str) -> Option<(u32, u32, u32)> {
 }
 
 /// Files and added lines from the GitHub "list pull request files" answer,
-/// whose `patch` fields hold the hunks without file headers.
+/// whose `patch` fields hold the hunks without file headers. Each file's
+/// hunks are read under its name as GitHub gives it, so a name holding a
+/// newline or a space stays one name.
 pub fn from_api_files(files: &[crate::github::PullFile]) -> Result<ChangedLines, InputError> {
-    let mut text = String::new();
+    let mut changed = ChangedLines::default();
     for file in files {
         if file.status == "removed" {
             continue;
@@ -238,12 +277,29 @@ pub fn from_api_files(files: &[crate::github::PullFile]) -> Result<ChangedLines,
             // Binary files and very large diffs come without a patch.
             continue;
         };
-        text.push_str(&format!(
-            "diff --git a/{0} b/{0}\n--- a/{0}\n+++ b/{0}\n{1}\n",
-            file.filename, patch
-        ));
+        let source = format!(
+            "<patch of `{}` from the API>",
+            crate::input::one_line(&file.filename, 200)
+        );
+        let source = Path::new(&source);
+        let lines: Vec<&str> = patch.lines().collect();
+        let mut i = 0;
+        while i < lines.len() {
+            if lines[i].starts_with("@@") {
+                i = read_hunk(&lines, i, Some(&file.filename), &mut changed, source)?;
+            } else {
+                return Err(InputError::new(
+                    source,
+                    i + 1,
+                    format!(
+                        "expected a hunk header `@@ -a,b +c,d @@`, found `{}`",
+                        lines[i]
+                    ),
+                ));
+            }
+        }
     }
-    ChangedLines::parse(&text, Path::new("<pull request files from the API>"))
+    Ok(changed)
 }
 
 #[cfg(test)]
@@ -294,6 +350,41 @@ mod tests {
         assert_eq!(e.line, 3);
         let e = parse("@@ -1 +1 @@\n+a\n").unwrap_err();
         assert_eq!(e.line, 1);
+    }
+
+    #[test]
+    fn huge_line_numbers_are_an_error_not_a_panic() {
+        let e = parse("--- a/x\n+++ b/x\n@@ -0,0 +4294967295,2 @@\n+a\n+b\n").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.message.contains("malformed hunk header"), "{e}");
+        let e = parse("--- a/x\n+++ b/x\n@@ -0,0 +99999999999,1 @@\n+a\n").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        // The last representable line is still fine.
+        let d = parse("--- a/x\n+++ b/x\n@@ -0,0 +4294967294,1 @@\n+a\n").unwrap();
+        assert!(d.files["x"].contains(&4294967294));
+    }
+
+    #[test]
+    fn empty_and_non_diff_inputs_are_refused() {
+        let e = parse("").unwrap_err();
+        assert!(e.message.contains("the diff is empty"), "{e}");
+        let e = parse("SF:src/a.rs\nDA:1,1\nend_of_record\n").unwrap_err();
+        assert!(e.message.contains("not a unified diff"), "{e}");
+        // A diff that only deletes a file is a diff, with nothing changed.
+        let d = parse("diff --git a/x b/x\ndeleted file mode 100644\n").unwrap();
+        assert!(d.files.is_empty());
+    }
+
+    #[test]
+    fn api_file_names_with_newlines_stay_one_name() {
+        let files = vec![crate::github::PullFile {
+            filename: "we\nird +++ b/x.rs".into(),
+            status: "added".into(),
+            patch: Some("@@ -0,0 +1,2 @@\n+a\n+b".into()),
+        }];
+        let d = from_api_files(&files).unwrap();
+        assert_eq!(d.files.len(), 1);
+        assert_eq!(d.files["we\nird +++ b/x.rs"].len(), 2);
     }
 
     #[test]

@@ -74,7 +74,7 @@ impl Coverage {
 
     /// Reads and parses the tracefile at `path`.
     pub fn read(path: &Path, repo_root: &Path) -> Result<Self, InputError> {
-        let text = crate::input::read_text(path)?;
+        let text = crate::input::read_text(path, crate::input::Kind::Lcov)?;
         Self::parse(&text, path, repo_root)
     }
 

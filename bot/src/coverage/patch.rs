@@ -71,7 +71,10 @@ pub fn line_ranges(lines: &[u32]) -> String {
     let mut iter = lines.iter().copied().peekable();
     while let Some(start) = iter.next() {
         let mut end = start;
-        while iter.peek() == Some(&(end + 1)) {
+        while end
+            .checked_add(1)
+            .is_some_and(|next| iter.peek() == Some(&next))
+        {
             end += 1;
             iter.next();
         }
@@ -120,6 +123,10 @@ mod tests {
     fn ranges() {
         assert_eq!(line_ranges(&[]), "");
         assert_eq!(line_ranges(&[20]), "20");
+        assert_eq!(
+            line_ranges(&[u32::MAX - 1, u32::MAX]),
+            "4294967294-4294967295"
+        );
         assert_eq!(
             line_ranges(&[12, 13, 14, 15, 20, 22, 23]),
             "12-15, 20, 22-23"

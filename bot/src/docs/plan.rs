@@ -78,11 +78,12 @@ impl Plan {
         });
         let mut today_list = Vec::new();
         let mut waiting = Vec::new();
-        let mut used = 0;
+        // Sums in u64: minutes near u32::MAX add up without overflow.
+        let mut used: u64 = 0;
         for entry in needing {
-            let fits = used + entry.minutes <= budget;
+            let fits = used + u64::from(entry.minutes) <= u64::from(budget);
             if fits || today_list.is_empty() && waiting.is_empty() {
-                used += entry.minutes;
+                used += u64::from(entry.minutes);
                 today_list.push(entry);
             } else {
                 waiting.push(entry);
@@ -103,8 +104,8 @@ impl Plan {
     }
 
     /// Minutes planned today.
-    pub fn planned_minutes(&self) -> u32 {
-        self.today_list.iter().map(|e| e.minutes).sum()
+    pub fn planned_minutes(&self) -> u64 {
+        self.today_list.iter().map(|e| u64::from(e.minutes)).sum()
     }
 
     /// The identity of today's list, used to notice when it changes.
@@ -286,6 +287,21 @@ mod tests {
         assert_eq!(plan.today_list.len(), 1);
         assert_eq!(plan.today_list[0].path, "big.md");
         assert_eq!(plan.waiting[0].path, "small.md");
+    }
+
+    #[test]
+    fn huge_review_times_do_not_overflow() {
+        let plan = Plan::make(
+            &[
+                doc("a.md", 4_000_000_000, 5, 0),
+                doc("b.md", 4_000_000_000, 1, 0),
+            ],
+            "2026-11-29".parse().unwrap(),
+            60,
+        );
+        assert_eq!(plan.today_list.len(), 1);
+        assert_eq!(plan.waiting.len(), 1);
+        assert_eq!(plan.planned_minutes(), 4_000_000_000);
     }
 
     #[test]

@@ -85,14 +85,14 @@ pub fn survey(
     let mut out = Vec::new();
     for file in files {
         let rel = relative(root, &file);
-        let text = match std::fs::read_to_string(&file) {
+        let text = match crate::input::read_text(&file, crate::input::Kind::Doc) {
             Ok(t) => t,
             Err(e) => {
                 out.push(DocStatus::Finding {
                     path: rel,
                     problem: FrontMatterProblem {
                         line: 1,
-                        message: format!("cannot be read: {e}"),
+                        message: e.message,
                     },
                 });
                 continue;

@@ -44,7 +44,7 @@ impl fmt::Display for Repo {
     }
 }
 
-/// How hard to try before giving up.
+/// How hard to try, and how long to wait, before giving up.
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {
     /// Tries per call, counting the first (reads on 5xx and transport errors; any call on rate limits).
@@ -53,6 +53,13 @@ pub struct RetryPolicy {
     pub initial_backoff: Duration,
     /// The longest rate-limit wait accepted; a longer one fails the call instead.
     pub max_wait: Duration,
+    /// The most one call may take, every try, backoff and rate-limit wait
+    /// included; a server that accepts and never answers, or answers a byte at
+    /// a time, is given up on after this.
+    pub deadline: Duration,
+    /// The most pages (of 100) read from one list; a longer list is an error,
+    /// never silently cut (a cut list could hide the comment to update).
+    pub max_pages: usize,
 }
 
 impl Default for RetryPolicy {
@@ -60,10 +67,19 @@ impl Default for RetryPolicy {
         Self {
             attempts: 4,
             initial_backoff: Duration::from_millis(500),
-            max_wait: Duration::from_secs(300),
+            max_wait: Duration::from_secs(90),
+            deadline: Duration::from_secs(150),
+            max_pages: MAX_PAGES,
         }
     }
 }
+
+/// The largest answer body accepted from GitHub, in bytes (the biggest real
+/// answers, 100 comments of 65 536 characters, are about 26 MB).
+pub const MAX_ANSWER_BYTES: usize = 64 << 20;
+
+/// The longest server message quoted in an error, in characters.
+const MESSAGE_CHARS: usize = 300;
 
 /// A failed GitHub call, said in one line: what, where, and what to check.
 #[derive(Debug, thiserror::Error)]
@@ -137,6 +153,26 @@ pub enum GitHubError {
         attempts: u32,
         /// The last failure.
         detail: String,
+    },
+    /// The call, with its retries and waits, took longer than its deadline.
+    #[error("`{call}` on {repo} timed out after {secs:.1} s (GitHub or the network did not answer in time): run again later")]
+    TimedOut {
+        /// The repository.
+        repo: String,
+        /// The call.
+        call: String,
+        /// The deadline, in seconds.
+        secs: f64,
+    },
+    /// A list has more pages than the bot reads.
+    #[error("`{call}` on {repo} has more than {pages} pages of 100 items; refusing to act on a partial list (clean up old comments or issues)")]
+    TooManyPages {
+        /// The repository.
+        repo: String,
+        /// The call.
+        call: String,
+        /// Pages read.
+        pages: usize,
     },
     /// Any other unexpected status or an answer that is not the expected JSON.
     #[error("`{call}` on {repo} got an unexpected answer: {detail}")]
@@ -214,6 +250,10 @@ impl GitHub {
     /// it fails with [`GitHubError::Unconfirmed`] so the caller can re-read.
     /// Every call waits out a rate limit (403/429 with `retry-after` or an
     /// exhausted `x-ratelimit-remaining`) within [`RetryPolicy::max_wait`].
+    ///
+    /// The whole call is bounded by [`RetryPolicy::deadline`]; past it the call
+    /// fails with [`GitHubError::TimedOut`] (a POST with
+    /// [`GitHubError::Unconfirmed`], since it may have been applied).
     pub async fn send(
         &self,
         method: Method,
@@ -221,8 +261,34 @@ impl GitHub {
         body: Option<&Value>,
     ) -> Result<Answer, GitHubError> {
         let call = format!("{method} {}", path.split('?').next().unwrap_or(path));
+        let deadline = tokio::time::Instant::now() + self.retry.deadline;
+        let tries = self.send_with_retries(&method, path, body, &call, deadline);
+        match tokio::time::timeout_at(deadline, tries).await {
+            Ok(result) => result,
+            Err(_) if method == Method::POST => Err(GitHubError::Unconfirmed {
+                repo: self.repo.to_string(),
+                call,
+                detail: format!("timed out after {:.1} s", self.retry.deadline.as_secs_f64()),
+            }),
+            Err(_) => Err(GitHubError::TimedOut {
+                repo: self.repo.to_string(),
+                call,
+                secs: self.retry.deadline.as_secs_f64(),
+            }),
+        }
+    }
+
+    async fn send_with_retries(
+        &self,
+        method: &Method,
+        path: &str,
+        body: Option<&Value>,
+        call: &str,
+        deadline: tokio::time::Instant,
+    ) -> Result<Answer, GitHubError> {
+        let call = call.to_string();
         let repo = self.repo.to_string();
-        let idempotent = method != Method::POST;
+        let idempotent = *method != Method::POST;
         let mut backoff = self.retry.initial_backoff;
         let attempts = self.retry.attempts.max(1);
         let mut last_detail = String::new();
@@ -246,13 +312,27 @@ impl GitHub {
                 Ok(response) => {
                     let status = response.status();
                     let headers = response.headers().clone();
-                    self.octo
-                        .body_to_string(response)
-                        .await
-                        .map(|text| (status, headers, text))
-                        .map_err(|e| format!("the answer could not be read: {e}"))
+                    // The body is read under a size cap, never whole.
+                    use http_body_util::BodyExt;
+                    let limited =
+                        http_body_util::Limited::new(response.into_body(), MAX_ANSWER_BYTES);
+                    match limited.collect().await {
+                        Ok(collected) => String::from_utf8(collected.to_bytes().to_vec())
+                            .map(|text| (status, headers, text))
+                            .map_err(|_| "the answer is not UTF-8 text".to_string()),
+                        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(format!(
+                            "the answer is larger than {MAX_ANSWER_BYTES} bytes"
+                        )),
+                        Err(e) => Err(format!(
+                            "the answer could not be read: {}",
+                            crate::input::one_line(&e.to_string(), MESSAGE_CHARS)
+                        )),
+                    }
                 }
-                Err(e) => Err(format!("transport error: {e}")),
+                Err(e) => Err(format!(
+                    "transport error: {}",
+                    crate::input::one_line(&e.to_string(), MESSAGE_CHARS)
+                )),
             };
             let (status, headers, text) = match received {
                 Ok(r) => r,
@@ -281,12 +361,15 @@ impl GitHub {
             }
             let message = github_message(&text);
             if let Some(wait) = rate_limit_wait(status, &headers, &message) {
-                if wait > self.retry.max_wait {
+                // A wait that would end past the deadline is refused now rather than slept through.
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                let allowed = self.retry.max_wait.min(left);
+                if wait > allowed {
                     return Err(GitHubError::RateLimited {
                         repo,
                         call,
                         wait_secs: wait.as_secs(),
-                        max_secs: self.retry.max_wait.as_secs(),
+                        max_secs: allowed.as_secs(),
                     });
                 }
                 last_detail = format!("rate limited ({status}), waited {} s", wait.as_secs());
@@ -365,19 +448,31 @@ impl GitHub {
         serde_json::from_str(body).map_err(|e| GitHubError::Unexpected {
             repo: self.repo.to_string(),
             call: path.split('?').next().unwrap_or(path).to_string(),
-            detail: format!("the JSON does not have the expected shape ({e})"),
+            detail: format!(
+                "the JSON does not have the expected shape ({})",
+                crate::input::one_line(&e.to_string(), MESSAGE_CHARS)
+            ),
         })
     }
 
     /// GETs every page of a list (`per_page=100`), following `Link: rel="next"`
-    /// when present and otherwise stopping at the first short page.
+    /// when present and otherwise stopping at the first short page. A list
+    /// longer than [`RetryPolicy::max_pages`] is [`GitHubError::TooManyPages`].
     pub async fn get_all<T: serde::de::DeserializeOwned>(
         &self,
         path: &str,
     ) -> Result<Vec<T>, GitHubError> {
         let separator = if path.contains('?') { '&' } else { '?' };
         let mut items = Vec::new();
-        for page in 1..=MAX_PAGES {
+        let max_pages = self.retry.max_pages.max(1);
+        for page in 1.. {
+            if page > max_pages {
+                return Err(GitHubError::TooManyPages {
+                    repo: self.repo.to_string(),
+                    call: format!("GET {}", path.split('?').next().unwrap_or(path)),
+                    pages: max_pages,
+                });
+            }
             let url = format!("{path}{separator}per_page=100&page={page}");
             let answer = self.send(Method::GET, &url, None).await?;
             let batch: Vec<T> = self.decode(&answer.body, &url)?;
@@ -399,12 +494,15 @@ impl GitHub {
     }
 }
 
-/// GitHub's `message` field, or the raw text when the body is not JSON.
+/// GitHub's `message` field, or the raw text when the body is not JSON; one
+/// line of at most [`MESSAGE_CHARS`] characters either way, since it is
+/// quoted in errors.
 fn github_message(body: &str) -> String {
-    serde_json::from_str::<Value>(body)
+    let head: String = body.chars().take(MESSAGE_CHARS + 1).collect();
+    let message = serde_json::from_str::<Value>(body)
         .ok()
-        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
-        .unwrap_or_else(|| body.chars().take(200).collect())
+        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string));
+    crate::input::one_line(message.as_deref().unwrap_or(&head), MESSAGE_CHARS)
 }
 
 /// How long a rate-limited answer asks to wait, or `None` when it is not a rate limit.

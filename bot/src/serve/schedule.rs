@@ -46,7 +46,15 @@ impl Schedule {
         let cron: Cron = expression.parse().map_err(|e| {
             format!("`{expression}` is not a valid cron expression ({e}); expected e.g. \"0 7 * * 1-5\"")
         })?;
-        Ok(Self { cron, tz })
+        let schedule = Self { cron, tz };
+        // A valid expression may still name no real day (30 February): a
+        // daemon on it would never run, so it is refused here.
+        if schedule.next_after(Utc::now()).is_none() {
+            return Err(format!(
+                "`{expression}` never occurs (no such day in any year); expected e.g. \"0 7 * * 1-5\""
+            ));
+        }
+        Ok(schedule)
     }
 
     /// The time zone.
@@ -79,13 +87,15 @@ impl Schedule {
 
     /// Decides what to do at `now` given the local date of the last run.
     ///
-    /// If today's occurrence has passed and the job has not run today, it
-    /// runs now (a daemon that was down at the scheduled time catches up the
-    /// same day, never twice). Otherwise it sleeps until the next occurrence
-    /// on a local date other than the last run's.
+    /// If today's occurrence has passed and the job has not run today or
+    /// later, it runs now (a daemon that was down at the scheduled time
+    /// catches up the same day, never twice). Otherwise it sleeps until the
+    /// next occurrence on a local date after the last run's. A last run dated
+    /// after today means the clock went back: nothing runs again until the
+    /// clock has passed that date.
     pub fn plan(&self, now: DateTime<Utc>, last_run: Option<NaiveDate>) -> Option<Step> {
         let today = self.local_date(now);
-        if last_run != Some(today) {
+        if last_run.is_none_or(|last| last < today) {
             if let Some(previous) = self.previous_at_or_before(now) {
                 if self.local_date(previous) == today {
                     return Some(Step::RunNow { date: today });
@@ -93,9 +103,17 @@ impl Schedule {
             }
         }
         let mut after = now;
+        if let Some(last) = last_run.filter(|last| *last > today) {
+            // Start the search at the end of the last run's date.
+            let end_of_last = last
+                .and_hms_opt(23, 59, 59)
+                .and_then(|t| t.and_local_timezone(self.tz).latest())
+                .map(|t| t.with_timezone(&Utc));
+            after = end_of_last.map_or(now, |t| t.max(now));
+        }
         for _ in 0..MAX_OCCURRENCES_SKIPPED {
             let next = self.next_after(after)?;
-            if Some(self.local_date(next)) != last_run {
+            if last_run.is_none_or(|last| self.local_date(next) > last) {
                 return Some(Step::SleepUntil(next));
             }
             after = next;
@@ -209,6 +227,29 @@ mod tests {
                 date: date("2026-11-30")
             })
         );
+    }
+
+    #[test]
+    fn a_clock_that_went_back_does_not_run_again() {
+        let s = Schedule::new("0 7 * * *", "Europe/Berlin").unwrap();
+        let now = utc("2026-11-29T09:00:00Z"); // after today's 07:00
+                                               // The state says the review already ran on 2026-12-01: the clock went back.
+        assert_eq!(
+            s.plan(now, Some(date("2026-12-01"))),
+            Some(Step::SleepUntil(utc("2026-12-02T06:00:00Z")))
+        );
+        let minutely = Schedule::new("* * * * *", "UTC").unwrap();
+        assert_eq!(
+            minutely.plan(now, Some(date("2027-06-01"))),
+            Some(Step::SleepUntil(utc("2027-06-02T00:00:00Z")))
+        );
+    }
+
+    #[test]
+    fn a_day_that_never_comes_is_refused() {
+        let e = Schedule::new("0 7 30 2 *", "UTC").unwrap_err();
+        assert!(e.contains("never occurs"), "{e}");
+        assert!(Schedule::new("0 7 29 2 *", "UTC").is_ok());
     }
 
     #[test]

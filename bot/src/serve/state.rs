@@ -33,7 +33,7 @@ impl StateFile {
         if !self.path.exists() {
             return Ok(State::default());
         }
-        let text = crate::input::read_text(&self.path)?;
+        let text = crate::input::read_text(&self.path, crate::input::Kind::State)?;
         serde_json::from_str(&text).map_err(|e| {
             InputError::new(
                 &self.path,
