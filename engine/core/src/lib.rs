@@ -11,7 +11,9 @@ mod tangent;
 pub mod private;
 
 pub use rule::{Accumulators, BoxedPullback, Call, FnPullback, Pullback};
-pub use tangent::{broadcast, NoTangent, Perturb, Tangent, TangentVector};
+#[cfg(feature = "ndarray")]
+pub use tangent::broadcast;
+pub use tangent::{NoTangent, Tangent, TangentVector};
 
 pub mod forward;
 pub mod testing;

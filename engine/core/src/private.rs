@@ -2,6 +2,7 @@
 //! signatures here change without notice.
 
 use crate::TangentVector;
+#[cfg(feature = "ndarray")]
 use ndarray::{Array, ArrayBase, Data, Dimension, NdIndex};
 
 /// The structural zero of whatever cotangent type inference picks.
@@ -78,6 +79,7 @@ impl<T, const N: usize> IndexShape for [T; N] {
         N
     }
 }
+#[cfg(feature = "ndarray")]
 impl<S: Data, D: Dimension> IndexShape for ArrayBase<S, D> {
     type Shape = D;
     #[inline(always)]
@@ -164,6 +166,7 @@ impl<T: TangentVector, const N: usize> IndexTangent<usize> for [T; N] {
     }
 }
 
+#[cfg(feature = "ndarray")]
 impl<T, D, I> IndexTangent<I> for Array<T, D>
 where
     T: TangentVector,
@@ -199,6 +202,7 @@ where
 }
 
 /// Writes an array cotangent in structural-zero or broadcast form out densely.
+#[cfg(feature = "ndarray")]
 #[cold]
 #[track_caller]
 fn materialise_array<T: TangentVector, D: Dimension>(a: &mut Array<T, D>, shape: &D) {

@@ -83,8 +83,9 @@ pub fn expand(item: TokenStream) -> TokenStream {
         &|_, t| quote!(<<#t as ::mochi::Tangent>::Tangent as ::mochi::TangentVector>::zero()),
     );
     let zero_tangent = build(&|m, _| quote!(::mochi::Tangent::zero_tangent(&self.#m)));
-    let random = build(&|m, _| quote!(::mochi::Tangent::random_tangent(&self.#m, rng)));
-    let difference = build(&|m, _| quote!(::mochi::Perturb::difference(&self.#m, &from.#m)));
+    let random = build(&|m, _| quote!(::mochi::testing::Perturb::random_tangent(&self.#m, rng)));
+    let difference =
+        build(&|m, _| quote!(::mochi::testing::Perturb::difference(&self.#m, &from.#m)));
     let m = &members;
     quote! {
         #[doc = #doc]
@@ -109,25 +110,28 @@ pub fn expand(item: TokenStream) -> TokenStream {
             fn inner(&self, other: &Self) -> f64 {
                 0.0 #(+ ::mochi::TangentVector::inner(&self.#m, &other.#m))*
             }
+        }
+
+        impl ::mochi::testing::Flatten for #tname {
             fn flatten_into(&self, out: &mut ::std::vec::Vec<f64>) {
-                #(::mochi::TangentVector::flatten_into(&self.#m, out);)*
+                #(::mochi::testing::Flatten::flatten_into(&self.#m, out);)*
             }
         }
 
         impl ::mochi::Tangent for #name {
             type Tangent = #tname;
             fn zero_tangent(&self) -> #tname { #zero_tangent }
-            fn random_tangent<R: ::mochi::__private::Rng + ?Sized>(&self, rng: &mut R) -> #tname {
-                #random
-            }
             fn densify(&self, t: &mut #tname) {
                 #(::mochi::Tangent::densify(&self.#m, &mut t.#m);)*
             }
         }
 
-        impl ::mochi::Perturb for #name {
+        impl ::mochi::testing::Perturb for #name {
+            fn random_tangent<R: ::mochi::__private::Rng + ?Sized>(&self, rng: &mut R) -> #tname {
+                #random
+            }
             fn perturb(&mut self, direction: &#tname, step: f64) {
-                #(::mochi::Perturb::perturb(&mut self.#m, &direction.#m, step);)*
+                #(::mochi::testing::Perturb::perturb(&mut self.#m, &direction.#m, step);)*
             }
             fn difference(&self, from: &Self) -> #tname {
                 #difference

@@ -1,6 +1,7 @@
 //! The element types the array rules are written for.
 
-use mochi_core::{Perturb, Tangent, TangentVector};
+use mochi_core::testing::{Flatten, Perturb};
+use mochi_core::{Tangent, TangentVector};
 use ndarray::{LinalgScalar, ScalarOperand};
 use num_traits::Float;
 use std::fmt::Debug;
@@ -18,6 +19,7 @@ pub trait Elem:
     + Tangent<Tangent = Self>
     + TangentVector
     + Perturb
+    + Flatten
     + Sum
     + num_traits::FromPrimitive
     + AddAssign

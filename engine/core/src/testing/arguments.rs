@@ -1,6 +1,7 @@
 //! The tuple of a rule's owned arguments, seen one argument at a time.
 
-use crate::{Perturb, TangentVector};
+use super::perturb::{Flatten, Perturb};
+use crate::TangentVector;
 
 /// A tuple of owned rule arguments, such as `(Vec<f64>, f64, usize)`.
 ///
@@ -33,7 +34,7 @@ pub trait Arguments: Perturb {
 }
 
 /// Flattens one tangent.
-pub(crate) fn flatten<T: TangentVector>(t: &T) -> Vec<f64> {
+pub(crate) fn flatten<T: Flatten>(t: &T) -> Vec<f64> {
     let mut out = Vec::new();
     t.flatten_into(&mut out);
     out

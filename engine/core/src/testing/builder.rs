@@ -2,8 +2,9 @@
 
 use super::arguments::Arguments;
 use super::checks::{run_checks, Options};
+use super::perturb::Perturb;
 use super::report::{RuleTestFailure, RuleTestReport};
-use crate::{Accumulators, Perturb, Pullback, Tangent};
+use crate::{Accumulators, Pullback, Tangent};
 use std::fmt::Debug;
 use std::marker::PhantomData;
 

@@ -4,8 +4,9 @@ use super::alloc::{allocations_during, counting_allocator_installed};
 use super::arguments::{flatten, Arguments};
 use super::builder::MaybeJvp;
 use super::finite_differences::{compare, normalise, step_scale, Comparison, Probe};
+use super::perturb::{Flatten, Perturb};
 use super::report::{clip, panic_message, At, Check, Recorder, RuleTestFailure, RuleTestReport};
-use crate::{Accumulators, Perturb, Pullback, Tangent, TangentVector};
+use crate::{Accumulators, Pullback, Tangent, TangentVector};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::fmt::Debug;
@@ -640,7 +641,7 @@ fn dot(a: &[f64], b: &[f64]) -> (f64, f64) {
         .fold((0.0, 0.0), |(s, m), (x, y)| (s + x * y, m + (x * y).abs()))
 }
 
-fn all_finite<T: TangentVector>(difference_with_itself: &T) -> bool {
+fn all_finite<T: Flatten>(difference_with_itself: &T) -> bool {
     // `v − v` is 0 for finite components and NaN for infinite or NaN ones.
     flatten(difference_with_itself).iter().all(|d| *d == 0.0)
 }

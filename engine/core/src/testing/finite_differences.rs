@@ -10,8 +10,8 @@
 //! that flatters it.
 
 use super::arguments::flatten;
+use super::perturb::{Flatten, Perturb};
 use super::report::panic_message;
-use crate::{Perturb, TangentVector};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The steps, relative to the argument's scale.
@@ -256,7 +256,7 @@ pub(crate) fn step_scale(scale: Option<f64>) -> f64 {
 }
 
 /// Scales a tangent so that its largest component is ±1 (returns `false` for a zero one).
-pub(crate) fn normalise<T: TangentVector>(t: &mut T) -> bool {
+pub(crate) fn normalise<T: Flatten>(t: &mut T) -> bool {
     let largest = flatten(t).iter().fold(0.0_f64, |m, v| m.max(v.abs()));
     if largest > 0.0 && largest.is_finite() {
         t.scale(1.0 / largest);

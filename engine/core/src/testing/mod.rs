@@ -6,12 +6,15 @@ mod arguments;
 mod builder;
 mod checks;
 mod finite_differences;
+mod perturb;
 mod report;
 
 pub use alloc::{allocations_during, counting_allocator_installed, CountingAllocator};
 pub use arguments::Arguments;
 pub use builder::{test_rule, MaybeJvp, NoJvp, RuleTest, WithJvp};
+pub use perturb::{Flatten, Perturb};
 pub use report::{Check, CheckFailure, RuleTestFailure, RuleTestReport};
 
-#[cfg(test)]
+// Some of the wrong rules are array rules.
+#[cfg(all(test, feature = "ndarray"))]
 mod wrong_rules;
