@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use crate::github::Repo;
 use crate::input::{line_of_offset, InputError};
+use crate::serve::schedule::ScheduleError;
 
 /// The default location, relative to the repository root.
 pub const DEFAULT_PATH: &str = ".github/mochi-bot.toml";
@@ -158,7 +159,7 @@ impl Config {
         };
         if !self.repository.is_empty() {
             if let Err(e) = self.repository.parse::<Repo>() {
-                return fail("repository", e);
+                return fail("repository", e.to_string());
             }
         }
         if !(self.api_url.starts_with("https://") || self.api_url.starts_with("http://"))
@@ -228,12 +229,11 @@ impl Config {
         if let Err(e) =
             crate::serve::schedule::Schedule::new(&self.serve.schedule, &self.serve.time_zone)
         {
-            let key = if e.contains("time zone") {
-                "serve.time_zone"
-            } else {
-                "serve.schedule"
+            let key = match e {
+                ScheduleError::TimeZone(_) => "serve.time_zone",
+                _ => "serve.schedule",
             };
-            return fail(key, e);
+            return fail(key, e.to_string());
         }
         Ok(())
     }

@@ -2,9 +2,10 @@
 //! design-doc review and the daemon that schedules it.
 //!
 //! The binary is a thin layer over [`cli::execute`]; every command is a function
-//! here so that it can be tested end to end against a fake GitHub API.
+//! in [`commands`] so that it can be tested end to end against a fake GitHub API.
 
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod coverage;
 pub mod docs;

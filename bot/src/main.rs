@@ -20,8 +20,10 @@ fn main() {
             print!("{}", report.stdout);
             std::process::exit(report.code);
         }
-        Err(message) => {
-            eprintln!("mochi-bot: error: {message}");
+        Err(error) => {
+            // One line whatever the error quotes: nothing read can forge log lines.
+            let line = mochi_bot::input::one_line(&error.to_string(), 2_000);
+            eprintln!("mochi-bot: error: {line}");
             std::process::exit(2);
         }
     }

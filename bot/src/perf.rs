@@ -51,6 +51,13 @@ impl Ranges {
                 format!("{}; expected tables like `[cases.sum_1000]` with `lower = 1.0` and `upper = 3.0`", e.message().trim()),
             )
         })?;
+        if ranges.cases.is_empty() {
+            return Err(InputError::new(
+                path,
+                0,
+                "no case is gated: an empty ranges file would pass every report; add tables like `[cases.sum_1000]` with `lower` and `upper`",
+            ));
+        }
         for (label, range) in &ranges.cases {
             let line = text
                 .lines()
@@ -205,5 +212,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.line, 4, "{e}");
+        let e = Ranges::parse("[cases]\n", Path::new("r.toml")).unwrap_err();
+        assert!(e.message.contains("no case is gated"), "{e}");
     }
 }

@@ -171,6 +171,7 @@ async fn review(root: &Path, fake: Option<&FakeGitHub>, extra: &[&str]) -> Resul
         &env(),
     )
     .await
+    .map_err(|e| e.to_string())
 }
 
 #[tokio::test]

@@ -41,6 +41,7 @@ async fn check(root: &Path, extra: &[&str]) -> Result<Report, String> {
         &Env::default(),
     )
     .await
+    .map_err(|e| e.to_string())
 }
 
 fn setup(bench: &str) -> tempfile::TempDir {
@@ -188,9 +189,77 @@ async fn an_invalid_config_names_the_key() {
     .map(String::from);
     let err = execute(Cli::try_parse_from(args).unwrap(), &Env::default())
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("mochi-bot.toml:2: key `doc_review.budget_minutes`"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn retries_on_the_command_line_have_the_config_cap() {
+    let dir = setup(&report(&[("sum", Some(1.5)), ("dot", Some(2.0))]));
+    let err = check(dir.path(), &["--retries", "11"]).await.unwrap_err();
+    assert!(err.contains("11 is not in 0..=10"), "{err}");
+    check(dir.path(), &["--retries", "10"]).await.unwrap();
+}
+
+#[tokio::test]
+async fn an_empty_ranges_file_is_an_error_not_a_pass() {
+    let dir = setup(&report(&[("sum", Some(1.5))]));
+    std::fs::write(dir.path().join("ranges.toml"), "[cases]\n").unwrap();
+    let err = check(dir.path(), &[]).await.unwrap_err();
+    assert!(err.contains("no case is gated"), "{err}");
+}
+
+#[tokio::test]
+async fn a_report_that_says_two_things_about_one_ratio_is_refused() {
+    let dir = setup(
+        r#"{"schema_version":1,"columns":["mochi"],"cases":[{"label":"sum","primal_ns":1.0,"ratios":{"mochi":9.0,"mochi":1.5}},{"label":"dot","primal_ns":1.0,"ratios":{"mochi":1.5}}]}"#,
+    );
+    let err = check(dir.path(), &[]).await.unwrap_err();
+    assert!(err.contains("`mochi` appears twice"), "{err}");
+}
+
+#[tokio::test]
+async fn a_missing_case_is_one_line() {
+    let dir = setup(&report(&[("sum", Some(1.5))]));
+    let err = check(dir.path(), &[]).await.unwrap_err();
+    assert!(
+        err.contains("1 gated case(s) have no `mochi` ratio: dot"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[tokio::test]
+async fn serve_refuses_a_schedule_that_never_occurs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".github")).unwrap();
+    std::fs::write(
+        dir.path().join(".github/mochi-bot.toml"),
+        "[serve]\nschedule = \"0 7 30 2 *\"\n",
+    )
+    .unwrap();
+    let args = [
+        "mochi-bot",
+        "--repo-root",
+        &dir.path().display().to_string(),
+        "serve",
+        "--repo",
+        "o/n",
+    ]
+    .map(String::from);
+    let env = Env::default();
+    let run = execute(Cli::try_parse_from(args).unwrap(), &env);
+    let err = tokio::time::timeout(std::time::Duration::from_secs(30), run)
+        .await
+        .expect("serve started on a schedule that never occurs")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("never occurs") && err.contains("serve.schedule"),
         "{err}"
     );
 }

@@ -121,7 +121,7 @@ async fn run(
             .map(|a| a.to_string()),
     );
     let cli = Cli::try_parse_from(args).map_err(|e| e.to_string())?;
-    execute(cli, env).await
+    execute(cli, env).await.map_err(|e| e.to_string())
 }
 
 fn ours(fake: &FakeGitHub, pr: u64) -> Vec<support::FakeComment> {
@@ -638,4 +638,228 @@ async fn dry_run_prints_and_touches_nothing() {
     .unwrap();
     assert!(out.stdout.starts_with(MARKER), "{out:?}");
     assert!(fake.requests().is_empty());
+}
+
+/// An environment whose calls give up after `deadline`.
+fn env_with_deadline(deadline: Duration) -> Env {
+    let mut env = env();
+    env.retry.deadline = deadline;
+    env
+}
+
+/// A server on 127.0.0.1 that accepts connections and then, per connection,
+/// either says nothing or sends a never-ending answer one byte at a time.
+/// Its threads end when the test process does.
+fn stalling_server(drip: bool) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for socket in listener.incoming() {
+            let Ok(mut socket) = socket else { return };
+            if drip {
+                std::thread::spawn(move || {
+                    use std::io::{Read, Write};
+                    // Read the request head, then answer a long body a byte at a time.
+                    let mut request = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match socket.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => request.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n[";
+                    for byte in head.iter().chain(std::iter::repeat(&b' ')) {
+                        if socket.write_all(&[*byte]).is_err() {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                });
+            } else {
+                held.push(socket);
+            }
+        }
+    });
+    url
+}
+
+async fn run_against(url: &str, env: &Env) -> Result<Report, String> {
+    let inputs = Inputs::new();
+    let args = vec![
+        "mochi-bot".to_string(),
+        "--repo-root".into(),
+        inputs.root().display().to_string(),
+        "pr-summary".into(),
+        "--api-url".into(),
+        url.to_string(),
+        "--repo".into(),
+        REPO.into(),
+        "--pr".into(),
+        "7".into(),
+        "--lcov".into(),
+        inputs.path("head.lcov").display().to_string(),
+        "--diff".into(),
+        inputs.path("pr.diff").display().to_string(),
+    ];
+    let cli = Cli::try_parse_from(args).map_err(|e| e.to_string())?;
+    execute(cli, env).await.map_err(|e| e.to_string())
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out() {
+    let url = stalling_server(false);
+    let env = env_with_deadline(Duration::from_millis(300));
+    let run = run_against(&url, &env);
+    let err = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the bot waited far past its deadline")
+        .unwrap_err();
+    assert!(
+        err.contains("timed out after 0.3 s") && err.contains("GET /repos/mochi-ad/mochi/pulls/7"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[tokio::test]
+async fn a_server_that_drips_one_byte_at_a_time_times_out() {
+    let url = stalling_server(true);
+    let env = env_with_deadline(Duration::from_millis(400));
+    let run = run_against(&url, &env);
+    let err = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the bot waited far past its deadline")
+        .unwrap_err();
+    assert!(err.contains("timed out"), "{err}");
+}
+
+#[tokio::test]
+async fn a_rate_limit_that_would_outlast_the_deadline_fails_at_once() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    fake.fault(Fault::new(Method::GET, "/pulls/7", 429).header("retry-after", "3"));
+    let inputs = Inputs::new();
+    let err = run(
+        &fake,
+        &inputs,
+        &["--head-sha", HEAD],
+        &env_with_deadline(Duration::from_secs(1)),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("rate-limited") && err.contains("wait 3 s"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn server_messages_are_quoted_short_and_on_one_line() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    let inputs = Inputs::new();
+    fake.fault(Fault::new(Method::GET, "/pulls/7", 403).message(&"x".repeat(10 << 20)));
+    let err = run(&fake, &inputs, &["--head-sha", HEAD], &env())
+        .await
+        .unwrap_err();
+    assert!(err.contains("403"), "{}", &err[..200.min(err.len())]);
+    assert!(err.len() < 1_000, "{} bytes", err.len());
+
+    fake.fault(
+        Fault::new(Method::POST, "/issues/7/comments", 422)
+            .message("Validation Failed\nmochi-bot: all good\r\u{1b}[2K"),
+    );
+    let err = run(&fake, &inputs, &["--head-sha", HEAD], &env())
+        .await
+        .unwrap_err();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains('\r') && !err.contains('\u{1b}'), "{err:?}");
+    assert!(
+        err.contains("Validation Failed\\nmochi-bot: all good"),
+        "{err}"
+    );
+    assert!(ours(&fake, 7).is_empty());
+}
+
+#[tokio::test]
+async fn a_list_longer_than_the_page_cap_is_an_error_and_posts_nothing() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    for i in 0..230 {
+        fake.add_comment(7, "contributor", &format!("comment {i}"));
+    }
+    let inputs = Inputs::new();
+    let mut env = env();
+    env.retry.max_pages = 2;
+    let err = run(&fake, &inputs, &["--head-sha", HEAD], &env)
+        .await
+        .unwrap_err();
+    assert!(err.contains("more than 2 pages"), "{err}");
+    assert!(fake.writes().is_empty(), "{:?}", fake.writes());
+}
+
+#[tokio::test]
+async fn a_file_name_with_a_newline_from_the_api_is_one_file() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    fake.state.lock().unwrap().pulls.get_mut(&7).unwrap().files = vec![
+        serde_json::json!({"filename": "src/lib.rs", "status": "modified", "patch": "@@ -1,1 +1,2 @@\n-x\n+1\n+2"}),
+        serde_json::json!({"filename": "docs/a\n+++ b/src/lib.rs`<b>@alice", "status": "added", "patch": "@@ -0,0 +1 @@\n+x"}),
+    ];
+    let inputs = Inputs::new();
+    run(&fake, &inputs, &["--head-sha", HEAD, "--no-diff"], &env())
+        .await
+        .unwrap();
+    let body = &ours(&fake, 7)[0].body;
+    assert!(
+        body.contains("(1 of 2 changed coverable lines covered, 1 missing)"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_hostile_head_sha_is_refused() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    let inputs = Inputs::new();
+    let err = run(&fake, &inputs, &["--head-sha", "abc -->\n@alice"], &env())
+        .await
+        .unwrap_err();
+    assert!(err.contains("not a commit SHA"), "{err}");
+    // The same from the API.
+    fake.set_head(7, "1234567 --> @alice");
+    let err = run(&fake, &inputs, &[], &env()).await.unwrap_err();
+    assert!(err.contains("not a commit SHA"), "{err}");
+    assert!(fake.writes().is_empty(), "{:?}", fake.writes());
+}
+
+#[tokio::test]
+async fn inputs_that_cannot_be_right_are_refused_before_any_call() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(7, HEAD, BASE, false);
+    let inputs = Inputs::new();
+    std::fs::write(inputs.path("empty.diff"), "").unwrap();
+    std::fs::write(inputs.path("notes.txt"), "just some notes\n").unwrap();
+    std::fs::write(
+        inputs.path("elsewhere.lcov"),
+        "SF:/other/checkout/src/lib.rs\nDA:1,1\nDA:2,0\nend_of_record\n",
+    )
+    .unwrap();
+    let empty = inputs.path("empty.diff").display().to_string();
+    let notes = inputs.path("notes.txt").display().to_string();
+    let elsewhere = inputs.path("elsewhere.lcov").display().to_string();
+    for (args, expected) in [
+        (vec!["--no-diff", "--diff", &empty], "the diff is empty"),
+        (vec!["--no-diff", "--diff", &notes], "not a unified diff"),
+        (vec!["--lcov", &elsewhere], "under the repository root"),
+    ] {
+        let mut all = vec!["--head-sha", HEAD];
+        all.extend(args.iter().copied());
+        let err = run(&fake, &inputs, &all, &env()).await.unwrap_err();
+        assert!(err.contains(expected), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
 }

@@ -194,19 +194,42 @@ fn open_file<'a>(
     }
 }
 
-fn parse_num<T: std::str::FromStr>(
+fn parse_num<T>(
     field: Option<&str>,
     what: &str,
     record: &str,
     err: &dyn Fn(String) -> InputError,
-) -> Result<T, InputError> {
+) -> Result<T, InputError>
+where
+    T: std::str::FromStr<Err = std::num::ParseIntError> + Bounded,
+{
     let field = field.unwrap_or("").trim();
-    field.parse::<T>().map_err(|_| {
+    field.parse::<T>().map_err(|e| {
+        let problem = match e.kind() {
+            std::num::IntErrorKind::PosOverflow => {
+                format!("is larger than {}, the largest supported", T::MAX_TEXT)
+            }
+            _ => "is not a non-negative whole number".to_string(),
+        };
         err(format!(
-            "`{}`: the {what} `{field}` is not a non-negative whole number",
-            shorten(record)
+            "`{}`: the {what} `{}` {problem}",
+            shorten(record),
+            shorten(field)
         ))
     })
+}
+
+/// The largest value of an integer type, as text for error messages.
+trait Bounded {
+    const MAX_TEXT: &'static str;
+}
+
+impl Bounded for u32 {
+    const MAX_TEXT: &'static str = "4294967295";
+}
+
+impl Bounded for u64 {
+    const MAX_TEXT: &'static str = "18446744073709551615";
 }
 
 /// Hit counts are whole numbers, but some tools write large counts as floats (`1.2e3`).
@@ -325,5 +348,11 @@ mod tests {
         assert!(e.message.contains("TAG:value"), "{e}");
         let e = parse("").unwrap_err();
         assert!(e.message.contains("no `SF:`"), "{e}");
+        let e = parse("SF:a.rs\nDA:4294967296,1\nend_of_record\n").unwrap_err();
+        assert!(
+            e.message
+                .contains("larger than 4294967295, the largest supported"),
+            "{e}"
+        );
     }
 }

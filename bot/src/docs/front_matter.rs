@@ -13,6 +13,8 @@
 
 use chrono::NaiveDate;
 
+use crate::markdown::code_span;
+
 /// A doc's parsed review metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrontMatter {
@@ -69,7 +71,7 @@ pub fn parse(text: &str) -> Result<Option<(FrontMatter, usize)>, FrontMatterProb
         let Some((key, value)) = trimmed.split_once(':') else {
             return Err(problem(
                 line_no,
-                &format!("`{trimmed}` is not `key: value`"),
+                &format!("{} is not `key: value`", code_span(trimmed)),
             ));
         };
         let key = key.trim();
@@ -99,25 +101,57 @@ pub fn parse(text: &str) -> Result<Option<(FrontMatter, usize)>, FrontMatterProb
             } else {
                 Err(problem(
                     line_no,
-                    &format!("`{key}` must be a list, `[a, b]` or `- item` lines; found `{value}`"),
+                    &format!(
+                        "{} must be a list, `[a, b]` or `- item` lines; found {}",
+                        code_span(key),
+                        code_span(value)
+                    ),
                 ))
             }
         };
         match key {
             "last-reviewed" => {
                 let date = unquote(value).parse::<NaiveDate>().map_err(|_| {
-                    problem(line_no, &format!("`last-reviewed: {value}` is not a date; expected YYYY-MM-DD, e.g. 2026-11-29"))
+                    problem(
+                        line_no,
+                        &format!(
+                            "{} is not a date; expected YYYY-MM-DD, e.g. 2026-11-29",
+                            code_span(&format!("last-reviewed: {value}"))
+                        ),
+                    )
                 })?;
                 last_reviewed = Some(date);
             }
             "covers" => covers = Some(list_items(value)?),
             "review-minutes" => {
-                let minutes = unquote(value).parse::<u32>().ok().filter(|m| *m > 0).ok_or_else(|| {
-                    problem(line_no, &format!("`review-minutes: {value}` is not a positive whole number of minutes, e.g. 20"))
-                })?;
+                let minutes = unquote(value)
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|m| *m > 0)
+                    .ok_or_else(|| {
+                        problem(
+                            line_no,
+                            &format!(
+                                "{} is not a positive whole number of minutes, e.g. 20",
+                                code_span(&format!("review-minutes: {value}"))
+                            ),
+                        )
+                    })?;
                 review_minutes = Some(minutes);
             }
-            "owners" => owners = list_items(value)?,
+            "owners" => {
+                owners = list_items(value)?;
+                // Owners are mentioned in the tracking issue: only logins and teams.
+                if let Some(bad) = owners.iter().find(|o| !is_login_or_team(o)) {
+                    return Err(problem(
+                        line_no,
+                        &format!(
+                            "owner {} is not a GitHub login or team; expected e.g. `alice` or `org/team`",
+                            code_span(bad)
+                        ),
+                    ));
+                }
+            }
             _ => {}
         }
     }
@@ -134,6 +168,21 @@ pub fn parse(text: &str) -> Result<Option<(FrontMatter, usize)>, FrontMatterProb
         owners,
     };
     Ok(Some((front, end + 2)))
+}
+
+/// `alice`, `org/team`: letters, digits, `-`, `_` and `.`, with at most one `/`.
+fn is_login_or_team(owner: &str) -> bool {
+    let owner = owner.strip_prefix('@').unwrap_or(owner);
+    let part = |p: &str| {
+        !p.is_empty()
+            && p.len() <= 100
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    match owner.split_once('/') {
+        Some((org, team)) => part(org) && part(team),
+        None => part(owner),
+    }
 }
 
 fn unquote(s: &str) -> &str {
@@ -183,6 +232,15 @@ mod tests {
         let e = parse("---\nlast-reviewed: 2026-01-01\ncovers: x\nreview-minutes: 3\n---\n")
             .unwrap_err();
         assert!(e.message.contains("must be a list"), "{e:?}");
+        let e = parse("---\nlast-reviewed: 2026-01-01\ncovers: []\nreview-minutes: 3\nowners: [\"x <img src=y>\"]\n---\n")
+            .unwrap_err();
+        assert_eq!(e.line, 5);
+        assert!(e.message.contains("not a GitHub login"), "{e:?}");
+        let e = parse("---\nlast-reviewed: `x\ncovers: []\nreview-minutes: 3\n---\n").unwrap_err();
+        assert!(
+            e.message.starts_with("``last-reviewed: `x`` is not a date"),
+            "{e:?}"
+        );
         let e = parse("---\nlast-reviewed: 2026-01-01\nreview-minutes: 3\n---\n").unwrap_err();
         assert!(e.message.contains("`covers`"), "{e:?}");
     }

@@ -5,6 +5,7 @@ use chrono::NaiveDate;
 
 use super::front_matter::FrontMatterProblem;
 use super::survey::{DocStatus, Signals};
+use crate::markdown;
 
 /// Hidden marker that identifies the tracking issue.
 pub const MARKER: &str = "<!-- mochi-bot:doc-review -->";
@@ -109,10 +110,11 @@ impl Plan {
     }
 
     /// The identity of today's list, used to notice when it changes.
+    /// It is kept in an HTML comment, so `>` is written `%3E` (a path cannot close the comment).
     pub fn list_key(&self) -> String {
         let mut parts: Vec<&str> = self.today_list.iter().map(|e| e.path.as_str()).collect();
         parts.extend(self.findings.iter().map(|(p, _)| p.as_str()));
-        parts.join(",")
+        parts.join(",").replace('>', "%3E").replace('\n', "%0A")
     }
 
     /// Everyone to mention: the owners of today's docs plus `extra`, as `@login`, sorted and unique.
@@ -155,8 +157,9 @@ impl Plan {
             out.push_str("### Front matter to fix\n\n");
             for (path, problem) in &self.findings {
                 out.push_str(&format!(
-                    "- [ ] `{path}:{}`: {}\n",
-                    problem.line, problem.message
+                    "- [ ] {}: {}\n",
+                    markdown::code_span(&format!("{path}:{}", problem.line)),
+                    problem.message
                 ));
             }
             out.push('\n');
@@ -201,7 +204,7 @@ fn describe(e: &Entry) -> String {
             "covered paths no longer exist: {}",
             s.vanished
                 .iter()
-                .map(|v| format!("`{v}`"))
+                .map(|v| markdown::code_span(v))
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
@@ -211,12 +214,17 @@ fn describe(e: &Entry) -> String {
             "broken links: {}",
             s.broken_links
                 .iter()
-                .map(|(line, target)| format!("`{target}` (line {line})"))
+                .map(|(line, target)| format!("{} (line {line})", markdown::code_span(target)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
     }
-    format!("`{}` ({} min): {}", e.path, e.minutes, reasons.join("; "))
+    format!(
+        "{} ({} min): {}",
+        markdown::code_span(&e.path),
+        e.minutes,
+        reasons.join("; ")
+    )
 }
 
 #[cfg(test)]

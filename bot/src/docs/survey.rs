@@ -71,10 +71,12 @@ pub fn survey(
     docs_dir: &Path,
     today: NaiveDate,
     interval_days: u32,
-) -> Result<Vec<DocStatus>, String> {
+) -> Result<Vec<DocStatus>, SurveyError> {
     let dir = root.join(docs_dir);
-    let entries = std::fs::read_dir(&dir)
-        .map_err(|e| format!("cannot read the design-docs folder {}: {e}; check `doc_review.docs_dir` and `--repo-root`", dir.display()))?;
+    let entries = std::fs::read_dir(&dir).map_err(|source| SurveyError::DocsDir {
+        dir: dir.clone(),
+        source,
+    })?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -132,25 +134,50 @@ fn relative(root: &Path, file: &Path) -> String {
         .replace('\\', "/")
 }
 
-fn git(root: &Path, args: &[&str]) -> Result<String, String> {
+/// Why the docs could not be surveyed.
+#[derive(Debug, thiserror::Error)]
+pub enum SurveyError {
+    /// The docs folder cannot be listed.
+    #[error("cannot read the design-docs folder {}: {source}; check `doc_review.docs_dir` and `--repo-root`", dir.display())]
+    DocsDir {
+        /// The folder.
+        dir: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// git could not be started.
+    #[error("cannot run git ({0}); doc-review needs git on PATH")]
+    GitMissing(std::io::Error),
+    /// git ran and failed.
+    #[error("`git {args}` failed in {}: {}; check that `--repo-root` is a git checkout with its history (fetch-depth: 0 in Actions)", root.display(), crate::input::one_line(stderr.trim(), 300))]
+    GitFailed {
+        /// The git arguments.
+        args: String,
+        /// Where git ran.
+        root: PathBuf,
+        /// What git said.
+        stderr: String,
+    },
+}
+
+fn git(root: &Path, args: &[&str]) -> Result<String, SurveyError> {
     let output = Command::new("git")
         .arg("-C")
         .arg(root)
         .args(args)
         .output()
-        .map_err(|e| format!("cannot run git ({e}); doc-review needs git on PATH"))?;
+        .map_err(SurveyError::GitMissing)?;
     if !output.status.success() {
-        return Err(format!(
-            "`git {}` failed in {}: {}; check that `--repo-root` is a git checkout with its history (fetch-depth: 0 in Actions)",
-            args.join(" "),
-            root.display(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
+        return Err(SurveyError::GitFailed {
+            args: args.join(" "),
+            root: root.to_path_buf(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        });
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-fn tracked_files(root: &Path) -> Result<Vec<String>, String> {
+fn tracked_files(root: &Path) -> Result<Vec<String>, SurveyError> {
     Ok(git(root, &["ls-files"])?
         .lines()
         .map(str::to_string)
@@ -163,7 +190,7 @@ fn commits_since(
     covers: &[String],
     reviewed: NaiveDate,
     today: NaiveDate,
-) -> Result<usize, String> {
+) -> Result<usize, SurveyError> {
     if covers.is_empty() {
         return Ok(0);
     }
@@ -175,7 +202,11 @@ fn commits_since(
     // A repository without commits has no history to count.
     match git(root, &args) {
         Ok(out) => Ok(out.lines().filter(|l| !l.trim().is_empty()).count()),
-        Err(e) if e.contains("does not have any commits") => Ok(0),
+        Err(SurveyError::GitFailed { stderr, .. })
+            if stderr.contains("does not have any commits") =>
+        {
+            Ok(0)
+        }
         Err(e) => Err(e),
     }
 }

@@ -17,9 +17,14 @@ pub struct Repo {
     pub name: String,
 }
 
+/// A text that is not `OWNER/NAME`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a repository; expected OWNER/NAME, e.g. mochi-ad/mochi")]
+pub struct RepoError(pub String);
+
 impl FromStr for Repo {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = RepoError;
+    fn from_str(s: &str) -> Result<Self, RepoError> {
         let valid = |part: &str| {
             !part.is_empty()
                 && part
@@ -31,9 +36,7 @@ impl FromStr for Repo {
                 owner: owner.to_string(),
                 name: name.to_string(),
             }),
-            _ => Err(format!(
-                "`{s}` is not a repository; expected OWNER/NAME, e.g. mochi-ad/mochi"
-            )),
+            _ => Err(RepoError(crate::input::one_line(s, 100))),
         }
     }
 }
@@ -186,6 +189,24 @@ pub enum GitHubError {
     },
 }
 
+/// The client could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The base URL is not a URI.
+    #[error(
+        "the API URL `{url}` is not a valid URI ({reason}); expected e.g. https://api.github.com"
+    )]
+    ApiUrl {
+        /// The URL given.
+        url: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// octocrab refused its settings.
+    #[error("cannot set up the GitHub client: {0}")]
+    Client(String),
+}
+
 /// A successful answer.
 #[derive(Debug)]
 pub struct Answer {
@@ -210,10 +231,13 @@ pub const MAX_PAGES: usize = 200;
 
 impl GitHub {
     /// A client for `repo` talking to `api_url` (e.g. `https://api.github.com`) with `token`.
-    pub fn new(api_url: &str, token: Option<String>, repo: Repo) -> Result<Self, String> {
+    pub fn new(api_url: &str, token: Option<String>, repo: Repo) -> Result<Self, SetupError> {
         let mut builder = Octocrab::builder()
             .base_uri(api_url)
-            .map_err(|e| format!("the API URL `{api_url}` is not a valid URI ({e}); expected e.g. https://api.github.com"))?
+            .map_err(|e| SetupError::ApiUrl {
+                url: api_url.to_string(),
+                reason: e.to_string(),
+            })?
             .set_connect_timeout(Some(Duration::from_secs(10)))
             .set_read_timeout(Some(Duration::from_secs(60)));
         if let Some(token) = token {
@@ -221,7 +245,7 @@ impl GitHub {
         }
         let octo = builder
             .build()
-            .map_err(|e| format!("cannot set up the GitHub client: {e}"))?;
+            .map_err(|e| SetupError::Client(e.to_string()))?;
         Ok(Self {
             octo,
             repo,

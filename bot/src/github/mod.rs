@@ -4,7 +4,7 @@ pub mod client;
 pub mod comments;
 pub mod issues;
 
-pub use client::{GitHub, GitHubError, Repo, RetryPolicy};
+pub use client::{GitHub, GitHubError, Repo, RepoError, RetryPolicy, SetupError};
 
 use serde::Deserialize;
 

@@ -12,27 +12,39 @@ use crate::input::InputError;
 /// The longest single sleep; waking up this often notices clock jumps and suspends.
 const MAX_SLEEP: Duration = Duration::from_secs(15 * 60);
 
+/// Why the daemon stopped other than by a shutdown request.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// The state file cannot be read or written.
+    #[error(transparent)]
+    State(#[from] InputError),
+    /// The schedule has run out of occurrences (it is checked to have one when parsed).
+    #[error("the schedule has no occurrence after {0}; check `serve.schedule`")]
+    NoOccurrence(chrono::DateTime<Utc>),
+}
+
 /// Runs `job` on `schedule` until `shutdown` completes. The state file is
 /// written *before* each run, so a crash or restart during a run never leads
 /// to a second run on the same local date. A failing job is reported and the
 /// daemon goes on.
-pub async fn run<J, F, S>(
+pub async fn run<J, F, E, S>(
     schedule: &Schedule,
     state_file: &StateFile,
     mut job: J,
     shutdown: S,
-) -> Result<(), InputError>
+) -> Result<(), DaemonError>
 where
     J: FnMut(chrono::NaiveDate) -> F,
-    F: Future<Output = Result<(), String>>,
+    F: Future<Output = Result<(), E>>,
+    E: std::fmt::Display,
     S: Future<Output = ()>,
 {
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let state = state_file.load()?;
-        let Some(step) = schedule.plan(Utc::now(), state.last_run_date) else {
-            eprintln!("mochi-bot serve: the schedule has no future occurrence; stopping");
-            return Ok(());
+        let now = Utc::now();
+        let Some(step) = schedule.plan(now, state.last_run_date) else {
+            return Err(DaemonError::NoOccurrence(now));
         };
         match step {
             Step::RunNow { date } => {
@@ -125,7 +137,7 @@ mod tests {
             if let Some(tx) = tx.lock().unwrap().take() {
                 let _ = tx.send(());
             }
-            async { Ok(()) }
+            async { Ok::<(), String>(()) }
         };
         let shutdown = async {
             let _ = rx.await;
@@ -158,7 +170,7 @@ mod tests {
         let counter = runs.clone();
         let job = move |_date| {
             counter.fetch_add(1, Ordering::SeqCst);
-            async { Ok(()) }
+            async { Ok::<(), String>(()) }
         };
         // Shut down as soon as the daemon goes to sleep.
         let shutdown = tokio::time::sleep(Duration::from_millis(200));

@@ -28,31 +28,54 @@ pub enum Step {
     SleepUntil(DateTime<Utc>),
 }
 
+/// Why a schedule cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    /// The zone is not in the IANA database.
+    #[error(
+        "`{0}` is not an IANA time zone; expected a name such as \"Europe/Berlin\" or \"UTC\""
+    )]
+    TimeZone(String),
+    /// Not five fields.
+    #[error("`{0}` is not a five-field cron expression; expected `minute hour day-of-month month day-of-week`, e.g. \"0 7 * * 1-5\"")]
+    Fields(String),
+    /// croner refused it.
+    #[error(
+        "`{expression}` is not a valid cron expression ({reason}); expected e.g. \"0 7 * * 1-5\""
+    )]
+    Cron {
+        /// The expression.
+        expression: String,
+        /// croner's explanation.
+        reason: String,
+    },
+    /// It names no real day (30 February).
+    #[error("`{0}` never occurs (no such day in any year); expected e.g. \"0 7 * * 1-5\"")]
+    NeverOccurs(String),
+}
+
 /// How far ahead occurrences are searched for one the state allows.
 const MAX_OCCURRENCES_SKIPPED: usize = 1000;
 
 impl Schedule {
     /// Parses a five-field cron expression (`minute hour day-of-month month
     /// day-of-week`) and an IANA time-zone name.
-    pub fn new(expression: &str, time_zone: &str) -> Result<Self, String> {
-        let tz: Tz = time_zone.parse().map_err(|_| {
-            format!("`{time_zone}` is not an IANA time zone; expected a name such as \"Europe/Berlin\" or \"UTC\"")
-        })?;
+    pub fn new(expression: &str, time_zone: &str) -> Result<Self, ScheduleError> {
+        let tz: Tz = time_zone
+            .parse()
+            .map_err(|_| ScheduleError::TimeZone(time_zone.to_string()))?;
         if expression.split_whitespace().count() != 5 {
-            return Err(format!(
-                "`{expression}` is not a five-field cron expression; expected `minute hour day-of-month month day-of-week`, e.g. \"0 7 * * 1-5\""
-            ));
+            return Err(ScheduleError::Fields(expression.to_string()));
         }
-        let cron: Cron = expression.parse().map_err(|e| {
-            format!("`{expression}` is not a valid cron expression ({e}); expected e.g. \"0 7 * * 1-5\"")
+        let cron: Cron = expression.parse().map_err(|e| ScheduleError::Cron {
+            expression: expression.to_string(),
+            reason: format!("{e}"),
         })?;
         let schedule = Self { cron, tz };
         // A valid expression may still name no real day (30 February): a
         // daemon on it would never run, so it is refused here.
         if schedule.next_after(Utc::now()).is_none() {
-            return Err(format!(
-                "`{expression}` never occurs (no such day in any year); expected e.g. \"0 7 * * 1-5\""
-            ));
+            return Err(ScheduleError::NeverOccurs(expression.to_string()));
         }
         Ok(schedule)
     }
@@ -248,7 +271,7 @@ mod tests {
     #[test]
     fn a_day_that_never_comes_is_refused() {
         let e = Schedule::new("0 7 30 2 *", "UTC").unwrap_err();
-        assert!(e.contains("never occurs"), "{e}");
+        assert!(e.to_string().contains("never occurs"), "{e}");
         assert!(Schedule::new("0 7 29 2 *", "UTC").is_ok());
     }
 
@@ -256,12 +279,15 @@ mod tests {
     fn bad_input_is_explained() {
         assert!(Schedule::new("0 7 * * *", "Mars/Olympus")
             .unwrap_err()
+            .to_string()
             .contains("time zone"));
         assert!(Schedule::new("daily", "UTC")
             .unwrap_err()
+            .to_string()
             .contains("five-field"));
         assert!(Schedule::new("61 7 * * *", "UTC")
             .unwrap_err()
+            .to_string()
             .contains("not a valid cron"));
     }
 }
