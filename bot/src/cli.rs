@@ -77,7 +77,11 @@ pub struct PrSummaryArgs {
     /// Print the body to stdout and touch nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Pull request number (required unless --dry-run).
+    /// Pull request number [default when posting: the open pull request whose head is --head-sha].
+    ///
+    /// Finding it by head suits a `workflow_run` job: for a fork's pull
+    /// request GitHub gives that job no number, and a number passed along in
+    /// an artifact could be forged; the head SHA comes from the event itself.
     #[arg(long, value_name = "N")]
     pub pr: Option<u64>,
     /// GitHub connection.
@@ -117,6 +121,11 @@ pub struct DocReviewArgs {
     /// Minutes of review today [default: `doc_review.budget_minutes`, 60].
     #[arg(long, value_name = "MINUTES")]
     pub budget: Option<u32>,
+    /// Do nothing unless `serve.schedule` has an occurrence earlier today in
+    /// `serve.time_zone`; for schedulers whose cron is in UTC (GitHub Actions),
+    /// which then trigger once per UTC offset the zone can have.
+    #[arg(long)]
+    pub if_due: bool,
     /// GitHub connection.
     #[command(flatten)]
     pub github: GitHubArgs,

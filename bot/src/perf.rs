@@ -63,6 +63,13 @@ impl Ranges {
                 .lines()
                 .position(|l| l.contains(&format!("cases.{label}")))
                 .map_or(0, |i| i + 1);
+            if label.chars().any(char::is_control) || label.chars().count() > 100 {
+                return Err(InputError::new(
+                    path,
+                    line,
+                    format!("case `{label}`: a label is one line of at most 100 characters"),
+                ));
+            }
             if !(range.lower.is_finite() && range.upper.is_finite() && range.lower >= 0.0) {
                 return Err(InputError::new(
                     path,
@@ -212,6 +219,12 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.line, 4, "{e}");
+        let e = Ranges::parse(
+            "[cases.\"a\\n::error::x\"]\nlower = 1.0\nupper = 2.0\n",
+            Path::new("r.toml"),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("one line"), "{e}");
         let e = Ranges::parse("[cases]\n", Path::new("r.toml")).unwrap_err();
         assert!(e.message.contains("no case is gated"), "{e}");
     }

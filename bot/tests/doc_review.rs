@@ -427,3 +427,29 @@ async fn two_runs_at_the_same_time_leave_one_open_issue() {
     assert_eq!(open[0].number, 1);
     assert!(open[0].body.contains("Design docs to review on 2026-11-29"));
 }
+
+#[tokio::test]
+async fn if_due_does_nothing_before_the_configured_time() {
+    let dir = repository();
+    let root = dir.path();
+    // 29 February at 07:00 UTC: not due on any day this test will run but that one.
+    write(
+        root,
+        ".github/mochi-bot.toml",
+        "[serve]\nschedule = \"0 7 29 2 *\"\ntime_zone = \"UTC\"\n",
+    );
+    let fake = FakeGitHub::start().await;
+    let out = review(root, Some(&fake), &["--if-due"]).await.unwrap();
+    assert!(out.stdout.contains("no occurrence yet today"), "{out:?}");
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+    // Every minute of every day: always due.
+    write(
+        root,
+        ".github/mochi-bot.toml",
+        "[serve]\nschedule = \"* * * * *\"\ntime_zone = \"UTC\"\n",
+    );
+    let out = review(root, Some(&fake), &["--if-due", "--dry-run"])
+        .await
+        .unwrap();
+    assert!(out.stdout.starts_with("doc-review plan for"), "{out:?}");
+}

@@ -863,3 +863,44 @@ async fn inputs_that_cannot_be_right_are_refused_before_any_call() {
     }
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());
 }
+
+#[tokio::test]
+async fn without_a_number_the_pull_request_is_found_by_its_head() {
+    let fake = FakeGitHub::start().await;
+    fake.add_pull(5, NEWER, BASE, false);
+    fake.add_pull(7, HEAD, BASE, true);
+    let inputs = Inputs::new();
+    let root = inputs.root().display().to_string();
+    let lcov = inputs.path("head.lcov").display().to_string();
+    let diff = inputs.path("pr.diff").display().to_string();
+    let post = |head: &'static str| {
+        let args = [
+            "mochi-bot",
+            "--repo-root",
+            &root,
+            "pr-summary",
+            "--api-url",
+            &fake.url,
+            "--repo",
+            REPO,
+            "--lcov",
+            &lcov,
+            "--diff",
+            &diff,
+            "--head-sha",
+            head,
+        ]
+        .map(String::from);
+        Cli::try_parse_from(args).unwrap()
+    };
+    let out = execute(post(HEAD), &env()).await.unwrap();
+    assert!(out.stdout.contains(&format!("on {REPO}#7")), "{out:?}");
+    assert_eq!(ours(&fake, 7).len(), 1);
+    assert!(ours(&fake, 5).is_empty());
+    // A head no open pull request has any more: nothing is written.
+    fake.clear_log();
+    let gone = "3333333333333333333333333333333333333333";
+    let out = execute(post(gone), &env()).await.unwrap();
+    assert!(out.stdout.contains("nothing posted"), "{out:?}");
+    assert!(fake.writes().is_empty(), "{:?}", fake.writes());
+}

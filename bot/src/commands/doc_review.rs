@@ -11,6 +11,7 @@ use crate::docs::plan::Plan;
 use crate::docs::review::{self, IssueSettings};
 use crate::docs::survey::{self, SurveyError};
 use crate::github::{GitHub, GitHubError};
+use crate::serve::schedule::{Schedule, ScheduleError};
 
 /// Why `doc-review` failed.
 #[derive(Debug, thiserror::Error)]
@@ -18,6 +19,9 @@ pub enum DocReviewError {
     /// A zero budget.
     #[error("--budget 0: expected a positive number of minutes")]
     ZeroBudget,
+    /// The schedule of `--if-due` is unusable.
+    #[error("serve.schedule: {0}")]
+    Schedule(#[from] ScheduleError),
     /// The docs could not be surveyed.
     #[error(transparent)]
     Survey(#[from] SurveyError),
@@ -42,6 +46,15 @@ pub async fn run(
     root: &Path,
     env: &Env,
 ) -> Result<Report, DocReviewError> {
+    if args.if_due {
+        let schedule = Schedule::new(&config.serve.schedule, &config.serve.time_zone)?;
+        if !schedule.due_today(chrono::Utc::now()) {
+            return Ok(Report::ok(format!(
+                "doc-review: `{}` in {} has no occurrence yet today; nothing done\n",
+                config.serve.schedule, config.serve.time_zone
+            )));
+        }
+    }
     let today = args.today.unwrap_or_else(|| today_in(config));
     let budget = args.budget.unwrap_or(config.doc_review.budget_minutes);
     if budget == 0 {

@@ -11,7 +11,7 @@ use crate::coverage::diff::{self, ChangedLines};
 use crate::coverage::lcov::Coverage;
 use crate::coverage::patch::PatchCoverage;
 use crate::github::comments::{self, Outcome, Placement};
-use crate::github::{GitHubError, PullFile, PullRequest};
+use crate::github::{GitHub, GitHubError, PullFile, PullRequest};
 use crate::input::{self, InputError, Kind};
 use crate::summary::{self, SummaryInput, GITHUB_COMMENT_LIMIT};
 
@@ -39,8 +39,8 @@ pub enum PrSummaryError {
     /// No head SHA in dry-run mode and git could not tell.
     #[error("no --head-sha given and `git rev-parse HEAD` failed; pass --head-sha")]
     NoHeadSha,
-    /// No pull request number.
-    #[error("--pr N is required unless --dry-run is given")]
+    /// No pull request number and no head to find it by.
+    #[error("--pr N (or --head-sha, to find the pull request by its head) is required unless --dry-run is given")]
     NoPr,
     /// GitHub's answer names a head that is not a commit SHA.
     #[error("GitHub gave `{}` as the head of #{pr}, which is not a commit SHA; refusing to write it into a comment", input::one_line(.sha, 80))]
@@ -161,9 +161,24 @@ pub async fn run(
         )));
     }
 
-    let pr = args.pr.ok_or(PrSummaryError::NoPr)?;
+    if args.pr.is_none() && args.head_sha.is_none() {
+        return Err(PrSummaryError::NoPr);
+    }
     let gh = connect(&args.github, config, env)?;
     let author = author(&args.github, config);
+    let pr = match (args.pr, &args.head_sha) {
+        (Some(pr), _) => pr,
+        (None, Some(head)) => match find_pull_by_head(&gh, head).await? {
+            Some(pr) => pr,
+            None => {
+                return Ok(Report::ok(format!(
+                    "no open pull request of {} has head {head} (it moved on or was closed); nothing posted\n",
+                    gh.repo()
+                )))
+            }
+        },
+        (None, None) => return Err(PrSummaryError::NoPr),
+    };
     let pull: PullRequest = gh.get_json(&gh.repo_path(&format!("/pulls/{pr}"))).await?;
     for sha in [&pull.head.sha, &pull.base.sha] {
         if !summary::is_commit_sha(sha) {
@@ -226,6 +241,15 @@ pub async fn run(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The open pull request whose head commit is `head`, if any.
+async fn find_pull_by_head(gh: &GitHub, head: &str) -> Result<Option<u64>, GitHubError> {
+    let pulls: Vec<PullRequest> = gh.get_all(&gh.repo_path("/pulls?state=open")).await?;
+    Ok(pulls
+        .iter()
+        .find(|p| p.head.sha.eq_ignore_ascii_case(head))
+        .map(|p| p.number))
 }
 
 fn append_step_summary(path: &Path, body: &str) -> Result<(), PrSummaryError> {

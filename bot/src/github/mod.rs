@@ -69,6 +69,9 @@ pub struct RepoRef {
 /// The parts of a pull request the bot reads.
 #[derive(Debug, Clone, Deserialize)]
 pub struct PullRequest {
+    /// The pull request number (absent in some answers; 0 then).
+    #[serde(default)]
+    pub number: u64,
     /// The head (the contributor's branch).
     pub head: PullEnd,
     /// The base (the branch merged into).

@@ -108,6 +108,12 @@ impl Schedule {
             .map(|t| t.with_timezone(&Utc))
     }
 
+    /// Whether an occurrence has come earlier on `now`'s local date (or at `now`).
+    pub fn due_today(&self, now: DateTime<Utc>) -> bool {
+        self.previous_at_or_before(now)
+            .is_some_and(|previous| self.local_date(previous) == self.local_date(now))
+    }
+
     /// Decides what to do at `now` given the local date of the last run.
     ///
     /// If today's occurrence has passed and the job has not run today or
@@ -266,6 +272,20 @@ mod tests {
             minutely.plan(now, Some(date("2027-06-01"))),
             Some(Step::SleepUntil(utc("2027-06-02T00:00:00Z")))
         );
+    }
+
+    #[test]
+    fn due_today_follows_local_time_across_the_year() {
+        // The doc-review workflow runs at 05:00 and 06:00 UTC on weekdays; the
+        // config says 07:00 in Berlin. Exactly one of the two is due-and-first.
+        let s = Schedule::new("0 7 * * 1-5", "Europe/Berlin").unwrap();
+        // Winter (CET, UTC+1): 05:00 UTC is 06:00 local, not yet; 06:00 UTC is 07:00.
+        assert!(!s.due_today(utc("2026-12-01T05:00:00Z")));
+        assert!(s.due_today(utc("2026-12-01T06:00:00Z")));
+        // Summer (CEST, UTC+2): 05:00 UTC is 07:00 local.
+        assert!(s.due_today(utc("2026-07-01T05:00:00Z")));
+        // Saturday.
+        assert!(!s.due_today(utc("2026-12-05T06:00:00Z")));
     }
 
     #[test]

@@ -425,10 +425,28 @@ fn route(app: &App, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Byte
             json_response(
                 StatusCode::OK,
                 json!({
+                    "number": n.parse::<u64>().unwrap_or(0),
                     "head": { "sha": pull.head_sha, "repo": { "full_name": head_repo } },
                     "base": { "sha": pull.base_sha, "repo": { "full_name": REPO } },
                 }),
             )
+        }
+        (Method::GET, ["pulls"]) => {
+            let mut numbers: Vec<u64> = s.pulls.keys().copied().collect();
+            numbers.sort();
+            let items = numbers
+                .iter()
+                .map(|n| {
+                    let pull = &s.pulls[n];
+                    let head_repo = if pull.fork { "contributor/mochi" } else { REPO };
+                    json!({
+                        "number": n,
+                        "head": { "sha": pull.head_sha, "repo": { "full_name": head_repo } },
+                        "base": { "sha": pull.base_sha, "repo": { "full_name": REPO } },
+                    })
+                })
+                .collect();
+            paged(app, uri, items)
         }
         (Method::GET, ["pulls", n, "files"]) => {
             let Some(pull) = n.parse().ok().and_then(|n: u64| s.pulls.get(&n).cloned()) else {
