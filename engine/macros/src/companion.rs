@@ -128,7 +128,8 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         .collect();
     // The derived rule works on a rewritten copy of the body (`mem::swap`, `iter_mut`
     // loops); the primal is emitted as written.
-    let body = crate::desugar::desugar(&func.block);
+    let float_ty = signature_float_type(&func.sig);
+    let body = crate::desugar::desugar(&func.block, float_ty.as_ref());
     activity::analyse(&body, &mut active);
 
     let assigned = assigned_names(&body);
@@ -147,7 +148,7 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         })
         .collect();
     let mut lowerer = Lowerer::new(&name.to_string(), active);
-    lowerer.float_ty = signature_float_type(&func.sig);
+    lowerer.float_ty = float_ty;
     let lowered = lowerer.lower_body(specs, &body);
     if let Some(first) = lowerer.errors.first().cloned() {
         let mut all = first;

@@ -19,15 +19,41 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
-/// The rewritten copy of a function body.
-pub fn desugar(block: &syn::Block) -> syn::Block {
+/// The rewritten copy of a function body. With the function's one float type
+/// `float_ty`, an unsuffixed float literal that initialises a binding (`let mut y =
+/// 0.0;`, `vec![0.0; n]`, `vec![1.0, 2.0]`) gets that type, so that later rule calls
+/// on the binding are not ambiguous between the rule crates' traits.
+pub fn desugar(block: &syn::Block, float_ty: Option<&syn::Ident>) -> syn::Block {
     let mut b = block.clone();
-    Desugar { next: 0 }.visit_block_mut(&mut b);
+    Desugar {
+        next: 0,
+        float_ty: float_ty.cloned(),
+    }
+    .visit_block_mut(&mut b);
     b
 }
 
 struct Desugar {
     next: usize,
+    float_ty: Option<syn::Ident>,
+}
+
+/// `lit` with the suffix `ty`, when `e` is an unsuffixed float literal (or its negation).
+fn typed(e: &Expr, ty: &syn::Ident) -> Option<Expr> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(f),
+            ..
+        }) if f.suffix().is_empty() => {
+            let lit = syn::LitFloat::new(&format!("{}{ty}", f.base10_digits()), f.span());
+            Some(syn::parse_quote!(#lit))
+        }
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
+            let inner = typed(&u.expr, ty)?;
+            Some(syn::parse_quote!(-#inner))
+        }
+        _ => None,
+    }
 }
 
 /// Is `path` `swap`/`replace` of `std::mem`/`core::mem`/`mem`?
@@ -281,6 +307,38 @@ impl Desugar {
 }
 
 impl VisitMut for Desugar {
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        if let (Some(ty), Some(init), Pat::Ident(_)) = (&self.float_ty, &mut l.init, &l.pat) {
+            if let Some(t) = typed(&init.expr, ty) {
+                *init.expr = t;
+            }
+        }
+        syn::visit_mut::visit_local_mut(self, l);
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        let Some(ty) = self.float_ty.clone() else {
+            return;
+        };
+        if !m.path.is_ident("vec") {
+            return;
+        }
+        if let Ok(mut r) = m.parse_body::<Repeat>() {
+            if let Some(t) = typed(&r.elem, &ty) {
+                r.elem = t;
+                let (elem, n) = (&r.elem, &r.len);
+                m.tokens = quote::quote!(#elem; #n);
+            }
+            return;
+        }
+        type List = syn::punctuated::Punctuated<Expr, syn::Token![,]>;
+        if let Ok(list) = m.parse_body_with(List::parse_terminated) {
+            let elems: List = list
+                .into_iter()
+                .map(|e| typed(&e, &ty).unwrap_or(e))
+                .collect();
+            m.tokens = quote::quote!(#elems);
+        }
+    }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
         let span = e.span();
@@ -360,5 +418,20 @@ impl VisitMut for Desugar {
             }
             _ => {}
         }
+    }
+}
+
+/// The body of `vec![elem; len]`.
+struct Repeat {
+    elem: Expr,
+    len: Expr,
+}
+
+impl syn::parse::Parse for Repeat {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let elem = input.parse()?;
+        let _: syn::Token![;] = input.parse()?;
+        let len = input.parse()?;
+        Ok(Repeat { elem, len })
     }
 }
