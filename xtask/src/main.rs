@@ -5,9 +5,13 @@
 //!   with a worked example rule and its `test_rule` tests, a README, a design-doc stub
 //!   `design-docs/rules-<name>.md`, and adds the crate to the workspace members.
 //!
+//! - `gradcheck [--seed S] [--count N] [--batch B]`: the deep run of the generated-program
+//!   differential test (`engine/gradcheck`), `N` programs (default 5000) from seed `S`.
+//!
 //! Exit codes: 0 success, 2 any error (nothing is written when the name is refused).
 
 mod civil_date;
+mod gradcheck;
 mod new_rule_crate;
 mod templates;
 mod workspace;
@@ -25,6 +29,12 @@ usage: cargo xtask new-rule-crate <name> [--workspace <dir>]
                           letter, e.g. `special` or `special-fns`.
   --workspace <dir>       the workspace root [default: the nearest ancestor of the
                           current directory whose Cargo.toml has a [workspace] table]
+
+usage: cargo xtask gradcheck [--seed S] [--count N] [--batch B]
+
+  gradcheck               generate N random #[differentiable] programs (default 5000) in
+                          batches of B (default 250) from seed S (default 1), and check
+                          each gradient against forward mode and finite differences
 ";
 
 fn main() -> ExitCode {
@@ -46,10 +56,15 @@ fn run(args: &[String]) -> Result<String, String> {
     let mut words = args.iter();
     match words.next().map(String::as_str) {
         Some("new-rule-crate") => {}
+        Some("gradcheck") => {
+            let rest: Vec<String> = words.cloned().collect();
+            let options = gradcheck::parse(&rest)?;
+            return gradcheck::run(&workspace::find_root()?, &options);
+        }
         Some("-h" | "--help" | "help") => return Ok(USAGE.to_string()),
         Some(other) => {
             return Err(format!(
-                "unknown task `{other}`; the task is `new-rule-crate`\n\n{USAGE}"
+                "unknown task `{other}`; the tasks are `new-rule-crate` and `gradcheck`\n\n{USAGE}"
             ))
         }
         None => return Err(format!("no task given\n\n{USAGE}")),

@@ -203,35 +203,232 @@ fn block_value_active(b: &syn::Block, active: &HashSet<String>) -> bool {
     }
 }
 
-/// Grows `active` to a fixpoint over every binding and assignment in `block`.
+/// Grows `active` to a fixpoint over every route by which a value can enter a name.
+///
+/// The routes: `let` and `=`/`op=` (the value's activity), `for` patterns (the
+/// iterated value's), calls and method calls (a `&mut` argument, and a method's
+/// receiver, may be written with any other operand's data), mutable aliases (`let r =
+/// &mut v`, `v.iter_mut()`, `v.row_mut(i)`: writing `r` writes `v`), and closures (a
+/// closure body may write the names it captures, with its parameters' data).
 pub fn analyse(block: &syn::Block, active: &mut HashSet<String>) {
+    let mut aliases = Vec::new();
+    let mut mutable = HashSet::new();
+    AliasFinder {
+        aliases: &mut aliases,
+        mutable: &mut mutable,
+    }
+    .visit_block(block);
+    mutable.extend(aliases.iter().map(|(a, _)| a.clone()));
     loop {
         let before = active.len();
-        let mut v = Grow { active };
+        let mut v = Grow {
+            active,
+            mutable: &mutable,
+        };
         v.visit_block(block);
+        for (alias, target) in &aliases {
+            if active.contains(alias) {
+                active.insert(target.clone());
+            }
+        }
         if active.len() == before {
             break;
         }
     }
 }
 
+/// The name a place expression is rooted at: `v` for `v`, `v[i]`, `v.f`, `*v`,
+/// `&mut v[..]`, `v.iter_mut()`, `v.row_mut(0).slice_mut(..)`.
+pub fn root_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        Expr::Index(i) => root_name(&i.expr),
+        Expr::Field(f) => root_name(&f.base),
+        Expr::Paren(p) => root_name(&p.expr),
+        Expr::Group(g) => root_name(&g.expr),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => root_name(&u.expr),
+        Expr::Reference(r) => root_name(&r.expr),
+        Expr::MethodCall(m) => root_name(&m.receiver),
+        _ => None,
+    }
+}
+
+/// Does `e` borrow part of a place mutably, so that a binding of its value aliases the
+/// place? `&mut v`, `&mut v[1..]`, `v.iter_mut()`, `v.as_mut_slice()`, `v.row_mut(0)`.
+fn borrows_mutably(e: &Expr) -> bool {
+    match e {
+        Expr::Reference(r) => r.mutability.is_some() || borrows_mutably(&r.expr),
+        Expr::MethodCall(m) => {
+            let name = m.method.to_string();
+            name.ends_with("_mut") || name.starts_with("as_mut") || borrows_mutably(&m.receiver)
+        }
+        Expr::Paren(p) => borrows_mutably(&p.expr),
+        Expr::Group(g) => borrows_mutably(&g.expr),
+        _ => false,
+    }
+}
+
+/// Does `e` mention an active name anywhere (closures included)?
+pub fn mentions_active(e: &Expr, active: &HashSet<String>) -> bool {
+    struct M<'a> {
+        active: &'a HashSet<String>,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for M<'_> {
+        fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
+            if self.active.contains(&i.to_string()) {
+                self.found = true;
+            }
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            for t in m.tokens.clone() {
+                if let proc_macro2::TokenTree::Ident(i) = t {
+                    if self.active.contains(&i.to_string()) {
+                        self.found = true;
+                    }
+                }
+            }
+        }
+    }
+    let mut m = M {
+        active,
+        found: false,
+    };
+    m.visit_expr(e);
+    m.found
+}
+
+/// Collects `(alias, target)` for bindings that borrow a place mutably, and the names
+/// bound `mut`.
+struct AliasFinder<'a> {
+    aliases: &'a mut Vec<(String, String)>,
+    mutable: &'a mut HashSet<String>,
+}
+
+impl AliasFinder<'_> {
+    fn add(&mut self, pat: &Pat, init: &Expr) {
+        if !borrows_mutably(init) {
+            return;
+        }
+        let Some(target) = root_name(init) else {
+            return;
+        };
+        let mut names = Vec::new();
+        pat_names(pat, &mut names);
+        for n in names {
+            if n != target {
+                self.aliases.push((n, target.clone()));
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for AliasFinder<'_> {
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        if let Some(init) = &l.init {
+            self.add(&l.pat, &init.expr);
+        }
+        syn::visit::visit_local(self, l);
+    }
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        self.add(&f.pat, &f.expr);
+        syn::visit::visit_expr_for_loop(self, f);
+    }
+    fn visit_expr_let(&mut self, l: &'ast syn::ExprLet) {
+        self.add(&l.pat, &l.expr);
+        syn::visit::visit_expr_let(self, l);
+    }
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        if p.mutability.is_some() {
+            self.mutable.insert(p.ident.to_string());
+        }
+        syn::visit::visit_pat_ident(self, p);
+    }
+    fn visit_pat_type(&mut self, p: &'ast syn::PatType) {
+        if matches!(&*p.ty, Type::Reference(r) if r.mutability.is_some()) {
+            let mut names = Vec::new();
+            pat_names(&p.pat, &mut names);
+            self.mutable.extend(names);
+        }
+        syn::visit::visit_pat_type(self, p);
+    }
+}
+
 struct Grow<'a> {
     active: &'a mut HashSet<String>,
+    /// Names bound `mut`, `&mut`-typed, or aliasing a place mutably: the receivers
+    /// that a `&mut self` method can write.
+    mutable: &'a HashSet<String>,
 }
 
 impl Grow<'_> {
     fn mark_place(&mut self, place: &Expr) {
-        match place {
-            Expr::Path(p) => {
-                if let Some(i) = p.path.get_ident() {
-                    self.active.insert(i.to_string());
-                }
+        if let Some(root) = root_name(place) {
+            self.active.insert(root);
+        }
+    }
+
+    /// A call's `&mut` arguments may be written with data from any of its operands.
+    fn mark_mut_args<'e>(&mut self, operands: impl Iterator<Item = &'e Expr> + Clone) {
+        let any = operands
+            .clone()
+            .any(|e| !matches!(e, Expr::Closure(_)) && mentions_active(e, self.active));
+        if !any {
+            return;
+        }
+        for e in operands {
+            if borrows_mutably(e) {
+                self.mark_place(e);
             }
-            Expr::Index(i) => self.mark_place(&i.expr),
-            Expr::Field(f) => self.mark_place(&f.base),
-            Expr::Paren(p) => self.mark_place(&p.expr),
-            Expr::Unary(u) => self.mark_place(&u.expr),
-            _ => {}
+        }
+    }
+
+    fn visit_call_operands(&mut self, operands: &[&Expr]) {
+        let inputs_active = operands
+            .iter()
+            .any(|e| !matches!(e, Expr::Closure(_)) && mentions_active(e, self.active));
+        for e in operands {
+            match e {
+                Expr::Closure(c) => self.visit_closure(c, inputs_active),
+                other => self.visit_expr(other),
+            }
+        }
+    }
+
+    /// A closure's body, with its parameters active when its inputs may be. Names
+    /// bound inside the closure stay local; names it captures and writes are marked
+    /// in the enclosing function.
+    fn visit_closure(&mut self, c: &syn::ExprClosure, inputs_active: bool) {
+        let mut locals = Vec::new();
+        for p in &c.inputs {
+            pat_names(p, &mut locals);
+        }
+        struct Lets<'a>(&'a mut Vec<String>);
+        impl<'ast> Visit<'ast> for Lets<'_> {
+            fn visit_local(&mut self, l: &'ast syn::Local) {
+                pat_names(&l.pat, self.0);
+                syn::visit::visit_local(self, l);
+            }
+        }
+        let mut lets = Vec::new();
+        Lets(&mut lets).visit_expr(&c.body);
+        let mut inner = self.active.clone();
+        for p in &locals {
+            if inputs_active {
+                inner.insert(p.clone());
+            } else {
+                inner.remove(p);
+            }
+        }
+        let block: syn::Block = match &*c.body {
+            Expr::Block(b) => b.block.clone(),
+            other => syn::parse_quote!({ #other; }),
+        };
+        analyse(&block, &mut inner);
+        for n in inner {
+            if !locals.contains(&n) && !lets.contains(&n) {
+                self.active.insert(n);
+            }
         }
     }
 }
@@ -264,6 +461,27 @@ impl<'ast> Visit<'ast> for Grow<'_> {
         }
         syn::visit::visit_expr_binary(self, b);
     }
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        self.mark_mut_args(c.args.iter());
+        self.visit_expr(&c.func);
+        let ops: Vec<&Expr> = c.args.iter().collect();
+        self.visit_call_operands(&ops);
+    }
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        self.mark_mut_args(std::iter::once(&*m.receiver).chain(m.args.iter()));
+        // `&mut self` methods (`push`, `extend_from_slice`, `copy_from_slice`, `assign`,
+        // `fill`, `for_each` on `iter_mut()`, …) may write the receiver with the data of
+        // their arguments, closures included.
+        if !INACTIVE_METHODS.contains(&name.as_str())
+            && m.args.iter().any(|a| mentions_active(a, self.active))
+            && root_name(&m.receiver).is_some_and(|r| self.mutable.contains(&r))
+        {
+            self.mark_place(&m.receiver);
+        }
+        let ops: Vec<&Expr> = std::iter::once(&*m.receiver).chain(&m.args).collect();
+        self.visit_call_operands(&ops);
+    }
     fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
         if expr_is_active(&f.expr, self.active) {
             let mut names = Vec::new();
@@ -276,8 +494,10 @@ impl<'ast> Visit<'ast> for Grow<'_> {
         }
         syn::visit::visit_expr_for_loop(self, f);
     }
-    fn visit_expr_closure(&mut self, _c: &'ast syn::ExprClosure) {
-        // A closure's bindings are local to it; they are analysed when it is lowered.
+    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        // A closure not passed straight to a call: its inputs are unknown, so they may
+        // carry a derivative.
+        self.visit_closure(c, true);
     }
 }
 

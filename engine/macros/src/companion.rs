@@ -126,9 +126,13 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         .filter(|(_, t, _)| !type_is_inactive(t))
         .map(|(i, _, _)| i.to_string())
         .collect();
-    activity::analyse(&func.block, &mut active);
+    // The derived rule works on a rewritten copy of the body (`mem::swap`, `iter_mut`
+    // loops); the primal is emitted as written.
+    let float_ty = signature_float_type(&func.sig);
+    let body = crate::desugar::desugar(&func.block, float_ty.as_ref());
+    activity::analyse(&body, &mut active);
 
-    let assigned = assigned_names(&func.block);
+    let assigned = assigned_names(&body);
     let d_idents: Vec<_> = (0..params.len())
         .map(|i| format_ident!("__mochi_dp{}", i))
         .collect();
@@ -144,8 +148,8 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         })
         .collect();
     let mut lowerer = Lowerer::new(&name.to_string(), active);
-    lowerer.float_ty = signature_float_type(&func.sig);
-    let lowered = lowerer.lower_body(specs, &func.block);
+    lowerer.float_ty = float_ty;
+    let lowered = lowerer.lower_body(specs, &body);
     if let Some(first) = lowerer.errors.first().cloned() {
         let mut all = first;
         for e in lowerer.errors.into_iter().skip(1) {

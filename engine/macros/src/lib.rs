@@ -11,6 +11,7 @@
 mod activity;
 mod companion;
 mod derive_tangent;
+mod desugar;
 mod lower;
 mod valid;
 

@@ -110,8 +110,24 @@ impl Lowerer {
                     let x = self.lower_expr(&u.expr, code);
                     self.call_method("op_neg", &[x], TokenStream::new(), code)
                 }
-                // `*v` of a value bound by value: the identity.
-                syn::UnOp::Deref(_) => self.lower_expr(&u.expr, code),
+                syn::UnOp::Deref(_) => {
+                    // `*r` of a reference (`r: &f64`, `r: &mut f64`): read through it.
+                    if let Expr::Path(p) = &*u.expr {
+                        if let Some(i) = p.path.get_ident() {
+                            if let Some(b) = self.lookup(&i.to_string()) {
+                                if b.active && b.is_ref {
+                                    return Operand::Active {
+                                        val: quote!((&*#i)),
+                                        cot: b.cot.clone(),
+                                        is_ref: true,
+                                    };
+                                }
+                            }
+                        }
+                    }
+                    // `*v` of a value bound by value: the identity.
+                    self.lower_expr(&u.expr, code)
+                }
                 _ => Operand::Inactive(quote!(#e)),
             },
             Expr::Reference(r) => {
@@ -332,6 +348,17 @@ impl Lowerer {
             );
             return Operand::Inactive(quote!(#m));
         }
+        // Methods that grow or rewrite their receiver in place with new data: their
+        // cotangent would have to follow the receiver's changing length.
+        if GROWING_METHODS.contains(&name.as_str())
+            && m.args.iter().any(|a| mentions_any(a, &self.active))
+        {
+            self.err(
+                &m.method,
+                format!("mochi: `.{name}(..)` of a differentiable value into a buffer is not supported; allocate the buffer at its final length (`vec![0.0; n]`, `Array1::zeros(n)`) and write `y[i] = ..`"),
+            );
+            return Operand::Inactive(quote!(#m));
+        }
         let recv = self.lower_expr(&m.receiver, code);
         if IDENTITY_METHODS.contains(&name.as_str()) && m.args.is_empty() {
             let v = recv.val();
@@ -508,6 +535,13 @@ impl Lowerer {
         let mut param_names = Vec::new();
         for p in &c.inputs {
             activity::pat_names(p, &mut param_names);
+        }
+        if let Some((place, root)) = captured_write(c, &param_names) {
+            self.err(
+                &place,
+                format!("mochi: a closure passed to an adapter (`map`, `fold`, `mapv`, …) cannot write the captured variable `{root}`; write a `for` loop instead"),
+            );
+            return Operand::Inactive(quote!(()));
         }
         let mut caps: Vec<(String, super::Binding)> = Vec::new();
         let mut seen = HashSet::new();
@@ -725,6 +759,15 @@ impl Lowerer {
             args.push(quote!(#prefix #v));
             ops.push(o);
         }
+        // A `&mut` argument the callee may write with differentiable data must be
+        // tracked, or its derivative would be lost.
+        if ops.iter().any(|o| o.cot().is_some()) {
+            for (o, a) in ops.iter().zip(&c.args) {
+                if matches!(a, Expr::Reference(r) if r.mutability.is_some()) && o.cot().is_none() {
+                    self.err(a, "mochi: this `&mut` argument may receive a differentiable value but is not tracked; bind it with `let mut` inside the function");
+                }
+            }
+        }
         let path = &fp.path;
         let own = segs.len() == 1 && last == self.fn_name;
         let rr = if own {
@@ -766,6 +809,70 @@ impl Lowerer {
         out
     }
 }
+
+/// The first place a closure body assigns whose root is not bound inside the closure
+/// (a captured variable), with that root's name.
+fn captured_write(c: &syn::ExprClosure, params: &[String]) -> Option<(Expr, String)> {
+    struct W<'a> {
+        locals: Vec<String>,
+        params: &'a [String],
+        found: Option<(Expr, String)>,
+    }
+    impl W<'_> {
+        fn check(&mut self, place: &Expr) {
+            if self.found.is_some() {
+                return;
+            }
+            if let Some(root) = activity::root_name(place) {
+                if !self.params.contains(&root) && !self.locals.contains(&root) {
+                    self.found = Some((place.clone(), root));
+                }
+            }
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for W<'_> {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            activity::pat_names(&l.pat, &mut self.locals);
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            self.check(&a.left);
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            use syn::BinOp::*;
+            if matches!(
+                b.op,
+                AddAssign(_) | SubAssign(_) | MulAssign(_) | DivAssign(_) | RemAssign(_)
+            ) {
+                self.check(&b.left);
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
+    }
+    let mut w = W {
+        locals: Vec::new(),
+        params,
+        found: None,
+    };
+    syn::visit::Visit::visit_expr(&mut w, &c.body);
+    w.found
+}
+
+/// Methods that change their receiver's length while writing data into it.
+const GROWING_METHODS: &[&str] = &[
+    "push",
+    "push_back",
+    "push_front",
+    "insert",
+    "extend",
+    "extend_from_slice",
+    "append",
+    "resize",
+    "push_row",
+    "push_column",
+    "append_row",
+];
 
 /// Which parameters of a closure the adapter passes by reference.
 #[derive(Clone, Copy)]

@@ -827,9 +827,10 @@ impl Lowerer {
         let fields = &place.fields;
         let cot = &b.cot;
         let cot_place = quote!(#cot #(.#fields)*);
+        let deref = place.deref.then(|| quote!(*));
         match &place.index {
             None => (
-                quote!(#root #(.#fields)*),
+                quote!((#deref #root) #(.#fields)*),
                 quote!(::mochi::__private::take(&mut #cot_place)),
             ),
             Some(idx) => {
@@ -938,8 +939,10 @@ impl Lowerer {
         let t = self.fresh("t");
         match &place.index {
             None => {
-                code.fwd
-                    .push(quote!(let #t = ::core::clone::Clone::clone(&#root #(.#fields)*);));
+                let deref = place.deref.then(|| quote!(*));
+                code.fwd.push(
+                    quote!(let #t = ::core::clone::Clone::clone(&(#deref #root) #(.#fields)*);),
+                );
                 let (tc, pin) = self.new_cot(&quote!(#t));
                 code.fwd.push(pin);
                 code.rev.push(quote!(::mochi::__private::acc(&mut #cot_place, ::mochi::__private::take(&mut #tc));));
@@ -1008,6 +1011,8 @@ impl Lowerer {
 /// `root.f1.f2[idx]`: a variable, field accesses, and at most one final index.
 pub struct Place {
     pub root: Ident,
+    /// `*root`: the root is a reference written through (`*acc += v` on `acc: &mut f64`).
+    pub deref: bool,
     pub fields: Vec<syn::Member>,
     pub index: Option<Expr>,
 }
@@ -1017,6 +1022,7 @@ impl Place {
         match e {
             Expr::Path(p) => p.path.get_ident().map(|i| Place {
                 root: i.clone(),
+                deref: false,
                 fields: Vec::new(),
                 index: None,
             }),
@@ -1037,7 +1043,13 @@ impl Place {
                 Some(p)
             }
             Expr::Paren(p) => Place::parse(&p.expr),
-            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => Place::parse(&u.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                let mut p = Place::parse(&u.expr)?;
+                if p.fields.is_empty() && p.index.is_none() {
+                    p.deref = true;
+                }
+                Some(p)
+            }
             _ => None,
         }
     }

@@ -1,0 +1,12 @@
+use mochi::prelude::*;
+
+#[differentiable]
+fn f(x: &[f64], a: f64) -> f64 {
+    let mut v = Vec::new();
+    for i in 0..x.len() {
+        v.push(x[i] * a);
+    }
+    v[0] * v[1]
+}
+
+fn main() {}
