@@ -425,68 +425,33 @@ fn cell(name: &str) -> String {
 /// labels hold (a report built in code skips [`BenchReport::from_json_str`]'s
 /// checks).
 pub fn render_table(report: &BenchReport) -> String {
-    let mut header: Vec<String> = vec!["Label".to_string(), "Primal".to_string()];
-    header.extend(report.columns.iter().map(|c| cell(c)));
-    let rows: Vec<Vec<String>> = report
-        .cases
-        .iter()
-        .map(|case| {
-            let mut row = vec![cell(&case.label), format_duration_ns(case.primal_ns)];
-            row.extend(report.columns.iter().map(|column| {
+    use comfy_table::{Cell, CellAlignment, Table};
+    // comfy-table's full UTF-8 style with a single-line header rule and no rules between rows.
+    const STYLE: &str = "││──├─┼┤│    ┬┴┌┐└┘";
+    let left = |text: String| Cell::new(text).set_alignment(CellAlignment::Left);
+    let mut table = Table::new();
+    table.load_preset(STYLE);
+    let mut header = vec![left("Label".to_string()), left("Primal".to_string())];
+    header.extend(report.columns.iter().map(|c| left(cell(c))));
+    table.set_header(header);
+    for case in &report.cases {
+        let mut row = vec![
+            left(cell(&case.label)),
+            Cell::new(format_duration_ns(case.primal_ns)),
+        ];
+        row.extend(report.columns.iter().map(|column| {
+            Cell::new(
                 case.ratio(column)
-                    .map_or_else(|| MISSING.to_string(), format_ratio)
-            }));
-            row
-        })
-        .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            rows.iter()
-                .map(|row| row[i].chars().count())
-                .chain(std::iter::once(header[i].chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-
-    let rule = |left: char, middle: char, right: char| {
-        let mut line = String::new();
-        line.push(left);
-        for (i, width) in widths.iter().enumerate() {
-            if i > 0 {
-                line.push(middle);
-            }
-            line.extend(std::iter::repeat_n('─', width + 2));
-        }
-        line.push(right);
-        line.push('\n');
-        line
-    };
-    let cells = |row: &[String], align_numbers: bool| {
-        let mut line = String::from("│");
-        for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
-            let pad = width - cell.chars().count();
-            line.push(' ');
-            if i == 0 || !align_numbers {
-                line.push_str(cell);
-                line.extend(std::iter::repeat_n(' ', pad));
-            } else {
-                line.extend(std::iter::repeat_n(' ', pad));
-                line.push_str(cell);
-            }
-            line.push_str(" │");
-        }
-        line.push('\n');
-        line
-    };
-
-    let mut out = rule('┌', '┬', '┐');
-    out.push_str(&cells(&header, false));
-    out.push_str(&rule('├', '┼', '┤'));
-    for row in &rows {
-        out.push_str(&cells(row, true));
+                    .map_or_else(|| MISSING.to_string(), format_ratio),
+            )
+        }));
+        table.add_row(row);
     }
-    out.push_str(&rule('└', '┴', '┘'));
+    for column in table.column_iter_mut().skip(1) {
+        column.set_cell_alignment(CellAlignment::Right);
+    }
+    let mut out = table.to_string();
+    out.push('\n');
     out
 }
 
