@@ -188,6 +188,15 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The names of the buffers of one kind.
+    fn bufs_of(&self, kind: BufKind) -> Vec<String> {
+        self.bufs
+            .iter()
+            .filter(|(_, k)| *k == kind)
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
     fn fresh(&mut self, p: &str) -> String {
         self.next += 1;
         format!("{p}{}", self.next)
@@ -255,12 +264,7 @@ impl Ctx<'_> {
                 E::MapSum("x".into(), Box::new(f))
             }
             7 if !self.in_loop => {
-                let arrays: Vec<_> = self
-                    .bufs
-                    .iter()
-                    .filter(|(_, k)| *k == BufKind::Array)
-                    .map(|(n, _)| n.clone())
-                    .collect();
+                let arrays = self.bufs_of(BufKind::Array);
                 if arrays.is_empty() {
                     return self.leaf();
                 }
@@ -269,12 +273,7 @@ impl Ctx<'_> {
                 E::MapvSum(v, Box::new(f))
             }
             8 if !self.in_loop => {
-                let vecs: Vec<_> = self
-                    .bufs
-                    .iter()
-                    .filter(|(_, k)| *k == BufKind::Vec)
-                    .map(|(n, _)| n.clone())
-                    .collect();
+                let vecs = self.bufs_of(BufKind::Vec);
                 let v = if vecs.is_empty() || self.rng.chance(0.3) {
                     "x".to_string()
                 } else {
@@ -410,12 +409,7 @@ impl Ctx<'_> {
                 S::While(counter, 1 + self.rng.below(3), s, e)
             }
             6 if self.bufs.iter().any(|(_, k)| *k == BufKind::Vec) => {
-                let vecs: Vec<_> = self
-                    .bufs
-                    .iter()
-                    .filter(|(_, k)| *k == BufKind::Vec)
-                    .map(|(n, _)| n.clone())
-                    .collect();
+                let vecs = self.bufs_of(BufKind::Vec);
                 let v = vecs[self.rng.below(vecs.len())].clone();
                 let g = if vecs.len() > 1 && self.rng.chance(0.5) {
                     let w = vecs[self.rng.below(vecs.len())].clone();
@@ -476,12 +470,7 @@ impl Ctx<'_> {
                 }
             }
             12 if !self.bufs.is_empty() => {
-                let vecs: Vec<_> = self
-                    .bufs
-                    .iter()
-                    .filter(|(_, k)| *k == BufKind::Vec)
-                    .map(|(n, _)| n.clone())
-                    .collect();
+                let vecs = self.bufs_of(BufKind::Vec);
                 if vecs.is_empty() {
                     return None;
                 }
