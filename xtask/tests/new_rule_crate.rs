@@ -50,10 +50,11 @@ fn with_members(manifest: &str, members: &[&str]) -> String {
     )
 }
 
-/// The parts of the workspace a rule crate needs (the core it depends on, and the
-/// scalar crate as the rule crate it is added beside), with the members cut down to
-/// them. The facade is left out: its optional dependencies on the other rule crates
-/// would need those too, and a rule crate does not depend on it.
+/// The parts of the workspace a rule crate needs: the engine (the core it depends on,
+/// and the facade with its macros, which its tests use) and the rule crates (the
+/// facade's dependencies), with the members cut down to the core and the scalar crate
+/// as the rule crate it is added beside (path dependencies join as members by
+/// themselves).
 /// The copy lives at a fixed place under the target folder, so its crates keep their
 /// paths and cargo reuses what earlier runs compiled.
 fn copy_of_workspace() -> PathBuf {
@@ -62,8 +63,8 @@ fn copy_of_workspace() -> PathBuf {
     if copy.exists() {
         std::fs::remove_dir_all(&copy).unwrap();
     }
-    std::fs::create_dir_all(copy.join("rules")).unwrap();
-    for part in ["Cargo.lock", "engine/core", "rules/scalar"] {
+    std::fs::create_dir_all(&copy).unwrap();
+    for part in ["Cargo.lock", "engine", "rules"] {
         copy_tree(&root.join(part), &copy.join(part));
     }
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
@@ -156,7 +157,7 @@ fn a_new_rule_crate_builds_and_passes_its_tests() {
     let report = format!("{}{}", text(&test.stdout), text(&test.stderr));
     assert!(test.status.success(), "{report}");
     assert!(
-        report.contains("test result: ok. 5 passed; 0 failed"),
+        report.contains("test result: ok. 6 passed; 0 failed"),
         "{report}"
     );
     for name in [
@@ -171,6 +172,11 @@ fn a_new_rule_crate_builds_and_passes_its_tests() {
             "{name}: {report}"
         );
     }
+    // The derived code of `#[differentiable]` (the `mochi` dev-dependency) finds the rule.
+    assert!(
+        report.contains("softplus::derived::differentiable_code_calls_the_rule ... ok"),
+        "{report}"
+    );
 
     // What CI asks of every crate: formatted, and clippy-clean with warnings denied.
     let fmt = cargo(

@@ -1,5 +1,7 @@
 //! Support for the code `#[differentiable]` generates. Not a public API: names and
-//! signatures here change without notice.
+//! signatures here change without notice. Rule crates use [`kit`](crate::kit) instead;
+//! what generated code shares with them (the pooled [`Stack`], the `pullbackN`
+//! constructors) is re-exported here under the paths generated code names.
 
 use crate::TangentVector;
 #[cfg(feature = "ndarray")]
@@ -263,96 +265,7 @@ where
 
 pub use rand::Rng;
 
-/// The identity of one save site in generated code: a `static` whose address keys the
-/// buffer pool, so that each site gets back a buffer of the capacity it needed last time.
-pub struct Site(#[allow(dead_code)] u8);
-
-impl Site {
-    /// A new site (one `static` per site).
-    #[allow(clippy::new_without_default)]
-    pub const fn new() -> Self {
-        Site(0)
-    }
-    fn key(&'static self) -> usize {
-        self as *const Site as usize
-    }
-}
-
-/// A LIFO stack of saved values whose buffer comes from, and returns to, a per-thread
-/// pool keyed by the save site, so that steady-state gradient calls do not allocate.
-pub struct Stack<T: 'static> {
-    items: Vec<T>,
-    site: usize,
-}
-
-type PoolKey = (std::any::TypeId, usize);
-
-thread_local! {
-    static POOL: std::cell::RefCell<std::collections::HashMap<PoolKey, Box<dyn std::any::Any>>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
-}
-
-/// Buffers kept per site; more than this many live at once (deep recursion) are freed.
-const POOL_DEPTH: usize = 64;
-
-impl<T: 'static> Stack<T> {
-    /// A stack for the save site `site`, reusing that site's pooled buffer.
-    #[inline]
-    pub fn new(site: &'static Site) -> Self {
-        let site = site.key();
-        if std::mem::size_of::<T>() == 0 {
-            return Stack {
-                items: Vec::new(),
-                site,
-            };
-        }
-        let items = POOL
-            .try_with(|pool| {
-                let mut pool = pool.try_borrow_mut().ok()?;
-                pool.get_mut(&(std::any::TypeId::of::<T>(), site))
-                    .and_then(|b| b.downcast_mut::<Vec<Vec<T>>>())
-                    .and_then(|v| v.pop())
-            })
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        Stack { items, site }
-    }
-    /// Saves a value.
-    #[inline(always)]
-    pub fn push(&mut self, v: T) {
-        self.items.push(v)
-    }
-    /// Takes the last saved value.
-    #[inline(always)]
-    pub fn pop(&mut self) -> T {
-        pop(&mut self.items)
-    }
-}
-
-impl<T: 'static> Drop for Stack<T> {
-    fn drop(&mut self) {
-        if std::mem::size_of::<T>() == 0 || self.items.capacity() == 0 {
-            return;
-        }
-        let mut items = std::mem::take(&mut self.items);
-        items.clear();
-        let key = (std::any::TypeId::of::<T>(), self.site);
-        let _ = POOL.try_with(|pool| {
-            let Ok(mut pool) = pool.try_borrow_mut() else {
-                return;
-            };
-            let entry = pool
-                .entry(key)
-                .or_insert_with(|| Box::new(Vec::<Vec<T>>::with_capacity(4)));
-            if let Some(v) = entry.downcast_mut::<Vec<Vec<T>>>() {
-                if v.len() < POOL_DEPTH {
-                    v.push(items);
-                }
-            }
-        });
-    }
-}
+pub use crate::kit::tape::{Site, Stack};
 
 /// The seed `ȳ = 1` of a scalar output.
 #[diagnostic::on_unimplemented(

@@ -9,23 +9,22 @@
 use crate::bridge::{column_major_copy, mat_mut, with_mat_ref};
 use crate::error::NotPositiveDefinite;
 use crate::factor::{assert_square, factor_in_place};
-use crate::rule_trait::rule_trait;
 use crate::LinalgElem;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::inverse::{inverse, inverse_scratch};
 use faer::Par;
-use mochi_core::{Call, Pullback};
+use mochi_core::kit::{rule_trait, Call, Pullback};
 use mochi_rules_ndarray::cotangent::dense;
 use mochi_rules_ndarray::zero;
 use ndarray::{Array1, Array2, ArrayBase, Data, Ix2, ShapeBuilder};
 
 rule_trait! {
     /// `logdet(&k)` as a method: `Call((&k,)).logdet()`.
-    LinalgLogdet => logdet
+    LinalgLogdet::logdet
 }
 rule_trait! {
     /// `logdet_cholesky(&l)` as a method: `Call((&l,)).logdet_cholesky()`.
-    LinalgLogdetCholesky => logdet_cholesky
+    LinalgLogdetCholesky::logdet_cholesky
 }
 
 /// `2 Σᵢ log Lᵢᵢ`.

@@ -7,7 +7,6 @@
 
 use crate::bridge::{column_major_copy, mat_mut, with_mat_ref};
 use crate::error::NotPositiveDefinite;
-use crate::rule_trait::rule_trait;
 use crate::work::{contiguous, solve_in_place, Triangle};
 use crate::LinalgElem;
 use faer::dyn_stack::{MemBuffer, MemStack};
@@ -16,14 +15,14 @@ use faer::linalg::cholesky::llt::factor::{
 };
 use faer::linalg::matmul::triangular::{matmul, BlockStructure};
 use faer::{Accum, Par};
-use mochi_core::{Call, Pullback};
+use mochi_core::kit::{rule_trait, Call, Pullback};
 use mochi_rules_ndarray::cotangent::{dense, output};
 use mochi_rules_ndarray::zero;
 use ndarray::{Array2, ArrayBase, Data, Ix2, ShapeBuilder};
 
 rule_trait! {
     /// `cholesky(&k)` as a method: `Call((&k,)).cholesky()`.
-    LinalgCholesky => cholesky
+    LinalgCholesky::cholesky
 }
 
 /// Panics unless `k` is square, naming the function.
@@ -232,8 +231,8 @@ mod tests {
                         let (l, pl) = cholesky::rrule(&a.0);
                         let l = l.unwrap();
                         let (y, py) = crate::logdet_cholesky::rrule(&l);
-                        let pb = mochi_core::private::pullback1(
-                            move |dy: T, (dk,): (&mut Array2<T>,)| {
+                        let pb =
+                            mochi_core::kit::pullback1(move |dy: T, (dk,): (&mut Array2<T>,)| {
                                 let mut dl = Array2::zeros((0, 0));
                                 py.pullback(dy, (&mut dl,));
                                 assert!(
@@ -241,8 +240,7 @@ mod tests {
                                     "the short path is taken"
                                 );
                                 pl.pullback(dl, (dk,));
-                            },
-                        );
+                            });
                         (y, pb)
                     },
                 )

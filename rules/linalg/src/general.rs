@@ -6,7 +6,6 @@
 
 use crate::bridge::{column_major_copy, mat_mut, with_mat_ref};
 use crate::factor::assert_square;
-use crate::rule_trait::rule_trait;
 use crate::work::{contiguous, Rhs};
 use crate::LinalgElem;
 use faer::dyn_stack::{MemBuffer, MemStack};
@@ -17,7 +16,7 @@ use faer::linalg::lu::partial_pivoting::solve::{
 };
 use faer::perm::PermRef;
 use faer::Par;
-use mochi_core::{Call, Pullback};
+use mochi_core::kit::{rule_trait, Call, Pullback};
 use mochi_rules_ndarray::cotangent::{add_owned, dense, output};
 use mochi_rules_ndarray::zero;
 use ndarray::linalg::general_mat_mul;
@@ -25,7 +24,7 @@ use ndarray::{Array, Array2, ArrayBase, Axis, Data, Ix2};
 
 rule_trait! {
     /// `solve(&a, &b)` as a method: `Call((&a, &b)).solve()`.
-    LinalgSolve => solve
+    LinalgSolve::solve
 }
 
 /// The matrix of a linear solve is singular: its LU factorisation met a zero pivot.

@@ -20,7 +20,6 @@ mod elem;
 mod error;
 mod factor;
 mod general;
-mod rule_trait;
 mod triangular;
 mod work;
 

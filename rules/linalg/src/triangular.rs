@@ -7,26 +7,25 @@
 //! (a triangular rank-k update straight into `T̄`).
 
 use crate::factor::assert_square;
-use crate::rule_trait::rule_trait;
 use crate::work::{
     add_triangle_of_product, contiguous, solve_transposed_with, solve_with, Rhs, Triangle,
 };
 use crate::LinalgElem;
-use mochi_core::{Call, Pullback};
+use mochi_core::kit::{rule_trait, Call, Pullback};
 use mochi_rules_ndarray::cotangent::{add_owned, dense, output};
 use ndarray::{Array, Array2, ArrayBase, Axis, Data, Ix2};
 
 rule_trait! {
     /// `solve_lower_triangular(&l, &b)` as a method: `Call((&l, &b)).solve_lower_triangular()`.
-    LinalgSolveLowerTriangular => solve_lower_triangular
+    LinalgSolveLowerTriangular::solve_lower_triangular
 }
 rule_trait! {
     /// `solve_upper_triangular(&u, &b)` as a method: `Call((&u, &b)).solve_upper_triangular()`.
-    LinalgSolveUpperTriangular => solve_upper_triangular
+    LinalgSolveUpperTriangular::solve_upper_triangular
 }
 rule_trait! {
     /// `cholesky_solve(&l, &b)` as a method: `Call((&l, &b)).cholesky_solve()`.
-    LinalgCholeskySolve => cholesky_solve
+    LinalgCholeskySolve::cholesky_solve
 }
 
 #[track_caller]

@@ -9,30 +9,29 @@ use crate::cotangent::{
     add_owned, add_unbroadcast, add_unbroadcast_owned, add_unbroadcast_zip, add_unbroadcast_zip2,
     expand, form, output, total, view, Form,
 };
-use crate::rule_trait::rule_trait;
 use crate::{zero, Elem};
-use mochi_core::{Call, Pullback};
+use mochi_core::kit::{rule_trait, Call, Pullback};
 use ndarray::{Array, ArrayBase, Data, DimMax, Dimension, Zip};
 
 rule_trait! {
     /// `a + b` on arrays and scalars: `Call((&a, &b)).op_add()`.
-    NdAdd => op_add
+    NdAdd::op_add
 }
 rule_trait! {
     /// `a − b` on arrays and scalars: `Call((&a, &b)).op_sub()`.
-    NdSub => op_sub
+    NdSub::op_sub
 }
 rule_trait! {
     /// `a · b` elementwise on arrays and scalars: `Call((&a, &b)).op_mul()`.
-    NdMul => op_mul
+    NdMul::op_mul
 }
 rule_trait! {
     /// `a / b` elementwise on arrays and scalars: `Call((&a, &b)).op_div()`.
-    NdDiv => op_div
+    NdDiv::op_div
 }
 rule_trait! {
     /// `−a` on an array: `Call((&a,)).op_neg()`.
-    NdNeg => op_neg
+    NdNeg::op_neg
 }
 
 type Out<D1, D2> = <D1 as DimMax<D2>>::Output;

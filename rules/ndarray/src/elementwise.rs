@@ -8,8 +8,8 @@
 use crate::cotangent::{
     add_owned, add_unbroadcast, add_unbroadcast_zip, dense, is_structural_zero, output,
 };
-use crate::rule_trait::rule_trait;
 use crate::{zero, Elem};
+use mochi_core::kit::rule_trait;
 use mochi_core::{Call, NoTangent, Pullback};
 use ndarray::{Array, ArrayBase, Data, Dimension, Zip};
 use std::marker::PhantomData;
@@ -55,7 +55,7 @@ macro_rules! unary {
     ($($(#[$doc:meta])* $Trait:ident, $Kernel:ident, $method:ident, $saves_output:expr, |$s:ident| $deriv:expr;)*) => {$(
         rule_trait! {
             $(#[$doc])*
-            $Trait => $method
+            $Trait::$method
         }
 
         #[doc = concat!("The kernel of `", stringify!($method), "`.")]
@@ -118,11 +118,11 @@ unary! {
 
 rule_trait! {
     /// `x.powi(n)` elementwise: `Call((&x, &n)).powi()`.
-    NdPowi => powi
+    NdPowi::powi
 }
 rule_trait! {
     /// `x.powf(p)` elementwise with a scalar exponent: `Call((&x, &p)).powf()`.
-    NdPowf => powf
+    NdPowf::powf
 }
 
 /// Pullback of `powi(n)`: a copy of the input and `n`.
@@ -221,7 +221,7 @@ impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdPowf for Call<(&ArrayBase<S, D>
 rule_trait! {
     /// `y.scaled_add(a, &x)` in value form (`y + a·x`, `x` broadcast to `y`'s shape):
     /// `y = Call((&y, &a, &x)).scaled_add_value()`.
-    NdScaledAddValue => scaled_add_value
+    NdScaledAddValue::scaled_add_value
 }
 
 /// Pullback of `scaled_add_value`: `a`, a copy of `x`, and `y`'s shape.

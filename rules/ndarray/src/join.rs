@@ -8,19 +8,19 @@
 //! hands each piece of the output cotangent to its input.
 
 use crate::cotangent::{add_view, output};
-use crate::rule_trait::rule_trait;
 use crate::Elem;
+use mochi_core::kit::rule_trait;
 use mochi_core::{Call, NoTangent, Pullback, Tangent, TangentVector};
 use ndarray::{Array, ArrayView, Axis, Dimension, RemoveAxis, ShapeError, Slice};
 use std::marker::PhantomData;
 
 rule_trait! {
     /// `ndarray::concatenate(axis, &views)`: `Call((&axis, &views)).concatenate()`.
-    NdConcatenate => concatenate
+    NdConcatenate::concatenate
 }
 rule_trait! {
     /// `ndarray::stack(axis, &views)`: `Call((&axis, &views)).stack()`.
-    NdStack => stack
+    NdStack::stack
 }
 
 /// A cotangent of a list of arrays, as one mutable slice of array cotangents.

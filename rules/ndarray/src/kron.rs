@@ -11,14 +11,13 @@
 //! differing entry, so the dense path pays at most a few comparisons for it.
 
 use crate::cotangent::{dense, uniform, view};
-use crate::rule_trait::rule_trait;
 use crate::{zero, Elem};
-use mochi_core::{Call, Pullback};
+use mochi_core::kit::{rule_trait, Call, Pullback};
 use ndarray::{s, Array2, ArrayBase, ArrayView2, Data, Ix2, Zip};
 
 rule_trait! {
     /// `ndarray::linalg::kron(&a, &b)`: `Call((&a, &b)).kron()`.
-    NdKron => kron
+    NdKron::kron
 }
 
 /// Pullback of `kron(A, B)`: copies of both factors.

@@ -14,7 +14,6 @@
 //! [`trace`], [`norm_l2`]) each have a rule module beside them (`outer::rrule`).
 
 mod elem;
-mod rule_trait;
 
 pub mod arith;
 pub mod closure;

@@ -8,19 +8,18 @@
 //! pullback; every other product here allocates nothing on dense accumulators.)
 
 use crate::cotangent::{add_owned, add_scaled, dense, form, is_structural_zero, output, Form};
-use crate::rule_trait::rule_trait;
 use crate::Elem;
-use mochi_core::{Call, Pullback};
+use mochi_core::kit::{rule_trait, Call, Pullback};
 use ndarray::linalg::{general_mat_mul, general_mat_vec_mul};
 use ndarray::{Array, Array1, Array2, ArrayBase, ArrayView1, Axis, Data, Ix1, Ix2};
 
 rule_trait! {
     /// `a.dot(&b)` for 1-d and 2-d operands: `Call((&a, &b)).dot()`.
-    NdDot => dot
+    NdDot::dot
 }
 rule_trait! {
     /// `outer(&a, &b)` as a method: `Call((&a, &b)).outer()`.
-    NdOuter => outer
+    NdOuter::outer
 }
 
 /// `acc += α · u vᵀ` (materialising a structural zero).

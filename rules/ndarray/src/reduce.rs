@@ -5,34 +5,33 @@
 //! reduced elements: a fill for `sum`, a broadcast along the axis for `sum_axis`.
 
 use crate::cotangent::{add_fill, add_owned, add_scaled, dense, form, Form};
-use crate::rule_trait::rule_trait;
 use crate::{zero, Elem};
-use mochi_core::{Call, Pullback};
+use mochi_core::kit::{rule_trait, Call, Pullback};
 use ndarray::{Array, ArrayBase, Axis, Data, Dimension, RemoveAxis};
 
 rule_trait! {
     /// `x.sum()`: `Call((&x,)).sum()`.
-    NdSum => sum
+    NdSum::sum
 }
 rule_trait! {
     /// `x.sum_axis(axis)`: `Call((&x, &axis)).sum_axis()`.
-    NdSumAxis => sum_axis
+    NdSumAxis::sum_axis
 }
 rule_trait! {
     /// `x.mean()` (`None` for an empty array): `Call((&x,)).mean()`.
-    NdMean => mean
+    NdMean::mean
 }
 rule_trait! {
     /// `x.mean_axis(axis)` (`None` when the axis is empty): `Call((&x, &axis)).mean_axis()`.
-    NdMeanAxis => mean_axis
+    NdMeanAxis::mean_axis
 }
 rule_trait! {
     /// `x.product()`: `Call((&x,)).product()`.
-    NdProduct => product
+    NdProduct::product
 }
 rule_trait! {
     /// `norm_l2(&x)` as a method: `Call((&x,)).norm_l2()`.
-    NdNormL2 => norm_l2
+    NdNormL2::norm_l2
 }
 
 /// Pullback of `sum` and `mean`: `x̄ += scale · ȳ` in every element.

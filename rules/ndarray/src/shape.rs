@@ -8,8 +8,8 @@
 //! copies a broadcast made.
 
 use crate::cotangent::{add_owned, add_unbroadcast, dense, is_structural_zero, output, view};
-use crate::rule_trait::rule_trait;
 use crate::Elem;
+use mochi_core::kit::rule_trait;
 use mochi_core::{Call, NoTangent, Pullback};
 use ndarray::{
     Array, ArrayBase, ArrayView, Axis, CowArray, Data, Dimension, IntoDimension, Order,
@@ -19,48 +19,48 @@ use std::marker::PhantomData;
 
 rule_trait! {
     /// `x.t()`: `Call((&x,)).t()`.
-    NdT => t
+    NdT::t
 }
 rule_trait! {
     /// `x.view()`: `Call((&x,)).view()`.
-    NdView => view
+    NdView::view
 }
 rule_trait! {
     /// `x.to_owned()`: `Call((&x,)).to_owned()`.
-    NdToOwned => to_owned
+    NdToOwned::to_owned
 }
 rule_trait! {
     /// `x.clone()`: `Call((&x,)).clone()`.
-    NdClone => clone
+    NdClone::clone
 }
 rule_trait! {
     /// `x.slice(s![..])`: `Call((&x, &info)).slice()`.
-    NdSlice => slice
+    NdSlice::slice
 }
 rule_trait! {
     /// `x.slice_axis(axis, slice)`: `Call((&x, &axis, &slice)).slice_axis()`.
-    NdSliceAxis => slice_axis
+    NdSliceAxis::slice_axis
 }
 rule_trait! {
     /// `x.insert_axis(axis)`: `Call((&x, &axis)).insert_axis()`.
-    NdInsertAxis => insert_axis
+    NdInsertAxis::insert_axis
 }
 rule_trait! {
     /// `x.into_shape(shape)` (the logical-order reshape of `into_shape_with_order`):
     /// `Call((&x, &shape)).into_shape()`.
-    NdIntoShape => into_shape
+    NdIntoShape::into_shape
 }
 rule_trait! {
     /// `x.into_shape_with_order(shape)`: `Call((&x, &shape)).into_shape_with_order()`.
-    NdIntoShapeWithOrder => into_shape_with_order
+    NdIntoShapeWithOrder::into_shape_with_order
 }
 rule_trait! {
     /// `x.to_shape(shape)`: `Call((&x, &shape)).to_shape()`.
-    NdToShape => to_shape
+    NdToShape::to_shape
 }
 rule_trait! {
     /// `x.broadcast(shape)`: `Call((&x, &shape)).broadcast()`.
-    NdBroadcast => broadcast
+    NdBroadcast::broadcast
 }
 
 /// Pullback of an operation that hands its input on unchanged (`view`, `to_owned`,

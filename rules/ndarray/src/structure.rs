@@ -5,27 +5,27 @@
 //! output cotangent to exactly those entries of the input's.
 
 use crate::cotangent::{add_owned, dense, output};
-use crate::rule_trait::rule_trait;
 use crate::{zero, Elem};
+use mochi_core::kit::rule_trait;
 use mochi_core::{Call, NoTangent, Pullback};
 use ndarray::{Array, Array1, Array2, ArrayBase, ArrayView1, Data, Dimension, Ix2};
 use std::marker::PhantomData;
 
 rule_trait! {
     /// `x.triu(k)`: `Call((&x, &k)).triu()`.
-    NdTriu => triu
+    NdTriu::triu
 }
 rule_trait! {
     /// `x.tril(k)`: `Call((&x, &k)).tril()`.
-    NdTril => tril
+    NdTril::tril
 }
 rule_trait! {
     /// `x.diag()`: `Call((&x,)).diag()`.
-    NdDiag => diag
+    NdDiag::diag
 }
 rule_trait! {
     /// `trace(&x)` as a method: `Call((&x,)).trace()`.
-    NdTrace => trace
+    NdTrace::trace
 }
 
 /// Pullback of `triu(k)` / `tril(k)`: keeps the same part of the output cotangent.

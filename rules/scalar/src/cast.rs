@@ -1,5 +1,6 @@
 //! `x as f64` and `x as f32`, from floats and from every integer type.
 
+use mochi_core::kit::rule_trait;
 use mochi_core::{Call, NoTangent, Pullback};
 
 rule_trait! {

@@ -1,5 +1,6 @@
 //! Exponentials and logarithms.
 
+use mochi_core::kit::{binary_rules, unary_rules};
 unary_rules! {
     /// `x.exp()`: d/dx = eˣ = y.
     ExpRule::exp, ExpPullback: |x| x.exp(), |_x, y| y;
@@ -34,7 +35,8 @@ binary_rules! {
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
-    use crate::test_support::{check_binary, check_unary, derivative, partials};
+    use crate::test_support::{derivative, partials};
+    use mochi_core::kit::{check_binary, check_unary};
     use mochi_core::testing::{test_rule, RuleTest};
     use mochi_core::Call;
 

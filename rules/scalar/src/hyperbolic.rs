@@ -1,5 +1,6 @@
 //! Hyperbolic functions and their inverses.
 
+use mochi_core::kit::unary_rules;
 unary_rules! {
     /// `x.sinh()`: d/dx = cosh x.
     SinhRule::sinh, SinhPullback: |x| x.sinh(), |x, _y| x.cosh();
@@ -22,7 +23,8 @@ unary_rules! {
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
-    use crate::test_support::{check_unary, derivative};
+    use crate::test_support::derivative;
+    use mochi_core::kit::check_unary;
     use mochi_core::testing::RuleTest;
     use mochi_core::Call;
 

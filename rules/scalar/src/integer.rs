@@ -5,40 +5,10 @@
 
 use crate::operators::{AddRule, DivRule, MulRule, NegRule, RemRule, SubRule};
 use crate::piecewise::{AbsRule, ClampRule, MaxRule, MinRule, SignumRule};
-use mochi_core::{Accumulators, NoTangent, Pullback};
-use std::marker::PhantomData;
-
-/// The pullback of an operation whose arguments have no tangent: a no-op. `A` is the
-/// tuple of the arguments' cotangents (`(NoTangent, NoTangent)` for a binary operator).
-pub struct InactivePullback<A>(PhantomData<fn() -> A>);
-
-impl<A> InactivePullback<A> {
-    /// The (only) value.
-    #[inline(always)]
-    pub fn new() -> Self {
-        InactivePullback(PhantomData)
-    }
-}
-
-impl<A> Default for InactivePullback<A> {
-    #[inline(always)]
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<A> std::fmt::Debug for InactivePullback<A> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("InactivePullback")
-    }
-}
-
-impl<A: Accumulators> Pullback for InactivePullback<A> {
-    type Output = NoTangent;
-    type Args = A;
-    #[inline(always)]
-    fn pullback(self, _output: NoTangent, _args: A::Mut<'_>) {}
-}
+use mochi_core::kit::inactive_rules;
+/// The pullback of the rules of this module: a no-op (it lives in the rule kit, which
+/// [`inactive_rules!`](mochi_core::kit::inactive_rules) writes rules with).
+pub use mochi_core::kit::InactivePullback;
 
 inactive_rules! {
     AddRule::op_add: |a, b| a + b, for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];

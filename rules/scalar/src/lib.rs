@@ -6,10 +6,8 @@
 //! [`rules`] in scope; each returns `(value, pullback)` and the pullback adds into the
 //! arguments' cotangents (see `mochi_core::Pullback`). Each rule module holds its
 //! traits, its pullback structs and its tests. Subgradients at kinks are documented on
-//! each rule and tabled in the crate's README.
-
-#[macro_use]
-mod macros;
+//! each rule and tabled in the crate's README. The rules are written with the rule kit,
+//! `mochi_core::kit` (`unary_rules!`, `binary_rules!`, `rule_trait!`).
 
 pub mod cast;
 pub mod exp_log;

@@ -2,6 +2,7 @@
 //!
 //! Compound assignments (`a += b`) are lowered by `#[differentiable]` to these.
 
+use mochi_core::kit::{rule_trait, unary_rules};
 // The operators are written out rather than through `binary_rules!`: each pullback
 // keeps only what its partials need (`+` and `−` keep nothing), because in loops the
 // pullbacks are what a gradient stores per iteration.
@@ -157,7 +158,7 @@ unary_rules! {
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
-    use crate::test_support::{check_binary, check_unary};
+    use mochi_core::kit::{check_binary, check_unary};
     use mochi_core::{Call, Pullback};
 
     #[test]

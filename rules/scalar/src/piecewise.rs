@@ -2,6 +2,7 @@
 //! `copysign`. Each documents the subgradient it uses at its kinks (tabled in the
 //! crate's README).
 
+use mochi_core::kit::{binary_rules, rule_trait, unary_rules};
 use mochi_core::{Call, Pullback};
 
 unary_rules! {
@@ -112,7 +113,8 @@ clamp_rules!(f64, f32);
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
-    use crate::test_support::{check_binary, check_unary, derivative, partials, F32_RTOL};
+    use crate::test_support::{derivative, partials};
+    use mochi_core::kit::{check_binary, check_unary, F32_RTOL};
     use mochi_core::testing::{test_rule, RuleTest};
     use mochi_core::{Call, Dual, Pullback, Real};
 

@@ -1,5 +1,6 @@
 //! Roots, powers, reciprocal, `hypot` and `mul_add`.
 
+use mochi_core::kit::{binary_rules, rule_trait, unary_rules};
 use mochi_core::{Call, NoTangent, Pullback};
 
 unary_rules! {
@@ -110,7 +111,8 @@ power_rules!(f64, f32);
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
-    use crate::test_support::{check_binary, check_unary, derivative, partials, F32_RTOL};
+    use crate::test_support::{derivative, partials};
+    use mochi_core::kit::{check_binary, check_unary, F32_RTOL};
     use mochi_core::testing::{test_rule, RuleTest};
     use mochi_core::{Call, Dual, FnPullback, NoTangent, Pullback, Real};
 

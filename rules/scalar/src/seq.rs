@@ -5,7 +5,7 @@
 //! value and a pullback, whose argument cotangents are the element's and the captured
 //! variables' (`caps`, one tuple).
 
-use mochi_core::private::{Site, Stack};
+use mochi_core::kit::tape::{Site, Stack};
 use mochi_core::{Call, Pullback, Tangent, TangentVector};
 
 /// Floats that sequences hold.

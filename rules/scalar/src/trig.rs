@@ -1,5 +1,6 @@
 //! Trigonometric functions, their inverses, and angle conversions.
 
+use mochi_core::kit::{binary_rules, rule_trait, unary_rules};
 use mochi_core::{Call, Pullback};
 
 unary_rules! {
@@ -74,7 +75,8 @@ sin_cos_rules!(f64, f32);
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
-    use crate::test_support::{check_binary, check_unary, derivative, partials, F32_RTOL};
+    use crate::test_support::{derivative, partials};
+    use mochi_core::kit::{check_binary, check_unary, F32_RTOL};
     use mochi_core::testing::RuleTest;
     use mochi_core::{Call, Dual, Real};
 

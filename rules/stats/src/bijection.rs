@@ -3,7 +3,7 @@
 //! unconstrained space adds: [`to_positive`](fn@to_positive) (`exp`, onto
 //! `(0, ∞)`) and [`to_interval`](fn@to_interval) (scaled logistic, onto `(a, b)`).
 
-use mochi_core::Pullback;
+use mochi_core::kit::Pullback;
 use mochi_rules_ndarray::{zero, Elem};
 
 /// `log(1 + eᵛ)` without overflow.

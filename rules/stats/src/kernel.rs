@@ -5,7 +5,7 @@
 //! `∂Kᵢⱼ/∂ℓ = Kᵢⱼ dᵢⱼ²/ℓ³`. Every entry is a function of `x`, so a cotangent in
 //! one triangle only (what a Cholesky-based consumer returns) is handled exactly.
 
-use mochi_core::Pullback;
+use mochi_core::kit::Pullback;
 use mochi_rules_ndarray::cotangent::{dense, output};
 use mochi_rules_ndarray::{zero, Elem};
 use ndarray::{Array1, Array2, ArrayBase, Data, Ix1};

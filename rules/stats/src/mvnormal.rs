@@ -7,7 +7,7 @@
 //! `K⁻¹` comes from the factor (one triangular inversion, one triangular product).
 
 use crate::cdf::LN_SQRT_2PI;
-use mochi_core::Pullback;
+use mochi_core::kit::Pullback;
 use mochi_rules_linalg::{
     cholesky, cholesky_solve, inverse_from_cholesky, logdet_cholesky, LinalgElem,
     NotPositiveDefinite,

@@ -9,7 +9,7 @@
 //! with the Jacobian `−log x`.
 
 use crate::cdf::LN_SQRT_2PI;
-use mochi_core::Pullback;
+use mochi_core::kit::Pullback;
 use mochi_rules_ndarray::cotangent::dense;
 use mochi_rules_ndarray::{zero, Elem};
 use ndarray::{Array, ArrayBase, Data, Dimension, Zip};

@@ -8,7 +8,7 @@
 
 use crate::cdf::{std_normal_interval, std_normal_pdf};
 use crate::normal::normal_logpdf;
-use mochi_core::Pullback;
+use mochi_core::kit::Pullback;
 use mochi_rules_ndarray::{zero, Elem};
 
 /// `z φ(z)`, taken as `0` at `z = ±∞`.

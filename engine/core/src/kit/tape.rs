@@ -1,0 +1,114 @@
+//! The tape of a loop: a LIFO [`Stack`] of saved values (pullbacks, primal values)
+//! whose buffer comes from, and returns to, a per-thread pool keyed by the save
+//! [`Site`], so that steady-state gradient calls do not allocate.
+//!
+//! A rule that runs a derived closure once per element (`iter().map(f).sum()`) pushes
+//! each element's pullback in the forward sweep and pops them in reverse:
+//!
+//! ```
+//! use mochi_core::kit::tape::{Site, Stack};
+//! static SITE: Site = Site::new(); // one `static` per place that saves
+//! let mut saved = Stack::new(&SITE);
+//! for v in [1.0_f64, 2.0, 3.0] {
+//!     saved.push(v);
+//! }
+//! assert_eq!((saved.pop(), saved.pop(), saved.pop()), (3.0, 2.0, 1.0));
+//! ```
+//!
+//! `#[differentiable]`-generated code uses the same stack for loops.
+
+/// The identity of one save site in generated code: a `static` whose address keys the
+/// buffer pool, so that each site gets back a buffer of the capacity it needed last time.
+pub struct Site(#[allow(dead_code)] u8);
+
+impl Site {
+    /// A new site (one `static` per site).
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        Site(0)
+    }
+    fn key(&'static self) -> usize {
+        self as *const Site as usize
+    }
+}
+
+/// A LIFO stack of saved values whose buffer comes from, and returns to, a per-thread
+/// pool keyed by the save site, so that steady-state gradient calls do not allocate.
+pub struct Stack<T: 'static> {
+    items: Vec<T>,
+    site: usize,
+}
+
+type PoolKey = (std::any::TypeId, usize);
+
+thread_local! {
+    static POOL: std::cell::RefCell<std::collections::HashMap<PoolKey, Box<dyn std::any::Any>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Buffers kept per site; more than this many live at once (deep recursion) are freed.
+const POOL_DEPTH: usize = 64;
+
+impl<T: 'static> Stack<T> {
+    /// A stack for the save site `site`, reusing that site's pooled buffer.
+    #[inline]
+    pub fn new(site: &'static Site) -> Self {
+        let site = site.key();
+        if std::mem::size_of::<T>() == 0 {
+            return Stack {
+                items: Vec::new(),
+                site,
+            };
+        }
+        let items = POOL
+            .try_with(|pool| {
+                let mut pool = pool.try_borrow_mut().ok()?;
+                pool.get_mut(&(std::any::TypeId::of::<T>(), site))
+                    .and_then(|b| b.downcast_mut::<Vec<Vec<T>>>())
+                    .and_then(|v| v.pop())
+            })
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        Stack { items, site }
+    }
+    /// Saves a value.
+    #[inline(always)]
+    pub fn push(&mut self, v: T) {
+        self.items.push(v)
+    }
+    /// Takes the last saved value.
+    #[inline(always)]
+    pub fn pop(&mut self) -> T {
+        match self.items.pop() {
+            Some(v) => v,
+            None => {
+                unreachable!("mochi: the reverse sweep popped more than the forward sweep pushed")
+            }
+        }
+    }
+}
+
+impl<T: 'static> Drop for Stack<T> {
+    fn drop(&mut self) {
+        if std::mem::size_of::<T>() == 0 || self.items.capacity() == 0 {
+            return;
+        }
+        let mut items = std::mem::take(&mut self.items);
+        items.clear();
+        let key = (std::any::TypeId::of::<T>(), self.site);
+        let _ = POOL.try_with(|pool| {
+            let Ok(mut pool) = pool.try_borrow_mut() else {
+                return;
+            };
+            let entry = pool
+                .entry(key)
+                .or_insert_with(|| Box::new(Vec::<Vec<T>>::with_capacity(4)));
+            if let Some(v) = entry.downcast_mut::<Vec<Vec<T>>>() {
+                if v.len() < POOL_DEPTH {
+                    v.push(items);
+                }
+            }
+        });
+    }
+}
