@@ -10,7 +10,6 @@
 //!
 //! Exit codes: 0 success, 2 any error (nothing is written when the name is refused).
 
-mod civil_date;
 mod gradcheck;
 mod new_rule_crate;
 mod templates;
@@ -97,6 +96,8 @@ fn run(args: &[String]) -> Result<String, String> {
         Some(dir) => dir,
         None => workspace::find_root()?,
     };
-    let created = new_rule_crate::create(&root, &name, civil_date::today_utc())?;
+    // Today in UTC as YYYY-MM-DD, for the design-doc stub's `last-reviewed`.
+    let today = chrono::Utc::now().date_naive().to_string();
+    let created = new_rule_crate::create(&root, &name, today)?;
     Ok(created.summary())
 }
