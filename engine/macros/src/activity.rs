@@ -451,12 +451,7 @@ impl<'ast> Visit<'ast> for Grow<'_> {
         syn::visit::visit_expr_assign(self, a);
     }
     fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-        use syn::BinOp::*;
-        if matches!(
-            b.op,
-            AddAssign(_) | SubAssign(_) | MulAssign(_) | DivAssign(_) | RemAssign(_)
-        ) && expr_is_active(&b.right, self.active)
-        {
+        if is_arithmetic_assign(&b.op) && expr_is_active(&b.right, self.active) {
             self.mark_place(&b.left);
         }
         syn::visit::visit_expr_binary(self, b);
@@ -499,6 +494,15 @@ impl<'ast> Visit<'ast> for Grow<'_> {
         // carry a derivative.
         self.visit_closure(c, true);
     }
+}
+
+/// `+=`, `-=`, `*=`, `/=`, `%=`: the operators that write their left side with data.
+pub fn is_arithmetic_assign(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_) | SubAssign(_) | MulAssign(_) | DivAssign(_) | RemAssign(_)
+    )
 }
 
 /// `x.iter().enumerate()` and friends.

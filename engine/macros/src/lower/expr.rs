@@ -840,11 +840,7 @@ fn captured_write(c: &syn::ExprClosure, params: &[String]) -> Option<(Expr, Stri
             syn::visit::visit_expr_assign(self, a);
         }
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            use syn::BinOp::*;
-            if matches!(
-                b.op,
-                AddAssign(_) | SubAssign(_) | MulAssign(_) | DivAssign(_) | RemAssign(_)
-            ) {
+            if activity::is_arithmetic_assign(&b.op) {
                 self.check(&b.left);
             }
             syn::visit::visit_expr_binary(self, b);
