@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use chrono::NaiveDate;
 use clap::{Args, Parser, Subcommand};
 
-use crate::commands::{self, doc_review, perf_check, pr_summary, serve};
+use crate::commands::{self, doc_review, icount_check, perf_check, pr_summary, serve};
 use crate::config::{Config, DEFAULT_PATH};
 use crate::github::RetryPolicy;
 use crate::input::InputError;
@@ -33,6 +33,8 @@ pub enum Command_ {
     PrSummary(PrSummaryArgs),
     /// Fail (exit 1) when a mochi ratio leaves its allowed range.
     PerfCheck(PerfCheckArgs),
+    /// Fail (exit 1) when a case's gradient/primal instruction ratio grew past its threshold from base to head.
+    IcountCheck(IcountCheckArgs),
     /// Pick the design docs most in need of review and keep one tracking issue.
     DocReview(DocReviewArgs),
     /// Run doc-review every day on the configured schedule until SIGTERM or Ctrl-C.
@@ -107,6 +109,23 @@ pub struct PerfCheckArgs {
     /// Reruns with --retry-cmd before a regression is declared, 0 to 10 [default: `perf_check.retries`, 2].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=10))]
     pub retries: Option<u32>,
+}
+
+/// `icount-check` arguments.
+#[derive(Debug, Args)]
+pub struct IcountCheckArgs {
+    /// Instruction report of the head build (`mochi-icount --json`).
+    #[arg(long, value_name = "FILE")]
+    pub head: PathBuf,
+    /// Instruction report of the base build, measured in the same job.
+    #[arg(long, value_name = "FILE")]
+    pub base: PathBuf,
+    /// Ranges file whose cases must be measured and may set `max_instruction_growth` [default: `perf_check.ranges`].
+    #[arg(long, value_name = "FILE")]
+    pub ranges: Option<PathBuf>,
+    /// Growth of a case's ratio allowed when the ranges file sets none (0.05 = 5%) [default: 0.05].
+    #[arg(long, value_name = "FRACTION")]
+    pub threshold: Option<f64>,
 }
 
 /// `doc-review` arguments.
@@ -185,6 +204,9 @@ pub enum Error {
     /// `perf-check` could not give a verdict.
     #[error(transparent)]
     PerfCheck(#[from] perf_check::PerfCheckError),
+    /// `icount-check` could not give a verdict.
+    #[error(transparent)]
+    IcountCheck(#[from] icount_check::IcountCheckError),
     /// `doc-review` failed.
     #[error(transparent)]
     DocReview(#[from] doc_review::DocReviewError),
@@ -206,6 +228,7 @@ pub async fn execute(cli: Cli, env: &Env) -> Result<Report, Error> {
     Ok(match cli.command {
         Command_::PrSummary(args) => pr_summary::run(args, &config, &repo_root, env).await?,
         Command_::PerfCheck(args) => perf_check::run(args, &config, &repo_root)?,
+        Command_::IcountCheck(args) => icount_check::run(args, &config, &repo_root)?,
         Command_::DocReview(args) => doc_review::run(args, &config, &repo_root, env).await?,
         Command_::Serve(args) => serve::run(args, &config, &repo_root, env).await?,
     })

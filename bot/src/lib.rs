@@ -10,6 +10,7 @@ pub mod config;
 pub mod coverage;
 pub mod docs;
 pub mod github;
+pub mod icount;
 pub mod input;
 pub mod markdown;
 pub mod perf;

@@ -24,6 +24,10 @@ pub struct Range {
     pub lower: f64,
     /// Largest acceptable ratio (inclusive).
     pub upper: f64,
+    /// Largest growth of the instruction ratio from base to head (0.05 = 5%)
+    /// before `icount-check` fails the case [default: `--threshold`, 5%].
+    #[serde(default)]
+    pub max_instruction_growth: Option<f64>,
 }
 
 /// The whole ranges file.
@@ -75,6 +79,16 @@ impl Ranges {
                     path,
                     line,
                     format!("case `{label}`: lower and upper must be finite, non-negative numbers"),
+                ));
+            }
+            if range
+                .max_instruction_growth
+                .is_some_and(|g| !(g.is_finite() && g >= 0.0))
+            {
+                return Err(InputError::new(
+                    path,
+                    line,
+                    format!("case `{label}`: max_instruction_growth must be a non-negative number, e.g. 0.05 for 5%"),
                 ));
             }
             if range.lower > range.upper {

@@ -263,3 +263,77 @@ async fn serve_refuses_a_schedule_that_never_occurs() {
         "{err}"
     );
 }
+
+fn icount(cases: &[(&str, f64, f64)]) -> String {
+    let cases: Vec<String> = cases
+        .iter()
+        .map(|(l, p, g)| {
+            format!(r#"{{"label":"{l}","primal_instructions":{p},"gradient_instructions":{g}}}"#)
+        })
+        .collect();
+    format!(
+        r#"{{"schema_version":1,"tool":"test","cases":[{}]}}"#,
+        cases.join(",")
+    )
+}
+
+async fn icount_check(root: &Path, extra: &[&str]) -> Result<Report, String> {
+    let mut args = vec![
+        "mochi-bot".to_string(),
+        "--repo-root".to_string(),
+        root.display().to_string(),
+        "icount-check".to_string(),
+        "--head".to_string(),
+        root.join("head.json").display().to_string(),
+        "--base".to_string(),
+        root.join("base.json").display().to_string(),
+        "--ranges".to_string(),
+        root.join("ranges.toml").display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    execute(
+        Cli::try_parse_from(args).map_err(|e| e.to_string())?,
+        &Env::default(),
+    )
+    .await
+    .map_err(|e| e.to_string())
+}
+
+#[tokio::test]
+async fn the_instruction_gate_names_the_case_that_grew() {
+    let dir = setup("{}");
+    let base = icount(&[("sum", 1000.0, 3000.0), ("dot", 500.0, 1000.0)]);
+    std::fs::write(dir.path().join("base.json"), &base).unwrap();
+    // The same build: no alarm.
+    std::fs::write(dir.path().join("head.json"), &base).unwrap();
+    let same = icount_check(dir.path(), &[]).await.unwrap();
+    assert_eq!(same.code, 0, "{same:?}");
+    // sum's gradient 10% more instructions: sum is named, dot is not.
+    std::fs::write(
+        dir.path().join("head.json"),
+        icount(&[("sum", 1000.0, 3300.0), ("dot", 500.0, 1010.0)]),
+    )
+    .unwrap();
+    let grew = icount_check(dir.path(), &[]).await.unwrap();
+    assert_eq!(grew.code, 1, "{grew:?}");
+    assert!(
+        grew.stdout
+            .contains("1 of 2 cases grew past their threshold: sum\n"),
+        "{grew:?}"
+    );
+    // A per-case allowance in the ranges file.
+    std::fs::write(
+        dir.path().join("ranges.toml"),
+        RANGES.replace(
+            "upper = 2.0\n",
+            "upper = 2.0\nmax_instruction_growth = 0.15\n",
+        ),
+    )
+    .unwrap();
+    let allowed = icount_check(dir.path(), &[]).await.unwrap();
+    assert_eq!(allowed.code, 0, "{allowed:?}");
+    // A gated case the head does not measure is an error.
+    std::fs::write(dir.path().join("head.json"), icount(&[("sum", 1.0, 3.0)])).unwrap();
+    let err = icount_check(dir.path(), &[]).await.unwrap_err();
+    assert!(err.contains("no instruction count: dot"), "{err}");
+}

@@ -2,6 +2,7 @@
 //! repository and connecting to GitHub.
 
 pub mod doc_review;
+pub mod icount_check;
 pub mod perf_check;
 pub mod pr_summary;
 pub mod serve;
