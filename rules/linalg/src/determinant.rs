@@ -6,17 +6,14 @@
 //! triangular product (faer's `llt::inverse`); as `logdet` reads the lower triangle,
 //! its cotangent is `K̄ += ȳ (2 tril(K⁻¹, −1) + diag(K⁻¹))`.
 
-use crate::bridge::{column_major_copy, mat_mut, with_mat_ref};
+use crate::bridge::column_major_copy;
 use crate::error::NotPositiveDefinite;
 use crate::factor::{assert_square, factor_in_place};
+use crate::inverse::{add_scaled_inverse, inverse_lower};
 use crate::LinalgElem;
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::cholesky::llt::inverse::{inverse, inverse_scratch};
-use faer::Par;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use mochi_rules_ndarray::cotangent::dense;
-use mochi_rules_ndarray::zero;
-use ndarray::{Array1, Array2, ArrayBase, Data, Ix2, ShapeBuilder};
+use ndarray::{Array1, Array2, ArrayBase, Data, Ix2};
 
 rule_trait! {
     /// `logdet(&k)` as a method: `Call((&k,)).logdet()`.
@@ -30,7 +27,7 @@ rule_trait! {
 /// `2 Σᵢ log Lᵢᵢ`.
 fn twice_log_diagonal<T: LinalgElem, S: Data<Elem = T>>(l: &ArrayBase<S, Ix2>) -> T {
     let two = T::of_f64(2.0);
-    l.diag().fold(zero::<T>(), |acc, &d| acc + two * d.ln())
+    l.diag().fold(T::ZERO, |acc, &d| acc + two * d.ln())
 }
 
 /// `log det K` of a symmetric positive-definite `k`, by Cholesky (reading only the
@@ -97,40 +94,6 @@ impl<T: LinalgElem, S: Data<Elem = T>> LinalgLogdet for Call<(&ArrayBase<S, Ix2>
     #[track_caller]
     fn logdet(self) -> (Self::Output, Self::Pullback) {
         logdet::rrule(self.0 .0)
-    }
-}
-
-/// The lower triangle of `K⁻¹` (column-major; the strict upper triangle is zero) from
-/// the Cholesky factor `l` of `K = L Lᵀ`, by faer: one triangular inversion and one
-/// triangular product.
-fn inverse_lower<T: LinalgElem, S: Data<Elem = T>>(l: &ArrayBase<S, Ix2>) -> Array2<T> {
-    let n = l.nrows();
-    let mut inv = Array2::<T>::zeros((n, n).f());
-    let mut scratch = MemBuffer::new(inverse_scratch::<T>(n, Par::Seq));
-    with_mat_ref(l, |lm| {
-        inverse(
-            mat_mut(inv.view_mut()),
-            lm,
-            Par::Seq,
-            MemStack::new(&mut scratch),
-        )
-    });
-    inv
-}
-
-/// `K̄ += c·K⁻¹` in the lower-triangle convention (`2c` below the diagonal, `c` on
-/// it), `K⁻¹` formed from the Cholesky factor `l` of `K` by faer (one triangular
-/// inversion and one triangular product, lower triangle only).
-pub(crate) fn add_scaled_inverse<T: LinalgElem>(dk: &mut Array2<T>, l: &Array2<T>, c: T) {
-    let inv = inverse_lower(l);
-    let dk = dense(dk, &l.raw_dim());
-    let two_c = c + c;
-    // Column by column: `inv` is column-major.
-    for (j, column) in inv.columns().into_iter().enumerate() {
-        dk[[j, j]] += c * column[j];
-        for (i, &v) in column.iter().enumerate().skip(j + 1) {
-            dk[[i, j]] += two_c * v;
-        }
     }
 }
 

@@ -17,7 +17,6 @@ use faer::linalg::matmul::triangular::{matmul, BlockStructure};
 use faer::{Accum, Par};
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use mochi_rules_ndarray::cotangent::{dense, output};
-use mochi_rules_ndarray::zero;
 use ndarray::{Array2, ArrayBase, Data, Ix2, ShapeBuilder};
 
 rule_trait! {
@@ -57,9 +56,7 @@ pub(crate) fn factor_in_place<T: LinalgElem>(l: &mut Array2<T>) -> Result<(), No
     )
     .map_err(|LltError::NonPositivePivot { index }| NotPositiveDefinite { pivot: index })?;
     for j in 1..n {
-        l.column_mut(j)
-            .slice_mut(ndarray::s![..j])
-            .fill(zero::<T>());
+        l.column_mut(j).slice_mut(ndarray::s![..j]).fill(T::ZERO);
     }
     Ok(())
 }
@@ -112,7 +109,7 @@ pub mod cholesky {
             if let Some(c) = scaled_identity_adjoint(&l, &dl) {
                 // Φ(Lᵀ L̄) = c·I, so S = c·L⁻ᵀL⁻¹ = c·K⁻¹: one triangular inversion and
                 // one triangular product instead of a product and two solves.
-                crate::determinant::add_scaled_inverse(dk, &l, c);
+                crate::inverse::add_scaled_inverse(dk, &l, c);
                 return;
             }
             let s = cholesky_adjoint(&l, dl);
@@ -144,10 +141,7 @@ fn scaled_identity_adjoint<T: LinalgElem>(l: &Array2<T>, dl: &Array2<T>) -> Opti
     let tolerance = T::of_f64(4.0) * T::epsilon() * first.abs();
     for (i, row) in dl.rows().into_iter().enumerate() {
         if (l[[i, i]] * row[i] - first).abs() > tolerance
-            || row
-                .slice(ndarray::s![..i])
-                .iter()
-                .any(|&v| v != zero::<T>())
+            || row.slice(ndarray::s![..i]).iter().any(|&v| v != T::ZERO)
         {
             return None;
         }
@@ -162,7 +156,7 @@ fn cholesky_adjoint<T: LinalgElem>(l: &Array2<T>, dl: Array2<T>) -> Array2<T> {
     let mut lower_dl = contiguous(dl);
     for ((i, j), v) in lower_dl.indexed_iter_mut() {
         if j > i {
-            *v = zero::<T>();
+            *v = T::ZERO;
         }
     }
     let mut p = Array2::<T>::zeros((n, n).f());

@@ -18,7 +18,6 @@ use faer::perm::PermRef;
 use faer::Par;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use mochi_rules_ndarray::cotangent::{add_owned, dense, output};
-use mochi_rules_ndarray::zero;
 use ndarray::linalg::general_mat_mul;
 use ndarray::{Array, Array2, ArrayBase, Axis, Data, Ix2};
 
@@ -75,7 +74,7 @@ impl<T: LinalgElem> Lu<T> {
         if let Some(pivot) = lu
             .diag()
             .iter()
-            .position(|&d| d == zero::<T>() || !d.is_finite())
+            .position(|&d| d == T::ZERO || !d.is_finite())
         {
             return Err(SingularMatrix { pivot });
         }

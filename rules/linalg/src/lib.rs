@@ -20,6 +20,7 @@ mod elem;
 mod error;
 mod factor;
 mod general;
+mod inverse;
 mod triangular;
 mod work;
 

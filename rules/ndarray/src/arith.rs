@@ -9,7 +9,7 @@ use crate::cotangent::{
     add_owned, add_unbroadcast, add_unbroadcast_owned, add_unbroadcast_zip, add_unbroadcast_zip2,
     expand, form, output, total, view, Form,
 };
-use crate::{zero, Elem};
+use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use ndarray::{Array, ArrayBase, Data, DimMax, Dimension, Zip};
 
@@ -182,7 +182,7 @@ impl<T: Elem, D: Dimension> ArrayScalarPullback<T, D> {
                 // y = x·s: ∂y/∂x = s, ∂y/∂s = x
                 *ds += Zip::from(&dy_full)
                     .and(x)
-                    .fold(zero::<T>(), |acc, &y, &x| acc + y * x);
+                    .fold(T::ZERO, |acc, &y, &x| acc + y * x);
                 dy.map_inplace(|v| *v *= s);
                 add_owned(dx, &self.dim, dy);
             }
@@ -190,7 +190,7 @@ impl<T: Elem, D: Dimension> ArrayScalarPullback<T, D> {
                 // y = x/s: ∂y/∂x = 1/s, ∂y/∂s = −x/s²
                 let dot = Zip::from(&dy_full)
                     .and(x)
-                    .fold(zero::<T>(), |acc, &y, &x| acc + y * x);
+                    .fold(T::ZERO, |acc, &y, &x| acc + y * x);
                 *ds -= dot / (s * s);
                 dy.map_inplace(|v| *v /= s);
                 add_owned(dx, &self.dim, dy);
@@ -199,7 +199,7 @@ impl<T: Elem, D: Dimension> ArrayScalarPullback<T, D> {
                 // y = s/x: ∂y/∂s = 1/x, ∂y/∂x = −s/x²
                 *ds += Zip::from(&dy_full)
                     .and(x)
-                    .fold(zero::<T>(), |acc, &y, &x| acc + y / x);
+                    .fold(T::ZERO, |acc, &y, &x| acc + y / x);
                 let mut dy = expand(dy, &self.dim);
                 Zip::from(&mut dy)
                     .and(x)

@@ -38,7 +38,7 @@ pub fn output<T: Elem, D: Dimension>(dy: Array<T, D>, dim: &D) -> Option<Array<T
 #[track_caller]
 pub fn total<T: Elem, D: Dimension>(dy: &Array<T, D>, dim: &D) -> T {
     match form(dy, dim) {
-        Form::Zero => crate::zero::<T>(),
+        Form::Zero => T::ZERO,
         Form::Dense => dy.sum(),
         Form::Broadcast => dy.sum() * T::of_usize(dim.size() / dy.len()),
     }

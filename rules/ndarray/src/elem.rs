@@ -32,6 +32,9 @@ pub trait Elem:
     + Sync
     + 'static
 {
+    /// `0`, the additive identity (`Float` and `TangentVector` both name a `zero()`
+    /// function; this constant is unambiguous).
+    const ZERO: Self;
     /// The value `v` rounded to this type.
     fn of_f64(v: f64) -> Self;
     /// The length `n` as this type (used for means).
@@ -39,6 +42,7 @@ pub trait Elem:
 }
 
 impl Elem for f64 {
+    const ZERO: Self = 0.0;
     #[inline(always)]
     fn of_f64(v: f64) -> Self {
         v
@@ -50,6 +54,7 @@ impl Elem for f64 {
 }
 
 impl Elem for f32 {
+    const ZERO: Self = 0.0;
     #[inline(always)]
     fn of_f64(v: f64) -> Self {
         v as f32
@@ -58,11 +63,4 @@ impl Elem for f32 {
     fn of_usize(n: usize) -> Self {
         n as f32
     }
-}
-
-/// The additive identity of an element type (`Float` and `TangentVector` both name
-/// a `zero`; this one is unambiguous).
-#[inline(always)]
-pub fn zero<T: Elem>() -> T {
-    <T as num_traits::Zero>::zero()
 }

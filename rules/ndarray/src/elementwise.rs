@@ -8,7 +8,7 @@
 use crate::cotangent::{
     add_owned, add_unbroadcast, add_unbroadcast_zip, dense, is_structural_zero, output,
 };
-use crate::{zero, Elem};
+use crate::Elem;
 use mochi_core::kit::rule_trait;
 use mochi_core::{Call, NoTangent, Pullback};
 use ndarray::{Array, ArrayBase, Data, Dimension, Zip};
@@ -111,7 +111,7 @@ unary! {
     /// `x.recip()` elementwise.
     NdRecip, RecipKernel, recip, true, |y| -(y * y);
     /// `x.abs()` elementwise (derivative `sign x`, `0` at `0`).
-    NdAbs, AbsKernel, abs, false, |x| if x > zero::<T>() { T::one() } else if x < zero::<T>() { -T::one() } else { zero::<T>() };
+    NdAbs, AbsKernel, abs, false, |x| if x > T::ZERO { T::one() } else if x < T::ZERO { -T::one() } else { T::ZERO };
     /// `x.pow2()` (squares) elementwise.
     NdPow2, Pow2Kernel, pow2, false, |x| x + x;
 }
@@ -145,7 +145,7 @@ impl<T: Elem, D: Dimension> Pullback for PowiPullback<T, D> {
         let nt = T::of_f64(f64::from(n));
         add_unbroadcast_zip(dx, &dim, dy.view(), self.x.view(), |y, x| {
             if n == 0 {
-                zero::<T>()
+                T::ZERO
             } else {
                 y * nt * x.powi(n - 1)
             }
@@ -183,8 +183,8 @@ impl<T: Elem, D: Dimension> Pullback for PowfPullback<T, D> {
         *dp += Zip::from(&dy)
             .and(&self.y)
             .and(&self.x)
-            .fold(zero::<T>(), |acc, &g, &y, &x| {
-                if y == zero::<T>() {
+            .fold(T::ZERO, |acc, &g, &y, &x| {
+                if y == T::ZERO {
                     acc
                 } else {
                     acc + g * y * x.ln()
@@ -192,8 +192,8 @@ impl<T: Elem, D: Dimension> Pullback for PowfPullback<T, D> {
             });
         // d(xᵖ)/dx = p xᵖ⁻¹
         add_unbroadcast_zip(dx, &dim, dy.view(), self.x.view(), |g, x| {
-            if p == zero::<T>() {
-                zero::<T>()
+            if p == T::ZERO {
+                T::ZERO
             } else {
                 g * p * x.powf(p - T::one())
             }
@@ -242,7 +242,7 @@ impl<T: Elem, D: Dimension, E: Dimension> Pullback for ScaledAddPullback<T, D, E
         // z = y + a·x: ȳ += z̄, ā += ⟨z̄, x⟩, x̄ += unbroadcast(a·z̄)
         *da += Zip::from(&dz)
             .and_broadcast(&self.x)
-            .fold(zero::<T>(), |acc, &g, &x| acc + g * x);
+            .fold(T::ZERO, |acc, &g, &x| acc + g * x);
         let alpha = self.alpha;
         let x_dim = self.x.raw_dim();
         if dz.shape() == x_dim.slice() {

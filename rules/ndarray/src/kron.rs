@@ -11,7 +11,7 @@
 //! differing entry, so the dense path pays at most a few comparisons for it.
 
 use crate::cotangent::{dense, uniform, view};
-use crate::{zero, Elem};
+use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use ndarray::{s, Array2, ArrayBase, ArrayView2, Data, Ix2, Zip};
 
@@ -63,7 +63,7 @@ impl<T: Elem> Pullback for KronPullback<T> {
                 let block = dk.slice(s![i * p..(i + 1) * p, j * q..(j + 1) * q]);
                 let dot = Zip::from(&block)
                     .and(&self.b)
-                    .fold(zero::<T>(), |acc, &k, &b| acc + k * b);
+                    .fold(T::ZERO, |acc, &k, &b| acc + k * b);
                 da[[i, j]] += dot;
                 db.scaled_add(self.a[[i, j]], &block);
             }

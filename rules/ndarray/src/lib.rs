@@ -26,7 +26,7 @@ pub mod reduce;
 pub mod shape;
 pub mod structure;
 
-pub use elem::{zero, Elem};
+pub use elem::Elem;
 pub use product::outer;
 pub use reduce::norm_l2;
 pub use structure::trace;

@@ -5,7 +5,7 @@
 //! reduced elements: a fill for `sum`, a broadcast along the axis for `sum_axis`.
 
 use crate::cotangent::{add_fill, add_owned, add_scaled, dense, form, Form};
-use crate::{zero, Elem};
+use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use ndarray::{Array, ArrayBase, Axis, Data, Dimension, RemoveAxis};
 
@@ -212,7 +212,7 @@ impl<T: Elem, D: Dimension> Pullback for ProductPullback<T, D> {
             1 => {
                 let dx = dense(dx, &dim);
                 dx.zip_mut_with(&self.x, |d, &x| {
-                    if x == zero::<T>() {
+                    if x == T::ZERO {
                         *d += dy * p
                     }
                 });
@@ -232,13 +232,13 @@ impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdProduct for Call<(&ArrayBase<S,
         let (x,) = self.0;
         let (mut nonzero_product, mut zeros) = (T::one(), 0usize);
         for &v in x.iter() {
-            if v == zero::<T>() {
+            if v == T::ZERO {
                 zeros += 1;
             } else {
                 nonzero_product *= v;
             }
         }
-        let y = if zeros > 0 { zero::<T>() } else { x.product() };
+        let y = if zeros > 0 { T::ZERO } else { x.product() };
         (
             y,
             ProductPullback {
@@ -257,7 +257,7 @@ impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdProduct for Call<(&ArrayBase<S,
 /// assert_eq!(mochi_rules_ndarray::norm_l2(&x), 5.0);
 /// ```
 pub fn norm_l2<T: Elem, S: Data<Elem = T>, D: Dimension>(x: &ArrayBase<S, D>) -> T {
-    x.fold(zero::<T>(), |acc, &v| acc + v * v).sqrt()
+    x.fold(T::ZERO, |acc, &v| acc + v * v).sqrt()
 }
 
 /// The rule of [`norm_l2`](fn@norm_l2): `x̄ += ȳ · x / ‖x‖` (zero at `x = 0`, the
@@ -277,10 +277,10 @@ pub mod norm_l2 {
         #[track_caller]
         fn pullback(self, dy: T, (dx,): (&mut Array<T, D>,)) {
             let dim = self.x.raw_dim();
-            let scale = if self.norm > zero::<T>() {
+            let scale = if self.norm > T::ZERO {
                 dy / self.norm
             } else {
-                zero::<T>()
+                T::ZERO
             };
             add_scaled(dx, &dim, scale, self.x.view());
         }
@@ -379,7 +379,7 @@ mod tests {
                 .run();
         }
         let mut one_zero = random::<T, _>(Ix1(4), 24);
-        one_zero[2] = zero::<T>();
+        one_zero[2] = T::ZERO;
         RuleTest::new(
             (one_zero.clone(),),
             |a| a.0.product(),
@@ -387,7 +387,7 @@ mod tests {
         )
         .tolerance(T::RTOL, T::ATOL)
         .run();
-        one_zero[0] = zero::<T>();
+        one_zero[0] = T::ZERO;
         RuleTest::new((one_zero,), |a| a.0.product(), |a| Call((&a.0,)).product())
             .tolerance(T::RTOL, T::ATOL)
             .run();

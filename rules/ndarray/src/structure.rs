@@ -5,7 +5,7 @@
 //! output cotangent to exactly those entries of the input's.
 
 use crate::cotangent::{add_owned, dense, output};
-use crate::{zero, Elem};
+use crate::Elem;
 use mochi_core::kit::rule_trait;
 use mochi_core::{Call, NoTangent, Pullback};
 use ndarray::{Array, Array1, Array2, ArrayBase, ArrayView1, Data, Dimension, Ix2};
@@ -124,7 +124,7 @@ impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdDiag for Call<(&'a ArrayBas
 /// assert_eq!(mochi_rules_ndarray::trace(&x), 5.0);
 /// ```
 pub fn trace<T: Elem, S: Data<Elem = T>>(x: &ArrayBase<S, Ix2>) -> T {
-    x.diag().fold(zero::<T>(), |acc, &v| acc + v)
+    x.diag().fold(T::ZERO, |acc, &v| acc + v)
 }
 
 /// The rule of [`trace`](fn@trace): `x̄ᵢᵢ += ȳ`.

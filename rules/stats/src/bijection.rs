@@ -4,11 +4,11 @@
 //! `(0, ∞)`) and [`to_interval`](fn@to_interval) (scaled logistic, onto `(a, b)`).
 
 use mochi_core::kit::Pullback;
-use mochi_rules_ndarray::{zero, Elem};
+use mochi_rules_ndarray::Elem;
 
 /// `log(1 + eᵛ)` without overflow.
 fn softplus<T: Elem>(v: T) -> T {
-    if v > zero::<T>() {
+    if v > T::ZERO {
         v + (-v).exp().ln_1p()
     } else {
         v.exp().ln_1p()
@@ -17,7 +17,7 @@ fn softplus<T: Elem>(v: T) -> T {
 
 /// The logistic function `1/(1 + e⁻ᵘ)` without overflow.
 fn logistic<T: Elem>(u: T) -> T {
-    if u >= zero::<T>() {
+    if u >= T::ZERO {
         (T::one() + (-u).exp()).recip()
     } else {
         let e = u.exp();

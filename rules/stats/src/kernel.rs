@@ -7,7 +7,7 @@
 
 use mochi_core::kit::Pullback;
 use mochi_rules_ndarray::cotangent::{dense, output};
-use mochi_rules_ndarray::{zero, Elem};
+use mochi_rules_ndarray::Elem;
 use ndarray::{Array1, Array2, ArrayBase, Data, Ix1};
 
 /// The squared-exponential kernel matrix of the points `x`.
@@ -52,7 +52,7 @@ pub mod se_kernel {
             };
             let l2 = self.lengthscale * self.lengthscale;
             let dx = dense(dx, &self.x.raw_dim());
-            let (mut sum_v, mut sum_l) = (zero::<T>(), zero::<T>());
+            let (mut sum_v, mut sum_l) = (T::ZERO, T::ZERO);
             for ((i, j), &g) in dk.indexed_iter() {
                 let gk = g * self.k[[i, j]];
                 let d = self.x[i] - self.x[j];

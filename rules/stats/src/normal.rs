@@ -11,7 +11,7 @@
 use crate::cdf::LN_SQRT_2PI;
 use mochi_core::kit::Pullback;
 use mochi_rules_ndarray::cotangent::dense;
-use mochi_rules_ndarray::{zero, Elem};
+use mochi_rules_ndarray::Elem;
 use ndarray::{Array, ArrayBase, Data, Dimension, Zip};
 
 /// `−½Σz² − n(log σ + log √(2π))`: the Normal log-density summed over `n`
@@ -134,7 +134,7 @@ pub fn normal_logpdf_sum<T: Elem, S: Data<Elem = T>, D: Dimension>(
     sigma: T,
 ) -> T {
     let inv = sigma.recip();
-    let sum_z2 = x.fold(zero::<T>(), |acc, &v| {
+    let sum_z2 = x.fold(T::ZERO, |acc, &v| {
         let z = (v - mu) * inv;
         acc + z * z
     });
@@ -175,7 +175,7 @@ pub mod normal_logpdf_sum {
         sigma: T,
     ) -> (T, NormalLogpdfSumPullback<T, D>) {
         let inv = sigma.recip();
-        let (sum_z, sum_z2) = x.fold((zero::<T>(), zero::<T>()), |(a, b), &v| {
+        let (sum_z, sum_z2) = x.fold((T::ZERO, T::ZERO), |(a, b), &v| {
             let z = (v - mu) * inv;
             (a + z, b + z * z)
         });
@@ -249,11 +249,10 @@ pub mod lognormal_logpdf_sum {
     ) -> (T, Array<T, D>, T, T) {
         let log_x = x.mapv(|v| v.ln());
         let inv = sigma.recip();
-        let (sum_z, sum_z2, sum_lx) =
-            log_x.fold((zero::<T>(), zero::<T>(), zero::<T>()), |(a, b, c), &lx| {
-                let z = (lx - mu) * inv;
-                (a + z, b + z * z, c + lx)
-            });
+        let (sum_z, sum_z2, sum_lx) = log_x.fold((T::ZERO, T::ZERO, T::ZERO), |(a, b, c), &lx| {
+            let z = (lx - mu) * inv;
+            (a + z, b + z * z, c + lx)
+        });
         let y = from_standardised(sum_z2, T::of_usize(x.len()), sigma) - sum_lx;
         (y, log_x, sum_z, sum_z2)
     }

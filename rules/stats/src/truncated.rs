@@ -9,7 +9,7 @@
 use crate::cdf::{std_normal_interval, std_normal_pdf};
 use crate::normal::normal_logpdf;
 use mochi_core::kit::Pullback;
-use mochi_rules_ndarray::{zero, Elem};
+use mochi_rules_ndarray::Elem;
 
 /// `z φ(z)`, taken as `0` at `z = ±∞`.
 fn z_pdf(z: f64) -> f64 {
@@ -79,7 +79,7 @@ pub mod truncated_normal_logpdf {
             return (
                 y,
                 TruncatedNormalLogpdfPullback {
-                    partials: [zero::<T>(); 5],
+                    partials: [T::ZERO; 5],
                 },
             );
         }

@@ -151,7 +151,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::forward::finite_difference::{central, compare};
+    use crate::testing::finite_difference::scalar::{central, compare};
     use crate::Real;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};

@@ -353,7 +353,7 @@ impl<const N: usize> One for Dual<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::forward::finite_difference::{assert_close, check_partials};
+    use crate::testing::finite_difference::scalar::{assert_close, check_partials};
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 

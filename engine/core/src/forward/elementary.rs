@@ -396,7 +396,7 @@ impl<const N: usize> Real for Dual<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::forward::finite_difference::{check_partials, check_partials_near};
+    use crate::testing::finite_difference::scalar::{check_partials, check_partials_near};
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
     use std::f64::consts::{FRAC_PI_2, PI};

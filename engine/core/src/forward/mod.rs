@@ -7,9 +7,6 @@ mod dual;
 mod elementary;
 mod real;
 
-#[cfg(test)]
-mod finite_difference;
-
 pub use api::{derivative, gradient_forward, jvp, jvp_scalar};
 pub use dual::Dual;
 pub use real::Real;

@@ -2,9 +2,10 @@
 
 use super::arguments::Arguments;
 use super::checks::{run_checks, Options};
+use super::jvp::{MaybeJvp, NoJvp, WithJvp};
 use super::perturb::Perturb;
 use super::report::{RuleTestFailure, RuleTestReport};
-use crate::{Accumulators, Pullback, Tangent};
+use crate::{Accumulators, Pullback};
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
@@ -96,35 +97,6 @@ pub struct RuleTest<A, Y, P, F, R, J = NoJvp> {
     jvp: J,
     options: Options,
     _types: PhantomData<fn() -> (Y, P)>,
-}
-
-/// No forward-mode JVP given to a [`RuleTest`].
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoJvp;
-
-/// A forward-mode JVP given to a [`RuleTest`] with [`RuleTest::jvp`].
-#[derive(Clone, Copy, Debug)]
-pub struct WithJvp<J>(pub J);
-
-/// An optional JVP `(x, ẋ) ↦ J·ẋ`; implemented by [`NoJvp`] and [`WithJvp`].
-pub trait MaybeJvp<A: Tangent, Y: Tangent> {
-    /// `J·ẋ` at `args`, or `None` without a JVP.
-    fn jvp(&self, args: &A, tangent: &A::Tangent) -> Option<Y::Tangent>;
-}
-
-impl<A: Tangent, Y: Tangent> MaybeJvp<A, Y> for NoJvp {
-    fn jvp(&self, _args: &A, _tangent: &A::Tangent) -> Option<Y::Tangent> {
-        None
-    }
-}
-
-impl<A: Tangent, Y: Tangent, J> MaybeJvp<A, Y> for WithJvp<J>
-where
-    J: Fn(&A, &A::Tangent) -> Y::Tangent,
-{
-    fn jvp(&self, args: &A, tangent: &A::Tangent) -> Option<Y::Tangent> {
-        Some((self.0)(args, tangent))
-    }
 }
 
 impl<A, Y, P, F, R> RuleTest<A, Y, P, F, R, NoJvp>

@@ -2,8 +2,8 @@
 
 use super::alloc::{allocations_during, counting_allocator_installed};
 use super::arguments::{flatten, Arguments};
-use super::builder::MaybeJvp;
-use super::finite_differences::{compare, normalise, step_scale, Comparison, Probe};
+use super::finite_difference::directional::{compare, normalise, step_scale, Comparison, Probe};
+use super::jvp::MaybeJvp;
 use super::perturb::{Flatten, Perturb};
 use super::report::{clip, panic_message, At, Check, Recorder, RuleTestFailure, RuleTestReport};
 use crate::{Accumulators, Pullback, Tangent, TangentVector};

@@ -5,13 +5,15 @@ mod alloc;
 mod arguments;
 mod builder;
 mod checks;
-mod finite_differences;
+pub(crate) mod finite_difference;
+mod jvp;
 mod perturb;
 mod report;
 
 pub use alloc::{allocations_during, counting_allocator_installed, CountingAllocator};
 pub use arguments::Arguments;
-pub use builder::{test_rule, MaybeJvp, NoJvp, RuleTest, WithJvp};
+pub use builder::{test_rule, RuleTest};
+pub use jvp::{MaybeJvp, NoJvp, WithJvp};
 pub use perturb::{Flatten, Perturb};
 pub use report::{Check, CheckFailure, RuleTestFailure, RuleTestReport};
 

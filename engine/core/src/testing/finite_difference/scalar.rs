@@ -14,7 +14,7 @@
 
 use std::cmp::Ordering;
 
-use super::Dual;
+use crate::Dual;
 
 const EPS: f64 = f64::EPSILON;
 

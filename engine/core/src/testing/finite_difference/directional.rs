@@ -9,9 +9,9 @@
 //! error. That choice never looks at the rule, so a wrong rule cannot shop for a step
 //! that flatters it.
 
-use super::arguments::flatten;
-use super::perturb::{Flatten, Perturb};
-use super::report::panic_message;
+use crate::testing::arguments::flatten;
+use crate::testing::perturb::{Flatten, Perturb};
+use crate::testing::report::panic_message;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The steps, relative to the argument's scale.
