@@ -17,6 +17,52 @@
 //! testing harness needs of a type (random tangents, moving a primal along a tangent)
 //! is in [`testing`](crate::testing).
 
+/// Calls `$m!(i8, …, NoTangent)` with every primal type whose tangent is [`NoTangent`]:
+/// the one list the [`Tangent`] impls and the testing impls share.
+macro_rules! for_no_tangent_types {
+    ($m:ident) => {
+        $m!(
+            i8,
+            i16,
+            i32,
+            i64,
+            i128,
+            isize,
+            u8,
+            u16,
+            u32,
+            u64,
+            u128,
+            usize,
+            bool,
+            char,
+            (),
+            String,
+            str,
+            NoTangent
+        );
+    };
+}
+pub(crate) use for_no_tangent_types;
+
+/// Calls `$m! { (A 0) (A 0, B 1) … }` with the tuples of one to eight elements that
+/// have tangents (type parameter and field index of each element).
+macro_rules! for_tuples {
+    ($m:ident) => {
+        $m! {
+            (A 0)
+            (A 0, B 1)
+            (A 0, B 1, C 2)
+            (A 0, B 1, C 2, D 3)
+            (A 0, B 1, C 2, D 3, E 4)
+            (A 0, B 1, C 2, D 3, E 4, F 5)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+        }
+    };
+}
+pub(crate) use for_tuples;
+
 #[cfg(feature = "ndarray")]
 mod array;
 #[cfg(feature = "ndarray")]

@@ -52,26 +52,7 @@ macro_rules! no_tangent {
         }
     )*};
 }
-no_tangent!(
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    bool,
-    char,
-    (),
-    String,
-    str,
-    NoTangent
-);
+super::for_no_tangent_types!(no_tangent);
 
 impl<T: Tangent + ?Sized> Tangent for &T {
     type Tangent = T::Tangent;

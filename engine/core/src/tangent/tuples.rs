@@ -36,13 +36,4 @@ macro_rules! tuple_tangent {
         }
     )*};
 }
-tuple_tangent! {
-    (A 0)
-    (A 0, B 1)
-    (A 0, B 1, C 2)
-    (A 0, B 1, C 2, D 3)
-    (A 0, B 1, C 2, D 3, E 4)
-    (A 0, B 1, C 2, D 3, E 4, F 5)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
-}
+super::for_tuples!(tuple_tangent);

@@ -58,68 +58,34 @@ macro_rules! no_tangent_perturb {
         }
     )*};
 }
-no_tangent_perturb!(
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    bool,
-    char,
-    (),
-    String,
-    str,
-    NoTangent
-);
+crate::tangent::for_no_tangent_types!(no_tangent_perturb);
 
-impl<T: Perturb + ?Sized> Perturb for &mut T {
-    fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> T::Tangent {
-        (**self).random_tangent(rng)
-    }
-    fn random_structured_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<T::Tangent> {
-        (**self).random_structured_tangent(rng)
-    }
-    fn perturb(&mut self, direction: &T::Tangent, step: f64) {
-        (**self).perturb(direction, step)
-    }
-    fn difference(&self, from: &Self) -> T::Tangent {
-        (**self).difference(&**from)
-    }
-    fn primal_eq(&self, other: &Self) -> bool {
-        (**self).primal_eq(&**other)
-    }
-    fn primal_scale(&self) -> Option<f64> {
-        (**self).primal_scale()
-    }
+/// `Perturb` of a pointer: the pointee's.
+macro_rules! perturb_through_pointer {
+    ($($P:ty),*) => {$(
+        impl<T: Perturb + ?Sized> Perturb for $P {
+            fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> T::Tangent {
+                (**self).random_tangent(rng)
+            }
+            fn random_structured_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<T::Tangent> {
+                (**self).random_structured_tangent(rng)
+            }
+            fn perturb(&mut self, direction: &T::Tangent, step: f64) {
+                (**self).perturb(direction, step)
+            }
+            fn difference(&self, from: &Self) -> T::Tangent {
+                (**self).difference(&**from)
+            }
+            fn primal_eq(&self, other: &Self) -> bool {
+                (**self).primal_eq(&**other)
+            }
+            fn primal_scale(&self) -> Option<f64> {
+                (**self).primal_scale()
+            }
+        }
+    )*};
 }
-
-impl<T: Perturb + ?Sized> Perturb for Box<T> {
-    fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> T::Tangent {
-        (**self).random_tangent(rng)
-    }
-    fn random_structured_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<T::Tangent> {
-        (**self).random_structured_tangent(rng)
-    }
-    fn perturb(&mut self, direction: &T::Tangent, step: f64) {
-        (**self).perturb(direction, step)
-    }
-    fn difference(&self, from: &Self) -> T::Tangent {
-        (**self).difference(&**from)
-    }
-    fn primal_eq(&self, other: &Self) -> bool {
-        (**self).primal_eq(&**other)
-    }
-    fn primal_scale(&self) -> Option<f64> {
-        (**self).primal_scale()
-    }
-}
+perturb_through_pointer!(&mut T, Box<T>);
 
 impl<T: Flatten> Flatten for Vec<T> {
     fn flatten_into(&self, out: &mut Vec<f64>) {

@@ -40,13 +40,4 @@ macro_rules! tuple_perturb {
         }
     )*};
 }
-tuple_perturb! {
-    (A 0)
-    (A 0, B 1)
-    (A 0, B 1, C 2)
-    (A 0, B 1, C 2, D 3)
-    (A 0, B 1, C 2, D 3, E 4)
-    (A 0, B 1, C 2, D 3, E 4, F 5)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
-}
+crate::tangent::for_tuples!(tuple_perturb);
