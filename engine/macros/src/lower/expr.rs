@@ -25,6 +25,14 @@ const FREE_AS_METHOD: &[&str] = &["kron", "outer"];
 impl Lowerer {
     /// Lowers an expression to an operand, emitting forward statements and reverse pieces.
     pub(super) fn lower_expr(&mut self, e: &Expr, code: &mut Code) -> Operand {
+        let outer = self.span;
+        self.span = syn::spanned::Spanned::span(e);
+        let o = self.lower_expr_here(e, code);
+        self.span = outer;
+        o
+    }
+
+    fn lower_expr_here(&mut self, e: &Expr, code: &mut Code) -> Operand {
         match e {
             Expr::Paren(p) => return self.lower_expr(&p.expr, code),
             Expr::Group(g) => return self.lower_expr(&g.expr, code),
@@ -103,6 +111,7 @@ impl Lowerer {
                     Some(lit) => Operand::Inactive(lit),
                     None => self.lower_expr(&b.right, code),
                 };
+                self.span = syn::spanned::Spanned::span(&b.op);
                 self.call_method(m, &[l, r], TokenStream::new(), code)
             }
             Expr::Unary(u) => match u.op {
@@ -277,7 +286,8 @@ impl Lowerer {
         extra: TokenStream,
         code: &mut Code,
     ) -> Operand {
-        let m = format_ident!("{}", method);
+        let span = self.span;
+        let m = format_ident!("{}", method, span = span);
         let refs = args.iter().map(Operand::arg);
         let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#extra));
         self.rule_call(call, args, code)
@@ -403,6 +413,7 @@ impl Lowerer {
             };
             ops.push(o);
         }
+        self.span = m.method.span();
         self.call_method(&name, &ops, TokenStream::new(), code)
     }
 

@@ -140,6 +140,9 @@ pub struct Lowerer {
     /// one: unsuffixed float literals next to active values get it, so that rule
     /// lookup never sees a bare `{float}` (two rule crates' `op_add` would both fit).
     pub float_ty: Option<Ident>,
+    /// The span of the source expression being lowered: rule calls carry it, so that a
+    /// missing or ambiguous rule is reported at the expression, not at the attribute.
+    span: proc_macro2::Span,
 }
 
 fn id(prefix: &str, n: usize) -> Ident {
@@ -165,6 +168,7 @@ impl Lowerer {
             fn_name: fn_name.to_string(),
             pending_pins: HashMap::new(),
             float_ty: None,
+            span: proc_macro2::Span::call_site(),
         }
     }
 
