@@ -26,15 +26,6 @@ pub fn take<T: TangentVector>(dst: &mut T) -> T {
     std::mem::replace(dst, T::zero())
 }
 
-/// Pops a saved value; the reverse sweep pops exactly what the forward sweep pushed.
-#[inline(always)]
-pub fn pop<T>(stack: &mut Vec<T>) -> T {
-    match stack.pop() {
-        Some(v) => v,
-        None => unreachable!("mochi: the reverse sweep popped more than the forward sweep pushed"),
-    }
-}
-
 /// Takes a value saved in a branch that the forward sweep took.
 #[inline(always)]
 pub fn unslot<T>(slot: &mut Option<T>) -> T {
