@@ -23,6 +23,10 @@ pub const INACTIVE_METHODS: &[&str] = &[
     "ndim",
     "strides",
     "is_nan",
+    "is_some",
+    "is_none",
+    "is_ok",
+    "is_err",
     "is_finite",
     "is_infinite",
     "is_normal",
@@ -54,7 +58,10 @@ pub fn type_is_inactive(ty: &Type) -> bool {
                 return false;
             };
             let name = last.ident.to_string();
-            if matches!(name.as_str(), "Vec" | "Option" | "Box" | "VecDeque") {
+            if matches!(
+                name.as_str(),
+                "Vec" | "Option" | "Box" | "VecDeque" | "Result"
+            ) {
                 if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
                     if let Some(syn::GenericArgument::Type(t)) = a.args.first() {
                         return type_is_inactive(t);

@@ -6,6 +6,13 @@
 //! - `for e in y.iter_mut() { … *e … }` (also `&mut y`, `.zip(x.iter())`, `.enumerate()`)
 //!   → `for i in 0..y.len() { … y[i] … }`
 //! - `it.for_each(|p| body)` (no `return` in `body`) → `for p in it { body }`
+//! - `if let Some(v) = e { A } else { B }`, and `match e { Some(v) => A, None => B }`
+//!   → `{ let o = e; if o.is_some() { let v = o.unwrap(); A } else { B } }` (so an
+//!   `Option<f64>` may carry a derivative); other `if let` patterns → `match`
+//! - `while let P = e { … }` → `loop { if let P = e { … } else { break } }`
+//! - `let P = e else { D };` → `let (names…) = match e { P => (names…), _ => D };`
+//! - `let sq = |v: f64| v * v; … sq(x) …` → `… { let v: f64 = x; v * v } …` (a closure
+//!   bound to a local is inlined where it is called, and written out where it is passed)
 //! - `y.fill(a)` → `{ let t = a; for i in 0..y.len() { y[i] = t; } }`
 //! - `y.copy_from_slice(x)`, `y.assign(x)` → a length check and
 //!   `for i in 0..y.len() { y[i] = x[i]; }`
@@ -222,6 +229,312 @@ impl VisitMut for Substitute<'_> {
     }
 }
 
+/// `Some(v)`, `Some(mut v)` or `Some(_)`: the binding, if any.
+fn some_binding(p: &Pat) -> Option<Option<syn::PatIdent>> {
+    let Pat::TupleStruct(t) = p else { return None };
+    if !t.path.is_ident("Some") || t.elems.len() != 1 {
+        return None;
+    }
+    match &t.elems[0] {
+        Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => Some(Some(i.clone())),
+        Pat::Wild(_) => Some(None),
+        _ => None,
+    }
+}
+
+fn is_none_or_wild(p: &Pat) -> bool {
+    match p {
+        Pat::Wild(_) => true,
+        Pat::Ident(i) => i.ident == "None" && i.subpat.is_none(),
+        Pat::Path(p) => p.path.is_ident("None"),
+        _ => false,
+    }
+}
+
+/// The statements of a block expression, or the expression as the block's value.
+fn stmts_of(e: &Expr) -> Vec<syn::Stmt> {
+    match e {
+        Expr::Block(b) if b.label.is_none() && b.attrs.is_empty() => b.block.stmts.clone(),
+        other => vec![syn::Stmt::Expr(other.clone(), None)],
+    }
+}
+
+/// `if o.is_some() { let v = o.unwrap(); then } else { els }`, with `let o = e;` first
+/// when `e` is not a variable.
+fn option_branch(
+    span: Span,
+    binding: Option<syn::PatIdent>,
+    scrutinee: &Expr,
+    then: &Expr,
+    els: Option<&Expr>,
+) -> Expr {
+    let simple = matches!(scrutinee, Expr::Path(p) if p.path.get_ident().is_some());
+    let o: Expr = if simple {
+        scrutinee.clone()
+    } else {
+        let o = format_ident!("__mochi_opt", span = span);
+        syn::parse_quote!(#o)
+    };
+    let bind = binding.map(|b| quote_spanned!(span=> let #b = #o.unwrap();));
+    let then = stmts_of(then);
+    let els = els.map(|e| {
+        if let Expr::If(_) = e {
+            quote_spanned!(span=> else #e)
+        } else {
+            let s = stmts_of(e);
+            quote_spanned!(span=> else { #(#s)* })
+        }
+    });
+    let branch: Expr = syn::parse_quote_spanned!(span=>
+        if #o.is_some() { #bind #(#then)* } #els
+    );
+    if simple {
+        branch
+    } else {
+        syn::parse_quote_spanned!(span=> { let #o = #scrutinee; #branch })
+    }
+}
+
+/// `if let P = e { A } else { B }` without `let`.
+fn if_let(i: &syn::ExprIf) -> Option<Expr> {
+    let Expr::Let(l) = &*i.cond else { return None };
+    let span = i.if_token.span;
+    let then = &i.then_branch;
+    let then: Expr = syn::parse_quote!(#then);
+    let els = i.else_branch.as_ref().map(|(_, e)| (**e).clone());
+    if let Some(binding) = some_binding(&l.pat) {
+        return Some(option_branch(span, binding, &l.expr, &then, els.as_ref()));
+    }
+    let pat = &l.pat;
+    let scrutinee = &l.expr;
+    let els = els.unwrap_or_else(|| syn::parse_quote!({}));
+    Some(syn::parse_quote_spanned!(span=> match #scrutinee { #pat => #then, _ => #els }))
+}
+
+/// `match e { Some(v) => A, None => B }` (either order, no guards) as an `if`.
+fn option_match(m: &syn::ExprMatch) -> Option<Expr> {
+    if m.arms.len() != 2 || m.arms.iter().any(|a| a.guard.is_some()) {
+        return None;
+    }
+    let (some, none) = if some_binding(&m.arms[0].pat).is_some() {
+        (&m.arms[0], &m.arms[1])
+    } else {
+        (&m.arms[1], &m.arms[0])
+    };
+    let binding = some_binding(&some.pat)?;
+    if !is_none_or_wild(&none.pat) {
+        return None;
+    }
+    let span = m.match_token.span;
+    let (a, b) = (&some.body, &none.body);
+    let then: Expr = syn::parse_quote!({ #a });
+    let els: Expr = syn::parse_quote!({ #b });
+    Some(option_branch(span, binding, &m.expr, &then, Some(&els)))
+}
+
+/// `let P = e else { D };` as `let m = e; if !matches!(&m, P) { D }` and then
+/// `let v = m.unwrap();` for `P = Some(v)`, or `let (names…) = match m { P =>
+/// (names…), _ => unreachable!() };`.
+fn let_else(l: &syn::Local) -> Option<Vec<syn::Stmt>> {
+    let init = l.init.as_ref()?;
+    let (_, diverge) = init.diverge.as_ref()?;
+    let span = l.let_token.span;
+    let m = format_ident!("__mochi_let", span = span);
+    let pat = &l.pat;
+    let e = &init.expr;
+    let mut out: Vec<syn::Stmt> = vec![
+        syn::parse_quote_spanned!(span=> let #m = #e;),
+        syn::parse_quote_spanned!(span=> if !matches!(&#m, #pat) #diverge),
+    ];
+    if let Some(binding) = some_binding(pat) {
+        if let Some(b) = binding {
+            out.push(syn::parse_quote_spanned!(span=> let #b = #m.unwrap();));
+        }
+        return Some(out);
+    }
+    let mut idents = Vec::new();
+    collect_idents(pat, &mut idents);
+    let names = idents.iter().map(|i| &i.ident);
+    let binds = idents.iter().map(|i| {
+        let mu = &i.mutability;
+        let n = &i.ident;
+        quote_spanned!(span=> #mu #n)
+    });
+    out.push(syn::parse_quote_spanned!(span=>
+        let (#(#binds,)*) = match #m { #pat => (#(#names,)*), _ => unreachable!() };
+    ));
+    Some(out)
+}
+
+fn collect_idents(p: &Pat, out: &mut Vec<syn::PatIdent>) {
+    struct C<'a>(&'a mut Vec<syn::PatIdent>);
+    impl<'ast> syn::visit::Visit<'ast> for C<'_> {
+        fn visit_pat_ident(&mut self, i: &'ast syn::PatIdent) {
+            // `None` and unit variants parse as identifiers.
+            if !i.ident.to_string().starts_with(char::is_uppercase) {
+                let mut i = i.clone();
+                i.by_ref = None;
+                self.0.push(i);
+            }
+            syn::visit::visit_pat_ident(self, i);
+        }
+    }
+    syn::visit::Visit::visit_pat(&mut C(out), p);
+}
+
+/// Inlines each closure bound by `let name = |…| …;` (not `mut`) into the statements
+/// after it: a call `name(args…)` becomes a block binding the parameters, a bare
+/// `name` (passed to an adapter) becomes the closure itself. The binding is dropped when
+/// no other use of the name remains.
+fn inline_local_closures(b: &mut syn::Block) {
+    let mut k = 0;
+    while k < b.stmts.len() {
+        let found = match &b.stmts[k] {
+            syn::Stmt::Local(l) => match (&l.pat, l.init.as_ref()) {
+                (Pat::Ident(p), Some(init))
+                    if p.mutability.is_none() && p.subpat.is_none() && init.diverge.is_none() =>
+                {
+                    match &*init.expr {
+                        Expr::Closure(c)
+                            if c.inputs.iter().all(|i| !matches!(i, Pat::Reference(_))) =>
+                        {
+                            Some((p.ident.clone(), c.clone()))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((name, closure)) = found else {
+            k += 1;
+            continue;
+        };
+        let mut inliner = Inline {
+            name: &name,
+            closure: &closure,
+            left: false,
+            shadowed: false,
+        };
+        let mut rest: Vec<syn::Stmt> = b.stmts[k + 1..].to_vec();
+        for s in &mut rest {
+            if inliner.shadowed {
+                break;
+            }
+            inliner.visit_stmt_mut(s);
+        }
+        if inliner.shadowed {
+            k += 1;
+            continue;
+        }
+        let left = inliner.left;
+        b.stmts.truncate(k + 1);
+        b.stmts.extend(rest);
+        if left {
+            k += 1;
+        } else {
+            b.stmts.remove(k);
+        }
+    }
+}
+
+struct Inline<'a> {
+    name: &'a syn::Ident,
+    closure: &'a syn::ExprClosure,
+    /// A use that is neither a call nor an argument remains.
+    left: bool,
+    /// The name is bound again: stop there.
+    shadowed: bool,
+}
+
+impl Inline<'_> {
+    fn is_name(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name))
+    }
+
+    /// `{ let (params…) = (args…); body }`
+    fn call(&self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>, span: Span) -> Expr {
+        let c = self.closure;
+        let body = &c.body;
+        let mut pats = Vec::new();
+        let mut tys = Vec::new();
+        for p in &c.inputs {
+            match p {
+                Pat::Type(t) => {
+                    pats.push((*t.pat).clone());
+                    tys.push(Some((*t.ty).clone()));
+                }
+                other => {
+                    pats.push(other.clone());
+                    tys.push(None);
+                }
+            }
+        }
+        let args: Vec<&Expr> = args.iter().collect();
+        let bind = if pats.len() == 1 {
+            let (p, a) = (&pats[0], args[0]);
+            match &tys[0] {
+                Some(t) => quote_spanned!(span=> let #p: #t = #a;),
+                None => quote_spanned!(span=> let #p = #a;),
+            }
+        } else if tys.iter().all(Option::is_some) {
+            let t = tys.iter().flatten();
+            quote_spanned!(span=> let (#(#pats,)*): (#(#t,)*) = (#(#args,)*);)
+        } else {
+            quote_spanned!(span=> let (#(#pats,)*) = (#(#args,)*);)
+        };
+        syn::parse_quote_spanned!(span=> { #bind #body })
+    }
+}
+
+impl VisitMut for Inline<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if self.shadowed {
+            return;
+        }
+        if let Expr::Call(c) = e {
+            if self.is_name(&c.func) && c.args.len() == self.closure.inputs.len() {
+                for a in &mut c.args {
+                    self.visit_expr_mut(a);
+                }
+                *e = self.call(&c.args, c.func.span());
+                return;
+            }
+        }
+        if let Expr::MethodCall(m) = e {
+            self.visit_expr_mut(&mut m.receiver);
+            for a in &mut m.args {
+                if self.is_name(a) {
+                    *a = Expr::Closure(self.closure.clone());
+                } else {
+                    self.visit_expr_mut(a);
+                }
+            }
+            return;
+        }
+        if self.is_name(e) {
+            self.left = true;
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+        if p.ident == *self.name {
+            self.shadowed = true;
+        }
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        for t in m.tokens.clone() {
+            if let proc_macro2::TokenTree::Ident(i) = t {
+                if i == *self.name {
+                    self.left = true;
+                }
+            }
+        }
+    }
+}
+
 /// Does a closure body `return` (which a `for` body would mean differently)?
 fn contains_return(e: &Expr) -> bool {
     struct R(bool);
@@ -307,6 +620,21 @@ impl Desugar {
 }
 
 impl VisitMut for Desugar {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        inline_local_closures(b);
+        let mut stmts = Vec::with_capacity(b.stmts.len());
+        for s in b.stmts.drain(..) {
+            match &s {
+                syn::Stmt::Local(l) => match let_else(l) {
+                    Some(r) => stmts.extend(r),
+                    None => stmts.push(s),
+                },
+                _ => stmts.push(s),
+            }
+        }
+        b.stmts = stmts;
+        syn::visit_mut::visit_block_mut(self, b);
+    }
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
         if let (Some(ty), Some(init), Pat::Ident(_)) = (&self.float_ty, &mut l.init, &l.pat) {
             if let Some(t) = typed(&init.expr, ty) {
@@ -364,6 +692,27 @@ impl VisitMut for Desugar {
                     }
                     _ => {}
                 }
+            }
+            Expr::If(i) => {
+                if let Some(r) = if_let(i) {
+                    *e = r;
+                    // The `match` it may have become is rewritten in its turn.
+                    self.visit_expr_mut(e);
+                }
+            }
+            Expr::Match(m) => {
+                if let Some(r) = option_match(m) {
+                    *e = r;
+                }
+            }
+            Expr::While(w) if matches!(&*w.cond, Expr::Let(_)) && w.label.is_none() => {
+                let Expr::Let(l) = &*w.cond else { return };
+                let (pat, scrutinee, body) = (&l.pat, &l.expr, &w.body);
+                let mut r: Expr = syn::parse_quote_spanned!(span=>
+                    loop { if let #pat = #scrutinee #body else { break } }
+                );
+                self.visit_expr_mut(&mut r);
+                *e = r;
             }
             Expr::MethodCall(m) if m.method == "for_each" && m.args.len() == 1 => {
                 let Expr::Closure(c) = &m.args[0] else { return };

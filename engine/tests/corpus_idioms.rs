@@ -1,0 +1,171 @@
+//! Everyday Rust: `if let`, `while let`, `let … else`, `match` on an `Option<f64>`,
+//! written as Rust users write them, each checked by `test_rule` (finite differences,
+//! the adjoint identity, the pullback contract).
+
+#![allow(clippy::needless_range_loop, clippy::ptr_arg, clippy::manual_map)]
+
+mod common;
+use mochi::prelude::*;
+
+#[differentiable]
+fn if_let_inactive_option(x: f64, k: Option<usize>) -> f64 {
+    let mut y = x;
+    if let Some(n) = k {
+        y = y * n as f64;
+    }
+    y * x
+}
+
+#[differentiable]
+fn if_let_active_option(x: f64, w: Option<f64>) -> f64 {
+    if let Some(v) = w {
+        x * v.sin()
+    } else {
+        x.cos()
+    }
+}
+
+#[differentiable]
+fn if_let_else_if_let(x: f64, a: Option<f64>, b: Option<f64>) -> f64 {
+    let mut y = x * x;
+    if let Some(u) = a {
+        y += u * x;
+    } else if let Some(v) = b {
+        y -= v.exp();
+    }
+    y
+}
+
+#[differentiable]
+fn match_option_f64(x: f64, w: Option<f64>) -> f64 {
+    let s = match w {
+        Some(v) => v * x,
+        None => 1.0,
+    };
+    s.tanh()
+}
+
+#[differentiable]
+fn match_option_none_first(x: &[f64], w: Option<f64>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += match w {
+            None => x[i],
+            Some(c) => c * x[i] * x[i],
+        };
+    }
+    s
+}
+
+#[differentiable]
+fn while_let_pop(x: f64, mut steps: Vec<usize>) -> f64 {
+    let mut y = x;
+    while let Some(k) = steps.pop() {
+        y = y * 0.5 + (k as f64) * x.sin();
+    }
+    y
+}
+
+#[differentiable]
+fn let_else_option(x: f64, k: Option<f64>) -> f64 {
+    let Some(s) = k else {
+        return x * 2.0;
+    };
+    x * s + s
+}
+
+#[differentiable]
+fn let_else_inactive(x: &[f64], n: Option<usize>) -> f64 {
+    let Some(n) = n else { return 0.0 };
+    let mut y = 0.0;
+    for i in 0..n {
+        y += x[i] * x[i];
+    }
+    y
+}
+
+#[differentiable]
+fn if_let_enum(x: f64, n: usize) -> f64 {
+    let r: Result<usize, String> = if n > 1 { Ok(n) } else { Err(String::new()) };
+    let mut y = x.exp();
+    if let Ok(k) = r {
+        y = y * (k as f64 + 1.0);
+    }
+    y
+}
+
+#[differentiable]
+fn local_closure_called(x: f64) -> f64 {
+    let sq = |v: f64| v * v;
+    sq(x) + sq(x.sin())
+}
+
+#[differentiable]
+fn local_closure_captures(x: &[f64], a: f64) -> f64 {
+    let scale = |v: f64, w: f64| a * v + w;
+    let mut s = 0.0;
+    for i in 1..x.len() {
+        s += scale(x[i], x[i - 1]).tanh();
+    }
+    s
+}
+
+#[differentiable]
+fn local_closure_in_adapter(x: &[f64], a: f64) -> f64 {
+    let f = |v: &f64| (v * a).sin();
+    x.iter().map(f).sum::<f64>()
+}
+
+mod checked {
+    use crate::check;
+
+    check!(local_closure_called, (0.7_f64,), |a| (a.0));
+    check!(
+        local_closure_captures,
+        (vec![0.5_f64, -1.2, 0.3], 0.8_f64),
+        |a| (&a.0, a.1)
+    );
+    check!(
+        local_closure_in_adapter,
+        (vec![0.5_f64, -1.2, 0.3], 0.8_f64),
+        |a| (&a.0, a.1)
+    );
+
+    check!(if_let_inactive_option, (1.3_f64, Some(3_usize)), |a| (
+        a.0, a.1
+    ));
+    check!(if_let_active_option, (1.3_f64, Some(0.4_f64)), |a| (
+        a.0, a.1
+    ));
+    check!(
+        if_let_else_if_let,
+        (0.7_f64, None::<f64>, Some(0.3_f64)),
+        |a| (a.0, a.1, a.2)
+    );
+    check!(match_option_f64, (0.7_f64, Some(-0.4_f64)), |a| (a.0, a.1));
+    check!(
+        match_option_none_first,
+        (vec![0.5_f64, -1.2, 0.3], Some(0.8_f64)),
+        |a| (&a.0, a.1)
+    );
+    check!(while_let_pop, (0.9_f64, vec![1_usize, 2, 3]), |a| (
+        a.0,
+        a.1.clone()
+    ));
+    check!(let_else_option, (0.9_f64, Some(1.7_f64)), |a| (a.0, a.1));
+    check!(
+        let_else_inactive,
+        (vec![0.5_f64, -1.2, 0.3], Some(2_usize)),
+        |a| (&a.0, a.1)
+    );
+    check!(if_let_enum, (0.4_f64, 3_usize), |a| (a.0, a.1));
+
+    #[test]
+    fn none_branches() {
+        let (_, (dx, dw)) = super::if_let_active_option::value_and_gradient(1.3, None);
+        assert!((dx - -(1.3_f64.sin())).abs() < 1e-12);
+        assert_eq!(dw, None);
+        let (y, (dx, _)) = super::let_else_option::value_and_gradient(0.9, None);
+        assert_eq!((y, dx), (1.8, 2.0));
+    }
+}
