@@ -2,6 +2,7 @@
 //! several memory layouts, and tolerances per element type.
 
 use crate::LinalgElem;
+use mochi_core::kit::ArrayTolerance;
 use mochi_core::testing::CountingAllocator;
 use ndarray::{Array2, Ix2, ShapeBuilder, Slice};
 use rand::rngs::StdRng;
@@ -11,19 +12,10 @@ use rand_distr::StandardNormal;
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
-/// Element types under test, with the tolerances their finite differences allow.
-pub(crate) trait TestElem: LinalgElem {
-    const RTOL: f64;
-    const ATOL: f64;
-}
-impl TestElem for f64 {
-    const RTOL: f64 = 1e-6;
-    const ATOL: f64 = 1e-9;
-}
-impl TestElem for f32 {
-    const RTOL: f64 = 5e-2;
-    const ATOL: f64 = 5e-3;
-}
+/// Element types under test, with the tolerances their finite differences allow
+/// (`T::RTOL`, `T::ATOL`, from the rule kit's table).
+pub(crate) trait TestElem: LinalgElem + ArrayTolerance {}
+impl<T: LinalgElem + ArrayTolerance> TestElem for T {}
 
 /// A standard-normal `m × n` matrix.
 pub(crate) fn random<T: LinalgElem>(m: usize, n: usize, seed: u64) -> Array2<T> {

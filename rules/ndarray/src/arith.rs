@@ -321,6 +321,7 @@ impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdNeg for Call<(&ArrayBase<S, D>,
 mod tests {
     use super::*;
     use crate::test_support::{layouts, random, TestElem};
+    use mochi_core::kit::ArrayTolerance;
     use mochi_core::testing::RuleTest;
     use ndarray::{Array1, Array2, Ix1, Ix2};
 

@@ -2,6 +2,7 @@
 //! memory layouts, and tolerances per element type.
 
 use crate::Elem;
+use mochi_core::kit::ArrayTolerance;
 use mochi_core::testing::CountingAllocator;
 use ndarray::{Array, Dimension, ShapeBuilder, Slice};
 use rand::rngs::StdRng;
@@ -11,21 +12,10 @@ use rand_distr::StandardNormal;
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
-/// Element types under test, with the tolerances their finite differences allow.
-pub(crate) trait TestElem: Elem {
-    /// Relative tolerance of the harness's comparisons.
-    const RTOL: f64;
-    /// Absolute tolerance.
-    const ATOL: f64;
-}
-impl TestElem for f64 {
-    const RTOL: f64 = 1e-6;
-    const ATOL: f64 = 1e-9;
-}
-impl TestElem for f32 {
-    const RTOL: f64 = 2e-2;
-    const ATOL: f64 = 2e-3;
-}
+/// Element types under test, with the tolerances their finite differences allow
+/// (`T::RTOL`, `T::ATOL`, from the rule kit's table).
+pub(crate) trait TestElem: Elem + ArrayTolerance {}
+impl<T: Elem + ArrayTolerance> TestElem for T {}
 
 /// A standard-normal array of `shape` from a seeded generator.
 pub(crate) fn random<T: Elem, D: Dimension>(shape: D, seed: u64) -> Array<T, D> {

@@ -1,20 +1,12 @@
-//! Tolerances per element type for the rule tests of this crate.
+//! The element types of the rule tests of this crate, and the counting allocator.
 
-use mochi_rules_ndarray::Elem;
+use mochi_core::kit::ArrayTolerance;
+use mochi_rules_linalg::LinalgElem;
 
-/// Element types under test, with the tolerances their finite differences allow.
-pub(crate) trait TestElem: Elem + mochi_rules_linalg::LinalgElem {
-    const RTOL: f64;
-    const ATOL: f64;
-}
-impl TestElem for f64 {
-    const RTOL: f64 = 1e-6;
-    const ATOL: f64 = 1e-9;
-}
-impl TestElem for f32 {
-    const RTOL: f64 = 5e-2;
-    const ATOL: f64 = 5e-3;
-}
+/// Element types under test, with the tolerances their finite differences allow
+/// (`T::RTOL`, `T::ATOL`, from the rule kit's table).
+pub(crate) trait TestElem: LinalgElem + ArrayTolerance {}
+impl<T: LinalgElem + ArrayTolerance> TestElem for T {}
 
 #[global_allocator]
 static ALLOCATOR: mochi_core::testing::CountingAllocator = mochi_core::testing::CountingAllocator;

@@ -17,7 +17,8 @@
 //!   (closure adapters such as `iter().map(f).sum()`) without allocating in steady state;
 //! - for tests, [`check_unary!`] / [`check_binary!`]: a rule against its primal with
 //!   `test_rule` at several points, in `f64` against a forward-mode JVP and in `f32`
-//!   with [`F32_RTOL`].
+//!   with [`F32_RTOL`]; array rules' tests take their tolerances from
+//!   [`ArrayTolerance`].
 //!
 //! ```
 //! use mochi_core::kit::unary_rules;
@@ -54,6 +55,25 @@ pub use crate::{
     __kit_check_unary as check_unary, __kit_inactive_rules as inactive_rules,
     __kit_rule_trait as rule_trait, __kit_unary_rules as unary_rules,
 };
+
+/// The tolerances array-rule tests give [`RuleTest::tolerance`](crate::testing::RuleTest::tolerance),
+/// per element type: a reduction over many `f32` elements loses more than one scalar
+/// operation, so these are looser than [`F32_RTOL`]. One table for every array rule
+/// crate's tests (`T::RTOL`, `T::ATOL`).
+pub trait ArrayTolerance {
+    /// Relative tolerance.
+    const RTOL: f64;
+    /// Absolute tolerance.
+    const ATOL: f64;
+}
+impl ArrayTolerance for f64 {
+    const RTOL: f64 = 1e-6;
+    const ATOL: f64 = 1e-9;
+}
+impl ArrayTolerance for f32 {
+    const RTOL: f64 = 2e-2;
+    const ATOL: f64 = 2e-3;
+}
 
 /// The relative tolerance of `f32` rules in [`check_unary!`] and [`check_binary!`]:
 /// finite differences and rounding in `f32` are about `ε₃₂^{2/3} ≈ 2.4e-5` accurate at
