@@ -2,7 +2,12 @@
 //! written as Rust users write them, each checked by `test_rule` (finite differences,
 //! the adjoint identity, the pullback contract).
 
-#![allow(clippy::needless_range_loop, clippy::ptr_arg, clippy::manual_map)]
+#![allow(
+    clippy::needless_range_loop,
+    clippy::ptr_arg,
+    clippy::manual_map,
+    clippy::assign_op_pattern
+)]
 
 mod common;
 use mochi::prelude::*;
@@ -168,4 +173,69 @@ mod checked {
         let (y, (dx, _)) = super::let_else_option::value_and_gradient(0.9, None);
         assert_eq!((y, dx), (1.8, 2.0));
     }
+}
+
+#[differentiable]
+fn labelled_break(x: f64) -> f64 {
+    let mut y = x;
+    'outer: for _ in 0..4 {
+        for _ in 0..4 {
+            y = y * x + 0.1;
+            if y > 3.0 {
+                break 'outer;
+            }
+        }
+        y = y.sin() + 1.0;
+    }
+    y
+}
+
+#[differentiable]
+fn labelled_continue(x: &[f64], a: f64) -> f64 {
+    let mut s = 0.0;
+    'rows: for i in 0..x.len() {
+        let mut k = 0;
+        while k < 3 {
+            if x[i] * a > 0.5 {
+                continue 'rows;
+            }
+            s += (x[i] * a).tanh();
+            k += 1;
+        }
+        s *= 0.9;
+    }
+    s
+}
+
+#[differentiable]
+fn labelled_loop_search(x: f64) -> f64 {
+    let mut y = x;
+    let mut n = 0;
+    'search: loop {
+        let mut m = 0;
+        while m < 5 {
+            y = y * 1.1 + 0.05;
+            m += 1;
+            if y > 2.0 {
+                break 'search;
+            }
+        }
+        n += 1;
+        if n > 3 {
+            break;
+        }
+    }
+    y * x
+}
+
+mod checked_labels {
+    use crate::check;
+
+    check!(labelled_break, (1.2_f64,), |a| (a.0));
+    check!(
+        labelled_continue,
+        (vec![0.5_f64, -1.2, 0.3, 0.9], 0.8_f64),
+        |a| (&a.0, a.1)
+    );
+    check!(labelled_loop_search, (0.7_f64,), |a| (a.0));
 }

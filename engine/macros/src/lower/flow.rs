@@ -192,10 +192,11 @@ impl Lowerer {
 
     fn make_flags(
         &mut self,
+        label: Option<&syn::Label>,
         body: &[Stmt],
         code: &mut Code,
     ) -> (LoopFlags, TokenStream, TokenStream) {
-        let mut v = BreakFinder::default();
+        let mut v = BreakFinder::for_loop(label);
         for s in body {
             syn::visit::Visit::visit_stmt(&mut v, s);
         }
@@ -223,56 +224,52 @@ impl Lowerer {
             .as_ref()
             .map(|c| quote!(#c = false;))
             .unwrap_or_default();
-        (LoopFlags { brk, cnt }, stop, reset)
+        let label = label.map(|l| l.name.ident.to_string());
+        (LoopFlags { brk, cnt, label }, stop, reset)
     }
 
-    /// Does a loop body `return` (which must become a flag, not a real return)?
-    fn returns_inside(&self, stmts: &[Stmt]) -> bool {
-        let mut v = BreakFinder::default();
+    /// Does a loop body `return`, or leave an enclosing loop by its label (which must
+    /// become a flag, not a real `return` or `break`)?
+    fn exits_outward(&self, label: Option<&syn::Label>, stmts: &[Stmt]) -> bool {
+        let mut v = BreakFinder::for_loop(label);
         for s in stmts {
             syn::visit::Visit::visit_stmt(&mut v, s);
         }
-        v.ret
+        v.ret || v.outward
     }
 
     pub(super) fn lower_while(&mut self, w: &syn::ExprWhile, code: &mut Code) {
-        if let Some(label) = &w.label {
-            self.err(
-                label,
-                "mochi: labelled loops are not supported; use a flag variable and `break`",
-            );
-            return;
-        }
         if let Expr::Let(l) = &*w.cond {
             self.err(l, "mochi: `while let` is not supported in differentiable code; use `loop` with `match`");
             return;
         }
-        if !mentions_any(w, &self.active) && !self.returns_inside(&w.body.stmts) {
+        let label = w.label.as_ref();
+        if !mentions_any(w, &self.active) && !self.exits_outward(label, &w.body.stmts) {
             code.fwd.push(quote!(#w));
             return;
         }
         let cond = &w.cond;
-        self.counted_loop(&w.body.stmts, quote!(#cond), code);
+        self.counted_loop(label, &w.body.stmts, quote!(#cond), code);
     }
 
     pub(super) fn lower_loop(&mut self, l: &syn::ExprLoop, code: &mut Code) {
-        if let Some(label) = &l.label {
-            self.err(
-                label,
-                "mochi: labelled loops are not supported; use a flag variable and `break`",
-            );
-            return;
-        }
-        if !mentions_any(l, &self.active) && !self.returns_inside(&l.body.stmts) {
+        let label = l.label.as_ref();
+        if !mentions_any(l, &self.active) && !self.exits_outward(label, &l.body.stmts) {
             code.fwd.push(quote!(#l));
             return;
         }
-        self.counted_loop(&l.body.stmts, quote!(true), code);
+        self.counted_loop(label, &l.body.stmts, quote!(true), code);
     }
 
     /// A loop whose trip count is saved: `while`, `loop`.
-    fn counted_loop(&mut self, body: &[Stmt], cond: TokenStream, code: &mut Code) {
-        let (flags, stop, reset) = self.make_flags(body, code);
+    fn counted_loop(
+        &mut self,
+        label: Option<&syn::Label>,
+        body: &[Stmt],
+        cond: TokenStream,
+        code: &mut Code,
+    ) {
+        let (flags, stop, reset) = self.make_flags(label, body, code);
         let n = self.fresh("n");
         let (f, r) = self.loop_body(body, flags, |_| {});
         code.fwd.push(quote!(
@@ -288,14 +285,8 @@ impl Lowerer {
     }
 
     pub(super) fn lower_for(&mut self, f: &syn::ExprForLoop, code: &mut Code) {
-        if let Some(label) = &f.label {
-            self.err(
-                label,
-                "mochi: labelled loops are not supported; use a flag variable and `break`",
-            );
-            return;
-        }
-        if !mentions_any(f, &self.active) && !self.returns_inside(&f.body.stmts) {
+        let label = f.label.as_ref();
+        if !mentions_any(f, &self.active) && !self.exits_outward(label, &f.body.stmts) {
             code.fwd.push(quote!(#f));
             return;
         }
@@ -304,13 +295,13 @@ impl Lowerer {
         }
         let iter = &f.expr;
         let pat = &f.pat;
-        let mut exits = BreakFinder::default();
+        let mut exits = BreakFinder::for_loop(label);
         for s in &f.body.stmts {
             syn::visit::Visit::visit_stmt(&mut exits, s);
         }
         if exits.brk || exits.cnt || exits.ret {
             // Saved trip count; the loop variable is not replayed.
-            let (flags, stop, reset) = self.make_flags(&f.body.stmts, code);
+            let (flags, stop, reset) = self.make_flags(label, &f.body.stmts, code);
             let it = self.fresh("it");
             let n = self.fresh("n");
             let pat_c = pat.clone();
@@ -341,6 +332,7 @@ impl Lowerer {
         let flags = LoopFlags {
             brk: None,
             cnt: None,
+            label: label.map(|l| l.name.ident.to_string()),
         };
         let (bf, br) = self.loop_body(&f.body.stmts, flags, |s| {
             let mut names = Vec::new();
@@ -465,23 +457,70 @@ impl Lowerer {
     }
 }
 
+/// What a loop body does to its loop: `brk` (something ends the loop: `break`, or a
+/// labelled `break`/`continue` of an enclosing loop), `cnt` (a `continue` of this
+/// loop), `ret` (a `return`), `outward` (a labelled `break`/`continue` of an enclosing
+/// loop, which the verbatim loop could not express once that loop is lowered).
 #[derive(Default)]
 struct BreakFinder {
-    level: usize,
+    /// This loop's label, without the quote.
+    label: Option<String>,
+    /// Labels of the loops entered inside the body.
+    inner: Vec<Option<String>>,
     brk: bool,
     cnt: bool,
     ret: bool,
+    outward: bool,
+}
+
+fn label_name(l: &Option<syn::Lifetime>) -> Option<String> {
+    l.as_ref().map(|l| l.ident.to_string())
+}
+
+impl BreakFinder {
+    fn for_loop(label: Option<&syn::Label>) -> Self {
+        BreakFinder {
+            label: label.map(|l| l.name.ident.to_string()),
+            ..Default::default()
+        }
+    }
+
+    /// Whom a `break`/`continue` with `target` leaves: `None` for a loop inside the
+    /// body, `Some(true)` for this loop, `Some(false)` for an enclosing one.
+    fn target(&self, target: Option<String>) -> Option<bool> {
+        match target {
+            None if self.inner.is_empty() => Some(true),
+            None => None,
+            Some(t) if self.inner.iter().any(|l| l.as_deref() == Some(t.as_str())) => None,
+            Some(t) => Some(self.label.as_deref() == Some(t.as_str())),
+        }
+    }
+
+    fn enter(&mut self, label: &Option<syn::Label>) {
+        self.inner
+            .push(label.as_ref().map(|l| l.name.ident.to_string()));
+    }
 }
 
 impl<'ast> syn::visit::Visit<'ast> for BreakFinder {
-    fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
-        if self.level == 0 {
-            self.brk = true;
+    fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
+        match self.target(label_name(&b.label)) {
+            Some(true) => self.brk = true,
+            Some(false) => {
+                self.brk = true;
+                self.outward = true;
+            }
+            None => {}
         }
     }
-    fn visit_expr_continue(&mut self, _: &'ast syn::ExprContinue) {
-        if self.level == 0 {
-            self.cnt = true;
+    fn visit_expr_continue(&mut self, c: &'ast syn::ExprContinue) {
+        match self.target(label_name(&c.label)) {
+            Some(true) => self.cnt = true,
+            Some(false) => {
+                self.brk = true;
+                self.outward = true;
+            }
+            None => {}
         }
     }
     fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
@@ -490,19 +529,19 @@ impl<'ast> syn::visit::Visit<'ast> for BreakFinder {
     fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
     fn visit_item(&mut self, _: &'ast syn::Item) {}
     fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
-        self.level += 1;
+        self.enter(&w.label);
         syn::visit::visit_expr_while(self, w);
-        self.level -= 1;
+        self.inner.pop();
     }
     fn visit_expr_loop(&mut self, w: &'ast syn::ExprLoop) {
-        self.level += 1;
+        self.enter(&w.label);
         syn::visit::visit_expr_loop(self, w);
-        self.level -= 1;
+        self.inner.pop();
     }
     fn visit_expr_for_loop(&mut self, w: &'ast syn::ExprForLoop) {
-        self.level += 1;
+        self.enter(&w.label);
         syn::visit::visit_expr_for_loop(self, w);
-        self.level -= 1;
+        self.inner.pop();
     }
 }
 

@@ -89,8 +89,12 @@ struct Binding {
 }
 
 struct LoopFlags {
+    /// Set by a `break` of this loop (or of an enclosing one, leaving this one too).
     brk: Option<Ident>,
+    /// Set by a `continue` of this loop.
     cnt: Option<Ident>,
+    /// The loop's label, without the quote.
+    label: Option<String>,
 }
 
 /// How a parameter (of the function or of a derived closure) enters the lowering.
@@ -460,7 +464,7 @@ impl Lowerer {
     fn may_exit(&self, s: &Stmt) -> bool {
         let in_loop = !self.loops.is_empty();
         let mut v = ExitFinder {
-            loop_level: 0,
+            inner: Vec::new(),
             found: false,
             in_loop,
         };
@@ -718,28 +722,13 @@ impl Lowerer {
             Expr::Loop(l) => self.lower_loop(l, code),
             Expr::ForLoop(f) => self.lower_for(f, code),
             Expr::Break(b) => {
-                if b.label.is_some() || b.expr.is_some() {
-                    self.err(b, "mochi: labelled `break` and `break` with a value are not supported; use a flag variable");
+                if b.expr.is_some() {
+                    self.err(b, "mochi: `break` with a value is not supported; assign the value to a variable declared before the loop");
                     return;
                 }
-                match self.loops.last().and_then(|l| l.brk.clone()) {
-                    Some(f) => code.fwd.push(quote!(#f = true;)),
-                    None => self.err(b, "mochi: `break` outside a loop"),
-                }
+                self.lower_loop_exit(b, b.label.as_ref(), false, code);
             }
-            Expr::Continue(c) => {
-                if c.label.is_some() {
-                    self.err(
-                        c,
-                        "mochi: labelled `continue` is not supported; use a flag variable",
-                    );
-                    return;
-                }
-                match self.loops.last().and_then(|l| l.cnt.clone()) {
-                    Some(f) => code.fwd.push(quote!(#f = true;)),
-                    None => self.err(c, "mochi: `continue` outside a loop"),
-                }
-            }
+            Expr::Continue(c) => self.lower_loop_exit(c, c.label.as_ref(), true, code),
             Expr::Return(r) => self.lower_return(r, code),
             Expr::Macro(m) => self.lower_macro_stmt(&m.mac, quote!(#e), code),
             _ => {
@@ -750,6 +739,43 @@ impl Lowerer {
                 }
             }
         }
+    }
+
+    /// `break`/`continue` (`cont`), with an optional label: the flags of every loop it
+    /// leaves are set, and the target's `continue` flag for a `continue`.
+    fn lower_loop_exit(
+        &mut self,
+        at: &impl ToTokens,
+        label: Option<&syn::Lifetime>,
+        cont: bool,
+        code: &mut Code,
+    ) {
+        let what = if cont { "continue" } else { "break" };
+        let target = match label {
+            None => self.loops.len().checked_sub(1),
+            Some(l) => {
+                let name = l.ident.to_string();
+                self.loops
+                    .iter()
+                    .rposition(|f| f.label.as_deref() == Some(name.as_str()))
+            }
+        };
+        let Some(target) = target else {
+            self.err(at, format!("mochi: `{what}` outside a loop"));
+            return;
+        };
+        let mut sets = Vec::new();
+        for (k, f) in self.loops.iter().enumerate().skip(target) {
+            let flag = if k == target && cont { &f.cnt } else { &f.brk };
+            match flag {
+                Some(flag) => sets.push(quote!(#flag = true;)),
+                None => {
+                    self.err(at, format!("mochi: this `{what}` leaves a loop over a differentiable sequence, which cannot stop early; iterate over indices (`for i in 0..x.len()`)"));
+                    return;
+                }
+            }
+        }
+        code.fwd.push(quote!(#(#sets)*));
     }
 
     fn lower_return(&mut self, r: &syn::ExprReturn, code: &mut Code) {
@@ -1122,19 +1148,40 @@ pub fn mentions_any(e: &impl ToTokens, active: &HashSet<String>) -> bool {
 
 /// Finds `break`/`continue` that leave the current loop and any `return`.
 struct ExitFinder {
-    loop_level: usize,
+    /// Labels of the loops entered inside the statement.
+    inner: Vec<Option<String>>,
     found: bool,
     in_loop: bool,
 }
 
+impl ExitFinder {
+    /// Does a `break`/`continue` with this label leave the statement?
+    fn leaves(&self, label: &Option<syn::Lifetime>) -> bool {
+        match label {
+            None => self.inner.is_empty(),
+            Some(l) => {
+                let name = l.ident.to_string();
+                !self
+                    .inner
+                    .iter()
+                    .any(|i| i.as_deref() == Some(name.as_str()))
+            }
+        }
+    }
+    fn enter(&mut self, label: &Option<syn::Label>) {
+        self.inner
+            .push(label.as_ref().map(|l| l.name.ident.to_string()));
+    }
+}
+
 impl<'ast> syn::visit::Visit<'ast> for ExitFinder {
-    fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
-        if self.loop_level == 0 && self.in_loop {
+    fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
+        if self.in_loop && self.leaves(&b.label) {
             self.found = true;
         }
     }
-    fn visit_expr_continue(&mut self, _: &'ast syn::ExprContinue) {
-        if self.loop_level == 0 && self.in_loop {
+    fn visit_expr_continue(&mut self, c: &'ast syn::ExprContinue) {
+        if self.in_loop && self.leaves(&c.label) {
             self.found = true;
         }
     }
@@ -1144,19 +1191,19 @@ impl<'ast> syn::visit::Visit<'ast> for ExitFinder {
     fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
     fn visit_item(&mut self, _: &'ast syn::Item) {}
     fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
-        self.loop_level += 1;
+        self.enter(&w.label);
         syn::visit::visit_expr_while(self, w);
-        self.loop_level -= 1;
+        self.inner.pop();
     }
     fn visit_expr_loop(&mut self, w: &'ast syn::ExprLoop) {
-        self.loop_level += 1;
+        self.enter(&w.label);
         syn::visit::visit_expr_loop(self, w);
-        self.loop_level -= 1;
+        self.inner.pop();
     }
     fn visit_expr_for_loop(&mut self, w: &'ast syn::ExprForLoop) {
-        self.loop_level += 1;
+        self.enter(&w.label);
         syn::visit::visit_expr_for_loop(self, w);
-        self.loop_level -= 1;
+        self.inner.pop();
     }
 }
 
@@ -1165,7 +1212,7 @@ fn has_early_return(stmts: &[Stmt]) -> bool {
     let n = stmts.len();
     stmts.iter().enumerate().any(|(i, s)| {
         let mut v = ExitFinder {
-            loop_level: 0,
+            inner: Vec::new(),
             found: false,
             in_loop: false,
         };
