@@ -76,7 +76,11 @@ fn measure(label: &str, part: &str, reps: u64) -> Result<(), String> {
     let mut cell = match part {
         "primal" => columns::primal(case, &inputs),
         "gradient" => columns::mochi::gradient(case, &inputs),
-        other => return Err(format!("unknown part `{other}`; expected primal or gradient")),
+        other => {
+            return Err(format!(
+                "unknown part `{other}`; expected primal or gradient"
+            ))
+        }
     };
     // Warm-up: lazily built state (first-call allocations) is not counted.
     cell.run(1);
@@ -88,7 +92,9 @@ fn valgrind_version() -> Result<String, String> {
     let out = Command::new("valgrind")
         .arg("--version")
         .output()
-        .map_err(|e| format!("cannot run valgrind ({e}); install it (Debian: apt-get install valgrind)"))?;
+        .map_err(|e| {
+            format!("cannot run valgrind ({e}); install it (Debian: apt-get install valgrind)")
+        })?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
@@ -111,13 +117,18 @@ fn count(exe: &Path, dir: &Path, case: Case, part: &str, reps: u64) -> Result<u6
         .status()
         .map_err(|e| format!("cannot run valgrind: {e}"))?;
     if !status.success() {
-        return Err(format!("{case} {part}: valgrind or the measured run failed ({status})"));
+        return Err(format!(
+            "{case} {part}: valgrind or the measured run failed ({status})"
+        ));
     }
     let text = std::fs::read_to_string(&out_file)
         .map_err(|e| format!("cannot read {}: {e}", out_file.display()))?;
     let total = text
         .lines()
-        .find_map(|l| l.strip_prefix("totals:").or_else(|| l.strip_prefix("summary:")))
+        .find_map(|l| {
+            l.strip_prefix("totals:")
+                .or_else(|| l.strip_prefix("summary:"))
+        })
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse::<u64>().ok())
         .ok_or_else(|| format!("{}: no `totals:` line", out_file.display()))?;
@@ -151,7 +162,10 @@ fn drive(cli: &Cli) -> Result<(), String> {
         let primal = count(&exe, &dir, case, "primal", cli.reps)? as f64 / cli.reps as f64;
         let gradient = count(&exe, &dir, case, "gradient", cli.reps)? as f64 / cli.reps as f64;
         let ratio = gradient / primal;
-        eprintln!("{:<24} primal {primal:>14.1}  gradient {gradient:>14.1}  ratio {ratio:.4}", case.label());
+        eprintln!(
+            "{:<24} primal {primal:>14.1}  gradient {gradient:>14.1}  ratio {ratio:.4}",
+            case.label()
+        );
         rows.push(serde_json::json!({
             "label": case.label(),
             "primal_instructions": primal,
@@ -167,6 +181,9 @@ fn drive(cli: &Cli) -> Result<(), String> {
         "cases": rows,
     });
     let path = cli.json.as_ref().ok_or("--json PATH is required")?;
-    std::fs::write(path, serde_json::to_string_pretty(&report).unwrap_or_default() + "\n")
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    std::fs::write(
+        path,
+        serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
+    )
+    .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
