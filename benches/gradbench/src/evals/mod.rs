@@ -1,0 +1,12 @@
+//! The GradBench evals mochi implements, one module each.
+
+pub mod det;
+pub mod gmm;
+pub mod hello;
+pub mod llsq;
+pub mod lse;
+pub mod lstm;
+pub mod ode;
+
+#[cfg(test)]
+mod test_support;

@@ -1,0 +1,145 @@
+//! Which GradBench modules (evals) this tool answers, and what an evaluation returns.
+
+use crate::evals;
+use crate::runs::Timing;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use std::fmt;
+
+/// What one `evaluate` message produced: the function's output and one timing per run.
+#[derive(Debug)]
+pub struct Evaluation {
+    /// The function's output as the eval expects it.
+    pub output: Value,
+    /// One `"evaluate"` timing per run.
+    pub timings: Vec<Timing>,
+}
+
+impl Evaluation {
+    /// An evaluation of `output` (serialised to JSON) timed by `timings`.
+    pub fn new(output: impl Serialize, timings: Vec<Timing>) -> Result<Self, EvalError> {
+        let output = serde_json::to_value(output).map_err(|e| EvalError::Output(e.to_string()))?;
+        Ok(Evaluation { output, timings })
+    }
+}
+
+/// Why an `evaluate` message could not be answered with an output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EvalError {
+    /// The module is not one this tool knows.
+    UnknownModule(String),
+    /// The module is known but this tool does not implement it (the reason says why).
+    Unsupported {
+        /// The module's name.
+        module: String,
+        /// Why it is not implemented.
+        reason: &'static str,
+    },
+    /// The module has no function of this name.
+    UnknownFunction {
+        /// The module's name.
+        module: &'static str,
+        /// The function the message asked for.
+        function: String,
+    },
+    /// The input did not have the eval's input type, or its sizes disagree.
+    BadInput(String),
+    /// The output could not be written as JSON (a non-finite number, for example).
+    Output(String),
+}
+
+impl fmt::Display for EvalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EvalError::UnknownModule(m) => write!(
+                f,
+                "unknown module {m:?}; mochi-gradbench implements {}",
+                IMPLEMENTED.join(", ")
+            ),
+            EvalError::Unsupported { module, reason } => {
+                write!(f, "module {module:?} is not supported by mochi: {reason}")
+            }
+            EvalError::UnknownFunction { module, function } => {
+                write!(f, "module {module:?} has no function {function:?}")
+            }
+            EvalError::BadInput(e) => write!(f, "bad input: {e}"),
+            EvalError::Output(e) => write!(f, "output not representable as JSON: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for EvalError {}
+
+/// Parses an `evaluate` message's input as the eval's input type.
+pub fn parse_input<T: DeserializeOwned>(input: &Value) -> Result<T, EvalError> {
+    T::deserialize(input).map_err(|e| EvalError::BadInput(e.to_string()))
+}
+
+/// An eval's entry point: the function name and the raw input.
+pub type Evaluator = fn(&str, &Value) -> Result<Evaluation, EvalError>;
+
+/// The modules with an implementation, in GradBench's order.
+pub const IMPLEMENTED: [&str; 7] = ["hello", "lse", "llsq", "det", "gmm", "ode", "lstm"];
+
+/// The GradBench modules this tool declines at `define`, and why.
+///
+/// Each needs a derivative that is not a gradient of a scalar function: mochi's
+/// companions are `gradient`, `value_and_gradient` and `pullback` (one vector-Jacobian
+/// product per call), with no Jacobian, Hessian or nested-gradient companion yet.
+pub const UNSUPPORTED: [(&str, &str); 5] = [
+    (
+        "kmeans",
+        "its `direction` function needs the diagonal of the Hessian of the cost \
+         (second derivatives); mochi has no Hessian or forward-over-reverse companion",
+    ),
+    (
+        "ba",
+        "its `jacobian` function needs the sparse Jacobian of a vector-valued \
+         reprojection error; mochi has no Jacobian companion",
+    ),
+    (
+        "ht",
+        "its `jacobian` function needs the Jacobian of a vector-valued residual; \
+         mochi has no Jacobian companion",
+    ),
+    (
+        "particle",
+        "it needs a gradient taken inside a function that is itself differentiated \
+         (nested reverse mode); a #[differentiable] body cannot call a gradient companion",
+    ),
+    (
+        "saddle",
+        "it needs a gradient taken inside a function that is itself differentiated \
+         (nested reverse mode); a #[differentiable] body cannot call a gradient companion",
+    ),
+];
+
+/// How this tool answers a module.
+#[derive(Debug, Clone, Copy)]
+pub enum Module {
+    /// The module is implemented by this evaluator.
+    Implemented(Evaluator),
+    /// The module is known and declined for this reason.
+    Unsupported(&'static str),
+}
+
+/// How this tool answers the module `name`, or `None` if it does not know it.
+pub fn lookup(name: &str) -> Option<Module> {
+    let evaluator: Evaluator = match name {
+        "hello" => evals::hello::evaluate,
+        "lse" => evals::lse::evaluate,
+        "llsq" => evals::llsq::evaluate,
+        "det" => evals::det::evaluate,
+        "gmm" => evals::gmm::evaluate,
+        "ode" => evals::ode::evaluate,
+        "lstm" => evals::lstm::evaluate,
+        _ => {
+            return UNSUPPORTED
+                .iter()
+                .find(|(module, _)| *module == name)
+                .map(|(_, reason)| Module::Unsupported(reason))
+        }
+    };
+    Some(Module::Implemented(evaluator))
+}
