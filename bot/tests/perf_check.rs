@@ -337,3 +337,44 @@ async fn the_instruction_gate_names_the_case_that_grew() {
     let err = icount_check(dir.path(), &[]).await.unwrap_err();
     assert!(err.contains("no instruction count: dot"), "{err}");
 }
+
+#[test]
+fn the_binary_exits_2_with_one_line_on_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("head.lcov"),
+        "SF:src/a.rs\nDA:1,1\nend_of_record\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("pr.diff"), "").unwrap();
+    // A message from the input that tries to forge a second log line.
+    std::fs::write(
+        root.join("bad.lcov"),
+        "SF:a.rs\nDA:1,x\n::error::forged\nend_of_record\n",
+    )
+    .unwrap();
+    for (lcov, diff, expected) in [
+        ("head.lcov", "pr.diff", "the diff is empty"),
+        ("bad.lcov", "pr.diff", "bad.lcov:2:"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mochi-bot"))
+            .arg("--repo-root")
+            .arg(root)
+            .args(["pr-summary", "--dry-run", "--head-sha", "abcdef0"])
+            .arg("--lcov")
+            .arg(root.join(lcov))
+            .arg("--diff")
+            .arg(root.join(diff))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("mochi-bot: error: ") && stderr.contains(expected),
+            "{stderr}"
+        );
+    }
+}
