@@ -30,7 +30,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command_ {
     /// Build the pull-request summary (coverage and ratio table) and post it as one sticky comment.
-    PrSummary(PrSummaryArgs),
+    PrSummary(Box<PrSummaryArgs>),
     /// Fail (exit 1) when a mochi ratio leaves its allowed range.
     PerfCheck(PerfCheckArgs),
     /// Fail (exit 1) when a case's gradient/primal instruction ratio grew past its threshold from base to head.
@@ -70,6 +70,15 @@ pub struct PrSummaryArgs {
     /// Benchmark ratio report (schema version 1 JSON).
     #[arg(long, value_name = "FILE")]
     pub bench: Option<PathBuf>,
+    /// Instruction report of the head build (`mochi-icount --json`); shown against --icount-base.
+    #[arg(long, value_name = "FILE", requires = "icount_base")]
+    pub icount: Option<PathBuf>,
+    /// Instruction report of the base build.
+    #[arg(long, value_name = "FILE", requires = "icount")]
+    pub icount_base: Option<PathBuf>,
+    /// Ranges file for the instruction thresholds (`max_instruction_growth`) [default: 5% for every case].
+    #[arg(long, value_name = "FILE")]
+    pub ranges: Option<PathBuf>,
     /// Head commit [default: the PR's head when posting, `git rev-parse HEAD` with --dry-run].
     #[arg(long, value_name = "SHA", value_parser = crate::summary::parse_commit_sha)]
     pub head_sha: Option<String>,
@@ -226,7 +235,7 @@ pub async fn execute(cli: Cli, env: &Env) -> Result<Report, Error> {
         None => Config::load(&repo_root.join(DEFAULT_PATH), false),
     }?;
     Ok(match cli.command {
-        Command_::PrSummary(args) => pr_summary::run(args, &config, &repo_root, env).await?,
+        Command_::PrSummary(args) => pr_summary::run(*args, &config, &repo_root, env).await?,
         Command_::PerfCheck(args) => perf_check::run(args, &config, &repo_root)?,
         Command_::IcountCheck(args) => icount_check::run(args, &config, &repo_root)?,
         Command_::DocReview(args) => doc_review::run(args, &config, &repo_root, env).await?,

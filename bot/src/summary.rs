@@ -4,6 +4,7 @@ use mochi_ratio_table::{render_table, BenchReport};
 
 use crate::coverage::lcov::{Coverage, Totals};
 use crate::coverage::patch::{line_ranges, PatchCoverage};
+use crate::icount::{IcountResult, IcountVerdict};
 use crate::markdown;
 
 /// Hidden first line that identifies the bot's summary comment.
@@ -29,6 +30,8 @@ pub struct SummaryInput<'a> {
     pub patch: Option<&'a PatchCoverage>,
     /// The benchmark ratios, when a report was given.
     pub bench: Option<&'a BenchReport>,
+    /// The instruction gate's comparison of head against base, when both reports were given.
+    pub icount: Option<&'a [IcountResult]>,
 }
 
 /// The head SHA recorded in a summary body, if any.
@@ -87,10 +90,53 @@ pub fn render(input: &SummaryInput<'_>) -> String {
     if let Some(head) = input.head {
         render_coverage(&mut out, input, head);
     }
+    if let Some(results) = input.icount {
+        render_icount(&mut out, results);
+    }
     if let Some(bench) = input.bench {
         render_performance(&mut out, bench);
     }
     out
+}
+
+fn render_icount(out: &mut String, results: &[IcountResult]) {
+    let grew = results
+        .iter()
+        .filter(|r| r.verdict == IcountVerdict::Regressed)
+        .count();
+    out.push_str("### Instruction counts (the performance gate)\n\n");
+    if grew == 0 {
+        out.push_str(&format!(
+            "No case's gradient/primal instruction ratio grew past its threshold ({} cases, head against base, counted under Valgrind) ✅\n\n",
+            results.len()
+        ));
+    } else {
+        out.push_str(&format!(
+            "**{grew} of {} cases grew past their threshold** (gradient/primal instruction ratio, head against base, counted under Valgrind):\n\n",
+            results.len()
+        ));
+    }
+    out.push_str(
+        "| Case | Base | Head | Change | Allowed |\n| --- | ---: | ---: | ---: | ---: |\n",
+    );
+    for r in results {
+        let (base, change) = match (r.base_ratio, r.growth) {
+            (Some(b), Some(g)) => (format!("{b:.3}"), format!("{:+.2}%", g * 100.0)),
+            _ => ("new".to_string(), "–".to_string()),
+        };
+        let mark = if r.verdict == IcountVerdict::Regressed {
+            " ❌"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "| {} | {base} | {:.3} | {change}{mark} | +{:.1}% |\n",
+            markdown::code_span(&r.label),
+            r.head_ratio,
+            r.threshold * 100.0
+        ));
+    }
+    out.push('\n');
 }
 
 fn render_coverage(out: &mut String, input: &SummaryInput<'_>, head: &Coverage) {
@@ -169,7 +215,7 @@ fn render_coverage(out: &mut String, input: &SummaryInput<'_>, head: &Coverage) 
 fn render_performance(out: &mut String, bench: &BenchReport) {
     out.push_str("### Performance Ratio:\n\n");
     out.push_str("Ratio of time to compute gradient and time to compute function.\n\n");
-    out.push_str("> ⚠️ Approximate figures from a shared CI runner: differences of a few percent are noise.\n\n");
+    out.push_str("> ⚠️ Informational: wall-clock figures from a shared CI runner, where differences of tens of percent can be noise. The gate is the instruction count above.\n\n");
     // The table escapes control characters, so no line of it can start a
     // fence; the fence is still longer than any backtick run inside.
     let table = render_table(bench);
@@ -252,6 +298,7 @@ mod tests {
             base: None,
             patch: Some(&patch),
             bench: None,
+            icount: None,
         });
         assert!(body.starts_with(MARKER));
         assert_eq!(head_sha_of(&body), Some("0123456789abcdef"));
@@ -284,6 +331,7 @@ mod tests {
             base: Some(&base),
             patch: Some(&patch),
             bench: None,
+            icount: None,
         });
         assert!(
             body.contains(
@@ -330,6 +378,7 @@ mod tests {
             base: None,
             patch: Some(&patch),
             bench: Some(&bench),
+            icount: None,
         });
         // The path is one code span: the backtick inside cannot end it.
         assert!(

@@ -904,3 +904,48 @@ async fn without_a_number_the_pull_request_is_found_by_its_head() {
     assert!(out.stdout.contains("nothing posted"), "{out:?}");
     assert!(fake.writes().is_empty(), "{:?}", fake.writes());
 }
+
+#[tokio::test]
+async fn the_instruction_gate_is_shown_with_the_grown_case_marked() {
+    let fake = FakeGitHub::start().await;
+    let inputs = Inputs::new();
+    let report = |sum_gradient: f64| {
+        format!(
+            r#"{{"schema_version":1,"cases":[{{"label":"sum_1000","primal_instructions":100,"gradient_instructions":{sum_gradient}}},{{"label":"a`b @alice","primal_instructions":10,"gradient_instructions":20}}]}}"#
+        )
+    };
+    std::fs::write(inputs.path("icount-base.json"), report(300.0)).unwrap();
+    std::fs::write(inputs.path("icount-head.json"), report(330.0)).unwrap();
+    let head = inputs.path("icount-head.json").display().to_string();
+    let base = inputs.path("icount-base.json").display().to_string();
+    let out = run(
+        &fake,
+        &inputs,
+        &[
+            "--head-sha",
+            HEAD,
+            "--dry-run",
+            "--icount",
+            &head,
+            "--icount-base",
+            &base,
+        ],
+        &Env::default(),
+    )
+    .await
+    .unwrap();
+    let body = out.stdout;
+    assert!(
+        body.contains("**1 of 2 cases grew past their threshold**"),
+        "{body}"
+    );
+    assert!(
+        body.contains("| `sum_1000` | 3.000 | 3.300 | +10.00% ❌ | +5.0% |"),
+        "{body}"
+    );
+    assert!(
+        body.contains("| ``a`b @alice`` | 2.000 | 2.000 | +0.00% | +5.0% |"),
+        "{body}"
+    );
+    assert!(fake.requests().is_empty());
+}

@@ -12,7 +12,9 @@ use crate::coverage::lcov::Coverage;
 use crate::coverage::patch::PatchCoverage;
 use crate::github::comments::{self, Outcome, Placement};
 use crate::github::{GitHub, GitHubError, PullFile, PullRequest};
+use crate::icount::{self, IcountReport, IcountResult};
 use crate::input::{self, InputError, Kind};
+use crate::perf::Ranges;
 use crate::summary::{self, SummaryInput, GITHUB_COMMENT_LIMIT};
 
 /// Why `pr-summary` failed.
@@ -80,6 +82,7 @@ struct Inputs {
     base: Option<Coverage>,
     changed: Option<ChangedLines>,
     bench: Option<BenchReport>,
+    icount: Option<Vec<IcountResult>>,
 }
 
 /// Reads a coverage report and checks that it belongs to this checkout.
@@ -113,11 +116,24 @@ fn read_inputs(args: &PrSummaryArgs, root: &Path) -> Result<Inputs, PrSummaryErr
         }
         None => None,
     };
+    let icount = match (&args.icount, &args.icount_base) {
+        (Some(head), Some(base)) => {
+            let ranges = args.ranges.as_deref().map(Ranges::read).transpose()?;
+            Some(icount::compare(
+                &IcountReport::read(head)?,
+                &IcountReport::read(base)?,
+                ranges.as_ref(),
+                icount::DEFAULT_THRESHOLD,
+            ))
+        }
+        _ => None,
+    };
     Ok(Inputs {
         head,
         base,
         changed,
         bench,
+        icount,
     })
 }
 
@@ -133,6 +149,7 @@ fn body(inputs: &Inputs, head_sha: &str, base_sha: Option<&str>) -> String {
         base: inputs.base.as_ref(),
         patch: patch.as_ref(),
         bench: inputs.bench.as_ref(),
+        icount: inputs.icount.as_deref(),
     });
     summary::fit_to_limit(&body, GITHUB_COMMENT_LIMIT)
 }
