@@ -6,11 +6,13 @@
     clippy::needless_range_loop,
     clippy::ptr_arg,
     clippy::manual_map,
-    clippy::assign_op_pattern
+    clippy::assign_op_pattern,
+    clippy::useless_vec
 )]
 
 mod common;
 use mochi::prelude::*;
+use ndarray::Array1;
 
 #[differentiable]
 fn if_let_inactive_option(x: f64, k: Option<usize>) -> f64 {
@@ -238,4 +240,171 @@ mod checked_labels {
         |a| (&a.0, a.1)
     );
     check!(labelled_loop_search, (0.7_f64,), |a| (a.0));
+}
+
+// ---- iterator chains, sub-slices and small idioms
+
+#[differentiable]
+fn sum_sq(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i] * x[i];
+    }
+    s
+}
+
+#[differentiable]
+fn subslices_passed_on(x: &[f64]) -> f64 {
+    sum_sq(&x[1..]) + 2.0 * sum_sq(&x[..2]) + sum_sq(&x[1..3]).sqrt()
+}
+
+#[differentiable]
+fn collect_then_index(x: &[f64]) -> f64 {
+    let y: Vec<f64> = x.iter().map(|v| v.sin()).collect();
+    let z = x.iter().map(|&v| v * v).collect::<Vec<f64>>();
+    y[0] * y[1] + z[2]
+}
+
+#[differentiable]
+fn total_variation(x: &[f64]) -> f64 {
+    x.iter()
+        .zip(x.iter().skip(1))
+        .map(|(a, b)| (b - a).powi(2))
+        .sum()
+}
+
+#[differentiable]
+fn range_map_sum(x: &[f64]) -> f64 {
+    (0..x.len()).map(|i| x[i] * (i as f64 + 0.5)).sum()
+}
+
+#[differentiable]
+fn enumerate_map_sum(x: &[f64]) -> f64 {
+    x.iter()
+        .enumerate()
+        .map(|(i, v)| v * (i as f64 + 1.0))
+        .sum::<f64>()
+}
+
+#[differentiable]
+fn fold_max(x: &[f64]) -> f64 {
+    x.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+}
+
+#[differentiable]
+fn logsumexp(x: &[f64]) -> f64 {
+    let m = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    m + x.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
+}
+
+#[differentiable]
+fn rev_take_filter(x: &[f64], a: f64) -> f64 {
+    let head: f64 = x.iter().rev().take(2).map(|v| v * a).sum();
+    let pos: f64 = x.iter().filter(|v| **v > 0.0).map(|v| v.exp()).sum();
+    head * pos
+}
+
+#[differentiable]
+fn subslice_iter(x: &[f64]) -> f64 {
+    x[1..].iter().map(|v| v.tanh()).sum::<f64>() * x[..2].iter().product::<f64>()
+}
+
+#[differentiable]
+fn for_zip_skip(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (a, b) in x.iter().zip(x.iter().skip(1)) {
+        s += a * b;
+    }
+    s
+}
+
+#[differentiable]
+fn windows_loop(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for w in x.windows(2) {
+        s += w[0] * w[1] - w[w.len() - 1];
+    }
+    s
+}
+
+#[differentiable]
+fn chunks_exact_loop(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for c in x.chunks_exact(2) {
+        s += c[0].sin() * c[1];
+    }
+    s
+}
+
+#[differentiable]
+fn swap_elements(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.swap(0, 1);
+    v[0] * 2.0 + v[1] * v[2]
+}
+
+#[differentiable]
+fn vec_literal(x: f64, y: f64) -> f64 {
+    let v = vec![x, y * x, 1.0];
+    v[0] * v[1] + v[2]
+}
+
+#[differentiable]
+fn first_last(x: &[f64]) -> f64 {
+    x.first().unwrap() * x.last().unwrap() + *x.last().unwrap()
+}
+
+#[differentiable]
+fn untyped_literal_with_arrays(x: &Array1<f64>) -> f64 {
+    let mut y = 1.0;
+    y = y * x.sum();
+    y
+}
+
+#[differentiable]
+fn for_each_accumulates(x: &[f64], a: f64) -> f64 {
+    let mut s = 0.0;
+    x.iter()
+        .enumerate()
+        .for_each(|(i, v)| s += v * a * i as f64);
+    s
+}
+
+mod checked_chains {
+    use crate::check;
+    use ndarray::array;
+
+    fn x4() -> Vec<f64> {
+        vec![0.5, -1.2, 0.3, 0.9]
+    }
+
+    check!(subslices_passed_on, (x4(),), |a| (&a.0));
+    check!(collect_then_index, (x4(),), |a| (&a.0));
+    check!(total_variation, (x4(),), |a| (&a.0));
+    check!(range_map_sum, (x4(),), |a| (&a.0));
+    check!(enumerate_map_sum, (x4(),), |a| (&a.0));
+    check!(fold_max, (x4(),), |a| (&a.0));
+    check!(logsumexp, (x4(),), |a| (&a.0));
+    check!(rev_take_filter, (x4(), 0.7_f64), |a| (&a.0, a.1));
+    check!(subslice_iter, (x4(),), |a| (&a.0));
+    check!(for_zip_skip, (x4(),), |a| (&a.0));
+    check!(windows_loop, (x4(),), |a| (&a.0));
+    check!(chunks_exact_loop, (x4(),), |a| (&a.0));
+    check!(swap_elements, (x4(),), |a| (&a.0));
+    check!(vec_literal, (0.4_f64, -1.1_f64), |a| (a.0, a.1));
+    check!(first_last, (x4(),), |a| (&a.0));
+    check!(untyped_literal_with_arrays, (array![0.5_f64, -1.2],), |a| {
+        (&a.0)
+    });
+    check!(for_each_accumulates, (x4(), 0.7_f64), |a| (&a.0, a.1));
+
+    #[test]
+    fn logsumexp_gradient_is_softmax() {
+        let x = x4();
+        let g = super::logsumexp::gradient(&x);
+        let z: f64 = x.iter().map(|v| v.exp()).sum();
+        for (gi, xi) in g.iter().zip(&x) {
+            assert!((gi - xi.exp() / z).abs() < 1e-12, "{g:?}");
+        }
+    }
 }

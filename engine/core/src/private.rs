@@ -267,16 +267,12 @@ pub trait Seed {
     /// `1`.
     fn one() -> Self;
 }
-impl Seed for f64 {
+// Over `Scalar` (f64, f32 and duals, which forward-over-reverse seeds with a constant
+// 1), as a blanket impl so that `T: Scalar` implies it without naming `one` on `T`.
+impl<S: crate::Scalar> Seed for S {
     #[inline(always)]
     fn one() -> Self {
-        1.0
-    }
-}
-impl Seed for f32 {
-    #[inline(always)]
-    fn one() -> Self {
-        1.0
+        S::of_real(<S::Real as crate::Real>::ONE)
     }
 }
 
@@ -353,4 +349,42 @@ impl<V: TangentVector> AccUnwrapped<V> for V {
 #[track_caller]
 pub fn acc_unwrapped<W: AccUnwrapped<V>, V>(dst: &mut W, v: V) {
     dst.acc_unwrapped(v)
+}
+
+/// `dst[range] += src` for the cotangent `src` of a sub-slice `&x[range]` of a sequence
+/// of length `len` whose cotangent is `dst` (a structural zero is written out first; an
+/// empty `src` is the structural zero and adds nothing).
+#[inline]
+#[track_caller]
+pub fn acc_range<T: TangentVector>(
+    dst: &mut Vec<T>,
+    len: usize,
+    range: (std::ops::Bound<usize>, std::ops::Bound<usize>),
+    src: Vec<T>,
+) {
+    if src.is_empty() {
+        return;
+    }
+    if dst.len() != len {
+        materialise_vec(dst, len);
+    }
+    let part = &mut dst[range];
+    assert_eq!(
+        part.len(),
+        src.len(),
+        "mochi: the cotangent of a sub-slice has {} elements, the sub-slice {}",
+        src.len(),
+        part.len()
+    );
+    for (d, s) in part.iter_mut().zip(src) {
+        d.accumulate(s);
+    }
+}
+
+/// The bounds of a range expression, to keep for the reverse sweep.
+#[inline(always)]
+pub fn range_bounds<R: std::ops::RangeBounds<usize>>(
+    r: R,
+) -> (std::ops::Bound<usize>, std::ops::Bound<usize>) {
+    (r.start_bound().cloned(), r.end_bound().cloned())
 }

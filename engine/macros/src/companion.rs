@@ -129,7 +129,9 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     // The derived rule works on a rewritten copy of the body (`mem::swap`, `iter_mut`
     // loops); the primal is emitted as written.
     let float_ty = signature_float_type(&func.sig);
-    let body = crate::desugar::desugar(&func.block, float_ty.as_ref());
+    let mut written_active = active.clone();
+    activity::analyse(&func.block, &mut written_active);
+    let body = crate::desugar::desugar(&func.block, float_ty.as_ref(), &written_active);
     activity::analyse(&body, &mut active);
 
     let assigned = assigned_names(&body);

@@ -13,6 +13,9 @@
 //! - `let P = e else { D };` → `let (names…) = match e { P => (names…), _ => D };`
 //! - `let sq = |v: f64| v * v; … sq(x) …` → `… { let v: f64 = x; v * v } …` (a closure
 //!   bound to a local is inlined where it is called, and written out where it is passed)
+//! - `v.swap(i, j)` → `{ let (a, b) = (i, j); let t = v[a]; v[a] = v[b]; v[b] = t; }`
+//! - `vec![a, b * c]` with differentiable elements → `vec![0.0; 2]` and assignments
+//! - `x.first().unwrap()`, `x.last().unwrap()` (also under `*`) → `x[0]`, `x[x.len() - 1]`
 //! - `y.fill(a)` → `{ let t = a; for i in 0..y.len() { y[i] = t; } }`
 //! - `y.copy_from_slice(x)`, `y.assign(x)` → a length check and
 //!   `for i in 0..y.len() { y[i] = x[i]; }`
@@ -20,8 +23,11 @@
 //! The primal function is emitted unchanged; only the derived rule sees the rewrite,
 //! which computes the same values.
 
+use crate::activity::mentions_active;
+use crate::iterchain::Writer;
 use proc_macro2::Span;
 use quote::{format_ident, quote_spanned};
+use std::collections::HashSet;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
@@ -30,11 +36,19 @@ use syn::{Expr, Pat};
 /// `float_ty`, an unsuffixed float literal that initialises a binding (`let mut y =
 /// 0.0;`, `vec![0.0; n]`, `vec![1.0, 2.0]`) gets that type, so that later rule calls
 /// on the binding are not ambiguous between the rule crates' traits.
-pub fn desugar(block: &syn::Block, float_ty: Option<&syn::Ident>) -> syn::Block {
+///
+/// `active` (the activity of the body as written) decides which iterator chains are
+/// rewritten as index loops (see [`crate::iterchain`]): those that carry a derivative.
+pub fn desugar(
+    block: &syn::Block,
+    float_ty: Option<&syn::Ident>,
+    active: &HashSet<String>,
+) -> syn::Block {
     let mut b = block.clone();
     Desugar {
         next: 0,
         float_ty: float_ty.cloned(),
+        active: active.clone(),
     }
     .visit_block_mut(&mut b);
     b
@@ -43,6 +57,7 @@ pub fn desugar(block: &syn::Block, float_ty: Option<&syn::Ident>) -> syn::Block 
 struct Desugar {
     next: usize,
     float_ty: Option<syn::Ident>,
+    active: HashSet<String>,
 }
 
 /// `lit` with the suffix `ty`, when `e` is an unsuffixed float literal (or its negation).
@@ -535,6 +550,27 @@ impl VisitMut for Inline<'_> {
     }
 }
 
+/// `x.first().unwrap()` → `x[0]`, `x.last().unwrap()` → `x[x.len() - 1]`.
+fn first_or_last(e: &Expr) -> Option<Expr> {
+    let Expr::MethodCall(u) = e else { return None };
+    if u.method != "unwrap" || !u.args.is_empty() {
+        return None;
+    }
+    let Expr::MethodCall(f) = &*u.receiver else {
+        return None;
+    };
+    if !f.args.is_empty() || !matches!(&*f.receiver, Expr::Path(_) | Expr::Field(_)) {
+        return None;
+    }
+    let x = &f.receiver;
+    let span = f.method.span();
+    match f.method.to_string().as_str() {
+        "first" => Some(syn::parse_quote_spanned!(span=> #x[0])),
+        "last" => Some(syn::parse_quote_spanned!(span=> #x[#x.len() - 1])),
+        _ => None,
+    }
+}
+
 /// Does a closure body `return` (which a `for` body would mean differently)?
 fn contains_return(e: &Expr) -> bool {
     struct R(bool);
@@ -642,6 +678,18 @@ impl VisitMut for Desugar {
             }
         }
         syn::visit_mut::visit_local_mut(self, l);
+        // `let y: Vec<f64> = chain.collect();`
+        if let (Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) {
+            if let Expr::MethodCall(m) = &*init.expr {
+                if m.method == "collect" && mentions_active(&init.expr, &self.active) {
+                    let float_ty = self.float_ty.clone();
+                    let mut w = Writer::new(&mut self.next, float_ty.as_ref());
+                    if let Some(r) = w.consumer(m, Some(&t.ty)) {
+                        *init.expr = r;
+                    }
+                }
+            }
+        }
     }
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
         let Some(ty) = self.float_ty.clone() else {
@@ -671,6 +719,63 @@ impl VisitMut for Desugar {
         syn::visit_mut::visit_expr_mut(self, e);
         let span = e.span();
         match e {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                if let Some(r) = first_or_last(&u.expr) {
+                    *e = r;
+                }
+            }
+            Expr::MethodCall(m) if m.method == "unwrap" && m.args.is_empty() => {
+                if let Some(r) = first_or_last(e) {
+                    *e = r;
+                }
+            }
+            Expr::MethodCall(m)
+                if m.method == "swap"
+                    && m.args.len() == 2
+                    && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_))
+                    && mentions_active(&m.receiver, &self.active) =>
+            {
+                let v = &m.receiver;
+                let (i, j) = (&m.args[0], &m.args[1]);
+                let (a, b, t) = (
+                    format_ident!("__mochi_sa", span = span),
+                    format_ident!("__mochi_sb", span = span),
+                    format_ident!("__mochi_st", span = span),
+                );
+                *e = syn::parse_quote_spanned!(span=> {
+                    let (#a, #b) = (#i, #j);
+                    let #t = #v[#a];
+                    #v[#a] = #v[#b];
+                    #v[#b] = #t;
+                });
+            }
+            Expr::Macro(m)
+                if m.mac.path.is_ident("vec")
+                    && mentions_active(&Expr::Macro(m.clone()), &self.active) =>
+            {
+                let Some(ty) = self.float_ty.clone() else {
+                    return;
+                };
+                type List = syn::punctuated::Punctuated<Expr, syn::Token![,]>;
+                let Ok(list) = m.mac.parse_body_with(List::parse_terminated) else {
+                    return;
+                };
+                if list.is_empty() || m.mac.parse_body::<Repeat>().is_ok() {
+                    return;
+                }
+                let v = format_ident!("__mochi_vec", span = span);
+                let n = list.len();
+                let zero = syn::LitFloat::new(&format!("0.0{ty}"), span);
+                let sets = list.iter().enumerate().map(|(k, x)| {
+                    let k = syn::Index::from(k);
+                    quote_spanned!(span=> #v[#k] = #x;)
+                });
+                *e = syn::parse_quote_spanned!(span=> {
+                    let mut #v = ::std::vec![#zero; #n];
+                    #(#sets)*
+                    #v
+                });
+            }
             Expr::Call(c) => {
                 let Some(name) = mem_fn(&c.func) else { return };
                 match (name.as_str(), c.args.len()) {
@@ -731,6 +836,18 @@ impl VisitMut for Desugar {
                 };
             }
             Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "sum" | "product" | "fold" | "collect"
+                ) && (mentions_active(&m.receiver, &self.active)
+                    || m.args.iter().any(|a| mentions_active(a, &self.active))) =>
+            {
+                let float_ty = self.float_ty.clone();
+                if let Some(r) = Writer::new(&mut self.next, float_ty.as_ref()).consumer(m, None) {
+                    *e = r;
+                }
+            }
+            Expr::MethodCall(m)
                 if m.args.len() == 1 && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_)) =>
             {
                 let y = &m.receiver;
@@ -760,9 +877,18 @@ impl VisitMut for Desugar {
                     _ => {}
                 }
             }
-            Expr::ForLoop(f) if f.label.is_none() => {
-                if let Some(r) = self.index_loop(f) {
-                    *e = r;
+            Expr::ForLoop(f) => {
+                if f.label.is_none() {
+                    if let Some(r) = self.index_loop(f) {
+                        *e = r;
+                        return;
+                    }
+                }
+                if mentions_active(&f.expr, &self.active) {
+                    let float_ty = self.float_ty.clone();
+                    if let Some(r) = Writer::new(&mut self.next, float_ty.as_ref()).for_loop(f) {
+                        *e = r;
+                    }
                 }
             }
             _ => {}

@@ -759,7 +759,14 @@ impl Lowerer {
         // A differentiable function or a hand-written rule: `path::rrule(args…)`.
         let mut ops = Vec::new();
         let mut args = Vec::new();
+        let mut subslices = Vec::new();
         for a in &c.args {
+            if let Some((o, back)) = self.subslice_arg(a, code) {
+                args.push(o.val());
+                ops.push(o);
+                subslices.push(back);
+                continue;
+            }
             let (prefix, inner) = match a {
                 Expr::Reference(r) if r.mutability.is_some() => (quote!(&mut), &*r.expr),
                 Expr::Reference(r) => (quote!(&), &*r.expr),
@@ -805,8 +812,16 @@ impl Lowerer {
                 };
             }
         }
+        // Sub-slices: their cotangents go back into the sequences' after the call's
+        // pullback (reverse order: pushed first, run last).
+        let sub_decls: Vec<TokenStream> = subslices.iter().map(|(d, _)| d.clone()).collect();
+        for (_, back) in &subslices {
+            code.rev.push(back.clone());
+        }
         if conv.is_empty() {
-            return self.rule_call(call, &ops, code);
+            let out = self.rule_call(call, &ops, code);
+            code.rev.push(quote!(#(#sub_decls)*));
+            return out;
         }
         let decl = conv
             .iter()
@@ -816,8 +831,66 @@ impl Lowerer {
             .map(|(t, c)| quote!(::mochi::__private::acc_from(&mut #c, #t);));
         code.rev.push(quote!(#(#back)*));
         let out = self.rule_call(call, &ops, code);
-        code.rev.push(quote!(#(#decl)*));
+        code.rev.push(quote!(#(#decl)* #(#sub_decls)*));
         out
+    }
+
+    /// `&x[a..b]` of a differentiable sequence as a call argument: the forward sweep
+    /// passes the sub-slice; its cotangent is a temporary that the reverse sweep adds
+    /// into `x`'s over the same range. Returns the operand and (the temporary's
+    /// declaration, the reverse accumulation).
+    fn subslice_arg(
+        &mut self,
+        a: &Expr,
+        code: &mut Code,
+    ) -> Option<(Operand, (TokenStream, TokenStream))> {
+        let Expr::Reference(r) = a else { return None };
+        let Expr::Index(ix) = &*r.expr else {
+            return None;
+        };
+        let Expr::Range(range) = &*ix.index else {
+            return None;
+        };
+        let place = Place::parse(&ix.expr)?;
+        if place.index.is_some() || place.deref {
+            return None;
+        }
+        let b = self.lookup(&place.root.to_string())?.clone();
+        if !b.active {
+            return None;
+        }
+        if r.mutability.is_some() {
+            self.err(a, "mochi: a `&mut` sub-slice of a differentiable sequence cannot be passed on; pass the whole sequence and the range's bounds");
+            return None;
+        }
+        let seq = &ix.expr;
+        let (rg, len, sub, tmp) = (
+            self.fresh("rg"),
+            self.fresh("len"),
+            self.fresh("sub"),
+            self.fresh("dsub"),
+        );
+        code.fwd.push(quote!(
+            let #rg = ::mochi::__private::range_bounds(#range);
+            let #len = ::mochi::__private::seq_len(&#seq);
+            let #sub = &#seq[#rg];
+        ));
+        let get = self.save(quote!((#rg, #len)), code);
+        let fields = &place.fields;
+        let cot = &b.cot;
+        let back = quote!({
+            let (__mochi_r, __mochi_l) = #get;
+            ::mochi::__private::acc_range(&mut #cot #(.#fields)*, __mochi_l, __mochi_r, ::mochi::__private::take(&mut #tmp));
+        });
+        let decl = quote!(let mut #tmp = ::mochi::__private::zero(););
+        Some((
+            Operand::Active {
+                val: quote!(#sub),
+                cot: quote!(#tmp),
+                is_ref: true,
+            },
+            (decl, back),
+        ))
     }
 }
 

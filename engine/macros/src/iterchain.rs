@@ -1,0 +1,686 @@
+//! Iterator chains over differentiable sequences, rewritten as index loops.
+//!
+//! `x.iter().zip(x.iter().skip(1)).map(|(a, b)| (b - a).powi(2)).sum()` becomes
+//!
+//! ```text
+//! { let mut acc = 0.0; for k in 0..n { let a = x[k]; let b = x[k + 1]; acc += (b - a).powi(2); } acc }
+//! ```
+//!
+//! which the lowering reverses like any loop. Sources: `x.iter()` (also `.copied()`,
+//! `.cloned()`, `into_iter()`, `&x[a..b]`-style sub-slices), ranges `a..b`. Adapters:
+//! `map`, `filter` (last positional adapter only), `enumerate`, `zip`, `skip`, `take`,
+//! `rev`, `copied`, `cloned`. Consumers: `sum`, `product`, `fold`, `collect` into a
+//! `Vec` (without `filter`), `for_each`, and `for` loops. Elements are bound by value:
+//! `*v` of an element reference becomes `v`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote_spanned};
+use syn::visit_mut::VisitMut;
+use syn::{Expr, Pat};
+
+/// One stage of a chain, from the source outwards.
+enum Stage {
+    /// `seq[start + k]`, by reference (`iter()`) or by value (`copied()`).
+    Seq {
+        seq: Expr,
+        start: Option<Expr>,
+        end: Option<Expr>,
+        by_ref: bool,
+    },
+    /// `start + k` of a range `start..end`.
+    Range {
+        start: Expr,
+        end: Expr,
+    },
+    Copied,
+    Skip(Expr),
+    Take(Expr),
+    Rev,
+    Enumerate,
+    Zip(Vec<Stage>),
+    Map(syn::ExprClosure),
+    Filter(syn::ExprClosure),
+}
+
+/// An element: a value (and whether the iterator yields it by reference) or a tuple.
+#[derive(Clone)]
+enum Item {
+    Leaf(Expr, bool),
+    Tuple(Vec<Item>),
+}
+
+/// Parses `e` as a chain of stages ending at a source.
+fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
+    match e {
+        Expr::Paren(p) => stages(&p.expr, out),
+        Expr::Range(r) if r.limits == syn::RangeLimits::HalfOpen(Default::default()) => {
+            let (Some(a), Some(b)) = (&r.start, &r.end) else {
+                return false;
+            };
+            out.push(Stage::Range {
+                start: (**a).clone(),
+                end: (**b).clone(),
+            });
+            true
+        }
+        Expr::MethodCall(m) => {
+            let name = m.method.to_string();
+            let args = &m.args;
+            match (name.as_str(), args.len()) {
+                ("iter" | "into_iter", 0) => match sequence(&m.receiver) {
+                    Some((seq, start, end)) => {
+                        out.push(Stage::Seq {
+                            seq,
+                            start,
+                            end,
+                            by_ref: name == "iter",
+                        });
+                        true
+                    }
+                    None => false,
+                },
+                ("copied" | "cloned", 0) => stages(&m.receiver, out) && push(out, Stage::Copied),
+                ("skip", 1) => stages(&m.receiver, out) && push(out, Stage::Skip(args[0].clone())),
+                ("take", 1) => stages(&m.receiver, out) && push(out, Stage::Take(args[0].clone())),
+                ("rev", 0) => stages(&m.receiver, out) && push(out, Stage::Rev),
+                ("enumerate", 0) => stages(&m.receiver, out) && push(out, Stage::Enumerate),
+                ("zip", 1) => {
+                    let mut other = Vec::new();
+                    let ok = match &args[0] {
+                        Expr::Reference(r) if r.mutability.is_none() => match sequence(&r.expr) {
+                            Some((seq, start, end)) => push(
+                                &mut other,
+                                Stage::Seq {
+                                    seq,
+                                    start,
+                                    end,
+                                    by_ref: true,
+                                },
+                            ),
+                            None => false,
+                        },
+                        a => stages(a, &mut other),
+                    };
+                    ok && stages(&m.receiver, out) && push(out, Stage::Zip(other))
+                }
+                ("map", 1) => {
+                    let Some(c) = closure(&args[0], 1) else {
+                        return false;
+                    };
+                    stages(&m.receiver, out) && push(out, Stage::Map(c))
+                }
+                ("filter", 1) => {
+                    let Some(c) = closure(&args[0], 1) else {
+                        return false;
+                    };
+                    stages(&m.receiver, out) && push(out, Stage::Filter(c))
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+fn push(out: &mut Vec<Stage>, s: Stage) -> bool {
+    out.push(s);
+    true
+}
+
+/// `x`, `x.field`, `x[a..b]`, `x[a..]`, `x[..b]` (the sequence and its bounds).
+fn sequence(e: &Expr) -> Option<(Expr, Option<Expr>, Option<Expr>)> {
+    match e {
+        Expr::Path(p) if p.path.get_ident().is_some() => Some((e.clone(), None, None)),
+        Expr::Field(_) => Some((e.clone(), None, None)),
+        Expr::Paren(p) => sequence(&p.expr),
+        Expr::Index(i) => match &*i.index {
+            Expr::Range(r) if r.limits == syn::RangeLimits::HalfOpen(Default::default()) => {
+                let (seq, None, None) = sequence(&i.expr)? else {
+                    return None;
+                };
+                Some((
+                    seq,
+                    r.start.as_ref().map(|s| (**s).clone()),
+                    r.end.as_ref().map(|s| (**s).clone()),
+                ))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A closure of `n` parameters, or a function path `f` as `|a| f(a)`.
+fn closure(e: &Expr, n: usize) -> Option<syn::ExprClosure> {
+    match e {
+        Expr::Closure(c) if c.inputs.len() == n && c.asyncness.is_none() => {
+            if contains_return(&c.body) {
+                return None;
+            }
+            Some(c.clone())
+        }
+        Expr::Path(p) => {
+            let args: Vec<syn::Ident> = (0..n).map(|i| format_ident!("__mochi_a{}", i)).collect();
+            Some(syn::parse_quote!(|#(#args),*| #p(#(#args),*)))
+        }
+        _ => None,
+    }
+}
+
+fn contains_return(e: &Expr) -> bool {
+    struct R(bool);
+    impl<'ast> syn::visit::Visit<'ast> for R {
+        fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+            self.0 = true;
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut r = R(false);
+    syn::visit::Visit::visit_expr(&mut r, e);
+    r.0
+}
+
+/// The chains the lowering reverses by itself, with rules made for them (faster than
+/// an index loop): `x.iter()[.copied()].sum()`/`.product()`, `x.iter().map(f).sum()`,
+/// `x.iter().zip(y.iter()).map(f).sum()`, `x.iter().fold(init, f)`.
+fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
+    let plain_seq = |s: &Stage| {
+        matches!(
+            s,
+            Stage::Seq {
+                start: None,
+                end: None,
+                seq: Expr::Path(_),
+                ..
+            }
+        )
+    };
+    let closure_arg = |i: usize| matches!(e.args.get(i), Some(Expr::Closure(_)));
+    let consumer = e.method.to_string();
+    match (consumer.as_str(), st) {
+        ("sum" | "product", [s]) | ("sum" | "product", [s, Stage::Copied]) => plain_seq(s),
+        ("sum", [s, Stage::Map(_)]) | ("sum", [s, Stage::Copied, Stage::Map(_)]) => plain_seq(s),
+        ("sum", [s, Stage::Zip(o), Stage::Map(_)]) => {
+            plain_seq(s) && matches!(&o[..], [t] if plain_seq(t))
+        }
+        ("fold", [s]) | ("fold", [s, Stage::Copied]) => plain_seq(s) && closure_arg(1),
+        _ => false,
+    }
+}
+
+/// Writes index loops for chains.
+pub struct Writer<'a> {
+    pub next: &'a mut usize,
+    pub float_ty: Option<&'a syn::Ident>,
+    span: Span,
+}
+
+impl<'a> Writer<'a> {
+    pub fn new(next: &'a mut usize, float_ty: Option<&'a syn::Ident>) -> Self {
+        Writer {
+            next,
+            float_ty,
+            span: Span::call_site(),
+        }
+    }
+
+    fn fresh(&mut self, p: &str) -> syn::Ident {
+        *self.next += 1;
+        format_ident!("__mochi_{}{}", p, *self.next, span = self.span)
+    }
+
+    /// The length of the stream after `st`, as an expression.
+    fn len(&self, st: &[Stage]) -> Option<TokenStream> {
+        let span = self.span;
+        let (last, rest) = st.split_last()?;
+        Some(match last {
+            Stage::Seq {
+                seq, start, end, ..
+            } => {
+                let end = match end {
+                    Some(e) => quote_spanned!(span=> (#e)),
+                    None => quote_spanned!(span=> #seq.len()),
+                };
+                match start {
+                    Some(s) => quote_spanned!(span=> (#end).saturating_sub(#s)),
+                    None => end,
+                }
+            }
+            Stage::Range { start, end } => {
+                quote_spanned!(span=> ((#end) as usize).saturating_sub((#start) as usize))
+            }
+            Stage::Skip(n) => {
+                let l = self.len(rest)?;
+                quote_spanned!(span=> (#l).saturating_sub(#n))
+            }
+            Stage::Take(n) => {
+                let l = self.len(rest)?;
+                quote_spanned!(span=> ::core::cmp::min(#l, #n))
+            }
+            Stage::Zip(o) => {
+                let (l, m) = (self.len(rest)?, self.len(o)?);
+                quote_spanned!(span=> ::core::cmp::min(#l, #m))
+            }
+            Stage::Copied | Stage::Rev | Stage::Enumerate | Stage::Map(_) | Stage::Filter(_) => {
+                self.len(rest)?
+            }
+        })
+    }
+
+    /// The statements that compute the element at position `k` of the stream after
+    /// `st`, and the element.
+    fn item(&mut self, st: &[Stage], k: TokenStream, body: &mut Vec<TokenStream>) -> Option<Item> {
+        let span = self.span;
+        let (last, rest) = st.split_last()?;
+        Some(match last {
+            Stage::Seq {
+                seq, start, by_ref, ..
+            } => {
+                let i = match start {
+                    Some(s) => quote_spanned!(span=> (#s) + #k),
+                    None => k,
+                };
+                Item::Leaf(syn::parse_quote_spanned!(span=> #seq[#i]), *by_ref)
+            }
+            Stage::Range { start, .. } => {
+                Item::Leaf(syn::parse_quote_spanned!(span=> (#start) + (#k)), false)
+            }
+            Stage::Copied => match self.item(rest, k, body)? {
+                Item::Leaf(e, _) => Item::Leaf(e, false),
+                t => t,
+            },
+            Stage::Skip(n) => self.item(rest, quote_spanned!(span=> (#k) + (#n)), body)?,
+            Stage::Take(_) | Stage::Filter(_) => {
+                let it = self.item(rest, k, body)?;
+                if let Stage::Filter(c) = last {
+                    let cond = self.apply(c, std::slice::from_ref(&it), body)?;
+                    body.push(quote_spanned!(span=> if !(#cond) { continue; }));
+                }
+                it
+            }
+            Stage::Rev => {
+                let l = self.len(rest)?;
+                self.item(rest, quote_spanned!(span=> (#l) - 1 - (#k)), body)?
+            }
+            Stage::Enumerate => {
+                let it = self.item(rest, k.clone(), body)?;
+                Item::Tuple(vec![
+                    Item::Leaf(syn::parse_quote_spanned!(span=> #k), false),
+                    it,
+                ])
+            }
+            Stage::Zip(o) => {
+                let a = self.item(rest, k.clone(), body)?;
+                let b = self.item(o, k, body)?;
+                Item::Tuple(vec![a, b])
+            }
+            Stage::Map(c) => {
+                let it = self.item(rest, k, body)?;
+                let v = self.apply(c, &[it], body)?;
+                let m = self.fresh("m");
+                body.push(quote_spanned!(span=> let #m = #v;));
+                Item::Leaf(syn::parse_quote_spanned!(span=> #m), false)
+            }
+        })
+    }
+
+    /// Binds the closure's parameters to `items` (by value) and returns its body with
+    /// the dereferences of by-reference parameters removed.
+    fn apply(
+        &mut self,
+        c: &syn::ExprClosure,
+        items: &[Item],
+        body: &mut Vec<TokenStream>,
+    ) -> Option<Expr> {
+        let mut deref = Vec::new();
+        for (p, it) in c.inputs.iter().zip(items) {
+            self.bind(p, it, body, &mut deref)?;
+        }
+        let mut e = (*c.body).clone();
+        UnDeref { names: &deref }.visit_expr_mut(&mut e);
+        Some(e)
+    }
+
+    /// `let p = item;`, by value; names bound to by-reference elements go in `deref`.
+    fn bind(
+        &mut self,
+        p: &Pat,
+        it: &Item,
+        body: &mut Vec<TokenStream>,
+        deref: &mut Vec<syn::Ident>,
+    ) -> Option<()> {
+        let span = self.span;
+        match (p, it) {
+            (Pat::Type(t), _) => self.bind(&t.pat, it, body, deref),
+            (Pat::Paren(q), _) => self.bind(&q.pat, it, body, deref),
+            (Pat::Reference(r), _) => self.bind(&r.pat, it, body, deref),
+            (Pat::Wild(_), _) => Some(()),
+            (Pat::Ident(i), Item::Leaf(e, by_ref)) if i.subpat.is_none() => {
+                let m = &i.mutability;
+                let n = &i.ident;
+                body.push(quote_spanned!(span=> let #m #n = #e;));
+                if *by_ref {
+                    deref.push(n.clone());
+                }
+                Some(())
+            }
+            (Pat::Ident(i), Item::Tuple(_)) if i.subpat.is_none() => {
+                let v = self.value(it);
+                let n = &i.ident;
+                body.push(quote_spanned!(span=> let #n = #v;));
+                Some(())
+            }
+            (Pat::Tuple(t), Item::Tuple(items)) if t.elems.len() == items.len() => {
+                for (q, it) in t.elems.iter().zip(items) {
+                    self.bind(q, it, body, deref)?;
+                }
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
+    fn value(&self, it: &Item) -> TokenStream {
+        let span = self.span;
+        match it {
+            Item::Leaf(e, _) => quote_spanned!(span=> #e),
+            Item::Tuple(items) => {
+                let v = items.iter().map(|i| self.value(i));
+                quote_spanned!(span=> (#(#v,)*))
+            }
+        }
+    }
+
+    fn zero(&self, ty: Option<&syn::Type>, one: bool) -> TokenStream {
+        let span = self.span;
+        let v = if one { "1.0" } else { "0.0" };
+        let suffix = match ty {
+            Some(syn::Type::Path(p)) if p.path.is_ident("f64") || p.path.is_ident("f32") => {
+                p.path.get_ident().map(|i| i.to_string())
+            }
+            _ => self.float_ty.map(|t| t.to_string()),
+        };
+        let lit = syn::LitFloat::new(&format!("{v}{}", suffix.unwrap_or_default()), span);
+        quote_spanned!(span=> #lit)
+    }
+
+    /// `chain.consumer(..)` as a block with an index loop, when `e` is one.
+    pub fn consumer(
+        &mut self,
+        e: &syn::ExprMethodCall,
+        collect_ty: Option<&syn::Type>,
+    ) -> Option<Expr> {
+        self.span = e.method.span();
+        let span = self.span;
+        let name = e.method.to_string();
+        let turbofish = e.turbofish.as_ref().and_then(|t| match t.args.first() {
+            Some(syn::GenericArgument::Type(ty)) => Some(ty.clone()),
+            _ => None,
+        });
+        let mut st = Vec::new();
+        if !stages(&e.receiver, &mut st) || lowering_handles(e, &st) {
+            return None;
+        }
+        // `filter` changes positions: only `map` and other filters may follow it.
+        if let Some(f) = st.iter().position(|s| matches!(s, Stage::Filter(_))) {
+            if st[f..]
+                .iter()
+                .any(|s| !matches!(s, Stage::Filter(_) | Stage::Map(_) | Stage::Copied))
+            {
+                return None;
+            }
+            if name == "collect" {
+                return None;
+            }
+        }
+        let n = self.fresh("n");
+        let k = self.fresh("k");
+        let len = self.len(&st)?;
+        let mut body = Vec::new();
+        let item = self.item(&st, quote_spanned!(span=> #k), &mut body)?;
+        let acc = self.fresh("acc");
+        let (init, step, result) = match (name.as_str(), e.args.len()) {
+            ("sum", 0) | ("product", 0) => {
+                let v = self.value(&item);
+                let z = self.zero(turbofish.as_ref(), name == "product");
+                let op = if name == "sum" {
+                    quote_spanned!(span=> +=)
+                } else {
+                    quote_spanned!(span=> *=)
+                };
+                (
+                    quote_spanned!(span=> let mut #acc = #z;),
+                    quote_spanned!(span=> #acc #op #v;),
+                    quote_spanned!(span=> #acc),
+                )
+            }
+            ("fold", 2) => {
+                let init = &e.args[0];
+                let c = closure(&e.args[1], 2)?;
+                let mut pre = Vec::new();
+                let mut deref = Vec::new();
+                let acc_pat = &c.inputs[0];
+                let mut acc_bind = Vec::new();
+                self.bind(
+                    acc_pat,
+                    &Item::Leaf(syn::parse_quote_spanned!(span=> #acc), false),
+                    &mut acc_bind,
+                    &mut deref,
+                )?;
+                self.bind(&c.inputs[1], &item, &mut pre, &mut deref)?;
+                let mut b = (*c.body).clone();
+                UnDeref { names: &deref }.visit_expr_mut(&mut b);
+                (
+                    quote_spanned!(span=> let mut #acc = #init;),
+                    quote_spanned!(span=> #(#acc_bind)* #(#pre)* #acc = #b;),
+                    quote_spanned!(span=> #acc),
+                )
+            }
+            ("collect", 0) => {
+                let ty = turbofish.as_ref().or(collect_ty)?;
+                let elem = vec_elem(ty)?;
+                let z = self.zero(elem, false);
+                let v = self.value(&item);
+                (
+                    quote_spanned!(span=> let mut #acc = ::std::vec![#z; #n];),
+                    quote_spanned!(span=> #acc[#k] = #v;),
+                    quote_spanned!(span=> #acc),
+                )
+            }
+            ("for_each", 1) => {
+                let c = closure(&e.args[0], 1)?;
+                let mut pre = Vec::new();
+                let mut deref = Vec::new();
+                self.bind(&c.inputs[0], &item, &mut pre, &mut deref)?;
+                let mut b = (*c.body).clone();
+                UnDeref { names: &deref }.visit_expr_mut(&mut b);
+                (
+                    TokenStream::new(),
+                    quote_spanned!(span=> #(#pre)* #b;),
+                    TokenStream::new(),
+                )
+            }
+            _ => return None,
+        };
+        Some(syn::parse_quote_spanned!(span=> {
+            let #n = #len;
+            #init
+            for #k in 0..#n {
+                #(#body)*
+                #step
+            }
+            #result
+        }))
+    }
+
+    /// `for pat in chain { body }` as an index loop, when the chain needs one (an
+    /// adapter the lowering does not reverse by itself).
+    pub fn for_loop(&mut self, f: &syn::ExprForLoop) -> Option<Expr> {
+        self.span = f.for_token.span;
+        let span = self.span;
+        if let Some(r) = self.windows(f) {
+            return Some(r);
+        }
+        let mut st = Vec::new();
+        if !stages(&f.expr, &mut st) {
+            return None;
+        }
+        // The lowering reverses `x.iter()`, `.enumerate()` and `.zip(y.iter())` of
+        // variables itself.
+        let simple = st.iter().all(|s| {
+            matches!(
+                s,
+                Stage::Seq {
+                    start: None,
+                    end: None,
+                    ..
+                } | Stage::Enumerate
+                    | Stage::Copied
+            ) || matches!(s, Stage::Zip(o) if o.len() == 1)
+        });
+        if simple || matches!(st[..], [Stage::Range { .. }]) {
+            return None;
+        }
+        if st.iter().any(|s| matches!(s, Stage::Filter(_))) {
+            return None;
+        }
+        let n = self.fresh("n");
+        let k = self.fresh("k");
+        let len = self.len(&st)?;
+        let mut body = Vec::new();
+        let item = self.item(&st, quote_spanned!(span=> #k), &mut body)?;
+        let mut deref = Vec::new();
+        self.bind(&f.pat, &item, &mut body, &mut deref)?;
+        let mut b = f.body.clone();
+        UnDeref { names: &deref }.visit_block_mut(&mut b);
+        let stmts = &b.stmts;
+        Some(syn::parse_quote_spanned!(span=> {
+            let #n = #len;
+            for #k in 0..#n {
+                #(#body)*
+                #(#stmts)*
+            }
+        }))
+    }
+}
+
+impl Writer<'_> {
+    /// `for w in x.windows(m) { … w[j] … }` → `for k in 0..x.len() + 1 - m { … x[k + j] … }`,
+    /// and `chunks_exact(m)` with `x[k * m + j]`, when the window is only indexed (or
+    /// asked its `len()`).
+    fn windows(&mut self, f: &syn::ExprForLoop) -> Option<Expr> {
+        let span = self.span;
+        let Expr::MethodCall(m) = &*f.expr else {
+            return None;
+        };
+        let kind = m.method.to_string();
+        if !matches!(kind.as_str(), "windows" | "chunks_exact") || m.args.len() != 1 {
+            return None;
+        }
+        let (x, None, None) = sequence(&m.receiver)? else {
+            return None;
+        };
+        let Pat::Ident(w) = &*f.pat else { return None };
+        let size = &m.args[0];
+        let k = self.fresh("k");
+        let base = if kind == "windows" {
+            quote_spanned!(span=> #k)
+        } else {
+            quote_spanned!(span=> #k * (#size))
+        };
+        let mut body = f.body.clone();
+        let mut sub = WindowUses {
+            name: &w.ident,
+            seq: &x,
+            base: &base,
+            size,
+            other: false,
+        };
+        sub.visit_block_mut(&mut body);
+        if sub.other {
+            return None;
+        }
+        let n = if kind == "windows" {
+            quote_spanned!(span=> (#x.len() + 1).saturating_sub(#size))
+        } else {
+            quote_spanned!(span=> #x.len() / (#size))
+        };
+        let stmts = &body.stmts;
+        Some(syn::parse_quote_spanned!(span=> for #k in 0..#n { #(#stmts)* }))
+    }
+}
+
+/// `w[j]` → `x[base + j]`, `w.len()` → the window size; any other use of `w` is noted.
+struct WindowUses<'a> {
+    name: &'a syn::Ident,
+    seq: &'a Expr,
+    base: &'a TokenStream,
+    size: &'a Expr,
+    other: bool,
+}
+
+impl VisitMut for WindowUses<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let is_w = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name));
+        match e {
+            Expr::Index(i) if is_w(&i.expr) => {
+                self.visit_expr_mut(&mut i.index);
+                let (x, base, j) = (self.seq, self.base, &i.index);
+                *e = syn::parse_quote!(#x[#base + (#j)]);
+            }
+            Expr::MethodCall(m) if is_w(&m.receiver) && m.method == "len" && m.args.is_empty() => {
+                let size = self.size;
+                *e = syn::parse_quote!((#size));
+            }
+            _ if is_w(e) => self.other = true,
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        if m.tokens
+            .clone()
+            .into_iter()
+            .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == *self.name))
+        {
+            self.other = true;
+        }
+    }
+}
+
+/// `Vec<T>` → `Some(T)` (`None` for `Vec<_>`); anything else → no rewrite.
+fn vec_elem(ty: &syn::Type) -> Option<Option<&syn::Type>> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Vec" {
+        return None;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) => match a.args.first() {
+            Some(syn::GenericArgument::Type(syn::Type::Infer(_))) => Some(None),
+            Some(syn::GenericArgument::Type(t)) => Some(Some(t)),
+            _ => Some(None),
+        },
+        _ => Some(None),
+    }
+}
+
+/// `*v` → `v` for names bound by value in place of references.
+struct UnDeref<'a> {
+    names: &'a [syn::Ident],
+}
+
+impl VisitMut for UnDeref<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // Inner first: `**v` (a filter's `&&f64`) loses both.
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Expr::Unary(u) = e {
+            if matches!(u.op, syn::UnOp::Deref(_)) {
+                if let Expr::Path(p) = &*u.expr {
+                    if p.path.get_ident().is_some_and(|i| self.names.contains(i)) {
+                        *e = (*u.expr).clone();
+                    }
+                }
+            }
+        }
+    }
+}
