@@ -267,12 +267,16 @@ pub trait Seed {
     /// `1`.
     fn one() -> Self;
 }
-// Over `Scalar` (f64, f32 and duals, which forward-over-reverse seeds with a constant
-// 1), as a blanket impl so that `T: Scalar` implies it without naming `one` on `T`.
-impl<S: crate::Scalar> Seed for S {
+impl Seed for f64 {
     #[inline(always)]
     fn one() -> Self {
-        S::of_real(<S::Real as crate::Real>::ONE)
+        1.0
+    }
+}
+impl Seed for f32 {
+    #[inline(always)]
+    fn one() -> Self {
+        1.0
     }
 }
 
