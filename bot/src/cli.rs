@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use chrono::NaiveDate;
 use clap::{Args, Parser, Subcommand};
 
-use crate::commands::{self, doc_review, icount_check, perf_check, pr_summary, serve};
+use crate::commands::{
+    self, doc_review, icount_check, perf_check, pr_summary, serve, wallclock_check,
+};
 use crate::config::{Config, DEFAULT_PATH};
 use crate::github::RetryPolicy;
 use crate::input::InputError;
@@ -35,6 +37,8 @@ pub enum Command_ {
     PerfCheck(PerfCheckArgs),
     /// Fail (exit 1) when a case's gradient/primal instruction ratio grew past its threshold from base to head.
     IcountCheck(IcountCheckArgs),
+    /// Run head and base benchmarks interleaved and compare their wall-clock ratios (informational; exit 0).
+    WallclockCheck(WallclockCheckArgs),
     /// Pick the design docs most in need of review and keep one tracking issue.
     DocReview(DocReviewArgs),
     /// Run doc-review every day on the configured schedule until SIGTERM or Ctrl-C.
@@ -76,6 +80,9 @@ pub struct PrSummaryArgs {
     /// Instruction report of the base build.
     #[arg(long, value_name = "FILE", requires = "icount")]
     pub icount_base: Option<PathBuf>,
+    /// Folder of `wallclock-check` reports: head against base, shown as information.
+    #[arg(long, value_name = "DIR")]
+    pub wallclock: Option<PathBuf>,
     /// Ranges file for the instruction thresholds (`max_instruction_growth`) [default: 5% for every case].
     #[arg(long, value_name = "FILE")]
     pub ranges: Option<PathBuf>,
@@ -135,6 +142,26 @@ pub struct IcountCheckArgs {
     /// Growth of a case's ratio allowed when the ranges file sets none (0.05 = 5%) [default: 0.05].
     #[arg(long, value_name = "FRACTION")]
     pub threshold: Option<f64>,
+}
+
+/// `wallclock-check` arguments.
+#[derive(Debug, Args)]
+pub struct WallclockCheckArgs {
+    /// Shell command that measures the head and writes a benchmark report to $MOCHI_BENCH_OUT (honouring MOCHI_RETRY_CASES).
+    #[arg(long, value_name = "COMMAND")]
+    pub head_cmd: String,
+    /// The same for the base.
+    #[arg(long, value_name = "COMMAND")]
+    pub base_cmd: String,
+    /// Runs of each side, and again for a rerun of the cases found slower [default: 5].
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub runs: u32,
+    /// Report column compared [default: `perf_check.column`, "mochi"].
+    #[arg(long, value_name = "NAME")]
+    pub column: Option<String>,
+    /// Folder for the reports (head-NN.json, base-NN.json, rerun-…), read by `pr-summary --wallclock`.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 /// `doc-review` arguments.
@@ -216,6 +243,9 @@ pub enum Error {
     /// `icount-check` could not give a verdict.
     #[error(transparent)]
     IcountCheck(#[from] icount_check::IcountCheckError),
+    /// `wallclock-check` could not compare.
+    #[error(transparent)]
+    WallclockCheck(#[from] wallclock_check::WallclockCheckError),
     /// `doc-review` failed.
     #[error(transparent)]
     DocReview(#[from] doc_review::DocReviewError),
@@ -238,6 +268,7 @@ pub async fn execute(cli: Cli, env: &Env) -> Result<Report, Error> {
         Command_::PrSummary(args) => pr_summary::run(*args, &config, &repo_root, env).await?,
         Command_::PerfCheck(args) => perf_check::run(args, &config, &repo_root)?,
         Command_::IcountCheck(args) => icount_check::run(args, &config, &repo_root)?,
+        Command_::WallclockCheck(args) => wallclock_check::run(args, &config, &repo_root)?,
         Command_::DocReview(args) => doc_review::run(args, &config, &repo_root, env).await?,
         Command_::Serve(args) => serve::run(args, &config, &repo_root, env).await?,
     })

@@ -16,3 +16,4 @@ pub mod markdown;
 pub mod perf;
 pub mod serve;
 pub mod summary;
+pub mod wallclock;

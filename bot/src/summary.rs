@@ -6,6 +6,7 @@ use crate::coverage::lcov::{Coverage, Totals};
 use crate::coverage::patch::{line_ranges, PatchCoverage};
 use crate::icount::{IcountResult, IcountVerdict};
 use crate::markdown;
+use crate::wallclock::{self, CaseComparison, Finding};
 
 /// Hidden first line that identifies the bot's summary comment.
 pub const MARKER: &str = "<!-- mochi-bot:pr-summary -->";
@@ -30,6 +31,8 @@ pub struct SummaryInput<'a> {
     pub patch: Option<&'a PatchCoverage>,
     /// The benchmark ratios, when a report was given.
     pub bench: Option<&'a BenchReport>,
+    /// Wall-clock ratios of head against base, when runs of both were given.
+    pub wallclock: Option<&'a [CaseComparison]>,
     /// The instruction gate's comparison of head against base, when both reports were given.
     pub icount: Option<&'a [IcountResult]>,
 }
@@ -96,7 +99,41 @@ pub fn render(input: &SummaryInput<'_>) -> String {
     if let Some(bench) = input.bench {
         render_performance(&mut out, bench);
     }
+    if let Some(cases) = input.wallclock {
+        render_wallclock(&mut out, cases);
+    }
     out
+}
+
+fn render_wallclock(out: &mut String, cases: &[CaseComparison]) {
+    out.push_str("#### Wall-clock ratio against base (informational)\n\n");
+    out.push_str("Hodges–Lehmann shift of the log-ratio over interleaved runs, with its 95% Mann–Whitney interval; a slowdown is claimed only when a rerun confirms it.\n\n");
+    out.push_str("| Case | Change | 95% interval | Finding |\n| --- | ---: | ---: | --- |\n");
+    for c in cases {
+        let (change, interval) = match c.shift {
+            Some(s) => (
+                format!("{:+.1}%", wallclock::percent(s.estimate)),
+                format!(
+                    "[{:+.1}%, {:+.1}%]",
+                    wallclock::percent(s.lower),
+                    wallclock::percent(s.upper)
+                ),
+            ),
+            None => ("–".to_string(), "–".to_string()),
+        };
+        let finding = match c.finding {
+            Finding::Slower => "slower (confirmed by a rerun) ⚠️",
+            Finding::SlowerOnce => "slower once, not confirmed",
+            Finding::Faster => "faster",
+            Finding::NoChange => "no change detected",
+            Finding::TooFewRuns => "too few runs",
+        };
+        out.push_str(&format!(
+            "| {} | {change} | {interval} | {finding} |\n",
+            markdown::code_span(&c.label)
+        ));
+    }
+    out.push('\n');
 }
 
 fn render_icount(out: &mut String, results: &[IcountResult]) {
@@ -299,6 +336,7 @@ mod tests {
             patch: Some(&patch),
             bench: None,
             icount: None,
+            wallclock: None,
         });
         assert!(body.starts_with(MARKER));
         assert_eq!(head_sha_of(&body), Some("0123456789abcdef"));
@@ -332,6 +370,7 @@ mod tests {
             patch: Some(&patch),
             bench: None,
             icount: None,
+            wallclock: None,
         });
         assert!(
             body.contains(
@@ -379,6 +418,7 @@ mod tests {
             patch: Some(&patch),
             bench: Some(&bench),
             icount: None,
+            wallclock: None,
         });
         // The path is one code span: the backtick inside cannot end it.
         assert!(

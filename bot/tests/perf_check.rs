@@ -378,3 +378,66 @@ fn the_binary_exits_2_with_one_line_on_bad_input() {
         );
     }
 }
+
+/// A measuring command: `slow`'s ratio is `slow_ratio`, `same`'s 1.5, each with a
+/// ±2% jitter that cycles with a per-side counter.
+fn fake_bench(dir: &Path, side: &str, slow_ratio: f64) -> String {
+    let script = dir.join(format!("{side}.sh"));
+    std::fs::write(
+        &script,
+        format!(
+            r#"n=$(cat {side}.count 2>/dev/null || echo 0); n=$((n+1)); echo $n > {side}.count
+j=$(awk -v n=$n 'BEGIN {{ printf "%.5f", 1 + 0.01 * ((n * 3) % 5 - 2) }}')
+s=$(awk -v j=$j 'BEGIN {{ printf "%.5f", {slow_ratio} * j }}')
+m=$(awk -v j=$j 'BEGIN {{ printf "%.5f", 1.5 * j }}')
+printf '{{"schema_version":1,"columns":["mochi"],"cases":[{{"label":"slow","primal_ns":100,"ratios":{{"mochi":%s}}}},{{"label":"same","primal_ns":100,"ratios":{{"mochi":%s}}}}]}}' "$s" "$m" > "$MOCHI_BENCH_OUT"
+"#
+        ),
+    )
+    .unwrap();
+    format!("sh {}", script.display())
+}
+
+#[tokio::test]
+async fn wall_clock_runs_find_a_confirmed_slowdown_and_no_change_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let head = fake_bench(root, "head", 2.2);
+    let base = fake_bench(root, "base", 2.0);
+    let out_dir = root.join("wallclock");
+    let args = [
+        "mochi-bot",
+        "--repo-root",
+        &root.display().to_string(),
+        "wallclock-check",
+        "--head-cmd",
+        &head,
+        "--base-cmd",
+        &base,
+        "--out",
+        &out_dir.display().to_string(),
+    ]
+    .map(String::from);
+    let env = Env::default();
+    let report = execute(Cli::try_parse_from(args).unwrap(), &env)
+        .await
+        .unwrap();
+    assert_eq!(report.code, 0, "{report:?}");
+    assert!(
+        report
+            .stdout
+            .contains("rerunning the cases found slower: slow\n"),
+        "{report:?}"
+    );
+    assert!(
+        report.stdout.contains("slow: +10.0% [")
+            && report.stdout.contains("slower (confirmed by a rerun)"),
+        "{report:?}"
+    );
+    assert!(
+        report.stdout.contains("same: +0.0% [") && report.stdout.contains("no change detected"),
+        "{report:?}"
+    );
+    // 5 + 5 runs, then 5 + 5 reruns.
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 20);
+}

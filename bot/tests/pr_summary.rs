@@ -949,3 +949,45 @@ async fn the_instruction_gate_is_shown_with_the_grown_case_marked() {
     );
     assert!(fake.requests().is_empty());
 }
+
+#[tokio::test]
+async fn wall_clock_runs_are_shown_as_information() {
+    let fake = FakeGitHub::start().await;
+    let inputs = Inputs::new();
+    let dir = inputs.path("wallclock");
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = |r: f64| {
+        format!(
+            r#"{{"schema_version":1,"columns":["mochi"],"cases":[{{"label":"sum_1000","primal_ns":85.0,"ratios":{{"mochi":{r}}}}}]}}"#
+        )
+    };
+    for (i, (h, b)) in [
+        (2.0, 2.0),
+        (2.02, 2.01),
+        (1.98, 1.99),
+        (2.01, 2.02),
+        (1.99, 1.98),
+    ]
+    .iter()
+    .enumerate()
+    {
+        std::fs::write(dir.join(format!("head-{i:02}.json")), report(*h)).unwrap();
+        std::fs::write(dir.join(format!("base-{i:02}.json")), report(*b)).unwrap();
+    }
+    let wallclock = dir.display().to_string();
+    let out = run(
+        &fake,
+        &inputs,
+        &["--head-sha", HEAD, "--dry-run", "--wallclock", &wallclock],
+        &Env::default(),
+    )
+    .await
+    .unwrap();
+    let body = out.stdout;
+    assert!(
+        body.contains("#### Wall-clock ratio against base (informational)"),
+        "{body}"
+    );
+    assert!(body.contains("| `sum_1000` | +0.0% | ["), "{body}");
+    assert!(body.contains("| no change detected |"), "{body}");
+}

@@ -6,6 +6,7 @@ pub mod icount_check;
 pub mod perf_check;
 pub mod pr_summary;
 pub mod serve;
+pub mod wallclock_check;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

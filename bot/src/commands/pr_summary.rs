@@ -16,6 +16,7 @@ use crate::icount::{self, IcountReport, IcountResult};
 use crate::input::{self, InputError, Kind};
 use crate::perf::Ranges;
 use crate::summary::{self, SummaryInput, GITHUB_COMMENT_LIMIT};
+use crate::wallclock::{CaseComparison, Runs};
 
 /// Why `pr-summary` failed.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +84,7 @@ struct Inputs {
     changed: Option<ChangedLines>,
     bench: Option<BenchReport>,
     icount: Option<Vec<IcountResult>>,
+    wallclock: Option<Vec<CaseComparison>>,
 }
 
 /// Reads a coverage report and checks that it belongs to this checkout.
@@ -101,7 +103,11 @@ fn read_coverage(path: &Path, root: &Path) -> Result<Coverage, PrSummaryError> {
     Ok(coverage)
 }
 
-fn read_inputs(args: &PrSummaryArgs, root: &Path) -> Result<Inputs, PrSummaryError> {
+fn read_inputs(
+    args: &PrSummaryArgs,
+    config: &Config,
+    root: &Path,
+) -> Result<Inputs, PrSummaryError> {
     let head = read_coverage(&args.lcov, root)?;
     let base = args
         .base_lcov
@@ -128,12 +134,20 @@ fn read_inputs(args: &PrSummaryArgs, root: &Path) -> Result<Inputs, PrSummaryErr
         }
         _ => None,
     };
+    let column = &config.perf_check.column;
+    let wallclock = args
+        .wallclock
+        .as_deref()
+        .map(Runs::read_dir)
+        .transpose()?
+        .map(|runs| runs.compare(column));
     Ok(Inputs {
         head,
         base,
         changed,
         bench,
         icount,
+        wallclock,
     })
 }
 
@@ -150,6 +164,7 @@ fn body(inputs: &Inputs, head_sha: &str, base_sha: Option<&str>) -> String {
         patch: patch.as_ref(),
         bench: inputs.bench.as_ref(),
         icount: inputs.icount.as_deref(),
+        wallclock: inputs.wallclock.as_deref(),
     });
     summary::fit_to_limit(&body, GITHUB_COMMENT_LIMIT)
 }
@@ -162,7 +177,7 @@ pub async fn run(
     root: &Path,
     env: &Env,
 ) -> Result<Report, PrSummaryError> {
-    let mut inputs = read_inputs(&args, root)?;
+    let mut inputs = read_inputs(&args, config, root)?;
 
     if args.dry_run {
         let head_sha = match &args.head_sha {
