@@ -56,7 +56,9 @@ fn measure(
     cmd.arg("-c")
         .arg(command)
         .current_dir(root)
-        .env("MOCHI_BENCH_OUT", out);
+        .env("MOCHI_BENCH_OUT", out)
+        // The suite's own table goes to the log, not into this command's report.
+        .stdout(std::process::Stdio::from(std::io::stderr()));
     if let Some(cases) = cases {
         cmd.env("MOCHI_RETRY_CASES", cases);
     }
