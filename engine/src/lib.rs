@@ -77,11 +77,16 @@ pub fn no_grad<T>(value: T) -> T {
     value
 }
 
+/// num-traits, whose `Float` bound generic `#[differentiable]` functions may use
+/// (`fn f<T: Float>(x: &[T]) -> T`); `Float` is also in the [`prelude`].
+pub use num_traits;
+
 /// Everything a user of mochi imports: `use mochi::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        differentiable, no_grad, Dual, NoTangent, Pullback, Real, Tangent, TangentVector,
+        differentiable, no_grad, Dual, NoTangent, Pullback, Real, Scalar, Tangent, TangentVector,
     };
+    pub use num_traits::Float;
 }
 
 #[doc(hidden)]

@@ -6,12 +6,14 @@
 //! Rule crates depend on this crate only. Users depend on the `mochi` facade.
 
 mod rule;
+mod scalar;
 mod tangent;
 
 #[doc(hidden)]
 pub mod private;
 
 pub use rule::{Accumulators, BoxedPullback, Call, FnPullback, Pullback};
+pub use scalar::Scalar;
 #[cfg(feature = "ndarray")]
 pub use tangent::broadcast;
 pub use tangent::{NoTangent, Tangent, TangentVector};

@@ -267,16 +267,12 @@ pub trait Seed {
     /// `1`.
     fn one() -> Self;
 }
-impl Seed for f64 {
+// Over `Scalar` (f64, f32 and duals, which forward-over-reverse seeds with a constant
+// 1), as a blanket impl so that `T: Scalar` implies it without naming `one` on `T`.
+impl<S: crate::Scalar> Seed for S {
     #[inline(always)]
     fn one() -> Self {
-        1.0
-    }
-}
-impl Seed for f32 {
-    #[inline(always)]
-    fn one() -> Self {
-        1.0
+        S::of_real(<S::Real as crate::Real>::ONE)
     }
 }
 

@@ -5,7 +5,7 @@ unary_rules! {
     /// `x.exp()`: d/dx = eˣ = y.
     ExpRule::exp, ExpPullback: |x| x.exp(), |_x, y| y;
     /// `x.exp2()`: d/dx = 2ˣ·ln 2 = y·ln 2.
-    Exp2Rule::exp2, Exp2Pullback: |x| x.exp2(), |_x, y| y * T::ln(2.0);
+    Exp2Rule::exp2, Exp2Pullback: |x| x.exp2(), |_x, y| y * T::LN_2;
     /// `x.exp_m1()` (`eˣ − 1`): d/dx = eˣ, recomputed rather than taken as `y + 1`,
     /// which loses all precision for very negative `x`.
     ExpM1Rule::exp_m1, ExpM1Pullback: |x| x.exp_m1(), |x, _y| x.exp();
@@ -13,13 +13,13 @@ unary_rules! {
     LnRule::ln, LnPullback: |x| x.ln(), |x, y| if y.is_nan() { T::NAN } else { x.recip() };
     /// `x.log2()`: d/dx = 1/(x·ln 2) (`NaN` where the primal is).
     Log2Rule::log2, Log2Pullback: |x| x.log2(),
-        |x, y| if y.is_nan() { T::NAN } else { (x * T::ln(2.0)).recip() };
+        |x, y| if y.is_nan() { T::NAN } else { (x * T::LN_2).recip() };
     /// `x.log10()`: d/dx = 1/(x·ln 10) (`NaN` where the primal is).
     Log10Rule::log10, Log10Pullback: |x| x.log10(),
-        |x, y| if y.is_nan() { T::NAN } else { (x * T::ln(10.0)).recip() };
+        |x, y| if y.is_nan() { T::NAN } else { (x * T::LN_10).recip() };
     /// `x.ln_1p()` (`ln(1 + x)`): d/dx = 1/(1 + x) (`NaN` where the primal is).
     Ln1pRule::ln_1p, Ln1pPullback: |x| x.ln_1p(),
-        |x, y| if y.is_nan() { T::NAN } else { (1.0 + x).recip() };
+        |x, y| if y.is_nan() { T::NAN } else { (T::ONE + x).recip() };
 }
 
 binary_rules! {

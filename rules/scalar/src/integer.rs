@@ -2,26 +2,76 @@
 //! operator through a rule; for integers the rule is the plain operator with a
 //! zero-sized pullback that does nothing. Overflow behaves exactly as the plain
 //! operator does in the same build (a panic with overflow checks, wrapping without).
+//!
+//! The integer rules have traits of their own (`IntAddRule::op_add` beside the float
+//! `AddRule::op_add`): the float rules are one blanket impl over every
+//! [`Scalar`](mochi_core::Scalar), and a blanket impl over a trait of another crate
+//! cannot share a trait with impls for `i32` (the other crate might make `i32` a
+//! `Scalar`). Both are in scope in generated code; a call resolves to the one whose
+//! impl fits its operand types.
 
-use crate::operators::{AddRule, DivRule, MulRule, NegRule, RemRule, SubRule};
-use crate::piecewise::{AbsRule, ClampRule, MaxRule, MinRule, SignumRule};
-use mochi_core::kit::inactive_rules;
 /// The pullback of the rules of this module: a no-op (it lives in the rule kit, which
 /// [`inactive_rules!`](mochi_core::kit::inactive_rules) writes rules with).
 pub use mochi_core::kit::InactivePullback;
+use mochi_core::kit::{inactive_rules, rule_trait};
+
+rule_trait!(
+    /// `a + b` of integers: no tangent.
+    IntAddRule::op_add
+);
+rule_trait!(
+    /// `a - b` of integers: no tangent.
+    IntSubRule::op_sub
+);
+rule_trait!(
+    /// `a * b` of integers: no tangent.
+    IntMulRule::op_mul
+);
+rule_trait!(
+    /// `a / b` of integers: no tangent.
+    IntDivRule::op_div
+);
+rule_trait!(
+    /// `a % b` of integers: no tangent.
+    IntRemRule::op_rem
+);
+rule_trait!(
+    /// `-a` of a signed integer: no tangent.
+    IntNegRule::op_neg
+);
+rule_trait!(
+    /// `a.min(b)` of integers: no tangent.
+    IntMinRule::min
+);
+rule_trait!(
+    /// `a.max(b)` of integers: no tangent.
+    IntMaxRule::max
+);
+rule_trait!(
+    /// `x.clamp(lo, hi)` of integers: no tangent.
+    IntClampRule::clamp
+);
+rule_trait!(
+    /// `a.abs()` of a signed integer: no tangent.
+    IntAbsRule::abs
+);
+rule_trait!(
+    /// `a.signum()` of a signed integer: no tangent.
+    IntSignumRule::signum
+);
 
 inactive_rules! {
-    AddRule::op_add: |a, b| a + b, for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
-    SubRule::op_sub: |a, b| a - b, for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
-    MulRule::op_mul: |a, b| a * b, for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
-    DivRule::op_div: |a, b| a / b, for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
-    RemRule::op_rem: |a, b| a % b, for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
-    NegRule::op_neg: |a| -a, for [i8, i16, i32, i64, i128, isize];
-    MinRule::min: |a, b| Ord::min(a, b), for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
-    MaxRule::max: |a, b| Ord::max(a, b), for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
-    ClampRule::clamp: |x, lo, hi| Ord::clamp(x, lo, hi), for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
-    AbsRule::abs: |a| a.abs(), for [i8, i16, i32, i64, i128, isize];
-    SignumRule::signum: |a| a.signum(), for [i8, i16, i32, i64, i128, isize];
+    IntAddRule::op_add: |a, b| a + b, for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
+    IntSubRule::op_sub: |a, b| a - b, for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
+    IntMulRule::op_mul: |a, b| a * b, for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
+    IntDivRule::op_div: |a, b| a / b, for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
+    IntRemRule::op_rem: |a, b| a % b, for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
+    IntNegRule::op_neg: |a| -a, for [i8, i16, i32, i64, i128, isize];
+    IntMinRule::min: |a, b| Ord::min(a, b), for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
+    IntMaxRule::max: |a, b| Ord::max(a, b), for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
+    IntClampRule::clamp: |x, lo, hi| Ord::clamp(x, lo, hi), for [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize];
+    IntAbsRule::abs: |a| a.abs(), for [i8, i16, i32, i64, i128, isize];
+    IntSignumRule::signum: |a| a.signum(), for [i8, i16, i32, i64, i128, isize];
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! Compound assignments (`a += b`) are lowered by `#[differentiable]` to these.
 
 use mochi_core::kit::{rule_trait, unary_rules};
+use mochi_core::{Call, Pullback, Real, Scalar};
 // The operators are written out rather than through `binary_rules!`: each pullback
 // keeps only what its partials need (`+` and `−` keep nothing), because in loops the
 // pullbacks are what a gradient stores per iteration.
@@ -54,105 +55,109 @@ pub struct RemPullback<T> {
     q: T,
 }
 
-macro_rules! float_operators {
-    ($($t:ident),*) => {$(
-        impl AddRule for mochi_core::Call<(&$t, &$t)> {
-            type Output = $t;
-            type Pullback = AddPullback<$t>;
-            #[inline(always)]
-            fn op_add(self) -> ($t, AddPullback<$t>) {
-                (*self.0 .0 + *self.0 .1, AddPullback(std::marker::PhantomData))
-            }
-        }
-        impl mochi_core::Pullback for AddPullback<$t> {
-            type Output = $t;
-            type Args = ($t, $t);
-            #[inline(always)]
-            fn pullback(self, dy: $t, (da, db): (&mut $t, &mut $t)) {
-                *da += dy;
-                *db += dy;
-            }
-        }
-        impl SubRule for mochi_core::Call<(&$t, &$t)> {
-            type Output = $t;
-            type Pullback = SubPullback<$t>;
-            #[inline(always)]
-            fn op_sub(self) -> ($t, SubPullback<$t>) {
-                (*self.0 .0 - *self.0 .1, SubPullback(std::marker::PhantomData))
-            }
-        }
-        impl mochi_core::Pullback for SubPullback<$t> {
-            type Output = $t;
-            type Args = ($t, $t);
-            #[inline(always)]
-            fn pullback(self, dy: $t, (da, db): (&mut $t, &mut $t)) {
-                *da += dy;
-                *db -= dy;
-            }
-        }
-        impl MulRule for mochi_core::Call<(&$t, &$t)> {
-            type Output = $t;
-            type Pullback = MulPullback<$t>;
-            #[inline(always)]
-            fn op_mul(self) -> ($t, MulPullback<$t>) {
-                let (a, b) = (*self.0 .0, *self.0 .1);
-                (a * b, MulPullback { a, b })
-            }
-        }
-        impl mochi_core::Pullback for MulPullback<$t> {
-            type Output = $t;
-            type Args = ($t, $t);
-            #[inline(always)]
-            fn pullback(self, dy: $t, (da, db): (&mut $t, &mut $t)) {
-                *da += dy * self.b;
-                *db += dy * self.a;
-            }
-        }
-        impl DivRule for mochi_core::Call<(&$t, &$t)> {
-            type Output = $t;
-            type Pullback = DivPullback<$t>;
-            #[inline(always)]
-            fn op_div(self) -> ($t, DivPullback<$t>) {
-                let (a, b) = (*self.0 .0, *self.0 .1);
-                let y = a / b;
-                (y, DivPullback { b, y })
-            }
-        }
-        impl mochi_core::Pullback for DivPullback<$t> {
-            type Output = $t;
-            type Args = ($t, $t);
-            #[inline(always)]
-            fn pullback(self, dy: $t, (da, db): (&mut $t, &mut $t)) {
-                let g = dy / self.b;
-                *da += g;
-                *db -= g * self.y;
-            }
-        }
-        impl RemRule for mochi_core::Call<(&$t, &$t)> {
-            type Output = $t;
-            type Pullback = RemPullback<$t>;
-            #[inline(always)]
-            fn op_rem(self) -> ($t, RemPullback<$t>) {
-                let (a, b) = (*self.0 .0, *self.0 .1);
-                (a % b, RemPullback { q: (a / b).trunc() })
-            }
-        }
-        impl mochi_core::Pullback for RemPullback<$t> {
-            type Output = $t;
-            type Args = ($t, $t);
-            #[inline(always)]
-            fn pullback(self, dy: $t, (da, db): (&mut $t, &mut $t)) {
-                *da += dy;
-                *db -= dy * self.q;
-            }
-        }
-    )*};
+// One impl per operator for every `Scalar` (f64, f32, duals): what generic code bounded
+// by `Scalar` needs, and what forward-over-reverse runs on.
+impl<S: Scalar> AddRule for Call<(&S, &S)> {
+    type Output = S;
+    type Pullback = AddPullback<S>;
+    #[inline(always)]
+    fn op_add(self) -> (S, AddPullback<S>) {
+        (
+            *self.0 .0 + *self.0 .1,
+            AddPullback(std::marker::PhantomData),
+        )
+    }
 }
-float_operators!(f64, f32);
+impl<S: Scalar> Pullback for AddPullback<S> {
+    type Output = S;
+    type Args = (S, S);
+    #[inline(always)]
+    fn pullback(self, dy: S, (da, db): (&mut S, &mut S)) {
+        *da += dy;
+        *db += dy;
+    }
+}
+impl<S: Scalar> SubRule for Call<(&S, &S)> {
+    type Output = S;
+    type Pullback = SubPullback<S>;
+    #[inline(always)]
+    fn op_sub(self) -> (S, SubPullback<S>) {
+        (
+            *self.0 .0 - *self.0 .1,
+            SubPullback(std::marker::PhantomData),
+        )
+    }
+}
+impl<S: Scalar> Pullback for SubPullback<S> {
+    type Output = S;
+    type Args = (S, S);
+    #[inline(always)]
+    fn pullback(self, dy: S, (da, db): (&mut S, &mut S)) {
+        *da += dy;
+        *db -= dy;
+    }
+}
+impl<S: Scalar> MulRule for Call<(&S, &S)> {
+    type Output = S;
+    type Pullback = MulPullback<S>;
+    #[inline(always)]
+    fn op_mul(self) -> (S, MulPullback<S>) {
+        let (a, b) = (*self.0 .0, *self.0 .1);
+        (a * b, MulPullback { a, b })
+    }
+}
+impl<S: Scalar> Pullback for MulPullback<S> {
+    type Output = S;
+    type Args = (S, S);
+    #[inline(always)]
+    fn pullback(self, dy: S, (da, db): (&mut S, &mut S)) {
+        *da += dy * self.b;
+        *db += dy * self.a;
+    }
+}
+impl<S: Scalar> DivRule for Call<(&S, &S)> {
+    type Output = S;
+    type Pullback = DivPullback<S>;
+    #[inline(always)]
+    fn op_div(self) -> (S, DivPullback<S>) {
+        let (a, b) = (*self.0 .0, *self.0 .1);
+        let y = a / b;
+        (y, DivPullback { b, y })
+    }
+}
+impl<S: Scalar> Pullback for DivPullback<S> {
+    type Output = S;
+    type Args = (S, S);
+    #[inline(always)]
+    fn pullback(self, dy: S, (da, db): (&mut S, &mut S)) {
+        let g = dy / self.b;
+        *da += g;
+        *db -= g * self.y;
+    }
+}
+impl<S: Scalar> RemRule for Call<(&S, &S)> {
+    type Output = S;
+    type Pullback = RemPullback<S>;
+    #[inline(always)]
+    fn op_rem(self) -> (S, RemPullback<S>) {
+        let (a, b) = (*self.0 .0, *self.0 .1);
+        let q = S::of_real(Real::trunc((a / b).as_real()));
+        (a % b, RemPullback { q })
+    }
+}
+impl<S: Scalar> Pullback for RemPullback<S> {
+    type Output = S;
+    type Args = (S, S);
+    #[inline(always)]
+    fn pullback(self, dy: S, (da, db): (&mut S, &mut S)) {
+        *da += dy;
+        *db -= dy * self.q;
+    }
+}
 
 unary_rules! {
     /// `-x`: d/dx = −1.
-    NegRule::op_neg, NegPullback: |x| -x, |_x, _y| -1.0;
+    NegRule::op_neg, NegPullback: |x| -x, |_x, _y| -T::ONE;
 }
 
 #[cfg(test)]

@@ -3,49 +3,49 @@
 //! crate's README).
 
 use mochi_core::kit::{binary_rules, rule_trait, unary_rules};
-use mochi_core::{Call, Pullback};
+use mochi_core::{Call, Pullback, Real, Scalar};
 
 unary_rules! {
     /// `x.abs()`: d/dx = sign x; **at 0 the derivative is 0** (the subgradient of
     /// least magnitude, so that a minimiser sitting at 0 stays there).
-    AbsRule::abs, AbsPullback: |x| x.abs(), |x, _y| if x == 0.0 { 0.0 } else { x.signum() };
+    AbsRule::abs, AbsPullback: |x| x.abs(), |x, _y| if x == T::ZERO { T::ZERO } else { x.signum() };
     /// `x.floor()`: d/dx = 0 everywhere, including at the jumps (integers).
-    FloorRule::floor, FloorPullback: |x| x.floor(), |_x, _y| 0.0;
+    FloorRule::floor, FloorPullback: |x| x.floor(), |_x, _y| T::ZERO;
     /// `x.ceil()`: d/dx = 0 everywhere, including at the jumps (integers).
-    CeilRule::ceil, CeilPullback: |x| x.ceil(), |_x, _y| 0.0;
+    CeilRule::ceil, CeilPullback: |x| x.ceil(), |_x, _y| T::ZERO;
     /// `x.round()`: d/dx = 0 everywhere, including at the jumps (half-integers).
-    RoundRule::round, RoundPullback: |x| x.round(), |_x, _y| 0.0;
+    RoundRule::round, RoundPullback: |x| x.round(), |_x, _y| T::ZERO;
     /// `x.trunc()`: d/dx = 0 everywhere, including at the jumps (nonzero integers).
-    TruncRule::trunc, TruncPullback: |x| x.trunc(), |_x, _y| 0.0;
+    TruncRule::trunc, TruncPullback: |x| x.trunc(), |_x, _y| T::ZERO;
     /// `x.signum()`: d/dx = 0 everywhere, including at the jump at 0.
-    SignumRule::signum, SignumPullback: |x| x.signum(), |_x, _y| 0.0;
+    SignumRule::signum, SignumPullback: |x| x.signum(), |_x, _y| T::ZERO;
     /// `x.fract()` (`x − trunc x`): d/dx = 1, also at the jumps (integers), as for the
     /// continuous part it is.
-    FractRule::fract, FractPullback: |x| x.fract(), |_x, _y| 1.0;
+    FractRule::fract, FractPullback: |x| x.fract(), |_x, _y| T::ONE;
 }
 
 binary_rules! {
     /// `a.min(b)`: the cotangent goes to the operand returned; **on a tie it all goes to
     /// the receiver `a`**. `NaN` operands are ignored, like the primal does.
     MinRule::min, MinPullback: |a, b| a.min(b),
-        |a, b, _y| if b < a || a.is_nan() { (0.0, 1.0) } else { (1.0, 0.0) };
+        |a, b, _y| if b < a || a.is_nan() { (T::ZERO, T::ONE) } else { (T::ONE, T::ZERO) };
     /// `a.max(b)`: the cotangent goes to the operand returned; **on a tie it all goes to
     /// the receiver `a`**. `NaN` operands are ignored, like the primal does.
     MaxRule::max, MaxPullback: |a, b| a.max(b),
-        |a, b, _y| if b > a || a.is_nan() { (0.0, 1.0) } else { (1.0, 0.0) };
+        |a, b, _y| if b > a || a.is_nan() { (T::ZERO, T::ONE) } else { (T::ONE, T::ZERO) };
     /// `x.copysign(s)` (`|x|` with the sign of `s`): ∂/∂x = ±1 (+1 when `x` and `s`
     /// have the same sign bit, which leaves `x` unchanged), **0 at `x = 0`** (as for
     /// `abs`); ∂/∂s = 0 (only the sign of `s` matters).
     CopysignRule::copysign, CopysignPullback: |x, s| x.copysign(s),
         |x, s, _y| {
-            let dx = if x == 0.0 {
-                0.0
+            let dx = if x == T::ZERO {
+                T::ZERO
             } else if x.is_sign_negative() == s.is_sign_negative() {
-                1.0
+                T::ONE
             } else {
-                -1.0
+                -T::ONE
             };
-            (dx, 0.0)
+            (dx, T::ZERO)
         };
 }
 
@@ -74,41 +74,42 @@ pub struct ClampPullback<T> {
     _float: std::marker::PhantomData<T>,
 }
 
-macro_rules! clamp_rules {
-    ($($t:ident),*) => {$(
-        impl ClampRule for Call<(&$t, &$t, &$t)> {
-            type Output = $t;
-            type Pullback = ClampPullback<$t>;
-            #[inline(always)]
-            fn clamp(self) -> ($t, ClampPullback<$t>) {
-                let (x, lo, hi) = (*self.0 .0, *self.0 .1, *self.0 .2);
-                let side = if x < lo {
-                    ClampSide::Lower
-                } else if x > hi {
-                    ClampSide::Upper
-                } else {
-                    ClampSide::Value
-                };
-                (x.clamp(lo, hi), ClampPullback { side, _float: std::marker::PhantomData })
-            }
-        }
-
-        impl Pullback for ClampPullback<$t> {
-            type Output = $t;
-            type Args = ($t, $t, $t);
-            #[inline(always)]
-            fn pullback(self, dy: $t, (dx, dlo, dhi): (&mut $t, &mut $t, &mut $t)) {
-                match self.side {
-                    ClampSide::Value => *dx += dy,
-                    ClampSide::Lower => *dlo += dy,
-                    ClampSide::Upper => *dhi += dy,
-                }
-            }
-        }
-    )*};
+impl<S: Scalar> ClampRule for Call<(&S, &S, &S)> {
+    type Output = S;
+    type Pullback = ClampPullback<S>;
+    #[inline(always)]
+    fn clamp(self) -> (S, ClampPullback<S>) {
+        let (x, lo, hi) = (*self.0 .0, *self.0 .1, *self.0 .2);
+        let side = if x < lo {
+            ClampSide::Lower
+        } else if x > hi {
+            ClampSide::Upper
+        } else {
+            ClampSide::Value
+        };
+        let y = S::of_real(Real::clamp(x.as_real(), lo.as_real(), hi.as_real()));
+        (
+            y,
+            ClampPullback {
+                side,
+                _float: std::marker::PhantomData,
+            },
+        )
+    }
 }
 
-clamp_rules!(f64, f32);
+impl<S: Scalar> Pullback for ClampPullback<S> {
+    type Output = S;
+    type Args = (S, S, S);
+    #[inline(always)]
+    fn pullback(self, dy: S, (dx, dlo, dhi): (&mut S, &mut S, &mut S)) {
+        match self.side {
+            ClampSide::Value => *dx += dy,
+            ClampSide::Lower => *dlo += dy,
+            ClampSide::Upper => *dhi += dy,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

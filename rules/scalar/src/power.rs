@@ -1,13 +1,13 @@
 //! Roots, powers, reciprocal, `hypot` and `mul_add`.
 
 use mochi_core::kit::{binary_rules, rule_trait, unary_rules};
-use mochi_core::{Call, NoTangent, Pullback};
+use mochi_core::{Call, NoTangent, Pullback, Real, Scalar};
 
 unary_rules! {
     /// `x.sqrt()`: d/dx = 1/(2√x) = 1/(2y) (`+∞` at 0, `NaN` below, like the primal).
-    SqrtRule::sqrt, SqrtPullback: |x| x.sqrt(), |_x, y| (2.0 * y).recip();
+    SqrtRule::sqrt, SqrtPullback: |x| x.sqrt(), |_x, y| (T::TWO * y).recip();
     /// `x.cbrt()`: d/dx = 1/(3·∛x²) = 1/(3y²) (`+∞` at 0).
-    CbrtRule::cbrt, CbrtPullback: |x| x.cbrt(), |_x, y| (3.0 * y * y).recip();
+    CbrtRule::cbrt, CbrtPullback: |x| x.cbrt(), |_x, y| (T::from_f64(3.0) * y * y).recip();
     /// `x.recip()`: d/dx = −1/x² = −y².
     RecipRule::recip, RecipPullback: |x| x.recip(), |_x, y| -(y * y);
 }
@@ -21,14 +21,14 @@ binary_rules! {
     /// A negative base with a non-integer exponent gives `NaN`, like the primal.
     PowfRule::powf, PowfPullback: |x, p| x.powf(p),
         |x, p, y| {
-            let dx = if p == 0.0 { 0.0 } else { p * x.powf(p - 1.0) };
-            let dp = if x == 0.0 || y == 0.0 || (x < 0.0 && p.fract() == 0.0) { 0.0 } else { y * x.ln() };
+            let dx = if p == T::ZERO { T::ZERO } else { p * x.powf(p - T::ONE) };
+            let dp = if x == T::ZERO || y == T::ZERO || (x < T::ZERO && p.fract() == T::ZERO) { T::ZERO } else { y * x.ln() };
             (dx, dp)
         };
     /// `a.hypot(b)` (`√(a² + b²)`): ∂/∂a = a/y, ∂/∂b = b/y; at the origin, where
     /// the function has a kink, both are 0.
     HypotRule::hypot, HypotPullback: |a, b| a.hypot(b),
-        |a, b, y| if y == 0.0 { (0.0, 0.0) } else { (a / y, b / y) };
+        |a, b, y| if y == T::ZERO { (T::ZERO, T::ZERO) } else { (a / y, b / y) };
 }
 
 rule_trait! {
@@ -55,58 +55,56 @@ pub struct MulAddPullback<T> {
     a: T,
 }
 
-macro_rules! power_rules {
-    ($($t:ident),*) => {$(
-        impl PowiRule for Call<(&$t, &i32)> {
-            type Output = $t;
-            type Pullback = PowiPullback<$t>;
-            #[inline(always)]
-            fn powi(self) -> ($t, PowiPullback<$t>) {
-                let (x, n) = (*self.0 .0, *self.0 .1);
-                (x.powi(n), PowiPullback { x, n })
-            }
-        }
-
-        impl Pullback for PowiPullback<$t> {
-            type Output = $t;
-            type Args = ($t, NoTangent);
-            #[inline(always)]
-            fn pullback(self, dy: $t, (dx, _): (&mut $t, &mut NoTangent)) {
-                let (x, n) = (self.x, self.n);
-                let d = match n {
-                    0 => 0.0,
-                    // n − 1 would overflow; x^(n−1) = xⁿ/x there.
-                    i32::MIN => n as $t * x.powi(n) / x,
-                    _ => n as $t * x.powi(n - 1),
-                };
-                *dx += dy * d;
-            }
-        }
-
-        impl MulAddRule for Call<(&$t, &$t, &$t)> {
-            type Output = $t;
-            type Pullback = MulAddPullback<$t>;
-            #[inline(always)]
-            fn mul_add(self) -> ($t, MulAddPullback<$t>) {
-                let (x, a, b) = (*self.0 .0, *self.0 .1, *self.0 .2);
-                (x.mul_add(a, b), MulAddPullback { x, a })
-            }
-        }
-
-        impl Pullback for MulAddPullback<$t> {
-            type Output = $t;
-            type Args = ($t, $t, $t);
-            #[inline(always)]
-            fn pullback(self, dy: $t, (dx, da, db): (&mut $t, &mut $t, &mut $t)) {
-                *dx += dy * self.a;
-                *da += dy * self.x;
-                *db += dy;
-            }
-        }
-    )*};
+impl<S: Scalar> PowiRule for Call<(&S, &i32)> {
+    type Output = S;
+    type Pullback = PowiPullback<S>;
+    #[inline(always)]
+    fn powi(self) -> (S, PowiPullback<S>) {
+        let (x, n) = (*self.0 .0, *self.0 .1);
+        (
+            S::of_real(Real::powi(x.as_real(), n)),
+            PowiPullback { x, n },
+        )
+    }
 }
 
-power_rules!(f64, f32);
+impl<S: Scalar> Pullback for PowiPullback<S> {
+    type Output = S;
+    type Args = (S, NoTangent);
+    #[inline(always)]
+    fn pullback(self, dy: S, (dx, _): (&mut S, &mut NoTangent)) {
+        let (x, n) = (self.x.as_real(), self.n);
+        let d = match n {
+            0 => Real::ZERO,
+            // n − 1 would overflow; x^(n−1) = xⁿ/x there.
+            i32::MIN => S::Real::from_f64(n as f64) * Real::powi(x, n) / x,
+            _ => S::Real::from_f64(n as f64) * Real::powi(x, n - 1),
+        };
+        *dx += dy * S::of_real(d);
+    }
+}
+
+impl<S: Scalar> MulAddRule for Call<(&S, &S, &S)> {
+    type Output = S;
+    type Pullback = MulAddPullback<S>;
+    #[inline(always)]
+    fn mul_add(self) -> (S, MulAddPullback<S>) {
+        let (x, a, b) = (*self.0 .0, *self.0 .1, *self.0 .2);
+        let y = Real::mul_add(x.as_real(), a.as_real(), b.as_real());
+        (S::of_real(y), MulAddPullback { x, a })
+    }
+}
+
+impl<S: Scalar> Pullback for MulAddPullback<S> {
+    type Output = S;
+    type Args = (S, S, S);
+    #[inline(always)]
+    fn pullback(self, dy: S, (dx, da, db): (&mut S, &mut S, &mut S)) {
+        *dx += dy * self.a;
+        *da += dy * self.x;
+        *db += dy;
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,10 @@ pub use crate::exp_log::{
     Exp2Rule, ExpM1Rule, ExpRule, Ln1pRule, LnRule, Log10Rule, Log2Rule, LogRule,
 };
 pub use crate::hyperbolic::{AcoshRule, AsinhRule, AtanhRule, CoshRule, SinhRule, TanhRule};
+pub use crate::integer::{
+    IntAbsRule, IntAddRule, IntClampRule, IntDivRule, IntMaxRule, IntMinRule, IntMulRule,
+    IntNegRule, IntRemRule, IntSignumRule, IntSubRule,
+};
 pub use crate::operators::{AddRule, DivRule, MulRule, NegRule, RemRule, SubRule};
 pub use crate::piecewise::{
     AbsRule, CeilRule, ClampRule, CopysignRule, FloorRule, FractRule, MaxRule, MinRule, RoundRule,

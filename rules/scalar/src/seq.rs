@@ -6,26 +6,19 @@
 //! variables' (`caps`, one tuple).
 
 use mochi_core::kit::tape::{Site, Stack};
-use mochi_core::{Call, Pullback, Tangent, TangentVector};
+use mochi_core::{Call, Pullback, Scalar, Tangent, TangentVector};
 
-/// Floats that sequences hold.
-pub trait Elem:
-    Copy
-    + TangentVector
-    + std::ops::AddAssign
-    + std::ops::Mul<Output = Self>
-    + std::iter::Sum
-    + std::iter::Product
-    + 'static
-{
+/// The scalars that sequences hold: every [`Scalar`] (`f64`, `f32`, duals), so that the
+/// sequence rules serve generic code too.
+pub trait Elem: Scalar {
     /// `1`.
-    const ONE: Self;
+    fn one() -> Self;
 }
-impl Elem for f64 {
-    const ONE: Self = 1.0;
-}
-impl Elem for f32 {
-    const ONE: Self = 1.0;
+impl<S: Scalar> Elem for S {
+    #[inline(always)]
+    fn one() -> Self {
+        S::of_real(<S::Real as mochi_core::Real>::ONE)
+    }
 }
 
 /// Sequences of floats whose cotangent is indexed like them.
@@ -156,14 +149,14 @@ impl<S: Sequence + ?Sized> Pullback for IterProductPullback<S> {
     fn pullback(self, dy: S::Elem, (dx,): (&mut S::Cot,)) {
         let n = self.x.len();
         S::densify(dx, n);
-        let mut suffix = vec![S::Elem::ONE; n + 1];
+        let mut suffix = vec![<S::Elem as Elem>::one(); n + 1];
         for i in (0..n).rev() {
             suffix[i] = suffix[i + 1] * self.x[i];
         }
-        let mut prefix = S::Elem::ONE;
+        let mut prefix = <S::Elem as Elem>::one();
         for i in 0..n {
             dx[i] += dy * prefix * suffix[i + 1];
-            prefix = prefix * self.x[i];
+            prefix *= self.x[i];
         }
     }
 }

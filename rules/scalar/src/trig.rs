@@ -1,7 +1,7 @@
 //! Trigonometric functions, their inverses, and angle conversions.
 
 use mochi_core::kit::{binary_rules, rule_trait, unary_rules};
-use mochi_core::{Call, Pullback};
+use mochi_core::{Call, Pullback, Real, Scalar};
 
 unary_rules! {
     /// `x.sin()`: d/dx = cos x.
@@ -9,18 +9,18 @@ unary_rules! {
     /// `x.cos()`: d/dx = −sin x.
     CosRule::cos, CosPullback: |x| x.cos(), |x, _y| -x.sin();
     /// `x.tan()`: d/dx = 1 + tan² x = 1 + y².
-    TanRule::tan, TanPullback: |x| x.tan(), |_x, y| 1.0 + y * y;
+    TanRule::tan, TanPullback: |x| x.tan(), |_x, y| T::ONE + y * y;
     /// `x.asin()`: d/dx = 1/√(1 − x²), computed as 1/√((1 − x)(1 + x)) to keep its
     /// precision near ±1 (`+∞` at ±1, `NaN` outside, like the primal).
-    AsinRule::asin, AsinPullback: |x| x.asin(), |x, _y| ((1.0 - x) * (1.0 + x)).sqrt().recip();
+    AsinRule::asin, AsinPullback: |x| x.asin(), |x, _y| ((T::ONE - x) * (T::ONE + x)).sqrt().recip();
     /// `x.acos()`: d/dx = −1/√(1 − x²), computed as −1/√((1 − x)(1 + x)).
-    AcosRule::acos, AcosPullback: |x| x.acos(), |x, _y| -((1.0 - x) * (1.0 + x)).sqrt().recip();
+    AcosRule::acos, AcosPullback: |x| x.acos(), |x, _y| -((T::ONE - x) * (T::ONE + x)).sqrt().recip();
     /// `x.atan()`: d/dx = 1/(1 + x²).
-    AtanRule::atan, AtanPullback: |x| x.atan(), |x, _y| (1.0 + x * x).recip();
+    AtanRule::atan, AtanPullback: |x| x.atan(), |x, _y| (T::ONE + x * x).recip();
     /// `x.to_degrees()`: d/dx = 180/π (the same constant the primal multiplies by).
-    ToDegreesRule::to_degrees, ToDegreesPullback: |x| x.to_degrees(), |_x, _y| T::to_degrees(1.0);
+    ToDegreesRule::to_degrees, ToDegreesPullback: |x| x.to_degrees(), |_x, _y| T::ONE.to_degrees();
     /// `x.to_radians()`: d/dx = π/180.
-    ToRadiansRule::to_radians, ToRadiansPullback: |x| x.to_radians(), |_x, _y| T::to_radians(1.0);
+    ToRadiansRule::to_radians, ToRadiansPullback: |x| x.to_radians(), |_x, _y| T::ONE.to_radians();
 }
 
 binary_rules! {
@@ -30,7 +30,7 @@ binary_rules! {
     Atan2Rule::atan2, Atan2Pullback: |y, x| y.atan2(x),
         |y, x, _angle| {
             let r = y.hypot(x);
-            if r == 0.0 { (0.0, 0.0) } else { (x / r / r, -y / r / r) }
+            if r == T::ZERO { (T::ZERO, T::ZERO) } else { (x / r / r, -y / r / r) }
         };
 }
 
@@ -47,30 +47,25 @@ pub struct SinCosPullback<T> {
     cos: T,
 }
 
-macro_rules! sin_cos_rules {
-    ($($t:ident),*) => {$(
-        impl SinCosRule for Call<(&$t,)> {
-            type Output = ($t, $t);
-            type Pullback = SinCosPullback<$t>;
-            #[inline(always)]
-            fn sin_cos(self) -> (($t, $t), SinCosPullback<$t>) {
-                let (sin, cos) = self.0 .0.sin_cos();
-                ((sin, cos), SinCosPullback { sin, cos })
-            }
-        }
-
-        impl Pullback for SinCosPullback<$t> {
-            type Output = ($t, $t);
-            type Args = ($t,);
-            #[inline(always)]
-            fn pullback(self, (ds, dc): ($t, $t), (dx,): (&mut $t,)) {
-                *dx += ds * self.cos - dc * self.sin;
-            }
-        }
-    )*};
+impl<S: Scalar> SinCosRule for Call<(&S,)> {
+    type Output = (S, S);
+    type Pullback = SinCosPullback<S>;
+    #[inline(always)]
+    fn sin_cos(self) -> ((S, S), SinCosPullback<S>) {
+        let (sin, cos) = Real::sin_cos(self.0 .0.as_real());
+        let (sin, cos) = (S::of_real(sin), S::of_real(cos));
+        ((sin, cos), SinCosPullback { sin, cos })
+    }
 }
 
-sin_cos_rules!(f64, f32);
+impl<S: Scalar> Pullback for SinCosPullback<S> {
+    type Output = (S, S);
+    type Args = (S,);
+    #[inline(always)]
+    fn pullback(self, (ds, dc): (S, S), (dx,): (&mut S,)) {
+        *dx += ds * self.cos - dc * self.sin;
+    }
+}
 
 #[cfg(test)]
 mod tests {

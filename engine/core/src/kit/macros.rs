@@ -39,11 +39,14 @@ macro_rules! __kit_rule_trait {
     };
 }
 
-/// Rules of one float argument: `Trait::method, Pullback: |x| forward, |x, y| dy/dx;`.
+/// Rules of one scalar argument: `Trait::method, Pullback: |x| forward, |x, y| dy/dx;`.
 ///
 /// Declares the trait (as [`rule_trait!`](crate::kit::rule_trait)), a pullback struct
-/// `Pullback<T>` that stores `x` and `y`, and implements both for `f64` and `f32`; the
-/// pullback adds `ȳ · dy/dx` into `x̄`. Inside the expressions, `T` names the float type.
+/// `Pullback<S>` that stores `x` and `y`, and implements both once for every
+/// [`Scalar`](crate::Scalar) `S` (`f64`, `f32`, [`Dual`](crate::Dual)), so that generic
+/// code bounded by `Scalar` has the rule; the pullback adds `ȳ · dy/dx` into `x̄`.
+/// Inside the expressions `x` and `y` are of type `T`, a [`Real`](crate::Real) (the
+/// scalar itself): write constants as `T::ONE`, `T::TWO`, `T::from_f64(0.5)`.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kit_unary_rules {
@@ -56,48 +59,52 @@ macro_rules! __kit_unary_rules {
 
         #[doc = concat!("The pullback of [`", stringify!($Trait), "`]: holds `x` and `y`.")]
         #[derive(Clone, Copy, Debug)]
-        pub struct $Pullback<T> {
-            x: T,
-            y: T,
+        pub struct $Pullback<S> {
+            x: S,
+            y: S,
         }
 
-        $crate::kit::unary_rules!(@float f64, $Trait $method $Pullback |$x| $forward, |$px, $py| $derivative);
-        $crate::kit::unary_rules!(@float f32, $Trait $method $Pullback |$x| $forward, |$px, $py| $derivative);
-    )*};
-    (@float $t:ident, $Trait:ident $method:ident $Pullback:ident
-        |$x:ident| $forward:expr, |$px:ident, $py:ident| $derivative:expr) => {
-        impl $Trait for $crate::Call<(&$t,)> {
-            type Output = $t;
-            type Pullback = $Pullback<$t>;
+        impl<S, T> $Trait for $crate::Call<(&S,)>
+        where
+            S: $crate::Scalar<Real = T>,
+            T: $crate::Real,
+        {
+            type Output = S;
+            type Pullback = $Pullback<S>;
             #[inline(always)]
-            fn $method(self) -> ($t, $Pullback<$t>) {
-                let $x: $t = *self.0 .0;
-                let y: $t = $forward;
-                (y, $Pullback { x: $x, y })
+            fn $method(self) -> (S, $Pullback<S>) {
+                let x: S = *self.0 .0;
+                let $x: T = $crate::Scalar::as_real(x);
+                let y: S = S::of_real($forward);
+                (y, $Pullback { x, y })
             }
         }
 
-        impl $crate::Pullback for $Pullback<$t> {
-            type Output = $t;
-            type Args = ($t,);
+        impl<S, T> $crate::Pullback for $Pullback<S>
+        where
+            S: $crate::Scalar<Real = T>,
+            T: $crate::Real,
+        {
+            type Output = S;
+            type Args = (S,);
             #[inline(always)]
             // The derivative may be a constant such as −1 (`op_neg`).
             #[allow(clippy::neg_multiply)]
-            fn pullback(self, dy: $t, (dx,): (&mut $t,)) {
-                #[allow(dead_code)]
-                type T = $t;
-                let ($px, $py): ($t, $t) = (self.x, self.y);
-                *dx += dy * $derivative;
+            fn pullback(self, dy: S, (dx,): (&mut S,)) {
+                let ($px, $py): (T, T) = (self.x.as_real(), self.y.as_real());
+                *dx += dy * S::of_real($derivative);
             }
         }
-    };
+    )*};
 }
 
-/// Rules of two float arguments of one type:
+/// Rules of two scalar arguments of one type:
 /// `Trait::method, Pullback: |a, b| forward, |a, b, y| (∂y/∂a, ∂y/∂b);`.
 ///
-/// Like [`unary_rules!`](crate::kit::unary_rules): the pullback stores `a`, `b` and `y`
-/// and adds `ȳ · ∂y/∂a` into `ā` and `ȳ · ∂y/∂b` into `b̄`.
+/// Like [`unary_rules!`](crate::kit::unary_rules): one blanket impl over
+/// [`Scalar`](crate::Scalar); the pullback stores `a`, `b` and `y` and adds `ȳ · ∂y/∂a`
+/// into `ā` and `ȳ · ∂y/∂b` into `b̄`. The expressions see `T`, a
+/// [`Real`](crate::Real).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kit_binary_rules {
@@ -111,44 +118,45 @@ macro_rules! __kit_binary_rules {
 
         #[doc = concat!("The pullback of [`", stringify!($Trait), "`]: holds both arguments and `y`.")]
         #[derive(Clone, Copy, Debug)]
-        pub struct $Pullback<T> {
-            a: T,
-            b: T,
-            y: T,
+        pub struct $Pullback<S> {
+            a: S,
+            b: S,
+            y: S,
         }
 
-        $crate::kit::binary_rules!(@float f64, $Trait $method $Pullback
-            |$a, $b| $forward, |$pa, $pb, $py| $partials);
-        $crate::kit::binary_rules!(@float f32, $Trait $method $Pullback
-            |$a, $b| $forward, |$pa, $pb, $py| $partials);
+        impl<S, T> $Trait for $crate::Call<(&S, &S)>
+        where
+            S: $crate::Scalar<Real = T>,
+            T: $crate::Real,
+        {
+            type Output = S;
+            type Pullback = $Pullback<S>;
+            #[inline(always)]
+            fn $method(self) -> (S, $Pullback<S>) {
+                let (a, b): (S, S) = (*self.0 .0, *self.0 .1);
+                let ($a, $b): (T, T) = (a.as_real(), b.as_real());
+                let y: S = S::of_real($forward);
+                (y, $Pullback { a, b, y })
+            }
+        }
+
+        impl<S, T> $crate::Pullback for $Pullback<S>
+        where
+            S: $crate::Scalar<Real = T>,
+            T: $crate::Real,
+        {
+            type Output = S;
+            type Args = (S, S);
+            #[inline(always)]
+            fn pullback(self, dy: S, (da, db): (&mut S, &mut S)) {
+                let ($pa, $pb, $py): (T, T, T) =
+                    (self.a.as_real(), self.b.as_real(), self.y.as_real());
+                let (dyda, dydb): (T, T) = $partials;
+                *da += dy * S::of_real(dyda);
+                *db += dy * S::of_real(dydb);
+            }
+        }
     )*};
-    (@float $t:ident, $Trait:ident $method:ident $Pullback:ident
-        |$a:ident, $b:ident| $forward:expr, |$pa:ident, $pb:ident, $py:ident| $partials:expr) => {
-        impl $Trait for $crate::Call<(&$t, &$t)> {
-            type Output = $t;
-            type Pullback = $Pullback<$t>;
-            #[inline(always)]
-            fn $method(self) -> ($t, $Pullback<$t>) {
-                let ($a, $b): ($t, $t) = (*self.0 .0, *self.0 .1);
-                let y: $t = $forward;
-                (y, $Pullback { a: $a, b: $b, y })
-            }
-        }
-
-        impl $crate::Pullback for $Pullback<$t> {
-            type Output = $t;
-            type Args = ($t, $t);
-            #[inline(always)]
-            fn pullback(self, dy: $t, (da, db): (&mut $t, &mut $t)) {
-                #[allow(dead_code)]
-                type T = $t;
-                let ($pa, $pb, $py): ($t, $t, $t) = (self.a, self.b, self.y);
-                let (dyda, dydb): ($t, $t) = $partials;
-                *da += dy * dyda;
-                *db += dy * dydb;
-            }
-        }
-    };
 }
 
 /// Rules of arguments without a tangent (integers): `Trait::method: |a, b| forward for

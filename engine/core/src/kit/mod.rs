@@ -25,7 +25,7 @@
 //!
 //! unary_rules! {
 //!     /// `x.cube()`: d/dx = 3x².
-//!     CubeRule::cube, CubePullback: |x| x * x * x, |x, _y| 3.0 * x * x;
+//!     CubeRule::cube, CubePullback: |x| x * x * x, |x, _y| T::from_f64(3.0) * x * x;
 //! }
 //!
 //! use mochi_core::{Call, Pullback};

@@ -3,33 +3,10 @@
 
 use super::{NoTangent, Tangent, TangentVector};
 
+// The `TangentVector` impls of `f64` and `f32` are the blanket impl over `Scalar`
+// (`crate::scalar`), which `Dual` shares.
 macro_rules! float_tangent {
     ($($t:ty),*) => {$(
-        impl TangentVector for $t {
-            /// `-0.0`: the additive identity that is exact for every float
-            /// (`-0.0 + x == x` bit for bit, also for `x = ±0`), so the compiler folds
-            /// accumulation into a fresh cotangent away without fast-math.
-            #[inline(always)]
-            fn zero() -> Self {
-                -0.0
-            }
-            #[inline(always)]
-            fn accumulate(&mut self, other: Self) {
-                *self += other;
-            }
-            #[inline(always)]
-            fn accumulate_ref(&mut self, other: &Self) {
-                *self += *other;
-            }
-            #[inline(always)]
-            fn scale(&mut self, factor: f64) {
-                *self = (*self as f64 * factor) as $t;
-            }
-            #[inline(always)]
-            fn inner(&self, other: &Self) -> f64 {
-                *self as f64 * *other as f64
-            }
-        }
         impl Tangent for $t {
             type Tangent = $t;
             #[inline(always)]
