@@ -264,14 +264,15 @@ pub use crate::kit::tape::{Site, Stack};
     label = "use `f::pullback` and pass the output cotangent yourself"
 )]
 pub trait Seed {
-    /// `1`.
-    fn one() -> Self;
+    /// `1`. Not named `one`: the gradient companions of a generic function bound `T:
+    /// Seed`, and a method `one` would collide with `num_traits::One::one` in the body.
+    fn unit_cotangent() -> Self;
 }
 // Over `Scalar` (f64, f32 and duals, which forward-over-reverse seeds with a constant
-// 1), as a blanket impl so that `T: Scalar` implies it without naming `one` on `T`.
+// 1), as a blanket impl so that `T: Scalar` implies it.
 impl<S: crate::Scalar> Seed for S {
     #[inline(always)]
-    fn one() -> Self {
+    fn unit_cotangent() -> Self {
         S::of_real(<S::Real as crate::Real>::ONE)
     }
 }
@@ -279,7 +280,7 @@ impl<S: crate::Scalar> Seed for S {
 /// The seed of a scalar output.
 #[inline(always)]
 pub fn seed<T: Seed>() -> T {
-    T::one()
+    T::unit_cotangent()
 }
 
 /// Cotangents that can be added into a cotangent of another, equivalent type (an array

@@ -119,6 +119,14 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         ReturnType::Default => syn::parse_quote!(()),
         ReturnType::Type(_, t) => (**t).clone(),
     };
+    // Generic functions: companions keep the parameters and bounds and add `Scalar`.
+    let generics = crate::generics::CompanionGenerics::new(&func.sig.generics);
+    let (gp, gw, tf, cap) = (
+        &generics.params,
+        &generics.predicates,
+        &generics.turbofish,
+        &generics.capture,
+    );
 
     // Activity: parameters of float-carrying types, then a fixpoint over the body.
     let mut active: HashSet<String> = params
@@ -187,7 +195,7 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         .collect();
     let names: Vec<_> = params.iter().map(|(i, _, _)| i.clone()).collect();
     let ret = &ret_ty;
-    let pb_type = quote!(impl ::mochi::Pullback<Output = #out_t, Args = #args_t> + use<>);
+    let pb_type = quote!(impl ::mochi::Pullback<Output = #out_t, Args = #args_t> + use<#cap>);
 
     let shadow_use = if n == 1 {
         quote!((shadow,))
@@ -245,17 +253,17 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             quote!(::mochi::BoxedPullback<#out_t, #args_t>),
             quote! {
                 /// The derived reverse rule of the function (boxed pullback).
-                pub fn rrule(#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) {
-                    let (y, pb) = rrule_unboxed(#(#names),*);
+                pub fn rrule #gp (#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) where #gw {
+                    let (y, pb) = rrule_unboxed #tf (#(#names),*);
                     (y, ::mochi::BoxedPullback::new(pb))
                 }
                 #[doc(hidden)]
-                pub fn rrule_unboxed(#(#decls),*) -> (#ret, #pb_type) { #rrule_body }
+                pub fn rrule_unboxed #gp (#(#decls),*) -> (#ret, #pb_type) where #gw { #rrule_body }
             },
             quote! {
                 #[doc(hidden)]
-                pub fn rrule_boxed(#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) {
-                    rrule(#(#names),*)
+                pub fn rrule_boxed #gp (#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) where #gw {
+                    rrule #tf (#(#names),*)
                 }
             },
         )
@@ -265,12 +273,12 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             quote! {
                 /// The derived reverse rule of the function: its value and a pullback that
                 /// adds the cotangents of every argument into the accumulators it is given.
-                pub fn rrule(#(#decls),*) -> (#ret, #pb_type) { #rrule_body }
+                pub fn rrule #gp (#(#decls),*) -> (#ret, #pb_type) where #gw { #rrule_body }
             },
             quote! {
                 #[doc(hidden)]
-                pub fn rrule_boxed(#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) {
-                    let (y, pb) = rrule(#(#names),*);
+                pub fn rrule_boxed #gp (#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) where #gw {
+                    let (y, pb) = rrule #tf (#(#names),*);
                     (y, ::mochi::BoxedPullback::new(pb))
                 }
             },
@@ -327,9 +335,9 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             #rrule_boxed_def
 
             /// The value and a pullback: `pb(ȳ)` returns the cotangents of every argument.
-            pub fn pullback(#(#decls),*) -> (#ret, impl FnOnce(#out_t) -> #cots_t + use<>) {
+            pub fn pullback #gp (#(#decls),*) -> (#ret, impl FnOnce(#out_t) -> #cots_t + use<#cap>) where #gw {
                 let mut __mochi_c: #args_t = (#(#zeros,)*);
-                let (y, pb) = rrule(#(#names),*);
+                let (y, pb) = rrule #tf (#(#names),*);
                 (y, move |dy: #out_t| {
                     ::mochi::Pullback::pullback(pb, dy, ::mochi::Accumulators::as_mut(&mut __mochi_c));
                     #unwrap
@@ -337,31 +345,34 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             }
 
             /// The value and the gradient with respect to every argument (a scalar output).
-            pub fn value_and_gradient(#(#decls),*) -> (#ret, #cots_t)
+            pub fn value_and_gradient #gp (#(#decls),*) -> (#ret, #cots_t)
             where
+                #gw
                 for<'__mochi> #out_t: ::mochi::__private::Seed,
             {
                 let mut __mochi_c: #args_t = (#(#zeros2,)*);
                 let y = {
                     let #shadow_arg = #as_shadow;
-                    value_and_gradient_into(#(#names,)* #shadow_arg)
+                    value_and_gradient_into #tf (#(#names,)* #shadow_arg)
                 };
                 (y, #unwrap)
             }
 
             /// The gradient with respect to every argument (a scalar output).
-            pub fn gradient(#(#decls),*) -> #cots_t
+            pub fn gradient #gp (#(#decls),*) -> #cots_t
             where
+                #gw
                 for<'__mochi> #out_t: ::mochi::__private::Seed,
             {
-                value_and_gradient(#(#names),*).1
+                value_and_gradient #tf (#(#names),*).1
             }
 
             /// The value; the gradient is **added** into the caller's shadow buffers
             /// (zero them first). With buffers of the right shape, steady-state calls
             /// allocate nothing.
-            pub fn value_and_gradient_into(#(#decls,)* #shadow_decl) -> #ret
+            pub fn value_and_gradient_into #gp (#(#decls,)* #shadow_decl) -> #ret
             where
+                #gw
                 for<'__mochi> #out_t: ::mochi::__private::Seed,
             {
                 // Dense accumulators stay dense: no structured cotangent reaches the caller.
@@ -370,11 +381,12 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             }
 
             /// Adds the gradient into the caller's shadow buffers (zero them first).
-            pub fn gradient_into(#(#decls,)* #shadow_decl)
+            pub fn gradient_into #gp (#(#decls,)* #shadow_decl)
             where
+                #gw
                 for<'__mochi> #out_t: ::mochi::__private::Seed,
             {
-                let _ = value_and_gradient_into(#(#names,)* #shadow_arg);
+                let _ = value_and_gradient_into #tf (#(#names,)* #shadow_arg);
             }
         }
     })

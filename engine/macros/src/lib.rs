@@ -12,6 +12,7 @@ mod activity;
 mod companion;
 mod derive_tangent;
 mod desugar;
+mod generics;
 mod iterchain;
 mod lower;
 mod valid;

@@ -19,9 +19,6 @@ pub fn check_signature(f: &ItemFn) -> syn::Result<()> {
             "#[differentiable] cannot differentiate a variadic function",
         ));
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        return Err(syn::Error::new_spanned(&sig.generics, "#[differentiable] does not support generic functions yet; write the function for `f64` (or `f32`), or use `mochi::Real` with forward mode"));
-    }
     if sig.inputs.is_empty() {
         return Err(syn::Error::new_spanned(
             &sig.ident,
@@ -33,6 +30,9 @@ pub fn check_signature(f: &ItemFn) -> syn::Result<()> {
     }
     for a in &sig.inputs {
         if let FnArg::Typed(t) = a {
+            if let syn::Type::ImplTrait(i) = &*t.ty {
+                return Err(syn::Error::new_spanned(i, "#[differentiable] needs the argument's type named by a generic parameter: write `fn f<T: Float>(x: T)` instead of `x: impl Float`"));
+            }
             if let Some(d) = find_dyn(&t.ty) {
                 return Err(syn::Error::new_spanned(d, "#[differentiable] cannot differentiate through a `dyn Trait` argument: it has no tangent type; take a concrete type, or write a rule for the call"));
             }

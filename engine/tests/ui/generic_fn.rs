@@ -1,8 +1,10 @@
 use mochi::prelude::*;
 
+// A generic function is differentiable (`fn f<T: Float>(x: T) -> T`); an argument
+// typed `impl Trait` is not, because its companions need to name the type.
 #[differentiable]
-fn f<T: Copy>(x: f64, _t: T) -> f64 {
-    x * x
+fn half<T: Float>(x: T, scale: impl Float) -> T {
+    x * T::from(scale).unwrap()
 }
 
 fn main() {}

@@ -786,14 +786,26 @@ impl Lowerer {
                 }
             }
         }
-        let path = &fp.path;
+        // `g::<T>(x)` of a generic function: the arguments move to the rule,
+        // `g::rrule::<T>(x)` (a module takes none).
+        let mut path = fp.path.clone();
+        let turbofish = match path.segments.last_mut().map(|s| &mut s.arguments) {
+            Some(a @ syn::PathArguments::AngleBracketed(_)) => {
+                let syn::PathArguments::AngleBracketed(mut g) = std::mem::take(a) else {
+                    unreachable!()
+                };
+                g.colon2_token = Some(Default::default());
+                quote!(#g)
+            }
+            _ => TokenStream::new(),
+        };
         let own = segs.len() == 1 && last == self.fn_name;
         let rr = if own {
             quote!(rrule_boxed)
         } else {
             quote!(rrule)
         };
-        let call = quote!(#path::#rr(#(#args),*));
+        let call = quote!(#path::#rr #turbofish (#(#args),*));
         // An array literal passed where a slice is expected has an array cotangent but
         // the callee accumulates a `Vec`: route it through a converting temporary.
         let mut conv = Vec::new();

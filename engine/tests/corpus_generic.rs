@@ -1,0 +1,268 @@
+//! Generic functions as numeric Rust writes them: bounded by `num_traits::Float` (also
+//! in a `where` clause) or `mochi::Real`, over `&[T]`, `Vec<T>` and `T`, with loops,
+//! branches, early exits and calls between generic functions; argmin-style test
+//! functions (sphere, Rosenbrock, Rastrigin, Ackley, Beale, Styblinski–Tang). Each is
+//! checked by `test_rule` in `f64` and most in `f32`, and the gradient companions are
+//! called with the scalar type inferred at the call site.
+
+#![allow(clippy::needless_range_loop, clippy::ptr_arg)]
+
+mod common;
+use mochi::prelude::*;
+
+#[differentiable]
+fn sphere<T: Float>(x: &[T]) -> T {
+    let mut s = T::zero();
+    for i in 0..x.len() {
+        s = s + x[i] * x[i];
+    }
+    s
+}
+
+#[differentiable]
+fn rosenbrock<T: Float>(x: &[T]) -> T {
+    let hundred = T::from(100.0).unwrap();
+    let mut s = T::zero();
+    for i in 0..x.len() - 1 {
+        let a = x[i + 1] - x[i] * x[i];
+        let b = T::one() - x[i];
+        s = s + hundred * a * a + b * b;
+    }
+    s
+}
+
+#[differentiable]
+fn rastrigin<T: Float>(x: &[T]) -> T {
+    let ten = T::from(10.0).unwrap();
+    let tau = T::from(std::f64::consts::TAU).unwrap();
+    let mut s = ten * T::from(x.len()).unwrap();
+    for i in 0..x.len() {
+        s = s + x[i] * x[i] - ten * (tau * x[i]).cos();
+    }
+    s
+}
+
+#[differentiable]
+fn ackley<T: Float>(x: &[T]) -> T {
+    let n = T::from(x.len()).unwrap();
+    let mut sq = T::zero();
+    let mut cs = T::zero();
+    for i in 0..x.len() {
+        sq = sq + x[i] * x[i];
+        cs = cs + (T::from(std::f64::consts::TAU).unwrap() * x[i]).cos();
+    }
+    let a = T::from(-20.0).unwrap() * (T::from(-0.2).unwrap() * (sq / n).sqrt()).exp();
+    a - (cs / n).exp() + T::from(20.0).unwrap() + T::one().exp()
+}
+
+#[differentiable]
+fn styblinski_tang<T>(x: &[T]) -> T
+where
+    T: Float,
+{
+    let half = T::from(0.5).unwrap();
+    let mut s = T::zero();
+    for i in 0..x.len() {
+        let v = x[i];
+        s = s + half * (v.powi(4) - T::from(16.0).unwrap() * v.powi(2) + T::from(5.0).unwrap() * v);
+    }
+    s
+}
+
+#[differentiable]
+fn beale<T: Float>(x: &[T]) -> T {
+    let (a, b) = (x[0], x[1]);
+    let t1 = T::from(1.5).unwrap() - a + a * b;
+    let t2 = T::from(2.25).unwrap() - a + a * b.powi(2);
+    let t3 = T::from(2.625).unwrap() - a + a * b.powf(T::from(3.0).unwrap());
+    t1 * t1 + t2 * t2 + t3 * t3
+}
+
+/// Bounded by `mochi::Real`: its constants and methods.
+#[differentiable]
+fn softplus_sum<T: Real>(x: &[T]) -> T {
+    let mut s = T::ZERO;
+    for i in 0..x.len() {
+        s += x[i].max(T::ZERO) + (-x[i].abs()).exp().ln_1p();
+    }
+    s
+}
+
+/// A branch on the data, and a parameter of type `T`.
+#[differentiable]
+fn huber<T: Float>(x: &[T], delta: T) -> T {
+    let half = T::from(0.5).unwrap();
+    let mut s = T::zero();
+    for i in 0..x.len() {
+        let r = x[i].abs();
+        if r <= delta {
+            s = s + half * x[i] * x[i];
+        } else {
+            s = s + delta * (r - half * delta);
+        }
+    }
+    s
+}
+
+#[differentiable]
+fn dot<T: Float>(a: &[T], b: &[T]) -> T {
+    let mut s = T::zero();
+    for i in 0..a.len() {
+        s = s + a[i] * b[i];
+    }
+    s
+}
+
+/// Calls between generic functions, inferred and with a turbofish.
+#[differentiable]
+fn norm<T: Float>(x: &[T]) -> T {
+    dot(x, x).sqrt()
+}
+
+#[differentiable]
+fn cosine<T: Float>(a: &[T], b: &[T]) -> T {
+    dot::<T>(a, b) / (norm::<T>(a) * norm(b))
+}
+
+/// A non-generic function calling generic ones.
+#[differentiable]
+fn rosen_plus_sphere(x: &[f64]) -> f64 {
+    rosenbrock(x) + 0.5 * sphere(x)
+}
+
+/// A scalar argument.
+#[differentiable]
+fn logistic<T: Float>(x: T) -> T {
+    T::one() / (T::one() + (-x).exp())
+}
+
+/// An owned `Vec<T>` and an early exit from a loop.
+#[differentiable]
+fn leading_mass<T: Float>(x: Vec<T>, cap: T) -> T {
+    let mut s = T::zero();
+    for i in 0..x.len() {
+        if s > cap {
+            break;
+        }
+        s = s + x[i].exp();
+    }
+    s.ln()
+}
+
+/// A `while` loop on a counter, a generic helper called in it.
+#[differentiable]
+fn damped<T: Float>(x: &[T]) -> T {
+    let mut k = 0;
+    let mut y = T::one();
+    while k < x.len() {
+        y = logistic(y * x[k]) + T::from(0.1).unwrap() * y;
+        k += 1;
+    }
+    y
+}
+
+/// A const generic parameter beside the scalar one.
+#[differentiable]
+fn fixed_quadratic<T: Float, const N: usize>(x: [T; N]) -> T {
+    let mut s = T::zero();
+    for i in 0..N {
+        s = s + T::from(i + 1).unwrap() * x[i] * x[i];
+    }
+    s
+}
+
+mod f64_rules {
+    use crate::check;
+    check!(sphere, (vec![0.3, -1.2, 2.0],), |a| (&a.0));
+    check!(rosenbrock, (vec![-1.2, 1.0, 0.7, 0.3],), |a| (&a.0));
+    check!(rastrigin, (vec![0.3, -0.2, 1.1],), |a| (&a.0));
+    check!(ackley, (vec![0.3, -0.2, 1.1],), |a| (&a.0));
+    check!(styblinski_tang, (vec![0.3, -2.0, 1.5],), |a| (&a.0));
+    check!(beale, (vec![1.1, 0.6],), |a| (&a.0));
+    check!(softplus_sum, (vec![-2.0, 0.3, 5.0],), |a| (&a.0));
+    check!(huber, (vec![0.3, -2.0, 1.5, -0.1], 1.0), |a| (&a.0, a.1));
+    check!(dot, (vec![0.3, -2.0, 1.5], vec![1.0, 0.5, -0.7]), |a| (
+        &a.0, &a.1
+    ));
+    check!(norm, (vec![0.3, -2.0, 1.5],), |a| (&a.0));
+    check!(cosine, (vec![0.3, -2.0, 1.5], vec![1.0, 0.5, -0.7]), |a| (
+        &a.0, &a.1
+    ));
+    check!(rosen_plus_sphere, (vec![0.3, -0.4, 1.5],), |a| (&a.0));
+    check!(logistic, (0.7,), |a| (a.0));
+    check!(leading_mass, (vec![0.3, 1.0, 2.0, 0.5], 2.5), |a| (
+        a.0.clone(),
+        a.1
+    ));
+    check!(damped, (vec![0.3, -1.0, 2.0],), |a| (&a.0));
+    check!(fixed_quadratic, ([0.3, -1.0, 2.0],), |a| (a.0));
+}
+
+mod f32_rules {
+    use crate::check;
+    check!(sphere, (vec![0.3_f32, -1.2, 2.0],), |a| (&a.0));
+    check!(rastrigin, (vec![0.3_f32, -0.2, 1.1],), |a| (&a.0));
+    check!(beale, (vec![1.1_f32, 0.6],), |a| (&a.0));
+    check!(huber, (vec![0.3_f32, -2.0, 1.5, -0.1], 1.0), |a| (
+        &a.0, a.1
+    ));
+    check!(
+        cosine,
+        (vec![0.3_f32, -2.0, 1.5], vec![1.0, 0.5, -0.7]),
+        |a| (&a.0, &a.1)
+    );
+    check!(logistic, (0.7_f32,), |a| (a.0));
+}
+
+/// ∇ of Rosenbrock in closed form.
+fn rosenbrock_gradient(x: &[f64]) -> Vec<f64> {
+    let mut g = vec![0.0; x.len()];
+    for i in 0..x.len() - 1 {
+        let a = x[i + 1] - x[i] * x[i];
+        g[i] += -400.0 * x[i] * a - 2.0 * (1.0 - x[i]); // ∂/∂xᵢ
+        g[i + 1] += 200.0 * a; // ∂/∂xᵢ₊₁
+    }
+    g
+}
+
+#[test]
+fn gradients_are_inferred_for_f64_and_f32() {
+    let x = vec![-1.2, 1.0, 0.7, 0.3];
+    let (y, g) = rosenbrock::value_and_gradient(&x);
+    assert_eq!(y, rosenbrock(&x));
+    for (a, b) in g.iter().zip(rosenbrock_gradient(&x)) {
+        assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
+    }
+    let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+    let g32: Vec<f32> = rosenbrock::gradient(&x32);
+    for (a, b) in g32.iter().zip(rosenbrock_gradient(&x)) {
+        assert!(
+            (*a as f64 - b).abs() <= 1e-4 * b.abs().max(1.0),
+            "{a} vs {b}"
+        );
+    }
+    // The in-place companions, generic too.
+    let mut shadow = vec![0.0_f32; 4];
+    let y32 = rosenbrock::value_and_gradient_into(&x32, &mut shadow);
+    assert_eq!((y32, shadow), (rosenbrock(&x32), g32.clone()));
+    let mut shadow = vec![0.0_f32; 4];
+    rosenbrock::gradient_into(&x32, &mut shadow);
+    assert_eq!(shadow, g32);
+    let (y, pb) = rosenbrock::pullback(&x32);
+    assert_eq!(
+        (y, pb(2.0)),
+        (rosenbrock(&x32), g32.iter().map(|g| 2.0 * g).collect())
+    );
+}
+
+#[test]
+fn several_arguments_and_a_scalar_one() {
+    let (a, b) = (vec![0.3, -2.0, 1.5], vec![1.0, 0.5, -0.7]);
+    let (da, db) = dot::gradient(&a, &b);
+    assert_eq!((da, db), (b.clone(), a.clone())); // ∂(a·b)/∂a = b, ∂/∂b = a
+    let (y, dx) = logistic::value_and_gradient(0.7_f32);
+    assert!((dx - y * (1.0 - y)).abs() < 1e-6); // σ' = σ(1 − σ)
+    let (dx, ddelta) = huber::gradient(&[0.3, -2.0], 1.0);
+    assert_eq!(dx, vec![0.3, -1.0]); // x inside, −δ·sign outside
+    assert_eq!(ddelta, 2.0 - 1.0); // r − δ for the outside element
+}
