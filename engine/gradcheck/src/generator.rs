@@ -67,6 +67,11 @@ enum E {
     MapvSum(String, Box<E>),
     /// `helper(&v, s)`: a generated function returning a value.
     Helper(String, String, Box<E>),
+    /// An iterator chain over `x` ending in a sum or a fold; the closure body uses
+    /// `xi` (and `xj` for pairs).
+    Chain(usize, Box<E>),
+    /// `f(e)` of the local closure `f` (see [`S::LetClosure`]).
+    LocalCall(String, Box<E>),
 }
 
 struct P {
@@ -130,6 +135,35 @@ impl P {
                 };
                 format!("{h}(&{v}, {})", self.e(s))
             }
+            E::Chain(kind, f) => {
+                let (t, f) = (self.ty(), self.e(f));
+                let idx = if self.dual {
+                    "c(i as f64)"
+                } else {
+                    "(i as f64)"
+                };
+                match kind % 6 {
+                    // The `f64` program takes the elements by reference, as users write.
+                    0 if self.dual => format!(
+                        "x.iter().zip(x.iter().skip(1)).map(|(&xi, &xj)| {f} * xj).sum::<{t}>()"
+                    ),
+                    0 => format!(
+                        "x.iter().zip(x.iter().skip(1)).map(|(xi, xj)| {f} * xj).sum::<{t}>()"
+                    ),
+                    1 => format!("(0..{N}).map(|i| {{ let xi = x[i]; {f} * {idx} }}).sum::<{t}>()"),
+                    2 => format!("x.iter().enumerate().map(|(i, &xi)| {f} + {idx}).sum::<{t}>()"),
+                    3 => format!(
+                        "x.iter().map(|&xi| {f}).fold({}, |m, v| m.max(v))",
+                        self.lit(-10.0)
+                    ),
+                    4 => format!("x[1..].iter().map(|&xi| {f}).sum::<{t}>()"),
+                    _ => format!(
+                        "x.iter().filter(|v| **v > {}).map(|&xi| {f}).sum::<{t}>()",
+                        self.lit(-0.5)
+                    ),
+                }
+            }
+            E::LocalCall(f, e) => format!("{f}({})", self.e(e)),
         }
     }
 }
@@ -161,6 +195,16 @@ enum S {
     /// `for e in v.iter_mut() { *e = *e * k + f }`
     IterMut(String, E, E),
     Swap(String, String),
+    /// `'o: for i in 0..N { for j in 0..N { s = s * 0.5 + e; if c > 1 { break 'o; } } }`
+    Labelled(String, E, E),
+    /// `let f = |v: T| e(v);`
+    LetClosure(String, E),
+    /// `for w in x.windows(2) { s += w[0] * w[1] * e; }`
+    Windows(String, E),
+    /// `v.swap(i, j)` on a `Vec` buffer.
+    SwapElems(String, usize, usize),
+    /// `let mut v = vec![e0, e1, e2, e3];`
+    LetVecLit(String, Vec<E>),
 }
 
 enum BufInit {
@@ -185,6 +229,8 @@ struct Ctx<'a> {
     prefix: String,
     next: usize,
     in_loop: bool,
+    /// Local closures `let f = |v| …;` in scope.
+    closures: Vec<String>,
 }
 
 impl Ctx<'_> {
@@ -261,7 +307,18 @@ impl Ctx<'_> {
             ),
             6 if !self.in_loop => {
                 let f = self.closure_body(depth);
-                E::MapSum("x".into(), Box::new(f))
+                if self.rng.chance(0.5) {
+                    E::MapSum("x".into(), Box::new(f))
+                } else {
+                    let kind = self.rng.below(6);
+                    let f = if kind == 0 { add_xj(f) } else { f };
+                    E::Chain(kind, Box::new(f))
+                }
+            }
+            9 if !self.closures.is_empty() => {
+                let k = self.rng.below(self.closures.len());
+                let f = self.closures[k].clone();
+                E::LocalCall(f, Box::new(self.expr(depth - 1)))
             }
             7 if !self.in_loop => {
                 let arrays = self.bufs_of(BufKind::Array);
@@ -295,6 +352,7 @@ impl Ctx<'_> {
     fn closure_body(&mut self, depth: usize) -> E {
         // Inside a closure: captured values only (no helper calls, no buffers).
         let in_loop = std::mem::replace(&mut self.in_loop, true);
+        let closures = std::mem::take(&mut self.closures);
         let saved = (
             std::mem::take(&mut self.scalars),
             std::mem::take(&mut self.bufs),
@@ -306,11 +364,13 @@ impl Ctx<'_> {
         self.bufs = saved.1;
         self.structs = saved.2;
         self.in_loop = in_loop;
+        self.closures = closures;
         strip_i(f)
     }
 
     /// Helpers see only their own parameters.
     fn helper_expr(&mut self, names: &[&str], depth: usize) -> E {
+        let closures = std::mem::take(&mut self.closures);
         let saved = (
             std::mem::take(&mut self.scalars),
             std::mem::take(&mut self.bufs),
@@ -326,6 +386,7 @@ impl Ctx<'_> {
         self.bufs = saved.1;
         self.structs = saved.2;
         self.in_loop = saved.3;
+        self.closures = closures;
         // `x` inside a helper means the helper's own inputs only.
         strip_x(e, names)
     }
@@ -355,7 +416,7 @@ impl Ctx<'_> {
     }
 
     fn stmt(&mut self, depth: usize, top: bool) -> Option<S> {
-        let r = self.rng.below(if top { 15 } else { 7 });
+        let r = self.rng.below(if top { 16 } else { 7 });
         Some(match r {
             0 | 1 if !self.scalars.is_empty() => {
                 let k = self.rng.below(self.scalars.len());
@@ -479,6 +540,51 @@ impl Ctx<'_> {
                 let f = self.expr(2);
                 S::IterMut(v, k, f)
             }
+            14 if !self.scalars.is_empty() => {
+                let s = self.scalars[self.rng.below(self.scalars.len())].clone();
+                match self.rng.below(5) {
+                    0 => {
+                        self.in_loop = true;
+                        let e = E::Call(Box::new(self.expr(2)), "tanh");
+                        self.in_loop = false;
+                        let c = self.expr(2);
+                        S::Labelled(s, e, c)
+                    }
+                    1 => {
+                        let f = self.fresh("f");
+                        // Captures only what is never written (the arguments).
+                        let saved = (
+                            std::mem::replace(&mut self.scalars, vec!["w".into()]),
+                            std::mem::take(&mut self.bufs),
+                            std::mem::take(&mut self.structs),
+                            std::mem::take(&mut self.closures),
+                        );
+                        let body = E::Call(Box::new(self.expr(2)), "sin");
+                        self.scalars = saved.0;
+                        self.bufs = saved.1;
+                        self.structs = saved.2;
+                        self.closures = saved.3;
+                        let body = strip_i(body);
+                        self.closures.push(f.clone());
+                        S::LetClosure(f, body)
+                    }
+                    2 => {
+                        let e = E::Call(Box::new(self.expr(1)), "tanh");
+                        S::Windows(s, e)
+                    }
+                    3 if !self.bufs_of(BufKind::Vec).is_empty() => {
+                        let vecs = self.bufs_of(BufKind::Vec);
+                        let v = vecs[self.rng.below(vecs.len())].clone();
+                        S::SwapElems(v, self.rng.below(N), self.rng.below(N))
+                    }
+                    _ => {
+                        let v = self.fresh("v");
+                        let elems = (0..N).map(|_| self.expr(2)).collect();
+                        self.bufs.push((v.clone(), BufKind::Vec));
+                        S::LetVecLit(v, elems)
+                    }
+                }
+            }
             13 if self.scalars.len() >= 2 => {
                 let i = self.rng.below(self.scalars.len());
                 let mut j = self.rng.below(self.scalars.len());
@@ -490,6 +596,11 @@ impl Ctx<'_> {
             _ => return None,
         })
     }
+}
+
+/// A pair chain's closure also reads the next element `xj`.
+fn add_xj(f: E) -> E {
+    E::Bin(Box::new(f), '+', Box::new(E::Var("xj".into())))
 }
 
 /// A loop index `i` outside a loop (in a closure body) becomes a constant index.
@@ -516,7 +627,9 @@ fn strip_x(e: E, names: &[&str]) -> E {
         E::Bin(l, op, r) => E::Bin(f(l), op, f(r)),
         E::Call(x, m) => E::Call(f(x), m),
         E::SafeDiv(l, r) => E::SafeDiv(f(l), f(r)),
-        E::MapSum(..) | E::MapvSum(..) | E::Helper(..) => E::Var(first.to_string()),
+        E::MapSum(..) | E::MapvSum(..) | E::Helper(..) | E::Chain(..) | E::LocalCall(..) => {
+            E::Var(first.to_string())
+        }
         other => other,
     }
 }
@@ -541,6 +654,7 @@ fn program(rng: &mut Rng, index: usize) -> Program {
         prefix: prefix.clone(),
         next: 0,
         in_loop: false,
+        closures: Vec::new(),
     };
     let n = 3 + cx.rng.below(7);
     let mut stmts = Vec::new();
@@ -708,6 +822,33 @@ fn write_stmts(out: &mut String, p: &P, stmts: &[S], indent: usize) {
             }
             S::Swap(a, b) => {
                 let _ = writeln!(out, "{pad}std::mem::swap(&mut {a}, &mut {b});");
+            }
+            S::Labelled(s, e, c) => {
+                let _ = writeln!(
+                    out,
+                    "{pad}'o: for i in 0..{N} {{\n{pad}    for _j in 0..2 {{\n{pad}        {s} = {s} * {} + {};\n{pad}        if {} > {} {{ break 'o; }}\n{pad}    }}\n{pad}}}",
+                    p.lit(0.5),
+                    p.e(e),
+                    p.e(c),
+                    p.lit(1.0)
+                );
+            }
+            S::LetClosure(f, body) => {
+                let _ = writeln!(out, "{pad}let {f} = |w: {t}| {};", p.e(body));
+            }
+            S::Windows(s, e) => {
+                let _ = writeln!(
+                    out,
+                    "{pad}for w in x.windows(2) {{ {s} += w[0] * w[1] * {}; }}",
+                    p.e(e)
+                );
+            }
+            S::SwapElems(v, i, j) => {
+                let _ = writeln!(out, "{pad}{v}.swap({i}, {j});");
+            }
+            S::LetVecLit(v, elems) => {
+                let es: Vec<String> = elems.iter().map(|e| p.e(e)).collect();
+                let _ = writeln!(out, "{pad}let mut {v} = vec![{}];", es.join(", "));
             }
         }
     }

@@ -275,34 +275,22 @@ fn borrows_mutably(e: &Expr) -> bool {
     }
 }
 
-/// Does `e` mention an active name anywhere (closures included)?
-pub fn mentions_active(e: &Expr, active: &HashSet<String>) -> bool {
-    struct M<'a> {
-        active: &'a HashSet<String>,
-        found: bool,
-    }
-    impl<'ast> Visit<'ast> for M<'_> {
-        fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
-            if self.active.contains(&i.to_string()) {
-                self.found = true;
-            }
-        }
-        fn visit_macro(&mut self, m: &'ast syn::Macro) {
-            for t in m.tokens.clone() {
-                if let proc_macro2::TokenTree::Ident(i) = t {
-                    if self.active.contains(&i.to_string()) {
-                        self.found = true;
-                    }
-                }
-            }
-        }
-    }
-    let mut m = M {
-        active,
-        found: false,
-    };
-    m.visit_expr(e);
-    m.found
+/// Does a token stream (a macro's body) hold an identifier that `pred` accepts, at any
+/// depth of its groups?
+pub fn tokens_mention(
+    ts: &proc_macro2::TokenStream,
+    pred: &dyn Fn(&proc_macro2::Ident) -> bool,
+) -> bool {
+    ts.clone().into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => pred(&i),
+        proc_macro2::TokenTree::Group(g) => tokens_mention(&g.stream(), pred),
+        _ => false,
+    })
+}
+
+/// Does `e` mention an active name anywhere (closures and macro bodies included)?
+pub fn mentions_active(e: &impl quote::ToTokens, active: &HashSet<String>) -> bool {
+    tokens_mention(&e.to_token_stream(), &|i| active.contains(&i.to_string()))
 }
 
 /// Collects `(alias, target)` for bindings that borrow a place mutably, and the names

@@ -119,8 +119,10 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         ReturnType::Default => syn::parse_quote!(()),
         ReturnType::Type(_, t) => (**t).clone(),
     };
-    // Generic functions: companions keep the parameters and bounds and add `Scalar`.
+    // Generic functions: companions keep the parameters and bounds and add `Scalar`;
+    // one generic over a scalar of one sequence argument also gets `jvp`, `hvp`, `hessian`.
     let generics = crate::generics::CompanionGenerics::new(&func.sig.generics);
+    let higher = crate::higher::companions(func);
     let (gp, gw, tf, cap) = (
         &generics.params,
         &generics.predicates,
@@ -388,6 +390,8 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             {
                 let _ = value_and_gradient_into #tf (#(#names,)* #shadow_arg);
             }
+
+            #higher
         }
     })
 }

@@ -23,7 +23,7 @@
 //! The primal function is emitted unchanged; only the derived rule sees the rewrite,
 //! which computes the same values.
 
-use crate::activity::mentions_active;
+use crate::activity::{mentions_active, tokens_mention};
 use crate::iterchain::Writer;
 use proc_macro2::Span;
 use quote::{format_ident, quote_spanned};
@@ -234,12 +234,8 @@ impl VisitMut for Substitute<'_> {
     }
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
         // A name inside a macro's tokens cannot be rewritten reliably.
-        for t in m.tokens.clone() {
-            if let proc_macro2::TokenTree::Ident(i) = t {
-                if self.names.iter().any(|(n, _)| *n == i) {
-                    self.shadowed = true;
-                }
-            }
+        if tokens_mention(&m.tokens, &|i| self.names.iter().any(|(n, _)| n == i)) {
+            self.shadowed = true;
         }
     }
 }
@@ -540,12 +536,8 @@ impl VisitMut for Inline<'_> {
         }
     }
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
-        for t in m.tokens.clone() {
-            if let proc_macro2::TokenTree::Ident(i) = t {
-                if i == *self.name {
-                    self.left = true;
-                }
-            }
+        if tokens_mention(&m.tokens, &|i| i == self.name) {
+            self.left = true;
         }
     }
 }
@@ -775,6 +767,8 @@ impl VisitMut for Desugar {
                     #(#sets)*
                     #v
                 });
+                // The elements were macro tokens until now: rewrite them in their turn.
+                self.visit_expr_mut(e);
             }
             Expr::Call(c) => {
                 let Some(name) = mem_fn(&c.func) else { return };

@@ -637,11 +637,7 @@ impl VisitMut for WindowUses<'_> {
         }
     }
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
-        if m.tokens
-            .clone()
-            .into_iter()
-            .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == *self.name))
-        {
+        if crate::activity::tokens_mention(&m.tokens, &|i| i == self.name) {
             self.other = true;
         }
     }

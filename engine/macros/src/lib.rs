@@ -13,6 +13,7 @@ mod companion;
 mod derive_tangent;
 mod desugar;
 mod generics;
+mod higher;
 mod iterchain;
 mod lower;
 mod valid;

@@ -1136,14 +1136,7 @@ fn is_control_flow_stmt(e: &Expr) -> bool {
 
 /// Does `e` mention any active name (anywhere, as a token)?
 pub fn mentions_any(e: &impl ToTokens, active: &HashSet<String>) -> bool {
-    fn walk(ts: TokenStream, active: &HashSet<String>) -> bool {
-        ts.into_iter().any(|t| match t {
-            proc_macro2::TokenTree::Ident(i) => active.contains(&i.to_string()),
-            proc_macro2::TokenTree::Group(g) => walk(g.stream(), active),
-            _ => false,
-        })
-    }
-    walk(e.to_token_stream(), active)
+    activity::mentions_active(e, active)
 }
 
 /// Finds `break`/`continue` that leave the current loop and any `return`.

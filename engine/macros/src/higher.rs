@@ -1,0 +1,173 @@
+//! Forward mode and forward-over-reverse companions of a generic function:
+//! `f::jvp(x, v)`, `f::hvp(x, v)`, `f::hessian(x)` and `f::value_gradient_and_hessian(x)`.
+//!
+//! They exist for a function generic over one scalar type `T` with one argument
+//! `&[T]`, `&Vec<T>` or `Vec<T>` and a `T` output, whose bounds [`Dual`] meets: `jvp`
+//! runs the primal on `Dual<1>`, `hvp` the derived gradient on `Dual<1>` (forward over
+//! reverse), `hessian` the gradient on `Dual<4>`, four columns per reverse sweep.
+//! The points are `&[f64]` (`Dual` carries `f64`).
+//!
+//! [`Dual`]: https://docs.rs/mochi/latest/mochi/struct.Dual.html
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{FnArg, GenericParam, ItemFn, ReturnType, Type, TypeParamBound, WherePredicate};
+
+/// Bounds (last path segment) that `Dual<N>` satisfies.
+const DUAL_BOUNDS: &[&str] = &[
+    "Float",
+    "Real",
+    "Scalar",
+    "Copy",
+    "Clone",
+    "Debug",
+    "PartialEq",
+    "PartialOrd",
+    "Send",
+    "Sync",
+    "Sum",
+    "Product",
+    "Num",
+    "NumCast",
+    "ToPrimitive",
+    "Zero",
+    "One",
+    "NumOps",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Rem",
+    "Neg",
+    "AddAssign",
+    "SubAssign",
+    "MulAssign",
+    "DivAssign",
+];
+
+/// How the one argument holds its scalars.
+enum Form {
+    Slice,
+    VecRef,
+    Vec,
+}
+
+/// The companions, or nothing when the function does not have the shape above.
+pub fn companions(func: &ItemFn) -> TokenStream {
+    let Some(form) = shape(func) else {
+        return TokenStream::new();
+    };
+    let name = &func.sig.ident;
+    let (dual_arg, f64_arg) = match form {
+        Form::Slice => (quote!(&__mochi_x[..]), quote!(x)),
+        Form::VecRef => (quote!(&__mochi_x), quote!(&x.to_vec())),
+        Form::Vec => (quote!(__mochi_x), quote!(x.to_vec())),
+    };
+    quote! {
+        /// The value and the directional derivative along `v` (forward mode: the
+        /// function run on `Dual<1>`).
+        pub fn jvp(x: &[f64], v: &[f64]) -> (f64, f64) {
+            let __mochi_x = ::mochi::__private::duals_along(x, v);
+            let y: ::mochi::Dual<1> = super::#name::<::mochi::Dual<1>>(#dual_arg);
+            (y.value, y.partials[0])
+        }
+
+        /// The Hessian-vector product `H·v` (forward over reverse: the derived gradient
+        /// run on `Dual<1>` at `x + v·ε`).
+        pub fn hvp(x: &[f64], v: &[f64]) -> ::std::vec::Vec<f64> {
+            let __mochi_x = ::mochi::__private::duals_along(x, v);
+            let g = gradient::<::mochi::Dual<1>>(#dual_arg);
+            ::mochi::__private::first_partials(&g)
+        }
+
+        /// The dense Hessian (forward over reverse, four columns per reverse sweep on
+        /// `Dual<4>`).
+        pub fn hessian(x: &[f64]) -> ::mochi::__private::ndarray::Array2<f64> {
+            ::mochi::__private::hessian_by_blocks::<4>(x, |__mochi_x| {
+                gradient::<::mochi::Dual<4>>(#dual_arg)
+            })
+        }
+
+        /// The value, the gradient and the dense Hessian.
+        pub fn value_gradient_and_hessian(
+            x: &[f64],
+        ) -> (f64, ::std::vec::Vec<f64>, ::mochi::__private::ndarray::Array2<f64>) {
+            let (y, g) = value_and_gradient::<f64>(#f64_arg);
+            (y, g, hessian(x))
+        }
+    }
+}
+
+fn shape(func: &ItemFn) -> Option<Form> {
+    let sig = &func.sig;
+    let mut params = sig.generics.params.iter();
+    let (Some(GenericParam::Type(t)), None) = (params.next(), params.next()) else {
+        return None;
+    };
+    let where_bounds = sig
+        .generics
+        .where_clause
+        .iter()
+        .flat_map(|w| w.predicates.iter())
+        .map(|p| match p {
+            WherePredicate::Type(pt) => match &pt.bounded_ty {
+                Type::Path(tp) if tp.path.is_ident(&t.ident) => Some(pt.bounds.iter()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let bounds: Vec<&TypeParamBound> = t
+        .bounds
+        .iter()
+        .chain(where_bounds.into_iter().flatten())
+        .collect();
+    let dual_meets = |b: &&TypeParamBound| match b {
+        TypeParamBound::Trait(tr) => tr
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| DUAL_BOUNDS.contains(&s.ident.to_string().as_str())),
+        TypeParamBound::Lifetime(l) => l.ident == "static",
+        _ => false,
+    };
+    let scalar = bounds.iter().any(|b| {
+        matches!(b, TypeParamBound::Trait(tr) if tr.path.segments.last().is_some_and(|s| ["Float", "Real", "Scalar"].contains(&s.ident.to_string().as_str())))
+    });
+    if !scalar || !bounds.iter().all(dual_meets) {
+        return None;
+    }
+    let is_t =
+        |ty: &Type| matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident(&t.ident));
+    match &sig.output {
+        ReturnType::Type(_, ty) if is_t(ty) => {}
+        _ => return None,
+    }
+    let mut inputs = sig.inputs.iter();
+    let (Some(FnArg::Typed(arg)), None) = (inputs.next(), inputs.next()) else {
+        return None;
+    };
+    let vec_of_t = |ty: &Type| match ty {
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            if last.ident != "Vec" {
+                return None;
+            }
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => match &a.args[0] {
+                    syn::GenericArgument::Type(inner) if is_t(inner) => Some(()),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    match &*arg.ty {
+        Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
+            Type::Slice(s) if is_t(&s.elem) => Some(Form::Slice),
+            other => vec_of_t(other).map(|()| Form::VecRef),
+        },
+        other => vec_of_t(other).map(|()| Form::Vec),
+    }
+}
