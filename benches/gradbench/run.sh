@@ -8,7 +8,7 @@
 #
 # options:
 #   --evals a,b,…   evals to run (default: hello,lse,llsq,det,ode,gmm,lstm)
-#   --quick         small sizes and --min-seconds 0.2 (a few minutes in all)
+#   --quick         small sizes and --min-seconds 0.2 (about a minute here)
 #   --no-manual     run mochi only
 #   --json FILE     also write the table in the bot's ratio-report format
 #   --lstm-text F   the text the lstm eval reads its characters from, when the

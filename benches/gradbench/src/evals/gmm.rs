@@ -317,4 +317,34 @@ mod tests {
             likelihood + prior
         );
     }
+
+    #[test]
+    fn jacobian_output_is_shaped_like_the_independent_variables() {
+        let input = serde_json::json!({
+            "d": 3, "k": 2, "n": 2, "m": 0, "gamma": 1.0,
+            "alpha": [0.1, -0.2],
+            "mu": [[0.1, 0.2, 0.3], [0.0, -0.1, 0.2]],
+            "q": [[0.1, 0.0, -0.1], [0.2, 0.1, 0.0]],
+            "l": [[0.5, -0.5, 0.25], [0.1, 0.2, 0.3]],
+            "x": [[1.0, 0.0, -1.0], [0.5, 0.5, 0.5]],
+            "min_runs": 2, "min_seconds": 0.0
+        });
+        let e = evaluate("jacobian", &input).unwrap();
+        assert_eq!(e.timings.len(), 2);
+        for (key, rows, width) in [("mu", 2, 3), ("q", 2, 3), ("l", 2, 3)] {
+            let v = e.output[key].as_array().unwrap();
+            assert_eq!(v.len(), rows, "{key}");
+            assert!(
+                v.iter().all(|r| r.as_array().unwrap().len() == width),
+                "{key}"
+            );
+        }
+        assert_eq!(e.output["alpha"].as_array().unwrap().len(), 2);
+        let mut bad = input.clone();
+        bad["l"] = serde_json::json!([[0.5], [0.1]]);
+        assert!(matches!(
+            evaluate("jacobian", &bad),
+            Err(EvalError::BadInput(_))
+        ));
+    }
 }

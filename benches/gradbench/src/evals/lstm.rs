@@ -225,4 +225,28 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn jacobian_output_is_main_params_then_extra_params_row_by_row() {
+        let b = 2;
+        let input = serde_json::json!({
+            "main_params": rows(&seeded(2 * 4 * b, 21, 0.0, 1.0), 4 * b),
+            "extra_params": rows(&seeded(3 * b, 22, 0.0, 1.0), b),
+            "state": rows(&seeded(2 * b, 23, 0.0, 1.0), b),
+            "sequence": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
+            "min_runs": 1, "min_seconds": 0.0
+        });
+        let e = evaluate("jacobian", &input).unwrap();
+        assert_eq!(e.output.as_array().unwrap().len(), 2 * 4 * b + 3 * b);
+        let parsed: Input = parse_input(&input).unwrap();
+        let (dmain, dextra, _, _) = objective::gradient(
+            &parsed.main_params,
+            &parsed.extra_params,
+            &parsed.state,
+            &parsed.sequence,
+        );
+        // the first bias entry of the first layer sits after its 8 weights
+        assert_eq!(e.output[8].as_f64().unwrap(), dmain[1][0]);
+        assert_eq!(e.output[2 * 4 * b].as_f64().unwrap(), dextra[0][0]);
+    }
 }
