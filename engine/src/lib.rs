@@ -78,7 +78,9 @@ pub fn no_grad<T>(value: T) -> T {
 }
 
 /// num-traits, whose `Float` bound generic `#[differentiable]` functions may use
-/// (`fn f<T: Float>(x: &[T]) -> T`); `Float` is also in the [`prelude`].
+/// (`use mochi::num_traits::Float;` then `fn f<T: Float>(x: &[T]) -> T`). `Float` is
+/// not in the [`prelude`]: [`Dual`] implements both `Float` and [`Real`], so with
+/// both traits in scope a method call on a concrete `Dual` would be ambiguous.
 pub use num_traits;
 
 /// Everything a user of mochi imports: `use mochi::prelude::*;`.
@@ -86,12 +88,12 @@ pub mod prelude {
     pub use crate::{
         differentiable, no_grad, Dual, NoTangent, Pullback, Real, Scalar, Tangent, TangentVector,
     };
-    pub use num_traits::Float;
 }
 
 #[doc(hidden)]
 pub mod __private {
     pub use mochi_core::private::*;
+    pub use ndarray;
     /// The rule traits of the standard rule crates, glob-imported by generated code.
     pub mod rules {
         #[cfg(feature = "linalg")]

@@ -8,6 +8,7 @@
 #![allow(clippy::needless_range_loop, clippy::ptr_arg)]
 
 mod common;
+use mochi::num_traits::Float;
 use mochi::prelude::*;
 
 #[differentiable]
@@ -265,4 +266,153 @@ fn several_arguments_and_a_scalar_one() {
     let (dx, ddelta) = huber::gradient(&[0.3, -2.0], 1.0);
     assert_eq!(dx, vec![0.3, -1.0]); // x inside, −δ·sign outside
     assert_eq!(ddelta, 2.0 - 1.0); // r − δ for the outside element
+}
+
+/// `H` of Rosenbrock in closed form.
+fn rosenbrock_hessian(x: &[f64]) -> ndarray::Array2<f64> {
+    let n = x.len();
+    let mut h = ndarray::Array2::zeros((n, n));
+    for i in 0..n - 1 {
+        h[[i, i]] += 1200.0 * x[i] * x[i] - 400.0 * x[i + 1] + 2.0; // ∂²/∂xᵢ²
+        h[[i, i + 1]] -= 400.0 * x[i]; // ∂²/∂xᵢ∂xᵢ₊₁
+        h[[i + 1, i]] -= 400.0 * x[i];
+        h[[i + 1, i + 1]] += 200.0;
+    }
+    h
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * b.abs().max(1.0)
+}
+
+#[test]
+fn the_derived_gradient_runs_on_duals() {
+    // Forward over reverse by hand: the gradient of a `T: Float` function on `Dual<1>`.
+    let x = [-1.2, 1.0, 0.7];
+    let v = [0.5, -1.0, 2.0];
+    let xd: Vec<Dual<1>> = x.iter().zip(&v).map(|(&a, &b)| Dual::new(a, [b])).collect();
+    let g = rosenbrock::gradient(&xd);
+    let h = rosenbrock_hessian(&x);
+    let hv = h.dot(&ndarray::arr1(&v));
+    for i in 0..3 {
+        assert!(close(g[i].value, rosenbrock_gradient(&x)[i], 1e-12));
+        assert!(
+            close(g[i].partials[0], hv[i], 1e-12),
+            "{} vs {}",
+            g[i].partials[0],
+            hv[i]
+        );
+    }
+}
+
+#[test]
+fn hessians_of_rosenbrock_match_the_closed_form() {
+    for x in [vec![-1.2, 1.0], vec![0.3, -0.4, 1.5, 0.9, -2.0, 0.1]] {
+        let h = rosenbrock::hessian(&x);
+        let want = rosenbrock_hessian(&x);
+        for (a, b) in h.iter().zip(want.iter()) {
+            assert!(close(*a, *b, 1e-12), "{a} vs {b}");
+        }
+        assert_eq!(h, h.t()); // symmetric
+        let (y, g, h2) = rosenbrock::value_gradient_and_hessian(&x);
+        assert_eq!(
+            (y, g, h2),
+            (rosenbrock(&x), rosenbrock::gradient(&x), h.clone())
+        );
+    }
+}
+
+/// ½ xᵀAx + bᵀx with A symmetric, over `mochi::Real`: H = A.
+#[differentiable]
+fn quadratic_form<T: Real>(x: &[T]) -> T {
+    let a = [[4.0, 1.0, -0.5], [1.0, 3.0, 0.25], [-0.5, 0.25, 2.0]];
+    let b = [1.0, -2.0, 0.5];
+    let mut s = T::ZERO;
+    for i in 0..3 {
+        for j in 0..3 {
+            s += T::HALF * T::from_f64(a[i][j]) * x[i] * x[j];
+        }
+        s += T::from_f64(b[i]) * x[i];
+    }
+    s
+}
+
+#[test]
+fn the_hessian_of_a_quadratic_form_is_its_matrix() {
+    let h = quadratic_form::hessian(&[0.3, -1.0, 2.0]);
+    let a = ndarray::arr2(&[[4.0, 1.0, -0.5], [1.0, 3.0, 0.25], [-0.5, 0.25, 2.0]]);
+    assert_eq!(h, a);
+    let hv = quadratic_form::hvp(&[0.3, -1.0, 2.0], &[1.0, 0.0, -1.0]);
+    assert_eq!(hv, vec![4.5, 0.75, -2.5]); // A·v
+}
+
+#[test]
+fn jvp_is_the_gradient_along_v_and_hvp_the_finite_difference_of_gradients() {
+    let x = [0.3, -0.2, 1.1, 0.6];
+    let v = [1.0, -0.5, 0.25, 2.0];
+    let dot = |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(p, q)| p * q).sum() };
+    // jvp = ∇f·v, and its value is the primal's.
+    let (y, dy) = rastrigin::jvp(&x, &v);
+    assert_eq!(y, rastrigin(&x));
+    assert!(close(dy, dot(&rastrigin::gradient(&x), &v), 1e-12));
+    let (y, dy) = ackley::jvp(&x, &v);
+    assert!(close(y, ackley(&x), 1e-15));
+    assert!(close(dy, dot(&ackley::gradient(&x), &v), 1e-12));
+    // hvp ≈ (∇f(x + hv) − ∇f(x − hv)) / 2h, and = H·v with the dense Hessian.
+    let h = 1e-5;
+    let shifted = |s: f64| -> Vec<f64> { x.iter().zip(&v).map(|(a, b)| a + s * b).collect() };
+    for (hv, gp, gm, hess) in [
+        (
+            rastrigin::hvp(&x, &v),
+            rastrigin::gradient(&shifted(h)),
+            rastrigin::gradient(&shifted(-h)),
+            rastrigin::hessian(&x),
+        ),
+        (
+            ackley::hvp(&x, &v),
+            ackley::gradient(&shifted(h)),
+            ackley::gradient(&shifted(-h)),
+            ackley::hessian(&x),
+        ),
+    ] {
+        let dense = hess.dot(&ndarray::arr1(&v));
+        for i in 0..4 {
+            let fd = (gp[i] - gm[i]) / (2.0 * h);
+            assert!(close(hv[i], fd, 1e-5), "{} vs {fd}", hv[i]);
+            assert!(close(hv[i], dense[i], 1e-12), "{} vs {}", hv[i], dense[i]);
+        }
+    }
+}
+
+/// A `Vec<T>` argument gets the companions too.
+#[test]
+fn companions_of_a_vec_argument() {
+    let x = [0.3, 1.0, 2.0, 0.5];
+    let v = [1.0, 0.0, 0.0, 0.0];
+    let (y, dy) = leading_mass_all::jvp(&x, &v);
+    assert!(close(y, leading_mass_all(x.to_vec()), 1e-15));
+    let g = leading_mass_all::gradient(x.to_vec());
+    assert!(close(dy, g[0], 1e-12));
+    let h = leading_mass_all::hessian(&x);
+    for (a, b) in h.iter().zip(h.t().iter()) {
+        assert!(close(*a, *b, 1e-14)); // symmetric up to rounding
+    }
+    // The Hessian of log-sum-exp: diag(p) − p pᵀ with p the softmax.
+    let z: f64 = x.iter().map(|v| v.exp()).sum();
+    let p: Vec<f64> = x.iter().map(|v| v.exp() / z).collect();
+    for i in 0..4 {
+        for j in 0..4 {
+            let want = if i == j { p[i] } else { 0.0 } - p[i] * p[j];
+            assert!(close(h[[i, j]], want, 1e-12), "{} vs {want}", h[[i, j]]);
+        }
+    }
+}
+
+#[differentiable]
+fn leading_mass_all<T: Float>(x: Vec<T>) -> T {
+    let mut s = T::zero();
+    for i in 0..x.len() {
+        s = s + x[i].exp();
+    }
+    s.ln()
 }

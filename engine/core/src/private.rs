@@ -258,6 +258,10 @@ pub use rand::Rng;
 
 pub use crate::kit::tape::{Site, Stack};
 
+#[cfg(feature = "ndarray")]
+pub use crate::forward::over_reverse::hessian_by_blocks;
+pub use crate::forward::over_reverse::{duals_along, first_partials};
+
 /// The seed `ȳ = 1` of a scalar output.
 #[diagnostic::on_unimplemented(
     message = "`gradient` needs a scalar output (f64 or f32), but the function returns a value with tangent `{Self}`",

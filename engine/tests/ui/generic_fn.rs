@@ -1,3 +1,4 @@
+use mochi::num_traits::Float;
 use mochi::prelude::*;
 
 // A generic function is differentiable (`fn f<T: Float>(x: T) -> T`); an argument

@@ -5,6 +5,8 @@
 mod api;
 mod dual;
 mod elementary;
+mod num_float;
+pub(crate) mod over_reverse;
 mod real;
 
 pub use api::{derivative, gradient_forward, jvp, jvp_scalar};

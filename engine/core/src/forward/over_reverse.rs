@@ -1,0 +1,69 @@
+//! What the forward-mode and forward-over-reverse companions of a generic
+//! `#[differentiable]` function (`f::jvp`, `f::hvp`, `f::hessian`) call: seeding duals
+//! along directions and reading the partials back.
+//!
+//! Forward over reverse: the derived reverse rule of `f<T>` run with `T = Dual<B>` and
+//! inputs `xᵢ + Σₖ Vᵢₖ εₖ` computes the gradient and, in partial `k` of each component,
+//! the directional derivative of the gradient along column `k` of `V`: the
+//! Hessian-vector product `H·V[:, k]`.
+
+use super::Dual;
+
+/// `xᵢ + vᵢ ε`: the inputs of a JVP or HVP along `v`.
+///
+/// # Panics
+/// If `x` and `v` have different lengths.
+#[track_caller]
+pub fn duals_along(x: &[f64], v: &[f64]) -> Vec<Dual<1>> {
+    assert_eq!(
+        x.len(),
+        v.len(),
+        "mochi: the direction has {} components, the point {}",
+        v.len(),
+        x.len()
+    );
+    x.iter().zip(v).map(|(&a, &b)| Dual::new(a, [b])).collect()
+}
+
+/// The first partial of each component (`H·v` from the gradient on `Dual<1>`).
+pub fn first_partials(g: &[Dual<1>]) -> Vec<f64> {
+    g.iter().map(|d| d.partials[0]).collect()
+}
+
+/// The dense Hessian, `B` columns per reverse sweep: `gradient` is the function's
+/// gradient on `Dual<B>`, called with `xᵢ + Σₖ [i = c + k] εₖ` for each block of
+/// columns starting at `c`.
+#[cfg(feature = "ndarray")]
+pub fn hessian_by_blocks<const B: usize>(
+    x: &[f64],
+    mut gradient: impl FnMut(Vec<Dual<B>>) -> Vec<Dual<B>>,
+) -> ndarray::Array2<f64> {
+    let n = x.len();
+    let mut h = ndarray::Array2::zeros((n, n));
+    for start in (0..n).step_by(B) {
+        let seeded = x
+            .iter()
+            .enumerate()
+            .map(|(i, &value)| {
+                let mut partials = [0.0; B];
+                if (start..start + B).contains(&i) {
+                    partials[i - start] = 1.0;
+                }
+                Dual::new(value, partials)
+            })
+            .collect();
+        let g = gradient(seeded);
+        assert_eq!(
+            g.len(),
+            n,
+            "mochi: the gradient has {} components, the point {n}",
+            g.len()
+        );
+        for (i, gi) in g.iter().enumerate() {
+            for k in 0..B.min(n - start) {
+                h[[i, start + k]] = gi.partials[k];
+            }
+        }
+    }
+    h
+}
