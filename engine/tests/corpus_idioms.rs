@@ -408,3 +408,30 @@ mod checked_chains {
         }
     }
 }
+
+// ---- mutual recursion with no annotation: the calls in branches box their pullbacks
+
+#[differentiable]
+fn ping(x: f64, n: u32) -> f64 {
+    if n == 0 {
+        x
+    } else {
+        pong(x.sin() + 0.1, n - 1) * 1.1
+    }
+}
+
+#[differentiable]
+fn pong(x: f64, n: u32) -> f64 {
+    if n == 0 {
+        x * x
+    } else {
+        ping(x * 0.7, n - 1) + x
+    }
+}
+
+mod checked_recursion {
+    use crate::check;
+
+    check!(ping, (0.8_f64, 5_u32), |a| (a.0, a.1));
+    check!(pong, (0.8_f64, 4_u32), |a| (a.0, a.1));
+}

@@ -24,8 +24,10 @@ use proc_macro::TokenStream;
 /// a module of the same name: `f::value_and_gradient`, `f::gradient`, `f::pullback`,
 /// `f::value_and_gradient_into`, `f::gradient_into` and `f::rrule`.
 ///
-/// `#[differentiable(boxed)]` makes `f::rrule` return a boxed pullback; put it on one
-/// function of a set of mutually recursive functions (direct recursion needs nothing).
+/// Recursion needs nothing: a function's calls to itself, and its calls to other
+/// functions inside `if`/`match` branches (where every recursion ends), box their
+/// pullbacks, so mutually recursive functions have types. `#[differentiable(boxed)]`
+/// makes `f::rrule` itself return a boxed pullback.
 #[proc_macro_attribute]
 pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
     companion::expand(attr.into(), item.into()).into()

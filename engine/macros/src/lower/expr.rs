@@ -805,7 +805,14 @@ impl Lowerer {
         } else {
             quote!(rrule)
         };
-        let call = quote!(#path::#rr #turbofish (#(#args),*));
+        let call = if !own && self.branch_depth > 0 {
+            quote!({
+                let (__mochi_y, __mochi_pb) = #path::rrule #turbofish (#(#args),*);
+                (__mochi_y, ::mochi::BoxedPullback::new(__mochi_pb))
+            })
+        } else {
+            quote!(#path::#rr #turbofish (#(#args),*))
+        };
         // An array literal passed where a slice is expected has an array cotangent but
         // the callee accumulates a `Vec`: route it through a converting temporary.
         let mut conv = Vec::new();

@@ -71,9 +71,11 @@ impl Lowerer {
         out: Option<&(syn::Ident, Option<TokenStream>)>,
     ) -> (TokenStream, TokenStream) {
         self.nest_depth += 1;
+        self.branch_depth += 1;
         self.scopes.push(HashMap::new());
         let mut inner = Code::default();
         let tail = self.lower_stmts(stmts, &mut inner, out.is_some());
+        self.branch_depth -= 1;
         if let Some((v, cot)) = out {
             match tail {
                 Some(o) => {

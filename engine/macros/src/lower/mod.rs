@@ -144,6 +144,10 @@ pub struct Lowerer {
     /// one: unsuffixed float literals next to active values get it, so that rule
     /// lookup never sees a bare `{float}` (two rule crates' `op_add` would both fit).
     pub float_ty: Option<Ident>,
+    /// How many `if`/`match` branches enclose the code being lowered: a call to another
+    /// function there boxes its pullback, which breaks the type cycle of mutually
+    /// recursive functions (their recursion ends in a branch).
+    branch_depth: usize,
     /// The span of the source expression being lowered: rule calls carry it, so that a
     /// missing or ambiguous rule is reported at the expression, not at the attribute.
     span: proc_macro2::Span,
@@ -173,6 +177,7 @@ impl Lowerer {
             pending_pins: HashMap::new(),
             float_ty: None,
             span: proc_macro2::Span::call_site(),
+            branch_depth: 0,
         }
     }
 
