@@ -108,6 +108,12 @@ impl P {
             E::Elem(v, i) => format!("{v}[{i}]"),
             E::Field(s, f) => format!("{s}.{f}"),
             E::Bin(l, op, r) => format!("({} {op} {})", self.e(l), self.e(r)),
+            // A method of a bare literal is ambiguous Rust (`{float}`): type it.
+            E::Call(x, m) if matches!(**x, E::Lit(_)) && !self.dual => {
+                let E::Lit(v) = **x else { unreachable!() };
+                let typed = E::Var(format!("({v:?}_f64)"));
+                self.e(&E::Call(Box::new(typed), m))
+            }
             E::Call(x, m) => match *m {
                 "powi" => format!("{}.powi(2)", self.e(x)),
                 "sqrt1" => format!("({0} * {0} + {1}).sqrt()", self.e(x), self.lit(1.0)),
