@@ -33,6 +33,35 @@
 //! `f::value_and_gradient_into` / `f::gradient_into` (accumulate into shadow buffers the
 //! caller owns), and `f::rrule`, the derived rule other differentiable functions call.
 //!
+//! Generic functions over the scalar type work as numeric Rust writes them, bounded by
+//! `num_traits::Float` (re-exported as [`num_traits`]) or [`Real`]; the companions are
+//! generic too, and such a function of one sequence also gets `f::jvp`, `f::hvp` and
+//! `f::hessian` (forward over reverse, on [`Dual`] numbers):
+//!
+//! ```
+//! use mochi::num_traits::Float;
+//! use mochi::prelude::*;
+//!
+//! #[differentiable]
+//! fn rosenbrock<T: Float>(x: &[T]) -> T {
+//!     let mut s = T::zero();
+//!     for i in 0..x.len() - 1 {
+//!         let (a, b) = (x[i + 1] - x[i] * x[i], T::one() - x[i]);
+//!         s = s + T::from(100.0).unwrap() * a * a + b * b;
+//!     }
+//!     s
+//! }
+//!
+//! fn main() {
+//!     let g = rosenbrock::gradient(&[1.0_f64, 1.0]); // the minimum: ∇f = 0
+//!     assert_eq!(g, vec![0.0, 0.0]);
+//!     let g32: Vec<f32> = rosenbrock::gradient(&[0.0_f32, 0.0]);
+//!     assert_eq!(g32, vec![-2.0, 0.0]); // ∂f/∂x₀ = −2(1 − x₀) at 0
+//!     let h = rosenbrock::hessian(&[1.0, 1.0]);
+//!     assert_eq!(h, ndarray::arr2(&[[802.0, -400.0], [-400.0, 200.0]]));
+//! }
+//! ```
+//!
 //! Rules for primitives come from rule crates (`mochi-rules-*`); the standard ones are
 //! re-exported here. See [`testing::test_rule`] for the harness every rule is checked by.
 

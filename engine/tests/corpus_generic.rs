@@ -172,6 +172,17 @@ fn fixed_quadratic<T: Float, const N: usize>(x: [T; N]) -> T {
     s
 }
 
+/// Iterator chains, with the `Sum` bound num-traits code adds for `.sum()`.
+#[differentiable]
+fn sum_of_squares<T: Float + std::iter::Sum>(x: &[T]) -> T {
+    x.iter().map(|&v| v * v).sum()
+}
+
+#[differentiable]
+fn folded_log_cosh<T: Float>(x: &[T]) -> T {
+    x.iter().fold(T::zero(), |acc, &v| acc + v.cosh().ln())
+}
+
 mod f64_rules {
     use crate::check;
     check!(sphere, (vec![0.3, -1.2, 2.0],), |a| (&a.0));
@@ -197,6 +208,8 @@ mod f64_rules {
     ));
     check!(damped, (vec![0.3, -1.0, 2.0],), |a| (&a.0));
     check!(fixed_quadratic, ([0.3, -1.0, 2.0],), |a| (a.0));
+    check!(sum_of_squares, (vec![0.3, -1.0, 2.0],), |a| (&a.0));
+    check!(folded_log_cosh, (vec![0.3, -1.0, 2.0],), |a| (&a.0));
 }
 
 mod f32_rules {
@@ -213,6 +226,8 @@ mod f32_rules {
         |a| (&a.0, &a.1)
     );
     check!(logistic, (0.7_f32,), |a| (a.0));
+    check!(sum_of_squares, (vec![0.3_f32, -1.0, 2.0],), |a| (&a.0));
+    check!(folded_log_cosh, (vec![0.3_f32, -1.0, 2.0],), |a| (&a.0));
 }
 
 /// ∇ of Rosenbrock in closed form.
