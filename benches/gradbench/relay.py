@@ -33,6 +33,7 @@ FUNCTIONS = {
     "det": ("primal", "gradient"),
     "ode": ("primal", "gradient"),
     "gmm": ("objective", "jacobian"),
+    "kmeans": ("cost", "dir"),
     "lstm": ("objective", "jacobian"),
 }
 
@@ -108,9 +109,12 @@ def session(args):
                 p.kill()
     primal_fn, derivative_fn = FUNCTIONS[args.eval]
     sizes = {}
+    calls = {}
     for i in order:
         r = evaluations[i]
-        size = sizes.setdefault(r["description"], {})
+        # `hello` sends no description: its calls are numbered instead.
+        n = calls[r["function"]] = calls.get(r["function"], 0) + 1
+        size = sizes.setdefault(r["description"] or f"call {n}", {})
         size["primal" if r["function"] == primal_fn else "derivative"] = r
     rows = []
     for description, pair in sizes.items():

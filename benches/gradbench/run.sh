@@ -7,7 +7,7 @@
 #   benches/gradbench/run.sh [options] GRADBENCH_CHECKOUT
 #
 # options:
-#   --evals a,b,…   evals to run (default: hello,lse,llsq,det,ode,gmm,lstm)
+#   --evals a,b,…   evals to run (default: hello,lse,llsq,det,ode,gmm,kmeans,lstm)
 #   --quick         small sizes and --min-seconds 0.2 (about a minute here)
 #   --no-manual     run mochi only
 #   --json FILE     also write the table in the bot's ratio-report format
@@ -28,7 +28,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-evals="hello,lse,llsq,det,ode,gmm,lstm"
+evals="hello,lse,llsq,det,ode,gmm,kmeans,lstm"
 quick=0
 manual=1
 json=""
@@ -63,6 +63,7 @@ if [ "$quick" = 1 ]; then
     default_det="-l 5 7 9"
     default_ode="-n 1000 10000 -s 1 10"
     default_gmm="-d 2 10 -k 5 10 -n 1000"
+    default_kmeans="-k 10 100 -n 1000 -d 8"
     default_lstm="-l 2 -c 1024"
 else
     runs="--min-runs 1 --min-seconds 1"
@@ -71,6 +72,7 @@ else
     default_det="-l 5 6 7 8 9 10"
     default_ode=""
     default_gmm=""
+    default_kmeans=""
     default_lstm=""
 fi
 default_hello=""

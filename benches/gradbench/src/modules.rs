@@ -45,8 +45,10 @@ pub enum EvalError {
     },
     /// The input did not have the eval's input type, or its sizes disagree.
     BadInput(String),
-    /// The output could not be written as JSON (a non-finite number, for example).
+    /// The output could not be written as JSON.
     Output(String),
+    /// The evaluation panicked (the message says where); the tool keeps running.
+    Panicked(String),
 }
 
 impl fmt::Display for EvalError {
@@ -65,6 +67,7 @@ impl fmt::Display for EvalError {
             }
             EvalError::BadInput(e) => write!(f, "bad input: {e}"),
             EvalError::Output(e) => write!(f, "output not representable as JSON: {e}"),
+            EvalError::Panicked(e) => write!(f, "the evaluation panicked: {e}"),
         }
     }
 }
@@ -80,19 +83,17 @@ pub fn parse_input<T: DeserializeOwned>(input: &Value) -> Result<T, EvalError> {
 pub type Evaluator = fn(&str, &Value) -> Result<Evaluation, EvalError>;
 
 /// The modules with an implementation, in GradBench's order.
-pub const IMPLEMENTED: [&str; 7] = ["hello", "lse", "llsq", "det", "gmm", "ode", "lstm"];
+pub const IMPLEMENTED: [&str; 8] = [
+    "hello", "lse", "llsq", "det", "gmm", "ode", "kmeans", "lstm",
+];
 
 /// The GradBench modules this tool declines at `define`, and why.
 ///
-/// Each needs a derivative that is not a gradient of a scalar function: mochi's
-/// companions are `gradient`, `value_and_gradient` and `pullback` (one vector-Jacobian
-/// product per call), with no Jacobian, Hessian or nested-gradient companion yet.
-pub const UNSUPPORTED: [(&str, &str); 5] = [
-    (
-        "kmeans",
-        "its `direction` function needs the diagonal of the Hessian of the cost \
-         (second derivatives); mochi has no Hessian or forward-over-reverse companion",
-    ),
+/// Each needs a derivative that mochi's companions do not give: they give gradients of
+/// scalar functions, one vector-Jacobian product per `pullback` call, and for functions
+/// generic over their scalar, forward-over-reverse Hessian products; there is no
+/// Jacobian companion and a `#[differentiable]` body cannot call a companion.
+pub const UNSUPPORTED: [(&str, &str); 4] = [
     (
         "ba",
         "its `jacobian` function needs the sparse Jacobian of a vector-valued \
@@ -133,6 +134,7 @@ pub fn lookup(name: &str) -> Option<Module> {
         "det" => evals::det::evaluate,
         "gmm" => evals::gmm::evaluate,
         "ode" => evals::ode::evaluate,
+        "kmeans" => evals::kmeans::evaluate,
         "lstm" => evals::lstm::evaluate,
         _ => {
             return UNSUPPORTED

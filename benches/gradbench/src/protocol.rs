@@ -6,8 +6,9 @@
 //! `"success": false` and an `"error"` that says what was wrong; the tool keeps
 //! reading.
 
-use crate::modules::{self, EvalError, Module};
+use crate::modules::{self, EvalError, Evaluation, Module};
 use serde_json::{json, Map, Value};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The tool's name in the `start` response.
 pub const TOOL: &str = "mochi";
@@ -75,7 +76,7 @@ fn evaluate(id: Value, message: &Value) -> Value {
         return failure_value(id, "evaluate message without an \"input\"");
     };
     let result = match modules::lookup(module) {
-        Some(Module::Implemented(evaluator)) => evaluator(function, input),
+        Some(Module::Implemented(evaluator)) => guarded(|| evaluator(function, input)),
         Some(Module::Unsupported(reason)) => Err(EvalError::Unsupported {
             module: module.to_owned(),
             reason,
@@ -98,10 +99,39 @@ fn evaluate(id: Value, message: &Value) -> Value {
     }
 }
 
+/// Runs one evaluation, turning a panic (a bug, or an input no check foresaw) into an
+/// error response, so one bad message never ends the session.
+pub fn guarded(f: impl FnOnce() -> Result<Evaluation, EvalError>) -> Result<Evaluation, EvalError> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_owned());
+        Err(EvalError::Panicked(what))
+    })
+}
+
 fn failure_value(id: Value, error: impl Into<String>) -> Value {
     json!({ "id": id, "success": false, "error": error.into() })
 }
 
 fn failure(id: Value, error: impl Into<String>) -> String {
     failure_value(id, error).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_evaluation_becomes_an_error() {
+        let r = guarded(|| panic!("index out of bounds"));
+        assert_eq!(
+            r.unwrap_err(),
+            EvalError::Panicked("index out of bounds".into())
+        );
+        let r = guarded(|| panic!("{} of {}", 3, 2));
+        assert_eq!(r.unwrap_err(), EvalError::Panicked("3 of 2".into()));
+    }
 }

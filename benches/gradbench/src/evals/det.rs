@@ -74,11 +74,10 @@ pub fn det(a: &[f64], ell: usize) -> f64 {
 pub fn evaluate(function: &str, input: &Value) -> Result<Evaluation, EvalError> {
     let input: Input = parse_input(input)?;
     let ell = input.ell;
-    if ell == 0 || input.a.len() != ell * ell {
+    if ell == 0 || ell.checked_mul(ell) != Some(input.a.len()) {
         return Err(EvalError::BadInput(format!(
-            "A has {} elements but ell = {ell} needs {}",
-            input.a.len(),
-            ell * ell
+            "A has {} elements but ell = {ell} needs ell² of them",
+            input.a.len()
         )));
     }
     let a = input.a.as_slice();

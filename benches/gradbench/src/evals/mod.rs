@@ -3,6 +3,7 @@
 pub mod det;
 pub mod gmm;
 pub mod hello;
+pub mod kmeans;
 pub mod llsq;
 pub mod lse;
 pub mod lstm;
