@@ -435,3 +435,16 @@ mod checked_recursion {
     check!(ping, (0.8_f64, 5_u32), |a| (a.0, a.1));
     check!(pong, (0.8_f64, 4_u32), |a| (a.0, a.1));
 }
+
+#[differentiable]
+fn local_array_as_slice(x: f64) -> f64 {
+    let a = [x, 2.0 * x, x * x];
+    let b: [f64; 2] = [x.sin(), 1.0];
+    sum_sq(&a) + sum_sq(&b) * a[1]
+}
+
+mod checked_arrays {
+    use crate::check;
+
+    check!(local_array_as_slice, (0.7_f64,), |a| (a.0));
+}

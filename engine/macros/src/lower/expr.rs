@@ -821,7 +821,15 @@ impl Lowerer {
                 Expr::Reference(r) => &*r.expr,
                 other => other,
             };
-            if let (Expr::Array(_), Operand::Active { cot, .. }) = (inner, &*o) {
+            let array = match inner {
+                Expr::Array(_) => true,
+                Expr::Path(p) => p
+                    .path
+                    .get_ident()
+                    .is_some_and(|i| self.array_locals.contains(&i.to_string())),
+                _ => false,
+            };
+            if let (true, Operand::Active { cot, .. }) = (array, &*o) {
                 let tmp = self.fresh("conv");
                 conv.push((tmp.clone(), cot.clone()));
                 *o = Operand::Active {

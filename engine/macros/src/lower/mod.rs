@@ -148,6 +148,9 @@ pub struct Lowerer {
     /// function there boxes its pullback, which breaks the type cycle of mutually
     /// recursive functions (their recursion ends in a branch).
     branch_depth: usize,
+    /// Locals bound to arrays (`let a = [x, y];`, `let a: [f64; 2] = …`): their
+    /// cotangent is an array, converted when `&a` is passed where a slice is expected.
+    array_locals: HashSet<String>,
     /// The span of the source expression being lowered: rule calls carry it, so that a
     /// missing or ambiguous rule is reported at the expression, not at the attribute.
     span: proc_macro2::Span,
@@ -178,6 +181,7 @@ impl Lowerer {
             float_ty: None,
             span: proc_macro2::Span::call_site(),
             branch_depth: 0,
+            array_locals: HashSet::new(),
         }
     }
 
@@ -551,6 +555,17 @@ impl Lowerer {
             Pat::Type(t) => (&*t.pat, Some(&*t.ty)),
             p => (p, None),
         };
+        let is_array = matches!(ty, Some(syn::Type::Array(_)))
+            || l.init
+                .as_ref()
+                .is_some_and(|i| matches!(&*i.expr, Expr::Array(_) | Expr::Repeat(_)));
+        for n in &names {
+            if is_array && names.len() == 1 {
+                self.array_locals.insert(n.clone());
+            } else {
+                self.array_locals.remove(n);
+            }
+        }
         let ty_is_ref = ty.is_some_and(activity::type_is_ref);
         let ty_tokens = ty.map(|t| quote!(: #t));
         let Some(init) = &l.init else {
