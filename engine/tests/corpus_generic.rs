@@ -1,5 +1,6 @@
 //! Generic functions as numeric Rust writes them: bounded by `num_traits::Float` (also
-//! in a `where` clause) or `mochi::Real`, over `&[T]`, `Vec<T>` and `T`, with loops,
+//! in a `where` clause) or `mochi::Real`, over `&[T]`, `Vec<T>` and `T` (and one over
+//! an array's dimension), with loops, iterator chains,
 //! branches, early exits and calls between generic functions; argmin-style test
 //! functions (sphere, Rosenbrock, Rastrigin, Ackley, Beale, Styblinski–Tang). Each is
 //! checked by `test_rule` in `f64` and most in `f32`, and the gradient companions are
@@ -183,6 +184,12 @@ fn folded_log_cosh<T: Float>(x: &[T]) -> T {
     x.iter().fold(T::zero(), |acc, &v| acc + v.cosh().ln())
 }
 
+/// Generic over the array's dimension (any `D: Dimension`), not its scalar.
+#[differentiable]
+fn sum_sin<D: ndarray::Dimension>(x: &ndarray::Array<f64, D>) -> f64 {
+    x.mapv(|v| v.sin()).sum()
+}
+
 mod f64_rules {
     use crate::check;
     check!(sphere, (vec![0.3, -1.2, 2.0],), |a| (&a.0));
@@ -210,6 +217,14 @@ mod f64_rules {
     check!(fixed_quadratic, ([0.3, -1.0, 2.0],), |a| (a.0));
     check!(sum_of_squares, (vec![0.3, -1.0, 2.0],), |a| (&a.0));
     check!(folded_log_cosh, (vec![0.3, -1.0, 2.0],), |a| (&a.0));
+    check!(sum_sin, (ndarray::arr1(&[0.3, -1.0, 2.0]),), |a| (&a.0));
+}
+
+mod two_dimensional {
+    use crate::check;
+    check!(sum_sin, (ndarray::arr2(&[[0.3, -1.0], [2.0, 0.1]]),), |a| {
+        (&a.0)
+    });
 }
 
 mod f32_rules {

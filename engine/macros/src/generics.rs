@@ -49,8 +49,14 @@ impl CompanionGenerics {
             })
             .map(|t| t.ident.clone())
             .collect();
+        // Tangent types are named with every lifetime made `'static` (pullbacks own their
+        // data), so every other type parameter must be `'static` too (`Scalar` is).
+        let others = g
+            .type_params()
+            .map(|t| &t.ident)
+            .filter(|i| !scalars.contains(i));
         let own = g.where_clause.iter().flat_map(|w| w.predicates.iter());
-        let predicates = quote!(#(#own,)* #(#scalars: ::mochi::Scalar,)*);
+        let predicates = quote!(#(#own,)* #(#scalars: ::mochi::Scalar,)* #(#others: 'static,)*);
         let (turbofish, capture) = if names.is_empty() {
             (TokenStream::new(), TokenStream::new())
         } else {
