@@ -67,6 +67,8 @@ pub(crate) use for_tuples;
 mod array;
 #[cfg(feature = "ndarray")]
 pub mod broadcast;
+#[cfg(feature = "nalgebra")]
+mod nalgebra;
 mod std_types;
 mod tuples;
 

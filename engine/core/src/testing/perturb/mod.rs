@@ -8,6 +8,8 @@
 
 #[cfg(feature = "ndarray")]
 mod array;
+#[cfg(feature = "nalgebra")]
+mod nalgebra;
 mod std_types;
 mod tuples;
 

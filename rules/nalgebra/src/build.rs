@@ -1,0 +1,245 @@
+//! Vectors and matrices built from differentiable scalars or slices: [`vector2`],
+//! [`vector3`], [`dvector`] and [`dmatrix`], each with its rule module (`vector3::rrule`)
+//! that `#[differentiable]` calls.
+//!
+//! `#[differentiable]` rejects associated functions of differentiable arguments
+//! (`Vector3::new(x, y, z)`, `DVector::from_column_slice(&xs)`), so these free functions
+//! are the way to put differentiable values into a nalgebra type. The pullbacks hand
+//! each element's cotangent back to the scalar or slice element it came from.
+
+use crate::dense::output;
+use crate::Elem;
+use mochi_core::kit::Pullback;
+use nalgebra::{DMatrix, DVector, Vector2, Vector3};
+
+/// `Vector2::new(x, y)`.
+#[inline]
+pub fn vector2<T: Elem>(x: T, y: T) -> Vector2<T> {
+    Vector2::new(x, y)
+}
+
+/// `Vector3::new(x, y, z)`.
+#[inline]
+pub fn vector3<T: Elem>(x: T, y: T, z: T) -> Vector3<T> {
+    Vector3::new(x, y, z)
+}
+
+/// `DVector::from_column_slice(xs)`: a vector holding a copy of `xs`.
+#[inline]
+pub fn dvector<T: Elem>(xs: &[T]) -> DVector<T> {
+    DVector::from_column_slice(xs)
+}
+
+/// `DMatrix::from_row_slice(rows, cols, xs)`: a matrix filled row by row from `xs`.
+///
+/// # Panics
+/// If `xs` does not have `rows · cols` elements.
+#[inline]
+#[track_caller]
+pub fn dmatrix<T: Elem>(rows: usize, cols: usize, xs: &[T]) -> DMatrix<T> {
+    DMatrix::from_row_slice(rows, cols, xs)
+}
+
+/// The rule of [`vector2`](fn@vector2): `x̄ += ȳ₀`, `ȳ += ȳ₁`.
+pub mod vector2 {
+    use super::*;
+
+    /// Pullback of `vector2`: needs nothing.
+    pub struct Vector2Pullback<T>(std::marker::PhantomData<fn() -> T>);
+
+    impl<T: Elem> Pullback for Vector2Pullback<T> {
+        type Output = Vector2<T>;
+        type Args = (T, T);
+        #[inline]
+        fn pullback(self, dv: Vector2<T>, (dx, dy): (&mut T, &mut T)) {
+            *dx += dv.x;
+            *dy += dv.y;
+        }
+    }
+
+    /// `vector2(x, y)` with its pullback.
+    #[inline]
+    pub fn rrule<T: Elem>(x: T, y: T) -> (Vector2<T>, Vector2Pullback<T>) {
+        (
+            super::vector2(x, y),
+            Vector2Pullback(std::marker::PhantomData),
+        )
+    }
+}
+
+/// The rule of [`vector3`](fn@vector3): each scalar gets its component's cotangent.
+pub mod vector3 {
+    use super::*;
+
+    /// Pullback of `vector3`: needs nothing.
+    pub struct Vector3Pullback<T>(std::marker::PhantomData<fn() -> T>);
+
+    impl<T: Elem> Pullback for Vector3Pullback<T> {
+        type Output = Vector3<T>;
+        type Args = (T, T, T);
+        #[inline]
+        fn pullback(self, dv: Vector3<T>, (dx, dy, dz): (&mut T, &mut T, &mut T)) {
+            *dx += dv.x;
+            *dy += dv.y;
+            *dz += dv.z;
+        }
+    }
+
+    /// `vector3(x, y, z)` with its pullback.
+    #[inline]
+    pub fn rrule<T: Elem>(x: T, y: T, z: T) -> (Vector3<T>, Vector3Pullback<T>) {
+        (
+            super::vector3(x, y, z),
+            Vector3Pullback(std::marker::PhantomData),
+        )
+    }
+}
+
+/// Adds `src` (in `order`'s element order) into the cotangent `acc` of a slice of `len`
+/// elements, writing a structural zero (an empty `Vec`) out first.
+#[track_caller]
+fn add_into_slice<T: Elem>(acc: &mut Vec<T>, len: usize, src: impl Iterator<Item = (usize, T)>) {
+    if acc.is_empty() {
+        acc.resize(len, T::ZERO);
+    }
+    assert_eq!(
+        acc.len(),
+        len,
+        "mochi: a slice cotangent of {} elements for a slice of {len}",
+        acc.len()
+    );
+    for (k, v) in src {
+        acc[k] += v;
+    }
+}
+
+/// The rule of [`dvector`](fn@dvector): `x̄ᵢ += ȳᵢ`.
+pub mod dvector {
+    use super::*;
+
+    /// Pullback of `dvector`: the length.
+    pub struct DVectorPullback<T> {
+        len: usize,
+        _types: std::marker::PhantomData<fn() -> T>,
+    }
+
+    impl<T: Elem> Pullback for DVectorPullback<T> {
+        type Output = DVector<T>;
+        type Args = (Vec<T>,);
+        #[track_caller]
+        fn pullback(self, dv: DVector<T>, (dxs,): (&mut Vec<T>,)) {
+            let Some(dv) = output(&dv, (self.len, 1)) else {
+                return;
+            };
+            add_into_slice(dxs, self.len, dv.iter().copied().enumerate());
+        }
+    }
+
+    /// `dvector(xs)` with its pullback.
+    #[inline]
+    pub fn rrule<T: Elem>(xs: &[T]) -> (DVector<T>, DVectorPullback<T>) {
+        (
+            super::dvector(xs),
+            DVectorPullback {
+                len: xs.len(),
+                _types: std::marker::PhantomData,
+            },
+        )
+    }
+}
+
+/// The rule of [`dmatrix`](fn@dmatrix): `x̄[i·cols + j] += Ȳᵢⱼ`.
+pub mod dmatrix {
+    use super::*;
+    use mochi_core::NoTangent;
+
+    /// Pullback of `dmatrix`: the shape.
+    pub struct DMatrixPullback<T> {
+        rows: usize,
+        cols: usize,
+        _types: std::marker::PhantomData<fn() -> T>,
+    }
+
+    impl<T: Elem> Pullback for DMatrixPullback<T> {
+        type Output = DMatrix<T>;
+        type Args = (NoTangent, NoTangent, Vec<T>);
+        #[track_caller]
+        fn pullback(
+            self,
+            dm: DMatrix<T>,
+            (_, _, dxs): (&mut NoTangent, &mut NoTangent, &mut Vec<T>),
+        ) {
+            let (rows, cols) = (self.rows, self.cols);
+            let Some(dm) = output(&dm, (rows, cols)) else {
+                return;
+            };
+            // Column-major storage, row-major slice.
+            let entries = (0..cols).flat_map(|j| (0..rows).map(move |i| (i, j)));
+            add_into_slice(
+                dxs,
+                rows * cols,
+                entries.map(|(i, j)| (i * cols + j, dm[(i, j)])),
+            );
+        }
+    }
+
+    /// `dmatrix(rows, cols, xs)` with its pullback.
+    #[inline]
+    #[track_caller]
+    pub fn rrule<T: Elem>(rows: usize, cols: usize, xs: &[T]) -> (DMatrix<T>, DMatrixPullback<T>) {
+        (
+            super::dmatrix(rows, cols, xs),
+            DMatrixPullback {
+                rows,
+                cols,
+                _types: std::marker::PhantomData,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Elem;
+    use mochi_core::testing::RuleTest;
+
+    fn builders<T: Elem>() {
+        let (x, y, z) = (T::of_f64(0.5), T::of_f64(-1.5), T::of_f64(2.0));
+        RuleTest::new(
+            (x, y),
+            |a| super::vector2(a.0, a.1),
+            |a| super::vector2::rrule(a.0, a.1),
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            (x, y, z),
+            |a| super::vector3(a.0, a.1, a.2),
+            |a| super::vector3::rrule(a.0, a.1, a.2),
+        )
+        .jvp(|_, t| nalgebra::Vector3::new(t.0, t.1, t.2))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        let xs = vec![x, y, z, x * y, T::ONE, -z];
+        RuleTest::new(
+            (xs.clone(),),
+            |a| super::dvector(&a.0),
+            |a| super::dvector::rrule(&a.0),
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            (2_usize, 3_usize, xs),
+            |a| super::dmatrix(a.0, a.1, &a.2),
+            |a| super::dmatrix::rrule(a.0, a.1, &a.2),
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+    }
+
+    #[test]
+    fn builders_f64_and_f32() {
+        builders::<f64>();
+        builders::<f32>();
+    }
+}

@@ -1,0 +1,40 @@
+//! Reverse rules for [nalgebra]: elementwise arithmetic, matrix products, norms and
+//! sums, closures in `map`/`zip_map`, cross products, Cholesky and LU factorisations
+//! with their solves, determinants and inverses — for `f64` and `f32`, dynamic
+//! (`DVector`, `DMatrix`) and static (`SVector`, `SMatrix`, `Vector3`, …) sizes, and any
+//! storage (owned, views).
+//!
+//! Every rule is a method on [`mochi_core::Call`] from one of the traits re-exported by
+//! [`rules`], which `#[differentiable]` glob-imports into generated code through the
+//! `mochi` facade: `a * b` becomes `Call((&a, &b)).op_mul()`, `v.norm()` becomes
+//! `Call((&v,)).norm()`. The cotangent of a `Matrix<T, R, C, S>` is an
+//! `OMatrix<T, R, C>` (for a dynamic dimension possibly the empty structural zero);
+//! the cotangent of a `Cholesky` or `LU` factorisation is the cotangent of the matrix
+//! it factors. Those tangent impls, and the indexing support for `v[i]` and
+//! `m[(i, j)]`, live in `mochi-core` behind its `nalgebra` feature, because both the
+//! traits and nalgebra's types are foreign to this crate.
+//!
+//! Building a vector or matrix *from differentiable scalars* goes through the free
+//! functions of [`build`] (`vector3(x, y, z)`, `dvector(&xs)`, …), each with its rule
+//! module: `#[differentiable]` does not differentiate associated functions such as
+//! `Vector3::new(..)`. See `design-docs/rules-nalgebra.md`.
+
+mod dense;
+mod elem;
+
+pub mod arith;
+pub mod build;
+pub mod closure;
+pub mod cross;
+pub mod factor;
+pub mod inverse;
+pub mod product;
+pub mod reduce;
+pub mod rules;
+pub mod shape;
+
+pub use build::{dmatrix, dvector, vector2, vector3};
+pub use elem::Elem;
+
+#[cfg(test)]
+mod test_support;

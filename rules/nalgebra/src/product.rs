@@ -1,0 +1,200 @@
+//! Products: the matrix product `a * b` (matrix·matrix, matrix·vector, `vᵀ·w`, …: one
+//! rule, since a vector is a matrix of one column) and `a.dot(&b)`.
+//!
+//! For `C = A·B`: `Ā += C̄ Bᵀ` (as a sum of rank-one updates `C̄[:, k] B[:, k]ᵀ`) and
+//! `B̄ += Aᵀ C̄`; for `y = a·b`: `ā += ȳ b`, `b̄ += ȳ a`. The pullbacks write into the
+//! accumulators in place and allocate nothing once they are dense.
+
+use crate::arith::NaMul;
+use crate::dense::{add_scaled, dense, output, view};
+use crate::Elem;
+use mochi_core::kit::{rule_trait, Call, Pullback};
+use nalgebra::allocator::Allocator;
+use nalgebra::constraint::{AreMultipliable, ShapeConstraint};
+use nalgebra::{DefaultAllocator, Dim, Matrix, OMatrix, Storage};
+
+rule_trait! {
+    /// `a.dot(&b)`: `Call((&a, &b)).dot()`.
+    NaDot::dot
+}
+
+/// Pullback of `A * B`: copies of both factors.
+pub struct MatMulPullback<T: Elem, R1: Dim, C1: Dim, R2: Dim, C2: Dim>
+where
+    DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2>,
+{
+    a: OMatrix<T, R1, C1>,
+    b: OMatrix<T, R2, C2>,
+}
+
+impl<T: Elem, R1: Dim, C1: Dim, R2: Dim, C2: Dim> Pullback for MatMulPullback<T, R1, C1, R2, C2>
+where
+    DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2> + Allocator<R1, C2>,
+{
+    type Output = OMatrix<T, R1, C2>;
+    type Args = (OMatrix<T, R1, C1>, OMatrix<T, R2, C2>);
+    #[track_caller]
+    fn pullback(
+        self,
+        dc: OMatrix<T, R1, C2>,
+        (da, db): (&mut OMatrix<T, R1, C1>, &mut OMatrix<T, R2, C2>),
+    ) {
+        let Some(dc) = output(&dc, (self.a.nrows(), self.b.ncols())) else {
+            return;
+        };
+        let (a, b) = (view(&self.a), view(&self.b));
+        // C = A B: Ā += C̄ Bᵀ = Σₖ C̄[:, k] B[:, k]ᵀ
+        let mut da = dense(da, a.shape());
+        for k in 0..b.ncols() {
+            da.ger(T::ONE, &dc.column(k), &b.column(k), T::ONE);
+        }
+        // B̄ += Aᵀ C̄
+        dense(db, b.shape()).gemm_tr(T::ONE, &a, &dc, T::ONE);
+    }
+}
+
+impl<T, R1, C1, R2, C2, S1, S2> NaMul for Call<(&Matrix<T, R1, C1, S1>, &Matrix<T, R2, C2, S2>)>
+where
+    T: Elem,
+    R1: Dim,
+    C1: Dim,
+    R2: Dim,
+    C2: Dim,
+    S1: Storage<T, R1, C1>,
+    S2: Storage<T, R2, C2>,
+    DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2> + Allocator<R1, C2>,
+    ShapeConstraint: AreMultipliable<R1, C1, R2, C2>,
+{
+    type Output = OMatrix<T, R1, C2>;
+    type Pullback = MatMulPullback<T, R1, C1, R2, C2>;
+    #[inline]
+    #[track_caller]
+    fn op_mul(self) -> (Self::Output, Self::Pullback) {
+        let (a, b) = self.0;
+        (
+            a * b,
+            MatMulPullback {
+                a: a.clone_owned(),
+                b: b.clone_owned(),
+            },
+        )
+    }
+}
+
+/// Pullback of `a.dot(&b)`: copies of both.
+pub struct DotPullback<T: Elem, R: Dim, C: Dim>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    a: OMatrix<T, R, C>,
+    b: OMatrix<T, R, C>,
+}
+
+impl<T: Elem, R: Dim, C: Dim> Pullback for DotPullback<T, R, C>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Output = T;
+    type Args = (OMatrix<T, R, C>, OMatrix<T, R, C>);
+    #[track_caller]
+    fn pullback(self, dy: T, (da, db): (&mut OMatrix<T, R, C>, &mut OMatrix<T, R, C>)) {
+        // y = a·b: ā += ȳ b, b̄ += ȳ a
+        add_scaled(da, dy, view(&self.b));
+        add_scaled(db, dy, view(&self.a));
+    }
+}
+
+impl<T, R, C, S1, S2> NaDot for Call<(&Matrix<T, R, C, S1>, &Matrix<T, R, C, S2>)>
+where
+    T: Elem,
+    R: Dim,
+    C: Dim,
+    S1: Storage<T, R, C>,
+    S2: Storage<T, R, C>,
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Output = T;
+    type Pullback = DotPullback<T, R, C>;
+    #[inline]
+    #[track_caller]
+    fn dot(self) -> (T, Self::Pullback) {
+        let (a, b) = self.0;
+        (
+            a.dot(b),
+            DotPullback {
+                a: a.clone_owned(),
+                b: b.clone_owned(),
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::*;
+    use crate::test_support::{dmatrix, matrix};
+    use crate::Elem;
+    use mochi_core::testing::RuleTest;
+    use mochi_core::Call;
+    use nalgebra::{Dyn, U1, U2, U3};
+
+    fn products<T: Elem>() {
+        // matrix · matrix, matrix · vector, vᵀ · w (a 1 × 1 matrix)
+        let (a, b) = (dmatrix::<T>(2, 3, 0.1), dmatrix::<T>(3, 4, 0.6));
+        RuleTest::new(
+            (a.clone(), b),
+            |x| &x.0 * &x.1,
+            |x| Call((&x.0, &x.1)).op_mul(),
+        )
+        // d(AB) = ȦB + AḂ
+        .jvp(|x, t| &t.0 * &x.1 + &x.0 * &t.1)
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        let v = matrix::<T, _, _>(Dyn(3), U1, 0.3);
+        RuleTest::new(
+            (a, v.clone()),
+            |x| &x.0 * &x.1,
+            |x| Call((&x.0, &x.1)).op_mul(),
+        )
+        .jvp(|x, t| &t.0 * &x.1 + &x.0 * &t.1)
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        let w = matrix::<T, _, _>(Dyn(3), U1, 1.3);
+        RuleTest::new(
+            (v.clone(), w.clone()),
+            |x| x.0.dot(&x.1),
+            |x| Call((&x.0, &x.1)).dot(),
+        )
+        .jvp(|x, t| t.0.dot(&x.1) + x.0.dot(&t.1))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        let vt = v.transpose();
+        RuleTest::new((vt, w), |x| &x.0 * &x.1, |x| Call((&x.0, &x.1)).op_mul())
+            .jvp(|x, t| &t.0 * &x.1 + &x.0 * &t.1)
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+    }
+
+    #[test]
+    fn dynamic_products_f64_and_f32() {
+        products::<f64>();
+        products::<f32>();
+    }
+
+    #[test]
+    fn static_products_allocate_nothing_in_the_pullback() {
+        let a = matrix::<f64, _, _>(U2, U3, 0.1);
+        let x = matrix::<f64, _, _>(U3, U1, 0.5);
+        RuleTest::new((a, x), |x| x.0 * x.1, |x| Call((&x.0, &x.1)).op_mul())
+            .jvp(|x, t| t.0 * x.1 + x.0 * t.1)
+            .expect_no_alloc()
+            .run();
+        RuleTest::new(
+            (x, x * 2.0),
+            |x| x.0.dot(&x.1),
+            |x| Call((&x.0, &x.1)).dot(),
+        )
+        .expect_no_alloc()
+        .run();
+    }
+}

@@ -1,0 +1,12 @@
+//! Every rule trait of this crate, and nothing else: differentiable code does
+//! `use mochi_rules_nalgebra::rules::*;` (the `mochi` facade does it for generated code)
+//! to make `Call((&a, &b)).op_mul()` resolve.
+
+pub use crate::arith::{NaAdd, NaComponentMul, NaDiv, NaMul, NaNeg, NaSub};
+pub use crate::closure::{NaMap, NaZipMap};
+pub use crate::cross::NaCross;
+pub use crate::factor::{NaCholesky, NaInverse, NaL, NaLnDeterminant, NaLu, NaSolve};
+pub use crate::inverse::{NaDeterminant, NaTryInverse};
+pub use crate::product::NaDot;
+pub use crate::reduce::{NaNorm, NaNormSquared, NaSum};
+pub use crate::shape::NaTranspose;
