@@ -113,9 +113,12 @@ pub fn no_grad<T>(value: T) -> T {
 pub use num_traits;
 
 /// Everything a user of mochi imports: `use mochi::prelude::*;`.
+///
+/// [`Scalar`](crate::Scalar) is not in it: generated code names it by path, and
+/// nalgebra has a trait of the same name that `use nalgebra::*` brings in.
 pub mod prelude {
     pub use crate::{
-        differentiable, no_grad, Dual, NoTangent, Pullback, Real, Scalar, Tangent, TangentVector,
+        differentiable, no_grad, Dual, NoTangent, Pullback, Real, Tangent, TangentVector,
     };
 }
 

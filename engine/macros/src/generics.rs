@@ -43,10 +43,7 @@ impl CompanionGenerics {
             .collect();
         let scalars: Vec<Ident> = g
             .type_params()
-            .filter(|t| {
-                t.bounds.iter().any(is_scalar_bound)
-                    || where_bounds_of(g, &t.ident).any(is_scalar_bound)
-            })
+            .filter(|t| is_scalar_param(g, t))
             .map(|t| t.ident.clone())
             .collect();
         // Tangent types are named with every lifetime made `'static` (pullbacks own their
@@ -75,6 +72,11 @@ impl CompanionGenerics {
             capture,
         }
     }
+}
+
+/// Whether a bound of `t` (inline or in the `where` clause) names a float trait.
+pub fn is_scalar_param(g: &Generics, t: &syn::TypeParam) -> bool {
+    t.bounds.iter().any(is_scalar_bound) || where_bounds_of(g, &t.ident).any(is_scalar_bound)
 }
 
 /// The bounds that `where` clauses put on the type parameter `ident`.

@@ -19,6 +19,7 @@ pub fn check_signature(f: &ItemFn) -> syn::Result<()> {
             "#[differentiable] cannot differentiate a variadic function",
         ));
     }
+    check_scalar_params(sig)?;
     if sig.inputs.is_empty() {
         return Err(syn::Error::new_spanned(
             &sig.ident,
@@ -53,6 +54,52 @@ pub fn check_signature(f: &ItemFn) -> syn::Result<()> {
     syn::visit::Visit::visit_block(&mut v, &f.block);
     if let Some(e) = v.0 {
         return Err(e);
+    }
+    Ok(())
+}
+
+/// A type parameter that holds the values being differentiated (an argument or the
+/// output is `T`, `&T`, `&[T]`, `Vec<T>`, `[T; N]`) needs a float bound, or its
+/// companions have no rules for it.
+fn check_scalar_params(sig: &syn::Signature) -> syn::Result<()> {
+    fn holds(ty: &syn::Type, t: &syn::Ident) -> bool {
+        match ty {
+            syn::Type::Path(p) if p.qself.is_none() => {
+                if p.path.is_ident(t) {
+                    return true;
+                }
+                let last = p.path.segments.last();
+                match last.map(|s| (&s.ident, &s.arguments)) {
+                    Some((id, syn::PathArguments::AngleBracketed(a))) if id == "Vec" => a
+                        .args
+                        .iter()
+                        .any(|g| matches!(g, syn::GenericArgument::Type(e) if holds(e, t))),
+                    _ => false,
+                }
+            }
+            syn::Type::Reference(r) => holds(&r.elem, t),
+            syn::Type::Slice(s) => holds(&s.elem, t),
+            syn::Type::Array(a) => holds(&a.elem, t),
+            syn::Type::Paren(p) => holds(&p.elem, t),
+            _ => false,
+        }
+    }
+    for tp in sig.generics.type_params() {
+        if crate::generics::is_scalar_param(&sig.generics, tp) {
+            continue;
+        }
+        let in_args = sig
+            .inputs
+            .iter()
+            .any(|a| matches!(a, FnArg::Typed(pt) if holds(&pt.ty, &tp.ident)));
+        let in_output = matches!(&sig.output, syn::ReturnType::Type(_, ty) if holds(ty, &tp.ident));
+        if in_args || in_output {
+            let name = &tp.ident;
+            return Err(syn::Error::new_spanned(
+                tp,
+                format!("#[differentiable]: `{name}` holds the values being differentiated, but no bound says it is a float; bound it by `num_traits::Float`, `mochi::Real` or `mochi::Scalar` (`{name}: Float`), which give it the scalar rules"),
+            ));
+        }
     }
     Ok(())
 }
