@@ -72,6 +72,8 @@ pub use mochi_macros::{differentiable, Tangent};
 pub mod rules {
     #[cfg(feature = "linalg")]
     pub use mochi_rules_linalg as linalg;
+    #[cfg(feature = "nalgebra")]
+    pub use mochi_rules_nalgebra as nalgebra;
     #[cfg(feature = "ndarray")]
     pub use mochi_rules_ndarray as ndarray;
     pub use mochi_rules_scalar as scalar;
@@ -86,6 +88,13 @@ pub use mochi_rules_stats as stats;
 /// Linear algebra with rules: `mochi::linalg::cholesky(&k)` and friends.
 #[cfg(feature = "linalg")]
 pub use mochi_rules_linalg as linalg;
+
+/// nalgebra values built from differentiable scalars, with rules:
+/// `mochi::nalgebra::vector3(x, y, z)`, `mochi::nalgebra::dvector(&xs)` and friends
+/// (`#[differentiable]` does not differentiate associated functions such as
+/// `Vector3::new`). The rules of nalgebra's own methods and operators need no import.
+#[cfg(feature = "nalgebra")]
+pub use mochi_rules_nalgebra as nalgebra;
 
 /// Marks an expression as a constant for differentiation: no cotangent flows through it.
 ///
@@ -130,6 +139,8 @@ pub mod __private {
     pub mod rules {
         #[cfg(feature = "linalg")]
         pub use mochi_rules_linalg::rules::*;
+        #[cfg(feature = "nalgebra")]
+        pub use mochi_rules_nalgebra::rules::*;
         #[cfg(feature = "ndarray")]
         pub use mochi_rules_ndarray::rules::*;
         pub use mochi_rules_scalar::rules::*;

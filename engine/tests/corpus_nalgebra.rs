@@ -1,0 +1,360 @@
+//! nalgebra code under `#[differentiable]`, written as nalgebra users write it: state
+//! estimation, robotics, small networks, geometry, Gaussian models.
+
+#![allow(clippy::needless_range_loop)]
+
+mod common;
+use mochi::prelude::*;
+use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
+
+/// One Kalman filter update: the innovation's negative log-likelihood after predicting
+/// with `f` and process noise `q`.
+#[differentiable]
+fn kalman_step(
+    f: &DMatrix<f64>,
+    h: &DMatrix<f64>,
+    q: &DMatrix<f64>,
+    r: &DMatrix<f64>,
+    x: &DVector<f64>,
+    p: &DMatrix<f64>,
+    z: &DVector<f64>,
+) -> f64 {
+    let x_pred = f * x;
+    let p_pred = f * p * f.transpose() + q;
+    let innovation = z - h * &x_pred;
+    let s = h * &p_pred * h.transpose() + r;
+    let chol = s.clone().cholesky().expect("innovation covariance");
+    let alpha = chol.solve(&innovation);
+    0.5 * innovation.dot(&alpha) + 0.5 * chol.ln_determinant()
+}
+
+/// A 2-D pose-graph edge: the squared error of a relative pose measurement, poses as
+/// (x, y, θ).
+#[differentiable]
+fn pose_graph_residual(pi: &Vector3<f64>, pj: &Vector3<f64>, meas: &Vector3<f64>) -> f64 {
+    let (c, s) = (pi[2].cos(), pi[2].sin());
+    let dx = pj[0] - pi[0];
+    let dy = pj[1] - pi[1];
+    let ex = c * dx + s * dy - meas[0];
+    let ey = -s * dx + c * dy - meas[1];
+    let et = pj[2] - pi[2] - meas[2];
+    ex * ex + ey * ey + et * et
+}
+
+/// Inverse kinematics of a planar three-link arm: squared distance of the end effector
+/// to a target, plus a small joint regulariser.
+#[differentiable]
+fn inverse_kinematics_loss(q: &DVector<f64>, lengths: &DVector<f64>, target: &DVector<f64>) -> f64 {
+    let mut angle = 0.0;
+    let mut x = 0.0;
+    let mut y = 0.0;
+    for i in 0..q.len() {
+        angle += q[i];
+        x += lengths[i] * angle.cos();
+        y += lengths[i] * angle.sin();
+    }
+    let ex = x - target[0];
+    let ey = y - target[1];
+    ex * ex + ey * ey + 1e-3 * q.norm_squared()
+}
+
+/// A two-layer perceptron on a batch (one sample per column), tanh hidden layer, mean
+/// squared error.
+#[differentiable]
+fn mlp_loss(
+    w1: &DMatrix<f64>,
+    b1: &DVector<f64>,
+    w2: &DMatrix<f64>,
+    x: &DMatrix<f64>,
+    y: &DMatrix<f64>,
+) -> f64 {
+    let n = x.ncols();
+    let mut pre = w1 * x;
+    for j in 0..n {
+        for i in 0..pre.nrows() {
+            pre[(i, j)] += b1[i];
+        }
+    }
+    let hidden = pre.map(|v| v.tanh());
+    let out = w2 * hidden;
+    let err = out - y;
+    err.norm_squared() / (n as f64)
+}
+
+/// Least squares through the normal equations, solved by Cholesky.
+#[differentiable]
+fn normal_equations(a: &DMatrix<f64>, b: &DVector<f64>) -> f64 {
+    let ata = a.transpose() * a;
+    let atb = a.transpose() * b;
+    let chol = ata.cholesky().expect("full column rank");
+    let x = chol.solve(&atb);
+    x.sum()
+}
+
+/// A general linear solve by LU, then a quadratic of the solution.
+#[differentiable]
+fn lu_solve_quadratic(a: &DMatrix<f64>, b: &DVector<f64>) -> f64 {
+    let x = a.clone().lu().solve(b).expect("invertible");
+    x.dot(&x)
+}
+
+/// The log-density of a multivariate normal with covariance `k`.
+#[differentiable]
+fn gaussian_log_density(k: &DMatrix<f64>, y: &DVector<f64>) -> f64 {
+    let chol = k.clone().cholesky().expect("positive definite");
+    let alpha = chol.solve(y);
+    let n = y.len() as f64;
+    -0.5 * y.dot(&alpha) - 0.5 * chol.ln_determinant() - 0.5 * n * (2.0 * std::f64::consts::PI).ln()
+}
+
+/// Torque of a force about a pivot plus the work along a displacement.
+#[differentiable]
+fn torque_and_work(r: &Vector3<f64>, force: &Vector3<f64>, d: &Vector3<f64>) -> f64 {
+    let torque = r.cross(force);
+    torque.norm() + force.dot(d)
+}
+
+/// The volume of the parallelepiped spanned by the columns of a 3 × 3 matrix, and the
+/// trace-like sum of its inverse.
+#[differentiable]
+fn determinant_and_inverse(m: &Matrix3<f64>) -> f64 {
+    let det = m.determinant();
+    let inv = m.try_inverse().expect("invertible");
+    det * det + inv.sum()
+}
+
+/// A Gaussian-kernel Gram matrix built element by element, then its log-determinant
+/// by Cholesky.
+#[differentiable]
+fn kernel_logdet(x: &DVector<f64>, ell: f64) -> f64 {
+    let n = x.len();
+    let mut k = DMatrix::<f64>::zeros(n, n);
+    for i in 0..n {
+        for j in 0..n {
+            let d = x[i] - x[j];
+            k[(i, j)] = (-0.5 * d * d / (ell * ell)).exp();
+        }
+        k[(i, i)] += 0.1;
+    }
+    let chol = k.cholesky().expect("positive definite");
+    chol.ln_determinant()
+}
+
+/// Softplus-weighted elementwise product and a capture in `map`.
+#[differentiable]
+fn elementwise_capture(a: &DVector<f64>, b: &DVector<f64>, t: f64) -> f64 {
+    let prod = a.component_mul(b);
+    let scaled = prod.map(|v| (v * t).exp().ln_1p());
+    scaled.sum() - (a - b).norm()
+}
+
+/// `zip_map` over two matrices, then a Frobenius norm.
+#[differentiable]
+fn zip_map_norm(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
+    let c = a.zip_map(b, |x, y| x * y.sin());
+    c.norm() + (a * 0.5 - b / 2.0).sum()
+}
+
+/// A rotation about z applied to a point, built from a differentiable angle with the
+/// crate's builder functions.
+#[differentiable]
+fn rotate_point(theta: f64, p: &Vector3<f64>, target: &Vector3<f64>) -> f64 {
+    let (c, s) = (theta.cos(), theta.sin());
+    let row0 = mochi::nalgebra::vector3(c, -s, 0.0);
+    let row1 = mochi::nalgebra::vector3(s, c, 0.0);
+    let rotated = mochi::nalgebra::vector3(row0.dot(p), row1.dot(p), p[2]);
+    (rotated - target).norm_squared()
+}
+
+/// Linear regression from a parameter slice: the design matrix and the weights come
+/// from `dmatrix` / `dvector`.
+#[differentiable]
+fn regression_from_slices(params: &[f64], x: &DMatrix<f64>, y: &DVector<f64>) -> f64 {
+    let w = mochi::nalgebra::dvector(params);
+    let pred = x * w;
+    let r = pred - y;
+    r.dot(&r) / (y.len() as f64)
+}
+
+/// `f32` end to end: a matrix–vector product, negation and a norm.
+#[differentiable]
+fn f32_matvec(a: &DMatrix<f32>, x: &DVector<f32>) -> f32 {
+    let y = -(a * x);
+    y.norm() + x.sum() * 0.5
+}
+
+/// Inverse of a Cholesky factorisation and its determinant: a precision-weighted
+/// quadratic.
+#[differentiable]
+fn precision_quadratic(s: &DMatrix<f64>, v: &DVector<f64>) -> f64 {
+    let chol = s.clone().cholesky().expect("positive definite");
+    let precision = chol.inverse();
+    let pv = precision * v;
+    v.dot(&pv) + chol.determinant().ln()
+}
+
+/// The lower Cholesky factor's diagonal: the sum of log pivots (half the log-determinant).
+#[differentiable]
+fn cholesky_factor_diagonal(s: &DMatrix<f64>) -> f64 {
+    let l = s.clone().cholesky().expect("positive definite").l();
+    let mut acc = 0.0;
+    for i in 0..l.nrows() {
+        acc += l[(i, i)].ln();
+    }
+    acc
+}
+
+/// The determinant of a general matrix through LU, and its inverse.
+#[differentiable]
+fn lu_determinant_inverse(a: &DMatrix<f64>) -> f64 {
+    let lu = a.clone().lu();
+    let det = lu.determinant();
+    let inv = lu.try_inverse().expect("invertible");
+    det + inv.transpose().sum()
+}
+
+mod checks {
+    use super::*;
+    use crate::check;
+
+    fn m(rows: usize, cols: usize, seed: f64) -> DMatrix<f64> {
+        // Not of rank 2, as sin(a i + b j + c) alone would be.
+        DMatrix::from_fn(rows, cols, |i, j| {
+            ((i * 3 + j * 5) as f64 * 0.7 + seed).sin() + 0.4 * ((i * j) as f64 + seed).cos()
+        })
+    }
+    fn v(n: usize, seed: f64) -> DVector<f64> {
+        DVector::from_fn(n, |i, _| ((i * 3) as f64 * 0.9 + seed).cos())
+    }
+    fn spd(n: usize, seed: f64) -> DMatrix<f64> {
+        let a = m(n, n, seed);
+        &a * a.transpose() + DMatrix::identity(n, n) * n as f64
+    }
+
+    check!(
+        kalman_step,
+        (
+            DMatrix::from_row_slice(2, 2, &[1.0, 0.1, 0.0, 1.0]),
+            m(1, 2, 0.3),
+            spd(2, 0.1) * 0.1,
+            spd(1, 0.2),
+            v(2, 0.4),
+            spd(2, 0.5),
+            v(1, 0.6)
+        ),
+        |a| (&a.0, &a.1, &a.2, &a.3, &a.4, &a.5, &a.6)
+    );
+    check!(
+        pose_graph_residual,
+        (
+            Vector3::new(0.1, -0.2, 0.3),
+            Vector3::new(1.0, 0.5, 0.7),
+            Vector3::new(0.8, 0.6, 0.35)
+        ),
+        |a| (&a.0, &a.1, &a.2)
+    );
+    check!(
+        inverse_kinematics_loss,
+        (
+            DVector::from_vec(vec![0.3, -0.4, 0.8]),
+            DVector::from_vec(vec![1.0, 0.8, 0.5]),
+            DVector::from_vec(vec![1.2, 0.9])
+        ),
+        |a| (&a.0, &a.1, &a.2)
+    );
+    check!(
+        mlp_loss,
+        (
+            m(4, 3, 0.1) * 0.5,
+            v(4, 0.2),
+            m(2, 4, 0.3) * 0.5,
+            m(3, 5, 0.4),
+            m(2, 5, 0.5)
+        ),
+        |a| (&a.0, &a.1, &a.2, &a.3, &a.4)
+    );
+    check!(normal_equations, (m(5, 3, 0.2), v(5, 0.7)), |a| (
+        &a.0, &a.1
+    ));
+    check!(
+        lu_solve_quadratic,
+        (m(4, 4, 0.3) + DMatrix::identity(4, 4) * 2.0, v(4, 0.1)),
+        |a| (&a.0, &a.1)
+    );
+    check!(gaussian_log_density, (spd(4, 0.6), v(4, 0.9)), |a| (
+        &a.0, &a.1
+    ));
+    check!(
+        torque_and_work,
+        (
+            Vector3::new(0.3, -1.0, 0.5),
+            Vector3::new(2.0, 0.4, -0.7),
+            Vector3::new(0.1, 0.2, 0.3)
+        ),
+        |a| (&a.0, &a.1, &a.2)
+    );
+    check!(
+        determinant_and_inverse,
+        (Matrix3::new(2.0, 0.3, -0.1, 0.2, 1.5, 0.4, -0.3, 0.1, 1.0),),
+        |a| (&a.0)
+    );
+    check!(kernel_logdet, (v(4, 0.3), 0.8_f64), |a| (&a.0, a.1));
+    check!(elementwise_capture, (v(5, 0.2), v(5, 1.1), 0.7_f64), |a| (
+        &a.0, &a.1, a.2
+    ));
+    check!(zip_map_norm, (m(3, 2, 0.4), m(3, 2, 1.2)), |a| (&a.0, &a.1));
+    check!(
+        rotate_point,
+        (
+            0.4_f64,
+            Vector3::new(1.0, 0.5, -0.3),
+            Vector3::new(0.2, 1.1, -0.3)
+        ),
+        |a| (a.0, &a.1, &a.2)
+    );
+    check!(
+        regression_from_slices,
+        (vec![0.3, -0.2, 0.5], m(6, 3, 0.8), v(6, 0.1)),
+        |a| (&a.0, &a.1, &a.2)
+    );
+    #[test]
+    fn f32_matvec() {
+        mochi::testing::RuleTest::new(
+            (m(3, 2, 0.1).cast::<f32>(), v(2, 0.3).cast::<f32>()),
+            |a| super::f32_matvec(&a.0, &a.1),
+            |a| super::f32_matvec::rrule(&a.0, &a.1),
+        )
+        .tolerance(2e-2, 2e-3)
+        .run();
+    }
+    check!(precision_quadratic, (spd(3, 0.4), v(3, 0.2)), |a| (
+        &a.0, &a.1
+    ));
+    check!(cholesky_factor_diagonal, (spd(3, 0.8),), |a| (&a.0));
+    check!(
+        lu_determinant_inverse,
+        (m(3, 3, 0.5) + DMatrix::identity(3, 3) * 2.0,),
+        |a| (&a.0)
+    );
+
+    #[test]
+    fn cotangents_are_the_primal_nalgebra_types() {
+        // ∂/∂x ‖A x − b‖²/n = 2 Aᵀ (A x − b)/n, a DVector like x.
+        let (a, b) = (m(6, 3, 0.8), v(6, 0.1));
+        let params = vec![0.3, -0.2, 0.5];
+        let (_, (dp, da, db)) = super::regression_from_slices::value_and_gradient(&params, &a, &b);
+        let x = DVector::from_vec(params.clone());
+        let want = a.transpose() * (&a * &x - &b) * (2.0 / 6.0);
+        assert!((DVector::from_vec(dp) - want).norm() < 1e-12);
+        assert_eq!((da.shape(), db.len()), ((6, 3), 6));
+        // static sizes keep their static types
+        let (_, (dr, df, dd)) = super::torque_and_work::value_and_gradient(
+            &Vector3::new(0.3, -1.0, 0.5),
+            &Vector3::new(2.0, 0.4, -0.7),
+            &Vector3::new(0.1, 0.2, 0.3),
+        );
+        let dd: Vector3<f64> = dd;
+        assert_eq!(dd, Vector3::new(2.0, 0.4, -0.7)); // ∂(f·d)/∂d = f
+        assert!(dr.norm() > 0.0 && df.norm() > 0.0);
+    }
+}
