@@ -27,6 +27,13 @@ pub struct Cli {
     /// Do not run the JAX script even when `python3 -c "import jax"` works.
     #[arg(long)]
     pub no_jax: bool,
+    /// Skip the second table (whole programs with helpers and inlined); it is also
+    /// skipped when `--cases` or MOCHI_RETRY_CASES selects cases.
+    #[arg(long)]
+    pub no_programs: bool,
+    /// Only the programs table.
+    #[arg(long, conflicts_with = "no_programs")]
+    pub programs_only: bool,
 }
 
 /// What to run, validated.

@@ -12,6 +12,7 @@ pub mod cell;
 pub mod columns;
 pub mod jax;
 pub mod plot;
+pub mod programs;
 pub mod progress;
 pub mod report;
 pub mod run;

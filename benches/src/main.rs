@@ -28,6 +28,16 @@ fn main() -> ExitCode {
 
 fn main_inner() -> Result<(), String> {
     let cli = Cli::parse();
+    if cli.programs_only {
+        let budget = if cli.quick {
+            Budget::QUICK
+        } else {
+            Budget::FULL
+        };
+        let rows = mochi_benches::programs::measure(budget)?;
+        print!("{}", mochi_benches::programs::table(&rows));
+        return Ok(());
+    }
     let retry = std::env::var("MOCHI_RETRY_CASES").ok();
     let selection = cli.selection(retry.as_deref())?;
     // candle uses rayon; one thread, like every other column.
@@ -129,6 +139,11 @@ fn main_inner() -> Result<(), String> {
         for m in misses {
             println!("  {m}");
         }
+    }
+    if !cli.no_programs && cli.cases.is_empty() && retry.is_none() {
+        eprintln!("timing the programs table");
+        let rows = mochi_benches::programs::measure(budget)?;
+        print!("\n{}", mochi_benches::programs::table(&rows));
     }
     if let Some(path) = &cli.json {
         std::fs::write(path, report.to_json_string() + "\n")

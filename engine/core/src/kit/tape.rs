@@ -41,9 +41,42 @@ pub struct Stack<T: 'static> {
 
 type PoolKey = (std::any::TypeId, usize);
 
+/// A multiply-rotate hasher for the pool's keys (a type id and an address): the pool is
+/// looked up at every loop of every call, where SipHash cost more than the work saved.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    #[inline(always)]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline(always)]
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+    #[inline(always)]
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline(always)]
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+type Pool = std::collections::HashMap<
+    PoolKey,
+    Box<dyn std::any::Any>,
+    std::hash::BuildHasherDefault<KeyHasher>,
+>;
+
 thread_local! {
-    static POOL: std::cell::RefCell<std::collections::HashMap<PoolKey, Box<dyn std::any::Any>>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    static POOL: std::cell::RefCell<Pool> = std::cell::RefCell::new(Pool::default());
 }
 
 /// Buffers kept per site; more than this many live at once (deep recursion) are freed.
