@@ -106,13 +106,15 @@ pub const UNSUPPORTED: [(&str, &str); 4] = [
     ),
     (
         "particle",
-        "it needs a gradient taken inside a function that is itself differentiated \
-         (nested reverse mode); a #[differentiable] body cannot call a gradient companion",
+        "its functions ff, fr, rf and rr take a gradient inside a function that is itself \
+         differentiated; mochi cannot differentiate a body that calls a companion (rf, rr) \
+         nor nest dual numbers (ff), and fr (forward over reverse) is not written yet",
     ),
     (
         "saddle",
-        "it needs a gradient taken inside a function that is itself differentiated \
-         (nested reverse mode); a #[differentiable] body cannot call a gradient companion",
+        "its functions ff, fr, rf and rr take a gradient inside a function that is itself \
+         differentiated; mochi cannot differentiate a body that calls a companion (rf, rr) \
+         nor nest dual numbers (ff), and fr (forward over reverse) is not written yet",
     ),
 ];
 
