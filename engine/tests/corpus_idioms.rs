@@ -118,6 +118,13 @@ fn local_closure_captures(x: &[f64], a: f64) -> f64 {
 }
 
 #[differentiable]
+fn local_closure_in_macro(x: f64, a: f64) -> f64 {
+    let f = |w: f64| (w * a).sin();
+    let v = vec![f(x), f(x * x), a];
+    v[0] * v[1] + v[2]
+}
+
+#[differentiable]
 fn local_closure_in_adapter(x: &[f64], a: f64) -> f64 {
     let f = |v: &f64| (v * a).sin();
     x.iter().map(f).sum::<f64>()
@@ -127,6 +134,7 @@ mod checked {
     use crate::check;
 
     check!(local_closure_called, (0.7_f64,), |a| (a.0));
+    check!(local_closure_in_macro, (0.7_f64, 1.3_f64), |a| (a.0, a.1));
     check!(
         local_closure_captures,
         (vec![0.5_f64, -1.2, 0.3], 0.8_f64),

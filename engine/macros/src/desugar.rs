@@ -536,7 +536,22 @@ impl VisitMut for Inline<'_> {
         }
     }
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
-        if tokens_mention(&m.tokens, &|i| i == self.name) {
+        if !tokens_mention(&m.tokens, &|i| i == self.name) {
+            return;
+        }
+        // Macros whose body is expressions (`vec!`, `assert!`, `println!`): inline in them.
+        type List = syn::punctuated::Punctuated<Expr, syn::Token![,]>;
+        if let Ok(mut r) = m.parse_body::<Repeat>() {
+            self.visit_expr_mut(&mut r.elem);
+            self.visit_expr_mut(&mut r.len);
+            let (elem, len) = (&r.elem, &r.len);
+            m.tokens = quote::quote!(#elem; #len);
+        } else if let Ok(mut list) = m.parse_body_with(List::parse_terminated) {
+            for e in list.iter_mut() {
+                self.visit_expr_mut(e);
+            }
+            m.tokens = quote::quote!(#list);
+        } else {
             self.left = true;
         }
     }
