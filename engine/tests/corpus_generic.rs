@@ -446,3 +446,18 @@ fn leading_mass_all<T: Float>(x: Vec<T>) -> T {
     }
     s.ln()
 }
+
+#[test]
+fn second_derivative_of_a_scalar_function() {
+    let x = 0.7;
+    let s = logistic(x);
+    let (y, dy) = logistic::jvp(x, 2.0);
+    assert_eq!(y, s);
+    assert!(close(dy, 2.0 * s * (1.0 - s), 1e-12)); // σ' = σ(1 − σ), along v = 2
+    let d2 = s * (1.0 - s) * (1.0 - 2.0 * s); // σ'' = σ(1 − σ)(1 − 2σ)
+    assert!(close(logistic::hvp(x, 1.0), d2, 1e-12));
+    let (y, g, h) = logistic::value_gradient_and_hessian(x);
+    assert_eq!((y, g), logistic::value_and_gradient(x));
+    assert_eq!(h.shape(), [1, 1]);
+    assert!(close(h[[0, 0]], d2, 1e-12));
+}

@@ -1,7 +1,7 @@
 //! Forward mode and forward-over-reverse companions of a generic function:
 //! `f::jvp(x, v)`, `f::hvp(x, v)`, `f::hessian(x)` and `f::value_gradient_and_hessian(x)`.
 //!
-//! They exist for a function generic over one scalar type `T` with one argument
+//! They exist for a function generic over one scalar type `T` with one argument `T`,
 //! `&[T]`, `&Vec<T>` or `Vec<T>` and a `T` output, whose bounds [`Dual`] meets: `jvp`
 //! runs the primal on `Dual<1>`, `hvp` the derived gradient on `Dual<1>` (forward over
 //! reverse), `hessian` the gradient on `Dual<4>`, four columns per reverse sweep.
@@ -47,6 +47,7 @@ const DUAL_BOUNDS: &[&str] = &[
 
 /// How the one argument holds its scalars.
 enum Form {
+    Scalar,
     Slice,
     VecRef,
     Vec,
@@ -58,7 +59,11 @@ pub fn companions(func: &ItemFn) -> TokenStream {
         return TokenStream::new();
     };
     let name = &func.sig.ident;
+    if let Form::Scalar = form {
+        return scalar_companions(name);
+    }
     let (dual_arg, f64_arg) = match form {
+        Form::Scalar => unreachable!(),
         Form::Slice => (quote!(&__mochi_x[..]), quote!(x)),
         Form::VecRef => (quote!(&__mochi_x), quote!(&x.to_vec())),
         Form::Vec => (quote!(__mochi_x), quote!(x.to_vec())),
@@ -93,6 +98,36 @@ pub fn companions(func: &ItemFn) -> TokenStream {
             x: &[f64],
         ) -> (f64, ::std::vec::Vec<f64>, ::mochi::__private::ndarray::Array2<f64>) {
             let (y, g) = value_and_gradient::<f64>(#f64_arg);
+            (y, g, hessian(x))
+        }
+    }
+}
+
+/// The companions of a function of one scalar: `f''` is a 1×1 Hessian.
+fn scalar_companions(name: &syn::Ident) -> TokenStream {
+    quote! {
+        /// The value and the derivative along `v` (forward mode: the function run on
+        /// `Dual<1>`).
+        pub fn jvp(x: f64, v: f64) -> (f64, f64) {
+            let y: ::mochi::Dual<1> = super::#name::<::mochi::Dual<1>>(::mochi::Dual::new(x, [v]));
+            (y.value, y.partials[0])
+        }
+
+        /// `f''(x)·v` (forward over reverse: the derived gradient run on `Dual<1>`).
+        pub fn hvp(x: f64, v: f64) -> f64 {
+            gradient::<::mochi::Dual<1>>(::mochi::Dual::new(x, [v])).partials[0]
+        }
+
+        /// The 1×1 Hessian `[[f''(x)]]`.
+        pub fn hessian(x: f64) -> ::mochi::__private::ndarray::Array2<f64> {
+            ::mochi::__private::ndarray::Array2::from_elem((1, 1), hvp(x, 1.0))
+        }
+
+        /// The value, the derivative and the 1×1 Hessian.
+        pub fn value_gradient_and_hessian(
+            x: f64,
+        ) -> (f64, f64, ::mochi::__private::ndarray::Array2<f64>) {
+            let (y, g) = value_and_gradient::<f64>(x);
             (y, g, hessian(x))
         }
     }
@@ -164,6 +199,7 @@ fn shape(func: &ItemFn) -> Option<Form> {
         _ => None,
     };
     match &*arg.ty {
+        ty if is_t(ty) => Some(Form::Scalar),
         Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
             Type::Slice(s) if is_t(&s.elem) => Some(Form::Slice),
             other => vec_of_t(other).map(|()| Form::VecRef),
