@@ -461,3 +461,20 @@ fn second_derivative_of_a_scalar_function() {
     assert_eq!(h.shape(), [1, 1]);
     assert!(close(h[[0, 0]], d2, 1e-12));
 }
+
+#[test]
+fn a_where_clause_bound_gets_the_companions_too() {
+    // Styblinski–Tang: H = diag(½(12xᵢ² − 32)).
+    let x = [0.3, -2.0, 1.5];
+    let h = styblinski_tang::hessian(&x);
+    for i in 0..3 {
+        for j in 0..3 {
+            let want = if i == j {
+                0.5 * (12.0 * x[i] * x[i] - 32.0)
+            } else {
+                0.0
+            };
+            assert!(close(h[[i, j]], want, 1e-12), "{} vs {want}", h[[i, j]]);
+        }
+    }
+}
