@@ -96,6 +96,9 @@ pub use mochi_rules_linalg as linalg;
 #[cfg(feature = "nalgebra")]
 pub use mochi_rules_nalgebra as nalgebra;
 
+#[cfg(feature = "argmin")]
+pub mod argmin;
+
 /// Marks an expression as a constant for differentiation: no cotangent flows through it.
 ///
 /// ```
