@@ -5,7 +5,7 @@
 
 mod common;
 use mochi::prelude::*;
-use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
+use nalgebra::{DMatrix, DVector, Matrix3, Vector2, Vector3};
 
 /// One Kalman filter update: the innovation's negative log-likelihood after predicting
 /// with `f` and process noise `q`.
@@ -213,6 +213,23 @@ fn lu_determinant_inverse(a: &DMatrix<f64>) -> f64 {
     det + inv.transpose().sum()
 }
 
+/// Bundle adjustment: the squared reprojection error of a point seen by a pinhole camera
+/// whose pose is a rotation vector and a translation.
+#[differentiable]
+fn reprojection_error(
+    omega: &Vector3<f64>,
+    t: &Vector3<f64>,
+    point: &Vector3<f64>,
+    observed: &Vector2<f64>,
+    focal: f64,
+) -> f64 {
+    let r = mochi::nalgebra::rotation_matrix(omega);
+    let pc = r * point + t;
+    let u = focal * pc[0] / pc[2] - observed[0];
+    let v = focal * pc[1] / pc[2] - observed[1];
+    u * u + v * v
+}
+
 mod checks {
     use super::*;
     use crate::check;
@@ -335,6 +352,18 @@ mod checks {
         lu_determinant_inverse,
         (m(3, 3, 0.5) + DMatrix::identity(3, 3) * 2.0,),
         |a| (&a.0)
+    );
+
+    check!(
+        reprojection_error,
+        (
+            Vector3::new(0.1, -0.2, 0.05),
+            Vector3::new(0.3, -0.1, 4.0),
+            Vector3::new(0.5, 0.4, 1.0),
+            Vector2::new(0.2, 0.1),
+            1.5_f64
+        ),
+        |a| (&a.0, &a.1, &a.2, &a.3, a.4)
     );
 
     #[test]

@@ -15,7 +15,8 @@
 //! traits and nalgebra's types are foreign to this crate.
 //!
 //! Building a vector or matrix *from differentiable scalars* goes through the free
-//! functions of [`build`] (`vector3(x, y, z)`, `dvector(&xs)`, …), each with its rule
+//! functions of [`build`] (`vector3(x, y, z)`, `dvector(&xs)`, …) and [`rotation`]
+//! (`rotation_matrix(&ω)`), each with its rule
 //! module: `#[differentiable]` does not differentiate associated functions such as
 //! `Vector3::new(..)`. See `design-docs/rules-nalgebra.md`.
 
@@ -30,11 +31,13 @@ pub mod factor;
 pub mod inverse;
 pub mod product;
 pub mod reduce;
+pub mod rotation;
 pub mod rules;
 pub mod shape;
 
 pub use build::{dmatrix, dvector, vector2, vector3};
 pub use elem::Elem;
+pub use rotation::rotation_matrix;
 
 #[cfg(test)]
 mod test_support;
