@@ -478,3 +478,38 @@ fn a_where_clause_bound_gets_the_companions_too() {
         }
     }
 }
+
+/// A vector output: residuals of a Rosenbrock-style least-squares problem.
+#[differentiable]
+fn residuals<T: Float>(x: &[T]) -> Vec<T> {
+    let mut r = vec![T::zero(); 2 * (x.len() - 1)];
+    for i in 0..x.len() - 1 {
+        r[2 * i] = T::from(10.0).unwrap() * (x[i + 1] - x[i] * x[i]);
+        r[2 * i + 1] = T::one() - x[i];
+    }
+    r
+}
+
+#[test]
+fn jacobians_by_forward_mode() {
+    let x = [-1.2, 1.0, 0.7, 0.3, 2.0, -0.5];
+    let (y, j) = residuals::jacobian(&x);
+    assert_eq!(y, residuals(&x));
+    assert_eq!(j.shape(), [10, 6]);
+    for i in 0..5 {
+        for k in 0..6 {
+            // ∂r₂ᵢ/∂xₖ = 10(δₖ,ᵢ₊₁ − 2xᵢδₖᵢ), ∂r₂ᵢ₊₁/∂xₖ = −δₖᵢ
+            let d = |a: usize| if a == k { 1.0 } else { 0.0 };
+            assert_eq!(j[[2 * i, k]], 10.0 * (d(i + 1) - 2.0 * x[i] * d(i)));
+            assert_eq!(j[[2 * i + 1, k]], -d(i));
+        }
+    }
+    // jvp = J·v
+    let v = [1.0, -0.5, 0.25, 2.0, 0.0, 1.5];
+    let (y2, jv) = residuals::jvp(&x, &v);
+    assert_eq!(y2, y);
+    let want = j.dot(&ndarray::arr1(&v));
+    for (a, b) in jv.iter().zip(want.iter()) {
+        assert!(close(*a, *b, 1e-12));
+    }
+}

@@ -4,7 +4,9 @@
 //! They exist for a function generic over one scalar type `T` with one argument `T`,
 //! `&[T]`, `&Vec<T>` or `Vec<T>` and a `T` output, whose bounds [`Dual`] meets: `jvp`
 //! runs the primal on `Dual<1>`, `hvp` the derived gradient on `Dual<1>` (forward over
-//! reverse), `hessian` the gradient on `Dual<4>`, four columns per reverse sweep.
+//! reverse), `hessian` the gradient on `Dual<4>`, four columns per reverse sweep. A
+//! `Vec<T>` output (of a sequence argument) gets `jvp` and `jacobian` (forward mode,
+//! four input directions per run of the primal on `Dual<4>`) instead.
 //! The points are `&[f64]` (`Dual` carries `f64`).
 //!
 //! [`Dual`]: https://docs.rs/mochi/latest/mochi/struct.Dual.html
@@ -55,7 +57,7 @@ enum Form {
 
 /// The companions, or nothing when the function does not have the shape above.
 pub fn companions(func: &ItemFn) -> TokenStream {
-    let Some(form) = shape(func) else {
+    let Some((form, vector_output)) = shape(func) else {
         return TokenStream::new();
     };
     let name = &func.sig.ident;
@@ -68,6 +70,31 @@ pub fn companions(func: &ItemFn) -> TokenStream {
         Form::VecRef => (quote!(&__mochi_x), quote!(&x.to_vec())),
         Form::Vec => (quote!(__mochi_x), quote!(x.to_vec())),
     };
+    if vector_output {
+        return quote! {
+            /// The value and the directional derivative along `v` (forward mode: the
+            /// function run on `Dual<1>`).
+            pub fn jvp(x: &[f64], v: &[f64]) -> (::std::vec::Vec<f64>, ::std::vec::Vec<f64>) {
+                let __mochi_x = ::mochi::__private::duals_along(x, v);
+                let y: ::std::vec::Vec<::mochi::Dual<1>> =
+                    super::#name::<::mochi::Dual<1>>(#dual_arg);
+                (
+                    y.iter().map(|d| d.value).collect(),
+                    ::mochi::__private::first_partials(&y),
+                )
+            }
+
+            /// The value and the Jacobian, one row per output, by forward mode (the
+            /// function run on `Dual<4>`, four input directions per run).
+            pub fn jacobian(
+                x: &[f64],
+            ) -> (::std::vec::Vec<f64>, ::mochi::__private::ndarray::Array2<f64>) {
+                ::mochi::__private::jacobian_by_blocks::<4>(x, |__mochi_x| {
+                    super::#name::<::mochi::Dual<4>>(#dual_arg)
+                })
+            }
+        };
+    }
     quote! {
         /// The value and the directional derivative along `v` (forward mode: the
         /// function run on `Dual<1>`).
@@ -133,7 +160,7 @@ fn scalar_companions(name: &syn::Ident) -> TokenStream {
     }
 }
 
-fn shape(func: &ItemFn) -> Option<Form> {
+fn shape(func: &ItemFn) -> Option<(Form, bool)> {
     let sig = &func.sig;
     let mut params = sig.generics.params.iter();
     let (Some(GenericParam::Type(t)), None) = (params.next(), params.next()) else {
@@ -174,10 +201,6 @@ fn shape(func: &ItemFn) -> Option<Form> {
     }
     let is_t =
         |ty: &Type| matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident(&t.ident));
-    match &sig.output {
-        ReturnType::Type(_, ty) if is_t(ty) => {}
-        _ => return None,
-    }
     let mut inputs = sig.inputs.iter();
     let (Some(FnArg::Typed(arg)), None) = (inputs.next(), inputs.next()) else {
         return None;
@@ -198,12 +221,22 @@ fn shape(func: &ItemFn) -> Option<Form> {
         }
         _ => None,
     };
-    match &*arg.ty {
-        ty if is_t(ty) => Some(Form::Scalar),
+    let vector_output = match &sig.output {
+        ReturnType::Type(_, ty) if is_t(ty) => false,
+        ReturnType::Type(_, ty) if vec_of_t(ty).is_some() => true,
+        _ => return None,
+    };
+    let form = match &*arg.ty {
+        ty if is_t(ty) => Form::Scalar,
         Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
-            Type::Slice(s) if is_t(&s.elem) => Some(Form::Slice),
-            other => vec_of_t(other).map(|()| Form::VecRef),
+            Type::Slice(s) if is_t(&s.elem) => Form::Slice,
+            other => vec_of_t(other).map(|()| Form::VecRef)?,
         },
-        other => vec_of_t(other).map(|()| Form::Vec),
+        other => vec_of_t(other).map(|()| Form::Vec)?,
+    };
+    // A vector of a scalar argument: its Jacobian is a column; not generated.
+    if vector_output && matches!(form, Form::Scalar) {
+        return None;
     }
+    Some((form, vector_output))
 }

@@ -67,3 +67,45 @@ pub fn hessian_by_blocks<const B: usize>(
     }
     h
 }
+
+/// The value and the Jacobian (one row per output) by forward mode, `B` input
+/// directions per run: `f` is the function on `Dual<B>`, called with
+/// `xᵢ + Σₖ [i = c + k] εₖ` for each block of inputs starting at `c`.
+#[cfg(feature = "ndarray")]
+pub fn jacobian_by_blocks<const B: usize>(
+    x: &[f64],
+    mut f: impl FnMut(Vec<Dual<B>>) -> Vec<Dual<B>>,
+) -> (Vec<f64>, ndarray::Array2<f64>) {
+    let n = x.len();
+    let mut value = Vec::new();
+    let mut jacobian = ndarray::Array2::zeros((0, n));
+    for start in (0..n.max(1)).step_by(B) {
+        let seeded = x
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let mut partials = [0.0; B];
+                if (start..start + B).contains(&i) {
+                    partials[i - start] = 1.0;
+                }
+                Dual::new(v, partials)
+            })
+            .collect();
+        let y = f(seeded);
+        if start == 0 {
+            value = y.iter().map(|d| d.value).collect();
+            jacobian = ndarray::Array2::zeros((y.len(), n));
+        }
+        assert_eq!(
+            y.len(),
+            value.len(),
+            "mochi: the output changed length between runs"
+        );
+        for (r, yr) in y.iter().enumerate() {
+            for k in 0..B.min(n.saturating_sub(start)) {
+                jacobian[[r, start + k]] = yr.partials[k];
+            }
+        }
+    }
+    (value, jacobian)
+}
