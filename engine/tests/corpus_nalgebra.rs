@@ -230,6 +230,25 @@ fn reprojection_error(
     u * u + v * v
 }
 
+/// Per-sample squared activations over the columns of a batch, plus the first row of
+/// the weights: blocks of a matrix taken inside the body.
+#[differentiable]
+fn column_losses(w: &DMatrix<f64>, x: &DMatrix<f64>) -> f64 {
+    let mut total = 0.0;
+    for j in 0..x.ncols() {
+        let xj = x.column(j);
+        let h = w * xj;
+        total += h.norm_squared();
+    }
+    total + w.row(0).sum() + x.rows(1, 2).norm()
+}
+
+/// Named coordinates of a static vector.
+#[differentiable]
+fn vector_fields(p: &Vector3<f64>) -> f64 {
+    p.x * p.y + p.z.sin()
+}
+
 mod checks {
     use super::*;
     use crate::check;
@@ -365,6 +384,11 @@ mod checks {
         ),
         |a| (&a.0, &a.1, &a.2, &a.3, a.4)
     );
+
+    check!(column_losses, (m(2, 3, 0.1), m(3, 4, 0.6)), |a| (
+        &a.0, &a.1
+    ));
+    check!(vector_fields, (Vector3::new(0.3, -1.2, 0.8),), |a| (&a.0));
 
     #[test]
     fn cotangents_are_the_primal_nalgebra_types() {

@@ -9,4 +9,4 @@ pub use crate::factor::{NaCholesky, NaInverse, NaL, NaLnDeterminant, NaLu, NaSol
 pub use crate::inverse::{NaDeterminant, NaTryInverse};
 pub use crate::product::NaDot;
 pub use crate::reduce::{NaNorm, NaNormSquared, NaSum};
-pub use crate::shape::NaTranspose;
+pub use crate::shape::{NaColumn, NaColumns, NaRow, NaRows, NaTranspose};
