@@ -249,6 +249,16 @@ fn vector_fields(p: &Vector3<f64>) -> f64 {
     p.x * p.y + p.z.sin()
 }
 
+/// A Gram matrix's trace, the alignment of a direction with a vector, and a mean of
+/// elementwise ratios.
+#[differentiable]
+fn gram_direction_ratio(a: &DMatrix<f64>, v: &DVector<f64>, w: &DVector<f64>) -> f64 {
+    let gram = a.tr_mul(a);
+    let u = v.normalize();
+    let ratio = v.component_div(&w.add_scalar(2.0));
+    gram.trace() + u.dot(w) + ratio.mean()
+}
+
 mod checks {
     use super::*;
     use crate::check;
@@ -389,6 +399,12 @@ mod checks {
         &a.0, &a.1
     ));
     check!(vector_fields, (Vector3::new(0.3, -1.2, 0.8),), |a| (&a.0));
+
+    check!(
+        gram_direction_ratio,
+        (m(4, 3, 0.2), v(5, 0.3), v(5, 1.7)),
+        |a| (&a.0, &a.1, &a.2)
+    );
 
     #[test]
     fn cotangents_are_the_primal_nalgebra_types() {

@@ -396,6 +396,120 @@ where
     }
 }
 
+rule_trait! {
+    /// `a.add_scalar(s)`: `Call((&a, &s)).add_scalar()`.
+    NaAddScalar::add_scalar
+}
+rule_trait! {
+    /// `a.component_div(&b)`: `Call((&a, &b)).component_div()`.
+    NaComponentDiv::component_div
+}
+
+/// Pullback of `a.add_scalar(s)`: the shape (`ā += ȳ`, `s̄ += Σ ȳ`).
+pub struct AddScalarPullback<T: Elem, R, C> {
+    shape: (usize, usize),
+    _types: crate::dense::Marker<T, R, C>,
+}
+
+impl<T: Elem, R: Dim, C: Dim> Pullback for AddScalarPullback<T, R, C>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Output = OMatrix<T, R, C>;
+    type Args = (OMatrix<T, R, C>, T);
+    #[track_caller]
+    fn pullback(self, dy: OMatrix<T, R, C>, (da, ds): (&mut OMatrix<T, R, C>, &mut T)) {
+        if output(&dy, self.shape).is_none() {
+            return;
+        }
+        *ds += dy.sum();
+        da.accumulate(dy);
+    }
+}
+
+impl<T, R, C, S> NaAddScalar for Call<(&Matrix<T, R, C, S>, &T)>
+where
+    T: Elem,
+    R: Dim,
+    C: Dim,
+    S: Storage<T, R, C>,
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Output = OMatrix<T, R, C>;
+    type Pullback = AddScalarPullback<T, R, C>;
+    #[inline]
+    fn add_scalar(self) -> (Self::Output, Self::Pullback) {
+        let (a, &s) = self.0;
+        (
+            a.add_scalar(s),
+            AddScalarPullback {
+                shape: a.shape(),
+                _types: PhantomData,
+            },
+        )
+    }
+}
+
+/// Pullback of `a.component_div(&b)`: `b` and the quotient `y`
+/// (`ā += ȳ ⊘ b`, `b̄ −= ȳ ∘ y ⊘ b`).
+pub struct ComponentDivPullback<T: Elem, R: Dim, C: Dim>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    b: OMatrix<T, R, C>,
+    y: OMatrix<T, R, C>,
+}
+
+impl<T: Elem, R: Dim, C: Dim> Pullback for ComponentDivPullback<T, R, C>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Output = OMatrix<T, R, C>;
+    type Args = (OMatrix<T, R, C>, OMatrix<T, R, C>);
+    #[track_caller]
+    fn pullback(self, dy: OMatrix<T, R, C>, (da, db): Pair<'_, T, R, C>) {
+        let shape = self.b.shape();
+        let Some(dy) = output(&dy, shape) else {
+            return;
+        };
+        let mut da = dense(da, shape);
+        for ((d, &g), &b) in da.iter_mut().zip(dy.iter()).zip(self.b.iter()) {
+            *d += g / b;
+        }
+        let mut db = dense(db, shape);
+        let quotients = self.y.iter().zip(self.b.iter());
+        for ((d, &g), (&y, &b)) in db.iter_mut().zip(dy.iter()).zip(quotients) {
+            *d -= g * y / b;
+        }
+    }
+}
+
+impl<T, R, C, S1, S2> NaComponentDiv for Call<(&Matrix<T, R, C, S1>, &Matrix<T, R, C, S2>)>
+where
+    T: Elem,
+    R: Dim,
+    C: Dim,
+    S1: Storage<T, R, C>,
+    S2: Storage<T, R, C>,
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Output = OMatrix<T, R, C>;
+    type Pullback = ComponentDivPullback<T, R, C>;
+    #[inline]
+    #[track_caller]
+    fn component_div(self) -> (Self::Output, Self::Pullback) {
+        let (a, b) = self.0;
+        let y = a.component_div(b);
+        (
+            y.clone(),
+            ComponentDivPullback {
+                b: b.clone_owned(),
+                y,
+            },
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
@@ -456,11 +570,35 @@ mod tests {
         .tolerance(T::RTOL, T::ATOL)
         .run();
         RuleTest::new(
-            (a, b),
+            (a.clone(), b.clone()),
             |x| x.0.component_mul(&x.1),
             |x| Call((&x.0, &x.1)).component_mul(),
         )
         .jvp(|x, t| t.0.component_mul(&x.1) + x.0.component_mul(&t.1))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            (a.clone(), s),
+            |x| x.0.add_scalar(x.1),
+            |x| Call((&x.0, &x.1)).add_scalar(),
+        )
+        .jvp(|_, t| t.0.add_scalar(t.1))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        // b away from 0
+        let b = b.map(|v| v + T::of_f64(2.0));
+        RuleTest::new(
+            (a, b),
+            |x| x.0.component_div(&x.1),
+            |x| Call((&x.0, &x.1)).component_div(),
+        )
+        // d(a ⊘ b) = ȧ ⊘ b − a ∘ ḃ ⊘ b²
+        .jvp(|x, t| {
+            t.0.component_div(&x.1)
+                - x.0
+                    .component_mul(&t.1)
+                    .component_div(&x.1.component_mul(&x.1))
+        })
         .tolerance(T::RTOL, T::ATOL)
         .run();
     }

@@ -1,5 +1,6 @@
 //! Products: the matrix product `a * b` (matrix·matrix, matrix·vector, `vᵀ·w`, …: one
-//! rule, since a vector is a matrix of one column) and `a.dot(&b)`.
+//! rule, since a vector is a matrix of one column), `a.tr_mul(&b)` (`aᵀ b`) and
+//! `a.dot(&b)`.
 //!
 //! For `C = A·B`: `Ā += C̄ Bᵀ` (as a sum of rank-one updates `C̄[:, k] B[:, k]ᵀ`) and
 //! `B̄ += Aᵀ C̄`; for `y = a·b`: `ā += ȳ b`, `b̄ += ȳ a`. The pullbacks write into the
@@ -10,7 +11,7 @@ use crate::dense::{add_scaled, dense, output, view};
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use nalgebra::allocator::Allocator;
-use nalgebra::constraint::{AreMultipliable, ShapeConstraint};
+use nalgebra::constraint::{AreMultipliable, SameNumberOfRows, ShapeConstraint};
 use nalgebra::{DefaultAllocator, Dim, Matrix, OMatrix, Storage};
 
 rule_trait! {
@@ -129,6 +130,73 @@ where
     }
 }
 
+rule_trait! {
+    /// `a.tr_mul(&b)` (`aᵀ b`): `Call((&a, &b)).tr_mul()`.
+    NaTrMul::tr_mul
+}
+
+/// Pullback of `Aᵀ B`: copies of both (`Ā += B C̄ᵀ`, `B̄ += A C̄`).
+pub struct TrMulPullback<T: Elem, R1: Dim, C1: Dim, R2: Dim, C2: Dim>
+where
+    DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2>,
+{
+    a: OMatrix<T, R1, C1>,
+    b: OMatrix<T, R2, C2>,
+}
+
+impl<T: Elem, R1: Dim, C1: Dim, R2: Dim, C2: Dim> Pullback for TrMulPullback<T, R1, C1, R2, C2>
+where
+    DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2> + Allocator<C1, C2>,
+{
+    type Output = OMatrix<T, C1, C2>;
+    type Args = (OMatrix<T, R1, C1>, OMatrix<T, R2, C2>);
+    #[track_caller]
+    fn pullback(
+        self,
+        dc: OMatrix<T, C1, C2>,
+        (da, db): (&mut OMatrix<T, R1, C1>, &mut OMatrix<T, R2, C2>),
+    ) {
+        let Some(dc) = output(&dc, (self.a.ncols(), self.b.ncols())) else {
+            return;
+        };
+        let (a, b) = (view(&self.a), view(&self.b));
+        // C = Aᵀ B: Ā += B C̄ᵀ = Σₖ B[:, k] C̄[:, k]ᵀ, B̄ += A C̄
+        let mut da = dense(da, a.shape());
+        for k in 0..b.ncols() {
+            da.ger(T::ONE, &b.column(k), &dc.column(k), T::ONE);
+        }
+        dense(db, b.shape()).gemm(T::ONE, &a, &dc, T::ONE);
+    }
+}
+
+impl<T, R1, C1, R2, C2, S1, S2> NaTrMul for Call<(&Matrix<T, R1, C1, S1>, &Matrix<T, R2, C2, S2>)>
+where
+    T: Elem,
+    R1: Dim,
+    C1: Dim,
+    R2: Dim,
+    C2: Dim,
+    S1: Storage<T, R1, C1>,
+    S2: Storage<T, R2, C2>,
+    DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2> + Allocator<C1, C2>,
+    ShapeConstraint: SameNumberOfRows<R1, R2>,
+{
+    type Output = OMatrix<T, C1, C2>;
+    type Pullback = TrMulPullback<T, R1, C1, R2, C2>;
+    #[inline]
+    #[track_caller]
+    fn tr_mul(self) -> (Self::Output, Self::Pullback) {
+        let (a, b) = self.0;
+        (
+            a.tr_mul(b),
+            TrMulPullback {
+                a: a.clone_owned(),
+                b: b.clone_owned(),
+            },
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
@@ -166,6 +234,15 @@ mod tests {
             |x| Call((&x.0, &x.1)).dot(),
         )
         .jvp(|x, t| t.0.dot(&x.1) + x.0.dot(&t.1))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        let (p, q) = (dmatrix::<T>(3, 2, 0.4), dmatrix::<T>(3, 4, 1.4));
+        RuleTest::new(
+            (p, q),
+            |x| x.0.tr_mul(&x.1),
+            |x| Call((&x.0, &x.1)).tr_mul(),
+        )
+        .jvp(|x, t| t.0.tr_mul(&x.1) + x.0.tr_mul(&t.1))
         .tolerance(T::RTOL, T::ATOL)
         .run();
         let vt = v.transpose();

@@ -1,8 +1,9 @@
-//! Reductions to a scalar: `a.sum()`, `a.norm()` (Euclidean, Frobenius for matrices)
-//! and `a.norm_squared()`.
+//! Reductions to a scalar: `a.sum()`, `a.mean()`, `a.trace()`, `a.norm()` (Euclidean,
+//! Frobenius for matrices) and `a.norm_squared()`; and `a.normalize()`.
 //!
 //! `y = Σ aᵢ`: `ā += ȳ`; `y = ‖a‖`: `ā += ȳ a / ‖a‖` (at `a = 0`, where the norm has a
-//! kink, the subgradient `0`); `y = ‖a‖²`: `ā += 2 ȳ a`.
+//! kink, the subgradient `0`); `y = ‖a‖²`: `ā += 2 ȳ a`; the mean: `ā += ȳ/n`; the
+//! trace: `āᵢᵢ += ȳ`; `u = a/‖a‖`: `ā += (ū − u⟨u, ū⟩)/‖a‖`.
 
 use crate::dense::{add_scaled, dense, view};
 use crate::Elem;
@@ -136,6 +137,146 @@ where
     }
 }
 
+rule_trait! {
+    /// `a.trace()`: `Call((&a,)).trace()`.
+    NaTrace::trace
+}
+rule_trait! {
+    /// `a.mean()`: `Call((&a,)).mean()`.
+    NaMean::mean
+}
+rule_trait! {
+    /// `a.normalize()`: `Call((&a,)).normalize()`.
+    NaNormalize::normalize
+}
+
+/// Pullback of `a.trace()` (`āᵢᵢ += ȳ`) and `a.mean()` (`ā += ȳ/n`): the shape.
+pub struct DiagonalOrMeanPullback<T: Elem, R, C> {
+    shape: (usize, usize),
+    /// `true` for `mean`, `false` for `trace`.
+    mean: bool,
+    _types: crate::dense::Marker<T, R, C>,
+}
+
+impl<T: Elem, R: Dim, C: Dim> Pullback for DiagonalOrMeanPullback<T, R, C>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Output = T;
+    type Args = (OMatrix<T, R, C>,);
+    #[track_caller]
+    fn pullback(self, dy: T, (da,): (&mut OMatrix<T, R, C>,)) {
+        let (rows, cols) = self.shape;
+        let mut da = dense(da, self.shape);
+        if self.mean {
+            if rows * cols > 0 {
+                da.add_scalar_mut(dy / T::of_f64((rows * cols) as f64));
+            }
+        } else {
+            for i in 0..rows.min(cols) {
+                da[(i, i)] += dy;
+            }
+        }
+    }
+}
+
+impl<T, D, S> NaTrace for Call<(&Matrix<T, D, D, S>,)>
+where
+    T: Elem,
+    D: Dim,
+    S: Storage<T, D, D>,
+    DefaultAllocator: Allocator<D, D>,
+{
+    type Output = T;
+    type Pullback = DiagonalOrMeanPullback<T, D, D>;
+    #[inline]
+    #[track_caller]
+    fn trace(self) -> (T, Self::Pullback) {
+        let a = self.0 .0;
+        (
+            a.trace(),
+            DiagonalOrMeanPullback {
+                shape: a.shape(),
+                mean: false,
+                _types: PhantomData,
+            },
+        )
+    }
+}
+
+impl<T, R, C, S> NaMean for Call<(&Matrix<T, R, C, S>,)>
+where
+    T: Elem,
+    R: Dim,
+    C: Dim,
+    S: Storage<T, R, C>,
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Output = T;
+    type Pullback = DiagonalOrMeanPullback<T, R, C>;
+    #[inline]
+    fn mean(self) -> (T, Self::Pullback) {
+        let a = self.0 .0;
+        (
+            a.mean(),
+            DiagonalOrMeanPullback {
+                shape: a.shape(),
+                mean: true,
+                _types: PhantomData,
+            },
+        )
+    }
+}
+
+/// Pullback of `a.normalize()`: the unit vector `u = a/‖a‖` and `‖a‖`
+/// (`ā += (ȳ − u ⟨u, ȳ⟩) / ‖a‖`).
+pub struct NormalizePullback<T: Elem, R: Dim, C: Dim>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    u: OMatrix<T, R, C>,
+    norm: T,
+}
+
+impl<T: Elem, R: Dim, C: Dim> Pullback for NormalizePullback<T, R, C>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Output = OMatrix<T, R, C>;
+    type Args = (OMatrix<T, R, C>,);
+    #[track_caller]
+    fn pullback(self, dy: OMatrix<T, R, C>, (da,): (&mut OMatrix<T, R, C>,)) {
+        let Some(dy) = crate::dense::output(&dy, self.u.shape()) else {
+            return;
+        };
+        let u = view(&self.u);
+        let along = crate::dense::inner(u, dy);
+        let scale = T::ONE / self.norm;
+        let mut da = dense(da, self.u.shape());
+        for ((d, &g), &ui) in da.iter_mut().zip(dy.iter()).zip(u.iter()) {
+            *d += (g - ui * along) * scale;
+        }
+    }
+}
+
+impl<T, R, C, S> NaNormalize for Call<(&Matrix<T, R, C, S>,)>
+where
+    T: Elem,
+    R: Dim,
+    C: Dim,
+    S: Storage<T, R, C>,
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Output = OMatrix<T, R, C>;
+    type Pullback = NormalizePullback<T, R, C>;
+    #[inline]
+    fn normalize(self) -> (Self::Output, Self::Pullback) {
+        let a = self.0 .0;
+        let u = a.normalize();
+        (u.clone(), NormalizePullback { u, norm: a.norm() })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
@@ -157,13 +298,33 @@ mod tests {
             .tolerance(T::RTOL, T::ATOL)
             .run();
         RuleTest::new(
-            (a,),
+            (a.clone(),),
             |x| x.0.norm_squared(),
             |x| Call((&x.0,)).norm_squared(),
         )
         .jvp(|x, t| x.0.dot(&t.0) * T::of_f64(2.0))
         .tolerance(T::RTOL, T::ATOL)
         .run();
+        RuleTest::new((a.clone(),), |x| x.0.mean(), |x| Call((&x.0,)).mean())
+            .jvp(|_, t| t.0.mean())
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+        RuleTest::new(
+            (dmatrix::<T>(3, 3, 0.1),),
+            |x| x.0.trace(),
+            |x| Call((&x.0,)).trace(),
+        )
+        .jvp(|_, t| t.0.trace())
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new((a,), |x| x.0.normalize(), |x| Call((&x.0,)).normalize())
+            // d(a/‖a‖) = (ȧ − u⟨u, ȧ⟩)/‖a‖
+            .jvp(|x, t| {
+                let u = x.0.normalize();
+                (&t.0 - &u * u.dot(&t.0)) / x.0.norm()
+            })
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
     }
 
     #[test]

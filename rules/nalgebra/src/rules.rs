@@ -2,11 +2,13 @@
 //! `use mochi_rules_nalgebra::rules::*;` (the `mochi` facade does it for generated code)
 //! to make `Call((&a, &b)).op_mul()` resolve.
 
-pub use crate::arith::{NaAdd, NaComponentMul, NaDiv, NaMul, NaNeg, NaSub};
+pub use crate::arith::{
+    NaAdd, NaAddScalar, NaComponentDiv, NaComponentMul, NaDiv, NaMul, NaNeg, NaSub,
+};
 pub use crate::closure::{NaMap, NaZipMap};
 pub use crate::cross::NaCross;
 pub use crate::factor::{NaCholesky, NaInverse, NaL, NaLnDeterminant, NaLu, NaSolve};
 pub use crate::inverse::{NaDeterminant, NaTryInverse};
-pub use crate::product::NaDot;
-pub use crate::reduce::{NaNorm, NaNormSquared, NaSum};
+pub use crate::product::{NaDot, NaTrMul};
+pub use crate::reduce::{NaMean, NaNorm, NaNormSquared, NaNormalize, NaSum, NaTrace};
 pub use crate::shape::{NaColumn, NaColumns, NaRow, NaRows, NaTranspose};
