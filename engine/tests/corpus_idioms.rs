@@ -456,3 +456,32 @@ mod checked_arrays {
 
     check!(local_array_as_slice, (0.7_f64,), |a| (a.0));
 }
+
+#[differentiable]
+fn sign_constant_chain(t: f64) -> f64 {
+    let s = if t > 0.0 {
+        1.0
+    } else if t < 0.0 {
+        -1.0
+    } else {
+        0.0
+    };
+    let k = match s > 0.0 {
+        true => 2.0,
+        false => 3.0,
+    };
+    s * k * t * t
+}
+
+mod checked_constants {
+    use crate::check;
+
+    check!(sign_constant_chain, (0.7_f64,), |a| (a.0));
+
+    #[test]
+    fn negative_side() {
+        let (y, g) = super::sign_constant_chain::value_and_gradient(-0.5);
+        assert_eq!(y, -0.75);
+        assert!((g - 3.0).abs() < 1e-12); // -3 t² → -6 t = 3
+    }
+}

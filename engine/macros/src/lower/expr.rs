@@ -767,6 +767,18 @@ impl Lowerer {
                 subslices.push(back);
                 continue;
             }
+            if let Expr::Reference(r) = a {
+                let whole = matches!(&*r.expr, Expr::Path(_));
+                if r.mutability.is_some()
+                    && !whole
+                    && activity::root_name(&r.expr).is_some_and(|n| self.active.contains(&n))
+                {
+                    // The element or field would be read into a temporary: the callee's
+                    // writes would go there, not into the place.
+                    self.err(a, "mochi: a `&mut` borrow of an element or a field of a differentiable value cannot be passed to a call; pass the whole variable (and the index), or copy the element into a `let mut` variable, call, and assign it back");
+                    return Operand::Inactive(quote!(#c));
+                }
+            }
             let (prefix, inner) = match a {
                 Expr::Reference(r) if r.mutability.is_some() => (quote!(&mut), &*r.expr),
                 Expr::Reference(r) => (quote!(&), &*r.expr),

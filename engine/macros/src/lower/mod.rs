@@ -426,6 +426,11 @@ impl Lowerer {
             let last = i + 1 == stmts.len();
             if last && want_tail {
                 if let Stmt::Expr(e, None) = s {
+                    // `if c { 1.0 } else { -1.0 }` whose arms hold only constants: its
+                    // value is a constant, computed as written.
+                    if constant_arms(e, &self.active) && !self.may_exit(s) {
+                        return Some(Operand::Inactive(quote!(#e)));
+                    }
                     if is_control_flow_stmt(e) && !expr_is_active(e, &self.active) {
                         self.lower_stmt(s, code);
                         return None;
@@ -1139,6 +1144,31 @@ fn compound_op(op: &syn::BinOp) -> Option<&'static str> {
         DivAssign(_) => Some("/"),
         RemAssign(_) => Some("%"),
         _ => None,
+    }
+}
+
+/// An `if`/`match` (or a chain of `else if`s) whose arms mention no active name: only
+/// its conditions may, and they are evaluated as written.
+fn constant_arms(e: &Expr, active: &HashSet<String>) -> bool {
+    match e {
+        Expr::If(i) => {
+            !matches!(&*i.cond, Expr::Let(_))
+                && !mentions_any(&i.then_branch, active)
+                && i.else_branch.as_ref().is_some_and(|(_, e)| match &**e {
+                    Expr::If(_) => constant_arms(e, active),
+                    other => !mentions_any(other, active),
+                })
+        }
+        Expr::Match(m) => {
+            !expr_is_active(&m.expr, active)
+                && m.arms.iter().all(|a| {
+                    !mentions_any(&a.body, active)
+                        && a.guard
+                            .as_ref()
+                            .is_none_or(|(_, g)| !mentions_any(g, active))
+                })
+        }
+        _ => false,
     }
 }
 
