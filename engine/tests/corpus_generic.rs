@@ -230,6 +230,7 @@ mod two_dimensional {
 mod f32_rules {
     use crate::check;
     check!(sphere, (vec![0.3_f32, -1.2, 2.0],), |a| (&a.0));
+    check!(generic_chain, (vec![0.5_f32, -1.2, 0.3, 0.9],), |a| (&a.0));
     check!(rastrigin, (vec![0.3_f32, -0.2, 1.1],), |a| (&a.0));
     check!(beale, (vec![1.1_f32, 0.6],), |a| (&a.0));
     check!(huber, (vec![0.3_f32, -2.0, 1.5, -0.1], 1.0), |a| (
@@ -512,4 +513,19 @@ fn jacobians_by_forward_mode() {
     for (a, b) in jv.iter().zip(want.iter()) {
         assert!(close(*a, *b, 1e-12));
     }
+}
+
+#[differentiable]
+fn generic_chain<T: mochi::Real>(x: &[T]) -> T {
+    x.iter()
+        .zip(x.iter().skip(1))
+        .map(|(a, b)| (*b - *a) * (*b - *a))
+        .sum::<T>()
+        + x.iter().rev().take(2).map(|v| v.sin()).product::<T>()
+}
+
+mod checked_generic_chain {
+    use crate::check;
+
+    check!(generic_chain, (vec![0.5_f64, -1.2, 0.3, 0.9],), |a| (&a.0));
 }

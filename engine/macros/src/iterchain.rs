@@ -398,6 +398,15 @@ impl<'a> Writer<'a> {
             Some(syn::Type::Path(p)) if p.path.is_ident("f64") || p.path.is_ident("f32") => {
                 p.path.get_ident().map(|i| i.to_string())
             }
+            // A generic scalar (`sum::<T>()`): its zero or one, typed.
+            Some(t @ syn::Type::Path(_)) => {
+                let f = if one {
+                    quote_spanned!(span=> seed)
+                } else {
+                    quote_spanned!(span=> zero)
+                };
+                return quote_spanned!(span=> ::mochi::__private::#f::<#t>());
+            }
             _ => self.float_ty.map(|t| t.to_string()),
         };
         let lit = syn::LitFloat::new(&format!("{v}{}", suffix.unwrap_or_default()), span);
