@@ -27,6 +27,17 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Err(e) = valid::check_signature(&func) {
         return combine(e, quote!(#func));
     }
+    if func
+        .sig
+        .inputs
+        .first()
+        .is_some_and(|a| matches!(a, FnArg::Receiver(_)))
+    {
+        return match method(&func, boxed) {
+            Ok(ts) => ts,
+            Err(e) => combine(e, quote!(#func)),
+        };
+    }
     match derive(&func, boxed) {
         Ok(ts) => {
             // `MOCHI_EXPAND=name` prints the expansion of that function (for the docs and
@@ -38,6 +49,79 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
         // The function itself still compiles, so one mistake gives one error.
         Err(e) => combine(e, quote!(#func)),
+    }
+}
+
+/// `#[differentiable]` on a method (`&self`, `&mut self` or `self`, in an `impl` block):
+/// the companions are associated functions named after the method, the receiver first
+/// and its cotangent first: `m.loss_gradient(&x) -> (dm, dx)`,
+/// `m.loss_value_and_gradient(&x)`, `m.loss_pullback(&x)`, `Self::loss_rrule(..)`.
+///
+/// The derivation is the free function's with the receiver as a parameter `self: &Self`;
+/// the items of its companion module become associated functions, renamed `loss_*`.
+fn method(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
+    let name = &func.sig.ident;
+    let expanded = derive(func, boxed)?;
+    let file: syn::File = syn::parse2(expanded)?;
+    let vis = &func.vis;
+    let mut out = Vec::new();
+    for item in file.items {
+        let syn::Item::Mod(m) = item else {
+            // The function as written: the method itself.
+            continue;
+        };
+        let Some((_, items)) = m.content else {
+            continue;
+        };
+        let fns: Vec<syn::ItemFn> = items
+            .into_iter()
+            .filter_map(|i| match i {
+                syn::Item::Fn(f) => Some(f),
+                _ => None,
+            })
+            .collect();
+        let siblings: HashSet<String> = fns.iter().map(|f| f.sig.ident.to_string()).collect();
+        for mut f in fns {
+            let renamed = format_ident!("{}_{}", name, f.sig.ident);
+            f.sig.ident = renamed;
+            SiblingCalls {
+                method: name,
+                siblings: &siblings,
+            }
+            .visit_block_mut(&mut f.block);
+            let attrs = &f.attrs;
+            let sig = &f.sig;
+            let block = &f.block;
+            out.push(quote!(
+                #(#attrs)*
+                #[allow(clippy::all, clippy::pedantic, unused_mut, unused_variables, unused_parens, non_snake_case, unreachable_code, unused_assignments, unused_braces)]
+                #vis #sig #block
+            ));
+        }
+    }
+    Ok(quote!(#func #(#out)*))
+}
+
+/// Calls between the companions (`rrule(..)`, `value_and_gradient_into(..)`) as
+/// associated functions of the method's type (`Self::loss_rrule(..)`).
+struct SiblingCalls<'a> {
+    method: &'a syn::Ident,
+    siblings: &'a HashSet<String>,
+}
+
+impl VisitMut for SiblingCalls<'_> {
+    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+        if let syn::Expr::Path(p) = &mut *c.func {
+            if p.qself.is_none() && p.path.segments.len() == 1 {
+                let seg = &p.path.segments[0];
+                if self.siblings.contains(&seg.ident.to_string()) {
+                    let id = format_ident!("{}_{}", self.method, seg.ident);
+                    let args = seg.arguments.clone();
+                    p.path = syn::parse_quote!(Self::#id #args);
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_call_mut(self, c);
     }
 }
 
@@ -107,8 +191,18 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     let vis = &func.vis;
     let mut params = Vec::new(); // (ident, type, mutability)
     for a in &func.sig.inputs {
-        let FnArg::Typed(pt) = a else {
-            unreachable!("checked by valid")
+        let pt = match a {
+            FnArg::Typed(pt) => pt,
+            // A method's receiver: the parameter `self` of type `&Self` (`&mut Self`, `Self`).
+            FnArg::Receiver(r) => {
+                let by_value_mut = r.reference.is_none() && r.mutability.is_some();
+                params.push((
+                    syn::Ident::new("self", proc_macro2::Span::call_site()),
+                    (*r.ty).clone(),
+                    by_value_mut,
+                ));
+                continue;
+            }
         };
         let Pat::Ident(pi) = &*pt.pat else {
             unreachable!("checked by valid")

@@ -726,6 +726,21 @@ impl VisitMut for Desugar {
         syn::visit_mut::visit_expr_mut(self, e);
         let span = e.span();
         match e {
+            // `self.m(args)` in a method: `Self::m(self, args)`, whose derived rule is
+            // `Self::m_rrule` (a method of the same type marked `#[differentiable]`).
+            Expr::MethodCall(m)
+                if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+                    && m.turbofish.is_none()
+                    && !matches!(
+                        m.method.to_string().as_str(),
+                        "clone" | "to_owned" | "into" | "as_ref" | "borrow"
+                    ) =>
+            {
+                let name = &m.method;
+                let args = &m.args;
+                let sep = (!args.is_empty()).then(|| quote_spanned!(span=> ,));
+                *e = syn::parse_quote_spanned!(span=> Self::#name(self #sep #args));
+            }
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
                 if let Some(r) = first_or_last(&u.expr) {
                     *e = r;

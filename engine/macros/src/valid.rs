@@ -39,8 +39,8 @@ pub fn check_signature(f: &ItemFn) -> syn::Result<()> {
             }
         }
         match a {
-            FnArg::Receiver(r) => {
-                return Err(syn::Error::new_spanned(r, "#[differentiable] on a method is not supported; write a free function taking the value (a struct deriving `Tangent`) as its first argument, and call it from the method"));
+            FnArg::Receiver(_) => {
+                // A method: `expand` has turned the receiver into `self: &Self`.
             }
             FnArg::Typed(t) => match &*t.pat {
                 Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {}

@@ -746,6 +746,32 @@ impl Lowerer {
                 .collect();
             return self.call_method(&last, &ops, TokenStream::new(), code);
         }
+        // `Self::m(args)` in a method: the method's derived rule `Self::m_rrule`.
+        if segs.len() == 2 && segs[0] == "Self" && fp.qself.is_none() {
+            let mut ops = Vec::new();
+            let mut args = Vec::new();
+            for a in &c.args {
+                let (prefix, inner) = match a {
+                    Expr::Reference(r) if r.mutability.is_some() => (quote!(&mut), &*r.expr),
+                    Expr::Reference(r) => (quote!(&), &*r.expr),
+                    other => (TokenStream::new(), other),
+                };
+                let o = self.lower_expr(inner, code);
+                let v = o.val();
+                args.push(quote!(#prefix #v));
+                ops.push(o);
+            }
+            let rr = format_ident!("{}_rrule", last, span = fp.path.segments[1].ident.span());
+            let call = if self.branch_depth > 0 {
+                quote!({
+                    let (__mochi_y, __mochi_pb) = Self::#rr(#(#args),*);
+                    (__mochi_y, ::mochi::BoxedPullback::new(__mochi_pb))
+                })
+            } else {
+                quote!(Self::#rr(#(#args),*))
+            };
+            return self.rule_call(call, &ops, code);
+        }
         if fp.qself.is_some()
             || segs.len() >= 2
                 && segs[segs.len() - 2]
