@@ -19,34 +19,6 @@ pub struct Options {
     pub batch: u64,
 }
 
-fn number(flag: &str, v: Option<&String>) -> Result<u64, String> {
-    let v = v.ok_or_else(|| format!("`{flag}` needs a whole number"))?;
-    v.parse()
-        .map_err(|_| format!("`{flag} {v}`: not a whole number"))
-}
-
-/// Parses the words after `gradcheck`.
-pub fn parse(words: &[String]) -> Result<Options, String> {
-    let mut o = Options {
-        seed: 1,
-        count: 5000,
-        batch: 250,
-    };
-    let mut it = words.iter();
-    while let Some(w) = it.next() {
-        match w.as_str() {
-            "--seed" => o.seed = number("--seed", it.next())?,
-            "--count" => o.count = number("--count", it.next())?,
-            "--batch" => o.batch = number("--batch", it.next())?,
-            other => return Err(format!("gradcheck: unknown argument `{other}`")),
-        }
-    }
-    if o.count == 0 || o.batch == 0 {
-        return Err("gradcheck: `--count` and `--batch` must be at least 1".into());
-    }
-    Ok(o)
-}
-
 /// Runs the batches from the workspace at `root`.
 pub fn run(root: &Path, o: &Options) -> Result<String, String> {
     let mut done = 0;

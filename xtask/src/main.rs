@@ -8,37 +8,59 @@
 //! - `gradcheck [--seed S] [--count N] [--batch B]`: the deep run of the generated-program
 //!   differential test (`engine/gradcheck`), `N` programs (default 5000) from seed `S`.
 //!
-//! Exit codes: 0 success, 2 any error (nothing is written when the name is refused).
+//! Arguments are parsed by clap. Exit codes: 0 success, 2 any error (nothing is written
+//! when the name is refused).
 
 mod gradcheck;
 mod new_rule_crate;
 mod templates;
 mod workspace;
 
+use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-usage: cargo xtask new-rule-crate <name> [--workspace <dir>]
+/// Repository tasks for mochi contributors.
+#[derive(Debug, Parser)]
+#[command(name = "xtask", bin_name = "cargo xtask", about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
 
-  new-rule-crate <name>   create rules/<name>/ (package mochi-rules-<name>): a worked
-                          example rule with its test_rule tests, a README, the design-doc
-                          stub design-docs/rules-<name>.md, and a workspace member entry.
-                          <name>: lowercase letters, digits, `-` and `_`, starting with a
-                          letter, e.g. `special` or `special-fns`.
-  --workspace <dir>       the workspace root [default: the nearest ancestor of the
-                          current directory whose Cargo.toml has a [workspace] table]
-
-usage: cargo xtask gradcheck [--seed S] [--count N] [--batch B]
-
-  gradcheck               generate N random #[differentiable] programs (default 5000) in
-                          batches of B (default 250) from seed S (default 1), and check
-                          each gradient against forward mode and finite differences
-";
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Create rules/<NAME>/ (package mochi-rules-<NAME>): a worked example rule with its
+    /// test_rule tests, a README, the design-doc stub design-docs/rules-<NAME>.md, and a
+    /// workspace member entry.
+    NewRuleCrate {
+        /// Lowercase letters, digits, `-` and `_`, starting with a letter, e.g. `special`
+        /// or `special-fns`.
+        name: String,
+        /// The workspace root [default: the nearest ancestor of the current directory
+        /// whose Cargo.toml has a [workspace] table].
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+    },
+    /// Generate random #[differentiable] programs in batches and check each gradient
+    /// against forward mode and finite differences.
+    Gradcheck {
+        /// The first batch's seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// How many programs in all.
+        #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..))]
+        count: u64,
+        /// Programs per build.
+        #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..))]
+        batch: u64,
+    },
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
+    // Usage errors exit 2 with clap's message; `--help` exits 0.
+    let cli = Cli::parse();
+    match run(cli.task) {
         Ok(message) => {
             print!("{message}");
             ExitCode::SUCCESS
@@ -50,54 +72,22 @@ fn main() -> ExitCode {
     }
 }
 
-/// Parses the command line and runs the task; the text to print on success.
-fn run(args: &[String]) -> Result<String, String> {
-    let mut words = args.iter();
-    match words.next().map(String::as_str) {
-        Some("new-rule-crate") => {}
-        Some("gradcheck") => {
-            let rest: Vec<String> = words.cloned().collect();
-            let options = gradcheck::parse(&rest)?;
-            return gradcheck::run(&workspace::find_root()?, &options);
+/// Runs the task; the text to print on success.
+fn run(task: Task) -> Result<String, String> {
+    match task {
+        Task::NewRuleCrate { name, workspace } => {
+            let root = match workspace {
+                Some(dir) => dir,
+                None => workspace::find_root()?,
+            };
+            // Today in UTC as YYYY-MM-DD, for the design-doc stub's `last-reviewed`.
+            let today = chrono::Utc::now().date_naive().to_string();
+            let created = new_rule_crate::create(&root, &name, today)?;
+            Ok(created.summary())
         }
-        Some("-h" | "--help" | "help") => return Ok(USAGE.to_string()),
-        Some(other) => {
-            return Err(format!(
-                "unknown task `{other}`; the tasks are `new-rule-crate` and `gradcheck`\n\n{USAGE}"
-            ))
-        }
-        None => return Err(format!("no task given\n\n{USAGE}")),
+        Task::Gradcheck { seed, count, batch } => gradcheck::run(
+            &workspace::find_root()?,
+            &gradcheck::Options { seed, count, batch },
+        ),
     }
-    let mut name = None;
-    let mut root = None;
-    while let Some(word) = words.next() {
-        match word.as_str() {
-            "-h" | "--help" => return Ok(USAGE.to_string()),
-            "--workspace" => match words.next() {
-                Some(dir) => root = Some(PathBuf::from(dir)),
-                None => return Err(format!("`--workspace` needs a directory\n\n{USAGE}")),
-            },
-            flag if flag.starts_with("--") => {
-                return Err(format!("unknown option `{flag}`\n\n{USAGE}"))
-            }
-            _ if name.is_some() => {
-                return Err(format!(
-                    "one crate name at a time; got `{}` and `{word}`",
-                    name.unwrap_or_default()
-                ))
-            }
-            _ => name = Some(word.clone()),
-        }
-    }
-    let Some(name) = name else {
-        return Err(format!("`new-rule-crate` needs a crate name\n\n{USAGE}"));
-    };
-    let root = match root {
-        Some(dir) => dir,
-        None => workspace::find_root()?,
-    };
-    // Today in UTC as YYYY-MM-DD, for the design-doc stub's `last-reviewed`.
-    let today = chrono::Utc::now().date_naive().to_string();
-    let created = new_rule_crate::create(&root, &name, today)?;
-    Ok(created.summary())
 }

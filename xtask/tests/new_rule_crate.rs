@@ -291,7 +291,7 @@ fn bad_names_are_refused_with_exit_code_2_and_nothing_written() {
             &["new-rule-crate", "taken"],
             "design-docs/rules-taken.md already exists",
         ),
-        (&["new-rule-crate"], "needs a crate name"),
+        (&["new-rule-crate"], "<NAME>"),
     ];
     for (args, why) in cases {
         let out = xtask(root, args);
@@ -306,7 +306,7 @@ fn bad_names_are_refused_with_exit_code_2_and_nothing_written() {
     }
     let unknown = xtask(root, &["new-crate", "x"]);
     assert_eq!(unknown.status.code(), Some(2));
-    assert!(text(&unknown.stderr).contains("unknown task `new-crate`"));
+    assert!(text(&unknown.stderr).contains("unrecognized subcommand 'new-crate'"));
 }
 
 #[test]
