@@ -485,3 +485,21 @@ mod checked_constants {
         assert!((g - 3.0).abs() < 1e-12); // -3 t² → -6 t = 3
     }
 }
+
+#[differentiable]
+fn concatenate_and_stack(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
+    let c = ndarray::concatenate(ndarray::Axis(0), &[a.view(), b.view()]).unwrap();
+    let s = ndarray::stack(ndarray::Axis(0), &[a.view(), b.view()]).unwrap();
+    c.mapv(|v| v * v).sum() + s.sum() * c[0]
+}
+
+mod checked_join {
+    use crate::check;
+    use ndarray::array;
+
+    check!(
+        concatenate_and_stack,
+        (array![0.5_f64, -1.0], array![0.3_f64, 2.0]),
+        |a| (&a.0, &a.1)
+    );
+}

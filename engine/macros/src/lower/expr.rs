@@ -20,7 +20,7 @@ const IDENTITY_METHODS: &[&str] = &[
 
 /// Free functions (last path segment) that rule crates provide in method form on
 /// `Call((&a, &b, …))`.
-const FREE_AS_METHOD: &[&str] = &["kron", "outer"];
+const FREE_AS_METHOD: &[&str] = &["kron", "outer", "concatenate", "stack"];
 
 impl Lowerer {
     /// Lowers an expression to an operand, emitting forward statements and reverse pieces.
