@@ -503,3 +503,27 @@ mod checked_join {
         |a| (&a.0, &a.1)
     );
 }
+
+#[differentiable]
+fn mut_arg_sum(x: &mut [f64], a: f64) -> f64 {
+    x[0] = x[0] * a;
+    x.iter().sum::<f64>() + x.iter().map(|v| v * v).sum::<f64>()
+}
+
+#[differentiable]
+fn mut_array_mapv(x: &mut Array1<f64>, a: f64) -> f64 {
+    x[0] = x[0] * a;
+    x.mapv(|v| v.sin()).sum() + x.sum()
+}
+
+mod checked_mut_args {
+    use crate::check;
+    use ndarray::array;
+
+    check!(mut_arg_sum, (vec![0.5_f64, -1.0, 0.3], 1.3_f64), |a| (
+        &mut a.0, a.1
+    ));
+    check!(mut_array_mapv, (array![0.5_f64, -1.0, 0.3], 1.3_f64), |a| (
+        &mut a.0, a.1
+    ));
+}

@@ -54,9 +54,10 @@ impl Operand {
     /// The value as a rule argument: a reference.
     fn arg(&self) -> TokenStream {
         match self {
+            // `&*` reborrows a `&mut` parameter as shared, as rules take their operands.
             Operand::Active {
                 val, is_ref: true, ..
-            } => val.clone(),
+            } => quote!(&*#val),
             Operand::Active { val, .. } => quote!(&#val),
             Operand::Inactive(e) => quote!(&(#e)),
         }
