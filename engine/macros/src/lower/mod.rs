@@ -593,6 +593,25 @@ impl Lowerer {
             code.fwd
                 .push(quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;));
             self.bind_pattern_inactive(pat);
+            // `let icf_sz = d * (d + 1) / 2;` at the top of the body, not `mut`, from
+            // recomputable values: indices using it are recomputed in the reverse sweep
+            // (which sees the top-level bindings) instead of saved per use.
+            if let Pat::Ident(p) = pat {
+                if p.mutability.is_none()
+                    && p.subpat.is_none()
+                    && self.loop_depth == 0
+                    && self.nest_depth == 0
+                    && self.recomputable(init_expr)
+                {
+                    if let Some(b) = self
+                        .scopes
+                        .last_mut()
+                        .and_then(|s| s.get_mut(&p.ident.to_string()))
+                    {
+                        b.recompute = true;
+                    }
+                }
+            }
             return;
         }
         let o = self.lower_expr(init_expr, code);
