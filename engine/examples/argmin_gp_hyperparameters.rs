@@ -3,7 +3,7 @@
 //! derives through the kernel matrix, its Cholesky factorisation and the solve.
 //!
 //! ```sh
-//! cargo run --release -p mochi --features argmin --example argmin_gp_hyperparameters
+//! cargo run --release -p mochi-ad --features argmin --example argmin_gp_hyperparameters
 //! ```
 
 use argmin::core::{Executor, State};

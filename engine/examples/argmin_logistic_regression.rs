@@ -2,7 +2,7 @@
 //! gradient mochi derives.
 //!
 //! ```sh
-//! cargo run --release -p mochi --features argmin --example argmin_logistic_regression
+//! cargo run --release -p mochi-ad --features argmin --example argmin_logistic_regression
 //! ```
 
 use argmin::core::{Executor, State};

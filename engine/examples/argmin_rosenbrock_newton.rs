@@ -3,7 +3,7 @@
 //! function's `hessian` companion).
 //!
 //! ```sh
-//! cargo run --release -p mochi --features argmin --example argmin_rosenbrock_newton
+//! cargo run --release -p mochi-ad --features argmin --example argmin_rosenbrock_newton
 //! ```
 
 use argmin::core::{Executor, State};

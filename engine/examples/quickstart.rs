@@ -1,4 +1,4 @@
-//! A value and its gradient: `cargo run --release -p mochi --example quickstart`.
+//! A value and its gradient: `cargo run --release -p mochi-ad --example quickstart`.
 
 use mochi::prelude::*;
 
