@@ -258,9 +258,9 @@ pub use rand::Rng;
 
 pub use crate::kit::tape::{Site, Stack};
 
+pub use crate::forward::over_reverse::{duals_along, first_partials};
 #[cfg(feature = "ndarray")]
 pub use crate::forward::over_reverse::{hessian_by_blocks, jacobian_by_blocks};
-pub use crate::forward::over_reverse::{duals_along, first_partials};
 
 /// The seed `ȳ = 1` of a scalar output.
 #[diagnostic::on_unimplemented(
