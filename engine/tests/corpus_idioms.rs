@@ -527,3 +527,37 @@ mod checked_mut_args {
         &mut a.0, a.1
     ));
 }
+
+#[differentiable]
+fn row_model(w: &[f64], row: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for j in 0..row.len() {
+        s += w[j] * row[j];
+    }
+    s.tanh()
+}
+
+/// A data set as rows, iterated as Rust users do.
+#[differentiable]
+fn rows_loss(w: &[f64], data: &[Vec<f64>], y: &[f64]) -> f64 {
+    let mut loss = 0.0;
+    for (row, t) in data.iter().zip(y.iter()) {
+        let e = row_model(w, row) - t;
+        loss += e * e + 0.01 * row[0] * w[0];
+    }
+    loss
+}
+
+mod checked_rows {
+    use crate::check;
+
+    check!(
+        rows_loss,
+        (
+            vec![0.5_f64, -0.3],
+            vec![vec![1.0_f64, 2.0], vec![-0.5, 0.7], vec![0.2, -1.1]],
+            vec![0.3_f64, -0.2, 0.5]
+        ),
+        |a| (&a.0, &a.1, &a.2)
+    );
+}

@@ -427,3 +427,18 @@ mod checks {
         assert!(dr.norm() > 0.0 && df.norm() > 0.0);
     }
 }
+
+#[differentiable]
+fn map_by_function_path(v: &DVector<f64>) -> f64 {
+    v.map(f64::exp).sum() + v.map(f64::sin).dot(v)
+}
+
+mod checked_paths {
+    use crate::check;
+
+    check!(
+        map_by_function_path,
+        (nalgebra::DVector::from_vec(vec![0.3_f64, -0.7, 1.1]),),
+        |a| (&a.0)
+    );
+}

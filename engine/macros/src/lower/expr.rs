@@ -340,10 +340,21 @@ impl Lowerer {
         }
         // `x.mapv(f64::exp)`: a function path where an adapter takes a closure is the
         // closure `|v| f64::exp(v)`.
-        if name == "mapv" && m.args.len() == 1 && matches!(&m.args[0], Expr::Path(_)) {
+        if matches!(name.as_str(), "mapv" | "map")
+            && m.args.len() == 1
+            && matches!(&m.args[0], Expr::Path(_))
+        {
             let f = &m.args[0];
             let mut with_closure = m.clone();
             with_closure.args[0] = syn::parse_quote!(|__mochi_v| #f(__mochi_v));
+            return self.lower_method(&with_closure, code);
+        }
+        // `a.zip_map(&b, f64::max)`: the closure `|x, y| f64::max(x, y)`.
+        if name == "zip_map" && m.args.len() == 2 && matches!(&m.args[1], Expr::Path(_)) {
+            let f = &m.args[1];
+            let mut with_closure = m.clone();
+            with_closure.args[1] =
+                syn::parse_quote!(|__mochi_v, __mochi_w| #f(__mochi_v, __mochi_w));
             return self.lower_method(&with_closure, code);
         }
         let closure_count = m

@@ -440,11 +440,15 @@ impl Lowerer {
         let mut names = Vec::new();
         for (p, s) in elem_pats.iter().zip(&seqs) {
             pat_names(p, &mut names);
-            lets.push(parse_quote!(let #p = #s[#k];));
+            // `.clone()` (the identity rule): elements that are not `Copy` (the rows of a
+            // `Vec<Vec<f64>>`) are read too.
+            lets.push(parse_quote!(let #p = #s[#k].clone();));
         }
-        // `*v` in the body refers to the element, now bound by value.
+        // `*v` in the body refers to the element, now bound by value; `f(v)` passed the
+        // element by reference, and still does: `f(&v)`.
         let mut body = f.body.clone();
         syn::visit_mut::VisitMut::visit_block_mut(&mut UnDeref { names: &names }, &mut body);
+        syn::visit_mut::VisitMut::visit_block_mut(&mut RefArgs { names: &names }, &mut body);
         let len = if seqs.len() == 2 {
             let (a, b) = (&seqs[0], &seqs[1]);
             quote!(::core::cmp::min(::mochi::__private::seq_len(&#a), ::mochi::__private::seq_len(&#b)))
@@ -544,6 +548,28 @@ impl<'ast> syn::visit::Visit<'ast> for BreakFinder {
         self.enter(&w.label);
         syn::visit::visit_expr_for_loop(self, w);
         self.inner.pop();
+    }
+}
+
+/// `f(v)` → `f(&v)` for the element names `v` now bound by value.
+struct RefArgs<'a> {
+    names: &'a [String],
+}
+
+impl syn::visit_mut::VisitMut for RefArgs<'_> {
+    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+        for a in c.args.iter_mut() {
+            if let Expr::Path(p) = a {
+                if p.path
+                    .get_ident()
+                    .is_some_and(|i| self.names.contains(&i.to_string()))
+                {
+                    *a = parse_quote!(&#p);
+                    continue;
+                }
+            }
+            self.visit_expr_mut(a);
+        }
     }
 }
 
