@@ -442,3 +442,24 @@ mod checked_paths {
         |a| (&a.0)
     );
 }
+
+/// Constructors written as nalgebra users write them.
+#[allow(clippy::ptr_arg)]
+#[differentiable]
+fn constructors(x: f64, y: f64, zs: &[f64], w: &Vec<f64>) -> f64 {
+    let a = Vector3::new(x, y * x, 1.0);
+    let b = Vector2::new(y, x);
+    let c = DVector::from_column_slice(zs);
+    let d = DVector::from_vec(w.clone());
+    a.norm_squared() + b.dot(&b) * c.dot(&d)
+}
+
+mod checked_constructors {
+    use crate::check;
+
+    check!(
+        constructors,
+        (0.3_f64, -0.7_f64, vec![0.5_f64, 1.5], vec![-0.2_f64, 0.9]),
+        |a| (a.0, a.1, &a.2, &a.3)
+    );
+}

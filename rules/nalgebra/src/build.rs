@@ -2,14 +2,16 @@
 //! [`vector3`], [`dvector`] and [`dmatrix`], each with its rule module (`vector3::rrule`)
 //! that `#[differentiable]` calls.
 //!
-//! `#[differentiable]` rejects associated functions of differentiable arguments
-//! (`Vector3::new(x, y, z)`, `DVector::from_column_slice(&xs)`), so these free functions
-//! are the way to put differentiable values into a nalgebra type. The pullbacks hand
-//! each element's cotangent back to the scalar or slice element it came from.
+//! `#[differentiable]` turns an associated function of differentiable arguments into the
+//! rule method named after the type (`Vector3::new(x, y, z)` →
+//! `Call((&x, &y, &z)).vector3_new()`): `Vector2::new`, `Vector3::new`,
+//! `DVector::from_vec` and `DVector::from_column_slice` have rules here, sharing the
+//! builders' pullbacks, which hand each element's cotangent back to the scalar or slice
+//! element it came from.
 
 use crate::dense::output;
 use crate::Elem;
-use mochi_core::kit::Pullback;
+use mochi_core::kit::{rule_trait, Call, Pullback};
 use nalgebra::{DMatrix, DVector, Vector2, Vector3};
 
 /// `Vector2::new(x, y)`.
@@ -241,5 +243,60 @@ mod tests {
     fn builders_f64_and_f32() {
         builders::<f64>();
         builders::<f32>();
+    }
+}
+
+rule_trait! {
+    /// `Vector2::new(x, y)`: `Call((&x, &y)).vector2_new()`.
+    NaVector2New::vector2_new
+}
+rule_trait! {
+    /// `Vector3::new(x, y, z)`: `Call((&x, &y, &z)).vector3_new()`.
+    NaVector3New::vector3_new
+}
+rule_trait! {
+    /// `DVector::from_column_slice(xs)`: `Call((&xs,)).dvector_from_column_slice()`.
+    NaDVectorFromColumnSlice::dvector_from_column_slice
+}
+rule_trait! {
+    /// `DVector::from_vec(v)`: `Call((&v,)).dvector_from_vec()`.
+    NaDVectorFromVec::dvector_from_vec
+}
+
+impl<T: Elem> NaVector2New for Call<(&T, &T)> {
+    type Output = Vector2<T>;
+    type Pullback = vector2::Vector2Pullback<T>;
+    #[inline]
+    fn vector2_new(self) -> (Self::Output, Self::Pullback) {
+        let (x, y) = self.0;
+        vector2::rrule(*x, *y)
+    }
+}
+
+impl<T: Elem> NaVector3New for Call<(&T, &T, &T)> {
+    type Output = Vector3<T>;
+    type Pullback = vector3::Vector3Pullback<T>;
+    #[inline]
+    fn vector3_new(self) -> (Self::Output, Self::Pullback) {
+        let (x, y, z) = self.0;
+        vector3::rrule(*x, *y, *z)
+    }
+}
+
+impl<T: Elem> NaDVectorFromColumnSlice for Call<(&[T],)> {
+    type Output = DVector<T>;
+    type Pullback = dvector::DVectorPullback<T>;
+    #[inline]
+    fn dvector_from_column_slice(self) -> (Self::Output, Self::Pullback) {
+        dvector::rrule(self.0 .0)
+    }
+}
+
+impl<T: Elem> NaDVectorFromVec for Call<(&Vec<T>,)> {
+    type Output = DVector<T>;
+    type Pullback = dvector::DVectorPullback<T>;
+    #[inline]
+    fn dvector_from_vec(self) -> (Self::Output, Self::Pullback) {
+        dvector::rrule(self.0 .0)
     }
 }

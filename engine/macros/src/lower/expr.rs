@@ -783,14 +783,34 @@ impl Lowerer {
             };
             return self.rule_call(call, &ops, code);
         }
-        if fp.qself.is_some()
-            || segs.len() >= 2
-                && segs[segs.len() - 2]
-                    .chars()
-                    .next()
-                    .is_some_and(char::is_uppercase)
+        // `Type::f(args)` (a constructor such as `Vector3::new(x, y, z)`): the rule
+        // method `Call((&args…)).type_f()` that a rule crate provides, named after the
+        // type in snake case.
+        if fp.qself.is_none()
+            && segs.len() >= 2
+            && segs[segs.len() - 2]
+                .chars()
+                .next()
+                .is_some_and(char::is_uppercase)
         {
-            self.err(c, "mochi: calls to associated functions (`Type::f(..)`) need a rule; call a free `#[differentiable]` function, or wrap a constant in `mochi::no_grad(..)`");
+            let ty = snake_case(&segs[segs.len() - 2]);
+            let ops: Vec<Operand> = c
+                .args
+                .iter()
+                .map(|a| match a {
+                    Expr::Reference(r) if r.mutability.is_none() => self.lower_expr(&r.expr, code),
+                    other => self.lower_expr(other, code),
+                })
+                .collect();
+            self.span = fp
+                .path
+                .segments
+                .last()
+                .map_or(self.span, |s| s.ident.span());
+            return self.call_method(&format!("{ty}_{last}"), &ops, TokenStream::new(), code);
+        }
+        if fp.qself.is_some() {
+            self.err(c, "mochi: calls to associated functions (`<T as Trait>::f(..)`) need a rule; call a free `#[differentiable]` function, or wrap a constant in `mochi::no_grad(..)`");
             return Operand::Inactive(quote!(#c));
         }
         // A differentiable function or a hand-written rule: `path::rrule(args…)`.
@@ -1029,6 +1049,24 @@ const GROWING_METHODS: &[&str] = &[
     "push_column",
     "append_row",
 ];
+
+/// `DVector` → `dvector`, `UnitQuaternion` → `unit_quaternion`, `Array1` → `array1`.
+fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    let mut prev_lower = false;
+    for ch in name.chars() {
+        if ch.is_uppercase() {
+            if prev_lower {
+                out.push('_');
+            }
+            out.extend(ch.to_lowercase());
+        } else {
+            out.push(ch);
+        }
+        prev_lower = ch.is_lowercase();
+    }
+    out
+}
 
 /// Which parameters of a closure the adapter passes by reference.
 #[derive(Clone, Copy)]
