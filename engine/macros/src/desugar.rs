@@ -662,6 +662,29 @@ impl Desugar {
     }
 }
 
+impl Desugar {
+    /// `x.first().unwrap()`, `x.last().unwrap()`, and `chain.reduce(f).unwrap()`,
+    /// `chain.max_by(cmp).unwrap()`, `chain.min_by(cmp).unwrap()` over differentiable
+    /// sequences.
+    fn unwrap_rewrite(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        if let Some(r) = first_or_last(&Expr::MethodCall(m.clone())) {
+            return Some(r);
+        }
+        let Expr::MethodCall(inner) = &*m.receiver else {
+            return None;
+        };
+        if !matches!(
+            inner.method.to_string().as_str(),
+            "reduce" | "max_by" | "min_by"
+        ) || !mentions_active(&inner.receiver, &self.active)
+        {
+            return None;
+        }
+        let float_ty = self.float_ty.clone();
+        Writer::new(&mut self.next, float_ty.as_ref()).reduce_unwrap(inner)
+    }
+}
+
 impl VisitMut for Desugar {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         inline_local_closures(b);
@@ -744,10 +767,15 @@ impl VisitMut for Desugar {
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
                 if let Some(r) = first_or_last(&u.expr) {
                     *e = r;
+                } else if let Expr::Block(b) = &*u.expr {
+                    // `*x.iter().max_by(..).unwrap()`: the element itself, now a value.
+                    if b.block.stmts.iter().any(|s| matches!(s, syn::Stmt::Local(l) if matches!(&l.pat, Pat::Ident(i) if i.ident.to_string().starts_with("__mochi_n")))) {
+                        *e = Expr::Block(b.clone());
+                    }
                 }
             }
             Expr::MethodCall(m) if m.method == "unwrap" && m.args.is_empty() => {
-                if let Some(r) = first_or_last(e) {
+                if let Some(r) = self.unwrap_rewrite(m) {
                     *e = r;
                 }
             }

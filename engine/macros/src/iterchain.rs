@@ -32,6 +32,11 @@ enum Stage {
         start: Expr,
         end: Expr,
     },
+    /// `seq.windows(size)`: the window starting at `k`, only indexed (`w[j]`).
+    Windows {
+        seq: Expr,
+        size: Expr,
+    },
     Copied,
     Skip(Expr),
     Take(Expr),
@@ -47,6 +52,12 @@ enum Stage {
 enum Item {
     Leaf(Expr, bool),
     Tuple(Vec<Item>),
+    /// A window `seq[base..base + size]`, used only as `w[j]` (and `w.len()`).
+    Window {
+        seq: Box<Expr>,
+        base: TokenStream,
+        size: Box<Expr>,
+    },
 }
 
 /// Parses `e` as a chain of stages ending at a source.
@@ -78,6 +89,16 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                         true
                     }
                     None => false,
+                },
+                ("windows", 1) => match sequence(&m.receiver) {
+                    Some((seq, None, None)) => push(
+                        out,
+                        Stage::Windows {
+                            seq,
+                            size: args[0].clone(),
+                        },
+                    ),
+                    _ => false,
                 },
                 ("copied" | "cloned", 0) => stages(&m.receiver, out) && push(out, Stage::Copied),
                 ("skip", 1) => stages(&m.receiver, out) && push(out, Stage::Skip(args[0].clone())),
@@ -249,6 +270,9 @@ impl<'a> Writer<'a> {
             Stage::Range { start, end } => {
                 quote_spanned!(span=> ((#end) as usize).saturating_sub((#start) as usize))
             }
+            Stage::Windows { seq, size } => {
+                quote_spanned!(span=> (#seq.len() + 1).saturating_sub(#size))
+            }
             Stage::Skip(n) => {
                 let l = self.len(rest)?;
                 quote_spanned!(span=> (#l).saturating_sub(#n))
@@ -285,6 +309,11 @@ impl<'a> Writer<'a> {
             Stage::Range { start, .. } => {
                 Item::Leaf(syn::parse_quote_spanned!(span=> (#start) + (#k)), false)
             }
+            Stage::Windows { seq, size } => Item::Window {
+                seq: Box::new(seq.clone()),
+                base: k,
+                size: Box::new(size.clone()),
+            },
             Stage::Copied => match self.item(rest, k, body)? {
                 Item::Leaf(e, _) => Item::Leaf(e, false),
                 t => t,
@@ -333,10 +362,26 @@ impl<'a> Writer<'a> {
         body: &mut Vec<TokenStream>,
     ) -> Option<Expr> {
         let mut deref = Vec::new();
+        let mut e = (*c.body).clone();
         for (p, it) in c.inputs.iter().zip(items) {
+            if let Item::Window { seq, base, size } = it {
+                // `|w| … w[j] …`: the window's elements are read from the sequence.
+                let Pat::Ident(w) = p else { return None };
+                let mut uses = WindowUses {
+                    name: &w.ident,
+                    seq,
+                    base,
+                    size,
+                    other: false,
+                };
+                uses.visit_expr_mut(&mut e);
+                if uses.other {
+                    return None;
+                }
+                continue;
+            }
             self.bind(p, it, body, &mut deref)?;
         }
-        let mut e = (*c.body).clone();
         UnDeref { names: &deref }.visit_expr_mut(&mut e);
         Some(e)
     }
@@ -383,6 +428,11 @@ impl<'a> Writer<'a> {
     fn value(&self, it: &Item) -> TokenStream {
         let span = self.span;
         match it {
+            // A window used other than through a closure's `w[j]`: not reached, since
+            // `consumer` and `for_loop` refuse chains that end in windows.
+            Item::Window { seq, base, size } => {
+                quote_spanned!(span=> &#seq[#base..#base + #size])
+            }
             Item::Leaf(e, _) => quote_spanned!(span=> #e),
             Item::Tuple(items) => {
                 let v = items.iter().map(|i| self.value(i));
@@ -649,6 +699,129 @@ impl VisitMut for WindowUses<'_> {
         if crate::activity::tokens_mention(&m.tokens, &|i| i == self.name) {
             self.other = true;
         }
+    }
+}
+
+impl Writer<'_> {
+    /// `chain.reduce(f).unwrap()`, `chain.max_by(cmp).unwrap()`, `chain.min_by(cmp).unwrap()`
+    /// (`cmp` comparing its arguments with `partial_cmp(..).unwrap()` or `total_cmp`) as a
+    /// loop from the first element. `e` is the `reduce`/`max_by`/`min_by` call.
+    pub fn reduce_unwrap(&mut self, e: &syn::ExprMethodCall) -> Option<Expr> {
+        self.span = e.method.span();
+        let span = self.span;
+        let name = e.method.to_string();
+        if e.args.len() != 1 {
+            return None;
+        }
+        let mut st = Vec::new();
+        if !stages(&e.receiver, &mut st) || st.iter().any(|s| matches!(s, Stage::Filter(_))) {
+            return None;
+        }
+        let (n, k, acc) = (self.fresh("n"), self.fresh("k"), self.fresh("acc"));
+        let len = self.len(&st)?;
+        let mut first = Vec::new();
+        let item0 = self.item(&st, quote_spanned!(span=> 0), &mut first)?;
+        let v0 = self.value(&item0);
+        let mut body = Vec::new();
+        let item = self.item(&st, quote_spanned!(span=> #k), &mut body)?;
+        let step = match name.as_str() {
+            "reduce" => {
+                let c = closure(&e.args[0], 2)?;
+                let mut deref = Vec::new();
+                let mut binds = Vec::new();
+                self.bind(
+                    &c.inputs[0],
+                    &Item::Leaf(syn::parse_quote_spanned!(span=> #acc), false),
+                    &mut binds,
+                    &mut deref,
+                )?;
+                self.bind(&c.inputs[1], &item, &mut binds, &mut deref)?;
+                let mut b = (*c.body).clone();
+                UnDeref { names: &deref }.visit_expr_mut(&mut b);
+                quote_spanned!(span=> #(#binds)* #acc = #b;)
+            }
+            "max_by" | "min_by" => {
+                let flipped = comparator(&e.args[0])?;
+                let v = self.value(&item);
+                let c = self.fresh("c");
+                // `max_by` keeps the last of equal maxima, `min_by` the first of equal minima.
+                let better = match (name == "max_by", flipped) {
+                    (true, false) | (false, true) => quote_spanned!(span=> #c >= #acc),
+                    (true, true) | (false, false) => quote_spanned!(span=> #c < #acc),
+                };
+                quote_spanned!(span=> let #c = #v; if #better { #acc = #c; })
+            }
+            _ => return None,
+        };
+        Some(syn::parse_quote_spanned!(span=> {
+            let #n = #len;
+            if #n == 0 {
+                panic!("called `Option::unwrap()` on a `None` value");
+            }
+            #(#first)*
+            let mut #acc = #v0;
+            for #k in 1..#n {
+                #(#body)*
+                #step
+            }
+            #acc
+        }))
+    }
+}
+
+/// `|a, b| a.partial_cmp(b).unwrap()` or `|a, b| a.total_cmp(b)`: `Some(false)`;
+/// with `b` and `a` swapped: `Some(true)`; any other comparator: `None`.
+fn comparator(e: &Expr) -> Option<bool> {
+    let Expr::Closure(c) = e else { return None };
+    if c.inputs.len() != 2 {
+        return None;
+    }
+    let name = |p: &Pat| -> Option<syn::Ident> {
+        match p {
+            Pat::Ident(i) => Some(i.ident.clone()),
+            Pat::Reference(r) => match &*r.pat {
+                Pat::Ident(i) => Some(i.ident.clone()),
+                _ => None,
+            },
+            Pat::Type(t) => match &*t.pat {
+                Pat::Ident(i) => Some(i.ident.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    let (a, b) = (name(&c.inputs[0])?, name(&c.inputs[1])?);
+    let mut body = &*c.body;
+    if let Expr::MethodCall(u) = body {
+        if u.method == "unwrap" && u.args.is_empty() {
+            body = &u.receiver;
+        }
+    }
+    let Expr::MethodCall(m) = body else {
+        return None;
+    };
+    if !(m.method == "partial_cmp" || m.method == "total_cmp") || m.args.len() != 1 {
+        return None;
+    }
+    let strip = |e: &Expr| -> Option<syn::Ident> {
+        let mut e = e;
+        loop {
+            match e {
+                Expr::Reference(r) => e = &r.expr,
+                Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => e = &u.expr,
+                Expr::Paren(p) => e = &p.expr,
+                Expr::Path(p) => return p.path.get_ident().cloned(),
+                _ => return None,
+            }
+        }
+    };
+    let (r, x) = (strip(&m.receiver)?, strip(&m.args[0])?);
+    if r == a && x == b {
+        Some(false)
+    } else if r == b && x == a {
+        Some(true)
+    } else {
+        None
     }
 }
 

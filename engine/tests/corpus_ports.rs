@@ -1,0 +1,144 @@
+//! Functions as they are written in other projects' AD test suites and in everyday
+//! numeric Rust (softmax cross-entropy, Horner, variance, rows of a matrix, `reduce`,
+//! `windows`, `max_by`), each checked by `test_rule`.
+
+#![allow(
+    clippy::needless_range_loop,
+    clippy::ptr_arg,
+    clippy::manual_memcpy,
+    clippy::assign_op_pattern,
+    clippy::manual_clamp
+)]
+
+mod common;
+use mochi::prelude::*;
+
+#[differentiable]
+fn softmax_xent(logits: &[f64], label: usize) -> f64 {
+    let m = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let exps: Vec<f64> = logits.iter().map(|&z| (z - m).exp()).collect();
+    let s: f64 = exps.iter().sum();
+    -(exps[label] / s).ln()
+}
+
+#[differentiable]
+fn horner(c: &[f64], x: f64) -> f64 {
+    c.iter().rev().fold(0.0, |acc, &ci| acc * x + ci)
+}
+
+#[differentiable]
+fn variance(x: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+}
+
+#[differentiable]
+fn matvec_rows(m: &[Vec<f64>], v: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (i, row) in m.iter().enumerate() {
+        let mut r = 0.0;
+        for j in 0..row.len() {
+            r += row[j] * v[j];
+        }
+        s += r * r * (i as f64 + 1.0);
+    }
+    s
+}
+
+#[differentiable]
+fn nested_index(m: &[Vec<f64>]) -> f64 {
+    m[0][1] * m[1][0] + m[1][1]
+}
+
+#[differentiable]
+fn reduce_max(x: &[f64]) -> f64 {
+    x.iter().copied().reduce(f64::max).unwrap() * 2.0
+}
+
+#[differentiable]
+fn windows_chain(x: &[f64]) -> f64 {
+    x.windows(2).map(|w| (w[1] - w[0]).powi(2)).sum()
+}
+
+#[differentiable]
+fn norm2(x: &[f64]) -> f64 {
+    x.iter().map(|v| v * v).sum::<f64>().sqrt()
+}
+
+#[differentiable]
+fn clamp_abs(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for &v in x {
+        s += v.abs().min(1.0).max(0.1) + v.clamp(-0.5, 0.5);
+    }
+    s
+}
+
+#[differentiable]
+fn hypot_atan(x: f64, y: f64) -> f64 {
+    x.hypot(y) + y.atan2(x) + x.powf(y.abs() + 1.0)
+}
+
+#[differentiable]
+fn dot_zip(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[differentiable]
+fn early_exit(x: &[f64], tol: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        if s > tol {
+            return s;
+        }
+        s += x[i].exp();
+    }
+    s
+}
+
+#[differentiable]
+fn tuple_state(x: f64) -> f64 {
+    let (mut a, mut b) = (x, 1.0);
+    for _ in 0..3 {
+        let t = a * b;
+        a = b;
+        b = t + x;
+    }
+    a + b
+}
+
+#[differentiable]
+fn max_by(x: &[f64]) -> f64 {
+    *x.iter().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap()
+}
+
+mod checked {
+    use crate::check;
+
+    fn x4() -> Vec<f64> {
+        vec![0.5, -1.2, 0.3, 0.9]
+    }
+    fn rows() -> Vec<Vec<f64>> {
+        vec![vec![1.0, 2.0, -0.5], vec![-0.5, 0.7, 0.1]]
+    }
+
+    check!(softmax_xent, (x4(), 2_usize), |a| (&a.0, a.1));
+    check!(horner, (x4(), 0.7_f64), |a| (&a.0, a.1));
+    check!(variance, (x4(),), |a| (&a.0));
+    check!(matvec_rows, (rows(), vec![0.3_f64, -0.4, 0.8]), |a| (
+        &a.0, &a.1
+    ));
+    check!(nested_index, (rows(),), |a| (&a.0));
+    check!(reduce_max, (x4(),), |a| (&a.0));
+    check!(windows_chain, (x4(),), |a| (&a.0));
+    check!(norm2, (x4(),), |a| (&a.0));
+    check!(clamp_abs, (vec![0.4_f64, -1.2, 0.3, 0.8],), |a| (&a.0));
+    check!(hypot_atan, (0.7_f64, -0.4_f64), |a| (a.0, a.1));
+    check!(dot_zip, (x4(), vec![0.2_f64, 0.1, -0.6, 1.1]), |a| (
+        &a.0, &a.1
+    ));
+    check!(early_exit, (x4(), 2.0_f64), |a| (&a.0, a.1));
+    check!(tuple_state, (0.7_f64,), |a| (a.0));
+    check!(max_by, (x4(),), |a| (&a.0));
+}
