@@ -561,3 +561,18 @@ mod checked_rows {
         |a| (&a.0, &a.1, &a.2)
     );
 }
+
+/// A top-level index variable shadowed later: the first reads keep their index.
+#[differentiable]
+fn shadowed_index(x: &[f64]) -> f64 {
+    let k = 1;
+    let a = x[k] * x[k + 1];
+    let k = 0;
+    a + x[k].exp()
+}
+
+mod checked_shadowing {
+    use crate::check;
+
+    check!(shadowed_index, (vec![0.5_f64, -1.2, 0.3],), |a| (&a.0));
+}

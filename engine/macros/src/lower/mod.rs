@@ -152,6 +152,8 @@ pub struct Lowerer {
     /// Locals bound to arrays (`let a = [x, y];`, `let a: [f64; 2] = …`): their
     /// cotangent is an array, converted when `&a` is passed where a slice is expected.
     array_locals: HashSet<String>,
+    /// Names bound more than once in the body (see [`Lowerer::lower_body`]).
+    rebound: HashSet<String>,
     /// The span of the source expression being lowered: rule calls carry it, so that a
     /// missing or ambiguous rule is reported at the expression, not at the attribute.
     span: proc_macro2::Span,
@@ -183,6 +185,7 @@ impl Lowerer {
             span: proc_macro2::Span::call_site(),
             branch_depth: 0,
             array_locals: HashSet::new(),
+            rebound: HashSet::new(),
         }
     }
 
@@ -319,6 +322,29 @@ impl Lowerer {
 
     /// Lowers a whole body (of the function or of a derived closure).
     pub fn lower_body(&mut self, params: Vec<ParamSpec>, body: &Block) -> Lowered {
+        // Names bound more than once anywhere in the body (shadowing): an index using one
+        // is saved, never recomputed, since the reverse sweep might see the other binding.
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for p in &params {
+            let mut names = Vec::new();
+            pat_names(&p.pat, &mut names);
+            for n in names {
+                *counts.entry(n).or_default() += 1;
+            }
+        }
+        struct Bound<'a>(&'a mut HashMap<String, usize>);
+        impl<'ast> syn::visit::Visit<'ast> for Bound<'_> {
+            fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+                *self.0.entry(p.ident.to_string()).or_default() += 1;
+                syn::visit::visit_pat_ident(self, p);
+            }
+        }
+        syn::visit::Visit::visit_block(&mut Bound(&mut counts), body);
+        self.rebound = counts
+            .into_iter()
+            .filter(|(_, c)| *c > 1)
+            .map(|(n, _)| n)
+            .collect();
         for p in &params {
             self.bind_param(&p.pat, p.cot.clone(), p.is_ref, p.active, p.recompute);
         }
@@ -601,6 +627,7 @@ impl Lowerer {
                     && p.subpat.is_none()
                     && self.loop_depth == 0
                     && self.nest_depth == 0
+                    && !self.rebound.contains(&p.ident.to_string())
                     && self.recomputable(init_expr)
                 {
                     if let Some(b) = self
