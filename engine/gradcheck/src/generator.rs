@@ -211,6 +211,8 @@ enum S {
     SwapElems(String, usize, usize),
     /// `let mut v = vec![e0, e1, e2, e3];`
     LetVecLit(String, Vec<E>),
+    /// `let j = i1; s += x[j] * e; let j = i2; s += x[j];` — a shadowed index.
+    ShadowIndex(String, usize, usize, E),
 }
 
 enum BufInit {
@@ -578,6 +580,10 @@ impl Ctx<'_> {
                         let e = E::Call(Box::new(self.expr(1)), "tanh");
                         S::Windows(s, e)
                     }
+                    4 if self.rng.chance(0.3) => {
+                        let e = self.expr(1);
+                        S::ShadowIndex(s, self.rng.below(N), self.rng.below(N), e)
+                    }
                     3 if !self.bufs_of(BufKind::Vec).is_empty() => {
                         let vecs = self.bufs_of(BufKind::Vec);
                         let v = vecs[self.rng.below(vecs.len())].clone();
@@ -851,6 +857,13 @@ fn write_stmts(out: &mut String, p: &P, stmts: &[S], indent: usize) {
             }
             S::SwapElems(v, i, j) => {
                 let _ = writeln!(out, "{pad}{v}.swap({i}, {j});");
+            }
+            S::ShadowIndex(s, i, j, e) => {
+                let _ = writeln!(
+                    out,
+                    "{pad}let j = {i};\n{pad}{s} += x[j] * {};\n{pad}let j = {j};\n{pad}{s} += x[j];",
+                    p.e(e)
+                );
             }
             S::LetVecLit(v, elems) => {
                 let es: Vec<String> = elems.iter().map(|e| p.e(e)).collect();
