@@ -7,11 +7,13 @@
     clippy::ptr_arg,
     clippy::manual_memcpy,
     clippy::assign_op_pattern,
-    clippy::manual_clamp
+    clippy::manual_clamp,
+    clippy::single_match
 )]
 
 mod common;
 use mochi::prelude::*;
+use ndarray::{Array1, Array2};
 
 #[differentiable]
 fn softmax_xent(logits: &[f64], label: usize) -> f64 {
@@ -113,6 +115,104 @@ fn max_by(x: &[f64]) -> f64 {
     *x.iter().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap()
 }
 
+#[differentiable]
+fn relu_sum(x: &[f64]) -> f64 {
+    x.iter().map(|&v| v.max(0.0)).sum::<f64>()
+}
+
+#[differentiable]
+fn zip_collect(x: &[f64], w: &[f64]) -> f64 {
+    let v: Vec<f64> = x.iter().zip(w).map(|(a, b)| a * b).collect();
+    v[0] + v[1] * v[2]
+}
+
+#[differentiable]
+fn match_mod(x: f64, i: usize) -> f64 {
+    match i % 3 {
+        0 => x * 2.0,
+        1 => x.sin(),
+        _ => x,
+    }
+}
+
+#[differentiable]
+fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+#[differentiable]
+fn to_vec_chain(x: &[f64]) -> f64 {
+    let y = x.to_vec();
+    y.iter().map(|v| v.tanh()).sum::<f64>()
+}
+
+#[differentiable]
+fn nd_dot(a: &Array2<f64>, w: &Array1<f64>) -> f64 {
+    let y = a.dot(w);
+    let z = a.t().dot(&y);
+    z.sum() + y.dot(&y)
+}
+
+#[differentiable]
+fn fixed_array(x: f64) -> f64 {
+    let mut v = [0.0; 3];
+    v[0] = x;
+    v[1] = x * x;
+    v[2] = v[0] + v[1];
+    v[2] * v[0]
+}
+
+#[differentiable]
+fn consts(x: f64) -> f64 {
+    std::f64::consts::PI * x
+        + std::f64::consts::E.ln() * x.exp().ln_1p()
+        + x.signum() * x.abs().sqrt()
+}
+
+#[differentiable]
+fn move_closure(x: &[f64], a: f64) -> f64 {
+    x.iter().map(move |v| v * a).sum::<f64>()
+}
+
+#[differentiable]
+fn println_ok(x: f64) -> f64 {
+    let y = x * 2.0;
+    if y > 100.0 {
+        println!("big {}", y);
+    }
+    y
+}
+
+#[differentiable]
+fn return_in_match(x: f64, k: u8) -> f64 {
+    match k {
+        0 => return x,
+        _ => {}
+    }
+    x * x
+}
+
+#[differentiable]
+fn sort_free(x: &[f64]) -> f64 {
+    let mut best = x[0];
+    for &v in x {
+        if v > best {
+            best = v;
+        }
+    }
+    best * 2.0
+}
+
+#[differentiable]
+fn array_mapv_sum(x: &Array1<f64>) -> f64 {
+    (x * 2.0 + 1.0).mapv(f64::ln).sum() / x.len() as f64
+}
+
+#[differentiable]
+fn rows_axis(a: &Array2<f64>) -> f64 {
+    a.sum_axis(ndarray::Axis(0)).mapv(|v| v * v).sum() + a.row(0).sum()
+}
+
 mod checked {
     use crate::check;
 
@@ -141,4 +241,33 @@ mod checked {
     check!(early_exit, (x4(), 2.0_f64), |a| (&a.0, a.1));
     check!(tuple_state, (0.7_f64,), |a| (a.0));
     check!(max_by, (x4(),), |a| (&a.0));
+    check!(relu_sum, (x4(),), |a| (&a.0));
+    check!(zip_collect, (x4(), vec![0.2_f64, 0.1, -0.6, 1.1]), |a| (
+        &a.0, &a.1
+    ));
+    check!(match_mod, (0.7_f64, 4_usize), |a| (a.0, a.1));
+    check!(mean, (x4(),), |a| (&a.0));
+    check!(to_vec_chain, (x4(),), |a| (&a.0));
+    check!(
+        nd_dot,
+        (
+            ndarray::array![[0.5_f64, -1.0], [0.3, 2.0], [1.1, 0.4]],
+            ndarray::array![0.7_f64, -0.2]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(fixed_array, (0.7_f64,), |a| (a.0));
+    check!(consts, (0.7_f64,), |a| (a.0));
+    check!(move_closure, (x4(), 1.3_f64), |a| (&a.0, a.1));
+    check!(println_ok, (0.7_f64,), |a| (a.0));
+    check!(return_in_match, (0.7_f64, 1_u8), |a| (a.0, a.1));
+    check!(sort_free, (x4(),), |a| (&a.0));
+    check!(array_mapv_sum, (ndarray::array![0.5_f64, 1.2, 0.3],), |a| {
+        (&a.0)
+    });
+    check!(
+        rows_axis,
+        (ndarray::array![[0.5_f64, -1.0], [0.3, 2.0]],),
+        |a| (&a.0)
+    );
 }

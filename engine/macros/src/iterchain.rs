@@ -120,6 +120,16 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                             ),
                             None => false,
                         },
+                        // `x.iter().zip(w)` with `w: &[T]`: a slice iterates by reference.
+                        a @ (Expr::Path(_) | Expr::Field(_)) => push(
+                            &mut other,
+                            Stage::Seq {
+                                seq: a.clone(),
+                                start: None,
+                                end: None,
+                                by_ref: true,
+                            },
+                        ),
                         a => stages(a, &mut other),
                     };
                     ok && stages(&m.receiver, out) && push(out, Stage::Zip(other))

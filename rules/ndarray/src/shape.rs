@@ -193,6 +193,46 @@ impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension, I: SliceArg<D> + Clone> NdSli
     }
 }
 
+rule_trait! {
+    /// `m.row(i)` of a matrix: `Call((&m, &i)).row()`, the slice `s![i, ..]`.
+    NdRow::row
+}
+rule_trait! {
+    /// `m.column(j)` of a matrix: `Call((&m, &j)).column()`, the slice `s![.., j]`.
+    NdColumn::column
+}
+
+/// The slice of row `i` (`column`: false) or column `i` (`column`: true) of a matrix.
+type LineInfo = ndarray::SliceInfo<[ndarray::SliceInfoElem; 2], ndarray::Ix2, ndarray::Ix1>;
+
+fn line_info(i: usize, column: bool) -> LineInfo {
+    if column {
+        ndarray::s![.., i]
+    } else {
+        ndarray::s![i, ..]
+    }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T>> NdRow for Call<(&'a ArrayBase<S, ndarray::Ix2>, &usize)> {
+    type Output = ArrayView<'a, T, ndarray::Ix1>;
+    type Pullback = SlicePullback<T, ndarray::Ix2, LineInfo>;
+    #[track_caller]
+    fn row(self) -> (Self::Output, Self::Pullback) {
+        let (x, i) = self.0;
+        Call((x, &line_info(*i, false))).slice()
+    }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T>> NdColumn for Call<(&'a ArrayBase<S, ndarray::Ix2>, &usize)> {
+    type Output = ArrayView<'a, T, ndarray::Ix1>;
+    type Pullback = SlicePullback<T, ndarray::Ix2, LineInfo>;
+    #[track_caller]
+    fn column(self) -> (Self::Output, Self::Pullback) {
+        let (x, j) = self.0;
+        Call((x, &line_info(*j, true))).slice()
+    }
+}
+
 /// Pullback of `slice_axis(axis, slice)`.
 pub struct SliceAxisPullback<T, D> {
     dim: D,

@@ -371,6 +371,13 @@ impl Lowerer {
         }
         // Methods that grow or rewrite their receiver in place with new data: their
         // cotangent would have to follow the receiver's changing length.
+        if SHRINKING_METHODS.contains(&name.as_str()) && expr_is_active(&m.receiver, &self.active) {
+            self.err(
+                &m.method,
+                format!("mochi: `.{name}(..)` changes the length of a differentiable buffer, which is not supported; read it by index (`for i in (0..v.len()).rev()`) instead"),
+            );
+            return Operand::Inactive(quote!(#m));
+        }
         if GROWING_METHODS.contains(&name.as_str())
             && m.args.iter().any(|a| mentions_any(a, &self.active))
         {
@@ -1034,6 +1041,21 @@ fn captured_write(c: &syn::ExprClosure, params: &[String]) -> Option<(Expr, Stri
     syn::visit::Visit::visit_expr(&mut w, &c.body);
     w.found
 }
+
+/// Methods that shorten their receiver (the cotangent would have to follow).
+const SHRINKING_METHODS: &[&str] = &[
+    "pop",
+    "pop_back",
+    "pop_front",
+    "truncate",
+    "remove",
+    "swap_remove",
+    "drain",
+    "clear",
+    "retain",
+    "dedup",
+    "split_off",
+];
 
 /// Methods that change their receiver's length while writing data into it.
 const GROWING_METHODS: &[&str] = &[
