@@ -576,3 +576,21 @@ mod checked_shadowing {
 
     check!(shadowed_index, (vec![0.5_f64, -1.2, 0.3],), |a| (&a.0));
 }
+
+/// A window loop whose body binds the window's name again (an inlined closure's
+/// parameter): found by the generator, seed 3002.
+#[differentiable]
+fn window_name_rebound(x: &[f64]) -> f64 {
+    let f = |w: f64| (w * 0.5).sin();
+    let mut s = 0.0;
+    for w in x.windows(2) {
+        s += w[0] * w[1] * f(x[0]).tanh();
+    }
+    s
+}
+
+mod checked_window_rebound {
+    use crate::check;
+
+    check!(window_name_rebound, (vec![0.5_f64, -1.2, 0.3],), |a| (&a.0));
+}

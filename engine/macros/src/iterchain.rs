@@ -710,6 +710,32 @@ impl VisitMut for WindowUses<'_> {
             self.other = true;
         }
     }
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        // A `let` binding the window's name ends its scope for the rest of the block.
+        for s in b.stmts.iter_mut() {
+            if let syn::Stmt::Local(l) = s {
+                let mut names = Vec::new();
+                crate::activity::pat_names(&l.pat, &mut names);
+                if let Some(init) = &mut l.init {
+                    self.visit_expr_mut(&mut init.expr);
+                }
+                if names.iter().any(|n| self.name == n) {
+                    return;
+                }
+                continue;
+            }
+            self.visit_stmt_mut(s);
+        }
+    }
+    fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
+        let mut names = Vec::new();
+        for p in &c.inputs {
+            crate::activity::pat_names(p, &mut names);
+        }
+        if !names.iter().any(|n| self.name == n) {
+            self.visit_expr_mut(&mut c.body);
+        }
+    }
 }
 
 impl Writer<'_> {
