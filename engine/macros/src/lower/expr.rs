@@ -800,7 +800,14 @@ impl Lowerer {
                 .next()
                 .is_some_and(char::is_uppercase)
         {
-            let ty = snake_case(&segs[segs.len() - 2]);
+            let ty_name = &segs[segs.len() - 2];
+            if ty_name.len() == 1 {
+                // `T::from_f64(x)` in generic code: `T` is a type parameter, not a type a
+                // rule crate can name.
+                self.err(c, format!("mochi: `{ty_name}::{last}(..)` of a differentiable value needs a rule, and a type parameter has none; write the value in `{ty_name}` from the start, or wrap a constant in `mochi::no_grad(..)`"));
+                return Operand::Inactive(quote!(#c));
+            }
+            let ty = snake_case(ty_name);
             let ops: Vec<Operand> = c
                 .args
                 .iter()
