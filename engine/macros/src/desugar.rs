@@ -24,7 +24,7 @@
 //! which computes the same values.
 
 use crate::activity::{mentions_active, tokens_mention};
-use crate::iterchain::Writer;
+use crate::iterchain::{contains_return, Writer};
 use proc_macro2::Span;
 use quote::{format_ident, quote_spanned};
 use std::collections::HashSet;
@@ -576,20 +576,6 @@ fn first_or_last(e: &Expr) -> Option<Expr> {
         "last" => Some(syn::parse_quote_spanned!(span=> #x[#x.len() - 1])),
         _ => None,
     }
-}
-
-/// Does a closure body `return` (which a `for` body would mean differently)?
-fn contains_return(e: &Expr) -> bool {
-    struct R(bool);
-    impl<'ast> syn::visit::Visit<'ast> for R {
-        fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
-            self.0 = true;
-        }
-        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
-    }
-    let mut r = R(false);
-    syn::visit::Visit::visit_expr(&mut r, e);
-    r.0
 }
 
 impl Desugar {

@@ -198,7 +198,8 @@ fn closure(e: &Expr, n: usize) -> Option<syn::ExprClosure> {
     }
 }
 
-fn contains_return(e: &Expr) -> bool {
+/// Does a closure body `return` (which a loop body would mean differently)?
+pub fn contains_return(e: &Expr) -> bool {
     struct R(bool);
     impl<'ast> syn::visit::Visit<'ast> for R {
         fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
@@ -253,6 +254,22 @@ impl<'a> Writer<'a> {
             float_ty,
             span: Span::call_site(),
         }
+    }
+
+    /// The names of a chain's index loop (`n`, `k`), its length, and the statements and
+    /// the element at position `k`.
+    #[allow(clippy::type_complexity)]
+    fn loop_head(
+        &mut self,
+        st: &[Stage],
+    ) -> Option<(syn::Ident, syn::Ident, TokenStream, Vec<TokenStream>, Item)> {
+        let span = self.span;
+        let n = self.fresh("n");
+        let k = self.fresh("k");
+        let len = self.len(st)?;
+        let mut body = Vec::new();
+        let item = self.item(st, quote_spanned!(span=> #k), &mut body)?;
+        Some((n, k, len, body, item))
     }
 
     fn fresh(&mut self, p: &str) -> syn::Ident {
@@ -502,11 +519,7 @@ impl<'a> Writer<'a> {
                 return None;
             }
         }
-        let n = self.fresh("n");
-        let k = self.fresh("k");
-        let len = self.len(&st)?;
-        let mut body = Vec::new();
-        let item = self.item(&st, quote_spanned!(span=> #k), &mut body)?;
+        let (n, k, len, body, item) = self.loop_head(&st)?;
         let acc = self.fresh("acc");
         let (init, step, result) = match (name.as_str(), e.args.len()) {
             ("sum", 0) | ("product", 0) => {
@@ -613,11 +626,7 @@ impl<'a> Writer<'a> {
         if st.iter().any(|s| matches!(s, Stage::Filter(_))) {
             return None;
         }
-        let n = self.fresh("n");
-        let k = self.fresh("k");
-        let len = self.len(&st)?;
-        let mut body = Vec::new();
-        let item = self.item(&st, quote_spanned!(span=> #k), &mut body)?;
+        let (n, k, len, mut body, item) = self.loop_head(&st)?;
         let mut deref = Vec::new();
         self.bind(&f.pat, &item, &mut body, &mut deref)?;
         let mut b = f.body.clone();

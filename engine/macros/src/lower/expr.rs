@@ -769,14 +769,8 @@ impl Lowerer {
             let mut ops = Vec::new();
             let mut args = Vec::new();
             for a in &c.args {
-                let (prefix, inner) = match a {
-                    Expr::Reference(r) if r.mutability.is_some() => (quote!(&mut), &*r.expr),
-                    Expr::Reference(r) => (quote!(&), &*r.expr),
-                    other => (TokenStream::new(), other),
-                };
-                let o = self.lower_expr(inner, code);
-                let v = o.val();
-                args.push(quote!(#prefix #v));
+                let (o, arg) = self.lower_arg(a, code);
+                args.push(arg);
                 ops.push(o);
             }
             let rr = format_ident!("{}_rrule", last, span = fp.path.segments[1].ident.span());
@@ -850,14 +844,8 @@ impl Lowerer {
                     return Operand::Inactive(quote!(#c));
                 }
             }
-            let (prefix, inner) = match a {
-                Expr::Reference(r) if r.mutability.is_some() => (quote!(&mut), &*r.expr),
-                Expr::Reference(r) => (quote!(&), &*r.expr),
-                other => (TokenStream::new(), other),
-            };
-            let o = self.lower_expr(inner, code);
-            let v = o.val();
-            args.push(quote!(#prefix #v));
+            let (o, arg) = self.lower_arg(a, code);
+            args.push(arg);
             ops.push(o);
         }
         // A `&mut` argument the callee may write with differentiable data must be
@@ -943,6 +931,19 @@ impl Lowerer {
         let out = self.rule_call(call, &ops, code);
         code.rev.push(quote!(#(#decl)* #(#sub_decls)*));
         out
+    }
+
+    /// A call argument: the operand of `a` (behind its `&`/`&mut`) and the argument as
+    /// passed (`&v`, `&mut v`, `v`).
+    fn lower_arg(&mut self, a: &Expr, code: &mut Code) -> (Operand, TokenStream) {
+        let (prefix, inner) = match a {
+            Expr::Reference(r) if r.mutability.is_some() => (quote!(&mut), &*r.expr),
+            Expr::Reference(r) => (quote!(&), &*r.expr),
+            other => (TokenStream::new(), other),
+        };
+        let o = self.lower_expr(inner, code);
+        let v = o.val();
+        (o, quote!(#prefix #v))
     }
 
     /// `&x[a..b]` of a differentiable sequence as a call argument: the forward sweep
