@@ -13,7 +13,7 @@
 
 mod common;
 use mochi::prelude::*;
-use ndarray::{Array1, Array2};
+use ndarray::{s, Array1, Array2, Axis};
 
 #[differentiable]
 fn softmax_xent(logits: &[f64], label: usize) -> f64 {
@@ -213,6 +213,63 @@ fn rows_axis(a: &Array2<f64>) -> f64 {
     a.sum_axis(ndarray::Axis(0)).mapv(|v| v * v).sum() + a.row(0).sum()
 }
 
+#[derive(Clone, Debug, PartialEq, Tangent)]
+struct Params {
+    w1: Array2<f64>,
+    b1: Array1<f64>,
+    w2: Array1<f64>,
+    b2: f64,
+}
+
+#[differentiable]
+fn mlp(p: &Params, x: &Array2<f64>, y: &Array1<f64>) -> f64 {
+    let h = (x.dot(&p.w1) + &p.b1).mapv(f64::tanh);
+    let out = h.dot(&p.w2) + p.b2;
+    let e = &out - y;
+    e.mapv(|v| v * v).mean().unwrap()
+}
+
+#[differentiable]
+fn slice_ops(x: &Array1<f64>) -> f64 {
+    let a = x.slice(s![1..]);
+    let b = x.slice(s![..-1]);
+    (&a * &b).sum()
+}
+
+#[differentiable]
+fn outer_norm(x: &Array1<f64>, y: &Array1<f64>) -> f64 {
+    let m = ndarray::linalg::kron(
+        &x.clone().insert_axis(Axis(1)),
+        &y.clone().insert_axis(Axis(0)),
+    );
+    m.mapv(|v| v.powi(2)).sum().sqrt()
+}
+
+#[differentiable]
+fn zip_map_collect(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
+    ndarray::Zip::from(a)
+        .and(b)
+        .map_collect(|&x, &y| x * y.sin())
+        .sum()
+}
+
+#[differentiable]
+fn iter_arr(a: &Array1<f64>) -> f64 {
+    a.iter().map(|v| v.exp()).sum::<f64>()
+        + a.iter()
+            .zip(a.iter().skip(1))
+            .map(|(x, y)| x * y)
+            .sum::<f64>()
+}
+
+#[differentiable]
+fn struct_vec_update(p: &Params, lr: f64) -> f64 {
+    let mut q = p.clone();
+    q.b2 -= lr * q.b2;
+    q.w2 = &q.w2 * 0.5;
+    q.b2 + q.w2.sum()
+}
+
 mod checked {
     use crate::check;
 
@@ -265,6 +322,46 @@ mod checked {
     check!(array_mapv_sum, (ndarray::array![0.5_f64, 1.2, 0.3],), |a| {
         (&a.0)
     });
+    fn params() -> super::Params {
+        super::Params {
+            w1: ndarray::array![[0.5_f64, -0.3], [0.2, 0.8], [-0.6, 0.1]],
+            b1: ndarray::array![0.1_f64, -0.2],
+            w2: ndarray::array![0.7_f64, -0.4],
+            b2: 0.05,
+        }
+    }
+    check!(
+        mlp,
+        (
+            params(),
+            ndarray::array![[0.5_f64, -1.0, 0.2], [0.3, 2.0, -0.7]],
+            ndarray::array![0.4_f64, -0.1]
+        ),
+        |a| (&a.0, &a.1, &a.2)
+    );
+    check!(
+        slice_ops,
+        (ndarray::array![0.5_f64, -1.2, 0.3, 0.9],),
+        |a| (&a.0)
+    );
+    check!(
+        outer_norm,
+        (
+            ndarray::array![0.5_f64, -1.2],
+            ndarray::array![0.3_f64, 0.9, -0.4]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        zip_map_collect,
+        (
+            ndarray::array![0.5_f64, -1.2, 0.3],
+            ndarray::array![0.3_f64, 0.9, -0.4]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(iter_arr, (ndarray::array![0.5_f64, -1.2, 0.3],), |a| (&a.0));
+    check!(struct_vec_update, (params(), 0.1_f64), |a| (&a.0, a.1));
     check!(
         rows_axis,
         (ndarray::array![[0.5_f64, -1.0], [0.3, 2.0]],),

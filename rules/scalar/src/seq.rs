@@ -442,3 +442,36 @@ where
         dinit.accumulate(d);
     }
 }
+
+/// One-dimensional arrays as sequences: `a.iter().sum()`, `a.iter().map(f).sum()`,
+/// `a.iter().zip(b.iter()).map(f).sum()`, `a.iter().fold(init, f)` on an `Array1` or an
+/// `ArrayView1` reverse like on a slice; the cotangent is an `Array1`.
+#[cfg(feature = "ndarray")]
+impl<T: Elem, S: ndarray::Data<Elem = T>> Sequence for ndarray::ArrayBase<S, ndarray::Ix1> {
+    type Elem = T;
+    type Cot = ndarray::Array1<T>;
+    #[inline(always)]
+    #[track_caller]
+    fn elems(&self) -> &[T] {
+        match self.as_slice() {
+            Some(s) => s,
+            None => panic!(
+                "mochi: an iterator adapter over an array needs its elements in order in memory; \
+                 iterate `a.to_owned()`, or index `a[i]`"
+            ),
+        }
+    }
+    #[inline(always)]
+    #[track_caller]
+    fn densify(cot: &mut ndarray::Array1<T>, len: usize) {
+        let dim = ndarray::Ix1(len);
+        match mochi_core::broadcast::form(cot, &dim) {
+            mochi_core::broadcast::Form::Dense => {}
+            mochi_core::broadcast::Form::Zero => *cot = ndarray::Array1::from_elem(len, T::zero()),
+            mochi_core::broadcast::Form::Broadcast => {
+                let t = std::mem::replace(cot, ndarray::Array1::from_vec(Vec::new()));
+                *cot = mochi_core::broadcast::expand(t, &dim);
+            }
+        }
+    }
+}

@@ -416,6 +416,7 @@ impl Lowerer {
                 }
             }
             let c = closure.unwrap();
+            self.span = m.method.span();
             let by_ref = match name.as_str() {
                 "map" | "for_each" | "map_inplace" => ByRef::All,
                 "fold" => ByRef::AllButFirst,
@@ -617,7 +618,7 @@ impl Lowerer {
         });
 
         let derived = self.derive_closure(c, &caps, params_by_ref);
-        let m = format_ident!("{}", method);
+        let m = format_ident!("{}", method, span = self.span);
         let refs = ops.iter().map(Operand::arg);
         let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#derived));
         self.rule_call(call, &ops, code)
