@@ -463,3 +463,25 @@ mod checked_constructors {
         |a| (a.0, a.1, &a.2, &a.3)
     );
 }
+
+/// `match` on the `Option` a Cholesky factorisation returns, as nalgebra users write it.
+#[differentiable]
+fn cholesky_or_fallback(a: &DMatrix<f64>, b: &DVector<f64>) -> f64 {
+    match a.clone().cholesky() {
+        Some(c) => c.solve(b).norm_squared(),
+        None => b.norm_squared(),
+    }
+}
+
+mod checked_cholesky_match {
+    use crate::check;
+
+    check!(
+        cholesky_or_fallback,
+        (
+            nalgebra::DMatrix::from_row_slice(2, 2, &[2.0_f64, 0.3, 0.3, 1.5]),
+            nalgebra::DVector::from_vec(vec![0.4_f64, -0.9])
+        ),
+        |a| (&a.0, &a.1)
+    );
+}
