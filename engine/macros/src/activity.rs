@@ -363,25 +363,20 @@ impl Grow<'_> {
         }
     }
 
-    /// A call's `&mut` arguments may be written with data from any of its operands.
-    fn mark_mut_args<'e>(&mut self, operands: impl Iterator<Item = &'e Expr> + Clone) {
-        let any = operands
-            .clone()
-            .any(|e| !matches!(e, Expr::Closure(_)) && mentions_active(e, self.active));
-        if !any {
-            return;
-        }
-        for e in operands {
-            if borrows_mutably(e) {
-                self.mark_place(e);
-            }
-        }
-    }
-
+    /// The operands of a call (the receiver first for a method): when any operand other
+    /// than a closure carries a derivative, every `&mut` operand may be written with it,
+    /// and the closures' parameters may carry one. Then visits the operands.
     fn visit_call_operands(&mut self, operands: &[&Expr]) {
         let inputs_active = operands
             .iter()
-            .any(|e| !matches!(e, Expr::Closure(_)) && mentions_active(e, self.active));
+            .any(|e| !matches!(e, Expr::Closure(_)) && mentions_active(*e, self.active));
+        if inputs_active {
+            for e in operands {
+                if borrows_mutably(e) {
+                    self.mark_place(e);
+                }
+            }
+        }
         for e in operands {
             match e {
                 Expr::Closure(c) => self.visit_closure(c, inputs_active),
@@ -452,14 +447,12 @@ impl<'ast> Visit<'ast> for Grow<'_> {
         syn::visit::visit_expr_binary(self, b);
     }
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-        self.mark_mut_args(c.args.iter());
         self.visit_expr(&c.func);
         let ops: Vec<&Expr> = c.args.iter().collect();
         self.visit_call_operands(&ops);
     }
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let name = m.method.to_string();
-        self.mark_mut_args(std::iter::once(&*m.receiver).chain(m.args.iter()));
         // `&mut self` methods (`push`, `extend_from_slice`, `copy_from_slice`, `assign`,
         // `fill`, `for_each` on `iter_mut()`, …) may write the receiver with the data of
         // their arguments, closures included.

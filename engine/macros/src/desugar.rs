@@ -750,16 +750,6 @@ impl VisitMut for Desugar {
                 let sep = (!args.is_empty()).then(|| quote_spanned!(span=> ,));
                 *e = syn::parse_quote_spanned!(span=> Self::#name(self #sep #args));
             }
-            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
-                if let Some(r) = first_or_last(&u.expr) {
-                    *e = r;
-                } else if let Expr::Block(b) = &*u.expr {
-                    // `*x.iter().max_by(..).unwrap()`: the element itself, now a value.
-                    if b.block.stmts.iter().any(|s| matches!(s, syn::Stmt::Local(l) if matches!(&l.pat, Pat::Ident(i) if i.ident.to_string().starts_with("__mochi_n")))) {
-                        *e = Expr::Block(b.clone());
-                    }
-                }
-            }
             Expr::MethodCall(m) if m.method == "unwrap" && m.args.is_empty() => {
                 if let Some(r) = self.unwrap_rewrite(m) {
                     *e = r;

@@ -775,14 +775,7 @@ impl Lowerer {
                 ops.push(o);
             }
             let rr = format_ident!("{}_rrule", last, span = fp.path.segments[1].ident.span());
-            let call = if self.branch_depth > 0 {
-                quote!({
-                    let (__mochi_y, __mochi_pb) = Self::#rr(#(#args),*);
-                    (__mochi_y, ::mochi::BoxedPullback::new(__mochi_pb))
-                })
-            } else {
-                quote!(Self::#rr(#(#args),*))
-            };
+            let call = self.boxed_in_branch(quote!(Self::#rr(#(#args),*)));
             return self.rule_call(call, &ops, code);
         }
         // `Type::f(args)` (a constructor such as `Vector3::new(x, y, z)`): the rule
@@ -872,18 +865,10 @@ impl Lowerer {
             _ => TokenStream::new(),
         };
         let own = segs.len() == 1 && last == self.fn_name;
-        let rr = if own {
-            quote!(rrule_boxed)
+        let call = if own {
+            quote!(#path::rrule_boxed #turbofish (#(#args),*))
         } else {
-            quote!(rrule)
-        };
-        let call = if !own && self.branch_depth > 0 {
-            quote!({
-                let (__mochi_y, __mochi_pb) = #path::rrule #turbofish (#(#args),*);
-                (__mochi_y, ::mochi::BoxedPullback::new(__mochi_pb))
-            })
-        } else {
-            quote!(#path::#rr #turbofish (#(#args),*))
+            self.boxed_in_branch(quote!(#path::rrule #turbofish (#(#args),*)))
         };
         // An array literal passed where a slice is expected has an array cotangent but
         // the callee accumulates a `Vec`: route it through a converting temporary.
@@ -932,6 +917,19 @@ impl Lowerer {
         let out = self.rule_call(call, &ops, code);
         code.rev.push(quote!(#(#decl)* #(#sub_decls)*));
         out
+    }
+
+    /// A call of another function's rule (`(y, pb)`), its pullback boxed inside an
+    /// `if`/`match` branch: the recursion of mutually recursive functions ends in a
+    /// branch, and the box breaks their types' cycle.
+    fn boxed_in_branch(&self, call: TokenStream) -> TokenStream {
+        if self.branch_depth == 0 {
+            return call;
+        }
+        quote!({
+            let (__mochi_y, __mochi_pb) = #call;
+            (__mochi_y, ::mochi::BoxedPullback::new(__mochi_pb))
+        })
     }
 
     /// A call argument: the operand of `a` (behind its `&`/`&mut`) and the argument as
