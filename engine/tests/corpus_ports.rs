@@ -270,6 +270,37 @@ fn struct_vec_update(p: &Params, lr: f64) -> f64 {
     q.b2 + q.w2.sum()
 }
 
+#[differentiable]
+fn normalize_into(out: &mut [f64], x: &[f64]) {
+    let n = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+    for (o, v) in out.iter_mut().zip(x.iter()) {
+        *o = v / n;
+    }
+}
+
+/// A `&mut` buffer filled by a helper, then a `windows` chain collected and folded.
+#[differentiable]
+fn smooth(x: &[f64], k: f64) -> f64 {
+    let mut buf = vec![0.0; x.len()];
+    normalize_into(&mut buf, x);
+    let diffs: Vec<f64> = buf.windows(2).map(|w| w[1] - w[0]).collect();
+    let peak = diffs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    diffs.iter().map(|d| (k * d).tanh()).sum::<f64>() + peak
+}
+
+/// Pairs of rows: `for q in &pts[i + 1..]` over a sub-slice of rows.
+#[differentiable]
+fn pairwise(pts: &[Vec<f64>]) -> f64 {
+    let mut e = 0.0;
+    for (i, p) in pts.iter().enumerate() {
+        for q in &pts[i + 1..] {
+            let d2: f64 = p.iter().zip(q.iter()).map(|(a, b)| (a - b).powi(2)).sum();
+            e += 1.0 / (1.0 + d2);
+        }
+    }
+    e
+}
+
 mod checked {
     use crate::check;
 
@@ -299,6 +330,14 @@ mod checked {
     check!(tuple_state, (0.7_f64,), |a| (a.0));
     check!(max_by, (x4(),), |a| (&a.0));
     check!(relu_sum, (x4(),), |a| (&a.0));
+    check!(smooth, (vec![0.3_f64, -1.1, 0.8, 0.2], 1.7_f64), |a| (
+        &a.0, a.1
+    ));
+    check!(
+        pairwise,
+        (vec![vec![0.1_f64, 0.2], vec![0.5, -0.3], vec![-0.4, 0.9]],),
+        |a| (&a.0)
+    );
     check!(zip_collect, (x4(), vec![0.2_f64, 0.1, -0.6, 1.1]), |a| (
         &a.0, &a.1
     ));

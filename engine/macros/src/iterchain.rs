@@ -64,6 +64,19 @@ enum Item {
 fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
     match e {
         Expr::Paren(p) => stages(&p.expr, out),
+        // `&x[a..]`: a sub-slice iterates by reference (`&x` alone the lowering handles).
+        Expr::Reference(r) if r.mutability.is_none() => match sequence(&r.expr) {
+            Some((seq, start, end)) if start.is_some() || end.is_some() => push(
+                out,
+                Stage::Seq {
+                    seq,
+                    start,
+                    end,
+                    by_ref: true,
+                },
+            ),
+            _ => false,
+        },
         Expr::Range(r) if r.limits == syn::RangeLimits::HalfOpen(Default::default()) => {
             let (Some(a), Some(b)) = (&r.start, &r.end) else {
                 return false;
