@@ -258,7 +258,53 @@ pub use rand::Rng;
 
 pub use crate::kit::tape::{Site, Stack};
 
-pub use crate::forward::over_reverse::{duals_along, first_partials};
+pub use crate::forward::over_reverse::{duals_along, extend_dense, first_partials};
+
+/// A float constant in the scalar type of a generic twin (`2.0` → `lit::<T>(2.0)`).
+#[inline(always)]
+pub fn lit<T: num_traits::NumCast>(value: f64) -> T {
+    match T::from(value) {
+        Some(v) => v,
+        // f64, f32 and `Dual` convert every f64 (f32 rounds, overflowing to ±∞).
+        None => unreachable!("mochi: {value} has no value in the scalar type"),
+    }
+}
+
+/// Why a function has no higher-order companions: the bound of its `f::hessian`,
+/// `f::hvp`, `f::jvp`, `f::jacobian` and `f::value_gradient_and_hessian`, which nothing
+/// meets, so that calling one is an error naming the reason.
+#[diagnostic::on_unimplemented(
+    message = "this function has no higher-order companions (`jvp`, `hvp`, `hessian`, `jacobian`): {Why}",
+    label = "mochi runs these on a generic form of the function, and it has none",
+    note = "write the function generic over its float type (`fn f<T: num_traits::Float>(x: &[T]) -> T`); the companion's documentation names what has no generic form"
+)]
+pub trait HigherOrder<Why>: sealed::Never {
+    /// Never called: no type implements the trait.
+    fn unreachable<R>() -> R;
+}
+
+mod sealed {
+    /// Implemented by no type.
+    pub trait Never {}
+}
+
+/// The reasons [`HigherOrder`] names.
+pub mod because {
+    /// The function is a method.
+    pub struct ItIsAMethod;
+    /// An argument is not `f64`, `&[f64]`, `&Vec<f64>`, `Vec<f64>` or a type without
+    /// floats.
+    pub struct AnArgumentIsNotAFloatASliceOrAVecOfFloats;
+    /// The result is not `f64` or `Vec<f64>`.
+    pub struct ItsResultIsNotAFloatOrAVecOfFloats;
+    /// The body calls a function or method that has no generic form.
+    pub struct ItCallsAFunctionOrMethodWithoutAGenericForm;
+    /// The function is generic over more than one type, or over a non-float type.
+    pub struct ItIsGenericOverMoreThanOneScalarType;
+    /// The body uses syntax that cannot change its float type (a cast of a float to an
+    /// integer, an array type, a struct, `f32`).
+    pub struct ItUsesSyntaxWithoutAGenericForm;
+}
 #[cfg(feature = "ndarray")]
 pub use crate::forward::over_reverse::{hessian_by_blocks, jacobian_by_blocks};
 

@@ -180,13 +180,18 @@ impl VisitMut for Staticize {
     }
 }
 
-fn tangent_of(ty: &Type) -> TokenStream {
+pub(crate) fn tangent_of(ty: &Type) -> TokenStream {
     let mut t = ty.clone();
     Staticize.visit_type_mut(&mut t);
     quote!(<#t as ::mochi::Tangent>::Tangent)
 }
 
 fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
+    derive_with(func, boxed, true)
+}
+
+/// The derivation; `with_higher` adds the higher-order companions (not for a twin).
+fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<TokenStream> {
     let name = &func.sig.ident;
     let vis = &func.vis;
     let mut params = Vec::new(); // (ident, type, mutability)
@@ -216,7 +221,11 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     // Generic functions: companions keep the parameters and bounds and add `Scalar`;
     // one generic over a scalar of one sequence argument also gets `jvp`, `hvp`, `hessian`.
     let generics = crate::generics::CompanionGenerics::new(&func.sig.generics);
-    let higher = crate::higher::companions(func);
+    let (beside, higher) = if with_higher {
+        higher_order(func)
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
     let (gp, gw, tf, cap) = (
         &generics.params,
         &generics.predicates,
@@ -232,7 +241,12 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         .collect();
     // The derived rule works on a rewritten copy of the body (`mem::swap`, `iter_mut`
     // loops); the primal is emitted as written.
-    let float_ty = signature_float_type(&func.sig);
+    // A twin's scalar is its float type: literals the derivation writes become
+    // `lit::<T>(..)`.
+    let float_ty = match func.sig.generics.type_params().next() {
+        Some(t) if t.ident == crate::twin::PARAM => Some(t.ident.clone()),
+        _ => signature_float_type(&func.sig),
+    };
     let mut written_active = active.clone();
     activity::analyse(&func.block, &mut written_active);
     let body = crate::desugar::desugar(&func.block, float_ty.as_ref(), &written_active);
@@ -419,6 +433,7 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     func.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
     Ok(quote! {
         #func
+        #beside
 
         #[doc = #doc_mod]
         #[allow(clippy::all, clippy::pedantic, unused_mut, unused_variables, unused_parens, non_snake_case, unreachable_code, unused_assignments, unused_braces)]
@@ -488,6 +503,50 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             #higher
         }
     })
+}
+
+/// The higher-order companions of `func`: the items beside it (a generic twin and its
+/// derived module, for a function over `f64`) and the companions in its module. A
+/// method gets none; a function with no generic form gets companions whose bound says
+/// why (see `higher::unavailable`).
+fn higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
+    use crate::higher::{companions, unavailable, Target};
+    let name = &func.sig.ident;
+    if func.sig.receiver().is_some() {
+        return (TokenStream::new(), TokenStream::new());
+    }
+    if !func.sig.generics.params.is_empty() {
+        let target = Target {
+            primal: quote!(super::#name),
+            module: quote!(self),
+            value_and_gradient: quote!(value_and_gradient::<f64>),
+        };
+        let inside = companions(func, &target);
+        if inside.is_empty() {
+            let why = "it is generic over more than one type, or its arguments or result are not its scalar type, slices or `Vec`s of it";
+            return (TokenStream::new(), unavailable(func, why));
+        }
+        return (TokenStream::new(), inside);
+    }
+    let twin = match crate::twin::make(func) {
+        Ok(t) => t,
+        Err((why, _)) => return (TokenStream::new(), unavailable(func, &why)),
+    };
+    match derive_with(&twin, false, false) {
+        Ok(beside) => {
+            let tname = &twin.sig.ident;
+            let target = Target {
+                primal: quote!(super::#tname),
+                module: quote!(super::#tname),
+                value_and_gradient: quote!(value_and_gradient),
+            };
+            (beside, companions(&twin, &target))
+        }
+        Err(e) => {
+            let why = format!("its generic form cannot be derived ({e})");
+            (TokenStream::new(), unavailable(func, &why))
+        }
+    }
 }
 
 /// Names assigned anywhere in the body (such parameters cannot be recomputed).

@@ -67,7 +67,7 @@ fn typed(e: &Expr, ty: &syn::Ident) -> Option<Expr> {
             lit: syn::Lit::Float(f),
             ..
         }) if f.suffix().is_empty() => {
-            let lit = syn::LitFloat::new(&format!("{}{ty}", f.base10_digits()), f.span());
+            let lit = crate::twin::typed_float(f.base10_digits(), ty, f.span());
             Some(syn::parse_quote!(#lit))
         }
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
@@ -791,7 +791,7 @@ impl VisitMut for Desugar {
                 }
                 let v = format_ident!("__mochi_vec", span = span);
                 let n = list.len();
-                let zero = syn::LitFloat::new(&format!("0.0{ty}"), span);
+                let zero = crate::twin::typed_float("0.0", &ty, span);
                 let sets = list.iter().enumerate().map(|(k, x)| {
                     let k = syn::Index::from(k);
                     quote_spanned!(span=> #v[#k] = #x;)

@@ -1,19 +1,31 @@
-//! Forward mode and forward-over-reverse companions of a generic function:
-//! `f::jvp(x, v)`, `f::hvp(x, v)`, `f::hessian(x)` and `f::value_gradient_and_hessian(x)`.
+//! Forward mode, forward over reverse, and nested gradients: the companions
+//! `f::jvp`, `f::hvp`, `f::hessian`, `f::value_gradient_and_hessian` (a scalar result),
+//! `f::jvp` and `f::jacobian` (a `Vec` result), and the rules `f::gradient::rrule` and
+//! `f::value_and_gradient::rrule` through which another `#[differentiable]` function
+//! can call `f::gradient(..)` and be differentiated.
 //!
-//! They exist for a function generic over one scalar type `T` with one argument `T`,
-//! `&[T]`, `&Vec<T>` or `Vec<T>` and a `T` output, whose bounds [`Dual`] meets: `jvp`
-//! runs the primal on `Dual<1>`, `hvp` the derived gradient on `Dual<1>` (forward over
-//! reverse), `hessian` the gradient on `Dual<4>`, four columns per reverse sweep. A
-//! `Vec<T>` output (of a sequence argument) gets `jvp` and `jacobian` (forward mode,
-//! four input directions per run of the primal on `Dual<4>`) instead.
-//! The points are `&[f64]` (`Dual` carries `f64`).
+//! They run a generic form of the function on [`Dual`] numbers: the function itself
+//! when it is generic over one scalar type `T`, or its twin (see `twin.rs`) when it is
+//! written over `f64`. Each argument is a scalar `T`, a sequence (`&[T]`, `&Vec<T>`,
+//! `Vec<T>`), or a value without `T` that is passed through. The companions take the
+//! arguments as `f64` and `&[f64]`; the points and directions of all scalar and
+//! sequence arguments are laid end to end (in argument order) for the Hessian and the
+//! Jacobian, and given as a tuple (one element per such argument) to `jvp` and `hvp`.
 //!
-//! [`Dual`]: https://docs.rs/mochi/latest/mochi/struct.Dual.html
+//! - `jvp` runs the function on `Dual<1>` at `x + v·ε`;
+//! - `hvp` runs the derived gradient on `Dual<1>` (forward over reverse);
+//! - `hessian` runs the derived gradient on `Dual<4>`, four columns per reverse sweep;
+//! - `jacobian` runs the function on `Dual<4>`, four input directions per run;
+//! - `gradient::rrule` returns the gradient and a pullback that is the Hessian-vector
+//!   product (the Hessian is symmetric), so the outer derivative is exact and no
+//!   perturbation of the outer function can reach the inner one.
+//!
+//! [`Dual`]: https://docs.rs/mochi-ad/latest/mochi/struct.Dual.html
 
-use proc_macro2::TokenStream;
-use quote::quote;
-use syn::{FnArg, GenericParam, ItemFn, ReturnType, Type, TypeParamBound, WherePredicate};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::visit_mut::VisitMut;
+use syn::{FnArg, GenericParam, ItemFn, Pat, ReturnType, Type, TypeParamBound, WherePredicate};
 
 /// Bounds (last path segment) that `Dual<N>` satisfies.
 const DUAL_BOUNDS: &[&str] = &[
@@ -47,123 +59,113 @@ const DUAL_BOUNDS: &[&str] = &[
     "DivAssign",
 ];
 
-/// How the one argument holds its scalars.
+/// How one argument holds its scalars.
+#[derive(Clone, Copy, PartialEq)]
 enum Form {
     Scalar,
     Slice,
     VecRef,
     Vec,
+    /// No scalar of the function's type: passed through as it is.
+    Other,
 }
 
-/// The companions, or nothing when the function does not have the shape above.
-pub fn companions(func: &ItemFn) -> TokenStream {
-    let Some((form, vector_output)) = shape(func) else {
-        return TokenStream::new();
-    };
-    let name = &func.sig.ident;
-    if let Form::Scalar = form {
-        return scalar_companions(name);
+struct Param {
+    name: syn::Ident,
+    form: Form,
+    /// The argument's type with the scalar type made `f64`.
+    ty_f64: Type,
+}
+
+/// The shape of a generic function the companions can run on duals.
+struct Spec {
+    params: Vec<Param>,
+    vector_output: bool,
+}
+
+/// Where the companions find the generic function and its derived companions.
+pub struct Target {
+    /// The generic function, called as `#primal::<Dual<N>>(..)`.
+    pub primal: TokenStream,
+    /// Its module of derived companions (`#module::gradient::<Dual<N>>(..)`).
+    pub module: TokenStream,
+    /// The `f64` value and gradient: a path called with the arguments as the function
+    /// takes them.
+    pub value_and_gradient: TokenStream,
+}
+
+/// The companions of the generic function `func` (found through `target`), or nothing
+/// when it does not have a shape they cover.
+pub fn companions(func: &ItemFn, target: &Target) -> TokenStream {
+    match spec(func) {
+        Some(spec) => emit(&spec, target),
+        None => TokenStream::new(),
     }
-    let (dual_arg, f64_arg) = match form {
-        Form::Scalar => unreachable!(),
-        Form::Slice => (quote!(&__mochi_x[..]), quote!(x)),
-        Form::VecRef => (quote!(&__mochi_x), quote!(&x.to_vec())),
-        Form::Vec => (quote!(__mochi_x), quote!(x.to_vec())),
-    };
-    if vector_output {
-        return quote! {
-            /// The value and the directional derivative along `v` (forward mode: the
-            /// function run on `Dual<1>`).
-            pub fn jvp(x: &[f64], v: &[f64]) -> (::std::vec::Vec<f64>, ::std::vec::Vec<f64>) {
-                let __mochi_x = ::mochi::__private::duals_along(x, v);
-                let y: ::std::vec::Vec<::mochi::Dual<1>> =
-                    super::#name::<::mochi::Dual<1>>(#dual_arg);
-                (
-                    y.iter().map(|d| d.value).collect(),
-                    ::mochi::__private::first_partials(&y),
-                )
+}
+
+/// Why the companions are missing, at every call: `f::hessian(..)` and the others exist
+/// with the function's arity, and their bound names the reason.
+pub fn unavailable(func: &ItemFn, why: &str) -> TokenStream {
+    let n = func
+        .sig
+        .inputs
+        .iter()
+        .filter(|a| matches!(a, FnArg::Typed(_)))
+        .count();
+    let tys: Vec<syn::Ident> = (0..n).map(|i| format_ident!("__MochiA{}", i)).collect();
+    let doc = format!(
+        " Not available: mochi runs the higher-order companions on a generic form of the \
+         function, and this one has none because {why}. Write the function generic over \
+         its float type (`fn f<T: Float>(x: &[T]) -> T`), or move what is listed into a \
+         generic `#[differentiable]` function."
+    );
+    let reason = reason_type(why);
+    let names = [
+        "jvp",
+        "hvp",
+        "hessian",
+        "value_gradient_and_hessian",
+        "jacobian",
+    ];
+    let fns = names.iter().map(|name| {
+        let id = format_ident!("{}", name);
+        let extra = (*name == "jvp" || *name == "hvp").then(|| quote!(, _: __MochiV));
+        let extra_ty = (*name == "jvp" || *name == "hvp").then(|| quote!(, __MochiV));
+        quote! {
+            #[doc = #doc]
+            pub fn #id<#(#tys,)* __MochiR #extra_ty>(#(_: #tys),* #extra) -> __MochiR
+            where
+                (#(#tys,)*): ::mochi::__private::HigherOrder<::mochi::__private::because::#reason>,
+            {
+                <(#(#tys,)*) as ::mochi::__private::HigherOrder<::mochi::__private::because::#reason>>::unreachable::<__MochiR>()
             }
-
-            /// The value and the Jacobian, one row per output, by forward mode (the
-            /// function run on `Dual<4>`, four input directions per run).
-            pub fn jacobian(
-                x: &[f64],
-            ) -> (::std::vec::Vec<f64>, ::mochi::__private::ndarray::Array2<f64>) {
-                ::mochi::__private::jacobian_by_blocks::<4>(x, |__mochi_x| {
-                    super::#name::<::mochi::Dual<4>>(#dual_arg)
-                })
-            }
-        };
-    }
-    quote! {
-        /// The value and the directional derivative along `v` (forward mode: the
-        /// function run on `Dual<1>`).
-        pub fn jvp(x: &[f64], v: &[f64]) -> (f64, f64) {
-            let __mochi_x = ::mochi::__private::duals_along(x, v);
-            let y: ::mochi::Dual<1> = super::#name::<::mochi::Dual<1>>(#dual_arg);
-            (y.value, y.partials[0])
         }
-
-        /// The Hessian-vector product `H·v` (forward over reverse: the derived gradient
-        /// run on `Dual<1>` at `x + v·ε`).
-        pub fn hvp(x: &[f64], v: &[f64]) -> ::std::vec::Vec<f64> {
-            let __mochi_x = ::mochi::__private::duals_along(x, v);
-            let g = gradient::<::mochi::Dual<1>>(#dual_arg);
-            ::mochi::__private::first_partials(&g)
-        }
-
-        /// The dense Hessian (forward over reverse, four columns per reverse sweep on
-        /// `Dual<4>`).
-        pub fn hessian(x: &[f64]) -> ::mochi::__private::ndarray::Array2<f64> {
-            ::mochi::__private::hessian_by_blocks::<4>(x, |__mochi_x| {
-                gradient::<::mochi::Dual<4>>(#dual_arg)
-            })
-        }
-
-        /// The value, the gradient and the dense Hessian.
-        pub fn value_gradient_and_hessian(
-            x: &[f64],
-        ) -> (f64, ::std::vec::Vec<f64>, ::mochi::__private::ndarray::Array2<f64>) {
-            let (y, g) = value_and_gradient::<f64>(#f64_arg);
-            (y, g, hessian(x))
-        }
-    }
+    });
+    quote!(#(#fns)*)
 }
 
-/// The companions of a function of one scalar: `f''` is a 1×1 Hessian.
-fn scalar_companions(name: &syn::Ident) -> TokenStream {
-    quote! {
-        /// The value and the derivative along `v` (forward mode: the function run on
-        /// `Dual<1>`).
-        pub fn jvp(x: f64, v: f64) -> (f64, f64) {
-            let y: ::mochi::Dual<1> = super::#name::<::mochi::Dual<1>>(::mochi::Dual::new(x, [v]));
-            (y.value, y.partials[0])
-        }
-
-        /// `f''(x)·v` (forward over reverse: the derived gradient run on `Dual<1>`).
-        pub fn hvp(x: f64, v: f64) -> f64 {
-            gradient::<::mochi::Dual<1>>(::mochi::Dual::new(x, [v])).partials[0]
-        }
-
-        /// The 1×1 Hessian `[[f''(x)]]`.
-        pub fn hessian(x: f64) -> ::mochi::__private::ndarray::Array2<f64> {
-            ::mochi::__private::ndarray::Array2::from_elem((1, 1), hvp(x, 1.0))
-        }
-
-        /// The value, the derivative and the 1×1 Hessian.
-        pub fn value_gradient_and_hessian(
-            x: f64,
-        ) -> (f64, f64, ::mochi::__private::ndarray::Array2<f64>) {
-            let (y, g) = value_and_gradient::<f64>(x);
-            (y, g, hessian(x))
-        }
-    }
+/// The reason, as the name of a type the missing-companion error prints.
+fn reason_type(why: &str) -> syn::Ident {
+    let name = if why.contains("method") {
+        "ItIsAMethod"
+    } else if why.contains("argument") {
+        "AnArgumentIsNotAFloatASliceOrAVecOfFloats"
+    } else if why.contains("result") {
+        "ItsResultIsNotAFloatOrAVecOfFloats"
+    } else if why.contains("calls") {
+        "ItCallsAFunctionOrMethodWithoutAGenericForm"
+    } else if why.contains("generic") {
+        "ItIsGenericOverMoreThanOneScalarType"
+    } else {
+        "ItUsesSyntaxWithoutAGenericForm"
+    };
+    syn::Ident::new(name, Span::call_site())
 }
 
-fn shape(func: &ItemFn) -> Option<(Form, bool)> {
+fn spec(func: &ItemFn) -> Option<Spec> {
     let sig = &func.sig;
-    let mut params = sig.generics.params.iter();
-    let (Some(GenericParam::Type(t)), None) = (params.next(), params.next()) else {
+    let mut gps = sig.generics.params.iter();
+    let (Some(GenericParam::Type(t)), None) = (gps.next(), gps.next()) else {
         return None;
     };
     let where_bounds = sig
@@ -171,12 +173,13 @@ fn shape(func: &ItemFn) -> Option<(Form, bool)> {
         .where_clause
         .iter()
         .flat_map(|w| w.predicates.iter())
-        .map(|p| match p {
+        .filter_map(|p| match p {
+            // Bounds on other types (`&'a T: Mul<T>`) are the operators `Dual` has.
             WherePredicate::Type(pt) => match &pt.bounded_ty {
-                Type::Path(tp) if tp.path.is_ident(&t.ident) => Some(pt.bounds.iter()),
+                Type::Path(tp) if tp.path.is_ident(&t.ident) => Some(Some(pt.bounds.iter())),
                 _ => None,
             },
-            _ => None,
+            _ => Some(None),
         })
         .collect::<Option<Vec<_>>>()?;
     let bounds: Vec<&TypeParamBound> = t
@@ -201,10 +204,6 @@ fn shape(func: &ItemFn) -> Option<(Form, bool)> {
     }
     let is_t =
         |ty: &Type| matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident(&t.ident));
-    let mut inputs = sig.inputs.iter();
-    let (Some(FnArg::Typed(arg)), None) = (inputs.next(), inputs.next()) else {
-        return None;
-    };
     let vec_of_t = |ty: &Type| match ty {
         Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last()?;
@@ -226,17 +225,560 @@ fn shape(func: &ItemFn) -> Option<(Form, bool)> {
         ReturnType::Type(_, ty) if vec_of_t(ty).is_some() => true,
         _ => return None,
     };
-    let form = match &*arg.ty {
-        ty if is_t(ty) => Form::Scalar,
-        Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
-            Type::Slice(s) if is_t(&s.elem) => Form::Slice,
-            other => vec_of_t(other).map(|()| Form::VecRef)?,
-        },
-        other => vec_of_t(other).map(|()| Form::Vec)?,
-    };
-    // A vector of a scalar argument: its Jacobian is a column; not generated.
-    if vector_output && matches!(form, Form::Scalar) {
+    let mut params = Vec::new();
+    for a in &sig.inputs {
+        let FnArg::Typed(pt) = a else { return None };
+        let Pat::Ident(pi) = &*pt.pat else {
+            return None;
+        };
+        let form = match &*pt.ty {
+            ty if is_t(ty) => Form::Scalar,
+            Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
+                Type::Slice(s) if is_t(&s.elem) => Form::Slice,
+                other if vec_of_t(other).is_some() => Form::VecRef,
+                other if mentions(other, &t.ident) => return None,
+                _ => Form::Other,
+            },
+            other if vec_of_t(other).is_some() => Form::Vec,
+            other if mentions(other, &t.ident) => return None,
+            _ => Form::Other,
+        };
+        let mut ty_f64 = (*pt.ty).clone();
+        ToF64(&t.ident).visit_type_mut(&mut ty_f64);
+        params.push(Param {
+            name: pi.ident.clone(),
+            form,
+            ty_f64,
+        });
+    }
+    if !params.iter().any(|p| p.form != Form::Other) {
         return None;
     }
-    Some((form, vector_output))
+    // A vector of one scalar argument: its Jacobian is a column of `jvp`s; not generated.
+    if vector_output
+        && params
+            .iter()
+            .all(|p| matches!(p.form, Form::Scalar | Form::Other))
+    {
+        let scalars = params.iter().filter(|p| p.form == Form::Scalar).count();
+        if scalars == 1 {
+            return None;
+        }
+    }
+    Some(Spec {
+        params,
+        vector_output,
+    })
+}
+
+fn mentions(ty: &Type, t: &syn::Ident) -> bool {
+    fn walk(ts: TokenStream, t: &syn::Ident) -> bool {
+        ts.into_iter().any(|tt| match tt {
+            proc_macro2::TokenTree::Ident(i) => &i == t,
+            proc_macro2::TokenTree::Group(g) => walk(g.stream(), t),
+            _ => false,
+        })
+    }
+    walk(quote!(#ty), t)
+}
+
+/// Replaces the scalar type parameter by `f64`.
+struct ToF64<'a>(&'a syn::Ident);
+impl VisitMut for ToF64<'_> {
+    fn visit_type_mut(&mut self, ty: &mut Type) {
+        if matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident(self.0)) {
+            *ty = syn::parse_quote!(f64);
+            return;
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
+    }
+}
+
+impl Spec {
+    fn active(&self) -> impl Iterator<Item = &Param> {
+        self.params.iter().filter(|p| p.form != Form::Other)
+    }
+
+    /// `x: f64` / `x: &[f64]` / `n: usize`: the companions' parameters.
+    fn decls(&self) -> Vec<TokenStream> {
+        self.params
+            .iter()
+            .map(|p| {
+                let n = &p.name;
+                match p.form {
+                    Form::Scalar => quote!(#n: f64),
+                    Form::Slice | Form::VecRef | Form::Vec => quote!(#n: &[f64]),
+                    Form::Other => {
+                        let t = &p.ty_f64;
+                        quote!(#n: #t)
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The type of a direction (and of `hvp`'s result): one element per scalar or
+    /// sequence argument, a tuple when there are several.
+    fn direction_type(&self, owned: bool) -> TokenStream {
+        let ts: Vec<TokenStream> = self
+            .active()
+            .map(|p| match (p.form, owned) {
+                (Form::Scalar, _) => quote!(f64),
+                (_, true) => quote!(::std::vec::Vec<f64>),
+                (_, false) => quote!(&[f64]),
+            })
+            .collect();
+        if ts.len() == 1 {
+            ts[0].clone()
+        } else {
+            quote!((#(#ts,)*))
+        }
+    }
+
+    /// Lays the scalars of `names` (one per active argument) end to end in `out`.
+    fn flatten(&self, names: &[syn::Ident], out: &syn::Ident) -> TokenStream {
+        let pushes = self.active().zip(names).map(|(p, n)| match p.form {
+            Form::Scalar => quote!(#out.push(#n);),
+            _ => quote!(#out.extend_from_slice(&#n[..]);),
+        });
+        quote! {
+            let mut #out = ::std::vec::Vec::new();
+            #(#pushes)*
+        }
+    }
+
+    /// The arguments of the generic function on duals, cut from the flat `duals` by the
+    /// lengths of the point's arguments.
+    fn dual_args(&self, duals: &syn::Ident) -> (TokenStream, Vec<TokenStream>) {
+        let mut lets = Vec::new();
+        let mut args = Vec::new();
+        for (i, p) in self.params.iter().enumerate() {
+            let n = &p.name;
+            let a = format_ident!("__mochi_a{}", i);
+            match p.form {
+                Form::Scalar => {
+                    lets.push(quote!(let #a = #duals[__mochi_at]; __mochi_at += 1;));
+                    args.push(quote!(#a));
+                }
+                Form::Other => args.push(quote!(::core::clone::Clone::clone(&#n))),
+                form => {
+                    lets.push(quote! {
+                        let #a: ::std::vec::Vec<_> = #duals[__mochi_at..__mochi_at + #n.len()].to_vec();
+                        __mochi_at += #n.len();
+                    });
+                    args.push(match form {
+                        Form::Slice => quote!(&#a[..]),
+                        Form::VecRef => quote!(&#a),
+                        _ => quote!(#a),
+                    });
+                }
+            }
+        }
+        (
+            quote! {
+                let mut __mochi_at = 0usize;
+                #(#lets)*
+                let _ = __mochi_at;
+            },
+            args,
+        )
+    }
+
+    /// The flat scalars of a gradient (`g`, one cotangent, or a tuple of them).
+    fn flatten_gradient(&self, g: TokenStream) -> TokenStream {
+        let gs: Vec<syn::Ident> = (0..self.params.len())
+            .map(|i| format_ident!("__mochi_g{}", i))
+            .collect();
+        let bind = if gs.len() == 1 {
+            let g0 = &gs[0];
+            quote!(let #g0 = #g;)
+        } else {
+            quote!(let (#(#gs,)*) = #g;)
+        };
+        let pushes = self.params.iter().zip(&gs).map(|(p, gi)| match p.form {
+            Form::Scalar => quote!(__mochi_flat.push(#gi);),
+            Form::Other => quote!(let _ = #gi;),
+            _ => quote!(__mochi_flat.extend(#gi);),
+        });
+        quote! {{
+            #bind
+            let mut __mochi_flat = ::std::vec::Vec::new();
+            #(#pushes)*
+            __mochi_flat
+        }}
+    }
+
+    /// Cuts the flat `f64`s `h` into one value per active argument (a tuple when there
+    /// are several), by the lengths of the point's arguments.
+    fn unflatten(&self, h: &syn::Ident) -> TokenStream {
+        let mut lets = Vec::new();
+        let mut outs = Vec::new();
+        for (i, p) in self.active().enumerate() {
+            let n = &p.name;
+            let r = format_ident!("__mochi_r{}", i);
+            lets.push(match p.form {
+                Form::Scalar => quote!(let #r = #h[__mochi_at]; __mochi_at += 1;),
+                _ => quote! {
+                    let #r = #h[__mochi_at..__mochi_at + #n.len()].to_vec();
+                    __mochi_at += #n.len();
+                },
+            });
+            outs.push(r);
+        }
+        let out = if outs.len() == 1 {
+            let r = &outs[0];
+            quote!(#r)
+        } else {
+            quote!((#(#outs,)*))
+        };
+        quote! {{
+            let mut __mochi_at = 0usize;
+            #(#lets)*
+            let _ = __mochi_at;
+            #out
+        }}
+    }
+
+    /// `let (__mochi_v0, ..) = v;` (or `let __mochi_v0 = v;`).
+    fn split_direction(&self, v: TokenStream) -> (TokenStream, Vec<syn::Ident>) {
+        let vs: Vec<syn::Ident> = (0..self.active().count())
+            .map(|i| format_ident!("__mochi_v{}", i))
+            .collect();
+        let bind = if vs.len() == 1 {
+            let v0 = &vs[0];
+            quote!(let #v0 = #v;)
+        } else {
+            quote!(let (#(#vs,)*) = #v;)
+        };
+        (bind, vs)
+    }
+
+    /// The point's scalar and sequence arguments by name.
+    fn active_names(&self) -> Vec<syn::Ident> {
+        self.active().map(|p| p.name.clone()).collect()
+    }
+
+    /// The type of the gradient companions' result, with the scalar type `f64`.
+    fn gradient_type(&self) -> TokenStream {
+        let ts: Vec<TokenStream> = self
+            .params
+            .iter()
+            .map(|p| crate::companion::tangent_of(&p.ty_f64))
+            .collect();
+        if ts.len() == 1 {
+            ts[0].clone()
+        } else {
+            quote!((#(#ts,)*))
+        }
+    }
+
+    /// `v`, or another name when an argument has it.
+    fn direction_name(&self) -> syn::Ident {
+        let taken = |n: &str| self.params.iter().any(|p| p.name == n);
+        let name = ["v", "direction", "__mochi_direction"]
+            .into_iter()
+            .find(|n| !taken(n))
+            .unwrap_or("__mochi_direction");
+        format_ident!("{}", name)
+    }
+
+    /// The arguments as the function itself takes them, from the companions' `f64` forms.
+    fn f64_args(&self) -> Vec<TokenStream> {
+        self.params
+            .iter()
+            .map(|p| {
+                let n = &p.name;
+                match p.form {
+                    Form::Scalar | Form::Slice => quote!(#n),
+                    Form::VecRef => quote!(&#n.to_vec()),
+                    Form::Vec => quote!(#n.to_vec()),
+                    Form::Other => quote!(::core::clone::Clone::clone(&#n)),
+                }
+            })
+            .collect()
+    }
+}
+
+fn emit(spec: &Spec, target: &Target) -> TokenStream {
+    let Target {
+        primal,
+        module,
+        value_and_gradient,
+    } = target;
+    let decls = spec.decls();
+    let names: Vec<&syn::Ident> = spec.params.iter().map(|p| &p.name).collect();
+    let z = format_ident!("__mochi_z");
+    let vz = format_ident!("__mochi_vz");
+    let d = format_ident!("__mochi_d");
+    let flatten_point = spec.flatten(&spec.active_names(), &z);
+    let v = spec.direction_name();
+    let (split_v, vs) = spec.split_direction(quote!(#v));
+    let flatten_v = spec.flatten(&vs, &vz);
+    let (cut, args) = spec.dual_args(&d);
+    let dir = spec.direction_type(false);
+    let many = spec.active().count() > 1;
+    let dir_doc = if many {
+        " `v` holds one direction per scalar or sequence argument, in argument order."
+    } else {
+        ""
+    };
+    let seeded = quote! {
+        #flatten_point
+        #split_v
+        #flatten_v
+        let #d = ::mochi::__private::duals_along(&#z, &#vz);
+        #cut
+    };
+    if spec.vector_output {
+        let jvp_doc = format!(
+            " The value and the directional derivative along `v` (forward mode: the \
+             function run on `Dual<1>`).{dir_doc}"
+        );
+        return quote! {
+            #[doc = #jvp_doc]
+            ///
+            /// # Panics
+            /// If a direction's length differs from its argument's.
+            pub fn jvp(#(#decls,)* #v: #dir) -> (::std::vec::Vec<f64>, ::std::vec::Vec<f64>) {
+                #seeded
+                let __mochi_y: ::std::vec::Vec<::mochi::Dual<1>> = #primal::<::mochi::Dual<1>>(#(#args),*);
+                (
+                    __mochi_y.iter().map(|__mochi_e| __mochi_e.value).collect(),
+                    ::mochi::__private::first_partials(&__mochi_y),
+                )
+            }
+
+            /// The value and the Jacobian, one row per output and one column per scalar
+            /// of the scalar and sequence arguments laid end to end, by forward mode (the
+            /// function run on `Dual<4>`, four input directions per run: the cost is
+            /// about `n/4` runs of the function for `n` inputs).
+            pub fn jacobian(
+                #(#decls,)*
+            ) -> (::std::vec::Vec<f64>, ::mochi::__private::ndarray::Array2<f64>) {
+                #flatten_point
+                ::mochi::__private::jacobian_by_blocks::<4>(&#z, |#d| {
+                    #cut
+                    #primal::<::mochi::Dual<4>>(#(#args),*)
+                })
+            }
+        };
+    }
+    let h = format_ident!("__mochi_h");
+    let unflat_h = spec.unflatten(&h);
+    let hv_t = spec.direction_type(true);
+    let grad1 = spec.flatten_gradient(quote!(#module::gradient::<::mochi::Dual<1>>(#(#args),*)));
+    let grad4 = spec.flatten_gradient(quote!(#module::gradient::<::mochi::Dual<4>>(#(#args),*)));
+    let f64_args = spec.f64_args();
+    let jvp_doc = format!(
+        " The value and the directional derivative along `v` (forward mode: the function \
+         run on `Dual<1>`).{dir_doc}"
+    );
+    let hvp_doc = format!(
+        " The Hessian-vector product `H·v` (forward over reverse: the derived gradient run \
+         on `Dual<1>` at `x + v·ε`), shaped like `v`.{dir_doc}"
+    );
+    let grad_t = spec.gradient_type();
+    let nested = nested_rules(spec, value_and_gradient, &grad_t);
+    quote! {
+        #[doc = #jvp_doc]
+        ///
+        /// # Panics
+        /// If a direction's length differs from its argument's.
+        pub fn jvp(#(#decls,)* #v: #dir) -> (f64, f64) {
+            #seeded
+            let __mochi_y: ::mochi::Dual<1> = #primal::<::mochi::Dual<1>>(#(#args),*);
+            (__mochi_y.value, __mochi_y.partials[0])
+        }
+
+        #[doc = #hvp_doc]
+        ///
+        /// # Panics
+        /// If a direction's length differs from its argument's.
+        pub fn hvp(#(#decls,)* #v: #dir) -> #hv_t {
+            #split_v
+            #flatten_v
+            let #h = hvp_flat(#(#names,)* &#vz);
+            #unflat_h
+        }
+
+        /// `H·v` with the direction laid end to end, as `hessian` lays the arguments.
+        #[doc(hidden)]
+        pub fn hvp_flat(#(#decls,)* #vz: &[f64]) -> ::std::vec::Vec<f64> {
+            #flatten_point
+            let #d = ::mochi::__private::duals_along(&#z, #vz);
+            #cut
+            let __mochi_g = #grad1;
+            ::mochi::__private::first_partials(&__mochi_g)
+        }
+
+        /// The dense Hessian over the scalar and sequence arguments laid end to end
+        /// (forward over reverse, four columns per reverse sweep on `Dual<4>`).
+        pub fn hessian(#(#decls,)*) -> ::mochi::__private::ndarray::Array2<f64> {
+            #flatten_point
+            ::mochi::__private::hessian_by_blocks::<4>(&#z, |#d| {
+                #cut
+                #grad4
+            })
+        }
+
+        /// The value, the gradient (as `value_and_gradient` gives it) and the dense
+        /// Hessian.
+        pub fn value_gradient_and_hessian(
+            #(#decls,)*
+        ) -> (f64, #grad_t, ::mochi::__private::ndarray::Array2<f64>) {
+            let (__mochi_y, __mochi_g) = #value_and_gradient(#(#f64_args),*);
+            (__mochi_y, __mochi_g, hessian(#(#names),*))
+        }
+
+        #nested
+    }
+}
+
+/// `gradient::rrule` and `value_and_gradient::rrule`: the derived rules of the gradient
+/// companions, so that a differentiable function may call `f::gradient(..)`. The
+/// gradient's pullback is the Hessian-vector product `H·ḡ` (`H` is symmetric); the
+/// value's adds `ȳ·∇f`.
+fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenStream {
+    let decls: Vec<TokenStream> = spec
+        .params
+        .iter()
+        .map(|p| {
+            let (n, t) = (&p.name, &p.ty_f64);
+            quote!(#n: #t)
+        })
+        .collect();
+    let names: Vec<&syn::Ident> = spec.params.iter().map(|p| &p.name).collect();
+    let arg_ts: Vec<TokenStream> = spec
+        .params
+        .iter()
+        .map(|p| crate::companion::tangent_of(&p.ty_f64))
+        .collect();
+    let n = spec.params.len();
+    let pb_ctor = format_ident!("pullback{}", n);
+    let ds: Vec<syn::Ident> = (0..n).map(|i| format_ident!("__mochi_dp{}", i)).collect();
+    let owns: Vec<syn::Ident> = (0..n).map(|i| format_ident!("__mochi_own{}", i)).collect();
+    let mut own_lets = Vec::new();
+    let mut hvp_args = Vec::new();
+    for (p, o) in spec.params.iter().zip(&owns) {
+        let n = &p.name;
+        match p.form {
+            Form::Scalar => {
+                own_lets.push(quote!(let #o = #n;));
+                hvp_args.push(quote!(#o));
+            }
+            Form::Other => {
+                if matches!(p.ty_f64, Type::Reference(_)) {
+                    own_lets.push(quote!(let #o = ::std::borrow::ToOwned::to_owned(#n);));
+                    hvp_args.push(quote!(&#o));
+                } else {
+                    own_lets.push(quote!(let #o = ::core::clone::Clone::clone(&#n);));
+                    hvp_args.push(quote!(#o));
+                }
+            }
+            _ => {
+                own_lets.push(quote!(let #o: ::std::vec::Vec<f64> = #n[..].to_vec();));
+                hvp_args.push(quote!(&#o[..]));
+            }
+        }
+    }
+    // The cotangent of the gradient, laid end to end (a structural zero is zeros).
+    let cs: Vec<syn::Ident> = (0..n).map(|i| format_ident!("__mochi_c{}", i)).collect();
+    let bind_c = if n == 1 {
+        let c0 = &cs[0];
+        quote!(let #c0 = __mochi_dg;)
+    } else {
+        quote!(let (#(#cs,)*) = __mochi_dg;)
+    };
+    let mut flat = Vec::new();
+    let mut accs = Vec::new();
+    for ((p, c), (o, dp)) in spec.params.iter().zip(&cs).zip(owns.iter().zip(&ds)) {
+        match p.form {
+            Form::Scalar => {
+                flat.push(quote!(__mochi_v.push(#c);));
+                accs.push(quote! {
+                    ::mochi::__private::acc(&mut *#dp, __mochi_h[__mochi_at]);
+                    __mochi_at += 1;
+                });
+            }
+            Form::Other => flat.push(quote!(let _ = #c;)),
+            _ => {
+                flat.push(quote!(::mochi::__private::extend_dense(&mut __mochi_v, &#c, #o.len());));
+                accs.push(quote! {
+                    ::mochi::__private::acc(&mut *#dp, __mochi_h[__mochi_at..__mochi_at + #o.len()].to_vec());
+                    __mochi_at += #o.len();
+                });
+            }
+        }
+    }
+    let hvp_flat = quote!(super::hvp_flat(#(#hvp_args,)* &__mochi_v));
+    // `value_and_gradient::rrule` also adds `ȳ·∇f`: the gradient it saved, laid end to
+    // end, scaled.
+    let saved = spec.flatten_gradient(quote!(::core::clone::Clone::clone(&__mochi_g)));
+    quote! {
+        /// The derived rule of `gradient`: its pullback is the Hessian-vector product.
+        pub mod gradient {
+            #[allow(unused_imports)]
+            use super::super::*;
+            /// The gradient and a pullback that adds `H·ḡ` into the arguments'
+            /// cotangents.
+            pub fn rrule(#(#decls),*) -> (
+                #grad_t,
+                impl ::mochi::Pullback<
+                    Output = <#grad_t as ::mochi::Tangent>::Tangent,
+                    Args = (#(#arg_ts,)*),
+                > + use<>,
+            ) {
+                let (_, __mochi_g) = super::#vag(#(::core::clone::Clone::clone(&#names)),*);
+                #(#own_lets)*
+                let __mochi_pb = ::mochi::__private::#pb_ctor(
+                    move |__mochi_dg: <#grad_t as ::mochi::Tangent>::Tangent,
+                          (#(#ds,)*): (#(&mut #arg_ts,)*)| {
+                        #bind_c
+                        let mut __mochi_v = ::std::vec::Vec::new();
+                        #(#flat)*
+                        let __mochi_h = #hvp_flat;
+                        let mut __mochi_at = 0usize;
+                        #(#accs)*
+                        let _ = __mochi_at;
+                    },
+                );
+                (__mochi_g, __mochi_pb)
+            }
+        }
+
+        /// The derived rule of `value_and_gradient`: its pullback adds `ȳ·∇f + H·ḡ`.
+        pub mod value_and_gradient {
+            #[allow(unused_imports)]
+            use super::super::*;
+            /// The value and the gradient, and a pullback that adds `ȳ·∇f + H·ḡ` into the
+            /// arguments' cotangents.
+            pub fn rrule(#(#decls),*) -> (
+                (f64, #grad_t),
+                impl ::mochi::Pullback<
+                    Output = <(f64, #grad_t) as ::mochi::Tangent>::Tangent,
+                    Args = (#(#arg_ts,)*),
+                > + use<>,
+            ) {
+                let (__mochi_y, __mochi_g) = super::#vag(#(::core::clone::Clone::clone(&#names)),*);
+                let __mochi_saved: ::std::vec::Vec<f64> = #saved;
+                #(#own_lets)*
+                let __mochi_pb = ::mochi::__private::#pb_ctor(
+                    move |(__mochi_dy, __mochi_dg): <(f64, #grad_t) as ::mochi::Tangent>::Tangent,
+                          (#(#ds,)*): (#(&mut #arg_ts,)*)| {
+                        #bind_c
+                        let mut __mochi_v = ::std::vec::Vec::new();
+                        #(#flat)*
+                        let mut __mochi_h = #hvp_flat;
+                        for (__mochi_hi, __mochi_gi) in __mochi_h.iter_mut().zip(&__mochi_saved) {
+                            *__mochi_hi += __mochi_dy * __mochi_gi;
+                        }
+                        let mut __mochi_at = 0usize;
+                        #(#accs)*
+                        let _ = __mochi_at;
+                    },
+                );
+                ((__mochi_y, __mochi_g), __mochi_pb)
+            }
+        }
+    }
 }

@@ -497,7 +497,10 @@ impl<'a> Writer<'a> {
                 };
                 return quote_spanned!(span=> ::mochi::__private::#f::<#t>());
             }
-            _ => self.float_ty.map(|t| t.to_string()),
+            _ => match self.float_ty {
+                Some(t) => return crate::twin::typed_float(v, t, span),
+                None => None,
+            },
         };
         let lit = syn::LitFloat::new(&format!("{v}{}", suffix.unwrap_or_default()), span);
         quote_spanned!(span=> #lit)

@@ -16,6 +16,7 @@ mod generics;
 mod higher;
 mod iterchain;
 mod lower;
+mod twin;
 mod valid;
 
 use proc_macro::TokenStream;

@@ -198,6 +198,14 @@ impl<const N: usize> Neg for Dual<N> {
     }
 }
 
+impl<const N: usize> Neg for &Dual<N> {
+    type Output = Dual<N>;
+    #[inline]
+    fn neg(self) -> Dual<N> {
+        -*self
+    }
+}
+
 impl<const N: usize> Add for Dual<N> {
     type Output = Self;
     #[inline]
@@ -282,6 +290,39 @@ macro_rules! mixed_and_assign {
             #[inline]
             fn $assign_method(&mut self, rhs: f64) {
                 *self = $op::$method(*self, Self::constant(rhs));
+            }
+        }
+
+        // Through references, as `f64` has them (`a * &b`, `&a + &b`, `s += &x`), so
+        // that code written for `f64` runs on duals.
+        impl<'a, const N: usize> $op<&'a Dual<N>> for Dual<N> {
+            type Output = Self;
+            #[inline]
+            fn $method(self, rhs: &'a Dual<N>) -> Self {
+                $op::$method(self, *rhs)
+            }
+        }
+
+        impl<'a, const N: usize> $op<Dual<N>> for &'a Dual<N> {
+            type Output = Dual<N>;
+            #[inline]
+            fn $method(self, rhs: Dual<N>) -> Dual<N> {
+                $op::$method(*self, rhs)
+            }
+        }
+
+        impl<'a, 'b, const N: usize> $op<&'b Dual<N>> for &'a Dual<N> {
+            type Output = Dual<N>;
+            #[inline]
+            fn $method(self, rhs: &'b Dual<N>) -> Dual<N> {
+                $op::$method(*self, *rhs)
+            }
+        }
+
+        impl<'a, const N: usize> $assign<&'a Dual<N>> for Dual<N> {
+            #[inline]
+            fn $assign_method(&mut self, rhs: &'a Dual<N>) {
+                *self = $op::$method(*self, *rhs);
             }
         }
     )*};

@@ -30,6 +30,16 @@ pub fn first_partials(g: &[Dual<1>]) -> Vec<f64> {
     g.iter().map(|d| d.partials[0]).collect()
 }
 
+/// Appends a cotangent of `n` components to `out`, or `n` zeros for a structural zero
+/// (an empty cotangent).
+pub fn extend_dense(out: &mut Vec<f64>, cotangent: &[f64], n: usize) {
+    if cotangent.is_empty() {
+        out.resize(out.len() + n, 0.0);
+    } else {
+        out.extend_from_slice(cotangent);
+    }
+}
+
 /// The dense Hessian, `B` columns per reverse sweep: `gradient` is the function's
 /// gradient on `Dual<B>`, called with `xᵢ + Σₖ [i = c + k] εₖ` for each block of
 /// columns starting at `c`.

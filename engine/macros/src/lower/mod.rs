@@ -731,9 +731,7 @@ impl Lowerer {
                 lit: syn::Lit::Float(f),
                 ..
             }) if f.suffix().is_empty() => {
-                let v = f.base10_digits();
-                let lit = syn::LitFloat::new(&format!("{v}{ty}"), f.span());
-                Some(quote!(#lit))
+                Some(crate::twin::typed_float(f.base10_digits(), ty, f.span()))
             }
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
                 let inner = self.typed_literal(&u.expr)?;

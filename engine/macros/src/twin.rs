@@ -1,0 +1,692 @@
+//! The generic twin of a function over `f64`: the same function with `f64` replaced by
+//! a type parameter, so that its forward-mode and forward-over-reverse companions
+//! (`jvp`, `hvp`, `hessian`, `jacobian`) can run it on `Dual` numbers.
+//!
+//! A generic function is its own twin. A non-generic one gets a twin when every part
+//! of it can change type: arguments `f64`, `&[f64]`, `&Vec<f64>`, `Vec<f64>` or of a
+//! type that carries no derivative; an `f64` or `Vec<f64>` result; a body of
+//! arithmetic, float methods that have rules, loops, branches, slices, `Vec`s and
+//! iterator chains. Float literals and constants become `lit::<T>(..)`, `f64::m(a, ..)`
+//! becomes `a.m(..)`. Anything else (a call to another function, a struct, an array
+//! type, a cast of a float to an integer, …) gives a reason instead of a twin, and the
+//! companions then say that reason where they are called.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, ToTokens};
+use std::collections::HashSet;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
+use syn::{Expr, FnArg, ItemFn, Pat, ReturnType, Type};
+
+/// The name of the twin's scalar parameter.
+pub const PARAM: &str = "__MochiT";
+
+/// Float methods that have scalar rules (and so exist on every `Scalar`), or that carry
+/// no derivative.
+const FLOAT_METHODS: &[&str] = &[
+    "abs",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "cbrt",
+    "ceil",
+    "clamp",
+    "copysign",
+    "cos",
+    "cosh",
+    "exp",
+    "exp2",
+    "exp_m1",
+    "floor",
+    "fract",
+    "hypot",
+    "ln",
+    "ln_1p",
+    "log",
+    "log10",
+    "log2",
+    "max",
+    "min",
+    "mul_add",
+    "powf",
+    "powi",
+    "recip",
+    "round",
+    "signum",
+    "sin",
+    "sin_cos",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "to_degrees",
+    "to_radians",
+    "trunc",
+    "is_nan",
+    "is_finite",
+    "is_infinite",
+    "is_sign_positive",
+    "is_sign_negative",
+    "partial_cmp",
+];
+
+/// Methods of slices, `Vec`s, iterators and `Option`s that work for any element type.
+const SEQ_METHODS: &[&str] = &[
+    "len",
+    "is_empty",
+    "iter",
+    "into_iter",
+    "iter_mut",
+    "map",
+    "sum",
+    "product",
+    "zip",
+    "enumerate",
+    "fold",
+    "rev",
+    "skip",
+    "take",
+    "step_by",
+    "copied",
+    "cloned",
+    "collect",
+    "windows",
+    "chunks",
+    "chunks_exact",
+    "first",
+    "last",
+    "unwrap",
+    "push",
+    "clone",
+    "to_vec",
+    "to_owned",
+    "swap",
+    "max_by",
+    "min_by",
+    "reduce",
+    "for_each",
+    "filter",
+    "count",
+    "split_at",
+    "get",
+    "as_slice",
+    "fill",
+    "copy_from_slice",
+    "is_some",
+    "is_none",
+    "unwrap_or",
+    "expect",
+    "pop",
+    "contains",
+    "cmp",
+    "min_by_key",
+    "max_by_key",
+    "abs_diff",
+    "pow",
+    "saturating_sub",
+    "wrapping_add",
+    "checked_sub",
+    "rem_euclid",
+    "div_euclid",
+];
+
+/// Methods whose results are never floats.
+const NOT_FLOAT_METHODS: &[&str] = &[
+    "len",
+    "is_empty",
+    "count",
+    "is_nan",
+    "is_finite",
+    "is_infinite",
+    "is_sign_positive",
+    "is_sign_negative",
+    "partial_cmp",
+    "is_some",
+    "is_none",
+    "contains",
+];
+
+/// Paths of calls that the twin keeps (they work for any element type).
+const KEPT_CALLS: &[&str] = &[
+    "Vec::new",
+    "Vec::with_capacity",
+    "Vec::from",
+    "std::mem::swap",
+    "std::mem::replace",
+    "mem::swap",
+    "mem::replace",
+    "core::mem::swap",
+    "core::mem::replace",
+    "std::cmp::min",
+    "std::cmp::max",
+    "Some",
+    "Ok",
+    "Err",
+];
+
+/// The float literal `digits` in the scalar type `ty`: a suffixed literal for `f64`
+/// and `f32`, `lit::<T>(digits)` for a twin's or a generic function's scalar.
+pub fn typed_float(digits: &str, ty: &syn::Ident, span: Span) -> TokenStream {
+    if ty == "f64" || ty == "f32" {
+        let lit = syn::LitFloat::new(&format!("{digits}{ty}"), span);
+        quote!(#lit)
+    } else {
+        let lit = syn::LitFloat::new(&format!("{digits}f64"), span);
+        quote!(::mochi::__private::lit::<#ty>(#lit))
+    }
+}
+
+/// The twin of `func`, or why there is none (with where to say it).
+pub fn make(func: &ItemFn) -> Result<ItemFn, (String, Span)> {
+    let sig = &func.sig;
+    if !sig.generics.params.is_empty() {
+        return Err(("it is generic".into(), sig.generics.span()));
+    }
+    let mut floats: HashSet<String> = HashSet::new();
+    for a in &sig.inputs {
+        let FnArg::Typed(pt) = a else {
+            return Err(("it is a method".into(), a.span()));
+        };
+        let name = match &*pt.pat {
+            Pat::Ident(pi) => pi.ident.to_string(),
+            _ => return Err(("an argument is a pattern".into(), pt.pat.span())),
+        };
+        match arg_kind(&pt.ty) {
+            Some(true) => {
+                floats.insert(name);
+            }
+            Some(false) => {}
+            None => {
+                return Err((
+                    format!(
+                        "the argument `{name}` has the type `{}`",
+                        pt.ty.to_token_stream()
+                    ),
+                    pt.ty.span(),
+                ))
+            }
+        }
+    }
+    match &sig.output {
+        ReturnType::Type(_, t) if is_f64(t) || vec_of_f64(t) => {}
+        other => {
+            return Err((
+                "its result is not an `f64` or a `Vec<f64>`".into(),
+                other.span(),
+            ))
+        }
+    }
+    float_locals(&func.block, &mut floats);
+    let mut twin = func.clone();
+    let mut rw = Rewrite {
+        floats: &floats,
+        closures: closure_locals(&func.block),
+        error: None,
+    };
+    for a in &mut twin.sig.inputs {
+        rw.visit_fn_arg_mut(a);
+    }
+    rw.visit_return_type_mut(&mut twin.sig.output);
+    rw.visit_block_mut(&mut twin.block);
+    if let Some(e) = rw.error {
+        return Err(e);
+    }
+    let t = syn::Ident::new(PARAM, Span::call_site());
+    twin.sig.ident = quote::format_ident!("__mochi_twin_{}", func.sig.ident);
+    // `f64` has the operators through references and sums of references; the twin's
+    // scalar must too (`Dual` has them).
+    twin.sig.generics = syn::parse_quote!(<#t: ::mochi::num_traits::Float + ::mochi::Scalar>);
+    twin.sig.generics.where_clause = Some(syn::parse_quote! {
+        where
+            for<'__a> #t: ::core::ops::Add<&'__a #t, Output = #t>
+                + ::core::ops::Sub<&'__a #t, Output = #t>
+                + ::core::ops::Mul<&'__a #t, Output = #t>
+                + ::core::ops::Div<&'__a #t, Output = #t>
+                + ::core::ops::AddAssign<&'__a #t>
+                + ::core::ops::SubAssign<&'__a #t>
+                + ::core::ops::MulAssign<&'__a #t>
+                + ::core::ops::DivAssign<&'__a #t>
+                + ::core::iter::Sum<&'__a #t>
+                + ::core::iter::Product<&'__a #t>,
+            for<'__a> &'__a #t: ::core::ops::Add<#t, Output = #t>
+                + ::core::ops::Sub<#t, Output = #t>
+                + ::core::ops::Mul<#t, Output = #t>
+                + ::core::ops::Div<#t, Output = #t>
+                + ::core::ops::Add<&'__a #t, Output = #t>
+                + ::core::ops::Sub<&'__a #t, Output = #t>
+                + ::core::ops::Mul<&'__a #t, Output = #t>
+                + ::core::ops::Div<&'__a #t, Output = #t>
+                + ::core::ops::Neg<Output = #t>,
+    });
+    twin.attrs.retain(|a| !a.path().is_ident("doc"));
+    twin.attrs.push(syn::parse_quote!(#[doc(hidden)]));
+    twin.vis = syn::Visibility::Inherited;
+    Ok(twin)
+}
+
+/// `Some(true)` for an argument type that carries floats and can change type, `Some(false)`
+/// for one that carries no derivative, `None` otherwise.
+fn arg_kind(ty: &Type) -> Option<bool> {
+    if crate::activity::type_is_inactive(ty) {
+        return Some(false);
+    }
+    if is_f64(ty) || vec_of_f64(ty) {
+        return Some(true);
+    }
+    match ty {
+        Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
+            Type::Slice(s) if is_f64(&s.elem) => Some(true),
+            other if vec_of_f64(other) => Some(true),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn is_f64(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("f64"))
+}
+
+fn vec_of_f64(ty: &Type) -> bool {
+    let Type::Path(p) = ty else { return false };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) if last.ident == "Vec" && a.args.len() == 1 => {
+            matches!(&a.args[0], syn::GenericArgument::Type(t) if is_f64(t))
+        }
+        _ => false,
+    }
+}
+
+/// Every name that may hold a float: the float arguments, and (to a fixpoint) every
+/// local bound or assigned from an expression with a float literal, an `f64` path, a
+/// cast to `f64`, or a name already in the set.
+fn float_locals(block: &syn::Block, names: &mut HashSet<String>) {
+    struct Binds(Vec<(HashSet<String>, Expr)>);
+    impl<'a> Visit<'a> for Binds {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            if let Some(init) = &l.init {
+                self.0.push((pat_names(&l.pat), (*init.expr).clone()));
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
+            self.0.push((expr_names(&a.left), (*a.right).clone()));
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
+            self.0.push((pat_names(&f.pat), (*f.expr).clone()));
+            syn::visit::visit_expr_for_loop(self, f);
+        }
+    }
+    let mut b = Binds(Vec::new());
+    b.visit_block(block);
+    loop {
+        let before = names.len();
+        for (targets, e) in &b.0 {
+            if floaty(e, names) {
+                names.extend(targets.iter().cloned());
+            }
+        }
+        if names.len() == before {
+            break;
+        }
+    }
+}
+
+/// Whether `e` may evaluate to (or contain) a float.
+fn floaty(e: &Expr, names: &HashSet<String>) -> bool {
+    struct F<'a> {
+        names: &'a HashSet<String>,
+        found: bool,
+    }
+    impl<'a> Visit<'a> for F<'_> {
+        fn visit_lit(&mut self, l: &'a syn::Lit) {
+            if matches!(l, syn::Lit::Float(_)) {
+                self.found = true;
+            }
+        }
+        fn visit_path(&mut self, p: &'a syn::Path) {
+            if p.segments.iter().any(|s| s.ident == "f64") {
+                self.found = true;
+            }
+            if let Some(i) = p.get_ident() {
+                if self.names.contains(&i.to_string()) {
+                    self.found = true;
+                }
+            }
+            syn::visit::visit_path(self, p);
+        }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            // Counts, lengths and tests are integers or booleans whatever they look at.
+            let name = m.method.to_string();
+            if !NOT_FLOAT_METHODS.contains(&name.as_str()) {
+                syn::visit::visit_expr_method_call(self, m);
+            }
+        }
+        fn visit_macro(&mut self, m: &'a syn::Macro) {
+            if m.tokens.to_string().contains('.') || mentions(&m.tokens, self.names) {
+                self.found = true;
+            }
+        }
+    }
+    let mut f = F {
+        names,
+        found: false,
+    };
+    f.visit_expr(e);
+    f.found
+}
+
+fn mentions(ts: &TokenStream, names: &HashSet<String>) -> bool {
+    ts.clone().into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => names.contains(&i.to_string()),
+        proc_macro2::TokenTree::Group(g) => mentions(&g.stream(), names),
+        _ => false,
+    })
+}
+
+/// Names bound by `let name = |..| ..`.
+fn closure_locals(block: &syn::Block) -> HashSet<String> {
+    struct C(HashSet<String>);
+    impl<'a> Visit<'a> for C {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            if let (Pat::Ident(p), Some(init)) = (&l.pat, &l.init) {
+                if matches!(&*init.expr, Expr::Closure(_)) {
+                    self.0.insert(p.ident.to_string());
+                }
+            }
+            syn::visit::visit_local(self, l);
+        }
+    }
+    let mut c = C(HashSet::new());
+    c.visit_block(block);
+    c.0
+}
+
+fn pat_names(p: &Pat) -> HashSet<String> {
+    struct N(HashSet<String>);
+    impl<'a> Visit<'a> for N {
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            self.0.insert(p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut n = N(HashSet::new());
+    n.visit_pat(p);
+    n.0
+}
+
+fn expr_names(e: &Expr) -> HashSet<String> {
+    crate::activity::root_name(e).into_iter().collect()
+}
+
+/// Rewrites the body for the twin, or records why it cannot.
+struct Rewrite<'a> {
+    floats: &'a HashSet<String>,
+    /// Locals bound to closures (their calls are inlined by the derivation).
+    closures: HashSet<String>,
+    error: Option<(String, Span)>,
+}
+
+impl Rewrite<'_> {
+    fn fail(&mut self, why: String, span: Span) {
+        if self.error.is_none() {
+            self.error = Some((why, span));
+        }
+    }
+
+    fn lit(inner: TokenStream) -> Expr {
+        let t = syn::Ident::new(PARAM, Span::call_site());
+        syn::parse_quote!(::mochi::__private::lit::<#t>(#inner))
+    }
+
+    /// `vec![..]` and the assertion macros: their arguments are rewritten as expressions.
+    fn rewrite_macro(&mut self, m: &mut syn::Macro) {
+        let name = m
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        let listed = [
+            "vec",
+            "assert",
+            "assert_eq",
+            "assert_ne",
+            "debug_assert",
+            "debug_assert_eq",
+            "debug_assert_ne",
+        ];
+        if !listed.contains(&name.as_str()) {
+            self.fail(format!("it uses the macro `{name}!`"), m.span());
+            return;
+        }
+        if name == "vec" {
+            // `vec![e; n]`
+            if let Ok(rep) = syn::parse2::<RepeatArgs>(m.tokens.clone()) {
+                let (mut e, n) = (rep.elem, rep.len);
+                self.visit_expr_mut(&mut e);
+                m.tokens = quote!(#e; #n);
+                return;
+            }
+        }
+        let parser = Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+        match syn::parse::Parser::parse2(parser, m.tokens.clone()) {
+            Ok(mut args) => {
+                for a in args.iter_mut() {
+                    // A message's format string stays as written.
+                    if !matches!(
+                        a,
+                        Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Str(_),
+                            ..
+                        })
+                    ) {
+                        self.visit_expr_mut(a);
+                    }
+                }
+                m.tokens = args.to_token_stream();
+            }
+            Err(_) => self.fail(
+                format!("its `{name}!` is not a list of expressions"),
+                m.span(),
+            ),
+        }
+    }
+}
+
+struct RepeatArgs {
+    elem: Expr,
+    len: Expr,
+}
+
+impl syn::parse::Parse for RepeatArgs {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let elem = input.parse()?;
+        input.parse::<syn::Token![;]>()?;
+        let len = input.parse()?;
+        Ok(RepeatArgs { elem, len })
+    }
+}
+
+fn path_string(p: &syn::Path) -> String {
+    p.segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// `f64::CONST`, `std::f64::consts::PI` and the like: a float constant.
+fn is_float_constant(p: &syn::Path) -> bool {
+    let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+    segs.iter().any(|s| s == "f64")
+        && segs.last().is_some_and(|l| {
+            l.chars()
+                .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
+        })
+}
+
+impl VisitMut for Rewrite<'_> {
+    fn visit_type_mut(&mut self, ty: &mut Type) {
+        if is_f64(ty) {
+            let t = syn::Ident::new(PARAM, ty.span());
+            *ty = syn::parse_quote!(#t);
+            return;
+        }
+        if let Type::Path(p) = ty {
+            if p.path.is_ident("f32") {
+                self.fail("it also uses `f32`".into(), p.span());
+                return;
+            }
+        }
+        if let Type::Array(a) = ty {
+            self.fail(
+                format!("it uses the array type `{}`", a.to_token_stream()),
+                a.span(),
+            );
+            return;
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
+    }
+
+    fn visit_pat_mut(&mut self, p: &mut Pat) {
+        if let Pat::Lit(l) = p {
+            if matches!(l.lit, syn::Lit::Float(_)) {
+                self.fail("a pattern matches a float literal".into(), l.span());
+                return;
+            }
+        }
+        if let Pat::Range(r) = p {
+            self.fail("a pattern matches a range".into(), r.span());
+            return;
+        }
+        syn::visit_mut::visit_pat_mut(self, p);
+    }
+
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        self.rewrite_macro(m);
+    }
+
+    fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
+        if let syn::Stmt::Item(i) = s {
+            self.fail("it declares an item inside its body".into(), i.span());
+            return;
+        }
+        syn::visit_mut::visit_stmt_mut(self, s);
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        match e {
+            Expr::Lit(l) => {
+                if let syn::Lit::Float(f) = &l.lit {
+                    match f.suffix() {
+                        "" | "f64" => {
+                            let inner = quote!(#f);
+                            *e = Self::lit(inner);
+                        }
+                        _ => self.fail("it uses an `f32` literal".into(), f.span()),
+                    }
+                }
+            }
+            Expr::Cast(c) => {
+                let mentions_float = floaty(&c.expr, self.floats);
+                if is_f64(&c.ty) {
+                    if mentions_float {
+                        self.fail("it casts a float with `as f64`".into(), c.as_token.span);
+                        return;
+                    }
+                    let inner = quote!(#c);
+                    *e = Self::lit(inner);
+                } else if mentions_float {
+                    self.fail(
+                        format!("it casts a float with `as {}`", c.ty.to_token_stream()),
+                        c.as_token.span,
+                    );
+                }
+            }
+            Expr::Path(p) if p.qself.is_none() => {
+                if is_float_constant(&p.path) {
+                    let inner = quote!(#p);
+                    *e = Self::lit(inner);
+                } else if p.path.segments.len() > 1
+                    && p.path.segments.iter().any(|s| s.ident == "f64")
+                {
+                    self.fail(
+                        format!("it names `{}` as a value", path_string(&p.path)),
+                        p.span(),
+                    );
+                }
+            }
+            Expr::Call(c) => {
+                let Expr::Path(fp) = &*c.func else {
+                    self.fail("it calls a function value".into(), c.func.span());
+                    return;
+                };
+                let path = path_string(&fp.path);
+                let segs: Vec<String> = fp
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                if segs.len() == 2 && segs[0] == "f64" {
+                    if segs[1] == "from" && !c.args.iter().any(|a| floaty(a, self.floats)) {
+                        let inner = quote!(#c);
+                        *e = Self::lit(inner);
+                        return;
+                    }
+                    if !FLOAT_METHODS.contains(&segs[1].as_str()) || c.args.is_empty() {
+                        self.fail(format!("it calls `{path}`"), c.span());
+                        return;
+                    }
+                    // `f64::max(a, b)` → `(a).max(b)`.
+                    let mut args: Vec<Expr> = c.args.iter().cloned().collect();
+                    for a in &mut args {
+                        self.visit_expr_mut(a);
+                    }
+                    let recv = args.remove(0);
+                    let m = syn::Ident::new(&segs[1], fp.span());
+                    *e = syn::parse_quote!((#recv).#m(#(#args),*));
+                    return;
+                }
+                let integer_type = segs.len() == 2
+                    && [
+                        "usize", "isize", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64",
+                    ]
+                    .contains(&segs[0].as_str());
+                let closure = segs.len() == 1 && self.closures.contains(&segs[0]);
+                if !(KEPT_CALLS.contains(&path.as_str()) || integer_type || closure) {
+                    self.fail(
+                        format!("it calls `{path}`, whose twin is not known"),
+                        c.func.span(),
+                    );
+                    return;
+                }
+                syn::visit_mut::visit_expr_mut(self, e);
+            }
+            Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                if !(FLOAT_METHODS.contains(&name.as_str()) || SEQ_METHODS.contains(&name.as_str()))
+                {
+                    self.fail(format!("it calls the method `{name}`"), m.method.span());
+                    return;
+                }
+                syn::visit_mut::visit_expr_mut(self, e);
+            }
+            Expr::Struct(s) => self.fail("it builds a struct".into(), s.span()),
+            Expr::Array(a) => self.fail("it builds an array".into(), a.span()),
+            Expr::Repeat(r) => self.fail("it builds an array".into(), r.span()),
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+}

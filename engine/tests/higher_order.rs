@@ -1,0 +1,303 @@
+//! Higher-order companions of functions written over `f64` (no generics): `jvp`, `hvp`,
+//! `hessian`, `value_gradient_and_hessian`, `jacobian`, with several arguments and
+//! arguments that carry no derivative; and nested differentiation, a differentiable
+//! function that calls another's `gradient` or `value_and_gradient`.
+//!
+//! Every Hessian is checked against central differences of the derived gradient and,
+//! where one exists, a closed form; every `hvp` against `H·v`; every `jvp` against
+//! `∇f·v` or `J·v`; every nested gradient against central differences of the function.
+
+#![allow(clippy::needless_range_loop)]
+
+use mochi::prelude::*;
+use ndarray::Array2;
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))
+}
+
+fn assert_matrix_close(a: &Array2<f64>, b: &Array2<f64>, tol: f64) {
+    assert_eq!(a.dim(), b.dim());
+    for ((i, j), v) in a.indexed_iter() {
+        assert!(
+            close(*v, b[[i, j]], tol),
+            "[{i}, {j}]: {v} vs {}",
+            b[[i, j]]
+        );
+    }
+}
+
+/// Central differences of a gradient laid out as one vector: the Hessian's columns.
+fn hessian_by_differences(x: &[f64], grad: impl Fn(&[f64]) -> Vec<f64>) -> Array2<f64> {
+    let n = x.len();
+    let mut h = Array2::zeros((n, n));
+    for j in 0..n {
+        let step = 1e-5 * (1.0 + x[j].abs());
+        let mut up = x.to_vec();
+        let mut down = x.to_vec();
+        up[j] += step;
+        down[j] -= step;
+        let (gu, gd) = (grad(&up), grad(&down));
+        for i in 0..n {
+            h[[i, j]] = (gu[i] - gd[i]) / (2.0 * step);
+        }
+    }
+    h
+}
+
+fn derivative_by_differences(x: f64, f: impl Fn(f64) -> f64) -> f64 {
+    let h = 1e-6 * (1.0 + x.abs());
+    (f(x + h) - f(x - h)) / (2.0 * h)
+}
+
+#[differentiable]
+fn rosenbrock(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let a = x[i + 1] - x[i] * x[i];
+        let b = 1.0 - x[i];
+        s += 100.0 * a * a + b * b;
+    }
+    s
+}
+
+fn rosenbrock_hessian(x: &[f64]) -> Array2<f64> {
+    let n = x.len();
+    let mut h = Array2::zeros((n, n));
+    for i in 0..n - 1 {
+        h[[i, i]] += 1200.0 * x[i] * x[i] - 400.0 * x[i + 1] + 2.0;
+        h[[i, i + 1]] -= 400.0 * x[i];
+        h[[i + 1, i]] -= 400.0 * x[i];
+        h[[i + 1, i + 1]] += 200.0;
+    }
+    h
+}
+
+#[test]
+fn the_hessian_of_rosenbrock_over_f64_is_the_closed_form() {
+    let x = [1.2, 0.8, -0.5, 0.3, 2.0, -1.1];
+    let h = rosenbrock::hessian(&x);
+    assert_matrix_close(&h, &rosenbrock_hessian(&x), 1e-12);
+    assert_matrix_close(&h, &h.t().to_owned(), 0.0);
+    let (y, g, h2) = rosenbrock::value_gradient_and_hessian(&x);
+    assert_eq!(y, rosenbrock(&x));
+    assert_eq!(g, rosenbrock::gradient(&x));
+    assert_matrix_close(&h2, &h, 0.0);
+    // H·v and ∇f·v.
+    let v = [0.5, -1.0, 0.25, 2.0, -0.5, 1.5];
+    let hv = rosenbrock::hvp(&x, &v);
+    let want = h.dot(&ndarray::arr1(&v));
+    for i in 0..x.len() {
+        assert!(close(hv[i], want[i], 1e-12));
+    }
+    let (y, dy) = rosenbrock::jvp(&x, &v);
+    let dot: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+    assert_eq!(y, rosenbrock(&x));
+    assert!(close(dy, dot, 1e-12));
+}
+
+/// A loss over weights, a bias, data and a count: iterator chains, a cast of a count,
+/// `f64::max`, a local closure, and a `Vec` built with `vec![..]`.
+#[differentiable]
+fn softplus_loss(w: &[f64], b: f64, x: &[f64], n: usize) -> f64 {
+    let sp = |t: f64| (1.0 + t.exp()).ln();
+    let mut z = vec![0.0; n];
+    for i in 0..n {
+        z[i] = w[i % w.len()] * x[i] + b;
+    }
+    let total: f64 = z.iter().map(|&t| sp(t)).sum();
+    let reg = w.iter().map(|v| v * v).sum::<f64>() * 0.5;
+    total / n as f64 + f64::max(reg, 0.0) + (b * b).sqrt().powi(3)
+}
+
+fn softplus_loss_flat(v: &[f64], n: usize) -> Vec<f64> {
+    let (w, rest) = v.split_at(2);
+    let (b, x) = (rest[0], &rest[1..]);
+    let (gw, gb, gx, _) = softplus_loss::gradient(w, b, x, n);
+    let mut g = gw;
+    g.push(gb);
+    g.extend(gx);
+    g
+}
+
+#[test]
+fn hessians_over_several_arguments_lay_them_end_to_end() {
+    let (w, b, x, n) = ([0.4, -0.7], 0.3, [1.0, -2.0, 0.5, 1.5], 4);
+    let h = softplus_loss::hessian(&w, b, &x, n);
+    assert_eq!(h.dim(), (7, 7));
+    let mut flat = w.to_vec();
+    flat.push(b);
+    flat.extend(x);
+    let want = hessian_by_differences(&flat, |v| softplus_loss_flat(v, n));
+    assert_matrix_close(&h, &want, 1e-6);
+    // hvp takes one direction per differentiable argument and answers in the same shape.
+    let (vw, vb, vx) = ([1.0, 0.5], -2.0, [0.0, 1.0, -1.0, 0.25]);
+    let (hw, hb, hx) = softplus_loss::hvp(&w, b, &x, n, (&vw, vb, &vx));
+    let mut v = vw.to_vec();
+    v.push(vb);
+    v.extend(vx);
+    let hv = h.dot(&ndarray::arr1(&v));
+    let got: Vec<f64> = hw
+        .iter()
+        .chain([hb].iter())
+        .chain(hx.iter())
+        .copied()
+        .collect();
+    for i in 0..7 {
+        assert!(close(got[i], hv[i], 1e-12), "{i}: {} vs {}", got[i], hv[i]);
+    }
+    let (y, dy) = softplus_loss::jvp(&w, b, &x, n, (&vw, vb, &vx));
+    let g = softplus_loss_flat(&flat, n);
+    let dot: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+    assert!(close(y, softplus_loss(&w, b, &x, n), 1e-15));
+    assert!(close(dy, dot, 1e-12));
+}
+
+/// A scalar function of a scalar: `hessian` is 1×1.
+#[differentiable]
+fn bump(t: f64) -> f64 {
+    if t > 0.0 {
+        (-1.0 / (1.0 + t * t)).exp() * t.sin()
+    } else {
+        t.tanh() * 0.5
+    }
+}
+
+#[test]
+fn scalar_functions_have_second_derivatives() {
+    for t in [-1.3, -0.2, 0.4, 2.5] {
+        let d2 = derivative_by_differences(t, bump::gradient);
+        assert!(close(bump::hvp(t, 1.0), d2, 1e-7), "{t}");
+        assert!(close(bump::hessian(t)[[0, 0]], d2, 1e-7));
+        let (y, dy) = bump::jvp(t, 2.0);
+        assert_eq!(y, bump(t));
+        assert!(close(dy, 2.0 * bump::gradient(t), 1e-12));
+    }
+}
+
+/// Residuals of an exponential decay fit: a vector output gets `jacobian` and `jvp`.
+#[differentiable]
+fn decay_residuals(p: &[f64], t: &[f64], y: &[f64]) -> Vec<f64> {
+    let mut r = vec![0.0; t.len()];
+    for i in 0..t.len() {
+        r[i] = p[0] * (-p[1] * t[i]).exp() + p[2] - y[i];
+    }
+    r
+}
+
+#[test]
+fn jacobians_of_vector_functions_over_f64() {
+    let (p, t, y) = ([2.0, 0.7, 0.1], [0.0, 0.5, 1.0, 2.0], [2.1, 1.5, 1.1, 0.6]);
+    let (r, j) = decay_residuals::jacobian(&p, &t, &y);
+    assert_eq!(r, decay_residuals(&p, &t, &y));
+    // Columns: p (3), t (4), y (4).
+    assert_eq!(j.dim(), (4, 11));
+    for i in 0..4 {
+        let e = (-p[1] * t[i]).exp();
+        assert!(close(j[[i, 0]], e, 1e-14));
+        assert!(close(j[[i, 1]], -p[0] * t[i] * e, 1e-14));
+        assert!(close(j[[i, 2]], 1.0, 1e-14));
+        assert!(close(j[[i, 3 + i]], -p[0] * p[1] * e, 1e-14));
+        assert!(close(j[[i, 7 + i]], -1.0, 1e-14));
+    }
+    let v = ([0.5, -1.0, 2.0], [0.0; 4], [1.0, 0.0, 0.0, -1.0]);
+    let (r2, jv) = decay_residuals::jvp(&p, &t, &y, (&v.0, &v.1, &v.2));
+    assert_eq!(r2, r);
+    let mut flat = v.0.to_vec();
+    flat.extend(v.1);
+    flat.extend(v.2);
+    let want = j.dot(&ndarray::arr1(&flat));
+    for i in 0..4 {
+        assert!(close(jv[i], want[i], 1e-13));
+    }
+}
+
+#[differentiable]
+fn plus(x: f64, y: f64) -> f64 {
+    x + y
+}
+
+/// d/dx (x · d/dy (x + y)) = 1; with the inner derivative confused with the outer
+/// one it would be 2.
+#[differentiable]
+fn outer_times_inner_derivative(x: f64) -> f64 {
+    let (_, dy) = plus::gradient(x, 1.0);
+    x * dy
+}
+
+#[test]
+fn nested_gradients_do_not_confuse_perturbations() {
+    for x in [-2.0, 0.0, 3.5] {
+        assert_eq!(outer_times_inner_derivative::gradient(x), 1.0);
+    }
+}
+
+#[differentiable]
+fn saddle_energy(x: f64, y: f64) -> f64 {
+    (x - y).powi(2) + (1.5 * y).sin() + 0.1 * x * y * y
+}
+
+/// The value after gradient steps in `y` at fixed `x`: gradient descent inside the
+/// objective, as in GradBench's `saddle`.
+#[differentiable]
+fn after_descent(x: f64) -> f64 {
+    let mut y = 0.0;
+    for _ in 0..12 {
+        let (_, gy) = saddle_energy::gradient(x, y);
+        y -= 0.2 * gy;
+    }
+    saddle_energy(x, y)
+}
+
+#[test]
+fn gradients_through_an_inner_gradient_descent() {
+    for x in [-0.8, 0.3, 1.7] {
+        let want = derivative_by_differences(x, after_descent);
+        let got = after_descent::gradient(x);
+        assert!(close(got, want, 1e-7), "{x}: {got} vs {want}");
+    }
+}
+
+#[differentiable]
+fn energy(x: &[f64]) -> f64 {
+    let mut e = 0.0;
+    for i in 0..x.len() {
+        e += x[i].powi(4) / 4.0 - x[i] * x[i];
+        if i > 0 {
+            e += 0.5 * (x[i] - x[i - 1]).powi(2);
+        }
+    }
+    e
+}
+
+/// A loss of one gradient step on `energy`, and of its value: `gradient` and
+/// `value_and_gradient` of another function inside a differentiable one.
+#[differentiable]
+fn step_loss(x: &[f64], rate: f64) -> f64 {
+    let g = energy::gradient(x);
+    let (e, g2) = energy::value_and_gradient(x);
+    let mut s = e * rate;
+    for i in 0..x.len() {
+        let xi = x[i] - rate * g[i];
+        s += xi * xi + 0.1 * g2[i];
+    }
+    s
+}
+
+#[test]
+fn gradients_through_gradient_and_value_and_gradient_calls() {
+    let x = [0.9, -0.4, 1.3, 0.2];
+    let rate = 0.15;
+    let (gx, grate) = step_loss::gradient(&x, rate);
+    for j in 0..x.len() {
+        let f = |t: f64| {
+            let mut y = x;
+            y[j] = t;
+            step_loss(&y, rate)
+        };
+        let want = derivative_by_differences(x[j], f);
+        assert!(close(gx[j], want, 1e-7), "{j}: {} vs {want}", gx[j]);
+    }
+    let want = derivative_by_differences(rate, |r| step_loss(&x, r));
+    assert!(close(grate, want, 1e-7));
+}
