@@ -10,6 +10,7 @@ pub mod args;
 pub mod cases;
 pub mod cell;
 pub mod columns;
+pub mod higher;
 pub mod jax;
 pub mod plot;
 pub mod programs;

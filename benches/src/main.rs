@@ -36,6 +36,8 @@ fn main_inner() -> Result<(), String> {
         };
         let rows = mochi_benches::programs::measure(budget)?;
         print!("{}", mochi_benches::programs::table(&rows));
+        let rows = mochi_benches::higher::measure(budget);
+        print!("\n{}", mochi_benches::higher::table(&rows));
         return Ok(());
     }
     let retry = std::env::var("MOCHI_RETRY_CASES").ok();
@@ -144,6 +146,9 @@ fn main_inner() -> Result<(), String> {
         eprintln!("timing the programs table");
         let rows = mochi_benches::programs::measure(budget)?;
         print!("\n{}", mochi_benches::programs::table(&rows));
+        eprintln!("timing the second-order table");
+        let rows = mochi_benches::higher::measure(budget);
+        print!("\n{}", mochi_benches::higher::table(&rows));
     }
     if let Some(path) = &cli.json {
         std::fs::write(path, report.to_json_string() + "\n")

@@ -359,7 +359,8 @@ fn mlp_inlined(theta: &[f64], xs: &[f64], ys: &[f64]) -> f64 {
 // ------------------------------------------------------------------ the table
 
 /// Deterministic inputs in `[-scale, scale]`.
-fn values(n: usize, seed: u64, scale: f64) -> Vec<f64> {
+/// Deterministic inputs in `[-scale, scale)`.
+pub fn values(n: usize, seed: u64, scale: f64) -> Vec<f64> {
     let mut s = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
     (0..n)
         .map(|_| {
@@ -616,7 +617,8 @@ pub fn table(rows: &[Measured]) -> String {
     s
 }
 
-fn human(ns: f64) -> String {
+/// A duration in ns, in the unit that reads best.
+pub fn human(ns: f64) -> String {
     if ns >= 1e6 {
         format!("{:.2} ms", ns / 1e6)
     } else if ns >= 1e3 {

@@ -301,3 +301,31 @@ fn gradients_through_gradient_and_value_and_gradient_calls() {
     let want = derivative_by_differences(rate, |r| step_loss(&x, r));
     assert!(close(grate, want, 1e-7));
 }
+
+const SCALE: f64 = 2.5;
+const TERMS: usize = 3;
+
+/// Constants defined outside the function keep their type, so the function has no
+/// generic twin (and no Hessian); its gradient is unaffected.
+#[differentiable]
+fn uses_outside_constants(x: &[f64]) -> f64 {
+    use std::f64::consts;
+    let mut s = 0.0;
+    for i in 0..TERMS {
+        s += SCALE * x[i] * x[i] * consts::PI;
+    }
+    s
+}
+
+#[test]
+fn functions_without_a_twin_keep_their_gradient() {
+    let x = [0.5, -1.0, 2.0];
+    let g = uses_outside_constants::gradient(&x);
+    for i in 0..3 {
+        assert!(close(
+            g[i],
+            2.0 * SCALE * x[i] * std::f64::consts::PI,
+            1e-15
+        ));
+    }
+}

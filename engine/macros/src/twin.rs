@@ -224,7 +224,14 @@ pub fn make(func: &ItemFn) -> Result<ItemFn, (String, Span)> {
     }
     float_locals(&func.block, &mut floats);
     let mut twin = func.clone();
+    let mut bound = all_pattern_names(&func.block);
+    for a in &sig.inputs {
+        if let FnArg::Typed(pt) = a {
+            bound.extend(pat_names(&pt.pat));
+        }
+    }
     let mut rw = Rewrite {
+        bound,
         floats: &floats,
         closures: closure_locals(&func.block),
         error: None,
@@ -394,6 +401,20 @@ fn mentions(ts: &TokenStream, names: &HashSet<String>) -> bool {
     })
 }
 
+/// Every name a pattern in `block` binds (`let`, `for`, closures, `match`, `if let`).
+fn all_pattern_names(block: &syn::Block) -> HashSet<String> {
+    struct P(HashSet<String>);
+    impl<'a> Visit<'a> for P {
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            self.0.insert(p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut p = P(HashSet::new());
+    p.visit_block(block);
+    p.0
+}
+
 /// Names bound by `let name = |..| ..`.
 fn closure_locals(block: &syn::Block) -> HashSet<String> {
     struct C(HashSet<String>);
@@ -431,6 +452,9 @@ fn expr_names(e: &Expr) -> HashSet<String> {
 
 /// Rewrites the body for the twin, or records why it cannot.
 struct Rewrite<'a> {
+    /// The arguments and every name a pattern in the body binds: any other name is an
+    /// item outside the function (a constant, a static), whose type cannot change.
+    bound: HashSet<String>,
     floats: &'a HashSet<String>,
     /// Locals bound to closures (their calls are inlined by the derivation).
     closures: HashSet<String>,
@@ -625,6 +649,40 @@ impl VisitMut for Rewrite<'_> {
                         format!("it names `{}` as a value", path_string(&p.path)),
                         p.span(),
                     );
+                } else if let Some(i) = p.path.get_ident() {
+                    let name = i.to_string();
+                    if !self.bound.contains(&name) && name != "None" {
+                        self.fail(
+                            format!("it uses `{name}`, an item defined outside the function"),
+                            i.span(),
+                        );
+                    }
+                } else {
+                    // `usize::MAX`, `Ordering::Less` keep their type; a constant such as
+                    // `consts::PI` or `module::SCALE` may be a float that cannot change.
+                    let segs: Vec<String> = p
+                        .path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .collect();
+                    let integer_const = [
+                        "usize", "isize", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64",
+                    ]
+                    .contains(&segs[0].as_str());
+                    let last = &segs[segs.len() - 1];
+                    let screaming = last
+                        .chars()
+                        .all(|c| c.is_uppercase() || c == '_' || c.is_numeric());
+                    if screaming && !integer_const {
+                        self.fail(
+                            format!(
+                                "it uses `{}`, an item defined outside the function",
+                                path_string(&p.path)
+                            ),
+                            p.span(),
+                        );
+                    }
                 }
             }
             Expr::Call(c) => {
