@@ -79,8 +79,32 @@ thread_local! {
     static POOL: std::cell::RefCell<Pool> = std::cell::RefCell::new(Pool::default());
 }
 
-/// Buffers kept per site; more than this many live at once (deep recursion) are freed.
-const POOL_DEPTH: usize = 64;
+/// Buffers kept per site. A helper called inside a loop has one live buffer per call
+/// until the reverse sweep (10 000 for a GMM objective's `qtimesx` over 1 000 points
+/// and 10 components), and a pool shallower than that made every call beyond it
+/// allocate and grow its buffers anew on every gradient; the pool keeps what the
+/// largest computation on this thread needed, which [`release_pool`] gives back.
+const POOL_DEPTH: usize = 1 << 20;
+
+/// Frees the buffers this thread's tape pool keeps for reuse (the next gradient
+/// allocates them again). For a long-running thread that computed one very large
+/// gradient and will not compute another.
+///
+/// ```
+/// use mochi_core::kit::tape::{release_pool, Site, Stack};
+/// static SITE: Site = Site::new();
+/// let mut s = Stack::new(&SITE);
+/// s.push(1.0_f64);
+/// drop(s); // the buffer goes back to the pool
+/// release_pool(); // and is freed
+/// ```
+pub fn release_pool() {
+    let _ = POOL.try_with(|pool| {
+        if let Ok(mut pool) = pool.try_borrow_mut() {
+            *pool = Pool::default();
+        }
+    });
+}
 
 impl<T: 'static> Stack<T> {
     /// A stack for the save site `site`, reusing that site's pooled buffer.
