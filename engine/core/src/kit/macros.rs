@@ -42,7 +42,7 @@ macro_rules! __kit_rule_trait {
 /// Rules of one scalar argument: `Trait::method, Pullback: |x| forward, |x, y| dy/dx;`.
 ///
 /// Declares the trait (as [`rule_trait!`](crate::kit::rule_trait)), a pullback struct
-/// `Pullback<S>` that stores `x` and `y`, and implements both once for every
+/// `Pullback<S>` that stores `dy/dx` (computed beside the value in the forward sweep), and implements both once for every
 /// [`Scalar`](crate::Scalar) `S` (`f64`, `f32`, [`Dual`](crate::Dual)), so that generic
 /// code bounded by `Scalar` has the rule; the pullback adds `ȳ · dy/dx` into `x̄`.
 /// Inside the expressions `x` and `y` are of type `T`, a [`Real`](crate::Real) (the
@@ -57,11 +57,10 @@ macro_rules! __kit_unary_rules {
     )*) => {$(
         $crate::kit::rule_trait!($(#[$doc])* $Trait::$method);
 
-        #[doc = concat!("The pullback of [`", stringify!($Trait), "`]: holds `x` and `y`.")]
+        #[doc = concat!("The pullback of [`", stringify!($Trait), "`]: holds `dy/dx`.")]
         #[derive(Clone, Copy, Debug)]
         pub struct $Pullback<S> {
-            x: S,
-            y: S,
+            derivative: S,
         }
 
         impl<S, T> $Trait for $crate::Call<(&S,)>
@@ -75,8 +74,13 @@ macro_rules! __kit_unary_rules {
             fn $method(self) -> (S, $Pullback<S>) {
                 let x: S = *self.0 .0;
                 let $x: T = $crate::Scalar::as_real(x);
-                let y: S = S::of_real($forward);
-                (y, $Pullback { x, y })
+                let y: T = $forward;
+                // The derivative is computed here, beside the value: one float saved
+                // instead of two, and `sin x` and `cos x` of one `x` become one
+                // `sincos` call.
+                let ($px, $py): (T, T) = ($x, y);
+                let derivative = S::of_real($derivative);
+                (S::of_real(y), $Pullback { derivative })
             }
         }
 
@@ -91,8 +95,7 @@ macro_rules! __kit_unary_rules {
             // The derivative may be a constant such as −1 (`op_neg`).
             #[allow(clippy::neg_multiply)]
             fn pullback(self, dy: S, (dx,): (&mut S,)) {
-                let ($px, $py): (T, T) = (self.x.as_real(), self.y.as_real());
-                *dx += dy * S::of_real($derivative);
+                *dx += dy * self.derivative;
             }
         }
     )*};
@@ -102,7 +105,8 @@ macro_rules! __kit_unary_rules {
 /// `Trait::method, Pullback: |a, b| forward, |a, b, y| (∂y/∂a, ∂y/∂b);`.
 ///
 /// Like [`unary_rules!`](crate::kit::unary_rules): one blanket impl over
-/// [`Scalar`](crate::Scalar); the pullback stores `a`, `b` and `y` and adds `ȳ · ∂y/∂a`
+/// [`Scalar`](crate::Scalar); the pullback stores the partials (computed beside the
+/// value) and adds `ȳ · ∂y/∂a`
 /// into `ā` and `ȳ · ∂y/∂b` into `b̄`. The expressions see `T`, a
 /// [`Real`](crate::Real).
 #[doc(hidden)]
@@ -116,12 +120,11 @@ macro_rules! __kit_binary_rules {
     )*) => {$(
         $crate::kit::rule_trait!($(#[$doc])* $Trait::$method);
 
-        #[doc = concat!("The pullback of [`", stringify!($Trait), "`]: holds both arguments and `y`.")]
+        #[doc = concat!("The pullback of [`", stringify!($Trait), "`]: holds `∂y/∂a` and `∂y/∂b`.")]
         #[derive(Clone, Copy, Debug)]
         pub struct $Pullback<S> {
-            a: S,
-            b: S,
-            y: S,
+            dyda: S,
+            dydb: S,
         }
 
         impl<S, T> $Trait for $crate::Call<(&S, &S)>
@@ -135,8 +138,18 @@ macro_rules! __kit_binary_rules {
             fn $method(self) -> (S, $Pullback<S>) {
                 let (a, b): (S, S) = (*self.0 .0, *self.0 .1);
                 let ($a, $b): (T, T) = (a.as_real(), b.as_real());
-                let y: S = S::of_real($forward);
-                (y, $Pullback { a, b, y })
+                let y: T = $forward;
+                // The partials are computed here, beside the value (two floats saved
+                // instead of three; see `unary_rules!`).
+                let ($pa, $pb, $py): (T, T, T) = ($a, $b, y);
+                let (dyda, dydb): (T, T) = $partials;
+                (
+                    S::of_real(y),
+                    $Pullback {
+                        dyda: S::of_real(dyda),
+                        dydb: S::of_real(dydb),
+                    },
+                )
             }
         }
 
@@ -149,11 +162,8 @@ macro_rules! __kit_binary_rules {
             type Args = (S, S);
             #[inline(always)]
             fn pullback(self, dy: S, (da, db): (&mut S, &mut S)) {
-                let ($pa, $pb, $py): (T, T, T) =
-                    (self.a.as_real(), self.b.as_real(), self.y.as_real());
-                let (dyda, dydb): (T, T) = $partials;
-                *da += dy * S::of_real(dyda);
-                *db += dy * S::of_real(dydb);
+                *da += dy * self.dyda;
+                *db += dy * self.dydb;
             }
         }
     )*};
