@@ -83,8 +83,8 @@ pub fn parse_input<T: DeserializeOwned>(input: &Value) -> Result<T, EvalError> {
 pub type Evaluator = fn(&str, &Value) -> Result<Evaluation, EvalError>;
 
 /// The modules with an implementation, in GradBench's order.
-pub const IMPLEMENTED: [&str; 8] = [
-    "hello", "lse", "llsq", "det", "gmm", "ode", "kmeans", "lstm",
+pub const IMPLEMENTED: [&str; 9] = [
+    "hello", "lse", "llsq", "det", "gmm", "ode", "kmeans", "lstm", "ba",
 ];
 
 /// The GradBench modules this tool declines at `define`, and why.
@@ -93,12 +93,7 @@ pub const IMPLEMENTED: [&str; 8] = [
 /// scalar functions, one vector-Jacobian product per `pullback` call, and for functions
 /// generic over their scalar, forward-over-reverse Hessian products; there is no
 /// Jacobian companion and a `#[differentiable]` body cannot call a companion.
-pub const UNSUPPORTED: [(&str, &str); 4] = [
-    (
-        "ba",
-        "its `jacobian` function needs the sparse Jacobian of a vector-valued \
-         reprojection error; mochi has no Jacobian companion",
-    ),
+pub const UNSUPPORTED: [(&str, &str); 3] = [
     (
         "ht",
         "its `jacobian` function needs the Jacobian of a vector-valued residual; \
@@ -138,6 +133,7 @@ pub fn lookup(name: &str) -> Option<Module> {
         "ode" => evals::ode::evaluate,
         "kmeans" => evals::kmeans::evaluate,
         "lstm" => evals::lstm::evaluate,
+        "ba" => evals::ba::evaluate,
         _ => {
             return UNSUPPORTED
                 .iter()

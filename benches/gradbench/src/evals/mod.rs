@@ -1,5 +1,6 @@
 //! The GradBench evals mochi implements, one module each.
 
+pub mod ba;
 pub mod det;
 pub mod gmm;
 pub mod hello;
