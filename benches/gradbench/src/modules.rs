@@ -43,6 +43,15 @@ pub enum EvalError {
         /// The function the message asked for.
         function: String,
     },
+    /// The module is implemented but not this function of it (the reason says why).
+    UnsupportedFunction {
+        /// The module's name.
+        module: &'static str,
+        /// The function the message asked for.
+        function: String,
+        /// Why it is not implemented.
+        reason: &'static str,
+    },
     /// The input did not have the eval's input type, or its sizes disagree.
     BadInput(String),
     /// The output could not be written as JSON.
@@ -65,6 +74,14 @@ impl fmt::Display for EvalError {
             EvalError::UnknownFunction { module, function } => {
                 write!(f, "module {module:?} has no function {function:?}")
             }
+            EvalError::UnsupportedFunction {
+                module,
+                function,
+                reason,
+            } => write!(
+                f,
+                "function {function:?} of module {module:?} is not supported by mochi: {reason}"
+            ),
             EvalError::BadInput(e) => write!(f, "bad input: {e}"),
             EvalError::Output(e) => write!(f, "output not representable as JSON: {e}"),
             EvalError::Panicked(e) => write!(f, "the evaluation panicked: {e}"),
@@ -83,8 +100,8 @@ pub fn parse_input<T: DeserializeOwned>(input: &Value) -> Result<T, EvalError> {
 pub type Evaluator = fn(&str, &Value) -> Result<Evaluation, EvalError>;
 
 /// The modules with an implementation, in GradBench's order.
-pub const IMPLEMENTED: [&str; 9] = [
-    "hello", "lse", "llsq", "det", "gmm", "ode", "kmeans", "lstm", "ba",
+pub const IMPLEMENTED: [&str; 11] = [
+    "hello", "lse", "llsq", "det", "gmm", "ode", "kmeans", "lstm", "ba", "particle", "saddle",
 ];
 
 /// The GradBench modules this tool declines at `define`, and why.
@@ -93,23 +110,11 @@ pub const IMPLEMENTED: [&str; 9] = [
 /// scalar functions, one vector-Jacobian product per `pullback` call, and for functions
 /// generic over their scalar, forward-over-reverse Hessian products; there is no
 /// Jacobian companion and a `#[differentiable]` body cannot call a companion.
-pub const UNSUPPORTED: [(&str, &str); 3] = [
+pub const UNSUPPORTED: [(&str, &str); 1] = [
     (
         "ht",
         "its `jacobian` function needs the Jacobian of a vector-valued residual; \
          mochi has no Jacobian companion",
-    ),
-    (
-        "particle",
-        "its functions ff, fr, rf and rr take a gradient inside a function that is itself \
-         differentiated; mochi cannot differentiate a body that calls a companion (rf, rr) \
-         nor nest dual numbers (ff), and fr (forward over reverse) is not written yet",
-    ),
-    (
-        "saddle",
-        "its functions ff, fr, rf and rr take a gradient inside a function that is itself \
-         differentiated; mochi cannot differentiate a body that calls a companion (rf, rr) \
-         nor nest dual numbers (ff), and fr (forward over reverse) is not written yet",
     ),
 ];
 
@@ -134,6 +139,8 @@ pub fn lookup(name: &str) -> Option<Module> {
         "kmeans" => evals::kmeans::evaluate,
         "lstm" => evals::lstm::evaluate,
         "ba" => evals::ba::evaluate,
+        "particle" => evals::particle::evaluate,
+        "saddle" => evals::saddle::evaluate,
         _ => {
             return UNSUPPORTED
                 .iter()

@@ -421,7 +421,9 @@ mod tests {
         let jac = jacobian(&pb);
         assert_eq!(jac.rows.len(), 3 * 5 + 1);
         assert_eq!(*jac.rows.last().unwrap(), 2 * 15 * 5 + 5);
-        assert_eq!(jac.cols[15..18], [11, 12, 13]);
+        // Row 0: camera 0, point 0 (after 2 cameras), weight 0 (after 3 points).
+        assert_eq!(jac.cols[..3], [0, 1, 2]);
+        assert_eq!(jac.cols[11..15], [22, 23, 24, 31]);
         assert_eq!(*jac.cols.last().unwrap(), 11 * 2 + 3 * 3 + 4);
         assert_eq!(*jac.vals.last().unwrap(), -2.0 * 0.9);
         let (r, w) = objective(&pb);

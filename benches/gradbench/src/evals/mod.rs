@@ -2,6 +2,7 @@
 
 pub mod ba;
 pub mod det;
+pub mod gd;
 pub mod gmm;
 pub mod hello;
 pub mod kmeans;
@@ -9,6 +10,8 @@ pub mod llsq;
 pub mod lse;
 pub mod lstm;
 pub mod ode;
+pub mod particle;
+pub mod saddle;
 
 #[cfg(test)]
 mod test_support;
