@@ -134,6 +134,8 @@ def session(args):
             row[f"{part}_ns"] = statistics.median(r["timings"]) if ok else None
             row[f"{part}_runs"] = len(r["timings"]) if ok else 0
             row[f"{part}_valid"] = bool(r and r["valid"])
+            if r is not None and not r["success"]:
+                row[f"{part}_error"] = r["error"]
         row["has_primal"] = primal_fn is not None
         rows.append(row)
     if defined is False:
@@ -179,6 +181,10 @@ def table(args):
             return False
         return (r["primal_valid"] or not r.get("has_primal", True)) and r["derivative_valid"]
 
+    def failed(r):
+        """`unsupported` when the tool answered the function with an error."""
+        return "unsupported" if r.get("primal_error") or r.get("derivative_error") else None
+
     header = ["eval", "size"]
     for t in tools:
         header += [f"{t} primal", f"{t} derivative", f"{t} ratio", f"{t} valid"]
@@ -192,7 +198,7 @@ def table(args):
                 fmt_ns(r and r["primal_ns"]),
                 fmt_ns(r and r["derivative_ns"]),
                 "—" if q is None else f"{q:.3g}",
-                "—" if r is None else ("yes" if valid(r) else "NO"),
+                "—" if r is None else ("yes" if valid(r) else failed(r) or "NO"),
             ]
         lines.append(line)
     widths = [max(len(str(l[i])) for l in lines) for i in range(len(header))]

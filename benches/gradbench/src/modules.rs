@@ -100,23 +100,15 @@ pub fn parse_input<T: DeserializeOwned>(input: &Value) -> Result<T, EvalError> {
 pub type Evaluator = fn(&str, &Value) -> Result<Evaluation, EvalError>;
 
 /// The modules with an implementation, in GradBench's order.
-pub const IMPLEMENTED: [&str; 11] = [
-    "hello", "lse", "llsq", "det", "gmm", "ode", "kmeans", "lstm", "ba", "particle", "saddle",
+pub const IMPLEMENTED: [&str; 12] = [
+    "hello", "lse", "llsq", "det", "gmm", "ode", "kmeans", "lstm", "ba", "ht", "particle",
+    "saddle",
 ];
 
-/// The GradBench modules this tool declines at `define`, and why.
-///
-/// Each needs a derivative that mochi's companions do not give: they give gradients of
-/// scalar functions, one vector-Jacobian product per `pullback` call, and for functions
-/// generic over their scalar, forward-over-reverse Hessian products; there is no
-/// Jacobian companion and a `#[differentiable]` body cannot call a companion.
-pub const UNSUPPORTED: [(&str, &str); 1] = [
-    (
-        "ht",
-        "its `jacobian` function needs the Jacobian of a vector-valued residual; \
-         mochi has no Jacobian companion",
-    ),
-];
+/// The GradBench modules this tool declines at `define`, and why: none since every
+/// eval has an implementation (`particle` and `saddle` decline some of their functions,
+/// see [`EvalError::UnsupportedFunction`]).
+pub const UNSUPPORTED: [(&str, &str); 0] = [];
 
 /// How this tool answers a module.
 #[derive(Debug, Clone, Copy)]
@@ -139,6 +131,7 @@ pub fn lookup(name: &str) -> Option<Module> {
         "kmeans" => evals::kmeans::evaluate,
         "lstm" => evals::lstm::evaluate,
         "ba" => evals::ba::evaluate,
+        "ht" => evals::ht::evaluate,
         "particle" => evals::particle::evaluate,
         "saddle" => evals::saddle::evaluate,
         _ => {

@@ -5,6 +5,7 @@ pub mod det;
 pub mod gd;
 pub mod gmm;
 pub mod hello;
+pub mod ht;
 pub mod kmeans;
 pub mod llsq;
 pub mod lse;
