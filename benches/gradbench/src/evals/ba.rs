@@ -132,9 +132,9 @@ pub fn sqsum<T: Float>(x: &[T]) -> T {
 /// `pt` rotated by the angle-axis vector `rot` (Rodrigues' formula, as Ceres evaluates
 /// it; to first order, `pt + rot × pt`, at `rot = 0`).
 #[differentiable]
-pub fn rodrigues_rotate_point<T: Float>(rot: &[T], pt: &[T]) -> Vec<T> {
+pub fn rodrigues_rotate_point<T: Float>(rot: &[T], pt: &[T]) -> [T; 3] {
     let sqtheta = sqsum(rot);
-    let mut rotated = vec![T::zero(); 3];
+    let mut rotated = [T::zero(); 3];
     if sqtheta != T::zero() {
         let theta = sqtheta.sqrt();
         let costheta = theta.cos();
@@ -161,8 +161,8 @@ pub fn rodrigues_rotate_point<T: Float>(rot: &[T], pt: &[T]) -> Vec<T> {
 /// The camera's projection of the point `x`: rotation about the centre, perspective
 /// division, radial distortion `1 + k₁r² + k₂r⁴`, focal length and principal point.
 #[differentiable]
-pub fn project<T: Float>(cam: &[T], x: &[T]) -> Vec<T> {
-    let mut xo = vec![T::zero(); 3];
+pub fn project<T: Float>(cam: &[T], x: &[T]) -> [T; 2] {
+    let mut xo = [T::zero(); 3];
     for i in 0..3 {
         xo[i] = x[i] - cam[C_IDX + i];
     }
@@ -171,7 +171,7 @@ pub fn project<T: Float>(cam: &[T], x: &[T]) -> Vec<T> {
     let p1 = xcam[1] / xcam[2];
     let rsq = p0 * p0 + p1 * p1;
     let distortion = T::one() + cam[RAD_IDX] * rsq + cam[RAD_IDX + 1] * rsq * rsq;
-    let mut proj = vec![T::zero(); 2];
+    let mut proj = [T::zero(); 2];
     proj[0] = p0 * distortion * cam[F_IDX] + cam[X0_IDX];
     proj[1] = p1 * distortion * cam[F_IDX] + cam[X0_IDX + 1];
     proj
