@@ -101,8 +101,7 @@ pub type Evaluator = fn(&str, &Value) -> Result<Evaluation, EvalError>;
 
 /// The modules with an implementation, in GradBench's order.
 pub const IMPLEMENTED: [&str; 12] = [
-    "hello", "lse", "llsq", "det", "gmm", "ode", "kmeans", "lstm", "ba", "ht", "particle",
-    "saddle",
+    "hello", "lse", "llsq", "det", "gmm", "ode", "kmeans", "lstm", "ba", "ht", "particle", "saddle",
 ];
 
 /// The GradBench modules this tool declines at `define`, and why: none since every

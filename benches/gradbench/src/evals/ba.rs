@@ -376,7 +376,8 @@ mod tests {
                     pb.cams[N_CAM_PARAMS * c..N_CAM_PARAMS * c + 3].fill(0.0);
                 }
             }
-            let params: Vec<f64> = [pb.cams.clone(), pb.points.clone(), pb.weights.clone()].concat();
+            let params: Vec<f64> =
+                [pb.cams.clone(), pb.points.clone(), pb.weights.clone()].concat();
             let jac = jacobian(&pb);
             let rows = 3 * pb.p;
             assert_eq!(jac.rows.len(), rows + 1);

@@ -87,8 +87,15 @@ mod tests {
         let f = |x: &[f64]| (x[0] - 1.0).powi(2) + 2.0 * (x[1] + 0.5).powi(2);
         let g = |x: &[f64]| vec![2.0 * (x[0] - 1.0), 4.0 * (x[1] + 0.5)];
         let x = argmin(f, g, &[0.0, 0.0]);
-        assert!((x[0] - 1.0).abs() < 1e-4 && (x[1] + 0.5).abs() < 1e-4, "{x:?}");
-        let y = argmax(|x| -f(x), |x| g(x).iter().map(|v| -v).collect(), &[0.0, 0.0]);
+        assert!(
+            (x[0] - 1.0).abs() < 1e-4 && (x[1] + 0.5).abs() < 1e-4,
+            "{x:?}"
+        );
+        let y = argmax(
+            |x| -f(x),
+            |x| g(x).iter().map(|v| -v).collect(),
+            &[0.0, 0.0],
+        );
         assert_eq!(x, y);
     }
 }

@@ -123,8 +123,7 @@ impl Data {
             || model.inverse_base_absolutes.len() != bones
         {
             return Err(EvalError::BadInput(
-                "parents, base_relatives and inverse_base_absolutes need one entry per bone"
-                    .into(),
+                "parents, base_relatives and inverse_base_absolutes need one entry per bone".into(),
             ));
         }
         let verts = model.base_positions.len();
@@ -158,7 +157,9 @@ impl Data {
         let complicated = !input.us.is_empty();
         let targets = if complicated { triangles.len() } else { verts };
         if input.data.correspondences.iter().any(|&c| c >= targets) {
-            return Err(EvalError::BadInput("a correspondence is out of range".into()));
+            return Err(EvalError::BadInput(
+                "a correspondence is out of range".into(),
+            ));
         }
         if input.theta.len() != 26 {
             return Err(EvalError::BadInput("theta must have 26 numbers".into()));
@@ -373,7 +374,8 @@ pub fn skinned_vertex_positions<T: HandScalar>(data: &Data, pose: &[[T; 3]]) -> 
         for (v, (position, base)) in positions.iter_mut().zip(&data.base_positions).enumerate() {
             for i in 0..3 {
                 let row = &transform[i];
-                let curr = row[0] * base[0] + row[1] * base[1] + row[2] * base[2] + row[3] * base[3];
+                let curr =
+                    row[0] * base[0] + row[1] * base[1] + row[2] * base[2] + row[3] * base[3];
                 position[i] = position[i] + curr * weights[v];
             }
         }
@@ -488,7 +490,12 @@ mod tests {
 
     /// A small random hand: `bones` bones in a chain-and-fan tree, `verts` vertices
     /// with random weights, `npts` data points.
-    fn hand(bones: usize, verts: usize, npts: usize, complicated: bool) -> (Data, Vec<f64>, Vec<f64>) {
+    fn hand(
+        bones: usize,
+        verts: usize,
+        npts: usize,
+        complicated: bool,
+    ) -> (Data, Vec<f64>, Vec<f64>) {
         let mut random = {
             let mut seed = 100;
             move |n: usize, lo: f64, hi: f64| {
@@ -513,13 +520,20 @@ mod tests {
         let inverse_base_absolutes = matrices(bones);
         let positions = seeded(3 * verts, 7, -1.0, 1.0);
         let weights = seeded(bones * verts, 8, 0.0, 1.0);
-        let triangles: Vec<[usize; 3]> = (0..verts).map(|v| [v, (v + 1) % verts, (v + 2) % verts]).collect();
+        let triangles: Vec<[usize; 3]> = (0..verts)
+            .map(|v| [v, (v + 1) % verts, (v + 2) % verts])
+            .collect();
         let points = seeded(3 * npts, 9, -1.0, 1.0);
         let data = Data {
-            parents: (0..bones).map(|i| if i == 0 { None } else { Some((i - 1) / 2) }).collect(),
+            parents: (0..bones)
+                .map(|i| if i == 0 { None } else { Some((i - 1) / 2) })
+                .collect(),
             base_relatives,
             inverse_base_absolutes,
-            base_positions: positions.chunks(3).map(|p| [p[0], p[1], p[2], 1.0]).collect(),
+            base_positions: positions
+                .chunks(3)
+                .map(|p| [p[0], p[1], p[2], 1.0])
+                .collect(),
             weights: weights.chunks(verts).map(<[f64]>::to_vec).collect(),
             triangles,
             is_mirrored: true,
@@ -527,7 +541,11 @@ mod tests {
             points: points.chunks(3).map(|p| [p[0], p[1], p[2]]).collect(),
         };
         let theta = seeded(26, 10, -0.5, 0.5);
-        let us = if complicated { seeded(2 * npts, 11, 0.0, 0.5) } else { Vec::new() };
+        let us = if complicated {
+            seeded(2 * npts, 11, 0.0, 0.5)
+        } else {
+            Vec::new()
+        };
         (data, theta, us)
     }
 
@@ -572,14 +590,23 @@ mod tests {
     #[test]
     fn at_zero_pose_the_hand_is_its_base_pose() {
         // One root bone with identity transforms, θ = 0: every vertex stays put.
-        let id = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]];
+        let id = [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ];
         let bones = 23;
         let data = Data {
-            parents: (0..bones).map(|i| if i == 0 { None } else { Some(0) }).collect(),
+            parents: (0..bones)
+                .map(|i| if i == 0 { None } else { Some(0) })
+                .collect(),
             base_relatives: vec![id; bones],
             inverse_base_absolutes: vec![id; bones],
             base_positions: vec![[1.0, 2.0, 3.0, 1.0]],
-            weights: (0..bones).map(|b| vec![if b == 0 { 1.0 } else { 0.0 }]).collect(),
+            weights: (0..bones)
+                .map(|b| vec![if b == 0 { 1.0 } else { 0.0 }])
+                .collect(),
             triangles: vec![[0, 0, 0]],
             is_mirrored: false,
             correspondences: vec![0],

@@ -123,7 +123,10 @@ mod tests {
             let h = 1e-6;
             let fd = (naive_euler(w + h) - naive_euler(w - h)) / (2.0 * h);
             let d = naive_euler_derivative(w);
-            assert!((d - fd).abs() <= 1e-5 * (1.0 + fd.abs()), "w = {w}: {d} against {fd}");
+            assert!(
+                (d - fd).abs() <= 1e-5 * (1.0 + fd.abs()),
+                "w = {w}: {d} against {fd}"
+            );
         }
     }
 

@@ -116,7 +116,11 @@ mod tests {
                 up[k] += h;
                 down[k] -= h;
                 let fd = (max_f(&up, &start) - max_f(&down, &start)) / (2.0 * h);
-                assert!((g[k] - fd).abs() <= 1e-5 * (1.0 + fd.abs()), "{p1:?}, {k}: {} against {fd}", g[k]);
+                assert!(
+                    (g[k] - fd).abs() <= 1e-5 * (1.0 + fd.abs()),
+                    "{p1:?}, {k}: {} against {fd}",
+                    g[k]
+                );
             }
         }
     }
