@@ -120,6 +120,7 @@ impl Problem {
 }
 
 /// `Σ xᵢ²`.
+#[allow(clippy::needless_range_loop)]
 #[differentiable]
 pub fn sqsum<T: Float>(x: &[T]) -> T {
     let mut res = T::zero();
@@ -382,9 +383,9 @@ mod tests {
             let rows = 3 * pb.p;
             assert_eq!(jac.rows.len(), rows + 1);
             let mut dense = vec![vec![0.0; params.len()]; rows];
-            for r in 0..rows {
+            for (r, row) in dense.iter_mut().enumerate() {
                 for e in jac.rows[r]..jac.rows[r + 1] {
-                    dense[r][jac.cols[e]] += jac.vals[e];
+                    row[jac.cols[e]] += jac.vals[e];
                 }
             }
             let mut probe = params.clone();
