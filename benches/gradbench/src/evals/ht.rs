@@ -429,31 +429,36 @@ pub fn objective<T: HandScalar>(theta: &[T], us: &[T], data: &Data) -> Vec<T> {
 /// The Jacobian, row-major, `3·npts` rows of `ncols` (see the module's documentation
 /// for the columns), and `ncols`: the objective on `Dual<4>`, four directions per run.
 pub fn jacobian(theta: &[f64], us: &[f64], data: &Data) -> (Vec<f64>, usize) {
+    jacobian_by::<4>(theta, us, data)
+}
+
+/// [`jacobian`] with `B` directions per run of the objective on `Dual<B>`.
+pub fn jacobian_by<const B: usize>(theta: &[f64], us: &[f64], data: &Data) -> (Vec<f64>, usize) {
     let u_dirs = if us.is_empty() { 0 } else { 2 };
     let ncols = u_dirs + theta.len();
     let nrows = 3 * data.correspondences.len();
     let mut jac = vec![0.0; nrows * ncols];
-    for start in (0..ncols).step_by(4) {
+    for start in (0..ncols).step_by(B) {
         // Column `col`'s direction is partial `col − start` of this run.
         let seed = |col: usize| {
-            let mut partials = [0.0; 4];
-            if (start..start + 4).contains(&col) {
+            let mut partials = [0.0; B];
+            if (start..start + B).contains(&col) {
                 partials[col - start] = 1.0;
             }
             partials
         };
-        let theta_d: Vec<Dual<4>> = theta
+        let theta_d: Vec<Dual<B>> = theta
             .iter()
             .enumerate()
             .map(|(k, &t)| Dual::new(t, seed(u_dirs + k)))
             .collect();
-        let us_d: Vec<Dual<4>> = us
+        let us_d: Vec<Dual<B>> = us
             .iter()
             .enumerate()
             .map(|(k, &u)| Dual::new(u, seed(k % 2)))
             .collect();
         let err = objective(&theta_d, &us_d, data);
-        let width = 4.min(ncols - start);
+        let width = B.min(ncols - start);
         for (r, e) in err.iter().enumerate() {
             jac[r * ncols + start..r * ncols + start + width].copy_from_slice(&e.partials[..width]);
         }
