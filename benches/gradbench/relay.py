@@ -35,6 +35,12 @@ FUNCTIONS = {
     "gmm": ("objective", "jacobian"),
     "kmeans": ("cost", "dir"),
     "lstm": ("objective", "jacobian"),
+    "ba": ("objective", "jacobian"),
+    "ht": ("objective", "jacobian"),
+    # No primal function: each of the four functions (the modes of the outer and the
+    # inner derivative) is a row of its own, with its time and no ratio.
+    "particle": (None, None),
+    "saddle": (None, None),
 }
 
 
@@ -114,7 +120,10 @@ def session(args):
         r = evaluations[i]
         # `hello` sends no description: its calls are numbered instead.
         n = calls[r["function"]] = calls.get(r["function"], 0) + 1
-        size = sizes.setdefault(r["description"] or f"call {n}", {})
+        description = r["description"] or f"call {n}"
+        if primal_fn is None:
+            description = f"{description} {r['function']}"
+        size = sizes.setdefault(description, {})
         size["primal" if r["function"] == primal_fn else "derivative"] = r
     rows = []
     for description, pair in sizes.items():
@@ -125,6 +134,9 @@ def session(args):
             row[f"{part}_ns"] = statistics.median(r["timings"]) if ok else None
             row[f"{part}_runs"] = len(r["timings"]) if ok else 0
             row[f"{part}_valid"] = bool(r and r["valid"])
+            if r is not None and not r["success"]:
+                row[f"{part}_error"] = r["error"]
+        row["has_primal"] = primal_fn is not None
         rows.append(row)
     if defined is False:
         rows.append({"eval": args.eval, "size": None, "tool": args.tool, "declined": True})
@@ -165,7 +177,13 @@ def table(args):
         return r["derivative_ns"] / r["primal_ns"]
 
     def valid(r):
-        return r is not None and r["primal_valid"] and r["derivative_valid"]
+        if r is None:
+            return False
+        return (r["primal_valid"] or not r.get("has_primal", True)) and r["derivative_valid"]
+
+    def failed(r):
+        """`unsupported` when the tool answered the function with an error."""
+        return "unsupported" if r.get("primal_error") or r.get("derivative_error") else None
 
     header = ["eval", "size"]
     for t in tools:
@@ -180,7 +198,7 @@ def table(args):
                 fmt_ns(r and r["primal_ns"]),
                 fmt_ns(r and r["derivative_ns"]),
                 "—" if q is None else f"{q:.3g}",
-                "—" if r is None else ("yes" if valid(r) else "NO"),
+                "—" if r is None else ("yes" if valid(r) else failed(r) or "NO"),
             ]
         lines.append(line)
     widths = [max(len(str(l[i])) for l in lines) for i in range(len(header))]

@@ -5,7 +5,9 @@
 //! the tool answers each with one response line carrying the same `id`. This crate
 //! answers those messages ([`protocol`]), times each function the way the protocol asks
 //! ([`runs`]), and implements the evals ([`evals`]) with every derivative taken by
-//! `#[differentiable]`.
+//! mochi: the companions `#[differentiable]` derives (reverse mode, and forward mode and
+//! forward over reverse for functions generic over their scalar), and for `ht` mochi's
+//! `Dual` numbers seeded directly.
 
 pub mod evals;
 pub mod modules;

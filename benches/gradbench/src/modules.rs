@@ -43,6 +43,15 @@ pub enum EvalError {
         /// The function the message asked for.
         function: String,
     },
+    /// The module is implemented but not this function of it (the reason says why).
+    UnsupportedFunction {
+        /// The module's name.
+        module: &'static str,
+        /// The function the message asked for.
+        function: String,
+        /// Why it is not implemented.
+        reason: &'static str,
+    },
     /// The input did not have the eval's input type, or its sizes disagree.
     BadInput(String),
     /// The output could not be written as JSON.
@@ -65,6 +74,14 @@ impl fmt::Display for EvalError {
             EvalError::UnknownFunction { module, function } => {
                 write!(f, "module {module:?} has no function {function:?}")
             }
+            EvalError::UnsupportedFunction {
+                module,
+                function,
+                reason,
+            } => write!(
+                f,
+                "function {function:?} of module {module:?} is not supported by mochi: {reason}"
+            ),
             EvalError::BadInput(e) => write!(f, "bad input: {e}"),
             EvalError::Output(e) => write!(f, "output not representable as JSON: {e}"),
             EvalError::Panicked(e) => write!(f, "the evaluation panicked: {e}"),
@@ -83,40 +100,14 @@ pub fn parse_input<T: DeserializeOwned>(input: &Value) -> Result<T, EvalError> {
 pub type Evaluator = fn(&str, &Value) -> Result<Evaluation, EvalError>;
 
 /// The modules with an implementation, in GradBench's order.
-pub const IMPLEMENTED: [&str; 8] = [
-    "hello", "lse", "llsq", "det", "gmm", "ode", "kmeans", "lstm",
+pub const IMPLEMENTED: [&str; 12] = [
+    "hello", "lse", "llsq", "det", "gmm", "ode", "kmeans", "lstm", "ba", "ht", "particle", "saddle",
 ];
 
-/// The GradBench modules this tool declines at `define`, and why.
-///
-/// Each needs a derivative that mochi's companions do not give: they give gradients of
-/// scalar functions, one vector-Jacobian product per `pullback` call, and for functions
-/// generic over their scalar, forward-over-reverse Hessian products; there is no
-/// Jacobian companion and a `#[differentiable]` body cannot call a companion.
-pub const UNSUPPORTED: [(&str, &str); 4] = [
-    (
-        "ba",
-        "its `jacobian` function needs the sparse Jacobian of a vector-valued \
-         reprojection error; mochi has no Jacobian companion",
-    ),
-    (
-        "ht",
-        "its `jacobian` function needs the Jacobian of a vector-valued residual; \
-         mochi has no Jacobian companion",
-    ),
-    (
-        "particle",
-        "its functions ff, fr, rf and rr take a gradient inside a function that is itself \
-         differentiated; mochi cannot differentiate a body that calls a companion (rf, rr) \
-         nor nest dual numbers (ff), and fr (forward over reverse) is not written yet",
-    ),
-    (
-        "saddle",
-        "its functions ff, fr, rf and rr take a gradient inside a function that is itself \
-         differentiated; mochi cannot differentiate a body that calls a companion (rf, rr) \
-         nor nest dual numbers (ff), and fr (forward over reverse) is not written yet",
-    ),
-];
+/// The GradBench modules this tool declines at `define`, and why: none since every
+/// eval has an implementation (`particle` and `saddle` decline some of their functions,
+/// see [`EvalError::UnsupportedFunction`]).
+pub const UNSUPPORTED: [(&str, &str); 0] = [];
 
 /// How this tool answers a module.
 #[derive(Debug, Clone, Copy)]
@@ -138,6 +129,10 @@ pub fn lookup(name: &str) -> Option<Module> {
         "ode" => evals::ode::evaluate,
         "kmeans" => evals::kmeans::evaluate,
         "lstm" => evals::lstm::evaluate,
+        "ba" => evals::ba::evaluate,
+        "ht" => evals::ht::evaluate,
+        "particle" => evals::particle::evaluate,
+        "saddle" => evals::saddle::evaluate,
         _ => {
             return UNSUPPORTED
                 .iter()

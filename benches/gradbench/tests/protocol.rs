@@ -3,9 +3,10 @@
 //! stdin, and every response is compared field by field.
 //!
 //! A response line in a transcript lists the fields that must match; `output` numbers
-//! are compared to 1e-12 relative; `error` must be present exactly when the transcript
-//! says `"success": false`; `timings` must hold one `"evaluate"` entry per run, at least
-//! `min_runs` of them, when the message's input asks for runs.
+//! are compared to 1e-12 relative (inside arrays and objects too); `error` must be
+//! present exactly when the transcript says `"success": false`; `timings` must hold one
+//! `"evaluate"` entry per run, at least `min_runs` of them, when the message's input
+//! asks for runs.
 
 use serde_json::Value;
 use std::io::Write;
@@ -51,6 +52,16 @@ fn close(expected: &Value, actual: &Value, path: &str) {
             assert_eq!(e.len(), a.len(), "{path}: length");
             for (i, (e, a)) in e.iter().zip(a).enumerate() {
                 close(e, a, &format!("{path}[{i}]"));
+            }
+        }
+        (Value::Object(e), Value::Object(a)) => {
+            assert_eq!(
+                e.keys().collect::<Vec<_>>(),
+                a.keys().collect::<Vec<_>>(),
+                "{path}: fields"
+            );
+            for (key, e) in e {
+                close(e, &a[key], &format!("{path}.{key}"));
             }
         }
         _ => assert_eq!(expected, actual, "{path}"),
@@ -115,6 +126,20 @@ fn hello_transcript() {
 #[test]
 fn lse_transcript_honours_min_runs() {
     check_transcript("lse", include_str!("transcripts/lse.jsonl"));
+}
+
+/// `ba` at a zero rotation, unit focal length and no distortion, where the Jacobian is
+/// worked by hand: `Xcam = X − C + r × (X − C)`, `proj = Xcam₀,₁ / Xcam₂`.
+#[test]
+fn ba_transcript_gives_the_sparse_jacobian_worked_by_hand() {
+    check_transcript("ba", include_str!("transcripts/ba.jsonl"));
+}
+
+/// `particle` and `saddle` reach the constants GradBench's evals check (`fr`), and
+/// decline the other modes with an error.
+#[test]
+fn nested_transcript_matches_gradbench_s_constants() {
+    check_transcript("nested", include_str!("transcripts/nested.jsonl"));
 }
 
 #[test]

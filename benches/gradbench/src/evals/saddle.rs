@@ -1,0 +1,136 @@
+//! `saddle`: Pearlmutter and Siskind's saddle point of
+//! `f(x, y) = (x₁² + y₁²) − (x₂² + y₂²)` (GradBench's naming: `x = (x₁, y₁)`,
+//! `y = (x₂, y₂)`), `min_x max_y f(x, y)` by gradient descent (GradBench's solver,
+//! [`gd`](crate::evals::gd)) from a start `s` used for every descent: first
+//! `r₁ = argmin_x max_y f(x, y)`, whose cost runs an inner `argmax_y`, then
+//! `r₂ = argmax_y f(r₁, y)`.
+//!
+//! Nested AD: the inner ascent takes `∇_y f` and the outer descent the gradient in `x`
+//! of a cost that runs the inner ascent. `fr` is implemented: the inner gradient is
+//! reverse mode, the `gradient` companion of the generic [`objective`], and the outer
+//! gradient is forward mode, the cost [`max_f`] run on `Dual<2>` (both directions in one
+//! run), through which the companion and the inner ascent run forward over reverse.
+//! Step 2 uses the inner mode, reverse, as GradBench's C++ tools do. The other three
+//! modes are declined with the reason in [`DECLINED`].
+
+use crate::evals::gd;
+use crate::modules::{parse_input, EvalError, Evaluation};
+use crate::runs::{repeat, Runs};
+use mochi::num_traits::Float;
+use mochi::prelude::*;
+use mochi::Scalar;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The eval's input.
+#[derive(Debug, Deserialize)]
+pub struct Input {
+    /// The starting point of every descent.
+    pub start: [f64; 2],
+    /// How often to run.
+    #[serde(flatten)]
+    pub runs: Runs,
+}
+
+/// Why the modes other than `fr` are not implemented.
+pub const DECLINED: &str = "mochi implements fr only (the outer gradient by Dual numbers, \
+     the inner by a gradient companion run on them): ff needs dual numbers of dual numbers, \
+     which mochi's Dual (partials in f64) is not, and rf and rr need a reverse rule of a \
+     body that calls a companion, which #[differentiable] does not derive";
+
+/// `f(p₁, p₂) = (p₁₀² + p₁₁²) − (p₂₀² + p₂₁²)`.
+#[differentiable]
+pub fn objective<T: Float>(p1: &[T], p2: &[T]) -> T {
+    (p1[0] * p1[0] + p1[1] * p1[1]) - (p2[0] * p2[0] + p2[1] * p2[1])
+}
+
+/// `∇_{p₂} f(p₁, p₂)` by reverse mode.
+fn gradient_in_p2<T: Float + Scalar>(p1: &[T], p2: &[T]) -> Vec<T> {
+    objective::gradient(p1, p2).1
+}
+
+/// `max_{p₂} f(p₁, p₂)` by gradient ascent from `start`.
+pub fn max_f<T: Float + Scalar>(p1: &[T], start: &[f64]) -> T {
+    let start: Vec<T> = start.iter().map(|&s| T::from(s).unwrap()).collect();
+    let p2 = gd::argmax(
+        |p2: &[T]| objective(p1, p2),
+        |p2: &[T]| gradient_in_p2(p1, p2),
+        &start,
+    );
+    objective(p1, &p2)
+}
+
+/// The gradient of [`max_f`] in `p₁`: forward mode, both directions in one run.
+pub fn max_f_gradient(p1: &[f64], start: &[f64]) -> Vec<f64> {
+    let seeded = [Dual::new(p1[0], [1.0, 0.0]), Dual::new(p1[1], [0.0, 1.0])];
+    max_f(&seeded, start).partials.to_vec()
+}
+
+/// `(r₁, r₂)` by mode `fr`.
+pub fn fr(start: &[f64; 2]) -> [f64; 4] {
+    let r1 = gd::argmin(
+        |p1: &[f64]| max_f(p1, start),
+        |p1: &[f64]| max_f_gradient(p1, start),
+        start,
+    );
+    let r2 = gd::argmax(
+        |p2: &[f64]| objective(&r1, p2),
+        |p2: &[f64]| gradient_in_p2(&r1, p2),
+        start,
+    );
+    [r1[0], r1[1], r2[0], r2[1]]
+}
+
+/// Answers `fr`; declines `ff`, `rf` and `rr`.
+pub fn evaluate(function: &str, input: &Value) -> Result<Evaluation, EvalError> {
+    let input: Input = parse_input(input)?;
+    match function {
+        "fr" => {
+            let (out, timings) = repeat(input.runs, || fr(&input.start));
+            Evaluation::new(out, timings)
+        }
+        "ff" | "rf" | "rr" => Err(EvalError::UnsupportedFunction {
+            module: "saddle",
+            function: function.to_owned(),
+            reason: DECLINED,
+        }),
+        _ => Err(EvalError::UnknownFunction {
+            module: "saddle",
+            function: function.to_owned(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_outer_gradient_matches_central_differences() {
+        let start = [1.0, 1.0];
+        for p1 in [[0.5, -0.25], [1.0, 1.0], [0.1, 0.3]] {
+            let g = max_f_gradient(&p1, &start);
+            for k in 0..2 {
+                let h = 1e-6;
+                let (mut up, mut down) = (p1, p1);
+                up[k] += h;
+                down[k] -= h;
+                let fd = (max_f(&up, &start) - max_f(&down, &start)) / (2.0 * h);
+                assert!(
+                    (g[k] - fd).abs() <= 1e-5 * (1.0 + fd.abs()),
+                    "{p1:?}, {k}: {} against {fd}",
+                    g[k]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn finds_gradbench_s_saddle_point() {
+        // The saddle eval's expected output from (1, 1).
+        let out = fr(&[1.0, 1.0]);
+        for v in out {
+            assert!((v - 8.246324826140356e-06).abs() < 1e-9, "{out:?}");
+        }
+    }
+}
