@@ -29,6 +29,7 @@ pub mod closure;
 pub mod cross;
 pub mod factor;
 pub mod inverse;
+pub mod point;
 pub mod product;
 pub mod reduce;
 pub mod rotation;
