@@ -397,11 +397,17 @@ mod tests {
         dq.accumulate(Quaternion::new(1.0, 2.0, 3.0, 4.0));
         dq.accumulate_ref(&Quaternion::new(1.0, 0.0, 0.0, 0.0));
         assert_eq!((dq.w, dq.i, dq.k), (2.0, 2.0, 4.0));
-        assert_eq!(TangentVector::inner(&dq, &Quaternion::new(1.0, 1.0, 1.0, 1.0)), 11.0);
+        assert_eq!(
+            TangentVector::inner(&dq, &Quaternion::new(1.0, 1.0, 1.0, 1.0)),
+            11.0
+        );
         let mut dp: Point3<f32> = TangentVector::zero();
         dp.accumulate(Point3::new(1.0, 2.0, 3.0));
         assert_eq!(dp.coords, Vector3::new(1.0, 2.0, 3.0));
-        assert_eq!(Point3::new(1.0_f64, 2.0, 3.0).zero_tangent(), Point3::origin());
+        assert_eq!(
+            Point3::new(1.0_f64, 2.0, 3.0).zero_tangent(),
+            Point3::origin()
+        );
     }
 
     #[test]
