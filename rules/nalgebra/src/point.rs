@@ -159,8 +159,8 @@ impl<T: Elem> NaSub for Call<(&Point3<T>, &Point3<T>)> {
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
+    use crate::test_support::check_rule;
     use crate::Elem;
-    use mochi_core::testing::RuleTest;
     use mochi_core::Call;
     use nalgebra::{Point3, Vector3};
 
@@ -168,23 +168,15 @@ mod tests {
         let v = Vector3::new(0.5, -1.5, 2.0).map(T::of_f64);
         let (p, q) = (Point3::new(0.3, 0.1, -0.7).map(T::of_f64), Point3::from(v));
         let (x, y, z) = (T::of_f64(0.2), T::of_f64(-0.4), T::of_f64(1.3));
-        macro_rules! check {
-            ($args:expr, |$a:ident| $primal:expr, $rule:expr) => {
-                RuleTest::new($args, |$a| $primal, |$a| $rule)
-                    .tolerance(T::RTOL, T::ATOL)
-                    .expect_no_alloc()
-                    .run();
-            };
-        }
-        check!(
+        check_rule!(T;
             (x, y, z),
             |a| Point3::new(a.0, a.1, a.2),
             Call((&a.0, &a.1, &a.2)).point3_new()
         );
-        check!((v,), |a| Point3::from(a.0), Call((&a.0,)).point3_from());
-        check!((p, v), |a| a.0 + a.1, Call((&a.0, &a.1)).op_add());
-        check!((p, v), |a| a.0 - a.1, Call((&a.0, &a.1)).op_sub());
-        check!((p, q), |a| a.0 - a.1, Call((&a.0, &a.1)).op_sub());
+        check_rule!(T; (v,), |a| Point3::from(a.0), Call((&a.0,)).point3_from());
+        check_rule!(T; (p, v), |a| a.0 + a.1, Call((&a.0, &a.1)).op_add());
+        check_rule!(T; (p, v), |a| a.0 - a.1, Call((&a.0, &a.1)).op_sub());
+        check_rule!(T; (p, q), |a| a.0 - a.1, Call((&a.0, &a.1)).op_sub());
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! `ε/θ²`, is below `4·10⁻¹⁵` there). So the derivative is exact to rounding at every
 //! `ω`, `ω = 0` included: there it is `∂R/∂ωᵢ = Eᵢ` and `∂q/∂ω = (0, ½ I)`.
 
+use crate::rotation::apply::Ambient;
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use nalgebra::{Matrix, Matrix3, Quaternion, Rotation3, Storage, UnitQuaternion, Vector3, U1, U3};
@@ -157,7 +158,11 @@ fn half_angle_closed<T: Elem>(t: T) -> (T, T) {
 }
 
 /// `ω̄ᵢ += ⟨R̄, ∂R/∂ωᵢ⟩` for `R = exp([ω]×)`.
-fn pull_rotation_matrix<T: Elem>(omega: &Vector3<T>, dr: &Matrix3<T>, domega: &mut Vector3<T>) {
+pub(crate) fn pull_rotation_matrix<T: Elem>(
+    omega: &Vector3<T>,
+    dr: &Matrix3<T>,
+    domega: &mut Vector3<T>,
+) {
     let k = Rodrigues::at(omega.norm_squared());
     let w = omega.cross_matrix();
     let w2 = w * w;
@@ -170,39 +175,40 @@ fn pull_rotation_matrix<T: Elem>(omega: &Vector3<T>, dr: &Matrix3<T>, domega: &m
 }
 
 /// `ω̄ += ∂q/∂ωᵀ q̄` for `q = exp(ω/2)`, the unit quaternion of the rotation vector `ω`.
-fn pull_unit_quaternion<T: Elem>(omega: &Vector3<T>, dq: &Quaternion<T>, domega: &mut Vector3<T>) {
+pub(crate) fn pull_unit_quaternion<T: Elem>(
+    omega: &Vector3<T>,
+    dq: &Quaternion<T>,
+    domega: &mut Vector3<T>,
+) {
     let (s, ds) = half_angle(omega.norm_squared());
     let dv = dq.imag();
     let half = T::of_f64(0.5);
     *domega += dv * s + omega * (ds * omega.dot(&dv) - half * s * dq.w);
 }
 
-/// Pullback of a rotation built from a rotation vector (its matrix's cotangent, a
-/// `Matrix3`, in; the rotation vector's out): holds `ω`.
-pub struct RotationVectorPullback<T: Elem> {
+/// Pullback of a rotation built from a rotation vector, in the ambient coordinates `A`
+/// (`Matrix3` for a rotation matrix, `Quaternion` for a unit quaternion): holds `ω`.
+pub struct RotationVectorPullback<T: Elem, A = Matrix3<T>> {
     omega: Vector3<T>,
+    _types: std::marker::PhantomData<fn() -> A>,
 }
 
-impl<T: Elem> Pullback for RotationVectorPullback<T> {
-    type Output = Matrix3<T>;
-    type Args = (Vector3<T>,);
+impl<T: Elem, A> RotationVectorPullback<T, A> {
     #[inline]
-    fn pullback(self, dr: Matrix3<T>, (domega,): (&mut Vector3<T>,)) {
-        pull_rotation_matrix(&self.omega, &dr, domega);
+    fn new(omega: Vector3<T>) -> Self {
+        RotationVectorPullback {
+            omega,
+            _types: std::marker::PhantomData,
+        }
     }
 }
 
-/// Pullback of a unit quaternion built from a rotation vector: holds `ω`.
-pub struct QuaternionVectorPullback<T: Elem> {
-    omega: Vector3<T>,
-}
-
-impl<T: Elem> Pullback for QuaternionVectorPullback<T> {
-    type Output = Quaternion<T>;
+impl<T: Elem, A: Ambient<T>> Pullback for RotationVectorPullback<T, A> {
+    type Output = A;
     type Args = (Vector3<T>,);
     #[inline]
-    fn pullback(self, dq: Quaternion<T>, (domega,): (&mut Vector3<T>,)) {
-        pull_unit_quaternion(&self.omega, &dq, domega);
+    fn pullback(self, dx: A, (domega,): (&mut Vector3<T>,)) {
+        A::pull_exp(&self.omega, &dx, domega);
     }
 }
 
@@ -215,7 +221,7 @@ pub mod rotation_matrix {
     pub fn rrule<T: Elem>(omega: &Vector3<T>) -> (Matrix3<T>, RotationVectorPullback<T>) {
         (
             super::rotation_matrix(omega),
-            RotationVectorPullback { omega: *omega },
+            RotationVectorPullback::new(*omega),
         )
     }
 }
@@ -246,7 +252,7 @@ fn rotation3<T: Elem, S: Storage<T, U3, U1>>(
     let omega = omega.clone_owned();
     (
         Rotation3::from_scaled_axis(omega),
-        RotationVectorPullback { omega },
+        RotationVectorPullback::new(omega),
     )
 }
 
@@ -254,21 +260,21 @@ fn rotation3<T: Elem, S: Storage<T, U3, U1>>(
 #[inline]
 fn quaternion<T: Elem, S: Storage<T, U3, U1>>(
     omega: &Matrix<T, U3, U1, S>,
-) -> (UnitQuaternion<T>, QuaternionVectorPullback<T>) {
+) -> (UnitQuaternion<T>, RotationVectorPullback<T, Quaternion<T>>) {
     let omega = omega.clone_owned();
     (
         UnitQuaternion::from_scaled_axis(omega),
-        QuaternionVectorPullback { omega },
+        RotationVectorPullback::new(omega),
     )
 }
 
 /// Implements constructor rule traits from a rotation vector with one of the builders
 /// above.
 macro_rules! from_rotation_vector {
-    ($($Trait:ident::$method:ident => $build:ident: $Out:ident, $Pb:ident;)*) => {$(
+    ($($Trait:ident::$method:ident => $build:ident: $Out:ident, $Pb:ty;)*) => {$(
         impl<T: Elem, S: Storage<T, U3, U1>> $Trait for Call<(&Matrix<T, U3, U1, S>,)> {
             type Output = $Out<T>;
-            type Pullback = $Pb<T>;
+            type Pullback = $Pb;
             #[inline]
             fn $method(self) -> (Self::Output, Self::Pullback) {
                 $build(self.0 .0)
@@ -277,18 +283,18 @@ macro_rules! from_rotation_vector {
     )*};
 }
 from_rotation_vector! {
-    NaRotation3New::rotation3_new => rotation3: Rotation3, RotationVectorPullback;
-    NaRotation3FromScaledAxis::rotation3_from_scaled_axis => rotation3: Rotation3, RotationVectorPullback;
-    NaUnitQuaternionNew::unit_quaternion_new => quaternion: UnitQuaternion, QuaternionVectorPullback;
-    NaUnitQuaternionFromScaledAxis::unit_quaternion_from_scaled_axis => quaternion: UnitQuaternion, QuaternionVectorPullback;
+    NaRotation3New::rotation3_new => rotation3: Rotation3, RotationVectorPullback<T>;
+    NaRotation3FromScaledAxis::rotation3_from_scaled_axis => rotation3: Rotation3, RotationVectorPullback<T>;
+    NaUnitQuaternionNew::unit_quaternion_new => quaternion: UnitQuaternion, RotationVectorPullback<T, Quaternion<T>>;
+    NaUnitQuaternionFromScaledAxis::unit_quaternion_from_scaled_axis => quaternion: UnitQuaternion, RotationVectorPullback<T, Quaternion<T>>;
 }
 
 #[cfg(test)]
 mod tests {
     use super::{half_angle_closed, half_angle_series, Rodrigues, SERIES_BELOW};
     use crate::rules::*;
+    use crate::test_support::check_rule;
     use crate::Elem;
-    use mochi_core::testing::RuleTest;
     use mochi_core::Call;
     use mochi_core::Pullback;
     use nalgebra::{Matrix3, Quaternion, Rotation3, UnitQuaternion, Vector3};
@@ -313,44 +319,17 @@ mod tests {
 
     fn rotations<T: Elem>() {
         for omega in omegas::<T>() {
-            RuleTest::new(
-                (omega,),
-                |a| super::rotation_matrix(&a.0),
-                |a| super::rotation_matrix::rrule(&a.0),
-            )
-            .tolerance(T::RTOL, T::ATOL)
-            .expect_no_alloc()
-            .run();
-            RuleTest::new(
-                (omega,),
-                |a| Rotation3::new(a.0),
-                |a| Call((&a.0,)).rotation3_new(),
-            )
-            .tolerance(T::RTOL, T::ATOL)
-            .expect_no_alloc()
-            .run();
-            RuleTest::new(
-                (omega,),
-                |a| Rotation3::from_scaled_axis(a.0),
-                |a| Call((&a.0,)).rotation3_from_scaled_axis(),
-            )
-            .tolerance(T::RTOL, T::ATOL)
-            .run();
-            RuleTest::new(
-                (omega,),
+            let args = (omega,);
+            check_rule!(T; args, |a| super::rotation_matrix(&a.0), super::rotation_matrix::rrule(&a.0));
+            check_rule!(T; args, |a| Rotation3::new(a.0), Call((&a.0,)).rotation3_new());
+            check_rule!(T; args, |a| Rotation3::from_scaled_axis(a.0), Call((&a.0,)).rotation3_from_scaled_axis());
+            check_rule!(T; args, |a| UnitQuaternion::new(a.0), Call((&a.0,)).unit_quaternion_new());
+            check_rule!(
+                T;
+                args,
                 |a| UnitQuaternion::from_scaled_axis(a.0),
-                |a| Call((&a.0,)).unit_quaternion_from_scaled_axis(),
-            )
-            .tolerance(T::RTOL, T::ATOL)
-            .expect_no_alloc()
-            .run();
-            RuleTest::new(
-                (omega,),
-                |a| UnitQuaternion::new(a.0),
-                |a| Call((&a.0,)).unit_quaternion_new(),
-            )
-            .tolerance(T::RTOL, T::ATOL)
-            .run();
+                Call((&a.0,)).unit_quaternion_from_scaled_axis()
+            );
         }
     }
 

@@ -1,22 +1,17 @@
-//! Rules of `UnitQuaternion` values: `q * v`, `q * p`, `q.transform_vector(&v)`,
-//! `q.transform_point(&p)` and their inverses, `q1 * q2`, `q.inverse()`,
-//! `q.conjugate()`, `q.to_rotation_matrix()` (and `Rotation3::from(q)`), `q.imag()` and
-//! `q.scalar()`. A unit quaternion's cotangent is a `Quaternion`; the pullbacks of
-//! rotating and composing are in [`apply`](super::apply).
+//! Rules of `UnitQuaternion` values: those every rotation has (`q * v`, `q * p`,
+//! `q.transform_vector(&v)`, `q.transform_point(&p)`, their inverses, `q1 * q2`,
+//! `q.inverse()`, from [`apply`](super::apply)), and `q.conjugate()`,
+//! `q.to_rotation_matrix()` (and `Rotation3::from(q)`), `q.imag()` and `q.scalar()`. A
+//! unit quaternion's cotangent is a `Quaternion`.
 //!
 //! `q.to_rotation_matrix()` evaluates the quadratic form
 //! `R = (w² − ‖u‖²) I + 2 u uᵀ + 2 w [u]×` (`q = (w, u)`), whose derivative
 //! `∂R/∂w = 2 (w I + [u]×)`, `∂R/∂uₖ = 2 (−uₖ I + eₖ uᵀ + u eₖᵀ + w [eₖ]×)` gives the
 //! pullback by inner products with `R̄`.
 
-use super::apply::{
-    apply_rules, ConjugatePullback, Direction, QuaternionComposePullback, QuaternionRotatePullback,
-};
-use crate::arith::NaMul;
-use crate::factor::NaInverse;
-use crate::point::Coords3;
+use super::apply::{apply_rules, invert, same_rule, LinearPullback};
 use crate::Elem;
-use mochi_core::kit::{rule_trait, Call, Pullback};
+use mochi_core::kit::{rule_trait, Pullback};
 use nalgebra::{Matrix3, Quaternion, Rotation3, UnitQuaternion, Vector3};
 
 rule_trait! {
@@ -40,65 +35,11 @@ rule_trait! {
     NaQuaternionScalar::scalar
 }
 
-/// `q v` or `q* v` with its pullback.
-#[inline]
-fn rotate<T: Elem, V: Coords3<T>>(
-    q: &UnitQuaternion<T>,
-    v: Vector3<T>,
-    direction: Direction,
-) -> (V, QuaternionRotatePullback<T, V>) {
-    let y = match direction {
-        Direction::Forward => q * v,
-        Direction::Inverse => q.inverse_transform_vector(&v),
-    };
-    let pullback = QuaternionRotatePullback {
-        q: *q.quaternion(),
-        v,
-        direction,
-        _types: std::marker::PhantomData,
-    };
-    (V::from_coords(y), pullback)
-}
+apply_rules!(UnitQuaternion);
 
-apply_rules!(UnitQuaternion, rotate, QuaternionRotatePullback);
-
-impl<T: Elem> NaMul for Call<(&UnitQuaternion<T>, &UnitQuaternion<T>)> {
-    type Output = UnitQuaternion<T>;
-    type Pullback = QuaternionComposePullback<T>;
-    #[inline]
-    fn op_mul(self) -> (Self::Output, Self::Pullback) {
-        let (a, b) = self.0;
-        let pullback = QuaternionComposePullback {
-            a: *a.quaternion(),
-            b: *b.quaternion(),
-        };
-        (a * b, pullback)
-    }
-}
-
-/// `q*` with its pullback.
-#[inline]
-fn conjugate<T: Elem>(q: &UnitQuaternion<T>) -> (UnitQuaternion<T>, ConjugatePullback<T>) {
-    (q.conjugate(), ConjugatePullback(std::marker::PhantomData))
-}
-
-impl<T: Elem> NaInverse for Call<(&UnitQuaternion<T>,)> {
-    type Output = UnitQuaternion<T>;
-    type Pullback = ConjugatePullback<T>;
-    #[inline]
-    fn inverse(self) -> (Self::Output, Self::Pullback) {
-        conjugate(self.0 .0)
-    }
-}
-
-impl<T: Elem> NaConjugate for Call<(&UnitQuaternion<T>,)> {
-    type Output = UnitQuaternion<T>;
-    type Pullback = ConjugatePullback<T>;
-    #[inline]
-    fn conjugate(self) -> (Self::Output, Self::Pullback) {
-        conjugate(self.0 .0)
-    }
-}
+same_rule!(UnitQuaternion => invert, UnitQuaternion<T>, LinearPullback<T, Quaternion<T>>:
+    NaConjugate => conjugate,
+);
 
 /// Pullback of `q.to_rotation_matrix()`: holds `q`.
 pub struct ToRotationMatrixPullback<T: Elem> {
@@ -119,13 +60,11 @@ impl<T: Elem> Pullback for ToRotationMatrixPullback<T> {
             dr[(1, 0)] - dr[(0, 1)],
         );
         let trace = dr.trace();
-        let sym = dr + dr.transpose();
-        // ⟨R̄, ∂R/∂w⟩ = 2 (w tr R̄ + u · axial); ⟨R̄, ∂R/∂u⟩ = 2 (−u tr R̄ + (R̄ + R̄ᵀ) u + w axial).
-        dq.w += two * (w * trace + u.dot(&axial));
-        let du = (sym * u - u * trace + axial * w) * two;
-        dq.i += du.x;
-        dq.j += du.y;
-        dq.k += du.z;
+        // ⟨R̄, ∂R/∂w⟩ = 2 (w tr R̄ + u · axial);
+        // ⟨R̄, ∂R/∂u⟩ = 2 (−u tr R̄ + (R̄ + R̄ᵀ) u + w axial).
+        let dw = two * (w * trace + u.dot(&axial));
+        let du = ((dr + dr.transpose()) * u - u * trace + axial * w) * two;
+        dq.coords += Quaternion::from_parts(dw, du).coords;
     }
 }
 
@@ -134,29 +73,14 @@ impl<T: Elem> Pullback for ToRotationMatrixPullback<T> {
 fn to_rotation_matrix<T: Elem>(
     q: &UnitQuaternion<T>,
 ) -> (Rotation3<T>, ToRotationMatrixPullback<T>) {
-    (
-        q.to_rotation_matrix(),
-        ToRotationMatrixPullback { q: *q.quaternion() },
-    )
+    let pullback = ToRotationMatrixPullback { q: *q.quaternion() };
+    (q.to_rotation_matrix(), pullback)
 }
 
-impl<T: Elem> NaToRotationMatrix for Call<(&UnitQuaternion<T>,)> {
-    type Output = Rotation3<T>;
-    type Pullback = ToRotationMatrixPullback<T>;
-    #[inline]
-    fn to_rotation_matrix(self) -> (Self::Output, Self::Pullback) {
-        to_rotation_matrix(self.0 .0)
-    }
-}
-
-impl<T: Elem> NaRotation3From for Call<(&UnitQuaternion<T>,)> {
-    type Output = Rotation3<T>;
-    type Pullback = ToRotationMatrixPullback<T>;
-    #[inline]
-    fn rotation3_from(self) -> (Self::Output, Self::Pullback) {
-        to_rotation_matrix(self.0 .0)
-    }
-}
+same_rule!(UnitQuaternion => to_rotation_matrix, Rotation3<T>, ToRotationMatrixPullback<T>:
+    NaToRotationMatrix => to_rotation_matrix,
+    NaRotation3From => rotation3_from,
+);
 
 /// Pullback of a part of a quaternion: `q.imag()` (`Vector3` cotangent) or
 /// `q.scalar()` (`T` cotangent) adds into the same part of `q̄`.
@@ -167,9 +91,7 @@ impl<T: Elem> Pullback for PartPullback<T, Vector3<T>> {
     type Args = (Quaternion<T>,);
     #[inline]
     fn pullback(self, dy: Vector3<T>, (dq,): (&mut Quaternion<T>,)) {
-        dq.i += dy.x;
-        dq.j += dy.y;
-        dq.k += dy.z;
+        dq.coords += Quaternion::from_imag(dy).coords;
     }
 }
 
@@ -182,85 +104,37 @@ impl<T: Elem> Pullback for PartPullback<T, T> {
     }
 }
 
-impl<T: Elem> NaImag for Call<(&UnitQuaternion<T>,)> {
-    type Output = Vector3<T>;
-    type Pullback = PartPullback<T, Vector3<T>>;
-    #[inline]
-    fn imag(self) -> (Self::Output, Self::Pullback) {
-        (self.0 .0.imag(), PartPullback(std::marker::PhantomData))
-    }
+/// `q.imag()` with its pullback.
+#[inline]
+fn imag<T: Elem>(q: &UnitQuaternion<T>) -> (Vector3<T>, PartPullback<T, Vector3<T>>) {
+    (q.imag(), PartPullback(std::marker::PhantomData))
 }
 
-impl<T: Elem> NaQuaternionScalar for Call<(&UnitQuaternion<T>,)> {
-    type Output = T;
-    type Pullback = PartPullback<T, T>;
-    #[inline]
-    fn scalar(self) -> (Self::Output, Self::Pullback) {
-        (self.0 .0.scalar(), PartPullback(std::marker::PhantomData))
-    }
+/// `q.scalar()` with its pullback.
+#[inline]
+fn scalar<T: Elem>(q: &UnitQuaternion<T>) -> (T, PartPullback<T, T>) {
+    (q.scalar(), PartPullback(std::marker::PhantomData))
 }
+
+same_rule!(UnitQuaternion => imag, Vector3<T>, PartPullback<T, Vector3<T>>: NaImag => imag);
+same_rule!(UnitQuaternion => scalar, T, PartPullback<T, T>: NaQuaternionScalar => scalar);
 
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
+    use crate::test_support::check_rule;
     use crate::Elem;
-    use mochi_core::testing::RuleTest;
     use mochi_core::Call;
-    use nalgebra::{Point3, Rotation3, UnitQuaternion, Vector3};
-
-    fn quaternion<T: Elem>(seed: f64) -> UnitQuaternion<T> {
-        UnitQuaternion::from_scaled_axis(Vector3::new(0.3 + seed, -0.5, 0.8 * seed).map(T::of_f64))
-    }
+    use nalgebra::{Rotation3, UnitQuaternion, Vector3};
 
     fn rules<T: Elem>() {
-        let (q, q2) = (quaternion::<T>(0.2), quaternion::<T>(1.1));
-        let v = Vector3::new(0.5, -1.5, 2.0).map(T::of_f64);
-        let p = Point3::from(v);
-        macro_rules! check {
-            ($args:expr, |$a:ident| $primal:expr, $rule:expr) => {
-                RuleTest::new($args, |$a| $primal, |$a| $rule)
-                    .tolerance(T::RTOL, T::ATOL)
-                    .expect_no_alloc()
-                    .run();
-            };
-        }
-        check!((q, v), |a| a.0 * a.1, Call((&a.0, &a.1)).op_mul());
-        check!((q, p), |a| a.0 * a.1, Call((&a.0, &a.1)).op_mul());
-        check!((q, q2), |a| a.0 * a.1, Call((&a.0, &a.1)).op_mul());
-        check!(
-            (q, v),
-            |a| a.0.transform_vector(&a.1),
-            Call((&a.0, &a.1)).transform_vector()
-        );
-        check!(
-            (q, p),
-            |a| a.0.transform_point(&a.1),
-            Call((&a.0, &a.1)).transform_point()
-        );
-        check!(
-            (q, v),
-            |a| a.0.inverse_transform_vector(&a.1),
-            Call((&a.0, &a.1)).inverse_transform_vector()
-        );
-        check!(
-            (q, p),
-            |a| a.0.inverse_transform_point(&a.1),
-            Call((&a.0, &a.1)).inverse_transform_point()
-        );
-        check!((q,), |a| a.0.inverse(), Call((&a.0,)).inverse());
-        check!((q,), |a| a.0.conjugate(), Call((&a.0,)).conjugate());
-        check!(
-            (q,),
-            |a| a.0.to_rotation_matrix(),
-            Call((&a.0,)).to_rotation_matrix()
-        );
-        check!(
-            (q,),
-            |a| Rotation3::from(a.0),
-            Call((&a.0,)).rotation3_from()
-        );
-        check!((q,), |a| a.0.imag(), Call((&a.0,)).imag());
-        check!((q,), |a| a.0.scalar(), Call((&a.0,)).scalar());
+        // The rules every rotation has are checked in `apply`.
+        let q = UnitQuaternion::from_scaled_axis(Vector3::new(0.5, -0.5, 0.16).map(T::of_f64));
+        check_rule!(T; (q,), |a| a.0.conjugate(), Call((&a.0,)).conjugate());
+        check_rule!(T; (q,), |a| a.0.to_rotation_matrix(), Call((&a.0,)).to_rotation_matrix());
+        check_rule!(T; (q,), |a| Rotation3::from(a.0), Call((&a.0,)).rotation3_from());
+        check_rule!(T; (q,), |a| a.0.imag(), Call((&a.0,)).imag());
+        check_rule!(T; (q,), |a| a.0.scalar(), Call((&a.0,)).scalar());
     }
 
     #[test]
