@@ -8,6 +8,7 @@
 //! `b̄ += ȳ ∘ a`. The matrix product `a * b` is in [`product`](crate::product).
 
 use crate::dense::{add_scaled, dense, inner, output, view};
+use crate::impls::matrix_rule;
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use mochi_core::TangentVector;
@@ -146,60 +147,43 @@ where
     }
 }
 
-impl<T, R, C, S1, S2> NaAdd for Call<(&Matrix<T, R, C, S1>, &Matrix<T, R, C, S2>)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S1: Storage<T, R, C>,
-    S2: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = AddPullback<T, R, C>;
-    #[inline]
-    #[track_caller]
-    fn op_add(self) -> (Self::Output, Self::Pullback) {
-        let (a, b) = self.0;
-        (zip_with(a, b, "sum", |x, y| x + y), AddPullback::new())
+matrix_rule! {
+    NaAdd for (&Matrix, &Matrix) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = AddPullback<T, R, C>;
+        #[inline]
+        #[track_caller]
+        fn op_add(self) -> (Self::Output, Self::Pullback) {
+            let (a, b) = self.0;
+            (zip_with(a, b, "sum", |x, y| x + y), AddPullback::new())
+        }
     }
 }
 
-impl<T, R, C, S1, S2> NaSub for Call<(&Matrix<T, R, C, S1>, &Matrix<T, R, C, S2>)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S1: Storage<T, R, C>,
-    S2: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = SubPullback<T, R, C>;
-    #[inline]
-    #[track_caller]
-    fn op_sub(self) -> (Self::Output, Self::Pullback) {
-        let (a, b) = self.0;
-        (
-            zip_with(a, b, "difference", |x, y| x - y),
-            SubPullback::new(),
-        )
+matrix_rule! {
+    NaSub for (&Matrix, &Matrix) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = SubPullback<T, R, C>;
+        #[inline]
+        #[track_caller]
+        fn op_sub(self) -> (Self::Output, Self::Pullback) {
+            let (a, b) = self.0;
+            (
+                zip_with(a, b, "difference", |x, y| x - y),
+                SubPullback::new(),
+            )
+        }
     }
 }
 
-impl<T, R, C, S> NaNeg for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = NegPullback<T, R, C>;
-    #[inline]
-    fn op_neg(self) -> (Self::Output, Self::Pullback) {
-        (-self.0 .0, NegPullback::new())
+matrix_rule! {
+    NaNeg for (&Matrix) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = NegPullback<T, R, C>;
+        #[inline]
+        fn op_neg(self) -> (Self::Output, Self::Pullback) {
+            (-self.0 .0, NegPullback::new())
+        }
     }
 }
 
@@ -257,21 +241,16 @@ where
     }
 }
 
-impl<T, R, C, S> NaMul for Call<(&Matrix<T, R, C, S>, &T)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = ScalePullback<T, R, C>;
-    #[inline]
-    fn op_mul(self) -> (Self::Output, Self::Pullback) {
-        let (a, &s) = self.0;
-        let a = a.clone_owned();
-        (&a * s, ScalePullback { a, s })
+matrix_rule! {
+    NaMul for (&Matrix, &T) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = ScalePullback<T, R, C>;
+        #[inline]
+        fn op_mul(self) -> (Self::Output, Self::Pullback) {
+            let (a, &s) = self.0;
+            let a = a.clone_owned();
+            (&a * s, ScalePullback { a, s })
+        }
     }
 }
 
@@ -320,21 +299,16 @@ where
     }
 }
 
-impl<T, R, C, S> NaDiv for Call<(&Matrix<T, R, C, S>, &T)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = DivPullback<T, R, C>;
-    #[inline]
-    fn op_div(self) -> (Self::Output, Self::Pullback) {
-        let (a, &s) = self.0;
-        let a = a.clone_owned();
-        (&a / s, DivPullback { a, s })
+matrix_rule! {
+    NaDiv for (&Matrix, &T) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = DivPullback<T, R, C>;
+        #[inline]
+        fn op_div(self) -> (Self::Output, Self::Pullback) {
+            let (a, &s) = self.0;
+            let a = a.clone_owned();
+            (&a / s, DivPullback { a, s })
+        }
     }
 }
 
@@ -371,28 +345,22 @@ where
     }
 }
 
-impl<T, R, C, S1, S2> NaComponentMul for Call<(&Matrix<T, R, C, S1>, &Matrix<T, R, C, S2>)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S1: Storage<T, R, C>,
-    S2: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = ComponentMulPullback<T, R, C>;
-    #[inline]
-    #[track_caller]
-    fn component_mul(self) -> (Self::Output, Self::Pullback) {
-        let (a, b) = self.0;
-        (
-            a.component_mul(b),
-            ComponentMulPullback {
-                a: a.clone_owned(),
-                b: b.clone_owned(),
-            },
-        )
+matrix_rule! {
+    NaComponentMul for (&Matrix, &Matrix) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = ComponentMulPullback<T, R, C>;
+        #[inline]
+        #[track_caller]
+        fn component_mul(self) -> (Self::Output, Self::Pullback) {
+            let (a, b) = self.0;
+            (
+                a.component_mul(b),
+                ComponentMulPullback {
+                    a: a.clone_owned(),
+                    b: b.clone_owned(),
+                },
+            )
+        }
     }
 }
 
@@ -427,26 +395,21 @@ where
     }
 }
 
-impl<T, R, C, S> NaAddScalar for Call<(&Matrix<T, R, C, S>, &T)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = AddScalarPullback<T, R, C>;
-    #[inline]
-    fn add_scalar(self) -> (Self::Output, Self::Pullback) {
-        let (a, &s) = self.0;
-        (
-            a.add_scalar(s),
-            AddScalarPullback {
-                shape: a.shape(),
-                _types: PhantomData,
-            },
-        )
+matrix_rule! {
+    NaAddScalar for (&Matrix, &T) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = AddScalarPullback<T, R, C>;
+        #[inline]
+        fn add_scalar(self) -> (Self::Output, Self::Pullback) {
+            let (a, &s) = self.0;
+            (
+                a.add_scalar(s),
+                AddScalarPullback {
+                    shape: a.shape(),
+                    _types: PhantomData,
+                },
+            )
+        }
     }
 }
 
@@ -484,29 +447,23 @@ where
     }
 }
 
-impl<T, R, C, S1, S2> NaComponentDiv for Call<(&Matrix<T, R, C, S1>, &Matrix<T, R, C, S2>)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S1: Storage<T, R, C>,
-    S2: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = ComponentDivPullback<T, R, C>;
-    #[inline]
-    #[track_caller]
-    fn component_div(self) -> (Self::Output, Self::Pullback) {
-        let (a, b) = self.0;
-        let y = a.component_div(b);
-        (
-            y.clone(),
-            ComponentDivPullback {
-                b: b.clone_owned(),
-                y,
-            },
-        )
+matrix_rule! {
+    NaComponentDiv for (&Matrix, &Matrix) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = ComponentDivPullback<T, R, C>;
+        #[inline]
+        #[track_caller]
+        fn component_div(self) -> (Self::Output, Self::Pullback) {
+            let (a, b) = self.0;
+            let y = a.component_div(b);
+            (
+                y.clone(),
+                ComponentDivPullback {
+                    b: b.clone_owned(),
+                    y,
+                },
+            )
+        }
     }
 }
 

@@ -22,6 +22,7 @@
 
 mod dense;
 mod elem;
+mod impls;
 
 pub mod arith;
 pub mod build;

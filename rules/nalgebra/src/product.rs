@@ -8,6 +8,7 @@
 
 use crate::arith::NaMul;
 use crate::dense::{add_scaled, dense, output, view};
+use crate::impls::matrix_rule;
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use nalgebra::allocator::Allocator;
@@ -105,28 +106,22 @@ where
     }
 }
 
-impl<T, R, C, S1, S2> NaDot for Call<(&Matrix<T, R, C, S1>, &Matrix<T, R, C, S2>)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S1: Storage<T, R, C>,
-    S2: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = T;
-    type Pullback = DotPullback<T, R, C>;
-    #[inline]
-    #[track_caller]
-    fn dot(self) -> (T, Self::Pullback) {
-        let (a, b) = self.0;
-        (
-            a.dot(b),
-            DotPullback {
-                a: a.clone_owned(),
-                b: b.clone_owned(),
-            },
-        )
+matrix_rule! {
+    NaDot for (&Matrix, &Matrix) {
+        type Output = T;
+        type Pullback = DotPullback<T, R, C>;
+        #[inline]
+        #[track_caller]
+        fn dot(self) -> (T, Self::Pullback) {
+            let (a, b) = self.0;
+            (
+                a.dot(b),
+                DotPullback {
+                    a: a.clone_owned(),
+                    b: b.clone_owned(),
+                },
+            )
+        }
     }
 }
 

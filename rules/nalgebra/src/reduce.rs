@@ -6,6 +6,7 @@
 //! trace: `āᵢᵢ += ȳ`; `u = a/‖a‖`: `ā += (ū − u⟨u, ū⟩)/‖a‖`.
 
 use crate::dense::{add_scaled, dense, view};
+use crate::impls::matrix_rule;
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use nalgebra::allocator::Allocator;
@@ -43,26 +44,21 @@ where
     }
 }
 
-impl<T, R, C, S> NaSum for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = T;
-    type Pullback = SumPullback<T, R, C>;
-    #[inline]
-    fn sum(self) -> (T, Self::Pullback) {
-        let a = self.0 .0;
-        (
-            a.sum(),
-            SumPullback {
-                shape: a.shape(),
-                _types: PhantomData,
-            },
-        )
+matrix_rule! {
+    NaSum for (&Matrix) {
+        type Output = T;
+        type Pullback = SumPullback<T, R, C>;
+        #[inline]
+        fn sum(self) -> (T, Self::Pullback) {
+            let a = self.0 .0;
+            (
+                a.sum(),
+                SumPullback {
+                    shape: a.shape(),
+                    _types: PhantomData,
+                },
+            )
+        }
     }
 }
 
@@ -88,52 +84,42 @@ where
     }
 }
 
-impl<T, R, C, S> NaNorm for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = T;
-    type Pullback = NormPullback<T, R, C>;
-    #[inline]
-    fn norm(self) -> (T, Self::Pullback) {
-        let a = self.0 .0;
-        let y = a.norm();
-        // The kink at 0: subgradient 0.
-        let factor = if y > T::ZERO { T::ONE / y } else { T::ZERO };
-        (
-            y,
-            NormPullback {
-                a: a.clone_owned(),
-                factor,
-            },
-        )
+matrix_rule! {
+    NaNorm for (&Matrix) {
+        type Output = T;
+        type Pullback = NormPullback<T, R, C>;
+        #[inline]
+        fn norm(self) -> (T, Self::Pullback) {
+            let a = self.0 .0;
+            let y = a.norm();
+            // The kink at 0: subgradient 0.
+            let factor = if y > T::ZERO { T::ONE / y } else { T::ZERO };
+            (
+                y,
+                NormPullback {
+                    a: a.clone_owned(),
+                    factor,
+                },
+            )
+        }
     }
 }
 
-impl<T, R, C, S> NaNormSquared for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = T;
-    type Pullback = NormPullback<T, R, C>;
-    #[inline]
-    fn norm_squared(self) -> (T, Self::Pullback) {
-        let a = self.0 .0;
-        (
-            a.norm_squared(),
-            NormPullback {
-                a: a.clone_owned(),
-                factor: T::ONE + T::ONE,
-            },
-        )
+matrix_rule! {
+    NaNormSquared for (&Matrix) {
+        type Output = T;
+        type Pullback = NormPullback<T, R, C>;
+        #[inline]
+        fn norm_squared(self) -> (T, Self::Pullback) {
+            let a = self.0 .0;
+            (
+                a.norm_squared(),
+                NormPullback {
+                    a: a.clone_owned(),
+                    factor: T::ONE + T::ONE,
+                },
+            )
+        }
     }
 }
 
@@ -204,27 +190,22 @@ where
     }
 }
 
-impl<T, R, C, S> NaMean for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = T;
-    type Pullback = DiagonalOrMeanPullback<T, R, C>;
-    #[inline]
-    fn mean(self) -> (T, Self::Pullback) {
-        let a = self.0 .0;
-        (
-            a.mean(),
-            DiagonalOrMeanPullback {
-                shape: a.shape(),
-                mean: true,
-                _types: PhantomData,
-            },
-        )
+matrix_rule! {
+    NaMean for (&Matrix) {
+        type Output = T;
+        type Pullback = DiagonalOrMeanPullback<T, R, C>;
+        #[inline]
+        fn mean(self) -> (T, Self::Pullback) {
+            let a = self.0 .0;
+            (
+                a.mean(),
+                DiagonalOrMeanPullback {
+                    shape: a.shape(),
+                    mean: true,
+                    _types: PhantomData,
+                },
+            )
+        }
     }
 }
 
@@ -259,21 +240,16 @@ where
     }
 }
 
-impl<T, R, C, S> NaNormalize for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = NormalizePullback<T, R, C>;
-    #[inline]
-    fn normalize(self) -> (Self::Output, Self::Pullback) {
-        let a = self.0 .0;
-        let u = a.normalize();
-        (u.clone(), NormalizePullback { u, norm: a.norm() })
+matrix_rule! {
+    NaNormalize for (&Matrix) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = NormalizePullback<T, R, C>;
+        #[inline]
+        fn normalize(self) -> (Self::Output, Self::Pullback) {
+            let a = self.0 .0;
+            let u = a.normalize();
+            (u.clone(), NormalizePullback { u, norm: a.norm() })
+        }
     }
 }
 
