@@ -312,16 +312,59 @@ matrix_rule! {
     }
 }
 
-/// Pullback of `a.component_mul(&b)`: copies of both.
-pub struct ComponentMulPullback<T: Elem, R: Dim, C: Dim>
+/// The partial derivatives of an elementwise binary operation `yᵢ = f(aᵢ, bᵢ)` from the
+/// two matrices its pullback keeps, element by element: `(∂y/∂a, ∂y/∂b)`.
+pub trait ElementwisePartials {
+    /// `(∂yᵢ/∂aᵢ, ∂yᵢ/∂bᵢ)` from the kept elements `xᵢ` and `zᵢ`.
+    fn partials<T: Elem>(x: T, z: T) -> (T, T);
+}
+
+/// `y = a ∘ b` keeps `a` and `b`: `∂y/∂a = b`, `∂y/∂b = a`.
+pub struct Product;
+
+impl ElementwisePartials for Product {
+    #[inline(always)]
+    fn partials<T: Elem>(a: T, b: T) -> (T, T) {
+        (b, a)
+    }
+}
+
+/// `y = a ⊘ b` keeps `b` and `y`: `∂y/∂a = 1/b`, `∂y/∂b = −y/b`.
+pub struct Quotient;
+
+impl ElementwisePartials for Quotient {
+    #[inline(always)]
+    fn partials<T: Elem>(b: T, y: T) -> (T, T) {
+        (T::ONE / b, -y / b)
+    }
+}
+
+/// Pullback of `a.component_mul(&b)` and `a.component_div(&b)`: the two matrices `P`'s
+/// partial derivatives are read from (`ā += ȳ ∘ ∂y/∂a`, `b̄ += ȳ ∘ ∂y/∂b`).
+pub struct ElementwisePullback<T: Elem, R: Dim, C: Dim, P>
 where
     DefaultAllocator: Allocator<R, C>,
 {
-    a: OMatrix<T, R, C>,
-    b: OMatrix<T, R, C>,
+    x: OMatrix<T, R, C>,
+    z: OMatrix<T, R, C>,
+    _partials: PhantomData<fn() -> P>,
 }
 
-impl<T: Elem, R: Dim, C: Dim> Pullback for ComponentMulPullback<T, R, C>
+impl<T: Elem, R: Dim, C: Dim, P> ElementwisePullback<T, R, C, P>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    #[inline]
+    fn new(x: OMatrix<T, R, C>, z: OMatrix<T, R, C>) -> Self {
+        ElementwisePullback {
+            x,
+            z,
+            _partials: PhantomData,
+        }
+    }
+}
+
+impl<T: Elem, R: Dim, C: Dim, P: ElementwisePartials> Pullback for ElementwisePullback<T, R, C, P>
 where
     DefaultAllocator: Allocator<R, C>,
 {
@@ -329,18 +372,17 @@ where
     type Args = (OMatrix<T, R, C>, OMatrix<T, R, C>);
     #[track_caller]
     fn pullback(self, dy: OMatrix<T, R, C>, (da, db): Pair<'_, T, R, C>) {
-        let shape = self.a.shape();
+        let shape = self.x.shape();
         let Some(dy) = output(&dy, shape) else {
             return;
         };
-        // y = a ∘ b: ā += ȳ ∘ b, b̄ += ȳ ∘ a
-        let mut da = dense(da, shape);
-        for ((d, &g), &b) in da.iter_mut().zip(dy.iter()).zip(self.b.iter()) {
-            *d += g * b;
-        }
-        let mut db = dense(db, shape);
-        for ((d, &g), &a) in db.iter_mut().zip(dy.iter()).zip(self.a.iter()) {
-            *d += g * a;
+        let (mut da, mut db) = (dense(da, shape), dense(db, shape));
+        let kept = self.x.iter().zip(self.z.iter());
+        let accumulators = da.iter_mut().zip(db.iter_mut());
+        for ((&g, (&x, &z)), (a, b)) in dy.iter().zip(kept).zip(accumulators) {
+            let (pa, pb) = P::partials(x, z);
+            *a += g * pa;
+            *b += g * pb;
         }
     }
 }
@@ -348,17 +390,14 @@ where
 matrix_rule! {
     NaComponentMul for (&Matrix, &Matrix) {
         type Output = OMatrix<T, R, C>;
-        type Pullback = ComponentMulPullback<T, R, C>;
+        type Pullback = ElementwisePullback<T, R, C, Product>;
         #[inline]
         #[track_caller]
         fn component_mul(self) -> (Self::Output, Self::Pullback) {
             let (a, b) = self.0;
             (
                 a.component_mul(b),
-                ComponentMulPullback {
-                    a: a.clone_owned(),
-                    b: b.clone_owned(),
-                },
+                ElementwisePullback::new(a.clone_owned(), b.clone_owned()),
             )
         }
     }
@@ -413,44 +452,10 @@ matrix_rule! {
     }
 }
 
-/// Pullback of `a.component_div(&b)`: `b` and the quotient `y`
-/// (`ā += ȳ ⊘ b`, `b̄ −= ȳ ∘ y ⊘ b`).
-pub struct ComponentDivPullback<T: Elem, R: Dim, C: Dim>
-where
-    DefaultAllocator: Allocator<R, C>,
-{
-    b: OMatrix<T, R, C>,
-    y: OMatrix<T, R, C>,
-}
-
-impl<T: Elem, R: Dim, C: Dim> Pullback for ComponentDivPullback<T, R, C>
-where
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Args = (OMatrix<T, R, C>, OMatrix<T, R, C>);
-    #[track_caller]
-    fn pullback(self, dy: OMatrix<T, R, C>, (da, db): Pair<'_, T, R, C>) {
-        let shape = self.b.shape();
-        let Some(dy) = output(&dy, shape) else {
-            return;
-        };
-        let mut da = dense(da, shape);
-        for ((d, &g), &b) in da.iter_mut().zip(dy.iter()).zip(self.b.iter()) {
-            *d += g / b;
-        }
-        let mut db = dense(db, shape);
-        let quotients = self.y.iter().zip(self.b.iter());
-        for ((d, &g), (&y, &b)) in db.iter_mut().zip(dy.iter()).zip(quotients) {
-            *d -= g * y / b;
-        }
-    }
-}
-
 matrix_rule! {
     NaComponentDiv for (&Matrix, &Matrix) {
         type Output = OMatrix<T, R, C>;
-        type Pullback = ComponentDivPullback<T, R, C>;
+        type Pullback = ElementwisePullback<T, R, C, Quotient>;
         #[inline]
         #[track_caller]
         fn component_div(self) -> (Self::Output, Self::Pullback) {
@@ -458,10 +463,7 @@ matrix_rule! {
             let y = a.component_div(b);
             (
                 y.clone(),
-                ComponentDivPullback {
-                    b: b.clone_owned(),
-                    y,
-                },
+                ElementwisePullback::new(b.clone_owned(), y),
             )
         }
     }

@@ -26,38 +26,14 @@ rule_trait! {
     NaNormSquared::norm_squared
 }
 
-/// Pullback of `a.sum()`: the shape of `a`.
-pub struct SumPullback<T: Elem, R, C> {
-    shape: (usize, usize),
-    _types: crate::dense::Marker<T, R, C>,
-}
-
-impl<T: Elem, R: Dim, C: Dim> Pullback for SumPullback<T, R, C>
-where
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = T;
-    type Args = (OMatrix<T, R, C>,);
-    #[track_caller]
-    fn pullback(self, dy: T, (da,): (&mut OMatrix<T, R, C>,)) {
-        dense(da, self.shape).add_scalar_mut(dy);
-    }
-}
-
 matrix_rule! {
     NaSum for (&Matrix) {
         type Output = T;
-        type Pullback = SumPullback<T, R, C>;
+        type Pullback = SpreadPullback<T, R, C>;
         #[inline]
         fn sum(self) -> (T, Self::Pullback) {
             let a = self.0 .0;
-            (
-                a.sum(),
-                SumPullback {
-                    shape: a.shape(),
-                    _types: PhantomData,
-                },
-            )
+            (a.sum(), SpreadPullback::new(a.shape(), Spread::Every))
         }
     }
 }
@@ -136,15 +112,36 @@ rule_trait! {
     NaNormalize::normalize
 }
 
-/// Pullback of `a.trace()` (`āᵢᵢ += ȳ`) and `a.mean()` (`ā += ȳ/n`): the shape.
-pub struct DiagonalOrMeanPullback<T: Elem, R, C> {
+/// Where a reduction to a scalar spreads its cotangent back.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Spread {
+    /// `a.sum()`: `ā += ȳ`.
+    Every,
+    /// `a.mean()`: `ā += ȳ/n`.
+    Mean,
+    /// `a.trace()`: `āᵢᵢ += ȳ`.
+    Diagonal,
+}
+
+/// Pullback of `a.sum()`, `a.mean()` and `a.trace()`: the shape of `a`.
+pub struct SpreadPullback<T: Elem, R, C> {
     shape: (usize, usize),
-    /// `true` for `mean`, `false` for `trace`.
-    mean: bool,
+    spread: Spread,
     _types: crate::dense::Marker<T, R, C>,
 }
 
-impl<T: Elem, R: Dim, C: Dim> Pullback for DiagonalOrMeanPullback<T, R, C>
+impl<T: Elem, R, C> SpreadPullback<T, R, C> {
+    #[inline]
+    fn new(shape: (usize, usize), spread: Spread) -> Self {
+        SpreadPullback {
+            shape,
+            spread,
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<T: Elem, R: Dim, C: Dim> Pullback for SpreadPullback<T, R, C>
 where
     DefaultAllocator: Allocator<R, C>,
 {
@@ -154,13 +151,16 @@ where
     fn pullback(self, dy: T, (da,): (&mut OMatrix<T, R, C>,)) {
         let (rows, cols) = self.shape;
         let mut da = dense(da, self.shape);
-        if self.mean {
-            if rows * cols > 0 {
-                da.add_scalar_mut(dy / T::of_f64((rows * cols) as f64));
+        match self.spread {
+            Spread::Every => da.add_scalar_mut(dy),
+            Spread::Mean if rows * cols > 0 => {
+                da.add_scalar_mut(dy / T::of_f64((rows * cols) as f64))
             }
-        } else {
-            for i in 0..rows.min(cols) {
-                da[(i, i)] += dy;
+            Spread::Mean => {}
+            Spread::Diagonal => {
+                for i in 0..rows.min(cols) {
+                    da[(i, i)] += dy;
+                }
             }
         }
     }
@@ -174,37 +174,23 @@ where
     DefaultAllocator: Allocator<D, D>,
 {
     type Output = T;
-    type Pullback = DiagonalOrMeanPullback<T, D, D>;
+    type Pullback = SpreadPullback<T, D, D>;
     #[inline]
     #[track_caller]
     fn trace(self) -> (T, Self::Pullback) {
         let a = self.0 .0;
-        (
-            a.trace(),
-            DiagonalOrMeanPullback {
-                shape: a.shape(),
-                mean: false,
-                _types: PhantomData,
-            },
-        )
+        (a.trace(), SpreadPullback::new(a.shape(), Spread::Diagonal))
     }
 }
 
 matrix_rule! {
     NaMean for (&Matrix) {
         type Output = T;
-        type Pullback = DiagonalOrMeanPullback<T, R, C>;
+        type Pullback = SpreadPullback<T, R, C>;
         #[inline]
         fn mean(self) -> (T, Self::Pullback) {
             let a = self.0 .0;
-            (
-                a.mean(),
-                DiagonalOrMeanPullback {
-                    shape: a.shape(),
-                    mean: true,
-                    _types: PhantomData,
-                },
-            )
+            (a.mean(), SpreadPullback::new(a.shape(), Spread::Mean))
         }
     }
 }
