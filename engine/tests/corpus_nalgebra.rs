@@ -659,3 +659,27 @@ mod checked_rotations {
         }
     }
 }
+
+/// The example of `rules/nalgebra/README.md`: a point moved by a rotation from a
+/// rotation vector and a translation, read by its named coordinates.
+#[differentiable]
+fn readme_reprojection(w: &Vector3<f64>, t: &Vector3<f64>, p: &Point3<f64>) -> f64 {
+    let r = Rotation3::new(*w);
+    let pc = r * p + t;
+    pc.x / pc.z + pc.y / pc.z
+}
+
+mod checked_readme {
+    use super::*;
+    use crate::check;
+
+    check!(
+        readme_reprojection,
+        (
+            Vector3::new(0.2, -0.1, 0.3),
+            Vector3::new(0.1, 0.2, 3.0),
+            Point3::new(0.5, -0.4, 1.0)
+        ),
+        |a| (&a.0, &a.1, &a.2)
+    );
+}
