@@ -7,6 +7,8 @@
 //! cargo run --release -p mochi-ad --features argmin --example argmin_gauss_newton
 //! ```
 
+#![allow(clippy::needless_range_loop)]
+
 use argmin::core::{Executor, State};
 use argmin::solver::gaussnewton::GaussNewton;
 use mochi::num_traits::Float;
@@ -55,11 +57,14 @@ pub fn rosenbrock_residuals<T: Float>(x: &[T]) -> Vec<T> {
     r
 }
 
+/// A residual function's derived Jacobian: `f::jacobian`.
+pub type JacobianFn = fn(&[f64]) -> (Vec<f64>, ndarray::Array2<f64>);
+
 /// Gauss–Newton from `start` on the residuals `f` (with their derived Jacobian
 /// `jacobian`): the last point and the number of iterations.
 pub fn gauss_newton(
     f: fn(&[f64]) -> Vec<f64>,
-    jacobian: fn(&[f64]) -> (Vec<f64>, ndarray::Array2<f64>),
+    jacobian: JacobianFn,
     start: &[f64],
 ) -> (DVector<f64>, u64) {
     let problem = mochi::argmin::ResidualProblem::new(f, jacobian);
@@ -74,11 +79,7 @@ pub fn gauss_newton(
 
 /// The decay fitted from `(1, 1, 0)`.
 pub fn fit_decay() -> (DVector<f64>, u64) {
-    gauss_newton(
-        |x| decay_residuals(x),
-        decay_residuals::jacobian,
-        &[1.0, 1.0, 0.0],
-    )
+    gauss_newton(decay_residuals, decay_residuals::jacobian, &[1.0, 1.0, 0.0])
 }
 
 #[allow(dead_code)]
@@ -94,11 +95,8 @@ fn main() {
         theta[0], theta[1], theta[2]
     );
     let start = [-1.2, 1.0];
-    let (x, iterations) = gauss_newton(
-        |x| rosenbrock_residuals(x),
-        rosenbrock_residuals::jacobian,
-        &start,
-    );
+    let (x, iterations) =
+        gauss_newton(rosenbrock_residuals, rosenbrock_residuals::jacobian, &start);
     println!("Rosenbrock residuals from {start:?}");
     println!(
         "  minimiser {:?} after {iterations} Gauss-Newton steps",

@@ -79,7 +79,7 @@ impl<T: Elem> NaPoint3New for Call<(&T, &T, &T)> {
 /// for `Point3::from(v)`): `ā += ȳ`, `b̄ += σ ȳ`, coordinate by coordinate.
 pub struct AffinePullback<T, Y, A, B> {
     sign: T,
-    _types: std::marker::PhantomData<fn() -> (Y, A, B)>,
+    _types: crate::dense::Marker<Y, A, B>,
 }
 
 impl<T: Elem, Y, A, B> AffinePullback<T, Y, A, B> {
