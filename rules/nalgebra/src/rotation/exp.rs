@@ -299,13 +299,14 @@ mod tests {
     use mochi_core::Pullback;
     use nalgebra::{Matrix3, Quaternion, Rotation3, UnitQuaternion, Vector3};
 
-    /// Rotation vectors: generic, past π/2, near the series' edge on both sides, small,
-    /// tiny and zero.
+    /// Rotation vectors: generic, past π/2, past π, near the series' edge on both sides,
+    /// small, tiny and zero.
     fn omegas<T: Elem>() -> Vec<Vector3<T>> {
         let edge = SERIES_BELOW.sqrt() / 3.0_f64.sqrt();
         [
             Vector3::new(0.3, -0.5, 0.8),
             Vector3::new(2.5, 0.1, -1.0),
+            Vector3::new(3.5, 0.5, -1.0),
             Vector3::new(edge, edge, edge) * 0.999,
             Vector3::new(edge, edge, edge) * 1.001,
             Vector3::new(1e-3, -2e-3, 1e-3),
