@@ -157,21 +157,36 @@ fn half_angle_closed<T: Elem>(t: T) -> (T, T) {
     (sin / theta, (half * cos - sin) / (theta * t))
 }
 
+/// `axial(M)`, the vector with `⟨M, [x]×⟩ = x · axial(M)` for every `x`:
+/// `(M₂₁ − M₁₂, M₀₂ − M₂₀, M₁₀ − M₀₁)`.
+#[inline]
+pub(crate) fn axial<T: Elem>(m: &Matrix3<T>) -> Vector3<T> {
+    Vector3::new(
+        m[(2, 1)] - m[(1, 2)],
+        m[(0, 2)] - m[(2, 0)],
+        m[(1, 0)] - m[(0, 1)],
+    )
+}
+
 /// `ω̄ᵢ += ⟨R̄, ∂R/∂ωᵢ⟩` for `R = exp([ω]×)`.
+///
+/// With `[x]×[y]× = y xᵀ − (x · y) I`: `⟨R̄, Eᵢ⟩ = axial(R̄)ᵢ`,
+/// `⟨R̄, Eᵢ W + W Eᵢ⟩ = ((R̄ + R̄ᵀ) ω − 2 tr(R̄) ω)ᵢ`, `⟨R̄, W⟩ = ω · axial(R̄)` and
+/// `⟨R̄, W²⟩ = ωᵀ R̄ ω − θ² tr R̄`, so no `3 × 3` product is formed.
 pub(crate) fn pull_rotation_matrix<T: Elem>(
     omega: &Vector3<T>,
     dr: &Matrix3<T>,
     domega: &mut Vector3<T>,
 ) {
-    let k = Rodrigues::at(omega.norm_squared());
-    let w = omega.cross_matrix();
-    let w2 = w * w;
-    let along = k.da * dr.dot(&w) + k.db * dr.dot(&w2);
-    for i in 0..3 {
-        let e = Vector3::ith(i, T::ONE).cross_matrix();
-        let d = e * k.a + (e * w + w * e) * k.b;
-        domega[i] += dr.dot(&d) + omega[i] * along;
-    }
+    let theta2 = omega.norm_squared();
+    let k = Rodrigues::at(theta2);
+    let axial = axial(dr);
+    let trace = dr.trace();
+    let r_omega = dr * omega;
+    let rt_omega = dr.tr_mul(omega);
+    let two = T::of_f64(2.0);
+    let along = k.da * omega.dot(&axial) + k.db * (omega.dot(&r_omega) - theta2 * trace);
+    *domega += axial * k.a + (r_omega + rt_omega - omega * (two * trace)) * k.b + omega * along;
 }
 
 /// `ω̄ += ∂q/∂ωᵀ q̄` for `q = exp(ω/2)`, the unit quaternion of the rotation vector `ω`.

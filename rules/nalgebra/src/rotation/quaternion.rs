@@ -53,12 +53,8 @@ impl<T: Elem> Pullback for ToRotationMatrixPullback<T> {
     fn pullback(self, dr: Matrix3<T>, (dq,): (&mut Quaternion<T>,)) {
         let two = T::of_f64(2.0);
         let (w, u) = (self.q.w, self.q.imag());
-        // ⟨R̄, [x]×⟩ = x · axial(R̄), with axial(R̄) = (R̄₂₁ − R̄₁₂, R̄₀₂ − R̄₂₀, R̄₁₀ − R̄₀₁).
-        let axial = Vector3::new(
-            dr[(2, 1)] - dr[(1, 2)],
-            dr[(0, 2)] - dr[(2, 0)],
-            dr[(1, 0)] - dr[(0, 1)],
-        );
+        // ⟨R̄, [x]×⟩ = x · axial(R̄).
+        let axial = super::exp::axial(&dr);
         let trace = dr.trace();
         // ⟨R̄, ∂R/∂w⟩ = 2 (w tr R̄ + u · axial);
         // ⟨R̄, ∂R/∂u⟩ = 2 (−u tr R̄ + (R̄ + R̄ᵀ) u + w axial).
