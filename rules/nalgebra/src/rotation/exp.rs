@@ -121,15 +121,18 @@ impl<T: Elem> Rodrigues<T> {
 
     fn closed(t: T) -> Self {
         let theta = t.sqrt();
-        let (sin, cos) = theta.sin_cos();
-        let half_sin = (theta * T::of_f64(0.5)).sin();
-        // 1 − cos θ = 2 sin²(θ/2), without the cancellation.
-        let one_minus_cos = T::of_f64(2.0) * half_sin * half_sin;
+        let two = T::of_f64(2.0);
+        // From the half angle: sin θ = 2 sin(θ/2) cos(θ/2), and 1 − cos θ = 2 sin²(θ/2)
+        // without the cancellation.
+        let (half_sin, half_cos) = (theta / two).sin_cos();
+        let sin = two * half_sin * half_cos;
+        let one_minus_cos = two * half_sin * half_sin;
+        let cos = T::ONE - one_minus_cos;
         Rodrigues {
             a: sin / theta,
             b: one_minus_cos / t,
             da: (theta * cos - sin) / (theta * t),
-            db: (theta * sin - T::of_f64(2.0) * one_minus_cos) / (t * t),
+            db: (theta * sin - two * one_minus_cos) / (t * t),
         }
     }
 }
