@@ -1,5 +1,5 @@
-//! Vectors and matrices built from differentiable scalars or slices: [`vector2`],
-//! [`vector3`], [`dvector`] and [`dmatrix`], each with its rule module (`vector3::rrule`)
+//! Vectors and matrices built from differentiable scalars or slices: [`vector2()`],
+//! [`vector3()`], [`dvector()`] and [`dmatrix()`], each with its rule module (`vector3::rrule`)
 //! that `#[differentiable]` calls.
 //!
 //! `#[differentiable]` turns an associated function of differentiable arguments into the

@@ -1,6 +1,6 @@
 //! What `Rotation3` and `UnitQuaternion` share: rotating a vector or a point (and by the
 //! inverse), composing two rotations and inverting one, as rules written once over
-//! [`RotationValue`] and implemented for both types by [`apply_rules!`].
+//! [`RotationValue`] and implemented for both types by `apply_rules!`.
 //!
 //! A rotation's cotangent is its ambient coordinates ([`Ambient`]: the `Matrix3` of a
 //! `Rotation3`, the `Quaternion` of a `UnitQuaternion`), and each pullback is the
