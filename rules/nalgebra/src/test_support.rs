@@ -32,8 +32,19 @@ pub(crate) fn spd<T: Elem>(n: usize, seed: f64) -> DMatrix<T> {
 }
 
 /// `check_rule!(T; args, |a| primal, rule)`: runs `RuleTest` of `primal` against `rule`
-/// with the tolerances of the element type `T`, expecting no allocation in the pullback.
+/// with the tolerances of the element type `T`, expecting no allocation in the pullback;
+/// `…, rule, jvp = |x, t| ẏ` also checks the adjoint identity against the JVP `ẏ`.
 macro_rules! check_rule {
+    ($T:ty; $args:expr, |$a:ident| $primal:expr, $rule:expr, jvp = |$x:ident, $t:ident| $jvp:expr $(,)?) => {
+        mochi_core::testing::RuleTest::new($args, |$a| $primal, |$a| $rule)
+            .jvp(|$x, $t| $jvp)
+            .tolerance(
+                <$T as mochi_core::kit::ArrayTolerance>::RTOL,
+                <$T as mochi_core::kit::ArrayTolerance>::ATOL,
+            )
+            .expect_no_alloc()
+            .run()
+    };
     ($T:ty; $args:expr, |$a:ident| $primal:expr, $rule:expr $(,)?) => {
         mochi_core::testing::RuleTest::new($args, |$a| $primal, |$a| $rule)
             .tolerance(

@@ -372,7 +372,7 @@ mod tests {
     use crate::test_support::check_rule;
     use crate::Elem;
     use mochi_core::Call;
-    use nalgebra::{Point3, Rotation3, UnitQuaternion, Vector3};
+    use nalgebra::{Point3, Quaternion, Rotation3, UnitQuaternion, Vector3};
 
     /// Checks the rules of [`apply_rules!`](super::apply_rules) on two rotations of one
     /// type (moved off the manifold by the harness: the pullbacks hold on the whole
@@ -405,6 +405,31 @@ mod tests {
 
     fn rules<T: Elem>() {
         let omega = |seed: f64| Vector3::new(0.3 + seed, -0.5, 0.8 * seed).map(T::of_f64);
+        let v = Vector3::new(0.5, -1.5, 2.0).map(T::of_f64);
+        // The adjoint identity against forward derivatives of nalgebra's formulas.
+        let (r, r2) = (
+            Rotation3::from_scaled_axis(omega(0.2)),
+            Rotation3::from_scaled_axis(omega(1.1)),
+        );
+        // d(R v) = Ṙ v + R v̇; d(A B) = Ȧ B + A Ḃ
+        check_rule!(T; (r, v), |a| a.0 * a.1, Call((&a.0, &a.1)).op_mul(), jvp = |x, t| t.0 * x.1 + x.0.matrix() * t.1);
+        check_rule!(T; (r, r2), |a| a.0 * a.1, Call((&a.0, &a.1)).op_mul(), jvp = |x, t| t.0 * x.1.matrix() + x.0.matrix() * t.1);
+        let (q, q2) = (
+            UnitQuaternion::from_scaled_axis(omega(0.2)),
+            UnitQuaternion::from_scaled_axis(omega(1.1)),
+        );
+        // y = v + w t + u × t, t = 2 u × v: ẏ = v̇ + ẇ t + w ṫ + u̇ × t + u × ṫ,
+        // ṫ = 2 (u̇ × v + u × v̇)
+        let rotate_jvp =
+            |q: &UnitQuaternion<T>, v: &Vector3<T>, dq: &Quaternion<T>, dv: &Vector3<T>| {
+                let two = T::of_f64(2.0);
+                let (w, u, dw, du) = (q.w, q.imag(), dq.w, dq.imag());
+                let t = u.cross(v) * two;
+                let dt = (du.cross(v) + u.cross(dv)) * two;
+                dv + t * dw + dt * w + du.cross(&t) + u.cross(&dt)
+            };
+        check_rule!(T; (q, v), |a| a.0 * a.1, Call((&a.0, &a.1)).op_mul(), jvp = |x, t| rotate_jvp(&x.0, &x.1, &t.0, &t.1));
+        check_rule!(T; (q, q2), |a| a.0 * a.1, Call((&a.0, &a.1)).op_mul(), jvp = |x, t| t.0 * x.1.quaternion() + x.0.quaternion() * t.1);
         check_rotation_rules!(T; Rotation3::from_scaled_axis(omega(0.2)), Rotation3::from_scaled_axis(omega(1.1)));
         check_rotation_rules!(
             T;

@@ -309,7 +309,7 @@ from_rotation_vector! {
 
 #[cfg(test)]
 mod tests {
-    use super::{half_angle_closed, half_angle_series, Rodrigues, SERIES_BELOW};
+    use super::{half_angle, half_angle_closed, half_angle_series, Rodrigues, SERIES_BELOW};
     use crate::rules::*;
     use crate::test_support::check_rule;
     use crate::Elem;
@@ -336,9 +336,37 @@ mod tests {
         .collect()
     }
 
+    /// `Ṙ = a [ω̇]× + b ([ω̇]× W + W [ω̇]×) + (ω · ω̇)(a′/θ · W + b′/θ · W²)`.
+    fn rotation_jvp<T: Elem>(omega: &Vector3<T>, dw: &Vector3<T>) -> Matrix3<T> {
+        let k = Rodrigues::at(omega.norm_squared());
+        let (w, e) = (omega.cross_matrix(), dw.cross_matrix());
+        e * k.a + (e * w + w * e) * k.b + (w * k.da + w * w * k.db) * omega.dot(dw)
+    }
+
+    /// `q̇ = (−½ s (ω · ω̇), s ω̇ + (s′/θ)(ω · ω̇) ω)`.
+    fn quaternion_jvp<T: Elem>(omega: &Vector3<T>, dw: &Vector3<T>) -> Quaternion<T> {
+        let (s, ds) = half_angle(omega.norm_squared());
+        let along = omega.dot(dw);
+        Quaternion::from_parts(-T::of_f64(0.5) * s * along, dw * s + omega * (ds * along))
+    }
+
     fn rotations<T: Elem>() {
         for omega in omegas::<T>() {
             let args = (omega,);
+            check_rule!(
+                T;
+                args,
+                |a| Rotation3::new(a.0),
+                Call((&a.0,)).rotation3_new(),
+                jvp = |x, t| rotation_jvp(&x.0, &t.0)
+            );
+            check_rule!(
+                T;
+                args,
+                |a| UnitQuaternion::from_scaled_axis(a.0),
+                Call((&a.0,)).unit_quaternion_from_scaled_axis(),
+                jvp = |x, t| quaternion_jvp(&x.0, &t.0)
+            );
             check_rule!(T; args, |a| super::rotation_matrix(&a.0), super::rotation_matrix::rrule(&a.0));
             check_rule!(T; args, |a| Rotation3::new(a.0), Call((&a.0,)).rotation3_new());
             check_rule!(T; args, |a| Rotation3::from_scaled_axis(a.0), Call((&a.0,)).rotation3_from_scaled_axis());

@@ -121,13 +121,29 @@ mod tests {
     use crate::test_support::check_rule;
     use crate::Elem;
     use mochi_core::Call;
-    use nalgebra::{Rotation3, UnitQuaternion, Vector3};
+    use nalgebra::{Matrix3, Rotation3, UnitQuaternion, Vector3};
 
     fn rules<T: Elem>() {
         // The rules every rotation has are checked in `apply`.
         let q = UnitQuaternion::from_scaled_axis(Vector3::new(0.5, -0.5, 0.16).map(T::of_f64));
         check_rule!(T; (q,), |a| a.0.conjugate(), Call((&a.0,)).conjugate());
-        check_rule!(T; (q,), |a| a.0.to_rotation_matrix(), Call((&a.0,)).to_rotation_matrix());
+        // Ṙ = 2(w ẇ − u · u̇) I + 2(u̇ uᵀ + u u̇ᵀ) + 2 ẇ [u]× + 2 w [u̇]×
+        check_rule!(
+            T;
+            (q,),
+            |a| a.0.to_rotation_matrix(),
+            Call((&a.0,)).to_rotation_matrix(),
+            jvp = |x, t| {
+                let two = T::of_f64(2.0);
+                let (w, u, dw, du) = (x.0.w, x.0.imag(), t.0.w, t.0.imag());
+                (Matrix3::identity() * (w * dw - u.dot(&du))
+                    + du * u.transpose()
+                    + u * du.transpose()
+                    + u.cross_matrix() * dw
+                    + du.cross_matrix() * w)
+                    * two
+            }
+        );
         check_rule!(T; (q,), |a| Rotation3::from(a.0), Call((&a.0,)).rotation3_from());
         check_rule!(T; (q,), |a| a.0.imag(), Call((&a.0,)).imag());
         check_rule!(T; (q,), |a| a.0.scalar(), Call((&a.0,)).scalar());
