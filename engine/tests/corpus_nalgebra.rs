@@ -5,7 +5,7 @@
 
 mod common;
 use mochi::prelude::*;
-use nalgebra::{DMatrix, DVector, Matrix3, Vector2, Vector3};
+use nalgebra::{DMatrix, DVector, Matrix3, Point3, Rotation3, UnitQuaternion, Vector2, Vector3};
 
 /// One Kalman filter update: the innovation's negative log-likelihood after predicting
 /// with `f` and process noise `q`.
@@ -483,5 +483,203 @@ mod checked_cholesky_match {
             nalgebra::DVector::from_vec(vec![0.4_f64, -0.9])
         ),
         |a| (&a.0, &a.1)
+    );
+}
+
+/// Bundle adjustment as GradBench's `ba` eval computes one residual. The camera is
+/// GradBench's eleven numbers: rotation vector, centre, focal length, principal point,
+/// radial distortion `k1`, `k2`. It rotates the point (less the centre) by Rodrigues'
+/// formula, projects it, distorts and scales it; the weighted reprojection error and
+/// the weight's own error `1 − w²`.
+#[differentiable]
+fn ba_residual(cam: &[f64], point: &Vector3<f64>, observed: &Vector2<f64>, weight: f64) -> f64 {
+    let rotation = Vector3::new(cam[0], cam[1], cam[2]);
+    let centre = Vector3::new(cam[3], cam[4], cam[5]);
+    let (focal, principal) = (cam[6], Vector2::new(cam[7], cam[8]));
+    let (k1, k2) = (cam[9], cam[10]);
+    let r = Rotation3::new(rotation);
+    let xc = r * (point - centre);
+    let p = Vector2::new(xc.x / xc.z, xc.y / xc.z);
+    let rsq = p.norm_squared();
+    let distortion = 1.0 + k1 * rsq + k2 * rsq * rsq;
+    let projected = p * (distortion * focal) + principal;
+    let e = (projected - observed) * weight;
+    let w_err = 1.0 - weight * weight;
+    e.norm_squared() + w_err * w_err
+}
+
+/// A 3-D pose-graph edge as Ceres' pose-graph example writes it: poses as rotation
+/// vectors (turned into unit quaternions) and positions, the measured relative pose as a
+/// unit quaternion and a position; the residual is the position error in the first
+/// frame and twice the vector part of the rotation error.
+#[differentiable]
+fn pose_graph_3d_residual(
+    wa: &Vector3<f64>,
+    pa: &Vector3<f64>,
+    wb: &Vector3<f64>,
+    pb: &Vector3<f64>,
+    q_measured: &UnitQuaternion<f64>,
+    p_measured: &Vector3<f64>,
+) -> f64 {
+    let qa = UnitQuaternion::from_scaled_axis(*wa);
+    let qb = UnitQuaternion::from_scaled_axis(*wb);
+    let qa_inv = qa.inverse();
+    let p_ab = qa_inv.transform_vector(&(pb - pa));
+    let q_ab = qa_inv * qb;
+    let dq = q_measured * q_ab.inverse();
+    let ep = p_ab - p_measured;
+    let eq = dq.imag() * 2.0;
+    ep.norm_squared() + eq.norm_squared()
+}
+
+/// Rigid alignment of points (as in ICP): `Σ ‖R pᵢ + t − qᵢ‖²` with `R` from a rotation
+/// vector, points as `Point3`, plus a term through `Rᵀ`, the matrix and a quaternion's
+/// rotation matrix.
+#[differentiable]
+fn rigid_alignment(
+    w: &Vector3<f64>,
+    t: &Vector3<f64>,
+    ps: &[Point3<f64>],
+    qs: &[Point3<f64>],
+) -> f64 {
+    let r = Rotation3::from_scaled_axis(*w);
+    let mut total = 0.0;
+    for i in 0..ps.len() {
+        let moved = r * ps[i] + t;
+        total += (moved - qs[i]).norm_squared();
+    }
+    let back = r.transpose() * (qs[0] - Point3::origin());
+    let q = UnitQuaternion::from_scaled_axis(*w);
+    let m = q.to_rotation_matrix();
+    let tilt = (m.matrix() - r.matrix()).norm_squared();
+    total + back.dot(t) + tilt + (r.inverse() * qs[1]).coords.sum()
+}
+
+/// A rotation vector in `f32`: a quaternion and a rotation applied to a vector.
+#[differentiable]
+fn rotate_f32(w: &Vector3<f32>, v: &Vector3<f32>) -> f32 {
+    let q = UnitQuaternion::from_scaled_axis(*w);
+    let r = Rotation3::new(*w);
+    (q * v).dot(&(r * v)) + (q * q).scalar()
+}
+
+/// `target · R(ω) p`: its gradient in `ω` at `ω = 0` is `p × target`.
+#[differentiable]
+fn rotated_alignment(w: &Vector3<f64>, p: &Vector3<f64>, target: &Vector3<f64>) -> f64 {
+    let r = Rotation3::from_scaled_axis(*w);
+    let q = UnitQuaternion::from_scaled_axis(*w);
+    0.5 * (r * p).dot(target) + 0.5 * q.transform_vector(p).dot(target)
+}
+
+mod checked_rotations {
+    use super::*;
+    use crate::check;
+
+    check!(
+        ba_residual,
+        (
+            vec![0.1, -0.2, 0.05, -0.3, 0.1, -4.0, 1.3, 0.02, -0.01, -0.05, 0.01],
+            Vector3::new(0.5, 0.4, 1.0),
+            Vector2::new(0.2, 0.1),
+            0.9_f64
+        ),
+        |a| (&a.0, &a.1, &a.2, a.3)
+    );
+    check!(
+        pose_graph_3d_residual,
+        (
+            Vector3::new(0.1, -0.3, 0.2),
+            Vector3::new(0.5, 0.2, -0.1),
+            Vector3::new(0.4, 0.1, -0.6),
+            Vector3::new(1.5, -0.3, 0.4),
+            UnitQuaternion::from_scaled_axis(Vector3::new(0.2, 0.3, -0.7)),
+            Vector3::new(0.9, -0.4, 0.6)
+        ),
+        |a| (&a.0, &a.1, &a.2, &a.3, &a.4, &a.5)
+    );
+    check!(
+        rigid_alignment,
+        (
+            Vector3::new(0.3, -0.2, 0.4),
+            Vector3::new(0.1, 0.0, -0.2),
+            vec![
+                Point3::new(1.0, 0.5, -0.3),
+                Point3::new(-0.4, 1.2, 0.8),
+                Point3::new(0.2, -0.9, 0.5)
+            ],
+            vec![
+                Point3::new(0.9, 0.7, -0.1),
+                Point3::new(-0.6, 1.0, 1.1),
+                Point3::new(0.5, -0.8, 0.3)
+            ]
+        ),
+        |a| (&a.0, &a.1, &a.2, &a.3)
+    );
+    #[test]
+    fn rotate_f32() {
+        mochi::testing::RuleTest::new(
+            (
+                Vector3::new(0.3_f32, -0.5, 0.8),
+                Vector3::new(1.0_f32, 0.5, -2.0),
+            ),
+            |a| super::rotate_f32(&a.0, &a.1),
+            |a| super::rotate_f32::rrule(&a.0, &a.1),
+        )
+        .tolerance(2e-2, 2e-3)
+        .run();
+    }
+    check!(
+        rotated_alignment,
+        (
+            Vector3::new(0.0, 0.0, 0.0),
+            Vector3::new(1.0, 0.5, -0.3),
+            Vector3::new(0.2, 1.1, -0.3)
+        ),
+        |a| (&a.0, &a.1, &a.2)
+    );
+
+    #[test]
+    fn the_rotation_vector_gradient_at_zero_is_exact() {
+        // d/dω target·(ω × p) = p × target, through both Rodrigues and the quaternion.
+        let (p, target) = (Vector3::new(1.0, 0.5, -0.3), Vector3::new(0.2, 1.1, -0.3));
+        for scale in [0.0, 1e-12, 1e-8] {
+            let w = Vector3::new(0.3, -0.2, 0.9) * scale;
+            let (value, (dw, dp, _)) =
+                super::rotated_alignment::value_and_gradient(&w, &p, &target);
+            assert!((value - p.dot(&target)).abs() < 1e-7);
+            assert!(
+                (dw - p.cross(&target)).norm() < 1e-7,
+                "{dw} at |ω| = {scale}"
+            );
+            assert!(dw.iter().chain(dp.iter()).all(|v| v.is_finite()));
+            if scale == 0.0 {
+                assert!((dw - p.cross(&target)).norm() < 1e-15);
+                assert!((dp - target).norm() < 1e-15); // R = I: ∂/∂p = target
+            }
+        }
+    }
+}
+
+/// The example of `rules/nalgebra/README.md`: a point moved by a rotation from a
+/// rotation vector and a translation, read by its named coordinates.
+#[differentiable]
+fn readme_reprojection(w: &Vector3<f64>, t: &Vector3<f64>, p: &Point3<f64>) -> f64 {
+    let r = Rotation3::new(*w);
+    let pc = r * p + t;
+    pc.x / pc.z + pc.y / pc.z
+}
+
+mod checked_readme {
+    use super::*;
+    use crate::check;
+
+    check!(
+        readme_reprojection,
+        (
+            Vector3::new(0.2, -0.1, 0.3),
+            Vector3::new(0.1, 0.2, 3.0),
+            Point3::new(0.5, -0.4, 1.0)
+        ),
+        |a| (&a.0, &a.1, &a.2)
     );
 }

@@ -8,6 +8,7 @@
 //! `b̄ += ȳ ∘ a`. The matrix product `a * b` is in [`product`](crate::product).
 
 use crate::dense::{add_scaled, dense, inner, output, view};
+use crate::impls::matrix_rule;
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use mochi_core::TangentVector;
@@ -146,60 +147,43 @@ where
     }
 }
 
-impl<T, R, C, S1, S2> NaAdd for Call<(&Matrix<T, R, C, S1>, &Matrix<T, R, C, S2>)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S1: Storage<T, R, C>,
-    S2: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = AddPullback<T, R, C>;
-    #[inline]
-    #[track_caller]
-    fn op_add(self) -> (Self::Output, Self::Pullback) {
-        let (a, b) = self.0;
-        (zip_with(a, b, "sum", |x, y| x + y), AddPullback::new())
+matrix_rule! {
+    NaAdd for (&Matrix, &Matrix) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = AddPullback<T, R, C>;
+        #[inline]
+        #[track_caller]
+        fn op_add(self) -> (Self::Output, Self::Pullback) {
+            let (a, b) = self.0;
+            (zip_with(a, b, "sum", |x, y| x + y), AddPullback::new())
+        }
     }
 }
 
-impl<T, R, C, S1, S2> NaSub for Call<(&Matrix<T, R, C, S1>, &Matrix<T, R, C, S2>)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S1: Storage<T, R, C>,
-    S2: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = SubPullback<T, R, C>;
-    #[inline]
-    #[track_caller]
-    fn op_sub(self) -> (Self::Output, Self::Pullback) {
-        let (a, b) = self.0;
-        (
-            zip_with(a, b, "difference", |x, y| x - y),
-            SubPullback::new(),
-        )
+matrix_rule! {
+    NaSub for (&Matrix, &Matrix) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = SubPullback<T, R, C>;
+        #[inline]
+        #[track_caller]
+        fn op_sub(self) -> (Self::Output, Self::Pullback) {
+            let (a, b) = self.0;
+            (
+                zip_with(a, b, "difference", |x, y| x - y),
+                SubPullback::new(),
+            )
+        }
     }
 }
 
-impl<T, R, C, S> NaNeg for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = NegPullback<T, R, C>;
-    #[inline]
-    fn op_neg(self) -> (Self::Output, Self::Pullback) {
-        (-self.0 .0, NegPullback::new())
+matrix_rule! {
+    NaNeg for (&Matrix) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = NegPullback<T, R, C>;
+        #[inline]
+        fn op_neg(self) -> (Self::Output, Self::Pullback) {
+            (-self.0 .0, NegPullback::new())
+        }
     }
 }
 
@@ -257,21 +241,16 @@ where
     }
 }
 
-impl<T, R, C, S> NaMul for Call<(&Matrix<T, R, C, S>, &T)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = ScalePullback<T, R, C>;
-    #[inline]
-    fn op_mul(self) -> (Self::Output, Self::Pullback) {
-        let (a, &s) = self.0;
-        let a = a.clone_owned();
-        (&a * s, ScalePullback { a, s })
+matrix_rule! {
+    NaMul for (&Matrix, &T) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = ScalePullback<T, R, C>;
+        #[inline]
+        fn op_mul(self) -> (Self::Output, Self::Pullback) {
+            let (a, &s) = self.0;
+            let a = a.clone_owned();
+            (&a * s, ScalePullback { a, s })
+        }
     }
 }
 
@@ -320,34 +299,72 @@ where
     }
 }
 
-impl<T, R, C, S> NaDiv for Call<(&Matrix<T, R, C, S>, &T)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = DivPullback<T, R, C>;
-    #[inline]
-    fn op_div(self) -> (Self::Output, Self::Pullback) {
-        let (a, &s) = self.0;
-        let a = a.clone_owned();
-        (&a / s, DivPullback { a, s })
+matrix_rule! {
+    NaDiv for (&Matrix, &T) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = DivPullback<T, R, C>;
+        #[inline]
+        fn op_div(self) -> (Self::Output, Self::Pullback) {
+            let (a, &s) = self.0;
+            let a = a.clone_owned();
+            (&a / s, DivPullback { a, s })
+        }
     }
 }
 
-/// Pullback of `a.component_mul(&b)`: copies of both.
-pub struct ComponentMulPullback<T: Elem, R: Dim, C: Dim>
+/// The partial derivatives of an elementwise binary operation `yᵢ = f(aᵢ, bᵢ)` from the
+/// two matrices its pullback keeps, element by element: `(∂y/∂a, ∂y/∂b)`.
+pub trait ElementwisePartials {
+    /// `(∂yᵢ/∂aᵢ, ∂yᵢ/∂bᵢ)` from the kept elements `xᵢ` and `zᵢ`.
+    fn partials<T: Elem>(x: T, z: T) -> (T, T);
+}
+
+/// `y = a ∘ b` keeps `a` and `b`: `∂y/∂a = b`, `∂y/∂b = a`.
+pub struct Product;
+
+impl ElementwisePartials for Product {
+    #[inline(always)]
+    fn partials<T: Elem>(a: T, b: T) -> (T, T) {
+        (b, a)
+    }
+}
+
+/// `y = a ⊘ b` keeps `b` and `y`: `∂y/∂a = 1/b`, `∂y/∂b = −y/b`.
+pub struct Quotient;
+
+impl ElementwisePartials for Quotient {
+    #[inline(always)]
+    fn partials<T: Elem>(b: T, y: T) -> (T, T) {
+        (T::ONE / b, -y / b)
+    }
+}
+
+/// Pullback of `a.component_mul(&b)` and `a.component_div(&b)`: the two matrices `P`'s
+/// partial derivatives are read from (`ā += ȳ ∘ ∂y/∂a`, `b̄ += ȳ ∘ ∂y/∂b`).
+pub struct ElementwisePullback<T: Elem, R: Dim, C: Dim, P>
 where
     DefaultAllocator: Allocator<R, C>,
 {
-    a: OMatrix<T, R, C>,
-    b: OMatrix<T, R, C>,
+    x: OMatrix<T, R, C>,
+    z: OMatrix<T, R, C>,
+    _partials: PhantomData<fn() -> P>,
 }
 
-impl<T: Elem, R: Dim, C: Dim> Pullback for ComponentMulPullback<T, R, C>
+impl<T: Elem, R: Dim, C: Dim, P> ElementwisePullback<T, R, C, P>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    #[inline]
+    fn new(x: OMatrix<T, R, C>, z: OMatrix<T, R, C>) -> Self {
+        ElementwisePullback {
+            x,
+            z,
+            _partials: PhantomData,
+        }
+    }
+}
+
+impl<T: Elem, R: Dim, C: Dim, P: ElementwisePartials> Pullback for ElementwisePullback<T, R, C, P>
 where
     DefaultAllocator: Allocator<R, C>,
 {
@@ -355,44 +372,34 @@ where
     type Args = (OMatrix<T, R, C>, OMatrix<T, R, C>);
     #[track_caller]
     fn pullback(self, dy: OMatrix<T, R, C>, (da, db): Pair<'_, T, R, C>) {
-        let shape = self.a.shape();
+        let shape = self.x.shape();
         let Some(dy) = output(&dy, shape) else {
             return;
         };
-        // y = a ∘ b: ā += ȳ ∘ b, b̄ += ȳ ∘ a
-        let mut da = dense(da, shape);
-        for ((d, &g), &b) in da.iter_mut().zip(dy.iter()).zip(self.b.iter()) {
-            *d += g * b;
-        }
-        let mut db = dense(db, shape);
-        for ((d, &g), &a) in db.iter_mut().zip(dy.iter()).zip(self.a.iter()) {
-            *d += g * a;
+        let (mut da, mut db) = (dense(da, shape), dense(db, shape));
+        let kept = self.x.iter().zip(self.z.iter());
+        let accumulators = da.iter_mut().zip(db.iter_mut());
+        for ((&g, (&x, &z)), (a, b)) in dy.iter().zip(kept).zip(accumulators) {
+            let (pa, pb) = P::partials(x, z);
+            *a += g * pa;
+            *b += g * pb;
         }
     }
 }
 
-impl<T, R, C, S1, S2> NaComponentMul for Call<(&Matrix<T, R, C, S1>, &Matrix<T, R, C, S2>)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S1: Storage<T, R, C>,
-    S2: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = ComponentMulPullback<T, R, C>;
-    #[inline]
-    #[track_caller]
-    fn component_mul(self) -> (Self::Output, Self::Pullback) {
-        let (a, b) = self.0;
-        (
-            a.component_mul(b),
-            ComponentMulPullback {
-                a: a.clone_owned(),
-                b: b.clone_owned(),
-            },
-        )
+matrix_rule! {
+    NaComponentMul for (&Matrix, &Matrix) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = ElementwisePullback<T, R, C, Product>;
+        #[inline]
+        #[track_caller]
+        fn component_mul(self) -> (Self::Output, Self::Pullback) {
+            let (a, b) = self.0;
+            (
+                a.component_mul(b),
+                ElementwisePullback::new(a.clone_owned(), b.clone_owned()),
+            )
+        }
     }
 }
 
@@ -427,86 +434,38 @@ where
     }
 }
 
-impl<T, R, C, S> NaAddScalar for Call<(&Matrix<T, R, C, S>, &T)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = AddScalarPullback<T, R, C>;
-    #[inline]
-    fn add_scalar(self) -> (Self::Output, Self::Pullback) {
-        let (a, &s) = self.0;
-        (
-            a.add_scalar(s),
-            AddScalarPullback {
-                shape: a.shape(),
-                _types: PhantomData,
-            },
-        )
-    }
-}
-
-/// Pullback of `a.component_div(&b)`: `b` and the quotient `y`
-/// (`ā += ȳ ⊘ b`, `b̄ −= ȳ ∘ y ⊘ b`).
-pub struct ComponentDivPullback<T: Elem, R: Dim, C: Dim>
-where
-    DefaultAllocator: Allocator<R, C>,
-{
-    b: OMatrix<T, R, C>,
-    y: OMatrix<T, R, C>,
-}
-
-impl<T: Elem, R: Dim, C: Dim> Pullback for ComponentDivPullback<T, R, C>
-where
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Args = (OMatrix<T, R, C>, OMatrix<T, R, C>);
-    #[track_caller]
-    fn pullback(self, dy: OMatrix<T, R, C>, (da, db): Pair<'_, T, R, C>) {
-        let shape = self.b.shape();
-        let Some(dy) = output(&dy, shape) else {
-            return;
-        };
-        let mut da = dense(da, shape);
-        for ((d, &g), &b) in da.iter_mut().zip(dy.iter()).zip(self.b.iter()) {
-            *d += g / b;
-        }
-        let mut db = dense(db, shape);
-        let quotients = self.y.iter().zip(self.b.iter());
-        for ((d, &g), (&y, &b)) in db.iter_mut().zip(dy.iter()).zip(quotients) {
-            *d -= g * y / b;
+matrix_rule! {
+    NaAddScalar for (&Matrix, &T) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = AddScalarPullback<T, R, C>;
+        #[inline]
+        fn add_scalar(self) -> (Self::Output, Self::Pullback) {
+            let (a, &s) = self.0;
+            (
+                a.add_scalar(s),
+                AddScalarPullback {
+                    shape: a.shape(),
+                    _types: PhantomData,
+                },
+            )
         }
     }
 }
 
-impl<T, R, C, S1, S2> NaComponentDiv for Call<(&Matrix<T, R, C, S1>, &Matrix<T, R, C, S2>)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S1: Storage<T, R, C>,
-    S2: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = ComponentDivPullback<T, R, C>;
-    #[inline]
-    #[track_caller]
-    fn component_div(self) -> (Self::Output, Self::Pullback) {
-        let (a, b) = self.0;
-        let y = a.component_div(b);
-        (
-            y.clone(),
-            ComponentDivPullback {
-                b: b.clone_owned(),
-                y,
-            },
-        )
+matrix_rule! {
+    NaComponentDiv for (&Matrix, &Matrix) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = ElementwisePullback<T, R, C, Quotient>;
+        #[inline]
+        #[track_caller]
+        fn component_div(self) -> (Self::Output, Self::Pullback) {
+            let (a, b) = self.0;
+            let y = a.component_div(b);
+            (
+                y.clone(),
+                ElementwisePullback::new(b.clone_owned(), y),
+            )
+        }
     }
 }
 

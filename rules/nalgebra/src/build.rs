@@ -1,5 +1,5 @@
-//! Vectors and matrices built from differentiable scalars or slices: [`vector2`],
-//! [`vector3`], [`dvector`] and [`dmatrix`], each with its rule module (`vector3::rrule`)
+//! Vectors and matrices built from differentiable scalars or slices: [`vector2()`],
+//! [`vector3()`], [`dvector()`] and [`dmatrix()`], each with its rule module (`vector3::rrule`)
 //! that `#[differentiable]` calls.
 //!
 //! `#[differentiable]` turns an associated function of differentiable arguments into the
@@ -73,14 +73,19 @@ pub mod vector2 {
 pub mod vector3 {
     use super::*;
 
-    /// Pullback of `vector3`: needs nothing.
-    pub struct Vector3Pullback<T>(std::marker::PhantomData<fn() -> T>);
+    use crate::point::Coords3;
 
-    impl<T: Elem> Pullback for Vector3Pullback<T> {
-        type Output = Vector3<T>;
+    /// Pullback of `vector3` (and of `Point3::new`, with `V` a `Point3`): needs nothing.
+    pub struct Vector3Pullback<T, V = Vector3<T>>(
+        pub(crate) std::marker::PhantomData<fn() -> (T, V)>,
+    );
+
+    impl<T: Elem, V: Coords3<T>> Pullback for Vector3Pullback<T, V> {
+        type Output = V;
         type Args = (T, T, T);
         #[inline]
-        fn pullback(self, dv: Vector3<T>, (dx, dy, dz): (&mut T, &mut T, &mut T)) {
+        fn pullback(self, dv: V, (dx, dy, dz): (&mut T, &mut T, &mut T)) {
+            let dv = dv.coords3();
             *dx += dv.x;
             *dy += dv.y;
             *dz += dv.z;

@@ -16,7 +16,7 @@
 //! `ln det A`: `Ā += ȳ A⁻ᵀ`; `Y = A⁻¹`: `Ā −= Yᵀ Ȳ Yᵀ`.
 
 use crate::dense::{dense, output, view};
-use crate::inverse::{add_inverse_pullback, add_transposed, NaDeterminant, NaTryInverse};
+use crate::inverse::{DeterminantPullback, NaDeterminant, NaTryInverse, TryInversePullback};
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use nalgebra::allocator::Allocator;
@@ -252,46 +252,17 @@ where
     }
 }
 
-/// Pullback of `chol.determinant()` and `chol.ln_determinant()`: `A⁻¹` and the factor of
-/// `ȳ A⁻¹` in `Ā` (`det A`, or `1`).
-pub struct CholeskyDetPullback<T: Elem, D: Dim>
-where
-    DefaultAllocator: Allocator<D, D>,
-{
-    inverse: OMatrix<T, D, D>,
-    factor: T,
-}
-
-impl<T: Elem, D: Dim> Pullback for CholeskyDetPullback<T, D>
-where
-    DefaultAllocator: Allocator<D, D>,
-{
-    type Output = T;
-    type Args = (OMatrix<T, D, D>,);
-    #[track_caller]
-    fn pullback(self, dy: T, (da,): (&mut OMatrix<T, D, D>,)) {
-        let n = self.inverse.nrows();
-        add_transposed(dense(da, (n, n)), dy * self.factor, view(&self.inverse));
-    }
-}
-
 impl<T: Elem, D: Dim> NaDeterminant for Call<(&Cholesky<T, D>,)>
 where
     DefaultAllocator: Allocator<D, D>,
 {
     type Output = T;
-    type Pullback = CholeskyDetPullback<T, D>;
+    type Pullback = DeterminantPullback<T, D>;
     #[inline]
     fn determinant(self) -> (T, Self::Pullback) {
         let chol = self.0 .0;
         let det = chol.determinant();
-        (
-            det,
-            CholeskyDetPullback {
-                inverse: chol.inverse(),
-                factor: det,
-            },
-        )
+        (det, DeterminantPullback::new(det, Some(chol.inverse())))
     }
 }
 
@@ -300,16 +271,13 @@ where
     DefaultAllocator: Allocator<D, D>,
 {
     type Output = T;
-    type Pullback = CholeskyDetPullback<T, D>;
+    type Pullback = DeterminantPullback<T, D>;
     #[inline]
     fn ln_determinant(self) -> (T, Self::Pullback) {
         let chol = self.0 .0;
         (
             chol.ln_determinant(),
-            CholeskyDetPullback {
-                inverse: chol.inverse(),
-                factor: T::ONE,
-            },
+            DeterminantPullback::new(T::ONE, Some(chol.inverse())),
         )
     }
 }
@@ -484,31 +452,6 @@ where
     }
 }
 
-/// Pullback of `lu.determinant()`: `det A` and `A⁻¹` (`None` when `A` is singular).
-pub struct LuDeterminantPullback<T: Elem, D: Dim>
-where
-    DefaultAllocator: Allocator<D, D>,
-{
-    det: T,
-    inverse: Option<OMatrix<T, D, D>>,
-}
-
-impl<T: Elem, D: Dim> Pullback for LuDeterminantPullback<T, D>
-where
-    DefaultAllocator: Allocator<D, D>,
-{
-    type Output = T;
-    type Args = (OMatrix<T, D, D>,);
-    #[track_caller]
-    fn pullback(self, dy: T, (da,): (&mut OMatrix<T, D, D>,)) {
-        let Some(inverse) = &self.inverse else {
-            return;
-        };
-        let n = inverse.nrows();
-        add_transposed(dense(da, (n, n)), dy * self.det, view(inverse));
-    }
-}
-
 impl<T, D> NaDeterminant for Call<(&LU<T, D, D>,)>
 where
     T: Elem,
@@ -516,45 +459,12 @@ where
     DefaultAllocator: Allocator<D, D> + Allocator<D>,
 {
     type Output = T;
-    type Pullback = LuDeterminantPullback<T, D>;
+    type Pullback = DeterminantPullback<T, D>;
     #[inline]
     fn determinant(self) -> (T, Self::Pullback) {
         let lu = self.0 .0;
         let det = lu.determinant();
-        (
-            det,
-            LuDeterminantPullback {
-                det,
-                inverse: lu.try_inverse(),
-            },
-        )
-    }
-}
-
-/// Pullback of `lu.try_inverse()`: the inverse (`None` when there is none).
-pub struct LuInversePullback<T: Elem, D: Dim>
-where
-    DefaultAllocator: Allocator<D, D>,
-{
-    inverse: Option<OMatrix<T, D, D>>,
-}
-
-impl<T: Elem, D: Dim> Pullback for LuInversePullback<T, D>
-where
-    DefaultAllocator: Allocator<D, D>,
-{
-    type Output = Option<OMatrix<T, D, D>>;
-    type Args = (OMatrix<T, D, D>,);
-    #[track_caller]
-    fn pullback(self, dy: Option<OMatrix<T, D, D>>, (da,): (&mut OMatrix<T, D, D>,)) {
-        let (Some(y), Some(dy)) = (&self.inverse, &dy) else {
-            return;
-        };
-        let n = y.nrows();
-        let Some(dy) = output(dy, (n, n)) else {
-            return;
-        };
-        add_inverse_pullback(dense(da, (n, n)), view(y), dy);
+        (det, DeterminantPullback::new(det, lu.try_inverse()))
     }
 }
 
@@ -565,11 +475,11 @@ where
     DefaultAllocator: Allocator<D, D> + Allocator<D>,
 {
     type Output = Option<OMatrix<T, D, D>>;
-    type Pullback = LuInversePullback<T, D>;
+    type Pullback = TryInversePullback<T, D>;
     #[inline]
     fn try_inverse(self) -> (Self::Output, Self::Pullback) {
         let inverse = self.0 .0.try_inverse();
-        (inverse.clone(), LuInversePullback { inverse })
+        (inverse.clone(), TryInversePullback { inverse })
     }
 }
 

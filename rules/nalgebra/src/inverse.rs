@@ -47,14 +47,26 @@ pub(crate) fn add_inverse_pullback<T: Elem>(
     acc.iter_mut().zip(g.iter()).for_each(|(a, &v)| *a -= v);
 }
 
-/// Pullback of `m.determinant()`: `det A` and `A⁻¹` (`None` when `A` is singular).
+/// Pullback of a determinant or a log-determinant (of a matrix, an LU or a Cholesky
+/// factorisation): `A⁻¹` (`None` when `A` is singular) and the factor of `ȳ A⁻ᵀ` in `Ā`
+/// (`det A`, or `1` for the log-determinant).
 pub struct DeterminantPullback<T: Elem, D: Dim>
 where
     DefaultAllocator: Allocator<D, D>,
 {
-    det: T,
+    factor: T,
     inverse: Option<OMatrix<T, D, D>>,
-    n: usize,
+}
+
+impl<T: Elem, D: Dim> DeterminantPullback<T, D>
+where
+    DefaultAllocator: Allocator<D, D>,
+{
+    /// `Ā += ȳ · factor · A⁻ᵀ`.
+    #[inline]
+    pub(crate) fn new(factor: T, inverse: Option<OMatrix<T, D, D>>) -> Self {
+        DeterminantPullback { factor, inverse }
+    }
 }
 
 impl<T: Elem, D: Dim> Pullback for DeterminantPullback<T, D>
@@ -68,8 +80,9 @@ where
         let Some(inverse) = &self.inverse else {
             return;
         };
-        // ∂ det A / ∂A = det A · A⁻ᵀ
-        add_transposed(dense(da, (self.n, self.n)), dy * self.det, view(inverse));
+        // ∂ det A / ∂A = det A · A⁻ᵀ, ∂ ln det A / ∂A = A⁻ᵀ
+        let n = inverse.nrows();
+        add_transposed(dense(da, (n, n)), dy * self.factor, view(inverse));
     }
 }
 
@@ -89,22 +102,18 @@ where
         let det = a.determinant();
         (
             det,
-            DeterminantPullback {
-                det,
-                inverse: a.clone_owned().try_inverse(),
-                n: a.nrows(),
-            },
+            DeterminantPullback::new(det, a.clone_owned().try_inverse()),
         )
     }
 }
 
-/// Pullback of `m.try_inverse()`: the inverse (`None` when there is none).
+/// Pullback of `m.try_inverse()` (of a matrix or an LU factorisation): the inverse
+/// (`None` when there is none).
 pub struct TryInversePullback<T: Elem, D: Dim>
 where
     DefaultAllocator: Allocator<D, D>,
 {
-    inverse: Option<OMatrix<T, D, D>>,
-    n: usize,
+    pub(crate) inverse: Option<OMatrix<T, D, D>>,
 }
 
 impl<T: Elem, D: Dim> Pullback for TryInversePullback<T, D>
@@ -118,10 +127,11 @@ where
         let (Some(y), Some(dy)) = (&self.inverse, &dy) else {
             return;
         };
-        let Some(dy) = output(dy, (self.n, self.n)) else {
+        let n = y.nrows();
+        let Some(dy) = output(dy, (n, n)) else {
             return;
         };
-        add_inverse_pullback(dense(da, (self.n, self.n)), view(y), dy);
+        add_inverse_pullback(dense(da, (n, n)), view(y), dy);
     }
 }
 
@@ -139,13 +149,7 @@ where
     fn try_inverse(self) -> (Self::Output, Self::Pullback) {
         let a = self.0 .0;
         let inverse = a.clone_owned().try_inverse();
-        (
-            inverse.clone(),
-            TryInversePullback {
-                inverse,
-                n: a.nrows(),
-            },
-        )
+        (inverse.clone(), TryInversePullback { inverse })
     }
 }
 

@@ -8,6 +8,7 @@
 
 use crate::arith::NaMul;
 use crate::dense::{add_scaled, dense, output, view};
+use crate::impls::matrix_rule;
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use nalgebra::allocator::Allocator;
@@ -19,67 +20,99 @@ rule_trait! {
     NaDot::dot
 }
 
-/// Pullback of `A * B`: copies of both factors.
-pub struct MatMulPullback<T: Elem, R1: Dim, C1: Dim, R2: Dim, C2: Dim>
+rule_trait! {
+    /// `a.tr_mul(&b)` (`aᵀ b`): `Call((&a, &b)).tr_mul()`.
+    NaTrMul::tr_mul
+}
+
+/// Pullback of `A * B` (`O = R1`) and `Aᵀ B` (`O = C1`, `transposed`): copies of both
+/// factors.
+pub struct ProductPullback<T: Elem, R1: Dim, C1: Dim, R2: Dim, C2: Dim, O>
 where
     DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2>,
 {
     a: OMatrix<T, R1, C1>,
     b: OMatrix<T, R2, C2>,
+    transposed: bool,
+    _output: std::marker::PhantomData<fn() -> O>,
 }
 
-impl<T: Elem, R1: Dim, C1: Dim, R2: Dim, C2: Dim> Pullback for MatMulPullback<T, R1, C1, R2, C2>
+impl<T: Elem, R1: Dim, C1: Dim, R2: Dim, C2: Dim, O: Dim> Pullback
+    for ProductPullback<T, R1, C1, R2, C2, O>
 where
-    DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2> + Allocator<R1, C2>,
+    DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2> + Allocator<O, C2>,
 {
-    type Output = OMatrix<T, R1, C2>;
+    type Output = OMatrix<T, O, C2>;
     type Args = (OMatrix<T, R1, C1>, OMatrix<T, R2, C2>);
     #[track_caller]
     fn pullback(
         self,
-        dc: OMatrix<T, R1, C2>,
+        dc: OMatrix<T, O, C2>,
         (da, db): (&mut OMatrix<T, R1, C1>, &mut OMatrix<T, R2, C2>),
     ) {
-        let Some(dc) = output(&dc, (self.a.nrows(), self.b.ncols())) else {
+        let (a, b) = (view(&self.a), view(&self.b));
+        let rows = if self.transposed {
+            a.ncols()
+        } else {
+            a.nrows()
+        };
+        let Some(dc) = output(&dc, (rows, b.ncols())) else {
             return;
         };
-        let (a, b) = (view(&self.a), view(&self.b));
-        // C = A B: Ā += C̄ Bᵀ = Σₖ C̄[:, k] B[:, k]ᵀ
         let mut da = dense(da, a.shape());
-        for k in 0..b.ncols() {
-            da.ger(T::ONE, &dc.column(k), &b.column(k), T::ONE);
+        let mut db = dense(db, b.shape());
+        if self.transposed {
+            // C = Aᵀ B: Ā += B C̄ᵀ = Σₖ B[:, k] C̄[:, k]ᵀ, B̄ += A C̄
+            for k in 0..b.ncols() {
+                da.ger(T::ONE, &b.column(k), &dc.column(k), T::ONE);
+            }
+            db.gemm(T::ONE, &a, &dc, T::ONE);
+        } else {
+            // C = A B: Ā += C̄ Bᵀ = Σₖ C̄[:, k] B[:, k]ᵀ, B̄ += Aᵀ C̄
+            for k in 0..b.ncols() {
+                da.ger(T::ONE, &dc.column(k), &b.column(k), T::ONE);
+            }
+            db.gemm_tr(T::ONE, &a, &dc, T::ONE);
         }
-        // B̄ += Aᵀ C̄
-        dense(db, b.shape()).gemm_tr(T::ONE, &a, &dc, T::ONE);
     }
 }
 
-impl<T, R1, C1, R2, C2, S1, S2> NaMul for Call<(&Matrix<T, R1, C1, S1>, &Matrix<T, R2, C2, S2>)>
-where
-    T: Elem,
-    R1: Dim,
-    C1: Dim,
-    R2: Dim,
-    C2: Dim,
-    S1: Storage<T, R1, C1>,
-    S2: Storage<T, R2, C2>,
-    DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2> + Allocator<R1, C2>,
-    ShapeConstraint: AreMultipliable<R1, C1, R2, C2>,
-{
-    type Output = OMatrix<T, R1, C2>;
-    type Pullback = MatMulPullback<T, R1, C1, R2, C2>;
-    #[inline]
-    #[track_caller]
-    fn op_mul(self) -> (Self::Output, Self::Pullback) {
-        let (a, b) = self.0;
-        (
-            a * b,
-            MatMulPullback {
-                a: a.clone_owned(),
-                b: b.clone_owned(),
-            },
-        )
-    }
+/// Implements `a * b` and `a.tr_mul(&b)` for matrices of any shapes and storages.
+macro_rules! product_rules {
+    ($($Trait:ident::$method:ident => $O:ident, $transposed:literal, $Constraint:path, |$a:ident, $b:ident| $primal:expr;)*) => {$(
+        impl<T, R1, C1, R2, C2, S1, S2> $Trait
+            for Call<(&Matrix<T, R1, C1, S1>, &Matrix<T, R2, C2, S2>)>
+        where
+            T: Elem,
+            R1: Dim,
+            C1: Dim,
+            R2: Dim,
+            C2: Dim,
+            S1: Storage<T, R1, C1>,
+            S2: Storage<T, R2, C2>,
+            DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2> + Allocator<$O, C2>,
+            ShapeConstraint: $Constraint,
+        {
+            type Output = OMatrix<T, $O, C2>;
+            type Pullback = ProductPullback<T, R1, C1, R2, C2, $O>;
+            #[inline]
+            #[track_caller]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                let ($a, $b) = self.0;
+                let pullback = ProductPullback {
+                    a: $a.clone_owned(),
+                    b: $b.clone_owned(),
+                    transposed: $transposed,
+                    _output: std::marker::PhantomData,
+                };
+                ($primal, pullback)
+            }
+        }
+    )*};
+}
+product_rules! {
+    NaMul::op_mul => R1, false, AreMultipliable<R1, C1, R2, C2>, |a, b| a * b;
+    NaTrMul::tr_mul => C1, true, SameNumberOfRows<R1, R2>, |a, b| a.tr_mul(b);
 }
 
 /// Pullback of `a.dot(&b)`: copies of both.
@@ -105,95 +138,22 @@ where
     }
 }
 
-impl<T, R, C, S1, S2> NaDot for Call<(&Matrix<T, R, C, S1>, &Matrix<T, R, C, S2>)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S1: Storage<T, R, C>,
-    S2: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = T;
-    type Pullback = DotPullback<T, R, C>;
-    #[inline]
-    #[track_caller]
-    fn dot(self) -> (T, Self::Pullback) {
-        let (a, b) = self.0;
-        (
-            a.dot(b),
-            DotPullback {
-                a: a.clone_owned(),
-                b: b.clone_owned(),
-            },
-        )
-    }
-}
-
-rule_trait! {
-    /// `a.tr_mul(&b)` (`aᵀ b`): `Call((&a, &b)).tr_mul()`.
-    NaTrMul::tr_mul
-}
-
-/// Pullback of `Aᵀ B`: copies of both (`Ā += B C̄ᵀ`, `B̄ += A C̄`).
-pub struct TrMulPullback<T: Elem, R1: Dim, C1: Dim, R2: Dim, C2: Dim>
-where
-    DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2>,
-{
-    a: OMatrix<T, R1, C1>,
-    b: OMatrix<T, R2, C2>,
-}
-
-impl<T: Elem, R1: Dim, C1: Dim, R2: Dim, C2: Dim> Pullback for TrMulPullback<T, R1, C1, R2, C2>
-where
-    DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2> + Allocator<C1, C2>,
-{
-    type Output = OMatrix<T, C1, C2>;
-    type Args = (OMatrix<T, R1, C1>, OMatrix<T, R2, C2>);
-    #[track_caller]
-    fn pullback(
-        self,
-        dc: OMatrix<T, C1, C2>,
-        (da, db): (&mut OMatrix<T, R1, C1>, &mut OMatrix<T, R2, C2>),
-    ) {
-        let Some(dc) = output(&dc, (self.a.ncols(), self.b.ncols())) else {
-            return;
-        };
-        let (a, b) = (view(&self.a), view(&self.b));
-        // C = Aᵀ B: Ā += B C̄ᵀ = Σₖ B[:, k] C̄[:, k]ᵀ, B̄ += A C̄
-        let mut da = dense(da, a.shape());
-        for k in 0..b.ncols() {
-            da.ger(T::ONE, &b.column(k), &dc.column(k), T::ONE);
+matrix_rule! {
+    NaDot for (&Matrix, &Matrix) {
+        type Output = T;
+        type Pullback = DotPullback<T, R, C>;
+        #[inline]
+        #[track_caller]
+        fn dot(self) -> (T, Self::Pullback) {
+            let (a, b) = self.0;
+            (
+                a.dot(b),
+                DotPullback {
+                    a: a.clone_owned(),
+                    b: b.clone_owned(),
+                },
+            )
         }
-        dense(db, b.shape()).gemm(T::ONE, &a, &dc, T::ONE);
-    }
-}
-
-impl<T, R1, C1, R2, C2, S1, S2> NaTrMul for Call<(&Matrix<T, R1, C1, S1>, &Matrix<T, R2, C2, S2>)>
-where
-    T: Elem,
-    R1: Dim,
-    C1: Dim,
-    R2: Dim,
-    C2: Dim,
-    S1: Storage<T, R1, C1>,
-    S2: Storage<T, R2, C2>,
-    DefaultAllocator: Allocator<R1, C1> + Allocator<R2, C2> + Allocator<C1, C2>,
-    ShapeConstraint: SameNumberOfRows<R1, R2>,
-{
-    type Output = OMatrix<T, C1, C2>;
-    type Pullback = TrMulPullback<T, R1, C1, R2, C2>;
-    #[inline]
-    #[track_caller]
-    fn tr_mul(self) -> (Self::Output, Self::Pullback) {
-        let (a, b) = self.0;
-        (
-            a.tr_mul(b),
-            TrMulPullback {
-                a: a.clone_owned(),
-                b: b.clone_owned(),
-            },
-        )
     }
 }
 

@@ -6,6 +6,7 @@
 //! trace: `āᵢᵢ += ȳ`; `u = a/‖a‖`: `ā += (ū − u⟨u, ū⟩)/‖a‖`.
 
 use crate::dense::{add_scaled, dense, view};
+use crate::impls::matrix_rule;
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use nalgebra::allocator::Allocator;
@@ -25,44 +26,15 @@ rule_trait! {
     NaNormSquared::norm_squared
 }
 
-/// Pullback of `a.sum()`: the shape of `a`.
-pub struct SumPullback<T: Elem, R, C> {
-    shape: (usize, usize),
-    _types: crate::dense::Marker<T, R, C>,
-}
-
-impl<T: Elem, R: Dim, C: Dim> Pullback for SumPullback<T, R, C>
-where
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = T;
-    type Args = (OMatrix<T, R, C>,);
-    #[track_caller]
-    fn pullback(self, dy: T, (da,): (&mut OMatrix<T, R, C>,)) {
-        dense(da, self.shape).add_scalar_mut(dy);
-    }
-}
-
-impl<T, R, C, S> NaSum for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = T;
-    type Pullback = SumPullback<T, R, C>;
-    #[inline]
-    fn sum(self) -> (T, Self::Pullback) {
-        let a = self.0 .0;
-        (
-            a.sum(),
-            SumPullback {
-                shape: a.shape(),
-                _types: PhantomData,
-            },
-        )
+matrix_rule! {
+    NaSum for (&Matrix) {
+        type Output = T;
+        type Pullback = SpreadPullback<T, R, C>;
+        #[inline]
+        fn sum(self) -> (T, Self::Pullback) {
+            let a = self.0 .0;
+            (a.sum(), SpreadPullback::new(a.shape(), Spread::Every))
+        }
     }
 }
 
@@ -88,52 +60,42 @@ where
     }
 }
 
-impl<T, R, C, S> NaNorm for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = T;
-    type Pullback = NormPullback<T, R, C>;
-    #[inline]
-    fn norm(self) -> (T, Self::Pullback) {
-        let a = self.0 .0;
-        let y = a.norm();
-        // The kink at 0: subgradient 0.
-        let factor = if y > T::ZERO { T::ONE / y } else { T::ZERO };
-        (
-            y,
-            NormPullback {
-                a: a.clone_owned(),
-                factor,
-            },
-        )
+matrix_rule! {
+    NaNorm for (&Matrix) {
+        type Output = T;
+        type Pullback = NormPullback<T, R, C>;
+        #[inline]
+        fn norm(self) -> (T, Self::Pullback) {
+            let a = self.0 .0;
+            let y = a.norm();
+            // The kink at 0: subgradient 0.
+            let factor = if y > T::ZERO { T::ONE / y } else { T::ZERO };
+            (
+                y,
+                NormPullback {
+                    a: a.clone_owned(),
+                    factor,
+                },
+            )
+        }
     }
 }
 
-impl<T, R, C, S> NaNormSquared for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = T;
-    type Pullback = NormPullback<T, R, C>;
-    #[inline]
-    fn norm_squared(self) -> (T, Self::Pullback) {
-        let a = self.0 .0;
-        (
-            a.norm_squared(),
-            NormPullback {
-                a: a.clone_owned(),
-                factor: T::ONE + T::ONE,
-            },
-        )
+matrix_rule! {
+    NaNormSquared for (&Matrix) {
+        type Output = T;
+        type Pullback = NormPullback<T, R, C>;
+        #[inline]
+        fn norm_squared(self) -> (T, Self::Pullback) {
+            let a = self.0 .0;
+            (
+                a.norm_squared(),
+                NormPullback {
+                    a: a.clone_owned(),
+                    factor: T::ONE + T::ONE,
+                },
+            )
+        }
     }
 }
 
@@ -150,15 +112,36 @@ rule_trait! {
     NaNormalize::normalize
 }
 
-/// Pullback of `a.trace()` (`āᵢᵢ += ȳ`) and `a.mean()` (`ā += ȳ/n`): the shape.
-pub struct DiagonalOrMeanPullback<T: Elem, R, C> {
+/// Where a reduction to a scalar spreads its cotangent back.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Spread {
+    /// `a.sum()`: `ā += ȳ`.
+    Every,
+    /// `a.mean()`: `ā += ȳ/n`.
+    Mean,
+    /// `a.trace()`: `āᵢᵢ += ȳ`.
+    Diagonal,
+}
+
+/// Pullback of `a.sum()`, `a.mean()` and `a.trace()`: the shape of `a`.
+pub struct SpreadPullback<T: Elem, R, C> {
     shape: (usize, usize),
-    /// `true` for `mean`, `false` for `trace`.
-    mean: bool,
+    spread: Spread,
     _types: crate::dense::Marker<T, R, C>,
 }
 
-impl<T: Elem, R: Dim, C: Dim> Pullback for DiagonalOrMeanPullback<T, R, C>
+impl<T: Elem, R, C> SpreadPullback<T, R, C> {
+    #[inline]
+    fn new(shape: (usize, usize), spread: Spread) -> Self {
+        SpreadPullback {
+            shape,
+            spread,
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<T: Elem, R: Dim, C: Dim> Pullback for SpreadPullback<T, R, C>
 where
     DefaultAllocator: Allocator<R, C>,
 {
@@ -168,13 +151,16 @@ where
     fn pullback(self, dy: T, (da,): (&mut OMatrix<T, R, C>,)) {
         let (rows, cols) = self.shape;
         let mut da = dense(da, self.shape);
-        if self.mean {
-            if rows * cols > 0 {
-                da.add_scalar_mut(dy / T::of_f64((rows * cols) as f64));
+        match self.spread {
+            Spread::Every => da.add_scalar_mut(dy),
+            Spread::Mean if rows * cols > 0 => {
+                da.add_scalar_mut(dy / T::of_f64((rows * cols) as f64))
             }
-        } else {
-            for i in 0..rows.min(cols) {
-                da[(i, i)] += dy;
+            Spread::Mean => {}
+            Spread::Diagonal => {
+                for i in 0..rows.min(cols) {
+                    da[(i, i)] += dy;
+                }
             }
         }
     }
@@ -188,43 +174,24 @@ where
     DefaultAllocator: Allocator<D, D>,
 {
     type Output = T;
-    type Pullback = DiagonalOrMeanPullback<T, D, D>;
+    type Pullback = SpreadPullback<T, D, D>;
     #[inline]
     #[track_caller]
     fn trace(self) -> (T, Self::Pullback) {
         let a = self.0 .0;
-        (
-            a.trace(),
-            DiagonalOrMeanPullback {
-                shape: a.shape(),
-                mean: false,
-                _types: PhantomData,
-            },
-        )
+        (a.trace(), SpreadPullback::new(a.shape(), Spread::Diagonal))
     }
 }
 
-impl<T, R, C, S> NaMean for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = T;
-    type Pullback = DiagonalOrMeanPullback<T, R, C>;
-    #[inline]
-    fn mean(self) -> (T, Self::Pullback) {
-        let a = self.0 .0;
-        (
-            a.mean(),
-            DiagonalOrMeanPullback {
-                shape: a.shape(),
-                mean: true,
-                _types: PhantomData,
-            },
-        )
+matrix_rule! {
+    NaMean for (&Matrix) {
+        type Output = T;
+        type Pullback = SpreadPullback<T, R, C>;
+        #[inline]
+        fn mean(self) -> (T, Self::Pullback) {
+            let a = self.0 .0;
+            (a.mean(), SpreadPullback::new(a.shape(), Spread::Mean))
+        }
     }
 }
 
@@ -259,21 +226,16 @@ where
     }
 }
 
-impl<T, R, C, S> NaNormalize for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C>,
-{
-    type Output = OMatrix<T, R, C>;
-    type Pullback = NormalizePullback<T, R, C>;
-    #[inline]
-    fn normalize(self) -> (Self::Output, Self::Pullback) {
-        let a = self.0 .0;
-        let u = a.normalize();
-        (u.clone(), NormalizePullback { u, norm: a.norm() })
+matrix_rule! {
+    NaNormalize for (&Matrix) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = NormalizePullback<T, R, C>;
+        #[inline]
+        fn normalize(self) -> (Self::Output, Self::Pullback) {
+            let a = self.0 .0;
+            let u = a.normalize();
+            (u.clone(), NormalizePullback { u, norm: a.norm() })
+        }
     }
 }
 

@@ -10,6 +10,17 @@ pub use crate::closure::{NaMap, NaZipMap};
 pub use crate::cross::NaCross;
 pub use crate::factor::{NaCholesky, NaInverse, NaL, NaLnDeterminant, NaLu, NaSolve};
 pub use crate::inverse::{NaDeterminant, NaTryInverse};
+pub use crate::point::{NaPoint3From, NaPoint3New};
 pub use crate::product::{NaDot, NaTrMul};
 pub use crate::reduce::{NaMean, NaNorm, NaNormSquared, NaNormalize, NaSum, NaTrace};
+pub use crate::rotation::apply::{
+    NaInverseTransformPoint, NaInverseTransformVector, NaTransformPoint, NaTransformVector,
+};
+pub use crate::rotation::exp::{
+    NaRotation3FromScaledAxis, NaRotation3New, NaUnitQuaternionFromScaledAxis, NaUnitQuaternionNew,
+};
+pub use crate::rotation::quaternion::{
+    NaConjugate, NaImag, NaQuaternionScalar, NaRotation3From, NaToRotationMatrix,
+};
+pub use crate::rotation::rotation3::{NaIntoInner, NaMatrix};
 pub use crate::shape::{NaColumn, NaColumns, NaRow, NaRows, NaTranspose};

@@ -4,11 +4,12 @@
 //! matrix's by the pullback.
 
 use crate::dense::{dense, output};
+use crate::impls::matrix_rule;
 use crate::Elem;
-use mochi_core::kit::{rule_trait, Call, Pullback};
+use mochi_core::kit::{rule_trait, Pullback};
 use mochi_core::NoTangent;
 use nalgebra::allocator::Allocator;
-use nalgebra::{DefaultAllocator, Dim, Dyn, Matrix, OMatrix, Storage, U1};
+use nalgebra::{DefaultAllocator, Dim, Dyn, OMatrix, U1};
 use std::marker::PhantomData;
 
 rule_trait! {
@@ -43,26 +44,21 @@ where
     }
 }
 
-impl<T, R, C, S> NaTranspose for Call<(&Matrix<T, R, C, S>,)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C> + Allocator<C, R>,
-{
-    type Output = OMatrix<T, C, R>;
-    type Pullback = TransposePullback<T, R, C>;
-    #[inline]
-    fn transpose(self) -> (Self::Output, Self::Pullback) {
-        let a = self.0 .0;
-        (
-            a.transpose(),
-            TransposePullback {
-                shape: a.shape(),
-                _types: PhantomData,
-            },
-        )
+matrix_rule! {
+    NaTranspose for (&Matrix) also [Allocator<C, R>] {
+        type Output = OMatrix<T, C, R>;
+        type Pullback = TransposePullback<T, R, C>;
+        #[inline]
+        fn transpose(self) -> (Self::Output, Self::Pullback) {
+            let a = self.0 .0;
+            (
+                a.transpose(),
+                TransposePullback {
+                    shape: a.shape(),
+                    _types: PhantomData,
+                },
+            )
+        }
     }
 }
 
@@ -146,84 +142,64 @@ where
     }
 }
 
-impl<T, R, C, S> NaColumn for Call<(&Matrix<T, R, C, S>, &usize)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C> + Allocator<R, U1>,
-{
-    type Output = OMatrix<T, R, U1>;
-    type Pullback = BlockPullback<T, R, C, R, U1, (NoTangent,)>;
-    #[inline]
-    #[track_caller]
-    fn column(self) -> (Self::Output, Self::Pullback) {
-        let (m, &j) = self.0;
-        (
-            m.column(j).into_owned(),
-            BlockPullback::new(m.shape(), (0, j)),
-        )
+matrix_rule! {
+    NaColumn for (&Matrix, &usize) also [Allocator<R, U1>] {
+        type Output = OMatrix<T, R, U1>;
+        type Pullback = BlockPullback<T, R, C, R, U1, (NoTangent,)>;
+        #[inline]
+        #[track_caller]
+        fn column(self) -> (Self::Output, Self::Pullback) {
+            let (m, &j) = self.0;
+            (
+                m.column(j).into_owned(),
+                BlockPullback::new(m.shape(), (0, j)),
+            )
+        }
     }
 }
 
-impl<T, R, C, S> NaRow for Call<(&Matrix<T, R, C, S>, &usize)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C> + Allocator<U1, C>,
-{
-    type Output = OMatrix<T, U1, C>;
-    type Pullback = BlockPullback<T, R, C, U1, C, (NoTangent,)>;
-    #[inline]
-    #[track_caller]
-    fn row(self) -> (Self::Output, Self::Pullback) {
-        let (m, &i) = self.0;
-        (m.row(i).into_owned(), BlockPullback::new(m.shape(), (i, 0)))
+matrix_rule! {
+    NaRow for (&Matrix, &usize) also [Allocator<U1, C>] {
+        type Output = OMatrix<T, U1, C>;
+        type Pullback = BlockPullback<T, R, C, U1, C, (NoTangent,)>;
+        #[inline]
+        #[track_caller]
+        fn row(self) -> (Self::Output, Self::Pullback) {
+            let (m, &i) = self.0;
+            (m.row(i).into_owned(), BlockPullback::new(m.shape(), (i, 0)))
+        }
     }
 }
 
-impl<T, R, C, S> NaRows for Call<(&Matrix<T, R, C, S>, &usize, &usize)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C> + Allocator<Dyn, C>,
-{
-    type Output = OMatrix<T, Dyn, C>;
-    type Pullback = BlockPullback<T, R, C, Dyn, C, (NoTangent, NoTangent)>;
-    #[inline]
-    #[track_caller]
-    fn rows(self) -> (Self::Output, Self::Pullback) {
-        let (m, &i, &n) = self.0;
-        (
-            m.rows(i, n).into_owned(),
-            BlockPullback::new(m.shape(), (i, 0)),
-        )
+matrix_rule! {
+    NaRows for (&Matrix, &usize, &usize) also [Allocator<Dyn, C>] {
+        type Output = OMatrix<T, Dyn, C>;
+        type Pullback = BlockPullback<T, R, C, Dyn, C, (NoTangent, NoTangent)>;
+        #[inline]
+        #[track_caller]
+        fn rows(self) -> (Self::Output, Self::Pullback) {
+            let (m, &i, &n) = self.0;
+            (
+                m.rows(i, n).into_owned(),
+                BlockPullback::new(m.shape(), (i, 0)),
+            )
+        }
     }
 }
 
-impl<T, R, C, S> NaColumns for Call<(&Matrix<T, R, C, S>, &usize, &usize)>
-where
-    T: Elem,
-    R: Dim,
-    C: Dim,
-    S: Storage<T, R, C>,
-    DefaultAllocator: Allocator<R, C> + Allocator<R, Dyn>,
-{
-    type Output = OMatrix<T, R, Dyn>;
-    type Pullback = BlockPullback<T, R, C, R, Dyn, (NoTangent, NoTangent)>;
-    #[inline]
-    #[track_caller]
-    fn columns(self) -> (Self::Output, Self::Pullback) {
-        let (m, &j, &n) = self.0;
-        (
-            m.columns(j, n).into_owned(),
-            BlockPullback::new(m.shape(), (0, j)),
-        )
+matrix_rule! {
+    NaColumns for (&Matrix, &usize, &usize) also [Allocator<R, Dyn>] {
+        type Output = OMatrix<T, R, Dyn>;
+        type Pullback = BlockPullback<T, R, C, R, Dyn, (NoTangent, NoTangent)>;
+        #[inline]
+        #[track_caller]
+        fn columns(self) -> (Self::Output, Self::Pullback) {
+            let (m, &j, &n) = self.0;
+            (
+                m.columns(j, n).into_owned(),
+                BlockPullback::new(m.shape(), (0, j)),
+            )
+        }
     }
 }
 

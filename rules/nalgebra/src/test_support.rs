@@ -30,3 +30,29 @@ pub(crate) fn spd<T: Elem>(n: usize, seed: f64) -> DMatrix<T> {
     let m = dmatrix::<T>(n, n, seed);
     &m * m.transpose() + DMatrix::identity(n, n) * T::of_f64(n as f64)
 }
+
+/// `check_rule!(T; args, |a| primal, rule)`: runs `RuleTest` of `primal` against `rule`
+/// with the tolerances of the element type `T`, expecting no allocation in the pullback;
+/// `…, rule, jvp = |x, t| ẏ` also checks the adjoint identity against the JVP `ẏ`.
+macro_rules! check_rule {
+    ($T:ty; $args:expr, |$a:ident| $primal:expr, $rule:expr, jvp = |$x:ident, $t:ident| $jvp:expr $(,)?) => {
+        mochi_core::testing::RuleTest::new($args, |$a| $primal, |$a| $rule)
+            .jvp(|$x, $t| $jvp)
+            .tolerance(
+                <$T as mochi_core::kit::ArrayTolerance>::RTOL,
+                <$T as mochi_core::kit::ArrayTolerance>::ATOL,
+            )
+            .expect_no_alloc()
+            .run()
+    };
+    ($T:ty; $args:expr, |$a:ident| $primal:expr, $rule:expr $(,)?) => {
+        mochi_core::testing::RuleTest::new($args, |$a| $primal, |$a| $rule)
+            .tolerance(
+                <$T as mochi_core::kit::ArrayTolerance>::RTOL,
+                <$T as mochi_core::kit::ArrayTolerance>::ATOL,
+            )
+            .expect_no_alloc()
+            .run()
+    };
+}
+pub(crate) use check_rule;

@@ -3,6 +3,15 @@
 //! `OMatrix<T::Tangent, R, C>`; the cotangent of a [`Cholesky`] or [`LU`] factorisation
 //! is the cotangent of the matrix it factors, an `OMatrix<T, D, D>`.
 //!
+//! A rotation, a unit quaternion and a point have the cotangent of the coordinates they
+//! store: a [`Rotation`] (`Rotation3`) the `SMatrix` of its entries, a [`UnitQuaternion`]
+//! the [`Quaternion`] of its four components, an [`OPoint`] (`Point3`) a point of the
+//! same type (its coordinates, kept in a point so that `p.x` and `p.coords` name the
+//! same field of the value and of its cotangent). These are the ambient spaces the
+//! constrained values live in: a rule's pullback is the derivative of the formula the
+//! primal evaluates, extended to every matrix or quaternion, and the chain rule through
+//! a value built on the manifold (from a rotation vector) gives the exact gradient.
+//!
 //! A cotangent has two forms: dense (the primal's shape) and, for a dimension that is
 //! dynamic, the structural zero with no element (a `0 × 0` `DMatrix`, a `0 × 1`
 //! `DVector`), which accumulating adopts the shape of. A matrix of static size has no
@@ -16,8 +25,8 @@ use super::{Tangent, TangentVector};
 use crate::private::{IndexShape, IndexTangent};
 use nalgebra::allocator::Allocator;
 use nalgebra::{
-    Cholesky, DefaultAllocator, Dim, DimMin, Matrix, OMatrix, RawStorage, RealField,
-    Scalar as NaScalar, LU,
+    Cholesky, DefaultAllocator, Dim, DimMin, DimName, Matrix, OMatrix, OPoint, Quaternion,
+    RawStorage, RealField, Rotation, SMatrix, Scalar as NaScalar, UnitQuaternion, LU,
 };
 
 /// The size of a dimension's structural zero: its length when static, `0` when dynamic.
@@ -187,6 +196,108 @@ where
     }
 }
 
+/// The cotangent of a rotation is the cotangent of its matrix (the ambient `D × D`
+/// matrices; see the module docs).
+impl<T, const D: usize> Tangent for Rotation<T, D>
+where
+    T: Tangent + NaScalar,
+    T::Tangent: NaScalar,
+{
+    type Tangent = SMatrix<T::Tangent, D, D>;
+    fn zero_tangent(&self) -> Self::Tangent {
+        self.matrix().zero_tangent()
+    }
+}
+
+/// A quaternion is a vector of four components: the cotangent of a unit quaternion.
+impl<T> TangentVector for Quaternion<T>
+where
+    T: TangentVector + NaScalar,
+{
+    #[inline]
+    fn zero() -> Self {
+        Quaternion::from(<nalgebra::Vector4<T> as TangentVector>::zero())
+    }
+    #[inline]
+    fn accumulate(&mut self, other: Self) {
+        self.coords.accumulate_ref(&other.coords);
+    }
+    #[inline]
+    fn accumulate_ref(&mut self, other: &Self) {
+        self.coords.accumulate_ref(&other.coords);
+    }
+    fn scale(&mut self, factor: f64) {
+        self.coords.scale(factor);
+    }
+    fn inner(&self, other: &Self) -> f64 {
+        self.coords.inner(&other.coords)
+    }
+}
+
+impl<T> Tangent for Quaternion<T>
+where
+    T: Tangent + NaScalar,
+    T::Tangent: NaScalar,
+{
+    type Tangent = Quaternion<T::Tangent>;
+    fn zero_tangent(&self) -> Self::Tangent {
+        Quaternion::from(self.coords.zero_tangent())
+    }
+}
+
+/// The cotangent of a unit quaternion is a [`Quaternion`] (the ambient space; see the
+/// module docs). `q.w`, `q.i`, `q.coords` read the same field of both.
+impl<T> Tangent for UnitQuaternion<T>
+where
+    T: Tangent + NaScalar,
+    T::Tangent: NaScalar,
+{
+    type Tangent = Quaternion<T::Tangent>;
+    fn zero_tangent(&self) -> Self::Tangent {
+        (**self).zero_tangent()
+    }
+}
+
+/// A point's cotangent is a point of the same type: its coordinates' cotangent.
+impl<T, D> TangentVector for OPoint<T, D>
+where
+    T: TangentVector + NaScalar,
+    D: DimName,
+    DefaultAllocator: Allocator<D>,
+{
+    #[inline]
+    fn zero() -> Self {
+        OPoint::from(<OMatrix<T, D, nalgebra::U1> as TangentVector>::zero())
+    }
+    #[inline]
+    fn accumulate(&mut self, other: Self) {
+        self.coords.accumulate_ref(&other.coords);
+    }
+    #[inline]
+    fn accumulate_ref(&mut self, other: &Self) {
+        self.coords.accumulate_ref(&other.coords);
+    }
+    fn scale(&mut self, factor: f64) {
+        self.coords.scale(factor);
+    }
+    fn inner(&self, other: &Self) -> f64 {
+        self.coords.inner(&other.coords)
+    }
+}
+
+impl<T, D> Tangent for OPoint<T, D>
+where
+    T: Tangent + NaScalar,
+    T::Tangent: NaScalar,
+    D: DimName,
+    DefaultAllocator: Allocator<D>,
+{
+    type Tangent = OPoint<T::Tangent, D>;
+    fn zero_tangent(&self) -> Self::Tangent {
+        OPoint::from(self.coords.zero_tangent())
+    }
+}
+
 impl<T, R, C, S> IndexShape for Matrix<T, R, C, S>
 where
     R: Dim,
@@ -273,6 +384,30 @@ mod tests {
         index_acc(&mut dm, &index_shape(&m), 0, 1.0);
         assert_eq!(dm.shape(), (2, 3));
         assert_eq!((dm[(1, 2)], dm[(0, 0)]), (4.0, 1.0));
+    }
+
+    #[test]
+    fn rotations_quaternions_and_points_have_the_cotangent_of_their_coordinates() {
+        use nalgebra::{Matrix3, Point3, Quaternion, Rotation3, UnitQuaternion};
+        let r = Rotation3::from_scaled_axis(Vector3::new(0.1_f64, 0.2, 0.3));
+        let dr: Matrix3<f64> = r.zero_tangent();
+        assert_eq!(dr, Matrix3::zeros());
+        let q = UnitQuaternion::from_scaled_axis(Vector3::new(0.1_f64, 0.2, 0.3));
+        let mut dq: Quaternion<f64> = q.zero_tangent();
+        dq.accumulate(Quaternion::new(1.0, 2.0, 3.0, 4.0));
+        dq.accumulate_ref(&Quaternion::new(1.0, 0.0, 0.0, 0.0));
+        assert_eq!((dq.w, dq.i, dq.k), (2.0, 2.0, 4.0));
+        assert_eq!(
+            TangentVector::inner(&dq, &Quaternion::new(1.0, 1.0, 1.0, 1.0)),
+            11.0
+        );
+        let mut dp: Point3<f32> = TangentVector::zero();
+        dp.accumulate(Point3::new(1.0, 2.0, 3.0));
+        assert_eq!(dp.coords, Vector3::new(1.0, 2.0, 3.0));
+        assert_eq!(
+            Point3::new(1.0_f64, 2.0, 3.0).zero_tangent(),
+            Point3::origin()
+        );
     }
 
     #[test]

@@ -1,11 +1,16 @@
-//! [`Perturb`] and [`Flatten`] for nalgebra: owned matrices of any size, and the
-//! Cholesky and LU factorisations, which move with the matrix they factor.
+//! [`Perturb`] and [`Flatten`] for nalgebra: owned matrices of any size, the Cholesky
+//! and LU factorisations, which move with the matrix they factor, and rotations, unit
+//! quaternions and points, which move in the ambient space of their coordinates (a
+//! perturbed rotation matrix is no longer orthogonal, a perturbed unit quaternion no
+//! longer of norm one: the rules' pullbacks are derivatives of the primal formulas on
+//! that whole space, and this is how finite differences check them).
 
 use super::{max_scale, Flatten, Perturb};
 use crate::{Tangent, TangentVector};
 use nalgebra::allocator::Allocator;
 use nalgebra::{
-    Cholesky, DefaultAllocator, Dim, DimMin, OMatrix, RealField, Scalar as NaScalar, LU,
+    Cholesky, DefaultAllocator, Dim, DimMin, DimName, OMatrix, OPoint, Quaternion, RealField,
+    Rotation, Scalar as NaScalar, UnitQuaternion, LU,
 };
 use rand::Rng;
 
@@ -62,6 +67,123 @@ where
         self.iter()
             .map(Perturb::primal_scale)
             .fold(Some(0.0), max_scale)
+    }
+}
+
+impl<T> Flatten for Quaternion<T>
+where
+    T: Flatten + NaScalar,
+{
+    /// `i, j, k, w`, nalgebra's storage order.
+    fn flatten_into(&self, out: &mut Vec<f64>) {
+        self.coords.flatten_into(out);
+    }
+}
+
+impl<T, D> Flatten for OPoint<T, D>
+where
+    T: Flatten + NaScalar,
+    D: DimName,
+    DefaultAllocator: Allocator<D>,
+{
+    fn flatten_into(&self, out: &mut Vec<f64>) {
+        self.coords.flatten_into(out);
+    }
+}
+
+/// A rotation moves as its matrix: `R + h·Ṙ`, orthogonal or not.
+impl<T, const D: usize> Perturb for Rotation<T, D>
+where
+    T: Perturb + NaScalar,
+    T::Tangent: NaScalar,
+{
+    fn random_tangent<G: Rng + ?Sized>(&self, rng: &mut G) -> Self::Tangent {
+        self.matrix().random_tangent(rng)
+    }
+    fn perturb(&mut self, direction: &Self::Tangent, step: f64) {
+        // `matrix_mut_unchecked` waives orthogonality, which an ambient perturbation
+        // gives up on purpose.
+        self.matrix_mut_unchecked().perturb(direction, step);
+    }
+    fn difference(&self, from: &Self) -> Self::Tangent {
+        self.matrix().difference(from.matrix())
+    }
+    fn primal_eq(&self, other: &Self) -> bool {
+        self.matrix().primal_eq(other.matrix())
+    }
+    fn primal_scale(&self) -> Option<f64> {
+        self.matrix().primal_scale()
+    }
+}
+
+/// A quaternion moves as its four components.
+impl<T> Perturb for Quaternion<T>
+where
+    T: Perturb + NaScalar,
+    T::Tangent: NaScalar,
+{
+    fn random_tangent<G: Rng + ?Sized>(&self, rng: &mut G) -> Self::Tangent {
+        Quaternion::from(self.coords.random_tangent(rng))
+    }
+    fn perturb(&mut self, direction: &Self::Tangent, step: f64) {
+        self.coords.perturb(&direction.coords, step);
+    }
+    fn difference(&self, from: &Self) -> Self::Tangent {
+        Quaternion::from(self.coords.difference(&from.coords))
+    }
+    fn primal_eq(&self, other: &Self) -> bool {
+        self.coords.primal_eq(&other.coords)
+    }
+    fn primal_scale(&self) -> Option<f64> {
+        self.coords.primal_scale()
+    }
+}
+
+/// A unit quaternion moves as its four components, off the unit sphere.
+impl<T> Perturb for UnitQuaternion<T>
+where
+    T: Perturb + NaScalar,
+    T::Tangent: NaScalar,
+{
+    fn random_tangent<G: Rng + ?Sized>(&self, rng: &mut G) -> Self::Tangent {
+        (**self).random_tangent(rng)
+    }
+    fn perturb(&mut self, direction: &Self::Tangent, step: f64) {
+        self.as_mut_unchecked().perturb(direction, step);
+    }
+    fn difference(&self, from: &Self) -> Self::Tangent {
+        (**self).difference(&**from)
+    }
+    fn primal_eq(&self, other: &Self) -> bool {
+        (**self).primal_eq(&**other)
+    }
+    fn primal_scale(&self) -> Option<f64> {
+        (**self).primal_scale()
+    }
+}
+
+/// A point moves as its coordinates.
+impl<T, D> Perturb for OPoint<T, D>
+where
+    T: Perturb + NaScalar,
+    T::Tangent: NaScalar,
+    D: DimName,
+    DefaultAllocator: Allocator<D>,
+{
+    fn random_tangent<G: Rng + ?Sized>(&self, rng: &mut G) -> Self::Tangent {
+        OPoint::from(self.coords.random_tangent(rng))
+    }
+    fn perturb(&mut self, direction: &Self::Tangent, step: f64) {
+        self.coords.perturb(&direction.coords, step);
+    }
+    fn difference(&self, from: &Self) -> Self::Tangent {
+        OPoint::from(self.coords.difference(&from.coords))
+    }
+    fn primal_eq(&self, other: &Self) -> bool {
+        self.coords.primal_eq(&other.coords)
+    }
+    fn primal_scale(&self) -> Option<f64> {
+        self.coords.primal_scale()
     }
 }
 
@@ -167,6 +289,26 @@ mod tests {
         assert!((d - r * 0.5).norm() < 1e-12);
         assert!(!m.primal_eq(&moved));
         assert_eq!(Vector2::new(0.5_f64, -3.0).primal_scale(), Some(3.0));
+    }
+
+    #[test]
+    fn rotations_quaternions_and_points_move_in_their_ambient_space() {
+        use nalgebra::{Matrix3, Point3, Rotation3, Vector3};
+        let r = Rotation3::from_scaled_axis(Vector3::new(0.3_f64, -0.1, 0.2));
+        let mut moved = r;
+        let dir = Matrix3::from_element(1.0);
+        moved.perturb(&dir, 0.25);
+        assert!((moved.difference(&r) - dir * 0.25).norm() < 1e-15);
+        let q = UnitQuaternion::from_scaled_axis(Vector3::new(0.3_f64, -0.1, 0.2));
+        let mut mq = q;
+        mq.perturb(&Quaternion::new(1.0, 0.0, 0.0, 0.0), 0.5);
+        assert!((mq.w - q.w - 0.5).abs() < 1e-15 && mq.i == q.i);
+        let mut out = Vec::new();
+        Quaternion::new(4.0_f64, 1.0, 2.0, 3.0).flatten_into(&mut out);
+        assert_eq!(out, vec![1.0, 2.0, 3.0, 4.0]);
+        let p = Point3::new(1.0_f64, -2.0, 0.5);
+        assert_eq!(p.primal_scale(), Some(2.0));
+        assert!(p.difference(&Point3::origin()).coords == p.coords);
     }
 
     #[test]

@@ -1,0 +1,10 @@
+//! Rotations: built from a rotation vector ([`exp`]), `Rotation3` values
+//! ([`rotation3`]) and `UnitQuaternion` values ([`quaternion`]), with the pullbacks of
+//! rotating and composing they share ([`apply`]).
+
+pub mod apply;
+pub mod exp;
+pub mod quaternion;
+pub mod rotation3;
+
+pub use exp::rotation_matrix;
