@@ -262,12 +262,12 @@ impl<const N: usize> Rem for Dual<N> {
 /// `Dual ∘ f64`, `f64 ∘ Dual` and the compound assignments, by lifting the `f64` to a
 /// constant dual (exact: a constant's partials are structural zeros).
 macro_rules! mixed_and_assign {
-    ($($op:ident $method:ident $assign:ident $assign_method:ident),* $(,)?) => {$(
+    ($($op:ident $method:ident $rev:ident $assign:ident $assign_method:ident),* $(,)?) => {$(
         impl<const N: usize> $op<f64> for Dual<N> {
             type Output = Self;
             #[inline]
             fn $method(self, rhs: f64) -> Self {
-                $op::$method(self, Self::constant(rhs))
+                mixed::$method(self, rhs)
             }
         }
 
@@ -275,7 +275,7 @@ macro_rules! mixed_and_assign {
             type Output = Dual<N>;
             #[inline]
             fn $method(self, rhs: Dual<N>) -> Dual<N> {
-                $op::$method(Dual::constant(self), rhs)
+                mixed::$rev(self, rhs)
             }
         }
 
@@ -329,11 +329,61 @@ macro_rules! mixed_and_assign {
 }
 
 mixed_and_assign! {
-    Add add AddAssign add_assign,
-    Sub sub SubAssign sub_assign,
-    Mul mul MulAssign mul_assign,
-    Div div DivAssign div_assign,
-    Rem rem RemAssign rem_assign,
+    Add add add_rev AddAssign add_assign,
+    Sub sub sub_rev SubAssign sub_assign,
+    Mul mul mul_rev MulAssign mul_assign,
+    Div div div_rev DivAssign div_assign,
+    Rem rem rem_rev RemAssign rem_assign,
+}
+
+/// `Dual ∘ f64` and `f64 ∘ Dual` as one-argument chain rules: one scaling per partial
+/// instead of the two a product of duals (with a constant's zero partials) takes. The
+/// results equal those of lifting the `f64` to a constant dual, structural zeros and
+/// `NaN`s included.
+mod mixed {
+    use super::Dual;
+
+    #[inline]
+    pub fn add<const N: usize>(a: Dual<N>, c: f64) -> Dual<N> {
+        a.chain(a.value + c, 1.0)
+    }
+    #[inline]
+    pub fn sub<const N: usize>(a: Dual<N>, c: f64) -> Dual<N> {
+        a.chain(a.value - c, 1.0)
+    }
+    #[inline]
+    pub fn mul<const N: usize>(a: Dual<N>, c: f64) -> Dual<N> {
+        a.chain(a.value * c, c)
+    }
+    #[inline]
+    pub fn div<const N: usize>(a: Dual<N>, c: f64) -> Dual<N> {
+        a.chain(a.value / c, 1.0 / c)
+    }
+    #[inline]
+    pub fn rem<const N: usize>(a: Dual<N>, c: f64) -> Dual<N> {
+        a.chain(a.value % c, 1.0)
+    }
+    #[inline]
+    pub fn add_rev<const N: usize>(c: f64, b: Dual<N>) -> Dual<N> {
+        b.chain(c + b.value, 1.0)
+    }
+    #[inline]
+    pub fn sub_rev<const N: usize>(c: f64, b: Dual<N>) -> Dual<N> {
+        b.chain(c - b.value, -1.0)
+    }
+    #[inline]
+    pub fn mul_rev<const N: usize>(c: f64, b: Dual<N>) -> Dual<N> {
+        b.chain(c * b.value, c)
+    }
+    #[inline]
+    pub fn div_rev<const N: usize>(c: f64, b: Dual<N>) -> Dual<N> {
+        let quotient = c / b.value;
+        b.chain(quotient, -quotient * (1.0 / b.value))
+    }
+    #[inline]
+    pub fn rem_rev<const N: usize>(c: f64, b: Dual<N>) -> Dual<N> {
+        b.chain(c % b.value, -(c / b.value).trunc())
+    }
 }
 
 impl<const N: usize> Sum for Dual<N> {
