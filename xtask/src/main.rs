@@ -8,9 +8,14 @@
 //! - `gradcheck [--seed S] [--count N] [--batch B]`: the deep run of the generated-program
 //!   differential test (`engine/gradcheck`), `N` programs (default 5000) from seed `S`.
 //!
+//! - `compile-time [--count N] [--seed S] [--runs R]`: the release build time of a crate
+//!   of `N` generated differentiable functions (default 100) against the same crate
+//!   without the attribute.
+//!
 //! Arguments are parsed by clap. Exit codes: 0 success, 2 any error (nothing is written
 //! when the name is refused).
 
+mod compile_time;
 mod gradcheck;
 mod new_rule_crate;
 mod templates;
@@ -55,6 +60,19 @@ enum Task {
         #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..))]
         batch: u64,
     },
+    /// Time the release build of a crate of generated #[differentiable] functions
+    /// against the same crate without the attribute.
+    CompileTime {
+        /// Functions in each crate.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=5000))]
+        count: u64,
+        /// The generator's seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Timed builds of each crate.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=50))]
+        runs: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -88,6 +106,14 @@ fn run(task: Task) -> Result<String, String> {
         Task::Gradcheck { seed, count, batch } => gradcheck::run(
             &workspace::find_root()?,
             &gradcheck::Options { seed, count, batch },
+        ),
+        Task::CompileTime { count, seed, runs } => compile_time::run(
+            &workspace::find_root()?,
+            &compile_time::Options {
+                count: count as usize,
+                seed,
+                runs: runs as usize,
+            },
         ),
     }
 }

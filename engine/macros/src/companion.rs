@@ -190,7 +190,8 @@ fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     derive_with(func, boxed, true)
 }
 
-/// The derivation; `with_higher` adds the higher-order companions (not for a twin).
+/// The derivation; `with_higher` adds the higher-order companions and the rules (a twin
+/// has neither: only its fused gradient is called).
 fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<TokenStream> {
     let name = &func.sig.ident;
     let vis = &func.vis;
@@ -363,15 +364,18 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
             quote!(::mochi::BoxedPullback<#out_t, #args_t>),
             quote! {
                 /// The derived reverse rule of the function (boxed pullback).
+                #[inline]
                 pub fn rrule #gp (#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) where #gw {
                     let (y, pb) = rrule_unboxed #tf (#(#names),*);
                     (y, ::mochi::BoxedPullback::new(pb))
                 }
                 #[doc(hidden)]
+                #[inline]
                 pub fn rrule_unboxed #gp (#(#decls),*) -> (#ret, #pb_type) where #gw { #rrule_body }
             },
             quote! {
                 #[doc(hidden)]
+                #[inline]
                 pub fn rrule_boxed #gp (#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) where #gw {
                     rrule #tf (#(#names),*)
                 }
@@ -383,10 +387,12 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
             quote! {
                 /// The derived reverse rule of the function: its value and a pullback that
                 /// adds the cotangents of every argument into the accumulators it is given.
+                #[inline]
                 pub fn rrule #gp (#(#decls),*) -> (#ret, #pb_type) where #gw { #rrule_body }
             },
             quote! {
                 #[doc(hidden)]
+                #[inline]
                 pub fn rrule_boxed #gp (#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) where #gw {
                     let (y, pb) = rrule #tf (#(#names),*);
                     (y, ::mochi::BoxedPullback::new(pb))
@@ -428,6 +434,40 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
     let doc_mod =
         format!("Derivatives of [`{fn_name}`](fn@{fn_name}), derived by `#[differentiable]`.");
 
+    // A twin is reached only through `gradient` (forward over reverse): its rules, its
+    // pullback and `gradient_into` are not written.
+    let (rules, gradient_into) = if with_higher {
+        (
+            quote! {
+                #rrule_def
+                #rrule_boxed_def
+
+                /// The value and a pullback: `pb(ȳ)` returns the cotangents of every argument.
+                #[inline]
+                pub fn pullback #gp (#(#decls),*) -> (#ret, impl FnOnce(#out_t) -> #cots_t + use<#cap>) where #gw {
+                    let mut __mochi_c: #args_t = (#(#zeros,)*);
+                    let (y, pb) = rrule #tf (#(#names),*);
+                    (y, move |dy: #out_t| {
+                        ::mochi::Pullback::pullback(pb, dy, ::mochi::Accumulators::as_mut(&mut __mochi_c));
+                        #unwrap
+                    })
+                }
+            },
+            quote! {
+                /// Adds the gradient into the caller's shadow buffers (zero them first).
+                #[inline]
+                pub fn gradient_into #gp (#(#decls,)* #shadow_decl)
+                where
+                    #gw
+                    for<'__mochi> #out_t: ::mochi::__private::Seed,
+                {
+                    let _ = value_and_gradient_into #tf (#(#names,)* #shadow_arg);
+                }
+            },
+        )
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
     // A function called only through its gradients is not dead code.
     let mut func = func.clone();
     func.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
@@ -442,20 +482,10 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
             use super::*;
 
 
-            #rrule_def
-            #rrule_boxed_def
-
-            /// The value and a pullback: `pb(ȳ)` returns the cotangents of every argument.
-            pub fn pullback #gp (#(#decls),*) -> (#ret, impl FnOnce(#out_t) -> #cots_t + use<#cap>) where #gw {
-                let mut __mochi_c: #args_t = (#(#zeros,)*);
-                let (y, pb) = rrule #tf (#(#names),*);
-                (y, move |dy: #out_t| {
-                    ::mochi::Pullback::pullback(pb, dy, ::mochi::Accumulators::as_mut(&mut __mochi_c));
-                    #unwrap
-                })
-            }
+            #rules
 
             /// The value and the gradient with respect to every argument (a scalar output).
+            #[inline]
             pub fn value_and_gradient #gp (#(#decls),*) -> (#ret, #cots_t)
             where
                 #gw
@@ -470,6 +500,7 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
             }
 
             /// The gradient with respect to every argument (a scalar output).
+            #[inline]
             pub fn gradient #gp (#(#decls),*) -> #cots_t
             where
                 #gw
@@ -481,6 +512,7 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
             /// The value; the gradient is **added** into the caller's shadow buffers
             /// (zero them first). With buffers of the right shape, steady-state calls
             /// allocate nothing.
+            #[inline]
             pub fn value_and_gradient_into #gp (#(#decls,)* #shadow_decl) -> #ret
             where
                 #gw
@@ -491,14 +523,7 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
                 #fused_shadow
             }
 
-            /// Adds the gradient into the caller's shadow buffers (zero them first).
-            pub fn gradient_into #gp (#(#decls,)* #shadow_decl)
-            where
-                #gw
-                for<'__mochi> #out_t: ::mochi::__private::Seed,
-            {
-                let _ = value_and_gradient_into #tf (#(#names,)* #shadow_arg);
-            }
+            #gradient_into
 
             #higher
         }

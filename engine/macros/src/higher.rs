@@ -539,6 +539,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
             ///
             /// # Panics
             /// If a direction's length differs from its argument's.
+            #[inline]
             pub fn jvp(#(#decls,)* #v: #dir) -> (::std::vec::Vec<f64>, ::std::vec::Vec<f64>) {
                 #seeded
                 let __mochi_y: ::std::vec::Vec<::mochi::Dual<1>> = #primal::<::mochi::Dual<1>>(#(#args),*);
@@ -552,6 +553,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
             /// of the scalar and sequence arguments laid end to end, by forward mode (the
             /// function run on `Dual<4>`, four input directions per run: the cost is
             /// about `n/4` runs of the function for `n` inputs).
+            #[inline]
             pub fn jacobian(
                 #(#decls,)*
             ) -> (::std::vec::Vec<f64>, ::mochi::__private::ndarray::Array2<f64>) {
@@ -584,6 +586,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         ///
         /// # Panics
         /// If a direction's length differs from its argument's.
+        #[inline]
         pub fn jvp(#(#decls,)* #v: #dir) -> (f64, f64) {
             #seeded
             let __mochi_y: ::mochi::Dual<1> = #primal::<::mochi::Dual<1>>(#(#args),*);
@@ -594,6 +597,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         ///
         /// # Panics
         /// If a direction's length differs from its argument's.
+        #[inline]
         pub fn hvp(#(#decls,)* #v: #dir) -> #hv_t {
             #split_v
             #flatten_v
@@ -603,6 +607,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
 
         /// `H·v` with the direction laid end to end, as `hessian` lays the arguments.
         #[doc(hidden)]
+        #[inline]
         pub fn hvp_flat(#(#decls,)* #vz: &[f64]) -> ::std::vec::Vec<f64> {
             #flatten_point
             let #d = ::mochi::__private::duals_along(&#z, #vz);
@@ -613,6 +618,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
 
         /// The dense Hessian over the scalar and sequence arguments laid end to end
         /// (forward over reverse, four columns per reverse sweep on `Dual<4>`).
+        #[inline]
         pub fn hessian(#(#decls,)*) -> ::mochi::__private::ndarray::Array2<f64> {
             #flatten_point
             ::mochi::__private::hessian_by_blocks::<4>(&#z, |#d| {
@@ -623,6 +629,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
 
         /// The value, the gradient (as `value_and_gradient` gives it) and the dense
         /// Hessian.
+        #[inline]
         pub fn value_gradient_and_hessian(
             #(#decls,)*
         ) -> (f64, #grad_t, ::mochi::__private::ndarray::Array2<f64>) {
@@ -721,6 +728,7 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
             use super::super::*;
             /// The gradient and a pullback that adds `H·ḡ` into the arguments'
             /// cotangents.
+            #[inline]
             pub fn rrule(#(#decls),*) -> (
                 #grad_t,
                 impl ::mochi::Pullback<
@@ -752,6 +760,7 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
             use super::super::*;
             /// The value and the gradient, and a pullback that adds `ȳ·∇f + H·ḡ` into the
             /// arguments' cotangents.
+            #[inline]
             pub fn rrule(#(#decls),*) -> (
                 (f64, #grad_t),
                 impl ::mochi::Pullback<
