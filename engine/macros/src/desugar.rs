@@ -557,6 +557,152 @@ impl VisitMut for Inline<'_> {
     }
 }
 
+/// A place that a `&mut` borrow can name again: `v`, `v[i]`, `v.f`, `m[i][j]`, with no
+/// range index.
+fn plain_place(e: &Expr) -> bool {
+    match e {
+        Expr::Path(p) => p.path.get_ident().is_some(),
+        Expr::Index(i) => !matches!(&*i.index, Expr::Range(_)) && plain_place(&i.expr),
+        Expr::Field(f) => plain_place(&f.base),
+        Expr::Paren(p) => plain_place(&p.expr),
+        _ => false,
+    }
+}
+
+/// Replaces each `let r = &mut place;` (`place` a variable, field or indexed element,
+/// `r` not `mut`) by `place` itself in the statements after it: `r[j] += v` becomes
+/// `m[i][j] += v`, `*r = v` becomes `place = v`. While `r` lives the borrow checker
+/// keeps every other access to `place`'s variable out, so the two name the same
+/// memory as long as the names inside `place` (the indices) keep their values: the
+/// rewrite is skipped when any of them, or `r`, is assigned, borrowed `&mut` or bound
+/// again after the `let`.
+fn inline_mut_borrows(b: &mut syn::Block) {
+    let mut k = 0;
+    while k < b.stmts.len() {
+        let found = match &b.stmts[k] {
+            syn::Stmt::Local(l) => match (&l.pat, l.init.as_ref()) {
+                (Pat::Ident(p), Some(init))
+                    if p.mutability.is_none()
+                        && p.by_ref.is_none()
+                        && p.subpat.is_none()
+                        && init.diverge.is_none() =>
+                {
+                    match &*init.expr {
+                        Expr::Reference(r) if r.mutability.is_some() && plain_place(&r.expr) => {
+                            Some((p.ident.clone(), (*r.expr).clone()))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((name, place)) = found else {
+            k += 1;
+            continue;
+        };
+        // The root may change once `r` is dead (the borrow checker sees to that), but
+        // a new binding of it, or any change to an index, would change what `place`
+        // names.
+        let mut bound = HashSet::new();
+        idents(&quote::ToTokens::to_token_stream(&place), &mut bound);
+        let mut indices = bound.clone();
+        if let Some(root) = crate::activity::root_name(&place) {
+            indices.remove(&root);
+        }
+        let mut rest: Vec<syn::Stmt> = b.stmts[k + 1..].to_vec();
+        let mut watch = Disturbed {
+            written: &indices,
+            bound: &bound,
+            hit: false,
+        };
+        for s in &rest {
+            syn::visit::Visit::visit_stmt(&mut watch, s);
+        }
+        let names = [(name, syn::parse_quote!((#place)))];
+        let mut sub = Substitute {
+            names: &names,
+            shadowed: false,
+        };
+        for s in &mut rest {
+            sub.visit_stmt_mut(s);
+        }
+        if watch.hit || sub.shadowed {
+            k += 1;
+            continue;
+        }
+        b.stmts.truncate(k);
+        b.stmts.extend(rest);
+    }
+}
+
+/// Every identifier in a token stream.
+fn idents(ts: &proc_macro2::TokenStream, out: &mut HashSet<String>) {
+    for t in ts.clone() {
+        match t {
+            proc_macro2::TokenTree::Ident(i) => {
+                out.insert(i.to_string());
+            }
+            proc_macro2::TokenTree::Group(g) => idents(&g.stream(), out),
+            _ => {}
+        }
+    }
+}
+
+/// Is one of `written` assigned or borrowed `&mut`, or one of `bound` bound again?
+struct Disturbed<'a> {
+    written: &'a HashSet<String>,
+    bound: &'a HashSet<String>,
+    hit: bool,
+}
+
+impl Disturbed<'_> {
+    fn place(&mut self, e: &Expr) {
+        if crate::activity::root_name(e).is_some_and(|n| self.written.contains(&n)) {
+            self.hit = true;
+        }
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Disturbed<'_> {
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        self.place(&a.left);
+        syn::visit::visit_expr_assign(self, a);
+    }
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        if crate::activity::is_arithmetic_assign(&b.op)
+            || matches!(
+                b.op,
+                syn::BinOp::BitAndAssign(_)
+                    | syn::BinOp::BitOrAssign(_)
+                    | syn::BinOp::BitXorAssign(_)
+                    | syn::BinOp::ShlAssign(_)
+                    | syn::BinOp::ShrAssign(_)
+            )
+        {
+            self.place(&b.left);
+        }
+        syn::visit::visit_expr_binary(self, b);
+    }
+    fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+        if r.mutability.is_some() {
+            self.place(&r.expr);
+        }
+        syn::visit::visit_expr_reference(self, r);
+    }
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        if self.bound.contains(&p.ident.to_string()) {
+            self.hit = true;
+        }
+    }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        if tokens_mention(&m.tokens, &|i| self.written.contains(&i.to_string())) {
+            self.hit = true;
+        }
+    }
+}
+
 /// `x.first().unwrap()` → `x[0]`, `x.last().unwrap()` → `x[x.len() - 1]`.
 fn first_or_last(e: &Expr) -> Option<Expr> {
     let Expr::MethodCall(u) = e else { return None };
@@ -674,6 +820,7 @@ impl Desugar {
 impl VisitMut for Desugar {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         inline_local_closures(b);
+        inline_mut_borrows(b);
         let mut stmts = Vec::with_capacity(b.stmts.len());
         for s in b.stmts.drain(..) {
             match &s {

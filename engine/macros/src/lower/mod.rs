@@ -881,7 +881,7 @@ impl Lowerer {
 
     fn lower_assign(&mut self, left: &Expr, right: &Expr, code: &mut Code) {
         let Some(place) = Place::parse(left) else {
-            self.err(left, "mochi: assignment to this place is not supported; assign to a variable, a field, or one index `x[i]`");
+            self.err(left, "mochi: assignment to this place is not supported; assign to a variable, a field, or an element `x[i]` or `m[i][j]`");
             return;
         };
         let root = place.root.to_string();
@@ -938,9 +938,9 @@ impl Lowerer {
             Some(idx) => {
                 // The shape lets the reverse sweep write out a structured cotangent
                 // (an array in broadcast form) before taking one element of it.
-                let (fwd_idx, pre, rev_idx, shape) = self.index_with_shape(place, b, idx, code);
+                let (access, pre, rev_idx, shape) = self.index_with_shape(place, b, idx, code);
                 (
-                    quote!(#root #(.#fields)* [#fwd_idx]),
+                    quote!(#root #(.#fields)* #access),
                     quote!({ #pre ::mochi::__private::index_take(&mut #cot_place, &#shape, #rev_idx) }),
                 )
             }
@@ -955,7 +955,7 @@ impl Lowerer {
     fn index_parts(
         &mut self,
         idx: &Expr,
-        shape: Option<TokenStream>,
+        shape: Option<&dyn Fn(&TokenStream) -> TokenStream>,
         code: &mut Code,
     ) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
         let recompute = self.recomputable(idx);
@@ -980,6 +980,7 @@ impl Lowerer {
             }
             (true, Some(h)) => {
                 let hs = self.fresh("h");
+                let h = h(&quote!(#idx));
                 code.fwd.push(quote!(let #hs = #h;));
                 let get = self.save(quote!(#hs), code);
                 let rh = self.fresh("rh");
@@ -993,6 +994,7 @@ impl Lowerer {
             (false, Some(h)) => {
                 let i = self.fresh("i");
                 let hs = self.fresh("h");
+                let h = h(&quote!(#i));
                 code.fwd.push(quote!(let #i = #idx; let #hs = #h;));
                 let get = self.save(quote!((#i, #hs)), code);
                 let (ri, rh) = (self.fresh("ri"), self.fresh("rh"));
@@ -1055,9 +1057,9 @@ impl Lowerer {
                 }
             }
             Some(idx) => {
-                let (fwd_idx, pre, rev_idx, shape) = self.index_with_shape(place, b, idx, code);
+                let (access, pre, rev_idx, shape) = self.index_with_shape(place, b, idx, code);
                 code.fwd.push(
-                    quote!(let #t = ::core::clone::Clone::clone(&#root #(.#fields)* [#fwd_idx]);),
+                    quote!(let #t = ::core::clone::Clone::clone(&#root #(.#fields)* #access);),
                 );
                 let (tc, pin) = self.new_cot(&quote!(#t));
                 code.fwd.push(pin);
@@ -1078,6 +1080,10 @@ impl Lowerer {
     /// sweep: a parameter's is read once at the top, any other container's is saved
     /// with the index (the reverse sweep materialises structural zeros and writes
     /// broadcast forms out with it).
+    ///
+    /// The first item is the forward accessor, `[i]` or `[i][j]`; for `m[i][j]` the
+    /// reverse index is the pair `(i, j)` and the shape is the outer length with the
+    /// shape of row `i`, saved at each access (rows may differ in length).
     fn index_with_shape(
         &mut self,
         place: &Place,
@@ -1087,13 +1093,39 @@ impl Lowerer {
     ) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
         let root = &place.root;
         let fields = &place.fields;
+        if let Some(inner) = &place.inner {
+            let pair: Expr = parse_quote!((#idx, #inner));
+            let recompute = self.recomputable(&pair);
+            let row = move |fi: &TokenStream| {
+                if recompute {
+                    quote!(#idx)
+                } else {
+                    quote!(#fi.0)
+                }
+            };
+            let sh = |fi: &TokenStream| {
+                let r = row(fi);
+                quote!((
+                    ::mochi::__private::index_shape(&#root #(.#fields)*),
+                    ::mochi::__private::index_shape(&#root #(.#fields)* [#r]),
+                ))
+            };
+            let (f, pre, r, h) = self.index_parts(&pair, Some(&sh), code);
+            let access = if recompute {
+                quote!([#idx][#inner])
+            } else {
+                quote!([#f.0][#f.1])
+            };
+            return (access, pre, r, h);
+        }
         if b.param && fields.is_empty() {
             let h = self.param_shape(root);
             let (f, pre, r, _) = self.index_parts(idx, None, code);
-            (f, pre, r, quote!(#h))
+            (quote!([#f]), pre, r, quote!(#h))
         } else {
-            let sh = quote!(::mochi::__private::index_shape(&#root #(.#fields)*));
-            self.index_parts(idx, Some(sh), code)
+            let sh = |_: &TokenStream| quote!(::mochi::__private::index_shape(&#root #(.#fields)*));
+            let (f, pre, r, h) = self.index_parts(idx, Some(&sh), code);
+            (quote!([#f]), pre, r, h)
         }
     }
 
@@ -1110,13 +1142,16 @@ impl Lowerer {
     }
 }
 
-/// `root.f1.f2[idx]`: a variable, field accesses, and at most one final index.
+/// `root.f1.f2[idx]` or `root.f1.f2[idx][inner]`: a variable, field accesses, and at
+/// most two final indices (a row, then an element of it).
 pub struct Place {
     pub root: Ident,
     /// `*root`: the root is a reference written through (`*acc += v` on `acc: &mut f64`).
     pub deref: bool,
     pub fields: Vec<syn::Member>,
     pub index: Option<Expr>,
+    /// The second index of `m[i][j]`.
+    pub inner: Option<Expr>,
 }
 
 impl Place {
@@ -1127,6 +1162,7 @@ impl Place {
                 deref: false,
                 fields: Vec::new(),
                 index: None,
+                inner: None,
             }),
             Expr::Field(f) => {
                 let mut p = Place::parse(&f.base)?;
@@ -1138,10 +1174,16 @@ impl Place {
             }
             Expr::Index(i) => {
                 let mut p = Place::parse(&i.expr)?;
-                if p.index.is_some() {
-                    return None;
+                match p.index {
+                    None => p.index = Some((*i.index).clone()),
+                    Some(ref first) => {
+                        let range = |e: &Expr| matches!(e, Expr::Range(_));
+                        if p.inner.is_some() || range(first) || range(&i.index) {
+                            return None;
+                        }
+                        p.inner = Some((*i.index).clone());
+                    }
                 }
-                p.index = Some((*i.index).clone());
                 Some(p)
             }
             Expr::Paren(p) => Place::parse(&p.expr),

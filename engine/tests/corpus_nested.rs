@@ -1,0 +1,208 @@
+//! Nested sequences written as Rust users write them: `m[i][j]` reads and writes on
+//! `Vec<Vec<f64>>`, `&mut [Vec<f64>]` and `[[f64; N]; M]`, rows borrowed `&mut`, each
+//! checked by `test_rule`.
+
+#![allow(
+    clippy::needless_range_loop,
+    clippy::ptr_arg,
+    clippy::assign_op_pattern
+)]
+
+mod common;
+use mochi::prelude::*;
+
+/// An outer product written into a local matrix, then read back on two diagonals.
+#[differentiable]
+fn local_matrix_write(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut m = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in 0..n {
+            m[i][j] = x[i] * x[j];
+        }
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += m[i][i] + m[i][(i + 1) % n];
+    }
+    s
+}
+
+/// `m[i][j] += v` accumulating into a local matrix (a covariance-like sum).
+#[differentiable]
+fn local_matrix_accumulate(x: &[f64], y: &[f64]) -> f64 {
+    let mut c = vec![vec![0.0; 2]; 2];
+    for k in 0..x.len() {
+        c[0][0] += x[k] * x[k];
+        c[0][1] += x[k] * y[k];
+        c[1][0] += y[k] * x[k];
+        c[1][1] += y[k] * y[k];
+    }
+    c[0][0] * c[1][1] - c[0][1] * c[1][0]
+}
+
+/// Reads `a[i][j]` of a parameter given as rows (a matrix-vector product).
+#[differentiable]
+fn rows_matvec(a: &[Vec<f64>], x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..a.len() {
+        let mut r = 0.0;
+        for j in 0..x.len() {
+            r += a[i][j] * x[j];
+        }
+        s += r.tanh();
+    }
+    s
+}
+
+/// Writes through two indices into a `&mut [Vec<f64>]` argument.
+#[differentiable]
+fn scale_rows_in_place(m: &mut [Vec<f64>], w: &[f64]) -> f64 {
+    for i in 0..m.len() {
+        for j in 0..m[i].len() {
+            m[i][j] *= w[j];
+            m[i][j] += w[i] * 0.5;
+        }
+    }
+    let mut s = 0.0;
+    for i in 0..m.len() {
+        for j in 0..m[i].len() {
+            s += m[i][j].sin();
+        }
+    }
+    s
+}
+
+/// Writes through two indices into a `&mut Vec<Vec<f64>>` argument, rows of
+/// different lengths.
+#[differentiable]
+fn ragged_rows_in_place(m: &mut Vec<Vec<f64>>, a: f64) -> f64 {
+    for i in 0..m.len() {
+        let last = m[i].len() - 1;
+        m[i][last] = m[i][0] * a;
+    }
+    let mut s = 0.0;
+    for i in 0..m.len() {
+        for j in 0..m[i].len() {
+            s += m[i][j] * m[i][j];
+        }
+    }
+    s
+}
+
+/// A fixed-size `[[f64; 2]; 2]` local: a 2×2 determinant of a Gram matrix.
+#[differentiable]
+fn fixed_size_gram(x: &[f64]) -> f64 {
+    let mut g = [[0.0; 2]; 2];
+    for i in 0..2 {
+        for j in 0..2 {
+            g[i][j] = x[i] * x[j] + x[i + 2] * x[j + 2];
+        }
+    }
+    g[0][0] * g[1][1] - g[0][1] * g[1][0] + g[1][1]
+}
+
+/// Indices read from data (saved, not recomputed).
+#[differentiable]
+fn scattered_pairs(x: &[f64], pairs: &[(usize, usize)]) -> f64 {
+    let mut m = vec![vec![0.0; 3]; 3];
+    for k in 0..pairs.len() {
+        let (i, j) = pairs[k];
+        m[i][j] += x[k] * x[i];
+    }
+    let mut s = 0.0;
+    for p in pairs {
+        s += m[p.0][p.1].exp();
+    }
+    s
+}
+
+/// A row borrowed `&mut`, then written by one index.
+#[differentiable]
+fn row_borrowed_mut(x: &[f64]) -> f64 {
+    let mut m = vec![vec![1.0; 3]; 2];
+    for i in 0..2 {
+        let row = &mut m[i];
+        for j in 0..3 {
+            row[j] += x[j] * (i as f64 + 1.0);
+        }
+    }
+    m[0][1] * m[1][2] + m[1][0]
+}
+
+/// Rows of fixed-size arrays as a parameter: squared distances to a point.
+#[differentiable]
+fn array_rows(p: &[[f64; 2]], c: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..p.len() {
+        let dx = p[i][0] - c[0];
+        let dy = p[i][1] - c[1];
+        s += (dx * dx + dy * dy).sqrt();
+    }
+    s
+}
+
+/// A row of a `&mut Vec<Vec<f64>>` argument borrowed `&mut` and updated.
+#[differentiable]
+fn arg_row_borrowed_mut(m: &mut Vec<Vec<f64>>, x: &[f64]) -> f64 {
+    for i in 0..m.len() {
+        let row = &mut m[i];
+        for j in 0..row.len() {
+            row[j] = row[j] * x[j] + x[i];
+        }
+    }
+    m[0][0] * m[1][1]
+}
+
+mod checked_nested {
+    use crate::check;
+
+    fn x4() -> Vec<f64> {
+        vec![0.5, -1.2, 0.3, 0.9]
+    }
+
+    check!(local_matrix_write, (vec![0.5_f64, -1.2, 0.3],), |a| (&a.0));
+    check!(
+        local_matrix_accumulate,
+        (x4(), vec![0.1_f64, 0.7, -0.4, 1.1]),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        rows_matvec,
+        (
+            vec![vec![0.5_f64, -0.3, 0.2], vec![1.1, 0.4, -0.7]],
+            vec![0.3_f64, -0.2, 0.5]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        scale_rows_in_place,
+        (
+            vec![vec![0.5_f64, -0.3], vec![1.1, 0.4]],
+            vec![0.3_f64, -0.8]
+        ),
+        |a| (&mut a.0, &a.1)
+    );
+    check!(
+        ragged_rows_in_place,
+        (vec![vec![0.5_f64, -0.3, 0.9], vec![1.1, 0.4]], 0.7_f64),
+        |a| (&mut a.0, a.1)
+    );
+    check!(fixed_size_gram, (x4(),), |a| (&a.0));
+    check!(
+        scattered_pairs,
+        (x4(), vec![(0_usize, 2_usize), (2, 1), (0, 2), (1, 1)]),
+        |a| (&a.0, &a.1)
+    );
+    check!(row_borrowed_mut, (vec![0.5_f64, -1.2, 0.3],), |a| (&a.0));
+    check!(
+        array_rows,
+        (vec![[0.5_f64, -0.3], [1.1, 0.4], [-0.2, 0.8]], vec![0.1_f64, 0.2]),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        arg_row_borrowed_mut,
+        (vec![vec![0.5_f64, -0.3], vec![1.1, 0.4]], vec![0.3_f64, -0.8]),
+        |a| (&mut a.0, &a.1)
+    );
+}
