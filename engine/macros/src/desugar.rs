@@ -650,6 +650,84 @@ fn idents(ts: &proc_macro2::TokenStream, out: &mut HashSet<String>) {
     }
 }
 
+/// `let (a, b) = x.split_at(k);` (also `split_at_mut`) → `let mid = k;`, with `a[j]` →
+/// `x[j]`, `b[j]` → `x[mid + j]`, `len()`, `iter()` and call arguments as sub-slices
+/// of `x` in the statements after it. Left as written when a half is used otherwise, or
+/// `x` is bound again (the halves borrow `x`, so it cannot change while they live).
+fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
+    let mut k = 0;
+    while k < b.stmts.len() {
+        let found = match &b.stmts[k] {
+            syn::Stmt::Local(l) => match (&l.pat, l.init.as_ref()) {
+                (Pat::Tuple(t), Some(init)) if init.diverge.is_none() && t.elems.len() == 2 => {
+                    let half = |p: &Pat| match p {
+                        Pat::Ident(i) if i.subpat.is_none() && i.by_ref.is_none() => {
+                            Some(i.ident.clone())
+                        }
+                        _ => None,
+                    };
+                    match (&*init.expr, half(&t.elems[0]), half(&t.elems[1])) {
+                        (Expr::MethodCall(m), Some(a), Some(c))
+                            if (m.method == "split_at" || m.method == "split_at_mut")
+                                && m.args.len() == 1
+                                && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_)) =>
+                        {
+                            Some((a, c, (*m.receiver).clone(), m.args[0].clone(), m.method.span()))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((a, c, x, at, span)) = found else {
+            k += 1;
+            continue;
+        };
+        let mut bound = HashSet::new();
+        if let Some(r) = crate::activity::root_name(&x) {
+            bound.insert(r);
+        }
+        let none = HashSet::new();
+        let mut watch = Disturbed {
+            written: &none,
+            bound: &bound,
+            hit: false,
+        };
+        let mut rest = syn::Block {
+            brace_token: b.brace_token,
+            stmts: b.stmts[k + 1..].to_vec(),
+        };
+        syn::visit::Visit::visit_block(&mut watch, &rest);
+        *next += 1;
+        let mid = format_ident!("__mochi_mid{}", *next, span = span);
+        let zero = quote::quote!(0);
+        let mid_t = quote::quote!(#mid);
+        let tail = quote::quote!((#x.len() - #mid));
+        let mut other = watch.hit;
+        for (name, base, len) in [(&a, &zero, &mid_t), (&c, &mid_t, &tail)] {
+            let mut uses = crate::iterchain::WindowUses {
+                name,
+                seq: &x,
+                base,
+                len,
+                other: false,
+            };
+            uses.visit_block_mut(&mut rest);
+            other |= uses.other;
+        }
+        if other {
+            k += 1;
+            continue;
+        }
+        b.stmts.truncate(k);
+        b.stmts.push(syn::parse_quote_spanned!(span=> let #mid: usize = #at;));
+        b.stmts.extend(rest.stmts);
+        k += 1;
+    }
+}
+
 /// Is one of `written` assigned or borrowed `&mut`, or one of `bound` bound again?
 struct Disturbed<'a> {
     written: &'a HashSet<String>,
@@ -796,8 +874,8 @@ impl Desugar {
 
 impl Desugar {
     /// `x.first().unwrap()`, `x.last().unwrap()`, and `chain.reduce(f).unwrap()`,
-    /// `chain.max_by(cmp).unwrap()`, `chain.min_by(cmp).unwrap()` over differentiable
-    /// sequences.
+    /// `chain.max_by(cmp).unwrap()`, `chain.min_by(cmp).unwrap()`, `chain.last().unwrap()`,
+    /// `chain.next().unwrap()` over differentiable sequences.
     fn unwrap_rewrite(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
         if let Some(r) = first_or_last(&Expr::MethodCall(m.clone())) {
             return Some(r);
@@ -805,15 +883,20 @@ impl Desugar {
         let Expr::MethodCall(inner) = &*m.receiver else {
             return None;
         };
+        let name = inner.method.to_string();
         if !matches!(
-            inner.method.to_string().as_str(),
-            "reduce" | "max_by" | "min_by"
+            name.as_str(),
+            "reduce" | "max_by" | "min_by" | "last" | "next"
         ) || !mentions_active(&inner.receiver, &self.active)
         {
             return None;
         }
         let float_ty = self.float_ty.clone();
-        Writer::new(&mut self.next, float_ty.as_ref()).reduce_unwrap(inner)
+        let mut w = Writer::new(&mut self.next, float_ty.as_ref());
+        if name == "last" || name == "next" {
+            return w.end_unwrap(inner);
+        }
+        w.reduce_unwrap(inner)
     }
 }
 
@@ -821,6 +904,7 @@ impl VisitMut for Desugar {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         inline_local_closures(b);
         inline_mut_borrows(b);
+        inline_split_at(b, &mut self.next);
         let mut stmts = Vec::with_capacity(b.stmts.len());
         for s in b.stmts.drain(..) {
             match &s {
@@ -1020,6 +1104,8 @@ impl VisitMut for Desugar {
                 let float_ty = self.float_ty.clone();
                 if let Some(r) = Writer::new(&mut self.next, float_ty.as_ref()).consumer(m, None) {
                     *e = r;
+                    // A window's `w.iter()` became a chain over a sub-slice: rewrite it.
+                    self.visit_expr_mut(e);
                 }
             }
             Expr::MethodCall(m)
@@ -1063,6 +1149,7 @@ impl VisitMut for Desugar {
                     let float_ty = self.float_ty.clone();
                     if let Some(r) = Writer::new(&mut self.next, float_ty.as_ref()).for_loop(f) {
                         *e = r;
+                        self.visit_expr_mut(e);
                     }
                 }
             }

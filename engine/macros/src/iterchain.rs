@@ -32,11 +32,16 @@ enum Stage {
         start: Expr,
         end: Expr,
     },
-    /// `seq.windows(size)`: the window starting at `k`, only indexed (`w[j]`).
+    /// `seq.windows(size)`, `seq.chunks_exact(size)`, `seq.chunks(size)`: the window or
+    /// chunk at position `k`, used through `w[j]`, `w.len()`, `w.iter()` or as a call
+    /// argument.
     Windows {
         seq: Expr,
         size: Expr,
+        kind: Pieces,
     },
+    /// `step_by(s)`: position `k` is `k * s` of the stream before it.
+    StepBy(Expr),
     Copied,
     Skip(Expr),
     Take(Expr),
@@ -52,12 +57,65 @@ enum Stage {
 enum Item {
     Leaf(Expr, bool),
     Tuple(Vec<Item>),
-    /// A window `seq[base..base + size]`, used only as `w[j]` (and `w.len()`).
+    /// A window `seq[base..base + len]`, used only as `w[j]`, `w.len()`, `w.iter()` or
+    /// a call argument.
     Window {
         seq: Box<Expr>,
         base: TokenStream,
-        size: Box<Expr>,
+        len: TokenStream,
     },
+}
+
+/// How a sequence is cut into pieces.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Pieces {
+    /// `windows(m)`: overlapping, starting at every position.
+    Windows,
+    /// `chunks_exact(m)`: disjoint, a shorter tail dropped.
+    ChunksExact,
+    /// `chunks(m)`: disjoint, the last one shorter when `m` does not divide the length.
+    Chunks,
+}
+
+impl Pieces {
+    fn of(method: &str) -> Option<Pieces> {
+        match method {
+            "windows" => Some(Pieces::Windows),
+            "chunks_exact" => Some(Pieces::ChunksExact),
+            "chunks" => Some(Pieces::Chunks),
+            _ => None,
+        }
+    }
+
+    /// The number of pieces of `seq`.
+    fn count(self, seq: &Expr, size: &Expr, span: Span) -> TokenStream {
+        match self {
+            Pieces::Windows => quote_spanned!(span=> (#seq.len() + 1).saturating_sub(#size)),
+            Pieces::ChunksExact => quote_spanned!(span=> #seq.len() / (#size)),
+            Pieces::Chunks => quote_spanned!(span=> #seq.len().div_ceil(#size)),
+        }
+    }
+
+    /// The start and the length of piece `k`.
+    fn bounds(
+        self,
+        seq: &Expr,
+        size: &Expr,
+        k: &TokenStream,
+        span: Span,
+    ) -> (TokenStream, TokenStream) {
+        match self {
+            Pieces::Windows => (quote_spanned!(span=> #k), quote_spanned!(span=> (#size))),
+            Pieces::ChunksExact => (
+                quote_spanned!(span=> #k * (#size)),
+                quote_spanned!(span=> (#size)),
+            ),
+            Pieces::Chunks => (
+                quote_spanned!(span=> #k * (#size)),
+                quote_spanned!(span=> ::core::cmp::min(#size, #seq.len() - #k * (#size))),
+            ),
+        }
+    }
 }
 
 /// Parses `e` as a chain of stages ending at a source.
@@ -103,16 +161,20 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                     }
                     None => false,
                 },
-                ("windows", 1) => match sequence(&m.receiver) {
+                ("windows" | "chunks_exact" | "chunks", 1) => match sequence(&m.receiver) {
                     Some((seq, None, None)) => push(
                         out,
                         Stage::Windows {
                             seq,
                             size: args[0].clone(),
+                            kind: Pieces::of(&name).expect("a piece method"),
                         },
                     ),
                     _ => false,
                 },
+                ("step_by", 1) => {
+                    stages(&m.receiver, out) && push(out, Stage::StepBy(args[0].clone()))
+                }
                 ("copied" | "cloned", 0) => stages(&m.receiver, out) && push(out, Stage::Copied),
                 ("skip", 1) => stages(&m.receiver, out) && push(out, Stage::Skip(args[0].clone())),
                 ("take", 1) => stages(&m.receiver, out) && push(out, Stage::Take(args[0].clone())),
@@ -310,8 +372,10 @@ impl<'a> Writer<'a> {
             Stage::Range { start, end } => {
                 quote_spanned!(span=> ((#end) as usize).saturating_sub((#start) as usize))
             }
-            Stage::Windows { seq, size } => {
-                quote_spanned!(span=> (#seq.len() + 1).saturating_sub(#size))
+            Stage::Windows { seq, size, kind } => kind.count(seq, size, span),
+            Stage::StepBy(s) => {
+                let l = self.len(rest)?;
+                quote_spanned!(span=> (#l).div_ceil(#s))
             }
             Stage::Skip(n) => {
                 let l = self.len(rest)?;
@@ -349,11 +413,15 @@ impl<'a> Writer<'a> {
             Stage::Range { start, .. } => {
                 Item::Leaf(syn::parse_quote_spanned!(span=> (#start) + (#k)), false)
             }
-            Stage::Windows { seq, size } => Item::Window {
-                seq: Box::new(seq.clone()),
-                base: k,
-                size: Box::new(size.clone()),
-            },
+            Stage::Windows { seq, size, kind } => {
+                let (base, len) = kind.bounds(seq, size, &k, span);
+                Item::Window {
+                    seq: Box::new(seq.clone()),
+                    base,
+                    len,
+                }
+            }
+            Stage::StepBy(s) => self.item(rest, quote_spanned!(span=> (#k) * (#s)), body)?,
             Stage::Copied => match self.item(rest, k, body)? {
                 Item::Leaf(e, _) => Item::Leaf(e, false),
                 t => t,
@@ -404,14 +472,14 @@ impl<'a> Writer<'a> {
         let mut deref = Vec::new();
         let mut e = (*c.body).clone();
         for (p, it) in c.inputs.iter().zip(items) {
-            if let Item::Window { seq, base, size } = it {
+            if let Item::Window { seq, base, len } = it {
                 // `|w| … w[j] …`: the window's elements are read from the sequence.
                 let Pat::Ident(w) = p else { return None };
                 let mut uses = WindowUses {
                     name: &w.ident,
                     seq,
                     base,
-                    size,
+                    len,
                     other: false,
                 };
                 uses.visit_expr_mut(&mut e);
@@ -470,8 +538,8 @@ impl<'a> Writer<'a> {
         match it {
             // A window used other than through a closure's `w[j]`: not reached, since
             // `consumer` and `for_loop` refuse chains that end in windows.
-            Item::Window { seq, base, size } => {
-                quote_spanned!(span=> &#seq[#base..#base + #size])
+            Item::Window { seq, base, len } => {
+                quote_spanned!(span=> &#seq[#base..#base + #len])
             }
             Item::Leaf(e, _) => quote_spanned!(span=> #e),
             Item::Tuple(items) => {
@@ -632,7 +700,7 @@ impl<'a> Writer<'a> {
                 } | Stage::Enumerate
                     | Stage::Copied
             ) || matches!(s, Stage::Zip(o) if o.len() == 1)
-        });
+        }) && st.iter().filter(|s| matches!(s, Stage::Zip(_))).count() <= 1;
         if simple || matches!(st[..], [Stage::Range { .. }]) {
             return None;
         }
@@ -657,15 +725,15 @@ impl<'a> Writer<'a> {
 
 impl Writer<'_> {
     /// `for w in x.windows(m) { … w[j] … }` → `for k in 0..x.len() + 1 - m { … x[k + j] … }`,
-    /// and `chunks_exact(m)` with `x[k * m + j]`, when the window is only indexed (or
-    /// asked its `len()`).
+    /// and `chunks_exact(m)`, `chunks(m)` with `x[k * m + j]`, when the window is only
+    /// indexed, asked its `len()`, iterated with `iter()` or passed to a call.
     fn windows(&mut self, f: &syn::ExprForLoop) -> Option<Expr> {
         let span = self.span;
         let Expr::MethodCall(m) = &*f.expr else {
             return None;
         };
-        let kind = m.method.to_string();
-        if !matches!(kind.as_str(), "windows" | "chunks_exact") || m.args.len() != 1 {
+        let kind = Pieces::of(&m.method.to_string())?;
+        if m.args.len() != 1 {
             return None;
         }
         let (x, None, None) = sequence(&m.receiver)? else {
@@ -674,56 +742,86 @@ impl Writer<'_> {
         let Pat::Ident(w) = &*f.pat else { return None };
         let size = &m.args[0];
         let k = self.fresh("k");
-        let base = if kind == "windows" {
-            quote_spanned!(span=> #k)
-        } else {
-            quote_spanned!(span=> #k * (#size))
-        };
+        let (base, len) = kind.bounds(&x, size, &quote_spanned!(span=> #k), span);
         let mut body = f.body.clone();
         let mut sub = WindowUses {
             name: &w.ident,
             seq: &x,
             base: &base,
-            size,
+            len: &len,
             other: false,
         };
         sub.visit_block_mut(&mut body);
         if sub.other {
             return None;
         }
-        let n = if kind == "windows" {
-            quote_spanned!(span=> (#x.len() + 1).saturating_sub(#size))
-        } else {
-            quote_spanned!(span=> #x.len() / (#size))
-        };
+        let n = kind.count(&x, size, span);
         let stmts = &body.stmts;
         Some(syn::parse_quote_spanned!(span=> for #k in 0..#n { #(#stmts)* }))
     }
 }
 
-/// `w[j]` → `x[base + j]`, `w.len()` → the window size; any other use of `w` is noted.
-struct WindowUses<'a> {
-    name: &'a syn::Ident,
-    seq: &'a Expr,
-    base: &'a TokenStream,
-    size: &'a Expr,
-    other: bool,
+/// `w[j]` → `x[base + j]`, `w.len()` → the window's length, `w.iter()` →
+/// `x[base..base + len].iter()`, `w` as a call argument → `&x[base..base + len]`; any
+/// other use of `w` is noted in `other`.
+pub struct WindowUses<'a> {
+    pub name: &'a syn::Ident,
+    pub seq: &'a Expr,
+    pub base: &'a TokenStream,
+    pub len: &'a TokenStream,
+    pub other: bool,
+}
+
+impl WindowUses<'_> {
+    fn is_w(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name))
+    }
+    fn slice(&self) -> TokenStream {
+        let (x, base, len) = (self.seq, self.base, self.len);
+        quote::quote!(#x[#base..#base + #len])
+    }
+    fn args(&mut self, args: &mut syn::punctuated::Punctuated<Expr, syn::Token![,]>) {
+        for a in args.iter_mut() {
+            if self.is_w(a) {
+                let s = self.slice();
+                *a = syn::parse_quote!(&#s);
+            } else {
+                self.visit_expr_mut(a);
+            }
+        }
+    }
 }
 
 impl VisitMut for WindowUses<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
-        let is_w = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name));
         match e {
-            Expr::Index(i) if is_w(&i.expr) => {
+            Expr::Index(i) if self.is_w(&i.expr) => {
                 self.visit_expr_mut(&mut i.index);
                 let (x, base, j) = (self.seq, self.base, &i.index);
                 *e = syn::parse_quote!(#x[#base + (#j)]);
             }
-            Expr::MethodCall(m) if is_w(&m.receiver) && m.method == "len" && m.args.is_empty() => {
-                let size = self.size;
-                *e = syn::parse_quote!((#size));
+            Expr::MethodCall(m) if self.is_w(&m.receiver) && m.args.is_empty() => {
+                match m.method.to_string().as_str() {
+                    "len" => {
+                        let len = self.len;
+                        *e = syn::parse_quote!((#len));
+                    }
+                    "iter" => {
+                        let s = self.slice();
+                        *e = syn::parse_quote!(#s.iter());
+                    }
+                    _ => self.other = true,
+                }
             }
-            _ if is_w(e) => self.other = true,
+            Expr::Call(c) => {
+                self.visit_expr_mut(&mut c.func);
+                self.args(&mut c.args);
+            }
+            Expr::MethodCall(m) => {
+                self.visit_expr_mut(&mut m.receiver);
+                self.args(&mut m.args);
+            }
+            _ if self.is_w(e) => self.other = true,
             _ => syn::visit_mut::visit_expr_mut(self, e),
         }
     }
@@ -823,6 +921,46 @@ impl Writer<'_> {
                 #step
             }
             #acc
+        }))
+    }
+}
+
+impl Writer<'_> {
+    /// `chain.last().unwrap()` and `chain.next().unwrap()`: the element at position
+    /// `n - 1` or `0`, computed once (a `filter` in the chain: no rewrite).
+    pub fn end_unwrap(&mut self, e: &syn::ExprMethodCall) -> Option<Expr> {
+        self.span = e.method.span();
+        let span = self.span;
+        let last = match e.method.to_string().as_str() {
+            "last" => true,
+            "next" => false,
+            _ => return None,
+        };
+        if !e.args.is_empty() {
+            return None;
+        }
+        let mut st = Vec::new();
+        if !stages(&e.receiver, &mut st) || st.iter().any(|s| matches!(s, Stage::Filter(_))) {
+            return None;
+        }
+        let (n, k) = (self.fresh("n"), self.fresh("k"));
+        let len = self.len(&st)?;
+        let mut body = Vec::new();
+        let item = self.item(&st, quote_spanned!(span=> #k), &mut body)?;
+        let v = self.value(&item);
+        let at = if last {
+            quote_spanned!(span=> #n - 1)
+        } else {
+            quote_spanned!(span=> 0)
+        };
+        Some(syn::parse_quote_spanned!(span=> {
+            let #n = #len;
+            if #n == 0 {
+                panic!("called `Option::unwrap()` on a `None` value");
+            }
+            let #k = #at;
+            #(#body)*
+            #v
         }))
     }
 }
