@@ -1109,6 +1109,16 @@ impl VisitMut for Desugar {
                 }
             }
             Expr::MethodCall(m)
+                if matches!(m.method.to_string().as_str(), "map_axis" | "fold_axis")
+                    && mentions_active(&m.receiver, &self.active) =>
+            {
+                let float_ty = self.float_ty.clone();
+                if let Some(r) = Writer::new(&mut self.next, float_ty.as_ref()).axis_reduce(m) {
+                    *e = r;
+                    self.visit_expr_mut(e);
+                }
+            }
+            Expr::MethodCall(m)
                 if m.args.len() == 1 && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_)) =>
             {
                 let y = &m.receiver;

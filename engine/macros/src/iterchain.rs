@@ -42,6 +42,12 @@ enum Stage {
     },
     /// `step_by(s)`: position `k` is `k * s` of the stream before it.
     StepBy(Expr),
+    /// The subviews of an array: `a.axis_iter(axis)`, `a.outer_iter()` (`index_axis`),
+    /// `a.rows()` (`row`), `a.columns()` (`column`); each a view, by value.
+    Lines {
+        seq: Expr,
+        line: Line,
+    },
     Copied,
     Skip(Expr),
     Take(Expr),
@@ -64,6 +70,38 @@ enum Item {
         base: TokenStream,
         len: TokenStream,
     },
+}
+
+/// Which subviews of an array a chain walks.
+#[derive(Clone)]
+enum Line {
+    /// `a.index_axis(axis, k)` for `k` in `0..a.len_of(axis)`.
+    Axis(Expr),
+    /// `a.row(k)` for `k` in `0..a.nrows()` (two-dimensional arrays).
+    Row,
+    /// `a.column(k)` for `k` in `0..a.ncols()`.
+    Column,
+}
+
+/// `a.axis_iter(axis)`, `a.outer_iter()`, `a.rows()`, `a.columns()` (also followed by
+/// `.into_iter()`), of a variable or field `a`.
+fn lines(e: &Expr) -> Option<Stage> {
+    let Expr::MethodCall(m) = e else { return None };
+    let name = m.method.to_string();
+    if name == "into_iter" && m.args.is_empty() {
+        return lines(&m.receiver);
+    }
+    let (seq, None, None) = sequence(&m.receiver)? else {
+        return None;
+    };
+    let line = match (name.as_str(), m.args.len()) {
+        ("axis_iter", 1) => Line::Axis(m.args[0].clone()),
+        ("outer_iter", 0) => Line::Axis(syn::parse_quote!(::mochi::__private::ndarray::Axis(0))),
+        ("rows", 0) => Line::Row,
+        ("columns", 0) => Line::Column,
+        _ => return None,
+    };
+    Some(Stage::Lines { seq, line })
 }
 
 /// How a sequence is cut into pieces.
@@ -146,6 +184,9 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
             true
         }
         Expr::MethodCall(m) => {
+            if let Some(l) = lines(e) {
+                return push(out, l);
+            }
             let name = m.method.to_string();
             let args = &m.args;
             match (name.as_str(), args.len()) {
@@ -373,6 +414,11 @@ impl<'a> Writer<'a> {
                 quote_spanned!(span=> ((#end) as usize).saturating_sub((#start) as usize))
             }
             Stage::Windows { seq, size, kind } => kind.count(seq, size, span),
+            Stage::Lines { seq, line } => match line {
+                Line::Axis(a) => quote_spanned!(span=> #seq.len_of(#a)),
+                Line::Row => quote_spanned!(span=> #seq.nrows()),
+                Line::Column => quote_spanned!(span=> #seq.ncols()),
+            },
             Stage::StepBy(s) => {
                 let l = self.len(rest)?;
                 quote_spanned!(span=> (#l).div_ceil(#s))
@@ -422,6 +468,15 @@ impl<'a> Writer<'a> {
                 }
             }
             Stage::StepBy(s) => self.item(rest, quote_spanned!(span=> (#k) * (#s)), body)?,
+            Stage::Lines { seq, line } => {
+                let v = self.fresh("line");
+                body.push(match line {
+                    Line::Axis(a) => quote_spanned!(span=> let #v = #seq.index_axis(#a, #k);),
+                    Line::Row => quote_spanned!(span=> let #v = #seq.row(#k);),
+                    Line::Column => quote_spanned!(span=> let #v = #seq.column(#k);),
+                });
+                Item::Leaf(syn::parse_quote_spanned!(span=> #v), false)
+            }
             Stage::Copied => match self.item(rest, k, body)? {
                 Item::Leaf(e, _) => Item::Leaf(e, false),
                 t => t,
@@ -926,6 +981,113 @@ impl Writer<'_> {
 }
 
 impl Writer<'_> {
+    /// `a.map_axis(Axis(l), f)` and `a.fold_axis(Axis(l), init, f)` of a two-dimensional
+    /// array, `l` a literal `0` or `1`, as a loop over the lanes along axis `l` (columns
+    /// for `0`, rows for `1`) writing an `Array1` of the function's float type. Arrays
+    /// of other ranks fail to compile at the method (`row`/`column` need two axes).
+    pub fn axis_reduce(&mut self, e: &syn::ExprMethodCall) -> Option<Expr> {
+        self.span = e.method.span();
+        let span = self.span;
+        let ty = self.float_ty?.clone();
+        let name = e.method.to_string();
+        let (seq, None, None) = sequence(&e.receiver)? else {
+            return None;
+        };
+        let along_rows = match e.args.first()? {
+            Expr::Call(c) if c.args.len() == 1 => match (&*c.func, &c.args[0]) {
+                (
+                    Expr::Path(p),
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(l),
+                        ..
+                    }),
+                ) if p.path.segments.last().is_some_and(|s| s.ident == "Axis") => {
+                    match l.base10_digits() {
+                        "0" => false,
+                        "1" => true,
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let (n, i, r) = (self.fresh("n"), self.fresh("i"), self.fresh("r"));
+        let (count, other, lane) = if along_rows {
+            (
+                quote_spanned!(span=> #seq.nrows()),
+                quote_spanned!(span=> #seq.ncols()),
+                quote_spanned!(span=> #seq.row(#i)),
+            )
+        } else {
+            (
+                quote_spanned!(span=> #seq.ncols()),
+                quote_spanned!(span=> #seq.nrows()),
+                quote_spanned!(span=> #seq.column(#i)),
+            )
+        };
+        let step = match (name.as_str(), e.args.len()) {
+            ("map_axis", 2) => {
+                let c = closure(&e.args[1], 1)?;
+                let mut body = Vec::new();
+                let mut deref = Vec::new();
+                let l = self.fresh("lane");
+                body.push(quote_spanned!(span=> let #l = #lane;));
+                self.bind(
+                    &c.inputs[0],
+                    &Item::Leaf(syn::parse_quote_spanned!(span=> #l), false),
+                    &mut body,
+                    &mut deref,
+                )?;
+                let b = &c.body;
+                quote_spanned!(span=> #(#body)* #r[#i] = #b;)
+            }
+            ("fold_axis", 3) => {
+                let init = &e.args[1];
+                let c = closure(&e.args[2], 2)?;
+                let (acc, j) = (self.fresh("acc"), self.fresh("j"));
+                let elem = if along_rows {
+                    quote_spanned!(span=> #seq[[#i, #j]])
+                } else {
+                    quote_spanned!(span=> #seq[[#j, #i]])
+                };
+                let mut binds = Vec::new();
+                let mut deref = Vec::new();
+                self.bind(
+                    &c.inputs[0],
+                    &Item::Leaf(syn::parse_quote_spanned!(span=> #acc), false),
+                    &mut binds,
+                    &mut deref,
+                )?;
+                self.bind(
+                    &c.inputs[1],
+                    &Item::Leaf(syn::parse_quote_spanned!(span=> #elem), true),
+                    &mut binds,
+                    &mut deref,
+                )?;
+                let mut b = (*c.body).clone();
+                UnDeref { names: &deref }.visit_expr_mut(&mut b);
+                quote_spanned!(span=>
+                    let mut #acc = #init;
+                    for #j in 0..#other {
+                        #(#binds)*
+                        #acc = #b;
+                    }
+                    #r[#i] = #acc;
+                )
+            }
+            _ => return None,
+        };
+        Some(syn::parse_quote_spanned!(span=> {
+            let #n = #count;
+            let mut #r = ::mochi::__private::ndarray::Array1::<#ty>::zeros(#n);
+            for #i in 0..#n {
+                #step
+            }
+            #r
+        }))
+    }
+
     /// `chain.last().unwrap()` and `chain.next().unwrap()`: the element at position
     /// `n - 1` or `0`, computed once (a `filter` in the chain: no rewrite).
     pub fn end_unwrap(&mut self, e: &syn::ExprMethodCall) -> Option<Expr> {
