@@ -128,7 +128,9 @@ mod checked_axes {
         &a.0, &a.1
     ));
     check!(outer_iter_loop, (m(),), |a| (&a.0));
-    check!(rows_chain, (m(), array![0.3_f64, -0.5, 0.8]), |a| (&a.0, &a.1));
+    check!(rows_chain, (m(), array![0.3_f64, -0.5, 0.8]), |a| (
+        &a.0, &a.1
+    ));
     check!(sum_axis_then, (m(),), |a| (&a.0));
     check!(array_mean, (m(),), |a| (&a.0));
     check!(dot_of_rows, (m(),), |a| (&a.0));

@@ -2,7 +2,11 @@
 //! `chunks`, `step_by`, `rev`, `take`/`skip`, `fold`, three-way `zip`, each checked by
 //! `test_rule`.
 
-#![allow(clippy::needless_range_loop, clippy::ptr_arg)]
+#![allow(
+    clippy::needless_range_loop,
+    clippy::ptr_arg,
+    clippy::double_ended_iterator_last
+)]
 
 mod common;
 use mochi::prelude::*;
@@ -169,9 +173,13 @@ mod checked_sequences {
     check!(split_at_halves, (x6(),), |a| (&a.0));
     check!(split_at_sums, (x6(),), |a| (&a.0));
     check!(split_at_mut_update, (x6(),), |a| (&a.0));
-    check!(chunks_loop, (vec![0.5_f64, -1.2, 0.3, 0.9, -0.4],), |a| (&a.0));
+    check!(chunks_loop, (vec![0.5_f64, -1.2, 0.3, 0.9, -0.4],), |a| {
+        (&a.0)
+    });
     check!(chunks_exact_chain, (x6(),), |a| (&a.0));
-    check!(chunks_chain, (vec![0.5_f64, -1.2, 0.3, 0.9, -0.4],), |a| (&a.0));
+    check!(chunks_chain, (vec![0.5_f64, -1.2, 0.3, 0.9, -0.4],), |a| {
+        (&a.0)
+    });
     check!(rev_sum, (x6(),), |a| (&a.0));
     check!(step_by_sum, (x6(),), |a| (&a.0));
     check!(step_by_loop, (x6(),), |a| (&a.0));
@@ -179,12 +187,20 @@ mod checked_sequences {
     check!(copied_fold, (x6(),), |a| (&a.0));
     check!(
         zip_three,
-        (x6(), vec![0.1_f64, 0.7, -0.4, 1.1, 0.2, 0.3], vec![1.0_f64, 2.0, 3.0, -1.0, 0.5, 0.25]),
+        (
+            x6(),
+            vec![0.1_f64, 0.7, -0.4, 1.1, 0.2, 0.3],
+            vec![1.0_f64, 2.0, 3.0, -1.0, 0.5, 0.25]
+        ),
         |a| (&a.0, &a.1, &a.2)
     );
     check!(
         zip_three_loop,
-        (x6(), vec![0.1_f64, 0.7, -0.4, 1.1, 0.2, 0.3], vec![1.0_f64, 2.0, 3.0, -1.0, 0.5, 0.25]),
+        (
+            x6(),
+            vec![0.1_f64, 0.7, -0.4, 1.1, 0.2, 0.3],
+            vec![1.0_f64, 2.0, 3.0, -1.0, 0.5, 0.25]
+        ),
         |a| (&a.0, &a.1, &a.2)
     );
     check!(last_element, (x6(),), |a| (&a.0));

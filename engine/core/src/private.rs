@@ -231,6 +231,25 @@ where
     }
 }
 
+/// Two-dimensional arrays: those `map_axis` and `fold_axis` are differentiated on.
+#[cfg(feature = "ndarray")]
+#[diagnostic::on_unimplemented(
+    message = "mochi: `map_axis` and `fold_axis` are differentiated on two-dimensional arrays; this array's dimension is `{Self}`",
+    label = "not a two-dimensional array",
+    note = "loop over `a.axis_iter(Axis(k))` and reduce each subview instead"
+)]
+pub trait Matrix {}
+#[cfg(feature = "ndarray")]
+impl Matrix for ndarray::Ix2 {}
+
+/// The number of lanes along `axis` (`0` or `1`) of a matrix: its number of columns
+/// for `0`, of rows for `1`.
+#[cfg(feature = "ndarray")]
+#[inline(always)]
+pub fn lanes<S: Data, D: Dimension + Matrix>(a: &ArrayBase<S, D>, axis: usize) -> usize {
+    a.len_of(ndarray::Axis(1 - axis))
+}
+
 /// Writes an array cotangent in structural-zero or broadcast form out densely.
 #[cfg(feature = "ndarray")]
 #[cold]

@@ -672,7 +672,13 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
                                 && m.args.len() == 1
                                 && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_)) =>
                         {
-                            Some((a, c, (*m.receiver).clone(), m.args[0].clone(), m.method.span()))
+                            Some((
+                                a,
+                                c,
+                                (*m.receiver).clone(),
+                                m.args[0].clone(),
+                                m.method.span(),
+                            ))
                         }
                         _ => None,
                     }
@@ -722,7 +728,8 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
             continue;
         }
         b.stmts.truncate(k);
-        b.stmts.push(syn::parse_quote_spanned!(span=> let #mid: usize = #at;));
+        b.stmts
+            .push(syn::parse_quote_spanned!(span=> let #mid: usize = #at;));
         b.stmts.extend(rest.stmts);
         k += 1;
     }

@@ -984,7 +984,7 @@ impl Writer<'_> {
     /// `a.map_axis(Axis(l), f)` and `a.fold_axis(Axis(l), init, f)` of a two-dimensional
     /// array, `l` a literal `0` or `1`, as a loop over the lanes along axis `l` (columns
     /// for `0`, rows for `1`) writing an `Array1` of the function's float type. Arrays
-    /// of other ranks fail to compile at the method (`row`/`column` need two axes).
+    /// of other ranks fail to compile at the method, with a message that says so.
     pub fn axis_reduce(&mut self, e: &syn::ExprMethodCall) -> Option<Expr> {
         self.span = e.method.span();
         let span = self.span;
@@ -1012,20 +1012,19 @@ impl Writer<'_> {
             },
             _ => return None,
         };
-        let (n, i, r) = (self.fresh("n"), self.fresh("i"), self.fresh("r"));
-        let (count, other, lane) = if along_rows {
-            (
-                quote_spanned!(span=> #seq.nrows()),
-                quote_spanned!(span=> #seq.ncols()),
-                quote_spanned!(span=> #seq.row(#i)),
-            )
-        } else {
-            (
-                quote_spanned!(span=> #seq.ncols()),
-                quote_spanned!(span=> #seq.nrows()),
-                quote_spanned!(span=> #seq.column(#i)),
-            )
-        };
+        let (n, i, r, m) = (
+            self.fresh("n"),
+            self.fresh("i"),
+            self.fresh("r"),
+            self.fresh("m"),
+        );
+        // `lanes` accepts two-dimensional arrays only, with a message saying so.
+        let (along, across) = if along_rows { (1usize, 0usize) } else { (0, 1) };
+        let count =
+            quote_spanned!(span=> ::mochi::no_grad(::mochi::__private::lanes(&#seq, #along)));
+        let other = quote_spanned!(span=> #m);
+        let lane =
+            quote_spanned!(span=> #seq.index_axis(::mochi::__private::ndarray::Axis(#across), #i));
         let step = match (name.as_str(), e.args.len()) {
             ("map_axis", 2) => {
                 let c = closure(&e.args[1], 1)?;
@@ -1080,6 +1079,7 @@ impl Writer<'_> {
         };
         Some(syn::parse_quote_spanned!(span=> {
             let #n = #count;
+            let #m = ::mochi::no_grad(::mochi::__private::lanes(&#seq, #across));
             let mut #r = ::mochi::__private::ndarray::Array1::<#ty>::zeros(#n);
             for #i in 0..#n {
                 #step

@@ -288,6 +288,7 @@ impl Lowerer {
     ) -> Operand {
         let span = self.span;
         let m = format_ident!("{}", method, span = span);
+        self.note_rule_method(method, &extra);
         let refs = args.iter().map(Operand::arg);
         let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#extra));
         self.rule_call(call, args, code)
@@ -619,6 +620,7 @@ impl Lowerer {
 
         let derived = self.derive_closure(c, &caps, params_by_ref);
         let m = format_ident!("{}", method, span = self.span);
+        self.note_rule_method(method, &derived);
         let refs = ops.iter().map(Operand::arg);
         let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#derived));
         self.rule_call(call, &ops, code)
@@ -697,6 +699,7 @@ impl Lowerer {
         inner.float_ty = self.float_ty.clone();
         let lowered = inner.lower_body(specs, &body_block);
         self.errors.append(&mut inner.errors);
+        self.rule_methods.append(&mut inner.rule_methods);
         let super::Lowered {
             top,
             fwd,

@@ -11,10 +11,11 @@
 use crate::activity::{self, expr_is_active, pat_names};
 mod expr;
 mod flow;
+mod norule;
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use syn::{parse_quote, Block, Expr, Ident, Pat, Stmt};
 
 /// Forward statements and reverse pieces of some code. `rev` holds the reverse pieces
@@ -157,6 +158,10 @@ pub struct Lowerer {
     /// The span of the source expression being lowered: rule calls carry it, so that a
     /// missing or ambiguous rule is reported at the expression, not at the attribute.
     span: proc_macro2::Span,
+    /// The rule methods called (`Call(..).m(extra…)`), how many `extra` arguments each
+    /// takes and the span of its first call: each gets a missing-rule fallback
+    /// ([`norule`]).
+    rule_methods: BTreeMap<String, (usize, proc_macro2::Span)>,
 }
 
 fn id(prefix: &str, n: usize) -> Ident {
@@ -186,12 +191,36 @@ impl Lowerer {
             branch_depth: 0,
             array_locals: HashSet::new(),
             rebound: HashSet::new(),
+            rule_methods: BTreeMap::new(),
         }
     }
 
     fn fresh(&mut self, prefix: &str) -> Ident {
         self.next += 1;
         id(prefix, self.next)
+    }
+
+    /// The missing-rule fallbacks of the rule methods this body calls ([`norule`]):
+    /// items for the scope that holds the derived rule's functions.
+    pub fn fallback_items(&self) -> TokenStream {
+        norule::fallbacks(&self.rule_methods)
+    }
+
+    /// Records a rule method call with `extra` arguments (comma-separated tokens) for
+    /// its missing-rule fallback; a name seen with another arity keeps the first.
+    fn note_rule_method(&mut self, method: &str, extra: &TokenStream) {
+        let n = if extra.is_empty() {
+            0
+        } else {
+            syn::parse::Parser::parse2(
+                syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                extra.clone(),
+            )
+            .map_or(1, |p| p.len())
+        };
+        self.rule_methods
+            .entry(method.to_string())
+            .or_insert((n, self.span));
     }
 
     fn err(&mut self, span: &impl ToTokens, msg: impl std::fmt::Display) {
