@@ -163,6 +163,24 @@ fn chunks_helper(x: &[f64]) -> f64 {
     s
 }
 
+#[differentiable]
+fn cube(v: f64) -> f64 {
+    v * v * v
+}
+
+/// Elements passed on by value (`f(*v)`) and by reference (`f(&x[..])`) from loops.
+#[differentiable]
+fn deref_arguments(x: &[f64], y: &[f64], r: &f64) -> f64 {
+    let mut s = cube(*r);
+    for (a, b) in x.iter().zip(y) {
+        s += cube(*a) * b;
+    }
+    for v in x {
+        s += cube(*v).sin();
+    }
+    s
+}
+
 mod checked_sequences {
     use crate::check;
 
@@ -209,4 +227,9 @@ mod checked_sequences {
     check!(rev_enumerate_loop, (x6(),), |a| (&a.0));
     check!(split_halves_helper, (x6(),), |a| (&a.0));
     check!(chunks_helper, (x6(),), |a| (&a.0));
+    check!(
+        deref_arguments,
+        (x6(), vec![0.1_f64, 0.7, -0.4, 1.1, 0.2, 0.3], 0.8_f64),
+        |a| (&a.0, &a.1, &a.2)
+    );
 }

@@ -697,6 +697,7 @@ impl Lowerer {
         crate::activity::analyse(&body_block, &mut active);
         let mut inner = Lowerer::new(&self.fn_name, active);
         inner.float_ty = self.float_ty.clone();
+        inner.captured = caps.iter().map(|(n, _)| n.clone()).collect();
         let lowered = inner.lower_body(specs, &body_block);
         self.errors.append(&mut inner.errors);
         self.rule_methods.append(&mut inner.rule_methods);
@@ -945,6 +946,15 @@ impl Lowerer {
         };
         let o = self.lower_expr(inner, code);
         let v = o.val();
+        // `*r` of a reference lowers to the reference; the callee takes the value.
+        let v = match (&o, inner) {
+            (Operand::Active { is_ref: true, .. }, Expr::Unary(u))
+                if prefix.is_empty() && matches!(u.op, syn::UnOp::Deref(_)) =>
+            {
+                quote!(*#v)
+            }
+            _ => v,
+        };
         (o, quote!(#prefix #v))
     }
 

@@ -162,6 +162,9 @@ pub struct Lowerer {
     /// takes and the span of its first call: each gets a missing-rule fallback
     /// ([`norule`]).
     rule_methods: BTreeMap<String, (usize, proc_macro2::Span)>,
+    /// In a derived closure, the captured differentiable variables: references there,
+    /// values in the closure as written (see [`Lowerer::as_written`]).
+    pub captured: HashSet<String>,
 }
 
 fn id(prefix: &str, n: usize) -> Ident {
@@ -192,6 +195,7 @@ impl Lowerer {
             array_locals: HashSet::new(),
             rebound: HashSet::new(),
             rule_methods: BTreeMap::new(),
+            captured: HashSet::new(),
         }
     }
 
