@@ -16,6 +16,13 @@
 //! - `v.swap(i, j)` → `{ let (a, b) = (i, j); let t = v[a]; v[a] = v[b]; v[b] = t; }`
 //! - `vec![a, b * c]` with differentiable elements → `vec![0.0; 2]` and assignments
 //! - `x.first().unwrap()`, `x.last().unwrap()` (also under `*`) → `x[0]`, `x[x.len() - 1]`
+//! - `let r = &mut m[i];` → `m[i]` in place of `r` in the statements after it
+//! - `let (a, b) = x.split_at(k);` → `x[j]`, `x[k + j]` in place of `a[j]`, `b[j]`
+//! - `a.map_axis(Axis(1), f)`, `a.fold_axis(Axis(0), init, f)` → loops over rows or
+//!   columns (`iterchain.rs`)
+//! - `if let Some(m) = chain.reduce(f) { A }` → `if len > 0 { let m =
+//!   chain.reduce(f).unwrap(); A }`
+//! - `chain.position(p)`, `all`, `any`, `count` → `mochi::no_grad(..)` (no derivative)
 //! - `y.fill(a)` → `{ let t = a; for i in 0..y.len() { y[i] = t; } }`
 //! - `y.copy_from_slice(x)`, `y.assign(x)` → a length check and
 //!   `for i in 0..y.len() { y[i] = x[i]; }`
@@ -286,6 +293,23 @@ fn option_branch(
         let o = format_ident!("__mochi_opt", span = span);
         syn::parse_quote!(#o)
     };
+    // `if let Some(m) = x.iter().copied().reduce(f)`: the chain's length decides, and
+    // `chain.reduce(f).unwrap()` is a loop the lowering reverses.
+    if let Some(len) = crate::iterchain::option_chain_len(scrutinee) {
+        let bind = binding.map(|b| quote_spanned!(span=> let #b = #scrutinee.unwrap();));
+        let then = stmts_of(then);
+        let els = els.map(|e| {
+            if let Expr::If(_) = e {
+                quote_spanned!(span=> else #e)
+            } else {
+                let s = stmts_of(e);
+                quote_spanned!(span=> else { #(#s)* })
+            }
+        });
+        return syn::parse_quote_spanned!(span=>
+            if (#len) > 0 { #bind #(#then)* } #els
+        );
+    }
     let bind = binding.map(|b| quote_spanned!(span=> let #b = #o.unwrap();));
     let then = stmts_of(then);
     let els = els.map(|e| {
@@ -1074,6 +1098,7 @@ impl VisitMut for Desugar {
             Expr::Match(m) => {
                 if let Some(r) = option_match(m) {
                     *e = r;
+                    self.visit_expr_mut(e);
                 }
             }
             Expr::While(w) if matches!(&*w.cond, Expr::Let(_)) && w.label.is_none() => {
@@ -1100,6 +1125,17 @@ impl VisitMut for Desugar {
                     Some(r) => r,
                     None => Expr::ForLoop(f),
                 };
+            }
+            // Searches and tests over a differentiable sequence give integers and bools,
+            // which carry no derivative: `x.iter().position(|v| *v > 0.0)`.
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "position" | "rposition" | "all" | "any" | "count"
+                ) && mentions_active(&m.receiver, &self.active) =>
+            {
+                let inner = e.clone();
+                *e = syn::parse_quote_spanned!(span=> ::mochi::no_grad(#inner));
             }
             Expr::MethodCall(m)
                 if matches!(

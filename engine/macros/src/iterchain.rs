@@ -56,6 +56,8 @@ enum Stage {
     Zip(Vec<Stage>),
     Map(syn::ExprClosure),
     Filter(syn::ExprClosure),
+    /// `scan(init, |s, v| { …; Some(e) })`: a state updated at every element, in order.
+    Scan(Expr, syn::ExprClosure),
 }
 
 /// An element: a value (and whether the iterator yields it by reference) or a tuple.
@@ -262,6 +264,15 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                     };
                     stages(&m.receiver, out) && push(out, Stage::Filter(c))
                 }
+                ("scan", 2) => {
+                    let Some(c) = closure(&args[1], 2) else {
+                        return false;
+                    };
+                    if scan_parts(&c).is_none() {
+                        return false;
+                    }
+                    stages(&m.receiver, out) && push(out, Stage::Scan(args[0].clone(), c))
+                }
                 _ => false,
             }
         }
@@ -361,6 +372,8 @@ pub struct Writer<'a> {
     pub next: &'a mut usize,
     pub float_ty: Option<&'a syn::Ident>,
     span: Span,
+    /// Statements before the chain's loop (a `scan`'s state).
+    pre: Vec<TokenStream>,
 }
 
 impl<'a> Writer<'a> {
@@ -369,6 +382,7 @@ impl<'a> Writer<'a> {
             next,
             float_ty,
             span: Span::call_site(),
+            pre: Vec::new(),
         }
     }
 
@@ -435,9 +449,12 @@ impl<'a> Writer<'a> {
                 let (l, m) = (self.len(rest)?, self.len(o)?);
                 quote_spanned!(span=> ::core::cmp::min(#l, #m))
             }
-            Stage::Copied | Stage::Rev | Stage::Enumerate | Stage::Map(_) | Stage::Filter(_) => {
-                self.len(rest)?
-            }
+            Stage::Copied
+            | Stage::Rev
+            | Stage::Enumerate
+            | Stage::Map(_)
+            | Stage::Filter(_)
+            | Stage::Scan(..) => self.len(rest)?,
         })
     }
 
@@ -511,6 +528,29 @@ impl<'a> Writer<'a> {
                 let v = self.apply(c, &[it], body)?;
                 let m = self.fresh("m");
                 body.push(quote_spanned!(span=> let #m = #v;));
+                Item::Leaf(syn::parse_quote_spanned!(span=> #m), false)
+            }
+            Stage::Scan(init, c) => {
+                // The state lives before the loop; the closure's `*s` is the state.
+                let it = self.item(rest, k, body)?;
+                let (s, stmts, value) = scan_parts(c)?;
+                let st = self.fresh("state");
+                self.pre.push(quote_spanned!(span=> let mut #st = #init;));
+                let mut deref = Vec::new();
+                self.bind(&c.inputs[1], &it, body, &mut deref)?;
+                let mut sub = ScanState {
+                    name: &s,
+                    state: &st,
+                    other: false,
+                };
+                let mut block: syn::Block = syn::parse_quote!({ #(#stmts)* #value });
+                sub.visit_block_mut(&mut block);
+                UnDeref { names: &deref }.visit_block_mut(&mut block);
+                if sub.other {
+                    return None;
+                }
+                let m = self.fresh("m");
+                body.push(quote_spanned!(span=> let #m = #block;));
                 Item::Leaf(syn::parse_quote_spanned!(span=> #m), false)
             }
         })
@@ -655,7 +695,11 @@ impl<'a> Writer<'a> {
                 return None;
             }
         }
+        if !scan_in_order(&st) {
+            return None;
+        }
         let (n, k, len, body, item) = self.loop_head(&st)?;
+        let pre = std::mem::take(&mut self.pre);
         let acc = self.fresh("acc");
         let (init, step, result) = match (name.as_str(), e.args.len()) {
             ("sum", 0) | ("product", 0) => {
@@ -722,6 +766,7 @@ impl<'a> Writer<'a> {
         };
         Some(syn::parse_quote_spanned!(span=> {
             let #n = #len;
+            #(#pre)*
             #init
             for #k in 0..#n {
                 #(#body)*
@@ -762,7 +807,11 @@ impl<'a> Writer<'a> {
         if st.iter().any(|s| matches!(s, Stage::Filter(_))) {
             return None;
         }
+        if !scan_in_order(&st) {
+            return None;
+        }
         let (n, k, len, mut body, item) = self.loop_head(&st)?;
+        let pre = std::mem::take(&mut self.pre);
         let mut deref = Vec::new();
         self.bind(&f.pat, &item, &mut body, &mut deref)?;
         let mut b = f.body.clone();
@@ -770,6 +819,7 @@ impl<'a> Writer<'a> {
         let stmts = &b.stmts;
         Some(syn::parse_quote_spanned!(span=> {
             let #n = #len;
+            #(#pre)*
             for #k in 0..#n {
                 #(#body)*
                 #(#stmts)*
@@ -925,7 +975,11 @@ impl Writer<'_> {
             return None;
         }
         let mut st = Vec::new();
-        if !stages(&e.receiver, &mut st) || st.iter().any(|s| matches!(s, Stage::Filter(_))) {
+        if !stages(&e.receiver, &mut st)
+            || st
+                .iter()
+                .any(|s| matches!(s, Stage::Filter(_) | Stage::Scan(..)))
+        {
             return None;
         }
         let (n, k, acc) = (self.fresh("n"), self.fresh("k"), self.fresh("acc"));
@@ -1102,7 +1156,11 @@ impl Writer<'_> {
             return None;
         }
         let mut st = Vec::new();
-        if !stages(&e.receiver, &mut st) || st.iter().any(|s| matches!(s, Stage::Filter(_))) {
+        if !stages(&e.receiver, &mut st)
+            || st
+                .iter()
+                .any(|s| matches!(s, Stage::Filter(_) | Stage::Scan(..)))
+        {
             return None;
         }
         let (n, k) = (self.fresh("n"), self.fresh("k"));
@@ -1125,6 +1183,31 @@ impl Writer<'_> {
             #v
         }))
     }
+}
+
+/// The number of elements of the chain under `chain.reduce(f)`, `chain.max_by(cmp)`,
+/// `chain.min_by(cmp)`, `chain.last()` or `chain.next()` (`Some` exactly when it is not
+/// zero), when the chain has no `filter`.
+pub fn option_chain_len(e: &Expr) -> Option<TokenStream> {
+    let Expr::MethodCall(m) = e else { return None };
+    let arity = match m.method.to_string().as_str() {
+        "reduce" | "max_by" | "min_by" => 1,
+        "last" | "next" => 0,
+        _ => return None,
+    };
+    if m.args.len() != arity {
+        return None;
+    }
+    let mut st = Vec::new();
+    if !stages(&m.receiver, &mut st)
+        || st
+            .iter()
+            .any(|s| matches!(s, Stage::Filter(_) | Stage::Scan(..)))
+    {
+        return None;
+    }
+    let mut next = 0;
+    Writer::new(&mut next, None).len(&st)
 }
 
 /// `|a, b| a.partial_cmp(b).unwrap()` or `|a, b| a.total_cmp(b)`: `Some(false)`;
@@ -1217,6 +1300,98 @@ impl VisitMut for UnDeref<'_> {
                     }
                 }
             }
+        }
+    }
+}
+
+/// A `scan` closure `|s, v| { stmts…; Some(e) }` (or `|s, v| Some(e)`): the state's
+/// name, the statements and `e`. Other bodies (an early `None`) are not rewritten.
+fn scan_parts(c: &syn::ExprClosure) -> Option<(syn::Ident, Vec<syn::Stmt>, Expr)> {
+    let s = match &c.inputs[0] {
+        Pat::Ident(i) if i.subpat.is_none() => i.ident.clone(),
+        _ => return None,
+    };
+    let (stmts, tail) = match &*c.body {
+        Expr::Block(b) => {
+            let mut stmts = b.block.stmts.clone();
+            match stmts.pop() {
+                Some(syn::Stmt::Expr(e, None)) => (stmts, e),
+                _ => return None,
+            }
+        }
+        other => (Vec::new(), other.clone()),
+    };
+    let Expr::Call(call) = &tail else { return None };
+    let is_some = matches!(&*call.func, Expr::Path(p) if p.path.is_ident("Some"));
+    if !is_some || call.args.len() != 1 {
+        return None;
+    }
+    struct Exits(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Exits {
+        fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+            self.0 = true;
+        }
+        fn visit_expr_try(&mut self, _: &'ast syn::ExprTry) {
+            self.0 = true;
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut exits = Exits(false);
+    for st in &stmts {
+        syn::visit::Visit::visit_stmt(&mut exits, st);
+    }
+    if exits.0 {
+        return None;
+    }
+    Some((s, stmts, call.args[0].clone()))
+}
+
+/// Does every `scan` see its elements in order, once each? Only `map`, `filter`,
+/// `take`, `enumerate`, `copied` and `zip` may follow one.
+fn scan_in_order(st: &[Stage]) -> bool {
+    let Some(first) = st.iter().position(|s| matches!(s, Stage::Scan(..))) else {
+        return true;
+    };
+    st[first + 1..].iter().all(|s| {
+        matches!(
+            s,
+            Stage::Map(_)
+                | Stage::Filter(_)
+                | Stage::Take(_)
+                | Stage::Enumerate
+                | Stage::Copied
+                | Stage::Zip(_)
+                | Stage::Scan(..)
+        )
+    })
+}
+
+/// `*s` → the state variable in a `scan` closure's body; any other use of `s` is noted.
+struct ScanState<'a> {
+    name: &'a syn::Ident,
+    state: &'a syn::Ident,
+    other: bool,
+}
+
+impl VisitMut for ScanState<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let is_s = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name));
+        if let Expr::Unary(u) = e {
+            if matches!(u.op, syn::UnOp::Deref(_)) && is_s(&u.expr) {
+                let st = self.state;
+                *e = syn::parse_quote!(#st);
+                return;
+            }
+        }
+        if is_s(e) {
+            self.other = true;
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        if crate::activity::tokens_mention(&m.tokens, &|i| i == self.name) {
+            self.other = true;
         }
     }
 }
