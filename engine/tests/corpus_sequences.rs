@@ -181,6 +181,15 @@ fn deref_arguments(x: &[f64], y: &[f64], r: &f64) -> f64 {
     s
 }
 
+/// `split_at_mut` of a `&mut [f64]` argument: the head updated from the tail.
+#[differentiable]
+fn split_at_mut_argument(s: &mut [f64], a: f64) -> f64 {
+    let (h, c) = s.split_at_mut(1);
+    h[0] = h[0] * a + c[0];
+    c[1] += h[0] * c[0];
+    s.iter().map(|v| v * v).sum()
+}
+
 mod checked_sequences {
     use crate::check;
 
@@ -227,6 +236,7 @@ mod checked_sequences {
     check!(rev_enumerate_loop, (x6(),), |a| (&a.0));
     check!(split_halves_helper, (x6(),), |a| (&a.0));
     check!(chunks_helper, (x6(),), |a| (&a.0));
+    check!(split_at_mut_argument, (x6(), 0.7_f64), |a| (&mut a.0, a.1));
     check!(
         deref_arguments,
         (x6(), vec![0.1_f64, 0.7, -0.4, 1.1, 0.2, 0.3], 0.8_f64),
