@@ -154,6 +154,62 @@ fn arg_row_borrowed_mut(m: &mut Vec<Vec<f64>>, x: &[f64]) -> f64 {
     m[0][0] * m[1][1]
 }
 
+#[differentiable]
+fn step_state(h: &mut Vec<f64>, c: &mut [f64], x: f64) -> f64 {
+    for j in 0..h.len() {
+        c[j] = 0.5 * c[j] + x * h[j];
+        h[j] = c[j].tanh();
+    }
+    h.iter().sum()
+}
+
+/// An LSTM-like update of per-layer states held as rows: `&mut hidden[i]` and
+/// `&mut cell[i]` passed to a helper that writes them.
+#[differentiable]
+fn layered_states(hidden: &mut [Vec<f64>], cell: &mut [Vec<f64>], x: &[f64]) -> f64 {
+    let mut out = 0.0;
+    for i in 0..hidden.len() {
+        out += step_state(&mut hidden[i], &mut cell[i], x[i]);
+    }
+    out + hidden[0][1] * cell[1][0]
+}
+
+#[derive(Clone, Debug, mochi::Tangent)]
+struct Pair {
+    a: Vec<f64>,
+    s: f64,
+}
+
+#[differentiable]
+fn scale_in_place(v: &mut Vec<f64>, k: f64) {
+    for j in 0..v.len() {
+        v[j] *= k;
+    }
+}
+
+#[differentiable]
+fn scale_slice(v: &mut [f64], a: f64) {
+    for i in 0..v.len() {
+        v[i] *= a;
+    }
+}
+
+/// A row passed `&mut` to a helper taking `&mut [f64]`, once by a literal index and
+/// once by an index read from data.
+#[differentiable]
+fn row_passed_mut(rows: &mut [Vec<f64>], order: &[usize], a: f64) -> f64 {
+    scale_slice(&mut rows[0], a);
+    scale_slice(&mut rows[order[0]], a + 1.0);
+    rows[0][0] * rows[1][0]
+}
+
+/// A field of a struct argument passed `&mut` to a helper.
+#[differentiable]
+fn field_passed_mut(p: &mut Pair, k: f64) -> f64 {
+    scale_in_place(&mut p.a, k * p.s);
+    p.a.iter().map(|v| v * v).sum::<f64>() + p.s
+}
+
 mod checked_nested {
     use crate::check;
 
@@ -202,6 +258,35 @@ mod checked_nested {
             vec![0.1_f64, 0.2]
         ),
         |a| (&a.0, &a.1)
+    );
+    check!(
+        layered_states,
+        (
+            vec![vec![0.5_f64, -0.3], vec![1.1, 0.4]],
+            vec![vec![0.2_f64, 0.1], vec![-0.6, 0.9]],
+            vec![0.3_f64, -0.8]
+        ),
+        |a| (&mut a.0, &mut a.1, &a.2)
+    );
+    check!(
+        row_passed_mut,
+        (
+            vec![vec![0.5_f64, -0.3], vec![1.1, 0.4]],
+            vec![1_usize],
+            0.7_f64
+        ),
+        |a| (&mut a.0, &a.1, a.2)
+    );
+    check!(
+        field_passed_mut,
+        (
+            super::Pair {
+                a: vec![0.5, -0.3, 0.8],
+                s: 1.3
+            },
+            0.7_f64
+        ),
+        |a| (&mut a.0, a.1)
     );
     check!(
         arg_row_borrowed_mut,

@@ -23,6 +23,8 @@
 //! - `if let Some(m) = chain.reduce(f) { A }` → `if len > 0 { let m =
 //!   chain.reduce(f).unwrap(); A }`
 //! - `chain.position(p)`, `all`, `any`, `count` → `mochi::no_grad(..)` (no derivative)
+//! - `g(&mut m[i], x)`, `g(&mut s.f)` → the element copied into a variable, passed, and
+//!   assigned back after the call
 //! - `y.fill(a)` → `{ let t = a; for i in 0..y.len() { y[i] = t; } }`
 //! - `y.copy_from_slice(x)`, `y.assign(x)` → a length check and
 //!   `for i in 0..y.len() { y[i] = x[i]; }`
@@ -32,7 +34,7 @@
 
 use crate::activity::{mentions_active, tokens_mention};
 use crate::iterchain::{contains_return, Writer};
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote_spanned};
 use std::collections::HashSet;
 use syn::spanned::Spanned;
@@ -759,6 +761,95 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
     }
 }
 
+/// `g(&mut m[i], x)` (also `&mut s.f`, `&mut m[i][j]`) → `{ let mut t = m[i].clone();
+/// let r = g(&mut t, x); m[i] = t; r }`: the callee writes a variable, and the
+/// assignment after it carries the element's derivative back. While the call runs no
+/// other access to `m` compiles, so the copy and the element agree. An index other than
+/// names, literals and arithmetic (`m[order[k]]`) is bound first, so that it is
+/// evaluated once.
+fn write_back_call(c: &syn::ExprCall, span: Span, next: &mut usize) -> Option<Expr> {
+    if !matches!(&*c.func, Expr::Path(_)) {
+        return None;
+    }
+    fn plain_index(e: &Expr) -> bool {
+        match e {
+            Expr::Lit(_) => true,
+            Expr::Path(p) => p.qself.is_none(),
+            Expr::Binary(b) => plain_index(&b.left) && plain_index(&b.right),
+            Expr::Paren(p) => plain_index(&p.expr),
+            Expr::Cast(c) => plain_index(&c.expr),
+            Expr::Field(f) => plain_index(&f.base),
+            _ => false,
+        }
+    }
+    fn element(e: &Expr) -> bool {
+        match e {
+            Expr::Index(i) => {
+                !matches!(&*i.index, Expr::Range(_))
+                    && (matches!(&*i.expr, Expr::Path(p) if p.path.get_ident().is_some())
+                        || element(&i.expr))
+            }
+            Expr::Field(f) => {
+                matches!(&*f.base, Expr::Path(p) if p.path.get_ident().is_some())
+                    || element(&f.base)
+            }
+            Expr::Paren(p) => element(&p.expr),
+            _ => false,
+        }
+    }
+    let mut pre = Vec::new();
+    let mut post = Vec::new();
+    let mut args = c.args.clone();
+    for a in args.iter_mut() {
+        let Expr::Reference(r) = a else { continue };
+        if r.mutability.is_none() || !element(&r.expr) {
+            continue;
+        }
+        *next += 1;
+        let t = format_ident!("__mochi_wb{}", *next, span = span);
+        let place = bind_indices(&r.expr, &mut pre, span, next);
+        pre.push(quote_spanned!(span=> let mut #t = #place.clone();));
+        post.push(quote_spanned!(span=> #place = #t;));
+        *a = syn::parse_quote_spanned!(span=> &mut #t);
+    }
+    if pre.is_empty() {
+        return None;
+    }
+    /// `place` with each index that is not plain bound to a variable first.
+    fn bind_indices(e: &Expr, pre: &mut Vec<TokenStream>, span: Span, next: &mut usize) -> Expr {
+        match e {
+            Expr::Index(i) => {
+                let base = bind_indices(&i.expr, pre, span, next);
+                let index = if plain_index(&i.index) {
+                    (*i.index).clone()
+                } else {
+                    *next += 1;
+                    let v = format_ident!("__mochi_wbi{}", *next, span = span);
+                    let idx = &i.index;
+                    pre.push(quote_spanned!(span=> let #v = #idx;));
+                    syn::parse_quote!(#v)
+                };
+                syn::parse_quote!(#base[#index])
+            }
+            Expr::Field(f) => {
+                let base = bind_indices(&f.base, pre, span, next);
+                let m = &f.member;
+                syn::parse_quote!(#base.#m)
+            }
+            Expr::Paren(p) => bind_indices(&p.expr, pre, span, next),
+            other => other.clone(),
+        }
+    }
+    let func = &c.func;
+    let r = format_ident!("__mochi_wbr{}", *next, span = span);
+    Some(syn::parse_quote_spanned!(span=> {
+        #(#pre)*
+        let #r = #func(#args);
+        #(#post)*
+        #r
+    }))
+}
+
 /// Is one of `written` assigned or borrowed `&mut`, or one of `bound` bound again?
 struct Disturbed<'a> {
     written: &'a HashSet<String>,
@@ -1067,7 +1158,12 @@ impl VisitMut for Desugar {
                 self.visit_expr_mut(e);
             }
             Expr::Call(c) => {
-                let Some(name) = mem_fn(&c.func) else { return };
+                let Some(name) = mem_fn(&c.func) else {
+                    if let Some(r) = write_back_call(c, span, &mut self.next) {
+                        *e = r;
+                    }
+                    return;
+                };
                 match (name.as_str(), c.args.len()) {
                     ("swap", 2) => {
                         let (Some(a), Some(b)) = (mut_place(&c.args[0]), mut_place(&c.args[1]))
