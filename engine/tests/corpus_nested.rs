@@ -210,6 +210,43 @@ fn field_passed_mut(p: &mut Pair, k: f64) -> f64 {
     p.a.iter().map(|v| v * v).sum::<f64>() + p.s
 }
 
+/// A matrix built by `vec![x.to_vec(), x.to_vec()]`, a row borrowed `&mut` and walked
+/// with `iter_mut`.
+#[differentiable]
+fn row_iter_mut(x: &[f64], a: f64) -> f64 {
+    let mut m = vec![x.to_vec(), x.to_vec()];
+    for i in 0..m.len() {
+        let row = &mut m[i];
+        for v in row.iter_mut() {
+            *v *= a + i as f64;
+        }
+    }
+    m[0][1] * m[1][2]
+}
+
+/// Nested `iter_mut` over the rows of a `&mut Vec<Vec<f64>>`.
+#[differentiable]
+fn nested_iter_mut(m: &mut Vec<Vec<f64>>, a: f64) -> f64 {
+    for row in m.iter_mut() {
+        for v in row.iter_mut() {
+            *v = v.sin() * a;
+        }
+    }
+    m[0][0] + m[1][1]
+}
+
+/// Nested `iter().enumerate()` over rows and their elements.
+#[differentiable]
+fn nested_enumerate(m: &[Vec<f64>], w: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (i, row) in m.iter().enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            s += v * w[j] * (i as f64 + 1.0);
+        }
+    }
+    s
+}
+
 mod checked_nested {
     use crate::check;
 
@@ -256,6 +293,22 @@ mod checked_nested {
         (
             vec![[0.5_f64, -0.3], [1.1, 0.4], [-0.2, 0.8]],
             vec![0.1_f64, 0.2]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(row_iter_mut, (vec![0.5_f64, -1.2, 0.3], 0.7_f64), |a| (
+        &a.0, a.1
+    ));
+    check!(
+        nested_iter_mut,
+        (vec![vec![0.5_f64, -0.3], vec![1.1, 0.4]], 0.7_f64),
+        |a| (&mut a.0, a.1)
+    );
+    check!(
+        nested_enumerate,
+        (
+            vec![vec![0.5_f64, -0.3, 0.2], vec![1.1, 0.4, -0.7]],
+            vec![0.5_f64, -1.2, 0.3]
         ),
         |a| (&a.0, &a.1)
     );

@@ -125,14 +125,27 @@ struct Source {
     mutable: bool,
 }
 
+/// A sequence a `for` loop can index: a variable, a field, or one row `m[i]` of one
+/// (parentheses dropped).
+fn seq_place(e: &Expr) -> Option<Expr> {
+    match e {
+        Expr::Path(_) | Expr::Field(_) => Some(e.clone()),
+        Expr::Paren(p) => seq_place(&p.expr),
+        Expr::Index(i)
+            if !matches!(&*i.index, Expr::Range(_))
+                && matches!(&*i.expr, Expr::Path(_) | Expr::Field(_)) =>
+        {
+            Some(e.clone())
+        }
+        _ => None,
+    }
+}
+
 fn source(e: &Expr) -> Option<Source> {
     match e {
         Expr::MethodCall(m) if m.args.is_empty() => {
             let name = m.method.to_string();
-            let seq = (*m.receiver).clone();
-            if !matches!(seq, Expr::Path(_) | Expr::Field(_)) {
-                return None;
-            }
+            let seq = seq_place(&m.receiver)?;
             match name.as_str() {
                 "iter_mut" => Some(Source { seq, mutable: true }),
                 "iter" => Some(Source {
@@ -142,8 +155,8 @@ fn source(e: &Expr) -> Option<Source> {
                 _ => None,
             }
         }
-        Expr::Reference(r) if matches!(&*r.expr, Expr::Path(_) | Expr::Field(_)) => Some(Source {
-            seq: (*r.expr).clone(),
+        Expr::Reference(r) => Some(Source {
+            seq: seq_place(&r.expr)?,
             mutable: r.mutability.is_some(),
         }),
         _ => None,
@@ -230,7 +243,12 @@ impl VisitMut for Substitute<'_> {
             }
         }
         if let Some(place) = self.lookup(e) {
+            // Errors about the place point at the name it replaces.
+            let span = e.span();
             *e = place;
+            if let Expr::Paren(p) = e {
+                p.paren_token = syn::token::Paren(span);
+            }
             return;
         }
         syn::visit_mut::visit_expr_mut(self, e);
@@ -768,7 +786,13 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
 /// names, literals and arithmetic (`m[order[k]]`) is bound first, so that it is
 /// evaluated once.
 fn write_back_call(c: &syn::ExprCall, span: Span, next: &mut usize) -> Option<Expr> {
-    if !matches!(&*c.func, Expr::Path(_)) {
+    // A function, not a constructor (`Some(&mut x[i])` keeps the borrow).
+    let Expr::Path(fp) = &*c.func else {
+        return None;
+    };
+    let last = fp.path.segments.last()?.ident.to_string();
+    let in_mem = fp.path.segments.iter().any(|s| s.ident == "mem");
+    if last.starts_with(|ch: char| ch.is_uppercase()) || in_mem {
         return None;
     }
     fn plain_index(e: &Expr) -> bool {
@@ -958,6 +982,25 @@ impl Desugar {
         if !element_names(&pat, srcs.len(), &mut names) {
             return None;
         }
+        // A row `m[i]` is indexed afresh at every element: its index must not change
+        // in the body (the loop as written borrowed the row once).
+        let mut held = HashSet::new();
+        for s in &srcs {
+            if let Expr::Index(ix) = &s.seq {
+                idents(&quote::ToTokens::to_token_stream(&ix.index), &mut held);
+            }
+        }
+        if !held.is_empty() {
+            let mut watch = Disturbed {
+                written: &held,
+                bound: &held,
+                hit: false,
+            };
+            syn::visit::Visit::visit_block(&mut watch, &f.body);
+            if watch.hit {
+                return None;
+            }
+        }
         let span = f.expr.span();
         let i = match &counter {
             Some(c) => c.clone(),
@@ -1144,13 +1187,18 @@ impl VisitMut for Desugar {
                 }
                 let v = format_ident!("__mochi_vec", span = span);
                 let n = list.len();
-                let zero = syn::LitFloat::new(&format!("0.0{ty}"), span);
-                let sets = list.iter().enumerate().map(|(k, x)| {
+                // The first element fills the vector before every slot is written: the
+                // element type may be a float or a row (`vec![x.to_vec(), y.to_vec()]`).
+                let t0 = format_ident!("__mochi_vec0", span = span);
+                let first = typed(&list[0], &ty).unwrap_or_else(|| list[0].clone());
+                let sets = list.iter().enumerate().skip(1).map(|(k, x)| {
                     let k = syn::Index::from(k);
                     quote_spanned!(span=> #v[#k] = #x;)
                 });
                 *e = syn::parse_quote_spanned!(span=> {
-                    let mut #v = ::std::vec![#zero; #n];
+                    let #t0 = #first;
+                    let mut #v = ::std::vec![#t0.clone(); #n];
+                    #v[0] = #t0;
                     #(#sets)*
                     #v
                 });
