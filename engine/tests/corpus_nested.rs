@@ -5,7 +5,8 @@
 #![allow(
     clippy::needless_range_loop,
     clippy::ptr_arg,
-    clippy::assign_op_pattern
+    clippy::assign_op_pattern,
+    clippy::useless_vec
 )]
 
 mod common;
