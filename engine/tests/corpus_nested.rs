@@ -248,6 +248,21 @@ fn nested_enumerate(m: &[Vec<f64>], w: &[f64]) -> f64 {
     s
 }
 
+/// A row borrowed `&mut`, passed to a helper and walked with `for v in row`.
+#[differentiable]
+fn row_alias_passed_on(m: &mut Vec<Vec<f64>>, a: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..m.len() {
+        let row = &mut m[i];
+        scale_slice(row, a);
+        for v in row {
+            *v += 0.5;
+            s += *v * *v;
+        }
+    }
+    s
+}
+
 mod checked_nested {
     use crate::check;
 
@@ -312,6 +327,11 @@ mod checked_nested {
             vec![0.5_f64, -1.2, 0.3]
         ),
         |a| (&a.0, &a.1)
+    );
+    check!(
+        row_alias_passed_on,
+        (vec![vec![0.5_f64, -0.3], vec![1.1, 0.4]], 0.7_f64),
+        |a| (&mut a.0, a.1)
     );
     check!(
         layered_states,

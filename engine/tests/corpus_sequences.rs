@@ -190,6 +190,22 @@ fn split_at_mut_argument(s: &mut [f64], a: f64) -> f64 {
     s.iter().map(|v| v * v).sum()
 }
 
+#[differentiable]
+fn scale_by(v: &mut [f64], a: f64) {
+    for i in 0..v.len() {
+        v[i] *= a;
+    }
+}
+
+/// Halves of `split_at_mut` passed to a helper that writes them.
+#[differentiable]
+fn split_at_mut_halves_passed(x: &mut [f64], a: f64) -> f64 {
+    let (head, tail) = x.split_at_mut(2);
+    scale_by(head, a);
+    scale_by(tail, head[0] + a);
+    x.iter().map(|v| v.sin()).sum()
+}
+
 mod checked_sequences {
     use crate::check;
 
@@ -237,6 +253,9 @@ mod checked_sequences {
     check!(split_halves_helper, (x6(),), |a| (&a.0));
     check!(chunks_helper, (x6(),), |a| (&a.0));
     check!(split_at_mut_argument, (x6(), 0.7_f64), |a| (&mut a.0, a.1));
+    check!(split_at_mut_halves_passed, (x6(), 0.7_f64), |a| (
+        &mut a.0, a.1
+    ));
     check!(
         deref_arguments,
         (x6(), vec![0.1_f64, 0.7, -0.4, 1.1, 0.2, 0.3], 0.8_f64),

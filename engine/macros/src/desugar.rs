@@ -664,12 +664,15 @@ fn inline_mut_borrows(b: &mut syn::Block) {
         for s in &rest {
             syn::visit::Visit::visit_stmt(&mut watch, s);
         }
-        let names = [(name, syn::parse_quote!((#place)))];
-        let mut sub = Substitute {
-            names: &names,
+        let mut sub = BorrowUses {
+            name: &name,
+            place: &place,
             shadowed: false,
         };
         for s in &mut rest {
+            if sub.shadowed {
+                break;
+            }
             sub.visit_stmt_mut(s);
         }
         if watch.hit || sub.shadowed {
@@ -722,6 +725,7 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
                                 (*m.receiver).clone(),
                                 m.args[0].clone(),
                                 m.method.span(),
+                                m.method == "split_at_mut",
                             ))
                         }
                         _ => None,
@@ -731,7 +735,7 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
             },
             _ => None,
         };
-        let Some((a, c, x, at, span)) = found else {
+        let Some((a, c, x, at, span, mutable)) = found else {
             k += 1;
             continue;
         };
@@ -762,6 +766,7 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
                 seq: &x,
                 base,
                 len,
+                mutable,
                 other: false,
             };
             uses.visit_block_mut(&mut rest);
@@ -872,6 +877,70 @@ fn write_back_call(c: &syn::ExprCall, span: Span, next: &mut usize) -> Option<Ex
         #(#post)*
         #r
     }))
+}
+
+/// The uses of `r` after `let r = &mut place;`: `r[j]`, `*r`, `r.f`, `r.m(..)` name the
+/// place itself, any other use (`helper(r)`, `for v in r`) the borrow `&mut place`.
+/// Each keeps the span of the name it replaces.
+struct BorrowUses<'a> {
+    name: &'a syn::Ident,
+    place: &'a Expr,
+    /// `r` is bound again: the rewrite is abandoned.
+    shadowed: bool,
+}
+
+impl BorrowUses<'_> {
+    fn is_r(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name))
+    }
+    fn place_at(&self, span: Span) -> Expr {
+        let place = self.place;
+        let mut e: Expr = syn::parse_quote!((#place));
+        if let Expr::Paren(p) = &mut e {
+            p.paren_token = syn::token::Paren(span);
+        }
+        e
+    }
+}
+
+impl VisitMut for BorrowUses<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let span = e.span();
+        match e {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) && self.is_r(&u.expr) => {
+                *e = self.place_at(span);
+            }
+            Expr::Index(i) if self.is_r(&i.expr) => {
+                *i.expr = self.place_at(i.expr.span());
+                self.visit_expr_mut(&mut i.index);
+            }
+            Expr::Field(f) if self.is_r(&f.base) => {
+                *f.base = self.place_at(f.base.span());
+            }
+            Expr::MethodCall(m) if self.is_r(&m.receiver) => {
+                *m.receiver = self.place_at(m.receiver.span());
+                for a in m.args.iter_mut() {
+                    self.visit_expr_mut(a);
+                }
+            }
+            _ if self.is_r(e) => {
+                let place = self.place;
+                *e = syn::parse_quote_spanned!(span=> &mut #place);
+            }
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+    fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+        if p.ident == *self.name {
+            self.shadowed = true;
+        }
+        syn::visit_mut::visit_pat_ident_mut(self, p);
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        if tokens_mention(&m.tokens, &|i| i == self.name) {
+            self.shadowed = true;
+        }
+    }
 }
 
 /// Is one of `written` assigned or borrowed `&mut`, or one of `bound` bound again?

@@ -15,6 +15,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote_spanned};
+use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
@@ -575,6 +576,7 @@ impl<'a> Writer<'a> {
                     seq,
                     base,
                     len,
+                    mutable: false,
                     other: false,
                 };
                 uses.visit_expr_mut(&mut e);
@@ -854,6 +856,7 @@ impl Writer<'_> {
             seq: &x,
             base: &base,
             len: &len,
+            mutable: false,
             other: false,
         };
         sub.visit_block_mut(&mut body);
@@ -867,13 +870,15 @@ impl Writer<'_> {
 }
 
 /// `w[j]` → `x[base + j]`, `w.len()` → the window's length, `w.iter()` →
-/// `x[base..base + len].iter()`, `w` as a call argument → `&x[base..base + len]`; any
-/// other use of `w` is noted in `other`.
+/// `x[base..base + len].iter()`, `w` as a call argument → `&x[base..base + len]` (`&mut`
+/// for a mutable window); any other use of `w` is noted in `other`.
 pub struct WindowUses<'a> {
     pub name: &'a syn::Ident,
     pub seq: &'a Expr,
     pub base: &'a TokenStream,
     pub len: &'a TokenStream,
+    /// The window borrows the sequence mutably (`split_at_mut`): passed on as `&mut`.
+    pub mutable: bool,
     pub other: bool,
 }
 
@@ -881,50 +886,82 @@ impl WindowUses<'_> {
     fn is_w(&self, e: &Expr) -> bool {
         matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name))
     }
-    fn slice(&self) -> TokenStream {
+    fn slice(&self, span: Span) -> TokenStream {
         let (x, base, len) = (self.seq, self.base, self.len);
-        quote::quote!(#x[#base..#base + #len])
+        quote_spanned!(span=> #x[#base..#base + #len])
     }
-    fn args(&mut self, args: &mut syn::punctuated::Punctuated<Expr, syn::Token![,]>) {
+    /// Rewrites the window among `args`; `true` when a mutable window was passed (as the
+    /// variable `__mochi_wt`, which [`write_back`](Self::write_back) then provides).
+    fn args(&mut self, args: &mut syn::punctuated::Punctuated<Expr, syn::Token![,]>) -> bool {
+        let mut passed = false;
         for a in args.iter_mut() {
             if self.is_w(a) {
-                let s = self.slice();
-                *a = syn::parse_quote!(&#s);
+                let span = a.span();
+                *a = if self.mutable {
+                    passed = true;
+                    syn::parse_quote_spanned!(span=> &mut __mochi_wt)
+                } else {
+                    let s = self.slice(span);
+                    syn::parse_quote_spanned!(span=> &#s)
+                };
             } else {
                 self.visit_expr_mut(a);
             }
         }
+        passed
+    }
+    /// A call given a mutable window: the window's elements copied into `__mochi_wt`,
+    /// the call, and the elements written back (a `&mut` sub-slice cannot be passed to
+    /// a derived rule; a variable can).
+    fn write_back(&self, call: &Expr, span: Span) -> Expr {
+        let (x, base, len) = (self.seq, self.base, self.len);
+        syn::parse_quote_spanned!(span=> {
+            let mut __mochi_wt = ::mochi::no_grad(#x[#base..#base + #len].to_vec());
+            for __mochi_wj in 0..(#len) {
+                __mochi_wt[__mochi_wj] = #x[#base + __mochi_wj];
+            }
+            let __mochi_wr = #call;
+            for __mochi_wj in 0..(#len) {
+                #x[#base + __mochi_wj] = __mochi_wt[__mochi_wj];
+            }
+            __mochi_wr
+        })
     }
 }
 
 impl VisitMut for WindowUses<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let span = e.span();
         match e {
             Expr::Index(i) if self.is_w(&i.expr) => {
                 self.visit_expr_mut(&mut i.index);
                 let (x, base, j) = (self.seq, self.base, &i.index);
-                *e = syn::parse_quote!(#x[#base + (#j)]);
+                *e = syn::parse_quote_spanned!(span=> #x[#base + (#j)]);
             }
             Expr::MethodCall(m) if self.is_w(&m.receiver) && m.args.is_empty() => {
                 match m.method.to_string().as_str() {
                     "len" => {
                         let len = self.len;
-                        *e = syn::parse_quote!((#len));
+                        *e = syn::parse_quote_spanned!(span=> (#len));
                     }
                     "iter" => {
-                        let s = self.slice();
-                        *e = syn::parse_quote!(#s.iter());
+                        let s = self.slice(span);
+                        *e = syn::parse_quote_spanned!(span=> #s.iter());
                     }
                     _ => self.other = true,
                 }
             }
             Expr::Call(c) => {
                 self.visit_expr_mut(&mut c.func);
-                self.args(&mut c.args);
+                if self.args(&mut c.args) {
+                    *e = self.write_back(e, span);
+                }
             }
             Expr::MethodCall(m) => {
                 self.visit_expr_mut(&mut m.receiver);
-                self.args(&mut m.args);
+                if self.args(&mut m.args) {
+                    *e = self.write_back(e, span);
+                }
             }
             _ if self.is_w(e) => self.other = true,
             _ => syn::visit_mut::visit_expr_mut(self, e),
