@@ -263,6 +263,42 @@ fn row_alias_passed_on(m: &mut Vec<Vec<f64>>, a: f64) -> f64 {
     s
 }
 
+/// Reads through three indices of a `&[Vec<Vec<f64>>]` argument.
+#[differentiable]
+fn three_index_read(t: &[Vec<Vec<f64>>], w: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..t.len() {
+        for j in 0..t[i].len() {
+            s += t[i][j][1] * w[j];
+        }
+    }
+    s
+}
+
+/// Writes three and four levels deep (`t[i][1][0] = …`, `q[0][i][1][0] += …`).
+#[differentiable]
+fn deep_writes(x: &[f64]) -> f64 {
+    let mut t = vec![vec![vec![0.0; 2]; 2]; 2];
+    let mut q = vec![vec![vec![vec![1.0; 2]; 2]; 2]; 1];
+    for i in 0..2 {
+        t[i][1][0] = x[i] * x[i + 1];
+        q[0][i][1][0] += t[i][1][0].sin();
+    }
+    t[0][1][0] * t[1][1][0] + q[0][1][1][0] * q[0][0][1][0]
+}
+
+/// A write three levels deep, through a copied row written back.
+#[differentiable]
+fn three_index_write_via_row(x: &[f64]) -> f64 {
+    let mut t = vec![vec![vec![0.0; 2]; 2]; 2];
+    for i in 0..2 {
+        let mut r = t[i][1].clone();
+        r[0] = x[i] * x[i + 1];
+        t[i][1] = r;
+    }
+    t[0][1][0] * t[1][1][0] + t[1][1][1]
+}
+
 mod checked_nested {
     use crate::check;
 
@@ -332,6 +368,23 @@ mod checked_nested {
         row_alias_passed_on,
         (vec![vec![0.5_f64, -0.3], vec![1.1, 0.4]], 0.7_f64),
         |a| (&mut a.0, a.1)
+    );
+    check!(
+        three_index_read,
+        (
+            vec![
+                vec![vec![0.5_f64, -0.3], vec![1.1, 0.4]],
+                vec![vec![0.2_f64, 0.1], vec![-0.6, 0.9]]
+            ],
+            vec![0.3_f64, -0.8]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(deep_writes, (vec![0.5_f64, -1.2, 0.3],), |a| (&a.0));
+    check!(
+        three_index_write_via_row,
+        (vec![0.5_f64, -1.2, 0.3],),
+        |a| (&a.0)
     );
     check!(
         layered_states,

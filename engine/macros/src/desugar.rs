@@ -784,6 +784,45 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
     }
 }
 
+/// An index made of names, literals and arithmetic: evaluating it twice is harmless.
+fn plain_index(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(_) => true,
+        Expr::Path(p) => p.qself.is_none(),
+        Expr::Binary(b) => plain_index(&b.left) && plain_index(&b.right),
+        Expr::Paren(p) => plain_index(&p.expr),
+        Expr::Cast(c) => plain_index(&c.expr),
+        Expr::Field(f) => plain_index(&f.base),
+        _ => false,
+    }
+}
+
+/// `place` with each index that is not plain bound to a variable first.
+fn bind_indices(e: &Expr, pre: &mut Vec<TokenStream>, span: Span, next: &mut usize) -> Expr {
+    match e {
+        Expr::Index(i) => {
+            let base = bind_indices(&i.expr, pre, span, next);
+            let index = if plain_index(&i.index) {
+                (*i.index).clone()
+            } else {
+                *next += 1;
+                let v = format_ident!("__mochi_wbi{}", *next, span = span);
+                let idx = &i.index;
+                pre.push(quote_spanned!(span=> let #v = #idx;));
+                syn::parse_quote!(#v)
+            };
+            syn::parse_quote!(#base[#index])
+        }
+        Expr::Field(f) => {
+            let base = bind_indices(&f.base, pre, span, next);
+            let m = &f.member;
+            syn::parse_quote!(#base.#m)
+        }
+        Expr::Paren(p) => bind_indices(&p.expr, pre, span, next),
+        other => other.clone(),
+    }
+}
+
 /// `g(&mut m[i], x)` (also `&mut s.f`, `&mut m[i][j]`) → `{ let mut t = m[i].clone();
 /// let r = g(&mut t, x); m[i] = t; r }`: the callee writes a variable, and the
 /// assignment after it carries the element's derivative back. While the call runs no
@@ -799,17 +838,6 @@ fn write_back_call(c: &syn::ExprCall, span: Span, next: &mut usize) -> Option<Ex
     let in_mem = fp.path.segments.iter().any(|s| s.ident == "mem");
     if last.starts_with(|ch: char| ch.is_uppercase()) || in_mem {
         return None;
-    }
-    fn plain_index(e: &Expr) -> bool {
-        match e {
-            Expr::Lit(_) => true,
-            Expr::Path(p) => p.qself.is_none(),
-            Expr::Binary(b) => plain_index(&b.left) && plain_index(&b.right),
-            Expr::Paren(p) => plain_index(&p.expr),
-            Expr::Cast(c) => plain_index(&c.expr),
-            Expr::Field(f) => plain_index(&f.base),
-            _ => false,
-        }
     }
     fn element(e: &Expr) -> bool {
         match e {
@@ -843,31 +871,6 @@ fn write_back_call(c: &syn::ExprCall, span: Span, next: &mut usize) -> Option<Ex
     }
     if pre.is_empty() {
         return None;
-    }
-    /// `place` with each index that is not plain bound to a variable first.
-    fn bind_indices(e: &Expr, pre: &mut Vec<TokenStream>, span: Span, next: &mut usize) -> Expr {
-        match e {
-            Expr::Index(i) => {
-                let base = bind_indices(&i.expr, pre, span, next);
-                let index = if plain_index(&i.index) {
-                    (*i.index).clone()
-                } else {
-                    *next += 1;
-                    let v = format_ident!("__mochi_wbi{}", *next, span = span);
-                    let idx = &i.index;
-                    pre.push(quote_spanned!(span=> let #v = #idx;));
-                    syn::parse_quote!(#v)
-                };
-                syn::parse_quote!(#base[#index])
-            }
-            Expr::Field(f) => {
-                let base = bind_indices(&f.base, pre, span, next);
-                let m = &f.member;
-                syn::parse_quote!(#base.#m)
-            }
-            Expr::Paren(p) => bind_indices(&p.expr, pre, span, next),
-            other => other.clone(),
-        }
     }
     let func = &c.func;
     let r = format_ident!("__mochi_wbr{}", *next, span = span);
@@ -941,6 +944,50 @@ impl VisitMut for BorrowUses<'_> {
             self.shadowed = true;
         }
     }
+}
+
+/// `t[a][b][c] = v` (three or more indices; also `op=`) → `{ let mut r =
+/// t[a][b].clone(); r[c] = v; t[a][b] = r; }`: the lowering writes places of at most
+/// two indices, and the row is copied, written and assigned back (an index read from
+/// data is bound first, so it is evaluated once). Deeper places recurse when the
+/// result is rewritten in its turn.
+fn deep_assign(
+    left: &Expr,
+    rebuild: &dyn Fn(Expr) -> Expr,
+    span: Span,
+    next: &mut usize,
+) -> Option<Expr> {
+    fn depth(e: &Expr) -> usize {
+        match e {
+            Expr::Index(i) if !matches!(&*i.index, Expr::Range(_)) => 1 + depth(&i.expr),
+            Expr::Paren(p) => depth(&p.expr),
+            _ => 0,
+        }
+    }
+    let Expr::Index(last) = left else { return None };
+    if depth(left) < 3 {
+        return None;
+    }
+    let mut pre = Vec::new();
+    let row = bind_indices(&last.expr, &mut pre, span, next);
+    let index = if plain_index(&last.index) {
+        (*last.index).clone()
+    } else {
+        *next += 1;
+        let v = format_ident!("__mochi_dai{}", *next, span = span);
+        let idx = &last.index;
+        pre.push(quote_spanned!(span=> let #v = #idx;));
+        syn::parse_quote!(#v)
+    };
+    *next += 1;
+    let r = format_ident!("__mochi_row{}", *next, span = span);
+    let write = rebuild(syn::parse_quote_spanned!(span=> #r[#index]));
+    Some(syn::parse_quote_spanned!(span=> {
+        #(#pre)*
+        let mut #r = #row.clone();
+        #write;
+        #row = #r;
+    }))
 }
 
 /// Is one of `written` assigned or borrowed `&mut`, or one of `bound` bound again?
@@ -1299,6 +1346,22 @@ impl VisitMut for Desugar {
                         *e = syn::parse_quote_spanned!(span=> { let #t = #a; #a = #v; #t });
                     }
                     _ => {}
+                }
+            }
+            Expr::Assign(a) => {
+                let right = a.right.clone();
+                let rebuild = move |place: Expr| -> Expr { syn::parse_quote!(#place = #right) };
+                if let Some(r) = deep_assign(&a.left, &rebuild, span, &mut self.next) {
+                    *e = r;
+                    self.visit_expr_mut(e);
+                }
+            }
+            Expr::Binary(b) if crate::activity::is_arithmetic_assign(&b.op) => {
+                let (op, right) = (b.op, b.right.clone());
+                let rebuild = move |place: Expr| -> Expr { syn::parse_quote!(#place #op #right) };
+                if let Some(r) = deep_assign(&b.left, &rebuild, span, &mut self.next) {
+                    *e = r;
+                    self.visit_expr_mut(e);
                 }
             }
             Expr::If(i) => {

@@ -914,7 +914,7 @@ impl Lowerer {
 
     fn lower_assign(&mut self, left: &Expr, right: &Expr, code: &mut Code) {
         let Some(place) = Place::parse(left) else {
-            self.err(left, "mochi: assignment to this place is not supported; assign to a variable, a field, or an element `x[i]` or `m[i][j]`");
+            self.err(left, "mochi: assignment to this place is not supported; assign to a variable, a field, or an element `x[i]`, `m[i][j]`, `t[i][j][k]`");
             return;
         };
         let root = place.root.to_string();
