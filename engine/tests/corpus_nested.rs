@@ -299,6 +299,17 @@ fn three_index_write_via_row(x: &[f64]) -> f64 {
     t[0][1][0] * t[1][1][0] + t[1][1][1]
 }
 
+/// Particles as `&mut [[f64; 2]]`, moved in place by a velocity field.
+#[differentiable]
+fn move_particles(p: &mut [[f64; 2]], dt: f64) -> f64 {
+    for i in 0..p.len() {
+        let (x, y) = (p[i][0], p[i][1]);
+        p[i][0] += dt * (-y);
+        p[i][1] += dt * x * x;
+    }
+    p.iter().map(|q| q[0] * q[1]).sum()
+}
+
 mod checked_nested {
     use crate::check;
 
@@ -379,6 +390,11 @@ mod checked_nested {
             vec![0.3_f64, -0.8]
         ),
         |a| (&a.0, &a.1)
+    );
+    check!(
+        move_particles,
+        (vec![[0.5_f64, -0.3], [1.1, 0.4], [-0.2, 0.8]], 0.1_f64),
+        |a| (&mut a.0, a.1)
     );
     check!(deep_writes, (vec![0.5_f64, -1.2, 0.3],), |a| (&a.0));
     check!(

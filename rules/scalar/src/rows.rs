@@ -1,23 +1,27 @@
-//! `rows.iter().map(f).sum()` over a sequence of rows (`&[Vec<T>]`, `Vec<Vec<T>>`), and
-//! `rows.iter().zip(y.iter()).map(f).sum()` with a sequence of floats: the closure maps
-//! a row to a float. What `#[differentiable]` makes of
-//! `a.iter().map(|row| row.iter().zip(x).map(|(r, v)| r * v).sum::<f64>().powi(2)).sum()`;
+//! `rows.iter().map(f).sum()` over a sequence of rows (`&[Vec<T>]`, `Vec<Vec<T>>`,
+//! `&[[T; N]]`, `Vec<[T; N]>`), and `rows.iter().zip(y.iter()).map(f).sum()` with a
+//! sequence of floats: the closure maps a row to a float. What `#[differentiable]`
+//! makes of `a.iter().map(|row| row.iter().zip(x).map(|(r, v)| r * v).sum::<f64>()).sum()`;
 //! the closure arrives derived, and its pullback adds into that row's cotangent.
 
 use crate::seq::{Elem, Sequence};
 use mochi_core::kit::tape::{Site, Stack};
-use mochi_core::{Call, Pullback, Tangent};
+use mochi_core::{Call, Pullback, Tangent, TangentVector};
 
-/// Sequences of rows, each a `Vec` of floats; their cotangent is a `Vec` of rows.
+/// Sequences of rows of floats (`Vec<T>` or `[T; N]` rows); their cotangent is a `Vec`
+/// of the rows' cotangents.
 pub trait Rows {
     /// The float type.
     type Elem: Elem;
+    /// One row.
+    type Row: Tangent;
     /// The rows.
-    fn rows(&self) -> &[Vec<Self::Elem>];
+    fn rows(&self) -> &[Self::Row];
 }
 
 impl<T: Elem> Rows for [Vec<T>] {
     type Elem = T;
+    type Row = Vec<T>;
     #[inline(always)]
     fn rows(&self) -> &[Vec<T>] {
         self
@@ -26,11 +30,33 @@ impl<T: Elem> Rows for [Vec<T>] {
 
 impl<T: Elem> Rows for Vec<Vec<T>> {
     type Elem = T;
+    type Row = Vec<T>;
     #[inline(always)]
     fn rows(&self) -> &[Vec<T>] {
         self
     }
 }
+
+impl<T: Elem, const N: usize> Rows for [[T; N]] {
+    type Elem = T;
+    type Row = [T; N];
+    #[inline(always)]
+    fn rows(&self) -> &[[T; N]] {
+        self
+    }
+}
+
+impl<T: Elem, const N: usize> Rows for Vec<[T; N]> {
+    type Elem = T;
+    type Row = [T; N];
+    #[inline(always)]
+    fn rows(&self) -> &[[T; N]] {
+        self
+    }
+}
+
+/// The cotangent of one row of `S`.
+pub type RowCot<S> = <<S as Rows>::Row as Tangent>::Tangent;
 
 /// `rows.iter().map(f).sum()` with a derived closure `f(&row, caps)`.
 pub trait IterRowsMapSumRule {
@@ -45,43 +71,40 @@ pub trait IterRowsMapSumRule {
         f: F,
     ) -> (
         <Self::Seq as Rows>::Elem,
-        IterRowsMapSumPullback<P, <Self::Caps as Tangent>::Tangent>,
+        IterRowsMapSumPullback<P, RowCot<Self::Seq>, <Self::Caps as Tangent>::Tangent>,
     )
     where
-        F: Fn(&Vec<<Self::Seq as Rows>::Elem>, &Self::Caps) -> (<Self::Seq as Rows>::Elem, P),
+        F: Fn(&<Self::Seq as Rows>::Row, &Self::Caps) -> (<Self::Seq as Rows>::Elem, P),
         P: Pullback<
                 Output = <Self::Seq as Rows>::Elem,
-                Args = (
-                    Vec<<Self::Seq as Rows>::Elem>,
-                    <Self::Caps as Tangent>::Tangent,
-                ),
+                Args = (RowCot<Self::Seq>, <Self::Caps as Tangent>::Tangent),
             > + 'static;
 }
 
 /// The pullback of `Σ f(rowᵢ)`: each row's derived pullback, in reverse.
-pub struct IterRowsMapSumPullback<P: 'static, C> {
+pub struct IterRowsMapSumPullback<P: 'static, W, C> {
     pbs: Stack<P>,
     len: usize,
-    _c: std::marker::PhantomData<C>,
+    _c: std::marker::PhantomData<(W, C)>,
 }
 
 impl<'a, S: Rows + ?Sized, C: Tangent> IterRowsMapSumRule for Call<(&'a S, &'a C)> {
     type Seq = S;
     type Caps = C;
     #[inline(always)]
-    fn iter_map_sum<F, P>(self, f: F) -> (S::Elem, IterRowsMapSumPullback<P, C::Tangent>)
+    fn iter_map_sum<F, P>(self, f: F) -> (S::Elem, IterRowsMapSumPullback<P, RowCot<S>, C::Tangent>)
     where
-        F: Fn(&Vec<S::Elem>, &C) -> (S::Elem, P),
-        P: Pullback<Output = S::Elem, Args = (Vec<S::Elem>, C::Tangent)> + 'static,
+        F: Fn(&S::Row, &C) -> (S::Elem, P),
+        P: Pullback<Output = S::Elem, Args = (RowCot<S>, C::Tangent)> + 'static,
     {
         let (x, caps) = self.0;
         let x = x.rows();
         static SITE: Site = Site::new();
         let mut pbs = Stack::new(&SITE);
-        let mut acc = <S::Elem as mochi_core::TangentVector>::zero();
+        let mut acc = S::Elem::zero();
         for row in x {
             let (y, pb) = f(row, caps);
-            mochi_core::TangentVector::accumulate(&mut acc, y);
+            acc.accumulate(y);
             pbs.push(pb);
         }
         (
@@ -95,17 +118,18 @@ impl<'a, S: Rows + ?Sized, C: Tangent> IterRowsMapSumRule for Call<(&'a S, &'a C
     }
 }
 
-impl<T, C, P> Pullback for IterRowsMapSumPullback<P, C>
+impl<T, W, C, P> Pullback for IterRowsMapSumPullback<P, W, C>
 where
     T: Elem,
-    C: mochi_core::TangentVector,
-    P: Pullback<Output = T, Args = (Vec<T>, C)> + 'static,
+    W: TangentVector,
+    C: TangentVector,
+    P: Pullback<Output = T, Args = (W, C)> + 'static,
 {
     type Output = T;
-    type Args = (Vec<Vec<T>>, C);
+    type Args = (Vec<W>, C);
     #[inline(always)]
     #[track_caller]
-    fn pullback(mut self, dy: T, (dx, dcaps): (&mut Vec<Vec<T>>, &mut C)) {
+    fn pullback(mut self, dy: T, (dx, dcaps): (&mut Vec<W>, &mut C)) {
         densify_rows(dx, self.len);
         for i in (0..self.len).rev() {
             self.pbs.pop().pullback(dy, (&mut dx[i], &mut *dcaps));
@@ -129,18 +153,23 @@ pub trait IterRowsZipMapSumRule {
         f: F,
     ) -> (
         <Self::Seq as Rows>::Elem,
-        IterRowsZipMapSumPullback<Self::Other, P, <Self::Caps as Tangent>::Tangent>,
+        IterRowsZipMapSumPullback<
+            Self::Other,
+            P,
+            RowCot<Self::Seq>,
+            <Self::Caps as Tangent>::Tangent,
+        >,
     )
     where
         F: Fn(
-            &Vec<<Self::Seq as Rows>::Elem>,
+            &<Self::Seq as Rows>::Row,
             &<Self::Seq as Rows>::Elem,
             &Self::Caps,
         ) -> (<Self::Seq as Rows>::Elem, P),
         P: Pullback<
                 Output = <Self::Seq as Rows>::Elem,
                 Args = (
-                    Vec<<Self::Seq as Rows>::Elem>,
+                    RowCot<Self::Seq>,
                     <Self::Seq as Rows>::Elem,
                     <Self::Caps as Tangent>::Tangent,
                 ),
@@ -149,11 +178,11 @@ pub trait IterRowsZipMapSumRule {
 
 /// The pullback of `Σ f(rowᵢ, yᵢ)`.
 #[allow(clippy::type_complexity)]
-pub struct IterRowsZipMapSumPullback<R: ?Sized, P: 'static, C> {
+pub struct IterRowsZipMapSumPullback<R: ?Sized, P: 'static, W, C> {
     pbs: Stack<P>,
     len: usize,
     lens: (usize, usize),
-    _r: std::marker::PhantomData<(fn(&R), C)>,
+    _r: std::marker::PhantomData<(fn(&R), W, C)>,
 }
 
 impl<'a, S, R, C> IterRowsZipMapSumRule for Call<(&'a S, &'a R, &'a C)>
@@ -166,19 +195,25 @@ where
     type Other = R;
     type Caps = C;
     #[inline(always)]
-    fn iter_zip_map_sum<F, P>(self, f: F) -> (S::Elem, IterRowsZipMapSumPullback<R, P, C::Tangent>)
+    fn iter_zip_map_sum<F, P>(
+        self,
+        f: F,
+    ) -> (
+        S::Elem,
+        IterRowsZipMapSumPullback<R, P, RowCot<S>, C::Tangent>,
+    )
     where
-        F: Fn(&Vec<S::Elem>, &S::Elem, &C) -> (S::Elem, P),
-        P: Pullback<Output = S::Elem, Args = (Vec<S::Elem>, S::Elem, C::Tangent)> + 'static,
+        F: Fn(&S::Row, &S::Elem, &C) -> (S::Elem, P),
+        P: Pullback<Output = S::Elem, Args = (RowCot<S>, S::Elem, C::Tangent)> + 'static,
     {
         let (x, y, caps) = self.0;
         let (x, y) = (x.rows(), y.elems());
         static SITE: Site = Site::new();
         let mut pbs = Stack::new(&SITE);
-        let mut acc = <S::Elem as mochi_core::TangentVector>::zero();
+        let mut acc = S::Elem::zero();
         for (row, b) in x.iter().zip(y) {
             let (v, pb) = f(row, b, caps);
-            mochi_core::TangentVector::accumulate(&mut acc, v);
+            acc.accumulate(v);
             pbs.push(pb);
         }
         (
@@ -193,18 +228,19 @@ where
     }
 }
 
-impl<T, R, C, P> Pullback for IterRowsZipMapSumPullback<R, P, C>
+impl<T, R, W, C, P> Pullback for IterRowsZipMapSumPullback<R, P, W, C>
 where
     T: Elem,
     R: Sequence<Elem = T> + ?Sized,
-    C: mochi_core::TangentVector,
-    P: Pullback<Output = T, Args = (Vec<T>, T, C)> + 'static,
+    W: TangentVector,
+    C: TangentVector,
+    P: Pullback<Output = T, Args = (W, T, C)> + 'static,
 {
     type Output = T;
-    type Args = (Vec<Vec<T>>, R::Cot, C);
+    type Args = (Vec<W>, R::Cot, C);
     #[inline(always)]
     #[track_caller]
-    fn pullback(mut self, dy: T, (dx, dy_, dcaps): (&mut Vec<Vec<T>>, &mut R::Cot, &mut C)) {
+    fn pullback(mut self, dy: T, (dx, dy_, dcaps): (&mut Vec<W>, &mut R::Cot, &mut C)) {
         densify_rows(dx, self.lens.0);
         R::densify(dy_, self.lens.1);
         for i in (0..self.len).rev() {
@@ -215,17 +251,17 @@ where
     }
 }
 
-/// Makes a structural-zero cotangent of rows `len` (empty, themselves structural zero)
-/// rows long.
+/// Makes a structural-zero cotangent of rows `len` rows long (each row a structural
+/// zero itself).
 #[inline(always)]
 #[track_caller]
-fn densify_rows<T>(dx: &mut Vec<Vec<T>>, len: usize) {
+fn densify_rows<W: TangentVector>(dx: &mut Vec<W>, len: usize) {
     if dx.len() != len {
         assert!(
             dx.is_empty(),
             "mochi: cotangent has {} rows, primal {len}",
             dx.len()
         );
-        dx.resize_with(len, Vec::new);
+        dx.resize_with(len, W::zero);
     }
 }
