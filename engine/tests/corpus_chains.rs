@@ -178,6 +178,15 @@ fn range_neighbours(x: &[f64]) -> f64 {
         .sqrt()
 }
 
+/// Squared distances between paired points, rows zipped with rows.
+#[differentiable]
+fn paired_distances(a: &[Vec<f64>], b: &[Vec<f64>]) -> f64 {
+    a.iter()
+        .zip(b.iter())
+        .map(|(p, q)| p.iter().zip(q).map(|(u, v)| (u - v).powi(2)).sum::<f64>())
+        .sum()
+}
+
 mod checked_chains {
     use crate::check;
 
@@ -210,5 +219,10 @@ mod checked_chains {
         &a.0, &a.1
     ));
     check!(min_max_scale, (x5(),), |a| (&a.0));
+    check!(
+        paired_distances,
+        (rows(), vec![vec![0.1_f64, 0.2, -0.3], vec![-0.4, 0.9, 0.6]]),
+        |a| (&a.0, &a.1)
+    );
     check!(range_neighbours, (x5(),), |a| (&a.0));
 }

@@ -265,3 +265,116 @@ fn densify_rows<W: TangentVector>(dx: &mut Vec<W>, len: usize) {
         dx.resize_with(len, W::zero);
     }
 }
+
+/// `a.iter().zip(b.iter()).map(f).sum()` of two sequences of rows (pairs of points),
+/// with a derived closure `f(&a_row, &b_row, caps)`.
+pub trait IterRowPairsMapSumRule {
+    /// The first sequence of rows.
+    type Seq: Rows + ?Sized;
+    /// The second sequence of rows.
+    type Other: Rows<Elem = <Self::Seq as Rows>::Elem> + ?Sized;
+    /// The captured variables.
+    type Caps: Tangent;
+    /// `Σ f(aᵢ, bᵢ)` over the shorter length.
+    #[allow(clippy::type_complexity)]
+    fn iter_zip_map_sum<F, P>(
+        self,
+        f: F,
+    ) -> (
+        <Self::Seq as Rows>::Elem,
+        IterRowPairsMapSumPullback<
+            P,
+            RowCot<Self::Seq>,
+            RowCot<Self::Other>,
+            <Self::Caps as Tangent>::Tangent,
+        >,
+    )
+    where
+        F: Fn(
+            &<Self::Seq as Rows>::Row,
+            &<Self::Other as Rows>::Row,
+            &Self::Caps,
+        ) -> (<Self::Seq as Rows>::Elem, P),
+        P: Pullback<
+                Output = <Self::Seq as Rows>::Elem,
+                Args = (
+                    RowCot<Self::Seq>,
+                    RowCot<Self::Other>,
+                    <Self::Caps as Tangent>::Tangent,
+                ),
+            > + 'static;
+}
+
+/// The pullback of `Σ f(aᵢ, bᵢ)` over pairs of rows.
+pub struct IterRowPairsMapSumPullback<P: 'static, W, V, C> {
+    pbs: Stack<P>,
+    len: usize,
+    lens: (usize, usize),
+    _r: std::marker::PhantomData<(W, V, C)>,
+}
+
+impl<'a, S, R, C> IterRowPairsMapSumRule for Call<(&'a S, &'a R, &'a C)>
+where
+    S: Rows + ?Sized,
+    R: Rows<Elem = S::Elem> + ?Sized,
+    C: Tangent,
+{
+    type Seq = S;
+    type Other = R;
+    type Caps = C;
+    #[inline(always)]
+    fn iter_zip_map_sum<F, P>(
+        self,
+        f: F,
+    ) -> (
+        S::Elem,
+        IterRowPairsMapSumPullback<P, RowCot<S>, RowCot<R>, C::Tangent>,
+    )
+    where
+        F: Fn(&S::Row, &R::Row, &C) -> (S::Elem, P),
+        P: Pullback<Output = S::Elem, Args = (RowCot<S>, RowCot<R>, C::Tangent)> + 'static,
+    {
+        let (x, y, caps) = self.0;
+        let (x, y) = (x.rows(), y.rows());
+        static SITE: Site = Site::new();
+        let mut pbs = Stack::new(&SITE);
+        let mut acc = S::Elem::zero();
+        for (a, b) in x.iter().zip(y) {
+            let (v, pb) = f(a, b, caps);
+            acc.accumulate(v);
+            pbs.push(pb);
+        }
+        (
+            acc,
+            IterRowPairsMapSumPullback {
+                pbs,
+                len: x.len().min(y.len()),
+                lens: (x.len(), y.len()),
+                _r: std::marker::PhantomData,
+            },
+        )
+    }
+}
+
+impl<T, W, V, C, P> Pullback for IterRowPairsMapSumPullback<P, W, V, C>
+where
+    T: Elem,
+    W: TangentVector,
+    V: TangentVector,
+    C: TangentVector,
+    P: Pullback<Output = T, Args = (W, V, C)> + 'static,
+{
+    type Output = T;
+    type Args = (Vec<W>, Vec<V>, C);
+    #[inline(always)]
+    #[track_caller]
+    fn pullback(mut self, dy: T, (dx, dz, dcaps): (&mut Vec<W>, &mut Vec<V>, &mut C)) {
+        densify_rows(dx, self.lens.0);
+        densify_rows(dz, self.lens.1);
+        for i in (0..self.len).rev() {
+            self.pbs
+                .pop()
+                .pullback(dy, (&mut dx[i], &mut dz[i], &mut *dcaps));
+        }
+    }
+}
