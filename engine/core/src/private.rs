@@ -159,6 +159,43 @@ impl<T: TangentVector, const N: usize> IndexTangent<usize> for [T; N] {
     }
 }
 
+/// `m[i][j]` on a sequence of sequences: the shape is the outer length and the shape
+/// of row `i`, so a structural-zero cotangent is materialised one level at a time
+/// (rows of a `Vec<Vec<f64>>` may differ in length).
+impl<T: IndexTangent<J> + TangentVector, J> IndexTangent<(usize, J)> for Vec<T> {
+    type Elem = T::Elem;
+    type Shape = (usize, T::Shape);
+    #[inline(always)]
+    #[track_caller]
+    fn index_acc(&mut self, shape: &(usize, T::Shape), (i, j): (usize, J), v: T::Elem) {
+        if self.len() != shape.0 {
+            materialise_vec(self, shape.0);
+        }
+        self[i].index_acc(&shape.1, j, v);
+    }
+    #[inline(always)]
+    fn index_take(&mut self, shape: &(usize, T::Shape), (i, j): (usize, J)) -> T::Elem {
+        match self.get_mut(i) {
+            Some(row) => row.index_take(&shape.1, j),
+            None => <T::Elem as TangentVector>::zero(),
+        }
+    }
+}
+
+impl<T: IndexTangent<J> + TangentVector, J, const N: usize> IndexTangent<(usize, J)> for [T; N] {
+    type Elem = T::Elem;
+    type Shape = (usize, T::Shape);
+    #[inline(always)]
+    #[track_caller]
+    fn index_acc(&mut self, shape: &(usize, T::Shape), (i, j): (usize, J), v: T::Elem) {
+        self[i].index_acc(&shape.1, j, v);
+    }
+    #[inline(always)]
+    fn index_take(&mut self, shape: &(usize, T::Shape), (i, j): (usize, J)) -> T::Elem {
+        self[i].index_take(&shape.1, j)
+    }
+}
+
 #[cfg(feature = "ndarray")]
 impl<T, D, I> IndexTangent<I> for Array<T, D>
 where
@@ -192,6 +229,25 @@ where
             None => T::zero(),
         }
     }
+}
+
+/// Two-dimensional arrays: those `map_axis` and `fold_axis` are differentiated on.
+#[cfg(feature = "ndarray")]
+#[diagnostic::on_unimplemented(
+    message = "mochi: `map_axis` and `fold_axis` are differentiated on two-dimensional arrays; this array's dimension is `{Self}`",
+    label = "not a two-dimensional array",
+    note = "loop over `a.axis_iter(Axis(k))` and reduce each subview instead"
+)]
+pub trait Matrix {}
+#[cfg(feature = "ndarray")]
+impl Matrix for ndarray::Ix2 {}
+
+/// The number of lanes along `axis` (`0` or `1`) of a matrix: its number of columns
+/// for `0`, of rows for `1`.
+#[cfg(feature = "ndarray")]
+#[inline(always)]
+pub fn lanes<S: Data, D: Dimension + Matrix>(a: &ArrayBase<S, D>, axis: usize) -> usize {
+    a.len_of(ndarray::Axis(1 - axis))
 }
 
 /// Writes an array cotangent in structural-zero or broadcast form out densely.

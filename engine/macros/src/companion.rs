@@ -73,7 +73,13 @@ fn method(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
         let Some((_, items)) = m.content else {
             continue;
         };
-        let fns: Vec<syn::ItemFn> = items
+        // Other items (the missing-rule fallbacks) go into each function's body: an
+        // `impl` block holds no module.
+        let (fns, others): (Vec<_>, Vec<_>) = items
+            .into_iter()
+            .filter(|i| !matches!(i, syn::Item::Use(_)))
+            .partition(|i| matches!(i, syn::Item::Fn(_)));
+        let fns: Vec<syn::ItemFn> = fns
             .into_iter()
             .filter_map(|i| match i {
                 syn::Item::Fn(f) => Some(f),
@@ -89,6 +95,9 @@ fn method(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
                 siblings: &siblings,
             }
             .visit_block_mut(&mut f.block);
+            f.block
+                .stmts
+                .splice(0..0, others.iter().cloned().map(syn::Stmt::Item));
             let attrs = &f.attrs;
             let sig = &f.sig;
             let block = &f.block;
@@ -271,6 +280,7 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
     let mut lowerer = Lowerer::new(&name.to_string(), active);
     lowerer.float_ty = float_ty;
     let lowered = lowerer.lower_body(specs, &body);
+    let fallbacks = lowerer.fallback_items();
     if let Some(first) = lowerer.errors.first().cloned() {
         let mut all = first;
         for e in lowerer.errors.into_iter().skip(1) {
@@ -481,6 +491,7 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
             #[allow(unused_imports)]
             use super::*;
 
+            #fallbacks
 
             #rules
 

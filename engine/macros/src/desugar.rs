@@ -16,6 +16,15 @@
 //! - `v.swap(i, j)` → `{ let (a, b) = (i, j); let t = v[a]; v[a] = v[b]; v[b] = t; }`
 //! - `vec![a, b * c]` with differentiable elements → `vec![0.0; 2]` and assignments
 //! - `x.first().unwrap()`, `x.last().unwrap()` (also under `*`) → `x[0]`, `x[x.len() - 1]`
+//! - `let r = &mut m[i];` → `m[i]` in place of `r` in the statements after it
+//! - `let (a, b) = x.split_at(k);` → `x[j]`, `x[k + j]` in place of `a[j]`, `b[j]`
+//! - `a.map_axis(Axis(1), f)`, `a.fold_axis(Axis(0), init, f)` → loops over rows or
+//!   columns (`iterchain.rs`)
+//! - `if let Some(m) = chain.reduce(f) { A }` → `if len > 0 { let m =
+//!   chain.reduce(f).unwrap(); A }`
+//! - `chain.position(p)`, `all`, `any`, `count` → `mochi::no_grad(..)` (no derivative)
+//! - `g(&mut m[i], x)`, `g(&mut s.f)` → the element copied into a variable, passed, and
+//!   assigned back after the call
 //! - `y.fill(a)` → `{ let t = a; for i in 0..y.len() { y[i] = t; } }`
 //! - `y.copy_from_slice(x)`, `y.assign(x)` → a length check and
 //!   `for i in 0..y.len() { y[i] = x[i]; }`
@@ -25,7 +34,7 @@
 
 use crate::activity::{mentions_active, tokens_mention};
 use crate::iterchain::{contains_return, Writer};
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote_spanned};
 use std::collections::HashSet;
 use syn::spanned::Spanned;
@@ -116,14 +125,27 @@ struct Source {
     mutable: bool,
 }
 
+/// A sequence a `for` loop can index: a variable, a field, or one row `m[i]` of one
+/// (parentheses dropped).
+fn seq_place(e: &Expr) -> Option<Expr> {
+    match e {
+        Expr::Path(_) | Expr::Field(_) => Some(e.clone()),
+        Expr::Paren(p) => seq_place(&p.expr),
+        Expr::Index(i)
+            if !matches!(&*i.index, Expr::Range(_))
+                && matches!(&*i.expr, Expr::Path(_) | Expr::Field(_)) =>
+        {
+            Some(e.clone())
+        }
+        _ => None,
+    }
+}
+
 fn source(e: &Expr) -> Option<Source> {
     match e {
         Expr::MethodCall(m) if m.args.is_empty() => {
             let name = m.method.to_string();
-            let seq = (*m.receiver).clone();
-            if !matches!(seq, Expr::Path(_) | Expr::Field(_)) {
-                return None;
-            }
+            let seq = seq_place(&m.receiver)?;
             match name.as_str() {
                 "iter_mut" => Some(Source { seq, mutable: true }),
                 "iter" => Some(Source {
@@ -133,8 +155,8 @@ fn source(e: &Expr) -> Option<Source> {
                 _ => None,
             }
         }
-        Expr::Reference(r) if matches!(&*r.expr, Expr::Path(_) | Expr::Field(_)) => Some(Source {
-            seq: (*r.expr).clone(),
+        Expr::Reference(r) => Some(Source {
+            seq: seq_place(&r.expr)?,
             mutable: r.mutability.is_some(),
         }),
         _ => None,
@@ -221,7 +243,12 @@ impl VisitMut for Substitute<'_> {
             }
         }
         if let Some(place) = self.lookup(e) {
+            // Errors about the place point at the name it replaces.
+            let span = e.span();
             *e = place;
+            if let Expr::Paren(p) = e {
+                p.paren_token = syn::token::Paren(span);
+            }
             return;
         }
         syn::visit_mut::visit_expr_mut(self, e);
@@ -286,6 +313,23 @@ fn option_branch(
         let o = format_ident!("__mochi_opt", span = span);
         syn::parse_quote!(#o)
     };
+    // `if let Some(m) = x.iter().copied().reduce(f)`: the chain's length decides, and
+    // `chain.reduce(f).unwrap()` is a loop the lowering reverses.
+    if let Some(len) = crate::iterchain::option_chain_len(scrutinee) {
+        let bind = binding.map(|b| quote_spanned!(span=> let #b = #scrutinee.unwrap();));
+        let then = stmts_of(then);
+        let els = els.map(|e| {
+            if let Expr::If(_) = e {
+                quote_spanned!(span=> else #e)
+            } else {
+                let s = stmts_of(e);
+                quote_spanned!(span=> else { #(#s)* })
+            }
+        });
+        return syn::parse_quote_spanned!(span=>
+            if (#len) > 0 { #bind #(#then)* } #els
+        );
+    }
     let bind = binding.map(|b| quote_spanned!(span=> let #b = #o.unwrap();));
     let then = stmts_of(then);
     let els = els.map(|e| {
@@ -557,6 +601,448 @@ impl VisitMut for Inline<'_> {
     }
 }
 
+/// A place that a `&mut` borrow can name again: `v`, `v[i]`, `v.f`, `m[i][j]`, with no
+/// range index.
+fn plain_place(e: &Expr) -> bool {
+    match e {
+        Expr::Path(p) => p.path.get_ident().is_some(),
+        Expr::Index(i) => !matches!(&*i.index, Expr::Range(_)) && plain_place(&i.expr),
+        Expr::Field(f) => plain_place(&f.base),
+        Expr::Paren(p) => plain_place(&p.expr),
+        _ => false,
+    }
+}
+
+/// Replaces each `let r = &mut place;` (`place` a variable, field or indexed element,
+/// `r` not `mut`) by `place` itself in the statements after it: `r[j] += v` becomes
+/// `m[i][j] += v`, `*r = v` becomes `place = v`. While `r` lives the borrow checker
+/// keeps every other access to `place`'s variable out, so the two name the same
+/// memory as long as the names inside `place` (the indices) keep their values: the
+/// rewrite is skipped when any of them, or `r`, is assigned, borrowed `&mut` or bound
+/// again after the `let`.
+fn inline_mut_borrows(b: &mut syn::Block) {
+    let mut k = 0;
+    while k < b.stmts.len() {
+        let found = match &b.stmts[k] {
+            syn::Stmt::Local(l) => match (&l.pat, l.init.as_ref()) {
+                (Pat::Ident(p), Some(init))
+                    if p.mutability.is_none()
+                        && p.by_ref.is_none()
+                        && p.subpat.is_none()
+                        && init.diverge.is_none() =>
+                {
+                    match &*init.expr {
+                        Expr::Reference(r) if r.mutability.is_some() && plain_place(&r.expr) => {
+                            Some((p.ident.clone(), (*r.expr).clone()))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((name, place)) = found else {
+            k += 1;
+            continue;
+        };
+        // The root may change once `r` is dead (the borrow checker sees to that), but
+        // a new binding of it, or any change to an index, would change what `place`
+        // names.
+        let mut bound = HashSet::new();
+        idents(&quote::ToTokens::to_token_stream(&place), &mut bound);
+        let mut indices = bound.clone();
+        if let Some(root) = crate::activity::root_name(&place) {
+            indices.remove(&root);
+        }
+        let mut rest: Vec<syn::Stmt> = b.stmts[k + 1..].to_vec();
+        let mut watch = Disturbed {
+            written: &indices,
+            bound: &bound,
+            hit: false,
+        };
+        for s in &rest {
+            syn::visit::Visit::visit_stmt(&mut watch, s);
+        }
+        let mut sub = BorrowUses {
+            name: &name,
+            place: &place,
+            shadowed: false,
+        };
+        for s in &mut rest {
+            if sub.shadowed {
+                break;
+            }
+            sub.visit_stmt_mut(s);
+        }
+        if watch.hit || sub.shadowed {
+            k += 1;
+            continue;
+        }
+        b.stmts.truncate(k);
+        b.stmts.extend(rest);
+    }
+}
+
+/// Every identifier in a token stream.
+fn idents(ts: &proc_macro2::TokenStream, out: &mut HashSet<String>) {
+    for t in ts.clone() {
+        match t {
+            proc_macro2::TokenTree::Ident(i) => {
+                out.insert(i.to_string());
+            }
+            proc_macro2::TokenTree::Group(g) => idents(&g.stream(), out),
+            _ => {}
+        }
+    }
+}
+
+/// `let (a, b) = x.split_at(k);` (also `split_at_mut`) → `let mid = k;`, with `a[j]` →
+/// `x[j]`, `b[j]` → `x[mid + j]`, `len()`, `iter()` and call arguments as sub-slices
+/// of `x` in the statements after it. Left as written when a half is used otherwise, or
+/// `x` is bound again (the halves borrow `x`, so it cannot change while they live).
+fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
+    let mut k = 0;
+    while k < b.stmts.len() {
+        let found = match &b.stmts[k] {
+            syn::Stmt::Local(l) => match (&l.pat, l.init.as_ref()) {
+                (Pat::Tuple(t), Some(init)) if init.diverge.is_none() && t.elems.len() == 2 => {
+                    let half = |p: &Pat| match p {
+                        Pat::Ident(i) if i.subpat.is_none() && i.by_ref.is_none() => {
+                            Some(i.ident.clone())
+                        }
+                        _ => None,
+                    };
+                    match (&*init.expr, half(&t.elems[0]), half(&t.elems[1])) {
+                        (Expr::MethodCall(m), Some(a), Some(c))
+                            if (m.method == "split_at" || m.method == "split_at_mut")
+                                && m.args.len() == 1
+                                && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_)) =>
+                        {
+                            Some((
+                                a,
+                                c,
+                                (*m.receiver).clone(),
+                                m.args[0].clone(),
+                                m.method.span(),
+                                m.method == "split_at_mut",
+                            ))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((a, c, x, at, span, mutable)) = found else {
+            k += 1;
+            continue;
+        };
+        let mut bound = HashSet::new();
+        if let Some(r) = crate::activity::root_name(&x) {
+            bound.insert(r);
+        }
+        let none = HashSet::new();
+        let mut watch = Disturbed {
+            written: &none,
+            bound: &bound,
+            hit: false,
+        };
+        let mut rest = syn::Block {
+            brace_token: b.brace_token,
+            stmts: b.stmts[k + 1..].to_vec(),
+        };
+        syn::visit::Visit::visit_block(&mut watch, &rest);
+        *next += 1;
+        let mid = format_ident!("__mochi_mid{}", *next, span = span);
+        let zero = quote::quote!(0);
+        let mid_t = quote::quote!(#mid);
+        let tail = quote::quote!((#x.len() - #mid));
+        let mut other = watch.hit;
+        for (name, base, len) in [(&a, &zero, &mid_t), (&c, &mid_t, &tail)] {
+            let mut uses = crate::iterchain::WindowUses {
+                name,
+                seq: &x,
+                base,
+                len,
+                mutable,
+                other: false,
+            };
+            uses.visit_block_mut(&mut rest);
+            other |= uses.other;
+        }
+        if other {
+            k += 1;
+            continue;
+        }
+        b.stmts.truncate(k);
+        b.stmts
+            .push(syn::parse_quote_spanned!(span=> let #mid: usize = #at;));
+        b.stmts.extend(rest.stmts);
+        k += 1;
+    }
+}
+
+/// An index made of names, literals and arithmetic: evaluating it twice is harmless.
+fn plain_index(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(_) => true,
+        Expr::Path(p) => p.qself.is_none(),
+        Expr::Binary(b) => plain_index(&b.left) && plain_index(&b.right),
+        Expr::Paren(p) => plain_index(&p.expr),
+        Expr::Cast(c) => plain_index(&c.expr),
+        Expr::Field(f) => plain_index(&f.base),
+        _ => false,
+    }
+}
+
+/// `place` with each index that is not plain bound to a variable first.
+fn bind_indices(e: &Expr, pre: &mut Vec<TokenStream>, span: Span, next: &mut usize) -> Expr {
+    match e {
+        Expr::Index(i) => {
+            let base = bind_indices(&i.expr, pre, span, next);
+            let index = if plain_index(&i.index) {
+                (*i.index).clone()
+            } else {
+                *next += 1;
+                let v = format_ident!("__mochi_wbi{}", *next, span = span);
+                let idx = &i.index;
+                pre.push(quote_spanned!(span=> let #v = #idx;));
+                syn::parse_quote!(#v)
+            };
+            syn::parse_quote!(#base[#index])
+        }
+        Expr::Field(f) => {
+            let base = bind_indices(&f.base, pre, span, next);
+            let m = &f.member;
+            syn::parse_quote!(#base.#m)
+        }
+        Expr::Paren(p) => bind_indices(&p.expr, pre, span, next),
+        other => other.clone(),
+    }
+}
+
+/// `g(&mut m[i], x)` (also `&mut s.f`, `&mut m[i][j]`) → `{ let mut t = m[i].clone();
+/// let r = g(&mut t, x); m[i] = t; r }`: the callee writes a variable, and the
+/// assignment after it carries the element's derivative back. While the call runs no
+/// other access to `m` compiles, so the copy and the element agree. An index other than
+/// names, literals and arithmetic (`m[order[k]]`) is bound first, so that it is
+/// evaluated once.
+fn write_back_call(c: &syn::ExprCall, span: Span, next: &mut usize) -> Option<Expr> {
+    // A function, not a constructor (`Some(&mut x[i])` keeps the borrow).
+    let Expr::Path(fp) = &*c.func else {
+        return None;
+    };
+    let last = fp.path.segments.last()?.ident.to_string();
+    let in_mem = fp.path.segments.iter().any(|s| s.ident == "mem");
+    if last.starts_with(|ch: char| ch.is_uppercase()) || in_mem {
+        return None;
+    }
+    fn element(e: &Expr) -> bool {
+        match e {
+            Expr::Index(i) => {
+                !matches!(&*i.index, Expr::Range(_))
+                    && (matches!(&*i.expr, Expr::Path(p) if p.path.get_ident().is_some())
+                        || element(&i.expr))
+            }
+            Expr::Field(f) => {
+                matches!(&*f.base, Expr::Path(p) if p.path.get_ident().is_some())
+                    || element(&f.base)
+            }
+            Expr::Paren(p) => element(&p.expr),
+            _ => false,
+        }
+    }
+    let mut pre = Vec::new();
+    let mut post = Vec::new();
+    let mut args = c.args.clone();
+    for a in args.iter_mut() {
+        let Expr::Reference(r) = a else { continue };
+        if r.mutability.is_none() || !element(&r.expr) {
+            continue;
+        }
+        *next += 1;
+        let t = format_ident!("__mochi_wb{}", *next, span = span);
+        let place = bind_indices(&r.expr, &mut pre, span, next);
+        pre.push(quote_spanned!(span=> let mut #t = #place.clone();));
+        post.push(quote_spanned!(span=> #place = #t;));
+        *a = syn::parse_quote_spanned!(span=> &mut #t);
+    }
+    if pre.is_empty() {
+        return None;
+    }
+    let func = &c.func;
+    let r = format_ident!("__mochi_wbr{}", *next, span = span);
+    Some(syn::parse_quote_spanned!(span=> {
+        #(#pre)*
+        let #r = #func(#args);
+        #(#post)*
+        #r
+    }))
+}
+
+/// The uses of `r` after `let r = &mut place;`: `r[j]`, `*r`, `r.f`, `r.m(..)` name the
+/// place itself, any other use (`helper(r)`, `for v in r`) the borrow `&mut place`.
+/// Each keeps the span of the name it replaces.
+struct BorrowUses<'a> {
+    name: &'a syn::Ident,
+    place: &'a Expr,
+    /// `r` is bound again: the rewrite is abandoned.
+    shadowed: bool,
+}
+
+impl BorrowUses<'_> {
+    fn is_r(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name))
+    }
+    fn place_at(&self, span: Span) -> Expr {
+        let place = self.place;
+        let mut e: Expr = syn::parse_quote!((#place));
+        if let Expr::Paren(p) = &mut e {
+            p.paren_token = syn::token::Paren(span);
+        }
+        e
+    }
+}
+
+impl VisitMut for BorrowUses<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let span = e.span();
+        match e {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) && self.is_r(&u.expr) => {
+                *e = self.place_at(span);
+            }
+            Expr::Index(i) if self.is_r(&i.expr) => {
+                *i.expr = self.place_at(i.expr.span());
+                self.visit_expr_mut(&mut i.index);
+            }
+            Expr::Field(f) if self.is_r(&f.base) => {
+                *f.base = self.place_at(f.base.span());
+            }
+            Expr::MethodCall(m) if self.is_r(&m.receiver) => {
+                *m.receiver = self.place_at(m.receiver.span());
+                for a in m.args.iter_mut() {
+                    self.visit_expr_mut(a);
+                }
+            }
+            _ if self.is_r(e) => {
+                let place = self.place;
+                *e = syn::parse_quote_spanned!(span=> &mut #place);
+            }
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+    fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+        if p.ident == *self.name {
+            self.shadowed = true;
+        }
+        syn::visit_mut::visit_pat_ident_mut(self, p);
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        if tokens_mention(&m.tokens, &|i| i == self.name) {
+            self.shadowed = true;
+        }
+    }
+}
+
+/// `t[a][b][c] = v` (three or more indices; also `op=`) → `{ let mut r =
+/// t[a][b].clone(); r[c] = v; t[a][b] = r; }`: the lowering writes places of at most
+/// two indices, and the row is copied, written and assigned back (an index read from
+/// data is bound first, so it is evaluated once). Deeper places recurse when the
+/// result is rewritten in its turn.
+fn deep_assign(
+    left: &Expr,
+    rebuild: &dyn Fn(Expr) -> Expr,
+    span: Span,
+    next: &mut usize,
+) -> Option<Expr> {
+    fn depth(e: &Expr) -> usize {
+        match e {
+            Expr::Index(i) if !matches!(&*i.index, Expr::Range(_)) => 1 + depth(&i.expr),
+            Expr::Paren(p) => depth(&p.expr),
+            _ => 0,
+        }
+    }
+    let Expr::Index(last) = left else { return None };
+    if depth(left) < 3 {
+        return None;
+    }
+    let mut pre = Vec::new();
+    let row = bind_indices(&last.expr, &mut pre, span, next);
+    let index = if plain_index(&last.index) {
+        (*last.index).clone()
+    } else {
+        *next += 1;
+        let v = format_ident!("__mochi_dai{}", *next, span = span);
+        let idx = &last.index;
+        pre.push(quote_spanned!(span=> let #v = #idx;));
+        syn::parse_quote!(#v)
+    };
+    *next += 1;
+    let r = format_ident!("__mochi_row{}", *next, span = span);
+    let write = rebuild(syn::parse_quote_spanned!(span=> #r[#index]));
+    Some(syn::parse_quote_spanned!(span=> {
+        #(#pre)*
+        let mut #r = #row.clone();
+        #write;
+        #row = #r;
+    }))
+}
+
+/// Is one of `written` assigned or borrowed `&mut`, or one of `bound` bound again?
+struct Disturbed<'a> {
+    written: &'a HashSet<String>,
+    bound: &'a HashSet<String>,
+    hit: bool,
+}
+
+impl Disturbed<'_> {
+    fn place(&mut self, e: &Expr) {
+        if crate::activity::root_name(e).is_some_and(|n| self.written.contains(&n)) {
+            self.hit = true;
+        }
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Disturbed<'_> {
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        self.place(&a.left);
+        syn::visit::visit_expr_assign(self, a);
+    }
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        if crate::activity::is_arithmetic_assign(&b.op)
+            || matches!(
+                b.op,
+                syn::BinOp::BitAndAssign(_)
+                    | syn::BinOp::BitOrAssign(_)
+                    | syn::BinOp::BitXorAssign(_)
+                    | syn::BinOp::ShlAssign(_)
+                    | syn::BinOp::ShrAssign(_)
+            )
+        {
+            self.place(&b.left);
+        }
+        syn::visit::visit_expr_binary(self, b);
+    }
+    fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+        if r.mutability.is_some() {
+            self.place(&r.expr);
+        }
+        syn::visit::visit_expr_reference(self, r);
+    }
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        if self.bound.contains(&p.ident.to_string()) {
+            self.hit = true;
+        }
+    }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        if tokens_mention(&m.tokens, &|i| self.written.contains(&i.to_string())) {
+            self.hit = true;
+        }
+    }
+}
+
 /// `x.first().unwrap()` → `x[0]`, `x.last().unwrap()` → `x[x.len() - 1]`.
 fn first_or_last(e: &Expr) -> Option<Expr> {
     let Expr::MethodCall(u) = e else { return None };
@@ -612,6 +1098,25 @@ impl Desugar {
         if !element_names(&pat, srcs.len(), &mut names) {
             return None;
         }
+        // A row `m[i]` is indexed afresh at every element: its index must not change
+        // in the body (the loop as written borrowed the row once).
+        let mut held = HashSet::new();
+        for s in &srcs {
+            if let Expr::Index(ix) = &s.seq {
+                idents(&quote::ToTokens::to_token_stream(&ix.index), &mut held);
+            }
+        }
+        if !held.is_empty() {
+            let mut watch = Disturbed {
+                written: &held,
+                bound: &held,
+                hit: false,
+            };
+            syn::visit::Visit::visit_block(&mut watch, &f.body);
+            if watch.hit {
+                return None;
+            }
+        }
         let span = f.expr.span();
         let i = match &counter {
             Some(c) => c.clone(),
@@ -650,8 +1155,8 @@ impl Desugar {
 
 impl Desugar {
     /// `x.first().unwrap()`, `x.last().unwrap()`, and `chain.reduce(f).unwrap()`,
-    /// `chain.max_by(cmp).unwrap()`, `chain.min_by(cmp).unwrap()` over differentiable
-    /// sequences.
+    /// `chain.max_by(cmp).unwrap()`, `chain.min_by(cmp).unwrap()`, `chain.last().unwrap()`,
+    /// `chain.next().unwrap()` over differentiable sequences.
     fn unwrap_rewrite(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
         if let Some(r) = first_or_last(&Expr::MethodCall(m.clone())) {
             return Some(r);
@@ -659,21 +1164,28 @@ impl Desugar {
         let Expr::MethodCall(inner) = &*m.receiver else {
             return None;
         };
+        let name = inner.method.to_string();
         if !matches!(
-            inner.method.to_string().as_str(),
-            "reduce" | "max_by" | "min_by"
+            name.as_str(),
+            "reduce" | "max_by" | "min_by" | "last" | "next"
         ) || !mentions_active(&inner.receiver, &self.active)
         {
             return None;
         }
         let float_ty = self.float_ty.clone();
-        Writer::new(&mut self.next, float_ty.as_ref()).reduce_unwrap(inner)
+        let mut w = Writer::new(&mut self.next, float_ty.as_ref());
+        if name == "last" || name == "next" {
+            return w.end_unwrap(inner);
+        }
+        w.reduce_unwrap(inner)
     }
 }
 
 impl VisitMut for Desugar {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         inline_local_closures(b);
+        inline_mut_borrows(b);
+        inline_split_at(b, &mut self.next);
         let mut stmts = Vec::with_capacity(b.stmts.len());
         for s in b.stmts.drain(..) {
             match &s {
@@ -791,13 +1303,18 @@ impl VisitMut for Desugar {
                 }
                 let v = format_ident!("__mochi_vec", span = span);
                 let n = list.len();
-                let zero = crate::twin::typed_float("0.0", &ty, span);
-                let sets = list.iter().enumerate().map(|(k, x)| {
+                // The first element fills the vector before every slot is written: the
+                // element type may be a float or a row (`vec![x.to_vec(), y.to_vec()]`).
+                let t0 = format_ident!("__mochi_vec0", span = span);
+                let first = typed(&list[0], &ty).unwrap_or_else(|| list[0].clone());
+                let sets = list.iter().enumerate().skip(1).map(|(k, x)| {
                     let k = syn::Index::from(k);
                     quote_spanned!(span=> #v[#k] = #x;)
                 });
                 *e = syn::parse_quote_spanned!(span=> {
-                    let mut #v = ::std::vec![#zero; #n];
+                    let #t0 = #first;
+                    let mut #v = ::std::vec![#t0.clone(); #n];
+                    #v[0] = #t0;
                     #(#sets)*
                     #v
                 });
@@ -805,7 +1322,12 @@ impl VisitMut for Desugar {
                 self.visit_expr_mut(e);
             }
             Expr::Call(c) => {
-                let Some(name) = mem_fn(&c.func) else { return };
+                let Some(name) = mem_fn(&c.func) else {
+                    if let Some(r) = write_back_call(c, span, &mut self.next) {
+                        *e = r;
+                    }
+                    return;
+                };
                 match (name.as_str(), c.args.len()) {
                     ("swap", 2) => {
                         let (Some(a), Some(b)) = (mut_place(&c.args[0]), mut_place(&c.args[1]))
@@ -826,6 +1348,22 @@ impl VisitMut for Desugar {
                     _ => {}
                 }
             }
+            Expr::Assign(a) => {
+                let right = a.right.clone();
+                let rebuild = move |place: Expr| -> Expr { syn::parse_quote!(#place = #right) };
+                if let Some(r) = deep_assign(&a.left, &rebuild, span, &mut self.next) {
+                    *e = r;
+                    self.visit_expr_mut(e);
+                }
+            }
+            Expr::Binary(b) if crate::activity::is_arithmetic_assign(&b.op) => {
+                let (op, right) = (b.op, b.right.clone());
+                let rebuild = move |place: Expr| -> Expr { syn::parse_quote!(#place #op #right) };
+                if let Some(r) = deep_assign(&b.left, &rebuild, span, &mut self.next) {
+                    *e = r;
+                    self.visit_expr_mut(e);
+                }
+            }
             Expr::If(i) => {
                 if let Some(r) = if_let(i) {
                     *e = r;
@@ -836,6 +1374,7 @@ impl VisitMut for Desugar {
             Expr::Match(m) => {
                 if let Some(r) = option_match(m) {
                     *e = r;
+                    self.visit_expr_mut(e);
                 }
             }
             Expr::While(w) if matches!(&*w.cond, Expr::Let(_)) && w.label.is_none() => {
@@ -863,6 +1402,17 @@ impl VisitMut for Desugar {
                     None => Expr::ForLoop(f),
                 };
             }
+            // Searches and tests over a differentiable sequence give integers and bools,
+            // which carry no derivative: `x.iter().position(|v| *v > 0.0)`.
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "position" | "rposition" | "all" | "any" | "count"
+                ) && mentions_active(&m.receiver, &self.active) =>
+            {
+                let inner = e.clone();
+                *e = syn::parse_quote_spanned!(span=> ::mochi::no_grad(#inner));
+            }
             Expr::MethodCall(m)
                 if matches!(
                     m.method.to_string().as_str(),
@@ -873,6 +1423,18 @@ impl VisitMut for Desugar {
                 let float_ty = self.float_ty.clone();
                 if let Some(r) = Writer::new(&mut self.next, float_ty.as_ref()).consumer(m, None) {
                     *e = r;
+                    // A window's `w.iter()` became a chain over a sub-slice: rewrite it.
+                    self.visit_expr_mut(e);
+                }
+            }
+            Expr::MethodCall(m)
+                if matches!(m.method.to_string().as_str(), "map_axis" | "fold_axis")
+                    && mentions_active(&m.receiver, &self.active) =>
+            {
+                let float_ty = self.float_ty.clone();
+                if let Some(r) = Writer::new(&mut self.next, float_ty.as_ref()).axis_reduce(m) {
+                    *e = r;
+                    self.visit_expr_mut(e);
                 }
             }
             Expr::MethodCall(m)
@@ -916,6 +1478,7 @@ impl VisitMut for Desugar {
                     let float_ty = self.float_ty.clone();
                     if let Some(r) = Writer::new(&mut self.next, float_ty.as_ref()).for_loop(f) {
                         *e = r;
+                        self.visit_expr_mut(e);
                     }
                 }
             }

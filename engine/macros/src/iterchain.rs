@@ -15,6 +15,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote_spanned};
+use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
@@ -32,10 +33,21 @@ enum Stage {
         start: Expr,
         end: Expr,
     },
-    /// `seq.windows(size)`: the window starting at `k`, only indexed (`w[j]`).
+    /// `seq.windows(size)`, `seq.chunks_exact(size)`, `seq.chunks(size)`: the window or
+    /// chunk at position `k`, used through `w[j]`, `w.len()`, `w.iter()` or as a call
+    /// argument.
     Windows {
         seq: Expr,
         size: Expr,
+        kind: Pieces,
+    },
+    /// `step_by(s)`: position `k` is `k * s` of the stream before it.
+    StepBy(Expr),
+    /// The subviews of an array: `a.axis_iter(axis)`, `a.outer_iter()` (`index_axis`),
+    /// `a.rows()` (`row`), `a.columns()` (`column`); each a view, by value.
+    Lines {
+        seq: Expr,
+        line: Line,
     },
     Copied,
     Skip(Expr),
@@ -45,6 +57,8 @@ enum Stage {
     Zip(Vec<Stage>),
     Map(syn::ExprClosure),
     Filter(syn::ExprClosure),
+    /// `scan(init, |s, v| { …; Some(e) })`: a state updated at every element, in order.
+    Scan(Expr, syn::ExprClosure),
 }
 
 /// An element: a value (and whether the iterator yields it by reference) or a tuple.
@@ -52,12 +66,97 @@ enum Stage {
 enum Item {
     Leaf(Expr, bool),
     Tuple(Vec<Item>),
-    /// A window `seq[base..base + size]`, used only as `w[j]` (and `w.len()`).
+    /// A window `seq[base..base + len]`, used only as `w[j]`, `w.len()`, `w.iter()` or
+    /// a call argument.
     Window {
         seq: Box<Expr>,
         base: TokenStream,
-        size: Box<Expr>,
+        len: TokenStream,
     },
+}
+
+/// Which subviews of an array a chain walks.
+#[derive(Clone)]
+enum Line {
+    /// `a.index_axis(axis, k)` for `k` in `0..a.len_of(axis)`.
+    Axis(Expr),
+    /// `a.row(k)` for `k` in `0..a.nrows()` (two-dimensional arrays).
+    Row,
+    /// `a.column(k)` for `k` in `0..a.ncols()`.
+    Column,
+}
+
+/// `a.axis_iter(axis)`, `a.outer_iter()`, `a.rows()`, `a.columns()` (also followed by
+/// `.into_iter()`), of a variable or field `a`.
+fn lines(e: &Expr) -> Option<Stage> {
+    let Expr::MethodCall(m) = e else { return None };
+    let name = m.method.to_string();
+    if name == "into_iter" && m.args.is_empty() {
+        return lines(&m.receiver);
+    }
+    let (seq, None, None) = sequence(&m.receiver)? else {
+        return None;
+    };
+    let line = match (name.as_str(), m.args.len()) {
+        ("axis_iter", 1) => Line::Axis(m.args[0].clone()),
+        ("outer_iter", 0) => Line::Axis(syn::parse_quote!(::mochi::__private::ndarray::Axis(0))),
+        ("rows", 0) => Line::Row,
+        ("columns", 0) => Line::Column,
+        _ => return None,
+    };
+    Some(Stage::Lines { seq, line })
+}
+
+/// How a sequence is cut into pieces.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Pieces {
+    /// `windows(m)`: overlapping, starting at every position.
+    Windows,
+    /// `chunks_exact(m)`: disjoint, a shorter tail dropped.
+    ChunksExact,
+    /// `chunks(m)`: disjoint, the last one shorter when `m` does not divide the length.
+    Chunks,
+}
+
+impl Pieces {
+    fn of(method: &str) -> Option<Pieces> {
+        match method {
+            "windows" => Some(Pieces::Windows),
+            "chunks_exact" => Some(Pieces::ChunksExact),
+            "chunks" => Some(Pieces::Chunks),
+            _ => None,
+        }
+    }
+
+    /// The number of pieces of `seq`.
+    fn count(self, seq: &Expr, size: &Expr, span: Span) -> TokenStream {
+        match self {
+            Pieces::Windows => quote_spanned!(span=> (#seq.len() + 1).saturating_sub(#size)),
+            Pieces::ChunksExact => quote_spanned!(span=> #seq.len() / (#size)),
+            Pieces::Chunks => quote_spanned!(span=> #seq.len().div_ceil(#size)),
+        }
+    }
+
+    /// The start and the length of piece `k`.
+    fn bounds(
+        self,
+        seq: &Expr,
+        size: &Expr,
+        k: &TokenStream,
+        span: Span,
+    ) -> (TokenStream, TokenStream) {
+        match self {
+            Pieces::Windows => (quote_spanned!(span=> #k), quote_spanned!(span=> (#size))),
+            Pieces::ChunksExact => (
+                quote_spanned!(span=> #k * (#size)),
+                quote_spanned!(span=> (#size)),
+            ),
+            Pieces::Chunks => (
+                quote_spanned!(span=> #k * (#size)),
+                quote_spanned!(span=> ::core::cmp::min(#size, #seq.len() - #k * (#size))),
+            ),
+        }
+    }
 }
 
 /// Parses `e` as a chain of stages ending at a source.
@@ -88,6 +187,9 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
             true
         }
         Expr::MethodCall(m) => {
+            if let Some(l) = lines(e) {
+                return push(out, l);
+            }
             let name = m.method.to_string();
             let args = &m.args;
             match (name.as_str(), args.len()) {
@@ -103,16 +205,20 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                     }
                     None => false,
                 },
-                ("windows", 1) => match sequence(&m.receiver) {
+                ("windows" | "chunks_exact" | "chunks", 1) => match sequence(&m.receiver) {
                     Some((seq, None, None)) => push(
                         out,
                         Stage::Windows {
                             seq,
                             size: args[0].clone(),
+                            kind: Pieces::of(&name).expect("a piece method"),
                         },
                     ),
                     _ => false,
                 },
+                ("step_by", 1) => {
+                    stages(&m.receiver, out) && push(out, Stage::StepBy(args[0].clone()))
+                }
                 ("copied" | "cloned", 0) => stages(&m.receiver, out) && push(out, Stage::Copied),
                 ("skip", 1) => stages(&m.receiver, out) && push(out, Stage::Skip(args[0].clone())),
                 ("take", 1) => stages(&m.receiver, out) && push(out, Stage::Take(args[0].clone())),
@@ -158,6 +264,15 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                         return false;
                     };
                     stages(&m.receiver, out) && push(out, Stage::Filter(c))
+                }
+                ("scan", 2) => {
+                    let Some(c) = closure(&args[1], 2) else {
+                        return false;
+                    };
+                    if scan_parts(&c).is_none() {
+                        return false;
+                    }
+                    stages(&m.receiver, out) && push(out, Stage::Scan(args[0].clone(), c))
                 }
                 _ => false,
             }
@@ -258,6 +373,8 @@ pub struct Writer<'a> {
     pub next: &'a mut usize,
     pub float_ty: Option<&'a syn::Ident>,
     span: Span,
+    /// Statements before the chain's loop (a `scan`'s state).
+    pre: Vec<TokenStream>,
 }
 
 impl<'a> Writer<'a> {
@@ -266,6 +383,7 @@ impl<'a> Writer<'a> {
             next,
             float_ty,
             span: Span::call_site(),
+            pre: Vec::new(),
         }
     }
 
@@ -310,8 +428,15 @@ impl<'a> Writer<'a> {
             Stage::Range { start, end } => {
                 quote_spanned!(span=> ((#end) as usize).saturating_sub((#start) as usize))
             }
-            Stage::Windows { seq, size } => {
-                quote_spanned!(span=> (#seq.len() + 1).saturating_sub(#size))
+            Stage::Windows { seq, size, kind } => kind.count(seq, size, span),
+            Stage::Lines { seq, line } => match line {
+                Line::Axis(a) => quote_spanned!(span=> #seq.len_of(#a)),
+                Line::Row => quote_spanned!(span=> #seq.nrows()),
+                Line::Column => quote_spanned!(span=> #seq.ncols()),
+            },
+            Stage::StepBy(s) => {
+                let l = self.len(rest)?;
+                quote_spanned!(span=> (#l).div_ceil(#s))
             }
             Stage::Skip(n) => {
                 let l = self.len(rest)?;
@@ -325,9 +450,12 @@ impl<'a> Writer<'a> {
                 let (l, m) = (self.len(rest)?, self.len(o)?);
                 quote_spanned!(span=> ::core::cmp::min(#l, #m))
             }
-            Stage::Copied | Stage::Rev | Stage::Enumerate | Stage::Map(_) | Stage::Filter(_) => {
-                self.len(rest)?
-            }
+            Stage::Copied
+            | Stage::Rev
+            | Stage::Enumerate
+            | Stage::Map(_)
+            | Stage::Filter(_)
+            | Stage::Scan(..) => self.len(rest)?,
         })
     }
 
@@ -349,11 +477,24 @@ impl<'a> Writer<'a> {
             Stage::Range { start, .. } => {
                 Item::Leaf(syn::parse_quote_spanned!(span=> (#start) + (#k)), false)
             }
-            Stage::Windows { seq, size } => Item::Window {
-                seq: Box::new(seq.clone()),
-                base: k,
-                size: Box::new(size.clone()),
-            },
+            Stage::Windows { seq, size, kind } => {
+                let (base, len) = kind.bounds(seq, size, &k, span);
+                Item::Window {
+                    seq: Box::new(seq.clone()),
+                    base,
+                    len,
+                }
+            }
+            Stage::StepBy(s) => self.item(rest, quote_spanned!(span=> (#k) * (#s)), body)?,
+            Stage::Lines { seq, line } => {
+                let v = self.fresh("line");
+                body.push(match line {
+                    Line::Axis(a) => quote_spanned!(span=> let #v = #seq.index_axis(#a, #k);),
+                    Line::Row => quote_spanned!(span=> let #v = #seq.row(#k);),
+                    Line::Column => quote_spanned!(span=> let #v = #seq.column(#k);),
+                });
+                Item::Leaf(syn::parse_quote_spanned!(span=> #v), false)
+            }
             Stage::Copied => match self.item(rest, k, body)? {
                 Item::Leaf(e, _) => Item::Leaf(e, false),
                 t => t,
@@ -390,6 +531,29 @@ impl<'a> Writer<'a> {
                 body.push(quote_spanned!(span=> let #m = #v;));
                 Item::Leaf(syn::parse_quote_spanned!(span=> #m), false)
             }
+            Stage::Scan(init, c) => {
+                // The state lives before the loop; the closure's `*s` is the state.
+                let it = self.item(rest, k, body)?;
+                let (s, stmts, value) = scan_parts(c)?;
+                let st = self.fresh("state");
+                self.pre.push(quote_spanned!(span=> let mut #st = #init;));
+                let mut deref = Vec::new();
+                self.bind(&c.inputs[1], &it, body, &mut deref)?;
+                let mut sub = ScanState {
+                    name: &s,
+                    state: &st,
+                    other: false,
+                };
+                let mut block: syn::Block = syn::parse_quote!({ #(#stmts)* #value });
+                sub.visit_block_mut(&mut block);
+                UnDeref { names: &deref }.visit_block_mut(&mut block);
+                if sub.other {
+                    return None;
+                }
+                let m = self.fresh("m");
+                body.push(quote_spanned!(span=> let #m = #block;));
+                Item::Leaf(syn::parse_quote_spanned!(span=> #m), false)
+            }
         })
     }
 
@@ -404,14 +568,15 @@ impl<'a> Writer<'a> {
         let mut deref = Vec::new();
         let mut e = (*c.body).clone();
         for (p, it) in c.inputs.iter().zip(items) {
-            if let Item::Window { seq, base, size } = it {
+            if let Item::Window { seq, base, len } = it {
                 // `|w| … w[j] …`: the window's elements are read from the sequence.
                 let Pat::Ident(w) = p else { return None };
                 let mut uses = WindowUses {
                     name: &w.ident,
                     seq,
                     base,
-                    size,
+                    len,
+                    mutable: false,
                     other: false,
                 };
                 uses.visit_expr_mut(&mut e);
@@ -470,8 +635,8 @@ impl<'a> Writer<'a> {
         match it {
             // A window used other than through a closure's `w[j]`: not reached, since
             // `consumer` and `for_loop` refuse chains that end in windows.
-            Item::Window { seq, base, size } => {
-                quote_spanned!(span=> &#seq[#base..#base + #size])
+            Item::Window { seq, base, len } => {
+                quote_spanned!(span=> &#seq[#base..#base + #len])
             }
             Item::Leaf(e, _) => quote_spanned!(span=> #e),
             Item::Tuple(items) => {
@@ -535,7 +700,11 @@ impl<'a> Writer<'a> {
                 return None;
             }
         }
+        if !scan_in_order(&st) {
+            return None;
+        }
         let (n, k, len, body, item) = self.loop_head(&st)?;
+        let pre = std::mem::take(&mut self.pre);
         let acc = self.fresh("acc");
         let (init, step, result) = match (name.as_str(), e.args.len()) {
             ("sum", 0) | ("product", 0) => {
@@ -602,6 +771,7 @@ impl<'a> Writer<'a> {
         };
         Some(syn::parse_quote_spanned!(span=> {
             let #n = #len;
+            #(#pre)*
             #init
             for #k in 0..#n {
                 #(#body)*
@@ -635,14 +805,18 @@ impl<'a> Writer<'a> {
                 } | Stage::Enumerate
                     | Stage::Copied
             ) || matches!(s, Stage::Zip(o) if o.len() == 1)
-        });
+        }) && st.iter().filter(|s| matches!(s, Stage::Zip(_))).count() <= 1;
         if simple || matches!(st[..], [Stage::Range { .. }]) {
             return None;
         }
         if st.iter().any(|s| matches!(s, Stage::Filter(_))) {
             return None;
         }
+        if !scan_in_order(&st) {
+            return None;
+        }
         let (n, k, len, mut body, item) = self.loop_head(&st)?;
+        let pre = std::mem::take(&mut self.pre);
         let mut deref = Vec::new();
         self.bind(&f.pat, &item, &mut body, &mut deref)?;
         let mut b = f.body.clone();
@@ -650,6 +824,7 @@ impl<'a> Writer<'a> {
         let stmts = &b.stmts;
         Some(syn::parse_quote_spanned!(span=> {
             let #n = #len;
+            #(#pre)*
             for #k in 0..#n {
                 #(#body)*
                 #(#stmts)*
@@ -660,15 +835,15 @@ impl<'a> Writer<'a> {
 
 impl Writer<'_> {
     /// `for w in x.windows(m) { … w[j] … }` → `for k in 0..x.len() + 1 - m { … x[k + j] … }`,
-    /// and `chunks_exact(m)` with `x[k * m + j]`, when the window is only indexed (or
-    /// asked its `len()`).
+    /// and `chunks_exact(m)`, `chunks(m)` with `x[k * m + j]`, when the window is only
+    /// indexed, asked its `len()`, iterated with `iter()` or passed to a call.
     fn windows(&mut self, f: &syn::ExprForLoop) -> Option<Expr> {
         let span = self.span;
         let Expr::MethodCall(m) = &*f.expr else {
             return None;
         };
-        let kind = m.method.to_string();
-        if !matches!(kind.as_str(), "windows" | "chunks_exact") || m.args.len() != 1 {
+        let kind = Pieces::of(&m.method.to_string())?;
+        if m.args.len() != 1 {
             return None;
         }
         let (x, None, None) = sequence(&m.receiver)? else {
@@ -677,56 +852,121 @@ impl Writer<'_> {
         let Pat::Ident(w) = &*f.pat else { return None };
         let size = &m.args[0];
         let k = self.fresh("k");
-        let base = if kind == "windows" {
-            quote_spanned!(span=> #k)
-        } else {
-            quote_spanned!(span=> #k * (#size))
-        };
+        let (base, len) = kind.bounds(&x, size, &quote_spanned!(span=> #k), span);
         let mut body = f.body.clone();
         let mut sub = WindowUses {
             name: &w.ident,
             seq: &x,
             base: &base,
-            size,
+            len: &len,
+            mutable: false,
             other: false,
         };
         sub.visit_block_mut(&mut body);
         if sub.other {
             return None;
         }
-        let n = if kind == "windows" {
-            quote_spanned!(span=> (#x.len() + 1).saturating_sub(#size))
-        } else {
-            quote_spanned!(span=> #x.len() / (#size))
-        };
+        let n = kind.count(&x, size, span);
         let stmts = &body.stmts;
         Some(syn::parse_quote_spanned!(span=> for #k in 0..#n { #(#stmts)* }))
     }
 }
 
-/// `w[j]` → `x[base + j]`, `w.len()` → the window size; any other use of `w` is noted.
-struct WindowUses<'a> {
-    name: &'a syn::Ident,
-    seq: &'a Expr,
-    base: &'a TokenStream,
-    size: &'a Expr,
-    other: bool,
+/// `w[j]` → `x[base + j]`, `w.len()` → the window's length, `w.iter()` →
+/// `x[base..base + len].iter()`, `w` as a call argument → `&x[base..base + len]` (`&mut`
+/// for a mutable window); any other use of `w` is noted in `other`.
+pub struct WindowUses<'a> {
+    pub name: &'a syn::Ident,
+    pub seq: &'a Expr,
+    pub base: &'a TokenStream,
+    pub len: &'a TokenStream,
+    /// The window borrows the sequence mutably (`split_at_mut`): passed on as `&mut`.
+    pub mutable: bool,
+    pub other: bool,
+}
+
+impl WindowUses<'_> {
+    fn is_w(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name))
+    }
+    fn slice(&self, span: Span) -> TokenStream {
+        let (x, base, len) = (self.seq, self.base, self.len);
+        quote_spanned!(span=> #x[#base..#base + #len])
+    }
+    /// Rewrites the window among `args`; `true` when a mutable window was passed (as the
+    /// variable `__mochi_wt`, which [`write_back`](Self::write_back) then provides).
+    fn args(&mut self, args: &mut syn::punctuated::Punctuated<Expr, syn::Token![,]>) -> bool {
+        let mut passed = false;
+        for a in args.iter_mut() {
+            if self.is_w(a) {
+                let span = a.span();
+                *a = if self.mutable {
+                    passed = true;
+                    syn::parse_quote_spanned!(span=> &mut __mochi_wt)
+                } else {
+                    let s = self.slice(span);
+                    syn::parse_quote_spanned!(span=> &#s)
+                };
+            } else {
+                self.visit_expr_mut(a);
+            }
+        }
+        passed
+    }
+    /// A call given a mutable window: the window's elements copied into `__mochi_wt`,
+    /// the call, and the elements written back (a `&mut` sub-slice cannot be passed to
+    /// a derived rule; a variable can).
+    fn write_back(&self, call: &Expr, span: Span) -> Expr {
+        let (x, base, len) = (self.seq, self.base, self.len);
+        syn::parse_quote_spanned!(span=> {
+            let mut __mochi_wt = ::mochi::no_grad(#x[#base..#base + #len].to_vec());
+            for __mochi_wj in 0..(#len) {
+                __mochi_wt[__mochi_wj] = #x[#base + __mochi_wj];
+            }
+            let __mochi_wr = #call;
+            for __mochi_wj in 0..(#len) {
+                #x[#base + __mochi_wj] = __mochi_wt[__mochi_wj];
+            }
+            __mochi_wr
+        })
+    }
 }
 
 impl VisitMut for WindowUses<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
-        let is_w = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name));
+        let span = e.span();
         match e {
-            Expr::Index(i) if is_w(&i.expr) => {
+            Expr::Index(i) if self.is_w(&i.expr) => {
                 self.visit_expr_mut(&mut i.index);
                 let (x, base, j) = (self.seq, self.base, &i.index);
-                *e = syn::parse_quote!(#x[#base + (#j)]);
+                *e = syn::parse_quote_spanned!(span=> #x[#base + (#j)]);
             }
-            Expr::MethodCall(m) if is_w(&m.receiver) && m.method == "len" && m.args.is_empty() => {
-                let size = self.size;
-                *e = syn::parse_quote!((#size));
+            Expr::MethodCall(m) if self.is_w(&m.receiver) && m.args.is_empty() => {
+                match m.method.to_string().as_str() {
+                    "len" => {
+                        let len = self.len;
+                        *e = syn::parse_quote_spanned!(span=> (#len));
+                    }
+                    "iter" => {
+                        let s = self.slice(span);
+                        *e = syn::parse_quote_spanned!(span=> #s.iter());
+                    }
+                    _ => self.other = true,
+                }
             }
-            _ if is_w(e) => self.other = true,
+            Expr::Call(c) => {
+                self.visit_expr_mut(&mut c.func);
+                if self.args(&mut c.args) {
+                    *e = self.write_back(e, span);
+                }
+            }
+            Expr::MethodCall(m) => {
+                self.visit_expr_mut(&mut m.receiver);
+                if self.args(&mut m.args) {
+                    *e = self.write_back(e, span);
+                }
+            }
+            _ if self.is_w(e) => self.other = true,
             _ => syn::visit_mut::visit_expr_mut(self, e),
         }
     }
@@ -775,7 +1015,11 @@ impl Writer<'_> {
             return None;
         }
         let mut st = Vec::new();
-        if !stages(&e.receiver, &mut st) || st.iter().any(|s| matches!(s, Stage::Filter(_))) {
+        if !stages(&e.receiver, &mut st)
+            || st
+                .iter()
+                .any(|s| matches!(s, Stage::Filter(_) | Stage::Scan(..)))
+        {
             return None;
         }
         let (n, k, acc) = (self.fresh("n"), self.fresh("k"), self.fresh("acc"));
@@ -828,6 +1072,182 @@ impl Writer<'_> {
             #acc
         }))
     }
+}
+
+impl Writer<'_> {
+    /// `a.map_axis(Axis(l), f)` and `a.fold_axis(Axis(l), init, f)` of a two-dimensional
+    /// array, `l` a literal `0` or `1`, as a loop over the lanes along axis `l` (columns
+    /// for `0`, rows for `1`) writing an `Array1` of the function's float type. Arrays
+    /// of other ranks fail to compile at the method, with a message that says so.
+    pub fn axis_reduce(&mut self, e: &syn::ExprMethodCall) -> Option<Expr> {
+        self.span = e.method.span();
+        let span = self.span;
+        let ty = self.float_ty?.clone();
+        let name = e.method.to_string();
+        let (seq, None, None) = sequence(&e.receiver)? else {
+            return None;
+        };
+        let along_rows = match e.args.first()? {
+            Expr::Call(c) if c.args.len() == 1 => match (&*c.func, &c.args[0]) {
+                (
+                    Expr::Path(p),
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(l),
+                        ..
+                    }),
+                ) if p.path.segments.last().is_some_and(|s| s.ident == "Axis") => {
+                    match l.base10_digits() {
+                        "0" => false,
+                        "1" => true,
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let (n, i, r, m) = (
+            self.fresh("n"),
+            self.fresh("i"),
+            self.fresh("r"),
+            self.fresh("m"),
+        );
+        // `lanes` accepts two-dimensional arrays only, with a message saying so.
+        let (along, across) = if along_rows { (1usize, 0usize) } else { (0, 1) };
+        let count =
+            quote_spanned!(span=> ::mochi::no_grad(::mochi::__private::lanes(&#seq, #along)));
+        let other = quote_spanned!(span=> #m);
+        let lane =
+            quote_spanned!(span=> #seq.index_axis(::mochi::__private::ndarray::Axis(#across), #i));
+        let step = match (name.as_str(), e.args.len()) {
+            ("map_axis", 2) => {
+                let c = closure(&e.args[1], 1)?;
+                let mut body = Vec::new();
+                let mut deref = Vec::new();
+                let l = self.fresh("lane");
+                body.push(quote_spanned!(span=> let #l = #lane;));
+                self.bind(
+                    &c.inputs[0],
+                    &Item::Leaf(syn::parse_quote_spanned!(span=> #l), false),
+                    &mut body,
+                    &mut deref,
+                )?;
+                let b = &c.body;
+                quote_spanned!(span=> #(#body)* #r[#i] = #b;)
+            }
+            ("fold_axis", 3) => {
+                let init = &e.args[1];
+                let c = closure(&e.args[2], 2)?;
+                let (acc, j) = (self.fresh("acc"), self.fresh("j"));
+                let elem = if along_rows {
+                    quote_spanned!(span=> #seq[[#i, #j]])
+                } else {
+                    quote_spanned!(span=> #seq[[#j, #i]])
+                };
+                let mut binds = Vec::new();
+                let mut deref = Vec::new();
+                self.bind(
+                    &c.inputs[0],
+                    &Item::Leaf(syn::parse_quote_spanned!(span=> #acc), false),
+                    &mut binds,
+                    &mut deref,
+                )?;
+                self.bind(
+                    &c.inputs[1],
+                    &Item::Leaf(syn::parse_quote_spanned!(span=> #elem), true),
+                    &mut binds,
+                    &mut deref,
+                )?;
+                let mut b = (*c.body).clone();
+                UnDeref { names: &deref }.visit_expr_mut(&mut b);
+                quote_spanned!(span=>
+                    let mut #acc = #init;
+                    for #j in 0..#other {
+                        #(#binds)*
+                        #acc = #b;
+                    }
+                    #r[#i] = #acc;
+                )
+            }
+            _ => return None,
+        };
+        Some(syn::parse_quote_spanned!(span=> {
+            let #n = #count;
+            let #m = ::mochi::no_grad(::mochi::__private::lanes(&#seq, #across));
+            let mut #r = ::mochi::__private::ndarray::Array1::<#ty>::zeros(#n);
+            for #i in 0..#n {
+                #step
+            }
+            #r
+        }))
+    }
+
+    /// `chain.last().unwrap()` and `chain.next().unwrap()`: the element at position
+    /// `n - 1` or `0`, computed once (a `filter` in the chain: no rewrite).
+    pub fn end_unwrap(&mut self, e: &syn::ExprMethodCall) -> Option<Expr> {
+        self.span = e.method.span();
+        let span = self.span;
+        let last = match e.method.to_string().as_str() {
+            "last" => true,
+            "next" => false,
+            _ => return None,
+        };
+        if !e.args.is_empty() {
+            return None;
+        }
+        let mut st = Vec::new();
+        if !stages(&e.receiver, &mut st)
+            || st
+                .iter()
+                .any(|s| matches!(s, Stage::Filter(_) | Stage::Scan(..)))
+        {
+            return None;
+        }
+        let (n, k) = (self.fresh("n"), self.fresh("k"));
+        let len = self.len(&st)?;
+        let mut body = Vec::new();
+        let item = self.item(&st, quote_spanned!(span=> #k), &mut body)?;
+        let v = self.value(&item);
+        let at = if last {
+            quote_spanned!(span=> #n - 1)
+        } else {
+            quote_spanned!(span=> 0)
+        };
+        Some(syn::parse_quote_spanned!(span=> {
+            let #n = #len;
+            if #n == 0 {
+                panic!("called `Option::unwrap()` on a `None` value");
+            }
+            let #k = #at;
+            #(#body)*
+            #v
+        }))
+    }
+}
+
+/// The number of elements of the chain under `chain.reduce(f)`, `chain.max_by(cmp)`,
+/// `chain.min_by(cmp)`, `chain.last()` or `chain.next()` (`Some` exactly when it is not
+/// zero), when the chain has no `filter`.
+pub fn option_chain_len(e: &Expr) -> Option<TokenStream> {
+    let Expr::MethodCall(m) = e else { return None };
+    let arity = match m.method.to_string().as_str() {
+        "reduce" | "max_by" | "min_by" => 1,
+        "last" | "next" => 0,
+        _ => return None,
+    };
+    if m.args.len() != arity {
+        return None;
+    }
+    let mut st = Vec::new();
+    if !stages(&m.receiver, &mut st)
+        || st
+            .iter()
+            .any(|s| matches!(s, Stage::Filter(_) | Stage::Scan(..)))
+    {
+        return None;
+    }
+    let mut next = 0;
+    Writer::new(&mut next, None).len(&st)
 }
 
 /// `|a, b| a.partial_cmp(b).unwrap()` or `|a, b| a.total_cmp(b)`: `Some(false)`;
@@ -920,6 +1340,98 @@ impl VisitMut for UnDeref<'_> {
                     }
                 }
             }
+        }
+    }
+}
+
+/// A `scan` closure `|s, v| { stmts…; Some(e) }` (or `|s, v| Some(e)`): the state's
+/// name, the statements and `e`. Other bodies (an early `None`) are not rewritten.
+fn scan_parts(c: &syn::ExprClosure) -> Option<(syn::Ident, Vec<syn::Stmt>, Expr)> {
+    let s = match &c.inputs[0] {
+        Pat::Ident(i) if i.subpat.is_none() => i.ident.clone(),
+        _ => return None,
+    };
+    let (stmts, tail) = match &*c.body {
+        Expr::Block(b) => {
+            let mut stmts = b.block.stmts.clone();
+            match stmts.pop() {
+                Some(syn::Stmt::Expr(e, None)) => (stmts, e),
+                _ => return None,
+            }
+        }
+        other => (Vec::new(), other.clone()),
+    };
+    let Expr::Call(call) = &tail else { return None };
+    let is_some = matches!(&*call.func, Expr::Path(p) if p.path.is_ident("Some"));
+    if !is_some || call.args.len() != 1 {
+        return None;
+    }
+    struct Exits(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Exits {
+        fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+            self.0 = true;
+        }
+        fn visit_expr_try(&mut self, _: &'ast syn::ExprTry) {
+            self.0 = true;
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut exits = Exits(false);
+    for st in &stmts {
+        syn::visit::Visit::visit_stmt(&mut exits, st);
+    }
+    if exits.0 {
+        return None;
+    }
+    Some((s, stmts, call.args[0].clone()))
+}
+
+/// Does every `scan` see its elements in order, once each? Only `map`, `filter`,
+/// `take`, `enumerate`, `copied` and `zip` may follow one.
+fn scan_in_order(st: &[Stage]) -> bool {
+    let Some(first) = st.iter().position(|s| matches!(s, Stage::Scan(..))) else {
+        return true;
+    };
+    st[first + 1..].iter().all(|s| {
+        matches!(
+            s,
+            Stage::Map(_)
+                | Stage::Filter(_)
+                | Stage::Take(_)
+                | Stage::Enumerate
+                | Stage::Copied
+                | Stage::Zip(_)
+                | Stage::Scan(..)
+        )
+    })
+}
+
+/// `*s` → the state variable in a `scan` closure's body; any other use of `s` is noted.
+struct ScanState<'a> {
+    name: &'a syn::Ident,
+    state: &'a syn::Ident,
+    other: bool,
+}
+
+impl VisitMut for ScanState<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let is_s = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name));
+        if let Expr::Unary(u) = e {
+            if matches!(u.op, syn::UnOp::Deref(_)) && is_s(&u.expr) {
+                let st = self.state;
+                *e = syn::parse_quote!(#st);
+                return;
+            }
+        }
+        if is_s(e) {
+            self.other = true;
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        if crate::activity::tokens_mention(&m.tokens, &|i| i == self.name) {
+            self.other = true;
         }
     }
 }

@@ -7,9 +7,21 @@ fn scale(v: &mut [f64], a: f64) {
     }
 }
 
+struct Rows {
+    rows: Vec<Vec<f64>>,
+}
+
+impl Rows {
+    fn scale_with(&self, v: &mut [f64], a: f64) {
+        scale(v, a * self.rows.len() as f64);
+    }
+}
+
 #[differentiable]
 fn f(rows: &mut [Vec<f64>], a: f64) -> f64 {
-    scale(&mut rows[0], a);
+    let r = Rows { rows: Vec::new() };
+    // A method's `&mut` element argument is not copied and assigned back.
+    r.scale_with(&mut rows[0], a);
     rows[0][0]
 }
 

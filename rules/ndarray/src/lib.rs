@@ -44,8 +44,8 @@ pub mod rules {
     pub use crate::product::{NdDot, NdOuter};
     pub use crate::reduce::{NdMean, NdMeanAxis, NdNormL2, NdProduct, NdSum, NdSumAxis};
     pub use crate::shape::{
-        NdBroadcast, NdClone, NdColumn, NdInsertAxis, NdIntoShape, NdIntoShapeWithOrder, NdRow,
-        NdSlice, NdSliceAxis, NdT, NdToOwned, NdToShape, NdView,
+        NdBroadcast, NdClone, NdColumn, NdIndexAxis, NdInsertAxis, NdIntoShape,
+        NdIntoShapeWithOrder, NdRow, NdSlice, NdSliceAxis, NdT, NdToOwned, NdToShape, NdView,
     };
     pub use crate::structure::{NdDiag, NdTrace, NdTril, NdTriu};
 }

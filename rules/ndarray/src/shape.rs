@@ -1,5 +1,5 @@
 //! Views and shapes: `t`, `view`, `to_owned`, `clone`, `slice` (with `s![..]`),
-//! `slice_axis`, `insert_axis`, `into_shape`/`to_shape`, `broadcast`.
+//! `slice_axis`, `index_axis`, `insert_axis`, `into_shape`/`to_shape`, `broadcast`.
 //!
 //! These move no numbers in the primal (or copy them unchanged), so their
 //! pullbacks move the cotangent back: adopting the owned output cotangent when
@@ -13,7 +13,7 @@ use mochi_core::kit::rule_trait;
 use mochi_core::{Call, NoTangent, Pullback};
 use ndarray::{
     Array, ArrayBase, ArrayView, Axis, CowArray, Data, Dimension, IntoDimension, Order,
-    RawDataClone, ShapeArg, ShapeError, Slice, SliceArg,
+    RawDataClone, RemoveAxis, ShapeArg, ShapeError, Slice, SliceArg,
 };
 use std::marker::PhantomData;
 
@@ -40,6 +40,11 @@ rule_trait! {
 rule_trait! {
     /// `x.slice_axis(axis, slice)`: `Call((&x, &axis, &slice)).slice_axis()`.
     NdSliceAxis::slice_axis
+}
+rule_trait! {
+    /// `x.index_axis(axis, i)`: `Call((&x, &axis, &i)).index_axis()`; also what
+    /// `axis_iter`, `outer_iter` loops become.
+    NdIndexAxis::index_axis
 }
 rule_trait! {
     /// `x.insert_axis(axis)`: `Call((&x, &axis)).insert_axis()`.
@@ -274,6 +279,54 @@ impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdSliceAxis
             out: y.raw_dim(),
             axis,
             slice,
+            _t: PhantomData,
+        };
+        (y, pb)
+    }
+}
+
+/// Pullback of `index_axis(axis, i)`: adds the output cotangent into subview `i` of
+/// the input's along `axis`.
+pub struct IndexAxisPullback<T, D: Dimension> {
+    dim: D,
+    out: D::Smaller,
+    axis: Axis,
+    index: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T: Elem, D: RemoveAxis> Pullback for IndexAxisPullback<T, D> {
+    type Output = Array<T, D::Smaller>;
+    type Args = (Array<T, D>, NoTangent, NoTangent);
+    #[track_caller]
+    fn pullback(
+        self,
+        dy: Self::Output,
+        (dx, _, _): (&mut Array<T, D>, &mut NoTangent, &mut NoTangent),
+    ) {
+        let Some(dy) = output(dy, &self.out) else {
+            return;
+        };
+        dense(dx, &self.dim)
+            .index_axis_mut(self.axis, self.index)
+            .zip_mut_with(&dy, |d, &y| *d += y);
+    }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T>, D: RemoveAxis> NdIndexAxis
+    for Call<(&'a ArrayBase<S, D>, &Axis, &usize)>
+{
+    type Output = ArrayView<'a, T, D::Smaller>;
+    type Pullback = IndexAxisPullback<T, D>;
+    #[track_caller]
+    fn index_axis(self) -> (Self::Output, Self::Pullback) {
+        let (x, &axis, &index) = self.0;
+        let y = x.index_axis(axis, index);
+        let pb = IndexAxisPullback {
+            dim: x.raw_dim(),
+            out: y.raw_dim(),
+            axis,
+            index,
             _t: PhantomData,
         };
         (y, pb)
@@ -557,6 +610,20 @@ mod tests {
         .tolerance(T::RTOL, T::ATOL)
         .expect_no_alloc()
         .run();
+        for axis in 0..3 {
+            let x = random::<T, _>(Ix3(3, 4, 2), 44 + axis as u64);
+            RuleTest::new(
+                (x, (), 1usize),
+                |a| a.0.index_axis(Axis(axis), a.2).to_owned(),
+                |a| {
+                    let (y, pb) = Call((&a.0, &Axis(axis), &a.2)).index_axis();
+                    (y.to_owned(), pb)
+                },
+            )
+            .tolerance(T::RTOL, T::ATOL)
+            .expect_no_alloc()
+            .run();
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod integer;
 pub mod operators;
 pub mod piecewise;
 pub mod power;
+pub mod rows;
 pub mod rules;
 pub mod seq;
 pub mod trig;

@@ -16,6 +16,7 @@ pub use crate::piecewise::{
     SignumRule, TruncRule,
 };
 pub use crate::power::{CbrtRule, HypotRule, MulAddRule, PowfRule, PowiRule, RecipRule, SqrtRule};
+pub use crate::rows::{IterRowPairsMapSumRule, IterRowsMapSumRule, IterRowsZipMapSumRule};
 pub use crate::seq::{IterFoldRule, IterMapSumRule, IterReduceRule, IterZipMapSumRule};
 pub use crate::trig::{
     AcosRule, AsinRule, Atan2Rule, AtanRule, CosRule, SinCosRule, SinRule, TanRule, ToDegreesRule,

@@ -288,6 +288,7 @@ impl Lowerer {
     ) -> Operand {
         let span = self.span;
         let m = format_ident!("{}", method, span = span);
+        self.note_rule_method(method, &extra);
         let refs = args.iter().map(Operand::arg);
         let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#extra));
         self.rule_call(call, args, code)
@@ -619,6 +620,7 @@ impl Lowerer {
 
         let derived = self.derive_closure(c, &caps, params_by_ref);
         let m = format_ident!("{}", method, span = self.span);
+        self.note_rule_method(method, &derived);
         let refs = ops.iter().map(Operand::arg);
         let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#derived));
         self.rule_call(call, &ops, code)
@@ -695,8 +697,10 @@ impl Lowerer {
         crate::activity::analyse(&body_block, &mut active);
         let mut inner = Lowerer::new(&self.fn_name, active);
         inner.float_ty = self.float_ty.clone();
+        inner.captured = caps.iter().map(|(n, _)| n.clone()).collect();
         let lowered = inner.lower_body(specs, &body_block);
         self.errors.append(&mut inner.errors);
+        self.rule_methods.append(&mut inner.rule_methods);
         let super::Lowered {
             top,
             fwd,
@@ -942,6 +946,15 @@ impl Lowerer {
         };
         let o = self.lower_expr(inner, code);
         let v = o.val();
+        // `*r` of a reference lowers to the reference; the callee takes the value.
+        let v = match (&o, inner) {
+            (Operand::Active { is_ref: true, .. }, Expr::Unary(u))
+                if prefix.is_empty() && matches!(u.op, syn::UnOp::Deref(_)) =>
+            {
+                quote!(*#v)
+            }
+            _ => v,
+        };
         (o, quote!(#prefix #v))
     }
 

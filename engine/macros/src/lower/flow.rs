@@ -113,7 +113,7 @@ impl Lowerer {
             );
             return;
         }
-        let cond = &i.cond;
+        let cond = self.as_written(&i.cond);
         let c = self.fresh("c");
         code.fwd.push(quote!(let #c: bool = #cond;));
         let get = self.save(quote!(#c), code);
@@ -250,8 +250,8 @@ impl Lowerer {
             code.fwd.push(quote!(#w));
             return;
         }
-        let cond = &w.cond;
-        self.counted_loop(label, &w.body.stmts, quote!(#cond), code);
+        let cond = self.as_written(&w.cond);
+        self.counted_loop(label, &w.body.stmts, cond, code);
     }
 
     pub(super) fn lower_loop(&mut self, l: &syn::ExprLoop, code: &mut Code) {
@@ -444,11 +444,12 @@ impl Lowerer {
             // `Vec<Vec<f64>>`) are read too.
             lets.push(parse_quote!(let #p = #s[#k].clone();));
         }
-        // `*v` in the body refers to the element, now bound by value; `f(v)` passed the
-        // element by reference, and still does: `f(&v)`.
+        // `f(v)` passed the element by reference, and still does: `f(&v)`; `*v` in the
+        // body refers to the element, now bound by value (`f(*v)` becomes `f(v)`, after
+        // the first rewrite, so that it stays by value).
         let mut body = f.body.clone();
-        syn::visit_mut::VisitMut::visit_block_mut(&mut UnDeref { names: &names }, &mut body);
         syn::visit_mut::VisitMut::visit_block_mut(&mut RefArgs { names: &names }, &mut body);
+        syn::visit_mut::VisitMut::visit_block_mut(&mut UnDeref { names: &names }, &mut body);
         let len = if seqs.len() == 2 {
             let (a, b) = (&seqs[0], &seqs[1]);
             quote!(::core::cmp::min(::mochi::__private::seq_len(&#a), ::mochi::__private::seq_len(&#b)))
@@ -593,5 +594,45 @@ impl syn::visit_mut::VisitMut for UnDeref<'_> {
             }
         }
         syn::visit_mut::visit_expr_mut(self, e);
+    }
+}
+
+impl Lowerer {
+    /// `e` as primal code inside a derived closure, where the captured differentiable
+    /// variables are references: each bare use of one (`r <= delta`) becomes `(*delta)`,
+    /// the value the closure as written sees. Elsewhere `e` as it is.
+    pub(super) fn as_written(&self, e: &Expr) -> TokenStream {
+        if self.captured.is_empty() {
+            return quote!(#e);
+        }
+        struct Deref<'a>(&'a Lowerer);
+        impl syn::visit_mut::VisitMut for Deref<'_> {
+            fn visit_expr_mut(&mut self, e: &mut Expr) {
+                match e {
+                    Expr::Path(p) => {
+                        if let Some(i) = p.path.get_ident() {
+                            let n = i.to_string();
+                            let captured = self.0.captured.contains(&n)
+                                && self.0.lookup(&n).is_some_and(|b| b.is_ref && b.active);
+                            if captured {
+                                *e = syn::parse_quote!((*#i));
+                            }
+                        }
+                    }
+                    // Method calls and fields auto-dereference; closures bind their own.
+                    Expr::MethodCall(m) => {
+                        for a in &mut m.args {
+                            self.visit_expr_mut(a);
+                        }
+                    }
+                    Expr::Field(_) | Expr::Closure(_) | Expr::Macro(_) => {}
+                    Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {}
+                    _ => syn::visit_mut::visit_expr_mut(self, e),
+                }
+            }
+        }
+        let mut e = e.clone();
+        syn::visit_mut::VisitMut::visit_expr_mut(&mut Deref(self), &mut e);
+        quote!(#e)
     }
 }

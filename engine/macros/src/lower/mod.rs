@@ -11,10 +11,11 @@
 use crate::activity::{self, expr_is_active, pat_names};
 mod expr;
 mod flow;
+mod norule;
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use syn::{parse_quote, Block, Expr, Ident, Pat, Stmt};
 
 /// Forward statements and reverse pieces of some code. `rev` holds the reverse pieces
@@ -157,6 +158,13 @@ pub struct Lowerer {
     /// The span of the source expression being lowered: rule calls carry it, so that a
     /// missing or ambiguous rule is reported at the expression, not at the attribute.
     span: proc_macro2::Span,
+    /// The rule methods called (`Call(..).m(extra…)`), how many `extra` arguments each
+    /// takes and the span of its first call: each gets a missing-rule fallback
+    /// ([`norule`]).
+    rule_methods: BTreeMap<String, (usize, proc_macro2::Span)>,
+    /// In a derived closure, the captured differentiable variables: references there,
+    /// values in the closure as written (see [`Lowerer::as_written`]).
+    pub captured: HashSet<String>,
 }
 
 fn id(prefix: &str, n: usize) -> Ident {
@@ -186,12 +194,37 @@ impl Lowerer {
             branch_depth: 0,
             array_locals: HashSet::new(),
             rebound: HashSet::new(),
+            rule_methods: BTreeMap::new(),
+            captured: HashSet::new(),
         }
     }
 
     fn fresh(&mut self, prefix: &str) -> Ident {
         self.next += 1;
         id(prefix, self.next)
+    }
+
+    /// The missing-rule fallbacks of the rule methods this body calls ([`norule`]):
+    /// items for the scope that holds the derived rule's functions.
+    pub fn fallback_items(&self) -> TokenStream {
+        norule::fallbacks(&self.rule_methods)
+    }
+
+    /// Records a rule method call with `extra` arguments (comma-separated tokens) for
+    /// its missing-rule fallback; a name seen with another arity keeps the first.
+    fn note_rule_method(&mut self, method: &str, extra: &TokenStream) {
+        let n = if extra.is_empty() {
+            0
+        } else {
+            syn::parse::Parser::parse2(
+                syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                extra.clone(),
+            )
+            .map_or(1, |p| p.len())
+        };
+        self.rule_methods
+            .entry(method.to_string())
+            .or_insert((n, self.span));
     }
 
     fn err(&mut self, span: &impl ToTokens, msg: impl std::fmt::Display) {
@@ -879,7 +912,7 @@ impl Lowerer {
 
     fn lower_assign(&mut self, left: &Expr, right: &Expr, code: &mut Code) {
         let Some(place) = Place::parse(left) else {
-            self.err(left, "mochi: assignment to this place is not supported; assign to a variable, a field, or one index `x[i]`");
+            self.err(left, "mochi: assignment to this place is not supported; assign to a variable, a field, or an element `x[i]`, `m[i][j]`, `t[i][j][k]`");
             return;
         };
         let root = place.root.to_string();
@@ -936,9 +969,9 @@ impl Lowerer {
             Some(idx) => {
                 // The shape lets the reverse sweep write out a structured cotangent
                 // (an array in broadcast form) before taking one element of it.
-                let (fwd_idx, pre, rev_idx, shape) = self.index_with_shape(place, b, idx, code);
+                let (access, pre, rev_idx, shape) = self.index_with_shape(place, b, idx, code);
                 (
-                    quote!(#root #(.#fields)* [#fwd_idx]),
+                    quote!(#root #(.#fields)* #access),
                     quote!({ #pre ::mochi::__private::index_take(&mut #cot_place, &#shape, #rev_idx) }),
                 )
             }
@@ -953,7 +986,7 @@ impl Lowerer {
     fn index_parts(
         &mut self,
         idx: &Expr,
-        shape: Option<TokenStream>,
+        shape: Option<&dyn Fn(&TokenStream) -> TokenStream>,
         code: &mut Code,
     ) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
         let recompute = self.recomputable(idx);
@@ -978,6 +1011,7 @@ impl Lowerer {
             }
             (true, Some(h)) => {
                 let hs = self.fresh("h");
+                let h = h(&quote!(#idx));
                 code.fwd.push(quote!(let #hs = #h;));
                 let get = self.save(quote!(#hs), code);
                 let rh = self.fresh("rh");
@@ -991,6 +1025,7 @@ impl Lowerer {
             (false, Some(h)) => {
                 let i = self.fresh("i");
                 let hs = self.fresh("h");
+                let h = h(&quote!(#i));
                 code.fwd.push(quote!(let #i = #idx; let #hs = #h;));
                 let get = self.save(quote!((#i, #hs)), code);
                 let (ri, rh) = (self.fresh("ri"), self.fresh("rh"));
@@ -1053,9 +1088,9 @@ impl Lowerer {
                 }
             }
             Some(idx) => {
-                let (fwd_idx, pre, rev_idx, shape) = self.index_with_shape(place, b, idx, code);
+                let (access, pre, rev_idx, shape) = self.index_with_shape(place, b, idx, code);
                 code.fwd.push(
-                    quote!(let #t = ::core::clone::Clone::clone(&#root #(.#fields)* [#fwd_idx]);),
+                    quote!(let #t = ::core::clone::Clone::clone(&#root #(.#fields)* #access);),
                 );
                 let (tc, pin) = self.new_cot(&quote!(#t));
                 code.fwd.push(pin);
@@ -1076,6 +1111,10 @@ impl Lowerer {
     /// sweep: a parameter's is read once at the top, any other container's is saved
     /// with the index (the reverse sweep materialises structural zeros and writes
     /// broadcast forms out with it).
+    ///
+    /// The first item is the forward accessor, `[i]` or `[i][j]`; for `m[i][j]` the
+    /// reverse index is the pair `(i, j)` and the shape is the outer length with the
+    /// shape of row `i`, saved at each access (rows may differ in length).
     fn index_with_shape(
         &mut self,
         place: &Place,
@@ -1085,13 +1124,39 @@ impl Lowerer {
     ) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
         let root = &place.root;
         let fields = &place.fields;
+        if let Some(inner) = &place.inner {
+            let pair: Expr = parse_quote!((#idx, #inner));
+            let recompute = self.recomputable(&pair);
+            let row = move |fi: &TokenStream| {
+                if recompute {
+                    quote!(#idx)
+                } else {
+                    quote!(#fi.0)
+                }
+            };
+            let sh = |fi: &TokenStream| {
+                let r = row(fi);
+                quote!((
+                    ::mochi::__private::index_shape(&#root #(.#fields)*),
+                    ::mochi::__private::index_shape(&#root #(.#fields)* [#r]),
+                ))
+            };
+            let (f, pre, r, h) = self.index_parts(&pair, Some(&sh), code);
+            let access = if recompute {
+                quote!([#idx][#inner])
+            } else {
+                quote!([#f.0][#f.1])
+            };
+            return (access, pre, r, h);
+        }
         if b.param && fields.is_empty() {
             let h = self.param_shape(root);
             let (f, pre, r, _) = self.index_parts(idx, None, code);
-            (f, pre, r, quote!(#h))
+            (quote!([#f]), pre, r, quote!(#h))
         } else {
-            let sh = quote!(::mochi::__private::index_shape(&#root #(.#fields)*));
-            self.index_parts(idx, Some(sh), code)
+            let sh = |_: &TokenStream| quote!(::mochi::__private::index_shape(&#root #(.#fields)*));
+            let (f, pre, r, h) = self.index_parts(idx, Some(&sh), code);
+            (quote!([#f]), pre, r, h)
         }
     }
 
@@ -1108,13 +1173,16 @@ impl Lowerer {
     }
 }
 
-/// `root.f1.f2[idx]`: a variable, field accesses, and at most one final index.
+/// `root.f1.f2[idx]` or `root.f1.f2[idx][inner]`: a variable, field accesses, and at
+/// most two final indices (a row, then an element of it).
 pub struct Place {
     pub root: Ident,
     /// `*root`: the root is a reference written through (`*acc += v` on `acc: &mut f64`).
     pub deref: bool,
     pub fields: Vec<syn::Member>,
     pub index: Option<Expr>,
+    /// The second index of `m[i][j]`.
+    pub inner: Option<Expr>,
 }
 
 impl Place {
@@ -1125,6 +1193,7 @@ impl Place {
                 deref: false,
                 fields: Vec::new(),
                 index: None,
+                inner: None,
             }),
             Expr::Field(f) => {
                 let mut p = Place::parse(&f.base)?;
@@ -1136,10 +1205,16 @@ impl Place {
             }
             Expr::Index(i) => {
                 let mut p = Place::parse(&i.expr)?;
-                if p.index.is_some() {
-                    return None;
+                match p.index {
+                    None => p.index = Some((*i.index).clone()),
+                    Some(ref first) => {
+                        let range = |e: &Expr| matches!(e, Expr::Range(_));
+                        if p.inner.is_some() || range(first) || range(&i.index) {
+                            return None;
+                        }
+                        p.inner = Some((*i.index).clone());
+                    }
                 }
-                p.index = Some((*i.index).clone());
                 Some(p)
             }
             Expr::Paren(p) => Place::parse(&p.expr),

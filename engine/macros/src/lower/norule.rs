@@ -1,0 +1,81 @@
+//! Missing-rule errors at the expression: for each rule method a body calls, a
+//! fallback that rustc picks only when no rule crate's trait applies, and whose bound
+//! fails with a message naming the operation, its argument types and the ways out.
+//!
+//! A rule call is `Call((&a, &b)).m()`. Rule traits are implemented for `Call<(..)>`
+//! itself, so method lookup tries them first (by value); the fallback trait is
+//! implemented for every `Call<A>` with a `&self` method, reached only at the autoref
+//! step, that is when no rule applies. Its method bounds `A` by a trait that nothing
+//! implements and that carries `#[diagnostic::on_unimplemented]`; a bound on a method
+//! (unlike one on an impl) is checked after the method is chosen, so rustc reports
+//! that message (E0277) at the method's span instead of "no method named `m` found".
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use std::collections::BTreeMap;
+
+/// How the user wrote the operation a rule method stands for.
+fn display(method: &str) -> String {
+    let op = match method {
+        "op_add" => "+",
+        "op_sub" => "-",
+        "op_mul" => "*",
+        "op_div" => "/",
+        "op_rem" => "%",
+        "op_neg" => "unary -",
+        "op_as_f64" => "as f64",
+        "op_as_f32" => "as f32",
+        _ => return method.to_string(),
+    };
+    op.to_string()
+}
+
+/// The fallback items for `methods` (each rule method's name, the number of arguments
+/// it takes besides the receiver, and the span of a call, where rustc's notes about the
+/// fallback then point), to be placed in the scope that holds the rule calls.
+pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
+    let items = methods.iter().map(|(m, &(extra, span))| {
+        let shown = display(m);
+        let message = format!("mochi: no rule for `{shown}` with arguments `{{Self}}`");
+        let label = format!("no rule for `{shown}` with these argument types");
+        // A rule crate's trait that is not in scope looks the same to rustc as no rule.
+        let note = if m.starts_with("op_") {
+            format!(
+                "to differentiate through `{shown}` on these types, add a rule for it to a rule crate \
+                 (CONTRIBUTING.md, \"Adding a rule to an existing crate\"); if a rule crate has one, \
+                 import its rules (`use that_crate::rules::*;`)"
+            )
+        } else {
+            format!(
+                "to differentiate through `{shown}`, mark it `#[differentiable]` if it is your own function or method, \
+                 or add a rule for it to a rule crate (CONTRIBUTING.md, \"Adding a rule to an existing crate\"); \
+                 if a rule crate has one, import its rules (`use that_crate::rules::*;`)"
+            )
+        };
+        let bound = format_ident!("__MochiRuleFor_{}", m, span = span);
+        let fallback = format_ident!("__MochiNoRule_{}", m, span = span);
+        let method = format_ident!("{}", m);
+        let xs: Vec<_> = (0..extra).map(|i| format_ident!("__MochiX{}", i)).collect();
+        let sig = quote_spanned!(span=>
+            fn #method<__MochiO, __MochiP, #(#xs,)*>(&self, #(_: #xs,)*) -> (__MochiO, __MochiP)
+            where
+                __MochiA: #bound
+        );
+        quote_spanned!(span=>
+            #[allow(non_camel_case_types, dead_code)]
+            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+            trait #bound {}
+            #[allow(non_camel_case_types, dead_code)]
+            trait #fallback<__MochiA> {
+                #sig;
+            }
+            #[allow(non_camel_case_types, dead_code)]
+            impl<__MochiA> #fallback<__MochiA> for ::mochi::__private::Call<__MochiA> {
+                #sig {
+                    ::core::unreachable!()
+                }
+            }
+        )
+    });
+    quote!(#(#items)*)
+}

@@ -1,0 +1,228 @@
+//! Iterator chains as Rust users write them — `scan`, `reduce`, `max_by`, `position`,
+//! `all`, `if let` over a reduction, chains over rows — each checked by `test_rule`.
+
+#![allow(clippy::needless_range_loop, clippy::ptr_arg)]
+
+mod common;
+use mochi::prelude::*;
+
+/// A running sum by `scan`, squared and summed.
+#[differentiable]
+fn running_sum_scan(x: &[f64]) -> f64 {
+    x.iter()
+        .scan(0.0, |s, &v| {
+            *s += v;
+            Some(*s)
+        })
+        .map(|c| c * c)
+        .sum()
+}
+
+/// `reduce(f64::max)` of cloned elements.
+#[differentiable]
+fn reduce_max(x: &[f64]) -> f64 {
+    x.iter().cloned().reduce(f64::max).unwrap() * x[0]
+}
+
+/// The largest element by `max_by` with `partial_cmp`, dereferenced.
+#[differentiable]
+fn max_by_partial_cmp(x: &[f64]) -> f64 {
+    let m = *x.iter().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
+    m * x[1]
+}
+
+/// A chain collected into a `Vec`, then summed.
+#[differentiable]
+fn collect_then_sum(x: &[f64]) -> f64 {
+    let y: Vec<f64> = x.iter().map(|v| v.exp()).collect();
+    y.iter().sum::<f64>().ln()
+}
+
+/// Two `map`s in a row over consecutive pairs.
+#[differentiable]
+fn double_map(x: &[f64]) -> f64 {
+    x.iter()
+        .zip(x.iter().skip(1))
+        .map(|(a, b)| b - a)
+        .map(|d| d * d)
+        .sum()
+}
+
+/// `fold(0.0, f64::max)` after a `map`.
+#[differentiable]
+fn map_fold_max(x: &[f64]) -> f64 {
+    x.iter().map(|v| v * v).fold(0.0, f64::max)
+}
+
+/// `filter` on the index of an `enumerate`.
+#[differentiable]
+fn filter_even_positions(x: &[f64]) -> f64 {
+    x.iter()
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0)
+        .map(|(_, v)| v * v)
+        .sum()
+}
+
+/// An index found by `position` (no derivative), then read.
+#[differentiable]
+fn position_then_read(x: &[f64]) -> f64 {
+    let k = x.iter().position(|v| *v > 0.0).unwrap_or(0);
+    x[k] * 2.0
+}
+
+/// `if let Some(m) = chain.reduce(f)`.
+#[differentiable]
+fn if_let_reduce(x: &[f64]) -> f64 {
+    if let Some(m) = x.iter().copied().reduce(f64::min) {
+        m * m
+    } else {
+        0.0
+    }
+}
+
+/// A range walked backwards in steps of two.
+#[differentiable]
+fn rev_step_range(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in (0..x.len()).rev().step_by(2) {
+        s += x[i] * (i as f64 + 1.0);
+    }
+    s
+}
+
+/// A reversed, skipped sequence zipped with the sequence.
+#[differentiable]
+fn rev_skip_zip(x: &[f64]) -> f64 {
+    x.iter()
+        .rev()
+        .skip(1)
+        .zip(x.iter())
+        .map(|(a, b)| a * b)
+        .sum()
+}
+
+/// An owned copy by `to_vec`, then a chain over it.
+#[differentiable]
+fn to_vec_chain(x: &[f64]) -> f64 {
+    let v = x.to_vec();
+    v.iter().map(|t| t.sin()).sum()
+}
+
+/// `product` of a `map` whose closure takes `&v`.
+#[differentiable]
+fn product_of_map(x: &[f64]) -> f64 {
+    x.iter().map(|&v| 1.0 + v * v).product::<f64>()
+}
+
+/// The product of each chunk, summed.
+#[differentiable]
+fn chunk_products(x: &[f64]) -> f64 {
+    x.chunks(2).map(|c| c.iter().product::<f64>()).sum()
+}
+
+/// A chain over rows whose closure runs a chain over the row.
+#[differentiable]
+fn rows_nested_chain(a: &[Vec<f64>]) -> f64 {
+    a.iter()
+        .map(|row| row.iter().map(|v| v.exp()).sum::<f64>().ln())
+        .sum()
+}
+
+/// A fold keeping the largest absolute value.
+#[differentiable]
+fn fold_abs_max(x: &[f64]) -> f64 {
+    x.iter().fold(0.0f64, |m, &v| m.max(v.abs()))
+}
+
+/// A branch on `all` over the sequence.
+#[differentiable]
+fn branch_on_all(x: &[f64]) -> f64 {
+    if x.iter().all(|v| *v > 0.0) {
+        x.iter().map(|v| v.ln()).sum()
+    } else {
+        x.iter().sum()
+    }
+}
+
+/// A loop over rows, each summed by a chain.
+#[differentiable]
+fn loop_over_rows(a: &[Vec<f64>]) -> f64 {
+    let mut s = 0.0;
+    for row in a {
+        s += row.iter().sum::<f64>().powi(2);
+    }
+    s
+}
+
+/// Rows zipped with weights in a chain.
+#[differentiable]
+fn rows_zip_weights(a: &[Vec<f64>], w: &[f64]) -> f64 {
+    a.iter().zip(w).map(|(row, wi)| wi * row[0]).sum()
+}
+
+/// Min-max scaling with two folds.
+#[differentiable]
+fn min_max_scale(x: &[f64]) -> f64 {
+    let lo = x.iter().cloned().fold(f64::INFINITY, f64::min);
+    let hi = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    (x[0] - lo) / (hi - lo)
+}
+
+/// A chain over a range `1..n` indexing neighbours.
+#[differentiable]
+fn range_neighbours(x: &[f64]) -> f64 {
+    (1..x.len())
+        .map(|i| (x[i] - x[i - 1]).powi(2))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// Squared distances between paired points, rows zipped with rows.
+#[differentiable]
+fn paired_distances(a: &[Vec<f64>], b: &[Vec<f64>]) -> f64 {
+    a.iter()
+        .zip(b.iter())
+        .map(|(p, q)| p.iter().zip(q).map(|(u, v)| (u - v).powi(2)).sum::<f64>())
+        .sum()
+}
+
+mod checked_chains {
+    use crate::check;
+
+    fn x5() -> Vec<f64> {
+        vec![0.5, -1.2, 0.3, 1.7, -0.4]
+    }
+    fn rows() -> Vec<Vec<f64>> {
+        vec![vec![0.5, -0.3, 0.2], vec![1.1, 0.4, -0.7]]
+    }
+
+    check!(running_sum_scan, (x5(),), |a| (&a.0));
+    check!(reduce_max, (x5(),), |a| (&a.0));
+    check!(max_by_partial_cmp, (x5(),), |a| (&a.0));
+    check!(collect_then_sum, (x5(),), |a| (&a.0));
+    check!(double_map, (x5(),), |a| (&a.0));
+    check!(map_fold_max, (x5(),), |a| (&a.0));
+    check!(filter_even_positions, (x5(),), |a| (&a.0));
+    check!(position_then_read, (x5(),), |a| (&a.0));
+    check!(if_let_reduce, (x5(),), |a| (&a.0));
+    check!(rev_step_range, (x5(),), |a| (&a.0));
+    check!(rev_skip_zip, (x5(),), |a| (&a.0));
+    check!(to_vec_chain, (x5(),), |a| (&a.0));
+    check!(product_of_map, (x5(),), |a| (&a.0));
+    check!(chunk_products, (x5(),), |a| (&a.0));
+    check!(rows_nested_chain, (rows(),), |a| (&a.0));
+    check!(fold_abs_max, (x5(),), |a| (&a.0));
+    check!(branch_on_all, (vec![0.5_f64, 1.2, 0.3],), |a| (&a.0));
+    check!(loop_over_rows, (rows(),), |a| (&a.0));
+    check!(rows_zip_weights, (rows(), vec![0.3_f64, -0.7]), |a| (
+        &a.0, &a.1
+    ));
+    check!(min_max_scale, (x5(),), |a| (&a.0));
+    check!(
+        paired_distances,
+        (rows(), vec![vec![0.1_f64, 0.2, -0.3], vec![-0.4, 0.9, 0.6]]),
+        |a| (&a.0, &a.1)
+    );
+    check!(range_neighbours, (x5(),), |a| (&a.0));
+}
