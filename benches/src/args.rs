@@ -24,7 +24,7 @@ pub struct Cli {
     /// Only these columns (comma-separated): mochi, easy-ml, echidna, echidna-once, candle, burn, jax [default: all].
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub columns: Vec<String>,
-    /// Do not run the JAX script even when `python3 -c "import jax"` works.
+    /// Do not run the JAX script even when JAX can be imported (see `benches/peers/setup-jax.sh`).
     #[arg(long)]
     pub no_jax: bool,
     /// Skip the second table (whole programs with helpers and inlined); it is also

@@ -1,5 +1,7 @@
-//! The optional JAX column: `peers/jax_cases.py`, run when `python3 -c "import jax"`
-//! works, its JSON merged into the report.
+//! The optional JAX column: `peers/jax_cases.py`, run when the interpreter can
+//! `import jax`, its JSON merged into the report. The interpreter is `MOCHI_PYTHON`,
+//! else `target/jax-venv/bin/python` (what `benches/peers/setup-jax.sh` installs), else
+//! `python3`.
 
 use crate::cases::Case;
 use crate::report::GradientResult;
@@ -15,9 +17,26 @@ pub fn script() -> PathBuf {
         .join("jax_cases.py")
 }
 
-/// Whether `python3` can import JAX.
+/// The Python interpreter that runs the JAX column.
+pub fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("MOCHI_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("target")
+        .join("jax-venv")
+        .join("bin")
+        .join("python");
+    if venv.exists() {
+        return venv;
+    }
+    PathBuf::from("python3")
+}
+
+/// Whether the interpreter can import JAX.
 pub fn available() -> bool {
-    Command::new("python3")
+    Command::new(python())
         .args(["-c", "import jax"])
         .output()
         .is_ok_and(|o| o.status.success())
@@ -27,7 +46,7 @@ pub fn available() -> bool {
 pub fn run(cases: &[Case], quick: bool) -> Result<HashMap<Case, GradientResult>, String> {
     let out = std::env::temp_dir().join(format!("mochi-jax-{}.json", std::process::id()));
     let labels: Vec<&str> = cases.iter().map(|c| c.label()).collect();
-    let mut cmd = Command::new("python3");
+    let mut cmd = Command::new(python());
     cmd.arg(script())
         .args([
             "--json",
@@ -47,7 +66,7 @@ pub fn run(cases: &[Case], quick: bool) -> Result<HashMap<Case, GradientResult>,
     }
     let status = cmd
         .status()
-        .map_err(|e| format!("cannot run python3: {e}"))?;
+        .map_err(|e| format!("cannot run {}: {e}", python().display()))?;
     if !status.success() {
         return Err(format!("{} failed ({status})", script().display()));
     }

@@ -74,9 +74,10 @@ fn main_inner() -> Result<(), String> {
         if cli.no_jax {
             notes.push("jax: skipped (--no-jax)".to_string());
         } else if !jax::available() {
-            notes.push(
-                "jax: skipped, `python3 -c \"import jax\"` fails on this machine".to_string(),
-            );
+            notes.push(format!(
+                "jax: skipped, `{} -c \"import jax\"` fails on this machine (install it with benches/peers/setup-jax.sh)",
+                jax::python().display()
+            ));
         } else {
             eprintln!("running {}", jax::script().display());
             match jax::run(&selection.cases, cli.quick) {
