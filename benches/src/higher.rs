@@ -3,7 +3,9 @@
 //! `large_single_block`), the primal, the gradient, a Hessian-vector product and the
 //! dense Hessian, timed like the 13 cases (interleaved, medians). The ratios are
 //! `hvp ÷ gradient` (forward over reverse: the gradient run on `Dual<1>`) and
-//! `hessian ÷ primal`.
+//! `hessian ÷ primal`. Where JAX can be imported (see `crate::jax`), the same ratios of
+//! `jax.jit` of `jax.grad`, `jax.jvp(jax.grad(f))` and `jax.hessian`
+//! (`peers/jax_higher.py`) stand beside them.
 
 use crate::cases::functions::{large_single_block, sum_loop, sum_sin_loop};
 use crate::cell::{primal_cell, Cell};
@@ -88,18 +90,84 @@ pub fn measure(budget: Budget) -> Vec<Measured> {
         .collect()
 }
 
-/// The table: the four times and the two ratios.
-pub fn table(rows: &[Measured]) -> String {
+/// JAX's times for the same rows, by label (primal, gradient, hvp, Hessian, ns), or
+/// why there are none.
+pub fn jax(quick: bool) -> Result<std::collections::HashMap<String, [f64; 4]>, String> {
+    if !crate::jax::available() {
+        return Err(format!(
+            "`{} -c \"import jax\"` fails (benches/peers/setup-jax.sh installs it)",
+            crate::jax::python().display()
+        ));
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("peers")
+        .join("jax_higher.py");
+    let out = std::env::temp_dir().join(format!("mochi-jax-higher-{}.json", std::process::id()));
+    let mut cmd = std::process::Command::new(crate::jax::python());
+    cmd.arg(&script)
+        .arg("--json")
+        .arg(&out)
+        .current_dir(script.parent().unwrap_or(std::path::Path::new(".")))
+        .env(
+            "XLA_FLAGS",
+            "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+        )
+        .env("OPENBLAS_NUM_THREADS", "1");
+    if quick {
+        cmd.arg("--quick");
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", crate::jax::python().display()))?;
+    if !status.success() {
+        return Err(format!("{} failed ({status})", script.display()));
+    }
+    let text =
+        std::fs::read_to_string(&out).map_err(|e| format!("cannot read {}: {e}", out.display()))?;
+    let _ = std::fs::remove_file(&out);
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", out.display()))?;
+    let rows = v["rows"]
+        .as_object()
+        .ok_or_else(|| format!("{}: no \"rows\" object", out.display()))?;
+    let mut map = std::collections::HashMap::new();
+    for (label, r) in rows {
+        let get = |k: &str| {
+            r[k].as_f64()
+                .ok_or_else(|| format!("{}: {label} has no number {k}", out.display()))
+        };
+        map.insert(
+            label.clone(),
+            [
+                get("primal_ns")?,
+                get("gradient_ns")?,
+                get("hvp_ns")?,
+                get("hessian_ns")?,
+            ],
+        );
+    }
+    Ok(map)
+}
+
+/// The table: the four times and the two ratios (and JAX's, when given).
+pub fn table(
+    rows: &[Measured],
+    jax: Option<&std::collections::HashMap<String, [f64; 4]>>,
+) -> String {
     let mut s =
         String::from("second order (hvp ÷ gradient: forward over reverse; hessian ÷ primal)\n");
     s.push_str(&format!(
-        "{:<20} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}\n",
+        "{:<20} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}",
         "function", "primal", "gradient", "hvp", "hessian", "grad/f", "hvp/grad", "hess/f"
     ));
+    if jax.is_some() {
+        s.push_str(&format!(" {:>13} {:>13}", "jax hvp/grad", "jax hess/f"));
+    }
+    s.push('\n');
     for r in rows {
         let [f, g, hv, h] = r.ns;
         s.push_str(&format!(
-            "{:<20} {:>11} {:>11} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.1}\n",
+            "{:<20} {:>11} {:>11} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.1}",
             r.label,
             crate::programs::human(f),
             crate::programs::human(g),
@@ -109,6 +177,15 @@ pub fn table(rows: &[Measured]) -> String {
             hv / g,
             h / f
         ));
+        if let Some(j) = jax {
+            match j.get(r.label) {
+                Some([jf, jg, jhv, jh]) => {
+                    s.push_str(&format!(" {:>13.2} {:>13.1}", jhv / jg, jh / jf))
+                }
+                None => s.push_str(&format!(" {:>13} {:>13}", "missing", "missing")),
+            }
+        }
+        s.push('\n');
     }
     s
 }

@@ -36,8 +36,7 @@ fn main_inner() -> Result<(), String> {
         };
         let rows = mochi_benches::programs::measure(budget)?;
         print!("{}", mochi_benches::programs::table(&rows));
-        let rows = mochi_benches::higher::measure(budget);
-        print!("\n{}", mochi_benches::higher::table(&rows));
+        print!("\n{}", second_order(budget, cli.quick, cli.no_jax));
         return Ok(());
     }
     let retry = std::env::var("MOCHI_RETRY_CASES").ok();
@@ -148,8 +147,7 @@ fn main_inner() -> Result<(), String> {
         let rows = mochi_benches::programs::measure(budget)?;
         print!("\n{}", mochi_benches::programs::table(&rows));
         eprintln!("timing the second-order table");
-        let rows = mochi_benches::higher::measure(budget);
-        print!("\n{}", mochi_benches::higher::table(&rows));
+        print!("\n{}", second_order(budget, cli.quick, cli.no_jax));
     }
     if let Some(path) = &cli.json {
         std::fs::write(path, report.to_json_string() + "\n")
@@ -161,6 +159,23 @@ fn main_inner() -> Result<(), String> {
         eprintln!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// The second-order table, with JAX's ratios when JAX can be imported.
+fn second_order(budget: Budget, quick: bool, no_jax: bool) -> String {
+    let rows = mochi_benches::higher::measure(budget);
+    let (jax, note) = if no_jax {
+        (None, "jax: skipped (--no-jax)\n".to_string())
+    } else {
+        match mochi_benches::higher::jax(quick) {
+            Ok(j) => (Some(j), String::new()),
+            Err(e) => (None, format!("jax: {e}\n")),
+        }
+    };
+    format!(
+        "{}{note}",
+        mochi_benches::higher::table(&rows, jax.as_ref())
+    )
 }
 
 /// CPU model and core count, from /proc/cpuinfo when there is one.
