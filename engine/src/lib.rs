@@ -132,12 +132,22 @@ pub mod prelude {
     pub use crate::{
         differentiable, no_grad, Dual, NoTangent, Pullback, Real, Tangent, TangentVector,
     };
+    /// The rule modules of the standard rule crates' free functions (`kron`,
+    /// `concatenate`, …): type-namespace names beside the functions a user imports.
+    #[cfg(feature = "ndarray")]
+    pub use mochi_rules_ndarray::functions::*;
 }
 
 #[doc(hidden)]
 pub mod __private {
     pub use mochi_core::private::*;
     pub use ndarray;
+    /// The standard rule crates' mirrors of crate paths (`ndarray::concatenate`), which
+    /// generated code glob-imports in a block around a call written with a path.
+    pub mod paths {
+        #[cfg(feature = "ndarray")]
+        pub use mochi_rules_ndarray::paths::*;
+    }
     /// The rule traits of the standard rule crates, glob-imported by generated code.
     pub mod rules {
         #[cfg(feature = "linalg")]

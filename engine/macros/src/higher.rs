@@ -88,7 +88,7 @@ pub fn companions(func: &ItemFn) -> TokenStream {
             /// function run on `Dual<4>`, four input directions per run).
             pub fn jacobian(
                 x: &[f64],
-            ) -> (::std::vec::Vec<f64>, ::mochi::__private::ndarray::Array2<f64>) {
+            ) -> (::std::vec::Vec<f64>, ::mochi::__private::DenseMatrix) {
                 ::mochi::__private::jacobian_by_blocks::<4>(x, |__mochi_x| {
                     super::#name::<::mochi::Dual<4>>(#dual_arg)
                 })
@@ -114,7 +114,7 @@ pub fn companions(func: &ItemFn) -> TokenStream {
 
         /// The dense Hessian (forward over reverse, four columns per reverse sweep on
         /// `Dual<4>`).
-        pub fn hessian(x: &[f64]) -> ::mochi::__private::ndarray::Array2<f64> {
+        pub fn hessian(x: &[f64]) -> ::mochi::__private::DenseMatrix {
             ::mochi::__private::hessian_by_blocks::<4>(x, |__mochi_x| {
                 gradient::<::mochi::Dual<4>>(#dual_arg)
             })
@@ -123,7 +123,7 @@ pub fn companions(func: &ItemFn) -> TokenStream {
         /// The value, the gradient and the dense Hessian.
         pub fn value_gradient_and_hessian(
             x: &[f64],
-        ) -> (f64, ::std::vec::Vec<f64>, ::mochi::__private::ndarray::Array2<f64>) {
+        ) -> (f64, ::std::vec::Vec<f64>, ::mochi::__private::DenseMatrix) {
             let (y, g) = value_and_gradient::<f64>(#f64_arg);
             (y, g, hessian(x))
         }
@@ -146,14 +146,14 @@ fn scalar_companions(name: &syn::Ident) -> TokenStream {
         }
 
         /// The 1×1 Hessian `[[f''(x)]]`.
-        pub fn hessian(x: f64) -> ::mochi::__private::ndarray::Array2<f64> {
-            ::mochi::__private::ndarray::Array2::from_elem((1, 1), hvp(x, 1.0))
+        pub fn hessian(x: f64) -> ::mochi::__private::DenseMatrix {
+            ::mochi::__private::dense_1x1(hvp(x, 1.0))
         }
 
         /// The value, the derivative and the 1×1 Hessian.
         pub fn value_gradient_and_hessian(
             x: f64,
-        ) -> (f64, f64, ::mochi::__private::ndarray::Array2<f64>) {
+        ) -> (f64, f64, ::mochi::__private::DenseMatrix) {
             let (y, g) = value_and_gradient::<f64>(x);
             (y, g, hessian(x))
         }

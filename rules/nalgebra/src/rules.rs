@@ -12,4 +12,6 @@ pub use crate::factor::{NaCholesky, NaInverse, NaL, NaLnDeterminant, NaLu, NaSol
 pub use crate::inverse::{NaDeterminant, NaTryInverse};
 pub use crate::product::{NaDot, NaTrMul};
 pub use crate::reduce::{NaMean, NaNorm, NaNormSquared, NaNormalize, NaSum, NaTrace};
-pub use crate::shape::{NaColumn, NaColumns, NaRow, NaRows, NaTranspose};
+pub use crate::shape::{
+    NaColumn, NaColumns, NaIsSquare, NaNcols, NaNrows, NaRow, NaRows, NaShapeOf, NaTranspose,
+};
