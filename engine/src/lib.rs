@@ -127,11 +127,14 @@ pub use num_traits;
 /// Everything a user of mochi imports: `use mochi::prelude::*;`.
 ///
 /// [`Scalar`](crate::Scalar) is not in it: generated code names it by path, and
-/// nalgebra has a trait of the same name that `use nalgebra::*` brings in.
+/// nalgebra has a trait of the same name that `use nalgebra::*` brings in. Neither is
+/// [`Real`](crate::Real) (import it as `mochi::Real` to bound a generic function by it,
+/// or to call its methods on a `Dual`): its methods (`sqrt`, `max`, …) would be a second
+/// candidate beside nalgebra's `RealField` or num-traits' `Float` for a method call on an
+/// unsuffixed float literal (`let w = 3.0; w.max(y)`), which rustc rejects as E0034
+/// "multiple applicable items" in code that compiles without mochi.
 pub mod prelude {
-    pub use crate::{
-        differentiable, no_grad, Dual, NoTangent, Pullback, Real, Tangent, TangentVector,
-    };
+    pub use crate::{differentiable, no_grad, Dual, NoTangent, Pullback, Tangent, TangentVector};
     /// The rule modules of the standard rule crates' free functions (`kron`,
     /// `concatenate`, …): type-namespace names beside the functions a user imports.
     #[cfg(feature = "ndarray")]

@@ -80,6 +80,13 @@ impl<S: Data, D: Dimension> IndexShape for ArrayBase<S, D> {
         self.raw_dim()
     }
 }
+/// A shape read by index (`x.raw_dim()[0]`): no derivative, so no shape to keep.
+#[cfg(feature = "ndarray")]
+impl<I> IndexShape for ndarray::Dim<I> {
+    type Shape = ();
+    #[inline(always)]
+    fn index_shape(&self) {}
+}
 impl<T: IndexShape + ?Sized> IndexShape for &T {
     type Shape = T::Shape;
     #[inline(always)]
@@ -112,6 +119,18 @@ pub trait IndexTangent<I> {
     /// Takes element `i` out (the structural zero when the container is one); a
     /// structured container is written out with `shape` first.
     fn index_take(&mut self, shape: &Self::Shape, i: I) -> Self::Elem;
+}
+
+/// The cotangent of a value without a derivative read by index (an element of a shape).
+impl<I> IndexTangent<I> for crate::NoTangent {
+    type Elem = crate::NoTangent;
+    type Shape = ();
+    #[inline(always)]
+    fn index_acc(&mut self, _shape: &(), _i: I, _v: crate::NoTangent) {}
+    #[inline(always)]
+    fn index_take(&mut self, _shape: &(), _i: I) -> crate::NoTangent {
+        crate::NoTangent
+    }
 }
 
 impl<T: TangentVector> IndexTangent<usize> for Vec<T> {

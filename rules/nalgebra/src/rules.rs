@@ -5,7 +5,10 @@
 pub use crate::arith::{
     NaAdd, NaAddScalar, NaComponentDiv, NaComponentMul, NaDiv, NaMul, NaNeg, NaSub,
 };
-pub use crate::build::{NaDVectorFromColumnSlice, NaDVectorFromVec, NaVector2New, NaVector3New};
+pub use crate::build::{
+    NaDMatrixZeros, NaDVectorFromColumnSlice, NaDVectorFromVec, NaDVectorZeros, NaVector2New,
+    NaVector3New,
+};
 pub use crate::closure::{NaMap, NaZipMap};
 pub use crate::cross::NaCross;
 pub use crate::factor::{NaCholesky, NaInverse, NaL, NaLnDeterminant, NaLu, NaSolve};

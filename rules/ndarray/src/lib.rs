@@ -17,6 +17,7 @@ mod elem;
 
 pub mod arith;
 pub mod closure;
+pub mod constructors;
 pub mod cotangent;
 pub mod elementwise;
 pub mod join;
@@ -75,6 +76,10 @@ pub mod paths {
 pub mod rules {
     pub use crate::arith::{NdAdd, NdDiv, NdMul, NdNeg, NdSub};
     pub use crate::closure::{NdFold, NdMap, NdMapv, NdZipMap};
+    pub use crate::constructors::{
+        NdArray1Ones, NdArray1Zeros, NdArray2Ones, NdArray2Zeros, NdArray3Ones, NdArray3Zeros,
+        NdArrayOnes, NdArrayZeros,
+    };
     pub use crate::elementwise::{
         NdAbs, NdCbrt, NdCos, NdExp, NdExp2, NdLn, NdLog10, NdLog2, NdPow2, NdPowf, NdPowi,
         NdRecip, NdScaledAddValue, NdSin, NdSqrt, NdTan,
