@@ -14,9 +14,9 @@ use syn::{Expr, Pat, Stmt, Type};
 /// Methods whose results never carry a derivative, by name: the standard library's
 /// names that any Rust type may have (lengths, comparisons, float classification,
 /// `Option`/`Result` queries). A rule crate declares the inactive methods of its own
-/// types as rules (`mochi_core::kit::inactive_methods!`, a shape query such as
-/// `x.nrows()`): the macro lowers them as rule calls whose results it counts active,
-/// and their zero-sized pullbacks cost nothing.
+/// types as rules (`mochi_core::kit::inactive_methods!`, a shape query): the macro
+/// lowers them as rule calls whose results it counts active, and their zero-sized
+/// pullbacks cost nothing.
 pub const INACTIVE_METHODS: &[&str] = &[
     "len",
     "is_empty",
@@ -419,7 +419,7 @@ impl Grow<'_> {
 
 impl<'ast> Visit<'ast> for Grow<'_> {
     fn visit_local(&mut self, l: &'ast syn::Local) {
-        // `let n: usize = x.nrows();`: a binding typed without a tangent stays inactive.
+        // `let n: usize = ..;`: a binding typed without a tangent stays inactive.
         let typed_inactive = matches!(&l.pat, Pat::Type(t) if type_is_inactive(&t.ty));
         if let Some(init) = l.init.as_ref().filter(|_| !typed_inactive) {
             if expr_is_active(&init.expr, self.active) {

@@ -239,12 +239,12 @@ impl Lowerer {
     /// A macro whose value is used as a constant (the macro cannot be differentiated).
     ///
     /// The standard library's macros whose values carry no derivative (`format!`,
-    /// `matches!`, …) and any macro that mentions no active name (`s![1..]`,
-    /// `array![[1.0, 2.0]]`) are constants. Otherwise the macro's arguments are read as
+    /// `matches!`, …) and any macro that mentions no active name are constants.
+    /// Otherwise the macro's arguments are read as
     /// expressions, and each active name in an active argument must be of a type without
-    /// a derivative (an index that the analysis over-approximated as active, `s![.., n]`
-    /// with `n = x.nrows()`): a compile-time check in the forward sweep, failing with the
-    /// `Constant` trait's message at the macro (`array![x, 1.0]` with `x: f64`). A body that
+    /// a derivative (an index that the analysis over-approximated as active, the result
+    /// of a rule crate's shape query): a compile-time check in the forward sweep, failing with the
+    /// `Constant` trait's message at the value (`twice!(x)` with `x: f64`). A body that
     /// does not read as expressions is rejected when it mentions an active name.
     fn check_constant_macro(&mut self, m: &syn::ExprMacro, code: &mut Code) {
         let name = macro_name(&m.mac);
@@ -371,24 +371,27 @@ impl Lowerer {
         if let Some(o) = self.lower_iter_chain(m, code) {
             return o;
         }
-        // `x.mapv(f64::exp)`: a function path where an adapter takes a closure is the
-        // closure `|v| f64::exp(v)`.
-        if matches!(name.as_str(), "mapv" | "map")
-            && m.args.len() == 1
-            && matches!(&m.args[0], Expr::Path(_))
-        {
-            let f = &m.args[0];
-            let mut with_closure = m.clone();
-            with_closure.args[0] = syn::parse_quote!(|__mochi_v| #f(__mochi_v));
-            return self.lower_method(&with_closure, code);
-        }
-        // `a.zip_map(&b, f64::max)`: the closure `|x, y| f64::max(x, y)`.
-        if name == "zip_map" && m.args.len() == 2 && matches!(&m.args[1], Expr::Path(_)) {
-            let f = &m.args[1];
-            let mut with_closure = m.clone();
-            with_closure.args[1] =
-                syn::parse_quote!(|__mochi_v, __mochi_w| #f(__mochi_v, __mochi_w));
-            return self.lower_method(&with_closure, code);
+        // `x.map(f64::exp)`, `a.zip_with(&b, f64::max)`: a function path (`f64::exp`, a
+        // path of two or more segments ending in a lowercase name; or any path as the
+        // only argument of `map`) as a method's last argument is where an adapter takes
+        // a closure; it is the closure `|v, w, …| f64::max(v, w, …)` with one parameter
+        // per argument of the method.
+        if let Some(Expr::Path(p)) = m.args.last() {
+            let fn_like = p.qself.is_none()
+                && p.path.segments.len() >= 2
+                && p.path.segments.last().is_some_and(|s| {
+                    s.ident.to_string().starts_with(|c: char| c.is_lowercase() || c == '_')
+                });
+            if fn_like || (name == "map" && m.args.len() == 1) {
+                let f = m.args.last().cloned();
+                let params: Vec<_> = (0..m.args.len())
+                    .map(|i| format_ident!("__mochi_v{}", i))
+                    .collect();
+                let mut with_closure = m.clone();
+                *with_closure.args.last_mut().unwrap() =
+                    syn::parse_quote!(|#(#params),*| #f(#(#params),*));
+                return self.lower_method(&with_closure, code);
+            }
         }
         let closure_count = m
             .args
@@ -416,7 +419,7 @@ impl Lowerer {
         {
             self.err(
                 &m.method,
-                format!("mochi: `.{name}(..)` of a differentiable value into a buffer is not supported; allocate the buffer at its final length (`vec![0.0; n]`, `Array1::zeros(n)`) and write `y[i] = ..`"),
+                format!("mochi: `.{name}(..)` of a differentiable value into a buffer is not supported; allocate the buffer at its final length (`vec![0.0; n]`, a `zeros(n)` constructor) and write `y[i] = ..`"),
             );
             return Operand::Inactive(quote!(#m));
         }
@@ -1106,12 +1109,9 @@ const GROWING_METHODS: &[&str] = &[
     "extend_from_slice",
     "append",
     "resize",
-    "push_row",
-    "push_column",
-    "append_row",
 ];
 
-/// `DVector` → `dvector`, `UnitQuaternion` → `unit_quaternion`, `Array1` → `array1`.
+/// `MyType` → `my_type`, `Vec3` → `vec3`.
 fn snake_case(name: &str) -> String {
     let mut out = String::new();
     let mut prev_lower = false;
@@ -1161,7 +1161,7 @@ fn is_std_value_macro(name: &str) -> bool {
     )
 }
 
-/// A macro's body read as expressions separated by `,` or `;` (`s![.., 0..n;2]`,
+/// A macro's body read as expressions separated by `,` or `;` (`m![.., 0..n; 2]`,
 /// `twice!(x)`), or `None` when it does not read so.
 fn macro_args(mac: &syn::Macro) -> Option<Vec<Expr>> {
     let mut args = Vec::new();
