@@ -75,6 +75,7 @@ mod tests {
         assert_eq!(a.dim(), (2, 3));
         assert_eq!(std::mem::size_of_val(&pb), 0);
         let (b, _) = Call((&4usize,)).array1_ones();
-        assert_eq!(b.sum(), 4.0_f64);
+        let b: ndarray::Array1<f64> = b;
+        assert_eq!(b.sum(), 4.0);
     }
 }
