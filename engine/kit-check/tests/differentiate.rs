@@ -114,7 +114,11 @@ fn view_with_a_hidden_lifetime() {
         |x| view_trace(x.0.view()),
         |x| view_trace::rrule(x.0.view()),
     );
-    mochi::testing::test_rule((a(),), |x| through_view(&x.0), |x| through_view::rrule(&x.0));
+    mochi::testing::test_rule(
+        (a(),),
+        |x| through_view(&x.0),
+        |x| through_view::rrule(&x.0),
+    );
     let g = through_view::gradient(&a());
     // tr(A)·a₀₁ + a₁₀
     let a = a();

@@ -64,41 +64,53 @@ fn literal_receiver(x: R) -> R {
 
 #[test]
 fn literal_as_receiver() {
-    mochi::testing::test_rule((0.7,), |a| literal_receiver(a.0), |a| {
-        literal_receiver::rrule(a.0)
-    });
-    mochi::testing::test_rule((4.5,), |a| literal_receiver(a.0), |a| {
-        literal_receiver::rrule(a.0)
-    });
+    mochi::testing::test_rule(
+        (0.7,),
+        |a| literal_receiver(a.0),
+        |a| literal_receiver::rrule(a.0),
+    );
+    mochi::testing::test_rule(
+        (4.5,),
+        |a| literal_receiver(a.0),
+        |a| literal_receiver::rrule(a.0),
+    );
 }
 
 #[test]
 fn scalars() {
-    mochi::testing::test_rule((0.7,), |a| untyped_accumulator(a.0), |a| {
-        untyped_accumulator::rrule(a.0)
-    });
+    mochi::testing::test_rule(
+        (0.7,),
+        |a| untyped_accumulator(a.0),
+        |a| untyped_accumulator::rrule(a.0),
+    );
 }
 
 #[test]
 fn with_ndarray() {
     let x = ndarray::array![0.3, -1.2, 0.8];
-    mochi::testing::test_rule((x,), |a| untyped_with_arrays(&a.0), |a| {
-        untyped_with_arrays::rrule(&a.0)
-    });
+    mochi::testing::test_rule(
+        (x,),
+        |a| untyped_with_arrays(&a.0),
+        |a| untyped_with_arrays::rrule(&a.0),
+    );
 }
 
 #[test]
 fn with_nalgebra() {
     let x = DVector::from_vec(vec![0.3, -1.2, 0.8]);
-    mochi::testing::test_rule((x,), |a| untyped_with_nalgebra(&a.0), |a| {
-        untyped_with_nalgebra::rrule(&a.0)
-    });
+    mochi::testing::test_rule(
+        (x,),
+        |a| untyped_with_nalgebra(&a.0),
+        |a| untyped_with_nalgebra::rrule(&a.0),
+    );
 }
 
 #[test]
 fn with_mat() {
     let a = Mat2::new(0.7, -1.3, 0.4, 2.1);
-    mochi::testing::test_rule((a, 0.4), |x| untyped_with_mat(&x.0, x.1), |x| {
-        untyped_with_mat::rrule(&x.0, x.1)
-    });
+    mochi::testing::test_rule(
+        (a, 0.4),
+        |x| untyped_with_mat(&x.0, x.1),
+        |x| untyped_with_mat::rrule(&x.0, x.1),
+    );
 }

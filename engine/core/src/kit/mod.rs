@@ -63,8 +63,8 @@ pub use crate::private::{IndexShape, IndexTangent};
 pub use crate::{
     __kit_binary_rules as binary_rules, __kit_check_binary as check_binary,
     __kit_check_unary as check_unary, __kit_inactive_methods as inactive_methods,
-    __kit_inactive_rules as inactive_rules,
-    __kit_rule_trait as rule_trait, __kit_unary_rules as unary_rules,
+    __kit_inactive_rules as inactive_rules, __kit_rule_trait as rule_trait,
+    __kit_unary_rules as unary_rules,
 };
 
 /// The tolerances array-rule tests give [`RuleTest::tolerance`](crate::testing::RuleTest::tolerance),

@@ -380,7 +380,9 @@ impl Lowerer {
             let fn_like = p.qself.is_none()
                 && p.path.segments.len() >= 2
                 && p.path.segments.last().is_some_and(|s| {
-                    s.ident.to_string().starts_with(|c: char| c.is_lowercase() || c == '_')
+                    s.ident
+                        .to_string()
+                        .starts_with(|c: char| c.is_lowercase() || c == '_')
                 });
             if fn_like || (name == "map" && m.args.len() == 1) {
                 let f = m.args.last().cloned();
