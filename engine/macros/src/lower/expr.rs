@@ -240,12 +240,12 @@ impl Lowerer {
     ///
     /// The standard library's macros whose values carry no derivative (`format!`,
     /// `matches!`, …) and any macro that mentions no active name are constants.
-    /// Otherwise the macro's arguments are read as
-    /// expressions, and each active name in an active argument must be of a type without
-    /// a derivative (an index that the analysis over-approximated as active, the result
-    /// of a rule crate's shape query): a compile-time check in the forward sweep, failing with the
-    /// `Constant` trait's message at the value (`twice!(x)` with `x: f64`). A body that
-    /// does not read as expressions is rejected when it mentions an active name.
+    /// Otherwise the macro's arguments are read as expressions, and each active name in
+    /// an active argument must be of a type without a derivative (an index that the
+    /// analysis over-approximated as active, such as a rule crate's shape query): a
+    /// compile-time check in the forward sweep, failing with the `Constant` trait's
+    /// message at the value (`twice!(x)` with `x: f64`). A body that does not read as
+    /// expressions is rejected when it mentions an active name.
     fn check_constant_macro(&mut self, m: &syn::ExprMacro, code: &mut Code) {
         let name = macro_name(&m.mac);
         if is_std_value_macro(&name) || !activity::mentions_active(m, &self.active) {
