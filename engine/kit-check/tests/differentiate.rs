@@ -24,7 +24,7 @@ fn trace_of_product(a: &Mat2, b: &Mat2) -> f64 {
 /// A transpose, element reads, a loop over an inactive shape query.
 #[differentiable]
 fn weighted_diagonal(a: &Mat2, b: &Mat2) -> f64 {
-    let c = a.transpose() * b.clone();
+    let c = a.transpose() * *b;
     let mut s = 0.0;
     for i in 0..a.rows() {
         s += c[(i, i)] * (i as f64 + 1.0);

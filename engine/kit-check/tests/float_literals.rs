@@ -3,7 +3,7 @@
 //! to imported ndarray and nalgebra traits: each must compile without E0034 ("multiple
 //! applicable items in scope") and differentiate correctly.
 
-#![allow(unused_imports)]
+#![allow(unused_imports, clippy::assign_op_pattern)]
 
 use mochi::prelude::*;
 use mochi_kit_check::rules::*;

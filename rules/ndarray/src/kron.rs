@@ -93,6 +93,7 @@ impl<T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdKron
 /// path): the value and its pullback. `#[differentiable]` lowers a call of a free
 /// function `f(..)` to `f::rrule(..)`; this module is that `f` for `kron`.
 #[inline(always)]
+#[allow(clippy::type_complexity)]
 pub fn rrule<A, B>(
     a: A,
     b: B,
