@@ -75,7 +75,7 @@ pub mod paths {
 /// Every rule trait of this crate, for a glob import next to the other rule crates'.
 pub mod rules {
     pub use crate::arith::{NdAdd, NdDiv, NdMul, NdNeg, NdSub};
-    pub use crate::closure::{NdFold, NdMap, NdMapv, NdZipMap};
+    pub use crate::closure::{NdFold, NdMap, NdMapCollect, NdMapv, NdZipAnd, NdZipFrom, NdZipMap};
     pub use crate::constructors::{
         NdArray1Ones, NdArray1Zeros, NdArray2Ones, NdArray2Zeros, NdArray3Ones, NdArray3Zeros,
         NdArrayOnes, NdArrayZeros,

@@ -456,7 +456,7 @@ impl Lowerer {
             let c = closure.unwrap();
             self.span = m.method.span();
             let by_ref = match name.as_str() {
-                "map" | "for_each" | "map_inplace" => ByRef::All,
+                "map" | "for_each" => ByRef::All,
                 "fold" => ByRef::AllButFirst,
                 _ => ByRef::None,
             };
@@ -558,30 +558,6 @@ impl Lowerer {
                 let xo = self.lower_expr(&x, code);
                 let init = self.lower_expr(&m.args[0], code);
                 Some(self.lower_adapter("iter_fold", vec![xo, init], c, ByRef::AllButFirst, code))
-            }
-            "map_collect" if m.args.len() == 1 => {
-                // Zip::from(&a).and(&b).map_collect(|&x, &y| …)
-                let Expr::Closure(c) = &m.args[0] else {
-                    return None;
-                };
-                let Expr::MethodCall(and) = &*m.receiver else {
-                    return None;
-                };
-                if and.method != "and" || and.args.len() != 1 {
-                    return None;
-                }
-                let Expr::Call(from) = &*and.receiver else {
-                    return None;
-                };
-                let strip_ref = |e: &Expr| match e {
-                    Expr::Reference(r) => (*r.expr).clone(),
-                    other => other.clone(),
-                };
-                let a = strip_ref(from.args.first()?);
-                let b = strip_ref(&and.args[0]);
-                let ao = self.lower_expr(&a, code);
-                let bo = self.lower_expr(&b, code);
-                Some(self.lower_adapter("zip_map", vec![ao, bo], c, ByRef::None, code))
             }
             _ => None,
         }
