@@ -5,7 +5,7 @@
 
 mod common;
 use mochi::prelude::*;
-use ndarray::{array, s, Array1, Array2, ArrayView1, Axis};
+use ndarray::{array, s, Array1, Array2, ArrayView1, ArrayView2, Axis, CowArray, Ix1};
 
 #[differentiable]
 fn array_sum(x: &Array1<f64>) -> f64 {
@@ -152,6 +152,14 @@ fn sum_of_shifted_kron(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
     shifted.sum() + (k * 2.0).mean().unwrap()
 }
 
+/// Copy-on-write arrays and views of two dimensions, their lifetimes hidden by the
+/// aliases: the tangent types are named without the macro knowing the aliases.
+#[differentiable]
+fn hidden_lifetimes(x: CowArray<f64, Ix1>, m: ArrayView2<f64>) -> f64 {
+    let y = m.dot(&x);
+    (&y * &y).sum() + x.sum()
+}
+
 /// Shape queries bound to names: rule calls with zero-sized pullbacks (the rule crate
 /// declares them), so `n` is counted active and costs nothing; ranges over them stay
 /// as written.
@@ -196,6 +204,14 @@ fn joined_by_path(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
 mod checks {
     use super::*;
     use crate::check;
+    #[test]
+    fn hidden_lifetimes() {
+        mochi::testing::test_rule(
+            (array![0.3_f64, -1.2], array![[0.5_f64, 0.1], [-0.4, 0.9]]),
+            |a| super::hidden_lifetimes(CowArray::from(a.0.view()), a.1.view()),
+            |a| super::hidden_lifetimes::rrule(CowArray::from(a.0.view()), a.1.view()),
+        );
+    }
     check!(
         shape_queries,
         (
