@@ -127,17 +127,30 @@ pub use num_traits;
 /// Everything a user of mochi imports: `use mochi::prelude::*;`.
 ///
 /// [`Scalar`](crate::Scalar) is not in it: generated code names it by path, and
-/// nalgebra has a trait of the same name that `use nalgebra::*` brings in.
+/// nalgebra has a trait of the same name that `use nalgebra::*` brings in. Neither is
+/// [`Real`](crate::Real) (import it as `mochi::Real` to bound a generic function by it,
+/// or to call its methods on a `Dual`): its methods (`sqrt`, `max`, …) would be a second
+/// candidate beside nalgebra's `RealField` or num-traits' `Float` for a method call on an
+/// unsuffixed float literal (`let w = 3.0; w.max(y)`), which rustc rejects as E0034
+/// "multiple applicable items" in code that compiles without mochi.
 pub mod prelude {
-    pub use crate::{
-        differentiable, no_grad, Dual, NoTangent, Pullback, Real, Tangent, TangentVector,
-    };
+    pub use crate::{differentiable, no_grad, Dual, NoTangent, Pullback, Tangent, TangentVector};
+    /// The rule modules of the standard rule crates' free functions (`kron`,
+    /// `concatenate`, …): type-namespace names beside the functions a user imports.
+    #[cfg(feature = "ndarray")]
+    pub use mochi_rules_ndarray::functions::*;
 }
 
 #[doc(hidden)]
 pub mod __private {
     pub use mochi_core::private::*;
     pub use ndarray;
+    /// The standard rule crates' mirrors of crate paths (`ndarray::concatenate`), which
+    /// generated code glob-imports in a block around a call written with a path.
+    pub mod paths {
+        #[cfg(feature = "ndarray")]
+        pub use mochi_rules_ndarray::paths::*;
+    }
     /// The rule traits of the standard rule crates, glob-imported by generated code.
     pub mod rules {
         #[cfg(feature = "linalg")]

@@ -5,7 +5,7 @@
 
 mod common;
 use mochi::prelude::*;
-use ndarray::{array, Array1, Array2, ArrayView1, Axis};
+use ndarray::{array, s, Array1, Array2, ArrayView1, ArrayView2, Axis, CowArray, Ix1};
 
 #[differentiable]
 fn array_sum(x: &Array1<f64>) -> f64 {
@@ -152,9 +152,92 @@ fn sum_of_shifted_kron(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
     shifted.sum() + (k * 2.0).mean().unwrap()
 }
 
+/// Copy-on-write arrays and views of two dimensions, their lifetimes hidden by the
+/// aliases: the tangent types are named without the macro knowing the aliases.
+#[differentiable]
+fn hidden_lifetimes(x: CowArray<f64, Ix1>, m: ArrayView2<f64>) -> f64 {
+    let y = m.dot(&x);
+    (&y * &y).sum() + x.sum()
+}
+
+/// Shape queries bound to names: rule calls with zero-sized pullbacks (the rule crate
+/// declares them), so `n` is counted active and costs nothing; ranges over them stay
+/// as written.
+#[differentiable]
+fn shape_queries(x: &Array2<f64>, w: &Array1<f64>) -> f64 {
+    let n = x.dim();
+    let len = w.len_of(Axis(0));
+    let mut s = 0.0;
+    for i in 0..n.0 {
+        for j in 0..n.1.min(len) {
+            s += x[[i, j]] * w[j];
+        }
+    }
+    let (rows, _) = (x.nrows(), x.ncols());
+    s * (x.ndim() as f64) + x[[rows - 1, 0]]
+}
+
+/// A shape query passed to a constructor (`Array2::zeros(x.dim())`) and into `s![..]`.
+#[differentiable]
+fn shape_into_constructor_and_slice(x: &Array2<f64>) -> f64 {
+    let mut y = Array2::zeros(x.dim());
+    for i in 0..x.nrows() {
+        for j in 0..x.ncols() {
+            y[[i, j]] = x[[i, j]].exp();
+        }
+    }
+    let (m, n) = (x.nrows() / 2, x.ncols());
+    let block = y.slice(s![0..m, 1..n]);
+    let last = y.slice(s![.., n - 1]);
+    block.sum() + last.sum() + Array1::ones(x.raw_dim()[0]).dot(&x.column(0))
+}
+
+/// `ndarray::concatenate` and `stack` by path: the rule modules reached through the
+/// path mirror.
+#[differentiable]
+fn joined_by_path(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+    let c = ndarray::concatenate(Axis(0), &[a.view(), b.view()]).unwrap();
+    let d = ndarray::stack(Axis(1), &[a.view(), b.view()]).unwrap();
+    (&c * &c).sum() + d.sum()
+}
+
 mod checks {
     use super::*;
     use crate::check;
+    #[test]
+    fn hidden_lifetimes() {
+        mochi::testing::test_rule(
+            (array![0.3_f64, -1.2], array![[0.5_f64, 0.1], [-0.4, 0.9]]),
+            |a| super::hidden_lifetimes(CowArray::from(a.0.view()), a.1.view()),
+            |a| super::hidden_lifetimes::rrule(CowArray::from(a.0.view()), a.1.view()),
+        );
+    }
+    check!(
+        shape_queries,
+        (
+            array![[0.1_f64, -0.3, 0.7], [0.5, 0.2, -1.0]],
+            array![0.4_f64, -1.1]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        shape_into_constructor_and_slice,
+        (array![
+            [0.1_f64, -0.3, 0.7],
+            [0.5, 0.2, -1.0],
+            [0.3, 0.9, -0.2],
+            [1.1, 0.0, 0.6]
+        ],),
+        |a| (&a.0)
+    );
+    check!(
+        joined_by_path,
+        (
+            array![[0.1_f64, -0.3], [0.5, 0.2]],
+            array![[0.7_f64, 0.4], [-1.0, 0.3]]
+        ),
+        |a| (&a.0, &a.1)
+    );
     check!(
         sum_then_overwrite,
         (array![[0.1_f64, -0.3, 0.7], [0.5, 0.2, -1.0]],),

@@ -10,7 +10,7 @@
 
 mod common;
 use mochi::num_traits::Float;
-use mochi::prelude::*;
+use mochi::{prelude::*, Real};
 
 #[differentiable]
 fn sphere<T: Float>(x: &[T]) -> T {

@@ -259,9 +259,29 @@ fn gram_direction_ratio(a: &DMatrix<f64>, v: &DVector<f64>, w: &DVector<f64>) ->
     gram.trace() + u.dot(w) + ratio.mean()
 }
 
+/// Shape queries (rule calls with zero-sized pullbacks) bound to names, passed to
+/// constructors and used in ranges and indices.
+#[differentiable]
+fn shape_queries(x: &DMatrix<f64>, w: &DVector<f64>) -> f64 {
+    let n = x.nrows();
+    let (_, cols) = x.shape();
+    let mut y: DVector<f64> = DVector::zeros(n);
+    let mut z: DMatrix<f64> = DMatrix::zeros(n, cols);
+    for i in 0..n {
+        for j in 0..x.ncols() {
+            y[i] += x[(i, j)] * w[j];
+            z[(i, j)] = x[(i, j)] * x[(i, j)];
+        }
+    }
+    let square = if x.is_square() { 1.0 } else { 2.0 };
+    y.dot(&y) * square + z.sum()
+}
+
 mod checks {
     use super::*;
     use crate::check;
+
+    check!(shape_queries, (m(3, 2, 0.1), v(2, 0.3)), |a| (&a.0, &a.1));
 
     fn m(rows: usize, cols: usize, seed: f64) -> DMatrix<f64> {
         // Not of rank 2, as sin(a i + b j + c) alone would be.

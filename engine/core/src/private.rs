@@ -80,6 +80,13 @@ impl<S: Data, D: Dimension> IndexShape for ArrayBase<S, D> {
         self.raw_dim()
     }
 }
+/// A shape read by index (`x.raw_dim()[0]`): no derivative, so no shape to keep.
+#[cfg(feature = "ndarray")]
+impl<I> IndexShape for ndarray::Dim<I> {
+    type Shape = ();
+    #[inline(always)]
+    fn index_shape(&self) {}
+}
 impl<T: IndexShape + ?Sized> IndexShape for &T {
     type Shape = T::Shape;
     #[inline(always)]
@@ -112,6 +119,18 @@ pub trait IndexTangent<I> {
     /// Takes element `i` out (the structural zero when the container is one); a
     /// structured container is written out with `shape` first.
     fn index_take(&mut self, shape: &Self::Shape, i: I) -> Self::Elem;
+}
+
+/// The cotangent of a value without a derivative read by index (an element of a shape).
+impl<I> IndexTangent<I> for crate::NoTangent {
+    type Elem = crate::NoTangent;
+    type Shape = ();
+    #[inline(always)]
+    fn index_acc(&mut self, _shape: &(), _i: I, _v: crate::NoTangent) {}
+    #[inline(always)]
+    fn index_take(&mut self, _shape: &(), _i: I) -> crate::NoTangent {
+        crate::NoTangent
+    }
 }
 
 impl<T: TangentVector> IndexTangent<usize> for Vec<T> {
@@ -364,6 +383,36 @@ pub mod because {
 #[cfg(feature = "ndarray")]
 pub use crate::forward::over_reverse::{hessian_by_blocks, jacobian_by_blocks};
 
+/// The matrix type of the dense Hessians and Jacobians that the forward-over-reverse
+/// companions return.
+#[cfg(feature = "ndarray")]
+pub type DenseMatrix = ndarray::Array2<f64>;
+
+/// The 1×1 [`DenseMatrix`] `[[v]]`: the Hessian of a function of one scalar.
+#[cfg(feature = "ndarray")]
+#[inline]
+pub fn dense_1x1(v: f64) -> DenseMatrix {
+    ndarray::Array2::from_elem((1, 1), v)
+}
+
+/// The tangent of `R`, written by generated signatures as
+/// `<fn(&'static ()) -> R as TangentOfOutput>::Tangent`.
+///
+/// A type such as `View<f64>` may hide a lifetime parameter (`View<'a, f64>`), and a
+/// signature cannot name `<View<f64> as Tangent>::Tangent` in its return type without
+/// tying it to an argument's lifetime. In the output of a function-pointer type whose
+/// only input is `&'static ()`, every elided lifetime is `'static` by the ordinary
+/// elision rules, so the type is lifetime-free and its tangent can be named for any
+/// type, without knowing which types have hidden lifetimes.
+pub trait TangentOfOutput {
+    /// The tangent of the output type.
+    type Tangent;
+}
+
+impl<R: crate::Tangent> TangentOfOutput for fn(&'static ()) -> R {
+    type Tangent = R::Tangent;
+}
+
 /// The seed `ȳ = 1` of a scalar output.
 #[diagnostic::on_unimplemented(
     message = "`gradient` needs a scalar output (f64 or f32), but the function returns a value with tangent `{Self}`",
@@ -495,3 +544,41 @@ pub fn range_bounds<R: std::ops::RangeBounds<usize>>(
 ) -> (std::ops::Bound<usize>, std::ops::Bound<usize>) {
     (r.start_bound().cloned(), r.end_bound().cloned())
 }
+
+/// A value with no derivative, which a macro in differentiable code may take: the
+/// check `#[differentiable]` puts before a macro that mentions an active name (an index
+/// the activity analysis counted active, `s![.., n]` with `n = x.nrows()`).
+#[diagnostic::on_unimplemented(
+    message = "mochi: a macro cannot be differentiated, and this one is given a value of type `{Self}`, which carries a derivative",
+    label = "expand the macro by hand, or wrap the value in `mochi::no_grad(..)`"
+)]
+pub trait Constant {}
+
+macro_rules! constant_types {
+    ($($t:ty),*) => {
+        use crate::NoTangent;
+        $(impl Constant for $t {})*
+    };
+}
+crate::tangent::for_no_tangent_types!(constant_types);
+impl<T: Constant + ?Sized> Constant for &T {}
+impl<T: Constant + ?Sized> Constant for &mut T {}
+impl<T: Constant> Constant for [T] {}
+impl<T: Constant, const N: usize> Constant for [T; N] {}
+impl<T: Constant> Constant for Vec<T> {}
+impl<T: Constant> Constant for Option<T> {}
+impl<T: Constant> Constant for std::ops::Range<T> {}
+impl<T: Constant> Constant for std::ops::RangeInclusive<T> {}
+macro_rules! constant_tuples {
+    ($(($($T:ident),+))*) => {$(impl<$($T: Constant),+> Constant for ($($T,)+) {})*};
+}
+constant_tuples! { (A) (A, B) (A, B, C) (A, B, C, D) }
+#[cfg(feature = "ndarray")]
+impl<I> Constant for ndarray::Dim<I> {}
+#[cfg(feature = "ndarray")]
+impl Constant for ndarray::Axis {}
+
+/// Checks at compile time that a value a macro takes carries no derivative
+/// ([`Constant`]).
+#[inline(always)]
+pub fn constant_in_macro<T: Constant + ?Sized>(_value: &T) {}

@@ -11,27 +11,29 @@ use std::collections::HashSet;
 use syn::visit::Visit;
 use syn::{Expr, Pat, Stmt, Type};
 
-/// Methods whose results never carry a derivative.
+/// Methods whose results never carry a derivative, by name: the standard library's
+/// names that any Rust type may have (lengths, comparisons, float classification,
+/// `Option`/`Result` queries). A rule crate declares the inactive methods of its own
+/// types as rules (`mochi_core::kit::inactive_methods!`, a shape query): the macro
+/// lowers them as rule calls whose results it counts active, and their zero-sized
+/// pullbacks cost nothing.
 pub const INACTIVE_METHODS: &[&str] = &[
     "len",
     "is_empty",
-    "shape",
-    "dim",
-    "raw_dim",
-    "nrows",
-    "ncols",
-    "ndim",
-    "strides",
+    "capacity",
+    "count",
+    "contains",
     "is_nan",
-    "is_some",
-    "is_none",
-    "is_ok",
-    "is_err",
     "is_finite",
     "is_infinite",
     "is_normal",
     "is_sign_positive",
     "is_sign_negative",
+    "to_bits",
+    "is_some",
+    "is_none",
+    "is_ok",
+    "is_err",
     "partial_cmp",
     "total_cmp",
     "cmp",
@@ -41,13 +43,6 @@ pub const INACTIVE_METHODS: &[&str] = &[
     "le",
     "gt",
     "ge",
-    "to_bits",
-    "is_standard_layout",
-    "count",
-    "len_of",
-    "capacity",
-    "contains",
-    "is_square",
 ];
 
 /// Types that never carry a derivative (parameters of these types are inactive).
@@ -85,7 +80,6 @@ pub fn type_is_inactive(ty: &Type) -> bool {
                     | "char"
                     | "str"
                     | "String"
-                    | "Axis"
                     | "NoTangent"
             )
         }
@@ -425,7 +419,9 @@ impl Grow<'_> {
 
 impl<'ast> Visit<'ast> for Grow<'_> {
     fn visit_local(&mut self, l: &'ast syn::Local) {
-        if let Some(init) = &l.init {
+        // `let n: usize = ..;`: a binding typed without a tangent stays inactive.
+        let typed_inactive = matches!(&l.pat, Pat::Type(t) if type_is_inactive(&t.ty));
+        if let Some(init) = l.init.as_ref().filter(|_| !typed_inactive) {
             if expr_is_active(&init.expr, self.active) {
                 let mut names = Vec::new();
                 pat_names(&l.pat, &mut names);

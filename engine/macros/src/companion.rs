@@ -103,7 +103,7 @@ fn method(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             let block = &f.block;
             out.push(quote!(
                 #(#attrs)*
-                #[allow(clippy::all, clippy::pedantic, unused_mut, unused_variables, unused_parens, non_snake_case, unreachable_code, unused_assignments, unused_braces)]
+                #[allow(clippy::all, clippy::pedantic, unused_mut, unused_variables, unused_parens, non_snake_case, unreachable_code, unused_assignments, unused_braces, elided_lifetimes_in_paths)]
                 #vis #sig #block
             ));
         }
@@ -159,9 +159,9 @@ fn parse_attr(attr: TokenStream) -> syn::Result<bool> {
     }
 }
 
-/// Replaces every lifetime (named, elided `&` or `'_`) by `'static`, and gives the known
-/// ndarray view aliases their hidden lifetime, so that a type can name its tangent in
-/// a signature.
+/// Replaces every written lifetime (named, `'_`, or a reference's elided one) by
+/// `'static`: tangent types are named with `'static` lifetimes, since pullbacks own
+/// their data.
 struct Staticize;
 impl VisitMut for Staticize {
     fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
@@ -171,28 +171,73 @@ impl VisitMut for Staticize {
     fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
         *l = syn::parse_quote!('static);
     }
-    fn visit_path_segment_mut(&mut self, seg: &mut syn::PathSegment) {
-        let name = seg.ident.to_string();
-        let is_view = name.starts_with("ArrayView") || name.starts_with("CowArray");
-        if is_view {
-            if let syn::PathArguments::AngleBracketed(a) = &mut seg.arguments {
-                let has_lt = a
-                    .args
-                    .iter()
-                    .any(|g| matches!(g, syn::GenericArgument::Lifetime(_)));
-                if !has_lt {
-                    a.args.insert(0, syn::parse_quote!('static));
-                }
-            }
-        }
-        syn::visit_mut::visit_path_segment_mut(self, seg);
+}
+
+/// The tangent type of `ty`, nameable in a companion's signature.
+///
+/// A path type may hide a lifetime parameter that is not written (a view type alias
+/// `View<f64>` of `View<'a, f64>`), which the macro cannot see. Such a type is named as
+/// the output of `fn(&'static ()) -> ty`, where the elision rules make every hidden
+/// lifetime `'static` (`TangentOfOutput` in the core). Types that cannot hide one (the
+/// primitive types and the function's type parameters, inside references, tuples,
+/// slices and arrays) are named directly, which keeps compiler messages short.
+pub(crate) fn tangent_of(ty: &Type, type_params: &HashSet<String>) -> TokenStream {
+    let mut t = ty.clone();
+    Staticize.visit_type_mut(&mut t);
+    if may_hide_lifetime(&t, type_params) {
+        quote!(<fn(&'static ()) -> #t as ::mochi::__private::TangentOfOutput>::Tangent)
+    } else {
+        quote!(<#t as ::mochi::Tangent>::Tangent)
     }
 }
 
-pub(crate) fn tangent_of(ty: &Type) -> TokenStream {
-    let mut t = ty.clone();
-    Staticize.visit_type_mut(&mut t);
-    quote!(<#t as ::mochi::Tangent>::Tangent)
+/// Does `ty` hold a path type other than a primitive type or a type parameter?
+fn may_hide_lifetime(ty: &Type, type_params: &HashSet<String>) -> bool {
+    struct Find<'a> {
+        type_params: &'a HashSet<String>,
+        found: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Find<'_> {
+        fn visit_type_path(&mut self, p: &'ast syn::TypePath) {
+            let plain = p.qself.is_none()
+                && p.path.get_ident().is_some_and(|i| {
+                    let n = i.to_string();
+                    self.type_params.contains(&n) || is_primitive(&n)
+                });
+            if !plain {
+                self.found = true;
+            }
+        }
+    }
+    let mut f = Find {
+        type_params,
+        found: false,
+    };
+    syn::visit::Visit::visit_type(&mut f, ty);
+    f.found
+}
+
+fn is_primitive(name: &str) -> bool {
+    matches!(
+        name,
+        "f32"
+            | "f64"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "i128"
+            | "isize"
+            | "u8"
+            | "u16"
+            | "u32"
+            | "u64"
+            | "u128"
+            | "usize"
+            | "bool"
+            | "char"
+            | "str"
+    )
 }
 
 fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
@@ -298,8 +343,17 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
     } = lowered;
 
     let n = params.len();
-    let out_t = tangent_of(&ret_ty);
-    let arg_ts: Vec<_> = params.iter().map(|(_, t, _)| tangent_of(t)).collect();
+    let type_params: HashSet<String> = func
+        .sig
+        .generics
+        .type_params()
+        .map(|t| t.ident.to_string())
+        .collect();
+    let out_t = tangent_of(&ret_ty, &type_params);
+    let arg_ts: Vec<_> = params
+        .iter()
+        .map(|(_, t, _)| tangent_of(t, &type_params))
+        .collect();
     let args_t = quote!((#(#arg_ts,)*));
     let cots_t = if n == 1 {
         arg_ts[0].clone()
@@ -486,7 +540,7 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
         #beside
 
         #[doc = #doc_mod]
-        #[allow(clippy::all, clippy::pedantic, unused_mut, unused_variables, unused_parens, non_snake_case, unreachable_code, unused_assignments, unused_braces)]
+        #[allow(clippy::all, clippy::pedantic, unused_mut, unused_variables, unused_parens, non_snake_case, unreachable_code, unused_assignments, unused_braces, elided_lifetimes_in_paths)]
         #vis mod #name {
             #[allow(unused_imports)]
             use super::*;

@@ -1311,9 +1311,13 @@ impl VisitMut for Desugar {
                     let k = syn::Index::from(k);
                     quote_spanned!(span=> #v[#k] = #x;)
                 });
+                // The fill carries no derivative (every slot is then written), so the
+                // `vec!` it goes into is a constant.
+                let fill = format_ident!("__mochi_vec_fill", span = span);
                 *e = syn::parse_quote_spanned!(span=> {
                     let #t0 = #first;
-                    let mut #v = ::std::vec![#t0.clone(); #n];
+                    let #fill = ::mochi::no_grad(#t0.clone());
+                    let mut #v = ::std::vec![#fill; #n];
                     #v[0] = #t0;
                     #(#sets)*
                     #v

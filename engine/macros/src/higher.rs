@@ -463,7 +463,7 @@ impl Spec {
         let ts: Vec<TokenStream> = self
             .params
             .iter()
-            .map(|p| crate::companion::tangent_of(&p.ty_f64))
+            .map(|p| crate::companion::tangent_of(&p.ty_f64, &std::collections::HashSet::new()))
             .collect();
         if ts.len() == 1 {
             ts[0].clone()
@@ -556,7 +556,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
             #[inline]
             pub fn jacobian(
                 #(#decls,)*
-            ) -> (::std::vec::Vec<f64>, ::mochi::__private::ndarray::Array2<f64>) {
+            ) -> (::std::vec::Vec<f64>, ::mochi::__private::DenseMatrix) {
                 #flatten_point
                 ::mochi::__private::jacobian_by_blocks::<4>(&#z, |#d| {
                     #cut
@@ -619,7 +619,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         /// The dense Hessian over the scalar and sequence arguments laid end to end
         /// (forward over reverse, four columns per reverse sweep on `Dual<4>`).
         #[inline]
-        pub fn hessian(#(#decls,)*) -> ::mochi::__private::ndarray::Array2<f64> {
+        pub fn hessian(#(#decls,)*) -> ::mochi::__private::DenseMatrix {
             #flatten_point
             ::mochi::__private::hessian_by_blocks::<4>(&#z, |#d| {
                 #cut
@@ -632,7 +632,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         #[inline]
         pub fn value_gradient_and_hessian(
             #(#decls,)*
-        ) -> (f64, #grad_t, ::mochi::__private::ndarray::Array2<f64>) {
+        ) -> (f64, #grad_t, ::mochi::__private::DenseMatrix) {
             let (__mochi_y, __mochi_g) = #value_and_gradient(#(#f64_args),*);
             (__mochi_y, __mochi_g, hessian(#(#names),*))
         }
@@ -658,7 +658,7 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
     let arg_ts: Vec<TokenStream> = spec
         .params
         .iter()
-        .map(|p| crate::companion::tangent_of(&p.ty_f64))
+        .map(|p| crate::companion::tangent_of(&p.ty_f64, &std::collections::HashSet::new()))
         .collect();
     let n = spec.params.len();
     let pb_ctor = format_ident!("pullback{}", n);

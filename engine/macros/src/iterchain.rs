@@ -430,9 +430,11 @@ impl<'a> Writer<'a> {
             }
             Stage::Windows { seq, size, kind } => kind.count(seq, size, span),
             Stage::Lines { seq, line } => match line {
-                Line::Axis(a) => quote_spanned!(span=> #seq.len_of(#a)),
-                Line::Row => quote_spanned!(span=> #seq.nrows()),
-                Line::Column => quote_spanned!(span=> #seq.ncols()),
+                // Shape queries are rules (with no derivative): the count they give is
+                // an integer the loop bound must see as one.
+                Line::Axis(a) => quote_spanned!(span=> ::mochi::no_grad(#seq.len_of(#a))),
+                Line::Row => quote_spanned!(span=> ::mochi::no_grad(#seq.nrows())),
+                Line::Column => quote_spanned!(span=> ::mochi::no_grad(#seq.ncols())),
             },
             Stage::StepBy(s) => {
                 let l = self.len(rest)?;

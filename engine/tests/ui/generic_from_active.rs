@@ -1,4 +1,4 @@
-use mochi::prelude::*;
+use mochi::{prelude::*, Real};
 
 #[differentiable]
 fn f<T: Real>(x: &[T], s: f64) -> T {

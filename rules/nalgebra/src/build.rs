@@ -11,7 +11,8 @@
 
 use crate::dense::output;
 use crate::Elem;
-use mochi_core::kit::{rule_trait, Call, Pullback};
+use mochi_core::kit::{rule_trait, Call, InactivePullback, Pullback};
+use mochi_core::NoTangent;
 use nalgebra::{DMatrix, DVector, Vector2, Vector3};
 
 /// `Vector2::new(x, y)`.
@@ -202,6 +203,42 @@ pub mod dmatrix {
                 _types: std::marker::PhantomData,
             },
         )
+    }
+}
+
+/// `DVector::zeros(n)` of a length the analysis counted active (`x.nrows()` is a rule
+/// call): the vector, and no derivative. The element type is inferred from the vector's
+/// use, as in the primal.
+pub trait NaDVectorZeros<T> {
+    /// The (zero-sized) pullback.
+    type Pullback: Pullback;
+    /// The vector and its pullback.
+    fn dvector_zeros(self) -> (DVector<T>, Self::Pullback);
+}
+
+impl<T: Elem> NaDVectorZeros<T> for Call<(&usize,)> {
+    type Pullback = InactivePullback<(NoTangent,), DVector<T>>;
+    #[inline(always)]
+    fn dvector_zeros(self) -> (DVector<T>, Self::Pullback) {
+        (DVector::zeros(*self.0 .0), InactivePullback::new())
+    }
+}
+
+/// `DMatrix::zeros(rows, columns)` of a shape the analysis counted active: the matrix,
+/// and no derivative.
+pub trait NaDMatrixZeros<T> {
+    /// The (zero-sized) pullback.
+    type Pullback: Pullback;
+    /// The matrix and its pullback.
+    fn dmatrix_zeros(self) -> (DMatrix<T>, Self::Pullback);
+}
+
+impl<T: Elem> NaDMatrixZeros<T> for Call<(&usize, &usize)> {
+    type Pullback = InactivePullback<(NoTangent, NoTangent), DMatrix<T>>;
+    #[inline(always)]
+    fn dmatrix_zeros(self) -> (DMatrix<T>, Self::Pullback) {
+        let (r, c) = self.0;
+        (DMatrix::zeros(*r, *c), InactivePullback::new())
     }
 }
 

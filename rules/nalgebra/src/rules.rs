@@ -5,7 +5,10 @@
 pub use crate::arith::{
     NaAdd, NaAddScalar, NaComponentDiv, NaComponentMul, NaDiv, NaMul, NaNeg, NaSub,
 };
-pub use crate::build::{NaDVectorFromColumnSlice, NaDVectorFromVec, NaVector2New, NaVector3New};
+pub use crate::build::{
+    NaDMatrixZeros, NaDVectorFromColumnSlice, NaDVectorFromVec, NaDVectorZeros, NaVector2New,
+    NaVector3New,
+};
 pub use crate::closure::{NaMap, NaZipMap};
 pub use crate::cross::NaCross;
 pub use crate::factor::{NaCholesky, NaInverse, NaL, NaLnDeterminant, NaLu, NaSolve};
@@ -23,4 +26,6 @@ pub use crate::rotation::quaternion::{
     NaConjugate, NaImag, NaQuaternionScalar, NaRotation3From, NaToRotationMatrix,
 };
 pub use crate::rotation::rotation3::{NaIntoInner, NaMatrix};
-pub use crate::shape::{NaColumn, NaColumns, NaRow, NaRows, NaTranspose};
+pub use crate::shape::{
+    NaColumn, NaColumns, NaIsSquare, NaNcols, NaNrows, NaRow, NaRows, NaShapeOf, NaTranspose,
+};

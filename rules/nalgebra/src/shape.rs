@@ -6,11 +6,22 @@
 use crate::dense::{dense, output};
 use crate::impls::matrix_rule;
 use crate::Elem;
-use mochi_core::kit::{rule_trait, Pullback};
+use mochi_core::kit::{inactive_methods, rule_trait, Pullback};
 use mochi_core::NoTangent;
 use nalgebra::allocator::Allocator;
-use nalgebra::{DefaultAllocator, Dim, Dyn, OMatrix, U1};
+use nalgebra::{DefaultAllocator, Dim, Dyn, Matrix, OMatrix, U1};
 use std::marker::PhantomData;
+
+inactive_methods! {
+    /// `a.nrows()`: no derivative.
+    NaNrows::nrows() -> usize, impl['a, T, R: Dim, C: Dim, S: nalgebra::RawStorage<T, R, C>] for &'a Matrix<T, R, C, S>;
+    /// `a.ncols()`: no derivative.
+    NaNcols::ncols() -> usize, impl['a, T, R: Dim, C: Dim, S: nalgebra::RawStorage<T, R, C>] for &'a Matrix<T, R, C, S>;
+    /// `a.shape()`: `(rows, columns)`, no derivative.
+    NaShapeOf::shape() -> (usize, usize), impl['a, T, R: Dim, C: Dim, S: nalgebra::RawStorage<T, R, C>] for &'a Matrix<T, R, C, S>;
+    /// `a.is_square()`: no derivative.
+    NaIsSquare::is_square() -> bool, impl['a, T, R: Dim, C: Dim, S: nalgebra::RawStorage<T, R, C>] for &'a Matrix<T, R, C, S>;
+}
 
 rule_trait! {
     /// `a.transpose()`: `Call((&a,)).transpose()`.

@@ -1,5 +1,7 @@
-//! Adapters that take a closure: `mapv`, `map`, `fold`, and `zip_map` (what
-//! `Zip::from(&a).and(&b).map_collect(|&x, &y| …)` is lowered to).
+//! Adapters that take a closure: `mapv`, `map`, `fold`, and `zip_map`, which
+//! `Zip::from(&a).and(&b).map_collect(|&x, &y| …)` runs: `Zip::from(&a)` and `.and(&b)`
+//! are rules building the operands as a tuple of views, and `.map_collect(f)` on that
+//! tuple is the closure adapter.
 //!
 //! `#[differentiable]` turns the user's closure into a *derived closure* that
 //! returns the element's value and its pullback, and passes the closure's captured
@@ -11,8 +13,10 @@
 
 use crate::cotangent::{dense, view};
 use crate::Elem;
+use mochi_core::kit::rule_trait;
 use mochi_core::{Call, Pullback, Tangent, TangentVector};
-use ndarray::{Array, ArrayBase, Data, Dimension, Zip};
+use ndarray::{Array, ArrayBase, ArrayView, Data, Dimension, Zip};
+use std::marker::PhantomData;
 
 /// `x.mapv(f)`: `Call((&x, &caps)).mapv(derived)`, the derived closure taking the
 /// element by value.
@@ -36,8 +40,9 @@ pub trait NdMap<F> {
     fn map(self, f: F) -> (Self::Output, Self::Pullback);
 }
 
-/// `Zip::from(&a).and(&b).map_collect(f)`: `Call((&a, &b, &caps)).zip_map(derived)`,
-/// the derived closure taking both elements by value.
+/// Two arrays' elements in pairs through a derived closure: `Call((&a, &b,
+/// &caps)).zip_map(derived)`, the derived closure taking both elements by value (what
+/// `.map_collect(f)` of `Zip::from(&a).and(&b)` runs).
 pub trait NdZipMap<F> {
     /// The primal output.
     type Output;
@@ -56,6 +61,122 @@ pub trait NdFold<F> {
     type Pullback: Pullback;
     /// Folds the elements, in logical order, through the derived closure.
     fn fold(self, f: F) -> (Self::Output, Self::Pullback);
+}
+
+rule_trait! {
+    /// `Zip::from(&a)`: `Call((&a,)).zip_from()`, the zip's operands as the tuple
+    /// `(a.view(),)`.
+    NdZipFrom::zip_from
+}
+rule_trait! {
+    /// `zip.and(&b)` of the operands `Zip::from` made: `Call((&zip, &b)).and()`, the
+    /// tuple `(a_view, b.view())`.
+    NdZipAnd::and
+}
+
+/// `zip.map_collect(f)` of two operands: `Call((&(a, b), &caps)).map_collect(derived)`,
+/// the derived closure taking both elements by value.
+pub trait NdMapCollect<F> {
+    /// The primal output.
+    type Output;
+    /// The pullback.
+    type Pullback: Pullback;
+    /// Maps every pair of elements through the derived closure.
+    fn map_collect(self, f: F) -> (Self::Output, Self::Pullback);
+}
+
+/// Pullback of `Zip::from(&a)`: `ā += z̄.0`. Zero-sized.
+pub struct ZipFromPullback<T, D>(PhantomData<fn() -> (T, D)>);
+
+impl<T: Elem, D: Dimension> Pullback for ZipFromPullback<T, D> {
+    type Output = (Array<T, D>,);
+    type Args = (Array<T, D>,);
+    #[inline(always)]
+    #[track_caller]
+    fn pullback(self, (dz,): (Array<T, D>,), (da,): (&mut Array<T, D>,)) {
+        da.accumulate(dz);
+    }
+}
+
+impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdZipFrom for Call<(&'a ArrayBase<S, D>,)> {
+    type Output = (ArrayView<'a, T, D>,);
+    type Pullback = ZipFromPullback<T, D>;
+    #[inline(always)]
+    fn zip_from(self) -> (Self::Output, Self::Pullback) {
+        ((self.0 .0.view(),), ZipFromPullback(PhantomData))
+    }
+}
+
+/// Pullback of `zip.and(&b)`: `z̄.0 += ȳ.0`, `b̄ += ȳ.1`. Zero-sized.
+pub struct ZipAndPullback<T, D>(PhantomData<fn() -> (T, D)>);
+
+impl<T: Elem, D: Dimension> Pullback for ZipAndPullback<T, D> {
+    type Output = (Array<T, D>, Array<T, D>);
+    type Args = ((Array<T, D>,), Array<T, D>);
+    #[inline(always)]
+    #[track_caller]
+    fn pullback(
+        self,
+        (da, db): (Array<T, D>, Array<T, D>),
+        (dz, dbacc): (&mut (Array<T, D>,), &mut Array<T, D>),
+    ) {
+        dz.0.accumulate(da);
+        dbacc.accumulate(db);
+    }
+}
+
+impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension> NdZipAnd
+    for Call<(&(ArrayView<'a, T, D>,), &'b ArrayBase<S, D>)>
+{
+    type Output = (ArrayView<'a, T, D>, ArrayView<'b, T, D>);
+    type Pullback = ZipAndPullback<T, D>;
+    #[inline(always)]
+    fn and(self) -> (Self::Output, Self::Pullback) {
+        let (z, b) = self.0;
+        ((z.0.clone(), b.view()), ZipAndPullback(PhantomData))
+    }
+}
+
+/// Pullback of `map_collect` on two operands: the pairs' pullback, its accumulators
+/// taken from the operands' tuple.
+pub struct MapCollectPullback<P, D>(ZipMapPullback<P, D>);
+
+impl<T, D, O, C, P> Pullback for MapCollectPullback<P, D>
+where
+    T: Elem,
+    D: Dimension,
+    O: TangentVector,
+    C: TangentVector,
+    P: Pullback<Output = O, Args = (T, T, C)>,
+{
+    type Output = Array<O, D>;
+    type Args = ((Array<T, D>, Array<T, D>), C);
+    #[inline]
+    #[track_caller]
+    fn pullback(self, dy: Array<O, D>, (dz, dcaps): (&mut (Array<T, D>, Array<T, D>), &mut C)) {
+        self.0.pullback(dy, (&mut dz.0, &mut dz.1, dcaps));
+    }
+}
+
+impl<'a, 'b, T, D, C, F, O, P> NdMapCollect<F>
+    for Call<(&(ArrayView<'a, T, D>, ArrayView<'b, T, D>), &C)>
+where
+    T: Elem,
+    D: Dimension,
+    C: Tangent,
+    F: FnMut(T, T, &C) -> (O, P),
+    O: Tangent,
+    P: Pullback<Output = O::Tangent, Args = (T, T, C::Tangent)>,
+{
+    type Output = Array<O, D>;
+    type Pullback = MapCollectPullback<P, D>;
+    #[inline]
+    #[track_caller]
+    fn map_collect(self, f: F) -> (Self::Output, Self::Pullback) {
+        let (z, caps) = self.0;
+        let (y, pb) = Call((&z.0, &z.1, caps)).zip_map(f);
+        (y, MapCollectPullback(pb))
+    }
 }
 
 /// A view of `x` with every axis reversed: its logical order is `x`'s backwards, in

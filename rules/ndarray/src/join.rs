@@ -127,6 +127,56 @@ impl<T: Elem, D: Dimension, E: Dimension + RemoveAxis, C: CotangentList<T, D>> P
     }
 }
 
+/// The rule of `ndarray::concatenate(axis, &views)`: `#[differentiable]` lowers the call
+/// to `concatenate::rrule(axis, &views)`.
+pub mod concatenate {
+    use super::*;
+
+    /// `ndarray::concatenate(axis, views)` with its pullback.
+    #[inline(always)]
+    #[track_caller]
+    #[allow(clippy::type_complexity)]
+    pub fn rrule<L>(
+        axis: Axis,
+        views: &L,
+    ) -> (
+        Result<Array<L::Elem, L::Dim>, ShapeError>,
+        JoinPullback<L::Elem, L::Dim, L::Dim, L::Tangent>,
+    )
+    where
+        L: ViewList + ?Sized,
+        L::Dim: RemoveAxis,
+        L::Tangent: CotangentList<L::Elem, L::Dim>,
+    {
+        Call((&axis, views)).concatenate()
+    }
+}
+
+/// The rule of `ndarray::stack(axis, &views)`: `#[differentiable]` lowers the call to
+/// `stack::rrule(axis, &views)`.
+pub mod stack {
+    use super::*;
+
+    /// `ndarray::stack(axis, views)` with its pullback.
+    #[inline(always)]
+    #[track_caller]
+    #[allow(clippy::type_complexity)]
+    pub fn rrule<L>(
+        axis: Axis,
+        views: &L,
+    ) -> (
+        Result<Array<L::Elem, <L::Dim as Dimension>::Larger>, ShapeError>,
+        JoinPullback<L::Elem, L::Dim, <L::Dim as Dimension>::Larger, L::Tangent>,
+    )
+    where
+        L: ViewList + ?Sized,
+        <L::Dim as Dimension>::Larger: RemoveAxis,
+        L::Tangent: CotangentList<L::Elem, L::Dim>,
+    {
+        Call((&axis, views)).stack()
+    }
+}
+
 impl<L> NdConcatenate for Call<(&Axis, &L)>
 where
     L: ViewList + ?Sized,

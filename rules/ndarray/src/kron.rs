@@ -89,6 +89,24 @@ impl<T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>> NdKron
     }
 }
 
+/// `kron(&a, &b)` in differentiable code (`ndarray::linalg::kron` imported, or the full
+/// path): the value and its pullback. `#[differentiable]` lowers a call of a free
+/// function `f(..)` to `f::rrule(..)`; this module is that `f` for `kron`.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn rrule<A, B>(
+    a: A,
+    b: B,
+) -> (
+    <Call<(A, B)> as NdKron>::Output,
+    <Call<(A, B)> as NdKron>::Pullback,
+)
+where
+    Call<(A, B)>: NdKron,
+{
+    Call((a, b)).kron()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

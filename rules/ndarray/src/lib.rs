@@ -17,6 +17,7 @@ mod elem;
 
 pub mod arith;
 pub mod closure;
+pub mod constructors;
 pub mod cotangent;
 pub mod elementwise;
 pub mod join;
@@ -31,10 +32,54 @@ pub use product::outer;
 pub use reduce::norm_l2;
 pub use structure::trace;
 
+/// The free functions with rules, as the modules `#[differentiable]` calls: a call
+/// `f(..)` in differentiable code is lowered to `f::rrule(..)`, the same contract as a
+/// user's own `#[differentiable]` helper. `mochi::prelude` glob-imports this module, so
+/// `kron(&a, &b)` (with `ndarray::linalg::kron` imported) finds `kron::rrule` in the type
+/// namespace while the imported function stays in the value namespace; a function of
+/// the user's own with one of these names shadows the glob import.
+pub mod functions {
+    /// `ndarray::concatenate`.
+    pub mod concatenate {
+        pub use crate::join::concatenate::rrule;
+    }
+    /// `ndarray::stack`.
+    pub mod stack {
+        pub use crate::join::stack::rrule;
+    }
+    /// `ndarray::linalg::kron`.
+    pub mod kron {
+        pub use crate::kron::rrule;
+    }
+    /// [`outer`](fn@crate::outer).
+    pub mod outer {
+        pub use crate::product::outer::rrule;
+    }
+}
+
+/// The crate's paths of the functions in [`functions`], for calls written with a path
+/// (`ndarray::concatenate(..)`, `ndarray::linalg::kron(..)`): `#[differentiable]` names
+/// `path::rrule` inside a block that glob-imports the facade's union of these modules,
+/// where `ndarray` is this mirror rather than the crate.
+pub mod paths {
+    /// Mirrors `ndarray`'s paths of the functions with rules.
+    pub mod ndarray {
+        pub use crate::functions::{concatenate, stack};
+        /// Mirrors `ndarray::linalg`.
+        pub mod linalg {
+            pub use crate::functions::kron;
+        }
+    }
+}
+
 /// Every rule trait of this crate, for a glob import next to the other rule crates'.
 pub mod rules {
     pub use crate::arith::{NdAdd, NdDiv, NdMul, NdNeg, NdSub};
-    pub use crate::closure::{NdFold, NdMap, NdMapv, NdZipMap};
+    pub use crate::closure::{NdFold, NdMap, NdMapCollect, NdMapv, NdZipAnd, NdZipFrom, NdZipMap};
+    pub use crate::constructors::{
+        NdArray1Ones, NdArray1Zeros, NdArray2Ones, NdArray2Zeros, NdArray3Ones, NdArray3Zeros,
+        NdArrayOnes, NdArrayZeros,
+    };
     pub use crate::elementwise::{
         NdAbs, NdCbrt, NdCos, NdExp, NdExp2, NdLn, NdLog10, NdLog2, NdPow2, NdPowf, NdPowi,
         NdRecip, NdScaledAddValue, NdSin, NdSqrt, NdTan,
@@ -44,8 +89,10 @@ pub mod rules {
     pub use crate::product::{NdDot, NdOuter};
     pub use crate::reduce::{NdMean, NdMeanAxis, NdNormL2, NdProduct, NdSum, NdSumAxis};
     pub use crate::shape::{
-        NdBroadcast, NdClone, NdColumn, NdIndexAxis, NdInsertAxis, NdIntoShape,
-        NdIntoShapeWithOrder, NdRow, NdSlice, NdSliceAxis, NdT, NdToOwned, NdToShape, NdView,
+        NdBroadcast, NdClone, NdColumn, NdDim, NdIndexAxis, NdInsertAxis, NdIntoShape,
+        NdIntoShapeWithOrder, NdIsSquare, NdIsStandardLayout, NdLenOf, NdNcols, NdNdim, NdNrows,
+        NdRawDim, NdRow, NdShapeOf, NdSlice, NdSliceAxis, NdStrides, NdT, NdToOwned, NdToShape,
+        NdView,
     };
     pub use crate::structure::{NdDiag, NdTrace, NdTril, NdTriu};
 }

@@ -9,13 +9,36 @@
 
 use crate::cotangent::{add_owned, add_unbroadcast, dense, is_structural_zero, output, view};
 use crate::Elem;
-use mochi_core::kit::rule_trait;
+use mochi_core::kit::{inactive_methods, rule_trait, IdentityPullback};
 use mochi_core::{Call, NoTangent, Pullback};
 use ndarray::{
     Array, ArrayBase, ArrayView, Axis, CowArray, Data, Dimension, IntoDimension, Order,
     RawDataClone, RemoveAxis, ShapeArg, ShapeError, Slice, SliceArg,
 };
 use std::marker::PhantomData;
+
+inactive_methods! {
+    /// `x.shape()`: the axes' lengths, no derivative.
+    NdShapeOf::shape() -> &'a [usize], impl['a, S: Data, D: Dimension] for &'a ArrayBase<S, D>;
+    /// `x.dim()`: the shape as a pattern (`(rows, columns)`), no derivative.
+    NdDim::dim() -> D::Pattern, impl['a, S: Data, D: Dimension] for &'a ArrayBase<S, D>;
+    /// `x.raw_dim()`: the shape as a `Dim`, no derivative.
+    NdRawDim::raw_dim() -> D, impl['a, S: Data, D: Dimension] for &'a ArrayBase<S, D>;
+    /// `x.ndim()`: the number of axes, no derivative.
+    NdNdim::ndim() -> usize, impl['a, S: Data, D: Dimension] for &'a ArrayBase<S, D>;
+    /// `x.strides()`: no derivative.
+    NdStrides::strides() -> &'a [isize], impl['a, S: Data, D: Dimension] for &'a ArrayBase<S, D>;
+    /// `x.len_of(axis)`: no derivative.
+    NdLenOf::len_of(axis: Axis) -> usize, impl['a, S: Data, D: Dimension] for &'a ArrayBase<S, D>;
+    /// `x.is_standard_layout()`: no derivative.
+    NdIsStandardLayout::is_standard_layout() -> bool, impl['a, S: Data, D: Dimension] for &'a ArrayBase<S, D>;
+    /// `x.nrows()` of a matrix: no derivative.
+    NdNrows::nrows() -> usize, impl['a, S: Data] for &'a ArrayBase<S, ndarray::Ix2>;
+    /// `x.ncols()` of a matrix: no derivative.
+    NdNcols::ncols() -> usize, impl['a, S: Data] for &'a ArrayBase<S, ndarray::Ix2>;
+    /// `x.is_square()` of a matrix: no derivative.
+    NdIsSquare::is_square() -> bool, impl['a, S: Data] for &'a ArrayBase<S, ndarray::Ix2>;
+}
 
 rule_trait! {
     /// `x.t()`: `Call((&x,)).t()`.
@@ -68,14 +91,14 @@ rule_trait! {
     NdBroadcast::broadcast
 }
 
-/// Pullback of an operation that hands its input on unchanged (`view`, `to_owned`,
-/// `clone`): adopts the output cotangent.
-pub struct IdentityPullback<T, D> {
+/// Pullback of an operation that copies its input unchanged (`to_owned`, `clone`):
+/// adopts the output cotangent.
+pub struct OwnedCopyPullback<T, D> {
     dim: D,
     _t: PhantomData<T>,
 }
 
-impl<T: Elem, D: Dimension> Pullback for IdentityPullback<T, D> {
+impl<T: Elem, D: Dimension> Pullback for OwnedCopyPullback<T, D> {
     type Output = Array<T, D>;
     type Args = (Array<T, D>,);
     #[track_caller]
@@ -85,26 +108,28 @@ impl<T: Elem, D: Dimension> Pullback for IdentityPullback<T, D> {
     }
 }
 
-fn identity<T, D: Dimension>(dim: D) -> IdentityPullback<T, D> {
-    IdentityPullback {
+fn identity<T, D: Dimension>(dim: D) -> OwnedCopyPullback<T, D> {
+    OwnedCopyPullback {
         dim,
         _t: PhantomData,
     }
 }
 
+/// `x.view()`: the same values, so the view's cotangent is added into `x̄` as it is
+/// (a zero-sized pullback; a broadcast form stays one).
 impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdView for Call<(&'a ArrayBase<S, D>,)> {
     type Output = ArrayView<'a, T, D>;
-    type Pullback = IdentityPullback<T, D>;
-    #[inline]
+    type Pullback = IdentityPullback<Array<T, D>>;
+    #[inline(always)]
     fn view(self) -> (Self::Output, Self::Pullback) {
         let (x,) = self.0;
-        (x.view(), identity(x.raw_dim()))
+        (x.view(), IdentityPullback::new())
     }
 }
 
 impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdToOwned for Call<(&ArrayBase<S, D>,)> {
     type Output = Array<T, D>;
-    type Pullback = IdentityPullback<T, D>;
+    type Pullback = OwnedCopyPullback<T, D>;
     #[inline]
     fn to_owned(self) -> (Self::Output, Self::Pullback) {
         let (x,) = self.0;
@@ -116,7 +141,7 @@ impl<T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension> NdClone
     for Call<(&ArrayBase<S, D>,)>
 {
     type Output = ArrayBase<S, D>;
-    type Pullback = IdentityPullback<T, D>;
+    type Pullback = OwnedCopyPullback<T, D>;
     #[inline]
     fn clone(self) -> (Self::Output, Self::Pullback) {
         let (x,) = self.0;

@@ -8,7 +8,7 @@
 
 use crate::modules::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};
-use mochi::prelude::*;
+use mochi::{prelude::*, Real};
 use serde::Deserialize;
 use serde_json::Value;
 

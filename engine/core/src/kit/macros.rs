@@ -199,3 +199,53 @@ macro_rules! __kit_inactive_rules {
     (@val $arg:ident $t:ident) => { $t };
     (@no $arg:ident) => { $crate::NoTangent };
 }
+
+/// Methods whose result carries no derivative, on receiver types a rule crate declares:
+///
+/// ```text
+/// inactive_methods! {
+///     /// `x.nrows()`.
+///     MatRows::rows() -> usize, impl['a] for &'a Mat;
+///     /// `x.len_of(axis)`.
+///     NdLenOf::len_of(axis: Axis) -> usize, impl['a, S: Data, D: Dimension] for &'a ArrayBase<S, D>;
+/// }
+/// ```
+///
+/// Each line declares the rule trait (as [`rule_trait!`](crate::kit::rule_trait)) and
+/// implements it for `Call<(receiver, &arg, …)>`: the primal method, and an
+/// [`InactivePullback`](crate::kit::InactivePullback) whose output cotangent is the
+/// result's tangent (`NoTangent` for a `usize`). The receiver is written as the
+/// reference type the rule receives, with its generics in `impl[..]`; an optional
+/// `where [..]` adds bounds. `#[differentiable]` treats every method it does not know as
+/// a rule call, so a shape query declared here keeps its call and costs nothing: the
+/// pullback is zero-sized and the value is the primal's.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kit_inactive_methods {
+    ($(
+        $(#[$doc:meta])*
+        $Trait:ident :: $method:ident ( $($arg:ident : $argty:ty),* $(,)? ) -> $out:ty,
+            impl [$($gen:tt)*] for $Recv:ty $(where [$($w:tt)*])?;
+    )*) => {$(
+        $crate::kit::rule_trait!($(#[$doc])* $Trait::$method);
+
+        impl<$($gen)*> $Trait for $crate::Call<($Recv, $(&$argty,)*)>
+        where
+            $Recv: $crate::Tangent,
+            $($argty: $crate::Tangent + ::core::marker::Copy,)*
+            $out: $crate::Tangent,
+            $($($w)*)?
+        {
+            type Output = $out;
+            type Pullback = $crate::kit::InactivePullback<
+                (<$Recv as $crate::Tangent>::Tangent, $(<$argty as $crate::Tangent>::Tangent,)*),
+                <$out as $crate::Tangent>::Tangent,
+            >;
+            #[inline(always)]
+            fn $method(self) -> ($out, Self::Pullback) {
+                let (receiver, $($arg,)*) = self.0;
+                (receiver.$method($(*$arg),*), $crate::kit::InactivePullback::new())
+            }
+        }
+    )*};
+}

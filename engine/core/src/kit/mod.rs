@@ -11,6 +11,10 @@
 //!   expression and its partial derivatives;
 //! - [`inactive_rules!`] and [`InactivePullback`]: rules of arguments without a tangent
 //!   (integers), whose pullback does nothing;
+//! - [`inactive_methods!`]: methods whose result carries no derivative (a shape query
+//!   such as `x.nrows()`), one line each for the receiver types a crate declares;
+//! - [`IdentityPullback`]: the pullback of a method that returns its receiver's values
+//!   under another type (`x.view()`);
 //! - the pullback types: [`Pullback`], [`FnPullback`] (and the `pullbackN`
 //!   constructors such as [`pullback1`]), [`BoxedPullback`];
 //! - [`tape`]: the pooled stack a rule uses to keep per-element pullbacks of a loop
@@ -47,13 +51,20 @@ pub use crate::rule::{
     pullback6, pullback7, pullback8, pullback9,
 };
 pub use crate::{Accumulators, BoxedPullback, Call, FnPullback, NoTangent, Pullback};
-pub use inactive::InactivePullback;
+pub use inactive::{IdentityPullback, InactivePullback};
+
+/// The contract of types whose elements differentiable code reads or writes by index
+/// (`a[(i, j)]`): the primal's shape kept for the reverse sweep, and the cotangent's
+/// per-element accumulation. Implemented by the core for slices, `Vec`, arrays and the
+/// array crates' types; a crate implements them for a type of its own.
+pub use crate::private::{IndexShape, IndexTangent};
 
 #[doc(inline)]
 pub use crate::{
     __kit_binary_rules as binary_rules, __kit_check_binary as check_binary,
-    __kit_check_unary as check_unary, __kit_inactive_rules as inactive_rules,
-    __kit_rule_trait as rule_trait, __kit_unary_rules as unary_rules,
+    __kit_check_unary as check_unary, __kit_inactive_methods as inactive_methods,
+    __kit_inactive_rules as inactive_rules, __kit_rule_trait as rule_trait,
+    __kit_unary_rules as unary_rules,
 };
 
 /// The tolerances array-rule tests give [`RuleTest::tolerance`](crate::testing::RuleTest::tolerance),

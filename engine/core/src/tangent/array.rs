@@ -124,6 +124,25 @@ where
     }
 }
 
+/// An axis index carries no derivative: an `Axis` parameter of a differentiable
+/// function gets a zero-sized cotangent.
+impl Tangent for ndarray::Axis {
+    type Tangent = super::NoTangent;
+    #[inline(always)]
+    fn zero_tangent(&self) -> super::NoTangent {
+        super::NoTangent
+    }
+}
+
+/// A shape (`x.raw_dim()`) carries no derivative.
+impl<I> Tangent for ndarray::Dim<I> {
+    type Tangent = super::NoTangent;
+    #[inline(always)]
+    fn zero_tangent(&self) -> super::NoTangent {
+        super::NoTangent
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{Tangent, TangentVector};

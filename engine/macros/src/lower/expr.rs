@@ -7,20 +7,11 @@ use quote::{format_ident, quote};
 use std::collections::HashSet;
 use syn::{Expr, Pat};
 
-/// Methods whose cotangent is the identity: the result's cotangent flows to the receiver.
-const IDENTITY_METHODS: &[&str] = &[
-    "clone",
-    "to_owned",
-    "to_vec",
-    "into_owned",
-    "view",
-    "as_slice",
-    "into_iter_owned",
-];
-
-/// Free functions (last path segment) that rule crates provide in method form on
-/// `Call((&a, &b, …))`.
-const FREE_AS_METHOD: &[&str] = &["kron", "outer", "concatenate", "stack"];
+/// The standard library's methods that return their receiver's values unchanged
+/// (`Clone`, `ToOwned`, `slice::to_vec`, `Cow::into_owned`, `Vec::as_slice`): the
+/// result's cotangent flows to the receiver. A rule crate's own identities (an array's
+/// `view()`) are rules with the kit's `IdentityPullback`.
+const IDENTITY_METHODS: &[&str] = &["clone", "to_owned", "to_vec", "into_owned", "as_slice"];
 
 impl Lowerer {
     /// Lowers an expression to an operand, emitting forward statements and reverse pieces.
@@ -82,10 +73,7 @@ impl Lowerer {
         }
         if !expr_is_active(e, &self.active) {
             if let Expr::Macro(m) = e {
-                if !is_inactive_macro(&m.mac) {
-                    let name = macro_name(&m.mac);
-                    self.err(m, format!("mochi: the macro `{name}!` cannot be differentiated; expand it by hand, or wrap a constant in `mochi::no_grad(..)`"));
-                }
+                self.check_constant_macro(m, code);
             }
             if contains_unsupported(e) {
                 self.err(e, "mochi: `unsafe`, `async` and raw pointers cannot appear in differentiable code; move them into a function with its own rule");
@@ -248,6 +236,51 @@ impl Lowerer {
         }
     }
 
+    /// A macro whose value is used as a constant (the macro cannot be differentiated).
+    ///
+    /// The standard library's macros whose values carry no derivative (`format!`,
+    /// `matches!`, …) and any macro that mentions no active name are constants.
+    /// Otherwise the macro's arguments are read as expressions, and each active name in
+    /// an active argument must be of a type without a derivative (an index that the
+    /// analysis over-approximated as active, such as a rule crate's shape query): a
+    /// compile-time check in the forward sweep, failing with the `Constant` trait's
+    /// message at the value (`twice!(x)` with `x: f64`). A body that does not read as
+    /// expressions is rejected when it mentions an active name.
+    fn check_constant_macro(&mut self, m: &syn::ExprMacro, code: &mut Code) {
+        let name = macro_name(&m.mac);
+        if is_std_value_macro(&name) || !activity::mentions_active(m, &self.active) {
+            return;
+        }
+        let Some(args) = macro_args(&m.mac) else {
+            self.err(m, format!("mochi: the macro `{name}!` cannot be differentiated; expand it by hand, or wrap a constant in `mochi::no_grad(..)`"));
+            return;
+        };
+        fn idents(ts: TokenStream, out: &mut Vec<proc_macro2::Ident>) {
+            for t in ts {
+                match t {
+                    proc_macro2::TokenTree::Ident(i) => out.push(i),
+                    proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
+                    _ => {}
+                }
+            }
+        }
+        let mut names = Vec::new();
+        for a in args.iter().filter(|a| expr_is_active(a, &self.active)) {
+            idents(quote!(#a), &mut names);
+        }
+        let mut seen = HashSet::new();
+        for i in names {
+            let n = i.to_string();
+            if self.active.contains(&n) && seen.insert(n) {
+                // The check carries the name's span: an error points at the value.
+                let span = i.span();
+                code.fwd.push(
+                    quote::quote_spanned!(span=> ::mochi::__private::constant_in_macro(&#i);),
+                );
+            }
+        }
+    }
+
     /// A tuple/struct built from operands; the reverse splits its cotangent by member.
     fn aggregate(
         &mut self,
@@ -339,24 +372,29 @@ impl Lowerer {
         if let Some(o) = self.lower_iter_chain(m, code) {
             return o;
         }
-        // `x.mapv(f64::exp)`: a function path where an adapter takes a closure is the
-        // closure `|v| f64::exp(v)`.
-        if matches!(name.as_str(), "mapv" | "map")
-            && m.args.len() == 1
-            && matches!(&m.args[0], Expr::Path(_))
-        {
-            let f = &m.args[0];
-            let mut with_closure = m.clone();
-            with_closure.args[0] = syn::parse_quote!(|__mochi_v| #f(__mochi_v));
-            return self.lower_method(&with_closure, code);
-        }
-        // `a.zip_map(&b, f64::max)`: the closure `|x, y| f64::max(x, y)`.
-        if name == "zip_map" && m.args.len() == 2 && matches!(&m.args[1], Expr::Path(_)) {
-            let f = &m.args[1];
-            let mut with_closure = m.clone();
-            with_closure.args[1] =
-                syn::parse_quote!(|__mochi_v, __mochi_w| #f(__mochi_v, __mochi_w));
-            return self.lower_method(&with_closure, code);
+        // `x.map(f64::exp)`, `a.zip_with(&b, f64::max)`: a function path (`f64::exp`, a
+        // path of two or more segments ending in a lowercase name; or any path as the
+        // only argument of `map`) as a method's last argument is where an adapter takes
+        // a closure; it is the closure `|v, w, …| f64::max(v, w, …)` with one parameter
+        // per argument of the method.
+        if let Some(Expr::Path(p)) = m.args.last() {
+            let fn_like = p.qself.is_none()
+                && p.path.segments.len() >= 2
+                && p.path.segments.last().is_some_and(|s| {
+                    s.ident
+                        .to_string()
+                        .starts_with(|c: char| c.is_lowercase() || c == '_')
+                });
+            if fn_like || (name == "map" && m.args.len() == 1) {
+                let f = m.args.last().cloned();
+                let params: Vec<_> = (0..m.args.len())
+                    .map(|i| format_ident!("__mochi_v{}", i))
+                    .collect();
+                let mut with_closure = m.clone();
+                *with_closure.args.last_mut().unwrap() =
+                    syn::parse_quote!(|#(#params),*| #f(#(#params),*));
+                return self.lower_method(&with_closure, code);
+            }
         }
         let closure_count = m
             .args
@@ -384,7 +422,7 @@ impl Lowerer {
         {
             self.err(
                 &m.method,
-                format!("mochi: `.{name}(..)` of a differentiable value into a buffer is not supported; allocate the buffer at its final length (`vec![0.0; n]`, `Array1::zeros(n)`) and write `y[i] = ..`"),
+                format!("mochi: `.{name}(..)` of a differentiable value into a buffer is not supported; allocate the buffer at its final length (`vec![0.0; n]`, a `zeros(n)` constructor) and write `y[i] = ..`"),
             );
             return Operand::Inactive(quote!(#m));
         }
@@ -419,7 +457,7 @@ impl Lowerer {
             let c = closure.unwrap();
             self.span = m.method.span();
             let by_ref = match name.as_str() {
-                "map" | "for_each" | "map_inplace" => ByRef::All,
+                "map" | "for_each" => ByRef::All,
                 "fold" => ByRef::AllButFirst,
                 _ => ByRef::None,
             };
@@ -521,30 +559,6 @@ impl Lowerer {
                 let xo = self.lower_expr(&x, code);
                 let init = self.lower_expr(&m.args[0], code);
                 Some(self.lower_adapter("iter_fold", vec![xo, init], c, ByRef::AllButFirst, code))
-            }
-            "map_collect" if m.args.len() == 1 => {
-                // Zip::from(&a).and(&b).map_collect(|&x, &y| …)
-                let Expr::Closure(c) = &m.args[0] else {
-                    return None;
-                };
-                let Expr::MethodCall(and) = &*m.receiver else {
-                    return None;
-                };
-                if and.method != "and" || and.args.len() != 1 {
-                    return None;
-                }
-                let Expr::Call(from) = &*and.receiver else {
-                    return None;
-                };
-                let strip_ref = |e: &Expr| match e {
-                    Expr::Reference(r) => (*r.expr).clone(),
-                    other => other.clone(),
-                };
-                let a = strip_ref(from.args.first()?);
-                let b = strip_ref(&and.args[0]);
-                let ao = self.lower_expr(&a, code);
-                let bo = self.lower_expr(&b, code);
-                Some(self.lower_adapter("zip_map", vec![ao, bo], c, ByRef::None, code))
             }
             _ => None,
         }
@@ -649,8 +663,8 @@ impl Lowerer {
                 ByRef::AllButFirst => i > 0,
                 ByRef::None => false,
             };
-            // An element passed by value may be written `|&x|` by habit (ndarray's
-            // closures take references); bind it by value.
+            // An element passed by value may be written `|&x|` by habit (many
+            // adapters' closures take references); bind it by value.
             let p = &match (by_ref, p) {
                 (false, Pat::Reference(r)) => (*r.pat).clone(),
                 (_, other) => other.clone(),
@@ -758,17 +772,6 @@ impl Lowerer {
             self.err(c, format!("mochi: building `{last}(..)` from a differentiable value is not supported; return the value itself, or a tuple or a struct deriving `Tangent`"));
             return Operand::Inactive(quote!(#c));
         }
-        if FREE_AS_METHOD.contains(&last.as_str()) {
-            let ops: Vec<Operand> = c
-                .args
-                .iter()
-                .map(|a| match a {
-                    Expr::Reference(r) => self.lower_expr(&r.expr, code),
-                    other => self.lower_expr(other, code),
-                })
-                .collect();
-            return self.call_method(&last, &ops, TokenStream::new(), code);
-        }
         // `Self::m(args)` in a method: the method's derived rule `Self::m_rrule`.
         if segs.len() == 2 && segs[0] == "Self" && fp.qself.is_none() {
             let mut ops = Vec::new();
@@ -871,6 +874,16 @@ impl Lowerer {
         let own = segs.len() == 1 && last == self.fn_name;
         let call = if own {
             quote!(#path::rrule_boxed #turbofish (#(#args),*))
+        } else if segs.len() > 1 && path.leading_colon.is_none() && !is_path_keyword(&segs[0]) {
+            // `krate::f(..)`: `krate::f::rrule` is named where the rule crates' mirrors of
+            // crate paths (`::mochi::__private::paths`) are glob-imported, so that a crate
+            // whose function has its rule in a rule crate resolves to that rule; any
+            // other first segment resolves as written (the arguments stay outside).
+            self.boxed_in_branch(quote!(({
+                #[allow(unused_imports)]
+                use ::mochi::__private::paths::*;
+                #path::rrule #turbofish
+            })(#(#args),*)))
         } else {
             self.boxed_in_branch(quote!(#path::rrule #turbofish (#(#args),*)))
         };
@@ -1087,12 +1100,9 @@ const GROWING_METHODS: &[&str] = &[
     "extend_from_slice",
     "append",
     "resize",
-    "push_row",
-    "push_column",
-    "append_row",
 ];
 
-/// `DVector` → `dvector`, `UnitQuaternion` → `unit_quaternion`, `Array1` → `array1`.
+/// `MyType` → `my_type`, `Vec3` → `vec3`.
 fn snake_case(name: &str) -> String {
     let mut out = String::new();
     let mut prev_lower = false;
@@ -1110,6 +1120,11 @@ fn snake_case(name: &str) -> String {
     out
 }
 
+/// `crate`, `self`, `super`, `Self`: path starts that no glob import can shadow.
+fn is_path_keyword(seg: &str) -> bool {
+    matches!(seg, "crate" | "self" | "super" | "Self")
+}
+
 /// Which parameters of a closure the adapter passes by reference.
 #[derive(Clone, Copy)]
 enum ByRef {
@@ -1118,14 +1133,11 @@ enum ByRef {
     None,
 }
 
-fn is_inactive_macro(m: &syn::Macro) -> bool {
-    let name = macro_name(m);
+/// The standard library's expression macros whose values carry no derivative.
+fn is_std_value_macro(name: &str) -> bool {
     matches!(
-        name.as_str(),
-        "vec"
-            | "s"
-            | "array"
-            | "format"
+        name,
+        "format"
             | "concat"
             | "stringify"
             | "line"
@@ -1133,8 +1145,34 @@ fn is_inactive_macro(m: &syn::Macro) -> bool {
             | "column"
             | "matches"
             | "env"
+            | "option_env"
             | "include_str"
+            | "module_path"
+            | "cfg"
     )
+}
+
+/// A macro's body read as expressions separated by `,` or `;` (`m![.., 0..n; 2]`,
+/// `twice!(x)`), or `None` when it does not read so.
+fn macro_args(mac: &syn::Macro) -> Option<Vec<Expr>> {
+    let mut args = Vec::new();
+    let mut piece = TokenStream::new();
+    let flush = |piece: &mut TokenStream, args: &mut Vec<Expr>| -> Option<()> {
+        if !piece.is_empty() {
+            args.push(syn::parse2(std::mem::take(piece)).ok()?);
+        }
+        Some(())
+    };
+    for t in mac.tokens.clone() {
+        match &t {
+            proc_macro2::TokenTree::Punct(p) if matches!(p.as_char(), ',' | ';') => {
+                flush(&mut piece, &mut args)?;
+            }
+            _ => piece.extend([t]),
+        }
+    }
+    flush(&mut piece, &mut args)?;
+    Some(args)
 }
 
 fn contains_unsupported(e: &Expr) -> bool {
