@@ -101,8 +101,8 @@ pub fn naive_euler_rr(w: f64) -> f64 {
         } else {
             x[0] = x0;
             x[1] = x1;
-            xdot[0] = xdot[0] - delta_t * grad[0];
-            xdot[1] = xdot[1] - delta_t * grad[1];
+            xdot[0] -= delta_t * grad[0];
+            xdot[1] -= delta_t * grad[1];
         }
     }
     result
