@@ -135,8 +135,8 @@ fn ba_transcript_gives_the_sparse_jacobian_worked_by_hand() {
     check_transcript("ba", include_str!("transcripts/ba.jsonl"));
 }
 
-/// `particle` and `saddle` reach the constants GradBench's evals check (`fr`), and
-/// decline the other modes with an error.
+/// `particle` and `saddle` reach the constants GradBench's evals check (`fr` and
+/// `rr`), and decline `ff` with an error.
 #[test]
 fn nested_transcript_matches_gradbench_s_constants() {
     check_transcript("nested", include_str!("transcripts/nested.jsonl"));

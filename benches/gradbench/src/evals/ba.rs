@@ -6,10 +6,11 @@
 //! 30 and the last entry of each list.
 //!
 //! The derivatives are mochi's: an observation's two reprojection residuals are a
-//! function generic over its scalar of one packed slice
-//! `[cam (11), X (3), w, feat (2)]`, whose `jacobian` companion runs it on `Dual<4>`
-//! (forward mode, five runs for 17 inputs); the weight error's derivative is the
-//! `gradient` of `weight_error`.
+//! function generic over its scalar of one packed slice of parameters
+//! `[cam (11), X (3), w]` and of the feature (`&[f64]`, data: passed through, no
+//! column), whose `jacobian` companion runs it on `Dual<4>` (forward mode, four runs
+//! for 15 columns); the weight error's derivative is the `gradient` of
+//! `weight_error`.
 //!
 //! The input is GradBench's: one camera, point, weight and feature, which the tool
 //! repeats `n`, `m`, `p` and `p` times, observation `i` seeing camera `i mod n` and
@@ -33,10 +34,11 @@ const F_IDX: usize = 6;
 const X0_IDX: usize = 7;
 /// Where the radial distortion parameters start.
 const RAD_IDX: usize = 9;
-/// One observation's packed inputs: camera, point, weight, feature.
-pub const PACKED: usize = N_CAM_PARAMS + 3 + 1 + 2;
-/// The columns of one reprojection row that depend on the parameters: 11 + 3 + 1.
-const ROW_NONZEROS: usize = N_CAM_PARAMS + 3 + 1;
+/// One observation's packed parameters: camera, point, weight; the columns of one
+/// reprojection row that depend on the parameters.
+pub const PACKED: usize = N_CAM_PARAMS + 3 + 1;
+/// The nonzeros of one reprojection row.
+const ROW_NONZEROS: usize = PACKED;
 
 /// The eval's input.
 #[derive(Debug, Deserialize)]
@@ -108,14 +110,18 @@ impl Problem {
         })
     }
 
-    /// Observation `i`'s packed inputs `[cam, X, w, feat]`.
+    /// Observation `i`'s packed parameters `[cam, X, w]`.
     fn pack(&self, i: usize, packed: &mut [f64; PACKED]) {
         let (cam, pt) = self.obs[i];
         packed[..N_CAM_PARAMS]
             .copy_from_slice(&self.cams[cam * N_CAM_PARAMS..(cam + 1) * N_CAM_PARAMS]);
         packed[N_CAM_PARAMS..N_CAM_PARAMS + 3].copy_from_slice(&self.points[pt * 3..pt * 3 + 3]);
         packed[N_CAM_PARAMS + 3] = self.weights[i];
-        packed[N_CAM_PARAMS + 4..].copy_from_slice(&self.feats[2 * i..2 * i + 2]);
+    }
+
+    /// Observation `i`'s feature.
+    fn feat(&self, i: usize) -> &[f64] {
+        &self.feats[2 * i..2 * i + 2]
     }
 }
 
@@ -179,14 +185,14 @@ pub fn project<T: Float>(cam: &[T], x: &[T]) -> [T; 2] {
 }
 
 /// One observation's reprojection error `w · (project(cam, X) − feat)` of its packed
-/// inputs `[cam (11), X (3), w, feat (2)]`.
+/// parameters `[cam (11), X (3), w]` and its feature (data).
 #[differentiable]
-pub fn reprojection_error<T: Float>(packed: &[T]) -> Vec<T> {
+pub fn reprojection_error<T: Float>(packed: &[T], feat: &[f64]) -> Vec<T> {
     let proj = project(&packed[0..11], &packed[11..14]);
     let w = packed[14];
     let mut err = vec![T::zero(); 2];
-    err[0] = w * (proj[0] - packed[15]);
-    err[1] = w * (proj[1] - packed[16]);
+    err[0] = w * (proj[0] - no_grad(T::from(feat[0]).unwrap()));
+    err[1] = w * (proj[1] - no_grad(T::from(feat[1]).unwrap()));
     err
 }
 
@@ -202,7 +208,7 @@ pub fn objective(problem: &Problem) -> (Vec<f64>, Vec<f64>) {
     let mut packed = [0.0; PACKED];
     for i in 0..problem.p {
         problem.pack(i, &mut packed);
-        reproj.extend(reprojection_error(&packed));
+        reproj.extend(reprojection_error(&packed, problem.feat(i)));
     }
     let w_err = problem.weights.iter().map(|&w| weight_error(w)).collect();
     (reproj, w_err)
@@ -235,7 +241,7 @@ pub fn jacobian(problem: &Problem) -> SparseJacobian {
     let mut packed = [0.0; PACKED];
     for i in 0..p {
         problem.pack(i, &mut packed);
-        let (_err, block) = reprojection_error::jacobian(&packed);
+        let (_err, block) = reprojection_error::jacobian(&packed, problem.feat(i));
         let (cam, pt) = problem.obs[i];
         for r in 0..2 {
             let start = jac.rows[jac.rows.len() - 1];

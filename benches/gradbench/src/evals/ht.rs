@@ -11,10 +11,11 @@
 //! The objective is written once, generic over its scalar ([`objective`], following
 //! GradBench's `ht.hpp`), and the Jacobian is mochi's forward mode: the objective run
 //! on `Dual<4>`, four of the columns' directions per run (seven runs for 26 or 28).
-//! Not the `jacobian` companion: that one takes a function of one slice and seeds one
-//! input per direction, and here the objective also takes the model and the `us`
-//! directions are compressed (one direction moves every `uᵢ₀`), so the seeding is
-//! written here with `Dual::new`.
+//! Not the `jacobian` companion: that one exists for `#[differentiable]` functions, and
+//! the objective's helpers are not (their 3×3 and 4×4 products assign `out[i][j]`,
+//! which the macro refuses), and with `us` among its `T`-typed arguments it would give
+//! every `uᵢ` its own columns, where here one direction moves every `uᵢ₀`. So the
+//! seeding is written here with `Dual::new`, four columns per run as the companion's.
 
 use crate::modules::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};

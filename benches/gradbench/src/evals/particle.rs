@@ -6,11 +6,13 @@
 //! [`gd`](crate::evals::gd)) finds the `w` minimising `x₀(t_f)²`.
 //!
 //! Nested AD: the Euler steps take `∇ₓp` (the inner derivative), and the descent takes
-//! the derivative in `w` of a function that does (the outer one). `fr` is implemented:
-//! the inner gradient is reverse mode, the `gradient` companion of the generic
-//! [`potential`], and the outer derivative is forward mode, [`naive_euler`] run on
-//! `Dual<1>`, through which the companion runs forward over reverse. The other three
-//! modes are declined with the reason in [`DECLINED`].
+//! the derivative in `w` of a function that does (the outer one). The inner gradient is
+//! reverse mode, the `gradient` companion of the generic [`potential`]. `fr`: the outer
+//! derivative is forward mode, [`naive_euler`] run on `Dual<1>`, through which the
+//! companion runs forward over reverse. `rr`: the outer derivative is reverse mode,
+//! the `gradient` of the differentiable [`naive_euler_rr`], whose body calls the
+//! companion (its rule's pullback is a Hessian-vector product of `potential`). `ff` and
+//! `rf` are declined with the reason in [`DECLINED`].
 
 use crate::evals::gd;
 use crate::modules::{parse_input, EvalError, Evaluation};
@@ -31,11 +33,14 @@ pub struct Input {
     pub runs: Runs,
 }
 
-/// Why the modes other than `fr` are not implemented.
-pub const DECLINED: &str = "mochi implements fr only (the outer derivative by Dual numbers, \
-     the inner by a gradient companion run on them): ff needs dual numbers of dual numbers, \
-     which mochi's Dual (partials in f64) is not, and rf and rr need a reverse rule of a \
-     body that calls a companion, which #[differentiable] does not derive";
+/// Why `ff` and `rf` are not implemented.
+pub const DECLINED: &str = "mochi implements fr and rr (the inner gradient by reverse mode, \
+     a gradient companion; the outer derivative by Dual numbers or by reverse mode through \
+     the companion's derived rule): ff needs dual numbers of dual numbers, which mochi's \
+     Dual (partials in f64) is not, and rf needs a forward-mode inner derivative inside a \
+     reverse-differentiated body, where a #[differentiable] body may call another \
+     function's gradient or value_and_gradient but not its jvp (no rule: cannot find jvp \
+     in the function's module), and a body running Dual arithmetic has no rules";
 
 /// `p(x) = Σⱼ 1 / ‖x − cⱼ‖` for the charges `c = [c₀ₓ, c₀ᵧ, c₁ₓ, c₁ᵧ, …]`.
 #[differentiable]
@@ -72,6 +77,47 @@ pub fn naive_euler<T: Float + Scalar>(w: T) -> T {
     }
 }
 
+/// [`naive_euler`] over `f64` as a differentiable function: the same Euler steps, the
+/// inner `∇ₓp` by the `gradient` companion of [`potential`] called in the body, so that
+/// the derivative in `w` can be reverse mode too (`naive_euler_rr::gradient`, whose
+/// rule for the inner call pulls back through `potential`'s Hessian).
+#[differentiable]
+pub fn naive_euler_rr(w: f64) -> f64 {
+    let charges = vec![10.0, 10.0 - w, 10.0, 0.0];
+    let delta_t = 0.1;
+    let mut x = vec![0.0, 8.0];
+    let mut xdot = vec![0.75, 0.0];
+    let mut crossed = false;
+    let mut result = 0.0;
+    while !crossed {
+        let (_, grad) = potential::gradient(&charges, &x);
+        let x0 = x[0] + delta_t * xdot[0];
+        let x1 = x[1] + delta_t * xdot[1];
+        if x1 <= 0.0 {
+            let delta_t_f = -x1 / xdot[1];
+            let x_t_f = x0 + delta_t_f * xdot[0];
+            result = x_t_f * x_t_f;
+            crossed = true;
+        } else {
+            x[0] = x0;
+            x[1] = x1;
+            xdot[0] -= delta_t * grad[0];
+            xdot[1] -= delta_t * grad[1];
+        }
+    }
+    result
+}
+
+/// The `w` gradient descent reaches from `w0` (mode `rr`): the outer derivative is
+/// the reverse-mode `gradient` of [`naive_euler_rr`].
+pub fn rr(w0: f64) -> f64 {
+    gd::argmin(
+        |w: &[f64]| naive_euler_rr(w[0]),
+        |w: &[f64]| vec![naive_euler_rr::gradient(w[0])],
+        &[w0],
+    )[0]
+}
+
 /// The derivative of [`naive_euler`] in `w`: forward mode over the inner reverse mode.
 pub fn naive_euler_derivative(w: f64) -> f64 {
     naive_euler(Dual::new(w, [1.0])).partials[0]
@@ -86,7 +132,7 @@ pub fn fr(w0: f64) -> f64 {
     )[0]
 }
 
-/// Answers `fr`; declines `ff`, `rf` and `rr`.
+/// Answers `fr` and `rr`; declines `ff` and `rf`.
 pub fn evaluate(function: &str, input: &Value) -> Result<Evaluation, EvalError> {
     let input: Input = parse_input(input)?;
     match function {
@@ -94,7 +140,11 @@ pub fn evaluate(function: &str, input: &Value) -> Result<Evaluation, EvalError> 
             let (w, timings) = repeat(input.runs, || fr(input.w));
             Evaluation::new(w, timings)
         }
-        "ff" | "rf" | "rr" => Err(EvalError::UnsupportedFunction {
+        "rr" => {
+            let (out, timings) = repeat(input.runs, || rr(input.w));
+            Evaluation::new(out, timings)
+        }
+        "ff" | "rf" => Err(EvalError::UnsupportedFunction {
             module: "particle",
             function: function.to_owned(),
             reason: DECLINED,
@@ -135,5 +185,26 @@ mod tests {
         // The particle eval's expected output.
         let w = fr(0.0);
         assert!((w - 0.2071918746486116).abs() < 1e-6, "{w}");
+        let w = rr(0.0);
+        assert!((w - 0.2071918746486116).abs() < 1e-6, "{w}");
+    }
+
+    #[test]
+    fn the_reverse_outer_derivative_matches_forward_and_central_differences() {
+        for w in [0.0, 0.1, 0.2, 0.5] {
+            assert_eq!(naive_euler_rr(w), naive_euler(w));
+            let h = 1e-6;
+            let fd = (naive_euler_rr(w + h) - naive_euler_rr(w - h)) / (2.0 * h);
+            let d = naive_euler_rr::gradient(w);
+            assert!(
+                (d - fd).abs() <= 1e-5 * (1.0 + fd.abs()),
+                "w = {w}: {d} against {fd}"
+            );
+            let forward = naive_euler_derivative(w);
+            assert!(
+                (d - forward).abs() <= 1e-10 * (1.0 + forward.abs()),
+                "w = {w}: reverse {d} against forward {forward}"
+            );
+        }
     }
 }

@@ -6,12 +6,14 @@
 //! `r₂ = argmax_y f(r₁, y)`.
 //!
 //! Nested AD: the inner ascent takes `∇_y f` and the outer descent the gradient in `x`
-//! of a cost that runs the inner ascent. `fr` is implemented: the inner gradient is
-//! reverse mode, the `gradient` companion of the generic [`objective`], and the outer
-//! gradient is forward mode, the cost [`max_f`] run on `Dual<2>` (both directions in one
-//! run), through which the companion and the inner ascent run forward over reverse.
-//! Step 2 uses the inner mode, reverse, as GradBench's C++ tools do. The other three
-//! modes are declined with the reason in [`DECLINED`].
+//! of a cost that runs the inner ascent. The inner gradient is reverse mode, the
+//! `gradient` companion of the generic [`objective`]. `fr`: the outer gradient is
+//! forward mode, the cost [`max_f`] run on `Dual<2>` (both directions in one run),
+//! through which the companion and the inner ascent run forward over reverse. `rr`: the
+//! outer gradient is reverse mode, the `gradient` of the differentiable [`max_f_rr`],
+//! whose body runs the ascent and calls the companion. Step 2 uses the inner mode,
+//! reverse, as GradBench's C++ tools do. `ff` and `rf` are declined with the reason in
+//! [`DECLINED`].
 
 use crate::evals::gd;
 use crate::modules::{parse_input, EvalError, Evaluation};
@@ -32,11 +34,14 @@ pub struct Input {
     pub runs: Runs,
 }
 
-/// Why the modes other than `fr` are not implemented.
-pub const DECLINED: &str = "mochi implements fr only (the outer gradient by Dual numbers, \
-     the inner by a gradient companion run on them): ff needs dual numbers of dual numbers, \
-     which mochi's Dual (partials in f64) is not, and rf and rr need a reverse rule of a \
-     body that calls a companion, which #[differentiable] does not derive";
+/// Why `ff` and `rf` are not implemented.
+pub const DECLINED: &str = "mochi implements fr and rr (the inner gradient by reverse mode, \
+     a gradient companion; the outer gradient by Dual numbers or by reverse mode through \
+     the companion's derived rule): ff needs dual numbers of dual numbers, which mochi's \
+     Dual (partials in f64) is not, and rf needs a forward-mode inner derivative inside a \
+     reverse-differentiated body, where a #[differentiable] body may call another \
+     function's gradient or value_and_gradient but not its jvp (no rule: cannot find jvp \
+     in the function's module), and a body running Dual arithmetic has no rules";
 
 /// `f(p₁, p₂) = (p₁₀² + p₁₁²) − (p₂₀² + p₂₁²)`.
 #[differentiable]
@@ -60,6 +65,70 @@ pub fn max_f<T: Float + Scalar>(p1: &[T], start: &[f64]) -> T {
     objective(p1, &p2)
 }
 
+/// [`max_f`] over `f64` as a differentiable function: GradBench's ascent ([`gd::argmax`],
+/// the same steps) written out in the body, the inner `∇_{p₂} f` by the `gradient`
+/// companion of [`objective`] called in it, so that the gradient in `p₁` can be reverse
+/// mode too (`max_f_rr::gradient`, whose rule for each inner call pulls back through
+/// `objective`'s Hessian).
+#[differentiable]
+pub fn max_f_rr(p1: &[f64], start: &[f64]) -> f64 {
+    let tolerance = 1e-5;
+    let mut p2 = vec![start[0], start[1]];
+    // Ascent on f is descent on −f, with the gradient negated.
+    let mut fx = -objective(p1, &p2);
+    let (_, g) = objective::gradient(p1, &p2);
+    let mut gx = vec![-g[0], -g[1]];
+    let mut i = 0;
+    let mut eta = 1e-5;
+    let mut done = false;
+    while !done {
+        let magnitude = (gx[0] * gx[0] + gx[1] * gx[1]).sqrt();
+        if magnitude <= tolerance {
+            done = true;
+        } else if i == 10 {
+            eta *= 2.0;
+            i = 0;
+        } else {
+            let q0 = p2[0] - eta * gx[0];
+            let q1 = p2[1] - eta * gx[1];
+            let distance = ((p2[0] - q0) * (p2[0] - q0) + (p2[1] - q1) * (p2[1] - q1)).sqrt();
+            if distance <= tolerance {
+                done = true;
+            } else {
+                let q = vec![q0, q1];
+                let fq = -objective(p1, &q);
+                if fq < fx {
+                    p2 = q;
+                    fx = fq;
+                    let (_, g) = objective::gradient(p1, &p2);
+                    gx = vec![-g[0], -g[1]];
+                    i += 1;
+                } else {
+                    eta /= 2.0;
+                    i = 0;
+                }
+            }
+        }
+    }
+    objective(p1, &p2)
+}
+
+/// `(r₁, r₂)` by mode `rr`: the outer gradient is the reverse-mode `gradient` of
+/// [`max_f_rr`]; step 2 as in [`fr`].
+pub fn rr(start: &[f64; 2]) -> [f64; 4] {
+    let r1 = gd::argmin(
+        |p1: &[f64]| max_f_rr(p1, start),
+        |p1: &[f64]| max_f_rr::gradient(p1, start).0,
+        start,
+    );
+    let r2 = gd::argmax(
+        |p2: &[f64]| objective(&r1, p2),
+        |p2: &[f64]| gradient_in_p2(&r1, p2),
+        start,
+    );
+    [r1[0], r1[1], r2[0], r2[1]]
+}
+
 /// The gradient of [`max_f`] in `p₁`: forward mode, both directions in one run.
 pub fn max_f_gradient(p1: &[f64], start: &[f64]) -> Vec<f64> {
     let seeded = [Dual::new(p1[0], [1.0, 0.0]), Dual::new(p1[1], [0.0, 1.0])];
@@ -81,7 +150,7 @@ pub fn fr(start: &[f64; 2]) -> [f64; 4] {
     [r1[0], r1[1], r2[0], r2[1]]
 }
 
-/// Answers `fr`; declines `ff`, `rf` and `rr`.
+/// Answers `fr` and `rr`; declines `ff` and `rf`.
 pub fn evaluate(function: &str, input: &Value) -> Result<Evaluation, EvalError> {
     let input: Input = parse_input(input)?;
     match function {
@@ -89,7 +158,11 @@ pub fn evaluate(function: &str, input: &Value) -> Result<Evaluation, EvalError> 
             let (out, timings) = repeat(input.runs, || fr(&input.start));
             Evaluation::new(out, timings)
         }
-        "ff" | "rf" | "rr" => Err(EvalError::UnsupportedFunction {
+        "rr" => {
+            let (out, timings) = repeat(input.runs, || rr(&input.start));
+            Evaluation::new(out, timings)
+        }
+        "ff" | "rf" => Err(EvalError::UnsupportedFunction {
             module: "saddle",
             function: function.to_owned(),
             reason: DECLINED,
@@ -126,11 +199,40 @@ mod tests {
     }
 
     #[test]
+    fn the_reverse_outer_gradient_matches_forward_and_central_differences() {
+        let start = [1.0, 1.0];
+        for p1 in [[0.5, -0.25], [1.0, 1.0], [0.1, 0.3]] {
+            assert_eq!(max_f_rr(&p1, &start), max_f(&p1, &start));
+            let g = max_f_rr::gradient(&p1, &start).0;
+            let forward = max_f_gradient(&p1, &start);
+            for k in 0..2 {
+                let h = 1e-6;
+                let (mut up, mut down) = (p1, p1);
+                up[k] += h;
+                down[k] -= h;
+                let fd = (max_f_rr(&up, &start) - max_f_rr(&down, &start)) / (2.0 * h);
+                assert!(
+                    (g[k] - fd).abs() <= 1e-5 * (1.0 + fd.abs()),
+                    "{p1:?}, {k}: {} against {fd}",
+                    g[k]
+                );
+                assert!(
+                    (g[k] - forward[k]).abs() <= 1e-10 * (1.0 + forward[k].abs()),
+                    "{p1:?}, {k}: reverse {} against forward {}",
+                    g[k],
+                    forward[k]
+                );
+            }
+        }
+    }
+
+    #[test]
     fn finds_gradbench_s_saddle_point() {
         // The saddle eval's expected output from (1, 1).
-        let out = fr(&[1.0, 1.0]);
-        for v in out {
-            assert!((v - 8.246324826140356e-06).abs() < 1e-9, "{out:?}");
+        for out in [fr(&[1.0, 1.0]), rr(&[1.0, 1.0])] {
+            for v in out {
+                assert!((v - 8.246324826140356e-06).abs() < 1e-9, "{out:?}");
+            }
         }
     }
 }
