@@ -1492,9 +1492,9 @@ impl VisitMut for Desugar {
 }
 
 /// The body of `vec![elem; len]`.
-struct Repeat {
-    elem: Expr,
-    len: Expr,
+pub(crate) struct Repeat {
+    pub(crate) elem: Expr,
+    pub(crate) len: Expr,
 }
 
 impl syn::parse::Parse for Repeat {

@@ -152,6 +152,11 @@ const NOT_FLOAT_METHODS: &[&str] = &[
     "contains",
 ];
 
+/// The integer types: their associated functions and constants keep their type.
+const INTEGER_TYPES: &[&str] = &[
+    "usize", "isize", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64",
+];
+
 /// Paths of calls that the twin keeps (they work for any element type).
 const KEPT_CALLS: &[&str] = &[
     "Vec::new",
@@ -401,16 +406,19 @@ fn mentions(ts: &TokenStream, names: &HashSet<String>) -> bool {
     })
 }
 
+/// The names that patterns bind, collected by a visit.
+struct PatternNames(HashSet<String>);
+
+impl<'a> Visit<'a> for PatternNames {
+    fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+        self.0.insert(p.ident.to_string());
+        syn::visit::visit_pat_ident(self, p);
+    }
+}
+
 /// Every name a pattern in `block` binds (`let`, `for`, closures, `match`, `if let`).
 fn all_pattern_names(block: &syn::Block) -> HashSet<String> {
-    struct P(HashSet<String>);
-    impl<'a> Visit<'a> for P {
-        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
-            self.0.insert(p.ident.to_string());
-            syn::visit::visit_pat_ident(self, p);
-        }
-    }
-    let mut p = P(HashSet::new());
+    let mut p = PatternNames(HashSet::new());
     p.visit_block(block);
     p.0
 }
@@ -434,14 +442,7 @@ fn closure_locals(block: &syn::Block) -> HashSet<String> {
 }
 
 fn pat_names(p: &Pat) -> HashSet<String> {
-    struct N(HashSet<String>);
-    impl<'a> Visit<'a> for N {
-        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
-            self.0.insert(p.ident.to_string());
-            syn::visit::visit_pat_ident(self, p);
-        }
-    }
-    let mut n = N(HashSet::new());
+    let mut n = PatternNames(HashSet::new());
     n.visit_pat(p);
     n.0
 }
@@ -496,7 +497,7 @@ impl Rewrite<'_> {
         }
         if name == "vec" {
             // `vec![e; n]`
-            if let Ok(rep) = syn::parse2::<RepeatArgs>(m.tokens.clone()) {
+            if let Ok(rep) = syn::parse2::<crate::desugar::Repeat>(m.tokens.clone()) {
                 let (mut e, n) = (rep.elem, rep.len);
                 self.visit_expr_mut(&mut e);
                 m.tokens = quote!(#e; #n);
@@ -528,31 +529,17 @@ impl Rewrite<'_> {
     }
 }
 
-struct RepeatArgs {
-    elem: Expr,
-    len: Expr,
-}
-
-impl syn::parse::Parse for RepeatArgs {
-    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
-        let elem = input.parse()?;
-        input.parse::<syn::Token![;]>()?;
-        let len = input.parse()?;
-        Ok(RepeatArgs { elem, len })
-    }
+fn segments(p: &syn::Path) -> Vec<String> {
+    p.segments.iter().map(|s| s.ident.to_string()).collect()
 }
 
 fn path_string(p: &syn::Path) -> String {
-    p.segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect::<Vec<_>>()
-        .join("::")
+    segments(p).join("::")
 }
 
 /// `f64::CONST`, `std::f64::consts::PI` and the like: a float constant.
 fn is_float_constant(p: &syn::Path) -> bool {
-    let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+    let segs = segments(p);
     segs.iter().any(|s| s == "f64")
         && segs.last().is_some_and(|l| {
             l.chars()
@@ -660,16 +647,8 @@ impl VisitMut for Rewrite<'_> {
                 } else {
                     // `usize::MAX`, `Ordering::Less` keep their type; a constant such as
                     // `consts::PI` or `module::SCALE` may be a float that cannot change.
-                    let segs: Vec<String> = p
-                        .path
-                        .segments
-                        .iter()
-                        .map(|s| s.ident.to_string())
-                        .collect();
-                    let integer_const = [
-                        "usize", "isize", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64",
-                    ]
-                    .contains(&segs[0].as_str());
+                    let segs = segments(&p.path);
+                    let integer_const = INTEGER_TYPES.contains(&segs[0].as_str());
                     let last = &segs[segs.len() - 1];
                     let screaming = last
                         .chars()
@@ -691,12 +670,7 @@ impl VisitMut for Rewrite<'_> {
                     return;
                 };
                 let path = path_string(&fp.path);
-                let segs: Vec<String> = fp
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
+                let segs = segments(&fp.path);
                 if segs.len() == 2 && segs[0] == "f64" {
                     if segs[1] == "from" && !c.args.iter().any(|a| floaty(a, self.floats)) {
                         let inner = quote!(#c);
@@ -717,11 +691,7 @@ impl VisitMut for Rewrite<'_> {
                     *e = syn::parse_quote!((#recv).#m(#(#args),*));
                     return;
                 }
-                let integer_type = segs.len() == 2
-                    && [
-                        "usize", "isize", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64",
-                    ]
-                    .contains(&segs[0].as_str());
+                let integer_type = segs.len() == 2 && INTEGER_TYPES.contains(&segs[0].as_str());
                 let closure = segs.len() == 1 && self.closures.contains(&segs[0]);
                 if !(KEPT_CALLS.contains(&path.as_str()) || integer_type || closure) {
                     self.fail(
