@@ -329,3 +329,24 @@ fn functions_without_a_twin_keep_their_gradient() {
         ));
     }
 }
+
+/// Attributes of the function: the twin keeps `allow` and `inline`, and not
+/// `deprecated` or `must_use`, so the companions raise no warning of their own.
+#[differentiable]
+#[inline]
+#[must_use]
+#[deprecated(note = "a user's own deprecation")]
+#[allow(clippy::suboptimal_flops)]
+fn attributed(x: f64, y: f64) -> f64 {
+    x * x * y + y.exp()
+}
+
+#[test]
+#[allow(deprecated)]
+fn the_twin_keeps_only_the_attributes_that_decide_compilation() {
+    let (x, y) = (0.7, -0.3);
+    let h = attributed::hessian(x, y);
+    assert!(close(h[[0, 0]], 2.0 * y, 1e-14));
+    assert!(close(h[[0, 1]], 2.0 * x, 1e-14));
+    assert!(close(h[[1, 1]], y.exp(), 1e-14));
+}

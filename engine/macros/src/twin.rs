@@ -276,7 +276,13 @@ pub fn make(func: &ItemFn) -> Result<ItemFn, (String, Span)> {
                 + ::core::ops::Div<&'__a #t, Output = #t>
                 + ::core::ops::Neg<Output = #t>,
     });
-    twin.attrs.retain(|a| !a.path().is_ident("doc"));
+    // The twin keeps what decides whether and how it compiles (`cfg`, `allow`, `inline`),
+    // not what speaks to callers (`doc`, `deprecated`, `must_use`, `test`, …).
+    twin.attrs.retain(|a| {
+        ["cfg", "cfg_attr", "allow", "expect", "inline"]
+            .iter()
+            .any(|k| a.path().is_ident(k))
+    });
     twin.attrs.push(syn::parse_quote!(#[doc(hidden)]));
     twin.vis = syn::Visibility::Inherited;
     Ok(twin)
