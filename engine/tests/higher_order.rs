@@ -350,3 +350,53 @@ fn the_twin_keeps_only_the_attributes_that_decide_compilation() {
     assert!(close(h[[0, 1]], 2.0 * x, 1e-14));
     assert!(close(h[[1, 1]], y.exp(), 1e-14));
 }
+
+/// Written as a user would: iterator chains, a max-shifted log-sum-exp, `f64::max` in
+/// a fold, a `Vec` collected.
+#[differentiable]
+fn softmax_xent(logits: &[f64], target: usize) -> f64 {
+    let m = logits.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+    let shifted: Vec<f64> = logits.iter().map(|&z| z - m).collect();
+    let lse = shifted.iter().map(|z| z.exp()).sum::<f64>().ln();
+    lse - shifted[target]
+}
+
+/// A helper filling a `&mut` buffer, then a chain over it: a gradient, and (calling
+/// another function) no Hessian.
+#[differentiable]
+fn smooth_into(x: &[f64], out: &mut [f64]) {
+    for i in 0..x.len() {
+        let left = if i > 0 { x[i - 1] } else { x[i] };
+        out[i] = 0.25 * left + 0.75 * x[i];
+    }
+}
+
+#[differentiable]
+fn smoothed_energy(x: &[f64]) -> f64 {
+    let mut buf = vec![0.0; x.len()];
+    smooth_into(x, &mut buf);
+    buf.windows(2).map(|w| (w[1] - w[0]).powi(2)).sum::<f64>() + buf.iter().map(|b| b.abs()).sum::<f64>()
+}
+
+#[test]
+fn functions_written_as_users_write_them() {
+    let z = [0.3, -1.2, 2.0, 0.7];
+    let h = softmax_xent::hessian(&z, 2);
+    let want = hessian_by_differences(&z, |v| softmax_xent::gradient(v, 2).0);
+    assert_matrix_close(&h, &want, 1e-6);
+    // The softmax Hessian is diag(p) − p pᵀ: its rows sum to zero.
+    for i in 0..4 {
+        assert!(h.row(i).sum().abs() < 1e-14);
+    }
+    let x = [0.4, -0.9, 1.3, 0.2, -0.6];
+    let g = smoothed_energy::gradient(&x);
+    for j in 0..x.len() {
+        let f = |t: f64| {
+            let mut y = x;
+            y[j] = t;
+            smoothed_energy(&y)
+        };
+        let want = derivative_by_differences(x[j], f);
+        assert!(close(g[j], want, 1e-7), "{j}: {} vs {want}", g[j]);
+    }
+}

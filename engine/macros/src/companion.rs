@@ -614,13 +614,16 @@ fn higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
         let inside = companions(func, &target);
         if inside.is_empty() {
             let why = "it is generic over more than one type, or its arguments or result are not its scalar type, slices or `Vec`s of it";
-            return (TokenStream::new(), unavailable(func, why));
+            return (
+                TokenStream::new(),
+                unavailable(func, crate::twin::Why::Generic, why),
+            );
         }
         return (TokenStream::new(), inside);
     }
     let twin = match crate::twin::make(func) {
         Ok(t) => t,
-        Err((why, _)) => return (TokenStream::new(), unavailable(func, &why)),
+        Err((kind, why, _)) => return (TokenStream::new(), unavailable(func, kind, &why)),
     };
     match derive_with(&twin, false, false) {
         Ok(beside) => {
@@ -634,7 +637,10 @@ fn higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
         }
         Err(e) => {
             let why = format!("its generic form cannot be derived ({e})");
-            (TokenStream::new(), unavailable(func, &why))
+            (
+                TokenStream::new(),
+                unavailable(func, crate::twin::Why::Syntax, &why),
+            )
         }
     }
 }

@@ -105,7 +105,7 @@ pub fn companions(func: &ItemFn, target: &Target) -> TokenStream {
 
 /// Why the companions are missing, at every call: `f::hessian(..)` and the others exist
 /// with the function's arity, and their bound names the reason.
-pub fn unavailable(func: &ItemFn, why: &str) -> TokenStream {
+pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStream {
     let n = func
         .sig
         .inputs
@@ -119,7 +119,7 @@ pub fn unavailable(func: &ItemFn, why: &str) -> TokenStream {
          its float type (`fn f<T: Float>(x: &[T]) -> T`), or move what is listed into a \
          generic `#[differentiable]` function."
     );
-    let reason = reason_type(why);
+    let reason = syn::Ident::new(kind.type_name(), Span::call_site());
     let names = [
         "jvp",
         "hvp",
@@ -142,24 +142,6 @@ pub fn unavailable(func: &ItemFn, why: &str) -> TokenStream {
         }
     });
     quote!(#(#fns)*)
-}
-
-/// The reason, as the name of a type the missing-companion error prints.
-fn reason_type(why: &str) -> syn::Ident {
-    let name = if why.contains("method") {
-        "ItIsAMethod"
-    } else if why.contains("argument") {
-        "AnArgumentIsNotAFloatASliceOrAVecOfFloats"
-    } else if why.contains("result") {
-        "ItsResultIsNotAFloatOrAVecOfFloats"
-    } else if why.contains("calls") {
-        "ItCallsAFunctionOrMethodWithoutAGenericForm"
-    } else if why.contains("generic") {
-        "ItIsGenericOverMoreThanOneScalarType"
-    } else {
-        "ItUsesSyntaxWithoutAGenericForm"
-    };
-    syn::Ident::new(name, Span::call_site())
 }
 
 fn spec(func: &ItemFn) -> Option<Spec> {
@@ -328,11 +310,7 @@ impl Spec {
                 (_, false) => quote!(&[f64]),
             })
             .collect();
-        if ts.len() == 1 {
-            ts[0].clone()
-        } else {
-            quote!((#(#ts,)*))
-        }
+        one_or_tuple(&ts)
     }
 
     /// Lays the scalars of `names` (one per active argument) end to end in `out`.
@@ -389,12 +367,7 @@ impl Spec {
         let gs: Vec<syn::Ident> = (0..self.params.len())
             .map(|i| format_ident!("__mochi_g{}", i))
             .collect();
-        let bind = if gs.len() == 1 {
-            let g0 = &gs[0];
-            quote!(let #g0 = #g;)
-        } else {
-            quote!(let (#(#gs,)*) = #g;)
-        };
+        let bind = bind_one_or_tuple(&gs, g);
         let pushes = self.params.iter().zip(&gs).map(|(p, gi)| match p.form {
             Form::Scalar => quote!(__mochi_flat.push(#gi);),
             Form::Other => quote!(let _ = #gi;),
@@ -425,12 +398,7 @@ impl Spec {
             });
             outs.push(r);
         }
-        let out = if outs.len() == 1 {
-            let r = &outs[0];
-            quote!(#r)
-        } else {
-            quote!((#(#outs,)*))
-        };
+        let out = one_or_tuple(&outs);
         quote! {{
             let mut __mochi_at = 0usize;
             #(#lets)*
@@ -444,13 +412,7 @@ impl Spec {
         let vs: Vec<syn::Ident> = (0..self.active().count())
             .map(|i| format_ident!("__mochi_v{}", i))
             .collect();
-        let bind = if vs.len() == 1 {
-            let v0 = &vs[0];
-            quote!(let #v0 = #v;)
-        } else {
-            quote!(let (#(#vs,)*) = #v;)
-        };
-        (bind, vs)
+        (bind_one_or_tuple(&vs, v), vs)
     }
 
     /// The point's scalar and sequence arguments by name.
@@ -458,18 +420,17 @@ impl Spec {
         self.active().map(|p| p.name.clone()).collect()
     }
 
-    /// The type of the gradient companions' result, with the scalar type `f64`.
-    fn gradient_type(&self) -> TokenStream {
-        let ts: Vec<TokenStream> = self
-            .params
+    /// The tangent type of each argument, with the scalar type `f64`.
+    fn arg_tangents(&self) -> Vec<TokenStream> {
+        self.params
             .iter()
             .map(|p| crate::companion::tangent_of(&p.ty_f64, &std::collections::HashSet::new()))
-            .collect();
-        if ts.len() == 1 {
-            ts[0].clone()
-        } else {
-            quote!((#(#ts,)*))
-        }
+            .collect()
+    }
+
+    /// The type of the gradient companions' result, with the scalar type `f64`.
+    fn gradient_type(&self) -> TokenStream {
+        one_or_tuple(&self.arg_tangents())
     }
 
     /// `v`, or another name when an argument has it.
@@ -497,6 +458,21 @@ impl Spec {
             })
             .collect()
     }
+}
+
+/// One item as itself, several as a tuple: how the companions shape what holds one entry
+/// per argument (a direction, a gradient, `hvp`'s result).
+fn one_or_tuple<T: quote::ToTokens>(items: &[T]) -> TokenStream {
+    match items {
+        [one] => quote!(#one),
+        many => quote!((#(#many,)*)),
+    }
+}
+
+/// `let name = e;` for one name, `let (a, b, ..) = e;` for several.
+fn bind_one_or_tuple(names: &[syn::Ident], e: TokenStream) -> TokenStream {
+    let pat = one_or_tuple(names);
+    quote!(let #pat = #e;)
 }
 
 fn emit(spec: &Spec, target: &Target) -> TokenStream {
@@ -655,11 +631,7 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
         })
         .collect();
     let names: Vec<&syn::Ident> = spec.params.iter().map(|p| &p.name).collect();
-    let arg_ts: Vec<TokenStream> = spec
-        .params
-        .iter()
-        .map(|p| crate::companion::tangent_of(&p.ty_f64, &std::collections::HashSet::new()))
-        .collect();
+    let arg_ts = spec.arg_tangents();
     let n = spec.params.len();
     let pb_ctor = format_ident!("pullback{}", n);
     let ds: Vec<syn::Ident> = (0..n).map(|i| format_ident!("__mochi_dp{}", i)).collect();
@@ -690,12 +662,7 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
     }
     // The cotangent of the gradient, laid end to end (a structural zero is zeros).
     let cs: Vec<syn::Ident> = (0..n).map(|i| format_ident!("__mochi_c{}", i)).collect();
-    let bind_c = if n == 1 {
-        let c0 = &cs[0];
-        quote!(let #c0 = __mochi_dg;)
-    } else {
-        quote!(let (#(#cs,)*) = __mochi_dg;)
-    };
+    let bind_c = bind_one_or_tuple(&cs, quote!(__mochi_dg));
     let mut flat = Vec::new();
     let mut accs = Vec::new();
     for ((p, c), (o, dp)) in spec.params.iter().zip(&cs).zip(owns.iter().zip(&ds)) {
@@ -721,6 +688,27 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
     // `value_and_gradient::rrule` also adds `ȳ·∇f`: the gradient it saved, laid end to
     // end, scaled.
     let saved = spec.flatten_gradient(quote!(::core::clone::Clone::clone(&__mochi_g)));
+    // The two pullbacks: `H·ḡ`, plus `ȳ·∇f` for `value_and_gradient`, cut into the
+    // arguments' cotangents.
+    let pull = |plus_value: TokenStream| {
+        quote! {
+            #bind_c
+            let mut __mochi_v = ::std::vec::Vec::new();
+            #(#flat)*
+            #[allow(unused_mut)]
+            let mut __mochi_h = #hvp_flat;
+            #plus_value
+            let mut __mochi_at = 0usize;
+            #(#accs)*
+            let _ = __mochi_at;
+        }
+    };
+    let pull_plain = pull(TokenStream::new());
+    let pull_with_value = pull(quote! {
+        for (__mochi_hi, __mochi_gi) in __mochi_h.iter_mut().zip(&__mochi_saved) {
+            *__mochi_hi += __mochi_dy * __mochi_gi;
+        }
+    });
     quote! {
         /// The derived rule of `gradient`: its pullback is the Hessian-vector product.
         pub mod gradient {
@@ -741,13 +729,7 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                 let __mochi_pb = ::mochi::__private::#pb_ctor(
                     move |__mochi_dg: <#grad_t as ::mochi::Tangent>::Tangent,
                           (#(#ds,)*): (#(&mut #arg_ts,)*)| {
-                        #bind_c
-                        let mut __mochi_v = ::std::vec::Vec::new();
-                        #(#flat)*
-                        let __mochi_h = #hvp_flat;
-                        let mut __mochi_at = 0usize;
-                        #(#accs)*
-                        let _ = __mochi_at;
+                        #pull_plain
                     },
                 );
                 (__mochi_g, __mochi_pb)
@@ -774,16 +756,7 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                 let __mochi_pb = ::mochi::__private::#pb_ctor(
                     move |(__mochi_dy, __mochi_dg): <(f64, #grad_t) as ::mochi::Tangent>::Tangent,
                           (#(#ds,)*): (#(&mut #arg_ts,)*)| {
-                        #bind_c
-                        let mut __mochi_v = ::std::vec::Vec::new();
-                        #(#flat)*
-                        let mut __mochi_h = #hvp_flat;
-                        for (__mochi_hi, __mochi_gi) in __mochi_h.iter_mut().zip(&__mochi_saved) {
-                            *__mochi_hi += __mochi_dy * __mochi_gi;
-                        }
-                        let mut __mochi_at = 0usize;
-                        #(#accs)*
-                        let _ = __mochi_at;
+                        #pull_with_value
                     },
                 );
                 ((__mochi_y, __mochi_g), __mochi_pb)

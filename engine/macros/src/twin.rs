@@ -20,6 +20,31 @@ use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, FnArg, ItemFn, Pat, ReturnType, Type};
 
+/// Why a function has no twin, as the name of the type its missing companions' error
+/// prints (`mochi::__private::because::…`).
+#[derive(Clone, Copy)]
+pub enum Why {
+    Method,
+    Argument,
+    Result,
+    Call,
+    Generic,
+    Syntax,
+}
+
+impl Why {
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Why::Method => "ItIsAMethod",
+            Why::Argument => "AnArgumentIsNotAFloatASliceOrAVecOfFloats",
+            Why::Result => "ItsResultIsNotAFloatOrAVecOfFloats",
+            Why::Call => "ItCallsAFunctionOrMethodWithoutAGenericForm",
+            Why::Generic => "ItIsGenericOverMoreThanOneScalarType",
+            Why::Syntax => "ItUsesSyntaxWithoutAGenericForm",
+        }
+    }
+}
+
 /// The name of the twin's scalar parameter.
 pub const PARAM: &str = "__MochiT";
 
@@ -188,19 +213,25 @@ pub fn typed_float(digits: &str, ty: &syn::Ident, span: Span) -> TokenStream {
 }
 
 /// The twin of `func`, or why there is none (with where to say it).
-pub fn make(func: &ItemFn) -> Result<ItemFn, (String, Span)> {
+pub fn make(func: &ItemFn) -> Result<ItemFn, (Why, String, Span)> {
     let sig = &func.sig;
     if !sig.generics.params.is_empty() {
-        return Err(("it is generic".into(), sig.generics.span()));
+        return Err((Why::Generic, "it is generic".into(), sig.generics.span()));
     }
     let mut floats: HashSet<String> = HashSet::new();
     for a in &sig.inputs {
         let FnArg::Typed(pt) = a else {
-            return Err(("it is a method".into(), a.span()));
+            return Err((Why::Method, "it is a method".into(), a.span()));
         };
         let name = match &*pt.pat {
             Pat::Ident(pi) => pi.ident.to_string(),
-            _ => return Err(("an argument is a pattern".into(), pt.pat.span())),
+            _ => {
+                return Err((
+                    Why::Argument,
+                    "an argument is a pattern".into(),
+                    pt.pat.span(),
+                ))
+            }
         };
         match arg_kind(&pt.ty) {
             Some(true) => {
@@ -209,6 +240,7 @@ pub fn make(func: &ItemFn) -> Result<ItemFn, (String, Span)> {
             Some(false) => {}
             None => {
                 return Err((
+                    Why::Argument,
                     format!(
                         "the argument `{name}` has the type `{}`",
                         pt.ty.to_token_stream()
@@ -222,6 +254,7 @@ pub fn make(func: &ItemFn) -> Result<ItemFn, (String, Span)> {
         ReturnType::Type(_, t) if is_f64(t) || vec_of_f64(t) => {}
         other => {
             return Err((
+                Why::Result,
                 "its result is not an `f64` or a `Vec<f64>`".into(),
                 other.span(),
             ))
@@ -465,13 +498,13 @@ struct Rewrite<'a> {
     floats: &'a HashSet<String>,
     /// Locals bound to closures (their calls are inlined by the derivation).
     closures: HashSet<String>,
-    error: Option<(String, Span)>,
+    error: Option<(Why, String, Span)>,
 }
 
 impl Rewrite<'_> {
-    fn fail(&mut self, why: String, span: Span) {
+    fn fail(&mut self, kind: Why, why: String, span: Span) {
         if self.error.is_none() {
-            self.error = Some((why, span));
+            self.error = Some((kind, why, span));
         }
     }
 
@@ -498,7 +531,11 @@ impl Rewrite<'_> {
             "debug_assert_ne",
         ];
         if !listed.contains(&name.as_str()) {
-            self.fail(format!("it uses the macro `{name}!`"), m.span());
+            self.fail(
+                Why::Syntax,
+                format!("it uses the macro `{name}!`"),
+                m.span(),
+            );
             return;
         }
         if name == "vec" {
@@ -528,6 +565,7 @@ impl Rewrite<'_> {
                 m.tokens = args.to_token_stream();
             }
             Err(_) => self.fail(
+                Why::Syntax,
                 format!("its `{name}!` is not a list of expressions"),
                 m.span(),
             ),
@@ -562,12 +600,13 @@ impl VisitMut for Rewrite<'_> {
         }
         if let Type::Path(p) = ty {
             if p.path.is_ident("f32") {
-                self.fail("it also uses `f32`".into(), p.span());
+                self.fail(Why::Syntax, "it also uses `f32`".into(), p.span());
                 return;
             }
         }
         if let Type::Array(a) = ty {
             self.fail(
+                Why::Syntax,
                 format!("it uses the array type `{}`", a.to_token_stream()),
                 a.span(),
             );
@@ -579,12 +618,16 @@ impl VisitMut for Rewrite<'_> {
     fn visit_pat_mut(&mut self, p: &mut Pat) {
         if let Pat::Lit(l) = p {
             if matches!(l.lit, syn::Lit::Float(_)) {
-                self.fail("a pattern matches a float literal".into(), l.span());
+                self.fail(
+                    Why::Syntax,
+                    "a pattern matches a float literal".into(),
+                    l.span(),
+                );
                 return;
             }
         }
         if let Pat::Range(r) = p {
-            self.fail("a pattern matches a range".into(), r.span());
+            self.fail(Why::Syntax, "a pattern matches a range".into(), r.span());
             return;
         }
         syn::visit_mut::visit_pat_mut(self, p);
@@ -596,7 +639,11 @@ impl VisitMut for Rewrite<'_> {
 
     fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
         if let syn::Stmt::Item(i) = s {
-            self.fail("it declares an item inside its body".into(), i.span());
+            self.fail(
+                Why::Syntax,
+                "it declares an item inside its body".into(),
+                i.span(),
+            );
             return;
         }
         syn::visit_mut::visit_stmt_mut(self, s);
@@ -611,7 +658,7 @@ impl VisitMut for Rewrite<'_> {
                             let inner = quote!(#f);
                             *e = Self::lit(inner);
                         }
-                        _ => self.fail("it uses an `f32` literal".into(), f.span()),
+                        _ => self.fail(Why::Syntax, "it uses an `f32` literal".into(), f.span()),
                     }
                 }
             }
@@ -619,13 +666,18 @@ impl VisitMut for Rewrite<'_> {
                 let mentions_float = floaty(&c.expr, self.floats);
                 if is_f64(&c.ty) {
                     if mentions_float {
-                        self.fail("it casts a float with `as f64`".into(), c.as_token.span);
+                        self.fail(
+                            Why::Syntax,
+                            "it casts a float with `as f64`".into(),
+                            c.as_token.span,
+                        );
                         return;
                     }
                     let inner = quote!(#c);
                     *e = Self::lit(inner);
                 } else if mentions_float {
                     self.fail(
+                        Why::Syntax,
                         format!("it casts a float with `as {}`", c.ty.to_token_stream()),
                         c.as_token.span,
                     );
@@ -639,6 +691,7 @@ impl VisitMut for Rewrite<'_> {
                     && p.path.segments.iter().any(|s| s.ident == "f64")
                 {
                     self.fail(
+                        Why::Syntax,
                         format!("it names `{}` as a value", path_string(&p.path)),
                         p.span(),
                     );
@@ -646,6 +699,7 @@ impl VisitMut for Rewrite<'_> {
                     let name = i.to_string();
                     if !self.bound.contains(&name) && name != "None" {
                         self.fail(
+                            Why::Syntax,
                             format!("it uses `{name}`, an item defined outside the function"),
                             i.span(),
                         );
@@ -661,6 +715,7 @@ impl VisitMut for Rewrite<'_> {
                         .all(|c| c.is_uppercase() || c == '_' || c.is_numeric());
                     if screaming && !integer_const {
                         self.fail(
+                            Why::Syntax,
                             format!(
                                 "it uses `{}`, an item defined outside the function",
                                 path_string(&p.path)
@@ -672,7 +727,7 @@ impl VisitMut for Rewrite<'_> {
             }
             Expr::Call(c) => {
                 let Expr::Path(fp) = &*c.func else {
-                    self.fail("it calls a function value".into(), c.func.span());
+                    self.fail(Why::Call, "it calls a function value".into(), c.func.span());
                     return;
                 };
                 let path = path_string(&fp.path);
@@ -684,7 +739,7 @@ impl VisitMut for Rewrite<'_> {
                         return;
                     }
                     if !FLOAT_METHODS.contains(&segs[1].as_str()) || c.args.is_empty() {
-                        self.fail(format!("it calls `{path}`"), c.span());
+                        self.fail(Why::Call, format!("it calls `{path}`"), c.span());
                         return;
                     }
                     // `f64::max(a, b)` → `(a).max(b)`.
@@ -701,6 +756,7 @@ impl VisitMut for Rewrite<'_> {
                 let closure = segs.len() == 1 && self.closures.contains(&segs[0]);
                 if !(KEPT_CALLS.contains(&path.as_str()) || integer_type || closure) {
                     self.fail(
+                        Why::Call,
                         format!("it calls `{path}`, whose twin is not known"),
                         c.func.span(),
                     );
@@ -712,14 +768,18 @@ impl VisitMut for Rewrite<'_> {
                 let name = m.method.to_string();
                 if !(FLOAT_METHODS.contains(&name.as_str()) || SEQ_METHODS.contains(&name.as_str()))
                 {
-                    self.fail(format!("it calls the method `{name}`"), m.method.span());
+                    self.fail(
+                        Why::Call,
+                        format!("it calls the method `{name}`"),
+                        m.method.span(),
+                    );
                     return;
                 }
                 syn::visit_mut::visit_expr_mut(self, e);
             }
-            Expr::Struct(s) => self.fail("it builds a struct".into(), s.span()),
-            Expr::Array(a) => self.fail("it builds an array".into(), a.span()),
-            Expr::Repeat(r) => self.fail("it builds an array".into(), r.span()),
+            Expr::Struct(s) => self.fail(Why::Syntax, "it builds a struct".into(), s.span()),
+            Expr::Array(a) => self.fail(Why::Syntax, "it builds an array".into(), a.span()),
+            Expr::Repeat(r) => self.fail(Why::Syntax, "it builds an array".into(), r.span()),
             _ => syn::visit_mut::visit_expr_mut(self, e),
         }
     }
