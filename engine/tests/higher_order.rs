@@ -375,7 +375,8 @@ fn smooth_into(x: &[f64], out: &mut [f64]) {
 fn smoothed_energy(x: &[f64]) -> f64 {
     let mut buf = vec![0.0; x.len()];
     smooth_into(x, &mut buf);
-    buf.windows(2).map(|w| (w[1] - w[0]).powi(2)).sum::<f64>() + buf.iter().map(|b| b.abs()).sum::<f64>()
+    buf.windows(2).map(|w| (w[1] - w[0]).powi(2)).sum::<f64>()
+        + buf.iter().map(|b| b.abs()).sum::<f64>()
 }
 
 #[test]
