@@ -144,7 +144,6 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use mochi_core::private::*;
-    pub use ndarray;
     /// The standard rule crates' mirrors of crate paths (`ndarray::concatenate`), which
     /// generated code glob-imports in a block around a call written with a path.
     pub mod paths {

@@ -114,6 +114,16 @@ fn axis_iter_any_axis(a: &Array2<f64>, t: &ndarray::Array3<f64>) -> f64 {
     s
 }
 
+/// `map_axis` and `fold_axis` with the axis in a variable and a parameter, on a
+/// matrix that is not square (rows and columns cannot be confused).
+#[differentiable]
+fn axes_in_variables(a: &Array2<f64>, k: usize) -> f64 {
+    let rows = Axis(1);
+    let per_row = a.map_axis(rows, |r| r.dot(&r).sqrt());
+    let per_k = a.fold_axis(Axis(k), 1.0, |acc, v| acc * (1.0 + v * v));
+    per_row.sum() * per_k.mapv(f64::ln).sum()
+}
+
 mod checked_axes {
     use crate::check;
     use ndarray::array;
@@ -149,6 +159,19 @@ mod checked_axes {
         |a| (&a.0, &a.1, &a.2)
     );
     check!(columns_chain, (m(),), |a| (&a.0));
+    fn wide() -> ndarray::Array2<f64> {
+        array![[0.5, -1.2, 0.3, 0.8], [0.9, -0.4, 1.1, -0.7]]
+    }
+    #[test]
+    fn axes_in_variables_both_ways() {
+        for k in [0_usize, 1] {
+            mochi::testing::test_rule(
+                (wide(), k),
+                |a| super::axes_in_variables(&a.0, a.1),
+                |a| super::axes_in_variables::rrule(&a.0, a.1),
+            );
+        }
+    }
     check!(
         axis_iter_any_axis,
         (

@@ -261,12 +261,55 @@ pub trait Matrix {}
 #[cfg(feature = "ndarray")]
 impl Matrix for ndarray::Ix2 {}
 
-/// The number of lanes along `axis` (`0` or `1`) of a matrix: its number of columns
-/// for `0`, of rows for `1`.
+/// Axis `n` of an array: `outer_iter()` walks `index_axis(axis(0), k)`.
 #[cfg(feature = "ndarray")]
 #[inline(always)]
-pub fn lanes<S: Data, D: Dimension + Matrix>(a: &ArrayBase<S, D>, axis: usize) -> usize {
-    a.len_of(ndarray::Axis(1 - axis))
+pub fn axis(n: usize) -> ndarray::Axis {
+    ndarray::Axis(n)
+}
+
+/// The axis across the lanes of `a.map_axis(along, f)` on a matrix (`1` for `0`, `0`
+/// for `1`): lane `i` is `a.index_axis(across(along), i)`.
+#[cfg(feature = "ndarray")]
+#[inline(always)]
+#[track_caller]
+pub fn across(along: ndarray::Axis) -> ndarray::Axis {
+    match along.index() {
+        0 => ndarray::Axis(1),
+        1 => ndarray::Axis(0),
+        k => panic!("mochi: `map_axis`/`fold_axis` along axis {k} of a two-dimensional array (axes are 0 and 1)"),
+    }
+}
+
+/// The number of lanes along `along` of a matrix: its number of columns for axis `0`,
+/// of rows for axis `1`.
+#[cfg(feature = "ndarray")]
+#[inline(always)]
+#[track_caller]
+pub fn lanes<S: Data, D: Dimension + Matrix>(a: &ArrayBase<S, D>, along: ndarray::Axis) -> usize {
+    a.len_of(across(along))
+}
+
+/// The index of element `k` of lane `lane` along `along` of a matrix.
+#[cfg(feature = "ndarray")]
+#[inline(always)]
+#[track_caller]
+pub fn lane_index(along: ndarray::Axis, lane: usize, k: usize) -> [usize; 2] {
+    match across(along).index() {
+        0 => [lane, k],
+        _ => [k, lane],
+    }
+}
+
+/// A zero vector with one element per lane of `a`, in the float type `T` of the
+/// function: what `map_axis` and `fold_axis` write into.
+#[cfg(feature = "ndarray")]
+#[inline(always)]
+pub fn lane_values<T: Clone + num_traits::Zero, S: Data, D: Dimension + Matrix>(
+    _a: &ArrayBase<S, D>,
+    n: usize,
+) -> ndarray::Array1<T> {
+    ndarray::Array1::zeros(n)
 }
 
 /// Writes an array cotangent in structural-zero or broadcast form out densely.

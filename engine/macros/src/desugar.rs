@@ -18,7 +18,7 @@
 //! - `x.first().unwrap()`, `x.last().unwrap()` (also under `*`) → `x[0]`, `x[x.len() - 1]`
 //! - `let r = &mut m[i];` → `m[i]` in place of `r` in the statements after it
 //! - `let (a, b) = x.split_at(k);` → `x[j]`, `x[k + j]` in place of `a[j]`, `b[j]`
-//! - `a.map_axis(Axis(1), f)`, `a.fold_axis(Axis(0), init, f)` → loops over rows or
+//! - `a.map_axis(axis, f)`, `a.fold_axis(axis, init, f)` → loops over rows or
 //!   columns (`iterchain.rs`)
 //! - `if let Some(m) = chain.reduce(f) { A }` → `if len > 0 { let m =
 //!   chain.reduce(f).unwrap(); A }`

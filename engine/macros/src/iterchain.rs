@@ -79,7 +79,7 @@ enum Item {
 #[derive(Clone)]
 enum Line {
     /// `a.index_axis(axis, k)` for `k` in `0..a.len_of(axis)`.
-    Axis(Expr),
+    Along(Expr),
     /// `a.row(k)` for `k` in `0..a.nrows()` (two-dimensional arrays).
     Row,
     /// `a.column(k)` for `k` in `0..a.ncols()`.
@@ -98,8 +98,8 @@ fn lines(e: &Expr) -> Option<Stage> {
         return None;
     };
     let line = match (name.as_str(), m.args.len()) {
-        ("axis_iter", 1) => Line::Axis(m.args[0].clone()),
-        ("outer_iter", 0) => Line::Axis(syn::parse_quote!(::mochi::__private::ndarray::Axis(0))),
+        ("axis_iter", 1) => Line::Along(m.args[0].clone()),
+        ("outer_iter", 0) => Line::Along(syn::parse_quote!(::mochi::__private::axis(0))),
         ("rows", 0) => Line::Row,
         ("columns", 0) => Line::Column,
         _ => return None,
@@ -432,7 +432,7 @@ impl<'a> Writer<'a> {
             Stage::Lines { seq, line } => match line {
                 // Shape queries are rules (with no derivative): the count they give is
                 // an integer the loop bound must see as one.
-                Line::Axis(a) => quote_spanned!(span=> ::mochi::no_grad(#seq.len_of(#a))),
+                Line::Along(a) => quote_spanned!(span=> ::mochi::no_grad(#seq.len_of(#a))),
                 Line::Row => quote_spanned!(span=> ::mochi::no_grad(#seq.nrows())),
                 Line::Column => quote_spanned!(span=> ::mochi::no_grad(#seq.ncols())),
             },
@@ -491,7 +491,7 @@ impl<'a> Writer<'a> {
             Stage::Lines { seq, line } => {
                 let v = self.fresh("line");
                 body.push(match line {
-                    Line::Axis(a) => quote_spanned!(span=> let #v = #seq.index_axis(#a, #k);),
+                    Line::Along(a) => quote_spanned!(span=> let #v = #seq.index_axis(#a, #k);),
                     Line::Row => quote_spanned!(span=> let #v = #seq.row(#k);),
                     Line::Column => quote_spanned!(span=> let #v = #seq.column(#k);),
                 });
@@ -1077,10 +1077,12 @@ impl Writer<'_> {
 }
 
 impl Writer<'_> {
-    /// `a.map_axis(Axis(l), f)` and `a.fold_axis(Axis(l), init, f)` of a two-dimensional
-    /// array, `l` a literal `0` or `1`, as a loop over the lanes along axis `l` (columns
-    /// for `0`, rows for `1`) writing an `Array1` of the function's float type. Arrays
-    /// of other ranks fail to compile at the method, with a message that says so.
+    /// `a.map_axis(axis, f)` and `a.fold_axis(axis, init, f)` of a two-dimensional
+    /// array as a loop over the lanes along `axis` (columns for axis 0, rows for 1),
+    /// writing a vector of the function's float type. The lanes, their count and the
+    /// vector come from the array's rule support (`__private::lanes`, `across`,
+    /// `lane_index`, `lane_values`), so the macro names no array type; arrays of other
+    /// ranks fail to compile at the method, with a message that says so.
     pub fn axis_reduce(&mut self, e: &syn::ExprMethodCall) -> Option<Expr> {
         self.span = e.method.span();
         let span = self.span;
@@ -1089,38 +1091,19 @@ impl Writer<'_> {
         let (seq, None, None) = sequence(&e.receiver)? else {
             return None;
         };
-        let along_rows = match e.args.first()? {
-            Expr::Call(c) if c.args.len() == 1 => match (&*c.func, &c.args[0]) {
-                (
-                    Expr::Path(p),
-                    Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Int(l),
-                        ..
-                    }),
-                ) if p.path.segments.last().is_some_and(|s| s.ident == "Axis") => {
-                    match l.base10_digits() {
-                        "0" => false,
-                        "1" => true,
-                        _ => return None,
-                    }
-                }
-                _ => return None,
-            },
-            _ => return None,
-        };
-        let (n, i, r, m) = (
+        // The axis is any expression (a constructor, a variable); it is evaluated once.
+        let along = e.args.first()?;
+        let (ax, n, i, r, m) = (
+            self.fresh("ax"),
             self.fresh("n"),
             self.fresh("i"),
             self.fresh("r"),
             self.fresh("m"),
         );
         // `lanes` accepts two-dimensional arrays only, with a message saying so.
-        let (along, across) = if along_rows { (1usize, 0usize) } else { (0, 1) };
-        let count =
-            quote_spanned!(span=> ::mochi::no_grad(::mochi::__private::lanes(&#seq, #along)));
+        let count = quote_spanned!(span=> ::mochi::no_grad(::mochi::__private::lanes(&#seq, #ax)));
         let other = quote_spanned!(span=> #m);
-        let lane =
-            quote_spanned!(span=> #seq.index_axis(::mochi::__private::ndarray::Axis(#across), #i));
+        let lane = quote_spanned!(span=> #seq.index_axis(::mochi::__private::across(#ax), #i));
         let step = match (name.as_str(), e.args.len()) {
             ("map_axis", 2) => {
                 let c = closure(&e.args[1], 1)?;
@@ -1141,11 +1124,7 @@ impl Writer<'_> {
                 let init = &e.args[1];
                 let c = closure(&e.args[2], 2)?;
                 let (acc, j) = (self.fresh("acc"), self.fresh("j"));
-                let elem = if along_rows {
-                    quote_spanned!(span=> #seq[[#i, #j]])
-                } else {
-                    quote_spanned!(span=> #seq[[#j, #i]])
-                };
+                let elem = quote_spanned!(span=> #seq[::mochi::__private::lane_index(#ax, #i, #j)]);
                 let mut binds = Vec::new();
                 let mut deref = Vec::new();
                 self.bind(
@@ -1174,9 +1153,10 @@ impl Writer<'_> {
             _ => return None,
         };
         Some(syn::parse_quote_spanned!(span=> {
+            let #ax = ::mochi::no_grad(#along);
             let #n = #count;
-            let #m = ::mochi::no_grad(::mochi::__private::lanes(&#seq, #across));
-            let mut #r = ::mochi::__private::ndarray::Array1::<#ty>::zeros(#n);
+            let #m = ::mochi::no_grad(#seq.len_of(#ax));
+            let mut #r = ::mochi::no_grad(::mochi::__private::lane_values::<#ty, _, _>(&#seq, #n));
             for #i in 0..#n {
                 #step
             }
