@@ -305,7 +305,7 @@ pub fn lane_index(along: ndarray::Axis, lane: usize, k: usize) -> [usize; 2] {
 /// function: what `map_axis` and `fold_axis` write into.
 #[cfg(feature = "ndarray")]
 #[inline(always)]
-pub fn lane_values<T: Clone + num_traits::Zero, S: Data, D: Dimension + Matrix>(
+pub fn lane_values<T: Clone + num_traits::Zero, S: Data, D: Dimension>(
     _a: &ArrayBase<S, D>,
     n: usize,
 ) -> ndarray::Array1<T> {

@@ -1044,6 +1044,11 @@ impl<'ast> syn::visit::Visit<'ast> for Disturbed<'_> {
 }
 
 /// `x.first().unwrap()` → `x[0]`, `x.last().unwrap()` → `x[x.len() - 1]`.
+/// `e.unwrap()`.
+fn is_unwrap(e: &Expr) -> bool {
+    matches!(e, Expr::MethodCall(m) if m.method == "unwrap" && m.args.is_empty())
+}
+
 fn first_or_last(e: &Expr) -> Option<Expr> {
     let Expr::MethodCall(u) = e else { return None };
     if u.method != "unwrap" || !u.args.is_empty() {
@@ -1164,6 +1169,15 @@ impl Desugar {
         let Expr::MethodCall(inner) = &*m.receiver else {
             return None;
         };
+        let mut inner = inner;
+        // `chain.max_by(cmp).copied().unwrap()`: `Option::copied`/`cloned` of the element.
+        if matches!(inner.method.to_string().as_str(), "copied" | "cloned") && inner.args.is_empty()
+        {
+            let Expr::MethodCall(r) = &*inner.receiver else {
+                return None;
+            };
+            inner = r;
+        }
         let name = inner.method.to_string();
         if !matches!(
             name.as_str(),
@@ -1244,6 +1258,17 @@ impl VisitMut for Desugar {
         }
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // `*chain.max_by(cmp).unwrap()`: the rewrite below gives the element's value, so
+        // the `*` goes with the reference it dereferenced.
+        if let Expr::Unary(u) = e {
+            if matches!(u.op, syn::UnOp::Deref(_)) && is_unwrap(&u.expr) {
+                self.visit_expr_mut(&mut u.expr);
+                if !is_unwrap(&u.expr) && !matches!(&*u.expr, Expr::Index(_)) {
+                    *e = (*u.expr).clone();
+                }
+                return;
+            }
+        }
         syn::visit_mut::visit_expr_mut(self, e);
         let span = e.span();
         match e {

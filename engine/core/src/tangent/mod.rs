@@ -116,6 +116,12 @@ pub trait TangentVector: Sized + Clone + std::fmt::Debug {
 /// let z: Vec<f64> = x[..].zero_tangent();
 /// assert_eq!(z, vec![0.0; 3]);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "mochi: `{Self}` has no tangent type, so it cannot be an argument or a value of a `#[differentiable]` function",
+    label = "`{Self}` needs a tangent",
+    note = "for a struct of your own, add `#[derive(Tangent)]` (with `use mochi::prelude::*`)",
+    note = "a type of another crate needs a rule crate that gives it a tangent (see CONTRIBUTING.md)"
+)]
 pub trait Tangent {
     /// The type of tangents and cotangents of `Self`.
     type Tangent: TangentVector;

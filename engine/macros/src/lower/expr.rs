@@ -688,7 +688,17 @@ impl Lowerer {
             fparams.push(quote!(#arg));
         }
         let dcaps = format_ident!("__mochi_dcaps");
-        // Captured variables are references inside the derived closure.
+        // Captured variables are references inside the derived closure. A method's
+        // `self` cannot be bound by a pattern: it is `__mochi_self` there.
+        let alias = |n: &str| {
+            if n == "self" {
+                SELF_ALIAS.to_string()
+            } else {
+                n.to_string()
+            }
+        };
+        let caps: Vec<(String, super::Binding)> =
+            caps.iter().map(|(n, b)| (alias(n), b.clone())).collect();
         let cap_names: Vec<_> = caps.iter().map(|(n, _)| format_ident!("{}", n)).collect();
         for (i, (nm, _)) in caps.iter().enumerate() {
             let idx = syn::Index::from(i);
@@ -704,10 +714,13 @@ impl Lowerer {
             });
             active.insert(nm.clone());
         }
-        let body_block: syn::Block = match &*c.body {
+        let mut body_block: syn::Block = match &*c.body {
             Expr::Block(b) => b.block.clone(),
             other => syn::parse_quote!({ #other }),
         };
+        if caps.iter().any(|(n, _)| n == SELF_ALIAS) {
+            syn::visit_mut::VisitMut::visit_block_mut(&mut RenameSelf, &mut body_block);
+        }
         crate::activity::analyse(&body_block, &mut active);
         let mut inner = Lowerer::new(&self.fn_name, active);
         inner.float_ty = self.float_ty.clone();
@@ -1028,6 +1041,21 @@ impl Lowerer {
             (decl, back),
         ))
     }
+}
+
+/// What a captured `self` is called inside a derived closure.
+const SELF_ALIAS: &str = "__mochi_self";
+
+/// `self` → `__mochi_self` in a closure body (not inside nested items).
+struct RenameSelf;
+impl syn::visit_mut::VisitMut for RenameSelf {
+    fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
+        if p.qself.is_none() && p.path.is_ident("self") {
+            let span = p.path.segments[0].ident.span();
+            p.path.segments[0].ident = syn::Ident::new(SELF_ALIAS, span);
+        }
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// The first place a closure body assigns whose root is not bound inside the closure

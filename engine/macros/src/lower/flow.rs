@@ -426,20 +426,24 @@ impl Lowerer {
             lets.push(parse_quote!(let #i = #k;));
             pat = t.elems[1].clone();
         }
-        let elem_pats: Vec<Pat> = if seqs.len() == 2 {
+        let written: Vec<Pat> = if seqs.len() == 2 {
             match &pat {
-                Pat::Tuple(t) if t.elems.len() == 2 => t.elems.iter().map(unref).collect(),
+                Pat::Tuple(t) if t.elems.len() == 2 => t.elems.iter().cloned().collect(),
                 _ => {
                     self.err(&f.pat, "mochi: bind `.zip(..)` as `(a, b)`");
                     return;
                 }
             }
         } else {
-            vec![unref(&pat)]
+            vec![pat.clone()]
         };
+        let elem_pats: Vec<Pat> = written.iter().map(unref).collect();
+        // Names bound by reference (`v`, not `&v`): the body treats them as `&f64`.
         let mut names = Vec::new();
-        for (p, s) in elem_pats.iter().zip(&seqs) {
-            pat_names(p, &mut names);
+        for (w, (p, s)) in written.iter().zip(elem_pats.iter().zip(&seqs)) {
+            if !matches!(w, Pat::Reference(_)) {
+                pat_names(p, &mut names);
+            }
             // `.clone()` (the identity rule): elements that are not `Copy` (the rows of a
             // `Vec<Vec<f64>>`) are read too.
             lets.push(parse_quote!(let #p = #s[#k].clone();));

@@ -740,6 +740,15 @@ impl Lowerer {
                     .collect();
                 quote!((#(#parts,)*))
             }
+            // `let [a, b, c] = [..];`: an array's cotangent is an array.
+            Pat::Slice(t) if !t.elems.iter().any(|e| matches!(e, Pat::Rest(_))) => {
+                let parts: Vec<_> = t
+                    .elems
+                    .iter()
+                    .map(|e| self.bind_pattern_fresh(e, active, false, code, pin_now))
+                    .collect();
+                quote!([#(#parts,)*])
+            }
             Pat::Paren(p) => self.bind_pattern_fresh(&p.pat, active, is_ref, code, pin_now),
             Pat::Type(t) => {
                 let r = activity::type_is_ref(&t.ty);
@@ -749,7 +758,7 @@ impl Lowerer {
             other => {
                 self.err(
                     other,
-                    "mochi: only names, `_` and tuples of them can bind a differentiable value",
+                    "mochi: only names, `_`, and tuples and arrays of them (without `..`) can bind a differentiable value",
                 );
                 quote!(::mochi::__private::zero())
             }
