@@ -1,12 +1,15 @@
 //! Everyday idioms that failed to compile before: a `for &v in x` element passed to a
 //! helper, array patterns, `max_by(..).copied().unwrap()` and `*chain.max_by(..)
 //! .unwrap()`, a method whose closure captures `self` — each checked by `test_rule`
-//! (finite differences, the adjoint identity) or against a closed form.
+//! (finite differences, the adjoint identity) or against a closed form. Also arrays:
+//! views by value in iterator adapters, columns (not contiguous), `var`/`std`, arrays
+//! made from a `Vec`.
 
 #![allow(clippy::needless_range_loop, clippy::ptr_arg)]
 
 mod common;
 use mochi::prelude::*;
+use ndarray::{Array1, Array2, ArrayView1};
 
 #[differentiable]
 fn cube(x: f64) -> f64 {
@@ -74,8 +77,39 @@ impl Layer {
     }
 }
 
+/// An array view taken by value, reduced by iterator adapters (the pullback must not
+/// borrow the view).
+#[differentiable]
+fn view_by_value(x: ArrayView1<f64>, y: ArrayView1<f64>) -> f64 {
+    x.iter().map(|v| v * v).sum::<f64>()
+        + x.iter()
+            .zip(y.iter())
+            .map(|(a, b)| a * b.sin())
+            .sum::<f64>()
+        + y.iter().fold(0.0, |acc, v| acc + v.exp())
+}
+
+/// Columns of a matrix (not contiguous in memory) reduced by iterator adapters.
+#[differentiable]
+fn column_adapters(a: &Array2<f64>) -> f64 {
+    let mut s = 0.0;
+    for col in a.columns() {
+        s += col.iter().map(|v| v * v).sum::<f64>().sqrt();
+    }
+    s + a.column(1).iter().fold(0.0, |acc, v| acc + v.exp())
+}
+
+/// Variance and standard deviation with `ddof`, and arrays made from a `Vec`.
+#[differentiable]
+fn spread_and_from_vec(x: &Array1<f64>, v: &Vec<f64>) -> f64 {
+    let a = Array1::from(v.clone());
+    let m = Array2::from_shape_vec((2, 2), v.to_vec()).unwrap();
+    x.var(0.0) + x.std(1.0) * a.dot(&a) + m.dot(&m).sum() + Array1::from_vec(v.clone()).var(1.0)
+}
+
 mod checked {
     use crate::check;
+    use ndarray::array;
 
     check!(helper_of_element, (vec![0.3_f64, -1.2, 0.8],), |a| (&a.0));
     check!(
@@ -85,6 +119,24 @@ mod checked {
     );
     check!(array_pattern, (vec![0.3_f64, -1.2, 0.8],), |a| (&a.0));
     check!(max_and_min_by, (vec![0.3_f64, -1.2, 0.8, 0.1],), |a| (&a.0));
+    check!(
+        view_by_value,
+        (array![0.3_f64, -1.2, 0.8], array![1.5_f64, 0.2, -0.4]),
+        |a| (a.0.view(), a.1.view())
+    );
+    check!(
+        column_adapters,
+        (array![[0.3_f64, -1.2, 0.8], [1.5, 0.2, -0.4]],),
+        |a| (&a.0)
+    );
+    check!(
+        spread_and_from_vec,
+        (
+            array![0.3_f64, -1.2, 0.8, 2.0],
+            vec![1.5_f64, 0.2, -0.4, 0.9]
+        ),
+        |a| (&a.0, &a.1)
+    );
 }
 
 #[test]

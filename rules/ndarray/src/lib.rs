@@ -77,6 +77,10 @@ pub mod rules {
     pub use crate::arith::{NdAdd, NdDiv, NdMul, NdNeg, NdSub};
     pub use crate::closure::{NdFold, NdMap, NdMapCollect, NdMapv, NdZipAnd, NdZipFrom, NdZipMap};
     pub use crate::constructors::{
+        NdArray1From, NdArray1FromShapeVec, NdArray1FromVec, NdArray2FromShapeVec,
+        NdArray3FromShapeVec, NdArrayFrom, NdArrayFromVec,
+    };
+    pub use crate::constructors::{
         NdArray1Ones, NdArray1Zeros, NdArray2Ones, NdArray2Zeros, NdArray3Ones, NdArray3Zeros,
         NdArrayOnes, NdArrayZeros,
     };
@@ -87,7 +91,9 @@ pub mod rules {
     pub use crate::join::{NdConcatenate, NdStack};
     pub use crate::kron::NdKron;
     pub use crate::product::{NdDot, NdOuter};
-    pub use crate::reduce::{NdMean, NdMeanAxis, NdNormL2, NdProduct, NdSum, NdSumAxis};
+    pub use crate::reduce::{
+        NdMean, NdMeanAxis, NdNormL2, NdProduct, NdStd, NdSum, NdSumAxis, NdVar,
+    };
     pub use crate::shape::{
         NdBroadcast, NdClone, NdColumn, NdDim, NdIndexAxis, NdInsertAxis, NdIntoShape,
         NdIntoShapeWithOrder, NdIsSquare, NdIsStandardLayout, NdLenOf, NdNcols, NdNdim, NdNrows,

@@ -1,5 +1,5 @@
-//! Reductions: `sum`, `sum_axis`, `mean`, `mean_axis`, `product`, and the
-//! Euclidean norm [`norm_l2`].
+//! Reductions: `sum`, `sum_axis`, `mean`, `mean_axis`, `var`, `std`, `product`, and
+//! the Euclidean norm [`norm_l2`].
 //!
 //! The cotangent of a reduction is the output cotangent spread back over the
 //! reduced elements: a fill for `sum`, a broadcast along the axis for `sum_axis`.
@@ -24,6 +24,14 @@ rule_trait! {
 rule_trait! {
     /// `x.mean_axis(axis)` (`None` when the axis is empty): `Call((&x, &axis)).mean_axis()`.
     NdMeanAxis::mean_axis
+}
+rule_trait! {
+    /// `x.var(ddof)`: `Call((&x, &ddof)).var()`.
+    NdVar::var
+}
+rule_trait! {
+    /// `x.std(ddof)`: `Call((&x, &ddof)).std()`.
+    NdStd::std
 }
 rule_trait! {
     /// `x.product()`: `Call((&x,)).product()`.
@@ -91,6 +99,92 @@ impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdMean for Call<(&ArrayBase<S, D>
                 dim: x.raw_dim(),
                 scale: T::one() / n,
             }),
+        )
+    }
+}
+
+/// Pullback of `var` and `std`: `x̄ += scale · ȳ · (x − mean)`, and `ddof̄ += ȳ · ∂y/∂ddof`.
+pub struct SpreadPullback<T, D> {
+    centered: Array<T, D>,
+    scale: T,
+    by_ddof: T,
+}
+
+impl<T: Elem, D: Dimension> Pullback for SpreadPullback<T, D> {
+    type Output = T;
+    type Args = (Array<T, D>, T);
+    #[track_caller]
+    fn pullback(self, dy: T, (dx, dddof): (&mut Array<T, D>, &mut T)) {
+        let dim = self.centered.raw_dim();
+        add_scaled(dx, &dim, dy * self.scale, self.centered.view());
+        *dddof += dy * self.by_ddof;
+    }
+}
+
+/// The deviations from the mean and the divisor `n − ddof` (ndarray's conditions on
+/// `ddof`, with its messages).
+#[track_caller]
+fn spread<T: Elem, S: Data<Elem = T>, D: Dimension>(
+    x: &ArrayBase<S, D>,
+    ddof: T,
+) -> (Array<T, D>, T) {
+    let n = T::of_usize(x.len());
+    assert!(ddof >= T::ZERO, "`ddof` must not be negative, got {ddof:?}");
+    assert!(
+        ddof <= n,
+        "`ddof` must not be greater than the number of elements ({n:?}), got {ddof:?}"
+    );
+    let mean = if x.is_empty() { T::ZERO } else { x.sum() / n };
+    (x.mapv(|v| v - mean), n - ddof)
+}
+
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdVar for Call<(&ArrayBase<S, D>, &T)> {
+    type Output = T;
+    type Pullback = SpreadPullback<T, D>;
+    /// `∂var/∂xᵢ = 2 (xᵢ − mean) / (n − ddof)` (the mean's own derivative cancels:
+    /// the deviations sum to zero).
+    #[track_caller]
+    fn var(self) -> (T, Self::Pullback) {
+        let (x, &ddof) = self.0;
+        let (centered, dof) = spread(x, ddof);
+        let two = T::one() + T::one();
+        // The value as ndarray computes it (bit for bit the primal's).
+        let var = x.var(ddof);
+        let by_ddof = var / dof;
+        (
+            var,
+            SpreadPullback {
+                centered,
+                scale: two / dof,
+                by_ddof,
+            },
+        )
+    }
+}
+
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdStd for Call<(&ArrayBase<S, D>, &T)> {
+    type Output = T;
+    type Pullback = SpreadPullback<T, D>;
+    /// `∂std/∂xᵢ = (xᵢ − mean) / ((n − ddof) · std)`; where every element is equal
+    /// (`std = 0`, not differentiable) the derivative taken is 0, as for `norm_l2` at 0.
+    #[track_caller]
+    fn std(self) -> (T, Self::Pullback) {
+        let (x, &ddof) = self.0;
+        let (centered, dof) = spread(x, ddof);
+        let std = x.std(ddof);
+        let scale = if std > T::ZERO {
+            T::one() / (dof * std)
+        } else {
+            T::ZERO
+        };
+        let by_ddof = std / (dof + dof);
+        (
+            std,
+            SpreadPullback {
+                centered,
+                scale,
+                by_ddof,
+            },
         )
     }
 }
@@ -328,6 +422,26 @@ mod tests {
                     .tolerance(T::RTOL, T::ATOL)
                     .expect_no_alloc()
                     .run();
+                if x.len() > 1 {
+                    // Inside (0, n): the finite differences move `ddof` too.
+                    for ddof in [0.5, 1.0] {
+                        let ddof = T::of_f64(ddof);
+                        RuleTest::new(
+                            (x.clone(), ddof),
+                            |a| a.0.var(a.1),
+                            |a| Call((&a.0, &a.1)).var(),
+                        )
+                        .tolerance(T::RTOL, T::ATOL)
+                        .run();
+                        RuleTest::new(
+                            (x.clone(), ddof),
+                            |a| a.0.std(a.1),
+                            |a| Call((&a.0, &a.1)).std(),
+                        )
+                        .tolerance(T::RTOL, T::ATOL)
+                        .run();
+                    }
+                }
                 for axis in 0..2 {
                     RuleTest::new(
                         (x.clone(), axis),

@@ -4,7 +4,7 @@
 //! makes of `a.iter().map(|row| row.iter().zip(x).map(|(r, v)| r * v).sum::<f64>()).sum()`;
 //! the closure arrives derived, and its pullback adds into that row's cotangent.
 
-use crate::seq::{Elem, Sequence};
+use crate::seq::{Elem, SeqCot, Sequence};
 use mochi_core::kit::tape::{Site, Stack};
 use mochi_core::{Call, Pullback, Tangent, TangentVector};
 
@@ -154,7 +154,7 @@ pub trait IterRowsZipMapSumRule {
     ) -> (
         <Self::Seq as Rows>::Elem,
         IterRowsZipMapSumPullback<
-            Self::Other,
+            <Self::Other as Sequence>::Cot,
             P,
             RowCot<Self::Seq>,
             <Self::Caps as Tangent>::Tangent,
@@ -178,11 +178,11 @@ pub trait IterRowsZipMapSumRule {
 
 /// The pullback of `Σ f(rowᵢ, yᵢ)`.
 #[allow(clippy::type_complexity)]
-pub struct IterRowsZipMapSumPullback<R: ?Sized, P: 'static, W, C> {
+pub struct IterRowsZipMapSumPullback<E, P: 'static, W, C> {
     pbs: Stack<P>,
     len: usize,
     lens: (usize, usize),
-    _r: std::marker::PhantomData<(fn(&R), W, C)>,
+    _e: std::marker::PhantomData<(fn(&E), W, C)>,
 }
 
 impl<'a, S, R, C> IterRowsZipMapSumRule for Call<(&'a S, &'a R, &'a C)>
@@ -200,7 +200,7 @@ where
         f: F,
     ) -> (
         S::Elem,
-        IterRowsZipMapSumPullback<R, P, RowCot<S>, C::Tangent>,
+        IterRowsZipMapSumPullback<R::Cot, P, RowCot<S>, C::Tangent>,
     )
     where
         F: Fn(&S::Row, &S::Elem, &C) -> (S::Elem, P),
@@ -211,7 +211,7 @@ where
         static SITE: Site = Site::new();
         let mut pbs = Stack::new(&SITE);
         let mut acc = S::Elem::zero();
-        for (row, b) in x.iter().zip(y) {
+        for (row, b) in x.iter().zip(y.iter()) {
             let (v, pb) = f(row, b, caps);
             acc.accumulate(v);
             pbs.push(pb);
@@ -222,27 +222,27 @@ where
                 pbs,
                 len: x.len().min(y.len()),
                 lens: (x.len(), y.len()),
-                _r: std::marker::PhantomData,
+                _e: std::marker::PhantomData,
             },
         )
     }
 }
 
-impl<T, R, W, C, P> Pullback for IterRowsZipMapSumPullback<R, P, W, C>
+impl<T, E, W, C, P> Pullback for IterRowsZipMapSumPullback<E, P, W, C>
 where
     T: Elem,
-    R: Sequence<Elem = T> + ?Sized,
+    E: SeqCot<Elem = T>,
     W: TangentVector,
     C: TangentVector,
     P: Pullback<Output = T, Args = (W, T, C)> + 'static,
 {
     type Output = T;
-    type Args = (Vec<W>, R::Cot, C);
+    type Args = (Vec<W>, E, C);
     #[inline(always)]
     #[track_caller]
-    fn pullback(mut self, dy: T, (dx, dy_, dcaps): (&mut Vec<W>, &mut R::Cot, &mut C)) {
+    fn pullback(mut self, dy: T, (dx, dy_, dcaps): (&mut Vec<W>, &mut E, &mut C)) {
         densify_rows(dx, self.lens.0);
-        R::densify(dy_, self.lens.1);
+        dy_.densify(self.lens.1);
         for i in (0..self.len).rev() {
             self.pbs
                 .pop()

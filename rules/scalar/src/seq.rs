@@ -25,12 +25,21 @@ impl<S: Scalar> Elem for S {
 pub trait Sequence {
     /// The element type.
     type Elem: Elem;
-    /// The cotangent type (`Vec<T>` or `[T; N]`).
-    type Cot: TangentVector + std::ops::IndexMut<usize, Output = Self::Elem>;
-    /// The elements.
-    fn elems(&self) -> &[Self::Elem];
-    /// Makes `cot` a dense zero of length `len` unless it is already dense.
-    fn densify(cot: &mut Self::Cot, len: usize);
+    /// The cotangent type (`Vec<T>`, `[T; N]`, `Array1<T>`).
+    type Cot: SeqCot<Elem = Self::Elem>;
+    /// The elements, in order: borrowed when they lie in order in memory, copied
+    /// otherwise (a column of a matrix, a reversed view).
+    fn elems(&self) -> std::borrow::Cow<'_, [Self::Elem]>;
+}
+
+/// The cotangent of a sequence: indexed like it, and made dense before a pullback
+/// writes into it. Pullbacks are generic over it, not over the sequence, so that a
+/// sequence that borrows (an array view) gives a pullback that does not.
+pub trait SeqCot: TangentVector + std::ops::IndexMut<usize, Output = Self::Elem> {
+    /// The element type.
+    type Elem: Elem;
+    /// Makes `self` a dense zero of length `len` unless it is already dense.
+    fn densify(&mut self, len: usize);
 }
 
 #[inline(always)]
@@ -46,39 +55,42 @@ fn densify_vec<T: Elem>(cot: &mut Vec<T>, len: usize) {
     }
 }
 
+impl<T: Elem> SeqCot for Vec<T> {
+    type Elem = T;
+    #[inline(always)]
+    #[track_caller]
+    fn densify(&mut self, len: usize) {
+        densify_vec(self, len)
+    }
+}
+impl<T: Elem, const N: usize> SeqCot for [T; N] {
+    type Elem = T;
+    #[inline(always)]
+    fn densify(&mut self, _len: usize) {}
+}
 impl<T: Elem> Sequence for [T] {
     type Elem = T;
     type Cot = Vec<T>;
     #[inline(always)]
-    fn elems(&self) -> &[T] {
-        self
-    }
-    #[inline(always)]
-    fn densify(cot: &mut Vec<T>, len: usize) {
-        densify_vec(cot, len)
+    fn elems(&self) -> std::borrow::Cow<'_, [T]> {
+        std::borrow::Cow::Borrowed(self)
     }
 }
 impl<T: Elem> Sequence for Vec<T> {
     type Elem = T;
     type Cot = Vec<T>;
     #[inline(always)]
-    fn elems(&self) -> &[T] {
-        self
-    }
-    #[inline(always)]
-    fn densify(cot: &mut Vec<T>, len: usize) {
-        densify_vec(cot, len)
+    fn elems(&self) -> std::borrow::Cow<'_, [T]> {
+        std::borrow::Cow::Borrowed(self)
     }
 }
 impl<T: Elem, const N: usize> Sequence for [T; N] {
     type Elem = T;
     type Cot = [T; N];
     #[inline(always)]
-    fn elems(&self) -> &[T] {
-        self
+    fn elems(&self) -> std::borrow::Cow<'_, [T]> {
+        std::borrow::Cow::Borrowed(self)
     }
-    #[inline(always)]
-    fn densify(_cot: &mut [T; N], _len: usize) {}
 }
 
 /// `x.iter().sum()` and `x.iter().product()`.
@@ -96,17 +108,17 @@ pub trait IterReduceRule {
 }
 
 /// The pullback of a sum: every element gets `ȳ`.
-pub struct IterSumPullback<S: ?Sized> {
+pub struct IterSumPullback<D> {
     len: usize,
-    _s: std::marker::PhantomData<fn(&S)>,
+    _d: std::marker::PhantomData<fn(&D)>,
 }
 
-impl<S: Sequence + ?Sized> Pullback for IterSumPullback<S> {
-    type Output = S::Elem;
-    type Args = (S::Cot,);
+impl<D: SeqCot> Pullback for IterSumPullback<D> {
+    type Output = D::Elem;
+    type Args = (D,);
     #[inline(always)]
-    fn pullback(self, dy: S::Elem, (dx,): (&mut S::Cot,)) {
-        S::densify(dx, self.len);
+    fn pullback(self, dy: D::Elem, (dx,): (&mut D,)) {
+        dx.densify(self.len);
         for i in 0..self.len {
             dx[i] += dy;
         }
@@ -115,45 +127,45 @@ impl<S: Sequence + ?Sized> Pullback for IterSumPullback<S> {
 
 /// The pullback of a product: `x̄ᵢ += ȳ · Π_{j≠i} xⱼ` (prefix and suffix products, so
 /// zeros are handled exactly).
-pub struct IterProductPullback<S: Sequence + ?Sized> {
-    x: Vec<S::Elem>,
+pub struct IterProductPullback<D: SeqCot> {
+    x: Vec<D::Elem>,
 }
 
 impl<S: Sequence + ?Sized> IterReduceRule for Call<(&S,)> {
     type Elem = S::Elem;
-    type SumPullback = IterSumPullback<S>;
-    type ProductPullback = IterProductPullback<S>;
+    type SumPullback = IterSumPullback<S::Cot>;
+    type ProductPullback = IterProductPullback<S::Cot>;
     #[inline(always)]
-    fn iter_sum(self) -> (S::Elem, IterSumPullback<S>) {
+    fn iter_sum(self) -> (S::Elem, IterSumPullback<S::Cot>) {
         let x = self.0 .0.elems();
         (
             x.iter().copied().sum(),
-            IterSumPullback::<S> {
+            IterSumPullback {
                 len: x.len(),
-                _s: std::marker::PhantomData,
+                _d: std::marker::PhantomData,
             },
         )
     }
-    fn iter_product(self) -> (S::Elem, IterProductPullback<S>) {
+    fn iter_product(self) -> (S::Elem, IterProductPullback<S::Cot>) {
         let x = self.0 .0.elems();
         (
             x.iter().copied().product(),
-            IterProductPullback::<S> { x: x.to_vec() },
+            IterProductPullback { x: x.into_owned() },
         )
     }
 }
 
-impl<S: Sequence + ?Sized> Pullback for IterProductPullback<S> {
-    type Output = S::Elem;
-    type Args = (S::Cot,);
-    fn pullback(self, dy: S::Elem, (dx,): (&mut S::Cot,)) {
+impl<D: SeqCot> Pullback for IterProductPullback<D> {
+    type Output = D::Elem;
+    type Args = (D,);
+    fn pullback(self, dy: D::Elem, (dx,): (&mut D,)) {
         let n = self.x.len();
-        S::densify(dx, n);
-        let mut suffix = vec![<S::Elem as Elem>::one(); n + 1];
+        dx.densify(n);
+        let mut suffix = vec![<D::Elem as Elem>::one(); n + 1];
         for i in (0..n).rev() {
             suffix[i] = suffix[i + 1] * self.x[i];
         }
-        let mut prefix = <S::Elem as Elem>::one();
+        let mut prefix = <D::Elem as Elem>::one();
         for i in 0..n {
             dx[i] += dy * prefix * suffix[i + 1];
             prefix *= self.x[i];
@@ -177,7 +189,7 @@ pub trait IterMapSumRule {
         f: F,
     ) -> (
         <Self::Seq as Sequence>::Elem,
-        IterMapSumPullback<Self::Seq, P, <Self::Caps as Tangent>::Tangent>,
+        IterMapSumPullback<<Self::Seq as Sequence>::Cot, P, <Self::Caps as Tangent>::Tangent>,
     )
     where
         F: Fn(&<Self::Seq as Sequence>::Elem, &Self::Caps) -> (<Self::Seq as Sequence>::Elem, P),
@@ -192,17 +204,17 @@ pub trait IterMapSumRule {
 
 /// The pullback of `Σ f(xᵢ)`: each element's derived pullback, in reverse.
 #[allow(clippy::type_complexity)]
-pub struct IterMapSumPullback<S: ?Sized, P: 'static, C> {
+pub struct IterMapSumPullback<D, P: 'static, C> {
     pbs: Stack<P>,
     len: usize,
-    _s: std::marker::PhantomData<(fn(&S), C)>,
+    _d: std::marker::PhantomData<(fn(&D), C)>,
 }
 
 impl<'a, S: Sequence + ?Sized, C: Tangent> IterMapSumRule for Call<(&'a S, &'a C)> {
     type Seq = S;
     type Caps = C;
     #[inline(always)]
-    fn iter_map_sum<F, P>(self, f: F) -> (S::Elem, IterMapSumPullback<S, P, C::Tangent>)
+    fn iter_map_sum<F, P>(self, f: F) -> (S::Elem, IterMapSumPullback<S::Cot, P, C::Tangent>)
     where
         F: Fn(&S::Elem, &C) -> (S::Elem, P),
         P: Pullback<Output = S::Elem, Args = (S::Elem, C::Tangent)> + 'static,
@@ -212,7 +224,7 @@ impl<'a, S: Sequence + ?Sized, C: Tangent> IterMapSumRule for Call<(&'a S, &'a C
         static SITE: Site = Site::new();
         let mut pbs = Stack::new(&SITE);
         let mut acc = S::Elem::zero();
-        for v in x {
+        for v in x.iter() {
             let (y, pb) = f(v, caps);
             acc.accumulate(y);
             pbs.push(pb);
@@ -223,23 +235,23 @@ impl<'a, S: Sequence + ?Sized, C: Tangent> IterMapSumRule for Call<(&'a S, &'a C
             IterMapSumPullback {
                 pbs,
                 len,
-                _s: std::marker::PhantomData,
+                _d: std::marker::PhantomData,
             },
         )
     }
 }
 
-impl<S, C, P> Pullback for IterMapSumPullback<S, P, C>
+impl<D, C, P> Pullback for IterMapSumPullback<D, P, C>
 where
-    S: Sequence + ?Sized,
+    D: SeqCot,
     C: TangentVector,
-    P: Pullback<Output = S::Elem, Args = (S::Elem, C)> + 'static,
+    P: Pullback<Output = D::Elem, Args = (D::Elem, C)> + 'static,
 {
-    type Output = S::Elem;
-    type Args = (S::Cot, C);
+    type Output = D::Elem;
+    type Args = (D, C);
     #[inline(always)]
-    fn pullback(mut self, dy: S::Elem, (dx, dcaps): (&mut S::Cot, &mut C)) {
-        S::densify(dx, self.len);
+    fn pullback(mut self, dy: D::Elem, (dx, dcaps): (&mut D, &mut C)) {
+        dx.densify(self.len);
         for i in (0..self.len).rev() {
             self.pbs.pop().pullback(dy, (&mut dx[i], &mut *dcaps));
         }
@@ -261,7 +273,12 @@ pub trait IterZipMapSumRule {
         f: F,
     ) -> (
         <Self::Seq as Sequence>::Elem,
-        IterZipMapSumPullback<Self::Seq, Self::Other, P, <Self::Caps as Tangent>::Tangent>,
+        IterZipMapSumPullback<
+            <Self::Seq as Sequence>::Cot,
+            <Self::Other as Sequence>::Cot,
+            P,
+            <Self::Caps as Tangent>::Tangent,
+        >,
     )
     where
         F: Fn(
@@ -281,11 +298,11 @@ pub trait IterZipMapSumRule {
 
 /// The pullback of `Σ f(xᵢ, yᵢ)`.
 #[allow(clippy::type_complexity)]
-pub struct IterZipMapSumPullback<S: ?Sized, R: ?Sized, P: 'static, C> {
+pub struct IterZipMapSumPullback<D, E, P: 'static, C> {
     pbs: Stack<P>,
     len: usize,
     lens: (usize, usize),
-    _s: std::marker::PhantomData<(fn(&S, &R), C)>,
+    _d: std::marker::PhantomData<(fn(&D, &E), C)>,
 }
 
 impl<'a, S, R, C> IterZipMapSumRule for Call<(&'a S, &'a R, &'a C)>
@@ -298,7 +315,13 @@ where
     type Other = R;
     type Caps = C;
     #[inline(always)]
-    fn iter_zip_map_sum<F, P>(self, f: F) -> (S::Elem, IterZipMapSumPullback<S, R, P, C::Tangent>)
+    fn iter_zip_map_sum<F, P>(
+        self,
+        f: F,
+    ) -> (
+        S::Elem,
+        IterZipMapSumPullback<S::Cot, R::Cot, P, C::Tangent>,
+    )
     where
         F: Fn(&S::Elem, &S::Elem, &C) -> (S::Elem, P),
         P: Pullback<Output = S::Elem, Args = (S::Elem, S::Elem, C::Tangent)> + 'static,
@@ -308,7 +331,7 @@ where
         static SITE: Site = Site::new();
         let mut pbs = Stack::new(&SITE);
         let mut acc = S::Elem::zero();
-        for (a, b) in x.iter().zip(y) {
+        for (a, b) in x.iter().zip(y.iter()) {
             let (v, pb) = f(a, b, caps);
             acc.accumulate(v);
             pbs.push(pb);
@@ -321,24 +344,24 @@ where
                 pbs,
                 len,
                 lens,
-                _s: std::marker::PhantomData,
+                _d: std::marker::PhantomData,
             },
         )
     }
 }
 
-impl<S, R, C, P> Pullback for IterZipMapSumPullback<S, R, P, C>
+impl<D, E, C, P> Pullback for IterZipMapSumPullback<D, E, P, C>
 where
-    S: Sequence + ?Sized,
-    R: Sequence<Elem = S::Elem> + ?Sized,
+    D: SeqCot,
+    E: SeqCot<Elem = D::Elem>,
     C: TangentVector,
-    P: Pullback<Output = S::Elem, Args = (S::Elem, S::Elem, C)> + 'static,
+    P: Pullback<Output = D::Elem, Args = (D::Elem, D::Elem, C)> + 'static,
 {
-    type Output = S::Elem;
-    type Args = (S::Cot, R::Cot, C);
-    fn pullback(mut self, dy: S::Elem, (dx, dy_, dcaps): (&mut S::Cot, &mut R::Cot, &mut C)) {
-        S::densify(dx, self.lens.0);
-        R::densify(dy_, self.lens.1);
+    type Output = D::Elem;
+    type Args = (D, E, C);
+    fn pullback(mut self, dy: D::Elem, (dx, dy_, dcaps): (&mut D, &mut E, &mut C)) {
+        dx.densify(self.lens.0);
+        dy_.densify(self.lens.1);
         for i in (0..self.len).rev() {
             self.pbs
                 .pop()
@@ -362,7 +385,7 @@ pub trait IterFoldRule {
         f: F,
     ) -> (
         Self::Acc,
-        IterFoldPullback<Self::Seq, P, <Self::Caps as Tangent>::Tangent>,
+        IterFoldPullback<<Self::Seq as Sequence>::Cot, P, <Self::Caps as Tangent>::Tangent>,
     )
     where
         F: Fn(Self::Acc, &<Self::Seq as Sequence>::Elem, &Self::Caps) -> (Self::Acc, P),
@@ -378,10 +401,10 @@ pub trait IterFoldRule {
 
 /// The pullback of a fold: the accumulator's cotangent threads backwards.
 #[allow(clippy::type_complexity)]
-pub struct IterFoldPullback<S: ?Sized, P: 'static, C> {
+pub struct IterFoldPullback<D, P: 'static, C> {
     pbs: Stack<P>,
     len: usize,
-    _s: std::marker::PhantomData<(fn(&S), C)>,
+    _d: std::marker::PhantomData<(fn(&D), C)>,
 }
 
 impl<'a, S, B, C> IterFoldRule for Call<(&'a S, &'a B, &'a C)>
@@ -393,7 +416,7 @@ where
     type Seq = S;
     type Acc = B;
     type Caps = C;
-    fn iter_fold<F, P>(self, f: F) -> (B, IterFoldPullback<S, P, C::Tangent>)
+    fn iter_fold<F, P>(self, f: F) -> (B, IterFoldPullback<S::Cot, P, C::Tangent>)
     where
         F: Fn(B, &S::Elem, &C) -> (B, P),
         P: Pullback<Output = B::Tangent, Args = (B::Tangent, S::Elem, C::Tangent)> + 'static,
@@ -403,7 +426,7 @@ where
         static SITE: Site = Site::new();
         let mut pbs = Stack::new(&SITE);
         let mut acc = init.clone();
-        for v in x {
+        for v in x.iter() {
             let (next, pb) = f(acc, v, caps);
             acc = next;
             pbs.push(pb);
@@ -414,23 +437,23 @@ where
             IterFoldPullback {
                 pbs,
                 len,
-                _s: std::marker::PhantomData,
+                _d: std::marker::PhantomData,
             },
         )
     }
 }
 
-impl<S, B, C, P> Pullback for IterFoldPullback<S, P, C>
+impl<D, B, C, P> Pullback for IterFoldPullback<D, P, C>
 where
-    S: Sequence + ?Sized,
+    D: SeqCot,
     B: TangentVector,
     C: TangentVector,
-    P: Pullback<Output = B, Args = (B, S::Elem, C)> + 'static,
+    P: Pullback<Output = B, Args = (B, D::Elem, C)> + 'static,
 {
     type Output = B;
-    type Args = (S::Cot, B, C);
-    fn pullback(mut self, dy: B, (dx, dinit, dcaps): (&mut S::Cot, &mut B, &mut C)) {
-        S::densify(dx, self.len);
+    type Args = (D, B, C);
+    fn pullback(mut self, dy: B, (dx, dinit, dcaps): (&mut D, &mut B, &mut C)) {
+        dx.densify(self.len);
         let mut d = dy;
         for i in (0..self.len).rev() {
             let mut prev = B::zero();
@@ -451,26 +474,27 @@ impl<T: Elem, S: ndarray::Data<Elem = T>> Sequence for ndarray::ArrayBase<S, nda
     type Elem = T;
     type Cot = ndarray::Array1<T>;
     #[inline(always)]
-    #[track_caller]
-    fn elems(&self) -> &[T] {
+    fn elems(&self) -> std::borrow::Cow<'_, [T]> {
         match self.as_slice() {
-            Some(s) => s,
-            None => panic!(
-                "mochi: an iterator adapter over an array needs its elements in order in memory; \
-                 iterate `a.to_owned()`, or index `a[i]`"
-            ),
+            Some(s) => std::borrow::Cow::Borrowed(s),
+            None => std::borrow::Cow::Owned(self.iter().copied().collect()),
         }
     }
+}
+
+#[cfg(feature = "ndarray")]
+impl<T: Elem> SeqCot for ndarray::Array1<T> {
+    type Elem = T;
     #[inline(always)]
     #[track_caller]
-    fn densify(cot: &mut ndarray::Array1<T>, len: usize) {
+    fn densify(&mut self, len: usize) {
         let dim = ndarray::Ix1(len);
-        match mochi_core::broadcast::form(cot, &dim) {
+        match mochi_core::broadcast::form(self, &dim) {
             mochi_core::broadcast::Form::Dense => {}
-            mochi_core::broadcast::Form::Zero => *cot = ndarray::Array1::from_elem(len, T::zero()),
+            mochi_core::broadcast::Form::Zero => *self = ndarray::Array1::from_elem(len, T::zero()),
             mochi_core::broadcast::Form::Broadcast => {
-                let t = std::mem::replace(cot, ndarray::Array1::from_vec(Vec::new()));
-                *cot = mochi_core::broadcast::expand(t, &dim);
+                let t = std::mem::replace(self, ndarray::Array1::from_vec(Vec::new()));
+                *self = mochi_core::broadcast::expand(t, &dim);
             }
         }
     }
