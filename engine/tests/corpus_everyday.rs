@@ -107,6 +107,44 @@ fn spread_and_from_vec(x: &Array1<f64>, v: &Vec<f64>) -> f64 {
     x.var(0.0) + x.std(1.0) * a.dot(&a) + m.dot(&m).sum() + Array1::from_vec(v.clone()).var(1.0)
 }
 
+/// A buffer grown by `push` and `extend_from_slice`, then read by index and by a chain;
+/// rows pushed onto a `Vec<Vec<f64>>`.
+#[differentiable]
+fn grown_buffers(x: &[f64], a: f64) -> f64 {
+    let mut v = Vec::new();
+    for &xi in x {
+        v.push(xi * a);
+    }
+    v.extend_from_slice(&x[1..]);
+    v.push(a.sin());
+    let mut rows: Vec<Vec<f64>> = Vec::new();
+    for i in 0..2 {
+        rows.push(vec![x[i], x[i] * a]);
+    }
+    v[0] * v[v.len() - 1] + v.iter().map(|t| t * t).sum::<f64>() + rows[1][1] * rows[0][0]
+}
+
+/// A softmax returned as a collected chain (the tail's type is the return type), its
+/// entropy through a helper, `reverse`, and `rem_euclid`.
+#[differentiable]
+fn softmax(x: &[f64]) -> Vec<f64> {
+    let m = x.iter().cloned().fold(f64::MIN, f64::max);
+    let e: Vec<f64> = x.iter().map(|v| (v - m).exp()).collect();
+    let s: f64 = e.iter().sum();
+    e.iter().map(|v| v / s).collect()
+}
+
+#[differentiable]
+fn entropy_reversed(x: &[f64], period: f64) -> f64 {
+    let mut p = softmax(x);
+    p.reverse();
+    p.iter()
+        .enumerate()
+        .map(|(i, v)| -(i as f64 + 1.0) * v * v.ln())
+        .sum::<f64>()
+        + x[0].rem_euclid(period) * period
+}
+
 mod checked {
     use crate::check;
     use ndarray::array;
@@ -119,6 +157,14 @@ mod checked {
     );
     check!(array_pattern, (vec![0.3_f64, -1.2, 0.8],), |a| (&a.0));
     check!(max_and_min_by, (vec![0.3_f64, -1.2, 0.8, 0.1],), |a| (&a.0));
+    check!(grown_buffers, (vec![0.3_f64, -1.2, 0.8], 0.7_f64), |a| (
+        &a.0, a.1
+    ));
+    check!(
+        entropy_reversed,
+        (vec![0.3_f64, -1.2, 0.8, 2.0], 0.7_f64),
+        |a| (&a.0, a.1)
+    );
     check!(
         view_by_value,
         (array![0.3_f64, -1.2, 0.8], array![1.5_f64, 0.2, -0.4]),

@@ -363,6 +363,29 @@ pub fn seq_len<T: IndexShape<Shape = usize> + ?Sized>(x: &T) -> usize {
     x.index_shape()
 }
 
+/// The cotangent of the element `v.push(e)` added, taken off the end of `v`'s (a zero
+/// when `v`'s is a structural zero).
+#[inline(always)]
+pub fn pop_cot<T: TangentVector>(cot: &mut Vec<T>) -> T {
+    cot.pop().unwrap_or_else(T::zero)
+}
+
+/// The cotangents of the `n` elements `v.extend_from_slice(s)` added, taken off the end
+/// of `v`'s (a structural zero when `v`'s is one).
+#[inline(always)]
+#[track_caller]
+pub fn split_cot<T: TangentVector>(cot: &mut Vec<T>, n: usize) -> Vec<T> {
+    if cot.is_empty() {
+        return Vec::new();
+    }
+    assert!(
+        n <= cot.len(),
+        "mochi: a buffer's cotangent has {} elements, fewer than the {n} it grew by",
+        cot.len()
+    );
+    cot.split_off(cot.len() - n)
+}
+
 /// Reverses a saved loop iterator (ranges, `.rev()`, `.step_by(k)`).
 #[inline(always)]
 pub fn rev_iter<I: IntoIterator>(it: I) -> std::iter::Rev<I::IntoIter>

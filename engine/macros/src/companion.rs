@@ -304,7 +304,12 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
     };
     let mut written_active = active.clone();
     activity::analyse(&func.block, &mut written_active);
-    let body = crate::desugar::desugar(&func.block, float_ty.as_ref(), &written_active);
+    let body = crate::desugar::desugar(
+        &func.block,
+        float_ty.as_ref(),
+        &written_active,
+        Some(&ret_ty),
+    );
     activity::analyse(&body, &mut active);
 
     let assigned = assigned_names(&body);

@@ -52,8 +52,14 @@ pub fn desugar(
     block: &syn::Block,
     float_ty: Option<&syn::Ident>,
     active: &HashSet<String>,
+    ret_ty: Option<&syn::Type>,
 ) -> syn::Block {
     let mut b = block.clone();
+    if let Some(t) = ret_ty {
+        let mut c = CollectAsReturned(t);
+        c.annotate_tail(&mut b);
+        c.visit_block_mut(&mut b);
+    }
     Desugar {
         next: 0,
         float_ty: float_ty.cloned(),
@@ -61,6 +67,59 @@ pub fn desugar(
     }
     .visit_block_mut(&mut b);
     b
+}
+
+/// `chain.collect()` as the function's value (its tail, through `if`/`match`/blocks
+/// in tail position, or `return chain.collect()`): `chain.collect::<R>()` with `R` the
+/// return type, as a typed `let` would say.
+struct CollectAsReturned<'a>(&'a syn::Type);
+impl CollectAsReturned<'_> {
+    /// `e` is the function's value.
+    fn annotate(&self, e: &mut Expr) {
+        match e {
+            Expr::MethodCall(m)
+                if m.method == "collect" && m.args.is_empty() && m.turbofish.is_none() =>
+            {
+                let t = self.0;
+                m.turbofish = Some(syn::parse_quote!(::<#t>));
+            }
+            Expr::Paren(p) => self.annotate(&mut p.expr),
+            Expr::Block(b) => self.annotate_tail(&mut b.block),
+            Expr::If(i) => {
+                self.annotate_tail(&mut i.then_branch);
+                if let Some((_, e)) = &mut i.else_branch {
+                    self.annotate(e);
+                }
+            }
+            Expr::Match(m) => {
+                for arm in &mut m.arms {
+                    self.annotate(&mut arm.body);
+                }
+            }
+            _ => {}
+        }
+    }
+    fn annotate_tail(&self, b: &mut syn::Block) {
+        if let Some(syn::Stmt::Expr(e, None)) = b.stmts.last_mut() {
+            self.annotate(e);
+        }
+    }
+}
+impl VisitMut for CollectAsReturned<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        match e {
+            Expr::Return(r) => {
+                if let Some(v) = &mut r.expr {
+                    self.annotate(v);
+                }
+            }
+            // Their tails and returns are not the function's.
+            Expr::Closure(_) | Expr::Async(_) => return,
+            _ => {}
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 struct Desugar {
@@ -1291,6 +1350,26 @@ impl VisitMut for Desugar {
                 if let Some(r) = self.unwrap_rewrite(m) {
                     *e = r;
                 }
+            }
+            // `v.reverse()` of a differentiable buffer: swaps from both ends.
+            Expr::MethodCall(m)
+                if m.method == "reverse"
+                    && m.args.is_empty()
+                    && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_))
+                    && mentions_active(&m.receiver, &self.active) =>
+            {
+                let v = &m.receiver;
+                let (n, i) = (
+                    format_ident!("__mochi_rn", span = span),
+                    format_ident!("__mochi_ri", span = span),
+                );
+                *e = syn::parse_quote_spanned!(span=> {
+                    let #n = #v.len();
+                    for #i in 0..#n / 2 {
+                        #v.swap(#i, #n - 1 - #i);
+                    }
+                });
+                self.visit_expr_mut(e);
             }
             Expr::MethodCall(m)
                 if m.method == "swap"

@@ -766,7 +766,12 @@ impl VisitMut for Rewrite<'_> {
             }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
-                if !(FLOAT_METHODS.contains(&name.as_str()) || SEQ_METHODS.contains(&name.as_str()))
+                // Integer methods that `f64` has too, but no generic float trait does.
+                let integer_only = matches!(name.as_str(), "rem_euclid" | "div_euclid")
+                    && floaty(&m.receiver, self.floats);
+                if integer_only
+                    || !(FLOAT_METHODS.contains(&name.as_str())
+                        || SEQ_METHODS.contains(&name.as_str()))
                 {
                     self.fail(
                         Why::Call,

@@ -47,6 +47,13 @@ binary_rules! {
             };
             (dx, T::ZERO)
         };
+    /// `x.rem_euclid(r)` (`x − r·⌊x/r⌋`, in `[0, |r|)`): ∂/∂x = 1, ∂/∂r = −⌊x/r⌋ (the
+    /// Euclidean quotient), between the jumps; at a jump, the value's own side.
+    RemEuclidRule::rem_euclid, RemEuclidPullback: |x, r| x.rem_euclid(r),
+        |x, r, _y| (T::ONE, -x.div_euclid(r));
+    /// `x.div_euclid(r)`: piecewise constant, d = 0.
+    DivEuclidRule::div_euclid, DivEuclidPullback: |x, r| x.div_euclid(r),
+        |_x, _r, _y| (T::ZERO, T::ZERO);
 }
 
 rule_trait! {

@@ -12,8 +12,8 @@ pub use crate::integer::{
 };
 pub use crate::operators::{AddRule, DivRule, MulRule, NegRule, RemRule, SubRule};
 pub use crate::piecewise::{
-    AbsRule, CeilRule, ClampRule, CopysignRule, FloorRule, FractRule, MaxRule, MinRule, RoundRule,
-    SignumRule, TruncRule,
+    AbsRule, CeilRule, ClampRule, CopysignRule, DivEuclidRule, FloorRule, FractRule, MaxRule,
+    MinRule, RemEuclidRule, RoundRule, SignumRule, TruncRule,
 };
 pub use crate::power::{CbrtRule, HypotRule, MulAddRule, PowfRule, PowiRule, RecipRule, SqrtRule};
 pub use crate::rows::{IterRowPairsMapSumRule, IterRowsMapSumRule, IterRowsZipMapSumRule};

@@ -417,12 +417,15 @@ impl Lowerer {
             );
             return Operand::Inactive(quote!(#m));
         }
+        if let Some(o) = self.lower_growth(m, code) {
+            return o;
+        }
         if GROWING_METHODS.contains(&name.as_str())
             && m.args.iter().any(|a| mentions_any(a, &self.active))
         {
             self.err(
                 &m.method,
-                format!("mochi: `.{name}(..)` of a differentiable value into a buffer is not supported; allocate the buffer at its final length (`vec![0.0; n]`, a `zeros(n)` constructor) and write `y[i] = ..`"),
+                format!("mochi: `.{name}(..)` of a differentiable value into a buffer is not supported; grow it with `push(..)` or `extend_from_slice(..)`, or allocate it at its final length (`vec![0.0; n]`, a `zeros(n)` constructor) and write `y[i] = ..`"),
             );
             return Operand::Inactive(quote!(#m));
         }
@@ -562,6 +565,63 @@ impl Lowerer {
             }
             _ => None,
         }
+    }
+
+    /// `v.push(e)` and `v.extend_from_slice(s)` on a differentiable `Vec` (a variable
+    /// or a field of one): the forward sweep grows `v`; the reverse sweep takes the
+    /// cotangents of the new elements off the end of `v`'s (nothing to take from a
+    /// structural zero) and adds them into `e`'s or `s`'s. `None` for anything else.
+    fn lower_growth(&mut self, m: &syn::ExprMethodCall, code: &mut Code) -> Option<Operand> {
+        let name = m.method.to_string();
+        if !matches!(name.as_str(), "push" | "extend_from_slice") || m.args.len() != 1 {
+            return None;
+        }
+        let place = super::Place::parse(&m.receiver)?;
+        if place.index.is_some() {
+            return None;
+        }
+        let b = self.lookup(&place.root.to_string())?.clone();
+        if !b.active {
+            return None;
+        }
+        let (root, fields, cot) = (&place.root, &place.fields, &b.cot);
+        let deref = place.deref.then(|| quote!(*));
+        let recv = quote!((#deref #root) #(.#fields)*);
+        let cot_place = quote!(#cot #(.#fields)*);
+        // A sub-slice `&x[a..b]`: its cotangent is a temporary added into `x`'s after.
+        let (o, sub) = match self.subslice_arg(&m.args[0], code) {
+            Some((o, sub)) => (o, Some(sub)),
+            None => (self.lower_arg(&m.args[0], code).0, None),
+        };
+        let val = match (&sub, &m.args[0]) {
+            (None, Expr::Reference(r)) if r.mutability.is_none() => {
+                let v = o.val();
+                quote!(&#v)
+            }
+            _ => o.val(),
+        };
+        if let Some((_, back)) = &sub {
+            code.rev.push(back.clone());
+        }
+        let method = &m.method;
+        let taken = if name == "push" {
+            code.fwd.push(quote!(#recv.#method(#val);));
+            quote!(::mochi::__private::pop_cot(&mut #cot_place))
+        } else {
+            let n = self.fresh("n");
+            code.fwd
+                .push(quote!(let #n = (#val).len(); #recv.#method(#val);));
+            let n = self.save(quote!(#n), code);
+            quote!(::mochi::__private::split_cot(&mut #cot_place, #n))
+        };
+        code.rev.push(match o.cot() {
+            Some(c) => quote!(::mochi::__private::acc(&mut #c, #taken);),
+            None => quote!(let _ = #taken;),
+        });
+        if let Some((decl, _)) = sub {
+            code.rev.push(decl);
+        }
+        Some(Operand::Inactive(quote!(())))
     }
 
     /// An adapter taking a closure: the closure is differentiated into a derived closure
