@@ -145,6 +145,48 @@ fn entropy_reversed(x: &[f64], period: f64) -> f64 {
         + x[0].rem_euclid(period) * period
 }
 
+/// `x.get(i)`, `x.first()`, `x.last()` matched or tested with `if let`, by value
+/// (`Some(&v)`) and by reference (`Some(v)`, read as `*v`).
+#[differentiable]
+fn element_options(x: &[f64], i: usize) -> f64 {
+    let a = match x.get(i) {
+        Some(v) => *v * 2.0,
+        None => x[0] * 3.0,
+    };
+    let b = if let Some(&v) = x.first() { v * v } else { 0.0 };
+    let c = match x.last() {
+        Some(v) => v.sin(),
+        None => 0.0,
+    };
+    let Some(&d) = x.get(1) else {
+        return a;
+    };
+    let Some(e) = x.get(2) else {
+        return a + d;
+    };
+    a + b + c * d + *e * e
+}
+
+#[derive(Clone, Debug, Tangent)]
+struct Term {
+    weight: f64,
+    centre: f64,
+}
+
+/// Iterator adapters over a slice of structs, reading their fields.
+#[differentiable]
+fn struct_chain(terms: &[Term], x: f64) -> f64 {
+    terms
+        .iter()
+        .map(|t| t.weight * (x - t.centre).powi(2))
+        .sum::<f64>()
+        + terms
+            .iter()
+            .zip(terms.iter().skip(1))
+            .map(|(a, b)| a.weight * b.centre)
+            .sum::<f64>()
+}
+
 mod checked {
     use crate::check;
     use ndarray::array;
@@ -157,6 +199,30 @@ mod checked {
     );
     check!(array_pattern, (vec![0.3_f64, -1.2, 0.8],), |a| (&a.0));
     check!(max_and_min_by, (vec![0.3_f64, -1.2, 0.8, 0.1],), |a| (&a.0));
+    check!(element_options, (vec![0.3_f64, -1.2, 0.8], 1_usize), |a| (
+        &a.0, a.1
+    ));
+    check!(
+        struct_chain,
+        (
+            vec![
+                crate::Term {
+                    weight: 0.5,
+                    centre: -1.0
+                },
+                crate::Term {
+                    weight: 1.5,
+                    centre: 0.25
+                },
+                crate::Term {
+                    weight: -0.7,
+                    centre: 2.0
+                },
+            ],
+            0.4_f64
+        ),
+        |a| (&a.0, a.1)
+    );
     check!(grown_buffers, (vec![0.3_f64, -1.2, 0.8], 0.7_f64), |a| (
         &a.0, a.1
     ));
@@ -182,6 +248,24 @@ mod checked {
             vec![1.5_f64, 0.2, -0.4, 0.9]
         ),
         |a| (&a.0, &a.1)
+    );
+}
+
+#[test]
+fn element_options_out_of_range() {
+    let x = vec![0.3_f64, -1.2, 0.8];
+    for i in [0_usize, 2, 3, 7] {
+        mochi::testing::test_rule(
+            (x.clone(), i),
+            |a| element_options(&a.0, a.1),
+            |a| element_options::rrule(&a.0, a.1),
+        );
+    }
+    // `x.get(1)` fails on one element: the `else` returns `a` alone.
+    mochi::testing::test_rule(
+        (vec![0.7_f64], 0_usize),
+        |a| element_options(&a.0, a.1),
+        |a| element_options::rrule(&a.0, a.1),
     );
 }
 

@@ -326,15 +326,77 @@ impl VisitMut for Substitute<'_> {
     }
 }
 
-/// `Some(v)`, `Some(mut v)` or `Some(_)`: the binding, if any.
-fn some_binding(p: &Pat) -> Option<Option<syn::PatIdent>> {
+/// What `Some(..)` binds: `Some(v)`, `Some(mut v)`, `Some(&v)` (a copy of what the
+/// reference points to) or `Some(_)`.
+#[derive(Clone)]
+struct SomeBinding {
+    name: syn::PatIdent,
+    /// `Some(&v)`: the option holds a reference, `v` the value behind it.
+    through_ref: bool,
+}
+
+/// The binding of `Some(v)`, `Some(mut v)`, `Some(&v)` or `Some(_)`, if any.
+fn some_binding(p: &Pat) -> Option<Option<SomeBinding>> {
     let Pat::TupleStruct(t) = p else { return None };
     if !t.path.is_ident("Some") || t.elems.len() != 1 {
         return None;
     }
+    let plain = |p: &Pat| match p {
+        Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => Some(i.clone()),
+        _ => None,
+    };
     match &t.elems[0] {
-        Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => Some(Some(i.clone())),
         Pat::Wild(_) => Some(None),
+        Pat::Reference(r) if r.mutability.is_none() => plain(&r.pat).map(|name| {
+            Some(SomeBinding {
+                name,
+                through_ref: true,
+            })
+        }),
+        p => plain(p).map(|name| {
+            Some(SomeBinding {
+                name,
+                through_ref: false,
+            })
+        }),
+    }
+}
+
+/// `x.first()`, `x.last()`, `x.get(i)` of a sequence that carries a derivative: the
+/// statements before the test, the test that the element exists, and the element.
+fn element_option(
+    e: &Expr,
+    active: &HashSet<String>,
+    span: Span,
+) -> Option<(TokenStream, Expr, Expr)> {
+    let Expr::MethodCall(m) = e else { return None };
+    if !matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_))
+        || !mentions_active(&m.receiver, active)
+    {
+        return None;
+    }
+    let x = &m.receiver;
+    match (m.method.to_string().as_str(), m.args.len()) {
+        ("first", 0) => Some((
+            TokenStream::new(),
+            syn::parse_quote_spanned!(span=> !#x.is_empty()),
+            syn::parse_quote_spanned!(span=> #x[0]),
+        )),
+        ("last", 0) => Some((
+            TokenStream::new(),
+            syn::parse_quote_spanned!(span=> !#x.is_empty()),
+            syn::parse_quote_spanned!(span=> #x[#x.len() - 1]),
+        )),
+        // Not `get(&key)` (a map) or `get(a..b)` (a sub-slice).
+        ("get", 1) if !matches!(&m.args[0], Expr::Reference(_) | Expr::Range(_)) => {
+            let i = format_ident!("__mochi_gi", span = span);
+            let k = &m.args[0];
+            Some((
+                quote_spanned!(span=> let #i: usize = #k;),
+                syn::parse_quote_spanned!(span=> #i < #x.len()),
+                syn::parse_quote_spanned!(span=> #x[#i]),
+            ))
+        }
         _ => None,
     }
 }
@@ -360,11 +422,49 @@ fn stmts_of(e: &Expr) -> Vec<syn::Stmt> {
 /// when `e` is not a variable.
 fn option_branch(
     span: Span,
-    binding: Option<syn::PatIdent>,
+    binding: Option<SomeBinding>,
     scrutinee: &Expr,
     then: &Expr,
     els: Option<&Expr>,
+    active: &HashSet<String>,
 ) -> Expr {
+    let els_tokens = |els: Option<&Expr>| {
+        els.map(|e| {
+            if let Expr::If(_) = e {
+                quote_spanned!(span=> else #e)
+            } else {
+                let s = stmts_of(e);
+                quote_spanned!(span=> else { #(#s)* })
+            }
+        })
+    };
+    // An element of a sequence: tested by its index, read by value (`*v` in the branch
+    // becomes `v`).
+    if let Some((pre, exists, elem)) = element_option(scrutinee, active, span) {
+        let mut then = then.clone();
+        let bind = binding.map(|b| {
+            if !b.through_ref {
+                let names = [b.name.ident.clone()];
+                crate::rewrite::UnDeref { names: &names }.visit_expr_mut(&mut then);
+            }
+            let name = b.name;
+            quote_spanned!(span=> let #name = #elem;)
+        });
+        let then = stmts_of(&then);
+        let els = els_tokens(els);
+        return syn::parse_quote_spanned!(span=> {
+            #pre
+            if #exists { #bind #(#then)* } #els
+        });
+    }
+    let binding = binding.map(|b| {
+        let name = b.name;
+        if b.through_ref {
+            quote_spanned!(span=> #name = *)
+        } else {
+            quote_spanned!(span=> #name =)
+        }
+    });
     let simple = matches!(scrutinee, Expr::Path(p) if p.path.get_ident().is_some());
     let o: Expr = if simple {
         scrutinee.clone()
@@ -375,30 +475,18 @@ fn option_branch(
     // `if let Some(m) = x.iter().copied().reduce(f)`: the chain's length decides, and
     // `chain.reduce(f).unwrap()` is a loop the lowering reverses.
     if let Some(len) = crate::iterchain::option_chain_len(scrutinee) {
-        let bind = binding.map(|b| quote_spanned!(span=> let #b = #scrutinee.unwrap();));
+        let bind = binding
+            .as_ref()
+            .map(|b| quote_spanned!(span=> let #b #scrutinee.unwrap();));
         let then = stmts_of(then);
-        let els = els.map(|e| {
-            if let Expr::If(_) = e {
-                quote_spanned!(span=> else #e)
-            } else {
-                let s = stmts_of(e);
-                quote_spanned!(span=> else { #(#s)* })
-            }
-        });
+        let els = els_tokens(els);
         return syn::parse_quote_spanned!(span=>
             if (#len) > 0 { #bind #(#then)* } #els
         );
     }
-    let bind = binding.map(|b| quote_spanned!(span=> let #b = #o.unwrap();));
+    let bind = binding.map(|b| quote_spanned!(span=> let #b #o.unwrap();));
     let then = stmts_of(then);
-    let els = els.map(|e| {
-        if let Expr::If(_) = e {
-            quote_spanned!(span=> else #e)
-        } else {
-            let s = stmts_of(e);
-            quote_spanned!(span=> else { #(#s)* })
-        }
-    });
+    let els = els_tokens(els);
     let branch: Expr = syn::parse_quote_spanned!(span=>
         if #o.is_some() { #bind #(#then)* } #els
     );
@@ -410,14 +498,21 @@ fn option_branch(
 }
 
 /// `if let P = e { A } else { B }` without `let`.
-fn if_let(i: &syn::ExprIf) -> Option<Expr> {
+fn if_let(i: &syn::ExprIf, active: &HashSet<String>) -> Option<Expr> {
     let Expr::Let(l) = &*i.cond else { return None };
     let span = i.if_token.span;
     let then = &i.then_branch;
     let then: Expr = syn::parse_quote!(#then);
     let els = i.else_branch.as_ref().map(|(_, e)| (**e).clone());
     if let Some(binding) = some_binding(&l.pat) {
-        return Some(option_branch(span, binding, &l.expr, &then, els.as_ref()));
+        return Some(option_branch(
+            span,
+            binding,
+            &l.expr,
+            &then,
+            els.as_ref(),
+            active,
+        ));
     }
     let pat = &l.pat;
     let scrutinee = &l.expr;
@@ -426,7 +521,7 @@ fn if_let(i: &syn::ExprIf) -> Option<Expr> {
 }
 
 /// `match e { Some(v) => A, None => B }` (either order, no guards) as an `if`.
-fn option_match(m: &syn::ExprMatch) -> Option<Expr> {
+fn option_match(m: &syn::ExprMatch, active: &HashSet<String>) -> Option<Expr> {
     if m.arms.len() != 2 || m.arms.iter().any(|a| a.guard.is_some()) {
         return None;
     }
@@ -443,16 +538,44 @@ fn option_match(m: &syn::ExprMatch) -> Option<Expr> {
     let (a, b) = (&some.body, &none.body);
     let then: Expr = syn::parse_quote!({ #a });
     let els: Expr = syn::parse_quote!({ #b });
-    Some(option_branch(span, binding, &m.expr, &then, Some(&els)))
+    Some(option_branch(
+        span,
+        binding,
+        &m.expr,
+        &then,
+        Some(&els),
+        active,
+    ))
 }
 
 /// `let P = e else { D };` as `let m = e; if !matches!(&m, P) { D }` and then
 /// `let v = m.unwrap();` for `P = Some(v)`, or `let (names…) = match m { P =>
 /// (names…), _ => unreachable!() };`.
-fn let_else(l: &syn::Local) -> Option<Vec<syn::Stmt>> {
+fn let_else(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> {
     let init = l.init.as_ref()?;
     let (_, diverge) = init.diverge.as_ref()?;
     let span = l.let_token.span;
+    // `let Some(v) = x.get(i) else { D };` of a sequence: tested by the index.
+    if let (Some(binding), Some((pre, exists, elem))) = (
+        some_binding(&l.pat),
+        element_option(&init.expr, active, span),
+    ) {
+        let mut out: Vec<syn::Stmt> = Vec::new();
+        if !pre.is_empty() {
+            out.push(syn::parse_quote_spanned!(span=> #pre));
+        }
+        out.push(syn::parse_quote_spanned!(span=> if !(#exists) #diverge));
+        if let Some(b) = binding {
+            let name = b.name;
+            let elem = if b.through_ref {
+                quote_spanned!(span=> #elem)
+            } else {
+                quote_spanned!(span=> &#elem)
+            };
+            out.push(syn::parse_quote_spanned!(span=> let #name = #elem;));
+        }
+        return Some(out);
+    }
     let m = format_ident!("__mochi_let", span = span);
     let pat = &l.pat;
     let e = &init.expr;
@@ -462,7 +585,8 @@ fn let_else(l: &syn::Local) -> Option<Vec<syn::Stmt>> {
     ];
     if let Some(binding) = some_binding(pat) {
         if let Some(b) = binding {
-            out.push(syn::parse_quote_spanned!(span=> let #b = #m.unwrap();));
+            let (name, star) = (b.name, b.through_ref.then(|| quote_spanned!(span=> *)));
+            out.push(syn::parse_quote_spanned!(span=> let #name = #star #m.unwrap();));
         }
         return Some(out);
     }
@@ -1262,7 +1386,7 @@ impl VisitMut for Desugar {
         let mut stmts = Vec::with_capacity(b.stmts.len());
         for s in b.stmts.drain(..) {
             match &s {
-                syn::Stmt::Local(l) => match let_else(l) {
+                syn::Stmt::Local(l) => match let_else(l, &self.active) {
                     Some(r) => stmts.extend(r),
                     None => stmts.push(s),
                 },
@@ -1473,14 +1597,14 @@ impl VisitMut for Desugar {
                 }
             }
             Expr::If(i) => {
-                if let Some(r) = if_let(i) {
+                if let Some(r) = if_let(i, &self.active) {
                     *e = r;
                     // The `match` it may have become is rewritten in its turn.
                     self.visit_expr_mut(e);
                 }
             }
             Expr::Match(m) => {
-                if let Some(r) = option_match(m) {
+                if let Some(r) = option_match(m, &self.active) {
                     *e = r;
                     self.visit_expr_mut(e);
                 }

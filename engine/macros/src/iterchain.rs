@@ -13,6 +13,7 @@
 //! `Vec` (without `filter`), `for_each`, and `for` loops. Elements are bound by value:
 //! `*v` of an element reference becomes `v`.
 
+use crate::rewrite::UnDeref;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote_spanned};
 use syn::spanned::Spanned;
@@ -357,15 +358,46 @@ fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
     };
     let closure_arg = |i: usize| matches!(e.args.get(i), Some(Expr::Closure(_)));
     let consumer = e.method.to_string();
+    // The sequence rules hold floats (or rows of them): elements whose fields the
+    // closure reads (structs) go through an index loop.
+    let floats = |c: &syn::ExprClosure| !reads_fields(c);
     match (consumer.as_str(), st) {
         ("sum" | "product", [s]) | ("sum" | "product", [s, Stage::Copied]) => plain_seq(s),
-        ("sum", [s, Stage::Map(_)]) | ("sum", [s, Stage::Copied, Stage::Map(_)]) => plain_seq(s),
-        ("sum", [s, Stage::Zip(o), Stage::Map(_)]) => {
-            plain_seq(s) && matches!(&o[..], [t] if plain_seq(t))
+        ("sum", [s, Stage::Map(c)]) | ("sum", [s, Stage::Copied, Stage::Map(c)]) => {
+            plain_seq(s) && floats(c)
+        }
+        ("sum", [s, Stage::Zip(o), Stage::Map(c)]) => {
+            plain_seq(s) && matches!(&o[..], [t] if plain_seq(t)) && floats(c)
         }
         ("fold", [s]) | ("fold", [s, Stage::Copied]) => plain_seq(s) && closure_arg(1),
         _ => false,
     }
+}
+
+/// Does the closure read a field of one of its parameters (`|p| p.a * p.b`)?
+fn reads_fields(c: &syn::ExprClosure) -> bool {
+    let mut params = Vec::new();
+    for p in &c.inputs {
+        crate::activity::pat_names(p, &mut params);
+    }
+    struct F<'a> {
+        params: &'a [String],
+        found: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for F<'_> {
+        fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
+            if crate::activity::root_name(&f.base).is_some_and(|r| self.params.contains(&r)) {
+                self.found = true;
+            }
+            syn::visit::visit_expr_field(self, f);
+        }
+    }
+    let mut f = F {
+        params: &params,
+        found: false,
+    };
+    syn::visit::Visit::visit_expr(&mut f, &c.body);
+    f.found
 }
 
 /// Writes index loops for chains.
@@ -1302,27 +1334,6 @@ fn vec_elem(ty: &syn::Type) -> Option<Option<&syn::Type>> {
             _ => Some(None),
         },
         _ => Some(None),
-    }
-}
-
-/// `*v` → `v` for names bound by value in place of references.
-struct UnDeref<'a> {
-    names: &'a [syn::Ident],
-}
-
-impl VisitMut for UnDeref<'_> {
-    fn visit_expr_mut(&mut self, e: &mut Expr) {
-        // Inner first: `**v` (a filter's `&&f64`) loses both.
-        syn::visit_mut::visit_expr_mut(self, e);
-        if let Expr::Unary(u) = e {
-            if matches!(u.op, syn::UnOp::Deref(_)) {
-                if let Expr::Path(p) = &*u.expr {
-                    if p.path.get_ident().is_some_and(|i| self.names.contains(i)) {
-                        *e = (*u.expr).clone();
-                    }
-                }
-            }
-        }
     }
 }
 

@@ -16,6 +16,7 @@ mod generics;
 mod higher;
 mod iterchain;
 mod lower;
+mod rewrite;
 mod twin;
 mod valid;
 

@@ -3,6 +3,7 @@
 
 use super::{mentions_any, Binding, Code, LoopFlags, Lowerer, Operand};
 use crate::activity::{expr_is_active, iterates_enumerated, pat_names};
+use crate::rewrite::UnDeref;
 use proc_macro2::TokenStream;
 use quote::quote;
 use std::collections::HashMap;
@@ -453,7 +454,11 @@ impl Lowerer {
         // the first rewrite, so that it stays by value).
         let mut body = f.body.clone();
         syn::visit_mut::VisitMut::visit_block_mut(&mut RefArgs { names: &names }, &mut body);
-        syn::visit_mut::VisitMut::visit_block_mut(&mut UnDeref { names: &names }, &mut body);
+        let idents: Vec<syn::Ident> = names
+            .iter()
+            .map(|n| quote::format_ident!("{}", n))
+            .collect();
+        syn::visit_mut::VisitMut::visit_block_mut(&mut UnDeref { names: &idents }, &mut body);
         let len = if seqs.len() == 2 {
             let (a, b) = (&seqs[0], &seqs[1]);
             quote!(::core::cmp::min(::mochi::__private::seq_len(&#a), ::mochi::__private::seq_len(&#b)))
@@ -575,29 +580,6 @@ impl syn::visit_mut::VisitMut for RefArgs<'_> {
             }
             self.visit_expr_mut(a);
         }
-    }
-}
-
-struct UnDeref<'a> {
-    names: &'a [String],
-}
-
-impl syn::visit_mut::VisitMut for UnDeref<'_> {
-    fn visit_expr_mut(&mut self, e: &mut Expr) {
-        if let Expr::Unary(u) = e {
-            if matches!(u.op, syn::UnOp::Deref(_)) {
-                if let Expr::Path(p) = &*u.expr {
-                    if p.path
-                        .get_ident()
-                        .is_some_and(|i| self.names.contains(&i.to_string()))
-                    {
-                        *e = (*u.expr).clone();
-                        return;
-                    }
-                }
-            }
-        }
-        syn::visit_mut::visit_expr_mut(self, e);
     }
 }
 
