@@ -277,11 +277,25 @@ fn shape_queries(x: &DMatrix<f64>, w: &DVector<f64>) -> f64 {
     y.dot(&y) * square + z.sum()
 }
 
+/// Iterator adapters over column vectors (dynamic and static), as over slices.
+#[differentiable]
+fn vector_adapters(v: &DVector<f64>, w: &DVector<f64>, s: &Vector3<f64>) -> f64 {
+    v.iter().map(|x| x.sin()).sum::<f64>()
+        + v.iter().zip(w.iter()).map(|(a, b)| a * b * b).sum::<f64>()
+        + s.iter().fold(0.0, |acc, x| acc + x.exp())
+        + s.iter().sum::<f64>() * w.iter().product::<f64>()
+}
+
 mod checks {
     use super::*;
     use crate::check;
 
     check!(shape_queries, (m(3, 2, 0.1), v(2, 0.3)), |a| (&a.0, &a.1));
+    check!(
+        vector_adapters,
+        (v(4, 0.3), v(4, -0.6), Vector3::new(0.2, -0.4, 0.9)),
+        |a| (&a.0, &a.1, &a.2)
+    );
 
     fn m(rows: usize, cols: usize, seed: f64) -> DMatrix<f64> {
         // Not of rank 2, as sin(a i + b j + c) alone would be.

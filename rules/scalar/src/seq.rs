@@ -499,3 +499,50 @@ impl<T: Elem> SeqCot for ndarray::Array1<T> {
         }
     }
 }
+
+/// Column vectors of nalgebra (`DVector`, `SVector`, their views) as sequences:
+/// `v.iter().map(f).sum()` and the other adapters reverse like on a slice; the
+/// cotangent is the owned vector.
+#[cfg(feature = "nalgebra")]
+impl<T, R, S> Sequence for nalgebra::Matrix<T, R, nalgebra::U1, S>
+where
+    T: Elem + nalgebra::Scalar,
+    R: nalgebra::Dim,
+    S: nalgebra::RawStorage<T, R, nalgebra::U1>,
+    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<R, nalgebra::U1>,
+    nalgebra::OVector<T, R>: TangentVector,
+{
+    type Elem = T;
+    type Cot = nalgebra::OVector<T, R>;
+    #[inline(always)]
+    fn elems(&self) -> std::borrow::Cow<'_, [T]> {
+        std::borrow::Cow::Owned(self.iter().cloned().collect())
+    }
+}
+
+#[cfg(feature = "nalgebra")]
+impl<T, R> SeqCot for nalgebra::OVector<T, R>
+where
+    T: Elem + nalgebra::Scalar,
+    R: nalgebra::Dim,
+    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<R, nalgebra::U1>,
+    nalgebra::OVector<T, R>: TangentVector,
+{
+    type Elem = T;
+    #[inline(always)]
+    #[track_caller]
+    fn densify(&mut self, len: usize) {
+        if self.nrows() != len {
+            assert!(
+                self.is_empty(),
+                "mochi: cotangent has {} elements, primal {len}",
+                self.nrows()
+            );
+            *self = nalgebra::OVector::from_element_generic(
+                R::from_usize(len),
+                nalgebra::U1,
+                T::zero(),
+            );
+        }
+    }
+}

@@ -120,7 +120,7 @@ pub trait TangentVector: Sized + Clone + std::fmt::Debug {
     message = "mochi: `{Self}` has no tangent type, so it cannot be an argument or a value of a `#[differentiable]` function",
     label = "`{Self}` needs a tangent",
     note = "for a struct of your own, add `#[derive(Tangent)]` (with `use mochi::prelude::*`)",
-    note = "a type of another crate needs a rule crate that gives it a tangent (see CONTRIBUTING.md)"
+    note = "a type of another crate needs a rule crate that gives it a tangent (see CONTRIBUTING.md); mochi's rule crates cover ndarray 0.16 and nalgebra 0.34: a type of another version of either crate is another type"
 )]
 pub trait Tangent {
     /// The type of tangents and cotangents of `Self`.
