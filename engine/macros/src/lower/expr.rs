@@ -1,5 +1,6 @@
 //! Lowering expressions: every operation on active values becomes a rule call.
 
+use super::ir::{AccKind, Adj, Fwd, Rev};
 use super::{mentions_any, Code, Lowerer, Operand, ParamSpec, Place};
 use crate::activity::{self, expr_is_active, is_float_type, INACTIVE_METHODS};
 use proc_macro2::TokenStream;
@@ -171,21 +172,22 @@ impl Lowerer {
             Expr::Array(a) => {
                 let ops: Vec<Operand> = a.elems.iter().map(|x| self.lower_expr(x, code)).collect();
                 let vals = ops.iter().map(Operand::val);
-                let n = ops.len();
-                let names: Vec<_> = (0..n).map(|i| format_ident!("__mochi_g{}", i)).collect();
                 let t = self.fresh("t");
-                code.fwd.push(quote!(let #t = [#(#vals,)*];));
+                code.fwd.push(Fwd::Let {
+                    name: t.clone(),
+                    value: quote!([#(#vals,)*]),
+                });
                 let (cot, pin) = self.new_cot(&quote!(#t));
                 code.fwd.push(pin);
-                let accs = ops.iter().zip(&names).filter_map(|(o, g)| {
-                    o.cot()
-                        .map(|c| quote!(::mochi::__private::acc(&mut #c, #g);))
+                code.rev.push(Rev::SplitArray {
+                    from: cot.clone(),
+                    len: ops.len(),
+                    parts: ops
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, o)| o.cot().map(|c| (k, c.clone())))
+                        .collect(),
                 });
-                code.rev.push(quote!({
-                    #[allow(unused_variables)]
-                    let [#(#names,)*] = ::mochi::__private::take(&mut #cot);
-                    #(#accs)*
-                }));
                 Operand::Active {
                     val: quote!(#t),
                     cot,
@@ -274,9 +276,9 @@ impl Lowerer {
             if self.active.contains(&n) && seen.insert(n) {
                 // The check carries the name's span: an error points at the value.
                 let span = i.span();
-                code.fwd.push(
+                code.fwd.push(Fwd::Primal(
                     quote::quote_spanned!(span=> ::mochi::__private::constant_in_macro(&#i);),
-                );
+                ));
             }
         }
     }
@@ -290,20 +292,20 @@ impl Lowerer {
         code: &mut Code,
     ) -> Operand {
         let t = self.fresh("t");
-        code.fwd.push(quote!(let #t = #value;));
+        code.fwd.push(Fwd::Let {
+            name: t.clone(),
+            value,
+        });
         let (cot, pin) = self.new_cot(&quote!(#t));
         code.fwd.push(pin);
-        let g = self.fresh("g");
-        let accs = ops.iter().enumerate().filter_map(|(i, o)| {
-            let m = member(i);
-            o.cot()
-                .map(|c| quote!(::mochi::__private::acc(&mut #c, #g #m);))
+        code.rev.push(Rev::Split {
+            from: cot.clone(),
+            parts: ops
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| o.cot().map(|c| (member(i), c.clone())))
+                .collect(),
         });
-        code.rev.push(quote!({
-            #[allow(unused_variables)]
-            let #g = ::mochi::__private::take(&mut #cot);
-            #(#accs)*
-        }));
         Operand::Active {
             val: quote!(#t),
             cot,
@@ -346,11 +348,17 @@ impl Lowerer {
         };
         // Bind the base to a temporary variable and read the place from it.
         let tmp = self.fresh("b");
-        code.fwd.push(quote!(let #tmp = #val;));
+        code.fwd.push(Fwd::Let {
+            name: tmp.clone(),
+            value: val,
+        });
         let (tc, pin) = self.new_cot(&quote!(#tmp));
         code.fwd.push(pin);
-        code.rev
-            .push(quote!(::mochi::__private::acc(&mut #cot, ::mochi::__private::take(&mut #tc));));
+        code.rev.push(Rev::Acc {
+            into: cot,
+            value: Adj::Take(tc.clone()),
+            how: AccKind::Plain,
+        });
         let b = super::Binding {
             active: true,
             cot: tc,
@@ -600,27 +608,37 @@ impl Lowerer {
             }
             _ => o.val(),
         };
-        if let Some((_, back)) = &sub {
-            code.rev.push(back.clone());
-        }
+        let sub_decl = sub.map(|(decl, back)| {
+            code.rev.push(back);
+            decl
+        });
         let method = &m.method;
         let taken = if name == "push" {
-            code.fwd.push(quote!(#recv.#method(#val);));
-            quote!(::mochi::__private::pop_cot(&mut #cot_place))
+            code.fwd.push(Fwd::Primal(quote!(#recv.#method(#val);)));
+            Adj::TakeTail {
+                place: cot_place,
+                n: None,
+            }
         } else {
             let n = self.fresh("n");
-            code.fwd
-                .push(quote!(let #n = (#val).len(); #recv.#method(#val);));
+            code.fwd.push(Fwd::Primal(
+                quote!(let #n = (#val).len(); #recv.#method(#val);),
+            ));
             let n = self.save(quote!(#n), code);
-            quote!(::mochi::__private::split_cot(&mut #cot_place, #n))
+            Adj::TakeTail {
+                place: cot_place,
+                n: Some(n),
+            }
         };
         code.rev.push(match o.cot() {
-            Some(c) => quote!(::mochi::__private::acc(&mut #c, #taken);),
-            None => quote!(let _ = #taken;),
+            Some(c) => Rev::Acc {
+                into: c.clone(),
+                value: taken,
+                how: AccKind::Plain,
+            },
+            None => Rev::Drop(taken),
         });
-        if let Some((decl, _)) = sub {
-            code.rev.push(decl);
-        }
+        code.rev.extend(sub_decl);
         Some(Operand::Inactive(quote!(())))
     }
 
@@ -670,22 +688,25 @@ impl Lowerer {
             }
         });
         let caps_t = self.fresh("caps");
-        code.fwd.push(quote!(let #caps_t = (#(#cap_refs,)*);));
+        code.fwd.push(Fwd::Let {
+            name: caps_t.clone(),
+            value: quote!((#(#cap_refs,)*)),
+        });
         let (caps_cot, pin) = self.new_cot(&quote!(#caps_t));
         code.fwd.push(pin);
         // Split the caps cotangent back into the captured variables (runs after the
         // rule's pullback in the reverse sweep, so it is pushed first).
-        let g = self.fresh("g");
-        let splits = caps.iter().enumerate().map(|(i, (_, b))| {
-            let idx = syn::Index::from(i);
-            let c = &b.cot;
-            quote!(::mochi::__private::acc(&mut #c, #g.#idx);)
+        code.rev.push(Rev::Split {
+            from: caps_cot.clone(),
+            parts: caps
+                .iter()
+                .enumerate()
+                .map(|(i, (_, b))| {
+                    let idx = syn::Index::from(i);
+                    (quote!(.#idx), b.cot.clone())
+                })
+                .collect(),
         });
-        code.rev.push(quote!({
-            #[allow(unused_variables)]
-            let #g = ::mochi::__private::take(&mut #caps_cot);
-            #(#splits)*
-        }));
         ops.push(Operand::Active {
             val: quote!(#caps_t),
             cot: caps_cot,
@@ -988,24 +1009,24 @@ impl Lowerer {
         }
         // Sub-slices: their cotangents go back into the sequences' after the call's
         // pullback (reverse order: pushed first, run last).
-        let sub_decls: Vec<TokenStream> = subslices.iter().map(|(d, _)| d.clone()).collect();
-        for (_, back) in &subslices {
-            code.rev.push(back.clone());
+        let mut decls: Vec<Rev> = Vec::new();
+        for (decl, back) in subslices {
+            code.rev.push(back);
+            decls.push(decl);
         }
-        if conv.is_empty() {
-            let out = self.rule_call(call, &ops, code);
-            code.rev.push(quote!(#(#sub_decls)*));
-            return out;
+        for (t, c) in &conv {
+            code.rev.push(Rev::Acc {
+                into: c.clone(),
+                value: Adj::Take(quote!(#t)),
+                how: AccKind::From,
+            });
         }
-        let decl = conv
-            .iter()
-            .map(|(t, _)| quote!(let mut #t = ::mochi::__private::zero();));
-        let back = conv
-            .iter()
-            .map(|(t, c)| quote!(::mochi::__private::acc_from(&mut #c, #t);));
-        code.rev.push(quote!(#(#back)*));
         let out = self.rule_call(call, &ops, code);
-        code.rev.push(quote!(#(#decl)* #(#sub_decls)*));
+        // Declared first in the reverse sweep (pushed last).
+        for (t, _) in conv {
+            code.rev.push(Rev::Temp(t));
+        }
+        code.rev.extend(decls);
         out
     }
 
@@ -1048,11 +1069,7 @@ impl Lowerer {
     /// passes the sub-slice; its cotangent is a temporary that the reverse sweep adds
     /// into `x`'s over the same range. Returns the operand and (the temporary's
     /// declaration, the reverse accumulation).
-    fn subslice_arg(
-        &mut self,
-        a: &Expr,
-        code: &mut Code,
-    ) -> Option<(Operand, (TokenStream, TokenStream))> {
+    fn subslice_arg(&mut self, a: &Expr, code: &mut Code) -> Option<(Operand, (Rev, Rev))> {
         let Expr::Reference(r) = a else { return None };
         let Expr::Index(ix) = &*r.expr else {
             return None;
@@ -1079,19 +1096,27 @@ impl Lowerer {
             self.fresh("sub"),
             self.fresh("dsub"),
         );
-        code.fwd.push(quote!(
-            let #rg = ::mochi::__private::range_bounds(#range);
-            let #len = ::mochi::__private::seq_len(&#seq);
-            let #sub = &#seq[#rg];
-        ));
-        let get = self.save(quote!((#rg, #len)), code);
+        code.fwd.push(Fwd::Let {
+            name: rg.clone(),
+            value: super::ir::rt::range_bounds(&quote!(#range)),
+        });
+        code.fwd.push(Fwd::Let {
+            name: len.clone(),
+            value: super::ir::rt::seq_len(&quote!(#seq)),
+        });
+        code.fwd.push(Fwd::Let {
+            name: sub.clone(),
+            value: quote!(&#seq[#rg]),
+        });
+        let saved = self.save(quote!((#rg, #len)), code);
         let fields = &place.fields;
         let cot = &b.cot;
-        let back = quote!({
-            let (__mochi_r, __mochi_l) = #get;
-            ::mochi::__private::acc_range(&mut #cot #(.#fields)*, __mochi_l, __mochi_r, ::mochi::__private::take(&mut #tmp));
-        });
-        let decl = quote!(let mut #tmp = ::mochi::__private::zero(););
+        let back = Rev::AccRange {
+            saved,
+            into: quote!(#cot #(.#fields)*),
+            from: quote!(#tmp),
+        };
+        let decl = Rev::Temp(tmp.clone());
         Some((
             Operand::Active {
                 val: quote!(#sub),

@@ -1,6 +1,7 @@
 //! Lowering control flow: branches save their choice, loops their trip count (or are
 //! replayed backwards from their iterator), and the reverse sweep follows the record.
 
+use super::ir::{AccKind, Adj, Fwd, Rev};
 use super::{mentions_any, Binding, Code, LoopFlags, Lowerer, Operand};
 use crate::activity::{expr_is_active, iterates_enumerated, pat_names};
 use crate::rewrite::UnDeref;
@@ -25,7 +26,7 @@ impl Lowerer {
             None
         };
         if let Some(v) = &out {
-            code.fwd.push(quote!(let #v;));
+            code.fwd.push(Fwd::Primal(quote!(let #v;)));
         }
         let out_cot = if value_active {
             let v = out.clone().unwrap();
@@ -44,9 +45,9 @@ impl Lowerer {
                 if b.label.is_some() {
                     self.err(b, "mochi: labelled blocks are not supported");
                 }
-                let (f, r) = self.branch_block(&b.block.stmts, out_info.as_ref());
-                code.fwd.push(quote!({ #f }));
-                code.rev.push(quote!({ #r }));
+                let inner = self.branch_block(&b.block.stmts, out_info.as_ref());
+                code.fwd.push(Fwd::Block(inner.fwd));
+                code.rev.push(Rev::Block(inner.rev));
             }
             _ => unreachable!(),
         }
@@ -65,12 +66,12 @@ impl Lowerer {
     }
 
     /// Lowers a branch body in its own scope; with `out`, its tail is assigned to the
-    /// output variable. Returns (forward, reverse) tokens.
+    /// output variable.
     fn branch_block(
         &mut self,
         stmts: &[Stmt],
         out: Option<&(syn::Ident, Option<TokenStream>)>,
-    ) -> (TokenStream, TokenStream) {
+    ) -> Code {
         self.nest_depth += 1;
         self.branch_depth += 1;
         self.scopes.push(HashMap::new());
@@ -81,24 +82,26 @@ impl Lowerer {
             match tail {
                 Some(o) => {
                     let val = o.val();
-                    inner.fwd.push(quote!(#v = #val;));
+                    inner.fwd.push(Fwd::Primal(quote!(#v = #val;)));
                     if let (Some(oc), Some(c)) = (o.cot(), cot) {
-                        inner.rev.push(quote!(::mochi::__private::acc(&mut #oc, ::mochi::__private::take(&mut #c));));
+                        inner.rev.push(Rev::Acc {
+                            into: oc.clone(),
+                            value: Adj::Take(c.clone()),
+                            how: AccKind::Plain,
+                        });
                     } else if let Some(c) = cot {
-                        inner
-                            .rev
-                            .push(quote!(let _ = ::mochi::__private::take(&mut #c);));
+                        inner.rev.push(Rev::Drop(Adj::Take(c.clone())));
                     }
                 }
                 // A unit-valued tail.
                 None => {
-                    inner.fwd.push(quote!(#v = ();));
+                    inner.fwd.push(Fwd::Primal(quote!(#v = ();)));
                 }
             }
         }
         self.scopes.pop();
         self.nest_depth -= 1;
-        (inner.fwd_tokens(), inner.rev_tokens())
+        inner
     }
 
     fn lower_if(
@@ -116,10 +119,10 @@ impl Lowerer {
         }
         let cond = self.as_written(&i.cond);
         let c = self.fresh("c");
-        code.fwd.push(quote!(let #c: bool = #cond;));
+        code.fwd.push(Fwd::Primal(quote!(let #c: bool = #cond;)));
         let get = self.save(quote!(#c), code);
-        let (tf, tr) = self.branch_block(&i.then_branch.stmts, out);
-        let (ef, er) = match &i.else_branch {
+        let then = self.branch_block(&i.then_branch.stmts, out);
+        let els = match &i.else_branch {
             Some((_, e)) => {
                 let stmts: Vec<Stmt> = match &**e {
                     Expr::Block(b) => b.block.stmts.clone(),
@@ -131,12 +134,20 @@ impl Lowerer {
                 if out.is_some() {
                     self.branch_block(&[Stmt::Expr(parse_quote!(()), None)], out)
                 } else {
-                    (TokenStream::new(), TokenStream::new())
+                    Code::default()
                 }
             }
         };
-        code.fwd.push(quote!(if #c { #tf } else { #ef }));
-        code.rev.push(quote!(if #get { #tr } else { #er }));
+        code.fwd.push(Fwd::If {
+            cond: quote!(#c),
+            then: then.fwd,
+            els: Some(els.fwd),
+        });
+        code.rev.push(Rev::If {
+            cond: get,
+            then: then.rev,
+            els: els.rev,
+        });
     }
 
     fn lower_match(
@@ -152,7 +163,7 @@ impl Lowerer {
         let a = self.fresh("arm");
         let mut fwd_arms = Vec::new();
         let mut rev_arms = Vec::new();
-        for (k, arm) in m.arms.iter().enumerate() {
+        for arm in &m.arms {
             let pat = &arm.pat;
             let guard = arm.guard.as_ref().map(|(_, g)| quote!(if #g));
             self.scopes.push(HashMap::new());
@@ -161,24 +172,30 @@ impl Lowerer {
                 Expr::Block(b) if b.label.is_none() => b.block.stmts.clone(),
                 other => vec![Stmt::Expr(other.clone(), None)],
             };
-            let (f, r) = self.branch_block(&stmts, out);
+            let inner = self.branch_block(&stmts, out);
             self.scopes.pop();
-            fwd_arms.push(quote!(#pat #guard => { #a = #k; #f }));
-            rev_arms.push(quote!(#k => { #r }));
+            fwd_arms.push((quote!(#pat #guard), inner.fwd));
+            rev_arms.push(inner.rev);
         }
-        code.fwd.push(quote!(let #a: usize;));
-        code.fwd.push(quote!(match #scrut { #(#fwd_arms)* }));
+        code.fwd.push(Fwd::Match {
+            scrutinee: quote!(#scrut),
+            arm: a.clone(),
+            arms: fwd_arms,
+        });
         let get = self.save(quote!(#a), code);
-        code.rev.push(quote!(match #get { #(#rev_arms)* _ => unreachable!("mochi: a match arm the forward sweep did not record") }));
+        code.rev.push(Rev::Match {
+            choice: get,
+            arms: rev_arms,
+        });
     }
 
-    /// Lowers a loop body with the given flags; returns (forward, reverse) tokens.
+    /// Lowers a loop body with the given flags.
     fn loop_body(
         &mut self,
         stmts: &[Stmt],
         flags: LoopFlags,
         bind: impl FnOnce(&mut Self),
-    ) -> (TokenStream, TokenStream) {
+    ) -> Code {
         self.loop_depth += 1;
         self.nest_depth += 1;
         self.loops.push(flags);
@@ -190,7 +207,7 @@ impl Lowerer {
         self.loops.pop();
         self.nest_depth -= 1;
         self.loop_depth -= 1;
-        (inner.fwd_tokens(), inner.rev_tokens())
+        inner
     }
 
     fn make_flags(
@@ -206,10 +223,10 @@ impl Lowerer {
         let brk = v.brk.then(|| self.fresh("brk"));
         let cnt = v.cnt.then(|| self.fresh("cnt"));
         if let Some(b) = &brk {
-            code.fwd.push(quote!(let mut #b = false;));
+            code.fwd.push(Fwd::Primal(quote!(let mut #b = false;)));
         }
         if let Some(c) = &cnt {
-            code.fwd.push(quote!(let mut #c = false;));
+            code.fwd.push(Fwd::Primal(quote!(let mut #c = false;)));
         }
         let mut stop = Vec::new();
         if let Some(b) = &brk {
@@ -248,7 +265,7 @@ impl Lowerer {
         }
         let label = w.label.as_ref();
         if !mentions_any(w, &self.active) && !self.exits_outward(label, &w.body.stmts) {
-            code.fwd.push(quote!(#w));
+            code.fwd.push(Fwd::Primal(quote!(#w)));
             return;
         }
         let cond = self.as_written(&w.cond);
@@ -258,7 +275,7 @@ impl Lowerer {
     pub(super) fn lower_loop(&mut self, l: &syn::ExprLoop, code: &mut Code) {
         let label = l.label.as_ref();
         if !mentions_any(l, &self.active) && !self.exits_outward(label, &l.body.stmts) {
-            code.fwd.push(quote!(#l));
+            code.fwd.push(Fwd::Primal(quote!(#l)));
             return;
         }
         self.counted_loop(label, &l.body.stmts, quote!(true), code);
@@ -274,23 +291,26 @@ impl Lowerer {
     ) {
         let (flags, stop, reset) = self.make_flags(label, body, code);
         let n = self.fresh("n");
-        let (f, r) = self.loop_body(body, flags, |_| {});
-        code.fwd.push(quote!(
-            let mut #n: usize = 0;
-            while !(#stop) && (#cond) {
-                #reset
-                #f
-                #n += 1;
-            }
-        ));
-        let get = self.save(quote!(#n), code);
-        code.rev.push(quote!(for _ in 0..#get { #r }));
+        let inner = self.loop_body(body, flags, |_| {});
+        code.fwd.push(Fwd::Counted {
+            prelude: TokenStream::new(),
+            count: n.clone(),
+            stop,
+            cond,
+            head: reset,
+            body: inner.fwd,
+        });
+        let times = self.save(quote!(#n), code);
+        code.rev.push(Rev::Repeat {
+            times,
+            body: inner.rev,
+        });
     }
 
     pub(super) fn lower_for(&mut self, f: &syn::ExprForLoop, code: &mut Code) {
         let label = f.label.as_ref();
         if !mentions_any(f, &self.active) && !self.exits_outward(label, &f.body.stmts) {
-            code.fwd.push(quote!(#f));
+            code.fwd.push(Fwd::Primal(quote!(#f)));
             return;
         }
         if expr_is_active(&f.expr, &self.active) {
@@ -308,28 +328,34 @@ impl Lowerer {
             let it = self.fresh("it");
             let n = self.fresh("n");
             let pat_c = pat.clone();
-            let (bf, br) =
-                self.loop_body(&f.body.stmts, flags, |s| s.bind_pattern_inactive(&pat_c));
-            code.fwd.push(quote!(
-                let mut #it = ::core::iter::IntoIterator::into_iter(#iter);
-                let mut #n: usize = 0;
-                while !(#stop) {
+            let inner = self.loop_body(&f.body.stmts, flags, |s| s.bind_pattern_inactive(&pat_c));
+            code.fwd.push(Fwd::Counted {
+                prelude: quote!(let mut #it = ::core::iter::IntoIterator::into_iter(#iter);),
+                count: n.clone(),
+                stop,
+                cond: quote!(true),
+                head: quote!(
                     let #pat = match ::core::iter::Iterator::next(&mut #it) {
                         ::core::option::Option::Some(v) => v,
                         ::core::option::Option::None => break,
                     };
                     #reset
-                    #bf
-                    #n += 1;
-                }
-            ));
-            let get = self.save(quote!(#n), code);
-            code.rev.push(quote!(for _ in 0..#get { #br }));
+                ),
+                body: inner.fwd,
+            });
+            let times = self.save(quote!(#n), code);
+            code.rev.push(Rev::Repeat {
+                times,
+                body: inner.rev,
+            });
             return;
         }
         // Replayed backwards from a clone of the iterator: nothing saved per iteration.
         let it = self.fresh("it");
-        code.fwd.push(quote!(let #it = #iter;));
+        code.fwd.push(Fwd::Let {
+            name: it.clone(),
+            value: quote!(#iter),
+        });
         let get = self.save(quote!(::core::clone::Clone::clone(&#it)), code);
         let pat_c = pat.clone();
         let flags = LoopFlags {
@@ -337,7 +363,7 @@ impl Lowerer {
             cnt: None,
             label: label.map(|l| l.name.ident.to_string()),
         };
-        let (bf, br) = self.loop_body(&f.body.stmts, flags, |s| {
+        let inner = self.loop_body(&f.body.stmts, flags, |s| {
             let mut names = Vec::new();
             pat_names(&pat_c, &mut names);
             let simple = matches!(&*pat_c, Pat::Ident(_));
@@ -354,9 +380,16 @@ impl Lowerer {
                 );
             }
         });
-        code.fwd.push(quote!(for #pat in #it { #bf }));
-        code.rev
-            .push(quote!(for #pat in ::mochi::__private::rev_iter(#get) { #br }));
+        code.fwd.push(Fwd::For {
+            pattern: quote!(#pat),
+            iter: quote!(#it),
+            body: inner.fwd,
+        });
+        code.rev.push(Rev::Replay {
+            pattern: quote!(#pat),
+            iter: get,
+            body: inner.rev,
+        });
     }
 
     /// `for v in x.iter()`, `for (i, v) in x.iter().enumerate()`, `for (a, b) in
@@ -461,10 +494,14 @@ impl Lowerer {
         syn::visit_mut::VisitMut::visit_block_mut(&mut UnDeref { names: &idents }, &mut body);
         let len = if seqs.len() == 2 {
             let (a, b) = (&seqs[0], &seqs[1]);
-            quote!(::core::cmp::min(::mochi::__private::seq_len(&#a), ::mochi::__private::seq_len(&#b)))
+            let (la, lb) = (
+                super::ir::rt::seq_len(&quote!(#a)),
+                super::ir::rt::seq_len(&quote!(#b)),
+            );
+            quote!(::core::cmp::min(#la, #lb))
         } else {
             let a = &seqs[0];
-            quote!(::mochi::__private::seq_len(&#a))
+            super::ir::rt::seq_len(&quote!(#a))
         };
         let mut stmts = lets;
         stmts.extend(body.stmts);

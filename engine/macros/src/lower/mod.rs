@@ -11,6 +11,7 @@
 use crate::activity::{self, expr_is_active, pat_names};
 mod expr;
 mod flow;
+pub mod ir;
 mod norule;
 
 use proc_macro2::TokenStream;
@@ -18,24 +19,8 @@ use quote::{format_ident, quote, ToTokens};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use syn::{parse_quote, Block, Expr, Ident, Pat, Stmt};
 
-/// Forward statements and reverse pieces of some code. `rev` holds the reverse pieces
-/// in *forward* order; [`Code::rev_tokens`] emits them backwards.
-#[derive(Default)]
-pub struct Code {
-    pub fwd: Vec<TokenStream>,
-    pub rev: Vec<TokenStream>,
-}
-
-impl Code {
-    pub fn fwd_tokens(&self) -> TokenStream {
-        let f = &self.fwd;
-        quote!(#(#f)*)
-    }
-    pub fn rev_tokens(&self) -> TokenStream {
-        let r = self.rev.iter().rev();
-        quote!(#(#r)*)
-    }
-}
+pub use ir::Code;
+use ir::{AccKind, Adj, Backwards, Brackets, Forwards, Fwd, Rev, Slot};
 
 /// A value in the forward sweep.
 #[derive(Clone)]
@@ -141,7 +126,7 @@ pub struct Lowerer {
     pub errors: Vec<syn::Error>,
     fn_name: String,
     /// Pins of variables declared without a value, emitted at their first assignment.
-    pending_pins: HashMap<String, TokenStream>,
+    pending_pins: HashMap<String, Fwd>,
     /// The float type of the function (`f64` or `f32`) when its signature names only
     /// one: unsuffixed float literals next to active values get it, so that rule
     /// lookup never sees a bare `{float}` (two rule crates' `op_add` would both fit).
@@ -241,75 +226,56 @@ impl Lowerer {
 
     /// A cotangent variable for a new active value `val`, typed by the primal's tangent.
     /// Returns the cotangent place and the forward statement that pins its type.
-    fn new_cot(&mut self, val: &TokenStream) -> (TokenStream, TokenStream) {
+    fn new_cot(&mut self, val: &TokenStream) -> (TokenStream, Fwd) {
         let ty = self.fresh("ty");
         let d = self.fresh("d");
-        self.top
-            .push(quote!(let mut #ty = ::core::marker::PhantomData;));
-        self.cots
-            .push(quote!(let mut #d = ::mochi::__private::zero_for(#ty);));
-        (quote!(#d), quote!(#ty = ::mochi::__private::cot_of(&#val);))
+        self.top.push(ir::rt::type_slot(&ty));
+        self.cots.push(ir::rt::cot_decl(&d, &ty));
+        (
+            quote!(#d),
+            Fwd::Pin {
+                ty,
+                value: val.clone(),
+            },
+        )
     }
 
-    /// Saves `value` for the reverse sweep; returns the expression that retrieves it.
+    /// Saves `value` for the reverse sweep (in the slot its nesting needs); returns the
+    /// expression that retrieves it.
     fn save(&mut self, value: TokenStream, code: &mut Code) -> TokenStream {
         let s = self.fresh("s");
-        if self.loop_depth > 0 {
-            self.top
-                .push(quote!(let mut #s = ::mochi::__private::Stack::new({
-                    static SITE: ::mochi::__private::Site = ::mochi::__private::Site::new();
-                    &SITE
-                });));
-            code.fwd.push(quote!(#s.push(#value);));
-            quote!(#s.pop())
+        let slot = if self.loop_depth > 0 {
+            Slot::Loop(s)
         } else if self.nest_depth > 0 {
-            self.top
-                .push(quote!(let mut #s = ::core::option::Option::None;));
-            code.fwd
-                .push(quote!(#s = ::core::option::Option::Some(#value);));
-            quote!(::mochi::__private::unslot(&mut #s))
+            Slot::Branch(s)
         } else {
-            code.fwd.push(quote!(let #s = #value;));
-            quote!(#s)
-        }
-    }
-
-    /// `&mut` accumulators for the arguments of a pullback call, with temporaries where
-    /// the same cotangent appears twice (`x * x`).
-    fn accs(&mut self, args: &[Operand]) -> (TokenStream, TokenStream, TokenStream) {
-        let mut seen: HashSet<String> = HashSet::new();
-        let mut pre = TokenStream::new();
-        let mut list = Vec::new();
-        let mut post = TokenStream::new();
-        for a in args {
-            match a.cot() {
-                Some(c) if seen.insert(c.to_string()) => list.push(quote!(&mut #c)),
-                Some(c) => {
-                    let t = self.fresh("dup");
-                    pre.extend(quote!(let mut #t = ::mochi::__private::zero();));
-                    list.push(quote!(&mut #t));
-                    post.extend(quote!(::mochi::__private::acc(&mut #c, #t);));
-                }
-                None => list.push(quote!(&mut ::mochi::__private::zero())),
-            }
-        }
-        (pre, quote!((#(#list,)*)), post)
+            Slot::Local(s)
+        };
+        self.top.extend(slot.declaration());
+        let load = slot.load();
+        code.fwd.push(Fwd::Save { slot, value });
+        load
     }
 
     /// Emits `let (t, p) = <call>;`, saves `p`, and the reverse `pull`.
     fn rule_call(&mut self, call: TokenStream, args: &[Operand], code: &mut Code) -> Operand {
         let t = self.fresh("t");
         let p = self.fresh("p");
-        code.fwd.push(quote!(let (#t, #p) = #call;));
+        code.fwd.push(Fwd::Rule {
+            value: t.clone(),
+            pullback: p.clone(),
+            call,
+        });
         let (cot, pin) = self.new_cot(&quote!(#t));
         code.fwd.push(pin);
-        let get = self.save(quote!(#p), code);
-        let (pre, list, post) = self.accs(args);
-        code.rev.push(quote!({
-            #pre
-            ::mochi::__private::pull(#get, ::mochi::__private::take(&mut #cot), #list);
-            #post
-        }));
+        let pullback = self.save(quote!(#p), code);
+        let temps = args.iter().map(|_| self.fresh("dup")).collect();
+        code.rev.push(Rev::Pull {
+            pullback,
+            out: cot.clone(),
+            args: args.iter().map(|a| a.cot().cloned()).collect(),
+            temps,
+        });
         Operand::Active {
             val: quote!(#t),
             cot,
@@ -319,30 +285,37 @@ impl Lowerer {
 
     /// Binds a new active value `val` (already assigned) flowing back into `from`.
     fn copy_value(&mut self, val: TokenStream, from: &Operand, code: &mut Code) -> Operand {
-        self.derived_value(val, from, quote!(::mochi::__private::acc), code)
+        self.derived_value(val, from, AccKind::Plain, code)
     }
 
     /// `w.unwrap()`/`w.expect(..)`: the value's cotangent goes into `w`'s (an `Option`
     /// for an `Option`, the value's own for a `Result`).
     fn unwrap_value(&mut self, val: TokenStream, from: &Operand, code: &mut Code) -> Operand {
-        self.derived_value(val, from, quote!(::mochi::__private::acc_unwrapped), code)
+        self.derived_value(val, from, AccKind::Unwrapped, code)
     }
 
-    /// A new value `val` whose cotangent `acc` adds into `from`'s in the reverse sweep.
+    /// A new value `val` whose cotangent is added (`how`) into `from`'s in the reverse
+    /// sweep.
     fn derived_value(
         &mut self,
         val: TokenStream,
         from: &Operand,
-        acc: TokenStream,
+        how: AccKind,
         code: &mut Code,
     ) -> Operand {
         let t = self.fresh("t");
-        code.fwd.push(quote!(let #t = #val;));
+        code.fwd.push(Fwd::Let {
+            name: t.clone(),
+            value: val,
+        });
         let (cot, pin) = self.new_cot(&quote!(#t));
         code.fwd.push(pin);
         if let Some(c) = from.cot() {
-            code.rev
-                .push(quote!(#acc(&mut #c, ::mochi::__private::take(&mut #cot));));
+            code.rev.push(Rev::Acc {
+                into: c.clone(),
+                value: Adj::Take(cot.clone()),
+                how,
+            });
         }
         Operand::Active {
             val: quote!(#t),
@@ -392,8 +365,7 @@ impl Lowerer {
             self.top.push(quote!(let mut #flag = false;));
             self.top
                 .push(quote!(let mut #rv = ::core::option::Option::None;));
-            self.cots
-                .push(quote!(let mut #rc = ::mochi::__private::zero();));
+            self.cots.push(ir::rt::zero_decl(&rc));
             self.returned = Some(flag);
             self.ret_val = Some(rv.clone());
             self.ret_cot = Some(rc.clone());
@@ -410,13 +382,13 @@ impl Lowerer {
                 ::core::option::Option::Some(v) => v,
                 ::core::option::Option::None => unreachable!("mochi: the function returned no value"),
             });
-            seed = quote!(::mochi::__private::acc(&mut #rc, __mochi_dy););
+            seed = ir::rt::seed(&quote!(#rc));
         } else {
             let tail = self.lower_stmts(&body.stmts, &mut code, true);
             match tail {
                 Some(Operand::Active { val, cot, .. }) => {
                     result = val;
-                    seed = quote!(::mochi::__private::acc(&mut #cot, __mochi_dy););
+                    seed = ir::rt::seed(&cot);
                 }
                 Some(Operand::Inactive(e)) => {
                     result = e;
@@ -430,13 +402,14 @@ impl Lowerer {
         }
         let top = &self.top;
         let cots = &self.cots;
+        let (fwd, rev) = (Forwards(&code.fwd), Backwards(&code.rev));
         Lowered {
             top: quote!(#(#top)*),
-            fwd: code.fwd_tokens(),
+            fwd: quote!(#fwd),
             result,
             cots: quote!(#(#cots)*),
             seed,
-            rev: code.rev_tokens(),
+            rev: quote!(#rev),
         }
     }
 
@@ -549,7 +522,7 @@ impl Lowerer {
     /// `if cond { rest }`, with the branch saved.
     fn guarded(&mut self, cond: TokenStream, rest: &[Stmt], code: &mut Code) {
         let c = self.fresh("c");
-        code.fwd.push(quote!(let #c: bool = #cond;));
+        code.fwd.push(Fwd::Primal(quote!(let #c: bool = #cond;)));
         let get = self.save(quote!(#c), code);
         self.nest_depth += 1;
         self.scopes.push(HashMap::new());
@@ -557,9 +530,16 @@ impl Lowerer {
         self.lower_stmts(rest, &mut inner, false);
         self.scopes.pop();
         self.nest_depth -= 1;
-        let (f, r) = (inner.fwd_tokens(), inner.rev_tokens());
-        code.fwd.push(quote!(if #c { #f }));
-        code.rev.push(quote!(if #get { #r }));
+        code.fwd.push(Fwd::If {
+            cond: quote!(#c),
+            then: inner.fwd,
+            els: None,
+        });
+        code.rev.push(Rev::If {
+            cond: get,
+            then: inner.rev,
+            els: Vec::new(),
+        });
     }
 
     // ------------------------------------------------------------------ statements
@@ -567,7 +547,7 @@ impl Lowerer {
     fn lower_stmt(&mut self, s: &Stmt, code: &mut Code) {
         match s {
             Stmt::Local(l) => self.lower_local(l, code),
-            Stmt::Item(item) => code.fwd.push(quote!(#item)),
+            Stmt::Item(item) => code.fwd.push(Fwd::Primal(quote!(#item))),
             Stmt::Macro(m) => self.lower_macro_stmt(&m.mac, quote!(#s), code),
             Stmt::Expr(e, _) => self.lower_expr_stmt(e, code),
         }
@@ -596,7 +576,7 @@ impl Lowerer {
             "format",
         ];
         if ALLOWED.contains(&name.as_str()) {
-            code.fwd.push(quote!(#tokens;));
+            code.fwd.push(Fwd::Primal(quote!(#tokens;)));
         } else {
             self.err(
                 mac,
@@ -635,7 +615,8 @@ impl Lowerer {
         let ty_tokens = ty.map(|t| quote!(: #t));
         let Some(init) = &l.init else {
             // `let x;` / `let x: T;`
-            code.fwd.push(quote!(#(#attrs)* let #pat #ty_tokens;));
+            code.fwd
+                .push(Fwd::Primal(quote!(#(#attrs)* let #pat #ty_tokens;)));
             self.bind_pattern_fresh(pat, any_active, ty_is_ref, code, false);
             return;
         };
@@ -649,8 +630,9 @@ impl Lowerer {
         let stays_constant =
             !pattern_is_mut(pat) || (!any_active && !mentions_any(init_expr, &self.active));
         if constant && stays_constant {
-            code.fwd
-                .push(quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;));
+            code.fwd.push(Fwd::Primal(
+                quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;),
+            ));
             self.bind_pattern_inactive(pat);
             // `let icf_sz = d * (d + 1) / 2;` at the top of the body, not `mut`, from
             // recomputable values: indices using it are recomputed in the reverse sweep
@@ -677,7 +659,7 @@ impl Lowerer {
         let o = self.lower_expr(init_expr, code);
         let val = o.val();
         code.fwd
-            .push(quote!(#(#attrs)* let #pat #ty_tokens = #val;));
+            .push(Fwd::Primal(quote!(#(#attrs)* let #pat #ty_tokens = #val;)));
         let is_ref = match &o {
             Operand::Active { is_ref, .. } => *is_ref,
             Operand::Inactive(_) => matches!(init_expr, Expr::Reference(_)),
@@ -687,12 +669,14 @@ impl Lowerer {
             return;
         }
         let back = self.bind_pattern_fresh(pat, true, is_ref, code, true);
-        match o.cot() {
-            Some(c) => code
-                .rev
-                .push(quote!(::mochi::__private::acc(&mut #c, #back);)),
-            None => code.rev.push(quote!(let _ = #back;)),
-        }
+        code.rev.push(match o.cot() {
+            Some(c) => Rev::Acc {
+                into: c.clone(),
+                value: back,
+                how: AccKind::Plain,
+            },
+            None => Rev::Drop(back),
+        });
     }
 
     /// Binds the names of `pat` as new variables; returns the reverse expression that
@@ -704,13 +688,13 @@ impl Lowerer {
         is_ref: bool,
         code: &mut Code,
         pin_now: bool,
-    ) -> TokenStream {
+    ) -> Adj {
         match pat {
             Pat::Ident(p) => {
                 let name = p.ident.to_string();
                 if !active || !self.active.contains(&name) {
                     self.bind_inactive(name);
-                    return quote!(::mochi::__private::zero());
+                    return Adj::Zero;
                 }
                 let ident = &p.ident;
                 let (cot, pin) = self.new_cot(&quote!(#ident));
@@ -730,7 +714,7 @@ impl Lowerer {
                         param: false,
                     },
                 );
-                quote!(::mochi::__private::take(&mut #cot))
+                Adj::Take(cot)
             }
             Pat::Tuple(t) => {
                 let parts: Vec<_> = t
@@ -738,7 +722,7 @@ impl Lowerer {
                     .iter()
                     .map(|e| self.bind_pattern_fresh(e, active, false, code, pin_now))
                     .collect();
-                quote!((#(#parts,)*))
+                Adj::Pattern(parts, Brackets::Tuple)
             }
             // `let [a, b, c] = [..];`: an array's cotangent is an array.
             Pat::Slice(t) if !t.elems.iter().any(|e| matches!(e, Pat::Rest(_))) => {
@@ -747,20 +731,20 @@ impl Lowerer {
                     .iter()
                     .map(|e| self.bind_pattern_fresh(e, active, false, code, pin_now))
                     .collect();
-                quote!([#(#parts,)*])
+                Adj::Pattern(parts, Brackets::Array)
             }
             Pat::Paren(p) => self.bind_pattern_fresh(&p.pat, active, is_ref, code, pin_now),
             Pat::Type(t) => {
                 let r = activity::type_is_ref(&t.ty);
                 self.bind_pattern_fresh(&t.pat, active, r, code, pin_now)
             }
-            Pat::Wild(_) => quote!(::mochi::__private::zero()),
+            Pat::Wild(_) => Adj::Zero,
             other => {
                 self.err(
                     other,
                     "mochi: only names, `_`, and tuples and arrays of them (without `..`) can bind a differentiable value",
                 );
-                quote!(::mochi::__private::zero())
+                Adj::Zero
             }
         }
     }
@@ -822,7 +806,7 @@ impl Lowerer {
                     };
                     self.lower_assign(left, &rhs, code);
                 } else {
-                    code.fwd.push(quote!(#e;));
+                    code.fwd.push(Fwd::Primal(quote!(#e;)));
                 }
             }
             Expr::If(_) | Expr::Match(_) | Expr::Block(_)
@@ -847,7 +831,7 @@ impl Lowerer {
                 if expr_is_active(e, &self.active) || mentions_any(e, &self.active) {
                     let _ = self.lower_expr(e, code);
                 } else {
-                    code.fwd.push(quote!(#e;));
+                    code.fwd.push(Fwd::Primal(quote!(#e;)));
                 }
             }
         }
@@ -887,7 +871,7 @@ impl Lowerer {
                 }
             }
         }
-        code.fwd.push(quote!(#(#sets)*));
+        code.fwd.push(Fwd::Primal(quote!(#(#sets)*)));
     }
 
     fn lower_return(&mut self, r: &syn::ExprReturn, code: &mut Code) {
@@ -905,16 +889,18 @@ impl Lowerer {
             None => Operand::Inactive(quote!(())),
         };
         let val = o.val();
-        code.fwd
-            .push(quote!(#rv = ::core::option::Option::Some(#val); #flag = true;));
-        match o.cot() {
-            Some(c) => code.rev.push(
-                quote!(::mochi::__private::acc(&mut #c, ::mochi::__private::take(&mut #rc));),
-            ),
-            None => code
-                .rev
-                .push(quote!(let _ = ::mochi::__private::take(&mut #rc);)),
-        }
+        code.fwd.push(Fwd::Primal(
+            quote!(#rv = ::core::option::Option::Some(#val); #flag = true;),
+        ));
+        let value = Adj::Take(quote!(#rc));
+        code.rev.push(match o.cot() {
+            Some(c) => Rev::Acc {
+                into: c.clone(),
+                value,
+                how: AccKind::Plain,
+            },
+            None => Rev::Drop(value),
+        });
     }
 
     // ------------------------------------------------------------------ places
@@ -934,9 +920,9 @@ impl Lowerer {
             if mentions_any(right, &self.active) {
                 let o = self.lower_expr(right, code);
                 let v = o.val();
-                code.fwd.push(quote!(#left = #v;));
+                code.fwd.push(Fwd::Primal(quote!(#left = #v;)));
             } else {
-                code.fwd.push(quote!(#left = #right;));
+                code.fwd.push(Fwd::Primal(quote!(#left = #right;)));
             }
             return;
         }
@@ -944,44 +930,43 @@ impl Lowerer {
         let o = self.lower_expr(right, code);
         let val = o.val();
         let (fwd_place, take) = self.place_write(&place, &binding, code);
-        code.fwd.push(quote!(#fwd_place = #val;));
+        code.fwd.push(Fwd::Primal(quote!(#fwd_place = #val;)));
         if place.fields.is_empty() && place.index.is_none() {
             if let Some(pin) = self.pending_pins.remove(&root) {
                 code.fwd.push(pin);
             }
         }
-        match o.cot() {
-            Some(c) => code.rev.push(
-                quote!({ let __mochi_g = #take; ::mochi::__private::acc(&mut #c, __mochi_g); }),
-            ),
-            None => code.rev.push(quote!(let _ = #take;)),
-        }
+        code.rev.push(match o.cot() {
+            Some(c) => Rev::Acc {
+                into: c.clone(),
+                value: take,
+                how: AccKind::Plain,
+            },
+            None => Rev::Drop(take),
+        });
     }
 
     /// The forward place and the reverse "take the cotangent of this place" expression.
-    fn place_write(
-        &mut self,
-        place: &Place,
-        b: &Binding,
-        code: &mut Code,
-    ) -> (TokenStream, TokenStream) {
+    fn place_write(&mut self, place: &Place, b: &Binding, code: &mut Code) -> (TokenStream, Adj) {
         let root = &place.root;
         let fields = &place.fields;
         let cot = &b.cot;
         let cot_place = quote!(#cot #(.#fields)*);
         let deref = place.deref.then(|| quote!(*));
         match &place.index {
-            None => (
-                quote!((#deref #root) #(.#fields)*),
-                quote!(::mochi::__private::take(&mut #cot_place)),
-            ),
+            None => (quote!((#deref #root) #(.#fields)*), Adj::Take(cot_place)),
             Some(idx) => {
                 // The shape lets the reverse sweep write out a structured cotangent
                 // (an array in broadcast form) before taking one element of it.
                 let (access, pre, rev_idx, shape) = self.index_with_shape(place, b, idx, code);
                 (
                     quote!(#root #(.#fields)* #access),
-                    quote!({ #pre ::mochi::__private::index_take(&mut #cot_place, &#shape, #rev_idx) }),
+                    Adj::TakeElement {
+                        pre,
+                        place: cot_place,
+                        shape,
+                        index: rev_idx,
+                    },
                 )
             }
         }
@@ -1008,7 +993,10 @@ impl Lowerer {
             ),
             (false, None) => {
                 let i = self.fresh("i");
-                code.fwd.push(quote!(let #i = #idx;));
+                code.fwd.push(Fwd::Let {
+                    name: i.clone(),
+                    value: quote!(#idx),
+                });
                 let get = self.save(quote!(#i), code);
                 let ri = self.fresh("ri");
                 (
@@ -1021,7 +1009,10 @@ impl Lowerer {
             (true, Some(h)) => {
                 let hs = self.fresh("h");
                 let h = h(&quote!(#idx));
-                code.fwd.push(quote!(let #hs = #h;));
+                code.fwd.push(Fwd::Let {
+                    name: hs.clone(),
+                    value: h,
+                });
                 let get = self.save(quote!(#hs), code);
                 let rh = self.fresh("rh");
                 (
@@ -1035,7 +1026,14 @@ impl Lowerer {
                 let i = self.fresh("i");
                 let hs = self.fresh("h");
                 let h = h(&quote!(#i));
-                code.fwd.push(quote!(let #i = #idx; let #hs = #h;));
+                code.fwd.push(Fwd::Let {
+                    name: i.clone(),
+                    value: quote!(#idx),
+                });
+                code.fwd.push(Fwd::Let {
+                    name: hs.clone(),
+                    value: h,
+                });
                 let get = self.save(quote!((#i, #hs)), code);
                 let (ri, rh) = (self.fresh("ri"), self.fresh("rh"));
                 (
@@ -1084,12 +1082,17 @@ impl Lowerer {
         match &place.index {
             None => {
                 let deref = place.deref.then(|| quote!(*));
-                code.fwd.push(
-                    quote!(let #t = ::core::clone::Clone::clone(&(#deref #root) #(.#fields)*);),
-                );
+                code.fwd.push(Fwd::Let {
+                    name: t.clone(),
+                    value: quote!(::core::clone::Clone::clone(&(#deref #root) #(.#fields)*)),
+                });
                 let (tc, pin) = self.new_cot(&quote!(#t));
                 code.fwd.push(pin);
-                code.rev.push(quote!(::mochi::__private::acc(&mut #cot_place, ::mochi::__private::take(&mut #tc));));
+                code.rev.push(Rev::Acc {
+                    into: cot_place,
+                    value: Adj::Take(tc.clone()),
+                    how: AccKind::Plain,
+                });
                 Operand::Active {
                     val: quote!(#t),
                     cot: tc,
@@ -1098,15 +1101,19 @@ impl Lowerer {
             }
             Some(idx) => {
                 let (access, pre, rev_idx, shape) = self.index_with_shape(place, b, idx, code);
-                code.fwd.push(
-                    quote!(let #t = ::core::clone::Clone::clone(&#root #(.#fields)* #access);),
-                );
+                code.fwd.push(Fwd::Let {
+                    name: t.clone(),
+                    value: quote!(::core::clone::Clone::clone(&#root #(.#fields)* #access)),
+                });
                 let (tc, pin) = self.new_cot(&quote!(#t));
                 code.fwd.push(pin);
-                code.rev.push(quote!({
-                    #pre
-                    ::mochi::__private::index_acc(&mut #cot_place, &#shape, #rev_idx, ::mochi::__private::take(&mut #tc));
-                }));
+                code.rev.push(Rev::AccElement {
+                    pre,
+                    into: cot_place,
+                    shape,
+                    index: rev_idx,
+                    from: tc.clone(),
+                });
                 Operand::Active {
                     val: quote!(#t),
                     cot: tc,
@@ -1145,10 +1152,11 @@ impl Lowerer {
             };
             let sh = |fi: &TokenStream| {
                 let r = row(fi);
-                quote!((
-                    ::mochi::__private::index_shape(&#root #(.#fields)*),
-                    ::mochi::__private::index_shape(&#root #(.#fields)* [#r]),
-                ))
+                let (outer, row) = (
+                    ir::rt::shape_of(&quote!(#root #(.#fields)*)),
+                    ir::rt::shape_of(&quote!(#root #(.#fields)* [#r])),
+                );
+                quote!((#outer, #row))
             };
             let (f, pre, r, h) = self.index_parts(&pair, Some(&sh), code);
             let access = if recompute {
@@ -1163,7 +1171,7 @@ impl Lowerer {
             let (f, pre, r, _) = self.index_parts(idx, None, code);
             (quote!([#f]), pre, r, quote!(#h))
         } else {
-            let sh = |_: &TokenStream| quote!(::mochi::__private::index_shape(&#root #(.#fields)*));
+            let sh = |_: &TokenStream| ir::rt::shape_of(&quote!(#root #(.#fields)*));
             let (f, pre, r, h) = self.index_parts(idx, Some(&sh), code);
             (quote!([#f]), pre, r, h)
         }
@@ -1175,8 +1183,8 @@ impl Lowerer {
             return h.clone();
         }
         let h = self.fresh("shape");
-        self.top
-            .push(quote!(let #h = ::mochi::__private::index_shape(&#root);));
+        let shape = ir::rt::shape_of(&quote!(#root));
+        self.top.push(quote!(let #h = #shape;));
         self.param_shapes.insert(key, h.clone());
         h
     }
