@@ -13,6 +13,7 @@ pub mod github;
 pub mod icount;
 pub mod input;
 pub mod markdown;
+pub mod options;
 pub mod perf;
 pub mod serve;
 pub mod summary;

@@ -68,12 +68,12 @@ fn write_crate(
 ) -> Result<(), String> {
     let src = dir.join("src");
     std::fs::create_dir_all(&src).map_err(|e| format!("cannot create {}: {e}", src.display()))?;
-    let engine = root.join("engine");
+    let facade = root.join("engine").join("mochi");
     let manifest = format!(
         "[package]\nname = \"compile-time-{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
          [dependencies]\nmochi = {{ package = \"mochi-ad\", path = {:?} }}\nndarray = \"0.16\"\n\n\
          [workspace]\n",
-        engine.display().to_string()
+        facade.display().to_string()
     );
     write(&dir.join("Cargo.toml"), &manifest)?;
     let lib = mochi_gradcheck::generator::generate_plain(o.seed, o.count, attribute);

@@ -140,7 +140,7 @@ mod tests {
 [workspace]
 resolver = \"2\"
 members = [
-    \"engine\",
+    \"engine/mochi\",
     \"rules/scalar\",
     \"rules/ndarray\", # arrays
     \"bot\",
@@ -154,7 +154,7 @@ members = \"not this one\"
     fn lists_the_members() {
         assert_eq!(
             member_list(ROOT).unwrap(),
-            ["engine", "rules/scalar", "rules/ndarray", "bot"]
+            ["engine/mochi", "rules/scalar", "rules/ndarray", "bot"]
         );
     }
 
@@ -171,7 +171,7 @@ members = \"not this one\"
         assert_eq!(
             member_list(&edited).unwrap(),
             [
-                "engine",
+                "engine/mochi",
                 "rules/scalar",
                 "rules/ndarray",
                 "rules/special",
@@ -182,20 +182,20 @@ members = \"not this one\"
 
     #[test]
     fn adds_at_the_end_without_rule_crates_and_adds_a_missing_comma() {
-        let root = "[workspace]\nmembers = [\n    \"engine\",\n    \"bot\"\n]\n";
+        let root = "[workspace]\nmembers = [\n    \"engine/mochi\",\n    \"bot\"\n]\n";
         let edited = add_member(root, "rules/special").unwrap();
         assert_eq!(
             edited,
-            "[workspace]\nmembers = [\n    \"engine\",\n    \"bot\",\n    \"rules/special\",\n]\n"
+            "[workspace]\nmembers = [\n    \"engine/mochi\",\n    \"bot\",\n    \"rules/special\",\n]\n"
         );
     }
 
     #[test]
     fn adds_to_a_one_line_array() {
-        let root = "[workspace]\nmembers = [\"engine\", \"bot\"]\n";
+        let root = "[workspace]\nmembers = [\"engine/mochi\", \"bot\"]\n";
         assert_eq!(
             add_member(root, "rules/x").unwrap(),
-            "[workspace]\nmembers = [\"engine\", \"bot\", \"rules/x\"]\n"
+            "[workspace]\nmembers = [\"engine/mochi\", \"bot\", \"rules/x\"]\n"
         );
         let empty = "[workspace]\nmembers = []\n";
         assert_eq!(

@@ -10,6 +10,7 @@
 //! `Dual` numbers seeded directly.
 
 pub mod evals;
+pub mod evaluation;
 pub mod modules;
 pub mod protocol;
 pub mod runs;

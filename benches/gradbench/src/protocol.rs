@@ -6,7 +6,8 @@
 //! `"success": false` and an `"error"` that says what was wrong; the tool keeps
 //! reading.
 
-use crate::modules::{self, EvalError, Evaluation, Module};
+use crate::evaluation::{EvalError, Evaluation};
+use crate::modules::{self, Module};
 use serde_json::{json, Map, Value};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

@@ -5,12 +5,12 @@ use std::path::Path;
 use chrono::NaiveDate;
 
 use super::{author, connect, ConnectError};
-use crate::cli::{DocReviewArgs, Env, Report};
 use crate::config::Config;
 use crate::docs::plan::Plan;
 use crate::docs::review::{self, IssueSettings};
 use crate::docs::survey::{self, SurveyError};
 use crate::github::{GitHub, GitHubError};
+use crate::options::{DocReviewArgs, Env, Report};
 use crate::serve::schedule::{Schedule, ScheduleError};
 
 /// Why `doc-review` failed.

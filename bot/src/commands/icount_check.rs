@@ -2,10 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::{IcountCheckArgs, Report};
 use crate::config::Config;
 use crate::icount::{self, IcountReport, IcountVerdict};
 use crate::input::InputError;
+use crate::options::{IcountCheckArgs, Report};
 use crate::perf::Ranges;
 
 /// Why `icount-check` could not give a verdict (a regression is not an error: it exits 1).

@@ -11,9 +11,9 @@ pub mod wallclock_check;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::cli::{Env, GitHubArgs};
 use crate::config::Config;
 use crate::github::{GitHub, Repo, RepoError, SetupError};
+use crate::options::{Env, GitHubArgs};
 
 /// Why no GitHub client could be made.
 #[derive(Debug, thiserror::Error)]

@@ -5,9 +5,9 @@ use std::process::Command;
 
 use mochi_ratio_table::{BenchReport, ReportError};
 
-use crate::cli::{PerfCheckArgs, Report};
 use crate::config::Config;
 use crate::input::{self, InputError, Kind};
+use crate::options::{PerfCheckArgs, Report};
 use crate::perf::{self, Ranges, Verdict};
 
 /// Why `perf-check` could not give a verdict (a failed gate is not an error: it exits 1).

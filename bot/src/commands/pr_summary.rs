@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use mochi_ratio_table::{BenchReport, ReportError};
 
 use super::{author, connect, git_head, ConnectError};
-use crate::cli::{Env, PrSummaryArgs, Report};
 use crate::config::Config;
 use crate::coverage::diff::{self, ChangedLines};
 use crate::coverage::lcov::Coverage;
@@ -14,6 +13,7 @@ use crate::github::comments::{self, Outcome, Placement};
 use crate::github::{GitHub, GitHubError, PullFile, PullRequest};
 use crate::icount::{self, IcountReport, IcountResult};
 use crate::input::{self, InputError, Kind};
+use crate::options::{Env, PrSummaryArgs, Report};
 use crate::perf::Ranges;
 use crate::summary::{self, SummaryInput, GITHUB_COMMENT_LIMIT};
 use crate::wallclock::{CaseComparison, Runs};

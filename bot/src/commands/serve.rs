@@ -6,8 +6,8 @@ use chrono::NaiveDate;
 
 use super::doc_review::{make_plan, run_review};
 use super::{author, connect, ConnectError};
-use crate::cli::{Env, GitHubArgs, Report};
 use crate::config::Config;
+use crate::options::{Env, GitHubArgs, Report};
 use crate::serve::daemon::{self, DaemonError};
 use crate::serve::schedule::{Schedule, ScheduleError};
 use crate::serve::state::StateFile;

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::cli::{Report, WallclockCheckArgs};
 use crate::config::Config;
 use crate::input::InputError;
+use crate::options::{Report, WallclockCheckArgs};
 use crate::wallclock::{self, Runs};
 
 /// Why `wallclock-check` could not compare.

@@ -163,7 +163,7 @@ pub fn parse(text: &str) -> Result<Option<(FrontMatter, usize)>, FrontMatterProb
     };
     let front = FrontMatter {
         last_reviewed: last_reviewed.ok_or_else(|| missing("last-reviewed", "2026-11-29"))?,
-        covers: covers.ok_or_else(|| missing("covers", "[engine/src/**]"))?,
+        covers: covers.ok_or_else(|| missing("covers", "[engine/mochi/src/**]"))?,
         review_minutes: review_minutes.ok_or_else(|| missing("review-minutes", "20"))?,
         owners,
     };

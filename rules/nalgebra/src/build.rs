@@ -74,7 +74,7 @@ pub mod vector2 {
 pub mod vector3 {
     use super::*;
 
-    use crate::point::Coords3;
+    use crate::coords::Coords3;
 
     /// Pullback of `vector3` (and of `Point3::new`, with `V` a `Point3`): needs nothing.
     pub struct Vector3Pullback<T, V = Vector3<T>>(

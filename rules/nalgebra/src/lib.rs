@@ -23,6 +23,7 @@
 //! (`rotation_matrix(&ω)`) build the same values, each with its rule module. See
 //! `design-docs/rules-nalgebra.md`.
 
+mod coords;
 mod dense;
 mod elem;
 mod impls;

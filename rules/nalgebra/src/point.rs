@@ -10,48 +10,9 @@ use crate::arith::{NaAdd, NaSub};
 use crate::build::vector3::Vector3Pullback;
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
-use mochi_core::TangentVector;
 use nalgebra::{Matrix, Point3, Storage, Vector3, U1, U3};
 
-/// A value with three coordinates, `Vector3` or `Point3`; it is its own cotangent type.
-pub trait Coords3<T: Elem>: TangentVector {
-    /// The value with coordinates `v`.
-    fn from_coords(v: Vector3<T>) -> Self;
-    /// The coordinates.
-    fn coords3(&self) -> Vector3<T>;
-    /// The coordinates, to add into.
-    fn coords3_mut(&mut self) -> &mut Vector3<T>;
-}
-
-impl<T: Elem> Coords3<T> for Vector3<T> {
-    #[inline(always)]
-    fn from_coords(v: Vector3<T>) -> Self {
-        v
-    }
-    #[inline(always)]
-    fn coords3(&self) -> Vector3<T> {
-        *self
-    }
-    #[inline(always)]
-    fn coords3_mut(&mut self) -> &mut Vector3<T> {
-        self
-    }
-}
-
-impl<T: Elem> Coords3<T> for Point3<T> {
-    #[inline(always)]
-    fn from_coords(v: Vector3<T>) -> Self {
-        Point3::from(v)
-    }
-    #[inline(always)]
-    fn coords3(&self) -> Vector3<T> {
-        self.coords
-    }
-    #[inline(always)]
-    fn coords3_mut(&mut self) -> &mut Vector3<T> {
-        &mut self.coords
-    }
-}
+pub use crate::coords::Coords3;
 
 rule_trait! {
     /// `Point3::new(x, y, z)`: `Call((&x, &y, &z)).point3_new()`.

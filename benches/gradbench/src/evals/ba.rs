@@ -16,7 +16,7 @@
 //! repeats `n`, `m`, `p` and `p` times, observation `i` seeing camera `i mod n` and
 //! point `i mod m` (outside the timed calls, as GradBench's C++ tools do).
 
-use crate::modules::{parse_input, EvalError, Evaluation};
+use crate::evaluation::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};
 use mochi::num_traits::Float;
 use mochi::prelude::*;

@@ -4,7 +4,7 @@
 //! and `r[ℓ]` its first row (`c` likewise for columns), so removing a row or a column
 //! for the next sub-minor is one index write, undone after the recursive call.
 
-use crate::modules::{parse_input, EvalError, Evaluation};
+use crate::evaluation::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};
 use mochi::prelude::*;
 use serde::Deserialize;

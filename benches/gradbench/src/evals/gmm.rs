@@ -11,7 +11,7 @@
 //! `n = D + m + 1`.
 
 use crate::evals::lse::logsumexp;
-use crate::modules::{parse_input, EvalError, Evaluation};
+use crate::evaluation::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};
 use mochi::prelude::*;
 use serde::{Deserialize, Serialize};

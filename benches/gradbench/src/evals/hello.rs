@@ -1,7 +1,7 @@
 //! `hello`: `square(x) = x²` and `double`, its derivative `2x`. The input is a bare
 //! number and there are no `min_runs`/`min_seconds` fields: each function runs once.
 
-use crate::modules::{parse_input, EvalError, Evaluation};
+use crate::evaluation::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};
 use mochi::prelude::*;
 use serde_json::Value;

@@ -17,7 +17,7 @@
 //! every `uᵢ` its own columns, where here one direction moves every `uᵢ₀`. So the
 //! seeding is written here with `Dual::new`, four columns per run as the companion's.
 
-use crate::modules::{parse_input, EvalError, Evaluation};
+use crate::evaluation::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};
 use mochi::num_traits::Float;
 use mochi::Dual;

@@ -6,7 +6,7 @@
 //! and its `gradient` companion runs on `Dual<1>` with every centroid coordinate seeded
 //! with tangent 1, giving `J` in the values and `H · 1 = diag(H)` in the partials.
 
-use crate::modules::{parse_input, EvalError, Evaluation};
+use crate::evaluation::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};
 use mochi::{prelude::*, Real};
 use serde::Deserialize;

@@ -1,7 +1,7 @@
 //! `llsq`: the linear least-squares objective of cmpad's `llsq_obj`,
 //! `y(x) = ½ Σᵢ (sᵢ − Σⱼ xⱼ tᵢʲ)²` with `tᵢ = −1 + 2i/(n − 1)` and `sᵢ = sign(tᵢ)`.
 
-use crate::modules::{parse_input, EvalError, Evaluation};
+use crate::evaluation::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};
 use mochi::prelude::*;
 use serde::Deserialize;

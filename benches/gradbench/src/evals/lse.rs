@@ -1,7 +1,7 @@
 //! `lse`: LogSumExp and its gradient, with the maximum subtracted first
 //! (`LSE(x) = a + log Σᵢ exp(xᵢ − a)`, `a = max x`) as the eval's README specifies.
 
-use crate::modules::{parse_input, EvalError, Evaluation};
+use crate::evaluation::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};
 use mochi::prelude::*;
 use serde::Deserialize;

@@ -7,7 +7,7 @@
 //! output weights and the output biases. The loss is the mean negative log-likelihood
 //! of each next character under ADBench's normalisation `log(Σ exp(y) + 2)`.
 
-use crate::modules::{parse_input, EvalError, Evaluation};
+use crate::evaluation::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};
 use mochi::prelude::*;
 use serde::Deserialize;

@@ -5,7 +5,7 @@
 //! implementation), and the derivative is the gradient of the last component of
 //! `y(2)` with respect to `x`.
 
-use crate::modules::{parse_input, EvalError, Evaluation};
+use crate::evaluation::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};
 use mochi::prelude::*;
 use serde::Deserialize;

@@ -15,7 +15,7 @@
 //! `rf` are declined with the reason in [`DECLINED`].
 
 use crate::evals::gd;
-use crate::modules::{parse_input, EvalError, Evaluation};
+use crate::evaluation::{parse_input, EvalError, Evaluation};
 use crate::runs::{repeat, Runs};
 use mochi::num_traits::Float;
 use mochi::prelude::*;

@@ -15,7 +15,7 @@
 //!   multiplication by `b*`);
 //! - the inverse is the transpose or the conjugate, linear: `X̄ += (Ȳ)ᵀ` or `(Ȳ)*`.
 
-use crate::point::Coords3;
+use crate::coords::Coords3;
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Pullback};
 use mochi_core::TangentVector;
@@ -89,7 +89,7 @@ impl<T: Elem> Ambient<T> for Matrix3<T> {
     }
     #[inline]
     fn pull_exp(omega: &Vector3<T>, dx: &Self, domega: &mut Vector3<T>) {
-        super::exp::pull_rotation_matrix(omega, dx, domega);
+        super::rodrigues::pull_rotation_matrix(omega, dx, domega);
     }
 }
 
@@ -127,7 +127,7 @@ impl<T: Elem> Ambient<T> for Quaternion<T> {
     }
     #[inline]
     fn pull_exp(omega: &Vector3<T>, dx: &Self, domega: &mut Vector3<T>) {
-        super::exp::pull_unit_quaternion(omega, dx, domega);
+        super::rodrigues::pull_unit_quaternion(omega, dx, domega);
     }
 }
 

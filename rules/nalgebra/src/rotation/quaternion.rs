@@ -54,7 +54,7 @@ impl<T: Elem> Pullback for ToRotationMatrixPullback<T> {
         let two = T::of_f64(2.0);
         let (w, u) = (self.q.w, self.q.imag());
         // ⟨R̄, [x]×⟩ = x · axial(R̄).
-        let axial = super::exp::axial(&dr);
+        let axial = super::rodrigues::axial(&dr);
         let trace = dr.trace();
         // ⟨R̄, ∂R/∂w⟩ = 2 (w tr R̄ + u · axial);
         // ⟨R̄, ∂R/∂u⟩ = 2 (−u tr R̄ + (R̄ + R̄ᵀ) u + w axial).

@@ -64,6 +64,12 @@
 //!
 //! Rules for primitives come from rule crates (`mochi-rules-*`); the standard ones are
 //! re-exported here. See [`testing::test_rule`] for the harness every rule is checked by.
+//!
+//! This facade is the one crate above the rule crates. Dependencies run one way: this
+//! crate → the rule crates (`rules/*`) → `mochi-core` (`engine/core`), and this crate
+//! alone also depends on `mochi-macros` (`engine/macros`). Nothing below depends on the
+//! facade: the core, the macros and the rule crates never list it as a dependency (the
+//! code `#[differentiable]` writes names `::mochi` in the user's crate).
 
 pub use mochi_core::*;
 pub use mochi_macros::{differentiable, Tangent};
