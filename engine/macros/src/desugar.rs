@@ -34,6 +34,7 @@
 
 use crate::activity::{mentions_active, tokens_mention};
 use crate::iterchain::{contains_return, Writer};
+use crate::rewrite::Repeat;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote_spanned};
 use std::collections::HashSet;
@@ -135,7 +136,7 @@ fn typed(e: &Expr, ty: &syn::Ident) -> Option<Expr> {
             lit: syn::Lit::Float(f),
             ..
         }) if f.suffix().is_empty() => {
-            let lit = crate::twin::typed_float(f.base10_digits(), ty, f.span());
+            let lit = crate::rewrite::typed_float(f.base10_digits(), ty, f.span());
             Some(syn::parse_quote!(#lit))
         }
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
@@ -1716,20 +1717,5 @@ impl VisitMut for Desugar {
             }
             _ => {}
         }
-    }
-}
-
-/// The body of `vec![elem; len]`.
-pub(crate) struct Repeat {
-    pub(crate) elem: Expr,
-    pub(crate) len: Expr,
-}
-
-impl syn::parse::Parse for Repeat {
-    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
-        let elem = input.parse()?;
-        let _: syn::Token![;] = input.parse()?;
-        let len = input.parse()?;
-        Ok(Repeat { elem, len })
     }
 }

@@ -424,7 +424,7 @@ impl Spec {
     fn arg_tangents(&self) -> Vec<TokenStream> {
         self.params
             .iter()
-            .map(|p| crate::companion::tangent_of(&p.ty_f64, &std::collections::HashSet::new()))
+            .map(|p| crate::types::tangent_of(&p.ty_f64, &std::collections::HashSet::new()))
             .collect()
     }
 

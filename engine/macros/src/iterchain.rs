@@ -697,7 +697,7 @@ impl<'a> Writer<'a> {
                 return quote_spanned!(span=> ::mochi::__private::#f::<#t>());
             }
             _ => match self.float_ty {
-                Some(t) => return crate::twin::typed_float(v, t, span),
+                Some(t) => return crate::rewrite::typed_float(v, t, span),
                 None => None,
             },
         };

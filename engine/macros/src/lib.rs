@@ -9,15 +9,18 @@
 //! `::mochi::…` only.
 
 mod activity;
+mod analysis;
 mod companion;
 mod derive_tangent;
 mod desugar;
+mod emit;
 mod generics;
 mod higher;
 mod iterchain;
 mod lower;
 mod rewrite;
 mod twin;
+mod types;
 mod valid;
 
 use proc_macro::TokenStream;

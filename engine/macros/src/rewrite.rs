@@ -1,5 +1,8 @@
-//! Small rewrites of user code shared by the desugaring and the lowering.
+//! Small rewrites of user code shared by the desugaring, the chains, the twin and the
+//! lowering.
 
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
 use syn::visit_mut::VisitMut;
 use syn::Expr;
 
@@ -22,5 +25,32 @@ impl VisitMut for UnDeref<'_> {
                 }
             }
         }
+    }
+}
+
+/// The float literal `digits` in the scalar type `ty`: a suffixed literal for `f64`
+/// and `f32`, `lit::<T>(digits)` for a twin's or a generic function's scalar.
+pub fn typed_float(digits: &str, ty: &syn::Ident, span: Span) -> TokenStream {
+    if ty == "f64" || ty == "f32" {
+        let lit = syn::LitFloat::new(&format!("{digits}{ty}"), span);
+        quote!(#lit)
+    } else {
+        let lit = syn::LitFloat::new(&format!("{digits}f64"), span);
+        quote!(::mochi::__private::lit::<#ty>(#lit))
+    }
+}
+
+/// The body of `vec![elem; len]`.
+pub struct Repeat {
+    pub elem: Expr,
+    pub len: Expr,
+}
+
+impl syn::parse::Parse for Repeat {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let elem = input.parse()?;
+        let _: syn::Token![;] = input.parse()?;
+        let len = input.parse()?;
+        Ok(Repeat { elem, len })
     }
 }

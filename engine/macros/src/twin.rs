@@ -200,18 +200,6 @@ const KEPT_CALLS: &[&str] = &[
     "Err",
 ];
 
-/// The float literal `digits` in the scalar type `ty`: a suffixed literal for `f64`
-/// and `f32`, `lit::<T>(digits)` for a twin's or a generic function's scalar.
-pub fn typed_float(digits: &str, ty: &syn::Ident, span: Span) -> TokenStream {
-    if ty == "f64" || ty == "f32" {
-        let lit = syn::LitFloat::new(&format!("{digits}{ty}"), span);
-        quote!(#lit)
-    } else {
-        let lit = syn::LitFloat::new(&format!("{digits}f64"), span);
-        quote!(::mochi::__private::lit::<#ty>(#lit))
-    }
-}
-
 /// The twin of `func`, or why there is none (with where to say it).
 pub fn make(func: &ItemFn) -> Result<ItemFn, (Why, String, Span)> {
     let sig = &func.sig;
@@ -540,7 +528,7 @@ impl Rewrite<'_> {
         }
         if name == "vec" {
             // `vec![e; n]`
-            if let Ok(rep) = syn::parse2::<crate::desugar::Repeat>(m.tokens.clone()) {
+            if let Ok(rep) = syn::parse2::<crate::rewrite::Repeat>(m.tokens.clone()) {
                 let (mut e, n) = (rep.elem, rep.len);
                 self.visit_expr_mut(&mut e);
                 m.tokens = quote!(#e; #n);

@@ -1,6 +1,7 @@
 //! Lowering control flow: branches save their choice, loops their trip count (or are
 //! replayed backwards from their iterator), and the reverse sweep follows the record.
 
+use super::exits::Exits;
 use super::ir::{AccKind, Adj, Fwd, Rev};
 use super::{mentions_any, Binding, Code, LoopFlags, Lowerer, Operand};
 use crate::activity::{expr_is_active, iterates_enumerated, pat_names};
@@ -216,10 +217,7 @@ impl Lowerer {
         body: &[Stmt],
         code: &mut Code,
     ) -> (LoopFlags, TokenStream, TokenStream) {
-        let mut v = BreakFinder::for_loop(label);
-        for s in body {
-            syn::visit::Visit::visit_stmt(&mut v, s);
-        }
+        let v = Exits::of(body, label);
         let brk = v.brk.then(|| self.fresh("brk"));
         let cnt = v.cnt.then(|| self.fresh("cnt"));
         if let Some(b) = &brk {
@@ -251,10 +249,7 @@ impl Lowerer {
     /// Does a loop body `return`, or leave an enclosing loop by its label (which must
     /// become a flag, not a real `return` or `break`)?
     fn exits_outward(&self, label: Option<&syn::Label>, stmts: &[Stmt]) -> bool {
-        let mut v = BreakFinder::for_loop(label);
-        for s in stmts {
-            syn::visit::Visit::visit_stmt(&mut v, s);
-        }
+        let v = Exits::of(stmts, label);
         v.ret || v.outward
     }
 
@@ -318,10 +313,7 @@ impl Lowerer {
         }
         let iter = &f.expr;
         let pat = &f.pat;
-        let mut exits = BreakFinder::for_loop(label);
-        for s in &f.body.stmts {
-            syn::visit::Visit::visit_stmt(&mut exits, s);
-        }
+        let exits = Exits::of(&f.body.stmts, label);
         if exits.brk || exits.cnt || exits.ret {
             // Saved trip count; the loop variable is not replayed.
             let (flags, stop, reset) = self.make_flags(label, &f.body.stmts, code);
@@ -507,94 +499,6 @@ impl Lowerer {
         stmts.extend(body.stmts);
         let lowered: syn::ExprForLoop = parse_quote!(for #k in 0..#len { #(#stmts)* });
         self.lower_for(&lowered, code);
-    }
-}
-
-/// What a loop body does to its loop: `brk` (something ends the loop: `break`, or a
-/// labelled `break`/`continue` of an enclosing loop), `cnt` (a `continue` of this
-/// loop), `ret` (a `return`), `outward` (a labelled `break`/`continue` of an enclosing
-/// loop, which the verbatim loop could not express once that loop is lowered).
-#[derive(Default)]
-struct BreakFinder {
-    /// This loop's label, without the quote.
-    label: Option<String>,
-    /// Labels of the loops entered inside the body.
-    inner: Vec<Option<String>>,
-    brk: bool,
-    cnt: bool,
-    ret: bool,
-    outward: bool,
-}
-
-fn label_name(l: &Option<syn::Lifetime>) -> Option<String> {
-    l.as_ref().map(|l| l.ident.to_string())
-}
-
-impl BreakFinder {
-    fn for_loop(label: Option<&syn::Label>) -> Self {
-        BreakFinder {
-            label: label.map(|l| l.name.ident.to_string()),
-            ..Default::default()
-        }
-    }
-
-    /// Whom a `break`/`continue` with `target` leaves: `None` for a loop inside the
-    /// body, `Some(true)` for this loop, `Some(false)` for an enclosing one.
-    fn target(&self, target: Option<String>) -> Option<bool> {
-        match target {
-            None if self.inner.is_empty() => Some(true),
-            None => None,
-            Some(t) if self.inner.iter().any(|l| l.as_deref() == Some(t.as_str())) => None,
-            Some(t) => Some(self.label.as_deref() == Some(t.as_str())),
-        }
-    }
-
-    fn enter(&mut self, label: &Option<syn::Label>) {
-        self.inner
-            .push(label.as_ref().map(|l| l.name.ident.to_string()));
-    }
-}
-
-impl<'ast> syn::visit::Visit<'ast> for BreakFinder {
-    fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
-        match self.target(label_name(&b.label)) {
-            Some(true) => self.brk = true,
-            Some(false) => {
-                self.brk = true;
-                self.outward = true;
-            }
-            None => {}
-        }
-    }
-    fn visit_expr_continue(&mut self, c: &'ast syn::ExprContinue) {
-        match self.target(label_name(&c.label)) {
-            Some(true) => self.cnt = true,
-            Some(false) => {
-                self.brk = true;
-                self.outward = true;
-            }
-            None => {}
-        }
-    }
-    fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
-        self.ret = true;
-    }
-    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
-    fn visit_item(&mut self, _: &'ast syn::Item) {}
-    fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
-        self.enter(&w.label);
-        syn::visit::visit_expr_while(self, w);
-        self.inner.pop();
-    }
-    fn visit_expr_loop(&mut self, w: &'ast syn::ExprLoop) {
-        self.enter(&w.label);
-        syn::visit::visit_expr_loop(self, w);
-        self.inner.pop();
-    }
-    fn visit_expr_for_loop(&mut self, w: &'ast syn::ExprForLoop) {
-        self.enter(&w.label);
-        syn::visit::visit_expr_for_loop(self, w);
-        self.inner.pop();
     }
 }
 

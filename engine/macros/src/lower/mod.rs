@@ -9,6 +9,7 @@
 //! and integer parameters are recomputed rather than saved.
 
 use crate::activity::{self, expr_is_active, pat_names};
+mod exits;
 mod expr;
 mod flow;
 pub mod ir;
@@ -19,6 +20,7 @@ use quote::{format_ident, quote, ToTokens};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use syn::{parse_quote, Block, Expr, Ident, Pat, Stmt};
 
+use exits::Exits;
 pub use ir::Code;
 use ir::{AccKind, Adj, Backwards, Brackets, Forwards, Fwd, Rev, Slot};
 
@@ -63,10 +65,14 @@ impl Operand {
     }
 }
 
+/// A name in scope.
 #[derive(Clone)]
 struct Binding {
+    /// It carries a derivative.
     active: bool,
+    /// The place of its cotangent in the reverse sweep (empty when inactive).
     cot: TokenStream,
+    /// Its value is a reference (a `&[f64]` parameter, `let r = &v;`).
     is_ref: bool,
     /// The value can be recomputed in the reverse sweep (a loop variable of a replayed
     /// `for` loop, or an integer parameter that is never assigned).
@@ -75,6 +81,7 @@ struct Binding {
     param: bool,
 }
 
+/// The flags through which a lowered loop's `break` and `continue` act.
 struct LoopFlags {
     /// Set by a `break` of this loop (or of an enclosing one, leaving this one too).
     brk: Option<Ident>,
@@ -86,11 +93,16 @@ struct LoopFlags {
 
 /// How a parameter (of the function or of a derived closure) enters the lowering.
 pub struct ParamSpec {
+    /// The parameter's pattern (a name, or a tuple of names in a closure).
     pub pat: Pat,
     /// The place of its cotangent accumulator in the reverse sweep, e.g. `(*__dp0)`.
     pub cot: TokenStream,
+    /// Its type is a reference.
     pub is_ref: bool,
+    /// Its type carries a derivative.
     pub active: bool,
+    /// An integer the body never assigns: indices built from it are recomputed in the
+    /// reverse sweep instead of saved.
     pub recompute: bool,
 }
 
@@ -110,20 +122,39 @@ pub struct Lowered {
     pub rev: TokenStream,
 }
 
+/// The lowering state of one body (the function's, or a derived closure's).
 pub struct Lowerer {
+    /// The names that carry a derivative (the activity analysis' result, computed
+    /// once before lowering).
     active: HashSet<String>,
+    /// The bindings in scope, innermost scope last.
     scopes: Vec<HashMap<String, Binding>>,
+    /// The counter behind fresh names (`__mochi_t12`).
     next: usize,
+    /// Declarations at the top of the forward sweep: the tape's slots and the cotangent
+    /// types' placeholders, which statements anywhere in the body fill.
     top: Vec<TokenStream>,
+    /// Declarations of the cotangent variables at the top of the reverse sweep.
     cots: Vec<TokenStream>,
+    /// How many loops enclose the code being lowered: inside one, values are saved on
+    /// a stack ([`ir::Slot::Loop`]).
     loop_depth: usize,
+    /// How many branches or loops enclose it: inside one, values are saved in an
+    /// `Option` ([`ir::Slot::Branch`]) unless a loop needs a stack.
     nest_depth: usize,
+    /// The flags of the enclosing lowered loops, innermost last.
     loops: Vec<LoopFlags>,
+    /// With early `return`s: the flag set by a `return`.
     returned: Option<Ident>,
+    /// With early `return`s: the returned value.
     ret_val: Option<Ident>,
+    /// With early `return`s: the returned value's cotangent.
     ret_cot: Option<Ident>,
+    /// The shapes of indexed parameters, read once at the top.
     param_shapes: HashMap<String, Ident>,
+    /// What cannot be differentiated, each at its span.
     pub errors: Vec<syn::Error>,
+    /// The function's name: a call to it is recursion (boxed pullback).
     fn_name: String,
     /// Pins of variables declared without a value, emitted at their first assignment.
     pending_pins: HashMap<String, Fwd>,
@@ -509,14 +540,7 @@ impl Lowerer {
     }
 
     fn may_exit(&self, s: &Stmt) -> bool {
-        let in_loop = !self.loops.is_empty();
-        let mut v = ExitFinder {
-            inner: Vec::new(),
-            found: false,
-            in_loop,
-        };
-        syn::visit::Visit::visit_stmt(&mut v, s);
-        v.found
+        Exits::of([s], None).leaves(!self.loops.is_empty())
     }
 
     /// `if cond { rest }`, with the branch saved.
@@ -757,7 +781,7 @@ impl Lowerer {
                 lit: syn::Lit::Float(f),
                 ..
             }) if f.suffix().is_empty() => {
-                Some(crate::twin::typed_float(f.base10_digits(), ty, f.span()))
+                Some(crate::rewrite::typed_float(f.base10_digits(), ty, f.span()))
             }
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
                 let inner = self.typed_literal(&u.expr)?;
@@ -1326,83 +1350,16 @@ pub fn mentions_any(e: &impl ToTokens, active: &HashSet<String>) -> bool {
     activity::mentions_active(e, active)
 }
 
-/// Finds `break`/`continue` that leave the current loop and any `return`.
-struct ExitFinder {
-    /// Labels of the loops entered inside the statement.
-    inner: Vec<Option<String>>,
-    found: bool,
-    in_loop: bool,
-}
-
-impl ExitFinder {
-    /// Does a `break`/`continue` with this label leave the statement?
-    fn leaves(&self, label: &Option<syn::Lifetime>) -> bool {
-        match label {
-            None => self.inner.is_empty(),
-            Some(l) => {
-                let name = l.ident.to_string();
-                !self
-                    .inner
-                    .iter()
-                    .any(|i| i.as_deref() == Some(name.as_str()))
-            }
-        }
-    }
-    fn enter(&mut self, label: &Option<syn::Label>) {
-        self.inner
-            .push(label.as_ref().map(|l| l.name.ident.to_string()));
-    }
-}
-
-impl<'ast> syn::visit::Visit<'ast> for ExitFinder {
-    fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
-        if self.in_loop && self.leaves(&b.label) {
-            self.found = true;
-        }
-    }
-    fn visit_expr_continue(&mut self, c: &'ast syn::ExprContinue) {
-        if self.in_loop && self.leaves(&c.label) {
-            self.found = true;
-        }
-    }
-    fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
-        self.found = true;
-    }
-    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
-    fn visit_item(&mut self, _: &'ast syn::Item) {}
-    fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
-        self.enter(&w.label);
-        syn::visit::visit_expr_while(self, w);
-        self.inner.pop();
-    }
-    fn visit_expr_loop(&mut self, w: &'ast syn::ExprLoop) {
-        self.enter(&w.label);
-        syn::visit::visit_expr_loop(self, w);
-        self.inner.pop();
-    }
-    fn visit_expr_for_loop(&mut self, w: &'ast syn::ExprForLoop) {
-        self.enter(&w.label);
-        syn::visit::visit_expr_for_loop(self, w);
-        self.inner.pop();
-    }
-}
-
 /// Does the body return before its end?
 fn has_early_return(stmts: &[Stmt]) -> bool {
     let n = stmts.len();
     stmts.iter().enumerate().any(|(i, s)| {
-        let mut v = ExitFinder {
-            inner: Vec::new(),
-            found: false,
-            in_loop: false,
-        };
         // A final `return e;` is not early.
         if i + 1 == n {
             if let Stmt::Expr(Expr::Return(_), _) = s {
                 return false;
             }
         }
-        syn::visit::Visit::visit_stmt(&mut v, s);
-        v.found
+        Exits::of([s], None).leaves(false)
     })
 }

@@ -1,0 +1,165 @@
+//! The analysis stage of `#[differentiable]`: the parameters and the result, the
+//! function's float type, the body rewritten into the forms the lowering reverses
+//! (`desugar`), and the activity of every name (which carry a derivative) — computed
+//! once, before lowering.
+
+use crate::activity::{self, type_is_inactive, type_is_ref};
+use crate::lower::ParamSpec;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use std::collections::HashSet;
+use syn::{FnArg, ItemFn, Pat, ReturnType, Type};
+
+/// What the lowering and the emission need to know of a function.
+pub struct Analysis {
+    /// The parameters: name, type, and `mut` on a by-value binding (`self` of a method
+    /// included, as the parameter `self`).
+    pub params: Vec<(syn::Ident, Type, bool)>,
+    /// The result type (`()` when none is written).
+    pub ret_ty: Type,
+    /// `f64` or `f32` when the signature names only one, or a twin's scalar parameter.
+    pub float_ty: Option<syn::Ident>,
+    /// The names that carry a derivative in `body`.
+    pub active: HashSet<String>,
+    /// The body as the lowering sees it (desugared).
+    pub body: syn::Block,
+    /// How each parameter enters the lowering.
+    pub specs: Vec<ParamSpec>,
+    /// The names of the parameters' cotangent accumulators (`__mochi_dp0`, …).
+    pub d_idents: Vec<syn::Ident>,
+}
+
+/// Analyses `func` (its signature already validated).
+pub fn analyse(func: &ItemFn) -> Analysis {
+    let mut params = Vec::new(); // (ident, type, mutability)
+    for a in &func.sig.inputs {
+        let pt = match a {
+            FnArg::Typed(pt) => pt,
+            // A method's receiver: the parameter `self` of type `&Self` (`&mut Self`, `Self`).
+            FnArg::Receiver(r) => {
+                let by_value_mut = r.reference.is_none() && r.mutability.is_some();
+                params.push((
+                    syn::Ident::new("self", proc_macro2::Span::call_site()),
+                    (*r.ty).clone(),
+                    by_value_mut,
+                ));
+                continue;
+            }
+        };
+        let Pat::Ident(pi) = &*pt.pat else {
+            unreachable!("checked by valid")
+        };
+        params.push((pi.ident.clone(), (*pt.ty).clone(), pi.mutability.is_some()));
+    }
+    let ret_ty: Type = match &func.sig.output {
+        ReturnType::Default => syn::parse_quote!(()),
+        ReturnType::Type(_, t) => (**t).clone(),
+    };
+    // Activity: parameters of float-carrying types, then a fixpoint over the body.
+    let mut active: HashSet<String> = params
+        .iter()
+        .filter(|(_, t, _)| !type_is_inactive(t))
+        .map(|(i, _, _)| i.to_string())
+        .collect();
+    // The derived rule works on a rewritten copy of the body (`mem::swap`, `iter_mut`
+    // loops); the primal is emitted as written.
+    // A twin's scalar is its float type: literals the derivation writes become
+    // `lit::<T>(..)`.
+    let float_ty = match func.sig.generics.type_params().next() {
+        Some(t) if t.ident == crate::twin::PARAM => Some(t.ident.clone()),
+        _ => signature_float_type(&func.sig),
+    };
+    let mut written_active = active.clone();
+    activity::analyse(&func.block, &mut written_active);
+    let body = crate::desugar::desugar(
+        &func.block,
+        float_ty.as_ref(),
+        &written_active,
+        Some(&ret_ty),
+    );
+    activity::analyse(&body, &mut active);
+
+    let assigned = assigned_names(&body);
+    let d_idents: Vec<_> = (0..params.len())
+        .map(|i| format_ident!("__mochi_dp{}", i))
+        .collect();
+    let specs: Vec<ParamSpec> = params
+        .iter()
+        .zip(&d_idents)
+        .map(|((i, t, _), d)| ParamSpec {
+            pat: syn::parse_quote!(#i),
+            cot: quote!((*#d)),
+            is_ref: type_is_ref(t),
+            active: !type_is_inactive(t),
+            recompute: type_is_inactive(t) && !type_is_ref(t) && !assigned.contains(&i.to_string()),
+        })
+        .collect();
+    Analysis {
+        params,
+        ret_ty,
+        float_ty,
+        active,
+        body,
+        specs,
+        d_idents,
+    }
+}
+
+/// Names assigned anywhere in the body (such parameters cannot be recomputed).
+fn assigned_names(block: &syn::Block) -> HashSet<String> {
+    struct V(HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for V {
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            if let Some(p) = crate::lower::Place::parse(&a.left) {
+                self.0.insert(p.root.to_string());
+            }
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            use syn::BinOp::*;
+            if matches!(
+                b.op,
+                AddAssign(_)
+                    | SubAssign(_)
+                    | MulAssign(_)
+                    | DivAssign(_)
+                    | RemAssign(_)
+                    | BitAndAssign(_)
+                    | BitOrAssign(_)
+                    | BitXorAssign(_)
+                    | ShlAssign(_)
+                    | ShrAssign(_)
+            ) {
+                if let Some(p) = crate::lower::Place::parse(&b.left) {
+                    self.0.insert(p.root.to_string());
+                }
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
+    }
+    let mut v = V(HashSet::new());
+    syn::visit::Visit::visit_block(&mut v, block);
+    v.0
+}
+
+/// `f64` or `f32` when the signature mentions exactly one of them.
+fn signature_float_type(sig: &syn::Signature) -> Option<syn::Ident> {
+    fn walk(ts: TokenStream, seen: &mut HashSet<String>) {
+        for t in ts {
+            match t {
+                proc_macro2::TokenTree::Ident(i) if i == "f64" || i == "f32" => {
+                    seen.insert(i.to_string());
+                }
+                proc_macro2::TokenTree::Group(g) => walk(g.stream(), seen),
+                _ => {}
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    walk(quote!(#sig), &mut seen);
+    if seen.len() == 1 {
+        seen.into_iter().next().map(|s| format_ident!("{}", s))
+    } else {
+        None
+    }
+}

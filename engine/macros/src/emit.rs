@@ -1,0 +1,313 @@
+//! The emission stage of `#[differentiable]`: the function as written and its
+//! companion module — the derived rule (`rrule`, `rrule_boxed`, `pullback`), the
+//! gradient functions (fused forward and reverse sweeps) and the higher-order
+//! companions — from the analysis and the lowered sweeps.
+
+use crate::analysis::Analysis;
+use crate::lower::Lowered;
+use crate::types::tangent_of;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use std::collections::HashSet;
+use syn::ItemFn;
+
+/// What the derivation adds around the lowered sweeps.
+pub struct Extras {
+    /// Items beside the function (a twin and its derived module).
+    pub beside: TokenStream,
+    /// Items in its module (the higher-order companions).
+    pub higher: TokenStream,
+    /// The missing-rule fallbacks of the rule methods the body calls.
+    pub fallbacks: TokenStream,
+    /// `#[differentiable(boxed)]`: `rrule` returns a boxed pullback.
+    pub boxed: bool,
+    /// Whether to write the rules and `gradient_into` (a twin has neither).
+    pub with_higher: bool,
+}
+
+/// The function as written and its companion module.
+pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras) -> TokenStream {
+    let name = &func.sig.ident;
+    let vis = &func.vis;
+    let Analysis {
+        params,
+        ret_ty,
+        d_idents,
+        ..
+    } = an;
+    let Extras {
+        beside,
+        higher,
+        fallbacks,
+        boxed,
+        with_higher,
+    } = extras;
+    // Generic functions: companions keep the parameters and bounds and add `Scalar`.
+    let generics = crate::generics::CompanionGenerics::new(&func.sig.generics);
+    let (gp, gw, tf, cap) = (
+        &generics.params,
+        &generics.predicates,
+        &generics.turbofish,
+        &generics.capture,
+    );
+    let Lowered {
+        top,
+        fwd,
+        result,
+        cots,
+        seed,
+        rev,
+    } = lowered;
+
+    let n = params.len();
+    let type_params: HashSet<String> = func
+        .sig
+        .generics
+        .type_params()
+        .map(|t| t.ident.to_string())
+        .collect();
+    let out_t = tangent_of(ret_ty, &type_params);
+    let arg_ts: Vec<_> = params
+        .iter()
+        .map(|(_, t, _)| tangent_of(t, &type_params))
+        .collect();
+    let args_t = quote!((#(#arg_ts,)*));
+    let cots_t = if n == 1 {
+        arg_ts[0].clone()
+    } else {
+        args_t.clone()
+    };
+    let pb_ctor = format_ident!("pullback{}", n);
+    let decls: Vec<_> = params
+        .iter()
+        .map(|(i, t, m)| {
+            let m = m.then(|| quote!(mut));
+            quote!(#m #i: #t)
+        })
+        .collect();
+    let names: Vec<_> = params.iter().map(|(i, _, _)| i.clone()).collect();
+    let ret = &ret_ty;
+    let pb_type = quote!(impl ::mochi::Pullback<Output = #out_t, Args = #args_t> + use<#cap>);
+
+    let shadow_use = if n == 1 {
+        quote!((shadow,))
+    } else {
+        quote!(shadows)
+    };
+    let shadow_arg = if n == 1 {
+        quote!(shadow)
+    } else {
+        quote!(shadows)
+    };
+    // The gradient functions run the forward and the reverse sweep in one body: no
+    // pullback closure is built or moved, and LLVM sees both sweeps at once.
+    let fused = |accs: TokenStream| {
+        quote! {
+            #[allow(unused_imports)]
+            use ::mochi::__private::rules::*;
+            #top
+            #fwd
+            let __mochi_result = #result;
+            {
+                let (#(#d_idents,)*) = #accs;
+                let __mochi_dy: #out_t = ::mochi::__private::seed();
+                #cots
+                #seed
+                #rev
+            }
+            __mochi_result
+        }
+    };
+    // `value_and_gradient` hands its own accumulators to `value_and_gradient_into`.
+    let as_shadow = if n == 1 {
+        quote!(&mut __mochi_c.0)
+    } else {
+        quote!(::mochi::Accumulators::as_mut(&mut __mochi_c))
+    };
+    let fused_shadow = fused(quote!(#shadow_use));
+    let rrule_body = quote! {
+        #[allow(unused_imports)]
+        use ::mochi::__private::rules::*;
+        #top
+        #fwd
+        let __mochi_result = #result;
+        let __mochi_pb = ::mochi::__private::#pb_ctor(
+            move |__mochi_dy: #out_t, (#(#d_idents,)*): (#(&mut #arg_ts,)*)| {
+                #cots
+                #seed
+                #rev
+            },
+        );
+        (__mochi_result, __mochi_pb)
+    };
+    let (rrule_sig_pb, rrule_def, rrule_boxed_def) = if boxed {
+        (
+            quote!(::mochi::BoxedPullback<#out_t, #args_t>),
+            quote! {
+                /// The derived reverse rule of the function (boxed pullback).
+                #[inline]
+                pub fn rrule #gp (#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) where #gw {
+                    let (y, pb) = rrule_unboxed #tf (#(#names),*);
+                    (y, ::mochi::BoxedPullback::new(pb))
+                }
+                #[doc(hidden)]
+                #[inline]
+                pub fn rrule_unboxed #gp (#(#decls),*) -> (#ret, #pb_type) where #gw { #rrule_body }
+            },
+            quote! {
+                #[doc(hidden)]
+                #[inline]
+                pub fn rrule_boxed #gp (#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) where #gw {
+                    rrule #tf (#(#names),*)
+                }
+            },
+        )
+    } else {
+        (
+            pb_type.clone(),
+            quote! {
+                /// The derived reverse rule of the function: its value and a pullback that
+                /// adds the cotangents of every argument into the accumulators it is given.
+                #[inline]
+                pub fn rrule #gp (#(#decls),*) -> (#ret, #pb_type) where #gw { #rrule_body }
+            },
+            quote! {
+                #[doc(hidden)]
+                #[inline]
+                pub fn rrule_boxed #gp (#(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, #args_t>) where #gw {
+                    let (y, pb) = rrule #tf (#(#names),*);
+                    (y, ::mochi::BoxedPullback::new(pb))
+                }
+            },
+        )
+    };
+    let _ = rrule_sig_pb;
+
+    let zeros = names
+        .iter()
+        .map(|i| quote!(::mochi::Tangent::zero_tangent(&#i)));
+    let zeros2 = zeros.clone();
+    let unwrap = if n == 1 {
+        quote!(__mochi_c.0)
+    } else {
+        quote!(__mochi_c)
+    };
+    let shadow_decl = if n == 1 {
+        quote!(shadow: &mut #cots_t)
+    } else {
+        let refs = arg_ts.iter().map(|t| quote!(&mut #t));
+        quote!(shadows: (#(#refs,)*))
+    };
+
+    let densify: Vec<TokenStream> = names
+        .iter()
+        .enumerate()
+        .map(|(k, i)| {
+            if n == 1 {
+                quote!(::mochi::Tangent::densify(&#i, &mut *shadow);)
+            } else {
+                let k = syn::Index::from(k);
+                quote!(::mochi::Tangent::densify(&#i, &mut *shadows.#k);)
+            }
+        })
+        .collect();
+    let fn_name = name.to_string();
+    let doc_mod =
+        format!("Derivatives of [`{fn_name}`](fn@{fn_name}), derived by `#[differentiable]`.");
+
+    // A twin is reached only through `gradient` (forward over reverse): its rules, its
+    // pullback and `gradient_into` are not written.
+    let (rules, gradient_into) = if with_higher {
+        (
+            quote! {
+                #rrule_def
+                #rrule_boxed_def
+
+                /// The value and a pullback: `pb(ȳ)` returns the cotangents of every argument.
+                #[inline]
+                pub fn pullback #gp (#(#decls),*) -> (#ret, impl FnOnce(#out_t) -> #cots_t + use<#cap>) where #gw {
+                    let mut __mochi_c: #args_t = (#(#zeros,)*);
+                    let (y, pb) = rrule #tf (#(#names),*);
+                    (y, move |dy: #out_t| {
+                        ::mochi::Pullback::pullback(pb, dy, ::mochi::Accumulators::as_mut(&mut __mochi_c));
+                        #unwrap
+                    })
+                }
+            },
+            quote! {
+                /// Adds the gradient into the caller's shadow buffers (zero them first).
+                #[inline]
+                pub fn gradient_into #gp (#(#decls,)* #shadow_decl)
+                where
+                    #gw
+                    for<'__mochi> #out_t: ::mochi::__private::Seed,
+                {
+                    let _ = value_and_gradient_into #tf (#(#names,)* #shadow_arg);
+                }
+            },
+        )
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
+    // A function called only through its gradients is not dead code.
+    let mut func = func.clone();
+    func.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    quote! {
+        #func
+        #beside
+
+        #[doc = #doc_mod]
+        #[allow(clippy::all, clippy::pedantic, unused_mut, unused_variables, unused_parens, non_snake_case, unreachable_code, unused_assignments, unused_braces, elided_lifetimes_in_paths)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #fallbacks
+
+            #rules
+
+            /// The value and the gradient with respect to every argument (a scalar output).
+            #[inline]
+            pub fn value_and_gradient #gp (#(#decls),*) -> (#ret, #cots_t)
+            where
+                #gw
+                for<'__mochi> #out_t: ::mochi::__private::Seed,
+            {
+                let mut __mochi_c: #args_t = (#(#zeros2,)*);
+                let y = {
+                    let #shadow_arg = #as_shadow;
+                    value_and_gradient_into #tf (#(#names,)* #shadow_arg)
+                };
+                (y, #unwrap)
+            }
+
+            /// The gradient with respect to every argument (a scalar output).
+            #[inline]
+            pub fn gradient #gp (#(#decls),*) -> #cots_t
+            where
+                #gw
+                for<'__mochi> #out_t: ::mochi::__private::Seed,
+            {
+                value_and_gradient #tf (#(#names),*).1
+            }
+
+            /// The value; the gradient is **added** into the caller's shadow buffers
+            /// (zero them first). With buffers of the right shape, steady-state calls
+            /// allocate nothing.
+            #[inline]
+            pub fn value_and_gradient_into #gp (#(#decls,)* #shadow_decl) -> #ret
+            where
+                #gw
+                for<'__mochi> #out_t: ::mochi::__private::Seed,
+            {
+                // Dense accumulators stay dense: no structured cotangent reaches the caller.
+                #(#densify)*
+                #fused_shadow
+            }
+
+            #gradient_into
+
+            #higher
+        }
+    }
+}

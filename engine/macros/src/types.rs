@@ -1,0 +1,89 @@
+//! Naming types in the companions' signatures: the tangent type of a parameter or a
+//! result.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use std::collections::HashSet;
+use syn::visit_mut::VisitMut;
+use syn::Type;
+
+/// Replaces every written lifetime (named, `'_`, or a reference's elided one) by
+/// `'static`: tangent types are named with `'static` lifetimes, since pullbacks own
+/// their data.
+struct Staticize;
+impl VisitMut for Staticize {
+    fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
+        r.lifetime = Some(syn::parse_quote!('static));
+        self.visit_type_mut(&mut r.elem);
+    }
+    fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
+        *l = syn::parse_quote!('static);
+    }
+}
+
+/// The tangent type of `ty`, nameable in a companion's signature.
+///
+/// A path type may hide a lifetime parameter that is not written (a view type alias
+/// `View<f64>` of `View<'a, f64>`), which the macro cannot see. Such a type is named as
+/// the output of `fn(&'static ()) -> ty`, where the elision rules make every hidden
+/// lifetime `'static` (`TangentOfOutput` in the core). Types that cannot hide one (the
+/// primitive types and the function's type parameters, inside references, tuples,
+/// slices and arrays) are named directly, which keeps compiler messages short.
+pub fn tangent_of(ty: &Type, type_params: &HashSet<String>) -> TokenStream {
+    let mut t = ty.clone();
+    Staticize.visit_type_mut(&mut t);
+    if may_hide_lifetime(&t, type_params) {
+        quote!(<fn(&'static ()) -> #t as ::mochi::__private::TangentOfOutput>::Tangent)
+    } else {
+        quote!(<#t as ::mochi::Tangent>::Tangent)
+    }
+}
+
+/// Does `ty` hold a path type other than a primitive type or a type parameter?
+fn may_hide_lifetime(ty: &Type, type_params: &HashSet<String>) -> bool {
+    struct Find<'a> {
+        type_params: &'a HashSet<String>,
+        found: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Find<'_> {
+        fn visit_type_path(&mut self, p: &'ast syn::TypePath) {
+            let plain = p.qself.is_none()
+                && p.path.get_ident().is_some_and(|i| {
+                    let n = i.to_string();
+                    self.type_params.contains(&n) || is_primitive(&n)
+                });
+            if !plain {
+                self.found = true;
+            }
+        }
+    }
+    let mut f = Find {
+        type_params,
+        found: false,
+    };
+    syn::visit::Visit::visit_type(&mut f, ty);
+    f.found
+}
+
+fn is_primitive(name: &str) -> bool {
+    matches!(
+        name,
+        "f32"
+            | "f64"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "i128"
+            | "isize"
+            | "u8"
+            | "u16"
+            | "u32"
+            | "u64"
+            | "u128"
+            | "usize"
+            | "bool"
+            | "char"
+            | "str"
+    )
+}
