@@ -63,25 +63,8 @@ pub fn type_is_inactive(ty: &Type) -> bool {
                     }
                 }
             }
-            matches!(
-                name.as_str(),
-                "i8" | "i16"
-                    | "i32"
-                    | "i64"
-                    | "i128"
-                    | "isize"
-                    | "u8"
-                    | "u16"
-                    | "u32"
-                    | "u64"
-                    | "u128"
-                    | "usize"
-                    | "bool"
-                    | "char"
-                    | "str"
-                    | "String"
-                    | "NoTangent"
-            )
+            NO_TANGENT_PRIMITIVES.contains(&name.as_str())
+                || matches!(name.as_str(), "String" | "NoTangent")
         }
         Type::Reference(r) => type_is_inactive(&r.elem),
         Type::Slice(s) => type_is_inactive(&s.elem),
@@ -504,3 +487,9 @@ impl syn::parse::Parse for ExprRepeatBody {
         Ok(ExprRepeatBody(e))
     }
 }
+
+/// The primitive types that carry no derivative.
+pub const NO_TANGENT_PRIMITIVES: &[&str] = &[
+    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "bool",
+    "char", "str",
+];

@@ -66,24 +66,5 @@ fn may_hide_lifetime(ty: &Type, type_params: &HashSet<String>) -> bool {
 }
 
 fn is_primitive(name: &str) -> bool {
-    matches!(
-        name,
-        "f32"
-            | "f64"
-            | "i8"
-            | "i16"
-            | "i32"
-            | "i64"
-            | "i128"
-            | "isize"
-            | "u8"
-            | "u16"
-            | "u32"
-            | "u64"
-            | "u128"
-            | "usize"
-            | "bool"
-            | "char"
-            | "str"
-    )
+    matches!(name, "f32" | "f64") || crate::activity::NO_TANGENT_PRIMITIVES.contains(&name)
 }

@@ -630,14 +630,7 @@ impl Lowerer {
                 n: Some(n),
             }
         };
-        code.rev.push(match o.cot() {
-            Some(c) => Rev::Acc {
-                into: c.clone(),
-                value: taken,
-                how: AccKind::Plain,
-            },
-            None => Rev::Drop(taken),
-        });
+        code.rev.push(Rev::back_into(o.cot(), taken));
         code.rev.extend(sub_decl);
         Some(Operand::Inactive(quote!(())))
     }

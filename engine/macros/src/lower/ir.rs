@@ -254,6 +254,21 @@ pub mod rt {
     }
 }
 
+impl Rev {
+    /// `value` added into the operand cotangent `into`, or taken and dropped when the
+    /// operand carries none.
+    pub fn back_into(into: Option<&TokenStream>, value: Adj) -> Rev {
+        match into {
+            Some(c) => Rev::Acc {
+                into: c.clone(),
+                value,
+                how: AccKind::Plain,
+            },
+            None => Rev::Drop(value),
+        }
+    }
+}
+
 /// Forward statements and reverse pieces of some code; `rev` in *forward* order.
 #[derive(Default)]
 pub struct Code {

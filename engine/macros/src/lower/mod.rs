@@ -693,14 +693,7 @@ impl Lowerer {
             return;
         }
         let back = self.bind_pattern_fresh(pat, true, is_ref, code, true);
-        code.rev.push(match o.cot() {
-            Some(c) => Rev::Acc {
-                into: c.clone(),
-                value: back,
-                how: AccKind::Plain,
-            },
-            None => Rev::Drop(back),
-        });
+        code.rev.push(Rev::back_into(o.cot(), back));
     }
 
     /// Binds the names of `pat` as new variables; returns the reverse expression that
@@ -917,14 +910,7 @@ impl Lowerer {
             quote!(#rv = ::core::option::Option::Some(#val); #flag = true;),
         ));
         let value = Adj::Take(quote!(#rc));
-        code.rev.push(match o.cot() {
-            Some(c) => Rev::Acc {
-                into: c.clone(),
-                value,
-                how: AccKind::Plain,
-            },
-            None => Rev::Drop(value),
-        });
+        code.rev.push(Rev::back_into(o.cot(), value));
     }
 
     // ------------------------------------------------------------------ places
@@ -960,14 +946,7 @@ impl Lowerer {
                 code.fwd.push(pin);
             }
         }
-        code.rev.push(match o.cot() {
-            Some(c) => Rev::Acc {
-                into: c.clone(),
-                value: take,
-                how: AccKind::Plain,
-            },
-            None => Rev::Drop(take),
-        });
+        code.rev.push(Rev::back_into(o.cot(), take));
     }
 
     /// The forward place and the reverse "take the cotangent of this place" expression.
