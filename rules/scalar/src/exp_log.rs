@@ -10,16 +10,16 @@ unary_rules! {
     /// which loses all precision for very negative `x`.
     ExpM1Rule::exp_m1, ExpM1Pullback: |x| x.exp_m1(), |x, _y| x.exp();
     /// `x.ln()`: d/dx = 1/x (`+∞` at 0; `NaN` below, where the primal is `NaN`).
-    LnRule::ln, LnPullback: |x| x.ln(), |x, y| if y.is_nan() { T::NAN } else { x.recip() };
+    LnRule::ln, LnPullback: |x| x.ln(), lazy |x, y| if y.is_nan() { T::NAN } else { x.recip() };
     /// `x.log2()`: d/dx = 1/(x·ln 2) (`NaN` where the primal is).
     Log2Rule::log2, Log2Pullback: |x| x.log2(),
-        |x, y| if y.is_nan() { T::NAN } else { (x * T::LN_2).recip() };
+        lazy |x, y| if y.is_nan() { T::NAN } else { (x * T::LN_2).recip() };
     /// `x.log10()`: d/dx = 1/(x·ln 10) (`NaN` where the primal is).
     Log10Rule::log10, Log10Pullback: |x| x.log10(),
-        |x, y| if y.is_nan() { T::NAN } else { (x * T::LN_10).recip() };
+        lazy |x, y| if y.is_nan() { T::NAN } else { (x * T::LN_10).recip() };
     /// `x.ln_1p()` (`ln(1 + x)`): d/dx = 1/(1 + x) (`NaN` where the primal is).
     Ln1pRule::ln_1p, Ln1pPullback: |x| x.ln_1p(),
-        |x, y| if y.is_nan() { T::NAN } else { (T::ONE + x).recip() };
+        lazy |x, y| if y.is_nan() { T::NAN } else { (T::ONE + x).recip() };
 }
 
 binary_rules! {

@@ -10,14 +10,14 @@ unary_rules! {
     TanhRule::tanh, TanhPullback: |x| x.tanh(), |_x, y| T::ONE - y * y;
     /// `x.asinh()`: d/dx = 1/√(x² + 1), computed as 1/hypot(x, 1) so that large `x`
     /// does not overflow.
-    AsinhRule::asinh, AsinhPullback: |x| x.asinh(), |x, _y| x.hypot(T::ONE).recip();
+    AsinhRule::asinh, AsinhPullback: |x| x.asinh(), lazy |x, _y| x.hypot(T::ONE).recip();
     /// `x.acosh()`: d/dx = 1/√(x² − 1), computed as 1/√((x − 1)(x + 1)) (`+∞` at 1,
     /// `NaN` below, like the primal).
-    AcoshRule::acosh, AcoshPullback: |x| x.acosh(), |x, _y| ((x - T::ONE) * (x + T::ONE)).sqrt().recip();
+    AcoshRule::acosh, AcoshPullback: |x| x.acosh(), lazy |x, _y| ((x - T::ONE) * (x + T::ONE)).sqrt().recip();
     /// `x.atanh()`: d/dx = 1/(1 − x²), computed as 1/((1 − x)(1 + x)) (`+∞` at ±1;
     /// `NaN` outside, where the primal is).
     AtanhRule::atanh, AtanhPullback: |x| x.atanh(),
-        |x, y| if y.is_nan() { T::NAN } else { ((T::ONE - x) * (T::ONE + x)).recip() };
+        lazy |x, y| if y.is_nan() { T::NAN } else { ((T::ONE - x) * (T::ONE + x)).recip() };
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@ use mochi_core::{Call, NoTangent, Pullback, Real, Scalar};
 
 unary_rules! {
     /// `x.sqrt()`: d/dx = 1/(2√x) = 1/(2y) (`+∞` at 0, `NaN` below, like the primal).
-    SqrtRule::sqrt, SqrtPullback: |x| x.sqrt(), |_x, y| (T::TWO * y).recip();
+    SqrtRule::sqrt, SqrtPullback: |x| x.sqrt(), lazy |_x, y| (T::TWO * y).recip();
     /// `x.cbrt()`: d/dx = 1/(3·∛x²) = 1/(3y²) (`+∞` at 0).
-    CbrtRule::cbrt, CbrtPullback: |x| x.cbrt(), |_x, y| (T::from_f64(3.0) * y * y).recip();
+    CbrtRule::cbrt, CbrtPullback: |x| x.cbrt(), lazy |_x, y| (T::from_f64(3.0) * y * y).recip();
     /// `x.recip()`: d/dx = −1/x² = −y².
     RecipRule::recip, RecipPullback: |x| x.recip(), |_x, y| -(y * y);
 }

@@ -12,11 +12,11 @@ unary_rules! {
     TanRule::tan, TanPullback: |x| x.tan(), |_x, y| T::ONE + y * y;
     /// `x.asin()`: d/dx = 1/√(1 − x²), computed as 1/√((1 − x)(1 + x)) to keep its
     /// precision near ±1 (`+∞` at ±1, `NaN` outside, like the primal).
-    AsinRule::asin, AsinPullback: |x| x.asin(), |x, _y| ((T::ONE - x) * (T::ONE + x)).sqrt().recip();
+    AsinRule::asin, AsinPullback: |x| x.asin(), lazy |x, _y| ((T::ONE - x) * (T::ONE + x)).sqrt().recip();
     /// `x.acos()`: d/dx = −1/√(1 − x²), computed as −1/√((1 − x)(1 + x)).
-    AcosRule::acos, AcosPullback: |x| x.acos(), |x, _y| -((T::ONE - x) * (T::ONE + x)).sqrt().recip();
+    AcosRule::acos, AcosPullback: |x| x.acos(), lazy |x, _y| -((T::ONE - x) * (T::ONE + x)).sqrt().recip();
     /// `x.atan()`: d/dx = 1/(1 + x²).
-    AtanRule::atan, AtanPullback: |x| x.atan(), |x, _y| (T::ONE + x * x).recip();
+    AtanRule::atan, AtanPullback: |x| x.atan(), lazy |x, _y| (T::ONE + x * x).recip();
     /// `x.to_degrees()`: d/dx = 180/π (the same constant the primal multiplies by).
     ToDegreesRule::to_degrees, ToDegreesPullback: |x| x.to_degrees(), |_x, _y| T::ONE.to_degrees();
     /// `x.to_radians()`: d/dx = π/180.

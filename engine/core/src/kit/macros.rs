@@ -42,19 +42,34 @@ macro_rules! __kit_rule_trait {
 /// Rules of one scalar argument: `Trait::method, Pullback: |x| forward, |x, y| dy/dx;`.
 ///
 /// Declares the trait (as [`rule_trait!`](crate::kit::rule_trait)), a pullback struct
-/// `Pullback<S>` that stores `dy/dx` (computed beside the value in the forward sweep), and implements both once for every
-/// [`Scalar`](crate::Scalar) `S` (`f64`, `f32`, [`Dual`](crate::Dual)), so that generic
-/// code bounded by `Scalar` has the rule; the pullback adds `ȳ · dy/dx` into `x̄`.
-/// Inside the expressions `x` and `y` are of type `T`, a [`Real`](crate::Real) (the
-/// scalar itself): write constants as `T::ONE`, `T::TWO`, `T::from_f64(0.5)`.
+/// `Pullback<S>`, and implements both once for every [`Scalar`](crate::Scalar) `S`
+/// (`f64`, `f32`, [`Dual`](crate::Dual)), so that generic code bounded by `Scalar` has
+/// the rule; the pullback adds `ȳ · dy/dx` into `x̄`. Inside the expressions `x` and
+/// `y` are of type `T`, a [`Real`](crate::Real) (the scalar itself): write constants as
+/// `T::ONE`, `T::TWO`, `T::from_f64(0.5)`.
+///
+/// Where `dy/dx` is computed is the rule's choice:
+/// - by default, **beside the value** in the forward sweep, and the pullback stores it
+///   (one float). Right where the derivative is cheap or shares work with the value:
+///   `sin x` and `cos x` of one `x` become one `sincos` call; `exp`'s is `y` itself.
+/// - with `lazy` before the derivative (`|x| x.ln(), lazy |x, y| x.recip();`), **in the
+///   reverse sweep**: the pullback stores `x` and `y` and computes it there. Right where
+///   the derivative is dear (a division, a square root): computed in the forward sweep
+///   it would lengthen the primal's chain of dependent operations.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kit_unary_rules {
     ($(
         $(#[$doc:meta])*
         $Trait:ident :: $method:ident, $Pullback:ident:
-            |$x:ident| $forward:expr, |$px:ident, $py:ident| $derivative:expr;
+            |$x:ident| $forward:expr, $($mode:ident)? |$px:ident, $py:ident| $derivative:expr;
     )*) => {$(
+        $crate::kit::unary_rules!(
+            @one [$($mode)?] [$(#[$doc])*] $Trait $method $Pullback $x ($forward) $px $py ($derivative)
+        );
+    )*};
+    (@one [] [$(#[$doc:meta])*] $Trait:ident $method:ident $Pullback:ident $x:ident ($forward:expr)
+        $px:ident $py:ident ($derivative:expr)) => {
         $crate::kit::rule_trait!($(#[$doc])* $Trait::$method);
 
         #[doc = concat!("The pullback of [`", stringify!($Trait), "`]: holds `dy/dx`.")]
@@ -75,9 +90,6 @@ macro_rules! __kit_unary_rules {
                 let x: S = *self.0 .0;
                 let $x: T = $crate::Scalar::as_real(x);
                 let y: T = $forward;
-                // The derivative is computed here, beside the value: one float saved
-                // instead of two, and `sin x` and `cos x` of one `x` become one
-                // `sincos` call.
                 let ($px, $py): (T, T) = ($x, y);
                 let derivative = S::of_real($derivative);
                 (S::of_real(y), $Pullback { derivative })
@@ -98,7 +110,51 @@ macro_rules! __kit_unary_rules {
                 *dx += dy * self.derivative;
             }
         }
-    )*};
+    };
+    (@one [lazy] [$(#[$doc:meta])*] $Trait:ident $method:ident $Pullback:ident $x:ident
+        ($forward:expr) $px:ident $py:ident ($derivative:expr)) => {
+        $crate::kit::rule_trait!($(#[$doc])* $Trait::$method);
+
+        #[doc = concat!("The pullback of [`", stringify!($Trait), "`]: holds `x` and `y`.")]
+        #[derive(Clone, Copy, Debug)]
+        pub struct $Pullback<S> {
+            x: S,
+            y: S,
+        }
+
+        impl<S, T> $Trait for $crate::Call<(&S,)>
+        where
+            S: $crate::Scalar<Real = T>,
+            T: $crate::Real,
+        {
+            type Output = S;
+            type Pullback = $Pullback<S>;
+            #[inline(always)]
+            fn $method(self) -> (S, $Pullback<S>) {
+                let x: S = *self.0 .0;
+                let $x: T = $crate::Scalar::as_real(x);
+                let y = S::of_real($forward);
+                (y, $Pullback { x, y })
+            }
+        }
+
+        impl<S, T> $crate::Pullback for $Pullback<S>
+        where
+            S: $crate::Scalar<Real = T>,
+            T: $crate::Real,
+        {
+            type Output = S;
+            type Args = (S,);
+            #[inline(always)]
+            fn pullback(self, dy: S, (dx,): (&mut S,)) {
+                let ($px, $py): (T, T) = (
+                    $crate::Scalar::as_real(self.x),
+                    $crate::Scalar::as_real(self.y),
+                );
+                *dx += dy * S::of_real($derivative);
+            }
+        }
+    };
 }
 
 /// Rules of two scalar arguments of one type:
