@@ -566,6 +566,41 @@ impl<V: TangentVector> AccUnwrapped<V> for V {
     }
 }
 
+/// `*dst += v` for the cotangent `v` of `Some(e)` (an `Option`) and the cotangent `dst`
+/// of `e`: nothing when `v` is `None`, the structural zero.
+#[inline(always)]
+#[track_caller]
+pub fn acc_some<T: TangentVector>(dst: &mut T, v: Option<T>) {
+    if let Some(v) = v {
+        dst.accumulate(v);
+    }
+}
+
+/// Whether an `Option` is `Some` or a `Result` is `Ok`: `o.unwrap_or(d)` takes the
+/// value's branch.
+pub trait Present {
+    /// `is_some()` / `is_ok()`.
+    fn present(&self) -> bool;
+}
+impl<T> Present for Option<T> {
+    #[inline(always)]
+    fn present(&self) -> bool {
+        self.is_some()
+    }
+}
+impl<T, E> Present for Result<T, E> {
+    #[inline(always)]
+    fn present(&self) -> bool {
+        self.is_ok()
+    }
+}
+
+/// [`Present::present`].
+#[inline(always)]
+pub fn present<W: Present>(w: &W) -> bool {
+    w.present()
+}
+
 /// `*dst += v` for the cotangent `v` of `w.unwrap()` and the cotangent `dst` of `w`.
 #[inline(always)]
 #[track_caller]

@@ -1476,6 +1476,36 @@ impl VisitMut for Desugar {
                     *e = r;
                 }
             }
+            // `o.unwrap_or(d)`, `o.unwrap_or_else(|| d)` of a differentiable `Option` or
+            // `Result`: the branch taken is tested, so the cotangent goes to the value
+            // or to `d`.
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "unwrap_or" | "unwrap_or_else"
+                ) && m.args.len() == 1
+                    && (mentions_active(&m.receiver, &self.active)
+                        || mentions_active(&m.args[0], &self.active)) =>
+            {
+                let default: Expr = if m.method == "unwrap_or" {
+                    m.args[0].clone()
+                } else {
+                    match &m.args[0] {
+                        Expr::Closure(c) if c.inputs.is_empty() => (*c.body).clone(),
+                        _ => return,
+                    }
+                };
+                let o = format_ident!("__mochi_or", span = span);
+                let recv = &m.receiver;
+                *e = syn::parse_quote_spanned!(span=> {
+                    let #o = #recv;
+                    if ::mochi::no_grad(::mochi::__private::present(&#o)) {
+                        #o.unwrap()
+                    } else {
+                        #default
+                    }
+                });
+            }
             // `v.reverse()` of a differentiable buffer: swaps from both ends.
             Expr::MethodCall(m)
                 if m.method == "reverse"

@@ -5,7 +5,11 @@
 //! views by value in iterator adapters, columns (not contiguous), `var`/`std`, arrays
 //! made from a `Vec`.
 
-#![allow(clippy::needless_range_loop, clippy::ptr_arg)]
+#![allow(
+    clippy::needless_range_loop,
+    clippy::ptr_arg,
+    clippy::unnecessary_lazy_evaluations
+)]
 
 mod common;
 use mochi::prelude::*;
@@ -187,6 +191,35 @@ fn struct_chain(terms: &[Term], x: f64) -> f64 {
             .sum::<f64>()
 }
 
+/// An `Option` built with `Some(..)` and a `Result` with `Ok(..)`, returned by helpers
+/// and read with `unwrap_or`, `unwrap_or_else` and `?`-free matching.
+#[differentiable]
+fn first_square(x: &[f64]) -> Option<f64> {
+    if x.is_empty() {
+        None
+    } else {
+        Some(x[0] * x[0])
+    }
+}
+
+#[differentiable]
+fn checked_log(v: f64) -> Result<f64, String> {
+    if v > 0.0 {
+        Ok(v.ln())
+    } else {
+        Err(format!("log of {v}"))
+    }
+}
+
+#[differentiable]
+fn options_and_results(x: &[f64], d: f64) -> f64 {
+    let a = first_square(x).unwrap_or(d);
+    let b = first_square(&x[3..]).unwrap_or_else(|| d * d);
+    let c = checked_log(x[1]).unwrap_or(0.0);
+    let e = checked_log(-x[1] * x[1]).unwrap_or(d.sin());
+    a + b * c + e
+}
+
 mod checked {
     use crate::check;
     use ndarray::array;
@@ -221,6 +254,11 @@ mod checked {
             ],
             0.4_f64
         ),
+        |a| (&a.0, a.1)
+    );
+    check!(
+        options_and_results,
+        (vec![0.3_f64, 1.2, 0.8], 0.7_f64),
         |a| (&a.0, a.1)
     );
     check!(grown_buffers, (vec![0.3_f64, -1.2, 0.8], 0.7_f64), |a| (

@@ -855,6 +855,18 @@ impl Lowerer {
             self.err(c, format!("mochi: `{last}` is a local variable; calls through a closure or a function pointer cannot be differentiated; make it a `#[differentiable]` function and call it by name"));
             return Operand::Inactive(quote!(#c));
         }
+        // `Some(e)`, `Ok(e)`: an `Option`'s cotangent is an `Option` (its `Some` part
+        // goes back into `e`'s), a `Result`'s is its value's own.
+        if segs.len() == 1 && matches!(last.as_str(), "Some" | "Ok") && c.args.len() == 1 {
+            let o = self.lower_expr(&c.args[0], code);
+            let v = o.val();
+            let how = if last == "Some" {
+                AccKind::FromSome
+            } else {
+                AccKind::Plain
+            };
+            return self.derived_value(quote!(#fp(#v)), &o, how, code);
+        }
         if segs.len() == 1 && last.chars().next().is_some_and(char::is_uppercase) {
             self.err(c, format!("mochi: building `{last}(..)` from a differentiable value is not supported; return the value itself, or a tuple or a struct deriving `Tangent`"));
             return Operand::Inactive(quote!(#c));

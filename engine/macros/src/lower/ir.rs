@@ -143,6 +143,8 @@ pub enum AccKind {
     Unwrapped,
     /// From a value of another cotangent type (an array into a slice's `Vec`).
     From,
+    /// From an `Option`'s cotangent into its `Some` value's (nothing from `None`).
+    FromSome,
 }
 
 /// A statement of the reverse sweep.
@@ -431,6 +433,7 @@ impl ToTokens for Rev {
                     AccKind::Plain => quote!(acc),
                     AccKind::Unwrapped => quote!(acc_unwrapped),
                     AccKind::From => quote!(acc_from),
+                    AccKind::FromSome => quote!(acc_some),
                 };
                 quote!(let __mochi_v = #value; ::mochi::__private::#f(&mut #into, __mochi_v);)
             }

@@ -327,7 +327,7 @@ impl Lowerer {
 
     /// A new value `val` whose cotangent is added (`how`) into `from`'s in the reverse
     /// sweep.
-    fn derived_value(
+    pub(super) fn derived_value(
         &mut self,
         val: TokenStream,
         from: &Operand,
