@@ -261,6 +261,21 @@ pub trait Matrix {}
 #[cfg(feature = "ndarray")]
 impl Matrix for ndarray::Ix2 {}
 
+/// The multi-index (as `indexed_iter` gives it: `i` for one dimension, `(i, j)` for
+/// two, …) of element `k` of `a` in logical order.
+#[cfg(feature = "ndarray")]
+#[inline]
+pub fn unravel<S: Data, D: Dimension>(a: &ArrayBase<S, D>, mut k: usize) -> D::Pattern {
+    let shape = a.raw_dim();
+    let mut index = D::zeros(shape.ndim());
+    for axis in (0..shape.ndim()).rev() {
+        let n = shape[axis].max(1);
+        index[axis] = k % n;
+        k /= n;
+    }
+    index.into_pattern()
+}
+
 /// Axis `n` of an array: `outer_iter()` walks `index_axis(axis(0), k)`.
 #[cfg(feature = "ndarray")]
 #[inline(always)]
@@ -526,6 +541,16 @@ impl<T: TangentVector, const N: usize> AccumulateFrom<Vec<T>> for [T; N] {
         for (d, s) in self.iter_mut().zip(src) {
             d.accumulate(s);
         }
+    }
+}
+
+/// `a.to_vec()`, `a.as_slice()` of a one-dimensional array: the `Vec` cotangent of the
+/// result goes back into the array's.
+#[cfg(feature = "ndarray")]
+impl<T: TangentVector> AccumulateFrom<Vec<T>> for ndarray::Array1<T> {
+    #[track_caller]
+    fn accumulate_from(&mut self, src: Vec<T>) {
+        self.accumulate(ndarray::Array1::from(src));
     }
 }
 

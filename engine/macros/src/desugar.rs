@@ -1506,6 +1506,16 @@ impl VisitMut for Desugar {
                     }
                 });
             }
+            // `a.mapv_inplace(f)` of a differentiable array: `a = a.mapv(f)`.
+            Expr::MethodCall(m)
+                if m.method == "mapv_inplace"
+                    && m.args.len() == 1
+                    && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_))
+                    && mentions_active(&m.receiver, &self.active) =>
+            {
+                let (a, f) = (&m.receiver, &m.args[0]);
+                *e = syn::parse_quote_spanned!(span=> #a = #a.mapv(#f));
+            }
             // `v.reverse()` of a differentiable buffer: swaps from both ends.
             Expr::MethodCall(m)
                 if m.method == "reverse"

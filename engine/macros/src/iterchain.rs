@@ -85,6 +85,9 @@ enum Line {
     Row,
     /// `a.column(k)` for `k` in `0..a.ncols()`.
     Column,
+    /// `a.indexed_iter()`: `(index, &a[index])` for the multi-index of every element in
+    /// logical order (`unravel` of `k` in `0..a.len()`).
+    Indexed,
 }
 
 /// `a.axis_iter(axis)`, `a.outer_iter()`, `a.rows()`, `a.columns()` (also followed by
@@ -103,6 +106,7 @@ fn lines(e: &Expr) -> Option<Stage> {
         ("outer_iter", 0) => Line::Along(syn::parse_quote!(::mochi::__private::axis(0))),
         ("rows", 0) => Line::Row,
         ("columns", 0) => Line::Column,
+        ("indexed_iter", 0) => Line::Indexed,
         _ => return None,
     };
     Some(Stage::Lines { seq, line })
@@ -467,6 +471,7 @@ impl<'a> Writer<'a> {
                 Line::Along(a) => quote_spanned!(span=> ::mochi::no_grad(#seq.len_of(#a))),
                 Line::Row => quote_spanned!(span=> ::mochi::no_grad(#seq.nrows())),
                 Line::Column => quote_spanned!(span=> ::mochi::no_grad(#seq.ncols())),
+                Line::Indexed => quote_spanned!(span=> ::mochi::no_grad(#seq.len())),
             },
             Stage::StepBy(s) => {
                 let l = self.len(rest)?;
@@ -520,12 +525,26 @@ impl<'a> Writer<'a> {
                 }
             }
             Stage::StepBy(s) => self.item(rest, quote_spanned!(span=> (#k) * (#s)), body)?,
+            Stage::Lines {
+                seq,
+                line: Line::Indexed,
+            } => {
+                let ix = self.fresh("ix");
+                body.push(quote_spanned!(span=>
+                    let #ix = ::mochi::no_grad(::mochi::__private::unravel(&#seq, #k));
+                ));
+                Item::Tuple(vec![
+                    Item::Leaf(syn::parse_quote_spanned!(span=> #ix), false),
+                    Item::Leaf(syn::parse_quote_spanned!(span=> #seq[#ix]), true),
+                ])
+            }
             Stage::Lines { seq, line } => {
                 let v = self.fresh("line");
                 body.push(match line {
                     Line::Along(a) => quote_spanned!(span=> let #v = #seq.index_axis(#a, #k);),
                     Line::Row => quote_spanned!(span=> let #v = #seq.row(#k);),
                     Line::Column => quote_spanned!(span=> let #v = #seq.column(#k);),
+                    Line::Indexed => unreachable!("handled above"),
                 });
                 Item::Leaf(syn::parse_quote_spanned!(span=> #v), false)
             }
@@ -658,6 +677,15 @@ impl<'a> Writer<'a> {
                 for (q, it) in t.elems.iter().zip(items) {
                     self.bind(q, it, body, deref)?;
                 }
+                Some(())
+            }
+            // A tuple of integers by value (`indexed_iter`'s `(i, j)`): destructured.
+            (Pat::Tuple(t), Item::Leaf(e, false))
+                if t.elems
+                    .iter()
+                    .all(|q| matches!(q, Pat::Ident(_) | Pat::Wild(_))) =>
+            {
+                body.push(quote_spanned!(span=> let #t = #e;));
                 Some(())
             }
             _ => None,

@@ -220,6 +220,28 @@ fn options_and_results(x: &[f64], d: f64) -> f64 {
     a + b * c + e
 }
 
+/// Matrices in iterator adapters (an L2 penalty on a weight matrix, a transpose
+/// zipped with the matrix), `indexed_iter`, `mapv_inplace` and `to_vec` of an array.
+#[differentiable]
+fn matrix_idioms(w: &Array2<f64>, x: &Array1<f64>) -> f64 {
+    let h = w.dot(x);
+    let penalty = 0.01 * w.iter().map(|v| v * v).sum::<f64>();
+    let sym = w.t().iter().zip(w.iter()).map(|(p, q)| p * q).sum::<f64>();
+    let mut weighted = 0.0;
+    for ((i, j), v) in w.indexed_iter() {
+        weighted += v * (i + 2 * j) as f64;
+    }
+    let mut e = w.clone();
+    e.mapv_inplace(|v| v.exp());
+    let hv = h.to_vec();
+    h.iter().map(|v| v.tanh()).sum::<f64>()
+        + penalty
+        + sym
+        + weighted
+        + e.sum() * hv[0]
+        + x.indexed_iter().map(|(i, v)| v * i as f64).sum::<f64>()
+}
+
 mod checked {
     use crate::check;
     use ndarray::array;
@@ -260,6 +282,14 @@ mod checked {
         options_and_results,
         (vec![0.3_f64, 1.2, 0.8], 0.7_f64),
         |a| (&a.0, a.1)
+    );
+    check!(
+        matrix_idioms,
+        (
+            array![[0.5_f64, 1.0, -0.3], [2.0, 0.1, 0.7]],
+            array![0.4_f64, -1.1, 0.6]
+        ),
+        |a| (&a.0, &a.1)
     );
     check!(grown_buffers, (vec![0.3_f64, -1.2, 0.8], 0.7_f64), |a| (
         &a.0, a.1

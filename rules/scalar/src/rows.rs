@@ -178,10 +178,11 @@ pub trait IterRowsZipMapSumRule {
 
 /// The pullback of `Σ f(rowᵢ, yᵢ)`.
 #[allow(clippy::type_complexity)]
-pub struct IterRowsZipMapSumPullback<E, P: 'static, W, C> {
+pub struct IterRowsZipMapSumPullback<E: SeqCot, P: 'static, W, C> {
     pbs: Stack<P>,
     len: usize,
-    lens: (usize, usize),
+    rows: usize,
+    shape: E::Shape,
     _e: std::marker::PhantomData<(fn(&E), W, C)>,
 }
 
@@ -221,7 +222,8 @@ where
             IterRowsZipMapSumPullback {
                 pbs,
                 len: x.len().min(y.len()),
-                lens: (x.len(), y.len()),
+                rows: x.len(),
+                shape: self.0 .1.shape(),
                 _e: std::marker::PhantomData,
             },
         )
@@ -241,8 +243,8 @@ where
     #[inline(always)]
     #[track_caller]
     fn pullback(mut self, dy: T, (dx, dy_, dcaps): (&mut Vec<W>, &mut E, &mut C)) {
-        densify_rows(dx, self.lens.0);
-        dy_.densify(self.lens.1);
+        densify_rows(dx, self.rows);
+        let dy_ = dy_.dense(&self.shape);
         for i in (0..self.len).rev() {
             self.pbs
                 .pop()

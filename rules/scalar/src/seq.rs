@@ -25,21 +25,27 @@ impl<S: Scalar> Elem for S {
 pub trait Sequence {
     /// The element type.
     type Elem: Elem;
-    /// The cotangent type (`Vec<T>`, `[T; N]`, `Array1<T>`).
+    /// The cotangent type (`Vec<T>`, `[T; N]`, `Array<T, D>`, an nalgebra vector).
     type Cot: SeqCot<Elem = Self::Elem>;
-    /// The elements, in order: borrowed when they lie in order in memory, copied
-    /// otherwise (a column of a matrix, a reversed view).
+    /// The elements, in logical order: borrowed when they lie in that order in memory,
+    /// copied otherwise (a column of a matrix, a transposed view).
     fn elems(&self) -> std::borrow::Cow<'_, [Self::Elem]>;
+    /// The shape its cotangent is made dense with.
+    fn shape(&self) -> <Self::Cot as SeqCot>::Shape;
 }
 
-/// The cotangent of a sequence: indexed like it, and made dense before a pullback
-/// writes into it. Pullbacks are generic over it, not over the sequence, so that a
-/// sequence that borrows (an array view) gives a pullback that does not.
-pub trait SeqCot: TangentVector + std::ops::IndexMut<usize, Output = Self::Elem> {
+/// The cotangent of a sequence, made dense (in the sequence's shape) before a pullback
+/// writes its elements in logical order. Pullbacks are generic over it, not over the
+/// sequence, so that a sequence that borrows (an array view) gives a pullback that
+/// does not.
+pub trait SeqCot: TangentVector {
     /// The element type.
     type Elem: Elem;
-    /// Makes `self` a dense zero of length `len` unless it is already dense.
-    fn densify(&mut self, len: usize);
+    /// What makes a structural zero dense: a length, an array's dimension.
+    type Shape: Clone + 'static;
+    /// Makes `self` dense with `shape` unless it is already, and gives its elements in
+    /// logical order.
+    fn dense(&mut self, shape: &Self::Shape) -> &mut [Self::Elem];
 }
 
 #[inline(always)]
@@ -57,16 +63,21 @@ fn densify_vec<T: Elem>(cot: &mut Vec<T>, len: usize) {
 
 impl<T: Elem> SeqCot for Vec<T> {
     type Elem = T;
+    type Shape = usize;
     #[inline(always)]
     #[track_caller]
-    fn densify(&mut self, len: usize) {
-        densify_vec(self, len)
+    fn dense(&mut self, len: &usize) -> &mut [T] {
+        densify_vec(self, *len);
+        self
     }
 }
 impl<T: Elem, const N: usize> SeqCot for [T; N] {
     type Elem = T;
+    type Shape = ();
     #[inline(always)]
-    fn densify(&mut self, _len: usize) {}
+    fn dense(&mut self, _: &()) -> &mut [T] {
+        self
+    }
 }
 impl<T: Elem> Sequence for [T] {
     type Elem = T;
@@ -74,6 +85,10 @@ impl<T: Elem> Sequence for [T] {
     #[inline(always)]
     fn elems(&self) -> std::borrow::Cow<'_, [T]> {
         std::borrow::Cow::Borrowed(self)
+    }
+    #[inline(always)]
+    fn shape(&self) -> usize {
+        self.len()
     }
 }
 impl<T: Elem> Sequence for Vec<T> {
@@ -83,6 +98,10 @@ impl<T: Elem> Sequence for Vec<T> {
     fn elems(&self) -> std::borrow::Cow<'_, [T]> {
         std::borrow::Cow::Borrowed(self)
     }
+    #[inline(always)]
+    fn shape(&self) -> usize {
+        self.len()
+    }
 }
 impl<T: Elem, const N: usize> Sequence for [T; N] {
     type Elem = T;
@@ -91,6 +110,8 @@ impl<T: Elem, const N: usize> Sequence for [T; N] {
     fn elems(&self) -> std::borrow::Cow<'_, [T]> {
         std::borrow::Cow::Borrowed(self)
     }
+    #[inline(always)]
+    fn shape(&self) {}
 }
 
 /// `x.iter().sum()` and `x.iter().product()`.
@@ -108,9 +129,8 @@ pub trait IterReduceRule {
 }
 
 /// The pullback of a sum: every element gets `ȳ`.
-pub struct IterSumPullback<D> {
-    len: usize,
-    _d: std::marker::PhantomData<fn(&D)>,
+pub struct IterSumPullback<D: SeqCot> {
+    shape: D::Shape,
 }
 
 impl<D: SeqCot> Pullback for IterSumPullback<D> {
@@ -118,9 +138,8 @@ impl<D: SeqCot> Pullback for IterSumPullback<D> {
     type Args = (D,);
     #[inline(always)]
     fn pullback(self, dy: D::Elem, (dx,): (&mut D,)) {
-        dx.densify(self.len);
-        for i in 0..self.len {
-            dx[i] += dy;
+        for d in dx.dense(&self.shape) {
+            *d += dy;
         }
     }
 }
@@ -129,6 +148,7 @@ impl<D: SeqCot> Pullback for IterSumPullback<D> {
 /// zeros are handled exactly).
 pub struct IterProductPullback<D: SeqCot> {
     x: Vec<D::Elem>,
+    shape: D::Shape,
 }
 
 impl<S: Sequence + ?Sized> IterReduceRule for Call<(&S,)> {
@@ -141,8 +161,7 @@ impl<S: Sequence + ?Sized> IterReduceRule for Call<(&S,)> {
         (
             x.iter().copied().sum(),
             IterSumPullback {
-                len: x.len(),
-                _d: std::marker::PhantomData,
+                shape: self.0 .0.shape(),
             },
         )
     }
@@ -150,7 +169,10 @@ impl<S: Sequence + ?Sized> IterReduceRule for Call<(&S,)> {
         let x = self.0 .0.elems();
         (
             x.iter().copied().product(),
-            IterProductPullback { x: x.into_owned() },
+            IterProductPullback {
+                shape: self.0 .0.shape(),
+                x: x.into_owned(),
+            },
         )
     }
 }
@@ -160,7 +182,7 @@ impl<D: SeqCot> Pullback for IterProductPullback<D> {
     type Args = (D,);
     fn pullback(self, dy: D::Elem, (dx,): (&mut D,)) {
         let n = self.x.len();
-        dx.densify(n);
+        let dx = dx.dense(&self.shape);
         let mut suffix = vec![<D::Elem as Elem>::one(); n + 1];
         for i in (0..n).rev() {
             suffix[i] = suffix[i + 1] * self.x[i];
@@ -204,9 +226,10 @@ pub trait IterMapSumRule {
 
 /// The pullback of `Σ f(xᵢ)`: each element's derived pullback, in reverse.
 #[allow(clippy::type_complexity)]
-pub struct IterMapSumPullback<D, P: 'static, C> {
+pub struct IterMapSumPullback<D: SeqCot, P: 'static, C> {
     pbs: Stack<P>,
     len: usize,
+    shape: D::Shape,
     _d: std::marker::PhantomData<(fn(&D), C)>,
 }
 
@@ -235,6 +258,7 @@ impl<'a, S: Sequence + ?Sized, C: Tangent> IterMapSumRule for Call<(&'a S, &'a C
             IterMapSumPullback {
                 pbs,
                 len,
+                shape: self.0 .0.shape(),
                 _d: std::marker::PhantomData,
             },
         )
@@ -251,7 +275,7 @@ where
     type Args = (D, C);
     #[inline(always)]
     fn pullback(mut self, dy: D::Elem, (dx, dcaps): (&mut D, &mut C)) {
-        dx.densify(self.len);
+        let dx = dx.dense(&self.shape);
         for i in (0..self.len).rev() {
             self.pbs.pop().pullback(dy, (&mut dx[i], &mut *dcaps));
         }
@@ -298,10 +322,10 @@ pub trait IterZipMapSumRule {
 
 /// The pullback of `Σ f(xᵢ, yᵢ)`.
 #[allow(clippy::type_complexity)]
-pub struct IterZipMapSumPullback<D, E, P: 'static, C> {
+pub struct IterZipMapSumPullback<D: SeqCot, E: SeqCot, P: 'static, C> {
     pbs: Stack<P>,
     len: usize,
-    lens: (usize, usize),
+    shapes: (D::Shape, E::Shape),
     _d: std::marker::PhantomData<(fn(&D, &E), C)>,
 }
 
@@ -337,13 +361,12 @@ where
             pbs.push(pb);
         }
         let len = x.len().min(y.len());
-        let lens = (x.len(), y.len());
         (
             acc,
             IterZipMapSumPullback {
                 pbs,
                 len,
-                lens,
+                shapes: (self.0 .0.shape(), self.0 .1.shape()),
                 _d: std::marker::PhantomData,
             },
         )
@@ -360,8 +383,7 @@ where
     type Output = D::Elem;
     type Args = (D, E, C);
     fn pullback(mut self, dy: D::Elem, (dx, dy_, dcaps): (&mut D, &mut E, &mut C)) {
-        dx.densify(self.lens.0);
-        dy_.densify(self.lens.1);
+        let (dx, dy_) = (dx.dense(&self.shapes.0), dy_.dense(&self.shapes.1));
         for i in (0..self.len).rev() {
             self.pbs
                 .pop()
@@ -401,9 +423,10 @@ pub trait IterFoldRule {
 
 /// The pullback of a fold: the accumulator's cotangent threads backwards.
 #[allow(clippy::type_complexity)]
-pub struct IterFoldPullback<D, P: 'static, C> {
+pub struct IterFoldPullback<D: SeqCot, P: 'static, C> {
     pbs: Stack<P>,
     len: usize,
+    shape: D::Shape,
     _d: std::marker::PhantomData<(fn(&D), C)>,
 }
 
@@ -437,6 +460,7 @@ where
             IterFoldPullback {
                 pbs,
                 len,
+                shape: self.0 .0.shape(),
                 _d: std::marker::PhantomData,
             },
         )
@@ -453,7 +477,7 @@ where
     type Output = B;
     type Args = (D, B, C);
     fn pullback(mut self, dy: B, (dx, dinit, dcaps): (&mut D, &mut B, &mut C)) {
-        dx.densify(self.len);
+        let dx = dx.dense(&self.shape);
         let mut d = dy;
         for i in (0..self.len).rev() {
             let mut prev = B::zero();
@@ -466,13 +490,16 @@ where
     }
 }
 
-/// One-dimensional arrays as sequences: `a.iter().sum()`, `a.iter().map(f).sum()`,
-/// `a.iter().zip(b.iter()).map(f).sum()`, `a.iter().fold(init, f)` on an `Array1` or an
-/// `ArrayView1` reverse like on a slice; the cotangent is an `Array1`.
+/// Arrays of any dimension as sequences of their elements in logical order:
+/// `a.iter().sum()`, `a.iter().map(f).sum()`, `a.iter().zip(b.iter()).map(f).sum()`,
+/// `a.iter().fold(init, f)` on an `Array1`, an `Array2`, a view reverse like on a
+/// slice; the cotangent is an owned array of the same shape.
 #[cfg(feature = "ndarray")]
-impl<T: Elem, S: ndarray::Data<Elem = T>> Sequence for ndarray::ArrayBase<S, ndarray::Ix1> {
+impl<T: Elem, S: ndarray::Data<Elem = T>, D: ndarray::Dimension + 'static> Sequence
+    for ndarray::ArrayBase<S, D>
+{
     type Elem = T;
-    type Cot = ndarray::Array1<T>;
+    type Cot = ndarray::Array<T, D>;
     #[inline(always)]
     fn elems(&self) -> std::borrow::Cow<'_, [T]> {
         match self.as_slice() {
@@ -480,23 +507,33 @@ impl<T: Elem, S: ndarray::Data<Elem = T>> Sequence for ndarray::ArrayBase<S, nda
             None => std::borrow::Cow::Owned(self.iter().copied().collect()),
         }
     }
+    #[inline(always)]
+    fn shape(&self) -> D {
+        self.raw_dim()
+    }
 }
 
 #[cfg(feature = "ndarray")]
-impl<T: Elem> SeqCot for ndarray::Array1<T> {
+impl<T: Elem, D: ndarray::Dimension + 'static> SeqCot for ndarray::Array<T, D> {
     type Elem = T;
+    type Shape = D;
     #[inline(always)]
     #[track_caller]
-    fn densify(&mut self, len: usize) {
-        let dim = ndarray::Ix1(len);
-        match mochi_core::broadcast::form(self, &dim) {
+    fn dense(&mut self, dim: &D) -> &mut [T] {
+        match mochi_core::broadcast::form(self, dim) {
             mochi_core::broadcast::Form::Dense => {}
-            mochi_core::broadcast::Form::Zero => *self = ndarray::Array1::from_elem(len, T::zero()),
+            mochi_core::broadcast::Form::Zero => {
+                *self = ndarray::Array::from_elem(dim.clone(), T::zero());
+            }
             mochi_core::broadcast::Form::Broadcast => {
-                let t = std::mem::replace(self, ndarray::Array1::from_vec(Vec::new()));
-                *self = mochi_core::broadcast::expand(t, &dim);
+                let t = std::mem::replace(self, ndarray::Array::from_elem(dim.clone(), T::zero()));
+                *self = mochi_core::broadcast::expand(t, dim);
             }
         }
+        if !self.is_standard_layout() {
+            *self = self.as_standard_layout().into_owned();
+        }
+        self.as_slice_mut().expect("a standard-layout array")
     }
 }
 
@@ -518,6 +555,10 @@ where
     fn elems(&self) -> std::borrow::Cow<'_, [T]> {
         std::borrow::Cow::Owned(self.iter().cloned().collect())
     }
+    #[inline(always)]
+    fn shape(&self) -> R {
+        self.shape_generic().0
+    }
 }
 
 #[cfg(feature = "nalgebra")]
@@ -529,20 +570,19 @@ where
     nalgebra::OVector<T, R>: TangentVector,
 {
     type Elem = T;
+    type Shape = R;
     #[inline(always)]
     #[track_caller]
-    fn densify(&mut self, len: usize) {
+    fn dense(&mut self, rows: &R) -> &mut [T] {
+        let len = rows.value();
         if self.nrows() != len {
             assert!(
                 self.is_empty(),
                 "mochi: cotangent has {} elements, primal {len}",
                 self.nrows()
             );
-            *self = nalgebra::OVector::from_element_generic(
-                R::from_usize(len),
-                nalgebra::U1,
-                T::zero(),
-            );
+            *self = nalgebra::OVector::from_element_generic(*rows, nalgebra::U1, T::zero());
         }
+        self.as_mut_slice()
     }
 }

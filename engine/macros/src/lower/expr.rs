@@ -441,7 +441,9 @@ impl Lowerer {
         if IDENTITY_METHODS.contains(&name.as_str()) && m.args.is_empty() {
             let v = recv.val();
             let method = &m.method;
-            return self.copy_value(quote!(#v.#method()), &recv, code);
+            // The copy's cotangent type may differ from the receiver's (`a.to_vec()` of
+            // an array: a `Vec` into an `Array1`).
+            return self.derived_value(quote!(#v.#method()), &recv, AccKind::From, code);
         }
         // `Result`/`Option` of a differentiable value: the value's cotangent is the
         // wrapper's.
