@@ -401,6 +401,17 @@ pub fn split_cot<T: TangentVector>(cot: &mut Vec<T>, n: usize) -> Vec<T> {
     cot.split_off(cot.len() - n)
 }
 
+/// The permutation that sorts `v` by `cmp` (stably, as `sort_by` does): element `k` of
+/// the sorted sequence is `v[p[k]]`.
+pub fn sort_permutation<T, F: FnMut(&T, &T) -> std::cmp::Ordering>(
+    v: &[T],
+    mut cmp: F,
+) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..v.len()).collect();
+    p.sort_by(|&i, &j| cmp(&v[i], &v[j]));
+    p
+}
+
 /// Reverses a saved loop iterator (ranges, `.rev()`, `.step_by(k)`).
 #[inline(always)]
 pub fn rev_iter<I: IntoIterator>(it: I) -> std::iter::Rev<I::IntoIter>

@@ -1506,6 +1506,32 @@ impl VisitMut for Desugar {
                     }
                 });
             }
+            // `v.sort_by(cmp)` (`sort_unstable_by`) of a differentiable buffer: the
+            // permutation that sorts it (no derivative), then the elements gathered
+            // through it; the reverse sweep scatters their cotangents back.
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "sort_by" | "sort_unstable_by"
+                ) && m.args.len() == 1
+                    && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_))
+                    && mentions_active(&m.receiver, &self.active) =>
+            {
+                let (v, cmp) = (&m.receiver, &m.args[0]);
+                let (p, old, k) = (
+                    format_ident!("__mochi_perm", span = span),
+                    format_ident!("__mochi_unsorted", span = span),
+                    format_ident!("__mochi_k", span = span),
+                );
+                *e = syn::parse_quote_spanned!(span=> {
+                    let #p = ::mochi::no_grad(::mochi::__private::sort_permutation(&#v, #cmp));
+                    let #old = #v.clone();
+                    for #k in 0..#p.len() {
+                        #v[#k] = #old[#p[#k]];
+                    }
+                });
+                self.visit_expr_mut(e);
+            }
             // `a.mapv_inplace(f)` of a differentiable array: `a = a.mapv(f)`.
             Expr::MethodCall(m)
                 if m.method == "mapv_inplace"

@@ -242,6 +242,16 @@ fn matrix_idioms(w: &Array2<f64>, x: &Array1<f64>) -> f64 {
         + x.indexed_iter().map(|(i, v)| v * i as f64).sum::<f64>()
 }
 
+/// Sorting a differentiable buffer (a median-like statistic and a trimmed sum).
+#[differentiable]
+fn sorted_statistics(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mut w: Vec<f64> = x.iter().map(|t| t * t).collect();
+    w.sort_unstable_by(|a, b| b.total_cmp(a));
+    v[v.len() / 2] * v[0] + w[1..w.len() - 1].iter().sum::<f64>()
+}
+
 mod checked {
     use crate::check;
     use ndarray::array;
@@ -290,6 +300,11 @@ mod checked {
             array![0.4_f64, -1.1, 0.6]
         ),
         |a| (&a.0, &a.1)
+    );
+    check!(
+        sorted_statistics,
+        (vec![0.3_f64, -1.2, 0.8, 2.1, -0.4],),
+        |a| (&a.0)
     );
     check!(grown_buffers, (vec![0.3_f64, -1.2, 0.8], 0.7_f64), |a| (
         &a.0, a.1

@@ -314,11 +314,6 @@ impl Lowerer {
         }
     }
 
-    /// Binds a new active value `val` (already assigned) flowing back into `from`.
-    fn copy_value(&mut self, val: TokenStream, from: &Operand, code: &mut Code) -> Operand {
-        self.derived_value(val, from, AccKind::Plain, code)
-    }
-
     /// `w.unwrap()`/`w.expect(..)`: the value's cotangent goes into `w`'s (an `Option`
     /// for an `Option`, the value's own for a `Result`).
     fn unwrap_value(&mut self, val: TokenStream, from: &Operand, code: &mut Code) -> Operand {
