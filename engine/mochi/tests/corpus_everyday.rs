@@ -252,6 +252,19 @@ fn sorted_statistics(x: &[f64]) -> f64 {
     v[v.len() / 2] * v[0] + w[1..w.len() - 1].iter().sum::<f64>()
 }
 
+#[differentiable]
+fn normal_lpdf(x: f64, mu: f64, sigma: f64) -> f64 {
+    -0.5 * ((x - mu) / sigma).powi(2) - sigma.ln() - 0.5 * (2.0 * std::f64::consts::PI).ln()
+}
+
+/// A closure in an adapter that passes captured values (`mu`, `s`) to a helper.
+#[differentiable]
+fn normal_loglik(data: &[f64], mu: f64, log_sigma: f64) -> f64 {
+    let s = log_sigma.exp();
+    data.iter().map(|&x| normal_lpdf(x, mu, s)).sum::<f64>()
+        + data.iter().map(|x| normal_lpdf(*x, mu, s)).sum::<f64>()
+}
+
 mod checked {
     use crate::check;
     use ndarray::array;
@@ -305,6 +318,11 @@ mod checked {
         sorted_statistics,
         (vec![0.3_f64, -1.2, 0.8, 2.1, -0.4],),
         |a| (&a.0)
+    );
+    check!(
+        normal_loglik,
+        (vec![0.3_f64, -1.2, 0.8], 0.4_f64, -0.2_f64),
+        |a| (&a.0, a.1, a.2)
     );
     check!(grown_buffers, (vec![0.3_f64, -1.2, 0.8], 0.7_f64), |a| (
         &a.0, a.1

@@ -800,7 +800,13 @@ impl Lowerer {
         crate::activity::analyse(&body_block, &mut active);
         let mut inner = Lowerer::new(&self.fn_name, active);
         inner.float_ty = self.float_ty.clone();
-        inner.captured = caps.iter().map(|(n, _)| n.clone()).collect();
+        // A captured reference (a slice) stays one; a captured value is read through
+        // the reference the closure holds.
+        inner.captured = caps
+            .iter()
+            .filter(|(_, b)| !b.is_ref)
+            .map(|(n, _)| n.clone())
+            .collect();
         let lowered = inner.lower_body(specs, &body_block);
         self.errors.append(&mut inner.errors);
         self.rule_methods.append(&mut inner.rule_methods);
@@ -1060,11 +1066,17 @@ impl Lowerer {
         };
         let o = self.lower_expr(inner, code);
         let v = o.val();
-        // `*r` of a reference lowers to the reference; the callee takes the value.
+        // `*r` of a reference lowers to the reference; the callee takes the value. So
+        // does a value a derived closure captured (it holds a reference to it).
+        let captured_value = matches!(inner, Expr::Path(p)
+            if p.path.get_ident().is_some_and(|i| self.captured.contains(&i.to_string())));
         let v = match (&o, inner) {
             (Operand::Active { is_ref: true, .. }, Expr::Unary(u))
                 if prefix.is_empty() && matches!(u.op, syn::UnOp::Deref(_)) =>
             {
+                quote!(*#v)
+            }
+            (Operand::Active { is_ref: true, .. }, _) if prefix.is_empty() && captured_value => {
                 quote!(*#v)
             }
             _ => v,

@@ -178,8 +178,9 @@ pub struct Lowerer {
     /// takes and the span of its first call: each gets a missing-rule fallback
     /// ([`norule`]).
     rule_methods: BTreeMap<String, (usize, proc_macro2::Span)>,
-    /// In a derived closure, the captured differentiable variables: references there,
-    /// values in the closure as written (see [`Lowerer::as_written`]).
+    /// In a derived closure, the captured differentiable values (not references): the
+    /// closure holds references to them, the closure as written reads them as values
+    /// (see [`Lowerer::as_written`]; passed to a call they are dereferenced).
     pub captured: HashSet<String>,
 }
 
