@@ -1442,6 +1442,27 @@ impl VisitMut for Desugar {
         }
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // `.map(f64::sqrt)`, `.mapv(helper)`: a function by path as the closure
+        // `|a| f64::sqrt(a)`, which the chains and adapters take.
+        if let Expr::MethodCall(m) = e {
+            if matches!(m.method.to_string().as_str(), "map" | "mapv")
+                && m.args.len() == 1
+                && mentions_active(&m.receiver, &self.active)
+            {
+                if let Expr::Path(p) = &m.args[0] {
+                    let function = p.qself.is_none()
+                        && p.path.segments.last().is_some_and(|s| {
+                            s.ident
+                                .to_string()
+                                .starts_with(|c: char| c.is_lowercase() || c == '_')
+                        });
+                    if function {
+                        let a = format_ident!("__mochi_fa", span = p.span());
+                        m.args[0] = syn::parse_quote_spanned!(p.span()=> |#a| #p(#a));
+                    }
+                }
+            }
+        }
         // `*chain.max_by(cmp).unwrap()`: the rewrite below gives the element's value, so
         // the `*` goes with the reference it dereferenced.
         if let Expr::Unary(u) = e {

@@ -265,6 +265,25 @@ fn normal_loglik(data: &[f64], mu: f64, log_sigma: f64) -> f64 {
         + data.iter().map(|x| normal_lpdf(*x, mu, s)).sum::<f64>()
 }
 
+/// Functions by path in adapters (`.map(f64::sqrt)`, `.mapv(f64::tanh)`), a fold over a
+/// tuple accumulator, a helper filling a `&mut [f64]`.
+#[differentiable]
+fn paths_and_tuples(x: &[f64], a: &Array1<f64>) -> f64 {
+    let s: f64 = x.iter().copied().sum();
+    let t = x.iter().copied().map(f64::sqrt).sum::<f64>();
+    let (sum, prod) = x.iter().fold((0.0, 1.0), |(s, p), &v| (s + v, p * v));
+    let mut out = vec![0.0; x.len()];
+    doubled_into(x, &mut out);
+    s * t + sum * prod + a.mapv(f64::tanh).sum() + out[1]
+}
+
+#[differentiable]
+fn doubled_into(x: &[f64], out: &mut [f64]) {
+    for i in 0..x.len() {
+        out[i] = x[i] * 2.0;
+    }
+}
+
 mod checked {
     use crate::check;
     use ndarray::array;
@@ -323,6 +342,11 @@ mod checked {
         normal_loglik,
         (vec![0.3_f64, -1.2, 0.8], 0.4_f64, -0.2_f64),
         |a| (&a.0, a.1, a.2)
+    );
+    check!(
+        paths_and_tuples,
+        (vec![0.3_f64, 1.2, 0.8], array![0.5_f64, -1.0]),
+        |a| (&a.0, &a.1)
     );
     check!(grown_buffers, (vec![0.3_f64, -1.2, 0.8], 0.7_f64), |a| (
         &a.0, a.1
