@@ -10,10 +10,13 @@ use std::ops::{AddAssign, DivAssign, MulAssign, SubAssign};
 
 /// A floating-point array element that is its own tangent: `f64` and `f32`.
 ///
-/// Every array rule is generic over `T: Elem`; the cotangent of an
-/// `ArrayBase<S, D>` with `S::Elem = T` is an `Array<T, D>`.
+/// It refines the one scalar trait, [`mochi_core::Scalar`], with what ndarray's
+/// arithmetic and the testing harness need. Every array rule is generic over
+/// `T: Elem`; the cotangent of an `ArrayBase<S, D>` with `S::Elem = T` is an
+/// `Array<T, D>`.
 pub trait Elem:
-    Float
+    mochi_core::Scalar
+    + Float
     + LinalgScalar
     + ScalarOperand
     + Tangent<Tangent = Self>
