@@ -27,6 +27,9 @@ pub struct Analysis {
     pub specs: Vec<ParamSpec>,
     /// The names of the parameters' cotangent accumulators (`__mochi_dp0`, …).
     pub d_idents: Vec<syn::Ident>,
+    /// The body calls other functions by path (`helper(x)`, `g::gradient(x)`,
+    /// `Self::m(self, ..)`) inside a loop or a closure.
+    pub calls_in_loops: bool,
 }
 
 /// Analyses `func` (its signature already validated).
@@ -94,6 +97,7 @@ pub fn analyse(func: &ItemFn) -> Analysis {
             recompute: type_is_inactive(t) && !type_is_ref(t) && !assigned.contains(&i.to_string()),
         })
         .collect();
+    let calls_in_loops = calls_in_loops(&body);
     Analysis {
         params,
         ret_ty,
@@ -102,9 +106,64 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         body,
         specs,
         d_idents,
+        calls_in_loops,
     }
 }
 
+/// Does `body` call a function by path (other than constructors, `Some(..)`,
+/// `Type::new(..)`, and `no_grad`) inside a loop or a closure?
+fn calls_in_loops(body: &syn::Block) -> bool {
+    struct C {
+        depth: usize,
+        found: bool,
+    }
+    impl C {
+        fn nested(&mut self, f: impl FnOnce(&mut Self)) {
+            self.depth += 1;
+            f(self);
+            self.depth -= 1;
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for C {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*c.func {
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                let last = segs.last().map(String::as_str).unwrap_or("");
+                let constructor = last.starts_with(|ch: char| ch.is_uppercase())
+                    || segs.len() >= 2
+                        && segs[segs.len() - 2] != "Self"
+                        && segs[segs.len() - 2].starts_with(|ch: char| ch.is_uppercase());
+                if self.depth > 0 && !constructor && !matches!(last, "no_grad" | "drop") {
+                    self.found = true;
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_for_loop(&mut self, e: &'ast syn::ExprForLoop) {
+            self.nested(|s| syn::visit::visit_expr_for_loop(s, e));
+        }
+        fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
+            self.nested(|s| syn::visit::visit_expr_while(s, e));
+        }
+        fn visit_expr_loop(&mut self, e: &'ast syn::ExprLoop) {
+            self.nested(|s| syn::visit::visit_expr_loop(s, e));
+        }
+        fn visit_expr_closure(&mut self, e: &'ast syn::ExprClosure) {
+            self.nested(|s| syn::visit::visit_expr_closure(s, e));
+        }
+    }
+    let mut c = C {
+        depth: 0,
+        found: false,
+    };
+    syn::visit::Visit::visit_block(&mut c, body);
+    c.found
+}
 /// Names assigned anywhere in the body (such parameters cannot be recomputed).
 fn assigned_names(block: &syn::Block) -> HashSet<String> {
     struct V(HashSet<String>);

@@ -124,7 +124,21 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras) ->
     } else {
         quote!(::mochi::Accumulators::as_mut(&mut __mochi_c))
     };
-    let fused_shadow = fused(quote!(#shadow_use));
+    // A body that calls other functions in a loop keeps both sweeps in one body (the
+    // callees' pullbacks then run inline in the caller's reverse loop); any other runs
+    // its rule and its pullback: the derived code written once, which is half as much
+    // to compile and measured no slower (design-docs/benchmarking.md, "One derived
+    // body").
+    let fused_shadow = if with_higher && !an.calls_in_loops {
+        let names: Vec<_> = params.iter().map(|(i, _, _)| i.clone()).collect();
+        quote! {
+            let (__mochi_y, __mochi_pb) = rrule #tf (#(#names),*);
+            ::mochi::Pullback::pullback(__mochi_pb, ::mochi::__private::seed(), #shadow_use);
+            __mochi_y
+        }
+    } else {
+        fused(quote!(#shadow_use))
+    };
     let rrule_body = quote! {
         #[allow(unused_imports)]
         use ::mochi::__private::rules::*;
