@@ -709,7 +709,87 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
             *__mochi_hi += __mochi_dy * __mochi_gi;
         }
     });
+    // `jvp::rrule`: `(y, ẏ) = (f(x), ∇f·v)`; its pullback adds `ȳ∇f + ẏ̄·H v` into the
+    // arguments' cotangents and `ẏ̄∇f` into the direction's.
+    let dir_t = spec.direction_type(true);
+    let dir_ref = spec.direction_type(false);
+    let (split_v, vs) = spec.split_direction(quote!(__mochi_dir));
+    let vz = format_ident!("__mochi_vz");
+    let flatten_v = spec.flatten(&vs, &vz);
+    let hvp_along_v = quote!(super::hvp_flat(#(#hvp_args,)* &#vz));
+    let active: Vec<&Param> = spec.active().collect();
+    let mut dv_accs = Vec::new();
+    for (k, (p, o)) in spec
+        .params
+        .iter()
+        .zip(&owns)
+        .filter(|(p, _)| p.form != Form::Other)
+        .enumerate()
+    {
+        let place = if active.len() == 1 {
+            quote!((*__mochi_dv))
+        } else {
+            let k = syn::Index::from(k);
+            quote!((*__mochi_dv).#k)
+        };
+        dv_accs.push(match p.form {
+            Form::Scalar => quote! {
+                ::mochi::__private::acc(&mut #place, __mochi_dydot * __mochi_gf[__mochi_at]);
+                __mochi_at += 1;
+            },
+            _ => quote! {
+                ::mochi::__private::acc(
+                    &mut #place,
+                    __mochi_gf[__mochi_at..__mochi_at + #o.len()]
+                        .iter()
+                        .map(|__mochi_gi| __mochi_dydot * __mochi_gi)
+                        .collect::<::std::vec::Vec<f64>>(),
+                );
+                __mochi_at += #o.len();
+            },
+        });
+    }
+    let pb_ctor_v = format_ident!("pullback{}", n + 1);
     quote! {
+        /// The derived rule of `jvp`: its pullback adds `ȳ∇f + ẏ̄·H v` into the arguments'
+        /// cotangents and `ẏ̄∇f` into the direction's.
+        pub mod jvp {
+            #[allow(unused_imports)]
+            use super::super::*;
+            /// The value and the directional derivative along `__mochi_dir`, and their
+            /// pullback.
+            #[inline]
+            pub fn rrule(#(#decls,)* __mochi_dir: #dir_ref) -> (
+                (f64, f64),
+                impl ::mochi::Pullback<
+                    Output = (f64, f64),
+                    Args = (#(#arg_ts,)* <#dir_t as ::mochi::Tangent>::Tangent,),
+                > + use<>,
+            ) {
+                let (__mochi_y, __mochi_g) = super::#vag(#(::core::clone::Clone::clone(&#names)),*);
+                let __mochi_gf: ::std::vec::Vec<f64> = #saved;
+                #split_v
+                #flatten_v
+                let __mochi_ydot: f64 = __mochi_gf.iter().zip(&#vz).map(|(a, b)| a * b).sum();
+                #(#own_lets)*
+                let __mochi_pb = ::mochi::__private::#pb_ctor_v(
+                    move |(__mochi_dy, __mochi_dydot): (f64, f64),
+                          (#(#ds,)* __mochi_dv,): (#(&mut #arg_ts,)* &mut <#dir_t as ::mochi::Tangent>::Tangent,)| {
+                        let mut __mochi_h = #hvp_along_v;
+                        for (__mochi_hi, __mochi_gi) in __mochi_h.iter_mut().zip(&__mochi_gf) {
+                            *__mochi_hi = __mochi_dydot * *__mochi_hi + __mochi_dy * __mochi_gi;
+                        }
+                        let mut __mochi_at = 0usize;
+                        #(#accs)*
+                        let mut __mochi_at = 0usize;
+                        #(#dv_accs)*
+                        let _ = __mochi_at;
+                    },
+                );
+                ((__mochi_y, __mochi_ydot), __mochi_pb)
+            }
+        }
+
         /// The derived rule of `gradient`: its pullback is the Hessian-vector product.
         pub mod gradient {
             #[allow(unused_imports)]

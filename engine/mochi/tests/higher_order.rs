@@ -401,3 +401,44 @@ fn functions_written_as_users_write_them() {
         assert!(close(g[j], want, 1e-7), "{j}: {} vs {want}", g[j]);
     }
 }
+
+/// d/dx (x · D_y(x + y)[1]) = 1 with the inner derivative taken by forward mode (`jvp`).
+#[differentiable]
+fn outer_times_inner_jvp(x: f64) -> f64 {
+    let (_, dy) = plus::jvp(x, 1.0, (0.0, 1.0));
+    x * dy
+}
+
+#[differentiable]
+fn bowl(p: &[f64], s: f64) -> f64 {
+    p.iter().map(|v| v * v * s).sum::<f64>() + (p[0] * p[1]).sin() * s.exp()
+}
+
+/// Forward mode inside reverse mode (GradBench's `rf`): a directional derivative of
+/// `bowl` along a direction that depends on the outer input, then used in a loss.
+#[differentiable]
+fn along_own_direction(x: &[f64], s: f64) -> f64 {
+    let dir: Vec<f64> = x.iter().map(|v| v.cos()).collect();
+    let (y, dy) = bowl::jvp(x, s, (dir.as_slice(), s * s));
+    y * dy + dy.tanh()
+}
+
+#[test]
+fn forward_inside_reverse() {
+    for x in [-2.0, 0.0, 3.5] {
+        assert_eq!(outer_times_inner_jvp::gradient(x), 1.0);
+    }
+    let x = vec![0.4, -0.7, 1.1];
+    let s = 0.3;
+    let (gx, gs) = along_own_direction::gradient(&x, s);
+    for i in 0..3 {
+        let want = derivative_by_differences(x[i], |t| {
+            let mut y = x.clone();
+            y[i] = t;
+            along_own_direction(&y, s)
+        });
+        assert!(close(gx[i], want, 1e-6), "x[{i}]: {} vs {want}", gx[i]);
+    }
+    let want = derivative_by_differences(s, |t| along_own_direction(&x, t));
+    assert!(close(gs, want, 1e-6), "s: {gs} vs {want}");
+}

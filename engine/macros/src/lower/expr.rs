@@ -158,7 +158,14 @@ impl Lowerer {
             Expr::Call(c) => self.lower_call(c, code),
             Expr::Tuple(t) => {
                 let ops: Vec<Operand> = t.elems.iter().map(|x| self.lower_expr(x, code)).collect();
-                let vals = ops.iter().map(Operand::val);
+                // `(&v, s)` holds a reference, as written (its cotangent is `v`'s).
+                let vals = t.elems.iter().zip(&ops).map(|(x, o)| {
+                    let v = o.val();
+                    match x {
+                        Expr::Reference(r) if r.mutability.is_none() => quote!(&#v),
+                        _ => v,
+                    }
+                });
                 self.aggregate(
                     quote!((#(#vals,)*)),
                     &ops,
