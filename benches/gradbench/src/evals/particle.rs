@@ -11,8 +11,9 @@
 //! derivative is forward mode, [`naive_euler`] run on `Dual<1>`, through which the
 //! companion runs forward over reverse. `rr`: the outer derivative is reverse mode,
 //! the `gradient` of the differentiable [`naive_euler_rr`], whose body calls the
-//! companion (its rule's pullback is a Hessian-vector product of `potential`). `ff` and
-//! `rf` are declined with the reason in [`DECLINED`].
+//! companion (its rule's pullback is a Hessian-vector product of `potential`). `rf`: the
+//! outer derivative is reverse mode, the inner `∇ₓp` forward mode (one `jvp` per
+//! coordinate, [`force_forward`]). `ff` is declined with the reason in [`DECLINED`].
 
 use crate::evals::gd;
 use crate::evaluation::{parse_input, EvalError, Evaluation};
@@ -33,14 +34,11 @@ pub struct Input {
     pub runs: Runs,
 }
 
-/// Why `ff` and `rf` are not implemented.
-pub const DECLINED: &str = "mochi implements fr and rr (the inner gradient by reverse mode, \
-     a gradient companion; the outer derivative by Dual numbers or by reverse mode through \
-     the companion's derived rule): ff needs dual numbers of dual numbers, which mochi's \
-     Dual (partials in f64) is not, and rf needs a forward-mode inner derivative inside a \
-     reverse-differentiated body, where a #[differentiable] body may call another \
-     function's gradient or value_and_gradient but not its jvp (no rule: cannot find jvp \
-     in the function's module), and a body running Dual arithmetic has no rules";
+/// Why `ff` is not implemented.
+pub const DECLINED: &str = "mochi implements fr, rr and rf (the outer derivative by Dual \
+     numbers or by reverse mode through the inner companion's derived rule, the inner \
+     gradient by reverse mode or by jvp): ff needs dual numbers of dual numbers, which \
+     mochi's Dual (partials in f64) is not";
 
 /// `p(x) = Σⱼ 1 / ‖x − cⱼ‖` for the charges `c = [c₀ₓ, c₀ᵧ, c₁ₓ, c₁ᵧ, …]`.
 #[differentiable]
@@ -108,6 +106,54 @@ pub fn naive_euler_rr(w: f64) -> f64 {
     result
 }
 
+/// `∇ₓp` by forward mode: one `jvp` of [`potential`] per coordinate of `x`, as a
+/// differentiable function (its rule pulls back through `jvp`'s).
+#[differentiable]
+pub fn force_forward(charges: &[f64], x: &[f64]) -> Vec<f64> {
+    let (_, g0) = potential::jvp(charges, x, (&[0.0, 0.0, 0.0, 0.0], &[1.0, 0.0]));
+    let (_, g1) = potential::jvp(charges, x, (&[0.0, 0.0, 0.0, 0.0], &[0.0, 1.0]));
+    vec![g0, g1]
+}
+
+/// [`naive_euler_rr`] with the inner `∇ₓp` by forward mode ([`force_forward`]): the
+/// function whose reverse-mode derivative mode `rf` takes.
+#[differentiable]
+pub fn naive_euler_rf(w: f64) -> f64 {
+    let charges = vec![10.0, 10.0 - w, 10.0, 0.0];
+    let delta_t = 0.1;
+    let mut x = vec![0.0, 8.0];
+    let mut xdot = vec![0.75, 0.0];
+    let mut crossed = false;
+    let mut result = 0.0;
+    while !crossed {
+        let grad = force_forward(&charges, &x);
+        let x0 = x[0] + delta_t * xdot[0];
+        let x1 = x[1] + delta_t * xdot[1];
+        if x1 <= 0.0 {
+            let delta_t_f = -x1 / xdot[1];
+            let x_t_f = x0 + delta_t_f * xdot[0];
+            result = x_t_f * x_t_f;
+            crossed = true;
+        } else {
+            x[0] = x0;
+            x[1] = x1;
+            xdot[0] -= delta_t * grad[0];
+            xdot[1] -= delta_t * grad[1];
+        }
+    }
+    result
+}
+
+/// The `w` gradient descent reaches from `w0` (mode `rf`): the outer derivative is
+/// the reverse-mode `gradient` of [`naive_euler_rf`].
+pub fn rf(w0: f64) -> f64 {
+    gd::argmin(
+        |w: &[f64]| naive_euler_rf(w[0]),
+        |w: &[f64]| vec![naive_euler_rf::gradient(w[0])],
+        &[w0],
+    )[0]
+}
+
 /// The `w` gradient descent reaches from `w0` (mode `rr`): the outer derivative is
 /// the reverse-mode `gradient` of [`naive_euler_rr`].
 pub fn rr(w0: f64) -> f64 {
@@ -132,7 +178,7 @@ pub fn fr(w0: f64) -> f64 {
     )[0]
 }
 
-/// Answers `fr` and `rr`; declines `ff` and `rf`.
+/// Answers `fr`, `rr` and `rf`; declines `ff`.
 pub fn evaluate(function: &str, input: &Value) -> Result<Evaluation, EvalError> {
     let input: Input = parse_input(input)?;
     match function {
@@ -144,7 +190,11 @@ pub fn evaluate(function: &str, input: &Value) -> Result<Evaluation, EvalError> 
             let (out, timings) = repeat(input.runs, || rr(input.w));
             Evaluation::new(out, timings)
         }
-        "ff" | "rf" => Err(EvalError::UnsupportedFunction {
+        "rf" => {
+            let (out, timings) = repeat(input.runs, || rf(input.w));
+            Evaluation::new(out, timings)
+        }
+        "ff" => Err(EvalError::UnsupportedFunction {
             module: "particle",
             function: function.to_owned(),
             reason: DECLINED,
@@ -187,6 +237,30 @@ mod tests {
         assert!((w - 0.2071918746486116).abs() < 1e-6, "{w}");
         let w = rr(0.0);
         assert!((w - 0.2071918746486116).abs() < 1e-6, "{w}");
+        let w = rf(0.0);
+        assert!((w - 0.2071918746486116).abs() < 1e-6, "{w}");
+    }
+
+    #[test]
+    fn the_reverse_over_forward_derivative_matches_reverse_over_reverse() {
+        let charges = [10.0, 9.7, 10.0, 0.0];
+        for x in [[0.0, 8.0], [3.5, 4.2]] {
+            let (_, reverse) = potential::gradient(&charges[..], &x[..]);
+            let forward = force_forward(&charges, &x);
+            for k in 0..2 {
+                assert!((forward[k] - reverse[k]).abs() <= 1e-14 * (1.0 + reverse[k].abs()));
+            }
+        }
+        for w in [0.0, 0.1, 0.2, 0.5] {
+            // The two inner gradients agree to the last bit or two, so do the paths.
+            let (a, b) = (naive_euler_rf(w), naive_euler_rr(w));
+            assert!((a - b).abs() <= 1e-12 * b.abs(), "w = {w}: {a} against {b}");
+            let (d, want) = (naive_euler_rf::gradient(w), naive_euler_rr::gradient(w));
+            assert!(
+                (d - want).abs() <= 1e-9 * (1.0 + want.abs()),
+                "w = {w}: rf {d} against rr {want}"
+            );
+        }
     }
 
     #[test]

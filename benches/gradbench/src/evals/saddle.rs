@@ -12,7 +12,9 @@
 //! through which the companion and the inner ascent run forward over reverse. `rr`: the
 //! outer gradient is reverse mode, the `gradient` of the differentiable [`max_f_rr`],
 //! whose body runs the ascent and calls the companion. Step 2 uses the inner mode,
-//! reverse, as GradBench's C++ tools do. `ff` and `rf` are declined with the reason in
+//! reverse, as GradBench's C++ tools do. `rf`: the outer gradient is reverse mode, the
+//! inner gradient forward mode (one `jvp` per coordinate, [`gradient_in_p2_forward`],
+//! whose derived rule pulls back through `jvp`'s). `ff` is declined with the reason in
 //! [`DECLINED`].
 
 use crate::evals::gd;
@@ -34,14 +36,11 @@ pub struct Input {
     pub runs: Runs,
 }
 
-/// Why `ff` and `rf` are not implemented.
-pub const DECLINED: &str = "mochi implements fr and rr (the inner gradient by reverse mode, \
-     a gradient companion; the outer gradient by Dual numbers or by reverse mode through \
-     the companion's derived rule): ff needs dual numbers of dual numbers, which mochi's \
-     Dual (partials in f64) is not, and rf needs a forward-mode inner derivative inside a \
-     reverse-differentiated body, where a #[differentiable] body may call another \
-     function's gradient or value_and_gradient but not its jvp (no rule: cannot find jvp \
-     in the function's module), and a body running Dual arithmetic has no rules";
+/// Why `ff` is not implemented.
+pub const DECLINED: &str = "mochi implements fr, rr and rf (the outer gradient by Dual \
+     numbers or by reverse mode through the inner companion's derived rule, the inner \
+     gradient by reverse mode or by jvp): ff needs dual numbers of dual numbers, which \
+     mochi's Dual (partials in f64) is not";
 
 /// `f(p₁, p₂) = (p₁₀² + p₁₁²) − (p₂₀² + p₂₁²)`.
 #[differentiable]
@@ -113,6 +112,75 @@ pub fn max_f_rr(p1: &[f64], start: &[f64]) -> f64 {
     objective(p1, &p2)
 }
 
+/// `∇_{p₂} f(p₁, p₂)` by forward mode: one `jvp` of [`objective`] per coordinate of
+/// `p₂`, as a differentiable function (its rule pulls back through `jvp`'s).
+#[differentiable]
+pub fn gradient_in_p2_forward(p1: &[f64], p2: &[f64]) -> Vec<f64> {
+    let (_, g0) = objective::jvp(p1, p2, (&[0.0, 0.0], &[1.0, 0.0]));
+    let (_, g1) = objective::jvp(p1, p2, (&[0.0, 0.0], &[0.0, 1.0]));
+    vec![g0, g1]
+}
+
+/// [`max_f_rr`] with the inner gradient by forward mode ([`gradient_in_p2_forward`]):
+/// the cost whose reverse-mode gradient mode `rf` takes.
+#[differentiable]
+pub fn max_f_rf(p1: &[f64], start: &[f64]) -> f64 {
+    let tolerance = 1e-5;
+    let mut p2 = vec![start[0], start[1]];
+    let mut fx = -objective(p1, &p2);
+    let g = gradient_in_p2_forward(p1, &p2);
+    let mut gx = vec![-g[0], -g[1]];
+    let mut i = 0;
+    let mut eta = 1e-5;
+    let mut done = false;
+    while !done {
+        let magnitude = (gx[0] * gx[0] + gx[1] * gx[1]).sqrt();
+        if magnitude <= tolerance {
+            done = true;
+        } else if i == 10 {
+            eta *= 2.0;
+            i = 0;
+        } else {
+            let q0 = p2[0] - eta * gx[0];
+            let q1 = p2[1] - eta * gx[1];
+            let distance = ((p2[0] - q0) * (p2[0] - q0) + (p2[1] - q1) * (p2[1] - q1)).sqrt();
+            if distance <= tolerance {
+                done = true;
+            } else {
+                let q = vec![q0, q1];
+                let fq = -objective(p1, &q);
+                if fq < fx {
+                    p2 = q;
+                    fx = fq;
+                    let g = gradient_in_p2_forward(p1, &p2);
+                    gx = vec![-g[0], -g[1]];
+                    i += 1;
+                } else {
+                    eta /= 2.0;
+                    i = 0;
+                }
+            }
+        }
+    }
+    objective(p1, &p2)
+}
+
+/// `(r₁, r₂)` by mode `rf`: the outer gradient is the reverse-mode `gradient` of
+/// [`max_f_rf`], whose inner gradients are forward mode; step 2 by forward mode too.
+pub fn rf(start: &[f64; 2]) -> [f64; 4] {
+    let r1 = gd::argmin(
+        |p1: &[f64]| max_f_rf(p1, start),
+        |p1: &[f64]| max_f_rf::gradient(p1, start).0,
+        start,
+    );
+    let r2 = gd::argmax(
+        |p2: &[f64]| objective(&r1, p2),
+        |p2: &[f64]| gradient_in_p2_forward(&r1, p2),
+        start,
+    );
+    [r1[0], r1[1], r2[0], r2[1]]
+}
+
 /// `(r₁, r₂)` by mode `rr`: the outer gradient is the reverse-mode `gradient` of
 /// [`max_f_rr`]; step 2 as in [`fr`].
 pub fn rr(start: &[f64; 2]) -> [f64; 4] {
@@ -150,7 +218,7 @@ pub fn fr(start: &[f64; 2]) -> [f64; 4] {
     [r1[0], r1[1], r2[0], r2[1]]
 }
 
-/// Answers `fr` and `rr`; declines `ff` and `rf`.
+/// Answers `fr`, `rr` and `rf`; declines `ff`.
 pub fn evaluate(function: &str, input: &Value) -> Result<Evaluation, EvalError> {
     let input: Input = parse_input(input)?;
     match function {
@@ -162,7 +230,11 @@ pub fn evaluate(function: &str, input: &Value) -> Result<Evaluation, EvalError> 
             let (out, timings) = repeat(input.runs, || rr(&input.start));
             Evaluation::new(out, timings)
         }
-        "ff" | "rf" => Err(EvalError::UnsupportedFunction {
+        "rf" => {
+            let (out, timings) = repeat(input.runs, || rf(&input.start));
+            Evaluation::new(out, timings)
+        }
+        "ff" => Err(EvalError::UnsupportedFunction {
             module: "saddle",
             function: function.to_owned(),
             reason: DECLINED,
@@ -227,9 +299,30 @@ mod tests {
     }
 
     #[test]
+    fn the_reverse_over_forward_gradient_matches_reverse_over_reverse() {
+        let start = [1.0, 1.0];
+        for p1 in [[0.5, -0.25], [1.0, 1.0], [0.1, 0.3]] {
+            let forward_inner = gradient_in_p2_forward(&p1, &start);
+            let reverse_inner = gradient_in_p2(&p1, &start);
+            assert_eq!(forward_inner, reverse_inner);
+            assert_eq!(max_f_rf(&p1, &start), max_f_rr(&p1, &start));
+            let g = max_f_rf::gradient(&p1, &start).0;
+            let want = max_f_rr::gradient(&p1, &start).0;
+            for k in 0..2 {
+                assert!(
+                    (g[k] - want[k]).abs() <= 1e-10 * (1.0 + want[k].abs()),
+                    "{p1:?}, {k}: rf {} against rr {}",
+                    g[k],
+                    want[k]
+                );
+            }
+        }
+    }
+
+    #[test]
     fn finds_gradbench_s_saddle_point() {
         // The saddle eval's expected output from (1, 1).
-        for out in [fr(&[1.0, 1.0]), rr(&[1.0, 1.0])] {
+        for out in [fr(&[1.0, 1.0]), rr(&[1.0, 1.0]), rf(&[1.0, 1.0])] {
             for v in out {
                 assert!((v - 8.246324826140356e-06).abs() < 1e-9, "{out:?}");
             }
