@@ -709,50 +709,59 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
             *__mochi_hi += __mochi_dy * __mochi_gi;
         }
     });
-    // `jvp::rrule`: `(y, ẏ) = (f(x), ∇f·v)`; its pullback adds `ȳ∇f + ẏ̄·H v` into the
-    // arguments' cotangents and `ẏ̄∇f` into the direction's.
+    // `jvp::rrule`: `(y, ẏ) = (f(x), ∇f·v)`, through `value_and_gradient::rrule`: the
+    // pullback hands it `(ȳ, ḡ = ẏ̄·v)`, which adds `ȳ∇f + ẏ̄·H v`, and adds `ẏ̄∇f`
+    // into the direction's cotangent.
     let dir_t = spec.direction_type(true);
     let dir_ref = spec.direction_type(false);
     let (split_v, vs) = spec.split_direction(quote!(__mochi_dir));
-    let vz = format_ident!("__mochi_vz");
-    let flatten_v = spec.flatten(&vs, &vz);
-    let hvp_along_v = quote!(super::hvp_flat(#(#hvp_args,)* &#vz));
-    let active: Vec<&Param> = spec.active().collect();
-    let mut dv_accs = Vec::new();
-    for (k, (p, o)) in spec
-        .params
-        .iter()
-        .zip(&owns)
-        .filter(|(p, _)| p.form != Form::Other)
-        .enumerate()
-    {
-        let place = if active.len() == 1 {
-            quote!((*__mochi_dv))
+    let single = spec.params.len() == 1;
+    let single_dir = spec.active().count() == 1;
+    let part = |base: TokenStream, k: usize, single: bool| {
+        if single {
+            base
         } else {
             let k = syn::Index::from(k);
-            quote!((*__mochi_dv).#k)
-        };
-        dv_accs.push(match p.form {
-            Form::Scalar => quote! {
-                ::mochi::__private::acc(&mut #place, __mochi_dydot * __mochi_gf[__mochi_at]);
-                __mochi_at += 1;
-            },
-            _ => quote! {
-                ::mochi::__private::acc(
-                    &mut #place,
-                    __mochi_gf[__mochi_at..__mochi_at + #o.len()]
-                        .iter()
-                        .map(|__mochi_gi| __mochi_dydot * __mochi_gi)
-                        .collect::<::std::vec::Vec<f64>>(),
-                );
-                __mochi_at += #o.len();
-            },
-        });
+            quote!(#base.#k)
+        }
+    };
+    let mut owned_v = Vec::new();
+    let mut ydot = Vec::new();
+    let mut gbar = Vec::new();
+    let mut dv_accs = Vec::new();
+    let mut k = 0;
+    for (i, p) in spec.params.iter().enumerate() {
+        let g = part(quote!(__mochi_g), i, single);
+        if p.form == Form::Other {
+            gbar.push(quote!(::mochi::__private::zero()));
+            continue;
+        }
+        let (v, vo) = (&vs[k], format_ident!("__mochi_vo{}", k));
+        let dv = part(quote!((*__mochi_dv)), k, single_dir);
+        if p.form == Form::Scalar {
+            owned_v.push(quote!(let #vo: f64 = #v;));
+            ydot.push(quote!(#g * #vo));
+            gbar.push(quote!(__mochi_dydot * #vo));
+            dv_accs.push(quote!(::mochi::__private::acc(&mut #dv, __mochi_dydot * #g);));
+        } else {
+            owned_v.push(quote!(let #vo: ::std::vec::Vec<f64> = #v[..].to_vec();));
+            ydot.push(quote!(#g.iter().zip(&#vo).map(|(a, b)| a * b).sum::<f64>()));
+            gbar.push(
+                quote!(#vo.iter().map(|v| __mochi_dydot * v).collect::<::std::vec::Vec<f64>>()),
+            );
+            dv_accs.push(quote!(::mochi::__private::acc(
+                &mut #dv,
+                #g.iter().map(|g| __mochi_dydot * g).collect::<::std::vec::Vec<f64>>(),
+            );));
+        }
+        k += 1;
     }
+    let gbar = one_or_tuple(&gbar);
     let pb_ctor_v = format_ident!("pullback{}", n + 1);
     quote! {
         /// The derived rule of `jvp`: its pullback adds `ȳ∇f + ẏ̄·H v` into the arguments'
-        /// cotangents and `ẏ̄∇f` into the direction's.
+        /// cotangents (through `value_and_gradient`'s rule) and `ẏ̄∇f` into the
+        /// direction's.
         pub mod jvp {
             #[allow(unused_imports)]
             use super::super::*;
@@ -766,24 +775,16 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                     Args = (#(#arg_ts,)* <#dir_t as ::mochi::Tangent>::Tangent,),
                 > + use<>,
             ) {
-                let (__mochi_y, __mochi_g) = super::#vag(#(::core::clone::Clone::clone(&#names)),*);
-                let __mochi_gf: ::std::vec::Vec<f64> = #saved;
+                let ((__mochi_y, __mochi_g), __mochi_inner) =
+                    super::value_and_gradient::rrule(#(#names),*);
                 #split_v
-                #flatten_v
-                let __mochi_ydot: f64 = __mochi_gf.iter().zip(&#vz).map(|(a, b)| a * b).sum();
-                #(#own_lets)*
+                #(#owned_v)*
+                let __mochi_ydot: f64 = 0.0 #(+ #ydot)*;
                 let __mochi_pb = ::mochi::__private::#pb_ctor_v(
                     move |(__mochi_dy, __mochi_dydot): (f64, f64),
                           (#(#ds,)* __mochi_dv,): (#(&mut #arg_ts,)* &mut <#dir_t as ::mochi::Tangent>::Tangent,)| {
-                        let mut __mochi_h = #hvp_along_v;
-                        for (__mochi_hi, __mochi_gi) in __mochi_h.iter_mut().zip(&__mochi_gf) {
-                            *__mochi_hi = __mochi_dydot * *__mochi_hi + __mochi_dy * __mochi_gi;
-                        }
-                        let mut __mochi_at = 0usize;
-                        #(#accs)*
-                        let mut __mochi_at = 0usize;
+                        ::mochi::Pullback::pullback(__mochi_inner, (__mochi_dy, #gbar), (#(#ds,)*));
                         #(#dv_accs)*
-                        let _ = __mochi_at;
                     },
                 );
                 ((__mochi_y, __mochi_ydot), __mochi_pb)
