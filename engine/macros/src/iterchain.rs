@@ -461,8 +461,10 @@ impl<'a> Writer<'a> {
                     None => end,
                 }
             }
+            // The range's own length and elements, in its own integer type (`0..n` of
+            // `n: i32`, `-3..3`).
             Stage::Range { start, end } => {
-                quote_spanned!(span=> ((#end) as usize).saturating_sub((#start) as usize))
+                quote_spanned!(span=> ::core::iter::Iterator::size_hint(&((#start)..(#end))).0)
             }
             Stage::Windows { seq, size, kind } => kind.count(seq, size, span),
             Stage::Lines { seq, line } => match line {
@@ -513,9 +515,12 @@ impl<'a> Writer<'a> {
                 };
                 Item::Leaf(syn::parse_quote_spanned!(span=> #seq[#i]), *by_ref)
             }
-            Stage::Range { start, .. } => {
-                Item::Leaf(syn::parse_quote_spanned!(span=> (#start) + (#k)), false)
-            }
+            Stage::Range { start, end } => Item::Leaf(
+                syn::parse_quote_spanned!(span=>
+                    ::mochi::no_grad(::core::iter::Iterator::nth(&mut ((#start)..(#end)), #k).unwrap())
+                ),
+                false,
+            ),
             Stage::Windows { seq, size, kind } => {
                 let (base, len) = kind.bounds(seq, size, &k, span);
                 Item::Window {

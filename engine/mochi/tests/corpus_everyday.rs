@@ -284,6 +284,16 @@ fn doubled_into(x: &[f64], out: &mut [f64]) {
     }
 }
 
+/// A chain over a range of `i32` (and a negative start): the elements keep the
+/// range's type.
+#[differentiable]
+fn exp_series(x: f64, n: i32) -> f64 {
+    (0..n)
+        .map(|k| x.powi(k) / (1..=k).product::<i32>().max(1) as f64)
+        .sum::<f64>()
+        + (-2..3).map(|k| (x * k as f64).sin()).sum::<f64>()
+}
+
 mod checked {
     use crate::check;
     use ndarray::array;
@@ -348,6 +358,7 @@ mod checked {
         (vec![0.3_f64, 1.2, 0.8], array![0.5_f64, -1.0]),
         |a| (&a.0, &a.1)
     );
+    check!(exp_series, (0.7_f64, 6_i32), |a| (a.0, a.1));
     check!(grown_buffers, (vec![0.3_f64, -1.2, 0.8], 0.7_f64), |a| (
         &a.0, a.1
     ));
