@@ -127,12 +127,7 @@ fn calls_in_loops(body: &syn::Block) -> bool {
     impl<'ast> syn::visit::Visit<'ast> for C {
         fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
             if let syn::Expr::Path(p) = &*c.func {
-                let segs: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
+                let segs: Vec<String> = crate::rewrite::path_segments(&p.path);
                 let last = segs.last().map(String::as_str).unwrap_or("");
                 let constructor = last.starts_with(|ch: char| ch.is_uppercase())
                     || segs.len() >= 2

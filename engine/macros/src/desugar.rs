@@ -150,12 +150,7 @@ fn typed(e: &Expr, ty: &syn::Ident) -> Option<Expr> {
 /// Is `path` `swap`/`replace` of `std::mem`/`core::mem`/`mem`?
 fn mem_fn(e: &Expr) -> Option<String> {
     let Expr::Path(p) = e else { return None };
-    let segs: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
+    let segs: Vec<String> = crate::rewrite::path_segments(&p.path);
     let n = segs.len();
     if n >= 2 && segs[n - 2] == "mem" && (n == 2 || segs[0] == "std" || segs[0] == "core") {
         return Some(segs[n - 1].clone());

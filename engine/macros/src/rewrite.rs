@@ -54,3 +54,8 @@ impl syn::parse::Parse for Repeat {
         Ok(Repeat { elem, len })
     }
 }
+
+/// The identifiers of a path's segments (`std::mem::swap` → `["std", "mem", "swap"]`).
+pub fn path_segments(path: &syn::Path) -> Vec<String> {
+    path.segments.iter().map(|s| s.ident.to_string()).collect()
+}

@@ -76,11 +76,11 @@ pub fn naive_euler<T: Float + Scalar>(w: T) -> T {
 }
 
 /// [`naive_euler`] over `f64` as a differentiable function: the same Euler steps, the
-/// inner `∇ₓp` by the `gradient` companion of [`potential`] called in the body, so that
-/// the derivative in `w` can be reverse mode too (`naive_euler_rr::gradient`, whose
-/// rule for the inner call pulls back through `potential`'s Hessian).
+/// inner `∇ₓp` by [`field`] (reverse or forward mode) called in the body, so that the
+/// derivative in `w` can be reverse mode too (the rule of each inner call pulls back
+/// through `potential`'s Hessian).
 #[differentiable]
-pub fn naive_euler_rr(w: f64) -> f64 {
+pub fn naive_euler_nested(w: f64, inner_forward: bool) -> f64 {
     let charges = vec![10.0, 10.0 - w, 10.0, 0.0];
     let delta_t = 0.1;
     let mut x = vec![0.0, 8.0];
@@ -88,7 +88,7 @@ pub fn naive_euler_rr(w: f64) -> f64 {
     let mut crossed = false;
     let mut result = 0.0;
     while !crossed {
-        let (_, grad) = potential::gradient(&charges, &x);
+        let grad = field(&charges, &x, inner_forward);
         let x0 = x[0] + delta_t * xdot[0];
         let x1 = x[1] + delta_t * xdot[1];
         if x1 <= 0.0 {
@@ -115,33 +115,30 @@ pub fn force_forward(charges: &[f64], x: &[f64]) -> Vec<f64> {
     vec![g0, g1]
 }
 
-/// [`naive_euler_rr`] with the inner `∇ₓp` by forward mode ([`force_forward`]): the
-/// function whose reverse-mode derivative mode `rf` takes.
+/// `∇ₓp` in a differentiable body: by the `gradient` companion of [`potential`]
+/// (reverse mode), or by [`force_forward`] (forward mode).
+#[differentiable]
+pub fn field(charges: &[f64], x: &[f64], forward: bool) -> Vec<f64> {
+    if forward {
+        force_forward(charges, x)
+    } else {
+        let (_, g) = potential::gradient(charges, x);
+        g
+    }
+}
+
+/// The function whose reverse-mode derivative mode `rr` takes: [`naive_euler_nested`]
+/// with the inner gradient by reverse mode.
+#[differentiable]
+pub fn naive_euler_rr(w: f64) -> f64 {
+    naive_euler_nested(w, false)
+}
+
+/// The function whose reverse-mode derivative mode `rf` takes: [`naive_euler_nested`]
+/// with the inner gradient by forward mode.
 #[differentiable]
 pub fn naive_euler_rf(w: f64) -> f64 {
-    let charges = vec![10.0, 10.0 - w, 10.0, 0.0];
-    let delta_t = 0.1;
-    let mut x = vec![0.0, 8.0];
-    let mut xdot = vec![0.75, 0.0];
-    let mut crossed = false;
-    let mut result = 0.0;
-    while !crossed {
-        let grad = force_forward(&charges, &x);
-        let x0 = x[0] + delta_t * xdot[0];
-        let x1 = x[1] + delta_t * xdot[1];
-        if x1 <= 0.0 {
-            let delta_t_f = -x1 / xdot[1];
-            let x_t_f = x0 + delta_t_f * xdot[0];
-            result = x_t_f * x_t_f;
-            crossed = true;
-        } else {
-            x[0] = x0;
-            x[1] = x1;
-            xdot[0] -= delta_t * grad[0];
-            xdot[1] -= delta_t * grad[1];
-        }
-    }
-    result
+    naive_euler_nested(w, true)
 }
 
 /// The `w` gradient descent reaches from `w0` (mode `rf`): the outer derivative is

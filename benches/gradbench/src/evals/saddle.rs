@@ -65,17 +65,17 @@ pub fn max_f<T: Float + Scalar>(p1: &[T], start: &[f64]) -> T {
 }
 
 /// [`max_f`] over `f64` as a differentiable function: GradBench's ascent ([`gd::argmax`],
-/// the same steps) written out in the body, the inner `∇_{p₂} f` by the `gradient`
-/// companion of [`objective`] called in it, so that the gradient in `p₁` can be reverse
-/// mode too (`max_f_rr::gradient`, whose rule for each inner call pulls back through
+/// the same steps) written out in the body, the inner `∇_{p₂} f` by
+/// [`inner_gradient`] (reverse or forward mode) called in it, so that the gradient in
+/// `p₁` can be reverse mode too (its rule for each inner call pulls back through
 /// `objective`'s Hessian).
 #[differentiable]
-pub fn max_f_rr(p1: &[f64], start: &[f64]) -> f64 {
+pub fn max_f_nested(p1: &[f64], start: &[f64], inner_forward: bool) -> f64 {
     let tolerance = 1e-5;
     let mut p2 = vec![start[0], start[1]];
     // Ascent on f is descent on −f, with the gradient negated.
     let mut fx = -objective(p1, &p2);
-    let (_, g) = objective::gradient(p1, &p2);
+    let g = inner_gradient(p1, &p2, inner_forward);
     let mut gx = vec![-g[0], -g[1]];
     let mut i = 0;
     let mut eta = 1e-5;
@@ -99,7 +99,7 @@ pub fn max_f_rr(p1: &[f64], start: &[f64]) -> f64 {
                 if fq < fx {
                     p2 = q;
                     fx = fq;
-                    let (_, g) = objective::gradient(p1, &p2);
+                    let g = inner_gradient(p1, &p2, inner_forward);
                     gx = vec![-g[0], -g[1]];
                     i += 1;
                 } else {
@@ -121,48 +121,30 @@ pub fn gradient_in_p2_forward(p1: &[f64], p2: &[f64]) -> Vec<f64> {
     vec![g0, g1]
 }
 
-/// [`max_f_rr`] with the inner gradient by forward mode ([`gradient_in_p2_forward`]):
-/// the cost whose reverse-mode gradient mode `rf` takes.
+/// `∇_{p₂} f(p₁, p₂)` in a differentiable body: by the `gradient` companion of
+/// [`objective`] (reverse mode), or by [`gradient_in_p2_forward`] (forward mode).
+#[differentiable]
+pub fn inner_gradient(p1: &[f64], p2: &[f64], forward: bool) -> Vec<f64> {
+    if forward {
+        gradient_in_p2_forward(p1, p2)
+    } else {
+        let (_, g) = objective::gradient(p1, p2);
+        g
+    }
+}
+
+/// The cost whose reverse-mode gradient mode `rr` takes: [`max_f_nested`] with the inner
+/// gradient by reverse mode.
+#[differentiable]
+pub fn max_f_rr(p1: &[f64], start: &[f64]) -> f64 {
+    max_f_nested(p1, start, false)
+}
+
+/// The cost whose reverse-mode gradient mode `rf` takes: [`max_f_nested`] with the inner
+/// gradient by forward mode.
 #[differentiable]
 pub fn max_f_rf(p1: &[f64], start: &[f64]) -> f64 {
-    let tolerance = 1e-5;
-    let mut p2 = vec![start[0], start[1]];
-    let mut fx = -objective(p1, &p2);
-    let g = gradient_in_p2_forward(p1, &p2);
-    let mut gx = vec![-g[0], -g[1]];
-    let mut i = 0;
-    let mut eta = 1e-5;
-    let mut done = false;
-    while !done {
-        let magnitude = (gx[0] * gx[0] + gx[1] * gx[1]).sqrt();
-        if magnitude <= tolerance {
-            done = true;
-        } else if i == 10 {
-            eta *= 2.0;
-            i = 0;
-        } else {
-            let q0 = p2[0] - eta * gx[0];
-            let q1 = p2[1] - eta * gx[1];
-            let distance = ((p2[0] - q0) * (p2[0] - q0) + (p2[1] - q1) * (p2[1] - q1)).sqrt();
-            if distance <= tolerance {
-                done = true;
-            } else {
-                let q = vec![q0, q1];
-                let fq = -objective(p1, &q);
-                if fq < fx {
-                    p2 = q;
-                    fx = fq;
-                    let g = gradient_in_p2_forward(p1, &p2);
-                    gx = vec![-g[0], -g[1]];
-                    i += 1;
-                } else {
-                    eta /= 2.0;
-                    i = 0;
-                }
-            }
-        }
-    }
-    objective(p1, &p2)
+    max_f_nested(p1, start, true)
 }
 
 /// `(r₁, r₂)` by mode `rf`: the outer gradient is the reverse-mode `gradient` of

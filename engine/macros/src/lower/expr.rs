@@ -854,12 +854,7 @@ impl Lowerer {
             self.err(&c.func, "mochi: calls through a closure or a function pointer cannot be differentiated; call a `#[differentiable]` function by its path");
             return Operand::Inactive(quote!(#c));
         };
-        let segs: Vec<String> = fp
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segs: Vec<String> = crate::rewrite::path_segments(&fp.path);
         let last = segs.last().cloned().unwrap_or_default();
         // f64::sin(x), f64::max(a, b): the method rules.
         if segs.len() == 2 && (segs[0] == "f64" || segs[0] == "f32") {
