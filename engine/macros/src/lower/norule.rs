@@ -49,7 +49,9 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
             format!(
                 "to differentiate through `{shown}`, mark it `#[differentiable]` if it is your own function or method, \
                  or add a rule for it to a rule crate (CONTRIBUTING.md, \"Adding a rule to an existing crate\"); \
-                 if a rule crate has one, import its rules (`use that_crate::rules::*;`)"
+                 if a rule crate has one, import its rules (`use that_crate::rules::*;`); \
+                 a `#[differentiable]` method of your own type is reached as `self.{shown}(..)` from another \
+                 `#[differentiable]` method of that type: make the caller a method too"
             )
         };
         let bound = format_ident!("__MochiRuleFor_{}", m, span = span);
