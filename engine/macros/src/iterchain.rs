@@ -56,6 +56,9 @@ enum Stage {
     Rev,
     Enumerate,
     Zip(Vec<Stage>),
+    /// `a.chain(b)`: the elements of `a`, then those of `b` (both by value or both by
+    /// reference, as `Iterator::chain` requires).
+    Chain(Vec<Stage>),
     Map(syn::ExprClosure),
     Filter(syn::ExprClosure),
     /// `scan(init, |s, v| { …; Some(e) })`: a state updated at every element, in order.
@@ -257,6 +260,39 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                         a => stages(a, &mut other),
                     };
                     ok && stages(&m.receiver, out) && push(out, Stage::Zip(other))
+                }
+                // `skip_while(p)`, `take_while(p)`: how many elements the predicate
+                // passes, counted without a derivative on the chain as written, then
+                // `skip(n)`, `take(n)`.
+                ("skip_while" | "take_while", 1) => {
+                    let (pre, p) = (&m.receiver, &args[0]);
+                    let n: Expr = if name == "skip_while" {
+                        syn::parse_quote!(::mochi::no_grad(
+                            ::core::iter::Iterator::count(#pre)
+                                - ::core::iter::Iterator::count(
+                                    ::core::iter::Iterator::skip_while(#pre, #p)
+                                )
+                        ))
+                    } else {
+                        syn::parse_quote!(::mochi::no_grad(::core::iter::Iterator::count(
+                            ::core::iter::Iterator::take_while(#pre, #p)
+                        )))
+                    };
+                    stages(&m.receiver, out)
+                        && push(
+                            out,
+                            if name == "skip_while" {
+                                Stage::Skip(n)
+                            } else {
+                                Stage::Take(n)
+                            },
+                        )
+                }
+                ("chain", 1) => {
+                    let mut other = Vec::new();
+                    stages(&args[0], &mut other)
+                        && stages(&m.receiver, out)
+                        && push(out, Stage::Chain(other))
                 }
                 ("map", 1) => {
                     let Some(c) = closure(&args[0], 1) else {
@@ -491,6 +527,10 @@ impl<'a> Writer<'a> {
                 let (l, m) = (self.len(rest)?, self.len(o)?);
                 quote_spanned!(span=> ::core::cmp::min(#l, #m))
             }
+            Stage::Chain(o) => {
+                let (l, m) = (self.len(rest)?, self.len(o)?);
+                quote_spanned!(span=> (#l) + (#m))
+            }
             Stage::Copied
             | Stage::Rev
             | Stage::Enumerate
@@ -581,6 +621,26 @@ impl<'a> Writer<'a> {
                 let a = self.item(rest, k.clone(), body)?;
                 let b = self.item(o, k, body)?;
                 Item::Tuple(vec![a, b])
+            }
+            // Element `k` of the first part, or `k - len` of the second, each computed in
+            // its branch.
+            Stage::Chain(o) => {
+                let la = self.len(rest)?;
+                let (n, v) = (self.fresh("cn"), self.fresh("cv"));
+                let (mut first, mut second) = (Vec::new(), Vec::new());
+                let a = self.item(rest, quote_spanned!(span=> #k), &mut first)?;
+                let b = self.item(o, quote_spanned!(span=> #k - #n), &mut second)?;
+                let (Item::Leaf(a, by_ref), Item::Leaf(b, by_ref_b)) = (a, b) else {
+                    return None;
+                };
+                if by_ref != by_ref_b {
+                    return None;
+                }
+                body.push(quote_spanned!(span=>
+                    let #n = ::mochi::no_grad(#la);
+                    let #v = if #k < #n { #(#first)* #a } else { #(#second)* #b };
+                ));
+                Item::Leaf(syn::parse_quote_spanned!(span=> #v), by_ref)
             }
             Stage::Map(c) => {
                 let it = self.item(rest, k, body)?;
@@ -1427,6 +1487,7 @@ fn scan_in_order(st: &[Stage]) -> bool {
                 | Stage::Enumerate
                 | Stage::Copied
                 | Stage::Zip(_)
+                | Stage::Chain(_)
                 | Stage::Scan(..)
         )
     })

@@ -294,6 +294,28 @@ fn exp_series(x: f64, n: i32) -> f64 {
         + (-2..3).map(|k| (x * k as f64).sin()).sum::<f64>()
 }
 
+/// `chain` of two chains, `skip_while` and `take_while`.
+#[differentiable]
+fn chained_and_while(x: &[f64]) -> f64 {
+    let a = x
+        .iter()
+        .take(2)
+        .chain(x.iter().skip(3))
+        .map(|v| v.exp())
+        .sum::<f64>();
+    let b = x
+        .iter()
+        .skip_while(|v| **v < 0.5)
+        .map(|v| v * v)
+        .sum::<f64>();
+    let c = x
+        .iter()
+        .take_while(|v| v.abs() < 1.0)
+        .map(|v| v.sin())
+        .sum::<f64>();
+    a + b * c
+}
+
 mod checked {
     use crate::check;
     use ndarray::array;
@@ -359,6 +381,11 @@ mod checked {
         |a| (&a.0, &a.1)
     );
     check!(exp_series, (0.7_f64, 6_i32), |a| (a.0, a.1));
+    check!(
+        chained_and_while,
+        (vec![0.3_f64, -0.2, 0.7, 2.0, -1.4],),
+        |a| (&a.0)
+    );
     check!(grown_buffers, (vec![0.3_f64, -1.2, 0.8], 0.7_f64), |a| (
         &a.0, a.1
     ));
