@@ -316,14 +316,11 @@ pub fn lane_index(along: ndarray::Axis, lane: usize, k: usize) -> [usize; 2] {
     }
 }
 
-/// A zero vector with one element per lane of `a`, in the float type `T` of the
-/// function: what `map_axis` and `fold_axis` write into.
+/// A zero vector of `n` elements (one per lane) in the float type `T` of the function:
+/// what `map_axis` and `fold_axis` write into.
 #[cfg(feature = "ndarray")]
 #[inline(always)]
-pub fn lane_values<T: Clone + num_traits::Zero, S: Data, D: Dimension>(
-    _a: &ArrayBase<S, D>,
-    n: usize,
-) -> ndarray::Array1<T> {
+pub fn lane_values<T: Clone + num_traits::Zero>(n: usize) -> ndarray::Array1<T> {
     ndarray::Array1::zeros(n)
 }
 
@@ -565,6 +562,17 @@ impl<T: TangentVector> AccumulateFrom<Vec<T>> for ndarray::Array1<T> {
     }
 }
 
+/// `Some(e)`: the `Option` cotangent of the result goes back into `e`'s (nothing from
+/// `None`, the structural zero).
+impl<T: TangentVector> AccumulateFrom<Option<T>> for T {
+    #[inline(always)]
+    fn accumulate_from(&mut self, src: Option<T>) {
+        if let Some(v) = src {
+            self.accumulate(v);
+        }
+    }
+}
+
 /// `*dst += src` across equivalent cotangent types.
 #[inline(always)]
 pub fn acc_from<D: AccumulateFrom<S>, S>(dst: &mut D, src: S) {
@@ -599,16 +607,6 @@ impl<V: TangentVector> AccUnwrapped<V> for V {
     #[track_caller]
     fn acc_unwrapped(&mut self, v: V) {
         self.accumulate(v)
-    }
-}
-
-/// `*dst += v` for the cotangent `v` of `Some(e)` (an `Option`) and the cotangent `dst`
-/// of `e`: nothing when `v` is `None`, the structural zero.
-#[inline(always)]
-#[track_caller]
-pub fn acc_some<T: TangentVector>(dst: &mut T, v: Option<T>) {
-    if let Some(v) = v {
-        dst.accumulate(v);
     }
 }
 

@@ -1223,6 +1223,29 @@ impl<'ast> syn::visit::Visit<'ast> for Disturbed<'_> {
 }
 
 /// `x.first().unwrap()` → `x[0]`, `x.last().unwrap()` → `x[x.len() - 1]`.
+/// Rewrites a differentiable buffer `v` in place through a permutation (`sort_by`,
+/// `reverse`): after `pre`, `v[k] = old[from(k)]` for every `k`, from a copy `old`; the
+/// reverse sweep scatters the cotangents back through the same indices.
+fn gather_in_place(
+    v: &Expr,
+    pre: TokenStream,
+    from: impl FnOnce(&syn::Ident) -> TokenStream,
+    span: Span,
+) -> Expr {
+    let (old, k) = (
+        format_ident!("__mochi_unpermuted", span = span),
+        format_ident!("__mochi_k", span = span),
+    );
+    let source = from(&k);
+    syn::parse_quote_spanned!(span=> {
+        #pre
+        let #old = #v.clone();
+        for #k in 0..#old.len() {
+            #v[#k] = #old[#source];
+        }
+    })
+}
+
 /// `e.unwrap()`.
 fn is_unwrap(e: &Expr) -> bool {
     matches!(e, Expr::MethodCall(m) if m.method == "unwrap" && m.args.is_empty())
@@ -1371,6 +1394,14 @@ impl Desugar {
             return w.end_unwrap(inner);
         }
         w.reduce_unwrap(inner)
+    }
+}
+
+impl Desugar {
+    /// A variable or a field of one (a place a rewrite can write back to) that carries a
+    /// derivative.
+    fn active_place(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Path(_) | Expr::Field(_)) && mentions_active(e, &self.active)
     }
 }
 
@@ -1530,59 +1561,43 @@ impl VisitMut for Desugar {
                     m.method.to_string().as_str(),
                     "sort_by" | "sort_unstable_by"
                 ) && m.args.len() == 1
-                    && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_))
-                    && mentions_active(&m.receiver, &self.active) =>
+                    && self.active_place(&m.receiver) =>
             {
                 let (v, cmp) = (&m.receiver, &m.args[0]);
-                let (p, old, k) = (
-                    format_ident!("__mochi_perm", span = span),
-                    format_ident!("__mochi_unsorted", span = span),
-                    format_ident!("__mochi_k", span = span),
+                let p = format_ident!("__mochi_perm", span = span);
+                *e = gather_in_place(
+                    v,
+                    quote_spanned!(span=>
+                        let #p = ::mochi::no_grad(::mochi::__private::sort_permutation(&#v, #cmp));
+                    ),
+                    |k| quote_spanned!(span=> #p[#k]),
+                    span,
                 );
-                *e = syn::parse_quote_spanned!(span=> {
-                    let #p = ::mochi::no_grad(::mochi::__private::sort_permutation(&#v, #cmp));
-                    let #old = #v.clone();
-                    for #k in 0..#p.len() {
-                        #v[#k] = #old[#p[#k]];
-                    }
-                });
-                self.visit_expr_mut(e);
             }
             // `a.mapv_inplace(f)` of a differentiable array: `a = a.mapv(f)`.
             Expr::MethodCall(m)
                 if m.method == "mapv_inplace"
                     && m.args.len() == 1
-                    && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_))
-                    && mentions_active(&m.receiver, &self.active) =>
+                    && self.active_place(&m.receiver) =>
             {
                 let (a, f) = (&m.receiver, &m.args[0]);
                 *e = syn::parse_quote_spanned!(span=> #a = #a.mapv(#f));
             }
-            // `v.reverse()` of a differentiable buffer: swaps from both ends.
+            // `v.reverse()` of a differentiable buffer: gathered backwards.
             Expr::MethodCall(m)
-                if m.method == "reverse"
-                    && m.args.is_empty()
-                    && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_))
-                    && mentions_active(&m.receiver, &self.active) =>
+                if m.method == "reverse" && m.args.is_empty() && self.active_place(&m.receiver) =>
             {
                 let v = &m.receiver;
-                let (n, i) = (
-                    format_ident!("__mochi_rn", span = span),
-                    format_ident!("__mochi_ri", span = span),
+                let n = format_ident!("__mochi_rn", span = span);
+                *e = gather_in_place(
+                    v,
+                    quote_spanned!(span=> let #n = #v.len();),
+                    |k| quote_spanned!(span=> #n - 1 - #k),
+                    span,
                 );
-                *e = syn::parse_quote_spanned!(span=> {
-                    let #n = #v.len();
-                    for #i in 0..#n / 2 {
-                        #v.swap(#i, #n - 1 - #i);
-                    }
-                });
-                self.visit_expr_mut(e);
             }
             Expr::MethodCall(m)
-                if m.method == "swap"
-                    && m.args.len() == 2
-                    && matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_))
-                    && mentions_active(&m.receiver, &self.active) =>
+                if m.method == "swap" && m.args.len() == 2 && self.active_place(&m.receiver) =>
             {
                 let v = &m.receiver;
                 let (i, j) = (&m.args[0], &m.args[1]);

@@ -21,6 +21,7 @@ use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
 /// One stage of a chain, from the source outwards.
+#[derive(Clone)]
 enum Stage {
     /// `seq[start + k]`, by reference (`iter()`) or by value (`copied()`).
     Seq {
@@ -469,10 +470,33 @@ impl<'a> Writer<'a> {
         let span = self.span;
         let n = self.fresh("n");
         let k = self.fresh("k");
-        let len = self.len(st)?;
+        let st = self.hoist_counts(st);
+        let len = self.len(&st)?;
         let mut body = Vec::new();
-        let item = self.item(st, quote_spanned!(span=> #k), &mut body)?;
+        let item = self.item(&st, quote_spanned!(span=> #k), &mut body)?;
         Some((n, k, len, body, item))
+    }
+
+    /// `skip(n)`/`take(n)` counts that are not a name or a literal (those of
+    /// `skip_while`/`take_while` walk the chain) computed once, before the loop, instead
+    /// of at every element.
+    fn hoist_counts(&mut self, st: &[Stage]) -> Vec<Stage> {
+        st.iter()
+            .map(|s| match s {
+                Stage::Skip(e) | Stage::Take(e) if !matches!(e, Expr::Path(_) | Expr::Lit(_)) => {
+                    let (span, c) = (self.span, self.fresh("count"));
+                    self.pre.push(quote_spanned!(span=> let #c = #e;));
+                    let c: Expr = syn::parse_quote!(#c);
+                    match s {
+                        Stage::Skip(_) => Stage::Skip(c),
+                        _ => Stage::Take(c),
+                    }
+                }
+                Stage::Zip(o) => Stage::Zip(self.hoist_counts(o)),
+                Stage::Chain(o) => Stage::Chain(self.hoist_counts(o)),
+                other => other.clone(),
+            })
+            .collect()
     }
 
     fn fresh(&mut self, p: &str) -> syn::Ident {
@@ -896,9 +920,10 @@ impl<'a> Writer<'a> {
             }
             _ => return None,
         };
+        // `pre` first: the state of a `scan`, counts the length may read.
         Some(syn::parse_quote_spanned!(span=> {
-            let #n = #len;
             #(#pre)*
+            let #n = #len;
             #init
             for #k in 0..#n {
                 #(#body)*
@@ -950,8 +975,8 @@ impl<'a> Writer<'a> {
         UnDeref { names: &deref }.visit_block_mut(&mut b);
         let stmts = &b.stmts;
         Some(syn::parse_quote_spanned!(span=> {
-            let #n = #len;
             #(#pre)*
+            let #n = #len;
             for #k in 0..#n {
                 #(#body)*
                 #(#stmts)*
@@ -1281,7 +1306,7 @@ impl Writer<'_> {
             let #ax = ::mochi::no_grad(#along);
             let #n = #count;
             let #m = ::mochi::no_grad(#seq.len_of(#ax));
-            let mut #r = ::mochi::no_grad(::mochi::__private::lane_values::<#ty, _, _>(&#seq, #n));
+            let mut #r = ::mochi::no_grad(::mochi::__private::lane_values::<#ty>(#n));
             for #i in 0..#n {
                 #step
             }

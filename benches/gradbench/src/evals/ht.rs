@@ -247,12 +247,13 @@ pub fn angle_axis_to_rotation_matrix<T: HandScalar>(aa: [T; 3]) -> M3<T> {
     ]
 }
 
-fn mat3_mul<T: Float>(a: &M3<T>, b: &M3<T>) -> M3<T> {
-    let mut out = [[T::zero(); 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
+/// `a · b` of square matrices of side `N`.
+fn mat_mul<T: Float, const N: usize>(a: &[[T; N]; N], b: &[[T; N]; N]) -> [[T; N]; N] {
+    let mut out = [[T::zero(); N]; N];
+    for i in 0..N {
+        for j in 0..N {
             let mut s = T::zero();
-            for k in 0..3 {
+            for k in 0..N {
                 s = s + a[i][k] * b[k][j];
             }
             out[i][j] = s;
@@ -280,7 +281,7 @@ pub fn euler_angles_to_rotation_matrix<T: HandScalar>(xzy: [T; 3]) -> M3<T> {
         [tz.sin(), tz.cos(), zero],
         [zero, zero, one],
     ];
-    mat3_mul(&mat3_mul(&rz, &ry), &rx)
+    mat_mul(&mat_mul(&rz, &ry), &rx)
 }
 
 /// The pose parameters, one column of 3 per entry: global rotation, scale (ones),
@@ -325,20 +326,6 @@ fn relative_times_rotation<T: HandScalar>(a: &M4, r: &M3<T>) -> [[T; 4]; 4] {
     out
 }
 
-fn mat4_mul<T: Float>(a: &[[T; 4]; 4], b: &[[T; 4]; 4]) -> [[T; 4]; 4] {
-    let mut out = [[T::zero(); 4]; 4];
-    for i in 0..4 {
-        for j in 0..4 {
-            let mut s = T::zero();
-            for k in 0..4 {
-                s = s + a[i][k] * b[k][j];
-            }
-            out[i][j] = s;
-        }
-    }
-    out
-}
-
 fn mat4_mul_const<T: HandScalar>(a: &[[T; 4]; 4], b: &M4) -> [[T; 4]; 4] {
     let mut out = [[T::zero(); 4]; 4];
     for i in 0..4 {
@@ -364,7 +351,7 @@ pub fn skinned_vertex_positions<T: HandScalar>(data: &Data, pose: &[[T; 3]]) -> 
         let relative = relative_times_rotation(&data.base_relatives[i], &r);
         let absolute = match data.parents[i] {
             None => relative,
-            Some(p) => mat4_mul(&absolutes[p], &relative),
+            Some(p) => mat_mul(&absolutes[p], &relative),
         };
         absolutes.push(absolute);
     }

@@ -147,36 +147,43 @@ pub fn max_f_rf(p1: &[f64], start: &[f64]) -> f64 {
     max_f_nested(p1, start, true)
 }
 
-/// `(r₁, r₂)` by mode `rf`: the outer gradient is the reverse-mode `gradient` of
-/// [`max_f_rf`], whose inner gradients are forward mode; step 2 by forward mode too.
-pub fn rf(start: &[f64; 2]) -> [f64; 4] {
-    let r1 = gd::argmin(
-        |p1: &[f64]| max_f_rf(p1, start),
-        |p1: &[f64]| max_f_rf::gradient(p1, start).0,
-        start,
-    );
+/// GradBench's two steps from `start`: `r₁ = argmin` of `cost` (with its gradient
+/// `gradient`), then `r₂ = argmax_{p₂} f(r₁, p₂)` with the inner gradient `inner`.
+fn solve(
+    start: &[f64; 2],
+    cost: impl Fn(&[f64]) -> f64,
+    gradient: impl Fn(&[f64]) -> Vec<f64>,
+    inner: impl Fn(&[f64], &[f64]) -> Vec<f64>,
+) -> [f64; 4] {
+    let r1 = gd::argmin(cost, gradient, start);
     let r2 = gd::argmax(
         |p2: &[f64]| objective(&r1, p2),
-        |p2: &[f64]| gradient_in_p2_forward(&r1, p2),
+        |p2: &[f64]| inner(&r1, p2),
         start,
     );
     [r1[0], r1[1], r2[0], r2[1]]
 }
 
+/// `(r₁, r₂)` by mode `rf`: the outer gradient is the reverse-mode `gradient` of
+/// [`max_f_rf`], whose inner gradients are forward mode; step 2 by forward mode too.
+pub fn rf(start: &[f64; 2]) -> [f64; 4] {
+    solve(
+        start,
+        |p1: &[f64]| max_f_rf(p1, start),
+        |p1: &[f64]| max_f_rf::gradient(p1, start).0,
+        |p1: &[f64], p2: &[f64]| gradient_in_p2_forward(p1, p2),
+    )
+}
+
 /// `(r₁, r₂)` by mode `rr`: the outer gradient is the reverse-mode `gradient` of
 /// [`max_f_rr`]; step 2 as in [`fr`].
 pub fn rr(start: &[f64; 2]) -> [f64; 4] {
-    let r1 = gd::argmin(
+    solve(
+        start,
         |p1: &[f64]| max_f_rr(p1, start),
         |p1: &[f64]| max_f_rr::gradient(p1, start).0,
-        start,
-    );
-    let r2 = gd::argmax(
-        |p2: &[f64]| objective(&r1, p2),
-        |p2: &[f64]| gradient_in_p2(&r1, p2),
-        start,
-    );
-    [r1[0], r1[1], r2[0], r2[1]]
+        |p1: &[f64], p2: &[f64]| gradient_in_p2(p1, p2),
+    )
 }
 
 /// The gradient of [`max_f`] in `p₁`: forward mode, both directions in one run.
@@ -187,17 +194,12 @@ pub fn max_f_gradient(p1: &[f64], start: &[f64]) -> Vec<f64> {
 
 /// `(r₁, r₂)` by mode `fr`.
 pub fn fr(start: &[f64; 2]) -> [f64; 4] {
-    let r1 = gd::argmin(
+    solve(
+        start,
         |p1: &[f64]| max_f(p1, start),
         |p1: &[f64]| max_f_gradient(p1, start),
-        start,
-    );
-    let r2 = gd::argmax(
-        |p2: &[f64]| objective(&r1, p2),
-        |p2: &[f64]| gradient_in_p2(&r1, p2),
-        start,
-    );
-    [r1[0], r1[1], r2[0], r2[1]]
+        |p1: &[f64], p2: &[f64]| gradient_in_p2(p1, p2),
+    )
 }
 
 /// Answers `fr`, `rr` and `rf`; declines `ff`.

@@ -870,12 +870,7 @@ impl Lowerer {
         if segs.len() == 1 && matches!(last.as_str(), "Some" | "Ok") && c.args.len() == 1 {
             let o = self.lower_expr(&c.args[0], code);
             let v = o.val();
-            let how = if last == "Some" {
-                AccKind::FromSome
-            } else {
-                AccKind::Plain
-            };
-            return self.derived_value(quote!(#fp(#v)), &o, how, code);
+            return self.derived_value(quote!(#fp(#v)), &o, AccKind::From, code);
         }
         if segs.len() == 1 && last.chars().next().is_some_and(char::is_uppercase) {
             self.err(c, format!("mochi: building `{last}(..)` from a differentiable value is not supported; return the value itself, or a tuple or a struct deriving `Tangent`"));

@@ -141,10 +141,9 @@ pub enum AccKind {
     Plain,
     /// Into the wrapper of an `unwrap`ped value (`Option`: `Some(v)`).
     Unwrapped,
-    /// From a value of another cotangent type (an array into a slice's `Vec`).
+    /// From a value of another cotangent type (an array into a slice's `Vec`, an
+    /// `Option` into its `Some` value's).
     From,
-    /// From an `Option`'s cotangent into its `Some` value's (nothing from `None`).
-    FromSome,
 }
 
 /// A statement of the reverse sweep.
@@ -433,7 +432,6 @@ impl ToTokens for Rev {
                     AccKind::Plain => quote!(acc),
                     AccKind::Unwrapped => quote!(acc_unwrapped),
                     AccKind::From => quote!(acc_from),
-                    AccKind::FromSome => quote!(acc_some),
                 };
                 quote!(let __mochi_v = #value; ::mochi::__private::#f(&mut #into, __mochi_v);)
             }
