@@ -469,6 +469,23 @@ pub mod because {
     /// integer, an array type, a struct, `f32`).
     pub struct ItUsesSyntaxWithoutAGenericForm;
 }
+/// The pullback type of the rule of a function that has no generic form, as its
+/// `f::__twin::rrule` names it: a generic twin that calls such a function still
+/// type-checks, and building one of its higher-order companions fails at compile
+/// time with the callee's reason (the rule's body evaluates a constant that panics).
+pub struct NoTwinPullback<O, A> {
+    never: std::convert::Infallible,
+    _types: std::marker::PhantomData<fn(O, A)>,
+}
+
+impl<O, A: crate::Accumulators> crate::Pullback for NoTwinPullback<O, A> {
+    type Output = O;
+    type Args = A;
+    fn pullback(self, _: O, _: <A as crate::Accumulators>::Mut<'_>) {
+        match self.never {}
+    }
+}
+
 #[cfg(feature = "ndarray")]
 pub use crate::forward::over_reverse::{hessian_by_blocks, jacobian_by_blocks};
 
@@ -476,6 +493,43 @@ pub use crate::forward::over_reverse::{hessian_by_blocks, jacobian_by_blocks};
 /// companions return.
 #[cfg(feature = "ndarray")]
 pub type DenseMatrix = ndarray::Array2<f64>;
+
+/// The vector type of the higher-order companions of functions of `Array1`s (their
+/// `hvp` and the values of vector results).
+#[cfg(feature = "ndarray")]
+pub type DenseVector = ndarray::Array1<f64>;
+
+/// The `Array1` of `v`'s elements: a point, a direction or a cotangent of an `Array1`
+/// argument, cut from a flat vector.
+#[cfg(feature = "ndarray")]
+#[inline]
+pub fn array1_from<T>(v: Vec<T>) -> ndarray::Array1<T> {
+    ndarray::Array1::from(v)
+}
+
+/// Appends an array cotangent of `n` components to `out`, or `n` zeros for a
+/// structural zero (an empty array).
+#[cfg(feature = "ndarray")]
+pub fn extend_dense_array<S, D>(out: &mut Vec<f64>, cotangent: &ArrayBase<S, D>, n: usize)
+where
+    S: Data<Elem = f64>,
+    D: Dimension,
+{
+    if cotangent.is_empty() {
+        out.resize(out.len() + n, 0.0);
+    } else {
+        out.extend(cotangent.iter().copied());
+    }
+}
+
+/// Writes `values` into row `i` of `m` (a row of a Jacobian by reverse mode).
+#[cfg(feature = "ndarray")]
+pub fn set_row(m: &mut DenseMatrix, i: usize, values: &[f64]) {
+    m.row_mut(i)
+        .iter_mut()
+        .zip(values)
+        .for_each(|(a, b)| *a = *b);
+}
 
 /// The 1×1 [`DenseMatrix`] `[[v]]`: the Hessian of a function of one scalar.
 #[cfg(feature = "ndarray")]

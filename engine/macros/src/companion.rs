@@ -159,12 +159,17 @@ fn parse_attr(attr: TokenStream) -> syn::Result<bool> {
 }
 
 fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
-    derive_with(func, boxed, true)
+    derive_with(func, boxed, true, false)
 }
 
 /// The derivation: analyse, lower, emit. `with_higher` adds the higher-order companions
 /// and the rules (a twin has neither: only its fused gradient is called).
-fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<TokenStream> {
+fn derive_with(
+    func: &ItemFn,
+    boxed: bool,
+    with_higher: bool,
+    primal_via_rule: bool,
+) -> syn::Result<TokenStream> {
     let mut an = crate::analysis::analyse(func);
     let (beside, higher) = if with_higher {
         higher_order(func)
@@ -192,6 +197,7 @@ fn derive_with(func: &ItemFn, boxed: bool, with_higher: bool) -> syn::Result<Tok
             fallbacks,
             boxed,
             with_higher,
+            primal_via_rule,
         },
     ))
 }
@@ -211,37 +217,161 @@ fn higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
             primal: quote!(super::#name),
             module: quote!(self),
             value_and_gradient: quote!(value_and_gradient::<f64>),
+            pullback: quote!(pullback::<f64>),
         };
         let inside = companions(func, &target);
+        let generic_form = if crate::higher::bounds_dual_meets(func) {
+            twin_reexport(func, name)
+        } else {
+            twin_stub(func, "it is generic with bounds a dual number may not meet")
+        };
         if inside.is_empty() {
             let why = "it is generic over more than one type, or its arguments or result are not its scalar type, slices or `Vec`s of it";
-            return (
-                TokenStream::new(),
-                unavailable(func, crate::twin::Why::Generic, why),
-            );
+            let none = unavailable(func, crate::twin::Why::Generic, why);
+            return (TokenStream::new(), quote!(#none #generic_form));
         }
-        return (TokenStream::new(), inside);
+        return (TokenStream::new(), quote!(#inside #generic_form));
     }
-    let twin = match crate::twin::make(func) {
+    let (twin, arrays) = match crate::twin::make(func) {
         Ok(t) => t,
-        Err((kind, why, _)) => return (TokenStream::new(), unavailable(func, kind, &why)),
+        Err((kind, why, _)) => {
+            let none = unavailable(func, kind, &why);
+            let stub = twin_stub(func, &why);
+            return (TokenStream::new(), quote!(#none #stub));
+        }
     };
-    match derive_with(&twin, false, false) {
+    match derive_with(&twin, false, false, arrays) {
         Ok(beside) => {
             let tname = &twin.sig.ident;
             let target = Target {
                 primal: quote!(super::#tname),
                 module: quote!(super::#tname),
                 value_and_gradient: quote!(value_and_gradient),
+                pullback: quote!(pullback),
             };
-            (beside, companions(&twin, &target))
+            let mut inside = companions(&twin, &target);
+            if inside.is_empty() {
+                let why = "an argument is `&mut` or its result is a tuple or `()`: the companions take floats, slices and `Vec`s of floats and answer for one float or one `Vec` of floats";
+                inside = unavailable(func, crate::twin::Why::Argument, why);
+            }
+            let reexport = twin_reexport(func, tname);
+            (beside, quote!(#inside #reexport))
         }
         Err(e) => {
             let why = format!("its generic form cannot be derived ({e})");
-            (
-                TokenStream::new(),
-                unavailable(func, crate::twin::Why::Syntax, &why),
-            )
+            let none = unavailable(func, crate::twin::Why::Syntax, &why);
+            let stub = twin_stub(func, &why);
+            (TokenStream::new(), quote!(#none #stub))
+        }
+    }
+}
+
+/// The visibility, inside the function's module, of a re-export as visible as the
+/// function itself (which is declared in the module's parent).
+fn reexport_vis(vis: &syn::Visibility) -> TokenStream {
+    match vis {
+        syn::Visibility::Public(_) => quote!(pub),
+        syn::Visibility::Restricted(r) if r.path.is_ident("crate") => quote!(pub(crate)),
+        syn::Visibility::Restricted(r) if r.path.is_ident("super") => {
+            quote!(pub(in super::super))
+        }
+        _ => quote!(pub(super)),
+    }
+}
+
+/// `f::__twin`: the generic form of `f` (its twin, or `f` itself when it is generic),
+/// through which the twins of the functions that call `f` call it; `f::__twin::rrule`
+/// is its rule (a `use` of a function and a module of one name brings both).
+fn twin_reexport(func: &ItemFn, target: &syn::Ident) -> TokenStream {
+    let vis = reexport_vis(&func.vis);
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        #vis use super::#target as __twin;
+    }
+}
+
+/// `f::__twin` of a function without a generic form: a stand-in with the signature the
+/// twin would have, so that the twins of its callers still type-check. Building a
+/// higher-order companion of such a caller evaluates a constant that fails to compile
+/// with `f`'s reason.
+fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
+    let sig = &func.sig;
+    let (t, lifetimes) = match sig.generics.params.len() {
+        0 => (
+            syn::Ident::new(crate::twin::PARAM, proc_macro2::Span::call_site()),
+            Vec::new(),
+        ),
+        _ => match crate::higher::scalar_param(func) {
+            Some((t, lifetimes)) => (t, lifetimes),
+            None => return TokenStream::new(),
+        },
+    };
+    let mut inputs: Vec<(syn::Ident, syn::Type)> = Vec::new();
+    for a in &sig.inputs {
+        let FnArg::Typed(pt) = a else {
+            return TokenStream::new();
+        };
+        if matches!(&*pt.ty, syn::Type::ImplTrait(_)) {
+            return TokenStream::new();
+        }
+        let mut ty = (*pt.ty).clone();
+        crate::twin::ToScalar(&t).visit_type_mut(&mut ty);
+        inputs.push((format_ident!("_a{}", inputs.len()), ty));
+    }
+    let ret: syn::Type = match &sig.output {
+        syn::ReturnType::Default => syn::parse_quote!(()),
+        syn::ReturnType::Type(_, ty) => {
+            let mut ty = (**ty).clone();
+            crate::twin::ToScalar(&t).visit_type_mut(&mut ty);
+            ty
+        }
+    };
+    let params: HashSet<String> = [t.to_string()].into_iter().collect();
+    let out_t = crate::types::tangent_of(&ret, &params);
+    let arg_ts: Vec<TokenStream> = inputs
+        .iter()
+        .map(|(_, ty)| crate::types::tangent_of(ty, &params))
+        .collect();
+    let decls: Vec<TokenStream> = inputs.iter().map(|(i, ty)| quote!(#i: #ty)).collect();
+    // Every type must have a tangent for the stand-in's signature to be well formed;
+    // the bounds say so, and a caller's twin (whose types have tangents) meets them.
+    let tangent_bounds: Vec<TokenStream> = inputs
+        .iter()
+        .map(|(_, ty)| ty)
+        .chain(std::iter::once(&ret))
+        .map(|ty| {
+            let mut ty = ty.clone();
+            crate::types::Staticize.visit_type_mut(&mut ty);
+            // (named as a function pointer's output, where hidden lifetimes are `'static`)
+            quote!(fn(&'static ()) -> #ty: ::mochi::__private::TangentOfOutput,)
+        })
+        .collect();
+    let name = &sig.ident;
+    let msg = format!(
+        "mochi: `{name}` has no generic form ({why}), so a function that calls it has no `jvp`, `hvp`, `hessian` or `jacobian`; see the documentation of `{name}::hessian`"
+    );
+    let generics = quote!(<#(#lifetimes,)* #t: ::mochi::num_traits::Float + ::mochi::Scalar + ::mochi::__private::TwinScalar>);
+    quote! {
+        #[doc(hidden)]
+        pub struct __NoTwin<T>(::core::marker::PhantomData<T>);
+        impl<T> __NoTwin<T> {
+            #[doc(hidden)]
+            pub const WHY: () = ::core::panic!(#msg);
+        }
+        #[doc(hidden)]
+        pub fn __twin #generics (#(#decls),*) -> #ret where #(#tangent_bounds)* {
+            let () = __NoTwin::<#t>::WHY;
+            ::core::unreachable!()
+        }
+        #[doc(hidden)]
+        pub mod __twin {
+            #[allow(unused_imports)]
+            use super::*;
+            pub fn rrule #generics (#(#decls),*) -> (#ret, ::mochi::__private::NoTwinPullback<#out_t, (#(#arg_ts,)*)>) where #(#tangent_bounds)* {
+                let () = super::__NoTwin::<#t>::WHY;
+                ::core::unreachable!()
+            }
         }
     }
 }

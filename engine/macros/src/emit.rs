@@ -21,8 +21,13 @@ pub struct Extras {
     pub fallbacks: TokenStream,
     /// `#[differentiable(boxed)]`: `rrule` returns a boxed pullback.
     pub boxed: bool,
-    /// Whether to write the rules and `gradient_into` (a twin has neither).
+    /// Whether to write the boxed rule, the pullback and `gradient_into` (a twin has
+    /// only `rrule`).
     pub with_higher: bool,
+    /// The function's body computes its value through its `rrule` (the twin of a
+    /// function of arrays: `2.0 * &x` as written has no impl for a generic element,
+    /// while the derived code calls the rules, which cover any element).
+    pub primal_via_rule: bool,
 }
 
 /// The function as written and its companion module.
@@ -41,6 +46,7 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras) ->
         fallbacks,
         boxed,
         with_higher,
+        primal_via_rule,
     } = extras;
     // Generic functions: companions keep the parameters and bounds and add `Scalar`.
     let generics = crate::generics::CompanionGenerics::new(&func.sig.generics);
@@ -129,7 +135,7 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras) ->
     // its rule and its pullback: the derived code written once, which is half as much
     // to compile and measured no slower (design-docs/benchmarking.md, "One derived
     // body").
-    let fused_shadow = if with_higher && !an.calls_in_loops {
+    let fused_shadow = if !an.calls_in_loops {
         let names: Vec<_> = params.iter().map(|(i, _, _)| i.clone()).collect();
         quote! {
             let (__mochi_y, __mochi_pb) = rrule #tf (#(#names),*);
@@ -229,8 +235,9 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras) ->
     let doc_mod =
         format!("Derivatives of [`{fn_name}`](fn@{fn_name}), derived by `#[differentiable]`.");
 
-    // A twin is reached only through `gradient` (forward over reverse): its rules, its
-    // pullback and `gradient_into` are not written.
+    // A twin is reached through `gradient` (forward over reverse) and, from the twins
+    // of its callers, through `rrule`: its boxed rule, its pullback and
+    // `gradient_into` are not written.
     let (rules, gradient_into) = if with_higher {
         (
             quote! {
@@ -261,11 +268,15 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras) ->
             },
         )
     } else {
-        (TokenStream::new(), TokenStream::new())
+        (rrule_def, TokenStream::new())
     };
     // A function called only through its gradients is not dead code.
     let mut func = func.clone();
     func.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    if primal_via_rule {
+        func.block = syn::parse_quote!({ #name::rrule #tf (#(#names),*).0 });
+        func.attrs.push(syn::parse_quote!(#[allow(unused_mut)]));
+    }
     quote! {
         #func
         #beside

@@ -32,6 +32,7 @@ const DUAL_BOUNDS: &[&str] = &[
     "Float",
     "Real",
     "Scalar",
+    "TwinScalar",
     "Copy",
     "Clone",
     "Debug",
@@ -66,8 +67,26 @@ enum Form {
     Slice,
     VecRef,
     Vec,
+    /// `&Array1<T>`, `Array1<T>`, `ArrayView1<T>`, `&ArrayView1<T>`: the companions take
+    /// the function's own type (with `f64`).
+    Array(ArrayForm),
     /// No scalar of the function's type: passed through as it is.
     Other,
+}
+
+/// How a one-dimensional array argument is passed.
+#[derive(Clone, Copy, PartialEq)]
+enum ArrayForm {
+    Owned,
+    Ref,
+    View,
+    ViewRef,
+}
+
+impl Form {
+    fn is_array(self) -> bool {
+        matches!(self, Form::Array(_))
+    }
 }
 
 struct Param {
@@ -81,6 +100,8 @@ struct Param {
 struct Spec {
     params: Vec<Param>,
     vector_output: bool,
+    /// The vector result is an `Array1` (else a `Vec`).
+    array_output: bool,
 }
 
 /// Where the companions find the generic function and its derived companions.
@@ -92,6 +113,8 @@ pub struct Target {
     /// The `f64` value and gradient: a path called with the arguments as the function
     /// takes them.
     pub value_and_gradient: TokenStream,
+    /// The `f64` pullback (value and a closure of the output's cotangent), called alike.
+    pub pullback: TokenStream,
 }
 
 /// The companions of the generic function `func` (found through `target`), or nothing
@@ -144,7 +167,9 @@ pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStr
     quote!(#(#fns)*)
 }
 
-fn spec(func: &ItemFn) -> Option<Spec> {
+/// The scalar type parameter of a generic function whose bounds `Dual` meets (one type
+/// parameter, bounded by `Float`, `Real` or `Scalar` and traits `Dual` has), or `None`.
+fn dual_param(func: &ItemFn) -> Option<&syn::TypeParam> {
     let sig = &func.sig;
     let mut gps = sig.generics.params.iter();
     let (Some(GenericParam::Type(t)), None) = (gps.next(), gps.next()) else {
@@ -184,6 +209,40 @@ fn spec(func: &ItemFn) -> Option<Spec> {
     if !scalar || !bounds.iter().all(dual_meets) {
         return None;
     }
+    Some(t)
+}
+
+/// Whether `func` is generic over one scalar type whose bounds `Dual` meets: its twin is
+/// itself.
+pub fn bounds_dual_meets(func: &ItemFn) -> bool {
+    dual_param(func).is_some()
+}
+
+/// The one type parameter of a generic function, bounded by a float trait, and its
+/// lifetime parameters, when it has no other parameters.
+pub fn scalar_param(func: &ItemFn) -> Option<(syn::Ident, Vec<TokenStream>)> {
+    let mut t = None;
+    let mut lifetimes = Vec::new();
+    for p in &func.sig.generics.params {
+        match p {
+            GenericParam::Type(tp)
+                if t.is_none() && crate::generics::is_scalar_param(&func.sig.generics, tp) =>
+            {
+                t = Some(tp.ident.clone())
+            }
+            GenericParam::Lifetime(l) => {
+                let l = &l.lifetime;
+                lifetimes.push(quote!(#l));
+            }
+            _ => return None,
+        }
+    }
+    Some((t?, lifetimes))
+}
+
+fn spec(func: &ItemFn) -> Option<Spec> {
+    let sig = &func.sig;
+    let t = dual_param(func)?;
     let is_t =
         |ty: &Type| matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident(&t.ident));
     let vec_of_t = |ty: &Type| match ty {
@@ -202,9 +261,34 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         }
         _ => None,
     };
-    let vector_output = match &sig.output {
-        ReturnType::Type(_, ty) if is_t(ty) => false,
-        ReturnType::Type(_, ty) if vec_of_t(ty).is_some() => true,
+    // `Array1<T>` / `ArrayView1<T>` (with or without a lifetime): the owned or view
+    // one-dimensional array of the scalar.
+    let array1_of_t = |ty: &Type| -> Option<bool> {
+        let Type::Path(p) = ty else { return None };
+        let last = p.path.segments.last()?;
+        let view = match last.ident.to_string().as_str() {
+            "Array1" => false,
+            "ArrayView1" => true,
+            _ => return None,
+        };
+        match &last.arguments {
+            syn::PathArguments::AngleBracketed(a) => {
+                let mut tys = a.args.iter().filter_map(|g| match g {
+                    syn::GenericArgument::Type(t) => Some(t),
+                    _ => None,
+                });
+                match (tys.next(), tys.next()) {
+                    (Some(inner), None) if is_t(inner) => Some(view),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    };
+    let (vector_output, array_output) = match &sig.output {
+        ReturnType::Type(_, ty) if is_t(ty) => (false, false),
+        ReturnType::Type(_, ty) if vec_of_t(ty).is_some() => (true, false),
+        ReturnType::Type(_, ty) if array1_of_t(ty) == Some(false) => (true, true),
         _ => return None,
     };
     let mut params = Vec::new();
@@ -215,9 +299,13 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         };
         let form = match &*pt.ty {
             ty if is_t(ty) => Form::Scalar,
+            ty if array1_of_t(ty) == Some(false) => Form::Array(ArrayForm::Owned),
+            ty if array1_of_t(ty) == Some(true) => Form::Array(ArrayForm::View),
             Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
                 Type::Slice(s) if is_t(&s.elem) => Form::Slice,
                 other if vec_of_t(other).is_some() => Form::VecRef,
+                other if array1_of_t(other) == Some(false) => Form::Array(ArrayForm::Ref),
+                other if array1_of_t(other) == Some(true) => Form::Array(ArrayForm::ViewRef),
                 other if mentions(other, &t.ident) => return None,
                 _ => Form::Other,
             },
@@ -250,6 +338,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
     Some(Spec {
         params,
         vector_output,
+        array_output,
     })
 }
 
@@ -290,7 +379,7 @@ impl Spec {
                 match p.form {
                     Form::Scalar => quote!(#n: f64),
                     Form::Slice | Form::VecRef | Form::Vec => quote!(#n: &[f64]),
-                    Form::Other => {
+                    Form::Array(_) | Form::Other => {
                         let t = &p.ty_f64;
                         quote!(#n: #t)
                     }
@@ -306,6 +395,11 @@ impl Spec {
             .active()
             .map(|p| match (p.form, owned) {
                 (Form::Scalar, _) => quote!(f64),
+                (Form::Array(_), true) => quote!(::mochi::__private::DenseVector),
+                (Form::Array(_), false) => {
+                    let t = &p.ty_f64;
+                    quote!(#t)
+                }
                 (_, true) => quote!(::std::vec::Vec<f64>),
                 (_, false) => quote!(&[f64]),
             })
@@ -317,6 +411,7 @@ impl Spec {
     fn flatten(&self, names: &[syn::Ident], out: &syn::Ident) -> TokenStream {
         let pushes = self.active().zip(names).map(|(p, n)| match p.form {
             Form::Scalar => quote!(#out.push(#n);),
+            Form::Array(_) => quote!(#out.extend(#n.iter().copied());),
             _ => quote!(#out.extend_from_slice(&#n[..]);),
         });
         quote! {
@@ -339,6 +434,13 @@ impl Spec {
                     args.push(quote!(#a));
                 }
                 Form::Other => args.push(quote!(::core::clone::Clone::clone(&#n))),
+                Form::Array(af) => {
+                    lets.push(quote! {
+                        let #a = ::mochi::__private::array1_from(#duals[__mochi_at..__mochi_at + #n.len()].to_vec());
+                        __mochi_at += #n.len();
+                    });
+                    args.push(array_arg(af, &a));
+                }
                 form => {
                     lets.push(quote! {
                         let #a: ::std::vec::Vec<_> = #duals[__mochi_at..__mochi_at + #n.len()].to_vec();
@@ -391,6 +493,10 @@ impl Spec {
             let r = format_ident!("__mochi_r{}", i);
             lets.push(match p.form {
                 Form::Scalar => quote!(let #r = #h[__mochi_at]; __mochi_at += 1;),
+                Form::Array(_) => quote! {
+                    let #r = ::mochi::__private::array1_from(#h[__mochi_at..__mochi_at + #n.len()].to_vec());
+                    __mochi_at += #n.len();
+                },
                 _ => quote! {
                     let #r = #h[__mochi_at..__mochi_at + #n.len()].to_vec();
                     __mochi_at += #n.len();
@@ -453,10 +559,20 @@ impl Spec {
                     Form::Scalar | Form::Slice => quote!(#n),
                     Form::VecRef => quote!(&#n.to_vec()),
                     Form::Vec => quote!(#n.to_vec()),
-                    Form::Other => quote!(::core::clone::Clone::clone(&#n)),
+                    Form::Array(_) | Form::Other => quote!(::core::clone::Clone::clone(&#n)),
                 }
             })
             .collect()
+    }
+}
+
+/// An owned `Array1` named `a`, passed as the argument's form takes it.
+fn array_arg(form: ArrayForm, a: &syn::Ident) -> TokenStream {
+    match form {
+        ArrayForm::Owned => quote!(#a),
+        ArrayForm::Ref => quote!(&#a),
+        ArrayForm::View => quote!(#a.view()),
+        ArrayForm::ViewRef => quote!(&#a.view()),
     }
 }
 
@@ -480,6 +596,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         primal,
         module,
         value_and_gradient,
+        ..
     } = target;
     let decls = spec.decls();
     let names: Vec<&syn::Ident> = spec.params.iter().map(|p| &p.name).collect();
@@ -510,34 +627,66 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
             " The value and the directional derivative along `v` (forward mode: the \
              function run on `Dual<1>`).{dir_doc}"
         );
+        let (out_t, collect) = if spec.array_output {
+            (
+                quote!(::mochi::__private::DenseVector),
+                quote!(::mochi::__private::array1_from),
+            )
+        } else {
+            (quote!(::std::vec::Vec<f64>), TokenStream::new())
+        };
+        let f64_args = spec.f64_args();
+        let row = spec.flatten_gradient(quote!(__mochi_pb(__mochi_dy)));
+        let pullback = &target.pullback;
         return quote! {
             #[doc = #jvp_doc]
             ///
             /// # Panics
             /// If a direction's length differs from its argument's.
             #[inline]
-            pub fn jvp(#(#decls,)* #v: #dir) -> (::std::vec::Vec<f64>, ::std::vec::Vec<f64>) {
+            pub fn jvp(#(#decls,)* #v: #dir) -> (#out_t, #out_t) {
                 #seeded
-                let __mochi_y: ::std::vec::Vec<::mochi::Dual<1>> = #primal::<::mochi::Dual<1>>(#(#args),*);
+                let __mochi_y: ::std::vec::Vec<::mochi::Dual<1>> =
+                    #primal::<::mochi::Dual<1>>(#(#args),*).into_iter().collect();
                 (
-                    __mochi_y.iter().map(|__mochi_e| __mochi_e.value).collect(),
-                    ::mochi::__private::first_partials(&__mochi_y),
+                    #collect(__mochi_y.iter().map(|__mochi_e| __mochi_e.value).collect()),
+                    #collect(::mochi::__private::first_partials(&__mochi_y)),
                 )
             }
 
             /// The value and the Jacobian, one row per output and one column per scalar
-            /// of the scalar and sequence arguments laid end to end, by forward mode (the
-            /// function run on `Dual<4>`, four input directions per run: the cost is
-            /// about `n/4` runs of the function for `n` inputs).
+            /// of the scalar and sequence arguments laid end to end.
+            ///
+            /// The mode follows the shape: with fewer outputs `m` than a quarter of the
+            /// inputs `n`, reverse mode (one pullback per output, each after its own
+            /// forward sweep: about `3m` runs of the function); otherwise forward mode
+            /// (the function run on `Dual<4>`, four input directions per run: about
+            /// `n/4` runs on duals).
             #[inline]
             pub fn jacobian(
                 #(#decls,)*
-            ) -> (::std::vec::Vec<f64>, ::mochi::__private::DenseMatrix) {
+            ) -> (#out_t, ::mochi::__private::DenseMatrix) {
                 #flatten_point
-                ::mochi::__private::jacobian_by_blocks::<4>(&#z, |#d| {
+                let __mochi_y0: ::std::vec::Vec<f64> =
+                    #primal::<f64>(#(#f64_args),*).into_iter().collect();
+                let __mochi_m = __mochi_y0.len();
+                if __mochi_m < (#z.len() + 3) / 4 {
+                    let mut __mochi_j = ::mochi::__private::DenseMatrix::zeros((__mochi_m, #z.len()));
+                    for __mochi_i in 0..__mochi_m {
+                        let (_, __mochi_pb) = #pullback(#(#f64_args),*);
+                        let mut __mochi_dy = ::std::vec![0.0f64; __mochi_m];
+                        __mochi_dy[__mochi_i] = 1.0;
+                        let __mochi_dy = #collect(__mochi_dy);
+                        let __mochi_row = #row;
+                        ::mochi::__private::set_row(&mut __mochi_j, __mochi_i, &__mochi_row);
+                    }
+                    return (#collect(__mochi_y0), __mochi_j);
+                }
+                let (__mochi_y, __mochi_j) = ::mochi::__private::jacobian_by_blocks::<4>(&#z, |#d| {
                     #cut
-                    #primal::<::mochi::Dual<4>>(#(#args),*)
-                })
+                    #primal::<::mochi::Dual<4>>(#(#args),*).into_iter().collect()
+                });
+                (#collect(__mochi_y), __mochi_j)
             }
         };
     }
@@ -577,7 +726,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         pub fn hvp(#(#decls,)* #v: #dir) -> #hv_t {
             #split_v
             #flatten_v
-            let #h = hvp_flat(#(#names,)* &#vz);
+            let #h = hvp_flat(#(::core::clone::Clone::clone(&#names),)* &#vz);
             #unflat_h
         }
 
@@ -645,6 +794,15 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                 own_lets.push(quote!(let #o = #n;));
                 hvp_args.push(quote!(#o));
             }
+            Form::Array(af) => {
+                own_lets.push(quote!(let #o: ::mochi::__private::DenseVector = #n.to_owned();));
+                hvp_args.push(match af {
+                    ArrayForm::Owned => quote!(::core::clone::Clone::clone(&#o)),
+                    ArrayForm::Ref => quote!(&#o),
+                    ArrayForm::View => quote!(#o.view()),
+                    ArrayForm::ViewRef => quote!(&#o.view()),
+                });
+            }
             Form::Other => {
                 if matches!(p.ty_f64, Type::Reference(_)) {
                     own_lets.push(quote!(let #o = ::std::borrow::ToOwned::to_owned(#n);));
@@ -675,6 +833,15 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                 });
             }
             Form::Other => flat.push(quote!(let _ = #c;)),
+            Form::Array(_) => {
+                flat.push(
+                    quote!(::mochi::__private::extend_dense_array(&mut __mochi_v, &#c, #o.len());),
+                );
+                accs.push(quote! {
+                    ::mochi::__private::acc(&mut *#dp, ::mochi::__private::array1_from(__mochi_h[__mochi_at..__mochi_at + #o.len()].to_vec()));
+                    __mochi_at += #o.len();
+                });
+            }
             _ => {
                 flat.push(quote!(::mochi::__private::extend_dense(&mut __mochi_v, &#c, #o.len());));
                 accs.push(quote! {
@@ -744,15 +911,23 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
             gbar.push(quote!(__mochi_dydot * #vo));
             dv_accs.push(quote!(::mochi::__private::acc(&mut #dv, __mochi_dydot * #g);));
         } else {
-            owned_v.push(quote!(let #vo: ::std::vec::Vec<f64> = #v[..].to_vec();));
+            // As the argument's cotangent holds them: a `Vec` or an `Array1`.
+            let wrap = |e: TokenStream| {
+                if p.form.is_array() {
+                    quote!(::mochi::__private::array1_from(#e))
+                } else {
+                    e
+                }
+            };
+            owned_v.push(quote!(let #vo: ::std::vec::Vec<f64> = #v.iter().copied().collect();));
             ydot.push(quote!(#g.iter().zip(&#vo).map(|(a, b)| a * b).sum::<f64>()));
-            gbar.push(
+            gbar.push(wrap(
                 quote!(#vo.iter().map(|v| __mochi_dydot * v).collect::<::std::vec::Vec<f64>>()),
+            ));
+            let dvg = wrap(
+                quote!(#g.iter().map(|g| __mochi_dydot * g).collect::<::std::vec::Vec<f64>>()),
             );
-            dv_accs.push(quote!(::mochi::__private::acc(
-                &mut #dv,
-                #g.iter().map(|g| __mochi_dydot * g).collect::<::std::vec::Vec<f64>>(),
-            );));
+            dv_accs.push(quote!(::mochi::__private::acc(&mut #dv, #dvg);));
         }
         k += 1;
     }

@@ -177,6 +177,100 @@ const NOT_FLOAT_METHODS: &[&str] = &[
     "contains",
 ];
 
+/// ndarray's owned arrays and views: with `f64` elements, their twin holds the twin's
+/// scalar (`Array1<f64>` → `Array1<T>`), which the array rules cover.
+const ARRAY_TYPES: &[&str] = &[
+    "Array",
+    "Array0",
+    "Array1",
+    "Array2",
+    "Array3",
+    "Array4",
+    "Array5",
+    "Array6",
+    "ArrayD",
+    "ArrayView",
+    "ArrayView0",
+    "ArrayView1",
+    "ArrayView2",
+    "ArrayView3",
+    "ArrayView4",
+    "ArrayView5",
+    "ArrayView6",
+    "ArrayViewD",
+];
+
+/// Methods of ndarray's arrays that work for any element type the rules cover (`Dual`
+/// included): allowed in a function that holds arrays.
+const ARRAY_METHODS: &[&str] = &[
+    "dot",
+    "t",
+    "mapv",
+    "mapv_into",
+    "mapv_inplace",
+    "map_inplace",
+    "sum_axis",
+    "mean_axis",
+    "mean",
+    "var",
+    "std",
+    "dim",
+    "shape",
+    "nrows",
+    "ncols",
+    "row",
+    "column",
+    "rows",
+    "columns",
+    "slice",
+    "view",
+    "into_owned",
+    "scaled_add",
+    "assign",
+    "outer_iter",
+    "axis_iter",
+    "map_axis",
+    "fold_axis",
+    "indexed_iter",
+    "diag",
+    "insert_axis",
+    "raw_dim",
+    "len_of",
+    "index_axis",
+    "square",
+    "exp",
+    "ln",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sinh",
+    "cosh",
+    "sqrt",
+    "powi",
+    "powf",
+    "abs",
+    "recip",
+    "signum",
+    "exp_m1",
+    "ln_1p",
+    "log2",
+    "log10",
+    "cbrt",
+];
+
+/// Array constructors that work for any element type.
+const ARRAY_CALLS: &[&str] = &[
+    "zeros",
+    "ones",
+    "from_vec",
+    "from",
+    "from_elem",
+    "from_shape_vec",
+    "eye",
+    "linspace",
+];
+
 /// The integer types: their associated functions and constants keep their type.
 const INTEGER_TYPES: &[&str] = &[
     "usize", "isize", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64",
@@ -198,10 +292,33 @@ const KEPT_CALLS: &[&str] = &[
     "Some",
     "Ok",
     "Err",
+    "no_grad",
+    "mochi::no_grad",
+    "drop",
+    "std::mem::drop",
+    "core::mem::drop",
+    "Axis",
+    "ndarray::Axis",
 ];
 
+/// A float written in place (`2.0`, `f64::EPSILON`, `n as f64`, `-0.5`): a scalar
+/// whatever surrounds it.
+fn scalar_literal(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(l) => matches!(l.lit, syn::Lit::Float(_) | syn::Lit::Int(_)),
+        Expr::Path(p) => p.qself.is_none() && is_float_constant(&p.path),
+        Expr::Cast(c) => is_f64(&c.ty),
+        Expr::Paren(p) => scalar_literal(&p.expr),
+        Expr::Group(g) => scalar_literal(&g.expr),
+        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && scalar_literal(&u.expr),
+        _ => false,
+    }
+}
+
 /// The twin of `func`, or why there is none (with where to say it).
-pub fn make(func: &ItemFn) -> Result<ItemFn, (Why, String, Span)> {
+/// The twin of `func` and whether it holds arrays (its derived rule then computes its
+/// value too, see `emit::Extras::primal_via_rule`), or why there is none.
+pub fn make(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
     let sig = &func.sig;
     if !sig.generics.params.is_empty() {
         return Err((Why::Generic, "it is generic".into(), sig.generics.span()));
@@ -239,15 +356,20 @@ pub fn make(func: &ItemFn) -> Result<ItemFn, (Why, String, Span)> {
         }
     }
     match &sig.output {
-        ReturnType::Type(_, t) if is_f64(t) || vec_of_f64(t) => {}
+        ReturnType::Default => {}
+        ReturnType::Type(_, t) if result_ok(t) => {}
         other => {
             return Err((
                 Why::Result,
-                "its result is not an `f64` or a `Vec<f64>`".into(),
+                "its result is not an `f64`, a `Vec<f64>` or a tuple of them".into(),
                 other.span(),
             ))
         }
     }
+    // The names that carry a derivative: a call given one goes to a rule or to a
+    // `#[differentiable]` function (the derivation requires it), so to its `__twin`.
+    let mut active = floats.clone();
+    crate::activity::analyse(&func.block, &mut active);
     float_locals(&func.block, &mut floats);
     let mut twin = func.clone();
     let mut bound = all_pattern_names(&func.block);
@@ -260,6 +382,9 @@ pub fn make(func: &ItemFn) -> Result<ItemFn, (Why, String, Span)> {
         bound,
         floats: &floats,
         closures: closure_locals(&func.block),
+        own: sig.ident.to_string(),
+        active,
+        arrays: holds_arrays(func),
         error: None,
     };
     for a in &mut twin.sig.inputs {
@@ -274,7 +399,7 @@ pub fn make(func: &ItemFn) -> Result<ItemFn, (Why, String, Span)> {
     twin.sig.ident = quote::format_ident!("__mochi_twin_{}", func.sig.ident);
     // `f64` has the operators through references and sums of references; the twin's
     // scalar must too (`Dual` has them).
-    twin.sig.generics = syn::parse_quote!(<#t: ::mochi::num_traits::Float + ::mochi::Scalar>);
+    twin.sig.generics = syn::parse_quote!(<#t: ::mochi::num_traits::Float + ::mochi::Scalar + ::mochi::__private::TwinScalar>);
     twin.sig.generics.where_clause = Some(syn::parse_quote! {
         where
             for<'__a> #t: ::core::ops::Add<&'__a #t, Output = #t>
@@ -305,8 +430,10 @@ pub fn make(func: &ItemFn) -> Result<ItemFn, (Why, String, Span)> {
             .any(|k| a.path().is_ident(k))
     });
     twin.attrs.push(syn::parse_quote!(#[doc(hidden)]));
-    twin.vis = syn::Visibility::Inherited;
-    Ok(twin)
+    // As visible as the function: its module re-exports the twin as `f::__twin`, through
+    // which the twins of its callers call it.
+    twin.vis = func.vis.clone();
+    Ok((twin, rw.arrays))
 }
 
 /// `Some(true)` for an argument type that carries floats and can change type, `Some(false)`
@@ -315,17 +442,77 @@ fn arg_kind(ty: &Type) -> Option<bool> {
     if crate::activity::type_is_inactive(ty) {
         return Some(false);
     }
-    if is_f64(ty) || vec_of_f64(ty) {
+    if is_f64(ty) || vec_of_f64(ty) || array_of_f64(ty) {
         return Some(true);
     }
     match ty {
-        Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
+        Type::Reference(r) => match &*r.elem {
+            t if is_f64(t) => Some(true),
             Type::Slice(s) if is_f64(&s.elem) => Some(true),
-            other if vec_of_f64(other) => Some(true),
+            other if vec_of_f64(other) || array_of_f64(other) => Some(true),
             _ => None,
         },
         _ => None,
     }
+}
+
+/// Whether a result type can change type: `f64`, `Vec<f64>`, `()`, or a tuple of them.
+fn result_ok(ty: &Type) -> bool {
+    match ty {
+        Type::Tuple(t) => t
+            .elems
+            .iter()
+            .all(|e| is_f64(e) || vec_of_f64(e) || array_of_f64(e)),
+        t => is_f64(t) || vec_of_f64(t) || array_of_f64(t),
+    }
+}
+
+/// Replaces `f64` by the given type parameter in a type.
+pub struct ToScalar<'a>(pub &'a syn::Ident);
+impl VisitMut for ToScalar<'_> {
+    fn visit_type_mut(&mut self, ty: &mut Type) {
+        if is_f64(ty) {
+            let t = self.0;
+            *ty = syn::parse_quote!(#t);
+            return;
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
+    }
+}
+
+/// An ndarray array or view type with `f64` elements (`Array1<f64>`, `ArrayView2<f64>`).
+fn array_of_f64(ty: &Type) -> bool {
+    let Type::Path(p) = ty else { return false };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    if !ARRAY_TYPES.contains(&last.ident.to_string().as_str()) {
+        return false;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .find_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .is_some_and(is_f64),
+        _ => false,
+    }
+}
+
+/// Whether `func` holds arrays: an argument or its result is an array type, or its body
+/// names one.
+fn holds_arrays(func: &ItemFn) -> bool {
+    fn names_array(ts: TokenStream) -> bool {
+        ts.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => ARRAY_TYPES.contains(&i.to_string().as_str()),
+            proc_macro2::TokenTree::Group(g) => names_array(g.stream()),
+            _ => false,
+        })
+    }
+    names_array(func.sig.to_token_stream()) || names_array(func.block.to_token_stream())
 }
 
 fn is_f64(ty: &Type) -> bool {
@@ -486,6 +673,15 @@ struct Rewrite<'a> {
     floats: &'a HashSet<String>,
     /// Locals bound to closures (their calls are inlined by the derivation).
     closures: HashSet<String>,
+    /// The function's own name (a recursive call leaves it without a twin).
+    own: String,
+    /// The names that carry a derivative.
+    active: HashSet<String>,
+    /// Whether the function holds arrays: a float on the left of an operator is moved
+    /// to the right (`2.0 * &x` → `&x * 2.0`, which ndarray has for any element type),
+    /// and calls of other functions are not followed (they may be rule functions of
+    /// arrays without a generic form).
+    arrays: bool,
     error: Option<(Why, String, Span)>,
 }
 
@@ -509,6 +705,28 @@ impl Rewrite<'_> {
             .last()
             .map(|s| s.ident.to_string())
             .unwrap_or_default();
+        if name == "s" && self.arrays {
+            // `s![a..b, i]`: indices, no floats.
+            return;
+        }
+        if name == "array" && self.arrays {
+            // `array![[1.0, 2.0], [3.0, 4.0]]`: nested rows of expressions.
+            let parser = Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+            match syn::parse::Parser::parse2(parser, m.tokens.clone()) {
+                Ok(mut rows) => {
+                    for r in rows.iter_mut() {
+                        self.visit_array_row(r);
+                    }
+                    m.tokens = rows.to_token_stream();
+                }
+                Err(_) => self.fail(
+                    Why::Syntax,
+                    "its `array!` is not a list of expressions".into(),
+                    m.span(),
+                ),
+            }
+            return;
+        }
         let listed = [
             "vec",
             "assert",
@@ -557,6 +775,20 @@ impl Rewrite<'_> {
                 format!("its `{name}!` is not a list of expressions"),
                 m.span(),
             ),
+        }
+    }
+}
+
+impl Rewrite<'_> {
+    /// An element of `array![..]`: a row (an array expression) whose elements are
+    /// rewritten in turn, or an expression.
+    fn visit_array_row(&mut self, e: &mut Expr) {
+        if let Expr::Array(a) = e {
+            for x in a.elems.iter_mut() {
+                self.visit_array_row(x);
+            }
+        } else {
+            self.visit_expr_mut(e);
         }
     }
 }
@@ -638,6 +870,23 @@ impl VisitMut for Rewrite<'_> {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if self.arrays {
+            if let Expr::Binary(b) = e {
+                if scalar_literal(&b.left) && !scalar_literal(&b.right) {
+                    let (l, r) = (&b.left, &b.right);
+                    let moved: Option<Expr> = match b.op {
+                        syn::BinOp::Mul(_) => Some(syn::parse_quote!(#r * #l)),
+                        syn::BinOp::Add(_) => Some(syn::parse_quote!(#r + #l)),
+                        syn::BinOp::Sub(_) => Some(syn::parse_quote!(-(#r - #l))),
+                        syn::BinOp::Div(_) => Some(syn::parse_quote!((#r).recip() * #l)),
+                        _ => None,
+                    };
+                    if let Some(m) = moved {
+                        *e = m;
+                    }
+                }
+            }
+        }
         match e {
             Expr::Lit(l) => {
                 if let syn::Lit::Float(f) = &l.lit {
@@ -712,6 +961,12 @@ impl VisitMut for Rewrite<'_> {
                         );
                     }
                 }
+                // `Array1::<f64>::zeros`, `Vec::<f64>::new`: the types in the path change too.
+                if let Expr::Path(p) = e {
+                    for seg in p.path.segments.iter_mut() {
+                        self.visit_path_arguments_mut(&mut seg.arguments);
+                    }
+                }
             }
             Expr::Call(c) => {
                 let Expr::Path(fp) = &*c.func else {
@@ -742,6 +997,46 @@ impl VisitMut for Rewrite<'_> {
                 }
                 let integer_type = segs.len() == 2 && INTEGER_TYPES.contains(&segs[0].as_str());
                 let closure = segs.len() == 1 && self.closures.contains(&segs[0]);
+                // A function of this crate given floats: a `#[differentiable]` function,
+                // whose module holds its generic form as `g::__twin` (the twin, the
+                // function itself when it is generic, or a stand-in whose use fails to
+                // compile with the reason), and the rule `g::__twin::rrule`.
+                let local = (segs.len() == 1
+                    || matches!(segs[0].as_str(), "self" | "super" | "crate"))
+                    && fp.path.segments.iter().all(|s| s.arguments.is_none())
+                    && segs
+                        .last()
+                        .is_some_and(|l| l.starts_with(|ch: char| ch.is_lowercase() || ch == '_'))
+                    && !self.closures.contains(&segs[0])
+                    && c.args
+                        .iter()
+                        .any(|a| crate::activity::expr_is_active(a, &self.active));
+                let local = local && !self.arrays;
+                let array_call = segs.len() >= 2
+                    && ARRAY_TYPES.contains(&segs[segs.len() - 2].as_str())
+                    && ARRAY_CALLS.contains(&segs[segs.len() - 1].as_str());
+                if array_call {
+                    syn::visit_mut::visit_expr_mut(self, e);
+                    return;
+                }
+                if local && segs.len() == 1 && segs[0] == self.own {
+                    // A recursive rule needs a boxed pullback, which a twin does not have.
+                    self.fail(Why::Call, "it calls itself".into(), c.func.span());
+                    return;
+                }
+                if local && !KEPT_CALLS.contains(&path.as_str()) {
+                    let mut p = fp.path.clone();
+                    // The callee's scalar is the twin's, named: inferring it from the
+                    // arguments would first try every impl of the operator bounds.
+                    let t = syn::Ident::new(PARAM, Span::call_site());
+                    p.segments.push(syn::parse_quote!(__twin::<#t>));
+                    let Expr::Call(c) = e else { unreachable!() };
+                    *c.func = syn::parse_quote!(#p);
+                    for a in c.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                    return;
+                }
                 if !(KEPT_CALLS.contains(&path.as_str()) || integer_type || closure) {
                     self.fail(
                         Why::Call,
@@ -757,9 +1052,11 @@ impl VisitMut for Rewrite<'_> {
                 // Integer methods that `f64` has too, but no generic float trait does.
                 let integer_only = matches!(name.as_str(), "rem_euclid" | "div_euclid")
                     && floaty(&m.receiver, self.floats);
+                let array_method = self.arrays && ARRAY_METHODS.contains(&name.as_str());
                 if integer_only
                     || !(FLOAT_METHODS.contains(&name.as_str())
-                        || SEQ_METHODS.contains(&name.as_str()))
+                        || SEQ_METHODS.contains(&name.as_str())
+                        || array_method)
                 {
                     self.fail(
                         Why::Call,

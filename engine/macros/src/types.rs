@@ -10,7 +10,7 @@ use syn::Type;
 /// Replaces every written lifetime (named, `'_`, or a reference's elided one) by
 /// `'static`: tangent types are named with `'static` lifetimes, since pullbacks own
 /// their data.
-struct Staticize;
+pub(crate) struct Staticize;
 impl VisitMut for Staticize {
     fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
         r.lifetime = Some(syn::parse_quote!('static));

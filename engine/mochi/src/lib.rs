@@ -156,6 +156,20 @@ pub mod __private {
         #[cfg(feature = "ndarray")]
         pub use mochi_rules_ndarray::paths::*;
     }
+    /// What the scalar of a generic twin meets beyond `Float + Scalar`: with the ndarray
+    /// rules, their element trait (so that a twin may call the rule crates' generic
+    /// functions, `normal_logpdf::<T>`, and hold arrays of its scalar). `f64`, `f32` and
+    /// `Dual` meet it.
+    #[cfg(feature = "ndarray")]
+    pub trait TwinScalar: mochi_rules_ndarray::Elem {}
+    #[cfg(feature = "ndarray")]
+    impl<T: mochi_rules_ndarray::Elem> TwinScalar for T {}
+    /// What the scalar of a generic twin meets beyond `Float + Scalar` (nothing more
+    /// without the ndarray rules).
+    #[cfg(not(feature = "ndarray"))]
+    pub trait TwinScalar {}
+    #[cfg(not(feature = "ndarray"))]
+    impl<T> TwinScalar for T {}
     /// The rule traits of the standard rule crates, glob-imported by generated code.
     pub mod rules {
         #[cfg(feature = "linalg")]

@@ -10,6 +10,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use mochi::prelude::*;
+use mochi::stats::normal_logpdf;
 use ndarray::Array2;
 
 fn close(a: f64, b: f64, tol: f64) -> bool {
@@ -361,8 +362,8 @@ fn softmax_xent(logits: &[f64], target: usize) -> f64 {
     lse - shifted[target]
 }
 
-/// A helper filling a `&mut` buffer, then a chain over it: a gradient, and (calling
-/// another function) no Hessian.
+/// A helper filling a `&mut` buffer, then a chain over it: a gradient, and (its
+/// helper has a twin) a Hessian.
 #[differentiable]
 fn smooth_into(x: &[f64], out: &mut [f64]) {
     for i in 0..x.len() {
@@ -441,4 +442,322 @@ fn forward_inside_reverse() {
     }
     let want = derivative_by_differences(s, |t| along_own_direction(&x, t));
     assert!(close(gs, want, 1e-6), "s: {gs} vs {want}");
+}
+
+// ------------------------------------------------------------ programs built from helpers
+
+#[differentiable]
+fn sq_norm(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x {
+        s += v * v;
+    }
+    s
+}
+
+/// A helper returning a `Vec`, called inside a loop.
+#[differentiable]
+fn lower_times(q: &[f64], x: &[f64]) -> Vec<f64> {
+    let d = x.len();
+    let mut out = vec![0.0; d];
+    let mut p = 0;
+    for i in 0..d {
+        out[i] = q[i].exp() * x[i];
+        for j in 0..i {
+            out[i] += q[d + p] * x[j];
+            p += 1;
+        }
+    }
+    out
+}
+
+/// A helper returning a tuple.
+#[differentiable]
+fn predator_prey(u: f64, v: f64, p: &[f64]) -> (f64, f64) {
+    (p[0] * u - p[1] * u * v, p[3] * u * v - p[2] * v)
+}
+
+/// A helper writing into a `&mut Vec`.
+#[differentiable]
+fn push_halves(out: &mut Vec<f64>, x: &[f64]) {
+    for v in x {
+        out.push(0.5 * v);
+    }
+}
+
+/// A generic helper.
+#[differentiable]
+fn scaled_exp<T: mochi::num_traits::Float>(x: T, s: T) -> T {
+    s * (x / s).exp()
+}
+
+/// A GMM-like objective assembled from the helpers above and a rule crate's function.
+#[differentiable]
+fn assembled(theta: &[f64], data: &[f64]) -> f64 {
+    let d = 3;
+    let mut total = 0.0;
+    for k in 0..data.len() / d {
+        let point = &data[k * d..(k + 1) * d];
+        let centred: Vec<f64> = point.iter().zip(theta).map(|(a, b)| a - b).collect();
+        let z = lower_times(&theta[d..], &centred);
+        total += 0.5 * sq_norm(&z);
+    }
+    let (du, dv) = predator_prey(theta[0], theta[1], &theta[2..6]);
+    let mut halves = Vec::new();
+    push_halves(&mut halves, theta);
+    total
+        + du * dv
+        + sq_norm(&halves)
+        + normal_logpdf(theta[2], theta[0], 1.5)
+        + scaled_exp(theta[1], 2.0)
+}
+
+#[test]
+fn hessians_of_programs_built_from_helpers() {
+    let theta = [0.2, -0.4, 0.3, 0.1, -0.2, 0.25, 0.15, -0.1, 0.05];
+    let data = [0.5, -1.0, 0.3, 1.2, 0.1, -0.7, -0.3, 0.8, 0.9];
+    let h = assembled::hessian(&theta, &data);
+    let n = theta.len();
+    let want = hessian_by_differences(&theta, |t| assembled::gradient(t, &data).0);
+    let h_theta = h.slice(ndarray::s![..n, ..n]).to_owned();
+    assert_matrix_close(&h_theta, &want, 1e-6);
+    assert_matrix_close(&h_theta, &h_theta.t().to_owned(), 1e-12);
+    // hvp = H·v and jvp = ∇f·v, through the same helpers.
+    let v = [0.3, -0.1, 0.4, 0.2, -0.5, 0.1, 0.2, -0.3, 0.6];
+    let zeros = [0.0; 9];
+    let (hv, _) = assembled::hvp(&theta, &data, (&v, &zeros));
+    let (_, dy) = assembled::jvp(&theta, &data, (&v, &zeros));
+    let g = assembled::gradient(&theta, &data).0;
+    let gv: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+    assert!(close(dy, gv, 1e-13), "{dy} vs {gv}");
+    for i in 0..n {
+        let want: f64 = (0..n).map(|j| h[[i, j]] * v[j]).sum();
+        assert!(close(hv[i], want, 1e-12), "{i}: {} vs {want}", hv[i]);
+    }
+    // The `&mut`-filling helper of `smoothed_energy`: its caller has a Hessian now.
+    let x = [0.4, -0.9, 1.3, 0.2, -0.6];
+    let h = smoothed_energy::hessian(&x);
+    let want = hessian_by_differences(&x, smoothed_energy::gradient);
+    assert_matrix_close(&h, &want, 1e-6);
+}
+
+/// A vector-valued program calling a helper: its Jacobian by forward mode.
+#[differentiable]
+fn rk4_path(p: &[f64]) -> Vec<f64> {
+    let h = 0.05;
+    let (mut u, mut v) = (1.0, 0.5);
+    let mut out = Vec::new();
+    for _ in 0..10 {
+        let (k1u, k1v) = predator_prey(u, v, p);
+        let (k2u, k2v) = predator_prey(u + 0.5 * h * k1u, v + 0.5 * h * k1v, p);
+        let (k3u, k3v) = predator_prey(u + 0.5 * h * k2u, v + 0.5 * h * k2v, p);
+        let (k4u, k4v) = predator_prey(u + h * k3u, v + h * k3v, p);
+        u += h / 6.0 * (k1u + 2.0 * k2u + 2.0 * k3u + k4u);
+        v += h / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v);
+        out.push(u);
+    }
+    out.push(v);
+    out
+}
+
+#[test]
+fn jacobians_of_programs_built_from_helpers() {
+    let p = [1.1, 0.4, 0.4, 0.1];
+    let (y, j) = rk4_path::jacobian(&p);
+    assert_eq!(y, rk4_path(&p));
+    assert_eq!(j.dim(), (11, 4));
+    for c in 0..4 {
+        let step = 1e-6;
+        let (mut up, mut down) = (p, p);
+        up[c] += step;
+        down[c] -= step;
+        let (yu, yd) = (rk4_path(&up), rk4_path(&down));
+        for r in 0..11 {
+            let want = (yu[r] - yd[r]) / (2.0 * step);
+            assert!(
+                close(j[[r, c]], want, 1e-7),
+                "[{r}, {c}]: {} vs {want}",
+                j[[r, c]]
+            );
+        }
+    }
+}
+
+/// A helper without a generic form (it casts a float to `f32`).
+#[differentiable]
+fn through_f32(x: &[f64]) -> f64 {
+    (x[0] as f32) as f64 + x[0] * x[1]
+}
+
+/// Its caller still builds and has its gradient; its higher-order companions would
+/// fail to build, naming `through_f32`'s reason.
+#[differentiable]
+fn calls_through_f32(x: &[f64]) -> f64 {
+    through_f32(x) * x[1]
+}
+
+#[test]
+fn a_caller_of_a_helper_without_a_generic_form_keeps_its_gradient() {
+    let x = [0.75, -2.0];
+    let g = calls_through_f32::gradient(&x);
+    // f = (x0 + x0 x1) x1 (x0 = 0.75 is exact in f32, so the cast changes nothing)
+    assert!(close(g[0], (1.0 + x[1]) * x[1], 1e-15));
+    assert!(close(g[1], x[0] * x[1] + (x[0] + x[0] * x[1]), 1e-15));
+}
+
+// ------------------------------------------------------------ functions of ndarray arrays
+
+use ndarray::{array, Array1, ArrayView1};
+
+#[differentiable]
+fn rosenbrock_array(x: &Array1<f64>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        s += 100.0 * (x[i + 1] - x[i] * x[i]).powi(2) + (1.0 - x[i]).powi(2);
+    }
+    s
+}
+
+/// Log-sum-exp of a view, shifted by its maximum.
+#[differentiable]
+fn log_sum_exp(x: ArrayView1<f64>) -> f64 {
+    let m = x.fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+    x.mapv(|v| (v - m).exp()).sum().ln() + m
+}
+
+/// A quadratic form with a constant matrix written with `array!`, a float on the left.
+#[differentiable]
+fn quadratic_form(x: &Array1<f64>) -> f64 {
+    let a = array![[2.0, 0.5, 0.0], [0.5, 3.0, 1.0], [0.0, 1.0, 4.0]];
+    0.5 * x.dot(&a.dot(x)) + 2.0 * x.sum()
+}
+
+/// An owned array, floats on the left of `*`, `-` and `/`.
+#[differentiable]
+fn owned_array(x: Array1<f64>) -> f64 {
+    let y = 2.0 * &x - 1.0;
+    (1.0 / &y).sum() + y.mapv(|v| v * v).mean().unwrap()
+}
+
+/// A linear model's loss: scalar parameters times arrays.
+#[differentiable]
+fn linear_loss(w: &Array1<f64>, b: f64, x: ArrayView1<f64>, y: ArrayView1<f64>) -> f64 {
+    let r = &x * w[0] + b * w[1] - y;
+    0.5 * r.dot(&r) + 0.1 * w.dot(w)
+}
+
+fn array_hessian_by_differences(
+    x: &Array1<f64>,
+    grad: impl Fn(&Array1<f64>) -> Array1<f64>,
+) -> Array2<f64> {
+    hessian_by_differences(x.as_slice().unwrap(), |v| {
+        grad(&Array1::from(v.to_vec())).to_vec()
+    })
+}
+
+#[test]
+fn hessians_of_functions_of_arrays() {
+    let x = array![0.3, -0.8, 1.2, 0.5];
+    let h = rosenbrock_array::hessian(&x);
+    assert_matrix_close(&h, &rosenbrock_hessian(x.as_slice().unwrap()), 1e-12);
+
+    let z = array![0.3, -1.2, 2.0];
+    let h = log_sum_exp::hessian(z.view());
+    let p = z.mapv(|v| (v - log_sum_exp(z.view())).exp());
+    for i in 0..3 {
+        for j in 0..3 {
+            let want = if i == j { p[i] } else { 0.0 } - p[i] * p[j];
+            assert!(close(h[[i, j]], want, 1e-13), "[{i}, {j}]");
+        }
+    }
+    let v = array![1.0, 0.0, -1.0];
+    let hv = log_sum_exp::hvp(z.view(), v.view());
+    assert!(hv
+        .iter()
+        .zip(h.dot(&v).iter())
+        .all(|(a, b)| close(*a, *b, 1e-14)));
+
+    let (y, g, h) = quadratic_form::value_gradient_and_hessian(&z);
+    assert!(close(y, quadratic_form(&z), 1e-15));
+    let a = array![[2.0, 0.5, 0.0], [0.5, 3.0, 1.0], [0.0, 1.0, 4.0]];
+    assert_matrix_close(&h, &a, 1e-15);
+    let want_g = a.dot(&z) + 2.0;
+    assert!(g
+        .iter()
+        .zip(want_g.iter())
+        .all(|(a, b)| close(*a, *b, 1e-14)));
+
+    let x = array![0.3, -0.8, 1.2, 0.7];
+    let h = owned_array::hessian(x.clone());
+    let want = array_hessian_by_differences(&x, |v| owned_array::gradient(v.clone()));
+    assert_matrix_close(&h, &want, 1e-6);
+
+    let (xs, ys) = (array![1.0, 2.0, 3.0], array![1.5, 2.1, 2.9]);
+    let w = array![0.9, 0.2];
+    let h = linear_loss::hessian(&w, 0.4, xs.view(), ys.view());
+    assert_matrix_close(&h, &h.t().to_owned(), 1e-13);
+    // ∂²/∂w₀² = Σx² + 0.2, ∂²/∂b² = w₁²·n.
+    assert!(close(h[[0, 0]], 14.2, 1e-13));
+    assert!(close(h[[2, 2]], 3.0 * 0.04, 1e-13));
+}
+
+/// A vector result as an `Array1`.
+#[differentiable]
+fn array_map(x: &Array1<f64>) -> Array1<f64> {
+    x.mapv(|v| v.sin()) * 2.0 + x.sum()
+}
+
+/// Two outputs of twelve inputs: the Jacobian by reverse mode.
+#[differentiable]
+fn two_moments(x: &[f64]) -> Vec<f64> {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    vec![mean, var.sqrt()]
+}
+
+#[test]
+fn jacobians_by_forward_or_reverse_mode_by_shape() {
+    let x = array![0.3, -0.8, 1.2];
+    let (y, j) = array_map::jacobian(&x);
+    assert_eq!(y, array_map(&x));
+    for r in 0..3 {
+        for c in 0..3 {
+            let want = if r == c { 2.0 * x[r].cos() } else { 0.0 } + 1.0;
+            assert!(close(j[[r, c]], want, 1e-14), "[{r}, {c}]");
+        }
+    }
+    let v = array![0.5, -1.0, 2.0];
+    let (_, dy) = array_map::jvp(&x, &v);
+    assert!(dy
+        .iter()
+        .zip(j.dot(&v).iter())
+        .all(|(a, b)| close(*a, *b, 1e-14)));
+
+    let x: Vec<f64> = (0..12).map(|i| (i as f64 * 0.7).sin()).collect();
+    let (y, j) = two_moments::jacobian(&x);
+    assert_eq!(y, two_moments(&x));
+    assert_eq!(j.dim(), (2, 12));
+    for c in 0..12 {
+        let step = 1e-6;
+        let (mut up, mut down) = (x.clone(), x.clone());
+        up[c] += step;
+        down[c] -= step;
+        let (yu, yd) = (two_moments(&up), two_moments(&down));
+        for r in 0..2 {
+            let want = (yu[r] - yd[r]) / (2.0 * step);
+            assert!(
+                close(j[[r, c]], want, 1e-7),
+                "[{r}, {c}]: {} vs {want}",
+                j[[r, c]]
+            );
+        }
+    }
+    // jvp = J·v (forward mode) agrees with the rows from reverse mode.
+    let v: Vec<f64> = (0..12).map(|i| (i as f64).cos()).collect();
+    let (_, dy) = two_moments::jvp(&x, &v);
+    for r in 0..2 {
+        let want: f64 = (0..12).map(|c| j[[r, c]] * v[c]).sum();
+        assert!(close(dy[r], want, 1e-13));
+    }
 }

@@ -67,3 +67,17 @@ impl Elem for f32 {
         n as f32
     }
 }
+
+/// Dual numbers are array elements, so that a function of arrays runs on duals
+/// (its `jvp`, `hvp`, `hessian` and `jacobian`) through the same rules.
+impl<const N: usize> Elem for mochi_core::Dual<N> {
+    const ZERO: Self = mochi_core::Dual::new(0.0, [0.0; N]);
+    #[inline(always)]
+    fn of_f64(v: f64) -> Self {
+        mochi_core::Dual::constant(v)
+    }
+    #[inline(always)]
+    fn of_usize(n: usize) -> Self {
+        mochi_core::Dual::constant(n as f64)
+    }
+}

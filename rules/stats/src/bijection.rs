@@ -37,6 +37,10 @@ pub fn to_positive<T: Elem>(u: T) -> (T, T) {
 
 /// The rule of [`to_positive`](fn@to_positive): `ū = x̄ eᵘ + j̄`.
 pub mod to_positive {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::to_positive as __twin;
     use super::*;
 
     /// Pullback of `to_positive`: `eᵘ`.
@@ -79,6 +83,10 @@ pub fn to_interval<T: Elem>(u: T, a: T, b: T) -> (T, T) {
 /// `∂x/∂u = (b − a)σ(1 − σ)`, `∂x/∂a = 1 − σ`, `∂x/∂b = σ`; for the log-Jacobian
 /// `∂/∂u = 1 − 2σ`, `∂/∂a = −1/(b − a)`, `∂/∂b = 1/(b − a)`.
 pub mod to_interval {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::to_interval as __twin;
     use super::*;
 
     /// Pullback of `to_interval`: `σ(u)` and `b − a`.

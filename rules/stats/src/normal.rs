@@ -48,6 +48,10 @@ pub fn normal_logpdf<T: Elem>(x: T, mu: T, sigma: T) -> T {
 
 /// The rule of [`normal_logpdf`](fn@normal_logpdf).
 pub mod normal_logpdf {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::normal_logpdf as __twin;
     use super::*;
 
     /// Pullback of `normal_logpdf`: `z` and `σ`.
@@ -89,6 +93,10 @@ pub fn lognormal_logpdf<T: Elem>(x: T, mu: T, sigma: T) -> T {
 
 /// The rule of [`lognormal_logpdf`](fn@lognormal_logpdf).
 pub mod lognormal_logpdf {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::lognormal_logpdf as __twin;
     use super::*;
 
     /// Pullback of `lognormal_logpdf`: `x`, `z = (log x − μ)/σ` and `σ`.

@@ -45,6 +45,10 @@ fn standardised_bounds<T: Elem>(mu: T, sigma: T, lo: T, hi: T) -> (f64, f64) {
 
 /// The rule of [`truncated_normal_logpdf`](fn@truncated_normal_logpdf).
 pub mod truncated_normal_logpdf {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::truncated_normal_logpdf as __twin;
     use super::*;
 
     /// Pullback of `truncated_normal_logpdf`: the partial derivatives, computed in

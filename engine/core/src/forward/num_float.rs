@@ -121,6 +121,27 @@ impl<const N: usize> Float for Dual<N> {
     }
 }
 
+impl<const N: usize> num_traits::FromPrimitive for Dual<N> {
+    /// The constant `n` (through `f64`, as `n as f64` rounds).
+    #[inline]
+    fn from_i64(n: i64) -> Option<Self> {
+        Some(Self::constant(n as f64))
+    }
+    #[inline]
+    fn from_u64(n: u64) -> Option<Self> {
+        Some(Self::constant(n as f64))
+    }
+    #[inline]
+    fn from_f64(n: f64) -> Option<Self> {
+        Some(Self::constant(n))
+    }
+}
+
+/// Duals multiply and add arrays of duals as scalars (`&a * d`), so that the array
+/// rules run on them (forward over reverse of functions of arrays).
+#[cfg(feature = "ndarray")]
+impl<const N: usize> ndarray::ScalarOperand for Dual<N> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

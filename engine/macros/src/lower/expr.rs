@@ -1085,7 +1085,11 @@ impl Lowerer {
     /// passes the sub-slice; its cotangent is a temporary that the reverse sweep adds
     /// into `x`'s over the same range. Returns the operand and (the temporary's
     /// declaration, the reverse accumulation).
-    fn subslice_arg(&mut self, a: &Expr, code: &mut Code) -> Option<(Operand, (Rev, Rev))> {
+    pub(super) fn subslice_arg(
+        &mut self,
+        a: &Expr,
+        code: &mut Code,
+    ) -> Option<(Operand, (Rev, Rev))> {
         let Expr::Reference(r) = a else { return None };
         let Expr::Index(ix) = &*r.expr else {
             return None;

@@ -210,3 +210,43 @@ impl<T: Perturb> Perturb for Option<T> {
         self.as_ref().map_or(Some(0.0), Perturb::primal_scale)
     }
 }
+
+/// A dual's components: its value, then its partials.
+impl<const N: usize> Flatten for crate::Dual<N> {
+    fn flatten_into(&self, out: &mut Vec<f64>) {
+        out.push(self.value);
+        out.extend_from_slice(&self.partials);
+    }
+}
+
+/// A dual moves in its value and in each partial.
+impl<const N: usize> Perturb for crate::Dual<N> {
+    fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Self {
+        let mut d = crate::Dual::constant(rng.sample(StandardNormal));
+        for p in &mut d.partials {
+            *p = rng.sample(StandardNormal);
+        }
+        d
+    }
+    fn perturb(&mut self, direction: &Self, step: f64) {
+        self.value += step * direction.value;
+        for (p, d) in self.partials.iter_mut().zip(&direction.partials) {
+            *p += step * d;
+        }
+    }
+    fn difference(&self, from: &Self) -> Self {
+        *self - *from
+    }
+    fn primal_eq(&self, other: &Self) -> bool {
+        let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+        same(self.value, other.value)
+            && self
+                .partials
+                .iter()
+                .zip(&other.partials)
+                .all(|(a, b)| same(*a, *b))
+    }
+    fn primal_scale(&self) -> Option<f64> {
+        Some(self.value.abs())
+    }
+}
