@@ -499,6 +499,14 @@ pub type DenseMatrix = ndarray::Array2<f64>;
 #[cfg(feature = "ndarray")]
 pub type DenseVector = ndarray::Array1<f64>;
 
+/// [`DenseVector`] in the companions' float type (`f32` for a function over `f32`).
+#[cfg(feature = "ndarray")]
+pub type DenseVectorOf<T> = ndarray::Array1<T>;
+
+/// [`DenseMatrix`] in the companions' float type (`f32` for a function over `f32`).
+#[cfg(feature = "ndarray")]
+pub type DenseMatrixOf<T> = ndarray::Array2<T>;
+
 /// The `Array1` of `v`'s elements: a point, a direction or a cotangent of an `Array1`
 /// argument, cut from a flat vector.
 #[cfg(feature = "ndarray")]
@@ -524,11 +532,11 @@ where
 
 /// Writes `values` into row `i` of `m` (a row of a Jacobian by reverse mode).
 #[cfg(feature = "ndarray")]
-pub fn set_row(m: &mut DenseMatrix, i: usize, values: &[f64]) {
+pub fn set_row<T: Copy + Into<f64>>(m: &mut DenseMatrix, i: usize, values: &[T]) {
     m.row_mut(i)
         .iter_mut()
         .zip(values)
-        .for_each(|(a, b)| *a = *b);
+        .for_each(|(a, b)| *a = (*b).into());
 }
 
 /// The 1×1 [`DenseMatrix`] `[[v]]`: the Hessian of a function of one scalar.

@@ -212,7 +212,9 @@ fn higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
     if func.sig.receiver().is_some() {
         return (TokenStream::new(), TokenStream::new());
     }
+    crate::twin::set_float_of(func);
     if !func.sig.generics.params.is_empty() {
+        crate::twin::set_float("f64");
         let target = Target {
             primal: quote!(super::#name),
             module: quote!(self),

@@ -92,7 +92,7 @@ impl Form {
 struct Param {
     name: syn::Ident,
     form: Form,
-    /// The argument's type with the scalar type made `f64`.
+    /// The argument's type with the scalar type made the companions' float type.
     ty_f64: Type,
 }
 
@@ -102,6 +102,9 @@ struct Spec {
     vector_output: bool,
     /// The vector result is an `Array1` (else a `Vec`).
     array_output: bool,
+    /// The float type the companions take and answer (`f64`, or `f32` for the twin of
+    /// a function over `f32`; the duals carry `f64` either way).
+    float: syn::Ident,
 }
 
 /// Where the companions find the generic function and its derived companions.
@@ -314,7 +317,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
             _ => Form::Other,
         };
         let mut ty_f64 = (*pt.ty).clone();
-        ToF64(&t.ident).visit_type_mut(&mut ty_f64);
+        ToFloat(&t.ident).visit_type_mut(&mut ty_f64);
         params.push(Param {
             name: pi.ident.clone(),
             form,
@@ -339,6 +342,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         params,
         vector_output,
         array_output,
+        float: syn::Ident::new(crate::twin::float(), Span::call_site()),
     })
 }
 
@@ -353,12 +357,13 @@ fn mentions(ty: &Type, t: &syn::Ident) -> bool {
     walk(quote!(#ty), t)
 }
 
-/// Replaces the scalar type parameter by `f64`.
-struct ToF64<'a>(&'a syn::Ident);
-impl VisitMut for ToF64<'_> {
+/// Replaces the scalar type parameter by the companions' float type.
+struct ToFloat<'a>(&'a syn::Ident);
+impl VisitMut for ToFloat<'_> {
     fn visit_type_mut(&mut self, ty: &mut Type) {
         if matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident(self.0)) {
-            *ty = syn::parse_quote!(f64);
+            let f = syn::Ident::new(crate::twin::float(), Span::call_site());
+            *ty = syn::parse_quote!(#f);
             return;
         }
         syn::visit_mut::visit_type_mut(self, ty);
@@ -372,13 +377,14 @@ impl Spec {
 
     /// `x: f64` / `x: &[f64]` / `n: usize`: the companions' parameters.
     fn decls(&self) -> Vec<TokenStream> {
+        let fl = &self.float;
         self.params
             .iter()
             .map(|p| {
                 let n = &p.name;
                 match p.form {
-                    Form::Scalar => quote!(#n: f64),
-                    Form::Slice | Form::VecRef | Form::Vec => quote!(#n: &[f64]),
+                    Form::Scalar => quote!(#n: #fl),
+                    Form::Slice | Form::VecRef | Form::Vec => quote!(#n: &[#fl]),
                     Form::Array(_) | Form::Other => {
                         let t = &p.ty_f64;
                         quote!(#n: #t)
@@ -391,17 +397,18 @@ impl Spec {
     /// The type of a direction (and of `hvp`'s result): one element per scalar or
     /// sequence argument, a tuple when there are several.
     fn direction_type(&self, owned: bool) -> TokenStream {
+        let fl = &self.float;
         let ts: Vec<TokenStream> = self
             .active()
             .map(|p| match (p.form, owned) {
-                (Form::Scalar, _) => quote!(f64),
-                (Form::Array(_), true) => quote!(::mochi::__private::DenseVector),
+                (Form::Scalar, _) => quote!(#fl),
+                (Form::Array(_), true) => quote!(::mochi::__private::DenseVectorOf<#fl>),
                 (Form::Array(_), false) => {
                     let t = &p.ty_f64;
                     quote!(#t)
                 }
-                (_, true) => quote!(::std::vec::Vec<f64>),
-                (_, false) => quote!(&[f64]),
+                (_, true) => quote!(::std::vec::Vec<#fl>),
+                (_, false) => quote!(&[#fl]),
             })
             .collect();
         one_or_tuple(&ts)
@@ -410,9 +417,10 @@ impl Spec {
     /// Lays the scalars of `names` (one per active argument) end to end in `out`.
     fn flatten(&self, names: &[syn::Ident], out: &syn::Ident) -> TokenStream {
         let pushes = self.active().zip(names).map(|(p, n)| match p.form {
-            Form::Scalar => quote!(#out.push(#n);),
-            Form::Array(_) => quote!(#out.extend(#n.iter().copied());),
-            _ => quote!(#out.extend_from_slice(&#n[..]);),
+            Form::Scalar => quote!(#out.push(#n as f64);),
+            Form::Array(_) => quote!(#out.extend(#n.iter().map(|&__mochi_e| __mochi_e as f64));),
+            _ if self.float == "f64" => quote!(#out.extend_from_slice(&#n[..]);),
+            _ => quote!(#out.extend(#n[..].iter().map(|&__mochi_e| __mochi_e as f64));),
         });
         quote! {
             let mut #out = ::std::vec::Vec::new();
@@ -491,14 +499,21 @@ impl Spec {
         for (i, p) in self.active().enumerate() {
             let n = &p.name;
             let r = format_ident!("__mochi_r{}", i);
+            let fl = &self.float;
+            let part = quote! {
+                #h[__mochi_at..__mochi_at + #n.len()]
+                    .iter()
+                    .map(|&__mochi_e| __mochi_e as #fl)
+                    .collect::<::std::vec::Vec<#fl>>()
+            };
             lets.push(match p.form {
-                Form::Scalar => quote!(let #r = #h[__mochi_at]; __mochi_at += 1;),
+                Form::Scalar => quote!(let #r = #h[__mochi_at] as #fl; __mochi_at += 1;),
                 Form::Array(_) => quote! {
-                    let #r = ::mochi::__private::array1_from(#h[__mochi_at..__mochi_at + #n.len()].to_vec());
+                    let #r = ::mochi::__private::array1_from(#part);
                     __mochi_at += #n.len();
                 },
                 _ => quote! {
-                    let #r = #h[__mochi_at..__mochi_at + #n.len()].to_vec();
+                    let #r = #part;
                     __mochi_at += #n.len();
                 },
             });
@@ -615,6 +630,13 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
     } else {
         ""
     };
+    let fl = &spec.float;
+    // A dense `f64` matrix in the companions' float type.
+    let to_float = if spec.float == "f64" {
+        TokenStream::new()
+    } else {
+        quote!((|__mochi_m: ::mochi::__private::DenseMatrix| __mochi_m.mapv(|__mochi_e| __mochi_e as #fl)))
+    };
     let seeded = quote! {
         #flatten_point
         #split_v
@@ -629,11 +651,11 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         );
         let (out_t, collect) = if spec.array_output {
             (
-                quote!(::mochi::__private::DenseVector),
+                quote!(::mochi::__private::DenseVectorOf<#fl>),
                 quote!(::mochi::__private::array1_from),
             )
         } else {
-            (quote!(::std::vec::Vec<f64>), TokenStream::new())
+            (quote!(::std::vec::Vec<#fl>), TokenStream::new())
         };
         let f64_args = spec.f64_args();
         let row = spec.flatten_gradient(quote!(__mochi_pb(__mochi_dy)));
@@ -649,8 +671,13 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
                 let __mochi_y: ::std::vec::Vec<::mochi::Dual<1>> =
                     #primal::<::mochi::Dual<1>>(#(#args),*).into_iter().collect();
                 (
-                    #collect(__mochi_y.iter().map(|__mochi_e| __mochi_e.value).collect()),
-                    #collect(::mochi::__private::first_partials(&__mochi_y)),
+                    #collect(__mochi_y.iter().map(|__mochi_e| __mochi_e.value as #fl).collect()),
+                    #collect(
+                        ::mochi::__private::first_partials(&__mochi_y)
+                            .into_iter()
+                            .map(|__mochi_e| __mochi_e as #fl)
+                            .collect()
+                    ),
                 )
             }
 
@@ -665,28 +692,28 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
             #[inline]
             pub fn jacobian(
                 #(#decls,)*
-            ) -> (#out_t, ::mochi::__private::DenseMatrix) {
+            ) -> (#out_t, ::mochi::__private::DenseMatrixOf<#fl>) {
                 #flatten_point
-                let __mochi_y0: ::std::vec::Vec<f64> =
-                    #primal::<f64>(#(#f64_args),*).into_iter().collect();
+                let __mochi_y0: ::std::vec::Vec<#fl> =
+                    #primal::<#fl>(#(#f64_args),*).into_iter().collect();
                 let __mochi_m = __mochi_y0.len();
                 if __mochi_m < (#z.len() + 3) / 4 {
                     let mut __mochi_j = ::mochi::__private::DenseMatrix::zeros((__mochi_m, #z.len()));
                     for __mochi_i in 0..__mochi_m {
                         let (_, __mochi_pb) = #pullback(#(#f64_args),*);
-                        let mut __mochi_dy = ::std::vec![0.0f64; __mochi_m];
+                        let mut __mochi_dy = ::std::vec![0.0 as #fl; __mochi_m];
                         __mochi_dy[__mochi_i] = 1.0;
                         let __mochi_dy = #collect(__mochi_dy);
                         let __mochi_row = #row;
                         ::mochi::__private::set_row(&mut __mochi_j, __mochi_i, &__mochi_row);
                     }
-                    return (#collect(__mochi_y0), __mochi_j);
+                    return (#collect(__mochi_y0), #to_float(__mochi_j));
                 }
-                let (__mochi_y, __mochi_j) = ::mochi::__private::jacobian_by_blocks::<4>(&#z, |#d| {
+                let (_, __mochi_j) = ::mochi::__private::jacobian_by_blocks::<4>(&#z, |#d| {
                     #cut
                     #primal::<::mochi::Dual<4>>(#(#args),*).into_iter().collect()
                 });
-                (#collect(__mochi_y), __mochi_j)
+                (#collect(__mochi_y0), #to_float(__mochi_j))
             }
         };
     }
@@ -705,17 +732,22 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
          on `Dual<1>` at `x + v·ε`), shaped like `v`.{dir_doc}"
     );
     let grad_t = spec.gradient_type();
-    let nested = nested_rules(spec, value_and_gradient, &grad_t);
+    // Nested rules answer in `f64` (the cotangents of the outer sweep).
+    let nested = if spec.float == "f64" {
+        nested_rules(spec, value_and_gradient, &grad_t)
+    } else {
+        TokenStream::new()
+    };
     quote! {
         #[doc = #jvp_doc]
         ///
         /// # Panics
         /// If a direction's length differs from its argument's.
         #[inline]
-        pub fn jvp(#(#decls,)* #v: #dir) -> (f64, f64) {
+        pub fn jvp(#(#decls,)* #v: #dir) -> (#fl, #fl) {
             #seeded
             let __mochi_y: ::mochi::Dual<1> = #primal::<::mochi::Dual<1>>(#(#args),*);
-            (__mochi_y.value, __mochi_y.partials[0])
+            (__mochi_y.value as #fl, __mochi_y.partials[0] as #fl)
         }
 
         #[doc = #hvp_doc]
@@ -744,12 +776,12 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         /// The dense Hessian over the scalar and sequence arguments laid end to end
         /// (forward over reverse, four columns per reverse sweep on `Dual<4>`).
         #[inline]
-        pub fn hessian(#(#decls,)*) -> ::mochi::__private::DenseMatrix {
+        pub fn hessian(#(#decls,)*) -> ::mochi::__private::DenseMatrixOf<#fl> {
             #flatten_point
-            ::mochi::__private::hessian_by_blocks::<4>(&#z, |#d| {
+            #to_float(::mochi::__private::hessian_by_blocks::<4>(&#z, |#d| {
                 #cut
                 #grad4
-            })
+            }))
         }
 
         /// The value, the gradient (as `value_and_gradient` gives it) and the dense
@@ -757,7 +789,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         #[inline]
         pub fn value_gradient_and_hessian(
             #(#decls,)*
-        ) -> (f64, #grad_t, ::mochi::__private::DenseMatrix) {
+        ) -> (#fl, #grad_t, ::mochi::__private::DenseMatrixOf<#fl>) {
             let (__mochi_y, __mochi_g) = #value_and_gradient(#(#f64_args),*);
             (__mochi_y, __mochi_g, hessian(#(#names),*))
         }

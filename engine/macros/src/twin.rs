@@ -48,6 +48,46 @@ impl Why {
 /// The name of the twin's scalar parameter.
 pub const PARAM: &str = "__MochiT";
 
+thread_local! {
+    /// The float type of the function being expanded (`f64`, or `f32` for a function
+    /// written over `f32` alone): the type the twin replaces.
+    static FLOAT: std::cell::Cell<&'static str> = const { std::cell::Cell::new("f64") };
+}
+
+/// The float type the twin of the function being expanded replaces.
+pub fn float() -> &'static str {
+    FLOAT.with(|f| f.get())
+}
+
+/// Records the float type of `func` for what follows (`make`, the stand-ins, the
+/// companions): `f32` when its signature names `f32` and not `f64`, else `f64`.
+pub fn set_float_of(func: &ItemFn) {
+    fn names(ts: TokenStream, name: &str) -> bool {
+        ts.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => i == name,
+            proc_macro2::TokenTree::Group(g) => names(g.stream(), name),
+            _ => false,
+        })
+    }
+    let sig = func.sig.to_token_stream();
+    let f32_only = names(sig.clone(), "f32") && !names(sig, "f64");
+    FLOAT.with(|f| f.set(if f32_only { "f32" } else { "f64" }));
+}
+
+/// The float type `func`'s companions take: `f64` for a generic function.
+pub fn set_float(name: &'static str) {
+    FLOAT.with(|f| f.set(name));
+}
+
+/// The other float type, which a twin cannot hold beside its own.
+fn other_float() -> &'static str {
+    if float() == "f64" {
+        "f32"
+    } else {
+        "f64"
+    }
+}
+
 /// Float methods that have scalar rules (and so exist on every `Scalar`), or that carry
 /// no derivative.
 const FLOAT_METHODS: &[&str] = &[
@@ -319,6 +359,7 @@ fn scalar_literal(e: &Expr) -> bool {
 /// The twin of `func` and whether it holds arrays (its derived rule then computes its
 /// value too, see `emit::Extras::primal_via_rule`), or why there is none.
 pub fn make(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
+    set_float_of(func);
     let sig = &func.sig;
     if !sig.generics.params.is_empty() {
         return Err((Why::Generic, "it is generic".into(), sig.generics.span()));
@@ -515,8 +556,9 @@ fn holds_arrays(func: &ItemFn) -> bool {
     names_array(func.sig.to_token_stream()) || names_array(func.block.to_token_stream())
 }
 
+/// Whether `ty` is the function's float type (`f64`, or `f32`, see [`float`]).
 fn is_f64(ty: &Type) -> bool {
-    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("f64"))
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident(float()))
 }
 
 fn vec_of_f64(ty: &Type) -> bool {
@@ -581,7 +623,7 @@ fn floaty(e: &Expr, names: &HashSet<String>) -> bool {
             }
         }
         fn visit_path(&mut self, p: &'a syn::Path) {
-            if p.segments.iter().any(|s| s.ident == "f64") {
+            if p.segments.iter().any(|s| s.ident == float()) {
                 self.found = true;
             }
             if let Some(i) = p.get_ident() {
@@ -692,9 +734,15 @@ impl Rewrite<'_> {
         }
     }
 
+    /// `lit::<T>(inner)`, `inner` a value of the function's float type (converted to
+    /// `f64` exactly for `f32`).
     fn lit(inner: TokenStream) -> Expr {
         let t = syn::Ident::new(PARAM, Span::call_site());
-        syn::parse_quote!(::mochi::__private::lit::<#t>(#inner))
+        if float() == "f32" {
+            syn::parse_quote!(::mochi::__private::lit::<#t>((#inner) as f64))
+        } else {
+            syn::parse_quote!(::mochi::__private::lit::<#t>(#inner))
+        }
     }
 
     /// `vec![..]` and the assertion macros: their arguments are rewritten as expressions.
@@ -804,7 +852,7 @@ fn path_string(p: &syn::Path) -> String {
 /// `f64::CONST`, `std::f64::consts::PI` and the like: a float constant.
 fn is_float_constant(p: &syn::Path) -> bool {
     let segs = segments(p);
-    segs.iter().any(|s| s == "f64")
+    segs.iter().any(|s| s == float())
         && segs.last().is_some_and(|l| {
             l.chars()
                 .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
@@ -819,8 +867,12 @@ impl VisitMut for Rewrite<'_> {
             return;
         }
         if let Type::Path(p) = ty {
-            if p.path.is_ident("f32") {
-                self.fail(Why::Syntax, "it also uses `f32`".into(), p.span());
+            if p.path.is_ident(other_float()) {
+                self.fail(
+                    Why::Syntax,
+                    format!("it also uses `{}`", other_float()),
+                    p.span(),
+                );
                 return;
             }
         }
@@ -890,12 +942,21 @@ impl VisitMut for Rewrite<'_> {
         match e {
             Expr::Lit(l) => {
                 if let syn::Lit::Float(f) = &l.lit {
-                    match f.suffix() {
-                        "" | "f64" => {
-                            let inner = quote!(#f);
-                            *e = Self::lit(inner);
-                        }
-                        _ => self.fail(Why::Syntax, "it uses an `f32` literal".into(), f.span()),
+                    let suffix = f.suffix();
+                    if suffix.is_empty() || suffix == float() {
+                        // Written in the function's float type (`0.1` is `0.1f32` in a
+                        // function over `f32`).
+                        let digits = f.base10_digits();
+                        let point = if digits.ends_with('.') { "0" } else { "" };
+                        let typed =
+                            syn::LitFloat::new(&format!("{digits}{point}{}", float()), f.span());
+                        *e = Self::lit(quote!(#typed));
+                    } else {
+                        self.fail(
+                            Why::Syntax,
+                            format!("it uses an `{suffix}` literal"),
+                            f.span(),
+                        );
                     }
                 }
             }
@@ -905,7 +966,7 @@ impl VisitMut for Rewrite<'_> {
                     if mentions_float {
                         self.fail(
                             Why::Syntax,
-                            "it casts a float with `as f64`".into(),
+                            format!("it casts a float with `as {}`", float()),
                             c.as_token.span,
                         );
                         return;
@@ -925,7 +986,7 @@ impl VisitMut for Rewrite<'_> {
                     let inner = quote!(#p);
                     *e = Self::lit(inner);
                 } else if p.path.segments.len() > 1
-                    && p.path.segments.iter().any(|s| s.ident == "f64")
+                    && p.path.segments.iter().any(|s| s.ident == float())
                 {
                     self.fail(
                         Why::Syntax,
@@ -975,7 +1036,7 @@ impl VisitMut for Rewrite<'_> {
                 };
                 let path = path_string(&fp.path);
                 let segs = segments(&fp.path);
-                if segs.len() == 2 && segs[0] == "f64" {
+                if segs.len() == 2 && segs[0] == float() {
                     if segs[1] == "from" && !c.args.iter().any(|a| floaty(a, self.floats)) {
                         let inner = quote!(#c);
                         *e = Self::lit(inner);

@@ -761,3 +761,70 @@ fn jacobians_by_forward_or_reverse_mode_by_shape() {
         assert!(close(dy[r], want, 1e-13));
     }
 }
+
+// ------------------------------------------------------------------ functions over f32
+
+#[differentiable]
+fn squares_f32(x: &[f32]) -> f32 {
+    x.iter().map(|v| v * v).sum::<f32>()
+}
+
+/// Over `f32`: literals, `f32::EPSILON`, a cast of a length, a helper over `f32`.
+#[differentiable]
+fn rosenbrock_f32(x: &[f32]) -> f32 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        s += 100.0 * (x[i + 1] - x[i] * x[i]).powi(2) + (1.0 - x[i]).powi(2);
+    }
+    s + 0.1 * squares_f32(x) + f32::EPSILON * (x.len() as f32)
+}
+
+#[differentiable]
+fn tanh_sum_f32(x: &Array1<f32>) -> f32 {
+    (2.0 * x - 0.5).mapv(|v| v.tanh()).sum()
+}
+
+#[differentiable]
+fn residuals_f32(x: &[f32]) -> Vec<f32> {
+    vec![x[0] * x[1], x[1].sin(), x[0] + 2.0 * x[2]]
+}
+
+#[test]
+fn companions_of_functions_over_f32_answer_in_f32() {
+    let x = [0.3f32, -0.8, 1.2];
+    let h = rosenbrock_f32::hessian(&x);
+    let xd: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+    let mut want = rosenbrock_hessian(&xd);
+    want.diag_mut().mapv_inplace(|d| d + 0.2);
+    for ((i, j), v) in h.indexed_iter() {
+        assert!(close(*v as f64, want[[i, j]], 1e-6), "[{i}, {j}]: {v}");
+    }
+    let hv: Vec<f32> = rosenbrock_f32::hvp(&x, &[1.0, 0.0, 0.0]);
+    assert_eq!(hv, h.column(0).to_vec());
+    let (y, g, h2) = squares_f32::value_gradient_and_hessian(&x);
+    assert_eq!(y, squares_f32(&x));
+    assert_eq!(g, vec![0.6, -1.6, 2.4]);
+    assert_eq!(h2, Array2::<f32>::eye(3) * 2.0);
+    let (_, dy) = squares_f32::jvp(&x, &[1.0, 1.0, 1.0]);
+    assert!((dy - (0.6 - 1.6 + 2.4)).abs() < 1e-6);
+
+    let a = array![0.1f32, 0.2];
+    let h = tanh_sum_f32::hessian(&a);
+    for i in 0..2 {
+        let t = (2.0 * a[i] as f64 - 0.5).tanh();
+        let want = 4.0 * (-2.0 * t * (1.0 - t * t));
+        assert!(
+            close(h[[i, i]] as f64, want, 1e-6),
+            "{i}: {} vs {want}",
+            h[[i, i]]
+        );
+    }
+    let (y, j) = residuals_f32::jacobian(&x);
+    assert_eq!(y, residuals_f32(&x));
+    let want = [[x[1], x[0], 0.0], [0.0, x[1].cos(), 0.0], [1.0, 0.0, 2.0]];
+    for r in 0..3 {
+        for c in 0..3 {
+            assert!((j[[r, c]] - want[r][c]).abs() < 1e-6, "[{r}, {c}]");
+        }
+    }
+}
