@@ -369,10 +369,48 @@ pub fn pull<P: crate::Pullback>(
     pb.pullback(output, args)
 }
 
+/// The length of a one-dimensional sequence: a slice, a `Vec`, an array, a
+/// one-dimensional ndarray array or view, or a reference to one.
+pub trait SeqLen {
+    /// The number of elements.
+    fn seq_len(&self) -> usize;
+}
+impl<T> SeqLen for [T] {
+    #[inline(always)]
+    fn seq_len(&self) -> usize {
+        self.len()
+    }
+}
+impl<T> SeqLen for Vec<T> {
+    #[inline(always)]
+    fn seq_len(&self) -> usize {
+        self.len()
+    }
+}
+impl<T, const N: usize> SeqLen for [T; N] {
+    #[inline(always)]
+    fn seq_len(&self) -> usize {
+        N
+    }
+}
+impl<X: SeqLen + ?Sized> SeqLen for &X {
+    #[inline(always)]
+    fn seq_len(&self) -> usize {
+        (**self).seq_len()
+    }
+}
+#[cfg(feature = "ndarray")]
+impl<S: Data> SeqLen for ArrayBase<S, ndarray::Ix1> {
+    #[inline(always)]
+    fn seq_len(&self) -> usize {
+        self.len()
+    }
+}
+
 /// The length of a sequence for `for v in x.iter()` loops.
 #[inline(always)]
-pub fn seq_len<T: IndexShape<Shape = usize> + ?Sized>(x: &T) -> usize {
-    x.index_shape()
+pub fn seq_len<T: SeqLen + ?Sized>(x: &T) -> usize {
+    x.seq_len()
 }
 
 /// The cotangent of the element `v.push(e)` added, taken off the end of `v`'s (a zero
@@ -514,6 +552,25 @@ pub type DenseMatrixOf<T> = ndarray::Array2<T>;
 pub fn array1_from<T>(v: Vec<T>) -> ndarray::Array1<T> {
     ndarray::Array1::from(v)
 }
+
+/// The array of shape `dim` holding `v` in logical (row-major) order: a point, a
+/// direction or a cotangent of an array argument, cut from a flat vector.
+#[cfg(feature = "ndarray")]
+#[inline]
+pub fn array_from_shape<T, D: Dimension>(dim: D, v: Vec<T>) -> Array<T, D> {
+    match Array::from_shape_vec(dim, v) {
+        Ok(a) => a,
+        Err(e) => unreachable!("mochi: a flat vector cut to an array's shape: {e}"),
+    }
+}
+
+/// An owned array, as generated signatures name one (`DenseArray<f64, Ix2>`).
+#[cfg(feature = "ndarray")]
+pub type DenseArray<T, D> = Array<T, D>;
+
+/// The dimension types generated signatures name.
+#[cfg(feature = "ndarray")]
+pub use ndarray::{Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn};
 
 /// Appends an array cotangent of `n` components to `out`, or `n` zeros for a
 /// structural zero (an empty array).

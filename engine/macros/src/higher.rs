@@ -92,6 +92,9 @@ impl Form {
 struct Param {
     name: syn::Ident,
     form: Form,
+    /// For an array argument: the owned array type of its dimension, in the
+    /// companions' float type (`hvp`'s answer for it).
+    owned: TokenStream,
     /// The argument's type with the scalar type made the companions' float type.
     ty_f64: Type,
 }
@@ -264,16 +267,20 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         }
         _ => None,
     };
-    // `Array1<T>` / `ArrayView1<T>` (with or without a lifetime): the owned or view
-    // one-dimensional array of the scalar.
-    let array1_of_t = |ty: &Type| -> Option<bool> {
+    // `ArrayN<T>` / `ArrayViewN<T>` (with or without a lifetime; `N` from 0 to 6, or
+    // `D`): an owned or view array of the scalar, and the owned array type of its
+    // dimension with the scalar made the companions' float type.
+    let array_of_t = |ty: &Type| -> Option<(bool, TokenStream)> {
         let Type::Path(p) = ty else { return None };
         let last = p.path.segments.last()?;
-        let view = match last.ident.to_string().as_str() {
-            "Array1" => false,
-            "ArrayView1" => true,
-            _ => return None,
+        let name = last.ident.to_string();
+        let (view, dim) = match name.strip_prefix("ArrayView") {
+            Some(d) => (true, d.to_string()),
+            None => (false, name.strip_prefix("Array")?.to_string()),
         };
+        if !matches!(dim.as_str(), "0" | "1" | "2" | "3" | "4" | "5" | "6" | "D") {
+            return None;
+        }
         match &last.arguments {
             syn::PathArguments::AngleBracketed(a) => {
                 let mut tys = a.args.iter().filter_map(|g| match g {
@@ -281,12 +288,27 @@ fn spec(func: &ItemFn) -> Option<Spec> {
                     _ => None,
                 });
                 match (tys.next(), tys.next()) {
-                    (Some(inner), None) if is_t(inner) => Some(view),
+                    (Some(inner), None) if is_t(inner) => {
+                        let ix = if dim == "D" {
+                            format_ident!("IxDyn")
+                        } else {
+                            format_ident!("Ix{}", dim)
+                        };
+                        let fl = syn::Ident::new(crate::twin::float(), Span::call_site());
+                        Some((
+                            view,
+                            quote!(::mochi::__private::DenseArray<#fl, ::mochi::__private::#ix>),
+                        ))
+                    }
                     _ => None,
                 }
             }
             _ => None,
         }
+    };
+    let array1_of_t = |ty: &Type| -> Option<bool> {
+        let (view, owned) = array_of_t(ty)?;
+        owned.to_string().contains("Ix1").then_some(view)
     };
     let (vector_output, array_output) = match &sig.output {
         ReturnType::Type(_, ty) if is_t(ty) => (false, false),
@@ -302,13 +324,13 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         };
         let form = match &*pt.ty {
             ty if is_t(ty) => Form::Scalar,
-            ty if array1_of_t(ty) == Some(false) => Form::Array(ArrayForm::Owned),
-            ty if array1_of_t(ty) == Some(true) => Form::Array(ArrayForm::View),
+            ty if array_of_t(ty).is_some_and(|a| !a.0) => Form::Array(ArrayForm::Owned),
+            ty if array_of_t(ty).is_some_and(|a| a.0) => Form::Array(ArrayForm::View),
             Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
                 Type::Slice(s) if is_t(&s.elem) => Form::Slice,
                 other if vec_of_t(other).is_some() => Form::VecRef,
-                other if array1_of_t(other) == Some(false) => Form::Array(ArrayForm::Ref),
-                other if array1_of_t(other) == Some(true) => Form::Array(ArrayForm::ViewRef),
+                other if array_of_t(other).is_some_and(|a| !a.0) => Form::Array(ArrayForm::Ref),
+                other if array_of_t(other).is_some_and(|a| a.0) => Form::Array(ArrayForm::ViewRef),
                 other if mentions(other, &t.ident) => return None,
                 _ => Form::Other,
             },
@@ -318,9 +340,20 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         };
         let mut ty_f64 = (*pt.ty).clone();
         ToFloat(&t.ident).visit_type_mut(&mut ty_f64);
+        let owned = match form {
+            Form::Array(ArrayForm::Owned | ArrayForm::View) => array_of_t(&pt.ty),
+            Form::Array(_) => match &*pt.ty {
+                Type::Reference(r) => array_of_t(&r.elem),
+                _ => None,
+            },
+            _ => None,
+        }
+        .map(|a| a.1)
+        .unwrap_or_default();
         params.push(Param {
             name: pi.ident.clone(),
             form,
+            owned,
             ty_f64,
         });
     }
@@ -402,7 +435,7 @@ impl Spec {
             .active()
             .map(|p| match (p.form, owned) {
                 (Form::Scalar, _) => quote!(#fl),
-                (Form::Array(_), true) => quote!(::mochi::__private::DenseVectorOf<#fl>),
+                (Form::Array(_), true) => p.owned.clone(),
                 (Form::Array(_), false) => {
                     let t = &p.ty_f64;
                     quote!(#t)
@@ -444,7 +477,7 @@ impl Spec {
                 Form::Other => args.push(quote!(::core::clone::Clone::clone(&#n))),
                 Form::Array(af) => {
                     lets.push(quote! {
-                        let #a = ::mochi::__private::array1_from(#duals[__mochi_at..__mochi_at + #n.len()].to_vec());
+                        let #a = ::mochi::__private::array_from_shape(#n.raw_dim(), #duals[__mochi_at..__mochi_at + #n.len()].to_vec());
                         __mochi_at += #n.len();
                     });
                     args.push(array_arg(af, &a));
@@ -509,7 +542,7 @@ impl Spec {
             lets.push(match p.form {
                 Form::Scalar => quote!(let #r = #h[__mochi_at] as #fl; __mochi_at += 1;),
                 Form::Array(_) => quote! {
-                    let #r = ::mochi::__private::array1_from(#part);
+                    let #r = ::mochi::__private::array_from_shape(#n.raw_dim(), #part);
                     __mochi_at += #n.len();
                 },
                 _ => quote! {
@@ -827,7 +860,8 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                 hvp_args.push(quote!(#o));
             }
             Form::Array(af) => {
-                own_lets.push(quote!(let #o: ::mochi::__private::DenseVector = #n.to_owned();));
+                let owned = &p.owned;
+                own_lets.push(quote!(let #o: #owned = #n.to_owned();));
                 hvp_args.push(match af {
                     ArrayForm::Owned => quote!(::core::clone::Clone::clone(&#o)),
                     ArrayForm::Ref => quote!(&#o),
@@ -870,7 +904,7 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                     quote!(::mochi::__private::extend_dense_array(&mut __mochi_v, &#c, #o.len());),
                 );
                 accs.push(quote! {
-                    ::mochi::__private::acc(&mut *#dp, ::mochi::__private::array1_from(__mochi_h[__mochi_at..__mochi_at + #o.len()].to_vec()));
+                    ::mochi::__private::acc(&mut *#dp, ::mochi::__private::array_from_shape(#o.raw_dim(), __mochi_h[__mochi_at..__mochi_at + #o.len()].to_vec()));
                     __mochi_at += #o.len();
                 });
             }
@@ -943,10 +977,15 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
             gbar.push(quote!(__mochi_dydot * #vo));
             dv_accs.push(quote!(::mochi::__private::acc(&mut #dv, __mochi_dydot * #g);));
         } else {
-            // As the argument's cotangent holds them: a `Vec` or an `Array1`.
+            // As the argument's cotangent holds them: a `Vec`, or an array of the
+            // direction's shape.
+            let vd = format_ident!("__mochi_vd{}", k);
+            if p.form.is_array() {
+                owned_v.push(quote!(let #vd = #v.raw_dim();));
+            }
             let wrap = |e: TokenStream| {
                 if p.form.is_array() {
-                    quote!(::mochi::__private::array1_from(#e))
+                    quote!(::mochi::__private::array_from_shape(#vd.clone(), #e))
                 } else {
                     e
                 }

@@ -341,6 +341,96 @@ const KEPT_CALLS: &[&str] = &[
     "ndarray::Axis",
 ];
 
+/// Whether `e` is a scalar, as far as its syntax shows: a float written in place, a name
+/// in `scalars`, arithmetic and float methods of scalars, an element `x[i]`, a sum or a
+/// mean.
+fn scalar_expr(e: &Expr, scalars: &HashSet<String>) -> bool {
+    match e {
+        _ if scalar_literal(e) => true,
+        Expr::Path(p) => p
+            .path
+            .get_ident()
+            .is_some_and(|i| scalars.contains(&i.to_string())),
+        Expr::Paren(p) => scalar_expr(&p.expr, scalars),
+        Expr::Group(g) => scalar_expr(&g.expr, scalars),
+        Expr::Unary(u) => scalar_expr(&u.expr, scalars),
+        Expr::Binary(b) => {
+            use syn::BinOp::*;
+            matches!(b.op, Add(_) | Sub(_) | Mul(_) | Div(_) | Rem(_))
+                && scalar_expr(&b.left, scalars)
+                && scalar_expr(&b.right, scalars)
+        }
+        Expr::Index(i) => !matches!(&*i.index, Expr::Range(_)),
+        Expr::MethodCall(m) => {
+            let name = m.method.to_string();
+            matches!(name.as_str(), "sum" | "product")
+                || (name == "unwrap"
+                    && matches!(&*m.receiver, Expr::MethodCall(r) if r.method == "mean"))
+                || (FLOAT_METHODS.contains(&name.as_str())
+                    && !NOT_FLOAT_METHODS.contains(&name.as_str())
+                    && scalar_expr(&m.receiver, scalars))
+        }
+        _ => false,
+    }
+}
+
+/// The names that hold a scalar, as far as the syntax shows: float arguments, and (to a
+/// fixpoint) locals bound to a [`scalar_expr`] or declared with the float type.
+fn scalar_names(func: &ItemFn) -> HashSet<String> {
+    let mut names: HashSet<String> = func
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            FnArg::Typed(pt) if is_f64(&pt.ty) => match &*pt.pat {
+                Pat::Ident(pi) => Some(pi.ident.to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    struct Lets(Vec<(String, Option<Type>, Option<Expr>)>);
+    impl<'a> Visit<'a> for Lets {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            let (pat, ty) = match &l.pat {
+                Pat::Type(t) => (&*t.pat, Some((*t.ty).clone())),
+                p => (p, None),
+            };
+            if let Pat::Ident(pi) = pat {
+                let init = l.init.as_ref().map(|i| (*i.expr).clone());
+                self.0.push((pi.ident.to_string(), ty, init));
+            }
+            syn::visit::visit_local(self, l);
+        }
+    }
+    let mut lets = Lets(Vec::new());
+    lets.visit_block(&func.block);
+    // A name bound twice must be a scalar in every binding.
+    loop {
+        let before = names.len();
+        for (name, ..) in &lets.0 {
+            if names.contains(name) {
+                continue;
+            }
+            let all = lets
+                .0
+                .iter()
+                .filter(|(n, ..)| n == name)
+                .all(|(_, ty, init)| {
+                    ty.as_ref().is_some_and(is_f64)
+                        || init.as_ref().is_some_and(|e| scalar_expr(e, &names))
+                });
+            if all {
+                names.insert(name.clone());
+            }
+        }
+        if names.len() == before {
+            break;
+        }
+    }
+    names
+}
+
 /// A float written in place (`2.0`, `f64::EPSILON`, `n as f64`, `-0.5`): a scalar
 /// whatever surrounds it.
 fn scalar_literal(e: &Expr) -> bool {
@@ -426,6 +516,7 @@ pub fn make(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
         own: sig.ident.to_string(),
         active,
         arrays: holds_arrays(func),
+        scalars: scalar_names(func),
         error: None,
     };
     for a in &mut twin.sig.inputs {
@@ -591,7 +682,14 @@ fn float_locals(block: &syn::Block, names: &mut HashSet<String>) {
             syn::visit::visit_expr_assign(self, a);
         }
         fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
-            self.0.push((pat_names(&f.pat), (*f.expr).clone()));
+            // `for (i, v) in xs.iter().enumerate()`: `i` is an index.
+            let enumerated = matches!(&*f.expr, Expr::MethodCall(m) if m.method == "enumerate");
+            match &*f.pat {
+                Pat::Tuple(t) if enumerated && t.elems.len() == 2 => {
+                    self.0.push((pat_names(&t.elems[1]), (*f.expr).clone()));
+                }
+                pat => self.0.push((pat_names(pat), (*f.expr).clone())),
+            }
             syn::visit::visit_expr_for_loop(self, f);
         }
     }
@@ -724,6 +822,9 @@ struct Rewrite<'a> {
     /// and calls of other functions are not followed (they may be rule functions of
     /// arrays without a generic form).
     arrays: bool,
+    /// The names that hold a scalar (see [`scalar_names`]): one on the left of an
+    /// array operator moves right like a float written in place.
+    scalars: HashSet<String>,
     error: Option<(Why, String, Span)>,
 }
 
@@ -924,13 +1025,13 @@ impl VisitMut for Rewrite<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if self.arrays {
             if let Expr::Binary(b) = e {
-                if scalar_literal(&b.left) && !scalar_literal(&b.right) {
+                if scalar_expr(&b.left, &self.scalars) && !scalar_expr(&b.right, &self.scalars) {
                     let (l, r) = (&b.left, &b.right);
                     let moved: Option<Expr> = match b.op {
-                        syn::BinOp::Mul(_) => Some(syn::parse_quote!(#r * #l)),
-                        syn::BinOp::Add(_) => Some(syn::parse_quote!(#r + #l)),
-                        syn::BinOp::Sub(_) => Some(syn::parse_quote!(-(#r - #l))),
-                        syn::BinOp::Div(_) => Some(syn::parse_quote!((#r).recip() * #l)),
+                        syn::BinOp::Mul(_) => Some(syn::parse_quote!(#r * (#l))),
+                        syn::BinOp::Add(_) => Some(syn::parse_quote!(#r + (#l))),
+                        syn::BinOp::Sub(_) => Some(syn::parse_quote!(-(#r - (#l)))),
+                        syn::BinOp::Div(_) => Some(syn::parse_quote!((#r).recip() * (#l))),
                         _ => None,
                     };
                     if let Some(m) = moved {
@@ -1106,7 +1207,17 @@ impl VisitMut for Rewrite<'_> {
                     );
                     return;
                 }
-                syn::visit_mut::visit_expr_mut(self, e);
+                // The path names an item outside the function (`Axis`, `Vec::new`): only
+                // the types in it change.
+                let Expr::Call(c) = e else { unreachable!() };
+                if let Expr::Path(p) = &mut *c.func {
+                    for seg in p.path.segments.iter_mut() {
+                        self.visit_path_arguments_mut(&mut seg.arguments);
+                    }
+                }
+                for a in c.args.iter_mut() {
+                    self.visit_expr_mut(a);
+                }
             }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();

@@ -452,3 +452,65 @@ fn method_closure_capturing_self() {
     }
     assert!((dl.w - dw).abs() < 1e-12, "{} vs {dw}", dl.w);
 }
+
+/// A constant array borrowed as written (`&w * x`) beside a differentiable one.
+#[differentiable]
+fn weighted_by_constant(x: &Array1<f64>) -> f64 {
+    let w = Array1::from_elem(x.len(), 0.5);
+    let k = x.len() as f64;
+    let z = k * &w;
+    (&w * x).sum() + (&z + x).mapv(|v| v.exp()).sum()
+}
+
+/// `for` over an array's elements, with and without their indices.
+#[differentiable]
+fn array_loops(x: &Array1<f64>, y: ArrayView1<f64>) -> f64 {
+    let mut acc = 0.0;
+    for (i, v) in x.iter().enumerate() {
+        acc += (i as f64 + 1.0) * v * v;
+    }
+    let mut m = y[0];
+    for &v in y.iter() {
+        if v > m {
+            m = v;
+        }
+    }
+    acc * m
+}
+
+/// `let part = &x[a..b];` of a differentiable slice, in a loop.
+#[differentiable]
+fn bound_subslices(theta: &[f64], data: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for k in 0..data.len() / 2 {
+        let point = &data[2 * k..2 * k + 2];
+        let c: Vec<f64> = point.iter().zip(theta).map(|(a, b)| a - b).collect();
+        total += c[0] * c[1];
+    }
+    total
+}
+
+#[test]
+fn borrowed_constants_array_loops_and_bound_subslices() {
+    let x = Array1::from(vec![0.3, -0.8, 1.2]);
+    mochi::testing::test_rule(
+        (x.clone(),),
+        |a| weighted_by_constant(&a.0),
+        |a| weighted_by_constant::rrule(&a.0),
+    );
+    let y = Array1::from(vec![0.1, 0.9, -0.4]);
+    mochi::testing::test_rule(
+        (x.clone(), y.clone()),
+        |a| array_loops(&a.0, a.1.view()),
+        |a| array_loops::rrule(&a.0, a.1.view()),
+    );
+    mochi::testing::test_rule(
+        (vec![0.5, 0.2], vec![1.0, 2.0, 3.0, 4.0]),
+        |a| bound_subslices(&a.0, &a.1),
+        |a| bound_subslices::rrule(&a.0, &a.1),
+    );
+    // Closed form: Σₖ (p₀ − θ₀)(p₁ − θ₁) over the points (1, 2) and (3, 4).
+    let (gt, gd) = bound_subslices::gradient(&[0.5, 0.2], &[1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(gt, vec![-(1.8 + 3.8), -(0.5 + 2.5)]);
+    assert_eq!(gd, vec![1.8, 0.5, 3.8, 2.5]);
+}

@@ -828,3 +828,56 @@ fn companions_of_functions_over_f32_answer_in_f32() {
         }
     }
 }
+
+/// A matrix argument: a logistic regression's loss in its weights and its data.
+#[differentiable]
+fn logistic_loss(theta: &Array1<f64>, xs: &Array2<f64>, ys: &Array1<f64>) -> f64 {
+    let p = xs.dot(theta).mapv(|z| 1.0 / (1.0 + (-z).exp()));
+    -(ys * &p.mapv(|v| v.ln()) + (1.0 - ys) * &p.mapv(|v| (1.0 - v).ln())).sum()
+}
+
+#[test]
+fn hessians_over_matrix_arguments() {
+    let theta = array![0.3, -0.8, 0.5];
+    let xs = array![[1.0, 0.5, 0.2], [0.1, -0.3, 0.7]];
+    let ys = array![1.0, 0.0];
+    let h = logistic_loss::hessian(&theta, &xs, &ys);
+    assert_eq!(h.dim(), (11, 11));
+    // In θ: Xᵀ diag(p(1 − p)) X.
+    let p = xs.dot(&theta).mapv(|z| 1.0 / (1.0 + (-z).exp()));
+    for i in 0..3 {
+        for j in 0..3 {
+            let want: f64 = (0..2)
+                .map(|r| xs[[r, i]] * xs[[r, j]] * p[r] * (1.0 - p[r]))
+                .sum();
+            assert!(close(h[[i, j]], want, 1e-13), "[{i}, {j}]");
+        }
+    }
+    // The matrix block against differences of the gradient in the data, row-major.
+    let flat: Vec<f64> = xs.iter().copied().collect();
+    let want = hessian_by_differences(&flat, |v| {
+        let m = Array2::from_shape_vec((2, 3), v.to_vec()).unwrap();
+        logistic_loss::gradient(&theta, &m, &ys)
+            .1
+            .iter()
+            .copied()
+            .collect()
+    });
+    let block = h.slice(ndarray::s![3..9, 3..9]).to_owned();
+    assert_matrix_close(&block, &want, 1e-6);
+    // hvp answers an array of each argument's shape.
+    let (hv_t, hv_x, _) = logistic_loss::hvp(
+        &theta,
+        &xs,
+        &ys,
+        (
+            &array![1.0, 0.0, 0.0],
+            &Array2::zeros((2, 3)),
+            &array![0.0, 0.0],
+        ),
+    );
+    assert_eq!(hv_x.dim(), (2, 3));
+    for i in 0..3 {
+        assert!(close(hv_t[i], h[[i, 0]], 1e-13));
+    }
+}

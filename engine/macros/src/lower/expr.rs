@@ -92,13 +92,22 @@ impl Lowerer {
                     Rem(_) => "op_rem",
                     _ => return Operand::Inactive(quote!(#e)),
                 };
-                let l = match self.typed_literal(&b.left) {
-                    Some(lit) => Operand::Inactive(lit),
-                    None => self.lower_expr(&b.left, code),
+                // An operand borrowed as written (`&w * x`) is the value it borrows, as
+                // an active one is: the rules take their operands by reference.
+                let unborrow = |x: &Expr| -> Expr {
+                    match x {
+                        Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
+                        other => other.clone(),
+                    }
                 };
-                let r = match self.typed_literal(&b.right) {
+                let (left, right) = (unborrow(&b.left), unborrow(&b.right));
+                let l = match self.typed_literal(&left) {
                     Some(lit) => Operand::Inactive(lit),
-                    None => self.lower_expr(&b.right, code),
+                    None => self.lower_expr(&left, code),
+                };
+                let r = match self.typed_literal(&right) {
+                    Some(lit) => Operand::Inactive(lit),
+                    None => self.lower_expr(&right, code),
                 };
                 self.span = syn::spanned::Spanned::span(&b.op);
                 self.call_method(m, &[l, r], TokenStream::new(), code)
