@@ -46,6 +46,23 @@ fn hessian_by_differences(x: &[f64], grad: impl Fn(&[f64]) -> Vec<f64>) -> Array
     h
 }
 
+/// Central differences of a vector function: the Jacobian's columns.
+fn jacobian_by_differences(x: &[f64], f: impl Fn(&[f64]) -> Vec<f64>) -> Array2<f64> {
+    let step = 1e-6;
+    let m = f(x).len();
+    let mut j = Array2::zeros((m, x.len()));
+    for c in 0..x.len() {
+        let (mut up, mut down) = (x.to_vec(), x.to_vec());
+        up[c] += step;
+        down[c] -= step;
+        let (yu, yd) = (f(&up), f(&down));
+        for r in 0..m {
+            j[[r, c]] = (yu[r] - yd[r]) / (2.0 * step);
+        }
+    }
+    j
+}
+
 fn derivative_by_differences(x: f64, f: impl Fn(f64) -> f64) -> f64 {
     let h = 1e-6 * (1.0 + x.abs());
     (f(x + h) - f(x - h)) / (2.0 * h)
@@ -566,21 +583,7 @@ fn jacobians_of_programs_built_from_helpers() {
     let (y, j) = rk4_path::jacobian(&p);
     assert_eq!(y, rk4_path(&p));
     assert_eq!(j.dim(), (11, 4));
-    for c in 0..4 {
-        let step = 1e-6;
-        let (mut up, mut down) = (p, p);
-        up[c] += step;
-        down[c] -= step;
-        let (yu, yd) = (rk4_path(&up), rk4_path(&down));
-        for r in 0..11 {
-            let want = (yu[r] - yd[r]) / (2.0 * step);
-            assert!(
-                close(j[[r, c]], want, 1e-7),
-                "[{r}, {c}]: {} vs {want}",
-                j[[r, c]]
-            );
-        }
-    }
+    assert_matrix_close(&j, &jacobian_by_differences(&p, rk4_path), 1e-7);
 }
 
 /// A helper without a generic form (it casts a float to `f32`).
@@ -738,21 +741,7 @@ fn jacobians_by_forward_or_reverse_mode_by_shape() {
     let (y, j) = two_moments::jacobian(&x);
     assert_eq!(y, two_moments(&x));
     assert_eq!(j.dim(), (2, 12));
-    for c in 0..12 {
-        let step = 1e-6;
-        let (mut up, mut down) = (x.clone(), x.clone());
-        up[c] += step;
-        down[c] -= step;
-        let (yu, yd) = (two_moments(&up), two_moments(&down));
-        for r in 0..2 {
-            let want = (yu[r] - yd[r]) / (2.0 * step);
-            assert!(
-                close(j[[r, c]], want, 1e-7),
-                "[{r}, {c}]: {} vs {want}",
-                j[[r, c]]
-            );
-        }
-    }
+    assert_matrix_close(&j, &jacobian_by_differences(&x, two_moments), 1e-7);
     // jvp = J·v (forward mode) agrees with the rows from reverse mode.
     let v: Vec<f64> = (0..12).map(|i| (i as f64).cos()).collect();
     let (_, dy) = two_moments::jvp(&x, &v);
