@@ -1,12 +1,13 @@
 //! `cargo xtask compile-time [--count N] [--seed S] [--runs R]`: the release build time
 //! of a crate of `N` generated differentiable functions against the same crate with the
-//! attribute (and `derive(Tangent)`) removed.
+//! attribute (and `derive(Tangent)`) removed, and against the first crate built with the
+//! facade's `higher-order` feature off (gradients only).
 //!
-//! Both crates live under `target/compile-time/` and depend on the workspace's `mochi`
+//! The crates live under `target/compile-time/` and depend on the workspace's `mochi`
 //! by path, with one shared target directory: the dependencies are built once (a warm-up
 //! build of each), then each run touches one crate's `lib.rs` and times its release
-//! build, the two crates in turn. Prints each median and the ratio of the medians (the
-//! issue's target: at most 2).
+//! build, the crates in turn. Prints each median and the ratios of the medians to the
+//! attribute-free build (the issue's target: at most 2).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,9 +27,13 @@ pub struct Options {
 pub fn run(root: &Path, o: &Options) -> Result<String, String> {
     let base = root.join("target").join("compile-time");
     let mut crates = Vec::new();
-    for (name, attribute) in [("with-attribute", true), ("without-attribute", false)] {
+    for (name, attribute, higher) in [
+        ("with-attribute", true, true),
+        ("without-attribute", false, true),
+        ("first-order", true, false),
+    ] {
         let dir = base.join(name);
-        write_crate(root, &dir, name, o, attribute)?;
+        write_crate(root, &dir, name, o, attribute, higher)?;
         crates.push(dir);
     }
     let target = base.join("target");
@@ -47,15 +52,18 @@ pub fn run(root: &Path, o: &Options) -> Result<String, String> {
     }
     let with = median(&mut times[0]);
     let without = median(&mut times[1]);
+    let first = median(&mut times[2]);
     Ok(format!(
         "compile time, {} generated functions (seed {}), release, median of {} builds:\n  \
          with #[differentiable]:    {with:.2} s\n  \
          without the attribute:     {without:.2} s\n  \
-         ratio:                     {:.2}\n",
+         ratio:                     {:.2}\n  \
+         gradients only (`higher-order` off): {first:.2} s, ratio {:.2}\n",
         o.count,
         o.seed,
         o.runs,
-        with / without
+        with / without,
+        first / without
     ))
 }
 
@@ -65,13 +73,19 @@ fn write_crate(
     name: &str,
     o: &Options,
     attribute: bool,
+    higher: bool,
 ) -> Result<(), String> {
     let src = dir.join("src");
     std::fs::create_dir_all(&src).map_err(|e| format!("cannot create {}: {e}", src.display()))?;
     let facade = root.join("engine").join("mochi");
+    let features = if higher {
+        ""
+    } else {
+        ", default-features = false, features = [\"ndarray\", \"linalg\", \"stats\", \"nalgebra\"]"
+    };
     let manifest = format!(
         "[package]\nname = \"compile-time-{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
-         [dependencies]\nmochi = {{ package = \"mochi-ad\", path = {:?} }}\nndarray = \"0.16\"\n\n\
+         [dependencies]\nmochi = {{ package = \"mochi-ad\", path = {:?}{features} }}\nndarray = \"0.16\"\n\n\
          [workspace]\n",
         facade.display().to_string()
     );

@@ -506,6 +506,9 @@ pub mod because {
     /// The body uses syntax that cannot change its float type (a cast of a float to an
     /// integer, an array type, a struct, `f32`).
     pub struct ItUsesSyntaxWithoutAGenericForm;
+    /// The `higher-order` feature of `mochi-ad` is off: no function has these
+    /// companions (which halves the build time of differentiable code).
+    pub struct TheHigherOrderFeatureOfMochiIsOff;
 }
 /// The pullback type of the rule of a function that has no generic form, as its
 /// `f::__twin::rrule` names it: a generic twin that calls such a function still

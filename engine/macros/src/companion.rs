@@ -207,6 +207,21 @@ fn derive_with(
 /// method gets none; a function with no generic form gets companions whose bound says
 /// why (see `higher::unavailable`).
 fn higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
+    // With the `higher-order` feature of the facade (and so of this crate) off, no twin
+    // and no companion is written, only the companions that say so.
+    if cfg!(feature = "higher-order") || func.sig.receiver().is_some() {
+        higher_order_items(func)
+    } else {
+        let off = crate::higher::unavailable(
+            func,
+            crate::twin::Why::Off,
+            "the `higher-order` feature of `mochi-ad` is off",
+        );
+        (TokenStream::new(), off)
+    }
+}
+
+fn higher_order_items(func: &ItemFn) -> (TokenStream, TokenStream) {
     use crate::higher::{companions, unavailable, Target};
     let name = &func.sig.ident;
     if func.sig.receiver().is_some() {

@@ -135,7 +135,9 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras) ->
     // its rule and its pullback: the derived code written once, which is half as much
     // to compile and measured no slower (design-docs/benchmarking.md, "One derived
     // body").
-    let fused_shadow = if !an.calls_in_loops {
+    // A twin always runs its rule and pullback: it is reached only by the higher-order
+    // companions, and one derived body is half the type-checking.
+    let fused_shadow = if !with_higher || !an.calls_in_loops {
         let names: Vec<_> = params.iter().map(|(i, _, _)| i.clone()).collect();
         quote! {
             let (__mochi_y, __mochi_pb) = rrule #tf (#(#names),*);

@@ -30,6 +30,7 @@ pub enum Why {
     Call,
     Generic,
     Syntax,
+    Off,
 }
 
 impl Why {
@@ -41,6 +42,7 @@ impl Why {
             Why::Call => "ItCallsAFunctionOrMethodWithoutAGenericForm",
             Why::Generic => "ItIsGenericOverMoreThanOneScalarType",
             Why::Syntax => "ItUsesSyntaxWithoutAGenericForm",
+            Why::Off => "TheHigherOrderFeatureOfMochiIsOff",
         }
     }
 }

@@ -148,6 +148,7 @@ pub mod prelude {
 }
 
 #[doc(hidden)]
+#[doc(hidden)]
 pub mod __private {
     pub use mochi_core::private::*;
     /// The standard rule crates' mirrors of crate paths (`ndarray::concatenate`), which
