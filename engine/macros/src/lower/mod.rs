@@ -171,6 +171,15 @@ pub struct Lowerer {
     array_locals: HashSet<String>,
     /// Names bound more than once in the body (see [`Lowerer::lower_body`]).
     rebound: HashSet<String>,
+    /// Names whose length may change after their binding: the receiver of a method
+    /// that resizes (`push`, `truncate`, …), assigned as a whole, or borrowed `&mut`.
+    resized: HashSet<String>,
+    /// The shapes of locals bound once, outside loops, and never resized: an `Option`
+    /// declared at the top and set at the binding, read by the reverse sweep instead of
+    /// a shape saved at every element access.
+    local_shapes: HashMap<String, Ident>,
+    /// Names indexed directly somewhere in the body (`v[i]`).
+    indexed: HashSet<String>,
     /// The span of the source expression being lowered: rule calls carry it, so that a
     /// missing or ambiguous rule is reported at the expression, not at the attribute.
     span: proc_macro2::Span,
@@ -211,6 +220,9 @@ impl Lowerer {
             branch_depth: 0,
             array_locals: HashSet::new(),
             rebound: HashSet::new(),
+            resized: HashSet::new(),
+            local_shapes: HashMap::new(),
+            indexed: HashSet::new(),
             rule_methods: BTreeMap::new(),
             captured: HashSet::new(),
         }
@@ -378,6 +390,8 @@ impl Lowerer {
             .filter(|(_, c)| *c > 1)
             .map(|(n, _)| n)
             .collect();
+        self.resized = resized_names(body);
+        self.indexed = indexed_names(body);
         for p in &params {
             self.bind_param(&p.pat, p.cot.clone(), p.is_ref, p.active, p.recompute);
         }
@@ -704,6 +718,7 @@ impl Lowerer {
         }
         let back = self.bind_pattern_fresh(pat, true, is_ref, code, true);
         code.rev.push(Rev::back_into(o.cot(), back));
+        self.record_local_shape(pat, code);
     }
 
     /// Binds the names of `pat` as new variables; returns the reverse expression that
@@ -1183,11 +1198,43 @@ impl Lowerer {
             let h = self.param_shape(root);
             let (f, pre, r, _) = self.index_parts(idx, None, code);
             (quote!([#f]), pre, r, quote!(#h))
+        } else if let Some(h) = fields
+            .is_empty()
+            .then(|| self.local_shapes.get(&root.to_string()).cloned())
+            .flatten()
+        {
+            let (f, pre, r, _) = self.index_parts(idx, None, code);
+            (quote!([#f]), pre, r, quote!((*#h.as_ref().unwrap())))
         } else {
             let sh = |_: &TokenStream| ir::rt::shape_of(&quote!(#root #(.#fields)*));
             let (f, pre, r, h) = self.index_parts(idx, Some(&sh), code);
             (quote!([#f]), pre, r, h)
         }
+    }
+
+    /// After `let name = …;` of a differentiable local bound once, outside loops, and
+    /// never resized: its shape, set once into a slot declared at the top.
+    fn record_local_shape(&mut self, pat: &Pat, code: &mut Code) {
+        let Pat::Ident(p) = pat else { return };
+        let name = p.ident.to_string();
+        if p.subpat.is_some()
+            || !self.indexed.contains(&name)
+            || self.loop_depth > 0
+            || self.rebound.contains(&name)
+            || self.resized.contains(&name)
+            || self.array_locals.contains(&name)
+        {
+            return;
+        }
+        let h = self.fresh("lshape");
+        self.top
+            .push(quote!(let mut #h = ::core::option::Option::None;));
+        let ident = &p.ident;
+        let shape = ir::rt::shape_of(&quote!(#ident));
+        code.fwd.push(Fwd::Primal(
+            quote!(#h = ::core::option::Option::Some(#shape);),
+        ));
+        self.local_shapes.insert(name, h);
     }
 
     fn param_shape(&mut self, root: &Ident) -> Ident {
@@ -1351,4 +1398,105 @@ fn has_early_return(stmts: &[Stmt]) -> bool {
         }
         Exits::of([s], None).leaves(false)
     })
+}
+
+/// The names whose length may change after their binding: the receiver of a method
+/// that resizes (`v.push(e)`, `v.truncate(n)`, …, directly or through a field), a name
+/// assigned as a whole (`v = …`), or borrowed `&mut` (a callee may resize it).
+fn resized_names(body: &Block) -> HashSet<String> {
+    const RESIZING: &[&str] = &[
+        "push",
+        "pop",
+        "insert",
+        "remove",
+        "swap_remove",
+        "truncate",
+        "clear",
+        "resize",
+        "resize_with",
+        "extend",
+        "extend_from_slice",
+        "append",
+        "drain",
+        "retain",
+        "retain_mut",
+        "dedup",
+        "dedup_by",
+        "dedup_by_key",
+        "split_off",
+        "splice",
+        "extend_from_within",
+        "resize_mut",
+        "push_row",
+        "push_column",
+        "append_row",
+        "assign",
+    ];
+    struct Resized(HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for Resized {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if RESIZING.contains(&m.method.to_string().as_str()) {
+                if let Some(n) = activity::root_name(&m.receiver) {
+                    self.0.insert(n);
+                }
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            if let Expr::Path(p) = &*a.left {
+                if let Some(i) = p.path.get_ident() {
+                    self.0.insert(i.to_string());
+                }
+            }
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            if r.mutability.is_some() {
+                if let Some(n) = activity::root_name(&r.expr) {
+                    self.0.insert(n);
+                }
+            }
+            syn::visit::visit_expr_reference(self, r);
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            // Names inside a macro's tokens are not visited: count them all.
+            fn idents(ts: TokenStream, out: &mut HashSet<String>) {
+                for t in ts {
+                    match t {
+                        proc_macro2::TokenTree::Ident(i) => {
+                            out.insert(i.to_string());
+                        }
+                        proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
+                        _ => {}
+                    }
+                }
+            }
+            idents(m.tokens.clone(), &mut self.0);
+        }
+    }
+    let mut r = Resized(HashSet::new());
+    syn::visit::Visit::visit_block(&mut r, body);
+    r.0
+}
+
+/// The names indexed directly somewhere in the body (`v[i]`, `m[i][j]`).
+fn indexed_names(body: &Block) -> HashSet<String> {
+    struct Indexed(HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for Indexed {
+        fn visit_expr_index(&mut self, i: &'ast syn::ExprIndex) {
+            let mut base = &*i.expr;
+            while let Expr::Index(inner) = base {
+                base = &inner.expr;
+            }
+            if let Expr::Path(p) = base {
+                if let Some(id) = p.path.get_ident() {
+                    self.0.insert(id.to_string());
+                }
+            }
+            syn::visit::visit_expr_index(self, i);
+        }
+    }
+    let mut r = Indexed(HashSet::new());
+    syn::visit::Visit::visit_block(&mut r, body);
+    r.0
 }
