@@ -677,7 +677,7 @@ impl Lowerer {
                     && self.loop_depth == 0
                     && self.nest_depth == 0
                     && !self.rebound.contains(&p.ident.to_string())
-                    && self.recomputable(init_expr)
+                    && self.recomputable_with(init_expr, true)
                 {
                     if let Some(b) = self
                         .scopes
@@ -1075,7 +1075,20 @@ impl Lowerer {
     }
 
     fn recomputable(&self, e: &Expr) -> bool {
+        self.recomputable_with(e, false)
+    }
+
+    /// [`Self::recomputable`], and with `lengths` also the length of a variable
+    /// (`x.len()`, `m.nrows()`, `m.ncols()`): for the value of a binding at the top of the
+    /// body, which the reverse sweep sees as it was bound.
+    fn recomputable_with(&self, e: &Expr, lengths: bool) -> bool {
+        let r = |e: &Expr| self.recomputable_with(e, lengths);
         match e {
+            Expr::MethodCall(m) if lengths => {
+                m.args.is_empty()
+                    && matches!(m.method.to_string().as_str(), "len" | "nrows" | "ncols")
+                    && matches!(&*m.receiver, Expr::Path(p) if p.path.get_ident().is_some())
+            }
             Expr::Lit(_) => true,
             Expr::Path(p) => match p.path.get_ident() {
                 Some(i) => {
@@ -1089,13 +1102,13 @@ impl Lowerer {
                 }
                 None => p.path.segments.len() > 1, // constants such as `usize::MAX`
             },
-            Expr::Binary(b) => self.recomputable(&b.left) && self.recomputable(&b.right),
-            Expr::Paren(p) => self.recomputable(&p.expr),
-            Expr::Group(g) => self.recomputable(&g.expr),
-            Expr::Cast(c) => self.recomputable(&c.expr),
-            Expr::Tuple(t) => t.elems.iter().all(|e| self.recomputable(e)),
-            Expr::Array(a) => a.elems.iter().all(|e| self.recomputable(e)),
-            Expr::Unary(u) => self.recomputable(&u.expr),
+            Expr::Binary(b) => r(&b.left) && r(&b.right),
+            Expr::Paren(p) => r(&p.expr),
+            Expr::Group(g) => r(&g.expr),
+            Expr::Cast(c) => r(&c.expr),
+            Expr::Tuple(t) => t.elems.iter().all(r),
+            Expr::Array(a) => a.elems.iter().all(r),
+            Expr::Unary(u) => r(&u.expr),
             _ => false,
         }
     }
