@@ -170,9 +170,12 @@ fn derive_with(
     with_higher: bool,
     primal_via_rule: bool,
 ) -> syn::Result<TokenStream> {
+    // The derived items live in the function's module: its paths are seen from there.
+    let written = func;
+    let func = &crate::rewrite::from_inside_module(written);
     let mut an = crate::analysis::analyse(func);
     let (beside, higher) = if with_higher {
-        higher_order(func)
+        higher_order(written)
     } else {
         (TokenStream::new(), TokenStream::new())
     };
@@ -192,6 +195,7 @@ fn derive_with(
         &an,
         lowered,
         crate::emit::Extras {
+            written,
             beside,
             higher,
             fallbacks,
@@ -236,11 +240,15 @@ fn higher_order_items(func: &ItemFn) -> (TokenStream, TokenStream) {
             value_and_gradient: quote!(value_and_gradient::<f64>),
             pullback: quote!(pullback::<f64>),
         };
-        let inside = companions(func, &target);
+        let inner = crate::rewrite::from_inside_module(func);
+        let inside = companions(&inner, &target);
         let generic_form = if crate::higher::bounds_dual_meets(func) {
             twin_reexport(func, name)
         } else {
-            twin_stub(func, "it is generic with bounds a dual number may not meet")
+            twin_stub(
+                &inner,
+                "it is generic with bounds a dual number may not meet",
+            )
         };
         if inside.is_empty() {
             let why = "it is generic over more than one type, or its arguments or result are not its scalar type, slices or `Vec`s of it";
@@ -253,7 +261,7 @@ fn higher_order_items(func: &ItemFn) -> (TokenStream, TokenStream) {
         Ok(t) => t,
         Err((kind, why, _)) => {
             let none = unavailable(func, kind, &why);
-            let stub = twin_stub(func, &why);
+            let stub = twin_stub(&crate::rewrite::from_inside_module(func), &why);
             return (TokenStream::new(), quote!(#none #stub));
         }
     };
@@ -266,7 +274,7 @@ fn higher_order_items(func: &ItemFn) -> (TokenStream, TokenStream) {
                 value_and_gradient: quote!(value_and_gradient),
                 pullback: quote!(pullback),
             };
-            let mut inside = companions(&twin, &target);
+            let mut inside = companions(&crate::rewrite::from_inside_module(&twin), &target);
             if inside.is_empty() {
                 let why = "an argument is `&mut` or its result is a tuple or `()`: the companions take floats, slices and `Vec`s of floats and answer for one float or one `Vec` of floats";
                 inside = unavailable(func, crate::twin::Why::Argument, why);
@@ -277,7 +285,7 @@ fn higher_order_items(func: &ItemFn) -> (TokenStream, TokenStream) {
         Err(e) => {
             let why = format!("its generic form cannot be derived ({e})");
             let none = unavailable(func, crate::twin::Why::Syntax, &why);
-            let stub = twin_stub(func, &why);
+            let stub = twin_stub(&crate::rewrite::from_inside_module(func), &why);
             (TokenStream::new(), quote!(#none #stub))
         }
     }

@@ -12,7 +12,10 @@ use std::collections::HashSet;
 use syn::ItemFn;
 
 /// What the derivation adds around the lowered sweeps.
-pub struct Extras {
+pub struct Extras<'a> {
+    /// The function as written (the module's items see it through
+    /// `rewrite::from_inside_module`).
+    pub written: &'a ItemFn,
     /// Items beside the function (a twin and its derived module).
     pub beside: TokenStream,
     /// Items in its module (the higher-order companions).
@@ -31,7 +34,7 @@ pub struct Extras {
 }
 
 /// The function as written and its companion module.
-pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras) -> TokenStream {
+pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>) -> TokenStream {
     let name = &func.sig.ident;
     let vis = &func.vis;
     let Analysis {
@@ -41,6 +44,7 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras) ->
         ..
     } = an;
     let Extras {
+        written,
         beside,
         higher,
         fallbacks,
@@ -273,7 +277,7 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras) ->
         (rrule_def, TokenStream::new())
     };
     // A function called only through its gradients is not dead code.
-    let mut func = func.clone();
+    let mut func = written.clone();
     func.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
     if primal_via_rule {
         func.block = syn::parse_quote!({ #name::rrule #tf (#(#names),*).0 });

@@ -59,3 +59,43 @@ impl syn::parse::Parse for Repeat {
 pub fn path_segments(path: &syn::Path) -> Vec<String> {
     path.segments.iter().map(|s| s.ident.to_string()).collect()
 }
+
+/// The function as seen from inside its companion module: a path that starts with
+/// `super::` gains one (`super::super::m::f`), one that starts with `self::` starts
+/// with `super::` instead, in the signature and the body (a `use` inside the body too).
+/// The function itself is written unchanged beside its module.
+pub fn from_inside_module(func: &syn::ItemFn) -> syn::ItemFn {
+    struct Shift;
+    impl VisitMut for Shift {
+        fn visit_path_mut(&mut self, p: &mut syn::Path) {
+            if p.leading_colon.is_none() && p.segments.len() > 1 {
+                let first = p.segments[0].ident.to_string();
+                if first == "super" {
+                    p.segments.insert(0, syn::parse_quote!(super));
+                } else if first == "self" {
+                    p.segments[0].ident = syn::Ident::new("super", p.segments[0].ident.span());
+                }
+            }
+            syn::visit_mut::visit_path_mut(self, p);
+        }
+        fn visit_item_use_mut(&mut self, u: &mut syn::ItemUse) {
+            if u.leading_colon.is_none() {
+                if let syn::UseTree::Path(up) = &mut u.tree {
+                    if up.ident == "super" {
+                        let rest = (*up.tree).clone();
+                        *up.tree = syn::UseTree::Path(syn::UsePath {
+                            ident: syn::Ident::new("super", up.ident.span()),
+                            colon2_token: Default::default(),
+                            tree: Box::new(rest),
+                        });
+                    } else if up.ident == "self" {
+                        up.ident = syn::Ident::new("super", up.ident.span());
+                    }
+                }
+            }
+        }
+    }
+    let mut f = func.clone();
+    Shift.visit_item_fn_mut(&mut f);
+    f
+}

@@ -514,3 +514,41 @@ fn borrowed_constants_array_loops_and_bound_subslices() {
     assert_eq!(gt, vec![-(1.8 + 3.8), -(0.5 + 2.5)]);
     assert_eq!(gd, vec![1.8, 0.5, 3.8, 2.5]);
 }
+
+/// Helpers reached by `super::` and `self::` paths from inside a module: the derived
+/// items live one module deeper, and see the paths from there.
+mod nested_paths {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn softplus(x: f64) -> f64 {
+        (1.0 + x.exp()).ln()
+    }
+
+    pub mod inner {
+        use mochi::prelude::*;
+
+        #[differentiable]
+        pub fn twice(x: f64) -> f64 {
+            2.0 * super::softplus(x)
+        }
+
+        #[differentiable]
+        pub fn through_self(x: &[f64]) -> f64 {
+            self::twice(x[0]) * x[1] + super::softplus(x[1])
+        }
+    }
+}
+
+#[test]
+fn super_and_self_paths_inside_modules() {
+    let sig = |t: f64| 1.0 / (1.0 + (-t).exp());
+    let x = [0.3, -0.5];
+    let g = nested_paths::inner::through_self::gradient(&x);
+    let sp = |t: f64| (1.0 + t.exp()).ln();
+    assert!((g[0] - 2.0 * sig(x[0]) * x[1]).abs() < 1e-15);
+    assert!((g[1] - (2.0 * sp(x[0]) + sig(x[1]))).abs() < 1e-15);
+    let h = nested_paths::inner::through_self::hessian(&x);
+    assert!((h[[0, 1]] - 2.0 * sig(x[0])).abs() < 1e-14);
+    assert!((h[[1, 1]] - sig(x[1]) * (1.0 - sig(x[1]))).abs() < 1e-14);
+}
