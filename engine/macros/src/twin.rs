@@ -944,6 +944,16 @@ impl Rewrite<'_> {
     }
 }
 
+/// Whether the method chain `e` calls the method `name` (`x.iter().enumerate()`).
+fn chain_has(e: &Expr, name: &str) -> bool {
+    match e {
+        Expr::MethodCall(m) => m.method == name || chain_has(&m.receiver, name),
+        Expr::Paren(p) => chain_has(&p.expr, name),
+        Expr::Reference(r) => chain_has(&r.expr, name),
+        _ => false,
+    }
+}
+
 fn segments(p: &syn::Path) -> Vec<String> {
     p.segments.iter().map(|s| s.ident.to_string()).collect()
 }
@@ -1239,7 +1249,27 @@ impl VisitMut for Rewrite<'_> {
                     );
                     return;
                 }
+                // The parameters of a closure over the elements of a differentiable
+                // sequence (`x.iter().map(|v| g(*v))`, `fold(0.0, |acc, v| ..)`) carry a
+                // derivative, as the derivation sees them; not with `enumerate` in the
+                // chain (its index is not one). They do only inside this call.
+                let elements = crate::activity::mentions_active(&m.receiver, &self.active)
+                    && !chain_has(&m.receiver, "enumerate")
+                    && name != "enumerate";
+                let saved = elements.then(|| self.active.clone());
+                if elements {
+                    for a in &m.args {
+                        if let Expr::Closure(c) = a {
+                            for input in &c.inputs {
+                                self.active.extend(pat_names(input));
+                            }
+                        }
+                    }
+                }
                 syn::visit_mut::visit_expr_mut(self, e);
+                if let Some(saved) = saved {
+                    self.active = saved;
+                }
             }
             Expr::Struct(s) => self.fail(Why::Syntax, "it builds a struct".into(), s.span()),
             Expr::Array(a) => self.fail(Why::Syntax, "it builds an array".into(), a.span()),

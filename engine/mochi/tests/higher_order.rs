@@ -529,8 +529,38 @@ fn assembled(theta: &[f64], data: &[f64]) -> f64 {
         + scaled_exp(theta[1], 2.0)
 }
 
+/// Helpers called inside closures over a differentiable sequence.
+#[differentiable]
+fn helpers_in_closures(x: &[f64]) -> f64 {
+    let a = x.iter().fold(0.0, |acc, v| acc + scaled_exp(*v, 1.0));
+    let b: f64 = x
+        .iter()
+        .zip(x.iter())
+        .map(|(p, q)| scaled_exp(p * q, 2.0))
+        .sum();
+    a + b
+}
+
 #[test]
 fn hessians_of_programs_built_from_helpers() {
+    // Σ exp(v) + Σ 2 exp(v²/2): a diagonal Hessian exp(v) + 2 (1 + v²) exp(v²/2).
+    let z = [0.3_f64, -0.5, 1.1];
+    let h = helpers_in_closures::hessian(&z);
+    for i in 0..3 {
+        for j in 0..3 {
+            let v = z[i];
+            let want = if i == j {
+                v.exp() + 2.0 * (1.0 + v * v) * (v * v / 2.0).exp()
+            } else {
+                0.0
+            };
+            assert!(
+                close(h[[i, j]], want, 1e-13),
+                "[{i}, {j}]: {} vs {want}",
+                h[[i, j]]
+            );
+        }
+    }
     let theta = [0.2, -0.4, 0.3, 0.1, -0.2, 0.25, 0.15, -0.1, 0.05];
     let data = [0.5, -1.0, 0.3, 1.2, 0.1, -0.7, -0.3, 0.8, 0.9];
     let h = assembled::hessian(&theta, &data);
