@@ -1259,6 +1259,14 @@ fn first_or_last(e: &Expr) -> Option<Expr> {
     let Expr::MethodCall(f) = &*u.receiver else {
         return None;
     };
+    let mut f: &syn::ExprMethodCall = f;
+    // `x.first().copied().unwrap()`, `x.last().cloned().unwrap()`: the element itself.
+    if f.args.is_empty() && (f.method == "copied" || f.method == "cloned") {
+        let Expr::MethodCall(inner) = &*f.receiver else {
+            return None;
+        };
+        f = inner;
+    }
     if !f.args.is_empty() || !matches!(&*f.receiver, Expr::Path(_) | Expr::Field(_)) {
         return None;
     }
@@ -1542,6 +1550,24 @@ impl VisitMut for Desugar {
                         _ => return,
                     }
                 };
+                // `x.first().copied().unwrap_or(d)` (also `last`, `get(i)`, `cloned`):
+                // the element if it exists, else `d`.
+                let element = match &*m.receiver {
+                    Expr::MethodCall(c)
+                        if c.args.is_empty() && (c.method == "copied" || c.method == "cloned") =>
+                    {
+                        element_option(&c.receiver, &self.active, span)
+                    }
+                    _ => None,
+                };
+                if let Some((pre, test, elem)) = element {
+                    *e = syn::parse_quote_spanned!(span=> {
+                        #pre
+                        if #test { #elem } else { #default }
+                    });
+                    syn::visit_mut::visit_expr_mut(self, e);
+                    return;
+                }
                 let o = format_ident!("__mochi_or", span = span);
                 let recv = &m.receiver;
                 *e = syn::parse_quote_spanned!(span=> {

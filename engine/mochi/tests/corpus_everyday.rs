@@ -555,3 +555,27 @@ fn super_and_self_paths_inside_modules() {
         assert!((h[[1, 1]] - sig(x[1]) * (1.0 - sig(x[1]))).abs() < 1e-14);
     }
 }
+
+/// `x.first().copied().unwrap_or(d)`, `x.last().copied().unwrap()`,
+/// `x.get(i).cloned().unwrap_or(d)`, `unwrap_or_else(|| ..)` as expressions.
+#[differentiable]
+fn copied_element_options(x: &[f64], i: usize) -> f64 {
+    let head = x.first().copied().unwrap_or(0.0);
+    let tail = x.last().copied().unwrap();
+    head * tail * x.get(i).cloned().unwrap_or(2.0) + x.get(i + 5).copied().unwrap_or_else(|| x[0])
+}
+
+#[test]
+fn copied_element_options_as_expressions() {
+    let x = vec![0.3_f64, -0.8, 1.2, 0.5];
+    for i in [1_usize, 7] {
+        mochi::testing::test_rule(
+            (x.clone(), i),
+            |a| copied_element_options(&a.0, a.1),
+            |a| copied_element_options::rrule(&a.0, a.1),
+        );
+    }
+    // i = 1: x₀ x₃ x₁ + x₀ (x[6] is missing): ∂/∂x₀ = x₃ x₁ + 1.
+    let g = copied_element_options::gradient(&x, 1).0;
+    assert_eq!(g[0], x[3] * x[1] + 1.0);
+}
