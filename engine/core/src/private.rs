@@ -535,12 +535,8 @@ pub use crate::forward::over_reverse::{hessian_by_blocks, jacobian_by_blocks};
 #[cfg(feature = "ndarray")]
 pub type DenseMatrix = ndarray::Array2<f64>;
 
-/// The vector type of the higher-order companions of functions of `Array1`s (their
-/// `hvp` and the values of vector results).
-#[cfg(feature = "ndarray")]
-pub type DenseVector = ndarray::Array1<f64>;
-
-/// [`DenseVector`] in the companions' float type (`f32` for a function over `f32`).
+/// The vector type of the higher-order companions' `Array1` results, in their float
+/// type (`f32` for a function over `f32`).
 #[cfg(feature = "ndarray")]
 pub type DenseVectorOf<T> = ndarray::Array1<T>;
 
@@ -574,21 +570,6 @@ pub type DenseArray<T, D> = Array<T, D>;
 /// The dimension types generated signatures name.
 #[cfg(feature = "ndarray")]
 pub use ndarray::{Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn};
-
-/// Appends an array cotangent of `n` components to `out`, or `n` zeros for a
-/// structural zero (an empty array).
-#[cfg(feature = "ndarray")]
-pub fn extend_dense_array<S, D>(out: &mut Vec<f64>, cotangent: &ArrayBase<S, D>, n: usize)
-where
-    S: Data<Elem = f64>,
-    D: Dimension,
-{
-    if cotangent.is_empty() {
-        out.resize(out.len() + n, 0.0);
-    } else {
-        out.extend(cotangent.iter().copied());
-    }
-}
 
 /// Writes `values` into row `i` of `m` (a row of a Jacobian by reverse mode).
 #[cfg(feature = "ndarray")]

@@ -175,7 +175,7 @@ fn derive_with(
     let func = &crate::rewrite::from_inside_module(written);
     let mut an = crate::analysis::analyse(func);
     let (beside, higher) = if with_higher {
-        higher_order(written)
+        higher_order(written, func)
     } else {
         (TokenStream::new(), TokenStream::new())
     };
@@ -210,11 +210,11 @@ fn derive_with(
 /// derived module, for a function over `f64`) and the companions in its module. A
 /// method gets none; a function with no generic form gets companions whose bound says
 /// why (see `higher::unavailable`).
-fn higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
+fn higher_order(func: &ItemFn, inner: &ItemFn) -> (TokenStream, TokenStream) {
     // With the `higher-order` feature of the facade (and so of this crate) off, no twin
     // and no companion is written, only the companions that say so.
     if cfg!(feature = "higher-order") || func.sig.receiver().is_some() {
-        higher_order_items(func)
+        higher_order_items(func, inner)
     } else {
         let off = crate::higher::unavailable(
             func,
@@ -225,7 +225,9 @@ fn higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
     }
 }
 
-fn higher_order_items(func: &ItemFn) -> (TokenStream, TokenStream) {
+/// `func` as written (its twin is written beside it) and `inner`, the same seen from
+/// inside its module (where the companions and stand-ins are written).
+fn higher_order_items(func: &ItemFn, inner: &ItemFn) -> (TokenStream, TokenStream) {
     use crate::higher::{companions, unavailable, Target};
     let name = &func.sig.ident;
     if func.sig.receiver().is_some() {
@@ -240,13 +242,12 @@ fn higher_order_items(func: &ItemFn) -> (TokenStream, TokenStream) {
             value_and_gradient: quote!(value_and_gradient::<f64>),
             pullback: quote!(pullback::<f64>),
         };
-        let inner = crate::rewrite::from_inside_module(func);
-        let inside = companions(&inner, &target);
+        let inside = companions(inner, &target);
         let generic_form = if crate::higher::bounds_dual_meets(func) {
             twin_reexport(func, name)
         } else {
             twin_stub(
-                &inner,
+                inner,
                 "it is generic with bounds a dual number may not meet",
             )
         };
@@ -261,7 +262,7 @@ fn higher_order_items(func: &ItemFn) -> (TokenStream, TokenStream) {
         Ok(t) => t,
         Err((kind, why, _)) => {
             let none = unavailable(func, kind, &why);
-            let stub = twin_stub(&crate::rewrite::from_inside_module(func), &why);
+            let stub = twin_stub(inner, &why);
             return (TokenStream::new(), quote!(#none #stub));
         }
     };
@@ -285,7 +286,7 @@ fn higher_order_items(func: &ItemFn) -> (TokenStream, TokenStream) {
         Err(e) => {
             let why = format!("its generic form cannot be derived ({e})");
             let none = unavailable(func, crate::twin::Why::Syntax, &why);
-            let stub = twin_stub(&crate::rewrite::from_inside_module(func), &why);
+            let stub = twin_stub(inner, &why);
             (TokenStream::new(), quote!(#none #stub))
         }
     }
@@ -332,6 +333,10 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
             None => return TokenStream::new(),
         },
     };
+    let mut to_scalar = crate::rewrite::ReplaceType {
+        from: crate::twin::float(),
+        to: syn::parse_quote!(#t),
+    };
     let mut inputs: Vec<(syn::Ident, syn::Type)> = Vec::new();
     for a in &sig.inputs {
         let FnArg::Typed(pt) = a else {
@@ -341,14 +346,14 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
             return TokenStream::new();
         }
         let mut ty = (*pt.ty).clone();
-        crate::twin::ToScalar(&t).visit_type_mut(&mut ty);
+        to_scalar.visit_type_mut(&mut ty);
         inputs.push((format_ident!("_a{}", inputs.len()), ty));
     }
     let ret: syn::Type = match &sig.output {
         syn::ReturnType::Default => syn::parse_quote!(()),
         syn::ReturnType::Type(_, ty) => {
             let mut ty = (**ty).clone();
-            crate::twin::ToScalar(&t).visit_type_mut(&mut ty);
+            to_scalar.visit_type_mut(&mut ty);
             ty
         }
     };

@@ -267,44 +267,24 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         }
         _ => None,
     };
-    // `ArrayN<T>` / `ArrayViewN<T>` (with or without a lifetime; `N` from 0 to 6, or
-    // `D`): an owned or view array of the scalar, and the owned array type of its
-    // dimension with the scalar made the companions' float type.
+    // `ArrayN<T>` / `ArrayViewN<T>` (with or without a lifetime): an owned or view array
+    // of the scalar, and the owned array type of its dimension with the scalar made the
+    // companions' float type.
     let array_of_t = |ty: &Type| -> Option<(bool, TokenStream)> {
-        let Type::Path(p) = ty else { return None };
-        let last = p.path.segments.last()?;
-        let name = last.ident.to_string();
-        let (view, dim) = match name.strip_prefix("ArrayView") {
-            Some(d) => (true, d.to_string()),
-            None => (false, name.strip_prefix("Array")?.to_string()),
-        };
-        if !matches!(dim.as_str(), "0" | "1" | "2" | "3" | "4" | "5" | "6" | "D") {
+        let (view, dim, elem) = crate::twin::array_type(ty)?;
+        if !is_t(elem) {
             return None;
         }
-        match &last.arguments {
-            syn::PathArguments::AngleBracketed(a) => {
-                let mut tys = a.args.iter().filter_map(|g| match g {
-                    syn::GenericArgument::Type(t) => Some(t),
-                    _ => None,
-                });
-                match (tys.next(), tys.next()) {
-                    (Some(inner), None) if is_t(inner) => {
-                        let ix = if dim == "D" {
-                            format_ident!("IxDyn")
-                        } else {
-                            format_ident!("Ix{}", dim)
-                        };
-                        let fl = syn::Ident::new(crate::twin::float(), Span::call_site());
-                        Some((
-                            view,
-                            quote!(::mochi::__private::DenseArray<#fl, ::mochi::__private::#ix>),
-                        ))
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
+        let ix = if dim == "D" {
+            format_ident!("IxDyn")
+        } else {
+            format_ident!("Ix{}", dim)
+        };
+        let fl = syn::Ident::new(crate::twin::float(), Span::call_site());
+        Some((
+            view,
+            quote!(::mochi::__private::DenseArray<#fl, ::mochi::__private::#ix>),
+        ))
     };
     let array1_of_t = |ty: &Type| -> Option<bool> {
         let (view, owned) = array_of_t(ty)?;
@@ -339,7 +319,12 @@ fn spec(func: &ItemFn) -> Option<Spec> {
             _ => Form::Other,
         };
         let mut ty_f64 = (*pt.ty).clone();
-        ToFloat(&t.ident).visit_type_mut(&mut ty_f64);
+        let fl = syn::Ident::new(crate::twin::float(), Span::call_site());
+        crate::rewrite::ReplaceType {
+            from: &t.ident.to_string(),
+            to: syn::parse_quote!(#fl),
+        }
+        .visit_type_mut(&mut ty_f64);
         let owned = match form {
             Form::Array(ArrayForm::Owned | ArrayForm::View) => array_of_t(&pt.ty),
             Form::Array(_) => match &*pt.ty {
@@ -388,19 +373,6 @@ fn mentions(ty: &Type, t: &syn::Ident) -> bool {
         })
     }
     walk(quote!(#ty), t)
-}
-
-/// Replaces the scalar type parameter by the companions' float type.
-struct ToFloat<'a>(&'a syn::Ident);
-impl VisitMut for ToFloat<'_> {
-    fn visit_type_mut(&mut self, ty: &mut Type) {
-        if matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident(self.0)) {
-            let f = syn::Ident::new(crate::twin::float(), Span::call_site());
-            *ty = syn::parse_quote!(#f);
-            return;
-        }
-        syn::visit_mut::visit_type_mut(self, ty);
-    }
 }
 
 impl Spec {
@@ -900,9 +872,7 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
             }
             Form::Other => flat.push(quote!(let _ = #c;)),
             Form::Array(_) => {
-                flat.push(
-                    quote!(::mochi::__private::extend_dense_array(&mut __mochi_v, &#c, #o.len());),
-                );
+                flat.push(quote!(::mochi::__private::extend_dense(&mut __mochi_v, &#c, #o.len());));
                 accs.push(quote! {
                     ::mochi::__private::acc(&mut *#dp, ::mochi::__private::array_from_shape(#o.raw_dim(), __mochi_h[__mochi_at..__mochi_at + #o.len()].to_vec()));
                     __mochi_at += #o.len();

@@ -99,3 +99,20 @@ pub fn from_inside_module(func: &syn::ItemFn) -> syn::ItemFn {
     Shift.visit_item_fn_mut(&mut f);
     f
 }
+
+/// Replaces a named type (`f64`, a type parameter `T`) by another type everywhere in a
+/// type: the twin's `f64` → `T`, and the companions' `T` → `f64` (or `f32`).
+pub struct ReplaceType<'a> {
+    pub from: &'a str,
+    pub to: syn::Type,
+}
+
+impl VisitMut for ReplaceType<'_> {
+    fn visit_type_mut(&mut self, ty: &mut syn::Type) {
+        if matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(self.from)) {
+            *ty = self.to.clone();
+            return;
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
+    }
+}

@@ -64,15 +64,9 @@ pub fn float() -> &'static str {
 /// Records the float type of `func` for what follows (`make`, the stand-ins, the
 /// companions): `f32` when its signature names `f32` and not `f64`, else `f64`.
 pub fn set_float_of(func: &ItemFn) {
-    fn names(ts: TokenStream, name: &str) -> bool {
-        ts.into_iter().any(|t| match t {
-            proc_macro2::TokenTree::Ident(i) => i == name,
-            proc_macro2::TokenTree::Group(g) => names(g.stream(), name),
-            _ => false,
-        })
-    }
     let sig = func.sig.to_token_stream();
-    let f32_only = names(sig.clone(), "f32") && !names(sig, "f64");
+    let f32_only = crate::activity::tokens_mention(&sig, &|i| i == "f32")
+        && !crate::activity::tokens_mention(&sig, &|i| i == "f64");
     FLOAT.with(|f| f.set(if f32_only { "f32" } else { "f64" }));
 }
 
@@ -601,52 +595,44 @@ fn result_ok(ty: &Type) -> bool {
     }
 }
 
-/// Replaces `f64` by the given type parameter in a type.
-pub struct ToScalar<'a>(pub &'a syn::Ident);
-impl VisitMut for ToScalar<'_> {
-    fn visit_type_mut(&mut self, ty: &mut Type) {
-        if is_f64(ty) {
-            let t = self.0;
-            *ty = syn::parse_quote!(#t);
-            return;
-        }
-        syn::visit_mut::visit_type_mut(self, ty);
+/// An ndarray array or view type (`ArrayN<E>` or `ArrayViewN<E>`, `N` from 0 to 6 or
+/// `D`): whether it is a view, its dimension's suffix (`"2"`, `"D"`) and its element
+/// type.
+pub fn array_type(ty: &Type) -> Option<(bool, String, &Type)> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    let name = last.ident.to_string();
+    if !ARRAY_TYPES.contains(&name.as_str()) {
+        return None;
+    }
+    let (view, dim) = match name.strip_prefix("ArrayView") {
+        Some(d) => (true, d.to_string()),
+        None => (false, name.strip_prefix("Array")?.to_string()),
+    };
+    let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+        return None;
+    };
+    let mut tys = a.args.iter().filter_map(|g| match g {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    });
+    match (tys.next(), tys.next()) {
+        (Some(elem), None) => Some((view, dim, elem)),
+        _ => None,
     }
 }
 
 /// An ndarray array or view type with `f64` elements (`Array1<f64>`, `ArrayView2<f64>`).
 fn array_of_f64(ty: &Type) -> bool {
-    let Type::Path(p) = ty else { return false };
-    let Some(last) = p.path.segments.last() else {
-        return false;
-    };
-    if !ARRAY_TYPES.contains(&last.ident.to_string().as_str()) {
-        return false;
-    }
-    match &last.arguments {
-        syn::PathArguments::AngleBracketed(a) => a
-            .args
-            .iter()
-            .find_map(|g| match g {
-                syn::GenericArgument::Type(t) => Some(t),
-                _ => None,
-            })
-            .is_some_and(is_f64),
-        _ => false,
-    }
+    array_type(ty).is_some_and(|(_, _, elem)| is_f64(elem))
 }
 
 /// Whether `func` holds arrays: an argument or its result is an array type, or its body
 /// names one.
 fn holds_arrays(func: &ItemFn) -> bool {
-    fn names_array(ts: TokenStream) -> bool {
-        ts.into_iter().any(|t| match t {
-            proc_macro2::TokenTree::Ident(i) => ARRAY_TYPES.contains(&i.to_string().as_str()),
-            proc_macro2::TokenTree::Group(g) => names_array(g.stream()),
-            _ => false,
-        })
-    }
-    names_array(func.sig.to_token_stream()) || names_array(func.block.to_token_stream())
+    let array = |i: &proc_macro2::Ident| ARRAY_TYPES.contains(&i.to_string().as_str());
+    crate::activity::tokens_mention(&func.sig.to_token_stream(), &array)
+        || crate::activity::tokens_mention(&func.block.to_token_stream(), &array)
 }
 
 /// Whether `ty` is the function's float type (`f64`, or `f32`, see [`float`]).
@@ -685,7 +671,7 @@ fn float_locals(block: &syn::Block, names: &mut HashSet<String>) {
         }
         fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
             // `for (i, v) in xs.iter().enumerate()`: `i` is an index.
-            let enumerated = matches!(&*f.expr, Expr::MethodCall(m) if m.method == "enumerate");
+            let enumerated = crate::activity::iterates_enumerated(&f.expr);
             match &*f.pat {
                 Pat::Tuple(t) if enumerated && t.elems.len() == 2 => {
                     self.0.push((pat_names(&t.elems[1]), (*f.expr).clone()));
@@ -755,11 +741,7 @@ fn floaty(e: &Expr, names: &HashSet<String>) -> bool {
 }
 
 fn mentions(ts: &TokenStream, names: &HashSet<String>) -> bool {
-    ts.clone().into_iter().any(|t| match t {
-        proc_macro2::TokenTree::Ident(i) => names.contains(&i.to_string()),
-        proc_macro2::TokenTree::Group(g) => mentions(&g.stream(), names),
-        _ => false,
-    })
+    crate::activity::tokens_mention(ts, &|i| names.contains(&i.to_string()))
 }
 
 /// The names that patterns bind, collected by a visit.

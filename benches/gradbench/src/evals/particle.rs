@@ -141,24 +141,21 @@ pub fn naive_euler_rf(w: f64) -> f64 {
     naive_euler_nested(w, true)
 }
 
+/// The `w` gradient descent reaches from `w0` on `cost` with its derivative `slope`.
+fn descend(w0: f64, cost: fn(f64) -> f64, slope: fn(f64) -> f64) -> f64 {
+    gd::argmin(|w: &[f64]| cost(w[0]), |w: &[f64]| vec![slope(w[0])], &[w0])[0]
+}
+
 /// The `w` gradient descent reaches from `w0` (mode `rf`): the outer derivative is
 /// the reverse-mode `gradient` of [`naive_euler_rf`].
 pub fn rf(w0: f64) -> f64 {
-    gd::argmin(
-        |w: &[f64]| naive_euler_rf(w[0]),
-        |w: &[f64]| vec![naive_euler_rf::gradient(w[0])],
-        &[w0],
-    )[0]
+    descend(w0, naive_euler_rf, naive_euler_rf::gradient)
 }
 
 /// The `w` gradient descent reaches from `w0` (mode `rr`): the outer derivative is
 /// the reverse-mode `gradient` of [`naive_euler_rr`].
 pub fn rr(w0: f64) -> f64 {
-    gd::argmin(
-        |w: &[f64]| naive_euler_rr(w[0]),
-        |w: &[f64]| vec![naive_euler_rr::gradient(w[0])],
-        &[w0],
-    )[0]
+    descend(w0, naive_euler_rr, naive_euler_rr::gradient)
 }
 
 /// The derivative of [`naive_euler`] in `w`: forward mode over the inner reverse mode.

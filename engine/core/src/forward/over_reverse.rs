@@ -30,13 +30,18 @@ pub fn first_partials(g: &[Dual<1>]) -> Vec<f64> {
     g.iter().map(|d| d.partials[0]).collect()
 }
 
-/// Appends a cotangent of `n` components to `out`, or `n` zeros for a structural zero
-/// (an empty cotangent).
-pub fn extend_dense(out: &mut Vec<f64>, cotangent: &[f64], n: usize) {
-    if cotangent.is_empty() {
+/// Appends a cotangent of `n` components (a `Vec` or an array, in logical order) to
+/// `out`, or `n` zeros for a structural zero (an empty cotangent).
+pub fn extend_dense<'a, C>(out: &mut Vec<f64>, cotangent: C, n: usize)
+where
+    C: IntoIterator<Item = &'a f64>,
+    C::IntoIter: ExactSizeIterator,
+{
+    let components = cotangent.into_iter();
+    if components.len() == 0 {
         out.resize(out.len() + n, 0.0);
     } else {
-        out.extend_from_slice(cotangent);
+        out.extend(components);
     }
 }
 

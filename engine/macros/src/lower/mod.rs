@@ -390,8 +390,7 @@ impl Lowerer {
             .filter(|(_, c)| *c > 1)
             .map(|(n, _)| n)
             .collect();
-        self.resized = resized_names(body);
-        self.indexed = indexed_names(body);
+        (self.resized, self.indexed) = resized_and_indexed_names(body);
         for p in &params {
             self.bind_param(&p.pat, p.cot.clone(), p.is_ref, p.active, p.recompute);
         }
@@ -1413,10 +1412,11 @@ fn has_early_return(stmts: &[Stmt]) -> bool {
     })
 }
 
-/// The names whose length may change after their binding: the receiver of a method
-/// that resizes (`v.push(e)`, `v.truncate(n)`, …, directly or through a field), a name
-/// assigned as a whole (`v = …`), or borrowed `&mut` (a callee may resize it).
-fn resized_names(body: &Block) -> HashSet<String> {
+/// In one pass over the body: the names whose length may change after their binding
+/// (the receiver of a method that resizes, `v.push(e)`, `v.truncate(n)`, …, directly or
+/// through a field; a name assigned as a whole, `v = …`; one borrowed `&mut`, which a
+/// callee may resize), and the names indexed directly (`v[i]`, `m[i][j]`).
+fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>) {
     const RESIZING: &[&str] = &[
         "push",
         "pop",
@@ -1445,12 +1445,16 @@ fn resized_names(body: &Block) -> HashSet<String> {
         "append_row",
         "assign",
     ];
-    struct Resized(HashSet<String>);
-    impl<'ast> syn::visit::Visit<'ast> for Resized {
+    #[derive(Default)]
+    struct Names {
+        resized: HashSet<String>,
+        indexed: HashSet<String>,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Names {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             if RESIZING.contains(&m.method.to_string().as_str()) {
                 if let Some(n) = activity::root_name(&m.receiver) {
-                    self.0.insert(n);
+                    self.resized.insert(n);
                 }
             }
             syn::visit::visit_expr_method_call(self, m);
@@ -1458,7 +1462,7 @@ fn resized_names(body: &Block) -> HashSet<String> {
         fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
             if let Expr::Path(p) = &*a.left {
                 if let Some(i) = p.path.get_ident() {
-                    self.0.insert(i.to_string());
+                    self.resized.insert(i.to_string());
                 }
             }
             syn::visit::visit_expr_assign(self, a);
@@ -1466,13 +1470,25 @@ fn resized_names(body: &Block) -> HashSet<String> {
         fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
             if r.mutability.is_some() {
                 if let Some(n) = activity::root_name(&r.expr) {
-                    self.0.insert(n);
+                    self.resized.insert(n);
                 }
             }
             syn::visit::visit_expr_reference(self, r);
         }
+        fn visit_expr_index(&mut self, i: &'ast syn::ExprIndex) {
+            let mut base = &*i.expr;
+            while let Expr::Index(inner) = base {
+                base = &inner.expr;
+            }
+            if let Expr::Path(p) = base {
+                if let Some(id) = p.path.get_ident() {
+                    self.indexed.insert(id.to_string());
+                }
+            }
+            syn::visit::visit_expr_index(self, i);
+        }
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
-            // Names inside a macro's tokens are not visited: count them all.
+            // Names inside a macro's tokens are not visited: count them all as resized.
             fn idents(ts: TokenStream, out: &mut HashSet<String>) {
                 for t in ts {
                     match t {
@@ -1484,32 +1500,10 @@ fn resized_names(body: &Block) -> HashSet<String> {
                     }
                 }
             }
-            idents(m.tokens.clone(), &mut self.0);
+            idents(m.tokens.clone(), &mut self.resized);
         }
     }
-    let mut r = Resized(HashSet::new());
-    syn::visit::Visit::visit_block(&mut r, body);
-    r.0
-}
-
-/// The names indexed directly somewhere in the body (`v[i]`, `m[i][j]`).
-fn indexed_names(body: &Block) -> HashSet<String> {
-    struct Indexed(HashSet<String>);
-    impl<'ast> syn::visit::Visit<'ast> for Indexed {
-        fn visit_expr_index(&mut self, i: &'ast syn::ExprIndex) {
-            let mut base = &*i.expr;
-            while let Expr::Index(inner) = base {
-                base = &inner.expr;
-            }
-            if let Expr::Path(p) = base {
-                if let Some(id) = p.path.get_ident() {
-                    self.0.insert(id.to_string());
-                }
-            }
-            syn::visit::visit_expr_index(self, i);
-        }
-    }
-    let mut r = Indexed(HashSet::new());
-    syn::visit::Visit::visit_block(&mut r, body);
-    r.0
+    let mut n = Names::default();
+    syn::visit::Visit::visit_block(&mut n, body);
+    (n.resized, n.indexed)
 }
