@@ -147,6 +147,44 @@ where
         }
     }
 
+    /// Checks the forward rule: `forward` is the rule's primal written over the
+    /// [dual form](super::Dualize) of the arguments (the same generic code on
+    /// [`Dual<1>`](crate::Dual) elements, which is what forward mode and the
+    /// higher-order companions run). Its partials along `ẋ` must satisfy the adjoint
+    /// identity `⟨ȳ, J·ẋ⟩ = ⟨Jᵀ·ȳ, ẋ⟩` with the rule's pullback.
+    ///
+    /// ```
+    /// use mochi_core::testing::RuleTest;
+    /// use mochi_core::{Pullback, Scalar};
+    ///
+    /// struct CubePullback(f64);
+    /// impl Pullback for CubePullback {
+    ///     type Output = f64;
+    ///     type Args = (f64,);
+    ///     fn pullback(self, dy: f64, (dx,): (&mut f64,)) {
+    ///         *dx += 3.0 * self.0 * self.0 * dy;
+    ///     }
+    /// }
+    /// fn cube<T: Scalar>(x: T) -> T { x * x * x }
+    ///
+    /// RuleTest::new((1.3,), |a| cube(a.0), |a| (cube(a.0), CubePullback(a.0)))
+    ///     .forward(|a| cube(a.0)) // the same primal, on a `Dual<1>`
+    ///     .run();
+    /// ```
+    pub fn forward<K>(
+        self,
+        forward: K,
+    ) -> RuleTest<A, Y, P, F, R, WithJvp<impl Fn(&A, &A::Tangent) -> Y::Tangent>>
+    where
+        A: super::Dualize,
+        Y: super::Dualize,
+        K: Fn(&A::Dual) -> Y::Dual,
+    {
+        self.jvp(move |args: &A, tangent: &A::Tangent| {
+            Y::tangent_of(&forward(&args.dual_along(tangent)))
+        })
+    }
+
     /// Relative and absolute tolerance of the comparisons. Every comparison is relative
     /// to the magnitude of its terms (products of input and output sizes), so the
     /// defaults (`rtol = 1e-6`, `atol = 0`) suit most `f64` rules; `f32` rules and rules
