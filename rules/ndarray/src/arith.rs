@@ -345,6 +345,7 @@ mod tests {
                     |a| &a.0 + &a.1,
                     |a| Call((&a.0, &a.1)).op_add(),
                 )
+                .forward(|a| &a.0 + &a.1)
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -353,6 +354,7 @@ mod tests {
                     |a| &a.0 - &a.1,
                     |a| Call((&a.0, &a.1)).op_sub(),
                 )
+                .forward(|a| &a.0 - &a.1)
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -361,6 +363,7 @@ mod tests {
                     |a| &a.0 * &a.1,
                     |a| Call((&a.0, &a.1)).op_mul(),
                 )
+                .forward(|a| &a.0 * &a.1)
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -369,6 +372,7 @@ mod tests {
                     |a| &a.0 / &a.1,
                     |a| Call((&a.0, &a.1)).op_div(),
                 )
+                .forward(|a| &a.0 / &a.1)
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -392,6 +396,7 @@ mod tests {
             |a| &a.0 + &a.1,
             |a| Call((&a.0, &a.1)).op_add(),
         )
+        .forward(|a| &a.0 + &a.1)
         .tolerance(T::RTOL, T::ATOL)
         .run();
         RuleTest::new(
@@ -399,6 +404,7 @@ mod tests {
             |a| &a.0 - &a.1,
             |a| Call((&a.0, &a.1)).op_sub(),
         )
+        .forward(|a| &a.0 - &a.1)
         .tolerance(T::RTOL, T::ATOL)
         .run();
         RuleTest::new(
@@ -406,9 +412,11 @@ mod tests {
             |a| &a.0 * &a.1,
             |a| Call((&a.0, &a.1)).op_mul(),
         )
+        .forward(|a| &a.0 * &a.1)
         .tolerance(T::RTOL, T::ATOL)
         .run();
         RuleTest::new(args, |a| &a.0 / &a.1, |a| Call((&a.0, &a.1)).op_div())
+            .forward(|a| &a.0 / &a.1)
             .tolerance(T::RTOL, T::ATOL)
             .run();
         // vector first, and a column against a row: both operands are stretched
@@ -417,11 +425,13 @@ mod tests {
             |a| &a.0 * &a.1,
             |a| Call((&a.0, &a.1)).op_mul(),
         )
+        .forward(|a| &a.0 * &a.1)
         .tolerance(T::RTOL, T::ATOL)
         .run();
         let col: Array2<T> = random(Ix2(3, 1), 5);
         let row: Array2<T> = away_from_zero(random(Ix2(1, 4), 6));
         RuleTest::new((col, row), |a| &a.0 / &a.1, |a| Call((&a.0, &a.1)).op_div())
+            .forward(|a| &a.0 / &a.1)
             .tolerance(T::RTOL, T::ATOL)
             .run();
     }
@@ -441,10 +451,12 @@ mod tests {
                 macro_rules! both_orders {
                     ($op:tt, $method:ident) => {
                         RuleTest::new(args.clone(), |a| a.0.mapv(|v| v $op a.1), |a| Call((&a.0, &a.1)).$method())
+.forward(|a| a.0.mapv(|v| v $op a.1))
                             .tolerance(T::RTOL, T::ATOL)
                             .expect_no_alloc()
                             .run();
                         RuleTest::new((args.1, args.0.clone()), |a| a.1.mapv(|v| a.0 $op v), |a| Call((&a.0, &a.1)).$method())
+.forward(|a| a.1.mapv(|v| a.0 $op v))
                             .tolerance(T::RTOL, T::ATOL)
                             .expect_no_alloc()
                             .run();
@@ -468,6 +480,7 @@ mod tests {
     fn negation() {
         for (_, x) in layouts::<f64, _>(Ix2(3, 2), 8) {
             RuleTest::new((x,), |a| -&a.0, |a| Call((&a.0,)).op_neg())
+                .forward(|a| -&a.0)
                 .expect_no_alloc()
                 .run();
         }
@@ -476,6 +489,7 @@ mod tests {
             |a| -&a.0,
             |a| Call((&a.0,)).op_neg(),
         )
+        .forward(|a| -&a.0)
         .tolerance(f32::RTOL, f32::ATOL)
         .run();
     }

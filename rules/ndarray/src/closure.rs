@@ -444,6 +444,7 @@ mod tests {
     use super::*;
     use crate::test_support::{layouts, TestElem};
     use mochi_core::testing::RuleTest;
+    use mochi_core::Real as _;
     use mochi_core::{FnPullback, NoTangent};
     use ndarray::Ix2;
 
@@ -470,6 +471,7 @@ mod tests {
                     |a| a.0.mapv(|v| (v * a.1 .0).sin()),
                     |a| Call((&a.0, &a.1)).mapv(sin_scaled),
                 )
+                .forward(|a| a.0.mapv(|v| (v * a.1 .0).sin()))
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -478,6 +480,7 @@ mod tests {
                     |a| a.0.map(|v| (*v * a.1 .0).sin()),
                     |a| Call((&a.0, &a.1)).map(|v: &T, caps: &(T,)| sin_scaled(*v, caps)),
                 )
+                .forward(|a| a.0.map(|v| (*v * a.1 .0).sin()))
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -517,6 +520,7 @@ mod tests {
                 |a| Zip::from(&a.0).and(&a.1).map_collect(|&x, &y| x * y.exp()),
                 |a| Call((&a.0, &a.1, &a.2)).zip_map(times_exp),
             )
+            .forward(|a| Zip::from(&a.0).and(&a.1).map_collect(|&x, &y| x * y.exp()))
             .tolerance(T::RTOL, T::ATOL)
             .expect_no_alloc()
             .run();
@@ -553,6 +557,7 @@ mod tests {
                 |a| a.0.iter().fold(a.1, |acc, v| acc * a.2 .0 + *v * *v),
                 |a| Call((&a.0, &a.1, &a.2)).fold(horner),
             )
+            .forward(|a| a.0.iter().fold(a.1, |acc, v| acc * a.2 .0 + *v * *v))
             .tolerance(T::RTOL, T::ATOL)
             .expect_no_alloc()
             .run();

@@ -209,12 +209,14 @@ mod tests {
             |a| ndarray::Array1::from(a.0.clone()),
             |a| Call((&a.0,)).array1_from(),
         )
+        .forward(|a| ndarray::Array1::from(a.0.clone()))
         .run();
         RuleTest::new(
             (v,),
             |a| ndarray::Array::from_vec(a.0.clone()),
             |a| Call((&a.0,)).array_from_vec(),
         )
+        .forward(|a| ndarray::Array::from_vec(a.0.clone()))
         .run();
         // `from_shape_vec` (a `Result`) is checked from derived code, in the facade's
         // `corpus_everyday`.

@@ -294,6 +294,7 @@ mod tests {
     macro_rules! check_unary {
         ($T:ty, $x:expr, $($method:ident),*) => {$(
             RuleTest::new(($x.clone(),), |a| a.0.$method(), |a| Call((&a.0,)).$method())
+.forward(|a| a.0.$method())
                 .tolerance(<$T>::RTOL, <$T>::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -325,6 +326,7 @@ mod tests {
                     |a| a.0.powi(a.1),
                     |a| Call((&a.0, &a.1)).powi(),
                 )
+                .forward(|a| a.0.powi(a.1))
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -333,6 +335,7 @@ mod tests {
                     |a| a.0.powf(a.1),
                     |a| Call((&a.0, &a.1)).powf(),
                 )
+                .forward(|a| a.0.powf(a.1))
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -361,6 +364,11 @@ mod tests {
                 },
                 |a| Call((&a.0, &a.1, &a.2)).scaled_add_value(),
             )
+            .forward(|a| {
+                let mut z = a.0.clone();
+                z.scaled_add(a.1, &a.2);
+                z
+            })
             .tolerance(T::RTOL, T::ATOL)
             .expect_no_alloc()
             .run();
@@ -377,6 +385,11 @@ mod tests {
             },
             |a| Call((&a.0, &a.1, &a.2)).scaled_add_value(),
         )
+        .forward(|a| {
+            let mut z = a.0.clone();
+            z.scaled_add(a.1, &a.2);
+            z
+        })
         .tolerance(T::RTOL, T::ATOL)
         .run();
     }

@@ -266,6 +266,7 @@ mod tests {
                     (y.unwrap(), concat_args(pb))
                 },
             )
+            .forward(|a| ndarray::concatenate(Axis(a.0), &[a.1[0].view(), a.1[1].view()]).unwrap())
             .tolerance(T::RTOL, T::ATOL)
             .expect_no_alloc()
             .run();
@@ -278,6 +279,7 @@ mod tests {
                     (y.unwrap(), stack_args(pb))
                 },
             )
+            .forward(|a| ndarray::stack(Axis(a.0), &[a.1[0].view(), a.1[1].view()]).unwrap())
             .tolerance(T::RTOL, T::ATOL)
             .run();
         }

@@ -127,6 +127,7 @@ mod tests {
                 .zip(layouts::<T, _>(Ix2(sb.0, sb.1), 61))
             {
                 RuleTest::new((a, b), |a| kron(&a.0, &a.1), |a| Call((&a.0, &a.1)).kron())
+                    .forward(|a| kron(&a.0, &a.1))
                     .tolerance(T::RTOL, T::ATOL)
                     .expect_no_alloc()
                     .run();

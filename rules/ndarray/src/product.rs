@@ -346,6 +346,7 @@ mod tests {
                     |a| a.0.dot(&a.1),
                     |a| Call((&a.0, &a.1)).dot(),
                 )
+                .forward(|a| a.0.dot(&a.1))
                 .tolerance(T::RTOL, T::ATOL)
                 .run();
                 let x = vecs_k[i].1.clone();
@@ -354,11 +355,13 @@ mod tests {
                     |a| a.0.dot(&a.1),
                     |a| Call((&a.0, &a.1)).dot(),
                 )
+                .forward(|a| a.0.dot(&a.1))
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
                 let u = vecs_m[i].1.clone();
                 RuleTest::new((u, a), |a| a.0.dot(&a.1), |a| Call((&a.0, &a.1)).dot())
+                    .forward(|a| a.0.dot(&a.1))
                     .tolerance(T::RTOL, T::ATOL)
                     .expect_no_alloc()
                     .run();
@@ -367,6 +370,7 @@ mod tests {
                     |a| a.0.dot(&a.1),
                     |a| Call((&a.0, &a.1)).dot(),
                 )
+                .forward(|a| a.0.dot(&a.1))
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -391,6 +395,7 @@ mod tests {
                     |a| outer(&a.0, &a.1),
                     |a| outer::rrule(&a.0, &a.1),
                 )
+                .forward(|a| outer(&a.0, &a.1))
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -399,6 +404,7 @@ mod tests {
                     |a| outer(&a.0, &a.1),
                     |a| Call((&a.0, &a.1)).outer(),
                 )
+                .forward(|a| outer(&a.0, &a.1))
                 .tolerance(T::RTOL, T::ATOL)
                 .run();
             }

@@ -550,6 +550,7 @@ mod tests {
                         (y.to_owned(), pb)
                     },
                 )
+                .forward(|a| a.0.t().to_owned())
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -561,6 +562,7 @@ mod tests {
                         (y.to_owned(), pb)
                     },
                 )
+                .forward(|a| a.0.to_owned())
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -569,10 +571,12 @@ mod tests {
                     |a| a.0.to_owned(),
                     |a| Call((&a.0,)).to_owned(),
                 )
+                .forward(|a| a.0.to_owned())
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
                 RuleTest::new(args, |a| a.0.clone(), |a| Call((&a.0,)).clone())
+                    .forward(|a| a.0.clone())
                     .tolerance(T::RTOL, T::ATOL)
                     .expect_no_alloc()
                     .run();
@@ -597,6 +601,7 @@ mod tests {
                     (y.to_owned(), pb)
                 },
             )
+            .forward(|a| a.0.slice(s![1..4;2, ..;-1]).to_owned())
             .tolerance(T::RTOL, T::ATOL)
             .expect_no_alloc()
             .run();
@@ -609,6 +614,7 @@ mod tests {
                     (y.to_owned(), pb)
                 },
             )
+            .forward(|a| a.0.slice(s![2, 1..]).to_owned())
             .tolerance(T::RTOL, T::ATOL)
             .run();
             // an empty slice
@@ -620,6 +626,7 @@ mod tests {
                     (y.to_owned(), pb)
                 },
             )
+            .forward(|a| a.0.slice(s![2..2, ..]).to_owned())
             .tolerance(T::RTOL, T::ATOL)
             .run();
         }
@@ -632,6 +639,7 @@ mod tests {
                 (y.to_owned(), pb)
             },
         )
+        .forward(|a| a.0.slice_axis(Axis(a.1), Slice::new(0, None, 2)).to_owned())
         .tolerance(T::RTOL, T::ATOL)
         .expect_no_alloc()
         .run();
@@ -645,6 +653,7 @@ mod tests {
                     (y.to_owned(), pb)
                 },
             )
+            .forward(|a| a.0.index_axis(Axis(axis), a.2).to_owned())
             .tolerance(T::RTOL, T::ATOL)
             .expect_no_alloc()
             .run();
@@ -664,6 +673,7 @@ mod tests {
                 |a| a.0.clone().insert_axis(Axis(1)),
                 |a| Call((&a.0, &Axis(1))).insert_axis(),
             )
+            .forward(|a| a.0.clone().insert_axis(Axis(1)))
             .tolerance(T::RTOL, T::ATOL)
             .expect_no_alloc()
             .run();
@@ -675,6 +685,7 @@ mod tests {
                     (y.unwrap().into_owned(), pb)
                 },
             )
+            .forward(|a| a.0.to_shape((3, 2)).unwrap().into_owned())
             .tolerance(T::RTOL, T::ATOL)
             .run();
             RuleTest::new(
@@ -689,6 +700,11 @@ mod tests {
                     (y.unwrap().into_owned(), pb)
                 },
             )
+            .forward(|a| {
+                a.0.to_shape(((6,), Order::ColumnMajor))
+                    .unwrap()
+                    .into_owned()
+            })
             .tolerance(T::RTOL, T::ATOL)
             .run();
         }
@@ -708,6 +724,11 @@ mod tests {
                 (y.unwrap(), pb)
             },
         )
+        .forward(|a| {
+            a.0.clone()
+                .into_shape_with_order(((6,), Order::ColumnMajor))
+                .unwrap()
+        })
         .tolerance(T::RTOL, T::ATOL)
         .run();
         RuleTest::new(
@@ -718,6 +739,7 @@ mod tests {
                 (y.unwrap(), pb)
             },
         )
+        .forward(|a| a.0.clone().into_shape_with_order((1, 6, 1)).unwrap())
         .tolerance(T::RTOL, T::ATOL)
         .run();
         // broadcast a row to a matrix, and a matrix to rank 3: the cotangent sums the copies
@@ -730,6 +752,7 @@ mod tests {
                 (y.map(|v| v.to_owned()), pb)
             },
         )
+        .forward(|a| a.0.broadcast((4, 3)).map(|v| v.to_owned()))
         .tolerance(T::RTOL, T::ATOL)
         .run();
         let m = random::<T, _>(Ix2(2, 3), 45);
@@ -741,6 +764,7 @@ mod tests {
                 (y.map(|v| v.to_owned()), pb)
             },
         )
+        .forward(|a| a.0.broadcast(Ix3(2, 2, 3)).map(|v| v.to_owned()))
         .tolerance(T::RTOL, T::ATOL)
         .run();
     }

@@ -181,6 +181,7 @@ mod tests {
                         |a| a.0.triu(a.1),
                         |a| Call((&a.0, &a.1)).triu(),
                     )
+                    .forward(|a| a.0.triu(a.1))
                     .tolerance(T::RTOL, T::ATOL)
                     .run();
                     RuleTest::new(
@@ -188,6 +189,7 @@ mod tests {
                         |a| a.0.tril(a.1),
                         |a| Call((&a.0, &a.1)).tril(),
                     )
+                    .forward(|a| a.0.tril(a.1))
                     .tolerance(T::RTOL, T::ATOL)
                     .run();
                 }
@@ -199,15 +201,18 @@ mod tests {
                         (y.to_owned(), pb)
                     },
                 )
+                .forward(|a| a.0.diag().to_owned())
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
                 // d tr(X)/dX = I
                 RuleTest::new((x.clone(),), |a| trace(&a.0), |a| trace::rrule(&a.0))
+                    .forward(|a| trace(&a.0))
                     .tolerance(T::RTOL, T::ATOL)
                     .expect_no_alloc()
                     .run();
                 RuleTest::new((x,), |a| trace(&a.0), |a| Call((&a.0,)).trace())
+                    .forward(|a| trace(&a.0))
                     .tolerance(T::RTOL, T::ATOL)
                     .run();
             }

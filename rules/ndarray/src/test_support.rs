@@ -4,6 +4,7 @@
 use crate::Elem;
 use mochi_core::kit::ArrayTolerance;
 use mochi_core::testing::CountingAllocator;
+use mochi_core::testing::Dualize;
 use ndarray::{Array, Dimension, ShapeBuilder, Slice};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -14,8 +15,11 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// Element types under test, with the tolerances their finite differences allow
 /// (`T::RTOL`, `T::ATOL`, from the rule kit's table).
-pub(crate) trait TestElem: Elem + ArrayTolerance {}
-impl<T: Elem + ArrayTolerance> TestElem for T {}
+pub(crate) trait TestElem:
+    Elem + ArrayTolerance + Dualize<Dual = mochi_core::Dual<1>>
+{
+}
+impl<T: Elem + ArrayTolerance + Dualize<Dual = mochi_core::Dual<1>>> TestElem for T {}
 
 /// A standard-normal array of `shape` from a seeded generator.
 pub(crate) fn random<T: Elem, D: Dimension>(shape: D, seed: u64) -> Array<T, D> {

@@ -173,6 +173,7 @@ mod tests {
                     |a| a.0.powi(a.1),
                     |a| Call((&a.0, &a.1)).powi(),
                 )
+                .forward(|a| a.0.powi(a.1))
                 .tolerance(F32_RTOL, 0.0)
                 .run();
             }

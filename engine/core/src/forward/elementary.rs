@@ -213,7 +213,15 @@ impl<const N: usize> Real for Dual<N> {
     #[inline]
     fn tanh(self) -> Self {
         let y = self.value.tanh();
-        self.chain(y, 1.0 - y * y)
+        // 1 − y² cancels where y rounds near ±1; 1/cosh² x does not (the scalar rule
+        // switches at the same point).
+        let d = if y.abs() < 0.9 {
+            1.0 - y * y
+        } else {
+            let c = self.value.cosh();
+            (c * c).recip()
+        };
+        self.chain(y, d)
     }
 
     #[inline]

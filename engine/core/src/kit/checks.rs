@@ -2,8 +2,9 @@
 //! [`check_binary!`](super::check_binary).
 
 /// `check_unary!(method, |x| expression, points)`: the rule `Call((&x,)).method()`
-/// against `expression` at every point, in `f64` with the JVP of `expression` on
-/// `Dual` numbers, and in `f32` with [`F32_RTOL`](crate::kit::F32_RTOL).
+/// against `expression` at every point, in `f64` and in `f32` (with
+/// [`F32_RTOL`](crate::kit::F32_RTOL)), each with its forward rule: the JVP of
+/// `expression` on `Dual` numbers, by the adjoint identity with the pullback.
 ///
 /// `expression` must compute exactly what the rule's value is (the harness compares
 /// values bit for bit) and must also run on `Dual<1>` (through [`Real`](crate::Real)).
@@ -39,6 +40,12 @@ macro_rules! __kit_check_unary {
                 },
                 |a: &mut (f32,)| $crate::Call((&a.0,)).$method(),
             )
+            .forward(|a: &($crate::Dual<1>,)| {
+                #[allow(unused_imports)]
+                use $crate::Real;
+                let $jx = a.0;
+                $g
+            })
             .tolerance($crate::kit::F32_RTOL, 0.0)
             .run();
         }
@@ -82,6 +89,12 @@ macro_rules! __kit_check_binary {
                 },
                 |a: &mut (f32, f32)| $crate::Call((&a.0, &a.1)).$method(),
             )
+            .forward(|a: &($crate::Dual<1>, $crate::Dual<1>)| {
+                #[allow(unused_imports)]
+                use $crate::Real;
+                let ($a, $b) = (a.0, a.1);
+                $f
+            })
             .tolerance($crate::kit::F32_RTOL, 0.0)
             .run();
         }

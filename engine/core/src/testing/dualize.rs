@@ -53,6 +53,7 @@ macro_rules! constant_dualize {
         /// No derivative: the value runs as it is.
         impl Dualize for $t {
             type Dual = $t;
+            #[allow(clippy::clone_on_copy, clippy::unit_arg)]
             fn dual_along(&self, _: &NoTangent) -> $t {
                 self.clone()
             }
@@ -62,7 +63,25 @@ macro_rules! constant_dualize {
         }
     )*};
 }
-constant_dualize!(bool, u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, String);
+constant_dualize!(
+    bool,
+    char,
+    (),
+    String,
+    NoTangent,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize
+);
 
 impl<T: Dualize> Dualize for Vec<T> {
     type Dual = Vec<T::Dual>;

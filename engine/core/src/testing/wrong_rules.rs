@@ -390,3 +390,21 @@ fn a_rule_that_misreads_a_broadcast_form_cotangent_is_caught() {
         "{failure}"
     );
 }
+
+#[test]
+fn a_forward_rule_is_checked_against_the_pullback() {
+    // The primal on duals agrees with the right pullback…
+    let report = RuleTest::new((1.5, -0.7), |a| a.0 * a.1, mul_rule(right_mul))
+        .forward(|a| a.0 * a.1)
+        .check()
+        .unwrap();
+    assert_eq!(report.comparisons(Check::Jvp), 2 * 3);
+    // …and a forward rule that differs from it (here: the derivative of x·y + y, a
+    // different function on duals) is caught by the adjoint identity alone.
+    let failure = expect_failure(
+        RuleTest::new((1.5, -0.7), |a| a.0 * a.1, mul_rule(right_mul))
+            .forward(|a| a.0 * a.1 + a.1)
+            .check(),
+    );
+    assert_eq!(failure.checks(), vec![Check::Jvp]);
+}
