@@ -195,6 +195,34 @@ const SEQ_METHODS: &[&str] = &[
     "checked_sub",
     "rem_euclid",
     "div_euclid",
+    "reverse",
+    "extend",
+    "extend_from_slice",
+    "truncate",
+    "resize",
+    "insert",
+    "remove",
+    "chain",
+    "take_while",
+    "skip_while",
+    "any",
+    "all",
+    "find",
+    "position",
+    "nth",
+    "sort_by",
+    "sort_unstable_by",
+    "split_first",
+    "split_last",
+    "first_mut",
+    "last_mut",
+    "get_mut",
+    "unwrap_or_else",
+    "map_or",
+    "filter_map",
+    "flat_map",
+    "retain",
+    "rchunks",
 ];
 
 /// Methods whose results are never floats.
@@ -944,6 +972,17 @@ fn path_string(p: &syn::Path) -> String {
     segments(p).join("::")
 }
 
+/// `f64::max`, `f64::exp` (a float method of one or two floats named as a value): the
+/// method's name.
+fn float_method_value(p: &syn::Path) -> Option<String> {
+    let segs = segments(p);
+    let unary_or_binary = |m: &str| {
+        FLOAT_METHODS.contains(&m)
+            && !matches!(m, "clamp" | "mul_add" | "powi" | "sin_cos" | "partial_cmp")
+    };
+    (segs.len() == 2 && segs[0] == float() && unary_or_binary(&segs[1])).then(|| segs[1].clone())
+}
+
 /// `f64::CONST`, `std::f64::consts::PI` and the like: a float constant.
 fn is_float_constant(p: &syn::Path) -> bool {
     let segs = segments(p);
@@ -970,14 +1009,6 @@ impl VisitMut for Rewrite<'_> {
                 );
                 return;
             }
-        }
-        if let Type::Array(a) = ty {
-            self.fail(
-                Why::Syntax,
-                format!("it uses the array type `{}`", a.to_token_stream()),
-                a.span(),
-            );
-            return;
         }
         syn::visit_mut::visit_type_mut(self, ty);
     }
@@ -1080,6 +1111,21 @@ impl VisitMut for Rewrite<'_> {
                 if is_float_constant(&p.path) {
                     let inner = quote!(#p);
                     *e = Self::lit(inner);
+                } else if let Some(m) = float_method_value(&p.path) {
+                    // `fold(f64::NEG_INFINITY, f64::max)`, `map(f64::exp)`: the method of
+                    // the twin's scalar.
+                    let m = syn::Ident::new(&m, p.span());
+                    // As a closure written out, which the derivation takes as the
+                    // adapter's closure (the types come from the adapter).
+                    *e = if matches!(
+                        m.to_string().as_str(),
+                        "max" | "min" | "powf" | "atan2" | "hypot" | "copysign" | "log"
+                    ) {
+                        syn::parse_quote!(|__a, __b| __a.#m(__b))
+                    } else {
+                        syn::parse_quote!(|__a| __a.#m())
+                    };
+                    return;
                 } else if p.path.segments.len() > 1
                     && p.path.segments.iter().any(|s| s.ident == float())
                 {
@@ -1254,8 +1300,6 @@ impl VisitMut for Rewrite<'_> {
                 }
             }
             Expr::Struct(s) => self.fail(Why::Syntax, "it builds a struct".into(), s.span()),
-            Expr::Array(a) => self.fail(Why::Syntax, "it builds an array".into(), a.span()),
-            Expr::Repeat(r) => self.fail(Why::Syntax, "it builds an array".into(), r.span()),
             _ => syn::visit_mut::visit_expr_mut(self, e),
         }
     }

@@ -579,3 +579,43 @@ fn copied_element_options_as_expressions() {
     let g = copied_element_options::gradient(&x, 1).0;
     assert_eq!(g[0], x[3] * x[1] + 1.0);
 }
+
+/// A loop over a local array of data (`for &p in points.iter()`, `for &(a, b, y) in
+/// data.iter()`, `for &w in &weights`): the iterator borrows a local, which the
+/// pullback outlives, so the loop is counted rather than replayed (it failed to
+/// compile: "`points` does not live long enough").
+#[differentiable]
+fn loops_over_local_data(c: &[f64]) -> f64 {
+    let points = [0.1, 0.5, 0.9, 1.4, 2.2];
+    let data = [(1.0, 2.0, 1.0), (-1.0, 0.5, 0.0), (0.3, -0.7, 1.0)];
+    let weights = vec![0.5, 2.0];
+    let mut s = 0.0;
+    for &p in points.iter() {
+        let d0 = (p - c[0]) * (p - c[0]);
+        let d1 = (p - c[1]) * (p - c[1]);
+        s += d0.min(d1);
+    }
+    for &(a, b, y) in data.iter() {
+        let z = c[0] * a + c[1] * b;
+        let q = 1.0 / (1.0 + (-z).exp());
+        s -= y * q.ln() + (1.0 - y) * (1.0 - q).ln();
+    }
+    for &w in &weights {
+        s += w * c[0] * c[1];
+    }
+    for pair in points.windows(2) {
+        s += (pair[1] - pair[0]) * c[1].sin();
+    }
+    s
+}
+
+#[test]
+fn loops_over_local_data_are_differentiated() {
+    for c in [vec![0.4_f64, 1.7], vec![1.2, 0.2]] {
+        mochi::testing::test_rule(
+            (c,),
+            |a| loops_over_local_data(&a.0),
+            |a| loops_over_local_data::rrule(&a.0),
+        );
+    }
+}

@@ -900,3 +900,56 @@ fn hessians_over_matrix_arguments() {
         assert!(close(hv_t[i], h[[i, 0]], 1e-13));
     }
 }
+
+/// Idioms whose generic form was missing: a float method named as a value
+/// (`fold(f64::NEG_INFINITY, f64::max)`), a local array literal of data, and the `Vec`
+/// methods `to_vec`, `iter_mut`, `for_each`, `reverse`.
+#[differentiable]
+fn log_sum_exp_stable(x: &[f64]) -> f64 {
+    let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    m + x.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
+}
+
+#[differentiable]
+fn two_means(c: &[f64]) -> f64 {
+    let points = [0.1, 0.5, 0.9, 1.4, 2.2];
+    let mut s = 0.0;
+    for &p in points.iter() {
+        s += ((p - c[0]) * (p - c[0])).min((p - c[1]) * (p - c[1]));
+    }
+    s
+}
+
+#[differentiable]
+fn reversed_pairs(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.iter_mut().for_each(|e| *e = *e * 2.0 + e.sin());
+    v.reverse();
+    v.iter().zip(x.iter()).map(|(a, b)| a * b).sum()
+}
+
+#[test]
+fn idioms_with_a_generic_form_have_hessians() {
+    let x = [0.3_f64, -0.8, 1.2, 0.5, -0.1];
+    // log-sum-exp: H = diag(p) − p pᵀ, p = softmax(x).
+    let z: f64 = x.iter().map(|v| v.exp()).sum();
+    let p: Vec<f64> = x.iter().map(|v| v.exp() / z).collect();
+    let closed = Array2::from_shape_fn((5, 5), |(i, j)| {
+        if i == j {
+            p[i] - p[i] * p[j]
+        } else {
+            -p[i] * p[j]
+        }
+    });
+    let h = log_sum_exp_stable::hessian(&x);
+    assert_matrix_close(&h, &closed, 1e-12);
+    // Each centre's Hessian is 2 × (points nearer to it): 3 of them at 0.4 (0.1, 0.5,
+    // 0.9), 2 at 1.7 (1.4, 2.2).
+    let c = [0.4, 1.7];
+    let h = two_means::hessian(&c);
+    assert_matrix_close(&h, &Array2::from_diag(&ndarray::arr1(&[6.0, 4.0])), 1e-12);
+    let h = reversed_pairs::hessian(&x);
+    let by_differences = hessian_by_differences(&x, reversed_pairs::gradient);
+    assert_matrix_close(&h, &by_differences, 1e-6);
+    assert_matrix_close(&h, &h.t().to_owned(), 1e-14);
+}

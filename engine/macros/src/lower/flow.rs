@@ -314,7 +314,10 @@ impl Lowerer {
         let iter = &f.expr;
         let pat = &f.pat;
         let exits = Exits::of(&f.body.stmts, label);
-        if exits.brk || exits.cnt || exits.ret {
+        // An iterator that borrows a local (`for &p in points.iter()` over a local
+        // array) cannot be replayed in the pullback, which outlives the locals: the
+        // loop is counted instead.
+        if exits.brk || exits.cnt || exits.ret || self.borrows_local(iter) {
             // Saved trip count; the loop variable is not replayed.
             let (flags, stop, reset) = self.make_flags(label, &f.body.stmts, code);
             let it = self.fresh("it");
@@ -382,6 +385,54 @@ impl Lowerer {
             iter: get,
             body: inner.rev,
         });
+    }
+
+    /// Whether `e` borrows a local of the function (not a parameter): `&v`, `v.iter()`,
+    /// `v.windows(2)` and the like, with `v` bound in the body.
+    fn borrows_local(&self, e: &Expr) -> bool {
+        fn local_root<'e>(e: &'e Expr) -> Option<&'e syn::Ident> {
+            match e {
+                Expr::Path(p) => p.path.get_ident(),
+                Expr::Field(f) => local_root(&f.base),
+                Expr::Index(i) => local_root(&i.expr),
+                Expr::Paren(p) => local_root(&p.expr),
+                _ => None,
+            }
+        }
+        let is_local = |id: &syn::Ident| {
+            self.lookup(&id.to_string())
+                .is_some_and(|b: &Binding| !b.param)
+        };
+        match e {
+            Expr::Reference(r) => {
+                local_root(&r.expr).is_some_and(is_local) || self.borrows_local(&r.expr)
+            }
+            Expr::MethodCall(m) => {
+                let borrowing = matches!(
+                    m.method.to_string().as_str(),
+                    "iter"
+                        | "iter_mut"
+                        | "windows"
+                        | "chunks"
+                        | "chunks_exact"
+                        | "rchunks"
+                        | "as_slice"
+                        | "outer_iter"
+                        | "axis_iter"
+                        | "rows"
+                        | "columns"
+                        | "lanes"
+                        | "split_at"
+                        | "keys"
+                        | "values"
+                );
+                (borrowing && local_root(&m.receiver).is_some_and(is_local))
+                    || self.borrows_local(&m.receiver)
+                    || m.args.iter().any(|a| self.borrows_local(a))
+            }
+            Expr::Paren(p) => self.borrows_local(&p.expr),
+            _ => false,
+        }
     }
 
     /// `for v in x.iter()`, `for (i, v) in x.iter().enumerate()`, `for (a, b) in
