@@ -609,6 +609,53 @@ fn loops_over_local_data(c: &[f64]) -> f64 {
     s
 }
 
+/// The same loops with the elements bound by reference (`for p in points.iter()`,
+/// `for w in &weights`, `for (a, b) in data.iter()`, `(i, p)` of `.enumerate()`):
+/// `p - c[0]`, `w * c[0]` and `p.sin()` take the element, as in Rust (they failed to
+/// compile: "no rule for `-` with arguments `(&&f64, &f64)`").
+#[differentiable]
+fn element_references_of_local_data(c: &[f64]) -> f64 {
+    let points = [0.1, 0.5, 0.9];
+    let data = vec![(1.0, 2.0), (-0.5, 0.3)];
+    let weights = vec![0.5, 2.0];
+    let mut s = 0.0;
+    for p in points.iter() {
+        s += (p - c[0]) * (c[1] - p) + p.sin() * c[0];
+    }
+    for w in &weights {
+        s += w * c[0] * c[1];
+    }
+    for (a, b) in data.iter() {
+        s += a * c[0] + b * c[1].exp();
+    }
+    for (i, p) in points.iter().enumerate() {
+        s += p * c[i % 2];
+    }
+    s
+}
+
+#[test]
+fn element_references_of_local_data_are_the_elements() {
+    let c = [0.3, -0.4];
+    mochi::testing::test_rule(
+        (c.to_vec(),),
+        |a| element_references_of_local_data(&a.0),
+        |a| element_references_of_local_data::rrule(&a.0),
+    );
+    // ∂/∂c₀ = Σₚ (−(c₁ − p) + sin p) + Σw·c₁ + Σa + p₀ + p₂;
+    // ∂/∂c₁ = Σₚ (p − c₀) + Σw·c₀ + Σb·e^c₁ + p₁.
+    let points = [0.1_f64, 0.5, 0.9];
+    let d0: f64 =
+        points.iter().map(|p| -(c[1] - p) + p.sin()).sum::<f64>() + 2.5 * c[1] + 0.5 + 0.1 + 0.9;
+    let d1: f64 =
+        points.iter().map(|p| p - c[0]).sum::<f64>() + 2.5 * c[0] + 2.3 * c[1].exp() + 0.5;
+    let g = element_references_of_local_data::gradient(&c);
+    assert!(
+        (g[0] - d0).abs() < 1e-12 && (g[1] - d1).abs() < 1e-12,
+        "{g:?}"
+    );
+}
+
 #[test]
 fn loops_over_local_data_are_differentiated() {
     for c in [vec![0.4_f64, 1.7], vec![1.2, 0.2]] {

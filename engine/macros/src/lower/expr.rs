@@ -340,7 +340,24 @@ impl Lowerer {
         let span = self.span;
         let m = format_ident!("{}", method, span = span);
         self.note_rule_method(method, &extra);
-        let refs = args.iter().map(Operand::arg);
+        // An element bound by reference from a loop over a constant sequence (`p` in
+        // `for p in points.iter()`) is the element it refers to, as `p - c` is in Rust.
+        let refs: Vec<TokenStream> = args
+            .iter()
+            .map(|a| match a {
+                Operand::Inactive(e) => match syn::parse2::<syn::Ident>(e.clone()) {
+                    Ok(i)
+                        if self
+                            .lookup(&i.to_string())
+                            .is_some_and(|b| !b.active && b.is_ref) =>
+                    {
+                        quote!(&*#i)
+                    }
+                    _ => a.arg(),
+                },
+                _ => a.arg(),
+            })
+            .collect();
         let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#extra));
         self.rule_call(call, args, code)
     }

@@ -323,7 +323,13 @@ impl Lowerer {
             let it = self.fresh("it");
             let n = self.fresh("n");
             let pat_c = pat.clone();
-            let inner = self.loop_body(&f.body.stmts, flags, |s| s.bind_pattern_inactive(&pat_c));
+            let refs = element_refs(iter, &pat_c);
+            let inner = self.loop_body(&f.body.stmts, flags, |s| {
+                s.bind_pattern_inactive(&pat_c);
+                for n in &refs {
+                    s.mark_element_ref(n);
+                }
+            });
             code.fwd.push(Fwd::Counted {
                 prelude: quote!(let mut #it = ::core::iter::IntoIterator::into_iter(#iter);),
                 count: n.clone(),
@@ -358,17 +364,19 @@ impl Lowerer {
             cnt: None,
             label: label.map(|l| l.name.ident.to_string()),
         };
+        let refs = element_refs(iter, &pat_c);
         let inner = self.loop_body(&f.body.stmts, flags, |s| {
             let mut names = Vec::new();
             pat_names(&pat_c, &mut names);
             let simple = matches!(&*pat_c, Pat::Ident(_));
             for n in names {
+                let is_ref = refs.contains(&n);
                 s.bind(
                     n,
                     Binding {
                         active: false,
                         cot: TokenStream::new(),
-                        is_ref: false,
+                        is_ref,
                         recompute: simple,
                         param: false,
                     },
@@ -612,5 +620,45 @@ impl Lowerer {
         let mut e = e.clone();
         syn::visit_mut::VisitMut::visit_expr_mut(&mut Deref(self), &mut e);
         quote!(#e)
+    }
+}
+
+/// The names a `for` pattern binds to references into the sequence: `p` in `for p in
+/// v.iter()` or `for p in &v`, `(a, b)` in `for (a, b) in v.iter()` (bound by reference
+/// through the default binding mode), `v` in `for (i, v) in v.iter().enumerate()`.
+fn element_refs(iter: &Expr, pat: &Pat) -> Vec<String> {
+    let by_ref = |e: &Expr| match e {
+        Expr::MethodCall(m) => m.method == "iter" && m.args.is_empty(),
+        Expr::Reference(r) => r.mutability.is_none(),
+        _ => false,
+    };
+    let idents = |p: &Pat| -> Vec<String> {
+        match p {
+            Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => {
+                vec![i.ident.to_string()]
+            }
+            Pat::Tuple(t) => t
+                .elems
+                .iter()
+                .filter_map(|e| match e {
+                    Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => {
+                        Some(i.ident.to_string())
+                    }
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    if by_ref(iter) {
+        return idents(pat);
+    }
+    match (iter, pat) {
+        (Expr::MethodCall(m), Pat::Tuple(t))
+            if m.method == "enumerate" && by_ref(&m.receiver) && t.elems.len() == 2 =>
+        {
+            idents(&t.elems[1])
+        }
+        _ => Vec::new(),
     }
 }

@@ -822,6 +822,16 @@ impl Lowerer {
         );
     }
 
+    /// Marks the inactive binding `name` as a reference to an element of a constant
+    /// sequence, which rule calls take as the element (`&*p`).
+    fn mark_element_ref(&mut self, name: &str) {
+        if let Some(b) = self.scopes.last_mut().and_then(|s| s.get_mut(name)) {
+            if !b.active {
+                b.is_ref = true;
+            }
+        }
+    }
+
     fn bind_pattern_inactive(&mut self, pat: &Pat) {
         let mut names = Vec::new();
         pat_names(pat, &mut names);
