@@ -161,10 +161,16 @@ pub mod __private {
     /// rules, their element trait (so that a twin may call the rule crates' generic
     /// functions, `normal_logpdf::<T>`, and hold arrays of its scalar). `f64`, `f32` and
     /// `Dual` meet it.
-    #[cfg(feature = "ndarray")]
+    #[cfg(all(feature = "ndarray", not(feature = "linalg")))]
     pub trait TwinScalar: mochi_rules_ndarray::Elem {}
-    #[cfg(feature = "ndarray")]
+    #[cfg(all(feature = "ndarray", not(feature = "linalg")))]
     impl<T: mochi_rules_ndarray::Elem> TwinScalar for T {}
+    /// With the linear-algebra rules too, their element trait (`Dual` has kernels of
+    /// its own), so that a twin may call `cholesky`, `logdet`, `solve`, ….
+    #[cfg(feature = "linalg")]
+    pub trait TwinScalar: mochi_rules_ndarray::Elem + mochi_rules_linalg::LinalgElem {}
+    #[cfg(feature = "linalg")]
+    impl<T: mochi_rules_ndarray::Elem + mochi_rules_linalg::LinalgElem> TwinScalar for T {}
     /// What the scalar of a generic twin meets beyond `Float + Scalar` (nothing more
     /// without the ndarray rules).
     #[cfg(not(feature = "ndarray"))]

@@ -3,7 +3,7 @@
 //!
 //! `log det K = 2 Σᵢ log Lᵢᵢ`. For `logdet(K)` the gradient with respect to the
 //! symmetric matrix is `K⁻¹`, formed from `L` by one triangular inversion and one
-//! triangular product (faer's `llt::inverse`); as `logdet` reads the lower triangle,
+//! triangular product (faer's `llt::inverse` for floats); as `logdet` reads the lower triangle,
 //! its cotangent is `K̄ += ȳ (2 tril(K⁻¹, −1) + diag(K⁻¹))`.
 
 use crate::bridge::column_major_copy;
@@ -57,6 +57,10 @@ pub fn logdet<T: LinalgElem, S: Data<Elem = T>>(
 
 /// The rule of [`logdet`](fn@logdet): `K̄ += ȳ K⁻¹` (lower-triangle convention).
 pub mod logdet {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::logdet as __twin;
     use super::*;
 
     /// Pullback of `logdet`: the Cholesky factor, or nothing after an error.
@@ -98,9 +102,9 @@ impl<T: LinalgElem, S: Data<Elem = T>> LinalgLogdet for Call<(&ArrayBase<S, Ix2>
 }
 
 /// `K⁻¹` (both triangles) from the Cholesky factor `l` of `K = L Lᵀ` (only its lower
-/// triangle is read): one triangular inversion and one triangular product by faer.
-/// A primal helper for rules that need the inverse (its own derivative is not
-/// provided).
+/// triangle is read): one triangular inversion and one triangular product (by faer
+/// for floats). A primal helper for rules that need the inverse: it has no reverse
+/// rule of its own, but runs on duals (forward mode) like every function here.
 ///
 /// # Panics
 /// If `l` is not square.
@@ -136,6 +140,10 @@ pub fn logdet_cholesky<T: LinalgElem, S: Data<Elem = T>>(l: &ArrayBase<S, Ix2>) 
 
 /// The rule of [`logdet_cholesky`](fn@logdet_cholesky): `L̄ᵢᵢ += 2ȳ / Lᵢᵢ`.
 pub mod logdet_cholesky {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::logdet_cholesky as __twin;
     use super::*;
 
     /// Pullback of `logdet_cholesky`: the diagonal of the factor.
@@ -183,8 +191,31 @@ impl<T: LinalgElem, S: Data<Elem = T>> LinalgLogdetCholesky for Call<(&ArrayBase
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{layouts, spd, TestElem};
+    use crate::test_support::{
+        assert_close, layouts, partial, random, seeded, spd, value, TestElem,
+    };
     use mochi_core::testing::RuleTest;
+    use mochi_core::Dual;
+    use ndarray::{array, Array1};
+
+    /// A symmetric direction: `(A + Aᵀ) / 2` for a standard-normal `A`.
+    fn symmetric(n: usize, seed: u64) -> Array2<f64> {
+        let a = random::<f64>(n, n, seed);
+        (&a + &a.t()) * 0.5
+    }
+
+    /// `Σᵢⱼ Aᵢⱼ Bⱼᵢ = tr(A B)`.
+    fn trace_of_product(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+        a.dot(b).diag().sum()
+    }
+
+    /// A symmetric `M` in the lower-triangle convention of cotangents: `2 tril(M, −1) +
+    /// diag(M)`, zero above the diagonal.
+    fn lower_convention(m: &Array2<f64>) -> Array2<f64> {
+        let mut c = m.tril(-1) * 2.0;
+        c.diag_mut().assign(&m.diag());
+        c
+    }
 
     fn determinants<T: TestElem>() {
         for n in [0, 1, 5] {
@@ -198,6 +229,7 @@ mod tests {
                         (y.unwrap(), pb)
                     },
                 )
+                .forward(|a| logdet(&a.0).unwrap())
                 .tolerance(T::RTOL, T::ATOL)
                 .run();
                 let l = crate::cholesky(&k).unwrap();
@@ -207,6 +239,7 @@ mod tests {
                     |a| logdet_cholesky(&a.0),
                     |a| logdet_cholesky::rrule(&a.0),
                 )
+                .forward(|a| logdet_cholesky(&a.0))
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -221,6 +254,7 @@ mod tests {
                 (y.unwrap(), pb)
             },
         )
+        .forward(|a| logdet(&a.0).unwrap())
         .tolerance(T::RTOL, T::ATOL)
         .run();
         RuleTest::new(
@@ -228,6 +262,7 @@ mod tests {
             |a| logdet_cholesky(&a.0),
             |a| Call((&a.0,)).logdet_cholesky(),
         )
+        .forward(|a| logdet_cholesky(&a.0))
         .tolerance(T::RTOL, T::ATOL)
         .run();
     }
@@ -242,13 +277,106 @@ mod tests {
     fn logdet_of_a_singular_matrix_is_an_error() {
         let k = ndarray::array![[1.0, 1.0], [1.0, 1.0]];
         assert_eq!(logdet(&k).unwrap_err().pivot, 1);
+        // on duals too, whatever the partials: singular by value is singular
+        let kd = seeded(&k, [&array![[1.0, 0.0], [0.0, 1.0]]]);
+        assert_eq!(logdet(&kd).unwrap_err(), NotPositiveDefinite { pivot: 1 });
+        let (y, pb) = logdet::rrule(&kd);
+        assert!(y.is_err());
+        let mut dk = Array2::zeros((0, 0));
+        pb.pullback(Dual::constant(1.0), (&mut dk,));
+        assert!(dk.is_empty());
+        let nan = array![[Dual::<1>::constant(f64::NAN)]];
+        assert_eq!(logdet(&nan).unwrap_err().pivot, 0);
+    }
+
+    #[test]
+    fn logdet_on_duals_is_the_trace_of_the_inverse_along_the_direction() {
+        for n in [1, 3, 6] {
+            let k = spd::<f64>(n, 80 + n as u64);
+            let inv = inverse_from_cholesky(&crate::cholesky(&k).unwrap());
+            let v = symmetric(n, 81);
+            // Only the lower triangle is read: a direction in it moves the symmetric
+            // matrix by W + tril(W, −1)ᵀ.
+            let w = random::<f64>(n, n, 82).tril(0);
+            let moved_by_w = &w + &w.tril(-1).t();
+            let y = logdet(&seeded(&k, [&v, &w])).unwrap();
+            assert!((y.value - logdet(&k).unwrap()).abs() < 1e-13);
+            // d log det K = tr(K⁻¹ dK)
+            let expected = [
+                trace_of_product(&inv, &v),
+                trace_of_product(&inv, &moved_by_w),
+            ];
+            for (i, e) in expected.iter().enumerate() {
+                assert!(
+                    (y.partials[i] - e).abs() <= 1e-10 * e.abs().max(1.0),
+                    "direction {i}: {} against {e}",
+                    y.partials[i]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_logdet_pullback_runs_on_duals() {
+        for n in [1, 4] {
+            let k = spd::<f64>(n, 83 + n as u64);
+            let v = symmetric(n, 84);
+            let inv = inverse_from_cholesky(&crate::cholesky(&k).unwrap());
+            // d(K⁻¹) = −K⁻¹ dK K⁻¹
+            let d_inv = -inv.dot(&v).dot(&inv);
+            let kd = seeded(&k, [&v]);
+            for dy in [Dual::constant(1.0), Dual::new(2.0, [0.5])] {
+                let (y, pb) = logdet::rrule(&kd);
+                assert!(y.is_ok());
+                let mut dk = Array2::zeros((0, 0));
+                pb.pullback(dy, (&mut dk,));
+                // K̄ = ȳ K⁻¹ (lower convention), so dK̄ = ȳ d(K⁻¹) + dȳ K⁻¹
+                let expected_value = lower_convention(&inv) * dy.value;
+                let expected = lower_convention(&(&d_inv * dy.value + &inv * dy.partials[0]));
+                assert_close("K̄", &value(&dk), &expected_value, 1e-13);
+                assert_close("dK̄", &partial(&dk, 0), &expected, 1e-10);
+            }
+        }
+    }
+
+    /// `½ (log det K + yᵀ K⁻¹ y)`, written once for any element type.
+    fn gaussian_energy<T: LinalgElem>(k: &Array2<T>, y: &Array1<T>) -> T {
+        let l = crate::cholesky(k).unwrap();
+        let alpha = crate::cholesky_solve(&l, y);
+        (logdet_cholesky(&l) + y.dot(&alpha)) * T::of_f64(0.5)
+    }
+
+    #[test]
+    fn a_generic_function_of_the_rules_runs_in_forward_mode() {
+        let n = 5;
+        let k = spd::<f64>(n, 86);
+        let y: Array1<f64> = random::<f64>(n, 1, 87).column(0).to_owned();
+        let v = symmetric(n, 88);
+        let w: Array1<f64> = random::<f64>(n, 1, 89).column(0).to_owned();
+        let z = Array2::zeros((n, n));
+        let e = gaussian_energy(&seeded(&k, [&v, &z]), &seeded(&y, [&Array1::zeros(n), &w]));
+        assert!((e.value - gaussian_energy(&k, &y)).abs() < 1e-12);
+        let inv = inverse_from_cholesky(&crate::cholesky(&k).unwrap());
+        let alpha = inv.dot(&y);
+        // ∂/∂K along V: ½ tr(K⁻¹V) − ½ αᵀVα;  ∂/∂y along w: αᵀw  (α = K⁻¹y)
+        let expected = [
+            0.5 * trace_of_product(&inv, &v) - 0.5 * alpha.dot(&v.dot(&alpha)),
+            alpha.dot(&w),
+        ];
+        for (i, ex) in expected.iter().enumerate() {
+            assert!(
+                (e.partials[i] - ex).abs() <= 1e-10 * ex.abs().max(1.0),
+                "direction {i}: {} against {ex}",
+                e.partials[i]
+            );
+        }
     }
 }
 
 #[cfg(test)]
 mod inverse_tests {
     use super::*;
-    use crate::test_support::spd;
+    use crate::test_support::{assert_close, partial, random, seeded, spd, value};
 
     #[test]
     fn inverse_from_the_factor_inverts_the_matrix() {
@@ -261,5 +389,19 @@ mod inverse_tests {
             .fold(0.0_f64, |m, e| m.max(e.abs()));
         assert!(err < f64::EPSILON * 8.0 * 6.0 * 100.0, "error {err}");
         assert_eq!(inv, inv.t());
+    }
+
+    #[test]
+    fn inverse_from_the_factor_of_duals_carries_the_derivative_of_the_inverse() {
+        let k = spd::<f64>(5, 41);
+        let a = random::<f64>(5, 5, 42);
+        let v = (&a + &a.t()) * 0.5;
+        let inv = inverse_from_cholesky(&crate::cholesky(&k).unwrap());
+        let l = crate::cholesky(&seeded(&k, [&v])).unwrap();
+        let inv_d = inverse_from_cholesky(&l);
+        // d(K⁻¹) = −K⁻¹ dK K⁻¹
+        let expected = -inv.dot(&v).dot(&inv);
+        assert_close("K⁻¹", &value(&inv_d), &inv, 1e-12);
+        assert_close("d(K⁻¹)", &partial(&inv_d, 0), &expected, 1e-10);
     }
 }

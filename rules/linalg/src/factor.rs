@@ -5,16 +5,10 @@
 //! `S = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹`, with `Φ` taking the lower triangle and halving the
 //! diagonal, `K̄ᵢⱼ += Sᵢⱼ + Sⱼᵢ` below the diagonal and `K̄ᵢᵢ += Sᵢᵢ` on it.
 
-use crate::bridge::{column_major_copy, mat_mut, with_mat_ref};
+use crate::bridge::column_major_copy;
 use crate::error::NotPositiveDefinite;
-use crate::work::{contiguous, solve_in_place, Triangle};
+use crate::work::{contiguous, solve_transposed_with, Triangle};
 use crate::LinalgElem;
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::cholesky::llt::factor::{
-    cholesky_in_place, cholesky_in_place_scratch, LltError, LltRegularization,
-};
-use faer::linalg::matmul::triangular::{matmul, BlockStructure};
-use faer::{Accum, Par};
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use mochi_rules_ndarray::cotangent::{dense, output};
 use ndarray::{Array2, ArrayBase, Data, Ix2, ShapeBuilder};
@@ -41,20 +35,7 @@ where
 /// strict upper triangle.
 pub(crate) fn factor_in_place<T: LinalgElem>(l: &mut Array2<T>) -> Result<(), NotPositiveDefinite> {
     let n = l.nrows();
-    let mut scratch = MemBuffer::new(cholesky_in_place_scratch::<T>(
-        n,
-        Par::Seq,
-        Default::default(),
-    ));
-    let stack = MemStack::new(&mut scratch);
-    cholesky_in_place(
-        mat_mut(l.view_mut()),
-        LltRegularization::default(),
-        Par::Seq,
-        stack,
-        Default::default(),
-    )
-    .map_err(|LltError::NonPositivePivot { index }| NotPositiveDefinite { pivot: index })?;
+    T::cholesky_in_place(l.view_mut())?;
     for j in 1..n {
         l.column_mut(j).slice_mut(ndarray::s![..j]).fill(T::ZERO);
     }
@@ -89,6 +70,10 @@ pub fn cholesky<T: LinalgElem, S: Data<Elem = T>>(
 
 /// The rule of [`cholesky`](fn@cholesky).
 pub mod cholesky {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::cholesky as __twin;
     use super::*;
 
     /// Pullback of `cholesky`: the factor (column-major), or nothing when the
@@ -131,17 +116,18 @@ pub mod cholesky {
 /// `Some(c)` when `tril(L̄)` is diagonal with `Lᵢᵢ L̄ᵢᵢ = 2c` for every `i` (equal to
 /// within four ulps), which makes `Φ(Lᵀ L̄) = c·I`. This is the cotangent that
 /// `logdet_cholesky` (`L̄ᵢᵢ = 2ȳ/Lᵢᵢ`) hands to `cholesky`; the check reads the lower
-/// triangle once and stops at the first entry that rules it out.
+/// triangle once and stops at the first entry that rules it out. On duals both tests
+/// look at the partials too (`is_zero`, [`LinalgElem::nearly_equal`]), as `==` looks
+/// at the value only.
 fn scaled_identity_adjoint<T: LinalgElem>(l: &Array2<T>, dl: &Array2<T>) -> Option<T> {
     if l.nrows() == 0 {
         return None;
     }
     let half = T::of_f64(0.5);
     let first = l[[0, 0]] * dl[[0, 0]];
-    let tolerance = T::of_f64(4.0) * T::epsilon() * first.abs();
     for (i, row) in dl.rows().into_iter().enumerate() {
-        if (l[[i, i]] * row[i] - first).abs() > tolerance
-            || row.slice(ndarray::s![..i]).iter().any(|&v| v != T::ZERO)
+        if !T::nearly_equal(l[[i, i]] * row[i], first, 4.0)
+            || row.slice(ndarray::s![..i]).iter().any(|v| !v.is_zero())
         {
             return None;
         }
@@ -160,29 +146,23 @@ fn cholesky_adjoint<T: LinalgElem>(l: &Array2<T>, dl: Array2<T>) -> Array2<T> {
         }
     }
     let mut p = Array2::<T>::zeros((n, n).f());
-    with_mat_ref(l, |lm| {
-        with_mat_ref(&lower_dl, |dlm| {
-            // Lᵀ tril(L̄): upper × lower; only the lower triangle of the product is needed.
-            matmul(
-                mat_mut(p.view_mut()),
-                BlockStructure::TriangularLower,
-                Accum::Replace,
-                lm.transpose(),
-                BlockStructure::TriangularUpper,
-                dlm,
-                BlockStructure::TriangularLower,
-                T::one(),
-                Par::Seq,
-            )
-        });
-        let half = T::of_f64(0.5);
-        p.diag_mut().map_inplace(|d| *d *= half);
-        // S = L⁻ᵀ P L⁻¹: P ← L⁻ᵀ P, then Pᵀ ← L⁻ᵀ Pᵀ.
-        solve_in_place(lm.transpose(), Triangle::Upper, &mut p);
-        let mut pt = p.reversed_axes();
-        solve_in_place(lm.transpose(), Triangle::Upper, &mut pt);
-        pt.reversed_axes()
-    })
+    // Lᵀ tril(L̄): upper × lower; only the lower triangle of the product is needed.
+    T::triangular_matmul_add(
+        p.view_mut(),
+        Triangle::Lower,
+        T::one(),
+        l.t(),
+        Some(Triangle::Upper),
+        lower_dl.view(),
+        Some(Triangle::Lower),
+    );
+    let half = T::of_f64(0.5);
+    p.diag_mut().map_inplace(|d| *d *= half);
+    // S = L⁻ᵀ P L⁻¹: P ← L⁻ᵀ P, then Pᵀ ← L⁻ᵀ Pᵀ.
+    solve_transposed_with(l, Triangle::Lower, &mut p);
+    let mut pt = p.reversed_axes();
+    solve_transposed_with(l, Triangle::Lower, &mut pt);
+    pt.reversed_axes()
 }
 
 /// `K̄ += tril(S + Sᵀ) − diag(S)`: the cotangent of a function that reads the lower
@@ -210,8 +190,12 @@ impl<T: LinalgElem, S: Data<Elem = T>> LinalgCholesky for Call<(&ArrayBase<S, Ix
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{layouts, spd, TestElem};
+    use crate::test_support::{
+        assert_close, assert_dual_gradient_matches_finite_differences, layouts, partial, random,
+        seeded, spd, value, TestElem,
+    };
     use mochi_core::testing::RuleTest;
+    use mochi_core::Dual;
     use ndarray::array;
 
     /// `logdet_cholesky(cholesky(K))`, whose pullback takes the `c·I` short path.
@@ -238,6 +222,7 @@ mod tests {
                         (y, pb)
                     },
                 )
+                .forward(|a| crate::logdet_cholesky(&cholesky(&a.0).unwrap()))
                 .tolerance(T::RTOL, T::ATOL)
                 .run();
             }
@@ -273,6 +258,7 @@ mod tests {
                         (l.unwrap(), pb)
                     },
                 )
+                .forward(|a| cholesky(&a.0).unwrap())
                 .tolerance(T::RTOL, T::ATOL)
                 .run();
             }
@@ -286,6 +272,7 @@ mod tests {
                 (l.unwrap(), pb)
             },
         )
+        .forward(|a| cholesky(&a.0).unwrap())
         .tolerance(T::RTOL, T::ATOL)
         .run();
     }
@@ -325,6 +312,112 @@ mod tests {
         assert!(dk.is_empty());
         let nan = array![[f64::NAN]];
         assert_eq!(cholesky(&nan).unwrap_err().pivot, 0);
+    }
+
+    /// A symmetric direction: `(A + Aᵀ) / 2` for a standard-normal `A`.
+    fn symmetric(n: usize, seed: u64) -> Array2<f64> {
+        let a = random::<f64>(n, n, seed);
+        (&a + &a.t()) * 0.5
+    }
+
+    #[test]
+    fn cholesky_on_duals_carries_the_closed_form_derivative() {
+        for n in [1, 3, 6] {
+            let k = spd::<f64>(n, 70 + n as u64);
+            let (v0, v1) = (symmetric(n, 71), symmetric(n, 72));
+            let l = cholesky(&k).unwrap();
+            let ld = cholesky(&seeded(&k, [&v0, &v1])).unwrap();
+            assert_close("the value", &value(&ld), &l, 1e-14);
+            // dL = L Φ(L⁻¹ dK L⁻ᵀ), Φ the lower triangle with the diagonal halved
+            let l_inv = crate::solve_lower_triangular(&l, &Array2::<f64>::eye(n));
+            for (i, v) in [v0, v1].iter().enumerate() {
+                let mut phi = l_inv.dot(v).dot(&l_inv.t()).tril(0);
+                phi.diag_mut().map_inplace(|d| *d *= 0.5);
+                assert_close("dL", &partial(&ld, i), &l.dot(&phi), 1e-10);
+            }
+        }
+    }
+
+    /// `K̄` from `cholesky`'s pullback of a fixed `L̄`, flattened.
+    fn cholesky_gradient<T: LinalgElem>(k: &Array2<T>, dl: &Array2<f64>) -> Vec<T> {
+        let (l, pb) = cholesky::rrule(k);
+        assert!(l.is_ok());
+        let mut dk = Array2::zeros((0, 0));
+        pb.pullback(dl.mapv(T::of_f64), (&mut dk,));
+        dk.into_iter().collect()
+    }
+
+    /// `K̄` of `logdet_cholesky(cholesky(K))` through both pullbacks, flattened.
+    fn composed_gradient<T: LinalgElem>(k: &Array2<T>) -> Vec<T> {
+        let (l, pl) = cholesky::rrule(k);
+        let l = l.unwrap();
+        let (_, pd) = crate::logdet_cholesky::rrule(&l);
+        let mut dl = Array2::zeros((0, 0));
+        pd.pullback(T::one(), (&mut dl,));
+        let mut dk = Array2::zeros((0, 0));
+        pl.pullback(dl, (&mut dk,));
+        dk.into_iter().collect()
+    }
+
+    #[test]
+    fn the_cholesky_pullback_runs_on_duals() {
+        for n in [1, 4] {
+            let k = spd::<f64>(n, 73 + n as u64);
+            let v = symmetric(n, 74);
+            let dl = random::<f64>(n, n, 75);
+            assert_dual_gradient_matches_finite_differences(
+                &k,
+                &v,
+                |k| cholesky_gradient(k, &dl),
+                |k| cholesky_gradient(k, &dl),
+            );
+            assert_dual_gradient_matches_finite_differences(
+                &k,
+                &v,
+                composed_gradient,
+                composed_gradient,
+            );
+        }
+    }
+
+    #[test]
+    fn the_short_path_looks_at_the_partials_of_the_cotangent() {
+        let l = cholesky(&spd::<f64>(3, 76))
+            .unwrap()
+            .mapv(Dual::<1>::constant);
+        let mut dl = Array2::from_diag(&l.diag().mapv(|d| Dual::constant(2.0) / d));
+        assert!(scaled_identity_adjoint(&l, &dl).is_some());
+        // A zero by value that moves: `Φ(Lᵀ L̄)` is not a multiple of `I` along it.
+        dl[[2, 0]] = Dual::new(0.0, [1.0]);
+        assert!(scaled_identity_adjoint(&l, &dl).is_none());
+        dl[[2, 0]] = Dual::constant(0.0);
+        dl[[1, 1]].partials[0] = 0.25;
+        assert!(scaled_identity_adjoint(&l, &dl).is_none());
+    }
+
+    #[test]
+    fn a_dual_matrix_that_is_not_positive_definite_by_value_is_the_same_error() {
+        let k = array![[4.0, 2.0, 0.0], [2.0, 5.0, 0.0], [0.0, 0.0, -1.0]];
+        let kd = seeded(&k, [&Array2::ones((3, 3))]);
+        assert_eq!(cholesky(&kd).unwrap_err(), NotPositiveDefinite { pivot: 2 });
+        let (y, pb) = Call((&kd,)).cholesky();
+        assert_eq!(y.unwrap_err().pivot, 2);
+        let mut dk = Array2::zeros((0, 0));
+        pb.pullback(Array2::ones((3, 3)), (&mut dk,));
+        assert!(dk.is_empty());
+        // A zero pivot is not positive, however its partial moves.
+        let zero = array![[Dual::new(0.0, [1.0])]];
+        assert_eq!(cholesky(&zero).unwrap_err().pivot, 0);
+        let nan = array![
+            [Dual::<2>::new(1.0, [0.0; 2]), Dual::constant(0.0)],
+            [Dual::constant(f64::NAN), Dual::constant(1.0)]
+        ];
+        assert_eq!(cholesky(&nan).unwrap_err().pivot, 1);
+        let infinite = array![[Dual::<1>::constant(f64::INFINITY)]];
+        assert_eq!(
+            cholesky(&infinite).unwrap_err(),
+            cholesky(&array![[f64::INFINITY]]).unwrap_err()
+        );
     }
 
     #[test]

@@ -1,21 +1,13 @@
 //! The general linear solve [`solve`](fn@solve): `X = A⁻¹ B` for a square `A`, by
-//! LU with partial pivoting (faer).
+//! LU with partial pivoting ([`LinalgElem::lu_in_place`]: faer's for floats).
 //!
 //! `B̄ = A⁻ᵀ X̄` (one more solve with the same factors, transposed) and
 //! `Ā −= B̄ Xᵀ` (one matrix product into the accumulator).
 
-use crate::bridge::{column_major_copy, mat_mut, with_mat_ref};
+use crate::bridge::column_major_copy;
 use crate::factor::assert_square;
 use crate::work::{contiguous, Rhs};
 use crate::LinalgElem;
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
-use faer::linalg::lu::partial_pivoting::solve::{
-    solve_in_place, solve_in_place_scratch, solve_transpose_in_place,
-    solve_transpose_in_place_scratch,
-};
-use faer::perm::PermRef;
-use faer::Par;
 use mochi_core::kit::{rule_trait, Call, Pullback};
 use mochi_rules_ndarray::cotangent::{add_owned, dense, output};
 use ndarray::linalg::general_mat_mul;
@@ -57,20 +49,8 @@ impl<T: LinalgElem> Lu<T> {
         let n = a.nrows();
         let mut lu = column_major_copy(a);
         let (mut perm, mut perm_inv) = (vec![0usize; n], vec![0usize; n]);
-        let mut scratch = MemBuffer::new(lu_in_place_scratch::<usize, T>(
-            n,
-            n,
-            Par::Seq,
-            Default::default(),
-        ));
-        lu_in_place(
-            mat_mut(lu.view_mut()),
-            &mut perm,
-            &mut perm_inv,
-            Par::Seq,
-            MemStack::new(&mut scratch),
-            Default::default(),
-        );
+        T::lu_in_place(lu.view_mut(), &mut perm, &mut perm_inv);
+        // Decided on the value, so a dual matrix is singular where its value is.
         if let Some(pivot) = lu
             .diag()
             .iter()
@@ -83,25 +63,13 @@ impl<T: LinalgElem> Lu<T> {
 
     /// `x ← A⁻¹ x` (or `A⁻ᵀ x`).
     fn solve_in_place<D: Rhs>(&self, x: &mut Array<T, D>, transposed: bool) {
-        let n = self.lu.nrows();
-        let k = x.len_of(Axis(0)).max(1);
-        let cols = x.len() / k;
-        let perm = PermRef::new_checked(&self.perm, &self.perm_inv, n);
-        let req = if transposed {
-            solve_transpose_in_place_scratch::<usize, T>(n, cols, Par::Seq)
-        } else {
-            solve_in_place_scratch::<usize, T>(n, cols, Par::Seq)
-        };
-        let mut scratch = MemBuffer::new(req);
-        let stack = MemStack::new(&mut scratch);
-        let rhs = mat_mut(D::as_matrix_mut(x.view_mut()));
-        with_mat_ref(&self.lu, |lu| {
-            if transposed {
-                solve_transpose_in_place(lu, lu, perm, rhs, Par::Seq, stack)
-            } else {
-                solve_in_place(lu, lu, perm, rhs, Par::Seq, stack)
-            }
-        });
+        T::lu_solve_in_place(
+            self.lu.view(),
+            &self.perm,
+            &self.perm_inv,
+            transposed,
+            D::as_matrix_mut(x.view_mut()),
+        );
     }
 }
 
@@ -128,6 +96,10 @@ pub fn solve<T: LinalgElem, S1: Data<Elem = T>, S2: Data<Elem = T>, D: Rhs>(
 
 /// The rule of [`solve`](fn@solve).
 pub mod solve {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::solve as __twin;
     use super::*;
 
     /// Pullback of `solve`: the LU factors and the solution, or nothing after an error.
@@ -206,9 +178,24 @@ impl<T: LinalgElem, S1: Data<Elem = T>, S2: Data<Elem = T>, D: Rhs> LinalgSolve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{layouts, random, TestElem};
+    use crate::test_support::{
+        assert_close, assert_dual_gradient_matches_finite_differences, layouts, partial, random,
+        seeded, value, TestElem,
+    };
     use mochi_core::testing::RuleTest;
+    use mochi_core::Dual;
     use ndarray::{array, Array1};
+
+    /// A standard-normal `n × n` matrix made well-conditioned (`3` added to the
+    /// diagonal), with an off-diagonal entry that makes pivoting swap the first rows.
+    fn well_conditioned(n: usize, seed: u64) -> Array2<f64> {
+        let mut a = random::<f64>(n, n, seed);
+        a.diag_mut().map_inplace(|d| *d += 3.0);
+        if n > 1 {
+            a[[1, 0]] = 10.0;
+        }
+        a
+    }
 
     fn solves<T: TestElem>() {
         for n in [1, 5] {
@@ -225,6 +212,7 @@ mod tests {
                         (x.unwrap(), pb)
                     },
                 )
+                .forward(|a| super::solve(&a.0, &a.1).unwrap())
                 .tolerance(T::RTOL, T::ATOL)
                 .run();
                 RuleTest::new(
@@ -235,6 +223,7 @@ mod tests {
                         (x.unwrap(), pb)
                     },
                 )
+                .forward(|a| super::solve(&a.0, &a.1).unwrap())
                 .tolerance(T::RTOL, T::ATOL)
                 .run();
             }
@@ -253,5 +242,77 @@ mod tests {
         let err = super::solve(&a, &array![1.0, 1.0]).unwrap_err();
         assert_eq!(err.pivot, 1);
         assert!(err.to_string().contains("singular"));
+        // on duals too: singular by value, whatever the partials
+        let ad = seeded(&a, [&array![[1.0, 0.0], [0.0, 1.0]]]);
+        let b = array![Dual::constant(1.0), Dual::constant(1.0)];
+        assert_eq!(
+            super::solve(&ad, &b).unwrap_err(),
+            SingularMatrix { pivot: 1 }
+        );
+        let (x, pb) = Call((&ad, &b)).solve();
+        assert!(x.is_err());
+        let (mut da, mut db) = (Array2::zeros((0, 0)), Array1::zeros(0));
+        pb.pullback(Array1::ones(2), (&mut da, &mut db));
+        assert!(da.is_empty() && db.is_empty());
+        let zero = Array2::<Dual<1>>::zeros((3, 3));
+        assert_eq!(super::solve(&zero, &Array1::zeros(3)).unwrap_err().pivot, 0);
+        let mut nan = seeded(&Array2::eye(2), [&Array2::ones((2, 2))]);
+        nan[[1, 1]] = Dual::constant(f64::NAN);
+        assert_eq!(super::solve(&nan, &Array1::zeros(2)).unwrap_err().pivot, 1);
+    }
+
+    #[test]
+    fn solve_on_duals_carries_the_closed_form_derivative() {
+        for n in [1, 3, 6] {
+            let a = well_conditioned(n, 90 + n as u64);
+            let v = random::<f64>(n, n, 91);
+            let b = random::<f64>(n, 2, 92);
+            let w = random::<f64>(n, 2, 93);
+            let zero_a = Array2::zeros((n, n));
+            let zero_b = Array2::zeros((n, 2));
+            // direction 0 moves A along V, direction 1 moves B along W
+            let xd = super::solve(&seeded(&a, [&v, &zero_a]), &seeded(&b, [&zero_b, &w])).unwrap();
+            let x = super::solve(&a, &b).unwrap();
+            assert_close("X", &value(&xd), &x, 1e-13);
+            // d(A⁻¹B) = −A⁻¹ V A⁻¹ B along A, A⁻¹ W along B
+            let along_a = -super::solve(&a, &v.dot(&x)).unwrap();
+            let along_b = super::solve(&a, &w).unwrap();
+            assert_close("dX along A", &partial(&xd, 0), &along_a, 1e-10);
+            assert_close("dX along B", &partial(&xd, 1), &along_b, 1e-10);
+            // and for a vector right-hand side
+            let bv = b.column(0).to_owned();
+            let xv = super::solve(&seeded(&a, [&v]), &bv.mapv(Dual::constant)).unwrap();
+            assert_close(
+                "dx along A",
+                &partial(&xv, 0),
+                &along_a.column(0).to_owned(),
+                1e-10,
+            );
+        }
+    }
+
+    /// `(Ā, B̄)` from `solve`'s pullback of a fixed `X̄`, flattened.
+    fn solve_gradient<T: LinalgElem>(a: &Array2<T>, b: &Array2<f64>, dx: &Array2<f64>) -> Vec<T> {
+        let (x, pb) = solve::rrule(a, &b.mapv(T::of_f64));
+        assert!(x.is_ok());
+        let (mut da, mut db) = (Array2::zeros((0, 0)), Array2::zeros((0, 0)));
+        pb.pullback(dx.mapv(T::of_f64), (&mut da, &mut db));
+        da.into_iter().chain(db).collect()
+    }
+
+    #[test]
+    fn the_solve_pullback_runs_on_duals() {
+        for n in [1, 4] {
+            let a = well_conditioned(n, 94 + n as u64);
+            let v = random::<f64>(n, n, 95);
+            let b = random::<f64>(n, 3, 96);
+            let dx = random::<f64>(n, 3, 97);
+            assert_dual_gradient_matches_finite_differences(
+                &a,
+                &v,
+                |a| solve_gradient(a, &b, &dx),
+                |a| solve_gradient(a, &b, &dx),
+            );
+        }
     }
 }

@@ -1,35 +1,22 @@
 //! The inverse of a positive-definite matrix from its Cholesky factor, in the
 //! lower-triangle convention: what the pullbacks of `cholesky` and `logdet` add.
 
-use crate::bridge::{mat_mut, with_mat_ref};
 use crate::LinalgElem;
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::cholesky::llt::inverse::{inverse, inverse_scratch};
-use faer::Par;
 use mochi_rules_ndarray::cotangent::dense;
 use ndarray::{Array2, ArrayBase, Data, Ix2, ShapeBuilder};
 
 /// The lower triangle of `K⁻¹` (column-major; the strict upper triangle is zero) from
-/// the Cholesky factor `l` of `K = L Lᵀ`, by faer: one triangular inversion and one
-/// triangular product.
+/// the Cholesky factor `l` of `K = L Lᵀ` ([`LinalgElem::cholesky_inverse`]: for floats
+/// one triangular inversion and one triangular product by faer).
 pub(crate) fn inverse_lower<T: LinalgElem, S: Data<Elem = T>>(l: &ArrayBase<S, Ix2>) -> Array2<T> {
     let n = l.nrows();
     let mut inv = Array2::<T>::zeros((n, n).f());
-    let mut scratch = MemBuffer::new(inverse_scratch::<T>(n, Par::Seq));
-    with_mat_ref(l, |lm| {
-        inverse(
-            mat_mut(inv.view_mut()),
-            lm,
-            Par::Seq,
-            MemStack::new(&mut scratch),
-        )
-    });
+    T::cholesky_inverse(l.view(), inv.view_mut());
     inv
 }
 
 /// `K̄ += c·K⁻¹` in the lower-triangle convention (`2c` below the diagonal, `c` on
-/// it), `K⁻¹` formed from the Cholesky factor `l` of `K` by faer (one triangular
-/// inversion and one triangular product, lower triangle only).
+/// it), `K⁻¹` formed from the Cholesky factor `l` of `K` (lower triangle only).
 pub(crate) fn add_scaled_inverse<T: LinalgElem>(dk: &mut Array2<T>, l: &Array2<T>, c: T) {
     let inv = inverse_lower(l);
     let dk = dense(dk, &l.raw_dim());

@@ -45,7 +45,8 @@ fn assert_rhs<T, S1: Data<Elem = T>, S2: Data<Elem = T>, D: Rhs>(
     );
 }
 
-/// The dense accumulator of `dim`'s shape, contiguous (faer writes into it).
+/// The dense accumulator of `dim`'s shape, contiguous (so that faer writes into its
+/// memory without a copy).
 fn contiguous_accumulator<'c, T: LinalgElem>(
     acc: &'c mut Array2<T>,
     dim: &Ix2,
@@ -122,6 +123,10 @@ macro_rules! triangular_fn {
 
         #[doc = concat!("The rule of [`", stringify!($name), "`](fn@", stringify!($name), "): `B̄ = T⁻ᵀ X̄`, `T̄ = −triangle(B̄ Xᵀ)`.")]
         pub mod $name {
+            /// The generic form through which the generic twins of `#[differentiable]`
+            /// functions call it (it is generic already).
+            #[doc(hidden)]
+            pub use super::$name as __twin;
             use super::*;
 
             #[doc = concat!("`", stringify!($name), "(t, b)` with its pullback.")]
@@ -192,6 +197,10 @@ pub fn cholesky_solve<T: LinalgElem, S1: Data<Elem = T>, S2: Data<Elem = T>, D: 
 /// With `Z = L⁻¹ B` and `X = L⁻ᵀ Z`: `Z̄ = L⁻¹ X̄`, `B̄ = L⁻ᵀ Z̄`, and
 /// `L̄ = −tril(X Z̄ᵀ + B̄ Zᵀ)`.
 pub mod cholesky_solve {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::cholesky_solve as __twin;
     use super::*;
 
     /// Pullback of `cholesky_solve`: copies of the factor, the intermediate `Z` and
@@ -269,7 +278,9 @@ impl<T: LinalgElem, S1: Data<Elem = T>, S2: Data<Elem = T>, D: Rhs> LinalgCholes
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{layouts, random, spd, triangular, TestElem};
+    use crate::test_support::{
+        assert_dual_gradient_matches_finite_differences, layouts, random, spd, triangular, TestElem,
+    };
     use mochi_core::testing::RuleTest;
     use ndarray::Array1;
 
@@ -285,6 +296,7 @@ mod tests {
                             |a| solve_lower_triangular(&a.0, &a.1),
                             |a| solve_lower_triangular::rrule(&a.0, &a.1),
                         )
+                        .forward(|a| solve_lower_triangular(&a.0, &a.1))
                         .tolerance(T::RTOL, T::ATOL)
                         .run();
                         RuleTest::new(
@@ -292,6 +304,7 @@ mod tests {
                             |a| solve_lower_triangular(&a.0, &a.1),
                             |a| Call((&a.0, &a.1)).solve_lower_triangular(),
                         )
+                        .forward(|a| solve_lower_triangular(&a.0, &a.1))
                         .tolerance(T::RTOL, T::ATOL)
                         .run();
                     } else {
@@ -300,6 +313,7 @@ mod tests {
                             |a| solve_upper_triangular(&a.0, &a.1),
                             |a| solve_upper_triangular::rrule(&a.0, &a.1),
                         )
+                        .forward(|a| solve_upper_triangular(&a.0, &a.1))
                         .tolerance(T::RTOL, T::ATOL)
                         .run();
                         RuleTest::new(
@@ -307,6 +321,7 @@ mod tests {
                             |a| solve_upper_triangular(&a.0, &a.1),
                             |a| Call((&a.0, &a.1)).solve_upper_triangular(),
                         )
+                        .forward(|a| solve_upper_triangular(&a.0, &a.1))
                         .tolerance(T::RTOL, T::ATOL)
                         .run();
                     }
@@ -321,6 +336,7 @@ mod tests {
                     |a| cholesky_solve(&a.0, &a.1),
                     |a| cholesky_solve::rrule(&a.0, &a.1),
                 )
+                .forward(|a| cholesky_solve(&a.0, &a.1))
                 .tolerance(T::RTOL, T::ATOL)
                 .run();
                 RuleTest::new(
@@ -328,6 +344,7 @@ mod tests {
                     |a| cholesky_solve(&a.0, &a.1),
                     |a| Call((&a.0, &a.1)).cholesky_solve(),
                 )
+                .forward(|a| cholesky_solve(&a.0, &a.1))
                 .tolerance(T::RTOL, T::ATOL)
                 .run();
             }
@@ -352,6 +369,51 @@ mod tests {
             .fold(0.0_f64, |m, e| m.max(e.abs()));
         assert!(err < f64::EPSILON * 8.0 * 5.0 * 10.0);
         assert_eq!(solve_lower_triangular(&lower, &b), x);
+    }
+
+    /// `(T̄, B̄)` from the pullback of `solve` (`lower`/`upper`/`cholesky_solve`, the
+    /// matrix argument `t`) of a fixed `X̄`, flattened.
+    fn solve_gradient<T: LinalgElem>(
+        which: &str,
+        t: &Array2<T>,
+        b: &Array2<f64>,
+        dx: &Array2<f64>,
+    ) -> Vec<T> {
+        let b = b.mapv(T::of_f64);
+        let dx = dx.mapv(T::of_f64);
+        let (mut dt, mut db) = (Array2::zeros((0, 0)), Array2::zeros((0, 0)));
+        match which {
+            "lower" => solve_lower_triangular::rrule(t, &b)
+                .1
+                .pullback(dx, (&mut dt, &mut db)),
+            "upper" => solve_upper_triangular::rrule(t, &b)
+                .1
+                .pullback(dx, (&mut dt, &mut db)),
+            _ => cholesky_solve::rrule(t, &b)
+                .1
+                .pullback(dx, (&mut dt, &mut db)),
+        }
+        dt.into_iter().chain(db).collect()
+    }
+
+    #[test]
+    fn the_triangular_pullbacks_run_on_duals() {
+        let n = 4;
+        let b = random::<f64>(n, 2, 38);
+        let dx = random::<f64>(n, 2, 39);
+        let v = random::<f64>(n, n, 40);
+        for (which, t) in [
+            ("lower", triangular::<f64>(n, true, 41)),
+            ("upper", triangular::<f64>(n, false, 42)),
+            ("cholesky", crate::cholesky(&spd::<f64>(n, 43)).unwrap()),
+        ] {
+            assert_dual_gradient_matches_finite_differences(
+                &t,
+                &v,
+                |t| solve_gradient(which, t, &b, &dx),
+                |t| solve_gradient(which, t, &b, &dx),
+            );
+        }
     }
 
     #[test]

@@ -1,13 +1,7 @@
-//! Kernels shared by the rules: in-place triangular solves and triangular rank-k
-//! updates on contiguous ndarray matrices, by faer.
+//! What the rules share around the kernels of [`LinalgElem`]: right-hand sides as
+//! matrices, triangles, and triangular solves and rank-k updates on ndarray arrays.
 
-use crate::bridge::{mat_mut, with_mat_ref};
 use crate::LinalgElem;
-use faer::linalg::matmul::triangular::{matmul, BlockStructure};
-use faer::linalg::triangular_solve::{
-    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
-};
-use faer::{Accum, MatRef, Par};
 use ndarray::{
     Array, Array2, ArrayBase, ArrayView2, ArrayViewMut2, Axis, Data, Dimension, Ix1, Ix2,
 };
@@ -38,7 +32,8 @@ impl Rhs for Ix2 {
     }
 }
 
-/// Which triangle of a matrix is read (the other is never touched).
+/// Which triangle of a square matrix a kernel of [`LinalgElem`] reads or writes (the
+/// other is never touched).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Triangle {
     /// The lower triangle and the diagonal.
@@ -55,12 +50,6 @@ impl Triangle {
             Triangle::Upper => Triangle::Lower,
         }
     }
-    fn structure(self) -> BlockStructure {
-        match self {
-            Triangle::Lower => BlockStructure::TriangularLower,
-            Triangle::Upper => BlockStructure::TriangularUpper,
-        }
-    }
 }
 
 /// `x` made contiguous in row- or column-major order (a copy only if it is neither).
@@ -73,26 +62,13 @@ pub(crate) fn contiguous<T: LinalgElem, D: Dimension>(x: Array<T, D>) -> Array<T
     }
 }
 
-/// `x ← T⁻¹ x` in place, `T` the `triangle` of `t` (a faer matrix).
-pub(crate) fn solve_in_place<T: LinalgElem, D: Rhs>(
-    t: MatRef<'_, T>,
-    triangle: Triangle,
-    x: &mut Array<T, D>,
-) {
-    let x2 = D::as_matrix_mut(x.view_mut());
-    match triangle {
-        Triangle::Lower => solve_lower_triangular_in_place(t, mat_mut(x2), Par::Seq),
-        Triangle::Upper => solve_upper_triangular_in_place(t, mat_mut(x2), Par::Seq),
-    }
-}
-
 /// `x ← T⁻¹ x` for an ndarray triangular matrix `t`.
 pub(crate) fn solve_with<T: LinalgElem, S: Data<Elem = T>, D: Rhs>(
     t: &ArrayBase<S, Ix2>,
     triangle: Triangle,
     x: &mut Array<T, D>,
 ) {
-    with_mat_ref(t, |t| solve_in_place(t, triangle, x));
+    T::solve_triangular_in_place(t.view(), triangle, D::as_matrix_mut(x.view_mut()));
 }
 
 /// `x ← T⁻ᵀ x` for an ndarray triangular matrix `t`.
@@ -101,13 +77,11 @@ pub(crate) fn solve_transposed_with<T: LinalgElem, S: Data<Elem = T>, D: Rhs>(
     triangle: Triangle,
     x: &mut Array<T, D>,
 ) {
-    with_mat_ref(t, |t| {
-        solve_in_place(t.transpose(), triangle.transposed(), x)
-    });
+    T::solve_triangular_in_place(t.t(), triangle.transposed(), D::as_matrix_mut(x.view_mut()));
 }
 
 /// `dst += α · triangle(u vᵀ)` for `n × k` matrices `u` and `v`; only `triangle` of
-/// `dst` is written. `dst` must be contiguous.
+/// `dst` is written.
 pub(crate) fn add_triangle_of_product<T: LinalgElem>(
     dst: &mut Array2<T>,
     triangle: Triangle,
@@ -115,20 +89,13 @@ pub(crate) fn add_triangle_of_product<T: LinalgElem>(
     u: ArrayView2<'_, T>,
     v: ArrayView2<'_, T>,
 ) {
-    let vt = v.reversed_axes();
-    with_mat_ref(&u, |u| {
-        with_mat_ref(&vt, |vt| {
-            matmul(
-                mat_mut(dst.view_mut()),
-                triangle.structure(),
-                Accum::Add,
-                u,
-                BlockStructure::Rectangular,
-                vt,
-                BlockStructure::Rectangular,
-                alpha,
-                Par::Seq,
-            )
-        })
-    });
+    T::triangular_matmul_add(
+        dst.view_mut(),
+        triangle,
+        alpha,
+        u,
+        None,
+        v.reversed_axes(),
+        None,
+    );
 }

@@ -42,17 +42,43 @@ pub mod functions {
     /// `ndarray::concatenate`.
     pub mod concatenate {
         pub use crate::join::concatenate::rrule;
+        /// The generic form through which the generic twins of `#[differentiable]`
+        /// functions call it (ndarray's own function, and this rule).
+        #[doc(hidden)]
+        pub use ndarray::concatenate as __twin;
+        #[doc(hidden)]
+        pub mod __twin {
+            pub use crate::join::concatenate::rrule;
+        }
     }
     /// `ndarray::stack`.
     pub mod stack {
         pub use crate::join::stack::rrule;
+        /// The generic form through which the generic twins of `#[differentiable]`
+        /// functions call it (ndarray's own function, and this rule).
+        #[doc(hidden)]
+        pub use ndarray::stack as __twin;
+        #[doc(hidden)]
+        pub mod __twin {
+            pub use crate::join::stack::rrule;
+        }
     }
     /// `ndarray::linalg::kron`.
     pub mod kron {
         pub use crate::kron::rrule;
+        /// The generic form through which the generic twins of `#[differentiable]`
+        /// functions call it (ndarray's own function, and this rule).
+        #[doc(hidden)]
+        pub use ndarray::linalg::kron as __twin;
+        #[doc(hidden)]
+        pub mod __twin {
+            pub use crate::kron::rrule;
+        }
     }
     /// [`outer`](fn@crate::outer).
     pub mod outer {
+        #[doc(hidden)]
+        pub use crate::product::outer as __twin;
         pub use crate::product::outer::rrule;
     }
 }

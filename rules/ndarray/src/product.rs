@@ -252,6 +252,10 @@ pub fn outer<T: Elem, S1: Data<Elem = T>, S2: Data<Elem = T>>(
 
 /// The rule of [`outer`](fn@outer): `ā += C̄ b`, `b̄ += C̄ᵀ a`.
 pub mod outer {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::outer as __twin;
     use super::*;
 
     /// Pullback of `outer`: copies of both vectors.

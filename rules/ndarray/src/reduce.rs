@@ -357,6 +357,10 @@ pub fn norm_l2<T: Elem, S: Data<Elem = T>, D: Dimension>(x: &ArrayBase<S, D>) ->
 /// The rule of [`norm_l2`](fn@norm_l2): `x̄ += ȳ · x / ‖x‖` (zero at `x = 0`, the
 /// minimum-norm subgradient).
 pub mod norm_l2 {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::norm_l2 as __twin;
     use super::*;
 
     /// Pullback of `norm_l2`: a copy of the input and the norm.

@@ -129,6 +129,10 @@ pub fn trace<T: Elem, S: Data<Elem = T>>(x: &ArrayBase<S, Ix2>) -> T {
 
 /// The rule of [`trace`](fn@trace): `x̄ᵢᵢ += ȳ`.
 pub mod trace {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::trace as __twin;
     use super::*;
 
     /// Pullback of `trace`: the matrix's shape.

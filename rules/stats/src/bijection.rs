@@ -133,6 +133,7 @@ mod tests {
                 |a| to_positive(a.0),
                 |a| to_positive::rrule(a.0),
             )
+            .forward(|a| to_positive(a.0))
             .tolerance(T::RTOL, T::ATOL)
             .expect_no_alloc()
             .run();
@@ -141,6 +142,7 @@ mod tests {
                 |a| to_interval(a.0, a.1, a.2),
                 |a| to_interval::rrule(a.0, a.1, a.2),
             )
+            .forward(|a| to_interval(a.0, a.1, a.2))
             .tolerance(T::RTOL, T::ATOL)
             .expect_no_alloc()
             .run();

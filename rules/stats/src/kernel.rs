@@ -32,6 +32,10 @@ pub fn se_kernel<T: Elem, S: Data<Elem = T>>(
 
 /// The rule of [`se_kernel`](fn@se_kernel).
 pub mod se_kernel {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::se_kernel as __twin;
     use super::*;
 
     /// Pullback of `se_kernel`: copies of the points and the matrix, `v` and `ℓ`.
@@ -105,6 +109,7 @@ mod tests {
                 |a| se_kernel(&a.0, a.1, a.2),
                 |a| se_kernel::rrule(&a.0, a.1, a.2),
             )
+            .forward(|a| se_kernel(&a.0, a.1, a.2))
             .tolerance(T::RTOL, T::ATOL)
             .expect_no_alloc()
             .run();

@@ -79,6 +79,10 @@ pub fn mvnormal_logpdf<
 
 /// The rule of [`mvnormal_logpdf`](fn@mvnormal_logpdf).
 pub mod mvnormal_logpdf {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::mvnormal_logpdf as __twin;
     use super::*;
 
     /// Pullback of `mvnormal_logpdf`: the Cholesky factor and `α = K⁻¹ r`, or nothing
@@ -162,6 +166,7 @@ mod tests {
                 (y.unwrap(), pb)
             },
         )
+        .forward(|a| mvnormal_logpdf(&a.0, &a.1, &a.2).unwrap())
         .tolerance(T::RTOL, T::ATOL)
         .run();
     }

@@ -151,6 +151,10 @@ pub fn normal_logpdf_sum<T: Elem, S: Data<Elem = T>, D: Dimension>(
 
 /// The rule of [`normal_logpdf_sum`](fn@normal_logpdf_sum).
 pub mod normal_logpdf_sum {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::normal_logpdf_sum as __twin;
     use super::*;
 
     /// Pullback of `normal_logpdf_sum`: a copy of `x`, `μ`, `σ`, and `Σz`, `Σz²`.
@@ -219,6 +223,10 @@ pub fn lognormal_logpdf_sum<T: Elem, S: Data<Elem = T>, D: Dimension>(
 
 /// The rule of [`lognormal_logpdf_sum`](fn@lognormal_logpdf_sum).
 pub mod lognormal_logpdf_sum {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::lognormal_logpdf_sum as __twin;
     use super::*;
 
     /// Pullback of `lognormal_logpdf_sum`: copies of `x` and `log x`, `μ`, `σ`, and
@@ -301,6 +309,7 @@ mod tests {
                 |a| normal_logpdf(a.0, a.1, a.2),
                 |a| normal_logpdf::rrule(a.0, a.1, a.2),
             )
+            .forward(|a| normal_logpdf(a.0, a.1, a.2))
             .tolerance(T::RTOL, T::ATOL)
             .expect_no_alloc()
             .run();
@@ -310,6 +319,7 @@ mod tests {
                 |a| lognormal_logpdf(a.0, a.1, a.2),
                 |a| lognormal_logpdf::rrule(a.0, a.1, a.2),
             )
+            .forward(|a| lognormal_logpdf(a.0, a.1, a.2))
             .tolerance(T::RTOL, T::ATOL)
             .expect_no_alloc()
             .run();
@@ -331,6 +341,7 @@ mod tests {
             |a| normal_logpdf_sum(&a.0, a.1, a.2),
             |a| normal_logpdf_sum::rrule(&a.0, a.1, a.2),
         )
+        .forward(|a| normal_logpdf_sum(&a.0, a.1, a.2))
         .tolerance(T::RTOL, T::ATOL)
         .expect_no_alloc()
         .run();
@@ -339,6 +350,7 @@ mod tests {
             |a| lognormal_logpdf_sum(&a.0, a.1, a.2),
             |a| lognormal_logpdf_sum::rrule(&a.0, a.1, a.2),
         )
+        .forward(|a| lognormal_logpdf_sum(&a.0, a.1, a.2))
         .tolerance(T::RTOL, T::ATOL)
         .expect_no_alloc()
         .run();
@@ -348,6 +360,7 @@ mod tests {
             |a| lognormal_logpdf_sum(&a.0, a.1, a.2),
             |a| lognormal_logpdf_sum::rrule(&a.0, a.1, a.2),
         )
+        .forward(|a| lognormal_logpdf_sum(&a.0, a.1, a.2))
         .tolerance(T::RTOL, T::ATOL)
         .run();
     }

@@ -171,6 +171,7 @@ where
     ///     .forward(|a| cube(a.0)) // the same primal, on a `Dual<1>`
     ///     .run();
     /// ```
+    #[allow(clippy::type_complexity)]
     pub fn forward<K>(
         self,
         forward: K,
