@@ -8,6 +8,7 @@
 mod rule;
 mod scalar;
 mod tangent;
+mod twin_struct;
 
 #[doc(hidden)]
 pub mod private;

@@ -351,6 +351,7 @@ pub use crate::rule::{
     pullback1, pullback10, pullback11, pullback12, pullback2, pullback3, pullback4, pullback5,
     pullback6, pullback7, pullback8, pullback9,
 };
+pub use crate::twin_struct::{LiftField, TwinOf};
 pub use crate::Call;
 
 /// The structural zero of the cotangent type that `ty` names.
@@ -472,6 +473,23 @@ pub fn lit<T: num_traits::NumCast>(value: f64) -> T {
     }
 }
 
+/// The rule of [`lit`](fn@lit): a constant (only integers and constants are written as
+/// `lit`; a cast of a float has no twin), so its pullback adds nothing. Called when the
+/// converted value reads a differentiable struct, as `self.n as f64` of an integer field
+/// does in a method's twin.
+pub mod lit {
+    /// `lit::<T>(value)` and a pullback that adds nothing.
+    #[inline(always)]
+    pub fn rrule<T: num_traits::NumCast + crate::Tangent>(
+        value: f64,
+    ) -> (T, impl crate::Pullback<Output = T::Tangent, Args = (f64,)>) {
+        (
+            super::lit(value),
+            crate::rule::pullback1(|_: T::Tangent, _: (&mut f64,)| {}),
+        )
+    }
+}
+
 /// Why a function has no higher-order companions: the bound of its `f::hessian`,
 /// `f::hvp`, `f::jvp`, `f::jacobian` and `f::value_gradient_and_hessian`, which nothing
 /// meets, so that calling one is an error naming the reason.
@@ -494,6 +512,9 @@ mod sealed {
 pub mod because {
     /// The function is a method.
     pub struct ItIsAMethod;
+    /// The function is a method that did not ask for them: methods get them with
+    /// `#[differentiable(higher_order)]` (their struct must derive `Tangent`).
+    pub struct MethodsHaveThemWithDifferentiableHigherOrder;
     /// An argument is not `f64`, `&[f64]`, `&Vec<f64>`, `Vec<f64>` or a type without
     /// floats.
     pub struct AnArgumentIsNotAFloatASliceOrAVecOfFloats;

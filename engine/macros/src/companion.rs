@@ -9,11 +9,21 @@ use std::collections::HashSet;
 use syn::visit_mut::VisitMut;
 use syn::{FnArg, ItemFn};
 
+thread_local! {
+    /// Whether the method being expanded asked for its higher-order companions
+    /// (`#[differentiable(higher_order)]`).
+    static METHOD_TWINS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let boxed = match parse_attr(attr) {
-        Ok(b) => b,
+    let Options {
+        boxed,
+        higher_order,
+    } = match parse_attr(attr) {
+        Ok(o) => o,
         Err(e) => return combine(e, item),
     };
+    METHOD_TWINS.with(|m| m.set(higher_order));
     let func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
@@ -64,11 +74,30 @@ fn method(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
     let file: syn::File = syn::parse2(expanded)?;
     let vis = &func.vis;
     let mut out = Vec::new();
+    // The modules whose items become associated functions: the method's own and, with
+    // the higher-order companions, its twin's (`__mochi_twin_loss::rrule` becomes
+    // `Self::__mochi_twin_loss_rrule`).
+    let modules: HashSet<String> = file
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            syn::Item::Mod(m) => Some(m.ident.to_string()),
+            _ => None,
+        })
+        .collect();
     for item in file.items {
-        let syn::Item::Mod(m) = item else {
+        let m = match item {
+            syn::Item::Mod(m) => m,
+            // The twin, beside the method: an associated function too.
+            syn::Item::Fn(mut f) if f.sig.ident != *name => {
+                ModulePaths { modules: &modules }.visit_item_fn_mut(&mut f);
+                out.push(quote!(#[allow(clippy::all, clippy::pedantic, unused_mut, unused_variables, unused_parens, non_snake_case, unreachable_code, unused_assignments, unused_braces, elided_lifetimes_in_paths, dead_code)] #f));
+                continue;
+            }
             // The function as written: the method itself.
-            continue;
+            _ => continue,
         };
+        let prefix = m.ident.clone();
         let Some((_, items)) = m.content else {
             continue;
         };
@@ -87,13 +116,14 @@ fn method(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             .collect();
         let siblings: HashSet<String> = fns.iter().map(|f| f.sig.ident.to_string()).collect();
         for mut f in fns {
-            let renamed = format_ident!("{}_{}", name, f.sig.ident);
+            let renamed = format_ident!("{}_{}", prefix, f.sig.ident);
             f.sig.ident = renamed;
             SiblingCalls {
-                method: name,
+                method: &prefix,
                 siblings: &siblings,
             }
             .visit_block_mut(&mut f.block);
+            ModulePaths { modules: &modules }.visit_block_mut(&mut f.block);
             f.block
                 .stmts
                 .splice(0..0, others.iter().cloned().map(syn::Stmt::Item));
@@ -107,7 +137,34 @@ fn method(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
             ));
         }
     }
-    Ok(quote!(#func #(#out)*))
+    let ts = quote!(#func #(#out)*);
+    if std::env::var("MOCHI_EXPAND").is_ok_and(|v| *name == v) {
+        eprintln!("{ts}");
+    }
+    Ok(ts)
+}
+
+/// Paths into the derived modules of a method (`__mochi_twin_loss::rrule`,
+/// `super::__mochi_twin_loss::gradient::<D>`) as the associated functions they become
+/// (`Self::__mochi_twin_loss_rrule`).
+struct ModulePaths<'a> {
+    modules: &'a HashSet<String>,
+}
+
+impl VisitMut for ModulePaths<'_> {
+    fn visit_path_mut(&mut self, p: &mut syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        let skip = usize::from(segs.first().is_some_and(|s| s == "super"));
+        if p.leading_colon.is_none() && segs.len() == skip + 2 && self.modules.contains(&segs[skip])
+        {
+            let last = p.segments.last().unwrap();
+            let id = format_ident!("{}_{}", segs[skip], last.ident);
+            let args = last.arguments.clone();
+            *p = syn::parse_quote!(Self::#id #args);
+            return;
+        }
+        syn::visit_mut::visit_path_mut(self, p);
+    }
 }
 
 /// Calls between the companions (`rrule(..)`, `value_and_gradient_into(..)`) as
@@ -138,24 +195,43 @@ fn combine(e: syn::Error, item: TokenStream) -> TokenStream {
     quote!(#err #item)
 }
 
-fn parse_attr(attr: TokenStream) -> syn::Result<bool> {
-    if attr.is_empty() {
-        return Ok(false);
-    }
-    let id: syn::Ident = syn::parse2(attr.clone()).map_err(|_| {
+/// The options of `#[differentiable(..)]`.
+struct Options {
+    /// `boxed`: a boxed pullback, for mutual recursion.
+    boxed: bool,
+    /// `higher_order`: on a method, its higher-order companions (free functions have
+    /// them without asking).
+    higher_order: bool,
+}
+
+fn parse_attr(attr: TokenStream) -> syn::Result<Options> {
+    let mut options = Options {
+        boxed: false,
+        higher_order: false,
+    };
+    let ids = syn::parse::Parser::parse2(
+        syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated,
+        attr.clone(),
+    )
+    .map_err(|_| {
         syn::Error::new_spanned(
             &attr,
-            "expected `#[differentiable]` or `#[differentiable(boxed)]`",
+            "expected `#[differentiable]`, `#[differentiable(boxed)]` or `#[differentiable(higher_order)]`",
         )
     })?;
-    if id == "boxed" {
-        Ok(true)
-    } else {
-        Err(syn::Error::new_spanned(
-            id,
-            "unknown option; the only option is `boxed` (a boxed pullback, for mutual recursion)",
-        ))
+    for id in ids {
+        if id == "boxed" {
+            options.boxed = true;
+        } else if id == "higher_order" {
+            options.higher_order = true;
+        } else {
+            return Err(syn::Error::new_spanned(
+                id,
+                "unknown option; the options are `boxed` (a boxed pullback, for mutual recursion) and `higher_order` (a method's `jvp`, `hvp`, `hessian` and `jacobian`)",
+            ));
+        }
     }
+    Ok(options)
 }
 
 fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
@@ -213,7 +289,7 @@ fn derive_with(
 fn higher_order(func: &ItemFn, inner: &ItemFn) -> (TokenStream, TokenStream) {
     // With the `higher-order` feature of the facade (and so of this crate) off, no twin
     // and no companion is written, only the companions that say so.
-    if cfg!(feature = "higher-order") || func.sig.receiver().is_some() {
+    if cfg!(feature = "higher-order") {
         higher_order_items(func, inner)
     } else {
         let off = crate::higher::unavailable(
@@ -231,7 +307,14 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn) -> (TokenStream, TokenStrea
     use crate::higher::{companions, unavailable, Target};
     let name = &func.sig.ident;
     if func.sig.receiver().is_some() {
-        return (TokenStream::new(), TokenStream::new());
+        if !METHOD_TWINS.with(|m| m.get()) {
+            let why = "it is a method, and methods have them when asked: `#[differentiable(higher_order)]`, on a method of a struct deriving `Tangent` whose fields are floats, integers, `Vec`s or ndarray arrays of `f64`";
+            return (
+                TokenStream::new(),
+                crate::higher::unavailable(func, crate::twin::Why::MethodNotAsked, why),
+            );
+        }
+        return method_higher_order(func);
     }
     crate::twin::set_float_of(func);
     if !func.sig.generics.params.is_empty() {
@@ -241,6 +324,7 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn) -> (TokenStream, TokenStrea
             module: quote!(self),
             value_and_gradient: quote!(value_and_gradient::<f64>),
             pullback: quote!(pullback::<f64>),
+            plain: None,
         };
         let inside = companions(inner, &target);
         let generic_form = if crate::higher::bounds_dual_meets(func) {
@@ -274,6 +358,7 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn) -> (TokenStream, TokenStrea
                 module: quote!(super::#tname),
                 value_and_gradient: quote!(value_and_gradient),
                 pullback: quote!(pullback),
+                plain: None,
             };
             let mut inside = companions(&crate::rewrite::from_inside_module(&twin), &target);
             if inside.is_empty() {
@@ -288,6 +373,49 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn) -> (TokenStream, TokenStrea
             let none = unavailable(func, crate::twin::Why::Syntax, &why);
             let stub = twin_stub(inner, &why);
             (TokenStream::new(), quote!(#none #stub))
+        }
+    }
+}
+
+/// The higher-order companions of a `&self` method: its twin (an associated function
+/// over the struct's generic mirror) and the twin's derived items beside it, and the
+/// companions in the method's module. `method` makes all of them associated functions.
+fn method_higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
+    use crate::higher::{companions, unavailable, Target};
+    let name = &func.sig.ident;
+    let (twin, arrays) = match crate::twin::make_method(func) {
+        Ok(t) => t,
+        Err((kind, why, _)) => return (TokenStream::new(), unavailable(func, kind, &why)),
+    };
+    match derive_with(&twin, false, false, arrays) {
+        Ok(beside) => {
+            let tname = &twin.sig.ident;
+            let target = Target {
+                primal: quote!(Self::#tname),
+                module: quote!(#tname),
+                value_and_gradient: {
+                    let f = format_ident!("{}_value_and_gradient", name);
+                    quote!(Self::#f)
+                },
+                pullback: {
+                    let f = format_ident!("{}_pullback", name);
+                    quote!(Self::#f)
+                },
+                plain: Some(quote!(Self::#name)),
+            };
+            let mut inside = companions(&twin, &target);
+            if inside.is_empty() {
+                let why = "an argument is `&mut` or its result is a tuple or `()`: the companions take floats, slices and `Vec`s of floats and answer for one float or one `Vec` of floats";
+                inside = unavailable(func, crate::twin::Why::Argument, why);
+            }
+            (beside, inside)
+        }
+        Err(e) => {
+            let why = format!("its generic form cannot be derived ({e})");
+            (
+                TokenStream::new(),
+                unavailable(func, crate::twin::Why::Syntax, &why),
+            )
         }
     }
 }

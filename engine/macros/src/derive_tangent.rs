@@ -87,7 +87,14 @@ pub fn expand(item: TokenStream) -> TokenStream {
     let difference =
         build(&|m, _| quote!(::mochi::testing::Perturb::difference(&self.#m, &from.#m)));
     let m = &members;
+    let twin = if cfg!(feature = "higher-order") {
+        twin_items(&input, data, &members, &types, &tname)
+    } else {
+        TokenStream::new()
+    };
     quote! {
+        #twin
+
         #[doc = #doc]
         #[derive(Clone, Debug, PartialEq)]
         #[allow(missing_docs)]
@@ -135,6 +142,194 @@ pub fn expand(item: TokenStream) -> TokenStream {
             }
             fn difference(&self, from: &Self) -> #tname {
                 #difference
+            }
+        }
+    }
+}
+
+/// Whether the derive can name `ty` with its floats replaced (`LiftField`): `f64`,
+/// integers, `bool`, `char`, `String`, `Vec`s of these and ndarray arrays of `f64`.
+fn liftable(ty: &syn::Type) -> bool {
+    let syn::Type::Path(p) = ty else {
+        return false;
+    };
+    if p.qself.is_some() {
+        return false;
+    }
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    let name = last.ident.to_string();
+    let args: Vec<&syn::Type> = match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        syn::PathArguments::None => Vec::new(),
+        syn::PathArguments::Parenthesized(_) => return false,
+    };
+    let is_f64 = |t: &syn::Type| matches!(t, syn::Type::Path(q) if q.qself.is_none() && q.path.is_ident("f64"));
+    match name.as_str() {
+        "f64" | "bool" | "char" | "String" | "u8" | "u16" | "u32" | "u64" | "u128" | "usize"
+        | "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => args.is_empty(),
+        "Vec" => args.len() == 1 && liftable(args[0]),
+        "Array" | "Array0" | "Array1" | "Array2" | "Array3" | "Array4" | "Array5" | "Array6"
+        | "ArrayD" => args.first().is_some_and(|t| is_f64(t)),
+        _ => false,
+    }
+}
+
+/// The generic mirror of the struct that the twins of its methods take in place of
+/// `self` (`__MochiTwin<Name><T>`, each field's floats of type `T`), its tangent, and
+/// `LiftField` for the struct. Nothing when a field's type is not one the derive can
+/// lift: the struct's methods then have no higher-order companions, and using one
+/// says so.
+fn twin_items(
+    input: &DeriveInput,
+    data: &syn::DataStruct,
+    members: &[TokenStream],
+    types: &[syn::Type],
+    tname: &syn::Ident,
+) -> TokenStream {
+    if matches!(data.fields, Fields::Unit) || !types.iter().all(liftable) {
+        return TokenStream::new();
+    }
+    let name = &input.ident;
+    let vis = &input.vis;
+    let mirror = format_ident!("__MochiTwin{}", name);
+    let mirror_t = format_ident!("__MochiTwin{}Tangent", name);
+    let lift = quote!(::mochi::__private::LiftField);
+    let of = |t: &syn::Type| quote!(<#t as #lift>::Of<__MochiT>);
+    let tan_of = |t: &syn::Type| quote!(<<#t as #lift>::Of<__MochiT> as ::mochi::Tangent>::Tangent);
+    let decl = |strukt: &syn::Ident, ty: &dyn Fn(&syn::Type) -> TokenStream| match &data.fields {
+        Fields::Named(f) => {
+            let fields = f.named.iter().map(|f| {
+                let (id, fvis, t) = (&f.ident, &f.vis, ty(&f.ty));
+                quote!(#fvis #id: #t)
+            });
+            quote!(#vis struct #strukt<__MochiT: ::mochi::Scalar> { #(#fields,)* })
+        }
+        Fields::Unnamed(f) => {
+            let fields = f.unnamed.iter().map(|f| {
+                let (fvis, t) = (&f.vis, ty(&f.ty));
+                quote!(#fvis #t)
+            });
+            quote!(#vis struct #strukt<__MochiT: ::mochi::Scalar> ( #(#fields,)* );)
+        }
+        Fields::Unit => TokenStream::new(),
+    };
+    let build = |strukt: &syn::Ident, each: &dyn Fn(&TokenStream, &syn::Type) -> TokenStream| {
+        let inits = members.iter().zip(types).map(|(m, t)| {
+            let v = each(m, t);
+            quote!(#m: #v)
+        });
+        quote!(#strukt { #(#inits,)* })
+    };
+    let mirror_decl = decl(&mirror, &of);
+    let mirror_t_decl = decl(&mirror_t, &tan_of);
+    let clone_mirror = build(
+        &mirror,
+        &|m, _| quote!(::core::clone::Clone::clone(&self.#m)),
+    );
+    let clone_t = build(
+        &mirror_t,
+        &|m, _| quote!(::core::clone::Clone::clone(&self.#m)),
+    );
+    let zero = build(&mirror_t, &|_, t| {
+        let tt = tan_of(t);
+        quote!(<#tt as ::mochi::TangentVector>::zero())
+    });
+    let zero_tangent = build(
+        &mirror_t,
+        &|m, _| quote!(::mochi::Tangent::zero_tangent(&self.#m)),
+    );
+    let lifted = build(
+        &mirror,
+        &|m, t| quote!(<#t as #lift>::lift(&self.#m, __mochi_f)),
+    );
+    let from_flat = build(
+        tname,
+        &|m, t| quote!(<#t as #lift>::tangent_from_flat(&self.#m, __mochi_flat)),
+    );
+    let debug_name = mirror_t.to_string();
+    let doc = format!("The generic mirror of [`{name}`] that the twins of its `#[differentiable]` methods take, derived by `#[derive(Tangent)]`.");
+    quote! {
+        #[doc = #doc]
+        #[doc(hidden)]
+        #[allow(missing_docs, non_camel_case_types, dead_code)]
+        #mirror_decl
+
+        #[doc(hidden)]
+        #[allow(missing_docs, non_camel_case_types, dead_code)]
+        #mirror_t_decl
+
+        impl<__MochiT: ::mochi::Scalar> ::core::clone::Clone for #mirror<__MochiT> {
+            fn clone(&self) -> Self { #clone_mirror }
+        }
+        impl<__MochiT: ::mochi::Scalar> ::core::clone::Clone for #mirror_t<__MochiT> {
+            fn clone(&self) -> Self { #clone_t }
+        }
+        impl<__MochiT: ::mochi::Scalar> ::core::fmt::Debug for #mirror_t<__MochiT> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.debug_struct(#debug_name)
+                    #(.field(::core::stringify!(#members), &self.#members))*
+                    .finish()
+            }
+        }
+        impl<__MochiT: ::mochi::Scalar> ::mochi::TangentVector for #mirror_t<__MochiT> {
+            #[inline]
+            fn zero() -> Self { #zero }
+            #[inline]
+            fn accumulate(&mut self, other: Self) {
+                #(::mochi::TangentVector::accumulate(&mut self.#members, other.#members);)*
+                let _ = other;
+            }
+            #[inline]
+            fn accumulate_ref(&mut self, other: &Self) {
+                #(::mochi::TangentVector::accumulate_ref(&mut self.#members, &other.#members);)*
+                let _ = other;
+            }
+            fn scale(&mut self, factor: f64) {
+                #(::mochi::TangentVector::scale(&mut self.#members, factor);)*
+                let _ = factor;
+            }
+            fn inner(&self, other: &Self) -> f64 {
+                let _ = other;
+                0.0 #(+ ::mochi::TangentVector::inner(&self.#members, &other.#members))*
+            }
+        }
+        impl<__MochiT: ::mochi::Scalar> ::mochi::Tangent for #mirror<__MochiT> {
+            type Tangent = #mirror_t<__MochiT>;
+            fn zero_tangent(&self) -> #mirror_t<__MochiT> { #zero_tangent }
+            fn densify(&self, t: &mut #mirror_t<__MochiT>) {
+                #(::mochi::Tangent::densify(&self.#members, &mut t.#members);)*
+                let _ = t;
+            }
+        }
+        impl #lift for #name {
+            type Of<__MochiT: ::mochi::Scalar> = #mirror<__MochiT>;
+            fn lift<__MochiT: ::mochi::Scalar, __MochiF: FnMut(f64) -> __MochiT>(&self, __mochi_f: &mut __MochiF) -> #mirror<__MochiT> {
+                let _ = &__mochi_f;
+                #lifted
+            }
+            fn flatten_tangent(t: &#tname, out: &mut ::std::vec::Vec<f64>) {
+                #(<#types as #lift>::flatten_tangent(&t.#members, out);)*
+                let _ = (t, out);
+            }
+            fn tangent_from_flat(&self, __mochi_flat: &mut ::core::slice::Iter<'_, f64>) -> #tname {
+                let _ = &__mochi_flat;
+                #from_flat
+            }
+            fn flatten_lifted_tangent<__MochiT: ::mochi::Scalar>(
+                t: &<#mirror<__MochiT> as ::mochi::Tangent>::Tangent,
+                out: &mut ::std::vec::Vec<__MochiT>,
+            ) {
+                #(<#types as #lift>::flatten_lifted_tangent::<__MochiT>(&t.#members, out);)*
+                let _ = (t, out);
             }
         }
     }

@@ -72,6 +72,9 @@ enum Form {
     Array(ArrayForm),
     /// No scalar of the function's type: passed through as it is.
     Other,
+    /// `&self` of a method, whose twin takes the struct's generic mirror
+    /// (`&<Self as TwinOf<T>>::Twin`): its floats are laid out as `LiftField` orders them.
+    Receiver,
 }
 
 /// How a one-dimensional array argument is passed.
@@ -121,6 +124,9 @@ pub struct Target {
     pub value_and_gradient: TokenStream,
     /// The `f64` pullback (value and a closure of the output's cotangent), called alike.
     pub pullback: TokenStream,
+    /// The function itself, called alike, when it is not `#primal::<f64>` (a method,
+    /// whose twin takes the struct's mirror).
+    pub plain: Option<TokenStream>,
 }
 
 /// The companions of the generic function `func` (found through `target`), or nothing
@@ -135,6 +141,7 @@ pub fn companions(func: &ItemFn, target: &Target) -> TokenStream {
 /// Why the companions are missing, at every call: `f::hessian(..)` and the others exist
 /// with the function's arity, and their bound names the reason.
 pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStream {
+    let receiver = func.sig.receiver().is_some().then(|| quote!(&self,));
     let n = func
         .sig
         .inputs
@@ -162,7 +169,7 @@ pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStr
         let extra_ty = (*name == "jvp" || *name == "hvp").then(|| quote!(, __MochiV));
         quote! {
             #[doc = #doc]
-            pub fn #id<#(#tys,)* __MochiR #extra_ty>(#(_: #tys),* #extra) -> __MochiR
+            pub fn #id<#(#tys,)* __MochiR #extra_ty>(#receiver #(_: #tys),* #extra) -> __MochiR
             where
                 (#(#tys,)*): ::mochi::__private::HigherOrder<::mochi::__private::because::#reason>,
             {
@@ -302,7 +309,10 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         let Pat::Ident(pi) = &*pt.pat else {
             return None;
         };
+        let receiver = matches!(&*pt.ty, Type::Reference(r) if r.mutability.is_none()
+            && quote!(#r).to_string().contains("LiftField"));
         let form = match &*pt.ty {
+            _ if receiver => Form::Receiver,
             ty if is_t(ty) => Form::Scalar,
             ty if array_of_t(ty).is_some_and(|a| !a.0) => Form::Array(ArrayForm::Owned),
             ty if array_of_t(ty).is_some_and(|a| a.0) => Form::Array(ArrayForm::View),
@@ -335,6 +345,15 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         }
         .map(|a| a.1)
         .unwrap_or_default();
+        if form == Form::Receiver {
+            params.push(Param {
+                name: syn::Ident::new("self", pi.ident.span()),
+                form,
+                owned,
+                ty_f64: syn::parse_quote!(&Self),
+            });
+            continue;
+        }
         params.push(Param {
             name: pi.ident.clone(),
             form,
@@ -388,6 +407,7 @@ impl Spec {
             .map(|p| {
                 let n = &p.name;
                 match p.form {
+                    Form::Receiver => quote!(&self),
                     Form::Scalar => quote!(#n: #fl),
                     Form::Slice | Form::VecRef | Form::Vec => quote!(#n: &[#fl]),
                     Form::Array(_) | Form::Other => {
@@ -406,6 +426,8 @@ impl Spec {
         let ts: Vec<TokenStream> = self
             .active()
             .map(|p| match (p.form, owned) {
+                (Form::Receiver, true) => quote!(<Self as ::mochi::Tangent>::Tangent),
+                (Form::Receiver, false) => quote!(&<Self as ::mochi::Tangent>::Tangent),
                 (Form::Scalar, _) => quote!(#fl),
                 (Form::Array(_), true) => p.owned.clone(),
                 (Form::Array(_), false) => {
@@ -422,6 +444,16 @@ impl Spec {
     /// Lays the scalars of `names` (one per active argument) end to end in `out`.
     fn flatten(&self, names: &[syn::Ident], out: &syn::Ident) -> TokenStream {
         let pushes = self.active().zip(names).map(|(p, n)| match p.form {
+            // The receiver's floats (the point), or a tangent of it (a direction).
+            Form::Receiver if n == "self" => quote! {
+                let _ = ::mochi::__private::LiftField::lift::<f64, _>(self, &mut |__mochi_e| {
+                    #out.push(__mochi_e);
+                    __mochi_e
+                });
+            },
+            Form::Receiver => {
+                quote!(<Self as ::mochi::__private::LiftField>::flatten_tangent(#n, &mut #out);)
+            }
             Form::Scalar => quote!(#out.push(#n as f64);),
             Form::Array(_) => quote!(#out.extend(#n.iter().map(|&__mochi_e| __mochi_e as f64));),
             _ if self.float == "f64" => quote!(#out.extend_from_slice(&#n[..]);),
@@ -442,6 +474,16 @@ impl Spec {
             let n = &p.name;
             let a = format_ident!("__mochi_a{}", i);
             match p.form {
+                Form::Receiver => {
+                    lets.push(quote! {
+                        let #a = ::mochi::__private::TwinOf::twin_with(self, &mut |_| {
+                            let __mochi_e = #duals[__mochi_at];
+                            __mochi_at += 1;
+                            __mochi_e
+                        });
+                    });
+                    args.push(quote!(&#a));
+                }
                 Form::Scalar => {
                     lets.push(quote!(let #a = #duals[__mochi_at]; __mochi_at += 1;));
                     args.push(quote!(#a));
@@ -478,12 +520,16 @@ impl Spec {
     }
 
     /// The flat scalars of a gradient (`g`, one cotangent, or a tuple of them).
-    fn flatten_gradient(&self, g: TokenStream) -> TokenStream {
+    /// `twin`: the gradient comes from the twin (a receiver's cotangent is then the
+    /// mirror's), not from the function itself (the struct's own tangent).
+    fn flatten_gradient(&self, g: TokenStream, twin: bool) -> TokenStream {
         let gs: Vec<syn::Ident> = (0..self.params.len())
             .map(|i| format_ident!("__mochi_g{}", i))
             .collect();
         let bind = bind_one_or_tuple(&gs, g);
         let pushes = self.params.iter().zip(&gs).map(|(p, gi)| match p.form {
+            Form::Receiver if twin => quote!(<Self as ::mochi::__private::TwinOf<_>>::flatten_twin_tangent(&#gi, &mut __mochi_flat);),
+            Form::Receiver => quote!(<Self as ::mochi::__private::LiftField>::flatten_tangent(&#gi, &mut __mochi_flat);),
             Form::Scalar => quote!(__mochi_flat.push(#gi);),
             Form::Other => quote!(let _ = #gi;),
             _ => quote!(__mochi_flat.extend(#gi);),
@@ -512,6 +558,11 @@ impl Spec {
                     .collect::<::std::vec::Vec<#fl>>()
             };
             lets.push(match p.form {
+                Form::Receiver => quote! {
+                    let mut __mochi_it = #h[__mochi_at..].iter();
+                    let #r = ::mochi::__private::LiftField::tangent_from_flat(self, &mut __mochi_it);
+                    __mochi_at = #h.len() - __mochi_it.len();
+                },
                 Form::Scalar => quote!(let #r = #h[__mochi_at] as #fl; __mochi_at += 1;),
                 Form::Array(_) => quote! {
                     let #r = ::mochi::__private::array_from_shape(#n.raw_dim(), #part);
@@ -550,7 +601,10 @@ impl Spec {
     fn arg_tangents(&self) -> Vec<TokenStream> {
         self.params
             .iter()
-            .map(|p| crate::types::tangent_of(&p.ty_f64, &std::collections::HashSet::new()))
+            .map(|p| match p.form {
+                Form::Receiver => quote!(<Self as ::mochi::Tangent>::Tangent),
+                _ => crate::types::tangent_of(&p.ty_f64, &std::collections::HashSet::new()),
+            })
             .collect()
     }
 
@@ -576,7 +630,7 @@ impl Spec {
             .map(|p| {
                 let n = &p.name;
                 match p.form {
-                    Form::Scalar | Form::Slice => quote!(#n),
+                    Form::Receiver | Form::Scalar | Form::Slice => quote!(#n),
                     Form::VecRef => quote!(&#n.to_vec()),
                     Form::Vec => quote!(#n.to_vec()),
                     Form::Array(_) | Form::Other => quote!(::core::clone::Clone::clone(&#n)),
@@ -663,8 +717,12 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
             (quote!(::std::vec::Vec<#fl>), TokenStream::new())
         };
         let f64_args = spec.f64_args();
-        let row = spec.flatten_gradient(quote!(__mochi_pb(__mochi_dy)));
+        let row = spec.flatten_gradient(quote!(__mochi_pb(__mochi_dy)), false);
         let pullback = &target.pullback;
+        let plain = target
+            .plain
+            .clone()
+            .unwrap_or_else(|| quote!(#primal::<#fl>));
         return quote! {
             #[doc = #jvp_doc]
             ///
@@ -700,7 +758,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
             ) -> (#out_t, ::mochi::__private::DenseMatrixOf<#fl>) {
                 #flatten_point
                 let __mochi_y0: ::std::vec::Vec<#fl> =
-                    #primal::<#fl>(#(#f64_args),*).into_iter().collect();
+                    #plain(#(#f64_args),*).into_iter().collect();
                 let __mochi_m = __mochi_y0.len();
                 if __mochi_m < (#z.len() + 3) / 4 {
                     let mut __mochi_j = ::mochi::__private::DenseMatrix::zeros((__mochi_m, #z.len()));
@@ -725,8 +783,14 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
     let h = format_ident!("__mochi_h");
     let unflat_h = spec.unflatten(&h);
     let hv_t = spec.direction_type(true);
-    let grad1 = spec.flatten_gradient(quote!(#module::gradient::<::mochi::Dual<1>>(#(#args),*)));
-    let grad4 = spec.flatten_gradient(quote!(#module::gradient::<::mochi::Dual<4>>(#(#args),*)));
+    let grad1 = spec.flatten_gradient(
+        quote!(#module::gradient::<::mochi::Dual<1>>(#(#args),*)),
+        true,
+    );
+    let grad4 = spec.flatten_gradient(
+        quote!(#module::gradient::<::mochi::Dual<4>>(#(#args),*)),
+        true,
+    );
     let f64_args = spec.f64_args();
     let jvp_doc = format!(
         " The value and the directional derivative along `v` (forward mode: the function \
@@ -738,7 +802,8 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
     );
     let grad_t = spec.gradient_type();
     // Nested rules answer in `f64` (the cotangents of the outer sweep).
-    let nested = if spec.float == "f64" {
+    let method = spec.params.iter().any(|p| p.form == Form::Receiver);
+    let nested = if spec.float == "f64" && !method {
         nested_rules(spec, value_and_gradient, &grad_t)
     } else {
         TokenStream::new()
@@ -890,7 +955,7 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
     let hvp_flat = quote!(super::hvp_flat(#(#hvp_args,)* &__mochi_v));
     // `value_and_gradient::rrule` also adds `ȳ·∇f`: the gradient it saved, laid end to
     // end, scaled.
-    let saved = spec.flatten_gradient(quote!(::core::clone::Clone::clone(&__mochi_g)));
+    let saved = spec.flatten_gradient(quote!(::core::clone::Clone::clone(&__mochi_g)), false);
     // The two pullbacks: `H·ḡ`, plus `ȳ·∇f` for `value_and_gradient`, cut into the
     // arguments' cotangents.
     let pull = |plus_value: TokenStream| {

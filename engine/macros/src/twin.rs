@@ -25,6 +25,7 @@ use syn::{Expr, FnArg, ItemFn, Pat, ReturnType, Type};
 #[derive(Clone, Copy)]
 pub enum Why {
     Method,
+    MethodNotAsked,
     Argument,
     Result,
     Call,
@@ -37,6 +38,7 @@ impl Why {
     pub fn type_name(self) -> &'static str {
         match self {
             Why::Method => "ItIsAMethod",
+            Why::MethodNotAsked => "MethodsHaveThemWithDifferentiableHigherOrder",
             Why::Argument => "AnArgumentIsNotAFloatASliceOrAVecOfFloats",
             Why::Result => "ItsResultIsNotAFloatOrAVecOfFloats",
             Why::Call => "ItCallsAFunctionOrMethodWithoutAGenericForm",
@@ -473,6 +475,53 @@ fn scalar_literal(e: &Expr) -> bool {
 /// The twin of `func` and whether it holds arrays (its derived rule then computes its
 /// value too, see `emit::Extras::primal_via_rule`), or why there is none.
 pub fn make(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
+    make_with(func, false)
+}
+
+/// The twin of a `&self` method: an associated function that takes the struct's generic
+/// mirror, `this: &<Self as LiftField>::Of<T>`, in place of `self` (the mirror has the
+/// struct's fields with their floats of type `T`; `#[derive(Tangent)]` writes it). The
+/// mirror's fields are read by name, so the projection must normalise where the twin is
+/// written: the struct must implement `LiftField`, which is why a method asks for its
+/// twin with `#[differentiable(higher_order)]`.
+pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
+    let (mut twin, arrays) = make_with(func, true)?;
+    let t = syn::Ident::new(PARAM, Span::call_site());
+    if let Some(first) = twin.sig.inputs.first_mut() {
+        *first = syn::parse_quote!(this: &<Self as ::mochi::__private::LiftField>::Of<#t>);
+    }
+    struct ThisForSelf;
+    impl VisitMut for ThisForSelf {
+        fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
+            if p.qself.is_none() && p.path.is_ident("self") {
+                p.path = syn::parse_quote!(this);
+            }
+        }
+        fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+            // `assert!(self.w.len() > 0)` and the like: the tokens, renamed.
+            fn rename(ts: TokenStream) -> TokenStream {
+                ts.into_iter()
+                    .map(|tt| match tt {
+                        proc_macro2::TokenTree::Ident(i) if i == "self" => {
+                            proc_macro2::TokenTree::Ident(syn::Ident::new("this", i.span()))
+                        }
+                        proc_macro2::TokenTree::Group(g) => {
+                            let mut n = proc_macro2::Group::new(g.delimiter(), rename(g.stream()));
+                            n.set_span(g.span());
+                            proc_macro2::TokenTree::Group(n)
+                        }
+                        other => other,
+                    })
+                    .collect()
+            }
+            m.tokens = rename(m.tokens.clone());
+        }
+    }
+    ThisForSelf.visit_block_mut(&mut twin.block);
+    Ok((twin, arrays))
+}
+
+fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String, Span)> {
     set_float_of(func);
     let sig = &func.sig;
     if !sig.generics.params.is_empty() {
@@ -481,7 +530,19 @@ pub fn make(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
     let mut floats: HashSet<String> = HashSet::new();
     for a in &sig.inputs {
         let FnArg::Typed(pt) = a else {
-            return Err((Why::Method, "it is a method".into(), a.span()));
+            if let FnArg::Receiver(r) = a {
+                // `self` carries derivatives but is not itself a float (`self.n as f64`
+                // of an integer field is a constant).
+                if method && r.reference.is_some() && r.mutability.is_none() {
+                    continue;
+                }
+            }
+            let why = if method {
+                "its receiver is not `&self` (a method of `&mut self` or `self` has no twin)"
+            } else {
+                "it is a method"
+            };
+            return Err((Why::Method, why.into(), a.span()));
         };
         let name = match &*pt.pat {
             Pat::Ident(pi) => pi.ident.to_string(),
@@ -524,10 +585,16 @@ pub fn make(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
     // The names that carry a derivative: a call given one goes to a rule or to a
     // `#[differentiable]` function (the derivation requires it), so to its `__twin`.
     let mut active = floats.clone();
+    if method {
+        active.insert("self".to_string());
+    }
     crate::activity::analyse(&func.block, &mut active);
     float_locals(&func.block, &mut floats);
     let mut twin = func.clone();
     let mut bound = all_pattern_names(&func.block);
+    if method {
+        bound.insert("self".to_string());
+    }
     for a in &sig.inputs {
         if let FnArg::Typed(pt) = a {
             bound.extend(pat_names(&pt.pat));
@@ -831,8 +898,8 @@ struct Rewrite<'a> {
     active: HashSet<String>,
     /// Whether the function holds arrays: a float on the left of an operator is moved
     /// to the right (`2.0 * &x` → `&x * 2.0`, which ndarray has for any element type),
-    /// and calls of other functions are not followed (they may be rule functions of
-    /// arrays without a generic form).
+    /// and calls of other functions go to their `__twin` without naming the scalar (a
+    /// rule crate's function, `cholesky<T, S>`, has more type parameters than it).
     arrays: bool,
     /// The names that hold a scalar (see [`scalar_names`]): one on the left of an
     /// array operator moves right like a float written in place.
@@ -1203,7 +1270,15 @@ impl VisitMut for Rewrite<'_> {
                 // whose module holds its generic form as `g::__twin` (the twin, the
                 // function itself when it is generic, or a stand-in whose use fails to
                 // compile with the reason), and the rule `g::__twin::rrule`.
+                // A path into a standard rule crate (`mochi::linalg::cholesky`,
+                // `mochi_rules_stats::normal_logpdf`): its functions have `__twin` too.
+                let rule_crate_path = segs.len() >= 2
+                    && matches!(
+                        segs[segs.len() - 2].as_str(),
+                        "linalg" | "stats" | "mochi_rules_linalg" | "mochi_rules_stats"
+                    );
                 let local = (segs.len() == 1
+                    || rule_crate_path
                     || matches!(segs[0].as_str(), "self" | "super" | "crate"))
                     && fp.path.segments.iter().all(|s| s.arguments.is_none())
                     && segs
@@ -1213,7 +1288,6 @@ impl VisitMut for Rewrite<'_> {
                     && c.args
                         .iter()
                         .any(|a| crate::activity::expr_is_active(a, &self.active));
-                let local = local && !self.arrays;
                 let array_call = segs.len() >= 2
                     && ARRAY_TYPES.contains(&segs[segs.len() - 2].as_str())
                     && ARRAY_CALLS.contains(&segs[segs.len() - 1].as_str());
@@ -1230,8 +1304,15 @@ impl VisitMut for Rewrite<'_> {
                     let mut p = fp.path.clone();
                     // The callee's scalar is the twin's, named: inferring it from the
                     // arguments would first try every impl of the operator bounds.
+                    // In a function that holds arrays the callee may be a rule crate's
+                    // function generic over more than the scalar (`cholesky<T, S>`): its
+                    // types come from the array arguments instead.
                     let t = syn::Ident::new(PARAM, Span::call_site());
-                    p.segments.push(syn::parse_quote!(__twin::<#t>));
+                    if self.arrays || rule_crate_path {
+                        p.segments.push(syn::parse_quote!(__twin));
+                    } else {
+                        p.segments.push(syn::parse_quote!(__twin::<#t>));
+                    }
                     let Expr::Call(c) = e else { unreachable!() };
                     *c.func = syn::parse_quote!(#p);
                     for a in c.args.iter_mut() {

@@ -8,7 +8,8 @@
 #![allow(
     clippy::needless_range_loop,
     clippy::ptr_arg,
-    clippy::unnecessary_lazy_evaluations
+    clippy::unnecessary_lazy_evaluations,
+    clippy::useless_vec
 )]
 
 mod common;

@@ -953,3 +953,151 @@ fn idioms_with_a_generic_form_have_hessians() {
     assert_matrix_close(&h, &by_differences, 1e-6);
     assert_matrix_close(&h, &h.t().to_owned(), 1e-14);
 }
+
+/// A Gaussian-process marginal likelihood through the linear-algebra rules
+/// (`cholesky`, `cholesky_solve`, `logdet_cholesky`), which run on duals: its Hessian
+/// in the kernel's parameters.
+#[differentiable]
+fn gp_neg_log_likelihood(theta: &Array1<f64>, t: &Array1<f64>, y: &Array1<f64>) -> f64 {
+    let n = t.len();
+    let mut k = Array2::<f64>::zeros((n, n));
+    for i in 0..n {
+        for j in 0..n {
+            let d = t[i] - t[j];
+            k[[i, j]] = theta[0].exp() * (-(d * d) / (2.0 * theta[1].exp())).exp();
+        }
+        k[[i, i]] += theta[2].exp();
+    }
+    let l = mochi::linalg::cholesky(&k).unwrap();
+    let alpha = mochi::linalg::cholesky_solve(&l, y);
+    0.5 * y.dot(&alpha) + 0.5 * mochi::linalg::logdet_cholesky(&l)
+}
+
+#[test]
+fn hessians_run_through_the_linear_algebra_rules() {
+    let t = ndarray::array![0.0, 0.4, 1.1, 1.7, 2.6];
+    let y = ndarray::array![0.3, -0.2, 0.8, 0.5, -0.4];
+    let theta = ndarray::array![0.2, -0.3, -1.5];
+    let h = gp_neg_log_likelihood::hessian(&theta, &t, &y);
+    // Only θ's block is checked against differences of θ's gradient (the data
+    // arguments' blocks are there too, laid after it).
+    let grad = |v: &[f64]| -> Vec<f64> {
+        let (g, _, _) = gp_neg_log_likelihood::gradient(&Array1::from(v.to_vec()), &t, &y);
+        g.to_vec()
+    };
+    let by_differences = hessian_by_differences(theta.as_slice().unwrap(), grad);
+    let block = h.slice(ndarray::s![0..3, 0..3]).to_owned();
+    assert_matrix_close(&block, &by_differences, 1e-6);
+    assert_matrix_close(&h, &h.t().to_owned(), 1e-12);
+}
+
+/// Methods asked for their higher-order companions with
+/// `#[differentiable(higher_order)]`: the receiver's floats come first (as
+/// `LiftField` orders the struct's fields: `w`, then `b`; the integer `n` has none),
+/// then the arguments'.
+#[derive(Clone, Debug, Tangent)]
+struct Regression {
+    w: Vec<f64>,
+    b: f64,
+    n: usize,
+}
+
+impl Regression {
+    #[differentiable(higher_order)]
+    fn loss(&self, x: &[f64], y: f64) -> f64 {
+        let mut s = self.b;
+        for i in 0..x.len() {
+            s += self.w[i] * x[i];
+        }
+        let r = s - y;
+        r * r * (0.5 * s).cos() + self.n as f64 * r
+    }
+
+    #[differentiable(higher_order)]
+    fn features(&self, x: &[f64]) -> Vec<f64> {
+        x.iter()
+            .zip(self.w.iter())
+            .map(|(v, w)| (v * w + self.b).tanh())
+            .collect()
+    }
+}
+
+/// The receiver and the arguments laid end to end: `(w, b, x, y)`.
+fn regression_point(z: &[f64]) -> (Regression, Vec<f64>, f64) {
+    let m = Regression {
+        w: z[0..2].to_vec(),
+        b: z[2],
+        n: 3,
+    };
+    (m, z[3..5].to_vec(), z[5])
+}
+
+#[test]
+fn methods_asked_for_them_have_hessians_hvps_and_jvps() {
+    let z = [0.5, -1.2, 0.1, 0.3, 0.7, 1.0];
+    let (m, x, y) = regression_point(&z);
+    let h = m.loss_hessian(&x, y);
+    assert_eq!(h.dim(), (6, 6));
+    let grad = |z: &[f64]| {
+        let (m, x, y) = regression_point(z);
+        let (dm, dx, dy) = m.loss_gradient(&x, y);
+        let mut g = dm.w.clone();
+        g.push(dm.b);
+        g.extend(dx);
+        g.push(dy);
+        g
+    };
+    assert_matrix_close(&h, &hessian_by_differences(&z, grad), 1e-6);
+    assert_matrix_close(&h, &h.t().to_owned(), 1e-13);
+    // `hvp` answers shaped like the gradient: the struct's tangent first.
+    let v = [1.0, 0.0, 0.5, 0.0, 1.0, 0.2];
+    let dm = RegressionTangent {
+        w: v[0..2].to_vec(),
+        b: v[2],
+        n: mochi::NoTangent,
+    };
+    let (hm, hx, hy) = m.loss_hvp(&x, y, (&dm, &v[3..5], v[5]));
+    let hv: Vec<f64> = (0..6)
+        .map(|i| (0..6).map(|j| h[[i, j]] * v[j]).sum())
+        .collect();
+    let mut got = hm.w.clone();
+    got.push(hm.b);
+    got.extend(hx);
+    got.push(hy);
+    for (a, b) in got.iter().zip(&hv) {
+        assert!(close(*a, *b, 1e-12), "{got:?} vs {hv:?}");
+    }
+    // `jvp` = ∇f·v, and the value and gradient of `value_gradient_and_hessian` are the
+    // method's own.
+    let g = grad(&z);
+    let (value, ydot) = m.loss_jvp(&x, y, (&dm, &v[3..5], v[5]));
+    let g_dot_v: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+    assert!(close(ydot, g_dot_v, 1e-12), "{ydot} vs {g_dot_v}");
+    let (value2, (dm2, _, _), h2) = m.loss_value_gradient_and_hessian(&x, y);
+    assert_eq!((value, dm2.b), (value2, g[2]));
+    assert_matrix_close(&h2, &h, 0.0);
+}
+
+#[test]
+fn methods_asked_for_them_have_jacobians() {
+    let m = Regression {
+        w: vec![0.4, -0.9, 1.3],
+        b: 0.2,
+        n: 0,
+    };
+    let x = [0.6, 0.1, -0.8];
+    let (y, j) = m.features_jacobian(&x);
+    assert_eq!(y, m.features(&x));
+    // Columns: w (3), b, x (3).
+    assert_eq!(j.dim(), (3, 7));
+    let f = |z: &[f64]| {
+        let m = Regression {
+            w: z[0..3].to_vec(),
+            b: z[3],
+            n: 0,
+        };
+        m.features(&z[4..7])
+    };
+    let z = [0.4, -0.9, 1.3, 0.2, 0.6, 0.1, -0.8];
+    assert_matrix_close(&j, &jacobian_by_differences(&z, f), 1e-7);
+}

@@ -398,7 +398,7 @@ impl Lowerer {
     /// Whether `e` borrows a local of the function (not a parameter): `&v`, `v.iter()`,
     /// `v.windows(2)` and the like, with `v` bound in the body.
     fn borrows_local(&self, e: &Expr) -> bool {
-        fn local_root<'e>(e: &'e Expr) -> Option<&'e syn::Ident> {
+        fn local_root(e: &Expr) -> Option<&syn::Ident> {
             match e {
                 Expr::Path(p) => p.path.get_ident(),
                 Expr::Field(f) => local_root(&f.base),
