@@ -1101,3 +1101,41 @@ fn methods_asked_for_them_have_jacobians() {
     let z = [0.4, -0.9, 1.3, 0.2, 0.6, 0.1, -0.8];
     assert_matrix_close(&j, &jacobian_by_differences(&z, f), 1e-7);
 }
+
+/// A method over ndarray fields and arguments: least squares in `(w, b)`, whose Hessian
+/// block is `2·[XᵀX, Xᵀ1; 1ᵀX, n]`.
+#[derive(Clone, Debug, Tangent)]
+struct LeastSquares {
+    w: Array1<f64>,
+    b: f64,
+}
+
+impl LeastSquares {
+    #[differentiable(higher_order)]
+    fn loss(&self, x: &Array2<f64>, y: &Array1<f64>) -> f64 {
+        let p = x.dot(&self.w) + self.b;
+        (&p - y).mapv(|v| v * v).sum()
+    }
+}
+
+#[test]
+fn methods_over_arrays_have_the_closed_form_hessian() {
+    let m = LeastSquares {
+        w: ndarray::array![0.3, -0.5],
+        b: 0.2,
+    };
+    let x = ndarray::array![[1.0, 2.0], [0.5, -1.0], [0.3, 0.3]];
+    let y = ndarray::array![0.1, 0.4, -0.2];
+    let h = m.loss_hessian(&x, &y);
+    let mut closed = Array2::<f64>::zeros((3, 3));
+    closed
+        .slice_mut(ndarray::s![0..2, 0..2])
+        .assign(&(x.t().dot(&x) * 2.0));
+    for j in 0..2 {
+        let s = 2.0 * x.column(j).sum();
+        closed[[j, 2]] = s;
+        closed[[2, j]] = s;
+    }
+    closed[[2, 2]] = 2.0 * x.nrows() as f64;
+    assert_matrix_close(&h.slice(ndarray::s![0..3, 0..3]).to_owned(), &closed, 1e-12);
+}
