@@ -473,6 +473,90 @@ pub fn lit<T: num_traits::NumCast>(value: f64) -> T {
     }
 }
 
+/// A constant defined outside a function (`const N: usize`, `const SCALE: f64`,
+/// `std::f64::consts::PI` after a `use`), as the generic twin of the function sees it:
+/// floats in the twin's scalar `T`, everything else as it is.
+pub trait LiftConst<T> {
+    /// The constant's type in the twin.
+    type Out;
+    /// The constant in the twin.
+    fn lift_const(self) -> Self::Out;
+}
+
+impl<T: num_traits::NumCast> LiftConst<T> for f64 {
+    type Out = T;
+    #[inline(always)]
+    fn lift_const(self) -> T {
+        lit(self)
+    }
+}
+
+impl<T: num_traits::NumCast> LiftConst<T> for f32 {
+    type Out = T;
+    #[inline(always)]
+    fn lift_const(self) -> T {
+        lit(f64::from(self))
+    }
+}
+
+impl<T: num_traits::NumCast, const N: usize> LiftConst<T> for [f64; N] {
+    type Out = [T; N];
+    #[inline(always)]
+    fn lift_const(self) -> [T; N] {
+        self.map(lit)
+    }
+}
+
+impl<T: num_traits::NumCast> LiftConst<T> for &[f64] {
+    type Out = Vec<T>;
+    #[inline(always)]
+    fn lift_const(self) -> Vec<T> {
+        self.iter().map(|v| lit(*v)).collect()
+    }
+}
+
+macro_rules! lift_const_as_is {
+    ($($t:ty),*) => {$(
+        impl<T> LiftConst<T> for $t {
+            type Out = $t;
+            #[inline(always)]
+            fn lift_const(self) -> $t {
+                self
+            }
+        }
+        impl<T, const N: usize> LiftConst<T> for [$t; N] {
+            type Out = [$t; N];
+            #[inline(always)]
+            fn lift_const(self) -> [$t; N] {
+                self
+            }
+        }
+    )*};
+}
+lift_const_as_is!(
+    bool,
+    char,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    &'static str
+);
+
+/// `c` in the scalar `T` of a generic twin (see [`LiftConst`]).
+#[inline(always)]
+pub fn lift_const<T, C: LiftConst<T>>(c: C) -> C::Out {
+    c.lift_const()
+}
+
 /// The rule of [`lit`](fn@lit): a constant (only integers and constants are written as
 /// `lit`; a cast of a float has no twin), so its pullback adds nothing. Called when the
 /// converted value reads a differentiable struct, as `self.n as f64` of an integer field

@@ -176,6 +176,11 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
             false
         }
         Expr::Closure(c) => expr_is_active(&c.body, active),
+        // A `loop` whose `break`s carry a value computed from differentiable names.
+        Expr::Loop(l) => {
+            crate::desugar::breaks_with_value(&l.body, l.label.as_ref().map(|l| &l.name))
+                && mentions_active(&l.body, active)
+        }
         _ => false,
     }
 }

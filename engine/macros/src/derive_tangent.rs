@@ -11,10 +11,13 @@ pub fn expand(item: TokenStream) -> TokenStream {
     };
     let data = match &input.data {
         Data::Struct(s) => s,
+        Data::Enum(e) if input.generics.params.is_empty() && e.variants.iter().all(|v| matches!(v.fields, Fields::Unit)) => {
+            return fieldless_enum(&input);
+        }
         _ => {
             return syn::Error::new_spanned(
                 &input.ident,
-                "#[derive(Tangent)] supports structs only; for an enum, write `impl mochi::Tangent` by hand",
+                "#[derive(Tangent)] supports structs and enums whose variants have no fields (a choice, with no derivative); for another enum, write `impl mochi::Tangent` by hand",
             )
             .to_compile_error()
         }
@@ -330,6 +333,35 @@ fn twin_items(
             ) {
                 #(<#types as #lift>::flatten_lifted_tangent::<__MochiT>(&t.#members, out);)*
                 let _ = (t, out);
+            }
+        }
+    }
+}
+
+/// A fieldless enum (`enum Act { Relu, Tanh }`): a choice that carries no derivative, so
+/// it may be an argument of a `#[differentiable]` function and be matched on.
+fn fieldless_enum(input: &DeriveInput) -> TokenStream {
+    let name = &input.ident;
+    quote! {
+        impl ::mochi::Tangent for #name {
+            type Tangent = ::mochi::NoTangent;
+            fn zero_tangent(&self) -> ::mochi::NoTangent {
+                ::mochi::NoTangent
+            }
+        }
+
+        impl ::mochi::testing::Perturb for #name {
+            fn random_tangent<R: ::mochi::__private::Rng + ?Sized>(&self, _rng: &mut R) -> ::mochi::NoTangent {
+                ::mochi::NoTangent
+            }
+            fn perturb(&mut self, _direction: &::mochi::NoTangent, _step: f64) {}
+            fn difference(&self, _from: &Self) -> ::mochi::NoTangent {
+                ::mochi::NoTangent
+            }
+            fn primal_eq(&self, _other: &Self) -> bool {
+                // A choice does not change under a rule: the plain function and the
+                // rule are handed the same one.
+                true
             }
         }
     }

@@ -10,6 +10,8 @@
 //!   → `{ let o = e; if o.is_some() { let v = o.unwrap(); A } else { B } }` (so an
 //!   `Option<f64>` may carry a derivative); other `if let` patterns → `match`
 //! - `while let P = e { … }` → `loop { if let P = e { … } else { break } }`
+//! - `let v = loop { … break e; … };` (also `x = loop { … };` and a block's value)
+//!   → `let mut t = None; loop { … { t = Some(e); break; } … } let v = t.unwrap();`
 //! - `let P = e else { D };` → `let (names…) = match e { P => (names…), _ => D };`
 //! - `let sq = |v: f64| v * v; … sq(x) …` → `… { let v: f64 = x; v * v } …` (a closure
 //!   bound to a local is inlined where it is called, and written out where it is passed)
@@ -56,6 +58,7 @@ pub fn desugar(
     ret_ty: Option<&syn::Type>,
 ) -> syn::Block {
     let mut b = block.clone();
+    LoopValues { next: 0 }.visit_block_mut(&mut b);
     if let Some(t) = ret_ty {
         let mut c = CollectAsReturned(t);
         c.annotate_tail(&mut b);
@@ -68,6 +71,151 @@ pub fn desugar(
     }
     .visit_block_mut(&mut b);
     b
+}
+
+/// A `loop` whose value is used: `let P = loop { … break e; … };`, `x = loop { … };`,
+/// or a block's value `loop { … }` → `let mut v = None; loop { … { v = Some(e); break;
+/// } … }` and then `let P = v.unwrap();` (`x = …`, or the value), so the value's
+/// derivative flows through an assignment the lowering differentiates. (An `Option`:
+/// the lowered loop is a `while`, after which a plain `let v;` is not known to be set.)
+struct LoopValues {
+    next: usize,
+}
+
+/// Whether `b` holds a `break` with a value that targets the loop it is the body of
+/// (`label`: that loop's label).
+pub fn breaks_with_value(b: &syn::Block, label: Option<&syn::Lifetime>) -> bool {
+    let mut found = false;
+    let mut v = BreakValues {
+        label,
+        depth: 0,
+        var: None,
+        found: &mut found,
+    };
+    let mut copy = b.clone();
+    v.visit_block_mut(&mut copy);
+    found
+}
+
+/// Finds (and with `var`, rewrites to `{ var = e; break; }`) the `break e` of one loop:
+/// unlabelled ones outside inner loops, and those labelled with the loop's label.
+struct BreakValues<'a> {
+    label: Option<&'a syn::Lifetime>,
+    depth: usize,
+    var: Option<&'a syn::Ident>,
+    found: &'a mut bool,
+}
+
+impl VisitMut for BreakValues<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        match e {
+            Expr::Closure(_) => {}
+            Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
+                self.depth += 1;
+                syn::visit_mut::visit_expr_mut(self, e);
+                self.depth -= 1;
+            }
+            Expr::Break(b) if b.expr.is_some() => {
+                let ours = match (&b.label, self.label) {
+                    (Some(l), Some(mine)) => l.ident == mine.ident,
+                    (None, _) => self.depth == 0,
+                    _ => false,
+                };
+                if let Some(v) = b.expr.as_mut() {
+                    self.visit_expr_mut(v);
+                }
+                if ours {
+                    *self.found = true;
+                    if let Some(var) = self.var {
+                        let value = b.expr.take().unwrap();
+                        let label = &b.label;
+                        *e = syn::parse_quote!({ #var = Some(#value); break #label; });
+                    }
+                }
+            }
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+}
+
+impl LoopValues {
+    /// `l` with its valued `break`s assigning `var`, when it has any.
+    fn rewrite(&mut self, l: &syn::ExprLoop) -> Option<(syn::Ident, syn::ExprLoop)> {
+        let label = l.label.as_ref().map(|l| &l.name);
+        if !breaks_with_value(&l.body, label) {
+            return None;
+        }
+        self.next += 1;
+        let var = format_ident!("__mochi_loop_value{}", self.next);
+        let mut out = l.clone();
+        let mut found = false;
+        BreakValues {
+            label,
+            depth: 0,
+            var: Some(&var),
+            found: &mut found,
+        }
+        .visit_block_mut(&mut out.body);
+        Some((var, out))
+    }
+}
+
+/// `e` without parentheses around it.
+fn unparen(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => unparen(&p.expr),
+        other => other,
+    }
+}
+
+impl VisitMut for LoopValues {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        let mut out: Vec<syn::Stmt> = Vec::with_capacity(b.stmts.len());
+        for st in std::mem::take(&mut b.stmts) {
+            match &st {
+                syn::Stmt::Local(l) if l.init.as_ref().is_some_and(|i| i.diverge.is_none()) => {
+                    let init = l.init.as_ref().unwrap();
+                    if let Expr::Loop(lp) = unparen(&init.expr) {
+                        if let Some((var, lp)) = self.rewrite(lp) {
+                            let pat = &l.pat;
+                            out.push(syn::parse_quote!(let mut #var = None;));
+                            out.push(syn::Stmt::Expr(Expr::Loop(lp), None));
+                            out.push(syn::parse_quote!(let #pat = #var.unwrap();));
+                            continue;
+                        }
+                    }
+                }
+                syn::Stmt::Expr(Expr::Assign(a), semi) => {
+                    if let Expr::Loop(lp) = unparen(&a.right) {
+                        if let Some((var, lp)) = self.rewrite(lp) {
+                            let left = &a.left;
+                            out.push(syn::parse_quote!(let mut #var = None;));
+                            out.push(syn::Stmt::Expr(Expr::Loop(lp), None));
+                            out.push(syn::Stmt::Expr(
+                                syn::parse_quote!(#left = #var.unwrap()),
+                                *semi,
+                            ));
+                            continue;
+                        }
+                    }
+                }
+                syn::Stmt::Expr(e, None) => {
+                    if let Expr::Loop(lp) = unparen(e) {
+                        if let Some((var, lp)) = self.rewrite(lp) {
+                            out.push(syn::parse_quote!(let mut #var = None;));
+                            out.push(syn::Stmt::Expr(Expr::Loop(lp), None));
+                            out.push(syn::Stmt::Expr(syn::parse_quote!(#var.unwrap()), None));
+                            continue;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            out.push(st);
+        }
+        b.stmts = out;
+    }
 }
 
 /// `chain.collect()` as the function's value (its tail, through `if`/`match`/blocks

@@ -1103,6 +1103,11 @@ impl VisitMut for Rewrite<'_> {
     }
 
     fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
+        // A `use` inside the body (`use std::f64::consts::PI;`) names what it names in
+        // the twin too.
+        if matches!(s, syn::Stmt::Item(syn::Item::Use(_))) {
+            return;
+        }
         if let syn::Stmt::Item(i) = s {
             self.fail(
                 Why::Syntax,
@@ -1201,31 +1206,32 @@ impl VisitMut for Rewrite<'_> {
                         format!("it names `{}` as a value", path_string(&p.path)),
                         p.span(),
                     );
-                } else if let Some(i) = p.path.get_ident() {
-                    let name = i.to_string();
-                    if !self.bound.contains(&name) && name != "None" {
-                        self.fail(
-                            Why::Syntax,
-                            format!("it uses `{name}`, an item defined outside the function"),
-                            i.span(),
-                        );
-                    }
                 } else {
-                    // `usize::MAX`, `Ordering::Less` keep their type; a constant such as
-                    // `consts::PI` or `module::SCALE` may be a float that cannot change.
+                    // `usize::MAX`, `Ordering::Less` keep their type; a constant defined
+                    // outside (`N`, `SCALE`, `PI` after a `use`, `consts::PI`) is lifted
+                    // by its type: a float becomes the twin's scalar, an integer stays.
                     let segs = segments(&p.path);
-                    let integer_const = INTEGER_TYPES.contains(&segs[0].as_str());
+                    let integer_const = segs.len() > 1 && INTEGER_TYPES.contains(&segs[0].as_str());
                     let last = &segs[segs.len() - 1];
                     let screaming = last
                         .chars()
-                        .all(|c| c.is_uppercase() || c == '_' || c.is_numeric());
-                    if screaming && !integer_const {
+                        .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
+                        && last.chars().any(|c| c.is_uppercase());
+                    let single = p.path.get_ident().map(|i| i.to_string());
+                    let outside = match &single {
+                        Some(name) => !self.bound.contains(name) && name != "None",
+                        None => true,
+                    };
+                    if outside && screaming && !integer_const {
+                        let t = syn::Ident::new(PARAM, p.span());
+                        let inner = p.clone();
+                        *e = syn::parse_quote!(::mochi::__private::lift_const::<#t, _>(#inner));
+                        return;
+                    }
+                    if let (Some(name), true) = (&single, outside) {
                         self.fail(
                             Why::Syntax,
-                            format!(
-                                "it uses `{}`, an item defined outside the function",
-                                path_string(&p.path)
-                            ),
+                            format!("it uses `{name}`, an item defined outside the function"),
                             p.span(),
                         );
                     }

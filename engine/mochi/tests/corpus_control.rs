@@ -396,3 +396,63 @@ mod checks {
         assert_eq!(d_large, 1.7);
     }
 }
+
+/// `loop` as a value: `let v = loop { … break e; }`, a labelled `break 'outer e` from
+/// an inner `for`, an assignment `x = loop { … }`, and a loop as a branch's value. The
+/// value's derivative was lost before (a zero gradient, silently).
+#[allow(clippy::never_loop)]
+#[differentiable]
+fn loop_values(x: &[f64]) -> f64 {
+    let mut i = 0;
+    let mut acc = 0.0;
+    let r = loop {
+        acc += x[i].exp();
+        i += 1;
+        if i == x.len() {
+            break acc * 2.0;
+        }
+    };
+    let mut total = 0.0;
+    let s = 'outer: loop {
+        for j in 0..x.len() {
+            total += x[j] * x[j];
+            if total > 1.0 {
+                break 'outer total.sqrt();
+            }
+        }
+        break total;
+    };
+    let mut t = 0.0;
+    let mut k = 0;
+    t = loop {
+        k += 1;
+        if k > 1 {
+            break t + x[0] * x[1];
+        }
+    };
+    let b = if x[0] > 0.0 {
+        loop {
+            break x[1].sin();
+        }
+    } else {
+        0.5
+    };
+    r + s * 3.0 + t + b
+}
+
+#[test]
+fn loop_values_carry_their_derivative() {
+    for x in [
+        vec![0.9, 0.8, 0.7],
+        vec![0.1, -0.2, 0.3],
+        vec![-0.4, 0.5, 0.2],
+    ] {
+        mochi::testing::test_rule((x,), |a| loop_values(&a.0), |a| loop_values::rrule(&a.0));
+    }
+    // d/dx₀ at a point where the labelled loop leaves early: 2eˣ⁰ + 3x₀/√(x₀²+x₁²)
+    // (x₀² + x₁² > 1 after two terms) + x₁ + x₁'s sine term has no x₀.
+    let x = [0.9, 0.8, 0.7];
+    let g = loop_values::gradient(&x);
+    let want = 2.0 * x[0].exp() + 3.0 * x[0] / (x[0] * x[0] + x[1] * x[1]).sqrt() + x[1];
+    assert!((g[0] - want).abs() < 1e-12, "{} vs {want}", g[0]);
+}

@@ -667,3 +667,38 @@ fn loops_over_local_data_are_differentiated() {
         );
     }
 }
+
+/// A configuration enum as an argument (`#[derive(Tangent)]` on a fieldless enum: a
+/// choice without a derivative) and a `match` on it that binds nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Tangent)]
+enum Activation {
+    Relu,
+    Tanh,
+    Softplus,
+}
+
+#[differentiable]
+fn activated_sum(x: &[f64], act: Activation) -> f64 {
+    let mut s = 0.0;
+    for &v in x {
+        s += match act {
+            Activation::Relu => v.max(0.0),
+            Activation::Tanh => v.tanh(),
+            Activation::Softplus => (1.0 + v.exp()).ln(),
+        };
+    }
+    s
+}
+
+#[test]
+fn a_configuration_enum_chooses_the_branch() {
+    for act in [Activation::Relu, Activation::Tanh, Activation::Softplus] {
+        mochi::testing::test_rule(
+            (vec![0.3, -0.8, 1.2], act),
+            |a| activated_sum(&a.0, a.1),
+            |a| activated_sum::rrule(&a.0, a.1),
+        );
+    }
+    let (g, _) = activated_sum::gradient(&[0.3, -0.8], Activation::Relu);
+    assert_eq!(g, vec![1.0, 0.0]);
+}

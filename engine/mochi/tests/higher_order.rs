@@ -323,8 +323,8 @@ fn gradients_through_gradient_and_value_and_gradient_calls() {
 const SCALE: f64 = 2.5;
 const TERMS: usize = 3;
 
-/// Constants defined outside the function keep their type, so the function has no
-/// generic twin (and no Hessian); its gradient is unaffected.
+/// Constants defined outside the function: the twin lifts a float constant to its
+/// scalar and keeps an integer one, so the function has a Hessian too.
 #[differentiable]
 fn uses_outside_constants(x: &[f64]) -> f64 {
     use std::f64::consts;
@@ -336,7 +336,7 @@ fn uses_outside_constants(x: &[f64]) -> f64 {
 }
 
 #[test]
-fn functions_without_a_twin_keep_their_gradient() {
+fn outside_constants_keep_their_gradient_and_have_a_hessian() {
     let x = [0.5, -1.0, 2.0];
     let g = uses_outside_constants::gradient(&x);
     for i in 0..3 {
@@ -346,6 +346,12 @@ fn functions_without_a_twin_keep_their_gradient() {
             1e-15
         ));
     }
+    let h = uses_outside_constants::hessian(&x);
+    let closed = Array2::from_diag(&ndarray::Array1::from_elem(
+        3,
+        2.0 * SCALE * std::f64::consts::PI,
+    ));
+    assert_matrix_close(&h, &closed, 1e-14);
 }
 
 /// Attributes of the function: the twin keeps `allow` and `inline`, and not
@@ -1138,4 +1144,28 @@ fn methods_over_arrays_have_the_closed_form_hessian() {
     }
     closed[[2, 2]] = 2.0 * x.nrows() as f64;
     assert_matrix_close(&h.slice(ndarray::s![0..3, 0..3]).to_owned(), &closed, 1e-12);
+}
+
+const STEPS: usize = 3;
+const GAIN: f64 = 1.5;
+const WEIGHTS: [f64; 3] = [0.5, -1.0, 2.0];
+
+/// Constants defined outside the function (an integer, a float, an array of floats, and
+/// `PI` through a `use`) in a function with a Hessian: the twin lifts each by its type.
+#[differentiable]
+fn with_outside_constants(x: &[f64]) -> f64 {
+    use std::f64::consts::PI;
+    let mut s = 0.0;
+    for i in 0..STEPS {
+        s += WEIGHTS[i] * (PI * x[i]).sin() * GAIN;
+    }
+    s * s
+}
+
+#[test]
+fn outside_constants_have_hessians() {
+    let x = [0.3, -0.2, 0.7];
+    let h = with_outside_constants::hessian(&x);
+    let by_differences = hessian_by_differences(&x, with_outside_constants::gradient);
+    assert_matrix_close(&h, &by_differences, 1e-6);
 }

@@ -47,6 +47,18 @@ impl Lowerer {
                     .lower_control_value(e, code, true)
                     .unwrap_or(Operand::Inactive(quote!(())));
             }
+            // The forms `desugar` rewrites (`let v = loop { … }`, `x = loop { … }`, a
+            // block's value) are gone by now; a valued `loop` anywhere else would lose
+            // the derivative of its value.
+            Expr::Loop(l)
+                if crate::desugar::breaks_with_value(
+                    &l.body,
+                    l.label.as_ref().map(|l| &l.name),
+                ) =>
+            {
+                self.err(&l.loop_token, "mochi: a `loop` whose value is used inside an expression is not supported; bind it first (`let v = loop { … };`)");
+                return Operand::Inactive(quote!(#e));
+            }
             Expr::Unsafe(u) => {
                 self.err(&u.unsafe_token, "mochi: `unsafe` blocks cannot be differentiated; move the unsafe code into a function with its own rule");
                 return Operand::Inactive(quote!(#e));

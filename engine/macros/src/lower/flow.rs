@@ -158,8 +158,17 @@ impl Lowerer {
         code: &mut Code,
     ) {
         let scrut = &m.expr;
-        if expr_is_active(scrut, &self.active) {
-            self.err(scrut, "mochi: `match` on a differentiable value is not supported; match on an integer, a bool or an enum, or compare with `if`");
+        // An arm that binds part of a differentiable value would need its derivative; arms
+        // that bind nothing (`Act::Relu =>`, `0 =>`, `_ =>`) only choose, like an `if`.
+        let binds = m.arms.iter().any(|arm| {
+            let mut names = Vec::new();
+            pat_names(&arm.pat, &mut names);
+            names
+                .iter()
+                .any(|n| !n.starts_with(|c: char| c.is_uppercase()))
+        });
+        if binds && expr_is_active(scrut, &self.active) {
+            self.err(scrut, "mochi: `match` arms that bind parts of a differentiable value are not supported; match on an integer, a bool or an enum, or compare with `if`");
         }
         let a = self.fresh("arm");
         let mut fwd_arms = Vec::new();

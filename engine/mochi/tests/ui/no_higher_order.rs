@@ -1,11 +1,10 @@
 use mochi::prelude::*;
 
-const SCALE: f64 = 2.0;
-
-// Uses a constant defined outside the function: no generic twin, so no Hessian.
+// Mixes in an `f32` constant: no generic twin, so no Hessian.
 #[differentiable]
 fn energy(x: &[f64]) -> f64 {
-    SCALE * x[0] * x[0] + x[1]
+    let half = 0.5_f32;
+    2.0 * x[0] * x[0] + x[1] * half as f64
 }
 
 fn main() {
