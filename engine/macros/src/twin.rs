@@ -478,6 +478,16 @@ pub fn make(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
     make_with(func, false)
 }
 
+/// The name of a method's twin, which reads as the fix where it is missing (a method
+/// whose twin calls `self.m(..)` needs `m` asked too).
+pub fn method_twin_name(method: &syn::Ident) -> syn::Ident {
+    quote::format_ident!(
+        "{}__twin_needs_differentiable_higher_order",
+        method,
+        span = method.span()
+    )
+}
+
 /// The twin of a `&self` method: an associated function that takes the struct's generic
 /// mirror, `this: &<Self as LiftField>::Of<T>`, in place of `self` (the mirror has the
 /// struct's fields with their floats of type `T`; `#[derive(Tangent)]` writes it). The
@@ -486,6 +496,7 @@ pub fn make(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
 /// twin with `#[differentiable(higher_order)]`.
 pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
     let (mut twin, arrays) = make_with(func, true)?;
+    twin.sig.ident = method_twin_name(&func.sig.ident);
     let t = syn::Ident::new(PARAM, Span::call_site());
     if let Some(first) = twin.sig.inputs.first_mut() {
         *first = syn::parse_quote!(this: &<Self as ::mochi::__private::LiftField>::Of<#t>);
@@ -608,6 +619,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         active,
         arrays: holds_arrays(func),
         scalars: scalar_names(func),
+        method,
         error: None,
     };
     for a in &mut twin.sig.inputs {
@@ -904,6 +916,8 @@ struct Rewrite<'a> {
     /// The names that hold a scalar (see [`scalar_names`]): one on the left of an
     /// array operator moves right like a float written in place.
     scalars: HashSet<String>,
+    /// The twin of a method: `self.other(..)` is the twin of the method `other`.
+    method: bool,
     error: Option<(Why, String, Span)>,
 }
 
@@ -1345,6 +1359,22 @@ impl VisitMut for Rewrite<'_> {
                 for a in c.args.iter_mut() {
                     self.visit_expr_mut(a);
                 }
+            }
+            Expr::MethodCall(m)
+                if self.method
+                    && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+                    && !FLOAT_METHODS.contains(&m.method.to_string().as_str())
+                    && !SEQ_METHODS.contains(&m.method.to_string().as_str()) =>
+            {
+                // Another method of the struct, which must have a twin too: its name
+                // says so where it is missing ("no function … named
+                // `predict__twin_needs_differentiable_higher_order`").
+                for a in m.args.iter_mut() {
+                    self.visit_expr_mut(a);
+                }
+                let twin = method_twin_name(&m.method);
+                let args = &m.args;
+                *e = syn::parse_quote!(Self::#twin(self, #args));
             }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();

@@ -1169,3 +1169,40 @@ fn outside_constants_have_hessians() {
     let by_differences = hessian_by_differences(&x, with_outside_constants::gradient);
     assert_matrix_close(&h, &by_differences, 1e-6);
 }
+
+/// A method that calls another method of `self`: both asked, the caller's twin calls
+/// the callee's. Over `(w₀, w₁, b)` the Hessian of `(w·x + b − y)² + 0.1‖w‖²` is
+/// `2·[x; 1][x; 1]ᵀ + 0.2·I` on `w`.
+#[derive(Clone, Debug, Tangent)]
+struct Ridge {
+    w: Vec<f64>,
+    b: f64,
+}
+
+impl Ridge {
+    #[differentiable(higher_order)]
+    fn predict(&self, x: &[f64]) -> f64 {
+        self.w.iter().zip(x).map(|(w, v)| w * v).sum::<f64>() + self.b
+    }
+
+    #[differentiable(higher_order)]
+    fn loss(&self, x: &[f64], y: f64) -> f64 {
+        let p = self.predict(x);
+        (p - y).powi(2) + 0.1 * self.w.iter().map(|w| w * w).sum::<f64>()
+    }
+}
+
+#[test]
+fn a_method_calling_a_method_has_the_closed_form_hessian() {
+    let m = Ridge {
+        w: vec![0.5, -1.2],
+        b: 0.1,
+    };
+    let x = [0.3, 0.7];
+    let h = m.loss_hessian(&x, 1.0);
+    let z = [x[0], x[1], 1.0];
+    let closed = Array2::from_shape_fn((3, 3), |(i, j)| {
+        2.0 * z[i] * z[j] + if i == j && i < 2 { 0.2 } else { 0.0 }
+    });
+    assert_matrix_close(&h.slice(ndarray::s![0..3, 0..3]).to_owned(), &closed, 1e-12);
+}
