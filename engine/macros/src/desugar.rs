@@ -6,6 +6,7 @@
 //! - `for e in y.iter_mut() { … *e … }` (also `&mut y`, `.zip(x.iter())`, `.enumerate()`)
 //!   → `for i in 0..y.len() { … y[i] … }`
 //! - `it.for_each(|p| body)` (no `return` in `body`) → `for p in it { body }`
+//! - `v.extend(chain)` of differentiable values → `for e in chain { v.push(e); }`
 //! - `if let Some(v) = e { A } else { B }`, and `match e { Some(v) => A, None => B }`
 //!   → `{ let o = e; if o.is_some() { let v = o.unwrap(); A } else { B } }` (so an
 //!   `Option<f64>` may carry a derivative); other `if let` patterns → `match`
@@ -1901,10 +1902,46 @@ impl VisitMut for Desugar {
                 let mut f: syn::ExprForLoop =
                     syn::parse_quote_spanned!(span=> for #pat in #it { #body; });
                 f.attrs.clear();
-                *e = match self.index_loop(&f) {
-                    Some(r) => r,
-                    None => Expr::ForLoop(f),
+                match self.index_loop(&f) {
+                    Some(r) => *e = r,
+                    None => {
+                        // A loop over a chain (`x.iter().map(..).for_each(..)`): rewritten
+                        // in its turn, as a `for` written so.
+                        *e = Expr::ForLoop(f);
+                        self.visit_expr_mut(e);
+                    }
+                }
+            }
+            // `v.extend(chain)` of differentiable values: `for e in chain { v.push(e); }`
+            // (by value: `for &e in x.iter()` for a chain of references).
+            Expr::MethodCall(m)
+                if m.method == "extend"
+                    && m.args.len() == 1
+                    && matches!(&m.args[0], Expr::MethodCall(_))
+                    && mentions_active(&m.args[0], &self.active) =>
+            {
+                let Expr::MethodCall(arg) = &m.args[0] else {
+                    return;
                 };
+                let target = &m.receiver;
+                let e_id = format_ident!("__mochi_extend{}", self.next);
+                self.next += 1;
+                let mut r: Expr = match arg.method.to_string().as_str() {
+                    "iter" if arg.args.is_empty() => syn::parse_quote_spanned!(span=>
+                        for &#e_id in #arg { #target.push(#e_id); }
+                    ),
+                    "copied" | "cloned" if arg.args.is_empty() => {
+                        let inner = &arg.receiver;
+                        syn::parse_quote_spanned!(span=>
+                            for &#e_id in #inner { #target.push(#e_id); }
+                        )
+                    }
+                    _ => syn::parse_quote_spanned!(span=>
+                        for #e_id in #arg { #target.push(#e_id); }
+                    ),
+                };
+                self.visit_expr_mut(&mut r);
+                *e = r;
             }
             // Searches and tests over a differentiable sequence give integers and bools,
             // which carry no derivative: `x.iter().position(|v| *v > 0.0)`.

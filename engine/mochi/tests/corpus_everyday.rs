@@ -702,3 +702,29 @@ fn a_configuration_enum_chooses_the_branch() {
     let (g, _) = activated_sum::gradient(&[0.3, -0.8], Activation::Relu);
     assert_eq!(g, vec![1.0, 0.0]);
 }
+
+/// Growing a buffer from iterator chains: `chain.for_each(|e| v.push(e))` over a `map`,
+/// and `v.extend(..)` of a `map`, of `x.iter()` and of a reversed copied chain (they
+/// failed to compile: "`for` over a differentiable sequence supports …" and "`.extend(..)`
+/// … is not supported").
+#[differentiable]
+fn buffers_from_chains(x: &[f64]) -> f64 {
+    let mut v: Vec<f64> = Vec::new();
+    x.iter().map(|a| a * 2.0).for_each(|e| v.push(e));
+    v.extend(x.iter().map(|a| a.sin()));
+    v.extend(x.iter());
+    v.extend(x.iter().rev().copied());
+    v.iter()
+        .enumerate()
+        .map(|(i, a)| a * a * (i as f64 + 1.0))
+        .sum()
+}
+
+#[test]
+fn buffers_grow_from_chains() {
+    mochi::testing::test_rule(
+        (vec![0.9, 0.8, 0.7],),
+        |a| buffers_from_chains(&a.0),
+        |a| buffers_from_chains::rrule(&a.0),
+    );
+}
