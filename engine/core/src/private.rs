@@ -533,23 +533,8 @@ macro_rules! lift_const_as_is {
         }
     )*};
 }
-lift_const_as_is!(
-    bool,
-    char,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize,
-    &'static str
-);
+crate::tangent::for_sized_no_tangent_types!(lift_const_as_is);
+lift_const_as_is!(&'static str);
 
 /// `c` in the scalar `T` of a generic twin (see [`LiftConst`]).
 #[inline(always)]
@@ -899,10 +884,10 @@ pub trait Constant {}
 
 macro_rules! constant_types {
     ($($t:ty),*) => {
-        use crate::NoTangent;
         $(impl Constant for $t {})*
     };
 }
+use crate::NoTangent;
 crate::tangent::for_no_tangent_types!(constant_types);
 impl<T: Constant + ?Sized> Constant for &T {}
 impl<T: Constant + ?Sized> Constant for &mut T {}

@@ -67,9 +67,7 @@ macro_rules! constant_fields {
         }
     )*};
 }
-constant_fields!(
-    bool, char, String, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize
-);
+crate::tangent::for_sized_no_tangent_types!(constant_fields);
 
 impl<X: LiftField> LiftField for Vec<X> {
     type Of<T: Scalar> = Vec<X::Of<T>>;

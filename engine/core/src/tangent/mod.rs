@@ -17,9 +17,10 @@
 //! testing harness needs of a type (random tangents, moving a primal along a tangent)
 //! is in [`testing`](crate::testing).
 
-/// Calls `$m!(i8, …, NoTangent)` with every primal type whose tangent is [`NoTangent`]:
-/// the one list the [`Tangent`] impls and the testing impls share.
-macro_rules! for_no_tangent_types {
+/// Calls `$m!(i8, …, NoTangent)` with every sized primal type whose tangent is
+/// [`NoTangent`] (every one but `str`): the list the impls that hold or return a value
+/// share.
+macro_rules! for_sized_no_tangent_types {
     ($m:ident) => {
         $m!(
             i8,
@@ -38,9 +39,18 @@ macro_rules! for_no_tangent_types {
             char,
             (),
             String,
-            str,
             NoTangent
         );
+    };
+}
+pub(crate) use for_sized_no_tangent_types;
+
+/// Calls `$m!(…)` with every primal type whose tangent is [`NoTangent`]: the sized
+/// ones and `str`; the one list the [`Tangent`] impls and the testing impls share.
+macro_rules! for_no_tangent_types {
+    ($m:ident) => {
+        $crate::tangent::for_sized_no_tangent_types!($m);
+        $m!(str);
     };
 }
 pub(crate) use for_no_tangent_types;

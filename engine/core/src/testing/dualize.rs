@@ -63,25 +63,7 @@ macro_rules! constant_dualize {
         }
     )*};
 }
-constant_dualize!(
-    bool,
-    char,
-    (),
-    String,
-    NoTangent,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize
-);
+crate::tangent::for_sized_no_tangent_types!(constant_dualize);
 
 impl<T: Dualize> Dualize for Vec<T> {
     type Dual = Vec<T::Dual>;
@@ -161,16 +143,7 @@ macro_rules! tuple_dualize {
         }
     )*};
 }
-tuple_dualize! {
-    (A 0)
-    (A 0, B 1)
-    (A 0, B 1, C 2)
-    (A 0, B 1, C 2, E 3)
-    (A 0, B 1, C 2, E 3, F 4)
-    (A 0, B 1, C 2, E 3, F 4, G 5)
-    (A 0, B 1, C 2, E 3, F 4, G 5, H 6)
-    (A 0, B 1, C 2, E 3, F 4, G 5, H 6, I 7)
-}
+crate::tangent::for_tuples!(tuple_dualize);
 
 #[cfg(test)]
 mod tests {
