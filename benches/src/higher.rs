@@ -1,9 +1,10 @@
 //! The third table of the main job: second-order derivatives. For Rosenbrock at
 //! n = 100 and three of the 13 cases written over `f64` (`_sum_1000`, `_sum_sin_1000`,
-//! `large_single_block`), the primal, the gradient, a Hessian-vector product and the
-//! dense Hessian, timed like the 13 cases (interleaved, medians). The ratios are
-//! `hvp ÷ gradient` (forward over reverse: the gradient run on `Dual<1>`) and
-//! `hessian ÷ primal`. Where JAX can be imported (see `crate::jax`), the same ratios of
+//! `large_single_block`), the primal, the gradient, a Hessian-vector product, the
+//! dense Hessian and a Jacobian-vector product, timed like the 13 cases (interleaved,
+//! medians). The ratios are `jvp ÷ primal` (forward mode: the function run on
+//! `Dual<1>`), `hvp ÷ gradient` (forward over reverse: the gradient run on `Dual<1>`)
+//! and `hessian ÷ primal`. Where JAX can be imported (see `crate::jax`), the same ratios of
 //! `jax.jit` of `jax.grad`, `jax.jvp(jax.grad(f))` and `jax.hessian`
 //! (`peers/jax_higher.py`) stand beside them.
 
@@ -42,8 +43,9 @@ macro_rules! slice_row {
             cells: vec![
                 primal_cell(x.clone(), |x| $f(x)),
                 primal_cell(x.clone(), |x| $f::gradient(x)[0]),
-                primal_cell((x.clone(), v), |s| $f::hvp(&s.0, &s.1)[0]),
-                primal_cell(x, |x| $f::hessian(x)[[0, 0]]),
+                primal_cell((x.clone(), v.clone()), |s| $f::hvp(&s.0, &s.1)[0]),
+                primal_cell(x.clone(), |x| $f::hessian(x)[[0, 0]]),
+                primal_cell((x, v), |s| $f::jvp(&s.0, &s.1).1),
             ],
         }
     }};
@@ -63,17 +65,18 @@ pub fn rows() -> Vec<Row> {
                 primal_cell(point, |p| large_single_block::gradient(p.0, p.1).0),
                 primal_cell(point, |p| large_single_block::hvp(p.0, p.1, (0.3, -0.7)).0),
                 primal_cell(point, |p| large_single_block::hessian(p.0, p.1)[[0, 1]]),
+                primal_cell(point, |p| large_single_block::jvp(p.0, p.1, (0.3, -0.7)).1),
             ],
         },
     ]
 }
 
-/// One measured row: median primal, gradient, hvp and Hessian times, ns.
+/// One measured row: median primal, gradient, hvp, Hessian and jvp times, ns.
 pub struct Measured {
     /// The function and its size.
     pub label: &'static str,
-    /// Medians, ns: primal, gradient, hvp, Hessian.
-    pub ns: [f64; 4],
+    /// Medians, ns: primal, gradient, hvp, Hessian, jvp.
+    pub ns: [f64; 5],
 }
 
 /// Times every row.
@@ -84,7 +87,7 @@ pub fn measure(budget: Budget) -> Vec<Measured> {
             let samples = timing::sample(&mut r.cells, budget, |_| {});
             Measured {
                 label: r.label,
-                ns: [0, 1, 2, 3].map(|k| samples[k].median()),
+                ns: [0, 1, 2, 3, 4].map(|k| samples[k].median()),
             }
         })
         .collect()
@@ -154,26 +157,28 @@ pub fn table(
     rows: &[Measured],
     jax: Option<&std::collections::HashMap<String, [f64; 4]>>,
 ) -> String {
-    let mut s =
-        String::from("second order (hvp ÷ gradient: forward over reverse; hessian ÷ primal)\n");
+    let mut s = String::from(
+        "second order (jvp ÷ primal: forward mode; hvp ÷ gradient: forward over reverse; hessian ÷ primal)\n",
+    );
     s.push_str(&format!(
-        "{:<20} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}",
-        "function", "primal", "gradient", "hvp", "hessian", "grad/f", "hvp/grad", "hess/f"
+        "{:<20} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9}",
+        "function", "primal", "gradient", "hvp", "hessian", "grad/f", "jvp/f", "hvp/grad", "hess/f"
     ));
     if jax.is_some() {
         s.push_str(&format!(" {:>13} {:>13}", "jax hvp/grad", "jax hess/f"));
     }
     s.push('\n');
     for r in rows {
-        let [f, g, hv, h] = r.ns;
+        let [f, g, hv, h, jv] = r.ns;
         s.push_str(&format!(
-            "{:<20} {:>11} {:>11} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.1}",
+            "{:<20} {:>11} {:>11} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.2} {:>9.1}",
             r.label,
             crate::programs::human(f),
             crate::programs::human(g),
             crate::programs::human(hv),
             crate::programs::human(h),
             g / f,
+            jv / f,
             hv / g,
             h / f
         ));
@@ -209,6 +214,11 @@ mod tests {
         for i in 0..100 {
             assert!((hv[i] - want[i]).abs() <= 1e-9 * (1.0 + want[i].abs()));
         }
+        // The timed `jvp` is the gradient along the direction.
+        let g = rosenbrock::gradient(&x);
+        let (_, dy) = rosenbrock::jvp(&x, &v);
+        let g_dot_v: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+        assert!(close(dy, g_dot_v));
         // Σ sin xᵢ: H = diag(−sin xᵢ).
         let x = values(1000, 23, 1.0);
         let h = sum_sin_loop::hessian(&x);
