@@ -536,10 +536,43 @@ macro_rules! lift_const_as_is {
 crate::tangent::for_sized_no_tangent_types!(lift_const_as_is);
 lift_const_as_is!(&'static str);
 
-/// `c` in the scalar `T` of a generic twin (see [`LiftConst`]).
-#[inline(always)]
-pub fn lift_const<T, C: LiftConst<T>>(c: C) -> C::Out {
-    c.lift_const()
+/// A constant defined outside a function, in the generic twin of the function:
+/// `(&ConstOf(N, PhantomData::<T>)).lift_or_keep()` is `N` lifted by [`LiftConst`]
+/// when its type has an impl (floats become `T`), and `N` as it is otherwise (a
+/// constant struct, an `Option`): method resolution tries [`LiftConstBy`] on the value
+/// before [`KeepConstBy`] on the reference.
+pub struct ConstOf<C, T>(pub C, pub std::marker::PhantomData<T>);
+
+/// The constant lifted (see [`ConstOf`]).
+pub trait LiftConstBy<T> {
+    /// The constant's type in the twin.
+    type Out;
+    /// The constant in the twin.
+    fn lift_or_keep(&self) -> Self::Out;
+}
+
+impl<C: LiftConst<T> + Clone, T> LiftConstBy<T> for ConstOf<C, T> {
+    type Out = C::Out;
+    #[inline(always)]
+    fn lift_or_keep(&self) -> C::Out {
+        self.0.clone().lift_const()
+    }
+}
+
+/// The constant as it is (see [`ConstOf`]).
+pub trait KeepConstBy {
+    /// The constant's own type.
+    type Out;
+    /// The constant, unchanged.
+    fn lift_or_keep(&self) -> Self::Out;
+}
+
+impl<C: Clone, T> KeepConstBy for &ConstOf<C, T> {
+    type Out = C;
+    #[inline(always)]
+    fn lift_or_keep(&self) -> C {
+        self.0.clone()
+    }
 }
 
 /// The rule of [`lit`](fn@lit): a constant (only integers and constants are written as

@@ -1223,7 +1223,8 @@ impl VisitMut for Rewrite<'_> {
                 } else {
                     // `usize::MAX`, `Ordering::Less` keep their type; a constant defined
                     // outside (`N`, `SCALE`, `PI` after a `use`, `consts::PI`) is lifted
-                    // by its type: a float becomes the twin's scalar, an integer stays.
+                    // by its type: a float becomes the twin's scalar, an integer or a
+                    // value of another type (a constant struct) stays as it is.
                     let segs = segments(&p.path);
                     let integer_const = segs.len() > 1 && INTEGER_TYPES.contains(&segs[0].as_str());
                     let last = &segs[segs.len() - 1];
@@ -1239,7 +1240,12 @@ impl VisitMut for Rewrite<'_> {
                     if outside && screaming && !integer_const {
                         let t = syn::Ident::new(PARAM, p.span());
                         let inner = p.clone();
-                        *e = syn::parse_quote!(::mochi::__private::lift_const::<#t, _>(#inner));
+                        *e = syn::parse_quote!({
+                            #[allow(unused_imports)]
+                            use ::mochi::__private::{KeepConstBy as _, LiftConstBy as _};
+                            (&::mochi::__private::ConstOf(#inner, ::core::marker::PhantomData::<#t>))
+                                .lift_or_keep()
+                        });
                         return;
                     }
                     if let (Some(name), true) = (&single, outside) {

@@ -1206,3 +1206,31 @@ fn a_method_calling_a_method_has_the_closed_form_hessian() {
     });
     assert_matrix_close(&h.slice(ndarray::s![0..3, 0..3]).to_owned(), &closed, 1e-12);
 }
+
+#[derive(Clone, Copy)]
+struct Settings {
+    order: usize,
+}
+
+const SETTINGS: Settings = Settings { order: 2 };
+const OFFSETS: &[usize] = &[0, 1];
+
+/// Constants of other types (a struct, a slice of integers) stay as they are in the
+/// twin; the function still has a Hessian.
+#[differentiable]
+fn with_constant_settings(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for &o in OFFSETS.iter() {
+        s += x[o].powi(SETTINGS.order as i32 + 1);
+    }
+    s
+}
+
+#[test]
+fn constants_of_other_types_are_kept() {
+    let x = [0.3, -0.7];
+    let h = with_constant_settings::hessian(&x);
+    // ∂²/∂xᵢ² of xᵢ³ = 6xᵢ.
+    let closed = Array2::from_diag(&ndarray::arr1(&[6.0 * x[0], 6.0 * x[1]]));
+    assert_matrix_close(&h, &closed, 1e-13);
+}
