@@ -50,18 +50,12 @@ pub trait LinalgElem: Elem {
         x: ArrayViewMut2<'_, Self>,
     );
 
-    /// `dst += α · lhs · rhs` on the `dst_triangle` (with the diagonal) of the square
-    /// `dst` only; the other triangle of `dst` is neither read nor written. A factor
-    /// with `Some(triangle)` as its structure is square and read as that triangle
-    /// (the other taken as zero, never read); `None` reads all of it.
+    /// `dst += α · lhs · rhs` (see [`TriangularProduct`]) on the product's
+    /// `dst_triangle` (with the diagonal) of the square `dst` only; the other triangle
+    /// of `dst` is neither read nor written.
     fn triangular_matmul_add(
         dst: ArrayViewMut2<'_, Self>,
-        dst_triangle: Triangle,
-        alpha: Self,
-        lhs: ArrayView2<'_, Self>,
-        lhs_structure: Option<Triangle>,
-        rhs: ArrayView2<'_, Self>,
-        rhs_structure: Option<Triangle>,
+        product: TriangularProduct<'_, '_, Self>,
     );
 
     /// Factors the square `a` in place by LU with partial pivoting, `P A = L U`: `L`
@@ -87,4 +81,24 @@ pub trait LinalgElem: Elem {
     fn nearly_equal(a: Self, b: Self, ulps: f64) -> bool {
         (a - b).abs() <= Self::of_f64(ulps) * Self::epsilon() * b.abs()
     }
+}
+
+/// The product `α · lhs · rhs` that [`LinalgElem::triangular_matmul_add`] adds into one
+/// triangle of its destination. A factor with `Some(triangle)` as its structure is
+/// square and read as that triangle (the other taken as zero, never read); `None`
+/// reads all of it.
+#[derive(Clone, Copy, Debug)]
+pub struct TriangularProduct<'l, 'r, T> {
+    /// The triangle of the destination that is written.
+    pub dst_triangle: Triangle,
+    /// The factor `α`.
+    pub alpha: T,
+    /// The left factor.
+    pub lhs: ArrayView2<'l, T>,
+    /// How the left factor is read.
+    pub lhs_structure: Option<Triangle>,
+    /// The right factor.
+    pub rhs: ArrayView2<'r, T>,
+    /// How the right factor is read.
+    pub rhs_structure: Option<Triangle>,
 }

@@ -149,12 +149,14 @@ fn cholesky_adjoint<T: LinalgElem>(l: &Array2<T>, dl: Array2<T>) -> Array2<T> {
     // Lᵀ tril(L̄): upper × lower; only the lower triangle of the product is needed.
     T::triangular_matmul_add(
         p.view_mut(),
-        Triangle::Lower,
-        T::one(),
-        l.t(),
-        Some(Triangle::Upper),
-        lower_dl.view(),
-        Some(Triangle::Lower),
+        crate::elem::TriangularProduct {
+            dst_triangle: Triangle::Lower,
+            alpha: T::one(),
+            lhs: l.t(),
+            lhs_structure: Some(Triangle::Upper),
+            rhs: lower_dl.view(),
+            rhs_structure: Some(Triangle::Lower),
+        },
     );
     let half = T::of_f64(0.5);
     p.diag_mut().map_inplace(|d| *d *= half);

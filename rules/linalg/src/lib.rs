@@ -49,7 +49,7 @@ mod work;
 
 // Each function comes with its rule module of the same name (`cholesky::rrule`).
 pub use determinant::{inverse_from_cholesky, logdet, logdet_cholesky};
-pub use elem::LinalgElem;
+pub use elem::{LinalgElem, TriangularProduct};
 pub use error::NotPositiveDefinite;
 pub use factor::cholesky;
 pub use general::{solve, SingularMatrix};

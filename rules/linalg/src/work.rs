@@ -91,11 +91,13 @@ pub(crate) fn add_triangle_of_product<T: LinalgElem>(
 ) {
     T::triangular_matmul_add(
         dst.view_mut(),
-        triangle,
-        alpha,
-        u,
-        None,
-        v.reversed_axes(),
-        None,
+        crate::elem::TriangularProduct {
+            dst_triangle: triangle,
+            alpha,
+            lhs: u,
+            lhs_structure: None,
+            rhs: v.reversed_axes(),
+            rhs_structure: None,
+        },
     );
 }

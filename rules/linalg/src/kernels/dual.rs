@@ -7,6 +7,7 @@
 //! take it, so a dual input fails where its value fails. Division by a zero pivot
 //! gives infinities or NaNs, never a panic; the callers check the pivots.
 
+use crate::elem::TriangularProduct;
 use crate::error::NotPositiveDefinite;
 use crate::work::Triangle;
 use crate::LinalgElem;
@@ -158,13 +159,16 @@ impl<const N: usize> LinalgElem for Dual<N> {
     #[track_caller]
     fn triangular_matmul_add(
         mut dst: ArrayViewMut2<'_, Self>,
-        dst_triangle: Triangle,
-        alpha: Self,
-        lhs: ArrayView2<'_, Self>,
-        lhs_structure: Option<Triangle>,
-        rhs: ArrayView2<'_, Self>,
-        rhs_structure: Option<Triangle>,
+        product: TriangularProduct<'_, '_, Self>,
     ) {
+        let TriangularProduct {
+            dst_triangle,
+            alpha,
+            lhs,
+            lhs_structure,
+            rhs,
+            rhs_structure,
+        } = product;
         let (m, n) = dst.dim();
         let inner = lhs.ncols();
         assert!(
@@ -364,21 +368,26 @@ mod tests {
                         let args = (dst_triangle, lhs_structure, rhs_structure);
                         f64::triangular_matmul_add(
                             dst.view_mut(),
-                            args.0,
-                            0.5,
-                            u.view(),
-                            args.1,
-                            v.view(),
-                            args.2,
+                            TriangularProduct {
+                                dst_triangle: args.0,
+                                alpha: 0.5,
+                                lhs: u.view(),
+                                lhs_structure: args.1,
+                                rhs: v.view(),
+                                rhs_structure: args.2,
+                            },
                         );
+                        let (ud, vd) = (constant(&u), constant(&v));
                         Dual::triangular_matmul_add(
                             dstd.view_mut(),
-                            args.0,
-                            Dual::constant(0.5),
-                            constant(&u).view(),
-                            args.1,
-                            constant(&v).view(),
-                            args.2,
+                            TriangularProduct {
+                                dst_triangle: args.0,
+                                alpha: Dual::constant(0.5),
+                                lhs: ud.view(),
+                                lhs_structure: args.1,
+                                rhs: vd.view(),
+                                rhs_structure: args.2,
+                            },
                         );
                         assert_close("triangular_matmul_add", &value(&dstd), &dst, tol);
                     }

@@ -2,6 +2,7 @@
 //! vectorised), on the ndarray memory itself when it is contiguous.
 
 use crate::bridge::{with_mat_mut, with_mat_ref};
+use crate::elem::TriangularProduct;
 use crate::error::NotPositiveDefinite;
 use crate::work::Triangle;
 use crate::LinalgElem;
@@ -79,13 +80,16 @@ fn solve_triangular<T: LinalgElem + RealField>(
 
 fn triangular_matmul_add<T: LinalgElem + RealField>(
     dst: ArrayViewMut2<'_, T>,
-    dst_triangle: Triangle,
-    alpha: T,
-    lhs: ArrayView2<'_, T>,
-    lhs_structure: Option<Triangle>,
-    rhs: ArrayView2<'_, T>,
-    rhs_structure: Option<Triangle>,
+    product: TriangularProduct<'_, '_, T>,
 ) {
+    let TriangularProduct {
+        dst_triangle,
+        alpha,
+        lhs,
+        lhs_structure,
+        rhs,
+        rhs_structure,
+    } = product;
     with_mat_ref(&lhs, |lhs| {
         with_mat_ref(&rhs, |rhs| {
             with_mat_mut(dst, |dst| {
@@ -177,16 +181,8 @@ macro_rules! by_faer {
                 solve_triangular(t, triangle, x)
             }
             #[inline]
-            fn triangular_matmul_add(
-                dst: ArrayViewMut2<'_, Self>,
-                dst_triangle: Triangle,
-                alpha: Self,
-                lhs: ArrayView2<'_, Self>,
-                lhs_structure: Option<Triangle>,
-                rhs: ArrayView2<'_, Self>,
-                rhs_structure: Option<Triangle>,
-            ) {
-                triangular_matmul_add(dst, dst_triangle, alpha, lhs, lhs_structure, rhs, rhs_structure)
+            fn triangular_matmul_add(dst: ArrayViewMut2<'_, Self>, product: TriangularProduct<'_, '_, Self>) {
+                triangular_matmul_add(dst, product)
             }
             #[inline]
             fn lu_in_place(a: ArrayViewMut2<'_, Self>, perm: &mut [usize], perm_inv: &mut [usize]) {
