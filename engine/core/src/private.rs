@@ -605,6 +605,18 @@ pub trait HigherOrder<Why>: sealed::Never {
     fn unreachable<R>() -> R;
 }
 
+/// [`HigherOrder`] for a method that did not ask for its companions, with the fix in
+/// its message.
+#[diagnostic::on_unimplemented(
+    message = "this method has no higher-order companions (`jvp`, `hvp`, `hessian`, `jacobian`): methods have them when asked",
+    label = "not asked for on this method",
+    note = "write `#[differentiable(higher_order)]` on the method (a `&self` method of a struct deriving `Tangent` whose fields are `f64`, integers, `bool`, `String`, `Vec`s of these or ndarray arrays of `f64`)"
+)]
+pub trait MethodHigherOrder<Why>: sealed::Never {
+    /// Never called: no type implements the trait.
+    fn unreachable<R>() -> R;
+}
+
 mod sealed {
     /// Implemented by no type.
     pub trait Never {}

@@ -156,6 +156,12 @@ pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStr
          generic `#[differentiable]` function."
     );
     let reason = syn::Ident::new(kind.type_name(), Span::call_site());
+    // A method that did not ask: the bound whose message says how to ask.
+    let bound = if matches!(kind, crate::twin::Why::MethodNotAsked) {
+        quote!(MethodHigherOrder)
+    } else {
+        quote!(HigherOrder)
+    };
     let names = [
         "jvp",
         "hvp",
@@ -171,9 +177,9 @@ pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStr
             #[doc = #doc]
             pub fn #id<#(#tys,)* __MochiR #extra_ty>(#receiver #(_: #tys),* #extra) -> __MochiR
             where
-                (#(#tys,)*): ::mochi::__private::HigherOrder<::mochi::__private::because::#reason>,
+                (#(#tys,)*): ::mochi::__private::#bound<::mochi::__private::because::#reason>,
             {
-                <(#(#tys,)*) as ::mochi::__private::HigherOrder<::mochi::__private::because::#reason>>::unreachable::<__MochiR>()
+                <(#(#tys,)*) as ::mochi::__private::#bound<::mochi::__private::because::#reason>>::unreachable::<__MochiR>()
             }
         }
     });
