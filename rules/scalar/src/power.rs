@@ -111,7 +111,7 @@ mod tests {
     use crate::rules::*;
     use crate::test_support::{derivative, partials};
     use mochi_core::kit::{check_binary, check_unary, F32_RTOL};
-    use mochi_core::testing::{test_rule, RuleTest};
+    use mochi_core::testing::RuleTest;
     use mochi_core::{Call, Dual, FnPullback, NoTangent, Pullback, Real};
 
     #[test]
@@ -217,11 +217,13 @@ mod tests {
             })
             .expect_no_alloc()
             .run();
-            test_rule(
+            RuleTest::new(
                 (x as f32, a as f32, b as f32),
                 |v| v.0.mul_add(v.1, v.2),
                 |v| Call((&v.0, &v.1, &v.2)).mul_add(),
-            );
+            )
+            .forward(|v| v.0.mul_add(v.1, v.2))
+            .run();
         }
     }
 
