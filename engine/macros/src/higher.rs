@@ -525,6 +525,69 @@ impl Spec {
         )
     }
 
+    /// The arguments of the generic function on `Dual<1>`, seeded along the split
+    /// direction `vs` one argument at a time (one allocation per sequence, none per
+    /// scalar), or `None` when an argument is a receiver (seeded through the flat
+    /// path). A direction of another length than its argument panics, naming it.
+    fn jvp_args(&self, vs: &[syn::Ident]) -> Option<(TokenStream, Vec<TokenStream>)> {
+        let mut lets = Vec::new();
+        let mut args = Vec::new();
+        let mut k = 0;
+        for (i, p) in self.params.iter().enumerate() {
+            let n = &p.name;
+            let a = format_ident!("__mochi_a{}", i);
+            let seq = |v: &syn::Ident| {
+                let msg = format!(
+                    "mochi: the direction for `{n}` has {{}} components, the argument {{}}"
+                );
+                quote! {
+                    ::core::assert_eq!(#n.len(), #v.len(), #msg, #v.len(), #n.len());
+                    let __mochi_seeded = #n
+                        .iter()
+                        .zip(#v.iter())
+                        .map(|(&__mochi_x, &__mochi_v)| {
+                            ::mochi::Dual::<1>::new(__mochi_x as f64, [__mochi_v as f64])
+                        });
+                }
+            };
+            match p.form {
+                Form::Receiver => return None,
+                Form::Other => args.push(quote!(::core::clone::Clone::clone(&#n))),
+                Form::Scalar => {
+                    let v = &vs[k];
+                    k += 1;
+                    lets.push(quote!(let #a = ::mochi::Dual::<1>::new(#n as f64, [#v as f64]);));
+                    args.push(quote!(#a));
+                }
+                Form::Array(af) => {
+                    let v = &vs[k];
+                    k += 1;
+                    let seeded = seq(v);
+                    lets.push(quote! {
+                        #seeded
+                        let #a = ::mochi::__private::array_from_shape(#n.raw_dim(), __mochi_seeded.collect());
+                    });
+                    args.push(array_arg(af, &a));
+                }
+                form => {
+                    let v = &vs[k];
+                    k += 1;
+                    let seeded = seq(v);
+                    lets.push(quote! {
+                        #seeded
+                        let #a: ::std::vec::Vec<::mochi::Dual<1>> = __mochi_seeded.collect();
+                    });
+                    args.push(match form {
+                        Form::Slice => quote!(&#a[..]),
+                        Form::VecRef => quote!(&#a),
+                        _ => quote!(#a),
+                    });
+                }
+            }
+        }
+        Some((quote!(#(#lets)*), args))
+    }
+
     /// The flat scalars of a gradient (`g`, one cotangent, or a tuple of them).
     /// `twin`: the gradient comes from the twin (a receiver's cotangent is then the
     /// mirror's), not from the function itself (the struct's own tangent).
@@ -709,6 +772,12 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         let #d = ::mochi::__private::duals_along(&#z, &#vz);
         #cut
     };
+    // `jvp` seeds each argument directly where it can (no flat copies of the point and
+    // the direction); the flat path serves a receiver.
+    let (jvp_seeded, jvp_args) = match spec.jvp_args(&vs) {
+        Some((lets, direct)) => (quote!(#split_v #lets), direct),
+        None => (seeded.clone(), args.clone()),
+    };
     if spec.vector_output {
         let jvp_doc = format!(
             " The value and the directional derivative along `v` (forward mode: the \
@@ -736,9 +805,9 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
             /// If a direction's length differs from its argument's.
             #[inline]
             pub fn jvp(#(#decls,)* #v: #dir) -> (#out_t, #out_t) {
-                #seeded
+                #jvp_seeded
                 let __mochi_y: ::std::vec::Vec<::mochi::Dual<1>> =
-                    #primal::<::mochi::Dual<1>>(#(#args),*).into_iter().collect();
+                    #primal::<::mochi::Dual<1>>(#(#jvp_args),*).into_iter().collect();
                 (
                     #collect(__mochi_y.iter().map(|__mochi_e| __mochi_e.value as #fl).collect()),
                     #collect(
@@ -821,8 +890,8 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         /// If a direction's length differs from its argument's.
         #[inline]
         pub fn jvp(#(#decls,)* #v: #dir) -> (#fl, #fl) {
-            #seeded
-            let __mochi_y: ::mochi::Dual<1> = #primal::<::mochi::Dual<1>>(#(#args),*);
+            #jvp_seeded
+            let __mochi_y: ::mochi::Dual<1> = #primal::<::mochi::Dual<1>>(#(#jvp_args),*);
             (__mochi_y.value as #fl, __mochi_y.partials[0] as #fl)
         }
 

@@ -1234,3 +1234,9 @@ fn constants_of_other_types_are_kept() {
     let closed = Array2::from_diag(&ndarray::arr1(&[6.0 * x[0], 6.0 * x[1]]));
     assert_matrix_close(&h, &closed, 1e-13);
 }
+
+#[test]
+#[should_panic(expected = "the direction for `x` has 2 components, the argument 3")]
+fn a_direction_of_another_length_is_refused() {
+    let _ = rosenbrock::jvp(&[0.5, 1.0, 1.5], &[1.0, 0.0]);
+}
