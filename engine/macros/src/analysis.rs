@@ -197,7 +197,7 @@ fn assigned_names(block: &syn::Block) -> HashSet<String> {
 }
 
 /// `f64` or `f32` when the signature mentions exactly one of them.
-fn signature_float_type(sig: &syn::Signature) -> Option<syn::Ident> {
+pub fn signature_float_type(sig: &syn::Signature) -> Option<syn::Ident> {
     fn walk(ts: TokenStream, seen: &mut HashSet<String>) {
         for t in ts {
             match t {

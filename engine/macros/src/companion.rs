@@ -9,21 +9,11 @@ use std::collections::HashSet;
 use syn::visit_mut::VisitMut;
 use syn::{FnArg, ItemFn};
 
-thread_local! {
-    /// Whether the method being expanded asked for its higher-order companions
-    /// (`#[differentiable(higher_order)]`).
-    static METHOD_TWINS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let Options {
-        boxed,
-        higher_order,
-    } = match parse_attr(attr) {
+    let options = match parse_attr(attr) {
         Ok(o) => o,
         Err(e) => return combine(e, item),
     };
-    METHOD_TWINS.with(|m| m.set(higher_order));
     let func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
@@ -42,12 +32,12 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         .first()
         .is_some_and(|a| matches!(a, FnArg::Receiver(_)))
     {
-        return match method(&func, boxed) {
+        return match method(&func, &options) {
             Ok(ts) => ts,
             Err(e) => combine(e, quote!(#func)),
         };
     }
-    match derive(&func, boxed) {
+    match derive(&func, &options) {
         Ok(ts) => {
             // `MOCHI_EXPAND=name` prints the expansion of that function (for the docs and
             // for debugging the transform).
@@ -68,9 +58,9 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// The derivation is the free function's with the receiver as a parameter `self: &Self`;
 /// the items of its companion module become associated functions, renamed `loss_*`.
-fn method(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
+fn method(func: &ItemFn, options: &Options) -> syn::Result<TokenStream> {
     let name = &func.sig.ident;
-    let expanded = derive(func, boxed)?;
+    let expanded = derive(func, options)?;
     let file: syn::File = syn::parse2(expanded)?;
     let vis = &func.vis;
     let mut out = Vec::new();
@@ -196,6 +186,7 @@ fn combine(e: syn::Error, item: TokenStream) -> TokenStream {
 }
 
 /// The options of `#[differentiable(..)]`.
+#[derive(Default)]
 struct Options {
     /// `boxed`: a boxed pullback, for mutual recursion.
     boxed: bool,
@@ -205,10 +196,7 @@ struct Options {
 }
 
 fn parse_attr(attr: TokenStream) -> syn::Result<Options> {
-    let mut options = Options {
-        boxed: false,
-        higher_order: false,
-    };
+    let mut options = Options::default();
     let ids = syn::parse::Parser::parse2(
         syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated,
         attr.clone(),
@@ -234,15 +222,15 @@ fn parse_attr(attr: TokenStream) -> syn::Result<Options> {
     Ok(options)
 }
 
-fn derive(func: &ItemFn, boxed: bool) -> syn::Result<TokenStream> {
-    derive_with(func, boxed, true, false)
+fn derive(func: &ItemFn, options: &Options) -> syn::Result<TokenStream> {
+    derive_with(func, options, true, false)
 }
 
 /// The derivation: analyse, lower, emit. `with_higher` adds the higher-order companions
 /// and the rules (a twin has neither: only its fused gradient is called).
 fn derive_with(
     func: &ItemFn,
-    boxed: bool,
+    options: &Options,
     with_higher: bool,
     primal_via_rule: bool,
 ) -> syn::Result<TokenStream> {
@@ -251,7 +239,7 @@ fn derive_with(
     let func = &crate::rewrite::from_inside_module(written);
     let mut an = crate::analysis::analyse(func);
     let (beside, higher) = if with_higher {
-        higher_order(written, func)
+        higher_order(written, func, options.higher_order)
     } else {
         (TokenStream::new(), TokenStream::new())
     };
@@ -275,7 +263,7 @@ fn derive_with(
             beside,
             higher,
             fallbacks,
-            boxed,
+            boxed: options.boxed,
             with_higher,
             primal_via_rule,
         },
@@ -286,11 +274,11 @@ fn derive_with(
 /// derived module, for a function over `f64`) and the companions in its module. A
 /// method gets none; a function with no generic form gets companions whose bound says
 /// why (see `higher::unavailable`).
-fn higher_order(func: &ItemFn, inner: &ItemFn) -> (TokenStream, TokenStream) {
+fn higher_order(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStream, TokenStream) {
     // With the `higher-order` feature of the facade (and so of this crate) off, no twin
     // and no companion is written, only the companions that say so.
     if cfg!(feature = "higher-order") {
-        higher_order_items(func, inner)
+        higher_order_items(func, inner, asked)
     } else {
         let off = crate::higher::unavailable(
             func,
@@ -302,12 +290,13 @@ fn higher_order(func: &ItemFn, inner: &ItemFn) -> (TokenStream, TokenStream) {
 }
 
 /// `func` as written (its twin is written beside it) and `inner`, the same seen from
-/// inside its module (where the companions and stand-ins are written).
-fn higher_order_items(func: &ItemFn, inner: &ItemFn) -> (TokenStream, TokenStream) {
+/// inside its module (where the companions and stand-ins are written). `asked`: the
+/// method asked for them with `#[differentiable(higher_order)]`.
+fn higher_order_items(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStream, TokenStream) {
     use crate::higher::{companions, unavailable, Target};
     let name = &func.sig.ident;
     if func.sig.receiver().is_some() {
-        if !METHOD_TWINS.with(|m| m.get()) {
+        if !asked {
             let why = "it is a method, and methods have them when asked: `#[differentiable(higher_order)]`, on a method of a struct deriving `Tangent` whose fields are floats, integers, `Vec`s or ndarray arrays of `f64`";
             return (
                 TokenStream::new(),
@@ -350,29 +339,50 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn) -> (TokenStream, TokenStrea
             return (TokenStream::new(), quote!(#none #stub));
         }
     };
-    match derive_with(&twin, false, false, arrays) {
+    let tname = twin.sig.ident.clone();
+    let target = Target {
+        primal: quote!(super::#tname),
+        module: quote!(super::#tname),
+        value_and_gradient: quote!(value_and_gradient),
+        pullback: quote!(pullback),
+        plain: None,
+    };
+    let seen_from_module = crate::rewrite::from_inside_module(&twin);
+    match twin_companions(func, &twin, arrays, &seen_from_module, &target) {
+        Ok((beside, inside)) => {
+            let reexport = twin_reexport(func, &tname);
+            (beside, quote!(#inside #reexport))
+        }
+        Err((none, why)) => {
+            let stub = twin_stub(inner, &why);
+            (TokenStream::new(), quote!(#none #stub))
+        }
+    }
+}
+
+/// The twin's derived items (written beside the function) and the companions over it
+/// (`for_companions` is the twin as the companions see it); or, when the twin cannot be
+/// derived, the companions that say why, and the reason.
+fn twin_companions(
+    func: &ItemFn,
+    twin: &ItemFn,
+    arrays: bool,
+    for_companions: &ItemFn,
+    target: &crate::higher::Target,
+) -> Result<(TokenStream, TokenStream), (TokenStream, String)> {
+    use crate::higher::{companions, unavailable};
+    match derive_with(twin, &Options::default(), false, arrays) {
         Ok(beside) => {
-            let tname = &twin.sig.ident;
-            let target = Target {
-                primal: quote!(super::#tname),
-                module: quote!(super::#tname),
-                value_and_gradient: quote!(value_and_gradient),
-                pullback: quote!(pullback),
-                plain: None,
-            };
-            let mut inside = companions(&crate::rewrite::from_inside_module(&twin), &target);
+            let mut inside = companions(for_companions, target);
             if inside.is_empty() {
                 let why = "an argument is `&mut` or its result is a tuple or `()`: the companions take floats, slices and `Vec`s of floats and answer for one float or one `Vec` of floats";
                 inside = unavailable(func, crate::twin::Why::Argument, why);
             }
-            let reexport = twin_reexport(func, tname);
-            (beside, quote!(#inside #reexport))
+            Ok((beside, inside))
         }
         Err(e) => {
             let why = format!("its generic form cannot be derived ({e})");
-            let none = unavailable(func, crate::twin::Why::Syntax, &why);
-            let stub = twin_stub(inner, &why);
-            (TokenStream::new(), quote!(#none #stub))
+            Err((unavailable(func, crate::twin::Why::Syntax, &why), why))
         }
     }
 }
@@ -381,42 +391,25 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn) -> (TokenStream, TokenStrea
 /// over the struct's generic mirror) and the twin's derived items beside it, and the
 /// companions in the method's module. `method` makes all of them associated functions.
 fn method_higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
-    use crate::higher::{companions, unavailable, Target};
+    use crate::higher::{unavailable, Target};
     let name = &func.sig.ident;
     let (twin, arrays) = match crate::twin::make_method(func) {
         Ok(t) => t,
         Err((kind, why, _)) => return (TokenStream::new(), unavailable(func, kind, &why)),
     };
-    match derive_with(&twin, false, false, arrays) {
-        Ok(beside) => {
-            let tname = &twin.sig.ident;
-            let target = Target {
-                primal: quote!(Self::#tname),
-                module: quote!(#tname),
-                value_and_gradient: {
-                    let f = format_ident!("{}_value_and_gradient", name);
-                    quote!(Self::#f)
-                },
-                pullback: {
-                    let f = format_ident!("{}_pullback", name);
-                    quote!(Self::#f)
-                },
-                plain: Some(quote!(Self::#name)),
-            };
-            let mut inside = companions(&twin, &target);
-            if inside.is_empty() {
-                let why = "an argument is `&mut` or its result is a tuple or `()`: the companions take floats, slices and `Vec`s of floats and answer for one float or one `Vec` of floats";
-                inside = unavailable(func, crate::twin::Why::Argument, why);
-            }
-            (beside, inside)
-        }
-        Err(e) => {
-            let why = format!("its generic form cannot be derived ({e})");
-            (
-                TokenStream::new(),
-                unavailable(func, crate::twin::Why::Syntax, &why),
-            )
-        }
+    let tname = &twin.sig.ident;
+    let value_and_gradient = format_ident!("{}_value_and_gradient", name);
+    let pullback = format_ident!("{}_pullback", name);
+    let target = Target {
+        primal: quote!(Self::#tname),
+        module: quote!(#tname),
+        value_and_gradient: quote!(Self::#value_and_gradient),
+        pullback: quote!(Self::#pullback),
+        plain: Some(quote!(Self::#name)),
+    };
+    match twin_companions(func, &twin, arrays, &twin, &target) {
+        Ok(items) => items,
+        Err((none, _)) => (TokenStream::new(), none),
     }
 }
 

@@ -73,7 +73,8 @@ enum Form {
     /// No scalar of the function's type: passed through as it is.
     Other,
     /// `&self` of a method, whose twin takes the struct's generic mirror
-    /// (`&<Self as TwinOf<T>>::Twin`): its floats are laid out as `LiftField` orders them.
+    /// (`&<Self as LiftField>::Of<T>`): its floats are laid out as `LiftField` orders
+    /// them.
     Receiver,
 }
 
@@ -316,7 +317,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
             return None;
         };
         let receiver = matches!(&*pt.ty, Type::Reference(r) if r.mutability.is_none()
-            && quote!(#r).to_string().contains("LiftField"));
+            && crate::activity::tokens_mention(&quote!(#r), &|i| i == "LiftField"));
         let form = match &*pt.ty {
             _ if receiver => Form::Receiver,
             ty if is_t(ty) => Form::Scalar,
@@ -495,23 +496,14 @@ impl Spec {
                     args.push(quote!(#a));
                 }
                 Form::Other => args.push(quote!(::core::clone::Clone::clone(&#n))),
-                Form::Array(af) => {
-                    lets.push(quote! {
-                        let #a = ::mochi::__private::array_from_shape(#n.raw_dim(), #duals[__mochi_at..__mochi_at + #n.len()].to_vec());
-                        __mochi_at += #n.len();
-                    });
-                    args.push(array_arg(af, &a));
-                }
-                form => {
-                    lets.push(quote! {
-                        let #a: ::std::vec::Vec<_> = #duals[__mochi_at..__mochi_at + #n.len()].to_vec();
-                        __mochi_at += #n.len();
-                    });
-                    args.push(match form {
-                        Form::Slice => quote!(&#a[..]),
-                        Form::VecRef => quote!(&#a),
-                        _ => quote!(#a),
-                    });
+                _ => {
+                    let (build, arg) = dual_arg(
+                        p,
+                        &a,
+                        quote!(#duals[__mochi_at..__mochi_at + #n.len()].to_vec()),
+                    );
+                    lets.push(quote!(#build __mochi_at += #n.len();));
+                    args.push(arg);
                 }
             }
         }
@@ -559,29 +551,13 @@ impl Spec {
                     lets.push(quote!(let #a = ::mochi::Dual::<1>::new(#n as f64, [#v as f64]);));
                     args.push(quote!(#a));
                 }
-                Form::Array(af) => {
+                _ => {
                     let v = &vs[k];
                     k += 1;
                     let seeded = seq(v);
-                    lets.push(quote! {
-                        #seeded
-                        let #a = ::mochi::__private::array_from_shape(#n.raw_dim(), __mochi_seeded.collect());
-                    });
-                    args.push(array_arg(af, &a));
-                }
-                form => {
-                    let v = &vs[k];
-                    k += 1;
-                    let seeded = seq(v);
-                    lets.push(quote! {
-                        #seeded
-                        let #a: ::std::vec::Vec<::mochi::Dual<1>> = __mochi_seeded.collect();
-                    });
-                    args.push(match form {
-                        Form::Slice => quote!(&#a[..]),
-                        Form::VecRef => quote!(&#a),
-                        _ => quote!(#a),
-                    });
+                    let (build, arg) = dual_arg(p, &a, quote!(__mochi_seeded));
+                    lets.push(quote!(#seeded #build));
+                    args.push(arg);
                 }
             }
         }
@@ -706,6 +682,27 @@ impl Spec {
                 }
             })
             .collect()
+    }
+}
+
+/// The dual argument `a` of a sequence or array parameter `p` from its elements
+/// (`elems`, an iterator or a `Vec` of duals): the `let` that builds it and the
+/// argument as the function takes it.
+fn dual_arg(p: &Param, a: &syn::Ident, elems: TokenStream) -> (TokenStream, TokenStream) {
+    let n = &p.name;
+    match p.form {
+        Form::Array(af) => (
+            quote!(let #a = ::mochi::__private::array_from_shape(#n.raw_dim(), #elems.into_iter().collect());),
+            array_arg(af, a),
+        ),
+        form => (
+            quote!(let #a: ::std::vec::Vec<_> = #elems.into_iter().collect();),
+            match form {
+                Form::Slice => quote!(&#a[..]),
+                Form::VecRef => quote!(&#a),
+                _ => quote!(#a),
+            },
+        ),
     }
 }
 

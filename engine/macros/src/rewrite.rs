@@ -31,11 +31,13 @@ impl VisitMut for UnDeref<'_> {
 /// The float literal `digits` in the scalar type `ty`: a suffixed literal for `f64`
 /// and `f32`, `lit::<T>(digits)` for a twin's or a generic function's scalar.
 pub fn typed_float(digits: &str, ty: &syn::Ident, span: Span) -> TokenStream {
+    // `1.` has the digits `1.`, which take a `0` before a suffix.
+    let point = if digits.ends_with('.') { "0" } else { "" };
     if ty == "f64" || ty == "f32" {
-        let lit = syn::LitFloat::new(&format!("{digits}{ty}"), span);
+        let lit = syn::LitFloat::new(&format!("{digits}{point}{ty}"), span);
         quote!(#lit)
     } else {
-        let lit = syn::LitFloat::new(&format!("{digits}f64"), span);
+        let lit = syn::LitFloat::new(&format!("{digits}{point}f64"), span);
         quote!(::mochi::__private::lit::<#ty>(#lit))
     }
 }

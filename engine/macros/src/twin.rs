@@ -66,9 +66,7 @@ pub fn float() -> &'static str {
 /// Records the float type of `func` for what follows (`make`, the stand-ins, the
 /// companions): `f32` when its signature names `f32` and not `f64`, else `f64`.
 pub fn set_float_of(func: &ItemFn) {
-    let sig = func.sig.to_token_stream();
-    let f32_only = crate::activity::tokens_mention(&sig, &|i| i == "f32")
-        && !crate::activity::tokens_mention(&sig, &|i| i == "f64");
+    let f32_only = crate::analysis::signature_float_type(&func.sig).is_some_and(|t| t == "f32");
     FLOAT.with(|f| f.set(if f32_only { "f32" } else { "f64" }));
 }
 
@@ -471,7 +469,6 @@ fn scalar_literal(e: &Expr) -> bool {
     }
 }
 
-/// The twin of `func`, or why there is none (with where to say it).
 /// The twin of `func` and whether it holds arrays (its derived rule then computes its
 /// value too, see `emit::Extras::primal_via_rule`), or why there is none.
 pub fn make(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
@@ -1022,6 +1019,14 @@ impl Rewrite<'_> {
 }
 
 impl Rewrite<'_> {
+    /// The type arguments of a path naming an item outside the function
+    /// (`Vec::<f64>::new`): they change like the function's types; the item does not.
+    fn visit_type_arguments(&mut self, path: &mut syn::Path) {
+        for seg in path.segments.iter_mut() {
+            self.visit_path_arguments_mut(&mut seg.arguments);
+        }
+    }
+
     /// An element of `array![..]`: a row (an array expression) whose elements are
     /// rewritten in turn, or an expression.
     fn visit_array_row(&mut self, e: &mut Expr) {
@@ -1158,11 +1163,9 @@ impl VisitMut for Rewrite<'_> {
                     if suffix.is_empty() || suffix == float() {
                         // Written in the function's float type (`0.1` is `0.1f32` in a
                         // function over `f32`).
-                        let digits = f.base10_digits();
-                        let point = if digits.ends_with('.') { "0" } else { "" };
-                        let typed =
-                            syn::LitFloat::new(&format!("{digits}{point}{}", float()), f.span());
-                        *e = Self::lit(quote!(#typed));
+                        let ty = syn::Ident::new(float(), f.span());
+                        let typed = crate::rewrite::typed_float(f.base10_digits(), &ty, f.span());
+                        *e = Self::lit(typed);
                     } else {
                         self.fail(
                             Why::Syntax,
@@ -1258,9 +1261,7 @@ impl VisitMut for Rewrite<'_> {
                 }
                 // `Array1::<f64>::zeros`, `Vec::<f64>::new`: the types in the path change too.
                 if let Expr::Path(p) = e {
-                    for seg in p.path.segments.iter_mut() {
-                        self.visit_path_arguments_mut(&mut seg.arguments);
-                    }
+                    self.visit_type_arguments(&mut p.path);
                 }
             }
             Expr::Call(c) => {
@@ -1358,9 +1359,7 @@ impl VisitMut for Rewrite<'_> {
                 // the types in it change.
                 let Expr::Call(c) = e else { unreachable!() };
                 if let Expr::Path(p) = &mut *c.func {
-                    for seg in p.path.segments.iter_mut() {
-                        self.visit_path_arguments_mut(&mut seg.arguments);
-                    }
+                    self.visit_type_arguments(&mut p.path);
                 }
                 for a in c.args.iter_mut() {
                     self.visit_expr_mut(a);
