@@ -65,8 +65,8 @@ fn method(func: &ItemFn, options: &Options) -> syn::Result<TokenStream> {
     let vis = &func.vis;
     let mut out = Vec::new();
     // The modules whose items become associated functions: the method's own and, with
-    // the higher-order companions, its twin's (`__mochi_twin_loss::rrule` becomes
-    // `Self::__mochi_twin_loss_rrule`).
+    // the higher-order companions, its twin's (`loss__twin_needs_differentiable_higher_order::rrule`
+    // becomes `Self::loss__twin_needs_differentiable_higher_order_rrule`).
     let modules: HashSet<String> = file
         .items
         .iter()
@@ -134,9 +134,9 @@ fn method(func: &ItemFn, options: &Options) -> syn::Result<TokenStream> {
     Ok(ts)
 }
 
-/// Paths into the derived modules of a method (`__mochi_twin_loss::rrule`,
-/// `super::__mochi_twin_loss::gradient::<D>`) as the associated functions they become
-/// (`Self::__mochi_twin_loss_rrule`).
+/// Paths into the derived modules of a method (`m::rrule`, `super::m::gradient::<D>`,
+/// with `m` the method's module or its twin's, see `twin::method_twin_name`) as the
+/// associated functions they become (`Self::m_rrule`).
 struct ModulePaths<'a> {
     modules: &'a HashSet<String>,
 }
