@@ -132,8 +132,10 @@ impl Schedule {
             }
         }
         let mut after = now;
-        if let Some(last) = last_run.filter(|last| *last > today) {
-            // Start the search at the end of the last run's date.
+        if let Some(last) = last_run.filter(|last| *last >= today) {
+            // Start the search at the end of the last run's date: a schedule that fires
+            // every minute would otherwise step through the rest of today's minutes,
+            // more than the search allows before 07:20 UTC.
             let end_of_last = last
                 .and_hms_opt(23, 59, 59)
                 .and_then(|t| t.and_local_timezone(self.tz).latest())
@@ -213,6 +215,24 @@ mod tests {
             s.local_date(second),
             date("2026-10-26"),
             "ran twice on the overlap day: {second}"
+        );
+    }
+
+    #[test]
+    fn plan_after_a_run_today_skips_to_tomorrow_on_a_frequent_schedule() {
+        // Every minute: 1 317 occurrences are left today at 02:02, more than the
+        // search steps through one by one.
+        let s = Schedule::new("* * * * *", "UTC").unwrap();
+        let now = utc("2026-12-01T02:02:39Z");
+        assert_eq!(
+            s.plan(now, Some(date("2026-12-01"))),
+            Some(Step::SleepUntil(utc("2026-12-02T00:00:00Z")))
+        );
+        assert_eq!(
+            s.plan(now, Some(date("2026-11-30"))),
+            Some(Step::RunNow {
+                date: date("2026-12-01")
+            })
         );
     }
 
