@@ -459,7 +459,7 @@ where
 
 pub use rand::Rng;
 
-pub use crate::kit::tape::{Site, Stack};
+pub use crate::kit::tape::{Saved, Site, Stack};
 
 pub use crate::forward::over_reverse::{duals_along, extend_dense, first_partials};
 

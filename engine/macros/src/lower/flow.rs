@@ -2,11 +2,11 @@
 //! replayed backwards from their iterator), and the reverse sweep follows the record.
 
 use super::exits::Exits;
-use super::ir::{AccKind, Adj, Fwd, Rev};
+use super::ir::{AccKind, Adj, Fwd, Rev, Slot};
 use super::{mentions_any, Binding, Code, LoopFlags, Lowerer, Operand};
 use crate::activity::{expr_is_active, iterates_enumerated, pat_names};
 use crate::rewrite::UnDeref;
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 use std::collections::HashMap;
 use syn::{parse_quote, Expr, Pat, Stmt};
@@ -213,11 +213,61 @@ impl Lowerer {
         bind(self);
         let mut inner = Code::default();
         self.lower_stmts(stmts, &mut inner, false);
+        self.merge_records(&mut inner);
         self.scopes.pop();
         self.loops.pop();
         self.nest_depth -= 1;
         self.loop_depth -= 1;
         inner
+    }
+
+    /// One record per trip: the values a loop body saves at its top level (every trip
+    /// runs those saves once: exits inside the body guard the statements after them)
+    /// go onto one stack as a tuple pushed at the end of the trip, instead of onto one
+    /// stack each. The reverse sweep pops the record once at the start of the trip and
+    /// hands each value to the place that read its own stack, through a [`Saved`]
+    /// holder of the same name. One capacity check, one length and one buffer per trip
+    /// instead of one per saved value.
+    ///
+    /// [`Saved`]: ../../../mochi_core/kit/tape/struct.Saved.html
+    fn merge_records(&mut self, inner: &mut Code) {
+        let saved: Vec<Ident> = inner
+            .fwd
+            .iter()
+            .filter_map(|f| match f {
+                Fwd::Save {
+                    slot: Slot::Loop(s),
+                    ..
+                } => Some(s.clone()),
+                _ => None,
+            })
+            .collect();
+        if saved.len() < 2 {
+            return;
+        }
+        for f in inner.fwd.iter_mut() {
+            if let Fwd::Save {
+                slot: Slot::Loop(s),
+                value,
+            } = f
+            {
+                *f = Fwd::Let {
+                    name: s.clone(),
+                    value: std::mem::take(value),
+                };
+            }
+        }
+        for s in &saved {
+            if let Some(&k) = self.loop_slots.get(&s.to_string()) {
+                self.top[k] = TokenStream::new();
+            }
+        }
+        let load = self.save(quote!((#(#saved,)*)), inner);
+        // Kept in forward order and emitted backwards: the unpacking comes first.
+        inner.rev.push(Rev::Unpack {
+            record: load,
+            names: saved,
+        });
     }
 
     fn make_flags(

@@ -217,6 +217,12 @@ pub enum Rev {
     Block(Vec<Rev>),
     /// Declares a cotangent temporary as a structural zero.
     Temp(Ident),
+    /// Pops a loop trip's record (`record`, the load of its stack) and binds each value
+    /// to the name of the stack it would have had, in a holder whose `pop` gives it.
+    Unpack {
+        record: TokenStream,
+        names: Vec<Ident>,
+    },
 }
 
 /// The declarations and reads of the runtime support the lowering writes besides the
@@ -509,6 +515,10 @@ impl ToTokens for Rev {
                 quote!({ #body })
             }
             Rev::Temp(t) => quote!(let mut #t = ::mochi::__private::zero();),
+            Rev::Unpack { record, names } => quote!(
+                let (#(#names,)*) = #record;
+                #(let mut #names = ::mochi::__private::Saved::new(#names);)*
+            ),
         });
     }
 }

@@ -134,6 +134,9 @@ pub struct Lowerer {
     /// Declarations at the top of the forward sweep: the tape's slots and the cotangent
     /// types' placeholders, which statements anywhere in the body fill.
     top: Vec<TokenStream>,
+    /// Where each loop slot's declaration is in `top` (by the slot's name): a loop body's
+    /// slots merged into one record ([`Lowerer::merge_records`]) give theirs up.
+    loop_slots: HashMap<String, usize>,
     /// Declarations of the cotangent variables at the top of the reverse sweep.
     cots: Vec<TokenStream>,
     /// How many loops enclose the code being lowered: inside one, values are saved on
@@ -204,6 +207,7 @@ impl Lowerer {
             scopes: vec![HashMap::new()],
             next: 0,
             top: Vec::new(),
+            loop_slots: HashMap::new(),
             cots: Vec::new(),
             loop_depth: 0,
             nest_depth: 0,
@@ -295,6 +299,9 @@ impl Lowerer {
         } else {
             Slot::Local(s)
         };
+        if let Slot::Loop(s) = &slot {
+            self.loop_slots.insert(s.to_string(), self.top.len());
+        }
         self.top.extend(slot.declaration());
         let load = slot.load();
         code.fwd.push(Fwd::Save { slot, value });
