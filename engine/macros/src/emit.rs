@@ -157,7 +157,11 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
         #top
         #fwd
         let __mochi_result = #result;
+        // Inlined into the caller's reverse sweep: a helper's pullback, called once per
+        // call of the helper, is small next to the call's cost (an attribute on a
+        // closure is stable in argument position).
         let __mochi_pb = ::mochi::__private::#pb_ctor(
+            #[inline(always)]
             move |__mochi_dy: #out_t, (#(#d_idents,)*): (#(&mut #arg_ts,)*)| {
                 #cots
                 #seed
