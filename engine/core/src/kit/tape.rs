@@ -70,9 +70,11 @@ pub struct Stack<T: 'static> {
     ptr: NonNull<T>,
     len: usize,
     cap: usize,
-    /// `Some`: the buffer is a part of this chunk. `None`: the buffer, if `cap > 0` and
-    /// `T` is not zero-sized, is a `Vec<T>`'s, given back to the pool on drop.
-    chunk: Option<Arc<Chunk>>,
+    /// `Some`: the buffer is a part of this chunk (an `Arc` turned into its pointer,
+    /// so that the stack has no field with drop glue whose address would escape and
+    /// keep the stack out of registers). `None`: the buffer, if `cap > 0` and `T` is
+    /// not zero-sized, is a `Vec<T>`'s, given back to the pool on drop.
+    chunk: Option<NonNull<Chunk>>,
     site: &'static Site,
     _owns: PhantomData<T>,
 }
@@ -263,7 +265,7 @@ impl<T: 'static> Stack<T> {
             if let Some((p, chunk)) = carved {
                 s.ptr = p.cast();
                 s.cap = hint;
-                s.chunk = Some(chunk);
+                s.chunk = Some(into_handle(chunk));
                 return s;
             }
         }
@@ -277,18 +279,9 @@ impl<T: 'static> Stack<T> {
             .ok()
             .flatten();
         if let Some(v) = pooled {
-            s.adopt(v);
+            (s.ptr, s.cap) = adopt(v);
         }
         s
-    }
-
-    /// Takes `v`'s buffer (empty) as this stack's.
-    fn adopt(&mut self, v: Vec<T>) {
-        debug_assert!(v.is_empty());
-        let mut v = std::mem::ManuallyDrop::new(v);
-        self.cap = v.capacity();
-        // SAFETY: a `Vec`'s pointer is never null.
-        self.ptr = unsafe { NonNull::new_unchecked(v.as_mut_ptr()) };
     }
 
     /// Saves a value.
@@ -297,7 +290,11 @@ impl<T: 'static> Stack<T> {
         // Zero-sized values (the pullbacks of `+`, `-`) only count: no room to check,
         // so that a loop of them folds to one addition.
         if size_of::<T>() != 0 && self.len == self.cap {
-            self.grow();
+            // By value, not `&mut self`: a stack whose address never escapes stays in
+            // registers in the loops that push and pop it.
+            let (ptr, cap) = grow(self.ptr, self.len, self.cap, self.chunk.take(), self.site);
+            self.ptr = ptr;
+            self.cap = cap;
         }
         // SAFETY: `len < cap`: inside the buffer, and not initialised.
         unsafe { self.ptr.as_ptr().add(self.len).write(v) };
@@ -315,54 +312,80 @@ impl<T: 'static> Stack<T> {
         // counted.
         unsafe { self.ptr.as_ptr().add(self.len).read() }
     }
+}
 
-    /// Moves the elements into a buffer of twice the room, of its own, and tells the
-    /// site how much room its stacks need.
-    #[cold]
-    #[inline(never)]
-    fn grow(&mut self) {
-        let cap = self
-            .cap
-            .checked_mul(2)
-            .expect("mochi: tape too long")
-            .max(4);
-        let mut v = Vec::<T>::with_capacity(cap);
-        // SAFETY: the `len` initialised elements move to the new buffer, which has room.
-        unsafe { std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), v.as_mut_ptr(), self.len) };
-        self.release_buffer();
-        self.adopt(v);
-        self.site.hint.fetch_max(self.cap, Ordering::Relaxed);
+/// Takes `v`'s buffer (empty): its pointer and capacity.
+fn adopt<T>(v: Vec<T>) -> (NonNull<T>, usize) {
+    debug_assert!(v.is_empty());
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: a `Vec`'s pointer is never null.
+    (
+        unsafe { NonNull::new_unchecked(v.as_mut_ptr()) },
+        v.capacity(),
+    )
+}
+
+/// Moves a full stack's `len` elements into a buffer of twice the room, of its own,
+/// gives up the old buffer, and tells the site how much room its stacks need.
+#[cold]
+#[inline(never)]
+fn grow<T: 'static>(
+    ptr: NonNull<T>,
+    len: usize,
+    cap: usize,
+    chunk: Option<NonNull<Chunk>>,
+    site: &'static Site,
+) -> (NonNull<T>, usize) {
+    let new_cap = cap.checked_mul(2).expect("mochi: tape too long").max(4);
+    let mut v = Vec::<T>::with_capacity(new_cap);
+    // SAFETY: the `len` initialised elements move to the new buffer, which has room.
+    unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr(), v.as_mut_ptr(), len) };
+    match chunk {
+        Some(c) => release_chunk(c),
+        None if cap > 0 => give_back(ptr, cap, site),
+        None => {}
     }
+    site.hint.fetch_max(new_cap, Ordering::Relaxed);
+    adopt(v)
+}
 
-    /// Gives up the buffer (its elements already moved or dropped): its part of a chunk,
-    /// or a `Vec` buffer, which goes back to the pool.
-    fn release_buffer(&mut self) {
-        if self.chunk.take().is_some() || self.cap == 0 || size_of::<T>() == 0 {
+/// A stack's hold on its chunk, as a pointer ([`release_chunk`] gives it up).
+fn into_handle(chunk: Arc<Chunk>) -> NonNull<Chunk> {
+    // SAFETY: `Arc::into_raw` never returns null.
+    unsafe { NonNull::new_unchecked(Arc::into_raw(chunk).cast_mut()) }
+}
+
+/// Gives up a stack's hold on its chunk (freed with the last hold).
+#[inline(never)]
+fn release_chunk(chunk: NonNull<Chunk>) {
+    // SAFETY: made by `into_handle` from an `Arc` whose count it kept; given up once.
+    drop(unsafe { Arc::from_raw(chunk.as_ptr().cast_const()) });
+}
+
+/// Gives a `Vec<T>` buffer of capacity `cap` (its elements gone) back to the pool.
+#[inline(never)]
+fn give_back<T: 'static>(ptr: NonNull<T>, cap: usize, site: &'static Site) {
+    // SAFETY: a buffer not carved from a chunk is a `Vec<T>`'s of capacity `cap`, whose
+    // elements are gone.
+    let items = unsafe { Vec::from_raw_parts(ptr.as_ptr(), 0, cap) };
+    let key = (std::any::TypeId::of::<T>(), site.key());
+    let _ = POOL.try_with(|pool| {
+        let Ok(mut pool) = pool.try_borrow_mut() else {
             return;
-        }
-        // SAFETY: a buffer not from a chunk is a `Vec<T>`'s of capacity `cap`, whose
-        // elements are gone.
-        let items = unsafe { Vec::from_raw_parts(self.ptr.as_ptr(), 0, self.cap) };
-        self.ptr = NonNull::dangling();
-        self.cap = 0;
-        let key = (std::any::TypeId::of::<T>(), self.site.key());
-        let _ = POOL.try_with(|pool| {
-            let Ok(mut pool) = pool.try_borrow_mut() else {
-                return;
-            };
-            let entry = pool
-                .entry(key)
-                .or_insert_with(|| Box::new(Vec::<Vec<T>>::with_capacity(4)));
-            if let Some(v) = entry.downcast_mut::<Vec<Vec<T>>>() {
-                if v.len() < POOL_DEPTH {
-                    v.push(items);
-                }
+        };
+        let entry = pool
+            .entry(key)
+            .or_insert_with(|| Box::new(Vec::<Vec<T>>::with_capacity(4)));
+        if let Some(v) = entry.downcast_mut::<Vec<Vec<T>>>() {
+            if v.len() < POOL_DEPTH {
+                v.push(items);
             }
-        });
-    }
+        }
+    });
 }
 
 impl<T: 'static> Drop for Stack<T> {
+    #[inline]
     fn drop(&mut self) {
         if std::mem::needs_drop::<T>() {
             // SAFETY: elements `..len` are initialised and dropped once.
@@ -373,8 +396,14 @@ impl<T: 'static> Drop for Stack<T> {
                 ))
             };
         }
-        self.len = 0;
-        self.release_buffer();
+        if size_of::<T>() == 0 {
+            return;
+        }
+        match self.chunk.take() {
+            Some(c) => release_chunk(c),
+            None if self.cap > 0 => give_back(self.ptr, self.cap, self.site),
+            None => {}
+        }
     }
 }
 
