@@ -292,13 +292,19 @@ impl<T: 'static> Stack<T> {
         if size_of::<T>() != 0 && self.len == self.cap {
             // By value, not `&mut self`: a stack whose address never escapes stays in
             // registers in the loops that push and pop it.
-            let (ptr, cap) = grow(self.ptr, self.len, self.cap, self.chunk.take(), self.site);
-            self.ptr = ptr;
-            self.cap = cap;
+            self.grow();
         }
         // SAFETY: `len < cap`: inside the buffer, and not initialised.
         unsafe { self.ptr.as_ptr().add(self.len).write(v) };
         self.len += 1;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let (ptr, cap) = grow(self.ptr, self.len, self.cap, self.chunk.take(), self.site);
+        self.ptr = ptr;
+        self.cap = cap;
     }
 
     /// Takes the last saved value.
