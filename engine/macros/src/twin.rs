@@ -1139,6 +1139,30 @@ impl VisitMut for Rewrite<'_> {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // `x[j] += a * x[i]`: on `f64` the right side is evaluated before the place is
+        // borrowed; on the twin's generic scalar the operator is a trait method, which
+        // borrows `x` mutably first (E0502). Evaluating the right side into a local
+        // first keeps the primal's order.
+        if let Expr::Binary(b) = e {
+            let compound = matches!(
+                b.op,
+                syn::BinOp::AddAssign(_)
+                    | syn::BinOp::SubAssign(_)
+                    | syn::BinOp::MulAssign(_)
+                    | syn::BinOp::DivAssign(_)
+                    | syn::BinOp::RemAssign(_)
+            );
+            if compound && matches!(&*b.left, Expr::Index(_)) {
+                syn::visit_mut::visit_expr_mut(self, e);
+                let Expr::Binary(b) = e else { return };
+                let (l, op, r) = (&b.left, &b.op, &b.right);
+                *e = syn::parse_quote!({
+                    let __mochi_rhs = #r;
+                    #l #op __mochi_rhs;
+                });
+                return;
+            }
+        }
         if self.arrays {
             if let Expr::Binary(b) = e {
                 if scalar_expr(&b.left, &self.scalars) && !scalar_expr(&b.right, &self.scalars) {
