@@ -910,6 +910,36 @@ pub fn acc_range<T: TangentVector>(
     }
 }
 
+/// [`acc_range`] from a cotangent the caller keeps: its elements are moved out and it
+/// is left empty (the structural zero) with its buffer, so that the sub-slice argument
+/// of a call inside a loop reuses one buffer on every trip instead of allocating one.
+#[inline]
+#[track_caller]
+pub fn acc_range_from<T: TangentVector>(
+    dst: &mut Vec<T>,
+    len: usize,
+    range: (std::ops::Bound<usize>, std::ops::Bound<usize>),
+    src: &mut Vec<T>,
+) {
+    if src.is_empty() {
+        return;
+    }
+    if dst.len() != len {
+        materialise_vec(dst, len);
+    }
+    let part = &mut dst[range];
+    assert_eq!(
+        part.len(),
+        src.len(),
+        "mochi: the cotangent of a sub-slice has {} elements, the sub-slice {}",
+        src.len(),
+        part.len()
+    );
+    for (d, s) in part.iter_mut().zip(src.drain(..)) {
+        d.accumulate(s);
+    }
+}
+
 /// The bounds of a range expression, to keep for the reverse sweep.
 #[inline(always)]
 pub fn range_bounds<R: std::ops::RangeBounds<usize>>(

@@ -655,10 +655,9 @@ impl Lowerer {
             }
             _ => o.val(),
         };
-        let sub_decl = sub.map(|(decl, back)| {
+        if let Some(back) = sub {
             code.rev.push(back);
-            decl
-        });
+        }
         let method = &m.method;
         let taken = if name == "push" {
             code.fwd.push(Fwd::Primal(quote!(#recv.#method(#val);)));
@@ -678,7 +677,6 @@ impl Lowerer {
             }
         };
         code.rev.push(Rev::back_into(o.cot(), taken));
-        code.rev.extend(sub_decl);
         Some(Operand::Inactive(quote!(())))
     }
 
@@ -1057,10 +1055,8 @@ impl Lowerer {
         }
         // Sub-slices: their cotangents go back into the sequences' after the call's
         // pullback (reverse order: pushed first, run last).
-        let mut decls: Vec<Rev> = Vec::new();
-        for (decl, back) in subslices {
+        for back in subslices {
             code.rev.push(back);
-            decls.push(decl);
         }
         for (t, c) in &conv {
             code.rev.push(Rev::Acc {
@@ -1074,7 +1070,6 @@ impl Lowerer {
         for (t, _) in conv {
             code.rev.push(Rev::Temp(t));
         }
-        code.rev.extend(decls);
         out
     }
 
@@ -1123,11 +1118,7 @@ impl Lowerer {
     /// passes the sub-slice; its cotangent is a temporary that the reverse sweep adds
     /// into `x`'s over the same range. Returns the operand and (the temporary's
     /// declaration, the reverse accumulation).
-    pub(super) fn subslice_arg(
-        &mut self,
-        a: &Expr,
-        code: &mut Code,
-    ) -> Option<(Operand, (Rev, Rev))> {
+    pub(super) fn subslice_arg(&mut self, a: &Expr, code: &mut Code) -> Option<(Operand, Rev)> {
         let Expr::Reference(r) = a else { return None };
         let Expr::Index(ix) = &*r.expr else {
             return None;
@@ -1174,14 +1165,16 @@ impl Lowerer {
             into: quote!(#cot #(.#fields)*),
             from: quote!(#tmp),
         };
-        let decl = Rev::Temp(tmp.clone());
+        // Declared once at the top of the reverse sweep: `acc_range_from` leaves it
+        // empty with its buffer, which the next trip of a loop reuses.
+        self.cots.push(super::ir::rt::zero_decl(&tmp));
         Some((
             Operand::Active {
                 val: quote!(#sub),
                 cot: quote!(#tmp),
                 is_ref: true,
             },
-            (decl, back),
+            back,
         ))
     }
 }

@@ -174,8 +174,8 @@ pub enum Rev {
         index: TokenStream,
         from: TokenStream,
     },
-    /// Adds the cotangent taken from `from` into `into`'s over the range a sub-slice
-    /// covered (saved as `(range, length)` in `saved`).
+    /// Adds the cotangent in `from` into `into`'s over the range a sub-slice covered
+    /// (saved as `(range, length)` in `saved`), leaving `from` empty with its buffer.
     AccRange {
         saved: TokenStream,
         into: TokenStream,
@@ -454,7 +454,7 @@ impl ToTokens for Rev {
             }),
             Rev::AccRange { saved, into, from } => quote!({
                 let (__mochi_r, __mochi_l) = #saved;
-                ::mochi::__private::acc_range(&mut #into, __mochi_l, __mochi_r, ::mochi::__private::take(&mut #from));
+                ::mochi::__private::acc_range_from(&mut #into, __mochi_l, __mochi_r, &mut #from);
             }),
             Rev::Split { from, parts } => {
                 let accs = parts

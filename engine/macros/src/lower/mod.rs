@@ -699,14 +699,13 @@ impl Lowerer {
         // `let part = &x[a..b];`: a sub-slice of a differentiable sequence, whose
         // cotangent goes back into the range of `x`'s (as for a sub-slice argument).
         if any_active {
-            if let Some((o, (decl, back))) = self.subslice_arg(init_expr, code) {
+            if let Some((o, back)) = self.subslice_arg(init_expr, code) {
                 let val = o.val();
                 code.fwd
                     .push(Fwd::Primal(quote!(#(#attrs)* let #pat #ty_tokens = #val;)));
                 code.rev.push(back);
                 let adj = self.bind_pattern_fresh(pat, true, true, code, true);
                 code.rev.push(Rev::back_into(o.cot(), adj));
-                code.rev.push(decl);
                 return;
             }
         }
