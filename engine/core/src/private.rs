@@ -882,37 +882,9 @@ pub fn acc_unwrapped<W: AccUnwrapped<V>, V>(dst: &mut W, v: V) {
 
 /// `dst[range] += src` for the cotangent `src` of a sub-slice `&x[range]` of a sequence
 /// of length `len` whose cotangent is `dst` (a structural zero is written out first; an
-/// empty `src` is the structural zero and adds nothing).
-#[inline]
-#[track_caller]
-pub fn acc_range<T: TangentVector>(
-    dst: &mut Vec<T>,
-    len: usize,
-    range: (std::ops::Bound<usize>, std::ops::Bound<usize>),
-    src: Vec<T>,
-) {
-    if src.is_empty() {
-        return;
-    }
-    if dst.len() != len {
-        materialise_vec(dst, len);
-    }
-    let part = &mut dst[range];
-    assert_eq!(
-        part.len(),
-        src.len(),
-        "mochi: the cotangent of a sub-slice has {} elements, the sub-slice {}",
-        src.len(),
-        part.len()
-    );
-    for (d, s) in part.iter_mut().zip(src) {
-        d.accumulate(s);
-    }
-}
-
-/// [`acc_range`] from a cotangent the caller keeps: its elements are moved out and it
-/// is left empty (the structural zero) with its buffer, so that the sub-slice argument
-/// of a call inside a loop reuses one buffer on every trip instead of allocating one.
+/// empty `src` is the structural zero and adds nothing). `src`'s elements are moved out
+/// and it is left empty (the structural zero) with its buffer, so that the sub-slice
+/// argument of a call inside a loop reuses one buffer on every trip.
 #[inline]
 #[track_caller]
 pub fn acc_range_from<T: TangentVector>(

@@ -1144,15 +1144,7 @@ impl VisitMut for Rewrite<'_> {
         // borrows `x` mutably first (E0502). Evaluating the right side into a local
         // first keeps the primal's order.
         if let Expr::Binary(b) = e {
-            let compound = matches!(
-                b.op,
-                syn::BinOp::AddAssign(_)
-                    | syn::BinOp::SubAssign(_)
-                    | syn::BinOp::MulAssign(_)
-                    | syn::BinOp::DivAssign(_)
-                    | syn::BinOp::RemAssign(_)
-            );
-            if compound && matches!(&*b.left, Expr::Index(_)) {
+            if crate::activity::is_arithmetic_assign(&b.op) && matches!(&*b.left, Expr::Index(_)) {
                 syn::visit_mut::visit_expr_mut(self, e);
                 let Expr::Binary(b) = e else { return };
                 let (l, op, r) = (&b.left, &b.op, &b.right);
