@@ -1116,8 +1116,8 @@ impl Lowerer {
 
     /// `&x[a..b]` of a differentiable sequence as a call argument: the forward sweep
     /// passes the sub-slice; its cotangent is a temporary that the reverse sweep adds
-    /// into `x`'s over the same range. Returns the operand and (the temporary's
-    /// declaration, the reverse accumulation).
+    /// into `x`'s over the same range. Returns the operand and the reverse
+    /// accumulation; the temporary is declared at the top of the reverse sweep.
     pub(super) fn subslice_arg(&mut self, a: &Expr, code: &mut Code) -> Option<(Operand, Rev)> {
         let Expr::Reference(r) = a else { return None };
         let Expr::Index(ix) = &*r.expr else {
