@@ -2,8 +2,9 @@
 //! `pow2`, `powi`, `powf`, … — and `scaled_add` in value form.
 //!
 //! Each unary rule keeps one array for its pullback: the input when the derivative
-//! is a function of the input (`sin`: `cos x`), the output when it is a function of
-//! the output (`exp`: `y`; `sqrt`: `1/(2y)`), so no rule keeps both.
+//! is a cheap function of the input (`ln`: `1/x`), the output when it is a function of
+//! the output (`exp`: `y`; `sqrt`: `1/(2y)`), and the derivative itself, computed in
+//! the same pass as the value, when it costs as much as the value (`sin`: `cos x`).
 
 use crate::cotangent::{
     add_owned, add_unbroadcast, add_unbroadcast_zip, dense, is_structural_zero, output,
@@ -102,10 +103,6 @@ unary! {
     NdSqrt, SqrtKernel, sqrt, true, |y| (y + y).recip();
     /// `x.cbrt()` elementwise.
     NdCbrt, CbrtKernel, cbrt, true, |y| (c::<T>(3.0) * y * y).recip();
-    /// `x.sin()` elementwise.
-    NdSin, SinKernel, sin, false, |x| x.cos();
-    /// `x.cos()` elementwise.
-    NdCos, CosKernel, cos, false, |x| -x.sin();
     /// `x.tan()` elementwise.
     NdTan, TanKernel, tan, true, |y| T::one() + y * y;
     /// `x.recip()` elementwise.
@@ -114,6 +111,56 @@ unary! {
     NdAbs, AbsKernel, abs, false, |x| if x > T::ZERO { T::one() } else if x < T::ZERO { -T::one() } else { T::ZERO };
     /// `x.pow2()` (squares) elementwise.
     NdPow2, Pow2Kernel, pow2, false, |x| x + x;
+}
+
+/// Elementwise functions whose derivative costs as much as the value (`sin`: `cos x`):
+/// both come from one pass (`sin_cos`, one call where the two share their argument
+/// reduction), and the pullback keeps the derivative, so the reverse sweep only
+/// multiplies. Keeping the input instead cost a second transcendental per element in
+/// the reverse sweep.
+macro_rules! unary_beside {
+    ($($(#[$doc:meta])* $Trait:ident, $Kernel:ident, $method:ident, |$x:ident| $both:expr;)*) => {$(
+        rule_trait! {
+            $(#[$doc])*
+            $Trait::$method
+        }
+
+        #[doc = concat!("The kernel of `", stringify!($method), "`: the saved array is the derivative.")]
+        pub struct $Kernel;
+
+        impl<T: Elem> UnaryKernel<T> for $Kernel {
+            const SAVES_OUTPUT: bool = false;
+            #[inline(always)]
+            fn derivative(d: T) -> T {
+                d
+            }
+        }
+
+        impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> $Trait for Call<(&'a ArrayBase<S, D>,)> {
+            type Output = Array<T, D>;
+            type Pullback = UnaryPullback<T, D, $Kernel>;
+            #[inline]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                let (x,) = self.0;
+                let mut y = x.to_owned();
+                let mut d = Array::from_elem(x.raw_dim(), T::ZERO);
+                Zip::from(&mut y).and(&mut d).for_each(|y, d| {
+                    let $x = *y;
+                    let (v, dv) = $both;
+                    *y = v;
+                    *d = dv;
+                });
+                (y, UnaryPullback { saved: d, _k: PhantomData })
+            }
+        }
+    )*};
+}
+
+unary_beside! {
+    /// `x.sin()` elementwise.
+    NdSin, SinKernel, sin, |x| x.sin_cos();
+    /// `x.cos()` elementwise.
+    NdCos, CosKernel, cos, |x| { let (s, c) = x.sin_cos(); (c, -s) };
 }
 
 rule_trait! {
