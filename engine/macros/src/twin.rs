@@ -1139,14 +1139,14 @@ impl VisitMut for Rewrite<'_> {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
-        // `x[j] += a * x[i]`: on `f64` the right side is evaluated before the place is
-        // borrowed; on the twin's generic scalar the operator is a trait method, which
-        // borrows `x` mutably first (E0502). Evaluating the right side into a local
-        // first keeps the primal's order.
+        // `x[j] += a * x[i]`, `m[i].w -= g[i]`: on `f64` the right side is evaluated
+        // before the place; on the twin's generic scalar the operator is a trait method
+        // whose place (`index_mut`) borrows `x` mutably first (E0502). Evaluating the
+        // right side into a local first keeps the primal's order. (A plain variable's
+        // place borrows nothing before the call.)
         if let Expr::Binary(b) = e {
-            if crate::activity::is_arithmetic_assign(&b.op) && matches!(&*b.left, Expr::Index(_)) {
-                syn::visit_mut::visit_expr_mut(self, e);
-                let Expr::Binary(b) = e else { return };
+            if crate::activity::is_arithmetic_assign(&b.op) && !matches!(&*b.left, Expr::Path(_)) {
+                syn::visit_mut::visit_expr_binary_mut(self, b);
                 let (l, op, r) = (&b.left, &b.op, &b.right);
                 *e = syn::parse_quote!({
                     let __mochi_rhs = #r;

@@ -18,7 +18,8 @@ use std::marker::PhantomData;
 /// One elementwise function: its value and its derivative in terms of the saved
 /// array (input or output).
 pub trait UnaryKernel<T> {
-    /// Whether the pullback keeps the output (`true`) or the input (`false`).
+    /// Whether the pullback keeps the output (`true`) or another array (`false`): the
+    /// input, or for `sin` and `cos` the derivative itself.
     const SAVES_OUTPUT: bool;
     /// The derivative at an element, from the saved value there.
     fn derivative(saved: T) -> T;
@@ -53,7 +54,9 @@ impl<T: Elem, D: Dimension, K: UnaryKernel<T>> Pullback for UnaryPullback<T, D, 
 }
 
 macro_rules! unary {
-    ($($(#[$doc:meta])* $Trait:ident, $Kernel:ident, $method:ident, $saves_output:expr, |$s:ident| $deriv:expr;)*) => {$(
+    // One rule: its trait, its kernel, and the forward pass `|x| (value, saved)`.
+    (@rule $(#[$doc:meta])* $Trait:ident, $Kernel:ident, $method:ident, $saves_output:expr,
+        |$s:ident| $deriv:expr, |$x:ident| $forward:expr) => {
         rule_trait! {
             $(#[$doc])*
             $Trait::$method
@@ -75,12 +78,19 @@ macro_rules! unary {
             type Pullback = UnaryPullback<T, D, $Kernel>;
             #[inline]
             fn $method(self) -> (Self::Output, Self::Pullback) {
-                let (x,) = self.0;
-                let y = x.$method();
-                let saved = if $saves_output { y.clone() } else { x.to_owned() };
+                let ($x,) = self.0;
+                let (y, saved) = $forward;
                 (y, UnaryPullback { saved, _k: PhantomData })
             }
         }
+    };
+    // Rules that keep the input or the output.
+    ($($(#[$doc:meta])* $Trait:ident, $Kernel:ident, $method:ident, $saves_output:expr, |$s:ident| $deriv:expr;)*) => {$(
+        unary!(@rule $(#[$doc])* $Trait, $Kernel, $method, $saves_output, |$s| $deriv, |x| {
+            let y = x.$method();
+            let saved = if $saves_output { y.clone() } else { x.to_owned() };
+            (y, saved)
+        });
     )*};
 }
 
@@ -119,40 +129,19 @@ unary! {
 /// multiplies. Keeping the input instead cost a second transcendental per element in
 /// the reverse sweep.
 macro_rules! unary_beside {
-    ($($(#[$doc:meta])* $Trait:ident, $Kernel:ident, $method:ident, |$x:ident| $both:expr;)*) => {$(
-        rule_trait! {
-            $(#[$doc])*
-            $Trait::$method
-        }
-
-        #[doc = concat!("The kernel of `", stringify!($method), "`: the saved array is the derivative.")]
-        pub struct $Kernel;
-
-        impl<T: Elem> UnaryKernel<T> for $Kernel {
-            const SAVES_OUTPUT: bool = false;
-            #[inline(always)]
-            fn derivative(d: T) -> T {
-                d
-            }
-        }
-
-        impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> $Trait for Call<(&'a ArrayBase<S, D>,)> {
-            type Output = Array<T, D>;
-            type Pullback = UnaryPullback<T, D, $Kernel>;
-            #[inline]
-            fn $method(self) -> (Self::Output, Self::Pullback) {
-                let (x,) = self.0;
-                let mut y = x.to_owned();
-                let mut d = Array::from_elem(x.raw_dim(), T::ZERO);
-                Zip::from(&mut y).and(&mut d).for_each(|y, d| {
-                    let $x = *y;
-                    let (v, dv) = $both;
-                    *y = v;
-                    *d = dv;
-                });
-                (y, UnaryPullback { saved: d, _k: PhantomData })
-            }
-        }
+    ($($(#[$doc:meta])* $Trait:ident, $Kernel:ident, $method:ident, |$v:ident| $both:expr;)*) => {$(
+        // The saved array is the derivative, which `derivative` returns as it is.
+        unary!(@rule $(#[$doc])* $Trait, $Kernel, $method, false, |d| d, |x| {
+            let mut y = x.to_owned();
+            let mut d = Array::from_elem(x.raw_dim(), T::ZERO);
+            Zip::from(&mut y).and(&mut d).for_each(|y, d| {
+                let $v = *y;
+                let (value, derivative) = $both;
+                *y = value;
+                *d = derivative;
+            });
+            (y, d)
+        });
     )*};
 }
 

@@ -290,8 +290,6 @@ impl<T: 'static> Stack<T> {
         // Zero-sized values (the pullbacks of `+`, `-`) only count: no room to check,
         // so that a loop of them folds to one addition.
         if size_of::<T>() != 0 && self.len == self.cap {
-            // By value, not `&mut self`: a stack whose address never escapes stays in
-            // registers in the loops that push and pop it.
             self.grow();
         }
         // SAFETY: `len < cap`: inside the buffer, and not initialised.
@@ -299,6 +297,8 @@ impl<T: 'static> Stack<T> {
         self.len += 1;
     }
 
+    /// A cold method (growth by value, as a function returning the new buffer, made
+    /// `naive_map_sin_cos_exp` 25% slower).
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
@@ -346,13 +346,25 @@ fn grow<T: 'static>(
     let mut v = Vec::<T>::with_capacity(new_cap);
     // SAFETY: the `len` initialised elements move to the new buffer, which has room.
     unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr(), v.as_mut_ptr(), len) };
+    release(ptr, cap, chunk, site);
+    site.hint.fetch_max(new_cap, Ordering::Relaxed);
+    adopt(v)
+}
+
+/// Gives up a stack's buffer, its elements gone: its hold on a chunk, or a `Vec`
+/// buffer (capacity `cap > 0`), which goes back to the pool.
+#[inline(always)]
+fn release<T: 'static>(
+    ptr: NonNull<T>,
+    cap: usize,
+    chunk: Option<NonNull<Chunk>>,
+    site: &'static Site,
+) {
     match chunk {
         Some(c) => release_chunk(c),
         None if cap > 0 => give_back(ptr, cap, site),
         None => {}
     }
-    site.hint.fetch_max(new_cap, Ordering::Relaxed);
-    adopt(v)
 }
 
 /// A stack's hold on its chunk, as a pointer ([`release_chunk`] gives it up).
@@ -405,11 +417,7 @@ impl<T: 'static> Drop for Stack<T> {
         if size_of::<T>() == 0 {
             return;
         }
-        match self.chunk.take() {
-            Some(c) => release_chunk(c),
-            None if self.cap > 0 => give_back(self.ptr, self.cap, self.site),
-            None => {}
-        }
+        release(self.ptr, self.cap, self.chunk, self.site);
     }
 }
 

@@ -257,11 +257,7 @@ impl Lowerer {
                 };
             }
         }
-        for s in &saved {
-            if let Some(&k) = self.loop_slots.get(&s.to_string()) {
-                self.top[k] = TokenStream::new();
-            }
-        }
+        self.stacks.retain(|s| !saved.contains(s));
         let load = self.save(quote!((#(#saved,)*)), inner);
         // Kept in forward order and emitted backwards: the unpacking comes first.
         inner.rev.push(Rev::Unpack {

@@ -134,9 +134,9 @@ pub struct Lowerer {
     /// Declarations at the top of the forward sweep: the tape's slots and the cotangent
     /// types' placeholders, which statements anywhere in the body fill.
     top: Vec<TokenStream>,
-    /// Where each loop slot's declaration is in `top` (by the slot's name): a loop body's
-    /// slots merged into one record ([`Lowerer::merge_records`]) give theirs up.
-    loop_slots: HashMap<String, usize>,
+    /// The loop slots (stacks) to declare at the top, beside `top`: a loop body's slots
+    /// merged into one record ([`Lowerer::merge_records`]) leave this list.
+    stacks: Vec<Ident>,
     /// Declarations of the cotangent variables at the top of the reverse sweep.
     cots: Vec<TokenStream>,
     /// How many loops enclose the code being lowered: inside one, values are saved on
@@ -207,7 +207,7 @@ impl Lowerer {
             scopes: vec![HashMap::new()],
             next: 0,
             top: Vec::new(),
-            loop_slots: HashMap::new(),
+            stacks: Vec::new(),
             cots: Vec::new(),
             loop_depth: 0,
             nest_depth: 0,
@@ -299,10 +299,10 @@ impl Lowerer {
         } else {
             Slot::Local(s)
         };
-        if let Slot::Loop(s) = &slot {
-            self.loop_slots.insert(s.to_string(), self.top.len());
+        match &slot {
+            Slot::Loop(s) => self.stacks.push(s.clone()),
+            other => self.top.extend(other.declaration()),
         }
-        self.top.extend(slot.declaration());
         let load = slot.load();
         code.fwd.push(Fwd::Save { slot, value });
         load
@@ -447,7 +447,11 @@ impl Lowerer {
                 }
             }
         }
-        let top = &self.top;
+        let stacks = self
+            .stacks
+            .iter()
+            .filter_map(|s| Slot::Loop(s.clone()).declaration());
+        let top = self.top.iter().cloned().chain(stacks);
         let cots = &self.cots;
         let (fwd, rev) = (Forwards(&code.fwd), Backwards(&code.rev));
         Lowered {
