@@ -966,7 +966,14 @@ impl Lowerer {
         let mut ops = Vec::new();
         let mut args = Vec::new();
         let mut subslices = Vec::new();
+        let mut slots = Vec::new();
         for a in &c.args {
+            if let Some((o, arg, slot)) = self.element_arg(a, code) {
+                args.push(arg);
+                ops.push(o);
+                slots.push(slot);
+                continue;
+            }
             if let Some((o, back)) = self.subslice_arg(a, code) {
                 args.push(o.val());
                 ops.push(o);
@@ -1066,6 +1073,14 @@ impl Lowerer {
             });
         }
         let out = self.rule_call(call, &ops, code);
+        // The pullback adds an element argument's cotangent into its slot.
+        if !slots.is_empty() {
+            let mut pull = code.rev.pop().expect("a rule call pushes its pullback");
+            for s in slots.into_iter().rev() {
+                pull = s(pull);
+            }
+            code.rev.push(pull);
+        }
         // Declared first in the reverse sweep (pushed last).
         for (t, _) in conv {
             code.rev.push(Rev::Temp(t));
@@ -1112,6 +1127,58 @@ impl Lowerer {
             _ => v,
         };
         (o, quote!(#prefix #v))
+    }
+
+    /// `&x[i]` (or `&m[i][j]`, `&s.rows[i]`) of a differentiable container as a call
+    /// argument: the forward sweep passes the element itself (no copy: a row of a
+    /// `Vec<Vec<f64>>` is not cloned per call), and the reverse sweep lends the callee's
+    /// pullback the element's cotangent, taken out of the container's and put back
+    /// after. Returns the operand, the argument as passed, and the wrapper of the
+    /// call's pullback.
+    #[allow(clippy::type_complexity)]
+    fn element_arg(
+        &mut self,
+        a: &Expr,
+        code: &mut Code,
+    ) -> Option<(Operand, TokenStream, Box<dyn FnOnce(Rev) -> Rev>)> {
+        let Expr::Reference(r) = a else { return None };
+        if r.mutability.is_some() {
+            return None;
+        }
+        let Expr::Index(ix) = &*r.expr else {
+            return None;
+        };
+        if matches!(&*ix.index, Expr::Range(_)) {
+            return None;
+        }
+        let place = Place::parse(&r.expr)?;
+        if place.deref {
+            return None;
+        }
+        let idx = place.index.clone()?;
+        let b = self.lookup(&place.root.to_string())?.clone();
+        if !b.active {
+            return None;
+        }
+        let (access, pre, index, shape) = self.index_with_shape(&place, &b, &idx, code);
+        let (root, fields, cot) = (&place.root, &place.fields, &b.cot);
+        let arg = quote!(&#root #(.#fields)* #access);
+        let slot = self.fresh("slot");
+        let into = quote!(#cot #(.#fields)*);
+        let operand = Operand::Active {
+            val: arg.clone(),
+            cot: quote!(#slot),
+            is_ref: true,
+        };
+        let wrap = move |pull: Rev| Rev::Slot {
+            pre,
+            into,
+            shape,
+            index,
+            slot,
+            body: vec![pull],
+        };
+        Some((operand, arg, Box::new(wrap)))
     }
 
     /// `&x[a..b]` of a differentiable sequence as a call argument: the forward sweep

@@ -174,6 +174,17 @@ pub enum Rev {
         index: TokenStream,
         from: TokenStream,
     },
+    /// The cotangent of an element `&x[i]` passed to a call: element `index` of `into`'s
+    /// is taken out into `slot` (after `pre`, which reads saved indices back), `body`
+    /// (the call's pullback, which adds into `slot`) runs, and `slot` goes back.
+    Slot {
+        pre: TokenStream,
+        into: TokenStream,
+        shape: TokenStream,
+        index: TokenStream,
+        slot: Ident,
+        body: Vec<Rev>,
+    },
     /// Adds the cotangent in `from` into `into`'s over the range a sub-slice covered
     /// (saved as `(range, length)` in `saved`), leaving `from` empty with its buffer.
     AccRange {
@@ -452,6 +463,22 @@ impl ToTokens for Rev {
                 #pre
                 ::mochi::__private::index_acc(&mut #into, &#shape, #index, ::mochi::__private::take(&mut #from));
             }),
+            Rev::Slot {
+                pre,
+                into,
+                shape,
+                index,
+                slot,
+                body,
+            } => {
+                let body = Backwards(body);
+                quote!({
+                    #pre
+                    let mut #slot = ::mochi::__private::index_take(&mut #into, &#shape, #index);
+                    #body
+                    ::mochi::__private::index_acc(&mut #into, &#shape, #index, #slot);
+                })
+            }
             Rev::AccRange { saved, into, from } => quote!({
                 let (__mochi_r, __mochi_l) = #saved;
                 ::mochi::__private::acc_range_from(&mut #into, __mochi_l, __mochi_r, &mut #from);

@@ -1,0 +1,287 @@
+//! Elements passed by reference to differentiable helpers: `dist(&x[i], &mu[c])` on the
+//! rows of a `&[Vec<f64>]`, rows of a local matrix, `&x[i]` to a helper taking `&f64`,
+//! the same container twice (`pair(&x[i], &x[j])`, also with `i == j`), a field's rows
+//! (`&net.rows[i]`), `&m[i][j]`, and an ndarray element `&a[[i, j]]`. The forward sweep
+//! passes the element itself; the reverse sweep lends the callee the element's
+//! cotangent. Each is checked by `test_rule` (finite differences, the adjoint identity,
+//! accumulation) or against finite differences of the gradient.
+
+#![allow(clippy::needless_range_loop, clippy::ptr_arg)]
+
+mod common;
+use mochi::prelude::*;
+use ndarray::{array, Array2};
+
+#[differentiable]
+fn sqdist(a: &[f64], b: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..a.len() {
+        let t = a[i] - b[i];
+        s += t * t;
+    }
+    s
+}
+
+#[differentiable]
+fn sq(v: &f64) -> f64 {
+    v * v
+}
+
+/// Every point's distance to every centre, the rows borrowed from two `&[Vec<f64>]`.
+#[differentiable]
+fn all_distances(x: &[Vec<f64>], mu: &[Vec<f64>]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        for c in 0..mu.len() {
+            total += (-sqdist(&x[i], &mu[c])).exp();
+        }
+    }
+    total.ln()
+}
+
+#[differentiable]
+fn scaled(v: &[f64], s: f64) -> Vec<f64> {
+    let mut out = vec![0.0; v.len()];
+    for i in 0..v.len() {
+        out[i] = s * v[i].sin();
+    }
+    out
+}
+
+/// Rows of a local matrix filled by a helper, then borrowed by another.
+#[differentiable]
+fn local_rows(w: &[Vec<f64>], s: f64) -> f64 {
+    let k = w.len();
+    let d = w[0].len();
+    let mut m = vec![vec![0.0; d]; k];
+    for c in 0..k {
+        m[c] = scaled(&w[c], s);
+    }
+    let mut total = 0.0;
+    for c in 0..k {
+        for e in 0..k {
+            total += sqdist(&m[c], &m[e]) * (c + 1) as f64;
+        }
+    }
+    total
+}
+
+/// A scalar element borrowed as `&f64`.
+#[differentiable]
+fn scalar_elements(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += sq(&x[i]) * x[(i + 1) % x.len()];
+    }
+    s
+}
+
+#[differentiable]
+fn pair(a: &f64, b: &f64) -> f64 {
+    (a - b).cos() * a
+}
+
+/// The same container's elements twice in one call, `i == j` included.
+#[differentiable]
+fn same_container_twice(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        for j in 0..x.len() {
+            s += pair(&x[i], &x[j]);
+        }
+    }
+    s
+}
+
+#[derive(Clone, Debug, PartialEq, Tangent)]
+struct Net {
+    rows: Vec<Vec<f64>>,
+    bias: f64,
+}
+
+#[differentiable]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..a.len() {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+/// The rows of a field.
+#[differentiable]
+fn field_rows(net: &Net, x: &[f64]) -> f64 {
+    let mut s = net.bias;
+    for i in 0..net.rows.len() {
+        s += dot(&net.rows[i], x).tanh();
+    }
+    s
+}
+
+/// `&m[i][j]` and an index that is computed (saved for the reverse sweep).
+#[differentiable]
+fn nested_elements(m: &[Vec<f64>]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..m.len() {
+        for j in 0..m[i].len() {
+            s += sq(&m[i][j]) * sq(&m[(i + 1) % m.len()][j]);
+        }
+    }
+    s
+}
+
+/// An ndarray element borrowed as `&f64`.
+#[differentiable]
+fn array_elements(a: &Array2<f64>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..a.nrows() {
+        for j in 0..a.ncols() {
+            s += sq(&a[[i, j]]) * (i + 2 * j + 1) as f64;
+        }
+    }
+    s
+}
+
+/// An element borrowed inside a branch (the callee's pullback boxed there).
+#[differentiable]
+fn element_in_branch(x: &[Vec<f64>], y: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        if y[i] > 0.0 {
+            s += dot(&x[i], y);
+        } else {
+            s -= sqdist(&x[i], y);
+        }
+    }
+    s
+}
+
+mod checked {
+    use crate::check;
+    use ndarray::array;
+
+    fn rows() -> Vec<Vec<f64>> {
+        vec![
+            vec![0.5, -0.3, 0.2],
+            vec![1.1, 0.4, -0.7],
+            vec![-0.2, 0.9, 0.3],
+        ]
+    }
+
+    check!(
+        all_distances,
+        (rows(), vec![vec![0.1_f64, 0.2, -0.1], vec![0.7, -0.5, 0.4]]),
+        |a| (&a.0, &a.1)
+    );
+    check!(local_rows, (rows(), 0.7_f64), |a| (&a.0, a.1));
+    check!(scalar_elements, (vec![0.5_f64, -1.2, 0.3, 0.8],), |a| (&a
+        .0));
+    check!(same_container_twice, (vec![0.5_f64, -1.2, 0.3],), |a| (&a
+        .0));
+    check!(
+        field_rows,
+        (
+            super::Net {
+                rows: rows(),
+                bias: 0.3
+            },
+            vec![0.3_f64, -0.2, 0.5]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        nested_elements,
+        (vec![vec![0.5_f64, -0.3], vec![1.1, 0.4], vec![0.2, 0.6]],),
+        |a| (&a.0)
+    );
+    check!(
+        array_elements,
+        (array![[0.5_f64, -0.3, 0.2], [1.1, 0.4, -0.7]],),
+        |a| (&a.0)
+    );
+    check!(element_in_branch, (rows(), vec![0.3_f64, -0.2, 0.5]), |a| (
+        &a.0, &a.1
+    ));
+}
+
+/// The gradient through element arguments equals the gradient with the rows copied
+/// into locals first (the form that needs no element argument).
+#[differentiable]
+fn all_distances_copied(x: &[Vec<f64>], mu: &[Vec<f64>]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        for c in 0..mu.len() {
+            let xi = x[i].clone();
+            let mc = mu[c].clone();
+            total += (-sqdist(&xi, &mc)).exp();
+        }
+    }
+    total.ln()
+}
+
+#[test]
+fn element_arguments_match_copied_rows() {
+    let x = vec![vec![0.5, -0.3, 0.2], vec![1.1, 0.4, -0.7]];
+    let mu = vec![
+        vec![0.1, 0.2, -0.1],
+        vec![0.7, -0.5, 0.4],
+        vec![0.0, 0.3, 0.9],
+    ];
+    let (y1, (dx1, dmu1)) = all_distances::value_and_gradient(&x, &mu);
+    let (y2, (dx2, dmu2)) = all_distances_copied::value_and_gradient(&x, &mu);
+    assert!((y1 - y2).abs() < 1e-14);
+    let flat = |v: &Vec<Vec<f64>>| v.iter().flatten().copied().collect::<Vec<f64>>();
+    for (a, b) in flat(&dx1)
+        .iter()
+        .chain(&flat(&dmu1))
+        .zip(flat(&dx2).iter().chain(&flat(&dmu2)))
+    {
+        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+    }
+    assert!(flat(&dx1).iter().any(|v| v.abs() > 1e-3));
+}
+
+/// Second derivatives through element arguments: the Hessian of
+/// `same_container_twice` and of `scalar_elements` against central differences of
+/// their gradients.
+#[test]
+fn element_arguments_have_hessians() {
+    type Grad = fn(&[f64]) -> Vec<f64>;
+    type Hess = fn(&[f64]) -> Array2<f64>;
+    let cases: [(Grad, Hess); 2] = [
+        (
+            |x| same_container_twice::gradient(x),
+            |x| same_container_twice::hessian(x),
+        ),
+        (
+            |x| scalar_elements::gradient(x),
+            |x| scalar_elements::hessian(x),
+        ),
+    ];
+    let x = [0.5, -1.2, 0.3, 0.8];
+    for (grad, hess) in cases {
+        let h = hess(&x);
+        let step = 1e-5;
+        for j in 0..x.len() {
+            let (mut up, mut down) = (x, x);
+            up[j] += step;
+            down[j] -= step;
+            let (gu, gd) = (grad(&up), grad(&down));
+            for i in 0..x.len() {
+                let fd = (gu[i] - gd[i]) / (2.0 * step);
+                assert!(
+                    (h[[i, j]] - fd).abs() < 1e-6 * (1.0 + fd.abs()),
+                    "h[{i},{j}] = {} vs {fd}",
+                    h[[i, j]]
+                );
+            }
+        }
+    }
+    // and an array element: the gradient of `array_elements` is 2·a·weight
+    let a = array![[0.5, -0.3, 0.2], [1.1, 0.4, -0.7]];
+    let g = array_elements::gradient(&a);
+    for ((i, j), v) in a.indexed_iter() {
+        let want = 2.0 * v * (i + 2 * j + 1) as f64;
+        assert!((g[[i, j]] - want).abs() < 1e-12, "{} vs {want}", g[[i, j]]);
+    }
+}
