@@ -1590,7 +1590,10 @@ impl VisitMut for Desugar {
         // `let y: Vec<f64> = chain.collect();`
         if let (Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) {
             if let Expr::MethodCall(m) = &*init.expr {
-                if m.method == "collect" && mentions_active(&init.expr, &self.active) {
+                if m.method == "collect"
+                    && mentions_active(&init.expr, &self.active)
+                    && !crate::activity::type_is_inactive(&t.ty)
+                {
                     let float_ty = self.float_ty.clone();
                     let mut w = Writer::new(&mut self.next, float_ty.as_ref());
                     if let Some(r) = w.consumer(m, Some(&t.ty)) {
@@ -1643,6 +1646,44 @@ impl VisitMut for Desugar {
                         let a = format_ident!("__mochi_fa", span = p.span());
                         m.args[0] = syn::parse_quote_spanned!(p.span()=> |#a| #p(#a));
                     }
+                }
+            }
+        }
+        // `(a..=b).map(f)`: an inclusive range as the source of a chain is the half-open
+        // `a..b + 1`, the form the chains take.
+        if let Expr::MethodCall(m) = e {
+            let query = matches!(
+                m.method.to_string().as_str(),
+                "contains" | "is_empty" | "start" | "end" | "into_inner"
+            );
+            if let (Expr::Range(r), false) = (unparen(&m.receiver), query) {
+                if let (syn::RangeLimits::Closed(dots), Some(end)) = (&r.limits, &r.end) {
+                    let start = r.start.clone();
+                    let half: Expr = syn::parse_quote_spanned!(dots.span()=> (#start..(#end) + 1));
+                    *m.receiver = half;
+                }
+            }
+        }
+        // `(a, b) = (b, a + b)`: a destructuring assignment to variables, fields or
+        // elements → `{ let (t0, t1) = (b, a + b); a = t0; b = t1; }` (every right side
+        // is read before any place is written, as in Rust); `_` drops its part.
+        if let Expr::Assign(a) = e {
+            if let Expr::Tuple(places) = &*a.left {
+                let assignable = |p: &Expr| matches!(p, Expr::Infer(_)) || plain_place(p);
+                if !places.elems.is_empty() && places.elems.iter().all(assignable) {
+                    let span = a.span();
+                    let names: Vec<syn::Ident> = (0..places.elems.len())
+                        .map(|k| format_ident!("__mochi_da{}_{}", self.next, k, span = span))
+                        .collect();
+                    self.next += 1;
+                    let right = &a.right;
+                    let writes = places.elems.iter().zip(&names).filter_map(|(p, n)| {
+                        (!matches!(p, Expr::Infer(_))).then(|| quote_spanned!(span=> #p = #n;))
+                    });
+                    *e = syn::parse_quote_spanned!(span=> {
+                        let (#(#names,)*) = #right;
+                        #(#writes)*
+                    });
                 }
             }
         }

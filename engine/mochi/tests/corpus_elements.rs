@@ -285,3 +285,101 @@ fn element_arguments_have_hessians() {
         assert!((g[[i, j]] - want).abs() < 1e-12, "{} vs {want}", g[[i, j]]);
     }
 }
+
+/// A destructuring assignment updates two variables from their old values.
+#[differentiable]
+fn tuple_assignment(a0: f64, b0: f64) -> f64 {
+    let (mut a, mut b) = (a0, b0);
+    for _ in 0..4 {
+        (a, b) = (b, a + 0.5 * b * a);
+    }
+    b
+}
+
+/// A destructuring assignment into elements and a dropped part.
+#[differentiable]
+fn tuple_assignment_elements(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    let mut s = 0.0;
+    for i in 1..v.len() {
+        (v[i - 1], v[i], _) = (v[i], v[i - 1] * v[i], s);
+        s += v[i - 1];
+    }
+    s + v[v.len() - 1]
+}
+
+/// Simpson's rule written with an inclusive range as a chain's source.
+#[differentiable]
+fn simpson_inclusive(a: f64, b: f64) -> f64 {
+    let n = 6;
+    let h = (b - a) / n as f64;
+    (0..=n)
+        .map(|i| {
+            let w = if i == 0 || i == n {
+                1.0
+            } else if i % 2 == 1 {
+                4.0
+            } else {
+                2.0
+            };
+            w * (a + i as f64 * h).sin()
+        })
+        .sum::<f64>()
+        * h
+        / 3.0
+}
+
+/// Indices collected from a range whose bound is a length: a `Vec<usize>`, no
+/// derivative.
+#[differentiable]
+fn collected_indices(x: &[f64]) -> f64 {
+    let idx: Vec<usize> = (0..x.len()).collect();
+    let mut s = 0.0;
+    for &i in idx.iter().rev() {
+        s += x[i] * (i + 1) as f64;
+    }
+    s * x[idx[0]]
+}
+
+mod checked_idioms {
+    use crate::check;
+
+    check!(tuple_assignment, (0.7_f64, 0.3_f64), |a| (a.0, a.1));
+    check!(
+        tuple_assignment_elements,
+        (vec![0.5_f64, -1.2, 0.3, 0.8],),
+        |a| (&a.0)
+    );
+    check!(simpson_inclusive, (0.2_f64, 1.3_f64), |a| (a.0, a.1));
+    check!(collected_indices, (vec![0.5_f64, -1.2, 0.3],), |a| (&a.0));
+}
+
+/// The inclusive range covers its end: Simpson's rule on `sin` over `[a, b]` is close to
+/// `cos a − cos b`, and its derivative in `b` close to `sin b`.
+#[test]
+fn inclusive_range_covers_its_end() {
+    let (y, (da, db)) = simpson_inclusive::value_and_gradient(0.2, 1.3);
+    assert!((y - (0.2f64.cos() - 1.3f64.cos())).abs() < 1e-4, "{y}");
+    assert!((db - 1.3f64.sin()).abs() < 1e-3, "{db}");
+    assert!((da + 0.2f64.sin()).abs() < 1e-3, "{da}");
+    let h = tuple_assignment::hessian(0.7, 0.3);
+    let step = 1e-5;
+    let g = |a: f64, b: f64| {
+        let (ga, gb) = tuple_assignment::gradient(a, b);
+        [ga, gb]
+    };
+    for j in 0..2 {
+        let (mut up, mut down) = ([0.7, 0.3], [0.7, 0.3]);
+        up[j] += step;
+        down[j] -= step;
+        let (gu, gd) = (g(up[0], up[1]), g(down[0], down[1]));
+        for i in 0..2 {
+            let fd = (gu[i] - gd[i]) / (2.0 * step);
+            assert!(
+                (h[[i, j]] - fd).abs() < 1e-6 * (1.0 + fd.abs()),
+                "{} vs {fd}",
+                h[[i, j]]
+            );
+        }
+    }
+}

@@ -168,7 +168,7 @@ impl Lowerer {
                 .any(|n| !n.starts_with(|c: char| c.is_uppercase()))
         });
         if binds && expr_is_active(scrut, &self.active) {
-            self.err(scrut, "mochi: `match` arms that bind parts of a differentiable value are not supported; match on an integer, a bool or an enum, or compare with `if`");
+            self.err(scrut, "mochi: a `match` arm or `if let` pattern that binds parts of a differentiable value (a slice pattern, a tuple of `Option`s, a binding with a guard) is not supported; match on an integer, a bool or an enum, compare with `if`, bind `if let Some(v) = o` without a guard and test `v` inside, or index a slice (`x[0]`, `x[x.len() - 1]`)");
         }
         let a = self.fresh("arm");
         let mut fwd_arms = Vec::new();

@@ -51,7 +51,8 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
                  or add a rule for it to a rule crate (CONTRIBUTING.md, \"Adding a rule to an existing crate\"); \
                  if a rule crate has one, import its rules (`use that_crate::rules::*;`); \
                  a `#[differentiable]` method of your own type is reached as `self.{shown}(..)` from another \
-                 `#[differentiable]` method of that type: make the caller a method too"
+                 `#[differentiable]` method of that type (make the caller a method too), and on another value \
+                 of the type as `Self::{shown}(&mut value, ..)` or `Self::{shown}(&value, ..)`"
             )
         };
         let bound = format_ident!("__MochiRuleFor_{}", m, span = span);
