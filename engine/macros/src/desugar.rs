@@ -374,7 +374,15 @@ fn sources(e: &Expr, out: &mut Vec<Source>) -> bool {
             if !sources(&m.receiver, out) {
                 return false;
             }
-            return match source(&m.args[0]) {
+            // `.zip(x)` of a slice variable iterates it as `.zip(x.iter())` does.
+            let bare = || match &m.args[0] {
+                Expr::Path(p) if p.path.get_ident().is_some() => Some(Source {
+                    seq: m.args[0].clone(),
+                    mutable: false,
+                }),
+                _ => None,
+            };
+            return match source(&m.args[0]).or_else(bare) {
                 Some(s) => {
                     out.push(s);
                     true
@@ -1677,9 +1685,12 @@ impl VisitMut for Desugar {
                         .collect();
                     self.next += 1;
                     let right = &a.right;
-                    let writes = places.elems.iter().zip(&names).filter_map(|(p, n)| {
-                        (!matches!(p, Expr::Infer(_))).then(|| quote_spanned!(span=> #p = #n;))
-                    });
+                    let writes = places
+                        .elems
+                        .iter()
+                        .zip(&names)
+                        .filter(|(p, _)| !matches!(p, Expr::Infer(_)))
+                        .map(|(p, n)| quote_spanned!(span=> #p = #n;));
                     *e = syn::parse_quote_spanned!(span=> {
                         let (#(#names,)*) = #right;
                         #(#writes)*

@@ -383,3 +383,72 @@ fn inclusive_range_covers_its_end() {
         }
     }
 }
+
+/// Writes `z = (x₀, x₁y₀, x₂y₁, …)` into a buffer the caller owns.
+#[differentiable]
+fn rhs_into(x: &[f64], y: &[f64], z: &mut [f64]) {
+    z[0] = x[0];
+    for i in 1..x.len() {
+        z[i] = x[i] * y[i - 1];
+    }
+}
+
+/// Buffers passed `&mut` to a helper and read by index between the calls (the kept
+/// shape follows each call).
+#[differentiable]
+fn midpoint_steps(x: &[f64], steps: usize) -> f64 {
+    let n = x.len();
+    let h = 1.0 / steps as f64;
+    let mut k = vec![0.0; n];
+    let mut tmp = vec![0.0; n];
+    let mut y = vec![0.0; n];
+    for _ in 0..steps {
+        rhs_into(x, &y, &mut k);
+        for i in 0..n {
+            tmp[i] = y[i] + 0.5 * h * k[i];
+        }
+        rhs_into(x, &tmp, &mut k);
+        for i in 0..n {
+            y[i] += h * k[i];
+        }
+    }
+    y[n - 1] * y[0]
+}
+
+#[differentiable]
+fn regrow(v: &mut Vec<f64>, a: f64) {
+    let mut w = vec![0.0; 3];
+    for i in 0..3 {
+        w[i] = a * (i + 1) as f64;
+    }
+    *v = w;
+}
+
+/// A helper that changes the length of the buffer it is given: reads before the call
+/// see four elements, reads after it three.
+#[differentiable]
+fn buffer_regrown(x: f64) -> f64 {
+    let mut buf = vec![0.0; 4];
+    buf[3] = x * x;
+    let s = buf[3] * 2.0 + buf[0];
+    regrow(&mut buf, x);
+    s + buf[2] * buf[1]
+}
+
+mod checked_buffers {
+    use crate::check;
+
+    check!(
+        midpoint_steps,
+        (vec![0.9_f64, 1.1, 0.7, 1.3], 3_usize),
+        |a| (&a.0, a.1)
+    );
+    check!(buffer_regrown, (0.7_f64,), |a| (a.0));
+}
+
+#[test]
+fn a_regrown_buffer_has_the_right_gradient() {
+    // s = 2x², then buf = (x, 2x, 3x): y = 2x² + 6x², dy/dx = 16x
+    let g = buffer_regrown::gradient(0.7);
+    assert!((g - 16.0 * 0.7).abs() < 1e-12, "{g}");
+}

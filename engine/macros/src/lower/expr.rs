@@ -1081,6 +1081,34 @@ impl Lowerer {
             }
             code.rev.push(pull);
         }
+        // A local whose shape is kept in one slot, passed `&mut` (`g(&mut v)`): the call
+        // may change its length (`*v = w` in the callee), so the slot takes the new
+        // shape and the old one is saved; the reverse sweep puts it back when it
+        // reaches the call, for the reads before it. One save per call, none per read.
+        for a in &c.args {
+            if let Expr::Reference(r) = a {
+                if let (Some(_), Expr::Path(p)) = (r.mutability, &*r.expr) {
+                    if let Some(id) = p.path.get_ident() {
+                        if let Some(h) = self.local_shapes.get(&id.to_string()).cloned() {
+                            let old = self.fresh("oshape");
+                            code.fwd.push(Fwd::Let {
+                                name: old.clone(),
+                                value: quote!(::core::clone::Clone::clone(&#h)),
+                            });
+                            let shape = super::ir::rt::shape_of(&quote!(#id));
+                            code.fwd.push(Fwd::Primal(
+                                quote!(#h = ::core::option::Option::Some(#shape);),
+                            ));
+                            let get = self.save(quote!(#old), code);
+                            code.rev.push(Rev::Restore {
+                                place: quote!(#h),
+                                value: get,
+                            });
+                        }
+                    }
+                }
+            }
+        }
         // Declared first in the reverse sweep (pushed last).
         for (t, _) in conv {
             code.rev.push(Rev::Temp(t));

@@ -541,7 +541,7 @@ impl Lowerer {
             other => strip(other).into_iter().collect(),
         };
         if seqs.is_empty() || seqs.iter().any(|s| crate::lower::Place::parse(s).is_none()) {
-            self.err(&f.expr, "mochi: `for` over a differentiable sequence supports `x.iter()`, `&x`, `.enumerate()` and `.zip(y.iter())` of variables; use an index loop `for i in 0..x.len()`");
+            self.err(&f.expr, "mochi: `for` over a differentiable sequence supports `x.iter()`, `x.iter_mut()`, `&x`, `&mut x`, `.enumerate()` and `.zip(y.iter())` (or `.zip(y)`, `.zip(&y)`) of variables; use an index loop `for i in 0..x.len()`");
             return;
         }
         // Patterns: v | &v | (i, v) | (a, b) | (i, (a, b)) with & allowed on elements.

@@ -228,6 +228,11 @@ pub enum Rev {
     Block(Vec<Rev>),
     /// Declares a cotangent temporary as a structural zero.
     Temp(Ident),
+    /// `place = value;`: a kept shape set back to what it was before a call changed it.
+    Restore {
+        place: TokenStream,
+        value: TokenStream,
+    },
     /// Pops a loop trip's record (`record`, the load of its stack) and binds each value
     /// to the name of the stack it would have had, in a holder whose `pop` gives it.
     Unpack {
@@ -542,6 +547,7 @@ impl ToTokens for Rev {
                 quote!({ #body })
             }
             Rev::Temp(t) => quote!(let mut #t = ::mochi::__private::zero();),
+            Rev::Restore { place, value } => quote!(#place = #value;),
             Rev::Unpack { record, names } => quote!(
                 let (#(#names,)*) = #record;
                 #(let mut #names = ::mochi::__private::Saved::new(#names);)*

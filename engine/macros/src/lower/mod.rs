@@ -1487,6 +1487,20 @@ fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>)
             }
             syn::visit::visit_expr_assign(self, a);
         }
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            // `g(&mut v)` of a variable: the call may change `v`'s length, and the
+            // lowering follows it (the kept shape is saved and set anew per call).
+            self.visit_expr(&c.func);
+            for a in &c.args {
+                match a {
+                    Expr::Reference(r)
+                        if r.mutability.is_some()
+                            && matches!(&*r.expr, Expr::Path(p) if p.path.get_ident().is_some()) => {
+                    }
+                    other => self.visit_expr(other),
+                }
+            }
+        }
         fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
             if r.mutability.is_some() {
                 if let Some(n) = activity::root_name(&r.expr) {
