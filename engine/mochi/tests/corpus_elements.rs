@@ -452,3 +452,30 @@ fn a_regrown_buffer_has_the_right_gradient() {
     let g = buffer_regrown::gradient(0.7);
     assert!((g - 16.0 * 0.7).abs() < 1e-12, "{g}");
 }
+
+/// `for (o, xi) in out.iter_mut().zip(x)`: a slice zipped bare, as `.zip(x.iter())`.
+#[differentiable]
+fn scale_into(out: &mut [f64], x: &[f64], a: f64) {
+    for (o, xi) in out.iter_mut().zip(x) {
+        *o = a * xi.sin();
+    }
+}
+
+#[differentiable]
+fn uses_scale_into(x: &[f64], a: f64) -> f64 {
+    let mut out = vec![0.0; x.len()];
+    scale_into(&mut out, x, a);
+    let mut s = 0.0;
+    for (v, w) in out.iter().zip(x) {
+        s += v * w;
+    }
+    s
+}
+
+mod checked_zip {
+    use crate::check;
+
+    check!(uses_scale_into, (vec![0.5_f64, -1.2, 0.3], 0.8_f64), |a| (
+        &a.0, a.1
+    ));
+}
