@@ -2,7 +2,7 @@
 //!
 //! Compound assignments (`a += b`) are lowered by `#[differentiable]` to these.
 
-use mochi_core::kit::{rule_trait, unary_rules};
+use mochi_core::kit::{rule_trait, unary_rules, Keep};
 use mochi_core::{Call, Pullback, Real, Scalar};
 // The operators are written out rather than through `binary_rules!`: each pullback
 // keeps only what its partials need (`+` and `−` keep nothing), because in loops the
@@ -155,6 +155,84 @@ impl<S: Scalar> Pullback for RemPullback<S> {
     }
 }
 
+/// `Keep::new(p).prune()` for a product or quotient whose argument `K` is constant
+/// (`mochi_core::kit::keep`): the pullback keeps only what the other argument's
+/// partial needs.
+pub trait PruneOperator {
+    /// The pruned pullback.
+    type Out;
+    /// Prunes.
+    fn prune(self) -> Self::Out;
+}
+
+/// The pullback of `c * b` with `c` constant: `c` (`b̄ += ȳ·c`).
+#[derive(Clone, Copy, Debug)]
+pub struct MulByLeftPullback<T> {
+    a: T,
+}
+/// The pullback of `a * c` with `c` constant: `c` (`ā += ȳ·c`).
+#[derive(Clone, Copy, Debug)]
+pub struct MulByRightPullback<T> {
+    b: T,
+}
+/// The pullback of `a / c` with `c` constant: `c` (`ā += ȳ/c`).
+#[derive(Clone, Copy, Debug)]
+pub struct DivByConstPullback<T> {
+    b: T,
+}
+
+impl<S: Scalar> PruneOperator for Keep<MulPullback<S>, 0> {
+    type Out = MulByLeftPullback<S>;
+    #[inline(always)]
+    fn prune(self) -> MulByLeftPullback<S> {
+        MulByLeftPullback {
+            a: self.into_inner().a,
+        }
+    }
+}
+impl<S: Scalar> PruneOperator for Keep<MulPullback<S>, 1> {
+    type Out = MulByRightPullback<S>;
+    #[inline(always)]
+    fn prune(self) -> MulByRightPullback<S> {
+        MulByRightPullback {
+            b: self.into_inner().b,
+        }
+    }
+}
+impl<S: Scalar> PruneOperator for Keep<DivPullback<S>, 1> {
+    type Out = DivByConstPullback<S>;
+    #[inline(always)]
+    fn prune(self) -> DivByConstPullback<S> {
+        DivByConstPullback {
+            b: self.into_inner().b,
+        }
+    }
+}
+impl<S: Scalar> Pullback for MulByLeftPullback<S> {
+    type Output = S;
+    type Args = (S, S);
+    #[inline(always)]
+    fn pullback(self, dy: S, (_, db): (&mut S, &mut S)) {
+        *db += dy * self.a;
+    }
+}
+impl<S: Scalar> Pullback for MulByRightPullback<S> {
+    type Output = S;
+    type Args = (S, S);
+    #[inline(always)]
+    fn pullback(self, dy: S, (da, _): (&mut S, &mut S)) {
+        *da += dy * self.b;
+    }
+}
+impl<S: Scalar> Pullback for DivByConstPullback<S> {
+    type Output = S;
+    type Args = (S, S);
+    #[inline(always)]
+    fn pullback(self, dy: S, (da, _): (&mut S, &mut S)) {
+        *da += dy / self.b;
+    }
+}
+
 unary_rules! {
     /// `-x`: d/dx = −1.
     NegRule::op_neg, NegPullback: |x| -x, |_x, _y| -T::ONE;
@@ -165,6 +243,48 @@ mod tests {
     use crate::rules::*;
     use mochi_core::kit::{check_binary, check_unary};
     use mochi_core::{Call, Pullback};
+
+    /// A pruned pullback gives the active argument what the whole one gives, and
+    /// keeps one value instead of two.
+    #[test]
+    fn constant_arguments_prune_the_pullback() {
+        use mochi_core::kit::{Keep, KeepWhole};
+        let (a, c) = (1.7_f64, -0.6_f64);
+        let whole = |pb: super::MulPullback<f64>| {
+            let (mut da, mut db) = (0.0, 0.0);
+            pb.pullback(0.3, (&mut da, &mut db));
+            (da, db)
+        };
+        // c * a: the constant is argument 0
+        let (_, pb) = Call((&c, &a)).op_mul();
+        let (_, want) = whole(pb);
+        let pruned = Keep::<_, 0>::new(pb).prune();
+        assert_eq!(std::mem::size_of_val(&pruned), 8);
+        let (mut dc, mut da) = (0.0, 0.0);
+        pruned.pullback(0.3, (&mut dc, &mut da));
+        assert_eq!((dc, da), (0.0, want));
+        // a * c: argument 1
+        let (_, pb) = Call((&a, &c)).op_mul();
+        let (want, _) = whole(pb);
+        let pruned = Keep::<_, 1>::new(pb).prune();
+        let (mut da, mut dc) = (0.0, 0.0);
+        pruned.pullback(0.3, (&mut da, &mut dc));
+        assert_eq!((da, dc), (want, 0.0));
+        // a / c
+        let (_, pb) = Call((&a, &c)).op_div();
+        let pruned = Keep::<_, 1>::new(pb).prune();
+        assert_eq!(std::mem::size_of_val(&pruned), 8);
+        let (mut da, mut dc) = (0.0, 0.0);
+        pruned.pullback(0.3, (&mut da, &mut dc));
+        assert_eq!((da, dc), (0.3 / c, 0.0));
+        // a pullback no crate prunes comes back whole (the fallback)
+        let (_, pb) = Call((&c, &a)).op_div();
+        let kept = (&Keep::<_, 0>::new(pb)).prune();
+        assert_eq!(std::mem::size_of_val(&kept), 16);
+        let (mut dc, mut da) = (0.0, 0.0);
+        kept.pullback(0.3, (&mut dc, &mut da));
+        assert!((da - -0.3 * (c / a) / a).abs() < 1e-15 && (dc - 0.3 / a).abs() < 1e-15);
+    }
 
     #[test]
     fn add_sub_mul_div_rem() {

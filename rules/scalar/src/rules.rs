@@ -1,4 +1,5 @@
-//! Every rule trait of this crate, and nothing else: generated code does
+//! Every rule trait of this crate (and the kit's fallback of pruning a constant
+//! operand's pullback, `KeepWhole`), and nothing else: generated code does
 //! `use mochi_rules_scalar::rules::*;` to make `Call((&a, &b)).op_mul()` resolve.
 
 pub use crate::cast::{AsF32Rule, AsF64Rule};
@@ -10,7 +11,7 @@ pub use crate::integer::{
     IntAbsRule, IntAddRule, IntClampRule, IntDivRule, IntMaxRule, IntMinRule, IntMulRule,
     IntNegRule, IntRemRule, IntSignumRule, IntSubRule,
 };
-pub use crate::operators::{AddRule, DivRule, MulRule, NegRule, RemRule, SubRule};
+pub use crate::operators::{AddRule, DivRule, MulRule, NegRule, PruneOperator, RemRule, SubRule};
 pub use crate::piecewise::{
     AbsRule, CeilRule, ClampRule, CopysignRule, DivEuclidRule, FloorRule, FractRule, MaxRule,
     MinRule, RemEuclidRule, RoundRule, SignumRule, TruncRule,
@@ -22,3 +23,5 @@ pub use crate::trig::{
     AcosRule, AsinRule, Atan2Rule, AtanRule, CosRule, SinCosRule, SinRule, TanRule, ToDegreesRule,
     ToRadiansRule,
 };
+/// The fallback of a constant argument's pruning (`mochi_core::kit::keep`).
+pub use mochi_core::kit::KeepWhole;

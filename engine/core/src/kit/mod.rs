@@ -43,6 +43,7 @@
 
 mod checks;
 mod inactive;
+pub mod keep;
 mod macros;
 pub mod tape;
 
@@ -52,6 +53,7 @@ pub use crate::rule::{
 };
 pub use crate::{Accumulators, BoxedPullback, Call, FnPullback, NoTangent, Pullback};
 pub use inactive::{IdentityPullback, InactivePullback};
+pub use keep::{Keep, KeepWhole};
 
 /// The contract of types whose elements differentiable code reads or writes by index
 /// (`a[(i, j)]`): the primal's shape kept for the reverse sweep, and the cotangent's

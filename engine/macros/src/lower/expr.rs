@@ -122,6 +122,14 @@ impl Lowerer {
                     None => self.lower_expr(&right, code),
                 };
                 self.span = syn::spanned::Spanned::span(&b.op);
+                // A constant factor or divisor: the pullback keeps only what the other
+                // operand's partial needs (`kit::keep`).
+                let constant = |o: &Operand| matches!(o, Operand::Inactive(_));
+                self.keep = match (m, constant(&l), constant(&r)) {
+                    ("op_mul", true, false) => Some(0),
+                    ("op_mul" | "op_div", false, true) => Some(1),
+                    _ => None,
+                };
                 self.call_method(m, &[l, r], TokenStream::new(), code)
             }
             Expr::Unary(u) => match u.op {

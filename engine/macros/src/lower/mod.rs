@@ -181,6 +181,9 @@ pub struct Lowerer {
     /// declared at the top and set at the binding, read by the reverse sweep instead of
     /// a shape saved at every element access.
     local_shapes: HashMap<String, Ident>,
+    /// Set for the next rule call: the position of a binary operator's constant operand
+    /// (`2.0 * x`, `x / h`), whose pullback the call's saved value prunes.
+    keep: Option<usize>,
     /// Names indexed directly somewhere in the body (`v[i]`).
     indexed: HashSet<String>,
     /// The span of the source expression being lowered: rule calls carry it, so that a
@@ -226,6 +229,7 @@ impl Lowerer {
             rebound: HashSet::new(),
             resized: HashSet::new(),
             local_shapes: HashMap::new(),
+            keep: None,
             indexed: HashSet::new(),
             rule_methods: BTreeMap::new(),
             captured: HashSet::new(),
@@ -319,7 +323,11 @@ impl Lowerer {
         });
         let (cot, pin) = self.new_cot(&quote!(#t));
         code.fwd.push(pin);
-        let pullback = self.save(quote!(#p), code);
+        let saved = match self.keep.take() {
+            Some(k) => quote!(::mochi::__private::Keep::<_, #k>::new(#p).prune()),
+            None => quote!(#p),
+        };
+        let pullback = self.save(saved, code);
         let temps = args.iter().map(|_| self.fresh("dup")).collect();
         code.rev.push(Rev::Pull {
             pullback,
