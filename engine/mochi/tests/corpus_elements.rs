@@ -479,3 +479,25 @@ mod checked_zip {
         &a.0, a.1
     ));
 }
+
+/// `let [a, b] = *x;` of an array behind a reference (the elements are copies).
+#[differentiable]
+fn destructured_array(x: &[f64; 3]) -> f64 {
+    let [a, b, c] = *x;
+    let (p, q) = (a * b, c.sin());
+    p * q + a
+}
+
+#[test]
+fn a_destructured_array_has_its_gradient() {
+    let x = [0.5, -1.2, 0.3];
+    let g = destructured_array::gradient(&x);
+    let want = [
+        x[1] * x[2].sin() + 1.0,
+        x[0] * x[2].sin(),
+        x[0] * x[1] * x[2].cos(),
+    ];
+    for i in 0..3 {
+        assert!((g[i] - want[i]).abs() < 1e-12, "{g:?} vs {want:?}");
+    }
+}

@@ -471,6 +471,16 @@ impl Lowerer {
         }
         // Methods that grow or rewrite their receiver in place with new data: their
         // cotangent would have to follow the receiver's changing length.
+        // Searches that return an element by reference.
+        if matches!(name.as_str(), "find" | "rfind" | "find_map")
+            && activity::mentions_active(&m.receiver, &self.active)
+        {
+            self.err(
+                &m.method,
+                format!("mochi: `.{name}(..)` over a differentiable sequence is not supported; take the index with `.position(..)` (it carries no derivative) and read `x[k]`, or loop with `for` and `break`"),
+            );
+            return Operand::Inactive(quote!(#m));
+        }
         if SHRINKING_METHODS.contains(&name.as_str()) && expr_is_active(&m.receiver, &self.active) {
             self.err(
                 &m.method,

@@ -462,9 +462,11 @@ impl Lowerer {
         let top = self.top.iter().cloned().chain(stacks);
         let cots = &self.cots;
         let (fwd, rev) = (Forwards(&code.fwd), Backwards(&code.rev));
+        // The stacks at their peak: their sites learn the room the next call needs.
+        let settle = self.stacks.iter().map(|s| quote!(#s.settle();));
         Lowered {
             top: quote!(#(#top)*),
-            fwd: quote!(#fwd),
+            fwd: quote!(#fwd #(#settle)*),
             result,
             cots: quote!(#(#cots)*),
             seed,
@@ -722,13 +724,26 @@ impl Lowerer {
             }
         }
         let o = self.lower_expr(init_expr, code);
-        let val = o.val();
+        let mut val = o.val();
+        // `let [a, b] = *x;` of `x: &[f64; 2]` (also a tuple pattern): `*x` lowers to
+        // the reference, so the destructuring reads through it (copies, as in Rust).
+        let destructures = match pat {
+            Pat::Type(t) => matches!(&*t.pat, Pat::Slice(_) | Pat::Tuple(_)),
+            other => matches!(other, Pat::Slice(_) | Pat::Tuple(_)),
+        };
+        let deref_init = matches!(init_expr, Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)));
+        let copied =
+            destructures && deref_init && matches!(&o, Operand::Active { is_ref: true, .. });
+        if copied {
+            val = quote!(*#val);
+        }
         code.fwd
             .push(Fwd::Primal(quote!(#(#attrs)* let #pat #ty_tokens = #val;)));
-        let is_ref = match &o {
-            Operand::Active { is_ref, .. } => *is_ref,
-            Operand::Inactive(_) => matches!(init_expr, Expr::Reference(_)),
-        } || ty_is_ref;
+        let is_ref = !copied
+            && (match &o {
+                Operand::Active { is_ref, .. } => *is_ref,
+                Operand::Inactive(_) => matches!(init_expr, Expr::Reference(_)),
+            } || ty_is_ref);
         if !any_active {
             self.bind_pattern_inactive(pat);
             return;
