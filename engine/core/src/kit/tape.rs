@@ -48,6 +48,9 @@ use std::sync::Arc;
 /// each new stack starts with the room it will use.
 pub struct Site {
     hint: AtomicUsize,
+    /// The largest peak of the current window, and how many stacks it has seen.
+    recent: AtomicUsize,
+    count: AtomicUsize,
 }
 
 impl Site {
@@ -56,29 +59,45 @@ impl Site {
     pub const fn new() -> Self {
         Site {
             hint: AtomicUsize::new(0),
+            recent: AtomicUsize::new(0),
+            count: AtomicUsize::new(0),
         }
     }
     fn key(&'static self) -> usize {
         self as *const Site as usize
     }
 
-    /// A stack of this site held `len` values at its peak: the room the next one is
-    /// carved with moves to `len` and an eighth more, at once when more is needed, by
-    /// an eighth of the excess per stack when less is (a site whose need shrinks, as a
-    /// helper's loops do when it is called on shorter rows after longer ones, would
-    /// otherwise carve room it never uses, spread its values apart and miss the cache).
+    /// A stack of this site held `len` values at its peak. The room stacks are carved
+    /// with is the largest peak of a window of the site's last [`SITE_WINDOW`] stacks
+    /// (and an eighth more), set when the window closes: a site whose need shrinks, as
+    /// a helper's loops do when it is called on shorter rows after longer ones, stops
+    /// carving room it never uses (which spread its values apart and missed the
+    /// cache), and one whose need alternates (a helper called per layer of different
+    /// widths) keeps the largest. Growth past the room raises it at once (`grow`).
+    #[inline(always)]
+    fn note(&self, len: usize) {
+        if len > self.recent.load(Ordering::Relaxed) {
+            self.recent.store(len, Ordering::Relaxed);
+        }
+        let n = self.count.load(Ordering::Relaxed) + 1;
+        if n >= SITE_WINDOW {
+            self.close_window();
+        } else {
+            self.count.store(n, Ordering::Relaxed);
+        }
+    }
+
     #[cold]
     #[inline(never)]
-    fn settle(&self, len: usize, hint: usize) {
-        let target = len + len / 8 + 1;
-        let new = if hint < target {
-            target
-        } else {
-            target.max(hint - (hint - target) / 8 - 1)
-        };
-        self.hint.store(new, Ordering::Relaxed);
+    fn close_window(&self) {
+        let peak = self.recent.swap(0, Ordering::Relaxed);
+        self.count.store(0, Ordering::Relaxed);
+        self.hint.store(peak + peak / 8 + 1, Ordering::Relaxed);
     }
 }
+
+/// How many stacks of a site make the window whose largest peak sets its room.
+const SITE_WINDOW: usize = 256;
 
 /// A LIFO stack of saved values. Its buffer is carved from a per-thread chunk (small
 /// stacks) or taken from a per-thread pool keyed by the save site (large ones), so that
@@ -325,18 +344,12 @@ impl<T: 'static> Stack<T> {
     }
 
     /// At the end of the forward sweep (the stack at its peak): tells the site how
-    /// much room its stacks need, so that the next one is carved at that size rather
-    /// than at the largest any stack of the site ever needed.
+    /// much room its stacks need (see `Site::note`), so that its stacks are carved at
+    /// the size recent ones needed rather than the largest any stack ever needed.
     #[inline(always)]
     pub fn settle(&self) {
-        if size_of::<T>() == 0 {
-            return;
-        }
-        let hint = self.site.hint.load(Ordering::Relaxed);
-        let len = self.len;
-        // within [len + 1, len + len/4 + 1]: leave it
-        if hint <= len || hint > len + len / 4 + 1 {
-            self.site.settle(len, hint);
+        if size_of::<T>() != 0 {
+            self.site.note(self.len);
         }
     }
 
@@ -541,6 +554,44 @@ mod tests {
             drop(s);
             assert_eq!(Rc::strong_count(&token), 1);
         }
+    }
+
+    /// The room a site's stacks are carved with follows the last window's largest
+    /// peak: down after a long run of small stacks, up at once past it, and not below
+    /// a large peak inside the window.
+    #[test]
+    fn carved_room_follows_the_recent_peaks() {
+        static SITE: Site = Site::new();
+        let run = |peak: usize| {
+            let mut s = Stack::<f64>::new(&SITE);
+            let cap = s.cap;
+            for k in 0..peak {
+                s.push(k as f64);
+            }
+            s.settle();
+            for k in (0..peak).rev() {
+                assert_eq!(s.pop(), k as f64);
+            }
+            cap
+        };
+        run(1000);
+        for _ in 0..SITE_WINDOW {
+            run(1000);
+        }
+        assert!(run(10) >= 1000, "the room of the last window's peak");
+        for _ in 0..2 * SITE_WINDOW {
+            run(10);
+        }
+        let small = run(10);
+        assert!(
+            (10..=20).contains(&small),
+            "shrunk to the small peaks: {small}"
+        );
+        // alternating peaks keep the larger
+        for k in 0..2 * SITE_WINDOW {
+            run(if k % 3 == 0 { 200 } else { 10 });
+        }
+        assert!(run(10) >= 200);
     }
 
     #[test]
