@@ -314,8 +314,13 @@ impl<T: 'static> Stack<T> {
             })
             .ok()
             .flatten();
-        if let Some(v) = pooled {
-            (s.ptr, s.cap) = adopt(v);
+        match pooled {
+            // The room is the recent peak and an eighth: a buffer within a fifth of it
+            // holds the peak.
+            Some(v) if v.capacity() >= hint - hint / 5 => (s.ptr, s.cap) = adopt(v),
+            // Smaller than the site now needs (pooled before its need grew): one
+            // buffer of the right size instead of growth by copies.
+            _ => (s.ptr, s.cap) = adopt(Vec::with_capacity(hint)),
         }
         s
     }
@@ -392,7 +397,17 @@ fn grow<T: 'static>(
     let mut v = Vec::<T>::with_capacity(new_cap);
     // SAFETY: the `len` initialised elements move to the new buffer, which has room.
     unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr(), v.as_mut_ptr(), len) };
-    release(ptr, cap, chunk, site);
+    match chunk {
+        Some(c) => release_chunk(c),
+        // Too small for this site: freed, not pooled (a pooled buffer too small would
+        // be taken by the next stack and outgrown again, one allocation per stack).
+        None if cap > 0 => {
+            // SAFETY: a buffer not carved from a chunk is a `Vec<T>`'s of capacity
+            // `cap`; its elements moved out above.
+            drop(unsafe { Vec::from_raw_parts(ptr.as_ptr(), 0, cap) });
+        }
+        None => {}
+    }
     site.hint.fetch_max(new_cap, Ordering::Relaxed);
     adopt(v)
 }
