@@ -314,13 +314,11 @@ impl<T: 'static> Stack<T> {
             })
             .ok()
             .flatten();
-        match pooled {
-            // The room is the recent peak and an eighth: a buffer within a fifth of it
-            // holds the peak.
-            Some(v) if v.capacity() >= hint - hint / 5 => (s.ptr, s.cap) = adopt(v),
-            // Smaller than the site now needs (pooled before its need grew): one
-            // buffer of the right size instead of growth by copies.
-            _ => (s.ptr, s.cap) = adopt(Vec::with_capacity(hint)),
+        // The room is the recent peak and an eighth: a buffer within a fifth of it
+        // holds the peak. A smaller one (pooled before the site's need grew) is freed;
+        // the first push then takes one buffer of the site's room (`grow`).
+        if let Some(v) = pooled.filter(|v| v.capacity() >= hint - hint / 5) {
+            (s.ptr, s.cap) = adopt(v);
         }
         s
     }
@@ -393,7 +391,12 @@ fn grow<T: 'static>(
     chunk: Option<NonNull<Chunk>>,
     site: &'static Site,
 ) -> (NonNull<T>, usize) {
-    let new_cap = cap.checked_mul(2).expect("mochi: tape too long").max(4);
+    // An empty stack takes its site's room at once, not 4, 8, 16, … by copies.
+    let new_cap = cap
+        .checked_mul(2)
+        .expect("mochi: tape too long")
+        .max(4)
+        .max(site.hint.load(Ordering::Relaxed));
     let mut v = Vec::<T>::with_capacity(new_cap);
     // SAFETY: the `len` initialised elements move to the new buffer, which has room.
     unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr(), v.as_mut_ptr(), len) };
