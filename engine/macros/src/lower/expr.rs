@@ -125,12 +125,12 @@ impl Lowerer {
                 // A constant factor or divisor: the pullback keeps only what the other
                 // operand's partial needs (`kit::keep`).
                 let constant = |o: &Operand| matches!(o, Operand::Inactive(_));
-                self.keep = match (m, constant(&l), constant(&r)) {
+                let keep = match (m, constant(&l), constant(&r)) {
                     ("op_mul", true, false) => Some(0),
                     ("op_mul" | "op_div", false, true) => Some(1),
                     _ => None,
                 };
-                self.call_method(m, &[l, r], TokenStream::new(), code)
+                self.call_method_keeping(m, &[l, r], TokenStream::new(), keep, code)
             }
             Expr::Unary(u) => match u.op {
                 syn::UnOp::Neg(_) => {
@@ -357,6 +357,19 @@ impl Lowerer {
         extra: TokenStream,
         code: &mut Code,
     ) -> Operand {
+        self.call_method_keeping(method, args, extra, None, code)
+    }
+
+    /// [`call_method`](Self::call_method) with a constant argument `keep`
+    /// ([`rule_call_keeping`](Self::rule_call_keeping)).
+    fn call_method_keeping(
+        &mut self,
+        method: &str,
+        args: &[Operand],
+        extra: TokenStream,
+        keep: Option<usize>,
+        code: &mut Code,
+    ) -> Operand {
         let span = self.span;
         let m = format_ident!("{}", method, span = span);
         self.note_rule_method(method, &extra);
@@ -379,7 +392,7 @@ impl Lowerer {
             })
             .collect();
         let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#extra));
-        self.rule_call(call, args, code)
+        self.rule_call_keeping(call, args, keep, code)
     }
 
     /// Indexing or field access on something that is not a variable: bind it first.
@@ -1094,8 +1107,11 @@ impl Lowerer {
         // The pullback adds an element argument's cotangent into its slot.
         if !slots.is_empty() {
             let mut pull = code.rev.pop().expect("a rule call pushes its pullback");
-            for s in slots.into_iter().rev() {
-                pull = s(pull);
+            for mut slot in slots.into_iter().rev() {
+                if let Rev::Slot { body, .. } = &mut slot {
+                    body.push(pull);
+                }
+                pull = slot;
             }
             code.rev.push(pull);
         }
@@ -1103,29 +1119,24 @@ impl Lowerer {
         // may change its length (`*v = w` in the callee), so the slot takes the new
         // shape and the old one is saved; the reverse sweep puts it back when it
         // reaches the call, for the reads before it. One save per call, none per read.
-        for a in &c.args {
-            if let Expr::Reference(r) = a {
-                if let (Some(_), Expr::Path(p)) = (r.mutability, &*r.expr) {
-                    if let Some(id) = p.path.get_ident() {
-                        if let Some(h) = self.local_shapes.get(&id.to_string()).cloned() {
-                            let old = self.fresh("oshape");
-                            code.fwd.push(Fwd::Let {
-                                name: old.clone(),
-                                value: quote!(::core::clone::Clone::clone(&#h)),
-                            });
-                            let shape = super::ir::rt::shape_of(&quote!(#id));
-                            code.fwd.push(Fwd::Primal(
-                                quote!(#h = ::core::option::Option::Some(#shape);),
-                            ));
-                            let get = self.save(quote!(#old), code);
-                            code.rev.push(Rev::Restore {
-                                place: quote!(#h),
-                                value: get,
-                            });
-                        }
-                    }
-                }
-            }
+        for id in c.args.iter().filter_map(super::mut_borrowed_var) {
+            let Some(h) = self.local_shapes.get(&id.to_string()).cloned() else {
+                continue;
+            };
+            let old = self.fresh("oshape");
+            code.fwd.push(Fwd::Let {
+                name: old.clone(),
+                value: quote!(::core::clone::Clone::clone(&#h)),
+            });
+            let shape = super::ir::rt::shape_of(&quote!(#id));
+            code.fwd.push(Fwd::Primal(
+                quote!(#h = ::core::option::Option::Some(#shape);),
+            ));
+            let get = self.save(quote!(#old), code);
+            code.rev.push(Rev::Restore {
+                place: quote!(#h),
+                value: get,
+            });
         }
         // Declared first in the reverse sweep (pushed last).
         for (t, _) in conv {
@@ -1179,14 +1190,9 @@ impl Lowerer {
     /// argument: the forward sweep passes the element itself (no copy: a row of a
     /// `Vec<Vec<f64>>` is not cloned per call), and the reverse sweep lends the callee's
     /// pullback the element's cotangent, taken out of the container's and put back
-    /// after. Returns the operand, the argument as passed, and the wrapper of the
-    /// call's pullback.
-    #[allow(clippy::type_complexity)]
-    fn element_arg(
-        &mut self,
-        a: &Expr,
-        code: &mut Code,
-    ) -> Option<(Operand, TokenStream, Box<dyn FnOnce(Rev) -> Rev>)> {
+    /// after. Returns the operand, the argument as passed, and the slot (a
+    /// [`Rev::Slot`] whose body, the call's pullback, the caller puts in).
+    fn element_arg(&mut self, a: &Expr, code: &mut Code) -> Option<(Operand, TokenStream, Rev)> {
         let Expr::Reference(r) = a else { return None };
         if r.mutability.is_some() {
             return None;
@@ -1216,15 +1222,15 @@ impl Lowerer {
             cot: quote!(#slot),
             is_ref: true,
         };
-        let wrap = move |pull: Rev| Rev::Slot {
+        let slot = Rev::Slot {
             pre,
             into,
             shape,
             index,
             slot,
-            body: vec![pull],
+            body: Vec::new(),
         };
-        Some((operand, arg, Box::new(wrap)))
+        Some((operand, arg, slot))
     }
 
     /// `&x[a..b]` of a differentiable sequence as a call argument: the forward sweep

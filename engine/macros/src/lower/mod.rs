@@ -181,9 +181,6 @@ pub struct Lowerer {
     /// declared at the top and set at the binding, read by the reverse sweep instead of
     /// a shape saved at every element access.
     local_shapes: HashMap<String, Ident>,
-    /// Set for the next rule call: the position of a binary operator's constant operand
-    /// (`2.0 * x`, `x / h`), whose pullback the call's saved value prunes.
-    keep: Option<usize>,
     /// Names indexed directly somewhere in the body (`v[i]`).
     indexed: HashSet<String>,
     /// The span of the source expression being lowered: rule calls carry it, so that a
@@ -229,7 +226,6 @@ impl Lowerer {
             rebound: HashSet::new(),
             resized: HashSet::new(),
             local_shapes: HashMap::new(),
-            keep: None,
             indexed: HashSet::new(),
             rule_methods: BTreeMap::new(),
             captured: HashSet::new(),
@@ -314,6 +310,19 @@ impl Lowerer {
 
     /// Emits `let (t, p) = <call>;`, saves `p`, and the reverse `pull`.
     fn rule_call(&mut self, call: TokenStream, args: &[Operand], code: &mut Code) -> Operand {
+        self.rule_call_keeping(call, args, None, code)
+    }
+
+    /// [`rule_call`](Self::rule_call) whose argument `keep` (a binary operator's constant
+    /// operand, `2.0 * x`, `x / h`) has no derivative: the saved pullback is pruned to
+    /// what the other operand's partial needs (`kit::keep`).
+    fn rule_call_keeping(
+        &mut self,
+        call: TokenStream,
+        args: &[Operand],
+        keep: Option<usize>,
+        code: &mut Code,
+    ) -> Operand {
         let t = self.fresh("t");
         let p = self.fresh("p");
         code.fwd.push(Fwd::Rule {
@@ -323,7 +332,7 @@ impl Lowerer {
         });
         let (cot, pin) = self.new_cot(&quote!(#t));
         code.fwd.push(pin);
-        let saved = match self.keep.take() {
+        let saved = match keep {
             Some(k) => quote!(::mochi::__private::Keep::<_, #k>::new(#p).prune()),
             None => quote!(#p),
         };
@@ -1459,6 +1468,17 @@ fn has_early_return(stmts: &[Stmt]) -> bool {
 /// (the receiver of a method that resizes, `v.push(e)`, `v.truncate(n)`, …, directly or
 /// through a field; a name assigned as a whole, `v = …`; one borrowed `&mut`, which a
 /// callee may resize), and the names indexed directly (`v[i]`, `m[i][j]`).
+/// The variable `v` of a call argument `&mut v`.
+pub(super) fn mut_borrowed_var(e: &Expr) -> Option<&Ident> {
+    match e {
+        Expr::Reference(r) if r.mutability.is_some() => match &*r.expr {
+            Expr::Path(p) => p.path.get_ident(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>) {
     const RESIZING: &[&str] = &[
         "push",
@@ -1514,14 +1534,8 @@ fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>)
             // `g(&mut v)` of a variable: the call may change `v`'s length, and the
             // lowering follows it (the kept shape is saved and set anew per call).
             self.visit_expr(&c.func);
-            for a in &c.args {
-                match a {
-                    Expr::Reference(r)
-                        if r.mutability.is_some()
-                            && matches!(&*r.expr, Expr::Path(p) if p.path.get_ident().is_some()) => {
-                    }
-                    other => self.visit_expr(other),
-                }
+            for a in c.args.iter().filter(|a| mut_borrowed_var(a).is_none()) {
+                self.visit_expr(a);
             }
         }
         fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
