@@ -59,7 +59,9 @@ pub fn desugar(
     ret_ty: Option<&syn::Type>,
 ) -> syn::Block {
     let mut b = block.clone();
-    LoopValues { next: 0 }.visit_block_mut(&mut b);
+    LabelledBlocks.visit_block_mut(&mut b);
+    let mut loop_values = LoopValues { next: 0 };
+    loop_values.visit_block_mut(&mut b);
     if let Some(t) = ret_ty {
         let mut c = CollectAsReturned(t);
         c.annotate_tail(&mut b);
@@ -71,7 +73,38 @@ pub fn desugar(
         active: active.clone(),
     }
     .visit_block_mut(&mut b);
+    // The closures with a `return` that a chain inlined are labelled blocks now.
+    LabelledBlocks.visit_block_mut(&mut b);
+    loop_values.visit_block_mut(&mut b);
     b
+}
+
+/// A labelled block `'r: { …; break 'r e; …; tail }` → `'r: loop { …; break 'r e; …;
+/// break 'r tail; }`, which runs once and gives the same value. (An unlabelled `break`
+/// or `continue` cannot stand inside a labelled block outside an inner loop, so none
+/// changes its target.) A valued one then goes through [`LoopValues`].
+struct LabelledBlocks;
+
+impl VisitMut for LabelledBlocks {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::Block(b) = e else { return };
+        let Some(label) = b.label.clone() else { return };
+        let name = &label.name;
+        let mut stmts = std::mem::take(&mut b.block.stmts);
+        match stmts.pop() {
+            Some(syn::Stmt::Expr(tail, None)) => {
+                stmts.push(syn::parse_quote!(break #name (#tail);));
+            }
+            Some(last) => {
+                stmts.push(last);
+                stmts.push(syn::parse_quote!(break #name;));
+            }
+            None => stmts.push(syn::parse_quote!(break #name;)),
+        }
+        let attrs = &b.attrs;
+        *e = syn::parse_quote!(#(#attrs)* #label loop { #(#stmts)* });
+    }
 }
 
 /// A `loop` whose value is used: `let P = loop { … break e; … };`, `x = loop { … };`,
@@ -195,6 +228,23 @@ impl VisitMut for LoopValues {
                             out.push(syn::Stmt::Expr(Expr::Loop(lp), None));
                             out.push(syn::Stmt::Expr(
                                 syn::parse_quote!(#left = #var.unwrap()),
+                                *semi,
+                            ));
+                            continue;
+                        }
+                    }
+                }
+                // `s += loop { … }` (any compound assignment).
+                syn::Stmt::Expr(Expr::Binary(a), semi)
+                    if crate::activity::is_arithmetic_assign(&a.op) =>
+                {
+                    if let Expr::Loop(lp) = unparen(&a.right) {
+                        if let Some((var, lp)) = self.rewrite(lp) {
+                            let (left, op) = (&a.left, &a.op);
+                            out.push(syn::parse_quote!(let mut #var = None;));
+                            out.push(syn::Stmt::Expr(Expr::Loop(lp), None));
+                            out.push(syn::Stmt::Expr(
+                                syn::parse_quote!(#left #op #var.unwrap()),
                                 *semi,
                             ));
                             continue;
@@ -798,17 +848,36 @@ fn inline_local_closures(b: &mut syn::Block) {
             },
             _ => None,
         };
-        let Some((name, closure)) = found else {
+        let Some((name, mut closure)) = found else {
             k += 1;
             continue;
         };
+        // A name the closure captures that the statements after it bind again or assign
+        // would, inlined at a call, read the new value; Rust's closure reads the one it
+        // captured (a `move` closure its value then, another one the variable, which
+        // nothing may assign while the closure lives). Such names are read into
+        // snapshots right after the closure, and the closure reads those.
+        let changed = names_changed(&b.stmts[k + 1..], &free_names(&closure));
+        let mut snapshots = Vec::new();
+        if !changed.is_empty() {
+            let mut renames = Vec::new();
+            for n in changed {
+                let snap = format_ident!("__mochi_cap_{}", n);
+                snapshots.push(syn::parse_quote!(let #snap = #n.clone();));
+                renames.push((n, snap));
+            }
+            RenameIdents(&renames).visit_expr_mut(&mut closure.body);
+        }
+        let snapshot_count = snapshots.len();
+        b.stmts.splice(k + 1..k + 1, snapshots);
         let mut inliner = Inline {
             name: &name,
             closure: &closure,
             left: false,
             shadowed: false,
         };
-        let mut rest: Vec<syn::Stmt> = b.stmts[k + 1..].to_vec();
+        let after = k + 1 + snapshot_count;
+        let mut rest: Vec<syn::Stmt> = b.stmts[after..].to_vec();
         for s in &mut rest {
             if inliner.shadowed {
                 break;
@@ -816,17 +885,171 @@ fn inline_local_closures(b: &mut syn::Block) {
             inliner.visit_stmt_mut(s);
         }
         if inliner.shadowed {
-            k += 1;
+            k = after;
             continue;
         }
         let left = inliner.left;
-        b.stmts.truncate(k + 1);
+        b.stmts.truncate(after);
         b.stmts.extend(rest);
         if left {
-            k += 1;
+            k = after;
         } else {
             b.stmts.remove(k);
+            k += snapshot_count;
         }
+    }
+}
+
+/// The names a closure's body reads from outside it: single-name paths that are not
+/// its parameters or bound inside it.
+fn free_names(c: &syn::ExprClosure) -> Vec<syn::Ident> {
+    struct F {
+        used: Vec<syn::Ident>,
+        bound: HashSet<String>,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for F {
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if let Some(i) = p.path.get_ident() {
+                if !self.used.contains(i) {
+                    self.used.push(i.clone());
+                }
+            }
+        }
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.bound.insert(p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut f = F {
+        used: Vec::new(),
+        bound: HashSet::new(),
+    };
+    for p in &c.inputs {
+        syn::visit::Visit::visit_pat(&mut f, p);
+    }
+    syn::visit::Visit::visit_expr(&mut f, &c.body);
+    f.used
+        .into_iter()
+        .filter(|i| !f.bound.contains(&i.to_string()))
+        .collect()
+}
+
+/// The names among `names` that `stmts` bind again (a `let`, a pattern, a closure's
+/// parameter) or change (`=`, a compound assignment, `&mut`).
+pub fn names_changed(stmts: &[syn::Stmt], names: &[syn::Ident]) -> Vec<syn::Ident> {
+    struct C<'a> {
+        names: &'a [syn::Ident],
+        hit: Vec<syn::Ident>,
+    }
+    impl C<'_> {
+        fn note(&mut self, i: &syn::Ident) {
+            if self.names.contains(i) && !self.hit.contains(i) {
+                self.hit.push(i.clone());
+            }
+        }
+        fn note_place(&mut self, e: &Expr) {
+            match e {
+                Expr::Path(p) => {
+                    if let Some(i) = p.path.get_ident() {
+                        self.note(i);
+                    }
+                }
+                Expr::Index(x) => self.note_place(&x.expr),
+                Expr::Field(f) => self.note_place(&f.base),
+                Expr::Paren(p) => self.note_place(&p.expr),
+                Expr::Unary(u) => self.note_place(&u.expr),
+                Expr::Tuple(t) => t.elems.iter().for_each(|e| self.note_place(e)),
+                _ => {}
+            }
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for C<'_> {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.note(&p.ident);
+            syn::visit::visit_pat_ident(self, p);
+        }
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            self.note_place(&a.left);
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            if crate::activity::is_arithmetic_assign(&b.op) {
+                self.note_place(&b.left);
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            if r.mutability.is_some() {
+                self.note_place(&r.expr);
+            }
+            syn::visit::visit_expr_reference(self, r);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            // `v.push(..)`, `v.iter_mut()`: a method may change its receiver.
+            if matches!(
+                m.method.to_string().as_str(),
+                "push"
+                    | "pop"
+                    | "insert"
+                    | "remove"
+                    | "clear"
+                    | "truncate"
+                    | "extend"
+                    | "extend_from_slice"
+                    | "resize"
+                    | "swap"
+                    | "fill"
+                    | "iter_mut"
+                    | "as_mut_slice"
+                    | "sort_by"
+                    | "reverse"
+                    | "assign"
+                    | "mapv_inplace"
+            ) {
+                self.note_place(&m.receiver);
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut c = C {
+        names,
+        hit: Vec::new(),
+    };
+    for s in stmts {
+        syn::visit::Visit::visit_stmt(&mut c, s);
+    }
+    c.hit
+}
+
+/// Renames variables: single-name paths and the names patterns bind.
+pub struct RenameIdents<'a>(pub &'a [(syn::Ident, syn::Ident)]);
+
+impl RenameIdents<'_> {
+    fn rename(&self, i: &mut syn::Ident) {
+        if let Some((_, to)) = self.0.iter().find(|(from, _)| from == i) {
+            let span = i.span();
+            *i = to.clone();
+            i.set_span(span);
+        }
+    }
+}
+
+impl VisitMut for RenameIdents<'_> {
+    fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
+        if p.qself.is_none() && p.path.leading_colon.is_none() && p.path.segments.len() == 1 {
+            self.rename(&mut p.path.segments[0].ident);
+        }
+    }
+    fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+        self.rename(&mut p.ident);
+        syn::visit_mut::visit_pat_ident_mut(self, p);
+    }
+    fn visit_field_value_mut(&mut self, f: &mut syn::FieldValue) {
+        // `S { w }` is `S { w: w }`: the field keeps its name.
+        if f.colon_token.is_none() && matches!(f.member, syn::Member::Named(_)) {
+            f.colon_token = Some(Default::default());
+        }
+        self.visit_expr_mut(&mut f.expr);
     }
 }
 
@@ -847,7 +1070,14 @@ impl Inline<'_> {
     /// `{ let (params…) = (args…); body }`
     fn call(&self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>, span: Span) -> Expr {
         let c = self.closure;
-        let body = &c.body;
+        // A `return` in the body leaves the closure, not the function it is inlined into.
+        let with_return;
+        let body = if crate::iterchain::contains_return(&c.body) {
+            with_return = crate::iterchain::returns_as_breaks(&c.body);
+            &with_return
+        } else {
+            &*c.body
+        };
         let mut pats = Vec::new();
         let mut tys = Vec::new();
         for p in &c.inputs {
@@ -874,6 +1104,12 @@ impl Inline<'_> {
             quote_spanned!(span=> let (#(#pats,)*): (#(#t,)*) = (#(#args,)*);)
         } else {
             quote_spanned!(span=> let (#(#pats,)*) = (#(#args,)*);)
+        };
+        // In parentheses: a body such as `{ … } + 1.0` (a call inlined before) would
+        // otherwise open the block with a statement and leave `+ 1.0` dangling.
+        let body = match body {
+            Expr::Block(_) | Expr::Paren(_) | Expr::Path(_) | Expr::Lit(_) => quote::quote!(#body),
+            _ => quote::quote!((#body)),
         };
         syn::parse_quote_spanned!(span=> { #bind #body })
     }

@@ -355,16 +355,81 @@ fn sequence(e: &Expr) -> Option<(Expr, Option<Expr>, Option<Expr>)> {
 fn closure(e: &Expr, n: usize) -> Option<syn::ExprClosure> {
     match e {
         Expr::Closure(c) if c.inputs.len() == n && c.asyncness.is_none() => {
+            let mut c = c.clone();
             if contains_return(&c.body) {
-                return None;
+                c.body = Box::new(returns_as_breaks(&c.body));
             }
-            Some(c.clone())
+            // Inlined into a loop, the parameters become `let`s in its body: renamed, so
+            // that `x.iter().map(|x| …)` does not hide the sequence `x` from the stages
+            // and the code after it.
+            let mut names = Vec::new();
+            for p in &c.inputs {
+                let mut found = Vec::new();
+                crate::activity::pat_names(p, &mut found);
+                names.extend(found);
+            }
+            let renames: Vec<(syn::Ident, syn::Ident)> = names
+                .iter()
+                .map(|n| {
+                    let from = syn::Ident::new(n, Span::call_site());
+                    let to = fresh_param(n);
+                    (from, to)
+                })
+                .collect();
+            let mut rename = crate::desugar::RenameIdents(&renames);
+            for p in c.inputs.iter_mut() {
+                rename.visit_pat_mut(p);
+            }
+            rename.visit_expr_mut(&mut c.body);
+            Some(c)
         }
         Expr::Path(p) => {
             let args: Vec<syn::Ident> = (0..n).map(|i| format_ident!("__mochi_a{}", i)).collect();
             Some(syn::parse_quote!(|#(#args),*| #p(#(#args),*)))
         }
         _ => None,
+    }
+}
+
+/// A name for a closure parameter `n` inlined into a loop, unique in the expansion.
+fn fresh_param(n: &str) -> syn::Ident {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let k = NEXT.fetch_add(1, Ordering::Relaxed);
+    format_ident!("__mochi_{}_{}", n, k)
+}
+
+/// A closure body with `return`s, to be inlined into a loop or a block, where its
+/// `return e` would leave the function: `'__mochi_ret: { … break '__mochi_ret e; … }`
+/// keeps it the closure's value (the desugaring makes the labelled block a loop).
+pub fn returns_as_breaks(body: &Expr) -> Expr {
+    let mut body = body.clone();
+    ReturnToBreak.visit_expr_mut(&mut body);
+    let stmts = match &body {
+        Expr::Block(b) if b.label.is_none() => b.block.stmts.clone(),
+        other => vec![syn::Stmt::Expr(other.clone(), None)],
+    };
+    syn::parse_quote!('__mochi_ret: { #(#stmts)* })
+}
+
+/// `return e` → `break '__mochi_ret (e)` (not inside inner closures).
+struct ReturnToBreak;
+
+impl VisitMut for ReturnToBreak {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        match e {
+            Expr::Closure(_) => {}
+            Expr::Return(r) => {
+                if let Some(v) = r.expr.as_mut() {
+                    self.visit_expr_mut(v);
+                }
+                *e = match &r.expr {
+                    Some(v) => syn::parse_quote!(break '__mochi_ret (#v)),
+                    None => syn::parse_quote!(break '__mochi_ret),
+                };
+            }
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
     }
 }
 
@@ -1002,7 +1067,24 @@ impl Writer<'_> {
             return None;
         };
         let Pat::Ident(w) = &*f.pat else { return None };
-        let size = &m.args[0];
+        // The reads `w[j]` become `x[base + j]` (up to a `let` that binds `w` again):
+        // not when the body binds a name of the sequence again (they would read the new
+        // one).
+        let mut names = Vec::new();
+        idents_in(&x, &mut names);
+        if !crate::desugar::names_changed(&f.body.stmts, &names).is_empty() {
+            return None;
+        }
+        // The size as the loop began (the body may assign the variable it was read from).
+        let size_snapshot = match &m.args[0] {
+            Expr::Lit(_) => None,
+            other => Some((self.fresh("size"), other.clone())),
+        };
+        let size: Expr = match &size_snapshot {
+            Some((n, _)) => syn::parse_quote!(#n),
+            None => m.args[0].clone(),
+        };
+        let size = &size;
         let k = self.fresh("k");
         let (base, len) = kind.bounds(&x, size, &quote_spanned!(span=> #k), span);
         let mut body = f.body.clone();
@@ -1020,8 +1102,22 @@ impl Writer<'_> {
         }
         let n = kind.count(&x, size, span);
         let stmts = &body.stmts;
-        Some(syn::parse_quote_spanned!(span=> for #k in 0..#n { #(#stmts)* }))
+        let snapshot = size_snapshot.map(|(n, e)| quote_spanned!(span=> let #n: usize = #e;));
+        Some(syn::parse_quote_spanned!(span=> { #snapshot for #k in 0..#n { #(#stmts)* } }))
     }
+}
+
+/// The single-name paths in `e` (a sequence such as `x`, `s.rows`, `x[a..b]`).
+fn idents_in(e: &Expr, out: &mut Vec<syn::Ident>) {
+    struct I<'a>(&'a mut Vec<syn::Ident>);
+    impl<'ast> syn::visit::Visit<'ast> for I<'_> {
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if let Some(i) = p.path.get_ident() {
+                self.0.push(i.clone());
+            }
+        }
+    }
+    syn::visit::Visit::visit_expr(&mut I(out), e);
 }
 
 /// `w[j]` → `x[base + j]`, `w.len()` → the window's length, `w.iter()` →

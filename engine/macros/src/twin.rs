@@ -1144,6 +1144,15 @@ impl VisitMut for Rewrite<'_> {
         // whose place (`index_mut`) borrows `x` mutably first (E0502). Evaluating the
         // right side into a local first keeps the primal's order. (A plain variable's
         // place borrows nothing before the call.)
+        // `a %= b`: the twin's scalar has `%` but no `%=`.
+        if let Expr::Binary(b) = e {
+            if matches!(b.op, syn::BinOp::RemAssign(_)) {
+                let (l, r) = (&b.left, &b.right);
+                *e = syn::parse_quote!(#l = #l % (#r));
+                self.visit_expr_mut(e);
+                return;
+            }
+        }
         if let Expr::Binary(b) = e {
             if crate::activity::is_arithmetic_assign(&b.op) && !matches!(&*b.left, Expr::Path(_)) {
                 syn::visit_mut::visit_expr_binary_mut(self, b);
@@ -1173,6 +1182,18 @@ impl VisitMut for Rewrite<'_> {
             }
         }
         match e {
+            // `break 'r 0.0` becomes `break 'r (::mochi::…)`: printed bare, `'r ::` would
+            // read as a labelled expression `'r: …`.
+            Expr::Break(b) if b.label.is_some() && b.expr.is_some() => {
+                syn::visit_mut::visit_expr_break_mut(self, b);
+                if let Some(v) = b.expr.as_mut() {
+                    if !matches!(**v, Expr::Paren(_)) {
+                        let inner = (**v).clone();
+                        **v = syn::parse_quote!((#inner));
+                    }
+                }
+                return;
+            }
             Expr::Lit(l) => {
                 if let syn::Lit::Float(f) = &l.lit {
                     let suffix = f.suffix();
@@ -1202,6 +1223,10 @@ impl VisitMut for Rewrite<'_> {
                         );
                         return;
                     }
+                    // An integer made from floats without their derivative, e.g.
+                    // `x.iter().filter(|v| **v > 0.0).count() as f64`: the closure's
+                    // literals compare with the twin's scalar.
+                    self.visit_expr_mut(&mut c.expr);
                     let inner = quote!(#c);
                     *e = Self::lit(inner);
                 } else if mentions_float {

@@ -580,13 +580,28 @@ impl Lowerer {
         let elem_pats: Vec<Pat> = written.iter().map(unref).collect();
         // Names bound by reference (`v`, not `&v`): the body treats them as `&f64`.
         let mut names = Vec::new();
-        for (w, (p, s)) in written.iter().zip(elem_pats.iter().zip(&seqs)) {
+        for (w, p) in written.iter().zip(&elem_pats) {
             if !matches!(w, Pat::Reference(_)) {
                 pat_names(p, &mut names);
             }
-            // `.clone()` (the identity rule): elements that are not `Copy` (the rows of a
-            // `Vec<Vec<f64>>`) are read too.
-            lets.push(parse_quote!(let #p = #s[#k].clone();));
+        }
+        // `.clone()` (the identity rule): elements that are not `Copy` (the rows of a
+        // `Vec<Vec<f64>>`) are read too.
+        let mut first_binds = Vec::new();
+        pat_names(&elem_pats[0], &mut first_binds);
+        let hides_second = seqs.len() == 2
+            && crate::activity::tokens_mention(&quote::quote!(#(#seqs)*), &|i| {
+                first_binds.iter().any(|n| i == n)
+            });
+        if hides_second {
+            // `for (y, x) in x.iter().zip(y.iter())`: both elements are read before
+            // either name is bound.
+            let (p0, p1, s0, s1) = (&elem_pats[0], &elem_pats[1], &seqs[0], &seqs[1]);
+            lets.push(parse_quote!(let (#p0, #p1) = (#s0[#k].clone(), #s1[#k].clone());));
+        } else {
+            for (p, s) in elem_pats.iter().zip(&seqs) {
+                lets.push(parse_quote!(let #p = #s[#k].clone();));
+            }
         }
         // `f(v)` passed the element by reference, and still does: `f(&v)`; `*v` in the
         // body refers to the element, now bound by value (`f(*v)` becomes `f(v)`, after

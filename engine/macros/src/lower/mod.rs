@@ -746,13 +746,23 @@ impl Lowerer {
         if copied {
             val = quote!(*#val);
         }
+        // `let v = &x[i];`: the element is read by value; `v` stays a reference to it,
+        // as written, so that `*v < 0.0` and `v.abs()` in code without a derivative
+        // (conditions, indices) read it as the user's code does.
+        let borrowed = matches!(init_expr, Expr::Reference(r) if r.mutability.is_none())
+            && matches!(&o, Operand::Active { is_ref: false, .. })
+            && matches!(pat, Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none());
+        if borrowed {
+            val = quote!(&#val);
+        }
         code.fwd
             .push(Fwd::Primal(quote!(#(#attrs)* let #pat #ty_tokens = #val;)));
-        let is_ref = !copied
-            && (match &o {
-                Operand::Active { is_ref, .. } => *is_ref,
-                Operand::Inactive(_) => matches!(init_expr, Expr::Reference(_)),
-            } || ty_is_ref);
+        let is_ref = borrowed
+            || !copied
+                && (match &o {
+                    Operand::Active { is_ref, .. } => *is_ref,
+                    Operand::Inactive(_) => matches!(init_expr, Expr::Reference(_)),
+                } || ty_is_ref);
         if !any_active {
             self.bind_pattern_inactive(pat);
             return;
@@ -890,12 +900,20 @@ impl Lowerer {
                 let left = &b.left;
                 let right = &b.right;
                 if expr_is_active(right, &self.active) || place_is_active(left, &self.active) {
+                    // In parentheses, or in a block for what parentheses cannot hold
+                    // (a labelled `loop`, whose use as a value `lower_expr` reports).
+                    let right = match &**right {
+                        Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) | Expr::Block(_) => {
+                            quote!({ #right })
+                        }
+                        _ => quote!((#right)),
+                    };
                     let rhs: Expr = match op {
-                        "+" => parse_quote!(#left + (#right)),
-                        "-" => parse_quote!(#left - (#right)),
-                        "*" => parse_quote!(#left * (#right)),
-                        "/" => parse_quote!(#left / (#right)),
-                        _ => parse_quote!(#left % (#right)),
+                        "+" => parse_quote!(#left + #right),
+                        "-" => parse_quote!(#left - #right),
+                        "*" => parse_quote!(#left * #right),
+                        "/" => parse_quote!(#left / #right),
+                        _ => parse_quote!(#left % #right),
                     };
                     self.lower_assign(left, &rhs, code);
                 } else {

@@ -1,0 +1,382 @@
+//! Control flow written the way Rust users write it, around values with a derivative:
+//! labelled blocks with `break 'label value`, a valued `loop` on the right of `+=`,
+//! closures with an early `return` inside iterator chains, closures that call closures,
+//! an element borrowed `let v = &x[i]` and read as `*v` in a condition, and a count of
+//! filtered elements as a float. And names: a closure's captured variable bound again or
+//! assigned after the closure (a `move` closure keeps the value it captured), a chunk
+//! size assigned inside its loop, a closure parameter or a `for` pattern that reuses
+//! the name of a sequence the chain still reads. Each is checked by `test_rule` (finite
+//! differences, the adjoint identity, accumulation), and the Hessians against finite
+//! differences of the gradient.
+
+#![allow(clippy::needless_range_loop)]
+
+mod common;
+use mochi::prelude::*;
+use ndarray::Array2;
+
+/// A labelled block whose value comes from a `break 'r value` or from its tail.
+#[differentiable]
+fn labelled_block(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in (0..x.len()).rev() {
+        let v = &x[i];
+        let t = 'r: {
+            if *v < 0.0 {
+                break 'r 0.5 * v;
+            }
+            v * v
+        };
+        s += t * s + 1.0;
+    }
+    s
+}
+
+/// A labelled block without a value, left early.
+#[differentiable]
+fn labelled_block_left_early(x: &[f64], a: f64) -> f64 {
+    let mut s = 0.0;
+    'blk: {
+        if a < 0.0 {
+            break 'blk;
+        }
+        s = a * x[0];
+        if s > 10.0 {
+            break 'blk;
+        }
+        s *= x[1];
+    }
+    s + x[1]
+}
+
+/// `s += 'r: loop { … }` and `s *= loop { … }`: a valued loop on the right of a
+/// compound assignment.
+#[differentiable]
+fn loop_value_compound(x: &[f64]) -> f64 {
+    let mut s = 1.0;
+    for i in 0..x.len() {
+        s += 'r: loop {
+            if x[i] < 0.0 {
+                break 'r 0.0;
+            }
+            break 'r x[i] * x[i];
+        };
+    }
+    s *= loop {
+        if x[0] > 5.0 {
+            break 1.0;
+        }
+        break x[0].sin();
+    };
+    s
+}
+
+/// Closures with an early `return` in chains the desugaring writes as loops.
+#[differentiable]
+fn closure_return_rev(x: &[f64]) -> f64 {
+    x.iter()
+        .rev()
+        .map(|v| {
+            if *v < 0.0 {
+                return 0.25 * v;
+            }
+            v * v
+        })
+        .sum::<f64>()
+}
+
+#[differentiable]
+fn closure_return_skip_collect(x: &[f64]) -> f64 {
+    let y: Vec<f64> = x
+        .iter()
+        .skip(1)
+        .map(|&v| {
+            if v > 1.0 {
+                return v.ln();
+            }
+            v * 2.0
+        })
+        .collect();
+    y.iter().sum::<f64>() * x[0]
+}
+
+/// A closure that calls another closure, inside an arithmetic expression.
+#[differentiable]
+fn nested_closures(x: f64, y: f64) -> f64 {
+    let f = |a: f64| a * y;
+    let g = |b: f64| f(b) + f(b * b);
+    g(x) * g(y) + 1.0
+}
+
+/// An element borrowed and read through `*v` in conditions and as a value.
+#[differentiable]
+fn borrowed_element(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let v = &x[i];
+        s += if *v < 0.0 {
+            0.5 * v
+        } else {
+            v * v + (*v).sin() + v.cos()
+        };
+    }
+    s
+}
+
+/// The mean of the positive elements: a filtered count, cast to a float.
+#[differentiable]
+fn mean_of_positive(x: &[f64]) -> f64 {
+    let n = x.iter().filter(|v| **v > 0.0).count() as f64;
+    let s: f64 = x.iter().filter(|v| **v > 0.0).sum();
+    s / n
+}
+
+/// The closure reads the `w` it captured, not the `w` bound after it.
+#[differentiable]
+fn closure_then_shadow(x: f64) -> f64 {
+    let w = x;
+    let g = |a: f64| a * w;
+    let w = x * 10.0;
+    g(1.0) + w
+}
+
+/// The same, the closure passed to an adapter after the shadowing.
+#[differentiable]
+fn shadow_then_adapter(x: &[f64]) -> f64 {
+    let s = x[0];
+    let g = |a: &f64| a * s;
+    let s = 100.0;
+    x.iter().map(g).sum::<f64>() + s
+}
+
+/// A parameter captured, then shadowed by a constant.
+#[differentiable]
+fn shadow_param(x: f64, y: f64) -> f64 {
+    let g = |a: f64| a * x;
+    let x = 5.0;
+    g(y) + x
+}
+
+/// A `move` closure keeps the value it captured; the variable changes after.
+#[differentiable]
+fn move_closure(x: f64) -> f64 {
+    let mut w = x;
+    let g = move |a: f64| a * w;
+    w = w * 3.0;
+    g(2.0) * w
+}
+
+/// The captured `k` shadowed inside the loop that calls the closure.
+#[differentiable]
+fn closure_in_loop_shadow(x: &[f64]) -> f64 {
+    let k = x[0];
+    let g = |a: f64| a * k;
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let k = i as f64;
+        s += g(x[i]) + k;
+    }
+    s
+}
+
+/// A closure with an early `return`, called twice.
+#[differentiable]
+fn local_closure_return(x: f64, y: f64) -> f64 {
+    let g = |a: f64| {
+        if a < 0.0 {
+            return 0.0;
+        }
+        a.sqrt()
+    };
+    g(x) + g(y) * 10.0
+}
+
+/// `chunks(m)` fixes its size when the loop begins; the body assigns `m`.
+#[differentiable]
+fn chunks_size_assigned(x: &[f64]) -> f64 {
+    let mut m = 2;
+    let mut s = 0.0;
+    for c in x.chunks(m) {
+        s += c[0] * c[c.len() - 1];
+        m = 3;
+    }
+    s + m as f64
+}
+
+/// `windows(m)` likewise, the body reading `w[m - 1]` with the new `m`.
+#[differentiable]
+fn windows_size_assigned(x: &[f64]) -> f64 {
+    let mut m = 2;
+    let mut s = 0.0;
+    for w in x.windows(m) {
+        s += w[0] * w[m - 1];
+        m = 1;
+    }
+    s
+}
+
+/// `for (y, x) in x.iter().zip(y.iter())`: the names swapped.
+#[differentiable]
+fn for_zip_swapped(x: &[f64], y: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (y, x) in x.iter().zip(y.iter()) {
+        s += y * y - x;
+    }
+    s
+}
+
+/// Chain closures whose parameters reuse the sequences' names.
+#[differentiable]
+fn chain_params_reuse_names(x: &[f64], y: &[f64]) -> f64 {
+    let a = x
+        .iter()
+        .map(|x| x * 2.0)
+        .zip(y.iter())
+        .map(|(a, b)| a * b * x[0])
+        .sum::<f64>();
+    let b = x
+        .iter()
+        .rev()
+        .zip(y.iter())
+        .map(|(y, x)| y * y - x)
+        .sum::<f64>();
+    a + b
+}
+
+/// `a %= b`.
+#[differentiable]
+fn rem_assign(x: f64) -> f64 {
+    let mut a = x * 3.0;
+    a %= 0.5;
+    a * x
+}
+
+mod rules {
+    use crate::check;
+
+    fn xs() -> Vec<f64> {
+        vec![0.5, -1.0, 2.0, 1.5, -0.3]
+    }
+
+    check!(labelled_block, (xs(),), |a| (&a.0));
+    check!(labelled_block_left_early, (xs(), 2.0_f64), |a| (&a.0, a.1));
+    check!(loop_value_compound, (xs(),), |a| (&a.0));
+    check!(closure_return_rev, (xs(),), |a| (&a.0));
+    check!(closure_return_skip_collect, (xs(),), |a| (&a.0));
+    check!(nested_closures, (0.4_f64, 1.3_f64), |a| (a.0, a.1));
+    check!(borrowed_element, (xs(),), |a| (&a.0));
+    check!(mean_of_positive, (xs(),), |a| (&a.0));
+    check!(closure_then_shadow, (0.7_f64,), |a| (a.0));
+    check!(shadow_then_adapter, (xs(),), |a| (&a.0));
+    check!(shadow_param, (0.7_f64, 1.3_f64), |a| (a.0, a.1));
+    check!(move_closure, (0.7_f64,), |a| (a.0));
+    check!(closure_in_loop_shadow, (xs(),), |a| (&a.0));
+    check!(local_closure_return, (0.25_f64, 4.0_f64), |a| (a.0, a.1));
+    check!(
+        chunks_size_assigned,
+        (vec![0.5_f64, 1.0, 2.0, 3.0, 4.0, 5.0],),
+        |a| (&a.0)
+    );
+    check!(windows_size_assigned, (xs(),), |a| (&a.0));
+    check!(
+        for_zip_swapped,
+        (xs(), vec![0.3_f64, -1.0, 2.5, 1.5, 0.2]),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        chain_params_reuse_names,
+        (xs(), vec![0.3_f64, -1.0, 2.5, 1.5, 0.2]),
+        |a| (&a.0, &a.1)
+    );
+    check!(rem_assign, (0.7_f64,), |a| (a.0));
+}
+
+/// The values the captured names give (a wrong capture gives other numbers).
+#[test]
+fn captured_names_keep_their_values() {
+    // f = x + 10x
+    assert_eq!(closure_then_shadow::gradient(0.7), 11.0);
+    // f = 2x · 3x
+    assert!((move_closure::gradient(0.7) - 12.0 * 0.7).abs() < 1e-12);
+    // f = y·x + 5
+    assert_eq!(shadow_param::gradient(0.7, 1.3), (1.3, 0.7));
+    // the chunks stay pairs: x0·x1 + x2·x3 + x4·x5 + 3
+    let x = [0.5, 1.0, 2.0, 3.0, 4.0, 5.0];
+    assert_eq!(chunks_size_assigned(&x), 0.5 + 6.0 + 20.0 + 3.0);
+    assert_eq!(
+        chunks_size_assigned::gradient(&x),
+        vec![1.0, 0.5, 3.0, 2.0, 5.0, 4.0]
+    );
+}
+
+/// The left-early paths give their own gradients.
+#[test]
+fn a_labelled_block_left_early_has_each_paths_gradient() {
+    let x = [0.5, -1.0];
+    // `a < 0`: s = 0, value x[1].
+    assert_eq!(
+        labelled_block_left_early::gradient(&x, -2.0),
+        (vec![0.0, 1.0], 0.0)
+    );
+    // `a·x[0] = 1`: value a·x[0]·x[1] + x[1].
+    let (dx, da) = labelled_block_left_early::gradient(&x, 2.0);
+    assert_eq!(dx, vec![2.0 * -1.0, 2.0 * 0.5 + 1.0]);
+    assert_eq!(da, 0.5 * -1.0);
+    // `a·x[0] > 10`: value a·x[0] + x[1].
+    let (dx, da) = labelled_block_left_early::gradient(&x, 30.0);
+    assert_eq!(dx, vec![30.0, 1.0]);
+    assert_eq!(da, 0.5);
+}
+
+/// Hessians through the new forms, against central differences of the gradient.
+#[test]
+fn the_forms_have_hessians() {
+    type Grad = fn(&[f64]) -> Vec<f64>;
+    type Hess = fn(&[f64]) -> Array2<f64>;
+    let cases: [(&str, Grad, Hess); 4] = [
+        (
+            "labelled_block",
+            |x| labelled_block::gradient(x),
+            |x| labelled_block::hessian(x),
+        ),
+        (
+            "loop_value_compound",
+            |x| loop_value_compound::gradient(x),
+            |x| loop_value_compound::hessian(x),
+        ),
+        (
+            "closure_return_skip_collect",
+            |x| closure_return_skip_collect::gradient(x),
+            |x| closure_return_skip_collect::hessian(x),
+        ),
+        (
+            "borrowed_element",
+            |x| borrowed_element::gradient(x),
+            |x| borrowed_element::hessian(x),
+        ),
+    ];
+    let x = [0.5, -1.0, 2.0, 1.5, -0.3];
+    for (name, grad, hess) in cases {
+        let h = hess(&x);
+        let step = 1e-5;
+        for j in 0..x.len() {
+            let (mut up, mut down) = (x, x);
+            up[j] += step;
+            down[j] -= step;
+            let (gu, gd) = (grad(&up), grad(&down));
+            for i in 0..x.len() {
+                let fd = (gu[i] - gd[i]) / (2.0 * step);
+                assert!(
+                    (h[[i, j]] - fd).abs() < 1e-5 * (1.0 + fd.abs()),
+                    "{name}: h[{i},{j}] = {} vs {fd}",
+                    h[[i, j]]
+                );
+            }
+        }
+        assert!(h.iter().any(|v| v.abs() > 1e-3), "{name}: a zero Hessian");
+    }
+    let h = nested_closures::hessian(0.4, 1.3);
+    // g(b) = y·(b + b²); f = g(x)·g(y) + 1; ∂²f/∂x² = 2y·g(y).
+    let (y, gy) = (1.3, 1.3 * (1.3 + 1.3 * 1.3));
+    assert!((h[[0, 0]] - 2.0 * y * gy).abs() < 1e-12, "{}", h[[0, 0]]);
+}
