@@ -1192,7 +1192,6 @@ impl VisitMut for Rewrite<'_> {
                         **v = syn::parse_quote!((#inner));
                     }
                 }
-                return;
             }
             Expr::Lit(l) => {
                 if let syn::Lit::Float(f) = &l.lit {
