@@ -60,6 +60,7 @@ pub fn desugar(
 ) -> syn::Block {
     let mut b = block.clone();
     LabelledBlocks.visit_block_mut(&mut b);
+    LeavingBranches.visit_block_mut(&mut b);
     let mut loop_values = LoopValues { next: 0 };
     loop_values.visit_block_mut(&mut b);
     if let Some(t) = ret_ty {
@@ -104,6 +105,102 @@ impl VisitMut for LabelledBlocks {
         }
         let attrs = &b.attrs;
         *e = syn::parse_quote!(#(#attrs)* #label loop { #(#stmts)* });
+    }
+}
+
+/// A `panic!`, `unreachable!`, `todo!` or `unimplemented!`.
+pub fn is_panic_macro(m: &syn::Macro) -> bool {
+    m.path.segments.last().is_some_and(|s| {
+        matches!(
+            s.ident.to_string().as_str(),
+            "panic" | "unreachable" | "todo" | "unimplemented"
+        )
+    })
+}
+
+/// A branch whose last statement leaves by `return`, `break` or `continue`.
+fn leaves(e: &Expr) -> bool {
+    let last = match e {
+        Expr::Block(b) if b.label.is_none() => match b.block.stmts.last() {
+            Some(syn::Stmt::Expr(e, _)) => e,
+            _ => return false,
+        },
+        other => other,
+    };
+    matches!(last, Expr::Return(_) | Expr::Break(_) | Expr::Continue(_))
+}
+
+/// A `let` whose value is an `if` or a `match` with branches that leave:
+/// `let y = if c { a } else { return 0.0; };` → `if c {} else { return 0.0; } let y = a;`
+/// and `let y = match k { 0 => return x, _ => e };` → `match k { 0 => return x, _ => {} }
+/// let y = match k { 0 => unreachable!(), _ => e };`. The lowering carries the exits
+/// of statements; a value has to come from every branch.
+struct LeavingBranches;
+
+impl VisitMut for LeavingBranches {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        let mut out: Vec<syn::Stmt> = Vec::with_capacity(b.stmts.len());
+        for st in std::mem::take(&mut b.stmts) {
+            let syn::Stmt::Local(l) = &st else {
+                out.push(st);
+                continue;
+            };
+            let Some(init) = l.init.as_ref().filter(|i| i.diverge.is_none()) else {
+                out.push(st);
+                continue;
+            };
+            match unparen(&init.expr) {
+                Expr::If(i) if !matches!(&*i.cond, Expr::Let(_)) => {
+                    let Some((_, els)) = &i.else_branch else {
+                        out.push(st);
+                        continue;
+                    };
+                    if matches!(&**els, Expr::If(_)) {
+                        out.push(st);
+                        continue;
+                    }
+                    let then = Expr::Block(syn::ExprBlock {
+                        attrs: Vec::new(),
+                        label: None,
+                        block: i.then_branch.clone(),
+                    });
+                    let (cond, attrs, pat) = (&i.cond, &l.attrs, &l.pat);
+                    match (leaves(&then), leaves(els)) {
+                        (false, true) => {
+                            out.push(syn::parse_quote!(if #cond {} else #els));
+                            out.push(syn::parse_quote!(#(#attrs)* let #pat = #then;));
+                        }
+                        (true, false) => {
+                            out.push(syn::parse_quote!(if #cond #then));
+                            out.push(syn::parse_quote!(#(#attrs)* let #pat = #els;));
+                        }
+                        _ => out.push(st),
+                    }
+                }
+                Expr::Match(m)
+                    if m.arms.iter().any(|a| leaves(&a.body))
+                        && !m.arms.iter().all(|a| leaves(&a.body)) =>
+                {
+                    let mut exits = m.clone();
+                    let mut values = m.clone();
+                    for (e, v) in exits.arms.iter_mut().zip(values.arms.iter_mut()) {
+                        if leaves(&e.body) {
+                            *v.body = syn::parse_quote!(::core::unreachable!());
+                        } else {
+                            *e.body = syn::parse_quote!({});
+                        }
+                        e.comma = Some(Default::default());
+                        v.comma = Some(Default::default());
+                    }
+                    let (attrs, pat) = (&l.attrs, &l.pat);
+                    out.push(syn::Stmt::Expr(Expr::Match(exits), None));
+                    out.push(syn::parse_quote!(#(#attrs)* let #pat = #values;));
+                }
+                _ => out.push(st),
+            }
+        }
+        b.stmts = out;
     }
 }
 

@@ -15,7 +15,7 @@
 
 use crate::rewrite::UnDeref;
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
@@ -357,7 +357,7 @@ fn closure(e: &Expr, n: usize) -> Option<syn::ExprClosure> {
         Expr::Closure(c) if c.inputs.len() == n && c.asyncness.is_none() => {
             let mut c = c.clone();
             if contains_return(&c.body) {
-                c.body = Box::new(returns_as_breaks(&c.body));
+                *c.body = returns_as_breaks(&c.body);
             }
             // Inlined into a loop, the parameters become `let`s in its body: renamed, so
             // that `x.iter().map(|x| …)` does not hide the sequence `x` from the stages
@@ -1219,7 +1219,23 @@ impl VisitMut for WindowUses<'_> {
         }
     }
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
-        if crate::activity::tokens_mention(&m.tokens, &|i| i == self.name) {
+        if !crate::activity::tokens_mention(&m.tokens, &|i| i == self.name) {
+            return;
+        }
+        // Macros whose body is expressions (`vec![w[0], 1.0]`, `vec![w[0]; n]`,
+        // `assert!(..)`): rewritten inside.
+        type List = syn::punctuated::Punctuated<Expr, syn::Token![,]>;
+        if let Ok(mut r) = m.parse_body::<crate::rewrite::Repeat>() {
+            self.visit_expr_mut(&mut r.elem);
+            self.visit_expr_mut(&mut r.len);
+            let (elem, len) = (&r.elem, &r.len);
+            m.tokens = quote!(#elem; #len);
+        } else if let Ok(mut list) = m.parse_body_with(List::parse_terminated) {
+            for e in list.iter_mut() {
+                self.visit_expr_mut(e);
+            }
+            m.tokens = quote!(#list);
+        } else {
             self.other = true;
         }
     }

@@ -251,6 +251,50 @@ fn rem_assign(x: f64) -> f64 {
     a * x
 }
 
+/// `let y = if c { a } else { return 0.0; };`
+#[differentiable]
+fn let_if_returns(x: f64, y: f64) -> f64 {
+    let t = if x > 0.0 {
+        x * y
+    } else {
+        return y * 0.5;
+    };
+    t * t
+}
+
+/// `let y = match k { 0 => return x, _ => e };` and a `continue` in a `let`'s `if`.
+#[differentiable]
+fn let_match_returns(x: &[f64], k: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let v = if x[i] > 0.0 { x[i].ln() } else { continue };
+        s += v * x[0];
+    }
+    let y = match k {
+        0 => return s,
+        _ => s * s,
+    };
+    y + x[1]
+}
+
+/// `let a = *v;` copies; a closure called with `*v` inside an adapter.
+#[differentiable]
+fn deref_copies(x: &[f64], w: f64) -> f64 {
+    let v = &x[0];
+    let a = *v;
+    let b: f64 = *v * 2.0;
+    let g = |t: f64| t * w;
+    a * b + x.iter().map(|v| g(*v)).sum::<f64>()
+}
+
+/// A part of `split_at` read inside `vec![..]`.
+#[differentiable]
+fn split_part_in_vec(x: &[f64]) -> f64 {
+    let (a, b) = x.split_at(2);
+    let z = vec![b[0] * 10.0, a[1]];
+    a[0] * z[0] + z[1] * z[1]
+}
+
 mod rules {
     use crate::check;
 
@@ -289,6 +333,26 @@ mod rules {
         |a| (&a.0, &a.1)
     );
     check!(rem_assign, (0.7_f64,), |a| (a.0));
+    check!(let_if_returns, (0.7_f64, 1.3_f64), |a| (a.0, a.1));
+    check!(let_match_returns, (xs(), 1_usize), |a| (&a.0, a.1));
+    check!(deref_copies, (xs(), 1.3_f64), |a| (&a.0, a.1));
+    check!(split_part_in_vec, (xs(),), |a| (&a.0));
+}
+
+/// Each way out gives its own value and gradient.
+#[test]
+fn branches_that_leave_give_their_own_gradients() {
+    assert_eq!(let_if_returns::gradient(-0.7, 1.3), (0.0, 0.5));
+    // t = x·y, value t²: (2t·y, 2t·x)
+    let (dx, dy) = let_if_returns::gradient(0.5, 2.0);
+    assert_eq!((dx, dy), (4.0, 1.0));
+    // k = 0 returns s = x0·(ln x0 + ln x2 + ln x3) over the positive elements
+    let x = [0.5, -1.0, 2.0, 1.5, -0.3];
+    let (dx, _) = let_match_returns::gradient(&x, 0);
+    let logs = 0.5_f64.ln() + 2.0_f64.ln() + 1.5_f64.ln();
+    assert!((dx[0] - (logs + 1.0)).abs() < 1e-12);
+    assert!((dx[2] - 0.5 / 2.0).abs() < 1e-12);
+    assert_eq!(dx[1], 0.0);
 }
 
 /// The values the captured names give (a wrong capture gives other numbers).

@@ -77,6 +77,9 @@ impl Lowerer {
         self.branch_depth += 1;
         self.scopes.push(HashMap::new());
         let mut inner = Code::default();
+        // A branch that panics gives no value (the desugaring moves the branches that
+        // leave by `return`, `break` or `continue` out of a `let`'s value).
+        let out = out.filter(|_| !stmts.last().is_some_and(panics));
         let tail = self.lower_stmts(stmts, &mut inner, out.is_some());
         self.branch_depth -= 1;
         if let Some((v, cot)) = out {
@@ -730,5 +733,14 @@ fn element_refs(iter: &Expr, pat: &Pat) -> Vec<String> {
             idents(&t.elems[1])
         }
         _ => Vec::new(),
+    }
+}
+
+/// A statement that is a `panic!`-like macro (with or without a semicolon).
+fn panics(s: &Stmt) -> bool {
+    match s {
+        Stmt::Expr(Expr::Macro(m), _) => crate::desugar::is_panic_macro(&m.mac),
+        Stmt::Macro(m) => crate::desugar::is_panic_macro(&m.mac),
+        _ => false,
     }
 }

@@ -741,8 +741,9 @@ impl Lowerer {
             other => matches!(other, Pat::Slice(_) | Pat::Tuple(_)),
         };
         let deref_init = matches!(init_expr, Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)));
-        let copied =
-            destructures && deref_init && matches!(&o, Operand::Active { is_ref: true, .. });
+        // `let a = *v;` of a reference `v` copies too.
+        let _ = destructures;
+        let copied = deref_init && matches!(&o, Operand::Active { is_ref: true, .. });
         if copied {
             val = quote!(*#val);
         }
