@@ -295,6 +295,13 @@ fn split_part_in_vec(x: &[f64]) -> f64 {
     a[0] * z[0] + z[1] * z[1]
 }
 
+/// A constant weight vector built with `array!`, dotted with the argument.
+#[differentiable]
+fn constant_weights_dot(x: &ndarray::Array1<f64>) -> f64 {
+    let w = ndarray::array![1.0, -2.0, 0.5];
+    x.dot(&w) * x[0]
+}
+
 mod rules {
     use crate::check;
 
@@ -337,6 +344,11 @@ mod rules {
     check!(let_match_returns, (xs(), 1_usize), |a| (&a.0, a.1));
     check!(deref_copies, (xs(), 1.3_f64), |a| (&a.0, a.1));
     check!(split_part_in_vec, (xs(),), |a| (&a.0));
+    check!(
+        constant_weights_dot,
+        (ndarray::array![0.5_f64, -1.0, 2.0],),
+        |a| (&a.0)
+    );
 }
 
 /// Each way out gives its own value and gradient.

@@ -556,7 +556,15 @@ impl Lowerer {
         for a in &m.args {
             let o = match self.typed_literal(a) {
                 Some(lit) => Operand::Inactive(lit),
-                None => self.lower_expr(a, code),
+                None => match (self.lower_expr(a, code), a) {
+                    // `x.dot(&w)` of a constant `w`: the rule takes `&w`, as it takes a
+                    // differentiable argument's (not `&&w`).
+                    (Operand::Inactive(_), Expr::Reference(r)) if r.mutability.is_none() => {
+                        let inner = &r.expr;
+                        Operand::Inactive(quote!(#inner))
+                    }
+                    (o, _) => o,
+                },
             };
             ops.push(o);
         }
