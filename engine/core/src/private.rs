@@ -119,6 +119,21 @@ pub trait IndexTangent<I> {
     /// Takes element `i` out (the structural zero when the container is one); a
     /// structured container is written out with `shape` first.
     fn index_take(&mut self, shape: &Self::Shape, i: I) -> Self::Elem;
+    /// Materialises a structural zero with `shape` (a parameter's cotangent, once at
+    /// the top of the reverse sweep), so that [`index_acc_dense`](Self::index_acc_dense)
+    /// need not check.
+    #[inline(always)]
+    fn densify_for_index(&mut self, shape: &Self::Shape) {
+        let _ = shape;
+    }
+    /// [`index_acc`](Self::index_acc) on a container that
+    /// [`densify_for_index`](Self::densify_for_index) made dense: no shape check, so no
+    /// call that returns inside a loop (which would keep the loop's floats in memory).
+    #[inline(always)]
+    #[track_caller]
+    fn index_acc_dense(&mut self, shape: &Self::Shape, i: I, v: Self::Elem) {
+        self.index_acc(shape, i, v);
+    }
 }
 
 /// The cotangent of a value without a derivative read by index (an element of a shape).
@@ -142,6 +157,18 @@ impl<T: TangentVector> IndexTangent<usize> for Vec<T> {
         if self.len() != *shape {
             materialise_vec(self, *shape);
         }
+        self[i].accumulate(v);
+    }
+    #[inline(always)]
+    #[track_caller]
+    fn densify_for_index(&mut self, shape: &usize) {
+        if self.len() != *shape {
+            materialise_vec(self, *shape);
+        }
+    }
+    #[inline(always)]
+    #[track_caller]
+    fn index_acc_dense(&mut self, _shape: &usize, i: usize, v: T) {
         self[i].accumulate(v);
     }
     #[inline(always)]
@@ -339,6 +366,21 @@ fn materialise_array<T: TangentVector, D: Dimension>(a: &mut Array<T, D>, shape:
 #[track_caller]
 pub fn index_acc<C: IndexTangent<I>, I>(dst: &mut C, shape: &C::Shape, i: I, v: C::Elem) {
     dst.index_acc(shape, i, v)
+}
+
+/// Makes a parameter's cotangent dense with the parameter's shape (once, at the top
+/// of the reverse sweep) for [`index_acc_dense`] with indices of type `I`.
+#[inline(always)]
+#[track_caller]
+pub fn index_densify<I, C: IndexTangent<I>>(dst: &mut C, shape: &C::Shape) {
+    dst.densify_for_index(shape)
+}
+
+/// `dst[i] += v` on a cotangent [`index_densify`] made dense.
+#[inline(always)]
+#[track_caller]
+pub fn index_acc_dense<C: IndexTangent<I>, I>(dst: &mut C, shape: &C::Shape, i: I, v: C::Elem) {
+    dst.index_acc_dense(shape, i, v)
 }
 
 /// Takes `dst[i]` (the cotangent of an element about to be overwritten).

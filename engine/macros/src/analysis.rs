@@ -95,6 +95,7 @@ pub fn analyse(func: &ItemFn) -> Analysis {
             is_ref: type_is_ref(t),
             active: !type_is_inactive(t),
             recompute: type_is_inactive(t) && !type_is_ref(t) && !assigned.contains(&i.to_string()),
+            shared: shared_sequence(t),
         })
         .collect();
     let calls_in_loops = calls_in_loops(&body);
@@ -215,5 +216,22 @@ pub fn signature_float_type(sig: &syn::Signature) -> Option<syn::Ident> {
         seen.into_iter().next().map(|s| format_ident!("{}", s))
     } else {
         None
+    }
+}
+
+/// `&[T]` or `&Vec<T>`: a sequence borrowed shared, indexed by `usize`.
+fn shared_sequence(t: &syn::Type) -> bool {
+    let syn::Type::Reference(r) = t else {
+        return false;
+    };
+    if r.mutability.is_some() {
+        return false;
+    }
+    match &*r.elem {
+        syn::Type::Slice(_) => true,
+        syn::Type::Path(p) => {
+            p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Vec")
+        }
+        _ => false,
     }
 }

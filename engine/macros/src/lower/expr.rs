@@ -839,6 +839,7 @@ impl Lowerer {
                 is_ref: by_ref && !matches!(p, Pat::Reference(_)),
                 active: true,
                 recompute: false,
+                shared: false,
             });
             unpack.push(quote!(let #ty = ::mochi::__private::cot_of(&#arg); let #p = #arg;));
             pins.push(quote!(::mochi::__private::pin(&*#d, #ty);));
@@ -869,6 +870,7 @@ impl Lowerer {
                 is_ref: true,
                 active: true,
                 recompute: false,
+                shared: false,
             });
             active.insert(nm.clone());
         }

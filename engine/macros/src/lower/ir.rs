@@ -173,6 +173,8 @@ pub enum Rev {
         shape: TokenStream,
         index: TokenStream,
         from: TokenStream,
+        /// `into` was made dense at the top of the reverse sweep: no shape check.
+        dense: bool,
     },
     /// The cotangent of an element `&x[i]` passed to a call: element `index` of `into`'s
     /// is taken out into `slot` (after `pre`, which reads saved indices back), `body`
@@ -464,10 +466,18 @@ impl ToTokens for Rev {
                 shape,
                 index,
                 from,
-            } => quote!({
-                #pre
-                ::mochi::__private::index_acc(&mut #into, &#shape, #index, ::mochi::__private::take(&mut #from));
-            }),
+                dense,
+            } => {
+                let f = if *dense {
+                    quote!(index_acc_dense)
+                } else {
+                    quote!(index_acc)
+                };
+                quote!({
+                    #pre
+                    ::mochi::__private::#f(&mut #into, &#shape, #index, ::mochi::__private::take(&mut #from));
+                })
+            }
             Rev::Slot {
                 pre,
                 into,

@@ -104,6 +104,9 @@ pub struct ParamSpec {
     /// An integer the body never assigns: indices built from it are recomputed in the
     /// reverse sweep instead of saved.
     pub recompute: bool,
+    /// Its type is a shared reference to a sequence (`&[f64]`, `&Vec<f64>`): its
+    /// cotangent keeps the shape it is given at the top of the reverse sweep.
+    pub shared: bool,
 }
 
 /// What lowering a body produces.
@@ -155,6 +158,10 @@ pub struct Lowerer {
     ret_cot: Option<Ident>,
     /// The shapes of indexed parameters, read once at the top.
     param_shapes: HashMap<String, Ident>,
+    /// The parameters of a shared sequence type (see [`ParamSpec::shared`]).
+    shared_params: HashSet<String>,
+    /// The parameters whose cotangent the reverse sweep makes dense at its top.
+    densified: HashSet<String>,
     /// What cannot be differentiated, each at its span.
     pub errors: Vec<syn::Error>,
     /// The function's name: a call to it is recursion (boxed pullback).
@@ -216,6 +223,8 @@ impl Lowerer {
             ret_val: None,
             ret_cot: None,
             param_shapes: HashMap::new(),
+            shared_params: HashSet::new(),
+            densified: HashSet::new(),
             errors: Vec::new(),
             fn_name: fn_name.to_string(),
             pending_pins: HashMap::new(),
@@ -417,6 +426,9 @@ impl Lowerer {
         (self.resized, self.indexed) = resized_and_indexed_names(body);
         for p in &params {
             self.bind_param(&p.pat, p.cot.clone(), p.is_ref, p.active, p.recompute);
+            if let (true, Pat::Ident(i)) = (p.shared, &p.pat) {
+                self.shared_params.insert(i.ident.to_string());
+            }
         }
         let mut code = Code::default();
         let early = has_early_return(&body.stmts);
@@ -1218,12 +1230,27 @@ impl Lowerer {
                 });
                 let (tc, pin) = self.new_cot(&quote!(#t));
                 code.fwd.push(pin);
+                // `x[i]` of a parameter `x: &[f64]`: its cotangent is made dense once at
+                // the top of the reverse sweep, and each read adds without a check (a
+                // call inside the loop would keep the loop's floats in memory).
+                let dense = b.param
+                    && fields.is_empty()
+                    && place.inner.is_none()
+                    && !place.deref
+                    && self.shared_params.contains(&root.to_string())
+                    && !matches!(idx, Expr::Array(_) | Expr::Tuple(_) | Expr::Range(_));
+                if dense && self.densified.insert(root.to_string()) {
+                    self.cots.push(quote!(
+                        ::mochi::__private::index_densify::<usize, _>(&mut #cot_place, &#shape);
+                    ));
+                }
                 code.rev.push(Rev::AccElement {
                     pre,
                     into: cot_place,
                     shape,
                     index: rev_idx,
                     from: tc.clone(),
+                    dense,
                 });
                 Operand::Active {
                     val: quote!(#t),
