@@ -162,7 +162,7 @@ fn shadow_param(x: f64, y: f64) -> f64 {
 fn move_closure(x: f64) -> f64 {
     let mut w = x;
     let g = move |a: f64| a * w;
-    w = w * 3.0;
+    w *= 3.0;
     g(2.0) * w
 }
 
