@@ -397,7 +397,7 @@ fn a_labelled_block_left_early_has_each_paths_gradient() {
     // `a·x[0] = 1`: value a·x[0]·x[1] + x[1].
     let (dx, da) = labelled_block_left_early::gradient(&x, 2.0);
     assert_eq!(dx, vec![-2.0, 2.0 * 0.5 + 1.0]);
-    assert_eq!(da, 0.5 * -1.0);
+    assert_eq!(da, -0.5);
     // `a·x[0] > 10`: value a·x[0] + x[1].
     let (dx, da) = labelled_block_left_early::gradient(&x, 30.0);
     assert_eq!(dx, vec![30.0, 1.0]);
