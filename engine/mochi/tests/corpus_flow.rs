@@ -9,7 +9,7 @@
 //! differences, the adjoint identity, accumulation), and the Hessians against finite
 //! differences of the gradient.
 
-#![allow(clippy::needless_range_loop, clippy::never_loop)]
+#![allow(clippy::needless_range_loop, clippy::never_loop, clippy::useless_vec)]
 
 mod common;
 use mochi::prelude::*;
