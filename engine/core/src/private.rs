@@ -119,16 +119,9 @@ pub trait IndexTangent<I> {
     /// Takes element `i` out (the structural zero when the container is one); a
     /// structured container is written out with `shape` first.
     fn index_take(&mut self, shape: &Self::Shape, i: I) -> Self::Elem;
-    /// Materialises a structural zero with `shape` (a parameter's cotangent, once at
-    /// the top of the reverse sweep), so that [`index_acc_dense`](Self::index_acc_dense)
-    /// need not check.
-    #[inline(always)]
-    fn densify_for_index(&mut self, shape: &Self::Shape) {
-        let _ = shape;
-    }
-    /// [`index_acc`](Self::index_acc) on a container that
-    /// [`densify_for_index`](Self::densify_for_index) made dense: no shape check, so no
-    /// call that returns inside a loop (which would keep the loop's floats in memory).
+    /// [`index_acc`](Self::index_acc) on a container that [`Densify`] made dense (a
+    /// `Vec` indexed by `usize`: no shape check, so no call that returns inside a loop,
+    /// which would keep the loop's floats in memory; any other container checks).
     #[inline(always)]
     #[track_caller]
     fn index_acc_dense(&mut self, shape: &Self::Shape, i: I, v: Self::Elem) {
@@ -158,13 +151,6 @@ impl<T: TangentVector> IndexTangent<usize> for Vec<T> {
             materialise_vec(self, *shape);
         }
         self[i].accumulate(v);
-    }
-    #[inline(always)]
-    #[track_caller]
-    fn densify_for_index(&mut self, shape: &usize) {
-        if self.len() != *shape {
-            materialise_vec(self, *shape);
-        }
     }
     #[inline(always)]
     #[track_caller]
@@ -368,15 +354,40 @@ pub fn index_acc<C: IndexTangent<I>, I>(dst: &mut C, shape: &C::Shape, i: I, v: 
     dst.index_acc(shape, i, v)
 }
 
-/// Makes a parameter's cotangent dense with the parameter's shape (once, at the top
-/// of the reverse sweep) for [`index_acc_dense`] with indices of type `I`.
-#[inline(always)]
-#[track_caller]
-pub fn index_densify<I, C: IndexTangent<I>>(dst: &mut C, shape: &C::Shape) {
-    dst.densify_for_index(shape)
+/// A cotangent and its primal's shape, made dense once at the top of the reverse sweep
+/// for [`index_acc_dense`]: `Densify(&mut c, &shape).densify()` materialises a `Vec`
+/// indexed by `usize` ([`DensifyVec`], chosen by value) and leaves any other container
+/// as it is ([`DensifyAny`], chosen at the autoref step).
+pub struct Densify<'a, C, S>(pub &'a mut C, pub &'a S);
+
+/// [`Densify`] of a `Vec` with a `usize` shape.
+pub trait DensifyVec {
+    /// Materialises a structural zero.
+    fn densify(self);
 }
 
-/// `dst[i] += v` on a cotangent [`index_densify`] made dense.
+impl<T: TangentVector> DensifyVec for Densify<'_, Vec<T>, usize> {
+    #[inline(always)]
+    #[track_caller]
+    fn densify(self) {
+        if self.0.len() != *self.1 {
+            materialise_vec(self.0, *self.1);
+        }
+    }
+}
+
+/// [`Densify`] of any other container: nothing to do ([`index_acc_dense`] checks).
+pub trait DensifyAny {
+    /// Does nothing.
+    fn densify(&self);
+}
+
+impl<C, S> DensifyAny for Densify<'_, C, S> {
+    #[inline(always)]
+    fn densify(&self) {}
+}
+
+/// `dst[i] += v` on a cotangent [`Densify`] made dense.
 #[inline(always)]
 #[track_caller]
 pub fn index_acc_dense<C: IndexTangent<I>, I>(dst: &mut C, shape: &C::Shape, i: I, v: C::Elem) {

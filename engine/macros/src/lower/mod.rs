@@ -160,8 +160,12 @@ pub struct Lowerer {
     param_shapes: HashMap<String, Ident>,
     /// The parameters of a shared sequence type (see [`ParamSpec::shared`]).
     shared_params: HashSet<String>,
-    /// The parameters whose cotangent the reverse sweep makes dense at its top.
+    /// The parameters and locals whose cotangent the reverse sweep makes dense at its
+    /// top.
     densified: HashSet<String>,
+    /// The names borrowed `&mut` anywhere in the body (a callee may replace the
+    /// cotangent whole).
+    mut_borrowed: HashSet<String>,
     /// What cannot be differentiated, each at its span.
     pub errors: Vec<syn::Error>,
     /// The function's name: a call to it is recursion (boxed pullback).
@@ -225,6 +229,7 @@ impl Lowerer {
             param_shapes: HashMap::new(),
             shared_params: HashSet::new(),
             densified: HashSet::new(),
+            mut_borrowed: HashSet::new(),
             errors: Vec::new(),
             fn_name: fn_name.to_string(),
             pending_pins: HashMap::new(),
@@ -424,6 +429,7 @@ impl Lowerer {
             .map(|(n, _)| n)
             .collect();
         (self.resized, self.indexed) = resized_and_indexed_names(body);
+        self.mut_borrowed = mut_borrowed_names(body);
         for p in &params {
             self.bind_param(&p.pat, p.cot.clone(), p.is_ref, p.active, p.recompute);
             if let (true, Pat::Ident(i)) = (p.shared, &p.pat) {
@@ -1230,19 +1236,30 @@ impl Lowerer {
                 });
                 let (tc, pin) = self.new_cot(&quote!(#t));
                 code.fwd.push(pin);
-                // `x[i]` of a parameter `x: &[f64]`: its cotangent is made dense once at
-                // the top of the reverse sweep, and each read adds without a check (a
-                // call inside the loop would keep the loop's floats in memory).
-                let dense = b.param
-                    && fields.is_empty()
+                // `x[i]` of a parameter `x: &[f64]`, or of a local whose cotangent is
+                // never replaced whole: the cotangent is made dense once at the top of
+                // the reverse sweep, and each read adds without a check (a call inside
+                // the loop would keep the loop's floats in memory).
+                let name = root.to_string();
+                let plain = fields.is_empty()
                     && place.inner.is_none()
                     && !place.deref
-                    && self.shared_params.contains(&root.to_string())
                     && !matches!(idx, Expr::Array(_) | Expr::Tuple(_) | Expr::Range(_));
-                if dense && self.densified.insert(root.to_string()) {
-                    self.cots.push(quote!(
-                        ::mochi::__private::index_densify::<usize, _>(&mut #cot_place, &#shape);
-                    ));
+                let local_shape = (!b.param && !self.mut_borrowed.contains(&name))
+                    .then(|| self.local_shapes.get(&name).cloned())
+                    .flatten();
+                let dense = plain
+                    && ((b.param && self.shared_params.contains(&name)) || local_shape.is_some());
+                if dense && self.densified.insert(name) {
+                    let densify = quote! {
+                        use ::mochi::__private::{DensifyAny as _, DensifyVec as _};
+                        ::mochi::__private::Densify(&mut #cot_place, __mochi_sh).densify();
+                    };
+                    self.cots.push(match &local_shape {
+                        // (a local bound in a branch not taken has no shape, and no reads)
+                        Some(h) => quote!(if let ::core::option::Option::Some(__mochi_sh) = #h.as_ref() { #densify }),
+                        None => quote!({ let __mochi_sh = &#shape; #densify }),
+                    });
                 }
                 code.rev.push(Rev::AccElement {
                     pre,
@@ -1523,6 +1540,75 @@ pub(super) fn mut_borrowed_var(e: &Expr) -> Option<&Ident> {
         },
         _ => None,
     }
+}
+
+/// The names under a `&mut` anywhere in `body` (macros' tokens included), and the
+/// receivers of methods other than those that only read (`v.fill(0.0)` takes `&mut v`
+/// without saying so).
+fn mut_borrowed_names(body: &Block) -> HashSet<String> {
+    const READ_ONLY: &[&str] = &[
+        "len",
+        "is_empty",
+        "iter",
+        "iter_mut",
+        "clone",
+        "to_vec",
+        "to_owned",
+        "split_at",
+        "first",
+        "last",
+        "get",
+        "windows",
+        "chunks",
+        "chunks_exact",
+        "sum",
+        "product",
+        "dot",
+        "as_slice",
+        "into_iter",
+        "copied",
+        "cloned",
+        "nrows",
+        "ncols",
+        "shape",
+        "dim",
+    ];
+    struct M(HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for M {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if !READ_ONLY.contains(&m.method.to_string().as_str()) {
+                if let Some(n) = activity::root_name(&m.receiver) {
+                    self.0.insert(n);
+                }
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            if r.mutability.is_some() {
+                if let Some(n) = activity::root_name(&r.expr) {
+                    self.0.insert(n);
+                }
+            }
+            syn::visit::visit_expr_reference(self, r);
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            fn idents(ts: TokenStream, out: &mut HashSet<String>) {
+                for t in ts {
+                    match t {
+                        proc_macro2::TokenTree::Ident(i) => {
+                            out.insert(i.to_string());
+                        }
+                        proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
+                        _ => {}
+                    }
+                }
+            }
+            idents(m.tokens.clone(), &mut self.0);
+        }
+    }
+    let mut m = M(HashSet::new());
+    syn::visit::Visit::visit_block(&mut m, body);
+    m.0
 }
 
 fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>) {
