@@ -19,6 +19,13 @@ use syn::{Expr, Pat, Stmt, Type};
 /// pullbacks cost nothing.
 pub const INACTIVE_METHODS: &[&str] = &[
     "len",
+    "nrows",
+    "ncols",
+    "ndim",
+    "dim",
+    "raw_dim",
+    "shape",
+    "len_of",
     "is_empty",
     "capacity",
     "count",

@@ -1208,7 +1208,9 @@ impl Inline<'_> {
             Expr::Block(_) | Expr::Paren(_) | Expr::Path(_) | Expr::Lit(_) => quote::quote!(#body),
             _ => quote::quote!((#body)),
         };
-        syn::parse_quote_spanned!(span=> { #bind #body })
+        // In parentheses too: `g(*v) * v` becomes `({ … }) * v`, which stays one
+        // expression where a block would end at its brace (a closure's body, a statement).
+        syn::parse_quote_spanned!(span=> ({ #bind #body }))
     }
 }
 
@@ -2180,11 +2182,33 @@ impl VisitMut for Desugar {
                 let Some(ty) = self.float_ty.clone() else {
                     return;
                 };
+                // `vec![e; n]`: a constant fill of `n`, then every slot written with `e`.
+                if let Ok(r) = m.mac.parse_body::<Repeat>() {
+                    let (elem, len) = (&r.elem, &r.len);
+                    let elem = typed(elem, &ty).unwrap_or_else(|| elem.clone());
+                    let (t0, fill, v, k) = (
+                        format_ident!("__mochi_rep0", span = span),
+                        format_ident!("__mochi_rep_fill", span = span),
+                        format_ident!("__mochi_rep", span = span),
+                        format_ident!("__mochi_rep_k", span = span),
+                    );
+                    *e = syn::parse_quote_spanned!(span=> {
+                        let #t0 = #elem;
+                        let #fill = ::mochi::no_grad(#t0.clone());
+                        let mut #v = ::std::vec![#fill; #len];
+                        for #k in 0..#v.len() {
+                            #v[#k] = #t0.clone();
+                        }
+                        #v
+                    });
+                    self.visit_expr_mut(e);
+                    return;
+                }
                 type List = syn::punctuated::Punctuated<Expr, syn::Token![,]>;
                 let Ok(list) = m.mac.parse_body_with(List::parse_terminated) else {
                     return;
                 };
-                if list.is_empty() || m.mac.parse_body::<Repeat>().is_ok() {
+                if list.is_empty() {
                     return;
                 }
                 let v = format_ident!("__mochi_vec", span = span);

@@ -1194,6 +1194,13 @@ impl VisitMut for Rewrite<'_> {
                 }
             }
             Expr::Lit(l) => {
+                // `3_f64`, `2f64`: an integer literal with a float suffix is a float.
+                if let syn::Lit::Int(i) = &l.lit {
+                    if i.suffix() == "f64" || i.suffix() == "f32" {
+                        let digits = format!("{}.0{}", i.base10_digits(), i.suffix());
+                        l.lit = syn::Lit::Float(syn::LitFloat::new(&digits, i.span()));
+                    }
+                }
                 if let syn::Lit::Float(f) = &l.lit {
                     let suffix = f.suffix();
                     if suffix.is_empty() || suffix == float() {

@@ -302,6 +302,40 @@ fn constant_weights_dot(x: &ndarray::Array1<f64>) -> f64 {
     x.dot(&w) * x[0]
 }
 
+/// `vec![e; n]` of a differentiable `e`.
+#[differentiable]
+fn repeated_in_vec(x: &[f64]) -> f64 {
+    let z = vec![x[0] * 10.0; 3];
+    let mut s = 0.0;
+    for i in 0..z.len() {
+        s += z[i] * x[1 + i % 2];
+    }
+    s
+}
+
+/// An integer literal with a float suffix (`3_f64`, `2f64`).
+#[differentiable]
+fn float_suffixed_integers(x: f64) -> f64 {
+    3_f64 * x * x.powf(2f64)
+}
+
+/// Constant arrays shaped like a differentiable one: `Array2::eye(a.nrows())`,
+/// `Array2::from_shape_fn(a.dim(), ..)`.
+#[differentiable]
+fn shaped_constants(a: &ndarray::Array2<f64>) -> f64 {
+    let n = a.nrows();
+    let e: ndarray::Array2<f64> = ndarray::Array2::eye(n);
+    let w = ndarray::Array2::from_shape_fn(a.dim(), |(i, j)| (i + 2 * j) as f64);
+    ((a + &e) * &w).sum() + (a * a).sum()
+}
+
+/// A closure called inside an adapter's closure, in a product with the element.
+#[differentiable]
+fn closure_call_in_product(x: &[f64], w: f64) -> f64 {
+    let g = |a: f64| a * w;
+    x.iter().map(|v| g(*v) * v).sum::<f64>()
+}
+
 mod rules {
     use crate::check;
 
@@ -344,6 +378,14 @@ mod rules {
     check!(let_match_returns, (xs(), 1_usize), |a| (&a.0, a.1));
     check!(deref_copies, (xs(), 1.3_f64), |a| (&a.0, a.1));
     check!(split_part_in_vec, (xs(),), |a| (&a.0));
+    check!(repeated_in_vec, (xs(),), |a| (&a.0));
+    check!(float_suffixed_integers, (0.7_f64,), |a| (a.0));
+    check!(
+        shaped_constants,
+        (ndarray::array![[0.5_f64, 1.0], [2.0, -3.0]],),
+        |a| (&a.0)
+    );
+    check!(closure_call_in_product, (xs(), 1.3_f64), |a| (&a.0, a.1));
     check!(
         constant_weights_dot,
         (ndarray::array![0.5_f64, -1.0, 2.0],),
@@ -451,6 +493,8 @@ fn the_forms_have_hessians() {
         }
         assert!(h.iter().any(|v| v.abs() > 1e-3), "{name}: a zero Hessian");
     }
+    let h = float_suffixed_integers::hessian(0.7);
+    assert!((h[[0, 0]] - 18.0 * 0.7).abs() < 1e-12, "{}", h[[0, 0]]);
     let h = nested_closures::hessian(0.4, 1.3);
     // g(b) = y·(b + b²); f = g(x)·g(y) + 1; ∂²f/∂x² = 2y·g(y).
     let (y, gy) = (1.3, 1.3 * (1.3 + 1.3 * 1.3));

@@ -984,6 +984,21 @@ impl Lowerer {
                 return Operand::Inactive(quote!(#c));
             }
             let ty = snake_case(ty_name);
+            // `Array2::eye(n)`, `Array2::from_shape_fn(a.dim(), |(i, j)| ..)` with a
+            // shape read from a differentiable value: nothing to differentiate.
+            let shape_only = |a: &Expr| match a {
+                Expr::Closure(cl) => !mentions_any(&cl.body, &self.active),
+                Expr::MethodCall(m) => {
+                    matches!(
+                        m.method.to_string().as_str(),
+                        "len" | "nrows" | "ncols" | "dim" | "raw_dim" | "shape" | "ndim"
+                    ) || !mentions_any(a, &self.active)
+                }
+                other => !mentions_any(other, &self.active),
+            };
+            if c.args.iter().all(shape_only) {
+                return Operand::Inactive(quote!(#c));
+            }
             let ops: Vec<Operand> = c
                 .args
                 .iter()
