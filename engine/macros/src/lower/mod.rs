@@ -163,6 +163,9 @@ pub struct Lowerer {
     /// The parameters and locals whose cotangent the reverse sweep makes dense at its
     /// top.
     densified: HashSet<String>,
+    /// Those statements, after the result's cotangent is seeded (a returned `Vec`'s
+    /// cotangent moves in rather than being added to zeros).
+    densify: Vec<TokenStream>,
     /// The names borrowed `&mut` anywhere in the body (a callee may replace the
     /// cotangent whole).
     mut_borrowed: HashSet<String>,
@@ -229,6 +232,7 @@ impl Lowerer {
             param_shapes: HashMap::new(),
             shared_params: HashSet::new(),
             densified: HashSet::new(),
+            densify: Vec::new(),
             mut_borrowed: HashSet::new(),
             errors: Vec::new(),
             fn_name: fn_name.to_string(),
@@ -496,7 +500,10 @@ impl Lowerer {
             fwd: quote!(#fwd #(#settle)*),
             result,
             cots: quote!(#(#cots)*),
-            seed,
+            seed: {
+                let densify = &self.densify;
+                quote!(#seed #(#densify)*)
+            },
             rev: quote!(#rev),
         }
     }
@@ -1255,7 +1262,7 @@ impl Lowerer {
                         use ::mochi::__private::{DensifyAny as _, DensifyVec as _};
                         ::mochi::__private::Densify(&mut #cot_place, __mochi_sh).densify();
                     };
-                    self.cots.push(match &local_shape {
+                    self.densify.push(match &local_shape {
                         // (a local bound in a branch not taken has no shape, and no reads)
                         Some(h) => quote!(if let ::core::option::Option::Some(__mochi_sh) = #h.as_ref() { #densify }),
                         None => quote!({ let __mochi_sh = &#shape; #densify }),
