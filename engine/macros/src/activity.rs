@@ -264,6 +264,19 @@ fn borrows_mutably(e: &Expr) -> bool {
     }
 }
 
+/// Every identifier in `ts` (a macro's tokens, whose names are not visited).
+pub fn token_idents(ts: proc_macro2::TokenStream, out: &mut HashSet<String>) {
+    for t in ts {
+        match t {
+            proc_macro2::TokenTree::Ident(i) => {
+                out.insert(i.to_string());
+            }
+            proc_macro2::TokenTree::Group(g) => token_idents(g.stream(), out),
+            _ => {}
+        }
+    }
+}
+
 /// Does a token stream (a macro's body) hold an identifier that `pred` accepts, at any
 /// depth of its groups?
 pub fn tokens_mention(

@@ -1032,90 +1032,21 @@ fn free_names(c: &syn::ExprClosure) -> Vec<syn::Ident> {
 }
 
 /// The names among `names` that `stmts` bind again (a `let`, a pattern, a closure's
-/// parameter) or change (`=`, a compound assignment, `&mut`).
+/// parameter) or change (`=`, a compound assignment, `&mut`, a method that may write
+/// its receiver).
 pub fn names_changed(stmts: &[syn::Stmt], names: &[syn::Ident]) -> Vec<syn::Ident> {
-    struct C<'a> {
-        names: &'a [syn::Ident],
-        hit: Vec<syn::Ident>,
-    }
-    impl C<'_> {
-        fn note(&mut self, i: &syn::Ident) {
-            if self.names.contains(i) && !self.hit.contains(i) {
-                self.hit.push(i.clone());
-            }
-        }
-        fn note_place(&mut self, e: &Expr) {
-            match e {
-                Expr::Path(p) => {
-                    if let Some(i) = p.path.get_ident() {
-                        self.note(i);
-                    }
-                }
-                Expr::Index(x) => self.note_place(&x.expr),
-                Expr::Field(f) => self.note_place(&f.base),
-                Expr::Paren(p) => self.note_place(&p.expr),
-                Expr::Unary(u) => self.note_place(&u.expr),
-                Expr::Tuple(t) => t.elems.iter().for_each(|e| self.note_place(e)),
-                _ => {}
-            }
-        }
-    }
-    impl<'ast> syn::visit::Visit<'ast> for C<'_> {
-        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.note(&p.ident);
-            syn::visit::visit_pat_ident(self, p);
-        }
-        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
-            self.note_place(&a.left);
-            syn::visit::visit_expr_assign(self, a);
-        }
-        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            if crate::activity::is_arithmetic_assign(&b.op) {
-                self.note_place(&b.left);
-            }
-            syn::visit::visit_expr_binary(self, b);
-        }
-        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
-            if r.mutability.is_some() {
-                self.note_place(&r.expr);
-            }
-            syn::visit::visit_expr_reference(self, r);
-        }
-        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            // `v.push(..)`, `v.iter_mut()`: a method may change its receiver.
-            if matches!(
-                m.method.to_string().as_str(),
-                "push"
-                    | "pop"
-                    | "insert"
-                    | "remove"
-                    | "clear"
-                    | "truncate"
-                    | "extend"
-                    | "extend_from_slice"
-                    | "resize"
-                    | "swap"
-                    | "fill"
-                    | "iter_mut"
-                    | "as_mut_slice"
-                    | "sort_by"
-                    | "reverse"
-                    | "assign"
-                    | "mapv_inplace"
-            ) {
-                self.note_place(&m.receiver);
-            }
-            syn::visit::visit_expr_method_call(self, m);
-        }
-    }
-    let mut c = C {
-        names,
-        hit: Vec::new(),
-    };
+    let mut c = Changes::default();
     for s in stmts {
         syn::visit::Visit::visit_stmt(&mut c, s);
     }
-    c.hit
+    names
+        .iter()
+        .filter(|n| {
+            let n = n.to_string();
+            c.bound.contains(&n) || c.assigned.contains(&n) || c.receivers.contains(&n)
+        })
+        .cloned()
+        .collect()
 }
 
 /// Renames variables: single-name paths and the names patterns bind.
@@ -1327,14 +1258,7 @@ fn inline_mut_borrows(b: &mut syn::Block) {
             indices.remove(&root);
         }
         let mut rest: Vec<syn::Stmt> = b.stmts[k + 1..].to_vec();
-        let mut watch = Disturbed {
-            written: &indices,
-            bound: &bound,
-            hit: false,
-        };
-        for s in &rest {
-            syn::visit::Visit::visit_stmt(&mut watch, s);
-        }
+        let hit = disturbed(&rest, &indices, &bound);
         let mut sub = BorrowUses {
             name: &name,
             place: &place,
@@ -1346,7 +1270,7 @@ fn inline_mut_borrows(b: &mut syn::Block) {
             }
             sub.visit_stmt_mut(s);
         }
-        if watch.hit || sub.shadowed {
+        if hit || sub.shadowed {
             k += 1;
             continue;
         }
@@ -1414,23 +1338,17 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
         if let Some(r) = crate::activity::root_name(&x) {
             bound.insert(r);
         }
-        let none = HashSet::new();
-        let mut watch = Disturbed {
-            written: &none,
-            bound: &bound,
-            hit: false,
-        };
         let mut rest = syn::Block {
             brace_token: b.brace_token,
             stmts: b.stmts[k + 1..].to_vec(),
         };
-        syn::visit::Visit::visit_block(&mut watch, &rest);
+        let hit = disturbed(&rest.stmts, &HashSet::new(), &bound);
         *next += 1;
         let mid = format_ident!("__mochi_mid{}", *next, span = span);
         let zero = quote::quote!(0);
         let mid_t = quote::quote!(#mid);
         let tail = quote::quote!((#x.len() - #mid));
-        let mut other = watch.hit;
+        let mut other = hit;
         for (name, base, len) in [(&a, &zero, &mid_t), (&c, &mid_t, &tail)] {
             let mut uses = crate::iterchain::WindowUses {
                 name,
@@ -1661,24 +1579,31 @@ fn deep_assign(
     }))
 }
 
-/// Is one of `written` assigned or borrowed `&mut`, or one of `bound` bound again?
-struct Disturbed<'a> {
-    written: &'a HashSet<String>,
-    bound: &'a HashSet<String>,
-    hit: bool,
+/// What code does to names: those it assigns (`=`, a compound assignment, `&mut`, by
+/// the root of the place), binds again (a pattern), calls a method on that may write
+/// (`v.push(..)`, `v.iter_mut()`), or mentions inside a macro's tokens.
+#[derive(Default)]
+struct Changes {
+    assigned: HashSet<String>,
+    bound: HashSet<String>,
+    receivers: HashSet<String>,
+    in_macros: HashSet<String>,
 }
 
-impl Disturbed<'_> {
+impl Changes {
     fn place(&mut self, e: &Expr) {
-        if crate::activity::root_name(e).is_some_and(|n| self.written.contains(&n)) {
-            self.hit = true;
+        if let Some(n) = crate::activity::root_name(e) {
+            self.assigned.insert(n);
         }
     }
 }
 
-impl<'ast> syn::visit::Visit<'ast> for Disturbed<'_> {
+impl<'ast> syn::visit::Visit<'ast> for Changes {
     fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
         self.place(&a.left);
+        if let Expr::Tuple(t) = &*a.left {
+            t.elems.iter().for_each(|e| self.place(e));
+        }
         syn::visit::visit_expr_assign(self, a);
     }
     fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
@@ -1702,16 +1627,57 @@ impl<'ast> syn::visit::Visit<'ast> for Disturbed<'_> {
         }
         syn::visit::visit_expr_reference(self, r);
     }
-    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-        if self.bound.contains(&p.ident.to_string()) {
-            self.hit = true;
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        if matches!(
+            m.method.to_string().as_str(),
+            "push"
+                | "pop"
+                | "insert"
+                | "remove"
+                | "clear"
+                | "truncate"
+                | "extend"
+                | "extend_from_slice"
+                | "resize"
+                | "swap"
+                | "fill"
+                | "iter_mut"
+                | "as_mut_slice"
+                | "sort_by"
+                | "reverse"
+                | "assign"
+                | "mapv_inplace"
+        ) {
+            if let Some(n) = crate::activity::root_name(&m.receiver) {
+                self.receivers.insert(n);
+            }
         }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        self.bound.insert(p.ident.to_string());
+        syn::visit::visit_pat_ident(self, p);
     }
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        if tokens_mention(&m.tokens, &|i| self.written.contains(&i.to_string())) {
-            self.hit = true;
-        }
+        crate::activity::token_idents(m.tokens.clone(), &mut self.in_macros);
     }
+}
+
+/// Is one of `written` assigned, borrowed `&mut` or named in a macro, or one of
+/// `bound` bound again, by `code` (statements or a block)?
+fn disturbed<'a>(
+    code: impl IntoIterator<Item = &'a syn::Stmt>,
+    written: &HashSet<String>,
+    bound: &HashSet<String>,
+) -> bool {
+    let mut c = Changes::default();
+    for s in code {
+        syn::visit::Visit::visit_stmt(&mut c, s);
+    }
+    written
+        .iter()
+        .any(|n| c.assigned.contains(n) || c.in_macros.contains(n))
+        || bound.iter().any(|n| c.bound.contains(n))
 }
 
 /// `x.first().unwrap()` → `x[0]`, `x.last().unwrap()` → `x[x.len() - 1]`.
@@ -1813,16 +1779,8 @@ impl Desugar {
                 idents(&quote::ToTokens::to_token_stream(&ix.index), &mut held);
             }
         }
-        if !held.is_empty() {
-            let mut watch = Disturbed {
-                written: &held,
-                bound: &held,
-                hit: false,
-            };
-            syn::visit::Visit::visit_block(&mut watch, &f.body);
-            if watch.hit {
-                return None;
-            }
+        if !held.is_empty() && disturbed(&f.body.stmts, &held, &held) {
+            return None;
         }
         let span = f.expr.span();
         let i = match &counter {

@@ -260,22 +260,7 @@ fn element_arguments_have_hessians() {
     ];
     let x = [0.5, -1.2, 0.3, 0.8];
     for (grad, hess) in cases {
-        let h = hess(&x);
-        let step = 1e-5;
-        for j in 0..x.len() {
-            let (mut up, mut down) = (x, x);
-            up[j] += step;
-            down[j] -= step;
-            let (gu, gd) = (grad(&up), grad(&down));
-            for i in 0..x.len() {
-                let fd = (gu[i] - gd[i]) / (2.0 * step);
-                assert!(
-                    (h[[i, j]] - fd).abs() < 1e-6 * (1.0 + fd.abs()),
-                    "h[{i},{j}] = {} vs {fd}",
-                    h[[i, j]]
-                );
-            }
-        }
+        common::assert_hessian_matches("element arguments", grad, &hess(&x), &x, 1e-6);
     }
     // and an array element: the gradient of `array_elements` is 2·a·weight
     let a = array![[0.5, -0.3, 0.2], [1.1, 0.4, -0.7]];

@@ -476,21 +476,7 @@ fn the_forms_have_hessians() {
     let x = [0.5, -1.0, 2.0, 1.5, -0.3];
     for (name, grad, hess) in cases {
         let h = hess(&x);
-        let step = 1e-5;
-        for j in 0..x.len() {
-            let (mut up, mut down) = (x, x);
-            up[j] += step;
-            down[j] -= step;
-            let (gu, gd) = (grad(&up), grad(&down));
-            for i in 0..x.len() {
-                let fd = (gu[i] - gd[i]) / (2.0 * step);
-                assert!(
-                    (h[[i, j]] - fd).abs() < 1e-5 * (1.0 + fd.abs()),
-                    "{name}: h[{i},{j}] = {} vs {fd}",
-                    h[[i, j]]
-                );
-            }
-        }
+        common::assert_hessian_matches(name, grad, &h, &x, 1e-5);
         assert!(h.iter().any(|v| v.abs() > 1e-3), "{name}: a zero Hessian");
     }
     let h = float_suffixed_integers::hessian(0.7);

@@ -1599,18 +1599,7 @@ fn mut_borrowed_names(body: &Block) -> HashSet<String> {
             syn::visit::visit_expr_reference(self, r);
         }
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
-            fn idents(ts: TokenStream, out: &mut HashSet<String>) {
-                for t in ts {
-                    match t {
-                        proc_macro2::TokenTree::Ident(i) => {
-                            out.insert(i.to_string());
-                        }
-                        proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
-                        _ => {}
-                    }
-                }
-            }
-            idents(m.tokens.clone(), &mut self.0);
+            activity::token_idents(m.tokens.clone(), &mut self.0);
         }
     }
     let mut m = M(HashSet::new());
@@ -1699,18 +1688,7 @@ fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>)
         }
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
             // Names inside a macro's tokens are not visited: count them all as resized.
-            fn idents(ts: TokenStream, out: &mut HashSet<String>) {
-                for t in ts {
-                    match t {
-                        proc_macro2::TokenTree::Ident(i) => {
-                            out.insert(i.to_string());
-                        }
-                        proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
-                        _ => {}
-                    }
-                }
-            }
-            idents(m.tokens.clone(), &mut self.resized);
+            activity::token_idents(m.tokens.clone(), &mut self.resized);
         }
     }
     let mut n = Names::default();

@@ -20,3 +20,30 @@ macro_rules! check {
         }
     };
 }
+
+/// Checks a Hessian against central differences of the gradient at `x` (step 1e-5,
+/// relative tolerance `tol`); `name` labels a failure.
+#[allow(dead_code)]
+pub fn assert_hessian_matches(
+    name: &str,
+    grad: impl Fn(&[f64]) -> Vec<f64>,
+    h: &ndarray::Array2<f64>,
+    x: &[f64],
+    tol: f64,
+) {
+    let step = 1e-5;
+    for j in 0..x.len() {
+        let (mut up, mut down) = (x.to_vec(), x.to_vec());
+        up[j] += step;
+        down[j] -= step;
+        let (gu, gd) = (grad(&up), grad(&down));
+        for i in 0..x.len() {
+            let fd = (gu[i] - gd[i]) / (2.0 * step);
+            assert!(
+                (h[[i, j]] - fd).abs() < tol * (1.0 + fd.abs()),
+                "{name}: h[{i},{j}] = {} vs {fd}",
+                h[[i, j]]
+            );
+        }
+    }
+}
