@@ -10,6 +10,7 @@ use syn::visit_mut::VisitMut;
 use syn::{FnArg, ItemFn};
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    crate::iterchain::reset_fresh_params();
     let options = match parse_attr(attr) {
         Ok(o) => o,
         Err(e) => return combine(e, item),

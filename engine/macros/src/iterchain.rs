@@ -391,11 +391,24 @@ fn closure(e: &Expr, n: usize) -> Option<syn::ExprClosure> {
     }
 }
 
+thread_local! {
+    /// The counter behind [`fresh_param`], set back to 0 for each function expanded, so
+    /// that an expansion does not depend on the ones before it.
+    static NEXT_PARAM: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Starts the names of [`fresh_param`] over (at the start of an expansion).
+pub fn reset_fresh_params() {
+    NEXT_PARAM.with(|c| c.set(0));
+}
+
 /// A name for a closure parameter `n` inlined into a loop, unique in the expansion.
 fn fresh_param(n: &str) -> syn::Ident {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let k = NEXT.fetch_add(1, Ordering::Relaxed);
+    let k = NEXT_PARAM.with(|c| {
+        let k = c.get();
+        c.set(k + 1);
+        k
+    });
     format_ident!("__mochi_{}_{}", n, k)
 }
 

@@ -759,15 +759,10 @@ impl Lowerer {
         }
         let o = self.lower_expr(init_expr, code);
         let mut val = o.val();
-        // `let [a, b] = *x;` of `x: &[f64; 2]` (also a tuple pattern): `*x` lowers to
-        // the reference, so the destructuring reads through it (copies, as in Rust).
-        let destructures = match pat {
-            Pat::Type(t) => matches!(&*t.pat, Pat::Slice(_) | Pat::Tuple(_)),
-            other => matches!(other, Pat::Slice(_) | Pat::Tuple(_)),
-        };
+        // `let a = *v;`, `let [a, b] = *x;` of `x: &[f64; 2]` (also a tuple pattern):
+        // `*v` lowers to the reference, so the binding reads through it (copies, as in
+        // Rust).
         let deref_init = matches!(init_expr, Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)));
-        // `let a = *v;` of a reference `v` copies too.
-        let _ = destructures;
         let copied = deref_init && matches!(&o, Operand::Active { is_ref: true, .. });
         if copied {
             val = quote!(*#val);
