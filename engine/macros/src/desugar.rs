@@ -61,6 +61,7 @@ pub fn desugar(
     let mut b = block.clone();
     LabelledBlocks.visit_block_mut(&mut b);
     LeavingBranches.visit_block_mut(&mut b);
+    ArgBest.visit_block_mut(&mut b);
     let mut loop_values = LoopValues { next: 0 };
     loop_values.visit_block_mut(&mut b);
     if let Some(t) = ret_ty {
@@ -105,6 +106,121 @@ impl VisitMut for LabelledBlocks {
         }
         let attrs = &b.attrs;
         *e = syn::parse_quote!(#(#attrs)* #label loop { #(#stmts)* });
+    }
+}
+
+/// `let (i, m) = x.iter().enumerate().min_by(cmp).unwrap();` (also `max_by`,
+/// `.copied()`/`.cloned()` before `enumerate`, `_` for either part, `.0` or
+/// `.map(|(i, _)| i)` for the index alone): the index is found by the chain as
+/// written, wrapped in `no_grad` (an integer), and `m` is the element there,
+/// `&x[i]` (or `x[i]` when the chain copies), whose derivative flows as a read.
+struct ArgBest;
+
+impl ArgBest {
+    /// The sequence, whether the chain copies, and the full call, of
+    /// `seq.iter()[.copied()|.cloned()].enumerate().{min_by,max_by}(cmp).unwrap()`.
+    fn chain(e: &Expr) -> Option<(Expr, bool)> {
+        let Expr::MethodCall(u) = unparen(e) else {
+            return None;
+        };
+        if u.method != "unwrap" || !u.args.is_empty() {
+            return None;
+        }
+        let Expr::MethodCall(best) = &*u.receiver else {
+            return None;
+        };
+        if !matches!(best.method.to_string().as_str(), "min_by" | "max_by") || best.args.len() != 1
+        {
+            return None;
+        }
+        let Expr::MethodCall(en) = &*best.receiver else {
+            return None;
+        };
+        if en.method != "enumerate" || !en.args.is_empty() {
+            return None;
+        }
+        let mut inner = &*en.receiver;
+        let mut copies = false;
+        if let Expr::MethodCall(c) = inner {
+            if (c.method == "copied" || c.method == "cloned") && c.args.is_empty() {
+                copies = true;
+                inner = &c.receiver;
+            }
+        }
+        let Expr::MethodCall(it) = inner else {
+            return None;
+        };
+        if it.method != "iter" || !it.args.is_empty() {
+            return None;
+        }
+        let seq = (*it.receiver).clone();
+        if !matches!(seq, Expr::Path(_) | Expr::Field(_)) {
+            return None;
+        }
+        Some((seq, copies))
+    }
+}
+
+impl VisitMut for ArgBest {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        let mut out: Vec<syn::Stmt> = Vec::with_capacity(b.stmts.len());
+        for st in std::mem::take(&mut b.stmts) {
+            let syn::Stmt::Local(l) = &st else {
+                out.push(st);
+                continue;
+            };
+            let Some(init) = l.init.as_ref().filter(|i| i.diverge.is_none()) else {
+                out.push(st);
+                continue;
+            };
+            let span = init.expr.span();
+            let best = format_ident!("__mochi_best", span = span);
+            // `let i = chain.0;`, `let i = chain.map(|(i, _)| i).unwrap()` is not
+            // matched: only the forms below.
+            let (index_only, chain_expr) = match unparen(&init.expr) {
+                Expr::Field(f) if matches!(&f.member, syn::Member::Unnamed(i) if i.index == 0) => {
+                    (true, (*f.base).clone())
+                }
+                other => (false, other.clone()),
+            };
+            let Some((seq, copies)) = Self::chain(&chain_expr) else {
+                out.push(st);
+                continue;
+            };
+            let attrs = &l.attrs;
+            out.push(syn::parse_quote_spanned!(span=>
+                let #best: usize = ::mochi::no_grad((#chain_expr).0);
+            ));
+            if index_only {
+                let pat = &l.pat;
+                out.push(syn::parse_quote_spanned!(span=> #(#attrs)* let #pat = #best;));
+                continue;
+            }
+            let Pat::Tuple(t) = &l.pat else {
+                // Not a pair pattern: as written (the lowering reports it).
+                out.pop();
+                out.push(st);
+                continue;
+            };
+            if t.elems.len() != 2 {
+                out.pop();
+                out.push(st);
+                continue;
+            }
+            let (pi, pm) = (&t.elems[0], &t.elems[1]);
+            out.push(syn::parse_quote_spanned!(span=> #(#attrs)* let #pi = #best;));
+            let elem = match (pm, copies) {
+                (Pat::Reference(r), false) => {
+                    let inner = &r.pat;
+                    syn::parse_quote_spanned!(span=> let #inner = #seq[#best];)
+                }
+                (_, false) => syn::parse_quote_spanned!(span=> let #pm = &#seq[#best];),
+                (_, true) => syn::parse_quote_spanned!(span=> let #pm = #seq[#best];),
+            };
+            out.push(elem);
+        }
+        b.stmts = out;
     }
 }
 

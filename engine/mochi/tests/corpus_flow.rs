@@ -7,7 +7,8 @@
 //! size assigned inside its loop, a closure parameter or a `for` pattern that reuses
 //! the name of a sequence the chain still reads. Each is checked by `test_rule` (finite
 //! differences, the adjoint identity, accumulation), and the Hessians against finite
-//! differences of the gradient.
+//! differences of the gradient. The argmin/argmax of `enumerate().min_by(..)` and
+//! the element there.
 
 #![allow(clippy::needless_range_loop, clippy::never_loop, clippy::useless_vec)]
 
@@ -336,6 +337,52 @@ fn closure_call_in_product(x: &[f64], w: f64) -> f64 {
     x.iter().map(|v| g(*v) * v).sum::<f64>()
 }
 
+/// The argmin of a sequence and the element there:
+/// `let (i, m) = x.iter().enumerate().min_by(..).unwrap();`.
+#[differentiable]
+fn argmin_pair(x: &[f64]) -> f64 {
+    let (i, m) = x
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.partial_cmp(b.1).unwrap())
+        .unwrap();
+    *m * (i as f64 + 1.0)
+}
+
+/// The argmax by `total_cmp`, the element bound by value (`&m`).
+#[differentiable]
+fn argmax_pair(x: &[f64]) -> f64 {
+    let (i, &m) = x
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .unwrap();
+    m * m * (i as f64 + 1.0)
+}
+
+/// The index alone (`.0`), over a copied chain, used to read another sequence; and the
+/// nearest of several centres, k-means style.
+#[differentiable]
+fn argmin_index(x: &[f64], y: &[f64]) -> f64 {
+    let j = x
+        .iter()
+        .copied()
+        .enumerate()
+        .min_by(|(_, a), (_, b)| a.partial_cmp(b).unwrap())
+        .unwrap()
+        .0;
+    let mut d = vec![0.0; y.len()];
+    for k in 0..y.len() {
+        d[k] = (x[0] - y[k]) * (x[0] - y[k]);
+    }
+    let (_, nearest) = d
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.partial_cmp(b.1).unwrap())
+        .unwrap();
+    y[j] * x[j] + nearest.sqrt()
+}
+
 mod rules {
     use crate::check;
 
@@ -379,6 +426,13 @@ mod rules {
     check!(deref_copies, (xs(), 1.3_f64), |a| (&a.0, a.1));
     check!(split_part_in_vec, (xs(),), |a| (&a.0));
     check!(repeated_in_vec, (xs(),), |a| (&a.0));
+    check!(argmin_pair, (xs(),), |a| (&a.0));
+    check!(argmax_pair, (xs(),), |a| (&a.0));
+    check!(
+        argmin_index,
+        (xs(), vec![1.0_f64, 2.0, 3.0, 4.0, 5.0]),
+        |a| (&a.0, &a.1)
+    );
     check!(float_suffixed_integers, (0.7_f64,), |a| (a.0));
     check!(
         shaped_constants,
@@ -391,6 +445,16 @@ mod rules {
         (ndarray::array![0.5_f64, -1.0, 2.0],),
         |a| (&a.0)
     );
+}
+
+/// The element at the argmin gets the derivative; the others none.
+#[test]
+fn the_argmin_element_gets_the_derivative() {
+    let x = [0.5, 2.0, -1.0, 0.7];
+    // min at index 2: value x[2]·3
+    assert_eq!(argmin_pair::gradient(&x), vec![0.0, 0.0, 3.0, 0.0]);
+    // max at index 1: value x[1]²·2
+    assert_eq!(argmax_pair::gradient(&x), vec![0.0, 8.0, 0.0, 0.0]);
 }
 
 /// Each way out gives its own value and gradient.
