@@ -164,64 +164,76 @@ impl ArgBest {
 impl VisitMut for ArgBest {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         syn::visit_mut::visit_block_mut(self, b);
-        let mut out: Vec<syn::Stmt> = Vec::with_capacity(b.stmts.len());
-        for st in std::mem::take(&mut b.stmts) {
-            let syn::Stmt::Local(l) = &st else {
-                out.push(st);
-                continue;
-            };
-            let Some(init) = l.init.as_ref().filter(|i| i.diverge.is_none()) else {
-                out.push(st);
-                continue;
-            };
-            let span = init.expr.span();
-            let best = format_ident!("__mochi_best", span = span);
-            // `let i = chain.0;`, `let i = chain.map(|(i, _)| i).unwrap()` is not
-            // matched: only the forms below.
-            let (index_only, chain_expr) = match unparen(&init.expr) {
-                Expr::Field(f) if matches!(&f.member, syn::Member::Unnamed(i) if i.index == 0) => {
-                    (true, (*f.base).clone())
-                }
-                other => (false, other.clone()),
-            };
-            let Some((seq, copies)) = Self::chain(&chain_expr) else {
-                out.push(st);
-                continue;
-            };
-            let attrs = &l.attrs;
-            out.push(syn::parse_quote_spanned!(span=>
-                let #best: usize = ::mochi::no_grad((#chain_expr).0);
-            ));
-            if index_only {
-                let pat = &l.pat;
-                out.push(syn::parse_quote_spanned!(span=> #(#attrs)* let #pat = #best;));
-                continue;
-            }
-            let Pat::Tuple(t) = &l.pat else {
-                // Not a pair pattern: as written (the lowering reports it).
-                out.pop();
-                out.push(st);
-                continue;
-            };
-            if t.elems.len() != 2 {
-                out.pop();
-                out.push(st);
-                continue;
-            }
-            let (pi, pm) = (&t.elems[0], &t.elems[1]);
-            out.push(syn::parse_quote_spanned!(span=> #(#attrs)* let #pi = #best;));
-            let elem = match (pm, copies) {
-                (Pat::Reference(r), false) => {
-                    let inner = &r.pat;
-                    syn::parse_quote_spanned!(span=> let #inner = #seq[#best];)
-                }
-                (_, false) => syn::parse_quote_spanned!(span=> let #pm = &#seq[#best];),
-                (_, true) => syn::parse_quote_spanned!(span=> let #pm = #seq[#best];),
-            };
-            out.push(elem);
-        }
-        b.stmts = out;
+        rewrite_lets(b, ArgBest::rewrite);
     }
+}
+
+impl ArgBest {
+    fn rewrite(l: &syn::Local, init: &Expr) -> Option<Vec<syn::Stmt>> {
+        let span = init.span();
+        let best = format_ident!("__mochi_best", span = span);
+        let (index_only, chain_expr) = match unparen(init) {
+            Expr::Field(f) if matches!(&f.member, syn::Member::Unnamed(i) if i.index == 0) => {
+                (true, (*f.base).clone())
+            }
+            other => (false, other.clone()),
+        };
+        let (seq, copies) = Self::chain(&chain_expr)?;
+        let attrs = &l.attrs;
+        let find: syn::Stmt = syn::parse_quote_spanned!(span=>
+            let #best: usize = ::mochi::no_grad((#chain_expr).0);
+        );
+        if index_only {
+            let pat = &l.pat;
+            return Some(vec![
+                find,
+                syn::parse_quote_spanned!(span=> #(#attrs)* let #pat = #best;),
+            ]);
+        }
+        // Not a pair pattern: as written (the lowering reports it).
+        let Pat::Tuple(t) = &l.pat else { return None };
+        if t.elems.len() != 2 {
+            return None;
+        }
+        let (pi, pm) = (&t.elems[0], &t.elems[1]);
+        let elem = match (pm, copies) {
+            (Pat::Reference(r), false) => {
+                let inner = &r.pat;
+                syn::parse_quote_spanned!(span=> let #inner = #seq[#best];)
+            }
+            (_, false) => syn::parse_quote_spanned!(span=> let #pm = &#seq[#best];),
+            (_, true) => syn::parse_quote_spanned!(span=> let #pm = #seq[#best];),
+        };
+        Some(vec![
+            find,
+            syn::parse_quote_spanned!(span=> #(#attrs)* let #pi = #best;),
+            elem,
+        ])
+    }
+}
+
+/// Replaces each `let P = e;` (no `else`) of `b` for which `f` gives statements by
+/// those statements.
+fn rewrite_lets(
+    b: &mut syn::Block,
+    mut f: impl FnMut(&syn::Local, &Expr) -> Option<Vec<syn::Stmt>>,
+) {
+    let mut out: Vec<syn::Stmt> = Vec::with_capacity(b.stmts.len());
+    for st in std::mem::take(&mut b.stmts) {
+        let replaced = match &st {
+            syn::Stmt::Local(l) => l
+                .init
+                .as_ref()
+                .filter(|i| i.diverge.is_none())
+                .and_then(|i| f(l, &i.expr)),
+            _ => None,
+        };
+        match replaced {
+            Some(stmts) => out.extend(stmts),
+            None => out.push(st),
+        }
+    }
+    b.stmts = out;
 }
 
 /// A `panic!`, `unreachable!`, `todo!` or `unimplemented!`.
@@ -256,67 +268,59 @@ struct LeavingBranches;
 impl VisitMut for LeavingBranches {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         syn::visit_mut::visit_block_mut(self, b);
-        let mut out: Vec<syn::Stmt> = Vec::with_capacity(b.stmts.len());
-        for st in std::mem::take(&mut b.stmts) {
-            let syn::Stmt::Local(l) = &st else {
-                out.push(st);
-                continue;
-            };
-            let Some(init) = l.init.as_ref().filter(|i| i.diverge.is_none()) else {
-                out.push(st);
-                continue;
-            };
-            match unparen(&init.expr) {
-                Expr::If(i) if !matches!(&*i.cond, Expr::Let(_)) => {
-                    let Some((_, els)) = &i.else_branch else {
-                        out.push(st);
-                        continue;
-                    };
-                    if matches!(&**els, Expr::If(_)) {
-                        out.push(st);
-                        continue;
-                    }
-                    let then = Expr::Block(syn::ExprBlock {
-                        attrs: Vec::new(),
-                        label: None,
-                        block: i.then_branch.clone(),
-                    });
-                    let (cond, attrs, pat) = (&i.cond, &l.attrs, &l.pat);
-                    match (leaves(&then), leaves(els)) {
-                        (false, true) => {
-                            out.push(syn::parse_quote!(if #cond {} else #els));
-                            out.push(syn::parse_quote!(#(#attrs)* let #pat = #then;));
-                        }
-                        (true, false) => {
-                            out.push(syn::parse_quote!(if #cond #then));
-                            out.push(syn::parse_quote!(#(#attrs)* let #pat = #els;));
-                        }
-                        _ => out.push(st),
-                    }
+        rewrite_lets(b, LeavingBranches::rewrite);
+    }
+}
+
+impl LeavingBranches {
+    fn rewrite(l: &syn::Local, init: &Expr) -> Option<Vec<syn::Stmt>> {
+        let (attrs, pat) = (&l.attrs, &l.pat);
+        match unparen(init) {
+            Expr::If(i) if !matches!(&*i.cond, Expr::Let(_)) => {
+                let (_, els) = i.else_branch.as_ref()?;
+                if matches!(&**els, Expr::If(_)) {
+                    return None;
                 }
-                Expr::Match(m)
-                    if m.arms.iter().any(|a| leaves(&a.body))
-                        && !m.arms.iter().all(|a| leaves(&a.body)) =>
-                {
-                    let mut exits = m.clone();
-                    let mut values = m.clone();
-                    for (e, v) in exits.arms.iter_mut().zip(values.arms.iter_mut()) {
-                        if leaves(&e.body) {
-                            *v.body = syn::parse_quote!(::core::unreachable!());
-                        } else {
-                            *e.body = syn::parse_quote!({});
-                        }
-                        e.comma = Some(Default::default());
-                        v.comma = Some(Default::default());
-                    }
-                    let (attrs, pat) = (&l.attrs, &l.pat);
-                    out.push(syn::Stmt::Expr(Expr::Match(exits), None));
-                    out.push(syn::parse_quote!(#(#attrs)* let #pat = #values;));
+                let then = Expr::Block(syn::ExprBlock {
+                    attrs: Vec::new(),
+                    label: None,
+                    block: i.then_branch.clone(),
+                });
+                let cond = &i.cond;
+                match (leaves(&then), leaves(els)) {
+                    (false, true) => Some(vec![
+                        syn::parse_quote!(if #cond {} else #els),
+                        syn::parse_quote!(#(#attrs)* let #pat = #then;),
+                    ]),
+                    (true, false) => Some(vec![
+                        syn::parse_quote!(if #cond #then),
+                        syn::parse_quote!(#(#attrs)* let #pat = #els;),
+                    ]),
+                    _ => None,
                 }
-                _ => out.push(st),
             }
+            Expr::Match(m)
+                if m.arms.iter().any(|a| leaves(&a.body))
+                    && !m.arms.iter().all(|a| leaves(&a.body)) =>
+            {
+                let mut exits = m.clone();
+                let mut values = m.clone();
+                for (e, v) in exits.arms.iter_mut().zip(values.arms.iter_mut()) {
+                    if leaves(&e.body) {
+                        *v.body = syn::parse_quote!(::core::unreachable!());
+                    } else {
+                        *e.body = syn::parse_quote!({});
+                    }
+                    e.comma = Some(Default::default());
+                    v.comma = Some(Default::default());
+                }
+                Some(vec![
+                    syn::Stmt::Expr(Expr::Match(exits), None),
+                    syn::parse_quote!(#(#attrs)* let #pat = #values;),
+                ])
+            }
+            _ => None,
         }
-        b.stmts = out;
     }
 }
 
