@@ -236,6 +236,54 @@ fn rewrite_lets(
     b.stmts = out;
 }
 
+/// `a.windows(m).zip(b.windows(n)).map(|(x, y)| body).sum()` (also `chunks`,
+/// `chunks_exact`) → `{ let mut acc = 0.0; for (x, y) in a.windows(m).zip(b.windows(n))
+/// { acc += body; } acc }`.
+fn zipped_pieces_sum(m: &syn::ExprMethodCall, float_ty: Option<&syn::Ident>) -> Option<Expr> {
+    if m.method != "sum" || !m.args.is_empty() {
+        return None;
+    }
+    let ty = float_ty?;
+    let Expr::MethodCall(map) = &*m.receiver else {
+        return None;
+    };
+    if map.method != "map" || map.args.len() != 1 {
+        return None;
+    }
+    let Expr::Closure(c) = &map.args[0] else {
+        return None;
+    };
+    if c.inputs.len() != 1 || crate::iterchain::contains_return(&c.body) {
+        return None;
+    }
+    let Expr::MethodCall(z) = &*map.receiver else {
+        return None;
+    };
+    let pieces = |e: &Expr| matches!(e, Expr::MethodCall(p) if matches!(p.method.to_string().as_str(), "windows" | "chunks" | "chunks_exact") && p.args.len() == 1);
+    if z.method != "zip" || z.args.len() != 1 || !pieces(&z.receiver) || !pieces(&z.args[0]) {
+        return None;
+    }
+    let pat = match &c.inputs[0] {
+        Pat::Type(t) => (*t.pat).clone(),
+        other => other.clone(),
+    };
+    if !matches!(&pat, Pat::Tuple(t) if t.elems.len() == 2 && t.elems.iter().all(|p| matches!(p, Pat::Ident(_))))
+    {
+        return None;
+    }
+    let span = m.method.span();
+    let zero = typed(&syn::parse_quote!(0.0), ty)?;
+    let acc = format_ident!("__mochi_pieces_sum", span = span);
+    let body = &c.body;
+    Some(syn::parse_quote_spanned!(span=> {
+        let mut #acc = #zero;
+        for #pat in #z {
+            #acc += #body;
+        }
+        #acc
+    }))
+}
+
 /// A `panic!`, `unreachable!`, `todo!` or `unimplemented!`.
 pub fn is_panic_macro(m: &syn::Macro) -> bool {
     m.path.segments.last().is_some_and(|s| {
@@ -2448,6 +2496,13 @@ impl VisitMut for Desugar {
                 ) && (mentions_active(&m.receiver, &self.active)
                     || m.args.iter().any(|a| mentions_active(a, &self.active))) =>
             {
+                // `x.windows(2).zip(y.windows(2)).map(|(a, b)| …).sum()` (the trapezoidal
+                // rule): a `for` over the zipped pieces, which the loop rewrite takes.
+                if let Some(r) = zipped_pieces_sum(m, self.float_ty.as_ref()) {
+                    *e = r;
+                    self.visit_expr_mut(e);
+                    return;
+                }
                 let float_ty = self.float_ty.clone();
                 if let Some(r) = Writer::new(&mut self.next, float_ty.as_ref()).consumer(m, None) {
                     *e = r;

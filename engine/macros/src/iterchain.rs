@@ -1066,57 +1066,84 @@ impl<'a> Writer<'a> {
 impl Writer<'_> {
     /// `for w in x.windows(m) { … w[j] … }` → `for k in 0..x.len() + 1 - m { … x[k + j] … }`,
     /// and `chunks_exact(m)`, `chunks(m)` with `x[k * m + j]`, when the window is only
-    /// indexed, asked its `len()`, iterated with `iter()` or passed to a call.
+    /// indexed, asked its `len()`, iterated with `iter()` or passed to a call. Two zipped
+    /// (`for (a, b) in x.windows(2).zip(y.windows(2))`, the trapezoidal rule) run to the
+    /// shorter count.
     fn windows(&mut self, f: &syn::ExprForLoop) -> Option<Expr> {
         let span = self.span;
-        let Expr::MethodCall(m) = &*f.expr else {
-            return None;
+        // (the pieces' call, the name bound to each piece)
+        let parts: Vec<(&syn::ExprMethodCall, &syn::Ident)> = match (&*f.expr, &*f.pat) {
+            (Expr::MethodCall(m), Pat::Ident(w)) if Pieces::of(&m.method.to_string()).is_some() => {
+                vec![(m, &w.ident)]
+            }
+            (Expr::MethodCall(z), Pat::Tuple(t))
+                if z.method == "zip" && z.args.len() == 1 && t.elems.len() == 2 =>
+            {
+                let (Expr::MethodCall(a), Expr::MethodCall(b)) = (&*z.receiver, &z.args[0]) else {
+                    return None;
+                };
+                let (Pat::Ident(wa), Pat::Ident(wb)) = (&t.elems[0], &t.elems[1]) else {
+                    return None;
+                };
+                if wa.ident == wb.ident {
+                    return None;
+                }
+                vec![(a, &wa.ident), (b, &wb.ident)]
+            }
+            _ => return None,
         };
-        let kind = Pieces::of(&m.method.to_string())?;
-        if m.args.len() != 1 {
-            return None;
-        }
-        let (x, None, None) = sequence(&m.receiver)? else {
-            return None;
-        };
-        let Pat::Ident(w) = &*f.pat else { return None };
-        // The reads `w[j]` become `x[base + j]` (up to a `let` that binds `w` again):
-        // not when the body binds a name of the sequence again (they would read the new
-        // one).
-        let mut names = Vec::new();
-        idents_in(&x, &mut names);
-        if !crate::desugar::names_changed(&f.body.stmts, &names).is_empty() {
-            return None;
-        }
-        // The size as the loop began (the body may assign the variable it was read from).
-        let size_snapshot = match &m.args[0] {
-            Expr::Lit(_) => None,
-            other => Some((self.fresh("size"), other.clone())),
-        };
-        let size: Expr = match &size_snapshot {
-            Some((n, _)) => syn::parse_quote!(#n),
-            None => m.args[0].clone(),
-        };
-        let size = &size;
         let k = self.fresh("k");
-        let (base, len) = kind.bounds(&x, size, &quote_spanned!(span=> #k), span);
         let mut body = f.body.clone();
-        let mut sub = WindowUses {
-            name: &w.ident,
-            seq: &x,
-            base: &base,
-            len: &len,
-            mutable: false,
-            other: false,
-        };
-        sub.visit_block_mut(&mut body);
-        if sub.other {
-            return None;
+        let mut snapshots = Vec::new();
+        let mut counts = Vec::new();
+        for (m, w) in parts {
+            let kind = Pieces::of(&m.method.to_string())?;
+            if m.args.len() != 1 {
+                return None;
+            }
+            let (x, None, None) = sequence(&m.receiver)? else {
+                return None;
+            };
+            // The reads `w[j]` become `x[base + j]` (up to a `let` that binds `w` again):
+            // not when the body binds a name of the sequence again (they would read the
+            // new one).
+            let mut names = Vec::new();
+            idents_in(&x, &mut names);
+            if !crate::desugar::names_changed(&f.body.stmts, &names).is_empty() {
+                return None;
+            }
+            // The size as the loop began (the body may assign the variable it was read
+            // from).
+            let size: Expr = match &m.args[0] {
+                Expr::Lit(l) => Expr::Lit(l.clone()),
+                other => {
+                    let n = self.fresh("size");
+                    snapshots.push(quote_spanned!(span=> let #n: usize = #other;));
+                    syn::parse_quote!(#n)
+                }
+            };
+            let (base, len) = kind.bounds(&x, &size, &quote_spanned!(span=> #k), span);
+            let mut sub = WindowUses {
+                name: w,
+                seq: &x,
+                base: &base,
+                len: &len,
+                mutable: false,
+                other: false,
+            };
+            sub.visit_block_mut(&mut body);
+            if sub.other {
+                return None;
+            }
+            counts.push(kind.count(&x, &size, span));
         }
-        let n = kind.count(&x, size, span);
+        let n = match &counts[..] {
+            [one] => one.clone(),
+            [a, b] => quote_spanned!(span=> ::core::cmp::min(#a, #b)),
+            _ => return None,
+        };
         let stmts = &body.stmts;
-        let snapshot = size_snapshot.map(|(n, e)| quote_spanned!(span=> let #n: usize = #e;));
-        Some(syn::parse_quote_spanned!(span=> { #snapshot for #k in 0..#n { #(#stmts)* } }))
+        Some(syn::parse_quote_spanned!(span=> { #(#snapshots)* for #k in 0..#n { #(#stmts)* } }))
     }
 }
 

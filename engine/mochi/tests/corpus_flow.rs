@@ -8,7 +8,7 @@
 //! the name of a sequence the chain still reads. Each is checked by `test_rule` (finite
 //! differences, the adjoint identity, accumulation), and the Hessians against finite
 //! differences of the gradient. The argmin/argmax of `enumerate().min_by(..)` and
-//! the element there.
+//! the element there; windows zipped with windows (the trapezoidal rule).
 
 #![allow(clippy::needless_range_loop, clippy::never_loop, clippy::useless_vec)]
 
@@ -383,6 +383,24 @@ fn argmin_index(x: &[f64], y: &[f64]) -> f64 {
     y[j] * x[j] + nearest.sqrt()
 }
 
+/// The trapezoidal rule over two zipped window sequences, as a chain and as a loop.
+#[differentiable]
+fn trapezoid_chain(xs: &[f64], ys: &[f64]) -> f64 {
+    xs.windows(2)
+        .zip(ys.windows(2))
+        .map(|(x, y)| (x[1] - x[0]) * (y[0] + y[1]) / 2.0)
+        .sum::<f64>()
+}
+
+#[differentiable]
+fn trapezoid_loop(xs: &[f64], ys: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (x, y) in xs.windows(2).zip(ys.chunks(1)) {
+        s += (x[1] - x[0]) * y[0] * y[0];
+    }
+    s
+}
+
 mod rules {
     use crate::check;
 
@@ -427,6 +445,16 @@ mod rules {
     check!(split_part_in_vec, (xs(),), |a| (&a.0));
     check!(repeated_in_vec, (xs(),), |a| (&a.0));
     check!(argmin_pair, (xs(),), |a| (&a.0));
+    check!(
+        trapezoid_chain,
+        (vec![0.0_f64, 0.5, 1.5, 2.0, 3.5], xs()),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        trapezoid_loop,
+        (vec![0.0_f64, 0.5, 1.5, 2.0, 3.5], xs()),
+        |a| (&a.0, &a.1)
+    );
     check!(argmax_pair, (xs(),), |a| (&a.0));
     check!(
         argmin_index,
@@ -445,6 +473,15 @@ mod rules {
         (ndarray::array![0.5_f64, -1.0, 2.0],),
         |a| (&a.0)
     );
+}
+
+/// The trapezoidal rule's gradient in `y` is the quadrature weights.
+#[test]
+fn the_trapezoid_weights() {
+    let (xs, ys) = ([0.0, 0.5, 1.5, 2.0], [1.0, 2.0, 0.5, 3.0]);
+    let (dx, dy) = trapezoid_chain::gradient(&xs, &ys);
+    assert_eq!(dy, vec![0.25, 0.75, 0.75, 0.25]);
+    assert_eq!(dx, vec![-1.5, 0.25, -0.5, 1.75]);
 }
 
 /// The element at the argmin gets the derivative; the others none.
