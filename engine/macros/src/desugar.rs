@@ -110,15 +110,23 @@ impl VisitMut for LabelledBlocks {
 }
 
 /// `let (i, m) = x.iter().enumerate().min_by(cmp).unwrap();` (also `max_by`,
-/// `.copied()`/`.cloned()` before `enumerate`, `_` for either part, `.0` or
-/// `.map(|(i, _)| i)` for the index alone): the index is found by the chain as
-/// written, wrapped in `no_grad` (an integer), and `m` is the element there,
-/// `&x[i]` (or `x[i]` when the chain copies), whose derivative flows as a read.
+/// `.copied()`/`.cloned()` before `enumerate`, `_` or `&m` for a part, `….unwrap().0`
+/// for the index alone): the index is found by the chain as written, wrapped in
+/// `no_grad` (an integer), and `m` is the element there, `&x[i]` (or `x[i]` when the
+/// chain copies or the pattern is `&m`), whose derivative flows as a read.
 struct ArgBest;
 
+impl VisitMut for ArgBest {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        rewrite_lets(b, ArgBest::rewrite);
+    }
+}
+
 impl ArgBest {
-    /// The sequence, whether the chain copies, and the full call, of
-    /// `seq.iter()[.copied()|.cloned()].enumerate().{min_by,max_by}(cmp).unwrap()`.
+    /// The sequence of
+    /// `seq.iter()[.copied()|.cloned()].enumerate().{min_by,max_by}(cmp).unwrap()`,
+    /// and whether the chain copies.
     fn chain(e: &Expr) -> Option<(Expr, bool)> {
         let Expr::MethodCall(u) = unparen(e) else {
             return None;
@@ -159,16 +167,7 @@ impl ArgBest {
         }
         Some((seq, copies))
     }
-}
 
-impl VisitMut for ArgBest {
-    fn visit_block_mut(&mut self, b: &mut syn::Block) {
-        syn::visit_mut::visit_block_mut(self, b);
-        rewrite_lets(b, ArgBest::rewrite);
-    }
-}
-
-impl ArgBest {
     fn rewrite(l: &syn::Local, init: &Expr) -> Option<Vec<syn::Stmt>> {
         let span = init.span();
         let best = format_ident!("__mochi_best", span = span);
@@ -282,16 +281,6 @@ fn zipped_pieces_sum(m: &syn::ExprMethodCall, float_ty: Option<&syn::Ident>) -> 
         }
         #acc
     }))
-}
-
-/// A `panic!`, `unreachable!`, `todo!` or `unimplemented!`.
-pub fn is_panic_macro(m: &syn::Macro) -> bool {
-    m.path.segments.last().is_some_and(|s| {
-        matches!(
-            s.ident.to_string().as_str(),
-            "panic" | "unreachable" | "todo" | "unimplemented"
-        )
-    })
 }
 
 /// A branch whose last statement leaves by `return`, `break` or `continue`.
@@ -485,27 +474,25 @@ impl VisitMut for LoopValues {
                         }
                     }
                 }
-                syn::Stmt::Expr(Expr::Assign(a), semi) => {
-                    if let Expr::Loop(lp) = unparen(&a.right) {
-                        if let Some((var, lp)) = self.rewrite(lp) {
-                            let left = &a.left;
-                            out.push(syn::parse_quote!(let mut #var = None;));
-                            out.push(syn::Stmt::Expr(Expr::Loop(lp), None));
-                            out.push(syn::Stmt::Expr(
-                                syn::parse_quote!(#left = #var.unwrap()),
-                                *semi,
-                            ));
+                // `x = loop { … }`, `s += loop { … }` (any compound assignment).
+                syn::Stmt::Expr(Expr::Assign(_) | Expr::Binary(_), semi) => {
+                    let (left, op, right) = match &st {
+                        syn::Stmt::Expr(Expr::Assign(a), _) => {
+                            (&a.left, quote::quote!(=), &a.right)
+                        }
+                        syn::Stmt::Expr(Expr::Binary(b), _)
+                            if crate::activity::is_arithmetic_assign(&b.op) =>
+                        {
+                            let op = &b.op;
+                            (&b.left, quote::quote!(#op), &b.right)
+                        }
+                        _ => {
+                            out.push(st);
                             continue;
                         }
-                    }
-                }
-                // `s += loop { … }` (any compound assignment).
-                syn::Stmt::Expr(Expr::Binary(a), semi)
-                    if crate::activity::is_arithmetic_assign(&a.op) =>
-                {
-                    if let Expr::Loop(lp) = unparen(&a.right) {
+                    };
+                    if let Expr::Loop(lp) = unparen(right) {
                         if let Some((var, lp)) = self.rewrite(lp) {
-                            let (left, op) = (&a.left, &a.op);
                             out.push(syn::parse_quote!(let mut #var = None;));
                             out.push(syn::Stmt::Expr(Expr::Loop(lp), None));
                             out.push(syn::Stmt::Expr(
@@ -1200,8 +1187,10 @@ fn free_names(c: &syn::ExprClosure) -> Vec<syn::Ident> {
 }
 
 /// The names among `names` that `stmts` bind again (a `let`, a pattern, a closure's
-/// parameter) or change (`=`, a compound assignment, `&mut`, a method that may write
-/// its receiver).
+/// parameter) or assign (`=`, a compound assignment, `&mut`). A method that writes its
+/// receiver needs no look: while a closure that borrows the name, or a loop over
+/// `x.windows(m)`, lives, Rust lets nothing write it, and a `move` closure takes a
+/// value that is either `Copy` (no method writes a float) or moved away.
 pub fn names_changed(stmts: &[syn::Stmt], names: &[syn::Ident]) -> Vec<syn::Ident> {
     let mut c = Changes::default();
     for s in stmts {
@@ -1211,7 +1200,7 @@ pub fn names_changed(stmts: &[syn::Stmt], names: &[syn::Ident]) -> Vec<syn::Iden
         .iter()
         .filter(|n| {
             let n = n.to_string();
-            c.bound.contains(&n) || c.assigned.contains(&n) || c.receivers.contains(&n)
+            c.bound.contains(&n) || c.assigned.contains(&n)
         })
         .cloned()
         .collect()
@@ -1354,18 +1343,7 @@ impl VisitMut for Inline<'_> {
             return;
         }
         // Macros whose body is expressions (`vec!`, `assert!`, `println!`): inline in them.
-        type List = syn::punctuated::Punctuated<Expr, syn::Token![,]>;
-        if let Ok(mut r) = m.parse_body::<Repeat>() {
-            self.visit_expr_mut(&mut r.elem);
-            self.visit_expr_mut(&mut r.len);
-            let (elem, len) = (&r.elem, &r.len);
-            m.tokens = quote::quote!(#elem; #len);
-        } else if let Ok(mut list) = m.parse_body_with(List::parse_terminated) {
-            for e in list.iter_mut() {
-                self.visit_expr_mut(e);
-            }
-            m.tokens = quote::quote!(#list);
-        } else {
+        if !crate::rewrite::visit_macro_exprs(m, self) {
             self.left = true;
         }
     }
@@ -1748,13 +1726,11 @@ fn deep_assign(
 }
 
 /// What code does to names: those it assigns (`=`, a compound assignment, `&mut`, by
-/// the root of the place), binds again (a pattern), calls a method on that may write
-/// (`v.push(..)`, `v.iter_mut()`), or mentions inside a macro's tokens.
+/// the root of the place), binds again (a pattern), or mentions inside a macro's tokens.
 #[derive(Default)]
 struct Changes {
     assigned: HashSet<String>,
     bound: HashSet<String>,
-    receivers: HashSet<String>,
     in_macros: HashSet<String>,
 }
 
@@ -1794,33 +1770,6 @@ impl<'ast> syn::visit::Visit<'ast> for Changes {
             self.place(&r.expr);
         }
         syn::visit::visit_expr_reference(self, r);
-    }
-    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-        if matches!(
-            m.method.to_string().as_str(),
-            "push"
-                | "pop"
-                | "insert"
-                | "remove"
-                | "clear"
-                | "truncate"
-                | "extend"
-                | "extend_from_slice"
-                | "resize"
-                | "swap"
-                | "fill"
-                | "iter_mut"
-                | "as_mut_slice"
-                | "sort_by"
-                | "reverse"
-                | "assign"
-                | "mapv_inplace"
-        ) {
-            if let Some(n) = crate::activity::root_name(&m.receiver) {
-                self.receivers.insert(n);
-            }
-        }
-        syn::visit::visit_expr_method_call(self, m);
     }
     fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
         self.bound.insert(p.ident.to_string());

@@ -15,7 +15,7 @@
 
 use crate::rewrite::UnDeref;
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote_spanned};
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
@@ -364,9 +364,7 @@ fn closure(e: &Expr, n: usize) -> Option<syn::ExprClosure> {
             // and the code after it.
             let mut names = Vec::new();
             for p in &c.inputs {
-                let mut found = Vec::new();
-                crate::activity::pat_names(p, &mut found);
-                names.extend(found);
+                crate::activity::pat_names(p, &mut names);
             }
             let renames: Vec<(syn::Ident, syn::Ident)> = names
                 .iter()
@@ -1264,18 +1262,7 @@ impl VisitMut for WindowUses<'_> {
         }
         // Macros whose body is expressions (`vec![w[0], 1.0]`, `vec![w[0]; n]`,
         // `assert!(..)`): rewritten inside.
-        type List = syn::punctuated::Punctuated<Expr, syn::Token![,]>;
-        if let Ok(mut r) = m.parse_body::<crate::rewrite::Repeat>() {
-            self.visit_expr_mut(&mut r.elem);
-            self.visit_expr_mut(&mut r.len);
-            let (elem, len) = (&r.elem, &r.len);
-            m.tokens = quote!(#elem; #len);
-        } else if let Ok(mut list) = m.parse_body_with(List::parse_terminated) {
-            for e in list.iter_mut() {
-                self.visit_expr_mut(e);
-            }
-            m.tokens = quote!(#list);
-        } else {
+        if !crate::rewrite::visit_macro_exprs(m, self) {
             self.other = true;
         }
     }

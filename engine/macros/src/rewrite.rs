@@ -42,6 +42,28 @@ pub fn typed_float(digits: &str, ty: &syn::Ident, span: Span) -> TokenStream {
     }
 }
 
+/// Visits the expressions of a macro whose body is expressions (`vec![a, b]`,
+/// `vec![e; n]`, `assert!(..)`, `println!(..)`) with `v`, and writes them back; `false`
+/// when the body does not read as expressions.
+pub fn visit_macro_exprs(m: &mut syn::Macro, v: &mut impl VisitMut) -> bool {
+    type List = syn::punctuated::Punctuated<Expr, syn::Token![,]>;
+    if let Ok(mut r) = m.parse_body::<Repeat>() {
+        v.visit_expr_mut(&mut r.elem);
+        v.visit_expr_mut(&mut r.len);
+        let (elem, len) = (&r.elem, &r.len);
+        m.tokens = quote!(#elem; #len);
+        true
+    } else if let Ok(mut list) = m.parse_body_with(List::parse_terminated) {
+        for e in list.iter_mut() {
+            v.visit_expr_mut(e);
+        }
+        m.tokens = quote!(#list);
+        true
+    } else {
+        false
+    }
+}
+
 /// The body of `vec![elem; len]`.
 pub struct Repeat {
     pub elem: Expr,

@@ -988,13 +988,7 @@ impl Lowerer {
             // shape read from a differentiable value: nothing to differentiate.
             let shape_only = |a: &Expr| match a {
                 Expr::Closure(cl) => !mentions_any(&cl.body, &self.active),
-                Expr::MethodCall(m) => {
-                    matches!(
-                        m.method.to_string().as_str(),
-                        "len" | "nrows" | "ncols" | "dim" | "raw_dim" | "shape" | "ndim"
-                    ) || !mentions_any(a, &self.active)
-                }
-                other => !mentions_any(other, &self.active),
+                other => !expr_is_active(other, &self.active),
             };
             if c.args.iter().all(shape_only) {
                 return Operand::Inactive(quote!(#c));

@@ -736,11 +736,18 @@ fn element_refs(iter: &Expr, pat: &Pat) -> Vec<String> {
     }
 }
 
-/// A statement that is a `panic!`-like macro (with or without a semicolon).
+/// A statement that is a `panic!`, `unreachable!`, `todo!` or `unimplemented!` (with
+/// or without a semicolon).
 fn panics(s: &Stmt) -> bool {
-    match s {
-        Stmt::Expr(Expr::Macro(m), _) => crate::desugar::is_panic_macro(&m.mac),
-        Stmt::Macro(m) => crate::desugar::is_panic_macro(&m.mac),
-        _ => false,
-    }
+    let m = match s {
+        Stmt::Expr(Expr::Macro(m), _) => &m.mac,
+        Stmt::Macro(m) => &m.mac,
+        _ => return false,
+    };
+    m.path.segments.last().is_some_and(|s| {
+        matches!(
+            s.ident.to_string().as_str(),
+            "panic" | "unreachable" | "todo" | "unimplemented"
+        )
+    })
 }
