@@ -401,6 +401,20 @@ fn trapezoid_loop(xs: &[f64], ys: &[f64]) -> f64 {
     s
 }
 
+/// A compound assignment whose right side a chain rewrite turns into a block (a
+/// closure with a statement): found by the generator, seed 42.
+#[differentiable]
+fn chain_block_added(x: &[f64], a: f64) -> f64 {
+    let mut s = a * a;
+    s += (0..x.len())
+        .map(|i| {
+            let xi = x[i];
+            xi.tanh() * (i as f64) * a
+        })
+        .sum::<f64>();
+    s
+}
+
 mod rules {
     use crate::check;
 
@@ -445,6 +459,7 @@ mod rules {
     check!(split_part_in_vec, (xs(),), |a| (&a.0));
     check!(repeated_in_vec, (xs(),), |a| (&a.0));
     check!(argmin_pair, (xs(),), |a| (&a.0));
+    check!(chain_block_added, (xs(), 0.7_f64), |a| (&a.0, a.1));
     check!(
         trapezoid_chain,
         (vec![0.0_f64, 0.5, 1.5, 2.0, 3.5], xs()),

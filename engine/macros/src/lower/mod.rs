@@ -921,12 +921,11 @@ impl Lowerer {
                 let left = &b.left;
                 let right = &b.right;
                 if expr_is_active(right, &self.active) || place_is_active(left, &self.active) {
-                    // In parentheses, or in a block for what parentheses cannot hold
-                    // (a labelled `loop`, whose use as a value `lower_expr` reports).
+                    // In parentheses, or in braces for what parentheses cannot hold (a
+                    // labelled `loop`, whose use as a value `lower_expr` reports; a
+                    // valued one was rewritten before).
                     let right = match &**right {
-                        Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) | Expr::Block(_) => {
-                            quote!({ #right })
-                        }
+                        Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => quote!({ #right }),
                         _ => quote!((#right)),
                     };
                     let rhs: Expr = match op {
