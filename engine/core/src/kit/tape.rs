@@ -40,8 +40,7 @@ use std::alloc::Layout;
 use std::marker::PhantomData;
 use std::mem::{align_of, size_of};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// The identity of one save site in generated code: a `static` whose address keys the
 /// buffer pool, and which remembers the capacity the site's stacks needed, so that
@@ -106,9 +105,9 @@ pub struct Stack<T: 'static> {
     ptr: NonNull<T>,
     len: usize,
     cap: usize,
-    /// `Some`: the buffer is a part of this chunk (an `Arc` turned into its pointer,
-    /// so that the stack has no field with drop glue whose address would escape and
-    /// keep the stack out of registers). `None`: the buffer, if `cap > 0` and `T` is
+    /// `Some`: the buffer is a part of this chunk, on which the stack holds one count
+    /// (a pointer, so that the stack has no field with drop glue whose address would
+    /// escape and keep the stack out of registers). `None`: the buffer, if `cap > 0` and `T` is
     /// not zero-sized, is a `Vec<T>`'s, given back to the pool on drop.
     chunk: Option<NonNull<Chunk>>,
     site: &'static Site,
@@ -116,8 +115,9 @@ pub struct Stack<T: 'static> {
 }
 
 // SAFETY: a stack owns its elements and its buffer (a part of a chunk no other stack
-// uses, or a heap buffer of its own), like a `Vec<T>`; the chunk is shared through an
-// `Arc` only to know when the whole chunk is free.
+// uses, or a heap buffer of its own), like a `Vec<T>`; the chunk is shared only to know
+// when the whole chunk is free, and its count is safe to give up on any thread
+// (`release_chunk`).
 unsafe impl<T: Send> Send for Stack<T> {}
 // SAFETY: as for `Send`; `&Stack` gives no access to the elements.
 unsafe impl<T: Sync> Sync for Stack<T> {}
@@ -129,73 +129,209 @@ const CHUNK_ALIGN: usize = 64;
 /// The smallest chunk.
 const CHUNK_MIN_BYTES: usize = 64 * 1024;
 
-/// A block of memory small stacks are carved from.
+/// A block of memory small stacks are carved from, with the count of the stacks (and
+/// the arena) that hold a part of it.
+///
+/// The count is biased to the thread that carved the chunk: its stacks take and give
+/// up their holds with a plain (non-atomic) count, and only a stack dropped on another
+/// thread pays an atomic operation. (An `Arc` per chunk cost two atomic operations
+/// per stack, a tenth of a gradient whose helper is called inside a loop.) Only the
+/// owner thread's arena frees a chunk while the owner lives; when it exits, the chunks
+/// still held are handed to the other threads' count (`orphan`), and the thread that
+/// gives up the last hold frees the chunk.
 struct Chunk {
     base: NonNull<u8>,
     size: usize,
+    /// The tag of the thread whose arena carved the chunk ([`thread_tag`]).
+    owner: u64,
+    /// Holds taken, less those given up on the owner thread. Read and written on the
+    /// owner thread only, and never again once `orphaned` is set.
+    holds: std::cell::Cell<usize>,
+    /// Set by the owner thread when it exits: from then on every release counts in
+    /// `foreign`.
+    orphaned: AtomicBool,
+    /// Holds given up on other threads (and, once orphaned, on any thread), with the
+    /// [`ORPHAN`] bit set when the owner handed the chunk over.
+    foreign: AtomicUsize,
+    /// `holds` at the hand-over: the chunk is free when `foreign` reaches it.
+    total: AtomicUsize,
 }
 
-// SAFETY: a chunk is a plain allocation; the parts carved from it are used by one
-// stack each, and it is freed once (when the last `Arc` drops).
+/// The bit of `Chunk::foreign` that says the owner thread has handed the chunk over.
+const ORPHAN: usize = 1 << (usize::BITS - 1);
+
+// SAFETY: `base` is a plain allocation whose parts are used by one stack each; the
+// non-atomic `holds` is touched by the owner thread only (and by no thread once the
+// chunk is orphaned), which `release_chunk` checks by the thread's tag; the other
+// fields are atomic or never written after creation.
 unsafe impl Send for Chunk {}
-// SAFETY: as for `Send`: `&Chunk` reads only the two fields.
+// SAFETY: as for `Send`.
 unsafe impl Sync for Chunk {}
 
 impl Chunk {
-    fn new(size: usize) -> Option<Chunk> {
+    /// A new chunk of `size` bytes, held once (by the arena).
+    fn new(size: usize) -> Option<NonNull<Chunk>> {
         let layout = Layout::from_size_align(size, CHUNK_ALIGN).ok()?;
         // SAFETY: the layout's size is at least CHUNK_MIN_BYTES > 0.
         let base = NonNull::new(unsafe { std::alloc::alloc(layout) })?;
-        Some(Chunk { base, size })
+        let chunk = Box::new(Chunk {
+            base,
+            size,
+            owner: thread_tag(),
+            holds: std::cell::Cell::new(1),
+            orphaned: AtomicBool::new(false),
+            foreign: AtomicUsize::new(0),
+            total: AtomicUsize::new(0),
+        });
+        #[cfg(test)]
+        tests::count_chunk(chunk.owner, 1);
+        Some(NonNull::from(Box::leak(chunk)))
+    }
+
+    /// No hold is left (the arena's own included, if `arena` is 1; on the owner thread).
+    fn unheld(&self, arena: usize) -> bool {
+        self.holds.get() == arena + self.foreign.load(Ordering::Acquire)
     }
 }
 
-impl Drop for Chunk {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `Chunk::new` with this size and alignment.
-        unsafe {
-            std::alloc::dealloc(
-                self.base.as_ptr(),
-                Layout::from_size_align_unchecked(self.size, CHUNK_ALIGN),
-            )
+/// Frees a chunk no stack holds.
+///
+/// # Safety
+///
+/// `chunk` came from [`Chunk::new`], no hold on it is left, and it is freed once.
+unsafe fn free_chunk(chunk: NonNull<Chunk>) {
+    // SAFETY: (the caller's) the header is a leaked `Box` and the block was allocated
+    // in `Chunk::new` with this size and alignment.
+    unsafe {
+        let c = Box::from_raw(chunk.as_ptr());
+        #[cfg(test)]
+        tests::count_chunk(c.owner, -1);
+        std::alloc::dealloc(
+            c.base.as_ptr(),
+            Layout::from_size_align_unchecked(c.size, CHUNK_ALIGN),
+        );
+    }
+}
+
+/// Hands a chunk the owner thread no longer holds (its arena's hold given up) to the
+/// other threads' count: the last release frees it (now, if none is left).
+///
+/// # Safety
+///
+/// On the owner thread, once per chunk.
+unsafe fn orphan(chunk: NonNull<Chunk>) {
+    // SAFETY: (the caller's) alive: the count has not reached zero.
+    let c = unsafe { chunk.as_ref() };
+    let holds = c.holds.get();
+    c.total.store(holds, Ordering::Relaxed);
+    c.orphaned.store(true, Ordering::Relaxed);
+    // Publishes `total` to the threads whose release sees the bit.
+    let released = c.foreign.fetch_or(ORPHAN, Ordering::AcqRel);
+    if released == holds {
+        // SAFETY: every hold was given up before the hand-over; none can be taken.
+        unsafe { free_chunk(chunk) };
+    }
+}
+
+/// A number for this thread, distinct from every other thread's (never reused).
+#[inline(always)]
+fn thread_tag() -> u64 {
+    TAG.with(|t| match t.get() {
+        0 => {
+            static NEXT: AtomicU64 = AtomicU64::new(1);
+            let tag = NEXT.fetch_add(1, Ordering::Relaxed);
+            t.set(tag);
+            tag
         }
-    }
+        tag => tag,
+    })
 }
 
-/// This thread's current chunk and how much of it is carved.
+/// This thread's current chunk, how much of it is carved, and the earlier chunks some
+/// stack still holds.
 #[derive(Default)]
 struct Arena {
-    chunk: Option<Arc<Chunk>>,
+    chunk: Option<NonNull<Chunk>>,
     used: usize,
+    retired: Vec<NonNull<Chunk>>,
 }
 
 impl Arena {
     /// `bytes` at alignment `align` (≤ CHUNK_ALIGN), from the current chunk or a new,
-    /// larger one.
-    fn carve(&mut self, bytes: usize, align: usize) -> Option<(NonNull<u8>, Arc<Chunk>)> {
-        if let Some(c) = self.chunk.as_mut() {
-            // No stack holds a part of the chunk any more: start it over. (`get_mut`
-            // synchronises with the drops of the stacks other threads may have run.)
-            if self.used > 0 && Arc::strong_count(c) == 1 && Arc::get_mut(c).is_some() {
+    /// larger one; the caller holds the chunk.
+    fn carve(&mut self, bytes: usize, align: usize) -> Option<(NonNull<u8>, NonNull<Chunk>)> {
+        if let Some(cp) = self.chunk {
+            // SAFETY: the arena holds its current chunk.
+            let c = unsafe { cp.as_ref() };
+            // No stack holds a part of the chunk any more: start it over. (The acquire
+            // load synchronises with the drops of stacks other threads ran.)
+            if self.used > 0 && c.unheld(1) {
+                c.holds.set(1);
+                c.foreign.store(0, Ordering::Relaxed);
                 self.used = 0;
             }
             let start = self.used.checked_add(align - 1)? & !(align - 1);
             if start.checked_add(bytes)? <= c.size {
                 self.used = start + bytes;
+                c.holds.set(c.holds.get() + 1);
                 // SAFETY: `start + bytes <= size`: inside the allocation.
                 let p = unsafe { NonNull::new_unchecked(c.base.as_ptr().add(start)) };
-                return Some((p, Arc::clone(c)));
+                return Some((p, cp));
             }
         }
-        let old = self.chunk.as_ref().map_or(0, |c| c.size);
+        // SAFETY: the arena holds its current chunk.
+        let old = self.chunk.map_or(0, |c| unsafe { c.as_ref() }.size);
         let size = CHUNK_MIN_BYTES
             .max(old.checked_mul(2)?)
             .max(bytes.checked_next_power_of_two()?);
-        // The old chunk is freed when the last stack carved from it drops.
-        let c = Arc::new(Chunk::new(size)?);
-        self.chunk = Some(Arc::clone(&c));
+        let cp = Chunk::new(size)?;
+        if let Some(old) = self.chunk.replace(cp) {
+            // The old chunk is freed once the last stack carved from it drops.
+            // SAFETY: the arena held it; its hold is given up here, on the owner thread.
+            unsafe { old.as_ref() }
+                .holds
+                .set(unsafe { old.as_ref() }.holds.get() - 1);
+            self.retired.push(old);
+        }
+        self.sweep();
+        // SAFETY: just made, held by the arena.
+        let c = unsafe { cp.as_ref() };
+        c.holds.set(c.holds.get() + 1);
         self.used = bytes;
-        Some((c.base, c))
+        Some((c.base, cp))
+    }
+
+    /// Frees the retired chunks no stack holds any more.
+    fn sweep(&mut self) {
+        self.retired.retain(|&cp| {
+            // SAFETY: a retired chunk is alive until freed here (its owner's arena
+            // frees it; it is not orphaned while the arena lives).
+            if unsafe { cp.as_ref() }.unheld(0) {
+                // SAFETY: no hold is left, and the chunk leaves the list.
+                unsafe { free_chunk(cp) };
+                false
+            } else {
+                true
+            }
+        });
+    }
+}
+
+impl Drop for Arena {
+    /// The thread exits (or [`release_pool`] runs): the chunks some stack still holds
+    /// go to the other threads' count, the rest are freed.
+    fn drop(&mut self) {
+        if let Some(cp) = self.chunk.take() {
+            // SAFETY: the arena held its current chunk; on the owner thread.
+            unsafe { cp.as_ref() }
+                .holds
+                .set(unsafe { cp.as_ref() }.holds.get() - 1);
+            self.retired.push(cp);
+        }
+        for cp in self.retired.drain(..) {
+            // SAFETY: on the owner thread, once per chunk (it leaves the arena).
+            unsafe { orphan(cp) };
+        }
     }
 }
 
@@ -238,6 +374,7 @@ type Pool = std::collections::HashMap<
 thread_local! {
     static POOL: std::cell::RefCell<Pool> = std::cell::RefCell::new(Pool::default());
     static ARENA: std::cell::RefCell<Arena> = std::cell::RefCell::new(Arena::default());
+    static TAG: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// Large buffers kept per site: a helper called inside a loop has one live stack per
@@ -301,7 +438,7 @@ impl<T: 'static> Stack<T> {
             if let Some((p, chunk)) = carved {
                 s.ptr = p.cast();
                 s.cap = hint;
-                s.chunk = Some(into_handle(chunk));
+                s.chunk = Some(chunk);
                 return s;
             }
         }
@@ -431,17 +568,31 @@ fn release<T: 'static>(
     }
 }
 
-/// A stack's hold on its chunk, as a pointer ([`release_chunk`] gives it up).
-fn into_handle(chunk: Arc<Chunk>) -> NonNull<Chunk> {
-    // SAFETY: `Arc::into_raw` never returns null.
-    unsafe { NonNull::new_unchecked(Arc::into_raw(chunk).cast_mut()) }
+/// Gives up a stack's hold on its chunk: a plain count on the thread that carved it,
+/// an atomic one elsewhere (see [`Chunk`]).
+#[inline(always)]
+fn release_chunk(chunk: NonNull<Chunk>) {
+    // SAFETY: the stack's hold keeps the chunk alive until given up here, once.
+    let c = unsafe { chunk.as_ref() };
+    if c.owner == thread_tag() && !c.orphaned.load(Ordering::Relaxed) {
+        c.holds.set(c.holds.get() - 1);
+    } else {
+        release_foreign(chunk);
+    }
 }
 
-/// Gives up a stack's hold on its chunk (freed with the last hold).
+/// Gives up a hold on a chunk on a thread other than its owner, or after the owner's
+/// exit: the release that brings the count to the hand-over's total frees the chunk.
+#[cold]
 #[inline(never)]
-fn release_chunk(chunk: NonNull<Chunk>) {
-    // SAFETY: made by `into_handle` from an `Arc` whose count it kept; given up once.
-    drop(unsafe { Arc::from_raw(chunk.as_ptr().cast_const()) });
+fn release_foreign(chunk: NonNull<Chunk>) {
+    // SAFETY: the caller's hold keeps the chunk alive until the `fetch_add`.
+    let c = unsafe { chunk.as_ref() };
+    let before = c.foreign.fetch_add(1, Ordering::AcqRel);
+    if before & ORPHAN != 0 && (before & !ORPHAN) + 1 == c.total.load(Ordering::Acquire) {
+        // SAFETY: orphaned, and this was the last hold.
+        unsafe { free_chunk(chunk) };
+    }
 }
 
 /// Gives a `Vec<T>` buffer of capacity `cap` (its elements gone) back to the pool.
@@ -516,6 +667,88 @@ impl<T> Saved<T> {
 mod tests {
     use super::*;
     use std::rc::Rc;
+
+    /// Chunks alive, by the tag of the thread that carved them.
+    static LIVE: std::sync::Mutex<Vec<(u64, isize)>> = std::sync::Mutex::new(Vec::new());
+
+    pub(super) fn count_chunk(owner: u64, by: isize) {
+        let mut live = LIVE.lock().unwrap();
+        match live.iter_mut().find(|(o, _)| *o == owner) {
+            Some((_, n)) => *n += by,
+            None => live.push((owner, by)),
+        }
+    }
+
+    fn live_chunks(owner: u64) -> isize {
+        let live = LIVE.lock().unwrap();
+        live.iter()
+            .find(|(o, _)| *o == owner)
+            .map_or(0, |(_, n)| *n)
+    }
+
+    /// Stacks carved on a thread that exits while they live elsewhere: the last one
+    /// dropped frees the chunks, whichever thread drops it; and chunks outgrown while
+    /// their stacks live are freed once the stacks are gone.
+    #[test]
+    fn chunks_are_freed_by_the_last_holder() {
+        static SMALL: Site = Site::new();
+        static BIG: Site = Site::new();
+        let (tag, mut kept) = std::thread::spawn(|| {
+            let mut kept = Vec::new();
+            // Learn the room (the first stack of a site is not carved), then carve
+            // more than one chunk holds, so that the first chunks are outgrown.
+            for round in 0..2 {
+                for k in 0..3000 {
+                    let mut s = Stack::new(if k % 2 == 0 { &SMALL } else { &BIG });
+                    for j in 0..(if k % 2 == 0 { 4 } else { 200 }) {
+                        s.push((k * 1000 + j) as f64);
+                    }
+                    if round == 1 {
+                        kept.push(s);
+                    }
+                }
+            }
+            (thread_tag(), kept)
+        })
+        .join()
+        .unwrap();
+        // The owner has exited; its chunks live while its stacks do.
+        assert!(live_chunks(tag) >= 2, "{}", live_chunks(tag));
+        let last = kept.pop().unwrap();
+        std::thread::spawn(move || drop(kept)).join().unwrap();
+        assert!(live_chunks(tag) >= 1);
+        let mut last = last;
+        assert_eq!(last.pop(), (2999 * 1000 + 199) as f64);
+        drop(last);
+        assert_eq!(live_chunks(tag), 0);
+
+        // Outgrown chunks, on a thread that lives on: freed by its arena once their
+        // stacks are gone, at the next new chunk.
+        std::thread::spawn(|| {
+            let tag = thread_tag();
+            static SITE: Site = Site::new();
+            let mut held = Vec::new();
+            for _ in 0..2000 {
+                let mut s = Stack::new(&SITE);
+                for j in 0..100 {
+                    s.push(j as f64);
+                }
+                held.push(s);
+            }
+            let grown = live_chunks(tag);
+            assert!(grown >= 3, "{grown}");
+            drop(held);
+            let mut more = Vec::new();
+            for _ in 0..4000 {
+                let mut s = Stack::new(&SITE);
+                s.push(1.0_f64);
+                more.push(s);
+            }
+            assert!(live_chunks(tag) < grown, "the outgrown chunks are freed");
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn lifo_across_growth_and_reuse() {
