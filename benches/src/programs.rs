@@ -358,7 +358,6 @@ fn mlp_inlined(theta: &[f64], xs: &[f64], ys: &[f64]) -> f64 {
 
 // ------------------------------------------------------------------ the table
 
-/// Deterministic inputs in `[-scale, scale]`.
 /// Deterministic inputs in `[-scale, scale)`.
 pub fn values(n: usize, seed: u64, scale: f64) -> Vec<f64> {
     let mut s = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);

@@ -60,10 +60,11 @@ pub fn desugar(
 ) -> syn::Block {
     let mut b = block.clone();
     LabelledBlocks.visit_block_mut(&mut b);
-    LeavingBranches.visit_block_mut(&mut b);
+    LeavingBranches { next: 0 }.visit_block_mut(&mut b);
     ArgBest.visit_block_mut(&mut b);
     let mut loop_values = LoopValues { next: 0 };
     loop_values.visit_block_mut(&mut b);
+    StoredChains.visit_block_mut(&mut b);
     if let Some(t) = ret_ty {
         let mut c = CollectAsReturned(t);
         c.annotate_tail(&mut b);
@@ -75,8 +76,10 @@ pub fn desugar(
         active: active.clone(),
     }
     .visit_block_mut(&mut b);
-    // The closures with a `return` that a chain inlined are labelled blocks now.
+    // The closures with a `return` that a chain inlined are labelled blocks now, and a
+    // `filter_map` closure's `None` a `continue` inside the element's value.
     LabelledBlocks.visit_block_mut(&mut b);
+    LeavingBranches { next: 1000 }.visit_block_mut(&mut b);
     loop_values.visit_block_mut(&mut b);
     b
 }
@@ -300,16 +303,74 @@ fn leaves(e: &Expr) -> bool {
 /// and `let y = match k { 0 => return x, _ => e };` → `match k { 0 => return x, _ => {} }
 /// let y = match k { 0 => unreachable!(), _ => e };`. The lowering carries the exits
 /// of statements; a value has to come from every branch.
-struct LeavingBranches;
+///
+/// Any other value that leaves inside one of its branches (`match k { 0 => { if c {
+/// continue; } a }, _ => b }`, a block `{ if c { return 0.0; } a }`, nested `if`s) is
+/// computed into an `Option` assigned at every tail that gives a value: `let mut v =
+/// None; match k { 0 => { if c { continue; } v = Some(a); } _ => { v = Some(b); } } let
+/// y = v.unwrap();` (as [`LoopValues`] does for a loop's value).
+struct LeavingBranches {
+    next: usize,
+}
 
 impl VisitMut for LeavingBranches {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         syn::visit_mut::visit_block_mut(self, b);
-        rewrite_lets(b, LeavingBranches::rewrite);
+        // `let y;` assigned later (`match k { 0 => { y = a; } _ => { if c { continue; }
+        // y = b; } }`): the lowering carries exits as flags, after which Rust no longer
+        // sees `y` assigned on every path, so it starts from a default that is never
+        // read (Rust checked the function as written).
+        for st in &mut b.stmts {
+            if let syn::Stmt::Local(l) = st {
+                if l.init.is_none() {
+                    let (name, ty) = match &l.pat {
+                        Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none() => {
+                            (&p.ident, None)
+                        }
+                        Pat::Type(t) => match &*t.pat {
+                            Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none() => {
+                                (&p.ident, Some(&t.ty))
+                            }
+                            _ => continue,
+                        },
+                        _ => continue,
+                    };
+                    let ty = ty.map(|t| quote::quote!(: #t));
+                    *st = syn::parse_quote!(
+                        #[allow(unused_mut)]
+                        let mut #name #ty = ::core::default::Default::default();
+                    );
+                }
+            }
+        }
+        rewrite_lets(b, |l, init| {
+            LeavingBranches::rewrite(l, init).or_else(|| self.through_option(l, init))
+        });
     }
 }
 
 impl LeavingBranches {
+    /// The general form (see the type's documentation), for an `if`, `match` or block
+    /// value with a `return`, `break` or `continue` among its statements.
+    fn through_option(&mut self, l: &syn::Local, init: &Expr) -> Option<Vec<syn::Stmt>> {
+        let e = unparen(init);
+        if !matches!(e, Expr::If(_) | Expr::Match(_) | Expr::Block(_)) || !leaves_inside(e) {
+            return None;
+        }
+        if matches!(e, Expr::Block(b) if b.label.is_some()) {
+            return None;
+        }
+        self.next += 1;
+        let var = format_ident!("__mochi_leave_value{}", self.next);
+        let stmt = assign_tails(e, &var)?;
+        let (attrs, pat) = (&l.attrs, &l.pat);
+        Some(vec![
+            syn::parse_quote!(let mut #var = None;),
+            syn::Stmt::Expr(stmt, None),
+            syn::parse_quote!(#(#attrs)* let #pat = #var.unwrap();),
+        ])
+    }
+
     fn rewrite(l: &syn::Local, init: &Expr) -> Option<Vec<syn::Stmt>> {
         let (attrs, pat) = (&l.attrs, &l.pat);
         match unparen(init) {
@@ -358,6 +419,186 @@ impl LeavingBranches {
             }
             _ => None,
         }
+    }
+}
+
+/// Whether `e` has a `return`, or a `break`/`continue` of a loop around it, outside its
+/// own loops and closures.
+fn leaves_inside(e: &Expr) -> bool {
+    struct L {
+        depth: usize,
+        found: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for L {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            match e {
+                Expr::Closure(_) => {}
+                Expr::Return(_) => self.found = true,
+                Expr::Break(b) if self.depth == 0 || b.label.is_some() => self.found = true,
+                Expr::Continue(c) if self.depth == 0 || c.label.is_some() => self.found = true,
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                    self.depth += 1;
+                    syn::visit::visit_expr(self, e);
+                    self.depth -= 1;
+                }
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut l = L {
+        depth: 0,
+        found: false,
+    };
+    syn::visit::Visit::visit_expr(&mut l, e);
+    l.found
+}
+
+/// `e` as a statement that assigns `var = Some(tail)` at each tail that gives a value
+/// (through `if`/`else`, `match` arms, blocks and parentheses); tails that leave stay.
+/// `None` for an `if` without `else` (no value) or a labelled block.
+fn assign_tails(e: &Expr, var: &syn::Ident) -> Option<Expr> {
+    Some(match e {
+        Expr::Paren(p) => assign_tails(&p.expr, var)?,
+        Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => e.clone(),
+        Expr::Block(b) if b.label.is_none() => {
+            let mut b = b.clone();
+            assign_block_tail(&mut b.block, var)?;
+            Expr::Block(b)
+        }
+        Expr::If(i) => {
+            let mut i = i.clone();
+            let (_, other) = i.else_branch.as_mut()?;
+            **other = assign_tails(other, var)?;
+            assign_block_tail(&mut i.then_branch, var)?;
+            Expr::If(i)
+        }
+        Expr::Match(m) => {
+            let mut m = m.clone();
+            for arm in &mut m.arms {
+                *arm.body = assign_tails(&arm.body, var)?;
+                arm.comma = Some(Default::default());
+            }
+            Expr::Match(m)
+        }
+        Expr::Block(_) => return None,
+        other => syn::parse_quote!({ #var = Some(#other); }),
+    })
+}
+
+/// The tail of a block as [`assign_tails`] makes it; a block that ends in a statement
+/// leaves (or has no value) and stays.
+fn assign_block_tail(b: &mut syn::Block, var: &syn::Ident) -> Option<()> {
+    if let Some(syn::Stmt::Expr(t, None)) = b.stmts.last_mut() {
+        *t = assign_tails(t, var)?;
+    }
+    Some(())
+}
+
+/// A chain stored in a local and used once after, as an iterator: `let it =
+/// x.iter().zip(w.iter()).filter(..); for v in it.map(..) { … }` or `let total: f64 =
+/// it.sum();` → the chain written where it is used, so that the chain rewrite sees all
+/// of it. Only when the local is not `mut` (no `it.next()`), is named once after (not
+/// in a macro), is not bound again, and no name the chain reads (its sequences, the
+/// captures of its closures) is bound again or assigned after it: the chain then gives
+/// the same elements where it is used as where it was made.
+struct StoredChains;
+
+impl VisitMut for StoredChains {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        let mut i = 0;
+        while i < b.stmts.len() {
+            if let Some((name, chain)) = Self::stored(&b.stmts[i]) {
+                if Self::used_once(&b.stmts[i + 1..], &name, &chain) {
+                    let mut put = PutChain {
+                        name: &name,
+                        chain: &chain,
+                    };
+                    for st in &mut b.stmts[i + 1..] {
+                        put.visit_stmt_mut(st);
+                    }
+                    b.stmts.remove(i);
+                    continue;
+                }
+            }
+            i += 1;
+        }
+    }
+}
+
+impl StoredChains {
+    /// `let it = chain;` (a plain name, no type, no `else`).
+    fn stored(st: &syn::Stmt) -> Option<(syn::Ident, Expr)> {
+        let syn::Stmt::Local(l) = st else { return None };
+        let Pat::Ident(p) = &l.pat else { return None };
+        if p.mutability.is_some() || p.by_ref.is_some() || p.subpat.is_some() {
+            return None;
+        }
+        let init = l.init.as_ref().filter(|i| i.diverge.is_none())?;
+        crate::iterchain::is_chain(&init.expr).then(|| (p.ident.clone(), (*init.expr).clone()))
+    }
+
+    fn used_once(rest: &[syn::Stmt], name: &syn::Ident, chain: &Expr) -> bool {
+        struct Count<'a> {
+            name: &'a syn::Ident,
+            n: usize,
+        }
+        impl<'ast> syn::visit::Visit<'ast> for Count<'_> {
+            fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+                if p.path.is_ident(self.name) {
+                    self.n += 1;
+                }
+            }
+        }
+        let mut count = Count { name, n: 0 };
+        for st in rest {
+            syn::visit::Visit::visit_stmt(&mut count, st);
+        }
+        // The chain's closures' own parameters are not names it reads from outside.
+        let mut params = Vec::new();
+        ClosureParams(&mut params).visit_expr(chain);
+        let mut reads = HashSet::new();
+        crate::activity::token_idents(quote::quote!(#chain), &mut reads);
+        reads.retain(|n| !params.contains(n));
+        let mut own = HashSet::new();
+        own.insert(name.to_string());
+        count.n == 1 && !disturbed(rest, &reads, &reads) && !disturbed(rest, &own, &own)
+    }
+}
+
+/// The names closures inside an expression bind as parameters.
+struct ClosureParams<'a>(&'a mut Vec<String>);
+
+impl<'ast> syn::visit::Visit<'ast> for ClosureParams<'_> {
+    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        for p in &c.inputs {
+            crate::activity::pat_names(p, self.0);
+        }
+        syn::visit::visit_expr_closure(self, c);
+    }
+}
+
+impl ClosureParams<'_> {
+    fn visit_expr(&mut self, e: &Expr) {
+        syn::visit::Visit::visit_expr(self, e);
+    }
+}
+
+/// Writes a stored chain where its name is used (see [`StoredChains`]).
+struct PutChain<'a> {
+    name: &'a syn::Ident,
+    chain: &'a Expr,
+}
+
+impl VisitMut for PutChain<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Path(p) = e {
+            if p.path.is_ident(self.name) {
+                *e = self.chain.clone();
+                return;
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
     }
 }
 

@@ -8,7 +8,7 @@
 //!
 //! which the lowering reverses like any loop. Sources: `x.iter()` (also `.copied()`,
 //! `.cloned()`, `into_iter()`, `&x[a..b]`-style sub-slices), ranges `a..b`. Adapters:
-//! `map`, `filter` (last positional adapter only), `enumerate`, `zip`, `skip`, `take`,
+//! `map`, `filter` and `filter_map` (last positional adapter only), `enumerate`, `zip`, `skip`, `take`,
 //! `rev`, `copied`, `cloned`. Consumers: `sum`, `product`, `fold`, `collect` into a
 //! `Vec` (without `filter`), `for_each`, and `for` loops. Elements are bound by value:
 //! `*v` of an element reference becomes `v`.
@@ -62,6 +62,10 @@ enum Stage {
     Chain(Vec<Stage>),
     Map(syn::ExprClosure),
     Filter(syn::ExprClosure),
+    /// `filter_map(|v| …)`, its closure's `Some(e)` made `e` and its `None` a
+    /// `continue` (see [`options_as_continue`]): a `map` that skips, positions changed
+    /// as by `filter`.
+    FilterMap(syn::ExprClosure),
     /// `scan(init, |s, v| { …; Some(e) })`: a state updated at every element, in order.
     Scan(Expr, syn::ExprClosure),
 }
@@ -307,6 +311,20 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                     };
                     stages(&m.receiver, out) && push(out, Stage::Filter(c))
                 }
+                ("filter_map", 1) => {
+                    let Expr::Closure(c) = &args[0] else {
+                        return false;
+                    };
+                    let Some(body) = options_as_continue(&c.body) else {
+                        return false;
+                    };
+                    let mut c = c.clone();
+                    *c.body = body;
+                    let Some(c) = closure(&Expr::Closure(c), 1) else {
+                        return false;
+                    };
+                    stages(&m.receiver, out) && push(out, Stage::FilterMap(c))
+                }
                 ("scan", 2) => {
                     let Some(c) = closure(&args[1], 2) else {
                         return false;
@@ -321,6 +339,13 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
         }
         _ => false,
     }
+}
+
+/// Is `e` an iterator chain over a sequence or a range that the rewrite reads
+/// (`x.iter().map(..)`, `(0..n).filter(..)`, `x.windows(2)`)?
+pub fn is_chain(e: &Expr) -> bool {
+    let mut st = Vec::new();
+    matches!(e, Expr::MethodCall(_)) && stages(e, &mut st)
 }
 
 fn push(out: &mut Vec<Stage>, s: Stage) -> bool {
@@ -387,6 +412,127 @@ fn closure(e: &Expr, n: usize) -> Option<syn::ExprClosure> {
         }
         _ => None,
     }
+}
+
+/// A stage that drops elements (`filter`, `filter_map`): the positions after it are not
+/// the positions before.
+fn skips(s: &Stage) -> bool {
+    matches!(s, Stage::Filter(_) | Stage::FilterMap(_))
+}
+
+/// The body of a `filter_map` closure as the body of a loop that `continue`s where the
+/// closure gives `None`: in tail position (through blocks, `if`/`else`, `match` arms and
+/// parentheses) `Some(e)` becomes `e`, `None` becomes `continue`, and `c.then(|| e)` and
+/// `c.then_some(e)` become `if c { e } else { continue }`; `return Some(e)` becomes
+/// `return e` and `return None` a `continue` (not inside a loop of the closure, where
+/// `continue` would mean that loop). Any other tail (an `Option` from a call, `?`) is not
+/// rewritten: `None`, and the chain is not rewritten.
+fn options_as_continue(body: &Expr) -> Option<Expr> {
+    struct Returns {
+        depth: usize,
+        ok: bool,
+    }
+    impl VisitMut for Returns {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            match e {
+                Expr::Closure(_) => {}
+                Expr::Try(_) => self.ok = false,
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                    self.depth += 1;
+                    syn::visit_mut::visit_expr_mut(self, e);
+                    self.depth -= 1;
+                }
+                Expr::Return(r) => {
+                    let v = r.expr.as_deref().and_then(option_value);
+                    match v {
+                        Some(Some(mut v)) => {
+                            self.visit_expr_mut(&mut v);
+                            *e = syn::parse_quote!(return #v);
+                        }
+                        Some(None) if self.depth == 0 => *e = syn::parse_quote!(continue),
+                        _ => self.ok = false,
+                    }
+                }
+                _ => syn::visit_mut::visit_expr_mut(self, e),
+            }
+        }
+    }
+    let mut body = body.clone();
+    let mut r = Returns { depth: 0, ok: true };
+    r.visit_expr_mut(&mut body);
+    if !r.ok {
+        return None;
+    }
+    tail_option(&body)
+}
+
+/// `Some(e)` → `Some(Some(e))`, `None` → `Some(None)`, anything else → `None`.
+fn option_value(e: &Expr) -> Option<Option<Expr>> {
+    match e {
+        Expr::Paren(p) => option_value(&p.expr),
+        Expr::Path(p) if p.qself.is_none() && p.path.is_ident("None") => Some(None),
+        Expr::Call(c) if c.args.len() == 1 => match &*c.func {
+            Expr::Path(p) if p.qself.is_none() && p.path.is_ident("Some") => {
+                Some(Some(c.args[0].clone()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The tail rewrite of [`options_as_continue`].
+fn tail_option(e: &Expr) -> Option<Expr> {
+    if let Some(v) = option_value(e) {
+        return Some(match v {
+            Some(v) => v,
+            None => syn::parse_quote!(continue),
+        });
+    }
+    Some(match e {
+        Expr::Paren(p) => tail_option(&p.expr)?,
+        Expr::Block(b) if b.label.is_none() => {
+            let mut b = b.clone();
+            match b.block.stmts.last_mut() {
+                Some(syn::Stmt::Expr(t, None)) => *t = tail_option(t)?,
+                _ => return None,
+            }
+            Expr::Block(b)
+        }
+        Expr::If(i) => {
+            let mut i = i.clone();
+            let (_, other) = i.else_branch.as_mut()?;
+            **other = tail_option(other)?;
+            let then = tail_option(&Expr::Block(syn::ExprBlock {
+                attrs: Vec::new(),
+                label: None,
+                block: i.then_branch.clone(),
+            }))?;
+            let Expr::Block(then) = then else {
+                return None;
+            };
+            i.then_branch = then.block;
+            Expr::If(i)
+        }
+        Expr::Match(m) => {
+            let mut m = m.clone();
+            for arm in &mut m.arms {
+                *arm.body = tail_option(&arm.body)?;
+            }
+            Expr::Match(m)
+        }
+        // `c.then(|| e)`, `c.then_some(e)`.
+        Expr::MethodCall(mc) if mc.args.len() == 1 => {
+            let cond = &mc.receiver;
+            let v = match (mc.method.to_string().as_str(), &mc.args[0]) {
+                ("then_some", v) => v.clone(),
+                ("then", Expr::Closure(c)) if c.inputs.is_empty() => (*c.body).clone(),
+                _ => return None,
+            };
+            syn::parse_quote!(if #cond { #v } else { continue })
+        }
+        _ => return None,
+    })
 }
 
 thread_local! {
@@ -636,6 +782,7 @@ impl<'a> Writer<'a> {
             | Stage::Enumerate
             | Stage::Map(_)
             | Stage::Filter(_)
+            | Stage::FilterMap(_)
             | Stage::Scan(..) => self.len(rest)?,
         })
     }
@@ -742,7 +889,7 @@ impl<'a> Writer<'a> {
                 ));
                 Item::Leaf(syn::parse_quote_spanned!(span=> #v), by_ref)
             }
-            Stage::Map(c) => {
+            Stage::Map(c) | Stage::FilterMap(c) => {
                 let it = self.item(rest, k, body)?;
                 let v = self.apply(c, &[it], body)?;
                 let m = self.fresh("m");
@@ -916,11 +1063,13 @@ impl<'a> Writer<'a> {
             return None;
         }
         // `filter` changes positions: only `map` and other filters may follow it.
-        if let Some(f) = st.iter().position(|s| matches!(s, Stage::Filter(_))) {
-            if st[f..]
-                .iter()
-                .any(|s| !matches!(s, Stage::Filter(_) | Stage::Map(_) | Stage::Copied))
-            {
+        if let Some(f) = st.iter().position(skips) {
+            if st[f..].iter().any(|s| {
+                !matches!(
+                    s,
+                    Stage::Filter(_) | Stage::FilterMap(_) | Stage::Map(_) | Stage::Copied
+                )
+            }) {
                 return None;
             }
             if name == "collect" {
@@ -1035,9 +1184,6 @@ impl<'a> Writer<'a> {
             ) || matches!(s, Stage::Zip(o) if o.len() == 1)
         }) && st.iter().filter(|s| matches!(s, Stage::Zip(_))).count() <= 1;
         if simple || matches!(st[..], [Stage::Range { .. }]) {
-            return None;
-        }
-        if st.iter().any(|s| matches!(s, Stage::Filter(_))) {
             return None;
         }
         if !scan_in_order(&st) {
@@ -1307,9 +1453,7 @@ impl Writer<'_> {
         }
         let mut st = Vec::new();
         if !stages(&e.receiver, &mut st)
-            || st
-                .iter()
-                .any(|s| matches!(s, Stage::Filter(_) | Stage::Scan(..)))
+            || st.iter().any(|s| skips(s) || matches!(s, Stage::Scan(..)))
         {
             return None;
         }
@@ -1468,9 +1612,7 @@ impl Writer<'_> {
         }
         let mut st = Vec::new();
         if !stages(&e.receiver, &mut st)
-            || st
-                .iter()
-                .any(|s| matches!(s, Stage::Filter(_) | Stage::Scan(..)))
+            || st.iter().any(|s| skips(s) || matches!(s, Stage::Scan(..)))
         {
             return None;
         }
@@ -1510,10 +1652,7 @@ pub fn option_chain_len(e: &Expr) -> Option<TokenStream> {
         return None;
     }
     let mut st = Vec::new();
-    if !stages(&m.receiver, &mut st)
-        || st
-            .iter()
-            .any(|s| matches!(s, Stage::Filter(_) | Stage::Scan(..)))
+    if !stages(&m.receiver, &mut st) || st.iter().any(|s| skips(s) || matches!(s, Stage::Scan(..)))
     {
         return None;
     }
@@ -1647,6 +1786,7 @@ fn scan_in_order(st: &[Stage]) -> bool {
             s,
             Stage::Map(_)
                 | Stage::Filter(_)
+                | Stage::FilterMap(_)
                 | Stage::Take(_)
                 | Stage::Enumerate
                 | Stage::Copied

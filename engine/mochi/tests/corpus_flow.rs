@@ -8,7 +8,9 @@
 //! the name of a sequence the chain still reads. Each is checked by `test_rule` (finite
 //! differences, the adjoint identity, accumulation), and the Hessians against finite
 //! differences of the gradient. The argmin/argmax of `enumerate().min_by(..)` and
-//! the element there; windows zipped with windows (the trapezoidal rule).
+//! the element there; windows zipped with windows (the trapezoidal rule); `filter_map`
+//! (with `then`/`then_some`, and in a `for`); values whose branch `continue`s or
+//! `break`s after a statement; a `let y;` assigned later; a chain kept in a local.
 
 #![allow(clippy::needless_range_loop, clippy::never_loop, clippy::useless_vec)]
 
@@ -415,6 +417,119 @@ fn chain_block_added(x: &[f64], a: f64) -> f64 {
     s
 }
 
+/// `filter_map` with `if … { Some(e) } else { None }`, summed.
+#[differentiable]
+fn filter_map_sum(x: &[f64]) -> f64 {
+    x.iter()
+        .filter_map(|v| if *v > 0.0 { Some(v * v) } else { None })
+        .sum()
+}
+
+/// `filter_map` with `bool::then_some` after a `map`, and `bool::then` after
+/// `enumerate`, into a `fold`.
+#[differentiable]
+fn filter_map_then(x: &[f64], a: f64) -> f64 {
+    let logs = x
+        .iter()
+        .map(|v| v * a)
+        .filter_map(|v| (v > 0.1).then_some(v.ln()))
+        .sum::<f64>();
+    let prod = x
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| (i % 2 == 0).then(|| v.sin()))
+        .fold(1.0, |acc, s| acc * (1.0 + s));
+    logs + prod
+}
+
+/// A `for` over `filter` and `filter_map`, whose closure `return`s `None` from a
+/// `match` arm.
+#[differentiable]
+fn for_filter_map(x: &[f64], w: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for y in x
+        .iter()
+        .zip(w.iter())
+        .filter(|(a, _)| **a > -0.5)
+        .filter_map(|(a, b)| match *a > *b {
+            true => Some(a - b),
+            false => {
+                if *b > 2.0 {
+                    return None;
+                }
+                Some(b * b)
+            }
+        })
+    {
+        s += y * y;
+    }
+    s
+}
+
+/// A value whose branch leaves after a statement: `match` arms and nested `if`s with
+/// a `continue` before the value.
+#[differentiable]
+fn value_after_continue(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let t = match i % 3 {
+            0 => {
+                if x[i] < -0.5 {
+                    continue;
+                }
+                x[i].exp()
+            }
+            1 => x[i] * s,
+            _ => {
+                let u = x[i] * x[i];
+                if u > 3.0 {
+                    if x[i] > 0.0 {
+                        break;
+                    }
+                    u.sqrt()
+                } else {
+                    u + 1.0
+                }
+            }
+        };
+        s += t;
+    }
+    s
+}
+
+/// `let y;` assigned later in branches, one of which `continue`s first.
+#[differentiable]
+fn deferred_let(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let y: f64;
+        if x[i] > 0.0 {
+            y = x[i] * 2.0;
+        } else {
+            if x[i] < -0.5 {
+                continue;
+            }
+            let t = x[i] * x[i];
+            y = t.sin();
+        }
+        s += y * x[0];
+    }
+    s
+}
+
+/// Chains kept in locals, then used once: in a `for`, and consumed by `sum`.
+#[differentiable]
+fn stored_chains(x: &[f64], w: &[f64]) -> f64 {
+    let pairs = x.iter().zip(w.iter()).filter(|(a, _)| **a > -0.5);
+    let mut s = 0.0;
+    for (a, b) in pairs {
+        s += a * b;
+    }
+    let squares = x.iter().map(|v| v * v * s);
+    let total: f64 = squares.sum();
+    s + total
+}
+
 mod rules {
     use crate::check;
 
@@ -460,6 +575,20 @@ mod rules {
     check!(repeated_in_vec, (xs(),), |a| (&a.0));
     check!(argmin_pair, (xs(),), |a| (&a.0));
     check!(chain_block_added, (xs(), 0.7_f64), |a| (&a.0, a.1));
+    check!(filter_map_sum, (xs(),), |a| (&a.0));
+    check!(filter_map_then, (xs(), 1.5_f64), |a| (&a.0, a.1));
+    check!(
+        for_filter_map,
+        (xs(), vec![0.3_f64, -1.2, 2.5, 1.0, 0.2]),
+        |a| (&a.0, &a.1)
+    );
+    check!(value_after_continue, (xs(),), |a| (&a.0));
+    check!(deferred_let, (xs(),), |a| (&a.0));
+    check!(
+        stored_chains,
+        (xs(), vec![0.3_f64, -1.2, 2.5, 1.0, 0.2]),
+        |a| (&a.0, &a.1)
+    );
     check!(
         trapezoid_chain,
         (vec![0.0_f64, 0.5, 1.5, 2.0, 3.5], xs()),
@@ -525,6 +654,26 @@ fn branches_that_leave_give_their_own_gradients() {
     assert_eq!(dx[1], 0.0);
 }
 
+/// What `filter_map` keeps: the elements its closure gives `Some` for, each with its
+/// own derivative; a `None` element gets none.
+#[test]
+fn filter_map_keeps_the_some_elements() {
+    let x = [0.5, -1.0, 2.0, 1.5, -0.3];
+    assert_eq!(filter_map_sum::gradient(&x), vec![1.0, 0.0, 4.0, 3.0, 0.0]);
+    // pairs (a, b) with a > -0.5: (0.5, 0.3) → a − b; (2.0, 2.5) → b > 2: skipped;
+    // (1.5, 1.0) → a − b; (−0.3, 0.2) → b². s = Σ y².
+    let w = [0.3, -1.2, 2.5, 1.0, 0.2];
+    let (dx, dw) = for_filter_map::gradient(&x, &w);
+    let (y0, y3, y4) = (0.5 - 0.3, 1.5 - 1.0, 0.2 * 0.2);
+    assert!((for_filter_map(&x, &w) - (y0 * y0 + y3 * y3 + y4 * y4)).abs() < 1e-12);
+    let expect_dx = [2.0 * y0, 0.0, 0.0, 2.0 * y3, 0.0];
+    let expect_dw = [-2.0 * y0, 0.0, 0.0, -2.0 * y3, 2.0 * y4 * 2.0 * 0.2];
+    for i in 0..5 {
+        assert!((dx[i] - expect_dx[i]).abs() < 1e-12, "dx {dx:?}");
+        assert!((dw[i] - expect_dw[i]).abs() < 1e-12, "dw {dw:?}");
+    }
+}
+
 /// The values the captured names give (a wrong capture gives other numbers).
 #[test]
 fn captured_names_keep_their_values() {
@@ -567,7 +716,7 @@ fn a_labelled_block_left_early_has_each_paths_gradient() {
 fn the_forms_have_hessians() {
     type Grad = fn(&[f64]) -> Vec<f64>;
     type Hess = fn(&[f64]) -> Array2<f64>;
-    let cases: [(&str, Grad, Hess); 4] = [
+    let cases: [(&str, Grad, Hess); 6] = [
         (
             "labelled_block",
             |x| labelled_block::gradient(x),
@@ -587,6 +736,16 @@ fn the_forms_have_hessians() {
             "borrowed_element",
             |x| borrowed_element::gradient(x),
             |x| borrowed_element::hessian(x),
+        ),
+        (
+            "filter_map_sum",
+            |x| filter_map_sum::gradient(x),
+            |x| filter_map_sum::hessian(x),
+        ),
+        (
+            "value_after_continue",
+            |x| value_after_continue::gradient(x),
+            |x| value_after_continue::hessian(x),
         ),
     ];
     let x = [0.5, -1.0, 2.0, 1.5, -0.3];
