@@ -414,6 +414,15 @@ fn closure(e: &Expr, n: usize) -> Option<syn::ExprClosure> {
     }
 }
 
+/// An element as a reference to it reads (every value in it by reference).
+fn by_ref(it: &Item) -> Item {
+    match it {
+        Item::Leaf(e, _) => Item::Leaf(e.clone(), true),
+        Item::Tuple(items) => Item::Tuple(items.iter().map(by_ref).collect()),
+        w @ Item::Window { .. } => w.clone(),
+    }
+}
+
 /// A stage that drops elements (`filter`, `filter_map`): the positions after it are not
 /// the positions before.
 fn skips(s: &Stage) -> bool {
@@ -848,7 +857,9 @@ impl<'a> Writer<'a> {
             Stage::Take(_) | Stage::Filter(_) => {
                 let it = self.item(rest, k, body)?;
                 if let Stage::Filter(c) = last {
-                    let cond = self.apply(c, std::slice::from_ref(&it), body)?;
+                    // The predicate takes the element by reference (`|v| *v > 0.0` after
+                    // a `map`, `**v` after `iter()`).
+                    let cond = self.apply(c, std::slice::from_ref(&by_ref(&it)), body)?;
                     body.push(quote_spanned!(span=> if !(#cond) { continue; }));
                 }
                 it
@@ -1598,22 +1609,31 @@ impl Writer<'_> {
     }
 
     /// `chain.last().unwrap()` and `chain.next().unwrap()`: the element at position
-    /// `n - 1` or `0`, computed once (a `filter` in the chain: no rewrite).
+    /// `n - 1` or `0`, computed once. With a `filter` (or `filter_map`) in the chain, and
+    /// for `chain.find(p).unwrap()` (`filter(p).next()`), the elements are walked and
+    /// the last one kept (the first: the walk stops there) in an `Option`, unwrapped
+    /// after the loop as the chain's `unwrap` would be.
     pub fn end_unwrap(&mut self, e: &syn::ExprMethodCall) -> Option<Expr> {
         self.span = e.method.span();
         let span = self.span;
-        let last = match e.method.to_string().as_str() {
-            "last" => true,
-            "next" => false,
+        let mut st = Vec::new();
+        let last = match (e.method.to_string().as_str(), e.args.len()) {
+            ("last", 0) => true,
+            ("next", 0) => false,
+            ("find", 1) => {
+                let c = closure(&e.args[0], 1)?;
+                if !stages(&e.receiver, &mut st) {
+                    return None;
+                }
+                st.push(Stage::Filter(c));
+                false
+            }
             _ => return None,
         };
-        if !e.args.is_empty() {
+        if st.is_empty() && !stages(&e.receiver, &mut st) {
             return None;
         }
-        let mut st = Vec::new();
-        if !stages(&e.receiver, &mut st)
-            || st.iter().any(|s| skips(s) || matches!(s, Stage::Scan(..)))
-        {
+        if st.iter().any(|s| matches!(s, Stage::Scan(..))) {
             return None;
         }
         let (n, k) = (self.fresh("n"), self.fresh("k"));
@@ -1621,6 +1641,20 @@ impl Writer<'_> {
         let mut body = Vec::new();
         let item = self.item(&st, quote_spanned!(span=> #k), &mut body)?;
         let v = self.value(&item);
+        if st.iter().any(skips) {
+            let found = self.fresh("found");
+            let stop = (!last).then(|| quote_spanned!(span=> break;));
+            return Some(syn::parse_quote_spanned!(span=> {
+                let mut #found = None;
+                let #n = #len;
+                for #k in 0..#n {
+                    #(#body)*
+                    #found = Some(#v);
+                    #stop
+                }
+                #found.unwrap()
+            }));
+        }
         let at = if last {
             quote_spanned!(span=> #n - 1)
         } else {

@@ -10,7 +10,8 @@
 //! differences of the gradient. The argmin/argmax of `enumerate().min_by(..)` and
 //! the element there; windows zipped with windows (the trapezoidal rule); `filter_map`
 //! (with `then`/`then_some`, and in a `for`); values whose branch `continue`s or
-//! `break`s after a statement; a `let y;` assigned later; a chain kept in a local.
+//! `break`s after a statement; a `let y;` assigned later; a chain kept in a local;
+//! `find(..).unwrap()` and `filter(..).last().unwrap()`.
 
 #![allow(clippy::needless_range_loop, clippy::never_loop, clippy::useless_vec)]
 
@@ -530,6 +531,16 @@ fn stored_chains(x: &[f64], w: &[f64]) -> f64 {
     s + total
 }
 
+/// `find(p).unwrap()`, and `filter(p).last().unwrap()` / `.next()` after a `map`: the
+/// element the search stops at carries the derivative.
+#[differentiable]
+fn searches(x: &[f64]) -> f64 {
+    let first_big = x.iter().find(|v| **v > 1.0).unwrap();
+    let last_pos = x.iter().filter(|v| **v > 0.0).last().unwrap();
+    let first_sq = x.iter().map(|v| v * v).filter(|s| *s > 0.2).next().unwrap();
+    first_big * 2.0 + last_pos * last_pos + first_sq * x[0]
+}
+
 mod rules {
     use crate::check;
 
@@ -584,6 +595,7 @@ mod rules {
     );
     check!(value_after_continue, (xs(),), |a| (&a.0));
     check!(deferred_let, (xs(),), |a| (&a.0));
+    check!(searches, (xs(),), |a| (&a.0));
     check!(
         stored_chains,
         (xs(), vec![0.3_f64, -1.2, 2.5, 1.0, 0.2]),
@@ -672,6 +684,15 @@ fn filter_map_keeps_the_some_elements() {
         assert!((dx[i] - expect_dx[i]).abs() < 1e-12, "dx {dx:?}");
         assert!((dw[i] - expect_dw[i]).abs() < 1e-12, "dw {dw:?}");
     }
+}
+
+/// Each search's element, and no other, gets the derivative.
+#[test]
+fn searches_give_their_elements_derivatives() {
+    let x = [0.5, -1.0, 2.0, 1.5, -0.3];
+    // 2·x2 + x3² + x0²·x0 (x0² = 0.25 > 0.2 is the first square kept)
+    assert_eq!(searches(&x), 2.0 * 2.0 + 1.5 * 1.5 + 0.25 * 0.5);
+    assert_eq!(searches::gradient(&x), vec![0.75, 0.0, 2.0, 3.0, 0.0]);
 }
 
 /// The values the captured names give (a wrong capture gives other numbers).
