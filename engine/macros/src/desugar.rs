@@ -65,6 +65,17 @@ pub fn desugar(
     let mut loop_values = LoopValues { next: 0 };
     loop_values.visit_block_mut(&mut b);
     StoredChains.visit_block_mut(&mut b);
+    let mut flatten = Flatten {
+        float_ty,
+        next: 0,
+        active,
+        made: Vec::new(),
+    };
+    flatten.visit_block_mut(&mut b);
+    // The rows `flatten` binds carry derivatives when their sequence does.
+    let mut active = active.clone();
+    active.extend(flatten.made);
+    let active = &active;
     if let Some(t) = ret_ty {
         let mut c = CollectAsReturned(t);
         c.annotate_tail(&mut b);
@@ -599,6 +610,218 @@ impl VisitMut for PutChain<'_> {
             }
         }
         syn::visit_mut::visit_expr_mut(self, e);
+    }
+}
+
+/// `flat_map(|r| inner)` and `flatten()` in a chain, written as a loop over the outer
+/// elements around the inner chain, which the chain rewrite then reads:
+/// `m.iter().flatten().map(f).sum()` → `{ let mut acc = 0.0; for r in m.iter() { acc +=
+/// r.iter().map(f).sum::<f64>(); } acc }` (also `product`, `fold`, `count`,
+/// `for_each`), and `for v in outer.flat_map(g).filter(p) { body }` → `'flat: for r in
+/// outer { for v in g(r).filter(p) { body } }`, a `break` of the loop made
+/// `break 'flat`. After the flattening only `map`, `filter`, `filter_map`, `copied`
+/// and `cloned` (no positions: they would count across the inner sequences).
+struct Flatten<'a> {
+    float_ty: Option<&'a syn::Ident>,
+    next: usize,
+    active: &'a HashSet<String>,
+    /// The names bound to the rows of an active outer chain (`flatten()` has no
+    /// closure parameter the activity analysis saw).
+    made: Vec<String>,
+}
+
+/// The parts of `outer.flat_map(c).rest…` (or `outer.flatten().rest…`): the outer
+/// chain, the name bound to an outer element, the inner chain, and the methods after.
+struct Flattened {
+    outer: Expr,
+    param: Pat,
+    inner: Expr,
+    rest: Vec<syn::ExprMethodCall>,
+}
+
+impl Flatten<'_> {
+    fn split(&mut self, e: &Expr) -> Option<Flattened> {
+        let mut rest = Vec::new();
+        let mut cur = e;
+        loop {
+            let Expr::MethodCall(m) = cur else {
+                return None;
+            };
+            match (m.method.to_string().as_str(), m.args.len()) {
+                ("flat_map", 1) => {
+                    let Expr::Closure(c) = &m.args[0] else {
+                        return None;
+                    };
+                    if c.inputs.len() != 1 {
+                        return None;
+                    }
+                    rest.reverse();
+                    return Some(Flattened {
+                        outer: (*m.receiver).clone(),
+                        param: c.inputs[0].clone(),
+                        inner: (*c.body).clone(),
+                        rest,
+                    });
+                }
+                ("flatten", 0) => {
+                    self.next += 1;
+                    let r = format_ident!("__mochi_flat{}", self.next);
+                    if mentions_active(&m.receiver, self.active) {
+                        self.made.push(r.to_string());
+                    }
+                    rest.reverse();
+                    return Some(Flattened {
+                        outer: (*m.receiver).clone(),
+                        param: syn::parse_quote!(#r),
+                        inner: syn::parse_quote!(#r.iter()),
+                        rest,
+                    });
+                }
+                ("map" | "filter" | "filter_map", 1) | ("copied" | "cloned", 0) => {
+                    rest.push(m.clone());
+                    cur = &m.receiver;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `inner.rest…` with `method(args)` on top.
+    fn inner_chain(f: &Flattened, top: Option<(&syn::Ident, TokenStream)>) -> Expr {
+        let mut e = f.inner.clone();
+        for m in &f.rest {
+            let mut m = m.clone();
+            m.receiver = Box::new(e);
+            e = Expr::MethodCall(m);
+        }
+        match top {
+            Some((method, args)) => syn::parse_quote!(#e.#method(#args)),
+            None => e,
+        }
+    }
+
+    fn consumer(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        let name = m.method.to_string();
+        let f = self.split(&m.receiver)?;
+        let (outer, param) = (&f.outer, &f.param);
+        self.next += 1;
+        let acc = format_ident!("__mochi_flat_acc{}", self.next);
+        let method = &m.method;
+        let args = &m.args;
+        let (init, step): (TokenStream, TokenStream) = match (name.as_str(), args.len()) {
+            // Element by element, in the order of the flat sum (a sum per row, then of
+            // the rows, rounds differently).
+            ("sum" | "product", 0) => {
+                let ty = self.float_ty?;
+                let inner = Self::inner_chain(&f, None);
+                let one = if name == "sum" { "0.0" } else { "1.0" };
+                let init = typed(&syn::parse_str(one).ok()?, ty)?;
+                let op = if name == "sum" {
+                    quote::quote!(+=)
+                } else {
+                    quote::quote!(*=)
+                };
+                let e = format_ident!("__mochi_flat_elem{}", self.next);
+                (
+                    quote::quote!(#init),
+                    quote::quote!(for #e in #inner { #acc #op #e; }),
+                )
+            }
+            ("count", 0) => {
+                let inner = Self::inner_chain(&f, Some((method, quote::quote!())));
+                (quote::quote!(0usize), quote::quote!(#acc += #inner;))
+            }
+            ("fold", 2) => {
+                let (init, g) = (&args[0], &args[1]);
+                let inner = Self::inner_chain(&f, None);
+                (
+                    quote::quote!(#init),
+                    quote::quote!(#acc = #inner.fold(#acc, #g);),
+                )
+            }
+            ("for_each", 1) => {
+                let inner = Self::inner_chain(&f, Some((method, quote::quote!(#args))));
+                return Some(syn::parse_quote!(for #param in #outer { #inner; }));
+            }
+            _ => return None,
+        };
+        Some(syn::parse_quote!({
+            let mut #acc = #init;
+            for #param in #outer {
+                #step
+            }
+            #acc
+        }))
+    }
+
+    fn for_loop(&mut self, l: &syn::ExprForLoop) -> Option<Expr> {
+        let f = self.split(&l.expr)?;
+        self.next += 1;
+        let outer_label =
+            syn::Lifetime::new(&format!("'__mochi_flat{}", self.next), l.for_token.span);
+        let mut body = l.body.clone();
+        // The loop's own `break`s leave both loops; its `continue`s go to the next
+        // inner element, as they went to the next flattened one (the loop's label, if
+        // any, stays on the inner loop, for them).
+        OwnBreaks {
+            to: &outer_label,
+            own: l.label.as_ref().map(|lb| &lb.name),
+            depth: 0,
+        }
+        .visit_block_mut(&mut body);
+        let (outer, param, pat, label) = (&f.outer, &f.param, &l.pat, &l.label);
+        let inner = Self::inner_chain(&f, None);
+        Some(syn::parse_quote!(
+            #outer_label: for #param in #outer { #label for #pat in #inner #body }
+        ))
+    }
+}
+
+/// The `break`s of one loop's body (unlabelled ones outside inner loops and closures,
+/// and those with the loop's label `own`) made `break 'to`.
+struct OwnBreaks<'a> {
+    to: &'a syn::Lifetime,
+    own: Option<&'a syn::Lifetime>,
+    depth: usize,
+}
+
+impl VisitMut for OwnBreaks<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        match e {
+            Expr::Closure(_) => {}
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                self.depth += 1;
+                syn::visit_mut::visit_expr_mut(self, e);
+                self.depth -= 1;
+            }
+            Expr::Break(b) => {
+                let ours = match &b.label {
+                    None => self.depth == 0,
+                    Some(l) => self.own.is_some_and(|o| o.ident == l.ident),
+                };
+                if ours {
+                    b.label = Some(self.to.clone());
+                }
+                if let Some(v) = b.expr.as_mut() {
+                    self.visit_expr_mut(v);
+                }
+            }
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+}
+
+impl VisitMut for Flatten<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let new = match e {
+            Expr::MethodCall(m) => self.consumer(m),
+            Expr::ForLoop(l) => self.for_loop(l),
+            _ => None,
+        };
+        if let Some(n) = new {
+            *e = n;
+        }
     }
 }
 

@@ -1207,10 +1207,11 @@ impl<'a> Writer<'a> {
         let mut b = f.body.clone();
         UnDeref { names: &deref }.visit_block_mut(&mut b);
         let stmts = &b.stmts;
+        let label = &f.label;
         Some(syn::parse_quote_spanned!(span=> {
             #(#pre)*
             let #n = #len;
-            for #k in 0..#n {
+            #label for #k in 0..#n {
                 #(#body)*
                 #(#stmts)*
             }
@@ -1298,7 +1299,10 @@ impl Writer<'_> {
             _ => return None,
         };
         let stmts = &body.stmts;
-        Some(syn::parse_quote_spanned!(span=> { #(#snapshots)* for #k in 0..#n { #(#stmts)* } }))
+        let label = &f.label;
+        Some(
+            syn::parse_quote_spanned!(span=> { #(#snapshots)* #label for #k in 0..#n { #(#stmts)* } }),
+        )
     }
 }
 

@@ -11,9 +11,16 @@
 //! the element there; windows zipped with windows (the trapezoidal rule); `filter_map`
 //! (with `then`/`then_some`, and in a `for`); values whose branch `continue`s or
 //! `break`s after a statement; a `let y;` assigned later; a chain kept in a local;
-//! `find(..).unwrap()` and `filter(..).last().unwrap()`.
+//! `find(..).unwrap()` and `filter(..).last().unwrap()`; `flatten`/`flat_map` over
+//! rows, and labelled loops over them.
 
-#![allow(clippy::needless_range_loop, clippy::never_loop, clippy::useless_vec)]
+#![allow(
+    clippy::needless_range_loop,
+    clippy::never_loop,
+    clippy::useless_vec,
+    clippy::filter_map_bool_then,
+    clippy::needless_late_init
+)]
 
 mod common;
 use mochi::prelude::*;
@@ -541,6 +548,46 @@ fn searches(x: &[f64]) -> f64 {
     first_big * 2.0 + last_pos * last_pos + first_sq * x[0]
 }
 
+/// `flatten` and `flat_map` over the rows of a `Vec<Vec<f64>>`, into `sum`, `product`,
+/// `count` and `fold`.
+#[differentiable]
+fn flattened(m: &Vec<Vec<f64>>, a: f64) -> f64 {
+    let squares: f64 = m.iter().flatten().map(|v| v * v).sum();
+    let n = m.iter().flatten().count() as f64;
+    let decayed = m.iter().flatten().fold(0.0, |acc, v| acc * 0.5 + v) / n;
+    let prod: f64 = m
+        .iter()
+        .flat_map(|r| r.iter().map(|v| v * a))
+        .map(|v| v.cos())
+        .product();
+    squares + decayed + prod
+}
+
+/// A labelled `for` over a flattened, filtered chain, left by `break 'all` and
+/// `continue 'all`; and a labelled `for` over rows left from its inner loop.
+#[differentiable]
+fn flattened_for(m: &Vec<Vec<f64>>) -> f64 {
+    let mut s = 0.0;
+    'all: for v in m.iter().flatten().filter(|v| **v > -0.5) {
+        if *v > 2.0 {
+            break 'all;
+        }
+        if *v < 0.0 {
+            continue 'all;
+        }
+        s += v * s + v;
+    }
+    'rows: for r in m.iter() {
+        for v in r.iter() {
+            if *v > 2.2 {
+                break 'rows;
+            }
+            s += v * v;
+        }
+    }
+    s
+}
+
 mod rules {
     use crate::check;
 
@@ -596,6 +643,11 @@ mod rules {
     check!(value_after_continue, (xs(),), |a| (&a.0));
     check!(deferred_let, (xs(),), |a| (&a.0));
     check!(searches, (xs(),), |a| (&a.0));
+    fn rows() -> Vec<Vec<f64>> {
+        vec![vec![0.3, -0.7, 1.1], vec![2.5, -0.2, 0.9], vec![0.4]]
+    }
+    check!(flattened, (rows(), 1.3_f64), |a| (&a.0, a.1));
+    check!(flattened_for, (rows(),), |a| (&a.0));
     check!(
         stored_chains,
         (xs(), vec![0.3_f64, -1.2, 2.5, 1.0, 0.2]),
@@ -693,6 +745,21 @@ fn searches_give_their_elements_derivatives() {
     // 2·x2 + x3² + x0²·x0 (x0² = 0.25 > 0.2 is the first square kept)
     assert_eq!(searches(&x), 2.0 * 2.0 + 1.5 * 1.5 + 0.25 * 0.5);
     assert_eq!(searches::gradient(&x), vec![0.75, 0.0, 2.0, 3.0, 0.0]);
+}
+
+/// The flattened loop stops at the first element above 2 (2.5, in the second row),
+/// and the labelled loop over rows at the same element: the elements after it get no
+/// derivative.
+#[test]
+fn flattened_loops_stop_where_they_break() {
+    let m = vec![vec![0.3, -0.7, 1.1], vec![2.5, -0.2, 0.9], vec![0.4]];
+    // first loop: s = 0.3, then s += 1.1·0.3 + 1.1 → 1.73; second: + 0.09 + 0.49 + 1.21
+    assert!((flattened_for(&m) - (1.73 + 0.09 + 0.49 + 1.21)).abs() < 1e-12);
+    let g = flattened_for::gradient(&m);
+    assert_eq!(g[1], vec![0.0, 0.0, 0.0]);
+    assert_eq!(g[2], vec![0.0]);
+    // ∂/∂x0 = (1 + x2) + 2·x0 (through s in the first loop, the square in the second)
+    assert!((g[0][0] - (1.0 + 1.1 + 0.6)).abs() < 1e-12, "{g:?}");
 }
 
 /// The values the captured names give (a wrong capture gives other numbers).

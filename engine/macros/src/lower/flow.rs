@@ -629,7 +629,8 @@ impl Lowerer {
         };
         let mut stmts = lets;
         stmts.extend(body.stmts);
-        let lowered: syn::ExprForLoop = parse_quote!(for #k in 0..#len { #(#stmts)* });
+        let label = &f.label;
+        let lowered: syn::ExprForLoop = parse_quote!(#label for #k in 0..#len { #(#stmts)* });
         self.lower_for(&lowered, code);
     }
 }
