@@ -2422,14 +2422,14 @@ impl Desugar {
         let name = inner.method.to_string();
         if !matches!(
             name.as_str(),
-            "reduce" | "max_by" | "min_by" | "last" | "next" | "find"
+            "reduce" | "max_by" | "min_by" | "last" | "next_back" | "next" | "find"
         ) || !mentions_active(&inner.receiver, &self.active)
         {
             return None;
         }
         let float_ty = self.float_ty.clone();
         let mut w = Writer::new(&mut self.next, float_ty.as_ref());
-        if matches!(name.as_str(), "last" | "next" | "find") {
+        if matches!(name.as_str(), "last" | "next_back" | "next" | "find") {
             return w.end_unwrap(inner);
         }
         w.reduce_unwrap(inner)

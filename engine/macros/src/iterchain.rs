@@ -1622,7 +1622,7 @@ impl Writer<'_> {
         let span = self.span;
         let mut st = Vec::new();
         let last = match (e.method.to_string().as_str(), e.args.len()) {
-            ("last", 0) => true,
+            ("last" | "next_back", 0) => true,
             ("next", 0) => false,
             ("find", 1) => {
                 let c = closure(&e.args[0], 1)?;

@@ -19,7 +19,9 @@
     clippy::never_loop,
     clippy::useless_vec,
     clippy::filter_map_bool_then,
-    clippy::needless_late_init
+    clippy::needless_late_init,
+    clippy::double_ended_iterator_last,
+    clippy::filter_next
 )]
 
 mod common;
@@ -551,7 +553,7 @@ fn searches(x: &[f64]) -> f64 {
 /// `flatten` and `flat_map` over the rows of a `Vec<Vec<f64>>`, into `sum`, `product`,
 /// `count` and `fold`.
 #[differentiable]
-fn flattened(m: &Vec<Vec<f64>>, a: f64) -> f64 {
+fn flattened(m: &[Vec<f64>], a: f64) -> f64 {
     let squares: f64 = m.iter().flatten().map(|v| v * v).sum();
     let n = m.iter().flatten().count() as f64;
     let decayed = m.iter().flatten().fold(0.0, |acc, v| acc * 0.5 + v) / n;
@@ -566,7 +568,7 @@ fn flattened(m: &Vec<Vec<f64>>, a: f64) -> f64 {
 /// A labelled `for` over a flattened, filtered chain, left by `break 'all` and
 /// `continue 'all`; and a labelled `for` over rows left from its inner loop.
 #[differentiable]
-fn flattened_for(m: &Vec<Vec<f64>>) -> f64 {
+fn flattened_for(m: &[Vec<f64>]) -> f64 {
     let mut s = 0.0;
     'all: for v in m.iter().flatten().filter(|v| **v > -0.5) {
         if *v > 2.0 {
