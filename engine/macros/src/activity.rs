@@ -92,6 +92,18 @@ pub fn is_float_type(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.path.is_ident("f64") || p.path.is_ident("f32"))
 }
 
+/// An integer, `bool` or `char` type written as the primitive's name: a cast to it
+/// carries no derivative. (A cast to any other type may: an alias `type Real = f64;`, a
+/// path `std::primitive::f64`.)
+pub fn is_integer_type(ty: &Type) -> bool {
+    const INTEGERS: [&str; 14] = [
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+        "bool", "char",
+    ];
+    matches!(ty, Type::Path(p) if p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| INTEGERS.contains(&s.ident.to_string().as_str())))
+}
+
 /// The names bound by a pattern.
 pub fn pat_names(pat: &Pat, out: &mut Vec<String>) {
     match pat {
@@ -151,7 +163,7 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
         }
         Expr::Index(i) => expr_is_active(&i.expr, active),
         Expr::Field(f) => expr_is_active(&f.base, active),
-        Expr::Cast(c) => is_float_type(&c.ty) && expr_is_active(&c.expr, active),
+        Expr::Cast(c) => !is_integer_type(&c.ty) && expr_is_active(&c.expr, active),
         Expr::Paren(p) => expr_is_active(&p.expr, active),
         Expr::Group(g) => expr_is_active(&g.expr, active),
         Expr::Reference(r) => expr_is_active(&r.expr, active),

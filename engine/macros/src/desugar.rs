@@ -59,6 +59,7 @@ pub fn desugar(
     ret_ty: Option<&syn::Type>,
 ) -> syn::Block {
     let mut b = block.clone();
+    tail_returns(&mut b);
     LabelledBlocks.visit_block_mut(&mut b);
     LeavingBranches { next: 0 }.visit_block_mut(&mut b);
     ArgBest.visit_block_mut(&mut b);
@@ -93,6 +94,76 @@ pub fn desugar(
     LeavingBranches { next: 1000 }.visit_block_mut(&mut b);
     loop_values.visit_block_mut(&mut b);
     b
+}
+
+/// The function's last statement `return e;` → the tail `e` (`return;` → nothing), also
+/// at the ends of an `if`/`else` or `match` every branch of which ends so: `if c {
+/// return a; } else { return b; }` → `if c { a } else { b }`. (The lowering reads a
+/// `return` as leaving early.)
+fn tail_returns(b: &mut syn::Block) {
+    let Some(last) = b.stmts.last_mut() else {
+        return;
+    };
+    match last {
+        syn::Stmt::Expr(Expr::Return(r), _) => match r.expr.take() {
+            Some(e) => *last = syn::Stmt::Expr(*e, None),
+            None => {
+                b.stmts.pop();
+            }
+        },
+        syn::Stmt::Expr(e, semi) if branches_return(e) => {
+            returns_to_tails(e);
+            *semi = None;
+        }
+        _ => {}
+    }
+}
+
+/// Every branch of an `if`/`else`, `match` or block ends in a `return`.
+fn branches_return(e: &Expr) -> bool {
+    let block_returns = |b: &syn::Block| match b.stmts.last() {
+        Some(syn::Stmt::Expr(Expr::Return(_), _)) => true,
+        Some(syn::Stmt::Expr(e, _)) => branches_return(e),
+        _ => false,
+    };
+    match e {
+        Expr::If(i) => {
+            block_returns(&i.then_branch)
+                && i.else_branch
+                    .as_ref()
+                    .is_some_and(|(_, e)| branches_return(e))
+        }
+        Expr::Match(m) => m.arms.iter().all(|a| branches_return(&a.body)),
+        Expr::Block(b) if b.label.is_none() => block_returns(&b.block),
+        Expr::Return(_) => true,
+        _ => false,
+    }
+}
+
+/// The `return`s that end the branches of `e` (see [`branches_return`]) as tails.
+fn returns_to_tails(e: &mut Expr) {
+    match e {
+        Expr::If(i) => {
+            tail_returns(&mut i.then_branch);
+            if let Some((_, other)) = i.else_branch.as_mut() {
+                returns_to_tails(other);
+            }
+        }
+        Expr::Match(m) => {
+            for arm in &mut m.arms {
+                returns_to_tails(&mut arm.body);
+                arm.comma = Some(Default::default());
+            }
+        }
+        Expr::Block(b) => tail_returns(&mut b.block),
+        Expr::Return(r) => {
+            *e = match r.expr.take() {
+                Some(v) => *v,
+                None => syn::parse_quote!(()),
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A labelled block `'r: { …; break 'r e; …; tail }` → `'r: loop { …; break 'r e; …;
@@ -2463,6 +2534,14 @@ impl VisitMut for Desugar {
         syn::visit_mut::visit_block_mut(self, b);
     }
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        // `let a: T = e as _;` → `e as T`: the cast's rule needs its type.
+        if let (Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) {
+            if let Expr::Cast(c) = &mut *init.expr {
+                if matches!(&*c.ty, syn::Type::Infer(_)) {
+                    c.ty = t.ty.clone();
+                }
+            }
+        }
         if let (Some(ty), Some(init), Pat::Ident(_)) = (&self.float_ty, &mut l.init, &l.pat) {
             if let Some(t) = typed(&init.expr, ty) {
                 *init.expr = t;

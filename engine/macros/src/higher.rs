@@ -142,7 +142,7 @@ pub fn companions(func: &ItemFn, target: &Target) -> TokenStream {
 /// Why the companions are missing, at every call: `f::hessian(..)` and the others exist
 /// with the function's arity, and their bound names the reason.
 pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStream {
-    let receiver = func.sig.receiver().is_some().then(|| quote!(&self,));
+    let receiver = func.sig.receiver().is_some().then(|| quote!(&self));
     let n = func
         .sig
         .inputs
@@ -170,17 +170,30 @@ pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStr
         "value_gradient_and_hessian",
         "jacobian",
     ];
+    // The bounded type holds a type parameter, so that the bound is checked at the call:
+    // the arguments' types, or the result's for a method of `&self` alone.
+    let bounded = if tys.is_empty() {
+        quote!((__MochiR,))
+    } else {
+        quote!((#(#tys,)*))
+    };
     let fns = names.iter().map(|name| {
         let id = format_ident!("{}", name);
-        let extra = (*name == "jvp" || *name == "hvp").then(|| quote!(, _: __MochiV));
-        let extra_ty = (*name == "jvp" || *name == "hvp").then(|| quote!(, __MochiV));
+        let direction = *name == "jvp" || *name == "hvp";
+        let extra_ty = direction.then(|| quote!(, __MochiV));
+        // `&self`, the arguments and a direction, comma-separated (any may be absent).
+        let params = receiver
+            .clone()
+            .into_iter()
+            .chain(tys.iter().map(|t| quote!(_: #t)))
+            .chain(direction.then(|| quote!(_: __MochiV)));
         quote! {
             #[doc = #doc]
-            pub fn #id<#(#tys,)* __MochiR #extra_ty>(#receiver #(_: #tys),* #extra) -> __MochiR
+            pub fn #id<#(#tys,)* __MochiR #extra_ty>(#(#params),*) -> __MochiR
             where
-                (#(#tys,)*): ::mochi::__private::#bound<::mochi::__private::because::#reason>,
+                #bounded: ::mochi::__private::#bound<::mochi::__private::because::#reason>,
             {
-                <(#(#tys,)*) as ::mochi::__private::#bound<::mochi::__private::because::#reason>>::unreachable::<__MochiR>()
+                <#bounded as ::mochi::__private::#bound<::mochi::__private::because::#reason>>::unreachable::<__MochiR>()
             }
         }
     });

@@ -159,14 +159,15 @@ impl Pieces {
         span: Span,
     ) -> (TokenStream, TokenStream) {
         match self {
-            Pieces::Windows => (quote_spanned!(span=> #k), quote_spanned!(span=> (#size))),
+            // `k` may be a sum (after `skip`, in a `chain`'s second part): parenthesised.
+            Pieces::Windows => (quote_spanned!(span=> (#k)), quote_spanned!(span=> (#size))),
             Pieces::ChunksExact => (
-                quote_spanned!(span=> #k * (#size)),
+                quote_spanned!(span=> (#k) * (#size)),
                 quote_spanned!(span=> (#size)),
             ),
             Pieces::Chunks => (
-                quote_spanned!(span=> #k * (#size)),
-                quote_spanned!(span=> ::core::cmp::min(#size, #seq.len() - #k * (#size))),
+                quote_spanned!(span=> (#k) * (#size)),
+                quote_spanned!(span=> ::core::cmp::min(#size, #seq.len() - (#k) * (#size))),
             ),
         }
     }
@@ -806,7 +807,7 @@ impl<'a> Writer<'a> {
                 seq, start, by_ref, ..
             } => {
                 let i = match start {
-                    Some(s) => quote_spanned!(span=> (#s) + #k),
+                    Some(s) => quote_spanned!(span=> (#s) + (#k)),
                     None => k,
                 };
                 Item::Leaf(syn::parse_quote_spanned!(span=> #seq[#i]), *by_ref)
@@ -871,7 +872,7 @@ impl<'a> Writer<'a> {
             Stage::Enumerate => {
                 let it = self.item(rest, k.clone(), body)?;
                 Item::Tuple(vec![
-                    Item::Leaf(syn::parse_quote_spanned!(span=> #k), false),
+                    Item::Leaf(syn::parse_quote_spanned!(span=> (#k)), false),
                     it,
                 ])
             }
@@ -887,7 +888,7 @@ impl<'a> Writer<'a> {
                 let (n, v) = (self.fresh("cn"), self.fresh("cv"));
                 let (mut first, mut second) = (Vec::new(), Vec::new());
                 let a = self.item(rest, quote_spanned!(span=> #k), &mut first)?;
-                let b = self.item(o, quote_spanned!(span=> #k - #n), &mut second)?;
+                let b = self.item(o, quote_spanned!(span=> (#k) - (#n)), &mut second)?;
                 let (Item::Leaf(a, by_ref), Item::Leaf(b, by_ref_b)) = (a, b) else {
                     return None;
                 };

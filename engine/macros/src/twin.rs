@@ -1079,6 +1079,34 @@ fn is_float_constant(p: &syn::Path) -> bool {
         })
 }
 
+/// A single-name type the twin knows nothing about (not a primitive, not a container of
+/// std or ndarray) made `_`: see `Rewrite::visit_stmt_mut`.
+struct UnknownTypesInferred;
+
+impl VisitMut for UnknownTypesInferred {
+    fn visit_type_mut(&mut self, ty: &mut Type) {
+        const KNOWN: &[&str] = &[
+            "f64", "f32", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
+            "u128", "usize", "bool", "char", "str", "String", "Vec", "Option", "Box", "Result",
+            "HashMap", "BTreeMap", "Self",
+        ];
+        if let Type::Path(p) = ty {
+            if p.qself.is_none() && p.path.segments.len() == 1 {
+                let seg = &p.path.segments[0];
+                let name = seg.ident.to_string();
+                if seg.arguments.is_none()
+                    && !KNOWN.contains(&name.as_str())
+                    && !ARRAY_TYPES.contains(&name.as_str())
+                {
+                    *ty = syn::parse_quote!(_);
+                    return;
+                }
+            }
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
+    }
+}
+
 impl VisitMut for Rewrite<'_> {
     fn visit_type_mut(&mut self, ty: &mut Type) {
         if is_f64(ty) {
@@ -1134,6 +1162,20 @@ impl VisitMut for Rewrite<'_> {
                 i.span(),
             );
             return;
+        }
+        // `let a: Real = x[0];` with `type Real = f64;` (the macro cannot see the alias):
+        // in the twin the value is the generic scalar, so a type the twin does not know
+        // is left to inference, `let a: _ = …` (`Vec<Real>` → `Vec<_>`). Not where the
+        // value is made by an associated function (`Real::default()`,
+        // `Vec::new()`), whose type the annotation gives.
+        if let syn::Stmt::Local(l) = s {
+            if let (Pat::Type(t), Some(init)) = (&mut l.pat, &l.init) {
+                let constructed = matches!(&*init.expr, Expr::Call(c)
+                    if matches!(&*c.func, Expr::Path(p) if p.path.segments.len() > 1));
+                if !constructed {
+                    UnknownTypesInferred.visit_type_mut(&mut t.ty);
+                }
+            }
         }
         syn::visit_mut::visit_stmt_mut(self, s);
     }

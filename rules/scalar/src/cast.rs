@@ -1,4 +1,6 @@
-//! `x as f64` and `x as f32`, from floats and from every integer type.
+//! `x as f64` and `x as f32`, from floats and from every integer type; and `x as T`
+//! for a type the macro cannot read as a float or an integer (an alias, `type Real =
+//! f64;`, or a path, `std::primitive::f64`), whose rule is chosen by the type.
 
 use mochi_core::kit::rule_trait;
 use mochi_core::{Call, NoTangent, Pullback};
@@ -70,6 +72,89 @@ macro_rules! integer_casts {
 
 integer_casts!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
 
+/// `x as T` with `T` named by an alias or a path: `Call((&x,)).op_as(PhantomData::<T>)`,
+/// the rule of the cast between the types the alias stands for (`f64`/`f32` from a
+/// float: d/dx = 1; from an integer, or to an integer: no tangent).
+pub trait AsTypeRule<To> {
+    /// The cast value.
+    type Output;
+    /// Its pullback.
+    type Pullback;
+    /// The cast and its pullback.
+    fn op_as(self, to: std::marker::PhantomData<To>) -> (Self::Output, Self::Pullback);
+}
+
+macro_rules! typed_float_casts {
+    ($($from:ident => $to:ident;)*) => {$(
+        impl AsTypeRule<$to> for Call<(&$from,)> {
+            type Output = $to;
+            type Pullback = CastPullback<$from, $to>;
+            #[inline(always)]
+            fn op_as(self, _: std::marker::PhantomData<$to>) -> ($to, Self::Pullback) {
+                (*self.0 .0 as $to, CastPullback(std::marker::PhantomData))
+            }
+        }
+    )*};
+}
+
+typed_float_casts! {
+    f64 => f64;
+    f32 => f64;
+    f64 => f32;
+    f32 => f32;
+}
+
+macro_rules! typed_integer_casts {
+    ($($int:ident),*) => {$(
+        impl AsTypeRule<f64> for Call<(&$int,)> {
+            type Output = f64;
+            type Pullback = InactiveCastPullback<f64>;
+            #[inline(always)]
+            fn op_as(self, _: std::marker::PhantomData<f64>) -> (f64, Self::Pullback) {
+                (*self.0 .0 as f64, InactiveCastPullback(std::marker::PhantomData))
+            }
+        }
+        impl AsTypeRule<f32> for Call<(&$int,)> {
+            type Output = f32;
+            type Pullback = InactiveCastPullback<f32>;
+            #[inline(always)]
+            fn op_as(self, _: std::marker::PhantomData<f32>) -> (f32, Self::Pullback) {
+                (*self.0 .0 as f32, InactiveCastPullback(std::marker::PhantomData))
+            }
+        }
+        impl AsTypeRule<$int> for Call<(&f64,)> {
+            type Output = $int;
+            type Pullback = ToIntegerPullback<f64>;
+            #[inline(always)]
+            fn op_as(self, _: std::marker::PhantomData<$int>) -> ($int, Self::Pullback) {
+                (*self.0 .0 as $int, ToIntegerPullback(std::marker::PhantomData))
+            }
+        }
+        impl AsTypeRule<$int> for Call<(&f32,)> {
+            type Output = $int;
+            type Pullback = ToIntegerPullback<f32>;
+            #[inline(always)]
+            fn op_as(self, _: std::marker::PhantomData<$int>) -> ($int, Self::Pullback) {
+                (*self.0 .0 as $int, ToIntegerPullback(std::marker::PhantomData))
+            }
+        }
+    )*};
+}
+
+typed_integer_casts!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+
+/// The pullback of a float-to-integer cast: the integer has no cotangent, so the float
+/// gets nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ToIntegerPullback<From>(std::marker::PhantomData<fn(From)>);
+
+impl<From: mochi_core::TangentVector> Pullback for ToIntegerPullback<From> {
+    type Output = NoTangent;
+    type Args = (From,);
+    #[inline(always)]
+    fn pullback(self, _dy: NoTangent, _args: (&mut From,)) {}
+}
+
 /// The pullback of an integer-to-float cast: the float output has a cotangent, the
 /// integer argument has none, so there is nothing to add.
 #[derive(Clone, Copy, Debug, Default)]
@@ -110,6 +195,37 @@ mod tests {
         pb.pullback(1.0, (&mut NoTangent,));
         let (y, _) = Call((&300_usize,)).op_as_f32();
         assert_eq!(y, 300.0);
+    }
+
+    /// `x as Real` with `type Real = f64`: the same rule as `x as f64`, chosen by the
+    /// type the alias stands for.
+    #[test]
+    fn casts_to_an_alias() {
+        type Real = f64;
+        type Single = f32;
+        type Index = usize;
+        use std::marker::PhantomData;
+        for x in [-2.5_f64, 1.0 / 3.0] {
+            test_rule(
+                (x,),
+                |a| a.0 as Real,
+                |a| Call((&a.0,)).op_as(PhantomData::<Real>),
+            );
+            RuleTest::new(
+                (x,),
+                |a| a.0 as Single,
+                |a| Call((&a.0,)).op_as(PhantomData::<Single>),
+            )
+            .tolerance(1e-3, 0.0)
+            .run();
+        }
+        let (k, pb) = Call((&3.7_f64,)).op_as(PhantomData::<Index>);
+        assert_eq!(k, 3);
+        let mut dx = 0.0;
+        pb.pullback(NoTangent, (&mut dx,));
+        assert_eq!(dx, 0.0);
+        let (y, _) = Call((&5_u32,)).op_as(PhantomData::<Real>);
+        assert_eq!(y, 5.0);
     }
 
     #[test]

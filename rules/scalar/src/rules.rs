@@ -2,7 +2,7 @@
 //! operand's pullback, `KeepWhole`), and nothing else: generated code does
 //! `use mochi_rules_scalar::rules::*;` to make `Call((&a, &b)).op_mul()` resolve.
 
-pub use crate::cast::{AsF32Rule, AsF64Rule};
+pub use crate::cast::{AsF32Rule, AsF64Rule, AsTypeRule};
 pub use crate::exp_log::{
     Exp2Rule, ExpM1Rule, ExpRule, Ln1pRule, LnRule, Log10Rule, Log2Rule, LogRule,
 };

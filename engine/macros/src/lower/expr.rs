@@ -164,14 +164,39 @@ impl Lowerer {
                 self.lower_expr(&r.expr, code)
             }
             Expr::Cast(c) => {
-                if !is_float_type(&c.ty) {
+                let ty = &c.ty;
+                if activity::is_integer_type(ty) || !expr_is_active(&c.expr, &self.active) {
                     return Operand::Inactive(quote!(#e));
                 }
-                let ty = &c.ty;
-                let m = if quote!(#ty).to_string().ends_with("f32") {
-                    "op_as_f32"
-                } else {
-                    "op_as_f64"
+                // `f64`, `f32`, and paths ending in them (`std::primitive::f64`).
+                let last = match &**ty {
+                    syn::Type::Path(p) if p.qself.is_none() => {
+                        p.path.segments.last().map(|s| s.ident.to_string())
+                    }
+                    _ => None,
+                };
+                let m = match last.as_deref() {
+                    Some("f64") => "op_as_f64",
+                    Some("f32") => "op_as_f32",
+                    _ if is_float_type(ty) => unreachable!("f64 and f32 end in their names"),
+                    _ if matches!(&**ty, syn::Type::Infer(_)) => {
+                        self.err(
+                            ty,
+                            "mochi: `as _` of a value with a derivative: write the type it is cast to (`as f64`), so that the cast's rule can be chosen",
+                        );
+                        return Operand::Inactive(quote!(#e));
+                    }
+                    // Any other type (an alias, `type Real = f64;`): the rule is chosen by
+                    // the type it stands for.
+                    _ => {
+                        let x = self.lower_expr(&c.expr, code);
+                        return self.call_method(
+                            "op_as",
+                            &[x],
+                            quote!(::core::marker::PhantomData::<#ty>),
+                            code,
+                        );
+                    }
                 };
                 let x = self.lower_expr(&c.expr, code);
                 self.call_method(m, &[x], TokenStream::new(), code)

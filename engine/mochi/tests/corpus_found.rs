@@ -1,0 +1,241 @@
+//! Functions a user-style probe found wrong or not compiling, each with the value it
+//! must give: chunks after `skip`/`skip_while`/`rev` (the chunk index was spliced
+//! without parentheses: wrong values and gradients, and a generated-code panic), casts
+//! to a float named by an alias or a path (`as Real`, `as std::primitive::f64`,
+//! `as _` into a typed `let`; the derivative was dropped), a method whose only
+//! parameter is `&self`, a `return` as the last statement (also at the end of every
+//! branch of a tail `if`/`match`), and a float alias in a `let` annotation (with its
+//! Hessian). Checked by `test_rule` (finite differences, the adjoint identity) and by
+//! the exact values.
+
+#![allow(
+    clippy::needless_return,
+    clippy::unnecessary_cast,
+    clippy::needless_range_loop
+)]
+
+mod common;
+use mochi::prelude::*;
+
+/// A float alias, as numerical code writes one.
+pub type Real = f64;
+
+#[differentiable]
+fn chunks_exact_skip(x: &[f64]) -> f64 {
+    x.chunks_exact(2).skip(1).map(|c| c[0] * c[1]).sum::<f64>()
+}
+
+#[differentiable]
+fn chunks_ragged_skip(x: &[f64]) -> f64 {
+    x.chunks(4)
+        .skip(1)
+        .map(|c| c[0] * c.len() as f64 + c[c.len() - 1])
+        .sum::<f64>()
+}
+
+#[differentiable]
+fn chunks_skip_while(x: &[f64]) -> f64 {
+    x.chunks_exact(2)
+        .skip_while(|c| c[0] < 2.5)
+        .map(|c| c[0] * c[1])
+        .sum::<f64>()
+}
+
+#[differentiable]
+fn chunks_rev(x: &[f64]) -> f64 {
+    x.chunks(4)
+        .rev()
+        .map(|c| c[0] * c[c.len() - 1])
+        .sum::<f64>()
+        + x.chunks_exact(2)
+            .rev()
+            .map(|c| c[0])
+            .fold(0.0, |a, v| a * 0.5 + v)
+}
+
+#[differentiable]
+fn enumerate_after_skip(x: &[f64]) -> f64 {
+    x.iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, v)| v * (i * 2) as f64)
+        .sum::<f64>()
+}
+
+#[differentiable]
+fn cast_to_alias(x: &[f64]) -> f64 {
+    let a = x[0] as Real;
+    let b = (x[1] * a) as std::primitive::f64;
+    let c: f64 = x[2] as _;
+    let k = (x[2] * 10.0) as usize;
+    a * b + c * c + k as f64
+}
+
+/// A point of the plane.
+#[derive(Clone, Debug, Tangent)]
+pub struct V2 {
+    /// Abscissa.
+    pub x: f64,
+    /// Ordinate.
+    pub y: f64,
+}
+
+impl V2 {
+    /// Its length.
+    #[differentiable]
+    pub fn norm(&self) -> f64 {
+        (self.x * self.x + self.y * self.y).sqrt()
+    }
+}
+
+#[differentiable]
+fn tail_return(x: f64) -> f64 {
+    let r = x * x;
+    return r * 2.0;
+}
+
+#[differentiable]
+fn tail_returns_in_branches(x: f64, k: usize) -> f64 {
+    if k == 0 {
+        let t = x * x;
+        return t * 3.0;
+    } else {
+        match k {
+            1 => return x.sin(),
+            _ => {
+                if x > 1.0 {
+                    return x;
+                } else {
+                    return 1.0 / x;
+                }
+            }
+        }
+    }
+}
+
+#[differentiable]
+fn unit_return(y: &mut [f64]) {
+    for i in 0..y.len() {
+        y[i] *= y[i];
+    }
+    return;
+}
+
+/// Calls `unit_return` (whose last statement is `return;`) on a copy.
+#[differentiable]
+fn squares_through_a_helper(x: &[f64]) -> f64 {
+    let mut y = x.to_vec();
+    unit_return(&mut y);
+    y.iter().sum()
+}
+
+#[differentiable]
+fn alias_annotations(x: &[f64]) -> f64 {
+    let a: Real = x[0];
+    let v: Vec<Real> = x.iter().map(|t| t * a).collect();
+    v.iter().sum::<f64>() * x[1]
+}
+
+mod rules {
+    use crate::check;
+
+    fn eight() -> Vec<f64> {
+        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    }
+    fn ragged() -> Vec<f64> {
+        vec![0.3, -0.7, 1.1, 0.4, 0.9, -0.2]
+    }
+
+    check!(chunks_exact_skip, (eight(),), |a| (&a.0));
+    check!(chunks_ragged_skip, (ragged(),), |a| (&a.0));
+    check!(chunks_skip_while, (eight(),), |a| (&a.0));
+    check!(chunks_rev, (ragged(),), |a| (&a.0));
+    check!(enumerate_after_skip, (ragged(),), |a| (&a.0));
+    check!(cast_to_alias, (vec![0.3_f64, -0.7, 0.44],), |a| (&a.0));
+    check!(tail_return, (1.5_f64,), |a| (a.0));
+    check!(tail_returns_in_branches, (0.5_f64, 1_usize), |a| (a.0, a.1));
+    check!(squares_through_a_helper, (vec![0.5_f64, -2.0],), |a| (&a.0));
+    check!(alias_annotations, (vec![0.5_f64, 2.0, -1.0],), |a| (&a.0));
+}
+
+#[test]
+fn chunks_after_skip_and_rev_read_the_right_elements() {
+    let x: Vec<f64> = (1..=8).map(f64::from).collect();
+    // chunks (3,4), (5,6), (7,8)
+    assert_eq!(chunks_exact_skip(&x), 98.0);
+    assert_eq!(chunks_exact_skip::value_and_gradient(&x).0, 98.0);
+    assert_eq!(
+        chunks_exact_skip::gradient(&x),
+        vec![0.0, 0.0, 4.0, 3.0, 6.0, 5.0, 8.0, 7.0]
+    );
+    assert_eq!(
+        chunks_skip_while::gradient(&x),
+        chunks_exact_skip::gradient(&x)
+    );
+    // the ragged tail (0.9, −0.2): 0.9·2 − 0.2
+    let r = [0.3, -0.7, 1.1, 0.4, 0.9, -0.2];
+    assert_eq!(
+        chunks_ragged_skip::value_and_gradient(&r).0,
+        0.9 * 2.0 - 0.2
+    );
+    assert_eq!(
+        chunks_ragged_skip::gradient(&r),
+        vec![0.0, 0.0, 0.0, 0.0, 2.0, 1.0]
+    );
+    // backwards: the ragged chunk (0.9, −0.2) first
+    let (y, _) = chunks_rev::value_and_gradient(&r);
+    assert_eq!(y, chunks_rev(&r));
+    // enumerate, then skip: the indices stay those of enumerate
+    assert_eq!(
+        enumerate_after_skip::gradient(&r),
+        vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    );
+}
+
+#[test]
+fn casts_to_an_alias_keep_the_derivative() {
+    let x = [0.3, -0.7, 0.44];
+    // a·b = x0·(x1·x0): (2·x0·x1, x0², 2·x2)
+    let g = cast_to_alias::gradient(&x);
+    let want = [2.0 * 0.3 * -0.7, 0.09, 0.88];
+    for i in 0..3 {
+        assert!((g[i] - want[i]).abs() < 1e-12, "{g:?}");
+    }
+}
+
+#[test]
+fn a_method_of_self_alone() {
+    let v = V2 { x: 3.0, y: 4.0 };
+    let (n, d) = v.norm_value_and_gradient();
+    assert_eq!(n, 5.0);
+    assert!((d.x - 0.6).abs() < 1e-15 && (d.y - 0.8).abs() < 1e-15);
+}
+
+#[test]
+fn returns_at_the_end() {
+    assert_eq!(tail_return::gradient(1.5), 6.0);
+    assert_eq!(tail_returns_in_branches::gradient(-1.5, 0).0, -9.0);
+    assert_eq!(tail_returns_in_branches::gradient(0.5, 2).0, -4.0);
+    assert_eq!(tail_returns_in_branches::gradient(2.0, 2).0, 1.0);
+    assert_eq!(tail_returns_in_branches::gradient(0.5, 0).0, 3.0);
+    // Σ y² through the `&mut` helper: 2·x
+    assert_eq!(
+        squares_through_a_helper::gradient(&[1.0, 3.0]),
+        vec![2.0, 6.0]
+    );
+}
+
+#[test]
+fn an_alias_annotation_keeps_the_hessian() {
+    // f = (x0² + x0·x1 + x0·x2)·x1
+    let x = [0.5, 2.0, -1.0];
+    let h = alias_annotations::hessian(&x);
+    common::assert_hessian_matches(
+        "alias_annotations",
+        alias_annotations::gradient,
+        &h,
+        &x,
+        1e-6,
+    );
+    assert_eq!(h[[0, 0]], 4.0);
+}
