@@ -209,17 +209,19 @@ where
     S: Data<Elem = T>,
     D: Dimension,
 {
-    let mut values = Vec::with_capacity(x.len());
     let mut pullbacks = Vec::with_capacity(x.len());
+    // The values collected from a `map` (not pushed beside the pullbacks): in that shape
+    // LLVM fuses a `sin` and a `cos` of one element into one `sincos` call, which the
+    // pushing loop lost (`sum_sin_1000` 1.48 → 2.31 times its primal).
     let mut one = |v: &T| {
         let (y, pb) = f(v);
-        values.push(y);
         pullbacks.push(pb);
+        y
     };
-    match x.as_slice() {
-        Some(xs) => xs.iter().for_each(&mut one),
-        None => x.iter().for_each(&mut one),
-    }
+    let values = match x.as_slice() {
+        Some(xs) => xs.iter().map(&mut one).collect(),
+        None => x.iter().map(&mut one).collect(),
+    };
     (values, pullbacks)
 }
 
@@ -400,17 +402,17 @@ where
         let (a, b, caps) = self.0;
         // Zip checks the shapes and panics as `map_collect` would on a mismatch.
         let _ = Zip::from(a).and(b);
-        let mut values = Vec::with_capacity(a.len());
         let mut pullbacks = Vec::with_capacity(a.len());
-        let mut one = |&u: &T, &v: &T| {
+        // Collected from a `map`, as in `map_elements`.
+        let mut one = |(&u, &v): (&T, &T)| {
             let (y, pb) = f(u, v, caps);
-            values.push(y);
             pullbacks.push(pb);
+            y
         };
-        match (a.as_slice(), b.as_slice()) {
-            (Some(us), Some(vs)) => us.iter().zip(vs).for_each(|(u, v)| one(u, v)),
-            _ => a.iter().zip(b.iter()).for_each(|(u, v)| one(u, v)),
-        }
+        let values: Vec<O> = match (a.as_slice(), b.as_slice()) {
+            (Some(us), Some(vs)) => us.iter().zip(vs).map(&mut one).collect(),
+            _ => a.iter().zip(b.iter()).map(&mut one).collect(),
+        };
         let y = Array::from_shape_vec(a.raw_dim(), values).expect("one value per element");
         (
             y,
