@@ -401,10 +401,12 @@ impl VisitMut for LeavingBranches {
         // `let y;` assigned later (`match k { 0 => { y = a; } _ => { if c { continue; }
         // y = b; } }`): the lowering carries exits as flags, after which Rust no longer
         // sees `y` assigned on every path, so it starts from a default that is never
-        // read (Rust checked the function as written).
-        for st in &mut b.stmts {
-            if let syn::Stmt::Local(l) = st {
-                if l.init.is_none() {
+        // read (Rust checked the function as written). Only where a statement after it
+        // leaves (a type without `Default` keeps its `let y;` otherwise).
+        for k in 0..b.stmts.len() {
+            let leaves_after = b.stmts[k + 1..].iter().any(any_exit);
+            if let syn::Stmt::Local(l) = &mut b.stmts[k] {
+                if l.init.is_none() && leaves_after {
                     let (name, ty) = match &l.pat {
                         Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none() => {
                             (&p.ident, None)
@@ -418,7 +420,7 @@ impl VisitMut for LeavingBranches {
                         _ => continue,
                     };
                     let ty = ty.map(|t| quote::quote!(: #t));
-                    *st = syn::parse_quote!(
+                    b.stmts[k] = syn::parse_quote!(
                         #[allow(unused_mut)]
                         let mut #name #ty = ::core::default::Default::default();
                     );
@@ -502,6 +504,23 @@ impl LeavingBranches {
             _ => None,
         }
     }
+}
+
+/// A `return`, `break` or `continue` anywhere in the statement (not in closures).
+fn any_exit(st: &syn::Stmt) -> bool {
+    struct X(bool);
+    impl<'ast> syn::visit::Visit<'ast> for X {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            match e {
+                Expr::Closure(_) => {}
+                Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => self.0 = true,
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut x = X(false);
+    syn::visit::Visit::visit_stmt(&mut x, st);
+    x.0
 }
 
 /// Whether `e` has a `return`, or a `break`/`continue` of a loop around it, outside its
