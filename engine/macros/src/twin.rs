@@ -86,7 +86,7 @@ fn other_float() -> &'static str {
 
 /// Float methods that have scalar rules (and so exist on every `Scalar`), or that carry
 /// no derivative.
-const FLOAT_METHODS: &[&str] = &[
+pub const FLOAT_METHODS: &[&str] = &[
     "abs",
     "acos",
     "acosh",
@@ -228,6 +228,13 @@ const SEQ_METHODS: &[&str] = &[
 /// Methods whose results are never floats.
 const NOT_FLOAT_METHODS: &[&str] = &[
     "len",
+    "nrows",
+    "ncols",
+    "len_of",
+    "ndim",
+    "dim",
+    "raw_dim",
+    "shape",
     "is_empty",
     "count",
     "is_nan",

@@ -4,8 +4,9 @@
 //! to a float named by an alias or a path (`as Real`, `as std::primitive::f64`,
 //! `as _` into a typed `let`; the derivative was dropped), a method whose only
 //! parameter is `&self`, a `return` as the last statement (also at the end of every
-//! branch of a tail `if`/`match`), and a float alias in a `let` annotation (with its
-//! Hessian). Checked by `test_rule` (finite differences, the adjoint identity) and by
+//! branch of a tail `if`/`match`), a float alias in a `let` annotation (with its
+//! Hessian), shapes cast to floats (the Hessian was missing), and `T::max` as a path in
+//! generic code. Checked by `test_rule` (finite differences, the adjoint identity) and by
 //! the exact values.
 
 #![allow(
@@ -136,6 +137,32 @@ fn alias_annotations(x: &[f64]) -> f64 {
     v.iter().sum::<f64>() * x[1]
 }
 
+/// Shapes cast to the float type (`q.ncols() as f64`, `(n * m) as f64` from `q.dim()`):
+/// integers in the twin too, so the function keeps its Hessian.
+#[differentiable]
+fn shapes_as_floats(q: &ndarray::Array2<f64>) -> f64 {
+    let d = q.ncols() as f64;
+    let (n, m) = q.dim();
+    let mut s = 0.0;
+    for i in 0..n {
+        for j in 0..m {
+            s += q[[i, j]] * q[[i, j]] * (i + j) as f64;
+        }
+    }
+    s / (n * m) as f64 + q[[0, 0]] * q[[0, 1]] * d
+}
+
+/// `fold(T::neg_infinity(), T::max)` and `T::sin(x)` in generic code: the methods.
+#[differentiable]
+fn generic_paths<T: num_traits::Float>(x: &[T]) -> T {
+    let m = x.iter().cloned().fold(T::neg_infinity(), T::max);
+    let mut s = T::zero();
+    for i in 0..x.len() {
+        s = s + (x[i] - m).exp();
+    }
+    m + s.ln() + T::sin(x[0])
+}
+
 mod rules {
     use crate::check;
 
@@ -156,6 +183,7 @@ mod rules {
     check!(tail_returns_in_branches, (0.5_f64, 1_usize), |a| (a.0, a.1));
     check!(squares_through_a_helper, (vec![0.5_f64, -2.0],), |a| (&a.0));
     check!(alias_annotations, (vec![0.5_f64, 2.0, -1.0],), |a| (&a.0));
+    check!(generic_paths, (vec![0.3_f64, -0.7, 1.1],), |a| (&a.0));
 }
 
 #[test]
@@ -238,4 +266,28 @@ fn an_alias_annotation_keeps_the_hessian() {
         1e-6,
     );
     assert_eq!(h[[0, 0]], 4.0);
+}
+
+#[test]
+fn shapes_and_generic_paths_keep_their_hessians() {
+    let q = ndarray::Array2::from_shape_fn((2, 2), |(i, j)| (i + 2 * j) as f64 + 0.5);
+    let h = shapes_as_floats::hessian(&q);
+    // Σ q_ij²·(i + j)/4 + 2·q00·q01
+    let want = [
+        [0.0, 2.0, 0.0, 0.0],
+        [2.0, 0.5, 0.0, 0.0],
+        [0.0, 0.0, 0.5, 0.0],
+        [0.0, 0.0, 0.0, 1.0],
+    ];
+    for i in 0..4 {
+        for j in 0..4 {
+            assert!((h[[i, j]] - want[i][j]).abs() < 1e-12, "{h}");
+        }
+    }
+    let x = [0.3, -0.7, 1.1];
+    let h = generic_paths::hessian(&x);
+    common::assert_hessian_matches("generic_paths", generic_paths::gradient, &h, &x, 1e-6);
+    // softmax: p0·(1 − p0), less sin(x0)
+    let p0 = 0.3_f64.exp() / x.iter().map(|v: &f64| v.exp()).sum::<f64>();
+    assert!((h[[0, 0]] - (p0 * (1.0 - p0) - 0.3_f64.sin())).abs() < 1e-12);
 }

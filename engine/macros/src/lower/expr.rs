@@ -1002,6 +1002,19 @@ impl Lowerer {
                 .is_some_and(char::is_uppercase)
         {
             let ty_name = &segs[segs.len() - 2];
+            // `T::max(a, b)`, `T::sin(x)` with `T` a type parameter (`fold(T::neg_infinity(),
+            // T::max)` in generic code): the method on its first argument, as
+            // `f64::max(a, b)` is.
+            if ty_name.len() == 1
+                && segs.len() == 2
+                && crate::twin::FLOAT_METHODS.contains(&last.as_str())
+                && c.args
+                    .first()
+                    .is_some_and(|a| expr_is_active(a, &self.active))
+            {
+                let ops: Vec<Operand> = c.args.iter().map(|a| self.lower_expr(a, code)).collect();
+                return self.call_method(&last, &ops, TokenStream::new(), code);
+            }
             if ty_name.len() == 1 {
                 // `T::from_f64(x)` in generic code: `T` is a type parameter, not a type a
                 // rule crate can name.
