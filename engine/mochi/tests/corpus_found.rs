@@ -163,6 +163,18 @@ fn generic_paths<T: num_traits::Float>(x: &[T]) -> T {
     m + s.ln() + T::sin(x[0])
 }
 
+/// An order-dependent `fold` of a reversed slice and of a transposed view: ndarray
+/// visits them in memory order, and so must the derivative (its value was the logical
+/// order's, 3.25 for 6.125).
+#[differentiable]
+fn folds_in_memory_order(x: &ndarray::Array1<f64>, a: &ndarray::Array2<f64>) -> f64 {
+    let r = x
+        .slice(ndarray::s![..;-1])
+        .fold(0.0, |acc, &v| acc * 0.5 + v);
+    let t = a.t().fold(0.0, |acc, &v| acc * 0.5 + v * v);
+    r + t
+}
+
 mod rules {
     use crate::check;
 
@@ -184,6 +196,14 @@ mod rules {
     check!(squares_through_a_helper, (vec![0.5_f64, -2.0],), |a| (&a.0));
     check!(alias_annotations, (vec![0.5_f64, 2.0, -1.0],), |a| (&a.0));
     check!(generic_paths, (vec![0.3_f64, -0.7, 1.1],), |a| (&a.0));
+    check!(
+        folds_in_memory_order,
+        (
+            ndarray::array![1.0_f64, 2.0, 3.0, 4.0],
+            ndarray::array![[1.0_f64, 2.0, 3.0], [4.0, 5.0, 6.0]]
+        ),
+        |a| (&a.0, &a.1)
+    );
 }
 
 #[test]
@@ -290,4 +310,15 @@ fn shapes_and_generic_paths_keep_their_hessians() {
     // softmax: p0·(1 − p0), less sin(x0)
     let p0 = 0.3_f64.exp() / x.iter().map(|v: &f64| v.exp()).sum::<f64>();
     assert!((h[[0, 0]] - (p0 * (1.0 - p0) - 0.3_f64.sin())).abs() < 1e-12);
+}
+
+#[test]
+fn a_fold_gives_the_plain_calls_value() {
+    let x = ndarray::array![1.0, 2.0, 3.0, 4.0];
+    let a = ndarray::array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    let (y, (dx, _)) = folds_in_memory_order::value_and_gradient(&x, &a);
+    assert_eq!(y, folds_in_memory_order(&x, &a));
+    // 6.125 from the reversed slice, walked in memory order (x0 first): x3 has the
+    // weight 1; the logical order (x3 first) gave 3.25 and the weights reversed
+    assert_eq!(dx, ndarray::array![0.125, 0.25, 0.5, 1.0]);
 }

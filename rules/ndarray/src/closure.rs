@@ -424,10 +424,12 @@ where
     }
 }
 
-/// Pullback of `fold`: the element pullbacks in logical order.
+/// Pullback of `fold`: the element pullbacks in the order `fold` visited the elements
+/// (`order`: their logical positions, when not the logical order).
 pub struct FoldPullback<P, D> {
     dim: D,
     pullbacks: Vec<P>,
+    order: Option<Vec<usize>>,
 }
 
 impl<T, D, A, C, P> Pullback for FoldPullback<P, D>
@@ -442,12 +444,29 @@ where
     type Args = (Array<T, D>, A, C);
     #[track_caller]
     fn pullback(self, dy: A, (dx, dinit, dcaps): (&mut Array<T, D>, &mut A, &mut C)) {
-        let mut dxs = backwards_mut(dx, &self.dim);
         let mut dacc = dy;
-        for (pb, dxi) in self.pullbacks.into_iter().rev().zip(dxs.iter_mut()) {
-            let mut dprev = A::zero();
-            pb.pullback(dacc, (&mut dprev, dxi, &mut *dcaps));
-            dacc = dprev;
+        match self.order {
+            None => {
+                let mut dxs = backwards_mut(dx, &self.dim);
+                for (pb, dxi) in self.pullbacks.into_iter().rev().zip(dxs.iter_mut()) {
+                    let mut dprev = A::zero();
+                    pb.pullback(dacc, (&mut dprev, dxi, &mut *dcaps));
+                    dacc = dprev;
+                }
+            }
+            Some(order) => {
+                let mut dxs: Vec<&mut T> = dense(dx, &self.dim).iter_mut().collect();
+                for (pb, k) in self
+                    .pullbacks
+                    .into_iter()
+                    .rev()
+                    .zip(order.into_iter().rev())
+                {
+                    let mut dprev = A::zero();
+                    pb.pullback(dacc, (&mut dprev, &mut *dxs[k], &mut *dcaps));
+                    dacc = dprev;
+                }
+            }
         }
         dinit.accumulate(dacc);
     }
@@ -469,19 +488,81 @@ where
         let (x, init, caps) = self.0;
         let mut pullbacks = Vec::with_capacity(x.len());
         let mut acc = init.clone();
-        for v in x.iter() {
-            let (next, pb) = f(acc, v, caps);
-            pullbacks.push(pb);
-            acc = next;
+        let order = fold_order(x);
+        match &order {
+            None => {
+                for v in x.iter() {
+                    let (next, pb) = f(acc, v, caps);
+                    pullbacks.push(pb);
+                    acc = next;
+                }
+            }
+            Some(order) => {
+                let xs: Vec<&T> = x.iter().collect();
+                for &k in order {
+                    let (next, pb) = f(acc, xs[k], caps);
+                    pullbacks.push(pb);
+                    acc = next;
+                }
+            }
         }
         (
             acc,
             FoldPullback {
                 dim: x.raw_dim(),
                 pullbacks,
+                order,
             },
         )
     }
+}
+
+/// The order in which `ArrayBase::fold` visits `x`'s elements, as positions in logical
+/// order, when it is not the logical order: ndarray folds a contiguous array in memory
+/// order (a reversed slice backwards, a transposed view by columns) and any other in
+/// the logical order of a view whose smallest stride is moved last. An order-dependent
+/// fold (`acc * 0.5 + v`) then gives the plain call's value only if the rule visits the
+/// elements as ndarray does. `None`: the logical order (standard layout).
+fn fold_order<T, S: Data<Elem = T>, D: Dimension>(x: &ArrayBase<S, D>) -> Option<Vec<usize>> {
+    if x.is_standard_layout() || x.ndim() == 0 {
+        return None;
+    }
+    // The logical positions, laid out like `x`, then walked as ndarray walks `x`.
+    let positions = Array::from_shape_vec(x.raw_dim(), (0..x.len()).collect::<Vec<usize>>())
+        .expect("one position per element");
+    let mut view = positions.view();
+    let strides: Vec<isize> = x.strides().to_vec();
+    if x.as_slice_memory_order().is_some() {
+        // Memory order: every axis walked towards higher addresses, the axes by
+        // decreasing stride.
+        for (k, s) in strides.iter().enumerate() {
+            if *s < 0 {
+                view.invert_axis(ndarray::Axis(k));
+            }
+        }
+        let mut axes: Vec<usize> = (0..x.ndim()).collect();
+        axes.sort_by_key(|&k| std::cmp::Reverse(strides[k].unsigned_abs()));
+        let mut permutation = x.raw_dim();
+        for (k, a) in axes.into_iter().enumerate() {
+            permutation[k] = a;
+        }
+        return Some(view.permuted_axes(permutation).iter().copied().collect());
+    }
+    // ndarray's `move_min_stride_axis_to_last`.
+    let n = x.ndim();
+    let dim = x.shape();
+    let last = match n {
+        1 => None,
+        2 => (dim[1] <= 1 || dim[0] > 1 && strides[0].abs() < strides[1].abs()).then_some(0),
+        _ => (0..n)
+            .filter(|&ax| dim[ax] > 1)
+            .min_by_key(|&ax| strides[ax].abs())
+            .filter(|&ax| ax != n - 1),
+    };
+    if let Some(ax) = last {
+        view.swap_axes(ax, n - 1);
+    }
+    Some(view.iter().copied().collect())
 }
 
 #[cfg(test)]
@@ -595,23 +676,53 @@ mod tests {
         (acc * c + v * v, pb)
     }
 
+    /// An order-dependent fold (Horner's scheme) against `ArrayBase::fold` itself, in
+    /// every layout: ndarray visits a contiguous array in memory order (a transposed
+    /// view by columns, a reversed one backwards) and the rule must too, or its value
+    /// is not the plain call's.
     fn folds<T: TestElem>() {
         for (_, x) in layouts::<T, _>(Ix2(2, 3), 83) {
-            RuleTest::new(
+            let standard = x.is_standard_layout();
+            let test = RuleTest::new(
                 (x, T::of_f64(0.3), (T::of_f64(0.9),)),
-                |a| a.0.iter().fold(a.1, |acc, v| acc * a.2 .0 + *v * *v),
+                |a| a.0.fold(a.1, |acc, v| acc * a.2 .0 + *v * *v),
                 |a| Call((&a.0, &a.1, &a.2)).fold(horner),
             )
-            .forward(|a| a.0.iter().fold(a.1, |acc, v| acc * a.2 .0 + *v * *v))
-            .tolerance(T::RTOL, T::ATOL)
-            .expect_no_alloc()
-            .run();
+            .tolerance(T::RTOL, T::ATOL);
+            if standard {
+                // The forward check runs the fold on arrays of duals, which are laid out
+                // in standard order: for the other layouts it would fold in another
+                // order than the function (finite differences check those).
+                test.forward(|a| a.0.fold(a.1, |acc, v| acc * a.2 .0 + *v * *v))
+                    .expect_no_alloc()
+                    .run();
+            } else {
+                test.run();
+            }
         }
     }
 
     #[test]
-    fn fold_in_logical_order() {
+    fn fold_in_ndarrays_order() {
         folds::<f64>();
         folds::<f32>();
+    }
+
+    /// A reversed slice and a transposed view, folded with `acc·½ + v²`: the rule's value
+    /// is ndarray's (which the logical order would not give).
+    #[test]
+    fn fold_of_reversed_and_transposed_views() {
+        use ndarray::{array, s};
+        let plain = |acc: f64, v: &f64| acc * 0.5 + v * v;
+        let x = array![1.0, 2.0, 3.0, 4.0];
+        let r = x.slice(s![..;-1]);
+        let (y, _) = Call((&r, &0.0, &(0.5,))).fold(horner);
+        assert_eq!(y, r.fold(0.0, plain));
+        assert_ne!(y, r.iter().fold(0.0, plain));
+        let a = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let t = a.t();
+        let (y, _) = Call((&t, &0.0, &(0.5,))).fold(horner);
+        assert_eq!(y, t.fold(0.0, plain));
+        assert_ne!(y, t.iter().fold(0.0, plain));
     }
 }
