@@ -2375,6 +2375,38 @@ fn gather_in_place(
     })
 }
 
+/// `|v| *v = e` (a closure that assigns its element, as `map_inplace` takes) as
+/// `|v| e'` with `*v` read as `v`, for `mapv`.
+fn assigning_closure(f: &Expr) -> Option<Expr> {
+    let Expr::Closure(c) = f else { return None };
+    let [Pat::Ident(p)] = c.inputs.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let body = match &*c.body {
+        Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+            syn::Stmt::Expr(e, _) => e,
+            _ => return None,
+        },
+        e => e,
+    };
+    let Expr::Assign(a) = body else { return None };
+    let Expr::Unary(u) = &*a.left else {
+        return None;
+    };
+    if !matches!(u.op, syn::UnOp::Deref(_))
+        || !matches!(&*u.expr, Expr::Path(q) if q.path.is_ident(&p.ident))
+    {
+        return None;
+    }
+    let mut value = (*a.right).clone();
+    crate::rewrite::UnDeref {
+        names: std::slice::from_ref(&p.ident),
+    }
+    .visit_expr_mut(&mut value);
+    let v = &p.ident;
+    Some(syn::parse_quote!(|#v| #value))
+}
+
 /// `e.unwrap()`.
 fn is_unwrap(e: &Expr) -> bool {
     matches!(e, Expr::MethodCall(m) if m.method == "unwrap" && m.args.is_empty())
@@ -2781,6 +2813,27 @@ impl VisitMut for Desugar {
             {
                 let (a, f) = (&m.receiver, &m.args[0]);
                 *e = syn::parse_quote_spanned!(span=> #a = #a.mapv(#f));
+            }
+            // `a.map_inplace(|v| *v = e)` of a differentiable array: `a = a.mapv(|v| e)`
+            // (`*v` read as `v`).
+            Expr::MethodCall(m)
+                if m.method == "map_inplace"
+                    && m.args.len() == 1
+                    && self.active_place(&m.receiver) =>
+            {
+                if let Some(f) = assigning_closure(&m.args[0]) {
+                    let a = &m.receiver;
+                    *e = syn::parse_quote_spanned!(span=> #a = #a.mapv(#f));
+                }
+            }
+            // `a.mapv_into(f)` (the array consumed): `a.mapv(f)`.
+            Expr::MethodCall(m)
+                if m.method == "mapv_into"
+                    && m.args.len() == 1
+                    && mentions_active(&m.receiver, &self.active) =>
+            {
+                let (a, f) = (&m.receiver, &m.args[0]);
+                *e = syn::parse_quote_spanned!(span=> #a.mapv(#f));
             }
             // `v.reverse()` of a differentiable buffer: gathered backwards.
             Expr::MethodCall(m)

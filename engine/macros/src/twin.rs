@@ -1400,9 +1400,25 @@ impl VisitMut for Rewrite<'_> {
                         segs[segs.len() - 2].as_str(),
                         "linalg" | "stats" | "mochi_rules_linalg" | "mochi_rules_stats"
                     );
+                // `crate::m::f::gradient(w)`: a companion of `f`, which has no twin of its
+                // own (as `f::gradient(w)`, a path of two names, is not local either).
+                let companion = segs.len() >= 3
+                    && matches!(
+                        segs[segs.len() - 1].as_str(),
+                        "gradient"
+                            | "value_and_gradient"
+                            | "value_and_gradient_into"
+                            | "pullback"
+                            | "rrule"
+                            | "jvp"
+                            | "hvp"
+                            | "hessian"
+                            | "jacobian"
+                    );
                 let local = (segs.len() == 1
                     || rule_crate_path
                     || matches!(segs[0].as_str(), "self" | "super" | "crate"))
+                    && !companion
                     && fp.path.segments.iter().all(|s| s.arguments.is_none())
                     && segs
                         .last()

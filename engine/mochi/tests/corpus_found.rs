@@ -175,6 +175,31 @@ fn folds_in_memory_order(x: &ndarray::Array1<f64>, a: &ndarray::Array2<f64>) -> 
     r + t
 }
 
+/// `map_inplace(|v| *v = …)` and `mapv_into(..)` of a differentiable array.
+#[differentiable]
+fn maps_in_place(x: &ndarray::Array1<f64>) -> f64 {
+    let mut a = x.clone();
+    a.map_inplace(|v| *v = v.sin() * *v);
+    a.mapv_into(|v| v * v).sum()
+}
+
+mod inner {
+    use mochi::prelude::*;
+
+    /// Σ w³.
+    #[differentiable]
+    pub fn cubes(w: &[f64]) -> f64 {
+        w.iter().map(|v| v * v * v).sum::<f64>()
+    }
+}
+
+/// Another module's companion called by its path (`crate::inner::cubes::gradient`).
+#[differentiable]
+fn companion_by_path(w: &[f64]) -> f64 {
+    let g = crate::inner::cubes::gradient(w);
+    g[0] * w[1]
+}
+
 mod rules {
     use crate::check;
 
@@ -196,6 +221,10 @@ mod rules {
     check!(squares_through_a_helper, (vec![0.5_f64, -2.0],), |a| (&a.0));
     check!(alias_annotations, (vec![0.5_f64, 2.0, -1.0],), |a| (&a.0));
     check!(generic_paths, (vec![0.3_f64, -0.7, 1.1],), |a| (&a.0));
+    check!(maps_in_place, (ndarray::array![0.3_f64, -0.7, 1.1],), |a| {
+        (&a.0)
+    });
+    check!(companion_by_path, (vec![0.5_f64, 2.0],), |a| (&a.0));
     check!(
         folds_in_memory_order,
         (
@@ -321,4 +350,10 @@ fn a_fold_gives_the_plain_calls_value() {
     // 6.125 from the reversed slice, walked in memory order (x0 first): x3 has the
     // weight 1; the logical order (x3 first) gave 3.25 and the weights reversed
     assert_eq!(dx, ndarray::array![0.125, 0.25, 0.5, 1.0]);
+}
+
+#[test]
+fn a_companion_called_by_its_path() {
+    // 3·w0²·w1: (6·w0·w1, 3·w0²)
+    assert_eq!(companion_by_path::gradient(&[0.5, 2.0]), vec![6.0, 0.75]);
 }
