@@ -2375,30 +2375,49 @@ fn gather_in_place(
     })
 }
 
-/// `|v| *v = e` (a closure that assigns its element, as `map_inplace` takes) as
-/// `|v| e'` with `*v` read as `v`, for `mapv`.
+/// `|v| *v = e` or `|v| *v *= e` (a closure that assigns its element, as `map_inplace`
+/// takes) as `|v| e'` with `*v` read as `v`, for `mapv`.
 fn assigning_closure(f: &Expr) -> Option<Expr> {
     let Expr::Closure(c) = f else { return None };
     let [Pat::Ident(p)] = c.inputs.iter().collect::<Vec<_>>()[..] else {
         return None;
     };
-    let body = match &*c.body {
-        Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
-            syn::Stmt::Expr(e, _) => e,
+    // The assignment, after `let`s (the twin writes `*v *= e` as `{ let rhs = e; *v *=
+    // rhs; }`).
+    let (lets, body): (&[syn::Stmt], &Expr) = match &*c.body {
+        Expr::Block(b) if b.label.is_none() => match b.block.stmts.split_last() {
+            Some((syn::Stmt::Expr(e, _), lets))
+                if lets.iter().all(|s| matches!(s, syn::Stmt::Local(_))) =>
+            {
+                (lets, e)
+            }
             _ => return None,
         },
-        e => e,
+        e => (&[], e),
     };
-    let Expr::Assign(a) = body else { return None };
-    let Expr::Unary(u) = &*a.left else {
-        return None;
+    // `*v = e`, or `*v op= e` (as `*v = *v op e`).
+    let (left, value): (&Expr, Expr) = match body {
+        Expr::Assign(a) => (&a.left, (*a.right).clone()),
+        Expr::Binary(b) if crate::activity::is_arithmetic_assign(&b.op) => {
+            let op = match b.op {
+                syn::BinOp::AddAssign(_) => quote::quote!(+),
+                syn::BinOp::SubAssign(_) => quote::quote!(-),
+                syn::BinOp::MulAssign(_) => quote::quote!(*),
+                syn::BinOp::DivAssign(_) => quote::quote!(/),
+                _ => quote::quote!(%),
+            };
+            let (l, r) = (&b.left, &b.right);
+            (&b.left, syn::parse_quote!(#l #op (#r)))
+        }
+        _ => return None,
     };
+    let Expr::Unary(u) = left else { return None };
     if !matches!(u.op, syn::UnOp::Deref(_))
         || !matches!(&*u.expr, Expr::Path(q) if q.path.is_ident(&p.ident))
     {
         return None;
     }
-    let mut value = (*a.right).clone();
+    let mut value: Expr = syn::parse_quote!({ #(#lets)* #value });
     crate::rewrite::UnDeref {
         names: std::slice::from_ref(&p.ident),
     }

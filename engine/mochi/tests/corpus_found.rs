@@ -175,11 +175,13 @@ fn folds_in_memory_order(x: &ndarray::Array1<f64>, a: &ndarray::Array2<f64>) -> 
     r + t
 }
 
-/// `map_inplace(|v| *v = …)` and `mapv_into(..)` of a differentiable array.
+/// `map_inplace(|v| *v *= …)`, `map_inplace(|v| *v = …)` and `mapv_into(..)` of a
+/// differentiable array.
 #[differentiable]
 fn maps_in_place(x: &ndarray::Array1<f64>) -> f64 {
     let mut a = x.clone();
-    a.map_inplace(|v| *v = v.sin() * *v);
+    a.map_inplace(|v| *v *= v.sin());
+    a.map_inplace(|v| *v = v.exp() - 1.0);
     a.mapv_into(|v| v * v).sum()
 }
 
