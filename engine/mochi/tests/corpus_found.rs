@@ -202,6 +202,21 @@ fn companion_by_path(w: &[f64]) -> f64 {
     g[0] * w[1]
 }
 
+/// `mapv` of a transposed view keeps its column-major layout (as ndarray's does), so
+/// that a later order-dependent `fold` and a test of the layout see what the plain call
+/// sees.
+#[differentiable]
+fn mapped_view_keeps_its_layout(a: &ndarray::Array2<f64>) -> f64 {
+    let b = a.t().mapv(|v| v * v);
+    let f = b.fold(0.0, |acc, &v| acc * 0.5 + v);
+    let corner = if b.is_standard_layout() {
+        b[[0, 1]]
+    } else {
+        b[[1, 0]]
+    };
+    f + corner
+}
+
 mod rules {
     use crate::check;
 
@@ -226,6 +241,11 @@ mod rules {
     check!(maps_in_place, (ndarray::array![0.3_f64, -0.7, 1.1],), |a| {
         (&a.0)
     });
+    check!(
+        mapped_view_keeps_its_layout,
+        (ndarray::array![[1.0_f64, 2.0, 3.0], [4.0, 5.0, 6.0]],),
+        |a| (&a.0)
+    );
     check!(companion_by_path, (vec![0.5_f64, 2.0],), |a| (&a.0));
     check!(
         folds_in_memory_order,
