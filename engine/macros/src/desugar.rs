@@ -1396,6 +1396,17 @@ fn element_option(
             syn::parse_quote_spanned!(span=> !#x.is_empty()),
             syn::parse_quote_spanned!(span=> #x[#x.len() - 1]),
         )),
+        // An array's multi-index, `a.get((i, j))`: in bounds when ndarray says so
+        // (without a derivative), then the element.
+        ("get", 1) if matches!(&m.args[0], Expr::Tuple(_)) => {
+            let i = format_ident!("__mochi_gi", span = span);
+            let k = &m.args[0];
+            Some((
+                quote_spanned!(span=> let #i = #k;),
+                syn::parse_quote_spanned!(span=> ::mochi::no_grad(#x.get(#i).is_some())),
+                syn::parse_quote_spanned!(span=> #x[#i]),
+            ))
+        }
         // Not `get(&key)` (a map) or `get(a..b)` (a sub-slice).
         ("get", 1) if !matches!(&m.args[0], Expr::Reference(_) | Expr::Range(_)) => {
             let i = format_ident!("__mochi_gi", span = span);

@@ -217,6 +217,19 @@ fn mapped_view_keeps_its_layout(a: &ndarray::Array2<f64>) -> f64 {
     f + corner
 }
 
+/// `a.get((i, j))` of a matrix, with a default and in an `if let`.
+#[differentiable]
+fn matrix_get(a: &ndarray::Array2<f64>, i: usize) -> f64 {
+    let c = a.get((i, 1)).copied().unwrap_or(0.5);
+    let d = a[[0, 2]];
+    c * d
+        + if let Some(v) = a.get((1, 0)) {
+            *v * *v
+        } else {
+            1.0
+        }
+}
+
 mod rules {
     use crate::check;
 
@@ -378,4 +391,19 @@ fn a_fold_gives_the_plain_calls_value() {
 fn a_companion_called_by_its_path() {
     // 3·w0²·w1: (6·w0·w1, 3·w0²)
     assert_eq!(companion_by_path::gradient(&[0.5, 2.0]), vec![6.0, 0.75]);
+}
+
+#[test]
+fn a_matrix_element_by_get() {
+    let a = ndarray::Array2::from_shape_fn((2, 3), |(i, j)| (i + 2 * j) as f64 * 0.1 + 0.05);
+    // in bounds: a11·a02 + a10²
+    let (y, (g, _)) = matrix_get::value_and_gradient(&a, 1);
+    assert_eq!(y, matrix_get(&a, 1));
+    assert_eq!(g[[1, 1]], a[[0, 2]]);
+    assert_eq!(g[[0, 2]], a[[1, 1]]);
+    assert_eq!(g[[1, 0]], 2.0 * a[[1, 0]]);
+    // out of bounds: the default 0.5
+    let (g, _) = matrix_get::gradient(&a, 7);
+    assert_eq!(g[[0, 2]], 0.5);
+    assert_eq!(g[[1, 1]], 0.0);
 }
