@@ -87,22 +87,21 @@ pub fn type_is_ref(ty: &Type) -> bool {
     matches!(ty, Type::Reference(_))
 }
 
-/// Casts to these types keep a derivative.
-pub fn is_float_type(ty: &Type) -> bool {
-    matches!(ty, Type::Path(p) if p.path.is_ident("f64") || p.path.is_ident("f32"))
-}
-
 /// An integer, `bool` or `char` type written as the primitive's name: a cast to it
 /// carries no derivative. (A cast to any other type may: an alias `type Real = f64;`, a
 /// path `std::primitive::f64`.)
 pub fn is_integer_type(ty: &Type) -> bool {
-    const INTEGERS: [&str; 14] = [
-        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
-        "bool", "char",
-    ];
     matches!(ty, Type::Path(p) if p.qself.is_none()
-        && p.path.segments.last().is_some_and(|s| INTEGERS.contains(&s.ident.to_string().as_str())))
+    && p.path.segments.last().is_some_and(|s| {
+        let n = s.ident.to_string();
+        INTEGER_TYPES.contains(&n.as_str()) || n == "bool" || n == "char"
+    }))
 }
+
+/// The primitive integer types.
+pub const INTEGER_TYPES: &[&str] = &[
+    "usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64", "i128",
+];
 
 /// The names bound by a pattern.
 pub fn pat_names(pat: &Pat, out: &mut Vec<String>) {

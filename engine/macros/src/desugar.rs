@@ -508,50 +508,51 @@ impl LeavingBranches {
 
 /// A `return`, `break` or `continue` anywhere in the statement (not in closures).
 fn any_exit(st: &syn::Stmt) -> bool {
-    struct X(bool);
-    impl<'ast> syn::visit::Visit<'ast> for X {
-        fn visit_expr(&mut self, e: &'ast Expr) {
-            match e {
-                Expr::Closure(_) => {}
-                Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => self.0 = true,
-                _ => syn::visit::visit_expr(self, e),
-            }
-        }
-    }
-    let mut x = X(false);
+    let mut x = Exits {
+        outward: false,
+        depth: 0,
+        found: false,
+    };
     syn::visit::Visit::visit_stmt(&mut x, st);
-    x.0
+    x.found
 }
 
 /// Whether `e` has a `return`, or a `break`/`continue` of a loop around it, outside its
 /// own loops and closures.
 fn leaves_inside(e: &Expr) -> bool {
-    struct L {
-        depth: usize,
-        found: bool,
-    }
-    impl<'ast> syn::visit::Visit<'ast> for L {
-        fn visit_expr(&mut self, e: &'ast Expr) {
-            match e {
-                Expr::Closure(_) => {}
-                Expr::Return(_) => self.found = true,
-                Expr::Break(b) if self.depth == 0 || b.label.is_some() => self.found = true,
-                Expr::Continue(c) if self.depth == 0 || c.label.is_some() => self.found = true,
-                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
-                    self.depth += 1;
-                    syn::visit::visit_expr(self, e);
-                    self.depth -= 1;
-                }
-                _ => syn::visit::visit_expr(self, e),
-            }
-        }
-    }
-    let mut l = L {
+    let mut x = Exits {
+        outward: true,
         depth: 0,
         found: false,
     };
-    syn::visit::Visit::visit_expr(&mut l, e);
-    l.found
+    syn::visit::Visit::visit_expr(&mut x, e);
+    x.found
+}
+
+/// The exits of code, outside closures: all of them, or (`outward`) those that leave
+/// the code (a `break`/`continue` of an inner loop does not, unless labelled).
+struct Exits {
+    outward: bool,
+    depth: usize,
+    found: bool,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Exits {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        let inside = self.outward && self.depth > 0;
+        match e {
+            Expr::Closure(_) => {}
+            Expr::Return(_) => self.found = true,
+            Expr::Break(b) if !inside || b.label.is_some() => self.found = true,
+            Expr::Continue(c) if !inside || c.label.is_some() => self.found = true,
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                self.depth += 1;
+                syn::visit::visit_expr(self, e);
+                self.depth -= 1;
+            }
+            _ => syn::visit::visit_expr(self, e),
+        }
+    }
 }
 
 /// `e` as a statement that assigns `var = Some(tail)` at each tail that gives a value
@@ -804,8 +805,12 @@ impl Flatten<'_> {
             ("sum" | "product", 0) => {
                 let ty = self.float_ty?;
                 let inner = Self::inner_chain(&f, None);
-                let one = if name == "sum" { "0.0" } else { "1.0" };
-                let init = typed(&syn::parse_str(one).ok()?, ty)?;
+                let one: Expr = if name == "sum" {
+                    syn::parse_quote!(0.0)
+                } else {
+                    syn::parse_quote!(1.0)
+                };
+                let init = typed(&one, ty)?;
                 let op = if name == "sum" {
                     quote::quote!(+=)
                 } else {

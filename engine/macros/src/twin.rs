@@ -343,9 +343,7 @@ const ARRAY_CALLS: &[&str] = &[
 ];
 
 /// The integer types: their associated functions and constants keep their type.
-const INTEGER_TYPES: &[&str] = &[
-    "usize", "isize", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64",
-];
+use crate::activity::INTEGER_TYPES;
 
 /// Paths of calls that the twin keeps (they work for any element type).
 const KEPT_CALLS: &[&str] = &[

@@ -235,11 +235,16 @@ where
     (y, pullbacks, None)
 }
 
+/// The logical positions `0..n` of `x`'s elements, in an array of `x`'s shape.
+fn positions<T, S: Data<Elem = T>, D: Dimension>(x: &ArrayBase<S, D>) -> Array<usize, D> {
+    Array::from_shape_vec(x.raw_dim(), (0..x.len()).collect::<Vec<usize>>())
+        .expect("one position per element")
+}
+
 /// The logical positions of `x`'s elements in memory order (`x` contiguous in memory):
 /// every axis walked towards higher addresses, the axes by decreasing stride.
 fn memory_order<T, S: Data<Elem = T>, D: Dimension>(x: &ArrayBase<S, D>) -> Vec<usize> {
-    let positions = Array::from_shape_vec(x.raw_dim(), (0..x.len()).collect::<Vec<usize>>())
-        .expect("one position per element");
+    let positions = positions(x);
     let mut view = positions.view();
     let strides: Vec<isize> = x.strides().to_vec();
     for (k, s) in strides.iter().enumerate() {
@@ -572,9 +577,8 @@ fn fold_order<T, S: Data<Elem = T>, D: Dimension>(x: &ArrayBase<S, D>) -> Option
     if x.as_slice_memory_order().is_some() {
         return Some(memory_order(x));
     }
-    // The logical positions, laid out like `x`, then walked as ndarray walks `x`.
-    let positions = Array::from_shape_vec(x.raw_dim(), (0..x.len()).collect::<Vec<usize>>())
-        .expect("one position per element");
+    // The logical positions, walked as ndarray walks `x`.
+    let positions = positions(x);
     let mut view = positions.view();
     let strides: Vec<isize> = x.strides().to_vec();
     // ndarray's `move_min_stride_axis_to_last`.
