@@ -347,6 +347,66 @@ fn materialise_array<T: TangentVector, D: Dimension>(a: &mut Array<T, D>, shape:
     });
 }
 
+/// A write through a mutable view (`b.row_mut(i).assign(&v)`), reversed: the part of
+/// `b`'s cotangent that `sel` picks is taken out (left zero, as the write overwrote it)
+/// and summed down to the shape of the source `v` (`shapes.1`) where `assign` broadcast it.
+#[cfg(feature = "ndarray")]
+#[track_caller]
+pub fn view_take<T, D, E, S, F>(cot: &mut Array<T, D>, shapes: &(D, S), sel: F) -> Array<T, S>
+where
+    T: TangentVector + Clone + num_traits::Zero,
+    D: Dimension,
+    E: Dimension,
+    S: Dimension,
+    F: FnOnce(&mut Array<T, D>) -> ndarray::ArrayViewMut<'_, T, E>,
+{
+    let (shape, source) = shapes;
+    if cot.shape() != shape.slice() {
+        materialise_array(cot, shape);
+    }
+    let mut view = sel(cot);
+    let part = view.to_owned();
+    view.fill(<T as TangentVector>::zero());
+    let mut part = part.into_dyn();
+    let target = source.slice();
+    while part.ndim() > target.len() {
+        part = part.sum_axis(ndarray::Axis(0));
+    }
+    for (k, &n) in target.iter().enumerate() {
+        if n == 1 && part.shape()[k] != 1 {
+            part = part
+                .sum_axis(ndarray::Axis(k))
+                .insert_axis(ndarray::Axis(k));
+        }
+    }
+    match part.into_dimensionality::<S>() {
+        Ok(p) => p,
+        Err(_) => panic!("mochi: a view's cotangent does not fit its source's shape {target:?}"),
+    }
+}
+
+/// `b.row_mut(i).fill(c)`, reversed: the part of `b`'s cotangent that `sel` picks is
+/// taken out (left zero) and summed, the cotangent of `c`.
+#[cfg(feature = "ndarray")]
+#[track_caller]
+pub fn view_take_sum<T, D, E, F>(cot: &mut Array<T, D>, shape: &D, sel: F) -> T
+where
+    T: TangentVector + Clone + num_traits::Zero,
+    D: Dimension,
+    E: Dimension,
+    F: FnOnce(&mut Array<T, D>) -> ndarray::ArrayViewMut<'_, T, E>,
+{
+    if cot.shape() != shape.slice() {
+        materialise_array(cot, shape);
+    }
+    let mut view = sel(cot);
+    let sum = view
+        .iter()
+        .fold(<T as TangentVector>::zero(), |a, b| a + b.clone());
+    view.fill(<T as TangentVector>::zero());
+    sum
+}
+
 /// `dst[i] += v`, materialising `dst` with `shape` if it is a structural zero.
 #[inline(always)]
 #[track_caller]

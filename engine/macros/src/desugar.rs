@@ -1995,6 +1995,187 @@ fn inline_mut_borrows(b: &mut syn::Block) {
     }
 }
 
+/// `let mut r = b.row_mut(i);` (any selector of [`crate::lower::VIEW_SELECTORS`], `b` a
+/// variable or field, the arguments names, literals and arithmetic) → the view written
+/// where `r` is used: `r.assign(&v)`, `r.fill(c)`, `r.mapv_inplace(f)`, `r += e` (any
+/// compound assignment) become writes through `b.row_mut(i)`, which the lowering does in
+/// place; reads of `r` become `b.row(i)`, and `r[k] = e` of a row or a column
+/// `b[[i, k]] = e`. Left as written when `r` is used otherwise (`helper(&mut r)`), or `b`
+/// or a name in the arguments is assigned or bound again after the `let`.
+fn inline_view_borrows(b: &mut syn::Block) {
+    let mut k = 0;
+    while k < b.stmts.len() {
+        let found = match &b.stmts[k] {
+            syn::Stmt::Local(l) => match (&l.pat, l.init.as_ref()) {
+                (Pat::Ident(p), Some(init))
+                    if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() =>
+                {
+                    match &*init.expr {
+                        Expr::MethodCall(m)
+                            if crate::lower::VIEW_SELECTORS
+                                .iter()
+                                .any(|(sel, _)| m.method == sel)
+                                && plain_place(&m.receiver)
+                                && m.args.iter().all(plain_selector_arg) =>
+                        {
+                            Some((p.ident.clone(), m.clone()))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((name, view)) = found else {
+            k += 1;
+            continue;
+        };
+        let mut bound = HashSet::new();
+        idents(&quote::ToTokens::to_token_stream(&view), &mut bound);
+        let mut indices = bound.clone();
+        if let Some(root) = crate::activity::root_name(&view.receiver) {
+            indices.remove(&root);
+        }
+        let mut rest: Vec<syn::Stmt> = b.stmts[k + 1..].to_vec();
+        let hit = disturbed(&rest, &indices, &bound);
+        let mut uses = ViewUses {
+            name: &name,
+            view: &view,
+            other: false,
+        };
+        for s in &mut rest {
+            uses.visit_stmt_mut(s);
+        }
+        if hit || uses.other {
+            k += 1;
+            continue;
+        }
+        b.stmts.truncate(k);
+        b.stmts.extend(rest);
+    }
+}
+
+/// An argument of a view's selector that is harmless to evaluate again: a plain index,
+/// `s![..]` of such, `Axis(k)`.
+fn plain_selector_arg(e: &Expr) -> bool {
+    match e {
+        Expr::Macro(m) => m.mac.path.is_ident("s"),
+        Expr::Call(c) => matches!(&*c.func, Expr::Path(_)) && c.args.iter().all(plain_index),
+        other => plain_index(other),
+    }
+}
+
+/// The uses of `r` after `let mut r = b.row_mut(i);` (see [`inline_view_borrows`]);
+/// `other` is set by a use the rewrite does not cover.
+struct ViewUses<'a> {
+    name: &'a syn::Ident,
+    view: &'a syn::ExprMethodCall,
+    other: bool,
+}
+
+impl ViewUses<'_> {
+    fn is_r(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name))
+    }
+    fn read_only(&self, span: Span) -> Expr {
+        let v = self.view;
+        let name = v.method.to_string();
+        let ro = crate::lower::VIEW_SELECTORS
+            .iter()
+            .find(|(sel, _)| name == *sel)
+            .map(|(_, ro)| *ro)
+            .unwrap_or("view");
+        let ro = format_ident!("{}", ro, span = span);
+        let (recv, args) = (&v.receiver, &v.args);
+        syn::parse_quote_spanned!(span=> #recv.#ro(#args))
+    }
+    fn writable(&self, span: Span) -> Expr {
+        let v = self.view;
+        let (recv, sel, args) = (&v.receiver, &v.method, &v.args);
+        syn::parse_quote_spanned!(span=> #recv.#sel(#args))
+    }
+    /// `r[k]` of a row or a column → `b[[i, k]]` / `b[[k, j]]`.
+    fn element(&self, k: &Expr) -> Option<Expr> {
+        let v = self.view;
+        let (recv, arg) = (&v.receiver, v.args.first()?);
+        match v.method.to_string().as_str() {
+            "row_mut" => Some(syn::parse_quote!(#recv[[#arg, #k]])),
+            "column_mut" => Some(syn::parse_quote!(#recv[[#k, #arg]])),
+            _ => None,
+        }
+    }
+}
+
+impl VisitMut for ViewUses<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let span = e.span();
+        match e {
+            Expr::MethodCall(m)
+                if self.is_r(&m.receiver)
+                    && matches!(
+                        m.method.to_string().as_str(),
+                        "assign" | "fill" | "mapv_inplace"
+                    ) =>
+            {
+                *m.receiver = self.writable(m.receiver.span());
+                for a in m.args.iter_mut() {
+                    self.visit_expr_mut(a);
+                }
+            }
+            Expr::Binary(b)
+                if self.is_r(&b.left)
+                    && matches!(
+                        b.op,
+                        syn::BinOp::AddAssign(_)
+                            | syn::BinOp::SubAssign(_)
+                            | syn::BinOp::MulAssign(_)
+                            | syn::BinOp::DivAssign(_)
+                    ) =>
+            {
+                *b.left = self.writable(b.left.span());
+                self.visit_expr_mut(&mut b.right);
+            }
+            Expr::Index(i) if self.is_r(&i.expr) => match self.element(&i.index) {
+                Some(el) => {
+                    *e = el;
+                    if let Expr::Index(i) = e {
+                        self.visit_expr_mut(&mut i.index);
+                    }
+                }
+                None => self.other = true,
+            },
+            Expr::Reference(r) if r.mutability.is_none() && self.is_r(&r.expr) => {
+                let ro = self.read_only(span);
+                *e = syn::parse_quote_spanned!(span=> &#ro);
+            }
+            Expr::MethodCall(m) if self.is_r(&m.receiver) => {
+                if m.method.to_string().ends_with("_mut") {
+                    self.other = true;
+                    return;
+                }
+                *m.receiver = self.read_only(m.receiver.span());
+                for a in m.args.iter_mut() {
+                    self.visit_expr_mut(a);
+                }
+            }
+            _ if self.is_r(e) => self.other = true,
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+    fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+        if p.ident == *self.name {
+            self.other = true;
+        }
+        syn::visit_mut::visit_pat_ident_mut(self, p);
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        if tokens_mention(&m.tokens, &|i| i == self.name) {
+            self.other = true;
+        }
+    }
+}
+
 /// Every identifier in a token stream.
 fn idents(ts: &proc_macro2::TokenStream, out: &mut HashSet<String>) {
     for t in ts.clone() {
@@ -2605,6 +2786,7 @@ impl VisitMut for Desugar {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         inline_local_closures(b);
         inline_mut_borrows(b);
+        inline_view_borrows(b);
         inline_split_at(b, &mut self.next);
         let mut stmts = Vec::with_capacity(b.stmts.len());
         for s in b.stmts.drain(..) {

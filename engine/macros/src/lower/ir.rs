@@ -119,6 +119,8 @@ pub enum Adj {
     Pattern(Vec<Adj>, Brackets),
     /// A structural zero.
     Zero,
+    /// An expression written out as it is (a view's part of a cotangent).
+    Raw(TokenStream),
     /// The cotangents of the elements `push` or `extend_from_slice` added to a buffer,
     /// off the end of its place (`n` elements, or one).
     TakeTail {
@@ -408,6 +410,7 @@ impl ToTokens for Adj {
             Adj::Pattern(parts, Brackets::Tuple) => quote!((#(#parts,)*)),
             Adj::Pattern(parts, Brackets::Array) => quote!([#(#parts,)*]),
             Adj::Zero => quote!(::mochi::__private::zero()),
+            Adj::Raw(e) => e.clone(),
             Adj::TakeTail { place, n: None } => quote!(::mochi::__private::pop_cot(&mut #place)),
             Adj::TakeTail { place, n: Some(n) } => {
                 quote!(::mochi::__private::split_cot(&mut #place, #n))

@@ -914,6 +914,12 @@ impl Lowerer {
     }
 
     fn lower_expr_stmt(&mut self, e: &Expr, code: &mut Code) {
+        if let Some(w) = ViewWrite::parse(e) {
+            if place_is_active(&w.place, &self.active) {
+                self.lower_view_write(w, code);
+                return;
+            }
+        }
         match e {
             Expr::Assign(a) => self.lower_assign(&a.left, &a.right, code),
             Expr::Binary(b) if compound_op(&b.op).is_some() => {
@@ -1061,6 +1067,58 @@ impl Lowerer {
             }
         }
         code.rev.push(Rev::back_into(o.cot(), take));
+    }
+
+    /// A write through a mutable view of an array (`b.row_mut(i).assign(&v)`,
+    /// `b.slice_mut(s![..]).fill(c)`): in place. The selector's arguments are saved
+    /// (unless recomputable) with the array's shape; the reverse sweep takes the view's
+    /// part of the array's cotangent out (`view_take`, or its sum for `fill`) and adds
+    /// it into the source's.
+    fn lower_view_write(&mut self, w: ViewWrite, code: &mut Code) {
+        let place = Place::parse(&w.place).expect("checked by place_is_active");
+        let Some(binding) = self.lookup(&place.root.to_string()).cloned() else {
+            return;
+        };
+        let o = self.lower_expr(&w.value, code);
+        let val = o.val();
+        let root = &place.root;
+        let fields = &place.fields;
+        let deref = place.deref.then(|| quote!(*));
+        let target = quote!((#deref #root) #(.#fields)*);
+        let args = &w.args;
+        let tuple: Expr = parse_quote!((#(#args,)*));
+        let fill = w.fill;
+        let sh = |_: &TokenStream| {
+            let shape = ir::rt::shape_of(&target);
+            if fill {
+                shape
+            } else {
+                let source = ir::rt::shape_of(&quote!(#val));
+                quote!((#shape, #source))
+            }
+        };
+        let (f, pre, r, h) = self.index_parts(&tuple, Some(&sh), code);
+        let names: Vec<Ident> = (0..args.len())
+            .map(|k| format_ident!("__mochi_sel{}", k))
+            .collect();
+        let sel = &w.sel;
+        let (write, take) = if w.fill {
+            (quote!(fill(#val)), quote!(view_take_sum))
+        } else {
+            (quote!(assign(&#val)), quote!(view_take))
+        };
+        code.fwd.push(Fwd::Primal(quote!({
+            let (#(#names,)*) = #f;
+            #target.#sel(#(#names),*).#write;
+        })));
+        let cot = &binding.cot;
+        let cot_place = quote!(#cot #(.#fields)*);
+        let adj = Adj::Raw(quote!({
+            #pre
+            let (#(#names,)*) = #r;
+            ::mochi::__private::#take(&mut #cot_place, &#h, |__mochi_a| __mochi_a.#sel(#(#names),*))
+        }));
+        code.rev.push(Rev::back_into(o.cot(), adj));
     }
 
     /// The forward place and the reverse "take the cotangent of this place" expression.
@@ -1453,6 +1511,93 @@ fn is_no_grad(e: &Expr) -> bool {
         }
         Expr::Paren(p) => is_no_grad(&p.expr),
         _ => false,
+    }
+}
+
+/// A write through a mutable view: `place.sel(args).assign(&value)` (`fill` when
+/// `fill`); `mapv_inplace(f)` and `op=` are written as an `assign` of the view read
+/// through its read-only selector (`row_mut` → `row`).
+struct ViewWrite {
+    place: Expr,
+    sel: Ident,
+    args: Vec<Expr>,
+    value: Expr,
+    fill: bool,
+}
+
+/// The mutable views of an array the lowering writes through, and their read-only twins.
+pub const VIEW_SELECTORS: &[(&str, &str)] = &[
+    ("slice_mut", "slice"),
+    ("row_mut", "row"),
+    ("column_mut", "column"),
+    ("index_axis_mut", "index_axis"),
+    ("slice_axis_mut", "slice_axis"),
+    ("diag_mut", "diag"),
+];
+
+impl ViewWrite {
+    fn parse(e: &Expr) -> Option<ViewWrite> {
+        let view = |v: &Expr| -> Option<(syn::ExprMethodCall, Ident)> {
+            let Expr::MethodCall(s) = strip_parens(v) else {
+                return None;
+            };
+            let name = s.method.to_string();
+            let (_, ro) = VIEW_SELECTORS.iter().find(|(m, _)| *m == name)?;
+            Place::parse(&s.receiver).filter(|p| p.index.is_none())?;
+            Some((s.clone(), format_ident!("{}", ro, span = s.method.span())))
+        };
+        let make = |s: syn::ExprMethodCall, value: Expr, fill: bool| ViewWrite {
+            place: (*s.receiver).clone(),
+            sel: s.method.clone(),
+            args: s.args.iter().cloned().collect(),
+            value,
+            fill,
+        };
+        match e {
+            Expr::MethodCall(m) if m.args.len() == 1 => {
+                let (s, ro) = view(&m.receiver)?;
+                let arg = &m.args[0];
+                match m.method.to_string().as_str() {
+                    "assign" => {
+                        let src = match arg {
+                            Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
+                            other => other.clone(),
+                        };
+                        Some(make(s, src, false))
+                    }
+                    "fill" => Some(make(s, arg.clone(), true)),
+                    "mapv_inplace" => {
+                        let (recv, args) = (&s.receiver, &s.args);
+                        let value = parse_quote!(#recv.#ro(#args).mapv(#arg));
+                        Some(make(s, value, false))
+                    }
+                    _ => None,
+                }
+            }
+            Expr::Binary(b) => {
+                let op = compound_op(&b.op)?;
+                let (s, ro) = view(&b.left)?;
+                let (recv, args, right) = (&s.receiver, &s.args, &b.right);
+                let read = quote!(&#recv.#ro(#args));
+                let value = match op {
+                    "+" => parse_quote!(#read + (#right)),
+                    "-" => parse_quote!(#read - (#right)),
+                    "*" => parse_quote!(#read * (#right)),
+                    "/" => parse_quote!(#read / (#right)),
+                    _ => return None,
+                };
+                Some(make(s, value, false))
+            }
+            _ => None,
+        }
+    }
+}
+
+fn strip_parens(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_parens(&p.expr),
+        Expr::Group(g) => strip_parens(&g.expr),
+        other => other,
     }
 }
 
