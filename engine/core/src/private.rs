@@ -347,6 +347,36 @@ fn materialise_array<T: TangentVector, D: Dimension>(a: &mut Array<T, D>, shape:
     });
 }
 
+/// The shape of `Array2::from_shape_fn(shape, f)` as a dimension (`(2, 3)`, `[2, 3]`,
+/// `n`, `a.raw_dim()`), for the loop the derived code writes it as.
+#[cfg(feature = "ndarray")]
+#[inline]
+pub fn shape_dim<Sh: ndarray::ShapeBuilder>(shape: Sh) -> Sh::Dim {
+    shape.into_shape_with_order().raw_dim().clone()
+}
+
+/// The number of elements of a shape.
+#[cfg(feature = "ndarray")]
+#[inline]
+pub fn dim_size<D: Dimension>(d: &D) -> usize {
+    d.size()
+}
+
+/// The index (as a pattern: `(i, j)` for two dimensions) of the `k`-th element of an
+/// array of shape `d` in standard (row-major) order.
+#[cfg(feature = "ndarray")]
+#[inline]
+pub fn nth_pattern<D: Dimension>(d: &D, k: usize) -> D::Pattern {
+    let mut index = d.clone();
+    let mut rest = k;
+    for axis in (0..d.ndim()).rev() {
+        let n = d[axis];
+        index[axis] = rest % n;
+        rest /= n;
+    }
+    index.into_pattern()
+}
+
 /// A write through a mutable view (`b.row_mut(i).assign(&v)`), reversed: the part of
 /// `b`'s cotangent that `sel` picks is taken out (left zero, as the write overwrote it)
 /// and summed down to the shape of the source `v` (`shapes.1`) where `assign` broadcast it.
@@ -486,6 +516,11 @@ pub fn pull<P: crate::Pullback>(
 
 /// The length of a one-dimensional sequence: a slice, a `Vec`, an array, a
 /// one-dimensional ndarray array or view, or a reference to one.
+#[diagnostic::on_unimplemented(
+    message = "mochi: a `for` loop or iterator chain over `{Self}` is differentiated element by element over a one-dimensional sequence",
+    label = "not a one-dimensional sequence",
+    note = "for an array of two or more dimensions that is not a parameter, iterate over `let f = a.flatten();` (`for v in f.iter()`), or over its rows (`a.rows()`)"
+)]
 pub trait SeqLen {
     /// The number of elements.
     fn seq_len(&self) -> usize;

@@ -74,11 +74,17 @@ pub fn analyse(func: &ItemFn) -> Analysis {
     };
     let mut written_active = active.clone();
     activity::analyse(&func.block, &mut written_active);
+    let multi_dim: HashSet<String> = params
+        .iter()
+        .filter(|(_, t, _)| crate::desugar::multi_dim_array(t))
+        .map(|(i, _, _)| i.to_string())
+        .collect();
     let body = crate::desugar::desugar(
         &func.block,
         float_ty.as_ref(),
         &written_active,
         Some(&ret_ty),
+        &multi_dim,
     );
     activity::analyse(&body, &mut active);
 

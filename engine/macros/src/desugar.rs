@@ -57,9 +57,26 @@ pub fn desugar(
     float_ty: Option<&syn::Ident>,
     active: &HashSet<String>,
     ret_ty: Option<&syn::Type>,
+    multi_dim: &HashSet<String>,
 ) -> syn::Block {
     let mut b = block.clone();
     tail_returns(&mut b);
+    // A parameter bound again in the body may not be an array any more.
+    let names: HashSet<String> = multi_dim
+        .iter()
+        .filter(|n| !binds_name(&b, n))
+        .cloned()
+        .collect();
+    let mut flat_made = Vec::new();
+    if !names.is_empty() {
+        let mut flat = FlatArrays {
+            names: &names,
+            next: 0,
+            made: Vec::new(),
+        };
+        flat.visit_block_mut(&mut b);
+        flat_made = flat.made;
+    }
     LabelledBlocks.visit_block_mut(&mut b);
     LeavingBranches { next: 0 }.visit_block_mut(&mut b);
     ArgBest.visit_block_mut(&mut b);
@@ -73,9 +90,16 @@ pub fn desugar(
         made: Vec::new(),
     };
     flatten.visit_block_mut(&mut b);
-    // The rows `flatten` binds carry derivatives when their sequence does.
+    // The rows `flatten` binds carry derivatives when their sequence does, and so do
+    // the flattened arrays.
     let mut active = active.clone();
     active.extend(flatten.made);
+    let flat_active: Vec<String> = flat_made
+        .into_iter()
+        .filter(|(_, of)| active.contains(of))
+        .map(|(f, _)| f)
+        .collect();
+    active.extend(flat_active);
     let active = &active;
     if let Some(t) = ret_ty {
         let mut c = CollectAsReturned(t);
@@ -94,6 +118,447 @@ pub fn desugar(
     LeavingBranches { next: 1000 }.visit_block_mut(&mut b);
     loop_values.visit_block_mut(&mut b);
     b
+}
+
+/// Arrays built element by element from differentiable values, as arrays built from a
+/// `Vec` (whose rules exist):
+///
+/// - `Array1::from_iter(chain)` (also `Array::from_iter`), `chain.collect::<Array1<_>>()`
+///   → `Array1::from(chain.collect::<Vec<_>>())`;
+/// - `Array2::from_shape_fn(shape, |(i, j)| e)` (also `Array1`, `Array3`) → a loop over
+///   the flat positions pushing `e` with `(i, j)` bound to the position's index, then
+///   `Array2::from_shape_vec(shape, v).unwrap()` (standard order, as `from_shape_fn`).
+fn array_from_elements(
+    e: &Expr,
+    active: &HashSet<String>,
+    float_ty: Option<&syn::Ident>,
+) -> Option<Expr> {
+    let span = e.span();
+    let elem: syn::Type = match float_ty {
+        Some(t) => syn::parse_quote!(#t),
+        None => syn::parse_quote!(_),
+    };
+    let array_path = |p: &syn::ExprPath, names: &[&str]| -> Option<syn::Path> {
+        let n = p.path.segments.len();
+        if p.qself.is_some() || n < 2 {
+            return None;
+        }
+        let ty = &p.path.segments[n - 2];
+        if !names.contains(&ty.ident.to_string().as_str()) {
+            return None;
+        }
+        let mut prefix = p.path.clone();
+        prefix.segments.pop();
+        let last = prefix.segments.pop()?.into_value();
+        prefix.segments.push(last);
+        Some(prefix)
+    };
+    match e {
+        Expr::Call(c) if c.args.len() == 1 && mentions_active(&c.args[0], active) => {
+            let Expr::Path(p) = &*c.func else { return None };
+            let method = p.path.segments.last()?.ident.to_string();
+            if method != "from_iter" {
+                return None;
+            }
+            let ty = array_path(p, &["Array1", "Array"])?;
+            let chain = &c.args[0];
+            let iterator = matches!(chain, Expr::MethodCall(m) if matches!(
+                m.method.to_string().as_str(),
+                "iter" | "into_iter" | "map" | "filter" | "filter_map" | "zip" | "enumerate"
+                    | "copied" | "cloned" | "rev" | "skip" | "take" | "chain" | "step_by"
+                    | "windows" | "chunks" | "chunks_exact" | "scan" | "flat_map" | "flatten"
+            ));
+            let chain: Expr = if iterator {
+                chain.clone()
+            } else {
+                syn::parse_quote!(#chain.into_iter())
+            };
+            Some(syn::parse_quote_spanned!(span=>
+                #ty::from(#chain.collect::<Vec<#elem>>())
+            ))
+        }
+        Expr::Call(c) if c.args.len() == 2 && mentions_active(&c.args[1], active) => {
+            let Expr::Path(p) = &*c.func else { return None };
+            if p.path.segments.last()?.ident != "from_shape_fn" {
+                return None;
+            }
+            let ty = array_path(p, &["Array1", "Array2", "Array3"])?;
+            let Expr::Closure(f) = &c.args[1] else {
+                return None;
+            };
+            if f.inputs.len() != 1 {
+                return None;
+            }
+            let pat = &f.inputs[0];
+            let body = &f.body;
+            let shape = &c.args[0];
+            let (d, v, k) = (
+                format_ident!("__mochi_shape", span = span),
+                format_ident!("__mochi_elems", span = span),
+                format_ident!("__mochi_flat_k", span = span),
+            );
+            Some(syn::parse_quote_spanned!(span=> {
+                let #d = ::mochi::__private::shape_dim(#shape);
+                let mut #v: Vec<#elem> = Vec::new();
+                for #k in 0..::mochi::__private::dim_size(&#d) {
+                    let #pat = ::mochi::__private::nth_pattern(&#d, #k);
+                    #v.push(#body);
+                }
+                #ty::from_shape_vec(#d, #v).unwrap()
+            }))
+        }
+        Expr::MethodCall(m) if m.method == "collect" && m.args.is_empty() => {
+            let turbofish = m.turbofish.as_ref()?;
+            let Some(syn::GenericArgument::Type(syn::Type::Path(t))) = turbofish.args.first()
+            else {
+                return None;
+            };
+            let last = t.path.segments.last()?;
+            if !(last.ident == "Array1" || last.ident == "Array")
+                || !mentions_active(&m.receiver, active)
+            {
+                return None;
+            }
+            let mut ty = t.path.clone();
+            if let Some(l) = ty.segments.last_mut() {
+                l.arguments = syn::PathArguments::None;
+            }
+            let chain = &m.receiver;
+            Some(syn::parse_quote_spanned!(span=>
+                #ty::from(#chain.collect::<Vec<#elem>>())
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The operands of `Zip::from(a).and(b).and(c)`, in order.
+fn zip_operands(e: &Expr) -> Option<Vec<Expr>> {
+    match unparen(e) {
+        Expr::MethodCall(m) if m.method == "and" && m.args.len() == 1 => {
+            let mut v = zip_operands(&m.receiver)?;
+            v.push(m.args[0].clone());
+            Some(v)
+        }
+        Expr::Call(c) if c.args.len() == 1 => {
+            let Expr::Path(p) = &*c.func else { return None };
+            let segs: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let n = segs.len();
+            (n >= 2 && segs[n - 1] == "from" && segs[n - 2] == "Zip")
+                .then(|| vec![c.args[0].clone()])
+        }
+        _ => None,
+    }
+}
+
+/// ndarray's `Zip` over differentiable arrays, as a loop over the elements in logical
+/// order (the arrays read through `flatten()`, a rule):
+///
+/// - `Zip::from(&mut out).and(&a).for_each(|o, &x| *o = e)` (any number of operands,
+///   any of them `&mut` of a variable or field): `*o` is `out[p]`, `p` the element's
+///   index (`__private::nth_pattern`);
+/// - `Zip::from(&a).and(&b).map_collect(|&x, &y| e)` → the values collected into a
+///   vector, reshaped to the operands' shape;
+/// - `Zip::from(&a).and(&b).fold(init, |acc, &x, &y| e)`.
+///
+/// The operands must have one shape, as `Zip` asserts.
+fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr> {
+    let Expr::MethodCall(m) = e else { return None };
+    let method = m.method.to_string();
+    let closure_at = match method.as_str() {
+        "for_each" | "map_collect" if m.args.len() == 1 => 0,
+        "fold" if m.args.len() == 2 => 1,
+        _ => return None,
+    };
+    let operands = zip_operands(&m.receiver)?;
+    if !mentions_active(e, active) {
+        return None;
+    }
+    let Expr::Closure(f) = &m.args[closure_at] else {
+        return None;
+    };
+    let skip = usize::from(method == "fold");
+    if f.inputs.len() != operands.len() + skip {
+        return None;
+    }
+    let span = m.method.span();
+    *next += 1;
+    let id = *next;
+    let (d, k, p) = (
+        format_ident!("__mochi_zd{}", id, span = span),
+        format_ident!("__mochi_zk{}", id, span = span),
+        format_ident!("__mochi_zp{}", id, span = span),
+    );
+    let mut pre: Vec<syn::Stmt> = Vec::new();
+    let mut lets: Vec<syn::Stmt> = Vec::new();
+    let mut body: Expr = (*f.body).clone();
+    let mut first: Option<Expr> = None;
+    for (n, (op, pat)) in operands.iter().zip(f.inputs.iter().skip(skip)).enumerate() {
+        let (place, mutable) = match unparen(op) {
+            Expr::Reference(r) => ((*r.expr).clone(), r.mutability.is_some()),
+            other => (other.clone(), false),
+        };
+        match &first {
+            None => {
+                first = Some(place.clone());
+                pre.push(syn::parse_quote_spanned!(span=>
+                    let #d = ::mochi::__private::shape_dim(#place.raw_dim());
+                ));
+            }
+            Some(_) => pre.push(syn::parse_quote_spanned!(span=>
+                assert!(
+                    #place.raw_dim() == #d,
+                    "Zip: the operands have different shapes"
+                );
+            )),
+        }
+        if mutable {
+            // `*o` in the body is the element of the variable.
+            if !matches!(place, Expr::Path(_) | Expr::Field(_)) {
+                return None;
+            }
+            let Pat::Ident(pi) = pat else { return None };
+            let mut uses = DerefUses {
+                name: &pi.ident,
+                place: syn::parse_quote!(#place[#p]),
+                other: false,
+            };
+            uses.visit_expr_mut(&mut body);
+            if uses.other {
+                return None;
+            }
+            continue;
+        }
+        let z = format_ident!("__mochi_z{}_{}", id, n, span = span);
+        pre.push(syn::parse_quote_spanned!(span=> let #z = #place.flatten();));
+        match pat {
+            Pat::Reference(r) => {
+                let inner = &r.pat;
+                lets.push(syn::parse_quote_spanned!(span=> let #inner = #z[#k];));
+            }
+            other => lets.push(syn::parse_quote_spanned!(span=> let #other = &#z[#k];)),
+        }
+    }
+    first?;
+    let count: Expr = syn::parse_quote_spanned!(span=> ::mochi::__private::dim_size(&#d));
+    let walk = |inner: TokenStream| -> Expr {
+        syn::parse_quote_spanned!(span=>
+            for #k in 0..#count {
+                let #p = ::mochi::__private::nth_pattern(&#d, #k);
+                #(#lets)*
+                #inner
+            }
+        )
+    };
+    Some(match method.as_str() {
+        "for_each" => {
+            let l = walk(quote_spanned!(span=> { #body; }));
+            syn::parse_quote_spanned!(span=> { #(#pre)* #l })
+        }
+        "map_collect" => {
+            let v = format_ident!("__mochi_zv{}", id, span = span);
+            let l = walk(quote_spanned!(span=> #v.push(#body);));
+            syn::parse_quote_spanned!(span=> {
+                #(#pre)*
+                let mut #v = Vec::new();
+                #l
+                ::ndarray::Array1::from(#v).into_shape_with_order(#d).unwrap()
+            })
+        }
+        _ => {
+            let acc = &f.inputs[0];
+            let init = &m.args[0];
+            let a = format_ident!("__mochi_za{}", id, span = span);
+            let l = walk(quote_spanned!(span=> #a = { let #acc = #a; #body };));
+            syn::parse_quote_spanned!(span=> {
+                #(#pre)*
+                let mut #a = #init;
+                #l
+                #a
+            })
+        }
+    })
+}
+
+/// `*o` of a closure's `&mut` parameter `o` → `place`; `other` is set by any other use.
+struct DerefUses<'a> {
+    name: &'a syn::Ident,
+    place: Expr,
+    other: bool,
+}
+
+impl VisitMut for DerefUses<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let is_o = |x: &Expr| matches!(x, Expr::Path(p) if p.path.get_ident() == Some(self.name));
+        match e {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) && is_o(&u.expr) => {
+                *e = self.place.clone();
+            }
+            _ if is_o(e) => self.other = true,
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+}
+
+/// Whether a pattern in `b` binds `name`.
+fn binds_name(b: &syn::Block, name: &str) -> bool {
+    struct Binds<'a>(&'a str, bool);
+    impl<'ast> syn::visit::Visit<'ast> for Binds<'_> {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.1 |= p.ident == self.0;
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut v = Binds(name, false);
+    syn::visit::Visit::visit_block(&mut v, b);
+    v.1
+}
+
+/// Whether a parameter's type is an ndarray array of two or more dimensions, as far as
+/// its syntax shows (`&Array2<f64>`, `ArrayView3<T>`, `&ArrayD<f64>`, `&Array<f64, Ix2>`).
+pub fn multi_dim_array(t: &syn::Type) -> bool {
+    match t {
+        syn::Type::Reference(r) => multi_dim_array(&r.elem),
+        syn::Type::Paren(p) => multi_dim_array(&p.elem),
+        syn::Type::Path(p) => {
+            let Some(last) = p.path.segments.last() else {
+                return false;
+            };
+            let name = last.ident.to_string();
+            let fixed = ["Array", "ArrayView", "ArcArray", "CowArray"]
+                .iter()
+                .any(|base| {
+                    name.strip_prefix(base)
+                        .is_some_and(|rest| matches!(rest, "2" | "3" | "4" | "5" | "6" | "D"))
+                });
+            let generic = matches!(name.as_str(), "Array" | "ArrayView" | "ArrayBase")
+                && matches!(&last.arguments, syn::PathArguments::AngleBracketed(a)
+                if a.args.iter().any(|g| {
+                    let g = quote::ToTokens::to_token_stream(g).to_string();
+                    ["Ix2", "Ix3", "Ix4", "Ix5", "Ix6", "IxDyn"]
+                        .iter()
+                        .any(|d| g.ends_with(d))
+                }));
+            fixed || generic
+        }
+        _ => false,
+    }
+}
+
+/// `for v in a.iter()` (also `&a`, `.copied()`, `.enumerate()`, `.zip(..)`) and chains
+/// `a.iter().zip(b.iter()).map(..).sum()` over an array of two or more dimensions
+/// (`names`: the parameters whose type says so): the element loop and the chain
+/// rewrites index a sequence by one `usize`, so the array is read through
+/// `let f = a.flatten();` first (ndarray's logical order, as `iter()` visits it; the
+/// flatten rule's pullback gives the cotangent its shape back).
+struct FlatArrays<'a> {
+    names: &'a HashSet<String>,
+    next: usize,
+    /// The flattened arrays' names, with the array each flattens.
+    made: Vec<(String, String)>,
+}
+
+impl FlatArrays<'_> {
+    /// Replaces `a.iter()`, `a.into_iter()` and `&a` (as an iterated sequence or a
+    /// `zip` argument) of a multi-dimensional `a` in `e`, recording the flattening.
+    fn replace(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) {
+        struct Sources<'s, 'a> {
+            outer: &'s mut FlatArrays<'a>,
+            lets: &'s mut Vec<syn::Stmt>,
+        }
+        impl Sources<'_, '_> {
+            fn flat(&mut self, x: &Expr) -> Option<syn::Ident> {
+                let Expr::Path(p) = x else { return None };
+                let id = p.path.get_ident()?;
+                if !self.outer.names.contains(&id.to_string()) {
+                    return None;
+                }
+                self.outer.next += 1;
+                let f = format_ident!("__mochi_flat{}", self.outer.next, span = id.span());
+                self.outer.made.push((f.to_string(), id.to_string()));
+                self.lets
+                    .push(syn::parse_quote_spanned!(id.span()=> let #f = #id.flatten();));
+                Some(f)
+            }
+        }
+        impl VisitMut for Sources<'_, '_> {
+            fn visit_expr_mut(&mut self, e: &mut Expr) {
+                match e {
+                    Expr::MethodCall(m)
+                        if (m.method == "iter" || m.method == "into_iter") && m.args.is_empty() =>
+                    {
+                        if let Some(f) = self.flat(&m.receiver) {
+                            *m.receiver = syn::parse_quote!(#f);
+                        }
+                    }
+                    Expr::MethodCall(m) if m.method == "zip" && m.args.len() == 1 => {
+                        self.visit_expr_mut(&mut m.receiver);
+                        let arg = &mut m.args[0];
+                        let inner = match arg {
+                            Expr::Reference(r) if r.mutability.is_none() => Some(&*r.expr),
+                            Expr::Path(_) => Some(&*arg),
+                            _ => None,
+                        };
+                        match inner.and_then(|x| self.flat(x)) {
+                            Some(f) => *arg = syn::parse_quote!(#f.iter()),
+                            None => self.visit_expr_mut(arg),
+                        }
+                    }
+                    // Nested blocks get their own flattening, where they run.
+                    Expr::Closure(_)
+                    | Expr::Block(_)
+                    | Expr::If(_)
+                    | Expr::Match(_)
+                    | Expr::ForLoop(_)
+                    | Expr::While(_)
+                    | Expr::Loop(_)
+                    | Expr::Unsafe(_) => {}
+                    _ => syn::visit_mut::visit_expr_mut(self, e),
+                }
+            }
+        }
+        if let Expr::ForLoop(f) = e {
+            // `for v in &a`
+            if let Expr::Reference(r) = &*f.expr {
+                if r.mutability.is_none() {
+                    let mut s = Sources { outer: self, lets };
+                    if let Some(fl) = s.flat(&r.expr) {
+                        *f.expr = syn::parse_quote!(#fl.iter());
+                    }
+                }
+            }
+            Sources { outer: self, lets }.visit_expr_mut(&mut f.expr);
+            return;
+        }
+        Sources { outer: self, lets }.visit_expr_mut(e);
+    }
+}
+
+impl VisitMut for FlatArrays<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for mut s in b.stmts.drain(..) {
+            let mut lets = Vec::new();
+            match &mut s {
+                syn::Stmt::Expr(e, _) => self.replace(e, &mut lets),
+                syn::Stmt::Local(l) => {
+                    if let Some(init) = &mut l.init {
+                        self.replace(&mut init.expr, &mut lets);
+                    }
+                }
+                _ => {}
+            }
+            out.extend(lets);
+            syn::visit_mut::visit_stmt_mut(self, &mut s);
+            out.push(s);
+        }
+        b.stmts = out;
+    }
 }
 
 /// The function's last statement `return e;` → the tail `e` (`return;` → nothing), also
@@ -2857,6 +3322,12 @@ impl VisitMut for Desugar {
         }
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Some(r) = array_from_elements(e, &self.active, self.float_ty.as_ref()) {
+            *e = r;
+        }
+        if let Some(r) = zip_loop(e, &self.active, &mut self.next) {
+            *e = r;
+        }
         // `.map(f64::sqrt)`, `.mapv(helper)`: a function by path as the closure
         // `|a| f64::sqrt(a)`, which the chains and adapters take.
         if let Expr::MethodCall(m) = e {

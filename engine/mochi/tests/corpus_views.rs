@@ -4,10 +4,16 @@
 //! reverse sweep takes the view's part of the cotangent out. Checked by `test_rule`
 //! (finite differences, the adjoint identity), by exact values, and one Hessian against
 //! differences of the gradient.
+//!
+//! Also arrays walked and built element by element: `for v in a.iter()` and chains over
+//! a matrix parameter (read through `a.flatten()`, in logical order), and
+//! `Array1::from_iter(chain)`, `chain.collect::<Array1<_>>()`,
+//! `Array2::from_shape_fn(shape, |(i, j)| e)`; and ndarray's `Zip` (`for_each` writing
+//! a `&mut` operand, `map_collect` and `fold`, over any number of operands).
 
 mod common;
 use mochi::prelude::*;
-use ndarray::{array, s, Array1, Array2, Axis, Slice};
+use ndarray::{array, s, Array1, Array2, Array3, ArrayView2, Axis, Slice, Zip};
 
 #[differentiable]
 fn rows_assigned(x: &Array1<f64>) -> f64 {
@@ -77,6 +83,62 @@ fn column_elements(a: &Array2<f64>, w: f64) -> f64 {
     m.mapv(|v| v.tanh()).sum()
 }
 
+/// Element loops and chains over matrices, weighted by the position `iter()` gives.
+#[differentiable]
+fn matrix_elements(a: ArrayView2<f64>, b: &Array2<f64>) -> f64 {
+    let mut s = 0.0;
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        s += x * y * (i as f64 + 1.0);
+    }
+    for v in &a {
+        s += v * v;
+    }
+    let t: f64 = a.iter().zip(b.iter()).map(|(x, y)| (x - y).powi(2)).sum();
+    let c = b.iter().copied().map(|v| v.exp()).collect::<Array1<f64>>();
+    s + t + c.sum() + a.iter().fold(1.0, |p, v| p * (1.0 + v))
+}
+
+#[differentiable]
+fn built_from_elements(a: &Array1<f64>) -> f64 {
+    let m = Array3::from_shape_fn((2, 2, 2), |(i, j, k)| a[i] * a[j] - a[k]);
+    let v = Array1::from_shape_fn(3, |i| a[i % 2].powi(i as i32 + 1));
+    let w = Array1::from_iter(a.iter().map(|x| x * x));
+    let n = Array1::from_iter(0..4);
+    m.sum() + v.sum() + w[2] * m[[1, 0, 1]] + n.len() as f64
+}
+
+#[differentiable]
+fn zips(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
+    let mut out = Array1::<f64>::zeros(a.len());
+    Zip::from(&mut out)
+        .and(a)
+        .and(b)
+        .for_each(|o, &x, &y| *o = x.sin() * y);
+    Zip::from(&mut out).and(a).for_each(|o, x| {
+        *o += x * 2.0;
+    });
+    let c = Zip::from(a)
+        .and(b)
+        .and(&out)
+        .map_collect(|&x, &y, &z| x * y + z);
+    let f = Zip::from(a)
+        .and(b)
+        .fold(0.5, |acc, &x, &y| acc * 0.9 + x * y);
+    out.sum() + c.sum() + f
+}
+
+#[differentiable]
+fn zips_of_matrices(a: &Array2<f64>, w: f64) -> f64 {
+    let mut m = a.clone();
+    Zip::from(&mut m)
+        .and(a)
+        .for_each(|o, &x| *o = *o * w + x.exp());
+    let t = Zip::from(&m).and(a).map_collect(|&p, &q| p - q * w * p);
+    let mut s = 0.0;
+    Zip::from(&t).for_each(|&v| s += v * v);
+    s + t[[1, 0]]
+}
+
 #[cfg(test)]
 mod checks {
     use super::*;
@@ -101,6 +163,61 @@ mod checks {
         ),
         |a| (&a.0, a.1)
     );
+
+    check!(built_from_elements, (array![0.3_f64, 0.7, -0.2],), |a| (&a
+        .0));
+
+    check!(
+        zips,
+        (array![0.3_f64, 0.7, -0.2], array![0.5_f64, -0.1, 0.9]),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        zips_of_matrices,
+        (
+            Array2::from_shape_fn((2, 3), |(i, j)| (i + 2 * j) as f64 * 0.1 + 0.05),
+            0.7_f64
+        ),
+        |a| (&a.0, a.1)
+    );
+
+    #[test]
+    fn zip_values() {
+        let (a, b) = (array![0.3_f64, 0.7, -0.2], array![0.5_f64, -0.1, 0.9]);
+        let (v, (ga, _)) = super::zips::value_and_gradient(&a, &b);
+        assert_eq!(v, super::zips(&a, &b));
+        // out = sin(a)·b + 2a, c = a·b + out, f = fold: ∂/∂a₀ = 2(cos a₀·b₀ + 2) + b₀ + b₀·0.9²
+        let want = 2.0 * (a[0].cos() * b[0] + 2.0) + b[0] + b[0] * 0.81;
+        assert!((ga[0] - want).abs() < 1e-12, "{} vs {want}", ga[0]);
+    }
+
+    #[test]
+    fn matrix_elements_in_logical_order() {
+        let a = Array2::from_shape_fn((3, 2), |(i, j)| (i + 2 * j) as f64 * 0.1 + 0.05);
+        let b = Array2::from_shape_fn((2, 3), |(i, j)| (i * j) as f64 * 0.1 - 0.15);
+        mochi::testing::test_rule(
+            (a.t().to_owned(), b.clone()),
+            |p| super::matrix_elements(p.0.view(), &p.1),
+            |p| super::matrix_elements::rrule(p.0.view(), &p.1),
+        );
+        // a transposed view (its logical order is not its memory order) gives the
+        // gradient of the same matrix in standard layout
+        let standard = super::matrix_elements::gradient(a.t().to_owned().view(), &b);
+        assert_eq!(super::matrix_elements::gradient(a.t(), &b), standard);
+        let (v, (ga, _)) = super::matrix_elements::value_and_gradient(a.t(), &b);
+        assert_eq!(v, super::matrix_elements(a.t(), &b));
+        // the first loop's weight of a.t()[[0, 1]] (position 1, weight 2) is b[[0, 1]]·2
+        let at = a.t();
+        let want = b[[0, 1]] * 2.0
+            + 2.0 * at[[0, 1]]
+            + 2.0 * (at[[0, 1]] - b[[0, 1]])
+            + at.iter().fold(1.0, |p, v| p * (1.0 + v)) / (1.0 + at[[0, 1]]);
+        assert!(
+            (ga[[0, 1]] - want).abs() < 1e-12,
+            "{} vs {want}",
+            ga[[0, 1]]
+        );
+    }
 
     #[test]
     fn values_and_known_derivatives() {

@@ -121,7 +121,7 @@ pub mod rules {
         NdMean, NdMeanAxis, NdNormL2, NdProduct, NdStd, NdSum, NdSumAxis, NdVar,
     };
     pub use crate::shape::{
-        NdBroadcast, NdClone, NdColumn, NdDim, NdIndexAxis, NdInsertAxis, NdIntoShape,
+        NdBroadcast, NdClone, NdColumn, NdDim, NdFlatten, NdIndexAxis, NdInsertAxis, NdIntoShape,
         NdIntoShapeWithOrder, NdIsSquare, NdIsStandardLayout, NdLenOf, NdNcols, NdNdim, NdNrows,
         NdRawDim, NdRow, NdShapeOf, NdSlice, NdSliceAxis, NdStrides, NdT, NdToOwned, NdToShape,
         NdView,

@@ -12,7 +12,7 @@ use crate::Elem;
 use mochi_core::kit::{inactive_methods, rule_trait, IdentityPullback};
 use mochi_core::{Call, NoTangent, Pullback};
 use ndarray::{
-    Array, ArrayBase, ArrayView, Axis, CowArray, Data, Dimension, IntoDimension, Order,
+    Array, Array1, ArrayBase, ArrayView, Axis, CowArray, Data, Dimension, IntoDimension, Order,
     RawDataClone, RemoveAxis, ShapeArg, ShapeError, Slice, SliceArg,
 };
 use std::marker::PhantomData;
@@ -51,6 +51,11 @@ rule_trait! {
 rule_trait! {
     /// `x.to_owned()`: `Call((&x,)).to_owned()`.
     NdToOwned::to_owned
+}
+rule_trait! {
+    /// `x.flatten()`: `Call((&x,)).flatten()`, the elements in logical order (as
+    /// `x.iter()` visits them) in a vector.
+    NdFlatten::flatten
 }
 rule_trait! {
     /// `x.clone()`: `Call((&x,)).clone()`.
@@ -112,6 +117,46 @@ fn identity<T, D: Dimension>(dim: D) -> OwnedCopyPullback<T, D> {
     OwnedCopyPullback {
         dim,
         _t: PhantomData,
+    }
+}
+
+/// Pullback of `flatten()`: the vector's cotangent, in logical order, added into `x̄`.
+pub struct FlattenPullback<T, D> {
+    dim: D,
+    _t: PhantomData<T>,
+}
+
+impl<T: Elem, D: Dimension> Pullback for FlattenPullback<T, D> {
+    type Output = Array1<T>;
+    type Args = (Array<T, D>,);
+    #[track_caller]
+    fn pullback(self, dy: Array1<T>, (dx,): (&mut Array<T, D>,)) {
+        let Some(dy) = output(dy, &ndarray::Ix1(self.dim.size())) else {
+            return;
+        };
+        dense(dx, &self.dim)
+            .iter_mut()
+            .zip(dy.iter())
+            .for_each(|(d, &y)| *d += y);
+    }
+}
+
+/// `x.flatten()` (ndarray's gives a `CowArray` that borrows a standard-layout `x`): an
+/// owned vector here, whose pullback writes back in the same order.
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdFlatten for Call<(&ArrayBase<S, D>,)> {
+    type Output = Array1<T>;
+    type Pullback = FlattenPullback<T, D>;
+    #[inline]
+    fn flatten(self) -> (Self::Output, Self::Pullback) {
+        let (x,) = self.0;
+        let y = Array1::from_iter(x.iter().cloned());
+        (
+            y,
+            FlattenPullback {
+                dim: x.raw_dim(),
+                _t: PhantomData,
+            },
+        )
     }
 }
 

@@ -273,7 +273,13 @@ pub mod rt {
     }
     /// The length of a sequence.
     pub fn seq_len(seq: &TokenStream) -> TokenStream {
-        quote!(::mochi::__private::seq_len(&#seq))
+        // At the sequence, where a type that is no sequence is reported.
+        let span = seq
+            .clone()
+            .into_iter()
+            .next()
+            .map_or_else(proc_macro2::Span::call_site, |t| t.span());
+        quote::quote_spanned!(span=> ::mochi::__private::seq_len(&#seq))
     }
     /// The bounds of a range, as a `(start, end)` the reverse sweep can keep.
     pub fn range_bounds(range: &TokenStream) -> TokenStream {
