@@ -276,7 +276,8 @@ fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr
         _ => return None,
     };
     let operands = zip_operands(&m.receiver)?;
-    if !mentions_active(e, active) {
+    // Two operands' `map_collect` is a rule (`NdMapCollect`), without the copies.
+    if !mentions_active(e, active) || (method == "map_collect" && operands.len() == 2) {
         return None;
     }
     let Expr::Closure(f) = &m.args[closure_at] else {
