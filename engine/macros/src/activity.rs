@@ -180,6 +180,20 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
         }
         Expr::Match(m) => m.arms.iter().any(|a| expr_is_active(&a.body, active)),
         Expr::Macro(m) => {
+            // ndarray's concatenate![axis, a, b] and stack![axis, a, b] carry their arrays.
+            let joins = m
+                .mac
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "concatenate" || s.ident == "stack");
+            if joins {
+                if let Ok(list) = m.mac.parse_body_with(
+                    syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                ) {
+                    return list.iter().skip(1).any(|e| expr_is_active(e, active));
+                }
+            }
             // vec![a, b] and vec![a; n] carry their elements.
             if m.mac.path.is_ident("vec") {
                 if let Ok(r) = m.mac.parse_body::<ExprRepeatBody>() {

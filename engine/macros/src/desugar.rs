@@ -232,6 +232,66 @@ fn array_from_elements(
     }
 }
 
+/// ndarray forms written as others the rules and rewrites take:
+///
+/// - `y.scaled_add(a, &x)` → `y = &y + &(&x * (a))`;
+/// - `y.zip_mut_with(&x, |a, &b| body)` → `Zip::from(&mut y).and(&x).for_each(..)`
+///   (see [`zip_loop`]; the shapes must be equal, where ndarray broadcasts `x`);
+/// - `concatenate![axis, a, b]`, `stack![axis, a, b]` →
+///   `ndarray::concatenate(axis, &[a.view(), b.view()]).unwrap()` (the macros'
+///   expansion), whose rules exist.
+fn array_method_forms(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
+    let span = e.span();
+    match e {
+        Expr::MethodCall(m)
+            if m.method == "scaled_add"
+                && m.args.len() == 2
+                && matches!(unparen(&m.receiver), Expr::Path(_) | Expr::Field(_))
+                && mentions_active(e, active) =>
+        {
+            let (y, a, x) = (&m.receiver, &m.args[0], &m.args[1]);
+            Some(syn::parse_quote_spanned!(span=> #y = &#y + &(#x * (#a))))
+        }
+        Expr::MethodCall(m)
+            if m.method == "zip_mut_with"
+                && m.args.len() == 2
+                && matches!(unparen(&m.receiver), Expr::Path(_) | Expr::Field(_))
+                && mentions_active(e, active) =>
+        {
+            let (y, x, f) = (&m.receiver, &m.args[0], &m.args[1]);
+            Some(syn::parse_quote_spanned!(span=>
+                ::ndarray::Zip::from(&mut #y).and(#x).for_each(#f)
+            ))
+        }
+        Expr::Macro(mac) => {
+            let name = mac.mac.path.segments.last()?.ident.to_string();
+            if name != "concatenate" && name != "stack" {
+                return None;
+            }
+            if !tokens_mention(&mac.mac.tokens, &|i| active.contains(&i.to_string())) {
+                return None;
+            }
+            let parts = mac
+                .mac
+                .parse_body_with(
+                    syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                )
+                .ok()?;
+            let mut parts = parts.into_iter();
+            let axis = parts.next()?;
+            let arrays: Vec<Expr> = parts.collect();
+            if arrays.is_empty() {
+                return None;
+            }
+            let f = format_ident!("{}", name, span = mac.mac.path.span());
+            Some(syn::parse_quote_spanned!(span=>
+                ndarray::#f(#axis, &[#(#arrays.view()),*]).unwrap()
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// The operands of `Zip::from(a).and(b).and(c)`, in order.
 fn zip_operands(e: &Expr) -> Option<Vec<Expr>> {
     match unparen(e) {
@@ -3324,6 +3384,9 @@ impl VisitMut for Desugar {
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if let Some(r) = array_from_elements(e, &self.active, self.float_ty.as_ref()) {
+            *e = r;
+        }
+        if let Some(r) = array_method_forms(e, &self.active) {
             *e = r;
         }
         if let Some(r) = zip_loop(e, &self.active, &mut self.next) {

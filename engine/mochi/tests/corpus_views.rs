@@ -9,11 +9,12 @@
 //! a matrix parameter (read through `a.flatten()`, in logical order), and
 //! `Array1::from_iter(chain)`, `chain.collect::<Array1<_>>()`,
 //! `Array2::from_shape_fn(shape, |(i, j)| e)`; and ndarray's `Zip` (`for_each` writing
-//! a `&mut` operand, `map_collect` and `fold`, over any number of operands).
+//! a `&mut` operand, `map_collect` and `fold`, over any number of operands), with
+//! `zip_mut_with`, `scaled_add` and the `concatenate!`/`stack!` macros.
 
 mod common;
 use mochi::prelude::*;
-use ndarray::{array, s, Array1, Array2, Array3, ArrayView2, Axis, Slice, Zip};
+use ndarray::{array, concatenate, s, stack, Array1, Array2, Array3, ArrayView2, Axis, Slice, Zip};
 
 #[differentiable]
 fn rows_assigned(x: &Array1<f64>) -> f64 {
@@ -139,6 +140,17 @@ fn zips_of_matrices(a: &Array2<f64>, w: f64) -> f64 {
     s + t[[1, 0]]
 }
 
+#[differentiable]
+fn in_place_and_joined(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
+    let mut y = b.to_owned();
+    y.scaled_add(2.0 * a[0], a);
+    let c = concatenate![Axis(0), a.view(), y.view()];
+    let d = stack![Axis(0), a.view(), b.view(), a.view()];
+    let mut e = d.clone();
+    e.zip_mut_with(&d, |u, &v| *u = *u * v + v.sin());
+    (&c * &c).sum() + c[1] * c[3] + d.row(1).dot(&d.row(0)) + e[[2, 1]].exp()
+}
+
 #[cfg(test)]
 mod checks {
     use super::*;
@@ -179,6 +191,12 @@ mod checks {
             0.7_f64
         ),
         |a| (&a.0, a.1)
+    );
+
+    check!(
+        in_place_and_joined,
+        (array![0.3_f64, 0.7, -0.2], array![0.5_f64, -0.1, 0.9]),
+        |a| (&a.0, &a.1)
     );
 
     #[test]
