@@ -2099,6 +2099,78 @@ fn option_match(m: &syn::ExprMatch, active: &HashSet<String>) -> Option<Expr> {
     ))
 }
 
+/// `match r { Ok(v) => A, Err(e) => B }` (either order, `_` for either part, no
+/// guards; also `if let Ok(v) = r { A } else { B }`, which is such a `match` by now) as
+/// `{ let t = r; if t.is_ok() { let v = t.unwrap(); A } else { let e = no_grad(…); B } }`:
+/// the value's derivative flows through `unwrap` (a `Result`'s cotangent is its
+/// value's), the error carries none and is bound by reference (`&E`: enough to print
+/// it or to test it). `cholesky(..)` and other factorizations that may
+/// fail return such a `Result`.
+fn result_match(m: &syn::ExprMatch) -> Option<Expr> {
+    if m.arms.len() != 2 || m.arms.iter().any(|a| a.guard.is_some()) {
+        return None;
+    }
+    let part = |p: &Pat, name: &str| -> Option<Option<Pat>> {
+        match p {
+            Pat::TupleStruct(t) if t.path.is_ident(name) && t.elems.len() == 1 => {
+                match &t.elems[0] {
+                    Pat::Wild(_) => Some(None),
+                    Pat::Ident(i) if i.subpat.is_none() && i.by_ref.is_none() => {
+                        Some(Some(t.elems[0].clone()))
+                    }
+                    _ => None,
+                }
+            }
+            Pat::Wild(_) if name == "Err" => Some(None),
+            _ => None,
+        }
+    };
+    let (ok, err) = match (part(&m.arms[0].pat, "Ok"), part(&m.arms[1].pat, "Err")) {
+        (Some(o), Some(e)) => ((o, &m.arms[0].body), (e, &m.arms[1].body)),
+        _ => match (part(&m.arms[1].pat, "Ok"), part(&m.arms[0].pat, "Err")) {
+            (Some(o), Some(e)) => ((o, &m.arms[1].body), (e, &m.arms[0].body)),
+            _ => return None,
+        },
+    };
+    let span = m.match_token.span;
+    let scrutinee = &m.expr;
+    // A variable is tested and unwrapped as it is: a `match` split in two by a branch
+    // that leaves reads it twice, and moves it only in the branch that leaves.
+    let simple = matches!(&**scrutinee, Expr::Path(p) if p.path.get_ident().is_some());
+    let t: Expr = if simple {
+        (**scrutinee).clone()
+    } else {
+        let t = format_ident!("__mochi_result", span = span);
+        syn::parse_quote!(#t)
+    };
+    let (a, b) = (stmts_of(ok.1), stmts_of(err.1));
+    // Unwrapped only where the branch reads it (a branch that only leaves, as a split
+    // `match` has one, must not move the value).
+    let reads = |p: &Pat, body: &Expr| {
+        let Pat::Ident(i) = p else { return true };
+        tokens_mention(&quote::ToTokens::to_token_stream(body), &|x| x == &i.ident)
+    };
+    let bind_ok =
+        ok.0.filter(|p| reads(p, ok.1))
+            .map(|p| quote_spanned!(span=> let #p = #t.unwrap();));
+    let bind_err = err.0.map(|p| {
+        // By reference: the lowering carries a `return` in the branch as a flag, after
+        // which Rust would see the value moved.
+        quote_spanned!(span=> let #p = ::mochi::no_grad(match &#t {
+            ::core::result::Result::Err(e) => e,
+            ::core::result::Result::Ok(_) => unreachable!(),
+        });)
+    });
+    let branch: Expr = syn::parse_quote_spanned!(span=>
+        if #t.is_ok() { #bind_ok #(#a)* } else { #bind_err #(#b)* }
+    );
+    Some(if simple {
+        branch
+    } else {
+        syn::parse_quote_spanned!(span=> { let #t = #scrutinee; #branch })
+    })
+}
+
 /// `let P = e else { D };` as `let m = e; if !matches!(&m, P) { D }` and then
 /// `let v = m.unwrap();` for `P = Some(v)`, or `let (names…) = match m { P =>
 /// (names…), _ => unreachable!() };`.
@@ -3728,7 +3800,7 @@ impl VisitMut for Desugar {
                 }
             }
             Expr::Match(m) => {
-                if let Some(r) = option_match(m, &self.active) {
+                if let Some(r) = option_match(m, &self.active).or_else(|| result_match(m)) {
                     *e = r;
                     self.visit_expr_mut(e);
                 }

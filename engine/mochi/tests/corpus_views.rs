@@ -10,7 +10,8 @@
 //! `Array1::from_iter(chain)`, `chain.collect::<Array1<_>>()`,
 //! `Array2::from_shape_fn(shape, |(i, j)| e)`; and ndarray's `Zip` (`for_each` writing
 //! a `&mut` operand, `map_collect` and `fold`, over any number of operands), with
-//! `zip_mut_with`, `scaled_add` and the `concatenate!`/`stack!` macros.
+//! `zip_mut_with`, `scaled_add` and the `concatenate!`/`stack!` macros; and `match`,
+//! `if let` and `let … else` on the `Result` of a Cholesky factorization.
 
 mod common;
 use mochi::prelude::*;
@@ -151,6 +152,31 @@ fn in_place_and_joined(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
     (&c * &c).sum() + c[1] * c[3] + d.row(1).dot(&d.row(0)) + e[[2, 1]].exp()
 }
 
+#[differentiable]
+fn cholesky_matched(k: &Array2<f64>, y: &Array1<f64>) -> f64 {
+    let a = match mochi::linalg::cholesky(k) {
+        Ok(l) => mochi::linalg::logdet_cholesky(&l) + y.dot(y),
+        Err(_) => f64::INFINITY,
+    };
+    let b = if let Ok(l) = mochi::linalg::cholesky(k) {
+        l.sum()
+    } else {
+        0.0
+    };
+    let r = mochi::linalg::cholesky(k);
+    let l = match r {
+        Err(e) => {
+            assert!(e.to_string().contains("positive"));
+            return -1.0;
+        }
+        Ok(l) => l,
+    };
+    let Ok(m) = mochi::linalg::cholesky(k) else {
+        return 0.0;
+    };
+    a + b + l.diag().mapv(|v| v.ln()).sum() + m[[1, 0]] * 3.0
+}
+
 #[cfg(test)]
 mod checks {
     use super::*;
@@ -198,6 +224,22 @@ mod checks {
         (array![0.3_f64, 0.7, -0.2], array![0.5_f64, -0.1, 0.9]),
         |a| (&a.0, &a.1)
     );
+
+    check!(
+        cholesky_matched,
+        (array![[2.0_f64, 0.3], [0.3, 1.5]], array![0.5_f64, -0.1]),
+        |a| (&a.0, &a.1)
+    );
+
+    #[test]
+    fn cholesky_failure_takes_the_err_branch() {
+        let bad = array![[-1.0_f64, 0.0], [0.0, 1.0]];
+        let y = array![0.5_f64, -0.1];
+        let (v, (dk, dy)) = super::cholesky_matched::value_and_gradient(&bad, &y);
+        assert_eq!(v, -1.0);
+        assert_eq!(v, super::cholesky_matched(&bad, &y));
+        assert!(dk.iter().all(|d| *d == 0.0) && dy.iter().all(|d| *d == 0.0));
+    }
 
     #[test]
     fn zip_values() {
