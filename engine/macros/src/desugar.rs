@@ -2452,11 +2452,22 @@ impl Inline<'_> {
                 Some(t) => quote_spanned!(span=> let #p: #t = #a;),
                 None => quote_spanned!(span=> let #p = #a;),
             }
-        } else if tys.iter().all(Option::is_some) {
-            let t = tys.iter().flatten();
-            quote_spanned!(span=> let (#(#pats,)*): (#(#t,)*) = (#(#args,)*);)
         } else {
-            quote_spanned!(span=> let (#(#pats,)*) = (#(#args,)*);)
+            // Every argument is read before a parameter is bound (an argument may name
+            // an outer variable a parameter shadows); then one `let` per parameter, so
+            // that a parameter typed `&Array1<f64>` is known to be a reference.
+            let temps: Vec<syn::Ident> = (0..pats.len())
+                .map(|k| format_ident!("__mochi_carg{}", k, span = span))
+                .collect();
+            let lets = pats
+                .iter()
+                .zip(&tys)
+                .zip(&temps)
+                .map(|((p, t), v)| match t {
+                    Some(t) => quote_spanned!(span=> let #p: #t = #v;),
+                    None => quote_spanned!(span=> let #p = #v;),
+                });
+            quote_spanned!(span=> let (#(#temps,)*) = (#(#args,)*); #(#lets)*)
         };
         // In parentheses: a body such as `{ … } + 1.0` (a call inlined before) would
         // otherwise open the block with a statement and leave `+ 1.0` dangling.
@@ -3226,7 +3237,7 @@ fn is_unwrap(e: &Expr) -> bool {
     matches!(e, Expr::MethodCall(m) if m.method == "unwrap" && m.args.is_empty())
 }
 
-fn first_or_last(e: &Expr) -> Option<Expr> {
+fn first_or_last(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
     let Expr::MethodCall(u) = e else { return None };
     if u.method != "unwrap" || !u.args.is_empty() {
         return None;
@@ -3242,14 +3253,24 @@ fn first_or_last(e: &Expr) -> Option<Expr> {
         };
         f = inner;
     }
-    if !f.args.is_empty() || !matches!(&*f.receiver, Expr::Path(_) | Expr::Field(_)) {
+    // Only of a sequence with a derivative: `*idx.first().unwrap()` of indices is left
+    // as written (`*idx[0]` would not compile).
+    if !matches!(&*f.receiver, Expr::Path(_) | Expr::Field(_))
+        || !mentions_active(&f.receiver, active)
+    {
         return None;
     }
     let x = &f.receiver;
     let span = f.method.span();
-    match f.method.to_string().as_str() {
-        "first" => Some(syn::parse_quote_spanned!(span=> #x[0])),
-        "last" => Some(syn::parse_quote_spanned!(span=> #x[#x.len() - 1])),
+    match (f.method.to_string().as_str(), f.args.len()) {
+        ("first", 0) => Some(syn::parse_quote_spanned!(span=> #x[0])),
+        ("last", 0) => Some(syn::parse_quote_spanned!(span=> #x[#x.len() - 1])),
+        // `x.get(i).unwrap()` (not `get(&key)` of a map, `get(a..b)` of a sub-slice):
+        // the element, which panics out of bounds as `unwrap` does.
+        ("get", 1) if !matches!(&f.args[0], Expr::Reference(_) | Expr::Range(_)) => {
+            let i = &f.args[0];
+            Some(syn::parse_quote_spanned!(span=> #x[#i]))
+        }
         _ => None,
     }
 }
@@ -3340,7 +3361,7 @@ impl Desugar {
     /// `chain.max_by(cmp).unwrap()`, `chain.min_by(cmp).unwrap()`, `chain.last().unwrap()`,
     /// `chain.next().unwrap()` over differentiable sequences.
     fn unwrap_rewrite(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
-        if let Some(r) = first_or_last(&Expr::MethodCall(m.clone())) {
+        if let Some(r) = first_or_last(&Expr::MethodCall(m.clone()), &self.active) {
             return Some(r);
         }
         let Expr::MethodCall(inner) = &*m.receiver else {

@@ -12,7 +12,8 @@
 #![allow(
     clippy::needless_return,
     clippy::unnecessary_cast,
-    clippy::needless_range_loop
+    clippy::needless_range_loop,
+    clippy::get_first
 )]
 
 mod common;
@@ -230,6 +231,31 @@ fn matrix_get(a: &ndarray::Array2<f64>, i: usize) -> f64 {
         }
 }
 
+/// `x.get(i).unwrap()` (also under `*` and with `.copied()`) of a sequence with a
+/// derivative is the element; the same forms on an index sequence stay as written
+/// (`*idx.first().unwrap()` used to become `*idx[0]`, which did not compile).
+#[differentiable]
+fn elements_by_get(x: &[f64], idx: &[usize]) -> f64 {
+    let j = *idx.get(1).unwrap();
+    let k = *idx.first().unwrap();
+    let r = idx.get(0).unwrap();
+    let m = idx.get(2).copied().unwrap();
+    let a = *x.get(1).unwrap();
+    let b = x.get(0).copied().unwrap();
+    x[j] * x[k] + x[*r] + x[m] * x.get(j).unwrap() + a * b
+}
+
+/// Closures with several parameters typed `&Array1<f64>`, inlined where called: each
+/// parameter is bound on its own, so it is known to be a reference (`a - b` was looked
+/// up as an operator on `&&Array1`).
+#[differentiable]
+fn closures_of_arrays(x: &ndarray::Array1<f64>, y: &ndarray::Array1<f64>) -> f64 {
+    let f = |v: &ndarray::Array1<f64>| v.dot(v) * 2.0 + v.sum();
+    let g = |a: &ndarray::Array1<f64>, b: &ndarray::Array1<f64>| (a - b).mapv(|t| t * t).sum();
+    let h = |a: f64, b| a * b;
+    f(x) + f(y) + g(x, y) + h(x[0], y[1])
+}
+
 mod rules {
     use crate::check;
 
@@ -241,6 +267,19 @@ mod rules {
     }
 
     check!(chunks_exact_skip, (eight(),), |a| (&a.0));
+    check!(
+        elements_by_get,
+        (vec![0.3_f64, 0.7, 0.9], vec![0_usize, 2, 1]),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        closures_of_arrays,
+        (
+            ndarray::array![0.3_f64, 0.7],
+            ndarray::array![-0.3_f64, 0.2]
+        ),
+        |a| (&a.0, &a.1)
+    );
     check!(chunks_ragged_skip, (ragged(),), |a| (&a.0));
     check!(chunks_skip_while, (eight(),), |a| (&a.0));
     check!(chunks_rev, (ragged(),), |a| (&a.0));
@@ -385,6 +424,15 @@ fn a_fold_gives_the_plain_calls_value() {
     // 6.125 from the reversed slice, walked in memory order (x0 first): x3 has the
     // weight 1; the logical order (x3 first) gave 3.25 and the weights reversed
     assert_eq!(dx, ndarray::array![0.125, 0.25, 0.5, 1.0]);
+}
+
+#[test]
+fn elements_read_by_get() {
+    // x2·x0 + x0 + x1·x2 + x1·x0 at idx = [0, 2, 1]
+    let x = [0.3_f64, 0.7, 0.9];
+    let (y, (g, _)) = elements_by_get::value_and_gradient(&x, &[0, 2, 1]);
+    assert_eq!(y, elements_by_get(&x, &[0, 2, 1]));
+    assert_eq!(g, vec![x[2] + 1.0 + x[1], x[2] + x[0], x[0] + x[1]]);
 }
 
 #[test]

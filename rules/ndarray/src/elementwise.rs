@@ -1,16 +1,21 @@
 //! Elementwise maths on float arrays — ndarray's `exp`, `ln`, `sin`, `sqrt`,
-//! `pow2`, `powi`, `powf`, … — and `scaled_add` in value form.
+//! `pow2`, `powi`, `powf`, `log`, `clamp`, the rounding functions, … — and
+//! `scaled_add` in value form.
 //!
 //! Each unary rule keeps one array for its pullback: the input when the derivative
 //! is a cheap function of the input (`ln`: `1/x`), the output when it is a function of
 //! the output (`exp`: `y`; `sqrt`: `1/(2y)`), and the derivative itself, computed in
 //! the same pass as the value, when it costs as much as the value (`sin`: `cos x`).
+//! Rules whose derivative is a constant keep nothing but the shape (`to_degrees`) or
+//! nothing at all (`floor`, `signum`: 0; `fract`: 1); their kinks take the scalar
+//! rules' subgradients (`rules/scalar/README.md`).
 
 use crate::cotangent::{
-    add_owned, add_unbroadcast, add_unbroadcast_zip, dense, is_structural_zero, output,
+    add_owned, add_unbroadcast, add_unbroadcast_zip, add_unbroadcast_zip2, dense, form,
+    is_structural_zero, output, Form,
 };
 use crate::Elem;
-use mochi_core::kit::rule_trait;
+use mochi_core::kit::{rule_trait, IdentityPullback, InactivePullback};
 use mochi_core::{Call, NoTangent, Pullback};
 use ndarray::{Array, ArrayBase, Data, Dimension, Zip};
 use std::marker::PhantomData;
@@ -152,6 +157,106 @@ unary_beside! {
     NdCos, CosKernel, cos, |x| { let (s, c) = x.sin_cos(); (c, -s) };
 }
 
+/// Piecewise-constant elementwise functions: the derivative is 0 everywhere, the jumps
+/// included (the scalar rules' convention), so the pullback is zero-sized and adds
+/// nothing (an untouched accumulator stays the structural zero).
+macro_rules! piecewise_constant {
+    ($($(#[$doc:meta])* $Trait:ident, $method:ident;)*) => {$(
+        rule_trait! {
+            $(#[$doc])*
+            $Trait::$method
+        }
+
+        impl<T: Elem, S: Data<Elem = T>, D: Dimension> $Trait for Call<(&ArrayBase<S, D>,)> {
+            type Output = Array<T, D>;
+            type Pullback = InactivePullback<(Array<T, D>,), Array<T, D>>;
+            #[inline]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                let (x,) = self.0;
+                (x.$method(), InactivePullback::new())
+            }
+        }
+    )*};
+}
+
+piecewise_constant! {
+    /// `x.signum()` elementwise: derivative 0, also at the jump at 0.
+    NdSignum, signum;
+    /// `x.floor()` elementwise: derivative 0, also at the jumps (integers).
+    NdFloor, floor;
+    /// `x.ceil()` elementwise: derivative 0, also at the jumps (integers).
+    NdCeil, ceil;
+    /// `x.round()` elementwise: derivative 0, also at the jumps (half-integers).
+    NdRound, round;
+    /// `x.trunc()` elementwise: derivative 0, also at the jumps (nonzero integers).
+    NdTrunc, trunc;
+}
+
+rule_trait! {
+    /// `x.fract()` elementwise (`x − trunc x`): derivative 1, also at the jumps
+    /// (integers), as for the continuous part it is; `x̄ += ȳ` (a zero-sized pullback).
+    NdFract::fract
+}
+
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdFract for Call<(&ArrayBase<S, D>,)> {
+    type Output = Array<T, D>;
+    type Pullback = IdentityPullback<Array<T, D>>;
+    #[inline]
+    fn fract(self) -> (Self::Output, Self::Pullback) {
+        let (x,) = self.0;
+        (x.fract(), IdentityPullback::new())
+    }
+}
+
+/// Pullback of a linear elementwise map `x ↦ c·x` (`to_degrees`, `to_radians`):
+/// `x̄ += c·ȳ`; a broadcast-form `ȳ` stays one.
+pub struct ScalePullback<T, D> {
+    dim: D,
+    scale: T,
+}
+
+impl<T: Elem, D: Dimension> Pullback for ScalePullback<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>,);
+    #[track_caller]
+    fn pullback(self, mut dy: Array<T, D>, (dx,): (&mut Array<T, D>,)) {
+        if form(&dy, &self.dim) == Form::Zero {
+            return;
+        }
+        let scale = self.scale;
+        dy.map_inplace(|v| *v *= scale);
+        add_owned(dx, &self.dim, dy);
+    }
+}
+
+macro_rules! linear {
+    ($($(#[$doc:meta])* $Trait:ident, $method:ident;)*) => {$(
+        rule_trait! {
+            $(#[$doc])*
+            $Trait::$method
+        }
+
+        impl<T: Elem, S: Data<Elem = T>, D: Dimension> $Trait for Call<(&ArrayBase<S, D>,)> {
+            type Output = Array<T, D>;
+            type Pullback = ScalePullback<T, D>;
+            #[inline]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                let (x,) = self.0;
+                // The factor as the element type computes it: `c·1`.
+                let scale = T::one().$method();
+                (x.$method(), ScalePullback { dim: x.raw_dim(), scale })
+            }
+        }
+    )*};
+}
+
+linear! {
+    /// `x.to_degrees()` elementwise: derivative `180/π`.
+    NdToDegrees, to_degrees;
+    /// `x.to_radians()` elementwise: derivative `π/180`.
+    NdToRadians, to_radians;
+}
+
 rule_trait! {
     /// `x.powi(n)` elementwise: `Call((&x, &n)).powi()`.
     NdPowi::powi
@@ -249,6 +354,137 @@ impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdPowf for Call<(&ArrayBase<S, D>
                 x: x.to_owned(),
                 y,
                 p,
+            },
+        )
+    }
+}
+
+rule_trait! {
+    /// `x.log(base)` elementwise with a scalar base: `Call((&x, &base)).log()`;
+    /// `∂/∂x = 1/(x·ln base)`, `∂/∂base = −ln x/(base·ln² base) = −y/(base·ln base)`
+    /// (`NaN` where the primal is, as the scalar rule).
+    NdLog::log
+}
+
+/// Pullback of `log(base)`: copies of the input and output, and `base`.
+pub struct LogPullback<T, D> {
+    x: Array<T, D>,
+    y: Array<T, D>,
+    base: T,
+}
+
+impl<T: Elem, D: Dimension> Pullback for LogPullback<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>, T);
+    #[track_caller]
+    fn pullback(self, dy: Array<T, D>, (dx, dbase): (&mut Array<T, D>, &mut T)) {
+        let dim = self.x.raw_dim();
+        let Some(dy) = output(dy, &dim) else {
+            return;
+        };
+        let base = self.base;
+        let ln_base = base.ln();
+        // ∂y/∂base = −y/(base·ln base)
+        let by_base = -(base * ln_base).recip();
+        *dbase += Zip::from(&dy)
+            .and(&self.y)
+            .fold(T::ZERO, |acc, &g, &y| acc + g * y * by_base);
+        // ∂y/∂x = 1/(x·ln base)
+        add_unbroadcast_zip2(
+            dx,
+            &dim,
+            dy.view(),
+            self.x.view(),
+            self.y.view(),
+            |g, x, y| {
+                if y.is_nan() {
+                    T::nan()
+                } else {
+                    g / (x * ln_base)
+                }
+            },
+        );
+    }
+}
+
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdLog for Call<(&ArrayBase<S, D>, &T)> {
+    type Output = Array<T, D>;
+    type Pullback = LogPullback<T, D>;
+    fn log(self) -> (Self::Output, Self::Pullback) {
+        let (x, &base) = self.0;
+        let y = x.log(base);
+        (
+            y.clone(),
+            LogPullback {
+                x: x.to_owned(),
+                y,
+                base,
+            },
+        )
+    }
+}
+
+rule_trait! {
+    /// `x.clamp(min, max)` elementwise with scalar bounds: `Call((&x, &min, &max)).clamp()`.
+    /// `∂/∂x = 1` where `min ≤ x ≤ max` (**bounds included**, as the scalar rule), 0
+    /// outside; the cotangent of the elements below `min` goes to `min`, of those above
+    /// `max` to `max`. Panics where the primal does (`!(min <= max)`).
+    NdClamp::clamp
+}
+
+/// Pullback of `clamp(min, max)`: a copy of the input and the bounds.
+pub struct ClampPullback<T, D> {
+    x: Array<T, D>,
+    min: T,
+    max: T,
+}
+
+impl<T: Elem, D: Dimension> Pullback for ClampPullback<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>, T, T);
+    #[track_caller]
+    fn pullback(self, dy: Array<T, D>, (dx, dmin, dmax): (&mut Array<T, D>, &mut T, &mut T)) {
+        let dim = self.x.raw_dim();
+        let Some(dy) = output(dy, &dim) else {
+            return;
+        };
+        let (lo, hi) = (self.min, self.max);
+        let (below, above) =
+            Zip::from(&dy)
+                .and(&self.x)
+                .fold((T::ZERO, T::ZERO), |(below, above), &g, &x| {
+                    if x < lo {
+                        (below + g, above)
+                    } else if x > hi {
+                        (below, above + g)
+                    } else {
+                        (below, above)
+                    }
+                });
+        *dmin += below;
+        *dmax += above;
+        add_unbroadcast_zip(dx, &dim, dy.view(), self.x.view(), |g, x| {
+            if x < lo || x > hi {
+                T::ZERO
+            } else {
+                g
+            }
+        });
+    }
+}
+
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdClamp for Call<(&ArrayBase<S, D>, &T, &T)> {
+    type Output = Array<T, D>;
+    type Pullback = ClampPullback<T, D>;
+    #[track_caller]
+    fn clamp(self) -> (Self::Output, Self::Pullback) {
+        let (x, &min, &max) = self.0;
+        (
+            x.clamp(min, max),
+            ClampPullback {
+                x: x.to_owned(),
+                min,
+                max,
             },
         )
     }
@@ -367,11 +603,55 @@ mod tests {
                 .expect_no_alloc()
                 .run();
                 RuleTest::new(
-                    (pos, T::of_f64(1.3)),
+                    (pos.clone(), T::of_f64(1.3)),
                     |a| a.0.powf(a.1),
                     |a| Call((&a.0, &a.1)).powf(),
                 )
                 .forward(|a| a.0.powf(a.1))
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                // the finite differences move the base too; a base below 1 as well
+                for base in [2.5, 0.6] {
+                    RuleTest::new(
+                        (pos.clone(), T::of_f64(base)),
+                        |a| a.0.log(a.1),
+                        |a| Call((&a.0, &a.1)).log(),
+                    )
+                    .forward(|a| a.0.log(a.1))
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+                }
+                // piecewise-constant functions, `fract` and the angle conversions, away
+                // from the jumps (multiples of ½)
+                let off_jumps = x.mapv(|v| {
+                    let t = v + v;
+                    if (t - t.round()).abs() < T::of_f64(0.1) {
+                        v + T::of_f64(0.1)
+                    } else {
+                        v
+                    }
+                });
+                check_unary!(
+                    T, off_jumps, signum, floor, ceil, round, trunc, fract, to_degrees, to_radians
+                );
+                // clamp, away from the bounds: elements below, inside and above, and
+                // the finite differences move the bounds too
+                let (lo, hi) = (T::of_f64(-0.4), T::of_f64(0.6));
+                let off_bounds = x.mapv(|v| {
+                    if (v - lo).abs() < T::of_f64(0.05) || (v - hi).abs() < T::of_f64(0.05) {
+                        v + T::of_f64(0.1)
+                    } else {
+                        v
+                    }
+                });
+                RuleTest::new(
+                    (off_bounds, lo, hi),
+                    |a| a.0.clamp(a.1, a.2),
+                    |a| Call((&a.0, &a.1, &a.2)).clamp(),
+                )
+                .forward(|a| a.0.clamp(a.1, a.2))
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
                 .run();
@@ -383,6 +663,52 @@ mod tests {
     fn elementwise_functions() {
         unaries::<f64>();
         unaries::<f32>();
+    }
+
+    #[test]
+    fn clamp_routes_the_cotangent_to_the_active_bound() {
+        // below, at the lower bound, inside, at the upper bound, above
+        let x = ndarray::array![-2.0, -1.0, 0.5, 1.0, 3.0];
+        let (y, pb) = Call((&x, &-1.0, &1.0)).clamp();
+        assert_eq!(y, x.clamp(-1.0, 1.0));
+        let (mut dx, mut dmin, mut dmax) = (Array::zeros(0), 0.0, 0.0);
+        pb.pullback(
+            ndarray::array![1.0, 2.0, 4.0, 8.0, 16.0],
+            (&mut dx, &mut dmin, &mut dmax),
+        );
+        // at a bound the derivative is the inside one (bounds included)
+        assert_eq!(dx, ndarray::array![0.0, 2.0, 4.0, 8.0, 0.0]);
+        assert_eq!((dmin, dmax), (1.0, 16.0));
+    }
+
+    #[test]
+    fn piecewise_constant_rules_leave_the_structural_zero() {
+        let x = ndarray::array![[-1.5, 0.25], [2.75, 3.0]];
+        let (y, pb) = Call((&x.t(),)).floor();
+        assert_eq!(y, x.t().floor());
+        assert_eq!(std::mem::size_of_val(&pb), 0);
+        let mut dx = Array::zeros((0, 0));
+        pb.pullback(Array::ones((2, 2)), (&mut dx,));
+        assert!(dx.is_empty());
+        // fract passes the cotangent on as it is, a broadcast form included
+        let (_, pb) = Call((&x,)).fract();
+        let mut dx = Array::zeros((0, 0));
+        pb.pullback(ndarray::array![[2.0]], (&mut dx,));
+        assert_eq!(
+            crate::cotangent::expand(dx, &x.raw_dim()),
+            Array::from_elem((2, 2), 2.0)
+        );
+    }
+
+    #[test]
+    fn log_is_nan_where_the_primal_is() {
+        let x = ndarray::array![-1.0_f64, 8.0];
+        let (y, pb) = Call((&x, &2.0)).log();
+        assert!(y[0].is_nan() && y[1] == 3.0);
+        let (mut dx, mut db): (Array<f64, _>, f64) = (Array::zeros(0), 0.0);
+        pb.pullback(ndarray::array![0.0, 1.0], (&mut dx, &mut db));
+        assert!(dx[0].is_nan());
+        assert!((dx[1] - 1.0 / (8.0 * 2f64.ln())).abs() < 1e-15);
     }
 
     fn scaled_adds<T: TestElem>() {

@@ -111,22 +111,26 @@ pub mod rules {
         NdArrayOnes, NdArrayZeros,
     };
     pub use crate::elementwise::{
-        NdAbs, NdCbrt, NdCos, NdExp, NdExp2, NdLn, NdLog10, NdLog2, NdPow2, NdPowf, NdPowi,
-        NdRecip, NdScaledAddValue, NdSin, NdSqrt, NdTan,
+        NdAbs, NdCbrt, NdCeil, NdClamp, NdCos, NdExp, NdExp2, NdFloor, NdFract, NdLn, NdLog,
+        NdLog10, NdLog2, NdPow2, NdPowf, NdPowi, NdRecip, NdRound, NdScaledAddValue, NdSignum,
+        NdSin, NdSqrt, NdTan, NdToDegrees, NdToRadians, NdTrunc,
     };
     pub use crate::join::{NdConcatenate, NdStack};
     pub use crate::kron::NdKron;
     pub use crate::product::{NdDot, NdOuter};
     pub use crate::reduce::{
-        NdMean, NdMeanAxis, NdNormL2, NdProduct, NdStd, NdSum, NdSumAxis, NdVar,
+        NdMean, NdMeanAxis, NdNormL2, NdProduct, NdProductAxis, NdStd, NdStdAxis, NdSum, NdSumAxis,
+        NdVar, NdVarAxis,
     };
     pub use crate::shape::{
         NdBroadcast, NdClone, NdColumn, NdDim, NdFlatten, NdIndexAxis, NdInsertAxis, NdIntoShape,
         NdIntoShapeWithOrder, NdIsSquare, NdIsStandardLayout, NdLenOf, NdNcols, NdNdim, NdNrows,
-        NdRawDim, NdRow, NdShapeOf, NdSlice, NdSliceAxis, NdStrides, NdT, NdToOwned, NdToShape,
-        NdView,
+        NdRawDim, NdReversedAxes, NdRow, NdSelect, NdShapeOf, NdSlice, NdSliceAxis, NdStrides, NdT,
+        NdToOwned, NdToShape, NdView,
     };
-    pub use crate::structure::{NdDiag, NdTrace, NdTril, NdTriu};
+    pub use crate::structure::{
+        NdArray2FromDiag, NdArrayFromDiag, NdDiag, NdTrace, NdTril, NdTriu,
+    };
 }
 
 #[cfg(test)]

@@ -1,13 +1,15 @@
-//! Reductions: `sum`, `sum_axis`, `mean`, `mean_axis`, `var`, `std`, `product`, and
-//! the Euclidean norm [`norm_l2`].
+//! Reductions: `sum`, `sum_axis`, `mean`, `mean_axis`, `var`, `var_axis`, `std`,
+//! `std_axis`, `product`, `product_axis`, and the Euclidean norm [`norm_l2`].
 //!
 //! The cotangent of a reduction is the output cotangent spread back over the
 //! reduced elements: a fill for `sum`, a broadcast along the axis for `sum_axis`.
+//! The axis forms of `var`, `std` and `product` do per lane along the axis what the
+//! whole-array rules do for the array.
 
-use crate::cotangent::{add_fill, add_owned, add_scaled, dense, form, Form};
+use crate::cotangent::{add_fill, add_owned, add_scaled, dense, form, view, Form};
 use crate::Elem;
-use mochi_core::kit::{rule_trait, Call, Pullback};
-use ndarray::{Array, ArrayBase, Axis, Data, Dimension, RemoveAxis};
+use mochi_core::kit::{rule_trait, Call, NoTangent, Pullback};
+use ndarray::{Array, ArrayBase, Axis, Data, Dimension, RemoveAxis, Zip};
 
 rule_trait! {
     /// `x.sum()`: `Call((&x,)).sum()`.
@@ -34,8 +36,20 @@ rule_trait! {
     NdStd::std
 }
 rule_trait! {
+    /// `x.var_axis(axis, ddof)`: `Call((&x, &axis, &ddof)).var_axis()`.
+    NdVarAxis::var_axis
+}
+rule_trait! {
+    /// `x.std_axis(axis, ddof)`: `Call((&x, &axis, &ddof)).std_axis()`.
+    NdStdAxis::std_axis
+}
+rule_trait! {
     /// `x.product()`: `Call((&x,)).product()`.
     NdProduct::product
+}
+rule_trait! {
+    /// `x.product_axis(axis)`: `Call((&x, &axis)).product_axis()`.
+    NdProductAxis::product_axis
 }
 rule_trait! {
     /// `norm_l2(&x)` as a method: `Call((&x,)).norm_l2()`.
@@ -184,6 +198,117 @@ impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdStd for Call<(&ArrayBase<S, D>,
                 centered,
                 scale,
                 by_ddof,
+            },
+        )
+    }
+}
+
+/// Pullback of `var_axis` and `std_axis`: per lane along the axis, what
+/// [`SpreadPullback`] does for the whole array — `x̄ += scale · ȳ · (x − mean)` and
+/// `ddof̄ += ȳ · ∂y/∂ddof`.
+pub struct SpreadAxisPullback<T, D: Dimension> {
+    centered: Array<T, D>,
+    axis: Axis,
+    /// Per lane: the factor `scale` of the deviations and `∂y/∂ddof`.
+    lanes: Array<(T, T), D::Smaller>,
+}
+
+impl<T: Elem, D: RemoveAxis> Pullback for SpreadAxisPullback<T, D> {
+    type Output = Array<T, D::Smaller>;
+    type Args = (Array<T, D>, NoTangent, T);
+    #[track_caller]
+    fn pullback(
+        self,
+        dy: Self::Output,
+        (dx, _, dddof): (&mut Array<T, D>, &mut NoTangent, &mut T),
+    ) {
+        let SpreadAxisPullback {
+            mut centered,
+            axis,
+            lanes,
+        } = self;
+        // A broadcast-form `ȳ` is read through a view (no expansion).
+        let Some(dy) = view(&dy, &lanes.raw_dim()) else {
+            return;
+        };
+        *dddof += Zip::from(&dy)
+            .and(&lanes)
+            .fold(T::ZERO, |acc, &g, &(_, by_ddof)| acc + g * by_ddof);
+        // The deviations, scaled in place, are `x̄`'s contribution: adopted or added.
+        Zip::from(centered.lanes_mut(axis))
+            .and(&dy)
+            .and(&lanes)
+            .for_each(|mut lane, &g, &(scale, _)| {
+                let f = g * scale;
+                lane.map_inplace(|c| *c *= f);
+            });
+        let dim = centered.raw_dim();
+        add_owned(dx, &dim, centered);
+    }
+}
+
+/// The deviations from the mean along `axis` and the divisor `n − ddof` (`ddof` was
+/// checked by ndarray's own method, which computed the value).
+fn spread_axis<T: Elem, S: Data<Elem = T>, D: RemoveAxis>(
+    x: &ArrayBase<S, D>,
+    axis: Axis,
+    ddof: T,
+) -> (Array<T, D>, T) {
+    let n = T::of_usize(x.len_of(axis));
+    let mut centered = x.to_owned();
+    if let Some(mean) = x.mean_axis(axis) {
+        centered.zip_mut_with(&mean.insert_axis(axis), |c, &m| *c -= m);
+    }
+    (centered, n - ddof)
+}
+
+impl<T: Elem, S: Data<Elem = T>, D: RemoveAxis> NdVarAxis for Call<(&ArrayBase<S, D>, &Axis, &T)> {
+    type Output = Array<T, D::Smaller>;
+    type Pullback = SpreadAxisPullback<T, D>;
+    /// `∂varⱼ/∂xᵢⱼ = 2 (xᵢⱼ − meanⱼ) / (n − ddof)`, `∂varⱼ/∂ddof = varⱼ / (n − ddof)`.
+    #[track_caller]
+    fn var_axis(self) -> (Self::Output, Self::Pullback) {
+        let (x, &axis, &ddof) = self.0;
+        // The value as ndarray computes it (and its panics).
+        let y = x.var_axis(axis, ddof);
+        let (centered, dof) = spread_axis(x, axis, ddof);
+        let scale = (T::one() + T::one()) / dof;
+        let lanes = y.mapv(|var| (scale, var / dof));
+        (
+            y,
+            SpreadAxisPullback {
+                centered,
+                axis,
+                lanes,
+            },
+        )
+    }
+}
+
+impl<T: Elem, S: Data<Elem = T>, D: RemoveAxis> NdStdAxis for Call<(&ArrayBase<S, D>, &Axis, &T)> {
+    type Output = Array<T, D::Smaller>;
+    type Pullback = SpreadAxisPullback<T, D>;
+    /// `∂stdⱼ/∂xᵢⱼ = (xᵢⱼ − meanⱼ) / ((n − ddof) · stdⱼ)` (0 in a lane whose elements
+    /// are all equal, as for `std`), `∂stdⱼ/∂ddof = stdⱼ / (2 (n − ddof))`.
+    #[track_caller]
+    fn std_axis(self) -> (Self::Output, Self::Pullback) {
+        let (x, &axis, &ddof) = self.0;
+        let y = x.std_axis(axis, ddof);
+        let (centered, dof) = spread_axis(x, axis, ddof);
+        let lanes = y.mapv(|std| {
+            let scale = if std > T::ZERO {
+                T::one() / (dof * std)
+            } else {
+                T::ZERO
+            };
+            (scale, std / (dof + dof))
+        });
+        (
+            y,
+            SpreadAxisPullback {
+                centered,
+                axis,
+                lanes,
             },
         )
     }
@@ -344,6 +469,73 @@ impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdProduct for Call<(&ArrayBase<S,
     }
 }
 
+/// Pullback of `product_axis`: a copy of the input and, per lane along the axis, the
+/// product of its non-zero elements and how many zeros it holds — for each lane what
+/// [`ProductPullback`] does, without dividing by zero.
+pub struct ProductAxisPullback<T, D: Dimension> {
+    x: Array<T, D>,
+    axis: Axis,
+    lanes: Array<(T, usize), D::Smaller>,
+}
+
+impl<T: Elem, D: RemoveAxis> Pullback for ProductAxisPullback<T, D> {
+    type Output = Array<T, D::Smaller>;
+    type Args = (Array<T, D>, NoTangent);
+    #[track_caller]
+    fn pullback(self, dy: Self::Output, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
+        let dim = self.x.raw_dim();
+        // A broadcast-form `ȳ` is read through a view (no expansion).
+        let Some(dy) = view(&dy, &self.lanes.raw_dim()) else {
+            return;
+        };
+        let dx = dense(dx, &dim);
+        Zip::from(dx.lanes_mut(self.axis))
+            .and(self.x.lanes(self.axis))
+            .and(&dy)
+            .and(&self.lanes)
+            .for_each(|mut d, x, &g, &(p, zeros)| match zeros {
+                // ∂/∂xᵢ = p / xᵢ
+                0 => d.zip_mut_with(&x, |d, &x| *d += g * p / x),
+                // only the zero element has a non-zero partial: the product of the others
+                1 => d.zip_mut_with(&x, |d, &x| {
+                    if x == T::ZERO {
+                        *d += g * p
+                    }
+                }),
+                // two or more zeros: every partial derivative is zero
+                _ => {}
+            });
+    }
+}
+
+impl<T: Elem, S: Data<Elem = T>, D: RemoveAxis> NdProductAxis for Call<(&ArrayBase<S, D>, &Axis)> {
+    type Output = Array<T, D::Smaller>;
+    type Pullback = ProductAxisPullback<T, D>;
+    #[track_caller]
+    fn product_axis(self) -> (Self::Output, Self::Pullback) {
+        let (x, &axis) = self.0;
+        // The value as ndarray computes it (bit for bit the primal's).
+        let y = x.product_axis(axis);
+        let lanes = Zip::from(x.lanes(axis)).map_collect(|lane| {
+            lane.fold((T::one(), 0usize), |(p, zeros), &v| {
+                if v == T::ZERO {
+                    (p, zeros + 1)
+                } else {
+                    (p * v, zeros)
+                }
+            })
+        });
+        (
+            y,
+            ProductAxisPullback {
+                x: x.to_owned(),
+                axis,
+                lanes,
+            },
+        )
+    }
+}
+
 /// The Euclidean norm `‖x‖₂ = √(Σ xᵢ²)` of all elements.
 ///
 /// ```
@@ -497,6 +689,148 @@ mod tests {
         RuleTest::new((x3,), |a| a.0.mean(), |a| Call((&a.0,)).mean())
             .forward(|a| a.0.mean())
             .run();
+    }
+
+    fn spreads_along_an_axis<T: TestElem>() {
+        for shape in [Ix2(1, 1), Ix2(0, 3), Ix2(3, 4)] {
+            for (_, x) in layouts::<T, _>(shape, 27) {
+                for axis in 0..2 {
+                    if x.len_of(Axis(axis)) < 2 {
+                        continue;
+                    }
+                    // Inside (0, n): the finite differences move `ddof` too.
+                    for ddof in [0.5, 1.0] {
+                        let ddof = T::of_f64(ddof);
+                        RuleTest::new(
+                            (x.clone(), axis, ddof),
+                            |a| a.0.var_axis(Axis(a.1), a.2),
+                            |a| Call((&a.0, &Axis(a.1), &a.2)).var_axis(),
+                        )
+                        .forward(|a| a.0.var_axis(Axis(a.1), a.2))
+                        .tolerance(T::RTOL, T::ATOL)
+                        .expect_no_alloc()
+                        .run();
+                        RuleTest::new(
+                            (x.clone(), axis, ddof),
+                            |a| a.0.std_axis(Axis(a.1), a.2),
+                            |a| Call((&a.0, &Axis(a.1), &a.2)).std_axis(),
+                        )
+                        .forward(|a| a.0.std_axis(Axis(a.1), a.2))
+                        .tolerance(T::RTOL, T::ATOL)
+                        .expect_no_alloc()
+                        .run();
+                    }
+                }
+            }
+        }
+        // rank 3, every axis
+        let x = random::<T, _>(Ix3(2, 3, 4), 28);
+        for axis in 0..3 {
+            RuleTest::new(
+                (x.clone(), axis, T::of_f64(1.0)),
+                |a| a.0.std_axis(Axis(a.1), a.2),
+                |a| Call((&a.0, &Axis(a.1), &a.2)).std_axis(),
+            )
+            .forward(|a| a.0.std_axis(Axis(a.1), a.2))
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+            RuleTest::new(
+                (x.clone(), axis, T::of_f64(0.5)),
+                |a| a.0.var_axis(Axis(a.1), a.2),
+                |a| Call((&a.0, &Axis(a.1), &a.2)).var_axis(),
+            )
+            .forward(|a| a.0.var_axis(Axis(a.1), a.2))
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+        }
+    }
+
+    #[test]
+    fn var_and_std_along_an_axis() {
+        spreads_along_an_axis::<f64>();
+        spreads_along_an_axis::<f32>();
+    }
+
+    #[test]
+    fn std_axis_of_a_constant_lane_has_a_zero_gradient() {
+        let x = ndarray::array![[1.0, 2.0], [1.0, 5.0]];
+        let (y, pb) = Call((&x, &Axis(0), &0.0)).std_axis();
+        assert_eq!(y, x.std_axis(Axis(0), 0.0));
+        let (mut dx, mut dddof) = (Array::zeros((0, 0)), 0.0);
+        pb.pullback(
+            ndarray::array![1.0, 1.0],
+            (&mut dx, &mut NoTangent, &mut dddof),
+        );
+        // lane 0 is constant (std 0): no gradient; lane 1: (x − mean)/(n·std) = ∓½
+        assert_eq!(dx, ndarray::array![[0.0, -0.5], [0.0, 0.5]]);
+        // ∂std/∂ddof = std/(2 (n − ddof)) = 1.5/4 in lane 1, 0 in lane 0
+        assert_eq!(dddof, 0.375);
+    }
+
+    fn products_along_an_axis<T: TestElem>() {
+        for shape in [Ix2(1, 1), Ix2(0, 3), Ix2(3, 4)] {
+            for (_, x) in layouts::<T, _>(shape, 29) {
+                for axis in 0..2 {
+                    // d(∏ⱼ xᵢⱼ)/dxᵢₖ = ∏_{j≠k} xᵢⱼ
+                    RuleTest::new(
+                        (x.clone(), axis),
+                        |a| a.0.product_axis(Axis(a.1)),
+                        |a| Call((&a.0, &Axis(a.1))).product_axis(),
+                    )
+                    .forward(|a| a.0.product_axis(Axis(a.1)))
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+                }
+            }
+        }
+        // lanes with no zero, one zero and two zeros, in every layout, along both axes
+        for (_, mut x) in layouts::<T, _>(Ix2(3, 4), 30) {
+            x[[1, 2]] = T::ZERO;
+            x[[2, 0]] = T::ZERO;
+            x[[2, 3]] = T::ZERO;
+            for axis in 0..2 {
+                RuleTest::new(
+                    (x.clone(), axis),
+                    |a| a.0.product_axis(Axis(a.1)),
+                    |a| Call((&a.0, &Axis(a.1))).product_axis(),
+                )
+                .forward(|a| a.0.product_axis(Axis(a.1)))
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+            }
+        }
+        let x = random::<T, _>(Ix3(2, 3, 2), 31);
+        for axis in 0..3 {
+            RuleTest::new(
+                (x.clone(), axis),
+                |a| a.0.product_axis(Axis(a.1)),
+                |a| Call((&a.0, &Axis(a.1))).product_axis(),
+            )
+            .forward(|a| a.0.product_axis(Axis(a.1)))
+            .tolerance(T::RTOL, T::ATOL)
+            .run();
+        }
+    }
+
+    #[test]
+    fn product_axis_with_and_without_zeros() {
+        products_along_an_axis::<f64>();
+        products_along_an_axis::<f32>();
+    }
+
+    #[test]
+    fn product_axis_gradient_at_zeros() {
+        // row 0: no zero; row 1: one zero; row 2: two zeros
+        let x = ndarray::array![[2.0, 3.0, 4.0], [2.0, 0.0, 5.0], [0.0, 7.0, 0.0]];
+        let (y, pb) = Call((&x.t(), &Axis(0))).product_axis();
+        assert_eq!(y, ndarray::array![24.0, 0.0, 0.0]);
+        let mut dx = Array::zeros((0, 0));
+        pb.pullback(ndarray::array![1.0, 1.0, 1.0], (&mut dx, &mut NoTangent));
+        // the cotangent of the transposed view: lane i is column i
+        let expected = ndarray::array![[12.0, 8.0, 6.0], [0.0, 10.0, 0.0], [0.0, 0.0, 0.0]];
+        assert_eq!(dx, expected.t());
     }
 
     fn products<T: TestElem>() {

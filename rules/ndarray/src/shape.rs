@@ -1,11 +1,12 @@
-//! Views and shapes: `t`, `view`, `to_owned`, `clone`, `slice` (with `s![..]`),
-//! `slice_axis`, `index_axis`, `insert_axis`, `into_shape`/`to_shape`, `broadcast`.
+//! Views and shapes: `t`, `reversed_axes`, `view`, `to_owned`, `clone`, `slice` (with
+//! `s![..]`), `slice_axis`, `index_axis`, `select`, `insert_axis`,
+//! `into_shape`/`to_shape`, `broadcast`.
 //!
 //! These move no numbers in the primal (or copy them unchanged), so their
 //! pullbacks move the cotangent back: adopting the owned output cotangent when
 //! the shapes agree (`view`, `to_owned`, and `t` by reversing its axes, no copy),
-//! adding into a slice of the input's cotangent (`slice`), or summing over the
-//! copies a broadcast made.
+//! adding into a slice of the input's cotangent (`slice`, `select`), or summing over
+//! the copies a broadcast made.
 
 use crate::cotangent::{add_owned, add_unbroadcast, dense, is_structural_zero, output, view};
 use crate::Elem;
@@ -43,6 +44,11 @@ inactive_methods! {
 rule_trait! {
     /// `x.t()`: `Call((&x,)).t()`.
     NdT::t
+}
+rule_trait! {
+    /// `x.reversed_axes()` (which takes `x` by value): `Call((&x,)).reversed_axes()`, the
+    /// transpose of a clone of `x` (of the view itself for a view: no copy).
+    NdReversedAxes::reversed_axes
 }
 rule_trait! {
     /// `x.view()`: `Call((&x,)).view()`.
@@ -226,6 +232,24 @@ impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdT for Call<(&'a ArrayBase<S
     }
 }
 
+impl<T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension> NdReversedAxes
+    for Call<(&ArrayBase<S, D>,)>
+{
+    type Output = ArrayBase<S, D>;
+    type Pullback = TransposePullback<T, D>;
+    #[inline]
+    fn reversed_axes(self) -> (Self::Output, Self::Pullback) {
+        let (x,) = self.0;
+        (
+            x.clone().reversed_axes(),
+            TransposePullback {
+                dim: x.raw_dim(),
+                _t: PhantomData,
+            },
+        )
+    }
+}
+
 /// Pullback of `slice(info)`: the input's shape and the slice; adds the output
 /// cotangent into that slice of the input's.
 pub struct SlicePullback<T, D: Dimension, I: SliceArg<D>> {
@@ -397,6 +421,66 @@ impl<'a, T: Elem, S: Data<Elem = T>, D: RemoveAxis> NdIndexAxis
             out: y.raw_dim(),
             axis,
             index,
+            _t: PhantomData,
+        };
+        (y, pb)
+    }
+}
+
+rule_trait! {
+    /// `x.select(axis, &indices)`: `Call((&x, &axis, &indices)).select()`, the indices a
+    /// slice, `Vec` or array of `usize`. The pullback adds each selected subview's
+    /// cotangent back into the subview it copies, so a repeated index collects every
+    /// copy's.
+    NdSelect::select
+}
+
+/// Pullback of `select(axis, indices)`: the input's and output's shapes, the axis and
+/// the indices.
+pub struct SelectPullback<T, D> {
+    dim: D,
+    out: D,
+    axis: Axis,
+    indices: Vec<usize>,
+    _t: PhantomData<T>,
+}
+
+impl<T: Elem, D: RemoveAxis> Pullback for SelectPullback<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>, NoTangent, NoTangent);
+    #[track_caller]
+    fn pullback(
+        self,
+        dy: Array<T, D>,
+        (dx, _, _): (&mut Array<T, D>, &mut NoTangent, &mut NoTangent),
+    ) {
+        // A broadcast-form `ȳ` is read through a view (no expansion).
+        let Some(dy) = view(&dy, &self.out) else {
+            return;
+        };
+        let dx = dense(dx, &self.dim);
+        for (&i, dy) in self.indices.iter().zip(dy.axis_iter(self.axis)) {
+            dx.index_axis_mut(self.axis, i)
+                .zip_mut_with(&dy, |d, &y| *d += y);
+        }
+    }
+}
+
+impl<T: Elem, S: Data<Elem = T>, D: RemoveAxis, I: AsRef<[usize]> + ?Sized> NdSelect
+    for Call<(&ArrayBase<S, D>, &Axis, &I)>
+{
+    type Output = Array<T, D>;
+    type Pullback = SelectPullback<T, D>;
+    #[track_caller]
+    fn select(self) -> (Self::Output, Self::Pullback) {
+        let (x, &axis, indices) = self.0;
+        let indices = indices.as_ref();
+        let y = x.select(axis, indices);
+        let pb = SelectPullback {
+            dim: x.raw_dim(),
+            out: y.raw_dim(),
+            axis,
+            indices: indices.to_vec(),
             _t: PhantomData,
         };
         (y, pb)
@@ -627,6 +711,106 @@ mod tests {
                     .run();
             }
         }
+    }
+
+    fn reversals<T: TestElem>() {
+        for shape in [Ix3(1, 1, 1), Ix3(0, 2, 1), Ix3(2, 3, 4)] {
+            for (_, x) in layouts::<T, _>(shape, 48) {
+                // the reversal's cotangent is the output cotangent reversed back
+                RuleTest::new(
+                    (x.clone(),),
+                    |a| a.0.clone().reversed_axes(),
+                    |a| Call((&a.0,)).reversed_axes(),
+                )
+                .forward(|a| a.0.clone().reversed_axes())
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                // of a view: a view again
+                RuleTest::new(
+                    (x,),
+                    |a| a.0.view().reversed_axes().to_owned(),
+                    |a| {
+                        let x = a.0.view();
+                        let (y, pb) = Call((&x,)).reversed_axes();
+                        (y.to_owned(), pb)
+                    },
+                )
+                .forward(|a| a.0.view().reversed_axes().to_owned())
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+            }
+        }
+    }
+
+    #[test]
+    fn reversed_axes() {
+        reversals::<f64>();
+        reversals::<f32>();
+    }
+
+    fn selections<T: TestElem>() {
+        let cases: [&[usize]; 4] = [&[2, 0], &[1, 1, 0, 1], &[], &[0, 1, 2]];
+        for (_, x) in layouts::<T, _>(Ix2(3, 4), 49) {
+            for axis in 0..2 {
+                for indices in cases {
+                    // repeated indices collect every copy's cotangent
+                    RuleTest::new(
+                        (x.clone(), axis, ()),
+                        |a| a.0.select(Axis(a.1), indices),
+                        |a| Call((&a.0, &Axis(a.1), indices)).select(),
+                    )
+                    .forward(|a| a.0.select(Axis(a.1), indices))
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+                }
+            }
+        }
+        // rank 3, the indices as a `Vec` and as an array
+        let x = random::<T, _>(Ix3(3, 2, 4), 50);
+        let indices = vec![3, 0, 3];
+        RuleTest::new(
+            (x.clone(), (), ()),
+            |a| a.0.select(Axis(2), &indices),
+            |a| Call((&a.0, &Axis(2), &indices)).select(),
+        )
+        .forward(|a| a.0.select(Axis(2), &indices))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            (x, (), ()),
+            |a| a.0.select(Axis(0), &[2, 2]),
+            |a| Call((&a.0, &Axis(0), &[2, 2])).select(),
+        )
+        .forward(|a| a.0.select(Axis(0), &[2, 2]))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+    }
+
+    #[test]
+    fn select_with_repeated_indices() {
+        selections::<f64>();
+        selections::<f32>();
+    }
+
+    #[test]
+    fn select_scatters_back_into_the_selected_rows() {
+        let x = ndarray::array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]];
+        // a slice variable passed as it is: the rule receives `&&[usize]`
+        let indices: &[usize] = &[2, 0, 2];
+        let (y, pb) = Call((&x, &Axis(0), &indices)).select();
+        assert_eq!(y, x.select(Axis(0), &[2, 0, 2]));
+        let mut dx = Array::zeros((0, 0));
+        pb.pullback(
+            ndarray::array![[1.0, 10.0], [100.0, 1000.0], [2.0, 20.0]],
+            (&mut dx, &mut NoTangent, &mut NoTangent),
+        );
+        assert_eq!(
+            dx,
+            ndarray::array![[100.0, 1000.0], [0.0, 0.0], [3.0, 30.0]]
+        );
     }
 
     #[test]

@@ -1,14 +1,14 @@
 //! Structured matrices: `triu`/`tril` (upper and lower triangular parts),
-//! `diag`, and [`trace`](fn@trace).
+//! `diag`, `Array2::from_diag`, and [`trace`](fn@trace).
 //!
 //! Each keeps or reads a fixed set of entries, so its pullback routes the
 //! output cotangent to exactly those entries of the input's.
 
-use crate::cotangent::{add_owned, dense, output};
+use crate::cotangent::{add_owned, add_view, dense, output, view};
 use crate::Elem;
 use mochi_core::kit::rule_trait;
 use mochi_core::{Call, NoTangent, Pullback};
-use ndarray::{Array, Array1, Array2, ArrayBase, ArrayView1, Data, Dimension, Ix2};
+use ndarray::{Array, Array1, Array2, ArrayBase, ArrayView1, Data, Dimension, Ix1, Ix2};
 use std::marker::PhantomData;
 
 rule_trait! {
@@ -117,6 +117,50 @@ impl<'a, T: Elem, S: Data<Elem = T>, D: Dimension> NdDiag for Call<(&'a ArrayBas
     }
 }
 
+/// Pullback of `from_diag`: the diagonal of the output cotangent, added into `v̄`.
+pub struct FromDiagPullback<T> {
+    n: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T: Elem> Pullback for FromDiagPullback<T> {
+    type Output = Array2<T>;
+    type Args = (Array1<T>,);
+    #[track_caller]
+    fn pullback(self, dy: Array2<T>, (dv,): (&mut Array1<T>,)) {
+        let n = self.n;
+        // A broadcast-form `ȳ` is read through a view (no expansion).
+        let Some(dy) = view(&dy, &Ix2(n, n)) else {
+            return;
+        };
+        add_view(dv, &Ix1(n), dy.diag());
+    }
+}
+
+macro_rules! from_diag_rules {
+    ($($(#[$doc:meta])* $Trait:ident :: $method:ident;)*) => {$(
+        rule_trait!($(#[$doc])* $Trait::$method);
+
+        impl<T: Elem, S: Data<Elem = T>> $Trait for Call<(&ArrayBase<S, Ix1>,)> {
+            type Output = Array2<T>;
+            type Pullback = FromDiagPullback<T>;
+            #[inline]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                let (v,) = self.0;
+                (Array2::from_diag(v), FromDiagPullback { n: v.len(), _t: PhantomData })
+            }
+        }
+    )*};
+}
+
+from_diag_rules! {
+    /// `Array2::from_diag(&v)`, the square matrix with `v` on its diagonal:
+    /// `Call((&v,)).array2_from_diag()`.
+    NdArray2FromDiag::array2_from_diag;
+    /// `Array::from_diag(&v)` (a matrix): `Call((&v,)).array_from_diag()`.
+    NdArrayFromDiag::array_from_diag;
+}
+
 /// The trace of a matrix: the sum of its diagonal `x[[i, i]]`, `i < min(rows, cols)`.
 ///
 /// ```
@@ -221,6 +265,51 @@ mod tests {
                     .run();
             }
         }
+    }
+
+    fn diagonal_matrices<T: TestElem>() {
+        for n in [0, 1, 4] {
+            for (_, v) in layouts::<T, _>(Ix1(n), 51) {
+                // the cotangent of `v` is the diagonal of the output cotangent
+                RuleTest::new(
+                    (v.clone(),),
+                    |a| Array2::from_diag(&a.0),
+                    |a| Call((&a.0,)).array2_from_diag(),
+                )
+                .forward(|a| Array2::from_diag(&a.0))
+                .tolerance(T::RTOL, T::ATOL)
+                .expect_no_alloc()
+                .run();
+                RuleTest::new(
+                    (v,),
+                    |a| Array::from_diag(&a.0),
+                    |a| {
+                        let x = a.0.view();
+                        Call((&x,)).array_from_diag()
+                    },
+                )
+                .forward(|a| Array::from_diag(&a.0))
+                .tolerance(T::RTOL, T::ATOL)
+                .run();
+            }
+        }
+    }
+
+    #[test]
+    fn matrix_from_a_diagonal() {
+        diagonal_matrices::<f64>();
+        diagonal_matrices::<f32>();
+    }
+
+    #[test]
+    fn from_diag_reads_the_diagonal_of_a_broadcast_cotangent() {
+        let v = ndarray::array![1.0, 2.0, 3.0];
+        let (y, pb) = Call((&v,)).array2_from_diag();
+        assert_eq!(y, Array2::from_diag(&v));
+        let mut dv = Array1::zeros(0);
+        // a row broadcast down the rows: the diagonal is the row itself
+        pb.pullback(ndarray::array![[4.0, 5.0, 6.0]], (&mut dv,));
+        assert_eq!(dv, ndarray::array![4.0, 5.0, 6.0]);
     }
 
     #[test]
