@@ -61,6 +61,8 @@ pub fn desugar(
 ) -> syn::Block {
     let mut b = block.clone();
     tail_returns(&mut b);
+    deref_tail(&mut b);
+    EffectfulConditions { active, next: 0 }.visit_block_mut(&mut b);
     // A parameter bound again in the body may not be an array any more.
     let names: HashSet<String> = multi_dim
         .iter()
@@ -117,6 +119,13 @@ pub fn desugar(
     LabelledBlocks.visit_block_mut(&mut b);
     LeavingBranches { next: 1000 }.visit_block_mut(&mut b);
     loop_values.visit_block_mut(&mut b);
+    // Chains written as loops brought their closures' conditions (`filter(|v| step(&mut
+    // s, *v))`) into the body.
+    EffectfulConditions {
+        active,
+        next: 1_000_000,
+    }
+    .visit_block_mut(&mut b);
     b
 }
 
@@ -466,6 +475,509 @@ impl VisitMut for DerefUses<'_> {
     }
 }
 
+/// Methods that change their receiver.
+const MUTATING_METHODS: &[&str] = &[
+    "push",
+    "pop",
+    "insert",
+    "remove",
+    "swap_remove",
+    "truncate",
+    "clear",
+    "resize",
+    "extend",
+    "extend_from_slice",
+    "append",
+    "drain",
+    "retain",
+    "swap",
+    "fill",
+    "assign",
+    "sort_by",
+    "sort_unstable_by",
+    "reverse",
+    "copy_from_slice",
+    "mapv_inplace",
+    "map_inplace",
+    "scaled_add",
+    "zip_mut_with",
+    "next",
+];
+
+/// Whether evaluating `e` writes a variable that carries a derivative: an assignment
+/// (also `op=`) to it, a `&mut` borrow of it (`step(&mut s, x)`), a method that changes
+/// it (`v.push(..)`), or a method of `self` (which may take `&mut self`).
+fn writes_active(e: &Expr, active: &HashSet<String>) -> bool {
+    struct W<'a> {
+        active: &'a HashSet<String>,
+        found: bool,
+    }
+    impl W<'_> {
+        fn place(&mut self, p: &Expr) {
+            if crate::activity::root_name(p).is_some_and(|r| self.active.contains(&r)) {
+                self.found = true;
+            }
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for W<'_> {
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            self.place(&a.left);
+            if mentions_active(&a.right, self.active) {
+                self.found = true;
+            }
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            if crate::activity::is_arithmetic_assign(&b.op) {
+                self.place(&b.left);
+                if mentions_active(&b.right, self.active) {
+                    self.found = true;
+                }
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            if r.mutability.is_some() {
+                self.place(&r.expr);
+            }
+            syn::visit::visit_expr_reference(self, r);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let name = m.method.to_string();
+            if MUTATING_METHODS.contains(&name.as_str()) {
+                self.place(&m.receiver);
+            }
+            if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+                && self.active.contains("self")
+            {
+                self.found = true;
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        // A closure's body runs where the closure is called, which the closure
+        // rewrites see.
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut w = W {
+        active,
+        found: false,
+    };
+    syn::visit::Visit::visit_expr(&mut w, e);
+    w.found
+}
+
+/// Whether `e` borrows a variable `&mut` (outside closures).
+fn mut_borrows(e: &Expr) -> bool {
+    struct M(bool);
+    impl<'ast> syn::visit::Visit<'ast> for M {
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            self.0 |= r.mutability.is_some();
+            syn::visit::visit_expr_reference(self, r);
+        }
+    }
+    let mut m = M(false);
+    syn::visit::Visit::visit_expr(&mut m, e);
+    m.0
+}
+
+/// Conditions and scrutinees that change a variable with a derivative, which the
+/// lowering would run as written, without their derivative (a silent wrong gradient
+/// before 2026-12-01), are evaluated by statements first:
+///
+/// - `if step(&mut s, x) { A } else { B }` → `{ let c = step(&mut s, x); if c { A } else
+///   { B } }` (also `if { s += x; s > 1.0 } {..}`);
+/// - `while self.step(x) { B }` (also the do-while idiom `while { s = s * x; k += 1; k
+///   < 3 } {}`) → `loop { let c = …; if !c { break; } B }`;
+/// - `match advance(&mut s, x) { .. }` → `{ let m = advance(&mut s, x); match m { .. } }`;
+/// - `a && step(&mut s, x)`, `a || …` → `{ let mut t = false; if a { t = …; } t }`, `{
+///   let mut t = true; if !a { t = …; } t }` (the right side runs only when Rust runs
+///   it);
+/// - `for i in 0..advance(&mut s, x)` → `{ let b = advance(&mut s, x); for i in 0..b
+///   { .. } }` (another sequence bound whole);
+/// - `assert!(step(&mut s, x))`, `println!("{}", step(..))`: the arguments bound first.
+struct EffectfulConditions<'a> {
+    active: &'a HashSet<String>,
+    next: usize,
+}
+
+impl EffectfulConditions<'_> {
+    fn fresh(&mut self, what: &str, span: Span) -> syn::Ident {
+        self.next += 1;
+        format_ident!("__mochi_{}{}", what, self.next, span = span)
+    }
+}
+
+/// A call or block that changes a variable with a derivative, as a whole: what
+/// [`EffectfulConditions::atomize`] binds to a variable first.
+fn is_effect_atom(e: &Expr, active: &HashSet<String>) -> bool {
+    match e {
+        Expr::Call(_) | Expr::MethodCall(_) | Expr::Block(_) | Expr::Unsafe(_) => {
+            writes_active(e, active)
+        }
+        Expr::Paren(p) => is_effect_atom(&p.expr, active),
+        _ => false,
+    }
+}
+
+/// Statements whose parts run conditionally or repeatedly: not taken apart.
+fn is_statement_like(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::If(_)
+            | Expr::Match(_)
+            | Expr::While(_)
+            | Expr::Loop(_)
+            | Expr::ForLoop(_)
+            | Expr::Block(_)
+            | Expr::Assign(_)
+            | Expr::Macro(_)
+    ) || matches!(e, Expr::Binary(b) if crate::activity::is_arithmetic_assign(&b.op))
+}
+
+impl EffectfulConditions<'_> {
+    /// `s` with the statements that bind its effects first (each taken apart in its
+    /// turn), into `out`.
+    fn statement(&mut self, mut s: syn::Stmt, out: &mut Vec<syn::Stmt>) {
+        let mut lets = Vec::new();
+        match &mut s {
+            syn::Stmt::Local(l) => {
+                if let Some(init) = &mut l.init {
+                    self.hoist_head(&mut init.expr, &mut lets);
+                    if !is_effect_atom(&init.expr, self.active) {
+                        self.atomize(&mut init.expr, &mut lets);
+                    }
+                }
+            }
+            syn::Stmt::Expr(e, _) => {
+                self.hoist_head(e, &mut lets);
+                if !is_effect_atom(e, self.active) && !is_statement_like(e) {
+                    self.atomize(e, &mut lets);
+                }
+            }
+            _ => {}
+        }
+        for l in lets {
+            self.statement(l, out);
+        }
+        self.visit_stmt_mut(&mut s);
+        out.push(s);
+    }
+
+    /// The calls and blocks inside `e` that change a variable with a derivative,
+    /// where `e` always runs them (not in a branch, a closure, or the right side of
+    /// `&&`/`||`), bound in order by `lets` first: `let b = !step(&mut s, x);` →
+    /// `let t = step(&mut s, x); let b = !t;` (a `bool` expression is run as written,
+    /// without the derivative of what it changes).
+    fn atomize(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) {
+        if is_effect_atom(e, self.active) {
+            let span = e.span();
+            let t = self.fresh("effect", span);
+            let value = std::mem::replace(e, syn::parse_quote!(#t));
+            lets.push(syn::parse_quote_spanned!(span=> let #t = #value;));
+            return;
+        }
+        match e {
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
+                self.atomize(&mut b.left, lets);
+            }
+            Expr::Binary(b) if !crate::activity::is_arithmetic_assign(&b.op) => {
+                self.operands(vec![&mut *b.left, &mut *b.right], lets);
+            }
+            Expr::Unary(u) => self.atomize(&mut u.expr, lets),
+            Expr::Paren(p) => self.atomize(&mut p.expr, lets),
+            Expr::Cast(c) => self.atomize(&mut c.expr, lets),
+            Expr::Field(f) => self.atomize(&mut f.base, lets),
+            Expr::Reference(r) => self.atomize(&mut r.expr, lets),
+            Expr::Tuple(t) => self.operands(t.elems.iter_mut().collect(), lets),
+            Expr::Array(a) => self.operands(a.elems.iter_mut().collect(), lets),
+            Expr::Call(c) => self.operands(c.args.iter_mut().collect(), lets),
+            Expr::MethodCall(m) => {
+                let mut ops: Vec<&mut Expr> = vec![&mut *m.receiver];
+                ops.extend(m.args.iter_mut());
+                self.operands(ops, lets);
+            }
+            _ => {}
+        }
+    }
+
+    /// Operands evaluated left to right: those before the last one with an effect are
+    /// bound first as they are (`v * 2.0 + { v *= 3.0; v }` reads `v` before the block
+    /// changes it), then each is taken apart.
+    fn operands(&mut self, ops: Vec<&mut Expr>, lets: &mut Vec<syn::Stmt>) {
+        let Some(last) = ops.iter().rposition(|o| writes_active(o, self.active)) else {
+            return;
+        };
+        for (k, o) in ops.into_iter().enumerate() {
+            if k < last && !matches!(o, Expr::Lit(_)) && !writes_active(o, self.active) {
+                let span = o.span();
+                let t = self.fresh("operand", span);
+                let value = std::mem::replace(o, syn::parse_quote!(#t));
+                lets.push(syn::parse_quote_spanned!(span=> let #t = #value;));
+            } else {
+                self.atomize(o, lets);
+            }
+        }
+    }
+
+    /// A statement's own `if` condition or `match` scrutinee (`let r = match advance(&mut
+    /// s, x) { .. };`), bound by a statement before it: a valued `match` stays the
+    /// statement's value, which a block around it would hide from the lowering.
+    fn hoist_head(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) {
+        let span = e.span();
+        match e {
+            Expr::If(i)
+                if !matches!(&*i.cond, Expr::Let(_)) && writes_active(&i.cond, self.active) =>
+            {
+                let c = self.fresh("cond", span);
+                let cond = std::mem::replace(&mut *i.cond, syn::parse_quote!(#c));
+                lets.push(syn::parse_quote_spanned!(span=> let #c: bool = #cond;));
+            }
+            Expr::Match(m) if writes_active(&m.expr, self.active) => {
+                let v = self.fresh("scrutinee", span);
+                let scrutinee = std::mem::replace(&mut *m.expr, syn::parse_quote!(#v));
+                lets.push(syn::parse_quote_spanned!(span=> let #v = #scrutinee;));
+            }
+            _ => {}
+        }
+    }
+}
+
+impl VisitMut for EffectfulConditions<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for s in b.stmts.drain(..) {
+            self.statement(s, &mut out);
+        }
+        b.stmts = out;
+    }
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let span = e.span();
+        match e {
+            Expr::If(i)
+                if !matches!(&*i.cond, Expr::Let(_)) && writes_active(&i.cond, self.active) =>
+            {
+                let c = self.fresh("cond", span);
+                let cond = std::mem::replace(&mut *i.cond, syn::parse_quote!(#c));
+                let inner = e.clone();
+                *e = syn::parse_quote_spanned!(span=> { let #c: bool = #cond; #inner });
+            }
+            Expr::While(w)
+                if !matches!(&*w.cond, Expr::Let(_)) && writes_active(&w.cond, self.active) =>
+            {
+                let c = self.fresh("cond", span);
+                let (label, cond, body) = (&w.label, &w.cond, &w.body);
+                let brk = match label {
+                    Some(l) => {
+                        let n = &l.name;
+                        quote_spanned!(span=> break #n;)
+                    }
+                    None => quote_spanned!(span=> break;),
+                };
+                let stmts = &body.stmts;
+                *e = syn::parse_quote_spanned!(span=>
+                    #label loop {
+                        let #c: bool = #cond;
+                        if !#c { #brk }
+                        #(#stmts)*
+                    }
+                );
+            }
+            Expr::Match(m) if writes_active(&m.expr, self.active) => {
+                let v = self.fresh("scrutinee", span);
+                let scrutinee = std::mem::replace(&mut *m.expr, syn::parse_quote!(#v));
+                let inner = e.clone();
+                *e = syn::parse_quote_spanned!(span=> { let #v = #scrutinee; #inner });
+            }
+            Expr::Binary(b)
+                if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_))
+                    && writes_active(&b.right, self.active) =>
+            {
+                let (l, r) = (&b.left, &b.right);
+                let t = self.fresh("logic", span);
+                // The right side assigned in a branch (a statement the lowering
+                // differentiates); a valued `if` of a `bool` would be taken for one
+                // without effects.
+                *e = if matches!(b.op, syn::BinOp::And(_)) {
+                    syn::parse_quote_spanned!(span=> {
+                        let mut #t = false;
+                        if #l { #t = #r; }
+                        #t
+                    })
+                } else {
+                    syn::parse_quote_spanned!(span=> {
+                        let mut #t = true;
+                        if !(#l) { #t = #r; }
+                        #t
+                    })
+                };
+            }
+            Expr::ForLoop(f) if writes_active(&f.expr, self.active) => {
+                // A range's bounds each bound first (a range is no value the lowering
+                // follows into); another sequence as a whole.
+                let mut lets: Vec<TokenStream> = Vec::new();
+                if let Expr::Range(r) = unparen_mut(&mut f.expr) {
+                    for bound in [&mut r.start, &mut r.end].into_iter().flatten() {
+                        if writes_active(bound, self.active) {
+                            self.next += 1;
+                            let b = format_ident!("__mochi_bound{}", self.next, span = span);
+                            let value = std::mem::replace(&mut **bound, syn::parse_quote!(#b));
+                            lets.push(quote_spanned!(span=> let #b = #value;));
+                        }
+                    }
+                } else {
+                    let r = self.fresh("seq", span);
+                    let seq = std::mem::replace(&mut *f.expr, syn::parse_quote!(#r));
+                    lets.push(quote_spanned!(span=> let #r = #seq;));
+                }
+                let inner = e.clone();
+                *e = syn::parse_quote_spanned!(span=> { #(#lets)* #inner });
+            }
+            // `x.iter().any(|v| step(&mut s, *v))`: searches and tests run without a
+            // derivative; a closure that changes `s` is refused (`for_each`, `map` and
+            // `filter` become loops, whose conditions this pass sees).
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "any"
+                        | "all"
+                        | "position"
+                        | "rposition"
+                        | "count"
+                        | "find"
+                        | "max_by"
+                        | "min_by"
+                        | "max_by_key"
+                        | "min_by_key"
+                        | "is_sorted_by"
+                        | "take_while"
+                        | "skip_while"
+                ) =>
+            {
+                // `count` runs its whole chain without a derivative: its adapters'
+                // closures too (`filter(|v| { s += *v; … }).count()`).
+                let mut closures: Vec<&mut syn::ExprClosure> = Vec::new();
+                let count = m.method == "count";
+                let mut at: &mut syn::ExprMethodCall = m;
+                loop {
+                    for a in at.args.iter_mut() {
+                        if let Expr::Closure(c) = a {
+                            closures.push(c);
+                        }
+                    }
+                    match &mut *at.receiver {
+                        Expr::MethodCall(inner) if count => at = inner,
+                        _ => break,
+                    }
+                }
+                for c in closures {
+                    {
+                        if writes_active(&c.body, self.active) || mut_borrows(&c.body) {
+                            let at = c.body.span();
+                            *c.body = syn::parse_quote_spanned!(at=> {
+                                ::core::compile_error!("mochi: this closure changes a variable that carries a derivative, in a search or test that runs without one; write a `for` loop instead");
+                                ::core::unreachable!()
+                            });
+                        }
+                    }
+                }
+            }
+            // A guard runs only when its arm's pattern matches, and an index inside a
+            // place: not hoisted, refused.
+            Expr::Index(ix) if writes_active(&ix.index, self.active) => {
+                let at = ix.index.span();
+                *ix.index = syn::parse_quote_spanned!(at=> {
+                    ::core::compile_error!("mochi: this index changes a variable that carries a derivative; compute it in a statement before (`let i = …;`)");
+                    0
+                });
+            }
+            Expr::Match(m)
+                if m.arms.iter().any(|a| {
+                    a.guard
+                        .as_ref()
+                        .is_some_and(|(_, g)| writes_active(g, self.active))
+                }) =>
+            {
+                for a in &mut m.arms {
+                    if let Some((_, g)) = &mut a.guard {
+                        if writes_active(g, self.active) {
+                            let at = g.span();
+                            **g = syn::parse_quote_spanned!(at=> {
+                                ::core::compile_error!("mochi: this guard changes a variable that carries a derivative; compute it before the `match`");
+                                true
+                            });
+                        }
+                    }
+                }
+            }
+            Expr::Macro(m) => {
+                let name = m.mac.path.segments.last().map(|s| s.ident.to_string());
+                let Some(name) = name else { return };
+                if !matches!(
+                    name.as_str(),
+                    "assert"
+                        | "assert_eq"
+                        | "assert_ne"
+                        | "debug_assert"
+                        | "debug_assert_eq"
+                        | "debug_assert_ne"
+                        | "println"
+                        | "print"
+                        | "eprintln"
+                        | "eprint"
+                ) {
+                    return;
+                }
+                let Ok(args) = m.mac.parse_body_with(
+                    syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                ) else {
+                    return;
+                };
+                // The activity analysis does not read inside macros: `assert!(step(&mut
+                // s, x))` is the first write of `s`, which is not yet known to carry a
+                // derivative.
+                let effect = |a: &Expr| {
+                    writes_active(a, self.active)
+                        || (mentions_active(a, self.active) && mut_borrows(a))
+                };
+                if !args.iter().any(effect) {
+                    return;
+                }
+                let mut lets = Vec::new();
+                let mut new_args = Vec::new();
+                for a in args {
+                    if effect(&a) {
+                        let t = self.fresh("arg", span);
+                        lets.push(quote_spanned!(span=> let #t = #a;));
+                        new_args.push(quote_spanned!(span=> #t));
+                    } else {
+                        new_args.push(quote::ToTokens::to_token_stream(&a));
+                    }
+                }
+                let path = &m.mac.path;
+                *e = syn::parse_quote_spanned!(span=> { #(#lets)* #path!(#(#new_args),*) });
+            }
+            _ => {}
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    // `assert!(step(&mut s, x));` as a statement.
+    fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
+        if let syn::Stmt::Macro(m) = s {
+            let mut e = Expr::Macro(syn::ExprMacro {
+                attrs: m.attrs.clone(),
+                mac: m.mac.clone(),
+            });
+            self.visit_expr_mut(&mut e);
+            if !matches!(e, Expr::Macro(_)) {
+                *s = syn::Stmt::Expr(e, Some(Default::default()));
+            }
+            return;
+        }
+        syn::visit_mut::visit_stmt_mut(self, s);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
 /// Whether a pattern in `b` binds `name`.
 fn binds_name(b: &syn::Block, name: &str) -> bool {
     struct Binds<'a>(&'a str, bool);
@@ -642,6 +1154,20 @@ fn tail_returns(b: &mut syn::Block) {
             *semi = None;
         }
         _ => {}
+    }
+}
+
+/// The function's tail `*s` (`s: &mut f64`, `s: &f64`) → `{ let v = *s; v }`: a
+/// binding reads through the reference and copies, as the tail does in Rust.
+fn deref_tail(b: &mut syn::Block) {
+    if let Some(syn::Stmt::Expr(e @ Expr::Unary(_), None)) = b.stmts.last_mut() {
+        let Expr::Unary(u) = &*e else { return };
+        if matches!(u.op, syn::UnOp::Deref(_)) && matches!(&*u.expr, Expr::Path(_)) {
+            let span = e.span();
+            let v = format_ident!("__mochi_tail", span = span);
+            let inner = e.clone();
+            *e = syn::parse_quote_spanned!(span=> { let #v = #inner; #v });
+        }
     }
 }
 
@@ -1534,6 +2060,13 @@ impl LoopValues {
 }
 
 /// `e` without parentheses around it.
+fn unparen_mut(e: &mut Expr) -> &mut Expr {
+    match e {
+        Expr::Paren(p) => unparen_mut(&mut p.expr),
+        other => other,
+    }
+}
+
 fn unparen(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => unparen(&p.expr),
@@ -2178,11 +2711,19 @@ fn let_else(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> 
     let init = l.init.as_ref()?;
     let (_, diverge) = init.diverge.as_ref()?;
     let span = l.let_token.span;
-    // `let Some(v) = x.get(i) else { D };` of a sequence: tested by the index.
-    if let (Some(binding), Some((pre, exists, elem))) = (
-        some_binding(&l.pat),
-        element_option(&init.expr, active, span),
-    ) {
+    // `let Some(v) = x.get(i) else { D };` of a sequence: tested by the index (also
+    // `x.get(i).copied()`, whose `v` is the value).
+    let (source, copied) = match &*init.expr {
+        Expr::MethodCall(c)
+            if c.args.is_empty() && (c.method == "copied" || c.method == "cloned") =>
+        {
+            (&*c.receiver, true)
+        }
+        other => (other, false),
+    };
+    if let (Some(binding), Some((pre, exists, elem))) =
+        (some_binding(&l.pat), element_option(source, active, span))
+    {
         let mut out: Vec<syn::Stmt> = Vec::new();
         if !pre.is_empty() {
             out.push(syn::parse_quote_spanned!(span=> #pre));
@@ -2190,12 +2731,27 @@ fn let_else(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> 
         out.push(syn::parse_quote_spanned!(span=> if !(#exists) #diverge));
         if let Some(b) = binding {
             let name = b.name;
-            let elem = if b.through_ref {
+            let elem = if b.through_ref || copied {
                 quote_spanned!(span=> #elem)
             } else {
                 quote_spanned!(span=> &#elem)
             };
             out.push(syn::parse_quote_spanned!(span=> let #name = #elem;));
+        }
+        return Some(out);
+    }
+    // `let Some(m) = x.iter().copied().reduce(f64::max) else { D };`: the chain's
+    // length decides, and `chain.reduce(f).unwrap()` is a loop the lowering reverses.
+    if let (Some(binding), Some(len)) = (
+        some_binding(&l.pat),
+        crate::iterchain::option_chain_len(&init.expr),
+    ) {
+        let e = &init.expr;
+        let mut out: Vec<syn::Stmt> =
+            vec![syn::parse_quote_spanned!(span=> if !((#len) > 0) #diverge)];
+        if let Some(b) = binding {
+            let (name, star) = (b.name, b.through_ref.then(|| quote_spanned!(span=> *)));
+            out.push(syn::parse_quote_spanned!(span=> let #name = #star #e.unwrap();));
         }
         return Some(out);
     }
@@ -3481,6 +4037,36 @@ impl VisitMut for Desugar {
         }
         if let Some(r) = array_method_forms(e, &self.active) {
             *e = r;
+        }
+        // `x[a..b].to_vec()`: through a bound sub-slice, whose cotangent goes back into
+        // the range of `x`'s.
+        if let Expr::MethodCall(m) = e {
+            if (m.method == "to_vec" || m.method == "to_owned")
+                && m.args.is_empty()
+                && matches!(unparen(&m.receiver), Expr::Index(i) if matches!(&*i.index, Expr::Range(_)))
+                && mentions_active(&m.receiver, &self.active)
+            {
+                let span = m.method.span();
+                let part = format_ident!("__mochi_part", span = span);
+                let (recv, method) = (&m.receiver, &m.method);
+                *e = syn::parse_quote_spanned!(span=> { let #part = &#recv; #part.#method() });
+            }
+        }
+        // `v = chain.collect();`: a `Vec`, which the chain rewrite builds.
+        if let Expr::Assign(a) = e {
+            if let Expr::MethodCall(m) = &mut *a.right {
+                if m.method == "collect"
+                    && m.args.is_empty()
+                    && m.turbofish.is_none()
+                    && mentions_active(&m.receiver, &self.active)
+                {
+                    let elem = match &self.float_ty {
+                        Some(t) => quote_spanned!(m.method.span()=> #t),
+                        None => quote_spanned!(m.method.span()=> _),
+                    };
+                    m.turbofish = Some(syn::parse_quote!(::<Vec<#elem>>));
+                }
+            }
         }
         if let Some(r) = zip_loop(e, &self.active, &mut self.next) {
             *e = r;

@@ -256,6 +256,24 @@ fn closures_of_arrays(x: &ndarray::Array1<f64>, y: &ndarray::Array1<f64>) -> f64
     f(x) + f(y) + g(x, y) + h(x[0], y[1])
 }
 
+/// A sub-slice copied into a `Vec` (`x[1..3].to_vec()`, was a type error at the
+/// attribute), a chain collected by assignment (`v = chain.collect();`, was "no rule
+/// for `iter`"), `let Some(m) = chain.reduce(f) else { … }` and `let Some(v) =
+/// x.get(k).copied() else { … }` (were "no rule" errors).
+#[differentiable]
+fn vec_forms(x: &[f64], k: usize) -> f64 {
+    let v = x[1..3].to_vec();
+    let mut w = x.to_vec();
+    w = x.iter().map(|t| t * t).collect();
+    let Some(m) = x.iter().copied().reduce(f64::max) else {
+        return 0.0;
+    };
+    let Some(e) = x.get(k).copied() else {
+        return x[0];
+    };
+    v[0] * v[1] + w[0] + m * x[0] + e * e
+}
+
 mod rules {
     use crate::check;
 
@@ -267,6 +285,9 @@ mod rules {
     }
 
     check!(chunks_exact_skip, (eight(),), |a| (&a.0));
+    check!(vec_forms, (vec![1.0_f64, 2.0, 3.0, 4.0], 2_usize), |a| (
+        &a.0, a.1
+    ));
     check!(
         elements_by_get,
         (vec![0.3_f64, 0.7, 0.9], vec![0_usize, 2, 1]),
@@ -424,6 +445,18 @@ fn a_fold_gives_the_plain_calls_value() {
     // 6.125 from the reversed slice, walked in memory order (x0 first): x3 has the
     // weight 1; the logical order (x3 first) gave 3.25 and the weights reversed
     assert_eq!(dx, ndarray::array![0.125, 0.25, 0.5, 1.0]);
+}
+
+#[test]
+fn vec_forms_values() {
+    // x1·x2 + x0² + max·x0 + x2², max = x3
+    let x = [1.0_f64, 2.0, 3.0, 4.0];
+    let (y, (g, _)) = vec_forms::value_and_gradient(&x, 2);
+    assert_eq!(y, vec_forms(&x, 2));
+    assert_eq!(g, vec![2.0 + 4.0, 3.0, 2.0 + 6.0, 1.0]);
+    // out of bounds: x0
+    let (y, (g, _)) = vec_forms::value_and_gradient(&x, 9);
+    assert_eq!((y, g), (1.0, vec![1.0, 0.0, 0.0, 0.0]));
 }
 
 #[test]

@@ -1404,6 +1404,13 @@ fn captured_write(c: &syn::ExprClosure, params: &[String]) -> Option<(Expr, Stri
             }
             syn::visit::visit_expr_binary(self, b);
         }
+        // `step(&mut s, v)`: a call that writes the captured `s`.
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            if r.mutability.is_some() {
+                self.check(&r.expr);
+            }
+            syn::visit::visit_expr_reference(self, r);
+        }
     }
     let mut w = W {
         locals: Vec::new(),
