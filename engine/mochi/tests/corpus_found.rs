@@ -264,6 +264,8 @@ fn closures_of_arrays(x: &ndarray::Array1<f64>, y: &ndarray::Array1<f64>) -> f64
 fn vec_forms(x: &[f64], k: usize) -> f64 {
     let v = x[1..3].to_vec();
     let mut w = x.to_vec();
+    w[0] += 1.0;
+    let w0 = w[0];
     w = x.iter().map(|t| t * t).collect();
     let Some(m) = x.iter().copied().reduce(f64::max) else {
         return 0.0;
@@ -271,7 +273,7 @@ fn vec_forms(x: &[f64], k: usize) -> f64 {
     let Some(e) = x.get(k).copied() else {
         return x[0];
     };
-    v[0] * v[1] + w[0] + m * x[0] + e * e
+    v[0] * v[1] + w[0] + m * x[0] + e * e + w0
 }
 
 mod rules {
@@ -449,11 +451,11 @@ fn a_fold_gives_the_plain_calls_value() {
 
 #[test]
 fn vec_forms_values() {
-    // x1·x2 + x0² + max·x0 + x2², max = x3
+    // x1·x2 + x0² + max·x0 + x2² + (x0 + 1), max = x3
     let x = [1.0_f64, 2.0, 3.0, 4.0];
     let (y, (g, _)) = vec_forms::value_and_gradient(&x, 2);
     assert_eq!(y, vec_forms(&x, 2));
-    assert_eq!(g, vec![2.0 + 4.0, 3.0, 2.0 + 6.0, 1.0]);
+    assert_eq!(g, vec![2.0 + 4.0 + 1.0, 3.0, 2.0 + 6.0, 1.0]);
     // out of bounds: x0
     let (y, (g, _)) = vec_forms::value_and_gradient(&x, 9);
     assert_eq!((y, g), (1.0, vec![1.0, 0.0, 0.0, 0.0]));
