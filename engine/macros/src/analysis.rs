@@ -79,12 +79,18 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         .filter(|(_, t, _)| crate::desugar::multi_dim_array(t))
         .map(|(i, _, _)| i.to_string())
         .collect();
+    let inactive_params: HashSet<String> = params
+        .iter()
+        .filter(|(i, _, _)| !written_active.contains(&i.to_string()))
+        .map(|(i, _, _)| i.to_string())
+        .collect();
     let body = crate::desugar::desugar(
         &func.block,
         float_ty.as_ref(),
         &written_active,
         Some(&ret_ty),
         &multi_dim,
+        &inactive_params,
     );
     activity::analyse(&body, &mut active);
 

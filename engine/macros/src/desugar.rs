@@ -58,6 +58,7 @@ pub fn desugar(
     active: &HashSet<String>,
     ret_ty: Option<&syn::Type>,
     multi_dim: &HashSet<String>,
+    inactive_params: &HashSet<String>,
 ) -> syn::Block {
     let mut b = block.clone();
     tail_returns(&mut b);
@@ -112,6 +113,7 @@ pub fn desugar(
         next: 0,
         float_ty: float_ty.cloned(),
         active: active.clone(),
+        inactive_params: inactive_params.clone(),
     }
     .visit_block_mut(&mut b);
     // The closures with a `return` that a chain inlined are labelled blocks now, and a
@@ -2196,6 +2198,8 @@ struct Desugar {
     next: usize,
     float_ty: Option<syn::Ident>,
     active: HashSet<String>,
+    /// Parameters whose type carries no derivative (`idx: &[usize]`).
+    inactive_params: HashSet<String>,
 }
 
 /// `lit` with the suffix `ty`, when `e` is an unsuffixed float literal (or its negation).
@@ -3793,7 +3797,7 @@ fn is_unwrap(e: &Expr) -> bool {
     matches!(e, Expr::MethodCall(m) if m.method == "unwrap" && m.args.is_empty())
 }
 
-fn first_or_last(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
+fn first_or_last(e: &Expr, inactive: &HashSet<String>) -> Option<Expr> {
     let Expr::MethodCall(u) = e else { return None };
     if u.method != "unwrap" || !u.args.is_empty() {
         return None;
@@ -3809,10 +3813,11 @@ fn first_or_last(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
         };
         f = inner;
     }
-    // Only of a sequence with a derivative: `*idx.first().unwrap()` of indices is left
-    // as written (`*idx[0]` would not compile).
+    // Not of a parameter without a derivative: `*idx.first().unwrap()` of indices is
+    // left as written (`*idx[0]` would not compile). A closure's parameter (a window
+    // `c` in `chunks(4).map(|c| *c.last().unwrap())`) is not in the activity yet.
     if !matches!(&*f.receiver, Expr::Path(_) | Expr::Field(_))
-        || !mentions_active(&f.receiver, active)
+        || crate::activity::root_name(&f.receiver).is_some_and(|r| inactive.contains(&r))
     {
         return None;
     }
@@ -3917,7 +3922,7 @@ impl Desugar {
     /// `chain.max_by(cmp).unwrap()`, `chain.min_by(cmp).unwrap()`, `chain.last().unwrap()`,
     /// `chain.next().unwrap()` over differentiable sequences.
     fn unwrap_rewrite(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
-        if let Some(r) = first_or_last(&Expr::MethodCall(m.clone()), &self.active) {
+        if let Some(r) = first_or_last(&Expr::MethodCall(m.clone()), &self.inactive_params) {
             return Some(r);
         }
         let Expr::MethodCall(inner) = &*m.receiver else {
