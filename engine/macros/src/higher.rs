@@ -36,6 +36,7 @@ const DUAL_BOUNDS: &[&str] = &[
     "Copy",
     "Clone",
     "Debug",
+    "Display",
     "PartialEq",
     "PartialOrd",
     "Send",
@@ -346,6 +347,8 @@ fn spec(func: &ItemFn) -> Option<Spec> {
             },
             other if vec_of_t(other).is_some() => Form::Vec,
             other if mentions(other, &t.ident) => return None,
+            // A `&mut` argument (`k: &mut usize`) cannot be passed through by a clone.
+            Type::Reference(r) if r.mutability.is_some() => return None,
             _ => Form::Other,
         };
         let mut ty_f64 = (*pt.ty).clone();

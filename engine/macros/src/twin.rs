@@ -648,6 +648,13 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         method,
         error: None,
     };
+    if let Some((name, span)) = field_of_call_result(&func.block) {
+        rw.fail(
+            Why::Call,
+            format!("it reads a field of what `{name}` returns, a struct whose type has no generic form"),
+            span,
+        );
+    }
     for a in &mut twin.sig.inputs {
         rw.visit_fn_arg_mut(a);
     }
@@ -660,7 +667,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     twin.sig.ident = quote::format_ident!("__mochi_twin_{}", func.sig.ident);
     // `f64` has the operators through references and sums of references; the twin's
     // scalar must too (`Dual` has them).
-    twin.sig.generics = syn::parse_quote!(<#t: ::mochi::num_traits::Float + ::mochi::Scalar + ::mochi::__private::TwinScalar>);
+    twin.sig.generics = syn::parse_quote!(<#t: ::mochi::num_traits::Float + ::mochi::Scalar + ::mochi::__private::TwinScalar + ::core::fmt::Display>);
     twin.sig.generics.where_clause = Some(syn::parse_quote! {
         where
             for<'__a> #t: ::core::ops::Add<&'__a #t, Output = #t>
@@ -895,6 +902,55 @@ fn all_pattern_names(block: &syn::Block) -> HashSet<String> {
 }
 
 /// Names bound by `let name = |..| ..`.
+/// A named field read from what a function of this crate returns (`let s =
+/// stats(x); s.mean`, `stats(x).mean`): the callee's twin would return the struct with
+/// `f64` fields, which the caller's twin cannot hold (its floats are the twin's scalar).
+/// The callee and the span of the read.
+fn field_of_call_result(block: &syn::Block) -> Option<(String, Span)> {
+    fn callee(e: &Expr) -> Option<String> {
+        let Expr::Call(c) = e else { return None };
+        let Expr::Path(p) = &*c.func else { return None };
+        let last = p.path.segments.last()?.ident.to_string();
+        last.starts_with(|ch: char| ch.is_lowercase() || ch == '_')
+            .then_some(last)
+    }
+    struct F {
+        results: std::collections::HashMap<String, String>,
+        found: Option<(String, Span)>,
+    }
+    impl<'a> Visit<'a> for F {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            if let (Pat::Ident(p), Some(init)) = (&l.pat, &l.init) {
+                if let Some(c) = callee(&init.expr) {
+                    self.results.insert(p.ident.to_string(), c);
+                }
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr_field(&mut self, f: &'a syn::ExprField) {
+            if self.found.is_none() && matches!(f.member, syn::Member::Named(_)) {
+                let from = match &*f.base {
+                    Expr::Path(p) => p
+                        .path
+                        .get_ident()
+                        .and_then(|i| self.results.get(&i.to_string()).cloned()),
+                    other => callee(other),
+                };
+                if let Some(c) = from {
+                    self.found = Some((c, f.span()));
+                }
+            }
+            syn::visit::visit_expr_field(self, f);
+        }
+    }
+    let mut f = F {
+        results: std::collections::HashMap::new(),
+        found: None,
+    };
+    f.visit_block(block);
+    f.found
+}
+
 fn closure_locals(block: &syn::Block) -> HashSet<String> {
     struct C(HashSet<String>);
     impl<'a> Visit<'a> for C {

@@ -276,6 +276,56 @@ fn vec_forms(x: &[f64], k: usize) -> f64 {
     v[0] * v[1] + w[0] + m * x[0] + e * e + w0
 }
 
+/// Statistics returned as a struct by a helper.
+#[derive(Clone, Debug, Tangent)]
+pub struct Moments {
+    /// Mean.
+    pub mean: f64,
+    /// Variance.
+    pub var: f64,
+}
+
+#[differentiable]
+fn moments(x: &[f64]) -> Moments {
+    let mean = (x[0] + x[1]) / 2.0;
+    Moments {
+        mean,
+        var: (x[0] - mean).powi(2),
+    }
+}
+
+/// A caller reading the fields of a helper's struct: its generic form would get the
+/// struct with `f64` fields back, so it has none (the first-order rule compiled only
+/// once the twin stopped being written: E0308 at the attribute before).
+#[differentiable]
+fn reads_moments(x: &[f64]) -> f64 {
+    let s = moments(x);
+    s.mean * s.var
+}
+
+/// `assert!` with a float formatted in its message (the generic form's scalar is
+/// `Display`: "`__MochiT` doesn't implement `Display`" before).
+#[differentiable]
+fn asserts_with_message(x: &[f64]) -> f64 {
+    assert!(x[0].is_finite(), "bad x0 = {:.3}", x[0]);
+    x[0] * x[1] * x[1]
+}
+
+/// Parameters unpacked through a cursor (`k: &mut usize`) and a permutation written in
+/// place: integer `&mut` parameters (the higher-order companions, which pass arguments
+/// through by a clone, made them a type error at the attribute; such a function now
+/// has none).
+#[differentiable]
+fn unpack(x: &[f64], k: &mut usize, perm: &mut [usize]) -> f64 {
+    let a = x[*k];
+    *k += 1;
+    let b = x[*k];
+    *k += 1;
+    let c = x[perm[0]];
+    perm.swap(0, 1);
+    a * b + c * x[perm[0]]
+}
+
 mod rules {
     use crate::check;
 
@@ -287,6 +337,8 @@ mod rules {
     }
 
     check!(chunks_exact_skip, (eight(),), |a| (&a.0));
+    check!(reads_moments, (vec![1.0_f64, 2.0],), |a| (&a.0));
+    check!(asserts_with_message, (vec![1.5_f64, -2.0],), |a| (&a.0));
     check!(vec_forms, (vec![1.0_f64, 2.0, 3.0, 4.0], 2_usize), |a| (
         &a.0, a.1
     ));
@@ -459,6 +511,29 @@ fn vec_forms_values() {
     // out of bounds: x0
     let (y, (g, _)) = vec_forms::value_and_gradient(&x, 9);
     assert_eq!((y, g), (1.0, vec![1.0, 0.0, 0.0, 0.0]));
+}
+
+#[test]
+fn struct_results_and_messages() {
+    // mean·var = 1.5 · 0.25; ∂/∂x0 = 0.5·0.25 + 1.5·(x0 − x1)/2
+    assert_eq!(
+        reads_moments::value_and_gradient(&[1.0, 2.0]),
+        (0.375, vec![-0.625, 0.875])
+    );
+    // x0·x1²: [[0, 2x1], [2x1, 2x0]]
+    let h = asserts_with_message::hessian(&[1.5, -2.0]);
+    assert_eq!(h, ndarray::array![[0.0, -4.0], [-4.0, 3.0]]);
+}
+
+#[test]
+fn cursors_and_permutations_by_mut() {
+    let x = [1.0_f64, 2.0, 3.0, 4.0];
+    let (mut k, mut perm) = (0_usize, vec![3_usize, 2]);
+    let (y, (g, _, _)) = unpack::value_and_gradient(&x, &mut k, &mut perm);
+    // x0·x1 + x3·x2, and the cursor and the permutation moved as the plain call moves them
+    assert_eq!(y, 2.0 + 12.0);
+    assert_eq!(g, vec![2.0, 1.0, 4.0, 3.0]);
+    assert_eq!((k, perm), (2, vec![2, 3]));
 }
 
 #[test]

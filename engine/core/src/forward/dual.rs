@@ -43,6 +43,19 @@ pub struct Dual<const N: usize> {
     pub partials: [f64; N],
 }
 
+/// The value, formatted as an `f64` is (precision and width included): a function's
+/// generic form prints what the function prints.
+///
+/// ```
+/// use mochi_core::Dual;
+/// assert_eq!(format!("{:.2}", Dual::new(1.5, [1.0])), "1.50");
+/// ```
+impl<const N: usize> core::fmt::Display for Dual<N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Display::fmt(&self.value, f)
+    }
+}
+
 impl<const N: usize> Dual<N> {
     /// A dual with the given value and partials.
     ///
