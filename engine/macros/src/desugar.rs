@@ -4377,6 +4377,18 @@ impl VisitMut for Desugar {
                         let t = format_ident!("__mochi_swap", span = span);
                         *e = syn::parse_quote_spanned!(span=> { let #t = #a; #a = #b; #b = #t; });
                     }
+                    // `std::mem::take(&mut a)`: `replace` with the default.
+                    ("take", 1) => {
+                        let Some(a) = mut_place(&c.args[0]) else {
+                            return;
+                        };
+                        let t = format_ident!("__mochi_old", span = span);
+                        *e = syn::parse_quote_spanned!(span=> {
+                            let #t = #a;
+                            #a = ::core::default::Default::default();
+                            #t
+                        });
+                    }
                     ("replace", 2) => {
                         let Some(a) = mut_place(&c.args[0]) else {
                             return;

@@ -1134,7 +1134,15 @@ impl<'a> Writer<'a> {
             ("collect", 0) => {
                 let ty = turbofish.as_ref().or(collect_ty)?;
                 let elem = vec_elem(ty)?;
-                let z = self.zero(elem, false);
+                // `Vec<(f64, f64)>`: a tuple of zeros.
+                let z = match elem {
+                    Some(syn::Type::Tuple(t)) if !t.elems.is_empty() => {
+                        let parts: Vec<TokenStream> =
+                            t.elems.iter().map(|e| self.zero(Some(e), false)).collect();
+                        quote_spanned!(span=> (#(#parts,)*))
+                    }
+                    _ => self.zero(elem, false),
+                };
                 let v = self.value(&item);
                 (
                     quote_spanned!(span=> let mut #acc = ::std::vec![#z; #n];),

@@ -326,6 +326,16 @@ fn unpack(x: &[f64], k: &mut usize, perm: &mut [usize]) -> f64 {
     a * b + c * x[perm[0]]
 }
 
+/// Points collected as tuples, and a buffer taken with `std::mem::take` (a type error
+/// at the attribute and E0433 before).
+#[differentiable]
+fn tuples_and_take(x: &[f64]) -> f64 {
+    let pts: Vec<(f64, f64)> = (0..x.len() / 2).map(|i| (x[2 * i], x[2 * i + 1])).collect();
+    let mut a = x.to_vec();
+    let b = std::mem::take(&mut a);
+    pts[0].0 * pts[1].1 + b[1] * 2.0 + a.len() as f64
+}
+
 mod rules {
     use crate::check;
 
@@ -337,6 +347,7 @@ mod rules {
     }
 
     check!(chunks_exact_skip, (eight(),), |a| (&a.0));
+    check!(tuples_and_take, (vec![1.0_f64, 2.0, 3.0, 4.0],), |a| (&a.0));
     check!(reads_moments, (vec![1.0_f64, 2.0],), |a| (&a.0));
     check!(asserts_with_message, (vec![1.5_f64, -2.0],), |a| (&a.0));
     check!(vec_forms, (vec![1.0_f64, 2.0, 3.0, 4.0], 2_usize), |a| (
@@ -534,6 +545,16 @@ fn cursors_and_permutations_by_mut() {
     assert_eq!(y, 2.0 + 12.0);
     assert_eq!(g, vec![2.0, 1.0, 4.0, 3.0]);
     assert_eq!((k, perm), (2, vec![2, 3]));
+}
+
+#[test]
+fn tuples_and_take_values() {
+    let x = [1.0_f64, 2.0, 3.0, 4.0];
+    // x0·x3 + 2·x1
+    assert_eq!(
+        tuples_and_take::value_and_gradient(&x),
+        (8.0, vec![4.0, 2.0, 0.0, 1.0])
+    );
 }
 
 #[test]
