@@ -1363,10 +1363,23 @@ impl VisitMut for Rewrite<'_> {
                     let inner = quote!(#c);
                     *e = Self::lit(inner);
                 } else if mentions_float {
-                    self.fail(
-                        Why::Syntax,
-                        format!("it casts a float with `as {}`", c.ty.to_token_stream()),
-                        c.as_token.span,
+                    let integer = matches!(&*c.ty, Type::Path(p)
+                        if p.path.get_ident().is_some_and(|i| INTEGER_TYPES.contains(&i.to_string().as_str())));
+                    if !integer {
+                        self.fail(
+                            Why::Syntax,
+                            format!("it casts a float with `as {}`", c.ty.to_token_stream()),
+                            c.as_token.span,
+                        );
+                        return;
+                    }
+                    // `(x * 10.0) as usize`: the value of the twin's scalar, cast as the
+                    // `f64` it holds is (saturating, NaN to 0).
+                    self.visit_expr_mut(&mut c.expr);
+                    let (inner, ty) = (&c.expr, &c.ty);
+                    *e = syn::parse_quote!(
+                        (::mochi::num_traits::ToPrimitive::to_f64(&(#inner))
+                            .unwrap_or(::core::f64::NAN) as #ty)
                     );
                 }
             }

@@ -336,6 +336,16 @@ fn tuples_and_take(x: &[f64]) -> f64 {
     pts[0].0 * pts[1].1 + b[1] * 2.0 + a.len() as f64
 }
 
+/// A float cast to an index (`(x[0] * 2.0) as usize`, `(n as f64).sqrt() as usize`):
+/// the generic form casts the value its scalar holds, so the Hessian exists (the
+/// function had none before).
+#[differentiable]
+fn float_to_index(x: &[f64]) -> f64 {
+    let k = (x[0] * 2.0) as usize;
+    let n = (x.len() as f64).sqrt() as usize;
+    x[k] * x[1] * x[n]
+}
+
 mod rules {
     use crate::check;
 
@@ -555,6 +565,19 @@ fn tuples_and_take_values() {
         tuples_and_take::value_and_gradient(&x),
         (8.0, vec![4.0, 2.0, 0.0, 1.0])
     );
+}
+
+#[test]
+fn float_casts_to_indices_keep_the_hessian() {
+    let x = [0.6_f64, 2.0, 3.0];
+    // k = 1, n = 1: x1³
+    assert_eq!(
+        float_to_index::value_and_gradient(&x),
+        (8.0, vec![0.0, 12.0, 0.0])
+    );
+    let h = float_to_index::hessian(&x);
+    assert_eq!(h[[1, 1]], 12.0);
+    assert_eq!(h.sum(), 12.0);
 }
 
 #[test]
