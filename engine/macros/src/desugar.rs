@@ -63,6 +63,7 @@ pub fn desugar(
     let mut b = block.clone();
     tail_returns(&mut b);
     deref_tail(&mut b);
+    MutViewLoops { next: 0 }.visit_block_mut(&mut b);
     EffectfulConditions { active, next: 0 }.visit_block_mut(&mut b);
     // A parameter bound again in the body may not be an array any more.
     let names: HashSet<String> = multi_dim
@@ -3844,6 +3845,9 @@ impl Desugar {
 
     /// `for … in y.iter_mut()…` as an index loop, or `None` to leave it as written.
     fn index_loop(&mut self, f: &syn::ExprForLoop) -> Option<Expr> {
+        if let Some(r) = self.adapted_mut_loop(f) {
+            return Some(r);
+        }
         let mut iter = (*f.expr).clone();
         let mut pat = (*f.pat).clone();
         let mut counter = None;
@@ -3914,6 +3918,303 @@ impl Desugar {
         }
         let attrs = &f.attrs;
         Some(syn::parse_quote_spanned!(span=> #(#attrs)* for #i in 0..#bound #body))
+    }
+}
+
+impl Desugar {
+    /// `for e in v.iter_mut().skip(a)` (also `take(n)`, `step_by(s)`, `rev()`, in any
+    /// order, `v[a..b].iter_mut()`, and `.enumerate()` outermost), and `for c in
+    /// v.chunks_mut(m)` (also `chunks_exact_mut`): an index loop over the positions the
+    /// adapters visit, `*e` being `v[p(k)]` and `c[j]` being `v[k * m + j]`.
+    fn adapted_mut_loop(&mut self, f: &syn::ExprForLoop) -> Option<Expr> {
+        let span = f.expr.span();
+        let mut iter = (*f.expr).clone();
+        let mut pat = (*f.pat).clone();
+        let mut counter: Option<syn::Ident> = None;
+        if let Expr::MethodCall(m) = &iter {
+            if m.method == "enumerate" && m.args.is_empty() {
+                let Pat::Tuple(t) = &pat else { return None };
+                let (Some(Pat::Ident(i)), Some(inner), 2) =
+                    (t.elems.first(), t.elems.get(1), t.elems.len())
+                else {
+                    return None;
+                };
+                counter = Some(i.ident.clone());
+                let inner = inner.clone();
+                iter = (*m.receiver).clone();
+                pat = inner;
+            }
+        }
+        // Adapters, outermost first.
+        let mut adapters: Vec<(String, Option<Expr>)> = Vec::new();
+        loop {
+            let Expr::MethodCall(m) = &iter else { break };
+            let name = m.method.to_string();
+            match (name.as_str(), m.args.len()) {
+                ("skip" | "take" | "step_by", 1) if plain_index(&m.args[0]) => {
+                    adapters.push((name, Some(m.args[0].clone())));
+                }
+                ("rev", 0) => adapters.push((name, None)),
+                _ => break,
+            }
+            iter = (*m.receiver).clone();
+        }
+        let Expr::MethodCall(src) = &iter else {
+            return None;
+        };
+        let chunks = matches!(
+            src.method.to_string().as_str(),
+            "chunks_mut" | "chunks_exact_mut"
+        );
+        if !(src.method == "iter_mut" && src.args.is_empty() || chunks && src.args.len() == 1) {
+            return None;
+        }
+        if !chunks && adapters.is_empty() && !matches!(&*src.receiver, Expr::Index(_)) {
+            return None; // the plain loop below
+        }
+        // The sequence, and the offset and length of a sub-slice of it.
+        let (seq, offset, len): (Expr, Expr, Expr) = match unparen(&src.receiver) {
+            Expr::Index(ix) => match &*ix.index {
+                Expr::Range(r) if matches!(r.limits, syn::RangeLimits::HalfOpen(_)) => {
+                    let base = (*ix.expr).clone();
+                    if !plain_place(&base) {
+                        return None;
+                    }
+                    let start: Expr = match &r.start {
+                        Some(a) if plain_index(a) => (**a).clone(),
+                        Some(_) => return None,
+                        None => syn::parse_quote!(0usize),
+                    };
+                    let end: Expr = match &r.end {
+                        Some(b) if plain_index(b) => (**b).clone(),
+                        Some(_) => return None,
+                        None => syn::parse_quote!(#base.len()),
+                    };
+                    let len = syn::parse_quote!((#end) - (#start));
+                    (base, start, len)
+                }
+                _ => return None,
+            },
+            other if plain_place(other) => {
+                let len = syn::parse_quote!(#other.len());
+                (other.clone(), syn::parse_quote!(0usize), len)
+            }
+            _ => return None,
+        };
+        let k = self.index_var(span);
+        let mut lets: Vec<TokenStream> = Vec::new();
+        // Counts of each stage, innermost first, and the position of the loop's `k`.
+        self.next += 1;
+        let id = self.next;
+        let c0 = format_ident!("__mochi_cnt{}_0", id, span = span);
+        let m = if chunks {
+            let m = format_ident!("__mochi_chunk{}", id, span = span);
+            let size = &src.args[0];
+            lets.push(quote_spanned!(span=> let #m: usize = #size;));
+            if src.method == "chunks_mut" {
+                lets.push(quote_spanned!(span=> let #c0: usize = (#len + #m - 1) / #m;));
+            } else {
+                lets.push(quote_spanned!(span=> let #c0: usize = (#len) / #m;));
+            }
+            Some(m)
+        } else {
+            lets.push(quote_spanned!(span=> let #c0: usize = #len;));
+            None
+        };
+        let mut maps: Vec<Box<dyn Fn(TokenStream) -> TokenStream>> = Vec::new();
+        let mut count = c0.clone();
+        for (n, (name, arg)) in adapters.iter().rev().enumerate() {
+            let c = format_ident!("__mochi_cnt{}_{}", id, n + 1, span = span);
+            let prev = count.clone();
+            match (name.as_str(), arg) {
+                ("skip", Some(a)) => {
+                    lets.push(quote_spanned!(span=> let #c: usize = #prev.saturating_sub(#a);));
+                    let a = a.clone();
+                    maps.push(Box::new(move |x| quote_spanned!(span=> ((#a) + (#x)))));
+                }
+                ("take", Some(a)) => {
+                    lets.push(quote_spanned!(span=> let #c: usize = ::core::cmp::min(#prev, #a);));
+                    maps.push(Box::new(|x| x));
+                }
+                ("step_by", Some(a)) => {
+                    lets.push(quote_spanned!(span=> let #c: usize = (#prev + (#a) - 1) / (#a);));
+                    let a = a.clone();
+                    maps.push(Box::new(move |x| quote_spanned!(span=> ((#a) * (#x)))));
+                }
+                _ => {
+                    lets.push(quote_spanned!(span=> let #c: usize = #prev;));
+                    let c2 = c.clone();
+                    maps.push(Box::new(move |x| quote_spanned!(span=> (#c2 - 1 - (#x)))));
+                }
+            }
+            count = c;
+        }
+        // The position in the (sub-)sequence of the loop's `k`: the outermost adapter
+        // maps first.
+        let mut pos = quote_spanned!(span=> #k);
+        for map in maps.iter().rev() {
+            pos = map(pos);
+        }
+        let mut body = f.body.clone();
+        let name = match &pat {
+            Pat::Ident(i) if i.subpat.is_none() && i.by_ref.is_none() => i.ident.clone(),
+            _ => return None,
+        };
+        match &m {
+            Some(m) => {
+                let base = format_ident!("__mochi_cbase{}", id, span = span);
+                let clen = format_ident!("__mochi_clen{}", id, span = span);
+                let base_t = quote_spanned!(span=> #base);
+                let len_t = quote_spanned!(span=> #clen);
+                let mut uses = crate::iterchain::WindowUses {
+                    name: &name,
+                    seq: &seq,
+                    base: &base_t,
+                    len: &len_t,
+                    mutable: true,
+                    other: false,
+                };
+                uses.visit_block_mut(&mut body);
+                if uses.other {
+                    return None;
+                }
+                let stmts = &body.stmts;
+                let counter = counter.map(|c| quote_spanned!(span=> let #c = #k;));
+                Some(syn::parse_quote_spanned!(span=> {
+                    #(#lets)*
+                    for #k in 0..#count {
+                        #counter
+                        let #base: usize = (#offset) + (#pos) * #m;
+                        let #clen: usize = ::core::cmp::min(#m, (#offset) + (#len) - #base);
+                        #(#stmts)*
+                    }
+                }))
+            }
+            None => {
+                let place: Expr = syn::parse_quote_spanned!(span=> #seq[(#offset) + (#pos)]);
+                let subst = vec![(name, place)];
+                let mut sub = Substitute {
+                    names: &subst,
+                    shadowed: false,
+                };
+                sub.visit_block_mut(&mut body);
+                if sub.shadowed {
+                    return None;
+                }
+                let stmts = &body.stmts;
+                let counter = counter.map(|c| quote_spanned!(span=> let #c = #k;));
+                Some(syn::parse_quote_spanned!(span=> {
+                    #(#lets)*
+                    for #k in 0..#count {
+                        #counter
+                        #(#stmts)*
+                    }
+                }))
+            }
+        }
+    }
+}
+
+/// Rewrites the loops of [`mut_views_loop`] before the other rewrites see their bodies
+/// (which would write `row.assign(..)` as a loop over `row`'s elements).
+struct MutViewLoops {
+    next: usize,
+}
+
+impl VisitMut for MutViewLoops {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Expr::ForLoop(f) = e {
+            if let Some(r) = mut_views_loop(f, &mut self.next) {
+                *e = r;
+            }
+        }
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// `for mut row in out.rows_mut()` (also `columns_mut()`, `outer_iter_mut()`,
+/// `axis_iter_mut(Axis(k))`, with `.into_iter()` and `.enumerate()`): a loop over
+/// the indices with `let mut row = out.row_mut(i);`, which the writes through views
+/// take.
+fn mut_views_loop(f: &syn::ExprForLoop, next: &mut usize) -> Option<Expr> {
+    {
+        let span = f.expr.span();
+        let mut iter = (*f.expr).clone();
+        let mut pat = (*f.pat).clone();
+        let mut counter: Option<Pat> = None;
+        if let Expr::MethodCall(m) = &iter {
+            if m.method == "enumerate" && m.args.is_empty() {
+                let Pat::Tuple(t) = &pat else { return None };
+                if t.elems.len() != 2 {
+                    return None;
+                }
+                counter = Some(t.elems[0].clone());
+                let inner = t.elems[1].clone();
+                iter = (*m.receiver).clone();
+                pat = inner;
+            }
+        }
+        if let Expr::MethodCall(m) = &iter {
+            if m.method == "into_iter" && m.args.is_empty() {
+                iter = (*m.receiver).clone();
+            }
+        }
+        let Expr::MethodCall(m) = &iter else {
+            return None;
+        };
+        let a = &m.receiver;
+        if !plain_place(a) {
+            return None;
+        }
+        let (count, view): (Expr, Box<dyn Fn(&syn::Ident) -> Expr>) = match (
+            m.method.to_string().as_str(),
+            m.args.len(),
+        ) {
+            ("rows_mut", 0) => (
+                syn::parse_quote_spanned!(span=> #a.nrows()),
+                Box::new(|i| syn::parse_quote_spanned!(span=> #a.row_mut(#i))),
+            ),
+            ("columns_mut", 0) => (
+                syn::parse_quote_spanned!(span=> #a.ncols()),
+                Box::new(|i| syn::parse_quote_spanned!(span=> #a.column_mut(#i))),
+            ),
+            ("outer_iter_mut", 0) => (
+                syn::parse_quote_spanned!(span=> #a.len_of(::ndarray::Axis(0))),
+                Box::new(
+                    |i| syn::parse_quote_spanned!(span=> #a.index_axis_mut(::ndarray::Axis(0), #i)),
+                ),
+            ),
+            ("axis_iter_mut", 1) if plain_selector_arg(&m.args[0]) => {
+                let ax = m.args[0].clone();
+                let ax2 = ax.clone();
+                (
+                    syn::parse_quote_spanned!(span=> #a.len_of(#ax)),
+                    Box::new(
+                        move |i| syn::parse_quote_spanned!(span=> #a.index_axis_mut(#ax2, #i)),
+                    ),
+                )
+            }
+            _ => return None,
+        };
+        let name = match &pat {
+            Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none() => p.ident.clone(),
+            _ => return None,
+        };
+        *next += 1;
+        let i = format_ident!("__mochi_vi{}", *next, span = span);
+        let v = view(&i);
+        let counter = counter.map(|c| quote_spanned!(span=> let #c = #i;));
+        let stmts = &f.body.stmts;
+        let mut body: syn::Block = syn::parse_quote_spanned!(span=> {
+            #counter
+            let mut #name = #v;
+            #(#stmts)*
+        });
+        // The loop is not visited again: its view is written where it is used now.
+        inline_view_borrows(&mut body);
+        let label = &f.label;
+        Some(syn::parse_quote_spanned!(span=> #label for #i in 0..#count #body))
     }
 }
 

@@ -1237,8 +1237,20 @@ impl Writer<'_> {
     fn windows(&mut self, f: &syn::ExprForLoop) -> Option<Expr> {
         let span = self.span;
         // (the pieces' call, the name bound to each piece)
+        // `for (i, w) in x.windows(m).enumerate()`: the piece's number is the loop's.
+        let mut counter: Option<&Pat> = None;
         let parts: Vec<(&syn::ExprMethodCall, &syn::Ident)> = match (&*f.expr, &*f.pat) {
             (Expr::MethodCall(m), Pat::Ident(w)) if Pieces::of(&m.method.to_string()).is_some() => {
+                vec![(m, &w.ident)]
+            }
+            (Expr::MethodCall(en), Pat::Tuple(t))
+                if en.method == "enumerate" && en.args.is_empty() && t.elems.len() == 2 =>
+            {
+                let (Expr::MethodCall(m), Pat::Ident(w)) = (&*en.receiver, &t.elems[1]) else {
+                    return None;
+                };
+                Pieces::of(&m.method.to_string())?;
+                counter = Some(&t.elems[0]);
                 vec![(m, &w.ident)]
             }
             (Expr::MethodCall(z), Pat::Tuple(t))
@@ -1309,8 +1321,9 @@ impl Writer<'_> {
         };
         let stmts = &body.stmts;
         let label = &f.label;
+        let counter = counter.map(|c| quote_spanned!(span=> let #c = #k;));
         Some(
-            syn::parse_quote_spanned!(span=> { #(#snapshots)* #label for #k in 0..#n { #(#stmts)* } }),
+            syn::parse_quote_spanned!(span=> { #(#snapshots)* #label for #k in 0..#n { #counter #(#stmts)* } }),
         )
     }
 }

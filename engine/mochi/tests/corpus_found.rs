@@ -346,6 +346,54 @@ fn float_to_index(x: &[f64]) -> f64 {
     x[k] * x[1] * x[n]
 }
 
+/// `for` over adapted mutable iterators: `iter_mut().skip(1)`, `.rev()`, `.step_by(2)`,
+/// a sub-slice's `iter_mut()`, `chunks_mut`/`chunks_exact_mut`, and `windows(3)
+/// .enumerate()` (each "`for` over a differentiable sequence supports …" before).
+#[differentiable]
+fn adapted_loops(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    for e in v.iter_mut().skip(1) {
+        *e *= 2.0;
+    }
+    for e in v.iter_mut().rev() {
+        *e += 1.0;
+    }
+    for e in v.iter_mut().step_by(2) {
+        *e = e.sin();
+    }
+    for (i, e) in v[1..3].iter_mut().enumerate() {
+        *e *= 3.0 + i as f64;
+    }
+    for c in v.chunks_mut(2) {
+        if c.len() > 1 {
+            c[0] *= c[1];
+        } else {
+            c[0] += 1.0;
+        }
+    }
+    for c in v.chunks_exact_mut(2) {
+        c[1] = c[0].sin();
+    }
+    let mut s = 0.0;
+    for (i, w) in v.windows(3).enumerate() {
+        s += w[0] * w[2] * (i as f64 + 1.0);
+    }
+    s + v.iter().sum::<f64>()
+}
+
+/// Rows written in a loop over `rows_mut()` (also `columns_mut()`).
+#[differentiable]
+fn rows_written(a: &ndarray::Array2<f64>) -> f64 {
+    let mut out = ndarray::Array2::<f64>::zeros(a.dim());
+    for (i, mut row) in out.rows_mut().into_iter().enumerate() {
+        row.assign(&a.row(i).mapv(|v| v * v));
+    }
+    for mut col in out.columns_mut() {
+        col *= 2.0;
+    }
+    out.mapv(|v| v.sin()).sum()
+}
+
 mod rules {
     use crate::check;
 
@@ -357,6 +405,17 @@ mod rules {
     }
 
     check!(chunks_exact_skip, (eight(),), |a| (&a.0));
+    check!(adapted_loops, (vec![0.3_f64, 0.7, -0.4, 1.1, 0.5],), |a| {
+        (&a.0)
+    });
+    check!(
+        rows_written,
+        (ndarray::Array2::from_shape_fn((2, 3), |(i, j)| (i + 2 * j)
+            as f64
+            * 0.1
+            + 0.05),),
+        |a| (&a.0)
+    );
     check!(tuples_and_take, (vec![1.0_f64, 2.0, 3.0, 4.0],), |a| (&a.0));
     check!(reads_moments, (vec![1.0_f64, 2.0],), |a| (&a.0));
     check!(asserts_with_message, (vec![1.5_f64, -2.0],), |a| (&a.0));
@@ -578,6 +637,17 @@ fn float_casts_to_indices_keep_the_hessian() {
     let h = float_to_index::hessian(&x);
     assert_eq!(h[[1, 1]], 12.0);
     assert_eq!(h.sum(), 12.0);
+}
+
+#[test]
+fn adapted_loops_give_the_plain_value() {
+    let x = [0.3_f64, 0.7, -0.4, 1.1, 0.5];
+    assert_eq!(adapted_loops::value_and_gradient(&x).0, adapted_loops(&x));
+    let a = ndarray::Array2::from_shape_fn((2, 3), |(i, j)| (i + 2 * j) as f64 * 0.1 + 0.05);
+    let (y, g) = rows_written::value_and_gradient(&a);
+    assert_eq!(y, rows_written(&a));
+    // ∂/∂a = cos(2a²)·4a
+    assert!((g[[1, 2]] - (2.0 * a[[1, 2]].powi(2)).cos() * 4.0 * a[[1, 2]]).abs() < 1e-12);
 }
 
 #[test]
