@@ -3947,8 +3947,7 @@ impl Desugar {
         }
         // Adapters, outermost first.
         let mut adapters: Vec<(String, Option<Expr>)> = Vec::new();
-        loop {
-            let Expr::MethodCall(m) = &iter else { break };
+        while let Expr::MethodCall(m) = &iter {
             let name = m.method.to_string();
             match (name.as_str(), m.args.len()) {
                 ("skip" | "take" | "step_by", 1) if plain_index(&m.args[0]) => {
@@ -4167,10 +4166,8 @@ fn mut_views_loop(f: &syn::ExprForLoop, next: &mut usize) -> Option<Expr> {
         if !plain_place(a) {
             return None;
         }
-        let (count, view): (Expr, Box<dyn Fn(&syn::Ident) -> Expr>) = match (
-            m.method.to_string().as_str(),
-            m.args.len(),
-        ) {
+        type View = Box<dyn Fn(&syn::Ident) -> Expr>;
+        let (count, view): (Expr, View) = match (m.method.to_string().as_str(), m.args.len()) {
             ("rows_mut", 0) => (
                 syn::parse_quote_spanned!(span=> #a.nrows()),
                 Box::new(|i| syn::parse_quote_spanned!(span=> #a.row_mut(#i))),
