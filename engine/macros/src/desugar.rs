@@ -4166,7 +4166,7 @@ fn mut_views_loop(f: &syn::ExprForLoop, next: &mut usize) -> Option<Expr> {
         if !plain_place(a) {
             return None;
         }
-        type View = Box<dyn Fn(&syn::Ident) -> Expr>;
+        type View<'v> = Box<dyn Fn(&syn::Ident) -> Expr + 'v>;
         let (count, view): (Expr, View) = match (m.method.to_string().as_str(), m.args.len()) {
             ("rows_mut", 0) => (
                 syn::parse_quote_spanned!(span=> #a.nrows()),
