@@ -544,7 +544,7 @@ impl Lowerer {
             other => strip(other).into_iter().collect(),
         };
         if seqs.is_empty() || seqs.iter().any(|s| crate::lower::Place::parse(s).is_none()) {
-            self.err(&f.expr, "mochi: `for` over a differentiable sequence supports `x.iter()`, `x.iter_mut()`, `&x`, `&mut x`, `.enumerate()` and `.zip(y.iter())` (or `.zip(y)`, `.zip(&y)`) of variables; use an index loop `for i in 0..x.len()`");
+            self.err(&f.expr, "mochi: this `for` over a differentiable sequence is not one the derivation writes as an index loop. It takes `x.iter()`, `&x`, `x.iter_mut()` (also with `skip`, `take`, `step_by`, `rev`), `&mut x`, `.enumerate()`, `.zip(..)` of variables, `x.windows(m)`, `x.chunks(m)`, `x.chunks_mut(m)` (a piece read as `w[j]`, `w.len()`, `w.iter()` or passed to a call), and chains of `map`, `filter`, `filter_map`, `skip`, `take`, `rev`, `step_by`; here the sequence, or a use of the element, is another; use an index loop `for i in 0..x.len()`");
             return;
         }
         // Patterns: v | &v | (i, v) | (a, b) | (i, (a, b)) with & allowed on elements.
