@@ -491,6 +491,25 @@ impl<'ast> Visit<'ast> for Grow<'_> {
         {
             self.mark_place(&m.receiver);
         }
+        // `Zip::from(&mut out).and(&a).for_each(|o, &x| *o = …)`: the closure writes the
+        // `&mut` operands with the data of the others (and of what it captures).
+        if name == "for_each" {
+            if let Some(operands) = crate::desugar::zip_operands(&m.receiver) {
+                if operands
+                    .iter()
+                    .chain(&m.args)
+                    .any(|e| mentions_active(e, self.active))
+                {
+                    for o in &operands {
+                        if let Expr::Reference(r) = o {
+                            if r.mutability.is_some() {
+                                self.mark_place(&r.expr);
+                            }
+                        }
+                    }
+                }
+            }
+        }
         let ops: Vec<&Expr> = std::iter::once(&*m.receiver).chain(&m.args).collect();
         self.visit_call_operands(&ops);
     }

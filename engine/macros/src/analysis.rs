@@ -73,7 +73,11 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         _ => signature_float_type(&func.sig),
     };
     let mut written_active = active.clone();
-    activity::analyse(&func.block, &mut written_active);
+    // `azip!` is a `Zip` the activity analysis can read once written as one.
+    activity::analyse(
+        &crate::desugar::with_azip_expanded(&func.block),
+        &mut written_active,
+    );
     let multi_dim: HashSet<String> = params
         .iter()
         .filter(|(_, t, _)| crate::desugar::multi_dim_array(t))

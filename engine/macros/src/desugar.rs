@@ -305,7 +305,7 @@ fn array_method_forms(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
 }
 
 /// The operands of `Zip::from(a).and(b).and(c)`, in order.
-fn zip_operands(e: &Expr) -> Option<Vec<Expr>> {
+pub fn zip_operands(e: &Expr) -> Option<Vec<Expr>> {
     match unparen(e) {
         Expr::MethodCall(m) if m.method == "and" && m.args.len() == 1 => {
             let mut v = zip_operands(&m.receiver)?;
@@ -4120,8 +4120,95 @@ struct MutViewLoops {
     next: usize,
 }
 
+/// `block` with its `azip!` invocations written as `Zip` calls (for the activity
+/// analysis, which does not read inside macros).
+pub fn with_azip_expanded(block: &syn::Block) -> syn::Block {
+    struct A;
+    impl VisitMut for A {
+        fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
+            if let syn::Stmt::Macro(m) = s {
+                if let Some(e) = azip_as_zip(&m.mac) {
+                    *s = syn::Stmt::Expr(e, Some(Default::default()));
+                    return;
+                }
+            }
+            syn::visit_mut::visit_stmt_mut(self, s);
+        }
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            if let Expr::Macro(m) = e {
+                if let Some(r) = azip_as_zip(&m.mac) {
+                    *e = r;
+                    return;
+                }
+            }
+            syn::visit_mut::visit_expr_mut(self, e);
+        }
+    }
+    let mut b = block.clone();
+    A.visit_block_mut(&mut b);
+    b
+}
+
+/// `azip!((o in &mut out, &x in &a) body)` as `Zip::from(&mut out).and(&a).for_each(|o,
+/// &x| body)` (the `index` form is left as written).
+fn azip_as_zip(mac: &syn::Macro) -> Option<Expr> {
+    if mac.path.segments.last()?.ident != "azip" {
+        return None;
+    }
+    struct Azip {
+        parts: Vec<(Pat, Expr)>,
+        body: Expr,
+    }
+    impl syn::parse::Parse for Azip {
+        fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+            let content;
+            syn::parenthesized!(content in input);
+            let mut parts = Vec::new();
+            while !content.is_empty() {
+                let pat = Pat::parse_single(&content)?;
+                content.parse::<syn::Token![in]>()?;
+                let e: Expr = content.parse()?;
+                parts.push((pat, e));
+                if content.is_empty() {
+                    break;
+                }
+                content.parse::<syn::Token![,]>()?;
+            }
+            let body: Expr = input.parse()?;
+            Ok(Azip { parts, body })
+        }
+    }
+    let a: Azip = mac.parse_body().ok()?;
+    let span = mac.path.span();
+    let mut it = a.parts.into_iter();
+    let (p0, e0) = it.next()?;
+    let mut pats = vec![p0];
+    let mut zip: Expr = syn::parse_quote_spanned!(span=> ::ndarray::Zip::from(#e0));
+    for (p, e) in it {
+        pats.push(p);
+        zip = syn::parse_quote_spanned!(span=> #zip.and(#e));
+    }
+    let body = &a.body;
+    Some(syn::parse_quote_spanned!(span=> #zip.for_each(|#(#pats),*| { #body; })))
+}
+
 impl VisitMut for MutViewLoops {
+    fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
+        if let syn::Stmt::Macro(m) = s {
+            if let Some(e) = azip_as_zip(&m.mac) {
+                *s = syn::Stmt::Expr(e, Some(Default::default()));
+                return;
+            }
+        }
+        syn::visit_mut::visit_stmt_mut(self, s);
+    }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Macro(m) = e {
+            if let Some(r) = azip_as_zip(&m.mac) {
+                *e = r;
+                return;
+            }
+        }
         syn::visit_mut::visit_expr_mut(self, e);
         if let Expr::ForLoop(f) = e {
             if let Some(r) = mut_views_loop(f, &mut self.next) {

@@ -15,7 +15,9 @@
 
 mod common;
 use mochi::prelude::*;
-use ndarray::{array, concatenate, s, stack, Array1, Array2, Array3, ArrayView2, Axis, Slice, Zip};
+use ndarray::{
+    array, azip, concatenate, s, stack, Array1, Array2, Array3, ArrayView2, Axis, Slice, Zip,
+};
 
 #[differentiable]
 fn rows_assigned(x: &Array1<f64>) -> f64 {
@@ -177,6 +179,16 @@ fn cholesky_matched(k: &Array2<f64>, y: &Array1<f64>) -> f64 {
     a + b + l.diag().mapv(|v| v.ln()).sum() + m[[1, 0]] * 3.0
 }
 
+/// ndarray's `azip!`, written as the `Zip` it stands for.
+#[differentiable]
+fn azips(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
+    let mut out = Array1::<f64>::zeros(a.len());
+    azip!((o in &mut out, &x in a, &y in b) *o = x * y.sin());
+    let mut s = 0.0;
+    azip!((&v in &out) s += v * v);
+    s + out.sum()
+}
+
 #[cfg(test)]
 mod checks {
     use super::*;
@@ -240,6 +252,12 @@ mod checks {
         assert_eq!(v, super::cholesky_matched(&bad, &y));
         assert!(dk.iter().all(|d| *d == 0.0) && dy.iter().all(|d| *d == 0.0));
     }
+
+    check!(
+        azips,
+        (array![0.3_f64, 0.7, -0.2], array![0.5_f64, -0.1, 0.9]),
+        |a| (&a.0, &a.1)
+    );
 
     #[test]
     fn zip_values() {
