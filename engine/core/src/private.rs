@@ -517,7 +517,7 @@ pub fn pull<P: crate::Pullback>(
 /// The length of a one-dimensional sequence: a slice, a `Vec`, an array, a
 /// one-dimensional ndarray array or view, or a reference to one.
 #[diagnostic::on_unimplemented(
-    message = "mochi: a `for` loop or iterator chain over `{Self}` is differentiated element by element over a one-dimensional sequence",
+    message = "mochi: a `for` loop or iterator chain over `{Self}` is differentiated element by element over a sequence read by one index (a slice, a `Vec`, an `Array1`, a nalgebra matrix)",
     label = "not a one-dimensional sequence",
     note = "for an array of two or more dimensions that is not a parameter, iterate over `let f = a.flatten();` (`for v in f.iter()`), or over its rows (`a.rows()`)"
 )]

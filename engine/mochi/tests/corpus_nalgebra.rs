@@ -286,11 +286,30 @@ fn vector_adapters(v: &DVector<f64>, w: &DVector<f64>, s: &Vector3<f64>) -> f64 
         + s.iter().sum::<f64>() * w.iter().product::<f64>()
 }
 
+/// Loops and chains over the elements of nalgebra vectors and matrices (column by
+/// column, as `iter()` walks them): "a `for` loop … over `Matrix<…>`" and "no rule for
+/// `iter_map_sum`" before.
+#[differentiable]
+fn element_walks(x: &DVector<f64>, m: &DMatrix<f64>) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += v * v.sin();
+    }
+    for (i, v) in x.iter().enumerate() {
+        s += v * i as f64;
+    }
+    for v in m.iter() {
+        s = s * 0.5 + v;
+    }
+    s + m.iter().map(|v| v.sin()).sum::<f64>()
+}
+
 mod checks {
     use super::*;
     use crate::check;
 
     check!(shape_queries, (m(3, 2, 0.1), v(2, 0.3)), |a| (&a.0, &a.1));
+    check!(element_walks, (v(3, 0.3), m(2, 3, 0.2)), |a| (&a.0, &a.1));
     check!(
         vector_adapters,
         (v(4, 0.3), v(4, -0.6), Vector3::new(0.2, -0.4, 0.9)),

@@ -537,51 +537,55 @@ impl<T: Elem, D: ndarray::Dimension + 'static> SeqCot for ndarray::Array<T, D> {
     }
 }
 
-/// Column vectors of nalgebra (`DVector`, `SVector`, their views) as sequences:
-/// `v.iter().map(f).sum()` and the other adapters reverse like on a slice; the
-/// cotangent is the owned vector.
+/// nalgebra's vectors and matrices (`DVector`, `SVector`, `DMatrix`, `Matrix3`, their
+/// views) as sequences of their elements in nalgebra's order, column by column (as
+/// `m.iter()` walks them): `v.iter().map(f).sum()` and the other adapters reverse like
+/// on a slice; the cotangent is the owned matrix.
 #[cfg(feature = "nalgebra")]
-impl<T, R, S> Sequence for nalgebra::Matrix<T, R, nalgebra::U1, S>
+impl<T, R, C, S> Sequence for nalgebra::Matrix<T, R, C, S>
 where
     T: Elem + nalgebra::Scalar,
     R: nalgebra::Dim,
-    S: nalgebra::RawStorage<T, R, nalgebra::U1>,
-    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<R, nalgebra::U1>,
-    nalgebra::OVector<T, R>: TangentVector,
+    C: nalgebra::Dim,
+    S: nalgebra::RawStorage<T, R, C>,
+    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<R, C>,
+    nalgebra::OMatrix<T, R, C>: TangentVector,
 {
     type Elem = T;
-    type Cot = nalgebra::OVector<T, R>;
+    type Cot = nalgebra::OMatrix<T, R, C>;
     #[inline(always)]
     fn elems(&self) -> std::borrow::Cow<'_, [T]> {
         std::borrow::Cow::Owned(self.iter().cloned().collect())
     }
     #[inline(always)]
-    fn shape(&self) -> R {
-        self.shape_generic().0
+    fn shape(&self) -> (R, C) {
+        self.shape_generic()
     }
 }
 
 #[cfg(feature = "nalgebra")]
-impl<T, R> SeqCot for nalgebra::OVector<T, R>
+impl<T, R, C> SeqCot for nalgebra::OMatrix<T, R, C>
 where
     T: Elem + nalgebra::Scalar,
     R: nalgebra::Dim,
-    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<R, nalgebra::U1>,
-    nalgebra::OVector<T, R>: TangentVector,
+    C: nalgebra::Dim,
+    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<R, C>,
+    nalgebra::OMatrix<T, R, C>: TangentVector,
 {
     type Elem = T;
-    type Shape = R;
+    type Shape = (R, C);
     #[inline(always)]
     #[track_caller]
-    fn dense(&mut self, rows: &R) -> &mut [T] {
-        let len = rows.value();
-        if self.nrows() != len {
+    fn dense(&mut self, shape: &(R, C)) -> &mut [T] {
+        let (rows, cols) = *shape;
+        if self.nrows() != rows.value() || self.ncols() != cols.value() {
             assert!(
                 self.is_empty(),
-                "mochi: cotangent has {} elements, primal {len}",
-                self.nrows()
+                "mochi: cotangent has shape {:?}, primal {:?}",
+                self.shape(),
+                (rows.value(), cols.value())
             );
-            *self = nalgebra::OVector::from_element_generic(*rows, nalgebra::U1, T::zero());
+            *self = nalgebra::OMatrix::from_element_generic(rows, cols, T::zero());
         }
         self.as_mut_slice()
     }

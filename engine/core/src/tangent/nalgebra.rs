@@ -22,7 +22,7 @@
 //! [`private`](crate::private).
 
 use super::{Tangent, TangentVector};
-use crate::private::{IndexShape, IndexTangent};
+use crate::private::{IndexShape, IndexTangent, SeqLen};
 use nalgebra::allocator::Allocator;
 use nalgebra::{
     Cholesky, DefaultAllocator, Dim, DimMin, DimName, Matrix, OMatrix, OPoint, Quaternion,
@@ -309,6 +309,20 @@ where
     #[inline(always)]
     fn index_shape(&self) -> (usize, usize) {
         self.shape()
+    }
+}
+
+/// A matrix or vector walked element by element (`for v in x.iter()`, a chain): its
+/// elements in nalgebra's order, column by column, as its linear index reads them.
+impl<T, R, C, S> SeqLen for Matrix<T, R, C, S>
+where
+    R: Dim,
+    C: Dim,
+    S: RawStorage<T, R, C>,
+{
+    #[inline(always)]
+    fn seq_len(&self) -> usize {
+        self.len()
     }
 }
 
