@@ -286,6 +286,14 @@ fn vector_adapters(v: &DVector<f64>, w: &DVector<f64>, s: &Vector3<f64>) -> f64 
         + s.iter().sum::<f64>() * w.iter().product::<f64>()
 }
 
+/// An entry of a rotation read by index (`r[(0, 2)]`; "`Rotation<f64, 3>: IndexShape` is
+/// not satisfied" before).
+#[differentiable]
+fn rotation_entry(w: &Vector3<f64>) -> f64 {
+    let r = Rotation3::new(*w);
+    r[(0, 2)] * 2.0 + r.matrix()[(1, 0)]
+}
+
 /// Loops and chains over the elements of nalgebra vectors and matrices (column by
 /// column, as `iter()` walks them): "a `for` loop … over `Matrix<…>`" and "no rule for
 /// `iter_map_sum`" before.
@@ -310,6 +318,7 @@ mod checks {
 
     check!(shape_queries, (m(3, 2, 0.1), v(2, 0.3)), |a| (&a.0, &a.1));
     check!(element_walks, (v(3, 0.3), m(2, 3, 0.2)), |a| (&a.0, &a.1));
+    check!(rotation_entry, (Vector3::new(0.1, 0.2, 0.3),), |a| (&a.0));
     check!(
         vector_adapters,
         (v(4, 0.3), v(4, -0.6), Vector3::new(0.2, -0.4, 0.9)),

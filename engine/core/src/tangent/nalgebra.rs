@@ -312,6 +312,16 @@ where
     }
 }
 
+/// `r[(i, j)]` of a rotation: an entry of its matrix, whose cotangent is a matrix.
+impl<T, const D: usize> IndexShape for Rotation<T, D> {
+    /// `(D, D)`.
+    type Shape = (usize, usize);
+    #[inline(always)]
+    fn index_shape(&self) -> (usize, usize) {
+        (D, D)
+    }
+}
+
 /// A matrix or vector walked element by element (`for v in x.iter()`, a chain): its
 /// elements in nalgebra's order, column by column, as its linear index reads them.
 impl<T, R, C, S> SeqLen for Matrix<T, R, C, S>
