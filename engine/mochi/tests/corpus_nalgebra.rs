@@ -286,6 +286,16 @@ fn vector_adapters(v: &DVector<f64>, w: &DVector<f64>, s: &Vector3<f64>) -> f64 
         + s.iter().sum::<f64>() * w.iter().product::<f64>()
 }
 
+/// Chains over a slice of nalgebra vectors ("no rule for `iter_map_sum`" before).
+#[differentiable]
+fn points_chain(ps: &[Vector3<f64>], w: &Vector3<f64>, t: &[f64]) -> f64 {
+    ps.iter().map(|p| p.dot(w).powi(2)).sum::<f64>()
+        + ps.iter()
+            .zip(t)
+            .map(|(p, ti)| (p.norm() - ti).powi(2))
+            .sum::<f64>()
+}
+
 /// An entry of a rotation read by index (`r[(0, 2)]`; "`Rotation<f64, 3>: IndexShape` is
 /// not satisfied" before).
 #[differentiable]
@@ -319,6 +329,15 @@ mod checks {
     check!(shape_queries, (m(3, 2, 0.1), v(2, 0.3)), |a| (&a.0, &a.1));
     check!(element_walks, (v(3, 0.3), m(2, 3, 0.2)), |a| (&a.0, &a.1));
     check!(rotation_entry, (Vector3::new(0.1, 0.2, 0.3),), |a| (&a.0));
+    check!(
+        points_chain,
+        (
+            vec![Vector3::new(0.1, 0.2, 0.3), Vector3::new(-0.4, 0.5, 0.6)],
+            Vector3::new(0.7, -0.1, 0.2),
+            vec![0.3, 0.5]
+        ),
+        |a| (&a.0, &a.1, &a.2)
+    );
     check!(
         vector_adapters,
         (v(4, 0.3), v(4, -0.6), Vector3::new(0.2, -0.4, 0.9)),

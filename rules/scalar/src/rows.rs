@@ -55,6 +55,42 @@ impl<T: Elem, const N: usize> Rows for Vec<[T; N]> {
     }
 }
 
+/// Sequences of nalgebra vectors or matrices (`&[Vector3<f64>]`, `Vec<DVector<f64>>`):
+/// `points.iter().map(|p| p.dot(w)).sum()`.
+#[cfg(feature = "nalgebra")]
+impl<T, R, C> Rows for [nalgebra::OMatrix<T, R, C>]
+where
+    T: Elem + nalgebra::Scalar,
+    R: nalgebra::Dim,
+    C: nalgebra::Dim,
+    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<R, C>,
+    nalgebra::OMatrix<T, R, C>: Tangent,
+{
+    type Elem = T;
+    type Row = nalgebra::OMatrix<T, R, C>;
+    #[inline(always)]
+    fn rows(&self) -> &[Self::Row] {
+        self
+    }
+}
+
+#[cfg(feature = "nalgebra")]
+impl<T, R, C> Rows for Vec<nalgebra::OMatrix<T, R, C>>
+where
+    T: Elem + nalgebra::Scalar,
+    R: nalgebra::Dim,
+    C: nalgebra::Dim,
+    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<R, C>,
+    nalgebra::OMatrix<T, R, C>: Tangent,
+{
+    type Elem = T;
+    type Row = nalgebra::OMatrix<T, R, C>;
+    #[inline(always)]
+    fn rows(&self) -> &[Self::Row] {
+        self
+    }
+}
+
 /// The cotangent of one row of `S`.
 pub type RowCot<S> = <<S as Rows>::Row as Tangent>::Tangent;
 

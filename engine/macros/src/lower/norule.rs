@@ -16,6 +16,13 @@ use std::collections::BTreeMap;
 
 /// How the user wrote the operation a rule method stands for.
 fn display(method: &str) -> String {
+    // The fused rules of iterator chains, as the user wrote them.
+    match method {
+        "iter_map_sum" => return "x.iter().map(f).sum()".to_string(),
+        "iter_zip_map_sum" => return "x.iter().zip(y).map(f).sum()".to_string(),
+        "iter_fold" => return "x.iter().fold(init, f)".to_string(),
+        _ => {}
+    }
     let op = match method {
         "op_add" => "+",
         "op_sub" => "-",
@@ -39,7 +46,12 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
         let message = format!("mochi: no rule for `{shown}` with arguments `{{Self}}`");
         let label = format!("no rule for `{shown}` with these argument types");
         // A rule crate's trait that is not in scope looks the same to rustc as no rule.
-        let note = if m.starts_with("op_") {
+        let note = if m.starts_with("iter_") {
+            "a chain's rule covers sequences of floats (slices, `Vec`s, one-dimensional arrays, \
+             nalgebra matrices) and of rows (`&[Vec<f64>]`, `&[[f64; N]]`); over other elements \
+             (nalgebra vectors, structs), write the chain as a `for` loop that accumulates"
+                .to_string()
+        } else if m.starts_with("op_") {
             format!(
                 "to differentiate through `{shown}` on these types, add a rule for it to a rule crate \
                  (CONTRIBUTING.md, \"Adding a rule to an existing crate\"); if a rule crate has one, \
