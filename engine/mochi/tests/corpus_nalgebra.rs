@@ -296,6 +296,14 @@ fn points_chain(ps: &[Vector3<f64>], w: &Vector3<f64>, t: &[f64]) -> f64 {
             .sum::<f64>()
 }
 
+/// A vector read through `as_slice()` ("`AccumulateFrom<Vec<f64>>` is not satisfied"
+/// before).
+#[differentiable]
+fn through_a_slice(x: &DVector<f64>) -> f64 {
+    let s = x.as_slice();
+    s[0] * s[1] + s.iter().map(|v| v * v).sum::<f64>()
+}
+
 /// An entry of a rotation read by index (`r[(0, 2)]`; "`Rotation<f64, 3>: IndexShape` is
 /// not satisfied" before).
 #[differentiable]
@@ -329,6 +337,7 @@ mod checks {
     check!(shape_queries, (m(3, 2, 0.1), v(2, 0.3)), |a| (&a.0, &a.1));
     check!(element_walks, (v(3, 0.3), m(2, 3, 0.2)), |a| (&a.0, &a.1));
     check!(rotation_entry, (Vector3::new(0.1, 0.2, 0.3),), |a| (&a.0));
+    check!(through_a_slice, (v(3, 0.3),), |a| (&a.0));
     check!(
         points_chain,
         (

@@ -22,7 +22,7 @@
 //! [`private`](crate::private).
 
 use super::{Tangent, TangentVector};
-use crate::private::{IndexShape, IndexTangent, SeqLen};
+use crate::private::{AccumulateFrom, IndexShape, IndexTangent, SeqLen};
 use nalgebra::allocator::Allocator;
 use nalgebra::{
     Cholesky, DefaultAllocator, Dim, DimMin, DimName, Matrix, OMatrix, OPoint, Quaternion,
@@ -309,6 +309,29 @@ where
     #[inline(always)]
     fn index_shape(&self) -> (usize, usize) {
         self.shape()
+    }
+}
+
+/// `v.as_slice()`, `v.iter().copied().collect::<Vec<_>>()` of a vector: the `Vec`
+/// cotangent of the result goes back into the vector's.
+impl<T, R> AccumulateFrom<Vec<T>> for OMatrix<T, R, nalgebra::U1>
+where
+    T: TangentVector + NaScalar,
+    R: Dim,
+    DefaultAllocator: Allocator<R, nalgebra::U1>,
+    OMatrix<T, R, nalgebra::U1>: TangentVector,
+{
+    #[track_caller]
+    fn accumulate_from(&mut self, src: Vec<T>) {
+        if src.is_empty() {
+            return;
+        }
+        let v = OMatrix::<T, R, nalgebra::U1>::from_iterator_generic(
+            R::from_usize(src.len()),
+            nalgebra::U1,
+            src,
+        );
+        self.accumulate(v);
     }
 }
 
