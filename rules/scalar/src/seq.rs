@@ -114,6 +114,21 @@ impl<T: Elem, const N: usize> Sequence for [T; N] {
     fn shape(&self) {}
 }
 
+/// A sequence held through a reference (`let s = x.as_slice();`, `let s = &x[..];`,
+/// then `s.iter().map(f).sum()`).
+impl<S: Sequence + ?Sized> Sequence for &S {
+    type Elem = S::Elem;
+    type Cot = S::Cot;
+    #[inline(always)]
+    fn elems(&self) -> std::borrow::Cow<'_, [S::Elem]> {
+        (**self).elems()
+    }
+    #[inline(always)]
+    fn shape(&self) -> <S::Cot as SeqCot>::Shape {
+        (**self).shape()
+    }
+}
+
 /// `x.iter().sum()` and `x.iter().product()`.
 pub trait IterReduceRule {
     /// The element type.
