@@ -66,6 +66,29 @@ pub trait Scalar:
     fn scaled_by_f64(self, factor: f64) -> Self {
         Self::of_real(self.as_real() * <Self::Real as Real>::from_f64(factor))
     }
+    /// Whether this cotangent is exactly zero, every part of it (a dual's partials too).
+    #[inline(always)]
+    fn is_zero_cotangent(self) -> bool {
+        self == Self::of_real(<Self::Real as Real>::ZERO)
+    }
+    /// `self · d` for a cotangent `self`, zero when `self` is: a value computed but not
+    /// used (`let r = x.sqrt(); if r < eps { 0.0 } else { y / r }` at `x = 0`) passes no
+    /// derivative back, even where its own derivative is infinite (`0 · ∞` would be
+    /// `NaN`).
+    ///
+    /// ```
+    /// use mochi_core::Scalar;
+    /// assert_eq!(0.0_f64.strong_mul(f64::INFINITY), 0.0);
+    /// assert_eq!(2.0_f64.strong_mul(3.0), 6.0);
+    /// ```
+    #[inline(always)]
+    fn strong_mul(self, d: Self) -> Self {
+        if self.is_zero_cotangent() {
+            self
+        } else {
+            self * d
+        }
+    }
 }
 
 macro_rules! float_scalar {
@@ -98,6 +121,11 @@ impl<const N: usize> Scalar for crate::Dual<N> {
     #[inline(always)]
     fn of_real(value: Self) -> Self {
         value
+    }
+    /// The value and every partial zero (a dual compares by its value alone).
+    #[inline(always)]
+    fn is_zero_cotangent(self) -> bool {
+        self.value == 0.0 && self.partials.iter().all(|p| *p == 0.0)
     }
 }
 

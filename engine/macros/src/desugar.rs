@@ -64,7 +64,12 @@ pub fn desugar(
     tail_returns(&mut b);
     deref_tail(&mut b);
     MutViewLoops { next: 0 }.visit_block_mut(&mut b);
-    EffectfulConditions { active, next: 0 }.visit_block_mut(&mut b);
+    EffectfulConditions {
+        active,
+        next: 0,
+        mutable: mut_bound_names(&b),
+    }
+    .visit_block_mut(&mut b);
     // A parameter bound again in the body may not be an array any more.
     let names: HashSet<String> = multi_dim
         .iter()
@@ -127,6 +132,7 @@ pub fn desugar(
     EffectfulConditions {
         active,
         next: 1_000_000,
+        mutable: mut_bound_names(&b),
     }
     .visit_block_mut(&mut b);
     b
@@ -510,9 +516,10 @@ const MUTATING_METHODS: &[&str] = &[
 /// Whether evaluating `e` writes a variable that carries a derivative: an assignment
 /// (also `op=`) to it, a `&mut` borrow of it (`step(&mut s, x)`), a method that changes
 /// it (`v.push(..)`), or a method of `self` (which may take `&mut self`).
-fn writes_active(e: &Expr, active: &HashSet<String>) -> bool {
+fn writes_active(e: &Expr, active: &HashSet<String>, mutable: &HashSet<String>) -> bool {
     struct W<'a> {
         active: &'a HashSet<String>,
+        mutable: &'a HashSet<String>,
         found: bool,
     }
     impl W<'_> {
@@ -547,8 +554,18 @@ fn writes_active(e: &Expr, active: &HashSet<String>) -> bool {
         }
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             let name = m.method.to_string();
-            if MUTATING_METHODS.contains(&name.as_str()) {
+            if MUTATING_METHODS.contains(&name.as_str()) || name.ends_with("_mut") {
                 self.place(&m.receiver);
+            }
+            // A method of a variable bound `mut` that is not known to leave it as it is
+            // (`s.bump()`, `m.try_inverse_mut()`, `v.rotate_left(1)`): it may take `&mut
+            // self`.
+            if !PURE_METHODS.contains(&name.as_str())
+                && !crate::twin::FLOAT_METHODS.contains(&name.as_str())
+                && crate::activity::root_name(&m.receiver)
+                    .is_some_and(|r| self.mutable.contains(&r) && self.active.contains(&r))
+            {
+                self.found = true;
             }
             if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
                 && self.active.contains("self")
@@ -563,10 +580,138 @@ fn writes_active(e: &Expr, active: &HashSet<String>) -> bool {
     }
     let mut w = W {
         active,
+        mutable,
         found: false,
     };
     syn::visit::Visit::visit_expr(&mut w, e);
     w.found
+}
+
+/// Methods that leave their receiver as it is (queries, views, maths).
+const PURE_METHODS: &[&str] = &[
+    "iter",
+    "into_iter",
+    "len",
+    "is_empty",
+    "clone",
+    "to_vec",
+    "to_owned",
+    "get",
+    "first",
+    "last",
+    "contains",
+    "dot",
+    "norm",
+    "norm_squared",
+    "sum",
+    "product",
+    "mean",
+    "nrows",
+    "ncols",
+    "shape",
+    "dim",
+    "raw_dim",
+    "len_of",
+    "ndim",
+    "row",
+    "column",
+    "rows",
+    "columns",
+    "slice",
+    "view",
+    "t",
+    "transpose",
+    "index_axis",
+    "slice_axis",
+    "diag",
+    "mapv",
+    "map",
+    "fold",
+    "sum_axis",
+    "mean_axis",
+    "var",
+    "std",
+    "var_axis",
+    "std_axis",
+    "product_axis",
+    "as_slice",
+    "iter_rows",
+    "windows",
+    "chunks",
+    "chunks_exact",
+    "zip",
+    "enumerate",
+    "copied",
+    "cloned",
+    "unwrap",
+    "expect",
+    "is_some",
+    "is_none",
+    "is_ok",
+    "is_err",
+    "as_ref",
+    "borrow",
+    "cmp",
+    "partial_cmp",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "component_mul",
+    "component_div",
+    "cross",
+    "normalize",
+    "determinant",
+    "trace",
+    "transpose",
+    "try_inverse",
+    "cholesky",
+    "lu",
+    "solve",
+    "abs_diff",
+    "checked_sub",
+    "saturating_sub",
+    "wrapping_add",
+    "pow",
+    "rem_euclid",
+    "div_euclid",
+    "to_string",
+];
+
+/// Whether `e` assigns anything (`=` or `op=`).
+fn assigns(e: &Expr) -> bool {
+    struct A(bool);
+    impl<'ast> syn::visit::Visit<'ast> for A {
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            self.0 = true;
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            self.0 |= crate::activity::is_arithmetic_assign(&b.op);
+            syn::visit::visit_expr_binary(self, b);
+        }
+    }
+    let mut a = A(false);
+    syn::visit::Visit::visit_expr(&mut a, e);
+    a.0
+}
+
+/// The names a pattern in `b` binds `mut`.
+fn mut_bound_names(b: &syn::Block) -> HashSet<String> {
+    struct M(HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for M {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            if p.mutability.is_some() {
+                self.0.insert(p.ident.to_string());
+            }
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut m = M(HashSet::new());
+    syn::visit::Visit::visit_block(&mut m, b);
+    m.0
 }
 
 /// Whether `e` borrows a variable `&mut` (outside closures).
@@ -601,6 +746,8 @@ fn mut_borrows(e: &Expr) -> bool {
 struct EffectfulConditions<'a> {
     active: &'a HashSet<String>,
     next: usize,
+    /// The names bound `mut` in the body, whose methods may change them.
+    mutable: HashSet<String>,
 }
 
 impl EffectfulConditions<'_> {
@@ -612,12 +759,12 @@ impl EffectfulConditions<'_> {
 
 /// A call or block that changes a variable with a derivative, as a whole: what
 /// [`EffectfulConditions::atomize`] binds to a variable first.
-fn is_effect_atom(e: &Expr, active: &HashSet<String>) -> bool {
+fn is_effect_atom(e: &Expr, active: &HashSet<String>, mutable: &HashSet<String>) -> bool {
     match e {
         Expr::Call(_) | Expr::MethodCall(_) | Expr::Block(_) | Expr::Unsafe(_) => {
-            writes_active(e, active)
+            writes_active(e, active, mutable)
         }
-        Expr::Paren(p) => is_effect_atom(&p.expr, active),
+        Expr::Paren(p) => is_effect_atom(&p.expr, active, mutable),
         _ => false,
     }
 }
@@ -646,14 +793,14 @@ impl EffectfulConditions<'_> {
             syn::Stmt::Local(l) => {
                 if let Some(init) = &mut l.init {
                     self.hoist_head(&mut init.expr, &mut lets);
-                    if !is_effect_atom(&init.expr, self.active) {
+                    if !is_effect_atom(&init.expr, self.active, &self.mutable) {
                         self.atomize(&mut init.expr, &mut lets);
                     }
                 }
             }
             syn::Stmt::Expr(e, _) => {
                 self.hoist_head(e, &mut lets);
-                if !is_effect_atom(e, self.active) && !is_statement_like(e) {
+                if !is_effect_atom(e, self.active, &self.mutable) && !is_statement_like(e) {
                     self.atomize(e, &mut lets);
                 }
             }
@@ -672,7 +819,7 @@ impl EffectfulConditions<'_> {
     /// `let t = step(&mut s, x); let b = !t;` (a `bool` expression is run as written,
     /// without the derivative of what it changes).
     fn atomize(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) {
-        if is_effect_atom(e, self.active) {
+        if is_effect_atom(e, self.active, &self.mutable) {
             let span = e.span();
             let t = self.fresh("effect", span);
             let value = std::mem::replace(e, syn::parse_quote!(#t));
@@ -707,11 +854,17 @@ impl EffectfulConditions<'_> {
     /// bound first as they are (`v * 2.0 + { v *= 3.0; v }` reads `v` before the block
     /// changes it), then each is taken apart.
     fn operands(&mut self, ops: Vec<&mut Expr>, lets: &mut Vec<syn::Stmt>) {
-        let Some(last) = ops.iter().rposition(|o| writes_active(o, self.active)) else {
+        let Some(last) = ops
+            .iter()
+            .rposition(|o| writes_active(o, self.active, &self.mutable))
+        else {
             return;
         };
         for (k, o) in ops.into_iter().enumerate() {
-            if k < last && !matches!(o, Expr::Lit(_)) && !writes_active(o, self.active) {
+            if k < last
+                && !matches!(o, Expr::Lit(_))
+                && !writes_active(o, self.active, &self.mutable)
+            {
                 let span = o.span();
                 let t = self.fresh("operand", span);
                 let value = std::mem::replace(o, syn::parse_quote!(#t));
@@ -729,13 +882,14 @@ impl EffectfulConditions<'_> {
         let span = e.span();
         match e {
             Expr::If(i)
-                if !matches!(&*i.cond, Expr::Let(_)) && writes_active(&i.cond, self.active) =>
+                if !matches!(&*i.cond, Expr::Let(_))
+                    && writes_active(&i.cond, self.active, &self.mutable) =>
             {
                 let c = self.fresh("cond", span);
                 let cond = std::mem::replace(&mut *i.cond, syn::parse_quote!(#c));
                 lets.push(syn::parse_quote_spanned!(span=> let #c: bool = #cond;));
             }
-            Expr::Match(m) if writes_active(&m.expr, self.active) => {
+            Expr::Match(m) if writes_active(&m.expr, self.active, &self.mutable) => {
                 let v = self.fresh("scrutinee", span);
                 let scrutinee = std::mem::replace(&mut *m.expr, syn::parse_quote!(#v));
                 lets.push(syn::parse_quote_spanned!(span=> let #v = #scrutinee;));
@@ -757,7 +911,8 @@ impl VisitMut for EffectfulConditions<'_> {
         let span = e.span();
         match e {
             Expr::If(i)
-                if !matches!(&*i.cond, Expr::Let(_)) && writes_active(&i.cond, self.active) =>
+                if !matches!(&*i.cond, Expr::Let(_))
+                    && writes_active(&i.cond, self.active, &self.mutable) =>
             {
                 let c = self.fresh("cond", span);
                 let cond = std::mem::replace(&mut *i.cond, syn::parse_quote!(#c));
@@ -765,7 +920,8 @@ impl VisitMut for EffectfulConditions<'_> {
                 *e = syn::parse_quote_spanned!(span=> { let #c: bool = #cond; #inner });
             }
             Expr::While(w)
-                if !matches!(&*w.cond, Expr::Let(_)) && writes_active(&w.cond, self.active) =>
+                if !matches!(&*w.cond, Expr::Let(_))
+                    && writes_active(&w.cond, self.active, &self.mutable) =>
             {
                 let c = self.fresh("cond", span);
                 let (label, cond, body) = (&w.label, &w.cond, &w.body);
@@ -785,7 +941,7 @@ impl VisitMut for EffectfulConditions<'_> {
                     }
                 );
             }
-            Expr::Match(m) if writes_active(&m.expr, self.active) => {
+            Expr::Match(m) if writes_active(&m.expr, self.active, &self.mutable) => {
                 let v = self.fresh("scrutinee", span);
                 let scrutinee = std::mem::replace(&mut *m.expr, syn::parse_quote!(#v));
                 let inner = e.clone();
@@ -793,7 +949,7 @@ impl VisitMut for EffectfulConditions<'_> {
             }
             Expr::Binary(b)
                 if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_))
-                    && writes_active(&b.right, self.active) =>
+                    && writes_active(&b.right, self.active, &self.mutable) =>
             {
                 let (l, r) = (&b.left, &b.right);
                 let t = self.fresh("logic", span);
@@ -814,13 +970,18 @@ impl VisitMut for EffectfulConditions<'_> {
                     })
                 };
             }
-            Expr::ForLoop(f) if writes_active(&f.expr, self.active) => {
+            // A range whose bounds change something, or a sequence a call makes; not the
+            // loops over `v.iter_mut()`, `v.rows_mut()`, … (their own rewrites).
+            Expr::ForLoop(f)
+                if matches!(unparen(&f.expr), Expr::Range(_) | Expr::Call(_))
+                    && writes_active(&f.expr, self.active, &self.mutable) =>
+            {
                 // A range's bounds each bound first (a range is no value the lowering
                 // follows into); another sequence as a whole.
                 let mut lets: Vec<TokenStream> = Vec::new();
                 if let Expr::Range(r) = unparen_mut(&mut f.expr) {
                     for bound in [&mut r.start, &mut r.end].into_iter().flatten() {
-                        if writes_active(bound, self.active) {
+                        if writes_active(bound, self.active, &self.mutable) {
                             self.next += 1;
                             let b = format_ident!("__mochi_bound{}", self.next, span = span);
                             let value = std::mem::replace(&mut **bound, syn::parse_quote!(#b));
@@ -858,6 +1019,17 @@ impl VisitMut for EffectfulConditions<'_> {
             {
                 // `count` runs its whole chain without a derivative: its adapters'
                 // closures too (`filter(|v| { s += *v; … }).count()`).
+                // `v.iter_mut().any(|e| { *e *= 2.0; *e > 1.0 })`: the elements written
+                // by a closure that runs without a derivative.
+                let through_mut = {
+                    let mut r: &Expr = &m.receiver;
+                    let mut found = false;
+                    while let Expr::MethodCall(c) = r {
+                        found |= c.method.to_string().ends_with("_mut");
+                        r = &c.receiver;
+                    }
+                    found
+                };
                 let mut closures: Vec<&mut syn::ExprClosure> = Vec::new();
                 let count = m.method == "count";
                 let mut at: &mut syn::ExprMethodCall = m;
@@ -874,7 +1046,10 @@ impl VisitMut for EffectfulConditions<'_> {
                 }
                 for c in closures {
                     {
-                        if writes_active(&c.body, self.active) || mut_borrows(&c.body) {
+                        if writes_active(&c.body, self.active, &self.mutable)
+                            || mut_borrows(&c.body)
+                            || (through_mut && assigns(&c.body))
+                        {
                             let at = c.body.span();
                             *c.body = syn::parse_quote_spanned!(at=> {
                                 ::core::compile_error!("mochi: this closure changes a variable that carries a derivative, in a search or test that runs without one; write a `for` loop instead");
@@ -886,7 +1061,7 @@ impl VisitMut for EffectfulConditions<'_> {
             }
             // A guard runs only when its arm's pattern matches, and an index inside a
             // place: not hoisted, refused.
-            Expr::Index(ix) if writes_active(&ix.index, self.active) => {
+            Expr::Index(ix) if writes_active(&ix.index, self.active, &self.mutable) => {
                 let at = ix.index.span();
                 *ix.index = syn::parse_quote_spanned!(at=> {
                     ::core::compile_error!("mochi: this index changes a variable that carries a derivative; compute it in a statement before (`let i = …;`)");
@@ -897,12 +1072,12 @@ impl VisitMut for EffectfulConditions<'_> {
                 if m.arms.iter().any(|a| {
                     a.guard
                         .as_ref()
-                        .is_some_and(|(_, g)| writes_active(g, self.active))
+                        .is_some_and(|(_, g)| writes_active(g, self.active, &self.mutable))
                 }) =>
             {
                 for a in &mut m.arms {
                     if let Some((_, g)) = &mut a.guard {
-                        if writes_active(g, self.active) {
+                        if writes_active(g, self.active, &self.mutable) {
                             let at = g.span();
                             **g = syn::parse_quote_spanned!(at=> {
                                 ::core::compile_error!("mochi: this guard changes a variable that carries a derivative; compute it before the `match`");
@@ -938,9 +1113,10 @@ impl VisitMut for EffectfulConditions<'_> {
                 // The activity analysis does not read inside macros: `assert!(step(&mut
                 // s, x))` is the first write of `s`, which is not yet known to carry a
                 // derivative.
+                let (active, mutable) = (self.active, self.mutable.clone());
                 let effect = |a: &Expr| {
-                    writes_active(a, self.active)
-                        || (mentions_active(a, self.active) && mut_borrows(a))
+                    writes_active(a, active, &mutable)
+                        || (mentions_active(a, active) && mut_borrows(a))
                 };
                 if !args.iter().any(effect) {
                     return;

@@ -136,6 +136,21 @@ fn ordered(x: f64) -> f64 {
     a * v + if c { s } else { 2.0 * s }
 }
 
+/// Values computed but not used on the branch taken pass no derivative back, even
+/// where their own derivative is infinite (`0 · ∞` gave `NaN` before 2026-12-01).
+#[differentiable]
+fn unused_values(x: f64, y: f64) -> f64 {
+    let r = (x * x + y * y).sqrt();
+    let inv = 1.0 / y;
+    let l = y.ln();
+    let q = 1.0 / r.recip();
+    let s = x.sin() / x;
+    let guarded = if r < 1e-12 { 0.0 } else { x / r };
+    let t = if y.abs() < 1e-12 { x } else { x * inv + l };
+    let u = if x.abs() < 1e-4 { 1.0 - x * x / 6.0 } else { s };
+    guarded + t + u + if r > 1.0 { q } else { 0.0 }
+}
+
 mod rules {
     use crate::check;
 
@@ -145,6 +160,14 @@ mod rules {
     check!(bools_and_macros, (0.9_f64,), |a| (a.0));
     check!(ordered, (0.3_f64,), |a| (a.0));
     check!(filter_with_state, (vec![0.9_f64, 0.4, -1.2],), |a| (&a.0));
+}
+
+#[test]
+fn unused_values_pass_no_nan() {
+    // at (0, 0): guarded 0, t = x, u = 1 − x²/6: the gradient is (1, 0)
+    let (v, (dx, dy)) = unused_values::value_and_gradient(0.0, 0.0);
+    assert_eq!(v, unused_values(0.0, 0.0));
+    assert_eq!((dx, dy), (1.0, 0.0));
 }
 
 #[test]

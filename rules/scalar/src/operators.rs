@@ -130,6 +130,11 @@ impl<S: Scalar> Pullback for DivPullback<S> {
     type Args = (S, S);
     #[inline(always)]
     fn pullback(self, dy: S, (da, db): (&mut S, &mut S)) {
+        // A quotient computed but not used passes nothing back, also by a zero divisor
+        // (`0 / 0` would be `NaN`).
+        if dy.is_zero_cotangent() {
+            return;
+        }
         let g = dy / self.b;
         *da += g;
         *db -= g * self.y;
@@ -229,6 +234,9 @@ impl<S: Scalar> Pullback for DivByConstPullback<S> {
     type Args = (S, S);
     #[inline(always)]
     fn pullback(self, dy: S, (da, _): (&mut S, &mut S)) {
+        if dy.is_zero_cotangent() {
+            return;
+        }
         *da += dy / self.b;
     }
 }

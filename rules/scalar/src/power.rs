@@ -9,7 +9,7 @@ unary_rules! {
     /// `x.cbrt()`: d/dx = 1/(3·∛x²) = 1/(3y²) (`+∞` at 0).
     CbrtRule::cbrt, CbrtPullback: |x| x.cbrt(), lazy |_x, y| (T::from_f64(3.0) * y * y).recip();
     /// `x.recip()`: d/dx = −1/x² = −y².
-    RecipRule::recip, RecipPullback: |x| x.recip(), |_x, y| -(y * y);
+    RecipRule::recip, RecipPullback: |x| x.recip(), lazy |_x, y| -(y * y);
 }
 
 binary_rules! {

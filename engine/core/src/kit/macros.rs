@@ -147,6 +147,11 @@ macro_rules! __kit_unary_rules {
             type Args = (S,);
             #[inline(always)]
             fn pullback(self, dy: S, (dx,): (&mut S,)) {
+                // A zero cotangent passes nothing back, also where the derivative is
+                // infinite (`sqrt`, `ln` at 0 of a value computed but not used).
+                if $crate::Scalar::is_zero_cotangent(dy) {
+                    return;
+                }
                 let ($px, $py): (T, T) = (
                     $crate::Scalar::as_real(self.x),
                     $crate::Scalar::as_real(self.y),
@@ -218,8 +223,8 @@ macro_rules! __kit_binary_rules {
             type Args = (S, S);
             #[inline(always)]
             fn pullback(self, dy: S, (da, db): (&mut S, &mut S)) {
-                *da += dy * self.dyda;
-                *db += dy * self.dydb;
+                *da += $crate::Scalar::strong_mul(dy, self.dyda);
+                *db += $crate::Scalar::strong_mul(dy, self.dydb);
             }
         }
     )*};
