@@ -60,7 +60,7 @@ pub fn desugar(
     multi_dim: &HashSet<String>,
     inactive_params: &HashSet<String>,
 ) -> syn::Block {
-    let mut b = block.clone();
+    let mut b = with_azip_expanded(block);
     tail_returns(&mut b);
     deref_tail(&mut b);
     MutViewLoops { next: 0 }.visit_block_mut(&mut b);
@@ -561,6 +561,7 @@ fn writes_active(e: &Expr, active: &HashSet<String>, mutable: &HashSet<String>) 
             // (`s.bump()`, `m.try_inverse_mut()`, `v.rotate_left(1)`): it may take `&mut
             // self`.
             if !PURE_METHODS.contains(&name.as_str())
+                && !crate::activity::INACTIVE_METHODS.contains(&name.as_str())
                 && !crate::twin::FLOAT_METHODS.contains(&name.as_str())
                 && crate::activity::root_name(&m.receiver)
                     .is_some_and(|r| self.mutable.contains(&r) && self.active.contains(&r))
@@ -587,32 +588,23 @@ fn writes_active(e: &Expr, active: &HashSet<String>, mutable: &HashSet<String>) 
     w.found
 }
 
-/// Methods that leave their receiver as it is (queries, views, maths).
+/// Methods that leave their receiver as it is (views, reductions, maths), beside
+/// [`crate::activity::INACTIVE_METHODS`] and [`crate::twin::FLOAT_METHODS`].
 const PURE_METHODS: &[&str] = &[
     "iter",
     "into_iter",
-    "len",
-    "is_empty",
     "clone",
     "to_vec",
     "to_owned",
     "get",
     "first",
     "last",
-    "contains",
     "dot",
     "norm",
     "norm_squared",
     "sum",
     "product",
     "mean",
-    "nrows",
-    "ncols",
-    "shape",
-    "dim",
-    "raw_dim",
-    "len_of",
-    "ndim",
     "row",
     "column",
     "rows",
@@ -635,7 +627,6 @@ const PURE_METHODS: &[&str] = &[
     "std_axis",
     "product_axis",
     "as_slice",
-    "iter_rows",
     "windows",
     "chunks",
     "chunks_exact",
@@ -645,27 +636,14 @@ const PURE_METHODS: &[&str] = &[
     "cloned",
     "unwrap",
     "expect",
-    "is_some",
-    "is_none",
-    "is_ok",
-    "is_err",
     "as_ref",
     "borrow",
-    "cmp",
-    "partial_cmp",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
     "component_mul",
     "component_div",
     "cross",
     "normalize",
     "determinant",
     "trace",
-    "transpose",
     "try_inverse",
     "cholesky",
     "lu",
@@ -769,19 +747,12 @@ fn is_effect_atom(e: &Expr, active: &HashSet<String>, mutable: &HashSet<String>)
     }
 }
 
-/// Statements whose parts run conditionally or repeatedly: not taken apart.
+/// Statements whose parts run conditionally or repeatedly, and assignments and
+/// macros: not taken apart.
 fn is_statement_like(e: &Expr) -> bool {
-    matches!(
-        e,
-        Expr::If(_)
-            | Expr::Match(_)
-            | Expr::While(_)
-            | Expr::Loop(_)
-            | Expr::ForLoop(_)
-            | Expr::Block(_)
-            | Expr::Assign(_)
-            | Expr::Macro(_)
-    ) || matches!(e, Expr::Binary(b) if crate::activity::is_arithmetic_assign(&b.op))
+    crate::lower::is_control_flow_stmt(e)
+        || matches!(e, Expr::Assign(_) | Expr::Macro(_))
+        || matches!(e, Expr::Binary(b) if crate::activity::is_arithmetic_assign(&b.op))
 }
 
 impl EffectfulConditions<'_> {
@@ -2246,9 +2217,10 @@ fn unparen_mut(e: &mut Expr) -> &mut Expr {
     }
 }
 
-fn unparen(e: &Expr) -> &Expr {
+pub(crate) fn unparen(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => unparen(&p.expr),
+        Expr::Group(g) => unparen(&g.expr),
         other => other,
     }
 }
@@ -3313,12 +3285,7 @@ fn inline_mut_borrows(b: &mut syn::Block) {
         // The root may change once `r` is dead (the borrow checker sees to that), but
         // a new binding of it, or any change to an index, would change what `place`
         // names.
-        let mut bound = HashSet::new();
-        idents(&quote::ToTokens::to_token_stream(&place), &mut bound);
-        let mut indices = bound.clone();
-        if let Some(root) = crate::activity::root_name(&place) {
-            indices.remove(&root);
-        }
+        let (bound, indices) = borrowed_names(&place, &place);
         let mut rest: Vec<syn::Stmt> = b.stmts[k + 1..].to_vec();
         let hit = disturbed(&rest, &indices, &bound);
         let mut sub = BorrowUses {
@@ -3377,12 +3344,7 @@ fn inline_view_borrows(b: &mut syn::Block) {
             k += 1;
             continue;
         };
-        let mut bound = HashSet::new();
-        idents(&quote::ToTokens::to_token_stream(&view), &mut bound);
-        let mut indices = bound.clone();
-        if let Some(root) = crate::activity::root_name(&view.receiver) {
-            indices.remove(&root);
-        }
+        let (bound, indices) = borrowed_names(&view, &view.receiver);
         let mut rest: Vec<syn::Stmt> = b.stmts[k + 1..].to_vec();
         let hit = disturbed(&rest, &indices, &bound);
         let mut uses = ViewUses {
@@ -3520,6 +3482,19 @@ impl VisitMut for ViewUses<'_> {
             self.other = true;
         }
     }
+}
+
+/// The names in a borrowed place (`m[i]`, `b.row_mut(i)`), and those of them other than
+/// the root `of` names: the indices, which must keep their values while the borrow is
+/// written in its place.
+fn borrowed_names(place: &impl quote::ToTokens, of: &Expr) -> (HashSet<String>, HashSet<String>) {
+    let mut bound = HashSet::new();
+    idents(&quote::ToTokens::to_token_stream(place), &mut bound);
+    let mut indices = bound.clone();
+    if let Some(root) = crate::activity::root_name(of) {
+        indices.remove(&root);
+    }
+    (bound, indices)
 }
 
 /// Every identifier in a token stream.
@@ -4369,22 +4344,7 @@ fn azip_as_zip(mac: &syn::Macro) -> Option<Expr> {
 }
 
 impl VisitMut for MutViewLoops {
-    fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
-        if let syn::Stmt::Macro(m) = s {
-            if let Some(e) = azip_as_zip(&m.mac) {
-                *s = syn::Stmt::Expr(e, Some(Default::default()));
-                return;
-            }
-        }
-        syn::visit_mut::visit_stmt_mut(self, s);
-    }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
-        if let Expr::Macro(m) = e {
-            if let Some(r) = azip_as_zip(&m.mac) {
-                *e = r;
-                return;
-            }
-        }
         syn::visit_mut::visit_expr_mut(self, e);
         if let Expr::ForLoop(f) = e {
             if let Some(r) = mut_views_loop(f, &mut self.next) {

@@ -1538,7 +1538,7 @@ pub const VIEW_SELECTORS: &[(&str, &str)] = &[
 impl ViewWrite {
     fn parse(e: &Expr) -> Option<ViewWrite> {
         let view = |v: &Expr| -> Option<(syn::ExprMethodCall, Ident)> {
-            let Expr::MethodCall(s) = strip_parens(v) else {
+            let Expr::MethodCall(s) = crate::desugar::unparen(v) else {
                 return None;
             };
             let name = s.method.to_string();
@@ -1593,14 +1593,6 @@ impl ViewWrite {
     }
 }
 
-fn strip_parens(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip_parens(&p.expr),
-        Expr::Group(g) => strip_parens(&g.expr),
-        other => other,
-    }
-}
-
 fn place_is_active(e: &Expr, active: &HashSet<String>) -> bool {
     Place::parse(e).is_some_and(|p| active.contains(&p.root.to_string()))
 }
@@ -1642,7 +1634,7 @@ fn constant_arms(e: &Expr, active: &HashSet<String>) -> bool {
     }
 }
 
-fn is_control_flow_stmt(e: &Expr) -> bool {
+pub(crate) fn is_control_flow_stmt(e: &Expr) -> bool {
     matches!(
         e,
         Expr::If(_)
