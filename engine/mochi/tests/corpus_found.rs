@@ -394,6 +394,35 @@ fn rows_written(a: &ndarray::Array2<f64>) -> f64 {
     out.mapv(|v| v.sin()).sum()
 }
 
+/// A particle stepped by a `&mut self` method.
+#[derive(Clone, Debug, Tangent)]
+pub struct Particle {
+    /// Position.
+    pub x: f64,
+    /// Velocity.
+    pub v: f64,
+}
+
+impl Particle {
+    #[differentiable]
+    fn step(&mut self, k: f64) {
+        self.v -= k * self.x * 0.1;
+        self.x += self.v * 0.1;
+    }
+}
+
+/// A `&mut self` method called from a free function as `Type::m(&mut v, ..)` ("`&mut`
+/// of a differentiable value is supported only as an argument of a function call"
+/// before).
+#[differentiable]
+fn simulate(p0: &Particle, k: f64) -> f64 {
+    let mut p = p0.clone();
+    for _ in 0..10 {
+        Particle::step(&mut p, k);
+    }
+    p.x * p.v
+}
+
 mod rules {
     use crate::check;
 
@@ -648,6 +677,16 @@ fn adapted_loops_give_the_plain_value() {
     assert_eq!(y, rows_written(&a));
     // ∂/∂a = cos(2a²)·4a
     assert!((g[[1, 2]] - (2.0 * a[[1, 2]].powi(2)).cos() * 4.0 * a[[1, 2]]).abs() < 1e-12);
+}
+
+#[test]
+fn a_mut_method_from_a_free_function() {
+    let p = Particle { x: 1.0, v: 0.0 };
+    let (y, (_, dk)) = simulate::value_and_gradient(&p, 2.0);
+    assert_eq!(y, simulate(&p, 2.0));
+    let h = 1e-6;
+    let fd = (simulate(&p, 2.0 + h) - simulate(&p, 2.0 - h)) / (2.0 * h);
+    assert!((dk - fd).abs() < 1e-7, "{dk} vs {fd}");
 }
 
 #[test]

@@ -977,8 +977,14 @@ impl Lowerer {
             self.err(c, format!("mochi: building `{last}(..)` from a differentiable value is not supported; return the value itself, or a tuple or a struct deriving `Tangent`"));
             return Operand::Inactive(quote!(#c));
         }
-        // `Self::m(args)` in a method: the method's derived rule `Self::m_rrule`.
-        if segs.len() == 2 && segs[0] == "Self" && fp.qself.is_none() {
+        // `Self::m(args)` in a method: the method's derived rule `Self::m_rrule`. Also
+        // `Type::m(&mut v, args)` anywhere: a `&mut` first argument is a receiver, never
+        // a constructor's, so `m` is a `&mut self` method of `Type`.
+        let mut_receiver = segs.len() == 2
+            && segs[0].starts_with(char::is_uppercase)
+            && matches!(c.args.first(), Some(Expr::Reference(r)) if r.mutability.is_some());
+        if segs.len() == 2 && (segs[0] == "Self" || mut_receiver) && fp.qself.is_none() {
+            let ty = &fp.path.segments[0].ident;
             let mut ops = Vec::new();
             let mut args = Vec::new();
             for a in &c.args {
@@ -987,7 +993,7 @@ impl Lowerer {
                 ops.push(o);
             }
             let rr = format_ident!("{}_rrule", last, span = fp.path.segments[1].ident.span());
-            let call = self.boxed_in_branch(quote!(Self::#rr(#(#args),*)));
+            let call = self.boxed_in_branch(quote!(#ty::#rr(#(#args),*)));
             return self.rule_call(call, &ops, code);
         }
         // `Type::f(args)` (a constructor such as `Vector3::new(x, y, z)`): the rule
