@@ -304,6 +304,16 @@ fn through_a_slice(x: &DVector<f64>) -> f64 {
     s[0] * s[1] + s.iter().map(|v| v * v).sum::<f64>()
 }
 
+/// Matrices and vectors built from row slices of a parameter (sub-slices as constructor
+/// arguments: "`[f64]: Clone` is not satisfied" before).
+#[differentiable]
+fn from_row_slices(x: &[f64]) -> f64 {
+    let m = DMatrix::from_row_slice(2, 3, &x[..6]);
+    let v = DVector::from_row_slice(&x[..3]);
+    let w = DVector::from_column_slice(&x[1..3]);
+    (&m * &v).norm_squared() + m[(1, 0)] * 2.0 + w.sum()
+}
+
 /// An entry of a rotation read by index (`r[(0, 2)]`; "`Rotation<f64, 3>: IndexShape` is
 /// not satisfied" before).
 #[differentiable]
@@ -337,6 +347,11 @@ mod checks {
     check!(shape_queries, (m(3, 2, 0.1), v(2, 0.3)), |a| (&a.0, &a.1));
     check!(element_walks, (v(3, 0.3), m(2, 3, 0.2)), |a| (&a.0, &a.1));
     check!(rotation_entry, (Vector3::new(0.1, 0.2, 0.3),), |a| (&a.0));
+    check!(
+        from_row_slices,
+        (vec![0.3, 0.7, -0.4, 1.1, 0.5, 0.2, 0.9],),
+        |a| (&a.0)
+    );
     check!(through_a_slice, (v(3, 0.3),), |a| (&a.0));
     check!(
         points_chain,

@@ -305,6 +305,38 @@ rule_trait! {
     NaDVectorFromVec::dvector_from_vec
 }
 
+rule_trait! {
+    /// `DVector::from_row_slice(xs)` (for a vector, the same as its column slice):
+    /// `Call((&xs,)).dvector_from_row_slice()`.
+    NaDVectorFromRowSlice::dvector_from_row_slice
+}
+rule_trait! {
+    /// `DMatrix::from_row_slice(rows, cols, xs)` (`xs` row by row):
+    /// `Call((&rows, &cols, &xs)).dmatrix_from_row_slice()`, the rule of
+    /// [`dmatrix`](fn@dmatrix).
+    NaDMatrixFromRowSlice::dmatrix_from_row_slice
+}
+
+impl<T: Elem> NaDVectorFromRowSlice for Call<(&[T],)> {
+    type Output = DVector<T>;
+    type Pullback = dvector::DVectorPullback<T>;
+    #[inline]
+    fn dvector_from_row_slice(self) -> (Self::Output, Self::Pullback) {
+        dvector::rrule(self.0 .0)
+    }
+}
+
+impl<T: Elem> NaDMatrixFromRowSlice for Call<(&usize, &usize, &[T])> {
+    type Output = DMatrix<T>;
+    type Pullback = dmatrix::DMatrixPullback<T>;
+    #[inline]
+    #[track_caller]
+    fn dmatrix_from_row_slice(self) -> (Self::Output, Self::Pullback) {
+        let (rows, cols, xs) = self.0;
+        dmatrix::rrule(*rows, *cols, xs)
+    }
+}
+
 impl<T: Elem> NaVector2New for Call<(&T, &T)> {
     type Output = Vector2<T>;
     type Pullback = vector2::Vector2Pullback<T>;

@@ -6,8 +6,8 @@ pub use crate::arith::{
     NaAdd, NaAddScalar, NaComponentDiv, NaComponentMul, NaDiv, NaMul, NaNeg, NaSub,
 };
 pub use crate::build::{
-    NaDMatrixZeros, NaDVectorFromColumnSlice, NaDVectorFromVec, NaDVectorZeros, NaVector2New,
-    NaVector3New,
+    NaDMatrixFromRowSlice, NaDMatrixZeros, NaDVectorFromColumnSlice, NaDVectorFromRowSlice,
+    NaDVectorFromVec, NaDVectorZeros, NaVector2New, NaVector3New,
 };
 pub use crate::closure::{NaMap, NaZipMap};
 pub use crate::cross::NaCross;

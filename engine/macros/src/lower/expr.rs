@@ -1036,14 +1036,21 @@ impl Lowerer {
             if c.args.iter().all(shape_only) {
                 return Operand::Inactive(quote!(#c));
             }
-            let ops: Vec<Operand> = c
-                .args
-                .iter()
-                .map(|a| match a {
+            // A sub-slice argument (`DMatrix::from_row_slice(2, 3, &x[..6])`) is the
+            // slice itself; its cotangent goes back into the sequence's after the rule's
+            // pullback (pushed first, run last).
+            let mut ops: Vec<Operand> = Vec::new();
+            for a in &c.args {
+                if let Some((o, back)) = self.subslice_arg(a, code) {
+                    code.rev.push(back);
+                    ops.push(o);
+                    continue;
+                }
+                ops.push(match a {
                     Expr::Reference(r) if r.mutability.is_none() => self.lower_expr(&r.expr, code),
                     other => self.lower_expr(other, code),
-                })
-                .collect();
+                });
+            }
             self.span = fp
                 .path
                 .segments
