@@ -376,27 +376,27 @@ fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr
     let mut pre: Vec<syn::Stmt> = Vec::new();
     let mut lets: Vec<syn::Stmt> = Vec::new();
     let mut body: Expr = (*f.body).clone();
-    let mut first: Option<Expr> = None;
+    // Whether an operand is written, through the element's index `p`.
+    let mut writes = false;
     for (n, (op, pat)) in operands.iter().zip(f.inputs.iter().skip(skip)).enumerate() {
         let (place, mutable) = match unparen(op) {
             Expr::Reference(r) => ((*r.expr).clone(), r.mutability.is_some()),
             other => (other.clone(), false),
         };
-        match &first {
-            None => {
-                first = Some(place.clone());
-                pre.push(syn::parse_quote_spanned!(span=>
-                    let #d = ::mochi::__private::shape_dim(#place.raw_dim());
-                ));
-            }
-            Some(_) => pre.push(syn::parse_quote_spanned!(span=>
+        pre.push(if n == 0 {
+            syn::parse_quote_spanned!(span=>
+                let #d = ::mochi::__private::shape_dim(#place.raw_dim());
+            )
+        } else {
+            syn::parse_quote_spanned!(span=>
                 assert!(
                     #place.raw_dim() == #d,
                     "Zip: the operands have different shapes"
                 );
-            )),
-        }
+            )
+        });
         if mutable {
+            writes = true;
             // `*o` in the body is the element of the variable.
             if !matches!(place, Expr::Path(_) | Expr::Field(_)) {
                 return None;
@@ -423,12 +423,13 @@ fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr
             other => lets.push(syn::parse_quote_spanned!(span=> let #other = &#z[#k];)),
         }
     }
-    first?;
     let count: Expr = syn::parse_quote_spanned!(span=> ::mochi::__private::dim_size(&#d));
+    let index =
+        writes.then(|| quote_spanned!(span=> let #p = ::mochi::__private::nth_pattern(&#d, #k);));
     let walk = |inner: TokenStream| -> Expr {
         syn::parse_quote_spanned!(span=>
             for #k in 0..#count {
-                let #p = ::mochi::__private::nth_pattern(&#d, #k);
+                #index
                 #(#lets)*
                 #inner
             }
@@ -484,24 +485,11 @@ impl VisitMut for DerefUses<'_> {
     }
 }
 
-/// Methods that change their receiver.
+/// Methods that change their receiver besides those that change its length
+/// ([`crate::lower::RESIZING_METHODS`]).
 const MUTATING_METHODS: &[&str] = &[
-    "push",
-    "pop",
-    "insert",
-    "remove",
-    "swap_remove",
-    "truncate",
-    "clear",
-    "resize",
-    "extend",
-    "extend_from_slice",
-    "append",
-    "drain",
-    "retain",
     "swap",
     "fill",
-    "assign",
     "sort_by",
     "sort_unstable_by",
     "reverse",
@@ -554,7 +542,10 @@ fn writes_active(e: &Expr, active: &HashSet<String>, mutable: &HashSet<String>) 
         }
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             let name = m.method.to_string();
-            if MUTATING_METHODS.contains(&name.as_str()) || name.ends_with("_mut") {
+            if MUTATING_METHODS.contains(&name.as_str())
+                || crate::lower::RESIZING_METHODS.contains(&name.as_str())
+                || name.ends_with("_mut")
+            {
                 self.place(&m.receiver);
             }
             // A method of a variable bound `mut` that is not known to leave it as it is
@@ -4171,39 +4162,37 @@ impl Desugar {
             lets.push(quote_spanned!(span=> let #c0: usize = #len;));
             None
         };
-        let mut maps: Vec<Box<dyn Fn(TokenStream) -> TokenStream>> = Vec::new();
+        // Each stage's count, innermost first; the stage's count is what `rev` reads.
+        let mut stages: Vec<(&str, Option<&Expr>, syn::Ident)> = Vec::new();
         let mut count = c0.clone();
         for (n, (name, arg)) in adapters.iter().rev().enumerate() {
             let c = format_ident!("__mochi_cnt{}_{}", id, n + 1, span = span);
-            let prev = count.clone();
-            match (name.as_str(), arg) {
+            let prev = &count;
+            lets.push(match (name.as_str(), arg) {
                 ("skip", Some(a)) => {
-                    lets.push(quote_spanned!(span=> let #c: usize = #prev.saturating_sub(#a);));
-                    let a = a.clone();
-                    maps.push(Box::new(move |x| quote_spanned!(span=> ((#a) + (#x)))));
+                    quote_spanned!(span=> let #c: usize = #prev.saturating_sub(#a);)
                 }
                 ("take", Some(a)) => {
-                    lets.push(quote_spanned!(span=> let #c: usize = ::core::cmp::min(#prev, #a);));
-                    maps.push(Box::new(|x| x));
+                    quote_spanned!(span=> let #c: usize = ::core::cmp::min(#prev, #a);)
                 }
                 ("step_by", Some(a)) => {
-                    lets.push(quote_spanned!(span=> let #c: usize = (#prev + (#a) - 1) / (#a);));
-                    let a = a.clone();
-                    maps.push(Box::new(move |x| quote_spanned!(span=> ((#a) * (#x)))));
+                    quote_spanned!(span=> let #c: usize = (#prev + (#a) - 1) / (#a);)
                 }
-                _ => {
-                    lets.push(quote_spanned!(span=> let #c: usize = #prev;));
-                    let c2 = c.clone();
-                    maps.push(Box::new(move |x| quote_spanned!(span=> (#c2 - 1 - (#x)))));
-                }
-            }
+                _ => quote_spanned!(span=> let #c: usize = #prev;),
+            });
+            stages.push((name.as_str(), arg.as_ref(), c.clone()));
             count = c;
         }
         // The position in the (sub-)sequence of the loop's `k`: the outermost adapter
         // maps first.
         let mut pos = quote_spanned!(span=> #k);
-        for map in maps.iter().rev() {
-            pos = map(pos);
+        for (name, arg, c) in stages.iter().rev() {
+            pos = match (*name, arg) {
+                ("skip", Some(a)) => quote_spanned!(span=> ((#a) + (#pos))),
+                ("step_by", Some(a)) => quote_spanned!(span=> ((#a) * (#pos))),
+                ("take", _) => pos,
+                _ => quote_spanned!(span=> (#c - 1 - (#pos))),
+            };
         }
         let mut body = f.body.clone();
         let name = match &pat {
@@ -4389,41 +4378,48 @@ fn mut_views_loop(f: &syn::ExprForLoop, next: &mut usize) -> Option<Expr> {
         if !plain_place(a) {
             return None;
         }
-        type View<'v> = Box<dyn Fn(&syn::Ident) -> Expr + 'v>;
-        let (count, view): (Expr, View) = match (m.method.to_string().as_str(), m.args.len()) {
-            ("rows_mut", 0) => (
-                syn::parse_quote_spanned!(span=> #a.nrows()),
-                Box::new(|i| syn::parse_quote_spanned!(span=> #a.row_mut(#i))),
-            ),
-            ("columns_mut", 0) => (
-                syn::parse_quote_spanned!(span=> #a.ncols()),
-                Box::new(|i| syn::parse_quote_spanned!(span=> #a.column_mut(#i))),
-            ),
-            ("outer_iter_mut", 0) => (
-                syn::parse_quote_spanned!(span=> #a.len_of(::ndarray::Axis(0))),
-                Box::new(
-                    |i| syn::parse_quote_spanned!(span=> #a.index_axis_mut(::ndarray::Axis(0), #i)),
+        // The count and the selector of one view (with the axis it takes first).
+        let (count, sel, axis): (Expr, &str, Option<Expr>) =
+            match (m.method.to_string().as_str(), m.args.len()) {
+                ("rows_mut", 0) => (
+                    syn::parse_quote_spanned!(span=> #a.nrows()),
+                    "row_mut",
+                    None,
                 ),
-            ),
-            ("axis_iter_mut", 1) if plain_selector_arg(&m.args[0]) => {
-                let ax = m.args[0].clone();
-                let ax2 = ax.clone();
-                (
-                    syn::parse_quote_spanned!(span=> #a.len_of(#ax)),
-                    Box::new(
-                        move |i| syn::parse_quote_spanned!(span=> #a.index_axis_mut(#ax2, #i)),
-                    ),
-                )
-            }
-            _ => return None,
-        };
+                ("columns_mut", 0) => (
+                    syn::parse_quote_spanned!(span=> #a.ncols()),
+                    "column_mut",
+                    None,
+                ),
+                ("outer_iter_mut", 0) => {
+                    let ax: Expr = syn::parse_quote_spanned!(span=> ::ndarray::Axis(0));
+                    (
+                        syn::parse_quote_spanned!(span=> #a.len_of(#ax)),
+                        "index_axis_mut",
+                        Some(ax),
+                    )
+                }
+                ("axis_iter_mut", 1) if plain_selector_arg(&m.args[0]) => {
+                    let ax = m.args[0].clone();
+                    (
+                        syn::parse_quote_spanned!(span=> #a.len_of(#ax)),
+                        "index_axis_mut",
+                        Some(ax),
+                    )
+                }
+                _ => return None,
+            };
         let name = match &pat {
             Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none() => p.ident.clone(),
             _ => return None,
         };
         *next += 1;
         let i = format_ident!("__mochi_vi{}", *next, span = span);
-        let v = view(&i);
+        let sel = format_ident!("{}", sel, span = span);
+        let v: Expr = match &axis {
+            Some(ax) => syn::parse_quote_spanned!(span=> #a.#sel(#ax, #i)),
+            None => syn::parse_quote_spanned!(span=> #a.#sel(#i)),
+        };
         let counter = counter.map(|c| quote_spanned!(span=> let #c = #i;));
         let stmts = &f.body.stmts;
         let mut body: syn::Block = syn::parse_quote_spanned!(span=> {

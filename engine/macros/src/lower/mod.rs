@@ -1077,6 +1077,10 @@ impl Lowerer {
     fn lower_view_write(&mut self, w: ViewWrite, code: &mut Code) {
         let place = Place::parse(&w.place).expect("checked by place_is_active");
         let Some(binding) = self.lookup(&place.root.to_string()).cloned() else {
+            self.err(
+                &w.place,
+                "mochi: internal: a view is written of a variable not in scope",
+            );
             return;
         };
         let o = self.lower_expr(&w.value, code);
@@ -1738,35 +1742,38 @@ fn mut_borrowed_names(body: &Block) -> HashSet<String> {
     m.0
 }
 
+/// Methods that may change the length of their receiver (and `assign`, which may
+/// change an array's shape).
+pub(crate) const RESIZING_METHODS: &[&str] = &[
+    "push",
+    "pop",
+    "insert",
+    "remove",
+    "swap_remove",
+    "truncate",
+    "clear",
+    "resize",
+    "resize_with",
+    "extend",
+    "extend_from_slice",
+    "append",
+    "drain",
+    "retain",
+    "retain_mut",
+    "dedup",
+    "dedup_by",
+    "dedup_by_key",
+    "split_off",
+    "splice",
+    "extend_from_within",
+    "resize_mut",
+    "push_row",
+    "push_column",
+    "append_row",
+    "assign",
+];
+
 fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>) {
-    const RESIZING: &[&str] = &[
-        "push",
-        "pop",
-        "insert",
-        "remove",
-        "swap_remove",
-        "truncate",
-        "clear",
-        "resize",
-        "resize_with",
-        "extend",
-        "extend_from_slice",
-        "append",
-        "drain",
-        "retain",
-        "retain_mut",
-        "dedup",
-        "dedup_by",
-        "dedup_by_key",
-        "split_off",
-        "splice",
-        "extend_from_within",
-        "resize_mut",
-        "push_row",
-        "push_column",
-        "append_row",
-        "assign",
-    ];
     #[derive(Default)]
     struct Names {
         resized: HashSet<String>,
@@ -1774,7 +1781,7 @@ fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>)
     }
     impl<'ast> syn::visit::Visit<'ast> for Names {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            if RESIZING.contains(&m.method.to_string().as_str()) {
+            if RESIZING_METHODS.contains(&m.method.to_string().as_str()) {
                 if let Some(n) = activity::root_name(&m.receiver) {
                     self.resized.insert(n);
                 }
