@@ -1,5 +1,8 @@
 //! The second table of the main job: whole programs written as users write them, with
-//! helper functions, beside the same programs with the helpers inlined by hand.
+//! helper functions, beside the same programs with the helpers inlined by hand. GMM and
+//! the MLP have two inlined forms: `spliced`, each helper's body pasted in at its call
+//! with nothing else changed (the helper form's cost over it is what the calls cost),
+//! and `inlined`, reworked by hand (fused loops, buffers reused, constant sizes).
 //!
 //! - `gmm`: the ADBench/GradBench Gaussian-mixture objective (d = 10, k = 10, n = 1000)
 //!   with the helpers `qtimesx`, `sqnorm` and `logsumexp` called inside the loop over
@@ -91,7 +94,75 @@ fn gmm_helpers(alphas: &[f64], means: &[f64], icf: &[f64], x: &[f64], d: usize) 
     slse - n as f64 * logsumexp(alphas)
 }
 
-/// The same objective with every helper written out in place.
+/// The helper form with each helper's body pasted in at its call, nothing else changed
+/// (the same arrays, loops and sub-slice): what the helper calls themselves cost is the
+/// difference between this form and `gmm_helpers`.
+#[differentiable]
+fn gmm_spliced(alphas: &[f64], means: &[f64], icf: &[f64], x: &[f64], d: usize) -> f64 {
+    let k = alphas.len();
+    let n = x.len() / d;
+    let icf_sz = d * (d + 1) / 2;
+    let mut main_term = vec![0.0; k];
+    let mut qdiag = vec![0.0; d];
+    let mut centered = vec![0.0; d];
+    let mut slse = 0.0;
+    for i in 0..n {
+        for c in 0..k {
+            let mut sum_q = 0.0;
+            for j in 0..d {
+                qdiag[j] = icf[c * icf_sz + j].exp();
+                sum_q += icf[c * icf_sz + j];
+                centered[j] = x[i * d + j] - means[c * d + j];
+            }
+            // qtimesx(&qdiag, &icf[..], &centered)
+            let l = &icf[c * icf_sz + d..(c + 1) * icf_sz];
+            let mut qx = vec![0.0; d];
+            for a in 0..d {
+                qx[a] = qdiag[a] * centered[a];
+            }
+            let mut p = 0;
+            for a in 0..d {
+                for b in a + 1..d {
+                    qx[b] += l[p] * centered[a];
+                    p += 1;
+                }
+            }
+            // sqnorm(&qx)
+            let mut sq = 0.0;
+            for j in 0..d {
+                sq += qx[j] * qx[j];
+            }
+            main_term[c] = alphas[c] + sum_q - 0.5 * sq;
+        }
+        // logsumexp(&main_term)
+        let mut m = main_term[0];
+        for c in 1..k {
+            if main_term[c] > m {
+                m = main_term[c];
+            }
+        }
+        let mut s = 0.0;
+        for c in 0..k {
+            s += (main_term[c] - m).exp();
+        }
+        slse += s.ln() + m;
+    }
+    // logsumexp(alphas)
+    let mut m = alphas[0];
+    for c in 1..k {
+        if alphas[c] > m {
+            m = alphas[c];
+        }
+    }
+    let mut s = 0.0;
+    for c in 0..k {
+        s += (alphas[c] - m).exp();
+    }
+    slse - n as f64 * (s.ln() + m)
+}
+
+/// The same objective fused by hand: no `qdiag` and `centered` arrays, one buffer `qx`
+/// for every component, the triangular product reading `x - mean` in place.
 #[differentiable]
 fn gmm_inlined(alphas: &[f64], means: &[f64], icf: &[f64], x: &[f64], d: usize) -> f64 {
     let k = alphas.len();
@@ -325,6 +396,48 @@ fn mlp_helpers(theta: &[f64], xs: &[f64], ys: &[f64]) -> f64 {
     loss / ys.len() as f64
 }
 
+/// The helper form with `dense`'s body pasted in at each call, nothing else changed
+/// (the sub-slices, the lengths read at run time, a new `Vec` per layer).
+#[differentiable]
+fn mlp_spliced(theta: &[f64], xs: &[f64], ys: &[f64]) -> f64 {
+    let (a, b, c) = (8 * 16, 16 * 16, 16);
+    let mut loss = 0.0;
+    for s in 0..ys.len() {
+        // dense(&theta[0..a], &theta[a..a + 16], &xs[s * 8..s * 8 + 8])
+        let (w, bias, x) = (&theta[0..a], &theta[a..a + 16], &xs[s * 8..s * 8 + 8]);
+        let mut h1 = vec![0.0; bias.len()];
+        for o in 0..bias.len() {
+            let mut z = bias[o];
+            for i in 0..x.len() {
+                z += w[o * x.len() + i] * x[i];
+            }
+            h1[o] = z.tanh();
+        }
+        let (w, bias) = (&theta[a + 16..a + 16 + b], &theta[a + 16 + b..a + 32 + b]);
+        let mut h2 = vec![0.0; bias.len()];
+        for o in 0..bias.len() {
+            let mut z = bias[o];
+            for i in 0..h1.len() {
+                z += w[o * h1.len() + i] * h1[i];
+            }
+            h2[o] = z.tanh();
+        }
+        let (w, bias) = (&theta[a + 32 + b..a + 32 + b + c], &theta[a + 32 + b + c..]);
+        let mut out = vec![0.0; bias.len()];
+        for o in 0..bias.len() {
+            let mut z = bias[o];
+            for i in 0..h2.len() {
+                z += w[o * h2.len() + i] * h2[i];
+            }
+            out[o] = z.tanh();
+        }
+        let e = out[0] - ys[s];
+        loss += e * e;
+    }
+    loss / ys.len() as f64
+}
+
+/// Fused by hand: the layer sizes as constants, two buffers reused for every sample.
 #[differentiable]
 fn mlp_inlined(theta: &[f64], xs: &[f64], ys: &[f64]) -> f64 {
     let (a, b, c) = (8 * 16, 16 * 16, 16);
@@ -381,30 +494,42 @@ pub struct Program {
     gradient: Box<dyn Cell>,
 }
 
-/// The rows: each program with helpers, then inlined.
+/// How a program is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// With helper functions, as users write it.
+    Helpers,
+    /// Each helper's body pasted in at its call, nothing else changed.
+    Spliced,
+    /// Inlined and reworked by hand (for rk4 and kalman, the splice itself).
+    Inlined,
+}
+
+/// The rows: each program with helpers first, then its other forms (`name/form`).
 pub fn programs() -> Vec<Program> {
     let (d, k, n) = (10, 10, 1000);
     let alphas = values(k, 1, 1.0);
     let means = values(k * d, 2, 1.0);
     let icf = values(k * d * (d + 1) / 2, 3, 0.3);
     let x = values(n * d, 4, 1.0);
-    let gmm = move |helpers: bool| {
+    let gmm = move |form: Form| {
         let (a, m, q, xx) = (alphas.clone(), means.clone(), icf.clone(), x.clone());
-        let primal = primal_cell((a.clone(), m.clone(), q.clone(), xx.clone()), move |s| {
-            if helpers {
-                gmm_helpers(&s.0, &s.1, &s.2, &s.3, d)
-            } else {
-                gmm_inlined(&s.0, &s.1, &s.2, &s.3, d)
-            }
-        });
+        let primal = primal_cell(
+            (a.clone(), m.clone(), q.clone(), xx.clone()),
+            move |s| match form {
+                Form::Helpers => gmm_helpers(&s.0, &s.1, &s.2, &s.3, d),
+                Form::Spliced => gmm_spliced(&s.0, &s.1, &s.2, &s.3, d),
+                Form::Inlined => gmm_inlined(&s.0, &s.1, &s.2, &s.3, d),
+            },
+        );
         let gradient = gradient_cell(
             ((a, m, q, xx), Vec::new()),
             move |s| {
                 let ((a, m, q, xx), g) = s;
-                let (y, (da, dm, dq, _, _)) = if helpers {
-                    gmm_helpers::value_and_gradient(a, m, q, xx, d)
-                } else {
-                    gmm_inlined::value_and_gradient(a, m, q, xx, d)
+                let (y, (da, dm, dq, _, _)) = match form {
+                    Form::Helpers => gmm_helpers::value_and_gradient(a, m, q, xx, d),
+                    Form::Spliced => gmm_spliced::value_and_gradient(a, m, q, xx, d),
+                    Form::Inlined => gmm_inlined::value_and_gradient(a, m, q, xx, d),
                 };
                 *g = [da, dm, dq].concat();
                 y
@@ -414,7 +539,8 @@ pub fn programs() -> Vec<Program> {
         (primal, gradient)
     };
     let p = vec![1.1, 0.4, 0.4, 0.1];
-    let rk4 = move |helpers: bool| {
+    let rk4 = move |form: Form| {
+        let helpers = form == Form::Helpers;
         let primal = primal_cell(p.clone(), move |p| {
             if helpers {
                 rk4_helpers(p, 500)
@@ -443,7 +569,8 @@ pub fn programs() -> Vec<Program> {
         .map(|(t, e)| 0.05 * t as f64 + 0.3 * e)
         .collect();
     let noise = vec![-1.0, -0.5];
-    let kalman = move |helpers: bool| {
+    let kalman = move |form: Form| {
+        let helpers = form == Form::Helpers;
         let primal = primal_cell((noise.clone(), z.clone()), move |s| {
             if helpers {
                 kalman_helpers(&s.0, &s.1)
@@ -469,22 +596,23 @@ pub fn programs() -> Vec<Program> {
     let theta = values(mlp_parameters(), 6, 0.4);
     let xs = values(32 * 8, 7, 1.0);
     let ys = values(32, 8, 0.8);
-    let mlp = move |helpers: bool| {
-        let primal = primal_cell((theta.clone(), xs.clone(), ys.clone()), move |s| {
-            if helpers {
-                mlp_helpers(&s.0, &s.1, &s.2)
-            } else {
-                mlp_inlined(&s.0, &s.1, &s.2)
-            }
-        });
+    let mlp = move |form: Form| {
+        let primal = primal_cell(
+            (theta.clone(), xs.clone(), ys.clone()),
+            move |s| match form {
+                Form::Helpers => mlp_helpers(&s.0, &s.1, &s.2),
+                Form::Spliced => mlp_spliced(&s.0, &s.1, &s.2),
+                Form::Inlined => mlp_inlined(&s.0, &s.1, &s.2),
+            },
+        );
         let gradient = gradient_cell(
             ((theta.clone(), xs.clone(), ys.clone()), Vec::new()),
             move |s| {
                 let (t, x, y) = &s.0;
-                let (v, (dt, _, _)) = if helpers {
-                    mlp_helpers::value_and_gradient(t, x, y)
-                } else {
-                    mlp_inlined::value_and_gradient(t, x, y)
+                let (v, (dt, _, _)) = match form {
+                    Form::Helpers => mlp_helpers::value_and_gradient(t, x, y),
+                    Form::Spliced => mlp_spliced::value_and_gradient(t, x, y),
+                    Form::Inlined => mlp_inlined::value_and_gradient(t, x, y),
                 };
                 s.1 = dt;
                 v
@@ -502,38 +630,48 @@ pub fn programs() -> Vec<Program> {
             gradient,
         })
     };
-    add("gmm/helpers", "GMM d=10 k=10 n=1000, helpers", gmm(true));
-    add("gmm/inlined", "GMM d=10 k=10 n=1000, inlined", gmm(false));
+    add(
+        "gmm/helpers",
+        "GMM d=10 k=10 n=1000, helpers",
+        gmm(Form::Helpers),
+    );
+    add(
+        "gmm/spliced",
+        "GMM, the helpers' bodies pasted in",
+        gmm(Form::Spliced),
+    );
+    add("gmm/inlined", "GMM, fused by hand", gmm(Form::Inlined));
     add(
         "rk4/helpers",
         "Lotka-Volterra RK4, 500 steps, helper",
-        rk4(true),
+        rk4(Form::Helpers),
     );
     add(
         "rk4/inlined",
         "Lotka-Volterra RK4, 500 steps, inlined",
-        rk4(false),
+        rk4(Form::Inlined),
     );
     add(
         "kalman/helpers",
         "Kalman log-likelihood, 200 obs, helpers",
-        kalman(true),
+        kalman(Form::Helpers),
     );
     add(
         "kalman/inlined",
         "Kalman log-likelihood, 200 obs, inlined",
-        kalman(false),
+        kalman(Form::Inlined),
     );
     add(
         "mlp/helpers",
         "3-layer tanh MLP, 32 samples, helper",
-        mlp(true),
+        mlp(Form::Helpers),
     );
     add(
-        "mlp/inlined",
-        "3-layer tanh MLP, 32 samples, inlined",
-        mlp(false),
+        "mlp/spliced",
+        "MLP, the helper's body pasted in",
+        mlp(Form::Spliced),
     );
+    add("mlp/inlined", "MLP, fused by hand", mlp(Form::Inlined));
     rows
 }
 
@@ -549,15 +687,16 @@ pub struct Measured {
 
 /// Times every program and checks that the two forms of each agree on the gradient.
 pub fn measure(budget: Budget) -> Result<Vec<Measured>, String> {
-    let mut rows = programs();
+    let rows = programs();
     let mut out = Vec::new();
-    for pair in rows.chunks_mut(2) {
+    for mut group in groups(rows) {
         let mut grads = Vec::new();
-        for p in pair.iter_mut() {
+        for p in group.iter_mut() {
             p.gradient.run(1);
             grads.push(p.gradient.gradient());
         }
-        if let [g, h] = &grads[..] {
+        for (k, h) in grads.iter().enumerate().skip(1) {
+            let g = &grads[0];
             let worst = g
                 .iter()
                 .zip(h)
@@ -565,12 +704,12 @@ pub fn measure(budget: Budget) -> Result<Vec<Measured>, String> {
                 .fold(0.0, f64::max);
             if g.len() != h.len() || worst > 1e-9 {
                 return Err(format!(
-                    "programs: the two forms of {} disagree on the gradient (relative {worst:e})",
-                    pair[0].label
+                    "programs: {} and {} disagree on the gradient (relative {worst:e})",
+                    group[0].label, group[k].label
                 ));
             }
         }
-        for p in pair.iter_mut() {
+        for p in group.iter_mut() {
             let mut cells: Vec<Box<dyn Cell>> = Vec::new();
             // Move the cells into the sampler and back.
             cells.push(std::mem::replace(&mut p.primal, primal_cell((), |_| 0.0)));
@@ -586,31 +725,52 @@ pub fn measure(budget: Budget) -> Result<Vec<Measured>, String> {
     Ok(out)
 }
 
-/// The programs table: primal time, gradient time, their ratio, and the helper form's
-/// ratio over the inlined form's.
+/// The rows grouped by program (the label before `/`), in order.
+fn groups(rows: Vec<Program>) -> Vec<Vec<Program>> {
+    let mut out: Vec<Vec<Program>> = Vec::new();
+    for p in rows {
+        match out.last_mut() {
+            Some(g) if name(g[0].label) == name(p.label) => g.push(p),
+            _ => out.push(vec![p]),
+        }
+    }
+    out
+}
+
+/// The program of a label (`gmm` of `gmm/helpers`).
+fn name(label: &str) -> &str {
+    label.split('/').next().unwrap_or(label)
+}
+
+/// The programs table: primal time, gradient time, their ratio, and on each program's
+/// helper row its gradient time over the other forms' (`spliced`: the helpers' bodies
+/// pasted in, so the cost of the calls themselves; `inlined`: reworked by hand).
 pub fn table(rows: &[Measured]) -> String {
     let mut s = String::from(
-        "programs (gradient ÷ primal; helpers ÷ inlined compares the two gradients)\n",
+        "programs (gradient ÷ primal; helpers ÷ spliced and helpers ÷ inlined compare the gradients)\n",
     );
     s.push_str(&format!(
-        "{:<16} {:>12} {:>12} {:>8} {:>18}\n",
-        "program", "primal", "gradient", "ratio", "helpers/inlined"
+        "{:<16} {:>12} {:>12} {:>8} {:>16} {:>16}\n",
+        "program", "primal", "gradient", "ratio", "helpers/spliced", "helpers/inlined"
     ));
-    for (k, r) in rows.iter().enumerate() {
-        let vs = if k % 2 == 0 {
-            rows.get(k + 1)
-                .map(|i| format!("{:.2}", r.gradient_ns / i.gradient_ns))
-                .unwrap_or_default()
-        } else {
-            String::new()
+    for r in rows {
+        let over = |form: &str| {
+            let other = format!("{}/{form}", name(r.label));
+            match rows.iter().find(|o| o.label == other) {
+                Some(o) if r.label.ends_with("/helpers") => {
+                    format!("{:.2}", r.gradient_ns / o.gradient_ns)
+                }
+                _ => String::new(),
+            }
         };
         s.push_str(&format!(
-            "{:<16} {:>12} {:>12} {:>8.2} {:>18}\n",
+            "{:<16} {:>12} {:>12} {:>8.2} {:>16} {:>16}\n",
             r.label,
             human(r.primal_ns),
             human(r.gradient_ns),
             r.gradient_ns / r.primal_ns,
-            vs
+            over("spliced"),
+            over("inlined")
         ));
     }
     s
@@ -671,6 +831,7 @@ mod tests {
         let xs = values(4 * d, 4, 1.0);
         let (_, (_, _, dq, _, _)) = gmm_helpers::value_and_gradient(&alphas, &means, &icf, &xs, d);
         let (_, (_, _, dq2, _, _)) = gmm_inlined::value_and_gradient(&alphas, &means, &icf, &xs, d);
+        let (_, (_, _, dq3, _, _)) = gmm_spliced::value_and_gradient(&alphas, &means, &icf, &xs, d);
         for i in 0..icf.len() {
             let h = 1e-6;
             let mut a = icf.clone();
@@ -686,12 +847,14 @@ mod tests {
                 dq[i]
             );
             assert!((dq[i] - dq2[i]).abs() < 1e-9 * (1.0 + fd.abs()));
+            assert!((dq[i] - dq3[i]).abs() < 1e-9 * (1.0 + fd.abs()));
         }
         let theta = values(mlp_parameters(), 6, 0.4);
         let xs = values(4 * 8, 7, 1.0);
         let ys = values(4, 8, 0.8);
         let (_, (dt, _, _)) = mlp_helpers::value_and_gradient(&theta, &xs, &ys);
         let (_, (dt2, _, _)) = mlp_inlined::value_and_gradient(&theta, &xs, &ys);
+        let (_, (dt3, _, _)) = mlp_spliced::value_and_gradient(&theta, &xs, &ys);
         for i in (0..theta.len()).step_by(17) {
             let h = 1e-6;
             let mut a = theta.clone();
@@ -701,6 +864,7 @@ mod tests {
             let fd = (mlp_helpers(&a, &xs, &ys) - mlp_helpers(&b, &xs, &ys)) / (2.0 * h);
             assert!((fd - dt[i]).abs() < 1e-6 * (1.0 + fd.abs()), "mlp {i}");
             assert!((dt[i] - dt2[i]).abs() < 1e-10 * (1.0 + fd.abs()));
+            assert!((dt[i] - dt3[i]).abs() < 1e-10 * (1.0 + fd.abs()));
         }
     }
 }

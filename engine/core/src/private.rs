@@ -1061,6 +1061,32 @@ pub fn acc_range_from<T: TangentVector>(
     }
 }
 
+/// The length of the window `&x[base..end]` of a sequence of length `len`, with the
+/// checks of slice indexing (generated code reads a window kept in a local, `let w =
+/// &x[a..b];`, through `x` itself: [`window_at`]).
+#[inline(always)]
+#[track_caller]
+pub fn window_len(len: usize, base: usize, end: usize) -> usize {
+    if base > end {
+        panic!("slice index starts at {base} but ends at {end}");
+    }
+    if end > len {
+        panic!("range end index {end} out of range for slice of length {len}");
+    }
+    end - base
+}
+
+/// The index in the sequence of element `j` of a window that starts at `base` and holds
+/// `len` elements, with the check of indexing the window itself.
+#[inline(always)]
+#[track_caller]
+pub fn window_at(base: usize, j: usize, len: usize) -> usize {
+    if j >= len {
+        panic!("index out of bounds: the len is {len} but the index is {j}");
+    }
+    base + j
+}
+
 /// The bounds of a range expression, to keep for the reverse sweep.
 #[inline(always)]
 pub fn range_bounds<R: std::ops::RangeBounds<usize>>(

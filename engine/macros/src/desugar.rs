@@ -61,6 +61,7 @@ pub fn desugar(
     inactive_params: &HashSet<String>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
+    SplitTupleLets.visit_block_mut(&mut b);
     tail_returns(&mut b);
     deref_tail(&mut b);
     MutViewLoops { next: 0 }.visit_block_mut(&mut b);
@@ -1272,6 +1273,70 @@ impl VisitMut for FlatArrays<'_> {
             out.push(s);
         }
         b.stmts = out;
+    }
+}
+
+/// `let (a, b) = (e1, e2);` → `let a = e1; let b = e2;` (any number of parts, nested
+/// tuples too), so that each part is bound as if written alone: a sub-slice
+/// `&x[r]`, a view, a float literal. Left as written when a later part's expression
+/// names what an earlier part binds (`let (a, b) = (b, a)`: the parts are evaluated
+/// before any is bound), or the `let` has a type or an `else`.
+struct SplitTupleLets;
+
+impl SplitTupleLets {
+    fn split(l: &syn::Local) -> Option<Vec<syn::Stmt>> {
+        let (Pat::Tuple(t), Some(init)) = (&l.pat, l.init.as_ref()) else {
+            return None;
+        };
+        let Expr::Tuple(e) = &*init.expr else {
+            return None;
+        };
+        if init.diverge.is_some() || t.elems.len() != e.elems.len() || t.elems.is_empty() {
+            return None;
+        }
+        if t.elems.iter().any(|p| matches!(p, Pat::Rest(_))) {
+            return None;
+        }
+        let mut bound: HashSet<String> = HashSet::new();
+        let mut out = Vec::new();
+        for (p, x) in t.elems.iter().zip(&e.elems) {
+            let mut named = HashSet::new();
+            idents(&quote::quote!(#x), &mut named);
+            if named.iter().any(|n| bound.contains(n)) {
+                return None;
+            }
+            let mut names = Vec::new();
+            crate::activity::pat_names(p, &mut names);
+            bound.extend(names);
+            let mut part = l.clone();
+            part.pat = p.clone();
+            if let Some(i) = part.init.as_mut() {
+                *i.expr = x.clone();
+            }
+            // Nested tuples split in turn.
+            match Self::split(&part) {
+                Some(inner) => out.extend(inner),
+                None => out.push(syn::Stmt::Local(part)),
+            }
+        }
+        Some(out)
+    }
+}
+
+impl VisitMut for SplitTupleLets {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        let mut stmts = Vec::with_capacity(b.stmts.len());
+        for s in std::mem::take(&mut b.stmts) {
+            match &s {
+                syn::Stmt::Local(l) => match Self::split(l) {
+                    Some(parts) => stmts.extend(parts),
+                    None => stmts.push(s),
+                },
+                _ => stmts.push(s),
+            }
+        }
+        b.stmts = stmts;
+        syn::visit_mut::visit_block_mut(self, b);
     }
 }
 
@@ -3582,6 +3647,100 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
     }
 }
 
+/// `let w = &x[a..b];` (also `a..`, `..b`, `..`, `a..=b`) with `x` a variable → `let
+/// base = a; let len = window_len(x.len(), base, b);` (the checks of slicing), and in
+/// the statements after it `w[j]`, `w.len()`, `w.iter()` and `w` as a call argument read
+/// `x` itself, as `split_at`'s halves do: a read adds into `x`'s cotangent where it is,
+/// instead of into a cotangent of the window added back after. (A parameter's cotangent
+/// is dense, so the add needs no check; the window's was checked per read.) Left as
+/// written when `w` is used otherwise or `x` is bound again.
+fn inline_windows(b: &mut syn::Block, next: &mut usize) {
+    let mut k = 0;
+    while k < b.stmts.len() {
+        let found = match &b.stmts[k] {
+            syn::Stmt::Local(l) => match (&l.pat, l.init.as_ref()) {
+                (Pat::Ident(p), Some(init))
+                    if init.diverge.is_none()
+                        && p.by_ref.is_none()
+                        && p.mutability.is_none()
+                        && p.subpat.is_none() =>
+                {
+                    match &*init.expr {
+                        Expr::Reference(r) if r.mutability.is_none() => match &*r.expr {
+                            Expr::Index(i) => match (&*i.expr, &*i.index) {
+                                (Expr::Path(x), Expr::Range(range))
+                                    if x.path.get_ident().is_some() =>
+                                {
+                                    Some((
+                                        p.ident.clone(),
+                                        (*i.expr).clone(),
+                                        range.clone(),
+                                        i.span(),
+                                    ))
+                                }
+                                _ => None,
+                            },
+                            _ => None,
+                        },
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((w, x, range, span)) = found else {
+            k += 1;
+            continue;
+        };
+        let mut bound = HashSet::new();
+        if let Some(r) = crate::activity::root_name(&x) {
+            bound.insert(r);
+        }
+        let mut rest = syn::Block {
+            brace_token: b.brace_token,
+            stmts: b.stmts[k + 1..].to_vec(),
+        };
+        if disturbed(&rest.stmts, &HashSet::new(), &bound) {
+            k += 1;
+            continue;
+        }
+        *next += 1;
+        let base = format_ident!("__mochi_wb{}", *next, span = span);
+        let len = format_ident!("__mochi_wl{}", *next, span = span);
+        let start = match &range.start {
+            Some(s) => quote::quote!(#s),
+            None => quote::quote!(0),
+        };
+        let end = match (&range.end, &range.limits) {
+            (Some(e), syn::RangeLimits::Closed(_)) => quote::quote!((#e) + 1),
+            (Some(e), _) => quote::quote!(#e),
+            (None, _) => quote::quote!(#x.len()),
+        };
+        let (base_t, len_t) = (quote::quote!(#base), quote::quote!(#len));
+        let mut uses = crate::iterchain::WindowUses {
+            name: &w,
+            seq: &x,
+            base: &base_t,
+            len: &len_t,
+            mutable: false,
+            other: false,
+        };
+        uses.visit_block_mut(&mut rest);
+        if uses.other {
+            k += 1;
+            continue;
+        }
+        b.stmts.truncate(k);
+        b.stmts
+            .push(syn::parse_quote_spanned!(span=> let #base: usize = #start;));
+        b.stmts.push(syn::parse_quote_spanned!(span=>
+            let #len: usize = ::mochi::__private::window_len(#x.len(), #base, #end);));
+        b.stmts.extend(rest.stmts);
+        k += 2;
+    }
+}
+
 /// An index made of names, literals and arithmetic: evaluating it twice is harmless.
 fn plain_index(e: &Expr) -> bool {
     match e {
@@ -4485,6 +4644,7 @@ impl VisitMut for Desugar {
         inline_mut_borrows(b);
         inline_view_borrows(b);
         inline_split_at(b, &mut self.next);
+        inline_windows(b, &mut self.next);
         let mut stmts = Vec::with_capacity(b.stmts.len());
         for s in b.stmts.drain(..) {
             match &s {

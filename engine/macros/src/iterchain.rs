@@ -1407,8 +1407,8 @@ impl VisitMut for WindowUses<'_> {
         match e {
             Expr::Index(i) if self.is_w(&i.expr) => {
                 self.visit_expr_mut(&mut i.index);
-                let (x, base, j) = (self.seq, self.base, &i.index);
-                *e = syn::parse_quote_spanned!(span=> #x[#base + (#j)]);
+                let (x, base, j, len) = (self.seq, self.base, &i.index, self.len);
+                *e = syn::parse_quote_spanned!(span=> #x[::mochi::__private::window_at(#base, #j, #len)]);
             }
             Expr::MethodCall(m) if self.is_w(&m.receiver) && m.args.is_empty() => {
                 match m.method.to_string().as_str() {

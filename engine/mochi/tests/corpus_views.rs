@@ -12,6 +12,11 @@
 //! a `&mut` operand, `map_collect` and `fold`, over any number of operands), with
 //! `zip_mut_with`, `scaled_add` and the `concatenate!`/`stack!` macros; and `match`,
 //! `if let` and `let … else` on the `Result` of a Cholesky factorization.
+//!
+//! And windows of a slice kept in locals, as code that unpacks a parameter vector
+//! writes them: `let w = &theta[a..b];` (read through `theta` itself), several bound
+//! by one tuple `let (w, b) = (&theta[..k], &theta[k..]);`, with the checks of slicing
+//! and of indexing the window kept.
 
 mod common;
 use mochi::prelude::*;
@@ -189,12 +194,79 @@ fn azips(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
     s + out.sum()
 }
 
+/// A layer's weights and biases unpacked from one parameter vector, as windows.
+#[differentiable]
+fn unpacked_layer(theta: &[f64], x: &[f64]) -> f64 {
+    let n = x.len();
+    let (w, b) = (&theta[..2 * n], &theta[2 * n..]);
+    let mut s = 0.0;
+    for o in 0..b.len() {
+        let mut z = b[o];
+        for i in 0..n {
+            z += w[o * n + i] * x[i];
+        }
+        s += z.tanh();
+    }
+    s
+}
+
+/// Windows of every form: `a..b`, `a..=b`, `..b`, `a..`, read by index, by `len`, by
+/// `iter` and passed to a helper; one window used inside a closure.
+#[differentiable]
+#[allow(clippy::redundant_slicing)]
+fn windows_of_every_form(x: &[f64]) -> f64 {
+    let head = &x[..2];
+    let mid = &x[1..=3];
+    let tail = &x[2..];
+    let all = &x[..];
+    let m = mid.iter().map(|v| v * v).sum::<f64>();
+    let t = (0..tail.len())
+        .map(|i| tail[i] * head[i % head.len()])
+        .sum::<f64>();
+    m + t + head_sum(all) * x[0]
+}
+
+#[differentiable]
+fn head_sum(v: &[f64]) -> f64 {
+    v[0] + v[1] * 2.0
+}
+
+/// `let (a, b) = (b, a)` swaps: the parts are evaluated before any is bound.
+#[differentiable]
+fn tuple_swap(x: &[f64]) -> f64 {
+    let (a, b) = (x[0], x[1] * 3.0);
+    let (a, b) = (b, a);
+    a * a + b
+}
+
+/// A window read past its end panics as the plain call does, even though the slice it
+/// views goes on.
+#[differentiable]
+fn window_past_its_end(x: &[f64], k: usize) -> f64 {
+    let w = &x[0..2];
+    w[k] * x[3]
+}
+
 #[cfg(test)]
 mod checks {
     use super::*;
     use crate::check;
 
     check!(rows_assigned, (array![0.3_f64, 0.7],), |a| (&a.0));
+    check!(
+        unpacked_layer,
+        (
+            vec![0.3_f64, -0.7, 0.5, 0.2, 0.1, -0.4],
+            vec![0.9_f64, -0.6]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        windows_of_every_form,
+        (vec![0.3_f64, -0.7, 0.5, 0.2, 1.1],),
+        |a| (&a.0)
+    );
+    check!(tuple_swap, (vec![0.3_f64, -0.7],), |a| (&a.0));
     check!(slices_written, (array![0.3_f64, 0.7],), |a| (&a.0));
     check!(
         matrix_views,
@@ -347,4 +419,36 @@ mod checks {
             1e-6,
         );
     }
+}
+
+#[test]
+fn windows_read_the_slice_in_place() {
+    let theta = [0.3_f64, -0.7, 0.5, 0.2, 0.1, -0.4];
+    let x = [0.9_f64, -0.6];
+    let (y, (g, _)) = unpacked_layer::value_and_gradient(&theta, &x);
+    assert_eq!(y, unpacked_layer(&theta, &x));
+    // ∂/∂b0 = 1 - tanh²(z0), z0 = b0 + w00·x0 + w01·x1
+    let z0 = theta[4] + theta[0] * x[0] + theta[1] * x[1];
+    assert!((g[4] - (1.0 - z0.tanh().powi(2))).abs() < 1e-15);
+    assert!((g[1] - (1.0 - z0.tanh().powi(2)) * x[1]).abs() < 1e-15);
+    // (a, b) = (3·x1, x0): 9·x1² + x0
+    let (y, g) = tuple_swap::value_and_gradient(&[0.3, -0.7]);
+    assert_eq!(y, tuple_swap(&[0.3, -0.7]));
+    assert!((y - (9.0 * 0.49 + 0.3)).abs() < 1e-12);
+    assert_eq!(g[0], 1.0);
+    assert!((g[1] - 18.0 * -0.7).abs() < 1e-12);
+}
+
+#[test]
+fn a_window_read_past_its_end_panics() {
+    let x = [0.3_f64, -0.7, 0.5, 0.2];
+    assert_eq!(
+        window_past_its_end::gradient(&x, 1).0,
+        vec![0.0, 0.2, 0.0, -0.7]
+    );
+    let plain = std::panic::catch_unwind(|| window_past_its_end(&x, 2));
+    let derived = std::panic::catch_unwind(|| window_past_its_end::gradient(&x, 2));
+    assert!(plain.is_err() && derived.is_err());
+    let sliced = std::panic::catch_unwind(|| unpacked_layer::gradient(&x[..3], &[1.0, 2.0]));
+    assert!(sliced.is_err(), "a window past the slice's end panics");
 }

@@ -1241,6 +1241,15 @@ impl Lowerer {
                     && matches!(&*m.receiver, Expr::Path(p) if p.path.get_ident().is_some())
             }
             Expr::Lit(_) => true,
+            // A window's index and length (`let w = &x[a..b];`, `split_at`): checks, then
+            // arithmetic.
+            Expr::Call(c) => {
+                matches!(&*c.func, Expr::Path(p)
+                    if p.path.segments.len() > 2
+                        && p.path.segments.iter().any(|s| s.ident == "__private")
+                        && p.path.segments.last().is_some_and(|s| s.ident == "window_at" || s.ident == "window_len"))
+                    && c.args.iter().all(r)
+            }
             Expr::Path(p) => match p.path.get_ident() {
                 Some(i) => {
                     let n = i.to_string();
