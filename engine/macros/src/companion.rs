@@ -18,10 +18,13 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
+            if let Ok(imp) = syn::parse2::<syn::ItemImpl>(item.clone()) {
+                return impl_block(imp, &options);
+            }
             return combine(
-                syn::Error::new(e.span(), "#[differentiable] goes on a free function (`fn`); for methods, see the documentation of `mochi::differentiable`"),
+                syn::Error::new(e.span(), "#[differentiable] goes on a free function (`fn`), a method, or an `impl` block whose methods to differentiate are marked `#[differentiable]`; see the documentation of `mochi::differentiable`"),
                 item,
-            )
+            );
         }
     };
     if let Err(e) = valid::check_signature(&func) {
@@ -60,6 +63,106 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// The derivation is the free function's with the receiver as a parameter `self: &Self`;
 /// the items of its companion module become associated functions, renamed `loss_*`.
 fn method(func: &ItemFn, options: &Options) -> syn::Result<TokenStream> {
+    let out = method_companions(func, options)?;
+    // In a trait's `impl` the companions are not members of the trait (E0407 for each);
+    // this constant, first, names the way out in the first of those errors. In an
+    // inherent `impl` it is an unused private constant.
+    let hint = format_ident!(
+        "{}__in_a_trait_impl_put_differentiable_on_the_impl_block_too",
+        func.sig.ident
+    );
+    let ts = quote!(
+        #func
+        #[doc(hidden)]
+        #[allow(dead_code, non_upper_case_globals)]
+        const #hint: () = ();
+        #(#out)*
+    );
+    if std::env::var("MOCHI_EXPAND").is_ok_and(|v| func.sig.ident == v) {
+        eprintln!("{ts}");
+    }
+    Ok(ts)
+}
+
+/// `#[differentiable]` on an `impl` block: the methods in it marked `#[differentiable]`
+/// (or `#[differentiable(higher_order)]`) are derived, and their companions go into an
+/// inherent `impl` of the same type beside the block. This is the form for the methods
+/// of a trait implementation (`impl Model for Linear`), which can hold no items beyond
+/// the trait's; their companions are `pub`, as the trait's methods are.
+fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
+    let mut companions = Vec::new();
+    let mut errors: Option<syn::Error> = None;
+    let mut marked = 0;
+    for item in imp.items.iter_mut() {
+        let syn::ImplItem::Fn(f) = item else { continue };
+        let Some(k) = f.attrs.iter().position(|a| {
+            a.path()
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "differentiable")
+        }) else {
+            continue;
+        };
+        marked += 1;
+        let attr = f.attrs.remove(k);
+        let inner = match &attr.meta {
+            syn::Meta::List(l) => parse_attr(l.tokens.clone()),
+            _ => Ok(Options::default()),
+        };
+        let options = match inner {
+            Ok(mut o) => {
+                o.boxed |= outer.boxed;
+                o.higher_order |= outer.higher_order;
+                o
+            }
+            Err(e) => {
+                errors.get_or_insert(e.clone()).combine(e);
+                continue;
+            }
+        };
+        let mut func = ItemFn {
+            attrs: f.attrs.clone(),
+            vis: f.vis.clone(),
+            sig: f.sig.clone(),
+            block: Box::new(f.block.clone()),
+        };
+        if imp.trait_.is_some() {
+            func.vis = syn::parse_quote!(pub);
+        }
+        // (An associated function without `self` gets its derived items as associated
+        // functions named after it, as a method does: a module cannot sit in an `impl`.)
+        let checked =
+            valid::check_signature(&func).and_then(|()| method_companions(&func, &options));
+        match checked {
+            Ok(out) => companions.extend(out),
+            Err(e) => match &mut errors {
+                Some(all) => all.combine(e),
+                None => errors = Some(e),
+            },
+        }
+    }
+    if marked == 0 {
+        let e = syn::Error::new_spanned(
+            &imp.self_ty,
+            "#[differentiable] on an `impl` block derives the methods in it marked `#[differentiable]`, and none is: mark the methods to differentiate",
+        );
+        return combine(e, quote!(#imp));
+    }
+    if let Some(e) = errors {
+        return combine(e, quote!(#imp));
+    }
+    let (generics, ty, where_clause) = (&imp.generics, &imp.self_ty, &imp.generics.where_clause);
+    let (impl_generics, _, _) = generics.split_for_impl();
+    quote!(
+        #imp
+        impl #impl_generics #ty #where_clause {
+            #(#companions)*
+        }
+    )
+}
+
+/// The companions of a method, as associated functions (see [`method`]).
+fn method_companions(func: &ItemFn, options: &Options) -> syn::Result<Vec<TokenStream>> {
     let name = &func.sig.ident;
     let expanded = derive(func, options)?;
     let file: syn::File = syn::parse2(expanded)?;
@@ -128,11 +231,7 @@ fn method(func: &ItemFn, options: &Options) -> syn::Result<TokenStream> {
             ));
         }
     }
-    let ts = quote!(#func #(#out)*);
-    if std::env::var("MOCHI_EXPAND").is_ok_and(|v| *name == v) {
-        eprintln!("{ts}");
-    }
-    Ok(ts)
+    Ok(out)
 }
 
 /// Paths into the derived modules of a method (`m::rrule`, `super::m::gradient::<D>`,

@@ -1,5 +1,7 @@
 //! `#[differentiable]` on methods: companions named after the method, the receiver's
-//! cotangent first; `&mut self` methods that update state; methods calling methods.
+//! cotangent first; `&mut self` methods that update state; methods calling methods; the
+//! methods of a trait's `impl` (the attribute on the block too, the companions in an
+//! inherent `impl` beside it), generic over the model.
 
 #![allow(clippy::needless_range_loop)]
 
@@ -127,5 +129,123 @@ fn mut_self_methods_update_state() {
         (d_o.pos - want_pos).abs() < 1e-6,
         "{} vs {want_pos}",
         d_o.pos
+    );
+}
+
+/// A trait with a differentiable loss, implemented by two models.
+trait Model {
+    fn predict(&self, x: f64) -> f64;
+    fn loss(&self, xs: &[f64], ys: &[f64]) -> f64;
+    fn name(&self) -> &'static str;
+}
+
+#[derive(Clone, Debug, PartialEq, Tangent)]
+struct Affine {
+    w: f64,
+    b: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Tangent)]
+struct Cubic {
+    c: Vec<f64>,
+}
+
+#[differentiable]
+impl Model for Affine {
+    #[differentiable]
+    fn predict(&self, x: f64) -> f64 {
+        self.w * x + self.b
+    }
+    #[differentiable]
+    fn loss(&self, xs: &[f64], ys: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..xs.len() {
+            let e = self.predict(xs[i]) - ys[i];
+            s += e * e;
+        }
+        s / xs.len() as f64
+    }
+    fn name(&self) -> &'static str {
+        "affine"
+    }
+}
+
+#[differentiable]
+impl Model for Cubic {
+    #[differentiable(higher_order)]
+    fn predict(&self, x: f64) -> f64 {
+        self.c.iter().rev().fold(0.0, |acc, c| acc * x + c)
+    }
+    #[differentiable(higher_order)]
+    fn loss(&self, xs: &[f64], ys: &[f64]) -> f64 {
+        xs.iter()
+            .zip(ys)
+            .map(|(x, y)| (self.predict(*x) - y).powi(2))
+            .sum::<f64>()
+    }
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+}
+
+#[test]
+fn trait_impl_methods_have_companions() {
+    let (xs, ys) = ([0.5, 1.0, 2.0], [0.7, 1.1, 1.9]);
+    let m = Affine { w: 0.5, b: -0.2 };
+    let (v, (dm, dxs, _)) = m.loss_value_and_gradient(&xs, &ys);
+    assert_eq!(v, m.loss(&xs, &ys));
+    assert_eq!(m.name(), "affine");
+    let dw = fd(|w| Affine { w, b: -0.2 }.loss(&xs, &ys), 0.5);
+    assert!((dm.w - dw).abs() < 1e-7, "{} vs {dw}", dm.w);
+    let db = fd(|b| Affine { w: 0.5, b }.loss(&xs, &ys), -0.2);
+    assert!((dm.b - db).abs() < 1e-7);
+    // ∂/∂x1 = 2·(w·x1 + b - y1)·w / n
+    assert!((dxs[1] - 2.0 * (0.5 - 0.2 - 1.1) * 0.5 / 3.0).abs() < 1e-15);
+
+    let c = Cubic {
+        c: vec![0.1, -0.4, 0.3],
+    };
+    let (v, (dc, _, _)) = c.loss_value_and_gradient(&xs, &ys);
+    assert_eq!(v, c.loss(&xs, &ys));
+    for k in 0..3 {
+        let want = fd(
+            |t| {
+                let mut d = c.clone();
+                d.c[k] = t;
+                d.loss(&xs, &ys)
+            },
+            c.c[k],
+        );
+        assert!((dc.c[k] - want).abs() < 1e-6, "c{k}: {} vs {want}", dc.c[k]);
+    }
+    // The loss is quadratic in the coefficients: its Hessian is 2·Σ φ(x)φ(x)ᵀ with
+    // φ(x) = (1, x, x²).
+    let h = c.loss_hessian(&xs, &ys);
+    let phi = |x: f64| [1.0, x, x * x];
+    for a in 0..3 {
+        for b in 0..3 {
+            let want: f64 = xs.iter().map(|&x| 2.0 * phi(x)[a] * phi(x)[b]).sum();
+            assert!((h[[a, b]] - want).abs() < 1e-12, "({a}, {b})");
+        }
+    }
+}
+
+/// Generic code over the trait calls the plain methods; the companions are the types'.
+fn total_loss(models: &[&dyn Model], xs: &[f64], ys: &[f64]) -> f64 {
+    models.iter().map(|m| m.loss(xs, ys)).sum()
+}
+
+#[test]
+fn trait_objects_still_work() {
+    let (a, c) = (
+        Affine { w: 0.5, b: -0.2 },
+        Cubic {
+            c: vec![0.1, -0.4, 0.3],
+        },
+    );
+    let (xs, ys) = ([0.5, 1.0], [0.7, 1.1]);
+    assert_eq!(
+        total_loss(&[&a, &c], &xs, &ys),
+        a.loss(&xs, &ys) + c.loss(&xs, &ys)
     );
 }
