@@ -2790,6 +2790,166 @@ fn option_branch(
     }
 }
 
+/// The methods whose result is an `Option` (so that `Some(p)` matches it).
+const OPTION_MAKERS: &[&str] = &[
+    "first",
+    "last",
+    "get",
+    "copied",
+    "cloned",
+    "reduce",
+    "max_by",
+    "min_by",
+    "max_by_key",
+    "min_by_key",
+    "find",
+    "find_map",
+    "position",
+    "rposition",
+    "next",
+    "next_back",
+    "nth",
+    "checked_div",
+    "checked_sub",
+    "checked_add",
+    "checked_mul",
+    "pop",
+    "split_first",
+    "split_last",
+];
+
+/// An `Option` combinator that carries a derivative, as the `if let` the lowering
+/// reverses: `o.map(|v| e).unwrap_or(d)`, `.map(f).unwrap_or_else(|| d)`,
+/// `.map(f).unwrap_or_default()`, `o.map_or(d, |v| e)`, `o.map_or_else(|| d, |v| e)`
+/// and `o.unwrap_or_default()` → `if let Some(v) = o { e } else { d }`;
+/// `o.map(|v| e).unwrap()` → the same with a panic for `None`. `o` is a call that makes
+/// an `Option` (`x.first()`, `x.get(i)`, `chain.reduce(f)`, …: [`OPTION_MAKERS`]); a
+/// closure whose body returns or uses `?`, or whose parameter is not a name or `&name`,
+/// is left as written.
+fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
+    let Expr::MethodCall(outer) = e else {
+        return None;
+    };
+    if !mentions_active(e, active) {
+        return None;
+    }
+    let span = outer.method.span();
+    let makes_option = |o: &Expr| match unparen(o) {
+        Expr::MethodCall(m) => OPTION_MAKERS.contains(&m.method.to_string().as_str()),
+        _ => false,
+    };
+    // The closure's parameter as a `Some(..)` pattern, and its body.
+    let some = |c: &Expr| -> Option<(Pat, Expr)> {
+        let Expr::Closure(c) = unparen(c) else {
+            return None;
+        };
+        if c.inputs.len() != 1 || c.asyncness.is_some() {
+            return None;
+        }
+        let mut p = c.inputs[0].clone();
+        if let Pat::Type(t) = p {
+            p = (*t.pat).clone();
+        }
+        let plain =
+            |p: &Pat| matches!(p, Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none());
+        let ok = match &p {
+            Pat::Wild(_) => true,
+            Pat::Reference(r) => r.mutability.is_none() && plain(&r.pat),
+            other => plain(other),
+        };
+        let body = &c.body;
+        let mut words = HashSet::new();
+        idents(&quote::quote!(#body), &mut words);
+        let tries = quote::quote!(#body).to_string().contains('?');
+        if !ok || words.contains("return") || tries {
+            return None;
+        }
+        Some((
+            syn::parse_quote_spanned!(span=> Some(#p)),
+            (*c.body).clone(),
+        ))
+    };
+    // A closure of no arguments (`|| d`): its body.
+    let thunk = |c: &Expr| -> Option<Expr> {
+        let Expr::Closure(c) = unparen(c) else {
+            return None;
+        };
+        let body = &c.body;
+        let mut words = HashSet::new();
+        idents(&quote::quote!(#body), &mut words);
+        (c.inputs.is_empty()
+            && !words.contains("return")
+            && !quote::quote!(#body).to_string().contains('?'))
+        .then(|| (*c.body).clone())
+    };
+    let default: Expr = syn::parse_quote_spanned!(span=> ::core::default::Default::default());
+    let method = outer.method.to_string();
+    let (o, pat, then, els): (Expr, Pat, Expr, Expr) = match (method.as_str(), outer.args.len()) {
+        ("unwrap_or" | "unwrap_or_else" | "unwrap_or_default" | "unwrap", _) => {
+            let Expr::MethodCall(inner) = unparen(&outer.receiver) else {
+                // `o.unwrap_or_default()` of an `Option` made by a call.
+                return None;
+            };
+            if inner.method == "map" && inner.args.len() == 1 && makes_option(&inner.receiver) {
+                let (pat, then) = some(&inner.args[0])?;
+                let els = match (method.as_str(), outer.args.first()) {
+                    ("unwrap_or", Some(d)) => d.clone(),
+                    ("unwrap_or_else", Some(d)) => thunk(d)?,
+                    ("unwrap_or_default", None) => default.clone(),
+                    ("unwrap", None) => syn::parse_quote_spanned!(span=>
+                        ::core::panic!("called `Option::unwrap()` on a `None` value")),
+                    _ => return None,
+                };
+                ((*inner.receiver).clone(), pat, then, els)
+            } else if method == "unwrap_or_default" && makes_option(&outer.receiver) {
+                let v = format_ident!("__mochi_v", span = span);
+                (
+                    (*outer.receiver).clone(),
+                    syn::parse_quote_spanned!(span=> Some(#v)),
+                    syn::parse_quote_spanned!(span=> #v),
+                    default.clone(),
+                )
+            } else {
+                return None;
+            }
+        }
+        ("map_or", 2) if makes_option(&outer.receiver) => {
+            let (pat, then) = some(&outer.args[1])?;
+            ((*outer.receiver).clone(), pat, then, outer.args[0].clone())
+        }
+        ("map_or_else", 2) if makes_option(&outer.receiver) => {
+            let (pat, then) = some(&outer.args[1])?;
+            ((*outer.receiver).clone(), pat, then, thunk(&outer.args[0])?)
+        }
+        _ => return None,
+    };
+    // `x.get(i).copied()`: the element itself, bound through the reference (the form
+    // the element options take).
+    let (o, pat) = match unparen(&o) {
+        Expr::MethodCall(c)
+            if (c.method == "copied" || c.method == "cloned")
+                && c.args.is_empty()
+                && matches!(unparen(&c.receiver), Expr::MethodCall(m)
+                    if matches!(m.method.to_string().as_str(), "first" | "last" | "get")) =>
+        {
+            let pat = match pat {
+                Pat::TupleStruct(mut t) => {
+                    if let Some(Pat::Ident(i)) = t.elems.first().cloned() {
+                        t.elems[0] = syn::parse_quote_spanned!(span=> &#i);
+                    }
+                    Pat::TupleStruct(t)
+                }
+                other => other,
+            };
+            ((*c.receiver).clone(), pat)
+        }
+        _ => (o, pat),
+    };
+    Some(syn::parse_quote_spanned!(span=>
+        if let #pat = #o { #then } else { #els }
+    ))
+}
+
 /// `if let P = e { A } else { B }` without `let`.
 fn if_let(i: &syn::ExprIf, active: &HashSet<String>) -> Option<Expr> {
     let Expr::Let(l) = &*i.cond else { return None };
@@ -4714,6 +4874,9 @@ impl VisitMut for Desugar {
         }
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Some(r) = option_combinator(e, &self.active) {
+            *e = r;
+        }
         if let Some(r) = array_from_elements(e, &self.active, self.float_ty.as_ref()) {
             *e = r;
         }

@@ -394,6 +394,25 @@ fn rows_written(a: &ndarray::Array2<f64>) -> f64 {
     out.mapv(|v| v.sin()).sum()
 }
 
+/// `Option` combinators on elements and chains: `map(..).unwrap_or(..)`, `map_or`,
+/// `map_or_else`, `copied().unwrap_or_default()`, `reduce(..).map(..)
+/// .unwrap_or_else(..)`, `map(..).unwrap()` (each was "no rule for `first`/`get`").
+#[differentiable]
+fn option_combinators(x: &[f64], k: usize) -> f64 {
+    let m = x.first().map(|v| v * 2.0).unwrap_or(0.0);
+    let a = m + x.get(k).map_or(0.5, |v| v.sin());
+    let b = x.last().map_or_else(|| 1.0, |&v| v * v);
+    let c = x.get(k + 5).copied().unwrap_or_default() + x.get(2).copied().unwrap_or_default();
+    let d = x
+        .iter()
+        .copied()
+        .reduce(f64::max)
+        .map(|v| v.exp())
+        .unwrap_or_else(|| 0.0);
+    let e = x.first().map(|v: &f64| v.powi(3)).unwrap();
+    a + b + c + d + e
+}
+
 /// A particle stepped by a `&mut self` method.
 #[derive(Clone, Debug, Tangent)]
 pub struct Particle {
@@ -483,6 +502,11 @@ mod rules {
         |a| (&a.0)
     );
     check!(companion_by_path, (vec![0.5_f64, 2.0],), |a| (&a.0));
+    check!(
+        option_combinators,
+        (vec![-1.0_f64, 2.0, 3.0], 1_usize),
+        |a| (&a.0, a.1)
+    );
     check!(
         folds_in_memory_order,
         (
@@ -717,4 +741,28 @@ fn a_matrix_element_by_get() {
     let (g, _) = matrix_get::gradient(&a, 7);
     assert_eq!(g[[0, 2]], 0.5);
     assert_eq!(g[[1, 1]], 0.0);
+}
+
+#[test]
+fn option_combinators_take_the_branch_the_plain_call_takes() {
+    let x = [-1.0_f64, 2.0, 3.0];
+    // k = 1: 2·x0 + sin x1 + x2² + (0 + x2) + e^{x2} + x0³
+    let (y, (g, _)) = option_combinators::value_and_gradient(&x, 1);
+    assert_eq!(y, option_combinators(&x, 1));
+    let want = [2.0 + 3.0, 2.0_f64.cos(), 6.0 + 1.0 + 3.0_f64.exp()];
+    for i in 0..3 {
+        assert!(
+            (g[i] - want[i]).abs() < 1e-12,
+            "{i}: {} vs {}",
+            g[i],
+            want[i]
+        );
+    }
+    // k = 7: the defaults (0.5, and 0 for x[k + 5]) carry no derivative.
+    let (y, (g, _)) = option_combinators::value_and_gradient(&x, 7);
+    assert_eq!(y, option_combinators(&x, 7));
+    assert!((g[1] - 0.0).abs() < 1e-15);
+    // An empty slice: `unwrap` panics in both.
+    assert!(std::panic::catch_unwind(|| option_combinators(&[], 0)).is_err());
+    assert!(std::panic::catch_unwind(|| option_combinators::gradient(&[], 0)).is_err());
 }
