@@ -30,6 +30,10 @@ pub struct Analysis {
     /// The body calls other functions by path (`helper(x)`, `g::gradient(x)`,
     /// `Self::m(self, ..)`) inside a loop or a closure.
     pub calls_in_loops: bool,
+    /// Bindings whose type is a struct of the user's (a parameter `m: &Linear`, a local
+    /// `let p = Point { .. };`), with that type: `m.predict(x)` and `Linear::predict(m,
+    /// x)` call the method's derived rule.
+    pub receivers: std::collections::HashMap<String, crate::desugar::Receiver>,
 }
 
 /// Analyses `func` (its signature already validated).
@@ -88,6 +92,12 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         .filter(|(i, _, _)| !written_active.contains(&i.to_string()))
         .map(|(i, _, _)| i.to_string())
         .collect();
+    let mut receivers = std::collections::HashMap::new();
+    for (i, t, _) in &params {
+        if let Some(r) = crate::desugar::Receiver::of_param(t) {
+            receivers.insert(i.to_string(), r);
+        }
+    }
     let body = crate::desugar::desugar(
         &func.block,
         float_ty.as_ref(),
@@ -95,6 +105,7 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         Some(&ret_ty),
         &multi_dim,
         &inactive_params,
+        &mut receivers,
     );
     activity::analyse(&body, &mut active);
 
@@ -124,6 +135,7 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         specs,
         d_idents,
         calls_in_loops,
+        receivers,
     }
 }
 

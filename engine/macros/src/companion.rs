@@ -345,6 +345,7 @@ fn derive_with(
     };
     let mut lowerer = Lowerer::new(&func.sig.ident.to_string(), an.active.clone());
     lowerer.float_ty = an.float_ty.clone();
+    lowerer.receivers = an.receivers.clone();
     let lowered = lowerer.lower_body(std::mem::take(&mut an.specs), &an.body);
     let fallbacks = lowerer.fallback_items();
     if let Some(first) = lowerer.errors.first().cloned() {

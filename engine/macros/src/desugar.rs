@@ -59,6 +59,7 @@ pub fn desugar(
     ret_ty: Option<&syn::Type>,
     multi_dim: &HashSet<String>,
     inactive_params: &HashSet<String>,
+    receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
     SplitTupleLets.visit_block_mut(&mut b);
@@ -116,13 +117,15 @@ pub fn desugar(
         c.annotate_tail(&mut b);
         c.visit_block_mut(&mut b);
     }
-    Desugar {
+    let mut d = Desugar {
         next: 0,
         float_ty: float_ty.cloned(),
         active: active.clone(),
         inactive_params: inactive_params.clone(),
-    }
-    .visit_block_mut(&mut b);
+        receivers: std::mem::take(receivers),
+    };
+    d.visit_block_mut(&mut b);
+    *receivers = d.receivers;
     // The closures with a `return` that a chain inlined are labelled blocks now, and a
     // `filter_map` closure's `None` a `continue` inside the element's value.
     LabelledBlocks.visit_block_mut(&mut b);
@@ -2405,7 +2408,78 @@ struct Desugar {
     active: HashSet<String>,
     /// Parameters whose type carries no derivative (`idx: &[usize]`).
     inactive_params: HashSet<String>,
+    /// Bindings of a struct type of the user's (see [`Receiver`]).
+    receivers: std::collections::HashMap<String, Receiver>,
 }
+
+/// A binding whose type is a struct of the user's: a parameter `m: &Linear`, `p:
+/// Point`, `other: &Self`, or a local bound (not `mut`) to a struct literal `Point {
+/// .. }`, to a clone of such a binding, or with the type written. `Linear::predict(m,
+/// x)` (or `(&p, ..)`) calls the method's derived rule `Linear::predict_rrule`; method
+/// syntax does on a value of `Self` (`other.dist(self)` → `Self::dist(other, self)`),
+/// not on other types, whose methods may be a rule crate's (the missing-rule note names
+/// the path form). A `mut` local is left out: whether the method takes `&self` or `&mut
+/// self` is not known at the call (the error there names both forms).
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    /// The type's name (`Linear`, `Self`).
+    pub ty: syn::Ident,
+    /// The binding is a reference (`&Linear`), passed on as it is.
+    pub by_ref: bool,
+}
+
+/// Type names that are not a struct of the user's.
+const NOT_RECEIVER_TYPES: &[&str] = &[
+    "String", "Axis", "Ix0", "Ix1", "Ix2", "Ix3", "IxDyn", "Slice", "Ordering", "Range", "Real",
+    "Float",
+];
+
+impl Receiver {
+    /// For a parameter of type `&T`, `&mut T` or `T`: `T` a single name without generic
+    /// arguments, capitalised, that is not a float alias or a library type.
+    pub fn of_param(t: &syn::Type) -> Option<Receiver> {
+        let (inner, by_ref) = match t {
+            syn::Type::Reference(r) => (&*r.elem, true),
+            other => (other, false),
+        };
+        let ty = Self::user_type(inner)?;
+        Some(Receiver { ty, by_ref })
+    }
+
+    fn user_type(t: &syn::Type) -> Option<syn::Ident> {
+        let syn::Type::Path(p) = t else { return None };
+        if p.qself.is_some() || p.path.segments.len() != 1 {
+            return None;
+        }
+        let seg = &p.path.segments[0];
+        let name = seg.ident.to_string();
+        let user = matches!(seg.arguments, syn::PathArguments::None)
+            && name.starts_with(|c: char| c.is_ascii_uppercase())
+            && name.len() > 1
+            && !NOT_RECEIVER_TYPES.contains(&name.as_str());
+        user.then(|| seg.ident.clone())
+    }
+}
+
+/// Methods every type has, which are not a derived method.
+const PLAIN_METHODS: &[&str] = &[
+    "clone",
+    "to_owned",
+    "into",
+    "as_ref",
+    "borrow",
+    "eq",
+    "ne",
+    "cmp",
+    "partial_cmp",
+    "fmt",
+    "to_string",
+    "hash",
+    "default",
+    "iter",
+    "len",
+    "is_empty",
+];
 
 /// `lit` with the suffix `ty`, when `e` is an unsuffixed float literal (or its negation).
 fn typed(e: &Expr, ty: &syn::Ident) -> Option<Expr> {
@@ -4791,6 +4865,83 @@ impl Desugar {
 }
 
 impl Desugar {
+    /// Keeps [`Receiver`]s in step with a `let`: a binding (not `mut`) to a struct
+    /// literal `T { .. }`, to a clone of a receiver, or with a type `T` written, is one;
+    /// any other binding of the name is not.
+    fn note_receiver(&mut self, l: &syn::Local) {
+        let (pat, written) = match &l.pat {
+            Pat::Type(t) => (&*t.pat, Receiver::user_type(&t.ty)),
+            other => (other, None),
+        };
+        let mut names = Vec::new();
+        crate::activity::pat_names(pat, &mut names);
+        for n in &names {
+            self.receivers.remove(n);
+        }
+        let Pat::Ident(p) = pat else { return };
+        if p.mutability.is_some() || p.by_ref.is_some() || p.subpat.is_some() {
+            return;
+        }
+        let from_init = l.init.as_ref().and_then(|i| match unparen(&i.expr) {
+            Expr::Struct(st) if st.qself.is_none() && st.path.segments.len() == 1 => {
+                let path = &st.path;
+                Receiver::user_type(&syn::parse_quote!(#path)).or_else(|| {
+                    (st.path.is_ident("Self")).then(|| st.path.segments[0].ident.clone())
+                })
+            }
+            Expr::MethodCall(m) if m.method == "clone" && m.args.is_empty() => {
+                match unparen(&m.receiver) {
+                    Expr::Path(r) => r
+                        .path
+                        .get_ident()
+                        .and_then(|i| self.receivers.get(&i.to_string()))
+                        .map(|r| r.ty.clone()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        });
+        if let Some(ty) = written.or(from_init) {
+            self.receivers
+                .insert(p.ident.to_string(), Receiver { ty, by_ref: false });
+        }
+    }
+
+    /// `m.predict(x)` on a [`Receiver`] → `Linear::predict(m, x)` (`&p` for a value), a
+    /// call of the method's derived rule; not the methods every type has, nor those
+    /// of floats, sequences and arrays (a float alias `x: Scalar` keeps `x.sin()`).
+    fn receiver_call(&self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        let Expr::Path(p) = unparen(&m.receiver) else {
+            return None;
+        };
+        let v = p.path.get_ident()?;
+        let r = self.receivers.get(&v.to_string())?;
+        // Method syntax only on a value of `Self`: another type's method may be a rule
+        // crate's (`a.transpose()` of a matrix type of its own), which the rule call
+        // reaches; `Type::m(v, ..)` names the user's method for sure.
+        if r.ty != "Self" {
+            return None;
+        }
+        let name = m.method.to_string();
+        if m.turbofish.is_some()
+            || PLAIN_METHODS.contains(&name.as_str())
+            || crate::twin::FLOAT_METHODS.contains(&name.as_str())
+            || crate::twin::SEQ_METHODS.contains(&name.as_str())
+            || crate::twin::ARRAY_METHODS.contains(&name.as_str())
+        {
+            return None;
+        }
+        let span = m.method.span();
+        let (ty, method, args) = (&r.ty, &m.method, &m.args);
+        let recv = if r.by_ref {
+            quote_spanned!(span=> #v)
+        } else {
+            quote_spanned!(span=> &#v)
+        };
+        let sep = (!args.is_empty()).then(|| quote_spanned!(span=> ,));
+        Some(syn::parse_quote_spanned!(span=> #ty::#method(#recv #sep #args)))
+    }
+
     /// A variable or a field of one (a place a rewrite can write back to) that carries a
     /// derivative.
     fn active_place(&self, e: &Expr) -> bool {
@@ -4819,6 +4970,7 @@ impl VisitMut for Desugar {
         syn::visit_mut::visit_block_mut(self, b);
     }
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        self.note_receiver(l);
         // `let a: T = e as _;` → `e as T`: the cast's rule needs its type.
         if let (Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) {
             if let Expr::Cast(c) = &mut *init.expr {
@@ -5006,6 +5158,11 @@ impl VisitMut for Desugar {
                 let args = &m.args;
                 let sep = (!args.is_empty()).then(|| quote_spanned!(span=> ,));
                 *e = syn::parse_quote_spanned!(span=> Self::#name(self #sep #args));
+            }
+            Expr::MethodCall(m) if self.receiver_call(m).is_some() => {
+                if let Some(r) = self.receiver_call(m) {
+                    *e = r;
+                }
             }
             Expr::MethodCall(m) if m.method == "unwrap" && m.args.is_empty() => {
                 if let Some(r) = self.unwrap_rewrite(m) {

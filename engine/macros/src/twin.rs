@@ -138,7 +138,7 @@ pub const FLOAT_METHODS: &[&str] = &[
 ];
 
 /// Methods of slices, `Vec`s, iterators and `Option`s that work for any element type.
-const SEQ_METHODS: &[&str] = &[
+pub const SEQ_METHODS: &[&str] = &[
     "len",
     "is_empty",
     "iter",
@@ -273,7 +273,7 @@ const ARRAY_TYPES: &[&str] = &[
 
 /// Methods of ndarray's arrays that work for any element type the rules cover (`Dual`
 /// included): allowed in a function that holds arrays.
-const ARRAY_METHODS: &[&str] = &[
+pub const ARRAY_METHODS: &[&str] = &[
     "dot",
     "t",
     "mapv",

@@ -1,7 +1,10 @@
 //! `#[differentiable]` on methods: companions named after the method, the receiver's
 //! cotangent first; `&mut self` methods that update state; methods calling methods; the
 //! methods of a trait's `impl` (the attribute on the block too, the companions in an
-//! inherent `impl` beside it), generic over the model.
+//! inherent `impl` beside it), generic over the model; methods called from a free
+//! function on a parameter or a local of the struct's type (`Linear::predict(m, x)`,
+//! `Point::dist(&q, &r)` with `r` a struct literal), and by method syntax on values of
+//! `Self` in a method (`o.norm()` with `o: &Self`).
 
 #![allow(clippy::needless_range_loop)]
 
@@ -248,4 +251,69 @@ fn trait_objects_still_work() {
         total_loss(&[&a, &c], &xs, &ys),
         a.loss(&xs, &ys) + c.loss(&xs, &ys)
     );
+}
+
+#[derive(Clone, Debug, PartialEq, Tangent)]
+struct Point {
+    x: f64,
+    y: f64,
+}
+
+impl Point {
+    #[differentiable]
+    fn dist(&self, o: &Point) -> f64 {
+        ((self.x - o.x).powi(2) + (self.y - o.y).powi(2)).sqrt()
+    }
+    #[differentiable]
+    fn norm(&self) -> f64 {
+        (self.x * self.x + self.y * self.y).sqrt()
+    }
+    /// Method syntax on other values of `Self`: a parameter and a struct literal.
+    #[differentiable]
+    fn spread(&self, o: &Self) -> f64 {
+        let mid = Self {
+            x: 0.5 * (self.x + o.x),
+            y: 0.5 * (self.y + o.y),
+        };
+        o.norm() * mid.dist(self)
+    }
+}
+
+/// Methods of the user's structs from a free function, by path: on a `&Linear`
+/// parameter, on a `Point` by value, on a struct literal and on a clone.
+#[differentiable]
+fn free_calls(m: &Linear, x: &[f64], p: &Point, q: Point, t: f64) -> f64 {
+    let e = Linear::predict(m, x) - t;
+    let e2 = Linear::predict(m, x) - t;
+    let r = Point { x: p.x * t, y: p.y };
+    let s = q.clone();
+    e * e2
+        + Point::dist(p, &q)
+        + Point::norm(p)
+        + Point::norm(&r) * Point::dist(&s, &r)
+        + Point::norm(&q)
+        + Point::spread(p, &q)
+}
+
+#[test]
+fn methods_called_from_a_free_function() {
+    let m = Linear {
+        w: vec![0.5, -0.3],
+        b: 0.1,
+    };
+    let x = [1.0, 2.0];
+    let (p, q) = (Point { x: 0.3, y: 0.4 }, Point { x: -1.0, y: 0.5 });
+    let (y, (dm, dx, dp, dq, dt)) = free_calls::value_and_gradient(&m, &x, &p, q.clone(), 1.5);
+    assert_eq!(y, free_calls(&m, &x, &p, q.clone(), 1.5));
+    // e = e2 = w·x + b - t: ∂/∂w = 2e·x
+    let e = 0.5 - 0.6 + 0.1 - 1.5;
+    assert!((dm.w[0] - 2.0 * e * x[0]).abs() < 1e-12);
+    assert!((dx[1] - 2.0 * e * m.w[1]).abs() < 1e-12);
+    let f = |p: &Point, q: &Point, t: f64| free_calls(&m, &x, p, q.clone(), t);
+    let want_t = fd(|t| f(&p, &q, t), 1.5);
+    assert!((dt - want_t).abs() < 1e-6, "{dt} vs {want_t}");
+    let want_px = fd(|a| f(&Point { x: a, y: 0.4 }, &q, 1.5), 0.3);
+    assert!((dp.x - want_px).abs() < 1e-6, "{} vs {want_px}", dp.x);
+    let want_qy = fd(|a| f(&p, &Point { x: -1.0, y: a }, 1.5), 0.5);
+    assert!((dq.y - want_qy).abs() < 1e-6, "{} vs {want_qy}", dq.y);
 }

@@ -908,6 +908,7 @@ impl Lowerer {
         crate::activity::analyse(&body_block, &mut active);
         let mut inner = Lowerer::new(&self.fn_name, active);
         inner.float_ty = self.float_ty.clone();
+        inner.receivers = self.receivers.clone();
         // A captured reference (a slice) stays one; a captured value is read through
         // the reference the closure holds.
         inner.captured = caps
@@ -983,7 +984,22 @@ impl Lowerer {
         let mut_receiver = segs.len() == 2
             && segs[0].starts_with(char::is_uppercase)
             && matches!(c.args.first(), Some(Expr::Reference(r)) if r.mutability.is_some());
-        if segs.len() == 2 && (segs[0] == "Self" || mut_receiver) && fp.qself.is_none() {
+        // `Linear::predict(m, x)` with `m` a binding of type `Linear` (or `&m`): a method
+        // of the user's struct (see `desugar::Receiver`).
+        let typed_receiver = segs.len() == 2
+            && c.args.first().is_some_and(|a| {
+                let a = match a {
+                    Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+                    other => other,
+                };
+                matches!(a, Expr::Path(p) if p.path.get_ident().is_some_and(|i| {
+                    self.receivers.get(&i.to_string()).is_some_and(|r| r.ty == segs[0])
+                }))
+            });
+        if segs.len() == 2
+            && (segs[0] == "Self" || mut_receiver || typed_receiver)
+            && fp.qself.is_none()
+        {
             let ty = &fp.path.segments[0].ident;
             let mut ops = Vec::new();
             let mut args = Vec::new();

@@ -179,6 +179,8 @@ pub struct Lowerer {
     /// one: unsuffixed float literals next to active values get it, so that rule
     /// lookup never sees a bare `{float}` (two rule crates' `op_add` would both fit).
     pub float_ty: Option<Ident>,
+    /// Bindings of a struct type of the user's (see `desugar::Receiver`).
+    pub receivers: HashMap<String, crate::desugar::Receiver>,
     /// How many `if`/`match` branches enclose the code being lowered: a call to another
     /// function there boxes its pullback, which breaks the type cycle of mutually
     /// recursive functions (their recursion ends in a branch).
@@ -238,6 +240,7 @@ impl Lowerer {
             fn_name: fn_name.to_string(),
             pending_pins: HashMap::new(),
             float_ty: None,
+            receivers: HashMap::new(),
             span: proc_macro2::Span::call_site(),
             branch_depth: 0,
             array_locals: HashSet::new(),

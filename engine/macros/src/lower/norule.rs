@@ -65,7 +65,7 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
                  a `#[differentiable]` method of your own type is reached as `self.{shown}(..)` from another \
                  `#[differentiable]` method of that type (make the caller a method too), and on another value \
                  of the type as `Self::{shown}(&mut value, ..)` or `Self::{shown}(&value, ..)`, \
-                 and from a free function as `Type::{shown}(&mut value, ..)` for a `&mut self` method; \
+                 and from a free function as `Type::{shown}(&value, ..)` (`Type::{shown}(&mut value, ..)` for a `&mut self` method); \
                  a method of another type (a field's, `self.layer.{shown}(x)`) is not reached: \
                  write it as a free `#[differentiable] fn {shown}(layer: &Layer, ..)` and call that"
             )
