@@ -141,10 +141,30 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
     // body").
     // A twin always runs its rule and pullback: it is reached only by the higher-order
     // companions, and one derived body is half the type-checking.
-    let fused_shadow = if !with_higher || !an.calls_in_loops {
+    // A `&mut` parameter's shadow is, on the way in, the cotangent of the value as the
+    // function leaves it, whose length the function may have changed (`v.push(..)`):
+    // it starts as the structural zero and is made dense after the forward sweep.
+    let mut_ref: Vec<bool> = params
+        .iter()
+        .map(|(_, t, _)| matches!(t, syn::Type::Reference(r) if r.mutability.is_some()))
+        .collect();
+    let fused_shadow = if !with_higher || !an.calls_in_loops || mut_ref.contains(&true) {
         let names: Vec<_> = params.iter().map(|(i, _, _)| i.clone()).collect();
+        let densify_after = names
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| mut_ref[*k])
+            .map(|(k, i)| {
+                if n == 1 {
+                    quote!(::mochi::Tangent::densify(&*#i, &mut *shadow);)
+                } else {
+                    let k = syn::Index::from(k);
+                    quote!(::mochi::Tangent::densify(&*#i, &mut *shadows.#k);)
+                }
+            });
         quote! {
             let (__mochi_y, __mochi_pb) = rrule #tf (#(#names),*);
+            #(#densify_after)*
             ::mochi::Pullback::pullback(__mochi_pb, ::mochi::__private::seed(), #shadow_use);
             __mochi_y
         }
@@ -213,9 +233,13 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
     };
     let _ = rrule_sig_pb;
 
-    let zeros = names
-        .iter()
-        .map(|i| quote!(::mochi::Tangent::zero_tangent(&#i)));
+    let zeros = names.iter().zip(&mut_ref).map(|(i, m)| {
+        if *m {
+            quote!(::mochi::TangentVector::zero())
+        } else {
+            quote!(::mochi::Tangent::zero_tangent(&#i))
+        }
+    });
     let zeros2 = zeros.clone();
     let unwrap = if n == 1 {
         quote!(__mochi_c.0)
@@ -229,17 +253,19 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
         quote!(shadows: (#(#refs,)*))
     };
 
+    let densify_one = |k: usize, i: &syn::Ident| {
+        if n == 1 {
+            quote!(::mochi::Tangent::densify(&#i, &mut *shadow);)
+        } else {
+            let k = syn::Index::from(k);
+            quote!(::mochi::Tangent::densify(&#i, &mut *shadows.#k);)
+        }
+    };
     let densify: Vec<TokenStream> = names
         .iter()
         .enumerate()
-        .map(|(k, i)| {
-            if n == 1 {
-                quote!(::mochi::Tangent::densify(&#i, &mut *shadow);)
-            } else {
-                let k = syn::Index::from(k);
-                quote!(::mochi::Tangent::densify(&#i, &mut *shadows.#k);)
-            }
-        })
+        .filter(|(k, _)| !mut_ref[*k])
+        .map(|(k, i)| densify_one(k, i))
         .collect();
     let fn_name = name.to_string();
     let doc_mod =

@@ -413,6 +413,37 @@ fn option_combinators(x: &[f64], k: usize) -> f64 {
     a + b + c + d + e
 }
 
+/// A `&mut Vec` argument the function grows, read after (the gradient panicked: its
+/// shadow had the length the argument came in with).
+#[differentiable]
+fn grows_its_argument(c: &mut Vec<f64>, a: f64) -> f64 {
+    c.push(a * a);
+    c[0] + c[c.len() - 1] * 2.0 + c.iter().sum::<f64>()
+}
+
+/// The same through a `&mut self` method.
+#[derive(Clone, Debug, Tangent)]
+pub struct Poly {
+    /// Coefficients, lowest degree first.
+    pub c: Vec<f64>,
+}
+
+impl Poly {
+    #[differentiable]
+    fn eval(&self, t: f64) -> f64 {
+        let mut acc = 0.0;
+        for c in self.c.iter().rev() {
+            acc = acc * t + c;
+        }
+        acc
+    }
+    #[differentiable]
+    fn push_coeff(&mut self, a: f64) -> f64 {
+        self.c.push(a);
+        self.eval(0.5)
+    }
+}
+
 /// A particle stepped by a `&mut self` method.
 #[derive(Clone, Debug, Tangent)]
 pub struct Particle {
@@ -765,4 +796,23 @@ fn option_combinators_take_the_branch_the_plain_call_takes() {
     // An empty slice: `unwrap` panics in both.
     assert!(std::panic::catch_unwind(|| option_combinators(&[], 0)).is_err());
     assert!(std::panic::catch_unwind(|| option_combinators::gradient(&[], 0)).is_err());
+}
+
+#[test]
+fn a_mut_argument_that_grows() {
+    let mut c = vec![0.7, 0.2];
+    let (y, (dc, da)) = grows_its_argument::value_and_gradient(&mut c, 1.5);
+    // c0 + 2a² + c0 + c1 + a²: ∂/∂c = (2, 1), ∂/∂a = 6a
+    assert_eq!(c, vec![0.7, 0.2, 2.25]);
+    assert_eq!(y, grows_its_argument(&mut vec![0.7, 0.2], 1.5));
+    assert_eq!(dc, vec![2.0, 1.0]);
+    assert_eq!(da, 9.0);
+    let mut p = Poly {
+        c: vec![-2.0, 0.3, 1.0],
+    };
+    let (y, (dp, da)) = p.push_coeff_value_and_gradient(1.3);
+    assert_eq!(y, -2.0 + 0.3 * 0.5 + 0.25 + 1.3 * 0.125);
+    assert_eq!(dp.c, vec![1.0, 0.5, 0.25]);
+    assert_eq!(da, 0.125);
+    assert_eq!(p.c.len(), 4);
 }

@@ -193,6 +193,8 @@ pub struct Lowerer {
     /// Names whose length may change after their binding: the receiver of a method
     /// that resizes (`push`, `truncate`, …), assigned as a whole, or borrowed `&mut`.
     resized: HashSet<String>,
+    /// The names a length-changing method is called on (`v.push(..)`).
+    grown: HashSet<String>,
     /// The shapes of locals bound once, outside loops, and never resized: an `Option`
     /// declared at the top and set at the binding, read by the reverse sweep instead of
     /// a shape saved at every element access.
@@ -246,6 +248,7 @@ impl Lowerer {
             array_locals: HashSet::new(),
             rebound: HashSet::new(),
             resized: HashSet::new(),
+            grown: HashSet::new(),
             local_shapes: HashMap::new(),
             indexed: HashSet::new(),
             rule_methods: BTreeMap::new(),
@@ -435,7 +438,7 @@ impl Lowerer {
             .filter(|(_, c)| *c > 1)
             .map(|(n, _)| n)
             .collect();
-        (self.resized, self.indexed) = resized_and_indexed_names(body);
+        (self.resized, self.indexed, self.grown) = resized_and_indexed_names(body);
         self.mut_borrowed = mut_borrowed_names(body);
         for p in &params {
             self.bind_param(&p.pat, p.cot.clone(), p.is_ref, p.active, p.recompute);
@@ -1396,7 +1399,9 @@ impl Lowerer {
             };
             return (access, pre, r, h);
         }
-        if b.param && fields.is_empty() {
+        // (A `&mut` parameter the body resizes, `v.push(..)`, has the shape of the moment
+        // of each read, saved like a local's.)
+        if b.param && fields.is_empty() && !self.grown.contains(&root.to_string()) {
             let h = self.param_shape(root);
             let (f, pre, r, _) = self.index_parts(idx, None, code);
             (quote!([#f]), pre, r, quote!(#h))
@@ -1785,17 +1790,22 @@ pub(crate) const RESIZING_METHODS: &[&str] = &[
     "assign",
 ];
 
-fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>) {
+/// The names whose length may change (`resized`: also those passed as `&mut`, assigned
+/// whole or named in a macro), those indexed, and those a length-changing method is
+/// called on (`grown`: `v.push(..)`).
+fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>, HashSet<String>) {
     #[derive(Default)]
     struct Names {
         resized: HashSet<String>,
         indexed: HashSet<String>,
+        grown: HashSet<String>,
     }
     impl<'ast> syn::visit::Visit<'ast> for Names {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             if RESIZING_METHODS.contains(&m.method.to_string().as_str()) {
                 if let Some(n) = activity::root_name(&m.receiver) {
-                    self.resized.insert(n);
+                    self.resized.insert(n.clone());
+                    self.grown.insert(n);
                 }
             }
             syn::visit::visit_expr_method_call(self, m);
@@ -1843,5 +1853,5 @@ fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>)
     }
     let mut n = Names::default();
     syn::visit::Visit::visit_block(&mut n, body);
-    (n.resized, n.indexed)
+    (n.resized, n.indexed, n.grown)
 }
