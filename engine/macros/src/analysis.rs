@@ -98,8 +98,24 @@ pub fn analyse(func: &ItemFn) -> Analysis {
             receivers.insert(i.to_string(), r);
         }
     }
+    // A `mut v: Vec<_>` parameter is moved into a local first: a `Vec` may grow
+    // (`v.push(x)`), and a local's cotangent follows its length, while a parameter's is
+    // the caller's accumulator, of the length it came in with.
+    let mut block = func.block.as_ref().clone();
+    let grown: Vec<&syn::Ident> = params
+        .iter()
+        .filter(|(i, t, m)| *m && i != "self" && is_vec_type(t))
+        .map(|(i, _, _)| i)
+        .collect();
+    if !grown.is_empty() {
+        let lets: Vec<syn::Stmt> = grown
+            .iter()
+            .map(|i| syn::parse_quote!(let mut #i = #i;))
+            .collect();
+        block.stmts.splice(0..0, lets);
+    }
     let body = crate::desugar::desugar(
-        &func.block,
+        &block,
         float_ty.as_ref(),
         &written_active,
         Some(&ret_ty),
@@ -262,4 +278,10 @@ fn shared_sequence(t: &syn::Type) -> bool {
         }
         _ => false,
     }
+}
+
+/// `Vec<..>` (by value).
+fn is_vec_type(t: &Type) -> bool {
+    matches!(t, Type::Path(p) if p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| s.ident == "Vec"))
 }

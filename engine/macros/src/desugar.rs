@@ -2495,6 +2495,33 @@ fn typed(e: &Expr, ty: &syn::Ident) -> Option<Expr> {
             let inner = typed(&u.expr, ty)?;
             Some(syn::parse_quote!(-#inner))
         }
+        // `Array1::ones(n)`, `DVector::zeros(n)`: the element type, which rustc would
+        // infer only from later uses (the rule calls between need it).
+        Expr::Call(c) => {
+            let Expr::Path(p) = &*c.func else { return None };
+            let segs = &p.path.segments;
+            if p.qself.is_some() || segs.len() != 2 || !segs[0].arguments.is_none() {
+                return None;
+            }
+            let (t, ctor) = (&segs[0].ident, &segs[1].ident);
+            let containers = [
+                "Array1",
+                "Array2",
+                "Array3",
+                "Array4",
+                "ArrayD",
+                "DVector",
+                "DMatrix",
+                "RowDVector",
+            ];
+            if !containers.contains(&t.to_string().as_str())
+                || !matches!(ctor.to_string().as_str(), "zeros" | "ones")
+            {
+                return None;
+            }
+            let args = &c.args;
+            Some(syn::parse_quote_spanned!(ctor.span()=> #t::<#ty>::#ctor(#args)))
+        }
         _ => None,
     }
 }
@@ -2864,6 +2891,84 @@ fn option_branch(
     }
 }
 
+/// The element a `&mut` accessor reaches, as an index place: `*v.last_mut().unwrap()` →
+/// `v[v.len() - 1]`, `*v.first_mut().unwrap()` and `*v.iter_mut().next().unwrap()` →
+/// `v[0]`, `*v.get_mut(i).unwrap()` → `v[i]`, `*v.iter_mut().nth(k).unwrap()` → `v[k]`,
+/// `(&mut v)[i]` and `v.as_mut_slice()[i]` → `v[i]` (`v` a variable, a field or an
+/// element). Written through the accessor, a compound assignment ran without its
+/// derivative (`*=` lost its factor).
+fn accessor_place(e: &Expr) -> Option<Expr> {
+    let placeish = |x: &Expr| matches!(unparen(x), Expr::Path(_) | Expr::Field(_) | Expr::Index(_));
+    match e {
+        Expr::Paren(p) => accessor_place(&p.expr),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+            let Expr::MethodCall(un) = unparen(&u.expr) else {
+                return None;
+            };
+            if !(un.method == "unwrap" || un.method == "expect") {
+                return None;
+            }
+            let Expr::MethodCall(acc) = unparen(&un.receiver) else {
+                return None;
+            };
+            let name = acc.method.to_string();
+            // `v.iter_mut().next()` / `.nth(k)`: the receiver of `iter_mut`.
+            let (v, index): (&Expr, Expr) = match (name.as_str(), acc.args.len()) {
+                ("last_mut", 0) if placeish(&acc.receiver) => {
+                    let v = &acc.receiver;
+                    (&**v, syn::parse_quote!(#v.len() - 1))
+                }
+                ("first_mut", 0) if placeish(&acc.receiver) => {
+                    (&*acc.receiver, syn::parse_quote!(0))
+                }
+                ("get_mut", 1)
+                    if placeish(&acc.receiver)
+                        && !matches!(
+                            &acc.args[0],
+                            Expr::Range(_) | Expr::Tuple(_) | Expr::Reference(_)
+                        ) =>
+                {
+                    (&*acc.receiver, acc.args[0].clone())
+                }
+                ("next" | "nth", _) => {
+                    let Expr::MethodCall(it) = unparen(&acc.receiver) else {
+                        return None;
+                    };
+                    if it.method != "iter_mut" || !it.args.is_empty() || !placeish(&it.receiver) {
+                        return None;
+                    }
+                    let index = match (name.as_str(), acc.args.first()) {
+                        ("next", None) => syn::parse_quote!(0),
+                        ("nth", Some(k)) => k.clone(),
+                        _ => return None,
+                    };
+                    (&*it.receiver, index)
+                }
+                _ => return None,
+            };
+            Some(syn::parse_quote_spanned!(acc.method.span()=> #v[#index]))
+        }
+        Expr::Index(i) => {
+            let base = match unparen(&i.expr) {
+                Expr::Reference(r) if r.mutability.is_some() && placeish(&r.expr) => {
+                    (*r.expr).clone()
+                }
+                Expr::MethodCall(m)
+                    if matches!(m.method.to_string().as_str(), "as_mut_slice" | "as_mut")
+                        && m.args.is_empty()
+                        && placeish(&m.receiver) =>
+                {
+                    (*m.receiver).clone()
+                }
+                _ => return None,
+            };
+            let index = &i.index;
+            Some(syn::parse_quote!(#base[#index]))
+        }
+        _ => None,
+    }
+}
+
 /// The methods whose result is an `Option` (so that `Some(p)` matches it).
 const OPTION_MAKERS: &[&str] = &[
     "first",
@@ -2975,6 +3080,34 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
                     _ => return None,
                 };
                 ((*inner.receiver).clone(), pat, then, els)
+            } else if matches!(method.as_str(), "unwrap_or" | "unwrap_or_else")
+                && matches!(
+                    inner.method.to_string().as_str(),
+                    "reduce"
+                        | "max_by"
+                        | "min_by"
+                        | "max_by_key"
+                        | "min_by_key"
+                        | "nth"
+                        | "last"
+                        | "next"
+                )
+                && matches!(unparen(&inner.receiver), Expr::MethodCall(_))
+            {
+                // `x.iter().copied().reduce(f64::min).unwrap_or(0.0)`: the chain's
+                // element when it has one.
+                let v = format_ident!("__mochi_v", span = span);
+                let els = match outer.args.first() {
+                    Some(d) if method == "unwrap_or" => d.clone(),
+                    Some(d) => thunk(d)?,
+                    None => return None,
+                };
+                (
+                    (*outer.receiver).clone(),
+                    syn::parse_quote_spanned!(span=> Some(#v)),
+                    syn::parse_quote_spanned!(span=> #v),
+                    els,
+                )
             } else if method == "unwrap_or_default" && makes_option(&outer.receiver) {
                 let v = format_ident!("__mochi_v", span = span);
                 (
@@ -5026,6 +5159,20 @@ impl VisitMut for Desugar {
         }
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // `*v.last_mut().unwrap() *= 3.0`, `(&mut v)[i] = e`: the element as a place.
+        match e {
+            Expr::Assign(a) => {
+                if let Some(p) = accessor_place(&a.left) {
+                    *a.left = p;
+                }
+            }
+            Expr::Binary(b) if crate::activity::is_arithmetic_assign(&b.op) => {
+                if let Some(p) = accessor_place(&b.left) {
+                    *b.left = p;
+                }
+            }
+            _ => {}
+        }
         if let Some(r) = option_combinator(e, &self.active) {
             *e = r;
         }

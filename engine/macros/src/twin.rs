@@ -1362,6 +1362,9 @@ impl VisitMut for Rewrite<'_> {
                     self.visit_expr_mut(&mut c.expr);
                     let inner = quote!(#c);
                     *e = Self::lit(inner);
+                } else if mentions_float && is_bool_expr(&c.expr) {
+                    // `(t > 0.0) as usize`: a `bool`, cast as written.
+                    self.visit_expr_mut(&mut c.expr);
                 } else if mentions_float {
                     let integer = matches!(&*c.ty, Type::Path(p)
                         if p.path.get_ident().is_some_and(|i| INTEGER_TYPES.contains(&i.to_string().as_str())));
@@ -1627,5 +1630,29 @@ impl VisitMut for Rewrite<'_> {
             Expr::Struct(s) => self.fail(Why::Syntax, "it builds a struct".into(), s.span()),
             _ => syn::visit_mut::visit_expr_mut(self, e),
         }
+    }
+}
+
+/// A comparison, a logical operation or a negation of one: a `bool`.
+fn is_bool_expr(e: &Expr) -> bool {
+    match e {
+        Expr::Paren(p) => is_bool_expr(&p.expr),
+        Expr::Binary(b) => matches!(
+            b.op,
+            syn::BinOp::Lt(_)
+                | syn::BinOp::Le(_)
+                | syn::BinOp::Gt(_)
+                | syn::BinOp::Ge(_)
+                | syn::BinOp::Eq(_)
+                | syn::BinOp::Ne(_)
+                | syn::BinOp::And(_)
+                | syn::BinOp::Or(_)
+        ),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => is_bool_expr(&u.expr),
+        Expr::MethodCall(m) => matches!(
+            m.method.to_string().as_str(),
+            "is_nan" | "is_finite" | "is_infinite" | "is_sign_negative" | "is_sign_positive"
+        ),
+        _ => false,
     }
 }

@@ -5,8 +5,20 @@
 //! a helper. Each ran the write without its derivative before 2026-12-01 (the values
 //! right, the gradient silently wrong). Checked by `test_rule` (finite differences, the
 //! adjoint identity) and by exact values.
+//!
+//! Also compound assignments through a `&mut` accessor (`*v.last_mut().unwrap() *= 3.0`,
+//! `*v.get_mut(i).unwrap() /= c`, `*v.iter_mut().nth(k).unwrap() *= c`, `(&mut v)[i] *=
+//! c`, `v.as_mut_slice()[i] *= c`), which ran without their factor; they now write the
+//! element as `v[i]` (a reference returned by the user's own accessor is refused); and a
+//! `mut v: Vec<f64>` parameter that grows (the gradient panicked).
 
-#![allow(clippy::nonminimal_bool, clippy::blocks_in_conditions)]
+#![allow(
+    clippy::nonminimal_bool,
+    clippy::blocks_in_conditions,
+    clippy::iter_nth,
+    clippy::useless_vec,
+    clippy::iter_next_slice
+)]
 
 mod common;
 use mochi::prelude::*;
@@ -151,11 +163,39 @@ fn unused_values(x: f64, y: f64) -> f64 {
     guarded + t + u + if r > 1.0 { q } else { 0.0 }
 }
 
+/// `*=`, `/=` and `=` through `&mut` accessors of a `Vec` and of a nested `Vec`.
+#[differentiable]
+fn through_accessors(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    *v.last_mut().unwrap() *= 3.0;
+    *v.first_mut().unwrap() /= 4.0;
+    *v.get_mut(1).unwrap() *= x[0];
+    *v.iter_mut().nth(1).unwrap() *= 2.0;
+    (&mut v)[2] *= 0.5;
+    v.as_mut_slice()[0] *= -1.5;
+    let mut w = vec![x.to_vec(), v.clone()];
+    *w[1].last_mut().unwrap() = w[0][0] * 5.0;
+    *w[0].iter_mut().next().unwrap() *= 3.0;
+    v.iter().map(|t| t * t).sum::<f64>() + w[1][2] * w[0][0]
+}
+
+/// A `mut` parameter `Vec` that grows before it is read.
+#[differentiable]
+fn grows_a_parameter(mut v: Vec<f64>, x: &[f64]) -> f64 {
+    v.push(x[0] * x[1]);
+    v.extend_from_slice(x);
+    v.iter()
+        .enumerate()
+        .map(|(i, t)| t * t * (i as f64 + 1.0))
+        .sum::<f64>()
+}
+
 mod rules {
     use crate::check;
 
     check!(conditions, (1.1_f64,), |a| (a.0));
     check!(do_while, (1.5_f64,), |a| (a.0));
+    check!(through_accessors, (vec![0.5_f64, -1.0, 2.0],), |a| (&a.0));
     check!(scrutinees_and_bounds, (0.7_f64,), |a| (a.0));
     check!(bools_and_macros, (0.9_f64,), |a| (a.0));
     check!(ordered, (0.3_f64,), |a| (a.0));
@@ -188,4 +228,35 @@ fn exact_values() {
     let (v, g) = filter_with_state::value_and_gradient(&x);
     assert!((v - 2.4).abs() < 1e-12);
     assert_eq!(g, vec![1.5, 2.0]);
+}
+
+#[test]
+fn accessors_write_the_element() {
+    let x = [0.5_f64, -1.0, 2.0];
+    let (y, g) = through_accessors::value_and_gradient(&x);
+    assert_eq!(y, through_accessors(&x));
+    let f = |x: &[f64]| through_accessors(x);
+    for i in 0..3 {
+        let h = 1e-6;
+        let (mut a, mut b) = (x.to_vec(), x.to_vec());
+        a[i] += h;
+        b[i] -= h;
+        let fd = (f(&a) - f(&b)) / (2.0 * h);
+        assert!((g[i] - fd).abs() < 1e-6, "{i}: {} vs {fd}", g[i]);
+    }
+    // At x = (0, 0, 2): v2 = 1.5·x2, so d/dx2 of v2² is 4.5·x2 (the factor 3 was lost).
+    let (_, g2) = through_accessors::value_and_gradient(&[0.0, 0.0, 2.0]);
+    assert_eq!(g2[2], 4.5 * 2.0);
+}
+
+#[test]
+fn a_growing_parameter() {
+    let v = vec![0.5_f64, -1.0];
+    let x = [2.0_f64, 3.0];
+    let (y, (dv, dx)) = grows_a_parameter::value_and_gradient(v.clone(), &x);
+    assert_eq!(y, grows_a_parameter(v.clone(), &x));
+    // Σ (i+1)·t²: t = (v0, v1, x0·x1, x0, x1)
+    assert_eq!(dv, vec![1.0, -4.0]);
+    assert_eq!(dx[0], 2.0 * 3.0 * 6.0 * 3.0 + 2.0 * 4.0 * 2.0);
+    assert_eq!(dx[1], 2.0 * 3.0 * 6.0 * 2.0 + 2.0 * 5.0 * 3.0);
 }

@@ -948,6 +948,13 @@ impl Lowerer {
                         _ => parse_quote!(#left % #right),
                     };
                     self.lower_assign(left, &rhs, code);
+                } else if matches!(op, "*" | "/" | "%")
+                    && mentions_any(left, &self.active)
+                    && Place::parse(left).is_none()
+                {
+                    // `*m.w_mut() *= 3.0`: a write through a reference a call returned,
+                    // whose factor would be lost.
+                    self.err(left, "mochi: `*=`, `/=` or `%=` through this place is not supported (the reference it writes through comes from a call); write to the element itself (`v[i] *= c`, `m.w *= c`)");
                 } else {
                     code.fwd.push(Fwd::Primal(quote!(#e;)));
                 }
