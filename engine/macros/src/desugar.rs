@@ -2969,6 +2969,58 @@ fn accessor_place(e: &Expr) -> Option<Expr> {
     }
 }
 
+/// `chain.enumerate().max_by(cmp).map(|(i, _)| i).unwrap()` (or `min_by`, `max_by_key`,
+/// `min_by_key`; `.unwrap_or(d)`, `.expect(m)`): the index of the best element, which
+/// has no derivative: `no_grad(..)` of it.
+fn arg_best_index(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
+    let Expr::MethodCall(outer) = e else {
+        return None;
+    };
+    if !matches!(
+        outer.method.to_string().as_str(),
+        "unwrap" | "unwrap_or" | "expect"
+    ) || !mentions_active(e, active)
+    {
+        return None;
+    }
+    let Expr::MethodCall(map) = unparen(&outer.receiver) else {
+        return None;
+    };
+    if map.method != "map" || map.args.len() != 1 {
+        return None;
+    }
+    // `|(i, _)| i`
+    let Expr::Closure(c) = unparen(&map.args[0]) else {
+        return None;
+    };
+    let Some(Pat::Tuple(t)) = c.inputs.first() else {
+        return None;
+    };
+    let (Some(Pat::Ident(i)), Expr::Path(body)) = (t.elems.first(), unparen(&c.body)) else {
+        return None;
+    };
+    if t.elems.len() != 2 || !body.path.is_ident(&i.ident) {
+        return None;
+    }
+    let Expr::MethodCall(best) = unparen(&map.receiver) else {
+        return None;
+    };
+    if !matches!(
+        best.method.to_string().as_str(),
+        "max_by" | "min_by" | "max_by_key" | "min_by_key"
+    ) {
+        return None;
+    }
+    let Expr::MethodCall(en) = unparen(&best.receiver) else {
+        return None;
+    };
+    if en.method != "enumerate" {
+        return None;
+    }
+    let span = outer.method.span();
+    Some(syn::parse_quote_spanned!(span=> ::mochi::no_grad(#e)))
+}
+
 /// The methods whose result is an `Option` (so that `Some(p)` matches it).
 const OPTION_MAKERS: &[&str] = &[
     "first",
@@ -5172,6 +5224,92 @@ impl VisitMut for Desugar {
                 }
             }
             _ => {}
+        }
+        // The index of a maximum or minimum, `x.iter().enumerate().max_by(cmp).map(|(i, _)|
+        // i).unwrap()` (also `min_by`, `max_by_key`, `min_by_key`, `.unwrap_or(d)`): an
+        // integer, without a derivative.
+        if let Some(r) = arg_best_index(e, &self.active) {
+            *e = r;
+            return;
+        }
+        // `Vec::from(x)` of a slice: `x.to_vec()`; `Vec::from([a, b])`: `vec![a, b]`;
+        // `Array1::from_elem(n, v)`: `Array1::from_vec(vec![v; n])`.
+        if let Expr::Call(c) = e {
+            if let Expr::Path(p) = &*c.func {
+                let segs = crate::rewrite::path_segments(&p.path);
+                let span = p.span();
+                let tail: Vec<&str> = segs.iter().rev().take(2).map(String::as_str).collect();
+                if mentions_active(&c.args, &self.active) {
+                    match (tail.as_slice(), c.args.len()) {
+                        (["from", "Vec"], 1) => match unparen(&c.args[0]) {
+                            Expr::Array(a) => {
+                                let elems = &a.elems;
+                                *e = syn::parse_quote_spanned!(span=> vec![#elems]);
+                            }
+                            Expr::Reference(r) if r.mutability.is_none() => {
+                                let x = &r.expr;
+                                *e = syn::parse_quote_spanned!(span=> #x.to_vec());
+                            }
+                            x @ (Expr::Path(_) | Expr::Field(_) | Expr::Index(_)) => {
+                                *e = syn::parse_quote_spanned!(span=> #x.to_vec());
+                            }
+                            _ => {}
+                        },
+                        (["from_elem", "Array1"], 2) => {
+                            let (n, v) = (&c.args[0], &c.args[1]);
+                            let mut path = p.path.clone();
+                            if let Some(last) = path.segments.last_mut() {
+                                last.ident = syn::Ident::new("from_vec", last.ident.span());
+                            }
+                            *e = syn::parse_quote_spanned!(span=> #path(vec![#v; #n]));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        // `std::iter::zip(a, b)` of a slice or a borrowed sequence: `a.iter().zip(b)`.
+        if let Expr::Call(c) = e {
+            if let Expr::Path(p) = &*c.func {
+                let segs = crate::rewrite::path_segments(&p.path);
+                let zip = segs.len() >= 2
+                    && segs[segs.len() - 1] == "zip"
+                    && segs[segs.len() - 2] == "iter"
+                    && c.args.len() == 2;
+                if zip && mentions_active(&c.args, &self.active) {
+                    let base = match unparen(&c.args[0]) {
+                        Expr::Reference(r) if r.mutability.is_none() => Some((*r.expr).clone()),
+                        p @ (Expr::Path(_) | Expr::Field(_)) => Some(p.clone()),
+                        _ => None,
+                    };
+                    if let Some(a) = base {
+                        let b = &c.args[1];
+                        *e = syn::parse_quote_spanned!(p.span()=> #a.iter().zip(#b));
+                    }
+                }
+            }
+        }
+        // `x.iter().nth(k)`, `x.iter().next()`, `x.iter().last()` of a sequence: `x.get(k)`,
+        // `x.first()`, `x.last()`, which the element options read.
+        if let Expr::MethodCall(m) = e {
+            if let Expr::MethodCall(it) = unparen(&m.receiver) {
+                if it.method == "iter"
+                    && it.args.is_empty()
+                    && matches!(unparen(&it.receiver), Expr::Path(_) | Expr::Field(_))
+                    && mentions_active(&it.receiver, &self.active)
+                {
+                    let x = &it.receiver;
+                    let span = m.method.span();
+                    match (m.method.to_string().as_str(), m.args.first()) {
+                        ("nth", Some(k)) if m.args.len() == 1 => {
+                            *e = syn::parse_quote_spanned!(span=> #x.get(#k));
+                        }
+                        ("next", None) => *e = syn::parse_quote_spanned!(span=> #x.first()),
+                        ("last", None) => *e = syn::parse_quote_spanned!(span=> #x.last()),
+                        _ => {}
+                    }
+                }
+            }
         }
         if let Some(r) = option_combinator(e, &self.active) {
             *e = r;

@@ -223,6 +223,10 @@ pub const SEQ_METHODS: &[&str] = &[
     "flat_map",
     "retain",
     "rchunks",
+    "next",
+    "next_back",
+    "unwrap_or_default",
+    "map_or_else",
 ];
 
 /// Methods whose results are never floats.
@@ -371,6 +375,9 @@ use crate::activity::INTEGER_TYPES;
 
 /// Paths of calls that the twin keeps (they work for any element type).
 const KEPT_CALLS: &[&str] = &[
+    "std::iter::zip",
+    "core::iter::zip",
+    "iter::zip",
     "Vec::new",
     "Vec::with_capacity",
     "Vec::from",
@@ -663,6 +670,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     if let Some(e) = rw.error {
         return Err(e);
     }
+    import_const_traits(&mut twin.block);
     let t = syn::Ident::new(PARAM, Span::call_site());
     twin.sig.ident = quote::format_ident!("__mochi_twin_{}", func.sig.ident);
     // `f64` has the operators through references and sums of references; the twin's
@@ -1433,12 +1441,13 @@ impl VisitMut for Rewrite<'_> {
                     if outside && screaming && !integer_const {
                         let t = syn::Ident::new(PARAM, p.span());
                         let inner = p.clone();
-                        *e = syn::parse_quote!({
-                            #[allow(unused_imports)]
-                            use ::mochi::__private::{KeepConstBy as _, LiftConstBy as _};
+                        // (The traits are imported at the top of the twin's body,
+                        // `import_const_traits`: a block here would be a statement to the
+                        // derivation where it is a branch's value.)
+                        *e = syn::parse_quote!(
                             (&::mochi::__private::ConstOf(#inner, ::core::marker::PhantomData::<#t>))
                                 .lift_or_keep()
-                        });
+                        );
                         return;
                     }
                     if let (Some(name), true) = (&single, outside) {
@@ -1593,10 +1602,26 @@ impl VisitMut for Rewrite<'_> {
                 let integer_only = matches!(name.as_str(), "rem_euclid" | "div_euclid")
                     && floaty(&m.receiver, self.floats);
                 let array_method = self.arrays && ARRAY_METHODS.contains(&name.as_str());
+                // Comparisons (`a.total_cmp(b)` in a `max_by`): the scalar is `PartialOrd`,
+                // and `Dual` orders by value; `total_cmp`, an `f64` method, as
+                // `partial_cmp` (equal for a NaN).
+                let comparison = matches!(name.as_str(), "total_cmp" | "partial_cmp");
+                if name == "total_cmp" && m.args.len() == 1 {
+                    self.visit_expr_mut(&mut m.receiver);
+                    for a in m.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                    let (r, a) = (&m.receiver, &m.args[0]);
+                    *e = syn::parse_quote!(
+                        #r.partial_cmp(#a).unwrap_or(::core::cmp::Ordering::Equal)
+                    );
+                    return;
+                }
                 if integer_only
                     || !(FLOAT_METHODS.contains(&name.as_str())
                         || SEQ_METHODS.contains(&name.as_str())
-                        || array_method)
+                        || array_method
+                        || comparison)
                 {
                     self.fail(
                         Why::Call,
@@ -1655,4 +1680,16 @@ fn is_bool_expr(e: &Expr) -> bool {
         ),
         _ => false,
     }
+}
+
+/// Imports the traits of lifted constants (`(&ConstOf(PI, ..)).lift_or_keep()`) at the
+/// top of a twin's body.
+fn import_const_traits(block: &mut syn::Block) {
+    block.stmts.insert(
+        0,
+        syn::parse_quote!(
+            #[allow(unused_imports)]
+            use ::mochi::__private::{KeepConstBy as _, LiftConstBy as _};
+        ),
+    );
 }

@@ -444,6 +444,36 @@ impl Poly {
     }
 }
 
+/// Idioms a second probe found not compiling: `std::iter::zip`, `x.iter().nth(k)`,
+/// `.next()`, `.last()`, `chain.reduce(f).unwrap_or(d)`, the argmax index
+/// `enumerate().max_by(..).map(|(i, _)| i).unwrap()`, `Vec::from(x)`, `Vec::from([..])`,
+/// `Array1::from_elem(n, v)`, `Array1::ones(n)` typed by its later use, `(t > 0.0) as
+/// usize` as an index (its generic form), and a named constant as one branch's value.
+#[differentiable]
+fn probe_idioms(x: &[f64], y: &[f64]) -> f64 {
+    let dot = std::iter::zip(x, y).map(|(a, b)| a * b).sum::<f64>();
+    let third = x.iter().nth(2).copied().unwrap_or(0.0);
+    let ends = *x.iter().next().unwrap() * *x.iter().last().unwrap();
+    let low = x.iter().copied().reduce(f64::min).unwrap_or(0.0);
+    let i = x
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, _)| i)
+        .unwrap();
+    let v = Vec::from(x);
+    let w = Vec::from([dot, third]);
+    let z = ndarray::Array1::from_elem(2, ends);
+    let mut ones = ndarray::Array1::ones(2);
+    ones *= low;
+    let mut bins = [0.0; 2];
+    for &t in x {
+        bins[(t > 0.0) as usize] += t * t;
+    }
+    let start = if low > 0.8 { std::f64::consts::PI } else { low };
+    v[i] * y[i] + w[0] * w[1] + z.sum() + ones.sum() + bins[0] * bins[1] + start.sin()
+}
+
 /// A particle stepped by a `&mut self` method.
 #[derive(Clone, Debug, Tangent)]
 pub struct Particle {
@@ -533,6 +563,11 @@ mod rules {
         |a| (&a.0)
     );
     check!(companion_by_path, (vec![0.5_f64, 2.0],), |a| (&a.0));
+    check!(
+        probe_idioms,
+        (vec![0.5_f64, -1.0, 2.0, 0.3], vec![1.0_f64, 3.0, -2.0, 0.7]),
+        |a| (&a.0, &a.1)
+    );
     check!(
         option_combinators,
         (vec![-1.0_f64, 2.0, 3.0], 1_usize),
@@ -815,4 +850,18 @@ fn a_mut_argument_that_grows() {
     assert_eq!(dp.c, vec![1.0, 0.5, 0.25]);
     assert_eq!(da, 0.125);
     assert_eq!(p.c.len(), 4);
+}
+
+#[test]
+fn probe_idioms_values_and_second_derivatives() {
+    let (x, y) = ([0.5_f64, -1.0, 2.0, 0.3], [1.0_f64, 3.0, -2.0, 0.7]);
+    let (v, _) = probe_idioms::value_and_gradient(&x, &y);
+    assert_eq!(v, probe_idioms(&x, &y));
+    // The Hessian exists (the generic form compiles) and is symmetric.
+    let h = probe_idioms::hessian(&x, &y);
+    for a in 0..8 {
+        for b in 0..8 {
+            assert!((h[[a, b]] - h[[b, a]]).abs() < 1e-9);
+        }
+    }
 }

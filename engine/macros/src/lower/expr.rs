@@ -963,6 +963,10 @@ impl Lowerer {
             let ops: Vec<Operand> = c.args.iter().map(|a| self.lower_expr(a, code)).collect();
             return self.call_method(&last, &ops, TokenStream::new(), code);
         }
+        if segs.len() == 1 && self.nested_fns.contains(&last) {
+            self.err(c, format!("mochi: `{last}` is a `fn` declared inside the function, which has no derived rule; move it out, beside the function, and mark it `#[differentiable]`"));
+            return Operand::Inactive(quote!(#c));
+        }
         if segs.len() == 1 && self.lookup(&last).is_some() {
             self.err(c, format!("mochi: `{last}` is a local variable; calls through a closure or a function pointer cannot be differentiated; make it a `#[differentiable]` function and call it by name"));
             return Operand::Inactive(quote!(#c));

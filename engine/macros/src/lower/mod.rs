@@ -195,6 +195,8 @@ pub struct Lowerer {
     resized: HashSet<String>,
     /// The names a length-changing method is called on (`v.push(..)`).
     grown: HashSet<String>,
+    /// The `fn` items declared inside the body.
+    nested_fns: HashSet<String>,
     /// The shapes of locals bound once, outside loops, and never resized: an `Option`
     /// declared at the top and set at the binding, read by the reverse sweep instead of
     /// a shape saved at every element access.
@@ -249,6 +251,7 @@ impl Lowerer {
             rebound: HashSet::new(),
             resized: HashSet::new(),
             grown: HashSet::new(),
+            nested_fns: HashSet::new(),
             local_shapes: HashMap::new(),
             indexed: HashSet::new(),
             rule_methods: BTreeMap::new(),
@@ -440,6 +443,14 @@ impl Lowerer {
             .collect();
         (self.resized, self.indexed, self.grown) = resized_and_indexed_names(body);
         self.mut_borrowed = mut_borrowed_names(body);
+        // `fn helper(..)` items inside the body (no derived rule of their own).
+        struct Items<'a>(&'a mut HashSet<String>);
+        impl<'ast> syn::visit::Visit<'ast> for Items<'_> {
+            fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+                self.0.insert(f.sig.ident.to_string());
+            }
+        }
+        syn::visit::Visit::visit_block(&mut Items(&mut self.nested_fns), body);
         for p in &params {
             self.bind_param(&p.pat, p.cot.clone(), p.is_ref, p.active, p.recompute);
             if let (true, Pat::Ident(i)) = (p.shared, &p.pat) {
