@@ -1720,7 +1720,8 @@ pub fn option_chain_len(e: &Expr) -> Option<TokenStream> {
     Writer::new(&mut next, None).len(&st)
 }
 
-/// `|a, b| a.partial_cmp(b).unwrap()` or `|a, b| a.total_cmp(b)`: `Some(false)`;
+/// `|a, b| a.partial_cmp(b).unwrap()` (or `.expect(m)`, `.unwrap_or(d)`) or `|a, b|
+/// a.total_cmp(b)`: `Some(false)`;
 /// with `b` and `a` swapped: `Some(true)`; any other comparator: `None`.
 fn comparator(e: &Expr) -> Option<bool> {
     let Expr::Closure(c) = e else { return None };
@@ -1744,7 +1745,12 @@ fn comparator(e: &Expr) -> Option<bool> {
     let (a, b) = (name(&c.inputs[0])?, name(&c.inputs[1])?);
     let mut body = &*c.body;
     if let Expr::MethodCall(u) = body {
-        if u.method == "unwrap" && u.args.is_empty() {
+        // `.unwrap()`, `.expect(m)`, `.unwrap_or(Ordering::Equal)` (the generic form's
+        // `total_cmp`)
+        if (u.method == "unwrap" && u.args.is_empty())
+            || (matches!(u.method.to_string().as_str(), "expect" | "unwrap_or")
+                && u.args.len() == 1)
+        {
             body = &u.receiver;
         }
     }

@@ -13,7 +13,11 @@
     clippy::needless_return,
     clippy::unnecessary_cast,
     clippy::needless_range_loop,
-    clippy::get_first
+    clippy::get_first,
+    clippy::iter_nth,
+    clippy::iter_next_slice,
+    clippy::double_ended_iterator_last,
+    clippy::iter_nth_zero
 )]
 
 mod common;
