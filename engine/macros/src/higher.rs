@@ -178,6 +178,37 @@ pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStr
     } else {
         quote!((#(#tys,)*))
     };
+    // A free function's stubs are bounded by a trait of its module, nothing implements,
+    // whose message names the function and the reason (the construct without a generic
+    // form); a method's by the shared trait (its stubs become associated functions, and
+    // a trait cannot sit in an `impl`).
+    let local = receiver.is_none() && !matches!(kind, crate::twin::Why::MethodNotAsked);
+    let fname = func.sig.ident.to_string();
+    let escaped = why.replace('{', "{{").replace('}', "}}");
+    let local_trait = local.then(|| {
+        let message = format!(
+            "`{fname}` has no higher-order companions (`jvp`, `hvp`, `hessian`, `jacobian`): mochi runs them on a generic form of the function, and it has none because {escaped}"
+        );
+        quote! {
+            #[diagnostic::on_unimplemented(
+                message = #message,
+                label = "no generic form of this function",
+                note = "write the function generic over its float type (`fn f<T: num_traits::Float>(x: &[T]) -> T`), or move what is named into a generic `#[differentiable]` function"
+            )]
+            #[allow(non_camel_case_types, dead_code)]
+            #[doc(hidden)]
+            /// The bound of the companions this function does not have; nothing meets it.
+            pub trait __MochiNoGenericForm<W> {
+                /// Never called.
+                fn unreachable<R>() -> R;
+            }
+        }
+    });
+    let bound_path = if local {
+        quote!(__MochiNoGenericForm)
+    } else {
+        quote!(::mochi::__private::#bound)
+    };
     let fns = names.iter().map(|name| {
         let id = format_ident!("{}", name);
         let direction = *name == "jvp" || *name == "hvp";
@@ -192,13 +223,13 @@ pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStr
             #[doc = #doc]
             pub fn #id<#(#tys,)* __MochiR #extra_ty>(#(#params),*) -> __MochiR
             where
-                #bounded: ::mochi::__private::#bound<::mochi::__private::because::#reason>,
+                #bounded: #bound_path<::mochi::__private::because::#reason>,
             {
-                <#bounded as ::mochi::__private::#bound<::mochi::__private::because::#reason>>::unreachable::<__MochiR>()
+                <#bounded as #bound_path<::mochi::__private::because::#reason>>::unreachable::<__MochiR>()
             }
         }
     });
-    quote!(#(#fns)*)
+    quote!(#local_trait #(#fns)*)
 }
 
 /// The scalar type parameter of a generic function whose bounds `Dual` meets (one type
