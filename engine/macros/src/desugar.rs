@@ -2364,6 +2364,17 @@ impl CollectAsReturned<'_> {
                 m.turbofish = Some(syn::parse_quote!(::<#t>));
             }
             Expr::Paren(p) => self.annotate(&mut p.expr),
+            // `(s, x.iter().map(f).collect())` for a `(f64, Vec<f64>)`: each part with its
+            // type.
+            Expr::Tuple(t) => {
+                if let syn::Type::Tuple(ts) = self.0 {
+                    if ts.elems.len() == t.elems.len() {
+                        for (e, ty) in t.elems.iter_mut().zip(&ts.elems) {
+                            CollectAsReturned(ty).annotate(e);
+                        }
+                    }
+                }
+            }
             Expr::Block(b) => self.annotate_tail(&mut b.block),
             Expr::If(i) => {
                 self.annotate_tail(&mut i.then_branch);

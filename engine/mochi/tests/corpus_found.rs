@@ -478,6 +478,13 @@ fn probe_idioms(x: &[f64], y: &[f64]) -> f64 {
     v[i] * y[i] + w[0] * w[1] + z.sum() + ones.sum() + bins[0] * bins[1] + start.sin()
 }
 
+/// A tuple whose part is a `collect()`, as the function's value.
+#[differentiable]
+fn tuple_with_collect(x: &[f64]) -> (f64, Vec<f64>) {
+    let s: f64 = x.iter().sum();
+    (s * s, x.iter().map(|v| v * s).collect())
+}
+
 /// A particle stepped by a `&mut self` method.
 #[derive(Clone, Debug, Tangent)]
 pub struct Particle {
@@ -868,4 +875,19 @@ fn probe_idioms_values_and_second_derivatives() {
             assert!((h[[a, b]] - h[[b, a]]).abs() < 1e-9);
         }
     }
+}
+
+#[test]
+fn a_collect_inside_the_returned_tuple() {
+    let x = [0.5_f64, -1.0, 2.0];
+    let ((s2, v), pb) = tuple_with_collect::pullback(&x);
+    assert_eq!((s2, v.clone()), tuple_with_collect(&x));
+    // ȳ = (1, (1, 0, 2)): d/dx_k = 2s + Σ_j w_j·(δ_jk·s + x_j) = 2s + w_k·s + w·x
+    let dx = pb((1.0, vec![1.0, 0.0, 2.0]));
+    let s = 1.5;
+    let wx = 0.5 + 4.0;
+    assert_eq!(
+        dx,
+        vec![2.0 * s + s + wx, 2.0 * s + wx, 2.0 * s + 2.0 * s + wx]
+    );
 }
