@@ -2427,16 +2427,23 @@ struct Desugar {
 /// Point`, `other: &Self`, or a local bound (not `mut`) to a struct literal `Point {
 /// .. }`, to a clone of such a binding, or with the type written. `Linear::predict(m,
 /// x)` (or `(&p, ..)`) calls the method's derived rule `Linear::predict_rrule`; method
-/// syntax does on a value of `Self` (`other.dist(self)` → `Self::dist(other, self)`),
-/// not on other types, whose methods may be a rule crate's (the missing-rule note names
-/// the path form). A `mut` local is left out: whether the method takes `&self` or `&mut
-/// self` is not known at the call (the error there names both forms).
+/// syntax does on a value surely of the user's type (of `Self`, bound to a struct
+/// literal or its clone: `other.dist(self)` → `Self::dist(other, self)`, `s.push(v)` →
+/// `Stats::push(&mut s, v)` for `let mut s = Stats { .. }`), not on other types, whose
+/// methods may be a rule crate's (the missing-rule note names the path form). A `mut`
+/// local is passed as `&mut v`, which a `&self` method's rule takes too (its pullback
+/// adds into the accumulator, the value being unchanged).
 #[derive(Clone, Debug)]
 pub struct Receiver {
     /// The type's name (`Linear`, `Self`).
     pub ty: syn::Ident,
     /// The binding is a reference (`&Linear`), passed on as it is.
     pub by_ref: bool,
+    /// A local bound `mut`: passed as `&mut v` (which a `&self` method's rule takes too).
+    pub mutable: bool,
+    /// Bound to a struct literal (or a clone of such a binding, or of `self`): surely a
+    /// struct of the user's, whose methods are its own.
+    pub sure: bool,
 }
 
 /// Type names that are not a struct of the user's.
@@ -2454,7 +2461,13 @@ impl Receiver {
             other => (other, false),
         };
         let ty = Self::user_type(inner)?;
-        Some(Receiver { ty, by_ref })
+        let sure = ty == "Self";
+        Some(Receiver {
+            ty,
+            by_ref,
+            mutable: false,
+            sure,
+        })
     }
 
     fn user_type(t: &syn::Type) -> Option<syn::Ident> {
@@ -5075,15 +5088,17 @@ impl Desugar {
             self.receivers.remove(n);
         }
         let Pat::Ident(p) = pat else { return };
-        if p.mutability.is_some() || p.by_ref.is_some() || p.subpat.is_some() {
+        if p.by_ref.is_some() || p.subpat.is_some() {
             return;
         }
         let from_init = l.init.as_ref().and_then(|i| match unparen(&i.expr) {
             Expr::Struct(st) if st.qself.is_none() && st.path.segments.len() == 1 => {
                 let path = &st.path;
-                Receiver::user_type(&syn::parse_quote!(#path)).or_else(|| {
-                    (st.path.is_ident("Self")).then(|| st.path.segments[0].ident.clone())
-                })
+                Receiver::user_type(&syn::parse_quote!(#path))
+                    .or_else(|| {
+                        (st.path.is_ident("Self")).then(|| st.path.segments[0].ident.clone())
+                    })
+                    .map(|t| (t, true))
             }
             Expr::MethodCall(m) if m.method == "clone" && m.args.is_empty() => {
                 match unparen(&m.receiver) {
@@ -5091,15 +5106,22 @@ impl Desugar {
                         .path
                         .get_ident()
                         .and_then(|i| self.receivers.get(&i.to_string()))
-                        .map(|r| r.ty.clone()),
+                        .map(|r| (r.ty.clone(), r.sure)),
                     _ => None,
                 }
             }
             _ => None,
         });
-        if let Some(ty) = written.or(from_init) {
-            self.receivers
-                .insert(p.ident.to_string(), Receiver { ty, by_ref: false });
+        if let Some((ty, sure)) = written.map(|t| (t, false)).or(from_init) {
+            self.receivers.insert(
+                p.ident.to_string(),
+                Receiver {
+                    sure: sure || ty == "Self",
+                    ty,
+                    by_ref: false,
+                    mutable: p.mutability.is_some(),
+                },
+            );
         }
     }
 
@@ -5112,25 +5134,24 @@ impl Desugar {
         };
         let v = p.path.get_ident()?;
         let r = self.receivers.get(&v.to_string())?;
-        // Method syntax only on a value of `Self`: another type's method may be a rule
-        // crate's (`a.transpose()` of a matrix type of its own), which the rule call
-        // reaches; `Type::m(v, ..)` names the user's method for sure.
-        if r.ty != "Self" {
+        // Method syntax only on a value surely of the user's type (`Self`, a struct
+        // literal or its clone): another type's method may be a rule crate's
+        // (`a.transpose()` of a matrix type of its own), which the rule call reaches;
+        // `Type::m(v, ..)` names the user's method for sure. Such a value's methods are
+        // its own, even one named `push`.
+        if !r.sure || !mentions_active(m, &self.active) {
             return None;
         }
         let name = m.method.to_string();
-        if m.turbofish.is_some()
-            || PLAIN_METHODS.contains(&name.as_str())
-            || crate::twin::FLOAT_METHODS.contains(&name.as_str())
-            || crate::twin::SEQ_METHODS.contains(&name.as_str())
-            || crate::twin::ARRAY_METHODS.contains(&name.as_str())
-        {
+        if m.turbofish.is_some() || PLAIN_METHODS.contains(&name.as_str()) {
             return None;
         }
         let span = m.method.span();
         let (ty, method, args) = (&r.ty, &m.method, &m.args);
         let recv = if r.by_ref {
             quote_spanned!(span=> #v)
+        } else if r.mutable {
+            quote_spanned!(span=> &mut #v)
         } else {
             quote_spanned!(span=> &#v)
         };

@@ -317,3 +317,103 @@ fn methods_called_from_a_free_function() {
     let want_qy = fd(|a| f(&p, &Point { x: -1.0, y: a }, 1.5), 0.5);
     assert!((dq.y - want_qy).abs() < 1e-6, "{} vs {want_qy}", dq.y);
 }
+
+/// Running statistics with a method named like `Vec`'s (`push`).
+#[derive(Clone, Debug, Tangent)]
+struct Stats {
+    n: usize,
+    mean: f64,
+    m2: f64,
+}
+
+impl Stats {
+    #[differentiable]
+    fn push(&mut self, v: f64) {
+        self.n += 1;
+        let d = v - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (v - self.mean);
+    }
+    #[differentiable]
+    fn var(&self) -> f64 {
+        self.m2 / (self.n - 1) as f64
+    }
+    fn count(&self) -> usize {
+        self.n
+    }
+}
+
+/// Method syntax on locals surely of the user's type: a `mut` struct literal (`s.push(v)`
+/// is `Stats::push(&mut s, v)`, not `Vec::push`), a plain method with no derivative
+/// (`k.count()`), and in a method a `mut` clone of `self` stepped and read.
+#[differentiable]
+fn welford(x: &[f64]) -> f64 {
+    let mut s = Stats {
+        n: 0,
+        mean: 0.0,
+        m2: 0.0,
+    };
+    for &v in x {
+        s.push(v);
+    }
+    let k = Stats {
+        n: 3,
+        mean: 0.0,
+        m2: 0.0,
+    };
+    s.var() * s.mean + s.var() + k.count() as f64
+}
+
+impl Linear {
+    #[differentiable]
+    fn sgd_step(&mut self, x: &[f64], y: f64, lr: f64) {
+        let r = self.predict(x) - y;
+        for i in 0..self.w.len() {
+            self.w[i] -= lr * r * x[i];
+        }
+        self.b -= lr * r;
+    }
+    #[differentiable]
+    fn loss_after_step(&self, x: &[f64], y: f64, lr: f64) -> f64 {
+        let mut m = self.clone();
+        m.sgd_step(x, y, lr);
+        let r = m.predict(x) - y;
+        r * r
+    }
+}
+
+#[test]
+fn method_syntax_on_locals_of_the_users_type() {
+    let x = [0.5, -1.0, 2.0, 0.3];
+    let (y, g) = welford::value_and_gradient(&x);
+    assert_eq!(y, welford(&x));
+    for i in 0..4 {
+        let want = fd(
+            |t| {
+                let mut a = x.to_vec();
+                a[i] = t;
+                welford(&a)
+            },
+            x[i],
+        );
+        assert!((g[i] - want).abs() < 1e-6, "{i}: {} vs {want}", g[i]);
+    }
+    let m = Linear {
+        w: vec![0.5, -0.3, 0.2],
+        b: 0.1,
+    };
+    let xs = [1.0, 2.0, -1.0];
+    let (v, (dm, _, _, dlr)) = m.loss_after_step_value_and_gradient(&xs, 0.7, 0.1);
+    assert_eq!(v, m.loss_after_step(&xs, 0.7, 0.1));
+    let want_b = fd(
+        |b| {
+            let mut n = m.clone();
+            n.b = b;
+            n.loss_after_step(&xs, 0.7, 0.1)
+        },
+        0.1,
+    );
+    assert!((dm.b - want_b).abs() < 1e-7, "{} vs {want_b}", dm.b);
+    let want_lr = fd(|lr| m.loss_after_step(&xs, 0.7, lr), 0.1);
+    assert!((dlr - want_lr).abs() < 1e-7, "{dlr} vs {want_lr}");
+}
