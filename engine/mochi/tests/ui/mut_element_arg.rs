@@ -12,6 +12,9 @@ struct Rows {
 }
 
 impl Rows {
+    fn empty() -> Rows {
+        Rows { rows: Vec::new() }
+    }
     fn scale_with(&self, v: &mut [f64], a: f64) {
         scale(v, a * self.rows.len() as f64);
     }
@@ -19,7 +22,7 @@ impl Rows {
 
 #[differentiable]
 fn f(rows: &mut [Vec<f64>], a: f64) -> f64 {
-    let r = Rows { rows: Vec::new() };
+    let r = Rows::empty();
     // A method's `&mut` element argument is not copied and assigned back.
     r.scale_with(&mut rows[0], a);
     rows[0][0]
