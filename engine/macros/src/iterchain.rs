@@ -1405,6 +1405,10 @@ impl VisitMut for WindowUses<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         let span = e.span();
         match e {
+            // A range of the window (`&w[1..3]`): left as written, the window with it.
+            Expr::Index(i) if self.is_w(&i.expr) && matches!(&*i.index, Expr::Range(_)) => {
+                self.other = true;
+            }
             Expr::Index(i) if self.is_w(&i.expr) => {
                 self.visit_expr_mut(&mut i.index);
                 let (x, base, j, len) = (self.seq, self.base, &i.index, self.len);

@@ -231,6 +231,14 @@ fn head_sum(v: &[f64]) -> f64 {
     v[0] + v[1] * 2.0
 }
 
+/// A window of a window, and a window's range passed on.
+#[differentiable]
+fn chained_windows(x: &[f64]) -> f64 {
+    let a = &x[1..];
+    let b = &a[1..3];
+    b[0] * a[0] + b[1] + head_sum(&a[..2])
+}
+
 /// `let (a, b) = (b, a)` swaps: the parts are evaluated before any is bound.
 #[differentiable]
 fn tuple_swap(x: &[f64]) -> f64 {
@@ -267,6 +275,11 @@ mod checks {
         |a| (&a.0)
     );
     check!(tuple_swap, (vec![0.3_f64, -0.7],), |a| (&a.0));
+    check!(
+        chained_windows,
+        (vec![0.3_f64, -0.7, 0.5, 0.2, 1.1],),
+        |a| (&a.0)
+    );
     check!(slices_written, (array![0.3_f64, 0.7],), |a| (&a.0));
     check!(
         matrix_views,
