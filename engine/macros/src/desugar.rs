@@ -4390,6 +4390,122 @@ fn deep_assign(
     }))
 }
 
+/// Rewrites assignments to a field of an element (`st[k].v += e`) with
+/// [`field_of_element_assign`].
+struct FieldWrites<'a> {
+    active: &'a HashSet<String>,
+    next: &'a mut usize,
+}
+
+impl VisitMut for FieldWrites<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let span = e.span();
+        let r = match e {
+            Expr::Assign(a) if mentions_active(&a.left, self.active) => {
+                let right = a.right.clone();
+                let rebuild = move |place: Expr| -> Expr { syn::parse_quote!(#place = #right) };
+                field_of_element_assign(&a.left, &rebuild, span, self.next)
+            }
+            Expr::Binary(b)
+                if crate::activity::is_arithmetic_assign(&b.op)
+                    && mentions_active(&b.left, self.active) =>
+            {
+                let (op, right) = (b.op, b.right.clone());
+                let rebuild = move |place: Expr| -> Expr { syn::parse_quote!(#place #op #right) };
+                field_of_element_assign(&b.left, &rebuild, span, self.next)
+            }
+            _ => None,
+        };
+        if let Some(r) = r {
+            *e = r;
+        }
+    }
+}
+
+/// Does `body` assign to a field of `name` (`name.v = e`, `name.pos.x += e`)?
+fn writes_field_of(body: &syn::Block, name: &syn::Ident) -> bool {
+    struct W<'a> {
+        name: &'a syn::Ident,
+        found: bool,
+    }
+    impl W<'_> {
+        fn check(&mut self, left: &Expr) {
+            let mut e = left;
+            let mut field = false;
+            loop {
+                match e {
+                    Expr::Field(f) => {
+                        field = true;
+                        e = &f.base;
+                    }
+                    Expr::Paren(p) => e = &p.expr,
+                    Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => e = &u.expr,
+                    _ => break,
+                }
+            }
+            if field && matches!(e, Expr::Path(p) if p.path.is_ident(self.name)) {
+                self.found = true;
+            }
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for W<'_> {
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            self.check(&a.left);
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            if crate::activity::is_arithmetic_assign(&b.op) {
+                self.check(&b.left);
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
+    }
+    let mut w = W { name, found: false };
+    syn::visit::Visit::visit_block(&mut w, body);
+    w.found
+}
+
+/// `st[i].v += e` (a field of an element; also deeper, `st[i].pos.x = e`) → `{ let mut
+/// q = st[i].clone(); q.v += e; st[i] = q; }`: the lowering writes fields of variables
+/// and elements of fields, and the element is copied, written and assigned back (an
+/// index read from data is bound first, so it is evaluated once).
+fn field_of_element_assign(
+    left: &Expr,
+    rebuild: &dyn Fn(Expr) -> Expr,
+    span: Span,
+    next: &mut usize,
+) -> Option<Expr> {
+    let mut fields = Vec::new();
+    let mut e = left;
+    loop {
+        match e {
+            Expr::Field(f) => {
+                fields.push(f.member.clone());
+                e = &f.base;
+            }
+            Expr::Paren(p) => e = &p.expr,
+            _ => break,
+        }
+    }
+    let Expr::Index(i) = e else { return None };
+    if fields.is_empty() || matches!(&*i.index, Expr::Range(_)) {
+        return None;
+    }
+    fields.reverse();
+    let mut pre = Vec::new();
+    let element = bind_indices(e, &mut pre, span, next);
+    *next += 1;
+    let q = format_ident!("__mochi_elem{}", *next, span = span);
+    let write = rebuild(syn::parse_quote_spanned!(span=> #q #(.#fields)*));
+    Some(syn::parse_quote_spanned!(span=> {
+        #(#pre)*
+        let mut #q = #element.clone();
+        #write;
+        #element = #q;
+    }))
+}
+
 /// What code does to names: those it assigns (`=`, a compound assignment, `&mut`, by
 /// the root of the place), binds again (a pattern), or mentions inside a macro's tokens.
 #[derive(Default)]
@@ -4712,7 +4828,17 @@ impl Desugar {
         if !(src.method == "iter_mut" && src.args.is_empty() || chunks && src.args.len() == 1) {
             return None;
         }
-        if !chunks && adapters.is_empty() && !matches!(&*src.receiver, Expr::Index(_)) {
+        // `for p in st.iter_mut() { p.v += e; }`: a struct element's fields written, as
+        // `st[k].v += e` (which `field_of_element_assign` writes back whole).
+        let writes_fields = match &pat {
+            Pat::Ident(p) => writes_field_of(&f.body, &p.ident),
+            _ => false,
+        };
+        if !chunks
+            && adapters.is_empty()
+            && !matches!(&*src.receiver, Expr::Index(_))
+            && !writes_fields
+        {
             return None; // the plain loop below
         }
         // The sequence, and the offset and length of a sub-slice of it.
@@ -5717,7 +5843,12 @@ impl VisitMut for Desugar {
             Expr::Assign(a) => {
                 let right = a.right.clone();
                 let rebuild = move |place: Expr| -> Expr { syn::parse_quote!(#place = #right) };
-                if let Some(r) = deep_assign(&a.left, &rebuild, span, &mut self.next) {
+                let r = deep_assign(&a.left, &rebuild, span, &mut self.next).or_else(|| {
+                    mentions_active(&a.left, &self.active)
+                        .then(|| field_of_element_assign(&a.left, &rebuild, span, &mut self.next))
+                        .flatten()
+                });
+                if let Some(r) = r {
                     *e = r;
                     self.visit_expr_mut(e);
                 }
@@ -5725,7 +5856,12 @@ impl VisitMut for Desugar {
             Expr::Binary(b) if crate::activity::is_arithmetic_assign(&b.op) => {
                 let (op, right) = (b.op, b.right.clone());
                 let rebuild = move |place: Expr| -> Expr { syn::parse_quote!(#place #op #right) };
-                if let Some(r) = deep_assign(&b.left, &rebuild, span, &mut self.next) {
+                let r = deep_assign(&b.left, &rebuild, span, &mut self.next).or_else(|| {
+                    mentions_active(&b.left, &self.active)
+                        .then(|| field_of_element_assign(&b.left, &rebuild, span, &mut self.next))
+                        .flatten()
+                });
+                if let Some(r) = r {
                     *e = r;
                     self.visit_expr_mut(e);
                 }
@@ -5880,6 +6016,12 @@ impl VisitMut for Desugar {
                 if f.label.is_none() {
                     if let Some(r) = self.index_loop(f) {
                         *e = r;
+                        // `p.v += e` became `st[k].v += e`: written back whole.
+                        let mut fw = FieldWrites {
+                            active: &self.active,
+                            next: &mut self.next,
+                        };
+                        fw.visit_expr_mut(e);
                         return;
                     }
                 }

@@ -485,6 +485,31 @@ fn tuple_with_collect(x: &[f64]) -> (f64, Vec<f64>) {
     (s * s, x.iter().map(|v| v * s).collect())
 }
 
+/// A particle of a swarm.
+#[derive(Clone, Debug, Tangent)]
+pub struct Body {
+    /// Position.
+    pub x: f64,
+    /// Velocity.
+    pub v: f64,
+}
+
+/// Fields of the elements of a `Vec` of structs written in place, by index and through
+/// `iter_mut()` ("assignment to this place is not supported" before).
+#[differentiable]
+fn swarm(ps: &[Body], k: f64) -> f64 {
+    let mut st = ps.to_vec();
+    for i in 0..st.len() {
+        st[i].v += -k * st[i].x * 0.1;
+        st[i].x += 0.1 * st[i].v;
+    }
+    for p in st.iter_mut() {
+        p.v *= 1.0 - 0.1 * k;
+        p.x += 0.1 * p.v;
+    }
+    st.iter().map(|p| p.x * p.x + p.v).sum()
+}
+
 /// A particle stepped by a `&mut self` method.
 #[derive(Clone, Debug, Tangent)]
 pub struct Particle {
@@ -890,4 +915,26 @@ fn a_collect_inside_the_returned_tuple() {
         dx,
         vec![2.0 * s + s + wx, 2.0 * s + wx, 2.0 * s + 2.0 * s + wx]
     );
+}
+
+#[test]
+fn fields_of_elements_written_in_place() {
+    let ps = vec![Body { x: 0.5, v: 0.1 }, Body { x: -1.0, v: 0.3 }];
+    let (y, (dps, dk)) = swarm::value_and_gradient(&ps, 0.7);
+    assert_eq!(y, swarm(&ps, 0.7));
+    let h = 1e-6;
+    let fdk = (swarm(&ps, 0.7 + h) - swarm(&ps, 0.7 - h)) / (2.0 * h);
+    assert!((dk - fdk).abs() < 1e-7, "{dk} vs {fdk}");
+    for i in 0..2 {
+        let (mut a, mut b) = (ps.clone(), ps.clone());
+        a[i].x += h;
+        b[i].x -= h;
+        let fd = (swarm(&a, 0.7) - swarm(&b, 0.7)) / (2.0 * h);
+        assert!((dps[i].x - fd).abs() < 1e-7, "x{i}: {} vs {fd}", dps[i].x);
+        let (mut a, mut b) = (ps.clone(), ps.clone());
+        a[i].v += h;
+        b[i].v -= h;
+        let fd = (swarm(&a, 0.7) - swarm(&b, 0.7)) / (2.0 * h);
+        assert!((dps[i].v - fd).abs() < 1e-7, "v{i}: {} vs {fd}", dps[i].v);
+    }
 }
