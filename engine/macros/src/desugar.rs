@@ -3758,25 +3758,12 @@ fn plain_place(e: &Expr) -> bool {
 fn inline_mut_borrows(b: &mut syn::Block) {
     let mut k = 0;
     while k < b.stmts.len() {
-        let found = match &b.stmts[k] {
-            syn::Stmt::Local(l) => match (&l.pat, l.init.as_ref()) {
-                (Pat::Ident(p), Some(init))
-                    if p.mutability.is_none()
-                        && p.by_ref.is_none()
-                        && p.subpat.is_none()
-                        && init.diverge.is_none() =>
-                {
-                    match &*init.expr {
-                        Expr::Reference(r) if r.mutability.is_some() && plain_place(&r.expr) => {
-                            Some((p.ident.clone(), (*r.expr).clone()))
-                        }
-                        _ => None,
-                    }
-                }
-                _ => None,
-            },
+        let found = plain_let(&b.stmts[k]).and_then(|(name, init)| match init {
+            Expr::Reference(r) if r.mutability.is_some() && plain_place(&r.expr) => {
+                Some((name.clone(), (*r.expr).clone()))
+            }
             _ => None,
-        };
+        });
         let Some((name, place)) = found else {
             k += 1;
             continue;
@@ -4090,6 +4077,17 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
     }
 }
 
+/// `let name = init;` with a plain name (not `mut`, not `ref`, no sub-pattern) and no
+/// `else`: the name and the initialiser.
+fn plain_let(s: &syn::Stmt) -> Option<(&syn::Ident, &Expr)> {
+    let syn::Stmt::Local(l) = s else { return None };
+    let (Pat::Ident(p), Some(init)) = (&l.pat, l.init.as_ref()) else {
+        return None;
+    };
+    (p.mutability.is_none() && p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none())
+        .then_some((&p.ident, &*init.expr))
+}
+
 /// `let w = &x[a..b];` (also `a..`, `..b`, `..`, `a..=b`) with `x` a variable → `let
 /// base = a; let len = window_len(x.len(), base, b);` (the checks of slicing), and in
 /// the statements after it `w[j]`, `w.len()`, `w.iter()` and `w` as a call argument read
@@ -4100,38 +4098,18 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
 fn inline_windows(b: &mut syn::Block, next: &mut usize) {
     let mut k = 0;
     while k < b.stmts.len() {
-        let found = match &b.stmts[k] {
-            syn::Stmt::Local(l) => match (&l.pat, l.init.as_ref()) {
-                (Pat::Ident(p), Some(init))
-                    if init.diverge.is_none()
-                        && p.by_ref.is_none()
-                        && p.mutability.is_none()
-                        && p.subpat.is_none() =>
-                {
-                    match &*init.expr {
-                        Expr::Reference(r) if r.mutability.is_none() => match &*r.expr {
-                            Expr::Index(i) => match (&*i.expr, &*i.index) {
-                                (Expr::Path(x), Expr::Range(range))
-                                    if x.path.get_ident().is_some() =>
-                                {
-                                    Some((
-                                        p.ident.clone(),
-                                        (*i.expr).clone(),
-                                        range.clone(),
-                                        i.span(),
-                                    ))
-                                }
-                                _ => None,
-                            },
-                            _ => None,
-                        },
-                        _ => None,
+        let found = plain_let(&b.stmts[k]).and_then(|(name, init)| match init {
+            Expr::Reference(r) if r.mutability.is_none() => match &*r.expr {
+                Expr::Index(i) => match (&*i.expr, &*i.index) {
+                    (Expr::Path(x), Expr::Range(range)) if x.path.get_ident().is_some() => {
+                        Some((name.clone(), (*i.expr).clone(), range.clone(), i.span()))
                     }
-                }
+                    _ => None,
+                },
                 _ => None,
             },
             _ => None,
-        };
+        });
         let Some((w, x, range, span)) = found else {
             k += 1;
             continue;
