@@ -4038,15 +4038,7 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
             k += 1;
             continue;
         };
-        let mut bound = HashSet::new();
-        if let Some(r) = crate::activity::root_name(&x) {
-            bound.insert(r);
-        }
-        let mut rest = syn::Block {
-            brace_token: b.brace_token,
-            stmts: b.stmts[k + 1..].to_vec(),
-        };
-        let hit = disturbed(&rest.stmts, &HashSet::new(), &bound);
+        let (mut rest, hit) = rest_of_block(b, k, &x);
         *next += 1;
         let mid = format_ident!("__mochi_mid{}", *next, span = span);
         let zero = quote::quote!(0);
@@ -4075,6 +4067,21 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
         b.stmts.extend(rest.stmts);
         k += 1;
     }
+}
+
+/// The statements of `b` after the `k`-th, as a block, and whether they bind the root
+/// of `x` again (a view of `x` taken at `k` would then name another value).
+fn rest_of_block(b: &syn::Block, k: usize, x: &Expr) -> (syn::Block, bool) {
+    let mut bound = HashSet::new();
+    if let Some(r) = crate::activity::root_name(x) {
+        bound.insert(r);
+    }
+    let rest = syn::Block {
+        brace_token: b.brace_token,
+        stmts: b.stmts[k + 1..].to_vec(),
+    };
+    let hit = disturbed(&rest.stmts, &HashSet::new(), &bound);
+    (rest, hit)
 }
 
 /// `let name = init;` with a plain name (not `mut`, not `ref`, no sub-pattern) and no
@@ -4114,15 +4121,8 @@ fn inline_windows(b: &mut syn::Block, next: &mut usize) {
             k += 1;
             continue;
         };
-        let mut bound = HashSet::new();
-        if let Some(r) = crate::activity::root_name(&x) {
-            bound.insert(r);
-        }
-        let mut rest = syn::Block {
-            brace_token: b.brace_token,
-            stmts: b.stmts[k + 1..].to_vec(),
-        };
-        if disturbed(&rest.stmts, &HashSet::new(), &bound) {
+        let (mut rest, hit) = rest_of_block(b, k, &x);
+        if hit {
             k += 1;
             continue;
         }
