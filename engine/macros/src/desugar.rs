@@ -1287,11 +1287,37 @@ impl VisitMut for FlatArrays<'_> {
 struct SplitTupleLets;
 
 impl SplitTupleLets {
+    /// `x.split_first().unwrap()` (or `.expect(m)`) → `(&x[0], &x[1..])`,
+    /// `x.split_last().unwrap()` → `(&x[x.len() - 1], &x[..x.len() - 1])`, for `x` a
+    /// variable or a field (both panic on an empty `x`).
+    fn split_ends(e: &Expr) -> Option<Expr> {
+        let Expr::MethodCall(u) = e else { return None };
+        if !(u.method == "unwrap" && u.args.is_empty() || u.method == "expect" && u.args.len() == 1)
+        {
+            return None;
+        }
+        let Expr::MethodCall(m) = &*u.receiver else {
+            return None;
+        };
+        let x = &m.receiver;
+        if !m.args.is_empty() || !matches!(&**x, Expr::Path(_) | Expr::Field(_)) {
+            return None;
+        }
+        let span = m.method.span();
+        match m.method.to_string().as_str() {
+            "split_first" => Some(syn::parse_quote_spanned!(span=> (&#x[0], &#x[1..]))),
+            "split_last" => Some(syn::parse_quote_spanned!(span=>
+                (&#x[#x.len() - 1], &#x[..#x.len() - 1]))),
+            _ => None,
+        }
+    }
+
     fn split(l: &syn::Local) -> Option<Vec<syn::Stmt>> {
         let (Pat::Tuple(t), Some(init)) = (&l.pat, l.init.as_ref()) else {
             return None;
         };
-        let Expr::Tuple(e) = &*init.expr else {
+        let ends = Self::split_ends(&init.expr);
+        let Expr::Tuple(e) = ends.as_ref().unwrap_or(&*init.expr) else {
             return None;
         };
         if init.diverge.is_some() || t.elems.len() != e.elems.len() || t.elems.is_empty() {
@@ -1315,6 +1341,16 @@ impl SplitTupleLets {
             part.pat = p.clone();
             if let Some(i) = part.init.as_mut() {
                 *i.expr = x.clone();
+            }
+            // `let &h = &x[0];` → `let h = x[0];`
+            if let (Pat::Reference(pr), Some(i)) = (&p, part.init.as_mut()) {
+                if let Expr::Reference(r) = &*i.expr {
+                    if pr.mutability.is_none() && r.mutability.is_none() {
+                        let inner = (*r.expr).clone();
+                        part.pat = (*pr.pat).clone();
+                        *i.expr = inner;
+                    }
+                }
             }
             // Nested tuples split in turn.
             match Self::split(&part) {

@@ -510,6 +510,15 @@ fn swarm(ps: &[Body], k: f64) -> f64 {
     st.iter().map(|p| p.x * p.x + p.v).sum()
 }
 
+/// `split_first().unwrap()` and `split_last().expect(..)`, bound by a tuple `let` (by
+/// reference and through `&h`).
+#[differentiable]
+fn split_ends(x: &[f64]) -> f64 {
+    let (head, tail) = x.split_first().unwrap();
+    let (&last, rest) = x.split_last().expect("not empty");
+    head * tail.iter().sum::<f64>() + last.exp() + rest.iter().map(|v| v * last).sum::<f64>()
+}
+
 /// A particle stepped by a `&mut self` method.
 #[derive(Clone, Debug, Tangent)]
 pub struct Particle {
@@ -599,6 +608,7 @@ mod rules {
         |a| (&a.0)
     );
     check!(companion_by_path, (vec![0.5_f64, 2.0],), |a| (&a.0));
+    check!(split_ends, (vec![0.5_f64, -1.0, 2.0, 0.3],), |a| (&a.0));
     check!(
         probe_idioms,
         (vec![0.5_f64, -1.0, 2.0, 0.3], vec![1.0_f64, 3.0, -2.0, 0.7]),
