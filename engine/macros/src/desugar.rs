@@ -4796,6 +4796,94 @@ impl Desugar {
 }
 
 impl Desugar {
+    /// `for &k in idx.iter()` (also `for k in ..`, `.enumerate()`, `idx.chunks_exact(n)`,
+    /// `idx.chunks(n)`) over a parameter without a derivative (indices, labels, a mesh's
+    /// triangles), in a loop that carries derivatives: an index loop that reads `idx[j]`.
+    /// The loop's iterator borrows the parameter, and the reverse sweep, which replays
+    /// it, would keep that borrow in a pullback that may outlive it (E0700 at the
+    /// attribute); a range keeps nothing.
+    fn inactive_index_loop(&mut self, f: &syn::ExprForLoop) -> Option<Expr> {
+        if !mentions_active(&f.body, &self.active) {
+            return None;
+        }
+        let span = f.expr.span();
+        let (mut seq_call, mut pat, mut counter) = (unparen(&f.expr), (*f.pat).clone(), None);
+        if let Expr::MethodCall(m) = seq_call {
+            if m.method == "enumerate" && m.args.is_empty() {
+                let Pat::Tuple(t) = &pat else { return None };
+                let (2, Some(Pat::Ident(j)), Some(inner)) =
+                    (t.elems.len(), t.elems.first(), t.elems.get(1))
+                else {
+                    return None;
+                };
+                if j.by_ref.is_some() || j.subpat.is_some() {
+                    return None;
+                }
+                counter = Some(j.ident.clone());
+                pat = inner.clone();
+                seq_call = unparen(&m.receiver);
+            }
+        }
+        let Expr::MethodCall(m) = seq_call else {
+            return None;
+        };
+        let Expr::Path(xp) = unparen(&m.receiver) else {
+            return None;
+        };
+        let x = xp.path.get_ident()?;
+        if !self.inactive_params.contains(&x.to_string())
+            || mentions_active(&m.receiver, &self.active)
+        {
+            return None;
+        }
+        let j = counter.unwrap_or_else(|| self.index_var(span));
+        let mut lets: Vec<TokenStream> = Vec::new();
+        let (count, elem): (TokenStream, TokenStream) = match (
+            m.method.to_string().as_str(),
+            m.args.len(),
+        ) {
+            ("iter", 0) => (
+                quote_spanned!(span=> #x.len()),
+                quote_spanned!(span=> &#x[#j]),
+            ),
+            ("chunks_exact" | "chunks", 1) => {
+                self.next += 1;
+                let n = format_ident!("__mochi_csz{}", self.next, span = span);
+                let size = &m.args[0];
+                lets.push(quote_spanned!(span=> let #n: usize = #size;));
+                if m.method == "chunks_exact" {
+                    (
+                        quote_spanned!(span=> #x.len() / #n),
+                        quote_spanned!(span=> &#x[#j * #n..(#j + 1) * #n]),
+                    )
+                } else {
+                    (
+                        quote_spanned!(span=> (#x.len() + #n - 1) / #n),
+                        quote_spanned!(span=> &#x[#j * #n..::core::cmp::min((#j + 1) * #n, #x.len())]),
+                    )
+                }
+            }
+            _ => return None,
+        };
+        // `&k` of an element: the element itself.
+        let bind: TokenStream = match &pat {
+            Pat::Reference(r) if r.mutability.is_none() && m.method == "iter" => {
+                let inner = &r.pat;
+                quote_spanned!(span=> let #inner = #x[#j];)
+            }
+            Pat::Wild(_) => TokenStream::new(),
+            other => quote_spanned!(span=> let #other = #elem;),
+        };
+        let (label, attrs, body) = (&f.label, &f.attrs, &f.body.stmts);
+        Some(syn::parse_quote_spanned!(span=> {
+            #(#lets)*
+            #(#attrs)* #label for #j in 0..#count {
+                #bind
+                #(#body)*
+            }
+        }))
+    }
+
     /// `for e in v.iter_mut().skip(a)` (also `take(n)`, `step_by(s)`, `rev()`, in any
     /// order, `v[a..b].iter_mut()`, and `.enumerate()` outermost), and `for c in
     /// v.chunks_mut(m)` (also `chunks_exact_mut`): an index loop over the positions the
@@ -6027,6 +6115,10 @@ impl VisitMut for Desugar {
                 }
             }
             Expr::ForLoop(f) => {
+                if let Some(r) = self.inactive_index_loop(f) {
+                    *e = r;
+                    return;
+                }
                 if f.label.is_none() {
                     if let Some(r) = self.index_loop(f) {
                         *e = r;

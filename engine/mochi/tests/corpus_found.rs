@@ -519,6 +519,27 @@ fn split_ends(x: &[f64]) -> f64 {
     head * tail.iter().sum::<f64>() + last.exp() + rest.iter().map(|v| v * last).sum::<f64>()
 }
 
+/// Loops over a parameter of indices: `for &k in idx.iter()`, `.enumerate()`,
+/// `chunks_exact(2)`, `chunks(2)` (E0700 at the attribute before: the replayed iterator
+/// borrowed the parameter).
+#[differentiable]
+fn gathered(x: &[f64], idx: &[usize]) -> f64 {
+    let mut s = 0.0;
+    for &k in idx.iter() {
+        s += x[k] * x[k];
+    }
+    for (i, &k) in idx.iter().enumerate() {
+        s += x[k] * i as f64;
+    }
+    for t in idx.chunks_exact(2) {
+        s += x[t[0]] * x[t[1]];
+    }
+    for t in idx.chunks(2) {
+        s += x[t[t.len() - 1]];
+    }
+    s
+}
+
 /// A particle stepped by a `&mut self` method.
 #[derive(Clone, Debug, Tangent)]
 pub struct Particle {
@@ -946,5 +967,23 @@ fn fields_of_elements_written_in_place() {
         b[i].v -= h;
         let fd = (swarm(&a, 0.7) - swarm(&b, 0.7)) / (2.0 * h);
         assert!((dps[i].v - fd).abs() < 1e-7, "v{i}: {} vs {fd}", dps[i].v);
+    }
+}
+
+#[test]
+fn loops_over_a_parameter_of_indices() {
+    let x = [0.5_f64, 1.0, -0.3];
+    let idx = [0_usize, 2, 2];
+    let (y, (g, _)) = gathered::value_and_gradient(&x, &idx);
+    assert_eq!(y, gathered(&x, &idx));
+    // x0² + 2·x2² + (0·x0 + 1·x2 + 2·x2) + x0·x2 + (x2 + x2)
+    let want = [2.0 * 0.5 + -0.3, 0.0, 4.0 * -0.3 + 3.0 + 0.5 + 2.0];
+    for i in 0..3 {
+        assert!(
+            (g[i] - want[i]).abs() < 1e-12,
+            "{i}: {} vs {}",
+            g[i],
+            want[i]
+        );
     }
 }
