@@ -5029,7 +5029,8 @@ impl Desugar {
             Pat::Ident(i) if i.subpat.is_none() && i.by_ref.is_none() => i.ident.clone(),
             _ => return None,
         };
-        match &m {
+        // A chunk's bounds at the top of each trip, or the element as a place.
+        let bounds = match &m {
             Some(m) => {
                 let base = format_ident!("__mochi_cbase{}", id, span = span);
                 let clen = format_ident!("__mochi_clen{}", id, span = span);
@@ -5047,17 +5048,10 @@ impl Desugar {
                 if uses.other {
                     return None;
                 }
-                let stmts = &body.stmts;
-                let counter = counter.map(|c| quote_spanned!(span=> let #c = #k;));
-                Some(syn::parse_quote_spanned!(span=> {
-                    #(#lets)*
-                    for #k in 0..#count {
-                        #counter
-                        let #base: usize = (#offset) + (#pos) * #m;
-                        let #clen: usize = ::core::cmp::min(#m, (#offset) + (#len) - #base);
-                        #(#stmts)*
-                    }
-                }))
+                quote_spanned!(span=>
+                    let #base: usize = (#offset) + (#pos) * #m;
+                    let #clen: usize = ::core::cmp::min(#m, (#offset) + (#len) - #base);
+                )
             }
             None => {
                 let place: Expr = syn::parse_quote_spanned!(span=> #seq[(#offset) + (#pos)]);
@@ -5070,17 +5064,19 @@ impl Desugar {
                 if sub.shadowed {
                     return None;
                 }
-                let stmts = &body.stmts;
-                let counter = counter.map(|c| quote_spanned!(span=> let #c = #k;));
-                Some(syn::parse_quote_spanned!(span=> {
-                    #(#lets)*
-                    for #k in 0..#count {
-                        #counter
-                        #(#stmts)*
-                    }
-                }))
+                TokenStream::new()
             }
-        }
+        };
+        let stmts = &body.stmts;
+        let counter = counter.map(|c| quote_spanned!(span=> let #c = #k;));
+        Some(syn::parse_quote_spanned!(span=> {
+            #(#lets)*
+            for #k in 0..#count {
+                #counter
+                #bounds
+                #(#stmts)*
+            }
+        }))
     }
 }
 
@@ -5687,6 +5683,11 @@ impl VisitMut for Desugar {
             }
         }
         syn::visit_mut::visit_expr_mut(self, e);
+        // `m.predict(x)` on a value of the user's type: its method's rule.
+        let receiver = match &*e {
+            Expr::MethodCall(m) => self.receiver_call(m),
+            _ => None,
+        };
         let span = e.span();
         match e {
             // `self.m(args)` in a method: `Self::m(self, args)`, whose derived rule is
@@ -5704,8 +5705,8 @@ impl VisitMut for Desugar {
                 let sep = (!args.is_empty()).then(|| quote_spanned!(span=> ,));
                 *e = syn::parse_quote_spanned!(span=> Self::#name(self #sep #args));
             }
-            Expr::MethodCall(m) if self.receiver_call(m).is_some() => {
-                if let Some(r) = self.receiver_call(m) {
+            Expr::MethodCall(_) if receiver.is_some() => {
+                if let Some(r) = receiver {
                     *e = r;
                 }
             }

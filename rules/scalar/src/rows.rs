@@ -28,15 +28,6 @@ impl<T: Elem> Rows for [Vec<T>] {
     }
 }
 
-impl<T: Elem> Rows for Vec<Vec<T>> {
-    type Elem = T;
-    type Row = Vec<T>;
-    #[inline(always)]
-    fn rows(&self) -> &[Vec<T>] {
-        self
-    }
-}
-
 impl<T: Elem, const N: usize> Rows for [[T; N]] {
     type Elem = T;
     type Row = [T; N];
@@ -46,11 +37,15 @@ impl<T: Elem, const N: usize> Rows for [[T; N]] {
     }
 }
 
-impl<T: Elem, const N: usize> Rows for Vec<[T; N]> {
-    type Elem = T;
-    type Row = [T; N];
+/// A `Vec` of rows, as the slice of them.
+impl<R: Tangent> Rows for Vec<R>
+where
+    [R]: Rows<Row = R>,
+{
+    type Elem = <[R] as Rows>::Elem;
+    type Row = R;
     #[inline(always)]
-    fn rows(&self) -> &[[T; N]] {
+    fn rows(&self) -> &[R] {
         self
     }
 }
@@ -59,23 +54,6 @@ impl<T: Elem, const N: usize> Rows for Vec<[T; N]> {
 /// `points.iter().map(|p| p.dot(w)).sum()`.
 #[cfg(feature = "nalgebra")]
 impl<T, R, C> Rows for [nalgebra::OMatrix<T, R, C>]
-where
-    T: Elem + nalgebra::Scalar,
-    R: nalgebra::Dim,
-    C: nalgebra::Dim,
-    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<R, C>,
-    nalgebra::OMatrix<T, R, C>: Tangent,
-{
-    type Elem = T;
-    type Row = nalgebra::OMatrix<T, R, C>;
-    #[inline(always)]
-    fn rows(&self) -> &[Self::Row] {
-        self
-    }
-}
-
-#[cfg(feature = "nalgebra")]
-impl<T, R, C> Rows for Vec<nalgebra::OMatrix<T, R, C>>
 where
     T: Elem + nalgebra::Scalar,
     R: nalgebra::Dim,
