@@ -5851,8 +5851,13 @@ impl VisitMut for Desugar {
                 let Some(ty) = self.float_ty.clone() else {
                     return;
                 };
-                // `vec![e; n]`: a constant fill of `n`, then every slot written with `e`.
+                // `vec![e; n]`: a constant fill of `n`, then every slot written with `e`
+                // (a constant `e` with a length read from a differentiable value,
+                // `vec![0.0; w.len()]`, is a constant as written).
                 if let Ok(r) = m.mac.parse_body::<Repeat>() {
+                    if !mentions_active(&r.elem, &self.active) {
+                        return;
+                    }
                     let (elem, len) = (&r.elem, &r.len);
                     let elem = typed(elem, &ty).unwrap_or_else(|| elem.clone());
                     let (t0, fill, v, k) = (

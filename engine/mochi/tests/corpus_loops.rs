@@ -134,9 +134,49 @@ fn helper_in_loop(w: &[f64], x: &[f64], d: usize) -> f64 {
     s
 }
 
+/// Buffers bound inside the loop, `vec![0.0; n]` of a length the reverse sweep can
+/// recompute (a parameter, a parameter's length, arithmetic of them), and one whose
+/// length is the loop's own variable (its shape is saved per read): written, read
+/// back several times, and reduced.
+#[differentiable]
+fn buffers_in_loop(x: &[f64], w: &[f64], d: usize) -> f64 {
+    let n = x.len() / d;
+    let mut s = 0.0;
+    for i in 0..n {
+        let mut row = vec![0.0; d];
+        let mut wide = vec![0.0; w.len() + 1];
+        let mut grow = vec![0.0; i + 1];
+        for j in 0..d {
+            row[j] = x[i * d + j] * w[j % w.len()];
+        }
+        for j in 0..w.len() {
+            wide[j + 1] = row[j % d] * row[j % d] + w[j];
+        }
+        for j in 0..=i {
+            grow[j] = wide[(j + 1) % wide.len()].sin();
+        }
+        for j in 0..d {
+            s += row[j] * wide[j % wide.len()];
+        }
+        for j in 0..grow.len() {
+            s += grow[j] * x[j];
+        }
+    }
+    s
+}
+
 mod checked_loops {
     use crate::check;
 
+    check!(
+        buffers_in_loop,
+        (
+            vec![0.5_f64, -1.2, 0.3, 0.9, 0.1, -0.4, 0.7, 0.2, -0.6],
+            vec![0.9_f64, -1.1],
+            3_usize
+        ),
+        |a| (&a.0, &a.1, a.2)
+    );
     check!(
         triangular_apply,
         (

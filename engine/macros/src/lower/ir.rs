@@ -468,6 +468,7 @@ impl ToTokens for Rev {
                 };
                 quote!(let __mochi_v = #value; ::mochi::__private::#f(&mut #into, __mochi_v);)
             }
+            Rev::Drop(Adj::Take(place)) => quote!(::mochi::__private::discard(&mut #place);),
             Rev::Drop(value) => quote!(let _ = #value;),
             Rev::AccElement {
                 pre,

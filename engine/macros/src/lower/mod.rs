@@ -201,6 +201,16 @@ pub struct Lowerer {
     /// declared at the top and set at the binding, read by the reverse sweep instead of
     /// a shape saved at every element access.
     local_shapes: HashMap<String, Ident>,
+    /// The shapes of locals bound inside a loop as `vec![e; n]`, `n` recomputable, and
+    /// never resized, rebound or borrowed `&mut`: `n`, recomputed by the reverse sweep
+    /// where an element is read instead of a shape saved at every read.
+    fixed_shapes: HashMap<String, TokenStream>,
+    /// Names borrowed `&mut` or the receiver itself (not an element's) of a method that
+    /// may take `&mut self`: their length may change.
+    mut_receivers: HashSet<String>,
+    /// `let __mochi_plenN = p.len();` at the top, per parameter `p` (see
+    /// [`Lowerer::fixed_len`]).
+    param_lens: HashMap<String, Ident>,
     /// Names indexed directly somewhere in the body (`v[i]`).
     indexed: HashSet<String>,
     /// The span of the source expression being lowered: rule calls carry it, so that a
@@ -253,6 +263,9 @@ impl Lowerer {
             grown: HashSet::new(),
             nested_fns: HashSet::new(),
             local_shapes: HashMap::new(),
+            fixed_shapes: HashMap::new(),
+            mut_receivers: HashSet::new(),
+            param_lens: HashMap::new(),
             indexed: HashSet::new(),
             rule_methods: BTreeMap::new(),
             captured: HashSet::new(),
@@ -442,7 +455,7 @@ impl Lowerer {
             .map(|(n, _)| n)
             .collect();
         (self.resized, self.indexed, self.grown) = resized_and_indexed_names(body);
-        self.mut_borrowed = mut_borrowed_names(body);
+        (self.mut_borrowed, self.mut_receivers) = mut_borrowed_names(body);
         // `fn helper(..)` items inside the body (no derived rule of their own).
         struct Items<'a>(&'a mut HashSet<String>);
         impl<'ast> syn::visit::Visit<'ast> for Items<'_> {
@@ -807,7 +820,7 @@ impl Lowerer {
         }
         let back = self.bind_pattern_fresh(pat, true, is_ref, code, true);
         code.rev.push(Rev::back_into(o.cot(), back));
-        self.record_local_shape(pat, code);
+        self.record_local_shape(pat, init_expr, code);
     }
 
     /// Binds the names of `pat` as new variables; returns the reverse expression that
@@ -1430,6 +1443,13 @@ impl Lowerer {
         {
             let (f, pre, r, _) = self.index_parts(idx, None, code);
             (quote!([#f]), pre, r, quote!((*#h.as_ref().unwrap())))
+        } else if let Some(len) = fields
+            .is_empty()
+            .then(|| self.fixed_shapes.get(&root.to_string()).cloned())
+            .flatten()
+        {
+            let (f, pre, r, _) = self.index_parts(idx, None, code);
+            (quote!([#f]), pre, r, len)
         } else {
             let sh = |_: &TokenStream| ir::rt::shape_of(&quote!(#root #(.#fields)*));
             let (f, pre, r, h) = self.index_parts(idx, Some(&sh), code);
@@ -1438,17 +1458,30 @@ impl Lowerer {
     }
 
     /// After `let name = …;` of a differentiable local bound once, outside loops, and
-    /// never resized: its shape, set once into a slot declared at the top.
-    fn record_local_shape(&mut self, pat: &Pat, code: &mut Code) {
+    /// never resized: its shape, set once into a slot declared at the top. Inside a
+    /// loop, `let v = vec![e; n];` with `n` recomputable: `n` itself.
+    fn record_local_shape(&mut self, pat: &Pat, init: &Expr, code: &mut Code) {
         let Pat::Ident(p) = pat else { return };
         let name = p.ident.to_string();
         if p.subpat.is_some()
             || !self.indexed.contains(&name)
-            || self.loop_depth > 0
             || self.rebound.contains(&name)
             || self.resized.contains(&name)
             || self.array_locals.contains(&name)
         {
+            return;
+        }
+        if self.loop_depth > 0 {
+            if let Expr::Macro(m) = init {
+                if let (true, Ok(r)) = (
+                    m.mac.path.is_ident("vec") && !self.mut_receivers.contains(&name),
+                    m.mac.parse_body::<crate::rewrite::Repeat>(),
+                ) {
+                    if let Some(len) = self.fixed_len(&r.len) {
+                        self.fixed_shapes.insert(name, quote!((#len)));
+                    }
+                }
+            }
             return;
         }
         let h = self.fresh("lshape");
@@ -1460,6 +1493,56 @@ impl Lowerer {
             quote!(#h = ::core::option::Option::Some(#shape);),
         ));
         self.local_shapes.insert(name, h);
+    }
+
+    /// A length the reverse sweep can recompute anywhere in the body, as it computes
+    /// it: literals, names bound once with a recomputable value (an integer parameter
+    /// never assigned, `let n = x.len();` at the top), the length of a parameter never
+    /// resized (taken once at the top), and arithmetic of those.
+    fn fixed_len(&mut self, e: &Expr) -> Option<TokenStream> {
+        match e {
+            Expr::Lit(_) => Some(quote!(#e)),
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .filter(|i| {
+                    let n = i.to_string();
+                    !self.rebound.contains(&n) && self.lookup(&n).is_some_and(|b| b.recompute)
+                })
+                .map(|i| quote!(#i)),
+            Expr::MethodCall(m) if m.args.is_empty() && m.method == "len" => {
+                let Expr::Path(p) = &*m.receiver else {
+                    return None;
+                };
+                let i = p.path.get_ident()?;
+                let n = i.to_string();
+                if self.rebound.contains(&n)
+                    || self.resized.contains(&n)
+                    || self.mut_receivers.contains(&n)
+                    || !self.lookup(&n).is_some_and(|b| b.param)
+                {
+                    return None;
+                }
+                let h = match self.param_lens.get(&n) {
+                    Some(h) => h.clone(),
+                    None => {
+                        let h = self.fresh("plen");
+                        self.top.push(quote!(let #h = #i.len();));
+                        self.param_lens.insert(n, h.clone());
+                        h
+                    }
+                };
+                Some(quote!(#h))
+            }
+            Expr::Binary(b) => {
+                let (l, r) = (self.fixed_len(&b.left)?, self.fixed_len(&b.right)?);
+                let op = &b.op;
+                Some(quote!(#l #op #r))
+            }
+            Expr::Paren(p) => self.fixed_len(&p.expr).map(|e| quote!((#e))),
+            Expr::Group(g) => self.fixed_len(&g.expr),
+            _ => None,
+        }
     }
 
     fn param_shape(&mut self, root: &Ident) -> Ident {
@@ -1722,7 +1805,7 @@ pub(super) fn mut_borrowed_var(e: &Expr) -> Option<&Ident> {
 /// The names under a `&mut` anywhere in `body` (macros' tokens included), and the
 /// receivers of methods other than those that only read (`v.fill(0.0)` takes `&mut v`
 /// without saying so).
-fn mut_borrowed_names(body: &Block) -> HashSet<String> {
+fn mut_borrowed_names(body: &Block) -> (HashSet<String>, HashSet<String>) {
     const READ_ONLY: &[&str] = &[
         "len",
         "is_empty",
@@ -1750,12 +1833,17 @@ fn mut_borrowed_names(body: &Block) -> HashSet<String> {
         "shape",
         "dim",
     ];
-    struct M(HashSet<String>);
+    struct M(HashSet<String>, HashSet<String>);
     impl<'ast> syn::visit::Visit<'ast> for M {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             if !READ_ONLY.contains(&m.method.to_string().as_str()) {
                 if let Some(n) = activity::root_name(&m.receiver) {
                     self.0.insert(n);
+                }
+                if let Expr::Path(p) = &*m.receiver {
+                    if let Some(i) = p.path.get_ident() {
+                        self.1.insert(i.to_string());
+                    }
                 }
             }
             syn::visit::visit_expr_method_call(self, m);
@@ -1763,18 +1851,42 @@ fn mut_borrowed_names(body: &Block) -> HashSet<String> {
         fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
             if r.mutability.is_some() {
                 if let Some(n) = activity::root_name(&r.expr) {
-                    self.0.insert(n);
+                    self.0.insert(n.clone());
+                    self.1.insert(n);
                 }
             }
             syn::visit::visit_expr_reference(self, r);
         }
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
             activity::token_idents(m.tokens.clone(), &mut self.0);
+            if let Some(exprs) = vec_macro_exprs(m) {
+                let mut inner = M(HashSet::new(), HashSet::new());
+                exprs
+                    .iter()
+                    .for_each(|e| syn::visit::Visit::visit_expr(&mut inner, e));
+                self.1.extend(inner.1);
+            } else {
+                activity::token_idents(m.tokens.clone(), &mut self.1);
+            }
         }
     }
-    let mut m = M(HashSet::new());
+    let mut m = M(HashSet::new(), HashSet::new());
     syn::visit::Visit::visit_block(&mut m, body);
-    m.0
+    (m.0, m.1)
+}
+
+/// The expressions of `vec![e; n]` or `vec![a, b, …]`.
+fn vec_macro_exprs(m: &syn::Macro) -> Option<Vec<Expr>> {
+    if !m.path.is_ident("vec") {
+        return None;
+    }
+    if let Ok(r) = m.parse_body::<crate::rewrite::Repeat>() {
+        return Some(vec![r.elem, r.len]);
+    }
+    type List = syn::punctuated::Punctuated<Expr, syn::Token![,]>;
+    m.parse_body_with(List::parse_terminated)
+        .ok()
+        .map(|l| l.into_iter().collect())
 }
 
 /// Methods that may change the length of their receiver (and `assign`, which may
@@ -1865,7 +1977,14 @@ fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>,
             syn::visit::visit_expr_index(self, i);
         }
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
-            // Names inside a macro's tokens are not visited: count them all as resized.
+            // `vec![e; n]` and `vec![a, b]` hold expressions; the names inside any other
+            // macro's tokens are not visited: count them all as resized.
+            if let Some(exprs) = vec_macro_exprs(m) {
+                exprs
+                    .iter()
+                    .for_each(|e| syn::visit::Visit::visit_expr(self, e));
+                return;
+            }
             activity::token_idents(m.tokens.clone(), &mut self.resized);
         }
     }
