@@ -26,6 +26,13 @@ pub fn take<T: TangentVector>(dst: &mut T) -> T {
     std::mem::replace(dst, T::zero())
 }
 
+/// Drops a cotangent whose value goes nowhere (a local's at its binding), keeping its
+/// buffer: a local bound in a loop materialises its cotangent again in the next trip.
+#[inline(always)]
+pub fn discard<T: TangentVector>(dst: &mut T) {
+    dst.reset_zero();
+}
+
 /// Takes a value saved in a branch that the forward sweep took.
 #[inline(always)]
 pub fn unslot<T>(slot: &mut Option<T>) -> T {
@@ -174,6 +181,11 @@ fn materialise_vec<T: TangentVector>(v: &mut Vec<T>, len: usize) {
         "mochi: cotangent has {} elements, primal {len}",
         v.len()
     );
+    if v.capacity() < len {
+        if let Some(buffer) = crate::kit::recycle::take::<T>(len) {
+            *v = buffer;
+        }
+    }
     v.resize_with(len, T::zero);
 }
 

@@ -45,6 +45,7 @@ mod checks;
 mod inactive;
 pub mod keep;
 mod macros;
+pub mod recycle;
 pub mod tape;
 
 pub use crate::rule::{

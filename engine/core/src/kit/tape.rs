@@ -406,6 +406,7 @@ pub fn release_pool() {
             *arena = Arena::default();
         }
     });
+    super::recycle::release();
 }
 
 impl<T: 'static> Stack<T> {

@@ -111,6 +111,12 @@ pub trait TangentVector: Sized + Clone + std::fmt::Debug {
     fn scale(&mut self, factor: f64);
     /// `⟨self, other⟩`, summed in `f64`.
     fn inner(&self, other: &Self) -> f64;
+    /// Makes `self` the structural zero, keeping its buffer where it has one (a `Vec`
+    /// keeps its capacity), so that a cotangent made dense again reuses it.
+    #[inline(always)]
+    fn reset_zero(&mut self) {
+        *self = Self::zero();
+    }
 }
 
 /// A primal type and its tangent type.

@@ -117,6 +117,14 @@ impl<T: TangentVector> TangentVector for Vec<T> {
         // A structural zero (empty) against anything is 0.
         self.iter().zip(other).map(|(a, b)| a.inner(b)).sum()
     }
+    #[inline(always)]
+    fn reset_zero(&mut self) {
+        // Empty is the structural zero; the buffer goes to the next materialisation
+        // (of this cotangent in the next trip of a loop, or of another).
+        if self.capacity() != 0 {
+            crate::kit::recycle::give(std::mem::take(self));
+        }
+    }
 }
 
 impl<T: Tangent> Tangent for [T] {
