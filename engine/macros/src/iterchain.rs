@@ -84,6 +84,15 @@ enum Item {
     },
 }
 
+/// Is `it` a window or a tuple holding one?
+fn contains_window(it: &Item) -> bool {
+    match it {
+        Item::Window { .. } => true,
+        Item::Tuple(items) => items.iter().any(contains_window),
+        Item::Leaf(..) => false,
+    }
+}
+
 /// Which subviews of an array a chain walks.
 #[derive(Clone)]
 enum Line {
@@ -629,11 +638,27 @@ fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
             }
         )
     };
-    let closure_arg = |i: usize| matches!(e.args.get(i), Some(Expr::Closure(_)));
     let consumer = e.method.to_string();
     // The sequence rules hold floats (or rows of them): elements whose fields the
     // closure reads (structs) go through an index loop.
-    let floats = |c: &syn::ExprClosure| !reads_fields(c);
+    // Elements destructured as tuples (`|(a, b)|` over a `Vec<(f64, f64)>`) likewise.
+    let floats = |c: &syn::ExprClosure| {
+        let tuple = |p: &Pat| {
+            let mut p = p;
+            loop {
+                match p {
+                    Pat::Reference(r) => p = &r.pat,
+                    Pat::Type(t) => p = &t.pat,
+                    Pat::Paren(q) => p = &q.pat,
+                    Pat::Tuple(_) | Pat::TupleStruct(_) | Pat::Struct(_) | Pat::Slice(_) => {
+                        return true
+                    }
+                    _ => return false,
+                }
+            }
+        };
+        !reads_fields(c) && !c.inputs.iter().any(tuple)
+    };
     match (consumer.as_str(), st) {
         ("sum" | "product", [s]) | ("sum" | "product", [s, Stage::Copied]) => plain_seq(s),
         ("sum", [s, Stage::Map(c)]) | ("sum", [s, Stage::Copied, Stage::Map(c)]) => {
@@ -642,7 +667,9 @@ fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
         ("sum", [s, Stage::Zip(o), Stage::Map(c)]) => {
             plain_seq(s) && matches!(&o[..], [t] if plain_seq(t)) && floats(c)
         }
-        ("fold", [s]) | ("fold", [s, Stage::Copied]) => plain_seq(s) && closure_arg(1),
+        ("fold", [s]) | ("fold", [s, Stage::Copied]) => {
+            plain_seq(s) && matches!(e.args.get(1), Some(Expr::Closure(c)) if floats(c))
+        }
         _ => false,
     }
 }
@@ -749,7 +776,8 @@ impl<'a> Writer<'a> {
                     None => quote_spanned!(span=> #seq.len()),
                 };
                 match start {
-                    Some(s) => quote_spanned!(span=> (#end).saturating_sub(#s)),
+                    // (`usize::` types literal bounds: `x[1..3]`.)
+                    Some(s) => quote_spanned!(span=> usize::saturating_sub(#end, #s)),
                     None => end,
                 }
             }
@@ -769,11 +797,11 @@ impl<'a> Writer<'a> {
             },
             Stage::StepBy(s) => {
                 let l = self.len(rest)?;
-                quote_spanned!(span=> (#l).div_ceil(#s))
+                quote_spanned!(span=> usize::div_ceil(#l, #s))
             }
             Stage::Skip(n) => {
                 let l = self.len(rest)?;
-                quote_spanned!(span=> (#l).saturating_sub(#n))
+                quote_spanned!(span=> usize::saturating_sub(#l, #n))
             }
             Stage::Take(n) => {
                 let l = self.len(rest)?;
@@ -945,9 +973,28 @@ impl<'a> Writer<'a> {
         let mut deref = Vec::new();
         let mut e = (*c.body).clone();
         for (p, it) in c.inputs.iter().zip(items) {
-            if let Item::Window { seq, base, len } = it {
+            self.bind_windows(p, it, &mut e, body, &mut deref)?;
+        }
+        UnDeref { names: &deref }.visit_expr_mut(&mut e);
+        Some(e)
+    }
+
+    /// [`bind`](Self::bind), except that a window (also one inside a tuple: `|(w, b)|`
+    /// over `x.windows(2).zip(y)`) is read in place: its uses in `e` are rewritten.
+    fn bind_windows(
+        &mut self,
+        p: &Pat,
+        it: &Item,
+        e: &mut Expr,
+        body: &mut Vec<TokenStream>,
+        deref: &mut Vec<syn::Ident>,
+    ) -> Option<()> {
+        match (p, it) {
+            (Pat::Type(t), _) => self.bind_windows(&t.pat, it, e, body, deref),
+            (Pat::Paren(q), _) => self.bind_windows(&q.pat, it, e, body, deref),
+            (Pat::Wild(_), Item::Window { .. }) => Some(()),
+            (Pat::Ident(w), Item::Window { seq, base, len }) if w.subpat.is_none() => {
                 // `|w| … w[j] …`: the window's elements are read from the sequence.
-                let Pat::Ident(w) = p else { return None };
                 let mut uses = WindowUses {
                     name: &w.ident,
                     seq,
@@ -956,16 +1003,20 @@ impl<'a> Writer<'a> {
                     mutable: false,
                     other: false,
                 };
-                uses.visit_expr_mut(&mut e);
-                if uses.other {
-                    return None;
-                }
-                continue;
+                uses.visit_expr_mut(e);
+                (!uses.other).then_some(())
             }
-            self.bind(p, it, body, &mut deref)?;
+            (_, Item::Window { .. }) => None,
+            (Pat::Tuple(t), Item::Tuple(items))
+                if t.elems.len() == items.len() && contains_window(it) =>
+            {
+                for (q, it) in t.elems.iter().zip(items) {
+                    self.bind_windows(q, it, e, body, deref)?;
+                }
+                Some(())
+            }
+            _ => self.bind(p, it, body, deref),
         }
-        UnDeref { names: &deref }.visit_expr_mut(&mut e);
-        Some(e)
     }
 
     /// `let p = item;`, by value; names bound to by-reference elements go in `deref`.
@@ -1000,6 +1051,22 @@ impl<'a> Writer<'a> {
             (Pat::Tuple(t), Item::Tuple(items)) if t.elems.len() == items.len() => {
                 for (q, it) in t.elems.iter().zip(items) {
                     self.bind(q, it, body, deref)?;
+                }
+                Some(())
+            }
+            // A tuple element by reference (`|(a, b)|` over a `Vec<(f64, f64)>`): its
+            // parts by value, read as the closure reads references.
+            (Pat::Tuple(t), Item::Leaf(e, true))
+                if t.elems.iter().all(|q| {
+                    matches!(q, Pat::Ident(i) if i.subpat.is_none() && i.by_ref.is_none())
+                        || matches!(q, Pat::Wild(_))
+                }) =>
+            {
+                body.push(quote_spanned!(span=> let #t = #e;));
+                for q in &t.elems {
+                    if let Pat::Ident(i) = q {
+                        deref.push(i.ident.clone());
+                    }
                 }
                 Some(())
             }
@@ -1201,7 +1268,7 @@ impl<'a> Writer<'a> {
                     ..
                 } | Stage::Enumerate
                     | Stage::Copied
-            ) || matches!(s, Stage::Zip(o) if o.len() == 1)
+            ) || matches!(s, Stage::Zip(o) if matches!(o[..], [Stage::Seq { .. }]))
         }) && st.iter().filter(|s| matches!(s, Stage::Zip(_))).count() <= 1;
         if simple || matches!(st[..], [Stage::Range { .. }]) {
             return None;
@@ -1212,8 +1279,17 @@ impl<'a> Writer<'a> {
         let (n, k, len, mut body, item) = self.loop_head(&st)?;
         let pre = std::mem::take(&mut self.pre);
         let mut deref = Vec::new();
-        self.bind(&f.pat, &item, &mut body, &mut deref)?;
-        let mut b = f.body.clone();
+        // (A piece among the elements, `for (a, w) in x.iter().zip(y.chunks(2))`, is read
+        // in place.)
+        let mut e = Expr::Block(syn::ExprBlock {
+            attrs: Vec::new(),
+            label: None,
+            block: f.body.clone(),
+        });
+        self.bind_windows(&f.pat, &item, &mut e, &mut body, &mut deref)?;
+        let Expr::Block(syn::ExprBlock { block: mut b, .. }) = e else {
+            return None;
+        };
         UnDeref { names: &deref }.visit_block_mut(&mut b);
         let stmts = &b.stmts;
         let label = &f.label;

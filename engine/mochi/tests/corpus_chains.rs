@@ -187,8 +187,70 @@ fn paired_distances(a: &[Vec<f64>], b: &[Vec<f64>]) -> f64 {
         .sum()
 }
 
+/// Each chunk summed inside the map (`c.iter().sum()`: a sub-slice read in place),
+/// collected, then squared.
+#[differentiable]
+fn chunk_sums_collected(x: &[f64]) -> f64 {
+    let v: Vec<f64> = x.chunks(2).map(|c| c.iter().sum()).collect();
+    v.iter().map(|t| t * t).sum()
+}
+
+/// A literal range's sub-slice as a chain's source, in a loop too.
+#[differentiable]
+fn literal_subslice_sums(x: &[f64]) -> f64 {
+    let head = x[1..3].iter().sum::<f64>();
+    let mut t = 0.0;
+    for k in 0..2 {
+        let s: f64 = x[2 * k..2 * k + 2].iter().map(|v| v * v).sum();
+        t += s * head;
+    }
+    t
+}
+
+/// Windows zipped with a sequence, in a chain and in a `for`; chunks zipped in a `for`.
+#[differentiable]
+fn windows_zipped(x: &[f64], y: &[f64]) -> f64 {
+    let a: f64 = x
+        .windows(2)
+        .zip(y.iter())
+        .map(|(w, b)| (w[1] - w[0]) * b)
+        .sum();
+    let b: f64 = y
+        .iter()
+        .zip(x.windows(3))
+        .map(|(c, w)| c * w.iter().product::<f64>())
+        .sum();
+    let mut s = 0.0;
+    for (c, w) in y.iter().zip(x.chunks(2)) {
+        s += c * w.iter().sum::<f64>();
+    }
+    a + b + s
+}
+
+/// Tuples collected into a `Vec<(f64, f64)>`, then read by `|(a, b)|`, `|&(s, c)|` and
+/// `p.0 * p.1` in a fold.
+#[differentiable]
+fn tuple_elements(x: &[f64]) -> f64 {
+    let pairs: Vec<(f64, f64)> = x
+        .iter()
+        .zip(x.iter().skip(1))
+        .map(|(a, b)| (*a, *b))
+        .collect();
+    let trig: Vec<(f64, f64)> = x.iter().map(|v| (v.sin(), v.cos())).collect();
+    pairs.iter().map(|(a, b)| a * b).sum::<f64>()
+        + trig.iter().map(|&(s, c)| s * c).sum::<f64>()
+        + pairs.iter().fold(0.0, |acc, p| acc + p.0 * p.1 * p.1)
+}
+
 mod checked_chains {
     use crate::check;
+
+    check!(chunk_sums_collected, (x5(),), |a| (&a.0));
+    check!(literal_subslice_sums, (x5(),), |a| (&a.0));
+    check!(windows_zipped, (x5(), vec![0.7, -0.2, 1.3, 0.4]), |a| (
+        &a.0, &a.1
+    ));
+    check!(tuple_elements, (x5(),), |a| (&a.0));
 
     fn x5() -> Vec<f64> {
         vec![0.5, -1.2, 0.3, 1.7, -0.4]

@@ -200,6 +200,18 @@ impl Lowerer {
                 let x = self.lower_expr(&c.expr, code);
                 self.call_method(m, &[x], TokenStream::new(), code)
             }
+            // `x[a..b]` as a method's receiver (`x[a..b].iter().sum()`, what a chunk's
+            // `c.iter()` becomes): the sub-slice, as `&x[a..b]`.
+            Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => {
+                let r: Expr = syn::parse_quote!(&#e);
+                match self.subslice_arg(&r, code) {
+                    Some((o, back)) => {
+                        code.rev.push(back);
+                        o
+                    }
+                    None => self.lower_computed_place(e, code),
+                }
+            }
             Expr::Index(_) | Expr::Field(_) => match Place::parse(e) {
                 Some(place) => match self.lookup(&place.root.to_string()).cloned() {
                     Some(b) if b.active => self.lower_place_read(&place, &b, code),
