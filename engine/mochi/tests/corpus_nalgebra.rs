@@ -5,7 +5,10 @@
 
 mod common;
 use mochi::prelude::*;
-use nalgebra::{DMatrix, DVector, Matrix3, Point3, Rotation3, UnitQuaternion, Vector2, Vector3};
+use nalgebra::{
+    DMatrix, DVector, Matrix2, Matrix3, Point3, Rotation3, UnitQuaternion, Vector2, Vector3,
+    Vector4,
+};
 
 /// One Kalman filter update: the innovation's negative log-likelihood after predicting
 /// with `f` and process noise `q`.
@@ -121,6 +124,18 @@ fn determinant_and_inverse(m: &Matrix3<f64>) -> f64 {
     let det = m.determinant();
     let inv = m.try_inverse().expect("invertible");
     det * det + inv.sum()
+}
+
+/// Small matrices built from scalars (`Matrix2::new` row by row: a rotation by `th`),
+/// `Matrix3::new` and `Vector4::new`.
+#[differentiable]
+fn built_from_scalars(th: f64, v: &Vector2<f64>, a: f64) -> f64 {
+    let (s, c) = th.sin_cos();
+    let r = Matrix2::new(c, -s, s, c);
+    let w = r * v;
+    let m = Matrix3::new(a, 1.0, th, 0.5 * a, 2.0, -th, a * th, 0.3, 1.0);
+    let q = Vector4::new(a, th, a * th, 1.0);
+    w[0] * 3.0 + w[1] * w[1] + m.determinant() + q.norm_squared() + m[(0, 2)] * m[(2, 0)]
 }
 
 /// A Gaussian-kernel Gram matrix built element by element, then its log-determinant
@@ -450,6 +465,11 @@ mod checks {
         |a| (&a.0)
     );
     check!(kernel_logdet, (v(4, 0.3), 0.8_f64), |a| (&a.0, a.1));
+    check!(
+        built_from_scalars,
+        (0.4_f64, Vector2::new(0.7, -1.2), 1.3_f64),
+        |a| (a.0, &a.1, a.2)
+    );
     check!(elementwise_capture, (v(5, 0.2), v(5, 1.1), 0.7_f64), |a| (
         &a.0, &a.1, a.2
     ));

@@ -13,7 +13,7 @@ use crate::dense::output;
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, InactivePullback, Pullback};
 use mochi_core::NoTangent;
-use nalgebra::{DMatrix, DVector, Vector2, Vector3};
+use nalgebra::{DMatrix, DVector, Matrix2, Matrix3, Vector2, Vector3, Vector4};
 
 /// `Vector2::new(x, y)`.
 #[inline]
@@ -102,6 +102,82 @@ pub mod vector3 {
         )
     }
 }
+
+/// Small static vectors and matrices built from scalars, as nalgebra's `new` takes them
+/// (a matrix's entries row by row): the builder, its rule module (`matrix2::rrule`), the
+/// rule trait and its impl for `Call` of that many scalars. Entry `k` gets the
+/// cotangent of the element at `(k / cols, k % cols)`.
+macro_rules! static_builder {
+    ($(#[$doc:meta])* $f:ident, $m:ident, $ty:ident, $trait:ident :: $method:ident, $pb:ident, $cols:expr, [$($x:ident),+]) => {
+        $(#[$doc])*
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $f<T: Elem>($($x: T),+) -> $ty<T> {
+            $ty::new($($x),+)
+        }
+
+        #[doc = concat!("The rule of [`", stringify!($f), "`](fn@", stringify!($f), "): each scalar gets its entry's cotangent.")]
+        pub mod $m {
+            use super::*;
+
+            #[doc = concat!("Pullback of `", stringify!($f), "`: needs nothing.")]
+            pub struct $pb<T>(std::marker::PhantomData<fn() -> T>);
+
+            impl<T: Elem> Pullback for $pb<T> {
+                type Output = $ty<T>;
+                type Args = ($(static_builder!(@t $x T),)+);
+                #[inline]
+                #[allow(clippy::modulo_one, clippy::identity_op, clippy::erasing_op)]
+                fn pullback(self, dv: $ty<T>, ($($x,)+): <Self::Args as mochi_core::Accumulators>::Mut<'_>) {
+                    let mut k = 0_usize;
+                    $(
+                        *$x += dv[(k / $cols, k % $cols)];
+                        k += 1;
+                    )+
+                    let _ = k;
+                }
+            }
+
+            #[doc = concat!("`", stringify!($f), "` with its pullback.")]
+            #[inline]
+            #[allow(clippy::too_many_arguments)]
+            pub fn rrule<T: Elem>($($x: T),+) -> ($ty<T>, $pb<T>) {
+                (super::$f($($x),+), $pb(std::marker::PhantomData))
+            }
+        }
+
+        rule_trait! {
+            #[doc = concat!("`", stringify!($ty), "::new(..)`: `Call((&a, &b, …)).", stringify!($method), "()`.")]
+            $trait::$method
+        }
+
+        impl<T: Elem> $trait for Call<($(static_builder!(@r $x T),)+)> {
+            type Output = $ty<T>;
+            type Pullback = $m::$pb<T>;
+            #[inline]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                let ($($x,)+) = self.0;
+                $m::rrule($(*$x),+)
+            }
+        }
+    };
+    (@t $x:ident $t:ident) => { $t };
+    (@r $x:ident $t:ident) => { &'_ $t };
+}
+
+static_builder!(
+    /// `Vector4::new(x, y, z, w)`.
+    vector4, vector4, Vector4, NaVector4New::vector4_new, Vector4Pullback, 1, [x, y, z, w]
+);
+static_builder!(
+    /// `Matrix2::new(m11, m12, m21, m22)`, row by row.
+    matrix2, matrix2, Matrix2, NaMatrix2New::matrix2_new, Matrix2Pullback, 2, [a, b, c, d]
+);
+static_builder!(
+    /// `Matrix3::new(m11, m12, m13, m21, …, m33)`, row by row.
+    matrix3, matrix3, Matrix3, NaMatrix3New::matrix3_new, Matrix3Pullback, 3,
+    [a, b, c, d, e, f, g, h, i]
+);
 
 /// Adds `src` (in `order`'s element order) into the cotangent `acc` of a slice of `len`
 /// elements, writing a structural zero (an empty `Vec`) out first.
@@ -279,6 +355,42 @@ mod tests {
         )
         .tolerance(T::RTOL, T::ATOL)
         .run();
+    }
+
+    fn static_builders<T: Elem>() {
+        let v = |x: f64| T::of_f64(x);
+        RuleTest::new(
+            (v(0.5), v(-1.5), v(2.0), v(0.25)),
+            |a| super::vector4(a.0, a.1, a.2, a.3),
+            |a| super::vector4::rrule(a.0, a.1, a.2, a.3),
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            (v(0.5), v(-1.5), v(2.0), v(0.25)),
+            |a| super::matrix2(a.0, a.1, a.2, a.3),
+            |a| super::matrix2::rrule(a.0, a.1, a.2, a.3),
+        )
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        // (`matrix3`'s nine arguments are more than a test tuple holds: it is checked
+        // through a differentiable function in `engine/mochi/tests/corpus_nalgebra.rs`.)
+        // Row by row: the second argument is the entry (0, 1).
+        let (m, pb) = super::matrix2::rrule(v(1.0), v(2.0), v(3.0), v(4.0));
+        assert_eq!(m[(0, 1)], v(2.0));
+        let (mut d0, mut d1, mut d2, mut d3) = (T::ZERO, T::ZERO, T::ZERO, T::ZERO);
+        mochi_core::Pullback::pullback(
+            pb,
+            nalgebra::Matrix2::new(v(0.0), v(1.0), v(0.0), v(0.0)),
+            (&mut d0, &mut d1, &mut d2, &mut d3),
+        );
+        assert_eq!((d0, d1, d2, d3), (T::ZERO, T::ONE, T::ZERO, T::ZERO));
+    }
+
+    #[test]
+    fn static_builders_f64_and_f32() {
+        static_builders::<f64>();
+        static_builders::<f32>();
     }
 
     #[test]

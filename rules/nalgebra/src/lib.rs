@@ -41,7 +41,7 @@ pub mod rotation;
 pub mod rules;
 pub mod shape;
 
-pub use build::{dmatrix, dvector, vector2, vector3};
+pub use build::{dmatrix, dvector, matrix2, matrix3, vector2, vector3, vector4};
 pub use elem::Elem;
 pub use rotation::rotation_matrix;
 

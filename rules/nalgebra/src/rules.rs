@@ -7,7 +7,8 @@ pub use crate::arith::{
 };
 pub use crate::build::{
     NaDMatrixFromRowSlice, NaDMatrixZeros, NaDVectorFromColumnSlice, NaDVectorFromRowSlice,
-    NaDVectorFromVec, NaDVectorZeros, NaVector2New, NaVector3New,
+    NaDVectorFromVec, NaDVectorZeros, NaMatrix2New, NaMatrix3New, NaVector2New, NaVector3New,
+    NaVector4New,
 };
 pub use crate::closure::{NaMap, NaZipMap};
 pub use crate::cross::NaCross;
