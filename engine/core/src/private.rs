@@ -1073,6 +1073,17 @@ pub fn acc_range_from<T: TangentVector>(
     }
 }
 
+/// `cmp(a, b)`, for a comparator of `max_by`/`min_by` called on the values of a chain
+/// (its parameters typed by the call, as `Iterator::max_by` types them).
+#[inline(always)]
+pub fn ordering<T: ?Sized>(
+    a: &T,
+    b: &T,
+    cmp: impl FnOnce(&T, &T) -> std::cmp::Ordering,
+) -> std::cmp::Ordering {
+    cmp(a, b)
+}
+
 /// The length of the window `&x[base..end]` of a sequence of length `len`, with the
 /// checks of slice indexing (generated code reads a window kept in a local, `let w =
 /// &x[a..b];`, through `x` itself: [`window_at`]).

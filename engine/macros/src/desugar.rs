@@ -6053,7 +6053,14 @@ impl VisitMut for Desugar {
             Expr::MethodCall(m)
                 if matches!(
                     m.method.to_string().as_str(),
-                    "position" | "rposition" | "all" | "any" | "count"
+                    "position"
+                        | "rposition"
+                        | "all"
+                        | "any"
+                        | "count"
+                        | "partition_point"
+                        | "binary_search_by"
+                        | "binary_search_by_key"
                 ) && mentions_active(&m.receiver, &self.active) =>
             {
                 let inner = e.clone();

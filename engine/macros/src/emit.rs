@@ -309,13 +309,17 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
     // A function called only through its gradients is not dead code.
     let mut func = written.clone();
     func.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    if func.sig.ident.to_string().starts_with("__mochi_twin_") {
+        syn::visit_mut::VisitMut::visit_block_mut(&mut TwinCallees, &mut func.block);
+    }
     if primal_via_rule {
         func.block = syn::parse_quote!({ #name::rrule #tf (#(#names),*).0 });
         func.attrs.push(syn::parse_quote!(#[allow(unused_mut)]));
     }
+    // The module before what is beside it (the twin and its derived items): a
+    // compile error in both is reported first where the function is derived as written.
     quote! {
         #func
-        #beside
 
         #[doc = #doc_mod]
         #[allow(clippy::all, clippy::pedantic, unused_mut, unused_variables, unused_parens, non_snake_case, unreachable_code, unused_assignments, unused_braces, elided_lifetimes_in_paths)]
@@ -370,5 +374,42 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
 
             #higher
         }
+
+        #beside
+    }
+}
+
+/// In a twin as emitted, `g::__twin::<T>(..)` of a user function `g` goes through
+/// [`crate::rewrite::callee`]: a `g` that is not `#[differentiable]` is named as such.
+struct TwinCallees;
+
+impl syn::visit_mut::VisitMut for TwinCallees {
+    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+        syn::visit_mut::visit_expr_call_mut(self, c);
+        let syn::Expr::Path(fp) = &*c.func else {
+            return;
+        };
+        let p = &fp.path;
+        if p.leading_colon.is_some()
+            || p.segments.len() != 2
+            || p.segments[1].ident != "__twin"
+            || !p.segments[0].arguments.is_empty()
+        {
+            return;
+        }
+        let (turbofish, generics) = match &p.segments[1].arguments {
+            syn::PathArguments::AngleBracketed(g) => (quote!(#g), g.args.len()),
+            _ => (TokenStream::new(), 0),
+        };
+        let f = crate::rewrite::callee(
+            &p.segments[0].ident,
+            &["__twin"],
+            &turbofish,
+            generics,
+            c.args.len(),
+            false,
+            None,
+        );
+        *c.func = syn::parse_quote!(#f);
     }
 }

@@ -674,6 +674,43 @@ fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
     }
 }
 
+/// `x.iter().copied().map(f).sum()` (also `cloned()`, and `f` a function's path) as
+/// `x.iter().map(|&v| f(v)).sum()`: the rule the lowering calls hands the closure each
+/// element by reference, so a by-value parameter passed on to a function (`sp(v)`) was
+/// a `&f64` where `f64` is expected.
+fn copied_into_map(e: &syn::ExprMethodCall) -> Option<Expr> {
+    let Expr::MethodCall(map) = &*e.receiver else {
+        return None;
+    };
+    let Expr::MethodCall(copied) = &*map.receiver else {
+        return None;
+    };
+    if map.method != "map"
+        || map.args.len() != 1
+        || !(copied.method == "copied" || copied.method == "cloned")
+        || !copied.args.is_empty()
+    {
+        return None;
+    }
+    let f: syn::ExprClosure = match &map.args[0] {
+        Expr::Closure(c) if c.inputs.len() == 1 => {
+            let mut c = c.clone();
+            let p = c.inputs[0].clone();
+            if !matches!(&p, Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none()) {
+                return None;
+            }
+            c.inputs[0] = syn::parse_quote!(&#p);
+            c
+        }
+        Expr::Path(p) => syn::parse_quote!(|&__mochi_a0| #p(__mochi_a0)),
+        _ => return None,
+    };
+    let src = &copied.receiver;
+    let mut out = e.clone();
+    *out.receiver = syn::parse_quote!(#src.map(#f));
+    Some(Expr::MethodCall(out))
+}
+
 /// Does the closure read a field of one of its parameters (`|p| p.a * p.b`)?
 fn reads_fields(c: &syn::ExprClosure) -> bool {
     let mut params = Vec::new();
@@ -1138,8 +1175,11 @@ impl<'a> Writer<'a> {
             _ => None,
         });
         let mut st = Vec::new();
-        if !stages(&e.receiver, &mut st) || lowering_handles(e, &st) {
+        if !stages(&e.receiver, &mut st) {
             return None;
+        }
+        if lowering_handles(e, &st) {
+            return copied_into_map(e);
         }
         // `filter` changes positions: only `map` and other filters may follow it.
         if let Some(f) = st.iter().position(skips) {
@@ -1596,6 +1636,40 @@ impl Writer<'_> {
                 let mut b = (*c.body).clone();
                 UnDeref { names: &deref }.visit_expr_mut(&mut b);
                 quote_spanned!(span=> #(#binds)* #acc = #b;)
+            }
+            // Any other comparator (`|a, b| (*a - c).abs().partial_cmp(&(*b - c).abs())
+            // .unwrap()`, a key compared): called as written on the values, without a
+            // derivative (an ordering has none), keeping what `Iterator::max_by` keeps.
+            // (Elements that are tuples, `enumerate()`'s, have their own rewrite.)
+            "max_by" | "min_by"
+                if comparator(&e.args[0]).is_none() && matches!(item, Item::Leaf(..)) =>
+            {
+                let cmp = match &e.args[0] {
+                    Expr::Closure(c) if c.inputs.len() == 2 => &e.args[0],
+                    Expr::Path(_) => &e.args[0],
+                    _ => return None,
+                };
+                // The comparator takes references to the elements as the chain yields
+                // them (`&&f64` from `x.iter()`).
+                let by_ref = matches!(item, Item::Leaf(_, true));
+                let v = self.value(&item);
+                let c = self.fresh("c");
+                let r = if by_ref {
+                    quote_spanned!(span=> &)
+                } else {
+                    TokenStream::new()
+                };
+                let replace = if name == "max_by" {
+                    quote_spanned!(span=> !=)
+                } else {
+                    quote_spanned!(span=> ==)
+                };
+                quote_spanned!(span=>
+                    let #c = #v;
+                    if ::mochi::no_grad(::mochi::__private::ordering(#r &#acc, #r &#c, #cmp)) #replace ::core::cmp::Ordering::Greater {
+                        #acc = #c;
+                    }
+                )
             }
             "max_by" | "min_by" => {
                 let flipped = comparator(&e.args[0])?;

@@ -140,3 +140,90 @@ impl VisitMut for ReplaceType<'_> {
         syn::visit_mut::visit_type_mut(self, ty);
     }
 }
+
+/// The callable `name::rest…` for a call of a user function `name(..)` from derived
+/// code, with a stand-in for a `name` that is not `#[differentiable]` (a plain function
+/// has no module `name`: rustc said "function `name` is not a crate or module").
+///
+/// In an inner block, `name` is imported by name (beating any glob, and seeing the
+/// function's own module when it has one) beside a glob of a stand-in module `name`,
+/// which only then provides `name::rest…`: a function of `arity` arguments bounded by a
+/// trait whose message names the function and the fix. The import goes through an
+/// outer block (`use name as __mochi_callee`), where no glob can make it ambiguous.
+///
+/// Only the forms whose derivation fails first carry the bound (`bounded`): the twin's
+/// calls get a stand-in without it, so that the message comes once, at the call.
+pub fn callee(
+    name: &syn::Ident,
+    rest: &[&str],
+    turbofish: &TokenStream,
+    generics: usize,
+    arity: usize,
+    bounded: bool,
+    scalar: Option<&syn::Ident>,
+) -> TokenStream {
+    let span = name.span();
+    let segs: Vec<syn::Ident> = rest.iter().map(|s| syn::Ident::new(s, span)).collect();
+    let Some((last, mods)) = segs.split_last() else {
+        return quote!(#name);
+    };
+    let gs: Vec<syn::Ident> = (0..generics)
+        .map(|k| quote::format_ident!("__MochiG{}", k))
+        .collect();
+    // The bound sits on the first argument, or on the first generic parameter of a
+    // function without arguments.
+    let any = quote!(_: impl ::core::marker::Sized);
+    let (params, bound) = match (arity, gs.first()) {
+        _ if !bounded => (vec![any; arity], quote!()),
+        (0, Some(g)) => (Vec::new(), quote!(where #g: Differentiable)),
+        (0, None) => (Vec::new(), quote!()),
+        _ => {
+            let mut p = vec![quote!(_: impl Differentiable)];
+            p.extend((1..arity).map(|_| any.clone()));
+            (p, quote!())
+        }
+    };
+    let message = format!(
+        "mochi: `{name}` is not `#[differentiable]`, so the derivative cannot flow through this call"
+    );
+    let label = format!("`{name}` has no derived rule");
+    let note = format!(
+        "mark `fn {name}` `#[differentiable]` (its body is differentiated as well); if no derivative should flow through the call, pass `mochi::no_grad(..)` of its arguments"
+    );
+    // A value of the derivation's scalar (what most callees return) keeps the
+    // caller's arithmetic typed, so that the message is the first; a twin's callee gives
+    // the twin's scalar.
+    let float = scalar.filter(|t| *t == "f64" || *t == "f32");
+    let ret = match (float, gs.first(), last == "rrule") {
+        (Some(t), _, true) => quote!((#t, ::core::convert::Infallible)),
+        (None, Some(g), true) => quote!((#g, ::core::convert::Infallible)),
+        (_, Some(g), false) => quote!(#g),
+        _ => quote!(!),
+    };
+    let mut item = quote!(pub fn #last <#(#gs),*> (#(#params),*) -> #ret #bound {
+        ::core::unreachable!()
+    });
+    for m in mods.iter().rev() {
+        item = quote!(pub mod #m { #[allow(unused_imports)] use super::Differentiable; #item });
+    }
+    let path = quote!(#name #(::#segs)* #turbofish);
+    quote::quote_spanned!(span=> ({
+        #[allow(unused_imports)]
+        use #name as __mochi_callee;
+        {
+            #[allow(unused_imports)]
+            use __mochi_callee as #name;
+            #[allow(non_snake_case, non_camel_case_types, dead_code, unreachable_code)]
+            mod __mochi_unmarked {
+                pub mod #name {
+                    #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+                    pub trait Differentiable {}
+                    #item
+                }
+            }
+            #[allow(unused_imports)]
+            use __mochi_unmarked::*;
+            #path
+        }
+    }))
+}

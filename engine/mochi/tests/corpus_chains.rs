@@ -242,8 +242,43 @@ fn tuple_elements(x: &[f64]) -> f64 {
         + pairs.iter().fold(0.0, |acc, p| acc + p.0 * p.1 * p.1)
 }
 
+/// A softplus helper, passed by name to `map` and called in a closure over copied
+/// elements.
+#[differentiable]
+fn softplus(v: f64) -> f64 {
+    v.exp().ln_1p()
+}
+
+/// `copied().map(softplus)`, `copied().map(|v| softplus(v) * v)`, `cloned()`.
+#[differentiable]
+fn helper_by_name(x: &[f64]) -> f64 {
+    let a: f64 = x.iter().copied().map(softplus).sum();
+    let b: f64 = x.iter().copied().map(|v| softplus(v) * v).sum();
+    let c: Vec<f64> = x.iter().cloned().map(softplus).collect();
+    a + b + c[0] * c[1]
+}
+
+/// `min_by` and `max_by` comparing a key (the distance to `c`, the magnitude), the
+/// nearest-neighbour idiom: the ordering carries no derivative, the chosen element does.
+#[differentiable]
+fn keyed_extremes(x: &[f64], c: f64) -> f64 {
+    let near = *x
+        .iter()
+        .min_by(|a, b| (*a - c).abs().partial_cmp(&(*b - c).abs()).unwrap())
+        .unwrap();
+    let big = x
+        .iter()
+        .copied()
+        .max_by(|a, b| a.abs().total_cmp(&b.abs()))
+        .unwrap();
+    near * c + big * big
+}
+
 mod checked_chains {
     use crate::check;
+
+    check!(helper_by_name, (x5(),), |a| (&a.0));
+    check!(keyed_extremes, (x5(), 0.45_f64), |a| (&a.0, a.1));
 
     check!(chunk_sums_collected, (x5(),), |a| (&a.0));
     check!(literal_subslice_sums, (x5(),), |a| (&a.0));

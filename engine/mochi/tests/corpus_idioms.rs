@@ -130,10 +130,31 @@ fn local_closure_in_adapter(x: &[f64], a: f64) -> f64 {
     x.iter().map(f).sum::<f64>()
 }
 
+/// `f64::from(x)` of an `f32` and of an integer (what clippy's `cast_lossless`
+/// suggests for `x as f64`).
+#[differentiable]
+fn lossless_from(x: f32, y: f64) -> f64 {
+    f64::from(x) * y + f64::from(3_i32) * y * y
+}
+
+/// Linear interpolation at `t`, the interval found by `partition_point`.
+#[differentiable]
+fn interpolate(xs: &[f64], ys: &[f64], t: f64) -> f64 {
+    let k = xs.partition_point(|&v| v <= t).clamp(1, xs.len() - 1);
+    let w = (t - xs[k - 1]) / (xs[k] - xs[k - 1]);
+    ys[k - 1] * (1.0 - w) + ys[k] * w
+}
+
 mod checked {
     use crate::check;
 
     check!(local_closure_called, (0.7_f64,), |a| (a.0));
+    check!(lossless_from, (1.5_f32, 0.5_f64), |a| (a.0, a.1));
+    check!(
+        interpolate,
+        (vec![0.0, 1.0, 2.5, 4.0], vec![1.0, 3.0, -1.0, 2.0], 1.7_f64),
+        |a| (&a.0, &a.1, a.2)
+    );
     check!(local_closure_in_macro, (0.7_f64, 1.3_f64), |a| (a.0, a.1));
     check!(
         local_closure_captures,

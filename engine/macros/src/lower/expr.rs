@@ -977,6 +977,17 @@ impl Lowerer {
         {
             return Operand::Inactive(quote!(#c));
         }
+        // `f64::from(x)` (lossless: from `f32` or a small integer) is `x as f64`.
+        if segs.len() == 2
+            && (segs[0] == "f64" || segs[0] == "f32")
+            && last == "from"
+            && c.args.len() == 1
+        {
+            let (a, t) = (&c.args[0], &fp.path.segments[0].ident);
+            let cast: Expr =
+                syn::parse_quote_spanned!(syn::spanned::Spanned::span(&c.func)=> (#a) as #t);
+            return self.lower_expr(&cast, code);
+        }
         // f64::sin(x), f64::max(a, b): the method rules.
         if segs.len() == 2 && (segs[0] == "f64" || segs[0] == "f32") {
             let ops: Vec<Operand> = c.args.iter().map(|a| self.lower_expr(a, code)).collect();
@@ -1147,19 +1158,41 @@ impl Lowerer {
         // `g::<T>(x)` of a generic function: the arguments move to the rule,
         // `g::rrule::<T>(x)` (a module takes none).
         let mut path = fp.path.clone();
+        let mut generics = 0;
         let turbofish = match path.segments.last_mut().map(|s| &mut s.arguments) {
             Some(a @ syn::PathArguments::AngleBracketed(_)) => {
                 let syn::PathArguments::AngleBracketed(mut g) = std::mem::take(a) else {
                     unreachable!()
                 };
                 g.colon2_token = Some(Default::default());
+                generics = g.args.len();
                 quote!(#g)
             }
             _ => TokenStream::new(),
         };
         let own = segs.len() == 1 && last == self.fn_name;
+        // `g(..)` of a user function (`g::__twin::<T>(..)` in a twin): `g::rrule`, with
+        // a stand-in that names the fix when `g` is not `#[differentiable]`.
+        let user = path.leading_colon.is_none()
+            && (segs.len() == 1 || (segs.len() == 2 && segs[1] == "__twin"));
         let call = if own {
             quote!(#path::rrule_boxed #turbofish (#(#args),*))
+        } else if user {
+            let rest: &[&str] = if segs.len() == 1 {
+                &["rrule"]
+            } else {
+                &["__twin", "rrule"]
+            };
+            let f = crate::rewrite::callee(
+                &path.segments[0].ident,
+                rest,
+                &turbofish,
+                generics,
+                args.len(),
+                true,
+                self.float_ty.as_ref(),
+            );
+            self.boxed_in_branch(quote!(#f(#(#args),*)))
         } else if segs.len() > 1 && path.leading_colon.is_none() && !is_path_keyword(&segs[0]) {
             // `krate::f(..)`: `krate::f::rrule` is named where the rule crates' mirrors of
             // crate paths (`::mochi::__private::paths`) are glob-imported, so that a crate
