@@ -3689,7 +3689,22 @@ impl Inline<'_> {
                 }
             }
         }
-        let args: Vec<&Expr> = args.iter().collect();
+        // A variable given for a `&T` parameter is borrowed again (`&k`): deref coercion
+        // then takes a row read by value (`for k in keys.iter()` over `&[Vec<f64>]`
+        // binds `k` by value) or by reference to the `&[f64]` the closure takes.
+        let reborrowed: Vec<Expr> = args
+            .iter()
+            .zip(&tys)
+            .map(|(a, t)| match (a, t) {
+                (Expr::Path(p), Some(syn::Type::Reference(r)))
+                    if r.mutability.is_none() && p.path.get_ident().is_some() =>
+                {
+                    syn::parse_quote_spanned!(span=> &#a)
+                }
+                _ => a.clone(),
+            })
+            .collect();
+        let args: Vec<&Expr> = reborrowed.iter().collect();
         let bind = if pats.len() == 1 {
             let (p, a) = (&pats[0], args[0]);
             match &tys[0] {
@@ -5826,6 +5841,80 @@ impl VisitMut for Desugar {
                     |k| quote_spanned!(span=> #n - 1 - #k),
                     span,
                 );
+            }
+            // `v.rotate_left(k)`, `v.rotate_right(k)`: gathered from the rotated positions
+            // (with `rotate_left`'s check, `k <= len`).
+            Expr::MethodCall(m)
+                if (m.method == "rotate_left" || m.method == "rotate_right")
+                    && m.args.len() == 1
+                    && self.active_place(&m.receiver) =>
+            {
+                let (v, k) = (&m.receiver, &m.args[0]);
+                let (n, r) = (
+                    format_ident!("__mochi_rn", span = span),
+                    format_ident!("__mochi_rk", span = span),
+                );
+                let left = m.method == "rotate_left";
+                let msg = if left {
+                    "assertion failed: mid <= self.len()"
+                } else {
+                    "assertion failed: k <= self.len()"
+                };
+                *e = gather_in_place(
+                    v,
+                    quote_spanned!(span=>
+                        let #n = #v.len();
+                        let #r: usize = #k;
+                        if #r > #n { ::core::panic!(#msg); }
+                    ),
+                    |j| {
+                        if left {
+                            quote_spanned!(span=> (#j + #r) % #n)
+                        } else {
+                            quote_spanned!(span=> (#j + #n - #r) % #n)
+                        }
+                    },
+                    span,
+                );
+            }
+            // `[x, y].concat()` of differentiable sequences: one chain, collected.
+            Expr::MethodCall(m)
+                if m.method == "concat"
+                    && m.args.is_empty()
+                    && matches!(&*m.receiver, Expr::Array(a) if !a.elems.is_empty())
+                    && mentions_active(&m.receiver, &self.active) =>
+            {
+                let Expr::Array(a) = &*m.receiver else {
+                    return;
+                };
+                // Parts other than variables are bound first: a chain's source is one.
+                let mut lets = Vec::new();
+                let names: Vec<Expr> = a
+                    .elems
+                    .iter()
+                    .enumerate()
+                    .map(|(k, p)| match p {
+                        Expr::Path(_) => p.clone(),
+                        _ => {
+                            let t = format_ident!("__mochi_part{}", k, span = span);
+                            lets.push(quote_spanned!(span=> let #t = #p;));
+                            syn::parse_quote_spanned!(span=> #t)
+                        }
+                    })
+                    .collect();
+                // (The parts carry derivatives: the chain over them is rewritten.)
+                for k in 0..names.len() {
+                    self.active.insert(format!("__mochi_part{k}"));
+                }
+                let first = &names[0];
+                let rest = names[1..]
+                    .iter()
+                    .map(|p| quote_spanned!(span=> .chain(#p.iter())));
+                *e = syn::parse_quote_spanned!(span=> {
+                    #(#lets)*
+                    #first.iter()#(#rest)*.copied().collect::<::std::vec::Vec<_>>()
+                });
+                self.visit_expr_mut(e);
             }
             Expr::MethodCall(m)
                 if m.method == "swap" && m.args.len() == 2 && self.active_place(&m.receiver) =>

@@ -317,11 +317,34 @@ fn chained_and_while(x: &[f64]) -> f64 {
     a + b * c
 }
 
+/// `[x, y].concat()` (of parameters, and of values built in place), `rotate_left`,
+/// `rotate_right`.
+#[differentiable]
+fn concat_and_rotate(x: &[f64], y: &[f64]) -> f64 {
+    let z = [x, y].concat();
+    let w = [x.to_vec(), vec![x[0] * y[1]]].concat();
+    let mut l = z.clone();
+    l.rotate_left(2);
+    let mut r = w.clone();
+    r.rotate_right(1);
+    z.iter()
+        .enumerate()
+        .map(|(i, v)| (i as f64 + 1.0) * v * v)
+        .sum::<f64>()
+        + l[0] * r[0]
+        + l[l.len() - 1] * r[1].sin()
+}
+
 mod checked {
     use crate::check;
     use ndarray::array;
 
     check!(helper_of_element, (vec![0.3_f64, -1.2, 0.8],), |a| (&a.0));
+    check!(
+        concat_and_rotate,
+        (vec![0.3_f64, -1.2, 0.8], vec![0.5_f64, 0.9]),
+        |a| (&a.0, &a.1)
+    );
     check!(
         helper_of_pairs,
         (vec![0.3_f64, -1.2, 0.8], vec![1.5_f64, 0.2, -0.4]),

@@ -145,11 +145,31 @@ fn interpolate(xs: &[f64], ys: &[f64], t: f64) -> f64 {
     ys[k - 1] * (1.0 - w) + ys[k] * w
 }
 
+/// A local closure taking `&[f64]`, called with rows of a `&[Vec<f64>]` from
+/// `keys.iter()` (attention scores' log-sum-exp).
+#[differentiable]
+fn closure_over_rows(keys: &[Vec<f64>], q: &[f64]) -> f64 {
+    let score = |k: &[f64]| -> f64 { k.iter().zip(q).map(|(a, b)| a * b).sum() };
+    let mut s = 0.0;
+    for k in keys.iter() {
+        s += score(k).exp();
+    }
+    s.ln()
+}
+
 mod checked {
     use crate::check;
 
     check!(local_closure_called, (0.7_f64,), |a| (a.0));
     check!(lossless_from, (1.5_f32, 0.5_f64), |a| (a.0, a.1));
+    check!(
+        closure_over_rows,
+        (
+            vec![vec![0.3, -0.2], vec![0.5, 0.9], vec![-1.0, 0.4]],
+            vec![0.7, -0.4]
+        ),
+        |a| (&a.0, &a.1)
+    );
     check!(
         interpolate,
         (vec![0.0, 1.0, 2.5, 4.0], vec![1.0, 3.0, -1.0, 2.0], 1.7_f64),

@@ -31,6 +31,15 @@ impl Linear {
         let e = self.predict(x) - y;
         e * e + 0.1 * self.b * self.b
     }
+
+    /// `self.predict` of two sub-slices of `x` (their cotangents added back into `x̄`).
+    #[differentiable]
+    fn halves(&self, x: &[f64]) -> f64 {
+        let n = self.w.len();
+        let a = self.predict(&x[0..n]);
+        let b = self.predict(&x[n..2 * n]);
+        a * b
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Tangent)]
@@ -416,4 +425,25 @@ fn method_syntax_on_locals_of_the_users_type() {
     assert!((dm.b - want_b).abs() < 1e-7, "{} vs {want_b}", dm.b);
     let want_lr = fd(|lr| m.loss_after_step(&xs, 0.7, lr), 0.1);
     assert!((dlr - want_lr).abs() < 1e-7, "{dlr} vs {want_lr}");
+}
+
+#[test]
+fn a_method_given_sub_slices() {
+    let m = Linear {
+        w: vec![0.5, -0.3],
+        b: 0.1,
+    };
+    let x = [0.3, 0.8, -0.5, 1.2];
+    let (y, (dm, dx)) = m.halves_value_and_gradient(&x);
+    // a = 0.01, b = -0.51: y = ab, w̄ = b·x[..2] + a·x[2..], b̄ = a + b, x̄ = (b·w, a·w).
+    assert!((y - 0.01 * -0.51).abs() < 1e-12);
+    let want_w = [-0.51 * 0.3 + 0.01 * -0.5, -0.51 * 0.8 + 0.01 * 1.2];
+    for (g, w) in dm.w.iter().zip(want_w) {
+        assert!((g - w).abs() < 1e-12, "{g} vs {w}");
+    }
+    assert!((dm.b - (0.01 - 0.51)).abs() < 1e-12);
+    let want_x = [-0.51 * 0.5, -0.51 * -0.3, 0.01 * 0.5, 0.01 * -0.3];
+    for (g, w) in dx.iter().zip(want_x) {
+        assert!((g - w).abs() < 1e-12, "{g} vs {w}");
+    }
 }
