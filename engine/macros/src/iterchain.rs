@@ -674,8 +674,8 @@ fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
     }
 }
 
-/// `x.iter().copied().map(f).sum()` (also `cloned()`, and `f` a function's path) as
-/// `x.iter().map(|&v| f(v)).sum()`: the rule the lowering calls hands the closure each
+/// `x.iter().copied().map(f).sum()` (also `cloned()`, `v.into_iter()`, and `f` a
+/// function's path) as `x.iter().map(|&v| f(v)).sum()`: the rule the lowering calls hands the closure each
 /// element by reference, so a by-value parameter passed on to a function (`sp(v)`) was
 /// a `&f64` where `f64` is expected.
 fn copied_into_map(e: &syn::ExprMethodCall) -> Option<Expr> {
@@ -685,15 +685,25 @@ fn copied_into_map(e: &syn::ExprMethodCall) -> Option<Expr> {
     let Expr::MethodCall(copied) = &*map.receiver else {
         return None;
     };
+    // (`v.into_iter()` of a `Vec` yields values too.)
     if map.method != "map"
         || map.args.len() != 1
-        || !(copied.method == "copied" || copied.method == "cloned")
+        || !matches!(
+            copied.method.to_string().as_str(),
+            "copied" | "cloned" | "into_iter"
+        )
         || !copied.args.is_empty()
     {
         return None;
     }
     let f: syn::ExprClosure = match &map.args[0] {
-        Expr::Closure(c) if c.inputs.len() == 1 => {
+        // (A closure over `into_iter()` may take rows by value: left as written, unless
+        // it stands for a function's path, `|__mochi_fa| f(__mochi_fa)`.)
+        Expr::Closure(c)
+            if c.inputs.len() == 1
+                && (copied.method != "into_iter"
+                    || matches!(&c.inputs[0], Pat::Ident(i) if i.ident == "__mochi_fa")) =>
+        {
             let mut c = c.clone();
             let p = c.inputs[0].clone();
             if !matches!(&p, Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none()) {
@@ -707,7 +717,11 @@ fn copied_into_map(e: &syn::ExprMethodCall) -> Option<Expr> {
     };
     let src = &copied.receiver;
     let mut out = e.clone();
-    *out.receiver = syn::parse_quote!(#src.map(#f));
+    *out.receiver = if copied.method == "into_iter" {
+        syn::parse_quote!(#src.iter().map(#f))
+    } else {
+        syn::parse_quote!(#src.map(#f))
+    };
     Some(Expr::MethodCall(out))
 }
 

@@ -255,7 +255,9 @@ fn helper_by_name(x: &[f64]) -> f64 {
     let a: f64 = x.iter().copied().map(softplus).sum();
     let b: f64 = x.iter().copied().map(|v| softplus(v) * v).sum();
     let c: Vec<f64> = x.iter().cloned().map(softplus).collect();
-    a + b + c[0] * c[1]
+    let owned = x.to_vec();
+    let d: f64 = owned.into_iter().map(softplus).sum();
+    a + b + c[0] * c[1] + d * d
 }
 
 /// `min_by` and `max_by` comparing a key (the distance to `c`, the magnitude), the
