@@ -12,7 +12,8 @@
 //!
 //! Only buffers of elements of 8 bytes, aligned to 8, without drop glue (`f64`, and
 //! anything laid out like it) are kept: one list serves them all, since a buffer's
-//! layout is then its capacity alone.
+//! layout is then its capacity alone. A thread keeps at most 32, of at most 65,536
+//! elements each (16 MiB in all), until it exits or [`release`] runs.
 //!
 //! ```
 //! use mochi_core::kit::recycle;
@@ -33,6 +34,10 @@ use std::mem::{align_of, needs_drop, size_of, ManuallyDrop};
 
 /// How many buffers a thread keeps.
 const KEPT: usize = 32;
+
+/// The largest buffer kept, in elements (512 KiB): a larger one costs little to allocate
+/// beside its use, and keeping it would hold memory after the gradient.
+const LARGEST: usize = 1 << 16;
 
 /// A buffer given back: the pointer and capacity of a `Vec` of 8-byte elements.
 struct Buffer {
@@ -68,7 +73,7 @@ fn kept<T>() -> bool {
 /// another layout, or one beyond what the thread keeps, is freed.
 #[inline]
 pub fn give<T>(v: Vec<T>) {
-    if !kept::<T>() || v.capacity() == 0 {
+    if !kept::<T>() || v.capacity() == 0 || v.capacity() > LARGEST {
         return;
     }
     let mut v = ManuallyDrop::new(v);
@@ -144,6 +149,9 @@ mod tests {
         assert!(take::<f32>(1).is_none());
         give(vec![String::new()]);
         assert!(take::<String>(1).is_none());
+        // Nor very large buffers.
+        give(vec![0.0_f64; LARGEST + 1]);
+        assert!(take::<f64>(LARGEST + 1).is_none());
         release();
     }
 
