@@ -698,18 +698,30 @@ fn copied_into_map(e: &syn::ExprMethodCall) -> Option<Expr> {
     }
     let f: syn::ExprClosure = match &map.args[0] {
         // (A closure over `into_iter()` may take rows by value: left as written, unless
-        // it stands for a function's path, `|__mochi_fa| f(__mochi_fa)`.)
+        // it stands for a function's path, `|__mochi_fa| f(__mochi_fa)`, or types its
+        // parameter with a plain name, `|v: f64|`.)
         Expr::Closure(c)
             if c.inputs.len() == 1
                 && (copied.method != "into_iter"
-                    || matches!(&c.inputs[0], Pat::Ident(i) if i.ident == "__mochi_fa")) =>
+                    || matches!(&c.inputs[0], Pat::Ident(i) if i.ident == "__mochi_fa")
+                    || matches!(&c.inputs[0], Pat::Type(t) if matches!(&*t.ty, syn::Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some()))) =>
         {
             let mut c = c.clone();
             let p = c.inputs[0].clone();
-            if !matches!(&p, Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none()) {
-                return None;
-            }
-            c.inputs[0] = syn::parse_quote!(&#p);
+            let plain =
+                |p: &Pat| matches!(p, Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none());
+            c.inputs[0] = match &p {
+                p if plain(p) => syn::parse_quote!(&#p),
+                // `|v: f64|` (a local closure inlined where it was passed by name).
+                Pat::Type(t) if plain(&t.pat) => {
+                    let (q, ty) = (&t.pat, &t.ty);
+                    let mut t = t.clone();
+                    *t.pat = syn::parse_quote!(&#q);
+                    *t.ty = syn::parse_quote!(&#ty);
+                    Pat::Type(t)
+                }
+                _ => return None,
+            };
             c
         }
         Expr::Path(p) => syn::parse_quote!(|&__mochi_a0| #p(__mochi_a0)),
@@ -1189,10 +1201,9 @@ impl<'a> Writer<'a> {
             _ => None,
         });
         let mut st = Vec::new();
-        if !stages(&e.receiver, &mut st) {
-            return None;
-        }
-        if lowering_handles(e, &st) {
+        // (A chain the lowering takes as a rule, or whose source is not a variable,
+        // `x.to_vec().iter()`, still gets its copied elements as references.)
+        if !stages(&e.receiver, &mut st) || lowering_handles(e, &st) {
             return copied_into_map(e);
         }
         // `filter` changes positions: only `map` and other filters may follow it.

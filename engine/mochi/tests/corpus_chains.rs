@@ -257,7 +257,11 @@ fn helper_by_name(x: &[f64]) -> f64 {
     let c: Vec<f64> = x.iter().cloned().map(softplus).collect();
     let owned = x.to_vec();
     let d: f64 = owned.into_iter().map(softplus).sum();
-    a + b + c[0] * c[1] + d * d
+    // A local closure typed by value, passed by name.
+    let g = |v: f64| v.cos() * v;
+    let e: f64 = x.iter().copied().map(g).sum();
+    let f: f64 = x.to_vec().iter().copied().map(g).sum();
+    a + b + c[0] * c[1] + d * d + e * f
 }
 
 /// `min_by` and `max_by` comparing a key (the distance to `c`, the magnitude), the

@@ -157,11 +157,21 @@ fn closure_over_rows(keys: &[Vec<f64>], q: &[f64]) -> f64 {
     s.ln()
 }
 
+/// `drop(v)` of a differentiable local once it is no longer needed.
+#[differentiable]
+fn dropped_buffer(x: &[f64]) -> f64 {
+    let v = x.to_vec();
+    let s = v[0] * v[1];
+    drop(v);
+    s * x[2]
+}
+
 mod checked {
     use crate::check;
 
     check!(local_closure_called, (0.7_f64,), |a| (a.0));
     check!(lossless_from, (1.5_f32, 0.5_f64), |a| (a.0, a.1));
+    check!(dropped_buffer, (vec![0.3, -0.7, 1.1],), |a| (&a.0));
     check!(
         closure_over_rows,
         (

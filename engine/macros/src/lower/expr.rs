@@ -1001,6 +1001,11 @@ impl Lowerer {
             self.err(c, format!("mochi: `{last}` is a local variable; calls through a closure or a function pointer cannot be differentiated; make it a `#[differentiable]` function and call it by name"));
             return Operand::Inactive(quote!(#c));
         }
+        // `drop(v)`: the value goes out of use (its cotangent so far flows back as it
+        // would at the end of its scope).
+        if segs.len() == 1 && last == "drop" && c.args.len() == 1 {
+            return Operand::Inactive(quote!(#c));
+        }
         // `Some(e)`, `Ok(e)`: an `Option`'s cotangent is an `Option` (its `Some` part
         // goes back into `e`'s), a `Result`'s is its value's own.
         if segs.len() == 1 && matches!(last.as_str(), "Some" | "Ok") && c.args.len() == 1 {
