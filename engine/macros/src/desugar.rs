@@ -5888,23 +5888,18 @@ impl VisitMut for Desugar {
                     return;
                 };
                 // Parts other than variables are bound first: a chain's source is one.
+                // (The bound parts carry derivatives: the chain over them is rewritten.)
                 let mut lets = Vec::new();
-                let names: Vec<Expr> = a
-                    .elems
-                    .iter()
-                    .enumerate()
-                    .map(|(k, p)| match p {
-                        Expr::Path(_) => p.clone(),
-                        _ => {
-                            let t = format_ident!("__mochi_part{}", k, span = span);
-                            lets.push(quote_spanned!(span=> let #t = #p;));
-                            syn::parse_quote_spanned!(span=> #t)
-                        }
-                    })
-                    .collect();
-                // (The parts carry derivatives: the chain over them is rewritten.)
-                for k in 0..names.len() {
-                    self.active.insert(format!("__mochi_part{k}"));
+                let mut names: Vec<Expr> = Vec::new();
+                for (k, p) in a.elems.iter().enumerate() {
+                    if let Expr::Path(_) = p {
+                        names.push(p.clone());
+                        continue;
+                    }
+                    let t = format_ident!("__mochi_part{}", k, span = span);
+                    lets.push(quote_spanned!(span=> let #t = #p;));
+                    self.active.insert(t.to_string());
+                    names.push(syn::parse_quote_spanned!(span=> #t));
                 }
                 let first = &names[0];
                 let rest = names[1..]

@@ -690,9 +690,7 @@ fn casts_to_an_alias_keep_the_derivative() {
     // a·b = x0·(x1·x0): (2·x0·x1, x0², 2·x2)
     let g = cast_to_alias::gradient(&x);
     let want = [2.0 * 0.3 * -0.7, 0.09, 0.88];
-    for i in 0..3 {
-        assert!((g[i] - want[i]).abs() < 1e-12, "{g:?}");
-    }
+    assert_close(&g, &want);
 }
 
 #[test]
@@ -883,14 +881,7 @@ fn option_combinators_take_the_branch_the_plain_call_takes() {
     let (y, (g, _)) = option_combinators::value_and_gradient(&x, 1);
     assert_eq!(y, option_combinators(&x, 1));
     let want = [2.0 + 3.0, 2.0_f64.cos(), 6.0 + 1.0 + 3.0_f64.exp()];
-    for i in 0..3 {
-        assert!(
-            (g[i] - want[i]).abs() < 1e-12,
-            "{i}: {} vs {}",
-            g[i],
-            want[i]
-        );
-    }
+    assert_close(&g, &want);
     // k = 7: the defaults (0.5, and 0 for x[k + 5]) carry no derivative.
     let (y, (g, _)) = option_combinators::value_and_gradient(&x, 7);
     assert_eq!(y, option_combinators(&x, 7));
@@ -978,12 +969,13 @@ fn loops_over_a_parameter_of_indices() {
     assert_eq!(y, gathered(&x, &idx));
     // x0² + 2·x2² + (0·x0 + 1·x2 + 2·x2) + x0·x2 + (x2 + x2)
     let want = [2.0 * 0.5 + -0.3, 0.0, 4.0 * -0.3 + 3.0 + 0.5 + 2.0];
-    for i in 0..3 {
-        assert!(
-            (g[i] - want[i]).abs() < 1e-12,
-            "{i}: {} vs {}",
-            g[i],
-            want[i]
-        );
+    assert_close(&g, &want);
+}
+
+/// Every component of `g` within 1e-12 of `want`'s.
+fn assert_close(g: &[f64], want: &[f64]) {
+    assert_eq!(g.len(), want.len(), "{g:?} vs {want:?}");
+    for (i, (a, b)) in g.iter().zip(want).enumerate() {
+        assert!((a - b).abs() < 1e-12, "{i}: {a} vs {b}");
     }
 }
