@@ -507,6 +507,7 @@ pub use crate::rule::{
     pullback1, pullback10, pullback11, pullback12, pullback2, pullback3, pullback4, pullback5,
     pullback6, pullback7, pullback8, pullback9,
 };
+pub use crate::scalar::{shape, Shape};
 pub use crate::twin_struct::{LiftField, TwinOf};
 pub use crate::Call;
 
@@ -624,14 +625,11 @@ pub use crate::kit::tape::{Saved, Site, Stack};
 
 pub use crate::forward::over_reverse::{duals_along, extend_dense, first_partials};
 
-/// A float constant in the scalar type of a generic twin (`2.0` → `lit::<T>(2.0)`).
+/// A float constant in the scalar type of a generic twin or a generic function's rule
+/// (`2.0` → `lit::<T>(2.0)`): `T::from_f64`, rounded for `f32`, partials zero for a dual.
 #[inline(always)]
-pub fn lit<T: num_traits::NumCast>(value: f64) -> T {
-    match T::from(value) {
-        Some(v) => v,
-        // f64, f32 and `Dual` convert every f64 (f32 rounds, overflowing to ±∞).
-        None => unreachable!("mochi: {value} has no value in the scalar type"),
-    }
+pub fn lit<T: crate::Scalar>(value: f64) -> T {
+    T::of_real(<T::Real as crate::Real>::from_f64(value))
 }
 
 /// A constant defined outside a function (`const N: usize`, `const SCALE: f64`,
@@ -644,7 +642,7 @@ pub trait LiftConst<T> {
     fn lift_const(self) -> Self::Out;
 }
 
-impl<T: num_traits::NumCast> LiftConst<T> for f64 {
+impl<T: crate::Scalar> LiftConst<T> for f64 {
     type Out = T;
     #[inline(always)]
     fn lift_const(self) -> T {
@@ -652,7 +650,7 @@ impl<T: num_traits::NumCast> LiftConst<T> for f64 {
     }
 }
 
-impl<T: num_traits::NumCast> LiftConst<T> for f32 {
+impl<T: crate::Scalar> LiftConst<T> for f32 {
     type Out = T;
     #[inline(always)]
     fn lift_const(self) -> T {
@@ -660,7 +658,7 @@ impl<T: num_traits::NumCast> LiftConst<T> for f32 {
     }
 }
 
-impl<T: num_traits::NumCast, const N: usize> LiftConst<T> for [f64; N] {
+impl<T: crate::Scalar, const N: usize> LiftConst<T> for [f64; N] {
     type Out = [T; N];
     #[inline(always)]
     fn lift_const(self) -> [T; N] {
@@ -668,7 +666,7 @@ impl<T: num_traits::NumCast, const N: usize> LiftConst<T> for [f64; N] {
     }
 }
 
-impl<T: num_traits::NumCast> LiftConst<T> for &[f64] {
+impl<T: crate::Scalar> LiftConst<T> for &[f64] {
     type Out = Vec<T>;
     #[inline(always)]
     fn lift_const(self) -> Vec<T> {
@@ -743,7 +741,7 @@ impl<C: Clone, T> KeepConstBy for &ConstOf<C, T> {
 pub mod lit {
     /// `lit::<T>(value)` and a pullback that adds nothing.
     #[inline(always)]
-    pub fn rrule<T: num_traits::NumCast + crate::Tangent>(
+    pub fn rrule<T: crate::Scalar>(
         value: f64,
     ) -> (T, impl crate::Pullback<Output = T::Tangent, Args = (f64,)>) {
         (

@@ -56,11 +56,20 @@ pub trait Scalar:
     + 'static
 {
     /// `Self`, as a [`Real`] (the same type for every implementor).
-    type Real: Real;
+    type Real: Real + Scalar;
     /// The value as a [`Real`] (the identity).
     fn as_real(self) -> Self::Real;
     /// The value from a [`Real`] (the identity).
     fn of_real(value: Self::Real) -> Self;
+    /// A value of shape `F` over `Self` as the same shape over [`Self::Real`] (the
+    /// identity): how the generic form of a function bounded by [`Real`] is called from
+    /// code bounded by `num_traits::Float`, which cannot name `Real` itself (the two
+    /// traits' methods would be ambiguous).
+    #[doc(hidden)]
+    fn to_real_shape<F: Shape>(x: F::Of<Self>) -> F::Of<Self::Real>;
+    /// The inverse of [`to_real_shape`](Self::to_real_shape) (the identity).
+    #[doc(hidden)]
+    fn of_real_shape<F: Shape>(x: F::Of<Self::Real>) -> F::Of<Self>;
     /// `self · factor` as [`TangentVector::scale`] computes it (rounded once for `f32`).
     #[doc(hidden)]
     fn scaled_by_f64(self, factor: f64) -> Self {
@@ -91,6 +100,53 @@ pub trait Scalar:
     }
 }
 
+/// A type built around one scalar (`S`, `&[S]`, `Vec<S>`, …), as a function of that
+/// scalar: what [`Scalar::to_real_shape`] respells.
+#[doc(hidden)]
+pub trait Shape {
+    /// The type over the scalar `S`.
+    type Of<S: 'static>;
+}
+
+/// The shapes a bridged generic form takes and returns.
+#[doc(hidden)]
+pub mod shape {
+    use super::Shape;
+    use std::marker::PhantomData;
+
+    /// `S`.
+    pub struct Itself;
+    /// `&[S]`.
+    pub struct Slice<'a>(PhantomData<&'a ()>);
+    /// `&Vec<S>`.
+    pub struct VecRef<'a>(PhantomData<&'a ()>);
+    /// `Vec<S>`.
+    pub struct VecOf;
+    /// `&mut S`.
+    pub struct Mut<'a>(PhantomData<&'a ()>);
+    /// `&mut Vec<S>`.
+    pub struct VecMut<'a>(PhantomData<&'a ()>);
+
+    impl Shape for Itself {
+        type Of<S: 'static> = S;
+    }
+    impl<'a> Shape for Slice<'a> {
+        type Of<S: 'static> = &'a [S];
+    }
+    impl<'a> Shape for VecRef<'a> {
+        type Of<S: 'static> = &'a Vec<S>;
+    }
+    impl Shape for VecOf {
+        type Of<S: 'static> = Vec<S>;
+    }
+    impl<'a> Shape for Mut<'a> {
+        type Of<S: 'static> = &'a mut S;
+    }
+    impl<'a> Shape for VecMut<'a> {
+        type Of<S: 'static> = &'a mut Vec<S>;
+    }
+}
+
 macro_rules! float_scalar {
     ($($t:ty),*) => {$(
         impl Scalar for $t {
@@ -102,6 +158,14 @@ macro_rules! float_scalar {
             #[inline(always)]
             fn of_real(value: $t) -> $t {
                 value
+            }
+            #[inline(always)]
+            fn to_real_shape<F: Shape>(x: F::Of<$t>) -> F::Of<$t> {
+                x
+            }
+            #[inline(always)]
+            fn of_real_shape<F: Shape>(x: F::Of<$t>) -> F::Of<$t> {
+                x
             }
             #[inline(always)]
             fn scaled_by_f64(self, factor: f64) -> $t {
@@ -121,6 +185,14 @@ impl<const N: usize> Scalar for crate::Dual<N> {
     #[inline(always)]
     fn of_real(value: Self) -> Self {
         value
+    }
+    #[inline(always)]
+    fn to_real_shape<F: Shape>(x: F::Of<Self>) -> F::Of<Self> {
+        x
+    }
+    #[inline(always)]
+    fn of_real_shape<F: Shape>(x: F::Of<Self>) -> F::Of<Self> {
+        x
     }
     /// The value and every partial zero (a dual compares by its value alone).
     #[inline(always)]

@@ -72,8 +72,11 @@ pub fn analyse(func: &ItemFn) -> Analysis {
     // loops); the primal is emitted as written.
     // A twin's scalar is its float type: literals the derivation writes become
     // `lit::<T>(..)`.
+    // So is a generic function's scalar parameter (`T: Real`, `T: Float`): the sum
+    // that `x.iter().map(..).sum()` becomes starts at `lit::<T>(0.0)`.
     let float_ty = match func.sig.generics.type_params().next() {
         Some(t) if t.ident == crate::twin::PARAM => Some(t.ident.clone()),
+        Some(t) if crate::generics::is_scalar_param(&func.sig.generics, t) => Some(t.ident.clone()),
         _ => signature_float_type(&func.sig),
     };
     let mut written_active = active.clone();

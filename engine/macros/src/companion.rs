@@ -417,7 +417,14 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStrea
             plain: None,
         };
         let inside = companions(inner, &target);
-        let generic_form = if crate::higher::bounds_dual_meets(func) {
+        let generic_form = if let Some(t) = crate::higher::real_param(func) {
+            twin_bridge(func, &t).unwrap_or_else(|| {
+                twin_stub(
+                    inner,
+                    "it is generic over `Real` with an argument or result other than its scalar, a slice, a `Vec` or a type without it",
+                )
+            })
+        } else if crate::higher::bounds_dual_meets(func) {
             twin_reexport(func, name)
         } else {
             twin_stub(
@@ -537,6 +544,158 @@ fn twin_reexport(func: &ItemFn, target: &syn::Ident) -> TokenStream {
         #[allow(unused_imports)]
         #vis use super::#target as __twin;
     }
+}
+
+/// How a bridged argument or result holds the scalar (a `mochi::__private::shape`), or
+/// `None` for a type that does not hold it.
+enum Held {
+    Scalar,
+    Slice,
+    VecRef,
+    Vec,
+    Not,
+}
+
+fn held(ty: &syn::Type, t: &syn::Ident) -> Option<Held> {
+    let is_t = |ty: &syn::Type| matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(t));
+    let vec_of_t = |ty: &syn::Type| match ty {
+        syn::Type::Path(p) if p.qself.is_none() => p.path.segments.last().is_some_and(|l| {
+            l.ident == "Vec"
+                && matches!(&l.arguments, syn::PathArguments::AngleBracketed(a)
+                    if a.args.len() == 1
+                        && matches!(&a.args[0], syn::GenericArgument::Type(e) if is_t(e)))
+        }),
+        _ => false,
+    };
+    if is_t(ty) {
+        return Some(Held::Scalar);
+    }
+    if vec_of_t(ty) {
+        return Some(Held::Vec);
+    }
+    if let syn::Type::Reference(r) = ty {
+        if r.mutability.is_none() {
+            match &*r.elem {
+                syn::Type::Slice(sl) if is_t(&sl.elem) => return Some(Held::Slice),
+                e if vec_of_t(e) => return Some(Held::VecRef),
+                _ => {}
+            }
+        }
+    }
+    fn mentions(ts: TokenStream, t: &syn::Ident) -> bool {
+        ts.into_iter().any(|tt| match tt {
+            proc_macro2::TokenTree::Ident(i) => i == *t,
+            proc_macro2::TokenTree::Group(g) => mentions(g.stream(), t),
+            _ => false,
+        })
+    }
+    (!mentions(quote!(#ty), t)).then_some(Held::Not)
+}
+
+/// `f::__twin` of a function generic over `T: Real` alone: the callers' twins are
+/// bounded by `num_traits::Float`, which cannot also be bounded by `Real` (every method
+/// of the two would be ambiguous), so the generic form calls `f` at
+/// `<T as Scalar>::Real` (which is `T`) and respells its arguments, result and
+/// cotangents through `Scalar::to_real_shape`. `None` when an argument or the result
+/// holds the scalar in another way.
+fn twin_bridge(func: &ItemFn, t: &syn::Ident) -> Option<TokenStream> {
+    let sig = &func.sig;
+    let name = &sig.ident;
+    let shape = |h: &Held| match h {
+        Held::Scalar => quote!(::mochi::__private::shape::Itself),
+        Held::Slice => quote!(::mochi::__private::shape::Slice<'_>),
+        Held::VecRef => quote!(::mochi::__private::shape::VecRef<'_>),
+        Held::Vec => quote!(::mochi::__private::shape::VecOf),
+        Held::Not => quote!(),
+    };
+    let s = quote!(<#t as ::mochi::Scalar>);
+    let mut decls = Vec::new();
+    let mut to_real = Vec::new();
+    let mut tangents = Vec::new();
+    let mut acc_tys = Vec::new();
+    let mut acc_to_real = Vec::new();
+    let params: HashSet<String> = [t.to_string()].into_iter().collect();
+    for (i, a) in sig.inputs.iter().enumerate() {
+        let FnArg::Typed(pt) = a else { return None };
+        let ty = &*pt.ty;
+        let h = held(ty, t)?;
+        let v = format_ident!("__mochi_a{}", i);
+        let d = format_ident!("__mochi_d{}", i);
+        decls.push(quote!(#v: #ty));
+        let tangent = crate::types::tangent_of(ty, &params);
+        match h {
+            Held::Not => {
+                to_real.push(quote!(#v));
+                acc_tys.push(quote!(&mut #tangent));
+                acc_to_real.push(quote!(#d));
+            }
+            Held::Scalar => {
+                let sh = shape(&h);
+                to_real.push(quote!(#s::to_real_shape::<#sh>(#v)));
+                acc_tys.push(quote!(&mut #t));
+                acc_to_real
+                    .push(quote!(#s::to_real_shape::<::mochi::__private::shape::Mut<'_>>(#d)));
+            }
+            _ => {
+                let sh = shape(&h);
+                to_real.push(quote!(#s::to_real_shape::<#sh>(#v)));
+                acc_tys.push(quote!(&mut ::std::vec::Vec<#t>));
+                acc_to_real
+                    .push(quote!(#s::to_real_shape::<::mochi::__private::shape::VecMut<'_>>(#d)));
+            }
+        }
+        tangents.push(tangent);
+    }
+    if decls.is_empty() || decls.len() > 12 {
+        return None;
+    }
+    let ret: syn::Type = match &sig.output {
+        syn::ReturnType::Type(_, ty) => (**ty).clone(),
+        syn::ReturnType::Default => return None,
+    };
+    let ret_shape = match held(&ret, t)? {
+        h @ (Held::Scalar | Held::Vec) => shape(&h),
+        _ => return None,
+    };
+    let ret_tangent = crate::types::tangent_of(&ret, &params);
+    let ds: Vec<syn::Ident> = (0..decls.len())
+        .map(|i| format_ident!("__mochi_d{}", i))
+        .collect();
+    let constructor = format_ident!("pullback{}", decls.len());
+    let generics =
+        quote!(<#t: ::mochi::num_traits::Float + ::mochi::Scalar + ::mochi::__private::TwinScalar>);
+    Some(quote! {
+        #[doc(hidden)]
+        #[inline]
+        pub fn __twin #generics (#(#decls),*) -> #ret {
+            #s::of_real_shape::<#ret_shape>(super::#name::<#s::Real>(#(#to_real),*))
+        }
+        #[doc(hidden)]
+        pub mod __twin {
+            #[allow(unused_imports)]
+            use super::*;
+            #[inline]
+            pub fn rrule #generics (#(#decls),*) -> (
+                #ret,
+                impl ::mochi::Pullback<Output = #ret_tangent, Args = (#(#tangents,)*)> + use<#t>
+            ) {
+                let (__mochi_y, __mochi_pb) = super::rrule::<#s::Real>(#(#to_real),*);
+                (
+                    #s::of_real_shape::<#ret_shape>(__mochi_y),
+                    ::mochi::__private::#constructor(
+                        #[inline(always)]
+                        move |__mochi_dy: #ret_tangent, (#(#ds,)*): (#(#acc_tys,)*)| {
+                            ::mochi::Pullback::pullback(
+                                __mochi_pb,
+                                #s::to_real_shape::<#ret_shape>(__mochi_dy),
+                                (#(#acc_to_real,)*),
+                            )
+                        },
+                    ),
+                )
+            }
+        }
+    })
 }
 
 /// `f::__twin` of a function without a generic form: a stand-in with the signature the

@@ -80,7 +80,7 @@ pub fn is_scalar_param(g: &Generics, t: &syn::TypeParam) -> bool {
 }
 
 /// The bounds that `where` clauses put on the type parameter `ident`.
-fn where_bounds_of<'a>(
+pub fn where_bounds_of<'a>(
     g: &'a Generics,
     ident: &'a Ident,
 ) -> impl Iterator<Item = &'a TypeParamBound> {

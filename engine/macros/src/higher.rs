@@ -277,6 +277,42 @@ fn dual_param(func: &ItemFn) -> Option<&syn::TypeParam> {
     Some(t)
 }
 
+/// The scalar parameter of a generic function bounded by `Real` and not by
+/// `num_traits::Float`, when every bound it has is one the bridge from a `Float`-bounded
+/// caller can prove of `<T as Scalar>::Real` (`Real`, `Scalar` and what they imply).
+pub fn real_param(func: &ItemFn) -> Option<syn::Ident> {
+    let t = dual_param(func)?;
+    let names: Vec<String> = t
+        .bounds
+        .iter()
+        .chain(crate::generics::where_bounds_of(
+            &func.sig.generics,
+            &t.ident,
+        ))
+        .map(|b| match b {
+            TypeParamBound::Trait(tr) => tr
+                .path
+                .segments
+                .last()
+                .map_or(String::new(), |s| s.ident.to_string()),
+            TypeParamBound::Lifetime(l) => format!("'{}", l.ident),
+            _ => String::new(),
+        })
+        .collect();
+    let provable = [
+        "Real",
+        "Scalar",
+        "Copy",
+        "Clone",
+        "Debug",
+        "PartialEq",
+        "PartialOrd",
+        "'static",
+    ];
+    (names.iter().any(|n| n == "Real") && names.iter().all(|n| provable.contains(&n.as_str())))
+        .then(|| t.ident.clone())
+}
+
 /// Whether `func` is generic over one scalar type whose bounds `Dual` meets: its twin is
 /// itself.
 pub fn bounds_dual_meets(func: &ItemFn) -> bool {

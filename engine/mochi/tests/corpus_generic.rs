@@ -529,3 +529,72 @@ mod checked_generic_chain {
 
     check!(generic_chain, (vec![0.5_f64, -1.2, 0.3, 0.9],), |a| (&a.0));
 }
+
+// Helpers generic over `T: Real` (the README's style), called from functions over
+// `f64`: the callers' generic forms (bounded by `num_traits::Float`) reach them through
+// a bridge at `<T as Scalar>::Real`, so the callers have gradients and Hessians.
+#[differentiable]
+fn real_square<T: Real>(v: T) -> T {
+    v * v
+}
+
+#[differentiable]
+fn real_dot<T: Real>(x: &[T], y: &[T]) -> T {
+    x.iter().zip(y.iter()).map(|(a, b)| *a * *b).sum()
+}
+
+#[differentiable]
+fn real_scaled<T: Real>(x: &[T], k: usize) -> Vec<T> {
+    x.iter().map(|v| *v * T::from_f64(k as f64)).collect()
+}
+
+#[differentiable]
+fn calls_real_helpers(x: &[f64]) -> f64 {
+    let s = real_scaled(x, 3);
+    real_dot(x, &s) + real_square(x[0]).sin()
+}
+
+#[differentiable]
+fn calls_real_square(x: f64) -> f64 {
+    real_square(x) * x + x
+}
+
+mod checked_real_helpers {
+    use crate::check;
+
+    check!(calls_real_helpers, (vec![0.5_f64, -1.0, 2.0],), |a| (&a.0));
+    check!(real_dot, (vec![0.5_f64, -1.0], vec![2.0_f64, 0.25]), |a| (
+        &a.0, &a.1
+    ));
+}
+
+#[test]
+fn callers_of_real_helpers_have_gradients_and_hessians() {
+    // f = 3 Σ x² + sin(x₀²)
+    let x = [0.5, -1.0, 2.0];
+    let g = calls_real_helpers::gradient(&x);
+    let want = [
+        6.0 * x[0] + 2.0 * x[0] * (x[0] * x[0]).cos(),
+        6.0 * x[1],
+        6.0 * x[2],
+    ];
+    for (a, b) in g.iter().zip(want.iter()) {
+        assert!(close(*a, *b, 1e-12), "{a} vs {b}");
+    }
+    let h = calls_real_helpers::hessian(&x);
+    common::assert_hessian_matches(
+        "calls_real_helpers",
+        |x| calls_real_helpers::gradient(x),
+        &h,
+        &x,
+        1e-6,
+    );
+    let h00 = 6.0 + 2.0 * (0.25_f64).cos() - 4.0 * 0.25 * (0.25_f64).sin();
+    assert!(close(h[[0, 0]], h00, 1e-12), "{} vs {h00}", h[[0, 0]]);
+    // f = x³ + x: f' = 3x² + 1, f'' = 6x
+    let (y, d) = calls_real_square::value_and_gradient(1.5);
+    assert_eq!(y, 1.5 * 1.5 * 1.5 + 1.5);
+    assert!(close(d, 3.0 * 1.5 * 1.5 + 1.0, 1e-12));
+    let h = calls_real_square::hessian(1.5);
+    assert!(close(h[[0, 0]], 9.0, 1e-12), "{}", h[[0, 0]]);
+}
