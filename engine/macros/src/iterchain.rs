@@ -1568,6 +1568,12 @@ impl VisitMut for WindowUses<'_> {
                     _ => self.other = true,
                 }
             }
+            // `&w`, as an inlined closure's `&[f64]` parameter receives the window: the
+            // sub-slice borrowed.
+            Expr::Reference(r) if r.mutability.is_none() && !self.mutable && self.is_w(&r.expr) => {
+                let s = self.slice(span);
+                *e = syn::parse_quote_spanned!(span=> &#s);
+            }
             Expr::Call(c) => {
                 self.visit_expr_mut(&mut c.func);
                 if self.args(&mut c.args) {

@@ -1633,6 +1633,27 @@ impl VisitMut for Rewrite<'_> {
                     );
                     return;
                 }
+                // `map(g)`, `map(self::g)` of a function of this crate: the closure
+                // `|a| g(a)`, whose call goes to `g::__twin` below.
+                if matches!(name.as_str(), "map" | "mapv") && m.args.len() == 1 {
+                    if let Expr::Path(p) = &m.args[0] {
+                        let segs = segments(&p.path);
+                        let function = p.qself.is_none()
+                            && float_method_value(&p.path).is_none()
+                            && (segs.len() == 1
+                                || (segs.len() == 2
+                                    && matches!(segs[0].as_str(), "self" | "super" | "crate")))
+                            && segs.last().is_some_and(|l| {
+                                l.starts_with(|c: char| c.is_lowercase() || c == '_')
+                                    && !self.bound.contains(l)
+                            });
+                        if function {
+                            let a = syn::Ident::new("__mochi_fa", p.span());
+                            self.bound.insert(a.to_string());
+                            m.args[0] = syn::parse_quote!(|#a| #p(#a));
+                        }
+                    }
+                }
                 // The parameters of a closure over the elements of a differentiable
                 // sequence (`x.iter().map(|v| g(*v))`, `fold(0.0, |acc, v| ..)`) carry a
                 // derivative, as the derivation sees them; not with `enumerate` in the

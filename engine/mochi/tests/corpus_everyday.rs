@@ -751,3 +751,76 @@ fn buffers_grow_from_chains() {
         |a| buffers_from_chains::rrule(&a.0),
     );
 }
+
+#[differentiable]
+fn softplus_elem(v: f64) -> f64 {
+    v.exp().ln_1p()
+}
+
+/// A `Vec` parameter iterated by value (`for v in x.into_iter()`, `for v in x`), its
+/// elements passed to a function (they were passed as `&f64`: a type error at the
+/// attribute), and a function passed to `map` by a path with a module prefix
+/// (`map(self::softplus_elem)`), whose caller's Hessian goes through the function's
+/// generic form (the path was left as it was: a type error).
+#[differentiable]
+fn by_value_elements(x: Vec<f64>, w: Vec<f64>) -> f64 {
+    let mut s = 0.0;
+    for v in x.into_iter() {
+        s += softplus_elem(v) * 0.5;
+    }
+    for (i, v) in w.into_iter().enumerate() {
+        s += softplus_elem(v * (i as f64 + 1.0));
+    }
+    s
+}
+
+#[differentiable]
+fn mapped_by_module_path(x: &[f64]) -> f64 {
+    x.iter().copied().map(self::softplus_elem).sum::<f64>() * x[0]
+}
+
+/// A local closure over `&[f64]` given each row of `x.chunks(2)` (also enumerated) and
+/// each window of `x.windows(2)`: the inlined closure borrows the piece, which is read
+/// in place (a `for` "not one the derivation writes as an index loop" before).
+#[differentiable]
+fn closure_over_pieces(w: &[f64], x: &[f64]) -> f64 {
+    let dot = |r: &[f64]| -> f64 { r.iter().zip(w).map(|(a, b)| a * b).sum() };
+    let mut s = 0.0;
+    for (i, row) in x.chunks(2).enumerate() {
+        s += dot(row) * (i as f64 + 1.0);
+    }
+    for win in x.windows(2) {
+        s += dot(win).powi(2);
+    }
+    s
+}
+
+mod checked_by_value {
+    use crate::check;
+
+    check!(
+        by_value_elements,
+        (vec![0.3_f64, -1.2, 2.0], vec![0.5_f64, -0.25]),
+        |a| (a.0.clone(), a.1.clone())
+    );
+    check!(mapped_by_module_path, (vec![0.3_f64, -1.2, 2.0],), |a| (&a
+        .0));
+    check!(
+        closure_over_pieces,
+        (vec![0.7_f64, -0.4], vec![0.3_f64, -1.2, 2.0, 0.9, 1.5]),
+        |a| (&a.0, &a.1)
+    );
+}
+
+#[test]
+fn a_function_mapped_by_module_path_has_a_hessian() {
+    let x = [0.3, -1.2, 2.0];
+    let h = mapped_by_module_path::hessian(&x);
+    common::assert_hessian_matches(
+        "mapped_by_module_path",
+        |x| mapped_by_module_path::gradient(x),
+        &h,
+        &x,
+        1e-6,
+    );
+}

@@ -501,6 +501,19 @@ impl Lowerer {
         }
     }
 
+    /// Whether `e` is a variable whose value is not a reference (a `Vec<f64>` parameter
+    /// or local), so that iterating it by value yields its elements by value.
+    fn held_by_value(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|i| self.lookup(&i.to_string()))
+                .is_some_and(|b: &Binding| !b.is_ref),
+            _ => false,
+        }
+    }
+
     /// `for v in x.iter()`, `for (i, v) in x.iter().enumerate()`, `for (a, b) in
     /// x.iter().zip(y.iter())`: rewritten as an index loop over `0..len` whose body
     /// starts with `let v = x[k];`.
@@ -534,15 +547,29 @@ impl Lowerer {
                 enumerate = true;
             }
         }
-        let seqs: Vec<Expr> = match &src {
+        let sources: Vec<&Expr> = match &src {
             Expr::MethodCall(z) if z.method == "zip" && z.args.len() == 1 => {
-                match (strip(&z.receiver), strip(&z.args[0])) {
-                    (Some(a), Some(b)) => vec![a, b],
-                    _ => Vec::new(),
-                }
+                vec![&z.receiver, &z.args[0]]
             }
-            other => strip(other).into_iter().collect(),
+            other => vec![other],
         };
+        let seqs: Vec<Expr> = sources.iter().filter_map(|e| strip(e)).collect();
+        let seqs = if seqs.len() == sources.len() {
+            seqs
+        } else {
+            Vec::new()
+        };
+        // Sources that yield elements by value: `copied()`, `cloned()`, and `v` or
+        // `v.into_iter()` of a `Vec` held by value (a `Vec<f64>` parameter or local).
+        let by_value: Vec<bool> = sources
+            .iter()
+            .map(|e| match e {
+                Expr::MethodCall(m) if m.method == "copied" || m.method == "cloned" => true,
+                Expr::MethodCall(m) if m.method == "into_iter" => self.held_by_value(&m.receiver),
+                Expr::Path(_) => self.held_by_value(e),
+                _ => false,
+            })
+            .collect();
         if seqs.is_empty() || seqs.iter().any(|s| crate::lower::Place::parse(s).is_none()) {
             self.err(&f.expr, "mochi: this `for` over a differentiable sequence is not one the derivation writes as an index loop. It takes `x.iter()`, `&x`, `x.iter_mut()` (also with `skip`, `take`, `step_by`, `rev`), `&mut x`, `.enumerate()`, `.zip(..)` of variables, `x.windows(m)`, `x.chunks(m)`, `x.chunks_mut(m)` (a piece read as `w[j]`, `w.len()`, `w.iter()` or passed to a call), and chains of `map`, `filter`, `filter_map`, `skip`, `take`, `rev`, `step_by`; here the sequence, or a use of the element, is another; use an index loop `for i in 0..x.len()`");
             return;
@@ -583,8 +610,8 @@ impl Lowerer {
         let elem_pats: Vec<Pat> = written.iter().map(unref).collect();
         // Names bound by reference (`v`, not `&v`): the body treats them as `&f64`.
         let mut names = Vec::new();
-        for (w, p) in written.iter().zip(&elem_pats) {
-            if !matches!(w, Pat::Reference(_)) {
+        for ((w, p), by_value) in written.iter().zip(&elem_pats).zip(&by_value) {
+            if !matches!(w, Pat::Reference(_)) && !by_value {
                 pat_names(p, &mut names);
             }
         }
