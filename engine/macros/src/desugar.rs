@@ -3728,6 +3728,39 @@ impl Inline<'_> {
                 });
             quote_spanned!(span=> let (#(#temps,)*) = (#(#args,)*); #(#lets)*)
         };
+        // A closure that says it returns a `Vec` (`|r: &[f64]| -> Vec<f64> { r.iter()
+        // .map(..).collect() }`): the type stays, on a `let` the chain rewrite reads.
+        let typed;
+        let body = match &c.output {
+            syn::ReturnType::Type(_, ty)
+                if matches!(&**ty, syn::Type::Path(p) if p.qself.is_none()
+                    && p.path.segments.last().is_some_and(|l| l.ident == "Vec")) =>
+            {
+                let r = format_ident!("__mochi_cret", span = span);
+                typed = match body {
+                    // (The block's value typed where it is computed: a `let` whose value
+                    // is a block would not be a chain's `collect()`.)
+                    Expr::Block(b)
+                        if matches!(b.block.stmts.last(), Some(syn::Stmt::Expr(_, None))) =>
+                    {
+                        let mut b = b.clone();
+                        let Some(syn::Stmt::Expr(tail, None)) = b.block.stmts.pop() else {
+                            unreachable!()
+                        };
+                        b.block
+                            .stmts
+                            .push(syn::parse_quote_spanned!(span=> let #r: #ty = #tail;));
+                        b.block
+                            .stmts
+                            .push(syn::Stmt::Expr(syn::parse_quote!(#r), None));
+                        Expr::Block(b)
+                    }
+                    _ => syn::parse_quote_spanned!(span=> { let #r: #ty = #body; #r }),
+                };
+                &typed
+            }
+            _ => body,
+        };
         // In parentheses: a body such as `{ … } + 1.0` (a call inlined before) would
         // otherwise open the block with a statement and leave `+ 1.0` dangling.
         let body = match body {
@@ -5405,6 +5438,135 @@ impl Desugar {
     }
 }
 
+impl Desugar {
+    /// See [`visit_local_mut`](VisitMut::visit_local_mut): the rewritten `let`.
+    fn pieces_collected(&mut self, l: &syn::Local) -> Option<syn::Local> {
+        let (Pat::Type(t), Some(init)) = (&l.pat, &l.init) else {
+            return None;
+        };
+        if init.diverge.is_some() || !mentions_active(&init.expr, &self.active) {
+            return None;
+        }
+        // The element type: `Vec<Vec<F>>` or `Vec<&[F]>`.
+        let elem = {
+            let syn::Type::Path(p) = &*t.ty else {
+                return None;
+            };
+            let last = p.path.segments.last()?;
+            if last.ident != "Vec" {
+                return None;
+            }
+            let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+                return None;
+            };
+            let Some(syn::GenericArgument::Type(row)) = a.args.first() else {
+                return None;
+            };
+            match row {
+                syn::Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
+                    syn::Type::Slice(sl) => (*sl.elem).clone(),
+                    _ => return None,
+                },
+                syn::Type::Path(rp) => {
+                    let rl = rp.path.segments.last()?;
+                    if rl.ident != "Vec" {
+                        return None;
+                    }
+                    let syn::PathArguments::AngleBracketed(ra) = &rl.arguments else {
+                        return None;
+                    };
+                    let Some(syn::GenericArgument::Type(e)) = ra.args.first() else {
+                        return None;
+                    };
+                    e.clone()
+                }
+                _ => return None,
+            }
+        };
+        let Expr::MethodCall(collect) = unparen(&init.expr) else {
+            return None;
+        };
+        if collect.method != "collect" || !collect.args.is_empty() {
+            return None;
+        }
+        // `.map(|c| c.to_vec())` (or `.to_owned()`, `Vec::from(c)`) or nothing.
+        let mut src = unparen(&collect.receiver);
+        if let Expr::MethodCall(m) = src {
+            if m.method == "map" && m.args.len() == 1 {
+                let Expr::Closure(c) = &m.args[0] else {
+                    return None;
+                };
+                let [Pat::Ident(p)] = c.inputs.iter().collect::<Vec<_>>()[..] else {
+                    return None;
+                };
+                let copies = match unparen(&c.body) {
+                    Expr::MethodCall(b) => {
+                        matches!(b.method.to_string().as_str(), "to_vec" | "to_owned")
+                            && b.args.is_empty()
+                            && matches!(unparen(&b.receiver), Expr::Path(r) if r.path.is_ident(&p.ident))
+                    }
+                    _ => false,
+                };
+                if !copies {
+                    return None;
+                }
+                src = unparen(&m.receiver);
+            }
+        }
+        let Expr::MethodCall(pieces) = src else {
+            return None;
+        };
+        let kind = pieces.method.to_string();
+        if !matches!(kind.as_str(), "chunks" | "chunks_exact" | "windows") || pieces.args.len() != 1
+        {
+            return None;
+        }
+        let x = &pieces.receiver;
+        if !matches!(unparen(x), Expr::Path(_) | Expr::Field(_)) {
+            return None;
+        }
+        let span = pieces.method.span();
+        self.next += 1;
+        let (n, k, v) = (
+            format_ident!("__mochi_psz{}", self.next, span = span),
+            format_ident!("__mochi_pk{}", self.next, span = span),
+            format_ident!("__mochi_rows{}", self.next, span = span),
+        );
+        let size = &pieces.args[0];
+        let (count, range) = match kind.as_str() {
+            "chunks" => (
+                quote_spanned!(span=> (#x.len() + #n - 1) / #n),
+                quote_spanned!(span=> #k * #n..::core::cmp::min((#k + 1) * #n, #x.len())),
+            ),
+            "chunks_exact" => (
+                quote_spanned!(span=> #x.len() / #n),
+                quote_spanned!(span=> #k * #n..(#k + 1) * #n),
+            ),
+            _ => (
+                quote_spanned!(span=> (#x.len() + 1).saturating_sub(#n)),
+                quote_spanned!(span=> #k..#k + #n),
+            ),
+        };
+        let pat = &t.pat;
+        let attrs = &l.attrs;
+        let out: syn::Stmt = syn::parse_quote_spanned!(span=>
+            #(#attrs)* let #pat: Vec<Vec<#elem>> = {
+                let #n: usize = #size;
+                let mut #v: Vec<Vec<#elem>> = Vec::new();
+                for #k in 0..#count {
+                    #v.push(#x[#range].to_vec());
+                }
+                #v
+            };
+        );
+        let syn::Stmt::Local(mut out) = out else {
+            return None;
+        };
+        self.visit_local_mut(&mut out);
+        Some(out)
+    }
+}
+
 impl VisitMut for Desugar {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         inline_local_closures(b);
@@ -5441,6 +5603,37 @@ impl VisitMut for Desugar {
             }
         }
         syn::visit_mut::visit_local_mut(self, l);
+        // `let r: &[f64] = x;`, `let r = &x[1..];` (an inlined closure's parameter given
+        // a differentiable sequence): an alias of the sequence, which carries
+        // derivatives as it does, for the rewrites of the statements after it.
+        if let Some(init) = &l.init {
+            let name = match &l.pat {
+                Pat::Ident(p) => Some(&p.ident),
+                Pat::Type(t) => match &*t.pat {
+                    Pat::Ident(p) => Some(&p.ident),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let alias = match unparen(&init.expr) {
+                Expr::Path(_) => true,
+                Expr::Reference(r) => matches!(&*r.expr, Expr::Path(_) | Expr::Index(_)),
+                _ => false,
+            };
+            if let (Some(name), true) = (name, alias) {
+                if mentions_active(&init.expr, &self.active) {
+                    self.active.insert(name.to_string());
+                }
+            }
+        }
+        // `let rows: Vec<Vec<f64>> = x.chunks(n).map(|c| c.to_vec()).collect();` and
+        // `let rows: Vec<&[f64]> = x.chunks(n).collect();` (also `chunks_exact`,
+        // `windows`): the pieces copied into a `Vec` of rows by an index loop (a `Vec`
+        // of borrowed rows is held as copies: their cotangents flow back the same way).
+        if let Some(r) = self.pieces_collected(l) {
+            *l = r;
+            return;
+        }
         // `let y: Vec<f64> = chain.collect();`
         if let (Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) {
             if let Expr::MethodCall(m) = &*init.expr {

@@ -824,3 +824,40 @@ fn a_function_mapped_by_module_path_has_a_hessian() {
         1e-6,
     );
 }
+
+/// A local closure that returns a `Vec` (`-> Vec<f64>`, built by `collect()`), called
+/// on a parameter and on a sub-slice; rows taken by `chunks(2)` into a `Vec<&[f64]>`
+/// and by `chunks(3).map(|c| c.to_vec())` into a `Vec<Vec<f64>>`, and windows into a
+/// `Vec<Vec<f64>>` (each "no rule for `iter`/`chunks`/`collect`" at the call before).
+#[differentiable]
+fn closure_returning_vec(x: &[f64]) -> f64 {
+    let sq = |r: &[f64]| -> Vec<f64> { r.iter().map(|v| v * v.sin()).collect() };
+    let a = sq(&x[1..]);
+    let b = sq(x);
+    a[0] * b[2] + a.iter().sum::<f64>()
+}
+
+#[differentiable]
+fn rows_collected(x: &[f64]) -> f64 {
+    let rows: Vec<&[f64]> = x.chunks(2).collect();
+    let owned: Vec<Vec<f64>> = x.chunks(3).map(|c| c.to_vec()).collect();
+    let wins: Vec<Vec<f64>> = x.windows(2).map(|w| w.to_vec()).collect();
+    let mut s = rows[0][0] * rows[1][1] + owned[1][0] * owned[0][2];
+    for r in rows.iter() {
+        s += r.iter().map(|v| v.exp()).sum::<f64>() * 0.1;
+    }
+    s + wins.len() as f64 * wins[2][1] * wins[0][0]
+}
+
+mod checked_closures_and_rows {
+    use crate::check;
+
+    check!(
+        closure_returning_vec,
+        (vec![0.3_f64, -1.2, 2.0, 0.9],),
+        |a| (&a.0)
+    );
+    check!(rows_collected, (vec![0.3_f64, -1.2, 2.0, 0.9, 1.4],), |a| {
+        (&a.0)
+    });
+}
