@@ -3375,10 +3375,11 @@ fn result_match(m: &syn::ExprMatch) -> Option<Expr> {
         ok.0.filter(|p| reads(p, ok.1))
             .map(|p| quote_spanned!(span=> let #p = #t.unwrap();));
     let bind_err = err.0.map(|p| {
-        // By reference: the lowering carries a `return` in the branch as a flag, after
-        // which Rust would see the value moved.
+        // Matched by reference and cloned: the lowering carries a `return` in the
+        // branch as a flag, after which Rust would see the value moved (the user's
+        // pattern binds the error by value: `Err(i) => i` of `binary_search_by`).
         quote_spanned!(span=> let #p = ::mochi::no_grad(match &#t {
-            ::core::result::Result::Err(e) => e,
+            ::core::result::Result::Err(e) => ::core::clone::Clone::clone(e),
             ::core::result::Result::Ok(_) => unreachable!(),
         });)
     });
@@ -5597,6 +5598,19 @@ impl VisitMut for Desugar {
                 }
             }
         }
+        // `let z: f64 = x.into();` → `f64::from(x)` (a lossless conversion to a float,
+        // which has a rule).
+        if let (Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) {
+            if let (syn::Type::Path(tp), Expr::MethodCall(m)) = (&*t.ty, &*init.expr) {
+                if m.method == "into"
+                    && m.args.is_empty()
+                    && (tp.path.is_ident("f64") || tp.path.is_ident("f32"))
+                {
+                    let (ty, r) = (&tp.path, &m.receiver);
+                    *init.expr = syn::parse_quote_spanned!(m.method.span()=> #ty::from(#r));
+                }
+            }
+        }
         if let (Some(ty), Some(init), Pat::Ident(_)) = (&self.float_ty, &mut l.init, &l.pat) {
             if let Some(t) = typed(&init.expr, ty) {
                 *init.expr = t;
@@ -6101,6 +6115,32 @@ impl VisitMut for Desugar {
                 *e = syn::parse_quote_spanned!(span=> {
                     #(#lets)*
                     #first.iter()#(#rest)*.copied().collect::<::std::vec::Vec<_>>()
+                });
+                self.visit_expr_mut(e);
+            }
+            // `rows.concat()` of differentiable rows (`&[Vec<f64>]`, `Vec<Vec<f64>>`):
+            // the rows' elements pushed in order by an index loop.
+            Expr::MethodCall(m)
+                if m.method == "concat"
+                    && m.args.is_empty()
+                    && self.active_place(&m.receiver)
+                    && self.float_ty.is_some() =>
+            {
+                let rows = &m.receiver;
+                let ty = self.float_ty.clone();
+                let (v, r, j) = (
+                    format_ident!("__mochi_cat", span = span),
+                    format_ident!("__mochi_catr", span = span),
+                    format_ident!("__mochi_catj", span = span),
+                );
+                *e = syn::parse_quote_spanned!(span=> {
+                    let mut #v: ::std::vec::Vec<#ty> = ::std::vec::Vec::new();
+                    for #r in 0..#rows.len() {
+                        for #j in 0..#rows[#r].len() {
+                            #v.push(#rows[#r][#j]);
+                        }
+                    }
+                    #v
                 });
                 self.visit_expr_mut(e);
             }

@@ -861,3 +861,54 @@ mod checked_closures_and_rows {
         (&a.0)
     });
 }
+
+/// Rows flattened by `rows.concat()` (of a `&[Vec<f64>]` and of a `Vec<Vec<f64>>`);
+/// a `match` on `binary_search_by`'s result that binds both arms by value (`Err(i) =>
+/// i` bound `&usize`: a type error before); `let z: f64 = x.into()` of an `f32`.
+#[differentiable]
+fn rows_flattened(rows: &[Vec<f64>], owned: Vec<Vec<f64>>) -> f64 {
+    let f = rows.concat();
+    let g: Vec<f64> = owned.concat();
+    f[0] * f[3] + g.iter().map(|v| v * v).sum::<f64>() * f[1]
+}
+
+#[differentiable]
+fn searched_then_read(xs: &[f64], t: f64) -> f64 {
+    let k = match xs.binary_search_by(|v| v.total_cmp(&t)) {
+        Ok(i) => i,
+        Err(i) => i,
+    };
+    xs[k.min(xs.len() - 1)] * t
+}
+
+#[differentiable]
+fn widened(x: f32, y: f64) -> f64 {
+    let z: f64 = x.into();
+    z * y + z.sin()
+}
+
+mod checked_flattened {
+    use crate::check;
+
+    check!(
+        rows_flattened,
+        (
+            vec![vec![0.3_f64, -1.2], vec![2.0_f64, 0.9]],
+            vec![vec![0.5_f64], vec![1.5_f64, -0.7]]
+        ),
+        |a| (&a.0, a.1.clone())
+    );
+    check!(
+        searched_then_read,
+        (vec![-1.0_f64, 0.5, 2.0, 3.5], 1.25),
+        |a| (&a.0, a.1)
+    );
+}
+
+#[test]
+fn widened_f32_has_exact_partials() {
+    let (gx, gy) = widened::gradient(0.5_f32, 2.0);
+    let z = 0.5_f64;
+    assert!((f64::from(gx) - (2.0 + z.cos())).abs() < 1e-6, "{gx}");
+    assert_eq!(gy, 0.5);
+}
