@@ -800,6 +800,9 @@ pub mod because {
     /// The body uses syntax that cannot change its float type (a cast of a float to an
     /// integer, an array type, a struct, `f32`).
     pub struct ItUsesSyntaxWithoutAGenericForm;
+    /// The function is an associated function (without `self`) in an `impl` block,
+    /// where its companions' modules cannot sit: declared outside the `impl`, it has them.
+    pub struct ItIsAnAssociatedFunctionDeclareItOutsideTheImpl;
     /// The `higher-order` feature of `mochi-ad` is off: no function has these
     /// companions (which halves the build time of differentiable code).
     pub struct TheHigherOrderFeatureOfMochiIsOff;

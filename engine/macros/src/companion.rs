@@ -129,6 +129,8 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         if imp.trait_.is_some() {
             func.vis = syn::parse_quote!(pub);
         }
+        let mut options = options;
+        options.associated = func.sig.receiver().is_none();
         // (An associated function without `self` gets its derived items as associated
         // functions named after it, as a method does: a module cannot sit in an `impl`.)
         let checked =
@@ -293,6 +295,9 @@ struct Options {
     /// `higher_order`: on a method, its higher-order companions (free functions have
     /// them without asking).
     higher_order: bool,
+    /// An associated function without `self`, in an `impl` block marked
+    /// `#[differentiable]`: its companions are associated functions, as a method's.
+    associated: bool,
 }
 
 fn parse_attr(attr: TokenStream) -> syn::Result<Options> {
@@ -339,7 +344,7 @@ fn derive_with(
     let func = &crate::rewrite::from_inside_module(written);
     let mut an = crate::analysis::analyse(func);
     let (beside, higher) = if with_higher {
-        higher_order(written, func, options.higher_order)
+        higher_order(written, func, options)
     } else {
         (TokenStream::new(), TokenStream::new())
     };
@@ -375,11 +380,20 @@ fn derive_with(
 /// derived module, for a function over `f64`) and the companions in its module. A
 /// method gets none; a function with no generic form gets companions whose bound says
 /// why (see `higher::unavailable`).
-fn higher_order(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStream, TokenStream) {
+fn higher_order(func: &ItemFn, inner: &ItemFn, options: &Options) -> (TokenStream, TokenStream) {
+    // An associated function's higher-order companions would be nested modules, which
+    // an `impl` cannot hold.
+    if options.associated {
+        let why = "it is an associated function in an `impl` block; declare it as a free function (outside the `impl`) to have them";
+        return (
+            TokenStream::new(),
+            crate::higher::unavailable(func, crate::twin::Why::Associated, why),
+        );
+    }
     // With the `higher-order` feature of the facade (and so of this crate) off, no twin
     // and no companion is written, only the companions that say so.
     if cfg!(feature = "higher-order") {
-        higher_order_items(func, inner, asked)
+        higher_order_items(func, inner, options.higher_order)
     } else {
         let off = crate::higher::unavailable(
             func,

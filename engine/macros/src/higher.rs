@@ -182,7 +182,11 @@ pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStr
     // whose message names the function and the reason (the construct without a generic
     // form); a method's by the shared trait (its stubs become associated functions, and
     // a trait cannot sit in an `impl`).
-    let local = receiver.is_none() && !matches!(kind, crate::twin::Why::MethodNotAsked);
+    let local = receiver.is_none()
+        && !matches!(
+            kind,
+            crate::twin::Why::MethodNotAsked | crate::twin::Why::Associated
+        );
     let fname = func.sig.ident.to_string();
     let escaped = why.replace('{', "{{").replace('}', "}}");
     let local_trait = local.then(|| {

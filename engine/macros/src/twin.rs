@@ -32,6 +32,7 @@ pub enum Why {
     Generic,
     Syntax,
     Off,
+    Associated,
 }
 
 impl Why {
@@ -45,6 +46,7 @@ impl Why {
             Why::Generic => "ItIsGenericOverMoreThanOneScalarType",
             Why::Syntax => "ItUsesSyntaxWithoutAGenericForm",
             Why::Off => "TheHigherOrderFeatureOfMochiIsOff",
+            Why::Associated => "ItIsAnAssociatedFunctionDeclareItOutsideTheImpl",
         }
     }
 }

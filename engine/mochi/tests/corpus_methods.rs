@@ -447,3 +447,38 @@ fn a_method_given_sub_slices() {
         assert!((g - w).abs() < 1e-12, "{g} vs {w}");
     }
 }
+
+/// An associated function without `self` in an `impl` block marked `#[differentiable]`:
+/// its companions are associated functions (`Squash::squash_gradient`), and a method
+/// calls it as `Self::squash(..)` (its higher-order companions would be modules, which
+/// an `impl` cannot hold; it did not compile before).
+#[derive(Clone, Debug, Tangent)]
+struct Squash {
+    k: f64,
+}
+
+#[differentiable]
+impl Squash {
+    #[differentiable]
+    fn squash(v: f64) -> f64 {
+        v.tanh() * 0.5 + v
+    }
+    #[differentiable]
+    fn apply(&self, x: f64) -> f64 {
+        Self::squash(x * self.k) * x
+    }
+}
+
+#[test]
+fn associated_functions_in_a_marked_impl_have_companions() {
+    let (y, d) = Squash::squash_value_and_gradient(0.3);
+    assert_eq!(y, Squash::squash(0.3));
+    let sech2 = 1.0 - 0.3_f64.tanh().powi(2);
+    assert!((d - (0.5 * sech2 + 1.0)).abs() < 1e-14, "{d}");
+    let m = Squash { k: 2.0 };
+    mochi::testing::test_rule(
+        (m.clone(), 0.3),
+        |a| a.0.apply(a.1),
+        |a| Squash::apply_rrule(&a.0, a.1),
+    );
+}
