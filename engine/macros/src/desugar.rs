@@ -3081,6 +3081,131 @@ fn arg_best_index(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
     Some(syn::parse_quote_spanned!(span=> ::mochi::no_grad(#e)))
 }
 
+/// The best pair of two zipped sequences, `x.iter().zip(y.iter()).max_by(|p, q|
+/// p.1.total_cmp(q.1)).unwrap()` (also `min_by`, `max_by_key`, `min_by_key`, `zip(y)`,
+/// `.expect(..)`): its position found without a derivative by the same comparison over
+/// the positions (`Iterator::max_by` keeps the last of equal elements, `min_by` the
+/// first, and so does the search over positions), and the pair read there, `(&x[k],
+/// &y[k])`.
+fn best_of_zip(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<(syn::Stmt, Expr)> {
+    let Expr::MethodCall(outer) = e else {
+        return None;
+    };
+    if !matches!(outer.method.to_string().as_str(), "unwrap" | "expect")
+        || !mentions_active(e, active)
+    {
+        return None;
+    }
+    let Expr::MethodCall(best) = unparen(&outer.receiver) else {
+        return None;
+    };
+    let name = best.method.to_string();
+    let by_key = matches!(name.as_str(), "max_by_key" | "min_by_key");
+    if !(by_key || matches!(name.as_str(), "max_by" | "min_by")) || best.args.len() != 1 {
+        return None;
+    }
+    let Expr::Closure(c) = unparen(&best.args[0]) else {
+        return None;
+    };
+    if c.inputs.len() != if by_key { 1 } else { 2 } {
+        return None;
+    }
+    let Expr::MethodCall(z) = unparen(&best.receiver) else {
+        return None;
+    };
+    if z.method != "zip" || z.args.len() != 1 {
+        return None;
+    }
+    let seq = |e: &Expr| -> Option<Expr> {
+        let e = match unparen(e) {
+            Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => unparen(&m.receiver),
+            Expr::Reference(r) if r.mutability.is_none() => unparen(&r.expr),
+            other => other,
+        };
+        matches!(e, Expr::Path(_) | Expr::Field(_)).then(|| e.clone())
+    };
+    let (a, b) = (seq(&z.receiver)?, seq(&z.args[0])?);
+    let span = best.method.span();
+    *next += 1;
+    let (k, i, j) = (
+        format_ident!("__mochi_bk{}", *next, span = span),
+        format_ident!("__mochi_bi{}", *next, span = span),
+        format_ident!("__mochi_bj{}", *next, span = span),
+    );
+    let body = &c.body;
+    let p0 = &c.inputs[0];
+    let search = if by_key {
+        quote_spanned!(span=> |#i: &usize| { let #p0 = &(&#a[*#i], &#b[*#i]); #body })
+    } else {
+        let p1 = &c.inputs[1];
+        quote_spanned!(span=> |#i: &usize, #j: &usize| {
+            let #p0 = &(&#a[*#i], &#b[*#i]);
+            let #p1 = &(&#a[*#j], &#b[*#j]);
+            #body
+        })
+    };
+    let method = &best.method;
+    let (finish, args) = (&outer.method, &outer.args);
+    Some((
+        syn::parse_quote_spanned!(span=>
+            let #k: usize = ::mochi::no_grad(
+                (0..::core::cmp::min(#a.len(), #b.len())).#method(#search).#finish(#args)
+            );
+        ),
+        syn::parse_quote_spanned!(span=> (&#a[#k], &#b[#k])),
+    ))
+}
+
+/// See `Desugar::visit_block_mut`: the two `let`s an `unzip()` of pairs becomes.
+fn unzip_as_two(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> {
+    let Pat::Type(pt) = &l.pat else { return None };
+    let (Pat::Tuple(names), syn::Type::Tuple(tys)) = (&*pt.pat, &*pt.ty) else {
+        return None;
+    };
+    if names.elems.len() != 2 || tys.elems.len() != 2 {
+        return None;
+    }
+    let init = l.init.as_ref()?;
+    if init.diverge.is_some() || !mentions_active(&init.expr, active) {
+        return None;
+    }
+    let Expr::MethodCall(u) = unparen(&init.expr) else {
+        return None;
+    };
+    if u.method != "unzip" || !u.args.is_empty() {
+        return None;
+    }
+    let Expr::MethodCall(map) = unparen(&u.receiver) else {
+        return None;
+    };
+    if map.method != "map" || map.args.len() != 1 {
+        return None;
+    }
+    let Expr::Closure(c) = unparen(&map.args[0]) else {
+        return None;
+    };
+    let Expr::Tuple(parts) = unparen(&c.body) else {
+        return None;
+    };
+    if parts.elems.len() != 2 {
+        return None;
+    }
+    let chain = &map.receiver;
+    let span = u.method.span();
+    let mut out = Vec::new();
+    for ((name, ty), part) in names
+        .elems
+        .iter()
+        .zip(tys.elems.iter())
+        .zip(parts.elems.iter())
+    {
+        let mut one = c.clone();
+        *one.body = part.clone();
+        out.push(syn::parse_quote_spanned!(span=> let #name: #ty = #chain.map(#one).collect();));
+    }
+    Some(out)
+}
+
 /// The methods whose result is an `Option` (so that `Some(p)` matches it).
 const OPTION_MAKERS: &[&str] = &[
     "first",
@@ -5576,7 +5701,38 @@ impl VisitMut for Desugar {
         inline_split_at(b, &mut self.next);
         inline_windows(b, &mut self.next);
         let mut stmts = Vec::with_capacity(b.stmts.len());
-        for s in b.stmts.drain(..) {
+        for mut s in b.stmts.drain(..) {
+            // `let (a, b): (Vec<f64>, Vec<f64>) = chain.map(|p| (e1, e2)).unzip();`: two
+            // chains, `let a: Vec<f64> = chain.map(|p| e1).collect();` and the same for b.
+            if let syn::Stmt::Local(l) = &s {
+                if let Some(two) = unzip_as_two(l, &self.active) {
+                    stmts.extend(two);
+                    continue;
+                }
+            }
+            // `let (a, b) = x.iter().zip(y.iter()).max_by(..).unwrap();`: the position
+            // found first, so that the names bind the elements as references.
+            if let syn::Stmt::Local(l) = &mut s {
+                if let Some(init) = &mut l.init {
+                    if init.diverge.is_none() {
+                        if let Some((search, pair)) =
+                            best_of_zip(&init.expr, &self.active, &mut self.next)
+                        {
+                            stmts.push(search);
+                            // `let (a, b) = (&x[k], &y[k]);` as one `let` per name.
+                            match (&l.pat, &pair) {
+                                (Pat::Tuple(t), Expr::Tuple(v)) if t.elems.len() == 2 => {
+                                    for (p, e) in t.elems.iter().zip(v.elems.iter()) {
+                                        stmts.push(syn::parse_quote!(let #p = #e;));
+                                    }
+                                    continue;
+                                }
+                                _ => *init.expr = pair,
+                            }
+                        }
+                    }
+                }
+            }
             match &s {
                 syn::Stmt::Local(l) => match let_else(l, &self.active) {
                     Some(r) => stmts.extend(r),
@@ -5703,11 +5859,56 @@ impl VisitMut for Desugar {
             }
             _ => {}
         }
+        // `if let Some(e) = v.get_mut(i) { *e *= c; }` (also `get`): a bounds test and
+        // the element borrowed as a place, `let e = &mut v[i];`.
+        if let Expr::If(f) = e {
+            if let Expr::Let(l) = &*f.cond {
+                if let (Pat::TupleStruct(ts), Expr::MethodCall(m)) = (&*l.pat, unparen(&l.expr)) {
+                    let getter = matches!(m.method.to_string().as_str(), "get" | "get_mut");
+                    if ts.path.is_ident("Some")
+                        && ts.elems.len() == 1
+                        && matches!(&ts.elems[0], Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none())
+                        && getter
+                        && m.args.len() == 1
+                        && !matches!(&m.args[0], Expr::Range(_))
+                        && self.active_place(&m.receiver)
+                    {
+                        let span = m.method.span();
+                        let (v, i, p) = (&m.receiver, &m.args[0], &ts.elems[0]);
+                        let k = format_ident!("__mochi_gi{}", self.next, span = span);
+                        self.next += 1;
+                        let borrow = if m.method == "get_mut" {
+                            quote_spanned!(span=> &mut)
+                        } else {
+                            quote_spanned!(span=> &)
+                        };
+                        let then = &f.then_branch;
+                        let els = f
+                            .else_branch
+                            .as_ref()
+                            .map(|(_, b)| quote_spanned!(span=> else #b));
+                        *e = syn::parse_quote_spanned!(span=> {
+                            let #k: usize = #i;
+                            if #k < #v.len() {
+                                let #p = #borrow #v[#k];
+                                #then
+                            } #els
+                        });
+                        self.visit_expr_mut(e);
+                        return;
+                    }
+                }
+            }
+        }
         // The index of a maximum or minimum, `x.iter().enumerate().max_by(cmp).map(|(i, _)|
         // i).unwrap()` (also `min_by`, `max_by_key`, `min_by_key`, `.unwrap_or(d)`): an
         // integer, without a derivative.
         if let Some(r) = arg_best_index(e, &self.active) {
             *e = r;
+            return;
+        }
+        if let Some((search, pair)) = best_of_zip(e, &self.active, &mut self.next) {
+            *e = syn::parse_quote!({ #search #pair });
             return;
         }
         // `Vec::from(x)` of a slice: `x.to_vec()`; `Vec::from([a, b])`: `vec![a, b]`;

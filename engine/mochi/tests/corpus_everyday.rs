@@ -912,3 +912,72 @@ fn widened_f32_has_exact_partials() {
     assert!((f64::from(gx) - (2.0 + z.cos())).abs() < 1e-6, "{gx}");
     assert_eq!(gy, 0.5);
 }
+
+/// `if let Some(e) = v.get_mut(i) { *e *= c }` (and `get`), the best pair of two zipped
+/// sequences by a comparator or a key (`zip(..).max_by(|p, q| p.1.total_cmp(q.1))`,
+/// `min_by_key`), and pairs split by `unzip()` (each "no rule for `get_mut`/`iter`/
+/// `chunks`" before).
+#[differentiable]
+fn element_if_present(x: &[f64], c: f64) -> f64 {
+    let mut v = x.to_vec();
+    if let Some(e) = v.get_mut(1) {
+        *e *= c;
+    }
+    if let Some(e) = v.get_mut(10) {
+        *e = 0.0;
+    }
+    let mut s = 0.0;
+    if let Some(f) = v.get(2) {
+        s += f * c;
+    } else {
+        s -= c;
+    }
+    s + v.iter().map(|a| a * a).sum::<f64>()
+}
+
+#[differentiable]
+fn best_pairs(x: &[f64], y: &[f64]) -> f64 {
+    let (a, b) = x
+        .iter()
+        .zip(y.iter())
+        .max_by(|p, q| p.1.total_cmp(q.1))
+        .unwrap();
+    let (c, d) = x
+        .iter()
+        .zip(y)
+        .min_by_key(|p| (*p.0 * 100.0) as i64)
+        .unwrap();
+    a * b + c * d.sin() + *a
+}
+
+#[differentiable]
+fn unzipped(x: &[f64]) -> f64 {
+    let (s, c): (Vec<f64>, Vec<f64>) = x.iter().map(|a| (a.sin(), a.cos())).unzip();
+    let (e, o): (Vec<f64>, Vec<f64>) = x.chunks(2).map(|p| (p[0], p[1] * 2.0)).unzip();
+    s[0] * c[1] + s.iter().sum::<f64>() + e[1] * o[0]
+}
+
+mod checked_options_and_pairs {
+    use crate::check;
+
+    check!(element_if_present, (vec![0.3_f64, -1.2, 2.0], 1.5), |a| (
+        &a.0, a.1
+    ));
+    check!(
+        best_pairs,
+        (vec![0.3_f64, -1.2, 2.0, 0.7], vec![0.5_f64, 1.1, -0.4, 0.2]),
+        |a| (&a.0, &a.1)
+    );
+    check!(unzipped, (vec![0.3_f64, -1.2, 2.0, 0.7],), |a| (&a.0));
+}
+
+#[test]
+fn the_best_pair_is_the_one_iterator_max_by_picks() {
+    // ties: max_by keeps the last of equal elements, min_by_key the first
+    let x = [1.0, 2.0, 3.0];
+    let y = [5.0, 1.0, 5.0];
+    let g = best_pairs::gradient(&x, &y);
+    // (a, b) = (3, 5) (the last max); (c, d) = (1, 5) (the least key, first); f = a·b + c·sin d + a
+    assert_eq!(g.0, vec![5.0_f64.sin(), 0.0, 5.0 + 1.0]);
+    assert_eq!(g.1, vec![1.0 * 5.0_f64.cos(), 0.0, 3.0]);
+}
