@@ -3156,6 +3156,92 @@ fn best_of_zip(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<(
     ))
 }
 
+/// `T` of a type `Vec<T>`.
+fn vec_elem(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Vec" {
+        return None;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) => match a.args.first() {
+            Some(syn::GenericArgument::Type(t)) => Some(t),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `let p: Vec<f64> = x.iter().copied().filter(|v| *v > 0.0).collect();` (a chain
+/// whose length depends on the values: `filter`, `filter_map`, `take_while`,
+/// `skip_while`, `map_while`) as the loop the derivation takes, `{ let mut v: Vec<f64> =
+/// Vec::new(); for e in chain { v.push(e); } v }`.
+fn filtered_collect(m: &syn::ExprMethodCall, ty: &syn::Type, next: &mut usize) -> Option<Expr> {
+    fn has_filter(e: &Expr) -> bool {
+        match unparen(e) {
+            Expr::MethodCall(m) => {
+                matches!(
+                    m.method.to_string().as_str(),
+                    "filter" | "filter_map" | "take_while" | "skip_while" | "map_while"
+                ) || has_filter(&m.receiver)
+            }
+            _ => false,
+        }
+    }
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Vec" || !m.args.is_empty() {
+        return None;
+    }
+    let span = m.method.span();
+    *next += 1;
+    let (v, e) = (
+        format_ident!("__mochi_kept{}", *next, span = span),
+        format_ident!("__mochi_ke{}", *next, span = span),
+    );
+    let chain = &m.receiver;
+    if has_filter(chain) {
+        return Some(syn::parse_quote_spanned!(span=> {
+            let mut #v: #ty = ::std::vec::Vec::new();
+            for #e in #chain {
+                #v.push(#e);
+            }
+            #v
+        }));
+    }
+    // `let m: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| x[i] * x[j]).collect())
+    // .collect();`, `let v: Vec<f64> = (0..n).map(|j| x[i] * x[j]).collect();`: the
+    // elements computed one by one, each a typed `let` (whose own chain is then
+    // rewritten), pushed.
+    let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+        return None;
+    };
+    let Some(syn::GenericArgument::Type(row)) = a.args.first() else {
+        return None;
+    };
+    let Expr::MethodCall(map) = unparen(chain) else {
+        return None;
+    };
+    if map.method != "map" || map.args.len() != 1 {
+        return None;
+    }
+    let Expr::Closure(c) = unparen(&map.args[0]) else {
+        return None;
+    };
+    if c.inputs.len() != 1 {
+        return None;
+    }
+    let (pat, body, src) = (&c.inputs[0], &c.body, &map.receiver);
+    Some(syn::parse_quote_spanned!(span=> {
+        let mut #v: #ty = ::std::vec::Vec::new();
+        for #pat in #src {
+            let #e: #row = #body;
+            #v.push(#e);
+        }
+        #v
+    }))
+}
+
 /// See `Desugar::visit_block_mut`: the two `let`s an `unzip()` of pairs becomes.
 fn unzip_as_two(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> {
     let Pat::Type(pt) = &l.pat else { return None };
@@ -5813,8 +5899,20 @@ impl VisitMut for Desugar {
                 {
                     let float_ty = self.float_ty.clone();
                     let mut w = Writer::new(&mut self.next, float_ty.as_ref());
-                    if let Some(r) = w.consumer(m, Some(&t.ty)) {
+                    // (Rows, `Vec<Vec<f64>>`, are built by the loop first: the chain
+                    // rewrite would keep each row's own chain as written.)
+                    let rows = vec_elem(&t.ty).and_then(vec_elem).is_some();
+                    let direct = if rows {
+                        None
+                    } else {
+                        w.consumer(m, Some(&t.ty))
+                    };
+                    if let Some(r) = direct {
                         *init.expr = r;
+                    } else if let Some(r) = filtered_collect(m, &t.ty, &mut self.next) {
+                        // (The loop is rewritten when the statement is visited again.)
+                        *init.expr = r;
+                        syn::visit_mut::visit_expr_mut(self, &mut init.expr);
                     }
                 }
             }
@@ -5845,6 +5943,15 @@ impl VisitMut for Desugar {
         }
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // The elements of a differentiable sequence carry derivatives in the loop's body
+        // (`for r in m.iter() { let t: Vec<f64> = r.iter().map(..).collect(); }`).
+        if let Expr::ForLoop(f) = e {
+            if mentions_active(&f.expr, &self.active) {
+                let mut names = Vec::new();
+                crate::activity::pat_names(&f.pat, &mut names);
+                self.active.extend(names);
+            }
+        }
         // `*v.last_mut().unwrap() *= 3.0`, `(&mut v)[i] = e`: the element as a place.
         match e {
             Expr::Assign(a) => {
@@ -5865,12 +5972,51 @@ impl VisitMut for Desugar {
             if let Expr::Let(l) = &*f.cond {
                 if let (Pat::TupleStruct(ts), Expr::MethodCall(m)) = (&*l.pat, unparen(&l.expr)) {
                     let getter = matches!(m.method.to_string().as_str(), "get" | "get_mut");
+                    let end = matches!(
+                        m.method.to_string().as_str(),
+                        "first" | "first_mut" | "last" | "last_mut"
+                    ) && m.args.is_empty();
+                    // `if let Some(e) = v.last_mut()`: the end's position, tested as `get`.
+                    if end
+                        && ts.path.is_ident("Some")
+                        && ts.elems.len() == 1
+                        && self.active_place(&m.receiver)
+                    {
+                        let span = m.method.span();
+                        let v = &m.receiver;
+                        let (at, get) = if m.method.to_string().starts_with("first") {
+                            (quote_spanned!(span=> 0), "get")
+                        } else {
+                            (quote_spanned!(span=> #v.len().wrapping_sub(1)), "get")
+                        };
+                        let get = format_ident!(
+                            "{}{}",
+                            get,
+                            if m.method.to_string().ends_with("_mut") {
+                                "_mut"
+                            } else {
+                                ""
+                            },
+                            span = span
+                        );
+                        let mut g = f.clone();
+                        let Expr::Let(gl) = &mut *g.cond else {
+                            unreachable!()
+                        };
+                        *gl.expr = syn::parse_quote_spanned!(span=> #v.#get(#at));
+                        *e = Expr::If(g);
+                        self.visit_expr_mut(e);
+                        return;
+                    }
                     if ts.path.is_ident("Some")
                         && ts.elems.len() == 1
                         && matches!(&ts.elems[0], Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none())
                         && getter
                         && m.args.len() == 1
-                        && !matches!(&m.args[0], Expr::Range(_))
+                        && !matches!(
+                            unparen(&m.args[0]),
+                            Expr::Range(_) | Expr::Tuple(_) | Expr::Array(_)
+                        )
                         && self.active_place(&m.receiver)
                     {
                         let span = m.method.span();
@@ -5888,7 +6034,7 @@ impl VisitMut for Desugar {
                             .as_ref()
                             .map(|(_, b)| quote_spanned!(span=> else #b));
                         *e = syn::parse_quote_spanned!(span=> {
-                            let #k: usize = #i;
+                            let #k = #i;
                             if #k < #v.len() {
                                 let #p = #borrow #v[#k];
                                 #then

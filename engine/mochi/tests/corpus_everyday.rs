@@ -818,7 +818,7 @@ fn a_function_mapped_by_module_path_has_a_hessian() {
     let h = mapped_by_module_path::hessian(&x);
     common::assert_hessian_matches(
         "mapped_by_module_path",
-        |x| mapped_by_module_path::gradient(x),
+        mapped_by_module_path::gradient,
         &h,
         &x,
         1e-6,
@@ -926,6 +926,9 @@ fn element_if_present(x: &[f64], c: f64) -> f64 {
     if let Some(e) = v.get_mut(10) {
         *e = 0.0;
     }
+    if let Some(e) = v.last_mut() {
+        *e = e.sin() * c;
+    }
     let mut s = 0.0;
     if let Some(f) = v.get(2) {
         s += f * c;
@@ -980,4 +983,49 @@ fn the_best_pair_is_the_one_iterator_max_by_picks() {
     // (a, b) = (3, 5) (the last max); (c, d) = (1, 5) (the least key, first); f = a·b + c·sin d + a
     assert_eq!(g.0, vec![5.0_f64.sin(), 0.0, 5.0 + 1.0]);
     assert_eq!(g.1, vec![1.0 * 5.0_f64.cos(), 0.0, 3.0]);
+}
+
+/// Chains collected into a `Vec` whose length depends on the values (`filter`), and
+/// nested collects that build a matrix or transpose rows (each "no rule for `iter`/
+/// `map`" before); `unzip` of `|&v|` pairs.
+#[differentiable]
+fn filtered_and_nested(x: &[f64], m: &[Vec<f64>]) -> f64 {
+    let p: Vec<f64> = x.iter().copied().filter(|v| *v > 0.0).collect();
+    let q: Vec<f64> = x.iter().map(|a| a * a).filter(|v| *v > 0.5).collect();
+    let r: Vec<f64> = x.iter().filter(|v| **v < 1.0).cloned().collect();
+    let outer: Vec<Vec<f64>> = (0..2)
+        .map(|i| (0..3).map(|j| x[i] * x[j]).collect())
+        .collect();
+    let t: Vec<Vec<f64>> = (0..2)
+        .map(|j| m.iter().map(|row| row[j]).collect())
+        .collect();
+    let d: Vec<Vec<f64>> = m
+        .iter()
+        .map(|row| row.iter().map(|v| v * 2.0).collect())
+        .collect();
+    let (a, b): (Vec<f64>, Vec<f64>) = x.iter().map(|&v| (v, v * v)).unzip();
+    p[0] * p.len() as f64
+        + q.iter().sum::<f64>()
+        + r[0] * outer[1][2]
+        + outer[0][1]
+        + t[0][1] * t[1][0]
+        + d[1][1]
+        + a[1] * b[2]
+}
+
+mod checked_filtered_and_nested {
+    use crate::check;
+
+    check!(
+        filtered_and_nested,
+        (
+            vec![0.3_f64, -1.2, 2.0, 0.9],
+            vec![
+                vec![0.5_f64, -0.7],
+                vec![1.5_f64, 0.25],
+                vec![-0.4_f64, 0.8]
+            ]
+        ),
+        |a| (&a.0, &a.1)
+    );
 }

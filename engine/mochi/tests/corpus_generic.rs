@@ -584,7 +584,7 @@ fn callers_of_real_helpers_have_gradients_and_hessians() {
     let h = calls_real_helpers::hessian(&x);
     common::assert_hessian_matches(
         "calls_real_helpers",
-        |x| calls_real_helpers::gradient(x),
+        calls_real_helpers::gradient,
         &h,
         &x,
         1e-6,
