@@ -666,6 +666,14 @@ impl<T: crate::Scalar, const N: usize> LiftConst<T> for [f64; N] {
     }
 }
 
+impl<T: crate::Scalar, const N: usize, const M: usize> LiftConst<T> for [[f64; N]; M] {
+    type Out = [[T; N]; M];
+    #[inline(always)]
+    fn lift_const(self) -> [[T; N]; M] {
+        self.map(|row| row.map(lit))
+    }
+}
+
 impl<T: crate::Scalar> LiftConst<T> for &[f64] {
     type Out = Vec<T>;
     #[inline(always)]
@@ -1049,8 +1057,8 @@ pub fn acc_unwrapped<W: AccUnwrapped<V>, V>(dst: &mut W, v: V) {
 /// argument of a call inside a loop reuses one buffer on every trip.
 #[inline]
 #[track_caller]
-pub fn acc_range_from<T: TangentVector>(
-    dst: &mut Vec<T>,
+pub fn acc_range_from<T: TangentVector, D: RangeCotangent<T> + ?Sized>(
+    dst: &mut D,
     len: usize,
     range: (std::ops::Bound<usize>, std::ops::Bound<usize>),
     src: &mut Vec<T>,
@@ -1058,10 +1066,7 @@ pub fn acc_range_from<T: TangentVector>(
     if src.is_empty() {
         return;
     }
-    if dst.len() != len {
-        materialise_vec(dst, len);
-    }
-    let part = &mut dst[range];
+    let part = &mut dst.dense(len)[range];
     assert_eq!(
         part.len(),
         src.len(),
@@ -1071,6 +1076,31 @@ pub fn acc_range_from<T: TangentVector>(
     );
     for (d, s) in part.iter_mut().zip(src.drain(..)) {
         d.accumulate(s);
+    }
+}
+
+/// The cotangent of a sequence that a sub-slice's cotangent is added into: a `Vec`'s
+/// (materialised at the sequence's length when it is a structural zero) or a fixed-size
+/// array's (`let a = [x[0], x[1]]; a[..].iter()`).
+pub trait RangeCotangent<T> {
+    /// The dense cotangent of a sequence of `len` elements.
+    fn dense(&mut self, len: usize) -> &mut [T];
+}
+
+impl<T: TangentVector> RangeCotangent<T> for Vec<T> {
+    #[inline]
+    fn dense(&mut self, len: usize) -> &mut [T] {
+        if self.len() != len {
+            materialise_vec(self, len);
+        }
+        self
+    }
+}
+
+impl<T, const N: usize> RangeCotangent<T> for [T; N] {
+    #[inline]
+    fn dense(&mut self, _len: usize) -> &mut [T] {
+        self
     }
 }
 

@@ -93,6 +93,32 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
     let mut companions = Vec::new();
     let mut errors: Option<syn::Error> = None;
     let mut marked = 0;
+    // `Linear::squash(x)` of a marked associated function of this block, in a marked
+    // function of it: `Self::squash(x)`, which reaches its derived rule.
+    let type_name = match &*imp.self_ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            p.path.segments.last().map(|s| s.ident.to_string())
+        }
+        _ => None,
+    };
+    let associated: HashSet<String> = imp
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            syn::ImplItem::Fn(f)
+                if f.sig.receiver().is_none()
+                    && f.attrs.iter().any(|a| {
+                        a.path()
+                            .segments
+                            .last()
+                            .is_some_and(|s| s.ident == "differentiable")
+                    }) =>
+            {
+                Some(f.sig.ident.to_string())
+            }
+            _ => None,
+        })
+        .collect();
     for item in imp.items.iter_mut() {
         let syn::ImplItem::Fn(f) = item else { continue };
         let Some(k) = f.attrs.iter().position(|a| {
@@ -120,6 +146,13 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                 continue;
             }
         };
+        if let Some(t) = &type_name {
+            SelfPaths {
+                type_name: t,
+                names: &associated,
+            }
+            .visit_block_mut(&mut f.block);
+        }
         let mut func = ItemFn {
             attrs: f.attrs.clone(),
             vis: f.vis.clone(),
@@ -161,6 +194,30 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             #(#companions)*
         }
     )
+}
+
+/// `Type::f(..)` as `Self::f(..)` for the associated functions `names` of `Type`.
+struct SelfPaths<'a> {
+    type_name: &'a str,
+    names: &'a HashSet<String>,
+}
+
+impl VisitMut for SelfPaths<'_> {
+    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+        if let syn::Expr::Path(p) = &mut *c.func {
+            let segs = &p.path.segments;
+            if p.qself.is_none()
+                && segs.len() == 2
+                && segs[0].ident == self.type_name
+                && segs[0].arguments.is_none()
+                && self.names.contains(&segs[1].ident.to_string())
+            {
+                let span = segs[0].ident.span();
+                p.path.segments[0].ident = syn::Ident::new("Self", span);
+            }
+        }
+        syn::visit_mut::visit_expr_call_mut(self, c);
+    }
 }
 
 /// The companions of a method, as associated functions (see [`method`]).

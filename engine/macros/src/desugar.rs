@@ -3156,6 +3156,41 @@ fn best_of_zip(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<(
     ))
 }
 
+/// The source of a chain (`s` in `s.iter().enumerate().map(..)`) when it is computed
+/// (a call or a method call other than a view of a variable) and carries derivatives:
+/// replaced in `chain` by a fresh name, which is returned with the source.
+fn bind_chain_source(
+    chain: &mut Expr,
+    active: &HashSet<String>,
+    next: &mut usize,
+) -> Option<(syn::Ident, Expr)> {
+    let Expr::MethodCall(m) = chain else {
+        return None;
+    };
+    if m.method == "iter" && m.args.is_empty() {
+        let computed = match unparen(&m.receiver) {
+            Expr::Call(_) => true,
+            Expr::MethodCall(r) => matches!(
+                r.method.to_string().as_str(),
+                "to_vec" | "to_owned" | "clone" | "collect"
+            ),
+            _ => false,
+        };
+        if !computed || !mentions_active(&m.receiver, active) {
+            return None;
+        }
+        // Only a chain that needs its source as a variable (`enumerate`, `zip`, …); a
+        // plain `iter().map(f).sum()` has its rule.
+        let span = m.method.span();
+        *next += 1;
+        let name = format_ident!("__mochi_src{}", *next, span = span);
+        let src = std::mem::replace(&mut *m.receiver, syn::parse_quote_spanned!(span=> #name));
+        return Some((name, src));
+    }
+    let found = bind_chain_source(&mut m.receiver, active, next)?;
+    Some(found)
+}
+
 /// `T` of a type `Vec<T>`.
 fn vec_elem(ty: &syn::Type) -> Option<&syn::Type> {
     let syn::Type::Path(p) = ty else { return None };
@@ -6145,6 +6180,46 @@ impl VisitMut for Desugar {
         if let Some(r) = array_method_forms(e, &self.active) {
             *e = r;
         }
+        // `v[a..b].fill(c)`: each element of the range assigned.
+        if let Expr::MethodCall(m) = e {
+            if m.method == "fill" && m.args.len() == 1 {
+                if let Expr::Index(ix) = unparen(&m.receiver) {
+                    if let (Expr::Range(r), true) = (&*ix.index, self.active_place(&ix.expr)) {
+                        let span = m.method.span();
+                        let v = &ix.expr;
+                        let start = r.start.clone().map_or_else(
+                            || quote_spanned!(span=> 0),
+                            |s| quote_spanned!(span=> #s),
+                        );
+                        let end = match (&r.end, &r.limits) {
+                            (Some(end), syn::RangeLimits::HalfOpen(_)) => {
+                                quote_spanned!(span=> #end)
+                            }
+                            (Some(end), syn::RangeLimits::Closed(_)) => {
+                                quote_spanned!(span=> (#end) + 1)
+                            }
+                            (None, _) => quote_spanned!(span=> #v.len()),
+                        };
+                        let c = &m.args[0];
+                        let (cv, k, hi) = (
+                            format_ident!("__mochi_fill{}", self.next, span = span),
+                            format_ident!("__mochi_fk{}", self.next, span = span),
+                            format_ident!("__mochi_fend{}", self.next, span = span),
+                        );
+                        self.next += 1;
+                        *e = syn::parse_quote_spanned!(span=> {
+                            let #cv = #c;
+                            let #hi: usize = #end;
+                            for #k in #start..#hi {
+                                #v[#k] = #cv;
+                            }
+                        });
+                        self.visit_expr_mut(e);
+                        return;
+                    }
+                }
+            }
+        }
         // `x[a..b].to_vec()`: through a bound sub-slice, whose cotangent goes back into
         // the range of `x`'s.
         if let Expr::MethodCall(m) = e {
@@ -6743,6 +6818,19 @@ impl VisitMut for Desugar {
                     *e = r;
                     self.visit_expr_mut(e);
                     return;
+                }
+                // `x.to_vec().iter().enumerate().map(..).sum()`, `helper(x).iter()…`: the
+                // source bound first, as a variable the chain rewrite takes.
+                if m.method != "collect" {
+                    if let Some((name, src)) =
+                        bind_chain_source(&mut m.receiver, &self.active, &mut self.next)
+                    {
+                        self.active.insert(name.to_string());
+                        let chain = e.clone();
+                        *e = syn::parse_quote_spanned!(name.span()=> { let #name = #src; #chain });
+                        self.visit_expr_mut(e);
+                        return;
+                    }
                 }
                 let float_ty = self.float_ty.clone();
                 if let Some(r) = Writer::new(&mut self.next, float_ty.as_ref()).consumer(m, None) {

@@ -1029,3 +1029,70 @@ mod checked_filtered_and_nested {
         |a| (&a.0, &a.1)
     );
 }
+
+#[differentiable]
+fn squares_of(x: &[f64]) -> Vec<f64> {
+    x.iter().map(|v| v * v).collect()
+}
+
+#[differentiable]
+fn dot_of(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(p, q)| p * q).sum()
+}
+
+const COUPLING: [[f64; 2]; 2] = [[1.0, 0.5], [-0.3, 2.0]];
+
+/// Chains over a computed source with `enumerate` (`x.to_vec().iter().enumerate()`,
+/// `helper(x).iter().enumerate()`: "no rule for `iter`"), sub-slices of a local
+/// fixed-size array (a type error at the attribute), a 2-D `const` array (the generic
+/// form did not lift it, which broke the gradient too), and `v[a..b].fill(c)`.
+#[differentiable]
+fn computed_sources_and_locals(x: &[f64], c: f64) -> f64 {
+    let a: f64 = x
+        .to_vec()
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v * i as f64)
+        .sum();
+    let b: f64 = squares_of(x)
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v * (i as f64 + 1.0))
+        .sum();
+    let arr = [x[0], x[1], x[2]];
+    let s: f64 = arr[..].iter().sum();
+    let d = dot_of(&arr[1..], &arr[..2]);
+    let k = COUPLING[0][1] * x[0] + COUPLING[1][0] * x[1] * x[0];
+    let mut v = x.to_vec();
+    v[..2].fill(0.5);
+    v[3..].fill(c);
+    a + b + s * d + k + v.iter().map(|e| e * e).sum::<f64>()
+}
+
+mod checked_computed_sources {
+    use crate::check;
+
+    check!(
+        computed_sources_and_locals,
+        (vec![0.3_f64, -1.2, 2.0, 0.9, 1.4], 0.7),
+        |a| (&a.0, a.1)
+    );
+}
+
+#[test]
+fn a_two_dimensional_const_is_lifted_for_the_hessian() {
+    let x = [0.3, -1.2, 2.0, 0.9, 1.4];
+    let h = computed_sources_and_locals::hessian(&x, 0.7);
+    common::assert_hessian_matches(
+        "computed_sources_and_locals",
+        |z| {
+            let (g, gc) = computed_sources_and_locals::gradient(&z[..5], z[5]);
+            let mut all = g;
+            all.push(gc);
+            all
+        },
+        &h,
+        &[0.3, -1.2, 2.0, 0.9, 1.4, 0.7],
+        1e-6,
+    );
+}

@@ -450,7 +450,7 @@ fn a_method_given_sub_slices() {
 
 /// An associated function without `self` in an `impl` block marked `#[differentiable]`:
 /// its companions are associated functions (`Squash::squash_gradient`), and a method
-/// calls it as `Self::squash(..)` (its higher-order companions would be modules, which
+/// calls it as `Self::squash(..)` or `Squash::squash(..)` (its higher-order companions would be modules, which
 /// an `impl` cannot hold; it did not compile before).
 #[derive(Clone, Debug, Tangent)]
 struct Squash {
@@ -465,7 +465,7 @@ impl Squash {
     }
     #[differentiable]
     fn apply(&self, x: f64) -> f64 {
-        Self::squash(x * self.k) * x
+        Self::squash(x * self.k) * x + Squash::squash(x) * self.k
     }
 }
 
