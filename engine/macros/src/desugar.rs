@@ -2025,6 +2025,9 @@ struct Flattened {
     param: Pat,
     inner: Expr,
     rest: Vec<syn::ExprMethodCall>,
+    /// An inner sequence written as an array or `vec![..]` (`flat_map(|v| [*v, v * v])`),
+    /// bound to a name in the outer loop's body; the inner chain reads its elements.
+    bind: Option<(syn::Ident, Expr)>,
 }
 
 impl Flatten<'_> {
@@ -2044,11 +2047,48 @@ impl Flatten<'_> {
                         return None;
                     }
                     rest.reverse();
+                    let body = unparen(&c.body);
+                    let literal = matches!(body, Expr::Array(_))
+                        || matches!(body, Expr::Macro(mm) if mm.mac.path.is_ident("vec"));
+                    let (inner, bind) = if literal {
+                        self.next += 1;
+                        let a = format_ident!("__mochi_flat_part{}", self.next);
+                        // (It carries derivatives, for the chain rewrite of the inner loop.)
+                        self.made.push(a.to_string());
+                        // (`vec![a, b]` as the array `[a, b]`: the same elements.)
+                        let part: Expr = match body {
+                            Expr::Macro(mm) => match mm.mac.parse_body_with(
+                                syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                            ) {
+                                Ok(list) => syn::parse_quote!([#list]),
+                                Err(_) => body.clone(),
+                            },
+                            other => other.clone(),
+                        };
+                        // A `map` after it takes the element by pattern (`|&e|`): a `for`
+                        // over `part.iter().copied().map(..)` is not one the lowering takes.
+                        let by_ref_map = rest.first().is_some_and(|m: &syn::ExprMethodCall| {
+                            m.method == "map"
+                                && matches!(&m.args[0], Expr::Closure(c) if c.inputs.len() == 1 && matches!(&c.inputs[0], Pat::Ident(_)))
+                        });
+                        if by_ref_map {
+                            if let Some(Expr::Closure(c)) = rest[0].args.first_mut() {
+                                let p = c.inputs[0].clone();
+                                c.inputs[0] = syn::parse_quote!(&#p);
+                            }
+                            (syn::parse_quote!(#a.iter()), Some((a, part)))
+                        } else {
+                            (syn::parse_quote!(#a.iter().copied()), Some((a, part)))
+                        }
+                    } else {
+                        ((*c.body).clone(), None)
+                    };
                     return Some(Flattened {
                         outer: (*m.receiver).clone(),
                         param: c.inputs[0].clone(),
-                        inner: (*c.body).clone(),
+                        inner,
                         rest,
+                        bind,
                     });
                 }
                 ("flatten", 0) => {
@@ -2063,6 +2103,7 @@ impl Flatten<'_> {
                         param: syn::parse_quote!(#r),
                         inner: syn::parse_quote!(#r.iter()),
                         rest,
+                        bind: None,
                     });
                 }
                 ("map" | "filter" | "filter_map", 1) | ("copied" | "cloned", 0) => {
@@ -2071,6 +2112,14 @@ impl Flatten<'_> {
                 }
                 _ => return None,
             }
+        }
+    }
+
+    /// `let part = [..];` of an inner sequence written as an array, in the outer body.
+    fn binding(f: &Flattened) -> TokenStream {
+        match &f.bind {
+            Some((a, e)) => quote::quote!(let #a = #e;),
+            None => TokenStream::new(),
         }
     }
 
@@ -2133,13 +2182,26 @@ impl Flatten<'_> {
             }
             ("for_each", 1) => {
                 let inner = Self::inner_chain(&f, Some((method, quote::quote!(#args))));
-                return Some(syn::parse_quote!(for #param in #outer { #inner; }));
+                let bind = Self::binding(&f);
+                return Some(syn::parse_quote!(for #param in #outer { #bind #inner; }));
+            }
+            // `flat_map(|v| [*v, v * v]).collect::<Vec<f64>>()`: each element pushed.
+            ("collect", 0) => {
+                let ty = self.float_ty?;
+                let inner = Self::inner_chain(&f, None);
+                let e = format_ident!("__mochi_flat_elem{}", self.next);
+                (
+                    quote::quote!(::std::vec::Vec::<#ty>::new()),
+                    quote::quote!(for #e in #inner { #acc.push(#e); }),
+                )
             }
             _ => return None,
         };
+        let bind = Self::binding(&f);
         Some(syn::parse_quote!({
             let mut #acc = #init;
             for #param in #outer {
+                #bind
                 #step
             }
             #acc
@@ -2163,8 +2225,9 @@ impl Flatten<'_> {
         .visit_block_mut(&mut body);
         let (outer, param, pat, label) = (&f.outer, &f.param, &l.pat, &l.label);
         let inner = Self::inner_chain(&f, None);
+        let bind = Self::binding(&f);
         Some(syn::parse_quote!(
-            #outer_label: for #param in #outer { #label for #pat in #inner #body }
+            #outer_label: for #param in #outer { #bind #label for #pat in #inner #body }
         ))
     }
 }

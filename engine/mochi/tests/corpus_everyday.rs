@@ -1096,3 +1096,30 @@ fn a_two_dimensional_const_is_lifted_for_the_hessian() {
         1e-6,
     );
 }
+
+/// `flat_map` into an array or a `vec![..]` per element, summed, mapped after, and
+/// collected (a `for` "not one the derivation writes" or "no rule for `flat_map`"
+/// before); Laplace-style minors by a `filter` over positions inside a `map`.
+#[differentiable]
+fn flat_mapped(x: &[f64]) -> f64 {
+    let a: f64 = x.iter().flat_map(|v| [*v, v * v]).sum();
+    let b: f64 = x
+        .iter()
+        .flat_map(|v| [v.sin(), v * 2.0])
+        .map(|e| e * e)
+        .sum();
+    let c: Vec<f64> = x.iter().flat_map(|v| vec![*v, v * 3.0]).collect();
+    let minors: f64 = (0..2)
+        .map(|col| {
+            let r: Vec<f64> = (0..3).filter(move |&j| j != col).map(|j| x[j]).collect();
+            r[0] * r[1] * x[col]
+        })
+        .sum();
+    a * b + c[3] * c[0] + c.len() as f64 + minors
+}
+
+mod checked_flat_mapped {
+    use crate::check;
+
+    check!(flat_mapped, (vec![0.3_f64, -1.2, 2.0],), |a| (&a.0));
+}
