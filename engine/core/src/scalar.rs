@@ -126,6 +126,10 @@ pub mod shape {
     pub struct Mut<'a>(PhantomData<&'a ()>);
     /// `&mut Vec<S>`.
     pub struct VecMut<'a>(PhantomData<&'a ()>);
+    /// `(S, S)`.
+    pub struct Pair;
+    /// `(S, S, S)`.
+    pub struct Triple;
 
     impl Shape for Itself {
         type Of<S: 'static> = S;
@@ -144,6 +148,12 @@ pub mod shape {
     }
     impl<'a> Shape for VecMut<'a> {
         type Of<S: 'static> = &'a mut Vec<S>;
+    }
+    impl Shape for Pair {
+        type Of<S: 'static> = (S, S);
+    }
+    impl Shape for Triple {
+        type Of<S: 'static> = (S, S, S);
     }
 }
 

@@ -624,6 +624,8 @@ enum Held {
     Slice,
     VecRef,
     Vec,
+    /// `(T, T)` or `(T, T, T)` (a result).
+    Tuple(usize),
     Not,
 }
 
@@ -640,6 +642,11 @@ fn held(ty: &syn::Type, t: &syn::Ident) -> Option<Held> {
     };
     if is_t(ty) {
         return Some(Held::Scalar);
+    }
+    if let syn::Type::Tuple(tt) = ty {
+        if matches!(tt.elems.len(), 2 | 3) && tt.elems.iter().all(is_t) {
+            return Some(Held::Tuple(tt.elems.len()));
+        }
     }
     if vec_of_t(ty) {
         return Some(Held::Vec);
@@ -677,6 +684,8 @@ fn twin_bridge(func: &ItemFn, t: &syn::Ident) -> Option<TokenStream> {
         Held::Slice => quote!(::mochi::__private::shape::Slice<'_>),
         Held::VecRef => quote!(::mochi::__private::shape::VecRef<'_>),
         Held::Vec => quote!(::mochi::__private::shape::VecOf),
+        Held::Tuple(2) => quote!(::mochi::__private::shape::Pair),
+        Held::Tuple(_) => quote!(::mochi::__private::shape::Triple),
         Held::Not => quote!(),
     };
     let s = quote!(<#t as ::mochi::Scalar>);
@@ -690,6 +699,9 @@ fn twin_bridge(func: &ItemFn, t: &syn::Ident) -> Option<TokenStream> {
         let FnArg::Typed(pt) = a else { return None };
         let ty = &*pt.ty;
         let h = held(ty, t)?;
+        if matches!(h, Held::Tuple(_)) {
+            return None;
+        }
         let v = format_ident!("__mochi_a{}", i);
         let d = format_ident!("__mochi_d{}", i);
         decls.push(quote!(#v: #ty));
@@ -725,7 +737,7 @@ fn twin_bridge(func: &ItemFn, t: &syn::Ident) -> Option<TokenStream> {
         syn::ReturnType::Default => return None,
     };
     let ret_shape = match held(&ret, t)? {
-        h @ (Held::Scalar | Held::Vec) => shape(&h),
+        h @ (Held::Scalar | Held::Vec | Held::Tuple(_)) => shape(&h),
         _ => return None,
     };
     let ret_tangent = crate::types::tangent_of(&ret, &params);

@@ -1279,6 +1279,29 @@ impl VisitMut for Rewrite<'_> {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // A closure's parameters typed as the float (`let f = |v: f64| g(v) + 1.0;`)
+        // carry a derivative inside it, as the derivation sees them where it is called:
+        // a call given one goes to the callee's generic form.
+        if let Expr::Closure(c) = e {
+            let floats: Vec<String> = c
+                .inputs
+                .iter()
+                .filter_map(|p| match p {
+                    Pat::Type(t) if is_f64(&t.ty) => match &*t.pat {
+                        Pat::Ident(i) => Some(i.ident.to_string()),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect();
+            if !floats.is_empty() {
+                let saved = self.active.clone();
+                self.active.extend(floats);
+                syn::visit_mut::visit_expr_closure_mut(self, c);
+                self.active = saved;
+                return;
+            }
+        }
         // `x[j] += a * x[i]`, `m[i].w -= g[i]`: on `f64` the right side is evaluated
         // before the place; on the twin's generic scalar the operator is a trait method
         // whose place (`index_mut`) borrows `x` mutably first (E0502). Evaluating the

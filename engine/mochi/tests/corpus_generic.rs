@@ -598,3 +598,61 @@ fn callers_of_real_helpers_have_gradients_and_hessians() {
     let h = calls_real_square::hessian(1.5);
     assert!(close(h[[0, 0]], 9.0, 1e-12), "{}", h[[0, 0]]);
 }
+
+#[differentiable]
+fn real_pair<T: Real>(a: T, b: T) -> (T, T) {
+    (a * b, a + b.sin())
+}
+
+#[differentiable]
+fn calls_real_pair(x: &[f64]) -> f64 {
+    let (p, q) = real_pair(x[0], x[1]);
+    p * q
+}
+
+#[differentiable]
+fn closure_calls_marked(x: &[f64]) -> f64 {
+    let f = |v: f64| real_square(v) + 1.0;
+    f(x[0]) * f(x[1])
+}
+
+#[test]
+fn hessians_through_a_pair_helper_and_a_local_closure() {
+    // f = ab(a + sin b)
+    let x = [0.5, 2.0];
+    let (a, b) = (x[0], x[1]);
+    let h = calls_real_pair::hessian(&x);
+    let want = [
+        [2.0 * b, 2.0 * a + b.sin() + b * b.cos()],
+        [
+            2.0 * a + b.sin() + b * b.cos(),
+            2.0 * a * b.cos() - a * b * b.sin(),
+        ],
+    ];
+    for i in 0..2 {
+        for j in 0..2 {
+            assert!(
+                close(h[[i, j]], want[i][j], 1e-12),
+                "{i}{j}: {} vs {}",
+                h[[i, j]],
+                want[i][j]
+            );
+        }
+    }
+    // g = (a² + 1)(b² + 1)
+    let h = closure_calls_marked::hessian(&x);
+    let want = [
+        [2.0 * (b * b + 1.0), 4.0 * a * b],
+        [4.0 * a * b, 2.0 * (a * a + 1.0)],
+    ];
+    for i in 0..2 {
+        for j in 0..2 {
+            assert!(
+                close(h[[i, j]], want[i][j], 1e-12),
+                "{i}{j}: {} vs {}",
+                h[[i, j]],
+                want[i][j]
+            );
+        }
+    }
+}
