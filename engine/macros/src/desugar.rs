@@ -5721,10 +5721,13 @@ impl Desugar {
         // (`a.transpose()` of a matrix type of its own), which the rule call reaches;
         // `Type::m(v, ..)` names the user's method for sure. Such a value's methods are
         // its own, even one named `push`.
-        if !r.sure || !mentions_active(m, &self.active) {
+        let name = m.method.to_string();
+        // (A parameter `l: &Layer` of a type the macro cannot see: its method by a name
+        // no rule crate's type has is the user's.)
+        let users = r.sure || !crate::lower::expr::is_library_method(&name);
+        if !users || !mentions_active(m, &self.active) {
             return None;
         }
-        let name = m.method.to_string();
         if m.turbofish.is_some() || PLAIN_METHODS.contains(&name.as_str()) {
             return None;
         }

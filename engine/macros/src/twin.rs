@@ -259,7 +259,7 @@ const NOT_FLOAT_METHODS: &[&str] = &[
 
 /// ndarray's owned arrays and views: with `f64` elements, their twin holds the twin's
 /// scalar (`Array1<f64>` → `Array1<T>`), which the array rules cover.
-const ARRAY_TYPES: &[&str] = &[
+pub const ARRAY_TYPES: &[&str] = &[
     "Array",
     "Array0",
     "Array1",
@@ -1546,8 +1546,46 @@ impl VisitMut for Rewrite<'_> {
                             | "hessian"
                             | "jacobian"
                     );
+                // `helpers::sq(x)` (a module of the crate, or a crate whose functions
+                // follow the rule crates' convention and name their `__twin`), not a
+                // path into the standard library or a crate of types.
+                // (`f::gradient(w)`: a companion of `f`, not a function of a module.)
+                let module_path = segs.len() >= 2
+                    && !matches!(
+                        segs[segs.len() - 1].as_str(),
+                        "gradient"
+                            | "value_and_gradient"
+                            | "value_and_gradient_into"
+                            | "gradient_into"
+                            | "pullback"
+                            | "rrule"
+                            | "jvp"
+                            | "hvp"
+                            | "hessian"
+                            | "jacobian"
+                            | "value_gradient_and_hessian"
+                    )
+                    && segs
+                        .iter()
+                        .all(|s| s.starts_with(|ch: char| ch.is_lowercase() || ch == '_'))
+                    && !matches!(
+                        segs[0].as_str(),
+                        "std"
+                            | "core"
+                            | "alloc"
+                            | "mem"
+                            | "iter"
+                            | "cmp"
+                            | "num_traits"
+                            | "ndarray"
+                            | "nalgebra"
+                            | "rand"
+                            | "libm"
+                            | "mochi"
+                    );
                 let local = (segs.len() == 1
                     || rule_crate_path
+                    || module_path
                     || matches!(segs[0].as_str(), "self" | "super" | "crate"))
                     && !companion
                     && fp.path.segments.iter().all(|s| s.arguments.is_none())

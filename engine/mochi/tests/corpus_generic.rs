@@ -656,3 +656,55 @@ fn hessians_through_a_pair_helper_and_a_local_closure() {
         }
     }
 }
+
+mod helpers {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn sq(v: f64) -> f64 {
+        v * v
+    }
+
+    pub mod deep {
+        use mochi::prelude::*;
+
+        #[differentiable]
+        pub fn cube(v: f64) -> f64 {
+            v * v * v
+        }
+    }
+}
+
+mod through_paths {
+    use super::helpers;
+    use super::helpers::deep::cube as c3;
+    use mochi::prelude::*;
+
+    /// Helpers reached by a module path (`helpers::sq`, after `use super::helpers`) and
+    /// by a renamed import: the caller's generic form calls theirs (it had none).
+    #[differentiable]
+    pub fn f(x: &[f64]) -> f64 {
+        helpers::sq(x[0]) * helpers::deep::cube(x[1]) + c3(x[0])
+    }
+}
+
+#[test]
+fn hessians_through_module_paths_and_renamed_imports() {
+    // f = a²b³ + a³
+    let (a, b) = (0.5, 2.0);
+    let h = through_paths::f::hessian(&[a, b]);
+    let want = [
+        [2.0 * b * b * b + 6.0 * a, 6.0 * a * b * b],
+        [6.0 * a * b * b, 6.0 * a * a * b],
+    ];
+    for i in 0..2 {
+        for j in 0..2 {
+            assert!(
+                close(h[[i, j]], want[i][j], 1e-12),
+                "{i}{j}: {} vs {}",
+                h[[i, j]],
+                want[i][j]
+            );
+        }
+    }
+}

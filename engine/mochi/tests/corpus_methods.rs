@@ -482,3 +482,71 @@ fn associated_functions_in_a_marked_impl_have_companions() {
         |a| Squash::apply_rrule(&a.0, a.1),
     );
 }
+
+/// A model's method called on layers kept in a `Vec` field, on a struct field, on a
+/// parameter and on a slice's elements, by method syntax and by the type's path with a
+/// borrowed place (each "no rule for `forward`/`layer_forward`" before).
+#[derive(Clone, Debug, Tangent)]
+struct Dense {
+    w: Vec<f64>,
+    b: f64,
+}
+
+impl Dense {
+    #[differentiable]
+    fn forward(&self, x: &[f64]) -> f64 {
+        (self.w[0] * x[0] + self.w[1] * x[1] + self.b).tanh()
+    }
+}
+
+#[derive(Clone, Debug, Tangent)]
+struct Stack {
+    layers: Vec<Dense>,
+    head: Dense,
+}
+
+impl Stack {
+    #[differentiable]
+    fn score(&self, x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for k in 0..self.layers.len() {
+            s += self.layers[k].forward(x) * (k as f64 + 1.0);
+        }
+        s * self.head.forward(x) + Dense::forward(&self.layers[0], x)
+    }
+}
+
+#[differentiable]
+fn through_layers(ls: &[Dense], l: &Dense, x: &[f64]) -> f64 {
+    let mut s = l.forward(x);
+    for k in 0..ls.len() {
+        s += Dense::forward(&ls[k], x) * ls[k].forward(x);
+    }
+    s
+}
+
+#[test]
+fn methods_of_layers_in_fields_and_slices() {
+    let a = Dense {
+        w: vec![0.5, -0.3],
+        b: 0.1,
+    };
+    let b = Dense {
+        w: vec![0.2, 0.7],
+        b: -0.2,
+    };
+    let net = Stack {
+        layers: vec![a.clone(), b.clone()],
+        head: b.clone(),
+    };
+    mochi::testing::test_rule(
+        (net, vec![0.3, 0.9]),
+        |v| v.0.score(&v.1),
+        |v| Stack::score_rrule(&v.0, &v.1),
+    );
+    mochi::testing::test_rule(
+        (vec![a.clone(), b.clone()], a, vec![0.3, 0.9]),
+        |v| through_layers(&v.0, &v.1, &v.2),
+        |v| through_layers::rrule(&v.0, &v.1, &v.2),
+    );
+}

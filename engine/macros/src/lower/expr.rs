@@ -14,6 +14,170 @@ use syn::{Expr, Pat};
 /// `view()`) are rules with the kit's `IdentityPullback`.
 const IDENTITY_METHODS: &[&str] = &["clone", "to_owned", "to_vec", "into_owned", "as_slice"];
 
+/// Whether `name` is a method of floats, sequences, arrays or the standard library (a
+/// rule's), not one of a struct of the user's.
+pub fn is_library_method(n: &str) -> bool {
+    crate::twin::FLOAT_METHODS.contains(&n)
+        || crate::twin::SEQ_METHODS.contains(&n)
+        || crate::twin::ARRAY_METHODS.contains(&n)
+        || LIBRARY_METHODS.contains(&n)
+        || IDENTITY_METHODS.contains(&n)
+        || INACTIVE_METHODS.contains(&n)
+        || SHRINKING_METHODS.contains(&n)
+        || GROWING_METHODS.contains(&n)
+        || n.starts_with("op_")
+}
+
+/// Methods of the standard rule crates' types (ndarray, nalgebra, linalg) and of the
+/// standard library that a struct field or an element may have: a call of one of these
+/// on a field or an element goes to its rule, and of any other name to the method of a
+/// struct of the user's (`self.layers[k].forward(x)`).
+const LIBRARY_METHODS: &[&str] = &[
+    "add_scalar",
+    "and",
+    "broadcast",
+    "cholesky",
+    "column",
+    "columns",
+    "component_div",
+    "component_mul",
+    "cross",
+    "determinant",
+    "diag",
+    "dim",
+    "dot",
+    "flatten",
+    "index_axis",
+    "insert_axis",
+    "into_shape",
+    "into_shape_with_order",
+    "inverse",
+    "is_square",
+    "is_standard_layout",
+    "kron",
+    "len_of",
+    "ln_determinant",
+    "lu",
+    "mean",
+    "mean_axis",
+    "ncols",
+    "ndim",
+    "norm",
+    "norm_l2",
+    "norm_squared",
+    "normalize",
+    "nrows",
+    "outer",
+    "product",
+    "product_axis",
+    "raw_dim",
+    "reversed_axes",
+    "row",
+    "rows",
+    "scaled_add",
+    "select",
+    "shape",
+    "slice",
+    "slice_axis",
+    "slice_mut",
+    "solve",
+    "std",
+    "std_axis",
+    "strides",
+    "sum",
+    "sum_axis",
+    "t",
+    "to_shape",
+    "tr_mul",
+    "trace",
+    "transpose",
+    "tril",
+    "triu",
+    "try_inverse",
+    "var",
+    "var_axis",
+    "view",
+    "view_mut",
+    "mapv",
+    "map",
+    "map_inplace",
+    "mapv_inplace",
+    "fold",
+    "iter",
+    "iter_mut",
+    "len",
+    "is_empty",
+    "get",
+    "get_mut",
+    "first",
+    "last",
+    "to_vec",
+    "clone",
+    "unwrap",
+    "expect",
+    "into_iter",
+    "as_slice",
+    "outer_iter",
+    "axis_iter",
+    "lanes",
+    "assign",
+    "fill",
+    "push",
+    "extend",
+    "pop",
+    "insert",
+    "remove",
+    "resize",
+    "swap",
+    "contains",
+    "keys",
+    "values",
+    "entry",
+    "as_ref",
+    "as_mut",
+    "borrow",
+    "into",
+    "try_into",
+    "to_string",
+    "fmt",
+    "cmp",
+    "eq",
+    "ne",
+    "partial_cmp",
+    "total_cmp",
+    "hash",
+    "copied",
+    "cloned",
+    "zip",
+    "enumerate",
+    "windows",
+    "chunks",
+    "split_at",
+    "abs_diff",
+    "min",
+    "max",
+    "clamp",
+    "sort_by",
+    "reverse",
+    "dot_product",
+    "norm1",
+    "amax",
+    "amin",
+    "xyz",
+    "xy",
+    "coords",
+    "x",
+    "y",
+    "z",
+    "w",
+    "ok",
+    "err",
+    "is_some",
+    "is_none",
+    "unwrap_or",
+    "map_or",
+];
+
 impl Lowerer {
     /// Lowers an expression to an operand, emitting forward statements and reverse pieces.
     pub(super) fn lower_expr(&mut self, e: &Expr, code: &mut Code) -> Operand {
@@ -482,6 +646,13 @@ impl Lowerer {
         if let Some(o) = self.lower_iter_chain(m, code) {
             return o;
         }
+        // `self.layers[k].forward(x)`, `self.inner.forward(x)`, `layers[k].forward(x)`:
+        // a method of a struct of the user's on an element or a field (whose type the
+        // macro cannot see), by name: its derived rule `forward_rrule`, called with
+        // method syntax on a borrow of the place.
+        if let Some(o) = self.lower_user_method(m, &name, code) {
+            return o;
+        }
         // `x.map(f64::exp)`, `a.zip_with(&b, f64::max)`: a function path (`f64::exp`, a
         // path of two or more segments ending in a lowercase name; or any path as the
         // only argument of `map`) as a method's last argument is where an adapter takes
@@ -931,6 +1102,7 @@ impl Lowerer {
         let lowered = inner.lower_body(specs, &body_block);
         self.errors.append(&mut inner.errors);
         self.rule_methods.append(&mut inner.rule_methods);
+        self.user_methods.append(&mut inner.user_methods);
         let super::Lowered {
             top,
             fwd,
@@ -1035,11 +1207,30 @@ impl Lowerer {
                     self.receivers.get(&i.to_string()).is_some_and(|r| r.ty == segs[0])
                 }))
             });
+        // `Layer::forward(&self.layers[0], x)`: a borrowed place first and a method name
+        // no rule crate's type has, of a type that is not a library's.
+        let borrowed_receiver = segs.len() == 2
+            && segs[0].starts_with(char::is_uppercase)
+            && !crate::twin::ARRAY_TYPES.contains(&segs[0].as_str())
+            && !is_library_method(&last)
+            && !(last == "new"
+                || last.starts_with("from")
+                || last.starts_with("with")
+                || matches!(
+                    last.as_str(),
+                    "zeros" | "ones" | "identity" | "eye" | "default"
+                ))
+            && matches!(c.args.first(), Some(Expr::Reference(r))
+                if matches!(&*r.expr, Expr::Field(_) | Expr::Index(_) | Expr::Path(_)));
         if segs.len() == 2
-            && (segs[0] == "Self" || mut_receiver || typed_receiver)
+            && (segs[0] == "Self" || mut_receiver || typed_receiver || borrowed_receiver)
             && fp.qself.is_none()
         {
-            let ty = &fp.path.segments[0].ident;
+            // (At the method's name: a missing derived rule is reported at the call.)
+            let ty = syn::Ident::new(
+                &fp.path.segments[0].ident.to_string(),
+                fp.path.segments[1].ident.span(),
+            );
             let mut ops = Vec::new();
             let mut args = Vec::new();
             for a in &c.args {
@@ -1048,6 +1239,12 @@ impl Lowerer {
                 ops.push(o);
             }
             let rr = format_ident!("{}_rrule", last, span = fp.path.segments[1].ident.span());
+            if segs[0] != "Self" {
+                self.user_methods.entry(last.clone()).or_insert((
+                    c.args.len().saturating_sub(1),
+                    fp.path.segments[1].ident.span(),
+                ));
+            }
             let call = self.boxed_in_branch(quote!(#ty::#rr(#(#args),*)));
             return self.rule_call(call, &ops, code);
         }
@@ -1294,6 +1491,51 @@ impl Lowerer {
     /// A call of another function's rule (`(y, pb)`), its pullback boxed inside an
     /// `if`/`match` branch: the recursion of mutually recursive functions ends in a
     /// branch, and the box breaks their types' cycle.
+    /// See [`lower_method`](Self::lower_method): `place.m(args)` with `place` a field or
+    /// an element (of `self`, a parameter or a local) and `m` a name no rule crate's
+    /// type or the standard library has.
+    fn lower_user_method(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        name: &str,
+        code: &mut Code,
+    ) -> Option<Operand> {
+        fn place_root(e: &Expr) -> Option<&Expr> {
+            match e {
+                Expr::Field(f) => Some(place_root(&f.base).unwrap_or(&f.base)),
+                Expr::Index(i) => Some(place_root(&i.expr).unwrap_or(&i.expr)),
+                Expr::Paren(p) => place_root(&p.expr),
+                _ => None,
+            }
+        }
+        let root = place_root(&m.receiver)?;
+        if is_library_method(name)
+            || m.turbofish.is_some()
+            || !matches!(root, Expr::Path(p) if p.path.get_ident().is_some())
+            || !(expr_is_active(&m.receiver, &self.active)
+                || m.args.iter().any(|a| expr_is_active(a, &self.active)))
+            || m.args.iter().any(|a| matches!(a, Expr::Closure(_)))
+        {
+            return None;
+        }
+        let recv = &m.receiver;
+        let borrowed: Expr = syn::parse_quote!(&#recv);
+        let mut ops = Vec::new();
+        let mut args = Vec::new();
+        for a in std::iter::once(&borrowed).chain(m.args.iter()) {
+            let (o, arg) = self.lower_arg(a, code);
+            args.push(arg);
+            ops.push(o);
+        }
+        let rr = format_ident!("{}_rrule", name, span = m.method.span());
+        self.user_methods
+            .entry(name.to_string())
+            .or_insert((m.args.len(), m.method.span()));
+        let (first, rest) = (&args[0], &args[1..]);
+        let call = self.boxed_in_branch(quote!((#first).#rr(#(#rest),*)));
+        Some(self.rule_call(call, &ops, code))
+    }
+
     fn boxed_in_branch(&self, call: TokenStream) -> TokenStream {
         if self.branch_depth == 0 {
             return call;

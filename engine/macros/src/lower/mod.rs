@@ -10,7 +10,7 @@
 
 use crate::activity::{self, expr_is_active, pat_names};
 mod exits;
-mod expr;
+pub mod expr;
 mod flow;
 pub mod ir;
 mod norule;
@@ -220,6 +220,10 @@ pub struct Lowerer {
     /// takes and the span of its first call: each gets a missing-rule fallback
     /// ([`norule`]).
     rule_methods: BTreeMap<String, (usize, proc_macro2::Span)>,
+    /// The methods of the user's types called through their derived rule (`m_rrule`),
+    /// with the number of arguments besides the receiver and the span of a call: each
+    /// gets a fallback whose bound says the method is not `#[differentiable]`.
+    user_methods: BTreeMap<String, (usize, proc_macro2::Span)>,
     /// In a derived closure, the captured differentiable values (not references): the
     /// closure holds references to them, the closure as written reads them as values
     /// (see [`Lowerer::as_written`]; passed to a call they are dereferenced).
@@ -268,6 +272,7 @@ impl Lowerer {
             param_lens: HashMap::new(),
             indexed: HashSet::new(),
             rule_methods: BTreeMap::new(),
+            user_methods: BTreeMap::new(),
             captured: HashSet::new(),
         }
     }
@@ -280,7 +285,9 @@ impl Lowerer {
     /// The missing-rule fallbacks of the rule methods this body calls ([`norule`]):
     /// items for the scope that holds the derived rule's functions.
     pub fn fallback_items(&self) -> TokenStream {
-        norule::fallbacks(&self.rule_methods)
+        let rules = norule::fallbacks(&self.rule_methods);
+        let methods = norule::method_fallbacks(&self.user_methods);
+        quote::quote!(#rules #methods)
     }
 
     /// Records a rule method call with `extra` arguments (comma-separated tokens) for

@@ -62,12 +62,9 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
                 "to differentiate through `{shown}`, mark it `#[differentiable]` if it is your own function or method, \
                  or add a rule for it to a rule crate (CONTRIBUTING.md, \"Adding a rule to an existing crate\"); \
                  if a rule crate has one, import its rules (`use that_crate::rules::*;`); \
-                 a `#[differentiable]` method of your own type is reached as `self.{shown}(..)` from another \
-                 `#[differentiable]` method of that type (make the caller a method too), and on another value \
-                 of the type as `Self::{shown}(&mut value, ..)` or `Self::{shown}(&value, ..)`, \
-                 and from a free function as `Type::{shown}(&value, ..)` (`Type::{shown}(&mut value, ..)` for a `&mut self` method); \
-                 a method of another type (a field's, `self.layer.{shown}(x)`) is not reached: \
-                 write it as a free `#[differentiable] fn {shown}(layer: &Layer, ..)` and call that"
+                 a `#[differentiable]` method of your own type is reached by method syntax on `self`, on a parameter \
+                 of the type, on a field or an element (`self.layers[k].{shown}(x)`), or as `Type::{shown}(&value, ..)` \
+                 (`Type::{shown}(&mut value, ..)` for a `&mut self` method)"
             )
         };
         let bound = format_ident!("__MochiRuleFor_{}", m, span = span);
@@ -89,6 +86,48 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
             }
             #[allow(non_camel_case_types, dead_code)]
             impl<__MochiA> #fallback<__MochiA> for ::mochi::__private::Call<__MochiA> {
+                #sig {
+                    ::core::unreachable!()
+                }
+            }
+        )
+    });
+    quote!(#(#items)*)
+}
+
+/// The fallbacks of the user's methods called through their derived rule (`m.f(x)` on a
+/// parameter, a field or an element, `Type::f(&v, x)`): a trait implemented for every
+/// type with a method `f_rrule`, which a method of the type itself (its derived rule,
+/// when `f` is `#[differentiable]`) precedes, and whose bound fails with a message
+/// naming `f` otherwise.
+pub fn method_fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
+    let items = methods.iter().map(|(m, &(extra, span))| {
+        let message = format!(
+            "mochi: the method `{m}` of `{{Self}}` is not `#[differentiable]`, so the derivative cannot flow through this call"
+        );
+        let label = format!("`{m}` has no derived rule");
+        let note = format!(
+            "mark `fn {m}` `#[differentiable]` in its `impl` block (its type deriving `Tangent`); a value that carries no derivative can be wrapped in `mochi::no_grad(..)`"
+        );
+        let bound = format_ident!("__MochiMarked_{}", m, span = span);
+        let fallback = format_ident!("__MochiNoMethod_{}", m, span = span);
+        let method = format_ident!("{}_rrule", m, span = span);
+        let xs: Vec<_> = (0..extra).map(|i| format_ident!("__MochiX{}", i)).collect();
+        let sig = quote_spanned!(span=>
+            fn #method<__MochiO, __MochiP, #(#xs,)*>(&self, #(_: #xs,)*) -> (__MochiO, __MochiP)
+            where
+                Self: #bound
+        );
+        quote_spanned!(span=>
+            #[allow(non_camel_case_types, dead_code)]
+            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+            trait #bound {}
+            #[allow(non_camel_case_types, dead_code)]
+            trait #fallback {
+                #sig;
+            }
+            #[allow(non_camel_case_types, dead_code)]
+            impl<__MochiS: ?Sized> #fallback for __MochiS {
                 #sig {
                     ::core::unreachable!()
                 }
