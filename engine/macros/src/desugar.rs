@@ -6246,6 +6246,20 @@ impl VisitMut for Desugar {
         if let Some(r) = array_method_forms(e, &self.active) {
             *e = r;
         }
+        // `a.sum_axis(Axis(0)).into_scalar()` of a 0-dimensional array: its one element,
+        // its sum (which has a rule for arrays of every dimension).
+        if let Expr::MethodCall(m) = e {
+            if m.method == "into_scalar"
+                && m.args.is_empty()
+                && mentions_active(&m.receiver, &self.active)
+            {
+                let span = m.method.span();
+                let recv = &m.receiver;
+                *e = syn::parse_quote_spanned!(span=> (#recv).sum());
+                self.visit_expr_mut(e);
+                return;
+            }
+        }
         // `v[a..b].fill(c)`: each element of the range assigned.
         if let Expr::MethodCall(m) = e {
             if m.method == "fill" && m.args.len() == 1 {

@@ -375,3 +375,30 @@ mod checks {
         |a| (&a.0, &a.1)
     );
 }
+
+/// 0-dimensional arrays (`sum_axis` of a vector, `mean_axis(..).unwrap()`), read by
+/// `into_scalar()` and by `s[()]`: `into_scalar` had no rule, and the structural zero
+/// of a 0-dimensional cotangent (an empty array, which that rank cannot be) panicked.
+#[differentiable]
+fn zero_dimensional(a: &Array1<f64>, m: &Array2<f64>) -> f64 {
+    let s = a.sum_axis(Axis(0));
+    let t = a.mapv(|v| v * v).sum_axis(Axis(0)).into_scalar();
+    s[()] * s[()]
+        + a.mean_axis(Axis(0)).unwrap().into_scalar()
+        + t
+        + m.sum_axis(Axis(1)).sum_axis(Axis(0)).into_scalar().sin()
+}
+
+mod checked_zero_dimensional {
+    use crate::check;
+    use ndarray::array;
+
+    check!(
+        zero_dimensional,
+        (
+            array![1.0_f64, 2.0, -0.5],
+            array![[1.0_f64, 2.0], [0.5, -1.0]]
+        ),
+        |a| (&a.0, &a.1)
+    );
+}

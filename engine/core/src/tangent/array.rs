@@ -6,9 +6,14 @@ use super::broadcast;
 use super::{Tangent, TangentVector};
 use ndarray::{Array, ArrayBase, ArrayView, Data, Dimension, Zip};
 
-/// The structural zero of an n-dimensional cotangent: an empty array of the right rank.
-fn empty_array<T, D: Dimension>() -> Array<T, D> {
+/// The structural zero of an n-dimensional cotangent: an empty array of the right rank;
+/// for a 0-dimensional array (one element, no axis: `a.sum_axis(Axis(0))` of a vector),
+/// which cannot be empty, the dense zero.
+fn empty_array<T: TangentVector, D: Dimension>() -> Array<T, D> {
     let dim = D::zeros(D::NDIM.unwrap_or(1));
+    if D::NDIM == Some(0) {
+        return Array::from_shape_fn(dim, |_| T::zero());
+    }
     Array::from_shape_vec(dim, Vec::new()).expect("an all-zero shape holds no elements")
 }
 
