@@ -5182,14 +5182,36 @@ impl Desugar {
                 seq_call = unparen(&m.receiver);
             }
         }
+        // `for w in &NOISE` of a constant: as `NOISE.iter()`.
+        let by_ref_const;
+        if let Expr::Reference(r) = seq_call {
+            if r.mutability.is_some() {
+                return None;
+            }
+            let inner = &r.expr;
+            by_ref_const = syn::parse_quote_spanned!(span=> #inner.iter());
+            seq_call = &by_ref_const;
+        }
         let Expr::MethodCall(m) = seq_call else {
             return None;
         };
-        let Expr::Path(xp) = unparen(&m.receiver) else {
-            return None;
+        // A constant (`const NOISE: [f64; 3]`, named in capitals; in a generic form,
+        // `(&ConstOf(NOISE, ..)).lift_or_keep()`): each use is a temporary, which the
+        // replayed iterator would borrow past its end (E0716).
+        let lifted =
+            matches!(unparen(&m.receiver), Expr::MethodCall(l) if l.method == "lift_or_keep");
+        let x: Expr = match unparen(&m.receiver) {
+            Expr::Path(xp) if xp.path.get_ident().is_some() => unparen(&m.receiver).clone(),
+            other if lifted => syn::parse_quote_spanned!(span=> (#other)),
+            _ => return None,
         };
-        let x = xp.path.get_ident()?;
-        if !self.inactive_params.contains(&x.to_string())
+        let name = quote::ToTokens::to_token_stream(&x).to_string();
+        let constant = lifted
+            || (name
+                .chars()
+                .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
+                && name.chars().any(|c| c.is_uppercase()));
+        if !(self.inactive_params.contains(&name) || constant)
             || mentions_active(&m.receiver, &self.active)
         {
             return None;
@@ -5223,16 +5245,28 @@ impl Desugar {
             }
             _ => return None,
         };
-        // `&k` of an element: the element itself.
+        // `&k` of an element: the element itself. A constant's element (a float the
+        // body multiplies with: `a * w`) is read by value too, `*w` in the body as `w`.
+        let mut body_stmts = f.body.stmts.clone();
         let bind: TokenStream = match &pat {
             Pat::Reference(r) if r.mutability.is_none() && m.method == "iter" => {
                 let inner = &r.pat;
                 quote_spanned!(span=> let #inner = #x[#j];)
             }
+            Pat::Ident(p) if constant && m.method == "iter" && p.by_ref.is_none() => {
+                let names = [p.ident.clone()];
+                let mut b = syn::Block {
+                    brace_token: Default::default(),
+                    stmts: body_stmts,
+                };
+                crate::rewrite::UnDeref { names: &names }.visit_block_mut(&mut b);
+                body_stmts = b.stmts;
+                quote_spanned!(span=> let #p = #x[#j];)
+            }
             Pat::Wild(_) => TokenStream::new(),
             other => quote_spanned!(span=> let #other = #elem;),
         };
-        let (label, attrs, body) = (&f.label, &f.attrs, &f.body.stmts);
+        let (label, attrs, body) = (&f.label, &f.attrs, &body_stmts);
         Some(syn::parse_quote_spanned!(span=> {
             #(#lets)*
             #(#attrs)* #label for #j in 0..#count {

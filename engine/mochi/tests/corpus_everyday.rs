@@ -1123,3 +1123,48 @@ mod checked_flat_mapped {
 
     check!(flat_mapped, (vec![0.3_f64, -1.2, 2.0],), |a| (&a.0));
 }
+
+const FIXED_NOISE: [f64; 3] = [0.3, -1.2, 0.8];
+
+/// Loops over a `const` array (`for w in NOISE.iter()`, `for &w in &NOISE`, enumerated):
+/// each use of a constant is a temporary, which the replayed iterator borrowed past its
+/// end (E0716 at the attribute before); read by index instead.
+#[differentiable]
+fn over_const_noise(a: f64, x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for w in FIXED_NOISE.iter() {
+        s += a * w + x[0] * *w;
+    }
+    for &w in &FIXED_NOISE {
+        s += (a * w).sin();
+    }
+    for (i, w) in FIXED_NOISE.iter().enumerate() {
+        s += a * a * w * i as f64 + x[1];
+    }
+    s
+}
+
+mod checked_const_noise {
+    use crate::check;
+
+    check!(over_const_noise, (0.7_f64, vec![0.4_f64, -0.9]), |a| (
+        a.0, &a.1
+    ));
+}
+
+#[test]
+fn loops_over_a_const_have_a_hessian() {
+    let h = over_const_noise::hessian(0.7, &[0.4, -0.9]);
+    common::assert_hessian_matches(
+        "over_const_noise",
+        |z| {
+            let (ga, gx) = over_const_noise::gradient(z[0], &z[1..]);
+            let mut all = vec![ga];
+            all.extend(gx);
+            all
+        },
+        &h,
+        &[0.7, 0.4, -0.9],
+        1e-6,
+    );
+}
