@@ -6036,7 +6036,16 @@ impl VisitMut for Desugar {
                     let mut w = Writer::new(&mut self.next, float_ty.as_ref());
                     // (Rows, `Vec<Vec<f64>>`, are built by the loop first: the chain
                     // rewrite would keep each row's own chain as written.)
-                    let rows = vec_elem(&t.ty).and_then(vec_elem).is_some();
+                    // (So are elements that are not floats: arrays `[f64; 2]`, structs.)
+                    let rows = vec_elem(&t.ty).is_some_and(|e| match e {
+                        syn::Type::Path(p) => {
+                            !(p.path.is_ident("f64")
+                                || p.path.is_ident("f32")
+                                || self.float_ty.as_ref().is_some_and(|f| p.path.is_ident(f)))
+                        }
+                        syn::Type::Array(_) => true,
+                        _ => false,
+                    });
                     let direct = if rows {
                         None
                     } else {

@@ -1168,3 +1168,32 @@ fn loops_over_a_const_have_a_hessian() {
         1e-6,
     );
 }
+
+/// A particle: position and velocity.
+#[derive(Clone, Debug, Tangent)]
+pub struct Particle {
+    /// Position.
+    pub x: f64,
+    /// Velocity.
+    pub v: f64,
+}
+
+/// Chains collected into a `Vec` of arrays (`Vec<[f64; 2]>`, positions) and of structs
+/// deriving `Tangent` (each a type error at `collect()` before): built by a loop of
+/// pushes.
+#[differentiable]
+fn collected_arrays_and_structs(x: &[f64]) -> f64 {
+    let p: Vec<[f64; 2]> = (0..x.len() / 2).map(|i| [x[2 * i], x[2 * i + 1]]).collect();
+    let ps: Vec<Particle> = x.iter().map(|&v| Particle { x: v, v: v * v }).collect();
+    p[0][0] * p[1][1] + ps[0].x * ps[1].v + ps[2].v.sin()
+}
+
+mod checked_collected_arrays {
+    use crate::check;
+
+    check!(
+        collected_arrays_and_structs,
+        (vec![1.0_f64, 2.0, 3.0, 4.0],),
+        |a| (&a.0)
+    );
+}
