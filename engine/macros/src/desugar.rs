@@ -63,6 +63,7 @@ pub fn desugar(
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
     SplitTupleLets.visit_block_mut(&mut b);
+    diverging_tail_loop(&mut b);
     tail_returns(&mut b);
     deref_tail(&mut b);
     MutViewLoops { next: 0 }.visit_block_mut(&mut b);
@@ -3254,6 +3255,30 @@ fn bind_chain_source(
     Some(found)
 }
 
+/// A body that ends in a `loop` left only by `return` (a line search, an iteration to
+/// convergence): the loop as a statement and an unreachable tail after it, so that the
+/// lowering, which carries the `return` out of the loop as a flag, has a place to
+/// continue to.
+fn diverging_tail_loop(b: &mut syn::Block) {
+    let Some(syn::Stmt::Expr(Expr::Loop(l), None)) = b.stmts.last() else {
+        return;
+    };
+    if !crate::iterchain::contains_return(&Expr::Loop(l.clone())) {
+        return;
+    }
+    let Some(syn::Stmt::Expr(e, None)) = b.stmts.pop() else {
+        unreachable!()
+    };
+    b.stmts.push(syn::Stmt::Expr(e, Some(Default::default())));
+    b.stmts.push(syn::Stmt::Expr(
+        syn::parse_quote!(
+            #[allow(unreachable_code)]
+            ::core::unreachable!()
+        ),
+        None,
+    ));
+}
+
 /// `T` of a type `Vec<T>`.
 fn vec_elem(ty: &syn::Type) -> Option<&syn::Type> {
     let syn::Type::Path(p) = ty else { return None };
@@ -6094,6 +6119,20 @@ impl VisitMut for Desugar {
                 let mut names = Vec::new();
                 crate::activity::pat_names(&f.pat, &mut names);
                 self.active.extend(names);
+            } else {
+                // `for t in (0..n).map(|k| k as f64 * dt)`: the reverse sweep replays the
+                // iterator, which a closure borrowing a local (`dt`) cannot outlive
+                // (E0597); the closure takes its captures by value instead.
+                struct MoveClosures;
+                impl VisitMut for MoveClosures {
+                    fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
+                        if c.capture.is_none() {
+                            c.capture = Some(Default::default());
+                        }
+                        syn::visit_mut::visit_expr_closure_mut(self, c);
+                    }
+                }
+                MoveClosures.visit_expr_mut(&mut f.expr);
             }
         }
         // `*v.last_mut().unwrap() *= 3.0`, `(&mut v)[i] = e`: the element as a place.

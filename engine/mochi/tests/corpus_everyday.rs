@@ -1197,3 +1197,41 @@ mod checked_collected_arrays {
         |a| (&a.0)
     );
 }
+
+/// A body that ends in a `loop` left only by `return` (a type error at the `return`
+/// before), and a `for` over a range mapped by a closure that captures a local (`dt`:
+/// E0597, the replayed iterator outlived the borrow).
+#[differentiable]
+fn loop_until_return(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    loop {
+        s += x[0];
+        if s > 1.0 {
+            return s * x[1];
+        }
+    }
+}
+
+#[differentiable]
+fn range_mapped_by_capturing_closure(a: f64, x: &[f64]) -> f64 {
+    let dt = 0.1;
+    let mut s = 0.0;
+    for t in (0..5).map(|k| k as f64 * dt) {
+        s += (a * t).sin() * x[0];
+    }
+    for t in (0..6).filter(|k| k % 2 == 0).map(|k| k as f64 * dt) {
+        s += a * t;
+    }
+    s
+}
+
+mod checked_loop_forms {
+    use crate::check;
+
+    check!(loop_until_return, (vec![0.3_f64, 2.0],), |a| (&a.0));
+    check!(
+        range_mapped_by_capturing_closure,
+        (0.7_f64, vec![1.3_f64]),
+        |a| (a.0, &a.1)
+    );
+}
