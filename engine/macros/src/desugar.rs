@@ -3279,22 +3279,6 @@ fn diverging_tail_loop(b: &mut syn::Block) {
     ));
 }
 
-/// `T` of a type `Vec<T>`.
-fn vec_elem(ty: &syn::Type) -> Option<&syn::Type> {
-    let syn::Type::Path(p) = ty else { return None };
-    let last = p.path.segments.last()?;
-    if last.ident != "Vec" {
-        return None;
-    }
-    match &last.arguments {
-        syn::PathArguments::AngleBracketed(a) => match a.args.first() {
-            Some(syn::GenericArgument::Type(t)) => Some(t),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
 /// `let p: Vec<f64> = x.iter().copied().filter(|v| *v > 0.0).collect();` (a chain
 /// whose length depends on the values: `filter`, `filter_map`, `take_while`,
 /// `skip_while`, `map_while`) as the loop the derivation takes, `{ let mut v: Vec<f64> =
@@ -6062,15 +6046,21 @@ impl VisitMut for Desugar {
                     // (Rows, `Vec<Vec<f64>>`, are built by the loop first: the chain
                     // rewrite would keep each row's own chain as written.)
                     // (So are elements that are not floats: arrays `[f64; 2]`, structs.)
-                    let rows = vec_elem(&t.ty).is_some_and(|e| match e {
-                        syn::Type::Path(p) => {
-                            !(p.path.is_ident("f64")
-                                || p.path.is_ident("f32")
-                                || self.float_ty.as_ref().is_some_and(|f| p.path.is_ident(f)))
-                        }
-                        syn::Type::Array(_) => true,
-                        _ => false,
-                    });
+                    let rows =
+                        crate::iterchain::vec_elem(&t.ty)
+                            .flatten()
+                            .is_some_and(|e| match e {
+                                syn::Type::Path(p) => {
+                                    !(p.path.is_ident("f64")
+                                        || p.path.is_ident("f32")
+                                        || self
+                                            .float_ty
+                                            .as_ref()
+                                            .is_some_and(|f| p.path.is_ident(f)))
+                                }
+                                syn::Type::Array(_) => true,
+                                _ => false,
+                            });
                     let direct = if rows {
                         None
                     } else {

@@ -1968,7 +1968,7 @@ fn comparator(e: &Expr) -> Option<bool> {
 }
 
 /// `Vec<T>` → `Some(T)` (`None` for `Vec<_>`); anything else → no rewrite.
-fn vec_elem(ty: &syn::Type) -> Option<Option<&syn::Type>> {
+pub fn vec_elem(ty: &syn::Type) -> Option<Option<&syn::Type>> {
     let syn::Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;
     if last.ident != "Vec" {

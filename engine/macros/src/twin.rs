@@ -439,6 +439,14 @@ fn scalar_expr(e: &Expr, scalars: &HashSet<String>) -> bool {
     }
 }
 
+/// The name of a parameter typed as the float (`v: f64`).
+fn float_param(pt: &syn::PatType) -> Option<String> {
+    match &*pt.pat {
+        Pat::Ident(pi) if is_f64(&pt.ty) => Some(pi.ident.to_string()),
+        _ => None,
+    }
+}
+
 /// The names that hold a scalar, as far as the syntax shows: float arguments, and (to a
 /// fixpoint) locals bound to a [`scalar_expr`] or declared with the float type.
 fn scalar_names(func: &ItemFn) -> HashSet<String> {
@@ -447,10 +455,7 @@ fn scalar_names(func: &ItemFn) -> HashSet<String> {
         .inputs
         .iter()
         .filter_map(|a| match a {
-            FnArg::Typed(pt) if is_f64(&pt.ty) => match &*pt.pat {
-                Pat::Ident(pi) => Some(pi.ident.to_string()),
-                _ => None,
-            },
+            FnArg::Typed(pt) => float_param(pt),
             _ => None,
         })
         .collect();
@@ -1287,10 +1292,7 @@ impl VisitMut for Rewrite<'_> {
                 .inputs
                 .iter()
                 .filter_map(|p| match p {
-                    Pat::Type(t) if is_f64(&t.ty) => match &*t.pat {
-                        Pat::Ident(i) => Some(i.ident.to_string()),
-                        _ => None,
-                    },
+                    Pat::Type(t) => float_param(t),
                     _ => None,
                 })
                 .collect();

@@ -629,32 +629,14 @@ fn hessians_through_a_pair_helper_and_a_local_closure() {
             2.0 * a * b.cos() - a * b * b.sin(),
         ],
     ];
-    for i in 0..2 {
-        for j in 0..2 {
-            assert!(
-                close(h[[i, j]], want[i][j], 1e-12),
-                "{i}{j}: {} vs {}",
-                h[[i, j]],
-                want[i][j]
-            );
-        }
-    }
+    assert_matrix(&h, &want);
     // g = (a² + 1)(b² + 1)
     let h = closure_calls_marked::hessian(&x);
     let want = [
         [2.0 * (b * b + 1.0), 4.0 * a * b],
         [4.0 * a * b, 2.0 * (a * a + 1.0)],
     ];
-    for i in 0..2 {
-        for j in 0..2 {
-            assert!(
-                close(h[[i, j]], want[i][j], 1e-12),
-                "{i}{j}: {} vs {}",
-                h[[i, j]],
-                want[i][j]
-            );
-        }
-    }
+    assert_matrix(&h, &want);
 }
 
 mod helpers {
@@ -697,6 +679,11 @@ fn hessians_through_module_paths_and_renamed_imports() {
         [2.0 * b * b * b + 6.0 * a, 6.0 * a * b * b],
         [6.0 * a * b * b, 6.0 * a * a * b],
     ];
+    assert_matrix(&h, &want);
+}
+
+/// `h` equals `want` entry by entry (relative 1e-12).
+fn assert_matrix(h: &ndarray::Array2<f64>, want: &[[f64; 2]; 2]) {
     for i in 0..2 {
         for j in 0..2 {
             assert!(
