@@ -408,6 +408,20 @@ fn derive_with(
     let mut lowerer = Lowerer::new(&func.sig.ident.to_string(), an.active.clone());
     lowerer.float_ty = an.float_ty.clone();
     lowerer.receivers = an.receivers.clone();
+    lowerer.struct_seqs = func
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            FnArg::Typed(pt) => match &*pt.pat {
+                syn::Pat::Ident(i) if crate::desugar::Receiver::user_elements(&pt.ty).is_some() => {
+                    Some(i.ident.to_string())
+                }
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
     let lowered = lowerer.lower_body(std::mem::take(&mut an.specs), &an.body);
     let fallbacks = lowerer.fallback_items();
     if let Some(first) = lowerer.errors.first().cloned() {

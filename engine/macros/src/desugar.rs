@@ -2570,6 +2570,22 @@ impl Receiver {
         })
     }
 
+    /// For a parameter of type `&[T]`, `&Vec<T>`, `Vec<T>` or `[T; N]` (behind `&` or not)
+    /// with `T` as in [`user_type`](Self::user_type): `T`.
+    pub fn user_elements(t: &syn::Type) -> Option<syn::Ident> {
+        let t = match t {
+            syn::Type::Reference(r) => &*r.elem,
+            other => other,
+        };
+        match t {
+            syn::Type::Slice(s) => Self::user_type(&s.elem),
+            syn::Type::Array(a) => Self::user_type(&a.elem),
+            other => crate::iterchain::vec_elem(other)
+                .flatten()
+                .and_then(Self::user_type),
+        }
+    }
+
     fn user_type(t: &syn::Type) -> Option<syn::Ident> {
         let syn::Type::Path(p) = t else { return None };
         if p.qself.is_some() || p.path.segments.len() != 1 {

@@ -1509,9 +1509,19 @@ impl Lowerer {
             }
         }
         let root = place_root(&m.receiver)?;
+        // (On `self`'s fields and elements, a parameter of the user's struct, or a
+        // parameter holding such structs: not on an element of `x: &[f64]`, whose
+        // methods are a rule crate's, `x[i].softplus()`.)
+        let users_root = match root {
+            Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
+                let n = i.to_string();
+                n == "self" || self.receivers.contains_key(&n) || self.struct_seqs.contains(&n)
+            }),
+            _ => false,
+        };
         if is_library_method(name)
             || m.turbofish.is_some()
-            || !matches!(root, Expr::Path(p) if p.path.get_ident().is_some())
+            || !users_root
             || !(expr_is_active(&m.receiver, &self.active)
                 || m.args.iter().any(|a| expr_is_active(a, &self.active)))
             || m.args.iter().any(|a| matches!(a, Expr::Closure(_)))

@@ -181,6 +181,9 @@ pub struct Lowerer {
     pub float_ty: Option<Ident>,
     /// Bindings of a struct type of the user's (see `desugar::Receiver`).
     pub receivers: HashMap<String, crate::desugar::Receiver>,
+    /// Parameters that hold structs of the user's (`ls: &[Layer]`, `v: Vec<Layer>`):
+    /// a method by a name no library type has, on one of their elements, is the user's.
+    pub struct_seqs: HashSet<String>,
     /// How many `if`/`match` branches enclose the code being lowered: a call to another
     /// function there boxes its pullback, which breaks the type cycle of mutually
     /// recursive functions (their recursion ends in a branch).
@@ -259,6 +262,7 @@ impl Lowerer {
             pending_pins: HashMap::new(),
             float_ty: None,
             receivers: HashMap::new(),
+            struct_seqs: HashSet::new(),
             span: proc_macro2::Span::call_site(),
             branch_depth: 0,
             array_locals: HashSet::new(),
