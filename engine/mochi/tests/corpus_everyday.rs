@@ -813,6 +813,7 @@ mod checked_by_value {
 }
 
 #[test]
+#[cfg(feature = "higher-order")]
 fn a_function_mapped_by_module_path_has_a_hessian() {
     let x = [0.3, -1.2, 2.0];
     let h = mapped_by_module_path::hessian(&x);
@@ -1080,6 +1081,7 @@ mod checked_computed_sources {
 }
 
 #[test]
+#[cfg(feature = "higher-order")]
 fn a_two_dimensional_const_is_lifted_for_the_hessian() {
     let x = [0.3, -1.2, 2.0, 0.9, 1.4];
     let h = computed_sources_and_locals::hessian(&x, 0.7);
@@ -1153,6 +1155,7 @@ mod checked_const_noise {
 }
 
 #[test]
+#[cfg(feature = "higher-order")]
 fn loops_over_a_const_have_a_hessian() {
     let h = over_const_noise::hessian(0.7, &[0.4, -0.9]);
     common::assert_hessian_matches(
