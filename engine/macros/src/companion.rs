@@ -106,13 +106,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         .iter()
         .filter_map(|i| match i {
             syn::ImplItem::Fn(f)
-                if f.sig.receiver().is_none()
-                    && f.attrs.iter().any(|a| {
-                        a.path()
-                            .segments
-                            .last()
-                            .is_some_and(|s| s.ident == "differentiable")
-                    }) =>
+                if f.sig.receiver().is_none() && f.attrs.iter().any(is_differentiable) =>
             {
                 Some(f.sig.ident.to_string())
             }
@@ -121,12 +115,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         .collect();
     for item in imp.items.iter_mut() {
         let syn::ImplItem::Fn(f) = item else { continue };
-        let Some(k) = f.attrs.iter().position(|a| {
-            a.path()
-                .segments
-                .last()
-                .is_some_and(|s| s.ident == "differentiable")
-        }) else {
+        let Some(k) = f.attrs.iter().position(is_differentiable) else {
             continue;
         };
         marked += 1;
@@ -194,6 +183,14 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             #(#companions)*
         }
     )
+}
+
+/// Whether `a` is `#[differentiable]` (or `#[mochi::differentiable(..)]`).
+fn is_differentiable(a: &syn::Attribute) -> bool {
+    a.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "differentiable")
 }
 
 /// `Type::f(..)` as `Self::f(..)` for the associated functions `names` of `Type`.
@@ -674,14 +671,7 @@ fn held(ty: &syn::Type, t: &syn::Ident) -> Option<Held> {
             }
         }
     }
-    fn mentions(ts: TokenStream, t: &syn::Ident) -> bool {
-        ts.into_iter().any(|tt| match tt {
-            proc_macro2::TokenTree::Ident(i) => i == *t,
-            proc_macro2::TokenTree::Group(g) => mentions(g.stream(), t),
-            _ => false,
-        })
-    }
-    (!mentions(quote!(#ty), t)).then_some(Held::Not)
+    (!crate::higher::mentions(ty, t)).then_some(Held::Not)
 }
 
 /// `f::__twin` of a function generic over `T: Real` alone: the callers' twins are

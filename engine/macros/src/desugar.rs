@@ -3259,16 +3259,13 @@ fn bind_chain_source(
         if !computed || !mentions_active(&m.receiver, active) {
             return None;
         }
-        // Only a chain that needs its source as a variable (`enumerate`, `zip`, …); a
-        // plain `iter().map(f).sum()` has its rule.
         let span = m.method.span();
         *next += 1;
         let name = format_ident!("__mochi_src{}", *next, span = span);
         let src = std::mem::replace(&mut *m.receiver, syn::parse_quote_spanned!(span=> #name));
         return Some((name, src));
     }
-    let found = bind_chain_source(&mut m.receiver, active, next)?;
-    Some(found)
+    bind_chain_source(&mut m.receiver, active, next)
 }
 
 /// A body that ends in a `loop` left only by `return` (a line search, an iteration to
@@ -3299,7 +3296,7 @@ fn diverging_tail_loop(b: &mut syn::Block) {
 /// whose length depends on the values: `filter`, `filter_map`, `take_while`,
 /// `skip_while`, `map_while`) as the loop the derivation takes, `{ let mut v: Vec<f64> =
 /// Vec::new(); for e in chain { v.push(e); } v }`.
-fn filtered_collect(m: &syn::ExprMethodCall, ty: &syn::Type, next: &mut usize) -> Option<Expr> {
+fn collect_by_loop(m: &syn::ExprMethodCall, ty: &syn::Type, next: &mut usize) -> Option<Expr> {
     fn has_filter(e: &Expr) -> bool {
         match unparen(e) {
             Expr::MethodCall(m) => {
@@ -6084,7 +6081,7 @@ impl VisitMut for Desugar {
                     };
                     if let Some(r) = direct {
                         *init.expr = r;
-                    } else if let Some(r) = filtered_collect(m, &t.ty, &mut self.next) {
+                    } else if let Some(r) = collect_by_loop(m, &t.ty, &mut self.next) {
                         // (The loop is rewritten when the statement is visited again.)
                         *init.expr = r;
                         syn::visit_mut::visit_expr_mut(self, &mut init.expr);

@@ -477,7 +477,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
     })
 }
 
-fn mentions(ty: &Type, t: &syn::Ident) -> bool {
+pub fn mentions(ty: &Type, t: &syn::Ident) -> bool {
     fn walk(ts: TokenStream, t: &syn::Ident) -> bool {
         ts.into_iter().any(|tt| match tt {
             proc_macro2::TokenTree::Ident(i) => &i == t,

@@ -379,6 +379,22 @@ const ARRAY_CALLS: &[&str] = &[
 use crate::activity::INTEGER_TYPES;
 
 /// Paths of calls that the twin keeps (they work for any element type).
+/// The companions `#[differentiable]` writes in a function's module (`f::gradient`): a
+/// path ending in one names a companion, not a function of its own.
+const COMPANIONS: &[&str] = &[
+    "gradient",
+    "value_and_gradient",
+    "value_and_gradient_into",
+    "gradient_into",
+    "pullback",
+    "rrule",
+    "jvp",
+    "hvp",
+    "hessian",
+    "jacobian",
+    "value_gradient_and_hessian",
+];
+
 const KEPT_CALLS: &[&str] = &[
     "std::iter::zip",
     "core::iter::zip",
@@ -1535,38 +1551,14 @@ impl VisitMut for Rewrite<'_> {
                     );
                 // `crate::m::f::gradient(w)`: a companion of `f`, which has no twin of its
                 // own (as `f::gradient(w)`, a path of two names, is not local either).
-                let companion = segs.len() >= 3
-                    && matches!(
-                        segs[segs.len() - 1].as_str(),
-                        "gradient"
-                            | "value_and_gradient"
-                            | "value_and_gradient_into"
-                            | "pullback"
-                            | "rrule"
-                            | "jvp"
-                            | "hvp"
-                            | "hessian"
-                            | "jacobian"
-                    );
+                let names_companion = COMPANIONS.contains(&segs[segs.len() - 1].as_str());
+                let companion = segs.len() >= 3 && names_companion;
                 // `helpers::sq(x)` (a module of the crate, or a crate whose functions
                 // follow the rule crates' convention and name their `__twin`), not a
                 // path into the standard library or a crate of types.
                 // (`f::gradient(w)`: a companion of `f`, not a function of a module.)
                 let module_path = segs.len() >= 2
-                    && !matches!(
-                        segs[segs.len() - 1].as_str(),
-                        "gradient"
-                            | "value_and_gradient"
-                            | "value_and_gradient_into"
-                            | "gradient_into"
-                            | "pullback"
-                            | "rrule"
-                            | "jvp"
-                            | "hvp"
-                            | "hessian"
-                            | "jacobian"
-                            | "value_gradient_and_hessian"
-                    )
+                    && !names_companion
                     && segs
                         .iter()
                         .all(|s| s.starts_with(|ch: char| ch.is_lowercase() || ch == '_'))
