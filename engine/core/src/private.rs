@@ -929,6 +929,15 @@ impl<S: crate::Scalar> Seed for S {
     }
 }
 
+/// An `Option` output is seeded where it is `Some`: `gradient` of a function returning
+/// `Option<f64>` is `Some(g)` where it returns a value.
+impl<S: crate::Scalar> Seed for Option<S> {
+    #[inline(always)]
+    fn unit_cotangent() -> Self {
+        Some(S::unit_cotangent())
+    }
+}
+
 /// The seed of a scalar output.
 #[inline(always)]
 pub fn seed<T: Seed>() -> T {
@@ -1034,6 +1043,86 @@ impl<T, E> Present for Result<T, E> {
     #[inline(always)]
     fn present(&self) -> bool {
         self.is_ok()
+    }
+}
+
+/// The result type of `gradient` for a function returning an `Option` or a `Result`:
+/// the gradient where the function has a value (`Some(g)`, `Ok(g)`), and its `None` or
+/// its error where it has none, so a failed evaluation never reads as a zero gradient.
+pub trait Outcome {
+    /// `Option<G>` or `Result<G, E>`.
+    type With<G>;
+    /// `g` in place of the value, or the absence or error as it is.
+    fn with<G>(self, g: G) -> Self::With<G>;
+}
+impl<T> Outcome for Option<T> {
+    type With<G> = Option<G>;
+    #[inline(always)]
+    fn with<G>(self, g: G) -> Option<G> {
+        self.map(|_| g)
+    }
+}
+impl<T, E> Outcome for Result<T, E> {
+    type With<G> = Result<G, E>;
+    #[inline(always)]
+    fn with<G>(self, g: G) -> Result<G, E> {
+        self.map(|_| g)
+    }
+}
+
+/// The error of a `Result` that `?` returns early with, held so that it can be moved
+/// out through a shared reference: the transform carries a `return` as a flag, after
+/// which Rust would see the `Result` moved ([`err_slot`], [`take_err`]).
+pub struct ErrSlot<E>(std::cell::Cell<Option<E>>);
+
+impl<E> std::fmt::Debug for ErrSlot<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ErrSlot")
+    }
+}
+
+/// `r` with its error in an [`ErrSlot`] (`e?` is `let r = err_slot(e); if r.is_err() {
+/// return Err(From::from(take_err(&r))) }` and then `r.unwrap()`).
+#[inline(always)]
+pub fn err_slot<T, E>(r: Result<T, E>) -> Result<T, ErrSlot<E>> {
+    r.map_err(|e| ErrSlot(std::cell::Cell::new(Some(e))))
+}
+
+/// The rule of [`err_slot`](fn@err_slot): the value's cotangent passes through.
+pub mod err_slot {
+    /// The pullback of `err_slot`: the value's cotangent, added into `r`'s.
+    pub struct ErrSlotPullback<T>(std::marker::PhantomData<fn(T)>);
+
+    impl<T: crate::TangentVector> crate::Pullback for ErrSlotPullback<T> {
+        type Output = T;
+        type Args = (T,);
+        #[inline(always)]
+        fn pullback(self, dy: T, (dr,): (&mut T,)) {
+            crate::TangentVector::accumulate(dr, dy)
+        }
+    }
+
+    /// `err_slot(r)` and its pullback.
+    #[inline(always)]
+    pub fn rrule<T: crate::Tangent, E>(
+        r: Result<T, E>,
+    ) -> (Result<T, super::ErrSlot<E>>, ErrSlotPullback<T::Tangent>) {
+        (
+            super::err_slot(r),
+            ErrSlotPullback(std::marker::PhantomData),
+        )
+    }
+}
+
+/// The error of an `Err` made by [`err_slot`], moved out (once).
+#[track_caller]
+pub fn take_err<T, E>(r: &Result<T, ErrSlot<E>>) -> E {
+    match r {
+        Err(slot) => slot
+            .0
+            .take()
+            .expect("mochi: internal: the error of a `?` was taken twice"),
+        Ok(_) => unreachable!("mochi: internal: `take_err` of an `Ok`"),
     }
 }
 

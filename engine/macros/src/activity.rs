@@ -154,7 +154,12 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
         }
         Expr::Call(c) => {
             if let Expr::Path(p) = &*c.func {
-                if p.path.segments.last().is_some_and(|s| s.ident == "no_grad") {
+                // An error carries no derivative (a `Result`'s tangent is its value's).
+                if p.path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "no_grad" || s.ident == "Err")
+                {
                     return false;
                 }
             }

@@ -15,7 +15,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(o) => o,
         Err(e) => return combine(e, item),
     };
-    let func: ItemFn = match syn::parse2(item.clone()) {
+    let mut func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
             if let Ok(imp) = syn::parse2::<syn::ItemImpl>(item.clone()) {
@@ -27,6 +27,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             );
         }
     };
+    crate::tryop::write_out(&mut func);
     if let Err(e) = valid::check_signature(&func) {
         return combine(e, quote!(#func));
     }
@@ -151,6 +152,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         if imp.trait_.is_some() {
             func.vis = syn::parse_quote!(pub);
         }
+        crate::tryop::write_out(&mut func);
         let mut options = options;
         options.associated = func.sig.receiver().is_none();
         // (An associated function without `self` gets its derived items as associated

@@ -274,6 +274,17 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
     // A twin is reached through `gradient` (forward over reverse) and, from the twins
     // of its callers, through `rrule`: its boxed rule, its pullback and
     // `gradient_into` are not written.
+    let (into_ret, into_body) = if fallible(ret_ty) {
+        (
+            quote!(-> <#ret as ::mochi::__private::Outcome>::With<()>),
+            quote!(::mochi::__private::Outcome::with(value_and_gradient_into #tf (#(#names,)* #shadow_arg), ())),
+        )
+    } else {
+        (
+            TokenStream::new(),
+            quote!(let _ = value_and_gradient_into #tf (#(#names,)* #shadow_arg);),
+        )
+    };
     let (rules, gradient_into) = if with_higher {
         (
             quote! {
@@ -294,17 +305,46 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
             quote! {
                 /// Adds the gradient into the caller's shadow buffers (zero them first).
                 #[inline]
-                pub fn gradient_into #gp (#(#decls,)* #shadow_decl)
+                pub fn gradient_into #gp (#(#decls,)* #shadow_decl) #into_ret
                 where
                     #gw
                     for<'__mochi> #out_t: ::mochi::__private::Seed,
                 {
-                    let _ = value_and_gradient_into #tf (#(#names,)* #shadow_arg);
+                    #into_body
                 }
             },
         )
     } else {
         (rrule_def, TokenStream::new())
+    };
+    // A function returning an `Option` or a `Result` has its gradient where it has a
+    // value: `Some(g)`/`Ok(g)`, else its `None` or its error (never a zero gradient).
+    let gradient_def = if fallible(ret_ty) {
+        quote! {
+            /// The gradient with respect to every argument where the function has a value
+            /// (`Some(g)` or `Ok(g)`); where it returns `None` or an error, that.
+            #[inline]
+            pub fn gradient #gp (#(#decls),*) -> <#ret as ::mochi::__private::Outcome>::With<#cots_t>
+            where
+                #gw
+                for<'__mochi> #out_t: ::mochi::__private::Seed,
+            {
+                let (y, g) = value_and_gradient #tf (#(#names),*);
+                ::mochi::__private::Outcome::with(y, g)
+            }
+        }
+    } else {
+        quote! {
+            /// The gradient with respect to every argument (a scalar output).
+            #[inline]
+            pub fn gradient #gp (#(#decls),*) -> #cots_t
+            where
+                #gw
+                for<'__mochi> #out_t: ::mochi::__private::Seed,
+            {
+                value_and_gradient #tf (#(#names),*).1
+            }
+        }
     };
     // A function called only through its gradients is not dead code.
     let mut func = written.clone();
@@ -346,15 +386,7 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
                 (y, #unwrap)
             }
 
-            /// The gradient with respect to every argument (a scalar output).
-            #[inline]
-            pub fn gradient #gp (#(#decls),*) -> #cots_t
-            where
-                #gw
-                for<'__mochi> #out_t: ::mochi::__private::Seed,
-            {
-                value_and_gradient #tf (#(#names),*).1
-            }
+            #gradient_def
 
             /// The value; the gradient is **added** into the caller's shadow buffers
             /// (zero them first). With buffers of the right shape, steady-state calls
@@ -411,5 +443,19 @@ impl syn::visit_mut::VisitMut for TwinCallees {
             None,
         );
         *c.func = syn::parse_quote!(#f);
+    }
+}
+
+/// A result written `Option<..>` or `Result<..>` (by any path: `io::Result<f64>`).
+pub(crate) fn fallible(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "Option" || s.ident == "Result"),
+        syn::Type::Paren(p) => fallible(&p.elem),
+        syn::Type::Group(g) => fallible(&g.elem),
+        _ => false,
     }
 }

@@ -19,6 +19,7 @@ mod higher;
 mod iterchain;
 mod lower;
 mod rewrite;
+mod tryop;
 mod twin;
 mod types;
 mod valid;

@@ -1238,3 +1238,131 @@ mod checked_loop_forms {
         |a| (a.0, &a.1)
     );
 }
+
+// ---------------------------------------------------------------- `?` and fallible results
+
+#[derive(Clone, Debug, PartialEq)]
+enum FitError {
+    Negative(f64),
+    Parse(String),
+}
+
+impl From<String> for FitError {
+    fn from(s: String) -> Self {
+        FitError::Parse(s)
+    }
+}
+
+#[differentiable]
+fn log_checked(v: f64) -> Result<f64, String> {
+    if v <= 0.0 {
+        return Err(format!("log of {v}"));
+    }
+    Ok(v.ln())
+}
+
+/// `?` in a loop, inside an expression, on both sides of a `+`, in a branch, with the
+/// error converted by `From`, and an `Err` built from a differentiable value.
+#[differentiable]
+fn try_in_expressions(x: &[f64]) -> Result<f64, FitError> {
+    let mut s = 0.0;
+    for &v in x {
+        s += log_checked(v)? * v;
+    }
+    let a = log_checked(x[0])? + log_checked(x[1] * x[1])?;
+    if x[2] > 5.0 {
+        return Err(FitError::Negative(x[2]));
+    }
+    let c = if x[0] > 1.0 {
+        log_checked(x[0] - 1.0)?
+    } else {
+        x[0]
+    };
+    Ok(s * a + c)
+}
+
+/// `?` on an `Option`: `first()?`, `last()?`, `get(i)?` and a helper's `Option`.
+#[differentiable]
+fn try_options(x: &[f64], i: usize) -> Option<f64> {
+    let m = x.first()?;
+    let l = *x.last()?;
+    let g = x.get(i).copied()?;
+    let q = first_square(&x[1..])?;
+    Some(m * g + l.sin() * q)
+}
+
+/// A `std::io::Result`, its error not `Clone`, and `?` on a `Result` of no derivative.
+#[differentiable]
+fn try_io(x: f64) -> std::io::Result<f64> {
+    let k = "2.5".parse::<f64>().map_err(std::io::Error::other)?;
+    Ok(x * x * k)
+}
+
+#[test]
+fn try_operator_gradients() {
+    let x = vec![1.3_f64, 0.7, 1.1];
+    mochi::testing::test_rule(
+        (x.clone(),),
+        |a| try_in_expressions(&a.0),
+        |a| try_in_expressions::rrule(&a.0),
+    );
+    mochi::testing::test_rule(
+        (vec![0.8_f64, 0.7, 1.1],),
+        |a| try_in_expressions(&a.0),
+        |a| try_in_expressions::rrule(&a.0),
+    );
+    // By hand at x: d/dx2 of (s·a + c) with s = Σ v ln v, a = ln x0 + ln x1², c = ln(x0 - 1).
+    let g = try_in_expressions::gradient(&x).unwrap();
+    let s: f64 = x.iter().map(|v| v * v.ln()).sum();
+    let a = x[0].ln() + (x[1] * x[1]).ln();
+    assert!((g[2] - (x[2].ln() + 1.0) * a).abs() < 1e-12, "{g:?}");
+    assert!(
+        (g[0] - ((x[0].ln() + 1.0) * a + s / x[0] + 1.0 / (x[0] - 1.0))).abs() < 1e-12,
+        "{g:?}"
+    );
+    for i in [0_usize, 2] {
+        mochi::testing::test_rule(
+            (vec![0.3_f64, -1.2, 0.8], i),
+            |a| try_options(&a.0, a.1),
+            |a| try_options::rrule(&a.0, a.1),
+        );
+    }
+    let g = try_io::gradient(1.5).unwrap();
+    assert!((g - 2.0 * 1.5 * 2.5).abs() < 1e-12);
+}
+
+/// Where the function returns an error or `None`, `gradient` says so: it is never a
+/// zero gradient.
+#[test]
+fn gradient_of_a_failed_evaluation_is_the_failure() {
+    assert_eq!(
+        try_in_expressions::gradient(&[0.3, -0.7, 1.1]),
+        Err(FitError::Parse("log of -0.7".into()))
+    );
+    assert_eq!(
+        try_in_expressions::gradient(&[0.3, 0.7, 6.0]),
+        Err(FitError::Negative(6.0))
+    );
+    let (y, g) = try_in_expressions::value_and_gradient(&[0.3, -0.7, 1.1]);
+    assert!(y.is_err());
+    assert_eq!(g, vec![0.0; 3]);
+    let mut shadow = vec![0.0; 3];
+    assert!(try_in_expressions::gradient_into(&[0.3, -0.7, 1.1], &mut shadow).is_err());
+    assert!(try_in_expressions::gradient_into(&[1.3, 0.7, 1.1], &mut shadow).is_ok());
+    assert_eq!(
+        shadow,
+        try_in_expressions::gradient(&[1.3, 0.7, 1.1]).unwrap()
+    );
+    assert_eq!(try_options::gradient(&[0.3, -1.2, 0.8], 3), None);
+    assert_eq!(try_options::gradient(&[], 0), None);
+    assert_eq!(try_options::gradient(&[0.3], 0), None);
+    let g = try_options::gradient(&[0.3, -1.2, 0.8], 2).unwrap().0;
+    // m·g + sin(l)·q with m = x0, g = l = x2, q = x1².
+    let (x0, x1, x2) = (0.3_f64, -1.2_f64, 0.8_f64);
+    let want = [x2, x2.sin() * 2.0 * x1, x0 + x2.cos() * x1 * x1];
+    for k in 0..3 {
+        assert!((g[k] - want[k]).abs() < 1e-12, "{g:?}");
+    }
+    assert!(log_checked::gradient(-1.0).is_err());
+    assert!((log_checked::gradient(4.0).unwrap() - 0.25).abs() < 1e-15);
+}

@@ -211,6 +211,38 @@ impl<T: Perturb> Perturb for Option<T> {
     }
 }
 
+/// A `Result` moves in its `Ok` value; an error has the zero tangent. Two errors are
+/// equal primals (the harness compares where a rule and its function fail, not why).
+impl<T: Perturb, E> Perturb for Result<T, E> {
+    fn random_tangent<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Tangent {
+        match self {
+            Ok(v) => v.random_tangent(rng),
+            Err(_) => crate::TangentVector::zero(),
+        }
+    }
+    fn perturb(&mut self, direction: &Self::Tangent, step: f64) {
+        if let Ok(v) = self {
+            v.perturb(direction, step)
+        }
+    }
+    fn difference(&self, from: &Self) -> Self::Tangent {
+        match (self, from) {
+            (Ok(a), Ok(b)) => a.difference(b),
+            _ => crate::TangentVector::zero(),
+        }
+    }
+    fn primal_eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Ok(a), Ok(b)) => a.primal_eq(b),
+            (Err(_), Err(_)) => true,
+            _ => false,
+        }
+    }
+    fn primal_scale(&self) -> Option<f64> {
+        self.as_ref().map_or(Some(0.0), Perturb::primal_scale)
+    }
+}
+
 /// A dual's components: its value, then its partials.
 impl<const N: usize> Flatten for crate::Dual<N> {
     fn flatten_into(&self, out: &mut Vec<f64>) {

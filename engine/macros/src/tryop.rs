@@ -1,0 +1,301 @@
+//! The `?` operator, written out as the test and the `return` it stands for, before
+//! anything else reads the body.
+//!
+//! In a function returning an `Option` or a `Result` (by any path: `io::Result<f64>`),
+//! each `e?` is bound by a `let` just before its statement, tested, and replaced by
+//! the value unwrapped (`TryOut::tested`); the transform differentiates that (the
+//! value's derivative flows through `unwrap`, the error carries none). Only a `?` that
+//! its statement evaluates every time is bound so, innermost and leftmost first (`s +=
+//! f(x)? * g(x)?` binds `f(x)?` and then `g(x)?`), so that nothing is evaluated that
+//! the program would not have evaluated; the branches of an `if`, the arms of a
+//! `match` and the bodies of loops are blocks of their own, handled the same way. A `?`
+//! inside a closure (whose `?` returns from the closure), inside a macro's arguments,
+//! in a `while` condition, a `match` guard, or on the right of `&&`/`||` is left as
+//! written, and `valid.rs` names it.
+
+use proc_macro2::Span;
+use syn::visit_mut::VisitMut;
+use syn::{Expr, ItemFn, Stmt};
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Option,
+    Result,
+}
+
+/// Rewrites every `?` of `f`'s body that can be rewritten (above); `f` is unchanged
+/// when it returns neither an `Option` nor a `Result`.
+pub fn write_out(f: &mut ItemFn) {
+    let syn::ReturnType::Type(_, ty) = &f.sig.output else {
+        return;
+    };
+    let kind = match last_ident(ty).as_deref() {
+        Some("Option") => Kind::Option,
+        Some("Result") => Kind::Result,
+        _ => return,
+    };
+    if !has_try(&f.block) {
+        return;
+    }
+    TryOut { kind, next: 0 }.visit_block_mut(&mut f.block);
+}
+
+fn last_ident(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            p.path.segments.last().map(|s| s.ident.to_string())
+        }
+        syn::Type::Paren(p) => last_ident(&p.elem),
+        syn::Type::Group(g) => last_ident(&g.elem),
+        _ => None,
+    }
+}
+
+struct Find(bool);
+impl<'ast> syn::visit::Visit<'ast> for Find {
+    fn visit_expr_try(&mut self, _: &'ast syn::ExprTry) {
+        self.0 = true;
+    }
+}
+
+fn has_try(b: &syn::Block) -> bool {
+    let mut v = Find(false);
+    syn::visit::Visit::visit_block(&mut v, b);
+    v.0
+}
+
+fn has_try_expr(e: &Expr) -> bool {
+    let mut v = Find(false);
+    syn::visit::Visit::visit_expr(&mut v, e);
+    v.0
+}
+
+struct TryOut {
+    kind: Kind,
+    next: usize,
+}
+
+impl TryOut {
+    /// The statements that test `e` for `e?`, pushed onto `pre`, and the value that
+    /// replaces `e?`:
+    ///
+    /// - an `Option`: `let r = e; if r.is_none() { return None; }`, then `r.unwrap()`;
+    /// - a `Result`: `let r = err_slot(e); if r.is_err() { return
+    ///   Err(From::from(no_grad(take_err(&r)))); }`, then `r.unwrap()`. The error is
+    ///   moved out of its slot through a reference: the transform carries a `return` as
+    ///   a flag, after which Rust would see `r` moved by a `match`.
+    fn tested(&mut self, e: &Expr, span: Span, pre: &mut Vec<Stmt>) -> Expr {
+        let r = quote::format_ident!("__mochi_try_{}", self.next, span = span);
+        self.next += 1;
+        if let (Kind::Option, Some((test, value))) = (self.kind, element(e, span)) {
+            pre.push(syn::parse_quote_spanned!(span=> if #test { return None; }));
+            return value;
+        }
+        match self.kind {
+            Kind::Option => {
+                pre.push(syn::parse_quote_spanned!(span=> let #r = #e;));
+                pre.push(syn::parse_quote_spanned!(span=> if #r.is_none() { return None; }));
+            }
+            Kind::Result => {
+                pre.push(
+                    syn::parse_quote_spanned!(span=> let #r = ::mochi::__private::err_slot(#e);),
+                );
+                pre.push(syn::parse_quote_spanned!(span=> if #r.is_err() {
+                    return Err(::core::convert::From::from(::mochi::no_grad(
+                        ::mochi::__private::take_err(&#r),
+                    )));
+                }));
+            }
+        }
+        syn::parse_quote_spanned!(span=> #r.unwrap())
+    }
+
+    /// Binds the `?`s of `e` that it evaluates every time, innermost and leftmost
+    /// first, to `let`s pushed onto `pre`; each is replaced by its name.
+    fn hoist(&mut self, e: &mut Expr, pre: &mut Vec<Stmt>) {
+        match e {
+            Expr::Try(t) => {
+                self.hoist(&mut t.expr, pre);
+                *e = self.tested(&t.expr, t.question_token.span, pre);
+            }
+            // Not every time, or not this function's `?`.
+            Expr::Closure(_)
+            | Expr::Block(_)
+            | Expr::Loop(_)
+            | Expr::While(_)
+            | Expr::Macro(_)
+            | Expr::Unsafe(_)
+            | Expr::Async(_)
+            | Expr::Const(_)
+            | Expr::TryBlock(_) => {}
+            Expr::If(i) => self.hoist(&mut i.cond, pre),
+            Expr::Match(m) => self.hoist(&mut m.expr, pre),
+            Expr::ForLoop(f) => self.hoist(&mut f.expr, pre),
+            Expr::Let(l) => self.hoist(&mut l.expr, pre),
+            Expr::Binary(b) => {
+                self.hoist(&mut b.left, pre);
+                if !matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) {
+                    self.hoist(&mut b.right, pre);
+                }
+            }
+            Expr::Unary(u) => self.hoist(&mut u.expr, pre),
+            Expr::Paren(p) => self.hoist(&mut p.expr, pre),
+            Expr::Group(g) => self.hoist(&mut g.expr, pre),
+            Expr::Reference(r) => self.hoist(&mut r.expr, pre),
+            Expr::Cast(c) => self.hoist(&mut c.expr, pre),
+            Expr::Field(f) => self.hoist(&mut f.base, pre),
+            Expr::Index(i) => {
+                self.hoist(&mut i.expr, pre);
+                self.hoist(&mut i.index, pre);
+            }
+            Expr::MethodCall(m) => {
+                self.hoist(&mut m.receiver, pre);
+                for a in &mut m.args {
+                    self.hoist(a, pre);
+                }
+            }
+            Expr::Call(c) => {
+                self.hoist(&mut c.func, pre);
+                for a in &mut c.args {
+                    self.hoist(a, pre);
+                }
+            }
+            Expr::Tuple(t) => t.elems.iter_mut().for_each(|a| self.hoist(a, pre)),
+            Expr::Array(a) => a.elems.iter_mut().for_each(|a| self.hoist(a, pre)),
+            Expr::Struct(s) => {
+                for f in &mut s.fields {
+                    self.hoist(&mut f.expr, pre);
+                }
+            }
+            Expr::Assign(a) => {
+                self.hoist(&mut a.right, pre);
+                self.hoist(&mut a.left, pre);
+            }
+            Expr::Return(r) => {
+                if let Some(v) = &mut r.expr {
+                    self.hoist(v, pre);
+                }
+            }
+            Expr::Break(b) => {
+                if let Some(v) = &mut b.expr {
+                    self.hoist(v, pre);
+                }
+            }
+            Expr::Range(r) => {
+                if let Some(a) = &mut r.start {
+                    self.hoist(a, pre);
+                }
+                if let Some(a) = &mut r.end {
+                    self.hoist(a, pre);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl VisitMut for TryOut {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for mut s in std::mem::take(&mut b.stmts) {
+            let mut pre = Vec::new();
+            match &mut s {
+                Stmt::Local(l) => {
+                    if let Some(init) = &mut l.init {
+                        // `let p = e? else { .. };` keeps its `else` for the pattern.
+                        self.hoist(&mut init.expr, &mut pre);
+                    }
+                }
+                Stmt::Expr(e, _) => self.hoist(e, &mut pre),
+                _ => {}
+            }
+            out.extend(pre);
+            out.push(s);
+        }
+        b.stmts = out;
+        syn::visit_mut::visit_block_mut(self, b);
+    }
+
+    // An arm's value and an `else if`'s condition are blocks of their own.
+    fn visit_arm_mut(&mut self, a: &mut syn::Arm) {
+        if !matches!(&*a.body, Expr::Block(_)) && has_try_expr(&a.body) {
+            let body = &a.body;
+            *a.body = syn::parse_quote!({ #body });
+        }
+        syn::visit_mut::visit_arm_mut(self, a);
+    }
+
+    fn visit_expr_if_mut(&mut self, i: &mut syn::ExprIf) {
+        if let Some((_, e)) = &mut i.else_branch {
+            if let Expr::If(inner) = &**e {
+                if has_try_expr(&inner.cond) {
+                    **e = syn::parse_quote!({ #inner });
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_if_mut(self, i);
+    }
+
+    // A closure's `?` returns from the closure.
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+
+    // A nested item is its own function.
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// `x.first()`, `x.last()`, `x.get(i)` of a place, bare or followed by `.copied()` or
+/// `.cloned()`: the test for `None` (`x.is_empty()`, `i >= x.len()`) and the element
+/// read by index, which the transform differentiates (`&x[0]`, `x[i]`).
+fn element(e: &Expr, span: Span) -> Option<(Expr, Expr)> {
+    let (m, by_value) = match e {
+        Expr::MethodCall(c)
+            if c.args.is_empty() && (c.method == "copied" || c.method == "cloned") =>
+        {
+            match &*c.receiver {
+                Expr::MethodCall(m) => (m, true),
+                _ => return None,
+            }
+        }
+        Expr::MethodCall(m) => (m, false),
+        _ => return None,
+    };
+    let x = &*m.receiver;
+    if !plain(x) {
+        return None;
+    }
+    let (test, at): (Expr, Expr) = match (m.method.to_string().as_str(), m.args.len()) {
+        ("first", 0) => (
+            syn::parse_quote_spanned!(span=> #x.is_empty()),
+            syn::parse_quote_spanned!(span=> 0),
+        ),
+        ("last", 0) => (
+            syn::parse_quote_spanned!(span=> #x.is_empty()),
+            syn::parse_quote_spanned!(span=> #x.len() - 1),
+        ),
+        ("get", 1) if plain(&m.args[0]) || matches!(&m.args[0], Expr::Lit(_)) => {
+            let i = &m.args[0];
+            (
+                syn::parse_quote_spanned!(span=> #i >= #x.len()),
+                syn::parse_quote_spanned!(span=> #i),
+            )
+        }
+        _ => return None,
+    };
+    let value = if by_value {
+        syn::parse_quote_spanned!(span=> #x[#at])
+    } else {
+        syn::parse_quote_spanned!(span=> &#x[#at])
+    };
+    Some((test, value))
+}
+
+/// A variable, a field of one, or `self`: read twice without a second evaluation.
+fn plain(e: &Expr) -> bool {
+    match e {
+        Expr::Path(p) => p.qself.is_none() && p.path.get_ident().is_some(),
+        Expr::Field(f) => plain(&f.base),
+        Expr::Paren(p) => plain(&p.expr),
+        Expr::Reference(r) => r.mutability.is_none() && plain(&r.expr),
+        _ => false,
+    }
+}
