@@ -87,14 +87,31 @@ impl TryOut {
     fn tested(&mut self, e: &Expr, span: Span, pre: &mut Vec<Stmt>) -> Expr {
         let r = quote::format_ident!("__mochi_try_{}", self.next, span = span);
         self.next += 1;
-        if let (Kind::Option, Some((test, value))) = (self.kind, element(e, span)) {
-            pre.push(syn::parse_quote_spanned!(span=> if #test { return None; }));
-            return value;
-        }
         match self.kind {
             Kind::Option => {
-                pre.push(syn::parse_quote_spanned!(span=> let #r = #e;));
-                pre.push(syn::parse_quote_spanned!(span=> if #r.is_none() { return None; }));
+                let v = syn::Ident::new("__mochi_try_v", span);
+                // `o.copied()?` as `*v` of `o`'s `Some(v)`: the element rewrites read
+                // `x.get(i)`, `x.first()`, … in a `match` bare.
+                let (o, value): (&Expr, Expr) = match e {
+                    Expr::MethodCall(c)
+                        if c.args.is_empty()
+                            && (c.method == "copied" || c.method == "cloned")
+                            && matches!(&*c.receiver, Expr::MethodCall(_)) =>
+                    {
+                        let value = if c.method == "copied" {
+                            syn::parse_quote_spanned!(span=> *#v)
+                        } else {
+                            syn::parse_quote_spanned!(span=> #v.clone())
+                        };
+                        (&c.receiver, value)
+                    }
+                    _ => (e, syn::parse_quote_spanned!(span=> #v)),
+                };
+                pre.push(syn::parse_quote_spanned!(span=> let #r = match #o {
+                    Some(#v) => #value,
+                    None => return None,
+                };));
+                return syn::parse_quote_spanned!(span=> #r);
             }
             Kind::Result => {
                 pre.push(
@@ -241,61 +258,4 @@ impl VisitMut for TryOut {
 
     // A nested item is its own function.
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
-}
-
-/// `x.first()`, `x.last()`, `x.get(i)` of a place, bare or followed by `.copied()` or
-/// `.cloned()`: the test for `None` (`x.is_empty()`, `i >= x.len()`) and the element
-/// read by index, which the transform differentiates (`&x[0]`, `x[i]`).
-fn element(e: &Expr, span: Span) -> Option<(Expr, Expr)> {
-    let (m, by_value) = match e {
-        Expr::MethodCall(c)
-            if c.args.is_empty() && (c.method == "copied" || c.method == "cloned") =>
-        {
-            match &*c.receiver {
-                Expr::MethodCall(m) => (m, true),
-                _ => return None,
-            }
-        }
-        Expr::MethodCall(m) => (m, false),
-        _ => return None,
-    };
-    let x = &*m.receiver;
-    if !plain(x) {
-        return None;
-    }
-    let (test, at): (Expr, Expr) = match (m.method.to_string().as_str(), m.args.len()) {
-        ("first", 0) => (
-            syn::parse_quote_spanned!(span=> #x.is_empty()),
-            syn::parse_quote_spanned!(span=> 0),
-        ),
-        ("last", 0) => (
-            syn::parse_quote_spanned!(span=> #x.is_empty()),
-            syn::parse_quote_spanned!(span=> #x.len() - 1),
-        ),
-        ("get", 1) if plain(&m.args[0]) || matches!(&m.args[0], Expr::Lit(_)) => {
-            let i = &m.args[0];
-            (
-                syn::parse_quote_spanned!(span=> #i >= #x.len()),
-                syn::parse_quote_spanned!(span=> #i),
-            )
-        }
-        _ => return None,
-    };
-    let value = if by_value {
-        syn::parse_quote_spanned!(span=> #x[#at])
-    } else {
-        syn::parse_quote_spanned!(span=> &#x[#at])
-    };
-    Some((test, value))
-}
-
-/// A variable, a field of one, or `self`: read twice without a second evaluation.
-fn plain(e: &Expr) -> bool {
-    match e {
-        Expr::Path(p) => p.qself.is_none() && p.path.get_ident().is_some(),
-        Expr::Field(f) => plain(&f.base),
-        Expr::Paren(p) => plain(&p.expr),
-        Expr::Reference(r) => r.mutability.is_none() && plain(&r.expr),
-        _ => false,
-    }
 }

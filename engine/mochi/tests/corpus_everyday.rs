@@ -1281,14 +1281,17 @@ fn try_in_expressions(x: &[f64]) -> Result<f64, FitError> {
     Ok(s * a + c)
 }
 
-/// `?` on an `Option`: `first()?`, `last()?`, `get(i)?` and a helper's `Option`.
+/// `?` on an `Option`: `first()?`, `last()?`, `get(i).copied()?`, `last().cloned()?`,
+/// a helper's `Option` and a chain's `reduce`.
 #[differentiable]
 fn try_options(x: &[f64], i: usize) -> Option<f64> {
     let m = x.first()?;
     let l = *x.last()?;
     let g = x.get(i).copied()?;
     let q = first_square(&x[1..])?;
-    Some(m * g + l.sin() * q)
+    let c = x.last().cloned()?;
+    let z = x.iter().map(|t| t * t).reduce(|a, b| a + b)?;
+    Some(m * g + l.sin() * q + c * z)
 }
 
 /// A `std::io::Result`, its error not `Clone`, and `?` on a `Result` of no derivative.
@@ -1357,12 +1360,43 @@ fn gradient_of_a_failed_evaluation_is_the_failure() {
     assert_eq!(try_options::gradient(&[], 0), None);
     assert_eq!(try_options::gradient(&[0.3], 0), None);
     let g = try_options::gradient(&[0.3, -1.2, 0.8], 2).unwrap().0;
-    // m·g + sin(l)·q with m = x0, g = l = x2, q = x1².
+    // m·g + sin(l)·q with m = x0, g = l = x2, q = x1²,
     let (x0, x1, x2) = (0.3_f64, -1.2_f64, 0.8_f64);
-    let want = [x2, x2.sin() * 2.0 * x1, x0 + x2.cos() * x1 * x1];
+    // + c·z with c = x2, z = Σ x².
+    let z = x0 * x0 + x1 * x1 + x2 * x2;
+    let want = [
+        x2 + x2 * 2.0 * x0,
+        x2.sin() * 2.0 * x1 + x2 * 2.0 * x1,
+        x0 + x2.cos() * x1 * x1 + z + x2 * 2.0 * x2,
+    ];
     for k in 0..3 {
         assert!((g[k] - want[k]).abs() < 1e-12, "{g:?}");
     }
     assert!(log_checked::gradient(-1.0).is_err());
     assert!((log_checked::gradient(4.0).unwrap() - 0.25).abs() < 1e-15);
+}
+
+/// A constant held by reference on either side of an operator (`let lr = &c[0];`,
+/// `c.iter().next().unwrap()`), as Rust's operators take a `&f64`.
+#[differentiable]
+fn reference_operands(x: &[f64]) -> f64 {
+    let c = vec![0.5, 2.0, -1.5];
+    let lr = &c[0];
+    let k = c.iter().next().unwrap();
+    let mut s = lr * x[0] + x[1] / k - lr;
+    for w in c.iter() {
+        s += w * x[2] + x[0] - w;
+    }
+    s
+}
+
+#[test]
+fn reference_operand_gradients() {
+    mochi::testing::test_rule(
+        (vec![0.3_f64, -1.2, 0.8],),
+        |a| reference_operands(&a.0),
+        |a| reference_operands::rrule(&a.0),
+    );
+    let g = reference_operands::gradient(&[0.3, -1.2, 0.8]);
+    assert_eq!(g, vec![0.5 + 3.0, 1.0 / 0.5, 0.5 + 2.0 - 1.5]);
 }

@@ -160,6 +160,37 @@ impl<S: Scalar> Pullback for RemPullback<S> {
     }
 }
 
+// An operand held by reference once more than the operator's own borrow (`lr * x[0]`
+// with `let lr = &c[0];` or `let lr = cfg.get("lr")?;`, a `&f64` that Rust's operators
+// take as it is): the rule of the values.
+macro_rules! by_reference {
+    ($($Rule:ident::$op:ident => $Pullback:ident;)*) => {$(
+        impl<S: Scalar> $Rule for Call<(&&S, &S)> {
+            type Output = S;
+            type Pullback = $Pullback<S>;
+            #[inline(always)]
+            fn $op(self) -> (S, $Pullback<S>) {
+                Call((*self.0 .0, self.0 .1)).$op()
+            }
+        }
+        impl<S: Scalar> $Rule for Call<(&S, &&S)> {
+            type Output = S;
+            type Pullback = $Pullback<S>;
+            #[inline(always)]
+            fn $op(self) -> (S, $Pullback<S>) {
+                Call((self.0 .0, *self.0 .1)).$op()
+            }
+        }
+    )*};
+}
+by_reference! {
+    AddRule::op_add => AddPullback;
+    SubRule::op_sub => SubPullback;
+    MulRule::op_mul => MulPullback;
+    DivRule::op_div => DivPullback;
+    RemRule::op_rem => RemPullback;
+}
+
 /// `Keep::new(p).prune()` for a product or quotient whose argument `K` is constant
 /// (`mochi_core::kit::keep`): the pullback keeps only what the other argument's
 /// partial needs.
