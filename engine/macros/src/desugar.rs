@@ -2801,6 +2801,10 @@ struct Substitute<'a> {
     names: &'a [(syn::Ident, Expr)],
     /// A `let`, closure or pattern rebinding one of the names: no rewrite.
     shadowed: bool,
+    /// The names are elements borrowed mutably (`for l in v.iter_mut()`): a method of
+    /// the user's called on one (`l.bump(x)`) gets its receiver as `(&mut v[i])`, so
+    /// that a `&mut self` method is reached (`lower_user_method`).
+    mut_receivers: Vec<syn::Ident>,
 }
 
 impl Substitute<'_> {
@@ -2816,6 +2820,22 @@ impl Substitute<'_> {
 
 impl VisitMut for Substitute<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::MethodCall(m) = e {
+            let name = m.method.to_string();
+            let mut_element = matches!(&*m.receiver, Expr::Path(p)
+                if p.path.get_ident().is_some_and(|i| self.mut_receivers.contains(i)));
+            if mut_element && !crate::lower::expr::is_library_method(&name) && m.turbofish.is_none()
+            {
+                if let Some(place) = self.lookup(&m.receiver) {
+                    let span = m.receiver.span();
+                    *m.receiver = syn::parse_quote_spanned!(span=> (&mut #place));
+                    for a in &mut m.args {
+                        self.visit_expr_mut(a);
+                    }
+                    return;
+                }
+            }
+        }
         if let Expr::Unary(u) = e {
             if matches!(u.op, syn::UnOp::Deref(_)) {
                 if let Some(place) = self.lookup(&u.expr) {
@@ -4633,27 +4653,12 @@ fn write_back_call(c: &syn::ExprCall, span: Span, next: &mut usize) -> Option<Ex
     if last.starts_with(|ch: char| ch.is_uppercase()) || in_mem {
         return None;
     }
-    fn element(e: &Expr) -> bool {
-        match e {
-            Expr::Index(i) => {
-                !matches!(&*i.index, Expr::Range(_))
-                    && (matches!(&*i.expr, Expr::Path(p) if p.path.get_ident().is_some())
-                        || element(&i.expr))
-            }
-            Expr::Field(f) => {
-                matches!(&*f.base, Expr::Path(p) if p.path.get_ident().is_some())
-                    || element(&f.base)
-            }
-            Expr::Paren(p) => element(&p.expr),
-            _ => false,
-        }
-    }
     let mut pre = Vec::new();
     let mut post = Vec::new();
     let mut args = c.args.clone();
     for a in args.iter_mut() {
         let Expr::Reference(r) = a else { continue };
-        if r.mutability.is_none() || !element(&r.expr) {
+        if r.mutability.is_none() || !element_place(&r.expr) {
             continue;
         }
         *next += 1;
@@ -4674,6 +4679,65 @@ fn write_back_call(c: &syn::ExprCall, span: Span, next: &mut usize) -> Option<Ex
         #(#post)*
         #r
     }))
+}
+
+/// An element or a field of a variable (`m[i]`, `s.rows[k]`, `v[i].w`), not a range.
+fn element_place(e: &Expr) -> bool {
+    match e {
+        Expr::Index(i) => {
+            !matches!(&*i.index, Expr::Range(_))
+                && (matches!(&*i.expr, Expr::Path(p) if p.path.get_ident().is_some())
+                    || element_place(&i.expr))
+        }
+        Expr::Field(f) => {
+            matches!(&*f.base, Expr::Path(p) if p.path.get_ident().is_some())
+                || element_place(&f.base)
+        }
+        Expr::Paren(p) => element_place(&p.expr),
+        _ => false,
+    }
+}
+
+/// `(&mut v[i]).m(args)` (a method called on an element a loop borrows mutably,
+/// `Substitute::mut_receivers`) → `{ let mut t = v[i].clone(); let r = (&mut
+/// t).m(args); v[i] = t; r }`, as [`write_back_call`] does for an argument.
+fn write_back_receiver(m: &syn::ExprMethodCall, span: Span, next: &mut usize) -> Option<Expr> {
+    let Expr::Paren(p) = &*m.receiver else {
+        return None;
+    };
+    let Expr::Reference(r) = &*p.expr else {
+        return None;
+    };
+    if r.mutability.is_none() || !element_place(&r.expr) {
+        return None;
+    }
+    let mut pre = Vec::new();
+    *next += 1;
+    let t = format_ident!("__mochi_wb{}", *next, span = span);
+    let res = format_ident!("__mochi_wbr{}", *next, span = span);
+    let place = bind_indices(&r.expr, &mut pre, span, next);
+    let (method, turbofish, args) = (&m.method, &m.turbofish, &m.args);
+    Some(syn::parse_quote_spanned!(span=> {
+        #(#pre)*
+        let mut #t = #place.clone();
+        let #res = (&mut #t).#method #turbofish(#args);
+        #place = #t;
+        #res
+    }))
+}
+
+/// [`write_back_receiver`] over an expression.
+struct WriteBackReceivers<'a>(&'a mut usize);
+
+impl VisitMut for WriteBackReceivers<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Expr::MethodCall(m) = &*e {
+            if let Some(r) = write_back_receiver(m, e.span(), self.0) {
+                *e = r;
+            }
+        }
+    }
 }
 
 /// The uses of `r` after `let r = &mut place;`: `r[j]`, `*r`, `r.f`, `r.m(..)` name the
@@ -5153,9 +5217,16 @@ impl Desugar {
             })
             .collect();
         let mut body = f.body.clone();
+        let mut_receivers = subst
+            .iter()
+            .zip(&srcs)
+            .filter(|(_, s)| s.mutable)
+            .map(|((n, _), _)| n.clone())
+            .collect();
         let mut sub = Substitute {
             names: &subst,
             shadowed: false,
+            mut_receivers,
         };
         sub.visit_block_mut(&mut body);
         if sub.shadowed {
@@ -5473,6 +5544,7 @@ impl Desugar {
                 let mut sub = Substitute {
                     names: &subst,
                     shadowed: false,
+                    mut_receivers: Vec::new(),
                 };
                 sub.visit_block_mut(&mut body);
                 if sub.shadowed {
@@ -6912,7 +6984,10 @@ impl VisitMut for Desugar {
                     syn::parse_quote_spanned!(span=> for #pat in #it { #body; });
                 f.attrs.clear();
                 match self.index_loop(&f) {
-                    Some(r) => *e = r,
+                    Some(r) => {
+                        *e = r;
+                        WriteBackReceivers(&mut self.next).visit_expr_mut(e);
+                    }
                     None => {
                         // A loop over a chain (`x.iter().map(..).for_each(..)`): rewritten
                         // in its turn, as a `for` written so.
@@ -7058,6 +7133,8 @@ impl VisitMut for Desugar {
                             next: &mut self.next,
                         };
                         fw.visit_expr_mut(e);
+                        // `l.bump(x)` became `(&mut v[i]).bump(x)`: written back whole.
+                        WriteBackReceivers(&mut self.next).visit_expr_mut(e);
                         return;
                     }
                 }

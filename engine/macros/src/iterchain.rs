@@ -737,7 +737,8 @@ fn copied_into_map(e: &syn::ExprMethodCall) -> Option<Expr> {
     Some(Expr::MethodCall(out))
 }
 
-/// Does the closure read a field of one of its parameters (`|p| p.a * p.b`)?
+/// Whether the closure reads a field of a parameter (`|p| p.a * p.b`), or calls a method
+/// of the user's on one (`|l| l.forward(x)`): its elements are structs.
 fn reads_fields(c: &syn::ExprClosure) -> bool {
     let mut params = Vec::new();
     for p in &c.inputs {
@@ -753,6 +754,15 @@ fn reads_fields(c: &syn::ExprClosure) -> bool {
                 self.found = true;
             }
             syn::visit::visit_expr_field(self, f);
+        }
+        // `l.forward(x)`: a method of the user's struct (no float has one).
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if !crate::lower::expr::is_library_method(&m.method.to_string())
+                && crate::activity::root_name(&m.receiver).is_some_and(|r| self.params.contains(&r))
+            {
+                self.found = true;
+            }
+            syn::visit::visit_expr_method_call(self, m);
         }
     }
     let mut f = F {

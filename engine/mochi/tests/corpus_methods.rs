@@ -550,3 +550,165 @@ fn methods_of_layers_in_fields_and_slices() {
         |v| through_layers::rrule(&v.0, &v.1, &v.2),
     );
 }
+
+/// Layers reached through loops and chains: `for l in &self.cells`, `.iter()`,
+/// `.iter().fold(x, |h, l| l.apply(h))`, `.iter().map(|l| ..).sum()`, and `&mut self`
+/// methods through `iter_mut()`, `&mut v` and `for_each`, on fields, parameters and a
+/// local copy (each "no rule for `apply`/`bump`", or "`bump` is not
+/// `#[differentiable]`", before).
+#[derive(Clone, Debug, Tangent)]
+struct Cell {
+    w: Vec<f64>,
+    s: f64,
+}
+
+impl Cell {
+    #[differentiable]
+    fn apply(&self, h: f64) -> f64 {
+        (self.w[0] * h + self.s).tanh()
+    }
+
+    #[differentiable]
+    fn bump(&mut self, x: f64) {
+        self.s += self.w[0] * x;
+    }
+
+    #[differentiable]
+    fn decay(&mut self, r: f64) {
+        for v in self.w.iter_mut() {
+            *v *= r;
+        }
+        self.s *= r;
+    }
+
+    #[differentiable]
+    fn energy(&self) -> f64 {
+        self.s * self.s + self.w[0]
+    }
+}
+
+#[derive(Clone, Debug, Tangent)]
+struct Chain {
+    cells: Vec<Cell>,
+    scale: f64,
+}
+
+impl Chain {
+    #[differentiable]
+    fn folded(&self, x: f64) -> f64 {
+        self.cells.iter().fold(x, |h, l| l.apply(h)) * self.scale
+    }
+
+    #[differentiable]
+    fn looped(&self, x: f64) -> f64 {
+        let mut h = x;
+        for l in &self.cells {
+            h = l.apply(h);
+        }
+        for l in self.cells.iter() {
+            h += l.energy();
+        }
+        h + self.cells.iter().map(|l| l.apply(x)).sum::<f64>()
+    }
+
+    #[differentiable]
+    fn shrunk(&mut self, r: f64) -> f64 {
+        for l in self.cells.iter_mut() {
+            l.decay(r);
+        }
+        self.folded(1.0)
+    }
+}
+
+#[differentiable]
+fn chain_loss(c: &Chain, x: f64) -> f64 {
+    let y = c.folded(x);
+    (y - 0.5).powi(2) + c.looped(x)
+}
+
+#[differentiable]
+fn shrunk_chain(c: &Chain, r: f64) -> f64 {
+    let mut c2 = c.clone();
+    c2.shrunk(r) * r
+}
+
+#[differentiable]
+fn bumped(v: &[Cell], x: f64) -> f64 {
+    let mut w = v.to_vec();
+    for a in w.iter_mut() {
+        a.bump(x);
+    }
+    for a in &mut w {
+        a.bump(x * x);
+    }
+    for (i, a) in w.iter_mut().enumerate() {
+        a.bump(i as f64 + x);
+    }
+    w.iter_mut().for_each(|a| a.decay(0.9));
+    let mut t = 0.0;
+    for a in &w {
+        t += a.energy();
+    }
+    t + w.iter().map(|a| a.apply(x)).sum::<f64>()
+}
+
+#[differentiable]
+fn bumped_in_place(v: &mut Vec<Cell>, x: f64) -> f64 {
+    for a in v.iter_mut() {
+        a.bump(x);
+    }
+    v.iter().map(|a| a.energy()).sum()
+}
+
+#[test]
+fn methods_through_loops_and_chains() {
+    let cells = vec![
+        Cell {
+            w: vec![0.5],
+            s: 0.1,
+        },
+        Cell {
+            w: vec![-1.2],
+            s: 0.3,
+        },
+        Cell {
+            w: vec![0.8],
+            s: -0.4,
+        },
+    ];
+    let c = Chain {
+        cells: cells.clone(),
+        scale: 1.5,
+    };
+    mochi::testing::test_rule(
+        (c.clone(), 0.3),
+        |a| chain_loss(&a.0, a.1),
+        |a| chain_loss::rrule(&a.0, a.1),
+    );
+    mochi::testing::test_rule(
+        (c.clone(), 0.9),
+        |a| shrunk_chain(&a.0, a.1),
+        |a| shrunk_chain::rrule(&a.0, a.1),
+    );
+    mochi::testing::test_rule(
+        (cells.clone(), 0.3),
+        |a| bumped(&a.0, a.1),
+        |a| bumped::rrule(&a.0, a.1),
+    );
+    // In place: the cells as the function leaves them, and the gradient by hand
+    // (`s ← s + w·x`, energy `s² + w`): ∂/∂s = 2s', ∂/∂w = 2s'·x + 1, ∂/∂x = Σ 2s'·w.
+    let mut v = cells.clone();
+    let x = 0.3;
+    let (y, pb) = bumped_in_place::pullback(&mut v, x);
+    let (dv, dx) = pb(1.0);
+    let mut want_dx = 0.0;
+    for (k, c) in cells.iter().enumerate() {
+        let s1 = c.s + c.w[0] * x;
+        assert!((v[k].s - s1).abs() < 1e-15);
+        assert!((dv[k].s - 2.0 * s1).abs() < 1e-12, "{dv:?}");
+        assert!((dv[k].w[0] - (2.0 * s1 * x + 1.0)).abs() < 1e-12, "{dv:?}");
+        want_dx += 2.0 * s1 * c.w[0];
+    }
+    assert!((dx - want_dx).abs() < 1e-12);
+    assert!((y - v.iter().map(|c| c.s * c.s + c.w[0]).sum::<f64>()).abs() < 1e-12);
+}

@@ -1103,6 +1103,7 @@ impl Lowerer {
         self.errors.append(&mut inner.errors);
         self.rule_methods.append(&mut inner.rule_methods);
         self.user_methods.append(&mut inner.user_methods);
+        self.user_methods_mut.append(&mut inner.user_methods_mut);
         let super::Lowered {
             top,
             fwd,
@@ -1508,14 +1509,35 @@ impl Lowerer {
                 _ => None,
             }
         }
-        let root = place_root(&m.receiver)?;
+        // `(&mut v[i]).bump(x)`: an element a loop borrows mutably (`desugar.rs`,
+        // `Substitute::mut_receivers`), whose method may take `&mut self`.
+        let mut_place = match crate::desugar::unparen(&m.receiver) {
+            Expr::Reference(r) if r.mutability.is_some() => Some(&*r.expr),
+            _ => None,
+        };
+        // (A local there is the copy the desugaring writes back: `(&mut t).bump(x)`.)
+        let root = match (mut_place, &*m.receiver) {
+            (Some(Expr::Path(p)), _) if p.path.get_ident().is_some() => mut_place.unwrap(),
+            // An element a `for` bound (`for l in &layers { l.forward(x) }`).
+            (None, Expr::Path(p))
+                if p.path
+                    .get_ident()
+                    .is_some_and(|i| self.struct_seqs.contains(&i.to_string())) =>
+            {
+                &*m.receiver
+            }
+            _ => place_root(mut_place.unwrap_or(&m.receiver))?,
+        };
         // (On `self`'s fields and elements, a parameter of the user's struct, or a
         // parameter holding such structs: not on an element of `x: &[f64]`, whose
         // methods are a rule crate's, `x[i].softplus()`.)
         let users_root = match root {
             Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
                 let n = i.to_string();
-                n == "self" || self.receivers.contains_key(&n) || self.struct_seqs.contains(&n)
+                n == "self"
+                    || self.receivers.contains_key(&n)
+                    || self.struct_seqs.contains(&n)
+                    || mut_place.is_some_and(|p| std::ptr::eq(p, root))
             }),
             _ => false,
         };
@@ -1529,7 +1551,10 @@ impl Lowerer {
             return None;
         }
         let recv = &m.receiver;
-        let borrowed: Expr = syn::parse_quote!(&#recv);
+        let borrowed: Expr = match mut_place {
+            Some(place) => syn::parse_quote!(&mut #place),
+            None => syn::parse_quote!(&#recv),
+        };
         let mut ops = Vec::new();
         let mut args = Vec::new();
         for a in std::iter::once(&borrowed).chain(m.args.iter()) {
@@ -1538,9 +1563,16 @@ impl Lowerer {
             ops.push(o);
         }
         let rr = format_ident!("{}_rrule", name, span = m.method.span());
-        self.user_methods
-            .entry(name.to_string())
-            .or_insert((m.args.len(), m.method.span()));
+        // A `&mut` receiver reaches a `&self` method by auto-dereference, after the step
+        // where the missing-method fallback (a `&self` method of every type) would be
+        // found: no fallback for a name called so.
+        if mut_place.is_some() {
+            self.user_methods_mut.insert(name.to_string());
+        } else {
+            self.user_methods
+                .entry(name.to_string())
+                .or_insert((m.args.len(), m.method.span()));
+        }
         let (first, rest) = (&args[0], &args[1..]);
         let call = self.boxed_in_branch(quote!((#first).#rr(#(#rest),*)));
         Some(self.rule_call(call, &ops, code))

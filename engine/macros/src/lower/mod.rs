@@ -227,6 +227,8 @@ pub struct Lowerer {
     /// with the number of arguments besides the receiver and the span of a call: each
     /// gets a fallback whose bound says the method is not `#[differentiable]`.
     user_methods: BTreeMap<String, (usize, proc_macro2::Span)>,
+    /// The user's methods called on a `&mut` receiver, which get no fallback.
+    user_methods_mut: std::collections::BTreeSet<String>,
     /// In a derived closure, the captured differentiable values (not references): the
     /// closure holds references to them, the closure as written reads them as values
     /// (see [`Lowerer::as_written`]; passed to a call they are dereferenced).
@@ -277,6 +279,7 @@ impl Lowerer {
             indexed: HashSet::new(),
             rule_methods: BTreeMap::new(),
             user_methods: BTreeMap::new(),
+            user_methods_mut: Default::default(),
             captured: HashSet::new(),
         }
     }
@@ -290,7 +293,9 @@ impl Lowerer {
     /// items for the scope that holds the derived rule's functions.
     pub fn fallback_items(&self) -> TokenStream {
         let rules = norule::fallbacks(&self.rule_methods);
-        let methods = norule::method_fallbacks(&self.user_methods);
+        let mut plain = self.user_methods.clone();
+        plain.retain(|m, _| !self.user_methods_mut.contains(m));
+        let methods = norule::method_fallbacks(&plain);
         quote::quote!(#rules #methods)
     }
 
@@ -738,6 +743,48 @@ impl Lowerer {
                 self.array_locals.insert(n.clone());
             } else {
                 self.array_locals.remove(n);
+            }
+        }
+        // A local holding the user's structs (`let w: Vec<Layer> = ..`, `let w =
+        // v.to_vec()` of such a parameter) or one of them (`let l = w[k].clone();`): its
+        // methods, and its elements', are the user's.
+        if let [n] = names.as_slice() {
+            // (Also `let l = ls[k].clone();` and `let l = &ls[k];`, how a `for` and a
+            // chain over them bind an element.)
+            let copies_seq = l.init.as_ref().is_some_and(|i| {
+                let mut e = crate::desugar::unparen(&i.expr);
+                if let Expr::Reference(r) = e {
+                    e = crate::desugar::unparen(&r.expr);
+                }
+                if let Expr::MethodCall(m) = e {
+                    if m.args.is_empty()
+                        && matches!(m.method.to_string().as_str(), "to_vec" | "clone" | "to_owned")
+                    {
+                        e = crate::desugar::unparen(&m.receiver);
+                    }
+                }
+                if let Expr::Index(i) = e {
+                    // An element of a field of `self` or of a parameter of the user's
+                    // type (`self.layers[k]`).
+                    let base = crate::desugar::unparen(&i.expr);
+                    if matches!(base, Expr::Field(_))
+                        && crate::activity::root_name(base).is_some_and(|r| {
+                            r == "self" || self.receivers.contains_key(&r)
+                        })
+                    {
+                        return true;
+                    }
+                    e = base;
+                }
+                matches!(e, Expr::Path(p)
+                    if p.path.get_ident().is_some_and(|i| self.struct_seqs.contains(&i.to_string())))
+            });
+            if copies_seq
+                || ty.is_some_and(|t| crate::desugar::Receiver::user_elements(t).is_some())
+            {
+                self.struct_seqs.insert(n.clone());
+            } else {
+                self.struct_seqs.remove(n);
             }
         }
         let ty_is_ref = ty.is_some_and(activity::type_is_ref);
