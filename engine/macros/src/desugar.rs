@@ -332,10 +332,21 @@ pub fn zip_operands(e: &Expr) -> Option<Vec<Expr>> {
                 .map(|s| s.ident.to_string())
                 .collect();
             let n = segs.len();
-            (n >= 2 && segs[n - 1] == "from" && segs[n - 2] == "Zip")
+            (n >= 2 && (segs[n - 1] == "from" || segs[n - 1] == "indexed") && segs[n - 2] == "Zip")
                 .then(|| vec![c.args[0].clone()])
         }
         _ => None,
+    }
+}
+
+/// Whether a `Zip` chain starts with `Zip::indexed(a)`: its closures take the index
+/// first.
+fn zip_indexed(e: &Expr) -> bool {
+    match unparen(e) {
+        Expr::MethodCall(m) if m.method == "and" => zip_indexed(&m.receiver),
+        Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
+            if p.path.segments.last().is_some_and(|s| s.ident == "indexed")),
+        _ => false,
     }
 }
 
@@ -347,7 +358,9 @@ pub fn zip_operands(e: &Expr) -> Option<Vec<Expr>> {
 ///   index (`__private::nth_pattern`);
 /// - `Zip::from(&a).and(&b).map_collect(|&x, &y| e)` → the values collected into a
 ///   vector, reshaped to the operands' shape;
-/// - `Zip::from(&a).and(&b).fold(init, |acc, &x, &y| e)`.
+/// - `Zip::from(&a).and(&b).fold(init, |acc, &x, &y| e)`;
+/// - `Zip::indexed(&a)…`: the same, the closure's first pattern (after a fold's
+///   accumulator) bound to the element's index.
 ///
 /// The operands must have one shape, as `Zip` asserts.
 fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr> {
@@ -366,7 +379,8 @@ fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr
     let Expr::Closure(f) = &m.args[closure_at] else {
         return None;
     };
-    let skip = usize::from(method == "fold");
+    let indexed = zip_indexed(&m.receiver);
+    let skip = usize::from(method == "fold") + usize::from(indexed);
     if f.inputs.len() != operands.len() + skip {
         return None;
     }
@@ -431,6 +445,14 @@ fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr
     let count: Expr = syn::parse_quote_spanned!(span=> ::mochi::__private::dim_size(&#d));
     let index =
         writes.then(|| quote_spanned!(span=> let #p = ::mochi::__private::nth_pattern(&#d, #k);));
+    // `Zip::indexed(a)`: the closure's index, `i` or `(i, j)`, is the element's.
+    if indexed {
+        let at = &f.inputs[skip - 1];
+        lets.insert(
+            0,
+            syn::parse_quote_spanned!(span=> let #at = ::mochi::__private::nth_pattern(&#d, #k);),
+        );
+    }
     let walk = |inner: TokenStream| -> Expr {
         syn::parse_quote_spanned!(span=>
             for #k in 0..#count {

@@ -402,3 +402,39 @@ mod checked_zero_dimensional {
         |a| (&a.0, &a.1)
     );
 }
+
+/// `Zip::indexed`: the closure's index (`i` of a vector, `(i, j)` of a matrix) first,
+/// in `for_each` writing a captured sum or a `&mut` operand, and in `fold`.
+#[differentiable]
+fn zip_indexed(v: &Array1<f64>, m: &Array2<f64>) -> f64 {
+    let mut s = 0.0;
+    ndarray::Zip::indexed(v).for_each(|i, &x| s += x * x * (i + 1) as f64);
+    ndarray::Zip::indexed(m).for_each(|(i, j), &x| s += x * (i + 2 * j) as f64);
+    let mut out = Array2::<f64>::zeros(m.raw_dim());
+    ndarray::Zip::indexed(&mut out)
+        .and(m)
+        .for_each(|(i, _j), o, &x| *o = x.sin() * i as f64);
+    s + out.sum()
+        + ndarray::Zip::indexed(m).fold(0.0, |acc, (i, j), &x| acc + x * x * (i * j) as f64)
+}
+
+#[test]
+fn zip_indexed_gradients() {
+    let v = ndarray::array![0.3_f64, -0.7, 1.1];
+    let m = ndarray::array![[0.3_f64, 0.7], [1.1, -0.4], [0.2, 0.9]];
+    mochi::testing::test_rule(
+        (v.clone(), m.clone()),
+        |t| zip_indexed(&t.0, &t.1),
+        |t| zip_indexed::rrule(&t.0, &t.1),
+    );
+    // By hand: ∂/∂v_i = 2 v_i (i + 1); ∂/∂m_ij = (i + 2j) + i cos(m_ij) + 2 m_ij i j.
+    let (dv, dm) = zip_indexed::gradient(&v, &m);
+    for i in 0..3 {
+        assert!((dv[i] - 2.0 * v[i] * (i + 1) as f64).abs() < 1e-12);
+        for j in 0..2 {
+            let want =
+                (i + 2 * j) as f64 + i as f64 * m[(i, j)].cos() + 2.0 * m[(i, j)] * (i * j) as f64;
+            assert!((dm[(i, j)] - want).abs() < 1e-12, "{dm:?}");
+        }
+    }
+}
