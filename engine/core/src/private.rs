@@ -969,6 +969,22 @@ impl<T: TangentVector, const N: usize> AccumulateFrom<Vec<T>> for [T; N] {
     }
 }
 
+/// An array passed `&mut` where a slice is expected (`fill(&mut p)` with `let mut p =
+/// [0.0; 2]`): its cotangent, as the callee's pullback takes it, before the pullback.
+impl<T: TangentVector + Clone, const N: usize> AccumulateFrom<[T; N]> for Vec<T> {
+    #[track_caller]
+    fn accumulate_from(&mut self, src: [T; N]) {
+        if self.is_empty() {
+            *self = src.to_vec();
+            return;
+        }
+        assert_eq!(self.len(), N, "mochi: cotangent length mismatch");
+        for (d, s) in self.iter_mut().zip(src) {
+            d.accumulate(s);
+        }
+    }
+}
+
 /// `a.to_vec()`, `a.as_slice()` of a one-dimensional array: the `Vec` cotangent of the
 /// result goes back into the array's.
 #[cfg(feature = "ndarray")]

@@ -979,3 +979,136 @@ fn assert_close(g: &[f64], want: &[f64]) {
         assert!((a - b).abs() < 1e-12, "{i}: {a} vs {b}");
     }
 }
+
+// ------------------------------------------------- `&mut` arrays and early returns in helpers
+
+/// A local fixed-size array passed `&mut` to a helper (its effect was dropped from the
+/// gradient: the callee's pullback was handed a zero cotangent).
+#[differentiable]
+fn fill_pair(x: &[f64], out: &mut [f64]) {
+    out[0] = x[0] * x[1];
+    out[1] = x[1];
+}
+
+#[differentiable]
+fn double_second(d: &mut [f64]) {
+    d[1] = d[1] * 2.0;
+}
+
+#[differentiable]
+fn fill_triple(x: &[f64], out: &mut [f64; 3]) {
+    out[0] = x[0] * x[1];
+    out[1] = x[1];
+    out[2] = out[0] * x[0];
+}
+
+#[differentiable]
+fn arrays_through_helpers(x: &[f64]) -> f64 {
+    let mut p = [0.0; 2];
+    fill_pair(x, &mut p);
+    let mut q = [x[0], x[1]];
+    double_second(&mut q);
+    let mut r = [0.0; 3];
+    fill_triple(x, &mut r);
+    p[0] + p[1] + q[0] * q[1] + r[0] + r[1] * r[2]
+}
+
+/// A helper returning `()` that leaves early by `return;` (the gradient dropped the
+/// helper, or panicked "the function returned no value", where the `return` was not
+/// taken), also from inside its loop.
+#[differentiable]
+fn early_then_loop(d: &mut [f64], k: usize) {
+    if k == 0 {
+        return;
+    }
+    for i in 0..1 {
+        d[i] = d[i] * d[i + 1];
+    }
+}
+
+#[differentiable]
+fn early_then_statement(d: &mut [f64], k: usize) {
+    if k == 0 {
+        return;
+    }
+    d[0] = d[0] * d[1];
+}
+
+#[differentiable]
+fn early_in_loop(d: &mut [f64], k: usize) {
+    for i in 0..d.len() - 1 {
+        if i == k {
+            return;
+        }
+        d[i] = d[i] * d[i + 1];
+    }
+}
+
+#[differentiable]
+fn scale_unless_negative(x: &mut f64, y: f64) {
+    if y < 0.0 {
+        return;
+    }
+    *x = *x * y;
+}
+
+/// `return r;` of a local, before the statements that write it (E0382 before).
+#[differentiable]
+fn early_local(x: &[f64]) -> Vec<f64> {
+    let mut r = vec![0.0; 2];
+    if x[0] < 0.0 {
+        return r;
+    }
+    r[0] = x[0] * x[1];
+    r[1] = x[1];
+    r
+}
+
+#[differentiable]
+fn early_helpers(x: &[f64], k: usize) -> f64 {
+    let mut d = x.to_vec();
+    early_then_loop(&mut d, k);
+    early_then_statement(&mut d, k);
+    early_in_loop(&mut d, k);
+    let mut a = x[2];
+    scale_unless_negative(&mut a, x[1]);
+    let r = early_local(x);
+    d[0] + d[1] * a + r[0] + 2.0 * r[1]
+}
+
+#[test]
+fn mut_arrays_and_early_returns_in_helpers() {
+    let x = vec![2.0_f64, 3.0];
+    // p = (x0·x1, x1), q = (x0, 2·x1), r = (x0·x1, x1, x0²·x1):
+    // f = x0·x1 + x1 + 2·x0·x1 + x0·x1 + x0²·x1².
+    let g = arrays_through_helpers::gradient(&x);
+    let (x0, x1) = (x[0], x[1]);
+    assert_eq!(
+        g,
+        vec![
+            4.0 * x1 + 2.0 * x0 * x1 * x1,
+            4.0 * x0 + 1.0 + 2.0 * x0 * x0 * x1
+        ]
+    );
+    mochi::testing::test_rule(
+        (vec![0.7_f64, -1.3],),
+        |a| arrays_through_helpers(&a.0),
+        |a| arrays_through_helpers::rrule(&a.0),
+    );
+    for k in [0_usize, 1, 2] {
+        for x in [vec![2.0_f64, 3.0, 0.5], vec![-1.5_f64, -0.7, 1.2]] {
+            mochi::testing::test_rule(
+                (x, k),
+                |a| early_helpers(&a.0, a.1),
+                |a| early_helpers::rrule(&a.0, a.1),
+            );
+        }
+    }
+    // At k = 1: d0 ← x0·x1 (the loop), then d0 ← d0·d1 = x0·x1² (the statement), then
+    // the last loop returns at i = 1 after d0 ← d0·d1 = x0·x1³.
+    let (y, g) = early_helpers::value_and_gradient(&[2.0, 3.0, 0.5], 1);
+    let want = 2.0 * 27.0 + 3.0 * (0.5 * 3.0) + 6.0 + 6.0;
+    assert!((y - want).abs() < 1e-12, "{y}");
+    // ∂/∂x0 = x1³ + x1.
+    assert!((g.0[0] - (27.0 + 3.0)).abs() < 1e-12, "{g:?}");
+}

@@ -1427,7 +1427,8 @@ impl Lowerer {
             };
             if let (true, Operand::Active { cot, .. }) = (array, &*o) {
                 let tmp = self.fresh("conv");
-                conv.push((tmp.clone(), cot.clone()));
+                let mutable = matches!(a, Expr::Reference(r) if r.mutability.is_some());
+                conv.push((tmp.clone(), cot.clone(), mutable));
                 *o = Operand::Active {
                     val: TokenStream::new(),
                     cot: quote!(#tmp),
@@ -1440,7 +1441,7 @@ impl Lowerer {
         for back in subslices {
             code.rev.push(back);
         }
-        for (t, c) in &conv {
+        for (t, c, _) in &conv {
             code.rev.push(Rev::Acc {
                 into: c.clone(),
                 value: Adj::Take(quote!(#t)),
@@ -1458,6 +1459,18 @@ impl Lowerer {
                 pull = slot;
             }
             code.rev.push(pull);
+        }
+        // An array passed `&mut`: the callee's pullback takes the cotangent of the value
+        // as the call left it and leaves the one before the call, so the temporary
+        // starts as the array's cotangent (taken: the conversion back replaces it).
+        for (t, c, mutable) in &conv {
+            if *mutable {
+                code.rev.push(Rev::Acc {
+                    into: quote!(#t),
+                    value: Adj::Take(c.clone()),
+                    how: AccKind::From,
+                });
+            }
         }
         // A local whose shape is kept in one slot, passed `&mut` (`g(&mut v)`): the call
         // may change its length (`*v = w` in the callee), so the slot takes the new
@@ -1483,7 +1496,7 @@ impl Lowerer {
             });
         }
         // Declared first in the reverse sweep (pushed last).
-        for (t, _) in conv {
+        for (t, _, _) in conv {
             code.rev.push(Rev::Temp(t));
         }
         out

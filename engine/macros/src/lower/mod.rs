@@ -502,12 +502,30 @@ impl Lowerer {
             self.ret_val = Some(rv.clone());
             self.ret_cot = Some(rc.clone());
             let mut stmts = body.stmts.clone();
-            if let Some(Stmt::Expr(e, None)) = stmts.last().cloned() {
-                stmts.pop();
-                stmts.push(Stmt::Expr(
-                    parse_quote!(return #e),
-                    Some(Default::default()),
-                ));
+            match stmts.last().cloned() {
+                // A statement-like tail of a function returning `()` (`for`, `while`, an
+                // `if` without `else`): it runs, then the function returns.
+                Some(Stmt::Expr(e, None)) if unit_tail(&e) => {
+                    stmts.push(parse_quote!(return;));
+                }
+                Some(Stmt::Expr(e, None)) => {
+                    stmts.pop();
+                    stmts.push(Stmt::Expr(
+                        parse_quote!(return #e),
+                        Some(Default::default()),
+                    ));
+                }
+                // A body that ends in a statement returns `()` there, unless it ends by
+                // leaving (`return e;`, `panic!(..)`).
+                Some(Stmt::Expr(Expr::Return(_), _)) => {}
+                Some(Stmt::Macro(m))
+                    if m.mac.path.get_ident().is_some_and(|i| {
+                        matches!(
+                            i.to_string().as_str(),
+                            "panic" | "unreachable" | "unimplemented" | "todo"
+                        )
+                    }) => {}
+                _ => stmts.push(parse_quote!(return;)),
             }
             self.lower_stmts(&stmts, &mut code, false);
             result = quote!(match #rv {
@@ -1120,7 +1138,13 @@ impl Lowerer {
             Some(e) => self.lower_expr(e, code),
             None => Operand::Inactive(quote!(())),
         };
-        let val = o.val();
+        let mut val = o.val();
+        // `return r;` of a local: the statements after it are still written (guarded by
+        // the flag), so Rust would see `r` moved; the value returned is a copy.
+        if matches!(&r.expr, Some(e) if matches!(crate::desugar::unparen(e), Expr::Path(p) if p.path.get_ident().is_some()))
+        {
+            val = quote!(::core::clone::Clone::clone(&#val));
+        }
         code.fwd.push(Fwd::Primal(
             quote!(#rv = ::core::option::Option::Some(#val); #flag = true;),
         ));
@@ -2049,4 +2073,14 @@ fn resized_and_indexed_names(body: &Block) -> (HashSet<String>, HashSet<String>,
     let mut n = Names::default();
     syn::visit::Visit::visit_block(&mut n, body);
     (n.resized, n.indexed, n.grown)
+}
+
+/// A tail expression whose value is `()` whatever it contains: a loop without `break`
+/// values, an `if` without `else`.
+fn unit_tail(e: &Expr) -> bool {
+    match e {
+        Expr::ForLoop(_) | Expr::While(_) => true,
+        Expr::If(i) => i.else_branch.is_none(),
+        _ => false,
+    }
 }
