@@ -4720,6 +4720,25 @@ fn element_place(e: &Expr) -> bool {
     }
 }
 
+/// A search's position (`x.iter().position(p)`, `binary_search_by`, …, which this
+/// desugaring wraps in `no_grad`) or any `no_grad(..)`: an `Option` or a `Result` of
+/// integers, matched as written.
+fn no_derivative(e: &Expr) -> bool {
+    match unparen(e) {
+        Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
+            if p.path.segments.last().is_some_and(|s| s.ident == "no_grad")),
+        Expr::MethodCall(m) => matches!(
+            m.method.to_string().as_str(),
+            "position"
+                | "rposition"
+                | "binary_search"
+                | "binary_search_by"
+                | "binary_search_by_key"
+        ),
+        _ => false,
+    }
+}
+
 /// `(&mut v[i]).m(args)` (a method called on an element a loop borrows mutably,
 /// `Substitute::mut_receivers`) → `{ let mut t = v[i].clone(); let r = (&mut
 /// t).m(args); v[i] = t; r }`, as [`write_back_call`] does for an argument.
@@ -6626,14 +6645,28 @@ impl VisitMut for Desugar {
                     m.method.to_string().as_str(),
                     "unwrap_or" | "unwrap_or_else"
                 ) && m.args.len() == 1
-                    && (mentions_active(&m.receiver, &self.active)
-                        || mentions_active(&m.args[0], &self.active)) =>
+                    && (crate::activity::expr_is_active(&m.receiver, &self.active)
+                        || crate::activity::expr_is_active(&m.args[0], &self.active)) =>
             {
                 let default: Expr = if m.method == "unwrap_or" {
                     m.args[0].clone()
                 } else {
                     match &m.args[0] {
                         Expr::Closure(c) if c.inputs.is_empty() => (*c.body).clone(),
+                        // A `Result`'s `unwrap_or_else(|_| d)` (also `|e| d` not reading `e`).
+                        Expr::Closure(c)
+                            if c.inputs.len() == 1
+                                && match &c.inputs[0] {
+                                    Pat::Wild(_) => true,
+                                    Pat::Ident(i) => !tokens_mention(
+                                        &quote::ToTokens::to_token_stream(&c.body),
+                                        &|x| x == &i.ident,
+                                    ),
+                                    _ => false,
+                                } =>
+                        {
+                            (*c.body).clone()
+                        }
                         _ => return,
                     }
                 };
@@ -6979,7 +7012,9 @@ impl VisitMut for Desugar {
                     self.visit_expr_mut(e);
                 }
             }
-            Expr::Match(m) => {
+            // (A scrutinee without a derivative, `match x.iter().position(p) { Some(i) =>
+            // i, None => n }`, is matched as written.)
+            Expr::Match(m) if !no_derivative(&m.expr) => {
                 if let Some(r) = option_match(m, &self.active).or_else(|| result_match(m)) {
                     *e = r;
                     self.visit_expr_mut(e);

@@ -87,26 +87,47 @@ impl TryOut {
     fn tested(&mut self, e: &Expr, span: Span, pre: &mut Vec<Stmt>) -> Expr {
         let r = quote::format_ident!("__mochi_try_{}", self.next, span = span);
         self.next += 1;
+        let v = syn::Ident::new("__mochi_try_v", span);
+        let method = |e: &Expr, name: &str, args: usize| -> Option<(Expr, Vec<Expr>)> {
+            match e {
+                Expr::MethodCall(c) if c.method == name && c.args.len() == args => {
+                    Some(((*c.receiver).clone(), c.args.iter().cloned().collect()))
+                }
+                _ => None,
+            }
+        };
+        // `o.ok_or(e)?`, `o.ok_or_else(|| e)?` in a function returning a `Result`: the
+        // `Option` matched, its `None` returning the error.
+        let ok_or = match self.kind {
+            Kind::Result => method(e, "ok_or", 1)
+                .map(|(o, a)| (o, a[0].clone()))
+                .or_else(|| {
+                    method(e, "ok_or_else", 1).and_then(|(o, a)| match &a[0] {
+                        Expr::Closure(c) if c.inputs.is_empty() => Some((o, (*c.body).clone())),
+                        _ => None,
+                    })
+                }),
+            Kind::Option => None,
+        };
+        if let Some((o, err)) = ok_or {
+            let (o, value) = copied(&o, &v, span);
+            pre.push(syn::parse_quote_spanned!(span=> let #r = match #o {
+                Some(#v) => #value,
+                None => return Err(::core::convert::From::from(::mochi::no_grad(#err))),
+            };));
+            return syn::parse_quote_spanned!(span=> #r);
+        }
         match self.kind {
             Kind::Option => {
-                let v = syn::Ident::new("__mochi_try_v", span);
-                // `o.copied()?` as `*v` of `o`'s `Some(v)`: the element rewrites read
-                // `x.get(i)`, `x.first()`, … in a `match` bare.
-                let (o, value): (&Expr, Expr) = match e {
-                    Expr::MethodCall(c)
-                        if c.args.is_empty()
-                            && (c.method == "copied" || c.method == "cloned")
-                            && matches!(&*c.receiver, Expr::MethodCall(_)) =>
-                    {
-                        let value = if c.method == "copied" {
-                            syn::parse_quote_spanned!(span=> *#v)
-                        } else {
-                            syn::parse_quote_spanned!(span=> #v.clone())
-                        };
-                        (&c.receiver, value)
-                    }
-                    _ => (e, syn::parse_quote_spanned!(span=> #v)),
-                };
+                // `r.ok()?` of a `Result`: its error dropped.
+                if let Some((res, _)) = method(e, "ok", 0) {
+                    pre.push(syn::parse_quote_spanned!(span=> let #r = match #res {
+                        Ok(#v) => #v,
+                        Err(_) => return None,
+                    };));
+                    return syn::parse_quote_spanned!(span=> #r);
+                }
+                let (o, value) = copied(e, &v, span);
                 pre.push(syn::parse_quote_spanned!(span=> let #r = match #o {
                     Some(#v) => #value,
                     None => return None,
@@ -114,13 +135,25 @@ impl TryOut {
                 return syn::parse_quote_spanned!(span=> #r);
             }
             Kind::Result => {
+                // `r.map_err(f)?`: `f` applied to the error where it returns.
+                let (res, err) = match method(e, "map_err", 1) {
+                    Some((res, a)) => {
+                        let f = &a[0];
+                        (
+                            res,
+                            quote::quote_spanned!(span=> (#f)(::mochi::__private::take_err(&#r))),
+                        )
+                    }
+                    None => (
+                        e.clone(),
+                        quote::quote_spanned!(span=> ::mochi::__private::take_err(&#r)),
+                    ),
+                };
                 pre.push(
-                    syn::parse_quote_spanned!(span=> let #r = ::mochi::__private::err_slot(#e);),
+                    syn::parse_quote_spanned!(span=> let #r = ::mochi::__private::err_slot(#res);),
                 );
                 pre.push(syn::parse_quote_spanned!(span=> if #r.is_err() {
-                    return Err(::core::convert::From::from(::mochi::no_grad(
-                        ::mochi::__private::take_err(&#r),
-                    )));
+                    return Err(::core::convert::From::from(::mochi::no_grad(#err)));
                 }));
             }
         }
@@ -258,4 +291,25 @@ impl VisitMut for TryOut {
 
     // A nested item is its own function.
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// `o.copied()`/`o.cloned()` of a call as `o` and `*v`/`v.clone()` of its `Some(v)` (the
+/// element rewrites read `x.get(i)`, `x.first()`, … in a `match` bare); any other `o` as
+/// it is, and `v`.
+fn copied(e: &Expr, v: &syn::Ident, span: Span) -> (Expr, Expr) {
+    match e {
+        Expr::MethodCall(c)
+            if c.args.is_empty()
+                && (c.method == "copied" || c.method == "cloned")
+                && matches!(&*c.receiver, Expr::MethodCall(_)) =>
+        {
+            let value = if c.method == "copied" {
+                syn::parse_quote_spanned!(span=> *#v)
+            } else {
+                syn::parse_quote_spanned!(span=> #v.clone())
+            };
+            ((*c.receiver).clone(), value)
+        }
+        _ => (e.clone(), syn::parse_quote_spanned!(span=> #v)),
+    }
 }

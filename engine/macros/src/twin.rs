@@ -1402,7 +1402,9 @@ impl VisitMut for Rewrite<'_> {
             Expr::Cast(c) => {
                 let mentions_float = floaty(&c.expr, self.floats);
                 if is_f64(&c.ty) {
-                    if mentions_float {
+                    // (`((0.0 < t) as i32 - (t < 0.0) as i32) as f64`: an integer made of
+                    // comparisons of floats, no float.)
+                    if mentions_float && !integer_valued(&c.expr) {
                         self.fail(
                             Why::Syntax,
                             format!("it casts a float with `as {}`", float()),
@@ -1773,4 +1775,24 @@ fn import_const_traits(block: &mut syn::Block) {
             use ::mochi::__private::{KeepConstBy as _, LiftConstBy as _};
         ),
     );
+}
+
+/// An expression whose value is an integer whatever floats it reads: a cast to an
+/// integer type, or arithmetic of such casts.
+fn integer_valued(e: &Expr) -> bool {
+    match e {
+        Expr::Cast(c) => matches!(&*c.ty, Type::Path(p)
+            if p.path.get_ident().is_some_and(|i| INTEGER_TYPES.contains(&i.to_string().as_str()))),
+        Expr::Paren(p) => integer_valued(&p.expr),
+        Expr::Group(g) => integer_valued(&g.expr),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => integer_valued(&u.expr),
+        Expr::Binary(b) => {
+            matches!(
+                b.op,
+                syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_) | syn::BinOp::Rem(_)
+            ) && integer_valued(&b.left)
+                && integer_valued(&b.right)
+        }
+        _ => false,
+    }
 }

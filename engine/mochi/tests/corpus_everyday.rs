@@ -1400,3 +1400,88 @@ fn reference_operand_gradients() {
     let g = reference_operands::gradient(&[0.3, -1.2, 0.8]);
     assert_eq!(g, vec![0.5 + 3.0, 1.0 / 0.5, 0.5 + 2.0 - 1.5]);
 }
+
+#[differentiable]
+fn checked_ratio(a: f64, b: f64) -> Option<f64> {
+    if b == 0.0 {
+        None
+    } else {
+        Some(a / b)
+    }
+}
+
+/// `?` after the combinators that change an `Option` into a `Result` and back:
+/// `ok_or`, `ok_or_else`, `map_err` (a path and a closure), `ok`; and a `Result`'s
+/// `unwrap_or_else(|_| d)`.
+#[differentiable]
+fn try_combinators(x: &[f64]) -> Result<f64, FitError> {
+    let s = log_checked(x[0]).map_err(FitError::Parse)?;
+    let t = log_checked(x[1]).map_err(|e| FitError::Parse(format!("second: {e}")))?;
+    let q = checked_ratio(s, t).ok_or_else(|| FitError::Negative(t))?;
+    let g = x.get(2).copied().ok_or(FitError::Negative(-1.0))?;
+    let w = log_checked(x[0] - 10.0).unwrap_or_else(|_| x[0] * g);
+    Ok(q + g * s + w)
+}
+
+#[differentiable]
+fn try_ok(x: &[f64]) -> Option<f64> {
+    let s = log_checked(x[0]).ok()?;
+    Some(s * x[1])
+}
+
+/// A position found by a search, with a default (`unwrap_or`, a `match`, an `if
+/// let`), indexing the sequence (an index of type `()` at the attribute before).
+#[differentiable]
+fn searched_positions(x: &[f64]) -> f64 {
+    let k = x.iter().position(|&v| v > 1.0).unwrap_or(x.len() - 1);
+    let j = match x.iter().position(|&v| v < 0.0) {
+        Some(i) => i,
+        None => 0,
+    };
+    let l = if let Some(i) = x.iter().rposition(|&v| v < 0.5) {
+        i
+    } else {
+        0
+    };
+    x[k] * 2.0 + x[j] * x[l]
+}
+
+#[test]
+fn combinators_and_searches() {
+    for x in [vec![1.5_f64, 3.0, 0.7], vec![12.0_f64, 2.5, -0.4]] {
+        mochi::testing::test_rule(
+            (x,),
+            |a| try_combinators(&a.0),
+            |a| try_combinators::rrule(&a.0),
+        );
+    }
+    assert_eq!(
+        try_combinators::gradient(&[1.5, -3.0, 0.7]),
+        Err(FitError::Parse("second: log of -3".into()))
+    );
+    assert_eq!(
+        try_combinators::gradient(&[1.5, 1.0, 0.7]),
+        Err(FitError::Negative(0.0))
+    );
+    assert_eq!(
+        try_combinators::gradient(&[1.5, 3.0]),
+        Err(FitError::Negative(-1.0))
+    );
+    // q = ln x0 / ln x1, + x2·ln x0 + x0·x2 (x0 < 10): ∂/∂x2 = ln x0 + x0.
+    let g = try_combinators::gradient(&[1.5, 3.0, 0.7]).unwrap();
+    assert!((g[2] - (1.5_f64.ln() + 1.5)).abs() < 1e-12, "{g:?}");
+    assert_eq!(try_ok::gradient(&[-1.0, 2.0]), None);
+    let g = try_ok::gradient(&[2.0, 3.0]).unwrap();
+    assert!((g[0] - 1.5).abs() < 1e-12 && (g[1] - 2.0_f64.ln()).abs() < 1e-12);
+    for x in [
+        vec![0.3_f64, 1.7, 1.1, -0.2],
+        vec![0.3_f64, 0.7, 0.1, 0.9],
+        vec![2.0_f64, -0.7, 0.6, 0.1],
+    ] {
+        mochi::testing::test_rule(
+            (x,),
+            |a| searched_positions(&a.0),
+            |a| searched_positions::rrule(&a.0),
+        );
+    }
+}
