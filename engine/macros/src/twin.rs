@@ -1789,7 +1789,11 @@ fn integer_valued(e: &Expr) -> bool {
         Expr::Binary(b) => {
             matches!(
                 b.op,
-                syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_) | syn::BinOp::Rem(_)
+                syn::BinOp::Add(_)
+                    | syn::BinOp::Sub(_)
+                    | syn::BinOp::Mul(_)
+                    | syn::BinOp::Div(_)
+                    | syn::BinOp::Rem(_)
             ) && integer_valued(&b.left)
                 && integer_valued(&b.right)
         }

@@ -1112,3 +1112,32 @@ fn mut_arrays_and_early_returns_in_helpers() {
     // ∂/∂x0 = x1³ + x1.
     assert!((g.0[0] - (27.0 + 3.0)).abs() < 1e-12, "{g:?}");
 }
+
+/// A sign made of comparisons cast to integers, then to a float: an integer, not a
+/// cast of a float (the Hessian was refused: "it casts a float with `as f64`").
+#[differentiable]
+fn sign_of_product(x: &[f64]) -> f64 {
+    let t = x[0] * x[1];
+    let s = ((0.0 < t) as i32 - (t < 0.0) as i32) as f64;
+    s * t * t + x[1] * x[1] * x[0]
+}
+
+#[test]
+fn sign_from_comparisons_has_a_hessian() {
+    // s·x0²·x1² + x1²·x0: H = [[2s·x1², 4s·x0·x1 + 2x1], [.., 2s·x0² + 2x0]].
+    for (x, s) in [([2.0_f64, 3.0], 1.0), ([-2.0_f64, 3.0], -1.0)] {
+        let h = sign_of_product::hessian(&x);
+        let want = [
+            [2.0 * s * x[1] * x[1], 4.0 * s * x[0] * x[1] + 2.0 * x[1]],
+            [
+                4.0 * s * x[0] * x[1] + 2.0 * x[1],
+                2.0 * s * x[0] * x[0] + 2.0 * x[0],
+            ],
+        ];
+        for i in 0..2 {
+            for j in 0..2 {
+                assert!((h[(i, j)] - want[i][j]).abs() < 1e-12, "{h:?}");
+            }
+        }
+    }
+}
