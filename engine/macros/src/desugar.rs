@@ -6458,6 +6458,91 @@ impl VisitMut for Desugar {
                 return;
             }
         }
+        // `v[a..b].copy_from_slice(src)` (also `clone_from_slice`): each element of the
+        // range assigned from the source's, their lengths asserted equal as the method
+        // does.
+        if let Expr::MethodCall(m) = e {
+            if (m.method == "copy_from_slice" || m.method == "clone_from_slice")
+                && m.args.len() == 1
+            {
+                if let Expr::Index(ix) = unparen(&m.receiver) {
+                    if let (Expr::Range(r), true) = (&*ix.index, self.active_place(&ix.expr)) {
+                        let span = m.method.span();
+                        let v = &ix.expr;
+                        let start = r.start.clone().map_or_else(
+                            || quote_spanned!(span=> 0),
+                            |s| quote_spanned!(span=> #s),
+                        );
+                        let end = match (&r.end, &r.limits) {
+                            (Some(end), syn::RangeLimits::HalfOpen(_)) => {
+                                quote_spanned!(span=> #end)
+                            }
+                            (Some(end), syn::RangeLimits::Closed(_)) => {
+                                quote_spanned!(span=> (#end) + 1)
+                            }
+                            (None, _) => quote_spanned!(span=> #v.len()),
+                        };
+                        let (lo, hi, k) = (
+                            format_ident!("__mochi_clo{}", self.next, span = span),
+                            format_ident!("__mochi_chi{}", self.next, span = span),
+                            format_ident!("__mochi_ck{}", self.next, span = span),
+                        );
+                        self.next += 1;
+                        // The source's element `k`: of a variable, of a range of one
+                        // (`&x[c..d]`), or of a value bound first.
+                        let src = match &m.args[0] {
+                            Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
+                            other => other.clone(),
+                        };
+                        let mut pre = TokenStream::new();
+                        let mut src_len = quote_spanned!(span=> (#src).len());
+                        let elem: Expr = match unparen(&src) {
+                            Expr::Path(_) | Expr::Field(_) => {
+                                syn::parse_quote_spanned!(span=> #src[#k])
+                            }
+                            Expr::Index(sx)
+                                if matches!(&*sx.index, Expr::Range(sr) if sr.start.is_some() || sr.end.is_none())
+                                    && matches!(
+                                        unparen(&sx.expr),
+                                        Expr::Path(_) | Expr::Field(_)
+                                    ) =>
+                            {
+                                let Expr::Range(sr) = &*sx.index else {
+                                    unreachable!()
+                                };
+                                let base = &sx.expr;
+                                let from = sr.start.clone().map_or_else(
+                                    || quote_spanned!(span=> 0),
+                                    |s| quote_spanned!(span=> #s),
+                                );
+                                syn::parse_quote_spanned!(span=> #base[#from + #k])
+                            }
+                            _ => {
+                                let t = format_ident!("__mochi_csrc{}", self.next, span = span);
+                                pre = quote_spanned!(span=> let #t = #src;);
+                                src_len = quote_spanned!(span=> #t.len());
+                                syn::parse_quote_spanned!(span=> #t[#k])
+                            }
+                        };
+                        let msg = format!(
+                            "`{}`: the destination and the source have different lengths",
+                            m.method
+                        );
+                        *e = syn::parse_quote_spanned!(span=> {
+                            #pre
+                            let #lo: usize = #start;
+                            let #hi: usize = #end;
+                            assert_eq!(#hi - #lo, #src_len, #msg);
+                            for #k in 0..#hi - #lo {
+                                #v[#lo + #k] = #elem;
+                            }
+                        });
+                        self.visit_expr_mut(e);
+                        return;
+                    }
+                }
+            }
+        }
         // `v[a..b].fill(c)`: each element of the range assigned.
         if let Expr::MethodCall(m) = e {
             if m.method == "fill" && m.args.len() == 1 {

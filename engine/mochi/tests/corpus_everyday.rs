@@ -1485,3 +1485,43 @@ fn combinators_and_searches() {
         );
     }
 }
+
+#[differentiable]
+fn squares(x: &[f64]) -> Vec<f64> {
+    x.iter().map(|v| v * v).collect()
+}
+
+/// `v[a..b].copy_from_slice(src)` (also `clone_from_slice`, `a..=b`, `a..`, `..b`) from
+/// a variable, a range of one and a helper's result ("no rule for `copy_from_slice`").
+#[differentiable]
+fn copied_ranges(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len();
+    let mut v = vec![0.0; n + 3];
+    v[1..n + 1].copy_from_slice(x);
+    v[n + 1..].copy_from_slice(&y[1..3]);
+    let mut w = vec![1.0; 4];
+    w[..2].copy_from_slice(&squares(&y[..2]));
+    w[2..=3].clone_from_slice(&x[..2]);
+    v.iter()
+        .enumerate()
+        .map(|(i, a)| a * (i as f64 + 1.0))
+        .sum::<f64>()
+        + w.iter().map(|a| a * a).sum::<f64>()
+}
+
+#[test]
+fn copy_from_slice_into_ranges() {
+    let (x, y) = (vec![0.3_f64, 1.7, 1.1], vec![0.5_f64, -0.2, 0.9]);
+    mochi::testing::test_rule(
+        (x.clone(), y.clone()),
+        |t| copied_ranges(&t.0, &t.1),
+        |t| copied_ranges::rrule(&t.0, &t.1),
+    );
+    // v = (0, x0, x1, x2, y1, y2) weighted by 1..6, w = (y0², y1², x0, x1) squared.
+    let (gx, gy) = copied_ranges::gradient(&x, &y);
+    let want_x = [2.0 + 2.0 * x[0], 3.0 + 2.0 * x[1], 4.0];
+    let want_y = [4.0 * y[0].powi(3), 5.0 + 4.0 * y[1].powi(3), 6.0];
+    for k in 0..3 {
+        assert!((gx[k] - want_x[k]).abs() < 1e-12 && (gy[k] - want_y[k]).abs() < 1e-12);
+    }
+}
