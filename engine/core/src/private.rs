@@ -1142,6 +1142,26 @@ pub fn take_err<T, E>(r: &Result<T, ErrSlot<E>>) -> E {
     }
 }
 
+/// An argument of a rule call (`Call((&a, &b))`: each value behind one reference more
+/// than the caller held it, or as many) as the value a user's method takes: `&V3` from
+/// `&V3` or `&&V3`. See `companion.rs`, `method_rule_trait`.
+pub trait Peel<T: ?Sized> {
+    /// The value.
+    fn peel(&self) -> &T;
+}
+impl<T: ?Sized> Peel<T> for T {
+    #[inline(always)]
+    fn peel(&self) -> &T {
+        self
+    }
+}
+impl<T: ?Sized> Peel<T> for &T {
+    #[inline(always)]
+    fn peel(&self) -> &T {
+        self
+    }
+}
+
 /// [`Present::present`].
 #[inline(always)]
 pub fn present<W: Present>(w: &W) -> bool {

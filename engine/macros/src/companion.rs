@@ -92,6 +92,7 @@ fn method(func: &ItemFn, options: &Options) -> syn::Result<TokenStream> {
 /// the trait's; their companions are `pub`, as the trait's methods are.
 fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
     let mut companions = Vec::new();
+    let mut rule_traits = Vec::new();
     let mut errors: Option<syn::Error> = None;
     let mut marked = 0;
     // `Linear::squash(x)` of a marked associated function of this block, in a marked
@@ -153,6 +154,11 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             func.vis = syn::parse_quote!(pub);
         }
         crate::tryop::write_out(&mut func);
+        if imp.trait_.is_none() && imp.generics.params.is_empty() {
+            if let Some(t) = &type_name {
+                rule_traits.extend(method_rule_trait(t, &func.sig));
+            }
+        }
         let mut options = options;
         options.associated = func.sig.receiver().is_none();
         // (An associated function without `self` gets its derived items as associated
@@ -184,7 +190,101 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         impl #impl_generics #ty #where_clause {
             #(#companions)*
         }
+        #(#rule_traits)*
     )
+}
+
+/// A `&self` method of the user's called where the call site cannot tell it from a
+/// rule crate's method of the same name on a type of its own (`v.dot(&w)`, `v.norm()`
+/// of a `struct V3`, against `m.transpose()` of a rule crate's matrix type), or on a
+/// value whose type it cannot see (`let b = a.scale(s); b.add(a)`): it calls the rule,
+/// `Call((&v, &w)).dot()`, which this trait makes the method's derived rule for `V3`
+/// (rustc picks the trait implemented for the arguments' types). Each argument is taken
+/// behind one reference more than the caller held it, or as many (`__private::Peel`);
+/// the pullback is boxed (a trait cannot name the derived rule's pullback type without
+/// capturing the arguments' lifetimes). The trait is private to the block's module (the
+/// type may be): reached from the functions of that module and of its children.
+fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStream> {
+    let name = sig.ident.to_string();
+    let receiver = sig.receiver()?;
+    if receiver.reference.is_none()
+        || receiver.mutability.is_some()
+        || !sig.generics.params.is_empty()
+    {
+        return None;
+    }
+    let ret: syn::Type = match &sig.output {
+        syn::ReturnType::Type(_, t) => (**t).clone(),
+        syn::ReturnType::Default => syn::parse_quote!(()),
+    };
+    let self_ident = syn::Ident::new("Self", sig.ident.span());
+    if crate::higher::mentions(&ret, &self_ident) || quote!(#ret).to_string().contains('&') {
+        return None;
+    }
+    let ty = syn::Ident::new(type_name, sig.ident.span());
+    let method = &sig.ident;
+    let tr = format_ident!("__MochiMethodRule_{}_{}", type_name, name);
+    let rr = format_ident!("{}_rrule", name);
+    let mut generics: Vec<TokenStream> = vec![
+        quote!('__mochi_s),
+        quote!(__MochiS: ?Sized + ::mochi::__private::Peel<#ty>),
+    ];
+    let mut elems = vec![quote!(&'__mochi_s __MochiS)];
+    let mut binds = vec![quote!(__mochi_s)];
+    let mut args = vec![quote!(::mochi::__private::Peel::<#ty>::peel(__mochi_s))];
+    let mut cots = vec![quote!(<#ty as ::mochi::Tangent>::Tangent)];
+    for (k, input) in sig.inputs.iter().skip(1).enumerate() {
+        let FnArg::Typed(pt) = input else { return None };
+        let p = &*pt.ty;
+        if crate::higher::mentions(p, &self_ident) || matches!(p, syn::Type::ImplTrait(_)) {
+            return None;
+        }
+        // `o: &V3` takes the value behind the reference, `s: f64` a copy of it.
+        let (value, by_ref) = match p {
+            syn::Type::Reference(r) if r.mutability.is_none() => (&*r.elem, true),
+            syn::Type::Reference(_) => return None,
+            other => (other, false),
+        };
+        if quote!(#value).to_string().contains('&') {
+            return None;
+        }
+        let (l, a, b) = (
+            syn::Lifetime::new(&format!("'__mochi_a{k}"), proc_macro2::Span::call_site()),
+            format_ident!("__MochiA{}", k),
+            format_ident!("__mochi_a{}", k),
+        );
+        generics.insert(0, quote!(#l));
+        generics.push(quote!(#a: ?Sized + ::mochi::__private::Peel<#value>));
+        elems.push(quote!(&#l #a));
+        binds.push(quote!(#b));
+        args.push(if by_ref {
+            quote!(::mochi::__private::Peel::<#value>::peel(#b))
+        } else {
+            quote!(::core::clone::Clone::clone(::mochi::__private::Peel::<#value>::peel(#b)))
+        });
+        cots.push(quote!(<fn(&'static ()) -> #p as ::mochi::__private::TangentOfOutput>::Tangent));
+    }
+    let out_t = quote!(<#ret as ::mochi::Tangent>::Tangent);
+    Some(quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        trait #tr {
+            type Output;
+            type Pullback;
+            fn #method(self) -> (Self::Output, Self::Pullback);
+        }
+        #[allow(non_camel_case_types, clippy::all)]
+        impl<#(#generics),*> #tr for ::mochi::Call<(#(#elems,)*)> {
+            type Output = #ret;
+            type Pullback = ::mochi::BoxedPullback<#out_t, (#(#cots,)*)>;
+            #[inline(always)]
+            fn #method(self) -> (Self::Output, Self::Pullback) {
+                let (#(#binds,)*) = self.0;
+                let (y, pb) = #ty::#rr(#(#args),*);
+                (y, ::mochi::BoxedPullback::new(pb))
+            }
+        }
+    })
 }
 
 /// Whether `a` is `#[differentiable]` (or `#[mochi::differentiable(..)]`).

@@ -712,3 +712,94 @@ fn methods_through_loops_and_chains() {
     assert!((dx - want_dx).abs() < 1e-12);
     assert!((y - v.iter().map(|c| c.s * c.s + c.w[0]).sum::<f64>()).abs() < 1e-12);
 }
+
+/// A vector type whose methods share names with the library's (`dot`, `norm`, `add`,
+/// `scale`), called on parameters, on elements and on locals whose type the macro
+/// cannot see (`let b = a.scale(s); b.add(a)`): "no rule for `dot`/`norm`/`add`"
+/// before. They reach the derived rules through a trait for the rule call on `V3`.
+#[derive(Clone, Copy, Debug, PartialEq, Tangent)]
+struct V3 {
+    x: f64,
+    y: f64,
+    z: f64,
+}
+
+#[differentiable]
+impl V3 {
+    #[differentiable]
+    fn dot(&self, o: &V3) -> f64 {
+        self.x * o.x + self.y * o.y + self.z * o.z
+    }
+
+    #[differentiable]
+    fn norm(&self) -> f64 {
+        self.dot(self).sqrt()
+    }
+
+    #[differentiable]
+    fn scale(&self, s: f64) -> V3 {
+        V3 {
+            x: self.x * s,
+            y: self.y * s,
+            z: self.z * s,
+        }
+    }
+
+    #[differentiable]
+    fn add(&self, o: &V3) -> V3 {
+        V3 {
+            x: self.x + o.x,
+            y: self.y + o.y,
+            z: self.z + o.z,
+        }
+    }
+
+    #[differentiable]
+    fn sum(&self, w: &[f64]) -> f64 {
+        self.x * w[0] + self.y * w[1] + self.z * w[2]
+    }
+}
+
+#[differentiable]
+fn vector_energy(a: &V3, b: &V3) -> f64 {
+    a.dot(b) + a.norm() * b.norm()
+}
+
+#[differentiable]
+fn vector_chain(ps: &[V3], s: f64, w: &[f64]) -> f64 {
+    let mut t = 0.0;
+    for k in 0..ps.len() {
+        t += ps[k].scale(s).norm();
+    }
+    let b = ps[0].scale(s);
+    let c = b.add(&ps[1]);
+    t + ps[0].add(&ps[1]).dot(&ps[0]) + c.norm() + c.sum(w)
+}
+
+#[test]
+fn methods_named_as_the_library_s() {
+    let a = V3 {
+        x: 0.3,
+        y: -1.2,
+        z: 0.8,
+    };
+    let b = V3 {
+        x: 1.0,
+        y: 0.5,
+        z: -0.4,
+    };
+    mochi::testing::test_rule(
+        (a, b),
+        |t| vector_energy(&t.0, &t.1),
+        |t| vector_energy::rrule(&t.0, &t.1),
+    );
+    mochi::testing::test_rule(
+        (vec![a, b], 0.7, vec![0.5, -1.0, 2.0]),
+        |t| vector_chain(&t.0, t.1, &t.2),
+        |t| vector_chain::rrule(&t.0, t.1, &t.2),
+    );
+    // ∂(a·b)/∂a = b, ∂(|a||b|)/∂a = |b| a/|a|.
+    let (da, _) = vector_energy::gradient(&a, &b);
+    let (na, nb) = (a.dot(&a).sqrt(), b.dot(&b).sqrt());
+    assert!((da.x - (b.x + nb * a.x / na)).abs() < 1e-12, "{da:?}");
+}
