@@ -32,6 +32,9 @@ pub fn check_signature(f: &ItemFn) -> syn::Result<()> {
     for a in &sig.inputs {
         if let FnArg::Typed(t) = a {
             if let syn::Type::ImplTrait(i) = &*t.ty {
+                if fn_bound(i.bounds.iter()) {
+                    return Err(syn::Error::new_spanned(i, CLOSURE_ARGUMENT));
+                }
                 return Err(syn::Error::new_spanned(i, "#[differentiable] needs the argument's type named by a generic parameter: write `fn f<T: Float>(x: T)` instead of `x: impl Float`"));
             }
             if let Some(d) = find_dyn(&t.ty) {
@@ -95,6 +98,9 @@ fn check_scalar_params(sig: &syn::Signature) -> syn::Result<()> {
         let in_output = matches!(&sig.output, syn::ReturnType::Type(_, ty) if holds(ty, &tp.ident));
         if in_args || in_output {
             let name = &tp.ident;
+            if fn_bound(tp.bounds.iter()) || where_fn_bound(sig, name) {
+                return Err(syn::Error::new_spanned(tp, CLOSURE_ARGUMENT));
+            }
             return Err(syn::Error::new_spanned(
                 tp,
                 format!("#[differentiable]: `{name}` holds the values being differentiated, but no bound says it is a float; bound it by `num_traits::Float`, `mochi::Real` or `mochi::Scalar` (`{name}: Float`), which give it the scalar rules"),
@@ -141,4 +147,26 @@ impl<'ast> syn::visit::Visit<'ast> for BodyCheck {
         }
     }
     fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// The message for a closure passed as an argument (`f: impl Fn(f64) -> f64`, `F: Fn(..)`).
+const CLOSURE_ARGUMENT: &str = "#[differentiable] cannot differentiate through a closure passed as an argument: its body is not visible to the macro. Call a `#[differentiable]` function by its path inside the body instead (`fn f(x: &[f64]) -> f64 { g(x[0]) }` with `g` marked), or write the closure inside the body (`let g = |v: f64| v * v;`)";
+
+/// Whether the bounds name `Fn`, `FnMut` or `FnOnce`.
+fn fn_bound<'a>(mut bounds: impl Iterator<Item = &'a syn::TypeParamBound>) -> bool {
+    bounds.any(|b| {
+        matches!(b, syn::TypeParamBound::Trait(t)
+            if t.path.segments.last().is_some_and(|s| matches!(s.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce")))
+    })
+}
+
+/// Whether a `where` clause bounds `name` by a closure trait.
+fn where_fn_bound(sig: &syn::Signature, name: &syn::Ident) -> bool {
+    sig.generics.where_clause.as_ref().is_some_and(|w| {
+        w.predicates.iter().any(|p| {
+            matches!(p, syn::WherePredicate::Type(t)
+                if matches!(&t.bounded_ty, syn::Type::Path(q) if q.path.is_ident(name))
+                    && fn_bound(t.bounds.iter()))
+        })
+    })
 }

@@ -323,7 +323,7 @@ impl Lowerer {
             },
             Expr::Reference(r) => {
                 if r.mutability.is_some() {
-                    self.err(r, "mochi: `&mut` of a differentiable value is supported only as an argument of a function call");
+                    self.err(r, "mochi: `&mut` of a differentiable value is supported only as an argument of a function call (`step(&mut v, x)`; a method by its path, `Rows::scale_with(&r, &mut v, a)`); otherwise write the elements by index (`for i in 0..n { let t = a[i]; a[i] = b[i]; b[i] = t; }` swaps two slices)");
                 }
                 self.lower_expr(&r.expr, code)
             }
@@ -704,7 +704,11 @@ impl Lowerer {
         if SHRINKING_METHODS.contains(&name.as_str()) && expr_is_active(&m.receiver, &self.active) {
             self.err(
                 &m.method,
-                format!("mochi: `.{name}(..)` changes the length of a differentiable buffer, which is not supported; read it by index (`for i in (0..v.len()).rev()`) instead"),
+                if matches!(name.as_str(), "pop" | "pop_back" | "pop_front" | "remove" | "swap_remove") {
+                    format!("mochi: `.{name}(..)` changes the length of a differentiable buffer, which is not supported; read it by index (`for i in (0..v.len()).rev()`) instead")
+                } else {
+                    format!("mochi: `.{name}(..)` changes the length of a differentiable buffer, which is not supported; make a new `Vec` of the elements to keep (`let w = v[..n].to_vec();`, `let w: Vec<f64> = v.iter().copied().filter(..).collect();`) and use it")
+                },
             );
             return Operand::Inactive(quote!(#m));
         }
