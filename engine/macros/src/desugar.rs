@@ -62,6 +62,7 @@ pub fn desugar(
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
+    WhileLetNext.visit_block_mut(&mut b);
     SplitTupleLets.visit_block_mut(&mut b);
     diverging_tail_loop(&mut b);
     tail_returns(&mut b);
@@ -4720,6 +4721,76 @@ fn element_place(e: &Expr) -> bool {
     }
 }
 
+/// `let mut it = src; … while let Some(p) = it.next() { body }` with `it` used nowhere
+/// else: `for p in src { body }`, which the loop rewrites take.
+struct WhileLetNext;
+
+impl VisitMut for WhileLetNext {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        let mut k = 0;
+        while k < b.stmts.len() {
+            if let Some((name, src)) = mut_let(&b.stmts[k]) {
+                let uses: Vec<usize> = (k + 1..b.stmts.len())
+                    .filter(|&j| {
+                        tokens_mention(&quote::ToTokens::to_token_stream(&b.stmts[j]), &|i| {
+                            i == &name
+                        })
+                    })
+                    .collect();
+                if let [j] = uses[..] {
+                    if let Some(f) = next_loop(&b.stmts[j], &name, &src) {
+                        b.stmts[j] = syn::Stmt::Expr(f, None);
+                        b.stmts.remove(k);
+                        continue;
+                    }
+                }
+            }
+            k += 1;
+        }
+        syn::visit_mut::visit_block_mut(self, b);
+    }
+}
+
+/// `let mut it = e;`: `it` and `e`.
+fn mut_let(s: &syn::Stmt) -> Option<(syn::Ident, Expr)> {
+    let syn::Stmt::Local(l) = s else { return None };
+    let Pat::Ident(p) = &l.pat else { return None };
+    let init = l.init.as_ref()?;
+    if p.mutability.is_none() || p.by_ref.is_some() || init.diverge.is_some() {
+        return None;
+    }
+    Some((p.ident.clone(), (*init.expr).clone()))
+}
+
+/// `while let Some(p) = it.next() { body }` with `body` not naming `it`: `for p in src
+/// { body }`.
+fn next_loop(s: &syn::Stmt, it: &syn::Ident, src: &Expr) -> Option<Expr> {
+    let syn::Stmt::Expr(Expr::While(w), _) = s else {
+        return None;
+    };
+    let Expr::Let(l) = &*w.cond else { return None };
+    let Pat::TupleStruct(ts) = &*l.pat else {
+        return None;
+    };
+    if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
+        return None;
+    }
+    let Expr::MethodCall(m) = &*l.expr else {
+        return None;
+    };
+    if m.method != "next"
+        || !m.args.is_empty()
+        || !matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident(it))
+    {
+        return None;
+    }
+    if tokens_mention(&quote::ToTokens::to_token_stream(&w.body), &|i| i == it) {
+        return None;
+    }
+    let (pat, body, label) = (&ts.elems[0], &w.body, &w.label);
+    Some(syn::parse_quote!(#label for #pat in #src #body))
+}
+
 /// A search's position (`x.iter().position(p)`, `binary_search_by`, …, which this
 /// desugaring wraps in `no_grad`) or any `no_grad(..)`: an `Option` or a `Result` of
 /// integers, matched as written.
@@ -6050,6 +6121,37 @@ impl Desugar {
 }
 
 impl VisitMut for Desugar {
+    // The parameter of a closure given to a method of a chain over a differentiable
+    // sequence (`x.iter().map(|&v| helper(v).unwrap_or(0.0))`) is an element, which may
+    // carry a derivative: rewrites inside the closure see it as such. (A name or `&name`
+    // only: an `enumerate` index is an integer.)
+    fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
+        if !mentions_active(&m.receiver, &self.active) {
+            return syn::visit_mut::visit_expr_method_call_mut(self, m);
+        }
+        let mut added = Vec::new();
+        for a in &m.args {
+            let Expr::Closure(c) = a else { continue };
+            for p in &c.inputs {
+                let p = match p {
+                    Pat::Reference(r) => &*r.pat,
+                    Pat::Type(t) => &*t.pat,
+                    other => other,
+                };
+                if let Pat::Ident(i) = p {
+                    let n = i.ident.to_string();
+                    if self.active.insert(n.clone()) {
+                        added.push(n);
+                    }
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_method_call_mut(self, m);
+        for n in added {
+            self.active.remove(&n);
+        }
+    }
+
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         inline_local_closures(b);
         inline_mut_borrows(b);
@@ -6678,6 +6780,27 @@ impl VisitMut for Desugar {
                 }
             }
         }
+        // `*x.get(k).unwrap_or(&d)` (also `first`, `last`) of a differentiable
+        // sequence: `x.get(k).copied().unwrap_or(d)`, the element's value or `d`.
+        if let Expr::Unary(u) = e {
+            if let (syn::UnOp::Deref(_), Expr::MethodCall(m)) = (&u.op, unparen(&u.expr)) {
+                let element = matches!(&*m.receiver, Expr::MethodCall(g)
+                    if matches!(g.method.to_string().as_str(), "get" | "first" | "last")
+                        && mentions_active(&g.receiver, &self.active));
+                if let (true, "unwrap_or", [Expr::Reference(d)]) = (
+                    element,
+                    m.method.to_string().as_str(),
+                    m.args.iter().collect::<Vec<_>>().as_slice(),
+                ) {
+                    if d.mutability.is_none() {
+                        let (o, d) = (&m.receiver, &d.expr);
+                        *e = syn::parse_quote_spanned!(m.method.span()=> #o.copied().unwrap_or(#d));
+                        self.visit_expr_mut(e);
+                        return;
+                    }
+                }
+            }
+        }
         // `*chain.max_by(cmp).unwrap()`: the rewrite below gives the element's value, so
         // the `*` goes with the reference it dereferenced.
         if let Expr::Unary(u) = e {
@@ -7026,6 +7149,19 @@ impl VisitMut for Desugar {
                 self.visit_expr_mut(e);
             }
             Expr::Call(c) => {
+                // `f(&mut x[..])`: the whole sequence, `f(&mut x)`.
+                for a in c.args.iter_mut() {
+                    if let Expr::Reference(r) = a {
+                        if let (Some(_), Expr::Index(ix)) = (r.mutability, &*r.expr) {
+                            if let Expr::Range(g) = &*ix.index {
+                                if g.start.is_none() && g.end.is_none() {
+                                    let seq = (*ix.expr).clone();
+                                    *r.expr = seq;
+                                }
+                            }
+                        }
+                    }
+                }
                 let Some(name) = mem_fn(&c.func) else {
                     if let Some(r) = write_back_call(c, span, &mut self.next) {
                         *e = r;

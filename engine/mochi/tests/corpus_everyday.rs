@@ -1525,3 +1525,78 @@ fn copy_from_slice_into_ranges() {
         assert!((gx[k] - want_x[k]).abs() < 1e-12 && (gy[k] - want_y[k]).abs() < 1e-12);
     }
 }
+
+#[differentiable]
+fn root_if_positive(v: f64) -> Option<f64> {
+    if v > 0.0 {
+        Some(v.sqrt())
+    } else {
+        None
+    }
+}
+
+/// `*x.get(k).unwrap_or(&d)` and a helper's `Option` unwrapped inside a chain's
+/// closure ("no rule for `get`/`unwrap_or`" before).
+#[differentiable]
+fn defaults_by_reference(x: &[f64], k: usize) -> f64 {
+    let a = *x.get(k).unwrap_or(&0.5) * x[0];
+    let b: f64 = x.iter().map(|&v| root_if_positive(v).unwrap_or(0.0)).sum();
+    a + b * *x.first().unwrap_or(&1.0)
+}
+
+#[test]
+fn defaults_by_reference_gradients() {
+    for k in [1_usize, 7] {
+        mochi::testing::test_rule(
+            (vec![0.3_f64, 1.7, -0.4], k),
+            |a| defaults_by_reference(&a.0, a.1),
+            |a| defaults_by_reference::rrule(&a.0, a.1),
+        );
+    }
+    // k out of range: a = 0.5·x0; b = √x0 + √x1 (x2 < 0 gives 0); f = a + b·x0.
+    let x = [0.3_f64, 1.7, -0.4];
+    let (g, _) = defaults_by_reference::gradient(&x, 7);
+    let b = x[0].sqrt() + x[1].sqrt();
+    assert!(
+        (g[0] - (0.5 + b + x[0] * 0.5 / x[0].sqrt())).abs() < 1e-12,
+        "{g:?}"
+    );
+    assert!((g[2]).abs() < 1e-15);
+}
+
+#[differentiable]
+fn scale_by_first(d: &mut [f64]) {
+    for i in 0..d.len() {
+        d[i] = d[i] * 2.0 * d[0];
+    }
+}
+
+/// `while let Some(v) = it.next()` over an iterator bound before (a `for` now), and
+/// `&mut p[..]` of a local array and a `Vec` passed to a helper (a sub-slice refusal
+/// before).
+#[differentiable]
+fn stepped_iterators(x: &[f64]) -> f64 {
+    let mut it = x.iter();
+    let mut s = 0.0;
+    while let Some(v) = it.next() {
+        s += v * v;
+    }
+    let mut sines = x.iter().map(|v| v.sin());
+    while let Some(v) = sines.next() {
+        s += v * x[0];
+    }
+    let mut p = [x[0], x[1]];
+    scale_by_first(&mut p[..]);
+    let mut q = x.to_vec();
+    scale_by_first(&mut q[..]);
+    s + p[0] * p[1] + q[2]
+}
+
+#[test]
+fn stepped_iterators_gradients() {
+    mochi::testing::test_rule(
+        (vec![0.3_f64, 1.7, -0.4],),
+        |a| stepped_iterators(&a.0),
+        |a| stepped_iterators::rrule(&a.0),
+    );
+}
