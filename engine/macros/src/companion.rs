@@ -15,7 +15,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(o) => o,
         Err(e) => return combine(e, item),
     };
-    let mut func: ItemFn = match syn::parse2(item.clone()) {
+    let func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
             if let Ok(imp) = syn::parse2::<syn::ItemImpl>(item.clone()) {
@@ -27,8 +27,11 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             );
         }
     };
-    crate::tryop::write_out(&mut func);
-    if let Err(e) = valid::check_signature(&func) {
+    // (The `?`s that can be written out are, for the derivation only: the function as
+    // written keeps them.)
+    let mut checked = func.clone();
+    crate::tryop::write_out(&mut checked);
+    if let Err(e) = valid::check_signature(&checked) {
         return combine(e, quote!(#func));
     }
     if func
@@ -122,6 +125,8 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         };
         marked += 1;
         let attr = f.attrs.remove(k);
+        // A method called only through its companions is not dead code.
+        f.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
         let inner = match &attr.meta {
             syn::Meta::List(l) => parse_attr(l.tokens.clone()),
             _ => Ok(Options::default()),
@@ -153,7 +158,6 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         if imp.trait_.is_some() {
             func.vis = syn::parse_quote!(pub);
         }
-        crate::tryop::write_out(&mut func);
         if imp.trait_.is_none() && imp.generics.params.is_empty() {
             if let Some(t) = &type_name {
                 rule_traits.extend(method_rule_trait(t, &func.sig));
@@ -163,8 +167,10 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         options.associated = func.sig.receiver().is_none();
         // (An associated function without `self` gets its derived items as associated
         // functions named after it, as a method does: a module cannot sit in an `impl`.)
+        let mut written_out = func.clone();
+        crate::tryop::write_out(&mut written_out);
         let checked =
-            valid::check_signature(&func).and_then(|()| method_companions(&func, &options));
+            valid::check_signature(&written_out).and_then(|()| method_companions(&func, &options));
         match checked {
             Ok(out) => companions.extend(out),
             Err(e) => match &mut errors {
@@ -497,7 +503,9 @@ fn derive_with(
 ) -> syn::Result<TokenStream> {
     // The derived items live in the function's module: its paths are seen from there.
     let written = func;
-    let func = &crate::rewrite::from_inside_module(written);
+    let mut inside = crate::rewrite::from_inside_module(written);
+    crate::tryop::write_out(&mut inside);
+    let func = &inside;
     let mut an = crate::analysis::analyse(func);
     let (beside, higher) = if with_higher {
         higher_order(written, func, options)

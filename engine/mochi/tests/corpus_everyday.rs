@@ -6,10 +6,14 @@
 //! made from a `Vec`.
 
 #![allow(
+    clippy::iter_next_slice,
+    clippy::manual_unwrap_or,
+    clippy::manual_unwrap_or_default,
     clippy::needless_range_loop,
     clippy::ptr_arg,
     clippy::unnecessary_lazy_evaluations,
-    clippy::useless_vec
+    clippy::useless_vec,
+    clippy::while_let_on_iterator
 )]
 
 mod common;

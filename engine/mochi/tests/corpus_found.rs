@@ -10,6 +10,7 @@
 //! the exact values.
 
 #![allow(
+    clippy::assign_op_pattern,
     clippy::needless_return,
     clippy::unnecessary_cast,
     clippy::needless_range_loop,

@@ -653,6 +653,7 @@ fn bumped(v: &[Cell], x: f64) -> f64 {
 }
 
 #[differentiable]
+#[allow(clippy::ptr_arg)]
 fn bumped_in_place(v: &mut Vec<Cell>, x: f64) -> f64 {
     for a in v.iter_mut() {
         a.bump(x);
