@@ -1777,12 +1777,16 @@ fn import_const_traits(block: &mut syn::Block) {
     );
 }
 
-/// An expression whose value is an integer whatever floats it reads: a cast to an
-/// integer type, or arithmetic of such casts.
+/// An expression whose value is an integer whatever floats it reads: a comparison cast
+/// to an integer type (`(0.0 < t) as i32`), or arithmetic of such casts. (A variable
+/// cast, `a as i32`, may be a float's.)
 fn integer_valued(e: &Expr) -> bool {
     match e {
-        Expr::Cast(c) => matches!(&*c.ty, Type::Path(p)
-            if p.path.get_ident().is_some_and(|i| INTEGER_TYPES.contains(&i.to_string().as_str()))),
+        Expr::Cast(c) => {
+            matches!(&*c.ty, Type::Path(p)
+                if p.path.get_ident().is_some_and(|i| INTEGER_TYPES.contains(&i.to_string().as_str())))
+                && is_bool_expr(&c.expr)
+        }
         Expr::Paren(p) => integer_valued(&p.expr),
         Expr::Group(g) => integer_valued(&g.expr),
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => integer_valued(&u.expr),
