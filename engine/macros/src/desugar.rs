@@ -4721,6 +4721,21 @@ fn element_place(e: &Expr) -> bool {
     }
 }
 
+/// The first position and the end of the range `r` of `v` (`a..b`, `a..=b`, `a..`,
+/// `..b`), as written.
+fn range_bounds(r: &syn::ExprRange, v: &Expr, span: Span) -> (TokenStream, TokenStream) {
+    let start = r
+        .start
+        .as_ref()
+        .map_or_else(|| quote_spanned!(span=> 0), |s| quote_spanned!(span=> #s));
+    let end = match (&r.end, &r.limits) {
+        (Some(end), syn::RangeLimits::HalfOpen(_)) => quote_spanned!(span=> #end),
+        (Some(end), syn::RangeLimits::Closed(_)) => quote_spanned!(span=> (#end) + 1),
+        (None, _) => quote_spanned!(span=> #v.len()),
+    };
+    (start, end)
+}
+
 /// `let mut it = src; … while let Some(p) = it.next() { body }` with `it` used nowhere
 /// else: `for p in src { body }`, which the loop rewrites take.
 struct WhileLetNext;
@@ -6571,19 +6586,7 @@ impl VisitMut for Desugar {
                     if let (Expr::Range(r), true) = (&*ix.index, self.active_place(&ix.expr)) {
                         let span = m.method.span();
                         let v = &ix.expr;
-                        let start = r.start.clone().map_or_else(
-                            || quote_spanned!(span=> 0),
-                            |s| quote_spanned!(span=> #s),
-                        );
-                        let end = match (&r.end, &r.limits) {
-                            (Some(end), syn::RangeLimits::HalfOpen(_)) => {
-                                quote_spanned!(span=> #end)
-                            }
-                            (Some(end), syn::RangeLimits::Closed(_)) => {
-                                quote_spanned!(span=> (#end) + 1)
-                            }
-                            (None, _) => quote_spanned!(span=> #v.len()),
-                        };
+                        let (start, end) = range_bounds(r, v, span);
                         let (lo, hi, k) = (
                             format_ident!("__mochi_clo{}", self.next, span = span),
                             format_ident!("__mochi_chi{}", self.next, span = span),
@@ -6652,19 +6655,7 @@ impl VisitMut for Desugar {
                     if let (Expr::Range(r), true) = (&*ix.index, self.active_place(&ix.expr)) {
                         let span = m.method.span();
                         let v = &ix.expr;
-                        let start = r.start.clone().map_or_else(
-                            || quote_spanned!(span=> 0),
-                            |s| quote_spanned!(span=> #s),
-                        );
-                        let end = match (&r.end, &r.limits) {
-                            (Some(end), syn::RangeLimits::HalfOpen(_)) => {
-                                quote_spanned!(span=> #end)
-                            }
-                            (Some(end), syn::RangeLimits::Closed(_)) => {
-                                quote_spanned!(span=> (#end) + 1)
-                            }
-                            (None, _) => quote_spanned!(span=> #v.len()),
-                        };
+                        let (start, end) = range_bounds(r, v, span);
                         let c = &m.args[0];
                         let (cv, k, hi) = (
                             format_ident!("__mochi_fill{}", self.next, span = span),
