@@ -1142,3 +1142,18 @@ fn sign_from_comparisons_has_a_hessian() {
         }
     }
 }
+
+/// A `bool` variable cast to an integer, then to a float (probe 24's `phi` of a
+/// constant `bool`): not a comparison, so the twin does not take it for an integer;
+/// the crate builds and the gradient is the cosine's zero plus the product's.
+#[differentiable]
+fn bool_variable_cast(x: f64) -> f64 {
+    let a = x > 0.0;
+    (a as i32 as f64).cos() + 2.0 * x
+}
+
+#[test]
+fn bool_variable_cast_builds() {
+    assert_eq!(bool_variable_cast::gradient(0.5), 2.0);
+    assert_eq!(bool_variable_cast::gradient(-0.5), 2.0);
+}
