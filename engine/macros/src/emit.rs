@@ -448,14 +448,8 @@ impl syn::visit_mut::VisitMut for TwinCallees {
 
 /// A result written `Option<..>` or `Result<..>` (by any path: `io::Result<f64>`).
 pub(crate) fn fallible(ty: &syn::Type) -> bool {
-    match ty {
-        syn::Type::Path(p) if p.qself.is_none() => p
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == "Option" || s.ident == "Result"),
-        syn::Type::Paren(p) => fallible(&p.elem),
-        syn::Type::Group(g) => fallible(&g.elem),
-        _ => false,
-    }
+    matches!(
+        crate::tryop::last_ident(ty).as_deref(),
+        Some("Option" | "Result")
+    )
 }

@@ -40,7 +40,8 @@ pub fn write_out(f: &mut ItemFn) {
     TryOut { kind, next: 0 }.visit_block_mut(&mut f.block);
 }
 
-fn last_ident(ty: &syn::Type) -> Option<String> {
+/// The last name of a type's path (`Result` of `io::Result<f64>`).
+pub(crate) fn last_ident(ty: &syn::Type) -> Option<String> {
     match ty {
         syn::Type::Path(p) if p.qself.is_none() => {
             p.path.segments.last().map(|s| s.ident.to_string())
