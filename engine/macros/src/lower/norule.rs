@@ -64,7 +64,9 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
                  if a rule crate has one, import its rules (`use that_crate::rules::*;`); \
                  a `#[differentiable]` method of your own type is reached by method syntax on `self`, on a parameter \
                  of the type, on a field or an element (`self.layers[k].{shown}(x)`), or as `Type::{shown}(&value, ..)` \
-                 (`Type::{shown}(&mut value, ..)` for a `&mut self` method)"
+                 (`Type::{shown}(&mut value, ..)` for a `&mut self` method), and anywhere in its module when its \
+                 `impl` block is marked `#[differentiable]` too (a name a library's type has, `dot`, `norm`, or a \
+                 value returned by another method)"
             )
         };
         let bound = format_ident!("__MochiRuleFor_{}", m, span = span);
