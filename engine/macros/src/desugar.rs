@@ -6606,7 +6606,7 @@ impl VisitMut for Desugar {
                                 syn::parse_quote_spanned!(span=> #src[#k])
                             }
                             Expr::Index(sx)
-                                if matches!(&*sx.index, Expr::Range(sr) if sr.start.is_some() || sr.end.is_none())
+                                if matches!(&*sx.index, Expr::Range(_))
                                     && matches!(
                                         unparen(&sx.expr),
                                         Expr::Path(_) | Expr::Field(_)
@@ -6616,10 +6616,7 @@ impl VisitMut for Desugar {
                                     unreachable!()
                                 };
                                 let base = &sx.expr;
-                                let from = sr.start.clone().map_or_else(
-                                    || quote_spanned!(span=> 0),
-                                    |s| quote_spanned!(span=> #s),
-                                );
+                                let (from, _) = range_bounds(sr, base, span);
                                 syn::parse_quote_spanned!(span=> #base[#from + #k])
                             }
                             _ => {

@@ -274,7 +274,8 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
     // A twin is reached through `gradient` (forward over reverse) and, from the twins
     // of its callers, through `rrule`: its boxed rule, its pullback and
     // `gradient_into` are not written.
-    let (into_ret, into_body) = if fallible(ret_ty) {
+    let fallible = fallible(ret_ty);
+    let (into_ret, into_body) = if fallible {
         (
             quote!(-> <#ret as ::mochi::__private::Outcome>::With<()>),
             quote!(::mochi::__private::Outcome::with(value_and_gradient_into #tf (#(#names,)* #shadow_arg), ())),
@@ -319,7 +320,7 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
     };
     // A function returning an `Option` or a `Result` has its gradient where it has a
     // value: `Some(g)`/`Ok(g)`, else its `None` or its error (never a zero gradient).
-    let gradient_def = if fallible(ret_ty) {
+    let gradient_def = if fallible {
         quote! {
             /// The gradient with respect to every argument where the function has a value
             /// (`Some(g)` or `Ok(g)`); where it returns `None` or an error, that.

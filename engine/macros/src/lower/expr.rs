@@ -1533,8 +1533,9 @@ impl Lowerer {
             _ => None,
         };
         // (A local there is the copy the desugaring writes back: `(&mut t).bump(x)`.)
+        let written_back = matches!(mut_place, Some(Expr::Path(p)) if p.path.get_ident().is_some());
         let root = match (mut_place, &*m.receiver) {
-            (Some(Expr::Path(p)), _) if p.path.get_ident().is_some() => mut_place.unwrap(),
+            (Some(local), _) if written_back => local,
             // An element a `for` bound (`for l in &layers { l.forward(x) }`).
             (None, Expr::Path(p))
                 if p.path
@@ -1554,7 +1555,7 @@ impl Lowerer {
                 n == "self"
                     || self.receivers.contains_key(&n)
                     || self.struct_seqs.contains(&n)
-                    || mut_place.is_some_and(|p| std::ptr::eq(p, root))
+                    || written_back
             }),
             _ => false,
         };
