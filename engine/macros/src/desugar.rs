@@ -2978,6 +2978,58 @@ fn element_option(
     }
 }
 
+/// `x.get(i)`, `x.first()`, `x.last()` (also followed by `.copied()` or `.cloned()`) of a
+/// sequence that carries a derivative, as the value of `e` or of a branch of it (an `if`,
+/// a `match` arm, a block's tail): `{ let i = ..; if i < x.len() { Some(&x[i]) } else {
+/// None } }`, the element by value after `copied`.
+fn element_options_as_values(e: &mut Expr, active: &HashSet<String>) {
+    match e {
+        Expr::Paren(p) => element_options_as_values(&mut p.expr, active),
+        Expr::Block(b) => {
+            if let Some(syn::Stmt::Expr(t, None)) = b.block.stmts.last_mut() {
+                element_options_as_values(t, active);
+            }
+        }
+        Expr::If(i) if !matches!(&*i.cond, Expr::Let(_)) => {
+            if let Some(syn::Stmt::Expr(t, None)) = i.then_branch.stmts.last_mut() {
+                element_options_as_values(t, active);
+            }
+            if let Some((_, els)) = &mut i.else_branch {
+                element_options_as_values(els, active);
+            }
+        }
+        Expr::Match(m) => {
+            for arm in &mut m.arms {
+                element_options_as_values(&mut arm.body, active);
+            }
+        }
+        Expr::MethodCall(m) => {
+            let span = m.method.span();
+            let (source, by_value) = match &*m.receiver {
+                Expr::MethodCall(c)
+                    if m.args.is_empty() && (m.method == "copied" || m.method == "cloned") =>
+                {
+                    (Expr::MethodCall(c.clone()), true)
+                }
+                _ => (e.clone(), false),
+            };
+            let Some((pre, test, elem)) = element_option(&source, active, span) else {
+                return;
+            };
+            let elem = if by_value {
+                quote_spanned!(span=> #elem)
+            } else {
+                quote_spanned!(span=> &#elem)
+            };
+            *e = syn::parse_quote_spanned!(span=> {
+                #pre
+                if #test { Some(#elem) } else { None }
+            });
+        }
+        _ => {}
+    }
+}
+
 fn is_none_or_wild(p: &Pat) -> bool {
     match p {
         Pat::Wild(_) => true,
@@ -5896,14 +5948,17 @@ impl Desugar {
         let name = inner.method.to_string();
         if !matches!(
             name.as_str(),
-            "reduce" | "max_by" | "min_by" | "last" | "next_back" | "next" | "find"
+            "reduce" | "max_by" | "min_by" | "last" | "next_back" | "next" | "nth" | "find"
         ) || !mentions_active(&inner.receiver, &self.active)
         {
             return None;
         }
         let float_ty = self.float_ty.clone();
         let mut w = Writer::new(&mut self.next, float_ty.as_ref());
-        if matches!(name.as_str(), "last" | "next_back" | "next" | "find") {
+        if matches!(
+            name.as_str(),
+            "last" | "next_back" | "next" | "nth" | "find"
+        ) {
             return w.end_unwrap(inner);
         }
         w.reduce_unwrap(inner)
@@ -6219,6 +6274,13 @@ impl VisitMut for Desugar {
     }
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
         self.note_receiver(l);
+        // `let p = x.get(i).copied();`, `let p = if c { x.first() } else { None };`: an
+        // `Option` held in a variable, built from the bounds test and the element.
+        if let Some(init) = &mut l.init {
+            if init.diverge.is_none() {
+                element_options_as_values(&mut init.expr, &self.active);
+            }
+        }
         // `let a: T = e as _;` → `e as T`: the cast's rule needs its type.
         if let (Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) {
             if let Expr::Cast(c) = &mut *init.expr {

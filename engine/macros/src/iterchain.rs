@@ -30,10 +30,10 @@ enum Stage {
         end: Option<Expr>,
         by_ref: bool,
     },
-    /// `start + k` of a range `start..end`.
+    /// `start + k` of a range `start..end`, or of `start..` when `end` is `None`.
     Range {
         start: Expr,
-        end: Expr,
+        end: Option<Expr>,
     },
     /// `seq.windows(size)`, `seq.chunks_exact(size)`, `seq.chunks(size)`: the window or
     /// chunk at position `k`, used through `w[j]`, `w.len()`, `w.iter()` or as a call
@@ -43,6 +43,14 @@ enum Stage {
         size: Expr,
         kind: Pieces,
     },
+    /// `std::iter::repeat(v)` (`count` `None`: unbounded), `repeat_n(v, n)`,
+    /// `once(v)`: the value `v` at every position, by value.
+    Repeat {
+        value: Expr,
+        count: Option<Expr>,
+    },
+    /// `cycle()`: position `k` is `k % n` of the `n` elements before it.
+    Cycle,
     /// `step_by(s)`: position `k` is `k * s` of the stream before it.
     StepBy(Expr),
     /// The subviews of an array: `a.axis_iter(axis)`, `a.outer_iter()` (`index_axis`),
@@ -199,16 +207,21 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
             ),
             _ => false,
         },
+        // `a..b`, and `a..` (bounded by what it is zipped with or by a `take`).
         Expr::Range(r) if r.limits == syn::RangeLimits::HalfOpen(Default::default()) => {
-            let (Some(a), Some(b)) = (&r.start, &r.end) else {
+            let Some(a) = &r.start else {
                 return false;
             };
             out.push(Stage::Range {
                 start: (**a).clone(),
-                end: (**b).clone(),
+                end: r.end.as_ref().map(|b| (**b).clone()),
             });
             true
         }
+        Expr::Call(c) => match repeat_source(c) {
+            Some(st) => push(out, st),
+            None => false,
+        },
         Expr::MethodCall(m) => {
             if let Some(l) = lines(e) {
                 return push(out, l);
@@ -243,6 +256,7 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                     stages(&m.receiver, out) && push(out, Stage::StepBy(args[0].clone()))
                 }
                 ("copied" | "cloned", 0) => stages(&m.receiver, out) && push(out, Stage::Copied),
+                ("cycle", 0) => stages(&m.receiver, out) && push(out, Stage::Cycle),
                 ("skip", 1) => stages(&m.receiver, out) && push(out, Stage::Skip(args[0].clone())),
                 ("take", 1) => stages(&m.receiver, out) && push(out, Stage::Take(args[0].clone())),
                 ("rev", 0) => stages(&m.receiver, out) && push(out, Stage::Rev),
@@ -349,6 +363,30 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
         }
         _ => false,
     }
+}
+
+/// `std::iter::repeat(v)`, `iter::repeat_n(v, n)`, `once(v)` (by any path ending in
+/// `iter::` or by the bare name).
+fn repeat_source(c: &syn::ExprCall) -> Option<Stage> {
+    let Expr::Path(p) = &*c.func else { return None };
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let (name, module) = segs.split_last()?;
+    if !(module.is_empty() || module.last().is_some_and(|m| m == "iter")) {
+        return None;
+    }
+    let args: Vec<&Expr> = c.args.iter().collect();
+    let (value, count) = match (name.as_str(), &args[..]) {
+        ("repeat", [v]) => ((*v).clone(), None),
+        ("repeat_n", [v, n]) => ((*v).clone(), Some((*n).clone())),
+        ("once", [v]) => ((*v).clone(), Some(syn::parse_quote!(1usize))),
+        _ => return None,
+    };
+    Some(Stage::Repeat { value, count })
 }
 
 /// Is `e` an iterator chain over a sequence or a range that the rewrite reads
@@ -856,8 +894,10 @@ impl<'a> Writer<'a> {
             }
             // The range's own length and elements, in its own integer type (`0..n` of
             // `n: i32`, `-3..3`).
+            // (`usize::MAX` for `start..`: a `zip` or a `take` bounds it.)
             Stage::Range { start, end } => {
-                quote_spanned!(span=> ::core::iter::Iterator::size_hint(&((#start)..(#end))).0)
+                let end = end.as_ref().map(|e| quote_spanned!(span=> (#e)));
+                quote_spanned!(span=> ::core::iter::Iterator::size_hint(&((#start)..#end)).0)
             }
             Stage::Windows { seq, size, kind } => kind.count(seq, size, span),
             Stage::Lines { seq, line } => match line {
@@ -868,6 +908,14 @@ impl<'a> Writer<'a> {
                 Line::Column => quote_spanned!(span=> ::mochi::no_grad(#seq.ncols())),
                 Line::Indexed => quote_spanned!(span=> ::mochi::no_grad(#seq.len())),
             },
+            Stage::Repeat { count, .. } => match count {
+                Some(n) => quote_spanned!(span=> (#n)),
+                None => quote_spanned!(span=> usize::MAX),
+            },
+            Stage::Cycle => {
+                let l = self.len(rest)?;
+                quote_spanned!(span=> if #l == 0 { 0 } else { usize::MAX })
+            }
             Stage::StepBy(s) => {
                 let l = self.len(rest)?;
                 quote_spanned!(span=> usize::div_ceil(#l, #s))
@@ -886,7 +934,7 @@ impl<'a> Writer<'a> {
             }
             Stage::Chain(o) => {
                 let (l, m) = (self.len(rest)?, self.len(o)?);
-                quote_spanned!(span=> (#l) + (#m))
+                quote_spanned!(span=> usize::saturating_add(#l, #m))
             }
             Stage::Copied
             | Stage::Rev
@@ -914,9 +962,12 @@ impl<'a> Writer<'a> {
                 Item::Leaf(syn::parse_quote_spanned!(span=> #seq[#i]), *by_ref)
             }
             Stage::Range { start, end } => Item::Leaf(
-                syn::parse_quote_spanned!(span=>
-                    ::mochi::no_grad(::core::iter::Iterator::nth(&mut ((#start)..(#end)), #k).unwrap())
-                ),
+                {
+                    let end = end.as_ref().map(|e| quote_spanned!(span=> (#e)));
+                    syn::parse_quote_spanned!(span=>
+                    ::mochi::no_grad(::core::iter::Iterator::nth(&mut ((#start)..#end), #k).unwrap())
+                    )
+                },
                 false,
             ),
             Stage::Windows { seq, size, kind } => {
@@ -928,6 +979,11 @@ impl<'a> Writer<'a> {
                 }
             }
             Stage::StepBy(s) => self.item(rest, quote_spanned!(span=> (#k) * (#s)), body)?,
+            Stage::Repeat { value, .. } => Item::Leaf(value.clone(), false),
+            Stage::Cycle => {
+                let l = self.len(rest)?;
+                self.item(rest, quote_spanned!(span=> (#k) % (#l)), body)?
+            }
             Stage::Lines {
                 seq,
                 line: Line::Indexed,
@@ -1838,9 +1894,15 @@ impl Writer<'_> {
         self.span = e.method.span();
         let span = self.span;
         let mut st = Vec::new();
+        // `nth(k)`: the element at position `k` (the `k`-th one kept, with a `filter`).
+        let mut nth = None;
         let last = match (e.method.to_string().as_str(), e.args.len()) {
             ("last" | "next_back", 0) => true,
             ("next", 0) => false,
+            ("nth", 1) => {
+                nth = Some(e.args[0].clone());
+                false
+            }
             ("find", 1) => {
                 let c = closure(&e.args[0], 1)?;
                 if !stages(&e.receiver, &mut st) {
@@ -1865,25 +1927,44 @@ impl Writer<'_> {
         if st.iter().any(skips) {
             let found = self.fresh("found");
             let stop = (!last).then(|| quote_spanned!(span=> break;));
+            // `nth(j)`: the kept elements are counted, and the `j`-th one stops the walk.
+            let (seen, count) = match &nth {
+                Some(j) => {
+                    let (c, j0) = (self.fresh("seen"), self.fresh("j"));
+                    (
+                        Some(quote_spanned!(span=> let mut #c: usize = 0; let #j0: usize = #j;)),
+                        Some(quote_spanned!(span=> #c += 1; if #c <= #j0 { continue; })),
+                    )
+                }
+                None => (None, None),
+            };
             return Some(syn::parse_quote_spanned!(span=> {
                 let mut #found = None;
+                #seen
                 let #n = #len;
                 for #k in 0..#n {
                     #(#body)*
+                    #count
                     #found = Some(#v);
                     #stop
                 }
                 #found.unwrap()
             }));
         }
-        let at = if last {
-            quote_spanned!(span=> #n - 1)
-        } else {
-            quote_spanned!(span=> 0)
+        let j0 = self.fresh("j");
+        let pre = nth.map(|j| quote_spanned!(span=> let #j0: usize = #j;));
+        let (at, empty) = match (&pre, last) {
+            (Some(_), _) => (quote_spanned!(span=> #j0), quote_spanned!(span=> #n <= #j0)),
+            (None, true) => (
+                quote_spanned!(span=> #n - 1),
+                quote_spanned!(span=> #n == 0),
+            ),
+            (None, false) => (quote_spanned!(span=> 0), quote_spanned!(span=> #n == 0)),
         };
         Some(syn::parse_quote_spanned!(span=> {
             let #n = #len;
-            if #n == 0 {
+            #pre
+            if #empty {
                 panic!("called `Option::unwrap()` on a `None` value");
             }
             let #k = #at;

@@ -1604,3 +1604,98 @@ fn stepped_iterators_gradients() {
         |a| stepped_iterators::rrule(&a.0),
     );
 }
+
+/// `nth(k)` of a chain (also after `filter`, `rev`, `step_by`), `zip(1..)` and
+/// `(0..).zip(..)` (an open range bounded by what it is zipped with), `cycle()`,
+/// `std::iter::repeat`, `repeat_n` and `once` by their full path: each was a
+/// "no rule for `nth`/`iter`/`cycle`" or an unresolved path before.
+#[differentiable]
+fn positional_iterators(x: &[f64]) -> f64 {
+    let a = x.iter().map(|v| v * v).nth(1).unwrap();
+    let b = x.iter().filter(|v| **v > 0.0).nth(1).unwrap();
+    let c = *x.iter().rev().nth(0).unwrap() * x.iter().skip(1).step_by(2).nth(0).copied().unwrap();
+    let d: f64 = x.iter().zip(1..).map(|(v, k)| v * k as f64).sum();
+    let mut e = 0.0;
+    for (k, v) in (0..).zip(x.iter()) {
+        e += v.powi(k);
+    }
+    let f: f64 = x.iter().cycle().skip(1).take(5).map(|v| v.sin()).sum();
+    let g = std::iter::repeat(x[0])
+        .zip(x.iter())
+        .map(|(p, q)| p * q)
+        .sum::<f64>()
+        + std::iter::once(x[1])
+            .chain(x.iter().copied())
+            .map(|v| v.exp())
+            .sum::<f64>()
+        + std::iter::repeat_n(x[2], 3).map(|v| v * v).sum::<f64>();
+    a + b * 2.0 + c + d + e + f + g
+}
+
+#[test]
+fn positional_iterators_gradients() {
+    for x in [
+        vec![0.3_f64, 1.7, -0.4, 0.9],
+        vec![1.1, 0.2, 0.5, -1.3, 2.0],
+    ] {
+        mochi::testing::test_rule(
+            (x.clone(),),
+            |a| positional_iterators(&a.0),
+            |a| positional_iterators::rrule(&a.0),
+        );
+    }
+    // At x = (0.3, 1.7, -0.4, 0.9): a = x1², b = x1 (the second positive), c = x3·x1,
+    // d = Σ (k+1)·x_k, e = Σ x_k^k, f = sin over x1, x2, x3, x0, x1, g as written.
+    let x = [0.3_f64, 1.7, -0.4, 0.9];
+    let g = positional_iterators::gradient(&x);
+    let expected = [
+        // a, b, c, d, e, f, g
+        0.0 + 0.0 + 0.0 + 1.0 + 0.0 + x[0].cos() + (x.iter().sum::<f64>() + x[0]) + x[0].exp(),
+        2.0 * x[1] + 2.0 + x[3] + 2.0 + 1.0 + 2.0 * x[1].cos() + x[0] + 2.0 * x[1].exp(),
+        3.0 + 2.0 * x[2] + x[2].cos() + x[0] + x[2].exp() + 6.0 * x[2],
+        x[1] + 4.0 + 3.0 * x[3] * x[3] + x[3].cos() + x[0] + x[3].exp(),
+    ];
+    for (a, b) in g.iter().zip(expected) {
+        assert!((a - b).abs() < 1e-12, "{g:?} against {expected:?}");
+    }
+}
+
+/// An element's `Option` held in a variable or given by a branch: `let p = x.get(i + 1);`,
+/// `x.first()`, `x.last().copied()`, `if i > 0 { x.get(i - 1).copied() } else { None }`,
+/// then matched, unwrapped with a default or tested with `if let` ("no rule for `get`"
+/// before).
+#[differentiable]
+fn held_element_options(x: &[f64], i: usize) -> f64 {
+    let prev = if i > 0 { x.get(i - 1).copied() } else { None };
+    let next = x.get(i + 1);
+    let first = x.first();
+    let last = x.last().copied();
+    let a = match first {
+        Some(&v) => v,
+        None => 0.0,
+    };
+    let b = if let Some(v) = next { v * x[i] } else { x[i] };
+    prev.unwrap_or(1.0) * x[i] + a * last.unwrap_or(0.0) + b
+}
+
+#[test]
+fn held_element_options_gradients() {
+    let x = vec![0.3_f64, 1.7, -0.4, 0.9];
+    for i in 0..4 {
+        mochi::testing::test_rule(
+            (x.clone(), i),
+            |a| held_element_options(&a.0, a.1),
+            |a| held_element_options::rrule(&a.0, a.1),
+        );
+    }
+    // i = 0: no previous element (x0·1), b = x1·x0; i = 3: no next one (b = x3).
+    let g0 = held_element_options::gradient(&x, 0).0;
+    let e0 = [1.0 + x[3] + x[1], x[0], 0.0, x[0]];
+    let g3 = held_element_options::gradient(&x, 3).0;
+    let e3 = [x[3], 0.0, x[3], x[2] + x[0] + 1.0];
+    for (g, e) in [(g0, e0), (g3, e3)] {
+        for (a, b) in g.iter().zip(e) {
+            assert!((a - b).abs() < 1e-12, "{g:?} against {e:?}");
+        }
+    }
+}
