@@ -562,12 +562,42 @@ impl<X: SeqLen + ?Sized> SeqLen for &X {
         (**self).seq_len()
     }
 }
+impl<X: SeqLen + ?Sized> SeqLen for &mut X {
+    #[inline(always)]
+    fn seq_len(&self) -> usize {
+        (**self).seq_len()
+    }
+}
 #[cfg(feature = "ndarray")]
 impl<S: Data> SeqLen for ArrayBase<S, ndarray::Ix1> {
     #[inline(always)]
     fn seq_len(&self) -> usize {
         self.len()
     }
+}
+
+/// The length of a sequence walked by `for v in x.iter_mut()` (rewritten as an index
+/// loop), with the advice for arrays of two or more dimensions.
+#[diagnostic::on_unimplemented(
+    message = "mochi: `iter_mut()` over `{Self}` is differentiated as an index loop over a sequence read by one index (a slice, a `Vec`, an `Array1`, a nalgebra matrix)",
+    label = "not a one-dimensional sequence",
+    note = "for an array of two or more dimensions, write `a.mapv_inplace(|v| …)`, `Zip::from(&mut a).and(&b).for_each(|p, &q| …)`, or walk its rows: `for mut row in a.rows_mut() {{ for j in 0..row.len() {{ row[j] = … }} }}`"
+)]
+pub trait ElementsLen {
+    /// The number of elements.
+    fn elements_len(&self) -> usize;
+}
+impl<X: SeqLen + ?Sized> ElementsLen for X {
+    #[inline(always)]
+    fn elements_len(&self) -> usize {
+        self.seq_len()
+    }
+}
+
+/// [`ElementsLen::elements_len`] of `x`.
+#[inline(always)]
+pub fn elements_len<T: ElementsLen + ?Sized>(x: &T) -> usize {
+    x.elements_len()
 }
 
 /// The length of a sequence for `for v in x.iter()` loops.

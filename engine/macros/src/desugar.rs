@@ -5411,12 +5411,14 @@ impl Desugar {
         if sub.shadowed {
             return None;
         }
+        // (An array of two or more dimensions is refused here, by the trait's message,
+        // rather than at `v[k]`.)
         let lens = srcs.iter().map(|s| {
             let seq = &s.seq;
-            quote_spanned!(span=> #seq.len())
+            quote_spanned!(span=> ::mochi::__private::elements_len(&#seq))
         });
         let first = srcs[0].seq.clone();
-        let mut bound = quote_spanned!(span=> #first.len());
+        let mut bound = quote_spanned!(span=> ::mochi::__private::elements_len(&#first));
         for l in lens.skip(1) {
             bound = quote_spanned!(span=> ::core::cmp::min(#bound, #l));
         }

@@ -229,6 +229,14 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
             let name = m.method.to_string();
             let args = &m.args;
             match (name.as_str(), args.len()) {
+                // `a.windows(2).into_iter()` of an ndarray array (whose windows are a
+                // producer, not an iterator): the windows.
+                ("into_iter", 0)
+                    if matches!(&*m.receiver, Expr::MethodCall(w)
+                        if Pieces::of(&w.method.to_string()) == Some(Pieces::Windows)) =>
+                {
+                    stages(&m.receiver, out)
+                }
                 ("iter" | "into_iter", 0) => match sequence(&m.receiver) {
                     Some((seq, start, end)) => {
                         out.push(Stage::Seq {

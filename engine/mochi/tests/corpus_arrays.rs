@@ -438,3 +438,42 @@ fn zip_indexed_gradients() {
         }
     }
 }
+
+/// `x.windows(2).into_iter()` of an `Array1` (ndarray's windows are a producer, so the
+/// `into_iter()` is needed) in a chain and a `for` loop: "no rule for `windows`" before.
+#[differentiable]
+fn array_windows(x: &Array1<f64>) -> f64 {
+    let tv: f64 = x
+        .windows(2)
+        .into_iter()
+        .map(|w| (w[1] - w[0]).powi(2))
+        .sum();
+    let mut trap = 0.0;
+    for w in x.windows(2).into_iter() {
+        trap += 0.5 * (w[0] + w[1]).sin();
+    }
+    tv + trap
+}
+
+#[test]
+fn array_windows_gradients() {
+    let x = array![0.3_f64, 1.2, -0.7, 0.5];
+    mochi::testing::test_rule(
+        (x.clone(),),
+        |t| array_windows(&t.0),
+        |t| array_windows::rrule(&t.0),
+    );
+    // ∂/∂x_k = 2(x_k − x_{k−1}) − 2(x_{k+1} − x_k) + ½cos(x_{k−1} + x_k) + ½cos(x_k + x_{k+1}),
+    // the terms whose neighbour exists.
+    let g = array_windows::gradient(&x);
+    for k in 0..4 {
+        let mut want = 0.0;
+        if k > 0 {
+            want += 2.0 * (x[k] - x[k - 1]) + 0.5 * (x[k - 1] + x[k]).cos();
+        }
+        if k < 3 {
+            want += -2.0 * (x[k + 1] - x[k]) + 0.5 * (x[k] + x[k + 1]).cos();
+        }
+        assert!((g[k] - want).abs() < 1e-12, "{g:?}");
+    }
+}
