@@ -357,14 +357,38 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
         func.block = syn::parse_quote!({ #name::rrule #tf (#(#names),*).0 });
         func.attrs.push(syn::parse_quote!(#[allow(unused_mut)]));
     }
+    // The module reaches the function through `super::`, which does not see a `fn`
+    // declared inside another function's body: the first error there is this import,
+    // whose name says where to move the function.
+    let (scope_hint, scope_check) = if with_higher {
+        let hint = format_ident!(
+            "{}__differentiable_functions_go_in_a_module_not_inside_another_function",
+            name
+        );
+        (
+            quote!(
+                #[doc(hidden)]
+                #[allow(dead_code, non_upper_case_globals)]
+                const #hint: () = ();
+            ),
+            quote!(
+                #[allow(unused_imports)]
+                use super::#hint as _;
+            ),
+        )
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
     // The module before what is beside it (the twin and its derived items): a
     // compile error in both is reported first where the function is derived as written.
     quote! {
         #func
+        #scope_hint
 
         #[doc = #doc_mod]
         #[allow(clippy::all, clippy::pedantic, unused_mut, unused_variables, unused_parens, non_snake_case, unreachable_code, unused_assignments, unused_braces, elided_lifetimes_in_paths)]
         #vis mod #name {
+            #scope_check
             #[allow(unused_imports)]
             use super::*;
 
