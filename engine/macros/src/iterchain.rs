@@ -426,7 +426,14 @@ fn sequence(e: &Expr) -> Option<(Expr, Option<Expr>, Option<Expr>)> {
                     r.end.as_ref().map(|s| (**s).clone()),
                 ))
             }
-            _ => None,
+            // `rows[i]`, `m[i][j]`: a row of a `Vec<Vec<f64>>` (its index computed once,
+            // before the loop: `hoist_counts`).
+            _ => {
+                let (_, None, None) = sequence(&i.expr)? else {
+                    return None;
+                };
+                Some((e.clone(), None, None))
+            }
         },
         _ => None,
     }
@@ -872,9 +879,47 @@ impl<'a> Writer<'a> {
                 }
                 Stage::Zip(o) => Stage::Zip(self.hoist_counts(o)),
                 Stage::Chain(o) => Stage::Chain(self.hoist_counts(o)),
+                // A row `rows[i]`: `i` read once (a closure of the chain may change it).
+                Stage::Seq {
+                    seq,
+                    start,
+                    end,
+                    by_ref,
+                } => Stage::Seq {
+                    seq: self.hoist_row(seq),
+                    start: start.clone(),
+                    end: end.clone(),
+                    by_ref: *by_ref,
+                },
+                Stage::Windows { seq, size, kind } => Stage::Windows {
+                    seq: self.hoist_row(seq),
+                    size: size.clone(),
+                    kind: *kind,
+                },
                 other => other.clone(),
             })
             .collect()
+    }
+
+    /// `base[e]` with `e` not a name or a literal: `base[r]` after `let r = e;` before the
+    /// loop (nested rows in turn).
+    fn hoist_row(&mut self, seq: &Expr) -> Expr {
+        let Expr::Index(ix) = seq else {
+            return seq.clone();
+        };
+        if matches!(&*ix.index, Expr::Range(_)) {
+            return seq.clone();
+        }
+        let base = self.hoist_row(&ix.expr);
+        let index = match &*ix.index {
+            Expr::Lit(_) => (*ix.index).clone(),
+            e => {
+                let (span, r) = (self.span, self.fresh("row"));
+                self.pre.push(quote_spanned!(span=> let #r = #e;));
+                syn::parse_quote!(#r)
+            }
+        };
+        syn::parse_quote!(#base[#index])
     }
 
     fn fresh(&mut self, p: &str) -> syn::Ident {

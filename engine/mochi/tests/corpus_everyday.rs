@@ -1699,3 +1699,55 @@ fn held_element_options_gradients() {
         }
     }
 }
+
+/// Chains over a row of a `Vec<Vec<f64>>` (`a[i].iter()`, `a[i][..2].iter()`,
+/// `a[i][1..].iter().sum()`, `a[0].iter()`): "this `for` over a differentiable sequence is
+/// not one the derivation writes" before, for the sub-slice of a row.
+#[differentiable]
+fn row_chains(a: &[Vec<f64>], x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..a.len() {
+        let r: f64 = a[i].iter().zip(x.iter()).map(|(p, q)| p * q).sum();
+        s += r * r;
+        let e: Vec<f64> = a[i][..2].iter().map(|v| v.exp()).collect();
+        s += e[1] + a[i][1..].iter().sum::<f64>();
+    }
+    s + a[0].iter().map(|v| v.sin()).sum::<f64>()
+}
+
+#[test]
+fn row_chains_gradients() {
+    let a = vec![vec![0.3_f64, 1.2, -0.5], vec![0.7, -0.2, 0.9]];
+    let x = vec![0.5_f64, 1.5, -1.0];
+    mochi::testing::test_rule(
+        (a.clone(), x.clone()),
+        |t| row_chains(&t.0, &t.1),
+        |t| row_chains::rrule(&t.0, &t.1),
+    );
+    // ∂/∂a_ij = 2 r_i x_j + [j = 1] e^{a_i1} + [j ≥ 1] + [i = 0] cos a_0j, r_i = a_i · x.
+    let (ga, gx) = row_chains::gradient(&a, &x);
+    let r: Vec<f64> = a
+        .iter()
+        .map(|row| row.iter().zip(&x).map(|(p, q)| p * q).sum())
+        .collect();
+    for i in 0..2 {
+        for j in 0..3 {
+            let mut want = 2.0 * r[i] * x[j];
+            if j == 1 {
+                want += a[i][1].exp();
+            }
+            if j >= 1 {
+                want += 1.0;
+            }
+            if i == 0 {
+                want += a[0][j].cos();
+            }
+            assert!((ga[i][j] - want).abs() < 1e-12, "{ga:?}");
+        }
+        assert!(gx.len() == 3);
+    }
+    for j in 0..3 {
+        let want = 2.0 * (r[0] * a[0][j] + r[1] * a[1][j]);
+        assert!((gx[j] - want).abs() < 1e-12, "{gx:?}");
+    }
+}

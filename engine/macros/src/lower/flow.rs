@@ -571,7 +571,7 @@ impl Lowerer {
             })
             .collect();
         if seqs.is_empty() || seqs.iter().any(|s| crate::lower::Place::parse(s).is_none()) {
-            self.err(&f.expr, "mochi: this `for` over a differentiable sequence is not one the derivation writes as an index loop. It takes `x.iter()`, `&x`, `x.iter_mut()` (also with `skip`, `take`, `step_by`, `rev`), `&mut x`, `.enumerate()`, `.zip(..)` of variables, `x.windows(m)`, `x.chunks(m)`, `x.chunks_mut(m)` (a piece read as `w[j]`, `w.len()`, `w.iter()` or passed to a call), and chains of `map`, `filter`, `filter_map`, `skip`, `take`, `rev`, `step_by`; here the sequence, or a use of the element, is another; use an index loop `for i in 0..x.len()`");
+            self.err(&f.expr, "mochi: this `for` over a differentiable sequence (or this iterator chain, which is written as one) is not one the derivation writes as an index loop. It takes `x.iter()`, `&x`, `x.iter_mut()` (also with `skip`, `take`, `step_by`, `rev`), `&mut x`, `.enumerate()`, `.zip(..)` of variables, `x.windows(m)`, `x.chunks(m)`, `x.chunks_mut(m)` (a piece read as `w[j]`, `w.len()`, `w.iter()` or passed to a call), and chains of `map`, `filter`, `filter_map`, `skip`, `take`, `rev`, `step_by`; here the sequence, or a use of the element, is another; use an index loop `for i in 0..x.len()`");
             return;
         }
         // Patterns: v | &v | (i, v) | (a, b) | (i, (a, b)) with & allowed on elements.
