@@ -2760,13 +2760,11 @@ fn source(e: &Expr) -> Option<Source> {
     }
 }
 
-/// The sources of `a.zip(b).zip(c)` (left to right), or of one source.
-fn sources(e: &Expr, out: &mut Vec<Source>) -> bool {
+/// The sources of `a.zip(b).zip(c)` or `a.zip(b.zip(c))` (left to right), or of one source, and how they nest.
+fn sources(e: &Expr, out: &mut Vec<Source>) -> Option<Zipped> {
     if let Expr::MethodCall(m) = e {
         if m.method == "zip" && m.args.len() == 1 {
-            if !sources(&m.receiver, out) {
-                return false;
-            }
+            let left = sources(&m.receiver, out)?;
             // `.zip(x)` of a slice variable iterates it as `.zip(x.iter())` does.
             let bare = || match &m.args[0] {
                 Expr::Path(p) if p.path.get_ident().is_some() => Some(Source {
@@ -2775,46 +2773,44 @@ fn sources(e: &Expr, out: &mut Vec<Source>) -> bool {
                 }),
                 _ => None,
             };
-            return match source(&m.args[0]).or_else(bare) {
+            let right = match source(&m.args[0]).or_else(bare) {
                 Some(s) => {
                     out.push(s);
-                    true
+                    Zipped::One
                 }
-                None => false,
+                // `out.iter_mut().zip(x.iter().zip(y.iter()))`: a zip inside the zip.
+                None => match &m.args[0] {
+                    Expr::MethodCall(z) if z.method == "zip" => sources(&m.args[0], out)?,
+                    _ => return None,
+                },
             };
+            return Some(Zipped::Pair(Box::new(left), Box::new(right)));
         }
     }
-    match source(e) {
-        Some(s) => {
-            out.push(s);
-            true
-        }
-        None => false,
-    }
+    out.push(source(e)?);
+    Some(Zipped::One)
 }
 
-/// The element names of a zip pattern `((a, b), c)` / `(a, b)` / `a`, each with whether
-/// it was bound by `&name` (a copy) — in source order.
-fn element_names(p: &Pat, n: usize, out: &mut Vec<syn::Ident>) -> bool {
-    fn one(p: &Pat, out: &mut Vec<syn::Ident>) -> bool {
-        match p {
-            Pat::Ident(i) if i.subpat.is_none() => {
-                out.push(i.ident.clone());
-                true
-            }
-            Pat::Reference(r) => one(&r.pat, out),
-            Pat::Paren(p) => one(&p.pat, out),
-            _ => false,
+/// How the sources of a `for` over zipped sequences nest: `a.zip(b).zip(c)` is
+/// `((a, b), c)`, `a.zip(b.zip(c))` is `(a, (b, c))`.
+enum Zipped {
+    One,
+    Pair(Box<Zipped>, Box<Zipped>),
+}
+
+/// The element names of a zip pattern shaped as the sources are (`((a, b), c)`,
+/// `(a, (b, c))`, `a`), in source order.
+fn element_names(p: &Pat, shape: &Zipped, out: &mut Vec<syn::Ident>) -> bool {
+    match (p, shape) {
+        (Pat::Paren(q), _) => element_names(&q.pat, shape, out),
+        (Pat::Ident(i), Zipped::One) if i.subpat.is_none() => {
+            out.push(i.ident.clone());
+            true
         }
-    }
-    if n == 1 {
-        return one(p, out);
-    }
-    match p {
-        Pat::Tuple(t) if t.elems.len() == 2 => {
-            element_names(&t.elems[0], n - 1, out) && one(&t.elems[1], out)
+        (Pat::Reference(r), Zipped::One) => element_names(&r.pat, shape, out),
+        (Pat::Tuple(t), Zipped::Pair(a, b)) if t.elems.len() == 2 => {
+            element_names(&t.elems[0], a, out) && element_names(&t.elems[1], b, out)
         }
-        Pat::Paren(q) => element_names(&q.pat, n, out),
         _ => false,
     }
 }
@@ -5364,11 +5360,12 @@ impl Desugar {
             }
         }
         let mut srcs = Vec::new();
-        if !sources(&iter, &mut srcs) || !srcs.iter().any(|s| s.mutable) {
+        let shape = sources(&iter, &mut srcs)?;
+        if !srcs.iter().any(|s| s.mutable) {
             return None;
         }
         let mut names = Vec::new();
-        if !element_names(&pat, srcs.len(), &mut names) {
+        if !element_names(&pat, &shape, &mut names) {
             return None;
         }
         // A row `m[i]` is indexed afresh at every element: its index must not change
@@ -5437,6 +5434,9 @@ impl Desugar {
     fn inactive_index_loop(&mut self, f: &syn::ExprForLoop) -> Option<Expr> {
         if !mentions_active(&f.body, &self.active) {
             return None;
+        }
+        if let Some(r) = self.inactive_zip_loop(f) {
+            return Some(r);
         }
         let span = f.expr.span();
         let (mut seq_call, mut pat, mut counter) = (unparen(&f.expr), (*f.pat).clone(), None);
@@ -5548,6 +5548,72 @@ impl Desugar {
                 #(#body)*
             }
         }))
+    }
+
+    /// `for (a, w) in NODES.iter().zip(WEIGHTS.iter())` (also `.zip(&W)`, `.zip(W)`) of two
+    /// constants or parameters without a derivative (a quadrature rule's nodes and
+    /// weights): an index loop reading `NODES[j]` and `WEIGHTS[j]`, as
+    /// [`Self::inactive_index_loop`] for one (the replayed iterator would borrow the
+    /// constants' temporaries past their end, E0716 at the attribute).
+    fn inactive_zip_loop(&mut self, f: &syn::ExprForLoop) -> Option<Expr> {
+        let span = f.expr.span();
+        let Expr::MethodCall(z) = unparen(&f.expr) else {
+            return None;
+        };
+        let Pat::Tuple(t) = &*f.pat else { return None };
+        if z.method != "zip" || z.args.len() != 1 || t.elems.len() != 2 {
+            return None;
+        }
+        let seq_of = |e: &Expr| -> Option<Expr> {
+            let x = match unparen(e) {
+                Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => {
+                    unparen(&m.receiver)
+                }
+                Expr::Reference(r) if r.mutability.is_none() => unparen(&r.expr),
+                other => other,
+            };
+            // (A constant in a generic form: `(&ConstOf(W, ..)).lift_or_keep()`.)
+            if matches!(x, Expr::MethodCall(l) if l.method == "lift_or_keep") {
+                return Some(syn::parse_quote_spanned!(span=> (#x)));
+            }
+            let Expr::Path(p) = x else { return None };
+            let name = p.path.get_ident()?.to_string();
+            let constant = name
+                .chars()
+                .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
+                && name.chars().any(|c| c.is_uppercase());
+            (constant || self.inactive_params.contains(&name)).then(|| x.clone())
+        };
+        let (a, b) = (seq_of(&z.receiver)?, seq_of(&z.args[0])?);
+        if mentions_active(&f.expr, &self.active) {
+            return None;
+        }
+        let j = self.index_var(span);
+        let mut body = f.body.clone();
+        let mut binds = Vec::new();
+        for (p, x) in t.elems.iter().zip([&a, &b]) {
+            binds.push(match p {
+                Pat::Reference(r) if r.mutability.is_none() => {
+                    let inner = &r.pat;
+                    quote_spanned!(span=> let #inner = #x[#j];)
+                }
+                // (`*w` in the body reads the element by value, as for one sequence.)
+                Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => {
+                    let names = [i.ident.clone()];
+                    crate::rewrite::UnDeref { names: &names }.visit_block_mut(&mut body);
+                    quote_spanned!(span=> let #i = #x[#j];)
+                }
+                Pat::Wild(_) => TokenStream::new(),
+                _ => return None,
+            });
+        }
+        let (label, attrs, stmts) = (&f.label, &f.attrs, &body.stmts);
+        Some(syn::parse_quote_spanned!(span=>
+            #(#attrs)* #label for #j in 0..::core::cmp::min(#a.len(), #b.len()) {
+                #(#binds)*
+                #(#stmts)*
+            }
+        ))
     }
 
     /// `for e in v.iter_mut().skip(a)` (also `take(n)`, `step_by(s)`, `rev()`, in any
@@ -6288,6 +6354,25 @@ impl VisitMut for Desugar {
             if let Expr::Cast(c) = &mut *init.expr {
                 if matches!(&*c.ty, syn::Type::Infer(_)) {
                     c.ty = t.ty.clone();
+                }
+            }
+        }
+        // `let y: Array1<f64> = chain.collect();`: the type as the `collect`'s turbofish,
+        // which `array_from_elements` takes.
+        if let (Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) {
+            if let (syn::Type::Path(tp), Expr::MethodCall(m)) = (&*t.ty, &mut *init.expr) {
+                if m.method == "collect"
+                    && m.args.is_empty()
+                    && m.turbofish.is_none()
+                    && tp.qself.is_none()
+                    && tp
+                        .path
+                        .segments
+                        .last()
+                        .is_some_and(|s| s.ident == "Array1" || s.ident == "Array")
+                {
+                    let ty = &tp.path;
+                    m.turbofish = Some(syn::parse_quote!(::<#ty>));
                 }
             }
         }

@@ -128,6 +128,13 @@ impl TryOut {
                     };));
                     return syn::parse_quote_spanned!(span=> #r);
                 }
+                // `x.first()?`, `x.last()?`, `x.get(i)?` of a place: a length test and
+                // `&x[..]` (by value after `.copied()`), so that `let f = x.first()?;`
+                // is the reference it is as written (`*f` reads it).
+                if let Some((test, value)) = element_of_place(e, &r, span) {
+                    pre.extend(test);
+                    return value;
+                }
                 let (o, value) = copied(e, &v, span);
                 pre.push(syn::parse_quote_spanned!(span=> let #r = match #o {
                     Some(#v) => #value,
@@ -292,6 +299,65 @@ impl VisitMut for TryOut {
 
     // A nested item is its own function.
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// `x.first()`, `x.last()`, `x.get(i)` (also followed by `.copied()` or `.cloned()`) of a
+/// variable or a field `x`: the statements that return `None` when the element does not
+/// exist, and the element (`&x[..]`, or `x[..]` after `copied`). `r` names the index.
+fn element_of_place(e: &Expr, r: &syn::Ident, span: Span) -> Option<(Vec<Stmt>, Expr)> {
+    let (access, by_ref) = match e {
+        Expr::MethodCall(c)
+            if c.args.is_empty()
+                && (c.method == "copied" || c.method == "cloned")
+                && matches!(&*c.receiver, Expr::MethodCall(_)) =>
+        {
+            let Expr::MethodCall(a) = &*c.receiver else {
+                return None;
+            };
+            (a, false)
+        }
+        Expr::MethodCall(a) => (a, true),
+        _ => return None,
+    };
+    let x = &access.receiver;
+    if !matches!(&**x, Expr::Path(p) if p.path.get_ident().is_some())
+        && !matches!(&**x, Expr::Field(_))
+    {
+        return None;
+    }
+    let (test, index): (Vec<Stmt>, Expr) =
+        match (access.method.to_string().as_str(), access.args.len()) {
+            ("first", 0) => (
+                vec![syn::parse_quote_spanned!(span=> if #x.is_empty() { return None; })],
+                syn::parse_quote_spanned!(span=> 0),
+            ),
+            ("last", 0) => (
+                vec![syn::parse_quote_spanned!(span=> if #x.is_empty() { return None; })],
+                syn::parse_quote_spanned!(span=> #x.len() - 1),
+            ),
+            ("get", 1)
+                if !matches!(
+                    &access.args[0],
+                    Expr::Reference(_) | Expr::Range(_) | Expr::Tuple(_)
+                ) =>
+            {
+                let i = &access.args[0];
+                (
+                    vec![
+                        syn::parse_quote_spanned!(span=> let #r: usize = #i;),
+                        syn::parse_quote_spanned!(span=> if #r >= #x.len() { return None; }),
+                    ],
+                    syn::parse_quote_spanned!(span=> #r),
+                )
+            }
+            _ => return None,
+        };
+    let value = if by_ref {
+        syn::parse_quote_spanned!(span=> &#x[#index])
+    } else {
+        syn::parse_quote_spanned!(span=> #x[#index])
+    };
+    Some((test, value))
 }
 
 /// `o.copied()`/`o.cloned()` of a call as `o` and `*v`/`v.clone()` of its `Some(v)` (the

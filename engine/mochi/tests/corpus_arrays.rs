@@ -477,3 +477,32 @@ fn array_windows_gradients() {
         assert!((g[k] - want).abs() < 1e-12, "{g:?}");
     }
 }
+
+/// A chain collected into an `Array1` through the `let`'s type (`let y: Array1<f64> =
+/// chain.collect();`): "no rule for `collect`" before (the turbofish form worked).
+#[differentiable]
+fn collected_by_type(x: &Array1<f64>) -> f64 {
+    let y: Array1<f64> = x.iter().map(|v| v.sin()).collect();
+    let z: ndarray::Array<f64, Ix1> = x.iter().zip(y.iter()).map(|(a, b)| a * b).collect();
+    y.sum() * x[0] + z.sum()
+}
+
+#[test]
+fn collected_by_type_gradients() {
+    let x = array![0.3_f64, 1.2, -0.5];
+    mochi::testing::test_rule(
+        (x.clone(),),
+        |t| collected_by_type(&t.0),
+        |t| collected_by_type::rrule(&t.0),
+    );
+    // ∂/∂x_k = x0 cos x_k + [k = 0] Σ sin + sin x_k + x_k cos x_k.
+    let g = collected_by_type::gradient(&x);
+    let s: f64 = x.iter().map(|v| v.sin()).sum();
+    for k in 0..3 {
+        let mut want = x[0] * x[k].cos() + x[k].sin() + x[k] * x[k].cos();
+        if k == 0 {
+            want += s;
+        }
+        assert!((g[k] - want).abs() < 1e-12, "{g:?}");
+    }
+}

@@ -1751,3 +1751,86 @@ fn row_chains_gradients() {
         assert!((gx[j] - want).abs() < 1e-12, "{gx:?}");
     }
 }
+
+const GL_NODES: [f64; 3] = [-0.774_596_669_241_483_4, 0.0, 0.774_596_669_241_483_4];
+const GL_WEIGHTS: [f64; 3] = [5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0];
+
+/// A quadrature rule's nodes and weights zipped (`NODES.iter().zip(WEIGHTS.iter())`,
+/// `.zip(&W)` with `&xk`): E0716 at the attribute before; a nested zip under `iter_mut()`
+/// (`out.iter_mut().zip(x.iter().zip(y.iter()))`): "this `for` … is not one the derivation
+/// writes" before.
+#[differentiable]
+fn quadrature_and_nested_zips(ab: &[f64], x: &[f64], y: &[f64]) -> f64 {
+    let (a, b, p) = (ab[0], ab[1], ab[2]);
+    let (mid, half) = (0.5 * (a + b), 0.5 * (b - a));
+    let mut s = 0.0;
+    for (xk, wk) in GL_NODES.iter().zip(GL_WEIGHTS.iter()) {
+        let t = mid + half * xk;
+        s += wk * (-p * t * t).exp();
+    }
+    for (&xk, wk) in GL_NODES.iter().zip(&GL_WEIGHTS) {
+        s += *wk * xk * p;
+    }
+    let mut out = vec![0.0; x.len()];
+    for (o, (u, v)) in out.iter_mut().zip(x.iter().zip(y.iter())) {
+        *o = u * v + u.exp();
+    }
+    s * half + out.iter().map(|v| v * v).sum::<f64>()
+}
+
+/// `let f = x.first()?;` is a reference, as written (`*f < 0.0`), and so are `x.get(i)?`
+/// and `x.last()?` (E0614 "`f64` cannot be dereferenced" before); `.copied()?` a value.
+#[differentiable]
+fn element_references_by_try(x: &[f64]) -> Option<f64> {
+    let f = x.first()?;
+    if *f < -10.0 {
+        return None;
+    }
+    let g = x.get(1)?;
+    let l = x.last()?;
+    Some(f * x.iter().sum::<f64>() + *l * g + x.get(2).copied()? * 2.0)
+}
+
+#[test]
+fn quadrature_and_element_references() {
+    let ab = vec![0.2_f64, 1.3, 0.7];
+    let (x, y) = (vec![0.3_f64, 1.2, -0.5], vec![0.7_f64, -0.4, 0.9]);
+    mochi::testing::test_rule(
+        (ab.clone(), x.clone(), y.clone()),
+        |t| quadrature_and_nested_zips(&t.0, &t.1, &t.2),
+        |t| quadrature_and_nested_zips::rrule(&t.0, &t.1, &t.2),
+    );
+    // The nested zip's part by hand: ∂/∂x_i = 2 o_i (y_i + e^{x_i}), ∂/∂y_i = 2 o_i x_i.
+    let (_, gx, gy) = quadrature_and_nested_zips::gradient(&ab, &x, &y);
+    for i in 0..3 {
+        let o = x[i] * y[i] + x[i].exp();
+        assert!(
+            (gx[i] - 2.0 * o * (y[i] + x[i].exp())).abs() < 1e-12,
+            "{gx:?}"
+        );
+        assert!((gy[i] - 2.0 * o * x[i]).abs() < 1e-12, "{gy:?}");
+    }
+    // ∂/∂x = (Σx + x0, x0 + x_last, x0 + x1 + 2) at three elements.
+    let x = [0.3_f64, 1.2, -0.5];
+    let g = element_references_by_try::gradient(&x).expect("defined");
+    let want = [x.iter().sum::<f64>() + x[0], x[0] + x[2], x[0] + x[1] + 2.0];
+    for (a, b) in g.iter().zip(want) {
+        assert!((a - b).abs() < 1e-12, "{g:?} against {want:?}");
+    }
+    assert!(element_references_by_try::gradient(&[0.3, 1.2]).is_none());
+    assert!(element_references_by_try::gradient(&[-20.0, 1.2, 3.0]).is_none());
+}
+
+#[test]
+#[cfg(feature = "higher-order")]
+fn quadrature_has_a_hessian() {
+    let x = [0.2, 1.3, 0.7];
+    let h = quadrature_and_nested_zips::hessian(&x, &[], &[]);
+    common::assert_hessian_matches(
+        "quadrature",
+        |p| quadrature_and_nested_zips::gradient(p, &[], &[]).0,
+        &h,
+        &x,
+        1e-6,
+    );
+}
