@@ -11,13 +11,15 @@ pub fn expand(item: TokenStream) -> TokenStream {
     };
     let data = match &input.data {
         Data::Struct(s) => s,
-        Data::Enum(e) if input.generics.params.is_empty() && e.variants.iter().all(|v| matches!(v.fields, Fields::Unit)) => {
+        // (A variant's fields are settings of the choice, such as a Huber loss's
+        // threshold: constants, without a derivative.)
+        Data::Enum(_) if input.generics.params.is_empty() => {
             return fieldless_enum(&input);
         }
         _ => {
             return syn::Error::new_spanned(
                 &input.ident,
-                "#[derive(Tangent)] supports structs and enums whose variants have no fields (a choice, with no derivative); for another enum, write `impl mochi::Tangent` by hand",
+                "#[derive(Tangent)] supports structs and enums without generic parameters (an enum is a choice, with no derivative); for another enum, write `impl mochi::Tangent` by hand",
             )
             .to_compile_error()
         }
@@ -338,8 +340,9 @@ fn twin_items(
     }
 }
 
-/// A fieldless enum (`enum Act { Relu, Tanh }`): a choice that carries no derivative, so
-/// it may be an argument of a `#[differentiable]` function and be matched on.
+/// An enum (`enum Act { Relu, Tanh }`, `enum Loss { L2, Huber(f64) }`): a choice that
+/// carries no derivative (its variants' fields are constants), so it may be an argument
+/// of a `#[differentiable]` function and be matched on.
 fn fieldless_enum(input: &DeriveInput) -> TokenStream {
     let name = &input.ident;
     quote! {

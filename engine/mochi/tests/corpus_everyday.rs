@@ -730,6 +730,50 @@ fn a_configuration_enum_chooses_the_branch() {
     assert_eq!(g, vec![1.0, 0.0]);
 }
 
+/// A configuration enum whose variants carry settings (`Huber(d)`, `Pseudo { delta }`):
+/// `derive(Tangent)` makes it a choice, the settings constants bound by the `match` (the
+/// derive refused variants with fields, and the `match` that binds them, before).
+#[derive(Clone, Copy, Debug, PartialEq, Tangent)]
+enum Loss {
+    L2,
+    Huber(f64),
+    Pseudo { delta: f64 },
+}
+
+#[differentiable]
+fn robust_loss(r: &[f64], kind: Loss) -> f64 {
+    let mut s = 0.0;
+    for &v in r {
+        s += match kind {
+            Loss::L2 => v * v,
+            Loss::Huber(d) => {
+                if v.abs() <= d {
+                    0.5 * v * v
+                } else {
+                    d * (v.abs() - 0.5 * d)
+                }
+            }
+            Loss::Pseudo { delta } => delta * delta * ((1.0 + (v / delta).powi(2)).sqrt() - 1.0),
+        };
+    }
+    s
+}
+
+#[test]
+fn a_configuration_enum_with_settings() {
+    let r = vec![0.3, -1.7, 2.5];
+    for kind in [Loss::L2, Loss::Huber(1.0), Loss::Pseudo { delta: 0.8 }] {
+        mochi::testing::test_rule(
+            (r.clone(), kind),
+            |a| robust_loss(&a.0, a.1),
+            |a| robust_loss::rrule(&a.0, a.1),
+        );
+    }
+    // Huber with d = 1: v inside the threshold gives v, outside d·sign(v).
+    let (g, _) = robust_loss::gradient(&r, Loss::Huber(1.0));
+    assert_eq!(g, vec![0.3, -1.0, 1.0]);
+}
+
 /// Growing a buffer from iterator chains: `chain.for_each(|e| v.push(e))` over a `map`,
 /// and `v.extend(..)` of a `map`, of `x.iter()` and of a reversed copied chain (they
 /// failed to compile: "`for` over a differentiable sequence supports …" and "`.extend(..)`

@@ -163,12 +163,16 @@ impl Lowerer {
         let scrut = &m.expr;
         // An arm that binds part of a differentiable value would need its derivative; arms
         // that bind nothing (`Act::Relu =>`, `0 =>`, `_ =>`) only choose, like an `if`.
+        // A variant of an enum of the user's (`Loss::Huber(d)`, `Self::Scaled { k }`)
+        // binds the settings of a choice, which carry no derivative (`derive(Tangent)`
+        // of an enum): bound as constants, like the names of any arm.
         let binds = m.arms.iter().any(|arm| {
             let mut names = Vec::new();
             pat_names(&arm.pat, &mut names);
             names
                 .iter()
                 .any(|n| !n.starts_with(|c: char| c.is_uppercase()))
+                && !choice_variant(&arm.pat)
         });
         if binds && expr_is_active(scrut, &self.active) {
             self.err(scrut, "mochi: a `match` arm or `if let` pattern that binds parts of a differentiable value (a slice pattern, a tuple of `Option`s, a binding with a guard) is not supported; match on an integer, a bool or an enum, compare with `if`, bind `if let Some(v) = o` without a guard and test `v` inside, or index a slice (`x[0]`, `x[x.len() - 1]`)");
@@ -778,4 +782,23 @@ fn panics(s: &Stmt) -> bool {
             "panic" | "unreachable" | "todo" | "unimplemented"
         )
     })
+}
+
+/// `Loss::Huber(d)`, `Shape::Circle { r }` (also `|`-alternatives of them): a variant of an
+/// enum named by its path, not an `Option`'s or a `Result`'s.
+fn choice_variant(p: &syn::Pat) -> bool {
+    let path = match p {
+        syn::Pat::TupleStruct(t) => &t.path,
+        syn::Pat::Struct(s) => &s.path,
+        syn::Pat::Or(o) => return o.cases.iter().all(choice_variant),
+        syn::Pat::Paren(q) => return choice_variant(&q.pat),
+        _ => return false,
+    };
+    path.segments.len() >= 2
+        && path.segments.iter().all(|s| {
+            !matches!(
+                s.ident.to_string().as_str(),
+                "Some" | "None" | "Ok" | "Err" | "Option" | "Result"
+            )
+        })
 }
