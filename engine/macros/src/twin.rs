@@ -744,12 +744,12 @@ fn arg_kind(ty: &Type) -> Option<bool> {
     if crate::activity::type_is_inactive(ty) {
         return Some(false);
     }
-    if is_f64(ty) || vec_of_f64(ty) || array_of_f64(ty) {
+    if is_f64(ty) || vec_of_f64(ty) || array_of_f64(ty) || fixed_of_f64(ty) {
         return Some(true);
     }
     match ty {
         Type::Reference(r) => match &*r.elem {
-            t if is_f64(t) => Some(true),
+            t if is_f64(t) || fixed_of_f64(t) => Some(true),
             Type::Slice(s) if is_f64(&s.elem) => Some(true),
             other if vec_of_f64(other) || array_of_f64(other) => Some(true),
             _ => None,
@@ -764,9 +764,14 @@ fn result_ok(ty: &Type) -> bool {
         Type::Tuple(t) => t
             .elems
             .iter()
-            .all(|e| is_f64(e) || vec_of_f64(e) || array_of_f64(e)),
-        t => is_f64(t) || vec_of_f64(t) || array_of_f64(t),
+            .all(|e| is_f64(e) || vec_of_f64(e) || array_of_f64(e) || fixed_of_f64(e)),
+        t => is_f64(t) || vec_of_f64(t) || array_of_f64(t) || fixed_of_f64(t),
     }
+}
+
+/// `[f64; N]` (a point, a rotation vector).
+fn fixed_of_f64(ty: &Type) -> bool {
+    matches!(ty, Type::Array(a) if is_f64(&a.elem))
 }
 
 /// An ndarray array or view type (`ArrayN<E>` or `ArrayViewN<E>`, `N` from 0 to 6 or

@@ -1878,3 +1878,76 @@ fn quadrature_has_a_hessian() {
         1e-6,
     );
 }
+
+/// A helper returning a fixed-size array (`-> [f64; 3]`, a rotation as bundle adjustment
+/// writes it) and one taking `&[f64; 3]` and `[f64; 2]`: their callers have `jacobian` and
+/// `hessian` (a compile error naming the helper's result type before).
+#[differentiable]
+fn rotate(w: &[f64], x: &[f64]) -> [f64; 3] {
+    let theta = (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]).sqrt();
+    let k = [w[0] / theta, w[1] / theta, w[2] / theta];
+    let (c, s) = (theta.cos(), theta.sin());
+    let kx = [
+        k[1] * x[2] - k[2] * x[1],
+        k[2] * x[0] - k[0] * x[2],
+        k[0] * x[1] - k[1] * x[0],
+    ];
+    let kd = k[0] * x[0] + k[1] * x[1] + k[2] * x[2];
+    [
+        x[0] * c + kx[0] * s + k[0] * kd * (1.0 - c),
+        x[1] * c + kx[1] * s + k[1] * kd * (1.0 - c),
+        x[2] * c + kx[2] * s + k[2] * kd * (1.0 - c),
+    ]
+}
+
+#[differentiable]
+fn weigh(a: &[f64; 3], b: [f64; 2]) -> f64 {
+    a[0] * b[0] + a[1].sin() * b[1] + a[2] * a[2]
+}
+
+#[differentiable]
+fn projection(p: &[f64]) -> Vec<f64> {
+    let r = rotate(&p[..3], &p[3..6]);
+    vec![r[0] / r[2], r[1] / r[2], weigh(&r, [p[0], p[1]])]
+}
+
+#[differentiable]
+fn projection_norm(p: &[f64]) -> f64 {
+    let r = projection(p);
+    r[0] * r[0] + r[1] * r[1] + r[2]
+}
+
+#[test]
+fn fixed_size_array_helpers() {
+    let p = vec![0.1_f64, -0.2, 0.3, 1.0, 2.0, 5.0];
+    mochi::testing::test_rule(
+        (p.clone(),),
+        |t| projection_norm(&t.0),
+        |t| projection_norm::rrule(&t.0),
+    );
+}
+
+#[test]
+#[cfg(feature = "higher-order")]
+fn fixed_size_array_helpers_have_jacobians_and_hessians() {
+    let p = [0.1_f64, -0.2, 0.3, 1.0, 2.0, 5.0];
+    let (r, j) = projection::jacobian(&p);
+    assert_eq!(r, projection(&p));
+    let step = 1e-6;
+    for k in 0..6 {
+        let (mut up, mut down) = (p, p);
+        up[k] += step;
+        down[k] -= step;
+        let (ru, rd) = (projection(&up), projection(&down));
+        for i in 0..3 {
+            let fd = (ru[i] - rd[i]) / (2.0 * step);
+            assert!(
+                (j[[i, k]] - fd).abs() < 1e-6 * (1.0 + fd.abs()),
+                "J[{i},{k}] {} vs {fd}",
+                j[[i, k]]
+            );
+        }
+    }
+    let h = projection_norm::hessian(&p);
+    common::assert_hessian_matches("projection_norm", projection_norm::gradient, &h, &p, 1e-5);
+}
