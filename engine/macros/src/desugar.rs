@@ -5997,6 +5997,31 @@ impl Desugar {
     /// `x.first().unwrap()`, `x.last().unwrap()`, and `chain.reduce(f).unwrap()`,
     /// `chain.max_by(cmp).unwrap()`, `chain.min_by(cmp).unwrap()`, `chain.last().unwrap()`,
     /// `chain.next().unwrap()` over differentiable sequences.
+    /// `chain.last()` (also `next()`, `next_back()`, `nth(k)`, `find(p)`, followed by
+    /// `copied()`/`cloned()`) of a chain over a differentiable sequence whose length does
+    /// not decide (a `filter`, `filter_map`, `map_while`): the walk, giving the `Option`.
+    fn chain_end_as_option(&mut self, e: &Expr) -> Option<Expr> {
+        let mut end = unparen(e);
+        if let Expr::MethodCall(c) = end {
+            if c.args.is_empty() && (c.method == "copied" || c.method == "cloned") {
+                end = unparen(&c.receiver);
+            }
+        }
+        let Expr::MethodCall(inner) = end else {
+            return None;
+        };
+        if !matches!(
+            inner.method.to_string().as_str(),
+            "last" | "next" | "next_back" | "nth" | "find"
+        ) || !mentions_active(&inner.receiver, &self.active)
+            || crate::iterchain::option_chain_len(end).is_some()
+        {
+            return None;
+        }
+        let float_ty = self.float_ty.clone();
+        Writer::new(&mut self.next, float_ty.as_ref()).end_unwrap(inner, true)
+    }
+
     fn unwrap_rewrite(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
         if let Some(r) = first_or_last(&Expr::MethodCall(m.clone()), &self.inactive_params) {
             return Some(r);
@@ -6027,7 +6052,7 @@ impl Desugar {
             name.as_str(),
             "last" | "next_back" | "next" | "nth" | "find"
         ) {
-            return w.end_unwrap(inner);
+            return w.end_unwrap(inner, false);
         }
         w.reduce_unwrap(inner)
     }
@@ -7364,6 +7389,14 @@ impl VisitMut for Desugar {
                 }
             }
             Expr::If(i) => {
+                // `if let Some(v) = chain.last()` of a chain with a `filter` or a
+                // `map_while` (also `next`, `nth(k)`, `find(p)`): the walk that finds it,
+                // as an `Option`.
+                if let Expr::Let(l) = &mut *i.cond {
+                    if let Some(o) = self.chain_end_as_option(&l.expr) {
+                        *l.expr = o;
+                    }
+                }
                 if let Some(r) = if_let(i, &self.active) {
                     *e = r;
                     // The `match` it may have become is rewritten in its turn.

@@ -343,13 +343,18 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                     };
                     stages(&m.receiver, out) && push(out, Stage::Filter(c))
                 }
-                ("filter_map", 1) => {
+                // `map_while(|v| …)`: as `filter_map`, its `None` ending the walk (a
+                // `break` for the `continue`).
+                ("filter_map" | "map_while", 1) => {
                     let Expr::Closure(c) = &args[0] else {
                         return false;
                     };
-                    let Some(body) = options_as_continue(&c.body) else {
+                    let Some(mut body) = options_as_continue(&c.body) else {
                         return false;
                     };
+                    if name == "map_while" {
+                        ContinueAsBreak.visit_expr_mut(&mut body);
+                    }
                     let mut c = c.clone();
                     *c.body = body;
                     let Some(c) = closure(&Expr::Closure(c), 1) else {
@@ -550,6 +555,19 @@ fn option_value(e: &Expr) -> Option<Option<Expr>> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// `continue` → `break`, outside the loops and closures of the body it is given.
+struct ContinueAsBreak;
+
+impl VisitMut for ContinueAsBreak {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        match e {
+            Expr::Closure(_) | Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {}
+            Expr::Continue(c) if c.label.is_none() => *e = syn::parse_quote!(break),
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
     }
 }
 
@@ -1943,7 +1961,7 @@ impl Writer<'_> {
     /// for `chain.find(p).unwrap()` (`filter(p).next()`), the elements are walked and
     /// the last one kept (the first: the walk stops there) in an `Option`, unwrapped
     /// after the loop as the chain's `unwrap` would be.
-    pub fn end_unwrap(&mut self, e: &syn::ExprMethodCall) -> Option<Expr> {
+    pub fn end_unwrap(&mut self, e: &syn::ExprMethodCall, as_option: bool) -> Option<Expr> {
         self.span = e.method.span();
         let span = self.span;
         let mut st = Vec::new();
@@ -1981,6 +1999,12 @@ impl Writer<'_> {
             let found = self.fresh("found");
             let stop = (!last).then(|| quote_spanned!(span=> break;));
             // `nth(j)`: the kept elements are counted, and the `j`-th one stops the walk.
+            // (`as_option`: the `Option` itself, for `if let Some(v) = chain.last()`.)
+            let end = if as_option {
+                quote_spanned!(span=> #found)
+            } else {
+                quote_spanned!(span=> #found.unwrap())
+            };
             let (seen, count) = match &nth {
                 Some(j) => {
                     let (c, j0) = (self.fresh("seen"), self.fresh("j"));
@@ -2001,7 +2025,7 @@ impl Writer<'_> {
                     #found = Some(#v);
                     #stop
                 }
-                #found.unwrap()
+                #end
             }));
         }
         let j0 = self.fresh("j");
@@ -2014,6 +2038,19 @@ impl Writer<'_> {
             ),
             (None, false) => (quote_spanned!(span=> 0), quote_spanned!(span=> #n == 0)),
         };
+        if as_option {
+            return Some(syn::parse_quote_spanned!(span=> {
+                let #n = #len;
+                #pre
+                if #empty {
+                    None
+                } else {
+                    let #k = #at;
+                    #(#body)*
+                    Some(#v)
+                }
+            }));
+        }
         Some(syn::parse_quote_spanned!(span=> {
             let #n = #len;
             #pre
@@ -2033,7 +2070,7 @@ impl Writer<'_> {
 pub fn option_chain_len(e: &Expr) -> Option<TokenStream> {
     let Expr::MethodCall(m) = e else { return None };
     let arity = match m.method.to_string().as_str() {
-        "reduce" | "max_by" | "min_by" => 1,
+        "reduce" | "max_by" | "min_by" | "nth" => 1,
         "last" | "next" => 0,
         _ => return None,
     };
@@ -2046,7 +2083,13 @@ pub fn option_chain_len(e: &Expr) -> Option<TokenStream> {
         return None;
     }
     let mut next = 0;
-    Writer::new(&mut next, None).len(&st)
+    let len = Writer::new(&mut next, None).len(&st)?;
+    // `nth(k)`: `Some` when there are more than `k`.
+    if m.method == "nth" {
+        let k = &m.args[0];
+        return Some(quote::quote!(usize::saturating_sub(#len, #k)));
+    }
+    Some(len)
 }
 
 /// `|a, b| a.partial_cmp(b).unwrap()` (or `.expect(m)`, `.unwrap_or(d)`) or `|a, b|

@@ -1951,3 +1951,61 @@ fn fixed_size_array_helpers_have_jacobians_and_hessians() {
     let h = projection_norm::hessian(&p);
     common::assert_hessian_matches("projection_norm", projection_norm::gradient, &h, &p, 1e-5);
 }
+
+/// `map_while` (in a `sum`, a `for` and before `last()`), and the end of a chain that
+/// skips (`filter(..).last()`, `find(p)`) read with a default or by `if let`: "no rule for
+/// `map_while`/`last`" before.
+#[differentiable]
+fn stopping_chains(x: &[f64]) -> f64 {
+    let a: f64 = x
+        .iter()
+        .map_while(|v| if *v < 1.5 { Some(v * v) } else { None })
+        .sum();
+    let b = x
+        .iter()
+        .map_while(|&v| (v > 0.0).then(|| v.ln()))
+        .last()
+        .unwrap_or(0.0);
+    let mut c = 0.0;
+    for t in x
+        .iter()
+        .map_while(|v| if *v < 1.5 { Some(v.sin()) } else { None })
+    {
+        c += t * x[0];
+    }
+    let d = x
+        .iter()
+        .filter(|v| **v > 1.0)
+        .map(|v| v * v)
+        .last()
+        .unwrap_or(1.0);
+    let e = if let Some(f) = x.iter().copied().find(|v| *v > 1.0) {
+        f * 3.0
+    } else {
+        0.5
+    };
+    let g = x.iter().map(|v| v.exp()).nth(2).unwrap_or(0.0);
+    a + b + c + d + e + g
+}
+
+#[test]
+fn stopping_chains_gradients() {
+    for x in [
+        vec![0.3_f64, 1.2, 2.0, 0.5],
+        vec![0.3, 1.2, 1.4, 0.5],
+        vec![-0.3, 0.2, 0.4, 0.5],
+        vec![0.3, 0.2, 0.4, 0.5],
+    ] {
+        mochi::testing::test_rule(
+            (x.clone(),),
+            |a| stopping_chains(&a.0),
+            |a| stopping_chains::rrule(&a.0),
+        );
+    }
+    // x = (0.3, 1.2, 2.0, 0.5): the sums' walks stop at 2.0, the `ln` one ends at x3 (b =
+    // ln x3), the filter keeps 2.0 last (d = x2²), find gives 1.2, nth(2) is e^{x2}:
+    // ∂/∂x2 = 2·2 + e², ∂/∂x3 = 1/x3.
+    let g = stopping_chains::gradient(&[0.3, 1.2, 2.0, 0.5]);
+    assert!((g[2] - (4.0 + 2.0_f64.exp())).abs() < 1e-12, "{g:?}");
+    assert!((g[3] - 2.0).abs() < 1e-12, "{g:?}");
+}
