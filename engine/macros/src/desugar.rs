@@ -2974,6 +2974,27 @@ fn element_option(
     }
 }
 
+/// `Some(&v)` as `Some(v)` (the value of a chain's walk is the element itself) and `*v` in
+/// `body` as `v`; whether the pattern is `Some(v)` or `Some(&v)`.
+fn by_value_binding(pat: &mut Pat, body: &mut syn::Block) -> bool {
+    let Pat::TupleStruct(ts) = pat else {
+        return false;
+    };
+    if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
+        return false;
+    }
+    if let Some(Pat::Reference(r)) = ts.elems.first() {
+        let inner = (*r.pat).clone();
+        ts.elems[0] = inner;
+    }
+    let Some(Pat::Ident(i)) = ts.elems.first() else {
+        return false;
+    };
+    let names = [i.ident.clone()];
+    crate::rewrite::UnDeref { names: &names }.visit_block_mut(body);
+    true
+}
+
 /// `x.get(i)`, `x.first()`, `x.last()` (also followed by `.copied()` or `.cloned()`) of a
 /// sequence that carries a derivative, as the value of `e` or of a branch of it (an `if`,
 /// a `match` arm, a block's tail): `{ let i = ..; if i < x.len() { Some(&x[i]) } else {
@@ -6322,6 +6343,8 @@ impl VisitMut for Desugar {
         inline_split_at(b, &mut self.next);
         inline_windows(b, &mut self.next);
         let mut stmts = Vec::with_capacity(b.stmts.len());
+        // The pattern of a `let … else` over a chain's walk: `*v` after it reads `v`.
+        let mut underef_rest: Option<Pat> = None;
         for mut s in b.stmts.drain(..) {
             // `let (a, b): (Vec<f64>, Vec<f64>) = chain.map(|p| (e1, e2)).unzip();`: two
             // chains, `let a: Vec<f64> = chain.map(|p| e1).collect();` and the same for b.
@@ -6352,6 +6375,39 @@ impl VisitMut for Desugar {
                             }
                         }
                     }
+                }
+            }
+            // `let Some(v) = chain.find(p) else { .. };` of a chain that skips: the walk,
+            // as for `if let`.
+            if let syn::Stmt::Local(l) = &mut s {
+                if let Some(init) = &mut l.init {
+                    if init.diverge.is_some() {
+                        if let Some(o) = self.chain_end_as_option(&init.expr) {
+                            *init.expr = o;
+                            let mut rest = syn::Block {
+                                brace_token: Default::default(),
+                                stmts: Vec::new(),
+                            };
+                            if by_value_binding(&mut l.pat, &mut rest) {
+                                underef_rest = Some(l.pat.clone());
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(p) = &underef_rest {
+                let mut names = Vec::new();
+                crate::activity::pat_names(p, &mut names);
+                let idents: Vec<syn::Ident> =
+                    names.iter().map(|n| format_ident!("{}", n)).collect();
+                let mut one = syn::Block {
+                    brace_token: Default::default(),
+                    stmts: vec![s.clone()],
+                };
+                if !matches!(&s, syn::Stmt::Local(l) if l.init.as_ref().is_some_and(|i| i.diverge.is_some()))
+                {
+                    crate::rewrite::UnDeref { names: &idents }.visit_block_mut(&mut one);
+                    s = one.stmts.pop().expect("one statement");
                 }
             }
             match &s {
@@ -7395,6 +7451,9 @@ impl VisitMut for Desugar {
                 if let Expr::Let(l) = &mut *i.cond {
                     if let Some(o) = self.chain_end_as_option(&l.expr) {
                         *l.expr = o;
+                        // The walk gives the element by value: `Some(&v)` binds it as
+                        // `Some(v)`, and `*v` in the branch reads `v`.
+                        by_value_binding(&mut l.pat, &mut i.then_branch);
                     }
                 }
                 if let Some(r) = if_let(i, &self.active) {

@@ -2009,3 +2009,73 @@ fn stopping_chains_gradients() {
     assert!((g[2] - (4.0 + 2.0_f64.exp())).abs() < 1e-12, "{g:?}");
     assert!((g[3] - 2.0).abs() < 1e-12, "{g:?}");
 }
+
+/// A captured parameter given bare by a branch inside a chain's closure (`if e < 0.0 { 1.0
+/// - tau } else { tau }`): "expected `f64`, found `&f64`" before (the closure reads its
+/// captures through a reference).
+#[differentiable]
+fn captured_branch_value(r: &[f64], tau: f64) -> f64 {
+    r.iter()
+        .map(|&e| {
+            let w = if e < 0.0 { 1.0 - tau } else { tau };
+            let h = if e.abs() < 0.3 {
+                0.5 * e * e / 0.3
+            } else {
+                e.abs() - 0.15
+            };
+            w * h
+        })
+        .sum()
+}
+
+#[test]
+fn captured_branch_value_gradients() {
+    mochi::testing::test_rule(
+        (vec![0.5_f64, -0.2, 1.0, -0.9], 0.3_f64),
+        |a| captured_branch_value(&a.0, a.1),
+        |a| captured_branch_value::rrule(&a.0, a.1),
+    );
+    // ∂/∂τ = Σ± h(e): 0.35 − 0.2²/0.6 + 0.85 − 0.75.
+    let (_, dtau) = captured_branch_value::gradient(&[0.5, -0.2, 1.0, -0.9], 0.3);
+    let want = 0.35 - 0.04 / 0.6 + 0.85 - 0.75;
+    assert!((dtau - want).abs() < 1e-12, "{dtau} against {want}");
+}
+
+/// A search's element bound by `let … else` and `if let` (`let Some(&m) =
+/// x.iter().find(p) else { return .. };`, `if let Some(v) = x.iter().find(p) { v * *v }`,
+/// `filter(..).last()`): "`.find(..)` over a differentiable sequence is not supported"
+/// before.
+#[differentiable]
+fn searched_elements(x: &[f64]) -> f64 {
+    let Some(&m) = x.iter().find(|v| **v > 0.2) else {
+        return x[0];
+    };
+    let Some(k) = x.iter().filter(|v| **v < 0.0).last() else {
+        return m * 2.0;
+    };
+    let big = if let Some(v) = x.iter().find(|v| **v > 1.0) {
+        v * *v
+    } else {
+        0.0
+    };
+    m * m + x[0] + *k + big
+}
+
+#[test]
+fn searched_elements_gradients() {
+    for x in [
+        vec![0.1_f64, 0.5, -0.3],
+        vec![0.1, 0.15, 0.3],
+        vec![0.1, 0.15, -0.3],
+        vec![0.1, 1.5, -0.3],
+    ] {
+        mochi::testing::test_rule(
+            (x.clone(),),
+            |a| searched_elements(&a.0),
+            |a| searched_elements::rrule(&a.0),
+        );
+    }
+    // x = (0.1, 1.5, −0.3): m = x1, k = x2, big = x1²: (1, 4 x1, 1).
+    let g = searched_elements::gradient(&[0.1, 1.5, -0.3]);
+    assert_eq!(g, vec![1.0, 6.0, 1.0]);
+}

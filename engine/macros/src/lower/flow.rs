@@ -85,7 +85,17 @@ impl Lowerer {
         if let Some((v, cot)) = out {
             match tail {
                 Some(o) => {
-                    let val = o.val();
+                    // A value captured by a closure gives its value, as it would outside
+                    // the closure (`if c { 1.0 - tau } else { tau }` in a chain's closure,
+                    // where `tau` is read through the reference the closure holds).
+                    let val = match &o {
+                        Operand::Active {
+                            is_ref: true, val, ..
+                        } if self.captured.contains(&val.to_string()) => {
+                            quote!(::core::clone::Clone::clone(#val))
+                        }
+                        _ => o.val(),
+                    };
                     inner.fwd.push(Fwd::Primal(quote!(#v = #val;)));
                     if let (Some(oc), Some(c)) = (o.cot(), cot) {
                         inner.rev.push(Rev::Acc {
