@@ -2079,3 +2079,40 @@ fn searched_elements_gradients() {
     let g = searched_elements::gradient(&[0.1, 1.5, -0.3]);
     assert_eq!(g, vec![1.0, 6.0, 1.0]);
 }
+
+/// A tuple struct deriving `Tangent` built from differentiable values (`Pt(x[0], x[1])`)
+/// and passed to a helper: "building `Pt(..)` … is not supported; return … a struct
+/// deriving `Tangent`" before, although it derives it.
+#[derive(Clone, Debug, Tangent)]
+struct Pt(f64, f64);
+
+#[differentiable]
+fn pt_norm(p: &Pt) -> f64 {
+    (p.0 * p.0 + p.1 * p.1).sqrt()
+}
+
+#[differentiable]
+fn tuple_structs(x: &[f64]) -> f64 {
+    let p = Pt(x[0], x[1]);
+    let q = Pt(p.0 * p.1, p.1 - p.0);
+    q.0 * q.1 + p.0 + pt_norm(&Pt(x[0], 2.0 * x[1]))
+}
+
+#[test]
+fn tuple_structs_gradients() {
+    mochi::testing::test_rule(
+        (vec![0.3_f64, 1.2],),
+        |a| tuple_structs(&a.0),
+        |a| tuple_structs::rrule(&a.0),
+    );
+    // x0 x1² − x0² x1 + x0 + √(x0² + 4 x1²).
+    let (a, b) = (0.3_f64, 1.2_f64);
+    let r = (a * a + 4.0 * b * b).sqrt();
+    let g = tuple_structs::gradient(&[a, b]);
+    let want = [b * b - 2.0 * a * b + 1.0 + a / r, 2.0 * a * b - a * a + 4.0 * b / r];
+    for (x, y) in g.iter().zip(want) {
+        assert!((x - y).abs() < 1e-12, "{g:?} against {want:?}");
+    }
+    let dp = pt_norm::gradient(&Pt(3.0, 4.0));
+    assert!((dp.0 - 0.6).abs() < 1e-12 && (dp.1 - 0.8).abs() < 1e-12);
+}

@@ -1190,9 +1190,20 @@ impl Lowerer {
             let v = o.val();
             return self.derived_value(quote!(#fp(#v)), &o, AccKind::From, code);
         }
+        // `Pt(a, b)` of a tuple struct (deriving `Tangent`): the literal `Pt { 0: a, 1: b }`.
         if segs.len() == 1 && last.chars().next().is_some_and(char::is_uppercase) {
-            self.err(c, format!("mochi: building `{last}(..)` from a differentiable value is not supported; return the value itself, or a tuple or a struct deriving `Tangent`"));
-            return Operand::Inactive(quote!(#c));
+            let fields = c.args.iter().enumerate().map(|(i, a)| {
+                let m = syn::Index::from(i);
+                quote!(#m: #a)
+            });
+            let lit: syn::Result<syn::ExprStruct> = syn::parse2(quote!(#fp { #(#fields),* }));
+            return match lit {
+                Ok(l) => self.lower_expr(&Expr::Struct(l), code),
+                Err(_) => {
+                    self.err(c, format!("mochi: building `{last}(..)` from a differentiable value is not supported; return the value itself, or a tuple or a struct deriving `Tangent`"));
+                    Operand::Inactive(quote!(#c))
+                }
+            };
         }
         // `Self::m(args)` in a method: the method's derived rule `Self::m_rrule`. Also
         // `Type::m(&mut v, args)` anywhere: a `&mut` first argument is a receiver, never
