@@ -6310,6 +6310,19 @@ impl VisitMut for Desugar {
     // carry a derivative: rewrites inside the closure see it as such. (A name or `&name`
     // only: an `enumerate` index is an integer.)
     fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
+        // `rows.push(chain.collect())`: the `Vec` the `push` gives it its type from, as
+        // the turbofish the chain rewrite reads.
+        if m.method == "push" && m.args.len() == 1 {
+            if let Expr::MethodCall(c) = &mut m.args[0] {
+                if c.method == "collect"
+                    && c.args.is_empty()
+                    && c.turbofish.is_none()
+                    && mentions_active(&c.receiver, &self.active)
+                {
+                    c.turbofish = Some(syn::parse_quote!(::<Vec<_>>));
+                }
+            }
+        }
         if !mentions_active(&m.receiver, &self.active) {
             return syn::visit_mut::visit_expr_method_call_mut(self, m);
         }

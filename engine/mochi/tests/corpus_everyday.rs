@@ -2109,10 +2109,52 @@ fn tuple_structs_gradients() {
     let (a, b) = (0.3_f64, 1.2_f64);
     let r = (a * a + 4.0 * b * b).sqrt();
     let g = tuple_structs::gradient(&[a, b]);
-    let want = [b * b - 2.0 * a * b + 1.0 + a / r, 2.0 * a * b - a * a + 4.0 * b / r];
+    let want = [
+        b * b - 2.0 * a * b + 1.0 + a / r,
+        2.0 * a * b - a * a + 4.0 * b / r,
+    ];
     for (x, y) in g.iter().zip(want) {
         assert!((x - y).abs() < 1e-12, "{g:?} against {want:?}");
     }
     let dp = pt_norm::gradient(&Pt(3.0, 4.0));
     assert!((dp.0 - 0.6).abs() < 1e-12 && (dp.1 - 0.8).abs() < 1e-12);
+}
+
+/// Gram–Schmidt as written: rows pushed as `q.push(w.iter().map(|x| x / n).collect())`
+/// (the `collect`'s type given by the `push`; "no rule for `collect`" before).
+#[differentiable]
+fn gram_schmidt(a: &[Vec<f64>]) -> f64 {
+    let mut q: Vec<Vec<f64>> = Vec::new();
+    for v in a.iter() {
+        let mut w = v.clone();
+        for u in q.iter() {
+            let d: f64 = w.iter().zip(u.iter()).map(|(x, y)| x * y).sum();
+            for i in 0..w.len() {
+                w[i] -= d * u[i];
+            }
+        }
+        let n = w.iter().map(|x| x * x).sum::<f64>().sqrt();
+        q.push(w.iter().map(|x| x / n).collect());
+    }
+    q[1][0] + 2.0 * q[2][1] - q[0][2]
+}
+
+#[test]
+fn gram_schmidt_gradients() {
+    let a = vec![
+        vec![1.0, 0.2, 0.3],
+        vec![0.1, 1.5, -0.2],
+        vec![0.4, 0.3, 2.0],
+    ];
+    mochi::testing::test_rule(
+        (a.clone(),),
+        |t| gram_schmidt(&t.0),
+        |t| gram_schmidt::rrule(&t.0),
+    );
+    // The third row enters only through q2 = its part orthogonal to the first two,
+    // normalised, and q2's second element: ∂/∂a2 = 2 (e1 − q2 q2₁)/|w2| projected off
+    // the first two directions; its component along a2 itself is 0 (scale invariance).
+    let g = gram_schmidt::gradient(&a);
+    let along: f64 = g[2].iter().zip(&a[2]).map(|(p, q)| p * q).sum();
+    assert!(along.abs() < 1e-12, "{g:?}");
 }
