@@ -600,6 +600,28 @@ pub fn elements_len<T: ElementsLen + ?Sized>(x: &T) -> usize {
     x.elements_len()
 }
 
+/// The position of `x[start..end].first().unwrap()` in `x`: `start`, or the panic of
+/// `unwrap` when the range is empty.
+#[inline(always)]
+#[track_caller]
+pub fn first_index(start: usize, end: usize) -> usize {
+    if start >= end {
+        panic!("called `Option::unwrap()` on a `None` value");
+    }
+    start
+}
+
+/// The position of `x[start..end].last().unwrap()` in `x`: `end - 1`, or the panic of
+/// `unwrap` when the range is empty.
+#[inline(always)]
+#[track_caller]
+pub fn last_index(start: usize, end: usize) -> usize {
+    if start >= end {
+        panic!("called `Option::unwrap()` on a `None` value");
+    }
+    end - 1
+}
+
 /// The length of a sequence for `for v in x.iter()` loops.
 #[inline(always)]
 pub fn seq_len<T: SeqLen + ?Sized>(x: &T) -> usize {

@@ -5328,6 +5328,33 @@ fn first_or_last(e: &Expr, inactive: &HashSet<String>) -> Option<Expr> {
         };
         f = inner;
     }
+    // `x[a..b].first().unwrap()`, `x[..n].last().unwrap()`: the element of `x` at the
+    // range's end, which panics where the range is empty as `unwrap` does.
+    if let (Expr::Index(ix), true) = (&*f.receiver, f.args.is_empty()) {
+        if let (Expr::Range(r), Expr::Path(_) | Expr::Field(_)) = (&*ix.index, &*ix.expr) {
+            let x = &ix.expr;
+            let span = f.method.span();
+            if r.limits != syn::RangeLimits::HalfOpen(Default::default())
+                || crate::activity::root_name(x).is_some_and(|n| inactive.contains(&n))
+            {
+                return None;
+            }
+            let start = r
+                .start
+                .as_ref()
+                .map_or(quote::quote!(0usize), |a| quote::quote!(#a));
+            let end = r
+                .end
+                .as_ref()
+                .map_or(quote::quote!(#x.len()), |b| quote::quote!(#b));
+            let at = match f.method.to_string().as_str() {
+                "first" => quote::quote!(::mochi::__private::first_index(#start, #end)),
+                "last" => quote::quote!(::mochi::__private::last_index(#start, #end)),
+                _ => return None,
+            };
+            return Some(syn::parse_quote_spanned!(span=> #x[::mochi::no_grad(#at)]));
+        }
+    }
     // Not of a parameter without a derivative: `*idx.first().unwrap()` of indices is
     // left as written (`*idx[0]` would not compile). A closure's parameter (a window
     // `c` in `chunks(4).map(|c| *c.last().unwrap())`) is not in the activity yet.

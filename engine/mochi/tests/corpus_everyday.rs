@@ -2158,3 +2158,30 @@ fn gram_schmidt_gradients() {
     let along: f64 = g[2].iter().zip(&a[2]).map(|(p, q)| p * q).sum();
     assert!(along.abs() < 1e-12, "{g:?}");
 }
+
+/// The ends of a sub-slice (`*x[1..].first().unwrap()`, `x[..n].last()`, `x[1..3].last()
+/// .copied().unwrap()`): "no rule for `first`/`last`" before.
+#[differentiable]
+fn subslice_ends(x: &[f64]) -> f64 {
+    let f = *x[1..].first().unwrap();
+    let l = *x[..x.len() - 1].last().unwrap();
+    let m = x[1..3].last().copied().unwrap();
+    f * l + m * m
+}
+
+#[test]
+fn subslice_ends_gradients() {
+    mochi::testing::test_rule(
+        (vec![0.3_f64, 1.2, -0.7, 2.0],),
+        |a| subslice_ends(&a.0),
+        |a| subslice_ends::rrule(&a.0),
+    );
+    // x1 x2 + x2²: (0, x2, x1 + 2 x2, 0).
+    assert_eq!(
+        subslice_ends::gradient(&[0.3, 1.2, -0.7, 2.0]),
+        vec![0.0, -0.7, 1.2 - 1.4, 0.0]
+    );
+    // An empty range panics as `unwrap` does.
+    let empty = std::panic::catch_unwind(|| subslice_ends::gradient(&[0.3]));
+    assert!(empty.is_err());
+}
