@@ -7510,6 +7510,24 @@ impl VisitMut for Desugar {
                     self.visit_expr_mut(e);
                 }
             }
+            // `[v; 3]` of a differentiable value with a literal length: `{ let t = v; [t,
+            // t, t] }` (each element a copy, whose cotangents add up in `t`'s).
+            Expr::Repeat(r) if mentions_active(&r.expr, &self.active) => {
+                let n = match &*r.len {
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(n),
+                        ..
+                    }) => n.base10_parse::<usize>().ok(),
+                    _ => None,
+                };
+                if let Some(n) = n.filter(|n| *n <= 64) {
+                    self.next += 1;
+                    let t = format_ident!("__mochi_rep{}", self.next, span = span);
+                    let v = &r.expr;
+                    let elems = std::iter::repeat_n(quote::quote!(#t), n);
+                    *e = syn::parse_quote_spanned!(span=> { let #t = #v; [#(#elems),*] });
+                }
+            }
             Expr::While(w) if matches!(&*w.cond, Expr::Let(_)) && w.label.is_none() => {
                 let Expr::Let(l) = &*w.cond else { return };
                 let (pat, scrutinee, body) = (&l.pat, &l.expr, &w.body);

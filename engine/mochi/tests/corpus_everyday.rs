@@ -2185,3 +2185,28 @@ fn subslice_ends_gradients() {
     let empty = std::panic::catch_unwind(|| subslice_ends::gradient(&[0.3]));
     assert!(empty.is_err());
 }
+
+/// `[v; n]` of a differentiable value with a literal length (`[x[1]; 2]`, then written
+/// into): "`[x; n]` of a differentiable value is not supported" before.
+#[differentiable]
+fn repeated_arrays(x: &[f64]) -> f64 {
+    let a = [x[1]; 2];
+    let mut b = [x[0] * 2.0; 3];
+    b[1] += x[2];
+    a[0] * a[1] + b.iter().sum::<f64>() + b[1] * b[2]
+}
+
+#[test]
+fn repeated_arrays_gradients() {
+    mochi::testing::test_rule(
+        (vec![0.3_f64, 1.2, -0.7],),
+        |a| repeated_arrays(&a.0),
+        |a| repeated_arrays::rrule(&a.0),
+    );
+    // x1² + 6 x0 + x2 + (2 x0 + x2)·2 x0: (6 + 8 x0 + 2 x2, 2 x1, 1 + 2 x0).
+    let g = repeated_arrays::gradient(&[0.3, 1.2, -0.7]);
+    let want = [6.0 + 8.0 * 0.3 - 1.4, 2.4, 1.6];
+    for (a, b) in g.iter().zip(want) {
+        assert!((a - b).abs() < 1e-12, "{g:?}");
+    }
+}

@@ -458,7 +458,7 @@ impl Lowerer {
                 )
             }
             Expr::Repeat(r) => {
-                self.err(r, "mochi: `[x; n]` of a differentiable value is not supported; fill the array in a loop");
+                self.err(r, "mochi: `[x; n]` of a differentiable value is supported for a literal `n` up to 64; fill the array in a loop, or use `vec![x; n]`");
                 Operand::Inactive(quote!(#e))
             }
             Expr::Macro(m) => {
