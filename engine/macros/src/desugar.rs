@@ -3939,13 +3939,14 @@ fn inline_local_closures(b: &mut syn::Block) {
     let mut k = 0;
     while k < b.stmts.len() {
         let found = match &b.stmts[k] {
+            // (`let mut add = |v| acc += v;` too: an `FnMut` closure writing its
+            // captures, which its calls, inlined, write in place.)
             syn::Stmt::Local(l) => match (&l.pat, l.init.as_ref()) {
-                (Pat::Ident(p), Some(init))
-                    if p.mutability.is_none() && p.subpat.is_none() && init.diverge.is_none() =>
-                {
+                (Pat::Ident(p), Some(init)) if p.subpat.is_none() && init.diverge.is_none() => {
                     match &*init.expr {
                         Expr::Closure(c)
-                            if c.inputs.iter().all(|i| !matches!(i, Pat::Reference(_))) =>
+                            if c.inputs.iter().all(|i| !matches!(i, Pat::Reference(_)))
+                                && (p.mutability.is_none() || c.capture.is_none()) =>
                         {
                             Some((p.ident.clone(), c.clone()))
                         }
@@ -3960,12 +3961,21 @@ fn inline_local_closures(b: &mut syn::Block) {
             k += 1;
             continue;
         };
+        // The captures the closure writes: the variables themselves (Rust lets nothing
+        // else touch them while the closure lives), never snapshots.
+        let written = {
+            let body: syn::Stmt = syn::Stmt::Expr((*closure.body).clone(), None);
+            names_changed(std::slice::from_ref(&body), &free_names(&closure))
+        };
         // A name the closure captures that the statements after it bind again or assign
         // would, inlined at a call, read the new value; Rust's closure reads the one it
         // captured (a `move` closure its value then, another one the variable, which
         // nothing may assign while the closure lives). Such names are read into
         // snapshots right after the closure, and the closure reads those.
-        let changed = names_changed(&b.stmts[k + 1..], &free_names(&closure));
+        let changed: Vec<syn::Ident> = names_changed(&b.stmts[k + 1..], &free_names(&closure))
+            .into_iter()
+            .filter(|n| !written.contains(n))
+            .collect();
         let mut snapshots = Vec::new();
         if !changed.is_empty() {
             let mut renames = Vec::new();
@@ -4149,12 +4159,41 @@ impl Inline<'_> {
             })
             .collect();
         let args: Vec<&Expr> = reborrowed.iter().collect();
+        // A `&mut place` given for a parameter named plainly: `let out = &mut o;`, bound
+        // first and without its type, so that `inline_mut_borrows` makes the body write
+        // `o` itself (through the alias, the writes reached no cotangent: a silent zero
+        // gradient before 2026-12-02).
+        let direct = |p: &Pat, a: &Expr| {
+            matches!(p, Pat::Ident(i) if i.mutability.is_none() && i.by_ref.is_none() && i.subpat.is_none())
+                && matches!(a, Expr::Reference(r) if r.mutability.is_some() && plain_place(&r.expr))
+        };
         let bind = if pats.len() == 1 {
             let (p, a) = (&pats[0], args[0]);
             match &tys[0] {
+                _ if direct(p, a) => quote_spanned!(span=> let #p = #a;),
                 Some(t) => quote_spanned!(span=> let #p: #t = #a;),
                 None => quote_spanned!(span=> let #p = #a;),
             }
+        } else if pats.iter().zip(&args).any(|(p, a)| direct(p, a)) {
+            let temps: Vec<syn::Ident> = (0..pats.len())
+                .map(|k| format_ident!("__mochi_carg{}", k, span = span))
+                .collect();
+            let mut firsts = Vec::new();
+            let mut reads = Vec::new();
+            let mut lets = Vec::new();
+            for (((p, t), v), a) in pats.iter().zip(&tys).zip(&temps).zip(&args) {
+                if direct(p, a) {
+                    firsts.push(quote_spanned!(span=> let #p = #a;));
+                    continue;
+                }
+                reads.push((v, a));
+                lets.push(match t {
+                    Some(t) => quote_spanned!(span=> let #p: #t = #v;),
+                    None => quote_spanned!(span=> let #p = #v;),
+                });
+            }
+            let (vs, avs): (Vec<&syn::Ident>, Vec<&&Expr>) = reads.into_iter().unzip();
+            quote_spanned!(span=> let (#(#vs,)*) = (#(#avs,)*); #(#firsts)* #(#lets)*)
         } else {
             // Every argument is read before a parameter is bound (an argument may name
             // an outer variable a parameter shadows); then one `let` per parameter, so
@@ -4286,12 +4325,34 @@ fn plain_place(e: &Expr) -> bool {
 fn inline_mut_borrows(b: &mut syn::Block) {
     let mut k = 0;
     while k < b.stmts.len() {
-        let found = plain_let(&b.stmts[k]).and_then(|(name, init)| match init {
-            Expr::Reference(r) if r.mutability.is_some() && plain_place(&r.expr) => {
-                Some((name.clone(), (*r.expr).clone()))
+        // (Also `let r: &mut Vec<f64> = &mut o;`, the type written.)
+        let typed = |s: &syn::Stmt| -> Option<(syn::Ident, Expr)> {
+            let syn::Stmt::Local(l) = s else { return None };
+            let (Pat::Type(t), Some(init)) = (&l.pat, l.init.as_ref()) else {
+                return None;
+            };
+            match (&*t.pat, &*t.ty) {
+                (Pat::Ident(p), syn::Type::Reference(r))
+                    if r.mutability.is_some()
+                        && p.mutability.is_none()
+                        && p.by_ref.is_none()
+                        && p.subpat.is_none()
+                        && init.diverge.is_none() =>
+                {
+                    Some((p.ident.clone(), (*init.expr).clone()))
+                }
+                _ => None,
             }
-            _ => None,
-        });
+        };
+        let found = plain_let(&b.stmts[k])
+            .map(|(n, e)| (n.clone(), e.clone()))
+            .or_else(|| typed(&b.stmts[k]))
+            .and_then(|(name, init)| match init {
+                Expr::Reference(r) if r.mutability.is_some() && plain_place(&r.expr) => {
+                    Some((name, (*r.expr).clone()))
+                }
+                _ => None,
+            });
         let Some((name, place)) = found else {
             k += 1;
             continue;

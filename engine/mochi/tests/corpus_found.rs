@@ -1157,3 +1157,55 @@ fn bool_variable_cast_builds() {
     assert_eq!(bool_variable_cast::gradient(0.5), 2.0);
     assert_eq!(bool_variable_cast::gradient(-0.5), 2.0);
 }
+
+/// Local closures that write through a `&mut` parameter (`|v, out: &mut Vec<f64>|
+/// out.push(v * c)`, `|s: &mut f64, v| *s += v * v` given `&mut a` or `&mut m[1][2]`) and
+/// an `FnMut` closure writing its capture (`let mut add = |v| acc += v * v;`). The first
+/// two gave a **zero gradient** with no error before 2026-12-02 (the writes went through
+/// an alias that reached no cotangent); the last was refused. Also `let r: &mut Vec<f64> =
+/// &mut o;` with its type written (refused before).
+#[differentiable]
+fn closures_writing_through_references(x: &[f64]) -> f64 {
+    let mut acc = 0.0;
+    let mut add = |v: f64| acc += v * v;
+    for &v in x {
+        add(v);
+    }
+    add(x[0]);
+    let c = x[1];
+    let push_scaled = |v: f64, out: &mut Vec<f64>| out.push(v * c);
+    let mut o = Vec::new();
+    push_scaled(x[2], &mut o);
+    push_scaled(x[0], &mut o);
+    let bump = |s: &mut f64, v: f64| *s += v * v;
+    let mut a = x[0];
+    bump(&mut a, x[1]);
+    let mut m = vec![x.to_vec(), x.to_vec()];
+    bump(&mut m[1][2], x[0]);
+    let mut q = Vec::new();
+    let r: &mut Vec<f64> = &mut q;
+    r.push(x[2] * 2.0);
+    acc + o[0] * o[1] + a * m[1][2] + q[0]
+}
+
+#[test]
+fn closures_writing_through_references_gradients() {
+    for x in [vec![0.3_f64, 1.2, -0.7], vec![-1.1, 0.4, 0.9]] {
+        mochi::testing::test_rule(
+            (x.clone(),),
+            |t| closures_writing_through_references(&t.0),
+            |t| closures_writing_through_references::rrule(&t.0),
+        );
+    }
+    // Σx² + x0² + x2 x0 x1² + (x0 + x1²)(x2 + x0²) + 2 x2, at (0.3, 1.2, −0.7).
+    let (x0, x1, x2) = (0.3_f64, 1.2_f64, -0.7_f64);
+    let g = closures_writing_through_references::gradient(&[x0, x1, x2]);
+    let want = [
+        4.0 * x0 + x2 * x1 * x1 + (x2 + x0 * x0) + (x0 + x1 * x1) * 2.0 * x0,
+        2.0 * x1 + 2.0 * x2 * x0 * x1 + 2.0 * x1 * (x2 + x0 * x0),
+        2.0 * x2 + x0 * x1 * x1 + (x0 + x1 * x1) + 2.0,
+    ];
+    for (a, b) in g.iter().zip(want) {
+        assert!((a - b).abs() < 1e-12, "{g:?} against {want:?}");
+    }
+}

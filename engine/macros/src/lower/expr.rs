@@ -189,6 +189,17 @@ impl Lowerer {
     }
 
     fn lower_expr_here(&mut self, e: &Expr, code: &mut Code) -> Operand {
+        // An assignment where a value is read (a block's or a closure's tail, `{ acc +=
+        // v }`): the assignment, then its value `()`.
+        let assigns = match e {
+            Expr::Assign(_) => true,
+            Expr::Binary(b) => activity::is_arithmetic_assign(&b.op),
+            _ => false,
+        };
+        if assigns {
+            self.lower_expr_stmt(e, code);
+            return Operand::Inactive(quote!(()));
+        }
         match e {
             Expr::Paren(p) => return self.lower_expr(&p.expr, code),
             Expr::Group(g) => return self.lower_expr(&g.expr, code),
