@@ -18,7 +18,8 @@
     clippy::iter_nth,
     clippy::iter_next_slice,
     clippy::double_ended_iterator_last,
-    clippy::iter_nth_zero
+    clippy::iter_nth_zero,
+    clippy::useless_vec
 )]
 
 mod common;
