@@ -6,6 +6,8 @@
 //! made from a `Vec`.
 
 #![allow(
+    clippy::double_ended_iterator_last,
+    clippy::iter_nth_zero,
     clippy::iter_next_slice,
     clippy::manual_unwrap_or,
     clippy::manual_unwrap_or_default,
