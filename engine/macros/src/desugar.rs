@@ -4628,6 +4628,35 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
             continue;
         };
         let (mut rest, hit) = rest_of_block(b, k, &x);
+        // Both halves of `split_at_mut` handed to one call (`axpy(a, b)`): the halves
+        // are read in place, as `x`, which one call cannot borrow twice.
+        if mutable {
+            struct BothHalves<'a>(&'a syn::Ident, &'a syn::Ident);
+            impl VisitMut for BothHalves<'_> {
+                fn visit_expr_mut(&mut self, e: &mut Expr) {
+                    let args: Vec<&Expr> = match e {
+                        Expr::Call(c) => c.args.iter().collect(),
+                        Expr::MethodCall(m) => m.args.iter().chain([&*m.receiver]).collect(),
+                        _ => Vec::new(),
+                    };
+                    let names = |n: &syn::Ident| {
+                        args.iter().any(|a| {
+                            tokens_mention(&quote::ToTokens::to_token_stream(a), &|i| i == n)
+                        })
+                    };
+                    if names(self.0) && names(self.1) {
+                        let at = e.span();
+                        *e = syn::parse_quote_spanned!(at=> {
+                            ::core::compile_error!("mochi: the two halves of `split_at_mut` given to one call are not supported; read and write them by index in this function (`b[i] += s * a[i]`), or give a helper the whole buffer and the split point (`axpy_halves(&mut v, n)`)");
+                            ::core::unreachable!()
+                        });
+                        return;
+                    }
+                    syn::visit_mut::visit_expr_mut(self, e);
+                }
+            }
+            BothHalves(&a, &c).visit_block_mut(&mut rest);
+        }
         *next += 1;
         let mid = format_ident!("__mochi_mid{}", *next, span = span);
         let zero = quote::quote!(0);

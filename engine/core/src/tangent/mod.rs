@@ -135,7 +135,7 @@ pub trait TangentVector: Sized + Clone + std::fmt::Debug {
 #[diagnostic::on_unimplemented(
     message = "mochi: `{Self}` has no tangent type, so it cannot be an argument or a value of a `#[differentiable]` function",
     label = "`{Self}` needs a tangent",
-    note = "for a struct of your own, add `#[derive(Tangent)]` (with `use mochi::prelude::*`)",
+    note = "for a struct or an enum of your own, add `#[derive(Tangent)]` (with `use mochi::prelude::*`); an enum is a choice, without a derivative",
     note = "a type of another crate needs a rule crate that gives it a tangent (see CONTRIBUTING.md); mochi's rule crates cover ndarray 0.16 and nalgebra 0.34: a type of another version of either crate is another type"
 )]
 pub trait Tangent {
