@@ -898,6 +898,14 @@ fn floaty(e: &Expr, names: &HashSet<String>) -> bool {
             }
             syn::visit::visit_path(self, p);
         }
+        // `q.floor() as usize`: an integer whatever it is made from.
+        fn visit_expr_cast(&mut self, c: &'a syn::ExprCast) {
+            let integer = matches!(&*c.ty, Type::Path(p)
+                if p.path.get_ident().is_some_and(|i| INTEGER_TYPES.contains(&i.to_string().as_str())));
+            if !integer {
+                syn::visit::visit_expr_cast(self, c);
+            }
+        }
         fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
             // Counts, lengths and tests are integers or booleans whatever they look at.
             let name = m.method.to_string();

@@ -2212,3 +2212,37 @@ fn repeated_arrays_gradients() {
         assert!((a - b).abs() < 1e-12, "{g:?}");
     }
 }
+
+/// An index made from a float (`(q.floor() as usize).min(n - 2)`) cast back (`k as
+/// f64`): the Hessian was refused ("it casts a float with `as f64`", naming `k as f64`).
+#[differentiable]
+fn spline_at(y: &[f64], q: f64) -> f64 {
+    let n = y.len();
+    let k = (q.floor() as usize).min(n - 2);
+    let t = q - k as f64;
+    y[k] * (1.0 - t) * (1.0 - t) + y[k + 1] * t * t + q * q
+}
+
+#[test]
+fn spline_at_gradients() {
+    mochi::testing::test_rule(
+        (vec![0.3_f64, 1.2, -0.7, 2.0], 1.4_f64),
+        |a| spline_at(&a.0, a.1),
+        |a| spline_at::rrule(&a.0, a.1),
+    );
+}
+
+#[test]
+#[cfg(feature = "higher-order")]
+fn spline_at_has_a_hessian() {
+    // y1 (1 − t)² + y2 t² + q², t = q − 1 at q = 1.4.
+    let h = spline_at::hessian(&[0.3, 1.2, -0.7, 2.0], 1.4);
+    let t = 0.4;
+    assert!(
+        (h[[4, 4]] - (2.0 * 1.2 + 2.0 * -0.7 + 2.0)).abs() < 1e-12,
+        "{h:?}"
+    );
+    assert!((h[[1, 4]] + 2.0 * (1.0 - t)).abs() < 1e-12, "{h:?}");
+    assert!((h[[2, 4]] - 2.0 * t).abs() < 1e-12, "{h:?}");
+    assert_eq!(h[[0, 4]], 0.0);
+}
