@@ -6935,6 +6935,50 @@ impl VisitMut for Desugar {
                 return;
             }
         }
+        // `v[a..b].swap(i, j)` and `v[a..b].reverse()` of a differentiable buffer: the
+        // swaps on `v` itself, at positions shifted by `a` (bounds checked as slicing
+        // does).
+        if let Expr::MethodCall(m) = e {
+            let name = m.method.to_string();
+            if matches!((name.as_str(), m.args.len()), ("swap", 2) | ("reverse", 0)) {
+                if let Expr::Index(ix) = unparen(&m.receiver) {
+                    if let (Expr::Range(r), true) = (&*ix.index, self.active_place(&ix.expr)) {
+                        let span = m.method.span();
+                        let v = (*ix.expr).clone();
+                        let (start, end) = range_bounds(r, &v, span);
+                        let (lo, hi, k) = (
+                            format_ident!("__mochi_slo{}", self.next, span = span),
+                            format_ident!("__mochi_shi{}", self.next, span = span),
+                            format_ident!("__mochi_sk{}", self.next, span = span),
+                        );
+                        self.next += 1;
+                        let check = quote_spanned!(span=>
+                            let #lo: usize = #start;
+                            let #hi: usize = #end;
+                            let _ = &#v[#lo..#hi];
+                        );
+                        *e = if name == "swap" {
+                            let (i, j) = (&m.args[0], &m.args[1]);
+                            syn::parse_quote_spanned!(span=> {
+                                #check
+                                let (__mochi_si, __mochi_sj): (usize, usize) = (#i, #j);
+                                assert!(__mochi_si < #hi - #lo && __mochi_sj < #hi - #lo, "index out of bounds");
+                                #v.swap(#lo + __mochi_si, #lo + __mochi_sj);
+                            })
+                        } else {
+                            syn::parse_quote_spanned!(span=> {
+                                #check
+                                for #k in 0..(#hi - #lo) / 2 {
+                                    #v.swap(#lo + #k, #hi - 1 - #k);
+                                }
+                            })
+                        };
+                        self.visit_expr_mut(e);
+                        return;
+                    }
+                }
+            }
+        }
         // `v[a..b].copy_from_slice(src)` (also `clone_from_slice`): each element of the
         // range assigned from the source's, their lengths asserted equal as the method
         // does.

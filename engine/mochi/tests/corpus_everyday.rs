@@ -2246,3 +2246,38 @@ fn spline_at_has_a_hessian() {
     assert!((h[[2, 4]] - 2.0 * t).abs() < 1e-12, "{h:?}");
     assert_eq!(h[[0, 4]], 0.0);
 }
+
+/// In-place methods on a sub-slice of a buffer (`v[1..].reverse()`, `v[..2].swap(0, 1)`):
+/// "no rule for `reverse`/`swap` with arguments `(&[f64], ..)`" before.
+#[differentiable]
+fn subslice_in_place(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v[1..].reverse();
+    v[..2].swap(0, 1);
+    let mut s = 0.0;
+    for i in 0..v.len() {
+        s += v[i] * (i as f64 + 1.0) * v[0];
+    }
+    s
+}
+
+#[test]
+fn subslice_in_place_gradients() {
+    mochi::testing::test_rule(
+        (vec![0.3_f64, 1.2, -0.7, 2.0],),
+        |a| subslice_in_place(&a.0),
+        |a| subslice_in_place::rrule(&a.0),
+    );
+    // v = (x3, x0, x2, x1): s = x3 (x3 + 2 x0 + 3 x2 + 4 x1).
+    let x = [0.3_f64, 1.2, -0.7, 2.0];
+    let g = subslice_in_place::gradient(&x);
+    let want = [
+        2.0 * x[3],
+        4.0 * x[3],
+        3.0 * x[3],
+        2.0 * x[3] + 2.0 * x[0] + 3.0 * x[2] + 4.0 * x[1],
+    ];
+    for (a, b) in g.iter().zip(want) {
+        assert!((a - b).abs() < 1e-12, "{g:?} against {want:?}");
+    }
+}
