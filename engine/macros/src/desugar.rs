@@ -326,12 +326,7 @@ pub fn zip_operands(e: &Expr) -> Option<Vec<Expr>> {
         }
         Expr::Call(c) if c.args.len() == 1 => {
             let Expr::Path(p) = &*c.func else { return None };
-            let segs: Vec<String> = p
-                .path
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect();
+            let segs = crate::rewrite::path_segments(&p.path);
             let n = segs.len();
             (n >= 2 && (segs[n - 1] == "from" || segs[n - 1] == "indexed") && segs[n - 2] == "Zip")
                 .then(|| vec![c.args[0].clone()])

@@ -382,12 +382,7 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
 /// `iter::` or by the bare name).
 fn repeat_source(c: &syn::ExprCall) -> Option<Stage> {
     let Expr::Path(p) = &*c.func else { return None };
-    let segs: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
+    let segs = crate::rewrite::path_segments(&p.path);
     let (name, module) = segs.split_last()?;
     if !(module.is_empty() || module.last().is_some_and(|m| m == "iter")) {
         return None;
