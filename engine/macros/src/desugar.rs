@@ -6469,7 +6469,8 @@ impl VisitMut for Desugar {
         inline_windows(b, &mut self.next);
         let mut stmts = Vec::with_capacity(b.stmts.len());
         // The pattern of a `let … else` over a chain's walk: `*v` after it reads `v`.
-        let mut underef_rest: Option<Pat> = None;
+        let mut underef_rest: Vec<syn::Ident> = Vec::new();
+        let mut bound_here: Vec<syn::Ident> = Vec::new();
         for mut s in b.stmts.drain(..) {
             // `let (a, b): (Vec<f64>, Vec<f64>) = chain.map(|p| (e1, e2)).unzip();`: two
             // chains, `let a: Vec<f64> = chain.map(|p| e1).collect();` and the same for b.
@@ -6513,28 +6514,28 @@ impl VisitMut for Desugar {
                                 brace_token: Default::default(),
                                 stmts: Vec::new(),
                             };
+                            // (The statements after it read `*v` as `v`, below.)
                             if by_value_binding(&mut l.pat, &mut rest) {
-                                underef_rest = Some(l.pat.clone());
+                                let mut names = Vec::new();
+                                crate::activity::pat_names(&l.pat, &mut names);
+                                bound_here.extend(names.iter().map(|n| format_ident!("{}", n)));
                             }
                         }
                     }
                 }
             }
-            if let Some(p) = &underef_rest {
-                let mut names = Vec::new();
-                crate::activity::pat_names(p, &mut names);
-                let idents: Vec<syn::Ident> =
-                    names.iter().map(|n| format_ident!("{}", n)).collect();
+            if !underef_rest.is_empty() {
                 let mut one = syn::Block {
                     brace_token: Default::default(),
-                    stmts: vec![s.clone()],
+                    stmts: vec![s],
                 };
-                if !matches!(&s, syn::Stmt::Local(l) if l.init.as_ref().is_some_and(|i| i.diverge.is_some()))
-                {
-                    crate::rewrite::UnDeref { names: &idents }.visit_block_mut(&mut one);
-                    s = one.stmts.pop().expect("one statement");
+                crate::rewrite::UnDeref {
+                    names: &underef_rest,
                 }
+                .visit_block_mut(&mut one);
+                s = one.stmts.pop().expect("one statement");
             }
+            underef_rest.append(&mut bound_here);
             match &s {
                 syn::Stmt::Local(l) => match let_else(l, &self.active) {
                     Some(r) => stmts.extend(r),

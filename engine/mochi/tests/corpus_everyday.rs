@@ -2055,12 +2055,15 @@ fn searched_elements(x: &[f64]) -> f64 {
     let Some(k) = x.iter().filter(|v| **v < 0.0).last() else {
         return m * 2.0;
     };
+    let Some(p) = x.iter().filter(|v| **v > 0.0).last() else {
+        return *k;
+    };
     let big = if let Some(v) = x.iter().find(|v| **v > 1.0) {
         v * *v
     } else {
         0.0
     };
-    m * m + x[0] + *k + big
+    m * m + x[0] + *k + big + *p * *k
 }
 
 #[test]
@@ -2077,9 +2080,9 @@ fn searched_elements_gradients() {
             |a| searched_elements::rrule(&a.0),
         );
     }
-    // x = (0.1, 1.5, −0.3): m = x1, k = x2, big = x1²: (1, 4 x1, 1).
+    // x = (0.1, 1.5, −0.3): m = x1, k = x2, p = x1, big = x1²: (1, 4 x1 + x2, 1 + x1).
     let g = searched_elements::gradient(&[0.1, 1.5, -0.3]);
-    assert_eq!(g, vec![1.0, 6.0, 1.0]);
+    assert_eq!(g, vec![1.0, 6.0 - 0.3, 2.5]);
 }
 
 /// A tuple struct deriving `Tangent` built from differentiable values (`Pt(x[0], x[1])`)
