@@ -4634,9 +4634,15 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
                         Expr::MethodCall(m) => m.args.iter().chain([&*m.receiver]).collect(),
                         _ => Vec::new(),
                     };
+                    // (An argument that is the half itself, `a`, `&a`, `&mut a`; an element
+                    // `a[0]` is read by value.)
                     let names = |n: &syn::Ident| {
                         args.iter().any(|a| {
-                            tokens_mention(&quote::ToTokens::to_token_stream(a), &|i| i == n)
+                            let a = match unparen(a) {
+                                Expr::Reference(r) => unparen(&r.expr),
+                                other => other,
+                            };
+                            matches!(a, Expr::Path(p) if p.path.is_ident(n))
                         })
                     };
                     if names(self.0) && names(self.1) {

@@ -865,7 +865,8 @@ fn float_locals(block: &syn::Block, names: &mut HashSet<String>) {
     loop {
         let before = names.len();
         for (targets, e) in &b.0 {
-            if floaty(e, names) {
+            // (`let a = x > 0.0;` is a `bool`, however it was computed.)
+            if floaty(e, names) && !is_bool_expr(e) {
                 names.extend(targets.iter().cloned());
             }
         }
