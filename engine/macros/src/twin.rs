@@ -232,6 +232,10 @@ pub const SEQ_METHODS: &[&str] = &[
     "next_back",
     "unwrap_or_default",
     "map_or_else",
+    "cycle",
+    "map_while",
+    "then",
+    "then_some",
 ];
 
 /// Methods whose results are never floats.
@@ -420,6 +424,15 @@ const KEPT_CALLS: &[&str] = &[
     "core::mem::drop",
     "Axis",
     "ndarray::Axis",
+    "std::iter::repeat",
+    "core::iter::repeat",
+    "iter::repeat",
+    "std::iter::repeat_n",
+    "core::iter::repeat_n",
+    "iter::repeat_n",
+    "std::iter::once",
+    "core::iter::once",
+    "iter::once",
 ];
 
 /// Whether `e` is a scalar, as far as its syntax shows: a float written in place, a name
@@ -855,7 +868,7 @@ fn float_locals(block: &syn::Block, names: &mut HashSet<String>) {
                 Pat::Tuple(t) if enumerated && t.elems.len() == 2 => {
                     self.0.push((pat_names(&t.elems[1]), (*f.expr).clone()));
                 }
-                pat => self.0.push((pat_names(pat), (*f.expr).clone())),
+                pat => zipped_binds(pat, &f.expr, &mut self.0),
             }
             syn::visit::visit_expr_for_loop(self, f);
         }
@@ -873,6 +886,23 @@ fn float_locals(block: &syn::Block, names: &mut HashSet<String>) {
         if names.len() == before {
             break;
         }
+    }
+}
+
+/// The names a `for` pattern binds, each with the part of the iterator it comes from:
+/// `for (k, v) in (0..).zip(x.iter())` binds `k` from the range (an integer) and `v` from
+/// `x`.
+fn zipped_binds(pat: &Pat, e: &Expr, out: &mut Vec<(HashSet<String>, Expr)>) {
+    match (pat, e) {
+        (Pat::Paren(p), _) => zipped_binds(&p.pat, e, out),
+        (_, Expr::Paren(p)) => zipped_binds(pat, &p.expr, out),
+        (Pat::Tuple(t), Expr::MethodCall(m))
+            if m.method == "zip" && m.args.len() == 1 && t.elems.len() == 2 =>
+        {
+            zipped_binds(&t.elems[0], &m.receiver, out);
+            zipped_binds(&t.elems[1], &m.args[0], out);
+        }
+        _ => out.push((pat_names(pat), e.clone())),
     }
 }
 

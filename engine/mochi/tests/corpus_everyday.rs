@@ -2284,3 +2284,20 @@ fn subslice_in_place_gradients() {
         assert!((a - b).abs() < 1e-12, "{g:?} against {want:?}");
     }
 }
+
+#[test]
+#[cfg(feature = "higher-order")]
+fn positional_and_stopping_chains_have_hessians() {
+    let x = [0.3, 1.7, -0.4, 0.9];
+    let h = positional_iterators::hessian(&x);
+    common::assert_hessian_matches(
+        "positional_iterators",
+        positional_iterators::gradient,
+        &h,
+        &x,
+        1e-6,
+    );
+    let x = [0.3, 1.2, 1.4, 0.5];
+    let h = stopping_chains::hessian(&x);
+    common::assert_hessian_matches("stopping_chains", stopping_chains::gradient, &h, &x, 1e-6);
+}
