@@ -4794,12 +4794,20 @@ fn plain_index(e: &Expr) -> bool {
     }
 }
 
-/// `place` with each index that is not plain bound to a variable first.
-fn bind_indices(e: &Expr, pre: &mut Vec<TokenStream>, span: Span, next: &mut usize) -> Expr {
+/// `place` with each index that is not plain bound to a variable first (every index
+/// that is not a literal, with `all`).
+fn bind_indices(
+    e: &Expr,
+    pre: &mut Vec<TokenStream>,
+    span: Span,
+    next: &mut usize,
+    all: bool,
+) -> Expr {
     match e {
         Expr::Index(i) => {
-            let base = bind_indices(&i.expr, pre, span, next);
-            let index = if plain_index(&i.index) {
+            let base = bind_indices(&i.expr, pre, span, next, all);
+            let literal = matches!(&*i.index, Expr::Lit(_));
+            let index = if plain_index(&i.index) && (literal || !all) {
                 (*i.index).clone()
             } else {
                 *next += 1;
@@ -4811,11 +4819,11 @@ fn bind_indices(e: &Expr, pre: &mut Vec<TokenStream>, span: Span, next: &mut usi
             syn::parse_quote!(#base[#index])
         }
         Expr::Field(f) => {
-            let base = bind_indices(&f.base, pre, span, next);
+            let base = bind_indices(&f.base, pre, span, next, all);
             let m = &f.member;
             syn::parse_quote!(#base.#m)
         }
-        Expr::Paren(p) => bind_indices(&p.expr, pre, span, next),
+        Expr::Paren(p) => bind_indices(&p.expr, pre, span, next, all),
         other => other.clone(),
     }
 }
@@ -4839,14 +4847,26 @@ fn write_back_call(c: &syn::ExprCall, span: Span, next: &mut usize) -> Option<Ex
     let mut pre = Vec::new();
     let mut post = Vec::new();
     let mut args = c.args.clone();
-    for a in args.iter_mut() {
+    let all_args = c.args.clone();
+    for (n, a) in args.iter_mut().enumerate() {
         let Expr::Reference(r) = a else { continue };
         if r.mutability.is_none() || !element_place(&r.expr) {
             continue;
         }
+        // An index another argument names (`bump(&mut v[k], &mut k)`): read once, as
+        // Rust reads the place before the other arguments, so that the element goes
+        // back where it came from.
+        let mut names = HashSet::new();
+        idents(&quote::ToTokens::to_token_stream(&r.expr), &mut names);
+        let named_elsewhere = all_args.iter().enumerate().any(|(m, o)| {
+            m != n
+                && tokens_mention(&quote::ToTokens::to_token_stream(o), &|i| {
+                    names.contains(&i.to_string())
+                })
+        });
         *next += 1;
         let t = format_ident!("__mochi_wb{}", *next, span = span);
-        let place = bind_indices(&r.expr, &mut pre, span, next);
+        let place = bind_indices(&r.expr, &mut pre, span, next, named_elsewhere);
         pre.push(quote_spanned!(span=> let mut #t = #place.clone();));
         post.push(quote_spanned!(span=> #place = #t;));
         *a = syn::parse_quote_spanned!(span=> &mut #t);
@@ -5002,7 +5022,14 @@ fn write_back_receiver(m: &syn::ExprMethodCall, span: Span, next: &mut usize) ->
     *next += 1;
     let t = format_ident!("__mochi_wb{}", *next, span = span);
     let res = format_ident!("__mochi_wbr{}", *next, span = span);
-    let place = bind_indices(&r.expr, &mut pre, span, next);
+    let mut names = HashSet::new();
+    idents(&quote::ToTokens::to_token_stream(&r.expr), &mut names);
+    let named = m.args.iter().any(|a| {
+        tokens_mention(&quote::ToTokens::to_token_stream(a), &|i| {
+            names.contains(&i.to_string())
+        })
+    });
+    let place = bind_indices(&r.expr, &mut pre, span, next, named);
     let (method, turbofish, args) = (&m.method, &m.turbofish, &m.args);
     Some(syn::parse_quote_spanned!(span=> {
         #(#pre)*
@@ -5114,7 +5141,7 @@ fn deep_assign(
         return None;
     }
     let mut pre = Vec::new();
-    let row = bind_indices(&last.expr, &mut pre, span, next);
+    let row = bind_indices(&last.expr, &mut pre, span, next, false);
     let index = if plain_index(&last.index) {
         (*last.index).clone()
     } else {
@@ -5239,7 +5266,7 @@ fn field_of_element_assign(
     }
     fields.reverse();
     let mut pre = Vec::new();
-    let element = bind_indices(e, &mut pre, span, next);
+    let element = bind_indices(e, &mut pre, span, next, false);
     *next += 1;
     let q = format_ident!("__mochi_elem{}", *next, span = span);
     let write = rebuild(syn::parse_quote_spanned!(span=> #q #(.#fields)*));

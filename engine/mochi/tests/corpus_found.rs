@@ -1210,3 +1210,52 @@ fn closures_writing_through_references_gradients() {
         assert!((a - b).abs() < 1e-12, "{g:?} against {want:?}");
     }
 }
+
+#[differentiable]
+fn double_and_advance(s: &mut f64, k: &mut usize) {
+    *s *= 2.0;
+    *k += 1;
+}
+
+#[differentiable]
+fn scale_element(s: &mut f64, c: f64) {
+    *s *= c;
+}
+
+/// `&mut v[k]` given to a call whose other argument changes `k` (`&mut k`, a block that
+/// assigns it): the element goes back to `v[k]` with `k` as it was when the place was
+/// borrowed. **Before 2026-12-02 it went to `v[new k]`**: a wrong value and gradient
+/// with no error (probe 26).
+#[differentiable]
+fn index_changed_by_the_call(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    let mut k = 0;
+    double_and_advance(&mut v[k], &mut k);
+    while k < 2 {
+        double_and_advance(&mut v[k], &mut k);
+    }
+    let mut i = 2;
+    scale_element(&mut v[i], {
+        i += 1;
+        3.0
+    });
+    v[0] + 10.0 * v[1] + v[2] * v[3] + i as f64
+}
+
+#[test]
+fn index_changed_by_the_call_gradients() {
+    let x = vec![0.5_f64, 0.25, -0.7, 1.3];
+    // v = (2 x0, 2 x1, 3 x2, x3), i = 3.
+    assert_eq!(
+        index_changed_by_the_call(&x),
+        1.0 + 5.0 + 3.0 * -0.7 * 1.3 + 3.0
+    );
+    mochi::testing::test_rule(
+        (x.clone(),),
+        |t| index_changed_by_the_call(&t.0),
+        |t| index_changed_by_the_call::rrule(&t.0),
+    );
+    let (y, g) = index_changed_by_the_call::value_and_gradient(&x);
+    assert_eq!(y, index_changed_by_the_call(&x));
+    assert_eq!(g, vec![2.0, 20.0, 3.0 * 1.3, 3.0 * -0.7]);
+}
