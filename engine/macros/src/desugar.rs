@@ -125,6 +125,7 @@ pub fn desugar(
         active: active.clone(),
         inactive_params: inactive_params.clone(),
         receivers: std::mem::take(receivers),
+        element_receivers: HashSet::new(),
     };
     d.visit_block_mut(&mut b);
     *receivers = d.receivers;
@@ -1318,6 +1319,12 @@ impl SplitTupleLets {
         let Expr::MethodCall(m) = &*u.receiver else {
             return None;
         };
+        Self::split_parts(m)
+    }
+
+    /// `x.split_first()` → `(&x[0], &x[1..])`, `x.split_last()` → `(&x[x.len() - 1],
+    /// &x[..x.len() - 1])`.
+    fn split_parts(m: &syn::ExprMethodCall) -> Option<Expr> {
         let x = &m.receiver;
         if !m.args.is_empty() || !matches!(&**x, Expr::Path(_) | Expr::Field(_)) {
             return None;
@@ -1395,6 +1402,39 @@ impl VisitMut for SplitTupleLets {
         }
         b.stmts = stmts;
         syn::visit_mut::visit_block_mut(self, b);
+    }
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // `if let Some((h, t)) = x.split_first() { .. } else { .. }` → `if !x.is_empty()
+        // { let (h, t) = (&x[0], &x[1..]); .. } else { .. }` (also `split_last`).
+        if let Expr::If(i) = e {
+            if let Expr::Let(l) = &*i.cond {
+                let parts = match (unparen(&l.expr), some_tuple(&l.pat)) {
+                    (Expr::MethodCall(m), Some(_)) => Self::split_parts(m).map(|p| (p, m)),
+                    _ => None,
+                };
+                if let Some((parts, m)) = parts {
+                    let x = &m.receiver;
+                    let pat = some_tuple(&l.pat).cloned();
+                    let span = i.if_token.span;
+                    let body = &i.then_branch.stmts;
+                    *i.cond = syn::parse_quote_spanned!(span=> !#x.is_empty());
+                    i.then_branch = syn::parse_quote_spanned!(span=> {
+                        let #pat = #parts;
+                        #(#body)*
+                    });
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+}
+
+/// `Some((a, b))`: the tuple pattern inside.
+fn some_tuple(p: &Pat) -> Option<&Pat> {
+    let Pat::TupleStruct(ts) = p else { return None };
+    match (ts.path.is_ident("Some"), ts.elems.first(), ts.elems.len()) {
+        (true, Some(t @ Pat::Tuple(_)), 1) => Some(t),
+        _ => None,
     }
 }
 
@@ -2539,6 +2579,9 @@ struct Desugar {
     inactive_params: HashSet<String>,
     /// Bindings of a struct type of the user's (see [`Receiver`]).
     receivers: std::collections::HashMap<String, Receiver>,
+    /// `mut` locals holding the user's structs (`let mut ps = vec![P { .. }, ..]`, `let
+    /// mut ps: Vec<P> = ..`): `ps[i].step(dt)` may take `&mut self`.
+    element_receivers: HashSet<String>,
 }
 
 /// A binding whose type is a struct of the user's: a parameter `m: &Linear`, `p:
@@ -2849,6 +2892,23 @@ impl VisitMut for Substitute<'_> {
                     return;
                 }
             }
+        }
+        if let Expr::Call(c) = e {
+            // `scale(e, s)` / `normalise(row)` in `for e in v.iter_mut()`: the element
+            // given whole to a function is the reference the loop bound, `&mut v[i]`.
+            for a in &mut c.args {
+                let mutable = matches!(&*a, Expr::Path(p)
+                    if p.path.get_ident().is_some_and(|i| self.mut_receivers.contains(i)));
+                match self.lookup(a) {
+                    Some(place) if mutable => {
+                        let span = a.span();
+                        *a = syn::parse_quote_spanned!(span=> &mut #place);
+                    }
+                    _ => self.visit_expr_mut(a),
+                }
+            }
+            self.visit_expr_mut(&mut c.func);
+            return;
         }
         if let Expr::Unary(u) = e {
             if matches!(u.op, syn::UnOp::Deref(_)) {
@@ -4346,6 +4406,14 @@ fn inline_mut_borrows(b: &mut syn::Block) {
                 Expr::Reference(r) if r.mutability.is_some() && plain_place(&r.expr) => {
                     Some((name, (*r.expr).clone()))
                 }
+                // `let s = v.as_mut_slice();`: `&mut v` under another name.
+                Expr::MethodCall(m)
+                    if m.method == "as_mut_slice"
+                        && m.args.is_empty()
+                        && plain_place(&m.receiver) =>
+                {
+                    Some((name, (*m.receiver).clone()))
+                }
                 _ => None,
             });
         let Some((name, place)) = found else {
@@ -5040,16 +5108,21 @@ fn write_back_receiver(m: &syn::ExprMethodCall, span: Span, next: &mut usize) ->
     }))
 }
 
-/// [`write_back_receiver`] over an expression.
+/// [`write_back_receiver`] and [`write_back_call`] over an expression (a loop whose
+/// element became `&mut v[i]`: `(&mut v[i]).bump(x)`, `scale(&mut v[i], s)`).
 struct WriteBackReceivers<'a>(&'a mut usize);
 
 impl VisitMut for WriteBackReceivers<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
-        if let Expr::MethodCall(m) = &*e {
-            if let Some(r) = write_back_receiver(m, e.span(), self.0) {
-                *e = r;
-            }
+        let span = e.span();
+        let r = match &*e {
+            Expr::MethodCall(m) => write_back_receiver(m, span, self.0),
+            Expr::Call(c) if mem_fn(&c.func).is_none() => write_back_call(c, span, self.0),
+            _ => None,
+        };
+        if let Some(r) = r {
+            *e = r;
         }
     }
 }
@@ -5559,10 +5632,12 @@ impl Desugar {
             })
             .collect();
         let mut body = f.body.clone();
+        // (Not `for &mut e in v.iter_mut()`: `e` is a copy.)
+        let copies = crate::rewrite::pattern_names_under_reference(&pat);
         let mut_receivers = subst
             .iter()
             .zip(&srcs)
-            .filter(|(_, s)| s.mutable)
+            .filter(|((n, _), s)| s.mutable && !copies.contains(n))
             .map(|((n, _), _)| n.clone())
             .collect();
         let mut sub = Substitute {
@@ -5805,8 +5880,11 @@ impl Desugar {
                 pat = inner;
             }
         }
-        // Adapters, outermost first.
+        // Adapters, outermost first; `enumerate()` among them (`iter_mut().enumerate()
+        // .skip(1)`) counts the positions the adapters inside it give, so its counter
+        // is the loop's position mapped through the adapters outside it only.
         let mut adapters: Vec<(String, Option<Expr>)> = Vec::new();
+        let mut enumerate_at = 0;
         while let Expr::MethodCall(m) = &iter {
             let name = m.method.to_string();
             match (name.as_str(), m.args.len()) {
@@ -5814,6 +5892,18 @@ impl Desugar {
                     adapters.push((name, Some(m.args[0].clone())));
                 }
                 ("rev", 0) => adapters.push((name, None)),
+                ("enumerate", 0) if counter.is_none() => {
+                    let Pat::Tuple(t) = &pat else { return None };
+                    let (Some(Pat::Ident(i)), Some(inner), 2) =
+                        (t.elems.first(), t.elems.get(1), t.elems.len())
+                    else {
+                        return None;
+                    };
+                    counter = Some(i.ident.clone());
+                    let inner = inner.clone();
+                    pat = inner;
+                    enumerate_at = adapters.len();
+                }
                 _ => break,
             }
             iter = (*m.receiver).clone();
@@ -5914,7 +6004,11 @@ impl Desugar {
         // The position in the (sub-)sequence of the loop's `k`: the outermost adapter
         // maps first.
         let mut pos = quote_spanned!(span=> #k);
-        for (name, arg, c) in stages.iter().rev() {
+        let mut counted = pos.clone();
+        for (n, (name, arg, c)) in stages.iter().rev().enumerate() {
+            if n == enumerate_at {
+                counted = pos.clone();
+            }
             pos = match (*name, arg) {
                 ("skip", Some(a)) => quote_spanned!(span=> ((#a) + (#pos))),
                 ("step_by", Some(a)) => quote_spanned!(span=> ((#a) * (#pos))),
@@ -5953,11 +6047,11 @@ impl Desugar {
             }
             None => {
                 let place: Expr = syn::parse_quote_spanned!(span=> #seq[(#offset) + (#pos)]);
-                let subst = vec![(name, place)];
+                let subst = vec![(name.clone(), place)];
                 let mut sub = Substitute {
                     names: &subst,
                     shadowed: false,
-                    mut_receivers: Vec::new(),
+                    mut_receivers: if chunks { Vec::new() } else { vec![name] },
                 };
                 sub.visit_block_mut(&mut body);
                 if sub.shadowed {
@@ -5967,7 +6061,10 @@ impl Desugar {
             }
         };
         let stmts = &body.stmts;
-        let counter = counter.map(|c| quote_spanned!(span=> let #c = #k;));
+        if enumerate_at == stages.len() {
+            counted = pos.clone();
+        }
+        let counter = counter.map(|c| quote_spanned!(span=> let #c: usize = #counted;));
         Some(syn::parse_quote_spanned!(span=> {
             #(#lets)*
             for #k in 0..#count {
@@ -6237,8 +6334,19 @@ impl Desugar {
         crate::activity::pat_names(pat, &mut names);
         for n in &names {
             self.receivers.remove(n);
+            self.element_receivers.remove(n);
         }
         let Pat::Ident(p) = pat else { return };
+        let elements = match &l.pat {
+            Pat::Type(t) => Receiver::user_elements(&t.ty).is_some(),
+            _ => l
+                .init
+                .as_ref()
+                .is_some_and(|i| struct_literals(unparen(&i.expr))),
+        };
+        if elements && p.mutability.is_some() && p.by_ref.is_none() {
+            self.element_receivers.insert(p.ident.to_string());
+        }
         if p.by_ref.is_some() || p.subpat.is_some() {
             return;
         }
@@ -6311,6 +6419,33 @@ impl Desugar {
         };
         let sep = (!args.is_empty()).then(|| quote_spanned!(span=> ,));
         Some(syn::parse_quote_spanned!(span=> #ty::#method(#recv #sep #args)))
+    }
+
+    /// See [`element_receivers`](Desugar::element_receivers): `ps[i].step(dt)` →
+    /// `{ let mut t = ps[i].clone(); let r = (&mut t).step(dt); ps[i] = t; r }`.
+    fn element_receiver_call(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        let Expr::Index(ix) = unparen(&m.receiver) else {
+            return None;
+        };
+        let Expr::Path(p) = unparen(&ix.expr) else {
+            return None;
+        };
+        let v = p.path.get_ident()?;
+        let name = m.method.to_string();
+        if !self.element_receivers.contains(&v.to_string())
+            || m.turbofish.is_some()
+            || PLAIN_METHODS.contains(&name.as_str())
+            || crate::lower::expr::is_library_method(&name)
+            || matches!(&*ix.index, Expr::Range(_))
+            || !mentions_active(m, &self.active)
+        {
+            return None;
+        }
+        let span = m.receiver.span();
+        let mut call = m.clone();
+        let place = &m.receiver;
+        *call.receiver = syn::parse_quote_spanned!(span=> (&mut #place));
+        write_back_receiver(&call, span, &mut self.next)
     }
 
     /// A variable or a field of one (a place a rewrite can write back to) that carries a
@@ -7240,6 +7375,26 @@ impl VisitMut for Desugar {
             _ => None,
         };
         let span = e.span();
+        // `ps[i].step(dt)` on an element of a `mut` local of the user's structs: the
+        // method may take `&mut self`; a copy of the element is its receiver, written
+        // back after (as for `for p in ps.iter_mut() { p.step(dt) }`).
+        if let Expr::MethodCall(m) = &*e {
+            if let Some(r) = self.element_receiver_call(m) {
+                *e = r;
+                return;
+            }
+            // `a.clone_from(&b)`: `a = b.clone()` (the same value; the allocation reuse is
+            // not the derivation's to keep).
+            if m.method == "clone_from" && m.args.len() == 1 && plain_place(&m.receiver) {
+                if let Expr::Reference(r) = &m.args[0] {
+                    if r.mutability.is_none() {
+                        let (a, b) = (&m.receiver, &r.expr);
+                        *e = syn::parse_quote_spanned!(span=> #a = (#b).clone());
+                        return;
+                    }
+                }
+            }
+        }
         match e {
             // `self.m(args)` in a method: `Self::m(self, args)`, whose derived rule is
             // `Self::m_rrule` (a method of the same type marked `#[differentiable]`).
@@ -7861,7 +8016,8 @@ impl VisitMut for Desugar {
                             next: &mut self.next,
                         };
                         fw.visit_expr_mut(e);
-                        // `l.bump(x)` became `(&mut v[i]).bump(x)`: written back whole.
+                        // `l.bump(x)` became `(&mut v[i]).bump(x)`, `scale(e, s)`
+                        // `scale(&mut v[i], s)`: written back whole.
                         WriteBackReceivers(&mut self.next).visit_expr_mut(e);
                         return;
                     }
@@ -7877,4 +8033,27 @@ impl VisitMut for Desugar {
             _ => {}
         }
     }
+}
+
+/// `vec![P { .. }, ..]`, `vec![P { .. }; n]`, `[P { .. }, ..]` or `[P { .. }; n]`: a
+/// sequence of the user's structs, written as literals.
+pub fn struct_literals(e: &Expr) -> bool {
+    let first = match e {
+        Expr::Array(a) => a.elems.first().cloned(),
+        Expr::Repeat(r) => Some((*r.expr).clone()),
+        Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+            match m.mac.parse_body_with(
+                syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+            ) {
+                Ok(elems) => elems.first().cloned(),
+                Err(_) => m
+                    .mac
+                    .parse_body::<crate::rewrite::Repeat>()
+                    .ok()
+                    .map(|r| r.elem),
+            }
+        }
+        _ => None,
+    };
+    matches!(first, Some(Expr::Struct(_)))
 }

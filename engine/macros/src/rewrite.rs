@@ -79,6 +79,23 @@ impl syn::parse::Parse for Repeat {
     }
 }
 
+/// The names a pattern binds under a `&`/`&mut` pattern (`(o, &a)` binds `a` so): copies
+/// of what the iterator's references point to.
+pub fn pattern_names_under_reference(p: &syn::Pat) -> Vec<syn::Ident> {
+    fn walk(p: &syn::Pat, under: bool, out: &mut Vec<syn::Ident>) {
+        match p {
+            syn::Pat::Ident(i) if under => out.push(i.ident.clone()),
+            syn::Pat::Reference(r) => walk(&r.pat, true, out),
+            syn::Pat::Paren(q) => walk(&q.pat, under, out),
+            syn::Pat::Tuple(t) => t.elems.iter().for_each(|e| walk(e, under, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(p, false, &mut out);
+    out
+}
+
 /// The identifiers of a path's segments (`std::mem::swap` → `["std", "mem", "swap"]`).
 pub fn path_segments(path: &syn::Path) -> Vec<String> {
     path.segments.iter().map(|s| s.ident.to_string()).collect()

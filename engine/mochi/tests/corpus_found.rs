@@ -5,8 +5,10 @@
 //! `as _` into a typed `let`; the derivative was dropped), a method whose only
 //! parameter is `&self`, a `return` as the last statement (also at the end of every
 //! branch of a tail `if`/`match`), a float alias in a `let` annotation (with its
-//! Hessian), shapes cast to floats (the Hessian was missing), and `T::max` as a path in
-//! generic code. Checked by `test_rule` (finite differences, the adjoint identity) and by
+//! Hessian), shapes cast to floats (the Hessian was missing), `T::max` as a path in
+//! generic code; and (probe 27) an `iter_mut` element or row given to a helper, methods
+//! on elements of a local `vec![P { .. }]`, `enumerate()` before `skip`,
+//! `as_mut_slice`, `clone_from`, `if let Some((h, t)) = x.split_first()`. Checked by `test_rule` (finite differences, the adjoint identity) and by
 //! the exact values.
 
 #![allow(
@@ -1258,4 +1260,177 @@ fn index_changed_by_the_call_gradients() {
     let (y, g) = index_changed_by_the_call::value_and_gradient(&x);
     assert_eq!(y, index_changed_by_the_call(&x));
     assert_eq!(g, vec![2.0, 20.0, 3.0 * 1.3, 3.0 * -0.7]);
+}
+
+// Found by probe 27 (2026-12-02): everyday forms that did not compile.
+
+#[differentiable]
+fn scale_in(e: &mut f64, s: f64) {
+    *e *= s;
+}
+
+// A helper given the element of an iter_mut loop.
+#[differentiable]
+fn helper_on_iter_mut(x: &[f64], s: f64) -> f64 {
+    let mut v = x.to_vec();
+    for e in v.iter_mut() {
+        scale_in(e, s);
+    }
+    v.iter().sum::<f64>()
+}
+
+#[differentiable]
+fn scale_row(r: &mut [f64], s: f64) {
+    for e in r.iter_mut() {
+        *e *= s;
+    }
+}
+
+// A helper given the row of an iter_mut loop over Vec<Vec<f64>>.
+#[differentiable]
+fn helper_on_rows(x: &[f64], s: f64) -> f64 {
+    let mut m = vec![x.to_vec(), x.to_vec()];
+    for row in m.iter_mut() {
+        scale_row(row, s);
+    }
+    m[0][0] + m[1][1] * m[0][2]
+}
+
+/// A body moved by a symplectic Euler step.
+#[derive(Clone, Debug, Tangent)]
+pub struct Mover {
+    /// Position.
+    pub x: f64,
+    /// Velocity.
+    pub v: f64,
+}
+
+impl Mover {
+    /// One step of length `dt`.
+    #[differentiable]
+    pub fn step(&mut self, dt: f64) {
+        self.x += self.v * dt;
+        self.v -= self.x * dt;
+    }
+}
+
+// Methods on the elements of a local vec of struct literals.
+#[differentiable]
+fn methods_on_local_structs(x: &[f64]) -> f64 {
+    let mut ps = vec![Mover { x: x[0], v: x[1] }, Mover { x: x[2], v: 0.5 }];
+    for i in 0..ps.len() {
+        ps[i].step(0.1);
+    }
+    ps[0].x * ps[1].v + ps[1].x
+}
+
+#[differentiable]
+fn enumerate_skip_mut(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    for (i, e) in v.iter_mut().enumerate().skip(1) {
+        *e *= i as f64;
+    }
+    v.iter().map(|e| e * e).sum::<f64>()
+}
+
+#[differentiable]
+fn as_mut_slice_write(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    let s = v.as_mut_slice();
+    s[0] *= s[1];
+    v[0] + v[2]
+}
+
+#[differentiable]
+fn clone_from_vec(x: &[f64]) -> f64 {
+    let mut a = vec![0.0; x.len()];
+    let mut b = x.to_vec();
+    for _ in 0..3 {
+        a.clone_from(&b);
+        for i in 0..b.len() {
+            b[i] = a[i] * 0.5 + a[(i + 1) % a.len()].sin();
+        }
+    }
+    b.iter().sum::<f64>()
+}
+
+#[differentiable]
+fn split_ends_if_let(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    if let Some((h, rest)) = x.split_first() {
+        v[0] = h * rest[0];
+    }
+    if let Some((l, rest)) = x.split_last() {
+        v[1] += l * rest.iter().sum::<f64>();
+    } else {
+        v[1] = 0.0;
+    }
+    v[0] + v[1]
+}
+
+#[differentiable]
+fn zip_helper_mut(x: &[f64], y: &[f64]) -> f64 {
+    let mut out = vec![0.0; x.len()];
+    for (o, &a) in out.iter_mut().zip(x) {
+        scale_in(o, a);
+        *o += a;
+    }
+    out.iter().zip(y).map(|(a, b)| a * b).sum::<f64>()
+}
+
+#[differentiable]
+fn skip_helper_mut(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    for e in v.iter_mut().skip(1) {
+        scale_in(e, 3.0);
+    }
+    v.iter().map(|e| e * e).sum::<f64>()
+}
+
+#[differentiable]
+fn push_rows(x: &[f64]) -> f64 {
+    let mut m: Vec<Vec<f64>> = Vec::new();
+    for k in 0..2 {
+        let mut row = Vec::new();
+        for &e in x {
+            row.push(e * (k as f64 + 1.0));
+        }
+        m.push(row);
+    }
+    m[0].iter().sum::<f64>() * m[1][0].sin()
+}
+
+mod found_by_probe_27 {
+    use crate::check;
+
+    check!(helper_on_iter_mut, (vec![0.5, -1.0, 2.0], 1.5), |a| (
+        &a.0, a.1
+    ));
+    check!(helper_on_rows, (vec![0.5, -1.0, 2.0], 1.5), |a| (&a.0, a.1));
+    check!(methods_on_local_structs, (vec![0.5, -1.0, 2.0],), |a| (&a
+        .0));
+    check!(enumerate_skip_mut, (vec![0.5, -1.0, 2.0],), |a| (&a.0));
+    check!(as_mut_slice_write, (vec![0.5, -1.0, 2.0],), |a| (&a.0));
+    check!(clone_from_vec, (vec![0.5, -1.0, 2.0],), |a| (&a.0));
+    check!(split_ends_if_let, (vec![0.5, -1.0, 2.0],), |a| (&a.0));
+    check!(
+        zip_helper_mut,
+        (vec![0.5, -1.0, 2.0], vec![1.0, 2.0, 3.0]),
+        |a| (&a.0, &a.1)
+    );
+    check!(skip_helper_mut, (vec![0.5, -1.0, 2.0],), |a| (&a.0));
+    check!(push_rows, (vec![0.5, -1.0, 2.0],), |a| (&a.0));
+}
+
+#[test]
+fn elements_given_to_helpers_exact() {
+    let x = vec![0.5_f64, -1.0, 2.0];
+    let (y, (gx, gs)) = helper_on_iter_mut::value_and_gradient(&x, 1.5);
+    assert_eq!(y, 1.5 * 1.5);
+    assert_eq!(gx, vec![1.5; 3]);
+    assert_eq!(gs, 1.5);
+    // v = (x0, 1 x1, 2 x2) after the enumerate-then-skip loop.
+    let (y, g) = enumerate_skip_mut::value_and_gradient(&x);
+    assert_eq!(y, 0.25 + 1.0 + 16.0);
+    assert_eq!(g, vec![1.0, -2.0, 16.0]);
 }

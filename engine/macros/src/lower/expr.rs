@@ -729,10 +729,15 @@ impl Lowerer {
         if GROWING_METHODS.contains(&name.as_str())
             && m.args.iter().any(|a| mentions_any(a, &self.active))
         {
-            self.err(
-                &m.method,
-                format!("mochi: `.{name}(..)` of a differentiable value into a buffer is not supported; grow it with `push(..)` or `extend_from_slice(..)`, or allocate it at its final length (`vec![0.0; n]`, a `zeros(n)` constructor) and write `y[i] = ..`"),
-            );
+            let into_element = matches!(crate::desugar::unparen(&m.receiver), Expr::Index(_));
+            let msg = if into_element && matches!(name.as_str(), "push" | "extend_from_slice") {
+                format!("mochi: `.{name}(..)` of a differentiable value onto an element of a buffer (a row `m[i]` of a `Vec<Vec<f64>>`) is not supported; build the row as its own `Vec` (`let mut row = Vec::new(); row.push(..);`) and push it whole (`m.push(row)`), or allocate the rows at their final length (`vec![vec![0.0; n]; k]`) and write `m[i][j] = ..`")
+            } else if matches!(name.as_str(), "push" | "extend_from_slice") {
+                format!("mochi: `.{name}(..)` of a differentiable value into this buffer is not supported (the derivation grows a local `Vec` named by a variable, `v.push(..)`); push into such a `Vec`, or allocate it at its final length (`vec![0.0; n]`, a `zeros(n)` constructor) and write `y[i] = ..`")
+            } else {
+                format!("mochi: `.{name}(..)` of a differentiable value into a buffer is not supported; grow it with `push(..)` or `extend_from_slice(..)` at its end, or allocate it at its final length (`vec![0.0; n]`, a `zeros(n)` constructor) and write `y[i] = ..`")
+            };
+            self.err(&m.method, msg);
             return Operand::Inactive(quote!(#m));
         }
         let recv = self.lower_expr(&m.receiver, code);

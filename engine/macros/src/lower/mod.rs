@@ -781,6 +781,10 @@ impl Lowerer {
                         e = crate::desugar::unparen(&m.receiver);
                     }
                 }
+                // `vec![P { x: 1.0, v: x[0] }, ..]` (also `[P { .. }; n]`): struct literals.
+                if crate::desugar::struct_literals(e) {
+                    return true;
+                }
                 if let Expr::Index(i) = e {
                     // An element of a field of `self` or of a parameter of the user's
                     // type (`self.layers[k]`).
