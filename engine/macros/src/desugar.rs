@@ -5707,6 +5707,17 @@ impl Desugar {
             by_ref_const = syn::parse_quote_spanned!(span=> #inner.iter());
             seq_call = &by_ref_const;
         }
+        // `for &k in idx` of a parameter `idx: &[usize]`: as `idx.iter()`.
+        let bare_param;
+        if let Expr::Path(p) = seq_call {
+            if p.path
+                .get_ident()
+                .is_some_and(|i| self.inactive_params.contains(&i.to_string()))
+            {
+                bare_param = syn::parse_quote_spanned!(span=> #p.iter());
+                seq_call = &bare_param;
+            }
+        }
         let Expr::MethodCall(m) = seq_call else {
             return None;
         };

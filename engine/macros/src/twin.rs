@@ -692,6 +692,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         arrays: holds_arrays(func),
         scalars: scalar_names(func),
         method,
+        in_no_grad: false,
         error: None,
     };
     if let Some((name, span)) = field_of_call_result(&func.block) {
@@ -1078,6 +1079,9 @@ struct Rewrite<'a> {
     scalars: HashSet<String>,
     /// The twin of a method: `self.other(..)` is the twin of the method `other`.
     method: bool,
+    /// Inside `no_grad(..)`: a call there may be to a function without a twin
+    /// (`no_grad(bisect(a))` of a plain solver).
+    in_no_grad: bool,
     error: Option<(Why, String, Span)>,
 }
 
@@ -1648,6 +1652,17 @@ impl VisitMut for Rewrite<'_> {
                     self.fail(Why::Call, "it calls itself".into(), c.func.span());
                     return;
                 }
+                if local && self.in_no_grad {
+                    // The callee may be a plain function (a solver whose result only
+                    // starts a differentiable step), which has no twin; it takes the
+                    // `f64`s the twin's scalars are not.
+                    self.fail(
+                        Why::Call,
+                        format!("it calls `{path}` inside `no_grad(..)`, which the generic form cannot pass its scalars to"),
+                        c.func.span(),
+                    );
+                    return;
+                }
                 if local && !KEPT_CALLS.contains(&path.as_str()) {
                     let mut p = fp.path.clone();
                     // The callee's scalar is the twin's, named: inferring it from the
@@ -1682,9 +1697,12 @@ impl VisitMut for Rewrite<'_> {
                 if let Expr::Path(p) = &mut *c.func {
                     self.visit_type_arguments(&mut p.path);
                 }
+                let outer = self.in_no_grad;
+                self.in_no_grad |= path.ends_with("no_grad");
                 for a in c.args.iter_mut() {
                     self.visit_expr_mut(a);
                 }
+                self.in_no_grad = outer;
             }
             Expr::MethodCall(m)
                 if self.method

@@ -1434,3 +1434,82 @@ fn elements_given_to_helpers_exact() {
     assert_eq!(y, 0.25 + 1.0 + 16.0);
     assert_eq!(g, vec![1.0, -2.0, 16.0]);
 }
+
+// Found by probe 28 (2026-12-02): `for &k in idx` over a parameter without a derivative,
+// written without `.iter()` (E0700 at the attribute before).
+
+#[differentiable]
+fn scatter_through_indices(x: &[f64], idx: &[usize]) -> f64 {
+    let mut v = x.to_vec();
+    for &k in idx {
+        v[k] = v[k] * 2.0 + v[idx[0]];
+    }
+    for (j, k) in idx.iter().enumerate() {
+        v[*k] += j as f64 * x[0];
+    }
+    v.iter().map(|e| e * e).sum::<f64>()
+}
+
+/// Bisection for `√a`, a plain function (no derivative).
+fn bisect_sqrt(a: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, a.max(1.0));
+    while hi - lo > 1e-12 {
+        let mid = 0.5 * (lo + hi);
+        if mid * mid > a {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// The same bisection, differentiated as written: every midpoint is a fixed multiple of
+/// `hi = a`, so the derivative is that multiple, `y / a`, not `1 / (2√a)`.
+#[differentiable]
+fn bisection_as_written(a: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, a.max(1.0));
+    while hi - lo > 1e-12 {
+        let mid = 0.5 * (lo + hi);
+        if mid * mid > a {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// The root found without a derivative, then one Newton step on `r² − a = 0`: the step
+/// carries the implicit derivative `1 / (2r)`.
+#[differentiable]
+fn bisection_then_newton(a: f64) -> f64 {
+    let r = mochi::no_grad(bisect_sqrt(a));
+    r - (r * r - a) / (2.0 * r)
+}
+
+#[test]
+fn solvers_differentiate_as_written_or_through_a_newton_step() {
+    let a = 2.3_f64;
+    let (y, g) = bisection_as_written::value_and_gradient(a);
+    assert!((y - a.sqrt()).abs() < 1e-9);
+    assert!((g - y / a).abs() < 1e-12, "{g} against {}", y / a);
+    let (y, g) = bisection_then_newton::value_and_gradient(a);
+    assert!((y - a.sqrt()).abs() < 1e-12);
+    assert!(
+        (g - 0.5 / a.sqrt()).abs() < 1e-9,
+        "{g} against {}",
+        0.5 / a.sqrt()
+    );
+}
+
+#[test]
+fn scatter_through_indices_gradients() {
+    let x = vec![0.7_f64, -0.3, 1.2, 0.4, -0.9];
+    let idx = vec![2usize, 0, 2, 4];
+    mochi::testing::test_rule(
+        (x.clone(), idx.clone()),
+        |t| scatter_through_indices(&t.0, &t.1),
+        |t| scatter_through_indices::rrule(&t.0, &t.1),
+    );
+}
