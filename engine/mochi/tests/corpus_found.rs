@@ -1513,3 +1513,69 @@ fn scatter_through_indices_gradients() {
         |t| scatter_through_indices::rrule(&t.0, &t.1),
     );
 }
+
+// Probe 29 (2026-12-02): Gaussian elimination with row swaps of a `Vec<Vec<f64>>`
+// (`m.swap(p, k)`), checked against the cofactors.
+
+#[differentiable]
+fn det_by_elimination(a: &Vec<Vec<f64>>) -> f64 {
+    let n = a.len();
+    let mut m = a.clone();
+    let mut det = 1.0;
+    for k in 0..n {
+        let mut p = k;
+        for i in k + 1..n {
+            if m[i][k].abs() > m[p][k].abs() {
+                p = i;
+            }
+        }
+        if p != k {
+            m.swap(p, k);
+            det = -det;
+        }
+        det *= m[k][k];
+        for i in k + 1..n {
+            let f = m[i][k] / m[k][k];
+            for j in k..n {
+                m[i][j] -= f * m[k][j];
+            }
+        }
+    }
+    det
+}
+
+#[test]
+fn det_by_elimination_is_the_cofactors() {
+    let a = vec![
+        vec![0.1, 2.0, -0.3],
+        vec![3.0, 0.5, 0.2],
+        vec![-0.6, 1.1, 1.5],
+    ];
+    let (d, g) = det_by_elimination::value_and_gradient(&a);
+    // det and its gradient (the cofactor matrix) by the rule of Sarrus.
+    let m = |i: usize, j: usize| a[i][j];
+    let det = m(0, 0) * (m(1, 1) * m(2, 2) - m(1, 2) * m(2, 1))
+        - m(0, 1) * (m(1, 0) * m(2, 2) - m(1, 2) * m(2, 0))
+        + m(0, 2) * (m(1, 0) * m(2, 1) - m(1, 1) * m(2, 0));
+    assert!((d - det).abs() < 1e-12, "{d} {det}");
+    let c00 = m(1, 1) * m(2, 2) - m(1, 2) * m(2, 1);
+    let c01 = -(m(1, 0) * m(2, 2) - m(1, 2) * m(2, 0));
+    assert!(
+        (g[0][0] - c00).abs() < 1e-12 && (g[0][1] - c01).abs() < 1e-12,
+        "{g:?}"
+    );
+}
+
+#[test]
+fn det_by_elimination_gradients() {
+    let a = vec![
+        vec![0.1, 2.0, -0.3],
+        vec![3.0, 0.5, 0.2],
+        vec![-0.6, 1.1, 1.5],
+    ];
+    mochi::testing::test_rule(
+        (a,),
+        |t| det_by_elimination(&t.0),
+        |t| det_by_elimination::rrule(&t.0),
+    );
+}
