@@ -1579,3 +1579,104 @@ fn det_by_elimination_gradients() {
         |t| det_by_elimination::rrule(&t.0),
     );
 }
+
+// Probe 32 (2026-12-02): enumerate among iter_mut's adapters (rev outside it, step_by),
+// &mut self methods on elements of a typed Vec of structs and of vec![S { .. }; n].
+
+#[differentiable]
+fn enumerate_rev(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    let mut acc = 0.0;
+    for (i, e) in v.iter_mut().enumerate().rev() {
+        acc = acc * 0.5 + *e;
+        *e = acc * (i as f64 + 1.0);
+    }
+    v.iter().map(|a| a * a).sum::<f64>()
+}
+
+#[differentiable]
+fn skip_then_enumerate(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    for (i, e) in v.iter_mut().skip(2).enumerate() {
+        *e *= (i + 1) as f64;
+    }
+    for (i, e) in v.iter_mut().enumerate().step_by(2) {
+        *e += i as f64 * x[0];
+    }
+    v.iter().map(|a| a * a).sum::<f64>()
+}
+
+/// A spring's state.
+#[derive(Clone, Debug, Tangent)]
+pub struct Spring {
+    /// Position.
+    pub x: f64,
+    /// Velocity.
+    pub v: f64,
+}
+
+impl Spring {
+    /// One step of the spring with constant `k`.
+    #[differentiable]
+    pub fn step(&mut self, k: f64) {
+        self.v -= k * self.x * 0.1;
+        self.x += self.v * 0.1;
+    }
+    /// The energy.
+    #[differentiable]
+    pub fn energy(&self, k: f64) -> f64 {
+        0.5 * self.v * self.v + 0.5 * k * self.x * self.x
+    }
+}
+
+#[differentiable]
+fn typed_vec_of_structs(x: &[f64], k: f64) -> f64 {
+    let mut os: Vec<Spring> = Vec::new();
+    for &e in x {
+        os.push(Spring { x: e, v: 0.0 });
+    }
+    for _ in 0..5 {
+        for i in 0..os.len() {
+            os[i].step(k);
+        }
+    }
+    let mut e = 0.0;
+    for i in 0..os.len() {
+        e += os[i].energy(k) + os[(i + 1) % os.len()].x * os[i].x;
+    }
+    e
+}
+
+#[differentiable]
+fn repeated_struct_literal(x: &[f64]) -> f64 {
+    let mut os = vec![Spring { x: x[0], v: x[1] }; 3];
+    os[1].step(2.0);
+    os[2].step(x[2]);
+    os[2].step(x[2]);
+    os.iter().map(|o| o.x * o.v).sum::<f64>()
+}
+
+mod found_by_probe_32 {
+    use crate::check;
+
+    fn v5() -> Vec<f64> {
+        vec![0.7, -0.3, 1.2, 0.4, -0.9]
+    }
+    check!(enumerate_rev, (v5(),), |a| (&a.0));
+    check!(skip_then_enumerate, (v5(),), |a| (&a.0));
+    check!(typed_vec_of_structs, (v5(), 1.3), |a| (&a.0, a.1));
+    check!(repeated_struct_literal, (v5(),), |a| (&a.0));
+}
+
+#[test]
+fn enumerate_rev_counts_the_elements_own_index() {
+    let x = vec![0.7_f64, -0.3, 1.2, 0.4, -0.9];
+    let mut v = x.clone();
+    let mut acc = 0.0;
+    for i in (0..v.len()).rev() {
+        acc = acc * 0.5 + v[i];
+        v[i] = acc * (i as f64 + 1.0);
+    }
+    let want: f64 = v.iter().map(|a| a * a).sum();
+    assert_eq!(enumerate_rev::value_and_gradient(&x).0, want);
+}
