@@ -5877,22 +5877,8 @@ impl Desugar {
         let mut iter = (*f.expr).clone();
         let mut pat = (*f.pat).clone();
         let mut counter: Option<syn::Ident> = None;
-        if let Expr::MethodCall(m) = &iter {
-            if m.method == "enumerate" && m.args.is_empty() {
-                let Pat::Tuple(t) = &pat else { return None };
-                let (Some(Pat::Ident(i)), Some(inner), 2) =
-                    (t.elems.first(), t.elems.get(1), t.elems.len())
-                else {
-                    return None;
-                };
-                counter = Some(i.ident.clone());
-                let inner = inner.clone();
-                iter = (*m.receiver).clone();
-                pat = inner;
-            }
-        }
-        // Adapters, outermost first; `enumerate()` among them (`iter_mut().enumerate()
-        // .skip(1)`) counts the positions the adapters inside it give, so its counter
+        // Adapters, outermost first; `enumerate()` among them (outermost, or inside
+        // others: `iter_mut().enumerate().skip(1)`) counts the positions the adapters inside it give, so its counter
         // is the loop's position mapped through the adapters outside it only.
         let mut adapters: Vec<(String, Option<Expr>)> = Vec::new();
         let mut enumerate_at = 0;
