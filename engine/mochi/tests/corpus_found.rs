@@ -1518,9 +1518,9 @@ fn scatter_through_indices_gradients() {
 // (`m.swap(p, k)`), checked against the cofactors.
 
 #[differentiable]
-fn det_by_elimination(a: &Vec<Vec<f64>>) -> f64 {
+fn det_by_elimination(a: &[Vec<f64>]) -> f64 {
     let n = a.len();
-    let mut m = a.clone();
+    let mut m = a.to_vec();
     let mut det = 1.0;
     for k in 0..n {
         let mut p = k;
