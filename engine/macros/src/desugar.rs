@@ -2862,6 +2862,27 @@ struct Substitute<'a> {
     /// the user's called on one (`l.bump(x)`) gets its receiver as `(&mut v[i])`, so
     /// that a `&mut self` method is reached (`lower_user_method`).
     mut_receivers: Vec<syn::Ident>,
+    /// A `let` was bound to `&mut v[i]`: the body's blocks need `inline_mut_borrows`.
+    borrowed: bool,
+}
+
+impl Substitute<'_> {
+    /// `names` substituted in `body`, and the `&mut` borrows this makes inlined; `false`
+    /// when a name is bound again (nothing usable).
+    fn apply(mut self, body: &mut syn::Block) -> bool {
+        self.visit_block_mut(body);
+        if self.borrowed {
+            struct Everywhere;
+            impl VisitMut for Everywhere {
+                fn visit_block_mut(&mut self, b: &mut syn::Block) {
+                    inline_mut_borrows(b);
+                    syn::visit_mut::visit_block_mut(self, b);
+                }
+            }
+            Everywhere.visit_block_mut(body);
+        }
+        !self.shadowed
+    }
 }
 
 impl Substitute<'_> {
@@ -2928,6 +2949,25 @@ impl VisitMut for Substitute<'_> {
             return;
         }
         syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        // `let r: &mut f64 = e;` (how a local closure's call `f(e)` binds its `&mut`
+        // parameter): the reference itself, `&mut v[i]`, which `inline_mut_borrows`
+        // then writes as the place.
+        if let Some(init) = &mut l.init {
+            let mutable = matches!(&*init.expr, Expr::Path(p)
+                if p.path.get_ident().is_some_and(|i| self.mut_receivers.contains(i)));
+            if mutable && init.diverge.is_none() {
+                if let Some(place) = self.lookup(&init.expr) {
+                    let span = init.expr.span();
+                    *init.expr = syn::parse_quote_spanned!(span=> &mut #place);
+                    self.borrowed = true;
+                    self.visit_pat_mut(&mut l.pat);
+                    return;
+                }
+            }
+        }
+        syn::visit_mut::visit_local_mut(self, l);
     }
     fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
         if self.names.iter().any(|(n, _)| *n == p.ident) {
@@ -5640,13 +5680,13 @@ impl Desugar {
             .filter(|((n, _), s)| s.mutable && !copies.contains(n))
             .map(|((n, _), _)| n.clone())
             .collect();
-        let mut sub = Substitute {
+        let sub = Substitute {
             names: &subst,
             shadowed: false,
             mut_receivers,
+            borrowed: false,
         };
-        sub.visit_block_mut(&mut body);
-        if sub.shadowed {
+        if !sub.apply(&mut body) {
             return None;
         }
         // (An array of two or more dimensions is refused here, by the trait's message,
@@ -6045,13 +6085,13 @@ impl Desugar {
             None => {
                 let place: Expr = syn::parse_quote_spanned!(span=> #seq[(#offset) + (#pos)]);
                 let subst = vec![(name.clone(), place)];
-                let mut sub = Substitute {
+                let sub = Substitute {
                     names: &subst,
                     shadowed: false,
                     mut_receivers: if chunks { Vec::new() } else { vec![name] },
+                    borrowed: false,
                 };
-                sub.visit_block_mut(&mut body);
-                if sub.shadowed {
+                if !sub.apply(&mut body) {
                     return None;
                 }
                 TokenStream::new()

@@ -1680,3 +1680,40 @@ fn enumerate_rev_counts_the_elements_own_index() {
     let want: f64 = v.iter().map(|a| a * a).sum();
     assert_eq!(enumerate_rev::value_and_gradient(&x).0, want);
 }
+
+/// A local closure taking `&mut f64`, applied to the elements of `iter_mut` loops (E0308
+/// at the attribute before 2026-12-02: the call was inlined before the loop became an
+/// index loop, and the element reached it as a value).
+#[differentiable]
+fn closure_on_elements(x: &[f64]) -> f64 {
+    let c = x[0];
+    let f = |r: &mut f64| *r *= c;
+    let mut v = x.to_vec();
+    for e in v.iter_mut() {
+        f(e);
+    }
+    for e in v.iter_mut().skip(1) {
+        f(e);
+        *e += 1.0;
+    }
+    v.iter().map(|a| a * a).sum::<f64>()
+}
+
+#[test]
+fn closure_on_elements_gradients() {
+    let x = vec![0.7_f64, -0.3, 1.2];
+    mochi::testing::test_rule(
+        (x.clone(),),
+        |t| closure_on_elements(&t.0),
+        |t| closure_on_elements::rrule(&t.0),
+    );
+    // v = (x0 c, x1 c² + 1, x2 c² + 1) with c = x0.
+    let c = x[0];
+    let v = [x[0] * c, x[1] * c * c + 1.0, x[2] * c * c + 1.0];
+    let (y, g) = closure_on_elements::value_and_gradient(&x);
+    assert_eq!(y, v.iter().map(|a| a * a).sum::<f64>());
+    let want0 = 2.0 * v[0] * 2.0 * c + 2.0 * v[1] * 2.0 * c * x[1] + 2.0 * v[2] * 2.0 * c * x[2];
+    assert!((g[0] - want0).abs() < 1e-12, "{g:?}");
+    assert!((g[1] - 2.0 * v[1] * c * c).abs() < 1e-12);
+    assert!((g[2] - 2.0 * v[2] * c * c).abs() < 1e-12);
+}
