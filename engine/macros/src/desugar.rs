@@ -5158,7 +5158,7 @@ impl VisitMut for WriteBackReceivers<'_> {
         let span = e.span();
         let r = match &*e {
             Expr::MethodCall(m) => write_back_receiver(m, span, self.0),
-            Expr::Call(c) if mem_fn(&c.func).is_none() => write_back_call(c, span, self.0),
+            Expr::Call(c) => write_back_call(c, span, self.0),
             _ => None,
         };
         if let Some(r) = r {

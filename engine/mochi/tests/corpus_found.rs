@@ -1450,21 +1450,12 @@ fn scatter_through_indices(x: &[f64], idx: &[usize]) -> f64 {
     v.iter().map(|e| e * e).sum::<f64>()
 }
 
-/// Bisection for `√a`, a plain function (no derivative).
+/// Bisection for `√a` as a plain function (no derivative): called inside `no_grad`.
 fn bisect_sqrt(a: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0, a.max(1.0));
-    while hi - lo > 1e-12 {
-        let mid = 0.5 * (lo + hi);
-        if mid * mid > a {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    0.5 * (lo + hi)
+    bisection_as_written(a)
 }
 
-/// The same bisection, differentiated as written: every midpoint is a fixed multiple of
+/// Bisection for `√a`, differentiated as written: every midpoint is a fixed multiple of
 /// `hi = a`, so the derivative is that multiple, `y / a`, not `1 / (2√a)`.
 #[differentiable]
 fn bisection_as_written(a: f64) -> f64 {
