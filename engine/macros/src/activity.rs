@@ -163,7 +163,11 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
                     return false;
                 }
             }
+            // (A local closure that captures a differentiable name gives a value that
+            // carries its derivative: `let f = |y| a * y; f(c)`.)
             c.args.iter().any(|a| expr_is_active(a, active))
+                || matches!(&*c.func, Expr::Path(p)
+                    if p.path.get_ident().is_some_and(|i| active.contains(&i.to_string())))
         }
         Expr::Index(i) => expr_is_active(&i.expr, active),
         Expr::Field(f) => expr_is_active(&f.base, active),

@@ -27,6 +27,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             );
         }
     };
+    // A function taking a closure: written as it is, with the macro that hands its
+    // source to the marked functions calling it (see `inline`).
+    if crate::inline::takes_closure(&func) {
+        return match crate::inline::callee(&func) {
+            Ok(ts) => ts,
+            Err(e) => combine(e, quote!(#func)),
+        };
+    }
     // (The `?`s that can be written out are, for the derivation only: the function as
     // written keeps them.)
     let mut checked = func.clone();
@@ -34,18 +42,51 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Err(e) = valid::check_signature(&checked) {
         return combine(e, quote!(#func));
     }
-    if func
+    let is_method = func
         .sig
         .inputs
         .first()
-        .is_some_and(|a| matches!(a, FnArg::Receiver(_)))
-    {
-        return match method(&func, &options) {
+        .is_some_and(|a| matches!(a, FnArg::Receiver(_)));
+    // The calls passing a closure to a function that takes one, inlined; a callee
+    // whose source is not here yet is asked for it.
+    let primal = if options.primal_written {
+        TokenStream::new()
+    } else if is_method {
+        quote!(#func)
+    } else {
+        quote!(#[allow(dead_code)] #func)
+    };
+    let inlined = match inline_closure_calls(&func, &options) {
+        Ok(crate::inline::Outcome::Need(path)) => {
+            let opts = &options.tokens;
+            let mark = (!options.primal_written).then(|| quote!(__primal_written,));
+            return quote!(#primal #path::__mochi_closure_callee! { [#opts, #mark] #item });
+        }
+        Ok(crate::inline::Outcome::Inlined(f)) => {
+            if std::env::var("MOCHI_EXPAND").is_ok_and(|v| func.sig.ident == v) {
+                eprintln!("{}", quote!(#f));
+            }
+            Some(*f)
+        }
+        Ok(crate::inline::Outcome::Unchanged) => None,
+        Err(e) => return combine(e, primal),
+    };
+    if is_method {
+        return match method(inlined.as_ref().unwrap_or(&func), &options) {
+            Ok(ts) if options.primal_written => without_fn(ts, &func.sig.ident),
             Ok(ts) => ts,
-            Err(e) => combine(e, quote!(#func)),
+            Err(e) => combine(e, primal),
         };
     }
-    match derive(&func, &options) {
+    let derived = match &inlined {
+        Some(f) => derive(f, &options),
+        None => derive(&func, &options),
+    };
+    let derived = match derived {
+        Ok(ts) if options.primal_written => Ok(without_fn(ts, &func.sig.ident)),
+        other => other,
+    };
+    match derived {
         Ok(ts) => {
             // `MOCHI_EXPAND=name` prints the expansion of that function (for the docs and
             // for debugging the transform).
@@ -55,8 +96,42 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             ts
         }
         // The function itself still compiles, so one mistake gives one error.
-        Err(e) => combine(e, quote!(#func)),
+        Err(e) => combine(e, primal),
     }
+}
+
+/// `func` with its calls that pass closures inlined (see `inline`). In an expansion
+/// that was given callees' sources, every token is resolved where it was called first.
+fn inline_closure_calls(func: &ItemFn, options: &Options) -> syn::Result<crate::inline::Outcome> {
+    if options.sources.is_empty() {
+        return crate::inline::inline_calls(func, &[]);
+    }
+    let sources = options
+        .sources
+        .iter()
+        .map(|s| syn::parse2::<ItemFn>(crate::inline::respan(s.clone())))
+        .collect::<syn::Result<Vec<_>>>()?;
+    let work: ItemFn = syn::parse2(crate::inline::respan(quote!(#func)))?;
+    match crate::inline::inline_calls(&work, &sources)? {
+        // (Nothing to inline after all: the function as given.)
+        crate::inline::Outcome::Unchanged => Ok(crate::inline::Outcome::Inlined(Box::new(work))),
+        other => Ok(other),
+    }
+}
+
+/// The items of `ts` without the function named `name` (written by the first expansion).
+fn without_fn(ts: TokenStream, name: &syn::Ident) -> TokenStream {
+    let Ok(mut file) = syn::parse2::<syn::File>(ts.clone()) else {
+        return ts;
+    };
+    if let Some(k) = file
+        .items
+        .iter()
+        .position(|i| matches!(i, syn::Item::Fn(f) if f.sig.ident == *name))
+    {
+        file.items.remove(k);
+    }
+    quote!(#file)
 }
 
 /// `#[differentiable]` on a method (`&self`, `&mut self` or `self`, in an `impl` block):
@@ -460,22 +535,46 @@ struct Options {
     /// An associated function without `self`, in an `impl` block marked
     /// `#[differentiable]`: its companions are associated functions, as a method's.
     associated: bool,
+    /// The sources of the functions taking closures that this one calls (`inline`).
+    sources: Vec<TokenStream>,
+    /// The function as written was emitted by the first expansion.
+    primal_written: bool,
+    /// The options as written, passed on when asking for a callee's source.
+    tokens: TokenStream,
 }
 
 fn parse_attr(attr: TokenStream) -> syn::Result<Options> {
     let mut options = Options::default();
-    let ids = syn::parse::Parser::parse2(
-        syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated,
-        attr.clone(),
-    )
-    .map_err(|_| {
+    let malformed = || {
         syn::Error::new_spanned(
             &attr,
             "expected `#[differentiable]`, `#[differentiable(boxed)]` or `#[differentiable(higher_order)]`",
         )
-    })?;
-    for id in ids {
-        if id == "boxed" {
+    };
+    let mut tokens = attr.clone().into_iter().peekable();
+    while let Some(t) = tokens.next() {
+        let id = match t {
+            proc_macro2::TokenTree::Ident(i) => i,
+            proc_macro2::TokenTree::Punct(p) if p.as_char() == ',' => continue,
+            _ => return Err(malformed()),
+        };
+        // The source of a function taking a closure, added by that function's macro
+        // when this one asked for it (see `inline`), and the mark that the function as
+        // written is out already.
+        if id == "__source" {
+            match tokens.next() {
+                Some(proc_macro2::TokenTree::Group(g))
+                    if g.delimiter() == proc_macro2::Delimiter::Brace =>
+                {
+                    options.sources.push(g.stream());
+                }
+                _ => return Err(malformed()),
+            }
+            continue;
+        }
+        if id == "__primal_written" {
+            options.primal_written = true;
+        } else if id == "boxed" {
             options.boxed = true;
         } else if id == "higher_order" {
             options.higher_order = true;
@@ -485,7 +584,11 @@ fn parse_attr(attr: TokenStream) -> syn::Result<Options> {
                 "unknown option; the options are `boxed` (a boxed pullback, for mutual recursion) and `higher_order` (a method's `jvp`, `hvp`, `hessian` and `jacobian`)",
             ));
         }
+        if !matches!(tokens.peek(), None | Some(proc_macro2::TokenTree::Punct(_))) {
+            return Err(malformed());
+        }
     }
+    options.tokens = attr;
     Ok(options)
 }
 

@@ -16,6 +16,7 @@ mod desugar;
 mod emit;
 mod generics;
 mod higher;
+mod inline;
 mod iterchain;
 mod lower;
 mod rewrite;

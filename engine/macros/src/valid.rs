@@ -149,11 +149,12 @@ impl<'ast> syn::visit::Visit<'ast> for BodyCheck {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
-/// The message for a closure passed as an argument (`f: impl Fn(f64) -> f64`, `F: Fn(..)`).
-const CLOSURE_ARGUMENT: &str = "#[differentiable] cannot differentiate through a closure passed as an argument: its body is not visible to the macro. Call a `#[differentiable]` function by its path inside the body instead (`fn f(x: &[f64]) -> f64 { g(x[0]) }` with `g` marked), or write the closure inside the body (`let g = |v: f64| v * v;`)";
+/// The message for a method taking a closure (`f: impl Fn(f64) -> f64`, `F: Fn(..)`); a
+/// free function taking one is `inline`d where it is called.
+const CLOSURE_ARGUMENT: &str = "#[differentiable]: a method cannot take a closure. A free function can: `#[differentiable] fn integrate(f: impl Fn(f64) -> f64, a: f64, b: f64) -> f64` is inlined where a marked function calls it with a closure; or write the closure inside the body (`let g = |v: f64| v * v;`)";
 
 /// Whether the bounds name `Fn`, `FnMut` or `FnOnce`.
-fn fn_bound<'a>(mut bounds: impl Iterator<Item = &'a syn::TypeParamBound>) -> bool {
+pub(crate) fn fn_bound<'a>(mut bounds: impl Iterator<Item = &'a syn::TypeParamBound>) -> bool {
     bounds.any(|b| {
         matches!(b, syn::TypeParamBound::Trait(t)
             if t.path.segments.last().is_some_and(|s| matches!(s.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce")))
@@ -161,7 +162,7 @@ fn fn_bound<'a>(mut bounds: impl Iterator<Item = &'a syn::TypeParamBound>) -> bo
 }
 
 /// Whether a `where` clause bounds `name` by a closure trait.
-fn where_fn_bound(sig: &syn::Signature, name: &syn::Ident) -> bool {
+pub(crate) fn where_fn_bound(sig: &syn::Signature, name: &syn::Ident) -> bool {
     sig.generics.where_clause.as_ref().is_some_and(|w| {
         w.predicates.iter().any(|p| {
             matches!(p, syn::WherePredicate::Type(t)
