@@ -60,7 +60,10 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(crate::inline::Outcome::Need(path)) => {
             let opts = &options.tokens;
             let mark = (!options.primal_written).then(|| quote!(__primal_written,));
-            return quote!(#primal #path::__mochi_closure_callee! { [#opts, #mark] #item });
+            let check = (!options.primal_written).then(|| {
+                crate::inline::unmarked_check(&path, is_method.then_some(&func.sig.ident))
+            });
+            return quote!(#primal #check #path::__mochi_closure_callee! { [#opts, #mark] #item });
         }
         Ok(crate::inline::Outcome::Inlined(f)) => {
             if std::env::var("MOCHI_EXPAND").is_ok_and(|v| func.sig.ident == v) {

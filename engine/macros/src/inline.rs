@@ -171,6 +171,8 @@ pub fn callee(func: &ItemFn) -> syn::Result<TokenStream> {
             pub fn rrule(_: impl TakesAClosure, #(#rest),*) -> (#ret, ::core::convert::Infallible) {
                 ::core::unreachable!()
             }
+            // (What `unmarked_check` finds when the function is marked.)
+            pub const fn __mochi_takes_closure<T>() {}
         }
     })
 }
@@ -790,4 +792,50 @@ impl VisitMut for ModulePrefix<'_> {
         syn::visit_mut::visit_expr_call_mut(self, c);
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Beside the request for a callee's source (`path::__mochi_closure_callee!`), which
+/// fails with rustc's "function `plain` is not a crate or module" when `plain` is not
+/// marked: a check whose message says so. `path` imported by name beats the glob of a
+/// stand-in module `plain`, which only then provides the check, with a bound nothing
+/// meets (as `rewrite::callee` does for calls).
+/// `item`: a name for the check's constant (in an `impl`, a `const` has one).
+pub fn unmarked_check(path: &syn::Path, item: Option<&syn::Ident>) -> TokenStream {
+    let Some(last) = path.segments.last().map(|s| s.ident.clone()) else {
+        return TokenStream::new();
+    };
+    let span = last.span();
+    let message = format!(
+        "mochi: `{last}` is given a closure by a marked function, so it must be `#[differentiable]` too"
+    );
+    let label = format!("`{last}` is not `#[differentiable]`");
+    let note = format!(
+        "mark `fn {last}` `#[differentiable]`: a function taking a closure is inlined where a marked function calls it, and the closure's captures carry the derivative"
+    );
+    let name = match item {
+        Some(m) => format_ident!("__mochi_closure_check_{}", m),
+        None => format_ident!("_"),
+    };
+    quote::quote_spanned!(span=>
+        #[allow(non_upper_case_globals)]
+        const #name: () = {
+            #[allow(unused_imports)]
+            use #path as __mochi_callee;
+            {
+                #[allow(unused_imports)]
+                use __mochi_callee as #last;
+                #[allow(non_snake_case, dead_code)]
+                mod __mochi_unmarked {
+                    pub mod #last {
+                        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+                        pub trait Differentiable {}
+                        pub const fn __mochi_takes_closure<T: Differentiable>() {}
+                    }
+                }
+                #[allow(unused_imports)]
+                use __mochi_unmarked::*;
+                #last::__mochi_takes_closure::<()>();
+            }
+        };
+    )
 }
