@@ -230,6 +230,110 @@ impl Model {
     }
 }
 
+/// A fixed-point iteration, a loss over rows, a closure returning a pair, `fold`, a
+/// block closure with its return type, `fn` pointers given `f64::max`, gradient
+/// descent with a gradient closure (the callee after its caller).
+#[differentiable]
+fn fixed_point(x: &[f64]) -> f64 {
+    let a = x[0];
+    apply_n(|y| y - 0.1 * (y * y - a), 1.0, 20)
+}
+
+#[differentiable]
+fn apply_n(f: impl Fn(f64) -> f64, x: f64, n: usize) -> f64 {
+    let mut y = x;
+    for _ in 0..n {
+        y = f(y);
+    }
+    y
+}
+
+#[differentiable]
+fn sum_over<F: Fn(&[f64]) -> f64>(f: F, rows: &[Vec<f64>]) -> f64 {
+    rows.iter().map(|r| f(r)).sum()
+}
+
+#[differentiable]
+fn linear_loss(w: &[f64], data: &[Vec<f64>]) -> f64 {
+    sum_over(|r| (r[0] * w[0] + r[1] * w[1] - r[2]).powi(2), data)
+}
+
+#[differentiable]
+fn pair_step(f: impl Fn(f64, f64) -> (f64, f64), x: f64, y: f64) -> f64 {
+    let (u, v) = f(x, y);
+    u * v
+}
+
+#[differentiable]
+fn rotated(p: &[f64]) -> f64 {
+    let th = p[0];
+    pair_step(
+        move |a, b| (th.cos() * a - th.sin() * b, th.sin() * a + th.cos() * b),
+        p[1],
+        p[2],
+    )
+}
+
+#[differentiable]
+fn folded(f: &dyn Fn(f64) -> f64, xs: &[f64]) -> f64 {
+    xs.iter().fold(0.0, |acc, &v| acc + f(v))
+}
+
+#[differentiable]
+fn with_block_closure(x: &[f64]) -> f64 {
+    let k = x[0];
+    folded(
+        &|t: f64| -> f64 {
+            let u = t * k;
+            u * u
+        },
+        &x[1..],
+    )
+}
+
+#[differentiable]
+fn reduce2(f: fn(f64, f64) -> f64, xs: &[f64]) -> f64 {
+    let mut m = xs[0];
+    for &v in &xs[1..] {
+        m = f(m, v);
+    }
+    m
+}
+
+#[differentiable]
+fn biggest(x: &[f64]) -> f64 {
+    reduce2(f64::max, x) + reduce2(f64::hypot, x)
+}
+
+#[differentiable]
+fn grad_norm_step(p: &[f64]) -> Vec<f64> {
+    let c = p[0];
+    descend(
+        |z: &[f64]| vec![2.0 * (z[0] - c), 2.0 * z[1]],
+        &p[1..],
+        0.1,
+        3,
+    )
+}
+
+#[differentiable]
+fn descend<G: Fn(&[f64]) -> Vec<f64>>(grad: G, x0: &[f64], lr: f64, steps: usize) -> Vec<f64> {
+    let mut x = x0.to_vec();
+    for _ in 0..steps {
+        let g = grad(&x);
+        for i in 0..x.len() {
+            x[i] -= lr * g[i];
+        }
+    }
+    x
+}
+
+#[differentiable]
+fn descended(p: &[f64]) -> f64 {
+    let v = grad_norm_step(p);
+    v[0] * v[0] + v[1]
+}
+
 /// The README's form: the closure called inside a chain's closure.
 #[differentiable]
 fn integrate_chain<F: Fn(f64) -> f64>(f: F, a: f64, b: f64, n: usize) -> f64 {
@@ -243,6 +347,19 @@ fn readme_area(x: &[f64]) -> f64 {
 }
 
 mod checks {
+    check!(fixed_point, (vec![2.0],), |a| (&a.0));
+    check!(
+        linear_loss,
+        (
+            vec![0.3, -0.2],
+            vec![vec![1.0, 2.0, 0.5], vec![0.3, -1.0, 1.5]]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(rotated, (vec![0.4, 1.1, -0.7],), |a| (&a.0));
+    check!(with_block_closure, (vec![0.4, 1.1, -0.7, 2.0],), |a| (&a.0));
+    check!(biggest, (vec![0.4, 1.1, -0.7, 2.0],), |a| (&a.0));
+    check!(descended, (vec![0.4, 1.1, -0.7],), |a| (&a.0));
     check!(readme_area, (vec![0.9, 1.7],), |a| (&a.0));
     use crate::check;
     check!(area, (vec![0.7, 1.3, 1.5],), |a| (&a.0));
