@@ -1388,8 +1388,71 @@ impl SplitTupleLets {
     }
 }
 
+/// `std::array::from_fn(|i| e)` of a known length (`let a: [f64; 3] = ..`, or the
+/// turbofish `from_fn::<_, 3, _>`) up to 64 → `[{ let i = 0usize; e }, …]`: the closure
+/// written out once per element.
+fn array_from_fn(len: Option<&Expr>, init: &Expr) -> Option<Expr> {
+    let Expr::Call(c) = unparen(init) else {
+        return None;
+    };
+    let Expr::Path(p) = &*c.func else { return None };
+    let segs = &p.path.segments;
+    let n = segs.len();
+    if n < 2 || segs[n - 1].ident != "from_fn" || segs[n - 2].ident != "array" {
+        return None;
+    }
+    let turbofish_len = match &segs[n - 1].arguments {
+        syn::PathArguments::AngleBracketed(a) => a.args.iter().nth(1).and_then(|g| match g {
+            syn::GenericArgument::Const(e) => Some(e.clone()),
+            syn::GenericArgument::Type(syn::Type::Path(t)) => {
+                t.path.get_ident().map(|i| syn::parse_quote!(#i))
+            }
+            _ => None,
+        }),
+        _ => None,
+    };
+    let len = turbofish_len.as_ref().or(len)?;
+    let Expr::Lit(syn::ExprLit {
+        lit: syn::Lit::Int(k),
+        ..
+    }) = unparen(len)
+    else {
+        return None;
+    };
+    let k: usize = k.base10_parse().ok()?;
+    let [Expr::Closure(cl)] = &c.args.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    if k > 64 || cl.inputs.len() != 1 {
+        return None;
+    }
+    let param = match &cl.inputs[0] {
+        Pat::Type(t) => (*t.pat).clone(),
+        other => other.clone(),
+    };
+    let body = &cl.body;
+    let elems = (0..k).map(|j| quote::quote!({ let #param: usize = #j; #body }));
+    Some(syn::parse_quote_spanned!(p.span()=> [#(#elems),*]))
+}
+
 impl VisitMut for SplitTupleLets {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        for s in b.stmts.iter_mut() {
+            if let syn::Stmt::Local(l) = s {
+                let len = match &l.pat {
+                    Pat::Type(t) => match &*t.ty {
+                        syn::Type::Array(a) => Some(a.len.clone()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some(init) = l.init.as_mut() {
+                    if let Some(r) = array_from_fn(len.as_ref(), &init.expr) {
+                        *init.expr = r;
+                    }
+                }
+            }
+        }
         let mut stmts = Vec::with_capacity(b.stmts.len());
         for s in std::mem::take(&mut b.stmts) {
             match &s {
@@ -1404,6 +1467,9 @@ impl VisitMut for SplitTupleLets {
         syn::visit_mut::visit_block_mut(self, b);
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Some(r) = slice_patterns(e) {
+            *e = r;
+        }
         // `if let Some((h, t)) = x.split_first() { .. } else { .. }` → `if !x.is_empty()
         // { let (h, t) = (&x[0], &x[1..]); .. } else { .. }` (also `split_last`).
         if let Expr::If(i) = e {
@@ -1427,6 +1493,176 @@ impl VisitMut for SplitTupleLets {
         }
         syn::visit_mut::visit_expr_mut(self, e);
     }
+}
+
+/// Slice patterns over a slice, as tests of its length and reads of its elements:
+/// `if let [a, b, rest @ ..] = x { A } else { B }` → `if x.len() >= 2 { let a = &x[0];
+/// let b = &x[1]; let rest = &x[2..x.len()]; A } else { B }`, and a `match` whose arms
+/// are such patterns (or `_`) → an `if`/`else` chain, its last arm the final `else`
+/// (the match is exhaustive). Elements are bound by reference, as matching a slice
+/// binds them (`&a` and `mut a` by value); a scrutinee other than a variable or a field
+/// (`&x[1..]`, `v.as_slice()`) is bound first. Other patterns (literals, guards) are
+/// left to the lowering's refusal.
+fn slice_patterns(e: &Expr) -> Option<Expr> {
+    let (scrut, arms): (&Expr, Vec<(Pat, Expr)>) = match e {
+        Expr::If(i) => {
+            let Expr::Let(l) = &*i.cond else { return None };
+            let Pat::Slice(_) = &*l.pat else { return None };
+            let then = Expr::Block(syn::ExprBlock {
+                attrs: Vec::new(),
+                label: None,
+                block: i.then_branch.clone(),
+            });
+            let mut arms = vec![((*l.pat).clone(), then)];
+            let wild: Pat = syn::parse_quote!(_);
+            let otherwise = match &i.else_branch {
+                Some((_, b)) => (**b).clone(),
+                None => syn::parse_quote!({}),
+            };
+            arms.push((wild, otherwise));
+            (&*l.expr, arms)
+        }
+        Expr::Match(m) => {
+            if !m.arms.iter().any(|a| matches!(a.pat, Pat::Slice(_)))
+                || m.arms.iter().any(|a| a.guard.is_some())
+            {
+                return None;
+            }
+            (
+                &*m.expr,
+                m.arms
+                    .iter()
+                    .map(|a| (a.pat.clone(), (*a.body).clone()))
+                    .collect(),
+            )
+        }
+        _ => return None,
+    };
+    let span = scrut.span();
+    // The slice: a variable or a field as written, another expression bound first.
+    let base = |x: &Expr| -> Option<Expr> {
+        match unparen(x) {
+            p @ (Expr::Path(_) | Expr::Field(_)) => Some(p.clone()),
+            Expr::Reference(r) if r.mutability.is_none() => match unparen(&r.expr) {
+                p @ (Expr::Path(_) | Expr::Field(_)) => Some(p.clone()),
+                Expr::Index(i) if matches!(&*i.index, Expr::Range(rg) if rg.start.is_none() && rg.end.is_none()) => {
+                    match unparen(&i.expr) {
+                        p @ (Expr::Path(_) | Expr::Field(_)) => Some(p.clone()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    let (x, bind): (Expr, Option<syn::Stmt>) = match base(scrut) {
+        Some(x) => (x, None),
+        None => (
+            syn::parse_quote_spanned!(span=> __mochi_slice),
+            Some(syn::parse_quote_spanned!(span=> let __mochi_slice = #scrut;)),
+        ),
+    };
+    let mut tests: Vec<(Option<Expr>, Vec<syn::Stmt>, Expr)> = Vec::new();
+    let n = arms.len();
+    for (k, (pat, body)) in arms.into_iter().enumerate() {
+        let (cond, lets) = match &pat {
+            Pat::Slice(ps) => slice_arm(ps, &x)?,
+            Pat::Wild(_) => (None, Vec::new()),
+            _ => return None,
+        };
+        // The last arm is reached only when it matches.
+        let cond = if k + 1 == n { None } else { cond };
+        tests.push((cond, lets, body));
+    }
+    let mut chain: Option<Expr> = None;
+    for (cond, lets, body) in tests.into_iter().rev() {
+        // (A block's statements spliced after the bindings, not nested in them.)
+        let block: Expr = match body {
+            Expr::Block(b) if b.label.is_none() && b.attrs.is_empty() => {
+                let stmts = &b.block.stmts;
+                syn::parse_quote_spanned!(span=> { #(#lets)* #(#stmts)* })
+            }
+            body => syn::parse_quote_spanned!(span=> { #(#lets)* #body }),
+        };
+        chain = Some(match (cond, chain) {
+            (None, None) => block,
+            (Some(c), Some(rest @ (Expr::Block(_) | Expr::If(_)))) => {
+                syn::parse_quote_spanned!(span=> if #c #block else #rest)
+            }
+            (Some(c), Some(rest)) => syn::parse_quote_spanned!(span=> if #c #block else { #rest }),
+            (Some(c), None) => syn::parse_quote_spanned!(span=> if #c #block),
+            // An arm that always matches before others: the others are unreachable.
+            (None, Some(_)) => block,
+        });
+    }
+    let chain = chain?;
+    Some(match bind {
+        Some(b) => syn::parse_quote_spanned!(span=> { #b #chain }),
+        None => chain,
+    })
+}
+
+/// One slice pattern over `x`: the length test and the bindings.
+fn slice_arm(ps: &syn::PatSlice, x: &Expr) -> Option<(Option<Expr>, Vec<syn::Stmt>)> {
+    let rest_at = ps.elems.iter().position(|p| {
+        matches!(p, Pat::Rest(_))
+            || matches!(p, Pat::Ident(i) if matches!(i.subpat.as_ref().map(|s| &*s.1), Some(Pat::Rest(_))))
+    });
+    if ps
+        .elems
+        .iter()
+        .filter(|p| {
+            matches!(p, Pat::Rest(_))
+                || matches!(p, Pat::Ident(i) if i.subpat.is_some())
+        })
+        .count()
+        > usize::from(rest_at.is_some())
+    {
+        return None;
+    }
+    let fixed = ps.elems.len() - usize::from(rest_at.is_some());
+    let after = rest_at.map_or(0, |r| ps.elems.len() - r - 1);
+    let mut lets = Vec::new();
+    for (j, p) in ps.elems.iter().enumerate() {
+        let place: Expr = match rest_at {
+            Some(r) if j > r => {
+                let back = ps.elems.len() - j;
+                syn::parse_quote!(#x[#x.len() - #back])
+            }
+            _ => syn::parse_quote!(#x[#j]),
+        };
+        match p {
+            Pat::Wild(_) | Pat::Rest(_) => {}
+            Pat::Ident(i) if i.subpat.is_some() => {
+                let name = &i.ident;
+                let start = j;
+                lets.push(syn::parse_quote!(let #name = &#x[#start..#x.len() - #after];));
+            }
+            Pat::Ident(i) if i.by_ref.is_none() => {
+                let name = &i.ident;
+                if i.mutability.is_some() {
+                    lets.push(syn::parse_quote!(let mut #name = #place;));
+                } else {
+                    lets.push(syn::parse_quote!(let #name = &#place;));
+                }
+            }
+            Pat::Reference(r) if r.mutability.is_none() => match &*r.pat {
+                Pat::Ident(i) if i.subpat.is_none() && i.by_ref.is_none() => {
+                    let (name, mu) = (&i.ident, &i.mutability);
+                    lets.push(syn::parse_quote!(let #mu #name = #place;));
+                }
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+    let cond: Expr = if rest_at.is_some() {
+        syn::parse_quote!(#x.len() >= #fixed)
+    } else {
+        syn::parse_quote!(#x.len() == #fixed)
+    };
+    Some((Some(cond), lets))
 }
 
 /// `Some((a, b))`: the tuple pattern inside.
