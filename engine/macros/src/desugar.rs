@@ -1467,9 +1467,6 @@ impl VisitMut for SplitTupleLets {
         syn::visit_mut::visit_block_mut(self, b);
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
-        if let Some(r) = slice_patterns(e) {
-            *e = r;
-        }
         // `if let Some((h, t)) = x.split_first() { .. } else { .. }` → `if !x.is_empty()
         // { let (h, t) = (&x[0], &x[1..]); .. } else { .. }` (also `split_last`).
         if let Expr::If(i) = e {
@@ -1556,6 +1553,8 @@ fn slice_patterns(e: &Expr) -> Option<Expr> {
             _ => None,
         }
     };
+    // An array written at the scrutinee is matched by value: its elements bind copies.
+    let by_value = matches!(unparen(scrut), Expr::Array(_) | Expr::Repeat(_));
     let (x, bind): (Expr, Option<syn::Stmt>) = match base(scrut) {
         Some(x) => (x, None),
         None => (
@@ -1567,7 +1566,7 @@ fn slice_patterns(e: &Expr) -> Option<Expr> {
     let n = arms.len();
     for (k, (pat, body)) in arms.into_iter().enumerate() {
         let (cond, lets) = match &pat {
-            Pat::Slice(ps) => slice_arm(ps, &x)?,
+            Pat::Slice(ps) => slice_arm(ps, &x, by_value)?,
             Pat::Wild(_) => (None, Vec::new()),
             _ => return None,
         };
@@ -1604,7 +1603,11 @@ fn slice_patterns(e: &Expr) -> Option<Expr> {
 }
 
 /// One slice pattern over `x`: the length test and the bindings.
-fn slice_arm(ps: &syn::PatSlice, x: &Expr) -> Option<(Option<Expr>, Vec<syn::Stmt>)> {
+fn slice_arm(
+    ps: &syn::PatSlice,
+    x: &Expr,
+    by_value: bool,
+) -> Option<(Option<Expr>, Vec<syn::Stmt>)> {
     let rest_at = ps.elems.iter().position(|p| {
         matches!(p, Pat::Rest(_))
             || matches!(p, Pat::Ident(i) if matches!(i.subpat.as_ref().map(|s| &*s.1), Some(Pat::Rest(_))))
@@ -1612,10 +1615,7 @@ fn slice_arm(ps: &syn::PatSlice, x: &Expr) -> Option<(Option<Expr>, Vec<syn::Stm
     if ps
         .elems
         .iter()
-        .filter(|p| {
-            matches!(p, Pat::Rest(_))
-                || matches!(p, Pat::Ident(i) if i.subpat.is_some())
-        })
+        .filter(|p| matches!(p, Pat::Rest(_)) || matches!(p, Pat::Ident(i) if i.subpat.is_some()))
         .count()
         > usize::from(rest_at.is_some())
     {
@@ -1641,8 +1641,9 @@ fn slice_arm(ps: &syn::PatSlice, x: &Expr) -> Option<(Option<Expr>, Vec<syn::Stm
             }
             Pat::Ident(i) if i.by_ref.is_none() => {
                 let name = &i.ident;
-                if i.mutability.is_some() {
-                    lets.push(syn::parse_quote!(let mut #name = #place;));
+                if i.mutability.is_some() || by_value {
+                    let mu = &i.mutability;
+                    lets.push(syn::parse_quote!(let #mu #name = #place;));
                 } else {
                     lets.push(syn::parse_quote!(let #name = &#place;));
                 }
@@ -7142,6 +7143,21 @@ impl VisitMut for Desugar {
         }
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // Slice patterns over a differentiable slice (the lowering takes the others as
+        // they are).
+        let scrutinee = match &*e {
+            Expr::If(i) => match &*i.cond {
+                Expr::Let(l) => Some(&*l.expr),
+                _ => None,
+            },
+            Expr::Match(m) => Some(&*m.expr),
+            _ => None,
+        };
+        if scrutinee.is_some_and(|s| crate::activity::expr_is_active(s, &self.active)) {
+            if let Some(r) = slice_patterns(e) {
+                *e = r;
+            }
+        }
         // The elements of a differentiable sequence carry derivatives in the loop's body
         // (`for r in m.iter() { let t: Vec<f64> = r.iter().map(..).collect(); }`).
         if let Expr::ForLoop(f) = e {

@@ -39,7 +39,13 @@ fn softmax_ce(x: &[f64]) -> f64 {
 
 #[differentiable]
 fn cumprod_last(x: &[f64]) -> f64 {
-    let c: Vec<f64> = x.iter().scan(1.0, |s, &v| { *s *= v; Some(*s) }).collect();
+    let c: Vec<f64> = x
+        .iter()
+        .scan(1.0, |s, &v| {
+            *s *= v;
+            Some(*s)
+        })
+        .collect();
     c.iter().sum()
 }
 
@@ -50,7 +56,11 @@ fn rough(x: &[f64]) -> f64 {
 
 #[differentiable]
 fn pos_dot(x: &[f64], y: &[f64]) -> f64 {
-    x.iter().zip(y).filter(|(a, _)| **a > 0.0).map(|(a, b)| a * b).sum()
+    x.iter()
+        .zip(y)
+        .filter(|(a, _)| **a > 0.0)
+        .map(|(a, b)| a * b)
+        .sum()
 }
 
 #[differentiable]
@@ -77,7 +87,10 @@ fn destructure(x: &[f64]) -> f64 {
 
 #[differentiable]
 fn weighted(x: &[f64]) -> f64 {
-    x.iter().enumerate().map(|(i, v)| v * (i as f64)).sum::<f64>()
+    x.iter()
+        .enumerate()
+        .map(|(i, v)| v * (i as f64))
+        .sum::<f64>()
         + (1..=x.len()).map(|k| x[k - 1] / k as f64).sum::<f64>()
 }
 
@@ -160,8 +173,26 @@ fn from_fn_turbofish(x: &[f64]) -> f64 {
     a.iter().sum()
 }
 
+/// A slice pattern over integers (no derivative): left as written.
+#[differentiable]
+fn counted(x: &[f64]) -> f64 {
+    let dims = [2usize, 3];
+    let n = match dims {
+        [a, b] => a * b,
+    };
+    let m = match x.len().to_be_bytes() {
+        [first, ..] => first as usize,
+    };
+    // An array of differentiable values written at the scrutinee binds copies.
+    let top = match [x[0], 2.0 * x[0]] {
+        [a, b] => a.max(b),
+    };
+    x[0] * (n + m) as f64 + top
+}
+
 #[test]
 fn slice_patterns_values() {
+    assert_eq!(counted::gradient(&[1.5, 2.0]), vec![8.0, 0.0]);
     // [a] → 2a; [a, b] → ab; [first, .., last] → first·last; the tail's head times
     // the sum of the rest.
     assert_eq!(match_slice::gradient(&[0.5]), vec![2.0]);
@@ -174,13 +205,17 @@ fn slice_patterns_values() {
     assert_eq!(ends::gradient(&[2.0]), vec![3.0]);
     assert_eq!(ends::gradient(&[2.0, 5.0, 7.0]), vec![0.0, 1.0, -1.0]);
     // a = [2x₀, 2x₁, 2x₂]: a₀a₁ + a₂.
-    assert_eq!(from_fn_arr::gradient(&[0.7, 1.0, -2.0]), vec![4.0, 2.8, 2.0]);
+    assert_eq!(
+        from_fn_arr::gradient(&[0.7, 1.0, -2.0]),
+        vec![4.0, 2.8, 2.0]
+    );
     let x = [0.7, 1.0, 0.3, 0.2];
     let h = match_slice::hessian(&x);
     common::assert_hessian_matches("match_slice", match_slice::gradient, &h, &x, 1e-6);
 }
 
 mod checks {
+    check!(counted, (vec![0.7, 1.0],), |a| (&a.0));
     check!(match_slice, (vec![0.7, 1.0, 0.3, 0.2],), |a| (&a.0));
     check!(ends, (vec![0.7, 1.0, 0.3, 0.2],), |a| (&a.0));
     check!(from_fn_turbofish, (vec![0.7, 1.0],), |a| (&a.0));
@@ -190,7 +225,9 @@ mod checks {
     check!(softmax_ce, (vec![0.7, 1.0, -2.0, 0.5],), |a| (&a.0));
     check!(cumprod_last, (vec![0.7, 1.0, -2.0, 0.5],), |a| (&a.0));
     check!(rough, (vec![0.7, 1.0, -2.0, 0.5],), |a| (&a.0));
-    check!(pos_dot, (vec![0.7, -1.0, 2.0], vec![0.3, 0.2, 0.1]), |a| (&a.0, &a.1));
+    check!(pos_dot, (vec![0.7, -1.0, 2.0], vec![0.3, 0.2, 0.1]), |a| (
+        &a.0, &a.1
+    ));
     check!(triples, (vec![0.7, 1.0, -2.0, 0.5, 0.1, 0.2],), |a| (&a.0));
     check!(from_fn_arr, (vec![0.7, 1.0, -2.0],), |a| (&a.0));
     check!(clampy, (vec![0.7, 1.0, -2.0],), |a| (&a.0));
@@ -198,7 +235,11 @@ mod checks {
     check!(weighted, (vec![0.7, 1.0, -2.0],), |a| (&a.0));
     check!(variance, (vec![0.7, 1.0, -2.0],), |a| (&a.0));
     check!(biggest, (vec![0.7, 1.0, -2.0],), |a| (&a.0));
-    check!(matvec, (vec![vec![0.7, 1.0], vec![-2.0, 0.4]], vec![0.3, 0.9]), |a| (&a.0, &a.1));
+    check!(
+        matvec,
+        (vec![vec![0.7, 1.0], vec![-2.0, 0.4]], vec![0.3, 0.9]),
+        |a| (&a.0, &a.1)
+    );
     check!(sc, (vec![0.7, 1.0],), |a| (&a.0));
     check!(slice_pat, (vec![0.7, 1.0, 0.3, 0.2],), |a| (&a.0));
     check!(inclusive_rev, (vec![0.7, 1.0, 0.3, 0.2],), |a| (&a.0));
