@@ -635,6 +635,25 @@ pub fn pop_cot<T: TangentVector>(cot: &mut Vec<T>) -> T {
     cot.pop().unwrap_or_else(T::zero)
 }
 
+/// The cotangent of the value `m[i].push(v)` added to row `i` of a `Vec<Vec<T>>`, taken
+/// off the end of that row's (a structural zero when the rows' or the row's is one).
+#[inline(always)]
+pub fn pop_row_cot<T: TangentVector>(cot: &mut [Vec<T>], i: usize) -> T {
+    cot.get_mut(i).and_then(Vec::pop).unwrap_or_else(T::zero)
+}
+
+/// The cotangents of the `n` elements `m[i].extend_from_slice(s)` added to row `i`,
+/// taken off the end of that row's (a structural zero when the rows' or the row's is
+/// one).
+#[inline(always)]
+#[track_caller]
+pub fn split_row_cot<T: TangentVector>(cot: &mut [Vec<T>], i: usize, n: usize) -> Vec<T> {
+    match cot.get_mut(i) {
+        Some(row) => split_cot(row, n),
+        None => Vec::new(),
+    }
+}
+
 /// The cotangents of the `n` elements `v.extend_from_slice(s)` added, taken off the end
 /// of `v`'s (a structural zero when `v`'s is one).
 #[inline(always)]

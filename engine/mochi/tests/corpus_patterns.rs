@@ -190,8 +190,42 @@ fn counted(x: &[f64]) -> f64 {
     x[0] * (n + m) as f64 + top
 }
 
+/// Values pushed onto rows of a `Vec<Vec<f64>>` (ragged rows built in a loop), a slice
+/// extended onto a row, and a row read between its pushes.
+#[differentiable]
+fn ragged(x: &[f64]) -> f64 {
+    let mut rows: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    for (k, &v) in x.iter().enumerate() {
+        rows[k % 3].push(v * v);
+    }
+    rows[2].extend_from_slice(&x[..2]);
+    let mut m: Vec<Vec<f64>> = vec![Vec::new(), Vec::new()];
+    m[1].push(x[0]);
+    let s = m[1][0] * 3.0;
+    m[1].push(s * x[1]);
+    let total: f64 = rows
+        .iter()
+        .map(|r| r.iter().sum::<f64>() * r.len() as f64)
+        .sum();
+    total + m[1][1] + m[1][0]
+}
+
 #[test]
 fn slice_patterns_values() {
+    // rows: [x0², x3²], [x1²], [x2², x0, x1]; m[1] = [x0, 3x0·x1].
+    let x = [0.5, 1.5, -1.0, 2.0];
+    let g = ragged::gradient(&x);
+    let want = [
+        2.0 * 2.0 * x[0] + 3.0 + 3.0 * x[1] + 1.0,
+        2.0 * x[1] + 3.0 + 3.0 * x[0],
+        3.0 * 2.0 * x[2],
+        2.0 * 2.0 * x[3],
+    ];
+    for (a, b) in g.iter().zip(want) {
+        assert!((a - b).abs() < 1e-12, "{g:?}");
+    }
+    let h = ragged::hessian(&x);
+    common::assert_hessian_matches("ragged", ragged::gradient, &h, &x, 1e-6);
     assert_eq!(counted::gradient(&[1.5, 2.0]), vec![8.0, 0.0]);
     // [a] → 2a; [a, b] → ab; [first, .., last] → first·last; the tail's head times
     // the sum of the rest.
@@ -215,6 +249,7 @@ fn slice_patterns_values() {
 }
 
 mod checks {
+    check!(ragged, (vec![0.5, 1.5, -1.0, 2.0],), |a| (&a.0));
     check!(counted, (vec![0.7, 1.0],), |a| (&a.0));
     check!(match_slice, (vec![0.7, 1.0, 0.3, 0.2],), |a| (&a.0));
     check!(ends, (vec![0.7, 1.0, 0.3, 0.2],), |a| (&a.0));

@@ -898,16 +898,31 @@ impl Lowerer {
             return None;
         }
         let place = super::Place::parse(&m.receiver)?;
-        if place.index.is_some() {
+        if place.inner.is_some() {
             return None;
         }
         let b = self.lookup(&place.root.to_string())?.clone();
         if !b.active {
             return None;
         }
+        // `m[i].push(v)` onto a row: the index (which carries no derivative) read once and
+        // saved, the value's cotangent taken off the end of that row's.
+        if let Some(ix) = &place.index {
+            if expr_is_active(ix, &self.active) {
+                return None;
+            }
+        }
         let (root, fields, cot) = (&place.root, &place.fields, &b.cot);
         let deref = place.deref.then(|| quote!(*));
-        let recv = quote!((#deref #root) #(.#fields)*);
+        let (recv, row) = match &place.index {
+            Some(ix) => {
+                let i = self.fresh("i");
+                code.fwd.push(Fwd::Primal(quote!(let #i: usize = #ix;)));
+                let saved = self.save(quote!(#i), code);
+                (quote!((#deref #root) #(.#fields)* [#i]), Some(saved))
+            }
+            None => (quote!((#deref #root) #(.#fields)*), None),
+        };
         let cot_place = quote!(#cot #(.#fields)*);
         // A sub-slice `&x[a..b]`: its cotangent is a temporary added into `x`'s after.
         let (o, sub) = match self.subslice_arg(&m.args[0], code) {
@@ -930,6 +945,7 @@ impl Lowerer {
             Adj::TakeTail {
                 place: cot_place,
                 n: None,
+                row,
             }
         } else {
             let n = self.fresh("n");
@@ -940,6 +956,7 @@ impl Lowerer {
             Adj::TakeTail {
                 place: cot_place,
                 n: Some(n),
+                row,
             }
         };
         code.rev.push(Rev::back_into(o.cot(), taken));

@@ -122,10 +122,12 @@ pub enum Adj {
     /// An expression written out as it is (a view's part of a cotangent).
     Raw(TokenStream),
     /// The cotangents of the elements `push` or `extend_from_slice` added to a buffer,
-    /// off the end of its place (`n` elements, or one).
+    /// off the end of its place (`n` elements, or one); with `row`, off the end of that
+    /// row of the place (`m[i].push(v)` on a `Vec<Vec<f64>>`).
     TakeTail {
         place: TokenStream,
         n: Option<TokenStream>,
+        row: Option<TokenStream>,
     },
 }
 
@@ -417,9 +419,29 @@ impl ToTokens for Adj {
             Adj::Pattern(parts, Brackets::Array) => quote!([#(#parts,)*]),
             Adj::Zero => quote!(::mochi::__private::zero()),
             Adj::Raw(e) => e.clone(),
-            Adj::TakeTail { place, n: None } => quote!(::mochi::__private::pop_cot(&mut #place)),
-            Adj::TakeTail { place, n: Some(n) } => {
+            Adj::TakeTail {
+                place,
+                n: None,
+                row: None,
+            } => quote!(::mochi::__private::pop_cot(&mut #place)),
+            Adj::TakeTail {
+                place,
+                n: Some(n),
+                row: None,
+            } => {
                 quote!(::mochi::__private::split_cot(&mut #place, #n))
+            }
+            Adj::TakeTail {
+                place,
+                n: None,
+                row: Some(r),
+            } => quote!(::mochi::__private::pop_row_cot(&mut #place, #r)),
+            Adj::TakeTail {
+                place,
+                n: Some(n),
+                row: Some(r),
+            } => {
+                quote!(::mochi::__private::split_row_cot(&mut #place, #r, #n))
             }
         });
     }
