@@ -14,6 +14,28 @@ pub struct UnDeref<'a> {
 
 impl VisitMut for UnDeref<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // A name given whole to a function of the user's (`predict(p, x)` of a row `x`)
+        // was a reference there: it is borrowed again, so that the function gets the type
+        // it was written for (before the `*v` below lose theirs). (Only a function named
+        // by one lowercase name: not a constructor, whose `Some(v)` of a `filter_map` is
+        // its element, and not the methods the rewrites write, `v.push(e)`.)
+        let args = match e {
+            Expr::Call(c) if matches!(&*c.func, Expr::Path(f) if f.qself.is_none() && f.path.get_ident().is_some_and(|i| i.to_string().starts_with(char::is_lowercase))) => {
+                Some(&mut c.args)
+            }
+            _ => None,
+        };
+        if let Some(args) = args {
+            for a in args.iter_mut() {
+                if let Expr::Path(p) = a {
+                    if p.qself.is_none()
+                        && p.path.get_ident().is_some_and(|i| self.names.contains(i))
+                    {
+                        *a = syn::parse_quote!(&#p);
+                    }
+                }
+            }
+        }
         // Inner first: `**v` (a filter's `&&f64`) loses both.
         syn::visit_mut::visit_expr_mut(self, e);
         if let Expr::Unary(u) = e {

@@ -210,6 +210,135 @@ fn ragged(x: &[f64]) -> f64 {
     total + m[1][1] + m[1][0]
 }
 
+/// Rows of a `&[Vec<f64>]` zipped with targets and given whole to a helper taking
+/// `&[f64]` (a type error at the attribute before: the row was bound by value).
+/// A linear model.
+#[derive(Clone, Debug, mochi::Tangent)]
+pub struct Params {
+    /// Weights.
+    pub w: Vec<f64>,
+    /// Bias.
+    pub b: f64,
+}
+
+/// A dense layer.
+#[derive(Clone, Debug, mochi::Tangent)]
+pub struct Layer {
+    /// Rows of weights.
+    pub w: Vec<Vec<f64>>,
+    /// Biases.
+    pub b: Vec<f64>,
+}
+
+/// Layers and an output scale.
+#[derive(Clone, Debug, mochi::Tangent)]
+pub struct Net {
+    /// The layers, in order.
+    pub layers: Vec<Layer>,
+    /// The output scale.
+    pub scale: f64,
+}
+
+#[differentiable]
+fn predict(p: &Params, x: &[f64]) -> f64 {
+    p.w.iter().zip(x).map(|(w, x)| w * x).sum::<f64>() + p.b
+}
+
+#[differentiable]
+fn loss(p: &Params, xs: &[Vec<f64>], ys: &[f64]) -> f64 {
+    xs.iter()
+        .zip(ys)
+        .map(|(x, y)| (predict(p, x) - y).powi(2))
+        .sum::<f64>()
+        / ys.len() as f64
+}
+
+#[differentiable]
+fn layer_fwd(l: &Layer, x: &[f64]) -> Vec<f64> {
+    l.w.iter()
+        .zip(&l.b)
+        .map(|(row, b)| (row.iter().zip(x).map(|(a, v)| a * v).sum::<f64>() + b).tanh())
+        .collect()
+}
+
+#[differentiable]
+fn net_loss(net: &Net, x: &[f64]) -> f64 {
+    let mut h = x.to_vec();
+    for l in &net.layers {
+        h = layer_fwd(l, &h);
+    }
+    net.scale * h.iter().map(|v| v * v).sum::<f64>()
+}
+
+/// The same loss over a `for` loop of rows and targets.
+#[differentiable]
+fn loss_loop(p: &Params, xs: &[Vec<f64>], ys: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (x, y) in xs.iter().zip(ys) {
+        s += (predict(p, x) - y).powi(2);
+    }
+    s / ys.len() as f64
+}
+
+/// Rows through a chain's `map`, each given to a helper.
+#[differentiable]
+fn predict_rows(w: &[f64], xs: &[Vec<f64>]) -> f64 {
+    xs.iter()
+        .enumerate()
+        .map(|(k, x)| dot3(w, x) * (k + 1) as f64)
+        .sum()
+}
+
+#[differentiable]
+fn dot3(a: &[f64], b: &[f64]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+#[test]
+fn rows_given_to_a_helper() {
+    let p = Params {
+        w: vec![0.3, -0.2],
+        b: 0.1,
+    };
+    let xs = vec![vec![1.0, 2.0], vec![0.5, -1.0]];
+    let ys = vec![0.4, -0.3];
+    let (dp, _, _) = loss::gradient(&p, &xs, &ys);
+    // finite differences on b
+    let e = 1e-6;
+    let mut q = p.clone();
+    q.b += e;
+    let up = loss(&q, &xs, &ys);
+    q.b -= 2.0 * e;
+    let dn = loss(&q, &xs, &ys);
+    assert!((dp.b - (up - dn) / (2.0 * e)).abs() < 1e-6, "{dp:?}");
+    let net = Net {
+        layers: vec![
+            Layer {
+                w: vec![vec![0.3, -0.2], vec![0.1, 0.5]],
+                b: vec![0.0, 0.1],
+            },
+            Layer {
+                w: vec![vec![0.7, 0.2]],
+                b: vec![-0.1],
+            },
+        ],
+        scale: 1.5,
+    };
+    let (dn, dx) = net_loss::gradient(&net, &[0.5, -1.0]);
+    let mut n2 = net.clone();
+    n2.layers[0].w[1][0] += e;
+    let up = net_loss(&n2, &[0.5, -1.0]);
+    n2.layers[0].w[1][0] -= 2.0 * e;
+    let down = net_loss(&n2, &[0.5, -1.0]);
+    assert!(
+        (dn.layers[0].w[1][0] - (up - down) / (2.0 * e)).abs() < 1e-6,
+        "{dn:?}"
+    );
+    assert_eq!(dx.len(), 2);
+    let (dq, _, _) = loss_loop::gradient(&p, &xs, &ys);
+    assert!((dq.b - dp.b).abs() < 1e-14 && (dq.w[1] - dp.w[1]).abs() < 1e-14);
+}
+
 #[test]
 fn slice_patterns_values() {
     // rows: [x0², x3²], [x1²], [x2², x0, x1]; m[1] = [x0, 3x0·x1].
@@ -249,6 +378,14 @@ fn slice_patterns_values() {
 }
 
 mod checks {
+    check!(
+        predict_rows,
+        (
+            vec![0.3, -0.2, 0.9],
+            vec![vec![1.0, 2.0, 0.5], vec![0.5, -1.0, 2.0]]
+        ),
+        |a| (&a.0, &a.1)
+    );
     check!(ragged, (vec![0.5, 1.5, -1.0, 2.0],), |a| (&a.0));
     check!(counted, (vec![0.7, 1.0],), |a| (&a.0));
     check!(match_slice, (vec![0.7, 1.0, 0.3, 0.2],), |a| (&a.0));
