@@ -303,6 +303,20 @@ fn closure_names(block: &syn::Block) -> HashSet<String> {
     c.0
 }
 
+/// The first segments of paths into `std` and the crates mochi knows (and the float
+/// types' associated functions): never a user's function.
+const LIBRARY_ROOTS: &[&str] = &[
+    "std",
+    "core",
+    "alloc",
+    "mochi",
+    "ndarray",
+    "nalgebra",
+    "num_traits",
+    "f64",
+    "f32",
+];
+
 /// Functions of `std` and of the crates mochi knows that take closures; their calls are
 /// the macro's own forms, never a user's function to inline.
 const NOT_USER: &[&str] = &[
@@ -353,21 +367,11 @@ impl Calls<'_> {
             return None;
         }
         let first = segs.first()?.ident.to_string();
-        if matches!(
-            first.as_str(),
-            "std"
-                | "core"
-                | "alloc"
-                | "mochi"
-                | "ndarray"
-                | "nalgebra"
-                | "num_traits"
-                | "f64"
-                | "f32"
-        ) || segs
-            .iter()
-            .take(segs.len() - 1)
-            .any(|s| s.ident.to_string().starts_with(char::is_uppercase))
+        if LIBRARY_ROOTS.contains(&first.as_str())
+            || segs
+                .iter()
+                .take(segs.len() - 1)
+                .any(|s| s.ident.to_string().starts_with(char::is_uppercase))
         {
             return None;
         }
@@ -766,22 +770,8 @@ impl VisitMut for ModulePrefix<'_> {
             let beside = p.qself.is_none()
                 && p.path.leading_colon.is_none()
                 && first.starts_with(|c: char| c.is_lowercase() || c == '_')
-                && !matches!(
-                    first.as_str(),
-                    "crate"
-                        | "super"
-                        | "self"
-                        | "std"
-                        | "core"
-                        | "alloc"
-                        | "mochi"
-                        | "ndarray"
-                        | "nalgebra"
-                        | "num_traits"
-                        | "f64"
-                        | "f32"
-                        | "drop"
-                )
+                && !matches!(first.as_str(), "crate" | "super" | "self" | "drop")
+                && !LIBRARY_ROOTS.contains(&first.as_str())
                 && !(segs.len() == 1 && (self.bound.contains(&first) || *self.own == first));
             if beside {
                 let module = self.module;
