@@ -66,7 +66,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#primal #check #path::__mochi_closure_callee! { [#opts, #mark] #item });
         }
         Ok(crate::inline::Outcome::Inlined(f)) => {
-            if std::env::var("MOCHI_EXPAND").is_ok_and(|v| func.sig.ident == v) {
+            if expansion_asked(&func) {
                 eprintln!("{}", quote!(#f));
             }
             Some(*f)
@@ -74,26 +74,21 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(crate::inline::Outcome::Unchanged) => None,
         Err(e) => return combine(e, primal),
     };
-    if is_method {
-        return match method(inlined.as_ref().unwrap_or(&func), &options) {
-            Ok(ts) if options.primal_written => without_fn(ts, &func.sig.ident),
-            Ok(ts) => ts,
-            Err(e) => combine(e, primal),
-        };
-    }
-    let derived = match &inlined {
-        Some(f) => derive(f, &options),
-        None => derive(&func, &options),
-    };
-    let derived = match derived {
-        Ok(ts) if options.primal_written => Ok(without_fn(ts, &func.sig.ident)),
-        other => other,
+    let derived_from = inlined.as_ref().unwrap_or(&func);
+    let derived = if is_method {
+        method(derived_from, &options)
+    } else {
+        derive(derived_from, &options)
     };
     match derived {
         Ok(ts) => {
-            // `MOCHI_EXPAND=name` prints the expansion of that function (for the docs and
-            // for debugging the transform).
-            if std::env::var("MOCHI_EXPAND").is_ok_and(|v| func.sig.ident == v) {
+            // (The function as written is out already when a callee's source was asked.)
+            let ts = if options.primal_written {
+                without_fn(ts, &func.sig.ident)
+            } else {
+                ts
+            };
+            if expansion_asked(&func) {
                 eprintln!("{ts}");
             }
             ts
@@ -101,6 +96,12 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         // The function itself still compiles, so one mistake gives one error.
         Err(e) => combine(e, primal),
     }
+}
+
+/// `MOCHI_EXPAND=name` prints the expansion of that function (for the docs and for
+/// debugging the transform).
+fn expansion_asked(func: &ItemFn) -> bool {
+    std::env::var("MOCHI_EXPAND").is_ok_and(|v| func.sig.ident == v)
 }
 
 /// `func` with its calls that pass closures inlined (see `inline`). In an expansion
@@ -153,17 +154,13 @@ fn method(func: &ItemFn, options: &Options) -> syn::Result<TokenStream> {
         "{}__in_a_trait_impl_put_differentiable_on_the_impl_block_too",
         func.sig.ident
     );
-    let ts = quote!(
+    Ok(quote!(
         #func
         #[doc(hidden)]
         #[allow(dead_code, non_upper_case_globals)]
         const #hint: () = ();
         #(#out)*
-    );
-    if std::env::var("MOCHI_EXPAND").is_ok_and(|v| func.sig.ident == v) {
-        eprintln!("{ts}");
-    }
-    Ok(ts)
+    ))
 }
 
 /// `#[differentiable]` on an `impl` block: the methods in it marked `#[differentiable]`

@@ -1608,19 +1608,16 @@ fn slice_arm(
     x: &Expr,
     by_value: bool,
 ) -> Option<(Option<Expr>, Vec<syn::Stmt>)> {
-    let rest_at = ps.elems.iter().position(|p| {
-        matches!(p, Pat::Rest(_))
-            || matches!(p, Pat::Ident(i) if matches!(i.subpat.as_ref().map(|s| &*s.1), Some(Pat::Rest(_))))
-    });
-    if ps
-        .elems
-        .iter()
-        .filter(|p| matches!(p, Pat::Rest(_)) || matches!(p, Pat::Ident(i) if i.subpat.is_some()))
-        .count()
-        > usize::from(rest_at.is_some())
-    {
+    // `..` or `name @ ..`, once at most.
+    let is_rest = |p: &Pat| match p {
+        Pat::Rest(_) => true,
+        Pat::Ident(i) => matches!(i.subpat.as_ref().map(|s| &*s.1), Some(Pat::Rest(_))),
+        _ => false,
+    };
+    if ps.elems.iter().filter(|p| is_rest(p)).count() > 1 {
         return None;
     }
+    let rest_at = ps.elems.iter().position(is_rest);
     let fixed = ps.elems.len() - usize::from(rest_at.is_some());
     let after = rest_at.map_or(0, |r| ps.elems.len() - r - 1);
     let mut lets = Vec::new();
@@ -1634,12 +1631,12 @@ fn slice_arm(
         };
         match p {
             Pat::Wild(_) | Pat::Rest(_) => {}
-            Pat::Ident(i) if i.subpat.is_some() => {
+            Pat::Ident(i) if rest_at == Some(j) => {
                 let name = &i.ident;
                 let start = j;
                 lets.push(syn::parse_quote!(let #name = &#x[#start..#x.len() - #after];));
             }
-            Pat::Ident(i) if i.by_ref.is_none() => {
+            Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => {
                 let name = &i.ident;
                 if i.mutability.is_some() || by_value {
                     let mu = &i.mutability;

@@ -236,7 +236,7 @@ pub fn inline_calls(func: &ItemFn, sources: &[ItemFn]) -> syn::Result<Outcome> {
         let mut calls = Calls {
             sources,
             bound: bound_names(&f),
-            closures: closure_names(&f.block),
+            closures: crate::twin::closure_locals(&f.block),
             need: None,
             inlined: 0,
             counter: &mut counter,
@@ -282,25 +282,6 @@ fn bound_names(func: &ItemFn) -> HashSet<String> {
     }
     syn::visit::Visit::visit_block(&mut b, &func.block);
     b.0
-}
-
-/// The names bound to a closure by a `let` (`let g = |t| ..;`) anywhere in `block`.
-fn closure_names(block: &syn::Block) -> HashSet<String> {
-    struct C(HashSet<String>);
-    impl<'ast> syn::visit::Visit<'ast> for C {
-        fn visit_local(&mut self, l: &'ast syn::Local) {
-            if let (Pat::Ident(p), Some(init)) = (&l.pat, &l.init) {
-                if matches!(&*init.expr, Expr::Closure(_)) {
-                    self.0.insert(p.ident.to_string());
-                }
-            }
-            syn::visit::visit_local(self, l);
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
-    let mut c = C(HashSet::new());
-    syn::visit::Visit::visit_block(&mut c, block);
-    c.0
 }
 
 /// The first segments of paths into `std` and the crates mochi knows (and the float
@@ -442,10 +423,32 @@ impl Calls<'_> {
         }
         *self.counter += 1;
         let k = *self.counter;
-        // Every name the callee binds, renamed apart from the caller's.
-        let mut src_bound: Vec<String> = bound_names(src).into_iter().collect();
+        // Every name the callee binds, renamed apart from the caller's (a closure
+        // parameter below, to what it is given).
+        let closure_params: HashSet<String> = src
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|a| match a {
+                FnArg::Typed(pt) if closure_param(&src.sig, &pt.ty).is_some() => match &*pt.pat {
+                    Pat::Ident(pi) => Some(pi.ident.to_string()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        let mut src_bound: Vec<String> = bound_names(src)
+            .into_iter()
+            .filter(|n| !closure_params.contains(n))
+            .collect();
         src_bound.sort();
-        let mut renames: Vec<(syn::Ident, syn::Ident)> = Vec::new();
+        let mut renames: Vec<(syn::Ident, syn::Ident)> = src_bound
+            .iter()
+            .map(|n| {
+                let fresh = format_ident!("__mochi_{}{}_{}", name, k, n);
+                (syn::Ident::new(n, Span::call_site()), fresh)
+            })
+            .collect();
         let generic: HashSet<String> = src
             .sig
             .generics
@@ -516,25 +519,13 @@ impl Calls<'_> {
                 continue;
             }
             let mut pat = (*pt.pat).clone();
-            for id in pat_idents(&pat) {
-                if !renames.iter().any(|(f, _)| *f == id) {
-                    let fresh = format_ident!("__mochi_{}{}_{}", name, k, id);
-                    renames.push((id, fresh));
-                }
-            }
-            rename_pat(&mut pat, &renames);
+            Shorthands.visit_pat_mut(&mut pat);
+            crate::desugar::RenameIdents(&renames).visit_pat_mut(&mut pat);
             if mentions_any(&pt.ty, &generic) {
                 lets.push(syn::parse_quote!(let #pat = #arg;));
             } else {
                 let ty = &pt.ty;
                 lets.push(syn::parse_quote!(let #pat: #ty = #arg;));
-            }
-        }
-        for n in src_bound {
-            if !renames.iter().any(|(f, _)| *f == n) {
-                let id = syn::Ident::new(&n, Span::call_site());
-                let fresh = format_ident!("__mochi_{}{}_{}", name, k, n);
-                renames.push((id, fresh));
             }
         }
         let mut body = (*src.block).clone();
@@ -630,25 +621,6 @@ impl VisitMut for Calls<'_> {
         }
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
-}
-
-/// The names a pattern binds.
-fn pat_idents(p: &Pat) -> Vec<syn::Ident> {
-    struct P(Vec<syn::Ident>);
-    impl<'ast> syn::visit::Visit<'ast> for P {
-        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.0.push(p.ident.clone());
-            syn::visit::visit_pat_ident(self, p);
-        }
-    }
-    let mut v = P(Vec::new());
-    syn::visit::Visit::visit_pat(&mut v, p);
-    v.0
-}
-
-fn rename_pat(p: &mut Pat, renames: &[(syn::Ident, syn::Ident)]) {
-    Shorthands.visit_pat_mut(p);
-    crate::desugar::RenameIdents(renames).visit_pat_mut(p);
 }
 
 /// Whether `ty` names one of `names` (a type parameter of the callee).

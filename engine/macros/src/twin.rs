@@ -1030,7 +1030,9 @@ fn field_of_call_result(block: &syn::Block) -> Option<(String, Span)> {
     f.found
 }
 
-fn closure_locals(block: &syn::Block) -> HashSet<String> {
+/// The names bound to a closure by a `let` (`let g = |t| ..;`) anywhere in `block`
+/// (not in items declared in it).
+pub(crate) fn closure_locals(block: &syn::Block) -> HashSet<String> {
     struct C(HashSet<String>);
     impl<'a> Visit<'a> for C {
         fn visit_local(&mut self, l: &'a syn::Local) {
@@ -1041,6 +1043,7 @@ fn closure_locals(block: &syn::Block) -> HashSet<String> {
             }
             syn::visit::visit_local(self, l);
         }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
     }
     let mut c = C(HashSet::new());
     c.visit_block(block);
