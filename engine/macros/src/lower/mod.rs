@@ -550,13 +550,13 @@ impl Lowerer {
                 }
             }
         }
-        let stacks = self
-            .stacks
-            .iter()
+        let (fwd, rev) = (Forwards(&code.fwd), Backwards(&code.rev));
+        let rev = quote!(#rev);
+        let stacks = carve_order(&self.stacks, &rev)
+            .into_iter()
             .filter_map(|s| Slot::Loop(s.clone()).declaration());
         let top = self.top.iter().cloned().chain(stacks);
         let cots = &self.cots;
-        let (fwd, rev) = (Forwards(&code.fwd), Backwards(&code.rev));
         // The stacks at their peak: their sites learn the room the next call needs.
         let settle = self.stacks.iter().map(|s| quote!(#s.settle();));
         Lowered {
@@ -568,7 +568,7 @@ impl Lowerer {
                 let densify = &self.densify;
                 quote!(#seed #(#densify)*)
             },
-            rev: quote!(#rev),
+            rev,
         }
     }
 
@@ -2087,4 +2087,39 @@ fn unit_tail(e: &Expr) -> bool {
         Expr::If(i) => i.else_branch.is_none(),
         _ => false,
     }
+}
+
+/// The order the stacks are declared in, which is the order their buffers are carved
+/// from the per-thread chunk (ascending addresses): the reverse of the order the reverse
+/// sweep first reads them. A helper called in a loop then lays out its stacks so that
+/// the reverse sweep, which reads the calls from the last to the first, starts each call
+/// on the stack right below the one it just finished (the inner loop's record of a
+/// nested loop below the outer loop's, not above it): carved in declaration order, the
+/// outer loop's stack of a triangular product sat above the inner loop's larger record,
+/// and every call of the helper began its reverse sweep with a cache miss there.
+fn carve_order<'a>(stacks: &'a [Ident], rev: &TokenStream) -> Vec<&'a Ident> {
+    fn first_reads(ts: &TokenStream, seen: &mut Vec<String>) {
+        for t in ts.clone() {
+            match t {
+                proc_macro2::TokenTree::Ident(i) => {
+                    let name = i.to_string();
+                    if name.starts_with("__mochi_s") && !seen.contains(&name) {
+                        seen.push(name);
+                    }
+                }
+                proc_macro2::TokenTree::Group(g) => first_reads(&g.stream(), seen),
+                _ => {}
+            }
+        }
+    }
+    let mut seen = Vec::new();
+    first_reads(rev, &mut seen);
+    let rank = |s: &Ident| {
+        let name = s.to_string();
+        seen.iter().position(|n| *n == name).unwrap_or(usize::MAX)
+    };
+    let mut order: Vec<&Ident> = stacks.iter().collect();
+    // Stable: stacks the reverse sweep never reads keep their order, first.
+    order.sort_by_key(|s| std::cmp::Reverse(rank(s)));
+    order
 }
