@@ -1382,3 +1382,71 @@ impl Constant for ndarray::Axis {}
 /// ([`Constant`]).
 #[inline(always)]
 pub fn constant_in_macro<T: Constant + ?Sized>(_value: &T) {}
+
+/// A vector result's entries in order, and back: how `jvp` and `jacobian` read the
+/// result of a function returning a fixed-size array `[T; N]` or a tuple of floats
+/// `(T, T, ..)` (up to 12), and shape their value and rows like it.
+pub trait OutputParts<E>: Sized {
+    /// The entries, in order.
+    fn into_parts(self) -> Vec<E>;
+    /// The result of these entries (as many as the result holds).
+    fn from_parts(v: Vec<E>) -> Self;
+}
+
+impl<E, const N: usize> OutputParts<E> for [E; N] {
+    #[inline]
+    fn into_parts(self) -> Vec<E> {
+        Vec::from(self)
+    }
+    #[inline]
+    fn from_parts(v: Vec<E>) -> Self {
+        let n = v.len();
+        match v.try_into() {
+            Ok(a) => a,
+            Err(_) => unreachable!("mochi: {n} entries for a result of {N}"),
+        }
+    }
+}
+
+macro_rules! output_parts_of_tuples {
+    ($(($($t:ident)+))*) => {$(
+        impl<E> OutputParts<E> for ($(output_parts_of_tuples!(@e $t),)+) {
+            #[inline]
+            fn into_parts(self) -> Vec<E> {
+                let ($($t,)+) = self;
+                vec![$($t),+]
+            }
+            #[inline]
+            fn from_parts(v: Vec<E>) -> Self {
+                let n = v.len();
+                let mut it = v.into_iter();
+                ($(output_parts_of_tuples!(@next it n $t),)+)
+            }
+        }
+    )*};
+    (@e $t:ident) => { E };
+    (@next $it:ident $n:ident $t:ident) => {
+        match $it.next() {
+            Some(e) => e,
+            None => unreachable!("mochi: {} entries for a tuple result", $n),
+        }
+    };
+}
+
+output_parts_of_tuples! {
+    (a b) (a b c) (a b c d) (a b c d e) (a b c d e f) (a b c d e f g) (a b c d e f g h)
+    (a b c d e f g h i) (a b c d e f g h i j) (a b c d e f g h i j k)
+    (a b c d e f g h i j k l)
+}
+
+/// [`OutputParts::into_parts`].
+#[inline]
+pub fn into_parts<E, O: OutputParts<E>>(o: O) -> Vec<E> {
+    o.into_parts()
+}
+
+/// [`OutputParts::from_parts`].
+#[inline]
+pub fn from_parts<E, O: OutputParts<E>>(v: Vec<E>) -> O {
+    O::from_parts(v)
+}

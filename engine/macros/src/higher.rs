@@ -110,6 +110,9 @@ struct Spec {
     vector_output: bool,
     /// The vector result is an `Array1` (else a `Vec`).
     array_output: bool,
+    /// The vector result is a fixed-size array `[T; N]` or a tuple of `T`s: its type in
+    /// the companions' float type (read and built through `OutputParts`).
+    parts_output: Option<Type>,
     /// The float type the companions take and answer (`f64`, or `f32` for the twin of
     /// a function over `f32`; the duals carry `f64` either way).
     float: syn::Ident,
@@ -389,10 +392,27 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         let (view, owned) = array_of_t(ty)?;
         owned.to_string().contains("Ix1").then_some(view)
     };
+    let parts_of_t = |ty: &Type| match ty {
+        Type::Array(a) => is_t(&a.elem),
+        Type::Tuple(tu) => (2..=12).contains(&tu.elems.len()) && tu.elems.iter().all(is_t),
+        _ => false,
+    };
+    let mut parts_output = None;
     let (vector_output, array_output) = match &sig.output {
         ReturnType::Type(_, ty) if is_t(ty) => (false, false),
         ReturnType::Type(_, ty) if vec_of_t(ty).is_some() => (true, false),
         ReturnType::Type(_, ty) if array1_of_t(ty) == Some(false) => (true, true),
+        ReturnType::Type(_, ty) if parts_of_t(ty) => {
+            let mut out = (**ty).clone();
+            let fl = syn::Ident::new(crate::twin::float(), Span::call_site());
+            crate::rewrite::ReplaceType {
+                from: &t.ident.to_string(),
+                to: syn::parse_quote!(#fl),
+            }
+            .visit_type_mut(&mut out);
+            parts_output = Some(out);
+            (true, false)
+        }
         _ => return None,
     };
     let mut params = Vec::new();
@@ -473,6 +493,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         params,
         vector_output,
         array_output,
+        parts_output,
         float: syn::Ident::new(crate::twin::float(), Span::call_site()),
     })
 }
@@ -867,7 +888,9 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
             " The value and the directional derivative along `v` (forward mode: the \
              function run on `Dual<1>`).{dir_doc}"
         );
-        let (out_t, collect) = if spec.array_output {
+        let (out_t, collect) = if let Some(t) = &spec.parts_output {
+            (quote!(#t), quote!(::mochi::__private::from_parts))
+        } else if spec.array_output {
             (
                 quote!(::mochi::__private::DenseVectorOf<#fl>),
                 quote!(::mochi::__private::array1_from),
@@ -875,6 +898,16 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         } else {
             (quote!(::std::vec::Vec<#fl>), TokenStream::new())
         };
+        // The result's entries in order (a fixed-size array or a tuple through
+        // `OutputParts`, whatever edition the caller's crate is in).
+        let parts = |e: TokenStream| {
+            if spec.parts_output.is_some() {
+                quote!(::mochi::__private::into_parts(#e))
+            } else {
+                quote!(#e.into_iter().collect())
+            }
+        };
+        let y1 = parts(quote!(#primal::<::mochi::Dual<1>>(#(#jvp_args),*)));
         let f64_args = spec.f64_args();
         let row = spec.flatten_gradient(quote!(__mochi_pb(__mochi_dy)), false);
         let pullback = &target.pullback;
@@ -882,6 +915,8 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
             .plain
             .clone()
             .unwrap_or_else(|| quote!(#primal::<#fl>));
+        let y0 = parts(quote!(#plain(#(#f64_args),*)));
+        let y4 = parts(quote!(#primal::<::mochi::Dual<4>>(#(#args),*)));
         return quote! {
             #[doc = #jvp_doc]
             ///
@@ -890,8 +925,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
             #[inline]
             pub fn jvp(#(#decls,)* #v: #dir) -> (#out_t, #out_t) {
                 #jvp_seeded
-                let __mochi_y: ::std::vec::Vec<::mochi::Dual<1>> =
-                    #primal::<::mochi::Dual<1>>(#(#jvp_args),*).into_iter().collect();
+                let __mochi_y: ::std::vec::Vec<::mochi::Dual<1>> = #y1;
                 (
                     #collect(__mochi_y.iter().map(|__mochi_e| __mochi_e.value as #fl).collect()),
                     #collect(
@@ -916,8 +950,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
                 #(#decls,)*
             ) -> (#out_t, ::mochi::__private::DenseMatrixOf<#fl>) {
                 #flatten_point
-                let __mochi_y0: ::std::vec::Vec<#fl> =
-                    #plain(#(#f64_args),*).into_iter().collect();
+                let __mochi_y0: ::std::vec::Vec<#fl> = #y0;
                 let __mochi_m = __mochi_y0.len();
                 if __mochi_m < (#z.len() + 3) / 4 {
                     let mut __mochi_j = ::mochi::__private::DenseMatrix::zeros((__mochi_m, #z.len()));
@@ -933,7 +966,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
                 }
                 let (_, __mochi_j) = ::mochi::__private::jacobian_by_blocks::<4>(&#z, |#d| {
                     #cut
-                    #primal::<::mochi::Dual<4>>(#(#args),*).into_iter().collect()
+                    #y4
                 });
                 (#collect(__mochi_y0), #to_float(__mochi_j))
             }

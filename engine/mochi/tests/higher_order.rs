@@ -787,6 +787,101 @@ fn jacobians_by_forward_or_reverse_mode_by_shape() {
     }
 }
 
+/// An ODE's right-hand side as users write it: a fixed-size array out.
+#[differentiable]
+fn lotka_volterra_rhs(u: &[f64], p: &[f64]) -> [f64; 2] {
+    [
+        p[0] * u[0] - p[1] * u[0] * u[1],
+        p[2] * u[0] * u[1] - p[3] * u[1],
+    ]
+}
+
+/// A polar-to-Cartesian map with three outputs, as a tuple.
+#[differentiable]
+fn to_cartesian(r: f64, theta: f64, z: f64) -> (f64, f64, f64) {
+    (r * theta.cos(), r * theta.sin(), z * r)
+}
+
+/// Two outputs of many inputs (reverse mode by shape), as a tuple.
+#[differentiable]
+fn mean_and_norm(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    (
+        x.iter().sum::<f64>() / n,
+        x.iter().map(|v| v * v).sum::<f64>().sqrt(),
+    )
+}
+
+#[test]
+fn jacobians_of_fixed_size_array_and_tuple_results() {
+    let (u, p) = (vec![1.3, 0.7], vec![1.1, 0.4, 0.4, 0.1]);
+    let (y, j) = lotka_volterra_rhs::jacobian(&u, &p);
+    assert_eq!(y, lotka_volterra_rhs(&u, &p));
+    // Columns: u0, u1, then p0..p3.
+    let want = [
+        [
+            p[0] - p[1] * u[1],
+            -p[1] * u[0],
+            u[0],
+            -u[0] * u[1],
+            0.0,
+            0.0,
+        ],
+        [
+            p[2] * u[1],
+            p[2] * u[0] - p[3],
+            0.0,
+            0.0,
+            u[0] * u[1],
+            -u[1],
+        ],
+    ];
+    assert_eq!(j.dim(), (2, 6));
+    for r in 0..2 {
+        for c in 0..6 {
+            assert!(
+                close(j[[r, c]], want[r][c], 1e-14),
+                "[{r}, {c}]: {}",
+                j[[r, c]]
+            );
+        }
+    }
+    let (du, dp) = (vec![0.5, -1.0], vec![0.1, 0.2, -0.3, 0.4]);
+    let (y1, dy) = lotka_volterra_rhs::jvp(&u, &p, (&du, &dp));
+    assert_eq!(y1, y);
+    let v: Vec<f64> = du.iter().chain(&dp).copied().collect();
+    for r in 0..2 {
+        let want: f64 = (0..6).map(|c| j[[r, c]] * v[c]).sum();
+        assert!(close(dy[r], want, 1e-14));
+    }
+
+    let (r, th, z) = (2.0, 0.6, -0.5);
+    let (y, j) = to_cartesian::jacobian(r, th, z);
+    assert_eq!(y, to_cartesian(r, th, z));
+    let want = [
+        [th.cos(), -r * th.sin(), 0.0],
+        [th.sin(), r * th.cos(), 0.0],
+        [z, 0.0, r],
+    ];
+    for a in 0..3 {
+        for b in 0..3 {
+            assert!(close(j[[a, b]], want[a][b], 1e-14), "[{a}, {b}]");
+        }
+    }
+    let (_, (dx, dy_, dz)) = to_cartesian::jvp(r, th, z, (1.0, 0.0, 0.0));
+    assert!(close(dx, th.cos(), 1e-14) && close(dy_, th.sin(), 1e-14) && close(dz, z, 1e-14));
+
+    let x: Vec<f64> = (0..12).map(|i| (i as f64 * 0.7).sin()).collect();
+    let (y, j) = mean_and_norm::jacobian(&x);
+    assert_eq!(y, mean_and_norm(&x));
+    assert_eq!(j.dim(), (2, 12));
+    let by_differences = jacobian_by_differences(&x, |x| {
+        let (a, b) = mean_and_norm(x);
+        vec![a, b]
+    });
+    assert_matrix_close(&j, &by_differences, 1e-7);
+}
+
 // ------------------------------------------------------------------ functions over f32
 
 #[differentiable]

@@ -2123,3 +2123,37 @@ fn carve_order<'a>(stacks: &'a [Ident], rev: &TokenStream) -> Vec<&'a Ident> {
     order.sort_by_key(|s| std::cmp::Reverse(rank(s)));
     order
 }
+
+#[cfg(test)]
+mod tests {
+    use super::carve_order;
+    use quote::{format_ident, quote};
+
+    /// A nested loop's reverse sweep reads the outer loop's stack (`__mochi_s2`, the inner
+    /// loop's ranges) before the inner loop's record (`__mochi_s3`), and both before the
+    /// first loop's stack (`__mochi_s1`): they are declared first loop, inner, outer, so
+    /// that the first one read sits highest; a stack never read keeps its place, first.
+    #[test]
+    fn stacks_are_carved_in_the_reverse_of_their_first_reads() {
+        let stacks: Vec<_> = ["__mochi_s1", "__mochi_s2", "__mochi_s3", "__mochi_s4"]
+            .iter()
+            .map(|s| format_ident!("{}", s))
+            .collect();
+        let rev = quote! {
+            for i in rev_iter(__mochi_s9) {
+                for j in rev_iter(__mochi_s2.pop()) {
+                    let (a, b) = __mochi_s3.pop();
+                }
+            }
+            for i in rev_iter(__mochi_s8) { pull(__mochi_s1.pop(), __mochi_s3); }
+        };
+        let order: Vec<String> = carve_order(&stacks, &rev)
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            order,
+            ["__mochi_s4", "__mochi_s1", "__mochi_s3", "__mochi_s2"]
+        );
+    }
+}
