@@ -392,6 +392,17 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         let (view, owned) = array_of_t(ty)?;
         owned.to_string().contains("Ix1").then_some(view)
     };
+    // `ty` with the scalar type made the companions' float type.
+    let in_float = |ty: &Type| {
+        let mut out = ty.clone();
+        let fl = syn::Ident::new(crate::twin::float(), Span::call_site());
+        crate::rewrite::ReplaceType {
+            from: &t.ident.to_string(),
+            to: syn::parse_quote!(#fl),
+        }
+        .visit_type_mut(&mut out);
+        out
+    };
     let parts_of_t = |ty: &Type| match ty {
         Type::Array(a) => is_t(&a.elem),
         Type::Tuple(tu) => (2..=12).contains(&tu.elems.len()) && tu.elems.iter().all(is_t),
@@ -403,14 +414,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         ReturnType::Type(_, ty) if vec_of_t(ty).is_some() => (true, false),
         ReturnType::Type(_, ty) if array1_of_t(ty) == Some(false) => (true, true),
         ReturnType::Type(_, ty) if parts_of_t(ty) => {
-            let mut out = (**ty).clone();
-            let fl = syn::Ident::new(crate::twin::float(), Span::call_site());
-            crate::rewrite::ReplaceType {
-                from: &t.ident.to_string(),
-                to: syn::parse_quote!(#fl),
-            }
-            .visit_type_mut(&mut out);
-            parts_output = Some(out);
+            parts_output = Some(in_float(ty));
             (true, false)
         }
         _ => return None,
@@ -442,13 +446,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
             Type::Reference(r) if r.mutability.is_some() => return None,
             _ => Form::Other,
         };
-        let mut ty_f64 = (*pt.ty).clone();
-        let fl = syn::Ident::new(crate::twin::float(), Span::call_site());
-        crate::rewrite::ReplaceType {
-            from: &t.ident.to_string(),
-            to: syn::parse_quote!(#fl),
-        }
-        .visit_type_mut(&mut ty_f64);
+        let ty_f64 = in_float(&pt.ty);
         let owned = match form {
             Form::Array(ArrayForm::Owned | ArrayForm::View) => array_of_t(&pt.ty),
             Form::Array(_) => match &*pt.ty {

@@ -1975,7 +1975,8 @@ fn contains_unsupported(e: &Expr) -> bool {
     f.0
 }
 
-fn collect_idents(ts: &TokenStream, f: &mut impl FnMut(String)) {
+/// Calls `f` with every identifier of `ts`, in order, groups included.
+pub(super) fn collect_idents(ts: &TokenStream, f: &mut impl FnMut(String)) {
     for t in ts.clone() {
         match t {
             proc_macro2::TokenTree::Ident(i) => f(i.to_string()),

@@ -2098,29 +2098,21 @@ fn unit_tail(e: &Expr) -> bool {
 /// outer loop's stack of a triangular product sat above the inner loop's larger record,
 /// and every call of the helper began its reverse sweep with a cache miss there.
 fn carve_order<'a>(stacks: &'a [Ident], rev: &TokenStream) -> Vec<&'a Ident> {
-    fn first_reads(ts: &TokenStream, seen: &mut Vec<String>) {
-        for t in ts.clone() {
-            match t {
-                proc_macro2::TokenTree::Ident(i) => {
-                    let name = i.to_string();
-                    if name.starts_with("__mochi_s") && !seen.contains(&name) {
-                        seen.push(name);
-                    }
-                }
-                proc_macro2::TokenTree::Group(g) => first_reads(&g.stream(), seen),
-                _ => {}
+    // Each stack's rank among the stacks' first reads; never read: `usize::MAX`.
+    let mut first: HashMap<String, usize> =
+        stacks.iter().map(|s| (s.to_string(), usize::MAX)).collect();
+    let mut reads = 0;
+    expr::collect_idents(rev, &mut |name| {
+        if let Some(rank) = first.get_mut(&name) {
+            if *rank == usize::MAX {
+                *rank = reads;
+                reads += 1;
             }
         }
-    }
-    let mut seen = Vec::new();
-    first_reads(rev, &mut seen);
-    let rank = |s: &Ident| {
-        let name = s.to_string();
-        seen.iter().position(|n| *n == name).unwrap_or(usize::MAX)
-    };
+    });
     let mut order: Vec<&Ident> = stacks.iter().collect();
     // Stable: stacks the reverse sweep never reads keep their order, first.
-    order.sort_by_key(|s| std::cmp::Reverse(rank(s)));
+    order.sort_by_key(|s| std::cmp::Reverse(first[&s.to_string()]));
     order
 }
 
