@@ -179,15 +179,28 @@ pub fn target_misses(results: &[CaseResult]) -> Vec<String> {
         };
         let target = target(r.case);
         if mochi > target {
+            // Beside the target, the floor measured in the same run: the value and
+            // gradient written by hand.
+            let floor = r
+                .ratio(Column::Hand)
+                .map(|h| {
+                    format!(
+                        " (hand-written {}, mochi {} of it)",
+                        format_ratio(h),
+                        format_ratio(mochi / h)
+                    )
+                })
+                .unwrap_or_default();
             misses.push(format!(
-                "{}: mochi {} above its target {}",
+                "{}: mochi {} above its target {}{floor}",
                 r.case.label(),
                 format_ratio(mochi),
                 format_ratio(target)
             ));
         }
         for (c, _) in &r.gradients {
-            if *c == Column::Mochi || r.dispatch_bound(*c) {
+            // `hand` is the row's floor, not a peer to be below.
+            if matches!(*c, Column::Mochi | Column::Hand) || r.dispatch_bound(*c) {
                 continue;
             }
             if let Some(peer) = r.ratio(*c) {
@@ -285,5 +298,25 @@ mod tests {
         assert_eq!(misses.len(), 2, "{misses:?}");
         assert!(misses[0].contains("above its target 2.00"));
         assert!(misses[1].contains("not below echidna 2.00"));
+    }
+
+    #[test]
+    fn a_miss_names_the_hand_written_floor_which_is_not_a_peer() {
+        let mut r = result();
+        let hand = GradientResult {
+            median_ns: 125.0,
+            spread: 0.1,
+            samples: 5,
+            bytes: Some(0),
+            own_primal_ns: None,
+        };
+        r.gradients.push((Column::Hand, Some(hand)));
+        let misses = target_misses(&[r]);
+        assert_eq!(misses.len(), 2, "{misses:?}");
+        assert!(
+            misses[0].contains("above its target 2.00 (hand-written 1.25, mochi 2.00 of it)"),
+            "{misses:?}"
+        );
+        assert!(!misses.iter().any(|m| m.contains("not below hand")));
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod easy_ml;
 pub mod echidna;
+pub mod hand;
 pub mod mochi;
 pub mod tape;
 
@@ -29,19 +30,22 @@ pub enum Column {
     Candle,
     /// burn 0.22, `Device::flex().autodiff()` (feature `heavy-peers`).
     Burn,
+    /// The value and gradient written by hand in plain Rust: the row's floor, not a peer.
+    Hand,
     /// JAX `jit(value_and_grad)` on CPU, from `peers/jax_cases.py` (merged, not run in process).
     Jax,
 }
 
 impl Column {
     /// Every column, in table order.
-    pub const ALL: [Column; 7] = [
+    pub const ALL: [Column; 8] = [
         Column::Mochi,
         Column::EasyMl,
         Column::Echidna,
         Column::EchidnaOnce,
         Column::Candle,
         Column::Burn,
+        Column::Hand,
         Column::Jax,
     ];
 
@@ -54,6 +58,7 @@ impl Column {
             Column::EchidnaOnce => "echidna-once",
             Column::Candle => "candle",
             Column::Burn => "burn",
+            Column::Hand => "hand",
             Column::Jax => "jax",
         }
     }
@@ -79,6 +84,7 @@ impl Column {
             Column::EchidnaOnce => "`BytecodeTape::gradient_with_buf`: replaying a tape recorded once outside (forward + reverse); valid only for input-independent control flow",
             Column::Candle => "building the graph from `Var`s created once outside, `backward`, copying the gradients out (RAYON_NUM_THREADS=1)",
             Column::Burn => "building the autodiff graph from tensors `require_grad`ed once outside, `backward`, reading the gradients (pure-Rust Flex CPU backend, f64)",
+            Column::Hand => "the value and gradient written by hand in plain Rust (no tape; one `sin_cos` pass, running sums, the same GEMM), the shadows' `fill(0.0)` as for mochi: the row's floor",
             Column::Jax => "`jit(value_and_grad)` call and `block_until_ready`; compilation outside (float64, CPU, single-threaded)",
         }
     }
@@ -97,6 +103,7 @@ pub fn gradient(column: Column, case: Case, inputs: &Inputs) -> Option<Box<dyn C
         Column::EasyMl => Some(easy_ml::gradient(case, inputs)),
         Column::Echidna => Some(echidna::rerecord(case, inputs)),
         Column::EchidnaOnce => Some(echidna::record_once(case, inputs)),
+        Column::Hand => Some(hand::gradient(case, inputs)),
         #[cfg(feature = "heavy-peers")]
         Column::Candle => candle::gradient(case, inputs),
         #[cfg(feature = "heavy-peers")]

@@ -272,6 +272,24 @@ fn forwards_ok<P>() -> bool {
     !std::mem::needs_drop::<P>()
 }
 
+/// `ȳ` read in logical order without indexing: its slice, or, for the broadcast form of
+/// one value (every stride zero: the cotangent `sum` hands back), that value repeated.
+/// `None` for any other layout.
+fn seeds<'a, O, D: Dimension>(dy: &'a ArrayView<'_, O, D>) -> Option<Seeds<'a, O>> {
+    if let Some(s) = dy.as_slice() {
+        return Some(Seeds::Slice(s));
+    }
+    if dy.strides().iter().all(|&s| s == 0) {
+        return dy.iter().next().map(Seeds::One);
+    }
+    None
+}
+
+enum Seeds<'a, O> {
+    Slice(&'a [O]),
+    One(&'a O),
+}
+
 /// Pullback of `mapv`/`map`: the element pullbacks in logical order.
 pub struct MapPullback<P, D> {
     dim: D,
@@ -306,10 +324,18 @@ where
             }
             return;
         }
-        if let (true, Some(dys), Some(dxs)) = (forwards_ok::<P>(), dy.as_slice(), dx.as_slice_mut())
-        {
-            for ((pb, dyi), dxi) in self.pullbacks.into_iter().zip(dys).zip(dxs) {
-                pb.pullback(dyi.clone(), (dxi, &mut *dcaps));
+        if let (true, Some(dys), Some(dxs)) = (forwards_ok::<P>(), seeds(&dy), dx.as_slice_mut()) {
+            match dys {
+                Seeds::Slice(dys) => {
+                    for ((pb, dyi), dxi) in self.pullbacks.into_iter().zip(dys).zip(dxs) {
+                        pb.pullback(dyi.clone(), (dxi, &mut *dcaps));
+                    }
+                }
+                Seeds::One(d) => {
+                    for (pb, dxi) in self.pullbacks.into_iter().zip(dxs) {
+                        pb.pullback(d.clone(), (dxi, &mut *dcaps));
+                    }
+                }
             }
             return;
         }
@@ -406,13 +432,22 @@ where
         let (da, db) = (dense(da, &self.dim), dense(db, &self.dim));
         if let (true, Some(dys), Some(das), Some(dbs)) = (
             forwards_ok::<P>(),
-            dy.as_slice(),
+            seeds(&dy),
             da.as_slice_mut(),
             db.as_slice_mut(),
         ) {
-            let items = self.pullbacks.into_iter().zip(dys).zip(das).zip(dbs);
-            for (((pb, dyi), dai), dbi) in items {
-                pb.pullback(dyi.clone(), (dai, dbi, &mut *dcaps));
+            let pairs = self.pullbacks.into_iter().zip(das.iter_mut().zip(dbs));
+            match dys {
+                Seeds::Slice(dys) => {
+                    for ((pb, (dai, dbi)), dyi) in pairs.zip(dys) {
+                        pb.pullback(dyi.clone(), (dai, dbi, &mut *dcaps));
+                    }
+                }
+                Seeds::One(d) => {
+                    for (pb, (dai, dbi)) in pairs {
+                        pb.pullback(d.clone(), (dai, dbi, &mut *dcaps));
+                    }
+                }
             }
             return;
         }
@@ -654,6 +689,44 @@ mod tests {
                     test.expect_no_alloc().run()
                 }
             }
+        }
+    }
+
+    /// The one-value broadcast form of `ȳ` (what `sum`'s pullback hands back) is read as
+    /// that value repeated; a form broadcast along one axis only, through its expansion.
+    /// Both give what the dense `ȳ` gives, for `mapv` and `zip_map`.
+    #[test]
+    fn a_broadcast_cotangent_gives_what_its_expansion_gives() {
+        let x = Array::from_shape_fn((3, 4), |(i, j)| 0.1 * i as f64 - 0.2 * j as f64);
+        let caps = (0.7,);
+        let forms = [
+            Array::from_elem((1, 1), 0.3),
+            Array::from_shape_fn((1, 4), |(_, j)| 0.3 + 0.1 * j as f64),
+        ];
+        for form in forms {
+            let dense = form.broadcast((3, 4)).unwrap().to_owned();
+            let pull = |dy: Array<f64, Ix2>| {
+                let (_, pb) = Call((&x, &caps)).mapv(sin_scaled);
+                let (mut dx, mut dc) = (Array::zeros((3, 4)), (0.0,));
+                pb.pullback(dy, (&mut dx, &mut dc));
+                (dx, dc)
+            };
+            let (want, got) = (pull(dense.clone()), pull(form.clone()));
+            assert_eq!(got, want, "form {form:?}");
+            let (_, pb) = Call((&x, &x, &())).zip_map(times_exp);
+            let (mut da, mut db) = (Array::zeros((3, 4)), Array::zeros((3, 4)));
+            pb.pullback(form.clone(), (&mut da, &mut db, &mut NoTangent));
+            let (_, pb) = Call((&x, &x, &())).zip_map(times_exp);
+            let (mut ea, mut eb) = (Array::zeros((3, 4)), Array::zeros((3, 4)));
+            pb.pullback(dense, (&mut ea, &mut eb, &mut NoTangent));
+            assert_eq!((da, db), (ea, eb), "zip_map, form {form:?}");
+            // The values themselves: ∂ sin(0.7 v)/∂v = 0.7 cos(0.7 v), times ȳ.
+            let (dx, _) = got;
+            let d = &form.broadcast((3, 4)).unwrap();
+            let closed = Zip::from(&x)
+                .and(d)
+                .map_collect(|&v, &g| g * 0.7 * (0.7 * v).cos());
+            assert!(dx.iter().zip(&closed).all(|(a, b)| (a - b).abs() < 1e-15));
         }
     }
 
