@@ -63,9 +63,12 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         ReturnType::Type(_, t) => (**t).clone(),
     };
     // Activity: parameters of float-carrying types, then a fixpoint over the body.
+    // A parameter that the body shadows before any other use by a value that carries
+    // no derivative (`let data = no_grad(data);`) is inactive: the name is
+    // flow-insensitive here, and the shadow is the only binding the body reads.
     let mut active: HashSet<String> = params
         .iter()
-        .filter(|(_, t, _)| !type_is_inactive(t))
+        .filter(|(i, t, _)| !type_is_inactive(t) && !shadowed_by_inactive(&func.block, i))
         .map(|(i, _, _)| i.to_string())
         .collect();
     // The derived rule works on a rewritten copy of the body (`mem::swap`, `iter_mut`
@@ -288,3 +291,30 @@ fn is_vec_type(t: &Type) -> bool {
     matches!(t, Type::Path(p) if p.qself.is_none()
         && p.path.segments.last().is_some_and(|s| s.ident == "Vec"))
 }
+
+/// Whether the body's first mention of `name` is a top-level `let name = e;` whose
+/// value carries no derivative even with `name` active (`no_grad(name)`, a length).
+fn shadowed_by_inactive(block: &syn::Block, name: &syn::Ident) -> bool {
+    let key = name.to_string();
+    let with_name: HashSet<String> = [key.clone()].into();
+    for stmt in &block.stmts {
+        if let syn::Stmt::Local(l) = stmt {
+            let pat = match &l.pat {
+                syn::Pat::Type(t) => &*t.pat,
+                p => p,
+            };
+            if let (syn::Pat::Ident(p), Some(init)) = (pat, &l.init) {
+                if p.ident == *name && p.by_ref.is_none() && init.diverge.is_none() {
+                    return !activity::expr_is_active(&init.expr, &with_name);
+                }
+            }
+        }
+        let mut seen = HashSet::new();
+        activity::token_idents(quote::quote!(#stmt), &mut seen);
+        if seen.contains(&key) {
+            return false;
+        }
+    }
+    false
+}
+

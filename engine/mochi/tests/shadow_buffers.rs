@@ -102,3 +102,40 @@ fn constant_data_behind_no_grad_allocates_nothing_and_gets_no_cotangent() {
     let expected: f64 = data.iter().map(|d| -2.0 * (d - 0.4)).sum();
     assert!((dtheta[0] - expected).abs() < 1e-12);
 }
+
+#[differentiable]
+fn log_likelihood_over_shadowed_data(theta: &[f64], data: &[f64]) -> f64 {
+    let data: &[f64] = no_grad(data);
+    let (mu, sigma) = (theta[0], theta[1]);
+    let mut s = 0.0;
+    for i in 0..data.len() {
+        let lx = data[i].ln();
+        let z = (lx - mu) / sigma;
+        s += -0.5 * z * z - sigma.ln() - lx;
+    }
+    s
+}
+
+#[differentiable]
+fn used_before_its_shadow(x: &[f64]) -> f64 {
+    let s = x[0] * x[1];
+    let x = no_grad(x);
+    s + x[0].ln()
+}
+
+#[test]
+fn a_parameter_shadowed_by_no_grad_before_any_use_is_constant_data() {
+    let theta = [0.3, 1.7];
+    let data: Vec<f64> = (1..50).map(|i| 0.5 + i as f64 * 0.1).collect();
+    let (dtheta, ddata) = log_likelihood_over_shadowed_data::gradient(&theta, &data);
+    assert!(ddata.iter().all(|d| *d == 0.0), "{ddata:?}");
+    // ∂/∂μ = Σ z/σ, ∂/∂σ = Σ (z² − 1)/σ
+    let z: Vec<f64> = data.iter().map(|d| (d.ln() - 0.3) / 1.7).collect();
+    let mu_bar: f64 = z.iter().map(|z| z / 1.7).sum();
+    let sigma_bar: f64 = z.iter().map(|z| (z * z - 1.0) / 1.7).sum();
+    assert!((dtheta[0] - mu_bar).abs() < 1e-12 * mu_bar.abs().max(1.0), "{dtheta:?}");
+    assert!((dtheta[1] - sigma_bar).abs() < 1e-12 * sigma_bar.abs().max(1.0), "{dtheta:?}");
+    // A parameter read before its shadow keeps the derivative of that read.
+    let g = used_before_its_shadow::gradient(&[2.0, 3.0]);
+    assert_eq!(g, vec![3.0, 2.0]);
+}
