@@ -317,4 +317,3 @@ fn shadowed_by_inactive(block: &syn::Block, name: &syn::Ident) -> bool {
     }
     false
 }
-

@@ -133,8 +133,14 @@ fn a_parameter_shadowed_by_no_grad_before_any_use_is_constant_data() {
     let z: Vec<f64> = data.iter().map(|d| (d.ln() - 0.3) / 1.7).collect();
     let mu_bar: f64 = z.iter().map(|z| z / 1.7).sum();
     let sigma_bar: f64 = z.iter().map(|z| (z * z - 1.0) / 1.7).sum();
-    assert!((dtheta[0] - mu_bar).abs() < 1e-12 * mu_bar.abs().max(1.0), "{dtheta:?}");
-    assert!((dtheta[1] - sigma_bar).abs() < 1e-12 * sigma_bar.abs().max(1.0), "{dtheta:?}");
+    assert!(
+        (dtheta[0] - mu_bar).abs() < 1e-12 * mu_bar.abs().max(1.0),
+        "{dtheta:?}"
+    );
+    assert!(
+        (dtheta[1] - sigma_bar).abs() < 1e-12 * sigma_bar.abs().max(1.0),
+        "{dtheta:?}"
+    );
     // A parameter read before its shadow keeps the derivative of that read.
     let g = used_before_its_shadow::gradient(&[2.0, 3.0]);
     assert_eq!(g, vec![3.0, 2.0]);
