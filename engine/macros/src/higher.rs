@@ -476,17 +476,6 @@ fn spec(func: &ItemFn) -> Option<Spec> {
     if !params.iter().any(|p| p.form != Form::Other) {
         return None;
     }
-    // A vector of one scalar argument: its Jacobian is a column of `jvp`s; not generated.
-    if vector_output
-        && params
-            .iter()
-            .all(|p| matches!(p.form, Form::Scalar | Form::Other))
-    {
-        let scalars = params.iter().filter(|p| p.form == Form::Scalar).count();
-        if scalars == 1 {
-            return None;
-        }
-    }
     Some(Spec {
         params,
         vector_output,

@@ -1335,3 +1335,69 @@ fn constants_of_other_types_are_kept() {
 fn a_direction_of_another_length_is_refused() {
     let _ = rosenbrock::jvp(&[0.5, 1.0, 1.5], &[1.0, 0.0]);
 }
+
+/// A curve `t ↦ (cos t, sin t, t²)` in the result types a user writes.
+#[differentiable]
+fn helix_tuple(t: f64) -> (f64, f64, f64) {
+    (t.cos(), t.sin(), t * t)
+}
+
+#[differentiable]
+fn helix_array(t: f64) -> [f64; 3] {
+    [t.cos(), t.sin(), t * t]
+}
+
+#[differentiable]
+fn helix_vec(t: f64, n: usize) -> Vec<f64> {
+    (0..n).map(|k| (t * (k + 1) as f64).sin()).collect()
+}
+
+#[differentiable]
+fn helix_array1(t: f64) -> ndarray::Array1<f64> {
+    ndarray::Array1::from(vec![t.cos(), t.sin(), t * t])
+}
+
+#[test]
+fn jacobians_and_jvps_of_curves_of_one_scalar_argument() {
+    let t: f64 = 0.7;
+    let velocity = [-t.sin(), t.cos(), 2.0 * t];
+    let (y, j) = helix_tuple::jacobian(t);
+    assert_eq!(y, helix_tuple(t));
+    assert_eq!(j.dim(), (3, 1));
+    for r in 0..3 {
+        assert!(close(j[[r, 0]], velocity[r], 1e-14), "tuple [{r}]");
+    }
+    let (y, dy) = helix_tuple::jvp(t, 2.0);
+    assert_eq!(y, helix_tuple(t));
+    assert!(close(dy.0, 2.0 * velocity[0], 1e-14) && close(dy.2, 2.0 * velocity[2], 1e-14));
+
+    let (y, j) = helix_array::jacobian(t);
+    assert_eq!(y, helix_array(t));
+    let (_, dy) = helix_array::jvp(t, 1.0);
+    for r in 0..3 {
+        assert!(close(j[[r, 0]], velocity[r], 1e-14), "array [{r}]");
+        assert!(close(dy[r], velocity[r], 1e-14), "array jvp [{r}]");
+    }
+
+    let (y, j) = helix_array1::jacobian(t);
+    assert_eq!(y, helix_array1(t));
+    for r in 0..3 {
+        assert!(close(j[[r, 0]], velocity[r], 1e-14), "Array1 [{r}]");
+    }
+
+    // With an integer argument beside the scalar: d/dt sin((k+1)t) = (k+1) cos((k+1)t).
+    let (y, j) = helix_vec::jacobian(t, 4);
+    assert_eq!(y, helix_vec(t, 4));
+    assert_eq!(j.dim(), (4, 1));
+    for k in 0..4 {
+        let c = (k + 1) as f64;
+        assert!(close(j[[k, 0]], c * (c * t).cos(), 1e-14), "Vec [{k}]");
+        // and against a central difference
+        let h = 1e-6;
+        let fd = (helix_vec(t + h, 4)[k] - helix_vec(t - h, 4)[k]) / (2.0 * h);
+        assert!(
+            close(j[[k, 0]], fd, 1e-8),
+            "Vec [{k}] vs finite difference {fd}"
+        );
+    }
+}
