@@ -721,6 +721,17 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStrea
             })
         } else if crate::higher::bounds_dual_meets(func) {
             twin_reexport(func, name)
+        } else if func
+            .sig
+            .generics
+            .params
+            .iter()
+            .all(|p| !matches!(p, syn::GenericParam::Type(_)))
+        {
+            twin_stub(
+                inner,
+                "it is generic over a constant such as `const N: usize`; over a slice `&[f64]` it would have one",
+            )
         } else {
             twin_stub(
                 inner,
@@ -1004,6 +1015,10 @@ fn twin_bridge(func: &ItemFn, t: &syn::Ident) -> Option<TokenStream> {
 /// with `f`'s reason.
 fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
     let sig = &func.sig;
+    // A function generic over constants only (`norm<const N: usize>`) keeps them beside
+    // the stand-in's scalar, so that a caller's twin passing it an array literal (which
+    // names neither) still type-checks, and says why when it is used.
+    let mut consts: Vec<TokenStream> = Vec::new();
     let (t, lifetimes) = match sig.generics.params.len() {
         0 => (
             syn::Ident::new(crate::twin::PARAM, proc_macro2::Span::call_site()),
@@ -1011,7 +1026,26 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
         ),
         _ => match crate::higher::scalar_param(func) {
             Some((t, lifetimes)) => (t, lifetimes),
-            None => return TokenStream::new(),
+            None => {
+                let mut lifetimes = Vec::new();
+                for p in &sig.generics.params {
+                    match p {
+                        syn::GenericParam::Lifetime(l) => {
+                            let l = &l.lifetime;
+                            lifetimes.push(quote!(#l));
+                        }
+                        syn::GenericParam::Const(c) => consts.push(quote!(#c)),
+                        syn::GenericParam::Type(_) => return TokenStream::new(),
+                    }
+                }
+                if sig.generics.where_clause.is_some() {
+                    return TokenStream::new();
+                }
+                (
+                    syn::Ident::new(crate::twin::PARAM, proc_macro2::Span::call_site()),
+                    lifetimes,
+                )
+            }
         },
     };
     let mut to_scalar = crate::rewrite::ReplaceType {
@@ -1062,7 +1096,7 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
     let msg = format!(
         "mochi: `{name}` has no generic form ({why}), so a function that calls it has no `jvp`, `hvp`, `hessian` or `jacobian`; see the documentation of `{name}::hessian`"
     );
-    let generics = quote!(<#(#lifetimes,)* #t: ::mochi::num_traits::Float + ::mochi::Scalar + ::mochi::__private::TwinScalar>);
+    let generics = quote!(<#(#lifetimes,)* #(#consts,)* #t: ::mochi::num_traits::Float + ::mochi::Scalar + ::mochi::__private::TwinScalar>);
     quote! {
         #[doc(hidden)]
         pub struct __NoTwin<T>(::core::marker::PhantomData<T>);

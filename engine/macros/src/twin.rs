@@ -1674,7 +1674,17 @@ impl VisitMut for Rewrite<'_> {
                     // function generic over more than the scalar (`cholesky<T, S>`): its
                     // types come from the array arguments instead.
                     let t = syn::Ident::new(PARAM, Span::call_site());
-                    if self.arrays || rule_crate_path {
+                    // An array literal argument (`norm([a, b, c])`) may go to a function
+                    // generic over its length (`norm<const N: usize>`), whose generic
+                    // form takes `N` beside the scalar: both are inferred.
+                    let array_literal = c.args.iter().any(|a| {
+                        let a = match a {
+                            Expr::Reference(r) => &*r.expr,
+                            other => other,
+                        };
+                        matches!(a, Expr::Array(_) | Expr::Repeat(_))
+                    });
+                    if self.arrays || rule_crate_path || array_literal {
                         p.segments.push(syn::parse_quote!(__twin));
                     } else {
                         p.segments.push(syn::parse_quote!(__twin::<#t>));

@@ -1,6 +1,7 @@
 //! Generic functions as numeric Rust writes them: bounded by `num_traits::Float` (also
 //! in a `where` clause) or `mochi::Real`, over `&[T]`, `Vec<T>` and `T` (and one over
-//! an array's dimension), with loops, iterator chains,
+//! an array's dimension, and a helper over a constant length called with array literals),
+//! with loops, iterator chains,
 //! branches, early exits and calls between generic functions; argmin-style test
 //! functions (sphere, Rosenbrock, Rastrigin, Ackley, Beale, Styblinski–Tang). Each is
 //! checked by `test_rule` in `f64` and most in `f32`, and the gradient companions are
@@ -691,6 +692,50 @@ fn assert_matrix(h: &ndarray::Array2<f64>, want: &[[f64; 2]; 2]) {
                 "{i}{j}: {} vs {}",
                 h[[i, j]],
                 want[i][j]
+            );
+        }
+    }
+}
+
+/// A helper generic over its length (`const N: usize`), called with array literals:
+/// the callers' gradients (their generic forms pass the literal and infer `N`).
+mod over_a_length {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn norm<const N: usize>(x: [f64; N]) -> f64 {
+        x.iter().map(|v| v * v).sum::<f64>().sqrt()
+    }
+
+    #[differentiable]
+    pub fn scaled_norm(x: &[f64]) -> f64 {
+        norm([x[0], x[1], x[2]]) * x[3]
+    }
+
+    #[differentiable]
+    pub fn two_lengths(x: &[f64], s: f64) -> f64 {
+        norm([x[0] * s, x[1]]) + norm([s; 4])
+    }
+
+    mod checks {
+        use crate::check;
+        check!(scaled_norm, (vec![0.3, 0.7, 1.4, 0.2],), |a| (&a.0));
+        check!(two_lengths, (vec![0.3, 0.7], 1.3), |a| (&a.0, a.1));
+    }
+
+    #[test]
+    fn gradient_of_a_caller_of_a_length_generic_helper() {
+        // d/dx (|(x0, x1, x2)|·x3): xᵢ·x3/r for i < 3, r for x3
+        let x: [f64; 4] = [0.3, 0.7, 1.4, 0.2];
+        let r = (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]).sqrt();
+        let g = scaled_norm::gradient(&x);
+        let want = [x[0] * x[3] / r, x[1] * x[3] / r, x[2] * x[3] / r, r];
+        for i in 0..4 {
+            assert!(
+                (g[i] - want[i]).abs() < 1e-14,
+                "{i}: {} vs {}",
+                g[i],
+                want[i]
             );
         }
     }
