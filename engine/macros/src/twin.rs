@@ -687,6 +687,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         bound,
         floats: &floats,
         closures: closure_locals(&func.block),
+        array_names: array_locals(func),
         own: sig.ident.to_string(),
         active,
         arrays: holds_arrays(func),
@@ -1032,6 +1033,49 @@ fn field_of_call_result(block: &syn::Block) -> Option<(String, Span)> {
 
 /// The names bound to a closure by a `let` (`let g = |t| ..;`) anywhere in `block`
 /// (not in items declared in it).
+/// The names bound to fixed-size arrays: arguments of an array type (`x: [f64; 3]`,
+/// `x: &[f64; 3]`) and locals bound to an array literal or annotated with one
+/// (`let v = [a, b];`, `let v: [f64; 2] = ..;`).
+fn array_locals(func: &ItemFn) -> HashSet<String> {
+    fn is_array(ty: &Type) -> bool {
+        match ty {
+            Type::Array(_) => true,
+            Type::Reference(r) => matches!(&*r.elem, Type::Array(_)),
+            _ => false,
+        }
+    }
+    struct A(HashSet<String>);
+    impl<'a> Visit<'a> for A {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            let (pat, annotated) = match &l.pat {
+                Pat::Type(t) => (&*t.pat, is_array(&t.ty)),
+                p => (p, false),
+            };
+            let literal = l
+                .init
+                .as_ref()
+                .is_some_and(|i| matches!(&*i.expr, Expr::Array(_) | Expr::Repeat(_)));
+            if let Pat::Ident(p) = pat {
+                if annotated || literal {
+                    self.0.insert(p.ident.to_string());
+                }
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut a = A(HashSet::new());
+    for arg in &func.sig.inputs {
+        if let FnArg::Typed(pt) = arg {
+            if let (Pat::Ident(p), true) = (&*pt.pat, is_array(&pt.ty)) {
+                a.0.insert(p.ident.to_string());
+            }
+        }
+    }
+    a.visit_block(&func.block);
+    a.0
+}
+
 pub(crate) fn closure_locals(block: &syn::Block) -> HashSet<String> {
     struct C(HashSet<String>);
     impl<'a> Visit<'a> for C {
@@ -1068,6 +1112,8 @@ struct Rewrite<'a> {
     floats: &'a HashSet<String>,
     /// Locals bound to closures (their calls are inlined by the derivation).
     closures: HashSet<String>,
+    /// Names bound to fixed-size arrays (`array_locals`).
+    array_names: HashSet<String>,
     /// The function's own name (a recursive call leaves it without a twin).
     own: String,
     /// The names that carry a derivative.
@@ -1674,15 +1720,23 @@ impl VisitMut for Rewrite<'_> {
                     // function generic over more than the scalar (`cholesky<T, S>`): its
                     // types come from the array arguments instead.
                     let t = syn::Ident::new(PARAM, Span::call_site());
-                    // An array literal argument (`norm([a, b, c])`) may go to a function
-                    // generic over its length (`norm<const N: usize>`), whose generic
-                    // form takes `N` beside the scalar: both are inferred.
+                    // An array argument (`norm([a, b, c])`, `norm(v)` with `v` bound to
+                    // an array) may go to a function generic over its length
+                    // (`norm<const N: usize>`), whose generic form takes `N` beside the
+                    // scalar: both are inferred.
                     let array_literal = c.args.iter().any(|a| {
                         let a = match a {
                             Expr::Reference(r) => &*r.expr,
                             other => other,
                         };
-                        matches!(a, Expr::Array(_) | Expr::Repeat(_))
+                        match a {
+                            Expr::Array(_) | Expr::Repeat(_) => true,
+                            Expr::Path(p) => p
+                                .path
+                                .get_ident()
+                                .is_some_and(|i| self.array_names.contains(&i.to_string())),
+                            _ => false,
+                        }
                     });
                     if self.arrays || rule_crate_path || array_literal {
                         p.segments.push(syn::parse_quote!(__twin));

@@ -717,8 +717,19 @@ mod over_a_length {
         norm([x[0] * s, x[1]]) + norm([s; 4])
     }
 
+    /// The array bound to a local first, and an argument of an array type.
+    #[differentiable]
+    pub fn named_arrays(x: &[f64], w: [f64; 2]) -> f64 {
+        let v = [x[0], x[1] * x[2]];
+        let u: [f64; 2] = [x[2], 1.0];
+        norm(v) * norm(w) + norm(u)
+    }
+
     mod checks {
         use crate::check;
+        check!(named_arrays, (vec![0.3, 0.7, 1.4], [0.5, -1.2]), |a| (
+            &a.0, a.1
+        ));
         check!(scaled_norm, (vec![0.3, 0.7, 1.4, 0.2],), |a| (&a.0));
         check!(two_lengths, (vec![0.3, 0.7], 1.3), |a| (&a.0, a.1));
     }
