@@ -7,6 +7,7 @@
 //! running sums instead of a saved loop, matrix products through the same GEMM as the
 //! primal. It is the row's floor, what mochi's ratio is read against; it is not a peer.
 
+use super::mochi::flat2;
 use crate::cases::functions as f;
 use crate::cases::inputs::Inputs;
 use crate::cases::Case;
@@ -178,10 +179,6 @@ fn turing_log_joint(theta: &[f64], data: &[f64], dtheta: &mut [f64]) -> f64 {
     dtheta[0] += p_mu_bar * p_mu * (1.0 - p_mu);
     dtheta[1] += p_sigma_bar * p_sigma * (1.0 - p_sigma);
     log_prior + log_jacobian + log_likelihood
-}
-
-fn flat2(a: &Array2<f64>) -> Vec<f64> {
-    a.iter().copied().collect()
 }
 
 /// The `hand` cell of `case`, timed as the mochi cell is: shadows allocated once outside,

@@ -12,7 +12,8 @@ fn flat(parts: &[&[f64]]) -> Vec<f64> {
     parts.concat()
 }
 
-fn flat2(a: &Array2<f64>) -> Vec<f64> {
+/// A matrix's entries in logical (row-major) order, as a gradient is flattened.
+pub(super) fn flat2(a: &Array2<f64>) -> Vec<f64> {
     a.iter().copied().collect()
 }
 

@@ -309,9 +309,7 @@ fn shadowed_by_inactive(block: &syn::Block, name: &syn::Ident) -> bool {
                 }
             }
         }
-        let mut seen = HashSet::new();
-        activity::token_idents(quote::quote!(#stmt), &mut seen);
-        if seen.contains(&key) {
+        if activity::tokens_mention(&quote::quote!(#stmt), &|i| *i == key) {
             return false;
         }
     }

@@ -1031,8 +1031,34 @@ fn field_of_call_result(block: &syn::Block) -> Option<(String, Span)> {
     f.found
 }
 
-/// The names bound to a closure by a `let` (`let g = |t| ..;`) anywhere in `block`
-/// (not in items declared in it).
+/// The names bound by a `let` anywhere in `block` (not in items declared in it) whose
+/// pattern is a name, or a name with a type, and for which `keep(local, typed)` holds
+/// (`typed`: the type written in the pattern).
+fn let_names(
+    block: &syn::Block,
+    keep: impl Fn(&syn::Local, Option<&Type>) -> bool,
+) -> HashSet<String> {
+    struct L<F>(HashSet<String>, F);
+    impl<'a, F: Fn(&syn::Local, Option<&Type>) -> bool> Visit<'a> for L<F> {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            let (pat, typed) = match &l.pat {
+                Pat::Type(t) => (&*t.pat, Some(&*t.ty)),
+                p => (p, None),
+            };
+            if let Pat::Ident(p) = pat {
+                if (self.1)(l, typed) {
+                    self.0.insert(p.ident.to_string());
+                }
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut v = L(HashSet::new(), keep);
+    v.visit_block(block);
+    v.0
+}
+
 /// The names bound to fixed-size arrays: arguments of an array type (`x: [f64; 3]`,
 /// `x: &[f64; 3]`) and locals bound to an array literal or annotated with one
 /// (`let v = [a, b];`, `let v: [f64; 2] = ..;`).
@@ -1044,54 +1070,31 @@ fn array_locals(func: &ItemFn) -> HashSet<String> {
             _ => false,
         }
     }
-    struct A(HashSet<String>);
-    impl<'a> Visit<'a> for A {
-        fn visit_local(&mut self, l: &'a syn::Local) {
-            let (pat, annotated) = match &l.pat {
-                Pat::Type(t) => (&*t.pat, is_array(&t.ty)),
-                p => (p, false),
-            };
-            let literal = l
-                .init
+    let mut names = let_names(&func.block, |l, typed| {
+        typed.is_some_and(is_array)
+            || l.init
                 .as_ref()
-                .is_some_and(|i| matches!(&*i.expr, Expr::Array(_) | Expr::Repeat(_)));
-            if let Pat::Ident(p) = pat {
-                if annotated || literal {
-                    self.0.insert(p.ident.to_string());
-                }
-            }
-            syn::visit::visit_local(self, l);
-        }
-        fn visit_item(&mut self, _: &'a syn::Item) {}
-    }
-    let mut a = A(HashSet::new());
+                .is_some_and(|i| matches!(&*i.expr, Expr::Array(_) | Expr::Repeat(_)))
+    });
     for arg in &func.sig.inputs {
         if let FnArg::Typed(pt) = arg {
             if let (Pat::Ident(p), true) = (&*pt.pat, is_array(&pt.ty)) {
-                a.0.insert(p.ident.to_string());
+                names.insert(p.ident.to_string());
             }
         }
     }
-    a.visit_block(&func.block);
-    a.0
+    names
 }
 
+/// The names bound to a closure by a `let` (`let g = |t| ..;`) anywhere in `block`
+/// (not in items declared in it).
 pub(crate) fn closure_locals(block: &syn::Block) -> HashSet<String> {
-    struct C(HashSet<String>);
-    impl<'a> Visit<'a> for C {
-        fn visit_local(&mut self, l: &'a syn::Local) {
-            if let (Pat::Ident(p), Some(init)) = (&l.pat, &l.init) {
-                if matches!(&*init.expr, Expr::Closure(_)) {
-                    self.0.insert(p.ident.to_string());
-                }
-            }
-            syn::visit::visit_local(self, l);
-        }
-        fn visit_item(&mut self, _: &'a syn::Item) {}
-    }
-    let mut c = C(HashSet::new());
-    c.visit_block(block);
-    c.0
+    let_names(block, |l, typed| {
+        typed.is_none()
+            && l.init
+                .as_ref()
+                .is_some_and(|i| matches!(&*i.expr, Expr::Closure(_)))
+    })
 }
 
 fn pat_names(p: &Pat) -> HashSet<String> {
@@ -1724,7 +1727,7 @@ impl VisitMut for Rewrite<'_> {
                     // an array) may go to a function generic over its length
                     // (`norm<const N: usize>`), whose generic form takes `N` beside the
                     // scalar: both are inferred.
-                    let array_literal = c.args.iter().any(|a| {
+                    let array_argument = c.args.iter().any(|a| {
                         let a = match a {
                             Expr::Reference(r) => &*r.expr,
                             other => other,
@@ -1738,7 +1741,7 @@ impl VisitMut for Rewrite<'_> {
                             _ => false,
                         }
                     });
-                    if self.arrays || rule_crate_path || array_literal {
+                    if self.arrays || rule_crate_path || array_argument {
                         p.segments.push(syn::parse_quote!(__twin));
                     } else {
                         p.segments.push(syn::parse_quote!(__twin::<#t>));
