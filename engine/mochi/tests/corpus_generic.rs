@@ -751,3 +751,56 @@ mod over_a_length {
         }
     }
 }
+
+/// A Gaussian mixture's density as generic numeric code writes it: constants from
+/// `FloatConst` (`T::PI()`, `T::TAU()`), a `Default` start, counts by `FromPrimitive`.
+#[differentiable]
+fn mean_density<
+    T: Float + mochi::num_traits::FloatConst + mochi::num_traits::FromPrimitive + Default,
+>(
+    x: &[T],
+    mu: T,
+) -> T {
+    let mut s = T::default();
+    for &v in x {
+        let z = v - mu;
+        s = s
+            + (-(z * z) / T::from_u8(2).unwrap()).exp() / T::TAU().sqrt()
+                * T::FRAC_1_PI()
+                * T::PI();
+    }
+    s / T::from_usize(x.len()).unwrap()
+}
+
+/// Bounds beyond `Float` that the forward-mode scalar meets (`FloatConst`,
+/// `FromPrimitive`, `Default`) keep the higher-order companions.
+#[test]
+fn float_const_from_primitive_and_default_bounds_keep_the_hessian() {
+    let x = [0.3, -0.5, 0.9];
+    let mu = 0.2_f64;
+    // closed form: d/dmu = mean of z·φ(z), d/dx_i = −z_i·φ(z_i)/n, φ(z) = exp(−z²/2)/√(2π)
+    let phi = |z: f64| (-z * z / 2.0).exp() / std::f64::consts::TAU.sqrt();
+    let (gx, gm) = mean_density::gradient(&x, mu);
+    let want_mu: f64 = x.iter().map(|v| (v - mu) * phi(v - mu)).sum::<f64>() / 3.0;
+    assert!(close(gm, want_mu, 1e-13), "{gm} vs {want_mu}");
+    for i in 0..3 {
+        assert!(close(gx[i], -(x[i] - mu) * phi(x[i] - mu) / 3.0, 1e-13));
+    }
+    // d²/dx_i² = (z_i² − 1)·φ(z_i)/n on the diagonal, zero between different x's
+    let h = mean_density::hessian(&x, mu);
+    assert_eq!(h.dim(), (4, 4));
+    for i in 0..3 {
+        let z = x[i] - mu;
+        assert!(
+            close(h[[i, i]], (z * z - 1.0) * phi(z) / 3.0, 1e-12),
+            "{h:?}"
+        );
+        for j in 0..3 {
+            if i != j {
+                assert!(h[[i, j]].abs() < 1e-15);
+            }
+        }
+    }
+    let g32 = mean_density::gradient(&[0.3_f32, -0.5, 0.9], 0.2_f32);
+    assert!((g32.1 as f64 - want_mu).abs() < 1e-6);
+}

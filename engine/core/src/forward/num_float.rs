@@ -137,6 +137,27 @@ impl<const N: usize> num_traits::FromPrimitive for Dual<N> {
     }
 }
 
+/// `fn NAME() -> Self` of `FloatConst` as the constant of `f64`.
+macro_rules! float_consts {
+    ($($name:ident),* $(,)?) => {$(
+        #[inline]
+        #[allow(non_snake_case)]
+        fn $name() -> Self {
+            Self::constant(std::f64::consts::$name)
+        }
+    )*};
+}
+
+/// The constants of `num_traits::FloatConst` (`T::PI()` in generic code), with zero
+/// partials.
+impl<const N: usize> num_traits::FloatConst for Dual<N> {
+    float_consts! {
+        E, FRAC_1_PI, FRAC_1_SQRT_2, FRAC_2_PI, FRAC_2_SQRT_PI, FRAC_PI_2, FRAC_PI_3,
+        FRAC_PI_4, FRAC_PI_6, FRAC_PI_8, LN_10, LN_2, LOG10_E, LOG2_E, PI, SQRT_2, TAU,
+        LOG10_2, LOG2_10,
+    }
+}
+
 /// Duals multiply and add arrays of duals as scalars (`&a * d`), so that the array
 /// rules run on them (forward over reverse of functions of arrays).
 #[cfg(feature = "ndarray")]
