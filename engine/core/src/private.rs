@@ -502,6 +502,9 @@ pub fn index_take<C: IndexTangent<I>, I>(dst: &mut C, shape: &C::Shape, i: I) ->
     dst.index_take(shape, i)
 }
 
+pub use crate::kit::hoist::{
+    Hoist, HoistInvariant, HoistSlot, HoistWhole, Unhoist, UnhoistInvariant, UnhoistWhole,
+};
 pub use crate::kit::keep::Keep;
 pub use crate::rule::{
     pullback1, pullback10, pullback11, pullback12, pullback2, pullback3, pullback4, pullback5,

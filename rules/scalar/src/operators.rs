@@ -217,6 +217,12 @@ pub struct DivByConstPullback<T> {
     b: T,
 }
 
+// The pruned pullbacks hold the constant operand only: in a loop whose constant is the
+// same on every trip, they are kept once (`kit::hoist`).
+impl<S: Scalar> mochi_core::kit::hoist::Invariant for MulByLeftPullback<S> {}
+impl<S: Scalar> mochi_core::kit::hoist::Invariant for MulByRightPullback<S> {}
+impl<S: Scalar> mochi_core::kit::hoist::Invariant for DivByConstPullback<S> {}
+
 impl<S: Scalar> PruneOperator for Keep<MulPullback<S>, 0> {
     type Out = MulByLeftPullback<S>;
     #[inline(always)]

@@ -42,6 +42,7 @@
 //! See `design-docs/rule-system.md` and `CONTRIBUTING.md`.
 
 mod checks;
+pub mod hoist;
 mod inactive;
 pub mod keep;
 mod macros;

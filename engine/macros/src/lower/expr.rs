@@ -305,7 +305,17 @@ impl Lowerer {
                     ("op_mul" | "op_div", false, true) => Some(1),
                     _ => None,
                 };
-                self.call_method_keeping(m, &[l, r], TokenStream::new(), keep, code)
+                // In a loop, a constant that is the same on every trip makes the pruned
+                // pullback the same too: kept once (`kit::hoist`).
+                let invariant = self.loop_depth > 0
+                    && keep.is_some_and(|k| self.invariant(if k == 0 { &left } else { &right }));
+                self.call_method_keeping(
+                    m,
+                    &[l, r],
+                    TokenStream::new(),
+                    keep.map(|k| (k, invariant)),
+                    code,
+                )
             }
             Expr::Unary(u) => match u.op {
                 syn::UnOp::Neg(_) => {
@@ -571,14 +581,14 @@ impl Lowerer {
         self.call_method_keeping(method, args, extra, None, code)
     }
 
-    /// [`call_method`](Self::call_method) with a constant argument `keep`
-    /// ([`rule_call_keeping`](Self::rule_call_keeping)).
+    /// [`call_method`](Self::call_method) with a constant argument `keep`, and whether
+    /// it is loop-invariant ([`rule_call_keeping`](Self::rule_call_keeping)).
     fn call_method_keeping(
         &mut self,
         method: &str,
         args: &[Operand],
         extra: TokenStream,
-        keep: Option<usize>,
+        keep: Option<(usize, bool)>,
         code: &mut Code,
     ) -> Operand {
         let span = self.span;
@@ -642,6 +652,7 @@ impl Lowerer {
             is_ref,
             recompute: false,
             param: false,
+            fixed: false,
         };
         let place_expr = rest(quote!(#tmp));
         let place = Place::parse(&place_expr).expect("a variable with one accessor is a place");

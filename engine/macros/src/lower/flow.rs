@@ -451,6 +451,7 @@ impl Lowerer {
                         is_ref,
                         recompute: simple,
                         param: false,
+                        fixed: false,
                     },
                 );
             }

@@ -79,6 +79,11 @@ struct Binding {
     recompute: bool,
     /// A parameter (its shape can be taken once at the top).
     param: bool,
+    /// Inactive, bound outside every loop and never reassigned (no binding of the name
+    /// is `mut`): its value is the same wherever it is read in one call, so a pullback
+    /// that keeps only it is the same on every trip of a loop (`kit::hoist`). Set by
+    /// [`Lowerer::bind`].
+    fixed: bool,
 }
 
 /// The flags through which a lowered loop's `break` and `continue` act.
@@ -193,6 +198,8 @@ pub struct Lowerer {
     array_locals: HashSet<String>,
     /// Names bound more than once in the body (see [`Lowerer::lower_body`]).
     rebound: HashSet<String>,
+    /// Names some binding of which is `mut` (a parameter's or a local's).
+    mutable: HashSet<String>,
     /// Names whose length may change after their binding: the receiver of a method
     /// that resizes (`push`, `truncate`, …), assigned as a whole, or borrowed `&mut`.
     resized: HashSet<String>,
@@ -269,6 +276,7 @@ impl Lowerer {
             branch_depth: 0,
             array_locals: HashSet::new(),
             rebound: HashSet::new(),
+            mutable: HashSet::new(),
             resized: HashSet::new(),
             grown: HashSet::new(),
             nested_fns: HashSet::new(),
@@ -324,7 +332,8 @@ impl Lowerer {
         self.scopes.iter().rev().find_map(|s| s.get(name))
     }
 
-    fn bind(&mut self, name: String, b: Binding) {
+    fn bind(&mut self, name: String, mut b: Binding) {
+        b.fixed = !b.active && self.loop_depth == 0 && !self.mutable.contains(&name);
         self.scopes.last_mut().unwrap().insert(name, b);
     }
 
@@ -369,14 +378,16 @@ impl Lowerer {
         self.rule_call_keeping(call, args, None, code)
     }
 
-    /// [`rule_call`](Self::rule_call) whose argument `keep` (a binary operator's constant
-    /// operand, `2.0 * x`, `x / h`) has no derivative: the saved pullback is pruned to
-    /// what the other operand's partial needs (`kit::keep`).
+    /// [`rule_call`](Self::rule_call) whose argument `keep.0` (a binary operator's
+    /// constant operand, `2.0 * x`, `x / h`) has no derivative: the saved pullback is
+    /// pruned to what the other operand's partial needs (`kit::keep`). With `keep.1`,
+    /// the constant is the same on every trip of the enclosing loop, and a pruned
+    /// pullback that holds only it is kept once, not per trip (`kit::hoist`).
     fn rule_call_keeping(
         &mut self,
         call: TokenStream,
         args: &[Operand],
-        keep: Option<usize>,
+        keep: Option<(usize, bool)>,
         code: &mut Code,
     ) -> Operand {
         let t = self.fresh("t");
@@ -388,11 +399,28 @@ impl Lowerer {
         });
         let (cot, pin) = self.new_cot(&quote!(#t));
         code.fwd.push(pin);
-        let saved = match keep {
-            Some(k) => quote!(::mochi::__private::Keep::<_, #k>::new(#p).prune()),
-            None => quote!(#p),
+        let pruned = |k: usize| quote!(::mochi::__private::Keep::<_, #k>::new(#p).prune());
+        let pullback = match keep {
+            Some((k, true)) => {
+                let h = self.fresh("hoist");
+                self.top
+                    .push(quote!(let #h = ::mochi::__private::HoistSlot::new();));
+                let pruned = pruned(k);
+                let rec = self.save(
+                    quote!({
+                        use ::mochi::__private::{HoistInvariant as _, HoistWhole as _};
+                        ::mochi::__private::Hoist::new(&#h, #pruned).record()
+                    }),
+                    code,
+                );
+                quote!({
+                    use ::mochi::__private::{UnhoistInvariant as _, UnhoistWhole as _};
+                    ::mochi::__private::Unhoist::new(&#h, #rec).get()
+                })
+            }
+            Some((k, false)) => self.save(pruned(k), code),
+            None => self.save(quote!(#p), code),
         };
-        let pullback = self.save(saved, code);
         let temps = args.iter().map(|_| self.fresh("dup")).collect();
         code.rev.push(Rev::Pull {
             pullback,
@@ -457,14 +485,24 @@ impl Lowerer {
                 *counts.entry(n).or_default() += 1;
             }
         }
-        struct Bound<'a>(&'a mut HashMap<String, usize>);
+        // ... and the names bound `mut` somewhere (a binding of theirs may change).
+        struct Bound<'a>(&'a mut HashMap<String, usize>, &'a mut HashSet<String>);
         impl<'ast> syn::visit::Visit<'ast> for Bound<'_> {
             fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
                 *self.0.entry(p.ident.to_string()).or_default() += 1;
+                if p.mutability.is_some() {
+                    self.1.insert(p.ident.to_string());
+                }
                 syn::visit::visit_pat_ident(self, p);
             }
         }
-        syn::visit::Visit::visit_block(&mut Bound(&mut counts), body);
+        let mut mutable = HashSet::new();
+        for p in &params {
+            let mut muts = HashMap::new();
+            syn::visit::Visit::visit_pat(&mut Bound(&mut muts, &mut mutable), &p.pat);
+        }
+        syn::visit::Visit::visit_block(&mut Bound(&mut counts, &mut mutable), body);
+        self.mutable = mutable;
         self.rebound = counts
             .into_iter()
             .filter(|(_, c)| *c > 1)
@@ -591,6 +629,7 @@ impl Lowerer {
                         is_ref,
                         recompute,
                         param: true,
+                        fixed: false,
                     },
                 );
             }
@@ -936,6 +975,7 @@ impl Lowerer {
                         is_ref,
                         recompute: false,
                         param: false,
+                        fixed: false,
                     },
                 );
                 Adj::Take(cot)
@@ -1001,6 +1041,7 @@ impl Lowerer {
                 is_ref: false,
                 recompute: false,
                 param: false,
+                fixed: false,
             },
         );
     }
@@ -1392,6 +1433,44 @@ impl Lowerer {
             Expr::Tuple(t) => t.elems.iter().all(r),
             Expr::Array(a) => a.elems.iter().all(r),
             Expr::Unary(u) => r(&u.expr),
+            _ => false,
+        }
+    }
+
+    /// Whether the constant `e` has the same value wherever it is evaluated in one call:
+    /// literals, constants (`HALF_LN_2PI`, `f64::consts::PI`) and fixed bindings
+    /// ([`Binding::fixed`]) combined by operators and casts. No calls, methods or
+    /// indexing: their values may change between trips.
+    pub(super) fn invariant(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Lit(_) => true,
+            Expr::Path(p) if p.qself.is_none() => match p.path.get_ident() {
+                Some(i) => {
+                    let n = i.to_string();
+                    match self.lookup(&n) {
+                        Some(b) => b.fixed,
+                        None => n
+                            .chars()
+                            .all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit()),
+                    }
+                }
+                // `f64::consts::PI`, `std::f64::consts::E`: an associated or module
+                // constant (upper case), not a function item or a unit value
+                None => p.path.segments.last().is_some_and(|s| {
+                    s.arguments.is_none()
+                        && s.ident
+                            .to_string()
+                            .chars()
+                            .all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit())
+                }),
+            },
+            Expr::Binary(b) => self.invariant(&b.left) && self.invariant(&b.right),
+            Expr::Unary(u) => {
+                matches!(u.op, syn::UnOp::Neg(_) | syn::UnOp::Not(_)) && self.invariant(&u.expr)
+            }
+            Expr::Paren(p) => self.invariant(&p.expr),
+            Expr::Group(g) => self.invariant(&g.expr),
+            Expr::Cast(c) => self.invariant(&c.expr),
             _ => false,
         }
     }
@@ -2118,8 +2197,60 @@ fn carve_order<'a>(stacks: &'a [Ident], rev: &TokenStream) -> Vec<&'a Ident> {
 
 #[cfg(test)]
 mod tests {
-    use super::carve_order;
+    use super::{carve_order, Lowerer};
     use quote::{format_ident, quote};
+
+    /// The forward declarations of a lowered function.
+    fn top_of(func: syn::ItemFn) -> String {
+        let mut an = crate::analysis::analyse(&func);
+        let mut l = Lowerer::new(&func.sig.ident.to_string(), an.active.clone());
+        l.float_ty = an.float_ty.clone();
+        let lowered = l.lower_body(std::mem::take(&mut an.specs), &an.body);
+        assert!(l.errors.is_empty());
+        lowered.top.to_string()
+    }
+
+    /// A constant factor the same on every trip (a literal, a named constant, a binding
+    /// made once and never reassigned) gets a slot of its own; one that may differ
+    /// between trips (a shadowed name, a `mut` one, one bound in an outer loop, an
+    /// index or loop variable, a call) does not.
+    #[test]
+    fn loop_invariant_constants_get_a_slot_and_others_do_not() {
+        let hoisted = |func: syn::ItemFn| top_of(func).matches("HoistSlot").count();
+        assert_eq!(
+            hoisted(syn::parse_quote! {
+                fn f(x: &[f64], n: usize) -> f64 {
+                    let h = 2.0 / n as f64;
+                    let mut s = 0.0;
+                    for i in 0..x.len() {
+                        s += h * x[i] / 2.0 + HALF * x[i] + f64::consts::PI * x[i];
+                    }
+                    s
+                }
+            }),
+            4
+        );
+        assert_eq!(
+            hoisted(syn::parse_quote! {
+                fn f(x: &[f64], d: &[f64]) -> f64 {
+                    let c = 3.0;
+                    let mut w = 1.0;
+                    let mut s = 0.0;
+                    for k in 0..2 {
+                        let e = k as f64;
+                        for i in 0..x.len() {
+                            let c = i as f64;
+                            s += c * x[i] + w * x[i] + e * x[i] + d[i] * x[i]
+                                + (k as f64) * x[i] + g(3.0) * x[i] + x[i] / d.len() as f64;
+                            w *= 0.5;
+                        }
+                    }
+                    s * c
+                }
+            }),
+            0
+        );
+    }
 
     /// A nested loop's reverse sweep reads the outer loop's stack (`__mochi_s2`, the inner
     /// loop's ranges) before the inner loop's record (`__mochi_s3`), and both before the

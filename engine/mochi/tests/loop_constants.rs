@@ -1,0 +1,149 @@
+//! Constant factors and divisors inside loops (`h * k[i] / 2.0`): when the constant is
+//! the same on every trip (a literal, a named constant, a binding made once outside the
+//! loops and never reassigned), its pruned pullback is kept once for the loop instead
+//! of once per trip (`kit::hoist`); when it is not (a binding shadowed inside the loop,
+//! a `mut` one updated by the loop, one bound per trip of an outer loop, an index read,
+//! a call), it is kept per trip as before. Each function is checked by `test_rule`
+//! (finite differences and the adjoint identity), which a constant read back from the
+//! wrong trip would fail.
+
+#![allow(
+    clippy::needless_range_loop,
+    clippy::assign_op_pattern,
+    clippy::approx_constant
+)]
+
+mod common;
+use mochi::num_traits::Float;
+use mochi::prelude::*;
+
+const HALF: f64 = 0.5;
+
+/// An RK4-style update: a step `h` bound once, literals, a named constant.
+#[differentiable]
+fn stepped(x: &[f64], steps: usize) -> f64 {
+    let n = x.len();
+    let h = 2.0 / steps as f64;
+    let mut y = vec![0.0; n];
+    let mut k = vec![0.0; n];
+    for _ in 0..steps {
+        for i in 0..n {
+            k[i] = x[i] * (1.0 - y[i]);
+        }
+        for i in 0..n {
+            y[i] += h * k[i] / 2.0 + HALF * h * k[i] * std::f64::consts::FRAC_1_PI;
+        }
+    }
+    y.iter().map(|v| v * v).sum()
+}
+
+/// A name bound once at the top, then shadowed inside the loop by a value of the trip:
+/// the loop's `c * x[i]` reads the trip's `c`.
+#[differentiable]
+fn shadowed_in_the_loop(x: &[f64]) -> f64 {
+    let c = 3.0;
+    let mut s = c * x[0];
+    for i in 0..x.len() {
+        let c = (i + 1) as f64;
+        s += c * x[i] * x[i];
+    }
+    s
+}
+
+/// A `mut` constant the loop changes (a geometric weight).
+#[differentiable]
+fn updated_by_the_loop(x: &[f64]) -> f64 {
+    let mut w = 1.0;
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += w * x[i].sin();
+        w *= 0.5;
+    }
+    s
+}
+
+/// A constant bound per trip of an outer loop, used in the inner loop: the same within
+/// one outer trip, different across them.
+#[differentiable]
+fn bound_per_outer_trip(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for k in 0..3 {
+        let c = (k + 2) as f64;
+        for i in 0..x.len() {
+            s += x[i] * x[i] / c;
+        }
+    }
+    s
+}
+
+/// Constants from an integer parameter, an index and a loop variable, in nested
+/// loops, a `while` loop and a branch.
+#[differentiable]
+fn mixed_constants(x: &[f64], n: usize) -> f64 {
+    let scale = 1.0 / n as f64;
+    let mut s = 0.0;
+    for j in 0..2 {
+        for i in 0..x.len() {
+            if x[i] > 0.0 {
+                s += scale * x[i] * x[i];
+            } else {
+                s += (j as f64 + 1.0) * x[i] / 3.0;
+            }
+        }
+    }
+    let mut t = 0;
+    while t < x.len() {
+        s += -0.5 * x[t] * (t as f64);
+        t += 1;
+    }
+    s
+}
+
+/// The generic form: a constant made with `T::from` once, and the same inside the loop.
+#[differentiable]
+fn generic_weights<T: Float>(x: &[T]) -> T {
+    let half = T::from(0.5).unwrap();
+    let mut s = T::zero();
+    for i in 0..x.len() {
+        s = s + half * x[i] * x[i] + x[i] / T::from(4.0).unwrap();
+    }
+    s
+}
+
+mod checks {
+    use crate::check;
+    check!(stepped, (vec![0.3, -0.4, 0.8, 0.1], 5usize), |a| (
+        &a.0, a.1
+    ));
+    check!(shadowed_in_the_loop, (vec![0.3, -0.4, 0.8],), |a| (&a.0));
+    check!(updated_by_the_loop, (vec![0.3, -0.4, 0.8, 1.1],), |a| (&a
+        .0));
+    check!(bound_per_outer_trip, (vec![0.3, -0.4, 0.8],), |a| (&a.0));
+    check!(mixed_constants, (vec![0.3, -0.4, 0.8, -1.2], 3usize), |a| (
+        &a.0, a.1
+    ));
+    check!(generic_weights, (vec![0.3_f64, -0.4, 0.8],), |a| (&a.0));
+}
+
+/// The closed forms beside the checks: each trip's constant reached its own trip.
+#[test]
+fn each_trip_gets_its_own_constant() {
+    let x = [0.3, -0.4, 0.8];
+    let g = shadowed_in_the_loop::gradient(&x);
+    assert_eq!(g, vec![3.0 + 2.0 * 0.3, 2.0 * 2.0 * -0.4, 2.0 * 3.0 * 0.8]);
+    let g = updated_by_the_loop::gradient(&x);
+    for (i, gi) in g.iter().enumerate() {
+        assert!((gi - 0.5f64.powi(i as i32) * x[i].cos()).abs() < 1e-15);
+    }
+    let g = bound_per_outer_trip::gradient(&x);
+    let w = 1.0 / 2.0 + 1.0 / 3.0 + 1.0 / 4.0;
+    for i in 0..3 {
+        assert!((g[i] - 2.0 * x[i] * w).abs() < 1e-15);
+    }
+    let g = generic_weights::gradient(&x);
+    for i in 0..3 {
+        assert!((g[i] - (x[i] + 0.25)).abs() < 1e-15);
+    }
+    let h = generic_weights::hessian(&x);
+    assert!((h[[1, 1]] - 1.0).abs() < 1e-15 && h[[0, 1]] == 0.0);
+}
