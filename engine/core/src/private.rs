@@ -503,7 +503,8 @@ pub fn index_take<C: IndexTangent<I>, I>(dst: &mut C, shape: &C::Shape, i: I) ->
 }
 
 pub use crate::kit::hoist::{
-    Hoist, HoistInvariant, HoistSlot, HoistWhole, Unhoist, UnhoistInvariant, UnhoistWhole,
+    Hoist, HoistFixed, HoistFixedWhole, HoistInvariant, HoistSlot, HoistWhole, Unhoist,
+    UnhoistInvariant, UnhoistWhole,
 };
 pub use crate::kit::keep::Keep;
 pub use crate::rule::{

@@ -3,7 +3,8 @@
 //! loops and never reassigned), its pruned pullback is kept once for the loop instead
 //! of once per trip (`kit::hoist`); when it is not (a binding shadowed inside the loop,
 //! a `mut` one updated by the loop, one bound per trip of an outer loop, an index read,
-//! a call), it is kept per trip as before. Each function is checked by `test_rule`
+//! a call), it is kept per trip as before. The same for an operation whose every
+//! operand is the same on every trip (`sigma.ln()` with `sigma` bound once). Each function is checked by `test_rule`
 //! (finite differences and the adjoint identity), which a constant read back from the
 //! wrong trip would fail.
 
@@ -110,6 +111,21 @@ fn generic_weights<T: Float>(x: &[T]) -> T {
     s
 }
 
+/// A log-normal likelihood: `sigma` is differentiable and bound once, so `sigma.ln()`
+/// and `sigma * sigma` are the same on every trip; `z` is not.
+#[differentiable]
+fn lognormal_loglik(theta: &[f64], data: &[f64]) -> f64 {
+    let mu = theta[0];
+    let sigma = theta[1].exp();
+    let mut s = 0.0;
+    for i in 0..data.len() {
+        let lx = data[i].ln();
+        let z = (lx - mu) / sigma;
+        s += -0.5 * z * z - sigma.ln() - lx + 0.01 * (sigma * sigma);
+    }
+    s
+}
+
 mod checks {
     use crate::check;
     check!(stepped, (vec![0.3, -0.4, 0.8, 0.1], 5usize), |a| (
@@ -123,6 +139,11 @@ mod checks {
         &a.0, a.1
     ));
     check!(generic_weights, (vec![0.3_f64, -0.4, 0.8],), |a| (&a.0));
+    check!(
+        lognormal_loglik,
+        (vec![0.2, -0.3], vec![0.5, 1.5, 2.5]),
+        |a| (&a.0, &a.1)
+    );
 }
 
 /// The closed forms beside the checks: each trip's constant reached its own trip.
@@ -144,6 +165,23 @@ fn each_trip_gets_its_own_constant() {
     for i in 0..3 {
         assert!((g[i] - (x[i] + 0.25)).abs() < 1e-15);
     }
+    // d/dmu = Σ z/σ, d/dlogσ = Σ (z² − 1 + 0.02σ²)
+    let (theta, data) = ([0.2, -0.3], [0.5, 1.5, 2.5]);
+    let sigma = theta[1].exp();
+    let zs: Vec<f64> = data
+        .iter()
+        .map(|d: &f64| (d.ln() - theta[0]) / sigma)
+        .collect();
+    let (g, _) = lognormal_loglik::gradient(&theta, &data);
+    assert!(
+        (g[0] - zs.iter().sum::<f64>() / sigma).abs() < 1e-13,
+        "{g:?}"
+    );
+    let want = zs
+        .iter()
+        .map(|z| z * z - 1.0 + 0.02 * sigma * sigma)
+        .sum::<f64>();
+    assert!((g[1] - want).abs() < 1e-13, "{g:?}");
     let h = generic_weights::hessian(&x);
     assert!((h[[1, 1]] - 1.0).abs() < 1e-15 && h[[0, 1]] == 0.0);
 }

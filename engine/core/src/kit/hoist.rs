@@ -17,6 +17,11 @@
 //! sweep reads `Unhoist::new(&slot, record).get()`: the slot's copy for [`Hoisted`],
 //! the record otherwise. The choice is method resolution's (the by-value impl for the
 //! specialised case, the by-reference one as the fallback), as for `Keep`.
+//!
+//! The same holds for an operation whose every operand is the same on every trip
+//! (`sigma.ln()` in a loop, `sigma` bound once outside it): rules are functions of their
+//! operands, so its pullback is too, whatever it holds. `record_fixed` keeps any `Copy`
+//! pullback once ([`HoistFixed`]), and any other on the tape ([`HoistFixedWhole`]).
 
 use std::cell::Cell;
 
@@ -95,6 +100,40 @@ impl<P> HoistWhole for &Hoist<'_, P> {
     }
 }
 
+/// `record_fixed` of a `Copy` pullback of operands that are the same on every trip:
+/// into the slot, [`Hoisted`] on the tape.
+pub trait HoistFixed {
+    /// What the tape holds.
+    type Rec;
+    /// Records the trip's pullback.
+    fn record_fixed(self) -> Self::Rec;
+}
+
+impl<P: Copy> HoistFixed for Hoist<'_, P> {
+    type Rec = Hoisted;
+    #[inline(always)]
+    fn record_fixed(self) -> Hoisted {
+        self.slot.0.set(self.value.get());
+        Hoisted
+    }
+}
+
+/// `record_fixed` of any other pullback: the pullback itself on the tape.
+pub trait HoistFixedWhole {
+    /// What the tape holds.
+    type Rec;
+    /// Records the trip's pullback.
+    fn record_fixed(self) -> Self::Rec;
+}
+
+impl<P> HoistFixedWhole for &Hoist<'_, P> {
+    type Rec = P;
+    #[inline(always)]
+    fn record_fixed(self) -> P {
+        self.value.take().expect("a Hoist holds its pullback")
+    }
+}
+
 /// A trip's record on its way back from the tape: `Unhoist::new(&slot, rec).get()`.
 pub struct Unhoist<'a, P, R> {
     slot: &'a HoistSlot<P>,
@@ -120,7 +159,7 @@ pub trait UnhoistInvariant {
     fn get(self) -> Self::Out;
 }
 
-impl<P: Invariant> UnhoistInvariant for Unhoist<'_, P, Hoisted> {
+impl<P: Copy> UnhoistInvariant for Unhoist<'_, P, Hoisted> {
     type Out = P;
     #[inline(always)]
     fn get(self) -> P {
@@ -169,6 +208,19 @@ mod tests {
         while let Some(rec) = tape.pop() {
             assert_eq!(Unhoist::new(&slot, rec).get(), Scale(2.5));
         }
+    }
+
+    #[test]
+    fn a_copy_pullback_of_fixed_operands_is_kept_once() {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        struct Ln(f64);
+        let slot = HoistSlot::new();
+        let rec = Hoist::new(&slot, Ln(0.5)).record_fixed();
+        assert_eq!(std::mem::size_of_val(&rec), 0);
+        assert_eq!(Unhoist::new(&slot, rec).get(), Ln(0.5));
+        let slot = HoistSlot::new();
+        let rec = Hoist::new(&slot, Whole(vec![1.0])).record_fixed();
+        assert_eq!(Unhoist::new(&slot, rec).get(), Whole(vec![1.0]));
     }
 
     #[test]

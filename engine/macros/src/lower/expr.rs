@@ -1,7 +1,7 @@
 //! Lowering expressions: every operation on active values becomes a rule call.
 
 use super::ir::{AccKind, Adj, Fwd, Rev};
-use super::{mentions_any, Code, Lowerer, Operand, ParamSpec, Place};
+use super::{mentions_any, Code, Hoisting, Lowerer, Operand, ParamSpec, Place};
 use crate::activity::{self, expr_is_active, INACTIVE_METHODS};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -305,17 +305,18 @@ impl Lowerer {
                     ("op_mul" | "op_div", false, true) => Some(1),
                     _ => None,
                 };
-                // In a loop, a constant that is the same on every trip makes the pruned
-                // pullback the same too: kept once (`kit::hoist`).
-                let invariant = self.loop_depth > 0
-                    && keep.is_some_and(|k| self.invariant(if k == 0 { &left } else { &right }));
-                self.call_method_keeping(
-                    m,
-                    &[l, r],
-                    TokenStream::new(),
-                    keep.map(|k| (k, invariant)),
-                    code,
-                )
+                // In a loop, operands that are the same on every trip make the pullback
+                // the same too, and a constant that is makes the pruned one the same:
+                // kept once (`kit::hoist`).
+                let hoist = if self.invariant(&left) && self.invariant(&right) {
+                    Hoisting::Operands
+                } else if keep.is_some_and(|k| self.invariant(if k == 0 { &left } else { &right }))
+                {
+                    Hoisting::Constants
+                } else {
+                    Hoisting::PerTrip
+                };
+                self.call_method_keeping(m, &[l, r], TokenStream::new(), keep, hoist, code)
             }
             Expr::Unary(u) => match u.op {
                 syn::UnOp::Neg(_) => {
@@ -578,17 +579,18 @@ impl Lowerer {
         extra: TokenStream,
         code: &mut Code,
     ) -> Operand {
-        self.call_method_keeping(method, args, extra, None, code)
+        self.call_method_keeping(method, args, extra, None, Hoisting::PerTrip, code)
     }
 
-    /// [`call_method`](Self::call_method) with a constant argument `keep`, and whether
-    /// it is loop-invariant ([`rule_call_keeping`](Self::rule_call_keeping)).
+    /// [`call_method`](Self::call_method) with a constant argument `keep`, and what of
+    /// the call is loop-invariant ([`rule_call_keeping`](Self::rule_call_keeping)).
     fn call_method_keeping(
         &mut self,
         method: &str,
         args: &[Operand],
         extra: TokenStream,
-        keep: Option<(usize, bool)>,
+        keep: Option<usize>,
+        hoist: Hoisting,
         code: &mut Code,
     ) -> Operand {
         let span = self.span;
@@ -613,7 +615,7 @@ impl Lowerer {
             })
             .collect();
         let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#extra));
-        self.rule_call_keeping(call, args, keep, code)
+        self.rule_call_keeping(call, args, keep, hoist, code)
     }
 
     /// Indexing or field access on something that is not a variable: bind it first.
@@ -807,7 +809,13 @@ impl Lowerer {
             ops.push(o);
         }
         self.span = m.method.span();
-        self.call_method(&name, &ops, TokenStream::new(), code)
+        // `sigma.ln()` in a loop, `sigma` bound once outside it: the same on every trip.
+        let hoist = if self.invariant(&m.receiver) && m.args.iter().all(|a| self.invariant(a)) {
+            Hoisting::Operands
+        } else {
+            Hoisting::PerTrip
+        };
+        self.call_method_keeping(&name, &ops, TokenStream::new(), None, hoist, code)
     }
 
     /// `x.iter().sum()`, `x.iter().map(f).sum()`, `x.iter().zip(y.iter()).map(f).sum()`,

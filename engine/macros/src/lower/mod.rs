@@ -79,11 +79,22 @@ struct Binding {
     recompute: bool,
     /// A parameter (its shape can be taken once at the top).
     param: bool,
-    /// Inactive, bound outside every loop and never reassigned (no binding of the name
-    /// is `mut`): its value is the same wherever it is read in one call, so a pullback
-    /// that keeps only it is the same on every trip of a loop (`kit::hoist`). Set by
+    /// Bound outside every loop and never reassigned (no binding of the name is `mut`):
+    /// its value is the same wherever it is read in one call, so a pullback that keeps
+    /// only such values is the same on every trip of a loop (`kit::hoist`). Set by
     /// [`Lowerer::bind`].
     fixed: bool,
+}
+
+/// What of a rule call inside a loop is the same on every trip (`kit::hoist`).
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Hoisting {
+    /// Nothing known: the pullback is saved per trip.
+    PerTrip,
+    /// The constant operand of a pruned pullback.
+    Constants,
+    /// Every operand.
+    Operands,
 }
 
 /// The flags through which a lowered loop's `break` and `continue` act.
@@ -333,7 +344,7 @@ impl Lowerer {
     }
 
     fn bind(&mut self, name: String, mut b: Binding) {
-        b.fixed = !b.active && self.loop_depth == 0 && !self.mutable.contains(&name);
+        b.fixed = self.loop_depth == 0 && !self.mutable.contains(&name);
         self.scopes.last_mut().unwrap().insert(name, b);
     }
 
@@ -375,19 +386,20 @@ impl Lowerer {
 
     /// Emits `let (t, p) = <call>;`, saves `p`, and the reverse `pull`.
     fn rule_call(&mut self, call: TokenStream, args: &[Operand], code: &mut Code) -> Operand {
-        self.rule_call_keeping(call, args, None, code)
+        self.rule_call_keeping(call, args, None, Hoisting::PerTrip, code)
     }
 
-    /// [`rule_call`](Self::rule_call) whose argument `keep.0` (a binary operator's
-    /// constant operand, `2.0 * x`, `x / h`) has no derivative: the saved pullback is
-    /// pruned to what the other operand's partial needs (`kit::keep`). With `keep.1`,
-    /// the constant is the same on every trip of the enclosing loop, and a pruned
-    /// pullback that holds only it is kept once, not per trip (`kit::hoist`).
+    /// [`rule_call`](Self::rule_call) whose argument `keep` (a binary operator's constant
+    /// operand, `2.0 * x`, `x / h`) has no derivative: the saved pullback is pruned to
+    /// what the other operand's partial needs (`kit::keep`). `hoist` says what of the
+    /// call is the same on every trip of the enclosing loop, so that its pullback may be
+    /// kept once, not per trip (`kit::hoist`).
     fn rule_call_keeping(
         &mut self,
         call: TokenStream,
         args: &[Operand],
-        keep: Option<(usize, bool)>,
+        keep: Option<usize>,
+        hoist: Hoisting,
         code: &mut Code,
     ) -> Operand {
         let t = self.fresh("t");
@@ -399,27 +411,36 @@ impl Lowerer {
         });
         let (cot, pin) = self.new_cot(&quote!(#t));
         code.fwd.push(pin);
-        let pruned = |k: usize| quote!(::mochi::__private::Keep::<_, #k>::new(#p).prune());
-        let pullback = match keep {
-            Some((k, true)) => {
+        let saved = match keep {
+            Some(k) => quote!(::mochi::__private::Keep::<_, #k>::new(#p).prune()),
+            None => quote!(#p),
+        };
+        let record = match hoist {
+            Hoisting::PerTrip => None,
+            // the pruned pullback, if it holds only the constant
+            Hoisting::Constants if keep.is_some() => Some(quote!(
+                use ::mochi::__private::{HoistInvariant as _, HoistWhole as _};
+                ::mochi::__private::Hoist::new(&__mochi_slot, #saved).record()
+            )),
+            Hoisting::Constants => None,
+            // any `Copy` pullback: every operand is the same on every trip
+            Hoisting::Operands => Some(quote!(
+                use ::mochi::__private::{HoistFixed as _, HoistFixedWhole as _};
+                ::mochi::__private::Hoist::new(&__mochi_slot, #saved).record_fixed()
+            )),
+        };
+        let pullback = match record {
+            Some(record) if self.loop_depth > 0 => {
                 let h = self.fresh("hoist");
                 self.top
                     .push(quote!(let #h = ::mochi::__private::HoistSlot::new();));
-                let pruned = pruned(k);
-                let rec = self.save(
-                    quote!({
-                        use ::mochi::__private::{HoistInvariant as _, HoistWhole as _};
-                        ::mochi::__private::Hoist::new(&#h, #pruned).record()
-                    }),
-                    code,
-                );
+                let rec = self.save(quote!({ let __mochi_slot = &#h; #record }), code);
                 quote!({
                     use ::mochi::__private::{UnhoistInvariant as _, UnhoistWhole as _};
                     ::mochi::__private::Unhoist::new(&#h, #rec).get()
                 })
             }
-            Some((k, false)) => self.save(pruned(k), code),
-            None => self.save(quote!(#p), code),
+            _ => self.save(saved, code),
         };
         let temps = args.iter().map(|_| self.fresh("dup")).collect();
         code.rev.push(Rev::Pull {
@@ -2211,7 +2232,8 @@ mod tests {
     }
 
     /// A constant factor the same on every trip (a literal, a named constant, a binding
-    /// made once and never reassigned) gets a slot of its own; one that may differ
+    /// made once and never reassigned) gets a slot of its own, and so does an operation
+    /// whose operands all are (`sigma.ln()`, `sigma * sigma`); one that may differ
     /// between trips (a shadowed name, a `mut` one, one bound in an outer loop, an
     /// index or loop variable, a call) does not.
     #[test]
@@ -2249,6 +2271,19 @@ mod tests {
                 }
             }),
             0
+        );
+        assert_eq!(
+            hoisted(syn::parse_quote! {
+                fn f(x: &[f64], t: f64) -> f64 {
+                    let sigma = t.exp();
+                    let mut s = 0.0;
+                    for i in 0..x.len() {
+                        s += x[i] / sigma - sigma.ln() + sigma * sigma;
+                    }
+                    s
+                }
+            }),
+            2
         );
     }
 
