@@ -253,6 +253,12 @@ pub struct Lowerer {
     pub captured: HashSet<String>,
 }
 
+/// A name written as constants are (`HALF_LN_2PI`, `N`): upper case, digits, `_`.
+fn is_constant_name(n: &str) -> bool {
+    n.chars()
+        .all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit())
+}
+
 fn id(prefix: &str, n: usize) -> Ident {
     format_ident!("__mochi_{}{}", prefix, n)
 }
@@ -1436,15 +1442,7 @@ impl Lowerer {
                     && c.args.iter().all(r)
             }
             Expr::Path(p) => match p.path.get_ident() {
-                Some(i) => {
-                    let n = i.to_string();
-                    match self.lookup(&n) {
-                        Some(b) => b.recompute,
-                        None => n
-                            .chars()
-                            .all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit()),
-                    }
-                }
+                Some(i) => self.name_is(i, |b| b.recompute),
                 None => p.path.segments.len() > 1, // constants such as `usize::MAX`
             },
             Expr::Binary(b) => r(&b.left) && r(&b.right),
@@ -1458,6 +1456,16 @@ impl Lowerer {
         }
     }
 
+    /// Whether the name `i` is a binding in scope of which `f` holds, or else a constant
+    /// item (`HALF_LN_2PI`).
+    fn name_is(&self, i: &Ident, f: impl Fn(&Binding) -> bool) -> bool {
+        let n = i.to_string();
+        match self.lookup(&n) {
+            Some(b) => f(b),
+            None => is_constant_name(&n),
+        }
+    }
+
     /// Whether the constant `e` has the same value wherever it is evaluated in one call:
     /// literals, constants (`HALF_LN_2PI`, `f64::consts::PI`) and fixed bindings
     /// ([`Binding::fixed`]) combined by operators and casts. No calls, methods or
@@ -1466,23 +1474,11 @@ impl Lowerer {
         match e {
             Expr::Lit(_) => true,
             Expr::Path(p) if p.qself.is_none() => match p.path.get_ident() {
-                Some(i) => {
-                    let n = i.to_string();
-                    match self.lookup(&n) {
-                        Some(b) => b.fixed,
-                        None => n
-                            .chars()
-                            .all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit()),
-                    }
-                }
+                Some(i) => self.name_is(i, |b| b.fixed),
                 // `f64::consts::PI`, `std::f64::consts::E`: an associated or module
                 // constant (upper case), not a function item or a unit value
                 None => p.path.segments.last().is_some_and(|s| {
-                    s.arguments.is_none()
-                        && s.ident
-                            .to_string()
-                            .chars()
-                            .all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit())
+                    s.arguments.is_none() && is_constant_name(&s.ident.to_string())
                 }),
             },
             Expr::Binary(b) => self.invariant(&b.left) && self.invariant(&b.right),
