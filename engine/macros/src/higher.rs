@@ -1,5 +1,6 @@
 //! Forward mode, forward over reverse, and nested gradients: the companions
-//! `f::jvp`, `f::hvp`, `f::hessian`, `f::value_gradient_and_hessian` (a scalar result),
+//! `f::jvp`, `f::hvp`, `f::hessian`, `f::value_gradient_and_hessian` and a one-row
+//! `f::jacobian` (a scalar result),
 //! `f::jvp` and `f::jacobian` (a `Vec` result), and the rules `f::gradient::rrule` and
 //! `f::value_and_gradient::rrule` through which another `#[differentiable]` function
 //! can call `f::gradient(..)` and be differentiated.
@@ -983,6 +984,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
          on `Dual<1>` at `x + v·ε`), shaped like `v`.{dir_doc}"
     );
     let grad_t = spec.gradient_type();
+    let row = spec.flatten_gradient(quote!(__mochi_g), false);
     // Nested rules answer in `f64` (the cotangents of the outer sweep).
     let method = spec.params.iter().any(|p| p.form == Form::Receiver);
     let nested = if spec.float == "f64" && !method {
@@ -1044,6 +1046,20 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         ) -> (#fl, #grad_t, ::mochi::__private::DenseMatrixOf<#fl>) {
             let (__mochi_y, __mochi_g) = #value_and_gradient(#(#f64_args),*);
             (__mochi_y, __mochi_g, hessian(#(#names),*))
+        }
+
+        /// The value and the Jacobian of this scalar function: one row, the gradient
+        /// over the scalar and sequence arguments laid end to end (as `hessian` lays
+        /// them), by one reverse sweep.
+        #[inline]
+        pub fn jacobian(
+            #(#decls,)*
+        ) -> (#fl, ::mochi::__private::DenseMatrixOf<#fl>) {
+            let (__mochi_y, __mochi_g) = #value_and_gradient(#(#f64_args),*);
+            let __mochi_row: ::std::vec::Vec<#fl> = #row;
+            let mut __mochi_j = ::mochi::__private::DenseMatrix::zeros((1, __mochi_row.len()));
+            ::mochi::__private::set_row(&mut __mochi_j, 0, &__mochi_row);
+            (__mochi_y, #to_float(__mochi_j))
         }
 
         #nested

@@ -193,6 +193,33 @@ fn scalar_functions_have_second_derivatives() {
     }
 }
 
+/// A scalar function's `jacobian` is its one-row matrix: the gradient over the float
+/// arguments laid end to end, beside the same value `value_and_gradient` gives; each
+/// entry against a central difference of the function.
+#[test]
+fn scalar_functions_have_a_one_row_jacobian() {
+    let (w, b, x) = ([0.3, -0.2], 0.4, [1.0, -2.0, 0.5]);
+    let (y, j) = softplus_loss::jacobian(&w, b, &x, 3);
+    assert_eq!(y, softplus_loss(&w, b, &x, 3));
+    assert_eq!(j.dim(), (1, 6));
+    let point = [w[0], w[1], b, x[0], x[1], x[2]];
+    let f = |v: &[f64]| softplus_loss(&v[..2], v[2], &v[3..], 3);
+    for k in 0..6 {
+        let (mut up, mut down) = (point, point);
+        up[k] += 1e-6;
+        down[k] -= 1e-6;
+        let fd = (f(&up) - f(&down)) / 2e-6;
+        assert!(
+            close(j[[0, k]], fd, 1e-7),
+            "column {k}: {} vs {fd}",
+            j[[0, k]]
+        );
+    }
+    let (y, j) = bump::jacobian(0.4);
+    assert_eq!((y, j.dim()), (bump(0.4), (1, 1)));
+    assert_eq!(j[[0, 0]], bump::gradient(0.4));
+}
+
 /// Residuals of an exponential decay fit: a vector output gets `jacobian` and `jvp`.
 #[differentiable]
 fn decay_residuals(p: &[f64], t: &[f64], y: &[f64]) -> Vec<f64> {
