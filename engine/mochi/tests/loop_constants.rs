@@ -111,6 +111,18 @@ fn generic_weights<T: Float>(x: &[T]) -> T {
     s
 }
 
+/// Elements and lengths of values bound once: `c[0]` and `x.len()` are the same on every
+/// trip, `c[i % 2]` is not.
+#[differentiable]
+fn elements_of_constants(x: &[f64]) -> f64 {
+    let c = [0.5, 2.0];
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += c[i % 2] * x[i] * x[i] + c[0] * x[i].sin() + x[i] / x.len() as f64;
+    }
+    s
+}
+
 /// A log-normal likelihood: `sigma` is differentiable and bound once, so `sigma.ln()`
 /// and `sigma * sigma` are the same on every trip; `z` is not.
 #[differentiable]
@@ -139,6 +151,7 @@ mod checks {
         &a.0, a.1
     ));
     check!(generic_weights, (vec![0.3_f64, -0.4, 0.8],), |a| (&a.0));
+    check!(elements_of_constants, (vec![0.3, -0.4, 0.8],), |a| (&a.0));
     check!(
         lognormal_loglik,
         (vec![0.2, -0.3], vec![0.5, 1.5, 2.5]),
@@ -182,6 +195,11 @@ fn each_trip_gets_its_own_constant() {
         .map(|z| z * z - 1.0 + 0.02 * sigma * sigma)
         .sum::<f64>();
     assert!((g[1] - want).abs() < 1e-13, "{g:?}");
+    let g = elements_of_constants::gradient(&x);
+    for i in 0..3 {
+        let c = [0.5, 2.0][i % 2];
+        assert!((g[i] - (2.0 * c * x[i] + 0.5 * x[i].cos() + 1.0 / 3.0)).abs() < 1e-15);
+    }
     let h = generic_weights::hessian(&x);
     assert!((h[[1, 1]] - 1.0).abs() < 1e-15 && h[[0, 1]] == 0.0);
 }

@@ -253,6 +253,79 @@ pub struct Lowerer {
     pub captured: HashSet<String>,
 }
 
+/// Methods whose result is a function of their receiver and arguments alone: the float
+/// methods, conversions out of `Option`/`Result`, lengths.
+const PURE_METHODS: &[&str] = &[
+    "abs",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "cbrt",
+    "ceil",
+    "clamp",
+    "cos",
+    "cosh",
+    "exp",
+    "exp2",
+    "exp_m1",
+    "floor",
+    "hypot",
+    "ln",
+    "ln_1p",
+    "log",
+    "log10",
+    "log2",
+    "max",
+    "min",
+    "mul_add",
+    "powf",
+    "powi",
+    "recip",
+    "round",
+    "signum",
+    "sin",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "to_degrees",
+    "to_radians",
+    "trunc",
+    "unwrap",
+    "expect",
+    "len",
+    "clone",
+    "nrows",
+    "ncols",
+];
+
+/// Associated functions of the same kind, called by a path (`T::from(0.5)`,
+/// `f64::sqrt(2.0)`, `T::zero()`).
+const PURE_FUNCTIONS: &[&str] = &[
+    "from",
+    "from_f64",
+    "from_f32",
+    "from_usize",
+    "from_u32",
+    "from_u64",
+    "from_i32",
+    "from_i64",
+    "zero",
+    "one",
+    "sqrt",
+    "exp",
+    "ln",
+    "powi",
+    "powf",
+    "abs",
+    "max",
+    "min",
+];
+
 /// A name written as constants are (`HALF_LN_2PI`, `N`): upper case, digits, `_`.
 fn is_constant_name(n: &str) -> bool {
     n.chars()
@@ -1466,12 +1539,26 @@ impl Lowerer {
         }
     }
 
-    /// Whether the constant `e` has the same value wherever it is evaluated in one call:
-    /// literals, constants (`HALF_LN_2PI`, `f64::consts::PI`) and fixed bindings
-    /// ([`Binding::fixed`]) combined by operators and casts. No calls, methods or
-    /// indexing: their values may change between trips.
+    /// Whether `e` has the same value wherever it is evaluated in one call: literals,
+    /// constants (`HALF_LN_2PI`, `f64::consts::PI`) and fixed bindings
+    /// ([`Binding::fixed`]), their elements and fields, combined by operators, casts and
+    /// pure functions and methods (`sigma.ln()`, `T::from(0.5).unwrap()`, `w.len()`).
+    /// Evaluation is not moved: only what the tape keeps of it is.
     pub(super) fn invariant(&self, e: &Expr) -> bool {
         match e {
+            Expr::Index(i) => self.invariant(&i.expr) && self.invariant(&i.index),
+            Expr::Field(f) => self.invariant(&f.base),
+            Expr::MethodCall(m) => {
+                PURE_METHODS.contains(&m.method.to_string().as_str())
+                    && self.invariant(&m.receiver)
+                    && m.args.iter().all(|a| self.invariant(a))
+            }
+            Expr::Call(c) => {
+                matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
+                    && p.path.segments.len() > 1
+                    && p.path.segments.last().is_some_and(|s| PURE_FUNCTIONS.contains(&s.ident.to_string().as_str())))
+                    && c.args.iter().all(|a| self.invariant(a))
+            }
             Expr::Lit(_) => true,
             Expr::Path(p) if p.qself.is_none() => match p.path.get_ident() {
                 Some(i) => self.name_is(i, |b| b.fixed),
@@ -2241,12 +2328,13 @@ mod tests {
                     let h = 2.0 / n as f64;
                     let mut s = 0.0;
                     for i in 0..x.len() {
-                        s += h * x[i] / 2.0 + HALF * x[i] + f64::consts::PI * x[i];
+                        s += h * x[i] / 2.0 + HALF * x[i] + f64::consts::PI * x[i]
+                            + x[i] / x.len() as f64 + T::from(0.5).unwrap() * x[i];
                     }
                     s
                 }
             }),
-            4
+            6
         );
         assert_eq!(
             hoisted(syn::parse_quote! {
@@ -2259,7 +2347,7 @@ mod tests {
                         for i in 0..x.len() {
                             let c = i as f64;
                             s += c * x[i] + w * x[i] + e * x[i] + d[i] * x[i]
-                                + (k as f64) * x[i] + g(3.0) * x[i] + x[i] / d.len() as f64;
+                                + (k as f64) * x[i] + g(3.0) * x[i] + x[i] / d[k] + e.ln() * x[i];
                             w *= 0.5;
                         }
                     }
