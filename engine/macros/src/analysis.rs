@@ -211,7 +211,7 @@ fn calls_in_loops(body: &syn::Block) -> bool {
     c.found
 }
 /// Names assigned anywhere in the body (such parameters cannot be recomputed).
-fn assigned_names(block: &syn::Block) -> HashSet<String> {
+pub(crate) fn assigned_names(block: &syn::Block) -> HashSet<String> {
     struct V(HashSet<String>);
     impl<'ast> syn::visit::Visit<'ast> for V {
         fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {

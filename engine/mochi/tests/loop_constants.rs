@@ -1,12 +1,13 @@
 //! Constant factors and divisors inside loops (`h * k[i] / 2.0`): when the constant is
 //! the same on every trip (a literal, a named constant, a binding made once outside the
-//! loops and never reassigned), its pruned pullback is kept once for the loop instead
-//! of once per trip (`kit::hoist`); when it is not (a binding shadowed inside the loop,
-//! a `mut` one updated by the loop, one bound per trip of an outer loop, an index read,
-//! a call), it is kept per trip as before. The same for an operation whose every
-//! operand is the same on every trip (`sigma.ln()` with `sigma` bound once). Each function is checked by `test_rule`
-//! (finite differences and the adjoint identity), which a constant read back from the
-//! wrong trip would fail.
+//! loops and never reassigned, an element or a pure function of one), its pruned
+//! pullback is kept once for the loop instead of once per trip (`kit::hoist`), and so is
+//! the pullback of an operation whose every operand is (`sigma.ln()` with `sigma` bound
+//! once). When it is not (a binding shadowed inside the loop, a `mut` one updated by the
+//! loop, one bound per trip of an outer loop, an index read, a value behind a `&mut`
+//! that a helper changes), it is kept per trip as before. Each function is checked by
+//! `test_rule` (finite differences and the adjoint identity), which a pullback read back
+//! from the wrong trip would fail.
 
 #![allow(
     clippy::needless_range_loop,
@@ -123,6 +124,42 @@ fn elements_of_constants(x: &[f64]) -> f64 {
     s
 }
 
+#[differentiable]
+fn bump_first(v: &mut [f64], a: f64) {
+    v[0] += a;
+}
+
+/// A factor read through a `&mut` reference that a helper changes on every trip: the
+/// name is not `mut`, the value it refers to is.
+#[differentiable]
+fn through_a_mut_reference(x: &[f64]) -> f64 {
+    let mut buf = vec![1.0, 0.0];
+    let r = &mut buf;
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        bump_first(r, 0.5 * x[i]);
+        s += r[0].exp() * x[i];
+    }
+    s
+}
+
+/// The same through a `&mut` parameter.
+#[differentiable]
+fn accumulate_into(x: &[f64], acc: &mut [f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        bump_first(acc, 0.5 * x[i]);
+        s += acc[0].exp() * x[i];
+    }
+    s
+}
+
+#[differentiable]
+fn through_a_mut_parameter(x: &[f64]) -> f64 {
+    let mut buf = vec![1.0, 0.0];
+    accumulate_into(x, &mut buf)
+}
+
 /// A log-normal likelihood: `sigma` is differentiable and bound once, so `sigma.ln()`
 /// and `sigma * sigma` are the same on every trip; `z` is not.
 #[differentiable]
@@ -152,6 +189,8 @@ mod checks {
     ));
     check!(generic_weights, (vec![0.3_f64, -0.4, 0.8],), |a| (&a.0));
     check!(elements_of_constants, (vec![0.3, -0.4, 0.8],), |a| (&a.0));
+    check!(through_a_mut_reference, (vec![0.3, -0.4, 0.8],), |a| (&a.0));
+    check!(through_a_mut_parameter, (vec![0.3, -0.4, 0.8],), |a| (&a.0));
     check!(
         lognormal_loglik,
         (vec![0.2, -0.3], vec![0.5, 1.5, 2.5]),
@@ -195,6 +234,10 @@ fn each_trip_gets_its_own_constant() {
         .map(|z| z * z - 1.0 + 0.02 * sigma * sigma)
         .sum::<f64>();
     assert!((g[1] - want).abs() < 1e-13, "{g:?}");
+    assert_eq!(
+        through_a_mut_reference::gradient(&x),
+        through_a_mut_parameter::gradient(&x)
+    );
     let g = elements_of_constants::gradient(&x);
     for i in 0..3 {
         let c = [0.5, 2.0][i % 2];

@@ -209,8 +209,13 @@ pub struct Lowerer {
     array_locals: HashSet<String>,
     /// Names bound more than once in the body (see [`Lowerer::lower_body`]).
     rebound: HashSet<String>,
-    /// Names some binding of which is `mut` (a parameter's or a local's).
+    /// Names whose value may change after their binding: some binding of the name is
+    /// `mut`, or the value is written through, borrowed `&mut` or is a `&mut` itself
+    /// (see [`Lowerer::lower_body`]).
     mutable: HashSet<String>,
+    /// Parameters whose type is a `&mut` reference (`self` for `&mut self`), set by the
+    /// caller of [`Lowerer::lower_body`].
+    pub mut_refs: HashSet<String>,
     /// Names whose length may change after their binding: the receiver of a method
     /// that resizes (`push`, `truncate`, …), assigned as a whole, or borrowed `&mut`.
     resized: HashSet<String>,
@@ -367,6 +372,7 @@ impl Lowerer {
             array_locals: HashSet::new(),
             rebound: HashSet::new(),
             mutable: HashSet::new(),
+            mut_refs: HashSet::new(),
             resized: HashSet::new(),
             grown: HashSet::new(),
             nested_fns: HashSet::new(),
@@ -610,6 +616,19 @@ impl Lowerer {
             .collect();
         (self.resized, self.indexed, self.grown) = resized_and_indexed_names(body);
         (self.mut_borrowed, self.mut_receivers) = mut_borrowed_names(body);
+        // A value may also change without a `mut` binding of its name when the name
+        // holds a `&mut` reference (a parameter, `let r = &mut v;`, a part of
+        // `split_at_mut`), written through (`*r = ..`, `r[i] += ..`) or passed on
+        // (`g(r)`): none of these is fixed. (A binding that is neither `mut` nor a `&mut`
+        // cannot be borrowed `&mut`, so its methods only read it.)
+        let written = crate::analysis::assigned_names(body);
+        let refs = mut_ref_bindings(body);
+        self.mutable.extend(
+            written
+                .into_iter()
+                .chain(refs)
+                .chain(self.mut_refs.iter().cloned()),
+        );
         // `fn helper(..)` items inside the body (no derived rule of their own).
         struct Items<'a>(&'a mut HashSet<String>);
         impl<'ast> syn::visit::Visit<'ast> for Items<'_> {
@@ -2071,6 +2090,62 @@ pub(super) fn mut_borrowed_var(e: &Expr) -> Option<&Ident> {
     }
 }
 
+/// The parameters of `sig` whose type is a `&mut` reference (`self` for `&mut self` and
+/// `mut self`): what they refer to may change without an assignment to the name.
+pub fn mut_ref_params(sig: &syn::Signature) -> HashSet<String> {
+    sig.inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(pt) => match (&*pt.pat, &*pt.ty) {
+                (Pat::Ident(i), syn::Type::Reference(r)) if r.mutability.is_some() => {
+                    Some(i.ident.to_string())
+                }
+                _ => None,
+            },
+            syn::FnArg::Receiver(r) => r.mutability.is_some().then(|| "self".to_string()),
+        })
+        .collect()
+}
+
+/// Locals that may hold a `&mut` reference: bound to `&mut ..`, typed with a `&mut`, or
+/// bound from a `.._mut` method (`let (a, b) = v.split_at_mut(k);`).
+fn mut_ref_bindings(body: &Block) -> HashSet<String> {
+    struct V(HashSet<String>);
+    struct MutFound(bool);
+    impl<'ast> syn::visit::Visit<'ast> for MutFound {
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            self.0 |= r.mutability.is_some();
+            syn::visit::visit_expr_reference(self, r);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            self.0 |= m.method.to_string().ends_with("_mut");
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_type_reference(&mut self, r: &'ast syn::TypeReference) {
+            self.0 |= r.mutability.is_some();
+            syn::visit::visit_type_reference(self, r);
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for V {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            let mut found = MutFound(false);
+            syn::visit::Visit::visit_pat(&mut found, &l.pat);
+            if let Some(i) = &l.init {
+                syn::visit::Visit::visit_expr(&mut found, &i.expr);
+            }
+            if found.0 {
+                let mut names = Vec::new();
+                pat_names(&l.pat, &mut names);
+                self.0.extend(names);
+            }
+            syn::visit::visit_local(self, l);
+        }
+    }
+    let mut v = V(HashSet::new());
+    syn::visit::Visit::visit_block(&mut v, body);
+    v.0
+}
+
 /// The names under a `&mut` anywhere in `body` (macros' tokens included), and the
 /// receivers of methods other than those that only read (`v.fill(0.0)` takes `&mut v`
 /// without saying so).
@@ -2309,6 +2384,7 @@ mod tests {
         let mut an = crate::analysis::analyse(&func);
         let mut l = Lowerer::new(&func.sig.ident.to_string(), an.active.clone());
         l.float_ty = an.float_ty.clone();
+        l.mut_refs = super::mut_ref_params(&func.sig);
         let lowered = l.lower_body(std::mem::take(&mut an.specs), &an.body);
         assert!(l.errors.is_empty());
         lowered.top.to_string()
@@ -2352,6 +2428,24 @@ mod tests {
                         }
                     }
                     s * c
+                }
+            }),
+            0
+        );
+        // values changed through references: a `&mut` parameter, a `&mut` local passed
+        // on, an element written through one
+        assert_eq!(
+            hoisted(syn::parse_quote! {
+                fn f(x: &[f64], acc: &mut [f64], mut v: Vec<f64>) -> f64 {
+                    let r = &mut v;
+                    let c = [1.0, 2.0];
+                    let mut s = 0.0;
+                    for i in 0..x.len() {
+                        acc[0] += x[i];
+                        scale(r, 2.0);
+                        s += acc[0].sin() * x[i] + x[i] * r[0] + x[i] / acc.len() as f64;
+                    }
+                    s * c[0]
                 }
             }),
             0
