@@ -622,13 +622,8 @@ impl Lowerer {
         // (`g(r)`): none of these is fixed. (A binding that is neither `mut` nor a `&mut`
         // cannot be borrowed `&mut`, so its methods only read it.)
         let written = crate::analysis::assigned_names(body);
-        let refs = mut_ref_bindings(body);
-        self.mutable.extend(
-            written
-                .into_iter()
-                .chain(refs)
-                .chain(self.mut_refs.iter().cloned()),
-        );
+        let refs = mut_ref_bindings(body, &self.mut_refs);
+        self.mutable.extend(written.into_iter().chain(refs));
         // `fn helper(..)` items inside the body (no derived rule of their own).
         struct Items<'a>(&'a mut HashSet<String>);
         impl<'ast> syn::visit::Visit<'ast> for Items<'_> {
@@ -2107,10 +2102,12 @@ pub fn mut_ref_params(sig: &syn::Signature) -> HashSet<String> {
         .collect()
 }
 
-/// Locals that may hold a `&mut` reference: bound to `&mut ..`, typed with a `&mut`, or
-/// bound from a `.._mut` method (`let (a, b) = v.split_at_mut(k);`).
-fn mut_ref_bindings(body: &Block) -> HashSet<String> {
-    struct V(HashSet<String>);
+/// The names that may hold a `&mut` reference: the parameters `params` that do, and the
+/// locals bound to `&mut ..`, typed with a `&mut`, bound from a `.._mut` method (`let (a,
+/// b) = v.split_at_mut(k);`) or from an expression that names one of these (`let r =
+/// first(acc);` of a `&mut` parameter `acc`).
+fn mut_ref_bindings(body: &Block, params: &HashSet<String>) -> HashSet<String> {
+    struct V<'a>(HashSet<String>, &'a HashSet<String>);
     struct MutFound(bool);
     impl<'ast> syn::visit::Visit<'ast> for MutFound {
         fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
@@ -2126,12 +2123,14 @@ fn mut_ref_bindings(body: &Block) -> HashSet<String> {
             syn::visit::visit_type_reference(self, r);
         }
     }
-    impl<'ast> syn::visit::Visit<'ast> for V {
+    impl<'ast> syn::visit::Visit<'ast> for V<'_> {
         fn visit_local(&mut self, l: &'ast syn::Local) {
             let mut found = MutFound(false);
             syn::visit::Visit::visit_pat(&mut found, &l.pat);
             if let Some(i) = &l.init {
                 syn::visit::Visit::visit_expr(&mut found, &i.expr);
+                let holders: HashSet<String> = self.0.union(self.1).cloned().collect();
+                found.0 |= mentions_any(&i.expr, &holders);
             }
             if found.0 {
                 let mut names = Vec::new();
@@ -2141,9 +2140,15 @@ fn mut_ref_bindings(body: &Block) -> HashSet<String> {
             syn::visit::visit_local(self, l);
         }
     }
-    let mut v = V(HashSet::new());
-    syn::visit::Visit::visit_block(&mut v, body);
-    v.0
+    // to a fixpoint: a local bound from one found later in the body's order
+    let mut v = V(params.clone(), params);
+    loop {
+        let before = v.0.len();
+        syn::visit::Visit::visit_block(&mut v, body);
+        if v.0.len() == before {
+            return v.0;
+        }
+    }
 }
 
 /// The names under a `&mut` anywhere in `body` (macros' tokens included), and the
@@ -2438,12 +2443,15 @@ mod tests {
             hoisted(syn::parse_quote! {
                 fn f(x: &[f64], acc: &mut [f64], mut v: Vec<f64>) -> f64 {
                     let r = &mut v;
+                    let q = first(acc);
                     let c = [1.0, 2.0];
                     let mut s = 0.0;
                     for i in 0..x.len() {
                         acc[0] += x[i];
                         scale(r, 2.0);
-                        s += acc[0].sin() * x[i] + x[i] * r[0] + x[i] / acc.len() as f64;
+                        bump(q, x[i]);
+                        s += acc[0].sin() * x[i] + x[i] * r[0] + x[i] / acc.len() as f64
+                            + q.exp() * x[i];
                     }
                     s * c[0]
                 }
