@@ -632,7 +632,7 @@ fn derive_with(
             FnArg::Receiver(_) => None,
         })
         .collect();
-    lowerer.mut_refs = crate::lower::mut_ref_params(&func.sig);
+    lowerer.mut_refs = crate::lower::changeable_params(&func.sig);
     let lowered = lowerer.lower_body(std::mem::take(&mut an.specs), &an.body);
     let fallbacks = lowerer.fallback_items();
     if let Some(first) = lowerer.errors.first().cloned() {

@@ -213,7 +213,7 @@ pub struct Lowerer {
     /// `mut`, or the value is written through, borrowed `&mut` or is a `&mut` itself
     /// (see [`Lowerer::lower_body`]).
     mutable: HashSet<String>,
-    /// Parameters whose type is a `&mut` reference (`self` for `&mut self`), set by the
+    /// Parameters that are `mut` or `&mut` references (`self` for `&mut self`), set by the
     /// caller of [`Lowerer::lower_body`].
     pub mut_refs: HashSet<String>,
     /// Names whose length may change after their binding: the receiver of a method
@@ -258,55 +258,10 @@ pub struct Lowerer {
     pub captured: HashSet<String>,
 }
 
-/// Methods whose result is a function of their receiver and arguments alone: the float
-/// methods, conversions out of `Option`/`Result`, lengths.
-const PURE_METHODS: &[&str] = &[
-    "abs",
-    "acos",
-    "acosh",
-    "asin",
-    "asinh",
-    "atan",
-    "atan2",
-    "atanh",
-    "cbrt",
-    "ceil",
-    "clamp",
-    "cos",
-    "cosh",
-    "exp",
-    "exp2",
-    "exp_m1",
-    "floor",
-    "hypot",
-    "ln",
-    "ln_1p",
-    "log",
-    "log10",
-    "log2",
-    "max",
-    "min",
-    "mul_add",
-    "powf",
-    "powi",
-    "recip",
-    "round",
-    "signum",
-    "sin",
-    "sinh",
-    "sqrt",
-    "tan",
-    "tanh",
-    "to_degrees",
-    "to_radians",
-    "trunc",
-    "unwrap",
-    "expect",
-    "len",
-    "clone",
-    "nrows",
-    "ncols",
-];
+/// Methods whose result is a function of their receiver and arguments alone, beside
+/// the float methods ([`crate::twin::FLOAT_METHODS`]) and the queries
+/// ([`activity::INACTIVE_METHODS`]): conversions out of `Option`/`Result`, copies.
+const PURE_METHODS: &[&str] = &["unwrap", "expect", "clone"];
 
 /// Associated functions of the same kind, called by a path (`T::from(0.5)`,
 /// `f64::sqrt(2.0)`, `T::zero()`).
@@ -1563,7 +1518,14 @@ impl Lowerer {
             Expr::Index(i) => self.invariant(&i.expr) && self.invariant(&i.index),
             Expr::Field(f) => self.invariant(&f.base),
             Expr::MethodCall(m) => {
-                PURE_METHODS.contains(&m.method.to_string().as_str())
+                let name = m.method.to_string();
+                [
+                    PURE_METHODS,
+                    crate::twin::FLOAT_METHODS,
+                    activity::INACTIVE_METHODS,
+                ]
+                .iter()
+                .any(|list| list.contains(&name.as_str()))
                     && self.invariant(&m.receiver)
                     && m.args.iter().all(|a| self.invariant(a))
             }
@@ -2085,9 +2047,9 @@ pub(super) fn mut_borrowed_var(e: &Expr) -> Option<&Ident> {
     }
 }
 
-/// The parameters of `sig` whose type is a `&mut` reference (`self` for `&mut self` and
-/// `mut self`): what they refer to may change without an assignment to the name.
-pub fn mut_ref_params(sig: &syn::Signature) -> HashSet<String> {
+/// The parameters of `sig` that are `mut` or whose type is a `&mut` reference (`self`
+/// for `&mut self` and `mut self`): their values may change after the call begins.
+pub fn changeable_params(sig: &syn::Signature) -> HashSet<String> {
     sig.inputs
         .iter()
         .filter_map(|a| match a {
@@ -2095,6 +2057,7 @@ pub fn mut_ref_params(sig: &syn::Signature) -> HashSet<String> {
                 (Pat::Ident(i), syn::Type::Reference(r)) if r.mutability.is_some() => {
                     Some(i.ident.to_string())
                 }
+                (Pat::Ident(i), _) if i.mutability.is_some() => Some(i.ident.to_string()),
                 _ => None,
             },
             syn::FnArg::Receiver(r) => r.mutability.is_some().then(|| "self".to_string()),
@@ -2102,8 +2065,9 @@ pub fn mut_ref_params(sig: &syn::Signature) -> HashSet<String> {
         .collect()
 }
 
-/// The names that may hold a `&mut` reference: the parameters `params` that do, and the
-/// locals bound to `&mut ..`, typed with a `&mut`, bound from a `.._mut` method (`let (a,
+/// The names that may hold a `&mut` reference or be changed through one: the parameters
+/// `params` that do, the roots of `&mut ..` borrows (`g(&mut a)`), and the locals bound
+/// to `&mut ..`, typed with a `&mut`, bound from a `.._mut` method (`let (a,
 /// b) = v.split_at_mut(k);`) or from an expression that names one of these (`let r =
 /// first(acc);` of a `&mut` parameter `acc`).
 fn mut_ref_bindings(body: &Block, params: &HashSet<String>) -> HashSet<String> {
@@ -2124,13 +2088,21 @@ fn mut_ref_bindings(body: &Block, params: &HashSet<String>) -> HashSet<String> {
         }
     }
     impl<'ast> syn::visit::Visit<'ast> for V<'_> {
+        // `g(&mut a)`: what `a` holds may change in `g`, whatever `a` is
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            if r.mutability.is_some() {
+                if let Some(n) = activity::root_name(&r.expr) {
+                    self.0.insert(n);
+                }
+            }
+            syn::visit::visit_expr_reference(self, r);
+        }
         fn visit_local(&mut self, l: &'ast syn::Local) {
             let mut found = MutFound(false);
             syn::visit::Visit::visit_pat(&mut found, &l.pat);
             if let Some(i) = &l.init {
                 syn::visit::Visit::visit_expr(&mut found, &i.expr);
-                let holders: HashSet<String> = self.0.union(self.1).cloned().collect();
-                found.0 |= mentions_any(&i.expr, &holders);
+                found.0 |= mentions_any(&i.expr, &self.0) || mentions_any(&i.expr, self.1);
             }
             if found.0 {
                 let mut names = Vec::new();
@@ -2389,7 +2361,7 @@ mod tests {
         let mut an = crate::analysis::analyse(&func);
         let mut l = Lowerer::new(&func.sig.ident.to_string(), an.active.clone());
         l.float_ty = an.float_ty.clone();
-        l.mut_refs = super::mut_ref_params(&func.sig);
+        l.mut_refs = super::changeable_params(&func.sig);
         let lowered = l.lower_body(std::mem::take(&mut an.specs), &an.body);
         assert!(l.errors.is_empty());
         lowered.top.to_string()
@@ -2454,6 +2426,19 @@ mod tests {
                             + q.exp() * x[i];
                     }
                     s * c[0]
+                }
+            }),
+            0
+        );
+        assert_eq!(
+            hoisted(syn::parse_quote! {
+                fn f(x: &[f64], mut a: f64, t: f64) -> f64 {
+                    let mut s = 0.0;
+                    for i in 0..x.len() {
+                        bump(&mut a, x[i]);
+                        s += a.exp() * x[i] + t * x[i];
+                    }
+                    s
                 }
             }),
             0
