@@ -106,11 +106,12 @@ pub fn analyse(func: &ItemFn) -> Analysis {
     }
     // A `mut v: Vec<_>` parameter is moved into a local first: a `Vec` may grow
     // (`v.push(x)`), and a local's cotangent follows its length, while a parameter's is
-    // the caller's accumulator, of the length it came in with.
+    // the caller's accumulator, of the length it came in with. So is a `mut` parameter
+    // lent `&mut` (`bump(&mut a, x)`), whose callee's pullback takes its cotangent.
     let mut block = func.block.as_ref().clone();
     let grown: Vec<&syn::Ident> = params
         .iter()
-        .filter(|(i, t, m)| *m && i != "self" && is_vec_type(t))
+        .filter(|(i, t, m)| *m && i != "self" && (is_vec_type(t) || lent_mut(&func.block, i)))
         .map(|(i, _, _)| i)
         .collect();
     if !grown.is_empty() {
@@ -210,6 +211,25 @@ fn calls_in_loops(body: &syn::Block) -> bool {
     syn::visit::Visit::visit_block(&mut c, body);
     c.found
 }
+/// Whether the body lends `name` as `&mut` (`g(&mut a)`): a `mut` parameter lent so is
+/// moved into a local first, whose cotangent the callee's pullback may read and reset,
+/// while the parameter's is the caller's accumulator, which must only be added to.
+fn lent_mut(block: &syn::Block, name: &syn::Ident) -> bool {
+    struct L<'a>(&'a syn::Ident, bool);
+    impl<'ast> syn::visit::Visit<'ast> for L<'_> {
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            if r.mutability.is_some() && activity::root_name(&r.expr).is_some_and(|n| *self.0 == n)
+            {
+                self.1 = true;
+            }
+            syn::visit::visit_expr_reference(self, r);
+        }
+    }
+    let mut l = L(name, false);
+    syn::visit::Visit::visit_block(&mut l, block);
+    l.1
+}
+
 /// Names assigned anywhere in the body (such parameters cannot be recomputed).
 pub(crate) fn assigned_names(block: &syn::Block) -> HashSet<String> {
     struct V(HashSet<String>);

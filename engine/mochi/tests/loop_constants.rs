@@ -143,6 +143,30 @@ fn through_a_mut_reference(x: &[f64]) -> f64 {
     s
 }
 
+#[differentiable]
+fn bump_by(a: &mut f64, v: f64) {
+    *a += v;
+}
+
+/// A `mut` parameter lent `&mut` to a helper on every trip.
+#[differentiable]
+fn through_a_mut_borrow(x: &[f64], mut a: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        bump_by(&mut a, 0.5 * x[i]);
+        s += a.exp() * x[i];
+    }
+    s
+}
+
+/// A `mut` parameter lent `&mut` once: its gradient is added into the caller's
+/// accumulator, not written over it (the accumulation check of `test_rule`).
+#[differentiable]
+fn lent_once(x: &[f64], mut a: f64) -> f64 {
+    bump_by(&mut a, x[0]);
+    a * x[1]
+}
+
 /// The same through a `&mut` parameter.
 #[differentiable]
 fn accumulate_into(x: &[f64], acc: &mut [f64]) -> f64 {
@@ -191,6 +215,10 @@ mod checks {
     check!(elements_of_constants, (vec![0.3, -0.4, 0.8],), |a| (&a.0));
     check!(through_a_mut_reference, (vec![0.3, -0.4, 0.8],), |a| (&a.0));
     check!(through_a_mut_parameter, (vec![0.3, -0.4, 0.8],), |a| (&a.0));
+    check!(through_a_mut_borrow, (vec![0.3, -0.4, 0.8], 1.0), |a| (
+        &a.0, a.1
+    ));
+    check!(lent_once, (vec![0.3, -0.4], 1.0), |a| (&a.0, a.1));
     check!(
         lognormal_loglik,
         (vec![0.2, -0.3], vec![0.5, 1.5, 2.5]),
