@@ -1333,6 +1333,12 @@ impl VisitMut for Rewrite<'_> {
             *ty = syn::parse_quote!(#t);
             return;
         }
+        // `[f64; N]`: the length is a constant of integers, the same in the twin (a
+        // lifted `N` there would name the generic scalar in a constant).
+        if let Type::Array(a) = ty {
+            self.visit_type_mut(&mut a.elem);
+            return;
+        }
         if let Type::Path(p) = ty {
             if p.path.is_ident(other_float()) {
                 self.fail(
@@ -1400,6 +1406,11 @@ impl VisitMut for Rewrite<'_> {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // `[0.0; N]`: the length is a constant of integers (see `visit_type_mut`).
+        if let Expr::Repeat(r) = e {
+            self.visit_expr_mut(&mut r.expr);
+            return;
+        }
         // A closure's parameters typed as the float (`let f = |v: f64| g(v) + 1.0;`)
         // carry a derivative inside it, as the derivation sees them where it is called:
         // a call given one goes to the callee's generic form.

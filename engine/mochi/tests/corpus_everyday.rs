@@ -2301,3 +2301,53 @@ fn positional_and_stopping_chains_have_hessians() {
     let h = stopping_chains::hessian(&x);
     common::assert_hessian_matches("stopping_chains", stopping_chains::gradient, &h, &x, 1e-6);
 }
+
+/// A dimension named by a `const` item, in a parameter's type and in a buffer's length.
+const DIM: usize = 3;
+
+#[differentiable]
+fn const_length_array(x: &[f64; DIM], w: f64) -> f64 {
+    let mut buf = [0.0; DIM];
+    for i in 0..DIM {
+        buf[i] = x[i] * w;
+    }
+    let y = *x;
+    buf.iter().map(|b| b.sin()).sum::<f64>() * y[DIM - 1]
+}
+
+#[differentiable]
+fn const_length_buffer(x: &[f64]) -> f64 {
+    let mut b = [0.0; DIM];
+    for i in 0..DIM {
+        b[i] = x[i] * x[(i + 1) % DIM];
+    }
+    b.iter().map(|v| v.exp()).sum()
+}
+
+#[test]
+fn arrays_sized_by_a_const_item() {
+    mochi::testing::test_rule(
+        ([0.3, -0.8, 1.1], 0.7),
+        |a| const_length_array(&a.0, a.1),
+        |a| const_length_array::rrule(&a.0, a.1),
+    );
+    mochi::testing::test_rule(
+        (vec![0.3, -0.8, 1.1],),
+        |a| const_length_buffer(&a.0),
+        |a| const_length_buffer::rrule(&a.0),
+    );
+}
+
+#[test]
+#[cfg(feature = "higher-order")]
+fn a_const_sized_buffer_keeps_the_hessian() {
+    let x = [0.3, -0.8, 1.1];
+    let h = const_length_buffer::hessian(&x);
+    common::assert_hessian_matches(
+        "const_length_buffer",
+        const_length_buffer::gradient,
+        &h,
+        &x,
+        1e-6,
+    );
+}
