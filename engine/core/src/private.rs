@@ -1454,3 +1454,162 @@ pub fn into_parts<E, O: OutputParts<E>>(o: O) -> Vec<E> {
 pub fn from_parts<E, O: OutputParts<E>>(v: Vec<E>) -> O {
     O::from_parts(v)
 }
+
+/// `no_grad(e)` in code that may run on [`Dual`](crate::Dual) numbers (a function's
+/// generic form, a function generic over its scalar): the value of `e` with every
+/// partial zero, so that no derivative flows through it in forward mode either (as none
+/// flows in reverse mode). `#[differentiable]` writes a user's `no_grad(e)` there as
+/// `no_grad({ use StopStrip as _; …; (&&&Stop::new(e)).stop() })`, which method
+/// resolution reads in that order: a value whose type has [`NoPartials`] (a scalar, a
+/// `Vec`, an array, a tuple or an `Option` of them) loses its partials; a value (or a
+/// `Vec` of values) of a type bounded by `num_traits::Float` alone is converted to
+/// `f64` and back; any other (an integer, a slice, a value of the user's) is passed as
+/// it is.
+///
+/// ```
+/// use mochi_core::private::{Stop, StopFloat as _, StopKeep as _, StopStrip as _};
+/// use mochi_core::Dual;
+/// let d = (&&&Stop::new(Dual::new(2.0, [1.0]))).stop();
+/// assert_eq!((d.value, d.partials), (2.0, [0.0]));
+/// let n = (&&&Stop::new(3_usize)).stop();
+/// assert_eq!(n, 3);
+/// ```
+pub struct Stop<T>(std::cell::Cell<Option<T>>);
+
+impl<T> Stop<T> {
+    /// Holds `value` until [`stop`](StopStrip::stop) takes it.
+    #[inline(always)]
+    pub fn new(value: T) -> Self {
+        Stop(std::cell::Cell::new(Some(value)))
+    }
+    #[inline(always)]
+    fn take(&self) -> T {
+        match self.0.take() {
+            Some(v) => v,
+            None => unreachable!("mochi: a Stop is read once"),
+        }
+    }
+}
+
+/// See [`Stop`]: a value whose partials can be set to zero.
+pub trait NoPartials {
+    /// The value, its partials zero (the identity on `f64` and `f32`).
+    fn no_partials(self) -> Self;
+}
+
+impl NoPartials for f64 {
+    #[inline(always)]
+    fn no_partials(self) -> f64 {
+        self
+    }
+}
+impl NoPartials for f32 {
+    #[inline(always)]
+    fn no_partials(self) -> f32 {
+        self
+    }
+}
+impl<const N: usize> NoPartials for crate::Dual<N> {
+    #[inline(always)]
+    fn no_partials(self) -> Self {
+        crate::Dual {
+            value: self.value,
+            partials: [0.0; N],
+        }
+    }
+}
+impl<T: NoPartials> NoPartials for Vec<T> {
+    fn no_partials(self) -> Self {
+        self.into_iter().map(NoPartials::no_partials).collect()
+    }
+}
+impl<T: NoPartials, const N: usize> NoPartials for [T; N] {
+    fn no_partials(self) -> Self {
+        self.map(NoPartials::no_partials)
+    }
+}
+impl<T: NoPartials> NoPartials for Option<T> {
+    fn no_partials(self) -> Self {
+        self.map(NoPartials::no_partials)
+    }
+}
+impl<A: NoPartials, B: NoPartials> NoPartials for (A, B) {
+    fn no_partials(self) -> Self {
+        (self.0.no_partials(), self.1.no_partials())
+    }
+}
+impl<A: NoPartials, B: NoPartials, C: NoPartials> NoPartials for (A, B, C) {
+    fn no_partials(self) -> Self {
+        (
+            self.0.no_partials(),
+            self.1.no_partials(),
+            self.2.no_partials(),
+        )
+    }
+}
+
+/// [`Stop`] of a value with [`NoPartials`]: its partials zeroed.
+pub trait StopStrip {
+    /// The value's type.
+    type Out;
+    /// The value without partials.
+    fn stop(self) -> Self::Out;
+}
+impl<T: NoPartials> StopStrip for &&&Stop<T> {
+    type Out = T;
+    #[inline(always)]
+    fn stop(self) -> T {
+        self.take().no_partials()
+    }
+}
+
+/// [`Stop`] of a value of a type bounded by `num_traits::Float` alone (a function
+/// generic over `T: Float`): through `f64` and back, which keeps the value and drops
+/// the partials.
+pub trait StopFloat {
+    /// The value's type.
+    type Out;
+    /// The value without partials.
+    fn stop(self) -> Self::Out;
+}
+impl<T: num_traits::Float> StopFloat for &&Stop<T> {
+    type Out = T;
+    #[inline(always)]
+    fn stop(self) -> T {
+        let v = self.take();
+        v.to_f64().and_then(T::from).unwrap_or(v)
+    }
+}
+
+/// [`Stop`] of a `Vec` of a type bounded by `num_traits::Float` alone: each element
+/// through `f64` and back.
+pub trait StopFloats {
+    /// The value's type.
+    type Out;
+    /// The value without partials.
+    fn stop(self) -> Self::Out;
+}
+impl<T: num_traits::Float> StopFloats for &&Stop<Vec<T>> {
+    type Out = Vec<T>;
+    fn stop(self) -> Vec<T> {
+        self.take()
+            .into_iter()
+            .map(|v| v.to_f64().and_then(T::from).unwrap_or(v))
+            .collect()
+    }
+}
+
+/// [`Stop`] of any other value: the value as it is.
+pub trait StopKeep {
+    /// The value's type.
+    type Out;
+    /// The value.
+    fn stop(self) -> Self::Out;
+}
+impl<T> StopKeep for &Stop<T> {
+    type Out = T;
+    #[inline(always)]
+    fn stop(self) -> T {
+        self.take()
+    }
+}

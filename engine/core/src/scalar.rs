@@ -53,6 +53,7 @@ pub trait Scalar:
     + Sum
     + Product
     + Tangent<Tangent = Self>
+    + crate::private::NoPartials
     + 'static
 {
     /// `Self`, as a [`Real`] (the same type for every implementor).

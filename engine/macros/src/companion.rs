@@ -27,6 +27,16 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             );
         }
     };
+    // A function generic over its scalar runs on `Dual` numbers as written: its
+    // `no_grad`s stop forward-mode derivatives too (`twin::stop_partials`; a twin gets
+    // the same where it is made).
+    let func = if func.sig.generics.type_params().next().is_some() {
+        let mut f = func;
+        crate::twin::stop_partials(&mut f);
+        f
+    } else {
+        func
+    };
     // A function taking a closure: written as it is, with the macro that hands its
     // source to the marked functions calling it (see `inline`).
     if crate::inline::takes_closure(&func) {

@@ -750,7 +750,109 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     // As visible as the function: its module re-exports the twin as `f::__twin`, through
     // which the twins of its callers call it.
     twin.vis = func.vis.clone();
+    stop_partials(&mut twin);
     Ok((twin, rw.arrays))
+}
+
+/// Each `no_grad(e)` written in `func`'s body made to stop forward-mode derivatives
+/// too: the body runs on `Dual` numbers in a generic form (the twin, or a function
+/// generic over its scalar), where `no_grad` itself, the identity, would pass `e`'s
+/// partials on; a `jvp` would then disagree with the gradient, in which `no_grad` stops
+/// the flow. The value goes through `mochi::__private::Stop`, which zeroes the partials
+/// of a scalar (a `Vec`, an array, a tuple of them; a `T: Float` through `f64`) and
+/// passes any other value as it is. A slice parameter shadowed by its own `no_grad`
+/// (`let data = no_grad(data);`, `data: &[T]`) is shadowed by a copy without partials.
+pub fn stop_partials(func: &mut ItemFn) {
+    let scalars: Vec<String> = func
+        .sig
+        .generics
+        .type_params()
+        .map(|t| t.ident.to_string())
+        .collect();
+    let slices: Vec<String> = func
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            FnArg::Typed(pt) => match (&*pt.pat, &*pt.ty) {
+                (Pat::Ident(i), Type::Reference(r))
+                    if r.mutability.is_none() && elements_of(&r.elem, &scalars) =>
+                {
+                    Some(i.ident.to_string())
+                }
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
+    struct Wrap;
+    impl VisitMut for Wrap {
+        fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+            syn::visit_mut::visit_expr_call_mut(self, c);
+            if let Some(e) = no_grad_arg(&Expr::Call(c.clone())) {
+                let wrapped: Expr = syn::parse_quote_spanned!(e.span()=> {
+                    #[allow(unused_imports)]
+                    use ::mochi::__private::{StopFloat as _, StopFloats as _, StopKeep as _, StopStrip as _};
+                    (&&&::mochi::__private::Stop::new(#e)).stop()
+                });
+                c.args[0] = wrapped;
+            }
+        }
+    }
+    let mut stmts = Vec::with_capacity(func.block.stmts.len());
+    for mut stmt in std::mem::take(&mut func.block.stmts) {
+        if let syn::Stmt::Local(l) = &stmt {
+            if let (Pat::Ident(p), Some(init)) = (&l.pat, &l.init) {
+                if let Some(Expr::Path(arg)) = no_grad_arg(&init.expr) {
+                    if arg
+                        .path
+                        .get_ident()
+                        .is_some_and(|a| *a == p.ident && slices.contains(&a.to_string()))
+                    {
+                        let name = &p.ident;
+                        let copy = quote::format_ident!("__mochi_stopped_{}", name);
+                        stmts.push(syn::parse_quote_spanned!(name.span()=>
+                            let #copy = ::mochi::no_grad({
+                                #[allow(unused_imports)]
+                                use ::mochi::__private::{StopFloat as _, StopFloats as _, StopKeep as _, StopStrip as _};
+                                (&&&::mochi::__private::Stop::new(#name.to_vec())).stop()
+                            });
+                        ));
+                        stmts
+                            .push(syn::parse_quote_spanned!(name.span()=> let #name = &#copy[..];));
+                        continue;
+                    }
+                }
+            }
+        }
+        Wrap.visit_stmt_mut(&mut stmt);
+        stmts.push(stmt);
+    }
+    func.block.stmts = stmts;
+}
+
+/// `&[T]` or `&Vec<T>` with `T` one of `scalars`.
+fn elements_of(ty: &Type, scalars: &[String]) -> bool {
+    let is_scalar = |t: &Type| matches!(t, Type::Path(p) if p.path.get_ident().is_some_and(|i| scalars.contains(&i.to_string())));
+    match ty {
+        Type::Slice(s) => is_scalar(&s.elem),
+        Type::Path(p) => p.path.segments.last().is_some_and(|s| {
+            s.ident == "Vec"
+                && matches!(&s.arguments, syn::PathArguments::AngleBracketed(a)
+                    if matches!(a.args.first(), Some(syn::GenericArgument::Type(t)) if is_scalar(t)))
+        }),
+        _ => false,
+    }
+}
+
+/// The argument of `no_grad(e)` (`mochi::no_grad(e)`).
+fn no_grad_arg(e: &Expr) -> Option<&Expr> {
+    let Expr::Call(c) = e else { return None };
+    let is_no_grad = matches!(&*c.func, Expr::Path(p) if p.qself.is_none() && {
+        let segs = segments(&p.path);
+        segs == ["no_grad"] || segs == ["mochi", "no_grad"]
+    });
+    (is_no_grad && c.args.len() == 1).then(|| &c.args[0])
 }
 
 /// `Some(true)` for an argument type that carries floats and can change type, `Some(false)`

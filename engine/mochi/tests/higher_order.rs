@@ -1428,3 +1428,101 @@ fn jacobians_and_jvps_of_curves_of_one_scalar_argument() {
         );
     }
 }
+
+// ---------------------------------------------------------------- no_grad in forward mode
+
+/// `no_grad` stops every derivative, forward mode's too: `c = no_grad(x₀)` is a constant,
+/// so ∇f = (c, 2x₁) and the Hessian is diag(0, 2) (as `jax.lax.stop_gradient` gives).
+#[differentiable]
+fn stopped_scalar(x: &[f64]) -> f64 {
+    let c = no_grad(x[0]);
+    x[0] * c + x[1] * x[1] + no_grad(x[0] + x[1]) * x[0].sin()
+}
+
+/// A data slice shadowed by its own `no_grad`: no derivative for `data`, in any mode.
+#[differentiable]
+fn stopped_slice(w: &[f64], data: &[f64]) -> f64 {
+    let data = no_grad(data);
+    let mut s = 0.0;
+    for i in 0..w.len() {
+        s += w[i] * w[i] * data[i] * data[i];
+    }
+    s
+}
+
+#[differentiable]
+fn stopped_real<T: mochi::Real>(x: &[T]) -> T {
+    let c = no_grad(x[0]);
+    let v = no_grad(x.to_vec());
+    c * x[0] + x[1] * v[1] * x[1]
+}
+
+#[differentiable]
+fn stopped_float<T: mochi::num_traits::Float>(w: &[T], data: &[T]) -> T {
+    let data = no_grad(data);
+    let c = no_grad(w[0]);
+    let mut s = T::zero();
+    for i in 0..w.len() {
+        s = s + c * w[i] * data[i] * data[i];
+    }
+    s
+}
+
+#[test]
+fn no_grad_stops_forward_mode_derivatives_as_it_stops_the_gradient() {
+    let x = [0.8, -0.6];
+    let (a, b) = (x[0], x[1]);
+    let s = a + b;
+    // ∇f = (c + s cos a, 2b) with c = a and s = a + b constants.
+    let g = stopped_scalar::gradient(&x);
+    assert!(
+        close(g[0], a + s * a.cos(), 1e-12) && close(g[1], 2.0 * b, 1e-12),
+        "{g:?}"
+    );
+    for v in [[1.0, 0.0], [0.0, 1.0], [0.3, -1.7]] {
+        let (_, d) = stopped_scalar::jvp(&x, &v);
+        assert!(
+            close(d, g[0] * v[0] + g[1] * v[1], 1e-12),
+            "jvp {d} against ∇f·v"
+        );
+    }
+    let h = stopped_scalar::hessian(&x);
+    let want = ndarray::array![[-s * a.sin(), 0.0], [0.0, 2.0]];
+    assert_matrix_close(&h, &want, 1e-12);
+
+    let (w, data) = (vec![0.5, -1.5, 2.0], vec![0.3, 0.9, -0.4]);
+    let (gw, gd) = stopped_slice::gradient(&w, &data);
+    assert_eq!(gd, vec![0.0; 3]);
+    let (_, d) = stopped_slice::jvp(&w, &data, (&[0.0; 3], &[1.0, -2.0, 0.5]));
+    assert_eq!(d, 0.0, "a direction along the stopped data moves nothing");
+    let (_, d) = stopped_slice::jvp(&w, &data, (&[1.0, 1.0, 1.0], &[1.0, -2.0, 0.5]));
+    assert!(close(d, gw.iter().sum::<f64>(), 1e-12));
+    let h = stopped_slice::hessian(&w, &data);
+    for i in 0..6 {
+        for j in 0..6 {
+            let want = if i == j && i < 3 {
+                2.0 * data[i] * data[i]
+            } else {
+                0.0
+            };
+            assert!(close(h[[i, j]], want, 1e-12), "h[{i},{j}] = {}", h[[i, j]]);
+        }
+    }
+
+    // Generic over `Real`: ∇f = (c, 2 v₁ x₁) with c = x₀, v₁ = x₁: H = diag(0, 2x₁).
+    let g = stopped_real::gradient(&x);
+    assert!(
+        close(g[0], a, 1e-12) && close(g[1], 2.0 * b * b, 1e-12),
+        "{g:?}"
+    );
+    let (_, d) = stopped_real::jvp(&x, &[1.0, 1.0]);
+    assert!(close(d, g[0] + g[1], 1e-12), "jvp {d} against ∇f·v");
+    let h = stopped_real::hessian(&x);
+    assert_matrix_close(&h, &ndarray::array![[0.0, 0.0], [0.0, 2.0 * b]], 1e-12);
+
+    // Generic over `num_traits::Float` alone: through `f64` and back.
+    let (gw, gd) = stopped_float::gradient(&w, &data);
+    assert_eq!(gd, vec![0.0; 3]);
+    let (_, d) = stopped_float::jvp(&w, &data, (&[1.0, 0.0, 0.0], &[1.0, 1.0, 1.0]));
+    assert!(close(d, gw[0], 1e-12), "jvp {d} against ∂f/∂w₀ {}", gw[0]);
+}

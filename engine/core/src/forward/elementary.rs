@@ -197,7 +197,14 @@ impl<const N: usize> Real for Dual<N> {
         let (y, x) = (self.value, other.value);
         // (x / r) / r rather than x / (x² + y²): no overflow for large |x|, |y|.
         let r = x.hypot(y);
-        Self::chain2(self, other, y.atan2(x), (x / r) / r, (-y / r) / r)
+        // At the origin the angle has no limit; 0 in both, as the reverse rule
+        // (`mochi-rules-scalar`'s `Atan2Rule`) does, so a gradient and a jvp agree.
+        let (dy, dx) = if r == 0.0 {
+            (0.0, 0.0)
+        } else {
+            ((x / r) / r, (-y / r) / r)
+        };
+        Self::chain2(self, other, y.atan2(x), dy, dx)
     }
 
     #[inline]
@@ -967,6 +974,9 @@ mod tests {
         // hypot at the origin and copysign at 0 → 0, as abs.
         let origin = Dual::<2>::variable(0.0, 0).hypot(Dual::variable(0.0, 1));
         assert_eq!((origin.value, origin.partials), (0.0, [0.0, 0.0]));
+        // atan2 at the origin → 0, as the reverse rule, not the NaN of 0/0.
+        let angle = Dual::<2>::variable(0.0, 0).atan2(Dual::variable(0.0, 1));
+        assert_eq!((angle.value, angle.partials), (0.0, [0.0, 0.0]));
         let signed = Dual::<1>::variable(0.0, 0).copysign(Dual::constant(-1.0));
         assert_eq!(signed.partials, [0.0]);
         // NaN operands of min/max are ignored, as in f64.

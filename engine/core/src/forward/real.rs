@@ -57,6 +57,7 @@ pub trait Real:
     + RemAssign
     + Sum
     + Product
+    + crate::private::NoPartials
 {
     /// `0` (a constant).
     const ZERO: Self;
@@ -275,7 +276,7 @@ pub trait Real:
     /// ```
     fn atan(self) -> Self;
 
-    /// The angle of the point `(other, self)`, i.e. `atan2(y = self, x = other)`. Derivatives `x / (x² + y²)` in `y` and `−y / (x² + y²)` in `x`; NaN at the origin, where the angle has no limit.
+    /// The angle of the point `(other, self)`, i.e. `atan2(y = self, x = other)`. Derivatives `x / (x² + y²)` in `y` and `−y / (x² + y²)` in `x`; 0 at the origin, where the angle has no limit (the convention of the reverse rule, so gradients and jvps agree).
     ///
     /// ```
     /// use mochi_core::{derivative, Dual, Real};
