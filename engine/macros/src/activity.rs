@@ -527,7 +527,7 @@ impl<'ast> Visit<'ast> for Grow<'_> {
             let mut names = Vec::new();
             pat_names(&f.pat, &mut names);
             // `(i, v)` of `.enumerate()`: the index stays inactive.
-            if iterates_enumerated(&f.expr) && names.len() > 1 {
+            if yields_enumerated(&f.expr) && names.len() > 1 {
                 names.remove(0);
             }
             self.active.extend(names);
@@ -553,6 +553,33 @@ pub fn is_arithmetic_assign(op: &syn::BinOp) -> bool {
 /// `x.iter().enumerate()` and friends.
 pub fn iterates_enumerated(e: &Expr) -> bool {
     matches!(e, Expr::MethodCall(m) if m.method == "enumerate")
+}
+
+/// Whether the items of `e` are `(index, element)` pairs: `.enumerate()`, also followed
+/// by adapters that keep the items as they are (`.enumerate().rev()`,
+/// `.enumerate().skip(1)`, `.enumerate().filter(..)`).
+pub fn yields_enumerated(e: &Expr) -> bool {
+    match e {
+        Expr::MethodCall(m) if m.method == "enumerate" => true,
+        Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "rev"
+                    | "skip"
+                    | "take"
+                    | "step_by"
+                    | "filter"
+                    | "skip_while"
+                    | "take_while"
+                    | "peekable"
+                    | "fuse"
+            ) =>
+        {
+            yields_enumerated(&m.receiver)
+        }
+        Expr::Paren(p) => yields_enumerated(&p.expr),
+        _ => false,
+    }
 }
 
 /// The body of `vec![elem; n]`.

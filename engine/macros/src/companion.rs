@@ -10,6 +10,84 @@ use syn::visit_mut::VisitMut;
 use syn::{FnArg, ItemFn};
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match hoist_nested(&attr, &item) {
+        Some(Ok((hoisted, item))) => {
+            let rest = expand_one(attr, item);
+            quote!(#hoisted #rest)
+        }
+        Some(Err((e, item))) => combine(e, item),
+        None => expand_one(attr, item),
+    }
+}
+
+/// A `#[differentiable] fn` declared among the statements of a free function's body
+/// (a helper kept beside its one caller) is moved out beside the function: its rule and
+/// companions are a module, which a block cannot name as `super::`. Its name stays in
+/// scope for the body (items of the enclosing module are). Inside a method's body it
+/// cannot move (the `impl` holds no functions but its own), so it is an error saying so.
+/// `None` when the body has none. In an expansion that was handed callees' sources
+/// (`__primal_written`) the helper is already out and is only removed.
+fn hoist_nested(
+    attr: &TokenStream,
+    item: &TokenStream,
+) -> Option<Result<(TokenStream, TokenStream), (syn::Error, TokenStream)>> {
+    let mut func: ItemFn = syn::parse2(item.clone()).ok()?;
+    let marker = |a: &syn::Attribute| {
+        a.path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "differentiable")
+    };
+    let marked = |f: &syn::ItemFn| f.attrs.iter().any(marker);
+    let nested = func
+        .block
+        .stmts
+        .iter()
+        .any(|s| matches!(s, syn::Stmt::Item(syn::Item::Fn(f)) if marked(f)));
+    if !nested {
+        return None;
+    }
+    let is_method = func
+        .sig
+        .inputs
+        .first()
+        .is_some_and(|a| matches!(a, FnArg::Receiver(_)));
+    if is_method {
+        // One error: the method is written on without the inner attribute.
+        let mut span = None;
+        for s in &mut func.block.stmts {
+            if let syn::Stmt::Item(syn::Item::Fn(f)) = s {
+                if marked(f) {
+                    span.get_or_insert(f.sig.ident.span());
+                    f.attrs.retain(|a| !marker(a));
+                }
+            }
+        }
+        let e = syn::Error::new(
+            span.unwrap_or_else(proc_macro2::Span::call_site),
+            "mochi: a `#[differentiable]` function inside a method's body cannot have its companions here (an `impl` holds only its own functions); declare it at module level, outside the `impl`, and call it from the method",
+        );
+        return Some(Err((e, quote!(#func))));
+    }
+    let mut hoisted = Vec::new();
+    let mut kept = Vec::new();
+    for s in std::mem::take(&mut func.block.stmts) {
+        match s {
+            syn::Stmt::Item(syn::Item::Fn(f)) if marked(&f) => hoisted.push(f),
+            other => kept.push(other),
+        }
+    }
+    func.block.stmts = kept;
+    let written = attr.to_string().contains("__primal_written");
+    let out = if written {
+        TokenStream::new()
+    } else {
+        quote!(#(#hoisted)*)
+    };
+    Some(Ok((out, quote!(#func))))
+}
+
+fn expand_one(attr: TokenStream, item: TokenStream) -> TokenStream {
     crate::iterchain::reset_fresh_params();
     let options = match parse_attr(attr) {
         Ok(o) => o,

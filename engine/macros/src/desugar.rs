@@ -62,6 +62,7 @@ pub fn desugar(
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
+    StoredChainEnds { active }.visit_block_mut(&mut b);
     WhileLetNext.visit_block_mut(&mut b);
     SplitTupleLets.visit_block_mut(&mut b);
     diverging_tail_loop(&mut b);
@@ -2184,6 +2185,51 @@ fn assign_block_tail(b: &mut syn::Block, var: &syn::Ident) -> Option<()> {
         *t = assign_tails(t, var)?;
     }
     Some(())
+}
+
+/// `let m = x.iter().copied().reduce(f64::max);`: the `Option` an iterator chain's end
+/// makes (`reduce`, `max_by`, `min_by`, `max_by_key`, `min_by_key`, `last`, `nth`),
+/// held in a variable → `let m = match chain.end(..) { Some(v) => Some(v), None => None };`,
+/// the form in which a matched chain end is written out (`Writer`), element and
+/// derivative alike.
+struct StoredChainEnds<'a> {
+    active: &'a HashSet<String>,
+}
+
+impl VisitMut for StoredChainEnds<'_> {
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        syn::visit_mut::visit_local_mut(self, l);
+        let Some(init) = l.init.as_mut().filter(|i| i.diverge.is_none()) else {
+            return;
+        };
+        let Expr::MethodCall(m) = unparen(&init.expr) else {
+            return;
+        };
+        let mut end = m;
+        if matches!(end.method.to_string().as_str(), "copied" | "cloned") && end.args.is_empty() {
+            let Expr::MethodCall(r) = unparen(&end.receiver) else {
+                return;
+            };
+            end = r;
+        }
+        let ends = matches!(
+            end.method.to_string().as_str(),
+            "reduce" | "max_by" | "min_by" | "max_by_key" | "min_by_key" | "last" | "nth"
+        );
+        if !ends
+            || !matches!(unparen(&end.receiver), Expr::MethodCall(_))
+            || !crate::activity::mentions_active(&end.receiver, self.active)
+        {
+            return;
+        }
+        let span = end.method.span();
+        let v = format_ident!("__mochi_held", span = span);
+        let chain = &init.expr;
+        *init.expr = syn::parse_quote_spanned!(span=> match #chain {
+            Some(#v) => Some(#v),
+            None => None,
+        });
+    }
 }
 
 /// A chain stored in a local and used once after, as an iterator: `let it =

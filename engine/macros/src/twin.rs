@@ -686,7 +686,12 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     let mut rw = Rewrite {
         bound,
         floats: &floats,
-        closures: closure_locals(&func.block),
+        // (A function over no float declared in the body, `fn idx(i: usize) -> usize`,
+        // is called as written too.)
+        closures: closure_locals(&func.block)
+            .into_iter()
+            .chain(plain_nested_fns(&func.block))
+            .collect(),
         array_names: array_locals(func),
         own: sig.ident.to_string(),
         active,
@@ -967,7 +972,7 @@ fn float_locals(block: &syn::Block, names: &mut HashSet<String>) {
         }
         fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
             // `for (i, v) in xs.iter().enumerate()`: `i` is an index.
-            let enumerated = crate::activity::iterates_enumerated(&f.expr);
+            let enumerated = crate::activity::yields_enumerated(&f.expr);
             match &*f.pat {
                 Pat::Tuple(t) if enumerated && t.elems.len() == 2 => {
                     self.0.push((pat_names(&t.elems[1]), (*f.expr).clone()));
@@ -1481,6 +1486,17 @@ impl VisitMut for Rewrite<'_> {
         // the twin too.
         if matches!(s, syn::Stmt::Item(syn::Item::Use(_))) {
             return;
+        }
+        // A constant or a static declared in the body (`const C: f64 = 0.25;`) stays as
+        // written: its uses are lifted by type as a constant from outside is; and so does
+        // a function over no float (`fn idx(i: usize, j: usize) -> usize`).
+        if let syn::Stmt::Item(syn::Item::Const(_) | syn::Item::Static(_)) = s {
+            return;
+        }
+        if let syn::Stmt::Item(syn::Item::Fn(f)) = s {
+            if plain_fn(f) {
+                return;
+            }
         }
         if let syn::Stmt::Item(i) = s {
             self.fail(
@@ -2048,4 +2064,32 @@ fn integer_valued(e: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether `tokens` name `f64` or `f32` anywhere (a signature over no float).
+fn mentions_float_type(tokens: &proc_macro2::TokenStream) -> bool {
+    tokens.clone().into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == "f64" || i == "f32",
+        proc_macro2::TokenTree::Group(g) => mentions_float_type(&g.stream()),
+        _ => false,
+    })
+}
+
+/// A function over no float and no type parameter (`fn idx(i: usize) -> usize`): the
+/// twin keeps it, and its calls, as written.
+fn plain_fn(f: &syn::ItemFn) -> bool {
+    let sig = &f.sig;
+    sig.generics.params.is_empty() && !mentions_float_type(&quote!(#sig))
+}
+
+/// The names of the [`plain_fn`]s declared among the statements of `block`.
+fn plain_nested_fns(block: &syn::Block) -> Vec<String> {
+    block
+        .stmts
+        .iter()
+        .filter_map(|s| match s {
+            syn::Stmt::Item(syn::Item::Fn(f)) if plain_fn(f) => Some(f.sig.ident.to_string()),
+            _ => None,
+        })
+        .collect()
 }

@@ -1,0 +1,412 @@
+//! Everyday functions (test functions of optimisation, chains with `fold`, `reduce`,
+//! `windows`, `chunks`, `scan`, sorting, local helpers, constants and `use`s declared in
+//! the body) checked at every order: the gradient against central differences, `jvp`
+//! against the gradient, the Hessian against central differences of the gradient, and
+//! `hvp` against the Hessian.
+
+#![allow(clippy::needless_range_loop)]
+
+use mochi::prelude::*;
+
+/// One `#[test]` per function, named as it, in the module the macro is called in.
+macro_rules! all_orders {
+    ($name:ident, $x:expr) => {
+        #[test]
+        fn $name() {
+            let x: Vec<f64> = $x.to_vec();
+            let g = super::$name::gradient(&x);
+            for j in 0..x.len() {
+                let h = 1e-6 * (1.0 + x[j].abs());
+                let (mut u, mut d) = (x.clone(), x.clone());
+                u[j] += h;
+                d[j] -= h;
+                let fd = (super::$name(&u) - super::$name(&d)) / (2.0 * h);
+                assert!(
+                    (fd - g[j]).abs() <= 1e-5 * (1.0 + fd.abs()),
+                    "gradient[{j}] = {} against {fd}",
+                    g[j]
+                );
+            }
+            let v: Vec<f64> = (0..x.len()).map(|i| 0.3 + 0.7 * (i as f64).sin()).collect();
+            let (y, d) = super::$name::jvp(&x, &v);
+            assert_eq!(y, super::$name(&x));
+            let gv: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+            assert!(
+                (d - gv).abs() <= 1e-9 * (1.0 + gv.abs()),
+                "jvp {d} against ∇f·v {gv}"
+            );
+            let hm = super::$name::hessian(&x);
+            for j in 0..x.len() {
+                let step = 1e-5 * (1.0 + x[j].abs());
+                let (mut u, mut dn) = (x.clone(), x.clone());
+                u[j] += step;
+                dn[j] -= step;
+                let (gu, gd) = (super::$name::gradient(&u), super::$name::gradient(&dn));
+                for i in 0..x.len() {
+                    let fd = (gu[i] - gd[i]) / (2.0 * step);
+                    assert!(
+                        (hm[[i, j]] - fd).abs() <= 1e-4 * (1.0 + fd.abs()),
+                        "H[{i},{j}] = {} against {fd}",
+                        hm[[i, j]]
+                    );
+                }
+            }
+            let hv = super::$name::hvp(&x, &v);
+            for i in 0..x.len() {
+                let want: f64 = (0..x.len()).map(|j| hm[[i, j]] * v[j]).sum();
+                assert!(
+                    (hv[i] - want).abs() <= 1e-8 * (1.0 + want.abs()),
+                    "hvp[{i}] {} against H·v {want}",
+                    hv[i]
+                );
+            }
+        }
+    };
+}
+
+#[differentiable]
+fn ackley(x: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let s1: f64 = x.iter().map(|v| v * v).sum::<f64>() / n;
+    let s2: f64 = x
+        .iter()
+        .map(|v| (2.0 * std::f64::consts::PI * v).cos())
+        .sum::<f64>()
+        / n;
+    -20.0 * (-0.2 * s1.sqrt()).exp() - s2.exp() + 20.0 + std::f64::consts::E
+}
+#[differentiable]
+fn griewank(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().map(|v| v * v / 4000.0).sum();
+    let p: f64 = x
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v / ((i + 1) as f64).sqrt()).cos())
+        .product();
+    s - p + 1.0
+}
+#[differentiable]
+fn styblinski(x: &[f64]) -> f64 {
+    0.5 * x
+        .iter()
+        .map(|&v| v.powi(4) - 16.0 * v.powi(2) + 5.0 * v)
+        .sum::<f64>()
+}
+#[differentiable]
+fn horner(x: &[f64]) -> f64 {
+    let t = x[0];
+    x[1..].iter().rev().fold(0.0, |acc, &c| acc * t + c)
+}
+#[differentiable]
+fn tv(x: &[f64]) -> f64 {
+    x.windows(2)
+        .map(|w| ((w[1] - w[0]).powi(2) + 1e-3).sqrt())
+        .sum()
+}
+#[differentiable]
+fn pairs(x: &[f64]) -> f64 {
+    x.chunks(2).map(|c| c[0] * c[1].sin()).sum()
+}
+#[differentiable]
+fn lse_fold(x: &[f64]) -> f64 {
+    let m = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    m + x.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
+}
+#[differentiable]
+fn softmax_ce(x: &[f64]) -> f64 {
+    let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = x.iter().map(|v| (v - m).exp()).collect();
+    let z: f64 = e.iter().sum();
+    let p: Vec<f64> = e.iter().map(|v| v / z).collect();
+    -(p[1].ln())
+}
+#[differentiable]
+fn newton_cbrt(x: &[f64]) -> f64 {
+    let a = x[0];
+    let mut r = 1.0;
+    let mut k = 0;
+    while k < 20 {
+        r = r - (r * r * r - a) / (3.0 * r * r);
+        k += 1;
+    }
+    r * x[1]
+}
+#[differentiable]
+fn with_push(x: &[f64]) -> f64 {
+    let mut v = Vec::new();
+    for i in 0..x.len() {
+        v.push(x[i] * x[(i + 1) % x.len()]);
+    }
+    v.iter().sum::<f64>() + v[0] * v[v.len() - 1]
+}
+#[differentiable]
+fn local_closure(x: &[f64]) -> f64 {
+    let s = x[0];
+    let f = |t: f64| (t * s).tanh();
+    x.iter().map(|&t| f(t)).sum()
+}
+#[differentiable]
+fn match_int(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (i, v) in x.iter().enumerate() {
+        s += match i % 3 {
+            0 => v.exp(),
+            1 => v * v,
+            _ => v.sin(),
+        };
+    }
+    s
+}
+#[differentiable]
+fn cholesky_logdet(x: &[f64]) -> f64 {
+    // A = B Bᵀ + 3 I, B from x (3x3)
+    let n = 3;
+    let mut a = vec![0.0; 9];
+    for i in 0..n {
+        for j in 0..n {
+            let mut s = 0.0;
+            for k in 0..n {
+                s += x[i * n + k] * x[j * n + k];
+            }
+            a[i * n + j] = s + if i == j { 3.0 } else { 0.0 };
+        }
+    }
+    let mut l = vec![0.0; 9];
+    for j in 0..n {
+        let mut s = a[j * n + j];
+        for k in 0..j {
+            s -= l[j * n + k] * l[j * n + k];
+        }
+        l[j * n + j] = s.sqrt();
+        for i in j + 1..n {
+            let mut t = a[i * n + j];
+            for k in 0..j {
+                t -= l[i * n + k] * l[j * n + k];
+            }
+            l[i * n + j] = t / l[j * n + j];
+        }
+    }
+    (0..n).map(|i| 2.0 * l[i * n + i].ln()).sum()
+}
+#[differentiable]
+fn zip_dist(x: &[f64]) -> f64 {
+    let (a, b) = x.split_at(x.len() / 2);
+    a.iter()
+        .zip(b)
+        .map(|(p, q)| (p - q).powi(2))
+        .sum::<f64>()
+        .sqrt()
+}
+#[differentiable]
+fn sort_median(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2] * v[0]
+}
+#[differentiable]
+fn iter_minmax(x: &[f64]) -> f64 {
+    let mx = x.iter().cloned().fold(f64::MIN, f64::max);
+    let mn = x.iter().cloned().fold(f64::MAX, f64::min);
+    mx - mn + x.iter().map(|v| v.abs()).sum::<f64>()
+}
+#[differentiable]
+fn scan_cum(x: &[f64]) -> f64 {
+    let c: Vec<f64> = x
+        .iter()
+        .scan(0.0, |acc, &v| {
+            *acc += v;
+            Some(*acc)
+        })
+        .collect();
+    c.iter().map(|v| v * v).sum()
+}
+#[differentiable]
+fn rev_enumerate(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (i, v) in x.iter().enumerate().rev() {
+        s = s * 0.5 + v * (i as f64 + 1.0);
+    }
+    s * s
+}
+#[differentiable]
+fn step_by(x: &[f64]) -> f64 {
+    let mut s = 1.0;
+    for i in (0..x.len()).step_by(2) {
+        s *= 1.0 + x[i].sin();
+    }
+    s
+}
+#[differentiable]
+fn last_first(x: &[f64]) -> f64 {
+    let a = *x.first().unwrap();
+    let b = *x.last().unwrap();
+    a * b + x.iter().skip(1).take(2).map(|v| v.exp()).sum::<f64>()
+}
+#[differentiable]
+fn nested_fn(x: &[f64]) -> f64 {
+    #[differentiable]
+    fn sq(t: f64) -> f64 {
+        t * t
+    }
+    x.iter().map(|&v| sq(v)).sum::<f64>().ln()
+}
+#[differentiable]
+fn sigmoid_bce(x: &[f64]) -> f64 {
+    let ys = [1.0, 0.0, 1.0, 0.0];
+    let mut l = 0.0;
+    for i in 0..x.len() {
+        let p = 1.0 / (1.0 + (-x[i]).exp());
+        l -= ys[i % 4] * p.ln() + (1.0 - ys[i % 4]) * (1.0 - p).ln();
+    }
+    l / x.len() as f64
+}
+#[differentiable]
+fn mat_vec(x: &[f64]) -> f64 {
+    let n = 2;
+    let a = &x[..4];
+    let v = &x[4..6];
+    let mut y = [0.0; 2];
+    for i in 0..n {
+        for j in 0..n {
+            y[i] += a[i * n + j] * v[j];
+        }
+    }
+    y[0] * y[1] + y.iter().map(|t| t.cosh()).sum::<f64>()
+}
+#[differentiable]
+fn if_let_some(x: &[f64]) -> f64 {
+    let mut acc: Option<f64> = None;
+    for &e in x.iter() {
+        acc = Some(match acc {
+            Some(a) => a.max(e),
+            None => e,
+        });
+    }
+    if let Some(m) = acc {
+        m * x[0]
+    } else {
+        0.0
+    }
+}
+#[differentiable]
+fn local_use(x: &[f64]) -> f64 {
+    use std::f64::consts::PI;
+    const C: f64 = 0.25;
+    x.iter().map(|v| (PI * v).sin() * C).sum()
+}
+const WM: [f64; 3] = [0.5, -1.0, 2.0];
+#[differentiable]
+fn const_arrays(x: &[f64]) -> f64 {
+    const WL: [f64; 3] = [1.5, 0.25, -0.5];
+    fn idx(i: usize) -> usize {
+        (i + 1) % 3
+    }
+    let mut s = 0.0;
+    for i in 0..3 {
+        s += WM[i] * x[i] * x[idx(i)] + WL[i] * x[i].exp();
+    }
+    s
+}
+#[differentiable]
+fn reduce_path(x: &[f64]) -> f64 {
+    x.iter().cloned().reduce(f64::max).unwrap() * x[1]
+}
+#[differentiable]
+fn reduce_closure(x: &[f64]) -> f64 {
+    let m = x.iter().copied().reduce(|a, b| a.min(b)).unwrap();
+    let s = x.iter().map(|v| v * v).reduce(|a, b| a + b).unwrap_or(0.0);
+    m * s
+}
+#[differentiable]
+fn reduce_opt(x: &[f64]) -> f64 {
+    match x.iter().copied().reduce(f64::max) {
+        Some(m) => m * x[0],
+        None => 0.0,
+    }
+}
+#[differentiable]
+fn reduce_let(x: &[f64]) -> f64 {
+    let m = x.iter().cloned().reduce(f64::max);
+    let b = x.iter().max_by(|a, b| a.total_cmp(b));
+    let c = x
+        .iter()
+        .map(|v| v.sin())
+        .min_by(|a, b| a.partial_cmp(b).unwrap())
+        .unwrap_or(0.0);
+    let d = x.iter().copied().last();
+    let r = if let Some(m) = m { m * x[0] } else { 0.0 };
+    r + b.unwrap() * 2.0 + c * d.unwrap()
+}
+#[differentiable]
+fn max_by_total(x: &[f64]) -> f64 {
+    let m = *x.iter().max_by(|a, b| a.total_cmp(b)).unwrap();
+    let n = x
+        .iter()
+        .copied()
+        .min_by(|a, b| a.partial_cmp(b).unwrap())
+        .unwrap();
+    m * n
+}
+#[differentiable]
+fn hypot_atan(x: &[f64]) -> f64 {
+    x[0].hypot(x[1]) * x[1].atan2(x[0]) + x[2].log10() + x[3].log2() + x[2].ln_1p() + x[3].exp_m1()
+}
+
+const X: [f64; 6] = [0.7, -0.4, 1.3, 0.2, -0.9, 0.5];
+
+mod all_orders {
+    use super::X;
+    all_orders!(ackley, X);
+    all_orders!(griewank, X);
+    all_orders!(styblinski, X);
+    all_orders!(horner, X);
+    all_orders!(tv, X);
+    all_orders!(pairs, X);
+    all_orders!(lse_fold, X);
+    all_orders!(softmax_ce, X);
+    all_orders!(newton_cbrt, [2.0, 1.5]);
+    all_orders!(with_push, X);
+    all_orders!(local_closure, X);
+    all_orders!(match_int, X);
+    all_orders!(
+        cholesky_logdet,
+        [1.0, 0.2, -0.3, 0.5, 0.8, 0.1, -0.4, 0.3, 1.1]
+    );
+    all_orders!(zip_dist, X);
+    all_orders!(sort_median, X);
+    all_orders!(iter_minmax, X);
+    all_orders!(rev_enumerate, X);
+    all_orders!(step_by, X);
+    all_orders!(last_first, X);
+    all_orders!(nested_fn, X);
+    all_orders!(sigmoid_bce, X);
+    all_orders!(mat_vec, X);
+    all_orders!(if_let_some, X);
+    all_orders!(max_by_total, X);
+    all_orders!(reduce_let, X);
+    all_orders!(reduce_path, X);
+    all_orders!(reduce_closure, X);
+    all_orders!(reduce_opt, X);
+    all_orders!(const_arrays, X);
+    all_orders!(local_use, X);
+    all_orders!(hypot_atan, [0.7, 0.4, 1.3, 0.2]);
+}
+
+#[test]
+fn a_scan_has_its_gradient() {
+    // No generic form (`scan`), so first order only: c_k = Σ_{i≤k} x_i, f = Σ c_k²,
+    // ∂f/∂x_i = 2 Σ_{k≥i} c_k.
+    let x = X.to_vec();
+    let g = scan_cum::gradient(&x);
+    let c: Vec<f64> = x
+        .iter()
+        .scan(0.0, |a, v| {
+            *a += v;
+            Some(*a)
+        })
+        .collect();
+    for i in 0..x.len() {
+        let want: f64 = 2.0 * c[i..].iter().sum::<f64>();
+        assert!((g[i] - want).abs() < 1e-12, "{i}: {} against {want}", g[i]);
+    }
+}
