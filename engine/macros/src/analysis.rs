@@ -312,6 +312,19 @@ fn is_vec_type(t: &Type) -> bool {
         && p.path.segments.last().is_some_and(|s| s.ident == "Vec"))
 }
 
+/// Whether a macro inside `e` is given `name`.
+fn macro_given(e: &syn::Expr, name: &str) -> bool {
+    struct Given<'a>(&'a str, bool);
+    impl<'ast> syn::visit::Visit<'ast> for Given<'_> {
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            self.1 |= activity::tokens_mention(&m.tokens, &|i| *i == self.0);
+        }
+    }
+    let mut g = Given(name, false);
+    syn::visit::Visit::visit_expr(&mut g, e);
+    g.1
+}
+
 /// Whether the body's first mention of `name` is a top-level `let name = e;` whose
 /// value carries no derivative even with `name` active (`no_grad(name)`, a length).
 fn shadowed_by_inactive(block: &syn::Block, name: &syn::Ident) -> bool {
@@ -325,7 +338,17 @@ fn shadowed_by_inactive(block: &syn::Block, name: &syn::Ident) -> bool {
             };
             if let (syn::Pat::Ident(p), Some(init)) = (pat, &l.init) {
                 if p.ident == *name && p.by_ref.is_none() && init.diverge.is_none() {
-                    return !activity::expr_is_active(&init.expr, &with_name);
+                    // The whole analysis, not `expr_is_active` alone: a block's own
+                    // bindings (`let x = { let t = x; t };`) carry what they are given.
+                    let probe = syn::Ident::new("__mochi_shadow_probe", name.span());
+                    let init = &init.expr;
+                    let block: syn::Block = syn::parse_quote!({ let #probe = #init; });
+                    let mut active = with_name.clone();
+                    activity::analyse(&block, &mut active);
+                    // (A macro given the name, `dbg!(x)`, may return it.)
+                    return !active.contains(&probe.to_string())
+                        && !activity::expr_is_active(init, &with_name)
+                        && !macro_given(init, &key);
                 }
             }
         }

@@ -62,6 +62,7 @@ pub fn desugar(
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
+    DbgPrinted.visit_block_mut(&mut b);
     StoredChainEnds { active }.visit_block_mut(&mut b);
     WhileLetNext.visit_block_mut(&mut b);
     SplitTupleLets.visit_block_mut(&mut b);
@@ -2185,6 +2186,39 @@ fn assign_block_tail(b: &mut syn::Block, var: &syn::Ident) -> Option<()> {
         *t = assign_tails(t, var)?;
     }
     Some(())
+}
+
+/// `dbg!(e)` → `{ let v = e; eprintln!("[file:line:column] e = {v:#?}"); v }`, what the
+/// macro prints and returns, with the value read by the print alone (a macro's body is
+/// not differentiated).
+struct DbgPrinted;
+
+impl VisitMut for DbgPrinted {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::Macro(m) = e else { return };
+        if !m.mac.path.is_ident("dbg") {
+            return;
+        }
+        let Ok(inner) = m.mac.parse_body::<Expr>() else {
+            return;
+        };
+        let span = m.mac.path.span();
+        let v = format_ident!("__mochi_dbg", span = span);
+        let text = quote::quote!(#inner).to_string();
+        *e = syn::parse_quote_spanned!(span=> {
+            let #v = #inner;
+            ::std::eprintln!(
+                "[{}:{}:{}] {} = {:#?}",
+                ::core::file!(),
+                ::core::line!(),
+                ::core::column!(),
+                #text,
+                &#v
+            );
+            #v
+        });
+    }
 }
 
 /// `let m = x.iter().copied().reduce(f64::max);`: the `Option` an iterator chain's end
@@ -5065,6 +5099,16 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
             other |= uses.other;
         }
         if other {
+            // A half used otherwise (split again, `rest.split_at(n)`; bound to another
+            // name): the halves as windows of `x`, `&x[..mid]` and `&x[mid..]`, which
+            // `inline_windows` reads in place where it can. (`split_at_mut`'s halves
+            // cannot both borrow `x` that way.)
+            if !mutable {
+                let at_stmt: syn::Stmt = syn::parse_quote_spanned!(span=> let #mid: usize = #at;);
+                let left: syn::Stmt = syn::parse_quote_spanned!(span=> let #a = &#x[..#mid];);
+                let right: syn::Stmt = syn::parse_quote_spanned!(span=> let #c = &#x[#mid..];);
+                b.stmts.splice(k..=k, [at_stmt, left, right]);
+            }
             k += 1;
             continue;
         }

@@ -236,6 +236,11 @@ pub const SEQ_METHODS: &[&str] = &[
     "map_while",
     "then",
     "then_some",
+    "concat",
+    "scan",
+    "split_at_mut",
+    "chunks_mut",
+    "chunks_exact_mut",
 ];
 
 /// Methods whose results are never floats.
@@ -1321,6 +1326,16 @@ impl Rewrite<'_> {
         let parser = Punctuated::<Expr, syn::Token![,]>::parse_terminated;
         match syn::parse::Parser::parse2(parser, m.tokens.clone()) {
             Ok(mut args) => {
+                // An assertion's message is the function's (the generic scalar may not
+                // format as its `{:e}` asks): the twin asserts the condition alone.
+                let kept = match name.as_str() {
+                    "assert" | "debug_assert" => 1,
+                    "assert_eq" | "assert_ne" | "debug_assert_eq" | "debug_assert_ne" => 2,
+                    _ => usize::MAX,
+                };
+                if args.len() > kept {
+                    args = args.into_iter().take(kept).collect();
+                }
                 for a in args.iter_mut() {
                     // A message's format string stays as written.
                     if !matches!(
@@ -1498,6 +1513,14 @@ impl VisitMut for Rewrite<'_> {
                 return;
             }
         }
+        // `println!("{s:.3}")`: printing is the function's; the generic form, which
+        // computes derivatives, prints nothing (its scalar may not format as `{:e}`).
+        if let syn::Stmt::Macro(m) = s {
+            if is_print(&m.mac) {
+                *s = syn::parse_quote!((););
+                return;
+            }
+        }
         if let syn::Stmt::Item(i) = s {
             self.fail(
                 Why::Syntax,
@@ -1524,6 +1547,20 @@ impl VisitMut for Rewrite<'_> {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Macro(m) = e {
+            if is_print(&m.mac) {
+                *e = syn::parse_quote!(());
+                return;
+            }
+            // `dbg!(e)`: its value, unprinted (see `is_print`).
+            if m.mac.path.is_ident("dbg") {
+                if let Ok(mut inner) = m.mac.parse_body::<Expr>() {
+                    self.visit_expr_mut(&mut inner);
+                    *e = syn::parse_quote!((#inner));
+                    return;
+                }
+            }
+        }
         // `[0.0; N]`: the length is a constant of integers (see `visit_type_mut`).
         if let Expr::Repeat(r) = e {
             self.visit_expr_mut(&mut r.expr);
@@ -2092,4 +2129,14 @@ fn plain_nested_fns(block: &syn::Block) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// `print!`, `println!`, `eprint!`, `eprintln!`: left out of the twin.
+fn is_print(m: &syn::Macro) -> bool {
+    m.path.segments.last().is_some_and(|s| {
+        matches!(
+            s.ident.to_string().as_str(),
+            "print" | "println" | "eprint" | "eprintln"
+        )
+    })
 }

@@ -1,10 +1,16 @@
 //! Everyday functions (test functions of optimisation, chains with `fold`, `reduce`,
 //! `windows`, `chunks`, `scan`, sorting, local helpers, constants and `use`s declared in
-//! the body) checked at every order: the gradient against central differences, `jvp`
+//! the body, `println!`, `dbg!` and assertions with messages, nested `split_at`,
+//! `split_at_mut`, `chunks_mut`, `concat`) checked at every order: the gradient against central differences, `jvp`
 //! against the gradient, the Hessian against central differences of the gradient, and
 //! `hvp` against the Hessian.
 
-#![allow(clippy::needless_range_loop)]
+// `dbg!` and a parameter bound again by it are among the forms tested.
+#![allow(
+    clippy::needless_range_loop,
+    clippy::dbg_macro,
+    clippy::redundant_locals
+)]
 
 use mochi::prelude::*;
 
@@ -352,10 +358,214 @@ fn hypot_atan(x: &[f64]) -> f64 {
     x[0].hypot(x[1]) * x[1].atan2(x[0]) + x[2].log10() + x[3].log2() + x[2].ln_1p() + x[3].exp_m1()
 }
 
+#[differentiable]
+fn with_print(x: &[f64]) -> f64 {
+    let x = dbg!(x);
+    let y0 = dbg!(x[0] * 2.0);
+    let s: f64 = x.iter().map(|v| v * v).sum();
+    println!("s = {s}, x0 = {}", x[0]);
+    debug_assert!(s >= 0.0, "negative {}", s);
+    assert!(x.len() > 2);
+    s.sqrt() + y0
+}
+#[differentiable]
+fn array_pat(x: &[f64]) -> f64 {
+    let [a, b, c] = [x[0], x[1], x[2]];
+    a * b + c.exp() * a
+}
+#[differentiable]
+fn variance(x: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+}
+#[differentiable]
+fn eps_guard(x: &[f64]) -> f64 {
+    x.iter()
+        .map(|v| v.abs().max(f64::EPSILON).ln())
+        .sum::<f64>()
+        + std::f64::consts::PI * x[0]
+}
+#[differentiable]
+fn rev_enum2(x: &[f64]) -> f64 {
+    x.iter()
+        .rev()
+        .enumerate()
+        .map(|(i, v)| v * (i as f64 + 1.0))
+        .map(|t| t.sin())
+        .sum()
+}
+#[differentiable]
+fn triple_zip(x: &[f64]) -> f64 {
+    let n = x.len() / 3;
+    let (a, rest) = x.split_at(n);
+    let (b, c) = rest.split_at(n);
+    a.iter()
+        .zip(b.iter())
+        .zip(c.iter())
+        .map(|((p, q), r)| p * q + r * r * p)
+        .sum()
+}
+#[differentiable]
+fn early_return(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        if x[i] > 1.0 {
+            return s * x[i];
+        }
+        s += x[i].cos();
+    }
+    s
+}
+#[differentiable]
+fn loop_break_val(x: &[f64]) -> f64 {
+    let mut i = 0;
+    let r = loop {
+        if i == x.len() - 1 || x[i] > 1.0 {
+            break x[i] * 2.0;
+        }
+        i += 1;
+    };
+    r * x[0]
+}
+#[differentiable]
+fn while_tol(x: &[f64]) -> f64 {
+    // fixed-point iteration r = cos(a r) until converged
+    let a = x[0];
+    let mut r = 1.0;
+    let mut it = 0;
+    while it < 100 {
+        let next = (a * r).cos() * 0.5;
+        if (next - r).abs() < 1e-15 {
+            r = next;
+            break;
+        }
+        r = next;
+        it += 1;
+    }
+    r + x[1] * x[2]
+}
+#[differentiable]
+fn tuple_match(x: &[f64]) -> f64 {
+    match (x[0] > 0.0, x[1] > 0.0) {
+        (true, true) => x[0] * x[1],
+        (true, false) => x[0] - x[1],
+        (false, _) => x[1].exp(),
+    }
+}
+#[differentiable]
+fn nested_vec(x: &[f64]) -> f64 {
+    let m: Vec<Vec<f64>> = (0..2)
+        .map(|i| (0..3).map(|j| x[i * 3 + j]).collect())
+        .collect();
+    let mut s = 0.0;
+    for row in &m {
+        s += row.iter().map(|v| v * v).sum::<f64>().sqrt();
+    }
+    s * m[1][2]
+}
+#[differentiable]
+fn mat3(x: &[f64]) -> f64 {
+    let mut a = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            a[i][j] = if i == j {
+                2.0 + x[i]
+            } else {
+                x[(i + j) % x.len()] * 0.1
+            };
+        }
+    }
+    let det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1])
+        - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+        + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+    det.ln()
+}
+#[differentiable]
+fn sign_and_clamp(x: &[f64]) -> f64 {
+    x.iter()
+        .map(|v| v.signum() * v.abs().sqrt() + v.clamp(-0.6, 0.6))
+        .sum()
+}
+#[differentiable]
+fn iter_sum_of_products(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().zip(x.iter().skip(1)).map(|(a, b)| a * b).sum();
+    let p: f64 = x.iter().take(3).product();
+    s + p
+}
+#[differentiable]
+fn compound_assign(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    for i in 1..v.len() {
+        v[i] += v[i - 1] * 0.5;
+        v[i] *= 1.0 + v[i - 1].tanh();
+        v[i] /= 2.0;
+        v[i] -= 0.1;
+    }
+    v.iter().sum()
+}
+#[differentiable]
+fn swap_and_reverse(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.swap(0, 2);
+    v.reverse();
+    v[0] * 3.0 + v[1] * v[2] + v[v.len() - 1].exp()
+}
+#[differentiable]
+fn scan_run(x: &[f64]) -> f64 {
+    let c: Vec<f64> = x
+        .iter()
+        .scan(1.0, |acc, &v| {
+            *acc *= 1.0 + 0.5 * v.sin();
+            Some(*acc)
+        })
+        .collect();
+    c.iter().sum()
+}
+#[differentiable]
+fn halves_mut(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    let (a, b) = v.split_at_mut(3);
+    for i in 0..3 {
+        b[i] += a[i] * a[i];
+    }
+    for c in v.chunks_mut(2) {
+        c[0] *= c[1];
+    }
+    v.iter().map(|t| t.sin()).sum()
+}
+#[differentiable]
+fn extend_concat(x: &[f64]) -> f64 {
+    let mut v: Vec<f64> = x.iter().map(|a| a * 2.0).collect();
+    v.extend_from_slice(&x[..2]);
+    v.extend(x.iter().map(|a| a.sin()));
+    let w = [x, &v[..]].concat();
+    w.iter().map(|a| a * a).sum::<f64>()
+}
+
 const X: [f64; 6] = [0.7, -0.4, 1.3, 0.2, -0.9, 0.5];
 
 mod all_orders {
     use super::X;
+    all_orders!(with_print, X);
+    all_orders!(array_pat, X);
+    all_orders!(variance, X);
+    all_orders!(eps_guard, X);
+    all_orders!(rev_enum2, X);
+    all_orders!(triple_zip, X);
+    all_orders!(early_return, X);
+    all_orders!(loop_break_val, X);
+    all_orders!(while_tol, X);
+    all_orders!(tuple_match, X);
+    all_orders!(nested_vec, X);
+    all_orders!(mat3, X);
+    all_orders!(sign_and_clamp, X);
+    all_orders!(iter_sum_of_products, X);
+    all_orders!(compound_assign, X);
+    all_orders!(swap_and_reverse, X);
+    all_orders!(extend_concat, X);
+    all_orders!(scan_run, X);
+    all_orders!(halves_mut, X);
     all_orders!(ackley, X);
     all_orders!(griewank, X);
     all_orders!(styblinski, X);
