@@ -65,6 +65,7 @@ pub fn desugar(
     DbgPrinted.visit_block_mut(&mut b);
     StoredChainEnds { active }.visit_block_mut(&mut b);
     WhileLetNext.visit_block_mut(&mut b);
+    WhileLetPop.visit_block_mut(&mut b);
     SplitTupleLets.visit_block_mut(&mut b);
     diverging_tail_loop(&mut b);
     tail_returns(&mut b);
@@ -5378,10 +5379,82 @@ impl VisitMut for WhileLetNext {
     }
 }
 
+/// `let mut st = ..; … while let Some(p) = st.pop() { body }` with `body` not naming
+/// `st` and nothing after the loop naming it (a stack drained): `for i in
+/// (0..st.len()).rev() { let p = st[i].clone(); body }`, the same elements in the same
+/// order, read by index (a `pop` changes the buffer's length, which the derivation
+/// does not follow). A `break` leaves elements behind, which nothing reads.
+struct WhileLetPop;
+
+impl VisitMut for WhileLetPop {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        for k in 0..b.stmts.len() {
+            let Some((name, _)) = mut_let(&b.stmts[k]) else {
+                continue;
+            };
+            let mentions = |s: &syn::Stmt| {
+                tokens_mention(&quote::ToTokens::to_token_stream(s), &|i| i == &name)
+            };
+            for j in k + 1..b.stmts.len() {
+                if !mentions(&b.stmts[j]) {
+                    continue;
+                }
+                if let Some(f) = pop_loop(&b.stmts[j], &name) {
+                    if !b.stmts[j + 1..].iter().any(mentions) {
+                        b.stmts[j] = syn::Stmt::Expr(f, None);
+                    }
+                }
+            }
+        }
+        syn::visit_mut::visit_block_mut(self, b);
+    }
+}
+
+/// `while let Some(p) = st.pop() { body }` with `body` not naming `st`: the index loop
+/// of [`WhileLetPop`].
+fn pop_loop(s: &syn::Stmt, st: &syn::Ident) -> Option<Expr> {
+    let syn::Stmt::Expr(Expr::While(w), _) = s else {
+        return None;
+    };
+    let Expr::Let(l) = &*w.cond else { return None };
+    let Pat::TupleStruct(ts) = &*l.pat else {
+        return None;
+    };
+    if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
+        return None;
+    }
+    let Expr::MethodCall(m) = &*l.expr else {
+        return None;
+    };
+    if m.method != "pop"
+        || !m.args.is_empty()
+        || !matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident(st))
+    {
+        return None;
+    }
+    if tokens_mention(&quote::ToTokens::to_token_stream(&w.body), &|i| i == st) {
+        return None;
+    }
+    let (pat, body, label) = (&ts.elems[0], &w.body, &w.label);
+    let span = m.method.span();
+    let i = format_ident!("__mochi_popped", span = span);
+    let stmts = &body.stmts;
+    Some(
+        syn::parse_quote_spanned!(span=> #label for #i in (0..#st.len()).rev() {
+            let #pat = #st[#i].clone();
+            #(#stmts)*
+        }),
+    )
+}
+
 /// `let mut it = e;`: `it` and `e`.
 fn mut_let(s: &syn::Stmt) -> Option<(syn::Ident, Expr)> {
     let syn::Stmt::Local(l) = s else { return None };
-    let Pat::Ident(p) = &l.pat else { return None };
+    let pat = match &l.pat {
+        Pat::Type(t) => &*t.pat,
+        p => p,
+    };
+    let Pat::Ident(p) = pat else { return None };
     let init = l.init.as_ref()?;
     if p.mutability.is_none() || p.by_ref.is_some() || init.diverge.is_some() {
         return None;

@@ -1,9 +1,10 @@
 //! Everyday functions (test functions of optimisation, chains with `fold`, `reduce`,
 //! `windows`, `chunks`, `scan`, sorting, local helpers, constants and `use`s declared in
 //! the body, `println!`, `dbg!` and assertions with messages, nested `split_at`,
-//! `split_at_mut`, `chunks_mut`, `concat`) checked at every order: the gradient against central differences, `jvp`
-//! against the gradient, the Hessian against central differences of the gradient, and
-//! `hvp` against the Hessian.
+//! `split_at_mut`, `chunks_mut`, `concat`, float functions by path, a stack drained by
+//! `while let Some(v) = st.pop()`) checked at every order: the gradient against central
+//! differences, `jvp` against the gradient, the Hessian against central differences of
+//! the gradient, and `hvp` against the Hessian.
 
 // `dbg!` and a parameter bound again by it are among the forms tested.
 #![allow(
@@ -543,10 +544,102 @@ fn extend_concat(x: &[f64]) -> f64 {
     w.iter().map(|a| a * a).sum::<f64>()
 }
 
+#[differentiable]
+fn path_calls(x: &[f64]) -> f64 {
+    f64::max(x[0], x[1]) * f64::sqrt(x[2])
+        + f64::mul_add(x[0], x[1], x[2])
+        + x[3].mul_add(x[4], 1.0)
+        + f64::hypot(x[0], x[5])
+        + f64::exp(x[1])
+        + f64::powi(x[2], 3)
+        + f64::powf(x[2], x[5])
+}
+#[differentiable]
+fn map_paths(x: &[f64]) -> f64 {
+    let a: f64 = x.iter().map(|v| f64::exp(*v)).sum();
+    let b: f64 = x.iter().copied().map(f64::sin).sum();
+    let c: Vec<f64> = x.iter().cloned().map(f64::tanh).collect();
+    a * b + c.iter().sum::<f64>()
+}
+#[differentiable]
+fn float_consts(x: &[f64]) -> f64 {
+    let t = std::f64::consts::TAU * x[0] + core::f64::consts::LN_2 * x[1] + f64::MIN_POSITIVE;
+    t.sin() + (x[2] * std::f64::consts::FRAC_1_SQRT_2).cos()
+}
+#[differentiable]
+fn int_pow_mix(x: &[f64]) -> f64 {
+    let n = x.len() as i32;
+    let mut s = 0.0;
+    for (k, v) in x.iter().enumerate() {
+        s += v.powi(k as i32 + 1) / (n as f64) + (k as f64).sqrt() * v;
+    }
+    s
+}
+#[differentiable]
+fn sum_by_fold_tuple(x: &[f64]) -> f64 {
+    let (s, q) = x.iter().fold((0.0, 0.0), |(s, q), v| (s + v, q + v * v));
+    q / x.len() as f64 - (s / x.len() as f64).powi(2)
+}
+#[differentiable]
+fn nested_closures(x: &[f64]) -> f64 {
+    let sq = |t: f64| t * t;
+    let comp = |t: f64| sq(t).sin() + sq(t + 1.0);
+    x.iter().map(|&v| comp(v)).sum()
+}
+#[differentiable]
+fn while_let_pop(x: &[f64]) -> f64 {
+    let mut st = x.to_vec();
+    let mut acc = 1.0;
+    while let Some(v) = st.pop() {
+        acc = acc * 0.5 + v * v;
+    }
+    acc
+}
+#[differentiable]
+fn stack_typed(x: &[f64]) -> f64 {
+    let mut st: Vec<(f64, f64)> = Vec::new();
+    for c in x.chunks(2) {
+        st.push((c[0], c[1] * c[0]));
+    }
+    let mut acc = 0.0;
+    'outer: while let Some((a, b)) = st.pop() {
+        if a > 100.0 {
+            break 'outer;
+        }
+        acc += a.sin() * b;
+    }
+    acc
+}
+#[differentiable]
+fn vec_of_tuples(x: &[f64]) -> f64 {
+    let pairs: Vec<(f64, f64)> = x.chunks(2).map(|c| (c[0], c[1])).collect();
+    pairs.iter().map(|&(a, b)| a * b.exp()).sum()
+}
+#[differentiable]
+fn iter_max_by_key_idx(x: &[f64]) -> f64 {
+    let k = x
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.partial_cmp(b.1).unwrap())
+        .map(|(i, _)| i)
+        .unwrap();
+    x[k] * x[0] + x.iter().position(|&v| v < 0.0).map_or(0.0, |i| x[i])
+}
+
 const X: [f64; 6] = [0.7, -0.4, 1.3, 0.2, -0.9, 0.5];
 
 mod all_orders {
     use super::X;
+    all_orders!(path_calls, X);
+    all_orders!(map_paths, X);
+    all_orders!(float_consts, X);
+    all_orders!(int_pow_mix, X);
+    all_orders!(sum_by_fold_tuple, X);
+    all_orders!(nested_closures, X);
+    all_orders!(while_let_pop, X);
+    all_orders!(vec_of_tuples, X);
+    all_orders!(stack_typed, X);
+    all_orders!(iter_max_by_key_idx, X);
     all_orders!(with_print, X);
     all_orders!(array_pat, X);
     all_orders!(variance, X);
