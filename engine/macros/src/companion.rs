@@ -10,6 +10,7 @@ use syn::visit_mut::VisitMut;
 use syn::{FnArg, ItemFn};
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item = named_params(item);
     match hoist_nested(&attr, &item) {
         Some(Ok((hoisted, item))) => {
             let rest = expand_one(attr, item);
@@ -18,6 +19,44 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Some(Err((e, item))) => combine(e, item),
         None => expand_one(attr, item),
     }
+}
+
+/// A parameter written as a pattern (`(a, b): (f64, f64)`, `[x, y]: [f64; 2]`,
+/// `&k: &usize`) is named, `__mochi_arg0: (f64, f64)`, and destructured by the first
+/// statement of the body, `let (a, b) = __mochi_arg0;`: the same function, whose
+/// companions take the argument by the same type.
+fn named_params(item: TokenStream) -> TokenStream {
+    let Ok(mut func) = syn::parse2::<ItemFn>(item.clone()) else {
+        return item;
+    };
+    let mut lets: Vec<syn::Stmt> = Vec::new();
+    for (k, a) in func.sig.inputs.iter_mut().enumerate() {
+        let FnArg::Typed(pt) = a else { continue };
+        if matches!(&*pt.pat, syn::Pat::Ident(_)) {
+            continue;
+        }
+        let name = format_ident!(
+            "__mochi_arg{}",
+            k,
+            span = syn::spanned::Spanned::span(&pt.pat)
+        );
+        let pat = std::mem::replace(
+            &mut *pt.pat,
+            syn::Pat::Ident(syn::PatIdent {
+                attrs: Vec::new(),
+                by_ref: None,
+                mutability: None,
+                ident: name.clone(),
+                subpat: None,
+            }),
+        );
+        lets.push(syn::parse_quote!(let #pat = #name;));
+    }
+    if lets.is_empty() {
+        return item;
+    }
+    func.block.stmts.splice(0..0, lets);
+    quote!(#func)
 }
 
 /// A `#[differentiable] fn` declared among the statements of a free function's body

@@ -2,7 +2,8 @@
 //! derivative whatever the new value is written as: only a value that carries none
 //! (`no_grad(x)`, a length) makes the parameter constant. Before 2026-12-03 a block with
 //! its own bindings (`{ let t = x; t }`, an accumulating loop) read as constant, and the
-//! gradient was zero.
+//! gradient was zero. Parameters written as patterns (`(a, b): (f64, f64)`) are named and
+//! destructured by the body's first statement.
 
 // The forms are written as they are on purpose: they are what is tested.
 #![allow(
@@ -183,4 +184,22 @@ fn a_parameter_bound_to_its_no_grad_is_still_constant() {
 fn frozen(x: f64, y: f64) -> f64 {
     let x = no_grad(x);
     x * y
+}
+
+#[differentiable]
+fn pair((a, b): (f64, f64)) -> f64 {
+    a * b.sin()
+}
+
+#[differentiable]
+fn corners([lo, hi]: [f64; 2], _: usize) -> f64 {
+    hi * hi - lo
+}
+
+#[test]
+fn parameters_written_as_patterns_are_destructured() {
+    let (da, db) = pair::gradient((2.0, 3.0));
+    assert_eq!((da, db), (3.0f64.sin(), 2.0 * 3.0f64.cos()));
+    let (d, _) = corners::gradient([1.5, -2.0], 7);
+    assert_eq!(d, [-1.0, -4.0]);
 }
