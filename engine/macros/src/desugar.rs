@@ -194,7 +194,8 @@ fn array_from_elements(
                 m.method.to_string().as_str(),
                 "iter" | "into_iter" | "map" | "filter" | "filter_map" | "zip" | "enumerate"
                     | "copied" | "cloned" | "rev" | "skip" | "take" | "chain" | "step_by"
-                    | "windows" | "chunks" | "chunks_exact" | "scan" | "flat_map" | "flatten"
+                    | "windows" | "chunks" | "chunks_exact" | "rchunks" | "rchunks_exact" | "scan"
+                    | "flat_map" | "flatten"
             ));
             let chain: Expr = if iterator {
                 chain.clone()
@@ -648,6 +649,8 @@ const PURE_METHODS: &[&str] = &[
     "windows",
     "chunks",
     "chunks_exact",
+    "rchunks",
+    "rchunks_exact",
     "zip",
     "enumerate",
     "copied",
@@ -4244,6 +4247,141 @@ fn result_match(m: &syn::ExprMatch) -> Option<Expr> {
     } else {
         syn::parse_quote_spanned!(span=> { let #t = #scrutinee; #branch })
     })
+}
+
+/// A `match` on a differentiable scalar whose arms choose by guards, ranges or literals
+/// (`match v { v if v < 0.0 => A, 0.0..=1.0 => B, t @ 1.0..2.0 => C, _ => D }`) as the
+/// `if` chain it is: `{ let v = e; if v < 0.0 { A } else if (0.0..=1.0).contains(&v) {
+/// B } else if (1.0..2.0).contains(&v) { C } else { D } }`. Every arm binds the same name or
+/// none (a fresh one is bound then, read by the ranges' tests), the last arm catches
+/// all (`_` or the name, without a guard), and no arm that binds nothing reads a name
+/// the binding would hide. Other shapes are left to the lowering, which refuses them.
+/// With `all`, also a `match` that neither binds nor guards (the generic form's, whose
+/// patterns cannot be float ranges or literals); otherwise only one that does.
+pub fn guarded_match(m: &syn::ExprMatch, all: bool) -> Option<Expr> {
+    if m.arms.len() < 2 {
+        return None;
+    }
+    // What an arm's pattern tests and binds.
+    enum Test {
+        All,
+        Range(syn::ExprRange),
+        Equal(Expr),
+    }
+    fn bound(e: &Expr) -> bool {
+        match e {
+            Expr::Lit(l) => matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => bound(&u.expr),
+            Expr::Path(p) => p.qself.is_none(),
+            _ => false,
+        }
+    }
+    fn test(p: &Pat) -> Option<(Option<syn::Ident>, Test)> {
+        match p {
+            Pat::Wild(_) => Some((None, Test::All)),
+            Pat::Ident(i) if i.by_ref.is_none() && i.mutability.is_none() => {
+                if i.ident.to_string().starts_with(|c: char| c.is_uppercase()) {
+                    return None;
+                }
+                let t = match &i.subpat {
+                    None => Test::All,
+                    Some((_, sub)) => match test(sub)? {
+                        (None, t) => t,
+                        _ => return None,
+                    },
+                };
+                Some((Some(i.ident.clone()), t))
+            }
+            Pat::Range(r) => {
+                let ends = [&r.start, &r.end];
+                if ends.iter().any(|e| e.as_deref().is_some_and(|e| !bound(e))) {
+                    return None;
+                }
+                Some((None, Test::Range(r.clone())))
+            }
+            Pat::Lit(l) if matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)) => {
+                Some((None, Test::Equal(Expr::Lit(l.clone()))))
+            }
+            Pat::Paren(p) => test(&p.pat),
+            _ => None,
+        }
+    }
+    let arms: Vec<_> = m.arms.iter().map(|a| test(&a.pat)).collect::<Option<_>>()?;
+    let names: Vec<&syn::Ident> = arms.iter().filter_map(|(n, _)| n.as_ref()).collect();
+    if names.windows(2).any(|w| w[0] != w[1]) {
+        return None;
+    }
+    // Only a `match` the lowering refuses: one that binds or guards.
+    if !all && names.is_empty() && m.arms.iter().all(|a| a.guard.is_none()) {
+        return None;
+    }
+    let last = m.arms.last()?;
+    if last.guard.is_some() || !matches!(arms.last()?.1, Test::All) {
+        return None;
+    }
+    let span = m.match_token.span;
+    let name = match names.first() {
+        Some(n) => {
+            // An arm that binds nothing must not read an outer value of the same name
+            // (unless that value is what is matched: `match v { v if .. }`).
+            let itself = matches!(unparen(&m.expr), Expr::Path(p) if p.path.is_ident(*n));
+            let hidden = !itself
+                && m.arms.iter().zip(&arms).any(|(a, (n, _))| {
+                    n.is_none() && {
+                        let mut t = quote::ToTokens::to_token_stream(&a.body);
+                        if let Some((_, g)) = &a.guard {
+                            t.extend(quote::ToTokens::to_token_stream(g));
+                        }
+                        tokens_mention(&t, &|x| x == *names.first().unwrap())
+                    }
+                });
+            if hidden {
+                return None;
+            }
+            (*n).clone()
+        }
+        None => format_ident!("__mochi_scrutinee", span = span),
+    };
+    let conds: Vec<Option<Expr>> = m
+        .arms
+        .iter()
+        .zip(&arms)
+        .map(|(a, (_, t))| {
+            let mut parts: Vec<Expr> = Vec::new();
+            match t {
+                Test::All => {}
+                Test::Equal(l) => parts.push(syn::parse_quote_spanned!(span=> #name == #l)),
+                Test::Range(r) => {
+                    parts.push(syn::parse_quote_spanned!(span=> (#r).contains(&#name)))
+                }
+            }
+            if let Some((_, g)) = &a.guard {
+                parts.push(syn::parse_quote!((#g)));
+            }
+            let mut it = parts.into_iter();
+            let first = it.next()?;
+            Some(it.fold(first, |acc, p| syn::parse_quote_spanned!(span=> #acc && #p)))
+        })
+        .collect();
+    // From the last arm up: `else` bodies nest.
+    let mut chain: Option<Expr> = None;
+    for (a, c) in m.arms.iter().zip(conds).rev() {
+        let body = stmts_of(&a.body);
+        chain = Some(match (c, chain) {
+            (None, _) => syn::parse_quote_spanned!(span=> { #(#body)* }),
+            (Some(c), Some(rest)) => {
+                syn::parse_quote_spanned!(span=> if #c { #(#body)* } else #rest)
+            }
+            (Some(_), None) => return None,
+        });
+    }
+    let chain = chain?;
+    let scrutinee = &m.expr;
+    // Nothing reads a value no arm binds or tests: evaluated, not moved, as by `match`.
+    if names.is_empty() && arms.iter().all(|(_, t)| matches!(t, Test::All)) {
+        return Some(syn::parse_quote_spanned!(span=> { let _ = #scrutinee; #chain }));
+    }
+    Some(syn::parse_quote_spanned!(span=> { let #name = #scrutinee; #chain }))
 }
 
 /// `let P = e else { D };` as `let m = e; if !matches!(&m, P) { D }` and then
@@ -8272,7 +8410,10 @@ impl VisitMut for Desugar {
             // (A scrutinee without a derivative, `match x.iter().position(p) { Some(i) =>
             // i, None => n }`, is matched as written.)
             Expr::Match(m) if !no_derivative(&m.expr) => {
-                if let Some(r) = option_match(m, &self.active).or_else(|| result_match(m)) {
+                if let Some(r) = option_match(m, &self.active)
+                    .or_else(|| result_match(m))
+                    .or_else(|| guarded_match(m, false))
+                {
                     *e = r;
                     self.visit_expr_mut(e);
                 }

@@ -146,6 +146,11 @@ pub enum Pieces {
     ChunksExact,
     /// `chunks(m)`: disjoint, the last one shorter when `m` does not divide the length.
     Chunks,
+    /// `rchunks_exact(m)`: disjoint, from the end, a shorter head dropped.
+    RChunksExact,
+    /// `rchunks(m)`: disjoint, from the end, the last one (the sequence's head) shorter
+    /// when `m` does not divide the length.
+    RChunks,
 }
 
 impl Pieces {
@@ -154,6 +159,8 @@ impl Pieces {
             "windows" => Some(Pieces::Windows),
             "chunks_exact" => Some(Pieces::ChunksExact),
             "chunks" => Some(Pieces::Chunks),
+            "rchunks_exact" => Some(Pieces::RChunksExact),
+            "rchunks" => Some(Pieces::RChunks),
             _ => None,
         }
     }
@@ -162,8 +169,10 @@ impl Pieces {
     fn count(self, seq: &Expr, size: &Expr, span: Span) -> TokenStream {
         match self {
             Pieces::Windows => quote_spanned!(span=> (#seq.len() + 1).saturating_sub(#size)),
-            Pieces::ChunksExact => quote_spanned!(span=> #seq.len() / (#size)),
-            Pieces::Chunks => quote_spanned!(span=> #seq.len().div_ceil(#size)),
+            Pieces::ChunksExact | Pieces::RChunksExact => {
+                quote_spanned!(span=> #seq.len() / (#size))
+            }
+            Pieces::Chunks | Pieces::RChunks => quote_spanned!(span=> #seq.len().div_ceil(#size)),
         }
     }
 
@@ -184,6 +193,14 @@ impl Pieces {
             ),
             Pieces::Chunks => (
                 quote_spanned!(span=> (#k) * (#size)),
+                quote_spanned!(span=> ::core::cmp::min(#size, #seq.len() - (#k) * (#size))),
+            ),
+            Pieces::RChunksExact => (
+                quote_spanned!(span=> #seq.len() - ((#k) + 1) * (#size)),
+                quote_spanned!(span=> (#size)),
+            ),
+            Pieces::RChunks => (
+                quote_spanned!(span=> (#seq.len() - (#k) * (#size)).saturating_sub(#size)),
                 quote_spanned!(span=> ::core::cmp::min(#size, #seq.len() - (#k) * (#size))),
             ),
         }
@@ -249,17 +266,19 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                     }
                     None => false,
                 },
-                ("windows" | "chunks_exact" | "chunks", 1) => match sequence(&m.receiver) {
-                    Some((seq, None, None)) => push(
-                        out,
-                        Stage::Windows {
-                            seq,
-                            size: args[0].clone(),
-                            kind: Pieces::of(&name).expect("a piece method"),
-                        },
-                    ),
-                    _ => false,
-                },
+                ("windows" | "chunks_exact" | "chunks" | "rchunks_exact" | "rchunks", 1) => {
+                    match sequence(&m.receiver) {
+                        Some((seq, None, None)) => push(
+                            out,
+                            Stage::Windows {
+                                seq,
+                                size: args[0].clone(),
+                                kind: Pieces::of(&name).expect("a piece method"),
+                            },
+                        ),
+                        _ => false,
+                    }
+                }
                 ("step_by", 1) => {
                     stages(&m.receiver, out) && push(out, Stage::StepBy(args[0].clone()))
                 }

@@ -162,6 +162,8 @@ pub const SEQ_METHODS: &[&str] = &[
     "windows",
     "chunks",
     "chunks_exact",
+    "rchunks",
+    "rchunks_exact",
     "first",
     "last",
     "unwrap",
@@ -1485,9 +1487,20 @@ impl VisitMut for Rewrite<'_> {
                 return;
             }
         }
+        // A range of integers (`0..=1 =>` on an index) is matched as written.
         if let Pat::Range(r) = p {
-            self.fail(Why::Syntax, "a pattern matches a range".into(), r.span());
-            return;
+            let integer = |e: &Option<Box<Expr>>| match e.as_deref() {
+                None => true,
+                Some(Expr::Unary(u)) => {
+                    matches!(&*u.expr, Expr::Lit(l) if matches!(l.lit, syn::Lit::Int(_)))
+                }
+                Some(Expr::Lit(l)) => matches!(l.lit, syn::Lit::Int(_)),
+                Some(_) => false,
+            };
+            if !(integer(&r.start) && integer(&r.end)) {
+                self.fail(Why::Syntax, "a pattern matches a range".into(), r.span());
+                return;
+            }
         }
         syn::visit_mut::visit_pat_mut(self, p);
     }
@@ -1557,6 +1570,37 @@ impl VisitMut for Rewrite<'_> {
                 if let Ok(mut inner) = m.mac.parse_body::<Expr>() {
                     self.visit_expr_mut(&mut inner);
                     *e = syn::parse_quote!((#inner));
+                    return;
+                }
+            }
+        }
+        // A `match` by float ranges or literals (`0.0..=1.0 =>`), which a generic scalar
+        // cannot be matched by, as the `if` chain it is.
+        if let Expr::Match(m) = e {
+            let float_pattern = |p: &Pat| {
+                let p = match p {
+                    Pat::Ident(i) => i.subpat.as_ref().map_or(p, |(_, s)| &**s),
+                    other => other,
+                };
+                let float = |e: &Expr| {
+                    let e = match e {
+                        Expr::Unary(u) => &*u.expr,
+                        other => other,
+                    };
+                    matches!(e, Expr::Lit(l) if matches!(l.lit, syn::Lit::Float(_)))
+                };
+                match p {
+                    Pat::Range(r) => [&r.start, &r.end]
+                        .iter()
+                        .any(|e| e.as_deref().is_some_and(float)),
+                    Pat::Lit(l) => matches!(l.lit, syn::Lit::Float(_)),
+                    _ => false,
+                }
+            };
+            if m.arms.iter().any(|a| float_pattern(&a.pat)) {
+                if let Some(chain) = crate::desugar::guarded_match(m, true) {
+                    *e = chain;
+                    self.visit_expr_mut(e);
                     return;
                 }
             }

@@ -1,8 +1,8 @@
 //! Everyday functions (test functions of optimisation, chains with `fold`, `reduce`,
 //! `windows`, `chunks`, `scan`, sorting, local helpers, constants and `use`s declared in
 //! the body, `println!`, `dbg!` and assertions with messages, nested `split_at`,
-//! `split_at_mut`, `chunks_mut`, `concat`, float functions by path, a stack drained by
-//! `while let Some(v) = st.pop()`) checked at every order: the gradient against central
+//! `split_at_mut`, `chunks_mut`, `concat`, `rchunks`, float functions by path, a stack
+//! drained by `while let Some(v) = st.pop()`, `match` by guards and ranges) checked at every order: the gradient against central
 //! differences, `jvp` against the gradient, the Hessian against central differences of
 //! the gradient, and `hvp` against the Hessian.
 
@@ -587,6 +587,59 @@ fn nested_closures(x: &[f64]) -> f64 {
     x.iter().map(|&v| comp(v)).sum()
 }
 #[differentiable]
+fn match_guards(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for &v in x {
+        s += match v {
+            v if v < 0.0 => v * v,
+            v if v < 1.0 => v.sin(),
+            _ => v.ln(),
+        };
+    }
+    s
+}
+#[differentiable]
+fn match_ranges(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += match x[i] * 2.0 {
+            t if t < -1.0 => t.exp(),
+            -1.0..=1.0 => x[i] * x[i],
+            t @ 1.0..3.0 => t.sin() * x[0],
+            _ => 1.0,
+        };
+    }
+    s
+}
+#[differentiable]
+fn match_index(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += match i % 3 {
+            0 => x[i],
+            r if r < 2 => x[i] * x[i] * 2.0 * r as f64,
+            _ => x[i].sin(),
+        };
+        s += match i {
+            0..=1 => x[i].exp(),
+            _ => 0.5 * x[i],
+        };
+    }
+    s
+}
+#[differentiable]
+fn rchunks_all(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for c in x.rchunks_exact(2) {
+        s += c[0] * c[1].exp();
+    }
+    for (k, c) in x.rchunks(2).enumerate() {
+        s += (k as f64 + 1.0) * c[c.len() - 1].sin();
+    }
+    s + x.rchunks(2).map(|c| c[0] * c[c.len() - 1]).sum::<f64>()
+        + x.rchunks_exact(2).map(|c| c[1] - c[0]).sum::<f64>()
+}
+#[differentiable]
 fn while_let_pop(x: &[f64]) -> f64 {
     let mut st = x.to_vec();
     let mut acc = 1.0;
@@ -637,6 +690,10 @@ mod all_orders {
     all_orders!(sum_by_fold_tuple, X);
     all_orders!(nested_closures, X);
     all_orders!(while_let_pop, X);
+    all_orders!(match_guards, [-0.4, 0.3, 1.7, 2.0]);
+    all_orders!(match_ranges, [-0.7, 0.3, 1.2, 2.0]);
+    all_orders!(match_index, X);
+    all_orders!(rchunks_all, [0.7, -0.4, 1.3, 0.2, -0.9]);
     all_orders!(vec_of_tuples, X);
     all_orders!(stack_typed, X);
     all_orders!(iter_max_by_key_idx, X);

@@ -185,7 +185,7 @@ impl Lowerer {
                 && !choice_variant(&arm.pat)
         });
         if binds && expr_is_active(scrut, &self.active) {
-            self.err(scrut, "mochi: a `match` arm or `if let` pattern that binds parts of a differentiable value (a slice pattern, a tuple of `Option`s, a binding with a guard) is not supported; match on an integer, a bool or an enum, compare with `if`, bind `if let Some(v) = o` without a guard and test `v` inside, or index a slice (`x[0]`, `x[x.len() - 1]`)");
+            self.err(scrut, "mochi: a `match` arm or `if let` pattern that binds parts of a differentiable value (a tuple, a tuple of `Option`s, some slice patterns, arms that bind different names) is not supported; match on an integer, a bool or an enum, compare with `if`, bind one name in every arm (`v if v > 0.0 => .., v => ..`), bind `if let Some(v) = o` without a guard and test `v` inside, or index a slice (`x[0]`, `x[x.len() - 1]`)");
         }
         let a = self.fresh("arm");
         let mut fwd_arms = Vec::new();
@@ -497,6 +497,7 @@ impl Lowerer {
                         | "chunks"
                         | "chunks_exact"
                         | "rchunks"
+                        | "rchunks_exact"
                         | "as_slice"
                         | "outer_iter"
                         | "axis_iter"

@@ -2142,6 +2142,8 @@ fn mut_borrowed_names(body: &Block) -> (HashSet<String>, HashSet<String>) {
         "windows",
         "chunks",
         "chunks_exact",
+        "rchunks",
+        "rchunks_exact",
         "sum",
         "product",
         "dot",

@@ -2,9 +2,9 @@ use mochi::prelude::*;
 
 #[differentiable]
 fn f(x: f64) -> f64 {
-    match x {
-        v if v > 0.0 => v * 2.0,
-        v => v,
+    match (x, 2.0 * x) {
+        (a, b) if a > 0.0 => a * b,
+        (a, _) => a,
     }
 }
 
