@@ -384,6 +384,7 @@ const ARRAY_CALLS: &[&str] = &[
     "eye",
     "linspace",
     "from_diag",
+    "from_shape_fn",
 ];
 
 /// The integer types: their associated functions and constants keep their type.

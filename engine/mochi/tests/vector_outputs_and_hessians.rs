@@ -256,3 +256,19 @@ fn jacobians_jvps_and_hessians_match_central_differences() {
     let z: Vec<f64> = w[..3].iter().chain(&[0.3]).chain(&xx).cloned().collect();
     cmpj("multi hessian", &hm, &fdjac(&flat, &z));
 }
+
+/// A kernel matrix built by `Array2::from_shape_fn` from the argument.
+#[differentiable]
+fn kernel_sum(x: &Array1<f64>) -> f64 {
+    let n = x.len();
+    let k = Array2::from_shape_fn((n, n), |(i, j)| (-(x[i] - x[j]).powi(2)).exp());
+    k.sum() + k[[0, 1]] * x[2]
+}
+
+#[test]
+fn an_array_built_by_from_shape_fn_has_its_hessian() {
+    let x = [0.4, 1.3, -0.7, 0.2];
+    let h = kernel_sum::hessian(&Array1::from(x.to_vec()));
+    let grad = |z: &[f64]| kernel_sum::gradient(&Array1::from(z.to_vec())).to_vec();
+    cmpj("kernel_sum hessian", &h, &fdjac(&grad, &x));
+}
