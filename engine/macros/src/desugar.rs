@@ -63,6 +63,7 @@ pub fn desugar(
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
     DbgPrinted.visit_block_mut(&mut b);
+    ShortenedBuffers { active }.visit_block_mut(&mut b);
     StoredChainEnds { active }.visit_block_mut(&mut b);
     WhileLetNext.visit_block_mut(&mut b);
     WhileLetPop.visit_block_mut(&mut b);
@@ -2222,6 +2223,63 @@ impl VisitMut for DbgPrinted {
             );
             #v
         });
+    }
+}
+
+/// A differentiable buffer shortened in place, as the new `Vec` of what it keeps,
+/// assigned to it: `v.retain(p);` → `v = v.iter().copied().filter(p).collect::<Vec<_>>();`
+/// (`retain` and `filter` both give the closure `&element`), `v.truncate(n);` → `v =
+/// v[..min(n, v.len())].to_vec();`. The lowering follows a buffer assigned whole; the
+/// length changing in place it refuses.
+struct ShortenedBuffers<'a> {
+    active: &'a HashSet<String>,
+}
+
+impl VisitMut for ShortenedBuffers<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for st in std::mem::take(&mut b.stmts) {
+            match self.shortened(&st) {
+                Some(new) => out.extend(new),
+                None => out.push(st),
+            }
+        }
+        b.stmts = out;
+    }
+}
+
+impl ShortenedBuffers<'_> {
+    fn shortened(&self, st: &syn::Stmt) -> Option<Vec<syn::Stmt>> {
+        let syn::Stmt::Expr(Expr::MethodCall(m), Some(_)) = st else {
+            return None;
+        };
+        let Expr::Path(p) = unparen(&m.receiver) else {
+            return None;
+        };
+        if p.path.get_ident().is_none()
+            || !crate::activity::expr_is_active(&m.receiver, self.active)
+        {
+            return None;
+        }
+        let v = &m.receiver;
+        let span = m.method.span();
+        let kept = format_ident!("__mochi_kept", span = span);
+        let value: Expr = match (m.method.to_string().as_str(), m.args.len()) {
+            ("retain", 1) => {
+                let keep = &m.args[0];
+                syn::parse_quote_spanned!(span=> #v.iter().copied().filter(#keep).collect())
+            }
+            ("truncate", 1) => {
+                let n = &m.args[0];
+                syn::parse_quote_spanned!(span=> #v[..::core::cmp::min(#n, #v.len())].to_vec())
+            }
+            _ => return None,
+        };
+        Some(vec![
+            syn::parse_quote_spanned!(span=> let #kept: ::std::vec::Vec<_> = #value;),
+            syn::parse_quote_spanned!(span=> #v = #kept;),
+        ])
     }
 }
 

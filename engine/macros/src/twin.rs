@@ -200,6 +200,8 @@ pub const SEQ_METHODS: &[&str] = &[
     "rem_euclid",
     "div_euclid",
     "reverse",
+    "rotate_left",
+    "rotate_right",
     "extend",
     "extend_from_slice",
     "truncate",

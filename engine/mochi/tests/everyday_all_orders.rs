@@ -2,7 +2,8 @@
 //! `windows`, `chunks`, `scan`, sorting, local helpers, constants and `use`s declared in
 //! the body, `println!`, `dbg!` and assertions with messages, nested `split_at`,
 //! `split_at_mut`, `chunks_mut`, `concat`, `rchunks`, float functions by path, a stack
-//! drained by `while let Some(v) = st.pop()`, `match` by guards and ranges) checked at every order: the gradient against central
+//! drained by `while let Some(v) = st.pop()`, `match` by guards and ranges, `retain`,
+//! `truncate`, `rotate_left`) checked at every order: the gradient against central
 //! differences, `jvp` against the gradient, the Hessian against central differences of
 //! the gradient, and `hvp` against the Hessian.
 
@@ -640,6 +641,16 @@ fn rchunks_all(x: &[f64]) -> f64 {
         + x.rchunks_exact(2).map(|c| c[1] - c[0]).sum::<f64>()
 }
 #[differentiable]
+fn shortened(x: &[f64]) -> f64 {
+    let mut y = x.to_vec();
+    y.retain(|&v| v > 0.0);
+    let mut z = x.to_vec();
+    z.truncate(z.len() - 1);
+    z.retain(|v| *v < 1.0);
+    z.rotate_left(1);
+    y.iter().map(|v| v.ln()).sum::<f64>() + z[0] * z.iter().map(|v| v * v).sum::<f64>()
+}
+#[differentiable]
 fn while_let_pop(x: &[f64]) -> f64 {
     let mut st = x.to_vec();
     let mut acc = 1.0;
@@ -693,6 +704,7 @@ mod all_orders {
     all_orders!(match_guards, [-0.4, 0.3, 1.7, 2.0]);
     all_orders!(match_ranges, [-0.7, 0.3, 1.2, 2.0]);
     all_orders!(match_index, X);
+    all_orders!(shortened, X);
     all_orders!(rchunks_all, [0.7, -0.4, 1.3, 0.2, -0.9]);
     all_orders!(vec_of_tuples, X);
     all_orders!(stack_typed, X);
