@@ -5606,9 +5606,13 @@ impl VisitMut for WhileLetPop {
     }
 }
 
-/// `while let Some(p) = st.pop() { body }` with `body` not naming `st`: the index loop
-/// of [`WhileLetPop`].
-fn pop_loop(s: &syn::Stmt, st: &syn::Ident) -> Option<Expr> {
+/// `while let Some(p) = v.m() { body }` with `body` not naming `v`: `p`, the `while`
+/// and the span of `m`.
+fn while_let_some<'a>(
+    s: &'a syn::Stmt,
+    v: &syn::Ident,
+    method: &str,
+) -> Option<(&'a Pat, &'a syn::ExprWhile, Span)> {
     let syn::Stmt::Expr(Expr::While(w), _) = s else {
         return None;
     };
@@ -5622,19 +5626,24 @@ fn pop_loop(s: &syn::Stmt, st: &syn::Ident) -> Option<Expr> {
     let Expr::MethodCall(m) = &*l.expr else {
         return None;
     };
-    if m.method != "pop"
+    if m.method != method
         || !m.args.is_empty()
-        || !matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident(st))
+        || !matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident(v))
     {
         return None;
     }
-    if tokens_mention(&quote::ToTokens::to_token_stream(&w.body), &|i| i == st) {
+    if tokens_mention(&quote::ToTokens::to_token_stream(&w.body), &|i| i == v) {
         return None;
     }
-    let (pat, body, label) = (&ts.elems[0], &w.body, &w.label);
-    let span = m.method.span();
+    Some((&ts.elems[0], w, m.method.span()))
+}
+
+/// `while let Some(p) = st.pop() { body }` with `body` not naming `st`: the index loop
+/// of [`WhileLetPop`].
+fn pop_loop(s: &syn::Stmt, st: &syn::Ident) -> Option<Expr> {
+    let (pat, w, span) = while_let_some(s, st, "pop")?;
+    let (stmts, label) = (&w.body.stmts, &w.label);
     let i = format_ident!("__mochi_popped", span = span);
-    let stmts = &body.stmts;
     Some(
         syn::parse_quote_spanned!(span=> #label for #i in (0..#st.len()).rev() {
             let #pat = #st[#i].clone();
@@ -5661,29 +5670,8 @@ fn mut_let(s: &syn::Stmt) -> Option<(syn::Ident, Expr)> {
 /// `while let Some(p) = it.next() { body }` with `body` not naming `it`: `for p in src
 /// { body }`.
 fn next_loop(s: &syn::Stmt, it: &syn::Ident, src: &Expr) -> Option<Expr> {
-    let syn::Stmt::Expr(Expr::While(w), _) = s else {
-        return None;
-    };
-    let Expr::Let(l) = &*w.cond else { return None };
-    let Pat::TupleStruct(ts) = &*l.pat else {
-        return None;
-    };
-    if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
-        return None;
-    }
-    let Expr::MethodCall(m) = &*l.expr else {
-        return None;
-    };
-    if m.method != "next"
-        || !m.args.is_empty()
-        || !matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident(it))
-    {
-        return None;
-    }
-    if tokens_mention(&quote::ToTokens::to_token_stream(&w.body), &|i| i == it) {
-        return None;
-    }
-    let (pat, body, label) = (&ts.elems[0], &w.body, &w.label);
+    let (pat, w, _) = while_let_some(s, it, "next")?;
+    let (body, label) = (&w.body, &w.label);
     Some(syn::parse_quote!(#label for #pat in #src #body))
 }
 
