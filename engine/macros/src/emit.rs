@@ -316,7 +316,16 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
             },
         )
     } else {
-        (rrule_def, TokenStream::new())
+        // A twin that calls itself (a recursive function's) reaches its boxed rule.
+        let recursive =
+            crate::activity::tokens_mention(&quote::ToTokens::to_token_stream(&func.block), &|i| {
+                i == name
+            });
+        if recursive {
+            (quote!(#rrule_def #rrule_boxed_def), TokenStream::new())
+        } else {
+            (rrule_def, TokenStream::new())
+        }
     };
     // A function returning an `Option` or a `Result` has its gradient where it has a
     // value: `Some(g)`/`Ok(g)`, else its `None` or its error (never a zero gradient).

@@ -1913,8 +1913,15 @@ impl VisitMut for Rewrite<'_> {
                     return;
                 }
                 if local && segs.len() == 1 && segs[0] == self.own {
-                    // A recursive rule needs a boxed pullback, which a twin does not have.
-                    self.fail(Why::Call, "it calls itself".into(), c.func.span());
+                    // A recursive call calls the twin itself, whose derivation boxes the
+                    // pullback of a call to itself as any recursive function's does.
+                    let own = quote::format_ident!("__mochi_twin_{}", self.own);
+                    let t = syn::Ident::new(PARAM, Span::call_site());
+                    let Expr::Call(c) = e else { unreachable!() };
+                    *c.func = syn::parse_quote!(#own::<#t>);
+                    for a in c.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
                     return;
                 }
                 if local && self.in_no_grad {

@@ -3,7 +3,7 @@
 //! the body, `println!`, `dbg!` and assertions with messages, nested `split_at`,
 //! `split_at_mut`, `chunks_mut`, `concat`, `rchunks`, float functions by path, a stack
 //! drained by `while let Some(v) = st.pop()`, `match` by guards and ranges, `retain`,
-//! `truncate`, `rotate_left`) checked at every order: the gradient against central
+//! `truncate`, `rotate_left`, recursive functions) checked at every order: the gradient against central
 //! differences, `jvp` against the gradient, the Hessian against central differences of
 //! the gradient, and `hvp` against the Hessian.
 
@@ -651,6 +651,76 @@ fn shortened(x: &[f64]) -> f64 {
     y.iter().map(|v| v.ln()).sum::<f64>() + z[0] * z.iter().map(|v| v * v).sum::<f64>()
 }
 #[differentiable]
+fn power(x: f64, n: u32) -> f64 {
+    if n == 0 {
+        1.0
+    } else {
+        x * power(x, n - 1)
+    }
+}
+#[differentiable]
+fn uses_power(x: &[f64]) -> f64 {
+    power(x[0], 3) + power(x[1], 2) * x[2]
+}
+#[differentiable]
+fn det_minors(a: &[f64]) -> f64 {
+    let n = (a.len() as f64).sqrt() as usize;
+    if n == 1 {
+        return a[0];
+    }
+    let mut s = 0.0;
+    let mut sign = 1.0;
+    for c in 0..n {
+        let mut m = Vec::with_capacity((n - 1) * (n - 1));
+        for r in 1..n {
+            for k in 0..n {
+                if k != c {
+                    m.push(a[r * n + k]);
+                }
+            }
+        }
+        s += sign * a[c] * det_minors(&m);
+        sign = -sign;
+    }
+    s
+}
+#[differentiable]
+fn sum_rec(x: &[f64]) -> f64 {
+    if x.is_empty() {
+        0.0
+    } else {
+        x[0].sin() * x[0] + sum_rec(&x[1..])
+    }
+}
+#[differentiable]
+fn two_calls(x: f64, n: usize) -> f64 {
+    match n {
+        0 => x,
+        1 => x * x,
+        _ => two_calls(x, n - 1) * 0.5 + two_calls(x, n - 2).sin(),
+    }
+}
+#[differentiable]
+fn ping(x: f64, n: u32) -> f64 {
+    if n == 0 {
+        x.sin()
+    } else {
+        pong(x * 1.1, n - 1)
+    }
+}
+#[differentiable]
+fn pong(x: f64, n: u32) -> f64 {
+    if n == 0 {
+        x.cos()
+    } else {
+        ping(x * x * 0.5, n - 1) + x
+    }
+}
+#[differentiable]
+fn recursive_calls(x: &[f64]) -> f64 {
+    two_calls(x[0], 4) + ping(x[1], 3) * x[0]
+}
+#[differentiable]
 fn while_let_pop(x: &[f64]) -> f64 {
     let mut st = x.to_vec();
     let mut acc = 1.0;
@@ -705,6 +775,10 @@ mod all_orders {
     all_orders!(match_ranges, [-0.7, 0.3, 1.2, 2.0]);
     all_orders!(match_index, X);
     all_orders!(shortened, X);
+    all_orders!(uses_power, X);
+    all_orders!(det_minors, [0.4, 1.3, -0.7, 0.2, 0.9, 1.1, -0.3, 0.5, 2.0]);
+    all_orders!(sum_rec, X);
+    all_orders!(recursive_calls, X);
     all_orders!(rchunks_all, [0.7, -0.4, 1.3, 0.2, -0.9]);
     all_orders!(vec_of_tuples, X);
     all_orders!(stack_typed, X);
@@ -781,4 +855,11 @@ fn a_scan_has_its_gradient() {
         let want: f64 = 2.0 * c[i..].iter().sum::<f64>();
         assert!((g[i] - want).abs() < 1e-12, "{i}: {} against {want}", g[i]);
     }
+}
+
+#[test]
+fn a_recursive_function_of_a_scalar_has_its_hessian() {
+    // d²/dx² x⁴ = 12 x²
+    let h = power::hessian(1.3, 4);
+    assert!((h[[0, 0]] - 12.0 * 1.3f64.powi(2)).abs() < 1e-9, "{h:?}");
 }
