@@ -4039,8 +4039,15 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
         return None;
     }
     let span = outer.method.span();
+    // (Also a call of a function of the user's, `safe_log(x).map_or(0.0, |v| v)`: a
+    // `#[differentiable]` helper returning an `Option`.)
     let makes_option = |o: &Expr| match unparen(o) {
         Expr::MethodCall(m) => OPTION_MAKERS.contains(&m.method.to_string().as_str()),
+        Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
+            && p.path.leading_colon.is_none()
+            && p.path.segments[0].ident.to_string().starts_with(|ch: char| ch.is_lowercase())
+            && (p.path.segments.len() == 1
+                || (p.path.segments.len() == 2 && p.path.segments[1].ident == "__twin"))),
         _ => false,
     };
     // The closure's parameter as a `Some(..)` pattern, and its body.

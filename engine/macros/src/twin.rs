@@ -670,7 +670,8 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         other => {
             return Err((
                 Why::Result,
-                "its result is not an `f64`, a `Vec<f64>` or a tuple of them".into(),
+                "its result is not an `f64`, a `Vec<f64>`, a tuple of them or an `Option` of one"
+                    .into(),
                 other.span(),
             ))
         }
@@ -892,6 +893,17 @@ fn arg_kind(ty: &Type) -> Option<bool> {
 
 /// Whether a result type can change type: `f64`, `Vec<f64>`, `()`, or a tuple of them.
 fn result_ok(ty: &Type) -> bool {
+    // `Option<f64>` (a value where it is defined): its twin gives `Option<T>`.
+    if let Type::Path(p) = ty {
+        if let Some(last) = p.path.segments.last().filter(|l| l.ident == "Option") {
+            if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
+                if let [syn::GenericArgument::Type(inner)] = a.args.iter().collect::<Vec<_>>()[..] {
+                    return !matches!(inner, Type::Path(q) if q.path.segments.last().is_some_and(|l| l.ident == "Option"))
+                        && result_ok(inner);
+                }
+            }
+        }
+    }
     match ty {
         Type::Tuple(t) => t
             .elems

@@ -3,7 +3,7 @@
 //! the body, `println!`, `dbg!` and assertions with messages, nested `split_at`,
 //! `split_at_mut`, `chunks_mut`, `concat`, `rchunks`, float functions by path, a stack
 //! drained by `while let Some(v) = st.pop()`, `match` by guards and ranges, `retain`,
-//! `truncate`, `rotate_left`, recursive functions) checked at every order: the gradient against central
+//! `truncate`, `rotate_left`, recursive functions, a helper returning an `Option`) checked at every order: the gradient against central
 //! differences, `jvp` against the gradient, the Hessian against central differences of
 //! the gradient, and `hvp` against the Hessian.
 
@@ -721,6 +721,20 @@ fn recursive_calls(x: &[f64]) -> f64 {
     two_calls(x[0], 4) + ping(x[1], 3) * x[0]
 }
 #[differentiable]
+fn safe_log(x: &[f64]) -> Option<f64> {
+    if x.iter().all(|&v| v > 0.0) {
+        Some(x.iter().map(|v| v.ln()).sum())
+    } else {
+        None
+    }
+}
+#[differentiable]
+fn option_helper(x: &[f64]) -> f64 {
+    let flipped = vec![-x[0], x[1]];
+    let pos: Vec<f64> = x.iter().map(|v| v * v + 0.1).collect();
+    safe_log(&pos).unwrap_or(0.0) + safe_log(&flipped).map_or(x[1] * x[1], |v| v * 2.0)
+}
+#[differentiable]
 fn while_let_pop(x: &[f64]) -> f64 {
     let mut st = x.to_vec();
     let mut acc = 1.0;
@@ -779,6 +793,7 @@ mod all_orders {
     all_orders!(det_minors, [0.4, 1.3, -0.7, 0.2, 0.9, 1.1, -0.3, 0.5, 2.0]);
     all_orders!(sum_rec, X);
     all_orders!(recursive_calls, X);
+    all_orders!(option_helper, X);
     all_orders!(rchunks_all, [0.7, -0.4, 1.3, 0.2, -0.9]);
     all_orders!(vec_of_tuples, X);
     all_orders!(stack_typed, X);
