@@ -1614,6 +1614,8 @@ impl VisitMut for Rewrite<'_> {
             };
             if m.arms.iter().any(|a| float_pattern(&a.pat)) {
                 if let Some(chain) = crate::desugar::guarded_match(m, true) {
+                    // The name the chain may bind for the value matched.
+                    self.bound.insert("__mochi_scrutinee".to_string());
                     *e = chain;
                     self.visit_expr_mut(e);
                     return;

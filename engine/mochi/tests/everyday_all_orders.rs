@@ -613,6 +613,25 @@ fn match_ranges(x: &[f64]) -> f64 {
     s
 }
 #[differentiable]
+fn match_open_ranges(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for &v in x {
+        s += match v {
+            ..0.0 => v * 3.0,
+            0.0..0.5 => v * v,
+            0.5.. => v.sin(),
+            _ => 0.0,
+        };
+    }
+    s + x
+        .iter()
+        .map(|&v| match v {
+            v if v < 0.0 => -v * x[0],
+            v => v * v,
+        })
+        .sum::<f64>()
+}
+#[differentiable]
 fn match_index(x: &[f64]) -> f64 {
     let mut s = 0.0;
     for i in 0..x.len() {
@@ -788,6 +807,7 @@ mod all_orders {
     all_orders!(match_guards, [-0.4, 0.3, 1.7, 2.0]);
     all_orders!(match_ranges, [-0.7, 0.3, 1.2, 2.0]);
     all_orders!(match_index, X);
+    all_orders!(match_open_ranges, [-0.4, 0.3, 0.9, 1.6]);
     all_orders!(shortened, X);
     all_orders!(uses_power, X);
     all_orders!(det_minors, [0.4, 1.3, -0.7, 0.2, 0.9, 1.1, -0.3, 0.5, 2.0]);
