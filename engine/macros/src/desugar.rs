@@ -63,7 +63,11 @@ pub fn desugar(
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
     DbgPrinted.visit_block_mut(&mut b);
-    ShortenedBuffers { active }.visit_block_mut(&mut b);
+    ShortenedBuffers {
+        active,
+        locals: mut_bound_names(&b),
+    }
+    .visit_block_mut(&mut b);
     StoredChainEnds { active }.visit_block_mut(&mut b);
     WhileLetNext.visit_block_mut(&mut b);
     WhileLetPop.visit_block_mut(&mut b);
@@ -2229,10 +2233,13 @@ impl VisitMut for DbgPrinted {
 /// A differentiable buffer shortened in place, as the new `Vec` of what it keeps,
 /// assigned to it: `v.retain(p);` → `v = v.iter().copied().filter(p).collect::<Vec<_>>();`
 /// (`retain` and `filter` both give the closure `&element`), `v.truncate(n);` → `v =
-/// v[..min(n, v.len())].to_vec();`. The lowering follows a buffer assigned whole; the
-/// length changing in place it refuses.
+/// v[..min(n, v.len())].to_vec();`, for a buffer bound `let mut` in the body. The
+/// lowering follows a buffer assigned whole; the length changing in place it refuses.
 struct ShortenedBuffers<'a> {
     active: &'a HashSet<String>,
+    /// The names bound `mut` in the body (`let mut v = ..`): a `Vec` there is assigned a
+    /// `Vec`, where a `&mut Vec` parameter would not be.
+    locals: HashSet<String>,
 }
 
 impl VisitMut for ShortenedBuffers<'_> {
@@ -2257,7 +2264,10 @@ impl ShortenedBuffers<'_> {
         let Expr::Path(p) = unparen(&m.receiver) else {
             return None;
         };
-        if p.path.get_ident().is_none()
+        if !p
+            .path
+            .get_ident()
+            .is_some_and(|i| self.locals.contains(&i.to_string()))
             || !crate::activity::expr_is_active(&m.receiver, self.active)
         {
             return None;
