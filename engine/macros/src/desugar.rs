@@ -4324,6 +4324,9 @@ fn result_match(m: &syn::ExprMatch) -> Option<Expr> {
     })
 }
 
+/// The name [`guarded_match`] binds the matched value to when no arm names it.
+pub const SCRUTINEE: &str = "__mochi_scrutinee";
+
 /// A `match` on a differentiable scalar whose arms choose by guards, ranges or literals
 /// (`match v { v if v < 0.0 => A, 0.0..=1.0 => B, t @ 1.0..2.0 => C, _ => D }`) as the
 /// `if` chain it is: `{ let v = e; if v < 0.0 { A } else if (0.0..=1.0).contains(&v) {
@@ -4415,7 +4418,7 @@ pub fn guarded_match(m: &syn::ExprMatch, all: bool) -> Option<Expr> {
             }
             (*n).clone()
         }
-        None => format_ident!("__mochi_scrutinee", span = span),
+        None => format_ident!("{}", SCRUTINEE, span = span),
     };
     let conds: Vec<Option<Expr>> = m
         .arms

@@ -801,17 +801,20 @@ pub fn stop_partials(func: &mut ItemFn) {
             FnArg::Receiver(_) => None,
         })
         .collect();
+    // `e` through `Stop`, whose traits method resolution tries in turn.
+    fn stopped(e: TokenStream, span: Span) -> Expr {
+        syn::parse_quote_spanned!(span=> {
+            #[allow(unused_imports)]
+            use ::mochi::__private::{StopFloat as _, StopFloats as _, StopKeep as _, StopStrip as _};
+            (&&&::mochi::__private::Stop::new(#e)).stop()
+        })
+    }
     struct Wrap;
     impl VisitMut for Wrap {
         fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
             syn::visit_mut::visit_expr_call_mut(self, c);
             if let Some(e) = no_grad_arg(&Expr::Call(c.clone())) {
-                let wrapped: Expr = syn::parse_quote_spanned!(e.span()=> {
-                    #[allow(unused_imports)]
-                    use ::mochi::__private::{StopFloat as _, StopFloats as _, StopKeep as _, StopStrip as _};
-                    (&&&::mochi::__private::Stop::new(#e)).stop()
-                });
-                c.args[0] = wrapped;
+                c.args[0] = stopped(quote!(#e), e.span());
             }
         }
     }
@@ -827,12 +830,9 @@ pub fn stop_partials(func: &mut ItemFn) {
                     {
                         let name = &p.ident;
                         let copy = quote::format_ident!("__mochi_stopped_{}", name);
+                        let value = stopped(quote!(#name.to_vec()), name.span());
                         stmts.push(syn::parse_quote_spanned!(name.span()=>
-                            let #copy = ::mochi::no_grad({
-                                #[allow(unused_imports)]
-                                use ::mochi::__private::{StopFloat as _, StopFloats as _, StopKeep as _, StopStrip as _};
-                                (&&&::mochi::__private::Stop::new(#name.to_vec())).stop()
-                            });
+                            let #copy = ::mochi::no_grad(#value);
                         ));
                         stmts
                             .push(syn::parse_quote_spanned!(name.span()=> let #name = &#copy[..];));
@@ -894,15 +894,8 @@ fn arg_kind(ty: &Type) -> Option<bool> {
 /// Whether a result type can change type: `f64`, `Vec<f64>`, `()`, or a tuple of them.
 fn result_ok(ty: &Type) -> bool {
     // `Option<f64>` (a value where it is defined): its twin gives `Option<T>`.
-    if let Type::Path(p) = ty {
-        if let Some(last) = p.path.segments.last().filter(|l| l.ident == "Option") {
-            if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
-                if let [syn::GenericArgument::Type(inner)] = a.args.iter().collect::<Vec<_>>()[..] {
-                    return !matches!(inner, Type::Path(q) if q.path.segments.last().is_some_and(|l| l.ident == "Option"))
-                        && result_ok(inner);
-                }
-            }
-        }
+    if let Some(inner) = option_of(ty) {
+        return option_of(inner).is_none() && result_ok(inner);
     }
     match ty {
         Type::Tuple(t) => t
@@ -910,6 +903,19 @@ fn result_ok(ty: &Type) -> bool {
             .iter()
             .all(|e| is_f64(e) || vec_of_f64(e) || array_of_f64(e) || fixed_of_f64(e)),
         t => is_f64(t) || vec_of_f64(t) || array_of_f64(t) || fixed_of_f64(t),
+    }
+}
+
+/// `T` of `Option<T>`.
+fn option_of(ty: &Type) -> Option<&Type> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last().filter(|l| l.ident == "Option")?;
+    let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+        return None;
+    };
+    match (a.args.len(), a.args.first()) {
+        (1, Some(syn::GenericArgument::Type(inner))) => Some(inner),
+        _ => None,
     }
 }
 
@@ -1504,13 +1510,9 @@ impl VisitMut for Rewrite<'_> {
         }
         // A range of integers (`0..=1 =>` on an index) is matched as written.
         if let Pat::Range(r) = p {
-            let integer = |e: &Option<Box<Expr>>| match e.as_deref() {
-                None => true,
-                Some(Expr::Unary(u)) => {
-                    matches!(&*u.expr, Expr::Lit(l) if matches!(l.lit, syn::Lit::Int(_)))
-                }
-                Some(Expr::Lit(l)) => matches!(l.lit, syn::Lit::Int(_)),
-                Some(_) => false,
+            let integer = |e: &Option<Box<Expr>>| {
+                e.as_deref()
+                    .is_none_or(|e| matches!(literal_end(e), Some(syn::Lit::Int(_))))
             };
             if !(integer(&r.start) && integer(&r.end)) {
                 self.fail(Why::Syntax, "a pattern matches a range".into(), r.span());
@@ -1597,13 +1599,7 @@ impl VisitMut for Rewrite<'_> {
                     Pat::Ident(i) => i.subpat.as_ref().map_or(p, |(_, s)| &**s),
                     other => other,
                 };
-                let float = |e: &Expr| {
-                    let e = match e {
-                        Expr::Unary(u) => &*u.expr,
-                        other => other,
-                    };
-                    matches!(e, Expr::Lit(l) if matches!(l.lit, syn::Lit::Float(_)))
-                };
+                let float = |e: &Expr| matches!(literal_end(e), Some(syn::Lit::Float(_)));
                 match p {
                     Pat::Range(r) => [&r.start, &r.end]
                         .iter()
@@ -1615,7 +1611,7 @@ impl VisitMut for Rewrite<'_> {
             if m.arms.iter().any(|a| float_pattern(&a.pat)) {
                 if let Some(chain) = crate::desugar::guarded_match(m, true) {
                     // The name the chain may bind for the value matched.
-                    self.bound.insert("__mochi_scrutinee".to_string());
+                    self.bound.insert(crate::desugar::SCRUTINEE.to_string());
                     *e = chain;
                     self.visit_expr_mut(e);
                     return;
@@ -2171,13 +2167,18 @@ fn integer_valued(e: &Expr) -> bool {
     }
 }
 
+/// The literal a range pattern's end is written as (`1`, `-0.5`), if it is one.
+fn literal_end(e: &Expr) -> Option<&syn::Lit> {
+    match e {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => literal_end(&u.expr),
+        Expr::Lit(l) => Some(&l.lit),
+        _ => None,
+    }
+}
+
 /// Whether `tokens` name `f64` or `f32` anywhere (a signature over no float).
 fn mentions_float_type(tokens: &proc_macro2::TokenStream) -> bool {
-    tokens.clone().into_iter().any(|t| match t {
-        proc_macro2::TokenTree::Ident(i) => i == "f64" || i == "f32",
-        proc_macro2::TokenTree::Group(g) => mentions_float_type(&g.stream()),
-        _ => false,
-    })
+    crate::activity::tokens_mention(tokens, &|i| i == "f64" || i == "f32")
 }
 
 /// A function over no float and no type parameter (`fn idx(i: usize) -> usize`): the
