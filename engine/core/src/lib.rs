@@ -13,7 +13,7 @@ mod twin_struct;
 #[doc(hidden)]
 pub mod private;
 
-pub use rule::{Accumulators, BoxedPullback, Call, FnPullback, Pullback};
+pub use rule::{Accumulators, BoxedPullback, Call, FnPullback, Pullback, SliceToArrayPullback};
 pub use scalar::Scalar;
 #[cfg(feature = "ndarray")]
 pub use tangent::broadcast;

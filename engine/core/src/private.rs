@@ -817,6 +817,46 @@ impl<C: Clone, T> KeepConstBy for &ConstOf<C, T> {
     }
 }
 
+/// What a plain function returns in the generic twin of a function that calls it with
+/// no derivative (`sgn(t)` of a constant `t`): `(&mut PlainOf(Some(r), PhantomData::<T>))
+/// .lift_or_keep_plain()` is `r` lifted by [`LiftConst`] when its type has an impl (a
+/// float becomes `T`), and `r` as it is otherwise (any type, `Clone` or not): method
+/// resolution tries [`LiftPlainBy`] on the `&mut` before [`KeepPlainBy`] on a `&mut`
+/// of it.
+pub struct PlainOf<R, T>(pub Option<R>, pub std::marker::PhantomData<T>);
+
+/// The result lifted (see [`PlainOf`]).
+pub trait LiftPlainBy {
+    /// The result's type in the twin.
+    type Out;
+    /// The result in the twin.
+    fn lift_or_keep_plain(self) -> Self::Out;
+}
+
+impl<R: LiftConst<T>, T> LiftPlainBy for &mut PlainOf<R, T> {
+    type Out = R::Out;
+    #[inline(always)]
+    fn lift_or_keep_plain(self) -> R::Out {
+        self.0.take().expect("taken once").lift_const()
+    }
+}
+
+/// The result as it is (see [`PlainOf`]).
+pub trait KeepPlainBy {
+    /// The result's own type.
+    type Out;
+    /// The result, unchanged.
+    fn lift_or_keep_plain(self) -> Self::Out;
+}
+
+impl<R, T> KeepPlainBy for &mut &mut PlainOf<R, T> {
+    type Out = R;
+    #[inline(always)]
+    fn lift_or_keep_plain(self) -> R {
+        self.0.take().expect("taken once")
+    }
+}
+
 /// The rule of [`lit`](fn@lit): a constant (only integers and constants are written as
 /// `lit`; a cast of a float has no twin), so its pullback adds nothing. Called when the
 /// converted value reads a differentiable struct, as `self.n as f64` of an integer field
@@ -1079,6 +1119,36 @@ impl<T: TangentVector> AccumulateFrom<Option<T>> for T {
             self.accumulate(v);
         }
     }
+}
+
+/// An accumulator that can take the place of a callee's argument cotangent `S`: itself
+/// (`S` is its own type), or an array's for a `Vec` (an array given where the callee
+/// takes a slice), through a temporary added in after the callee's pullback.
+pub trait ArgCot<S> {
+    /// Runs `f` on an accumulator of type `S` that ends up in `self`.
+    fn with_arg_cot(&mut self, f: impl FnOnce(&mut S));
+}
+impl<T> ArgCot<T> for T {
+    #[inline(always)]
+    fn with_arg_cot(&mut self, f: impl FnOnce(&mut T)) {
+        f(self)
+    }
+}
+impl<T: TangentVector, const N: usize> ArgCot<Vec<T>> for [T; N] {
+    #[inline]
+    #[track_caller]
+    fn with_arg_cot(&mut self, f: impl FnOnce(&mut Vec<T>)) {
+        let mut tmp = Vec::new();
+        f(&mut tmp);
+        self.accumulate_from(tmp);
+    }
+}
+
+/// `f` run on an accumulator for a callee's argument cotangent that adds into `d`
+/// ([`ArgCot`]).
+#[inline(always)]
+pub fn with_arg_cot<D: ArgCot<S>, S>(d: &mut D, f: impl FnOnce(&mut S)) {
+    d.with_arg_cot(f)
 }
 
 /// `*dst += src` across equivalent cotangent types.

@@ -55,6 +55,64 @@
 #[derive(Clone, Copy, Debug)]
 pub struct Call<A>(pub A);
 
+/// `x[a..b].try_into()` of a slice into an array (`let [p, q]: [f64; 2] =
+/// x[..2].try_into().unwrap();`): the array, or the error of a length that is not `N`.
+///
+/// An inherent method, not a rule crate's trait: std's blanket `TryInto` (in the
+/// prelude) would otherwise answer for `Call` itself. The pullback adds the array's
+/// cotangent into the slice's, element by element.
+impl<T: Copy + crate::Tangent> Call<(&[T],)> {
+    /// The rule of `<[T; N]>::try_from(slice)`.
+    #[inline]
+    #[allow(clippy::should_implement_trait, clippy::type_complexity)]
+    pub fn try_into<const N: usize>(
+        self,
+    ) -> (
+        Result<[T; N], core::array::TryFromSliceError>,
+        SliceToArrayPullback<T::Tangent, N>,
+    ) {
+        (
+            <[T; N]>::try_from(self.0 .0),
+            SliceToArrayPullback(std::marker::PhantomData),
+        )
+    }
+}
+
+/// `v.try_into()` of a `Vec` into an array (the `Vec`'s cotangent is a `Vec` as a
+/// slice's is): as [`Call::try_into`] of its slice, the `Vec` given back on a wrong length.
+impl<T: Copy + crate::Tangent> Call<(&Vec<T>,)> {
+    /// The rule of `<[T; N]>::try_from(vec)`.
+    #[inline]
+    #[allow(clippy::should_implement_trait, clippy::type_complexity)]
+    pub fn try_into<const N: usize>(
+        self,
+    ) -> (Result<[T; N], Vec<T>>, SliceToArrayPullback<T::Tangent, N>) {
+        (
+            <[T; N]>::try_from(self.0 .0.clone()),
+            SliceToArrayPullback(std::marker::PhantomData),
+        )
+    }
+}
+
+/// The pullback of [`Call::try_into`]: the array's cotangent is the slice's.
+#[derive(Clone, Copy, Debug)]
+pub struct SliceToArrayPullback<D, const N: usize>(std::marker::PhantomData<D>);
+
+impl<D: crate::TangentVector, const N: usize> Pullback for SliceToArrayPullback<D, N> {
+    type Output = [D; N];
+    type Args = (Vec<D>,);
+    #[inline]
+    fn pullback(self, dy: [D; N], (dx,): (&mut Vec<D>,)) {
+        if dx.is_empty() {
+            *dx = dy.into();
+            return;
+        }
+        for (d, y) in dx.iter_mut().zip(dy) {
+            d.accumulate(y);
+        }
+    }
+}
+
 /// Tuples of cotangent accumulators, and how to borrow each of them mutably.
 ///
 /// `(Vec<f64>, f64)` borrows as `(&mut Vec<f64>, &mut f64)`: the form a pullback takes.

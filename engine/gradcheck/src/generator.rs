@@ -148,7 +148,7 @@ impl P {
                 } else {
                     "(i as f64)"
                 };
-                match kind % 6 {
+                match kind % 7 {
                     // The `f64` program takes the elements by reference, as users write.
                     0 if self.dual => format!(
                         "x.iter().zip(x.iter().skip(1)).map(|(&xi, &xj)| {f} * xj).sum::<{t}>()"
@@ -163,9 +163,17 @@ impl P {
                         self.lit(-10.0)
                     ),
                     4 => format!("x[1..].iter().map(|&xi| {f}).sum::<{t}>()"),
-                    _ => format!(
+                    5 => format!(
                         "x.iter().filter(|v| **v > {}).map(|&xi| {f}).sum::<{t}>()",
                         self.lit(-0.5)
+                    ),
+                    // Constant data, the closure a block whose value is bound inside it
+                    // from a differentiable capture.
+                    _ => format!(
+                        "{{ let w = [{}, {}, {}]; w.iter().map(|&wi| {{ let xi = x[1] * wi; let r = {f}; r }}).sum::<{t}>() }}",
+                        self.lit(0.5),
+                        self.lit(-1.25),
+                        self.lit(2.0)
                     ),
                 }
             }
@@ -318,7 +326,7 @@ impl Ctx<'_> {
                 if self.rng.chance(0.5) {
                     E::MapSum("x".into(), Box::new(f))
                 } else {
-                    let kind = self.rng.below(6);
+                    let kind = self.rng.below(7);
                     let f = if kind == 0 { add_xj(f) } else { f };
                     E::Chain(kind, Box::new(f))
                 }

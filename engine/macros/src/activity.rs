@@ -216,7 +216,16 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
             }
             false
         }
-        Expr::Closure(c) => expr_is_active(&c.body, active),
+        // A closure's value may be a name bound inside it (`|p| { let t = c * p; t }`),
+        // which the enclosing analysis keeps local: the body is analysed on its own.
+        Expr::Closure(c) => match &*c.body {
+            Expr::Block(b) => {
+                let mut inner = active.clone();
+                analyse(&b.block, &mut inner);
+                block_value_active(&b.block, &inner)
+            }
+            other => expr_is_active(other, active),
+        },
         // A `loop` whose `break`s carry a value computed from differentiable names.
         Expr::Loop(l) => {
             crate::desugar::breaks_with_value(&l.body, l.label.as_ref().map(|l| &l.name))

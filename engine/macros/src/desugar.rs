@@ -4837,13 +4837,17 @@ impl Inline<'_> {
                 });
             quote_spanned!(span=> let (#(#temps,)*) = (#(#args,)*); #(#lets)*)
         };
-        // A closure that says it returns a `Vec` (`|r: &[f64]| -> Vec<f64> { r.iter()
-        // .map(..).collect() }`): the type stays, on a `let` the chain rewrite reads.
+        // A closure that says what it returns (`|r: &[f64]| -> Vec<f64> { r.iter()
+        // .map(..).collect() }`, `|p: &[f64]| -> f64 { p.iter().map(..).sum() }`): the
+        // type stays, on a `let` the chain rewrite reads (without it, `collect` and `sum`
+        // have no type where the body is inlined).
         let typed;
         let body = match &c.output {
             syn::ReturnType::Type(_, ty)
-                if matches!(&**ty, syn::Type::Path(p) if p.qself.is_none()
-                    && p.path.segments.last().is_some_and(|l| l.ident == "Vec")) =>
+                if !matches!(
+                    &**ty,
+                    syn::Type::ImplTrait(_) | syn::Type::Infer(_) | syn::Type::Never(_)
+                ) =>
             {
                 let r = format_ident!("__mochi_cret", span = span);
                 typed = match body {
@@ -7982,8 +7986,17 @@ impl VisitMut for Desugar {
                         .zip(&names)
                         .filter(|(p, _)| !matches!(p, Expr::Infer(_)))
                         .map(|(p, n)| quote_spanned!(span=> #p = #n;));
+                    // A tuple written out is read part by part (`(a, k) = (a * g, k + 1)`:
+                    // `k + 1` an integer however `a` is computed).
+                    let reads = match unparen(right) {
+                        Expr::Tuple(t) if t.elems.len() == names.len() => {
+                            let parts = t.elems.iter();
+                            quote_spanned!(span=> #(let #names = #parts;)*)
+                        }
+                        _ => quote_spanned!(span=> let (#(#names,)*) = #right;),
+                    };
                     *e = syn::parse_quote_spanned!(span=> {
-                        let (#(#names,)*) = #right;
+                        #reads
                         #(#writes)*
                     });
                 }

@@ -180,6 +180,10 @@ impl VisitMut for ReplaceType<'_> {
     }
 }
 
+/// The modules `mochi::prelude::*` brings in with the ndarray rules
+/// (`mochi_rules_ndarray::functions`): a user's function may have the same name.
+const PRELUDE_MODULES: &[&str] = &["concatenate", "stack", "kron", "outer"];
+
 /// The callable `name::rest…` for a call of a user function `name(..)` from derived
 /// code, with a stand-in for a `name` that is not `#[differentiable]` (a plain function
 /// has no module `name`: rustc said "function `name` is not a crate or module").
@@ -246,9 +250,18 @@ pub fn callee(
         item = quote!(pub mod #m { #[allow(unused_imports)] use super::Differentiable; #item });
     }
     let path = quote!(#name #(::#segs)* #turbofish);
+    // A name the facade's prelude glob-imports (the rule modules of the ndarray rule
+    // crate's free functions): the user's own `#[differentiable] fn outer` is a
+    // macro-expanded module beside that glob, which an import by the bare name finds
+    // ambiguous (E0659); through `self::` the module's own item wins, as in expressions.
+    let origin = if PRELUDE_MODULES.contains(&name.to_string().as_str()) {
+        quote!(self::#name)
+    } else {
+        quote!(#name)
+    };
     quote::quote_spanned!(span=> ({
         #[allow(unused_imports)]
-        use #name as __mochi_callee;
+        use #origin as __mochi_callee;
         {
             #[allow(unused_imports)]
             use __mochi_callee as #name;

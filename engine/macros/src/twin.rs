@@ -245,6 +245,7 @@ pub const SEQ_METHODS: &[&str] = &[
     "split_at_mut",
     "chunks_mut",
     "chunks_exact_mut",
+    "try_into",
 ];
 
 /// Methods whose results are never floats.
@@ -710,6 +711,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         scalars: scalar_names(func),
         method,
         in_no_grad: false,
+        in_int_cast: false,
         error: None,
     };
     if let Some((name, span)) = field_of_call_result(&func.block) {
@@ -727,6 +729,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     if let Some(e) = rw.error {
         return Err(e);
     }
+    hoist_lifted_constants(&mut twin.block);
     import_const_traits(&mut twin.block);
     let t = syn::Ident::new(PARAM, Span::call_site());
     twin.sig.ident = quote::format_ident!("__mochi_twin_{}", func.sig.ident);
@@ -990,12 +993,20 @@ fn float_locals(block: &syn::Block, names: &mut HashSet<String>) {
     impl<'a> Visit<'a> for Binds {
         fn visit_local(&mut self, l: &'a syn::Local) {
             if let Some(init) = &l.init {
-                self.0.push((pat_names(&l.pat), (*init.expr).clone()));
+                paired_binds(&l.pat, &init.expr, &mut self.0);
             }
             syn::visit::visit_local(self, l);
         }
         fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
-            self.0.push((expr_names(&a.left), (*a.right).clone()));
+            match (&*a.left, &*a.right) {
+                // `(a, k) = (a * 0.5, k + 1)`: each name from its own part.
+                (Expr::Tuple(l), Expr::Tuple(r)) if l.elems.len() == r.elems.len() => {
+                    for (l, r) in l.elems.iter().zip(&r.elems) {
+                        self.0.push((expr_names(l), r.clone()));
+                    }
+                }
+                _ => self.0.push((expr_names(&a.left), (*a.right).clone())),
+            }
             syn::visit::visit_expr_assign(self, a);
         }
         fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
@@ -1023,6 +1034,22 @@ fn float_locals(block: &syn::Block, names: &mut HashSet<String>) {
         if names.len() == before {
             break;
         }
+    }
+}
+
+/// The names a `let` pattern binds, each with the part of the value it comes from:
+/// `let (gamma, m) = (1.0, 2);` binds `gamma` from a float and `m` from an integer.
+fn paired_binds(pat: &Pat, e: &Expr, out: &mut Vec<(HashSet<String>, Expr)>) {
+    match (pat, e) {
+        (Pat::Paren(p), _) => paired_binds(&p.pat, e, out),
+        (Pat::Type(t), _) => paired_binds(&t.pat, e, out),
+        (_, Expr::Paren(p)) => paired_binds(pat, &p.expr, out),
+        (Pat::Tuple(t), Expr::Tuple(v)) if t.elems.len() == v.elems.len() => {
+            for (p, e) in t.elems.iter().zip(&v.elems) {
+                paired_binds(p, e, out);
+            }
+        }
+        _ => out.push((pat_names(pat), e.clone())),
     }
 }
 
@@ -1269,6 +1296,9 @@ struct Rewrite<'a> {
     /// Inside `no_grad(..)`: a call there may be to a function without a twin
     /// (`no_grad(bisect(a))` of a plain solver).
     in_no_grad: bool,
+    /// Inside `e as f64` of an `e` that mentions no float: a call of the crate's
+    /// functions there is kept as written (its result, an integer or a float, is cast).
+    in_int_cast: bool,
     error: Option<(Why, String, Span)>,
 }
 
@@ -1738,7 +1768,11 @@ impl VisitMut for Rewrite<'_> {
                     // An integer made from floats without their derivative, e.g.
                     // `x.iter().filter(|v| **v > 0.0).count() as f64`: the closure's
                     // literals compare with the twin's scalar.
+                    let direct_call = matches!(crate::desugar::unparen(&c.expr), Expr::Call(_));
+                    let outer =
+                        std::mem::replace(&mut self.in_int_cast, !mentions_float && direct_call);
                     self.visit_expr_mut(&mut c.expr);
+                    self.in_int_cast = outer;
                     let inner = quote!(#c);
                     *e = Self::lit(inner);
                 } else if mentions_float && is_bool_expr(&c.expr) {
@@ -1835,6 +1869,8 @@ impl VisitMut for Rewrite<'_> {
                 }
             }
             Expr::Call(c) => {
+                // (Only the call directly under the cast: not the calls in its arguments.)
+                let in_int_cast = std::mem::take(&mut self.in_int_cast);
                 let Expr::Path(fp) = &*c.func else {
                     self.fail(Why::Call, "it calls a function value".into(), c.func.span());
                     return;
@@ -1983,6 +2019,58 @@ impl VisitMut for Rewrite<'_> {
                     }
                     return;
                 }
+                // A function of the crate given no value with a derivative: with
+                // floats (`sgn(ti)` of a `ti` computed from integers), called on plain
+                // floats, and what it returns lifted as a constant is (a float becomes
+                // the twin's scalar, without a derivative; an integer stays as it is);
+                // with no float at all, in `factorial(i) as f64`, called as written (the
+                // cast makes it the twin's scalar). Marked or not.
+                let plain_fn = segs.len() == 1
+                    && !closure
+                    && !self.closures.contains(&segs[0])
+                    && !self.in_no_grad
+                    && !KEPT_CALLS.contains(&path.as_str())
+                    && !integer_type
+                    && segs[0].starts_with(|ch: char| ch.is_lowercase() || ch == '_')
+                    && fp.path.segments.iter().all(|s| s.arguments.is_none())
+                    && c.args
+                        .iter()
+                        .all(|a| !crate::activity::expr_is_active(a, &self.active));
+                let float_args: Vec<bool> = c.args.iter().map(|a| floaty(a, self.floats)).collect();
+                // (An element may be a row, `pts[i]` of `[[f64; 3]; N]`.)
+                let scalar_args = c.args.iter().zip(&float_args).all(|(a, f)| {
+                    !f || scalar_expr(a, &self.scalars) && !matches!(a, Expr::Index(_))
+                });
+                if plain_fn && !float_args.contains(&true) && in_int_cast {
+                    let Expr::Call(c) = e else { unreachable!() };
+                    for a in c.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                    return;
+                }
+                if plain_fn && float_args.contains(&true) && scalar_args {
+                    let to = quote::format_ident!("to_{}", float());
+                    let fty = syn::Ident::new(float(), Span::call_site());
+                    let t = syn::Ident::new(PARAM, Span::call_site());
+                    let Expr::Call(c) = e else { unreachable!() };
+                    for (a, scalar) in c.args.iter_mut().zip(float_args) {
+                        self.visit_expr_mut(a);
+                        if scalar {
+                            *a = syn::parse_quote!(
+                                ::mochi::num_traits::ToPrimitive::#to(&(#a)).unwrap_or(::core::#fty::NAN)
+                            );
+                        }
+                    }
+                    let inner = c.clone();
+                    *e = syn::parse_quote!(
+                        (&mut ::mochi::__private::PlainOf(
+                            ::core::option::Option::Some(#inner),
+                            ::core::marker::PhantomData::<#t>,
+                        ))
+                            .lift_or_keep_plain()
+                    );
+                    return;
+                }
                 if !(KEPT_CALLS.contains(&path.as_str()) || integer_type || closure) {
                     self.fail(
                         Why::Call,
@@ -2127,6 +2215,93 @@ fn is_bool_expr(e: &Expr) -> bool {
     }
 }
 
+/// Binds each constant the generic form lifts (`(&ConstOf(W, ..)).lift_or_keep()`) and
+/// reads as a sequence (a method's receiver, `zip`'s argument, a `for` loop's sequence,
+/// an indexed or borrowed value) once, at the top of the body: the derivation then sees
+/// a variable where the function named a constant (`x.iter().zip(W.iter())` is a chain
+/// of variables), and the constant is lifted once, not at every element. A constant
+/// declared in the body itself is left where it is named (a `let` at the top may not
+/// see an item of an inner block).
+fn hoist_lifted_constants(block: &mut syn::Block) {
+    struct Declared(HashSet<String>);
+    impl<'a> Visit<'a> for Declared {
+        fn visit_item_const(&mut self, c: &'a syn::ItemConst) {
+            self.0.insert(c.ident.to_string());
+        }
+        fn visit_item_static(&mut self, s: &'a syn::ItemStatic) {
+            self.0.insert(s.ident.to_string());
+        }
+    }
+    struct Hoist {
+        declared: HashSet<String>,
+        lets: Vec<(String, syn::Ident, Expr)>,
+    }
+    impl Hoist {
+        fn take(&mut self, e: &mut Expr) {
+            let Expr::MethodCall(m) = crate::desugar::unparen(e) else {
+                return;
+            };
+            if m.method != "lift_or_keep" {
+                return;
+            }
+            let Expr::Reference(r) = crate::desugar::unparen(&m.receiver) else {
+                return;
+            };
+            let Expr::Call(c) = &*r.expr else { return };
+            let Some(Expr::Path(p)) = c.args.first() else {
+                return;
+            };
+            let name = path_string(&p.path);
+            if self.declared.contains(&name) {
+                return;
+            }
+            let key = e.to_token_stream().to_string();
+            let ident = match self.lets.iter().find(|(k, _, _)| *k == key) {
+                Some((_, ident, _)) => ident.clone(),
+                None => {
+                    let ident = quote::format_ident!(
+                        "__mochi_const_{}",
+                        name.replace("::", "_")
+                            .replace(|c: char| !c.is_alphanumeric() && c != '_', "")
+                    );
+                    self.lets.push((key, ident.clone(), e.clone()));
+                    ident
+                }
+            };
+            *e = syn::parse_quote!(#ident);
+        }
+    }
+    impl VisitMut for Hoist {
+        // (An item in the body does not see the body's `let`s.)
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            match e {
+                Expr::MethodCall(m) => {
+                    self.take(&mut m.receiver);
+                    if m.method == "zip" {
+                        m.args.iter_mut().for_each(|a| self.take(a));
+                    }
+                }
+                Expr::ForLoop(f) => self.take(&mut f.expr),
+                Expr::Reference(r) => self.take(&mut r.expr),
+                Expr::Index(i) => self.take(&mut i.expr),
+                _ => {}
+            }
+            syn::visit_mut::visit_expr_mut(self, e);
+        }
+    }
+    let mut declared = Declared(HashSet::new());
+    declared.visit_block(block);
+    let mut h = Hoist {
+        declared: declared.0,
+        lets: Vec::new(),
+    };
+    h.visit_block_mut(block);
+    for (k, (_, ident, e)) in h.lets.into_iter().enumerate() {
+        block.stmts.insert(k, syn::parse_quote!(let #ident = #e;));
+    }
+}
+
 /// Imports the traits of lifted constants (`(&ConstOf(PI, ..)).lift_or_keep()`) at the
 /// top of a twin's body.
 fn import_const_traits(block: &mut syn::Block) {
@@ -2134,7 +2309,9 @@ fn import_const_traits(block: &mut syn::Block) {
         0,
         syn::parse_quote!(
             #[allow(unused_imports)]
-            use ::mochi::__private::{KeepConstBy as _, LiftConstBy as _};
+            use ::mochi::__private::{
+                KeepConstBy as _, KeepPlainBy as _, LiftConstBy as _, LiftPlainBy as _,
+            };
         ),
     );
 }

@@ -11,7 +11,8 @@
 #![allow(
     clippy::needless_range_loop,
     clippy::dbg_macro,
-    clippy::redundant_locals
+    clippy::redundant_locals,
+    clippy::let_and_return
 )]
 
 use mochi::prelude::*;
@@ -795,9 +796,206 @@ fn iter_max_by_key_idx(x: &[f64]) -> f64 {
 
 const X: [f64; 6] = [0.7, -0.4, 1.3, 0.2, -0.9, 0.5];
 
+/// A chain over constant data whose closure is a block binding a `let` from a
+/// differentiable capture (`DATA.iter().map(|p| { let t = c[0] * p; t }).sum()`): the
+/// closure's value was judged constant from outside and the gradient was a silent zero
+/// before 2026-12-03.
+const DATA: [f64; 4] = [0.1, 0.2, 0.9, 1.1];
+#[differentiable]
+fn block_closure_over_constants(c: &[f64]) -> f64 {
+    let a: f64 = DATA
+        .iter()
+        .map(|p| {
+            let t = c[0] * p;
+            t
+        })
+        .sum();
+    let local = vec![0.5, 1.5];
+    let b: f64 = local
+        .iter()
+        .map(|p| {
+            let t = c[1] * p;
+            let u = t.sin();
+            u * u
+        })
+        .sum();
+    a * b + c[2]
+}
+
+/// k-means' cost over a constant data set of rows (`[[f64; 2]; 4]`), each row given to
+/// a helper taking a slice, the nearest centre by a `fold` of `f64::min` over
+/// `chunks(2)` (also a silent zero gradient before 2026-12-03).
+const POINTS: [[f64; 2]; 4] = [[0.1, 0.2], [0.9, 1.1], [2.3, -0.4], [-0.5, 0.7]];
+#[differentiable]
+fn dist2(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(p, q)| (p - q).powi(2)).sum()
+}
+#[differentiable]
+fn kmeans_over_rows(c: &[f64]) -> f64 {
+    let nearest: f64 = POINTS
+        .iter()
+        .map(|p| {
+            c.chunks(2)
+                .map(|cj| dist2(p, cj))
+                .fold(f64::INFINITY, f64::min)
+        })
+        .sum();
+    let spread: f64 = POINTS.iter().map(|p| dist2(p, &c[..2])).sum();
+    nearest + 0.1 * spread
+}
+
+/// A marked helper given only constants (`sgn(tᵢ)` of GradBench's `llsq`), and plain
+/// helpers (`factorial`, a weight) called with integers and constants: the generic form
+/// calls them on plain floats and lifts what they return.
+#[differentiable]
+fn sgn(t: f64) -> f64 {
+    if t > 0.0 {
+        1.0
+    } else if t < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+#[differentiable]
+fn llsq_with_sign(x: &[f64]) -> f64 {
+    let n = 9;
+    let mut sum = 0.0;
+    for i in 0..n {
+        let ti = -1.0 + i as f64 * 2.0 / (n as f64 - 1.0);
+        let mut inner = sgn(ti);
+        let mut mul = 1.0;
+        for xj in x {
+            inner -= xj * mul;
+            mul *= ti;
+        }
+        sum += inner * inner;
+    }
+    sum / 2.0 + x.iter().map(|&v| sgn(v) * v * v).sum::<f64>()
+}
+fn factorial(n: u64) -> u64 {
+    (1..=n).product()
+}
+fn weight(t: f64) -> f64 {
+    1.0 / (1.0 + t * t)
+}
+#[differentiable]
+fn taylor_with_plain_helpers(x: &[f64]) -> f64 {
+    let mut r = 0.0;
+    for i in 0..8u64 {
+        let t = i as f64 * 0.5;
+        r += x[0].powi(i as i32) / factorial(i) as f64 * weight(t);
+    }
+    r * x[1] + x[2]
+}
+
+/// A function named like a rule module the prelude brings in (`outer`, `stack`):
+/// the user's own function is the one called.
+#[differentiable]
+fn outer(a: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut m = Vec::with_capacity(a.len() * b.len());
+    for u in a {
+        for v in b {
+            m.push(u * v);
+        }
+    }
+    m
+}
+#[differentiable]
+fn stack(a: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut v = a.to_vec();
+    v.extend_from_slice(b);
+    v
+}
+#[differentiable]
+fn named_like_prelude(x: &[f64]) -> f64 {
+    let m = outer(&x[..2], &x[2..]);
+    let s = stack(&m, x);
+    s.iter().map(|t| t.sin()).sum()
+}
+
+/// A local closure that says what it returns, called in a condition (a backtracking
+/// line search): inlined there, its `sum()` keeps the type.
+#[differentiable]
+fn typed_closure_in_condition(x: &[f64]) -> f64 {
+    let f = |p: &[f64]| -> f64 { p.iter().map(|v| (v - 1.0).powi(2) * (1.0 + v * v)).sum() };
+    let f0 = f(x);
+    let mut alpha = 1.0;
+    let mut trial: Vec<f64> = x.iter().map(|a| a - alpha * a).collect();
+    while f(&trial) > f0 && alpha > 1e-3 {
+        alpha *= 0.5;
+        trial = x.iter().map(|a| a - alpha * a).collect();
+    }
+    f(&trial) + alpha * f0
+}
+
+/// A helper's array given where another helper takes a slice (`inv2(&mul2(x, x))`
+/// in DiffTests' `mat2num_1`): the array's cotangent takes the callee's `Vec`.
+#[differentiable]
+fn mul2(a: &[f64], b: &[f64]) -> [f64; 4] {
+    [
+        a[0] * b[0] + a[1] * b[2],
+        a[0] * b[1] + a[1] * b[3],
+        a[2] * b[0] + a[3] * b[2],
+        a[2] * b[1] + a[3] * b[3],
+    ]
+}
+#[differentiable]
+fn det2(a: &[f64]) -> f64 {
+    a[0] * a[3] - a[1] * a[2]
+}
+#[differentiable]
+fn array_to_slice_helper(x: &[f64]) -> f64 {
+    let sq = mul2(&x[..4], &x[2..6]);
+    let d = det2(&sq);
+    let v: Vec<f64> = sq.iter().zip(x).map(|(s, t)| s * t).collect();
+    d + det2(&v) * sq[1]
+}
+
+/// `try_into` of a slice or a `Vec` into an array, unwrapped or expected.
+#[differentiable]
+fn try_into_arrays(x: &[f64]) -> f64 {
+    let [a, b, c]: [f64; 3] = x[..3].try_into().unwrap();
+    let v: Vec<f64> = x.iter().map(|t| t * t).collect();
+    let arr: [f64; 6] = v.try_into().expect("six");
+    a * b.sin() + c * c * a + arr[0] * arr[5]
+}
+
+/// A constant array zipped with a parameter in a chain (GradBench's `ba` centres the
+/// point so): the generic form reads the lifted constant as a variable.
+const CENTRE: [f64; 6] = [0.1, -0.2, -3.0, 0.5, 0.25, 1.0];
+#[differentiable]
+fn zip_with_const(x: &[f64]) -> f64 {
+    let d: Vec<f64> = x.iter().zip(CENTRE.iter()).map(|(a, c)| a - c).collect();
+    let w: f64 = x.iter().zip(&CENTRE).map(|(a, c)| a * c).sum();
+    d.iter().map(|v| v * v.sin()).sum::<f64>() + w * w + CENTRE[2] * x[0]
+}
+
+/// A tuple binding a float and an integer at once (`let (gamma, m) = (1.5, 2);`):
+/// `m as f64` casts an integer.
+#[differentiable]
+fn tuple_of_float_and_int(x: &[f64]) -> f64 {
+    let (gamma, m) = (1.5, 2);
+    let (mut a, mut k) = (x[0], 0);
+    while k < m {
+        (a, k) = (a * gamma + x[1], k + 1);
+    }
+    gamma * x[0] * x[1] - m as f64 * x[2] + a * a + k as f64
+}
+
 mod all_orders {
     use super::X;
     all_orders!(path_calls, X);
+    all_orders!(zip_with_const, X);
+    all_orders!(block_closure_over_constants, [0.4, -0.3, 1.2]);
+    all_orders!(kmeans_over_rows, [0.0, 0.3, 1.2, 1.0, 2.0, -0.2]);
+    all_orders!(llsq_with_sign, [0.3, -0.5, 0.9]);
+    all_orders!(taylor_with_plain_helpers, [0.3, 0.5, 0.9]);
+    all_orders!(named_like_prelude, X);
+    all_orders!(typed_closure_in_condition, X);
+    all_orders!(array_to_slice_helper, X);
+    all_orders!(try_into_arrays, X);
+    all_orders!(tuple_of_float_and_int, X);
     all_orders!(map_paths, X);
     all_orders!(float_consts, X);
     all_orders!(int_pow_mix, X);

@@ -50,6 +50,20 @@ where
     }
 }
 
+/// An array of rows (a constant data set, `const DATA: [[f64; 2]; 4]`), as the slice of
+/// them.
+impl<R: Tangent, const M: usize> Rows for [R; M]
+where
+    [R]: Rows<Row = R>,
+{
+    type Elem = <[R] as Rows>::Elem;
+    type Row = R;
+    #[inline(always)]
+    fn rows(&self) -> &[R] {
+        self
+    }
+}
+
 /// Sequences of nalgebra vectors or matrices (`&[Vector3<f64>]`, `Vec<DVector<f64>>`):
 /// `points.iter().map(|p| p.dot(w)).sum()`.
 #[cfg(feature = "nalgebra")]

@@ -1479,7 +1479,8 @@ impl Lowerer {
         // An array literal passed where a slice is expected has an array cotangent but
         // the callee accumulates a `Vec`: route it through a converting temporary.
         let mut conv = Vec::new();
-        for (o, a) in ops.iter_mut().zip(&c.args) {
+        let mut converted = vec![false; ops.len()];
+        for (k, (o, a)) in ops.iter_mut().zip(&c.args).enumerate() {
             let inner = match a {
                 Expr::Reference(r) => &*r.expr,
                 other => other,
@@ -1494,6 +1495,7 @@ impl Lowerer {
             };
             if let (true, Operand::Active { cot, .. }) = (array, &*o) {
                 let tmp = self.fresh("conv");
+                converted[k] = true;
                 let mutable = matches!(a, Expr::Reference(r) if r.mutability.is_some());
                 conv.push((tmp.clone(), cot.clone(), mutable));
                 *o = Operand::Active {
@@ -1516,6 +1518,27 @@ impl Lowerer {
             });
         }
         let out = self.rule_call(call, &ops, code);
+        // `&h` of a local given to a user function: `h` may be an array (a helper's
+        // result) where the callee takes a slice, whose cotangent is a `Vec`; the
+        // pullback then adds into a `Vec` that goes into the array's cotangent
+        // (`with_arg_cot`; no temporary when the types agree).
+        if user || own {
+            if let Some(Rev::Pull { coerce, .. }) = code.rev.last_mut() {
+                // (A known array local already goes through a converting temporary.)
+                *coerce = c
+                    .args
+                    .iter()
+                    .zip(&converted)
+                    .map(|(a, done)| {
+                        let named = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident().is_some());
+                        // (`p` itself: a row `&[f64; 2]` of a constant data set.)
+                        !done
+                            && (named(a)
+                                || matches!(a, Expr::Reference(r) if r.mutability.is_none() && named(&r.expr)))
+                    })
+                    .collect();
+            }
+        }
         // The pullback adds an element argument's cotangent into its slot.
         if !slots.is_empty() {
             let mut pull = code.rev.pop().expect("a rule call pushes its pullback");

@@ -160,6 +160,9 @@ pub enum Rev {
         args: Vec<Option<TokenStream>>,
         /// Fresh names of the temporaries, one per argument.
         temps: Vec<Ident>,
+        /// The arguments whose cotangent may be of another type than the callee's
+        /// (`&h` of an array given for a `&[f64]`): reached through `with_arg_cot`.
+        coerce: Vec<bool>,
     },
     /// Adds `value` into the place `into`.
     Acc {
@@ -455,13 +458,20 @@ impl ToTokens for Rev {
                 out: dy,
                 args,
                 temps,
+                coerce,
             } => {
                 let mut seen: Vec<String> = Vec::new();
                 let mut pre = TokenStream::new();
                 let mut list = Vec::new();
                 let mut post = TokenStream::new();
-                for (a, t) in args.iter().zip(temps) {
+                let mut wraps = Vec::new();
+                for (k, (a, t)) in args.iter().zip(temps).enumerate() {
                     match a {
+                        Some(c) if coerce.get(k) == Some(&true) && !seen.contains(&c.to_string()) => {
+                            seen.push(c.to_string());
+                            list.push(quote!(#t));
+                            wraps.push((c, t));
+                        }
                         Some(c) if !seen.contains(&c.to_string()) => {
                             seen.push(c.to_string());
                             list.push(quote!(&mut #c));
@@ -474,9 +484,15 @@ impl ToTokens for Rev {
                         None => list.push(quote!(&mut ::mochi::__private::zero())),
                     }
                 }
+                let mut call = quote!(
+                    ::mochi::__private::pull(#pullback, ::mochi::__private::take(&mut #dy), (#(#list,)*));
+                );
+                for (c, t) in wraps.into_iter().rev() {
+                    call = quote!(::mochi::__private::with_arg_cot(&mut #c, |#t| { #call });)
+                }
                 quote!({
                     #pre
-                    ::mochi::__private::pull(#pullback, ::mochi::__private::take(&mut #dy), (#(#list,)*));
+                    #call
                     #post
                 })
             }

@@ -488,6 +488,7 @@ impl Lowerer {
             out: cot.clone(),
             args: args.iter().map(|a| a.cot().cloned()).collect(),
             temps,
+            coerce: Vec::new(),
         });
         Operand::Active {
             val: quote!(#t),
