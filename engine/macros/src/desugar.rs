@@ -2905,7 +2905,21 @@ impl CollectAsReturned<'_> {
                 if m.method == "collect" && m.args.is_empty() && m.turbofish.is_none() =>
             {
                 let t = self.0;
-                m.turbofish = Some(syn::parse_quote!(::<#t>));
+                // Rows (`Vec<Vec<f64>>`, `Vec<[f64; 3]>`) are collected by a typed `let`,
+                // which builds them by a loop whose rows' own chains are rewritten.
+                let rows = crate::iterchain::vec_elem(t).flatten().is_some_and(|e| {
+                    matches!(e, syn::Type::Array(_)) || crate::iterchain::vec_elem(e).is_some()
+                });
+                if rows {
+                    let span = m.method.span();
+                    let chain = m.clone();
+                    *e = syn::parse_quote_spanned!(span=> {
+                        let __mochi_rows: #t = #chain;
+                        __mochi_rows
+                    });
+                } else {
+                    m.turbofish = Some(syn::parse_quote!(::<#t>));
+                }
             }
             Expr::Paren(p) => self.annotate(&mut p.expr),
             // `(s, x.iter().map(f).collect())` for a `(f64, Vec<f64>)`: each part with its

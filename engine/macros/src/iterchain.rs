@@ -1427,9 +1427,19 @@ impl<'a> Writer<'a> {
                     _ => self.zero(elem, false),
                 };
                 let v = self.value(&item);
+                // `Vec<Vec<f64>>` of rows each collected in the closure (`a.iter().map(|u|
+                // b.iter().map(|v| u * v).collect()).collect()`): the row bound with its
+                // type, which the inner chain's `collect` then has.
+                let step = match elem {
+                    Some(t @ syn::Type::Path(_)) if vec_elem(t).is_some() => {
+                        let row = self.fresh("row");
+                        quote_spanned!(span=> let #row: #t = #v; #acc[#k] = #row;)
+                    }
+                    _ => quote_spanned!(span=> #acc[#k] = #v;),
+                };
                 (
                     quote_spanned!(span=> let mut #acc = ::std::vec![#z; #n];),
-                    quote_spanned!(span=> #acc[#k] = #v;),
+                    step,
                     quote_spanned!(span=> #acc),
                 )
             }

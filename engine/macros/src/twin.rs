@@ -901,11 +901,27 @@ fn result_ok(ty: &Type) -> bool {
         return option_of(inner).is_none() && result_ok(inner);
     }
     match ty {
-        Type::Tuple(t) => t
-            .elems
-            .iter()
-            .all(|e| is_f64(e) || vec_of_f64(e) || array_of_f64(e) || fixed_of_f64(e)),
-        t => is_f64(t) || vec_of_f64(t) || array_of_f64(t) || fixed_of_f64(t),
+        Type::Tuple(t) => t.elems.iter().all(|e| float_container(e) || rows_of_f64(e)),
+        t => float_container(t) || rows_of_f64(t),
+    }
+}
+
+/// `f64`, `Vec<f64>`, an ndarray array of `f64`, `[f64; N]`.
+fn float_container(t: &Type) -> bool {
+    is_f64(t) || vec_of_f64(t) || array_of_f64(t) || fixed_of_f64(t)
+}
+
+/// A matrix as rows: `Vec<Vec<f64>>`, `Vec<[f64; N]>`, `[[f64; N]; M]`, `[Vec<f64>; M]`.
+fn rows_of_f64(t: &Type) -> bool {
+    let row = |r: &Type| vec_of_f64(r) || fixed_of_f64(r);
+    match t {
+        Type::Array(a) => row(&a.elem),
+        Type::Path(p) => p.path.segments.last().is_some_and(|last| {
+            matches!(&last.arguments, syn::PathArguments::AngleBracketed(a)
+                if last.ident == "Vec" && a.args.len() == 1
+                    && matches!(&a.args[0], syn::GenericArgument::Type(r) if row(r)))
+        }),
+        _ => false,
     }
 }
 

@@ -17,61 +17,7 @@
 
 use mochi::prelude::*;
 
-/// One `#[test]` per function, named as it, in the module the macro is called in.
-macro_rules! all_orders {
-    ($name:ident, $x:expr) => {
-        #[test]
-        fn $name() {
-            let x: Vec<f64> = $x.to_vec();
-            let g = super::$name::gradient(&x);
-            for j in 0..x.len() {
-                let h = 1e-6 * (1.0 + x[j].abs());
-                let (mut u, mut d) = (x.clone(), x.clone());
-                u[j] += h;
-                d[j] -= h;
-                let fd = (super::$name(&u) - super::$name(&d)) / (2.0 * h);
-                assert!(
-                    (fd - g[j]).abs() <= 1e-5 * (1.0 + fd.abs()),
-                    "gradient[{j}] = {} against {fd}",
-                    g[j]
-                );
-            }
-            let v: Vec<f64> = (0..x.len()).map(|i| 0.3 + 0.7 * (i as f64).sin()).collect();
-            let (y, d) = super::$name::jvp(&x, &v);
-            assert_eq!(y, super::$name(&x));
-            let gv: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
-            assert!(
-                (d - gv).abs() <= 1e-9 * (1.0 + gv.abs()),
-                "jvp {d} against ∇f·v {gv}"
-            );
-            let hm = super::$name::hessian(&x);
-            for j in 0..x.len() {
-                let step = 1e-5 * (1.0 + x[j].abs());
-                let (mut u, mut dn) = (x.clone(), x.clone());
-                u[j] += step;
-                dn[j] -= step;
-                let (gu, gd) = (super::$name::gradient(&u), super::$name::gradient(&dn));
-                for i in 0..x.len() {
-                    let fd = (gu[i] - gd[i]) / (2.0 * step);
-                    assert!(
-                        (hm[[i, j]] - fd).abs() <= 1e-4 * (1.0 + fd.abs()),
-                        "H[{i},{j}] = {} against {fd}",
-                        hm[[i, j]]
-                    );
-                }
-            }
-            let hv = super::$name::hvp(&x, &v);
-            for i in 0..x.len() {
-                let want: f64 = (0..x.len()).map(|j| hm[[i, j]] * v[j]).sum();
-                assert!(
-                    (hv[i] - want).abs() <= 1e-8 * (1.0 + want.abs()),
-                    "hvp[{i}] {} against H·v {want}",
-                    hv[i]
-                );
-            }
-        }
-    };
-}
+mod common;
 
 #[differentiable]
 fn ackley(x: &[f64]) -> f64 {
@@ -844,6 +790,36 @@ fn kmeans_over_rows(c: &[f64]) -> f64 {
     nearest + 0.1 * spread
 }
 
+/// Helpers returning a matrix as rows — an outer product collected by nested chains,
+/// `Vec<[f64; 2]>`, a rotation `[[f64; 2]; 2]` — read by two indices: the helpers have a
+/// generic form, so the caller has its Hessian.
+#[differentiable]
+fn outer_rows(a: &[f64], b: &[f64]) -> Vec<Vec<f64>> {
+    a.iter()
+        .map(|u| b.iter().map(|v| u * v).collect())
+        .collect()
+}
+#[differentiable]
+fn sin_and_square(t: &[f64]) -> Vec<[f64; 2]> {
+    t.iter().map(|v| [v.sin(), v * v]).collect()
+}
+#[differentiable]
+fn rotation(t: f64, s: f64) -> [[f64; 2]; 2] {
+    let (c, n) = (t.cos(), t.sin());
+    [[c * s, -n], [n, c * s]]
+}
+#[differentiable]
+fn matrices_as_rows(x: &[f64]) -> f64 {
+    let m = outer_rows(&x[..2], &x[1..]);
+    let r = rotation(x[0], x[1]);
+    let d: Vec<Vec<f64>> = x
+        .iter()
+        .map(|u| x.iter().map(|v| (u - v).sin()).collect())
+        .collect();
+    let q = sin_and_square(x);
+    m[0][1] * r[1][0] + m[1][2] + d[0][2] * d[2][1] + q[2][0] * q[1][1] + r[0][0]
+}
+
 /// A marked helper given only constants (`sgn(tᵢ)` of GradBench's `llsq`), and plain
 /// helpers (`factorial`, a weight) called with integers and constants: the generic form
 /// calls them on plain floats and lifts what they return.
@@ -985,8 +961,10 @@ fn tuple_of_float_and_int(x: &[f64]) -> f64 {
 
 mod all_orders {
     use super::X;
+    use crate::all_orders;
     all_orders!(path_calls, X);
     all_orders!(zip_with_const, X);
+    all_orders!(matrices_as_rows, X);
     all_orders!(block_closure_over_constants, [0.4, -0.3, 1.2]);
     all_orders!(kmeans_over_rows, [0.0, 0.3, 1.2, 1.0, 2.0, -0.2]);
     all_orders!(llsq_with_sign, [0.3, -0.5, 0.9]);

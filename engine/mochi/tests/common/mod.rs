@@ -47,3 +47,157 @@ pub fn assert_hessian_matches(
         }
     }
 }
+
+/// One `#[test]` per function `name(x: &[f64]) -> f64`, named as it, in the module the
+/// macro is called in (`super::name`): the gradient against central differences, `jvp`
+/// against ∇f·v, the Hessian against central differences of the gradient, and `hvp`
+/// against H·v.
+#[macro_export]
+macro_rules! all_orders {
+    ($name:ident, $x:expr) => {
+        #[test]
+        fn $name() {
+            let x: Vec<f64> = $x.to_vec();
+            let g = super::$name::gradient(&x);
+            for j in 0..x.len() {
+                let h = 1e-6 * (1.0 + x[j].abs());
+                let (mut u, mut d) = (x.clone(), x.clone());
+                u[j] += h;
+                d[j] -= h;
+                let fd = (super::$name(&u) - super::$name(&d)) / (2.0 * h);
+                assert!(
+                    (fd - g[j]).abs() <= 1e-5 * (1.0 + fd.abs()),
+                    "gradient[{j}] = {} against {fd}",
+                    g[j]
+                );
+            }
+            let v: Vec<f64> = (0..x.len()).map(|i| 0.3 + 0.7 * (i as f64).sin()).collect();
+            let (y, d) = super::$name::jvp(&x, &v);
+            assert_eq!(y, super::$name(&x));
+            let gv: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+            assert!(
+                (d - gv).abs() <= 1e-9 * (1.0 + gv.abs()),
+                "jvp {d} against ∇f·v {gv}"
+            );
+            let hm = super::$name::hessian(&x);
+            for j in 0..x.len() {
+                let step = 1e-5 * (1.0 + x[j].abs());
+                let (mut u, mut dn) = (x.clone(), x.clone());
+                u[j] += step;
+                dn[j] -= step;
+                let (gu, gd) = (super::$name::gradient(&u), super::$name::gradient(&dn));
+                for i in 0..x.len() {
+                    let fd = (gu[i] - gd[i]) / (2.0 * step);
+                    assert!(
+                        (hm[[i, j]] - fd).abs() <= 1e-4 * (1.0 + fd.abs()),
+                        "H[{i},{j}] = {} against {fd}",
+                        hm[[i, j]]
+                    );
+                }
+            }
+            let hv = super::$name::hvp(&x, &v);
+            for i in 0..x.len() {
+                let want: f64 = (0..x.len()).map(|j| hm[[i, j]] * v[j]).sum();
+                assert!(
+                    (hv[i] - want).abs() <= 1e-8 * (1.0 + want.abs()),
+                    "hvp[{i}] {} against H·v {want}",
+                    hv[i]
+                );
+            }
+        }
+    };
+}
+
+/// Central differences, Jacobians and checks with the tolerances of [`all_orders!`], for
+/// functions of other signatures.
+#[allow(dead_code)]
+pub fn fd(f: &dyn Fn(&[f64]) -> f64, x: &[f64]) -> Vec<f64> {
+    (0..x.len())
+        .map(|j| {
+            let h = 1e-6 * (1.0 + x[j].abs());
+            let (mut u, mut d) = (x.to_vec(), x.to_vec());
+            u[j] += h;
+            d[j] -= h;
+            (f(&u) - f(&d)) / (2.0 * h)
+        })
+        .collect()
+}
+#[allow(dead_code)]
+pub fn close(name: &str, g: &[f64], w: &[f64]) {
+    assert_eq!(g.len(), w.len(), "{name}: lengths differ");
+    for (k, (a, b)) in g.iter().zip(w).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-5 * (1.0 + b.abs()),
+            "{name}[{k}]: {a} against {b}\n got  {g:?}\n want {w:?}"
+        );
+    }
+}
+#[allow(dead_code)]
+pub fn fdjac(f: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64]) -> Vec<Vec<f64>> {
+    let m = f(x).len();
+    let mut j = vec![vec![0.0; x.len()]; m];
+    for c in 0..x.len() {
+        let h = 1e-6 * (1.0 + x[c].abs());
+        let (mut u, mut d) = (x.to_vec(), x.to_vec());
+        u[c] += h;
+        d[c] -= h;
+        let (fu, fdn) = (f(&u), f(&d));
+        for r in 0..m {
+            j[r][c] = (fu[r] - fdn[r]) / (2.0 * h);
+        }
+    }
+    j
+}
+#[allow(dead_code)]
+pub fn check_jac(name: &str, j: &ndarray::Array2<f64>, f: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64]) {
+    let w = fdjac(f, x);
+    assert_eq!(j.nrows(), w.len(), "{name}: Jacobian rows");
+    assert_eq!(j.ncols(), x.len(), "{name}: Jacobian columns");
+    for r in 0..w.len() {
+        for c in 0..x.len() {
+            assert!(
+                (j[[r, c]] - w[r][c]).abs() <= 1e-5 * (1.0 + w[r][c].abs()),
+                "{name} J[{r},{c}] = {} against {}",
+                j[[r, c]],
+                w[r][c]
+            );
+        }
+    }
+}
+#[allow(dead_code)]
+pub fn check_jvp(name: &str, j: &ndarray::Array2<f64>, jv: &[f64], v: &[f64]) {
+    assert_eq!(jv.len(), j.nrows(), "{name}: jvp length");
+    for r in 0..j.nrows() {
+        let want: f64 = (0..j.ncols()).map(|c| j[[r, c]] * v[c]).sum();
+        assert!(
+            (jv[r] - want).abs() <= 1e-9 * (1.0 + want.abs()),
+            "{name} jvp[{r}] {} against J·v {want}",
+            jv[r]
+        );
+    }
+}
+#[allow(dead_code)]
+pub fn check_hessian(
+    name: &str,
+    h: &ndarray::Array2<f64>,
+    g: &dyn Fn(&[f64]) -> Vec<f64>,
+    x: &[f64],
+) {
+    assert_eq!(h.nrows(), x.len(), "{name}: Hessian rows");
+    assert_eq!(h.ncols(), x.len(), "{name}: Hessian columns");
+    for c in 0..x.len() {
+        let step = 1e-5 * (1.0 + x[c].abs());
+        let (mut u, mut d) = (x.to_vec(), x.to_vec());
+        u[c] += step;
+        d[c] -= step;
+        let (gu, gd) = (g(&u), g(&d));
+        for r in 0..x.len() {
+            let w = (gu[r] - gd[r]) / (2.0 * step);
+            assert!(
+                (h[[r, c]] - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                "{name} H[{r},{c}] = {} against {w}",
+                h[[r, c]]
+            );
+        }
+    }
+}
