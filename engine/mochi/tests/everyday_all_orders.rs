@@ -820,35 +820,9 @@ fn matrices_as_rows(x: &[f64]) -> f64 {
     m[0][1] * r[1][0] + m[1][2] + d[0][2] * d[2][1] + q[2][0] * q[1][1] + r[0][0]
 }
 
-/// A marked helper given only constants (`sgn(tᵢ)` of GradBench's `llsq`), and plain
-/// helpers (`factorial`, a weight) called with integers and constants: the generic form
-/// calls them on plain floats and lifts what they return.
-#[differentiable]
-fn sgn(t: f64) -> f64 {
-    if t > 0.0 {
-        1.0
-    } else if t < 0.0 {
-        -1.0
-    } else {
-        0.0
-    }
-}
-#[differentiable]
-fn llsq_with_sign(x: &[f64]) -> f64 {
-    let n = 9;
-    let mut sum = 0.0;
-    for i in 0..n {
-        let ti = -1.0 + i as f64 * 2.0 / (n as f64 - 1.0);
-        let mut inner = sgn(ti);
-        let mut mul = 1.0;
-        for xj in x {
-            inner -= xj * mul;
-            mul *= ti;
-        }
-        sum += inner * inner;
-    }
-    sum / 2.0 + x.iter().map(|&v| sgn(v) * v * v).sum::<f64>()
-}
+/// Plain helpers (`factorial`, a weight) called with integers and constants (a marked
+/// helper given only constants is `ported.rs`'s `gb_llsq_sgn`): the generic form calls
+/// them on plain floats and lifts what they return.
 fn factorial(n: u64) -> u64 {
     (1..=n).product()
 }
@@ -905,29 +879,6 @@ fn typed_closure_in_condition(x: &[f64]) -> f64 {
     f(&trial) + alpha * f0
 }
 
-/// A helper's array given where another helper takes a slice (`inv2(&mul2(x, x))`
-/// in DiffTests' `mat2num_1`): the array's cotangent takes the callee's `Vec`.
-#[differentiable]
-fn mul2(a: &[f64], b: &[f64]) -> [f64; 4] {
-    [
-        a[0] * b[0] + a[1] * b[2],
-        a[0] * b[1] + a[1] * b[3],
-        a[2] * b[0] + a[3] * b[2],
-        a[2] * b[1] + a[3] * b[3],
-    ]
-}
-#[differentiable]
-fn det2(a: &[f64]) -> f64 {
-    a[0] * a[3] - a[1] * a[2]
-}
-#[differentiable]
-fn array_to_slice_helper(x: &[f64]) -> f64 {
-    let sq = mul2(&x[..4], &x[2..6]);
-    let d = det2(&sq);
-    let v: Vec<f64> = sq.iter().zip(x).map(|(s, t)| s * t).collect();
-    d + det2(&v) * sq[1]
-}
-
 /// `try_into` of a slice or a `Vec` into an array, unwrapped or expected.
 #[differentiable]
 fn try_into_arrays(x: &[f64]) -> f64 {
@@ -967,11 +918,9 @@ mod all_orders {
     all_orders!(matrices_as_rows, X);
     all_orders!(block_closure_over_constants, [0.4, -0.3, 1.2]);
     all_orders!(kmeans_over_rows, [0.0, 0.3, 1.2, 1.0, 2.0, -0.2]);
-    all_orders!(llsq_with_sign, [0.3, -0.5, 0.9]);
     all_orders!(taylor_with_plain_helpers, [0.3, 0.5, 0.9]);
     all_orders!(named_like_prelude, X);
     all_orders!(typed_closure_in_condition, X);
-    all_orders!(array_to_slice_helper, X);
     all_orders!(try_into_arrays, X);
     all_orders!(tuple_of_float_and_int, X);
     all_orders!(map_paths, X);

@@ -9,22 +9,9 @@
 use mochi::prelude::*;
 use ndarray::{array, Array1, Array2, ArrayView1};
 
-/// The Jacobian of `f` at `x` by central differences.
-fn fdjac(f: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64]) -> Vec<Vec<f64>> {
-    let m = f(x).len();
-    let mut j = vec![vec![0.0; x.len()]; m];
-    for c in 0..x.len() {
-        let h = 1e-6 * (1.0 + x[c].abs());
-        let (mut u, mut d) = (x.to_vec(), x.to_vec());
-        u[c] += h;
-        d[c] -= h;
-        let (fu, fd) = (f(&u), f(&d));
-        for r in 0..m {
-            j[r][c] = (fu[r] - fd[r]) / (2.0 * h);
-        }
-    }
-    j
-}
+mod common;
+use common::fdjac;
+
 /// Asserts that `j` is `want` entry by entry.
 fn cmpj(name: &str, j: &Array2<f64>, want: &[Vec<f64>]) {
     let mut bad = vec![];
