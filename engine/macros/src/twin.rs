@@ -916,12 +916,7 @@ fn rows_of_f64(t: &Type) -> bool {
     let row = |r: &Type| vec_of_f64(r) || fixed_of_f64(r);
     match t {
         Type::Array(a) => row(&a.elem),
-        Type::Path(p) => p.path.segments.last().is_some_and(|last| {
-            matches!(&last.arguments, syn::PathArguments::AngleBracketed(a)
-                if last.ident == "Vec" && a.args.len() == 1
-                    && matches!(&a.args[0], syn::GenericArgument::Type(r) if row(r)))
-        }),
-        _ => false,
+        _ => crate::iterchain::vec_elem(t).flatten().is_some_and(row),
     }
 }
 

@@ -1524,14 +1524,14 @@ impl Lowerer {
         // (`with_arg_cot`; no temporary when the types agree).
         if user || own {
             if let Some(Rev::Pull { coerce, .. }) = code.rev.last_mut() {
-                // (A known array local already goes through a converting temporary.)
+                // (A known array local already goes through a converting temporary;
+                // `p` itself may be a row `&[f64; 2]` of a constant data set.)
+                let named = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident().is_some());
                 *coerce = c
                     .args
                     .iter()
                     .zip(&converted)
                     .map(|(a, done)| {
-                        let named = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident().is_some());
-                        // (`p` itself: a row `&[f64; 2]` of a constant data set.)
                         !done
                             && (named(a)
                                 || matches!(a, Expr::Reference(r) if r.mutability.is_none() && named(&r.expr)))

@@ -466,16 +466,20 @@ impl ToTokens for Rev {
                 let mut post = TokenStream::new();
                 let mut wraps = Vec::new();
                 for (k, (a, t)) in args.iter().zip(temps).enumerate() {
+                    let first = a.as_ref().is_some_and(|c| {
+                        let c = c.to_string();
+                        let first = !seen.contains(&c);
+                        if first {
+                            seen.push(c);
+                        }
+                        first
+                    });
                     match a {
-                        Some(c) if coerce.get(k) == Some(&true) && !seen.contains(&c.to_string()) => {
-                            seen.push(c.to_string());
+                        Some(c) if first && coerce.get(k) == Some(&true) => {
                             list.push(quote!(#t));
                             wraps.push((c, t));
                         }
-                        Some(c) if !seen.contains(&c.to_string()) => {
-                            seen.push(c.to_string());
-                            list.push(quote!(&mut #c));
-                        }
+                        Some(c) if first => list.push(quote!(&mut #c)),
                         Some(c) => {
                             pre.extend(quote!(let mut #t = ::mochi::__private::zero();));
                             list.push(quote!(&mut #t));
