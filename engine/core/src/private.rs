@@ -707,6 +707,30 @@ pub fn lit<T: crate::Scalar>(value: f64) -> T {
     T::of_real(<T::Real as crate::Real>::from_f64(value))
 }
 
+/// `p.n as f64` of a struct's integer field in a generic twin: the integer in the twin's
+/// scalar, as `as f64` converts it (no derivative).
+#[diagnostic::on_unimplemented(
+    message = "mochi: `as f64` of a field that is not an integer has no generic form",
+    label = "this field is a float already (or not a number)",
+    note = "drop the cast of a float field (it is the value itself), or drop `higher_order`"
+)]
+pub trait CastFloat<T> {
+    /// The value in the twin's scalar.
+    fn cast_float(self) -> T;
+}
+
+macro_rules! cast_float_int {
+    ($($t:ty),*) => {$(
+        impl<T: crate::Scalar> CastFloat<T> for $t {
+            #[inline(always)]
+            fn cast_float(self) -> T {
+                lit::<T>(self as f64)
+            }
+        }
+    )*};
+}
+cast_float_int!(usize, isize, u8, u16, u32, u64, i8, i16, i32, i64);
+
 /// A constant defined outside a function (`const N: usize`, `const SCALE: f64`,
 /// `std::f64::consts::PI` after a `use`), as the generic twin of the function sees it:
 /// floats in the twin's scalar `T`, everything else as it is.

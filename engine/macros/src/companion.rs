@@ -819,6 +819,7 @@ fn higher_order(func: &ItemFn, inner: &ItemFn, options: &Options) -> (TokenStrea
 fn higher_order_items(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStream, TokenStream) {
     use crate::higher::{companions, unavailable, Target};
     let name = &func.sig.ident;
+    crate::twin::set_builds_mirrors(asked);
     if func.sig.receiver().is_some() {
         if !asked {
             let why = "it is a method, and methods have them when asked: `#[differentiable(higher_order)]`, on a method of a struct deriving `Tangent` whose fields are floats, integers, `Vec`s or ndarray arrays of `f64`";

@@ -4252,9 +4252,9 @@ fn option_match(m: &syn::ExprMatch, active: &HashSet<String>) -> Option<Expr> {
         return None;
     }
     let span = m.match_token.span;
-    let (a, b) = (&some.body, &none.body);
-    let then: Expr = syn::parse_quote!({ #a });
-    let els: Expr = syn::parse_quote!({ #b });
+    let (a, b) = (stmts_of(&some.body), stmts_of(&none.body));
+    let then: Expr = syn::parse_quote!({ #(#a)* });
+    let els: Expr = syn::parse_quote!({ #(#b)* });
     Some(option_branch(
         span,
         binding,
@@ -4263,6 +4263,165 @@ fn option_match(m: &syn::ExprMatch, active: &HashSet<String>) -> Option<Expr> {
         Some(&els),
         active,
     ))
+}
+
+/// `x.iter().find(p)` of a differentiable sequence `x` (also `x.iter().copied().find(p)`,
+/// `x.iter().find(p).copied()`, `cloned`, and `rfind` by `rposition`) as the search by
+/// index it is: `{ let k =
+/// x.iter().position(|e| { let P = &e; .. }); if let Some(k) = k { Some(x[k]) } else {
+/// None } }` (`Some(&x[k])` for the element by reference). The index carries no
+/// derivative; the element read carries the derivative to `x[k]`.
+fn find_by_position(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
+    let Expr::MethodCall(outer) = e else {
+        return None;
+    };
+    let (find, mut by_value) = match outer.method.to_string().as_str() {
+        "copied" | "cloned" if outer.args.is_empty() => match unparen(&outer.receiver) {
+            Expr::MethodCall(f) if f.method == "find" || f.method == "rfind" => (f, true),
+            _ => return None,
+        },
+        "find" | "rfind" => (outer, false),
+        _ => return None,
+    };
+    if find.args.len() != 1 {
+        return None;
+    }
+    // `x.iter()` or `x.iter().copied()` / `.cloned()`.
+    let mut src = unparen(&find.receiver);
+    if let Expr::MethodCall(c) = src {
+        if c.args.is_empty() && (c.method == "copied" || c.method == "cloned") {
+            by_value = true;
+            src = unparen(&c.receiver);
+        }
+    }
+    let Expr::MethodCall(it) = src else {
+        return None;
+    };
+    if it.method != "iter" || !it.args.is_empty() {
+        return None;
+    }
+    let x = unparen(&it.receiver);
+    if !matches!(x, Expr::Path(_) | Expr::Field(_)) || !mentions_active(x, active) {
+        return None;
+    }
+    let span = find.method.span();
+    let p = &find.args[0];
+    // The predicate takes a reference to the item; `position` gives the item itself.
+    let pred: Expr = match p {
+        Expr::Closure(c) if c.inputs.len() == 1 && c.asyncness.is_none() => {
+            let (pat, body) = (&c.inputs[0], &c.body);
+            syn::parse_quote_spanned!(span=> |__mochi_e| { let #pat = &__mochi_e; #body })
+        }
+        _ => syn::parse_quote_spanned!(span=> |__mochi_e| (#p)(&__mochi_e)),
+    };
+    let items = &find.receiver;
+    let elem = if by_value {
+        quote_spanned!(span=> #x[__mochi_k])
+    } else {
+        quote_spanned!(span=> &#x[__mochi_k])
+    };
+    let position = if find.method == "rfind" {
+        quote_spanned!(span=> rposition)
+    } else {
+        quote_spanned!(span=> position)
+    };
+    Some(syn::parse_quote_spanned!(span=> {
+        let __mochi_k = #items.#position(#pred);
+        if let Some(__mochi_k) = __mochi_k { Some(#elem) } else { None }
+    }))
+}
+
+/// A `match` on an `Option` with guards or more than two arms (`match o { Some(t) if t >
+/// 1.0 => A, Some(t) => B, None => C }`, `_` arms too) as the two-arm `match`
+/// [`option_match`] takes, each case's arms an `if` chain on their guards: `match o {
+/// Some(t) => if t > 1.0 { A } else { B }, None => C }`. An arm that names the value
+/// differently (`Some(u)`) binds its name from the first one's; arms after a case's
+/// first unguarded arm are unreachable in it. Bindings through `&` and by value are
+/// not mixed.
+fn option_arms(m: &syn::ExprMatch) -> Option<syn::ExprMatch> {
+    enum Case {
+        Some(Option<SomeBinding>),
+        None,
+        Wild,
+    }
+    let cases: Vec<Case> = m
+        .arms
+        .iter()
+        .map(|a| match (&a.pat, some_binding(&a.pat)) {
+            (_, Some(b)) => Some(Case::Some(b)),
+            (Pat::Wild(_), None) => Some(Case::Wild),
+            (p, None) if is_none_or_wild(p) => Some(Case::None),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    if !cases.iter().any(|c| matches!(c, Case::Some(_)))
+        || (m.arms.len() == 2 && m.arms.iter().all(|a| a.guard.is_none()))
+    {
+        return None;
+    }
+    let first = cases.iter().find_map(|c| match c {
+        Case::Some(Some(b)) => Some(b),
+        _ => None,
+    });
+    let span = m.match_token.span;
+    // One case's arms, from its last reachable one up.
+    let chain = |some: bool| -> Option<Expr> {
+        let mut arms = Vec::new();
+        for (a, c) in m.arms.iter().zip(&cases) {
+            let rename = match c {
+                Case::Some(b) if some => match (b, first) {
+                    (Some(b), Some(f)) if b.name.ident != f.name.ident => {
+                        if b.through_ref != f.through_ref {
+                            return None;
+                        }
+                        let (to, mu, from) = (&b.name.ident, &b.name.mutability, &f.name.ident);
+                        Some(quote_spanned!(span=> let #mu #to = #from;))
+                    }
+                    _ => None,
+                },
+                Case::None if !some => None,
+                Case::Wild => None,
+                _ => continue,
+            };
+            arms.push((rename, a));
+            if a.guard.is_none() {
+                break;
+            }
+        }
+        if arms.last()?.1.guard.is_some() {
+            return None;
+        }
+        let mut out: Option<Expr> = None;
+        for (rename, a) in arms.into_iter().rev() {
+            let body = stmts_of(&a.body);
+            let block: Expr = syn::parse_quote_spanned!(span=> { #rename #(#body)* });
+            out = Some(match (&a.guard, out) {
+                (None, _) => block,
+                (Some((_, g)), Some(rest)) => {
+                    syn::parse_quote_spanned!(span=> if { #rename #g } #block else #rest)
+                }
+                (Some(_), None) => return None,
+            });
+        }
+        out
+    };
+    let (some, none) = (chain(true)?, chain(false)?);
+    let pat: Pat = match first {
+        Some(b) => {
+            let name = &b.name;
+            if b.through_ref {
+                if name.mutability.is_some() {
+                    return None;
+                }
+                syn::parse_quote_spanned!(span=> Some(&#name))
+            } else {
+                syn::parse_quote_spanned!(span=> Some(#name))
+            }
+        }
+        None => syn::parse_quote_spanned!(span=> Some(_)),
+    };
+    let scrutinee = &m.expr;
+    syn::parse2(quote_spanned!(span=> match #scrutinee { #pat => #some, None => #none })).ok()
 }
 
 /// `match r { Ok(v) => A, Err(e) => B }` (either order, `_` for either part, no
@@ -4527,6 +4686,11 @@ fn let_else(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> 
         }
         return Some(out);
     }
+    // `let [a, b] = x[..2] else { D };`, `let &[a, b, ..] = &x[1..] else { D };`, `let
+    // [a, rest @ ..] = v.as_slice() else { D };`: the length tested, the elements read.
+    if let Some(out) = let_else_slice(&l.pat, &init.expr, diverge, span) {
+        return Some(out);
+    }
     let m = format_ident!("__mochi_let", span = span);
     let pat = &l.pat;
     let e = &init.expr;
@@ -4552,6 +4716,39 @@ fn let_else(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> 
     out.push(syn::parse_quote_spanned!(span=>
         let (#(#binds,)*) = match #m { #pat => (#(#names,)*), _ => unreachable!() };
     ));
+    Some(out)
+}
+
+/// The slice pattern of a `let`-`else` as [`slice_arm`]'s test and reads, over the
+/// slice bound once (by reference): `let __mochi_slice = &x[..2]; if !(__mochi_slice.len()
+/// == 2) { D } let a = __mochi_slice[0]; ..`. Elements bind as matching would: copies
+/// when the pattern meets the slice itself (`[a, b] = x[..2]`, `&[a, b] = &x[..2]`),
+/// references when it meets a reference (`[a, b] = &x[..2]`, `[a, b] = x` of a `&[f64]`).
+fn let_else_slice(pat: &Pat, e: &Expr, diverge: &Expr, span: Span) -> Option<Vec<syn::Stmt>> {
+    let (ps, slice, by_value): (&syn::PatSlice, Expr, bool) = match (pat, unparen(e)) {
+        (Pat::Reference(r), Expr::Reference(er)) if r.mutability.is_none() => match &*r.pat {
+            Pat::Slice(ps) => (ps, Expr::Reference(er.clone()), true),
+            _ => return None,
+        },
+        (Pat::Slice(ps), Expr::Index(_)) => (ps, syn::parse_quote_spanned!(span=> &#e), true),
+        (Pat::Slice(ps), Expr::Reference(_) | Expr::Path(_) | Expr::Field(_)) => {
+            (ps, e.clone(), false)
+        }
+        (Pat::Slice(ps), Expr::MethodCall(c))
+            if c.args.is_empty() && matches!(c.method.to_string().as_str(), "as_slice") =>
+        {
+            (ps, e.clone(), false)
+        }
+        _ => return None,
+    };
+    let x: Expr = syn::parse_quote_spanned!(span=> __mochi_slice);
+    let (cond, lets) = slice_arm(ps, &x, by_value)?;
+    let mut out: Vec<syn::Stmt> =
+        vec![syn::parse_quote_spanned!(span=> let __mochi_slice = #slice;)];
+    if let Some(c) = cond {
+        out.push(syn::parse_quote_spanned!(span=> if !(#c) #diverge));
+    }
+    out.extend(lets);
     Some(out)
 }
 
@@ -8048,6 +8245,12 @@ impl VisitMut for Desugar {
                 return;
             }
         }
+        // `x.iter().find(p)` (before its receiver, as `.find(p).copied()` is one search).
+        if let Some(r) = find_by_position(e, &self.active) {
+            *e = r;
+            self.visit_expr_mut(e);
+            return;
+        }
         syn::visit_mut::visit_expr_mut(self, e);
         // `m.predict(x)` on a value of the user's type: its method's rule.
         let receiver = match &*e {
@@ -8504,6 +8707,7 @@ impl VisitMut for Desugar {
             // i, None => n }`, is matched as written.)
             Expr::Match(m) if !no_derivative(&m.expr) => {
                 if let Some(r) = option_match(m, &self.active)
+                    .or_else(|| option_arms(m).and_then(|m| option_match(&m, &self.active)))
                     .or_else(|| result_match(m))
                     .or_else(|| guarded_match(m, false))
                 {
@@ -8537,6 +8741,23 @@ impl VisitMut for Desugar {
                 );
                 self.visit_expr_mut(&mut r);
                 *e = r;
+            }
+            // `Pt { y: e, ..base }`: the fields written evaluated first, then the base,
+            // whose fields they replace: `{ let f0 = e; let mut b = base; b.y = f0; b }`.
+            Expr::Struct(st) if st.rest.is_some() && st.qself.is_none() => {
+                let base = st.rest.as_deref().unwrap();
+                let b = format_ident!("__mochi_base", span = span);
+                let vals: Vec<syn::Ident> = (0..st.fields.len())
+                    .map(|k| format_ident!("__mochi_field{}", k, span = span))
+                    .collect();
+                let exprs = st.fields.iter().map(|f| &f.expr);
+                let members = st.fields.iter().map(|f| &f.member);
+                *e = syn::parse_quote_spanned!(span=> {
+                    #(let #vals = #exprs;)*
+                    let mut #b = #base;
+                    #(#b.#members = #vals;)*
+                    #b
+                });
             }
             Expr::MethodCall(m) if m.method == "for_each" && m.args.len() == 1 => {
                 let Expr::Closure(c) = &m.args[0] else { return };

@@ -60,6 +60,18 @@ thread_local! {
     static FLOAT: std::cell::Cell<&'static str> = const { std::cell::Cell::new("f64") };
 }
 
+thread_local! {
+    /// The function asked for its higher-order companions (`#[differentiable(higher_order)]`):
+    /// the twin builds the generic mirror of a struct the function builds.
+    static STRUCTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Records whether the function being expanded asked for higher-order companions, so
+/// that its twin builds the generic mirrors `#[derive(Tangent)]` writes of its structs.
+pub fn set_builds_mirrors(asked: bool) {
+    STRUCTS.with(|s| s.set(asked));
+}
+
 /// The float type the twin of the function being expanded replaces.
 pub fn float() -> &'static str {
     FLOAT.with(|f| f.get())
@@ -230,6 +242,9 @@ pub const SEQ_METHODS: &[&str] = &[
     "map_or",
     "filter_map",
     "flat_map",
+    "flatten",
+    "rfind",
+    "rposition",
     "retain",
     "rchunks",
     "next",
@@ -376,6 +391,28 @@ pub const ARRAY_METHODS: &[&str] = &[
     "cbrt",
 ];
 
+/// Macros of a format string and its arguments.
+const FORMAT_MACROS: &[&str] = &[
+    "print",
+    "println",
+    "eprint",
+    "eprintln",
+    "format",
+    "panic",
+    "unreachable",
+    "todo",
+    "unimplemented",
+];
+
+/// Finds a float literal (in a pattern).
+struct FloatLit<'a>(&'a mut bool);
+
+impl<'a> Visit<'a> for FloatLit<'_> {
+    fn visit_lit(&mut self, l: &'a syn::Lit) {
+        *self.0 |= matches!(l, syn::Lit::Float(_));
+    }
+}
+
 /// Array constructors that work for any element type.
 const ARRAY_CALLS: &[&str] = &[
     "zeros",
@@ -444,6 +481,15 @@ const KEPT_CALLS: &[&str] = &[
     "std::iter::once",
     "core::iter::once",
     "iter::once",
+    "std::array::from_fn",
+    "core::array::from_fn",
+    "array::from_fn",
+    "std::iter::from_fn",
+    "core::iter::from_fn",
+    "iter::from_fn",
+    "std::iter::successors",
+    "core::iter::successors",
+    "iter::successors",
 ];
 
 /// Whether `e` is a scalar, as far as its syntax shows: a float written in place, a name
@@ -1332,6 +1378,115 @@ impl Rewrite<'_> {
     }
 
     /// `vec![..]` and the assertion macros: their arguments are rewritten as expressions.
+    /// `println!("{s} at {}", x[0])`, `panic!(..)`, `format!(..)`: the format string as
+    /// written, each float argument (and each float captured by name in the string)
+    /// formatted as its value, `f64` (the generic scalar need not implement `Display`).
+    fn rewrite_format(&mut self, m: &mut syn::Macro, name: &str) {
+        let parser = Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+        let Ok(mut args) = syn::parse::Parser::parse2(parser, m.tokens.clone()) else {
+            self.fail(
+                Why::Syntax,
+                format!("its `{name}!` is not a format string and arguments"),
+                m.span(),
+            );
+            return;
+        };
+        let value = |e: &Expr| -> Expr {
+            syn::parse_quote_spanned!(e.span()=>
+                ::mochi::num_traits::ToPrimitive::to_f64(&(#e)).unwrap_or(f64::NAN))
+        };
+        let mut named: Vec<String> = Vec::new();
+        for a in args.iter_mut().skip(1) {
+            let target = match a {
+                Expr::Assign(asg) => {
+                    if let Expr::Path(p) = &*asg.left {
+                        if let Some(i) = p.path.get_ident() {
+                            named.push(i.to_string());
+                        }
+                    }
+                    &mut *asg.right
+                }
+                other => other,
+            };
+            let float = floaty(target, self.floats);
+            self.visit_expr_mut(target);
+            if float {
+                *target = value(target);
+            }
+        }
+        // Names captured by the format string: `{s}`, `{s:.3}`.
+        if let Some(Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        })) = args.first().cloned()
+        {
+            let text = s.value().replace("{{", "");
+            let mut captured: Vec<String> = Vec::new();
+            for part in text.split('{').skip(1) {
+                let inner = part.split(['}', ':']).next().unwrap_or("");
+                let is_name = inner.starts_with(|c: char| c.is_alphabetic() || c == '_')
+                    && inner.chars().all(|c| c.is_alphanumeric() || c == '_');
+                if is_name
+                    && self.floats.contains(inner)
+                    && !named.iter().chain(&captured).any(|n| n == inner)
+                {
+                    captured.push(inner.to_string());
+                }
+            }
+            for c in captured {
+                let id = quote::format_ident!("{}", c, span = s.span());
+                let v = value(&syn::parse_quote!(#id));
+                args.push(syn::parse_quote!(#id = #v));
+            }
+        }
+        m.tokens = args.to_token_stream();
+    }
+
+    /// `matches!(e, P)` and `matches!(e, P if g)`: the value and guard rewritten, the
+    /// pattern as written (a float literal in it cannot match the generic scalar).
+    fn rewrite_matches(&mut self, m: &mut syn::Macro) {
+        let parser = |input: syn::parse::ParseStream| {
+            let e: Expr = input.parse()?;
+            let _: syn::Token![,] = input.parse()?;
+            let p = Pat::parse_multi_with_leading_vert(input)?;
+            let g = if input.peek(syn::Token![if]) {
+                let _: syn::Token![if] = input.parse()?;
+                Some(input.parse::<Expr>()?)
+            } else {
+                None
+            };
+            let _: Option<syn::Token![,]> = input.parse()?;
+            Ok((e, p, g))
+        };
+        match syn::parse::Parser::parse2(parser, m.tokens.clone()) {
+            Ok((mut e, p, mut g)) => {
+                let mut lits = false;
+                syn::visit::visit_pat(&mut FloatLit(&mut lits), &p);
+                if lits {
+                    self.fail(
+                        Why::Syntax,
+                        "its `matches!` tests a float against a pattern".into(),
+                        m.span(),
+                    );
+                    return;
+                }
+                self.visit_expr_mut(&mut e);
+                if let Some(g) = g.as_mut() {
+                    // (The guard reads the names the pattern binds.)
+                    self.bound.extend(pat_names(&p));
+                    self.visit_expr_mut(g);
+                }
+                let g = g.map(|g| quote!(if #g));
+                m.tokens = quote!(#e, #p #g);
+            }
+            Err(_) => self.fail(
+                Why::Syntax,
+                "its `matches!` is not a value and a pattern".into(),
+                m.span(),
+            ),
+        }
+    }
+
     fn rewrite_macro(&mut self, m: &mut syn::Macro) {
         let name = m
             .path
@@ -1361,8 +1516,17 @@ impl Rewrite<'_> {
             }
             return;
         }
+        if name == "matches" {
+            self.rewrite_matches(m);
+            return;
+        }
+        if FORMAT_MACROS.contains(&name.as_str()) {
+            self.rewrite_format(m, &name);
+            return;
+        }
         let listed = [
             "vec",
+            "dbg",
             "assert",
             "assert_eq",
             "assert_ne",
@@ -1768,6 +1932,19 @@ impl VisitMut for Rewrite<'_> {
                 if is_f64(&c.ty) {
                     // (`((0.0 < t) as i32 - (t < 0.0) as i32) as f64`: an integer made of
                     // comparisons of floats, no float.)
+                    // `p.n as f64` of a struct's integer field (a float field would be
+                    // the twin's scalar, which `CastFloat` refuses at compile time).
+                    if mentions_float
+                        && STRUCTS.with(|s| s.get())
+                        && matches!(crate::desugar::unparen(&c.expr), Expr::Field(_))
+                    {
+                        self.visit_expr_mut(&mut c.expr);
+                        let (inner, t) = (&c.expr, syn::Ident::new(PARAM, c.as_token.span));
+                        *e = syn::parse_quote!(
+                            ::mochi::__private::CastFloat::<#t>::cast_float(::mochi::no_grad(#inner))
+                        );
+                        return;
+                    }
                     if mentions_float && !integer_valued(&c.expr) {
                         self.fail(
                             Why::Syntax,
@@ -2196,7 +2373,26 @@ impl VisitMut for Rewrite<'_> {
                     self.active = saved;
                 }
             }
-            Expr::Struct(s) => self.fail(Why::Syntax, "it builds a struct".into(), s.span()),
+            // `Pt { x: a, y: b }` as its generic mirror `__MochiTwinPt { x: a, y: b }`,
+            // written beside `Pt` by `#[derive(Tangent)]` (asked for: a struct without one
+            // would be an error in the twin, so in the function).
+            Expr::Struct(st) if STRUCTS.with(|s| s.get()) && st.qself.is_none() => {
+                if let Some(last) = st.path.segments.last_mut() {
+                    last.ident = quote::format_ident!("__MochiTwin{}", last.ident, span = last.ident.span());
+                    last.arguments = syn::PathArguments::None;
+                }
+                for f in st.fields.iter_mut() {
+                    self.visit_expr_mut(&mut f.expr);
+                }
+                if let Some(base) = st.rest.as_mut() {
+                    self.visit_expr_mut(base);
+                }
+            }
+            Expr::Struct(s) => self.fail(
+                Why::Syntax,
+                "it builds a struct; mark it `#[differentiable(higher_order)]`, with the struct deriving `Tangent` (fields that are floats, integers, `bool`s, `Vec`s of these or ndarray arrays of `f64`), to have them".into(),
+                s.span(),
+            ),
             _ => syn::visit_mut::visit_expr_mut(self, e),
         }
     }

@@ -1023,3 +1023,176 @@ fn a_recursive_function_of_a_scalar_has_its_hessian() {
     let h = power::hessian(1.3, 4);
     assert!((h[[0, 0]] - 12.0 * 1.3f64.powi(2)).abs() < 1e-9, "{h:?}");
 }
+
+/// Searches, patterns and macros: `find` on a differentiable slice (`.copied().find`,
+/// `.find(..).copied()`, by reference), a `match` on an `Option` with guards and several
+/// arms, `let`-`else` with slice patterns, `matches!`, `std::array::from_fn`, `flatten`
+/// of rows, `panic!` and `eprintln!` with float arguments and captured names, and a
+/// struct built with a literal and struct update syntax (its Hessian asked for with
+/// `higher_order`).
+mod searches_and_patterns {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn find_copied(v: &[f64]) -> f64 {
+        let o = v.iter().copied().find(|t| *t > 0.5);
+        match o {
+            Some(t) if t > 3.0 => t.ln(),
+            Some(t) => t * t * v[0],
+            None => 0.0,
+        }
+    }
+    #[differentiable]
+    pub fn find_forms(v: &[f64]) -> f64 {
+        let a = v.iter().find(|&&t| t > 1.1).copied().unwrap_or(0.0);
+        let b = match v.iter().find(|t| **t < 0.0) {
+            Some(t) => t * 2.0,
+            None => 1.0,
+        };
+        if let Some(c) = v.iter().cloned().find(|t| t.abs() > 0.8) {
+            a * b * c.sin()
+        } else {
+            a * b
+        }
+    }
+    #[differentiable]
+    pub fn rfind_last(v: &[f64]) -> f64 {
+        let r = v.iter().rfind(|t| **t > 0.0).copied().unwrap_or(1.0);
+        match v.iter().copied().rfind(|t| *t < 0.0) {
+            Some(t) => r * t.exp(),
+            None => r,
+        }
+    }
+    #[differentiable]
+    pub fn option_guards(v: &[f64]) -> f64 {
+        let o = if v[0] > 0.5 { Some(v[0] * 1.5) } else { None };
+        let w = match o {
+            Some(t) if t > 3.0 => t.ln(),
+            Some(u) if u > 1.0 => u * u * v[2],
+            _ if v[1] > 0.0 => v[1].sin(),
+            Some(s) => s * v[1],
+            None => v[2].exp(),
+        };
+        w + match v.get(3) {
+            Some(&t) if t < 0.0 => -t * v[0],
+            Some(&t) => t * t,
+            None => 1.0,
+        }
+    }
+    #[differentiable]
+    pub fn let_else_slices(x: &[f64]) -> f64 {
+        let &[a, b] = &x[..2] else {
+            panic!("need two, got {}", x.len())
+        };
+        let [c, .., d] = x else { return a };
+        let [e, rest @ ..] = &x[1..] else {
+            return 0.0;
+        };
+        let [f, g] = x[2..4] else { return b };
+        a / b + c * d + e * rest[0] + f * g
+    }
+    #[differentiable]
+    pub fn matches_and_from_fn(x: &[f64]) -> f64 {
+        let y: [f64; 3] = std::array::from_fn(|i| x[i] * (i + 1) as f64);
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            if matches!(i % 3, 0 | 2) {
+                s += x[i].sin() * y[i % 3];
+            } else if matches!(x.len(), n if n > 4) {
+                s += x[i] * x[i];
+            }
+        }
+        s
+    }
+    #[differentiable]
+    pub fn flatten_rows(x: &[f64]) -> f64 {
+        let m = x.len();
+        let mut a = vec![vec![0.0; m]; m];
+        for i in 0..m {
+            for j in 0..m {
+                a[i][j] = x[i] * x[j].sin();
+            }
+        }
+        a.iter().flatten().map(|v| v * v).sum::<f64>() + a.iter().flatten().sum::<f64>()
+    }
+    #[differentiable]
+    pub fn formats(x: &[f64]) -> f64 {
+        let s = x[0] * x[1];
+        if s > 1e6 {
+            eprintln!("large product {s} at {}", x[0]);
+        }
+        assert!(x[1] != 0.0, "x[1] = {} must not be zero", x[1]);
+        if x.len() < 2 {
+            panic!("need two values, got {} (first {})", x.len(), x[0]);
+        }
+        let label = format!("{s:.3}");
+        s / x[1].powi(2) + label.len() as f64
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Pt {
+        x: f64,
+        y: f64,
+        n: usize,
+    }
+    #[differentiable(higher_order)]
+    pub fn struct_built(v: &[f64]) -> f64 {
+        let p = Pt {
+            x: v[0],
+            y: v[1] * v[0],
+            n: 2,
+        };
+        let q = Pt {
+            y: 2.0 * p.x * v[2],
+            ..p.clone()
+        };
+        p.x * p.y.sin() + q.y * q.x * p.n as f64
+    }
+
+    mod t {
+        use crate::all_orders;
+        const X: [f64; 5] = [0.7, -0.4, 1.3, 0.2, -0.9];
+        all_orders!(find_copied, X);
+        all_orders!(find_forms, X);
+        all_orders!(rfind_last, X);
+        all_orders!(option_guards, [0.7, -0.4, 1.3, 0.2]);
+        all_orders!(let_else_slices, X);
+        all_orders!(matches_and_from_fn, X);
+        all_orders!(flatten_rows, [0.7, -0.4, 1.3]);
+        all_orders!(formats, [0.7, -0.4, 1.3]);
+        all_orders!(struct_built, [0.7, -0.4, 1.3]);
+    }
+    // The other branches of the searches and of the guards.
+    mod t_found_late {
+        use crate::all_orders;
+        all_orders!(find_copied, [0.2, 2.0, 5.0]);
+        all_orders!(option_guards, [2.4, -0.4, 1.3, -0.2]);
+    }
+    mod t_none {
+        use crate::all_orders;
+        all_orders!(find_copied, [0.2, -2.0, 0.4]);
+        all_orders!(option_guards, [0.3, 0.4, 1.3]);
+    }
+    mod t_positive_guard {
+        use crate::all_orders;
+        all_orders!(option_guards, [0.8, -0.4, 1.3, 0.6]);
+    }
+
+    #[test]
+    fn searches_take_the_element_found() {
+        // v = [0.2, 2.0, 5.0]: 2.0 is found (> 0.5), not > 3: f = t² v₀.
+        let g = find_copied::gradient(&[0.2, 2.0, 5.0]);
+        assert_eq!(g, vec![4.0, 0.8, 0.0]);
+        // x = [0.5, 1.5, -0.7]: a = x₁, b = 2 x₂, c = x₁ (|1.5| > 0.8 first): f = 2 x₁ x₂ sin x₁.
+        let x = [0.5, 1.5, -0.7];
+        let g = find_forms::gradient(&x);
+        let want = [
+            0.0,
+            2.0 * x[2] * (x[1].sin() + x[1] * x[1].cos()),
+            2.0 * x[1] * x[1].sin(),
+        ];
+        for i in 0..3 {
+            assert!((g[i] - want[i]).abs() < 1e-12, "{g:?} against {want:?}");
+        }
+    }
+}

@@ -1,11 +1,12 @@
 use mochi::prelude::*;
 
-// `find`, `next`, `last` and `nth` of a chain are walks the derivation writes (`if let`,
-// `let … else`, `unwrap`, `unwrap_or`); `rfind` and `find_map` are not.
+// `find` and `rfind` of a slice, and `find`, `next`, `last` and `nth` of a chain, are
+// walks the derivation writes (`if let`, `let … else`, `unwrap`, `unwrap_or`);
+// `find_map` is not.
 #[differentiable]
-fn last_large(x: &[f64]) -> f64 {
-    if let Some(v) = x.iter().rfind(|v| **v > 1.0) {
-        v * v
+fn first_large(x: &[f64]) -> f64 {
+    if let Some(v) = x.iter().find_map(|v| if *v > 1.0 { Some(v * v) } else { None }) {
+        v
     } else {
         0.0
     }
