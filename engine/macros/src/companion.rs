@@ -11,6 +11,7 @@ use syn::{FnArg, ItemFn};
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = named_params(item);
+    let item = typed_into(item);
     match hoist_nested(&attr, &item) {
         Some(Ok((hoisted, item))) => {
             let rest = expand_one(attr, item);
@@ -56,6 +57,43 @@ fn named_params(item: TokenStream) -> TokenStream {
         return item;
     }
     func.block.stmts.splice(0..0, lets);
+    quote!(#func)
+}
+
+/// `let v: Vec<f64> = x.into();` as `let v: Vec<f64> = Vec::from(x);`: the same
+/// conversion, named (a rule method `into` would meet std's blanket `Into`, which the
+/// prelude brings in; the generic form keeps `Vec::from`).
+fn typed_into(item: TokenStream) -> TokenStream {
+    struct Into;
+    impl syn::visit_mut::VisitMut for Into {
+        fn visit_local_mut(&mut self, l: &mut syn::Local) {
+            syn::visit_mut::visit_local_mut(self, l);
+            let syn::Pat::Type(pt) = &l.pat else { return };
+            let syn::Type::Path(tp) = &*pt.ty else { return };
+            if tp.qself.is_some() || tp.path.segments.last().is_none_or(|s| s.ident != "Vec") {
+                return;
+            }
+            let Some(init) = l.init.as_mut() else { return };
+            if init.diverge.is_some() {
+                return;
+            }
+            let syn::Expr::MethodCall(m) = &*init.expr else {
+                return;
+            };
+            if m.method != "into" || !m.args.is_empty() || m.turbofish.is_some() {
+                return;
+            }
+            let x = crate::desugar::unparen(&m.receiver);
+            let span = m.method.span();
+            *init.expr = syn::parse_quote_spanned!(span=> Vec::from(#x));
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    let Ok(mut func) = syn::parse2::<ItemFn>(item.clone()) else {
+        return item;
+    };
+    let mut v = Into;
+    syn::visit_mut::VisitMut::visit_block_mut(&mut v, &mut func.block);
     quote!(#func)
 }
 

@@ -1988,9 +1988,19 @@ impl VisitMut for Rewrite<'_> {
                 }
             }
             Expr::Path(p) if p.qself.is_none() => {
+                let segs = segments(&p.path);
                 if is_float_constant(&p.path) {
                     let inner = quote!(#p);
                     *e = Self::lit(inner);
+                } else if segs.len() == 2
+                    && segs[0] == float()
+                    && matches!(segs[1].as_str(), "total_cmp" | "partial_cmp")
+                {
+                    // `max_by(f64::total_cmp)`: the comparator of the twin's scalar, which
+                    // orders by value (a NaN equal to all, as `total_cmp` is not).
+                    *e = syn::parse_quote!(|__a, __b| __a
+                        .partial_cmp(__b)
+                        .unwrap_or(::core::cmp::Ordering::Equal));
                 } else if let Some(m) = float_method_value(&p.path) {
                     // `fold(f64::NEG_INFINITY, f64::max)`, `map(f64::exp)`: the method of
                     // the twin's scalar.

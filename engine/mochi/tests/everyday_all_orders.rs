@@ -1029,7 +1029,7 @@ fn a_recursive_function_of_a_scalar_has_its_hessian() {
 /// arms, `let`-`else` with slice patterns, `matches!`, `std::array::from_fn`, `flatten`
 /// of rows, `panic!` and `eprintln!` with float arguments and captured names, and a
 /// struct built with a literal and struct update syntax (its Hessian asked for with
-/// `higher_order`).
+/// `higher_order`), `let v: Vec<f64> = x.into()` and `max_by(f64::total_cmp)`.
 mod searches_and_patterns {
     use mochi::prelude::*;
 
@@ -1129,6 +1129,15 @@ mod searches_and_patterns {
         s / x[1].powi(2) + label.len() as f64
     }
 
+    #[differentiable]
+    pub fn into_and_comparator_paths(x: &[f64]) -> f64 {
+        let v: Vec<f64> = x.into();
+        let w: Vec<f64> = (&x[1..]).into();
+        let m = x.iter().map(|&t| t.sin()).max_by(f64::total_cmp).unwrap();
+        let n = v.iter().copied().min_by(f64::total_cmp).unwrap();
+        v[0] * w[1] + m * n
+    }
+
     #[derive(Clone, Debug, Tangent)]
     pub struct Pt {
         x: f64,
@@ -1161,6 +1170,7 @@ mod searches_and_patterns {
         all_orders!(flatten_rows, [0.7, -0.4, 1.3]);
         all_orders!(formats, [0.7, -0.4, 1.3]);
         all_orders!(struct_built, [0.7, -0.4, 1.3]);
+        all_orders!(into_and_comparator_paths, X);
     }
     // The other branches of the searches and of the guards.
     mod t_found_late {
