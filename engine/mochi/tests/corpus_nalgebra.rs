@@ -355,9 +355,22 @@ fn element_walks(x: &DVector<f64>, m: &DMatrix<f64>) -> f64 {
     s + m.iter().map(|v| v.sin()).sum::<f64>()
 }
 
+/// The extrema of a vector (`max`, `min`, `amax`, `amin`: "no rule for `max`" before)
+/// beside a vector built from a slice two ways and its norm.
+#[differentiable]
+fn extrema(x: &[f64], m: &DMatrix<f64>) -> f64 {
+    let v = DVector::from_vec(x.to_vec());
+    let w = DVector::from_column_slice(x);
+    v.dot(&w).sqrt() + v.max() * v.min() + w.amax() - w.amin() + m.max() * m.amin()
+}
+
 mod checks {
     use super::*;
     use crate::check;
+
+    check!(extrema, (vec![0.3, -0.55, 0.9, 0.12], m(2, 3, 0.1)), |a| (
+        &a.0, &a.1
+    ));
 
     check!(shape_queries, (m(3, 2, 0.1), v(2, 0.3)), |a| (&a.0, &a.1));
     check!(element_walks, (v(3, 0.3), m(2, 3, 0.2)), |a| (&a.0, &a.1));

@@ -1,5 +1,7 @@
 //! Reductions to a scalar: `a.sum()`, `a.mean()`, `a.trace()`, `a.norm()` (Euclidean,
-//! Frobenius for matrices) and `a.norm_squared()`; and `a.normalize()`.
+//! Frobenius for matrices), `a.norm_squared()`, the extrema `a.max()`, `a.min()`,
+//! `a.amax()`, `a.amin()` (`ā` at the element chosen: `ȳ`, or `ȳ` times its sign for the
+//! absolute ones); and `a.normalize()`.
 //!
 //! `y = Σ aᵢ`: `ā += ȳ`; `y = ‖a‖`: `ā += ȳ a / ‖a‖` (at `a = 0`, where the norm has a
 //! kink, the subgradient `0`); `y = ‖a‖²`: `ā += 2 ȳ a`; the mean: `ā += ȳ/n`; the
@@ -195,6 +197,142 @@ matrix_rule! {
     }
 }
 
+rule_trait! {
+    /// `a.max()`: `Call((&a,)).max()`.
+    NaMax::max
+}
+rule_trait! {
+    /// `a.min()`: `Call((&a,)).min()`.
+    NaMin::min
+}
+rule_trait! {
+    /// `a.amax()` (the largest absolute value): `Call((&a,)).amax()`.
+    NaAmax::amax
+}
+rule_trait! {
+    /// `a.amin()` (the smallest absolute value): `Call((&a,)).amin()`.
+    NaAmin::amin
+}
+
+/// Pullback of `a.max()`, `a.min()`, `a.amax()` and `a.amin()`: the element chosen (the
+/// first of equal ones, in nalgebra's column-major order) and the factor of `ȳ` in its
+/// cotangent (`1`, or its sign for the absolute value; `0` at `0`, the kink's
+/// subgradient); none for an empty matrix, whose value nalgebra gives as `0`.
+pub struct PickPullback<T: Elem, R, C> {
+    shape: (usize, usize),
+    pick: Option<(usize, T)>,
+    _types: crate::dense::Marker<T, R, C>,
+}
+
+impl<T: Elem, R: Dim, C: Dim> Pullback for PickPullback<T, R, C>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Output = T;
+    type Args = (OMatrix<T, R, C>,);
+    #[track_caller]
+    fn pullback(self, dy: T, (da,): (&mut OMatrix<T, R, C>,)) {
+        let mut da = dense(da, self.shape);
+        if let Some((k, factor)) = self.pick {
+            da[k] += dy * factor;
+        }
+    }
+}
+
+/// Which element an extremum picks: `better(candidate, best)` on the keys `key(aᵢ)`.
+#[inline]
+fn pick<T: Elem, R: Dim, C: Dim, S: Storage<T, R, C>>(
+    a: &Matrix<T, R, C, S>,
+    key: impl Fn(T) -> T,
+    better: impl Fn(T, T) -> bool,
+    absolute: bool,
+) -> (T, PickPullback<T, R, C>) {
+    let mut best: Option<(usize, T)> = None;
+    for (k, &v) in a.iter().enumerate() {
+        let kv = key(v);
+        if best.is_none_or(|(_, b)| better(kv, b)) {
+            best = Some((k, kv));
+        }
+    }
+    let value = best.map_or(T::ZERO, |(_, b)| b);
+    let pick = best.map(|(k, _)| {
+        let v = a.as_slice_or_index(k);
+        let factor = if !absolute || v > T::ZERO {
+            T::ONE
+        } else if v < T::ZERO {
+            -T::ONE
+        } else {
+            T::ZERO
+        };
+        (k, factor)
+    });
+    (
+        value,
+        PickPullback {
+            shape: a.shape(),
+            pick,
+            _types: PhantomData,
+        },
+    )
+}
+
+/// The `k`-th element in column-major order.
+trait LinearIndex<T> {
+    fn as_slice_or_index(&self, k: usize) -> T;
+}
+
+impl<T: Elem, R: Dim, C: Dim, S: Storage<T, R, C>> LinearIndex<T> for Matrix<T, R, C, S> {
+    #[inline]
+    fn as_slice_or_index(&self, k: usize) -> T {
+        let rows = self.nrows();
+        self[(k % rows, k / rows)]
+    }
+}
+
+matrix_rule! {
+    NaMax for (&Matrix) {
+        type Output = T;
+        type Pullback = PickPullback<T, R, C>;
+        #[inline]
+        fn max(self) -> (T, Self::Pullback) {
+            pick(self.0 .0, |v| v, |c, b| c > b, false)
+        }
+    }
+}
+
+matrix_rule! {
+    NaMin for (&Matrix) {
+        type Output = T;
+        type Pullback = PickPullback<T, R, C>;
+        #[inline]
+        fn min(self) -> (T, Self::Pullback) {
+            pick(self.0 .0, |v| v, |c, b| c < b, false)
+        }
+    }
+}
+
+matrix_rule! {
+    NaAmax for (&Matrix) {
+        type Output = T;
+        type Pullback = PickPullback<T, R, C>;
+        #[inline]
+        fn amax(self) -> (T, Self::Pullback) {
+            pick(self.0 .0, |v| v.abs(), |c, b| c > b, true)
+        }
+    }
+}
+
+matrix_rule! {
+    NaAmin for (&Matrix) {
+        type Output = T;
+        type Pullback = PickPullback<T, R, C>;
+        #[inline]
+        fn amin(self) -> (T, Self::Pullback) {
+            pick(self.0 .0, |v| v.abs(), |c, b| c < b, true)
+        }
+    }
+}
+
 /// Pullback of `a.normalize()`: the unit vector `u = a/‖a‖` and `‖a‖`
 /// (`ā += (ȳ − u ⟨u, ȳ⟩) / ‖a‖`).
 pub struct NormalizePullback<T: Elem, R: Dim, C: Dim>
@@ -246,7 +384,7 @@ mod tests {
     use crate::Elem;
     use mochi_core::testing::RuleTest;
     use mochi_core::{Call, Pullback};
-    use nalgebra::{DVector, U1, U3};
+    use nalgebra::{DMatrix, DVector, U1, U3};
 
     fn reductions<T: Elem>() {
         let a = dmatrix::<T>(3, 2, 0.4);
@@ -279,6 +417,31 @@ mod tests {
         .jvp(|_, t| t.0.trace())
         .tolerance(T::RTOL, T::ATOL)
         .run();
+        // Distinct elements away from ties and from zero: the extrema are smooth there.
+        let e = DMatrix::<T>::from_fn(3, 2, |i, j| {
+            T::of_f64(0.3 + 0.45 * (i + 3 * j) as f64 - 1.1)
+        });
+        for (absolute, largest) in [(false, true), (false, false), (true, true), (true, false)] {
+            let better = move |a: T, b: T| if largest { a > b } else { a < b };
+            let value = move |m: &DMatrix<T>| {
+                let keys = m.iter().map(|v| if absolute { v.abs() } else { *v });
+                keys.fold(None, |best: Option<T>, k| match best {
+                    Some(b) if !better(k, b) => Some(b),
+                    _ => Some(k),
+                })
+                .unwrap()
+            };
+            let rule = move |m: &DMatrix<T>| match (absolute, largest) {
+                (false, true) => Call((m,)).max(),
+                (false, false) => Call((m,)).min(),
+                (true, true) => Call((m,)).amax(),
+                _ => Call((m,)).amin(),
+            };
+            RuleTest::new((e.clone(),), move |x| value(&x.0), move |x| rule(&x.0))
+                .jvp(move |x, t| pick_of(&x.0, &t.0, better, absolute))
+                .tolerance(T::RTOL, T::ATOL)
+                .run();
+        }
         RuleTest::new((a,), |x| x.0.normalize(), |x| Call((&x.0,)).normalize())
             // d(a/‖a‖) = (ȧ − u⟨u, ȧ⟩)/‖a‖
             .jvp(|x, t| {
@@ -287,6 +450,27 @@ mod tests {
             })
             .tolerance(T::RTOL, T::ATOL)
             .run();
+    }
+
+    /// `ṫ` at the element an extremum picks, times its sign for an absolute one.
+    fn pick_of<T: Elem>(
+        m: &DMatrix<T>,
+        t: &DMatrix<T>,
+        better: impl Fn(T, T) -> bool,
+        absolute: bool,
+    ) -> T {
+        let key = |v: T| if absolute { v.abs() } else { v };
+        let mut k = 0;
+        for i in 1..m.len() {
+            if better(key(m[i]), key(m[k])) {
+                k = i;
+            }
+        }
+        if absolute && m[k] < T::ZERO {
+            -t[k]
+        } else {
+            t[k]
+        }
     }
 
     #[test]

@@ -16,7 +16,9 @@ pub use crate::factor::{NaCholesky, NaInverse, NaL, NaLnDeterminant, NaLu, NaSol
 pub use crate::inverse::{NaDeterminant, NaTryInverse};
 pub use crate::point::{NaPoint3From, NaPoint3New};
 pub use crate::product::{NaDot, NaTrMul};
-pub use crate::reduce::{NaMean, NaNorm, NaNormSquared, NaNormalize, NaSum, NaTrace};
+pub use crate::reduce::{
+    NaAmax, NaAmin, NaMax, NaMean, NaMin, NaNorm, NaNormSquared, NaNormalize, NaSum, NaTrace,
+};
 pub use crate::rotation::apply::{
     NaInverseTransformPoint, NaInverseTransformVector, NaTransformPoint, NaTransformVector,
 };
