@@ -1029,7 +1029,8 @@ fn a_recursive_function_of_a_scalar_has_its_hessian() {
 /// arms, `let`-`else` with slice patterns, `matches!`, `std::array::from_fn`, `flatten`
 /// of rows, `panic!` and `eprintln!` with float arguments and captured names, and a
 /// struct built with a literal and struct update syntax (its Hessian asked for with
-/// `higher_order`), `let v: Vec<f64> = x.into()` and `max_by(f64::total_cmp)`.
+/// `higher_order`), `let v: Vec<f64> = x.into()`, `max_by(f64::total_cmp)`, and text
+/// arguments (`starts_with`, a `match` on a `&str`) beside the floats.
 mod searches_and_patterns {
     use mochi::prelude::*;
 
@@ -1138,6 +1139,23 @@ mod searches_and_patterns {
         v[0] * w[1] + m * n
     }
 
+    /// Text arguments choosing terms: `starts_with` and a `match` on a `&str`.
+    #[differentiable]
+    pub fn by_names(x: &[f64], names: &[String], kind: &str) -> f64 {
+        let mut s = 0.0;
+        for (v, name) in x.iter().zip(names) {
+            if name.starts_with('a') || name.as_str().ends_with("_sq") {
+                s += v * v * x[0];
+            } else {
+                s += v.sin();
+            }
+        }
+        match kind {
+            "sqrt" => (s * s + 1.0).sqrt(),
+            _ => s,
+        }
+    }
+
     #[derive(Clone, Debug, Tangent)]
     pub struct Pt {
         x: f64,
@@ -1186,6 +1204,36 @@ mod searches_and_patterns {
     mod t_positive_guard {
         use crate::all_orders;
         all_orders!(option_guards, [0.8, -0.4, 1.3, 0.6]);
+    }
+
+    #[test]
+    fn text_arguments_keep_the_hessian() {
+        let names: Vec<String> = ["alpha", "b", "c_sq"].map(String::from).to_vec();
+        let x = [0.7, -0.4, 1.3];
+        let f = |x: &[f64]| by_names(x, &names, "sqrt");
+        let g = by_names::gradient(&x, &names, "sqrt").0;
+        let fd = crate::common::fd(&f, &x);
+        for i in 0..3 {
+            assert!(
+                (g[i] - fd[i]).abs() < 1e-6,
+                "gradient[{i}] {} against {}",
+                g[i],
+                fd[i]
+            );
+        }
+        let h = by_names::hessian(&x, &names, "sqrt");
+        for j in 0..3 {
+            let gj = |x: &[f64]| by_names::gradient(x, &names, "sqrt").0[j];
+            let col = crate::common::fd(&gj, &x);
+            for i in 0..3 {
+                assert!(
+                    (h[[j, i]] - col[i]).abs() < 1e-5,
+                    "H[{j},{i}] {} against {}",
+                    h[[j, i]],
+                    col[i]
+                );
+            }
+        }
     }
 
     #[test]
