@@ -72,6 +72,7 @@ pub fn desugar(
     WhileLetNext.visit_block_mut(&mut b);
     WhileLetPop.visit_block_mut(&mut b);
     SplitTupleLets.visit_block_mut(&mut b);
+    CollectedRefsInferred.visit_block_mut(&mut b);
     diverging_tail_loop(&mut b);
     tail_returns(&mut b);
     deref_tail(&mut b);
@@ -4263,6 +4264,45 @@ fn option_match(m: &syn::ExprMatch, active: &HashSet<String>) -> Option<Expr> {
         Some(&els),
         active,
     ))
+}
+
+/// `let r: Vec<&f64> = x.iter().collect();` with the element type inferred, `Vec<_>`:
+/// the derivation collects a differentiable chain's elements by value (read as `r[k]`
+/// and `*r[k]` alike), which the written `&f64` would refuse (a type error at the
+/// attribute).
+struct CollectedRefsInferred;
+
+impl VisitMut for CollectedRefsInferred {
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        syn::visit_mut::visit_local_mut(self, l);
+        let collects = l.init.as_ref().is_some_and(|i| {
+            i.diverge.is_none()
+                && matches!(&*i.expr, Expr::MethodCall(m) if m.method == "collect" && m.turbofish.is_none())
+        });
+        let Pat::Type(pt) = &mut l.pat else { return };
+        if !collects {
+            return;
+        }
+        let syn::Type::Path(tp) = &mut *pt.ty else {
+            return;
+        };
+        let Some(last) = tp.path.segments.last_mut() else {
+            return;
+        };
+        if last.ident != "Vec" {
+            return;
+        }
+        let syn::PathArguments::AngleBracketed(args) = &mut last.arguments else {
+            return;
+        };
+        if let Some(syn::GenericArgument::Type(syn::Type::Reference(r))) = args.args.first() {
+            if r.mutability.is_none() {
+                let span = r.and_token.span;
+                args.args[0] = syn::GenericArgument::Type(syn::parse_quote_spanned!(span=> _));
+            }
+        }
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// `x.iter().find(p)` of a differentiable sequence `x` (also `x.iter().copied().find(p)`,

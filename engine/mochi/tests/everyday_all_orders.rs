@@ -1029,7 +1029,8 @@ fn a_recursive_function_of_a_scalar_has_its_hessian() {
 /// arms, `let`-`else` with slice patterns, `matches!`, `std::array::from_fn`, `flatten`
 /// of rows, `panic!` and `eprintln!` with float arguments and captured names, and a
 /// struct built with a literal and struct update syntax (its Hessian asked for with
-/// `higher_order`), `let v: Vec<f64> = x.into()`, `max_by(f64::total_cmp)`, and text
+/// `higher_order`), `let v: Vec<f64> = x.into()`, `max_by(f64::total_cmp)`, references
+/// collected into a `Vec<&f64>` and sorted, and text
 /// arguments (`starts_with`, a `match` on a `&str`) beside the floats.
 mod searches_and_patterns {
     use mochi::prelude::*;
@@ -1139,6 +1140,16 @@ mod searches_and_patterns {
         v[0] * w[1] + m * n
     }
 
+    /// References collected and sorted: `Vec<&f64>` written out.
+    #[differentiable]
+    pub fn collected_refs(x: &[f64]) -> f64 {
+        let r: Vec<&f64> = x.iter().collect();
+        let mut sorted: Vec<&f64> = x.iter().collect();
+        sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let rev = x.iter().rev().collect::<Vec<_>>();
+        *r[0] * sorted[0] + *sorted[sorted.len() - 1] * rev[0].sin() + r[1] * *rev[1]
+    }
+
     /// Text arguments choosing terms: `starts_with` and a `match` on a `&str`.
     #[differentiable]
     pub fn by_names(x: &[f64], names: &[String], kind: &str) -> f64 {
@@ -1189,6 +1200,7 @@ mod searches_and_patterns {
         all_orders!(formats, [0.7, -0.4, 1.3]);
         all_orders!(struct_built, [0.7, -0.4, 1.3]);
         all_orders!(into_and_comparator_paths, X);
+        all_orders!(collected_refs, X);
     }
     // The other branches of the searches and of the guards.
     mod t_found_late {
