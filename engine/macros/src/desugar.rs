@@ -4296,7 +4296,11 @@ impl VisitMut for CollectedRefsInferred {
             return;
         };
         if let Some(syn::GenericArgument::Type(syn::Type::Reference(r))) = args.args.first() {
-            if r.mutability.is_none() {
+            // (A reference to a float, or to the generic form's scalar, only: rows
+            // `Vec<&[f64]>` stay references.)
+            let float = matches!(&*r.elem, syn::Type::Path(p)
+                if p.path.is_ident("f64") || p.path.is_ident("f32") || p.path.is_ident(crate::twin::PARAM));
+            if r.mutability.is_none() && float {
                 let span = r.and_token.span;
                 args.args[0] = syn::GenericArgument::Type(syn::parse_quote_spanned!(span=> _));
             }
