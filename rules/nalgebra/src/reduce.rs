@@ -256,7 +256,7 @@ fn pick<T: Elem, R: Dim, C: Dim, S: Storage<T, R, C>>(
     }
     let value = best.map_or(T::ZERO, |(_, b)| b);
     let pick = best.map(|(k, _)| {
-        let v = a.as_slice_or_index(k);
+        let v = a.linear(k);
         let factor = if !absolute || v > T::ZERO {
             T::ONE
         } else if v < T::ZERO {
@@ -276,61 +276,40 @@ fn pick<T: Elem, R: Dim, C: Dim, S: Storage<T, R, C>>(
     )
 }
 
-/// The `k`-th element in column-major order.
+/// The `k`-th element in column-major order (any storage, strided views too).
 trait LinearIndex<T> {
-    fn as_slice_or_index(&self, k: usize) -> T;
+    fn linear(&self, k: usize) -> T;
 }
 
 impl<T: Elem, R: Dim, C: Dim, S: Storage<T, R, C>> LinearIndex<T> for Matrix<T, R, C, S> {
     #[inline]
-    fn as_slice_or_index(&self, k: usize) -> T {
+    fn linear(&self, k: usize) -> T {
         let rows = self.nrows();
         self[(k % rows, k / rows)]
     }
 }
 
-matrix_rule! {
-    NaMax for (&Matrix) {
-        type Output = T;
-        type Pullback = PickPullback<T, R, C>;
-        #[inline]
-        fn max(self) -> (T, Self::Pullback) {
-            pick(self.0 .0, |v| v, |c, b| c > b, false)
+/// The four extrema: each a [`pick`] by its key and its order.
+macro_rules! extremum_rules {
+    ($($Trait:ident :: $method:ident => $key:expr, $better:expr, $absolute:expr;)*) => {$(
+        matrix_rule! {
+            $Trait for (&Matrix) {
+                type Output = T;
+                type Pullback = PickPullback<T, R, C>;
+                #[inline]
+                fn $method(self) -> (T, Self::Pullback) {
+                    pick(self.0 .0, $key, $better, $absolute)
+                }
+            }
         }
-    }
+    )*};
 }
 
-matrix_rule! {
-    NaMin for (&Matrix) {
-        type Output = T;
-        type Pullback = PickPullback<T, R, C>;
-        #[inline]
-        fn min(self) -> (T, Self::Pullback) {
-            pick(self.0 .0, |v| v, |c, b| c < b, false)
-        }
-    }
-}
-
-matrix_rule! {
-    NaAmax for (&Matrix) {
-        type Output = T;
-        type Pullback = PickPullback<T, R, C>;
-        #[inline]
-        fn amax(self) -> (T, Self::Pullback) {
-            pick(self.0 .0, |v| v.abs(), |c, b| c > b, true)
-        }
-    }
-}
-
-matrix_rule! {
-    NaAmin for (&Matrix) {
-        type Output = T;
-        type Pullback = PickPullback<T, R, C>;
-        #[inline]
-        fn amin(self) -> (T, Self::Pullback) {
-            pick(self.0 .0, |v| v.abs(), |c, b| c < b, true)
-        }
-    }
+extremum_rules! {
+    NaMax::max => |v: T| v, |c: T, b: T| c > b, false;
+    NaMin::min => |v: T| v, |c: T, b: T| c < b, false;
+    NaAmax::amax => |v: T| v.abs(), |c: T, b: T| c > b, true;
+    NaAmin::amin => |v: T| v.abs(), |c: T, b: T| c < b, true;
 }
 
 /// Pullback of `a.normalize()`: the unit vector `u = a/‖a‖` and `‖a‖`
