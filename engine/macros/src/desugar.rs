@@ -4310,8 +4310,8 @@ impl VisitMut for CollectedRefsInferred {
 }
 
 /// `x.iter().find(p)` of a differentiable sequence `x` (also `x.iter().copied().find(p)`,
-/// `x.iter().find(p).copied()`, `cloned`, and `rfind` by `rposition`) as the search by
-/// index it is: `{ let k =
+/// `x.iter().find(p).copied()`, `cloned`, `rfind` by `rposition`, and `find_map(f)`, the
+/// first element where `f` gives `Some` and `f` there) as the search by index it is: `{ let k =
 /// x.iter().position(|e| { let P = &e; .. }); if let Some(k) = k { Some(x[k]) } else {
 /// None } }` (`Some(&x[k])` for the element by reference). The index carries no
 /// derivative; the element read carries the derivative to `x[k]`.
@@ -4324,12 +4324,13 @@ fn find_by_position(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
             Expr::MethodCall(f) if f.method == "find" || f.method == "rfind" => (f, true),
             _ => return None,
         },
-        "find" | "rfind" => (outer, false),
+        "find" | "rfind" | "find_map" => (outer, false),
         _ => return None,
     };
     if find.args.len() != 1 {
         return None;
     }
+    let find_map = find.method == "find_map";
     // `x.iter()` or `x.iter().copied()` / `.cloned()`.
     let mut src = unparen(&find.receiver);
     if let Expr::MethodCall(c) = src {
@@ -4369,6 +4370,19 @@ fn find_by_position(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
     } else {
         quote_spanned!(span=> position)
     };
+    if find_map {
+        // `x.iter().find_map(|v| body)`: the first element whose `body` is `Some`, and
+        // `body` there (its value carries the derivative).
+        let Expr::Closure(c) = p else { return None };
+        if c.inputs.len() != 1 || c.asyncness.is_some() {
+            return None;
+        }
+        let (pat, body) = (&c.inputs[0], &c.body);
+        return Some(syn::parse_quote_spanned!(span=> {
+            let __mochi_k = #items.position(|#pat| (#body).is_some());
+            if let Some(__mochi_k) = __mochi_k { let #pat = #elem; #body } else { None }
+        }));
+    }
     Some(syn::parse_quote_spanned!(span=> {
         let __mochi_k = #items.#position(#pred);
         if let Some(__mochi_k) = __mochi_k { Some(#elem) } else { None }
@@ -8785,6 +8799,23 @@ impl VisitMut for Desugar {
                 );
                 self.visit_expr_mut(&mut r);
                 *e = r;
+            }
+            // `c.then_some(e)` and `c.then(|| e)` of a differentiable `e`: the `Option` from
+            // a branch, `if c { Some(e) } else { None }` (`e` evaluated only where it is
+            // kept: the same value, without a rule for `bool`'s methods).
+            Expr::MethodCall(m)
+                if m.args.len() == 1
+                    && (m.method == "then_some"
+                        || (m.method == "then"
+                            && matches!(&m.args[0], Expr::Closure(c) if c.inputs.is_empty())))
+                    && mentions_active(&m.args[0], &self.active) =>
+            {
+                let c = &m.receiver;
+                let v: Expr = match &m.args[0] {
+                    Expr::Closure(cl) if m.method == "then" => (*cl.body).clone(),
+                    a => a.clone(),
+                };
+                *e = syn::parse_quote_spanned!(span=> if #c { Some(#v) } else { None });
             }
             // `Pt { y: e, ..base }`: the fields written evaluated first, then the base,
             // whose fields they replace: `{ let f0 = e; let mut b = base; b.y = f0; b }`.

@@ -242,6 +242,7 @@ pub const SEQ_METHODS: &[&str] = &[
     "map_or",
     "filter_map",
     "flat_map",
+    "find_map",
     "flatten",
     // (Text: `f64` has none of these, so the receiver is not the float the twin replaces.)
     "starts_with",

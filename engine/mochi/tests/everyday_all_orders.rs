@@ -1066,6 +1066,22 @@ mod searches_and_patterns {
         }
     }
     #[differentiable]
+    pub fn find_map_first(v: &[f64]) -> f64 {
+        let a = v
+            .iter()
+            .find_map(|t| if *t > 0.5 { Some(t * t) } else { None })
+            .unwrap_or(1.0);
+        let b = match v
+            .iter()
+            .copied()
+            .find_map(|t| (t < 0.0).then_some(t.exp() * v[0]))
+        {
+            Some(e) => e,
+            None => v[1],
+        };
+        a * b
+    }
+    #[differentiable]
     pub fn option_guards(v: &[f64]) -> f64 {
         let o = if v[0] > 0.5 { Some(v[0] * 1.5) } else { None };
         let w = match o {
@@ -1193,6 +1209,7 @@ mod searches_and_patterns {
         all_orders!(find_copied, X);
         all_orders!(find_forms, X);
         all_orders!(rfind_last, X);
+        all_orders!(find_map_first, X);
         all_orders!(option_guards, [0.7, -0.4, 1.3, 0.2]);
         all_orders!(let_else_slices, X);
         all_orders!(matches_and_from_fn, X);
@@ -1210,6 +1227,7 @@ mod searches_and_patterns {
     }
     mod t_none {
         use crate::all_orders;
+        all_orders!(find_map_first, [0.2, 0.4, 0.1]);
         all_orders!(find_copied, [0.2, -2.0, 0.4]);
         all_orders!(option_guards, [0.3, 0.4, 1.3]);
     }
