@@ -62,7 +62,8 @@ fn named_params(item: TokenStream) -> TokenStream {
 
 /// `let v: Vec<f64> = x.into();` as `let v: Vec<f64> = Vec::from(x);`: the same
 /// conversion, named (a rule method `into` would meet std's blanket `Into`, which the
-/// prelude brings in; the generic form keeps `Vec::from`).
+/// prelude brings in; the generic form keeps `Vec::from`); and `map(f).flatten()` of an
+/// `f` that gives an `Option` as `filter_map(f)`.
 fn typed_into(item: TokenStream) -> TokenStream {
     struct Into;
     impl syn::visit_mut::VisitMut for Into {
@@ -86,6 +87,26 @@ fn typed_into(item: TokenStream) -> TokenStream {
             let x = crate::desugar::unparen(&m.receiver);
             let span = m.method.span();
             *init.expr = syn::parse_quote_spanned!(span=> Vec::from(#x));
+        }
+        // `chain.map(|v| if c { Some(e) } else { None }).flatten()`: the `filter_map` it
+        // is (the same iterator, which the derivation walks; it walks no `flatten` of
+        // `Option`s).
+        fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+            syn::visit_mut::visit_expr_mut(self, e);
+            let syn::Expr::MethodCall(f) = e else { return };
+            if f.method != "flatten" || !f.args.is_empty() {
+                return;
+            }
+            let syn::Expr::MethodCall(mp) = crate::desugar::unparen(&f.receiver) else {
+                return;
+            };
+            let optional = matches!(mp.args.first(), Some(syn::Expr::Closure(c))
+                if mp.args.len() == 1 && crate::desugar::option_valued(&c.body));
+            if mp.method == "map" && optional {
+                let mut fm = mp.clone();
+                fm.method = format_ident!("filter_map", span = mp.method.span());
+                *e = syn::Expr::MethodCall(fm);
+            }
         }
         fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     }

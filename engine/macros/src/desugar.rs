@@ -4266,6 +4266,100 @@ fn option_match(m: &syn::ExprMatch, active: &HashSet<String>) -> Option<Expr> {
     ))
 }
 
+/// Whether `e` is an `Option` by its syntax: `Some(..)`, `None`, `c.then_some(..)`,
+/// `c.then(..)`, or an `if`, `match` or block all of whose values are.
+pub(crate) fn option_valued(e: &Expr) -> bool {
+    let block = |b: &syn::Block| match b.stmts.last() {
+        Some(syn::Stmt::Expr(t, None)) => option_valued(t),
+        _ => false,
+    };
+    match unparen(e) {
+        Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Some")),
+        Expr::Path(p) => p.path.is_ident("None"),
+        Expr::MethodCall(m) => m.method == "then_some" || m.method == "then",
+        Expr::Block(b) => block(&b.block),
+        Expr::If(i) => {
+            block(&i.then_branch)
+                && i.else_branch
+                    .as_ref()
+                    .is_some_and(|(_, e)| option_valued(e))
+        }
+        Expr::Match(m) => !m.arms.is_empty() && m.arms.iter().all(|a| option_valued(&a.body)),
+        _ => false,
+    }
+}
+
+/// `o.filter(p)`, `o.or(d)`, `o.or_else(|| d)` and `o.and_then(f)` of an element's
+/// `Option` (`x.first()`, `x.last()`, `x.get(i)`, then `copied`, `cloned` or `map(..)`)
+/// of a differentiable sequence, as the `match` each is: `match o { Some(v) if p(&v) =>
+/// Some(v), _ => None }`, `match o { Some(v) => Some(v), None => d }`, `match o {
+/// Some(v) => f(v), None => None }`, which the `Option` arms then read.
+fn option_filter_or(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
+    let Expr::MethodCall(m) = e else { return None };
+    let name = m.method.to_string();
+    if m.args.len() != 1 || !matches!(name.as_str(), "filter" | "or" | "or_else" | "and_then") {
+        return None;
+    }
+    // The receiver: an element's `Option`, possibly copied or mapped.
+    let mut r = unparen(&m.receiver);
+    while let Expr::MethodCall(c) = r {
+        let adapter = (c.args.is_empty() && (c.method == "copied" || c.method == "cloned"))
+            || (c.method == "map" && c.args.len() == 1);
+        if !adapter {
+            break;
+        }
+        r = unparen(&c.receiver);
+    }
+    let Expr::MethodCall(src) = r else {
+        return None;
+    };
+    let lookup = match src.method.to_string().as_str() {
+        "first" | "last" => src.args.is_empty(),
+        "get" => src.args.len() == 1,
+        _ => false,
+    };
+    if !lookup
+        || !matches!(unparen(&src.receiver), Expr::Path(_) | Expr::Field(_))
+        || !mentions_active(&src.receiver, active)
+    {
+        return None;
+    }
+    let span = m.method.span();
+    let o = &m.receiver;
+    let v = format_ident!("__mochi_some", span = span);
+    let arg = &m.args[0];
+    let closure = |c: &Expr, arity: usize| match c {
+        Expr::Closure(c) if c.inputs.len() == arity && c.asyncness.is_none() => Some((
+            c.inputs.iter().cloned().collect::<Vec<Pat>>(),
+            (*c.body).clone(),
+        )),
+        _ => None,
+    };
+    Some(match name.as_str() {
+        "filter" => {
+            let (pats, body) = closure(arg, 1)?;
+            let pat = &pats[0];
+            syn::parse_quote_spanned!(span=> match #o {
+                Some(#v) if { let #pat = &#v; #body } => Some(#v),
+                _ => None,
+            })
+        }
+        "or" => syn::parse_quote_spanned!(span=> match #o { Some(#v) => Some(#v), None => #arg }),
+        "or_else" => {
+            let (_, body) = closure(arg, 0)?;
+            syn::parse_quote_spanned!(span=> match #o { Some(#v) => Some(#v), None => #body })
+        }
+        _ => {
+            let (pats, body) = closure(arg, 1)?;
+            let pat = &pats[0];
+            syn::parse_quote_spanned!(span=> match #o {
+                Some(#v) => { let #pat = #v; #body }
+                None => None,
+            })
+        }
+    })
+}
+
 /// `let r: Vec<&f64> = x.iter().collect();` with the element type inferred, `Vec<_>`:
 /// the derivation collects a differentiable chain's elements by value (read as `r[k]`
 /// and `*r[k]` alike), which the written `&f64` would refuse (a type error at the
@@ -8302,6 +8396,13 @@ impl VisitMut for Desugar {
                 }
                 return;
             }
+        }
+        // `x.last().copied().filter(p)`, `.or(o)`, `.and_then(f)` of an element's `Option`
+        // (before the receiver, which the `match` it becomes reads as written).
+        if let Some(r) = option_filter_or(e, &self.active) {
+            *e = r;
+            self.visit_expr_mut(e);
+            return;
         }
         // `x.iter().find(p)` (before its receiver, as `.find(p).copied()` is one search).
         if let Some(r) = find_by_position(e, &self.active) {

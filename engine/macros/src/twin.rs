@@ -243,6 +243,9 @@ pub const SEQ_METHODS: &[&str] = &[
     "filter_map",
     "flat_map",
     "find_map",
+    "or",
+    "or_else",
+    "and_then",
     "flatten",
     // (Text: `f64` has none of these, so the receiver is not the float the twin replaces.)
     "starts_with",

@@ -1166,6 +1166,44 @@ mod searches_and_patterns {
         *r[0] * sorted[0] + *sorted[sorted.len() - 1] * rev[0].sin() + r[1] * *rev[1]
     }
 
+    /// `Option` combinators on an element's `Option`: `map`, `map_or`, `filter`,
+    /// `unwrap_or_else`, `or`, `and_then`; `Option`s collected and matched; `map(..)
+    /// .flatten()` of `Option`s.
+    #[differentiable]
+    pub fn option_combinators(x: &[f64]) -> f64 {
+        let a = x.first().map(|v| v * 2.0).unwrap_or(0.0);
+        let b = x.get(1).copied().map_or(1.0, |v| v.sin());
+        let c = x
+            .last()
+            .copied()
+            .filter(|v| *v > 0.0)
+            .unwrap_or_else(|| x[0] * 3.0);
+        let d = x.get(9).copied().or(Some(x[2])).unwrap();
+        let r = x
+            .first()
+            .copied()
+            .and_then(|v| if v > 0.0 { Some(v.ln()) } else { None });
+        a * b + c * d + r.unwrap_or(0.0)
+    }
+    #[differentiable]
+    pub fn options_collected(x: &[f64]) -> f64 {
+        let opts: Vec<Option<f64>> = x
+            .iter()
+            .map(|v| if *v > 0.0 { Some(v * v) } else { None })
+            .collect();
+        let mut s = 0.0;
+        for o in &opts {
+            if let Some(v) = o {
+                s += v;
+            }
+        }
+        s + x
+            .iter()
+            .map(|v| (*v < 0.5).then_some(v.exp()))
+            .flatten()
+            .sum::<f64>()
+    }
+
     /// Text arguments choosing terms: `starts_with` and a `match` on a `&str`.
     #[differentiable]
     pub fn by_names(x: &[f64], names: &[String], kind: &str) -> f64 {
@@ -1218,6 +1256,8 @@ mod searches_and_patterns {
         all_orders!(struct_built, [0.7, -0.4, 1.3]);
         all_orders!(into_and_comparator_paths, X);
         all_orders!(collected_refs, X);
+        all_orders!(option_combinators, X);
+        all_orders!(options_collected, X);
     }
     // The other branches of the searches and of the guards.
     mod t_found_late {
@@ -1228,6 +1268,7 @@ mod searches_and_patterns {
     mod t_none {
         use crate::all_orders;
         all_orders!(find_map_first, [0.2, 0.4, 0.1]);
+        all_orders!(option_combinators, [-0.7, 0.4, -1.3]);
         all_orders!(find_copied, [0.2, -2.0, 0.4]);
         all_orders!(option_guards, [0.3, 0.4, 1.3]);
     }
