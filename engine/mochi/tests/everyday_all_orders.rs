@@ -1032,6 +1032,8 @@ fn a_recursive_function_of_a_scalar_has_its_hessian() {
 /// `higher_order`), `let v: Vec<f64> = x.into()`, `max_by(f64::total_cmp)`, references
 /// collected into a `Vec<&f64>` and sorted, and text
 /// arguments (`starts_with`, a `match` on a `&str`) beside the floats.
+// (The forms clippy would write otherwise are the forms tested.)
+#[allow(clippy::or_then_unwrap, clippy::manual_flatten)]
 mod searches_and_patterns {
     use mochi::prelude::*;
 
