@@ -11,7 +11,7 @@ use syn::{FnArg, ItemFn};
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = named_params(item);
-    let item = typed_into(item);
+    let item = std_forms_named(item);
     match hoist_nested(&attr, &item) {
         Some(Ok((hoisted, item))) => {
             let rest = expand_one(attr, item);
@@ -64,9 +64,9 @@ fn named_params(item: TokenStream) -> TokenStream {
 /// conversion, named (a rule method `into` would meet std's blanket `Into`, which the
 /// prelude brings in; the generic form keeps `Vec::from`); and `map(f).flatten()` of an
 /// `f` that gives an `Option` as `filter_map(f)`.
-fn typed_into(item: TokenStream) -> TokenStream {
-    struct Into;
-    impl syn::visit_mut::VisitMut for Into {
+fn std_forms_named(item: TokenStream) -> TokenStream {
+    struct Named;
+    impl syn::visit_mut::VisitMut for Named {
         fn visit_local_mut(&mut self, l: &mut syn::Local) {
             syn::visit_mut::visit_local_mut(self, l);
             let syn::Pat::Type(pt) = &l.pat else { return };
@@ -113,7 +113,7 @@ fn typed_into(item: TokenStream) -> TokenStream {
     let Ok(mut func) = syn::parse2::<ItemFn>(item.clone()) else {
         return item;
     };
-    let mut v = Into;
+    let mut v = Named;
     syn::visit_mut::VisitMut::visit_block_mut(&mut v, &mut func.block);
     quote!(#func)
 }

@@ -4310,21 +4310,8 @@ fn option_filter_or(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
         }
         r = unparen(&c.receiver);
     }
-    let Expr::MethodCall(src) = r else {
-        return None;
-    };
-    let lookup = match src.method.to_string().as_str() {
-        "first" | "last" => src.args.is_empty(),
-        "get" => src.args.len() == 1,
-        _ => false,
-    };
-    if !lookup
-        || !matches!(unparen(&src.receiver), Expr::Path(_) | Expr::Field(_))
-        || !mentions_active(&src.receiver, active)
-    {
-        return None;
-    }
     let span = m.method.span();
+    element_option(r, active, span)?;
     let o = &m.receiver;
     let v = format_ident!("__mochi_some", span = span);
     let arg = &m.args[0];

@@ -58,9 +58,6 @@ thread_local! {
     /// The float type of the function being expanded (`f64`, or `f32` for a function
     /// written over `f32` alone): the type the twin replaces.
     static FLOAT: std::cell::Cell<&'static str> = const { std::cell::Cell::new("f64") };
-}
-
-thread_local! {
     /// The function asked for its higher-order companions (`#[differentiable(higher_order)]`):
     /// the twin builds the generic mirror of a struct the function builds.
     static STRUCTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -404,6 +401,12 @@ pub const ARRAY_METHODS: &[&str] = &[
     "log10",
     "cbrt",
 ];
+
+/// `a.total_cmp(b)` for the twin's scalar, which orders by value: `a.partial_cmp(b)`, a
+/// NaN equal to all.
+fn by_value_cmp(a: &Expr, b: &Expr) -> Expr {
+    syn::parse_quote!(#a.partial_cmp(#b).unwrap_or(::core::cmp::Ordering::Equal))
+}
 
 /// Macros of a format string and its arguments.
 const FORMAT_MACROS: &[&str] = &[
@@ -1391,7 +1394,6 @@ impl Rewrite<'_> {
         }
     }
 
-    /// `vec![..]` and the assertion macros: their arguments are rewritten as expressions.
     /// `println!("{s} at {}", x[0])`, `panic!(..)`, `format!(..)`: the format string as
     /// written, each float argument (and each float captured by name in the string)
     /// formatted as its value, `f64` (the generic scalar need not implement `Display`).
@@ -1486,9 +1488,11 @@ impl Rewrite<'_> {
                 }
                 self.visit_expr_mut(&mut e);
                 if let Some(g) = g.as_mut() {
-                    // (The guard reads the names the pattern binds.)
+                    // (The guard reads the names the pattern binds, there only.)
+                    let outer = self.bound.clone();
                     self.bound.extend(pat_names(&p));
                     self.visit_expr_mut(g);
+                    self.bound = outer;
                 }
                 let g = g.map(|g| quote!(if #g));
                 m.tokens = quote!(#e, #p #g);
@@ -1501,6 +1505,7 @@ impl Rewrite<'_> {
         }
     }
 
+    /// `vec![..]` and the assertion macros: their arguments are rewritten as expressions.
     fn rewrite_macro(&mut self, m: &mut syn::Macro) {
         let name = m
             .path
@@ -2012,9 +2017,9 @@ impl VisitMut for Rewrite<'_> {
                 {
                     // `max_by(f64::total_cmp)`: the comparator of the twin's scalar, which
                     // orders by value (a NaN equal to all, as `total_cmp` is not).
-                    *e = syn::parse_quote!(|__a, __b| __a
-                        .partial_cmp(__b)
-                        .unwrap_or(::core::cmp::Ordering::Equal));
+                    let (a, b): (Expr, Expr) = (syn::parse_quote!(__a), syn::parse_quote!(__b));
+                    let cmp = by_value_cmp(&a, &b);
+                    *e = syn::parse_quote!(|__a, __b| #cmp);
                 } else if let Some(m) = float_method_value(&p.path) {
                     // `fold(f64::NEG_INFINITY, f64::max)`, `map(f64::exp)`: the method of
                     // the twin's scalar.
@@ -2335,10 +2340,7 @@ impl VisitMut for Rewrite<'_> {
                     for a in m.args.iter_mut() {
                         self.visit_expr_mut(a);
                     }
-                    let (r, a) = (&m.receiver, &m.args[0]);
-                    *e = syn::parse_quote!(
-                        #r.partial_cmp(#a).unwrap_or(::core::cmp::Ordering::Equal)
-                    );
+                    *e = by_value_cmp(&m.receiver, &m.args[0]);
                     return;
                 }
                 if integer_only

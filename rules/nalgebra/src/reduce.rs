@@ -256,7 +256,7 @@ fn pick<T: Elem, R: Dim, C: Dim, S: Storage<T, R, C>>(
     }
     let value = best.map_or(T::ZERO, |(_, b)| b);
     let pick = best.map(|(k, _)| {
-        let v = a.linear(k);
+        let v = linear(a, k);
         let factor = if !absolute || v > T::ZERO {
             T::ONE
         } else if v < T::ZERO {
@@ -276,17 +276,11 @@ fn pick<T: Elem, R: Dim, C: Dim, S: Storage<T, R, C>>(
     )
 }
 
-/// The `k`-th element in column-major order (any storage, strided views too).
-trait LinearIndex<T> {
-    fn linear(&self, k: usize) -> T;
-}
-
-impl<T: Elem, R: Dim, C: Dim, S: Storage<T, R, C>> LinearIndex<T> for Matrix<T, R, C, S> {
-    #[inline]
-    fn linear(&self, k: usize) -> T {
-        let rows = self.nrows();
-        self[(k % rows, k / rows)]
-    }
+/// The `k`-th element of `a` in column-major order (any storage, strided views too).
+#[inline]
+fn linear<T: Elem, R: Dim, C: Dim, S: Storage<T, R, C>>(a: &Matrix<T, R, C, S>, k: usize) -> T {
+    let rows = a.nrows();
+    a[(k % rows, k / rows)]
 }
 
 /// The four extrema: each a [`pick`] by its key and its order.
