@@ -707,16 +707,32 @@ pub fn lit<T: crate::Scalar>(value: f64) -> T {
     T::of_real(<T::Real as crate::Real>::from_f64(value))
 }
 
-/// `p.n as f64` of a struct's integer field in a generic twin: the integer in the twin's
-/// scalar, as `as f64` converts it (no derivative).
+/// `v as f64` in a generic twin, of a value whose type the syntax does not show (a
+/// struct's field, a name bound by a pattern): an integer or a `bool` in the twin's
+/// scalar, as `as f64` converts it (no derivative), and the twin's scalar itself
+/// unchanged, as `as f64` of an `f64` keeps its value and its derivative.
 #[diagnostic::on_unimplemented(
-    message = "mochi: `as f64` of a field that is not an integer has no generic form",
-    label = "this field is a float already (or not a number)",
-    note = "drop the cast of a float field (it is the value itself), or drop `higher_order`"
+    message = "mochi: `as f64` of a `{Self}` has no generic form",
+    label = "cast here",
+    note = "the generic form converts integers, `bool`s and the function's own float type"
 )]
 pub trait CastFloat<T> {
     /// The value in the twin's scalar.
     fn cast_float(self) -> T;
+}
+
+impl<T: crate::Scalar> CastFloat<T> for T {
+    #[inline(always)]
+    fn cast_float(self) -> T {
+        self
+    }
+}
+
+impl<T: crate::Scalar> CastFloat<T> for bool {
+    #[inline(always)]
+    fn cast_float(self) -> T {
+        lit::<T>(if self { 1.0 } else { 0.0 })
+    }
 }
 
 macro_rules! cast_float_int {
@@ -729,7 +745,66 @@ macro_rules! cast_float_int {
         }
     )*};
 }
-cast_float_int!(usize, isize, u8, u16, u32, u64, i8, i16, i32, i64);
+cast_float_int!(usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
+
+/// The rule of [`CastFloat`] in a derived twin (the Hessian runs the reverse mode over
+/// the twin): `Call((&v,)).cast_float(PhantomData::<T>)`, the identity on the twin's
+/// scalar (d/dv = 1) and a constant from an integer or a `bool` (no tangent).
+pub trait CastFloatRule<To> {
+    /// The value in the twin's scalar.
+    type Output;
+    /// Its pullback.
+    type Pullback;
+    /// The cast and its pullback.
+    fn cast_float(self, to: std::marker::PhantomData<To>) -> (Self::Output, Self::Pullback);
+}
+
+/// The pullback of [`CastFloatRule`] on the twin's scalar: adds `ȳ`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CastFloatPullback<S>(std::marker::PhantomData<fn(S)>);
+
+impl<S: crate::Scalar> CastFloatRule<S> for Call<(&S,)> {
+    type Output = S;
+    type Pullback = CastFloatPullback<S>;
+    #[inline(always)]
+    fn cast_float(self, _: std::marker::PhantomData<S>) -> (S, CastFloatPullback<S>) {
+        (*self.0 .0, CastFloatPullback(std::marker::PhantomData))
+    }
+}
+
+impl<S: crate::Scalar> crate::Pullback for CastFloatPullback<S> {
+    type Output = S;
+    type Args = (S,);
+    #[inline(always)]
+    fn pullback(self, dy: S, (dx,): (&mut S,)) {
+        *dx += dy;
+    }
+}
+
+/// The pullback of [`CastFloatRule`] from an integer or a `bool`: nothing to add.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CastConstPullback<S>(std::marker::PhantomData<fn(S)>);
+
+impl<S: crate::Scalar> crate::Pullback for CastConstPullback<S> {
+    type Output = S;
+    type Args = (crate::NoTangent,);
+    #[inline(always)]
+    fn pullback(self, _dy: S, _args: (&mut crate::NoTangent,)) {}
+}
+
+macro_rules! cast_float_const_rule {
+    ($($t:ty),*) => {$(
+        impl<S: crate::Scalar> CastFloatRule<S> for Call<(&$t,)> {
+            type Output = S;
+            type Pullback = CastConstPullback<S>;
+            #[inline(always)]
+            fn cast_float(self, _: std::marker::PhantomData<S>) -> (S, CastConstPullback<S>) {
+                (CastFloat::<S>::cast_float(*self.0 .0), CastConstPullback(std::marker::PhantomData))
+            }
+        }
+    )*};
+}
+cast_float_const_rule!(bool, usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
 
 /// A constant defined outside a function (`const N: usize`, `const SCALE: f64`,
 /// `std::f64::consts::PI` after a `use`), as the generic twin of the function sees it:

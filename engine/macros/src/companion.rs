@@ -4,8 +4,8 @@
 use crate::lower::Lowerer;
 use crate::valid;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
-use std::collections::HashSet;
+use quote::{format_ident, quote, ToTokens};
+use std::collections::{HashMap, HashSet};
 use syn::visit_mut::VisitMut;
 use syn::{FnArg, ItemFn};
 
@@ -115,7 +115,77 @@ fn std_forms_named(item: TokenStream) -> TokenStream {
     };
     let mut v = Named;
     syn::visit_mut::VisitMut::visit_block_mut(&mut v, &mut func.block);
+    array_maps_written(&mut func);
     quote!(#func)
+}
+
+/// `a.map(|t| e)` of a fixed-size array `a` (a parameter or a `let` of type `[T; N]`,
+/// an array literal `[..]` or `[v; n]`), also `a.map(f64::sin)`: the loop it is,
+/// `{ let mut m = a.clone(); for i in 0..m.len() { let t = a[i]; m[i] = e; } m }`, which
+/// the derivation and the generic form read as elements of an array (each reads no
+/// `map` of a closure over an array). Left as written when the name is bound more than
+/// once, or the closure returns or uses `?` (which would leave the function in a loop).
+fn array_maps_written(func: &mut ItemFn) {
+    struct Maps<'a> {
+        arrays: &'a HashSet<String>,
+        next: usize,
+    }
+    impl syn::visit_mut::VisitMut for Maps<'_> {
+        fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+            syn::visit_mut::visit_expr_mut(self, e);
+            let syn::Expr::MethodCall(m) = e else { return };
+            if m.method != "map" || m.args.len() != 1 || m.turbofish.is_some() {
+                return;
+            }
+            let a = crate::desugar::unparen(&m.receiver);
+            let syn::Expr::Path(ap) = a else { return };
+            if !ap
+                .path
+                .get_ident()
+                .is_some_and(|i| self.arrays.contains(&i.to_string()))
+            {
+                return;
+            }
+            self.next += 1;
+            let (out, i) = (
+                format_ident!("__mochi_mapped{}", self.next),
+                format_ident!("__mochi_at{}", self.next),
+            );
+            // (Written at the attribute's span, so that lints of the written loop, such
+            // as `clone` of a `Copy` array, are not the user's.)
+            let step: syn::Block = match &m.args[0] {
+                syn::Expr::Closure(c) if c.inputs.len() == 1 => {
+                    let body = &c.body;
+                    let words = body.to_token_stream().to_string();
+                    if words.contains("return") || words.contains('?') || c.asyncness.is_some() {
+                        return;
+                    }
+                    let p = &c.inputs[0];
+                    syn::parse_quote!({ let #p = #a[#i]; #out[#i] = #body; })
+                }
+                f @ syn::Expr::Path(_) => syn::parse_quote!({ #out[#i] = #f(#a[#i]); }),
+                _ => return,
+            };
+            *e = syn::parse_quote!({
+                let mut #out = #a.clone();
+                for #i in 0..#out.len() #step
+                #out
+            });
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    let mut arrays = crate::twin::array_locals(func);
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    crate::twin::count_bindings(func, &mut counts);
+    arrays.retain(|n| counts.get(n).copied().unwrap_or(0) <= 1);
+    if arrays.is_empty() {
+        return;
+    }
+    let mut maps = Maps {
+        arrays: &arrays,
+        next: 0,
+    };
+    syn::visit_mut::VisitMut::visit_block_mut(&mut maps, &mut func.block);
 }
 
 /// A `#[differentiable] fn` declared among the statements of a free function's body

@@ -3970,8 +3970,13 @@ fn collect_by_loop(m: &syn::ExprMethodCall, ty: &syn::Type, next: &mut usize) ->
     }))
 }
 
-/// See `Desugar::visit_block_mut`: the two `let`s an `unzip()` of pairs becomes.
-fn unzip_as_two(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> {
+/// The parts of `let (a, b): (A, B) = recv.method(arg);` for the splits below: the two
+/// names with their types and the call, when it mentions a differentiable value.
+fn split_let<'a>(
+    l: &'a syn::Local,
+    active: &HashSet<String>,
+    method: &str,
+) -> Option<([(&'a Pat, &'a syn::Type); 2], &'a syn::ExprMethodCall)> {
     let Pat::Type(pt) = &l.pat else { return None };
     let (Pat::Tuple(names), syn::Type::Tuple(tys)) = (&*pt.pat, &*pt.ty) else {
         return None;
@@ -3986,7 +3991,22 @@ fn unzip_as_two(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stm
     let Expr::MethodCall(u) = unparen(&init.expr) else {
         return None;
     };
-    if u.method != "unzip" || !u.args.is_empty() {
+    if u.method != method {
+        return None;
+    }
+    Some((
+        [
+            (&names.elems[0], &tys.elems[0]),
+            (&names.elems[1], &tys.elems[1]),
+        ],
+        u,
+    ))
+}
+
+/// See `Desugar::visit_block_mut`: the two `let`s an `unzip()` of pairs becomes.
+fn unzip_as_two(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> {
+    let (names, u) = split_let(l, active, "unzip")?;
+    if !u.args.is_empty() {
         return None;
     }
     let Expr::MethodCall(map) = unparen(&u.receiver) else {
@@ -4007,17 +4027,41 @@ fn unzip_as_two(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stm
     let chain = &map.receiver;
     let span = u.method.span();
     let mut out = Vec::new();
-    for ((name, ty), part) in names
-        .elems
-        .iter()
-        .zip(tys.elems.iter())
-        .zip(parts.elems.iter())
-    {
+    for ((name, ty), part) in names.into_iter().zip(parts.elems.iter()) {
         let mut one = c.clone();
         *one.body = part.clone();
         out.push(syn::parse_quote_spanned!(span=> let #name: #ty = #chain.map(#one).collect();));
     }
     Some(out)
+}
+
+/// See `Desugar::visit_block_mut`: `let (a, b): (A, B) = chain.partition(|p| e);` as
+/// the two filters it is, `let a: A = chain.filter(|p| e).collect();` and `let b: B =
+/// chain.filter(|p| !(e)).collect();` (the predicate is run twice per element).
+fn partition_as_two(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> {
+    let (names, u) = split_let(l, active, "partition")?;
+    if u.args.len() != 1 {
+        return None;
+    }
+    let Expr::Closure(keep) = unparen(&u.args[0]) else {
+        return None;
+    };
+    let body = &keep.body;
+    let mut words = HashSet::new();
+    idents(&quote::quote!(#body), &mut words);
+    // A `return` in the predicate leaves the closure, so `!(body)` would not negate it.
+    if keep.inputs.len() != 1 || words.contains("return") {
+        return None;
+    }
+    let mut drop = keep.clone();
+    *drop.body = syn::parse_quote!(!(#body));
+    let chain = &u.receiver;
+    let span = u.method.span();
+    let [(a, ta), (b, tb)] = names;
+    Some(vec![
+        syn::parse_quote_spanned!(span=> let #a: #ta = #chain.filter(#keep).collect();),
+        syn::parse_quote_spanned!(span=> let #b: #tb = #chain.filter(#drop).collect();),
+    ])
 }
 
 /// The methods whose result is an `Option` (so that `Some(p)` matches it).
@@ -5688,6 +5732,164 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
             .push(syn::parse_quote_spanned!(span=> let #mid: usize = #at;));
         b.stmts.extend(rest.stmts);
         k += 1;
+    }
+}
+
+/// `let mut it = x.iter();` (also `x.iter().copied()` or `.cloned()`), `x` a
+/// differentiable sequence, read with `it.next()` and then consumed (`for v in it`,
+/// `it.map(..).sum()`): a position, `let mut k = 0usize;`, with `it.next()` as
+/// `x.get(k)` that steps `k` on when it is in bounds, and `it` as `x[k..].iter()`, which the
+/// derivation reads as elements and a sub-slice of `x`; `for v in it.by_ref()` (or `&mut
+/// it`) is the `while let Some(v) = it.next()` it is. Left as written when `it` is used
+/// otherwise (`it.peek()`, `it` handed to a call or named in a macro) or bound again.
+fn inline_held_iters(b: &mut syn::Block, next: &mut usize, active: &HashSet<String>) {
+    use syn::visit::Visit;
+    /// How the statements after the `let` use the iterator.
+    struct Uses<'a> {
+        name: &'a syn::Ident,
+        nexts: usize,
+        other: bool,
+    }
+    impl<'a> Visit<'a> for Uses<'_> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            let named =
+                |e: &Expr| matches!(unparen(e), Expr::Path(p) if p.path.is_ident(self.name));
+            match e {
+                Expr::MethodCall(m) if named(&m.receiver) => {
+                    if m.method == "next" && m.args.is_empty() {
+                        self.nexts += 1;
+                    } else if m.method == "by_ref" || m.method == "peek" {
+                        self.other = true;
+                    }
+                    for a in &m.args {
+                        self.visit_expr(a);
+                    }
+                }
+                Expr::ForLoop(f) if named(&f.expr) => self.visit_block(&f.body),
+                // `for v in it.by_ref()`, `for v in &mut it`: the loop of `it.next()`.
+                Expr::ForLoop(f) if by_ref_of(&f.expr, self.name) => {
+                    self.nexts += 1;
+                    self.visit_block(&f.body);
+                }
+                Expr::Path(p) if p.path.is_ident(self.name) => self.other = true,
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            self.other |= p.ident == *self.name;
+        }
+        fn visit_macro(&mut self, m: &'a syn::Macro) {
+            self.other |= tokens_mention(&m.tokens, &|i| i == self.name);
+        }
+    }
+    /// `it.by_ref()` or `&mut it`.
+    fn by_ref_of(e: &Expr, name: &syn::Ident) -> bool {
+        let named = |e: &Expr| matches!(unparen(e), Expr::Path(p) if p.path.is_ident(name));
+        match unparen(e) {
+            Expr::MethodCall(m) => m.method == "by_ref" && m.args.is_empty() && named(&m.receiver),
+            Expr::Reference(r) => r.mutability.is_some() && named(&r.expr),
+            _ => false,
+        }
+    }
+    /// The rewrite of the uses.
+    struct Held<'a> {
+        name: &'a syn::Ident,
+        seq: &'a Expr,
+        adapter: &'a Option<syn::Ident>,
+        k: &'a syn::Ident,
+    }
+    impl VisitMut for Held<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            let (seq, k, name) = (self.seq, self.k, self.name);
+            let adapter = self.adapter.iter();
+            let span = e.span();
+            let named = |e: &Expr| matches!(unparen(e), Expr::Path(p) if p.path.is_ident(name));
+            match e {
+                Expr::MethodCall(m)
+                    if m.method == "next" && m.args.is_empty() && named(&m.receiver) =>
+                {
+                    *e = syn::parse_quote_spanned!(span=>
+                        #seq.get({
+                            let at = #k;
+                            if at < #seq.len() {
+                                #k += 1;
+                            }
+                            at
+                        })#(.#adapter())*
+                    );
+                }
+                Expr::Path(p) if p.path.is_ident(name) => {
+                    *e = syn::parse_quote_spanned!(span=> #seq[#k..].iter()#(.#adapter())*);
+                }
+                Expr::ForLoop(f) if by_ref_of(&f.expr, name) => {
+                    let (label, pat, body) = (&f.label, &f.pat, &f.body);
+                    *e = syn::parse_quote_spanned!(span=> #label while let Some(#pat) = #name.next() #body);
+                    syn::visit_mut::visit_expr_mut(self, e);
+                }
+                _ => syn::visit_mut::visit_expr_mut(self, e),
+            }
+        }
+    }
+    let mut at = 0;
+    while at < b.stmts.len() {
+        let found = (|| {
+            let syn::Stmt::Local(l) = &b.stmts[at] else {
+                return None;
+            };
+            let Pat::Ident(p) = &l.pat else { return None };
+            let init = l.init.as_ref()?;
+            if p.mutability.is_none() || p.by_ref.is_some() || init.diverge.is_some() {
+                return None;
+            }
+            let Expr::MethodCall(outer) = unparen(&init.expr) else {
+                return None;
+            };
+            let mut m = outer;
+            let mut adapter = None;
+            if (m.method == "copied" || m.method == "cloned") && m.args.is_empty() {
+                adapter = Some(m.method.clone());
+                let Expr::MethodCall(inner) = unparen(&m.receiver) else {
+                    return None;
+                };
+                m = inner;
+            }
+            let seq = unparen(&m.receiver);
+            let root = matches!(seq, Expr::Path(q) if q.path.get_ident().is_some_and(|i| active.contains(&i.to_string())));
+            (m.method == "iter" && m.args.is_empty() && root)
+                .then(|| (p.ident.clone(), seq.clone(), adapter))
+        })();
+        let Some((name, seq, adapter)) = found else {
+            at += 1;
+            continue;
+        };
+        let mut uses = Uses {
+            name: &name,
+            nexts: 0,
+            other: false,
+        };
+        for s in &b.stmts[at + 1..] {
+            uses.visit_stmt(s);
+        }
+        let (rest, hit) = rest_of_block(b, at, &seq);
+        if uses.other || uses.nexts == 0 || hit {
+            at += 1;
+            continue;
+        }
+        *next += 1;
+        let k = format_ident!("__mochi_at{}", *next, span = name.span());
+        let mut rest = rest;
+        Held {
+            name: &name,
+            seq: &seq,
+            adapter: &adapter,
+            k: &k,
+        }
+        .visit_block_mut(&mut rest);
+        b.stmts.truncate(at);
+        b.stmts
+            .push(syn::parse_quote_spanned!(name.span()=> let mut #k: usize = 0;));
+        b.stmts.extend(rest.stmts);
+        at += 1;
     }
 }
 
@@ -7627,6 +7829,7 @@ impl VisitMut for Desugar {
         inline_view_borrows(b);
         inline_split_at(b, &mut self.next);
         inline_windows(b, &mut self.next);
+        inline_held_iters(b, &mut self.next, &self.active);
         let mut stmts = Vec::with_capacity(b.stmts.len());
         // The pattern of a `let … else` over a chain's walk: `*v` after it reads `v`.
         let mut underef_rest: Vec<syn::Ident> = Vec::new();
@@ -7635,7 +7838,9 @@ impl VisitMut for Desugar {
             // `let (a, b): (Vec<f64>, Vec<f64>) = chain.map(|p| (e1, e2)).unzip();`: two
             // chains, `let a: Vec<f64> = chain.map(|p| e1).collect();` and the same for b.
             if let syn::Stmt::Local(l) = &s {
-                if let Some(two) = unzip_as_two(l, &self.active) {
+                if let Some(two) =
+                    unzip_as_two(l, &self.active).or_else(|| partition_as_two(l, &self.active))
+                {
                     stmts.extend(two);
                     continue;
                 }

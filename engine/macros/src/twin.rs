@@ -244,6 +244,11 @@ pub const SEQ_METHODS: &[&str] = &[
     "or_else",
     "and_then",
     "flatten",
+    "partition",
+    "unzip",
+    "by_ref",
+    "peekable",
+    "peek",
     // (Text: `f64` has none of these, so the receiver is not the float the twin replaces.)
     "starts_with",
     "ends_with",
@@ -1210,6 +1215,25 @@ impl<'a> Visit<'a> for PatternNames {
     }
 }
 
+/// How many times each name is bound by `func`'s parameters and the patterns of its body.
+pub(crate) fn count_bindings(func: &ItemFn, counts: &mut std::collections::HashMap<String, usize>) {
+    struct Count<'c>(&'c mut std::collections::HashMap<String, usize>);
+    impl<'a> Visit<'a> for Count<'_> {
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            *self.0.entry(p.ident.to_string()).or_default() += 1;
+            syn::visit::visit_pat_ident(self, p);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut c = Count(counts);
+    for a in &func.sig.inputs {
+        if let FnArg::Typed(pt) = a {
+            c.visit_pat(&pt.pat);
+        }
+    }
+    c.visit_block(&func.block);
+}
+
 /// Every name a pattern in `block` binds (`let`, `for`, closures, `match`, `if let`).
 fn all_pattern_names(block: &syn::Block) -> HashSet<String> {
     let mut p = PatternNames(HashSet::new());
@@ -1298,7 +1322,7 @@ fn let_names(
 /// The names bound to fixed-size arrays: arguments of an array type (`x: [f64; 3]`,
 /// `x: &[f64; 3]`) and locals bound to an array literal or annotated with one
 /// (`let v = [a, b];`, `let v: [f64; 2] = ..;`).
-fn array_locals(func: &ItemFn) -> HashSet<String> {
+pub(crate) fn array_locals(func: &ItemFn) -> HashSet<String> {
     fn is_array(ty: &Type) -> bool {
         match ty {
             Type::Array(_) => true,
@@ -1951,16 +1975,21 @@ impl VisitMut for Rewrite<'_> {
                 if is_f64(&c.ty) {
                     // (`((0.0 < t) as i32 - (t < 0.0) as i32) as f64`: an integer made of
                     // comparisons of floats, no float.)
-                    // `p.n as f64` of a struct's integer field (a float field would be
-                    // the twin's scalar, which `CastFloat` refuses at compile time).
+                    // `i as f64` of a name whose type the syntax does not show (`let (i, m)
+                    // = x.iter().enumerate().max_by(..).unwrap();`), `p.n as f64` of a
+                    // struct's field, `t as f64` of a float: `CastFloat` converts an
+                    // integer or a `bool` and is the identity on the twin's scalar, so a
+                    // float keeps its derivative, as the cast keeps it in the function.
+                    // (A twin holds one float type, so there is no `f32` here.)
+                    let field = matches!(crate::desugar::unparen(&c.expr), Expr::Field(_));
                     if mentions_float
-                        && STRUCTS.with(|s| s.get())
-                        && matches!(crate::desugar::unparen(&c.expr), Expr::Field(_))
+                        && !integer_valued(&c.expr)
+                        && (!field || STRUCTS.with(|s| s.get()))
                     {
                         self.visit_expr_mut(&mut c.expr);
                         let (inner, t) = (&c.expr, syn::Ident::new(PARAM, c.as_token.span));
                         *e = syn::parse_quote!(
-                            ::mochi::__private::CastFloat::<#t>::cast_float(::mochi::no_grad(#inner))
+                            ::mochi::__private::CastFloat::<#t>::cast_float(#inner)
                         );
                         return;
                     }

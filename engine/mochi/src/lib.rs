@@ -179,6 +179,7 @@ pub mod __private {
     impl<T> TwinScalar for T {}
     /// The rule traits of the standard rule crates, glob-imported by generated code.
     pub mod rules {
+        pub use mochi_core::private::CastFloatRule;
         #[cfg(feature = "linalg")]
         pub use mochi_rules_linalg::rules::*;
         #[cfg(feature = "nalgebra")]

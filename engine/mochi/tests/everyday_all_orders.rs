@@ -1327,3 +1327,152 @@ mod searches_and_patterns {
         }
     }
 }
+
+/// Iterators held in a variable (`let mut it = x.iter(); it.next()`, then the rest
+/// consumed), `partition` and `unzip` into two `Vec`s, `map` of a fixed-size array, and
+/// `as f64` of a name whose type the syntax does not show (the index of a
+/// `min_by`/`max_by` over `enumerate`, a float cast to its own type).
+#[allow(clippy::while_let_on_iterator)]
+mod held_and_split {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn held_first_then_rest(x: &[f64]) -> f64 {
+        let mut it = x.iter();
+        let first = *it.next().unwrap();
+        let mut s = first;
+        for v in it {
+            s = s * v + 1.0;
+        }
+        s
+    }
+    #[differentiable]
+    pub fn held_copied_while_let(x: &[f64]) -> f64 {
+        let mut it = x.iter().copied();
+        let a = it.next().unwrap_or(0.0);
+        let b = it.next().unwrap();
+        let mut s = a * b;
+        while let Some(v) = it.next() {
+            s += v.sin() * a;
+        }
+        s
+    }
+    /// After `while let` has drained it, the rest is empty (not a panic).
+    #[differentiable]
+    pub fn held_drained_then_consumed(x: &[f64]) -> f64 {
+        let mut it = x.iter();
+        let head = it.next().copied().unwrap_or(1.0);
+        let mut s = 0.0;
+        while let Some(&v) = it.next() {
+            s = s * 0.5 + v;
+        }
+        for v in it {
+            s += v;
+        }
+        let tail: f64 = x.iter().skip(1).map(|v| v * v).sum();
+        head * s + tail
+    }
+    /// `for v in it.by_ref()` left by a `break`, then the rest.
+    #[differentiable]
+    pub fn held_by_ref_break(x: &[f64]) -> f64 {
+        let mut it = x.iter();
+        let mut s = 1.0;
+        for &v in it.by_ref() {
+            s *= v.exp();
+            if v < 0.0 {
+                break;
+            }
+        }
+        let rest: f64 = it.map(|v| v * v).sum();
+        s + rest
+    }
+    #[differentiable]
+    pub fn held_then_adapted(x: &[f64]) -> f64 {
+        let mut rows = x.iter();
+        let head = rows.next().copied().unwrap_or(1.0);
+        let tail: f64 = rows.map(|v| v * v).sum();
+        head * tail
+    }
+    #[differentiable]
+    pub fn partitioned(x: &[f64]) -> f64 {
+        let (pos, neg): (Vec<f64>, Vec<f64>) = x.iter().partition(|v| **v > 0.0);
+        let (big, small): (Vec<f64>, Vec<f64>) = x.iter().map(|v| v * 2.0).partition(|v| *v > 1.0);
+        pos.iter().sum::<f64>() - neg.iter().map(|v| v * v).sum::<f64>()
+            + big.iter().sum::<f64>() * 3.0
+            + small.iter().map(|v| v.sin()).sum::<f64>()
+    }
+    #[differentiable]
+    pub fn unzipped(x: &[f64]) -> f64 {
+        let (a, b): (Vec<f64>, Vec<f64>) = x.iter().map(|v| (v.sin(), v.cos())).unzip();
+        a.iter().zip(&b).map(|(p, q)| p * q).sum()
+    }
+    #[differentiable]
+    pub fn array_maps(x: &[f64]) -> f64 {
+        let a = [x[0], x[1] * 2.0, x[2].exp()];
+        let b: [f64; 3] = a.map(|t| t * t);
+        let p: [f64; 3] = [x[0], x[1], x[2]];
+        let s = p.map(f64::sin);
+        let q = p.map(|t: f64| t * x[3]);
+        b.iter().sum::<f64>() + s[0] * q[1] + s[2] + q.iter().sum::<f64>()
+    }
+    #[differentiable]
+    pub fn casts_of_unseen_types(x: &[f64]) -> f64 {
+        let (k, m) = x
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .unwrap();
+        let (i, big) = x
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .unwrap();
+        #[allow(clippy::unnecessary_cast)]
+        let t = x[1] as f64;
+        let flag = (x[0] > 0.0) as u8 as f64;
+        m * k as f64
+            + big * (i as f64 + 1.0)
+            + t * t
+            + flag * x[2]
+            + (x[2] * 3.0).floor() as i64 as f64 * x[3]
+    }
+
+    /// A fixed-size array parameter: `map` over it, gradient only (a fixed-size array
+    /// argument has no higher-order companions).
+    #[differentiable]
+    pub fn softmax_first(p: [f64; 3]) -> f64 {
+        let e = p.map(|v| v.exp());
+        let z: f64 = e.iter().sum();
+        e[0] / z
+    }
+
+    #[test]
+    fn array_parameter_map() {
+        let p = [0.5, -0.3, 1.2];
+        let g = softmax_first::gradient(p);
+        let f = |x: &[f64]| softmax_first([x[0], x[1], x[2]]);
+        let fd = crate::common::fd(&f, &p);
+        for j in 0..3 {
+            assert!(
+                (fd[j] - g[j]).abs() < 1e-7,
+                "{j}: {} against {}",
+                g[j],
+                fd[j]
+            );
+        }
+    }
+
+    mod t {
+        use crate::all_orders;
+        const X: [f64; 5] = [0.7, -0.4, 1.3, 0.2, -0.9];
+        all_orders!(held_first_then_rest, X);
+        all_orders!(held_copied_while_let, X);
+        all_orders!(held_drained_then_consumed, X);
+        all_orders!(held_then_adapted, X);
+        all_orders!(held_by_ref_break, X);
+        all_orders!(partitioned, X);
+        all_orders!(unzipped, X);
+        all_orders!(array_maps, X);
+        all_orders!(casts_of_unseen_types, X);
+    }
+}

@@ -1206,6 +1206,30 @@ impl Lowerer {
         {
             return Operand::Inactive(quote!(#c));
         }
+        // `CastFloat::<T>::cast_float(v)`, `v as f64` in a generic twin (`twin.rs`): the
+        // rule `CastFloatRule<T>`, the identity on `T` and a constant from an integer.
+        if segs.iter().any(|s| s == "__private")
+            && segs.ends_with(&["CastFloat".into(), "cast_float".into()])
+            && c.args.len() == 1
+        {
+            if !expr_is_active(&c.args[0], &self.active) {
+                return Operand::Inactive(quote!(#c));
+            }
+            let to = match &fp.path.segments[fp.path.segments.len() - 2].arguments {
+                syn::PathArguments::AngleBracketed(a) => {
+                    let a = &a.args;
+                    quote!(#a)
+                }
+                _ => quote!(_),
+            };
+            let x = self.lower_expr(&c.args[0], code);
+            return self.call_method(
+                "cast_float",
+                &[x],
+                quote!(::core::marker::PhantomData::<#to>),
+                code,
+            );
+        }
         // `f64::from(x)` (lossless: from `f32` or a small integer) is `x as f64`.
         if segs.len() == 2
             && (segs[0] == "f64" || segs[0] == "f32")
