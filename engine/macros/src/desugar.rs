@@ -63,6 +63,7 @@ pub fn desugar(
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
     DbgPrinted.visit_block_mut(&mut b);
+    HeldOptions(active).visit_block_mut(&mut b);
     ShortenedBuffers {
         active,
         locals: mut_bound_names(&b),
@@ -5893,6 +5894,125 @@ fn inline_held_iters(b: &mut syn::Block, next: &mut usize, active: &HashSet<Stri
     }
 }
 
+/// `let q = x.last().copied();` (an `Option` read from a differentiable sequence without
+/// changing it: `first`, `last`, `get`, `reduce`, `max_by`, `find`, … of `x` or of a chain
+/// over it) and later `q.map(..)`, `q.filter(..)`, `q.map_or(..)`, `q.and_then(..)`,
+/// `q.unwrap_or_default()` and the like: the combinator is applied to the expression
+/// itself, `x.last().copied().filter(..)`, the form the combinator rewrites read (the
+/// expression is read again, which changes nothing: `x` is not changed in between).
+/// Other uses of `q` (`if let Some(v) = q`, `q.unwrap_or(d)`) read `q` as before.
+fn inline_held_options(b: &mut syn::Block, active: &HashSet<String>) {
+    use syn::visit::Visit;
+    const COMBINATORS: &[&str] = &[
+        "map",
+        "filter",
+        "map_or",
+        "map_or_else",
+        "and_then",
+        "or",
+        "or_else",
+        "unwrap_or_default",
+        "unwrap_or_else",
+    ];
+    /// A read of an `Option` from `x` that changes nothing: its root name.
+    fn pure_option(e: &Expr, active: &HashSet<String>) -> bool {
+        let mut e = unparen(e);
+        if let Expr::MethodCall(m) = e {
+            if (m.method == "copied" || m.method == "cloned") && m.args.is_empty() {
+                e = unparen(&m.receiver);
+            }
+        }
+        let Expr::MethodCall(m) = e else { return false };
+        let maker = m.method.to_string();
+        if !OPTION_MAKERS.contains(&maker.as_str())
+            || matches!(maker.as_str(), "pop" | "next" | "next_back")
+            || maker.starts_with("checked_")
+        {
+            return false;
+        }
+        let mut r = unparen(&m.receiver);
+        while let Expr::MethodCall(c) = r {
+            let name = c.method.to_string();
+            if !matches!(
+                name.as_str(),
+                "iter"
+                    | "copied"
+                    | "cloned"
+                    | "rev"
+                    | "skip"
+                    | "take"
+                    | "step_by"
+                    | "map"
+                    | "filter"
+            ) {
+                return false;
+            }
+            r = unparen(&c.receiver);
+        }
+        matches!(r, Expr::Path(p) if p.path.get_ident().is_some_and(|i| active.contains(&i.to_string())))
+    }
+    struct Bound<'a>(&'a syn::Ident, bool);
+    impl<'a> Visit<'a> for Bound<'_> {
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            self.1 |= p.ident == *self.0;
+        }
+        fn visit_macro(&mut self, m: &'a syn::Macro) {
+            self.1 |= tokens_mention(&m.tokens, &|i| i == self.0);
+        }
+    }
+    struct Put<'a>(&'a syn::Ident, &'a Expr);
+    impl VisitMut for Put<'_> {
+        fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
+            syn::visit_mut::visit_expr_method_call_mut(self, m);
+            let held = matches!(unparen(&m.receiver), Expr::Path(p) if p.path.is_ident(self.0));
+            if held && COMBINATORS.contains(&m.method.to_string().as_str()) {
+                *m.receiver = self.1.clone();
+            }
+        }
+    }
+    for at in 0..b.stmts.len() {
+        let Some((name, init)) = plain_let(&b.stmts[at]) else {
+            continue;
+        };
+        if !pure_option(init, active) {
+            continue;
+        }
+        let (name, init) = (name.clone(), init.clone());
+        let (_, hit) = rest_of_block(b, at, &init_root(&init));
+        let mut bound = Bound(&name, false);
+        for s in &b.stmts[at + 1..] {
+            bound.visit_stmt(s);
+        }
+        if hit || bound.1 {
+            continue;
+        }
+        for s in &mut b.stmts[at + 1..] {
+            Put(&name, &init).visit_stmt_mut(s);
+        }
+    }
+}
+
+/// [`inline_held_options`] in every block (before `StoredChainEnds` writes a held chain
+/// end out).
+struct HeldOptions<'a>(&'a HashSet<String>);
+
+impl VisitMut for HeldOptions<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        inline_held_options(b, self.0);
+        syn::visit_mut::visit_block_mut(self, b);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// The name at the root of a chain of method calls (`x` of `x.iter().last()`).
+fn init_root(e: &Expr) -> Expr {
+    let mut r = unparen(e);
+    while let Expr::MethodCall(c) = r {
+        r = unparen(&c.receiver);
+    }
+    r.clone()
+}
+
 /// The statements of `b` after the `k`-th, as a block, and whether they bind the root
 /// of `x` again (a view of `x` taken at `k` would then name another value).
 fn rest_of_block(b: &syn::Block, k: usize, x: &Expr) -> (syn::Block, bool) {
@@ -8664,6 +8784,9 @@ impl VisitMut for Desugar {
                     "unwrap_or" | "unwrap_or_else"
                 ) && m.args.len() == 1
                     && (crate::activity::expr_is_active(&m.receiver, &self.active)
+                        // (The `match` a combinator became, `o.filter(p)`.)
+                        || (matches!(unparen(&m.receiver), Expr::Match(_) | Expr::If(_) | Expr::Block(_))
+                            && mentions_active(&m.receiver, &self.active))
                         || crate::activity::expr_is_active(&m.args[0], &self.active)) =>
             {
                 let default: Expr = if m.method == "unwrap_or" {

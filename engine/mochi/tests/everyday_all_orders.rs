@@ -1437,6 +1437,25 @@ mod held_and_split {
             + (x[2] * 3.0).floor() as i64 as f64 * x[3]
     }
 
+    /// `Option` combinators on an `Option` held in a variable.
+    #[differentiable]
+    pub fn held_options(x: &[f64]) -> f64 {
+        let q = x.first().copied();
+        let a = q
+            .and_then(|v| if v > 0.0 { Some(v.ln()) } else { None })
+            .unwrap_or(0.0);
+        let b = q.or(Some(x[1])).unwrap();
+        let c = q.unwrap_or_else(|| x[2]);
+        let d = q.map_or_else(|| 1.0, |v| v.cos());
+        let l = x.last().copied();
+        let e = l.filter(|v| *v > 0.0).unwrap_or(1.0) * x[0];
+        let m = x.iter().copied().reduce(f64::max);
+        let s = m.map_or(0.0, |v| v.exp()) + m.unwrap_or_default();
+        let f = x.iter().find(|v| **v < 0.0);
+        let g = x.iter().max_by(|a, b| a.total_cmp(b));
+        a + b * c + d + e + s + f.map(|v| v * 2.0).unwrap_or(0.0) + g.map_or(0.0, |v| v.powi(2))
+    }
+
     /// A fixed-size array parameter: `map` over it, gradient only (a fixed-size array
     /// argument has no higher-order companions).
     #[differentiable]
@@ -1474,5 +1493,15 @@ mod held_and_split {
         all_orders!(unzipped, X);
         all_orders!(array_maps, X);
         all_orders!(casts_of_unseen_types, X);
+        all_orders!(held_options, X);
+    }
+    // The other branches: the first element negative, the last positive, none negative.
+    mod t_first_negative {
+        use crate::all_orders;
+        all_orders!(held_options, [-0.7, 0.4, 1.3, 0.2]);
+    }
+    mod t_none_negative {
+        use crate::all_orders;
+        all_orders!(held_options, [0.7, 0.4, 1.3, 0.2]);
     }
 }
