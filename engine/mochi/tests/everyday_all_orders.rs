@@ -1332,7 +1332,7 @@ mod searches_and_patterns {
 /// consumed), `partition` and `unzip` into two `Vec`s, `map` of a fixed-size array, and
 /// `as f64` of a name whose type the syntax does not show (the index of a
 /// `min_by`/`max_by` over `enumerate`, a float cast to its own type).
-#[allow(clippy::while_let_on_iterator)]
+#[allow(clippy::while_let_on_iterator, clippy::or_then_unwrap)]
 mod held_and_split {
     use mochi::prelude::*;
 
