@@ -60,6 +60,8 @@ fn named_params(item: TokenStream) -> TokenStream {
     quote!(#func)
 }
 
+/// `Vec::from_iter(chain)` as `chain.collect::<Vec<_>>()`, `v.resize(n, c)` as
+/// `v.truncate(n)` and `push(c)` up to `n`, and
 /// `let v: Vec<f64> = x.into();` as `let v: Vec<f64> = Vec::from(x);`: the same
 /// conversion, named (a rule method `into` would meet std's blanket `Into`, which the
 /// prelude brings in; the generic form keeps `Vec::from`); and `map(f).flatten()` of an
@@ -93,6 +95,39 @@ fn std_forms_named(item: TokenStream) -> TokenStream {
         // `Option`s).
         fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
             syn::visit_mut::visit_expr_mut(self, e);
+            // `Vec::from_iter(chain)`: the `collect` it is.
+            if let syn::Expr::Call(c) = e {
+                let from_iter = matches!(&*c.func, syn::Expr::Path(p) if p.qself.is_none()
+                    && p.path.segments.len() >= 2
+                    && p.path.segments.iter().rev().nth(1).is_some_and(|s| s.ident == "Vec")
+                    && p.path.segments.last().is_some_and(|s| s.ident == "from_iter"));
+                if from_iter && c.args.len() == 1 {
+                    if let syn::Expr::MethodCall(_) = crate::desugar::unparen(&c.args[0]) {
+                        let chain = &c.args[0];
+                        *e = syn::parse_quote_spanned!(syn::spanned::Spanned::span(&c.func)=>
+                            #chain.collect::<::std::vec::Vec<_>>());
+                    }
+                }
+                return;
+            }
+            // `v.resize(n, c)` of a local `Vec`: `v.truncate(n)`, then `push(c)` up to `n`
+            // (the derivation grows a `Vec` by `push`).
+            if let syn::Expr::MethodCall(r) = e {
+                if r.method == "resize"
+                    && r.args.len() == 2
+                    && matches!(&*r.receiver, syn::Expr::Path(p) if p.path.get_ident().is_some())
+                {
+                    let (v, n, c) = (&r.receiver, &r.args[0], &r.args[1]);
+                    *e = syn::parse_quote_spanned!(r.method.span()=> {
+                        let __mochi_len: usize = #n;
+                        #v.truncate(__mochi_len);
+                        while #v.len() < __mochi_len {
+                            #v.push(#c);
+                        }
+                    });
+                    return;
+                }
+            }
             let syn::Expr::MethodCall(f) = e else { return };
             if f.method != "flatten" || !f.args.is_empty() {
                 return;

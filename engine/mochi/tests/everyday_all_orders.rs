@@ -1456,6 +1456,19 @@ mod held_and_split {
         a + b * c + d + e + s + f.map(|v| v * 2.0).unwrap_or(0.0) + g.map_or(0.0, |v| v.powi(2))
     }
 
+    /// `Vec::from_iter(chain)`, `v.resize(n, 0.0)` of an empty `Vec`, `std::mem::take`.
+    #[differentiable]
+    pub fn std_vec_forms(x: &[f64]) -> f64 {
+        let mut v: Vec<f64> = Vec::new();
+        v.resize(x.len(), 0.0);
+        for (i, t) in x.iter().enumerate() {
+            v[i] = t.tanh();
+        }
+        let w = std::mem::take(&mut v);
+        let u = Vec::from_iter(x.iter().map(|t| t * t));
+        w.iter().sum::<f64>() + v.len() as f64 + u[1] * w[0]
+    }
+
     /// A fixed-size array parameter: `map` over it, gradient only (a fixed-size array
     /// argument has no higher-order companions).
     #[differentiable]
@@ -1494,6 +1507,7 @@ mod held_and_split {
         all_orders!(array_maps, X);
         all_orders!(casts_of_unseen_types, X);
         all_orders!(held_options, X);
+        all_orders!(std_vec_forms, X);
     }
     // The other branches: the first element negative, the last positive, none negative.
     mod t_first_negative {
