@@ -5745,6 +5745,40 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
 /// otherwise (`it.peek()`, `it` handed to a call or named in a macro) or bound again.
 fn inline_held_iters(b: &mut syn::Block, next: &mut usize, active: &HashSet<String>) {
     use syn::visit::Visit;
+    /// The methods that take the iterator by value (its last use) or only read it.
+    const CONSUMING: &[&str] = &[
+        "map",
+        "filter",
+        "filter_map",
+        "sum",
+        "product",
+        "fold",
+        "count",
+        "last",
+        "collect",
+        "zip",
+        "enumerate",
+        "skip",
+        "take",
+        "rev",
+        "step_by",
+        "copied",
+        "cloned",
+        "chain",
+        "max_by",
+        "min_by",
+        "max_by_key",
+        "min_by_key",
+        "reduce",
+        "for_each",
+        "len",
+        "skip_while",
+        "take_while",
+        "scan",
+        "flat_map",
+        "partition",
+        "unzip",
+    ];
     /// How the statements after the `let` use the iterator.
     struct Uses<'a> {
         name: &'a syn::Ident,
@@ -5759,7 +5793,9 @@ fn inline_held_iters(b: &mut syn::Block, next: &mut usize, active: &HashSet<Stri
                 Expr::MethodCall(m) if named(&m.receiver) => {
                     if m.method == "next" && m.args.is_empty() {
                         self.nexts += 1;
-                    } else if m.method == "by_ref" || m.method == "peek" {
+                    } else if !CONSUMING.contains(&m.method.to_string().as_str()) {
+                        // (`it.nth(k)`, `it.find(p)`, `it.any(p)`, `it.next_back()` take
+                        // `&mut self`: a later `it.next()` would start after them.)
                         self.other = true;
                     }
                     for a in &m.args {
@@ -5978,12 +6014,18 @@ fn inline_held_options(b: &mut syn::Block, active: &HashSet<String>) {
             continue;
         }
         let (name, init) = (name.clone(), init.clone());
-        let (_, hit) = rest_of_block(b, at, &init_root(&init));
+        let root = init_root(&init);
+        let (_, hit) = rest_of_block(b, at, &root);
+        let changed = crate::activity::root_name(&root).is_none_or(|r| {
+            let written: HashSet<String> = [r.clone()].into();
+            disturbed(&b.stmts[at + 1..], &written, &written)
+                || changed_by_method(&b.stmts[at + 1..], &r)
+        });
         let mut bound = Bound(&name, false);
         for s in &b.stmts[at + 1..] {
             bound.visit_stmt(s);
         }
-        if hit || bound.1 {
+        if hit || changed || bound.1 {
             continue;
         }
         for s in &mut b.stmts[at + 1..] {
@@ -6002,6 +6044,49 @@ impl VisitMut for HeldOptions<'_> {
         syn::visit_mut::visit_block_mut(self, b);
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Is `root` the receiver (by its root name) of a method that may change it (`v.push(t)`,
+/// `v.sort_by(..)`, `v.iter_mut()`: any but the reads listed) in `code`?
+fn changed_by_method(code: &[syn::Stmt], root: &str) -> bool {
+    use syn::visit::Visit;
+    const READS: &[&str] = &[
+        "iter",
+        "len",
+        "is_empty",
+        "get",
+        "first",
+        "last",
+        "clone",
+        "to_vec",
+        "to_owned",
+        "windows",
+        "chunks",
+        "chunks_exact",
+        "rchunks",
+        "split_at",
+        "split_first",
+        "split_last",
+        "contains",
+        "as_slice",
+        "into_iter",
+    ];
+    struct M<'a>(&'a str, bool);
+    impl<'a> Visit<'a> for M<'_> {
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            // (The receiver itself, `v` or `v[i]`: the methods of a chain over it,
+            // `v.iter().map(..)`, read what `iter` gives.)
+            let on_root = !matches!(unparen(&m.receiver), Expr::MethodCall(_))
+                && crate::activity::root_name(&m.receiver).is_some_and(|r| r == self.0);
+            self.1 |= on_root && !READS.contains(&m.method.to_string().as_str());
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut m = M(root, false);
+    for s in code {
+        m.visit_stmt(s);
+    }
+    m.1
 }
 
 /// The name at the root of a chain of method calls (`x` of `x.iter().last()`).

@@ -356,3 +356,141 @@ mod checked_ports2 {
     ));
     check!(guarded_product, (x5(),), |a| (&a.0));
 }
+
+// Bundle adjustment and an LSTM written with helpers, as a user ports GradBench's `ba`
+// and `lstm`: helpers returning fixed-size arrays (`cross`, `rodrigues`, `project`),
+// a helper returning a tuple of `Vec`s (`lstm_step`), and a local closure building
+// the weight matrices as rows.
+
+#[differentiable]
+fn cross3(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+#[differentiable]
+fn dot3(a: &[f64; 3], b: &[f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+#[differentiable]
+fn rodrigues(r: &[f64; 3], x: &[f64; 3]) -> [f64; 3] {
+    let theta = dot3(r, r).sqrt();
+    let (s, c) = theta.sin_cos();
+    let w = [r[0] / theta, r[1] / theta, r[2] / theta];
+    let wx = cross3(&w, x);
+    let wdx = dot3(&w, x) * (1.0 - c);
+    [
+        x[0] * c + wx[0] * s + w[0] * wdx,
+        x[1] * c + wx[1] * s + w[1] * wdx,
+        x[2] * c + wx[2] * s + w[2] * wdx,
+    ]
+}
+
+#[differentiable]
+fn project(cam: &[f64], x: &[f64; 3]) -> [f64; 2] {
+    let r = [cam[0], cam[1], cam[2]];
+    let d = [x[0] - cam[3], x[1] - cam[4], x[2] - cam[5]];
+    let p = rodrigues(&r, &d);
+    let (u, v) = (p[0] / p[2], p[1] / p[2]);
+    let r2 = u * u + v * v;
+    let distort = 1.0 + cam[7] * r2 + cam[8] * r2 * r2;
+    [
+        cam[6] * distort * u + cam[9],
+        cam[6] * distort * v + cam[10],
+    ]
+}
+
+#[differentiable]
+fn ba_objective(cam: &[f64], pts: &[[f64; 3]], obs: &[[f64; 2]]) -> f64 {
+    let mut s = 0.0;
+    for (x, o) in pts.iter().zip(obs) {
+        let p = project(cam, x);
+        s += (p[0] - o[0]).powi(2) + (p[1] - o[1]).powi(2);
+    }
+    s
+}
+
+#[differentiable]
+fn logistic(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+#[differentiable]
+fn matvec(w: &[Vec<f64>], x: &[f64]) -> Vec<f64> {
+    w.iter()
+        .map(|row| row.iter().zip(x).map(|(a, b)| a * b).sum())
+        .collect()
+}
+
+#[differentiable]
+#[allow(clippy::too_many_arguments)]
+fn lstm_step(
+    wi: &[Vec<f64>],
+    wf: &[Vec<f64>],
+    wo: &[Vec<f64>],
+    wc: &[Vec<f64>],
+    x: &[f64],
+    h: &[f64],
+    c: &[f64],
+) -> (Vec<f64>, Vec<f64>) {
+    let xh: Vec<f64> = x.iter().chain(h.iter()).copied().collect();
+    let i = matvec(wi, &xh);
+    let f = matvec(wf, &xh);
+    let o = matvec(wo, &xh);
+    let g = matvec(wc, &xh);
+    let mut c2 = vec![0.0; c.len()];
+    let mut h2 = vec![0.0; c.len()];
+    for k in 0..c.len() {
+        c2[k] = logistic(f[k]) * c[k] + logistic(i[k]) * g[k].tanh();
+        h2[k] = logistic(o[k]) * c2[k].tanh();
+    }
+    (h2, c2)
+}
+
+#[differentiable]
+fn lstm_loss(flat: &[f64], xs: &[Vec<f64>], n: usize) -> f64 {
+    let m = xs[0].len() + n;
+    let mat = |k: usize| -> Vec<Vec<f64>> {
+        (0..n)
+            .map(|r| flat[(k * n + r) * m..(k * n + r + 1) * m].to_vec())
+            .collect()
+    };
+    let (wi, wf, wo, wc) = (mat(0), mat(1), mat(2), mat(3));
+    let mut h = vec![0.0; n];
+    let mut c = vec![0.0; n];
+    let mut loss = 0.0;
+    for x in xs {
+        let (h2, c2) = lstm_step(&wi, &wf, &wo, &wc, x, &h, &c);
+        h = h2;
+        c = c2;
+        loss += h.iter().map(|v| v * v).sum::<f64>();
+    }
+    loss
+}
+
+#[test]
+fn bundle_adjustment_through_array_helpers() {
+    let cam = [0.1, -0.2, 0.3, 0.5, -0.4, -3.0, 1.2, 0.01, 0.001, 0.2, -0.1];
+    let pts = [[0.3, 0.5, 2.0], [-0.4, 0.1, 1.5], [0.2, -0.6, 2.5]];
+    let obs = [[0.1, 0.2], [-0.1, 0.05], [0.05, -0.2]];
+    let g = ba_objective::gradient(&cam, &pts, &obs).0;
+    let fd = common::fd(&|c| ba_objective(c, &pts, &obs), &cam);
+    common::close("ba_objective", &g, &fd);
+}
+
+#[test]
+fn lstm_through_tuple_helpers() {
+    let n = 2;
+    let xs = vec![vec![0.3, -0.2], vec![0.5, 0.1], vec![-0.4, 0.7]];
+    let m = 2 + n;
+    let flat: Vec<f64> = (0..4 * n * m)
+        .map(|k| 0.3 * ((k as f64) * 0.7).sin())
+        .collect();
+    let g = lstm_loss::gradient(&flat, &xs, n).0;
+    let fd = common::fd(&|f| lstm_loss(f, &xs, n), &flat);
+    common::close("lstm_loss", &g, &fd);
+}

@@ -1451,9 +1451,19 @@ mod held_and_split {
         let e = l.filter(|v| *v > 0.0).unwrap_or(1.0) * x[0];
         let m = x.iter().copied().reduce(f64::max);
         let s = m.map_or(0.0, |v| v.exp()) + m.unwrap_or_default();
+        // (A chain over the sequence between the `let` and the combinator reads it.)
+        let w = x.to_vec();
+        let r = w.get(1).copied();
+        let t: f64 = w.iter().map(|t| t * t).sum();
         let f = x.iter().find(|v| **v < 0.0);
         let g = x.iter().max_by(|a, b| a.total_cmp(b));
-        a + b * c + d + e + s + f.map(|v| v * 2.0).unwrap_or(0.0) + g.map_or(0.0, |v| v.powi(2))
+        a + b * c
+            + d
+            + e
+            + s
+            + r.map(|u| u * t).unwrap_or(0.0)
+            + f.map(|v| v * 2.0).unwrap_or(0.0)
+            + g.map_or(0.0, |v| v.powi(2))
     }
 
     /// `Vec::from_iter(chain)`, `v.resize(n, 0.0)` of an empty `Vec`, `std::mem::take`.
