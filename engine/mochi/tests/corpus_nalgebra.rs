@@ -6,8 +6,8 @@
 mod common;
 use mochi::prelude::*;
 use nalgebra::{
-    DMatrix, DVector, Matrix2, Matrix3, Point3, Rotation3, UnitQuaternion, Vector2, Vector3,
-    Vector4,
+    DMatrix, DVector, Matrix2, Matrix3, Matrix4, Point3, Rotation3, UnitQuaternion, Vector2,
+    Vector3, Vector4,
 };
 
 /// One Kalman filter update: the innovation's negative log-likelihood after predicting
@@ -364,6 +364,35 @@ fn extrema(x: &[f64], m: &DMatrix<f64>) -> f64 {
     v.dot(&w).sqrt() + v.max() * v.min() + w.amax() - w.amin() + m.max() * m.amin()
 }
 
+/// Static vectors and matrices built from slices (row by row and column by column), and
+/// a `DMatrix` from a column slice and from a `Vec` ("no rule for
+/// `matrix3_from_row_slice`" before), each entry used so that a transposed index shows.
+#[differentiable]
+fn static_from_slices(x: &[f64]) -> f64 {
+    let a = Matrix3::from_row_slice(&x[..9]);
+    let b = Matrix3::from_column_slice(&x[1..10]);
+    let c = Matrix2::from_row_slice(&x[2..6]);
+    let d = Matrix4::from_column_slice(&x[..16]);
+    let u = Vector3::from_row_slice(&x[3..6]);
+    let w = Vector2::from_column_slice(&x[..2]);
+    let q = Vector4::from_row_slice(&x[4..8]);
+    let e = DMatrix::from_column_slice(2, 3, &x[..6]);
+    let f = DMatrix::from_vec(3, 2, x[6..12].to_vec());
+    let weights = Matrix3::new(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0);
+    let w4 = Matrix4::from_fn(|i, j| (i * 4 + j) as f64 + 1.0);
+    a.component_mul(&weights).sum()
+        + b.component_mul(&weights.transpose()).sum() * 0.5
+        + c[(0, 1)] * 3.0
+        + c[(1, 0)]
+        + d.component_mul(&w4).sum() * 0.1
+        + (a * u).norm_squared()
+        + w.dot(&Vector2::new(1.0, -2.0))
+        + q[3] * q[0]
+        + (&e * &f).sum()
+        + e[(1, 0)] * 5.0
+        + f[(0, 1)] * 7.0
+}
+
 mod checks {
     use super::*;
     use crate::check;
@@ -375,6 +404,13 @@ mod checks {
     check!(shape_queries, (m(3, 2, 0.1), v(2, 0.3)), |a| (&a.0, &a.1));
     check!(element_walks, (v(3, 0.3), m(2, 3, 0.2)), |a| (&a.0, &a.1));
     check!(rotation_entry, (Vector3::new(0.1, 0.2, 0.3),), |a| (&a.0));
+    check!(
+        static_from_slices,
+        ((0..16)
+            .map(|k| 0.2 + 0.1 * (k as f64).sin())
+            .collect::<Vec<f64>>(),),
+        |a| (&a.0)
+    );
     check!(
         from_row_slices,
         (vec![0.3, 0.7, -0.4, 1.1, 0.5, 0.2, 0.9],),

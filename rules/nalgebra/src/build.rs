@@ -13,7 +13,7 @@ use crate::dense::output;
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, InactivePullback, Pullback};
 use mochi_core::NoTangent;
-use nalgebra::{DMatrix, DVector, Matrix2, Matrix3, Vector2, Vector3, Vector4};
+use nalgebra::{DMatrix, DVector, Matrix2, Matrix3, Matrix4, Vector2, Vector3, Vector4};
 
 /// `Vector2::new(x, y)`.
 #[inline]
@@ -178,6 +178,173 @@ static_builder!(
     matrix3, matrix3, Matrix3, NaMatrix3New::matrix3_new, Matrix3Pullback, 3,
     [a, b, c, d, e, f, g, h, i]
 );
+
+/// Small static vectors and matrices built from a slice, `Matrix3::from_row_slice(&x[..9])`
+/// and `from_column_slice`: the rule trait and its impl for `Call((&xs,))`, whose
+/// pullback adds each entry's cotangent into the slice element it came from (row by row,
+/// or column by column). A slice of another length panics, as nalgebra does.
+macro_rules! static_from_slice {
+    ($ty:ident, $rows:expr, $cols:expr, $pb:ident,
+     $row_trait:ident :: $row_method:ident, $col_trait:ident :: $col_method:ident) => {
+        #[doc = concat!("Pullback of `", stringify!($ty), "::from_row_slice` (`ROW_MAJOR`) and `from_column_slice`.")]
+        pub struct $pb<T, const ROW_MAJOR: bool>(std::marker::PhantomData<fn() -> T>);
+
+        impl<T: Elem, const ROW_MAJOR: bool> Pullback for $pb<T, ROW_MAJOR> {
+            type Output = $ty<T>;
+            type Args = (Vec<T>,);
+            #[track_caller]
+            fn pullback(self, dm: $ty<T>, (dxs,): (&mut Vec<T>,)) {
+                let (rows, cols): (usize, usize) = ($rows, $cols);
+                let at = |k: usize| if ROW_MAJOR { (k / cols, k % cols) } else { (k % rows, k / rows) };
+                add_into_slice(dxs, rows * cols, (0..rows * cols).map(|k| (k, dm[at(k)])));
+            }
+        }
+
+        rule_trait! {
+            #[doc = concat!("`", stringify!($ty), "::from_row_slice(xs)`: `Call((&xs,)).", stringify!($row_method), "()`.")]
+            $row_trait::$row_method
+        }
+        rule_trait! {
+            #[doc = concat!("`", stringify!($ty), "::from_column_slice(xs)`: `Call((&xs,)).", stringify!($col_method), "()`.")]
+            $col_trait::$col_method
+        }
+
+        impl<T: Elem> $row_trait for Call<(&[T],)> {
+            type Output = $ty<T>;
+            type Pullback = $pb<T, true>;
+            #[inline]
+            #[track_caller]
+            fn $row_method(self) -> (Self::Output, Self::Pullback) {
+                ($ty::from_row_slice(self.0 .0), $pb(std::marker::PhantomData))
+            }
+        }
+
+        impl<T: Elem> $col_trait for Call<(&[T],)> {
+            type Output = $ty<T>;
+            type Pullback = $pb<T, false>;
+            #[inline]
+            #[track_caller]
+            fn $col_method(self) -> (Self::Output, Self::Pullback) {
+                ($ty::from_column_slice(self.0 .0), $pb(std::marker::PhantomData))
+            }
+        }
+    };
+}
+
+static_from_slice!(
+    Vector2,
+    2,
+    1,
+    Vector2SlicePullback,
+    NaVector2FromRowSlice::vector2_from_row_slice,
+    NaVector2FromColumnSlice::vector2_from_column_slice
+);
+static_from_slice!(
+    Vector3,
+    3,
+    1,
+    Vector3SlicePullback,
+    NaVector3FromRowSlice::vector3_from_row_slice,
+    NaVector3FromColumnSlice::vector3_from_column_slice
+);
+static_from_slice!(
+    Vector4,
+    4,
+    1,
+    Vector4SlicePullback,
+    NaVector4FromRowSlice::vector4_from_row_slice,
+    NaVector4FromColumnSlice::vector4_from_column_slice
+);
+static_from_slice!(
+    Matrix2,
+    2,
+    2,
+    Matrix2SlicePullback,
+    NaMatrix2FromRowSlice::matrix2_from_row_slice,
+    NaMatrix2FromColumnSlice::matrix2_from_column_slice
+);
+static_from_slice!(
+    Matrix3,
+    3,
+    3,
+    Matrix3SlicePullback,
+    NaMatrix3FromRowSlice::matrix3_from_row_slice,
+    NaMatrix3FromColumnSlice::matrix3_from_column_slice
+);
+static_from_slice!(
+    Matrix4,
+    4,
+    4,
+    Matrix4SlicePullback,
+    NaMatrix4FromRowSlice::matrix4_from_row_slice,
+    NaMatrix4FromColumnSlice::matrix4_from_column_slice
+);
+
+/// The pullback of `DMatrix::from_column_slice(rows, cols, xs)` and `DMatrix::from_vec(rows,
+/// cols, v)` (column by column): `x̄[j·rows + i] += Ȳᵢⱼ`.
+pub struct DMatrixColumnsPullback<T> {
+    rows: usize,
+    cols: usize,
+    _types: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: Elem> Pullback for DMatrixColumnsPullback<T> {
+    type Output = DMatrix<T>;
+    type Args = (NoTangent, NoTangent, Vec<T>);
+    #[track_caller]
+    fn pullback(self, dm: DMatrix<T>, (_, _, dxs): (&mut NoTangent, &mut NoTangent, &mut Vec<T>)) {
+        let (rows, cols) = (self.rows, self.cols);
+        let Some(dm) = output(&dm, (rows, cols)) else {
+            return;
+        };
+        add_into_slice(dxs, rows * cols, dm.iter().copied().enumerate());
+    }
+}
+
+rule_trait! {
+    /// `DMatrix::from_column_slice(rows, cols, xs)`: `Call((&rows, &cols, &xs)).dmatrix_from_column_slice()`.
+    NaDMatrixFromColumnSlice::dmatrix_from_column_slice
+}
+rule_trait! {
+    /// `DMatrix::from_vec(rows, cols, v)` (column by column): `Call((&rows, &cols, &v)).dmatrix_from_vec()`.
+    NaDMatrixFromVec::dmatrix_from_vec
+}
+
+impl<T: Elem> NaDMatrixFromColumnSlice for Call<(&usize, &usize, &[T])> {
+    type Output = DMatrix<T>;
+    type Pullback = DMatrixColumnsPullback<T>;
+    #[inline]
+    #[track_caller]
+    fn dmatrix_from_column_slice(self) -> (Self::Output, Self::Pullback) {
+        let (rows, cols, xs) = self.0;
+        (
+            DMatrix::from_column_slice(*rows, *cols, xs),
+            DMatrixColumnsPullback {
+                rows: *rows,
+                cols: *cols,
+                _types: std::marker::PhantomData,
+            },
+        )
+    }
+}
+
+impl<T: Elem> NaDMatrixFromVec for Call<(&usize, &usize, &Vec<T>)> {
+    type Output = DMatrix<T>;
+    type Pullback = DMatrixColumnsPullback<T>;
+    #[inline]
+    #[track_caller]
+    fn dmatrix_from_vec(self) -> (Self::Output, Self::Pullback) {
+        let (rows, cols, v) = self.0;
+        (
+            DMatrix::from_column_slice(*rows, *cols, v),
+            DMatrixColumnsPullback {
+                rows: *rows,
+                cols: *cols,
+                _types: std::marker::PhantomData,
+            },
+        )
+    }
+}
 
 /// Adds `src` (in `order`'s element order) into the cotangent `acc` of a slice of `len`
 /// elements, writing a structural zero (an empty `Vec`) out first.
@@ -355,6 +522,91 @@ mod tests {
         )
         .tolerance(T::RTOL, T::ATOL)
         .run();
+    }
+
+    fn slice_builders<T: Elem>() {
+        use super::*;
+        let xs: Vec<T> = (0..16)
+            .map(|k| T::of_f64(0.3 + 0.7 * k as f64 - 0.05 * (k * k) as f64))
+            .collect();
+        macro_rules! both {
+            ($ty:ident, $n:expr, $row:ident, $col:ident) => {
+                RuleTest::new(
+                    (xs[..$n].to_vec(),),
+                    |a| $ty::from_row_slice(&a.0),
+                    |a| Call((a.0.as_slice(),)).$row(),
+                )
+                .jvp(|_, t| $ty::from_row_slice(&t.0))
+                .tolerance(T::RTOL, T::ATOL)
+                .run();
+                RuleTest::new(
+                    (xs[..$n].to_vec(),),
+                    |a| $ty::from_column_slice(&a.0),
+                    |a| Call((a.0.as_slice(),)).$col(),
+                )
+                .jvp(|_, t| $ty::from_column_slice(&t.0))
+                .tolerance(T::RTOL, T::ATOL)
+                .run();
+            };
+        }
+        both!(
+            Vector2,
+            2,
+            vector2_from_row_slice,
+            vector2_from_column_slice
+        );
+        both!(
+            Vector3,
+            3,
+            vector3_from_row_slice,
+            vector3_from_column_slice
+        );
+        both!(
+            Vector4,
+            4,
+            vector4_from_row_slice,
+            vector4_from_column_slice
+        );
+        both!(
+            Matrix2,
+            4,
+            matrix2_from_row_slice,
+            matrix2_from_column_slice
+        );
+        both!(
+            Matrix3,
+            9,
+            matrix3_from_row_slice,
+            matrix3_from_column_slice
+        );
+        both!(
+            Matrix4,
+            16,
+            matrix4_from_row_slice,
+            matrix4_from_column_slice
+        );
+        RuleTest::new(
+            (2_usize, 3_usize, xs[..6].to_vec()),
+            |a| DMatrix::from_column_slice(a.0, a.1, &a.2),
+            |a| Call((&a.0, &a.1, a.2.as_slice())).dmatrix_from_column_slice(),
+        )
+        .jvp(|a, t| DMatrix::from_column_slice(a.0, a.1, &t.2))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            (3_usize, 2_usize, xs[..6].to_vec()),
+            |a| DMatrix::from_vec(a.0, a.1, a.2.clone()),
+            |a| Call((&a.0, &a.1, &a.2)).dmatrix_from_vec(),
+        )
+        .jvp(|a, t| DMatrix::from_column_slice(a.0, a.1, &t.2))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+    }
+
+    #[test]
+    fn slice_builders_f64_and_f32() {
+        slice_builders::<f64>();
+        slice_builders::<f32>();
     }
 
     fn static_builders<T: Elem>() {

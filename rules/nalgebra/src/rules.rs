@@ -6,8 +6,12 @@ pub use crate::arith::{
     NaAdd, NaAddScalar, NaComponentDiv, NaComponentMul, NaDiv, NaMul, NaNeg, NaSub,
 };
 pub use crate::build::{
-    NaDMatrixFromRowSlice, NaDMatrixZeros, NaDVectorFromColumnSlice, NaDVectorFromRowSlice,
-    NaDVectorFromVec, NaDVectorZeros, NaMatrix2New, NaMatrix3New, NaVector2New, NaVector3New,
+    NaDMatrixFromColumnSlice, NaDMatrixFromRowSlice, NaDMatrixFromVec, NaDMatrixZeros,
+    NaDVectorFromColumnSlice, NaDVectorFromRowSlice, NaDVectorFromVec, NaDVectorZeros,
+    NaMatrix2FromColumnSlice, NaMatrix2FromRowSlice, NaMatrix2New, NaMatrix3FromColumnSlice,
+    NaMatrix3FromRowSlice, NaMatrix3New, NaMatrix4FromColumnSlice, NaMatrix4FromRowSlice,
+    NaVector2FromColumnSlice, NaVector2FromRowSlice, NaVector2New, NaVector3FromColumnSlice,
+    NaVector3FromRowSlice, NaVector3New, NaVector4FromColumnSlice, NaVector4FromRowSlice,
     NaVector4New,
 };
 pub use crate::closure::{NaMap, NaZipMap};
