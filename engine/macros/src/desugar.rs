@@ -63,6 +63,7 @@ pub fn desugar(
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
     DbgPrinted.visit_block_mut(&mut b);
+    UncheckedIndexed.visit_block_mut(&mut b);
     HeldOptions(active).visit_block_mut(&mut b);
     ShortenedBuffers {
         active,
@@ -6032,6 +6033,89 @@ fn inline_held_options(b: &mut syn::Block, active: &HashSet<String>) {
             Put(&name, &init).visit_stmt_mut(s);
         }
     }
+}
+
+/// `unsafe { *x.get_unchecked(i) }` (also `x.get_unchecked(i)`, `get_unchecked_mut`, a
+/// range): the element read by index, `x[i]` (`&x[i]`, `&mut x[i]`, `&x[a..b]`), the same
+/// value for a program whose indices are in bounds, and the `unsafe` block a plain block,
+/// when nothing else in it needs `unsafe` (raw pointers, `transmute`, other `unchecked`
+/// calls keep the block, and its error).
+struct UncheckedIndexed;
+
+impl VisitMut for UncheckedIndexed {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Expr::Unsafe(u) = e {
+            if let Some(block) = unsafe_as_block(u) {
+                *e = Expr::Block(syn::ExprBlock {
+                    attrs: u.attrs.clone(),
+                    label: None,
+                    block,
+                });
+            }
+        }
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// See [`UncheckedIndexed`]: the block with its `get_unchecked` reads written by index,
+/// when nothing else in it needs `unsafe`.
+pub(crate) fn unsafe_as_block(u: &syn::ExprUnsafe) -> Option<syn::Block> {
+    struct Indexed;
+    impl VisitMut for Indexed {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            syn::visit_mut::visit_expr_mut(self, e);
+            let span = e.span();
+            // `*x.get_unchecked(i)`: `x[i]`.
+            if let Expr::Unary(d) = e {
+                if let (syn::UnOp::Deref(_), Expr::Reference(r)) = (&d.op, unparen(&d.expr)) {
+                    if matches!(&*r.expr, Expr::Index(_)) {
+                        *e = (*r.expr).clone();
+                    }
+                }
+                return;
+            }
+            let Expr::MethodCall(m) = e else { return };
+            let mutable = match m.method.to_string().as_str() {
+                "get_unchecked" => false,
+                "get_unchecked_mut" => true,
+                _ => return,
+            };
+            if m.args.len() != 1 {
+                return;
+            }
+            let (x, i) = (&m.receiver, &m.args[0]);
+            *e = if mutable {
+                syn::parse_quote_spanned!(span=> (&mut #x[#i]))
+            } else {
+                syn::parse_quote_spanned!(span=> (&#x[#i]))
+            };
+        }
+    }
+    let mut block = u.block.clone();
+    Indexed.visit_block_mut(&mut block);
+    let mut words = HashSet::new();
+    idents(&quote::quote!(#block), &mut words);
+    let text = quote::quote!(#block).to_string();
+    let unsafe_left = words.iter().any(|w| {
+        w.contains("unchecked")
+            || w.contains("ptr")
+            || w.contains("raw")
+            || matches!(
+                w.as_str(),
+                "transmute"
+                    | "offset"
+                    | "add"
+                    | "sub"
+                    | "read"
+                    | "write"
+                    | "zeroed"
+                    | "assume_init"
+                    | "unsafe"
+            )
+    }) || text.contains("* const")
+        || text.contains("* mut");
+    (!unsafe_left).then_some(block)
 }
 
 /// [`inline_held_options`] in every block (before `StoredChainEnds` writes a held chain

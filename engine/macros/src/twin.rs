@@ -248,6 +248,8 @@ pub const SEQ_METHODS: &[&str] = &[
     "unzip",
     "by_ref",
     "peekable",
+    "get_unchecked",
+    "get_unchecked_mut",
     "peek",
     // (Text: `f64` has none of these, so the receiver is not the float the twin replaces.)
     "starts_with",

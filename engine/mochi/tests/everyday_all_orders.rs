@@ -1479,6 +1479,40 @@ mod held_and_split {
         w.iter().sum::<f64>() + v.len() as f64 + u[1] * w[0]
     }
 
+    /// `unsafe { *x.get_unchecked(i) }`, `get_unchecked_mut` and a range: read by index.
+    /// (Every index is in bounds: `i - 1` and `i` below `v.len()`, `1..3` of five.)
+    #[allow(unsafe_code)]
+    #[differentiable]
+    pub fn unchecked_reads(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        for i in 1..v.len() {
+            unsafe {
+                *v.get_unchecked_mut(i) += *v.get_unchecked(i - 1) * 0.5;
+            }
+        }
+        let w = unsafe { x.get_unchecked(1..3) };
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            s += unsafe { *x.get_unchecked(i) } * (i as f64 - 1.5);
+        }
+        v.iter().sum::<f64>() + w[0] * w[1] + s * s
+    }
+
+    /// A const-generic array parameter.
+    #[differentiable]
+    pub fn const_generic<const N: usize>(x: &[f64; N]) -> f64 {
+        x.iter().map(|v| v * v).sum::<f64>() * x[N - 1]
+    }
+
+    #[test]
+    fn const_generic_array() {
+        let x = [1.0, 2.0, 3.0];
+        let g = const_generic::gradient(&x);
+        let f = |z: &[f64]| const_generic(&[z[0], z[1], z[2]]);
+        let fd = crate::common::fd(&f, &x);
+        crate::common::close("const_generic", &g, &fd);
+    }
+
     /// A fixed-size array parameter: `map` over it, gradient only (a fixed-size array
     /// argument has no higher-order companions).
     #[differentiable]
@@ -1518,6 +1552,7 @@ mod held_and_split {
         all_orders!(casts_of_unseen_types, X);
         all_orders!(held_options, X);
         all_orders!(std_vec_forms, X);
+        all_orders!(unchecked_reads, X);
     }
     // The other branches: the first element negative, the last positive, none negative.
     mod t_first_negative {
