@@ -6038,8 +6038,9 @@ fn inline_held_options(b: &mut syn::Block, active: &HashSet<String>) {
 /// `unsafe { *x.get_unchecked(i) }` (also `x.get_unchecked(i)`, `get_unchecked_mut`, a
 /// range): the element read by index, `x[i]` (`&x[i]`, `&mut x[i]`, `&x[a..b]`), the same
 /// value for a program whose indices are in bounds, and the `unsafe` block a plain block,
-/// when nothing else in it needs `unsafe` (raw pointers, `transmute`, other `unchecked`
-/// calls keep the block, and its error).
+/// when nothing else in it may need `unsafe` (raw pointers, `transmute`, other
+/// `unchecked` methods, a macro, a call of a function other than `f64::m` keep the block,
+/// and its error).
 struct UncheckedIndexed;
 
 impl VisitMut for UncheckedIndexed {
@@ -6092,8 +6093,30 @@ pub(crate) fn unsafe_as_block(u: &syn::ExprUnsafe) -> Option<syn::Block> {
             };
         }
     }
+    /// A macro (`asm!`) or a call of a function (which may be an `unsafe fn`) other
+    /// than a float's method by its path.
+    struct Opaque(bool);
+    impl<'a> syn::visit::Visit<'a> for Opaque {
+        fn visit_macro(&mut self, _: &'a syn::Macro) {
+            self.0 = true;
+        }
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            // (Also mochi's own, `lit::<T>(0.5)` of the generic form.)
+            let float_method = matches!(&*c.func, Expr::Path(p)
+                if (p.path.segments.len() == 2
+                    && matches!(p.path.segments[0].ident.to_string().as_str(), "f64" | "f32"))
+                    || p.path.segments[0].ident == "mochi");
+            self.0 |= !float_method;
+            syn::visit::visit_expr_call(self, c);
+        }
+    }
     let mut block = u.block.clone();
     Indexed.visit_block_mut(&mut block);
+    let mut opaque = Opaque(false);
+    syn::visit::Visit::visit_block(&mut opaque, &block);
+    if opaque.0 {
+        return None;
+    }
     let mut words = HashSet::new();
     idents(&quote::quote!(#block), &mut words);
     let text = quote::quote!(#block).to_string();
