@@ -330,6 +330,7 @@ fn expand_one(attr: TokenStream, item: TokenStream) -> TokenStream {
     // written keeps them.)
     let mut checked = func.clone();
     crate::tryop::write_out(&mut checked);
+    crate::tryop::write_out_closures(&mut checked);
     if let Err(e) = valid::check_signature(&checked) {
         return combine(e, quote!(#func));
     }
@@ -535,6 +536,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         // functions named after it, as a method does: a module cannot sit in an `impl`.)
         let mut written_out = func.clone();
         crate::tryop::write_out(&mut written_out);
+        crate::tryop::write_out_closures(&mut written_out);
         let checked =
             valid::check_signature(&written_out).and_then(|()| method_companions(&func, &options));
         match checked {
@@ -899,6 +901,7 @@ fn derive_with(
     let written = func;
     let mut inside = crate::rewrite::from_inside_module(written);
     crate::tryop::write_out(&mut inside);
+    crate::tryop::write_out_closures(&mut inside);
     let func = &inside;
     let mut an = crate::analysis::analyse(func);
     let (beside, higher) = if with_higher {

@@ -8137,6 +8137,17 @@ impl VisitMut for Desugar {
 
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         inline_local_closures(b);
+        // A closure that returns early, inlined: its body is the labelled block
+        // `'__mochi_ret: { … break '__mochi_ret e; … }`, which the function's own were
+        // written out as before this pass (a valued loop, then its value bound).
+        if quote::quote!(#b).to_string().contains("__mochi_ret") {
+            LabelledBlocks.visit_block_mut(b);
+            self.next += 1;
+            LoopValues {
+                next: 10_000 * self.next,
+            }
+            .visit_block_mut(b);
+        }
         inline_mut_borrows(b);
         inline_view_borrows(b);
         inline_split_at(b, &mut self.next);

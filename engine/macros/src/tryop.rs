@@ -40,6 +40,73 @@ pub fn write_out(f: &mut ItemFn) {
     TryOut { kind, next: 0 }.visit_block_mut(&mut f.block);
 }
 
+/// Rewrites the `?`s of every closure in `f`'s body whose kind is known, as
+/// [`write_out`] does for the function: a closure that says what it returns (`|| ->
+/// Option<f64> { .. }`) or whose value is written `Some(..)`/`None`/`Ok(..)`/`Err(..)`.
+/// The `return`s this writes leave the closure, as its `?` does; the derivation inlines
+/// a local closure with its `return`s as `break`s of the inlined body.
+pub fn write_out_closures(f: &mut ItemFn) {
+    struct Closures;
+    impl VisitMut for Closures {
+        fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
+            syn::visit_mut::visit_expr_closure_mut(self, c);
+            if !has_try_expr(&c.body) {
+                return;
+            }
+            let kind = match &c.output {
+                syn::ReturnType::Type(_, ty) => match last_ident(ty).as_deref() {
+                    Some("Option") => Some(Kind::Option),
+                    Some("Result") => Some(Kind::Result),
+                    _ => None,
+                },
+                syn::ReturnType::Default => tail_kind(&c.body),
+            };
+            let Some(kind) = kind else { return };
+            let body = &c.body;
+            let mut block: syn::Block = match &**body {
+                Expr::Block(b) if b.label.is_none() => b.block.clone(),
+                other => syn::parse_quote!({ #other }),
+            };
+            TryOut { kind, next: 0 }.visit_block_mut(&mut block);
+            *c.body = Expr::Block(syn::ExprBlock {
+                attrs: Vec::new(),
+                label: None,
+                block,
+            });
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    if has_try(&f.block) {
+        Closures.visit_block_mut(&mut f.block);
+    }
+}
+
+/// `Option` or `Result`, from the value a closure's body ends with (`Some(v)`, `None`,
+/// `Ok(v)`, `Err(e)`, through blocks and the branches of an `if`).
+fn tail_kind(e: &Expr) -> Option<Kind> {
+    match e {
+        Expr::Block(b) => match b.block.stmts.last() {
+            Some(Stmt::Expr(t, None)) => tail_kind(t),
+            _ => None,
+        },
+        Expr::If(i) => {
+            let then = i.then_branch.stmts.last().and_then(|s| match s {
+                Stmt::Expr(t, None) => tail_kind(t),
+                _ => None,
+            });
+            then.or_else(|| i.else_branch.as_ref().and_then(|(_, e)| tail_kind(e)))
+        }
+        Expr::Paren(p) => tail_kind(&p.expr),
+        Expr::Call(c) => match &*c.func {
+            Expr::Path(p) if p.path.is_ident("Some") => Some(Kind::Option),
+            Expr::Path(p) if p.path.is_ident("Ok") || p.path.is_ident("Err") => Some(Kind::Result),
+            _ => None,
+        },
+        Expr::Path(p) if p.path.is_ident("None") => Some(Kind::Option),
+        _ => None,
+    }
+}
+
 /// The last name of a type's path (`Result` of `io::Result<f64>`).
 pub(crate) fn last_ident(ty: &syn::Type) -> Option<String> {
     match ty {

@@ -487,6 +487,8 @@ const KEPT_CALLS: &[&str] = &[
     "std::mem::take",
     "mem::take",
     "core::mem::take",
+    "String::from",
+    "std::string::String::from",
     "std::cmp::min",
     "std::cmp::max",
     "Some",
@@ -2369,6 +2371,12 @@ impl VisitMut for Rewrite<'_> {
                 // and `Dual` orders by value; `total_cmp`, an `f64` method, as
                 // `partial_cmp` (equal for a NaN).
                 let comparison = matches!(name.as_str(), "total_cmp" | "partial_cmp");
+                // `"text".into()`, `"text".to_string()`: a string, as written.
+                let text = matches!(&*m.receiver, Expr::Lit(l) if matches!(l.lit, syn::Lit::Str(_)))
+                    && matches!(name.as_str(), "into" | "to_string" | "to_owned");
+                if text {
+                    return;
+                }
                 if name == "total_cmp" && m.args.len() == 1 {
                     self.visit_expr_mut(&mut m.receiver);
                     for a in m.args.iter_mut() {

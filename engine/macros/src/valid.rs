@@ -126,7 +126,7 @@ impl<'ast> syn::visit::Visit<'ast> for BodyCheck {
         if self.0.is_none() {
             self.0 = Some(syn::Error::new_spanned(
                 t.question_token,
-                "mochi: this `?` is not supported here: `?` is supported in a function returning an `Option` or a `Result`, where its statement evaluates it every time (not inside a closure, a macro's arguments, a `while` condition, a `match` guard or the right of `&&`/`||`); bind it first (`let v = e?;`), or `match` on it",
+                "mochi: this `?` is not supported here: `?` is supported in a function returning an `Option` or a `Result`, where its statement evaluates it every time (and in a closure that says it returns an `Option` or a `Result`, `|v| -> Option<f64> { .. }`, or ends in `Some(..)`/`Ok(..)`; not in a macro's arguments, a `while` condition, a `match` guard or the right of `&&`/`||`); bind it first (`let v = e?;`), or `match` on it",
             ));
         }
     }

@@ -1513,6 +1513,50 @@ mod held_and_split {
         crate::common::close("const_generic", &g, &fd);
     }
 
+    /// Local closures that return early: `return` (inside a chain's `map` and in an
+    /// expression) and `?` on an `Option` and a `Result`, in a closure that says what it
+    /// returns and in one whose value ends in `Some(..)`.
+    #[differentiable]
+    pub fn closures_returning_early(x: &[f64]) -> f64 {
+        let inv = |v: f64| {
+            if v.abs() < 1e-9 {
+                return 0.0;
+            }
+            1.0 / v
+        };
+        let safe_log = |v: f64| -> Option<f64> {
+            if v <= 0.0 {
+                return None;
+            }
+            Some(v.ln())
+        };
+        let inner = || -> Option<f64> {
+            let a = x.first()?;
+            let b = x.get(2)?;
+            Some(a * b.sin())
+        };
+        let pair = |i: usize| {
+            let p = x.get(i).copied()?;
+            let q = x.get(i + 1).copied()?;
+            Some(p * q)
+        };
+        let parse = |v: f64| -> Result<f64, String> {
+            if v < -1.0 {
+                return Err("below -1".into());
+            }
+            Ok(v.exp())
+        };
+        let both = |a: f64, b: f64| -> Result<f64, String> { Ok(parse(a)? + parse(b)?) };
+        let mut s = inner().unwrap_or(0.0);
+        for i in 0..x.len() {
+            s += pair(i).unwrap_or(1.0) + safe_log(x[i]).unwrap_or(0.0);
+        }
+        s + x.iter().map(|&v| inv(v) * v.sin()).sum::<f64>()
+            + inv(x[0]) * 2.0
+            + both(x[0], x[1]).unwrap_or(0.0)
+            + both(-5.0, x[2]).unwrap_or(x[3])
+    }
+
     /// A fixed-size array parameter: `map` over it, gradient only (a fixed-size array
     /// argument has no higher-order companions).
     #[differentiable]
@@ -1553,6 +1597,7 @@ mod held_and_split {
         all_orders!(held_options, X);
         all_orders!(std_vec_forms, X);
         all_orders!(unchecked_reads, X);
+        all_orders!(closures_returning_early, X);
     }
     // The other branches: the first element negative, the last positive, none negative.
     mod t_first_negative {
