@@ -8136,11 +8136,14 @@ impl VisitMut for Desugar {
     }
 
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        let returns_early = b.stmts.iter().any(
+            |s| matches!(plain_let(s), Some((_, Expr::Closure(c))) if contains_return(&c.body)),
+        );
         inline_local_closures(b);
         // A closure that returns early, inlined: its body is the labelled block
         // `'__mochi_ret: { … break '__mochi_ret e; … }`, which the function's own were
         // written out as before this pass (a valued loop, then its value bound).
-        if quote::quote!(#b).to_string().contains("__mochi_ret") {
+        if returns_early {
             LabelledBlocks.visit_block_mut(b);
             self.next += 1;
             LoopValues {

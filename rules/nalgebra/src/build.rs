@@ -301,6 +301,23 @@ impl<T: Elem> Pullback for DMatrixColumnsPullback<T> {
     }
 }
 
+/// `DMatrix::from_column_slice(rows, cols, xs)` with its pullback (of `from_vec` too).
+#[track_caller]
+fn dmatrix_by_columns<T: Elem>(
+    rows: usize,
+    cols: usize,
+    xs: &[T],
+) -> (DMatrix<T>, DMatrixColumnsPullback<T>) {
+    (
+        DMatrix::from_column_slice(rows, cols, xs),
+        DMatrixColumnsPullback {
+            rows,
+            cols,
+            _types: std::marker::PhantomData,
+        },
+    )
+}
+
 rule_trait! {
     /// `DMatrix::from_column_slice(rows, cols, xs)`: `Call((&rows, &cols, &xs)).dmatrix_from_column_slice()`.
     NaDMatrixFromColumnSlice::dmatrix_from_column_slice
@@ -317,14 +334,7 @@ impl<T: Elem> NaDMatrixFromColumnSlice for Call<(&usize, &usize, &[T])> {
     #[track_caller]
     fn dmatrix_from_column_slice(self) -> (Self::Output, Self::Pullback) {
         let (rows, cols, xs) = self.0;
-        (
-            DMatrix::from_column_slice(*rows, *cols, xs),
-            DMatrixColumnsPullback {
-                rows: *rows,
-                cols: *cols,
-                _types: std::marker::PhantomData,
-            },
-        )
+        dmatrix_by_columns(*rows, *cols, xs)
     }
 }
 
@@ -335,14 +345,7 @@ impl<T: Elem> NaDMatrixFromVec for Call<(&usize, &usize, &Vec<T>)> {
     #[track_caller]
     fn dmatrix_from_vec(self) -> (Self::Output, Self::Pullback) {
         let (rows, cols, v) = self.0;
-        (
-            DMatrix::from_column_slice(*rows, *cols, v),
-            DMatrixColumnsPullback {
-                rows: *rows,
-                cols: *cols,
-                _types: std::marker::PhantomData,
-            },
-        )
+        dmatrix_by_columns(*rows, *cols, v)
     }
 }
 
