@@ -60,8 +60,7 @@ fn named_params(item: TokenStream) -> TokenStream {
     quote!(#func)
 }
 
-/// `Vec::from_iter(chain)` as `chain.collect::<Vec<_>>()`, `v.resize(n, c)` as
-/// `v.truncate(n)` and `push(c)` up to `n`, and
+/// `Vec::from_iter(chain)` as `chain.collect::<Vec<_>>()` (what `collect` calls), and
 /// `let v: Vec<f64> = x.into();` as `let v: Vec<f64> = Vec::from(x);`: the same
 /// conversion, named (a rule method `into` would meet std's blanket `Into`, which the
 /// prelude brings in; the generic form keeps `Vec::from`); and `map(f).flatten()` of an
@@ -109,24 +108,6 @@ fn std_forms_named(item: TokenStream) -> TokenStream {
                     }
                 }
                 return;
-            }
-            // `v.resize(n, c)` of a local `Vec`: `v.truncate(n)`, then `push(c)` up to `n`
-            // (the derivation grows a `Vec` by `push`).
-            if let syn::Expr::MethodCall(r) = e {
-                if r.method == "resize"
-                    && r.args.len() == 2
-                    && matches!(&*r.receiver, syn::Expr::Path(p) if p.path.get_ident().is_some())
-                {
-                    let (v, n, c) = (&r.receiver, &r.args[0], &r.args[1]);
-                    *e = syn::parse_quote_spanned!(r.method.span()=> {
-                        let __mochi_len: usize = #n;
-                        #v.truncate(__mochi_len);
-                        while #v.len() < __mochi_len {
-                            #v.push(#c);
-                        }
-                    });
-                    return;
-                }
             }
             let syn::Expr::MethodCall(f) = e else { return };
             if f.method != "flatten" || !f.args.is_empty() {
@@ -191,8 +172,8 @@ fn array_maps_written(func: &mut ItemFn) {
             let step: syn::Block = match &m.args[0] {
                 syn::Expr::Closure(c) if c.inputs.len() == 1 => {
                     let body = &c.body;
-                    let words = body.to_token_stream().to_string();
-                    if words.contains("return") || words.contains('?') || c.asyncness.is_some() {
+                    let tries = body.to_token_stream().to_string().contains('?');
+                    if crate::iterchain::contains_return(body) || tries || c.asyncness.is_some() {
                         return;
                     }
                     let p = &c.inputs[0];
@@ -330,7 +311,6 @@ fn expand_one(attr: TokenStream, item: TokenStream) -> TokenStream {
     // written keeps them.)
     let mut checked = func.clone();
     crate::tryop::write_out(&mut checked);
-    crate::tryop::write_out_closures(&mut checked);
     if let Err(e) = valid::check_signature(&checked) {
         return combine(e, quote!(#func));
     }
@@ -536,7 +516,6 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         // functions named after it, as a method does: a module cannot sit in an `impl`.)
         let mut written_out = func.clone();
         crate::tryop::write_out(&mut written_out);
-        crate::tryop::write_out_closures(&mut written_out);
         let checked =
             valid::check_signature(&written_out).and_then(|()| method_companions(&func, &options));
         match checked {
@@ -901,7 +880,6 @@ fn derive_with(
     let written = func;
     let mut inside = crate::rewrite::from_inside_module(written);
     crate::tryop::write_out(&mut inside);
-    crate::tryop::write_out_closures(&mut inside);
     let func = &inside;
     let mut an = crate::analysis::analyse(func);
     let (beside, higher) = if with_higher {

@@ -64,6 +64,7 @@ pub fn desugar(
     let mut b = with_azip_expanded(block);
     DbgPrinted.visit_block_mut(&mut b);
     UncheckedIndexed.visit_block_mut(&mut b);
+    ResizedByPush.visit_block_mut(&mut b);
     HeldOptions(active).visit_block_mut(&mut b);
     ShortenedBuffers {
         active,
@@ -4049,10 +4050,8 @@ fn partition_as_two(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn:
         return None;
     };
     let body = &keep.body;
-    let mut words = HashSet::new();
-    idents(&quote::quote!(#body), &mut words);
     // A `return` in the predicate leaves the closure, so `!(body)` would not negate it.
-    if keep.inputs.len() != 1 || words.contains("return") {
+    if keep.inputs.len() != 1 || contains_return(body) {
         return None;
     }
     let mut drop = keep.clone();
@@ -6015,9 +6014,10 @@ fn inline_held_options(b: &mut syn::Block, active: &HashSet<String>) {
             continue;
         }
         let (name, init) = (name.clone(), init.clone());
-        let root = init_root(&init);
-        let (_, hit) = rest_of_block(b, at, &root);
-        let changed = crate::activity::root_name(&root).is_none_or(|r| {
+        // (`root_name` reads through the method calls to the sequence: `x` of
+        // `x.iter().last()`.)
+        let (_, hit) = rest_of_block(b, at, &init);
+        let changed = crate::activity::root_name(&init).is_none_or(|r| {
             let written: HashSet<String> = [r.clone()].into();
             disturbed(&b.stmts[at + 1..], &written, &written)
                 || changed_by_method(&b.stmts[at + 1..], &r)
@@ -6141,6 +6141,32 @@ pub(crate) fn unsafe_as_block(u: &syn::ExprUnsafe) -> Option<syn::Block> {
     (!unsafe_left).then_some(block)
 }
 
+/// `v.resize(n, c)` of a local `Vec`: `v.truncate(n)`, then `push(c)` up to `n` (the
+/// derivation grows a `Vec` by `push`; the function as written keeps `resize`).
+struct ResizedByPush;
+
+impl VisitMut for ResizedByPush {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::MethodCall(r) = e else { return };
+        if r.method != "resize"
+            || r.args.len() != 2
+            || !matches!(&*r.receiver, Expr::Path(p) if p.path.get_ident().is_some())
+        {
+            return;
+        }
+        let (v, n, c) = (&r.receiver, &r.args[0], &r.args[1]);
+        *e = syn::parse_quote_spanned!(r.method.span()=> {
+            let __mochi_len: usize = #n;
+            #v.truncate(__mochi_len);
+            while #v.len() < __mochi_len {
+                #v.push(#c);
+            }
+        });
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
 /// [`inline_held_options`] in every block (before `StoredChainEnds` writes a held chain
 /// end out).
 struct HeldOptions<'a>(&'a HashSet<String>);
@@ -6194,15 +6220,6 @@ fn changed_by_method(code: &[syn::Stmt], root: &str) -> bool {
         m.visit_stmt(s);
     }
     m.1
-}
-
-/// The name at the root of a chain of method calls (`x` of `x.iter().last()`).
-fn init_root(e: &Expr) -> Expr {
-    let mut r = unparen(e);
-    while let Expr::MethodCall(c) = r {
-        r = unparen(&c.receiver);
-    }
-    r.clone()
 }
 
 /// The statements of `b` after the `k`-th, as a block, and whether they bind the root

@@ -23,9 +23,11 @@ enum Kind {
     Result,
 }
 
-/// Rewrites every `?` of `f`'s body that can be rewritten (above); `f` is unchanged
-/// when it returns neither an `Option` nor a `Result`.
+/// Rewrites every `?` of `f`'s body that can be rewritten (above), and those of its
+/// closures ([`write_out_closures`]); the body's own are unchanged when `f` returns
+/// neither an `Option` nor a `Result`.
 pub fn write_out(f: &mut ItemFn) {
+    write_out_closures(f);
     let syn::ReturnType::Type(_, ty) = &f.sig.output else {
         return;
     };
@@ -45,7 +47,7 @@ pub fn write_out(f: &mut ItemFn) {
 /// Option<f64> { .. }`) or whose value is written `Some(..)`/`None`/`Ok(..)`/`Err(..)`.
 /// The `return`s this writes leave the closure, as its `?` does; the derivation inlines
 /// a local closure with its `return`s as `break`s of the inlined body.
-pub fn write_out_closures(f: &mut ItemFn) {
+fn write_out_closures(f: &mut ItemFn) {
     struct Closures;
     impl VisitMut for Closures {
         fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {

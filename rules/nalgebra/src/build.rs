@@ -280,44 +280,6 @@ static_from_slice!(
     NaMatrix4FromColumnSlice::matrix4_from_column_slice
 );
 
-/// The pullback of `DMatrix::from_column_slice(rows, cols, xs)` and `DMatrix::from_vec(rows,
-/// cols, v)` (column by column): `x̄[j·rows + i] += Ȳᵢⱼ`.
-pub struct DMatrixColumnsPullback<T> {
-    rows: usize,
-    cols: usize,
-    _types: std::marker::PhantomData<fn() -> T>,
-}
-
-impl<T: Elem> Pullback for DMatrixColumnsPullback<T> {
-    type Output = DMatrix<T>;
-    type Args = (NoTangent, NoTangent, Vec<T>);
-    #[track_caller]
-    fn pullback(self, dm: DMatrix<T>, (_, _, dxs): (&mut NoTangent, &mut NoTangent, &mut Vec<T>)) {
-        let (rows, cols) = (self.rows, self.cols);
-        let Some(dm) = output(&dm, (rows, cols)) else {
-            return;
-        };
-        add_into_slice(dxs, rows * cols, dm.iter().copied().enumerate());
-    }
-}
-
-/// `DMatrix::from_column_slice(rows, cols, xs)` with its pullback (of `from_vec` too).
-#[track_caller]
-fn dmatrix_by_columns<T: Elem>(
-    rows: usize,
-    cols: usize,
-    xs: &[T],
-) -> (DMatrix<T>, DMatrixColumnsPullback<T>) {
-    (
-        DMatrix::from_column_slice(rows, cols, xs),
-        DMatrixColumnsPullback {
-            rows,
-            cols,
-            _types: std::marker::PhantomData,
-        },
-    )
-}
-
 rule_trait! {
     /// `DMatrix::from_column_slice(rows, cols, xs)`: `Call((&rows, &cols, &xs)).dmatrix_from_column_slice()`.
     NaDMatrixFromColumnSlice::dmatrix_from_column_slice
@@ -329,23 +291,23 @@ rule_trait! {
 
 impl<T: Elem> NaDMatrixFromColumnSlice for Call<(&usize, &usize, &[T])> {
     type Output = DMatrix<T>;
-    type Pullback = DMatrixColumnsPullback<T>;
+    type Pullback = dmatrix::DMatrixPullback<T, false>;
     #[inline]
     #[track_caller]
     fn dmatrix_from_column_slice(self) -> (Self::Output, Self::Pullback) {
         let (rows, cols, xs) = self.0;
-        dmatrix_by_columns(*rows, *cols, xs)
+        dmatrix::by_columns(*rows, *cols, xs)
     }
 }
 
 impl<T: Elem> NaDMatrixFromVec for Call<(&usize, &usize, &Vec<T>)> {
     type Output = DMatrix<T>;
-    type Pullback = DMatrixColumnsPullback<T>;
+    type Pullback = dmatrix::DMatrixPullback<T, false>;
     #[inline]
     #[track_caller]
     fn dmatrix_from_vec(self) -> (Self::Output, Self::Pullback) {
         let (rows, cols, v) = self.0;
-        dmatrix_by_columns(*rows, *cols, v)
+        dmatrix::by_columns(*rows, *cols, v)
     }
 }
 
@@ -402,19 +364,21 @@ pub mod dvector {
     }
 }
 
-/// The rule of [`dmatrix`](fn@dmatrix): `x̄[i·cols + j] += Ȳᵢⱼ`.
+/// The rule of [`dmatrix`](fn@dmatrix): `x̄[i·cols + j] += Ȳᵢⱼ`; of
+/// `DMatrix::from_column_slice` and `DMatrix::from_vec` (column by column, `ROW_MAJOR`
+/// false): `x̄[j·rows + i] += Ȳᵢⱼ`.
 pub mod dmatrix {
     use super::*;
     use mochi_core::NoTangent;
 
-    /// Pullback of `dmatrix`: the shape.
-    pub struct DMatrixPullback<T> {
+    /// Pullback of `dmatrix` (`ROW_MAJOR`) and of the column-major builders: the shape.
+    pub struct DMatrixPullback<T, const ROW_MAJOR: bool = true> {
         rows: usize,
         cols: usize,
         _types: std::marker::PhantomData<fn() -> T>,
     }
 
-    impl<T: Elem> Pullback for DMatrixPullback<T> {
+    impl<T: Elem, const ROW_MAJOR: bool> Pullback for DMatrixPullback<T, ROW_MAJOR> {
         type Output = DMatrix<T>;
         type Args = (NoTangent, NoTangent, Vec<T>);
         #[track_caller]
@@ -427,12 +391,19 @@ pub mod dmatrix {
             let Some(dm) = output(&dm, (rows, cols)) else {
                 return;
             };
-            // Column-major storage, row-major slice.
+            // Column-major storage; the slice row by row or column by column.
             let entries = (0..cols).flat_map(|j| (0..rows).map(move |i| (i, j)));
+            let at = |i: usize, j: usize| {
+                if ROW_MAJOR {
+                    i * cols + j
+                } else {
+                    j * rows + i
+                }
+            };
             add_into_slice(
                 dxs,
                 rows * cols,
-                entries.map(|(i, j)| (i * cols + j, dm[(i, j)])),
+                entries.map(|(i, j)| (at(i, j), dm[(i, j)])),
             );
         }
     }
@@ -443,6 +414,24 @@ pub mod dmatrix {
     pub fn rrule<T: Elem>(rows: usize, cols: usize, xs: &[T]) -> (DMatrix<T>, DMatrixPullback<T>) {
         (
             super::dmatrix(rows, cols, xs),
+            DMatrixPullback {
+                rows,
+                cols,
+                _types: std::marker::PhantomData,
+            },
+        )
+    }
+
+    /// `DMatrix::from_column_slice(rows, cols, xs)` with its pullback (of `from_vec` too).
+    #[inline]
+    #[track_caller]
+    pub fn by_columns<T: Elem>(
+        rows: usize,
+        cols: usize,
+        xs: &[T],
+    ) -> (DMatrix<T>, DMatrixPullback<T, false>) {
+        (
+            DMatrix::from_column_slice(rows, cols, xs),
             DMatrixPullback {
                 rows,
                 cols,
