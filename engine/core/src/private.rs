@@ -1003,6 +1003,13 @@ mod sealed {
     pub trait Never {}
 }
 
+/// The scalar of a struct's generic mirror (written by `#[derive(Tangent)]`): the
+/// stand-in twin of a method without one takes the mirror, which names the scalar.
+pub trait MirrorScalar {
+    /// The mirror's scalar.
+    type Scalar;
+}
+
 /// The reasons [`HigherOrder`] names.
 pub mod because {
     /// The function is a method.

@@ -969,7 +969,7 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStrea
         if !asked {
             let why = "it is a method, and methods have them when asked: `#[differentiable(higher_order)]`, on a method of a struct deriving `Tangent` whose fields are floats, integers, `Vec`s or ndarray arrays of `f64`";
             return (
-                TokenStream::new(),
+                method_twin_stub(func, "it is not marked `#[differentiable(higher_order)]`"),
                 crate::higher::unavailable(func, crate::twin::Why::MethodNotAsked, why),
             );
         }
@@ -1036,6 +1036,29 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStrea
         plain: None,
     };
     let seen_from_module = crate::rewrite::from_inside_module(&twin);
+    // An argument of a struct or an enum of the user's (`m: &Model`, asked for with
+    // `higher_order`): the twin serves the twins of the functions that call this one;
+    // the companions take floats, slices and `Vec`s.
+    let user_arg =
+        twin.sig.inputs.iter().any(
+            |a| matches!(a, FnArg::Typed(pt) if quote!(#pt).to_string().contains("LiftField")),
+        );
+    if user_arg {
+        return match derive_with(&twin, &Options::default(), false, arrays) {
+            Ok(beside) => {
+                let why = "an argument is a struct or an enum: the companions take floats, slices and `Vec`s of floats (a function that calls this one, building the struct, has them)";
+                let none = unavailable(func, crate::twin::Why::Argument, why);
+                let reexport = twin_reexport(func, &tname);
+                (beside, quote!(#none #reexport))
+            }
+            Err(e) => {
+                let why = format!("its generic form cannot be derived ({e})");
+                let none = unavailable(func, crate::twin::Why::Syntax, &why);
+                let stub = twin_stub(inner, &why);
+                (TokenStream::new(), quote!(#none #stub))
+            }
+        };
+    }
     match twin_companions(func, &twin, arrays, &seen_from_module, &target) {
         Ok((beside, inside)) => {
             let reexport = twin_reexport(func, &tname);
@@ -1083,7 +1106,9 @@ fn method_higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
     let name = &func.sig.ident;
     let (twin, arrays) = match crate::twin::make_method(func) {
         Ok(t) => t,
-        Err((kind, why, _)) => return (TokenStream::new(), unavailable(func, kind, &why)),
+        Err((kind, why, _)) => {
+            return (method_twin_stub(func, &why), unavailable(func, kind, &why));
+        }
     };
     let tname = &twin.sig.ident;
     let value_and_gradient = format_ident!("{}_value_and_gradient", name);
@@ -1097,7 +1122,113 @@ fn method_higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
     };
     match twin_companions(func, &twin, arrays, &twin, &target) {
         Ok(items) => items,
-        Err((none, _)) => (TokenStream::new(), none),
+        Err((none, why)) => (method_twin_stub(func, &why), none),
+    }
+}
+
+/// The stand-in of a method's twin (and of its rule) where the method has none, so that
+/// the twin of a function calling it on a struct it builds (`l.at(t)`, the twin's `l`
+/// the struct's generic mirror) type-checks: the function keeps its gradient, and its
+/// `jvp`, `hvp`, `hessian` and `jacobian` fail to compile with the reason when used.
+/// The receiver is the mirror, which names the scalar; the other arguments are any
+/// values with tangents. Nothing when the result is not floats, `Vec`s, arrays or
+/// tuples of them (a caller could not name the stand-in's result).
+fn method_twin_stub(func: &ItemFn, why: &str) -> TokenStream {
+    let sig = &func.sig;
+    if !sig.generics.params.is_empty() || sig.receiver().is_none() {
+        return TokenStream::new();
+    }
+    crate::twin::set_float_of(func);
+    let t = syn::Ident::new(crate::twin::PARAM, proc_macro2::Span::call_site());
+    let mut ret: syn::Type = match &sig.output {
+        syn::ReturnType::Default => syn::parse_quote!(()),
+        syn::ReturnType::Type(_, ty) => (**ty).clone(),
+    };
+    fn plain(t: &syn::Type) -> bool {
+        match t {
+            syn::Type::Tuple(tu) => tu.elems.iter().all(plain),
+            syn::Type::Array(a) => plain(&a.elem),
+            syn::Type::Paren(p) => plain(&p.elem),
+            syn::Type::Path(p) if p.qself.is_none() => p.path.segments.iter().all(|s| {
+                let ok = matches!(
+                    s.ident.to_string().as_str(),
+                    "f64"
+                        | "f32"
+                        | "usize"
+                        | "isize"
+                        | "i32"
+                        | "i64"
+                        | "u32"
+                        | "u64"
+                        | "bool"
+                        | "Vec"
+                        | "Array1"
+                        | "Array2"
+                        | "std"
+                        | "vec"
+                        | "ndarray"
+                );
+                ok && match &s.arguments {
+                    syn::PathArguments::None => true,
+                    syn::PathArguments::AngleBracketed(a) => a.args.iter().all(|g| match g {
+                        syn::GenericArgument::Type(t) => plain(t),
+                        _ => false,
+                    }),
+                    syn::PathArguments::Parenthesized(_) => false,
+                }
+            }),
+            _ => false,
+        }
+    }
+    if !plain(&ret) {
+        return TokenStream::new();
+    }
+    crate::rewrite::ReplaceType {
+        from: crate::twin::float(),
+        to: syn::parse_quote!(#t),
+    }
+    .visit_type_mut(&mut ret);
+    let params: HashSet<String> = [t.to_string()].into_iter().collect();
+    let out_t = crate::types::tangent_of(&ret, &params);
+    let mut generics = vec![
+        quote!(#t: ::mochi::num_traits::Float + ::mochi::Scalar + ::mochi::__private::TwinScalar),
+        quote!(__MochiS: ::mochi::__private::MirrorScalar<Scalar = #t> + ::mochi::Tangent),
+    ];
+    let mut decls = vec![quote!(_this: &__MochiS)];
+    let mut cots = vec![quote!(<__MochiS as ::mochi::Tangent>::Tangent)];
+    for (k, _) in sig.inputs.iter().skip(1).enumerate() {
+        let (a, v) = (format_ident!("__MochiA{}", k), format_ident!("_a{}", k));
+        generics.push(quote!(#a: ::mochi::Tangent));
+        decls.push(quote!(#v: #a));
+        cots.push(quote!(<#a as ::mochi::Tangent>::Tangent));
+    }
+    let (name, ty) = (&sig.ident, crate::twin::method_twin_name(&sig.ident));
+    let rr = format_ident!("{}_rrule", ty);
+    let msg = format!(
+        "mochi: the method `{name}` has no generic form ({why}), so a function that calls it has no `jvp`, `hvp`, `hessian` or `jacobian`; mark the method `#[differentiable(higher_order)]`"
+    );
+    let bound = quote!(fn(&'static ()) -> #ret: ::mochi::__private::TangentOfOutput);
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_snake_case, dead_code, clippy::all)]
+        pub fn #ty<#(#generics),*>(#(#decls),*) -> #ret where #bound {
+            struct __NoTwin<T>(::core::marker::PhantomData<T>);
+            impl<T> __NoTwin<T> {
+                const WHY: () = ::core::panic!(#msg);
+            }
+            let () = __NoTwin::<#t>::WHY;
+            ::core::unreachable!()
+        }
+        #[doc(hidden)]
+        #[allow(non_snake_case, dead_code, clippy::all)]
+        pub fn #rr<#(#generics),*>(#(#decls),*) -> (#ret, ::mochi::__private::NoTwinPullback<#out_t, (#(#cots,)*)>) where #bound {
+            struct __NoTwin<T>(::core::marker::PhantomData<T>);
+            impl<T> __NoTwin<T> {
+                const WHY: () = ::core::panic!(#msg);
+            }
+            let () = __NoTwin::<#t>::WHY;
+            ::core::unreachable!()
+        }
     }
 }
 

@@ -315,6 +315,9 @@ fn twin_items(
                 let _ = t;
             }
         }
+        impl<__MochiT: ::mochi::Scalar> ::mochi::__private::MirrorScalar for #mirror<__MochiT> {
+            type Scalar = __MochiT;
+        }
         impl #lift for #name {
             type Of<__MochiT: ::mochi::Scalar> = #mirror<__MochiT>;
             fn lift<__MochiT: ::mochi::Scalar, __MochiF: FnMut(f64) -> __MochiT>(&self, __mochi_f: &mut __MochiF) -> #mirror<__MochiT> {
@@ -345,7 +348,10 @@ fn twin_items(
 /// of a `#[differentiable]` function and be matched on.
 fn fieldless_enum(input: &DeriveInput) -> TokenStream {
     let name = &input.ident;
+    let lift = enum_lift(input);
     quote! {
+        #lift
+
         impl ::mochi::Tangent for #name {
             type Tangent = ::mochi::NoTangent;
             fn zero_tangent(&self) -> ::mochi::NoTangent {
@@ -366,6 +372,59 @@ fn fieldless_enum(input: &DeriveInput) -> TokenStream {
                 // rule are handed the same one.
                 true
             }
+        }
+    }
+}
+
+/// `LiftField` for an enum whose variants' fields (if any) the derive can lift: the
+/// enum itself, a constant (so a function taking it has a generic form when it asks for
+/// one with `#[differentiable(higher_order)]`). Nothing for other fields, whose clone
+/// the derive cannot write.
+fn enum_lift(input: &DeriveInput) -> TokenStream {
+    let Data::Enum(data) = &input.data else {
+        return TokenStream::new();
+    };
+    let name = &input.ident;
+    if data.variants.is_empty() {
+        return TokenStream::new();
+    }
+    let mut arms = Vec::new();
+    for v in &data.variants {
+        let id = &v.ident;
+        match &v.fields {
+            Fields::Unit => arms.push(quote!(#name::#id => #name::#id)),
+            Fields::Unnamed(f) => {
+                if !f.unnamed.iter().all(|f| liftable(&f.ty)) {
+                    return TokenStream::new();
+                }
+                let b: Vec<_> = (0..f.unnamed.len())
+                    .map(|k| format_ident!("__mochi_f{}", k))
+                    .collect();
+                arms.push(
+                    quote!(#name::#id(#(#b),*) => #name::#id(#(::core::clone::Clone::clone(#b)),*)),
+                );
+            }
+            Fields::Named(f) => {
+                if !f.named.iter().all(|f| liftable(&f.ty)) {
+                    return TokenStream::new();
+                }
+                let b: Vec<_> = f.named.iter().map(|f| f.ident.clone()).collect();
+                arms.push(quote!(#name::#id { #(#b),* } => #name::#id { #(#b: ::core::clone::Clone::clone(#b)),* }));
+            }
+        }
+    }
+    let lift = quote!(::mochi::__private::LiftField);
+    quote! {
+        impl #lift for #name {
+            type Of<__MochiT: ::mochi::Scalar> = #name;
+            fn lift<__MochiT: ::mochi::Scalar, __MochiF: FnMut(f64) -> __MochiT>(&self, _: &mut __MochiF) -> #name {
+                match self { #(#arms,)* }
+            }
+            fn flatten_tangent(_: &::mochi::NoTangent, _: &mut ::std::vec::Vec<f64>) {}
+            fn tangent_from_flat(&self, _: &mut ::core::slice::Iter<'_, f64>) -> ::mochi::NoTangent {
+                ::mochi::NoTangent
+            }
+            fn flatten_lifted_tangent<__MochiT: ::mochi::Scalar>(_: &::mochi::NoTangent, _: &mut ::std::vec::Vec<__MochiT>) {}
         }
     }
 }

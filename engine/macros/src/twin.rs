@@ -697,6 +697,8 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         return Err((Why::Generic, "it is generic".into(), sig.generics.span()));
     }
     let mut floats: HashSet<String> = HashSet::new();
+    // Arguments of a struct or an enum of the user's.
+    let mut user_args: HashSet<String> = HashSet::new();
     for a in &sig.inputs {
         let FnArg::Typed(pt) = a else {
             if let FnArg::Receiver(r) = a {
@@ -728,15 +730,25 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
                 floats.insert(name);
             }
             Some(false) => {}
+            None if user_type_arg(&pt.ty).is_some() && STRUCTS.with(|s| s.get()) => {
+                // A struct or an enum of the user's (`m: &Model`, `act: Act`), asked for
+                // with `higher_order`: its generic mirror (`LiftField::Of`).
+                user_args.insert(name);
+            }
             None => {
+                let hint = if user_type_arg(&pt.ty).is_some() {
+                    "; mark the function `#[differentiable(higher_order)]`, with the type deriving `Tangent` (a struct of floats, integers, `bool`s, `Vec`s of these or ndarray arrays of `f64`, or an enum), to have them"
+                } else {
+                    ""
+                };
                 return Err((
                     Why::Argument,
                     format!(
-                        "the argument `{name}` has the type `{}`",
+                        "the argument `{name}` has the type `{}`{hint}",
                         pt.ty.to_token_stream()
                     ),
                     pt.ty.span(),
-                ))
+                ));
             }
         }
     }
@@ -754,7 +766,17 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     }
     // The names that carry a derivative: a call given one goes to a rule or to a
     // `#[differentiable]` function (the derivation requires it), so to its `__twin`.
+    if !user_args.is_empty() {
+        if let Some(span) = variant_field_binding(&func.block) {
+            return Err((
+                Why::Argument,
+                "it binds a field of a variant (`Loss::Huber(d) =>`), a constant of the enum that the generic form does not lift".into(),
+                span,
+            ));
+        }
+    }
     let mut active = floats.clone();
+    active.extend(user_args.iter().cloned());
     if method {
         active.insert("self".to_string());
     }
@@ -785,6 +807,21 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         arrays: holds_arrays(func),
         scalars: scalar_names(func),
         method,
+        struct_locals: if STRUCTS.with(|s| s.get()) {
+            let mut locals = struct_locals(func);
+            for a in &sig.inputs {
+                if let FnArg::Typed(pt) = a {
+                    if let (Pat::Ident(p), Some((ty, by_ref))) = (&*pt.pat, user_type_arg(&pt.ty)) {
+                        if user_args.contains(&p.ident.to_string()) {
+                            locals.insert(p.ident.to_string(), (ty, by_ref));
+                        }
+                    }
+                }
+            }
+            locals
+        } else {
+            Default::default()
+        },
         in_no_grad: false,
         in_int_cast: false,
         error: None,
@@ -797,6 +834,17 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         );
     }
     for a in &mut twin.sig.inputs {
+        if let FnArg::Typed(pt) = a {
+            if let Some((ty, by_ref)) = user_type_arg(&pt.ty) {
+                if matches!(&*pt.pat, Pat::Ident(p) if user_args.contains(&p.ident.to_string())) {
+                    let t = syn::Ident::new(PARAM, Span::call_site());
+                    let of: Type =
+                        syn::parse_quote!(<#ty as ::mochi::__private::LiftField>::Of<#t>);
+                    *pt.ty = if by_ref { syn::parse_quote!(&#of) } else { of };
+                    continue;
+                }
+            }
+        }
         rw.visit_fn_arg_mut(a);
     }
     rw.visit_return_type_mut(&mut twin.sig.output);
@@ -841,6 +889,9 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
             .any(|k| a.path().is_ident(k))
     });
     twin.attrs.push(syn::parse_quote!(#[doc(hidden)]));
+    // (A `mut` struct whose `&mut self` method call became a call of the method's
+    // twin stand-in is not changed in the twin; the function itself keeps the lint.)
+    twin.attrs.push(syn::parse_quote!(#[allow(unused_mut)]));
     // As visible as the function: its module re-exports the twin as `f::__twin`, through
     // which the twins of its callers call it.
     twin.vis = func.vis.clone();
@@ -967,6 +1018,41 @@ fn arg_kind(ty: &Type) -> Option<bool> {
         },
         _ => None,
     }
+}
+
+/// The span of the first pattern in `block` that binds a name inside a tuple-struct or
+/// struct pattern (`Loss::Huber(d)`, `Shape::Circle { r }`).
+fn variant_field_binding(block: &syn::Block) -> Option<Span> {
+    struct V(Option<Span>, usize);
+    impl<'a> Visit<'a> for V {
+        fn visit_pat(&mut self, p: &'a Pat) {
+            match p {
+                Pat::TupleStruct(_) | Pat::Struct(_) => {
+                    self.1 += 1;
+                    syn::visit::visit_pat(self, p);
+                    self.1 -= 1;
+                }
+                Pat::Ident(i) if self.1 > 0 && self.0.is_none() => self.0 = Some(i.span()),
+                _ => syn::visit::visit_pat(self, p),
+            }
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut v = V(None, 0);
+    v.visit_block(block);
+    v.0
+}
+
+/// `Ty` or `&Ty` with `Ty` a type of the user's (one capitalised name without generic
+/// arguments that is not a library type), and whether it is behind `&`.
+pub(crate) fn user_type_arg(ty: &Type) -> Option<(syn::Ident, bool)> {
+    let (inner, by_ref) = match ty {
+        Type::Reference(r) if r.mutability.is_none() => (&*r.elem, true),
+        Type::Reference(_) => return None,
+        other => (other, false),
+    };
+    let r = crate::desugar::Receiver::of_param(inner)?;
+    (r.ty != "Self" && !ARRAY_TYPES.contains(&r.ty.to_string().as_str())).then_some((r.ty, by_ref))
 }
 
 /// Whether a result type can change type: `f64`, `Vec<f64>`, `()`, or a tuple of them.
@@ -1241,6 +1327,49 @@ pub(crate) fn count_bindings(func: &ItemFn, counts: &mut std::collections::HashM
     c.visit_block(&func.block);
 }
 
+/// The locals of `func` bound once, by a `let` of a struct literal of a type of the
+/// user's (`let l = Line { slope: a, icpt: b };`), and their types. In the twin such a
+/// local is the struct's generic mirror, so a method called on it (`l.at(t)`,
+/// `Line::at(&l, t)`) is the method's twin, `Line::at__twin_needs_differentiable_higher_order(&l, t)`
+/// (a method without one has a stand-in that says why where it is used).
+fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident, bool)> {
+    struct S(std::collections::HashMap<String, (syn::Ident, bool)>);
+    impl<'a> Visit<'a> for S {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            let pat = match &l.pat {
+                Pat::Type(t) => &*t.pat,
+                p => p,
+            };
+            if let (Pat::Ident(p), Some(init)) = (pat, &l.init) {
+                if let Expr::Struct(st) = crate::desugar::unparen(&init.expr) {
+                    let user = st.qself.is_none()
+                        && st.path.segments.len() == 1
+                        && st.path.segments[0].arguments.is_none()
+                        && st.path.segments[0].ident != "Self"
+                        && st.path.segments[0]
+                            .ident
+                            .to_string()
+                            .starts_with(|c: char| c.is_ascii_uppercase());
+                    if user && p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
+                        self.0.insert(
+                            p.ident.to_string(),
+                            (st.path.segments[0].ident.clone(), false),
+                        );
+                    }
+                }
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut found = S(Default::default());
+    found.visit_block(&func.block);
+    let mut counts = std::collections::HashMap::new();
+    count_bindings(func, &mut counts);
+    found.0.retain(|name, _| counts.get(name) == Some(&1));
+    found.0
+}
+
 /// Every name a pattern in `block` binds (`let`, `for`, closures, `match`, `if let`).
 fn all_pattern_names(block: &syn::Block) -> HashSet<String> {
     let mut p = PatternNames(HashSet::new());
@@ -1398,6 +1527,9 @@ struct Rewrite<'a> {
     scalars: HashSet<String>,
     /// The twin of a method: `self.other(..)` is the twin of the method `other`.
     method: bool,
+    /// Locals bound once to a struct literal of the user's (see [`struct_locals`]):
+    /// `l.at(t)` and `Line::at(&l, t)` call the twin of the method `at`.
+    struct_locals: std::collections::HashMap<String, (syn::Ident, bool)>,
     /// Inside `no_grad(..)`: a call there may be to a function without a twin
     /// (`no_grad(bisect(a))` of a plain solver).
     in_no_grad: bool,
@@ -1408,6 +1540,26 @@ struct Rewrite<'a> {
 }
 
 impl Rewrite<'_> {
+    /// The type of `receiver` when it is a local of [`struct_locals`] and `method` may
+    /// be a method of the user's (not one every type or a float has).
+    fn struct_method(&self, receiver: &Expr, method: &str) -> Option<(syn::Ident, Expr)> {
+        let Expr::Path(p) = crate::desugar::unparen(receiver) else {
+            return None;
+        };
+        let (ty, by_ref) = self.struct_locals.get(&p.path.get_ident()?.to_string())?;
+        let plain = matches!(
+            method,
+            "clone" | "to_owned" | "into" | "as_ref" | "borrow" | "eq" | "ne" | "partial_cmp"
+        );
+        // (A reference argument is passed on as it is.)
+        let this: Expr = if *by_ref {
+            syn::parse_quote!(#p)
+        } else {
+            syn::parse_quote!(&#p)
+        };
+        (!plain).then(|| (ty.clone(), this))
+    }
+
     fn fail(&mut self, kind: Why, why: String, span: Span) {
         if self.error.is_none() {
             self.error = Some((kind, why, span));
@@ -2324,6 +2476,28 @@ impl VisitMut for Rewrite<'_> {
                     );
                     return;
                 }
+                // `Line::at(&l, t)` of a local bound to a struct literal: the method's
+                // twin, as `l.at(t)` is.
+                if segs.len() == 2 && fp.qself.is_none() {
+                    let receiver = c.args.first().map(|a| match crate::desugar::unparen(a) {
+                        Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+                        other => other,
+                    });
+                    let found = receiver.and_then(|r| self.struct_method(r, &segs[1]));
+                    if let Some((_, this)) = found.filter(|(t, _)| *t == segs[0]) {
+                        let Expr::Call(c) = e else { unreachable!() };
+                        let Expr::Path(fp) = &mut *c.func else { unreachable!() };
+                        let last = fp.path.segments.last_mut().expect("two segments");
+                        last.ident = method_twin_name(&last.ident);
+                        let mut args: Vec<Expr> = c.args.iter().cloned().collect();
+                        for a in args.iter_mut().skip(1) {
+                            self.visit_expr_mut(a);
+                        }
+                        args[0] = this;
+                        c.args = args.into_iter().collect();
+                        return;
+                    }
+                }
                 if !(KEPT_CALLS.contains(&path.as_str()) || integer_type || closure) {
                     self.fail(
                         Why::Call,
@@ -2360,6 +2534,22 @@ impl VisitMut for Rewrite<'_> {
                 let twin = method_twin_name(&m.method);
                 let args = &m.args;
                 *e = syn::parse_quote!(Self::#twin(self, #args));
+            }
+            Expr::MethodCall(m)
+                if !self.struct_locals.is_empty()
+                    && self.struct_method(&m.receiver, &m.method.to_string()).is_some() =>
+            {
+                // `l.at(t)` of a local bound to a struct literal: the method's twin,
+                // taking the struct's mirror.
+                let (ty, this) = self
+                    .struct_method(&m.receiver, &m.method.to_string())
+                    .expect("tested by the guard");
+                for a in m.args.iter_mut() {
+                    self.visit_expr_mut(a);
+                }
+                let twin = method_twin_name(&m.method);
+                let args = &m.args;
+                *e = syn::parse_quote!(#ty::#twin(#this, #args));
             }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();

@@ -1602,3 +1602,151 @@ mod held_and_split {
         all_orders!(held_options, [0.7, 0.4, 1.3, 0.2]);
     }
 }
+
+/// Structs and enums of the user's in functions asked for their higher-order companions
+/// (`#[differentiable(higher_order)]`): methods called on a struct the function builds
+/// or is given (`l.at(t)`, `Line::at(&l, t)`, `m.score(x)`), a helper taking a struct by
+/// reference or by value, and an enum argument chosen per element.
+mod structs_and_enums {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Line {
+        slope: f64,
+        icpt: f64,
+    }
+
+    #[differentiable]
+    impl Line {
+        #[differentiable(higher_order)]
+        fn at(&self, t: f64) -> f64 {
+            self.slope * t + self.icpt
+        }
+        #[differentiable(higher_order)]
+        fn residual(&self, t: f64, y: f64) -> f64 {
+            self.at(t) - y
+        }
+        #[differentiable]
+        fn nudge(&mut self, d: f64) {
+            self.icpt += d;
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn line_fit(x: &[f64]) -> f64 {
+        let l = Line {
+            slope: x[0],
+            icpt: x[1],
+        };
+        let ts = [0.0, 1.0, 2.0, 3.0];
+        let ys = [0.1, 0.9, 2.2, 2.8];
+        let sq: f64 = ts
+            .iter()
+            .zip(ys.iter())
+            .map(|(&t, &y)| l.residual(t, y).powi(2))
+            .sum();
+        sq + Line::at(&l, 0.5) * x[0]
+    }
+
+    /// The `&mut self` method has no generic form: the gradient is there, and using the
+    /// Hessian is an error when the crate is built (a constant's evaluation names the
+    /// method and the fix), which `cargo check` does not reach.
+    #[differentiable(higher_order)]
+    pub fn line_fit_nudged(x: &[f64]) -> f64 {
+        let mut l = Line {
+            slope: x[0],
+            icpt: x[1],
+        };
+        l.nudge(0.25);
+        (l.at(2.0) - 1.0).powi(2) + l.at(-1.0).exp()
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Model {
+        w: Vec<f64>,
+        b: f64,
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub enum Loss {
+        Square,
+        Abs,
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub enum Act {
+        Relu,
+        Tanh,
+        Sigmoid,
+    }
+
+    #[differentiable]
+    impl Model {
+        #[differentiable(higher_order)]
+        fn score(&self, x: &[f64]) -> f64 {
+            self.w.iter().zip(x).map(|(a, b)| a * b).sum::<f64>() + self.b
+        }
+    }
+
+    #[differentiable(higher_order)]
+    fn predict(m: &Model, x: &[f64]) -> f64 {
+        m.score(x).tanh()
+    }
+
+    #[differentiable(higher_order)]
+    fn penalty(m: Model, loss: Loss, r: f64) -> f64 {
+        let base = match loss {
+            Loss::Square => r * r,
+            Loss::Abs => r.abs(),
+        };
+        base + 0.1 * m.b * m.b
+    }
+
+    #[differentiable(higher_order)]
+    pub fn model_fit(p: &[f64]) -> f64 {
+        let m = Model {
+            w: p[..2].to_vec(),
+            b: p[2],
+        };
+        let data = [([1.0, 0.5], 0.3), ([-0.4, 0.9], -0.2), ([0.2, 0.1], 0.8)];
+        let mut s = 0.0;
+        for (x, y) in data.iter() {
+            let r = predict(&m, x) - y;
+            s += penalty(m.clone(), Loss::Abs, r) + penalty(m.clone(), Loss::Square, 0.5 * r);
+        }
+        s
+    }
+
+    #[differentiable(higher_order)]
+    fn activate(a: Act, v: f64) -> f64 {
+        match a {
+            Act::Relu => v.max(0.0),
+            Act::Tanh => v.tanh(),
+            Act::Sigmoid => 1.0 / (1.0 + (-v).exp()),
+        }
+    }
+
+    #[differentiable]
+    pub fn layer_of_choices(x: &[f64]) -> f64 {
+        let acts = [Act::Relu, Act::Tanh, Act::Sigmoid];
+        let mut s = 0.0;
+        for (i, &v) in x.iter().enumerate() {
+            s += activate(acts[i % 3], 1.5 * v) * x[0];
+        }
+        s
+    }
+
+    #[test]
+    fn nudged_gradient() {
+        let x = [0.4, -0.3];
+        let g = line_fit_nudged::gradient(&x);
+        crate::common::assert_gradient_matches(line_fit_nudged, &g, &x);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(line_fit, [0.4, 1.3]);
+        all_orders!(model_fit, [0.4, 1.3, -0.2]);
+        all_orders!(layer_of_choices, [0.7, -0.4, 1.3, 0.2, -0.9]);
+    }
+}

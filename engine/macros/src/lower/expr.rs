@@ -1314,8 +1314,16 @@ impl Lowerer {
                 ))
             && matches!(c.args.first(), Some(Expr::Reference(r))
                 if matches!(&*r.expr, Expr::Field(_) | Expr::Index(_) | Expr::Path(_)));
+        // `Model::score__twin_needs_differentiable_higher_order(m, x)`, in a twin: the
+        // twin of a method of the user's (see `twin::struct_locals`).
+        let method_twin =
+            segs.len() == 2 && last.ends_with("__twin_needs_differentiable_higher_order");
         if segs.len() == 2
-            && (segs[0] == "Self" || mut_receiver || typed_receiver || borrowed_receiver)
+            && (segs[0] == "Self"
+                || mut_receiver
+                || typed_receiver
+                || borrowed_receiver
+                || method_twin)
             && fp.qself.is_none()
         {
             // (At the method's name: a missing derived rule is reported at the call.)
