@@ -325,11 +325,16 @@ pub const ARRAY_TYPES: &[&str] = &[
     "ArrayView5",
     "ArrayView6",
     "ArrayViewD",
+    // (`Zip::from(&mut c).and(&a).for_each(..)`: over any element type.)
+    "Zip",
 ];
 
 /// Methods of ndarray's arrays that work for any element type the rules cover (`Dual`
 /// included): allowed in a function that holds arrays.
 pub const ARRAY_METHODS: &[&str] = &[
+    "and",
+    "and_broadcast",
+    "map_collect",
     "dot",
     "t",
     "mapv",

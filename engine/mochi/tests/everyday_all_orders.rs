@@ -1750,3 +1750,27 @@ mod structs_and_enums {
         all_orders!(layer_of_choices, [0.7, -0.4, 1.3, 0.2, -0.9]);
     }
 }
+
+/// ndarray's `Zip` over arrays the function builds: the generic form keeps it (any
+/// element type), so the function has its Hessian.
+mod zipped_arrays {
+    use mochi::prelude::*;
+    use ndarray::{Array1, Zip};
+
+    #[differentiable]
+    pub fn zip_products(x: &[f64]) -> f64 {
+        let a = Array1::from(x.to_vec());
+        let b = a.mapv(|v| v.sin());
+        let mut c = Array1::zeros(a.len());
+        Zip::from(&mut c)
+            .and(&a)
+            .and(&b)
+            .for_each(|c, &a, &b| *c = a * b);
+        c.sum() + c.mapv(|v| v * v).sum()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(zip_products, [0.4, 1.3, -0.7, 0.2]);
+    }
+}
