@@ -89,6 +89,28 @@ impl<X: LiftField> LiftField for Vec<X> {
     }
 }
 
+/// Fixed-size arrays (`pos: [f64; 2]`, `rows: [[f64; 3]; 3]`): each element lifted.
+impl<X: LiftField, const N: usize> LiftField for [X; N] {
+    type Of<T: Scalar> = [X::Of<T>; N];
+    fn lift<T: Scalar, F: FnMut(f64) -> T>(&self, f: &mut F) -> Self::Of<T> {
+        // (In order: `from_fn` calls its closure for indices 0, 1, …)
+        std::array::from_fn(|i| self[i].lift(f))
+    }
+    fn flatten_tangent(t: &Self::Tangent, out: &mut Vec<f64>) {
+        for e in t {
+            X::flatten_tangent(e, out);
+        }
+    }
+    fn tangent_from_flat(&self, flat: &mut std::slice::Iter<'_, f64>) -> Self::Tangent {
+        std::array::from_fn(|i| self[i].tangent_from_flat(flat))
+    }
+    fn flatten_lifted_tangent<T: Scalar>(t: &<Self::Of<T> as Tangent>::Tangent, out: &mut Vec<T>) {
+        for e in t {
+            X::flatten_lifted_tangent::<T>(e, out);
+        }
+    }
+}
+
 /// Arrays of `f64`, of any dimension.
 #[cfg(feature = "ndarray")]
 impl<D: ndarray::Dimension> LiftField for ndarray::Array<f64, D> {

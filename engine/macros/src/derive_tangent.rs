@@ -153,8 +153,12 @@ pub fn expand(item: TokenStream) -> TokenStream {
 }
 
 /// Whether the derive can name `ty` with its floats replaced (`LiftField`): `f64`,
-/// integers, `bool`, `char`, `String`, `Vec`s of these and ndarray arrays of `f64`.
+/// integers, `bool`, `char`, `String`, `Vec`s and fixed-size arrays of these and ndarray
+/// arrays of `f64`.
 fn liftable(ty: &syn::Type) -> bool {
+    if let syn::Type::Array(a) = ty {
+        return liftable(&a.elem);
+    }
     let syn::Type::Path(p) = ty else {
         return false;
     };

@@ -3257,6 +3257,71 @@ fn element_names(p: &Pat, shape: &Zipped, out: &mut Vec<syn::Ident>) -> bool {
     }
 }
 
+/// Whether `body` mentions `name` only as the base of a field (`p.pos[0]`, `p.0`), at
+/// least once, and binds no other `name`.
+fn fields_only(body: &syn::Block, name: &syn::Ident) -> bool {
+    struct F<'n> {
+        name: &'n syn::Ident,
+        fields: usize,
+        other: bool,
+    }
+    impl<'a> syn::visit::Visit<'a> for F<'_> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match e {
+                Expr::Field(f) if matches!(&*f.base, Expr::Path(p) if p.path.is_ident(self.name)) =>
+                {
+                    self.fields += 1;
+                }
+                Expr::Path(p) if p.path.is_ident(self.name) => self.other = true,
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            if p.ident == *self.name {
+                self.other = true;
+            }
+            syn::visit::visit_pat_ident(self, p);
+        }
+        fn visit_macro(&mut self, _: &'a syn::Macro) {
+            self.other = true;
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut v = F {
+        name,
+        fields: 0,
+        other: false,
+    };
+    syn::visit::Visit::visit_block(&mut v, body);
+    v.fields > 0 && !v.other
+}
+
+/// Whether `body` (a loop's) may leave before its end: a `break` or `continue` of this
+/// loop (not of a loop inside it), a `return` or a `?`.
+fn leaves_early(body: &syn::Block) -> bool {
+    struct L(usize, bool);
+    impl<'a> syn::visit::Visit<'a> for L {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match e {
+                Expr::Return(_) | Expr::Try(_) => self.1 = true,
+                Expr::Break(b) if self.0 == 0 || b.label.is_some() => self.1 = true,
+                Expr::Continue(c) if self.0 == 0 || c.label.is_some() => self.1 = true,
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                    self.0 += 1;
+                    syn::visit::visit_expr(self, e);
+                    self.0 -= 1;
+                }
+                Expr::Closure(_) => {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut v = L(0, false);
+    syn::visit::Visit::visit_block(&mut v, body);
+    v.1
+}
+
 /// Replaces `*name` and `name` by an indexed place.
 struct Substitute<'a> {
     names: &'a [(syn::Ident, Expr)],
@@ -7157,6 +7222,35 @@ impl Desugar {
                 (n, syn::parse_quote_spanned!(span=> #seq[#i]))
             })
             .collect();
+        // (An array of two or more dimensions is refused here, by the trait's message,
+        // rather than at `v[k]`.)
+        let lens = srcs.iter().map(|s| {
+            let seq = &s.seq;
+            quote_spanned!(span=> ::mochi::__private::elements_len(&#seq))
+        });
+        let first = srcs[0].seq.clone();
+        let mut bound = quote_spanned!(span=> ::mochi::__private::elements_len(&#first));
+        for l in lens.skip(1) {
+            bound = quote_spanned!(span=> ::core::cmp::min(#bound, #l));
+        }
+        // `for p in ps.iter_mut() { p.pos[0] += dt * p.vel[0]; }` over a `Vec` of structs
+        // (or tuples) whose element the body reads and writes only through its fields:
+        // the element copied in and written back, so that the writes are to places of a
+        // local (`p.pos[0]`), not to `ps[k].pos[0]`.
+        if let ([(name, _)], [src]) = (subst.as_slice(), srcs.as_slice()) {
+            if src.mutable && fields_only(&f.body, name) && !leaves_early(&f.body) {
+                let seq = &src.seq;
+                let stmts = &f.body.stmts;
+                let attrs = &f.attrs;
+                return Some(syn::parse_quote_spanned!(span=>
+                    #(#attrs)* for #i in 0..#bound {
+                        let mut #name = #seq[#i].clone();
+                        #(#stmts)*
+                        #seq[#i] = #name;
+                    }
+                ));
+            }
+        }
         let mut body = f.body.clone();
         // (Not `for &mut e in v.iter_mut()`: `e` is a copy.)
         let copies = crate::rewrite::pattern_names_under_reference(&pat);
@@ -7174,17 +7268,6 @@ impl Desugar {
         };
         if !sub.apply(&mut body) {
             return None;
-        }
-        // (An array of two or more dimensions is refused here, by the trait's message,
-        // rather than at `v[k]`.)
-        let lens = srcs.iter().map(|s| {
-            let seq = &s.seq;
-            quote_spanned!(span=> ::mochi::__private::elements_len(&#seq))
-        });
-        let first = srcs[0].seq.clone();
-        let mut bound = quote_spanned!(span=> ::mochi::__private::elements_len(&#first));
-        for l in lens.skip(1) {
-            bound = quote_spanned!(span=> ::core::cmp::min(#bound, #l));
         }
         let attrs = &f.attrs;
         Some(syn::parse_quote_spanned!(span=> #(#attrs)* for #i in 0..#bound #body))

@@ -1874,7 +1874,16 @@ impl VisitMut for UnknownTypesInferred {
                     && !KNOWN.contains(&name.as_str())
                     && !ARRAY_TYPES.contains(&name.as_str())
                 {
-                    *ty = syn::parse_quote!(_);
+                    // In a function that asked for its structs' mirrors, the type lifted
+                    // (a struct's mirror, an alias of `f64` the scalar): `Vec<Particle>`
+                    // → `Vec<<Particle as LiftField>::Of<T>>`.
+                    if STRUCTS.with(|s| s.get()) {
+                        let t = syn::Ident::new(PARAM, Span::call_site());
+                        let named = ty.clone();
+                        *ty = syn::parse_quote!(<#named as ::mochi::__private::LiftField>::Of<#t>);
+                    } else {
+                        *ty = syn::parse_quote!(_);
+                    }
                     return;
                 }
             }
@@ -1989,6 +1998,16 @@ impl VisitMut for Rewrite<'_> {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // `x.iter().sum::<Real>()` with `type Real = f64;`: as a `let`'s type is.
+        if let Expr::MethodCall(m) = e {
+            if let Some(tf) = &mut m.turbofish {
+                for a in tf.args.iter_mut() {
+                    if let syn::GenericArgument::Type(t) = a {
+                        UnknownTypesInferred.visit_type_mut(t);
+                    }
+                }
+            }
+        }
         if let Expr::Macro(m) = e {
             if is_print(&m.mac) {
                 *e = syn::parse_quote!(());

@@ -1736,6 +1736,56 @@ mod structs_and_enums {
         s
     }
 
+    /// A particle's position and velocity as fixed-size arrays (lifted field by field).
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Particle {
+        pos: [f64; 2],
+        vel: [f64; 2],
+    }
+
+    /// `for p in ps.iter_mut()` over a `Vec` of structs, read and written through the
+    /// element's fields (`p.vel[0] -= ..`): the element copied in and written back.
+    #[differentiable(higher_order)]
+    pub fn particles(x: &[f64]) -> f64 {
+        let mut ps: Vec<Particle> = (0..2)
+            .map(|i| Particle {
+                pos: [x[2 * i], x[2 * i + 1]],
+                vel: [0.0, 0.0],
+            })
+            .collect();
+        let dt = 0.05;
+        for _ in 0..10 {
+            for p in ps.iter_mut() {
+                let r2 = p.pos[0] * p.pos[0] + p.pos[1] * p.pos[1] + 0.1;
+                p.vel[0] -= dt * p.pos[0] / r2;
+                p.vel[1] -= dt * p.pos[1] / r2;
+                p.pos[0] += dt * p.vel[0];
+                p.pos[1] += dt * p.vel[1];
+            }
+            for (i, p) in ps.iter_mut().enumerate() {
+                p.vel[i % 2] *= 0.9;
+            }
+        }
+        ps.iter().map(|p| p.pos[0] + 2.0 * p.pos[1]).sum()
+    }
+
+    type Real = f64;
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Scaled {
+        a: f64,
+        n: usize,
+    }
+
+    /// A float alias in a `let`'s type and a turbofish, beside a struct.
+    #[differentiable(higher_order)]
+    pub fn alias_and_struct(x: &[f64]) -> f64 {
+        let s: Real = x[0] * 2.0;
+        let v: Vec<Real> = x.iter().map(|e| e * s).collect();
+        let p = Scaled { a: v[1], n: 3 };
+        p.a * p.n as f64 + v.iter().sum::<Real>()
+    }
+
     #[test]
     fn nudged_gradient() {
         let x = [0.4, -0.3];
@@ -1748,6 +1798,8 @@ mod structs_and_enums {
         all_orders!(line_fit, [0.4, 1.3]);
         all_orders!(model_fit, [0.4, 1.3, -0.2]);
         all_orders!(layer_of_choices, [0.7, -0.4, 1.3, 0.2, -0.9]);
+        all_orders!(particles, [0.4, 1.3, -0.7, 0.2]);
+        all_orders!(alias_and_struct, [0.4, 1.3, -0.7]);
     }
 }
 
