@@ -650,6 +650,15 @@ pub fn reset_fresh_params() {
     NEXT_PARAM.with(|c| c.set(0));
 }
 
+/// The name as the user wrote it: `f` for a closure parameter renamed by
+/// [`fresh_param`] (`__mochi_f_0`), any other name as it is.
+pub fn written_name(name: &str) -> &str {
+    name.strip_prefix("__mochi_")
+        .and_then(|rest| rest.rsplit_once('_'))
+        .filter(|(n, k)| !n.is_empty() && k.chars().all(|c| c.is_ascii_digit()) && !k.is_empty())
+        .map_or(name, |(n, _)| n)
+}
+
 /// A name for a closure parameter `n` inlined into a loop, unique in the expansion.
 fn fresh_param(n: &str) -> syn::Ident {
     let k = NEXT_PARAM.with(|c| {
@@ -2286,5 +2295,18 @@ impl VisitMut for ScanState<'_> {
         if crate::activity::tokens_mention(&m.tokens, &|i| i == self.name) {
             self.other = true;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// An error names a closure parameter as it was written, not as the inlining renamed it.
+    #[test]
+    fn written_names() {
+        assert_eq!(super::written_name("__mochi_f_0"), "f");
+        assert_eq!(super::written_name("__mochi_acc_sum_12"), "acc_sum");
+        assert_eq!(super::written_name("weights"), "weights");
+        assert_eq!(super::written_name("__mochi_t5x"), "__mochi_t5x");
+        assert_eq!(super::written_name("__mochi__3"), "__mochi__3");
     }
 }

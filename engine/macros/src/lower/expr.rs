@@ -1251,6 +1251,7 @@ impl Lowerer {
             return Operand::Inactive(quote!(#c));
         }
         if segs.len() == 1 && self.lookup(&last).is_some() {
+            let last = crate::iterchain::written_name(&last);
             self.err(c, format!("mochi: `{last}` is a local variable; calls through a closure or a function pointer cannot be differentiated; make it a `#[differentiable]` function and call it by name"));
             return Operand::Inactive(quote!(#c));
         }
