@@ -547,6 +547,96 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
     )
 }
 
+/// An associated function of the user's without `self` (`V2::new(a, b)`, `Model::init(w)`)
+/// called from outside its block: the call site takes `Type::f(args)` for a rule crate's
+/// constructor and calls the rule `Call((&a, &b)).v2_new()`, named after the type in
+/// snake case, which this trait makes the function's derived rule (`V2::new_rrule`).
+/// Arguments as in [`method_rule_trait`]; `Self` in the signature is the type.
+fn associated_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStream> {
+    if !sig.generics.params.is_empty() || sig.inputs.is_empty() {
+        return None;
+    }
+    let ty = syn::Ident::new(type_name, sig.ident.span());
+    let mut to_type = crate::rewrite::ReplaceType {
+        from: "Self",
+        to: syn::parse_quote!(#ty),
+    };
+    let mut ret: syn::Type = match &sig.output {
+        syn::ReturnType::Type(_, t) => (**t).clone(),
+        syn::ReturnType::Default => return None,
+    };
+    to_type.visit_type_mut(&mut ret);
+    if quote!(#ret).to_string().contains('&') {
+        return None;
+    }
+    let method = format_ident!(
+        "{}_{}",
+        crate::lower::expr::snake_case(type_name),
+        sig.ident,
+        span = sig.ident.span()
+    );
+    let tr = format_ident!("__MochiAssociatedRule_{}_{}", type_name, sig.ident);
+    let rr = format_ident!("{}_rrule", sig.ident);
+    let mut lifetimes = Vec::new();
+    let mut generics = Vec::new();
+    let mut elems = Vec::new();
+    let mut binds = Vec::new();
+    let mut args = Vec::new();
+    let mut cots = Vec::new();
+    for (k, input) in sig.inputs.iter().enumerate() {
+        let FnArg::Typed(pt) = input else { return None };
+        let mut p = (*pt.ty).clone();
+        to_type.visit_type_mut(&mut p);
+        if matches!(p, syn::Type::ImplTrait(_)) {
+            return None;
+        }
+        let (value, by_ref) = match &p {
+            syn::Type::Reference(r) if r.mutability.is_none() => ((*r.elem).clone(), true),
+            syn::Type::Reference(_) => return None,
+            other => (other.clone(), false),
+        };
+        if quote!(#value).to_string().contains('&') {
+            return None;
+        }
+        let (l, a, b) = (
+            syn::Lifetime::new(&format!("'__mochi_a{k}"), proc_macro2::Span::call_site()),
+            format_ident!("__MochiA{}", k),
+            format_ident!("__mochi_a{}", k),
+        );
+        lifetimes.push(quote!(#l));
+        generics.push(quote!(#a: ?Sized + ::mochi::__private::Peel<#value>));
+        elems.push(quote!(&#l #a));
+        binds.push(quote!(#b));
+        args.push(if by_ref {
+            quote!(::mochi::__private::Peel::<#value>::peel(#b))
+        } else {
+            quote!(::core::clone::Clone::clone(::mochi::__private::Peel::<#value>::peel(#b)))
+        });
+        cots.push(quote!(<fn(&'static ()) -> #p as ::mochi::__private::TangentOfOutput>::Tangent));
+    }
+    let out_t = quote!(<#ret as ::mochi::Tangent>::Tangent);
+    Some(quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        trait #tr {
+            type Output;
+            type Pullback;
+            fn #method(self) -> (Self::Output, Self::Pullback);
+        }
+        #[allow(non_camel_case_types, clippy::all)]
+        impl<#(#lifetimes,)* #(#generics),*> #tr for ::mochi::Call<(#(#elems,)*)> {
+            type Output = #ret;
+            type Pullback = ::mochi::BoxedPullback<#out_t, (#(#cots,)*)>;
+            #[inline(always)]
+            fn #method(self) -> (Self::Output, Self::Pullback) {
+                let (#(#binds,)*) = self.0;
+                let (y, pb) = #ty::#rr(#(#args),*);
+                (y, ::mochi::BoxedPullback::new(pb))
+            }
+        }
+    })
+}
+
 /// A `&self` method of the user's called where the call site cannot tell it from a
 /// rule crate's method of the same name on a type of its own (`v.dot(&w)`, `v.norm()`
 /// of a `struct V3`, against `m.transpose()` of a rule crate's matrix type), or on a
@@ -559,7 +649,9 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
 /// type may be): reached from the functions of that module and of its children.
 fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStream> {
     let name = sig.ident.to_string();
-    let receiver = sig.receiver()?;
+    let Some(receiver) = sig.receiver() else {
+        return associated_rule_trait(type_name, sig);
+    };
     if receiver.reference.is_none()
         || receiver.mutability.is_some()
         || !sig.generics.params.is_empty()

@@ -10,6 +10,8 @@
 
 use mochi::prelude::*;
 
+mod common;
+
 #[derive(Clone, Debug, PartialEq, Tangent)]
 struct Linear {
     w: Vec<f64>,
@@ -803,4 +805,54 @@ fn methods_named_as_the_library_s() {
     let (da, _) = vector_energy::gradient(&a, &b);
     let (na, nb) = (a.dot(&a).sqrt(), b.dot(&b).sqrt());
     assert!((da.x - (b.x + nb * a.x / na)).abs() < 1e-12, "{da:?}");
+}
+
+/// A point built by its associated constructor from a free function (`P2::new(a, b)`,
+/// reached through the rule named after the type, `p2_new`), then its methods chained.
+#[derive(Clone, Copy, Debug, Tangent)]
+struct P2 {
+    x: f64,
+    y: f64,
+}
+
+#[differentiable]
+impl P2 {
+    #[differentiable]
+    fn new(x: f64, y: f64) -> Self {
+        P2 { x, y }
+    }
+    #[differentiable]
+    fn from_polar(r: &f64, t: f64) -> P2 {
+        P2 {
+            x: r * t.cos(),
+            y: r * t.sin(),
+        }
+    }
+    #[differentiable]
+    fn dot(&self, o: &P2) -> f64 {
+        self.x * o.x + self.y * o.y
+    }
+    #[differentiable]
+    fn scale(&self, s: f64) -> P2 {
+        P2 {
+            x: self.x * s,
+            y: self.y * s,
+        }
+    }
+}
+
+#[differentiable]
+fn spring_energy(p: &[f64]) -> f64 {
+    let a = P2::new(p[0], p[1]);
+    let b = P2::from_polar(&p[2], p[3]);
+    let d = P2::new(b.x - a.x, b.y - a.y);
+    let mid = P2::new(a.x + b.x, a.y + b.y).scale(0.5);
+    (d.dot(&d).sqrt() - 1.0).powi(2) + mid.dot(&mid)
+}
+
+#[test]
+fn associated_constructors_from_a_free_function() {
+    let x = [0.4, 1.3, 0.8, 0.3];
+    let g = spring_energy::gradient(&x);
+    common::assert_gradient_matches(spring_energy, &g, &x);
 }

@@ -1960,7 +1960,7 @@ const GROWING_METHODS: &[&str] = &[
 ];
 
 /// `MyType` → `my_type`, `Vec3` → `vec3`.
-fn snake_case(name: &str) -> String {
+pub(crate) fn snake_case(name: &str) -> String {
     let mut out = String::new();
     let mut prev_lower = false;
     for ch in name.chars() {
