@@ -465,6 +465,11 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             _ => None,
         })
         .collect();
+    // An operator's `type Output` (see `operator_rule_trait`).
+    let output = imp.items.iter().find_map(|i| match i {
+        syn::ImplItem::Type(o) if o.ident == "Output" => Some(o.ty.clone()),
+        _ => None,
+    });
     for item in imp.items.iter_mut() {
         let syn::ImplItem::Fn(f) = item else { continue };
         let Some(k) = f.attrs.iter().position(is_differentiable) else {
@@ -504,10 +509,45 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         };
         if imp.trait_.is_some() {
             func.vis = syn::parse_quote!(pub);
+            // `-> Self::Output` of an operator's method: the impl's `type Output`, which
+            // the companions (in an inherent `impl`) cannot name through `Self`.
+            if let Some(out) = &output {
+                struct SelfOutput<'o>(&'o syn::Type);
+                impl VisitMut for SelfOutput<'_> {
+                    fn visit_type_mut(&mut self, t: &mut syn::Type) {
+                        if let syn::Type::Path(p) = t {
+                            let segs: Vec<String> = p
+                                .path
+                                .segments
+                                .iter()
+                                .map(|s| s.ident.to_string())
+                                .collect();
+                            if p.qself.is_none() && segs == ["Self", "Output"] {
+                                *t = self.0.clone();
+                                return;
+                            }
+                        }
+                        syn::visit_mut::visit_type_mut(self, t);
+                    }
+                }
+                SelfOutput(out).visit_signature_mut(&mut func.sig);
+            }
         }
         if imp.trait_.is_none() && imp.generics.params.is_empty() {
             if let Some(t) = &type_name {
                 rule_traits.extend(method_rule_trait(t, &func.sig));
+            }
+        }
+        // `impl Add for V2 { fn add(self, o: V2) -> V2 }`: `a + b` of two `V2`s.
+        if let (Some((_, tr, _)), Some(t)) = (&imp.trait_, &type_name) {
+            if imp.generics.params.is_empty() {
+                let trait_name = tr.segments.last().map(|s| s.ident.to_string());
+                rule_traits.extend(operator_rule_trait(
+                    t,
+                    trait_name.as_deref(),
+                    output.as_ref(),
+                    &func.sig,
+                ));
             }
         }
         let mut options = options;
@@ -545,6 +585,126 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         }
         #(#rule_traits)*
     )
+}
+
+/// The method of an operator's `impl` for a type of the user's (`impl Add for V2 { fn
+/// add(self, o: V2) -> V2 }`, also `Sub`, `Mul`, `Div` and `Neg`, by value or by
+/// reference): the rule the lowering names for the operator (`Call((&a, &b)).op_add()`),
+/// as a private trait routing to the method's derived rule (`V2::add_rrule`).
+fn operator_rule_trait(
+    type_name: &str,
+    trait_name: Option<&str>,
+    output: Option<&syn::Type>,
+    sig: &syn::Signature,
+) -> Option<TokenStream> {
+    let op = match (trait_name?, sig.ident.to_string().as_str()) {
+        ("Add", "add") => "op_add",
+        ("Sub", "sub") => "op_sub",
+        ("Mul", "mul") => "op_mul",
+        ("Div", "div") => "op_div",
+        ("Neg", "neg") => "op_neg",
+        _ => return None,
+    };
+    if !sig.generics.params.is_empty() {
+        return None;
+    }
+    let ty = syn::Ident::new(type_name, sig.ident.span());
+    let mut to_type = crate::rewrite::ReplaceType {
+        from: "Self",
+        to: syn::parse_quote!(#ty),
+    };
+    let mut ret: syn::Type = match &sig.output {
+        syn::ReturnType::Type(_, t) => (**t).clone(),
+        syn::ReturnType::Default => return None,
+    };
+    // (`-> Self::Output`: the impl's `type Output`.)
+    if quote!(#ret).to_string().contains("Output") {
+        ret = output?.clone();
+    }
+    to_type.visit_type_mut(&mut ret);
+    if quote!(#ret).to_string().contains('&') {
+        return None;
+    }
+    let method = format_ident!("{}", op);
+    // (One trait per right operand: `Mul<f64>` and `Mul<V2>` may both be written.)
+    let rhs: String = sig
+        .inputs
+        .iter()
+        .nth(1)
+        .map(|a| match a {
+            FnArg::Typed(pt) => pt.ty.to_token_stream().to_string(),
+            FnArg::Receiver(_) => String::new(),
+        })
+        .unwrap_or_default()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let tr = format_ident!("__MochiOperatorRule_{}_{}_{}", type_name, op, rhs);
+    let rr = format_ident!("{}_rrule", sig.ident);
+    let mut lifetimes = Vec::new();
+    let mut generics = Vec::new();
+    let mut elems = Vec::new();
+    let mut binds = Vec::new();
+    let mut args = Vec::new();
+    let mut cots = Vec::new();
+    for (k, input) in sig.inputs.iter().enumerate() {
+        let p: syn::Type = match input {
+            FnArg::Receiver(r) if r.reference.is_some() && r.mutability.is_none() => {
+                syn::parse_quote!(&#ty)
+            }
+            FnArg::Receiver(r) if r.reference.is_none() => syn::parse_quote!(#ty),
+            FnArg::Receiver(_) => return None,
+            FnArg::Typed(pt) => {
+                let mut p = (*pt.ty).clone();
+                to_type.visit_type_mut(&mut p);
+                p
+            }
+        };
+        let (value, by_ref) = match &p {
+            syn::Type::Reference(r) if r.mutability.is_none() => ((*r.elem).clone(), true),
+            syn::Type::Reference(_) => return None,
+            other => (other.clone(), false),
+        };
+        if quote!(#value).to_string().contains('&') || matches!(value, syn::Type::ImplTrait(_)) {
+            return None;
+        }
+        let (l, a, b) = (
+            syn::Lifetime::new(&format!("'__mochi_a{k}"), proc_macro2::Span::call_site()),
+            format_ident!("__MochiA{}", k),
+            format_ident!("__mochi_a{}", k),
+        );
+        lifetimes.push(quote!(#l));
+        generics.push(quote!(#a: ?Sized + ::mochi::__private::Peel<#value>));
+        elems.push(quote!(&#l #a));
+        binds.push(quote!(#b));
+        args.push(if by_ref {
+            quote!(::mochi::__private::Peel::<#value>::peel(#b))
+        } else {
+            quote!(::core::clone::Clone::clone(::mochi::__private::Peel::<#value>::peel(#b)))
+        });
+        cots.push(quote!(<fn(&'static ()) -> #p as ::mochi::__private::TangentOfOutput>::Tangent));
+    }
+    let out_t = quote!(<#ret as ::mochi::Tangent>::Tangent);
+    Some(quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        trait #tr {
+            type Output;
+            type Pullback;
+            fn #method(self) -> (Self::Output, Self::Pullback);
+        }
+        #[allow(non_camel_case_types, clippy::all)]
+        impl<#(#lifetimes,)* #(#generics),*> #tr for ::mochi::Call<(#(#elems,)*)> {
+            type Output = #ret;
+            type Pullback = ::mochi::BoxedPullback<#out_t, (#(#cots,)*)>;
+            #[inline(always)]
+            fn #method(self) -> (Self::Output, Self::Pullback) {
+                let (#(#binds,)*) = self.0;
+                let (y, pb) = #ty::#rr(#(#args),*);
+                (y, ::mochi::BoxedPullback::new(pb))
+            }
+        }
+    })
 }
 
 /// An associated function of the user's without `self` (`V2::new(a, b)`, `Model::init(w)`)

@@ -9,6 +9,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use mochi::prelude::*;
+use std::ops::{Add, Mul, Neg, Sub};
 
 mod common;
 
@@ -855,4 +856,71 @@ fn associated_constructors_from_a_free_function() {
     let x = [0.4, 1.3, 0.8, 0.3];
     let g = spring_energy::gradient(&x);
     common::assert_gradient_matches(spring_energy, &g, &x);
+}
+
+#[differentiable]
+impl Add for P2 {
+    type Output = P2;
+    #[differentiable]
+    fn add(self, o: P2) -> P2 {
+        P2 {
+            x: self.x + o.x,
+            y: self.y + o.y,
+        }
+    }
+}
+
+#[differentiable]
+impl Sub for P2 {
+    type Output = Self;
+    #[differentiable]
+    fn sub(self, o: Self) -> Self::Output {
+        P2 {
+            x: self.x - o.x,
+            y: self.y - o.y,
+        }
+    }
+}
+
+#[differentiable]
+impl Mul<f64> for P2 {
+    type Output = P2;
+    #[differentiable]
+    fn mul(self, s: f64) -> P2 {
+        P2 {
+            x: self.x * s,
+            y: self.y * s,
+        }
+    }
+}
+
+#[differentiable]
+impl Neg for P2 {
+    type Output = P2;
+    #[differentiable]
+    fn neg(self) -> P2 {
+        P2 {
+            x: -self.x,
+            y: -self.y,
+        }
+    }
+}
+
+/// The operators of the struct's `impl Add`/`Sub`/`Mul<f64>`/`Neg` blocks (`b - a`,
+/// `(a + b) * 0.5`, `-m`): each reaches the method's derived rule.
+#[differentiable]
+fn spring_by_operators(p: &[f64]) -> f64 {
+    let a = P2::new(p[0], p[1]);
+    let b = P2::new(p[2], p[3]);
+    let d = b - a;
+    let mid = (a + b) * 0.5;
+    let e = -mid;
+    (d.dot(&d).sqrt() - 1.0).powi(2) + mid.dot(&mid) * e.x
+}
+
+#[test]
+fn operators_of_the_users_struct() {
+    let x = [0.4, 1.3, -0.7, 0.2];
+    let g = spring_by_operators::gradient(&x);
+    common::assert_gradient_matches(spring_by_operators, &g, &x);
 }
