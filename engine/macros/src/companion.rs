@@ -605,15 +605,19 @@ fn operator_rule_trait(
         ("Neg", "neg") => "op_neg",
         _ => return None,
     };
-    if !sig.generics.params.is_empty() {
-        return None;
-    }
     let ty = syn::Ident::new(type_name, sig.ident.span());
-    let mut to_type = crate::rewrite::ReplaceType {
-        from: "Self",
-        to: syn::parse_quote!(#ty),
-    };
-    let mut ret: syn::Type = match &sig.output {
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        params.push(match input {
+            FnArg::Receiver(r) if r.reference.is_some() && r.mutability.is_none() => {
+                syn::parse_quote!(&#ty)
+            }
+            FnArg::Receiver(r) if r.reference.is_none() => syn::parse_quote!(#ty),
+            FnArg::Receiver(_) => return None,
+            FnArg::Typed(pt) => (*pt.ty).clone(),
+        });
+    }
+    let mut ret = match &sig.output {
         syn::ReturnType::Type(_, t) => (**t).clone(),
         syn::ReturnType::Default => return None,
     };
@@ -621,90 +625,18 @@ fn operator_rule_trait(
     if quote!(#ret).to_string().contains("Output") {
         ret = output?.clone();
     }
-    to_type.visit_type_mut(&mut ret);
-    if quote!(#ret).to_string().contains('&') {
-        return None;
-    }
-    let method = format_ident!("{}", op);
     // (One trait per right operand: `Mul<f64>` and `Mul<V2>` may both be written.)
-    let rhs: String = sig
-        .inputs
-        .iter()
-        .nth(1)
-        .map(|a| match a {
-            FnArg::Typed(pt) => pt.ty.to_token_stream().to_string(),
-            FnArg::Receiver(_) => String::new(),
-        })
+    let rhs: String = params
+        .get(1)
+        .map(|t| t.to_token_stream().to_string())
         .unwrap_or_default()
         .chars()
         .filter(char::is_ascii_alphanumeric)
         .collect();
     let tr = format_ident!("__MochiOperatorRule_{}_{}_{}", type_name, op, rhs);
+    let method = format_ident!("{}", op);
     let rr = format_ident!("{}_rrule", sig.ident);
-    let mut lifetimes = Vec::new();
-    let mut generics = Vec::new();
-    let mut elems = Vec::new();
-    let mut binds = Vec::new();
-    let mut args = Vec::new();
-    let mut cots = Vec::new();
-    for (k, input) in sig.inputs.iter().enumerate() {
-        let p: syn::Type = match input {
-            FnArg::Receiver(r) if r.reference.is_some() && r.mutability.is_none() => {
-                syn::parse_quote!(&#ty)
-            }
-            FnArg::Receiver(r) if r.reference.is_none() => syn::parse_quote!(#ty),
-            FnArg::Receiver(_) => return None,
-            FnArg::Typed(pt) => {
-                let mut p = (*pt.ty).clone();
-                to_type.visit_type_mut(&mut p);
-                p
-            }
-        };
-        let (value, by_ref) = match &p {
-            syn::Type::Reference(r) if r.mutability.is_none() => ((*r.elem).clone(), true),
-            syn::Type::Reference(_) => return None,
-            other => (other.clone(), false),
-        };
-        if quote!(#value).to_string().contains('&') || matches!(value, syn::Type::ImplTrait(_)) {
-            return None;
-        }
-        let (l, a, b) = (
-            syn::Lifetime::new(&format!("'__mochi_a{k}"), proc_macro2::Span::call_site()),
-            format_ident!("__MochiA{}", k),
-            format_ident!("__mochi_a{}", k),
-        );
-        lifetimes.push(quote!(#l));
-        generics.push(quote!(#a: ?Sized + ::mochi::__private::Peel<#value>));
-        elems.push(quote!(&#l #a));
-        binds.push(quote!(#b));
-        args.push(if by_ref {
-            quote!(::mochi::__private::Peel::<#value>::peel(#b))
-        } else {
-            quote!(::core::clone::Clone::clone(::mochi::__private::Peel::<#value>::peel(#b)))
-        });
-        cots.push(quote!(<fn(&'static ()) -> #p as ::mochi::__private::TangentOfOutput>::Tangent));
-    }
-    let out_t = quote!(<#ret as ::mochi::Tangent>::Tangent);
-    Some(quote! {
-        #[doc(hidden)]
-        #[allow(non_camel_case_types)]
-        trait #tr {
-            type Output;
-            type Pullback;
-            fn #method(self) -> (Self::Output, Self::Pullback);
-        }
-        #[allow(non_camel_case_types, clippy::all)]
-        impl<#(#lifetimes,)* #(#generics),*> #tr for ::mochi::Call<(#(#elems,)*)> {
-            type Output = #ret;
-            type Pullback = ::mochi::BoxedPullback<#out_t, (#(#cots,)*)>;
-            #[inline(always)]
-            fn #method(self) -> (Self::Output, Self::Pullback) {
-                let (#(#binds,)*) = self.0;
-                let (y, pb) = #ty::#rr(#(#args),*);
-                (y, ::mochi::BoxedPullback::new(pb))
-            }
-        }
-    })
+    routed_rule_trait(&ty, &tr, &method, &rr, params, ret, sig)
 }
 
 /// An associated function of the user's without `self` (`V2::new(a, b)`, `Model::init(w)`)
@@ -713,22 +645,19 @@ fn operator_rule_trait(
 /// snake case, which this trait makes the function's derived rule (`V2::new_rrule`).
 /// Arguments as in [`method_rule_trait`]; `Self` in the signature is the type.
 fn associated_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStream> {
-    if !sig.generics.params.is_empty() || sig.inputs.is_empty() {
+    if sig.inputs.is_empty() {
         return None;
     }
-    let ty = syn::Ident::new(type_name, sig.ident.span());
-    let mut to_type = crate::rewrite::ReplaceType {
-        from: "Self",
-        to: syn::parse_quote!(#ty),
-    };
-    let mut ret: syn::Type = match &sig.output {
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        let FnArg::Typed(pt) = input else { return None };
+        params.push((*pt.ty).clone());
+    }
+    let ret = match &sig.output {
         syn::ReturnType::Type(_, t) => (**t).clone(),
         syn::ReturnType::Default => return None,
     };
-    to_type.visit_type_mut(&mut ret);
-    if quote!(#ret).to_string().contains('&') {
-        return None;
-    }
+    let ty = syn::Ident::new(type_name, sig.ident.span());
     let method = format_ident!(
         "{}_{}",
         crate::lower::expr::snake_case(type_name),
@@ -737,25 +666,48 @@ fn associated_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenS
     );
     let tr = format_ident!("__MochiAssociatedRule_{}_{}", type_name, sig.ident);
     let rr = format_ident!("{}_rrule", sig.ident);
+    routed_rule_trait(&ty, &tr, &method, &rr, params, ret, sig)
+}
+
+/// A private trait `tr` with the rule method `method`, implemented for the `Call` of
+/// references to values of `params`' types (each argument peeled to its type, a value
+/// cloned), calling `ty::rr` and boxing its pullback. `Self` in the types is `ty`.
+/// Nothing for a generic function, a `&mut` or `impl Trait` parameter, or a result
+/// holding a reference.
+fn routed_rule_trait(
+    ty: &syn::Ident,
+    tr: &syn::Ident,
+    method: &syn::Ident,
+    rr: &syn::Ident,
+    params: Vec<syn::Type>,
+    mut ret: syn::Type,
+    sig: &syn::Signature,
+) -> Option<TokenStream> {
+    if !sig.generics.params.is_empty() {
+        return None;
+    }
+    let mut to_type = crate::rewrite::ReplaceType {
+        from: "Self",
+        to: syn::parse_quote!(#ty),
+    };
+    to_type.visit_type_mut(&mut ret);
+    if quote!(#ret).to_string().contains('&') {
+        return None;
+    }
     let mut lifetimes = Vec::new();
     let mut generics = Vec::new();
     let mut elems = Vec::new();
     let mut binds = Vec::new();
     let mut args = Vec::new();
     let mut cots = Vec::new();
-    for (k, input) in sig.inputs.iter().enumerate() {
-        let FnArg::Typed(pt) = input else { return None };
-        let mut p = (*pt.ty).clone();
+    for (k, mut p) in params.into_iter().enumerate() {
         to_type.visit_type_mut(&mut p);
-        if matches!(p, syn::Type::ImplTrait(_)) {
-            return None;
-        }
         let (value, by_ref) = match &p {
             syn::Type::Reference(r) if r.mutability.is_none() => ((*r.elem).clone(), true),
             syn::Type::Reference(_) => return None,
             other => (other.clone(), false),
         };
-        if quote!(#value).to_string().contains('&') {
+        if quote!(#value).to_string().contains('&') || matches!(value, syn::Type::ImplTrait(_)) {
             return None;
         }
         let (l, a, b) = (
