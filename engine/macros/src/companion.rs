@@ -1243,10 +1243,11 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStrea
     // An argument of a struct or an enum of the user's (`m: &Model`, asked for with
     // `higher_order`): the twin serves the twins of the functions that call this one;
     // the companions take floats, slices and `Vec`s.
-    let user_arg =
-        twin.sig.inputs.iter().any(
-            |a| matches!(a, FnArg::Typed(pt) if quote!(#pt).to_string().contains("LiftField")),
-        );
+    let user_arg = func
+        .sig
+        .inputs
+        .iter()
+        .any(|a| matches!(a, FnArg::Typed(pt) if crate::twin::user_type_arg(&pt.ty).is_some()));
     if user_arg {
         return match derive_with(&twin, &Options::default(), false, arrays) {
             Ok(beside) => {
