@@ -770,15 +770,21 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
     {
         return None;
     }
-    let ret: syn::Type = match &sig.output {
+    let ty = syn::Ident::new(type_name, sig.ident.span());
+    // `-> Self`, `o: &Self`: the rule is implemented outside the `impl`, where `Self`
+    // is the type's name.
+    let mut to_type = crate::rewrite::ReplaceType {
+        from: "Self",
+        to: syn::parse_quote!(#ty),
+    };
+    let mut ret: syn::Type = match &sig.output {
         syn::ReturnType::Type(_, t) => (**t).clone(),
         syn::ReturnType::Default => syn::parse_quote!(()),
     };
-    let self_ident = syn::Ident::new("Self", sig.ident.span());
-    if crate::higher::mentions(&ret, &self_ident) || quote!(#ret).to_string().contains('&') {
+    to_type.visit_type_mut(&mut ret);
+    if quote!(#ret).to_string().contains('&') {
         return None;
     }
-    let ty = syn::Ident::new(type_name, sig.ident.span());
     let method = &sig.ident;
     let tr = format_ident!("__MochiMethodRule_{}_{}", type_name, name);
     let rr = format_ident!("{}_rrule", name);
@@ -792,8 +798,10 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
     let mut cots = vec![quote!(<#ty as ::mochi::Tangent>::Tangent)];
     for (k, input) in sig.inputs.iter().skip(1).enumerate() {
         let FnArg::Typed(pt) = input else { return None };
-        let p = &*pt.ty;
-        if crate::higher::mentions(p, &self_ident) || matches!(p, syn::Type::ImplTrait(_)) {
+        let mut p = (*pt.ty).clone();
+        to_type.visit_type_mut(&mut p);
+        let p = &p;
+        if matches!(p, syn::Type::ImplTrait(_)) {
             return None;
         }
         // `o: &V3` takes the value behind the reference, `s: f64` a copy of it.
@@ -1248,10 +1256,16 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStrea
         .inputs
         .iter()
         .any(|a| matches!(a, FnArg::Typed(pt) if crate::twin::user_type_arg(&pt.ty).is_some()));
-    if user_arg {
+    // A struct result (`-> V3`): the same, the companions answering for floats.
+    let user_result = matches!(&func.sig.output, syn::ReturnType::Type(_, t) if crate::twin::user_type_arg(t).is_some());
+    if user_arg || user_result {
         return match derive_with(&twin, &Options::default(), false, arrays) {
             Ok(beside) => {
-                let why = "an argument is a struct or an enum: the companions take floats, slices and `Vec`s of floats (a function that calls this one, building the struct, has them)";
+                let why = if user_arg {
+                    "an argument is a struct or an enum: the companions take floats, slices and `Vec`s of floats (a function that calls this one, building the struct, has them)"
+                } else {
+                    "its result is a struct: the companions answer for floats, `Vec`s and arrays of floats (a function that calls this one and reads the struct's fields has them)"
+                };
                 let none = unavailable(func, crate::twin::Why::Argument, why);
                 let reexport = twin_reexport(func, &tname);
                 (beside, quote!(#none #reexport))
@@ -1662,6 +1676,20 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
         from: crate::twin::float(),
         to: syn::parse_quote!(#t),
     };
+    // A struct or an enum of the user's (`a: V3`, `-> V3`) is its generic mirror, as in
+    // the twin of a caller asking for `higher_order`; the bound names the scalar, so it
+    // is checked where the stand-in is called, not here.
+    let mut lifted: Vec<TokenStream> = Vec::new();
+    let mut stand_in_type = |ty: &syn::Type| -> syn::Type {
+        if let Some((user, by_ref)) = crate::twin::user_type_arg(ty) {
+            lifted.push(quote!(#user: ::mochi::__private::TwinOf<#t>,));
+            let of: syn::Type = syn::parse_quote!(<#user as ::mochi::__private::TwinOf<#t>>::Twin);
+            return if by_ref { syn::parse_quote!(&#of) } else { of };
+        }
+        let mut ty = ty.clone();
+        to_scalar.visit_type_mut(&mut ty);
+        ty
+    };
     let mut inputs: Vec<(syn::Ident, syn::Type)> = Vec::new();
     for a in &sig.inputs {
         let FnArg::Typed(pt) = a else {
@@ -1670,17 +1698,12 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
         if matches!(&*pt.ty, syn::Type::ImplTrait(_)) {
             return TokenStream::new();
         }
-        let mut ty = (*pt.ty).clone();
-        to_scalar.visit_type_mut(&mut ty);
+        let ty = stand_in_type(&pt.ty);
         inputs.push((format_ident!("_a{}", inputs.len()), ty));
     }
     let ret: syn::Type = match &sig.output {
         syn::ReturnType::Default => syn::parse_quote!(()),
-        syn::ReturnType::Type(_, ty) => {
-            let mut ty = (**ty).clone();
-            to_scalar.visit_type_mut(&mut ty);
-            ty
-        }
+        syn::ReturnType::Type(_, ty) => stand_in_type(ty),
     };
     let params: HashSet<String> = [t.to_string()].into_iter().collect();
     let out_t = crate::types::tangent_of(&ret, &params);
@@ -1701,6 +1724,7 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
             // (named as a function pointer's output, where hidden lifetimes are `'static`)
             quote!(fn(&'static ()) -> #ty: ::mochi::__private::TangentOfOutput,)
         })
+        .chain(lifted)
         .collect();
     let name = &sig.ident;
     let msg = format!(

@@ -238,6 +238,7 @@ fn twin_items(
         });
         quote!(#strukt { #(#inits,)* })
     };
+    let of_types: Vec<TokenStream> = types.iter().map(of).collect();
     let mirror_decl = decl(&mirror, &of);
     let mirror_t_decl = decl(&mirror_t, &tan_of);
     let clone_mirror = build(
@@ -282,6 +283,10 @@ fn twin_items(
         impl<__MochiT: ::mochi::Scalar> ::core::clone::Clone for #mirror_t<__MochiT> {
             fn clone(&self) -> Self { #clone_t }
         }
+        // `Copy` where every lifted field is (floats and integers): a twin uses a value
+        // of a `Copy` struct after passing it by value, as the function does.
+        impl<__MochiT: ::mochi::Scalar> ::core::marker::Copy for #mirror<__MochiT>
+        where #(#of_types: ::core::marker::Copy,)* {}
         impl<__MochiT: ::mochi::Scalar> ::core::fmt::Debug for #mirror_t<__MochiT> {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.debug_struct(#debug_name)

@@ -75,6 +75,7 @@ pub fn desugar(
     WhileLetNext.visit_block_mut(&mut b);
     WhileLetPop.visit_block_mut(&mut b);
     SplitTupleLets.visit_block_mut(&mut b);
+    CollectedFields { active }.visit_block_mut(&mut b);
     CollectedRefsInferred.visit_block_mut(&mut b);
     diverging_tail_loop(&mut b);
     tail_returns(&mut b);
@@ -4455,6 +4456,31 @@ fn option_filter_or(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
             })
         }
     })
+}
+
+/// `State { pos: s.pos.iter().map(f).collect(), .. }`: a differentiable chain collected
+/// into a field, whose type the syntax does not show, is collected into a `Vec`
+/// (`collect::<Vec<_>>()`), as the field of a struct deriving `Tangent` holding a
+/// sequence is; without it the chain stayed a chain of calls with no rules.
+struct CollectedFields<'a> {
+    active: &'a HashSet<String>,
+}
+
+impl VisitMut for CollectedFields<'_> {
+    fn visit_expr_struct_mut(&mut self, st: &mut syn::ExprStruct) {
+        syn::visit_mut::visit_expr_struct_mut(self, st);
+        for f in st.fields.iter_mut() {
+            if let Expr::MethodCall(m) = &mut f.expr {
+                if m.method == "collect"
+                    && m.args.is_empty()
+                    && m.turbofish.is_none()
+                    && mentions_active(&m.receiver, self.active)
+                {
+                    m.turbofish = Some(syn::parse_quote!(::<Vec<_>>));
+                }
+            }
+        }
+    }
 }
 
 /// `let r: Vec<&f64> = x.iter().collect();` with the element type inferred, `Vec<_>`:

@@ -546,6 +546,18 @@ fn scalar_expr(e: &Expr, scalars: &HashSet<String>) -> bool {
                 && scalar_expr(&b.right, scalars)
         }
         Expr::Index(i) => !matches!(&*i.index, Expr::Range(_)),
+        // `if c { 1.0 } else { 0.0 }`, `match k { .. }`, `{ ..; v }`: scalar when every
+        // value it can take is.
+        Expr::If(i) => {
+            tail_scalar(&i.then_branch, scalars)
+                && i.else_branch
+                    .as_ref()
+                    .is_some_and(|(_, e)| scalar_expr(e, scalars))
+        }
+        Expr::Block(b) => tail_scalar(&b.block, scalars),
+        Expr::Match(m) => {
+            !m.arms.is_empty() && m.arms.iter().all(|a| scalar_expr(&a.body, scalars))
+        }
         Expr::MethodCall(m) => {
             let name = m.method.to_string();
             matches!(name.as_str(), "sum" | "product")
@@ -557,6 +569,11 @@ fn scalar_expr(e: &Expr, scalars: &HashSet<String>) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether a block's value (its last expression) is a [`scalar_expr`].
+fn tail_scalar(b: &syn::Block, scalars: &HashSet<String>) -> bool {
+    matches!(b.stmts.last(), Some(syn::Stmt::Expr(e, None)) if scalar_expr(e, scalars))
 }
 
 /// The name of a parameter typed as the float (`v: f64`).
@@ -757,9 +774,28 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
             }
         }
     }
+    // A struct of the user's returned by value (`fn cross(a: V3, b: V3) -> V3`), asked
+    // for with `higher_order`: the twin returns its generic mirror.
+    let struct_result = match &sig.output {
+        ReturnType::Type(_, t) if STRUCTS.with(|s| s.get()) => match user_type_arg(t) {
+            Some((ty, false)) => Some(ty),
+            _ if method && matches!(&**t, Type::Path(p) if p.path.is_ident("Self")) => {
+                Some(syn::Ident::new("Self", t.span()))
+            }
+            _ => None,
+        },
+        _ => None,
+    };
     match &sig.output {
         ReturnType::Default => {}
-        ReturnType::Type(_, t) if result_ok(t) => {}
+        ReturnType::Type(_, t) if result_ok(t) || struct_result.is_some() => {}
+        ReturnType::Type(_, t) if user_type_arg(t).is_some_and(|(_, r)| !r) => {
+            return Err((
+                Why::Result,
+                "its result is a struct; mark the function `#[differentiable(higher_order)]`, with the struct deriving `Tangent`, to have them".into(),
+                t.span(),
+            ))
+        }
         other => {
             return Err((
                 Why::Result,
@@ -831,10 +867,14 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         in_int_cast: false,
         error: None,
     };
-    if let Some((name, span)) = field_of_call_result(&func.block) {
+    // (Asked for with `higher_order`, the callee's generic form returns the struct's
+    // mirror, or its stand-in does and says why when used.)
+    if let Some((name, span)) =
+        field_of_call_result(&func.block).filter(|_| !STRUCTS.with(|s| s.get()))
+    {
         rw.fail(
             Why::Call,
-            format!("it reads a field of what `{name}` returns, a struct whose type has no generic form"),
+            format!("it reads a field of what `{name}` returns, a struct; mark this function and `{name}` `#[differentiable(higher_order)]`, with the struct deriving `Tangent`, to have them"),
             span,
         );
     }
@@ -853,6 +893,10 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         rw.visit_fn_arg_mut(a);
     }
     rw.visit_return_type_mut(&mut twin.sig.output);
+    if let Some(ty) = &struct_result {
+        let t = syn::Ident::new(PARAM, Span::call_site());
+        twin.sig.output = syn::parse_quote!(-> <#ty as ::mochi::__private::LiftField>::Of<#t>);
+    }
     rw.visit_block_mut(&mut twin.block);
     if let Some(e) = rw.error {
         return Err(e);
@@ -1012,6 +1056,10 @@ fn arg_kind(ty: &Type) -> Option<bool> {
         return Some(false);
     }
     if is_f64(ty) || vec_of_f64(ty) || array_of_f64(ty) || fixed_of_f64(ty) {
+        return Some(true);
+    }
+    // `scale: Option<f64>`: `Option<T>` in the twin.
+    if option_of(ty).is_some_and(is_f64) {
         return Some(true);
     }
     match ty {
@@ -2104,9 +2152,11 @@ impl VisitMut for Rewrite<'_> {
                 if scalar_expr(&b.left, &self.scalars) && !scalar_expr(&b.right, &self.scalars) {
                     let (l, r) = (&b.left, &b.right);
                     let moved: Option<Expr> = match b.op {
-                        syn::BinOp::Mul(_) => Some(syn::parse_quote!(#r * (#l))),
-                        syn::BinOp::Add(_) => Some(syn::parse_quote!(#r + (#l))),
-                        syn::BinOp::Sub(_) => Some(syn::parse_quote!(-(#r - (#l)))),
+                        // `#r` parenthesised: an `if`/`match`/block printed first would
+                        // read as a statement.
+                        syn::BinOp::Mul(_) => Some(syn::parse_quote!((#r) * (#l))),
+                        syn::BinOp::Add(_) => Some(syn::parse_quote!((#r) + (#l))),
+                        syn::BinOp::Sub(_) => Some(syn::parse_quote!(-((#r) - (#l)))),
                         syn::BinOp::Div(_) => Some(syn::parse_quote!((#r).recip() * (#l))),
                         _ => None,
                     };

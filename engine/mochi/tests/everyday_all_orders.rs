@@ -1826,3 +1826,190 @@ mod zipped_arrays {
         all_orders!(zip_products, [0.4, 1.3, -0.7, 0.2]);
     }
 }
+
+/// Helpers taking and returning the user's structs, called from a function asking for
+/// `higher_order`: a struct returned by value (`-> V3`, a method's `-> Self`), a
+/// `Copy` struct used after it is passed by value, a sequence collected into a field,
+/// an `Option<f64>` argument.
+mod struct_results {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct V3 {
+        x: f64,
+        y: f64,
+        z: f64,
+    }
+
+    #[differentiable(higher_order)]
+    fn dot(a: V3, b: V3) -> f64 {
+        a.x * b.x + a.y * b.y + a.z * b.z
+    }
+
+    #[differentiable(higher_order)]
+    fn cross(a: V3, b: V3) -> V3 {
+        V3 {
+            x: a.y * b.z - a.z * b.y,
+            y: a.z * b.x - a.x * b.z,
+            z: a.x * b.y - a.y * b.x,
+        }
+    }
+
+    /// `a` and `c` used again after being passed by value; a field of a call's result.
+    #[differentiable(higher_order)]
+    pub fn triple_product(x: &[f64]) -> f64 {
+        let a = V3 {
+            x: x[0],
+            y: x[1],
+            z: x[2],
+        };
+        let b = V3 {
+            x: x[3],
+            y: x[4],
+            z: x[5],
+        };
+        let c = cross(a, b);
+        dot(c, a) + dot(c, c).sqrt() + cross(a, c).z
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct State {
+        pos: Vec<f64>,
+        t: f64,
+    }
+
+    /// A chain collected straight into a field.
+    #[differentiable(higher_order)]
+    fn step(s: &State, dt: f64) -> State {
+        State {
+            pos: s.pos.iter().map(|p| p - dt * p.sin()).collect(),
+            t: s.t + dt,
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn simulate(x: &[f64]) -> f64 {
+        let mut s = State {
+            pos: x.to_vec(),
+            t: 0.0,
+        };
+        for _ in 0..3 {
+            s = step(&s, 0.1 * x[0]);
+        }
+        s.pos.iter().map(|p| p * p).sum::<f64>() + s.t * s.t
+    }
+
+    #[differentiable]
+    fn scaled(a: f64, scale: Option<f64>) -> f64 {
+        a * scale.unwrap_or(1.0)
+    }
+
+    #[differentiable]
+    pub fn optional_scales(x: &[f64]) -> f64 {
+        scaled(x[0], Some(x[1])) + scaled(x[2], None) * x[0]
+    }
+
+    /// `-> Self` and `o: &Self` of methods called from a free function.
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct P2 {
+        x: f64,
+        y: f64,
+    }
+
+    #[differentiable]
+    impl P2 {
+        #[differentiable]
+        fn plus(&self, o: &Self) -> Self {
+            Self {
+                x: self.x + o.x,
+                y: self.y + o.y,
+            }
+        }
+        #[differentiable]
+        fn dot(&self, o: &Self) -> f64 {
+            self.x * o.x + self.y * o.y
+        }
+    }
+
+    #[differentiable]
+    pub fn self_typed_methods(x: &[f64]) -> f64 {
+        let p = P2 { x: x[0], y: x[1] };
+        let q = P2 { x: x[2], y: x[3] };
+        let r = p.plus(&q);
+        r.dot(&p) + p.plus(&q).plus(&p).y * r.dot(&r).sqrt()
+    }
+
+    /// The helpers are not asked for `higher_order`: the gradient is there, the Hessian
+    /// is a build error naming them.
+    #[differentiable]
+    fn cross_plain(a: V3, b: V3) -> V3 {
+        V3 {
+            x: a.y * b.z - a.z * b.y,
+            y: a.z * b.x - a.x * b.z,
+            z: a.x * b.y - a.y * b.x,
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn through_plain_helper(x: &[f64]) -> f64 {
+        let a = V3 {
+            x: x[0],
+            y: x[1],
+            z: x[2],
+        };
+        let b = V3 {
+            x: x[3],
+            y: x[4],
+            z: x[5],
+        };
+        let c = cross_plain(a, b);
+        c.x * c.y + c.z
+    }
+
+    #[test]
+    fn gradients_through_plain_helpers() {
+        for x in [
+            [0.4, 1.3, -0.7, 0.2, 0.9, -0.3],
+            [1.1, -0.2, 0.5, 0.3, -1.4, 0.8],
+        ] {
+            let g = through_plain_helper::gradient(&x);
+            crate::common::assert_gradient_matches(through_plain_helper, &g, &x);
+            let g = self_typed_methods::gradient(&x[..4]);
+            crate::common::assert_gradient_matches(self_typed_methods, &g, &x[..4]);
+        }
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(triple_product, [0.4, 1.3, -0.7, 0.2, 0.9, -0.3]);
+        all_orders!(simulate, [0.4, 1.3, -0.7, 0.2]);
+        all_orders!(optional_scales, [0.4, 1.3, -0.7]);
+    }
+}
+
+/// `Array2::from_shape_fn` whose closure adds a branch's value (`a + if i == j { 1.0 }
+/// else { 0.0 }`): the generic form keeps the operands' order readable.
+mod shape_fn_branches {
+    use mochi::prelude::*;
+    use ndarray::{Array1, Array2, Axis};
+
+    #[differentiable]
+    fn gram_terms(v: &Array1<f64>) -> f64 {
+        let n = v.len();
+        // (A closure whose body is the sum itself, as rustfmt would not leave it.)
+        #[rustfmt::skip]
+        let m = Array2::from_shape_fn((n, n), |(i, j)| v[i] * v[j] + if i == j { 1.0 } else { 0.0 });
+        m.diag().sum() + m.sum_axis(Axis(0))[0] * v[1]
+    }
+
+    #[differentiable]
+    pub fn shifted_gram(x: &[f64]) -> f64 {
+        let v = Array1::from(x.to_vec());
+        gram_terms(&v)
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(shifted_gram, [0.4, 1.3, -0.7, 0.2]);
+    }
+}
