@@ -1131,6 +1131,19 @@ impl<R: crate::Tangent> TangentOfOutput for fn(&'static ()) -> R {
     type Tangent = R::Tangent;
 }
 
+/// The generic mirror over `T` of a type of the user's `R` ([`TwinOf`]), written by the
+/// stand-ins of functions without a generic form as
+/// `<fn(&'static ()) -> R as TwinOfOutput<T>>::Twin`, for the reason
+/// [`TangentOfOutput`] gives: `R` may hide a lifetime parameter.
+pub trait TwinOfOutput<T> {
+    /// The mirror.
+    type Twin: crate::Tangent;
+}
+
+impl<T: crate::Scalar, R: TwinOf<T>> TwinOfOutput<T> for fn(&'static ()) -> R {
+    type Twin = R::Twin;
+}
+
 /// The seed `ȳ = 1` of a scalar output.
 #[diagnostic::on_unimplemented(
     message = "`gradient` needs a scalar output (f64 or f32), but the function returns a value with tangent `{Self}`",

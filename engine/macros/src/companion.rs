@@ -9,6 +9,14 @@ use std::collections::{HashMap, HashSet};
 use syn::visit_mut::VisitMut;
 use syn::{FnArg, ItemFn};
 
+thread_local! {
+    /// The signature of the generic form (twin) of the method last expanded, when it has
+    /// one: `impl_block` gives the struct's mirror the method through it
+    /// ([`mirror_method`]).
+    static METHOD_TWIN: std::cell::RefCell<Option<syn::Signature>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = named_params(item);
     let item = std_forms_named(item);
@@ -470,6 +478,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         syn::ImplItem::Type(o) if o.ident == "Output" => Some(o.ty.clone()),
         _ => None,
     });
+    crate::twin::set_impl_type(type_name.clone());
     for item in imp.items.iter_mut() {
         let syn::ImplItem::Fn(f) = item else { continue };
         let Some(k) = f.attrs.iter().position(is_differentiable) else {
@@ -533,9 +542,12 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                 SelfOutput(out).visit_signature_mut(&mut func.sig);
             }
         }
+        let mut own_rule = false;
         if imp.trait_.is_none() && imp.generics.params.is_empty() {
             if let Some(t) = &type_name {
-                rule_traits.extend(method_rule_trait(t, &func.sig));
+                let rule = method_rule_trait(t, &func.sig);
+                own_rule = rule.is_some();
+                rule_traits.extend(rule);
             }
         }
         // `impl Add for V2 { fn add(self, o: V2) -> V2 }`: `a + b` of two `V2`s.
@@ -556,8 +568,13 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         // functions named after it, as a method does: a module cannot sit in an `impl`.)
         let mut written_out = func.clone();
         crate::tryop::write_out(&mut written_out);
+        METHOD_TWIN.with(|m| m.borrow_mut().take());
         let checked =
             valid::check_signature(&written_out).and_then(|()| method_companions(&func, &options));
+        let twin = METHOD_TWIN.with(|m| m.borrow_mut().take());
+        if let (Some(twin), Some(t), true) = (twin, &type_name, own_rule) {
+            rule_traits.extend(mirror_method(t, &func.vis, &twin));
+        }
         match checked {
             Ok(out) => companions.extend(out),
             Err(e) => match &mut errors {
@@ -566,6 +583,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             },
         }
     }
+    crate::twin::set_impl_type(None);
     if marked == 0 {
         let e = syn::Error::new_spanned(
             &imp.self_ty,
@@ -1340,9 +1358,122 @@ fn method_higher_order(func: &ItemFn) -> (TokenStream, TokenStream) {
         plain: Some(quote!(Self::#name)),
     };
     match twin_companions(func, &twin, arrays, &twin, &target) {
-        Ok(items) => items,
+        Ok(items) => {
+            METHOD_TWIN.with(|m| *m.borrow_mut() = Some(twin.sig.clone()));
+            items
+        }
         Err((none, why)) => (method_twin_stub(func, &why), none),
     }
+}
+
+/// A `&self` method with a generic form, given to the struct's generic mirror
+/// (`__MochiTwinP2<T>`, written by `#[derive(Tangent)]`): an inherent method of the same
+/// name calling the twin, and the method's rule trait (see [`method_rule_trait`]) for a
+/// mirror receiver, routing to the twin's rule. The generic form of a function asking
+/// for `higher_order` then keeps a call on a value it did not bind to a struct literal
+/// (`p.scaled(2.0).plus(&q)`, `make(a, b).norm2()`) as written, and both the call and
+/// its derivation resolve by the receiver's type.
+fn mirror_method(
+    type_name: &str,
+    vis: &syn::Visibility,
+    twin: &syn::Signature,
+) -> Option<TokenStream> {
+    let method = syn::Ident::new(
+        twin.ident
+            .to_string()
+            .strip_suffix("__twin_needs_differentiable_higher_order")?,
+        twin.ident.span(),
+    );
+    let ty = syn::Ident::new(type_name, method.span());
+    let mirror = format_ident!("__MochiTwin{}", type_name);
+    let mut tsig = twin.clone();
+    crate::rewrite::ReplaceType {
+        from: "Self",
+        to: syn::parse_quote!(#ty),
+    }
+    .visit_signature_mut(&mut tsig);
+    let t = syn::Ident::new(crate::twin::PARAM, proc_macro2::Span::call_site());
+    let ret: syn::Type = match &tsig.output {
+        syn::ReturnType::Type(_, r) => (**r).clone(),
+        syn::ReturnType::Default => syn::parse_quote!(()),
+    };
+    if quote!(#ret).to_string().contains('&') {
+        return None;
+    }
+    let params = &tsig.generics.params;
+    let where_preds = tsig
+        .generics
+        .where_clause
+        .as_ref()
+        .map(|w| w.predicates.iter().cloned().collect::<Vec<_>>())
+        .unwrap_or_default();
+    let mut decls = Vec::new();
+    let mut names = Vec::new();
+    let mut lifetimes = vec![quote!('__mochi_s)];
+    let mut generics: Vec<TokenStream> = Vec::new();
+    let mut elems = vec![quote!(&'__mochi_s #mirror<#t>)];
+    let mut binds = vec![quote!(__mochi_s)];
+    let mut args = vec![quote!(__mochi_s)];
+    let mut cots = vec![quote!(<#mirror<#t> as ::mochi::Tangent>::Tangent)];
+    for (k, input) in tsig.inputs.iter().skip(1).enumerate() {
+        let FnArg::Typed(pt) = input else { return None };
+        let p = &*pt.ty;
+        let n = format_ident!("__mochi_a{}", k);
+        decls.push(quote!(#n: #p));
+        names.push(n.clone());
+        let (value, by_ref) = match p {
+            syn::Type::Reference(r) if r.mutability.is_none() => (&*r.elem, true),
+            syn::Type::Reference(_) => return None,
+            other => (other, false),
+        };
+        if quote!(#value).to_string().contains('&') || matches!(p, syn::Type::ImplTrait(_)) {
+            return None;
+        }
+        let (l, a) = (
+            syn::Lifetime::new(&format!("'__mochi_a{k}"), proc_macro2::Span::call_site()),
+            format_ident!("__MochiA{}", k),
+        );
+        lifetimes.push(quote!(#l));
+        generics.push(quote!(#a: ?Sized + ::mochi::__private::Peel<#value>));
+        elems.push(quote!(&#l #a));
+        binds.push(quote!(#n));
+        args.push(if by_ref {
+            quote!(::mochi::__private::Peel::<#value>::peel(#n))
+        } else {
+            quote!(::core::clone::Clone::clone(::mochi::__private::Peel::<#value>::peel(#n)))
+        });
+        let mut stat = p.clone();
+        crate::types::Staticize.visit_type_mut(&mut stat);
+        cots.push(
+            quote!(<fn(&'static ()) -> #stat as ::mochi::__private::TangentOfOutput>::Tangent),
+        );
+    }
+    let twin_name = &twin.ident;
+    let twin_rr = format_ident!("{}_rrule", twin_name);
+    let tr = format_ident!("__MochiMethodRule_{}_{}", type_name, method);
+    Some(quote! {
+        #[allow(non_camel_case_types, clippy::all, dead_code)]
+        impl<#params> #mirror<#t> where #(#where_preds,)* {
+            #[doc(hidden)]
+            #[inline]
+            #vis fn #method(&self, #(#decls),*) -> #ret {
+                #ty::#twin_name::<#t>(self, #(#names),*)
+            }
+        }
+        #[allow(non_camel_case_types, clippy::all)]
+        impl<#(#lifetimes,)* #params, #(#generics),*> #tr for ::mochi::Call<(#(#elems,)*)>
+        where #(#where_preds,)*
+        {
+            type Output = #ret;
+            type Pullback = ::mochi::BoxedPullback<<fn(&'static ()) -> #ret as ::mochi::__private::TangentOfOutput>::Tangent, (#(#cots,)*)>;
+            #[inline(always)]
+            fn #method(self) -> (Self::Output, Self::Pullback) {
+                let (#(#binds,)*) = self.0;
+                let (y, pb) = #ty::#twin_rr::<#t>(#(#args),*);
+                (y, ::mochi::BoxedPullback::new(pb))
+            }
+        }
+    })
 }
 
 /// The stand-in of a method's twin (and of its rule) where the method has none, so that
@@ -1682,8 +1813,8 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
     let mut lifted: Vec<TokenStream> = Vec::new();
     let mut stand_in_type = |ty: &syn::Type| -> syn::Type {
         if let Some((user, by_ref)) = crate::twin::user_type_arg(ty) {
-            lifted.push(quote!(#user: ::mochi::__private::TwinOf<#t>,));
-            let of: syn::Type = syn::parse_quote!(<#user as ::mochi::__private::TwinOf<#t>>::Twin);
+            lifted.push(quote!(fn(&'static ()) -> #user: ::mochi::__private::TwinOfOutput<#t>,));
+            let of: syn::Type = syn::parse_quote!(<fn(&'static ()) -> #user as ::mochi::__private::TwinOfOutput<#t>>::Twin);
             return if by_ref { syn::parse_quote!(&#of) } else { of };
         }
         let mut ty = ty.clone();
@@ -1739,6 +1870,7 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
             pub const WHY: () = ::core::panic!(#msg);
         }
         #[doc(hidden)]
+        #[allow(mismatched_lifetime_syntaxes)]
         pub fn __twin #generics (#(#decls),*) -> #ret where #(#tangent_bounds)* {
             let () = __NoTwin::<#t>::WHY;
             ::core::unreachable!()
@@ -1747,6 +1879,7 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
         pub mod __twin {
             #[allow(unused_imports)]
             use super::*;
+            #[allow(mismatched_lifetime_syntaxes)]
             pub fn rrule #generics (#(#decls),*) -> (#ret, ::mochi::__private::NoTwinPullback<#out_t, (#(#arg_ts,)*)>) where #(#tangent_bounds)* {
                 let () = super::__NoTwin::<#t>::WHY;
                 ::core::unreachable!()

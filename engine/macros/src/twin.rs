@@ -61,6 +61,14 @@ thread_local! {
     /// The function asked for its higher-order companions (`#[differentiable(higher_order)]`):
     /// the twin builds the generic mirror of a struct the function builds.
     static STRUCTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The type of the `impl` block whose methods are being expanded: `Self { .. }` in a
+    /// method's twin builds its mirror.
+    static IMPL_TYPE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Records the type of the `impl` block whose methods are expanded next (`None` after).
+pub fn set_impl_type(name: Option<String>) {
+    IMPL_TYPE.with(|t| *t.borrow_mut() = name);
 }
 
 /// Records whether the function being expanded asked for higher-order companions, so
@@ -714,6 +722,18 @@ pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)>
 
 fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String, Span)> {
     set_float_of(func);
+    // A method's `o: &Self`, `o: Self`: an argument of the user's type, as `o: &P2`.
+    let user_type_arg = |ty: &Type| {
+        user_type_arg(ty).or_else(|| {
+            let (inner, by_ref) = match ty {
+                Type::Reference(r) if r.mutability.is_none() => (&*r.elem, true),
+                other => (other, false),
+            };
+            (method
+                && matches!(inner, Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self")))
+            .then(|| (syn::Ident::new("Self", inner.span()), by_ref))
+        })
+    };
     let sig = &func.sig;
     if !sig.generics.params.is_empty() {
         return Err((Why::Generic, "it is generic".into(), sig.generics.span()));
@@ -774,14 +794,12 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
             }
         }
     }
-    // A struct of the user's returned by value (`fn cross(a: V3, b: V3) -> V3`), asked
-    // for with `higher_order`: the twin returns its generic mirror.
+    // A struct of the user's returned by value (`fn cross(a: V3, b: V3) -> V3`, a
+    // method's `-> Self`), asked for with `higher_order`: the twin returns its generic
+    // mirror.
     let struct_result = match &sig.output {
         ReturnType::Type(_, t) if STRUCTS.with(|s| s.get()) => match user_type_arg(t) {
             Some((ty, false)) => Some(ty),
-            _ if method && matches!(&**t, Type::Path(p) if p.path.is_ident("Self")) => {
-                Some(syn::Ident::new("Self", t.span()))
-            }
             _ => None,
         },
         _ => None,
@@ -863,10 +881,15 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         } else {
             Default::default()
         },
+        structish: HashSet::new(),
         in_no_grad: false,
         in_int_cast: false,
         error: None,
     };
+    if STRUCTS.with(|s| s.get()) {
+        let known: HashSet<String> = rw.struct_locals.keys().cloned().collect();
+        rw.structish = structish_locals(func, &known);
+    }
     // (Asked for with `higher_order`, the callee's generic form returns the struct's
     // mirror, or its stand-in does and says why when used.)
     if let Some((name, span)) =
@@ -1423,6 +1446,63 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
     found.0
 }
 
+/// A value that may be a struct of the user's, in the generic form of a function asking
+/// for `higher_order`: a local bound to a struct literal or to such a value, a call of
+/// a function of the crate (`make(a, b)`), or a method called on such a value
+/// (`p.scaled(2.0)`). A method of the user's called on it is kept as written: the
+/// value is the struct's mirror there, which has the method (see
+/// `companion::mirror_method`).
+fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
+    match crate::desugar::unparen(e) {
+        Expr::Path(p) => p
+            .path
+            .get_ident()
+            .is_some_and(|i| locals.contains(&i.to_string())),
+        Expr::Reference(r) => structish(&r.expr, locals),
+        Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
+            if p.qself.is_none()
+                && p.path.segments.len() == 1
+                && p.path.segments[0].arguments.is_none()
+                && p.path.segments[0].ident.to_string().starts_with(|ch: char| ch.is_lowercase())),
+        Expr::MethodCall(m) => {
+            let name = m.method.to_string();
+            !FLOAT_METHODS.contains(&name.as_str())
+                && !SEQ_METHODS.contains(&name.as_str())
+                && structish(&m.receiver, locals)
+        }
+        _ => false,
+    }
+}
+
+/// The locals bound once to a [`structish`] value, from the struct literals' locals
+/// `known` on, in order.
+fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
+    struct S(HashSet<String>);
+    impl<'a> Visit<'a> for S {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            syn::visit::visit_local(self, l);
+            let pat = match &l.pat {
+                Pat::Type(t) => &*t.pat,
+                p => p,
+            };
+            if let (Pat::Ident(p), Some(init)) = (pat, &l.init) {
+                if init.diverge.is_none() && structish(&init.expr, &self.0) {
+                    self.0.insert(p.ident.to_string());
+                }
+            }
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut found = S(known.clone());
+    found.visit_block(&func.block);
+    let mut counts = std::collections::HashMap::new();
+    count_bindings(func, &mut counts);
+    found
+        .0
+        .retain(|name| known.contains(name) || counts.get(name) == Some(&1));
+    found.0
+}
+
 /// Every name a pattern in `block` binds (`let`, `for`, closures, `match`, `if let`).
 fn all_pattern_names(block: &syn::Block) -> HashSet<String> {
     let mut p = PatternNames(HashSet::new());
@@ -1583,6 +1663,9 @@ struct Rewrite<'a> {
     /// Locals bound once to a struct literal of the user's (see [`struct_locals`]):
     /// `l.at(t)` and `Line::at(&l, t)` call the twin of the method `at`.
     struct_locals: std::collections::HashMap<String, (syn::Ident, bool)>,
+    /// With `higher_order` asked: the locals that may hold a struct of the user's (see
+    /// [`structish`]).
+    structish: HashSet<String>,
     /// Inside `no_grad(..)`: a call there may be to a function without a twin
     /// (`no_grad(bisect(a))` of a plain solver).
     in_no_grad: bool,
@@ -2649,6 +2732,21 @@ impl VisitMut for Rewrite<'_> {
                     *e = by_value_cmp(&m.receiver, &m.args[0]);
                     return;
                 }
+                let user_method = !integer_only
+                    && STRUCTS.with(|s| s.get())
+                    && !(FLOAT_METHODS.contains(&name.as_str())
+                        || SEQ_METHODS.contains(&name.as_str())
+                        || array_method
+                        || comparison)
+                    && structish(&m.receiver, &self.structish);
+                if user_method {
+                    // The mirror's method of that name (its generic form).
+                    self.visit_expr_mut(&mut m.receiver);
+                    for a in m.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                    return;
+                }
                 if integer_only
                     || !(FLOAT_METHODS.contains(&name.as_str())
                         || SEQ_METHODS.contains(&name.as_str())
@@ -2709,6 +2807,11 @@ impl VisitMut for Rewrite<'_> {
             // written beside `Pt` by `#[derive(Tangent)]` (asked for: a struct without one
             // would be an error in the twin, so in the function).
             Expr::Struct(st) if STRUCTS.with(|s| s.get()) && st.qself.is_none() => {
+                if st.path.is_ident("Self") {
+                    if let Some(t) = IMPL_TYPE.with(|t| t.borrow().clone()) {
+                        st.path = syn::Ident::new(&t, st.path.span()).into();
+                    }
+                }
                 if let Some(last) = st.path.segments.last_mut() {
                     last.ident = quote::format_ident!("__MochiTwin{}", last.ident, span = last.ident.span());
                     last.arguments = syn::PathArguments::None;

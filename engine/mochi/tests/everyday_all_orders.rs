@@ -1939,6 +1939,52 @@ mod struct_results {
         r.dot(&p) + p.plus(&q).plus(&p).y * r.dot(&r).sqrt()
     }
 
+    /// Methods called on values the function did not bind to a struct literal: a call's
+    /// result, a method's result (`p.scaled(2.0).plus(&q)`), with `-> Self`.
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Q2 {
+        x: f64,
+        y: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Q2 {
+        #[differentiable]
+        fn scaled(&self, k: f64) -> Q2 {
+            Q2 {
+                x: self.x * k,
+                y: self.y * k,
+            }
+        }
+        #[differentiable]
+        fn plus(&self, o: &Self) -> Self {
+            Self {
+                x: self.x + o.x,
+                y: self.y + o.y,
+            }
+        }
+        #[differentiable]
+        fn norm2(&self) -> f64 {
+            self.x * self.x + self.y * self.y
+        }
+    }
+
+    #[differentiable(higher_order)]
+    fn make(a: f64, b: f64) -> Q2 {
+        Q2 {
+            x: a.sin(),
+            y: b * a,
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn chained_methods(x: &[f64]) -> f64 {
+        let p = make(x[0], x[1]);
+        let q = Q2 { x: x[2], y: x[3] };
+        let r = p.scaled(2.0).plus(&q);
+        r.norm2() + p.plus(&q).x * q.y + make(x[3], x[0]).norm2()
+    }
+
     /// The helpers are not asked for `higher_order`: the gradient is there, the Hessian
     /// is a build error naming them.
     #[differentiable]
@@ -1984,6 +2030,7 @@ mod struct_results {
         all_orders!(triple_product, [0.4, 1.3, -0.7, 0.2, 0.9, -0.3]);
         all_orders!(simulate, [0.4, 1.3, -0.7, 0.2]);
         all_orders!(optional_scales, [0.4, 1.3, -0.7]);
+        all_orders!(chained_methods, [0.4, 1.3, -0.7, 0.2]);
     }
 }
 
