@@ -1712,16 +1712,33 @@ fn tail_returns(b: &mut syn::Block) {
 }
 
 /// The function's tail `*s` (`s: &mut f64`, `s: &f64`) → `{ let v = *s; v }`: a
-/// binding reads through the reference and copies, as the tail does in Rust.
+/// binding reads through the reference and copies, as the tail does in Rust. Also at
+/// the tails of the `if`/`else` branches, `match` arms and blocks that are the tail
+/// (`match x { [a] => *a, .. }` of a slice pattern).
 fn deref_tail(b: &mut syn::Block) {
-    if let Some(syn::Stmt::Expr(e @ Expr::Unary(_), None)) = b.stmts.last_mut() {
-        let Expr::Unary(u) = &*e else { return };
-        if matches!(u.op, syn::UnOp::Deref(_)) && matches!(&*u.expr, Expr::Path(_)) {
+    if let Some(syn::Stmt::Expr(e, None)) = b.stmts.last_mut() {
+        deref_tail_expr(e);
+    }
+}
+
+fn deref_tail_expr(e: &mut Expr) {
+    match e {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) && matches!(&*u.expr, Expr::Path(_)) => {
             let span = e.span();
             let v = format_ident!("__mochi_tail", span = span);
             let inner = e.clone();
             *e = syn::parse_quote_spanned!(span=> { let #v = #inner; #v });
         }
+        Expr::If(i) => {
+            deref_tail(&mut i.then_branch);
+            if let Some((_, other)) = i.else_branch.as_mut() {
+                deref_tail_expr(other);
+            }
+        }
+        Expr::Match(m) => m.arms.iter_mut().for_each(|a| deref_tail_expr(&mut a.body)),
+        Expr::Block(b) if b.label.is_none() => deref_tail(&mut b.block),
+        Expr::Paren(p) => deref_tail_expr(&mut p.expr),
+        _ => {}
     }
 }
 

@@ -2060,3 +2060,38 @@ mod shape_fn_branches {
         all_orders!(shifted_gram, [0.4, 1.3, -0.7, 0.2]);
     }
 }
+
+/// A `match` over a slice whose arm's value is an element read through its reference
+/// (`[a] => *a`), beside arms of other values.
+mod slice_arm_values {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn head_terms(x: &[f64]) -> f64 {
+        match x {
+            [a, b, rest @ ..] => a * b + rest.iter().sum::<f64>(),
+            [a] => *a,
+            [] => 0.0,
+        }
+    }
+
+    #[differentiable]
+    pub fn first_or_product(x: &[f64]) -> f64 {
+        let v = &x[1..];
+        let y = if x[0] > 0.0 { &v[0] } else { &v[1] };
+        let picked = if v.len() > 5 { 1.0 } else { *y };
+        picked * x[2]
+    }
+
+    #[test]
+    fn single_element() {
+        let g = head_terms::gradient(&[0.7]);
+        assert_eq!(g, vec![1.0]);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(head_terms, [0.4, 1.3, -0.7, 0.2]);
+        all_orders!(first_or_product, [0.4, 1.3, -0.7, 0.2]);
+    }
+}
