@@ -1723,7 +1723,9 @@ fn deref_tail(b: &mut syn::Block) {
 
 fn deref_tail_expr(e: &mut Expr) {
     match e {
-        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) && matches!(&*u.expr, Expr::Path(_)) => {
+        Expr::Unary(u)
+            if matches!(u.op, syn::UnOp::Deref(_)) && matches!(&*u.expr, Expr::Path(_)) =>
+        {
             let span = e.span();
             let v = format_ident!("__mochi_tail", span = span);
             let inner = e.clone();
@@ -2279,7 +2281,112 @@ impl VisitMut for ShortenedBuffers<'_> {
 }
 
 impl ShortenedBuffers<'_> {
+    /// The buffer `v` of `v.method(..)`, when it is a local `Vec` carrying derivatives.
+    fn buffer<'m>(&self, m: &'m syn::ExprMethodCall) -> Option<&'m Expr> {
+        let Expr::Path(p) = unparen(&m.receiver) else {
+            return None;
+        };
+        (p.path
+            .get_ident()
+            .is_some_and(|i| self.locals.contains(&i.to_string()))
+            && crate::activity::expr_is_active(&m.receiver, self.active))
+        .then_some(&*m.receiver)
+    }
+
+    /// `let x = v.pop().unwrap();` (or `.expect(..)`) → `let x = v[v.len() - 1].clone();
+    /// v = v[..v.len() - 1].to_vec();`, `let r = v.remove(i);` → `let r = v[i].clone();`
+    /// and `v` without it (see [`Self::edited`]).
+    fn taken(&self, st: &syn::Stmt) -> Option<Vec<syn::Stmt>> {
+        let syn::Stmt::Local(l) = st else { return None };
+        let init = l.init.as_ref().filter(|i| i.diverge.is_none())?;
+        let (m, popped) = match unparen(&init.expr) {
+            Expr::MethodCall(u) if matches!(u.method.to_string().as_str(), "unwrap" | "expect") => {
+                match unparen(&u.receiver) {
+                    Expr::MethodCall(m) if m.method == "pop" && m.args.is_empty() => (m, true),
+                    _ => return None,
+                }
+            }
+            Expr::MethodCall(m) if m.method == "remove" && m.args.len() == 1 => (m, false),
+            _ => return None,
+        };
+        let v = self.buffer(m)?;
+        let span = m.method.span();
+        let at = format_ident!("__mochi_at", span = span);
+        let pat = &l.pat;
+        let index: Expr = if popped {
+            syn::parse_quote_spanned!(span=> #v.len() - 1)
+        } else {
+            let i = &m.args[0];
+            syn::parse_quote_spanned!(span=> #i)
+        };
+        let mut out: Vec<syn::Stmt> = vec![
+            syn::parse_quote_spanned!(span=> let #at: usize = #index;),
+            syn::parse_quote_spanned!(span=> let #pat = #v[#at].clone();),
+        ];
+        out.extend(Self::edited(v, &at, None, span));
+        Some(out)
+    }
+
+    /// `v` rebuilt without its element `at` (with `insert` the element `e` put there):
+    /// `let mut kept = v[..at].to_vec(); kept.push(e); kept.extend_from_slice(&v[at + 1..]);
+    /// v = kept;`, pushes and a slice the lowering follows.
+    fn edited(v: &Expr, at: &syn::Ident, insert: Option<&Expr>, span: Span) -> Vec<syn::Stmt> {
+        let kept = format_ident!("__mochi_kept", span = span);
+        let mut out: Vec<syn::Stmt> = vec![
+            syn::parse_quote_spanned!(span=> let mut #kept: ::std::vec::Vec<_> = #v[..#at].to_vec();),
+        ];
+        match insert {
+            Some(e) => {
+                out.push(syn::parse_quote_spanned!(span=> #kept.push(#e);));
+                out.push(syn::parse_quote_spanned!(span=> #kept.extend_from_slice(&#v[#at..]);));
+            }
+            None => {
+                out.push(syn::parse_quote_spanned!(span=> #kept.extend_from_slice(&#v[#at + 1..]);))
+            }
+        }
+        out.push(syn::parse_quote_spanned!(span=> #v = #kept;));
+        out
+    }
+
     fn shortened(&self, st: &syn::Stmt) -> Option<Vec<syn::Stmt>> {
+        if let Some(out) = self.taken(st) {
+            return Some(out);
+        }
+        let syn::Stmt::Expr(Expr::MethodCall(m), Some(_)) = st else {
+            return None;
+        };
+        // `v.pop();`, `v.remove(i);`, `v.insert(i, e);` as statements.
+        let edit = match (m.method.to_string().as_str(), m.args.len()) {
+            ("pop", 0) => Some((None, None)),
+            ("remove", 1) => Some((Some(&m.args[0]), None)),
+            ("insert", 2) => Some((Some(&m.args[0]), Some(&m.args[1]))),
+            _ => None,
+        };
+        if let Some((index, insert)) = edit {
+            let v = self.buffer(m)?;
+            let span = m.method.span();
+            let at = format_ident!("__mochi_at", span = span);
+            let at_value: Expr = match index {
+                Some(i) => i.clone(),
+                None => syn::parse_quote_spanned!(span=> #v.len() - 1),
+            };
+            let mut out: Vec<syn::Stmt> =
+                vec![syn::parse_quote_spanned!(span=> let #at: usize = #at_value;)];
+            // (The inserted value is read before the buffer is rebuilt.)
+            let value = format_ident!("__mochi_inserted", span = span);
+            if let Some(e) = insert {
+                out.push(syn::parse_quote_spanned!(span=> let #value = #e;));
+            }
+            let value: Expr = syn::parse_quote!(#value);
+            out.extend(Self::edited(v, &at, insert.map(|_| &value), span));
+            if index.is_none() {
+                // `v.pop();` of an empty buffer does nothing.
+                return Some(vec![
+                    syn::parse_quote_spanned!(span=> if !#v.is_empty() { #(#out)* }),
+                ]);
+            }
+            return Some(out);
+        }
         let syn::Stmt::Expr(Expr::MethodCall(m), Some(_)) = st else {
             return None;
         };

@@ -2095,3 +2095,71 @@ mod slice_arm_values {
         all_orders!(first_or_product, [0.4, 1.3, -0.7, 0.2]);
     }
 }
+
+/// A local `Vec` edited in place: `insert` and `remove` at an index, `pop()` as a
+/// statement and `let last = v.pop().unwrap();`, between `push`es and reads.
+mod buffers_edited {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn edited(x: &[f64]) -> f64 {
+        let mut v = vec![0.0; x.len()];
+        v.copy_from_slice(x);
+        v.swap(0, 1);
+        v.extend_from_slice(&x[..2]);
+        v.insert(0, x[2]);
+        let r = v.remove(1);
+        v.insert(2, r * 0.5);
+        v.pop();
+        let last = v.pop().unwrap();
+        v.remove(0);
+        v.push(last.sin());
+        v.iter()
+            .enumerate()
+            .map(|(i, a)| (i as f64 + 1.0) * a * a)
+            .sum::<f64>()
+            + r
+    }
+
+    /// Each element inserted at the front: the buffer reversed.
+    #[differentiable]
+    pub fn front_inserts(x: &[f64]) -> f64 {
+        let mut v = Vec::new();
+        for i in 0..x.len() {
+            v.insert(0, x[i] * x[0]);
+        }
+        v[0] * v[1] + v[2]
+    }
+
+    #[differentiable]
+    pub fn last_popped(x: &[f64]) -> f64 {
+        let mut s = x.to_vec();
+        let last = s.pop().unwrap();
+        last * s[0]
+    }
+
+    #[test]
+    fn popped_gradient() {
+        assert_eq!(
+            last_popped::gradient(&[0.3, 1.2, -0.5]),
+            vec![-0.5, 0.0, 0.3]
+        );
+        assert_eq!(empty_pop::gradient(&[0.3, 1.2]), vec![2.0, 0.0]);
+    }
+
+    /// `v.pop();` of an empty buffer does nothing, as in Rust.
+    #[differentiable]
+    pub fn empty_pop(x: &[f64]) -> f64 {
+        let mut v: Vec<f64> = Vec::new();
+        v.pop();
+        v.push(x[0]);
+        v[0] * 2.0
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(edited, [0.4, 1.3, -0.7, 0.2]);
+        all_orders!(front_inserts, [0.4, 1.3, -0.7, 0.2]);
+        all_orders!(last_popped, [0.4, 1.3, -0.7]);
+    }
+}

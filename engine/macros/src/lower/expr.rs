@@ -728,7 +728,9 @@ impl Lowerer {
         if SHRINKING_METHODS.contains(&name.as_str()) && expr_is_active(&m.receiver, &self.active) {
             self.err(
                 &m.method,
-                if matches!(name.as_str(), "pop" | "pop_back" | "pop_front" | "remove" | "swap_remove") {
+                if matches!(name.as_str(), "pop" | "remove") {
+                    format!("mochi: `.{name}(..)` of a differentiable buffer is supported as a statement (`v.pop();`, `v.remove(i);`) or bound whole (`let x = v.pop().unwrap();`, `let x = v.remove(i);`) on a `Vec` the function binds with `let mut`, not here; write it so, or read the buffer by index (`for i in (0..v.len()).rev()`)")
+                } else if matches!(name.as_str(), "pop_back" | "pop_front" | "swap_remove") {
                     format!("mochi: `.{name}(..)` changes the length of a differentiable buffer, which is not supported; read it by index (`for i in (0..v.len()).rev()`) instead")
                 } else {
                     format!("mochi: `.{name}(..)` changes the length of a differentiable buffer, which is not supported; make a new `Vec` of the elements to keep (`let w = v[..n].to_vec();`, `let w: Vec<f64> = v.iter().copied().filter(..).collect();`) and use it")
@@ -747,6 +749,8 @@ impl Lowerer {
                 format!("mochi: `.{name}(..)` of a differentiable value onto an element of a buffer (a row `m[i]` of a `Vec<Vec<f64>>`) is not supported; build the row as its own `Vec` (`let mut row = Vec::new(); row.push(..);`) and push it whole (`m.push(row)`), or allocate the rows at their final length (`vec![vec![0.0; n]; k]`) and write `m[i][j] = ..`")
             } else if matches!(name.as_str(), "push" | "extend_from_slice") {
                 format!("mochi: `.{name}(..)` of a differentiable value into this buffer is not supported (the derivation grows a local `Vec` named by a variable, `v.push(..)`); push into such a `Vec`, or allocate it at its final length (`vec![0.0; n]`, a `zeros(n)` constructor) and write `y[i] = ..`")
+            } else if name == "insert" {
+                format!("mochi: `.insert(..)` of a differentiable value is supported as a statement (`v.insert(i, e);`) on a `Vec` the function binds with `let mut`, not here; build such a `Vec` (`let mut w = v.to_vec();`), or grow it with `push(..)` at its end")
             } else {
                 format!("mochi: `.{name}(..)` of a differentiable value into a buffer is not supported; grow it with `push(..)` or `extend_from_slice(..)` at its end, or allocate it at its final length (`vec![0.0; n]`, a `zeros(n)` constructor) and write `y[i] = ..`")
             };

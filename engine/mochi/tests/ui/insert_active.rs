@@ -1,12 +1,10 @@
 use mochi::prelude::*;
 
+// An `insert` into a buffer the function does not bind (`v.insert(i, e);` into a
+// `let mut` `Vec` of the function is rebuilt, and supported).
 #[differentiable]
-fn f(x: &[f64], a: f64) -> f64 {
-    let mut v = Vec::new();
-    for i in 0..x.len() {
-        v.insert(0, x[i] * a);
-    }
-    v[0] * v[1]
+fn f(v: &mut Vec<f64>, a: f64) {
+    v.insert(0, a * 2.0);
 }
 
 fn main() {}
