@@ -964,6 +964,9 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     // (A `mut` struct whose `&mut self` method call became a call of the method's
     // twin stand-in is not changed in the twin; the function itself keeps the lint.)
     twin.attrs.push(syn::parse_quote!(#[allow(unused_mut)]));
+    // (The user's own lints hold for the function as written; the twin's rewrites, a
+    // mirror `Copy` where the struct is not, `lit::<T>(..)` for a literal, are not theirs.)
+    twin.attrs.push(syn::parse_quote!(#[allow(clippy::all)]));
     // As visible as the function: its module re-exports the twin as `f::__twin`, through
     // which the twins of its callers call it.
     twin.vis = func.vis.clone();
