@@ -720,29 +720,13 @@ fn routed_rule_trait(
     let mut cots = Vec::new();
     for (k, mut p) in params.into_iter().enumerate() {
         to_type.visit_type_mut(&mut p);
-        let (value, by_ref) = match &p {
-            syn::Type::Reference(r) if r.mutability.is_none() => ((*r.elem).clone(), true),
-            syn::Type::Reference(_) => return None,
-            other => (other.clone(), false),
-        };
-        if quote!(#value).to_string().contains('&') || matches!(value, syn::Type::ImplTrait(_)) {
-            return None;
-        }
-        let (l, a, b) = (
-            syn::Lifetime::new(&format!("'__mochi_a{k}"), proc_macro2::Span::call_site()),
-            format_ident!("__MochiA{}", k),
-            format_ident!("__mochi_a{}", k),
-        );
-        lifetimes.push(quote!(#l));
-        generics.push(quote!(#a: ?Sized + ::mochi::__private::Peel<#value>));
-        elems.push(quote!(&#l #a));
-        binds.push(quote!(#b));
-        args.push(if by_ref {
-            quote!(::mochi::__private::Peel::<#value>::peel(#b))
-        } else {
-            quote!(::core::clone::Clone::clone(::mochi::__private::Peel::<#value>::peel(#b)))
-        });
-        cots.push(quote!(<fn(&'static ()) -> #p as ::mochi::__private::TangentOfOutput>::Tangent));
+        let a = peeled_arg(k, &p)?;
+        lifetimes.push(a.lifetime);
+        generics.push(a.generic);
+        elems.push(a.elem);
+        binds.push(a.bind);
+        args.push(a.arg);
+        cots.push(a.cot);
     }
     let out_t = quote!(<#ret as ::mochi::Tangent>::Tangent);
     Some(quote! {
@@ -806,10 +790,9 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
     let method = &sig.ident;
     let tr = format_ident!("__MochiMethodRule_{}_{}", type_name, name);
     let rr = format_ident!("{}_rrule", name);
-    let mut generics: Vec<TokenStream> = vec![
-        quote!('__mochi_s),
-        quote!(__MochiS: ?Sized + ::mochi::__private::Peel<#ty>),
-    ];
+    let mut lifetimes = vec![quote!('__mochi_s)];
+    let mut generics: Vec<TokenStream> =
+        vec![quote!(__MochiS: ?Sized + ::mochi::__private::Peel<#ty>)];
     let mut elems = vec![quote!(&'__mochi_s __MochiS)];
     let mut binds = vec![quote!(__mochi_s)];
     let mut args = vec![quote!(::mochi::__private::Peel::<#ty>::peel(__mochi_s))];
@@ -818,34 +801,13 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
         let FnArg::Typed(pt) = input else { return None };
         let mut p = (*pt.ty).clone();
         to_type.visit_type_mut(&mut p);
-        let p = &p;
-        if matches!(p, syn::Type::ImplTrait(_)) {
-            return None;
-        }
-        // `o: &V3` takes the value behind the reference, `s: f64` a copy of it.
-        let (value, by_ref) = match p {
-            syn::Type::Reference(r) if r.mutability.is_none() => (&*r.elem, true),
-            syn::Type::Reference(_) => return None,
-            other => (other, false),
-        };
-        if quote!(#value).to_string().contains('&') {
-            return None;
-        }
-        let (l, a, b) = (
-            syn::Lifetime::new(&format!("'__mochi_a{k}"), proc_macro2::Span::call_site()),
-            format_ident!("__MochiA{}", k),
-            format_ident!("__mochi_a{}", k),
-        );
-        generics.insert(0, quote!(#l));
-        generics.push(quote!(#a: ?Sized + ::mochi::__private::Peel<#value>));
-        elems.push(quote!(&#l #a));
-        binds.push(quote!(#b));
-        args.push(if by_ref {
-            quote!(::mochi::__private::Peel::<#value>::peel(#b))
-        } else {
-            quote!(::core::clone::Clone::clone(::mochi::__private::Peel::<#value>::peel(#b)))
-        });
-        cots.push(quote!(<fn(&'static ()) -> #p as ::mochi::__private::TangentOfOutput>::Tangent));
+        let a = peeled_arg(k, &p)?;
+        lifetimes.push(a.lifetime);
+        generics.push(a.generic);
+        elems.push(a.elem);
+        binds.push(a.bind);
+        args.push(a.arg);
+        cots.push(a.cot);
     }
     let out_t = quote!(<#ret as ::mochi::Tangent>::Tangent);
     Some(quote! {
@@ -857,7 +819,7 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
             fn #method(self) -> (Self::Output, Self::Pullback);
         }
         #[allow(non_camel_case_types, clippy::all)]
-        impl<#(#generics),*> #tr for ::mochi::Call<(#(#elems,)*)> {
+        impl<#(#lifetimes,)* #(#generics),*> #tr for ::mochi::Call<(#(#elems,)*)> {
             type Output = #ret;
             type Pullback = ::mochi::BoxedPullback<#out_t, (#(#cots,)*)>;
             #[inline(always)]
@@ -867,6 +829,51 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
                 (y, ::mochi::BoxedPullback::new(pb))
             }
         }
+    })
+}
+
+/// One argument `k` of type `p` (`Self` already named) of a rule trait's `impl` for
+/// `Call<(..)>`: taken as `&'a A` with `A: Peel<V>` of its value type `V` (`o: &V3`, the
+/// value behind the reference; `s: f64`, a copy of it), passed on as the value or a
+/// clone, its cotangent named through `TangentOfOutput`. `None` for a `&mut`, an
+/// `impl Trait` or a type holding a reference.
+struct PeeledArg {
+    lifetime: TokenStream,
+    generic: TokenStream,
+    elem: TokenStream,
+    bind: TokenStream,
+    arg: TokenStream,
+    cot: TokenStream,
+}
+
+fn peeled_arg(k: usize, p: &syn::Type) -> Option<PeeledArg> {
+    let (value, by_ref) = match p {
+        syn::Type::Reference(r) if r.mutability.is_none() => (&*r.elem, true),
+        syn::Type::Reference(_) => return None,
+        other => (other, false),
+    };
+    if quote!(#value).to_string().contains('&') || matches!(value, syn::Type::ImplTrait(_)) {
+        return None;
+    }
+    let (l, a, b) = (
+        syn::Lifetime::new(&format!("'__mochi_a{k}"), proc_macro2::Span::call_site()),
+        format_ident!("__MochiA{}", k),
+        format_ident!("__mochi_a{}", k),
+    );
+    let arg = if by_ref {
+        quote!(::mochi::__private::Peel::<#value>::peel(#b))
+    } else {
+        quote!(::core::clone::Clone::clone(::mochi::__private::Peel::<#value>::peel(#b)))
+    };
+    let mut stat = p.clone();
+    crate::types::Staticize.visit_type_mut(&mut stat);
+    Some(PeeledArg {
+        lifetime: quote!(#l),
+        generic: quote!(#a: ?Sized + ::mochi::__private::Peel<#value>),
+        elem: quote!(&#l #a),
+        bind: quote!(#b),
+        arg,
+        cot: quote!(<fn(&'static ()) -> #stat as ::mochi::__private::TangentOfOutput>::Tangent),
     })
 }
 
@@ -1418,35 +1425,16 @@ fn mirror_method(
     for (k, input) in tsig.inputs.iter().skip(1).enumerate() {
         let FnArg::Typed(pt) = input else { return None };
         let p = &*pt.ty;
-        let n = format_ident!("__mochi_a{}", k);
-        decls.push(quote!(#n: #p));
-        names.push(n.clone());
-        let (value, by_ref) = match p {
-            syn::Type::Reference(r) if r.mutability.is_none() => (&*r.elem, true),
-            syn::Type::Reference(_) => return None,
-            other => (other, false),
-        };
-        if quote!(#value).to_string().contains('&') || matches!(p, syn::Type::ImplTrait(_)) {
-            return None;
-        }
-        let (l, a) = (
-            syn::Lifetime::new(&format!("'__mochi_a{k}"), proc_macro2::Span::call_site()),
-            format_ident!("__MochiA{}", k),
-        );
-        lifetimes.push(quote!(#l));
-        generics.push(quote!(#a: ?Sized + ::mochi::__private::Peel<#value>));
-        elems.push(quote!(&#l #a));
-        binds.push(quote!(#n));
-        args.push(if by_ref {
-            quote!(::mochi::__private::Peel::<#value>::peel(#n))
-        } else {
-            quote!(::core::clone::Clone::clone(::mochi::__private::Peel::<#value>::peel(#n)))
-        });
-        let mut stat = p.clone();
-        crate::types::Staticize.visit_type_mut(&mut stat);
-        cots.push(
-            quote!(<fn(&'static ()) -> #stat as ::mochi::__private::TangentOfOutput>::Tangent),
-        );
+        let a = peeled_arg(k, p)?;
+        let b = &a.bind;
+        decls.push(quote!(#b: #p));
+        names.push(b.clone());
+        lifetimes.push(a.lifetime);
+        generics.push(a.generic);
+        elems.push(a.elem);
+        binds.push(a.bind);
+        args.push(a.arg);
+        cots.push(a.cot);
     }
     let twin_name = &twin.ident;
     let twin_rr = format_ident!("{}_rrule", twin_name);
