@@ -2278,6 +2278,37 @@ impl VisitMut for ShortenedBuffers<'_> {
         }
         b.stmts = out;
     }
+
+    /// `if let Some(x) = v.pop() { A } else { B }` → `if !v.is_empty() { let x =
+    /// v[v.len() - 1].clone(); v = v[..v.len() - 1].to_vec(); A } else { B }`.
+    fn visit_expr_if_mut(&mut self, i: &mut syn::ExprIf) {
+        syn::visit_mut::visit_expr_if_mut(self, i);
+        let Expr::Let(l) = &*i.cond else { return };
+        let Pat::TupleStruct(ts) = &*l.pat else {
+            return;
+        };
+        if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
+            return;
+        }
+        let Expr::MethodCall(m) = unparen(&l.expr) else {
+            return;
+        };
+        if m.method != "pop" || !m.args.is_empty() {
+            return;
+        }
+        let Some(v) = self.buffer(m) else { return };
+        let v = v.clone();
+        let span = m.method.span();
+        let at = format_ident!("__mochi_at", span = span);
+        let pat = &ts.elems[0];
+        let mut head: Vec<syn::Stmt> = vec![
+            syn::parse_quote_spanned!(span=> let #at: usize = #v.len() - 1;),
+            syn::parse_quote_spanned!(span=> let #pat = #v[#at].clone();),
+        ];
+        head.extend(Self::edited(&v, &at, None, span));
+        i.then_branch.stmts.splice(0..0, head);
+        *i.cond = syn::parse_quote_spanned!(span=> !#v.is_empty());
+    }
 }
 
 impl ShortenedBuffers<'_> {

@@ -2147,6 +2147,20 @@ mod buffers_edited {
         assert_eq!(empty_pop::gradient(&[0.3, 1.2]), vec![2.0, 0.0]);
     }
 
+    /// `if let Some(l) = v.pop()`, taken and not.
+    #[differentiable]
+    pub fn popped_if_any(x: &[f64]) -> f64 {
+        let mut s = x.to_vec();
+        let top = if let Some(l) = s.pop() {
+            l * s[0] + s.iter().sum::<f64>()
+        } else {
+            0.0
+        };
+        let mut e: Vec<f64> = Vec::new();
+        let r = if let Some(l) = e.pop() { l } else { x[1] * 3.0 };
+        top * r
+    }
+
     /// `v.pop();` of an empty buffer does nothing, as in Rust.
     #[differentiable]
     pub fn empty_pop(x: &[f64]) -> f64 {
@@ -2161,5 +2175,6 @@ mod buffers_edited {
         all_orders!(edited, [0.4, 1.3, -0.7, 0.2]);
         all_orders!(front_inserts, [0.4, 1.3, -0.7, 0.2]);
         all_orders!(last_popped, [0.4, 1.3, -0.7]);
+        all_orders!(popped_if_any, [0.4, 1.3, -0.7, 0.2]);
     }
 }
