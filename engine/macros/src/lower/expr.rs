@@ -729,7 +729,7 @@ impl Lowerer {
             self.err(
                 &m.method,
                 if matches!(name.as_str(), "pop" | "remove") {
-                    format!("mochi: `.{name}(..)` of a differentiable buffer is supported as a statement (`v.pop();`, `v.remove(i);`) or bound whole (`let x = v.pop().unwrap();`, `let x = v.remove(i);`, `if let Some(x) = v.pop() {..}`) on a `Vec` the function binds with `let mut`, not here; write it so, or read the buffer by index (`for i in (0..v.len()).rev()`)")
+                    format!("mochi: `.{name}(..)` of a differentiable buffer is supported as a statement (`v.pop();`, `v.remove(i);`) or bound whole (`let x = v.pop().unwrap();`, `let x = v.remove(i);`, `if let Some(x) = v.pop() {{ .. }}`) on a `Vec` the function binds with `let mut`, not here; write it so, or read the buffer by index (`for i in (0..v.len()).rev()`)")
                 } else if matches!(name.as_str(), "pop_back" | "pop_front" | "swap_remove") {
                     format!("mochi: `.{name}(..)` changes the length of a differentiable buffer, which is not supported; read it by index (`for i in (0..v.len()).rev()`) instead")
                 } else {
