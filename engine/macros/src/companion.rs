@@ -712,43 +712,23 @@ fn routed_rule_trait(
     if quote!(#ret).to_string().contains('&') {
         return None;
     }
-    let mut lifetimes = Vec::new();
-    let mut generics = Vec::new();
-    let mut elems = Vec::new();
-    let mut binds = Vec::new();
-    let mut args = Vec::new();
-    let mut cots = Vec::new();
+    let mut call = CallPieces::default();
     for (k, mut p) in params.into_iter().enumerate() {
         to_type.visit_type_mut(&mut p);
-        let a = peeled_arg(k, &p)?;
-        lifetimes.push(a.lifetime);
-        generics.push(a.generic);
-        elems.push(a.elem);
-        binds.push(a.bind);
-        args.push(a.arg);
-        cots.push(a.cot);
+        call.push(peeled_arg(k, &p)?);
     }
     let out_t = quote!(<#ret as ::mochi::Tangent>::Tangent);
-    Some(quote! {
-        #[doc(hidden)]
-        #[allow(non_camel_case_types)]
-        trait #tr {
-            type Output;
-            type Pullback;
-            fn #method(self) -> (Self::Output, Self::Pullback);
-        }
-        #[allow(non_camel_case_types, clippy::all)]
-        impl<#(#lifetimes,)* #(#generics),*> #tr for ::mochi::Call<(#(#elems,)*)> {
-            type Output = #ret;
-            type Pullback = ::mochi::BoxedPullback<#out_t, (#(#cots,)*)>;
-            #[inline(always)]
-            fn #method(self) -> (Self::Output, Self::Pullback) {
-                let (#(#binds,)*) = self.0;
-                let (y, pb) = #ty::#rr(#(#args),*);
-                (y, ::mochi::BoxedPullback::new(pb))
-            }
-        }
-    })
+    let decl = rule_trait_decl(tr, method);
+    let imp = call.rule_impl(
+        tr,
+        method,
+        quote!(),
+        quote!(),
+        &ret,
+        out_t,
+        quote!(#ty::#rr),
+    );
+    Some(quote!(#decl #imp))
 }
 
 /// A `&self` method of the user's called where the call site cannot tell it from a
@@ -790,27 +770,35 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
     let method = &sig.ident;
     let tr = format_ident!("__MochiMethodRule_{}_{}", type_name, name);
     let rr = format_ident!("{}_rrule", name);
-    let mut lifetimes = vec![quote!('__mochi_s)];
-    let mut generics: Vec<TokenStream> =
-        vec![quote!(__MochiS: ?Sized + ::mochi::__private::Peel<#ty>)];
-    let mut elems = vec![quote!(&'__mochi_s __MochiS)];
-    let mut binds = vec![quote!(__mochi_s)];
-    let mut args = vec![quote!(::mochi::__private::Peel::<#ty>::peel(__mochi_s))];
-    let mut cots = vec![quote!(<#ty as ::mochi::Tangent>::Tangent)];
+    let mut call = CallPieces::receiver(
+        Some(quote!(__MochiS: ?Sized + ::mochi::__private::Peel<#ty>)),
+        quote!(__MochiS),
+        quote!(::mochi::__private::Peel::<#ty>::peel(__mochi_s)),
+        quote!(<#ty as ::mochi::Tangent>::Tangent),
+    );
     for (k, input) in sig.inputs.iter().skip(1).enumerate() {
         let FnArg::Typed(pt) = input else { return None };
         let mut p = (*pt.ty).clone();
         to_type.visit_type_mut(&mut p);
-        let a = peeled_arg(k, &p)?;
-        lifetimes.push(a.lifetime);
-        generics.push(a.generic);
-        elems.push(a.elem);
-        binds.push(a.bind);
-        args.push(a.arg);
-        cots.push(a.cot);
+        call.push(peeled_arg(k, &p)?);
     }
     let out_t = quote!(<#ret as ::mochi::Tangent>::Tangent);
-    Some(quote! {
+    let decl = rule_trait_decl(&tr, method);
+    let imp = call.rule_impl(
+        &tr,
+        method,
+        quote!(),
+        quote!(),
+        &ret,
+        out_t,
+        quote!(#ty::#rr),
+    );
+    Some(quote!(#decl #imp))
+}
+
+/// The private trait of a rule the lowering names, `Call((&a, &b)).method()`.
+fn rule_trait_decl(tr: &syn::Ident, method: &syn::Ident) -> TokenStream {
+    quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
         trait #tr {
@@ -818,18 +806,88 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
             type Pullback;
             fn #method(self) -> (Self::Output, Self::Pullback);
         }
-        #[allow(non_camel_case_types, clippy::all)]
-        impl<#(#lifetimes,)* #(#generics),*> #tr for ::mochi::Call<(#(#elems,)*)> {
-            type Output = #ret;
-            type Pullback = ::mochi::BoxedPullback<#out_t, (#(#cots,)*)>;
-            #[inline(always)]
-            fn #method(self) -> (Self::Output, Self::Pullback) {
-                let (#(#binds,)*) = self.0;
-                let (y, pb) = #ty::#rr(#(#args),*);
-                (y, ::mochi::BoxedPullback::new(pb))
+    }
+}
+
+/// The arguments of a rule trait's `impl` for `Call<(..)>`, in order: each argument's
+/// lifetime and type parameter, its element of the tuple, its binding, what is passed
+/// on, and its cotangent (see [`peeled_arg`]).
+#[derive(Default)]
+struct CallPieces {
+    lifetimes: Vec<TokenStream>,
+    generics: Vec<TokenStream>,
+    elems: Vec<TokenStream>,
+    binds: Vec<TokenStream>,
+    args: Vec<TokenStream>,
+    cots: Vec<TokenStream>,
+}
+
+impl CallPieces {
+    /// A receiver first, `&'__mochi_s ty` bound as `__mochi_s` (with its type parameter
+    /// `generic` when `ty` names one), passed on as `arg`.
+    fn receiver(
+        generic: Option<TokenStream>,
+        ty: TokenStream,
+        arg: TokenStream,
+        cot: TokenStream,
+    ) -> Self {
+        CallPieces {
+            lifetimes: vec![quote!('__mochi_s)],
+            generics: generic.into_iter().collect(),
+            elems: vec![quote!(&'__mochi_s #ty)],
+            binds: vec![quote!(__mochi_s)],
+            args: vec![arg],
+            cots: vec![cot],
+        }
+    }
+
+    fn push(&mut self, a: PeeledArg) {
+        self.lifetimes.push(a.lifetime);
+        self.generics.push(a.generic);
+        self.elems.push(a.elem);
+        self.binds.push(a.bind);
+        self.args.push(a.arg);
+        self.cots.push(a.cot);
+    }
+
+    /// `impl tr for Call<(..)>` calling `callee` with the arguments and boxing its
+    /// pullback (a trait cannot name the derived rule's pullback type), with the extra
+    /// type parameters `params` and where-clause predicates `preds`.
+    #[allow(clippy::too_many_arguments)]
+    fn rule_impl(
+        &self,
+        tr: &syn::Ident,
+        method: &syn::Ident,
+        params: TokenStream,
+        preds: TokenStream,
+        ret: &syn::Type,
+        out_t: TokenStream,
+        callee: TokenStream,
+    ) -> TokenStream {
+        let CallPieces {
+            lifetimes,
+            generics,
+            elems,
+            binds,
+            args,
+            cots,
+        } = self;
+        quote! {
+            #[allow(non_camel_case_types, clippy::all)]
+            impl<#(#lifetimes,)* #params #(#generics),*> #tr for ::mochi::Call<(#(#elems,)*)>
+            where #preds
+            {
+                type Output = #ret;
+                type Pullback = ::mochi::BoxedPullback<#out_t, (#(#cots,)*)>;
+                #[inline(always)]
+                fn #method(self) -> (Self::Output, Self::Pullback) {
+                    let (#(#binds,)*) = self.0;
+                    let (y, pb) = #callee(#(#args),*);
+                    (y, ::mochi::BoxedPullback::new(pb))
+                }
             }
         }
-    })
+    }
 }
 
 /// One argument `k` of type `p` (`Self` already named) of a rule trait's `impl` for
@@ -1416,12 +1474,12 @@ fn mirror_method(
         .unwrap_or_default();
     let mut decls = Vec::new();
     let mut names = Vec::new();
-    let mut lifetimes = vec![quote!('__mochi_s)];
-    let mut generics: Vec<TokenStream> = Vec::new();
-    let mut elems = vec![quote!(&'__mochi_s #mirror<#t>)];
-    let mut binds = vec![quote!(__mochi_s)];
-    let mut args = vec![quote!(__mochi_s)];
-    let mut cots = vec![quote!(<#mirror<#t> as ::mochi::Tangent>::Tangent)];
+    let mut call = CallPieces::receiver(
+        None,
+        quote!(#mirror<#t>),
+        quote!(__mochi_s),
+        quote!(<#mirror<#t> as ::mochi::Tangent>::Tangent),
+    );
     for (k, input) in tsig.inputs.iter().skip(1).enumerate() {
         let FnArg::Typed(pt) = input else { return None };
         let p = &*pt.ty;
@@ -1429,16 +1487,21 @@ fn mirror_method(
         let b = &a.bind;
         decls.push(quote!(#b: #p));
         names.push(b.clone());
-        lifetimes.push(a.lifetime);
-        generics.push(a.generic);
-        elems.push(a.elem);
-        binds.push(a.bind);
-        args.push(a.arg);
-        cots.push(a.cot);
+        call.push(a);
     }
     let twin_name = &twin.ident;
     let twin_rr = format_ident!("{}_rrule", twin_name);
     let tr = format_ident!("__MochiMethodRule_{}_{}", type_name, method);
+    let out_t = quote!(<fn(&'static ()) -> #ret as ::mochi::__private::TangentOfOutput>::Tangent);
+    let imp = call.rule_impl(
+        &tr,
+        &method,
+        quote!(#params,),
+        quote!(#(#where_preds,)*),
+        &ret,
+        out_t,
+        quote!(#ty::#twin_rr::<#t>),
+    );
     Some(quote! {
         #[allow(non_camel_case_types, clippy::all, dead_code)]
         impl<#params> #mirror<#t> where #(#where_preds,)* {
@@ -1448,19 +1511,7 @@ fn mirror_method(
                 #ty::#twin_name::<#t>(self, #(#names),*)
             }
         }
-        #[allow(non_camel_case_types, clippy::all)]
-        impl<#(#lifetimes,)* #params, #(#generics),*> #tr for ::mochi::Call<(#(#elems,)*)>
-        where #(#where_preds,)*
-        {
-            type Output = #ret;
-            type Pullback = ::mochi::BoxedPullback<<fn(&'static ()) -> #ret as ::mochi::__private::TangentOfOutput>::Tangent, (#(#cots,)*)>;
-            #[inline(always)]
-            fn #method(self) -> (Self::Output, Self::Pullback) {
-                let (#(#binds,)*) = self.0;
-                let (y, pb) = #ty::#twin_rr::<#t>(#(#args),*);
-                (y, ::mochi::BoxedPullback::new(pb))
-            }
-        }
+        #imp
     })
 }
 
