@@ -654,7 +654,16 @@ fn operator_rule_trait(
     let tr = format_ident!("__MochiOperatorRule_{}_{}_{}", type_name, op, rhs);
     let method = format_ident!("{}", op);
     let rr = format_ident!("{}_rrule", sig.ident);
-    routed_rule_trait(&ty, &tr, &method, &rr, params, ret, sig)
+    routed_rule_trait(
+        &ty,
+        &tr,
+        &method,
+        &rr,
+        CallPieces::default(),
+        params,
+        ret,
+        sig,
+    )
 }
 
 /// An associated function of the user's without `self` (`V2::new(a, b)`, `Model::init(w)`)
@@ -684,19 +693,31 @@ fn associated_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenS
     );
     let tr = format_ident!("__MochiAssociatedRule_{}_{}", type_name, sig.ident);
     let rr = format_ident!("{}_rrule", sig.ident);
-    routed_rule_trait(&ty, &tr, &method, &rr, params, ret, sig)
+    routed_rule_trait(
+        &ty,
+        &tr,
+        &method,
+        &rr,
+        CallPieces::default(),
+        params,
+        ret,
+        sig,
+    )
 }
 
 /// A private trait `tr` with the rule method `method`, implemented for the `Call` of
 /// references to values of `params`' types (each argument peeled to its type, a value
 /// cloned), calling `ty::rr` and boxing its pullback. `Self` in the types is `ty`.
 /// Nothing for a generic function, a `&mut` or `impl Trait` parameter, or a result
-/// holding a reference.
+/// holding a reference. The arguments follow those already in `call` (a method's
+/// receiver).
+#[allow(clippy::too_many_arguments)]
 fn routed_rule_trait(
     ty: &syn::Ident,
     tr: &syn::Ident,
     method: &syn::Ident,
     rr: &syn::Ident,
+    mut call: CallPieces,
     params: Vec<syn::Type>,
     mut ret: syn::Type,
     sig: &syn::Signature,
@@ -712,7 +733,6 @@ fn routed_rule_trait(
     if quote!(#ret).to_string().contains('&') {
         return None;
     }
-    let mut call = CallPieces::default();
     for (k, mut p) in params.into_iter().enumerate() {
         to_type.visit_type_mut(&mut p);
         call.push(peeled_arg(k, &p)?);
@@ -746,54 +766,33 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
     let Some(receiver) = sig.receiver() else {
         return associated_rule_trait(type_name, sig);
     };
-    if receiver.reference.is_none()
-        || receiver.mutability.is_some()
-        || !sig.generics.params.is_empty()
-    {
+    if receiver.reference.is_none() || receiver.mutability.is_some() {
         return None;
     }
     let ty = syn::Ident::new(type_name, sig.ident.span());
-    // `-> Self`, `o: &Self`: the rule is implemented outside the `impl`, where `Self`
-    // is the type's name.
-    let mut to_type = crate::rewrite::ReplaceType {
-        from: "Self",
-        to: syn::parse_quote!(#ty),
-    };
-    let mut ret: syn::Type = match &sig.output {
+    let ret: syn::Type = match &sig.output {
         syn::ReturnType::Type(_, t) => (**t).clone(),
         syn::ReturnType::Default => syn::parse_quote!(()),
     };
-    to_type.visit_type_mut(&mut ret);
-    if quote!(#ret).to_string().contains('&') {
-        return None;
-    }
-    let method = &sig.ident;
+    let params = sig
+        .inputs
+        .iter()
+        .skip(1)
+        .map(|a| match a {
+            FnArg::Typed(pt) => Some((*pt.ty).clone()),
+            FnArg::Receiver(_) => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
     let tr = format_ident!("__MochiMethodRule_{}_{}", type_name, name);
     let rr = format_ident!("{}_rrule", name);
-    let mut call = CallPieces::receiver(
+    // The receiver first: `&self` of the type, behind one reference more or as many.
+    let receiver = CallPieces::receiver(
         Some(quote!(__MochiS: ?Sized + ::mochi::__private::Peel<#ty>)),
         quote!(__MochiS),
         quote!(::mochi::__private::Peel::<#ty>::peel(__mochi_s)),
         quote!(<#ty as ::mochi::Tangent>::Tangent),
     );
-    for (k, input) in sig.inputs.iter().skip(1).enumerate() {
-        let FnArg::Typed(pt) = input else { return None };
-        let mut p = (*pt.ty).clone();
-        to_type.visit_type_mut(&mut p);
-        call.push(peeled_arg(k, &p)?);
-    }
-    let out_t = quote!(<#ret as ::mochi::Tangent>::Tangent);
-    let decl = rule_trait_decl(&tr, method);
-    let imp = call.rule_impl(
-        &tr,
-        method,
-        quote!(),
-        quote!(),
-        &ret,
-        out_t,
-        quote!(#ty::#rr),
-    );
-    Some(quote!(#decl #imp))
+    routed_rule_trait(&ty, &tr, &sig.ident, &rr, receiver, params, ret, sig)
 }
 
 /// The private trait of a rule the lowering names, `Call((&a, &b)).method()`.

@@ -2418,21 +2418,7 @@ impl ShortenedBuffers<'_> {
             }
             return Some(out);
         }
-        let syn::Stmt::Expr(Expr::MethodCall(m), Some(_)) = st else {
-            return None;
-        };
-        let Expr::Path(p) = unparen(&m.receiver) else {
-            return None;
-        };
-        if !p
-            .path
-            .get_ident()
-            .is_some_and(|i| self.locals.contains(&i.to_string()))
-            || !crate::activity::expr_is_active(&m.receiver, self.active)
-        {
-            return None;
-        }
-        let v = &m.receiver;
+        let v = self.buffer(m)?;
         let span = m.method.span();
         let kept = format_ident!("__mochi_kept", span = span);
         let value: Expr = match (m.method.to_string().as_str(), m.args.len()) {
@@ -6729,8 +6715,8 @@ impl VisitMut for WhileLetNext {
 /// `let mut st = ..; … while let Some(p) = st.pop() { body }` with `body` not naming
 /// `st` and nothing after the loop naming it (a stack drained): `for i in
 /// (0..st.len()).rev() { let p = st[i].clone(); body }`, the same elements in the same
-/// order, read by index (a `pop` changes the buffer's length, which the derivation
-/// does not follow). A `break` leaves elements behind, which nothing reads.
+/// order, read by index (a `pop` elsewhere rebuilds the buffer, `ShortenedBuffers`,
+/// O(n) a trip here). A `break` leaves elements behind, which nothing reads.
 struct WhileLetPop;
 
 impl VisitMut for WhileLetPop {
