@@ -443,12 +443,44 @@ fn method(func: &ItemFn, options: &Options) -> syn::Result<TokenStream> {
     ))
 }
 
+/// A method's result that carries no derivative: a reference, an integer, a `bool`, a
+/// `char` or a `String` (left as written when an `impl` block marks no method).
+fn result_without_derivative(output: &syn::ReturnType) -> bool {
+    let syn::ReturnType::Type(_, t) = output else {
+        return false;
+    };
+    match &**t {
+        syn::Type::Reference(_) => true,
+        syn::Type::Path(p) if p.qself.is_none() => p.path.get_ident().is_some_and(|i| {
+            crate::activity::INTEGER_TYPES.contains(&i.to_string().as_str())
+                || matches!(i.to_string().as_str(), "bool" | "char" | "String")
+        }),
+        _ => false,
+    }
+}
+
 /// `#[differentiable]` on an `impl` block: the methods in it marked `#[differentiable]`
 /// (or `#[differentiable(higher_order)]`) are derived, and their companions go into an
 /// inherent `impl` of the same type beside the block. This is the form for the methods
 /// of a trait implementation (`impl Model for Linear`), which can hold no items beyond
 /// the trait's; their companions are `pub`, as the trait's methods are.
 fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
+    // No method marked (`#[differentiable] impl Add for V2 { fn add .. }`): every method
+    // is, but those whose result carries no derivative (`-> usize`, `-> bool`, `-> &str`,
+    // a reference), which stay as written.
+    let marked_any = imp
+        .items
+        .iter()
+        .any(|i| matches!(i, syn::ImplItem::Fn(f) if f.attrs.iter().any(is_differentiable)));
+    if !marked_any {
+        for item in imp.items.iter_mut() {
+            if let syn::ImplItem::Fn(f) = item {
+                if !result_without_derivative(&f.sig.output) {
+                    f.attrs.push(syn::parse_quote!(#[differentiable]));
+                }
+            }
+        }
+    }
     let mut companions = Vec::new();
     let mut rule_traits = Vec::new();
     let mut errors: Option<syn::Error> = None;
@@ -572,8 +604,16 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         let checked =
             valid::check_signature(&written_out).and_then(|()| method_companions(&func, &options));
         let twin = METHOD_TWIN.with(|m| m.borrow_mut().take());
-        if let (Some(twin), Some(t), true) = (twin, &type_name, own_rule) {
-            rule_traits.extend(mirror_method(t, &func.vis, &twin));
+        if let (Some(twin), Some(t)) = (twin, &type_name) {
+            if own_rule {
+                rule_traits.extend(mirror_method(t, &func.vis, &twin));
+            } else if let Some((_, tr, _)) = &imp.trait_ {
+                let trait_name = tr.segments.last().map(|s| s.ident.to_string());
+                if imp.generics.params.is_empty() {
+                    rule_traits
+                        .extend(trait_name.and_then(|n| mirror_operator(t, &n, &func.sig, &twin)));
+                }
+            }
         }
         match checked {
             Ok(out) => companions.extend(out),
@@ -587,7 +627,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
     if marked == 0 {
         let e = syn::Error::new_spanned(
             &imp.self_ty,
-            "#[differentiable] on an `impl` block derives the methods in it marked `#[differentiable]`, and none is: mark the methods to differentiate",
+            "#[differentiable] on an `impl` block derives its methods (those marked `#[differentiable]` when some are), and it has none whose result carries a derivative: add a method returning a float, a struct or a `Vec`, or one of `&mut self`",
         );
         return combine(e, quote!(#imp));
     }
@@ -615,14 +655,7 @@ fn operator_rule_trait(
     output: Option<&syn::Type>,
     sig: &syn::Signature,
 ) -> Option<TokenStream> {
-    let op = match (trait_name?, sig.ident.to_string().as_str()) {
-        ("Add", "add") => "op_add",
-        ("Sub", "sub") => "op_sub",
-        ("Mul", "mul") => "op_mul",
-        ("Div", "div") => "op_div",
-        ("Neg", "neg") => "op_neg",
-        _ => return None,
-    };
+    let op = operator_rule(trait_name?, &sig.ident)?;
     let ty = syn::Ident::new(type_name, sig.ident.span());
     let mut params = Vec::new();
     for input in &sig.inputs {
@@ -643,15 +676,7 @@ fn operator_rule_trait(
     if quote!(#ret).to_string().contains("Output") {
         ret = output?.clone();
     }
-    // (One trait per right operand: `Mul<f64>` and `Mul<V2>` may both be written.)
-    let rhs: String = params
-        .get(1)
-        .map(|t| t.to_token_stream().to_string())
-        .unwrap_or_default()
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .collect();
-    let tr = format_ident!("__MochiOperatorRule_{}_{}_{}", type_name, op, rhs);
+    let tr = operator_rule_trait_name(type_name, op, params.get(1));
     let method = format_ident!("{}", op);
     let rr = format_ident!("{}_rrule", sig.ident);
     routed_rule_trait(
@@ -664,6 +689,137 @@ fn operator_rule_trait(
         ret,
         sig,
     )
+}
+
+/// The rule an operator trait's method is lowered to (`Add::add`: `op_add`).
+fn operator_rule(trait_name: &str, method: &syn::Ident) -> Option<&'static str> {
+    Some(match (trait_name, method.to_string().as_str()) {
+        ("Add", "add") => "op_add",
+        ("Sub", "sub") => "op_sub",
+        ("Mul", "mul") => "op_mul",
+        ("Div", "div") => "op_div",
+        ("Neg", "neg") => "op_neg",
+        _ => return None,
+    })
+}
+
+/// The private trait of the user's operator `op` on `type_name` with the right operand
+/// `rhs` as written: one trait per right operand (`Mul<f64>` and `Mul<V2>` may both be).
+fn operator_rule_trait_name(type_name: &str, op: &str, rhs: Option<&syn::Type>) -> syn::Ident {
+    let rhs: String = rhs
+        .map(|t| t.to_token_stream().to_string())
+        .unwrap_or_default()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    format_ident!("__MochiOperatorRule_{}_{}_{}", type_name, op, rhs)
+}
+
+/// An operator of the user's (`impl Add for V2`, `impl Mul<f64> for V2`, `impl Neg for
+/// V2`) with a generic form, given to the struct's generic mirror: the operator trait
+/// implemented for the mirror (its right operand and result the twin's, `Mul<T>` for
+/// `Mul<f64>`), calling the twin, and the operator's rule trait implemented for mirror
+/// operands, routing to the twin's rule. The generic form of a function asking for
+/// `higher_order` then keeps `(a + b) * 0.5 - a` of its mirrors as written.
+fn mirror_operator(
+    type_name: &str,
+    trait_name: &str,
+    sig: &syn::Signature,
+    twin: &syn::Signature,
+) -> Option<TokenStream> {
+    let op = operator_rule(trait_name, &sig.ident)?;
+    let rhs_written = sig.inputs.iter().nth(1).map(|a| match a {
+        FnArg::Typed(pt) => (*pt.ty).clone(),
+        FnArg::Receiver(_) => syn::parse_quote!(Self),
+    });
+    let tr = operator_rule_trait_name(type_name, op, rhs_written.as_ref());
+    let method = format_ident!("{}", op);
+    let ty = syn::Ident::new(type_name, sig.ident.span());
+    let mirror = format_ident!("__MochiTwin{}", type_name);
+    let t = syn::Ident::new(crate::twin::PARAM, proc_macro2::Span::call_site());
+    let mut tsig = twin.clone();
+    crate::rewrite::ReplaceType {
+        from: "Self",
+        to: syn::parse_quote!(#ty),
+    }
+    .visit_signature_mut(&mut tsig);
+    let ret: syn::Type = match &tsig.output {
+        syn::ReturnType::Type(_, r) => (**r).clone(),
+        syn::ReturnType::Default => return None,
+    };
+    let mut types = Vec::new();
+    for (k, input) in tsig.inputs.iter().enumerate() {
+        let FnArg::Typed(pt) = input else { return None };
+        if k == 0 {
+            // The receiver, `self` by value: the mirror.
+            if matches!(&*pt.ty, syn::Type::Reference(_)) {
+                return None;
+            }
+            types.push(syn::parse_quote!(#mirror<#t>));
+        } else {
+            types.push((*pt.ty).clone());
+        }
+    }
+    if quote!(#ret #(#types)*).to_string().contains('&') {
+        return None;
+    }
+    let params = &tsig.generics.params;
+    let where_preds = tsig
+        .generics
+        .where_clause
+        .as_ref()
+        .map(|w| w.predicates.iter().cloned().collect::<Vec<_>>())
+        .unwrap_or_default();
+    let std_trait = format_ident!("{}", trait_name);
+    let std_method = &sig.ident;
+    let twin_name = &twin.ident;
+    let operator = match types.get(1) {
+        Some(rhs) => quote! {
+            impl<#params> ::core::ops::#std_trait<#rhs> for #mirror<#t> where #(#where_preds,)* {
+                type Output = #ret;
+                #[inline]
+                fn #std_method(self, __mochi_o: #rhs) -> #ret {
+                    #ty::#twin_name::<#t>(self, __mochi_o)
+                }
+            }
+        },
+        None => quote! {
+            impl<#params> ::core::ops::#std_trait for #mirror<#t> where #(#where_preds,)* {
+                type Output = #ret;
+                #[inline]
+                fn #std_method(self) -> #ret {
+                    #ty::#twin_name::<#t>(self)
+                }
+            }
+        },
+    };
+    // The left operand the mirror itself (which names the scalar type), the right one
+    // behind a reference or two, as in `mirror_method`.
+    let mut call = CallPieces::receiver(
+        None,
+        quote!(#mirror<#t>),
+        quote!(::core::clone::Clone::clone(__mochi_s)),
+        quote!(<#mirror<#t> as ::mochi::Tangent>::Tangent),
+    );
+    for (k, p) in types.iter().enumerate().skip(1) {
+        call.push(peeled_arg(k - 1, p)?);
+    }
+    let twin_rr = format_ident!("{}_rrule", twin_name);
+    let out_t = quote!(<fn(&'static ()) -> #ret as ::mochi::__private::TangentOfOutput>::Tangent);
+    let imp = call.rule_impl(
+        &tr,
+        &method,
+        quote!(#params,),
+        quote!(#(#where_preds,)*),
+        &ret,
+        out_t,
+        quote!(#ty::#twin_rr::<#t>),
+    );
+    Some(quote! {
+        #[allow(non_camel_case_types, clippy::all, dead_code)]
+        #operator
+        #imp
+    })
 }
 
 /// An associated function of the user's without `self` (`V2::new(a, b)`, `Model::init(w)`)
@@ -1592,8 +1748,16 @@ fn method_twin_stub(func: &ItemFn, why: &str) -> TokenStream {
     }
     let (name, ty) = (&sig.ident, crate::twin::method_twin_name(&sig.ident));
     let rr = format_ident!("{}_rrule", ty);
+    // (The fix is to ask only where the method was not asked.)
+    let fix = if why.contains("not marked") {
+        "; mark the method `#[differentiable(higher_order)]`"
+    } else if sig.receiver().is_some_and(|r| r.mutability.is_some()) {
+        "; a method of `&self` returning the new value (`fn pushed(&self, v: f64) -> Self`) has one"
+    } else {
+        ""
+    };
     let msg = format!(
-        "mochi: the method `{name}` has no generic form ({why}), so a function that calls it has no `jvp`, `hvp`, `hessian` or `jacobian`; mark the method `#[differentiable(higher_order)]`"
+        "mochi: the method `{name}` has no generic form ({why}), so a function that calls it has no `jvp`, `hvp`, `hessian` or `jacobian`{fix}"
     );
     let bound = quote!(fn(&'static ()) -> #ret: ::mochi::__private::TangentOfOutput);
     quote! {

@@ -429,7 +429,10 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         let Pat::Ident(pi) = &*pt.pat else {
             return None;
         };
-        let receiver = matches!(&*pt.ty, Type::Reference(r) if r.mutability.is_none()
+        // (The twin's receiver is `this`; another argument of the struct's type, `o: &V2`
+        // of a method of `V2`, is not one.)
+        let receiver = pi.ident == "this"
+            && matches!(&*pt.ty, Type::Reference(r) if r.mutability.is_none()
             && crate::activity::tokens_mention(&quote!(#r), &|i| i == "LiftField"));
         let form = match &*pt.ty {
             _ if receiver => Form::Receiver,

@@ -486,6 +486,16 @@ fn closure(e: &Expr, n: usize) -> Option<syn::ExprClosure> {
                 rename.visit_pat_mut(p);
             }
             rename.visit_expr_mut(&mut c.body);
+            // (A name under `&` in the pattern, `|(&t, &y)|`, is a value.)
+            let mut by_value = Vec::new();
+            for p in &c.inputs {
+                referenced_names(p, false, &mut by_value);
+            }
+            for (_, to) in &renames {
+                if !by_value.contains(&to.to_string()) && read_as_sequence(&c.body, to) {
+                    SEQ_PARAMS.with(|s| s.borrow_mut().insert(to.clone()));
+                }
+            }
             Some(c)
         }
         Expr::Path(p) => {
@@ -643,11 +653,85 @@ thread_local! {
     /// The counter behind [`fresh_param`], set back to 0 for each function expanded, so
     /// that an expansion does not depend on the ones before it.
     static NEXT_PARAM: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The renamed closure parameters whose body reads them as sequences (a row of a
+    /// `Vec<Vec<f64>>`: `row.iter()`, `row[j]`, `dot(row, x)`): bound by reference.
+    static SEQ_PARAMS: std::cell::RefCell<std::collections::HashSet<syn::Ident>> =
+        std::cell::RefCell::new(std::collections::HashSet::new());
 }
 
 /// Starts the names of [`fresh_param`] over (at the start of an expansion).
 pub fn reset_fresh_params() {
     NEXT_PARAM.with(|c| c.set(0));
+    SEQ_PARAMS.with(|s| s.borrow_mut().clear());
+}
+
+/// Methods of slices and `Vec`s, not of floats: a closure parameter that is their
+/// receiver is a sequence.
+const SEQUENCE_METHODS: &[&str] = &[
+    "iter",
+    "into_iter",
+    "len",
+    "is_empty",
+    "to_vec",
+    "first",
+    "last",
+    "get",
+    "windows",
+    "chunks",
+    "chunks_exact",
+    "split_at",
+    "split_first",
+    "split_last",
+    "as_slice",
+    "contains",
+    "concat",
+];
+
+/// The names bound under a `&` in `p` (`|(&t, &y)|`, `|&v|`).
+fn referenced_names(p: &Pat, under: bool, out: &mut Vec<String>) {
+    match p {
+        Pat::Reference(r) => referenced_names(&r.pat, true, out),
+        Pat::Type(t) => referenced_names(&t.pat, under, out),
+        Pat::Paren(q) => referenced_names(&q.pat, under, out),
+        Pat::Tuple(t) => t.elems.iter().for_each(|q| referenced_names(q, under, out)),
+        Pat::Ident(i) if under => out.push(i.ident.to_string()),
+        _ => {}
+    }
+}
+
+/// Does `body` read `name` as a sequence: indexed (`row[j]`), the receiver of a slice
+/// method (`row.iter()`), iterated by a `for`, or an argument as it is (`dot(row, x)`:
+/// a reference in Rust, which a by-value binding would not be)?
+fn read_as_sequence(body: &Expr, name: &syn::Ident) -> bool {
+    struct Find<'a> {
+        name: &'a syn::Ident,
+        found: bool,
+    }
+    impl Find<'_> {
+        fn is(&self, e: &Expr) -> bool {
+            matches!(e, Expr::Path(p) if p.qself.is_none() && p.path.is_ident(self.name))
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Find<'_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let hit = match e {
+                Expr::Index(i) => self.is(&i.expr),
+                Expr::MethodCall(m) => {
+                    (self.is(&m.receiver)
+                        && SEQUENCE_METHODS.contains(&m.method.to_string().as_str()))
+                        || m.args.iter().any(|a| self.is(a))
+                }
+                Expr::Call(c) => c.args.iter().any(|a| self.is(a)),
+                Expr::ForLoop(f) => self.is(&f.expr),
+                _ => false,
+            };
+            self.found |= hit;
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let mut f = Find { name, found: false };
+    syn::visit::Visit::visit_expr(&mut f, body);
+    f.found
 }
 
 /// The name as the user wrote it: `f` for a closure parameter renamed by
@@ -1256,6 +1340,16 @@ impl<'a> Writer<'a> {
             (Pat::Paren(q), _) => self.bind(&q.pat, it, body, deref),
             (Pat::Reference(r), _) => self.bind(&r.pat, it, body, deref),
             (Pat::Wild(_), _) => Some(()),
+            // A row read as a sequence: by reference, as the closure had it.
+            (Pat::Ident(i), Item::Leaf(e, true))
+                if i.subpat.is_none()
+                    && i.mutability.is_none()
+                    && SEQ_PARAMS.with(|s| s.borrow().contains(&i.ident)) =>
+            {
+                let n = &i.ident;
+                body.push(quote_spanned!(span=> let #n = &#e;));
+                Some(())
+            }
             (Pat::Ident(i), Item::Leaf(e, by_ref)) if i.subpat.is_none() => {
                 let m = &i.mutability;
                 let n = &i.ident;

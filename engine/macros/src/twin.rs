@@ -462,6 +462,7 @@ const ARRAY_CALLS: &[&str] = &[
     "linspace",
     "from_diag",
     "from_shape_fn",
+    "from_iter",
 ];
 
 /// The integer types: their associated functions and constants keep their type.
@@ -491,6 +492,7 @@ const KEPT_CALLS: &[&str] = &[
     "Vec::new",
     "Vec::with_capacity",
     "Vec::from",
+    "Vec::from_iter",
     "std::mem::swap",
     "std::mem::replace",
     "mem::swap",
@@ -687,7 +689,12 @@ pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)>
     twin.sig.ident = method_twin_name(&func.sig.ident);
     let t = syn::Ident::new(PARAM, Span::call_site());
     if let Some(first) = twin.sig.inputs.first_mut() {
-        *first = syn::parse_quote!(this: &<Self as ::mochi::__private::LiftField>::Of<#t>);
+        *first = match func.sig.receiver() {
+            Some(r) if r.reference.is_none() => {
+                syn::parse_quote!(this: <Self as ::mochi::__private::LiftField>::Of<#t>)
+            }
+            _ => syn::parse_quote!(this: &<Self as ::mochi::__private::LiftField>::Of<#t>),
+        };
     }
     struct ThisForSelf;
     impl VisitMut for ThisForSelf {
@@ -746,12 +753,13 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
             if let FnArg::Receiver(r) = a {
                 // `self` carries derivatives but is not itself a float (`self.n as f64`
                 // of an integer field is a constant).
-                if method && r.reference.is_some() && r.mutability.is_none() {
+                // (`self` by value: an operator's `fn add(self, o: V2) -> V2`.)
+                if method && r.mutability.is_none() {
                     continue;
                 }
             }
             let why = if method {
-                "its receiver is not `&self` (a method of `&mut self` or `self` has no twin)"
+                "its receiver is `&mut self` or `mut self`"
             } else {
                 "it is a method"
             };
@@ -1473,6 +1481,16 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
                 && !SEQ_METHODS.contains(&name.as_str())
                 && structish(&m.receiver, locals)
         }
+        // The user's operators on structs (`(a + b) * 0.5 - a`, `-v`, `2.0 * v`), an
+        // element of a `Vec` of them (`pts[i]`).
+        Expr::Binary(b) => {
+            matches!(
+                b.op,
+                syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)
+            ) && (structish(&b.left, locals) || structish(&b.right, locals))
+        }
+        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && structish(&u.expr, locals),
+        Expr::Index(i) => !matches!(&*i.index, Expr::Range(_)) && structish(&i.expr, locals),
         _ => false,
     }
 }
@@ -1484,12 +1502,23 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
     impl<'a> Visit<'a> for S {
         fn visit_local(&mut self, l: &'a syn::Local) {
             syn::visit::visit_local(self, l);
+            // A local typed as a struct of the user's or a `Vec` of them (`let pts:
+            // Vec<V2> = …collect();`).
+            let typed = match &l.pat {
+                Pat::Type(t) => {
+                    user_type_arg(&t.ty).is_some()
+                        || crate::iterchain::vec_elem(&t.ty)
+                            .flatten()
+                            .is_some_and(|e| user_type_arg(e).is_some())
+                }
+                _ => false,
+            };
             let pat = match &l.pat {
                 Pat::Type(t) => &*t.pat,
                 p => p,
             };
             if let (Pat::Ident(p), Some(init)) = (pat, &l.init) {
-                if init.diverge.is_none() && structish(&init.expr, &self.0) {
+                if init.diverge.is_none() && (typed || structish(&init.expr, &self.0)) {
                     self.0.insert(p.ident.to_string());
                 }
             }

@@ -2178,3 +2178,163 @@ mod buffers_edited {
         all_orders!(popped_if_any, [0.4, 1.3, -0.7, 0.2]);
     }
 }
+
+/// Rows of a `Vec<Vec<f64>>` read as sequences in a chain's closure (`a.iter().map(|row|
+/// row.iter().zip(x)…)`, `dot(row, x)`), and arrays built by `from_iter`.
+mod rows_in_chains {
+    use mochi::prelude::*;
+    use ndarray::Array1;
+
+    #[differentiable]
+    pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+        a.iter().zip(b).map(|(p, q)| p * q).sum()
+    }
+
+    #[differentiable]
+    pub fn matvec_norm(x: &[f64]) -> f64 {
+        let a = vec![vec![1.0, 2.0, 0.5], vec![0.3, -1.0, 2.0]];
+        let y: Vec<f64> = a
+            .iter()
+            .map(|row| row.iter().zip(x).map(|(r, v)| r * v).sum::<f64>())
+            .collect();
+        y.iter().map(|v| v * v).sum::<f64>()
+    }
+
+    /// Rows built from the input, each read by index, by `len` and through a helper.
+    #[differentiable]
+    pub fn rows_of_input(x: &[f64]) -> f64 {
+        let m: Vec<Vec<f64>> = x.chunks(2).map(|c| c.to_vec()).collect();
+        let by_helper: Vec<f64> = m.iter().map(|row| dot(row, &x[..2])).collect();
+        let by_index: f64 = m.iter().map(|row| row[0] * row[row.len() - 1].sin()).sum();
+        by_helper.iter().map(|v| v.tanh()).sum::<f64>() + by_index
+    }
+
+    #[differentiable]
+    pub fn from_iter_dot(x: &[f64]) -> f64 {
+        let a = Array1::from_vec(x.to_vec());
+        let b = Array1::from_iter(x.iter().map(|v| v * v + 1.0));
+        a.dot(&b).ln()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(matvec_norm, [0.4, 1.3, -0.7]);
+        all_orders!(rows_of_input, [0.4, 1.3, -0.7, 0.2]);
+        all_orders!(from_iter_dot, [0.4, 1.3, -0.7, 0.2]);
+    }
+}
+
+/// `#[differentiable]` on an `impl` block that marks no method derives them all (but
+/// those returning integers, `bool`s or references); the user's operators (`Add`, `Sub`,
+/// `Mul<f64>`, `Neg`) and a method taking the struct by its name (`o: &V2`) have generic
+/// forms, so the functions calling them have Hessians.
+mod user_operators {
+    use mochi::prelude::*;
+    use std::ops::{Add, Mul, Neg, Sub};
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct V2 {
+        x: f64,
+        y: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Add for V2 {
+        type Output = V2;
+        fn add(self, o: V2) -> V2 {
+            V2 {
+                x: self.x + o.x,
+                y: self.y + o.y,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Sub for V2 {
+        type Output = Self;
+        fn sub(self, o: Self) -> Self {
+            V2 {
+                x: self.x - o.x,
+                y: self.y - o.y,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Mul<f64> for V2 {
+        type Output = V2;
+        fn mul(self, k: f64) -> V2 {
+            V2 {
+                x: self.x * k,
+                y: self.y * k,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Neg for V2 {
+        type Output = V2;
+        fn neg(self) -> V2 {
+            V2 {
+                x: -self.x,
+                y: -self.y,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl V2 {
+        fn norm(&self) -> f64 {
+            (self.x * self.x + self.y * self.y).sqrt()
+        }
+        fn dot(&self, o: &V2) -> f64 {
+            self.x * o.x + self.y * o.y
+        }
+        /// Left as written: its result carries no derivative.
+        fn quadrant(&self) -> usize {
+            usize::from(self.x < 0.0) + 2 * usize::from(self.y < 0.0)
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn midpoint_terms(x: &[f64]) -> f64 {
+        let a = V2 { x: x[0], y: x[1] };
+        let b = V2 { x: x[2], y: x[3] };
+        let c = (a + b) * 0.5 - a;
+        c.norm() + a.dot(&b) + (-c).dot(&a)
+    }
+
+    /// A chain of springs: `Vec<V2>` collected from the input, differences of elements.
+    #[differentiable(higher_order)]
+    pub fn spring_energy(x: &[f64]) -> f64 {
+        let pts: Vec<V2> = x.chunks(2).map(|c| V2 { x: c[0], y: c[1] }).collect();
+        let mut e = 0.0;
+        for i in 1..pts.len() {
+            let d = pts[i] - pts[i - 1];
+            e += (d.norm() - 1.0).powi(2);
+        }
+        e
+    }
+
+    /// Without `higher_order`: the gradient alone, through the same operators.
+    #[differentiable]
+    pub fn plain_caller(x: &[f64]) -> f64 {
+        let a = V2 { x: x[0], y: x[1] };
+        let b = a * x[2] + a;
+        b.norm() * b.dot(&a)
+    }
+
+    #[test]
+    fn integer_method_kept() {
+        assert_eq!(V2 { x: -1.0, y: 2.0 }.quadrant(), 1);
+        let x = [0.4, 1.3, -0.7];
+        let g = plain_caller::gradient(&x);
+        crate::common::assert_gradient_matches(plain_caller, &g, &x);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(midpoint_terms, [0.4, 1.3, -0.7, 0.2]);
+        all_orders!(spring_energy, [0.4, 1.3, -0.7, 0.2, 1.5, 0.9]);
+    }
+}
