@@ -297,6 +297,9 @@ fn expand_one(attr: TokenStream, item: TokenStream) -> TokenStream {
             );
         }
     };
+    // Functions over floats declared in the body, as closures (inlined where called).
+    let mut func = func;
+    crate::desugar::nested_fns_as_closures(&mut func);
     // A function generic over its scalar runs on `Dual` numbers as written: its
     // `no_grad`s stop forward-mode derivatives too (`twin::stop_partials`; a twin gets
     // the same where it is made).
@@ -542,6 +545,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             }
             .visit_block_mut(&mut f.block);
         }
+        crate::desugar::nested_fns_as_closures_in(&mut f.block);
         let mut func = ItemFn {
             attrs: f.attrs.clone(),
             vis: f.vis.clone(),

@@ -3667,7 +3667,7 @@ fn element_option(
             ))
         }
         // Not `get(&key)` (a map) or `get(a..b)` (a sub-slice).
-        ("get", 1) if !matches!(&m.args[0], Expr::Reference(_) | Expr::Range(_)) => {
+        ("get", 1) if !map_key_or_range(&m.args[0]) => {
             let i = format_ident!("__mochi_gi", span = span);
             let k = &m.args[0];
             Some((
@@ -7319,7 +7319,7 @@ fn first_or_last(e: &Expr, inactive: &HashSet<String>) -> Option<Expr> {
         ("last", 0) => Some(syn::parse_quote_spanned!(span=> #x[#x.len() - 1])),
         // `x.get(i).unwrap()` (not `get(&key)` of a map, `get(a..b)` of a sub-slice):
         // the element, which panics out of bounds as `unwrap` does.
-        ("get", 1) if !matches!(&f.args[0], Expr::Reference(_) | Expr::Range(_)) => {
+        ("get", 1) if !map_key_or_range(&f.args[0]) => {
             let i = &f.args[0];
             Some(syn::parse_quote_spanned!(span=> #x[#i]))
         }
@@ -9924,4 +9924,76 @@ pub fn struct_literals(e: &Expr) -> bool {
         _ => None,
     };
     matches!(first, Some(Expr::Struct(_)))
+}
+
+/// A function declared in the body over floats (`fn sq(v: f64) -> f64 { v * v }`, which
+/// cannot see the body's locals) as a closure bound at the top of the body, `let sq =
+/// |v: f64| -> f64 { v * v };`, in declaration order: the closures of the body are
+/// inlined where they are called, so its calls are differentiated. Not a generic, `const`,
+/// `async` or `unsafe` function, nor one that calls itself or a function declared after
+/// it, nor one whose parameters are patterns other than names.
+pub fn nested_fns_as_closures(func: &mut syn::ItemFn) {
+    nested_fns_as_closures_in(&mut func.block);
+}
+
+/// [`nested_fns_as_closures`] of a block (a method's body).
+pub fn nested_fns_as_closures_in(block: &mut syn::Block) {
+    let names: Vec<String> = block
+        .stmts
+        .iter()
+        .filter_map(|s| match s {
+            syn::Stmt::Item(syn::Item::Fn(f)) => Some(f.sig.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    let mut hoisted = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    let mut rest = Vec::new();
+    for s in std::mem::take(&mut block.stmts) {
+        let syn::Stmt::Item(syn::Item::Fn(f)) = &s else {
+            rest.push(s);
+            continue;
+        };
+        let sig = &f.sig;
+        let name = sig.ident.to_string();
+        seen.push(name.clone());
+        let body = &f.block;
+        let later_or_self = crate::activity::tokens_mention(&quote::quote!(#body), &|i| {
+            names
+                .iter()
+                .any(|n| i == n && !seen[..seen.len() - 1].contains(n))
+        });
+        let simple_params = sig.inputs.iter().all(|a| {
+            matches!(a, syn::FnArg::Typed(pt) if matches!(&*pt.pat, syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none()))
+        });
+        let convertible = sig.generics.params.is_empty()
+            && sig.constness.is_none()
+            && sig.asyncness.is_none()
+            && sig.unsafety.is_none()
+            && sig.abi.is_none()
+            && sig.variadic.is_none()
+            && simple_params
+            && !later_or_self
+            && crate::twin::mentions_float_type(&quote::quote!(#sig));
+        if !convertible {
+            rest.push(s);
+            continue;
+        }
+        let ident = &sig.ident;
+        let params = sig.inputs.iter();
+        let ret = match &sig.output {
+            syn::ReturnType::Default => quote::quote!(-> ()),
+            syn::ReturnType::Type(_, t) => quote::quote!(-> #t),
+        };
+        hoisted.push(syn::parse_quote!(let #ident = |#(#params),*| #ret #body;));
+    }
+    hoisted.extend(rest);
+    block.stmts = hoisted;
+}
+
+/// The argument of a `get` that is not a position: a map's key (`get(&key)`,
+/// `get("name")`) or a sub-slice's range (`get(a..b)`).
+fn map_key_or_range(a: &Expr) -> bool {
+    matches!(unparen(a), Expr::Reference(_) | Expr::Range(_))
+        || matches!(unparen(a), Expr::Lit(l) if !matches!(l.lit, syn::Lit::Int(_)))
 }

@@ -493,6 +493,13 @@ const KEPT_CALLS: &[&str] = &[
     "Vec::with_capacity",
     "Vec::from",
     "Vec::from_iter",
+    "HashMap::new",
+    "HashMap::with_capacity",
+    "BTreeMap::new",
+    "HashSet::new",
+    "BTreeSet::new",
+    "std::collections::HashMap::new",
+    "std::collections::BTreeMap::new",
     "std::mem::swap",
     "std::mem::replace",
     "mem::swap",
@@ -3028,7 +3035,7 @@ fn literal_end(e: &Expr) -> Option<&syn::Lit> {
 }
 
 /// Whether `tokens` name `f64` or `f32` anywhere (a signature over no float).
-fn mentions_float_type(tokens: &proc_macro2::TokenStream) -> bool {
+pub(crate) fn mentions_float_type(tokens: &proc_macro2::TokenStream) -> bool {
     crate::activity::tokens_mention(tokens, &|i| i == "f64" || i == "f32")
 }
 

@@ -2190,6 +2190,8 @@ mod rows_in_chains {
         a.iter().zip(b).map(|(p, q)| p * q).sum()
     }
 
+    // (A `Vec` of rows, as the ported code has it.)
+    #[allow(clippy::useless_vec)]
     #[differentiable]
     pub fn matvec_norm(x: &[f64]) -> f64 {
         let a = vec![vec![1.0, 2.0, 0.5], vec![0.3, -1.0, 2.0]];
@@ -2336,5 +2338,45 @@ mod user_operators {
         use crate::all_orders;
         all_orders!(midpoint_terms, [0.4, 1.3, -0.7, 0.2]);
         all_orders!(spring_energy, [0.4, 1.3, -0.7, 0.2, 1.5, 0.9]);
+    }
+}
+
+/// A function over floats declared in the body (a local helper, called in a chain and
+/// in a loop, one calling another declared before it), and positions read from a map.
+mod body_helpers_and_maps {
+    use mochi::prelude::*;
+    use std::collections::HashMap;
+
+    #[differentiable]
+    pub fn local_helpers(x: &[f64]) -> f64 {
+        fn sq(v: f64) -> f64 {
+            v * v
+        }
+        fn bump(v: f64, k: f64) -> f64 {
+            if v < 0.0 {
+                return sq(v) * k;
+            }
+            sq(v) + k * v
+        }
+        let s = x.iter().map(|&v| sq(v) + 1.0).sum::<f64>().ln();
+        let mut t = 0.0;
+        for i in 0..x.len() {
+            t += bump(x[i], 0.5);
+        }
+        s * t
+    }
+
+    #[differentiable]
+    pub fn map_positions(x: &[f64]) -> f64 {
+        let mut at: HashMap<&str, usize> = HashMap::new();
+        at.insert("a", 0);
+        at.insert("b", 2);
+        x[at["a"]] * x[*at.get("b").unwrap()] + x.get(1).copied().unwrap_or(0.0)
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(local_helpers, [0.4, 1.3, -0.7, 0.2]);
+        all_orders!(map_positions, [0.4, 1.3, -0.7]);
     }
 }

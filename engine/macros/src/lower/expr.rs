@@ -1251,7 +1251,7 @@ impl Lowerer {
             return self.call_method(&last, &ops, TokenStream::new(), code);
         }
         if segs.len() == 1 && self.nested_fns.contains(&last) {
-            self.err(c, format!("mochi: `{last}` is a `fn` declared inside the function, which has no derived rule; move it out, beside the function, and mark it `#[differentiable]`"));
+            self.err(c, format!("mochi: `{last}` is a `fn` declared inside the function, which has no derived rule (one over floats is read as a closure, but not one that is generic, calls itself or calls a function declared after it); move it out, beside the function, and mark it `#[differentiable]`"));
             return Operand::Inactive(quote!(#c));
         }
         if segs.len() == 1 && self.lookup(&last).is_some() {
