@@ -1802,31 +1802,3 @@ impl<T> StopKeep for &Stop<T> {
         self.take()
     }
 }
-
-/// The pullback of a helper whose rule recomputes its forward sweep in the pullback
-/// (`#[differentiable]` on a function without loops over scalars and structs): `Again`
-/// holds the arguments and re-derives at the pullback, `Taped` is the derived rule's own
-/// pullback, boxed, taken when an argument's type owns heap data (cloning it per call
-/// would cost its size).
-pub enum Recomputed<R, O, A: crate::Accumulators> {
-    /// Recompute from the saved arguments.
-    Again(R),
-    /// The derived rule's pullback.
-    Taped(crate::BoxedPullback<O, A>),
-}
-
-impl<R, O, A> crate::Pullback for Recomputed<R, O, A>
-where
-    A: crate::Accumulators,
-    R: crate::Pullback<Output = O, Args = A>,
-{
-    type Output = O;
-    type Args = A;
-    #[inline(always)]
-    fn pullback(self, output: O, args: <A as crate::Accumulators>::Mut<'_>) {
-        match self {
-            Recomputed::Again(r) => r.pullback(output, args),
-            Recomputed::Taped(t) => t.pullback(output, args),
-        }
-    }
-}
