@@ -848,11 +848,56 @@ impl<T: crate::Scalar, const N: usize, const M: usize> LiftConst<T> for [[f64; N
     }
 }
 
-impl<T: crate::Scalar> LiftConst<T> for &[f64] {
-    type Out = Vec<T>;
+impl<T, X: LiftConst<T> + Clone> LiftConst<T> for &[X] {
+    type Out = Vec<X::Out>;
     #[inline(always)]
-    fn lift_const(self) -> Vec<T> {
-        self.iter().map(|v| lit(*v)).collect()
+    fn lift_const(self) -> Vec<X::Out> {
+        self.iter().map(|v| v.clone().lift_const()).collect()
+    }
+}
+
+/// Data `c` (an argument the companions take as constants: `&[Vec<f64>]`, `&[(f64,
+/// f64)]`) in the scalar of `like`'s elements, for the generic twin.
+#[inline]
+pub fn lift_data_like<T, C: LiftConst<T>>(c: C, _like: &[T]) -> C::Out {
+    c.lift_const()
+}
+
+/// Data of a function's argument in its generic twin (`xs: &[Vec<f64>]`, `data: &[(f64,
+/// f64)]`): its floats in the twin's scalar, without a derivative.
+impl<T, X: LiftConst<T> + Clone> LiftConst<T> for &Vec<X> {
+    type Out = Vec<X::Out>;
+    #[inline(always)]
+    fn lift_const(self) -> Vec<X::Out> {
+        self.iter().map(|v| v.clone().lift_const()).collect()
+    }
+}
+
+impl<T, X: LiftConst<T>> LiftConst<T> for Vec<X> {
+    type Out = Vec<X::Out>;
+    #[inline(always)]
+    fn lift_const(self) -> Vec<X::Out> {
+        self.into_iter().map(LiftConst::lift_const).collect()
+    }
+}
+
+impl<T, A: LiftConst<T>, B: LiftConst<T>> LiftConst<T> for (A, B) {
+    type Out = (A::Out, B::Out);
+    #[inline(always)]
+    fn lift_const(self) -> Self::Out {
+        (self.0.lift_const(), self.1.lift_const())
+    }
+}
+
+impl<T, A: LiftConst<T>, B: LiftConst<T>, C: LiftConst<T>> LiftConst<T> for (A, B, C) {
+    type Out = (A::Out, B::Out, C::Out);
+    #[inline(always)]
+    fn lift_const(self) -> Self::Out {
+        (
+            self.0.lift_const(),
+            self.1.lift_const(),
+            self.2.lift_const(),
+        )
     }
 }
 

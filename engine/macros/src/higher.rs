@@ -106,6 +106,9 @@ struct Param {
     owned: TokenStream,
     /// The argument's type with the scalar type made the companions' float type.
     ty_f64: Type,
+    /// Floats in another shape (`xs: &[Vec<f64>]`, `data: &[(f64, f64)]`), a `Form::Other`
+    /// that the twin takes in its scalar: lifted as constants for it.
+    lift: bool,
 }
 
 /// The shape of a generic function the companions can run on duals.
@@ -444,10 +447,12 @@ fn spec(func: &ItemFn) -> Option<Spec> {
                 other if vec_of_t(other).is_some() => Form::VecRef,
                 other if array_of_t(other).is_some_and(|a| !a.0) => Form::Array(ArrayForm::Ref),
                 other if array_of_t(other).is_some_and(|a| a.0) => Form::Array(ArrayForm::ViewRef),
+                other if data_of(other, &t.ident) => Form::Other,
                 other if mentions(other, &t.ident) => return None,
                 _ => Form::Other,
             },
             other if vec_of_t(other).is_some() => Form::Vec,
+            other if data_of(other, &t.ident) => Form::Other,
             other if mentions(other, &t.ident) => return None,
             // A `&mut` argument (`k: &mut usize`) cannot be passed through by a clone.
             Type::Reference(r) if r.mutability.is_some() => return None,
@@ -470,6 +475,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
                 form,
                 owned,
                 ty_f64: syn::parse_quote!(&Self),
+                lift: false,
             });
             continue;
         }
@@ -477,6 +483,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
             name: pi.ident.clone(),
             form,
             owned,
+            lift: form == Form::Other && mentions(&pt.ty, &t.ident),
             ty_f64,
         });
     }
@@ -490,6 +497,39 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         parts_output,
         float: syn::Ident::new(crate::twin::float(), Span::call_site()),
     })
+}
+
+/// Floats of the scalar `t` in a shape the companions take as constants: references,
+/// slices, `Vec`s, fixed-size arrays and tuples (of up to three) of `t` and integers,
+/// holding `t` below at least one `Vec`, slice or tuple (`&[Vec<T>]`, `&[(T, T)]`).
+fn data_of(ty: &Type, t: &syn::Ident) -> bool {
+    fn walk(ty: &Type, t: &syn::Ident, depth: usize, found: &mut bool) -> bool {
+        match ty {
+            Type::Reference(r) if r.mutability.is_none() => walk(&r.elem, t, depth, found),
+            Type::Slice(s) => walk(&s.elem, t, depth + 1, found),
+            Type::Array(a) => walk(&a.elem, t, depth + 1, found),
+            Type::Paren(p) => walk(&p.elem, t, depth, found),
+            Type::Tuple(tu) if (2..=3).contains(&tu.elems.len()) => {
+                tu.elems.iter().all(|e| walk(e, t, depth + 1, found))
+            }
+            Type::Path(p) if p.qself.is_none() => {
+                if let Some(e) = crate::iterchain::vec_elem(ty).flatten() {
+                    return walk(e, t, depth + 1, found);
+                }
+                let Some(i) = p.path.get_ident() else {
+                    return false;
+                };
+                if i == t {
+                    *found |= depth >= 2;
+                    return true;
+                }
+                crate::activity::INTEGER_TYPES.contains(&i.to_string().as_str()) || i == "bool"
+            }
+            _ => false,
+        }
+    }
+    let mut found = false;
+    walk(ty, t, 0, &mut found) && found
 }
 
 pub fn mentions(ty: &Type, t: &syn::Ident) -> bool {
@@ -597,6 +637,10 @@ impl Spec {
                     lets.push(quote!(let #a = #duals[__mochi_at]; __mochi_at += 1;));
                     args.push(quote!(#a));
                 }
+                Form::Other if p.lift => {
+                    lets.push(quote!(let #a = ::mochi::__private::lift_data_like(#n, &#duals);));
+                    args.push(data_arg(&p.ty_f64, &a));
+                }
                 Form::Other => args.push(quote!(::core::clone::Clone::clone(&#n))),
                 _ => {
                     let (build, arg) = dual_arg(
@@ -646,6 +690,10 @@ impl Spec {
             };
             match p.form {
                 Form::Receiver => return None,
+                Form::Other if p.lift => {
+                    lets.push(quote!(let #a = ::mochi::__private::lift_data_like(#n, &[::mochi::Dual::<1>::constant(0.0)]);));
+                    args.push(data_arg(&p.ty_f64, &a));
+                }
                 Form::Other => args.push(quote!(::core::clone::Clone::clone(&#n))),
                 Form::Scalar => {
                     let v = &vs[k];
@@ -805,6 +853,16 @@ fn dual_arg(p: &Param, a: &syn::Ident, elems: TokenStream) -> (TokenStream, Toke
                 _ => quote!(#a),
             },
         ),
+    }
+}
+
+/// Data lifted into `a` (`Vec`s), passed in the shape the argument has: a slice for
+/// `&[..]`, a reference for `&Vec<..>`, the value otherwise.
+fn data_arg(ty: &Type, a: &syn::Ident) -> TokenStream {
+    match ty {
+        Type::Reference(r) if matches!(&*r.elem, Type::Slice(_)) => quote!(&#a[..]),
+        Type::Reference(_) => quote!(&#a),
+        _ => quote!(#a),
     }
 }
 

@@ -787,6 +787,12 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
                 floats.insert(name);
             }
             Some(false) => {}
+            // Floats in other shapes (`xs: &[Vec<f64>]`, `data: &[(f64, f64)]`): the
+            // twin's scalar too, so a caller's twin passes its own (rows built from
+            // its parameters carry derivatives); the companions lift them as constants.
+            None if data_arg(&pt.ty) => {
+                floats.insert(name);
+            }
             None if user_type_arg(&pt.ty).is_some() && STRUCTS.with(|s| s.get()) => {
                 // A struct or an enum of the user's (`m: &Model`, `act: Act`), asked for
                 // with `higher_order`: its generic mirror (`LiftField::Of`).
@@ -1147,6 +1153,40 @@ pub(crate) fn user_type_arg(ty: &Type) -> Option<(syn::Ident, bool)> {
     };
     let r = crate::desugar::Receiver::of_param(inner)?;
     (r.ty != "Self" && !ARRAY_TYPES.contains(&r.ty.to_string().as_str())).then_some((r.ty, by_ref))
+}
+
+/// Data holding floats in a shape the twin does not differentiate (`&[Vec<f64>]`,
+/// `&[(f64, f64)]`, `Vec<[f64; 3]>`): references, slices, `Vec`s, fixed-size arrays and
+/// tuples of floats and integers, with a float somewhere.
+fn data_arg(ty: &Type) -> bool {
+    fn walk(ty: &Type, float: &mut bool) -> bool {
+        match ty {
+            Type::Reference(r) if r.mutability.is_none() => walk(&r.elem, float),
+            Type::Slice(s) => walk(&s.elem, float),
+            Type::Array(a) => walk(&a.elem, float),
+            Type::Paren(p) => walk(&p.elem, float),
+            Type::Tuple(t) if (2..=3).contains(&t.elems.len()) => {
+                t.elems.iter().all(|e| walk(e, float))
+            }
+            Type::Path(p) if p.qself.is_none() => {
+                if let Some(e) = crate::iterchain::vec_elem(ty).flatten() {
+                    return walk(e, float);
+                }
+                let Some(i) = p.path.get_ident() else {
+                    return false;
+                };
+                let name = i.to_string();
+                if name == "f64" || name == "f32" {
+                    *float = true;
+                    return true;
+                }
+                crate::activity::INTEGER_TYPES.contains(&name.as_str()) || name == "bool"
+            }
+            _ => false,
+        }
+    }
+    let mut float = false;
+    walk(ty, &mut float) && float
 }
 
 /// Whether a result type can change type: `f64`, `Vec<f64>`, `()`, or a tuple of them.

@@ -2380,3 +2380,103 @@ mod body_helpers_and_maps {
         all_orders!(map_positions, [0.4, 1.3, -0.7]);
     }
 }
+
+/// Data in shapes the generic form does not differentiate (`xs: &[Vec<f64>]`, `data:
+/// &[(f64, f64)]`), beside the parameters: lifted as constants, so the Hessian exists.
+mod data_arguments {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn logistic_loss(params: &[f64], xs: &[Vec<f64>], ys: &[f64]) -> f64 {
+        let (w, b) = params.split_at(params.len() - 1);
+        let mut loss = 0.0;
+        for (x, &y) in xs.iter().zip(ys) {
+            let z: f64 = w.iter().zip(x).map(|(a, b)| a * b).sum::<f64>() + b[0];
+            let p = (1.0 / (1.0 + (-z).exp())).clamp(1e-12, 1.0 - 1e-12);
+            loss -= y * p.ln() + (1.0 - y) * (1.0 - p).ln();
+        }
+        loss / ys.len() as f64
+    }
+
+    #[differentiable]
+    pub fn line_fit(params: &[f64], data: &[(f64, f64)]) -> f64 {
+        let mut s = 0.0;
+        for &(x, y) in data {
+            let pred = params[0] * x.sin() + params[1] * params[1] * x;
+            s += (pred - y).powi(2);
+        }
+        s
+    }
+
+    /// Rows that carry derivatives (built from the parameters) through a helper taking
+    /// `&[Vec<f64>]`, and rows of data: the helper's generic form takes the caller's.
+    #[differentiable]
+    pub fn matvec(w: &[Vec<f64>], x: &[f64]) -> Vec<f64> {
+        w.iter()
+            .map(|row| row.iter().zip(x).map(|(a, b)| a * b).sum())
+            .collect()
+    }
+
+    #[differentiable]
+    pub fn layer_loss(flat: &[f64], xs: &[Vec<f64>]) -> f64 {
+        let n = xs[0].len();
+        let w: Vec<Vec<f64>> = (0..2).map(|r| flat[r * n..(r + 1) * n].to_vec()).collect();
+        let mut loss = 0.0;
+        for x in xs {
+            let h = matvec(&w, x);
+            loss += h.iter().map(|v| v.tanh().powi(2)).sum::<f64>();
+        }
+        loss
+    }
+
+    /// The parameters' block of `h` (their rows and columns come first) against central
+    /// differences of the parameters' gradient.
+    fn check_block(
+        name: &str,
+        h: &ndarray::Array2<f64>,
+        grad: impl Fn(&[f64]) -> Vec<f64>,
+        p: &[f64],
+    ) {
+        crate::common::assert_hessian_matches(name, grad, h, p, 1e-4);
+    }
+
+    #[test]
+    fn logistic_loss_all_orders() {
+        let xs = vec![vec![0.5, 1.0], vec![-0.3, 0.2], vec![1.2, -0.7]];
+        let ys = [1.0, 0.0, 1.0];
+        let p = [0.3, -0.2, 0.1];
+        let g = logistic_loss::gradient(&p, &xs, &ys).0;
+        crate::common::assert_gradient_matches(|p| logistic_loss(p, &xs, &ys), &g, &p);
+        let h = logistic_loss::hessian(&p, &xs, &ys);
+        // The parameters and the labels (a slice of floats) are the Hessian's arguments.
+        assert_eq!(h.dim(), (6, 6));
+        check_block(
+            "logistic_loss",
+            &h,
+            |p| logistic_loss::gradient(p, &xs, &ys).0,
+            &p,
+        );
+    }
+
+    #[test]
+    fn layer_loss_all_orders() {
+        let xs = vec![vec![0.5, 1.0, -0.4], vec![-0.3, 0.2, 0.8]];
+        let p = [0.3, -0.2, 0.1, 0.7, -0.5, 0.25];
+        let g = layer_loss::gradient(&p, &xs).0;
+        crate::common::assert_gradient_matches(|p| layer_loss(p, &xs), &g, &p);
+        let h = layer_loss::hessian(&p, &xs);
+        assert_eq!(h.dim(), (6, 6));
+        check_block("layer_loss", &h, |p| layer_loss::gradient(p, &xs).0, &p);
+    }
+
+    #[test]
+    fn line_fit_all_orders() {
+        let data = [(0.5, 1.0), (-0.3, 0.2), (1.2, -0.7)];
+        let p = [0.3, -0.2];
+        let g = line_fit::gradient(&p, &data).0;
+        crate::common::assert_gradient_matches(|p| line_fit(p, &data), &g, &p);
+        let h = line_fit::hessian(&p, &data);
+        assert_eq!(h.dim(), (2, 2));
+        check_block("line_fit", &h, |p| line_fit::gradient(p, &data).0, &p);
+    }
+}
