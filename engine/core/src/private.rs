@@ -856,6 +856,17 @@ impl<T, X: LiftConst<T> + Clone> LiftConst<T> for &[X] {
     }
 }
 
+/// A fixed-size array from the `N` values the companions cut for an argument `[T; N]`.
+///
+/// # Panics
+/// If `v` has another length (the companions cut it by the argument's own length).
+#[inline]
+pub fn to_array<T, const N: usize>(v: Vec<T>) -> [T; N] {
+    let n = v.len();
+    v.try_into()
+        .unwrap_or_else(|_| panic!("mochi: {n} values for an array of {N}"))
+}
+
 /// Data `c` (an argument the companions take as constants: `&[Vec<f64>]`, `&[(f64,
 /// f64)]`) in the scalar of `like`'s elements, for the generic twin.
 #[inline]

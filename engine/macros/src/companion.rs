@@ -1547,7 +1547,7 @@ fn twin_companions(
         Ok(beside) => {
             let mut inside = companions(for_companions, target);
             if inside.is_empty() {
-                let why = "an argument is `&mut` or a fixed-size array (`[f64; 3]`), or its result is `()`, an `Option`, a tuple holding a `Vec` or a matrix as rows (`Vec<Vec<f64>>`, `[[f64; 3]; 3]`): the companions take floats, slices and `Vec`s of floats and answer for one float, or for a `Vec`, an `Array1`, a fixed-size array or a tuple of floats (a function that calls this one has them; so does this one taking `&[f64]` and returning a `Vec<f64>`)";
+                let why = "an argument is `&mut` or a fixed-size array of arrays (`[[f64; 3]; 3]`), or its result is `()`, an `Option`, a tuple holding a `Vec` or a matrix as rows (`Vec<Vec<f64>>`, `[[f64; 3]; 3]`): the companions take floats, slices, `Vec`s and fixed-size arrays of floats and answer for one float, or for a `Vec`, an `Array1`, a fixed-size array or a tuple of floats (a function that calls this one has them; so does this one taking `&[f64]` and returning a `Vec<f64>`)";
                 inside = unavailable(func, crate::twin::Why::Argument, why);
             }
             Ok((beside, inside))

@@ -77,6 +77,9 @@ enum Form {
     Array(ArrayForm),
     /// No scalar of the function's type: passed through as it is.
     Other,
+    /// `[T; N]` (`false`) or `&[T; N]` (`true`): the companions take the function's own
+    /// type (with `f64`), its directions and answers as slices and `Vec`s.
+    Fixed(bool),
     /// `&self` of a method, whose twin takes the struct's generic mirror
     /// (`&<Self as LiftField>::Of<T>`): its floats are laid out as `LiftField` orders
     /// them.
@@ -442,8 +445,10 @@ fn spec(func: &ItemFn) -> Option<Spec> {
             ty if is_t(ty) => Form::Scalar,
             ty if array_of_t(ty).is_some_and(|a| !a.0) => Form::Array(ArrayForm::Owned),
             ty if array_of_t(ty).is_some_and(|a| a.0) => Form::Array(ArrayForm::View),
+            Type::Array(a) if is_t(&a.elem) => Form::Fixed(false),
             Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
                 Type::Slice(s) if is_t(&s.elem) => Form::Slice,
+                Type::Array(a) if is_t(&a.elem) => Form::Fixed(true),
                 other if vec_of_t(other).is_some() => Form::VecRef,
                 other if array_of_t(other).is_some_and(|a| !a.0) => Form::Array(ArrayForm::Ref),
                 other if array_of_t(other).is_some_and(|a| a.0) => Form::Array(ArrayForm::ViewRef),
@@ -559,7 +564,7 @@ impl Spec {
                     Form::Receiver => quote!(&self),
                     Form::Scalar => quote!(#n: #fl),
                     Form::Slice | Form::VecRef | Form::Vec => quote!(#n: &[#fl]),
-                    Form::Array(_) | Form::Other => {
+                    Form::Array(_) | Form::Other | Form::Fixed(_) => {
                         let t = &p.ty_f64;
                         quote!(#n: #t)
                     }
@@ -825,7 +830,7 @@ impl Spec {
             .map(|p| {
                 let n = &p.name;
                 match p.form {
-                    Form::Receiver | Form::Scalar | Form::Slice => quote!(#n),
+                    Form::Receiver | Form::Scalar | Form::Slice | Form::Fixed(_) => quote!(#n),
                     Form::VecRef => quote!(&#n.to_vec()),
                     Form::Vec => quote!(#n.to_vec()),
                     Form::Array(_) | Form::Other => quote!(::core::clone::Clone::clone(&#n)),
@@ -850,6 +855,8 @@ fn dual_arg(p: &Param, a: &syn::Ident, elems: TokenStream) -> (TokenStream, Toke
             match form {
                 Form::Slice => quote!(&#a[..]),
                 Form::VecRef => quote!(&#a),
+                Form::Fixed(true) => quote!(&::mochi::__private::to_array(#a)),
+                Form::Fixed(false) => quote!(::mochi::__private::to_array(#a)),
                 _ => quote!(#a),
             },
         ),
@@ -1165,6 +1172,14 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                     ArrayForm::ViewRef => quote!(&#o.view()),
                 });
             }
+            Form::Fixed(by_ref) => {
+                own_lets.push(if by_ref {
+                    quote!(let #o = *#n;)
+                } else {
+                    quote!(let #o = #n;)
+                });
+                hvp_args.push(if by_ref { quote!(&#o) } else { quote!(#o) });
+            }
             Form::Other => {
                 if matches!(p.ty_f64, Type::Reference(_)) {
                     own_lets.push(quote!(let #o = ::std::borrow::ToOwned::to_owned(#n);));
@@ -1199,6 +1214,13 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                 flat.push(quote!(::mochi::__private::extend_dense(&mut __mochi_v, &#c, #o.len());));
                 accs.push(quote! {
                     ::mochi::__private::acc(&mut *#dp, ::mochi::__private::array_from_shape(#o.raw_dim(), __mochi_h[__mochi_at..__mochi_at + #o.len()].to_vec()));
+                    __mochi_at += #o.len();
+                });
+            }
+            Form::Fixed(_) => {
+                flat.push(quote!(::mochi::__private::extend_dense(&mut __mochi_v, &#c, #o.len());));
+                accs.push(quote! {
+                    ::mochi::__private::acc(&mut *#dp, ::mochi::__private::to_array(__mochi_h[__mochi_at..__mochi_at + #o.len()].to_vec()));
                     __mochi_at += #o.len();
                 });
             }
@@ -1286,9 +1308,14 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
             };
             owned_v.push(quote!(let #vo: ::std::vec::Vec<f64> = #v.iter().copied().collect();));
             ydot.push(quote!(#g.iter().zip(&#vo).map(|(a, b)| a * b).sum::<f64>()));
-            gbar.push(wrap(
-                quote!(#vo.iter().map(|v| __mochi_dydot * v).collect::<::std::vec::Vec<f64>>()),
-            ));
+            let g_cot =
+                quote!(#vo.iter().map(|v| __mochi_dydot * v).collect::<::std::vec::Vec<f64>>());
+            // (A fixed-size array's cotangent is the array; its direction a slice.)
+            gbar.push(if matches!(p.form, Form::Fixed(_)) {
+                quote!(::mochi::__private::to_array(#g_cot))
+            } else {
+                wrap(g_cot)
+            });
             let dvg = wrap(
                 quote!(#g.iter().map(|g| __mochi_dydot * g).collect::<::std::vec::Vec<f64>>()),
             );

@@ -2480,3 +2480,91 @@ mod data_arguments {
         check_block("line_fit", &h, |p| line_fit::gradient(p, &data).0, &p);
     }
 }
+
+/// Fixed-size array arguments, `[f64; N]` by value and by reference, have companions
+/// (`hessian`, `hvp`, `jvp`, `jacobian`); a function's gradient of such a function is
+/// differentiated too.
+mod fixed_size_arguments {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn rosenbrock2(p: [f64; 2]) -> f64 {
+        (1.0 - p[0]).powi(2) + 100.0 * (p[1] - p[0] * p[0]).powi(2)
+    }
+
+    #[differentiable]
+    pub fn scaled_product(x: &[f64; 3], s: f64) -> f64 {
+        x[0] * x[1] * x[2] * s + s.sin()
+    }
+
+    #[differentiable]
+    pub fn rotate(x: [f64; 2], t: f64) -> [f64; 2] {
+        [
+            x[0] * t.cos() - x[1] * t.sin(),
+            x[0] * t.sin() + x[1] * t.cos(),
+        ]
+    }
+
+    /// The squared norm of `rosenbrock2`'s gradient.
+    #[differentiable]
+    pub fn gradient_norm(p: &[f64]) -> f64 {
+        let g = rosenbrock2::gradient([p[0], p[1]]);
+        g[0] * g[0] + g[1] * g[1]
+    }
+
+    #[test]
+    fn by_value() {
+        let p = [0.3, 0.7];
+        let g = rosenbrock2::gradient(p);
+        crate::common::assert_gradient_matches(|x| rosenbrock2([x[0], x[1]]), &g, &p);
+        let h = rosenbrock2::hessian(p);
+        crate::common::assert_hessian_matches(
+            "rosenbrock2",
+            |x| rosenbrock2::gradient([x[0], x[1]]).to_vec(),
+            &h,
+            &p,
+            1e-4,
+        );
+        let v = [1.0, 0.5];
+        let hv = rosenbrock2::hvp(p, &v);
+        for i in 0..2 {
+            let want = h[[i, 0]] * v[0] + h[[i, 1]] * v[1];
+            assert!((hv[i] - want).abs() <= 1e-8 * (1.0 + want.abs()));
+        }
+        let (y, d) = rosenbrock2::jvp(p, &v);
+        assert_eq!(y, rosenbrock2(p));
+        assert!((d - (g[0] * v[0] + g[1] * v[1])).abs() <= 1e-9 * (1.0 + d.abs()));
+    }
+
+    #[test]
+    fn by_reference_beside_a_scalar() {
+        let x = [0.3, 0.7, -0.4, 1.1];
+        let grad = |x: &[f64]| {
+            let (a, b) = scaled_product::gradient(&[x[0], x[1], x[2]], x[3]);
+            let mut v = a.to_vec();
+            v.push(b);
+            v
+        };
+        crate::common::assert_gradient_matches(
+            |x| scaled_product(&[x[0], x[1], x[2]], x[3]),
+            &grad(&x),
+            &x,
+        );
+        let h = scaled_product::hessian(&[x[0], x[1], x[2]], x[3]);
+        crate::common::assert_hessian_matches("scaled_product", grad, &h, &x, 1e-4);
+    }
+
+    #[test]
+    fn array_result_jacobian() {
+        let x = [0.3, 0.7, 0.4];
+        let (_, j) = rotate::jacobian([x[0], x[1]], x[2]);
+        crate::common::check_jac("rotate", &j, &|x| rotate([x[0], x[1]], x[2]).to_vec(), &x);
+    }
+
+    #[test]
+    fn gradient_of_a_gradient() {
+        let p = [0.3, 0.7];
+        let g = gradient_norm::gradient(&p);
+        crate::common::assert_gradient_matches(gradient_norm, &g, &p);
+    }
+}
