@@ -1155,6 +1155,31 @@ pub(crate) fn user_type_arg(ty: &Type) -> Option<(syn::Ident, bool)> {
     (r.ty != "Self" && !ARRAY_TYPES.contains(&r.ty.to_string().as_str())).then_some((r.ty, by_ref))
 }
 
+/// A name that calls a tuple struct's constructor (`Pair(a, b)`): capitalised, and not
+/// one of the standard library's variants or types.
+fn tuple_struct_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.len() > 1
+        && !matches!(
+            name,
+            "Some"
+                | "Ok"
+                | "Err"
+                | "None"
+                | "Box"
+                | "Rc"
+                | "Arc"
+                | "Cell"
+                | "RefCell"
+                | "Wrapping"
+                | "Reverse"
+                | "PhantomData"
+        )
+        && !name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+}
+
 /// Data holding floats in a shape the twin does not differentiate (`&[Vec<f64>]`,
 /// `&[(f64, f64)]`, `Vec<[f64; 3]>`): references, slices, `Vec`s, fixed-size arrays and
 /// tuples of floats and integers, with a float somewhere.
@@ -1518,10 +1543,13 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
             .is_some_and(|i| locals.contains(&i.to_string())),
         Expr::Reference(r) => structish(&r.expr, locals),
         Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
-            if p.qself.is_none()
-                && p.path.segments.len() == 1
-                && p.path.segments[0].arguments.is_none()
-                && p.path.segments[0].ident.to_string().starts_with(|ch: char| ch.is_lowercase())),
+        if p.qself.is_none()
+            && p.path.segments.len() == 1
+            && p.path.segments[0].arguments.is_none()
+            && {
+                let n = p.path.segments[0].ident.to_string();
+                n.starts_with(|ch: char| ch.is_lowercase()) || tuple_struct_name(&n)
+            }),
         Expr::MethodCall(m) => {
             let name = m.method.to_string();
             !FLOAT_METHODS.contains(&name.as_str())
@@ -2536,6 +2564,34 @@ impl VisitMut for Rewrite<'_> {
                     let recv = args.remove(0);
                     let m = syn::Ident::new(&segs[1], fp.span());
                     *e = syn::parse_quote!((#recv).#m(#(#args),*));
+                    return;
+                }
+                // `Pair(a, b)` of a tuple struct of the user's, asked for with
+                // `higher_order`: its generic mirror `__MochiTwinPair(a, b)`, as a struct
+                // literal is.
+                if STRUCTS.with(|s| s.get())
+                    && fp.qself.is_none()
+                    && segs.len() == 1
+                    && fp.path.segments[0].arguments.is_none()
+                    && tuple_struct_name(&segs[0])
+                    && !KEPT_CALLS.contains(&path.as_str())
+                    && !self.closures.contains(&segs[0])
+                {
+                    // (Written as the literal `__MochiTwinPair { 0: a, 1: b }`, which the
+                    // derivation builds as a struct.)
+                    let Expr::Call(c) = e else { unreachable!() };
+                    let Expr::Path(fp) = &*c.func else { unreachable!() };
+                    let id = &fp.path.segments[0].ident;
+                    let mirror = quote::format_ident!("__MochiTwin{}", id, span = id.span());
+                    let mut args: Vec<Expr> = c.args.iter().cloned().collect();
+                    for a in args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                    let fields = args.iter().enumerate().map(|(i, a)| {
+                        let m = syn::Index::from(i);
+                        quote!(#m: #a)
+                    });
+                    *e = syn::parse_quote!(#mirror { #(#fields),* });
                     return;
                 }
                 let integer_type = segs.len() == 2 && INTEGER_TYPES.contains(&segs[0].as_str());

@@ -2326,6 +2326,24 @@ mod user_operators {
         b.norm() * b.dot(&a)
     }
 
+    /// A tuple struct built by its constructor, its fields read by position, a method
+    /// called on the constructor's value.
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Pair(f64, f64);
+
+    #[differentiable(higher_order)]
+    impl Pair {
+        fn area(&self) -> f64 {
+            self.0 * self.1
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn pair_terms(x: &[f64]) -> f64 {
+        let p = Pair(x[0], x[1].exp());
+        p.0 * p.1.sin() + Pair(x[1], x[0] * x[0]).area()
+    }
+
     #[test]
     fn integer_method_kept() {
         assert_eq!(V2 { x: -1.0, y: 2.0 }.quadrant(), 1);
@@ -2338,6 +2356,7 @@ mod user_operators {
         use crate::all_orders;
         all_orders!(midpoint_terms, [0.4, 1.3, -0.7, 0.2]);
         all_orders!(spring_energy, [0.4, 1.3, -0.7, 0.2, 1.5, 0.9]);
+        all_orders!(pair_terms, [0.4, -0.7]);
     }
 }
 
