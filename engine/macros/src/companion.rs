@@ -719,6 +719,78 @@ fn operator_rule_trait_name(type_name: &str, op: &str, rhs: Option<&syn::Type>) 
     format_ident!("__MochiOperatorRule_{}_{}_{}", type_name, op, rhs)
 }
 
+/// A twin's signature as the struct's mirror takes it (`Self` named, see
+/// [`mirror_method`] and [`mirror_operator`]): the struct, its mirror, the scalar, the
+/// twin's generics, its result (`None` for `()` where `unit` is not allowed).
+struct MirrorTwin {
+    ty: syn::Ident,
+    mirror: syn::Ident,
+    t: syn::Ident,
+    sig: syn::Signature,
+    ret: syn::Type,
+    params: TokenStream,
+    preds: Vec<syn::WherePredicate>,
+}
+
+impl MirrorTwin {
+    fn new(type_name: &str, twin: &syn::Signature, unit: bool) -> Option<Self> {
+        let ty = syn::Ident::new(type_name, twin.ident.span());
+        let mut sig = twin.clone();
+        crate::rewrite::ReplaceType {
+            from: "Self",
+            to: syn::parse_quote!(#ty),
+        }
+        .visit_signature_mut(&mut sig);
+        let ret: syn::Type = match &sig.output {
+            syn::ReturnType::Type(_, r) => (**r).clone(),
+            syn::ReturnType::Default if unit => syn::parse_quote!(()),
+            syn::ReturnType::Default => return None,
+        };
+        let params = &sig.generics.params;
+        let params = quote!(#params);
+        let preds = sig
+            .generics
+            .where_clause
+            .as_ref()
+            .map(|w| w.predicates.iter().cloned().collect::<Vec<_>>())
+            .unwrap_or_default();
+        Some(MirrorTwin {
+            mirror: format_ident!("__MochiTwin{}", type_name),
+            t: syn::Ident::new(crate::twin::PARAM, proc_macro2::Span::call_site()),
+            ty,
+            sig,
+            ret,
+            params,
+            preds,
+        })
+    }
+
+    /// The rule trait `tr`'s `impl` for mirror arguments `call`, routing to the twin's
+    /// derived rule.
+    fn rule_impl(&self, call: &CallPieces, tr: &syn::Ident, method: &syn::Ident) -> TokenStream {
+        let MirrorTwin {
+            ty,
+            t,
+            ret,
+            params,
+            preds,
+            ..
+        } = self;
+        let twin_rr = format_ident!("{}_rrule", self.sig.ident);
+        let out_t =
+            quote!(<fn(&'static ()) -> #ret as ::mochi::__private::TangentOfOutput>::Tangent);
+        call.rule_impl(
+            tr,
+            method,
+            quote!(#params,),
+            quote!(#(#preds,)*),
+            ret,
+            out_t,
+            quote!(#ty::#twin_rr::<#t>),
+        )
+    }
+}
+
 /// An operator of the user's (`impl Add for V2`, `impl Mul<f64> for V2`, `impl Neg for
 /// V2`) with a generic form, given to the struct's generic mirror: the operator trait
 /// implemented for the mirror (its right operand and result the twin's, `Mul<T>` for
@@ -738,21 +810,10 @@ fn mirror_operator(
     });
     let tr = operator_rule_trait_name(type_name, op, rhs_written.as_ref());
     let method = format_ident!("{}", op);
-    let ty = syn::Ident::new(type_name, sig.ident.span());
-    let mirror = format_ident!("__MochiTwin{}", type_name);
-    let t = syn::Ident::new(crate::twin::PARAM, proc_macro2::Span::call_site());
-    let mut tsig = twin.clone();
-    crate::rewrite::ReplaceType {
-        from: "Self",
-        to: syn::parse_quote!(#ty),
-    }
-    .visit_signature_mut(&mut tsig);
-    let ret: syn::Type = match &tsig.output {
-        syn::ReturnType::Type(_, r) => (**r).clone(),
-        syn::ReturnType::Default => return None,
-    };
+    let m = MirrorTwin::new(type_name, twin, false)?;
+    let (ty, mirror, t, ret) = (&m.ty, &m.mirror, &m.t, &m.ret);
     let mut types = Vec::new();
-    for (k, input) in tsig.inputs.iter().enumerate() {
+    for (k, input) in m.sig.inputs.iter().enumerate() {
         let FnArg::Typed(pt) = input else { return None };
         if k == 0 {
             // The receiver, `self` by value: the mirror.
@@ -767,13 +828,7 @@ fn mirror_operator(
     if quote!(#ret #(#types)*).to_string().contains('&') {
         return None;
     }
-    let params = &tsig.generics.params;
-    let where_preds = tsig
-        .generics
-        .where_clause
-        .as_ref()
-        .map(|w| w.predicates.iter().cloned().collect::<Vec<_>>())
-        .unwrap_or_default();
+    let (params, where_preds) = (&m.params, &m.preds);
     let std_trait = format_ident!("{}", trait_name);
     let std_method = &sig.ident;
     let twin_name = &twin.ident;
@@ -808,17 +863,7 @@ fn mirror_operator(
     for (k, p) in types.iter().enumerate().skip(1) {
         call.push(peeled_arg(k - 1, p)?);
     }
-    let twin_rr = format_ident!("{}_rrule", twin_name);
-    let out_t = quote!(<fn(&'static ()) -> #ret as ::mochi::__private::TangentOfOutput>::Tangent);
-    let imp = call.rule_impl(
-        &tr,
-        &method,
-        quote!(#params,),
-        quote!(#(#where_preds,)*),
-        &ret,
-        out_t,
-        quote!(#ty::#twin_rr::<#t>),
-    );
+    let imp = m.rule_impl(&call, &tr, &method);
     Some(quote! {
         #[allow(non_camel_case_types, clippy::all, dead_code)]
         #operator
@@ -1608,29 +1653,12 @@ fn mirror_method(
             .strip_suffix("__twin_needs_differentiable_higher_order")?,
         twin.ident.span(),
     );
-    let ty = syn::Ident::new(type_name, method.span());
-    let mirror = format_ident!("__MochiTwin{}", type_name);
-    let mut tsig = twin.clone();
-    crate::rewrite::ReplaceType {
-        from: "Self",
-        to: syn::parse_quote!(#ty),
-    }
-    .visit_signature_mut(&mut tsig);
-    let t = syn::Ident::new(crate::twin::PARAM, proc_macro2::Span::call_site());
-    let ret: syn::Type = match &tsig.output {
-        syn::ReturnType::Type(_, r) => (**r).clone(),
-        syn::ReturnType::Default => syn::parse_quote!(()),
-    };
+    let m = MirrorTwin::new(type_name, twin, true)?;
+    let (ty, mirror, t, ret) = (&m.ty, &m.mirror, &m.t, &m.ret);
     if quote!(#ret).to_string().contains('&') {
         return None;
     }
-    let params = &tsig.generics.params;
-    let where_preds = tsig
-        .generics
-        .where_clause
-        .as_ref()
-        .map(|w| w.predicates.iter().cloned().collect::<Vec<_>>())
-        .unwrap_or_default();
+    let (params, where_preds) = (&m.params, &m.preds);
     let mut decls = Vec::new();
     let mut names = Vec::new();
     let mut call = CallPieces::receiver(
@@ -1639,7 +1667,7 @@ fn mirror_method(
         quote!(__mochi_s),
         quote!(<#mirror<#t> as ::mochi::Tangent>::Tangent),
     );
-    for (k, input) in tsig.inputs.iter().skip(1).enumerate() {
+    for (k, input) in m.sig.inputs.iter().skip(1).enumerate() {
         let FnArg::Typed(pt) = input else { return None };
         let p = &*pt.ty;
         let a = peeled_arg(k, p)?;
@@ -1649,18 +1677,8 @@ fn mirror_method(
         call.push(a);
     }
     let twin_name = &twin.ident;
-    let twin_rr = format_ident!("{}_rrule", twin_name);
     let tr = format_ident!("__MochiMethodRule_{}_{}", type_name, method);
-    let out_t = quote!(<fn(&'static ()) -> #ret as ::mochi::__private::TangentOfOutput>::Tangent);
-    let imp = call.rule_impl(
-        &tr,
-        &method,
-        quote!(#params,),
-        quote!(#(#where_preds,)*),
-        &ret,
-        out_t,
-        quote!(#ty::#twin_rr::<#t>),
-    );
+    let imp = m.rule_impl(&call, &tr, &method);
     Some(quote! {
         #[allow(non_camel_case_types, clippy::all, dead_code)]
         impl<#params> #mirror<#t> where #(#where_preds,)* {
