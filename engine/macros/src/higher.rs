@@ -504,37 +504,11 @@ fn spec(func: &ItemFn) -> Option<Spec> {
     })
 }
 
-/// Floats of the scalar `t` in a shape the companions take as constants: references,
-/// slices, `Vec`s, fixed-size arrays and tuples (of up to three) of `t` and integers,
-/// holding `t` below at least one `Vec`, slice or tuple (`&[Vec<T>]`, `&[(T, T)]`).
+/// Floats of the scalar `t` in a shape the companions take as constants, below at least
+/// one `Vec`, slice or tuple (`&[Vec<T>]`, `&[(T, T)]`; see
+/// [`crate::types::scalar_data_depth`]).
 fn data_of(ty: &Type, t: &syn::Ident) -> bool {
-    fn walk(ty: &Type, t: &syn::Ident, depth: usize, found: &mut bool) -> bool {
-        match ty {
-            Type::Reference(r) if r.mutability.is_none() => walk(&r.elem, t, depth, found),
-            Type::Slice(s) => walk(&s.elem, t, depth + 1, found),
-            Type::Array(a) => walk(&a.elem, t, depth + 1, found),
-            Type::Paren(p) => walk(&p.elem, t, depth, found),
-            Type::Tuple(tu) if (2..=3).contains(&tu.elems.len()) => {
-                tu.elems.iter().all(|e| walk(e, t, depth + 1, found))
-            }
-            Type::Path(p) if p.qself.is_none() => {
-                if let Some(e) = crate::iterchain::vec_elem(ty).flatten() {
-                    return walk(e, t, depth + 1, found);
-                }
-                let Some(i) = p.path.get_ident() else {
-                    return false;
-                };
-                if i == t {
-                    *found |= depth >= 2;
-                    return true;
-                }
-                crate::activity::INTEGER_TYPES.contains(&i.to_string().as_str()) || i == "bool"
-            }
-            _ => false,
-        }
-    }
-    let mut found = false;
-    walk(ty, t, 0, &mut found) && found
+    crate::types::scalar_data_depth(ty, &|i| i == t).is_some_and(|d| d >= 2)
 }
 
 pub fn mentions(ty: &Type, t: &syn::Ident) -> bool {

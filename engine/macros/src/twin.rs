@@ -1181,37 +1181,9 @@ fn tuple_struct_name(name: &str) -> bool {
 }
 
 /// Data holding floats in a shape the twin does not differentiate (`&[Vec<f64>]`,
-/// `&[(f64, f64)]`, `Vec<[f64; 3]>`): references, slices, `Vec`s, fixed-size arrays and
-/// tuples of floats and integers, with a float somewhere.
+/// `&[(f64, f64)]`, `Vec<[f64; 3]>`; see [`crate::types::scalar_data_depth`]).
 fn data_arg(ty: &Type) -> bool {
-    fn walk(ty: &Type, float: &mut bool) -> bool {
-        match ty {
-            Type::Reference(r) if r.mutability.is_none() => walk(&r.elem, float),
-            Type::Slice(s) => walk(&s.elem, float),
-            Type::Array(a) => walk(&a.elem, float),
-            Type::Paren(p) => walk(&p.elem, float),
-            Type::Tuple(t) if (2..=3).contains(&t.elems.len()) => {
-                t.elems.iter().all(|e| walk(e, float))
-            }
-            Type::Path(p) if p.qself.is_none() => {
-                if let Some(e) = crate::iterchain::vec_elem(ty).flatten() {
-                    return walk(e, float);
-                }
-                let Some(i) = p.path.get_ident() else {
-                    return false;
-                };
-                let name = i.to_string();
-                if name == "f64" || name == "f32" {
-                    *float = true;
-                    return true;
-                }
-                crate::activity::INTEGER_TYPES.contains(&name.as_str()) || name == "bool"
-            }
-            _ => false,
-        }
-    }
-    let mut float = false;
-    walk(ty, &mut float) && float
+    crate::types::scalar_data_depth(ty, &|i| i == "f64" || i == "f32").is_some()
 }
 
 /// Whether a result type can change type: `f64`, `Vec<f64>`, `()`, or a tuple of them.

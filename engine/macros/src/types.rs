@@ -68,3 +68,46 @@ fn may_hide_lifetime(ty: &Type, type_params: &HashSet<String>) -> bool {
 fn is_primitive(name: &str) -> bool {
     matches!(name, "f32" | "f64") || crate::activity::NO_TANGENT_PRIMITIVES.contains(&name)
 }
+
+/// How deep the scalar (a name `scalar` accepts: `f64`, the twin's `T`) sits in a data
+/// shape: references, slices, `Vec`s, fixed-size arrays and tuples of up to three, of
+/// the scalar, integers and `bool`s (`&[Vec<f64>]`: 2, `&[(T, T)]`: 2, `&[f64]`: 1).
+/// `None` for another shape or one without the scalar.
+pub fn scalar_data_depth(ty: &Type, scalar: &dyn Fn(&syn::Ident) -> bool) -> Option<usize> {
+    fn walk(
+        ty: &Type,
+        scalar: &dyn Fn(&syn::Ident) -> bool,
+        depth: usize,
+        deepest: &mut Option<usize>,
+    ) -> bool {
+        match ty {
+            Type::Reference(r) if r.mutability.is_none() => walk(&r.elem, scalar, depth, deepest),
+            Type::Slice(s) => walk(&s.elem, scalar, depth + 1, deepest),
+            Type::Array(a) => walk(&a.elem, scalar, depth + 1, deepest),
+            Type::Paren(p) => walk(&p.elem, scalar, depth, deepest),
+            Type::Tuple(t) if (2..=3).contains(&t.elems.len()) => {
+                t.elems.iter().all(|e| walk(e, scalar, depth + 1, deepest))
+            }
+            Type::Path(p) if p.qself.is_none() => {
+                if let Some(e) = crate::iterchain::vec_elem(ty).flatten() {
+                    return walk(e, scalar, depth + 1, deepest);
+                }
+                let Some(i) = p.path.get_ident() else {
+                    return false;
+                };
+                if scalar(i) {
+                    *deepest = Some(deepest.map_or(depth, |d| d.max(depth)));
+                    return true;
+                }
+                crate::activity::INTEGER_TYPES.contains(&i.to_string().as_str()) || i == "bool"
+            }
+            _ => false,
+        }
+    }
+    let mut deepest = None;
+    if walk(ty, scalar, 0, &mut deepest) {
+        deepest
+    } else {
+        None
+    }
+}
