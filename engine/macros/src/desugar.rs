@@ -3273,6 +3273,107 @@ fn typed(e: &Expr, ty: &syn::Ident) -> Option<Expr> {
     }
 }
 
+/// `if v >= 0.0 { v } else { 0.0 }` (a `relu`) and its three neighbours: a value
+/// against a float literal `c`, returning the value or the literal. Written as `max`
+/// or `min`, whose rules keep two floats and whose pullbacks have no branch, where the
+/// `if` keeps which arm ran and branches on it per element (half the branches
+/// mispredicted on data of both signs). The four forms are exact, values, ties and
+/// `NaN` included (`c` is a literal, never `NaN`):
+///
+/// | `if` | as | tie `v = c` | `v` is `NaN` |
+/// | --- | --- | --- | --- |
+/// | `v >= c { v } else { c }` | `v.max(c)` | `v` (the receiver) | `c` |
+/// | `v > c { v } else { c }` | `c.max(v)` | `c` (the receiver) | `c` |
+/// | `v <= c { v } else { c }` | `v.min(c)` | `v` | `c` |
+/// | `v < c { v } else { c }` | `c.min(v)` | `c` | `c` |
+///
+/// The comparison may be written the other way round (`0.0 <= v`). `v` is a place read
+/// twice (a name, a field, an element at a name or literal index); the arms swapped
+/// (`if v < c { c } else { v }`, `NaN` for `NaN`) are left as written.
+fn select_as_min_max(i: &syn::ExprIf, float_ty: Option<&syn::Ident>) -> Option<Expr> {
+    fn single(b: &syn::Block) -> Option<&Expr> {
+        match b.stmts.as_slice() {
+            [syn::Stmt::Expr(e, None)] => Some(unparen(e)),
+            _ => None,
+        }
+    }
+    fn float_literal(e: &Expr) -> bool {
+        match unparen(e) {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Float(_),
+                ..
+            }) => true,
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => float_literal(&u.expr),
+            _ => false,
+        }
+    }
+    fn place(e: &Expr) -> bool {
+        match unparen(e) {
+            Expr::Path(p) => p.qself.is_none(),
+            Expr::Field(f) => place(&f.base),
+            Expr::Index(ix) => {
+                place(&ix.expr) && matches!(unparen(&ix.index), Expr::Path(_) | Expr::Lit(_))
+            }
+            Expr::Unary(u) => matches!(u.op, syn::UnOp::Deref(_)) && place(&u.expr),
+            _ => false,
+        }
+    }
+    let same = |a: &Expr, b: &Expr| {
+        quote::ToTokens::to_token_stream(a).to_string()
+            == quote::ToTokens::to_token_stream(b).to_string()
+    };
+    let (_, els) = i.else_branch.as_ref()?;
+    let Expr::Block(els) = &**els else {
+        return None;
+    };
+    if els.label.is_some() {
+        return None;
+    }
+    let (then, other) = (single(&i.then_branch)?, single(&els.block)?);
+    let Expr::Binary(cmp) = unparen(&i.cond) else {
+        return None;
+    };
+    use syn::BinOp::{Ge, Gt, Le, Lt};
+    // As `v op c`.
+    let (v, op, c) = if float_literal(&cmp.right) {
+        (&*cmp.left, cmp.op, &*cmp.right)
+    } else if float_literal(&cmp.left) {
+        let flipped = match cmp.op {
+            Ge(t) => Le(syn::Token![<=](t.spans)),
+            Gt(t) => Lt(syn::Token![<](t.span)),
+            Le(t) => Ge(syn::Token![>=](t.spans)),
+            Lt(t) => Gt(syn::Token![>](t.span)),
+            _ => return None,
+        };
+        (&*cmp.right, flipped, &*cmp.left)
+    } else {
+        return None;
+    };
+    if !place(v) || !same(unparen(v), then) || !same(unparen(c), other) {
+        return None;
+    }
+    let v = unparen(v);
+    // The literal as a receiver needs its type (`0.0_f64.max(v)`).
+    let typed_c = || match float_ty {
+        Some(t) => typed(unparen(c), t).or_else(|| Some(unparen(c).clone())),
+        None => None,
+    };
+    let span = i.if_token.span;
+    Some(match op {
+        Ge(_) => syn::parse_quote_spanned!(span=> (#v).max(#c)),
+        Le(_) => syn::parse_quote_spanned!(span=> (#v).min(#c)),
+        Gt(_) => {
+            let c = typed_c()?;
+            syn::parse_quote_spanned!(span=> (#c).max(#v))
+        }
+        Lt(_) => {
+            let c = typed_c()?;
+            syn::parse_quote_spanned!(span=> (#c).min(#v))
+        }
+        _ => return None,
+    })
+}
+
 /// Is `path` `swap`/`replace` of `std::mem`/`core::mem`/`mem`?
 fn mem_fn(e: &Expr) -> Option<String> {
     let Expr::Path(p) = e else { return None };
@@ -8659,6 +8760,14 @@ impl VisitMut for Desugar {
         }
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // `if v >= 0.0 { v } else { 0.0 }` as `v.max(0.0)` (see `select_as_min_max`).
+        if let Expr::If(i) = &*e {
+            if crate::activity::mentions_active(&i.cond, &self.active) {
+                if let Some(r) = select_as_min_max(i, self.float_ty.as_ref()) {
+                    *e = r;
+                }
+            }
+        }
         // Slice patterns over a differentiable slice (the lowering takes the others as
         // they are).
         let scrutinee = match &*e {

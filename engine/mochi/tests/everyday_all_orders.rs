@@ -2587,3 +2587,103 @@ mod fixed_size_arguments {
         crate::common::assert_gradient_matches(gradient_norm, &g, &p);
     }
 }
+
+/// `if v >= 0.0 { v } else { 0.0 }` and its neighbours (a value against a float
+/// literal, returning one of the two) are differentiated as `max`/`min`, without a
+/// branch per element. The value, the subgradient at a tie and the `NaN` case stay the
+/// `if`'s: the arm that runs gets the whole cotangent.
+mod piecewise_selects {
+    use mochi::prelude::*;
+    use ndarray::Array1;
+
+    /// All four comparisons, both ways round, in a loop, an element closure and a chain.
+    #[differentiable]
+    pub fn four_forms(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            let a = if x[i] >= 0.1 { x[i] } else { 0.1 };
+            let b = if x[i] > -0.2 { x[i] } else { -0.2 };
+            let c = if 0.3 >= x[i] { x[i] } else { 0.3 };
+            let d = if x[i] < 0.4 { x[i] } else { 0.4 };
+            s += a * b + c * d.sin();
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn relu_layer(x: &[f64]) -> f64 {
+        let h = Array1::from_vec(x.to_vec()) * 1.5 - 0.2;
+        let r = h.mapv(|v| if v > 0.0 { v } else { 0.0 });
+        let q: f64 = x
+            .iter()
+            .map(|&v| if 0.0 <= v { v } else { 0.0 })
+            .map(|v| v * v)
+            .sum();
+        (&r * &r).sum() + q
+    }
+
+    /// The arms the other way round (`NaN` for `NaN`, which no `max` gives) stay an `if`.
+    #[differentiable]
+    pub fn swapped_arms(x: &[f64]) -> f64 {
+        x.iter().map(|&v| if v < 0.0 { 0.0 } else { v * v }).sum()
+    }
+
+    #[differentiable]
+    pub fn scalar_select(a: f64, b: f64) -> f64 {
+        let t = a * b;
+        let u = if t > 1.0 { t } else { 1.0 };
+        u * a
+    }
+
+    #[differentiable]
+    pub fn relu_f32(x: &[f32]) -> f32 {
+        x.iter()
+            .map(|&v| if v > 0.0 { v } else { 0.0 })
+            .map(|v| v * v)
+            .sum()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(four_forms, [0.7, 0.25, 0.05, -0.5, 0.35, -0.1]);
+        all_orders!(relu_layer, [0.7, -0.4, 0.05, 0.35]);
+        all_orders!(swapped_arms, [0.7, -0.4, 0.05]);
+    }
+
+    /// At a tie the strict comparisons give the literal the cotangent, the others the
+    /// value; a `NaN` element takes the literal's arm, as the primal does.
+    #[test]
+    fn ties_and_nan_follow_the_if() {
+        // x = 0.1 ties `>= 0.1` (a = x), 0.3 ties `0.3 >= x` (c = x), 0.4 ties `< 0.4`
+        // (d = 0.4, a constant).
+        let x = [0.1, 0.3, 0.4];
+        let g = four_forms::gradient(&x);
+        // a·b + c·sin d at x = 0.1: a = b = c = d = x: 2x + sin x + x cos x.
+        let at = |v: f64| 2.0 * v + v.sin() + v * v.cos();
+        assert!((g[0] - at(0.1)).abs() < 1e-12, "{g:?}");
+        // x = 0.3: a = b = c = d = x.
+        assert!((g[1] - at(0.3)).abs() < 1e-12, "{g:?}");
+        // x = 0.4: a = b = x, c = 0.3, d = 0.4 (constant): 2x.
+        assert!((g[2] - 0.8).abs() < 1e-12, "{g:?}");
+        let (a, b) = scalar_select::gradient(1.0, 1.0);
+        assert_eq!((a, b), (1.0, 0.0), "t = 1 ties `t > 1`: u is the literal");
+        let (a, b) = scalar_select::gradient(2.0, 3.0);
+        assert_eq!((a, b), (12.0, 4.0));
+        let g = relu_layer::gradient(&[0.2 / 1.5, 0.0]);
+        // h₀ = 0 ties `v > 0` (r₀ = 0); x₁ = 0 ties `0 <= v` (its square, 0 cotangent).
+        assert_eq!(g, vec![2.0 * 0.2 / 1.5, 0.0]);
+        let nan = [f64::NAN, 0.5];
+        let (y, g) = four_forms::value_and_gradient(&nan);
+        assert_eq!(
+            y.to_bits(),
+            four_forms(&nan).to_bits(),
+            "the primal's value"
+        );
+        assert_eq!(g[0], 0.0, "a NaN element takes the literals' arms");
+        assert_eq!(
+            relu_f32::gradient(&[1.0, -1.0, 0.0, 2.0]),
+            vec![2.0, 0.0, 0.0, 4.0]
+        );
+        assert_eq!(relu_f32::gradient(&[f32::NAN]), vec![0.0]);
+    }
+}
