@@ -506,7 +506,7 @@ pub use crate::kit::hoist::{
     Hoist, HoistFixed, HoistFixedWhole, HoistInvariant, HoistSlot, HoistWhole, Unhoist,
     UnhoistInvariant, UnhoistWhole,
 };
-pub use crate::kit::keep::Keep;
+pub use crate::kit::keep::{Keep, KeepCall, Kept};
 pub use crate::rule::{
     pullback1, pullback10, pullback11, pullback12, pullback2, pullback3, pullback4, pullback5,
     pullback6, pullback7, pullback8, pullback9,

@@ -2687,3 +2687,50 @@ mod piecewise_selects {
         assert_eq!(relu_f32::gradient(&[f32::NAN]), vec![0.0]);
     }
 }
+
+/// Arrays times, and divided by, constants (`&a * 0.5`, `2.0 * &a`, `&a / &k` with `k`
+/// built from literals) and an array times itself: the forward copies only what the
+/// active operand's partial reads (`kit::keep::KeepCall`), and the derivatives are the
+/// whole rule's.
+mod constant_operands {
+    use mochi::prelude::*;
+    use ndarray::{Array1, Array2};
+
+    #[differentiable]
+    pub fn scaled(x: &[f64]) -> f64 {
+        let a = Array1::from_vec(x.to_vec());
+        let b = &a * 0.5;
+        let c = 2.0 * &a;
+        let d = &a / 4.0;
+        let e = &a * &a;
+        let k = Array1::from_vec(vec![1.0, 2.0, 3.0]);
+        let f = &a * &k;
+        let g = &k * &a;
+        let h = &a / &k;
+        let m = Array2::from_shape_vec((3, 1), x.to_vec()).unwrap();
+        let bc = &m * &Array1::from_vec(vec![1.0, -1.0]);
+        (&b * &c).sum()
+            + d.mapv(|v| v.sin()).sum()
+            + e.sum() * f.sum()
+            + g.sum() * h.sum()
+            + (&bc * &bc).sum() * (1.5 * x[0])
+            + (&a * x[1]).sum()
+    }
+
+    #[differentiable]
+    pub fn kernel_sum(x: &[f64]) -> f64 {
+        let v = Array1::from_vec(x[..3].to_vec());
+        let n = v.len();
+        let xc = v.view().insert_axis(ndarray::Axis(1));
+        let xr = v.view().insert_axis(ndarray::Axis(0));
+        let d = &xc - &xr;
+        let k = (&d * &d * -0.5).exp() + &(Array2::<f64>::eye(n) * x[3]);
+        (&k * &k).sum().ln()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(scaled, [0.3, -0.8, 1.1]);
+        all_orders!(kernel_sum, [0.3, -0.8, 1.1, 0.7]);
+    }
+}

@@ -10,7 +10,7 @@ use crate::cotangent::{
     expand, form, output, total, view, Form,
 };
 use crate::Elem;
-use mochi_core::kit::{rule_trait, Call, Pullback};
+use mochi_core::kit::{rule_trait, Call, KeepCall, Kept, Pullback};
 use ndarray::{Array, ArrayBase, Data, DimMax, Dimension, Zip};
 
 rule_trait! {
@@ -58,13 +58,70 @@ impl BinaryOp {
 // ------------------------------------------------------------ array ∘ array
 
 /// Pullback of `a ∘ b` for two arrays: the shapes, and for `·` and `/` owned copies
-/// of both operands.
+/// of the operands the partials read. `a · a` (the same array twice, `&e * &e`) keeps
+/// one copy; an operand the macro knows to be constant ([`KeepCall`]) is not copied for
+/// its own partial, which is not computed.
 pub struct ArrayArrayPullback<T, D1: Dimension + DimMax<D2>, D2: Dimension> {
     op: BinaryOp,
     a_dim: D1,
     b_dim: D2,
     out: Out<D1, D2>,
-    operands: Option<(Array<T, D1>, Array<T, D2>)>,
+    a: Option<Array<T, D1>>,
+    /// `None` with `same`: `b` is `a`.
+    b: Option<Array<T, D2>>,
+    same: bool,
+    /// The partials to compute (`false` for a constant operand's).
+    wants: (bool, bool),
+}
+
+impl<T: Elem, D1, D2> ArrayArrayPullback<T, D1, D2>
+where
+    D1: Dimension + DimMax<D2>,
+    D2: Dimension,
+{
+    /// The pullback of `a ∘ b`, copying what the partials in `wants` read.
+    #[track_caller]
+    fn new<S1: Data<Elem = T>, S2: Data<Elem = T>>(
+        op: BinaryOp,
+        a: &ArrayBase<S1, D1>,
+        b: &ArrayBase<S2, D2>,
+        out: Out<D1, D2>,
+        wants: (bool, bool),
+    ) -> Self {
+        // ∂(a·b)/∂a = b, ∂(a·b)/∂b = a; ∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = −a/b².
+        let (need_a, need_b) = match op {
+            BinaryOp::Mul => (wants.1, wants.0),
+            BinaryOp::Div => (wants.1, wants.0 || wants.1),
+            BinaryOp::Add | BinaryOp::Sub => (false, false),
+        };
+        let same = need_a
+            && need_b
+            && a.as_ptr() == b.as_ptr()
+            && a.shape() == b.shape()
+            && a.strides() == b.strides();
+        ArrayArrayPullback {
+            op,
+            a_dim: a.raw_dim(),
+            b_dim: b.raw_dim(),
+            out,
+            a: (need_a || same).then(|| a.to_owned()),
+            b: (need_b && !same).then(|| b.to_owned()),
+            same,
+            wants,
+        }
+    }
+
+    /// The kept copy of `b` (`a`'s, when they are the same array).
+    fn b_view(&self) -> ndarray::ArrayView<'_, T, D2> {
+        match (&self.b, &self.a) {
+            (Some(b), _) => b.view(),
+            (None, Some(a)) if self.same => a
+                .view()
+                .into_dimensionality::<D2>()
+                .expect("mochi: `a · a` keeps one copy of the same shape"),
+            _ => unreachable!("mochi: `·` and `/` pullbacks keep the operands their partials read"),
+        }
+    }
 }
 
 impl<T: Elem, D1, D2> Pullback for ArrayArrayPullback<T, D1, D2>
@@ -79,29 +136,46 @@ where
         let Some(mut dy) = output(dy, &self.out) else {
             return;
         };
-        match (self.op, &self.operands) {
-            (BinaryOp::Add, _) => {
+        let (want_a, want_b) = self.wants;
+        match self.op {
+            BinaryOp::Add => {
                 add_unbroadcast(da, &self.a_dim, dy.view());
                 add_unbroadcast_owned(db, &self.b_dim, dy);
             }
-            (BinaryOp::Sub, _) => {
+            BinaryOp::Sub => {
                 add_unbroadcast(da, &self.a_dim, dy.view());
                 dy.map_inplace(|v| *v = -*v);
                 add_unbroadcast_owned(db, &self.b_dim, dy);
             }
-            (BinaryOp::Mul, Some((a, b))) => {
+            BinaryOp::Mul => {
                 // ∂(a·b)/∂a = b, ∂(a·b)/∂b = a
-                add_unbroadcast_zip(da, &self.a_dim, dy.view(), b.view(), |y, b| y * b);
-                add_unbroadcast_zip(db, &self.b_dim, dy.view(), a.view(), |y, a| y * a);
+                if want_a {
+                    add_unbroadcast_zip(da, &self.a_dim, dy.view(), self.b_view(), |y, b| y * b);
+                }
+                if want_b {
+                    let a = self
+                        .a
+                        .as_ref()
+                        .expect("mochi: `·` keeps `a` for `b`'s partial");
+                    add_unbroadcast_zip(db, &self.b_dim, dy.view(), a.view(), |y, a| y * a);
+                }
             }
-            (BinaryOp::Div, Some((a, b))) => {
+            BinaryOp::Div => {
                 // ∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = −a/b²
-                add_unbroadcast_zip(da, &self.a_dim, dy.view(), b.view(), |y, b| y / b);
-                add_unbroadcast_zip2(db, &self.b_dim, dy.view(), a.view(), b.view(), |y, a, b| {
-                    -y * a / (b * b)
-                });
+                let b = self.b_view();
+                if want_a {
+                    add_unbroadcast_zip(da, &self.a_dim, dy.view(), b.view(), |y, b| y / b);
+                }
+                if want_b {
+                    let a = self
+                        .a
+                        .as_ref()
+                        .expect("mochi: `/` keeps `a` for `b`'s partial");
+                    add_unbroadcast_zip2(db, &self.b_dim, dy.view(), a.view(), b, |y, a, b| {
+                        -y * a / (b * b)
+                    });
+                }
             }
-            _ => unreachable!("mochi: `·` and `/` pullbacks keep their operands"),
         }
     }
 }
@@ -122,16 +196,8 @@ macro_rules! array_array {
             fn $method(self) -> (Self::Output, Self::Pullback) {
                 let (a, b) = self.0;
                 let y = a $op b;
-                let op = $Op;
-                let operands = op.needs_operands().then(|| (a.to_owned(), b.to_owned()));
-                let pb = ArrayArrayPullback {
-                    op,
-                    a_dim: a.raw_dim(),
-                    b_dim: b.raw_dim(),
-                    out: y.raw_dim(),
-                    operands,
-                };
-                (y, pb)
+                let out = y.raw_dim();
+                (y, ArrayArrayPullback::new($Op, a, b, out, (true, true)))
             }
         }
     };
@@ -206,7 +272,19 @@ impl<T: Elem, D: Dimension> ArrayScalarPullback<T, D> {
                     .for_each(|y, &x| *y = -*y * s / (x * x));
                 add_owned(dx, &self.dim, dy);
             }
-            _ => unreachable!("mochi: `·` and `/` pullbacks keep their array operand"),
+            // The scalar is constant (`KeepCall`): its partial, which reads the array, is
+            // not computed.
+            (BinaryOp::Mul, _, None) => {
+                dy.map_inplace(|v| *v *= s);
+                add_owned(dx, &self.dim, dy);
+            }
+            (BinaryOp::Div, false, None) => {
+                dy.map_inplace(|v| *v /= s);
+                add_owned(dx, &self.dim, dy);
+            }
+            (BinaryOp::Div, true, None) => {
+                unreachable!("mochi: `s / x` keeps its array operand")
+            }
         }
     }
 }
@@ -278,6 +356,117 @@ with_scalar!(NdAdd, op_add, +, BinaryOp::Add);
 with_scalar!(NdSub, op_sub, -, BinaryOp::Sub);
 with_scalar!(NdMul, op_mul, *, BinaryOp::Mul);
 with_scalar!(NdDiv, op_div, /, BinaryOp::Div);
+
+// ------------------------------------------------------------ a constant operand
+
+/// `x * c`, `c * x`, `x / c` and their array forms with the operand `c` constant
+/// (`mochi_core::kit::KeepCall`): the forward copies only what the other operand's
+/// partial reads (nothing for an array and a constant scalar, the constant factor for
+/// two arrays).
+pub trait NdKeepMul {
+    /// The value and pullback, wrapped.
+    type Out;
+    /// `a · b` with the argument `K` constant.
+    fn keep_op_mul(self) -> Self::Out;
+}
+
+/// [`NdKeepMul`] for `/` with a constant divisor.
+pub trait NdKeepDiv {
+    /// The value and pullback, wrapped.
+    type Out;
+    /// `a / b` with `b` constant.
+    fn keep_op_div(self) -> Self::Out;
+}
+
+fn scalar_pb_keeping<T: Elem, S: Data<Elem = T>, D: Dimension>(
+    op: BinaryOp,
+    scalar_first: bool,
+    scalar: T,
+    x: &ArrayBase<S, D>,
+) -> ArrayScalarPullback<T, D> {
+    ArrayScalarPullback {
+        op,
+        scalar_first,
+        scalar,
+        dim: x.raw_dim(),
+        array: None,
+    }
+}
+
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdKeepMul
+    for KeepCall<Call<(&ArrayBase<S, D>, &T)>, 1>
+{
+    type Out = Kept<(Array<T, D>, ArrayThenScalar<T, D>)>;
+    #[track_caller]
+    #[inline]
+    fn keep_op_mul(self) -> Self::Out {
+        let (x, &s) = self.into_inner().0;
+        let y = x.mapv(|v| v * s);
+        Kept((
+            y,
+            ArrayThenScalar(scalar_pb_keeping(BinaryOp::Mul, false, s, x)),
+        ))
+    }
+}
+
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdKeepDiv
+    for KeepCall<Call<(&ArrayBase<S, D>, &T)>, 1>
+{
+    type Out = Kept<(Array<T, D>, ArrayThenScalar<T, D>)>;
+    #[track_caller]
+    #[inline]
+    fn keep_op_div(self) -> Self::Out {
+        let (x, &s) = self.into_inner().0;
+        let y = x.mapv(|v| v / s);
+        Kept((
+            y,
+            ArrayThenScalar(scalar_pb_keeping(BinaryOp::Div, false, s, x)),
+        ))
+    }
+}
+
+impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdKeepMul
+    for KeepCall<Call<(&T, &ArrayBase<S, D>)>, 0>
+{
+    type Out = Kept<(Array<T, D>, ScalarThenArray<T, D>)>;
+    #[track_caller]
+    #[inline]
+    fn keep_op_mul(self) -> Self::Out {
+        let (&s, x) = self.into_inner().0;
+        let y = x.mapv(|v| s * v);
+        Kept((
+            y,
+            ScalarThenArray(scalar_pb_keeping(BinaryOp::Mul, true, s, x)),
+        ))
+    }
+}
+
+macro_rules! keep_array_array {
+    ($Trait:ident, $method:ident, $op:tt, $Op:expr, $K:literal, $wants:expr) => {
+        impl<T, S1, S2, D1, D2> $Trait
+            for KeepCall<Call<(&ArrayBase<S1, D1>, &ArrayBase<S2, D2>)>, $K>
+        where
+            T: Elem,
+            S1: Data<Elem = T>,
+            S2: Data<Elem = T>,
+            D1: Dimension + DimMax<D2>,
+            D2: Dimension,
+        {
+            type Out = Kept<(Array<T, Out<D1, D2>>, ArrayArrayPullback<T, D1, D2>)>;
+            #[track_caller]
+            #[inline]
+            fn $method(self) -> Self::Out {
+                let (a, b) = self.into_inner().0;
+                let y = a $op b;
+                let out = y.raw_dim();
+                Kept((y, ArrayArrayPullback::new($Op, a, b, out, $wants)))
+            }
+        }
+    };
+}
+keep_array_array!(NdKeepMul, keep_op_mul, *, BinaryOp::Mul, 0, (false, true));
+keep_array_array!(NdKeepMul, keep_op_mul, *, BinaryOp::Mul, 1, (true, false));
+keep_array_array!(NdKeepDiv, keep_op_div, /, BinaryOp::Div, 1, (true, false));
 
 // ------------------------------------------------------------ negation
 
@@ -509,5 +698,95 @@ mod tests {
         let a: Array2<f64> = random(Ix2(2, 3), 12);
         let b: Array2<f64> = random(Ix2(3, 2), 13);
         let _ = Call((&a, &b)).op_add();
+    }
+
+    /// The cotangents a pullback of `a ∘ b` adds into zeroed accumulators.
+    fn pulled<P>(
+        pb: P,
+        dy: Array2<f64>,
+        da: Array2<f64>,
+        db: Array2<f64>,
+    ) -> (Array2<f64>, Array2<f64>)
+    where
+        P: Pullback<Output = Array2<f64>, Args = (Array2<f64>, Array2<f64>)>,
+    {
+        let (mut da, mut db) = (da, db);
+        pb.pullback(dy, (&mut da, &mut db));
+        (da, db)
+    }
+
+    #[test]
+    fn a_constant_operand_is_not_copied_and_gets_nothing() {
+        let x: Array2<f64> = random(Ix2(3, 4), 20);
+        let k = away_from_zero(random::<f64, _>(Ix2(3, 4), 21));
+        let dy: Array2<f64> = random(Ix2(3, 4), 22);
+        let zero = || Array2::<f64>::zeros((3, 4));
+        // array · constant scalar, constant scalar · array, array / constant scalar
+        let (y, pb) = KeepCall::<_, 1>::new(Call((&x, &0.5)))
+            .keep_op_mul()
+            .op_mul();
+        assert_eq!(y, &x * 0.5);
+        assert!(
+            pb.0.array.is_none(),
+            "no copy of the array for the constant's partial"
+        );
+        let (mut dx, mut ds) = (zero(), 0.0);
+        pb.pullback(dy.clone(), (&mut dx, &mut ds));
+        assert_eq!((dx, ds), (&dy * 0.5, 0.0));
+        let (y, pb) = KeepCall::<_, 0>::new(Call((&2.0, &x)))
+            .keep_op_mul()
+            .op_mul();
+        assert_eq!(y, &x * 2.0);
+        assert!(pb.0.array.is_none());
+        let (mut ds, mut dx) = (0.0, zero());
+        pb.pullback(dy.clone(), (&mut ds, &mut dx));
+        assert_eq!((dx, ds), (&dy * 2.0, 0.0));
+        let (y, pb) = KeepCall::<_, 1>::new(Call((&x, &4.0)))
+            .keep_op_div()
+            .op_div();
+        assert_eq!(y, &x / 4.0);
+        assert!(pb.0.array.is_none());
+        let (mut dx, mut ds) = (zero(), 0.0);
+        pb.pullback(dy.clone(), (&mut dx, &mut ds));
+        assert_eq!((dx, ds), (&dy / 4.0, 0.0));
+        // Two arrays, one constant: only the constant is copied, for the other's partial.
+        let (y, pb) = KeepCall::<_, 0>::new(Call((&k, &x))).keep_op_mul().op_mul();
+        assert_eq!(y, &k * &x);
+        assert!(pb.a.is_some() && pb.b.is_none());
+        assert_eq!(pulled(pb, dy.clone(), zero(), zero()), (zero(), &dy * &k));
+        let (y, pb) = KeepCall::<_, 1>::new(Call((&x, &k))).keep_op_mul().op_mul();
+        assert_eq!(y, &x * &k);
+        assert!(pb.a.is_none() && pb.b.is_some());
+        assert_eq!(pulled(pb, dy.clone(), zero(), zero()), (&dy * &k, zero()));
+        let (y, pb) = KeepCall::<_, 1>::new(Call((&x, &k))).keep_op_div().op_div();
+        assert_eq!(y, &x / &k);
+        assert!(pb.a.is_none() && pb.b.is_some());
+        assert_eq!(pulled(pb, dy.clone(), zero(), zero()), (&dy / &k, zero()));
+        // The active operand's cotangent is the whole rule's.
+        let (_, whole) = Call((&x, &k)).op_div();
+        assert_eq!(pulled(whole, dy.clone(), zero(), zero()).0, &dy / &k);
+    }
+
+    #[test]
+    fn the_same_array_twice_is_copied_once() {
+        let e: Array2<f64> = random(Ix2(4, 4), 23);
+        let dy: Array2<f64> = random(Ix2(4, 4), 24);
+        let zero = || Array2::<f64>::zeros((4, 4));
+        let (y, pb) = Call((&e, &e)).op_mul();
+        assert_eq!(y, &e * &e);
+        assert!(pb.same && pb.a.is_some() && pb.b.is_none(), "one copy");
+        let (da, db) = pulled(pb, dy.clone(), zero(), zero());
+        assert_eq!((&da, &db), (&(&dy * &e), &(&dy * &e)));
+        let (_, pb) = Call((&e, &e)).op_div();
+        let (da, db) = pulled(pb, dy.clone(), zero(), zero());
+        assert_eq!(da, &dy / &e);
+        assert_eq!(db, -(&dy * &e) / (&e * &e));
+        // The same buffer read another way (its transpose) is another operand.
+        let (y, pb) = Call((&e, &e.t())).op_mul();
+        assert_eq!(y, &e * &e.t());
+        assert!(!pb.same && pb.b.is_some());
+        let (da, db) = pulled(pb, dy.clone(), zero(), zero());
+        assert_eq!(da, &dy * &e.t());
+        assert_eq!(db, &dy * &e);
     }
 }

@@ -100,7 +100,7 @@ pub mod paths {
 
 /// Every rule trait of this crate, for a glob import next to the other rule crates'.
 pub mod rules {
-    pub use crate::arith::{NdAdd, NdDiv, NdMul, NdNeg, NdSub};
+    pub use crate::arith::{NdAdd, NdDiv, NdKeepDiv, NdKeepMul, NdMul, NdNeg, NdSub};
     pub use crate::closure::{NdFold, NdMap, NdMapCollect, NdMapv, NdZipAnd, NdZipFrom, NdZipMap};
     pub use crate::constructors::{
         NdArray1From, NdArray1FromShapeVec, NdArray1FromVec, NdArray2FromShapeVec,

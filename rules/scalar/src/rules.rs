@@ -1,5 +1,5 @@
-//! Every rule trait of this crate (and the kit's fallback of pruning a constant
-//! operand's pullback, `KeepWhole`), and nothing else: generated code does
+//! Every rule trait of this crate (and the kit's fallbacks of pruning a constant
+//! operand's pullback, `KeepWhole` and `KeepCallWhole`), and nothing else: generated code does
 //! `use mochi_rules_scalar::rules::*;` to make `Call((&a, &b)).op_mul()` resolve.
 
 pub use crate::cast::{AsF32Rule, AsF64Rule, AsTypeRule};
@@ -24,4 +24,4 @@ pub use crate::trig::{
     ToRadiansRule,
 };
 /// The fallback of a constant argument's pruning (`mochi_core::kit::keep`).
-pub use mochi_core::kit::KeepWhole;
+pub use mochi_core::kit::{KeepCallWhole, KeepWhole};

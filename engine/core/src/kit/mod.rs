@@ -55,7 +55,7 @@ pub use crate::rule::{
 };
 pub use crate::{Accumulators, BoxedPullback, Call, FnPullback, NoTangent, Pullback};
 pub use inactive::{IdentityPullback, InactivePullback};
-pub use keep::{Keep, KeepWhole};
+pub use keep::{Keep, KeepCall, KeepCallWhole, KeepWhole, Kept};
 
 /// The contract of types whose elements differentiable code reads or writes by index
 /// (`a[(i, j)]`): the primal's shape kept for the reverse sweep, and the cotangent's

@@ -614,7 +614,17 @@ impl Lowerer {
                 _ => a.arg(),
             })
             .collect();
-        let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#extra));
+        let call = match keep {
+            // A constant operand, said before the call (`kit::keep::KeepCall`): a rule
+            // whose forward copies its operands copies only what the other's partial reads.
+            Some(k) if extra.is_empty() && matches!(method, "op_mul" | "op_div") => {
+                let keep_m = format_ident!("keep_{}", method, span = span);
+                quote!(::mochi::__private::KeepCall::<_, #k>::new(
+                    ::mochi::__private::Call((#(#refs,)*))
+                ).#keep_m().#m())
+            }
+            _ => quote!(::mochi::__private::Call((#(#refs,)*)).#m(#extra)),
+        };
         self.rule_call_keeping(call, args, keep, hoist, code)
     }
 
