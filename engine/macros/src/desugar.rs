@@ -3374,6 +3374,57 @@ fn select_as_min_max(i: &syn::ExprIf, float_ty: Option<&syn::Ident>) -> Option<E
     })
 }
 
+/// `let [a, b] = <[f64; 2]>::try_from(&x[..2]).unwrap();` → `let [a, b]: [f64; 2] =
+/// (x[..2]).try_into().unwrap();`, the form with a rule (`expect` too); for the twin as
+/// for the derived rule.
+pub(crate) fn array_try_from_let(l: &mut syn::Local) {
+    let Some(init) = &mut l.init else { return };
+    let Some((ty, rewritten)) = array_try_from(&init.expr) else {
+        return;
+    };
+    *init.expr = rewritten;
+    if !matches!(l.pat, Pat::Type(_)) {
+        l.pat = Pat::Type(syn::PatType {
+            attrs: Vec::new(),
+            pat: Box::new(l.pat.clone()),
+            colon_token: Default::default(),
+            ty: Box::new(ty),
+        });
+    }
+}
+
+/// `<[T; N]>::try_from(e).unwrap()` (or `.expect(..)`, or `<[T; N] as TryFrom<_>>::`):
+/// the array type and `e.try_into().unwrap()`, `e` without a leading `&`.
+fn array_try_from(e: &Expr) -> Option<(syn::Type, Expr)> {
+    let Expr::MethodCall(end) = unparen(e) else {
+        return None;
+    };
+    if !matches!(end.method.to_string().as_str(), "unwrap" | "expect") {
+        return None;
+    }
+    let Expr::Call(c) = unparen(&end.receiver) else {
+        return None;
+    };
+    let Expr::Path(p) = &*c.func else { return None };
+    let q = p.qself.as_ref()?;
+    if !matches!(&*q.ty, syn::Type::Array(_))
+        || p.path.segments.last().is_none_or(|s| s.ident != "try_from")
+        || c.args.len() != 1
+    {
+        return None;
+    }
+    let arg = match unparen(&c.args[0]) {
+        Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
+        other => other.clone(),
+    };
+    let (method, args) = (&end.method, &end.args);
+    let span = end.method.span();
+    Some((
+        (*q.ty).clone(),
+        syn::parse_quote_spanned!(span=> (#arg).try_into().#method(#args)),
+    ))
+}
+
 /// Is `path` `swap`/`replace` of `std::mem`/`core::mem`/`mem`?
 fn mem_fn(e: &Expr) -> Option<String> {
     let Expr::Path(p) = e else { return None };
@@ -8642,6 +8693,7 @@ impl VisitMut for Desugar {
                 }
             }
         }
+        array_try_from_let(l);
         // `let z: f64 = x.into();` → `f64::from(x)` (a lossless conversion to a float,
         // which has a rule).
         if let (Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) {

@@ -2196,6 +2196,7 @@ impl VisitMut for Rewrite<'_> {
         // value is made by an associated function (`Real::default()`,
         // `Vec::new()`), whose type the annotation gives.
         if let syn::Stmt::Local(l) = s {
+            crate::desugar::array_try_from_let(l);
             if let (Pat::Type(t), Some(init)) = (&mut l.pat, &l.init) {
                 let constructed = matches!(&*init.expr, Expr::Call(c)
                     if matches!(&*c.func, Expr::Path(p) if p.path.segments.len() > 1));

@@ -2524,6 +2524,19 @@ mod fixed_size_arguments {
         ]
     }
 
+    /// Arrays cut from a slice by `TryFrom`, written as a qualified call.
+    #[differentiable]
+    pub fn array_from_slice(x: &[f64]) -> f64 {
+        let [a, b, c] = <[f64; 3]>::try_from(&x[..3]).unwrap();
+        let [d, e] = <[f64; 2] as TryFrom<&[f64]>>::try_from(&x[1..]).expect("two");
+        (a + d * e) * b + c.sin()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(array_from_slice, [0.3, -1.2, 0.5]);
+    }
+
     /// The squared norm of `rosenbrock2`'s gradient.
     #[differentiable]
     pub fn gradient_norm(p: &[f64]) -> f64 {
