@@ -608,7 +608,8 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         let checked =
             valid::check_signature(&written_out).and_then(|()| method_companions(&func, &options));
         let twin = METHOD_TWIN.with(|m| m.borrow_mut().take());
-        if let (Some(twin), Some(t)) = (twin, &type_name) {
+        if let (Some(twin), Some(t)) = (twin.filter(|_| func.sig.receiver().is_some()), &type_name)
+        {
             if own_rule {
                 rule_traits.extend(mirror_method(t, &func.vis, &twin));
             } else if let Some((_, tr, _)) = &imp.trait_ {
@@ -1437,6 +1438,18 @@ fn higher_order(func: &ItemFn, inner: &ItemFn, options: &Options) -> (TokenStrea
     // An associated function's higher-order companions would be nested modules, which
     // an `impl` cannot hold.
     if options.associated {
+        // Asked for (`#[differentiable(higher_order)]`), it has a twin as a method does
+        // (`V2::new__twin_needs_differentiable_higher_order`, with its rule): the generic
+        // forms of the functions that call it (`V2::new(a, b)`) call the twin.
+        if cfg!(feature = "higher-order") && options.higher_order {
+            crate::twin::set_builds_mirrors(true);
+            let (twin, _) = method_higher_order(func);
+            let why = "it is an associated function in an `impl` block; declare it as a free function (outside the `impl`) to have them (the generic forms of its callers have its twin)";
+            return (
+                twin,
+                crate::higher::unavailable(func, crate::twin::Why::Associated, why),
+            );
+        }
         let why = "it is an associated function in an `impl` block; declare it as a free function (outside the `impl`) to have them";
         return (
             TokenStream::new(),

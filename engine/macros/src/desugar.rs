@@ -8294,6 +8294,28 @@ impl Desugar {
                     _ => None,
                 }
             }
+            // `let q = Pair::new(a, b);`: a constructor of the user's type (`new`,
+            // `from_…`, `with_…`, by the convention that they return `Self`), so surely
+            // of it; another associated function's result may be of another type.
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(fp) if fp.qself.is_none() && fp.path.segments.len() == 2 => {
+                    let (ty, f) = (&fp.path.segments[0], &fp.path.segments[1]);
+                    let name = f.ident.to_string();
+                    let constructor =
+                        name == "new" || name.starts_with("from_") || name.starts_with("with_");
+                    (ty.arguments.is_none()
+                        && f.arguments.is_none()
+                        && constructor
+                        && crate::twin::user_type_name(&ty.ident.to_string()))
+                    .then(|| {
+                        let t = &ty.ident;
+                        Receiver::user_type(&syn::parse_quote!(#t))
+                    })
+                    .flatten()
+                    .map(|t| (t, true))
+                }
+                _ => None,
+            },
             _ => None,
         });
         if let Some((ty, sure)) = written.map(|t| (t, false)).or(from_init) {

@@ -695,12 +695,12 @@ pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)>
     let (mut twin, arrays) = make_with(func, true)?;
     twin.sig.ident = method_twin_name(&func.sig.ident);
     let t = syn::Ident::new(PARAM, Span::call_site());
-    if let Some(first) = twin.sig.inputs.first_mut() {
-        *first = match func.sig.receiver() {
-            Some(r) if r.reference.is_none() => {
-                syn::parse_quote!(this: <Self as ::mochi::__private::LiftField>::Of<#t>)
-            }
-            _ => syn::parse_quote!(this: &<Self as ::mochi::__private::LiftField>::Of<#t>),
+    // (An associated function without `self`, `V2::new(x, y)`, keeps its arguments.)
+    if let (Some(first), Some(r)) = (twin.sig.inputs.first_mut(), func.sig.receiver()) {
+        *first = if r.reference.is_none() {
+            syn::parse_quote!(this: <Self as ::mochi::__private::LiftField>::Of<#t>)
+        } else {
+            syn::parse_quote!(this: &<Self as ::mochi::__private::LiftField>::Of<#t>)
         };
     }
     struct ThisForSelf;
@@ -1458,6 +1458,96 @@ pub(crate) fn count_bindings(func: &ItemFn, counts: &mut std::collections::HashM
     c.visit_block(&func.block);
 }
 
+/// A type name that may be the user's: capitalised, not `Self`, and none of the
+/// standard library's, ndarray's or nalgebra's (`Vec`, `Array1`, `Vector3`, `DMatrix`,
+/// …), whose associated functions (`Vector3::new`) are a rule crate's.
+pub(crate) fn user_type_name(name: &str) -> bool {
+    const LIBRARY: &[&str] = &[
+        "Vec",
+        "String",
+        "Box",
+        "Rc",
+        "Arc",
+        "Cell",
+        "RefCell",
+        "HashMap",
+        "HashSet",
+        "BTreeMap",
+        "BTreeSet",
+        "VecDeque",
+        "Option",
+        "Result",
+        "Some",
+        "Ok",
+        "Err",
+        "Complex",
+        "Axis",
+        "Dim",
+        "Dyn",
+        "Const",
+        "Ordering",
+        "Duration",
+        "Instant",
+        "Wrapping",
+        "PhantomData",
+        "DVector",
+        "DMatrix",
+        "RowDVector",
+        "SVector",
+        "SMatrix",
+        "OMatrix",
+        "OVector",
+        "Cholesky",
+        "LU",
+        "QR",
+        "SVD",
+    ];
+    const LIBRARY_PREFIXES: &[&str] = &[
+        "Array",
+        "Ix",
+        "Vector",
+        "Matrix",
+        "RowVector",
+        "Point",
+        "Rotation",
+        "Unit",
+        "Quaternion",
+        "Translation",
+        "Isometry",
+        "Similarity",
+        "Transform",
+        "Scale",
+        "Perspective",
+        "Orthographic",
+        "Std",
+        "Num",
+        "Float",
+        "Real",
+        "Shape",
+    ];
+    name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name != "Self"
+        && !LIBRARY.contains(&name)
+        && !LIBRARY_PREFIXES.iter().any(|p| name.starts_with(p))
+        && !ARRAY_TYPES.contains(&name)
+}
+
+/// `V2::new(a, b)`: a call of an associated function of a type that may be the user's
+/// (see [`user_type_name`]), given arguments; the type.
+fn associated_constructor(e: &Expr) -> Option<syn::Ident> {
+    let Expr::Call(c) = crate::desugar::unparen(e) else {
+        return None;
+    };
+    let Expr::Path(p) = &*c.func else { return None };
+    let segs = &p.path.segments;
+    (p.qself.is_none()
+        && segs.len() == 2
+        && segs.iter().all(|s| s.arguments.is_none())
+        && !c.args.is_empty()
+        && user_type_name(&segs[0].ident.to_string()))
+    .then(|| segs[0].ident.clone())
+}
+
 /// The locals of `func` bound once, by a `let` of a struct literal of a type of the
 /// user's (`let l = Line { slope: a, icpt: b };`), and their types. In the twin such a
 /// local is the struct's generic mirror, so a method called on it (`l.at(t)`,
@@ -1472,6 +1562,13 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
                 p => p,
             };
             if let (Pat::Ident(p), Some(init)) = (pat, &l.init) {
+                // `let a = V2::new(x, y);`: an associated function of the user's type
+                // (see `user_type_name`), which its twin makes the mirror.
+                if let Some(ty) = associated_constructor(&init.expr) {
+                    if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
+                        self.0.insert(p.ident.to_string(), (ty, false));
+                    }
+                }
                 if let Expr::Struct(st) = crate::desugar::unparen(&init.expr) {
                     let user = st.qself.is_none()
                         && st.path.segments.len() == 1
@@ -1508,6 +1605,9 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
 /// value is the struct's mirror there, which has the method (see
 /// `companion::mirror_method`).
 fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
+    if associated_constructor(e).is_some() {
+        return true;
+    }
     match crate::desugar::unparen(e) {
         Expr::Path(p) => p
             .path
@@ -1545,8 +1645,8 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
 /// The locals bound once to a [`structish`] value, from the struct literals' locals
 /// `known` on, in order.
 fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
-    struct S(HashSet<String>);
-    impl<'a> Visit<'a> for S {
+    struct S<'k>(HashSet<String>, &'k HashSet<String>);
+    impl<'a> Visit<'a> for S<'_> {
         fn visit_local(&mut self, l: &'a syn::Local) {
             syn::visit::visit_local(self, l);
             // A local typed as a struct of the user's or a `Vec` of them (`let pts:
@@ -1564,15 +1664,26 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
                 Pat::Type(t) => &*t.pat,
                 p => p,
             };
+            // A method of a struct local's, whatever its name (`q.swap()`, which a
+            // slice has too): the method's twin (see `Rewrite::struct_method`), which
+            // returns the mirror when the method returns the struct.
+            let of_struct_local = l.init.as_ref().is_some_and(|i| {
+                matches!(crate::desugar::unparen(&i.expr), Expr::MethodCall(m)
+                    if !FLOAT_METHODS.contains(&m.method.to_string().as_str())
+                        && matches!(crate::desugar::unparen(&m.receiver), Expr::Path(r)
+                            if r.path.get_ident().is_some_and(|n| self.1.contains(&n.to_string()))))
+            });
             if let (Pat::Ident(p), Some(init)) = (pat, &l.init) {
-                if init.diverge.is_none() && (typed || structish(&init.expr, &self.0)) {
+                if init.diverge.is_none()
+                    && (typed || of_struct_local || structish(&init.expr, &self.0))
+                {
                     self.0.insert(p.ident.to_string());
                 }
             }
         }
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
-    let mut found = S(known.clone());
+    let mut found = S(known.clone(), known);
     found.visit_block(&func.block);
     let mut counts = std::collections::HashMap::new();
     count_bindings(func, &mut counts);
@@ -2762,6 +2873,27 @@ impl VisitMut for Rewrite<'_> {
                         c.args = args.into_iter().collect();
                         return;
                     }
+                }
+                // `V2::new(a, b)` (also `Self::new(..)` in a method) in a function asking
+                // for `higher_order`: an associated function of the user's, whose twin
+                // (`V2::new__twin_needs_differentiable_higher_order`) its `impl` block
+                // asking for `higher_order` writes; its name says so where it is missing.
+                if STRUCTS.with(|st| st.get())
+                    && segs.len() == 2
+                    && fp.qself.is_none()
+                    && fp.path.segments.iter().all(|s| s.arguments.is_none())
+                    && (user_type_name(&segs[0])
+                        || segs[0] == "Self" && IMPL_TYPE.with(|t| t.borrow().is_some()))
+                    && float_args.contains(&true)
+                {
+                    let Expr::Call(c) = e else { unreachable!() };
+                    for a in c.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                    let Expr::Path(fp) = &mut *c.func else { unreachable!() };
+                    let last = fp.path.segments.last_mut().expect("two segments");
+                    last.ident = method_twin_name(&last.ident);
+                    return;
                 }
                 if !(KEPT_CALLS.contains(&path.as_str()) || integer_type || closure) {
                     self.fail(

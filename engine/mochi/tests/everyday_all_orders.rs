@@ -2747,3 +2747,81 @@ mod constant_operands {
         all_orders!(kernel_sum, [0.3, -0.8, 1.1, 0.7]);
     }
 }
+
+/// Associated constructors (`V2::new(x, y)`, `Pair::new(a, b)` of a tuple struct, and
+/// `Self::new` inside a method) of an `impl` block asking for `higher_order`: the
+/// generic forms of their callers call the constructors' twins, so the callers have
+/// Hessians; a local bound to a constructor's result is a receiver of the struct's
+/// methods, in the gradient and in the generic form.
+mod associated_constructors {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct V2 {
+        pub x: f64,
+        pub y: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl V2 {
+        pub fn new(x: f64, y: f64) -> V2 {
+            V2 { x, y }
+        }
+        pub fn norm2(&self) -> f64 {
+            self.x * self.x + self.y * self.y
+        }
+        pub fn scaled(&self, s: f64) -> V2 {
+            V2::new(self.x * s, self.y * s)
+        }
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Pair(pub f64, pub f64);
+
+    #[differentiable(higher_order)]
+    impl Pair {
+        pub fn new(a: f64, b: f64) -> Self {
+            Pair(a, b)
+        }
+        pub fn prod(&self) -> f64 {
+            self.0 * self.1
+        }
+        pub fn flipped(&self) -> Pair {
+            Self::new(self.1, self.0 * 2.0)
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn energy(p: &[f64]) -> f64 {
+        let a = V2::new(p[0], p[1]);
+        let b = a.scaled(p[2]);
+        a.norm2() + b.norm2().sqrt()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn pairs(p: &[f64]) -> f64 {
+        let q = Pair::new(p[0] * 2.0, p[1]);
+        let r = q.flipped();
+        r.prod() + q.prod().sin() + Pair::new(p[1], p[0]).prod()
+    }
+
+    /// Not asking for `higher_order`: the gradient, as before.
+    #[differentiable]
+    pub fn gradient_only(p: &[f64]) -> f64 {
+        let a = V2::new(p[0], p[1]);
+        a.norm2() * p[0]
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(energy, [0.3, 1.2, 0.7]);
+        all_orders!(pairs, [0.3, 1.2]);
+    }
+
+    #[test]
+    fn gradient_only_matches_differences() {
+        let p = [0.3, 1.2];
+        let g = gradient_only::gradient(&p);
+        crate::common::assert_gradient_matches(gradient_only, &g, &p);
+    }
+}
