@@ -2874,8 +2874,10 @@ impl VisitMut for Rewrite<'_> {
                         return;
                     }
                 }
-                // `V2::new(a, b)` (also `Self::new(..)` in a method) in a function asking
-                // for `higher_order`: an associated function of the user's, whose twin
+                // `V2::new(a, b)` (also `Self::new(..)` in a method), given a value with a
+                // derivative, in a function asking for `higher_order`: an associated
+                // function of the user's (not a constant, `Complex64::new(1.0, 0.0)`,
+                // which may be a library's), whose twin
                 // (`V2::new__twin_needs_differentiable_higher_order`) its `impl` block
                 // asking for `higher_order` writes; its name says so where it is missing.
                 if STRUCTS.with(|st| st.get())
@@ -2884,7 +2886,9 @@ impl VisitMut for Rewrite<'_> {
                     && fp.path.segments.iter().all(|s| s.arguments.is_none())
                     && (user_type_name(&segs[0])
                         || segs[0] == "Self" && IMPL_TYPE.with(|t| t.borrow().is_some()))
-                    && float_args.contains(&true)
+                    && c.args
+                        .iter()
+                        .any(|a| crate::activity::expr_is_active(a, &self.active))
                 {
                     let Expr::Call(c) = e else { unreachable!() };
                     for a in c.args.iter_mut() {
