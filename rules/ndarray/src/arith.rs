@@ -312,13 +312,16 @@ impl<T: Elem, D: Dimension> Pullback for ScalarThenArray<T, D> {
     }
 }
 
+/// The pullback of `x ∘ s` (`s ∘ x`); `constant_scalar`: `s` has no derivative
+/// (`KeepCall`), so the array its partial reads is not copied.
 fn scalar_pb<T: Elem, S: Data<Elem = T>, D: Dimension>(
     op: BinaryOp,
     scalar_first: bool,
     scalar: T,
     x: &ArrayBase<S, D>,
+    constant_scalar: bool,
 ) -> ArrayScalarPullback<T, D> {
-    let needs_array = op.needs_operands();
+    let needs_array = op.needs_operands() && !constant_scalar;
     ArrayScalarPullback {
         op,
         scalar_first,
@@ -337,7 +340,7 @@ macro_rules! with_scalar {
             fn $method(self) -> (Self::Output, Self::Pullback) {
                 let (x, &s) = self.0;
                 let y = x.mapv(|v| v $op s);
-                (y, ArrayThenScalar(scalar_pb($Op, false, s, x)))
+                (y, ArrayThenScalar(scalar_pb($Op, false, s, x, false)))
             }
         }
         impl<'a, 'b, T: Elem, S: Data<Elem = T>, D: Dimension> $Trait for Call<(&'a T, &'b ArrayBase<S, D>)> {
@@ -347,7 +350,7 @@ macro_rules! with_scalar {
             fn $method(self) -> (Self::Output, Self::Pullback) {
                 let (&s, x) = self.0;
                 let y = x.mapv(|v| s $op v);
-                (y, ScalarThenArray(scalar_pb($Op, true, s, x)))
+                (y, ScalarThenArray(scalar_pb($Op, true, s, x, false)))
             }
         }
     };
@@ -378,52 +381,24 @@ pub trait NdKeepDiv {
     fn keep_op_div(self) -> Self::Out;
 }
 
-fn scalar_pb_keeping<T: Elem, S: Data<Elem = T>, D: Dimension>(
-    op: BinaryOp,
-    scalar_first: bool,
-    scalar: T,
-    x: &ArrayBase<S, D>,
-) -> ArrayScalarPullback<T, D> {
-    ArrayScalarPullback {
-        op,
-        scalar_first,
-        scalar,
-        dim: x.raw_dim(),
-        array: None,
-    }
+macro_rules! keep_with_scalar {
+    ($Trait:ident, $method:ident, $op:tt, $Op:expr) => {
+        impl<T: Elem, S: Data<Elem = T>, D: Dimension> $Trait
+            for KeepCall<Call<(&ArrayBase<S, D>, &T)>, 1>
+        {
+            type Out = Kept<(Array<T, D>, ArrayThenScalar<T, D>)>;
+            #[track_caller]
+            #[inline]
+            fn $method(self) -> Self::Out {
+                let (x, &s) = self.into_inner().0;
+                let y = x.mapv(|v| v $op s);
+                Kept((y, ArrayThenScalar(scalar_pb($Op, false, s, x, true))))
+            }
+        }
+    };
 }
-
-impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdKeepMul
-    for KeepCall<Call<(&ArrayBase<S, D>, &T)>, 1>
-{
-    type Out = Kept<(Array<T, D>, ArrayThenScalar<T, D>)>;
-    #[track_caller]
-    #[inline]
-    fn keep_op_mul(self) -> Self::Out {
-        let (x, &s) = self.into_inner().0;
-        let y = x.mapv(|v| v * s);
-        Kept((
-            y,
-            ArrayThenScalar(scalar_pb_keeping(BinaryOp::Mul, false, s, x)),
-        ))
-    }
-}
-
-impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdKeepDiv
-    for KeepCall<Call<(&ArrayBase<S, D>, &T)>, 1>
-{
-    type Out = Kept<(Array<T, D>, ArrayThenScalar<T, D>)>;
-    #[track_caller]
-    #[inline]
-    fn keep_op_div(self) -> Self::Out {
-        let (x, &s) = self.into_inner().0;
-        let y = x.mapv(|v| v / s);
-        Kept((
-            y,
-            ArrayThenScalar(scalar_pb_keeping(BinaryOp::Div, false, s, x)),
-        ))
-    }
-}
+keep_with_scalar!(NdKeepMul, keep_op_mul, *, BinaryOp::Mul);
+keep_with_scalar!(NdKeepDiv, keep_op_div, /, BinaryOp::Div);
 
 impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdKeepMul
     for KeepCall<Call<(&T, &ArrayBase<S, D>)>, 0>
@@ -436,7 +411,7 @@ impl<T: Elem, S: Data<Elem = T>, D: Dimension> NdKeepMul
         let y = x.mapv(|v| s * v);
         Kept((
             y,
-            ScalarThenArray(scalar_pb_keeping(BinaryOp::Mul, true, s, x)),
+            ScalarThenArray(scalar_pb(BinaryOp::Mul, true, s, x, true)),
         ))
     }
 }
