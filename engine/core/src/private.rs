@@ -1482,6 +1482,27 @@ impl<T: ?Sized> Peel<T> for &T {
     }
 }
 
+/// A clone of the value behind zero or one reference (see [`Peel`]): what a rule of a
+/// method taking `self` by value gives the method, the call borrowing it. Only for a
+/// `Clone` type, so that a struct without `Clone` has no such rule (its method is
+/// reached by path, `S::consume(s)`) instead of an `impl` that cannot compile.
+pub trait PeelOwned<T> {
+    /// A clone of the value.
+    fn peel_owned(&self) -> T;
+}
+impl<T: Clone> PeelOwned<T> for T {
+    #[inline(always)]
+    fn peel_owned(&self) -> T {
+        self.clone()
+    }
+}
+impl<T: Clone> PeelOwned<T> for &T {
+    #[inline(always)]
+    fn peel_owned(&self) -> T {
+        (*self).clone()
+    }
+}
+
 /// [`Present::present`].
 #[inline(always)]
 pub fn present<W: Present>(w: &W) -> bool {

@@ -972,9 +972,12 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
     let Some(receiver) = sig.receiver() else {
         return associated_rule_trait(type_name, sig);
     };
-    if receiver.reference.is_none() || receiver.mutability.is_some() {
+    // (`&mut self` has its own path; `self` by value is given a clone of the value the
+    // lowering passes by reference, `q.swapped()` of a `Copy` or `Clone` struct.)
+    if receiver.reference.is_some() && receiver.mutability.is_some() {
         return None;
     }
+    let by_value = receiver.reference.is_none();
     let ty = syn::Ident::new(type_name, sig.ident.span());
     let ret: syn::Type = match &sig.output {
         syn::ReturnType::Type(_, t) => (**t).clone(),
@@ -992,12 +995,21 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
     let tr = format_ident!("__MochiMethodRule_{}_{}", type_name, name);
     let rr = format_ident!("{}_rrule", name);
     // The receiver first: `&self` of the type, behind one reference more or as many.
-    let receiver = CallPieces::receiver(
-        Some(quote!(__MochiS: ?Sized + ::mochi::__private::Peel<#ty>)),
-        quote!(__MochiS),
-        quote!(::mochi::__private::Peel::<#ty>::peel(__mochi_s)),
-        quote!(<#ty as ::mochi::Tangent>::Tangent),
-    );
+    let receiver = if by_value {
+        CallPieces::receiver(
+            Some(quote!(__MochiS: ::mochi::__private::PeelOwned<#ty>)),
+            quote!(__MochiS),
+            quote!(::mochi::__private::PeelOwned::<#ty>::peel_owned(__mochi_s)),
+            quote!(<#ty as ::mochi::Tangent>::Tangent),
+        )
+    } else {
+        CallPieces::receiver(
+            Some(quote!(__MochiS: ?Sized + ::mochi::__private::Peel<#ty>)),
+            quote!(__MochiS),
+            quote!(::mochi::__private::Peel::<#ty>::peel(__mochi_s)),
+            quote!(<#ty as ::mochi::Tangent>::Tangent),
+        )
+    };
     routed_rule_trait(&ty, &tr, &sig.ident, &rr, receiver, params, ret, sig)
 }
 
@@ -1674,10 +1686,23 @@ fn mirror_method(
     let (params, where_preds) = (&m.params, &m.preds);
     let mut decls = Vec::new();
     let mut names = Vec::new();
+    // A method taking `self` by value: its twin takes the mirror by value, a clone of
+    // the one the call borrows.
+    let by_value = matches!(m.sig.inputs.first(), Some(FnArg::Typed(pt))
+        if !matches!(&*pt.ty, syn::Type::Reference(_)));
+    let this = if by_value {
+        quote!(::core::clone::Clone::clone(self))
+    } else {
+        quote!(self)
+    };
     let mut call = CallPieces::receiver(
         None,
         quote!(#mirror<#t>),
-        quote!(__mochi_s),
+        if by_value {
+            quote!(::core::clone::Clone::clone(__mochi_s))
+        } else {
+            quote!(__mochi_s)
+        },
         quote!(<#mirror<#t> as ::mochi::Tangent>::Tangent),
     );
     for (k, input) in m.sig.inputs.iter().skip(1).enumerate() {
@@ -1698,7 +1723,7 @@ fn mirror_method(
             #[doc(hidden)]
             #[inline]
             #vis fn #method(&self, #(#decls),*) -> #ret {
-                #ty::#twin_name::<#t>(self, #(#names),*)
+                #ty::#twin_name::<#t>(#this, #(#names),*)
             }
         }
         #imp

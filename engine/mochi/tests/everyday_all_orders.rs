@@ -2749,7 +2749,8 @@ mod constant_operands {
 }
 
 /// Associated constructors (`V2::new(x, y)`, `Pair::new(a, b)` of a tuple struct, and
-/// `Self::new` inside a method) of an `impl` block asking for `higher_order`: the
+/// `Self::new` inside a method) of an `impl` block asking for `higher_order`, and a
+/// method taking `self` by value called with method syntax (`q.swapped()`): the
 /// generic forms of their callers call the constructors' twins, so the callers have
 /// Hessians; a local bound to a constructor's result is a receiver of the struct's
 /// methods, in the gradient and in the generic form.
@@ -2789,6 +2790,10 @@ mod associated_constructors {
         pub fn flipped(&self) -> Pair {
             Self::new(self.1, self.0 * 2.0)
         }
+        /// By value: method syntax on a local gives it a clone.
+        pub fn swapped(self) -> Pair {
+            Pair(self.1, self.0)
+        }
     }
 
     #[differentiable(higher_order)]
@@ -2802,7 +2807,8 @@ mod associated_constructors {
     pub fn pairs(p: &[f64]) -> f64 {
         let q = Pair::new(p[0] * 2.0, p[1]);
         let r = q.flipped();
-        r.prod() + q.prod().sin() + Pair::new(p[1], p[0]).prod()
+        let t = Pair(p[1], p[0] * p[1]).swapped();
+        r.prod() + q.prod().sin() + Pair::new(p[1], p[0]).prod() + t.swapped().prod().tanh()
     }
 
     /// Not asking for `higher_order`: the gradient, as before.
