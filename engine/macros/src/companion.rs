@@ -995,21 +995,23 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
     let tr = format_ident!("__MochiMethodRule_{}_{}", type_name, name);
     let rr = format_ident!("{}_rrule", name);
     // The receiver first: `&self` of the type, behind one reference more or as many.
-    let receiver = if by_value {
-        CallPieces::receiver(
-            Some(quote!(__MochiS: ::mochi::__private::PeelOwned<#ty>)),
-            quote!(__MochiS),
+    let (bound, passed) = if by_value {
+        (
+            quote!(__MochiS: ::mochi::__private::PeelOwned<#ty>),
             quote!(::mochi::__private::PeelOwned::<#ty>::peel_owned(__mochi_s)),
-            quote!(<#ty as ::mochi::Tangent>::Tangent),
         )
     } else {
-        CallPieces::receiver(
-            Some(quote!(__MochiS: ?Sized + ::mochi::__private::Peel<#ty>)),
-            quote!(__MochiS),
+        (
+            quote!(__MochiS: ?Sized + ::mochi::__private::Peel<#ty>),
             quote!(::mochi::__private::Peel::<#ty>::peel(__mochi_s)),
-            quote!(<#ty as ::mochi::Tangent>::Tangent),
         )
     };
+    let receiver = CallPieces::receiver(
+        Some(bound),
+        quote!(__MochiS),
+        passed,
+        quote!(<#ty as ::mochi::Tangent>::Tangent),
+    );
     routed_rule_trait(&ty, &tr, &sig.ident, &rr, receiver, params, ret, sig)
 }
 
@@ -1453,18 +1455,15 @@ fn higher_order(func: &ItemFn, inner: &ItemFn, options: &Options) -> (TokenStrea
         // Asked for (`#[differentiable(higher_order)]`), it has a twin as a method does
         // (`V2::new__twin_needs_differentiable_higher_order`, with its rule): the generic
         // forms of the functions that call it (`V2::new(a, b)`) call the twin.
-        if cfg!(feature = "higher-order") && options.higher_order {
+        let twin = if cfg!(feature = "higher-order") && options.higher_order {
             crate::twin::set_builds_mirrors(true);
-            let (twin, _) = method_higher_order(func);
-            let why = "it is an associated function in an `impl` block; declare it as a free function (outside the `impl`) to have them (the generic forms of its callers have its twin)";
-            return (
-                twin,
-                crate::higher::unavailable(func, crate::twin::Why::Associated, why),
-            );
-        }
+            method_higher_order(func).0
+        } else {
+            TokenStream::new()
+        };
         let why = "it is an associated function in an `impl` block; declare it as a free function (outside the `impl`) to have them";
         return (
-            TokenStream::new(),
+            twin,
             crate::higher::unavailable(func, crate::twin::Why::Associated, why),
         );
     }
@@ -1690,19 +1689,18 @@ fn mirror_method(
     // the one the call borrows.
     let by_value = matches!(m.sig.inputs.first(), Some(FnArg::Typed(pt))
         if !matches!(&*pt.ty, syn::Type::Reference(_)));
-    let this = if by_value {
-        quote!(::core::clone::Clone::clone(self))
-    } else {
-        quote!(self)
+    let owned = |e: TokenStream| {
+        if by_value {
+            quote!(::core::clone::Clone::clone(#e))
+        } else {
+            e
+        }
     };
+    let this = owned(quote!(self));
     let mut call = CallPieces::receiver(
         None,
         quote!(#mirror<#t>),
-        if by_value {
-            quote!(::core::clone::Clone::clone(__mochi_s))
-        } else {
-            quote!(__mochi_s)
-        },
+        owned(quote!(__mochi_s)),
         quote!(<#mirror<#t> as ::mochi::Tangent>::Tangent),
     );
     for (k, input) in m.sig.inputs.iter().skip(1).enumerate() {

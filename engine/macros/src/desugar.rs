@@ -3153,12 +3153,6 @@ pub struct Receiver {
     pub sure: bool,
 }
 
-/// Type names that are not a struct of the user's.
-const NOT_RECEIVER_TYPES: &[&str] = &[
-    "String", "Axis", "Ix0", "Ix1", "Ix2", "Ix3", "IxDyn", "Slice", "Ordering", "Range", "Real",
-    "Float",
-];
-
 impl Receiver {
     /// For a parameter of type `&T`, `&mut T` or `T`: `T` a single name without generic
     /// arguments, capitalised, that is not a float alias or a library type.
@@ -3201,9 +3195,7 @@ impl Receiver {
         let seg = &p.path.segments[0];
         let name = seg.ident.to_string();
         let user = matches!(seg.arguments, syn::PathArguments::None)
-            && name.starts_with(|c: char| c.is_ascii_uppercase())
-            && name.len() > 1
-            && !NOT_RECEIVER_TYPES.contains(&name.as_str());
+            && (name == "Self" || crate::twin::user_type_name(&name));
         user.then(|| seg.ident.clone())
     }
 }
@@ -8306,13 +8298,8 @@ impl Desugar {
                     (ty.arguments.is_none()
                         && f.arguments.is_none()
                         && constructor
-                        && crate::twin::user_type_name(&ty.ident.to_string()))
-                    .then(|| {
-                        let t = &ty.ident;
-                        Receiver::user_type(&syn::parse_quote!(#t))
-                    })
-                    .flatten()
-                    .map(|t| (t, true))
+                        && crate::twin::constructor_type(&ty.ident.to_string()))
+                    .then(|| (ty.ident.clone(), true))
                 }
                 _ => None,
             },

@@ -1158,23 +1158,7 @@ pub(crate) fn user_type_arg(ty: &Type) -> Option<(syn::Ident, bool)> {
 /// A name that calls a tuple struct's constructor (`Pair(a, b)`): capitalised, and not
 /// one of the standard library's variants or types.
 fn tuple_struct_name(name: &str) -> bool {
-    name.starts_with(|c: char| c.is_ascii_uppercase())
-        && name.len() > 1
-        && !matches!(
-            name,
-            "Some"
-                | "Ok"
-                | "Err"
-                | "None"
-                | "Box"
-                | "Rc"
-                | "Arc"
-                | "Cell"
-                | "RefCell"
-                | "Wrapping"
-                | "Reverse"
-                | "PhantomData"
-        )
+    user_type_name(name)
         && !name
             .chars()
             .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
@@ -1458,13 +1442,50 @@ pub(crate) fn count_bindings(func: &ItemFn, counts: &mut std::collections::HashM
     c.visit_block(&func.block);
 }
 
-/// A type name that may be the user's: capitalised, not `Self`, and none of the
-/// standard library's, ndarray's or nalgebra's (`Vec`, `Array1`, `Vector3`, `DMatrix`,
-/// …), whose associated functions (`Vector3::new`) are a rule crate's.
+/// A type name that may be the user's: capitalised, not `Self`, and none of the names
+/// that are never a struct of the user's (`String`, `Axis`, `IxDyn`, `Array1`, `Some`,
+/// `Wrapping`, …). The one test of the receivers (`desugar::Receiver`) and of the tuple
+/// structs' constructors; a struct named `Cell` or `Point` is the user's here.
 pub(crate) fn user_type_name(name: &str) -> bool {
-    const LIBRARY: &[&str] = &[
-        "Vec",
+    const NEVER: &[&str] = &[
         "String",
+        "Axis",
+        "Ix0",
+        "Ix1",
+        "Ix2",
+        "Ix3",
+        "Ix4",
+        "Ix5",
+        "Ix6",
+        "IxDyn",
+        "Slice",
+        "Ordering",
+        "Range",
+        "Real",
+        "Float",
+        "Some",
+        "None",
+        "Ok",
+        "Err",
+        "Wrapping",
+        "Reverse",
+        "PhantomData",
+    ];
+    name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.len() > 1
+        && name != "Self"
+        && !NEVER.contains(&name)
+        && !ARRAY_TYPES.contains(&name)
+}
+
+/// A name of std's, nalgebra's or num's whose associated functions (`Box::new`,
+/// `Vector3::new`, `Complex64::new`, `DMatrix::from_fn`) are not the user's
+/// constructors: a container, or a family's name with its dimension (`Vector3`,
+/// `Matrix2x3`, `Point3`, `Complex64`). (A struct of the user's named `Point` or `Cell`
+/// is a receiver still, see [`user_type_name`].)
+fn library_type(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "Vec",
         "Box",
         "Rc",
         "Arc",
@@ -1477,19 +1498,9 @@ pub(crate) fn user_type_name(name: &str) -> bool {
         "VecDeque",
         "Option",
         "Result",
-        "Some",
-        "Ok",
-        "Err",
-        "Complex",
-        "Axis",
-        "Dim",
-        "Dyn",
-        "Const",
-        "Ordering",
         "Duration",
         "Instant",
-        "Wrapping",
-        "PhantomData",
+        "Complex",
         "DVector",
         "DMatrix",
         "RowDVector",
@@ -1497,43 +1508,41 @@ pub(crate) fn user_type_name(name: &str) -> bool {
         "SMatrix",
         "OMatrix",
         "OVector",
+        "Quaternion",
+        "UnitQuaternion",
+        "UnitComplex",
         "Cholesky",
         "LU",
         "QR",
         "SVD",
     ];
-    const LIBRARY_PREFIXES: &[&str] = &[
-        "Array",
-        "Ix",
+    const FAMILIES: &[&str] = &[
         "Vector",
-        "Matrix",
         "RowVector",
+        "Matrix",
         "Point",
         "Rotation",
-        "Unit",
-        "Quaternion",
         "Translation",
         "Isometry",
         "Similarity",
         "Transform",
         "Scale",
-        "Perspective",
-        "Orthographic",
-        "Std",
-        "Num",
-        "Float",
-        "Real",
-        "Shape",
+        "Complex",
     ];
-    name.starts_with(|c: char| c.is_ascii_uppercase())
-        && name != "Self"
-        && !LIBRARY.contains(&name)
-        && !LIBRARY_PREFIXES.iter().any(|p| name.starts_with(p))
-        && !ARRAY_TYPES.contains(&name)
+    NAMES.contains(&name)
+        || FAMILIES.iter().any(|f| {
+            name.strip_prefix(f)
+                .is_some_and(|rest| rest.ends_with(|c: char| c.is_ascii_digit()))
+        })
+}
+
+/// A type whose associated functions may be the user's constructors (`V2::new`).
+pub(crate) fn constructor_type(name: &str) -> bool {
+    user_type_name(name) && !library_type(name)
 }
 
 /// `V2::new(a, b)`: a call of an associated function of a type that may be the user's
-/// (see [`user_type_name`]), given arguments; the type.
+/// (see [`constructor_type`]), given arguments; the type.
 fn associated_constructor(e: &Expr) -> Option<syn::Ident> {
     let Expr::Call(c) = crate::desugar::unparen(e) else {
         return None;
@@ -1544,7 +1553,7 @@ fn associated_constructor(e: &Expr) -> Option<syn::Ident> {
         && segs.len() == 2
         && segs.iter().all(|s| s.arguments.is_none())
         && !c.args.is_empty()
-        && user_type_name(&segs[0].ident.to_string()))
+        && constructor_type(&segs[0].ident.to_string()))
     .then(|| segs[0].ident.clone())
 }
 
@@ -1563,7 +1572,7 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
             };
             if let (Pat::Ident(p), Some(init)) = (pat, &l.init) {
                 // `let a = V2::new(x, y);`: an associated function of the user's type
-                // (see `user_type_name`), which its twin makes the mirror.
+                // (see `constructor_type`), which its twin makes the mirror.
                 if let Some(ty) = associated_constructor(&init.expr) {
                     if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
                         self.0.insert(p.ident.to_string(), (ty, false));
@@ -2884,7 +2893,7 @@ impl VisitMut for Rewrite<'_> {
                     && segs.len() == 2
                     && fp.qself.is_none()
                     && fp.path.segments.iter().all(|s| s.arguments.is_none())
-                    && (user_type_name(&segs[0])
+                    && (constructor_type(&segs[0])
                         || segs[0] == "Self" && IMPL_TYPE.with(|t| t.borrow().is_some()))
                     && c.args
                         .iter()
