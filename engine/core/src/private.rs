@@ -1066,6 +1066,20 @@ pub trait MirrorScalar {
     type Scalar;
 }
 
+/// A value of the user's type built from constants (`V2::zero()`), in the generic twin
+/// of a function: its floats in the twin's scalar, without a derivative.
+#[inline]
+pub fn lift_value<T: crate::Scalar, R: LiftField>(r: R) -> R::Of<T> {
+    r.lift(&mut |v| lit(v))
+}
+
+/// `Self` is `T`: the stand-in twin of an associated constructor whose `impl` block has
+/// no generic forms names the struct's mirror through a parameter this pins, so that
+/// the struct need not have one where the stand-in is written, only where it is called.
+pub trait SameType<T: ?Sized> {}
+
+impl<T: ?Sized> SameType<T> for T {}
+
 /// The reasons [`HigherOrder`] names.
 pub mod because {
     /// The function is a method.

@@ -470,7 +470,8 @@ fn result_without_derivative(output: &syn::ReturnType) -> bool {
 fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
     // No method marked (`#[differentiable] impl Add for V2 { fn add .. }`): every method
     // is, but those whose result carries no derivative (`-> usize`, `-> bool`, `-> &str`,
-    // a reference), which stay as written.
+    // a reference) and the associated functions without arguments (`V2::zero()`, a
+    // constant wherever it is called), which stay as written.
     let marked_any = imp
         .items
         .iter()
@@ -478,7 +479,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
     if !marked_any {
         for item in imp.items.iter_mut() {
             if let syn::ImplItem::Fn(f) = item {
-                if !result_without_derivative(&f.sig.output) {
+                if !result_without_derivative(&f.sig.output) && !f.sig.inputs.is_empty() {
                     f.attrs.push(syn::parse_quote!(#[differentiable]));
                 }
             }
@@ -519,8 +520,13 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         let Some(k) = f.attrs.iter().position(is_differentiable) else {
             continue;
         };
-        marked += 1;
         let attr = f.attrs.remove(k);
+        // An associated function without arguments (`fn zero() -> Self`) has nothing to
+        // differentiate: its calls are constants, kept as written.
+        if f.sig.inputs.is_empty() {
+            continue;
+        }
+        marked += 1;
         // A method called only through its companions is not dead code.
         f.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
         let inner = match &attr.meta {
@@ -1455,11 +1461,15 @@ fn higher_order(func: &ItemFn, inner: &ItemFn, options: &Options) -> (TokenStrea
         // Asked for (`#[differentiable(higher_order)]`), it has a twin as a method does
         // (`V2::new__twin_needs_differentiable_higher_order`, with its rule): the generic
         // forms of the functions that call it (`V2::new(a, b)`) call the twin.
-        let twin = if cfg!(feature = "higher-order") && options.higher_order {
+        let twin = if !cfg!(feature = "higher-order") {
+            TokenStream::new()
+        } else if options.higher_order {
             crate::twin::set_builds_mirrors(true);
             method_higher_order(func).0
         } else {
-            TokenStream::new()
+            // Not asked: a constructor's stand-in, so that a caller asking for
+            // `higher_order` keeps its gradient and says why where its Hessian is used.
+            method_twin_stub(func, "it is not marked `#[differentiable(higher_order)]`")
         };
         let why = "it is an associated function in an `impl` block; declare it as a free function (outside the `impl`) to have them";
         return (
@@ -1737,8 +1747,11 @@ fn mirror_method(
 /// tuples of them (a caller could not name the stand-in's result).
 fn method_twin_stub(func: &ItemFn, why: &str) -> TokenStream {
     let sig = &func.sig;
-    if !sig.generics.params.is_empty() || sig.receiver().is_none() {
+    if !sig.generics.params.is_empty() {
         return TokenStream::new();
+    }
+    if sig.receiver().is_none() {
+        return constructor_twin_stub(func, why);
     }
     crate::twin::set_float_of(func);
     let t = syn::Ident::new(crate::twin::PARAM, proc_macro2::Span::call_site());
@@ -1838,6 +1851,91 @@ fn method_twin_stub(func: &ItemFn, why: &str) -> TokenStream {
             }
             let () = __NoTwin::<#t>::WHY;
             ::core::unreachable!()
+        }
+    }
+}
+
+/// The stand-in of an associated constructor's twin (and of its rule) where it has
+/// none (`V2::new` in an `impl` block not asking for `higher_order`), so that the
+/// generic form of a function building the struct with it (`V2::new(a, b)`) type-checks:
+/// the function keeps its gradient, and its `jvp`, `hvp`, `hessian` and `jacobian` fail
+/// to compile with the reason when used. The arguments are the constructor's with their
+/// floats of the twin's scalar, which they name; the result is the struct's mirror,
+/// named through a parameter (`SameType`) so that a struct without one fails where the
+/// stand-in is called, not where it is written. Nothing for an associated function that
+/// does not return the struct, or takes one.
+fn constructor_twin_stub(func: &ItemFn, why: &str) -> TokenStream {
+    let sig = &func.sig;
+    let returns_self = match &sig.output {
+        syn::ReturnType::Type(_, ty) => match &**ty {
+            syn::Type::Path(p) if p.qself.is_none() => {
+                p.path.is_ident("Self")
+                    || crate::twin::impl_type().is_some_and(|t| p.path.is_ident(&t))
+            }
+            _ => false,
+        },
+        syn::ReturnType::Default => false,
+    };
+    if !returns_self {
+        return TokenStream::new();
+    }
+    crate::twin::set_float_of(func);
+    let t = syn::Ident::new(crate::twin::PARAM, proc_macro2::Span::call_site());
+    let mut decls = Vec::new();
+    let mut cots = Vec::new();
+    for (k, input) in sig.inputs.iter().enumerate() {
+        let FnArg::Typed(pt) = input else {
+            return TokenStream::new();
+        };
+        let mut ty = (*pt.ty).clone();
+        let named = quote!(#ty).to_string();
+        if named.contains("Self") || crate::twin::user_type_arg(&ty).is_some() {
+            return TokenStream::new();
+        }
+        crate::rewrite::ReplaceType {
+            from: crate::twin::float(),
+            to: syn::parse_quote!(#t),
+        }
+        .visit_type_mut(&mut ty);
+        let v = format_ident!("_a{}", k);
+        decls.push(quote!(#v: #ty));
+        cots.push(quote!(<#ty as ::mochi::Tangent>::Tangent));
+    }
+    let generics = quote!(
+        #t: ::mochi::num_traits::Float + ::mochi::Scalar + ::mochi::__private::TwinScalar,
+        __MochiM: ::mochi::__private::LiftField
+    );
+    let ret = quote!(<__MochiM as ::mochi::__private::LiftField>::Of<#t>);
+    let out_t = quote!(<#ret as ::mochi::Tangent>::Tangent);
+    let (name, ty) = (&sig.ident, crate::twin::method_twin_name(&sig.ident));
+    let rr = format_ident!("{}_rrule", ty);
+    let fix = if why.contains("not marked") {
+        "; mark its `impl` block `#[differentiable(higher_order)]`"
+    } else {
+        ""
+    };
+    let msg = format!(
+        "mochi: the associated function `{name}` has no generic form ({why}), so a function that calls it has no `jvp`, `hvp`, `hessian` or `jacobian`{fix}"
+    );
+    let body = quote! {
+        struct __NoTwin<T>(::core::marker::PhantomData<T>);
+        impl<T> __NoTwin<T> {
+            const WHY: () = ::core::panic!(#msg);
+        }
+        let () = __NoTwin::<#t>::WHY;
+        ::core::unreachable!()
+    };
+    let same = quote!(Self: ::mochi::__private::SameType<__MochiM>);
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_snake_case, dead_code, clippy::all)]
+        pub fn #ty<#generics>(#(#decls),*) -> #ret where #same {
+            #body
+        }
+        #[doc(hidden)]
+        #[allow(non_snake_case, dead_code, clippy::all)]
+        pub fn #rr<#generics>(#(#decls),*) -> (#ret, ::mochi::__private::NoTwinPullback<#out_t, (#(#cots,)*)>) where #same {
+            #body
         }
     }
 }

@@ -71,6 +71,11 @@ pub fn set_impl_type(name: Option<String>) {
     IMPL_TYPE.with(|t| *t.borrow_mut() = name);
 }
 
+/// The type of the `impl` block whose methods are being expanded, if any.
+pub fn impl_type() -> Option<String> {
+    IMPL_TYPE.with(|t| t.borrow().clone())
+}
+
 /// Records whether the function being expanded asked for higher-order companions, so
 /// that its twin builds the generic mirrors `#[derive(Tangent)]` writes of its structs.
 pub fn set_builds_mirrors(asked: bool) {
@@ -1557,6 +1562,27 @@ fn associated_constructor(e: &Expr) -> Option<syn::Ident> {
     .then(|| segs[0].ident.clone())
 }
 
+/// `V2::zero()`, `V2::new(1.0, 0.0)`: a call of an associated function of a type that
+/// may be the user's (see [`constructor_type`]) with no argument but literals, which the
+/// twin lifts to its scalar as it is (a struct's mirror for a struct).
+fn constant_of_users(e: &Expr) -> bool {
+    matches!(crate::desugar::unparen(e), Expr::Call(c) if constant_call_of_users(c))
+}
+
+/// The call of [`constant_of_users`].
+fn constant_call_of_users(c: &syn::ExprCall) -> bool {
+    let Expr::Path(p) = &*c.func else {
+        return false;
+    };
+    let segs = &p.path.segments;
+    p.qself.is_none()
+        && segs.len() == 2
+        && segs.iter().all(|s| s.arguments.is_none())
+        && c.args.iter().all(scalar_literal)
+        && (constructor_type(&segs[0].ident.to_string())
+            || segs[0].ident == "Self" && IMPL_TYPE.with(|t| t.borrow().is_some()))
+}
+
 /// The locals of `func` bound once, by a `let` of a struct literal of a type of the
 /// user's (`let l = Line { slope: a, icpt: b };`), and their types. In the twin such a
 /// local is the struct's generic mirror, so a method called on it (`l.at(t)`,
@@ -1614,14 +1640,15 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
 /// value is the struct's mirror there, which has the method (see
 /// `companion::mirror_method`).
 fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
-    if associated_constructor(e).is_some() {
+    if associated_constructor(e).is_some() || constant_of_users(e) {
         return true;
     }
     match crate::desugar::unparen(e) {
-        Expr::Path(p) => p
-            .path
-            .get_ident()
-            .is_some_and(|i| locals.contains(&i.to_string())),
+        // (`self` in a method of the user's struct: `self.add(&o).add(&u)`.)
+        Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
+            locals.contains(&i.to_string())
+                || i == "self" && IMPL_TYPE.with(|t| t.borrow().is_some())
+        }),
         Expr::Reference(r) => structish(&r.expr, locals),
         Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
         if p.qself.is_none()
@@ -2889,6 +2916,15 @@ impl VisitMut for Rewrite<'_> {
                 // which may be a library's), whose twin
                 // (`V2::new__twin_needs_differentiable_higher_order`) its `impl` block
                 // asking for `higher_order` writes; its name says so where it is missing.
+                // `V2::zero()`, `V2::new(1.0, 0.0)`: a constant of the user's type, built
+                // as written and lifted to the twin's scalar (`LiftField`), so that the
+                // callee needs no twin.
+                if STRUCTS.with(|st| st.get()) && constant_call_of_users(c) {
+                    let t = syn::Ident::new(PARAM, Span::call_site());
+                    let call = c.clone();
+                    *e = syn::parse_quote!(::mochi::__private::lift_value::<#t, _>(#call));
+                    return;
+                }
                 if STRUCTS.with(|st| st.get())
                     && segs.len() == 2
                     && fp.qself.is_none()

@@ -2757,7 +2757,7 @@ mod constant_operands {
 mod associated_constructors {
     use mochi::prelude::*;
 
-    #[derive(Clone, Copy, Debug, Tangent)]
+    #[derive(Clone, Copy, Debug, Default, Tangent)]
     pub struct V2 {
         pub x: f64,
         pub y: f64,
@@ -2773,6 +2773,37 @@ mod associated_constructors {
         }
         pub fn scaled(&self, s: f64) -> V2 {
             V2::new(self.x * s, self.y * s)
+        }
+        /// Without arguments: a constant wherever it is called, left as written.
+        pub fn zero() -> Self {
+            V2 { x: 0.0, y: 0.0 }
+        }
+        pub fn add(&self, o: &V2) -> V2 {
+            V2::new(self.x + o.x, self.y + o.y)
+        }
+        /// Constants of the type inside a method, and a chain of methods on `self`.
+        pub fn shifted(&self) -> V2 {
+            let o = Self::zero();
+            let u = Self::new(1.0, -0.5);
+            self.add(&o).add(&u).scaled(0.5)
+        }
+    }
+
+    /// A struct whose `impl` block does not ask for `higher_order`.
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct P3 {
+        pub a: f64,
+        pub b: f64,
+        pub c: f64,
+    }
+
+    #[differentiable]
+    impl P3 {
+        pub fn new(a: f64, b: f64, c: f64) -> Self {
+            P3 { a, b, c }
+        }
+        pub fn dot(&self, o: &P3) -> f64 {
+            self.a * o.a + self.b * o.b + self.c * o.c
         }
     }
 
@@ -2811,6 +2842,30 @@ mod associated_constructors {
         r.prod() + q.prod().sin() + Pair::new(p[1], p[0]).prod() + t.swapped().prod().tanh()
     }
 
+    /// Sums from `V2::zero()` and a `Default`, constants of the user's types.
+    #[differentiable(higher_order)]
+    pub fn accumulated(p: &[f64]) -> f64 {
+        let mut acc = V2::zero();
+        let mut d = V2::default();
+        for k in 0..p.len() / 2 {
+            let q = V2::new(p[2 * k], p[2 * k + 1]);
+            acc = acc.add(&q.scaled(0.5 + k as f64));
+            d = d.add(&q.shifted());
+        }
+        let lift = V2::new(0.25, 2.0);
+        acc.add(&lift).shifted().norm2() + d.norm2().sqrt()
+    }
+
+    /// Asking for `higher_order` and calling a constructor and a method whose `impl`
+    /// block does not: the gradient is there (using the Hessian is an error when the
+    /// crate is built, naming `P3::new` and the fix, which `cargo check` does not reach).
+    #[differentiable(higher_order)]
+    pub fn unasked_block(p: &[f64]) -> f64 {
+        let u = P3::new(p[0], p[1] * p[0], 1.5);
+        let w = P3::new(p[1], 0.5, p[0].sin());
+        u.dot(&w) + u.dot(&u).sqrt()
+    }
+
     /// Not asking for `higher_order`: the gradient, as before.
     #[differentiable]
     pub fn gradient_only(p: &[f64]) -> f64 {
@@ -2822,6 +2877,14 @@ mod associated_constructors {
         use crate::all_orders;
         all_orders!(energy, [0.3, 1.2, 0.7]);
         all_orders!(pairs, [0.3, 1.2]);
+        all_orders!(accumulated, [0.3, 1.2, -0.7, 0.4]);
+    }
+
+    #[test]
+    fn unasked_block_keeps_its_gradient() {
+        let p = [0.3, 1.2];
+        let g = unasked_block::gradient(&p);
+        crate::common::assert_gradient_matches(unasked_block, &g, &p);
     }
 
     #[test]
