@@ -9118,6 +9118,32 @@ impl VisitMut for Desugar {
                 }
             }
         }
+        // `v.clear()` of a differentiable buffer: a new empty `Vec` assigned, which the
+        // lowering writes (a change of length is not); `v.append(&mut w)`: `w`'s elements
+        // added at `v`'s end, and `w` emptied so.
+        if let Expr::MethodCall(m) = e {
+            let span = m.method.span();
+            if m.method == "clear" && m.args.is_empty() && self.active_place(&m.receiver) {
+                let v = &m.receiver;
+                *e = syn::parse_quote_spanned!(span=> #v = ::std::vec::Vec::new());
+                return;
+            }
+            if m.method == "append" && m.args.len() == 1 {
+                if let Expr::Reference(r) = unparen(&m.args[0]) {
+                    if r.mutability.is_some()
+                        && (self.active_place(&m.receiver) || self.active_place(&r.expr))
+                    {
+                        let (v, w) = (&m.receiver, &r.expr);
+                        *e = syn::parse_quote_spanned!(span=> {
+                            #v.extend_from_slice(&#w);
+                            #w = ::std::vec::Vec::new();
+                        });
+                        self.visit_expr_mut(e);
+                        return;
+                    }
+                }
+            }
+        }
         // `v[a..b].copy_from_slice(src)` (also `clone_from_slice`): each element of the
         // range assigned from the source's, their lengths asserted equal as the method
         // does.

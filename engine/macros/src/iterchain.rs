@@ -1825,6 +1825,10 @@ impl VisitMut for WindowUses<'_> {
                         let len = self.len;
                         *e = syn::parse_quote_spanned!(span=> (#len));
                     }
+                    "is_empty" => {
+                        let len = self.len;
+                        *e = syn::parse_quote_spanned!(span=> (#len == 0));
+                    }
                     "iter" => {
                         let s = self.slice(span);
                         *e = syn::parse_quote_spanned!(span=> #s.iter());
@@ -1837,6 +1841,17 @@ impl VisitMut for WindowUses<'_> {
             Expr::Reference(r) if r.mutability.is_none() && !self.mutable && self.is_w(&r.expr) => {
                 let s = self.slice(span);
                 *e = syn::parse_quote_spanned!(span=> &#s);
+            }
+            // `elements_len(&w)`, the bound of `for e in w.iter_mut()` written as an index
+            // loop: the window's length.
+            Expr::Call(c)
+                if c.args.len() == 1
+                    && matches!(&*c.func, Expr::Path(p)
+                        if p.path.segments.last().is_some_and(|s| s.ident == "elements_len"))
+                    && matches!(&c.args[0], Expr::Reference(r) if self.is_w(&r.expr)) =>
+            {
+                let len = self.len;
+                *e = syn::parse_quote_spanned!(span=> (#len));
             }
             Expr::Call(c) => {
                 self.visit_expr_mut(&mut c.func);

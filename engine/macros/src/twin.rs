@@ -227,6 +227,8 @@ pub const SEQ_METHODS: &[&str] = &[
     "extend",
     "extend_from_slice",
     "truncate",
+    "clear",
+    "append",
     "resize",
     "insert",
     "remove",
@@ -3151,8 +3153,9 @@ fn is_bool_expr(e: &Expr) -> bool {
 /// an indexed or borrowed value) once, at the top of the body: the derivation then sees
 /// a variable where the function named a constant (`x.iter().zip(W.iter())` is a chain
 /// of variables), and the constant is lifted once, not at every element. A constant
-/// declared in the body itself is left where it is named (a `let` at the top may not
-/// see an item of an inner block).
+/// declared in an inner block of the body is left where it is named (a `let` at the top
+/// does not see an item of an inner block); one declared at the body's top level is
+/// seen from the top, as every item of a block is.
 fn hoist_lifted_constants(block: &mut syn::Block) {
     struct Declared(HashSet<String>);
     impl<'a> Visit<'a> for Declared {
@@ -3222,7 +3225,13 @@ fn hoist_lifted_constants(block: &mut syn::Block) {
         }
     }
     let mut declared = Declared(HashSet::new());
-    declared.visit_block(block);
+    for stmt in &block.stmts {
+        match stmt {
+            // (The body's own items: seen from its top.)
+            syn::Stmt::Item(syn::Item::Const(_) | syn::Item::Static(_)) => {}
+            other => declared.visit_stmt(other),
+        }
+    }
     let mut h = Hoist {
         declared: declared.0,
         lets: Vec::new(),

@@ -101,6 +101,57 @@ fn check_scalar_params(sig: &syn::Signature) -> syn::Result<()> {
             if fn_bound(tp.bounds.iter()) || where_fn_bound(sig, name) {
                 return Err(syn::Error::new_spanned(tp, CLOSURE_ARGUMENT));
             }
+            // `A: Act`: generic over the implementations of a trait (of the user's or
+            // a library's), which is not a float type.
+            let own_trait = tp.bounds.iter().find_map(|b| match b {
+                syn::TypeParamBound::Trait(t) => t.path.segments.last().filter(|s| {
+                    !matches!(
+                        s.ident.to_string().as_str(),
+                        "Copy"
+                            | "Clone"
+                            | "Debug"
+                            | "Display"
+                            | "Send"
+                            | "Sync"
+                            | "Sized"
+                            | "PartialEq"
+                            | "PartialOrd"
+                            | "Default"
+                            | "Add"
+                            | "Sub"
+                            | "Mul"
+                            | "Div"
+                            | "Rem"
+                            | "Neg"
+                            | "AddAssign"
+                            | "SubAssign"
+                            | "MulAssign"
+                            | "DivAssign"
+                            | "Sum"
+                            | "Product"
+                            | "From"
+                            | "Into"
+                            | "Zero"
+                            | "One"
+                            | "Num"
+                            | "NumCast"
+                            | "NumOps"
+                            | "ToPrimitive"
+                            | "FromPrimitive"
+                            | "Signed"
+                            | "Bounded"
+                            | "Pow"
+                    )
+                }),
+                _ => None,
+            });
+            if let Some(tr) = own_trait {
+                let tr = &tr.ident;
+                return Err(syn::Error::new_spanned(
+                    tp,
+                    format!("#[differentiable] derives functions generic over a float type (`T: Float`), not over the types implementing a trait (`{name}: {tr}`): the derivative of a call of `{tr}`'s methods is known per type; take the type itself (`a: &MyType`, one function per type), or hold the choices in an enum deriving `Tangent` and `match` on it; if `{tr}` is a float trait of yours, add `num_traits::Float` to the bound (`{name}: {tr} + Float`)"),
+                ));
+            }
             return Err(syn::Error::new_spanned(
                 tp,
                 format!("#[differentiable]: `{name}` holds the values being differentiated, but no bound says it is a float; bound it by `num_traits::Float`, `mochi::Real` or `mochi::Scalar` (`{name}: Float`), which give it the scalar rules"),

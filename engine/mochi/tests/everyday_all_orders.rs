@@ -2894,3 +2894,72 @@ mod associated_constructors {
         crate::common::assert_gradient_matches(gradient_only, &g, &p);
     }
 }
+
+/// Buffers emptied and pieces walked in place, and constants declared in the body.
+mod buffers_and_pieces {
+    use mochi::prelude::*;
+
+    /// Horner's rule over a constant declared in the body, folded in reverse.
+    #[differentiable(higher_order)]
+    pub fn horner_body_const(x: &[f64]) -> f64 {
+        const B: [f64; 4] = [0.5, -1.0, 2.0, 3.0];
+        let t = x[0];
+        B.iter().rev().fold(0.0, |acc, &a| acc * t + a) * x[1]
+    }
+
+    /// Each piece of `chunks_mut` walked with `iter_mut()` (and `is_empty`).
+    #[differentiable(higher_order)]
+    pub fn pieces_in_place(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        for (k, c) in v.chunks_mut(2).enumerate() {
+            if c.is_empty() {
+                continue;
+            }
+            for e in c.iter_mut() {
+                *e *= (k + 1) as f64 + *e;
+            }
+        }
+        v.iter().map(|t| t * t).sum()
+    }
+
+    /// `append` moves a buffer's elements to another's end; `clear` empties one that is
+    /// then refilled.
+    #[differentiable(higher_order)]
+    pub fn append_and_clear(x: &[f64]) -> f64 {
+        let mut v = vec![0.5];
+        let mut w = x.to_vec();
+        v.append(&mut w);
+        w.push(x[0] * 3.0);
+        let mut acc = Vec::new();
+        for k in 0..2 {
+            acc.clear();
+            for t in v.iter() {
+                acc.push(t * (k as f64 + 1.0));
+            }
+        }
+        let weighted: f64 = v.iter().enumerate().map(|(i, t)| i as f64 * t * t).sum();
+        weighted + w[0].sin() * w.len() as f64 + acc.iter().sum::<f64>()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(horner_body_const, [0.7, -1.3]);
+        all_orders!(pieces_in_place, [0.3, 1.2, 0.8, 0.5, -0.7]);
+        all_orders!(append_and_clear, [0.3, -1.2, 0.8]);
+    }
+
+    #[test]
+    fn append_leaves_the_source_empty() {
+        // `w` holds only the pushed element after `append`: its length is 1.
+        let x = [0.3, -1.2, 0.8];
+        let expected = {
+            let v = [0.5, 0.3, -1.2, 0.8];
+            let weighted: f64 = v.iter().enumerate().map(|(i, t)| i as f64 * t * t).sum();
+            let acc: f64 = v.iter().map(|t| t * 2.0).sum();
+            weighted + (0.9f64).sin() + acc
+        };
+        assert!((append_and_clear(&x) - expected).abs() < 1e-12);
+        let g = append_and_clear::gradient(&x);
+        crate::common::assert_gradient_matches(append_and_clear, &g, &x);
+    }
+}

@@ -52,10 +52,27 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
              (nalgebra vectors, structs), write the chain as a `for` loop that accumulates"
                 .to_string()
         } else if m.starts_with("op_") {
+            // An operator of the user's type (`impl Add for P2`) has a rule when its
+            // `impl` block is marked.
+            let own = match m.as_str() {
+                "op_add" => Some("Add"),
+                "op_sub" => Some("Sub"),
+                "op_mul" => Some("Mul"),
+                "op_div" => Some("Div"),
+                "op_rem" => Some("Rem"),
+                "op_neg" => Some("Neg"),
+                _ => None,
+            };
+            let own = own.map_or(String::new(), |tr| {
+                format!(
+                    "; for your own type, mark its implementation `#[differentiable] impl {tr} for MyType {{ .. }}` \
+                     (the type deriving `Tangent`), and the operator has a derived rule"
+                )
+            });
             format!(
                 "to differentiate through `{shown}` on these types, add a rule for it to a rule crate \
                  (CONTRIBUTING.md, \"Adding a rule to an existing crate\"); if a rule crate has one, \
-                 import its rules (`use that_crate::rules::*;`)"
+                 import its rules (`use that_crate::rules::*;`){own}"
             )
         } else {
             format!(
