@@ -551,6 +551,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             }
             .visit_block_mut(&mut f.block);
         }
+        crate::desugar::struct_pattern_lets(&f.sig, &mut f.block);
         crate::desugar::nested_fns_as_closures_in(&mut f.block);
         let mut func = ItemFn {
             attrs: f.attrs.clone(),

@@ -10127,13 +10127,167 @@ pub fn struct_literals(e: &Expr) -> bool {
 /// |v: f64| -> f64 { v * v };`, in declaration order: the closures of the body are
 /// inlined where they are called, so its calls are differentiated. Not a generic, `const`,
 /// `async` or `unsafe` function, nor one that calls itself or a function declared after
-/// it, nor one whose parameters are patterns other than names.
+/// it, nor one whose parameters are patterns other than names. (The body's `let`s
+/// that take a struct apart are written field by field first: [`struct_pattern_lets`].)
 pub fn nested_fns_as_closures(func: &mut syn::ItemFn) {
+    struct_pattern_lets(&func.sig, &mut func.block);
     nested_fns_as_closures_in(&mut func.block);
 }
 
 /// [`nested_fns_as_closures`] of a block (a method's body).
 pub fn nested_fns_as_closures_in(block: &mut syn::Block) {
+    nested_fns_in(block);
+}
+
+/// The `let`s of `block` that take a struct apart, field by field (see
+/// [`StructPatternLets`]); `sig` says which parameters are references.
+pub fn struct_pattern_lets(sig: &syn::Signature, block: &mut syn::Block) {
+    let borrowed = sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Receiver(r) if r.reference.is_some() => Some("self".to_string()),
+            syn::FnArg::Typed(pt) if matches!(&*pt.ty, syn::Type::Reference(_)) => match &*pt.pat {
+                Pat::Ident(i) => Some(i.ident.to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    StructPatternLets { next: 0, borrowed }.visit_block_mut(block);
+    TypedStructDefaults.visit_block_mut(block);
+}
+
+/// `V2 { x: a, ..Default::default() }` → `V2 { x: a, ..<V2 as Default>::default() }`:
+/// the base of a struct update typed by the struct's path, which the derivation's rule
+/// calls leave to inference otherwise.
+struct TypedStructDefaults;
+
+impl VisitMut for TypedStructDefaults {
+    fn visit_expr_struct_mut(&mut self, st: &mut syn::ExprStruct) {
+        syn::visit_mut::visit_expr_struct_mut(self, st);
+        let Some(base) = st.rest.as_mut() else { return };
+        let untyped = matches!(unparen(base), Expr::Call(c) if c.args.is_empty()
+        && matches!(&*c.func, Expr::Path(p) if p.qself.is_none() && {
+            let n: Vec<String> =
+                p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            n.ends_with(&["Default".to_string(), "default".to_string()])
+        }));
+        if untyped && st.qself.is_none() {
+            let (path, span) = (&st.path, base.span());
+            **base =
+                syn::parse_quote_spanned!(span=> <#path as ::core::default::Default>::default());
+        }
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// `let V2 { x, y: b, .. } = e;` (also a tuple struct's `let Pair(a, b) = e;`) of a type
+/// of the user's: `e` bound once (unless it is a variable) and each field bound from it
+/// by name, `let x = t.x; let b = t.y;`, so that each part is a `let` of a field the
+/// derivation and the generic form read as written (the mirror of a struct has its
+/// fields). A parameter that is a reference (`let Params { w, b } = p;` of `p:
+/// &Params`) gives references to its fields, as the pattern does (`let w = &p.w;`).
+/// Left as written for a borrowed value (`= &e`), `ref` bindings, an `else`, or a
+/// pattern of another kind inside.
+struct StructPatternLets {
+    next: usize,
+    borrowed: HashSet<String>,
+}
+
+impl StructPatternLets {
+    fn user_path(p: &syn::Path) -> bool {
+        p.segments.len() == 1 && p.segments[0].arguments.is_none() && {
+            let n = p.segments[0].ident.to_string();
+            n == "Self"
+                || n.starts_with(|c: char| c.is_ascii_uppercase())
+                    && !matches!(n.as_str(), "Some" | "Ok" | "Err" | "Box" | "Rc" | "Arc")
+        }
+    }
+
+    /// A part's pattern a `let` binds as it is: a name (not `ref`), `_`, or a tuple of
+    /// them.
+    fn plain(p: &Pat) -> bool {
+        match p {
+            Pat::Ident(i) => i.by_ref.is_none() && i.subpat.is_none(),
+            Pat::Wild(_) => true,
+            Pat::Tuple(t) => t.elems.iter().all(Self::plain),
+            _ => false,
+        }
+    }
+
+    fn split(&mut self, l: &syn::Local) -> Option<Vec<syn::Stmt>> {
+        let init = l.init.as_ref()?;
+        if init.diverge.is_some() || matches!(unparen(&init.expr), Expr::Reference(_)) {
+            return None;
+        }
+        let parts: Vec<(syn::Member, Pat)> = match &l.pat {
+            Pat::Struct(s) if s.qself.is_none() && Self::user_path(&s.path) => s
+                .fields
+                .iter()
+                .map(|f| (f.member.clone(), (*f.pat).clone()))
+                .collect(),
+            Pat::TupleStruct(t) if t.qself.is_none() && Self::user_path(&t.path) => {
+                if t.elems.iter().any(|p| matches!(p, Pat::Rest(_))) {
+                    return None;
+                }
+                t.elems
+                    .iter()
+                    .enumerate()
+                    .map(|(k, p)| (syn::Member::Unnamed(syn::Index::from(k)), p.clone()))
+                    .collect()
+            }
+            _ => return None,
+        };
+        if !parts.iter().all(|(_, p)| Self::plain(p)) {
+            return None;
+        }
+        let span = l.pat.span();
+        let mut out = Vec::new();
+        let by_ref = matches!(unparen(&init.expr), Expr::Path(p)
+            if p.path.get_ident().is_some_and(|i| self.borrowed.contains(&i.to_string())));
+        let whole: Expr = match unparen(&init.expr) {
+            Expr::Path(p) if p.path.get_ident().is_some() => (*init.expr).clone(),
+            e => {
+                self.next += 1;
+                let t = format_ident!("__mochi_parts{}", self.next, span = span);
+                out.push(syn::parse_quote_spanned!(span=> let #t = #e;));
+                syn::parse_quote_spanned!(span=> #t)
+            }
+        };
+        for (member, pat) in parts {
+            if matches!(pat, Pat::Wild(_)) {
+                continue;
+            }
+            out.push(if by_ref {
+                syn::parse_quote_spanned!(span=> let #pat = &#whole.#member;)
+            } else {
+                syn::parse_quote_spanned!(span=> let #pat = #whole.#member;)
+            });
+        }
+        Some(out)
+    }
+}
+
+impl VisitMut for StructPatternLets {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for mut s in std::mem::take(&mut b.stmts) {
+            self.visit_stmt_mut(&mut s);
+            match &s {
+                syn::Stmt::Local(l) => match self.split(l) {
+                    Some(parts) => out.extend(parts),
+                    None => out.push(s),
+                },
+                _ => out.push(s),
+            }
+        }
+        b.stmts = out;
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+fn nested_fns_in(block: &mut syn::Block) {
     let names: Vec<String> = block
         .stmts
         .iter()

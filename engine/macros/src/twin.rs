@@ -3103,6 +3103,19 @@ impl VisitMut for Rewrite<'_> {
                         st.path = syn::Ident::new(&t, st.path.span()).into();
                     }
                 }
+                // `..<V2 as Default>::default()` (or `Default::default()`, `V2::default()`):
+                // the struct's default, lifted to the scalar as a constant is.
+                let defaulted = st.rest.as_deref().is_some_and(|b| {
+                    matches!(crate::desugar::unparen(b), Expr::Call(c) if c.args.is_empty()
+                        && matches!(&*c.func, Expr::Path(p)
+                            if p.path.segments.last().is_some_and(|s| s.ident == "default")))
+                });
+                if defaulted {
+                    let (path, t) = (&st.path, syn::Ident::new(PARAM, Span::call_site()));
+                    st.rest = Some(Box::new(syn::parse_quote!(
+                        ::mochi::__private::lift_value::<#t, #path>(::core::default::Default::default())
+                    )));
+                }
                 if let Some(last) = st.path.segments.last_mut() {
                     last.ident = quote::format_ident!("__MochiTwin{}", last.ident, span = last.ident.span());
                     last.arguments = syn::PathArguments::None;
@@ -3110,7 +3123,7 @@ impl VisitMut for Rewrite<'_> {
                 for f in st.fields.iter_mut() {
                     self.visit_expr_mut(&mut f.expr);
                 }
-                if let Some(base) = st.rest.as_mut() {
+                if let Some(base) = st.rest.as_mut().filter(|_| !defaulted) {
                     self.visit_expr_mut(base);
                 }
             }

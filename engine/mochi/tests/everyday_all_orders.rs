@@ -2963,3 +2963,107 @@ mod buffers_and_pieces {
         crate::common::assert_gradient_matches(append_and_clear, &g, &x);
     }
 }
+
+/// Structs taken apart by a pattern and built by struct update syntax.
+mod struct_parts {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Default, Tangent)]
+    pub struct V2 {
+        pub x: f64,
+        pub y: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl V2 {
+        pub fn new(x: f64, y: f64) -> Self {
+            V2 { x, y }
+        }
+        pub fn dot(&self, o: &V2) -> f64 {
+            self.x * o.x + self.y * o.y
+        }
+        /// `let Self { x, y } = self;` of the receiver: references to its fields.
+        pub fn spread(&self) -> f64 {
+            let Self { x, y } = self;
+            x * x - y.sin()
+        }
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Pair(pub f64, pub f64);
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Params {
+        pub w: Vec<f64>,
+        pub b: f64,
+    }
+
+    #[differentiable(higher_order)]
+    pub fn destructured(p: &[f64]) -> f64 {
+        let a = V2::new(p[0], p[1]);
+        let V2 { x, y: h } = a;
+        let Pair(u, _) = Pair(h * h, 1.0);
+        let Pair(s, mut t) = Pair(x, u);
+        t += s;
+        x * h + u.sin() + t * a.spread()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn updated(p: &[f64]) -> f64 {
+        let a = V2 {
+            x: p[0],
+            ..Default::default()
+        };
+        let b = V2 { y: p[1] * a.x, ..a };
+        let c = V2 {
+            x: 2.0,
+            ..V2::default()
+        };
+        b.dot(&a) + b.y + c.dot(&b)
+    }
+
+    /// A parameter that is a reference, taken apart: its fields by reference (a `Vec`
+    /// field cannot be moved out of it).
+    #[differentiable]
+    pub fn borrowed_parts(p: &Params, x: &[f64]) -> f64 {
+        let Params { w, b } = p;
+        let s: f64 = w.iter().zip(x).map(|(a, v)| a * v).sum();
+        (s + b).tanh()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(destructured, [0.3, 1.2]);
+        all_orders!(updated, [0.3, 1.2]);
+    }
+
+    #[test]
+    fn borrowed_parts_match_differences() {
+        let p = Params {
+            w: vec![0.3, -0.2],
+            b: 0.1,
+        };
+        let x = [1.0, 2.0];
+        let (gp, gx) = borrowed_parts::gradient(&p, &x);
+        let at = |w: &[f64], b: f64, x: &[f64]| borrowed_parts(&Params { w: w.to_vec(), b }, x);
+        let h = 1e-6;
+        let fd_b = (at(&p.w, p.b + h, &x) - at(&p.w, p.b - h, &x)) / (2.0 * h);
+        assert!((gp.b - fd_b).abs() < 1e-6, "{} against {fd_b}", gp.b);
+        for i in 0..2 {
+            let (mut up, mut down) = (p.w.clone(), p.w.clone());
+            up[i] += h;
+            down[i] -= h;
+            let fd = (at(&up, p.b, &x) - at(&down, p.b, &x)) / (2.0 * h);
+            assert!(
+                (gp.w[i] - fd).abs() < 1e-6,
+                "w[{i}]: {} against {fd}",
+                gp.w[i]
+            );
+            let (mut up, mut down) = (x, x);
+            up[i] += h;
+            down[i] -= h;
+            let fd = (at(&p.w, p.b, &up) - at(&p.w, p.b, &down)) / (2.0 * h);
+            assert!((gx[i] - fd).abs() < 1e-6, "x[{i}]: {} against {fd}", gx[i]);
+        }
+    }
+}
