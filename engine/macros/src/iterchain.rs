@@ -933,10 +933,19 @@ fn reads_fields(c: &syn::ExprClosure) -> bool {
             }
             syn::visit::visit_expr_field(self, f);
         }
-        // `l.forward(x)`: a method of the user's struct (no float has one).
+        // `l.forward(x)`: a method of the user's struct (no float has one); `(*q -
+        // c).norm()`: a method no float has, of a value made from the element.
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            if !crate::lower::expr::is_library_method(&m.method.to_string())
-                && crate::activity::root_name(&m.receiver).is_some_and(|r| self.params.contains(&r))
+            let name = m.method.to_string();
+            let receiver = &m.receiver;
+            let of_element =
+                crate::activity::root_name(&m.receiver).is_some_and(|r| self.params.contains(&r));
+            if !crate::lower::expr::is_library_method(&name) && of_element
+                || !crate::twin::FLOAT_METHODS.contains(&name.as_str())
+                    && !matches!(name.as_str(), "clone" | "to_owned" | "into")
+                    && crate::activity::tokens_mention(&quote::quote!(#receiver), &|i| {
+                        self.params.iter().any(|p| i == p)
+                    })
             {
                 self.found = true;
             }

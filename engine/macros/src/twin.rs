@@ -1660,6 +1660,10 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
                 let n = p.path.segments[0].ident.to_string();
                 n.starts_with(|ch: char| ch.is_lowercase()) || tuple_struct_name(&n)
             }),
+        // (A fold from a struct, `pts.iter().fold(V2::zero(), |a, q| a.plus(q))`.)
+        Expr::MethodCall(m) if m.method == "fold" && m.args.len() == 2 => {
+            structish(&m.args[0], locals)
+        }
         Expr::MethodCall(m) => {
             let name = m.method.to_string();
             !FLOAT_METHODS.contains(&name.as_str())
@@ -1674,7 +1678,9 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
                 syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)
             ) && (structish(&b.left, locals) || structish(&b.right, locals))
         }
-        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && structish(&u.expr, locals),
+        Expr::Unary(u) => {
+            matches!(u.op, syn::UnOp::Neg(_) | syn::UnOp::Deref(_)) && structish(&u.expr, locals)
+        }
         Expr::Index(i) => !matches!(&*i.index, Expr::Range(_)) && structish(&i.expr, locals),
         _ => false,
     }
@@ -1683,7 +1689,9 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
 /// The locals bound once to a [`structish`] value, from the struct literals' locals
 /// `known` on, in order.
 fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
-    struct S<'k>(HashSet<String>, &'k HashSet<String>);
+    // (Elements of sequences of structs, from loops and closures: struct-like whether
+    // or not the name is bound elsewhere too, as names of elements often are.)
+    struct S<'k>(HashSet<String>, &'k HashSet<String>, HashSet<String>);
     impl<'a> Visit<'a> for S<'_> {
         fn visit_local(&mut self, l: &'a syn::Local) {
             syn::visit::visit_local(self, l);
@@ -1719,15 +1727,114 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
                 }
             }
         }
+        // `for q in &pts`, `for w in pts.windows(2)`, `for (i, q) in pts.iter().enumerate()`
+        // over a sequence of structs: the element (or the window of them).
+        fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
+            if let Some(enumerated) = struct_seq(&f.expr, &self.0) {
+                element_names(&f.pat, enumerated, &mut self.2);
+            }
+            syn::visit::visit_expr_for_loop(self, f);
+        }
+        // `pts.iter().map(|q| q.norm())`, `.fold(V2::zero(), |acc, q| acc.plus(q))`: the
+        // closure's element (and a fold's accumulator started from a struct).
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            syn::visit::visit_expr_method_call(self, m);
+            let Some(enumerated) = struct_seq(&m.receiver, &self.0) else {
+                return;
+            };
+            let name = m.method.to_string();
+            let (closure, at) = match (name.as_str(), m.args.len()) {
+                ("fold", 2) => (m.args.get(1), 1),
+                (
+                    "map" | "for_each" | "filter" | "any" | "all" | "find" | "position"
+                    | "filter_map" | "flat_map" | "take_while" | "skip_while" | "inspect"
+                    | "max_by" | "min_by" | "max_by_key" | "min_by_key",
+                    1,
+                ) => (m.args.first(), 0),
+                _ => return,
+            };
+            let Some(Expr::Closure(c)) = closure else {
+                return;
+            };
+            if name == "fold" && structish(&m.args[0], &self.0) {
+                if let Some(p) = c.inputs.first() {
+                    element_names(p, false, &mut self.2);
+                }
+            }
+            for p in c.inputs.iter().skip(at) {
+                element_names(p, enumerated, &mut self.2);
+                if !matches!(name.as_str(), "max_by" | "min_by") {
+                    break;
+                }
+            }
+        }
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
-    let mut found = S(known.clone(), known);
+    /// The sequence of structs a chain or loop walks (`pts.iter()`, `&pts`,
+    /// `pts.windows(2)`, `pts[1..].iter().rev()`), and whether it is enumerated.
+    fn struct_seq(e: &Expr, locals: &HashSet<String>) -> Option<bool> {
+        let mut e = crate::desugar::unparen(e);
+        let mut enumerated = false;
+        loop {
+            match e {
+                Expr::MethodCall(m)
+                    if matches!(
+                        m.method.to_string().as_str(),
+                        "iter"
+                            | "into_iter"
+                            | "windows"
+                            | "chunks"
+                            | "chunks_exact"
+                            | "rev"
+                            | "skip"
+                            | "take"
+                            | "step_by"
+                            | "enumerate"
+                            | "cloned"
+                            | "copied"
+                            | "filter"
+                    ) =>
+                {
+                    enumerated |= m.method == "enumerate";
+                    e = crate::desugar::unparen(&m.receiver);
+                }
+                Expr::Reference(r) => e = crate::desugar::unparen(&r.expr),
+                Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => {
+                    e = crate::desugar::unparen(&i.expr)
+                }
+                Expr::Path(p) => {
+                    return p
+                        .path
+                        .get_ident()
+                        .filter(|n| locals.contains(&n.to_string()))
+                        .map(|_| enumerated)
+                }
+                _ => return None,
+            }
+        }
+    }
+    /// The names an element's pattern binds (`q`, `&q`, `(i, q)` of an enumeration).
+    fn element_names(p: &Pat, enumerated: bool, out: &mut HashSet<String>) {
+        match p {
+            Pat::Ident(i) => {
+                out.insert(i.ident.to_string());
+            }
+            Pat::Reference(r) => element_names(&r.pat, enumerated, out),
+            Pat::Type(t) => element_names(&t.pat, enumerated, out),
+            Pat::Tuple(t) if enumerated && t.elems.len() == 2 => {
+                element_names(&t.elems[1], false, out)
+            }
+            _ => {}
+        }
+    }
+    let mut found = S(known.clone(), known, HashSet::new());
     found.visit_block(&func.block);
     let mut counts = std::collections::HashMap::new();
     count_bindings(func, &mut counts);
     found
         .0
         .retain(|name| known.contains(name) || counts.get(name) == Some(&1));
+    found.0.extend(found.2);
     found.0
 }
 
