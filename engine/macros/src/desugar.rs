@@ -10156,6 +10156,106 @@ pub fn struct_pattern_lets(sig: &syn::Signature, block: &mut syn::Block) {
         .collect();
     StructPatternLets { next: 0, borrowed }.visit_block_mut(block);
     TypedStructDefaults.visit_block_mut(block);
+    BorrowedClosureLets.visit_block_mut(block);
+}
+
+/// `let f = &|t: f64| a * t;` (also typed `let f: &dyn Fn(f64) -> f64 = &|t| ..;`) →
+/// `let f = |t: f64| a * t;`, the closure bound as the derivation inlines it, with each
+/// later use of `f` other than a call borrowed (`helper(f)` → `helper(&f)`), so that
+/// every use keeps its type.
+struct BorrowedClosureLets;
+
+impl VisitMut for BorrowedClosureLets {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        for k in 0..b.stmts.len() {
+            self.visit_stmt_mut(&mut b.stmts[k]);
+            let syn::Stmt::Local(l) = &mut b.stmts[k] else {
+                continue;
+            };
+            // (The parameters' types of `&dyn Fn(f64) -> f64`, given to the closure's
+            // untyped parameters, which the annotation typed.)
+            let mut params: Option<Vec<syn::Type>> = None;
+            let name = match &l.pat {
+                Pat::Ident(i) if i.by_ref.is_none() && i.mutability.is_none() => i.ident.clone(),
+                Pat::Type(t) => match (&*t.pat, &*t.ty) {
+                    (Pat::Ident(i), syn::Type::Reference(r))
+                        if i.by_ref.is_none() && i.mutability.is_none() =>
+                    {
+                        if let syn::Type::TraitObject(o) = &*r.elem {
+                            params = o.bounds.iter().find_map(|b| match b {
+                                syn::TypeParamBound::Trait(t) => {
+                                    match &t.path.segments.last()?.arguments {
+                                        syn::PathArguments::Parenthesized(a) => {
+                                            Some(a.inputs.iter().cloned().collect())
+                                        }
+                                        _ => None,
+                                    }
+                                }
+                                _ => None,
+                            });
+                        }
+                        i.ident.clone()
+                    }
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            let Some(init) = l.init.as_mut().filter(|i| i.diverge.is_none()) else {
+                continue;
+            };
+            let Expr::Reference(r) = &*init.expr else {
+                continue;
+            };
+            if r.mutability.is_some() || !matches!(unparen(&r.expr), Expr::Closure(_)) {
+                continue;
+            }
+            let mut closure = unparen(&r.expr).clone();
+            if let (Expr::Closure(c), Some(types)) = (&mut closure, params) {
+                if c.inputs.len() == types.len() {
+                    for (p, ty) in c.inputs.iter_mut().zip(types) {
+                        if !matches!(p, Pat::Type(_)) {
+                            *p = Pat::Type(syn::PatType {
+                                attrs: Vec::new(),
+                                pat: Box::new(p.clone()),
+                                colon_token: Default::default(),
+                                ty: Box::new(ty),
+                            });
+                        }
+                    }
+                }
+            }
+            *init.expr = closure;
+            l.pat = Pat::Ident(syn::PatIdent {
+                attrs: Vec::new(),
+                by_ref: None,
+                mutability: None,
+                ident: name.clone(),
+                subpat: None,
+            });
+            struct Uses<'n>(&'n syn::Ident);
+            impl VisitMut for Uses<'_> {
+                fn visit_expr_mut(&mut self, e: &mut Expr) {
+                    match e {
+                        Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if p.path.is_ident(self.0)) => {
+                            for a in c.args.iter_mut() {
+                                self.visit_expr_mut(a);
+                            }
+                        }
+                        Expr::Path(p) if p.qself.is_none() && p.path.is_ident(self.0) => {
+                            let n = self.0;
+                            *e = syn::parse_quote_spanned!(n.span()=> (&#n));
+                        }
+                        _ => syn::visit_mut::visit_expr_mut(self, e),
+                    }
+                }
+                fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+            }
+            for later in b.stmts.iter_mut().skip(k + 1) {
+                Uses(&name).visit_stmt_mut(later);
+            }
+        }
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// `V2 { x: a, ..Default::default() }` → `V2 { x: a, ..<V2 as Default>::default() }`:

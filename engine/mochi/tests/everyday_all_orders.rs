@@ -3176,3 +3176,34 @@ mod struct_sequences {
         all_orders!(folded, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
     }
 }
+
+/// Closures bound borrowed (`let f = &|t| ..;`, `let f: &dyn Fn(f64) -> f64 = &|t| ..;`),
+/// called and passed on.
+mod borrowed_closures {
+    use mochi::prelude::*;
+
+    #[differentiable(higher_order)]
+    pub fn twice(f: &dyn Fn(f64) -> f64, v: f64) -> f64 {
+        f(f(v))
+    }
+
+    #[differentiable(higher_order)]
+    pub fn borrowed(x: &[f64]) -> f64 {
+        let a = x[0];
+        let f = &|t: f64| a * t * t;
+        f(x[1]) + f(x[2]) + twice(f, x[1])
+    }
+
+    #[differentiable(higher_order)]
+    pub fn dyn_typed(x: &[f64]) -> f64 {
+        let a = x[0];
+        let g: &dyn Fn(f64) -> f64 = &|t| (a * t).sin();
+        g(x[1]) * g(x[2])
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(borrowed, [0.7, 0.1, -0.3]);
+        all_orders!(dyn_typed, [0.7, 0.1, -0.3]);
+    }
+}
