@@ -9118,6 +9118,25 @@ impl VisitMut for Desugar {
                 }
             }
         }
+        // `a.as_slice().unwrap()` (also `expect`) of a differentiable array: `&a.to_vec()`,
+        // its elements in order as a `Vec` the derivation has rules for (indexed,
+        // iterated, passed on as a slice).
+        if let Expr::MethodCall(u) = e {
+            let unwrapped = u.method == "unwrap" && u.args.is_empty()
+                || u.method == "expect" && u.args.len() == 1;
+            if unwrapped {
+                if let Expr::MethodCall(a) = unparen(&u.receiver) {
+                    if a.method == "as_slice"
+                        && a.args.is_empty()
+                        && mentions_active(&a.receiver, &self.active)
+                    {
+                        let (x, span) = (&a.receiver, a.method.span());
+                        *e = syn::parse_quote_spanned!(span=> &(#x).to_vec());
+                        return;
+                    }
+                }
+            }
+        }
         // `v.clear()` of a differentiable buffer: a new empty `Vec` assigned, which the
         // lowering writes (a change of length is not); `v.append(&mut w)`: `w`'s elements
         // added at `v`'s end, and `w` emptied so.

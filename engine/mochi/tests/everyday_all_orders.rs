@@ -2941,8 +2941,17 @@ mod buffers_and_pieces {
         weighted + w[0].sin() * w.len() as f64 + acc.iter().sum::<f64>()
     }
 
+    /// An array's elements as a slice (`as_slice().unwrap()`, `expect`).
+    #[differentiable(higher_order)]
+    pub fn array_as_slice(x: &[f64]) -> f64 {
+        let a = ndarray::Array1::from(x.to_vec()) * 2.0;
+        let s = a.as_slice().unwrap();
+        s[0] * s[1] + s.iter().sum::<f64>() + a.as_slice().expect("contiguous")[2].sin()
+    }
+
     mod t {
         use crate::all_orders;
+        all_orders!(array_as_slice, [0.3, 1.2, -0.4]);
         all_orders!(horner_body_const, [0.7, -1.3]);
         all_orders!(pieces_in_place, [0.3, 1.2, 0.8, 0.5, -0.7]);
         all_orders!(append_and_clear, [0.3, -1.2, 0.8]);
