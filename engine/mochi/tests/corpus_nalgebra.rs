@@ -857,3 +857,23 @@ mod checked_readme {
         |a| (&a.0, &a.1, &a.2)
     );
 }
+
+/// A vector from an array, scaled by name, and the angle between two vectors.
+#[differentiable]
+fn angle_between(p: &[f64]) -> f64 {
+    let a = Vector3::from([p[0], p[1], p[2]]);
+    let b = Vector3::from_row_slice(&p[3..6]);
+    let c = Vector2::from([p[0] * p[4], p[2]]);
+    a.scale(2.0).dot(&b) + a.angle(&b) + c.scale(p[5]).norm()
+}
+
+mod checked_vector_builders {
+    use super::*;
+    use crate::check;
+
+    check!(
+        angle_between,
+        (vec![0.3, -0.4, 0.7, 0.1, -0.9, 0.5],),
+        |a| (&a.0)
+    );
+}

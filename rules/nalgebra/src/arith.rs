@@ -404,6 +404,24 @@ matrix_rule! {
 }
 
 rule_trait! {
+    /// `a.scale(s)`, `a * s` by name: `Call((&a, &s)).scale()`.
+    NaScale::scale
+}
+
+matrix_rule! {
+    NaScale for (&Matrix, &T) {
+        type Output = OMatrix<T, R, C>;
+        type Pullback = ScalePullback<T, R, C>;
+        #[inline]
+        fn scale(self) -> (Self::Output, Self::Pullback) {
+            let (a, &s) = self.0;
+            let a = a.clone_owned();
+            (a.scale(s), ScalePullback { a, s })
+        }
+    }
+}
+
+rule_trait! {
     /// `a.add_scalar(s)`: `Call((&a, &s)).add_scalar()`.
     NaAddScalar::add_scalar
 }
@@ -509,6 +527,14 @@ mod tests {
         )
         // d(a s) = ȧ s + a ṡ
         .jvp(|x, t| &t.0 * x.1 + &x.0 * t.1)
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            (a.clone(), s),
+            |x| x.0.scale(x.1),
+            |x| Call((&x.0, &x.1)).scale(),
+        )
+        .jvp(|x, t| t.0.scale(x.1) + x.0.scale(t.1))
         .tolerance(T::RTOL, T::ATOL)
         .run();
         RuleTest::new(

@@ -280,6 +280,60 @@ static_from_slice!(
     NaMatrix4FromColumnSlice::matrix4_from_column_slice
 );
 
+/// Small static vectors built from an array, `Vector3::from([a, b, c])`: the rule trait
+/// and its impl for `Call((&[a, b, c],))`, whose pullback gives each array element its
+/// entry's cotangent.
+macro_rules! static_from_array {
+    ($ty:ident, $n:expr, $pb:ident, $trait:ident :: $method:ident) => {
+        #[doc = concat!("Pullback of `", stringify!($ty), "::from([..])`: needs nothing.")]
+        pub struct $pb<T>(std::marker::PhantomData<fn() -> T>);
+
+        impl<T: Elem> Pullback for $pb<T> {
+            type Output = $ty<T>;
+            type Args = ([T; $n],);
+            #[inline]
+            fn pullback(self, dv: $ty<T>, (dxs,): (&mut [T; $n],)) {
+                for (k, d) in dxs.iter_mut().enumerate() {
+                    *d += dv[k];
+                }
+            }
+        }
+
+        rule_trait! {
+            #[doc = concat!("`", stringify!($ty), "::from([..])`: `Call((&xs,)).", stringify!($method), "()`.")]
+            $trait::$method
+        }
+
+        impl<T: Elem> $trait for Call<(&[T; $n],)> {
+            type Output = $ty<T>;
+            type Pullback = $pb<T>;
+            #[inline]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                ($ty::from(*self.0 .0), $pb(std::marker::PhantomData))
+            }
+        }
+    };
+}
+
+static_from_array!(
+    Vector2,
+    2,
+    Vector2ArrayPullback,
+    NaVector2From::vector2_from
+);
+static_from_array!(
+    Vector3,
+    3,
+    Vector3ArrayPullback,
+    NaVector3From::vector3_from
+);
+static_from_array!(
+    Vector4,
+    4,
+    Vector4ArrayPullback,
+    NaVector4From::vector4_from
+);
+
 rule_trait! {
     /// `DMatrix::from_column_slice(rows, cols, xs)`: `Call((&rows, &cols, &xs)).dmatrix_from_column_slice()`.
     NaDMatrixFromColumnSlice::dmatrix_from_column_slice
@@ -577,6 +631,23 @@ mod tests {
             matrix4_from_row_slice,
             matrix4_from_column_slice
         );
+        let arr3 = [xs[0], xs[1], xs[2]];
+        RuleTest::new(
+            (arr3,),
+            |a| Vector3::from(a.0),
+            |a| Call((&a.0,)).vector3_from(),
+        )
+        .jvp(|_, t| Vector3::from(t.0))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            ([xs[3], xs[4]],),
+            |a| Vector2::from(a.0),
+            |a| Call((&a.0,)).vector2_from(),
+        )
+        .jvp(|_, t| Vector2::from(t.0))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
         RuleTest::new(
             (2_usize, 3_usize, xs[..6].to_vec()),
             |a| DMatrix::from_column_slice(a.0, a.1, &a.2),

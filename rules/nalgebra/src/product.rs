@@ -157,6 +157,68 @@ matrix_rule! {
     }
 }
 
+rule_trait! {
+    /// `a.angle(&b)`: `Call((&a, &b)).angle()`.
+    NaAngle::angle
+}
+
+/// Pullback of `a.angle(&b)`, `θ = acos(c)` with `c = a·b / (‖a‖ ‖b‖)` clamped to
+/// `[−1, 1]` as nalgebra does: copies of both. `ā += ȳ θ'(c) (b / (‖a‖ ‖b‖) − c a /
+/// ‖a‖²)` and `b̄` alike, with `θ'(c) = −1/√(1 − c²)`; nothing where nalgebra's angle is
+/// constant (a zero vector) or has no derivative (parallel vectors, `c = ±1`).
+pub struct AnglePullback<T: Elem, R: Dim, C: Dim>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    a: OMatrix<T, R, C>,
+    b: OMatrix<T, R, C>,
+}
+
+impl<T: Elem, R: Dim, C: Dim> Pullback for AnglePullback<T, R, C>
+where
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Output = T;
+    type Args = (OMatrix<T, R, C>, OMatrix<T, R, C>);
+    #[track_caller]
+    fn pullback(self, dy: T, (da, db): (&mut OMatrix<T, R, C>, &mut OMatrix<T, R, C>)) {
+        let (na, nb) = (self.a.norm(), self.b.norm());
+        let prod = na * nb;
+        if prod == T::ZERO {
+            return;
+        }
+        let c = self.a.dot(&self.b) / prod;
+        let s = T::ONE - c * c;
+        if s <= T::ZERO {
+            return;
+        }
+        let g = -dy / s.sqrt();
+        add_scaled(da, g / prod, view(&self.b));
+        add_scaled(da, -g * c / (na * na), view(&self.a));
+        add_scaled(db, g / prod, view(&self.a));
+        add_scaled(db, -g * c / (nb * nb), view(&self.b));
+    }
+}
+
+matrix_rule! {
+    NaAngle for (&Matrix, &Matrix) {
+        type Output = T;
+        type Pullback = AnglePullback<T, R, C>;
+        #[inline]
+        #[track_caller]
+        fn angle(self) -> (T, Self::Pullback) {
+            let (a, b) = self.0;
+            (
+                a.angle(b),
+                AnglePullback {
+                    a: a.clone_owned(),
+                    b: b.clone_owned(),
+                },
+            )
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
@@ -194,6 +256,23 @@ mod tests {
             |x| Call((&x.0, &x.1)).dot(),
         )
         .jvp(|x, t| t.0.dot(&x.1) + x.0.dot(&t.1))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        let u = w.map(|e| e * e - T::of_f64(0.5));
+        RuleTest::new(
+            (v.clone(), u),
+            |x| x.0.angle(&x.1),
+            |x| Call((&x.0, &x.1)).angle(),
+        )
+        // θ = acos(c), c = a·b/(‖a‖‖b‖): θ̇ = −ċ/√(1 − c²),
+        // ċ = (ȧ·b + a·ḃ)/(‖a‖‖b‖) − c (a·ȧ/‖a‖² + b·ḃ/‖b‖²)
+        .jvp(|x, t| {
+            let (na, nb) = (x.0.norm(), x.1.norm());
+            let c = x.0.dot(&x.1) / (na * nb);
+            let dc = (t.0.dot(&x.1) + x.0.dot(&t.1)) / (na * nb)
+                - c * (x.0.dot(&t.0) / (na * na) + x.1.dot(&t.1) / (nb * nb));
+            -dc / (T::ONE - c * c).sqrt()
+        })
         .tolerance(T::RTOL, T::ATOL)
         .run();
         let (p, q) = (dmatrix::<T>(3, 2, 0.4), dmatrix::<T>(3, 4, 1.4));

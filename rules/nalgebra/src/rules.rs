@@ -3,23 +3,23 @@
 //! to make `Call((&a, &b)).op_mul()` resolve.
 
 pub use crate::arith::{
-    NaAdd, NaAddScalar, NaComponentDiv, NaComponentMul, NaDiv, NaMul, NaNeg, NaSub,
+    NaAdd, NaAddScalar, NaComponentDiv, NaComponentMul, NaDiv, NaMul, NaNeg, NaScale, NaSub,
 };
 pub use crate::build::{
     NaDMatrixFromColumnSlice, NaDMatrixFromRowSlice, NaDMatrixFromVec, NaDMatrixZeros,
     NaDVectorFromColumnSlice, NaDVectorFromRowSlice, NaDVectorFromVec, NaDVectorZeros,
     NaMatrix2FromColumnSlice, NaMatrix2FromRowSlice, NaMatrix2New, NaMatrix3FromColumnSlice,
     NaMatrix3FromRowSlice, NaMatrix3New, NaMatrix4FromColumnSlice, NaMatrix4FromRowSlice,
-    NaVector2FromColumnSlice, NaVector2FromRowSlice, NaVector2New, NaVector3FromColumnSlice,
-    NaVector3FromRowSlice, NaVector3New, NaVector4FromColumnSlice, NaVector4FromRowSlice,
-    NaVector4New,
+    NaVector2From, NaVector2FromColumnSlice, NaVector2FromRowSlice, NaVector2New, NaVector3From,
+    NaVector3FromColumnSlice, NaVector3FromRowSlice, NaVector3New, NaVector4From,
+    NaVector4FromColumnSlice, NaVector4FromRowSlice, NaVector4New,
 };
 pub use crate::closure::{NaMap, NaZipMap};
 pub use crate::cross::NaCross;
 pub use crate::factor::{NaCholesky, NaInverse, NaL, NaLnDeterminant, NaLu, NaSolve};
 pub use crate::inverse::{NaDeterminant, NaTryInverse};
 pub use crate::point::{NaPoint3From, NaPoint3New};
-pub use crate::product::{NaDot, NaTrMul};
+pub use crate::product::{NaAngle, NaDot, NaTrMul};
 pub use crate::reduce::{
     NaAmax, NaAmin, NaMax, NaMean, NaMin, NaNorm, NaNormSquared, NaNormalize, NaSum, NaTrace,
 };
