@@ -877,3 +877,21 @@ mod checked_vector_builders {
         |a| (&a.0)
     );
 }
+
+/// A joint's frame from Euler angles (a hand model's bones), as a rotation and as a
+/// unit quaternion, moving one point each.
+#[differentiable]
+fn euler_joint(p: &[f64]) -> f64 {
+    let r = Rotation3::from_euler_angles(p[0], p[1], p[2]);
+    let q = UnitQuaternion::from_euler_angles(p[2], p[0], p[1]);
+    let a = r * Vector3::new(1.0, 2.0, 3.0);
+    let b = q * Vector3::new(-0.5, 0.25, 1.0);
+    a.x + a.y * a.z + b.dot(&a)
+}
+
+mod checked_euler {
+    use super::*;
+    use crate::check;
+
+    check!(euler_joint, (vec![0.3, -0.4, 0.7],), |a| (&a.0));
+}

@@ -26,6 +26,7 @@ pub use crate::reduce::{
 pub use crate::rotation::apply::{
     NaInverseTransformPoint, NaInverseTransformVector, NaTransformPoint, NaTransformVector,
 };
+pub use crate::rotation::euler::{NaRotation3FromEulerAngles, NaUnitQuaternionFromEulerAngles};
 pub use crate::rotation::exp::{
     NaRotation3FromScaledAxis, NaRotation3New, NaUnitQuaternionFromScaledAxis, NaUnitQuaternionNew,
 };

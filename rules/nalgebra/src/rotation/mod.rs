@@ -4,6 +4,7 @@
 //! map, in ambient coordinates, is in `rodrigues`, below both `apply` and `exp`.
 
 pub mod apply;
+pub mod euler;
 pub mod exp;
 pub mod quaternion;
 mod rodrigues;
