@@ -868,7 +868,6 @@ fn angle_between(p: &[f64]) -> f64 {
 }
 
 mod checked_vector_builders {
-    use super::*;
     use crate::check;
 
     check!(
@@ -890,7 +889,6 @@ fn euler_joint(p: &[f64]) -> f64 {
 }
 
 mod checked_euler {
-    use super::*;
     use crate::check;
 
     check!(euler_joint, (vec![0.3, -0.4, 0.7],), |a| (&a.0));
