@@ -815,7 +815,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
                     Why::Argument,
                     format!(
                         "the argument `{name}` has the type `{}`{hint}",
-                        pt.ty.to_token_stream()
+                        type_text(&pt.ty)
                     ),
                     pt.ty.span(),
                 ));
@@ -854,10 +854,10 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     // The names that carry a derivative: a call given one goes to a rule or to a
     // `#[differentiable]` function (the derivation requires it), so to its `__twin`.
     if !user_args.is_empty() {
-        if let Some(span) = variant_field_binding(&func.block) {
+        if let Some((span, what)) = variant_field_binding(&func.block) {
             return Err((
                 Why::Argument,
-                "it binds a field of a variant (`Loss::Huber(d) =>`), a constant of the enum that the generic form does not lift".into(),
+                format!("it binds a field of a variant in a pattern ({what}), a constant of the enum that the generic form does not lift"),
                 span,
             ));
         }
@@ -1129,25 +1129,54 @@ fn arg_kind(ty: &Type) -> Option<bool> {
 
 /// The span of the first pattern in `block` that binds a name inside a tuple-struct or
 /// struct pattern (`Loss::Huber(d)`, `Shape::Circle { r }`).
-fn variant_field_binding(block: &syn::Block) -> Option<Span> {
-    struct V(Option<Span>, usize);
+fn variant_field_binding(block: &syn::Block) -> Option<(Span, String)> {
+    struct V(Option<(Span, String)>, Vec<String>);
     impl<'a> Visit<'a> for V {
         fn visit_pat(&mut self, p: &'a Pat) {
             match p {
                 Pat::TupleStruct(_) | Pat::Struct(_) => {
-                    self.1 += 1;
+                    let path = match p {
+                        Pat::TupleStruct(t) => &t.path,
+                        Pat::Struct(st) => &st.path,
+                        _ => unreachable!(),
+                    };
+                    self.1
+                        .push(quote::quote!(#path).to_string().replace(' ', ""));
                     syn::visit::visit_pat(self, p);
-                    self.1 -= 1;
+                    self.1.pop();
                 }
-                Pat::Ident(i) if self.1 > 0 && self.0.is_none() => self.0 = Some(i.span()),
+                Pat::Ident(i) if !self.1.is_empty() && self.0.is_none() => {
+                    let variant = self.1.last().cloned().unwrap_or_default();
+                    self.0 = Some((i.span(), format!("`{}` of `{variant}`", i.ident)));
+                }
                 _ => syn::visit::visit_pat(self, p),
             }
         }
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
-    let mut v = V(None, 0);
+    let mut v = V(None, Vec::new());
     v.visit_block(block);
     v.0
+}
+
+/// A type as the user writes it (`&DMatrix<f64>`, not the tokens' `& DMatrix < f64 >`).
+fn type_text(ty: &Type) -> String {
+    let mut t = ty.to_token_stream().to_string();
+    for (from, to) in [
+        (" :: ", "::"),
+        (":: ", "::"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        ("& ", "&"),
+        (" ,", ","),
+        ("[ ", "["),
+        (" ]", "]"),
+        (" ;", ";"),
+    ] {
+        t = t.replace(from, to);
+    }
+    t
 }
 
 /// `Ty` or `&Ty` with `Ty` a type of the user's (one capitalised name without generic
