@@ -192,6 +192,70 @@ fn array_from_elements(
         Some(prefix)
     };
     match e {
+        // nalgebra's `DMatrix::from_fn(r, c, |i, j| e)`, `DVector::from_fn(n, |i, _| e)`,
+        // `Matrix3::from_fn(|i, j| e)` (also `Matrix2`, `Matrix4`, `Vector2`…`Vector4`):
+        // the entries pushed row by row, then `from_row_slice`.
+        Expr::Call(c)
+            if c.args.last().is_some_and(|f| {
+                matches!(f, Expr::Closure(k) if k.inputs.len() == 2) && mentions_active(f, active)
+            }) =>
+        {
+            let Expr::Path(p) = &*c.func else { return None };
+            let n = p.path.segments.len();
+            if p.qself.is_some() || n < 2 || p.path.segments[n - 1].ident != "from_fn" {
+                return None;
+            }
+            let ty_name = p.path.segments[n - 2].ident.to_string();
+            let mut ty = p.path.clone();
+            ty.segments.pop();
+            let ty = {
+                let last = ty.segments.pop()?.into_value();
+                ty.segments.push(last);
+                ty
+            };
+            let static_dims = |r: usize, c: usize| -> (Expr, Expr) {
+                (syn::parse_quote!(#r), syn::parse_quote!(#c))
+            };
+            let (rows, cols): (Expr, Expr) = match (ty_name.as_str(), c.args.len()) {
+                ("DMatrix", 3) => (c.args[0].clone(), c.args[1].clone()),
+                ("DVector", 2) => (c.args[0].clone(), syn::parse_quote!(1usize)),
+                ("Matrix2", 1) => static_dims(2, 2),
+                ("Matrix3", 1) => static_dims(3, 3),
+                ("Matrix4", 1) => static_dims(4, 4),
+                ("Vector2", 1) => static_dims(2, 1),
+                ("Vector3", 1) => static_dims(3, 1),
+                ("Vector4", 1) => static_dims(4, 1),
+                _ => return None,
+            };
+            let Some(Expr::Closure(f)) = c.args.last() else {
+                return None;
+            };
+            let (pi, pj, body) = (&f.inputs[0], &f.inputs[1], &f.body);
+            let (r, k, v, i, j) = (
+                format_ident!("__mochi_rows", span = span),
+                format_ident!("__mochi_cols", span = span),
+                format_ident!("__mochi_elems", span = span),
+                format_ident!("__mochi_fi", span = span),
+                format_ident!("__mochi_fj", span = span),
+            );
+            let build: Expr = match ty_name.as_str() {
+                "DMatrix" => syn::parse_quote_spanned!(span=> #ty::from_row_slice(#r, #k, &#v[..])),
+                "DVector" => syn::parse_quote_spanned!(span=> #ty::from_vec(#v)),
+                _ => syn::parse_quote_spanned!(span=> #ty::from_row_slice(&#v[..])),
+            };
+            Some(syn::parse_quote_spanned!(span=> {
+                let (#r, #k): (usize, usize) = (#rows, #cols);
+                let mut #v: Vec<#elem> = Vec::new();
+                for #i in 0..#r {
+                    for #j in 0..#k {
+                        let #pi: usize = #i;
+                        let #pj: usize = #j;
+                        #v.push(#body);
+                    }
+                }
+                #build
+            }))
+        }
         Expr::Call(c) if c.args.len() == 1 && mentions_active(&c.args[0], active) => {
             let Expr::Path(p) = &*c.func else { return None };
             let method = p.path.segments.last()?.ident.to_string();

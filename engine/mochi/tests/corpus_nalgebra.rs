@@ -893,3 +893,20 @@ mod checked_euler {
 
     check!(euler_joint, (vec![0.3, -0.4, 0.7],), |a| (&a.0));
 }
+
+/// Matrices built entry by entry (`from_fn`): a squared-exponential kernel of
+/// differentiable points, and a static matrix from a closure with a branch.
+#[differentiable]
+fn kernel_from_fn(p: &[f64]) -> f64 {
+    let n = p.len();
+    let k = DMatrix::from_fn(n, n, |i, j| (-(p[i] - p[j]).powi(2)).exp());
+    let m = Matrix3::from_fn(|i, j| p[(i + j) % n] + if i == j { 2.0 } else { 0.0 });
+    let v = DVector::from_fn(n, |i, _| p[i] * (i as f64 + 1.0));
+    k.sum() + m.determinant().ln() + v.norm()
+}
+
+mod checked_from_fn {
+    use crate::check;
+
+    check!(kernel_from_fn, (vec![0.3, -0.4, 0.7, 0.1],), |a| (&a.0));
+}
