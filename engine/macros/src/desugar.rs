@@ -192,6 +192,30 @@ fn array_from_elements(
         Some(prefix)
     };
     match e {
+        // nalgebra's `Matrix4::new(m11, …, m44)`, more scalars than a rule takes:
+        // the entries in a `Vec`, row by row as `new` takes them, then
+        // `Matrix4::from_row_slice`.
+        Expr::Call(c) if c.args.len() == 16 && mentions_active(&c.args, active) => {
+            let Expr::Path(p) = &*c.func else { return None };
+            let n = p.path.segments.len();
+            if p.qself.is_some()
+                || n < 2
+                || p.path.segments[n - 1].ident != "new"
+                || p.path.segments[n - 2].ident != "Matrix4"
+            {
+                return None;
+            }
+            let mut ty = p.path.clone();
+            ty.segments.pop();
+            let last = ty.segments.pop()?.into_value();
+            ty.segments.push(last);
+            let args = &c.args;
+            let v = format_ident!("__mochi_entries", span = span);
+            Some(syn::parse_quote_spanned!(span=> {
+                let #v: Vec<#elem> = vec![#args];
+                #ty::from_row_slice(&#v[..])
+            }))
+        }
         // nalgebra's `DMatrix::from_fn(r, c, |i, j| e)`, `DVector::from_fn(n, |i, _| e)`,
         // `Matrix3::from_fn(|i, j| e)` (also `Matrix2`, `Matrix4`, `Vector2`…`Vector4`):
         // the entries pushed row by row, then `from_row_slice`.

@@ -910,3 +910,25 @@ mod checked_from_fn {
 
     check!(kernel_from_fn, (vec![0.3, -0.4, 0.7, 0.1],), |a| (&a.0));
 }
+
+/// A homogeneous transform written entry by entry (`Matrix4::new`, sixteen scalars),
+/// composed with itself and applied to a point.
+#[differentiable]
+fn homogeneous_transform(p: &[f64]) -> f64 {
+    let (c, s) = (p[0].cos(), p[0].sin());
+    #[rustfmt::skip]
+    let t = Matrix4::new(
+        c, -s, 0.0, p[1],
+        s, c, 0.0, p[2],
+        0.0, 0.0, 1.0, 0.0,
+        0.0, 0.0, 0.0, 1.0,
+    );
+    let v = (t * t) * Vector4::new(1.0, 0.5, 0.0, 1.0);
+    v[0] * v[0] + v[1]
+}
+
+mod checked_matrix4_new {
+    use crate::check;
+
+    check!(homogeneous_transform, (vec![0.3, -0.4, 0.7],), |a| (&a.0));
+}
