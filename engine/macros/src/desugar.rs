@@ -10031,7 +10031,11 @@ impl VisitMut for Desugar {
                 if c.inputs.len() != 1 || contains_return(&c.body) {
                     return;
                 }
-                let pat = &c.inputs[0];
+                // (A typed parameter, `|v: &mut f64|`, is its pattern in a `for`.)
+                let pat = match &c.inputs[0] {
+                    Pat::Type(t) => &*t.pat,
+                    p => p,
+                };
                 let it = &m.receiver;
                 let body = &c.body;
                 let mut f: syn::ExprForLoop =

@@ -835,7 +835,7 @@ fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
                 }
             }
         };
-        !reads_fields(c) && !c.inputs.iter().any(tuple)
+        !reads_fields(c) && !c.inputs.iter().any(tuple) && !indexes_with_param(c)
     };
     match (consumer.as_str(), st) {
         ("sum" | "product", [s]) | ("sum" | "product", [s, Stage::Copied]) => plain_seq(s),
@@ -917,6 +917,29 @@ fn copied_into_map(e: &syn::ExprMethodCall) -> Option<Expr> {
 
 /// Whether the closure reads a field of a parameter (`|p| p.a * p.b`), or calls a method
 /// of the user's on one (`|l| l.forward(x)`): its elements are structs.
+/// Does the closure index with one of its parameters (`|&i| x[i] * x[i]` over indices
+/// `&[usize]`)? Its elements are then integers, which the sequence rules (of floats) do
+/// not take.
+fn indexes_with_param(c: &syn::ExprClosure) -> bool {
+    let mut params = Vec::new();
+    for p in &c.inputs {
+        crate::activity::pat_names(p, &mut params);
+    }
+    struct I<'a>(&'a [String], bool);
+    impl<'ast> syn::visit::Visit<'ast> for I<'_> {
+        fn visit_expr_index(&mut self, i: &'ast syn::ExprIndex) {
+            let index = &i.index;
+            self.1 |= crate::activity::tokens_mention(&quote::quote!(#index), &|n| {
+                self.0.iter().any(|p| n == p)
+            });
+            syn::visit::visit_expr_index(self, i);
+        }
+    }
+    let mut i = I(&params, false);
+    syn::visit::Visit::visit_expr(&mut i, &c.body);
+    i.1
+}
+
 fn reads_fields(c: &syn::ExprClosure) -> bool {
     let mut params = Vec::new();
     for p in &c.inputs {
@@ -2325,7 +2348,12 @@ pub fn vec_elem(ty: &syn::Type) -> Option<Option<&syn::Type>> {
 /// A `scan` closure `|s, v| { stmts…; Some(e) }` (or `|s, v| Some(e)`): the state's
 /// name, the statements and `e`. Other bodies (an early `None`) are not rewritten.
 fn scan_parts(c: &syn::ExprClosure) -> Option<(syn::Ident, Vec<syn::Stmt>, Expr)> {
-    let s = match &c.inputs[0] {
+    // (Also typed, `|a: &mut f64, &v|`.)
+    let state = match &c.inputs[0] {
+        Pat::Type(t) => &*t.pat,
+        p => p,
+    };
+    let s = match state {
         Pat::Ident(i) if i.subpat.is_none() => i.ident.clone(),
         _ => return None,
     };
@@ -2400,6 +2428,18 @@ impl VisitMut for ScanState<'_> {
             if matches!(u.op, syn::UnOp::Deref(_)) && is_s(&u.expr) {
                 let st = self.state;
                 *e = syn::parse_quote!(#st);
+                return;
+            }
+        }
+        // `s.sin()`, `s.max(v)`: a method of the state through the reference, as
+        // `(*s).sin()` is.
+        if let Expr::MethodCall(m) = e {
+            if is_s(&m.receiver) {
+                let st = self.state;
+                *m.receiver = syn::parse_quote!(#st);
+                for a in m.args.iter_mut() {
+                    self.visit_expr_mut(a);
+                }
                 return;
             }
         }

@@ -3216,3 +3216,55 @@ mod borrowed_closures {
         all_orders!(dyn_typed, [0.7, 0.1, -0.3]);
     }
 }
+
+/// Closures with typed parameters in `for_each` and `scan`, a `scan` calling methods on
+/// its state, and chains over indices that read a differentiable slice.
+mod closure_forms {
+    use mochi::prelude::*;
+
+    #[differentiable(higher_order)]
+    pub fn for_each_typed(x: &[f64]) -> f64 {
+        let mut y = x.to_vec();
+        y.iter_mut().for_each(|v: &mut f64| *v = v.sin());
+        let mut s = 0.0;
+        x.iter().for_each(|v: &f64| s += v * v);
+        y.iter().sum::<f64>() + s
+    }
+
+    /// The cumulative log-sum-exp, its state typed and read through methods.
+    #[differentiable(higher_order)]
+    pub fn cumulative_logsumexp(x: &[f64]) -> f64 {
+        let c: Vec<f64> = x
+            .iter()
+            .scan(f64::NEG_INFINITY, |a: &mut f64, &v| {
+                let m = a.max(v);
+                *a = m + ((*a - m).exp() + (v - m).exp()).ln();
+                Some(*a)
+            })
+            .collect();
+        let d: Vec<f64> = x
+            .iter()
+            .scan(0.0f64, |a, &v| {
+                *a = a.sin() + v;
+                Some(*a)
+            })
+            .collect();
+        c.iter().sum::<f64>() + d.iter().sum::<f64>()
+    }
+
+    /// An embedding lookup: indices, read in a differentiable slice.
+    #[differentiable(higher_order)]
+    pub fn gathered(x: &[f64]) -> f64 {
+        let idx = [2usize, 0, 2, 1];
+        let s: f64 = idx.iter().map(|&i| x[i] * x[i]).sum();
+        let f = idx.iter().fold(0.0, |acc, &i| acc + x[i].sin());
+        s + f
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(for_each_typed, [0.3, -1.2, 0.8]);
+        all_orders!(cumulative_logsumexp, [0.3, -1.2, 0.8]);
+        all_orders!(gathered, [0.3, -1.2, 0.8]);
+    }
+}
