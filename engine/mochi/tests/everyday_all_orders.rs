@@ -2296,6 +2296,50 @@ mod user_operators {
         fn quadrant(&self) -> usize {
             usize::from(self.x < 0.0) + 2 * usize::from(self.y < 0.0)
         }
+        fn new(x: f64, y: f64) -> Self {
+            V2 { x, y }
+        }
+        /// Without arguments: a constant wherever it is called.
+        fn zero() -> Self {
+            V2 { x: 0.0, y: 0.0 }
+        }
+        fn plus(&self, o: &V2) -> V2 {
+            V2::new(self.x + o.x, self.y + o.y)
+        }
+    }
+
+    /// Sequences of structs walked by windows, loops, chains and folds: the elements
+    /// are structs in the generic form too.
+    #[differentiable(higher_order)]
+    pub fn polyline(p: &[f64]) -> f64 {
+        let pts: Vec<V2> = p.chunks(2).map(|c| V2::new(c[0], c[1])).collect();
+        let mut len = 0.0;
+        for w in pts.windows(2) {
+            len += (w[1] - w[0]).norm();
+        }
+        len
+    }
+
+    #[differentiable(higher_order)]
+    pub fn centroid_spread(p: &[f64]) -> f64 {
+        let pts: Vec<V2> = (0..p.len() / 2)
+            .map(|i| V2::new(p[2 * i], p[2 * i + 1]))
+            .collect();
+        let mut c = V2::zero();
+        for q in &pts {
+            c = c + *q;
+        }
+        let c = c * (1.0 / pts.len() as f64);
+        pts.iter().map(|q| (*q - c).norm()).sum::<f64>() + (-c).x
+    }
+
+    #[differentiable(higher_order)]
+    pub fn folded(p: &[f64]) -> f64 {
+        let pts: Vec<V2> = (0..p.len() / 2)
+            .map(|i| V2::new(p[2 * i], p[2 * i + 1]))
+            .collect();
+        let s = pts.iter().fold(V2::zero(), |acc, q| acc.plus(q));
+        s.norm()
     }
 
     #[differentiable(higher_order)]
@@ -2357,6 +2401,9 @@ mod user_operators {
         all_orders!(midpoint_terms, [0.4, 1.3, -0.7, 0.2]);
         all_orders!(spring_energy, [0.4, 1.3, -0.7, 0.2, 1.5, 0.9]);
         all_orders!(pair_terms, [0.4, -0.7]);
+        all_orders!(polyline, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
+        all_orders!(centroid_spread, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
+        all_orders!(folded, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
     }
 }
 
@@ -3074,115 +3121,6 @@ mod struct_parts {
             let fd = (at(&p.w, p.b, &up) - at(&p.w, p.b, &down)) / (2.0 * h);
             assert!((gx[i] - fd).abs() < 1e-6, "x[{i}]: {} against {fd}", gx[i]);
         }
-    }
-}
-
-/// Sequences of structs (`Vec<V2>`) walked by loops, windows, chains and folds, with the
-/// struct's operators: the elements are structs in the generic form too.
-mod struct_sequences {
-    use mochi::prelude::*;
-    use std::ops::{Add, Mul, Neg, Sub};
-
-    #[derive(Clone, Copy, Debug, Default, Tangent)]
-    pub struct V2 {
-        pub x: f64,
-        pub y: f64,
-    }
-
-    #[differentiable(higher_order)]
-    impl V2 {
-        pub fn new(x: f64, y: f64) -> Self {
-            V2 { x, y }
-        }
-        pub fn zero() -> Self {
-            V2 { x: 0.0, y: 0.0 }
-        }
-        pub fn norm(&self) -> f64 {
-            (self.x * self.x + self.y * self.y).sqrt()
-        }
-        pub fn plus(&self, o: &V2) -> V2 {
-            V2::new(self.x + o.x, self.y + o.y)
-        }
-    }
-
-    #[differentiable(higher_order)]
-    impl Add for V2 {
-        type Output = V2;
-        fn add(self, o: V2) -> V2 {
-            V2 {
-                x: self.x + o.x,
-                y: self.y + o.y,
-            }
-        }
-    }
-    #[differentiable(higher_order)]
-    impl Sub for V2 {
-        type Output = V2;
-        fn sub(self, o: V2) -> V2 {
-            V2 {
-                x: self.x - o.x,
-                y: self.y - o.y,
-            }
-        }
-    }
-    #[differentiable(higher_order)]
-    impl Mul<f64> for V2 {
-        type Output = V2;
-        fn mul(self, s: f64) -> V2 {
-            V2 {
-                x: self.x * s,
-                y: self.y * s,
-            }
-        }
-    }
-    #[differentiable(higher_order)]
-    impl Neg for V2 {
-        type Output = V2;
-        fn neg(self) -> V2 {
-            V2 {
-                x: -self.x,
-                y: -self.y,
-            }
-        }
-    }
-
-    #[differentiable(higher_order)]
-    pub fn polyline(p: &[f64]) -> f64 {
-        let pts: Vec<V2> = p.chunks(2).map(|c| V2::new(c[0], c[1])).collect();
-        let mut len = 0.0;
-        for w in pts.windows(2) {
-            len += (w[1] - w[0]).norm();
-        }
-        len
-    }
-
-    #[differentiable(higher_order)]
-    pub fn centroid_spread(p: &[f64]) -> f64 {
-        let pts: Vec<V2> = (0..p.len() / 2)
-            .map(|i| V2::new(p[2 * i], p[2 * i + 1]))
-            .collect();
-        let mut c = V2::zero();
-        for q in &pts {
-            c = c + *q;
-        }
-        let c = c * (1.0 / pts.len() as f64);
-        pts.iter().map(|q| (*q - c).norm()).sum::<f64>() + (-c).x
-    }
-
-    #[differentiable(higher_order)]
-    pub fn folded(p: &[f64]) -> f64 {
-        let pts: Vec<V2> = (0..p.len() / 2)
-            .map(|i| V2::new(p[2 * i], p[2 * i + 1]))
-            .collect();
-        let s = pts.iter().fold(V2::zero(), |acc, q| acc.plus(q));
-        s.norm()
-    }
-
-    mod t {
-        use crate::all_orders;
-        all_orders!(polyline, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
-        all_orders!(centroid_spread, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
-        all_orders!(folded, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
     }
 }
 
