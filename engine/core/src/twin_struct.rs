@@ -15,9 +15,9 @@ use crate::{NoTangent, Scalar, Tangent};
 /// derivatives stay as they are. Implemented by `#[derive(Tangent)]` for structs whose
 /// fields all implement it.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` has no generic form, so `#[differentiable(higher_order)]` cannot give its methods `jvp`, `hvp`, `hessian` or `jacobian`",
-    label = "the twin of a method takes a copy of `{Self}` with dual numbers for floats",
-    note = "derive `Tangent` on the struct (`#[derive(Clone, Tangent)]`), with fields that are `f64`, integers, `bool`, `String`, `Vec`s of these or ndarray arrays of `f64`; or drop `higher_order`"
+    message = "`{Self}` has no generic form, so `#[differentiable(higher_order)]` cannot give `jvp`, `hvp`, `hessian` or `jacobian` to the functions and methods that take or build it",
+    label = "the generic form takes a copy of `{Self}` with dual numbers for floats",
+    note = "derive `Tangent` on the struct (`#[derive(Clone, Tangent)]`), with fields that are `f64`, integers, `bool`, `String`, `Vec`s of these or ndarray arrays of `f64` (a field of another struct type, an `Option` or a map has no generic form yet); or drop `higher_order`: the gradient does not need it"
 )]
 pub trait LiftField: Tangent {
     /// `Self` with its floats of type `T`.

@@ -742,6 +742,12 @@ pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)>
 }
 
 fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String, Span)> {
+    // (`azip!` as the `Zip` calls it stands for, which the generic form reads.)
+    let expanded = ItemFn {
+        block: Box::new(crate::desugar::with_azip_expanded(&func.block)),
+        ..func.clone()
+    };
+    let func = &expanded;
     set_float_of(func);
     // A method's `o: &Self`, `o: Self`: an argument of the user's type, as `o: &P2`.
     let user_type_arg = |ty: &Type| {

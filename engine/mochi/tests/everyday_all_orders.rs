@@ -2996,8 +2996,24 @@ mod buffers_and_pieces {
         s[0] * s[1] + s.iter().sum::<f64>() + a.as_slice().expect("contiguous")[2].sin()
     }
 
+    /// `Zip` and `azip!` writing arrays in place: `azip!` has its generic form too.
+    #[differentiable(higher_order)]
+    pub fn zipped_in_place(x: &[f64]) -> f64 {
+        let a = ndarray::Array1::from(x[..3].to_vec());
+        let b = ndarray::Array1::from(x[3..].to_vec());
+        let mut out = ndarray::Array1::<f64>::zeros(3);
+        ndarray::Zip::from(&mut out)
+            .and(&a)
+            .and(&b)
+            .for_each(|o, &p, &q| *o = p * q + p.sin());
+        let mut c = ndarray::Array1::<f64>::zeros(3);
+        ndarray::azip!((c in &mut c, &o in &out, &p in &a) *c = o * p);
+        c.sum() + out.sum()
+    }
+
     mod t {
         use crate::all_orders;
+        all_orders!(zipped_in_place, [0.3, 1.2, -0.4, 0.5, -0.9, 0.7]);
         all_orders!(array_as_slice, [0.3, 1.2, -0.4]);
         all_orders!(horner_body_const, [0.7, -1.3]);
         all_orders!(pieces_in_place, [0.3, 1.2, 0.8, 0.5, -0.7]);
