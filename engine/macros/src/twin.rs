@@ -347,6 +347,16 @@ pub const ARRAY_TYPES: &[&str] = &[
 /// Methods of ndarray's arrays that work for any element type the rules cover (`Dual`
 /// included): allowed in a function that holds arrays.
 pub const ARRAY_METHODS: &[&str] = &[
+    "into_shape_with_order",
+    "into_shape_clone",
+    "to_shape",
+    "zip_mut_with",
+    "rows_mut",
+    "columns_mut",
+    "outer_iter_mut",
+    "axis_iter_mut",
+    "row_mut",
+    "column_mut",
     "and",
     "and_broadcast",
     "map_collect",
@@ -2242,7 +2252,9 @@ impl Rewrite<'_> {
             "debug_assert_eq",
             "debug_assert_ne",
         ];
-        if !listed.contains(&name.as_str()) {
+        // (ndarray's `concatenate![Axis(0), a, b]`, `stack![..]`: an axis and arrays.)
+        let joins = self.arrays && matches!(name.as_str(), "concatenate" | "stack");
+        if !listed.contains(&name.as_str()) && !joins {
             self.fail(
                 Why::Syntax,
                 format!("it uses the macro `{name}!`"),

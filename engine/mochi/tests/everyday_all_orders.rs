@@ -3222,3 +3222,49 @@ mod closure_forms {
         all_orders!(gathered, [0.3, -1.2, 0.8]);
     }
 }
+
+/// ndarray's joins (`concatenate!`, `stack!`), reshapes, `zip_mut_with` and loops over
+/// mutable rows, at every order.
+mod array_forms {
+    use mochi::prelude::*;
+    use ndarray::{Array1, Array2, Axis};
+
+    #[differentiable(higher_order)]
+    pub fn concat_stack(x: &[f64]) -> f64 {
+        let a = Array1::from(x[..3].to_vec());
+        let b = Array1::from(x[3..].to_vec());
+        let c = ndarray::concatenate![Axis(0), a, b];
+        let st = ndarray::stack![Axis(0), a, b];
+        let r = c.into_shape_with_order((3, 2)).unwrap();
+        r.t().dot(&st.t()).sum() + st.mapv(|v| v * v).sum()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn zip_mut(x: &[f64]) -> f64 {
+        let mut a = Array1::from(x[..3].to_vec());
+        let b = Array1::from(x[3..].to_vec());
+        a.zip_mut_with(&b, |u, &v| *u = *u * v + v * v);
+        a.mapv(|t| t.cos()).sum()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn nd_rows_loop(x: &[f64]) -> f64 {
+        let mut a = Array2::from_shape_vec((2, 3), x.to_vec()).unwrap();
+        for mut row in a.rows_mut() {
+            let m = row.sum() / 3.0;
+            row.mapv_inplace(|v| v - m);
+        }
+        let mut s = 0.0;
+        for row in a.rows() {
+            s += row.dot(&row).sqrt();
+        }
+        s
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(concat_stack, [0.3, 1.2, -0.4, 0.5, -0.9, 0.7]);
+        all_orders!(zip_mut, [0.3, 1.2, -0.4, 0.5, -0.9, 0.7]);
+        all_orders!(nd_rows_loop, [0.3, 1.2, -0.4, 0.5, -0.9, 0.7]);
+    }
+}
