@@ -139,6 +139,7 @@ pub fn desugar(
         inactive_params: inactive_params.clone(),
         receivers: std::mem::take(receivers),
         element_receivers: HashSet::new(),
+        mut_locals: mut_bound_names(&b),
     };
     d.visit_block_mut(&mut b);
     *receivers = d.receivers;
@@ -3216,6 +3217,8 @@ struct Desugar {
     /// `mut` locals holding the user's structs (`let mut ps = vec![P { .. }, ..]`, `let
     /// mut ps: Vec<P> = ..`): `ps[i].step(dt)` may take `&mut self`.
     element_receivers: HashSet<String>,
+    /// The names the body binds `mut` (a local buffer, which `v.clear()` may replace).
+    mut_locals: HashSet<String>,
 }
 
 /// A binding whose type is a struct of the user's: a parameter `m: &Linear`, `p:
@@ -9230,7 +9233,21 @@ impl VisitMut for Desugar {
         // added at `v`'s end, and `w` emptied so.
         if let Expr::MethodCall(m) = e {
             let span = m.method.span();
-            if m.method == "clear" && m.args.is_empty() && self.active_place(&m.receiver) {
+            // (A local bound `mut` or a field: a place a new buffer can be assigned to,
+            // which a `&mut Vec` parameter is not.)
+            let replaceable = |e: &Expr, locals: &HashSet<String>| match unparen(e) {
+                Expr::Path(p) => p
+                    .path
+                    .get_ident()
+                    .is_some_and(|i| locals.contains(&i.to_string())),
+                Expr::Field(_) => true,
+                _ => false,
+            };
+            if m.method == "clear"
+                && m.args.is_empty()
+                && self.active_place(&m.receiver)
+                && replaceable(&m.receiver, &self.mut_locals)
+            {
                 let v = &m.receiver;
                 *e = syn::parse_quote_spanned!(span=> #v = ::std::vec::Vec::new());
                 return;
@@ -9239,6 +9256,7 @@ impl VisitMut for Desugar {
                 if let Expr::Reference(r) = unparen(&m.args[0]) {
                     if r.mutability.is_some()
                         && (self.active_place(&m.receiver) || self.active_place(&r.expr))
+                        && replaceable(&r.expr, &self.mut_locals)
                     {
                         let (v, w) = (&m.receiver, &r.expr);
                         *e = syn::parse_quote_spanned!(span=> {
@@ -10486,14 +10504,34 @@ impl VisitMut for StructPatternLets {
         for mut s in std::mem::take(&mut b.stmts) {
             self.visit_stmt_mut(&mut s);
             match &s {
-                syn::Stmt::Local(l) => match self.split(l) {
-                    Some(parts) => out.extend(parts),
-                    None => out.push(s),
-                },
+                syn::Stmt::Local(l) => {
+                    // `let q = &pts[0];`: a reference, whose parts are references.
+                    if let (Pat::Ident(i), Some(init)) = (&l.pat, &l.init) {
+                        if matches!(unparen(&init.expr), Expr::Reference(_)) {
+                            self.borrowed.insert(i.ident.to_string());
+                        }
+                    }
+                    match self.split(l) {
+                        Some(parts) => out.extend(parts),
+                        None => out.push(s),
+                    }
+                }
                 _ => out.push(s),
             }
         }
         b.stmts = out;
+    }
+    // `for q in &pts`, `for q in pts.iter()`: the element is a reference.
+    fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
+        let by_ref = match unparen(&f.expr) {
+            Expr::Reference(_) => true,
+            Expr::MethodCall(m) => matches!(m.method.to_string().as_str(), "iter" | "iter_mut"),
+            _ => false,
+        };
+        if let (Pat::Ident(i), true) = (&*f.pat, by_ref) {
+            self.borrowed.insert(i.ident.to_string());
+        }
+        syn::visit_mut::visit_expr_for_loop_mut(self, f);
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }

@@ -3103,8 +3103,24 @@ mod struct_parts {
         (s + b).tanh()
     }
 
+    /// Parts of references (a loop's element, a borrowed element): references, as the
+    /// pattern's binding mode makes them.
+    #[differentiable(higher_order)]
+    pub fn parts_of_references(x: &[f64]) -> f64 {
+        let pairs = vec![Pair(x[0], x[1]), Pair(x[1], 2.0)];
+        let mut s = 0.0;
+        for q in &pairs {
+            let Pair(a, b) = q;
+            s += *a * *b;
+        }
+        let r = &pairs[0];
+        let Pair(c, d) = r;
+        s + *c - d.sin()
+    }
+
     mod t {
         use crate::all_orders;
+        all_orders!(parts_of_references, [0.3, 1.2]);
         all_orders!(destructured, [0.3, 1.2]);
         all_orders!(updated, [0.3, 1.2]);
     }
