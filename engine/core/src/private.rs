@@ -876,6 +876,16 @@ pub fn lift_data_like<T, C: LiftConst<T>>(c: C, _like: &[T]) -> C::Out {
 
 /// Data of a function's argument in its generic twin (`xs: &[Vec<f64>]`, `data: &[(f64,
 /// f64)]`): its floats in the twin's scalar, without a derivative.
+/// A borrowed fixed-size array of data (`p: &[[f64; 2]; 4]`, `&[f64; 3]`): its elements
+/// lifted, an array again.
+impl<T, X: LiftConst<T> + Clone, const N: usize> LiftConst<T> for &[X; N] {
+    type Out = [X::Out; N];
+    #[inline(always)]
+    fn lift_const(self) -> [X::Out; N] {
+        self.clone().map(|v| v.lift_const())
+    }
+}
+
 impl<T, X: LiftConst<T> + Clone> LiftConst<T> for &Vec<X> {
     type Out = Vec<X::Out>;
     #[inline(always)]

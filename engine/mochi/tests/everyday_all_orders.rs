@@ -3284,3 +3284,53 @@ mod array_forms {
         all_orders!(nd_rows_loop, [0.3, 1.2, -0.4, 0.5, -0.9, 0.7]);
     }
 }
+
+/// A borrowed fixed-size array of rows (`&[[f64; 2]; 4]`, a Bezier curve's control
+/// points) as an argument: its gradient, and its generic form (the rows are data there,
+/// so the Hessian is over the scalar argument).
+mod borrowed_array_rows {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn bezier_radius(p: &[[f64; 2]; 4], t: f64) -> f64 {
+        let u = 1.0 - t;
+        let w = [u * u * u, 3.0 * u * u * t, 3.0 * u * t * t, t * t * t];
+        let (mut x, mut y) = (0.0, 0.0);
+        for k in 0..4 {
+            x += w[k] * p[k][0];
+            y += w[k] * p[k][1];
+        }
+        (x * x + y * y).sqrt()
+    }
+
+    #[test]
+    fn gradient_and_hessian_match_differences() {
+        let p = [[0.0, 0.0], [0.3, 1.0], [0.8, 1.2], [1.0, 0.5]];
+        let (dp, dt) = bezier_radius::gradient(&p, 0.4);
+        let h = 1e-6;
+        let fd = (bezier_radius(&p, 0.4 + h) - bezier_radius(&p, 0.4 - h)) / (2.0 * h);
+        assert!((dt - fd).abs() < 1e-6, "{dt} against {fd}");
+        for k in 0..4 {
+            for c in 0..2 {
+                let (mut up, mut down) = (p, p);
+                up[k][c] += h;
+                down[k][c] -= h;
+                let fd = (bezier_radius(&up, 0.4) - bezier_radius(&down, 0.4)) / (2.0 * h);
+                assert!(
+                    (dp[k][c] - fd).abs() < 1e-6,
+                    "p[{k}][{c}]: {} against {fd}",
+                    dp[k][c]
+                );
+            }
+        }
+        let hm = bezier_radius::hessian(&p, 0.4);
+        assert_eq!(hm.nrows(), 1);
+        let g = |t: f64| bezier_radius::gradient(&p, t).1;
+        let fd = (g(0.4 + 1e-5) - g(0.4 - 1e-5)) / 2e-5;
+        assert!(
+            (hm[[0, 0]] - fd).abs() < 1e-5,
+            "{} against {fd}",
+            hm[[0, 0]]
+        );
+    }
+}
