@@ -7304,8 +7304,9 @@ fn writes_field_of(body: &syn::Block, name: &syn::Ident) -> bool {
     w.found
 }
 
-/// `st[i].v += e` (a field of an element; also deeper, `st[i].pos.x = e`) → `{ let mut
-/// q = st[i].clone(); q.v += e; st[i] = q; }`: the lowering writes fields of variables
+/// `st[i].v += e` (a field of an element; also deeper, `st[i].pos.x = e`, and an element
+/// of a field, `st[i].vel[0] += e`) → `{ let mut q = st[i].clone(); q.v += e; st[i] = q;
+/// }`: the lowering writes fields of variables
 /// and elements of fields, and the element is copied, written and assigned back (an
 /// index read from data is bound first, so it is evaluated once).
 fn field_of_element_assign(
@@ -7314,28 +7315,38 @@ fn field_of_element_assign(
     span: Span,
     next: &mut usize,
 ) -> Option<Expr> {
-    let mut fields = Vec::new();
+    // The place's suffix after the element, outermost first: fields, and indices of a
+    // field (`st[i].vel[0]`, `bodies[i].pos[k]`).
+    let mut suffix: Vec<TokenStream> = Vec::new();
+    let mut field = false;
     let mut e = left;
     loop {
         match e {
             Expr::Field(f) => {
-                fields.push(f.member.clone());
+                let m = &f.member;
+                suffix.push(quote::quote!(.#m));
+                field = true;
                 e = &f.base;
             }
             Expr::Paren(p) => e = &p.expr,
+            Expr::Index(i) if !field && !matches!(&*i.index, Expr::Range(_)) => {
+                let j = &i.index;
+                suffix.push(quote::quote!([#j]));
+                e = &i.expr;
+            }
             _ => break,
         }
     }
     let Expr::Index(i) = e else { return None };
-    if fields.is_empty() || matches!(&*i.index, Expr::Range(_)) {
+    if !field || matches!(&*i.index, Expr::Range(_)) {
         return None;
     }
-    fields.reverse();
+    suffix.reverse();
     let mut pre = Vec::new();
     let element = bind_indices(e, &mut pre, span, next, false);
     *next += 1;
     let q = format_ident!("__mochi_elem{}", *next, span = span);
-    let write = rebuild(syn::parse_quote_spanned!(span=> #q #(.#fields)*));
+    let write = rebuild(syn::parse_quote_spanned!(span=> #q #(#suffix)*));
     Some(syn::parse_quote_spanned!(span=> {
         #(#pre)*
         let mut #q = #element.clone();

@@ -3334,3 +3334,61 @@ mod borrowed_array_rows {
         );
     }
 }
+
+/// Elements of array fields of structs in a slice written in place (`bodies[i].vel[0] +=
+/// ..`, `b.pos[k] += ..` of `iter_mut().zip(..)`): a small physics step.
+mod fields_of_elements {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Body {
+        pub pos: [f64; 2],
+        pub vel: [f64; 2],
+    }
+
+    #[differentiable]
+    pub fn kick(bodies: &mut [Body], dt: f64) {
+        for i in 0..bodies.len() {
+            for k in 0..2 {
+                bodies[i].vel[k] -= dt * bodies[i].pos[k];
+            }
+        }
+    }
+
+    #[differentiable]
+    pub fn drift(bodies: &mut [Body], dt: f64) {
+        let damping = vec![1.0, 0.5];
+        for (b, d) in bodies.iter_mut().zip(damping.iter()) {
+            b.pos[0] += dt * d * b.vel[0];
+            b.pos[1] += dt * b.vel[1];
+        }
+    }
+
+    #[differentiable]
+    pub fn energy_after(x: &[f64]) -> f64 {
+        let mut bodies: Vec<Body> = x
+            .chunks(4)
+            .map(|c| Body {
+                pos: [c[0], c[1]],
+                vel: [c[2], c[3]],
+            })
+            .collect();
+        for _ in 0..3 {
+            kick(&mut bodies, 0.1);
+            drift(&mut bodies, 0.1);
+        }
+        let mut e = 0.0;
+        for b in &bodies {
+            e += 0.5 * (b.vel[0] * b.vel[0] + b.vel[1] * b.vel[1]);
+            e += 0.5 * (b.pos[0] * b.pos[0] + b.pos[1] * b.pos[1]);
+        }
+        e
+    }
+
+    #[test]
+    fn gradient_matches_differences() {
+        let x = [0.3, -0.2, 1.0, 0.5, -0.7, 0.4, 0.2, -1.1];
+        let g = energy_after::gradient(&x);
+        crate::common::assert_gradient_matches(energy_after, &g, &x);
+    }
+}
