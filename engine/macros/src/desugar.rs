@@ -75,6 +75,7 @@ pub fn desugar(
     WhileLetNext.visit_block_mut(&mut b);
     WhileLetPop.visit_block_mut(&mut b);
     SplitTupleLets.visit_block_mut(&mut b);
+    CollectingArms.visit_block_mut(&mut b);
     CollectedFields { active }.visit_block_mut(&mut b);
     CollectedRefsInferred.visit_block_mut(&mut b);
     diverging_tail_loop(&mut b);
@@ -1402,6 +1403,109 @@ impl VisitMut for FlatArrays<'_> {
         }
         b.stmts = out;
     }
+}
+
+/// `h = if c { z.iter().map(f).collect() } else { z };` (also `let h: Vec<f64> = if ..;`,
+/// and `else if` arms) → `if c { h = z.iter().map(f).collect(); } else { h = z; }` (a
+/// `let` without its value first): a chain collected at the end of an arm is written as
+/// the assignment of a chain, which the rewrites of chains take, when an arm's value is
+/// one.
+struct CollectingArms;
+
+impl CollectingArms {
+    /// Does an arm (or an arm of an `else if`) end in `….collect()`?
+    fn collects(i: &syn::ExprIf) -> bool {
+        let tail = |b: &syn::Block| {
+            matches!(b.stmts.last(), Some(syn::Stmt::Expr(Expr::MethodCall(m), None))
+                if m.method == "collect")
+        };
+        tail(&i.then_branch)
+            || match i.else_branch.as_ref().map(|(_, e)| &**e) {
+                Some(Expr::Block(b)) => tail(&b.block),
+                Some(Expr::If(e)) => Self::collects(e),
+                _ => false,
+            }
+    }
+
+    /// The `if` with each arm's value assigned to `place`; `None` when an arm has no
+    /// value (or the `if` no `else`).
+    fn assigned(i: &syn::ExprIf, place: &Expr) -> Option<syn::ExprIf> {
+        let assign = |b: &syn::Block| -> Option<syn::Block> {
+            let mut b = b.clone();
+            let Some(syn::Stmt::Expr(tail, None)) = b.stmts.pop() else {
+                return None;
+            };
+            b.stmts.push(syn::parse_quote!(#place = #tail;));
+            Some(b)
+        };
+        let mut out = i.clone();
+        out.then_branch = assign(&i.then_branch)?;
+        let (else_token, e) = i.else_branch.as_ref()?;
+        let arm: Expr = match &**e {
+            Expr::Block(b) => {
+                let mut b = b.clone();
+                b.block = assign(&b.block)?;
+                Expr::Block(b)
+            }
+            Expr::If(e) => Expr::If(Self::assigned(e, place)?),
+            _ => return None,
+        };
+        out.else_branch = Some((*else_token, Box::new(arm)));
+        Some(out)
+    }
+}
+
+impl VisitMut for CollectingArms {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for st in std::mem::take(&mut b.stmts) {
+            match &st {
+                syn::Stmt::Expr(Expr::Assign(a), Some(_)) => {
+                    if let Expr::If(i) = unparen(&a.right) {
+                        if Self::collects(i) {
+                            if let Some(r) = Self::assigned(i, &a.left) {
+                                out.push(syn::Stmt::Expr(Expr::If(r), None));
+                                continue;
+                            }
+                        }
+                    }
+                    out.push(st);
+                }
+                syn::Stmt::Local(l) => {
+                    let name = match &l.pat {
+                        Pat::Ident(p) => Some(p.ident.clone()),
+                        Pat::Type(t) => match &*t.pat {
+                            Pat::Ident(p) => Some(p.ident.clone()),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    let arms =
+                        l.init
+                            .as_ref()
+                            .and_then(|init| match (&*init.expr, &init.diverge) {
+                                (Expr::If(i), None) if Self::collects(i) => Some(i.clone()),
+                                _ => None,
+                            });
+                    if let (Some(n), Some(i)) = (name, arms) {
+                        let place: Expr = syn::parse_quote!(#n);
+                        if let Some(r) = Self::assigned(&i, &place) {
+                            let mut decl = l.clone();
+                            decl.init = None;
+                            out.push(syn::Stmt::Local(decl));
+                            out.push(syn::Stmt::Expr(Expr::If(r), None));
+                            continue;
+                        }
+                    }
+                    out.push(st);
+                }
+                _ => out.push(st),
+            }
+        }
+        b.stmts = out;
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// `let (a, b) = (e1, e2);` → `let a = e1; let b = e2;` (any number of parts, nested

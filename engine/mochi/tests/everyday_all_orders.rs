@@ -3231,8 +3231,32 @@ mod closure_forms {
         s + f
     }
 
+    /// A chain collected as an `if` arm's value: an activation on every layer but the
+    /// last, assigned and bound by `let`.
+    #[differentiable(higher_order)]
+    pub fn layers(x: &[f64]) -> f64 {
+        let mut h = x.to_vec();
+        for k in 0..3 {
+            let z: Vec<f64> = h.iter().map(|v| 0.5 * v + 0.1).collect();
+            h = if k < 2 {
+                z.iter().map(|&v| v.tanh()).collect()
+            } else if k == 5 {
+                z.iter().map(|&v| v.sin()).collect()
+            } else {
+                z
+            };
+        }
+        let g: Vec<f64> = if h[0] > 0.0 {
+            h.iter().map(|&v| v * v).collect()
+        } else {
+            h.to_vec()
+        };
+        h.iter().sum::<f64>() + g.iter().sum::<f64>()
+    }
+
     mod t {
         use crate::all_orders;
+        all_orders!(layers, [0.3, -1.2, 0.8]);
         all_orders!(for_each_typed, [0.3, -1.2, 0.8]);
         all_orders!(cumulative_logsumexp, [0.3, -1.2, 0.8]);
         all_orders!(gathered, [0.3, -1.2, 0.8]);
