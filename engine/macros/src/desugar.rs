@@ -7677,6 +7677,26 @@ fn first_or_last(e: &Expr, inactive: &HashSet<String>) -> Option<Expr> {
     }
 }
 
+/// `Act::Tanh`, `Act::Leaky` (a tuple variant's constructor): a variant of an enum of
+/// the user's (both names capitalised, the type one that may be the user's), and the
+/// enum.
+fn enum_variant(e: &Expr) -> Option<(syn::Ident, bool)> {
+    let Expr::Path(p) = e else { return None };
+    let segs = &p.path.segments;
+    let capitalised = |s: &syn::PathSegment| {
+        let n = s.ident.to_string();
+        n.starts_with(|c: char| c.is_ascii_uppercase())
+            && !n
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+    };
+    (p.qself.is_none()
+        && segs.len() == 2
+        && segs.iter().all(|s| s.arguments.is_none() && capitalised(s))
+        && crate::twin::constructor_type(&segs[0].ident.to_string()))
+    .then(|| (segs[0].ident.clone(), true))
+}
+
 impl Desugar {
     fn index_var(&mut self, span: Span) -> syn::Ident {
         self.next += 1;
@@ -8508,7 +8528,10 @@ impl Desugar {
                     .then(|| (ty.ident.clone(), true))
                 }
                 _ => None,
-            },
+            }
+            .or_else(|| enum_variant(&c.func)),
+            // `let a = Act::Tanh;`: a variant of the user's enum.
+            e @ Expr::Path(_) => enum_variant(e),
             _ => None,
         });
         if let Some((ty, sure)) = written.map(|t| (t, false)).or(from_init) {

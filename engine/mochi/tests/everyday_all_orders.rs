@@ -3416,3 +3416,47 @@ mod fields_of_elements {
         crate::common::assert_gradient_matches(energy_after, &g, &x);
     }
 }
+
+/// A marked method of an enum of the user's, called on a local bound to a variant.
+mod enum_locals {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub enum Act {
+        Relu,
+        Tanh,
+        Leaky(f64),
+    }
+
+    impl Act {
+        #[differentiable]
+        pub fn apply(&self, v: f64) -> f64 {
+            match self {
+                Act::Relu => v.max(0.0),
+                Act::Tanh => v.tanh(),
+                Act::Leaky(a) => {
+                    if v > 0.0 {
+                        v
+                    } else {
+                        a * v
+                    }
+                }
+            }
+        }
+    }
+
+    #[differentiable]
+    pub fn activations(p: &[f64]) -> f64 {
+        let a = Act::Tanh;
+        let b = Act::Leaky(0.1);
+        let c = Act::Relu;
+        a.apply(p[0] * p[1]) + b.apply(p[1] - 2.0) + c.apply(p[0] + p[1])
+    }
+
+    #[test]
+    fn gradient_matches_differences() {
+        let p = [0.4, 0.9];
+        let g = activations::gradient(&p);
+        crate::common::assert_gradient_matches(activations, &g, &p);
+    }
+}

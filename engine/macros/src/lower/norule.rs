@@ -76,14 +76,14 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
             )
         } else {
             format!(
-                "to differentiate through `{shown}`, mark it `#[differentiable]` if it is your own function or method, \
-                 or add a rule for it to a rule crate (CONTRIBUTING.md, \"Adding a rule to an existing crate\"); \
-                 if a rule crate has one, import its rules (`use that_crate::rules::*;`); \
-                 a `#[differentiable]` method of your own type is reached by method syntax on `self`, on a parameter \
-                 of the type, on a field or an element (`self.layers[k].{shown}(x)`), or as `Type::{shown}(&value, ..)` \
-                 (`Type::{shown}(&mut value, ..)` for a `&mut self` method), and anywhere in its module when its \
-                 `impl` block is marked `#[differentiable]` too (a name a library's type has, `dot`, `norm`, or a \
-                 value returned by another method)"
+                "to differentiate through `{shown}`: if it is a method of your own type, mark the type's `impl` block \
+                 `#[differentiable]` as well as the method (then it is reached on every value of the type in the block's \
+                 module: locals, elements, values returned by other calls, and names a library's type has too, `dot`, \
+                 `norm`); a method marked alone is reached on `self`, a parameter of the type, a field or an element \
+                 (`self.layers[k].{shown}(x)`), or as `Type::{shown}(&value, ..)` (`&mut value` for a `&mut self` method); \
+                 if it is your own function, mark it `#[differentiable]`; otherwise add a rule for it to a rule crate \
+                 (CONTRIBUTING.md, \"Adding a rule to an existing crate\"), or, if a rule crate has one, import its rules \
+                 (`use that_crate::rules::*;`)"
             )
         };
         let bound = format_ident!("__MochiRuleFor_{}", m, span = span);
