@@ -2170,11 +2170,44 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
     // the twin of a caller asking for `higher_order`; the bound names the scalar, so it
     // is checked where the stand-in is called, not here.
     let mut lifted: Vec<TokenStream> = Vec::new();
-    let mut stand_in_type = |ty: &syn::Type| -> syn::Type {
+    // (Also the elements of a slice, a `Vec` or an array of them, `ps: &[P]`, which a
+    // caller's twin passes as its mirrors.)
+    fn users_lifted(
+        ty: &syn::Type,
+        t: &syn::Ident,
+        lifted: &mut Vec<TokenStream>,
+    ) -> Option<syn::Type> {
         if let Some((user, by_ref)) = crate::twin::user_type_arg(ty) {
             lifted.push(quote!(fn(&'static ()) -> #user: ::mochi::__private::TwinOfOutput<#t>,));
             let of: syn::Type = syn::parse_quote!(<fn(&'static ()) -> #user as ::mochi::__private::TwinOfOutput<#t>>::Twin);
-            return if by_ref { syn::parse_quote!(&#of) } else { of };
+            return Some(if by_ref { syn::parse_quote!(&#of) } else { of });
+        }
+        match ty {
+            syn::Type::Reference(r) => {
+                let mut r = r.clone();
+                *r.elem = users_lifted(&r.elem, t, lifted)?;
+                Some(syn::Type::Reference(r))
+            }
+            syn::Type::Slice(sl) => {
+                let mut sl = sl.clone();
+                *sl.elem = users_lifted(&sl.elem, t, lifted)?;
+                Some(syn::Type::Slice(sl))
+            }
+            syn::Type::Array(a) => {
+                let mut a = a.clone();
+                *a.elem = users_lifted(&a.elem, t, lifted)?;
+                Some(syn::Type::Array(a))
+            }
+            _ => {
+                let elem = crate::iterchain::vec_elem(ty).flatten()?;
+                let inner = users_lifted(elem, t, lifted)?;
+                Some(syn::parse_quote!(::std::vec::Vec<#inner>))
+            }
+        }
+    }
+    let mut stand_in_type = |ty: &syn::Type| -> syn::Type {
+        if let Some(l) = users_lifted(ty, &t, &mut lifted) {
+            return l;
         }
         let mut ty = ty.clone();
         to_scalar.visit_type_mut(&mut ty);

@@ -2501,9 +2501,23 @@ impl VisitMut for Rewrite<'_> {
         if let syn::Stmt::Local(l) = s {
             crate::desugar::array_try_from_let(l);
             if let (Pat::Type(t), Some(init)) = (&mut l.pat, &l.init) {
-                let constructed = matches!(&*init.expr, Expr::Call(c)
-                    if matches!(&*c.func, Expr::Path(p) if p.path.segments.len() > 1));
-                if !constructed {
+                let constructor = match &*init.expr {
+                    Expr::Call(c) => match &*c.func {
+                        Expr::Path(p) if p.path.segments.len() > 1 => {
+                            Some(p.path.segments[0].ident.to_string())
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                // (`let mut ps: Vec<P> = Vec::new();` in a function building its structs'
+                // mirrors: the container's own constructor, the elements' type lifted.)
+                let container = matches!(&*t.ty, Type::Path(tp)
+                    if tp.path.segments.len() == 1
+                        && constructor.as_deref() == Some(&*tp.path.segments[0].ident.to_string())
+                        && matches!(tp.path.segments[0].arguments, syn::PathArguments::AngleBracketed(_)))
+                    && STRUCTS.with(|st| st.get());
+                if constructor.is_none() || container {
                     UnknownTypesInferred.visit_type_mut(&mut t.ty);
                 }
             }

@@ -3103,6 +3103,40 @@ mod struct_parts {
         (s + b).tanh()
     }
 
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Particle {
+        pub x: f64,
+        pub v: f64,
+    }
+
+    /// A slice of structs has no generic form yet: its callers keep their gradients.
+    #[differentiable(higher_order)]
+    pub fn kinetic(ps: &[Particle]) -> f64 {
+        ps.iter().map(|q| 0.5 * q.v * q.v + q.x.sin()).sum()
+    }
+
+    /// Asking for `higher_order`, building structs in a `Vec` (annotated, filled by
+    /// `push`) and passing them to `kinetic`: the gradient is there (using the Hessian
+    /// is an error when the crate is built, naming `kinetic`'s argument).
+    #[differentiable(higher_order)]
+    pub fn particles(p: &[f64]) -> f64 {
+        let mut ps: Vec<Particle> = Vec::new();
+        for i in 0..p.len() {
+            ps.push(Particle {
+                x: p[i],
+                v: 0.5 + p[i] * p[i],
+            });
+        }
+        kinetic(&ps) + ps.iter().map(|q| q.x * q.v).sum::<f64>()
+    }
+
+    #[test]
+    fn particles_keep_their_gradient() {
+        let p = [0.3, -1.2, 0.8];
+        let g = particles::gradient(&p);
+        crate::common::assert_gradient_matches(particles, &g, &p);
+    }
+
     /// Parts of references (a loop's element, a borrowed element): references, as the
     /// pattern's binding mode makes them.
     #[differentiable(higher_order)]
