@@ -4393,36 +4393,124 @@ fn best_of_zip(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<(
     ))
 }
 
-/// The source of a chain (`s` in `s.iter().enumerate().map(..)`) when it is computed
-/// (a call or a method call other than a view of a variable) and carries derivatives:
-/// replaced in `chain` by a fresh name, which is returned with the source.
+/// Functions that make iterators (`std::iter`'s and `itertools`'): not a chain's
+/// computed source.
+const ITERATOR_CALLS: &[&str] = &[
+    "zip",
+    "repeat",
+    "repeat_n",
+    "repeat_with",
+    "once",
+    "once_with",
+    "empty",
+    "from_fn",
+    "successors",
+    "izip",
+    "multizip",
+    "chain",
+    "rev",
+    "enumerate",
+];
+
+/// Methods of the standard library and the rule crates' types that give a view of
+/// their receiver or no sequence: not bound as a chain's computed source.
+const NOT_CHAIN_SOURCES: &[&str] = &[
+    "as_ref",
+    "as_mut",
+    "as_slice",
+    "as_mut_slice",
+    "borrow",
+    "borrow_mut",
+    "view",
+    "view_mut",
+    "transpose",
+    "as_array",
+    "data",
+    "chars",
+    "bytes",
+    "keys",
+    "values",
+    "lock",
+    "unwrap",
+    "expect",
+];
+
+/// The sources of a chain (`s` in `s.iter().enumerate().map(..)`, and `t` in its
+/// `.zip(t.iter())` or `.zip(t)`) that are computed (a call, or a method call other than
+/// a view of a variable) and carry derivatives: replaced in `chain` by fresh names,
+/// which are returned with the sources, in the order they are evaluated.
 fn bind_chain_source(
     chain: &mut Expr,
     active: &HashSet<String>,
     next: &mut usize,
-) -> Option<(syn::Ident, Expr)> {
-    let Expr::MethodCall(m) = chain else {
-        return None;
-    };
-    if m.method == "iter" && m.args.is_empty() {
-        let computed = match unparen(&m.receiver) {
-            Expr::Call(_) => true,
-            Expr::MethodCall(r) => matches!(
-                r.method.to_string().as_str(),
-                "to_vec" | "to_owned" | "clone" | "collect"
-            ),
+) -> Vec<(syn::Ident, Expr)> {
+    let mut out = Vec::new();
+    bind_chain_sources(chain, active, next, &mut out);
+    out
+}
+
+/// Whether `e` is computed (see [`bind_chain_source`]) and carries derivatives.
+fn computed_source(e: &Expr, active: &HashSet<String>) -> bool {
+    let computed = match unparen(e) {
+        // (Not the standard library's iterators, `zip(x, y)`, `repeat(v)`, which the
+        // loop rewrites take as they are.)
+        Expr::Call(c) => match &*c.func {
+            Expr::Path(p) => !p.path.segments.iter().any(|s| {
+                let n = s.ident.to_string();
+                matches!(
+                    n.as_str(),
+                    "std" | "core" | "iter" | "itertools" | "ndarray" | "nalgebra" | "mochi"
+                ) || ITERATOR_CALLS.contains(&n.as_str())
+            }),
             _ => false,
-        };
-        if !computed || !mentions_active(&m.receiver, active) {
-            return None;
+        },
+        // (A method of the user's, `l1.forward(&x).iter()`, returns a value the chain
+        // rewrite needs as a variable too.)
+        Expr::MethodCall(r) => {
+            let name = r.method.to_string();
+            matches!(name.as_str(), "to_vec" | "to_owned" | "clone" | "collect")
+                || !(crate::lower::expr::is_library_method(&name)
+                    || NOT_CHAIN_SOURCES.contains(&name.as_str()))
         }
-        let span = m.method.span();
-        *next += 1;
-        let name = format_ident!("__mochi_src{}", *next, span = span);
-        let src = std::mem::replace(&mut *m.receiver, syn::parse_quote_spanned!(span=> #name));
-        return Some((name, src));
+        _ => false,
+    };
+    computed && mentions_active(e, active)
+}
+
+/// `e` replaced by a fresh name, pushed with it on `out`.
+fn bind_source(e: &mut Expr, next: &mut usize, out: &mut Vec<(syn::Ident, Expr)>) {
+    let span = e.span();
+    *next += 1;
+    let name = format_ident!("__mochi_src{}", *next, span = span);
+    let src = std::mem::replace(e, syn::parse_quote_spanned!(span=> #name));
+    out.push((name, src));
+}
+
+fn bind_chain_sources(
+    chain: &mut Expr,
+    active: &HashSet<String>,
+    next: &mut usize,
+    out: &mut Vec<(syn::Ident, Expr)>,
+) {
+    let Expr::MethodCall(m) = chain else {
+        return;
+    };
+    if (m.method == "iter" || m.method == "into_iter") && m.args.is_empty() {
+        if computed_source(&m.receiver, active) {
+            bind_source(&mut m.receiver, next, out);
+        }
+        return;
     }
-    bind_chain_source(&mut m.receiver, active, next)
+    // (The receiver is evaluated before the arguments.)
+    bind_chain_sources(&mut m.receiver, active, next, out);
+    if m.method == "zip" && m.args.len() == 1 {
+        let arg = &mut m.args[0];
+        if computed_source(arg, active) {
+            bind_source(arg, next, out);
+        } else {
+            bind_chain_sources(arg, active, next, out);
+        }
+    }
 }
 
 /// A body that ends in a `loop` left only by `return` (a line search, an iteration to
@@ -7698,6 +7786,22 @@ fn enum_variant(e: &Expr) -> Option<(syn::Ident, bool)> {
 }
 
 impl Desugar {
+    /// `{ let s1 = e1; …; body }` for the sources a chain was given names for
+    /// ([`bind_chain_source`]), the names marked as carrying derivatives.
+    fn with_sources(
+        &mut self,
+        bound: Vec<(syn::Ident, Expr)>,
+        span: Span,
+        body: TokenStream,
+    ) -> Expr {
+        let mut lets = Vec::new();
+        for (name, src) in bound {
+            self.active.insert(name.to_string());
+            lets.push(quote_spanned!(name.span()=> let #name = #src;));
+        }
+        syn::parse_quote_spanned!(span=> { #(#lets)* #body })
+    }
+
     fn index_var(&mut self, span: Span) -> syn::Ident {
         self.next += 1;
         format_ident!("__mochi_i{}", self.next, span = span)
@@ -8984,11 +9088,37 @@ impl VisitMut for Desugar {
         }
         // `let y: Vec<f64> = chain.collect();`
         if let (Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) {
-            if let Expr::MethodCall(m) = &*init.expr {
+            if let Expr::MethodCall(m) = &mut *init.expr {
                 if m.method == "collect"
-                    && mentions_active(&init.expr, &self.active)
+                    && mentions_active(&m.receiver, &self.active)
                     && !crate::activity::type_is_inactive(&t.ty)
                 {
+                    // `helper(x).iter().map(..).collect()`, `l.forward(&x).iter()…`: the
+                    // source bound first, as a variable the chain rewrite takes.
+                    let mut bound =
+                        bind_chain_source(&mut m.receiver, &self.active, &mut self.next);
+                    if !bound.is_empty() {
+                        let mut lets = Vec::new();
+                        for (name, src) in &mut bound {
+                            self.visit_expr_mut(src);
+                            self.active.insert(name.to_string());
+                            lets.push(quote_spanned!(name.span()=> let #name = #src;));
+                        }
+                        let (span, chain) = (m.method.span(), Expr::MethodCall(m.clone()));
+                        let ty = &t.ty;
+                        let mut inner: syn::Local = match syn::parse_quote_spanned!(span=>
+                            let __mochi_bound: #ty = #chain;
+                        ) {
+                            syn::Stmt::Local(l) => l,
+                            _ => unreachable!("a `let` statement"),
+                        };
+                        self.visit_local_mut(&mut inner);
+                        let value = inner.init.map(|i| i.expr);
+                        *init.expr = syn::parse_quote_spanned!(span=>
+                            { #(#lets)* #value }
+                        );
+                        return;
+                    }
                     let float_ty = self.float_ty.clone();
                     let mut w = Writer::new(&mut self.next, float_ty.as_ref());
                     // (Rows, `Vec<Vec<f64>>`, are built by the loop first: the chain
@@ -10275,13 +10405,13 @@ impl VisitMut for Desugar {
                 }
                 // `x.to_vec().iter().enumerate().map(..).sum()`, `helper(x).iter()…`: the
                 // source bound first, as a variable the chain rewrite takes.
-                if m.method != "collect" {
-                    if let Some((name, src)) =
-                        bind_chain_source(&mut m.receiver, &self.active, &mut self.next)
-                    {
-                        self.active.insert(name.to_string());
+                // (An untyped `collect()` is left to the typed `let` it is the value of.)
+                if m.method != "collect" || m.turbofish.is_some() {
+                    let bound = bind_chain_source(&mut m.receiver, &self.active, &mut self.next);
+                    if !bound.is_empty() {
+                        let span = m.method.span();
                         let chain = e.clone();
-                        *e = syn::parse_quote_spanned!(name.span()=> { let #name = #src; #chain });
+                        *e = self.with_sources(bound, span, quote::quote!(#chain));
                         self.visit_expr_mut(e);
                         return;
                     }
@@ -10334,6 +10464,23 @@ impl VisitMut for Desugar {
                 }
             }
             Expr::ForLoop(f) => {
+                // `for v in helper(x).iter()`, `for v in l.forward(&x)`, `for (a, b) in
+                // x.iter().zip(helper(y).iter())`: the computed sources bound first, as
+                // variables the loop rewrites take.
+                if mentions_active(&f.expr, &self.active) {
+                    let mut bound = Vec::new();
+                    if computed_source(&f.expr, &self.active) {
+                        bind_source(&mut f.expr, &mut self.next, &mut bound);
+                    } else {
+                        bound = bind_chain_source(&mut f.expr, &self.active, &mut self.next);
+                    }
+                    if !bound.is_empty() {
+                        let looped = f.clone();
+                        *e = self.with_sources(bound, span, quote::quote!(#looped));
+                        self.visit_expr_mut(e);
+                        return;
+                    }
+                }
                 if let Some(r) = self.inactive_index_loop(f) {
                     *e = r;
                     return;

@@ -3494,3 +3494,222 @@ mod enum_locals {
         crate::common::assert_gradient_matches(activations, &g, &p);
     }
 }
+
+/// Chains, loops and `zip`s whose sequence is the value a call returns: a helper's
+/// `Vec` (`softmax(z).iter().map(..)`), a method's (`l.forward(&x).iter()`), taken by
+/// `iter()`, `into_iter()` or by value, collected by a typed `let`, an assignment or the
+/// function's tail.
+mod chains_on_call_results {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn softmax(z: &[f64]) -> Vec<f64> {
+        let m = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = z.iter().map(|v| (v - m).exp()).collect();
+        let s: f64 = e.iter().sum();
+        e.iter().map(|v| v / s).collect()
+    }
+
+    #[differentiable]
+    pub fn scaled(x: &[f64], s: f64) -> Vec<f64> {
+        x.iter().map(|v| v * s).collect()
+    }
+
+    #[differentiable]
+    pub fn entropy(x: &[f64]) -> f64 {
+        -softmax(x).iter().map(|p| p * p.ln()).sum::<f64>()
+    }
+
+    #[differentiable]
+    pub fn collected_by_let(x: &[f64]) -> f64 {
+        let h: Vec<f64> = scaled(x, 0.7).iter().map(|v| v.tanh()).collect();
+        let g = scaled(x, -1.2)
+            .iter()
+            .map(|v| v.exp())
+            .collect::<Vec<f64>>();
+        h[0] * h[1] + h[2] * g[3]
+    }
+
+    #[differentiable]
+    pub fn collected_by_assignment(x: &[f64]) -> f64 {
+        let mut h = x.to_vec();
+        for _ in 0..2 {
+            h = scaled(&h, 0.9).iter().map(|v| v.sin()).collect();
+        }
+        h.iter().map(|v| v * v).sum()
+    }
+
+    #[differentiable]
+    pub fn collected_as_tail(x: &[f64], a: f64) -> Vec<f64> {
+        scaled(x, a).iter().map(|v| v.sin()).collect()
+    }
+
+    #[differentiable]
+    pub fn loops_over_results(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for v in scaled(x, 0.8).iter() {
+            s += v.cos();
+        }
+        for v in scaled(x, -0.5) {
+            s += v * v * v;
+        }
+        for (i, v) in softmax(x).into_iter().enumerate() {
+            s += (i as f64 + 1.0) * v;
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn zipped_with_results(x: &[f64]) -> f64 {
+        let mut s: f64 = x
+            .iter()
+            .zip(scaled(x, 1.5).iter())
+            .map(|(u, v)| u * v.sin())
+            .sum();
+        for (u, v) in scaled(x, 0.3).iter().zip(softmax(x)) {
+            s += u * v;
+        }
+        s
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Layer {
+        pub w: Vec<f64>,
+        pub b: Vec<f64>,
+    }
+
+    impl Layer {
+        #[differentiable]
+        pub fn forward(&self, x: &[f64]) -> Vec<f64> {
+            let n = x.len();
+            let mut y = self.b.clone();
+            for o in 0..y.len() {
+                for i in 0..n {
+                    y[o] += self.w[o * n + i] * x[i];
+                }
+            }
+            y
+        }
+
+        #[differentiable]
+        pub fn activated(&self, x: &[f64]) -> f64 {
+            self.forward(x).iter().map(|v| v.tanh()).sum()
+        }
+    }
+
+    #[differentiable]
+    pub fn method_results(p: &[f64]) -> f64 {
+        let l = Layer {
+            w: p[0..4].to_vec(),
+            b: vec![0.1, -0.2],
+        };
+        let x = [0.5, p[4]];
+        let h: Vec<f64> = l.forward(&x).iter().map(|&v| v.tanh()).collect();
+        let mut s = h[0] * h[1] + l.forward(&x).iter().map(|v| v * v).sum::<f64>();
+        for v in l.forward(&h) {
+            s += v.sin();
+        }
+        s
+    }
+
+    /// A polynomial's terms, summed by a chain on the method's result, with its Hessian.
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Poly {
+        pub c: Vec<f64>,
+    }
+
+    #[differentiable(higher_order)]
+    impl Poly {
+        pub fn terms(&self, t: f64) -> Vec<f64> {
+            let mut out = Vec::new();
+            let mut p = 1.0;
+            for k in 0..self.c.len() {
+                out.push(self.c[k] * p);
+                p *= t;
+            }
+            out
+        }
+        pub fn eval(&self, t: f64) -> f64 {
+            self.terms(t).iter().sum()
+        }
+        pub fn energy(&self, t: f64) -> f64 {
+            let sq: Vec<f64> = self.terms(t).iter().map(|v| v * v).collect();
+            let mut e = 0.0;
+            for v in self.terms(t) {
+                e += v * t;
+            }
+            sq.iter().sum::<f64>() + e
+        }
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(entropy, [0.3, -0.2, 0.9, 0.1]);
+        all_orders!(collected_by_let, [0.3, -0.2, 0.9, 0.1]);
+        all_orders!(collected_by_assignment, [0.3, -0.2, 0.9, 0.1]);
+        all_orders!(loops_over_results, [0.3, -0.2, 0.9, 0.1]);
+        all_orders!(zipped_with_results, [0.3, -0.2, 0.9, 0.1]);
+    }
+
+    #[test]
+    fn tail_jacobian_matches_differences() {
+        let (x, a) = ([0.3, -0.2, 0.9], 0.7);
+        let (_, j) = collected_as_tail::jacobian(&x, a);
+        assert_eq!(j.dim(), (3, 4));
+        for i in 0..3 {
+            for k in 0..3 {
+                let want = if i == k { (x[i] * a).cos() * a } else { 0.0 };
+                assert!(
+                    (j[[i, k]] - want).abs() < 1e-12,
+                    "J[{i},{k}] = {}",
+                    j[[i, k]]
+                );
+            }
+            let want = (x[i] * a).cos() * x[i];
+            assert!((j[[i, 3]] - want).abs() < 1e-12, "J[{i},3] = {}", j[[i, 3]]);
+        }
+    }
+
+    #[test]
+    fn method_result_gradient_matches_differences() {
+        let p = [0.4, 0.9, -0.3, 0.5, 0.7];
+        let g = method_results::gradient(&p);
+        crate::common::assert_gradient_matches(method_results, &g, &p);
+        let l = Layer {
+            w: vec![0.4, 0.9, -0.3, 0.5],
+            b: vec![0.1, -0.2],
+        };
+        let (gl, gx) = l.activated_gradient(&[0.5, -0.6]);
+        crate::common::assert_gradient_matches(|x| l.activated(x), &gx, &[0.5, -0.6]);
+        let f = |w: &[f64]| {
+            Layer {
+                w: w.to_vec(),
+                b: l.b.clone(),
+            }
+            .activated(&[0.5, -0.6])
+        };
+        crate::common::assert_gradient_matches(f, &gl.w, &l.w);
+    }
+
+    #[test]
+    fn method_result_hessian_matches_the_polynomial() {
+        let p = Poly {
+            c: vec![0.5, -1.0, 0.3],
+        };
+        let t = 0.8;
+        let (gp, gt) = p.eval_gradient(t);
+        assert!((gt - (-1.0 + 2.0 * 0.3 * t)).abs() < 1e-12);
+        for (g, want) in gp.c.iter().zip([1.0, t, t * t]) {
+            assert!((g - want).abs() < 1e-12, "{:?}", gp.c);
+        }
+        let h = p.eval_hessian(t);
+        // Over (c0, c1, c2, t): ∂²/∂t² = 2 c2, ∂²/∂c2∂t = 2t, ∂²/∂c1∂t = 1.
+        assert!((h[[3, 3]] - 0.6).abs() < 1e-12, "{h}");
+        assert!((h[[2, 3]] - 2.0 * t).abs() < 1e-12, "{h}");
+        assert!((h[[1, 3]] - 1.0).abs() < 1e-12, "{h}");
+        assert!(h[[0, 3]].abs() < 1e-12, "{h}");
+        let (gp, gt) = p.energy_gradient(t);
+        crate::common::assert_gradient_matches(|q| p.energy(q[0]), &[gt], &[t]);
+        crate::common::assert_gradient_matches(|c| Poly { c: c.to_vec() }.energy(t), &gp.c, &p.c);
+    }
+}

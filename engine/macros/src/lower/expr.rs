@@ -1361,7 +1361,9 @@ impl Lowerer {
                 ));
             }
             let call = self.boxed_in_branch(quote!(#ty::#rr(#(#args),*)));
-            return self.rule_call(call, &ops, code);
+            let out = self.rule_call(call, &ops, code);
+            coerce_named_args(c.args.iter().map(Some), code);
+            return out;
         }
         // `Type::f(args)` (a constructor such as `Vector3::new(x, y, z)`): the rule
         // method `Call((&args…)).type_f()` that a rule crate provides, named after the
@@ -1570,21 +1572,14 @@ impl Lowerer {
         // pullback then adds into a `Vec` that goes into the array's cotangent
         // (`with_arg_cot`; no temporary when the types agree).
         if user || own {
-            if let Some(Rev::Pull { coerce, .. }) = code.rev.last_mut() {
-                // (A known array local already goes through a converting temporary;
-                // `p` itself may be a row `&[f64; 2]` of a constant data set.)
-                let named = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident().is_some());
-                *coerce = c
-                    .args
+            // (A known array local already goes through a converting temporary.)
+            coerce_named_args(
+                c.args
                     .iter()
                     .zip(&converted)
-                    .map(|(a, done)| {
-                        !done
-                            && (named(a)
-                                || matches!(a, Expr::Reference(r) if r.mutability.is_none() && named(&r.expr)))
-                    })
-                    .collect();
-            }
+                    .map(|(a, done)| (!done).then_some(a)),
+                code,
+            );
         }
         // The pullback adds an element argument's cotangent into its slot.
         if !slots.is_empty() {
@@ -1726,7 +1721,10 @@ impl Lowerer {
         }
         let (first, rest) = (&args[0], &args[1..]);
         let call = self.boxed_in_branch(quote!((#first).#rr(#(#rest),*)));
-        Some(self.rule_call(call, &ops, code))
+        let out = self.rule_call(call, &ops, code);
+        // (The receiver's cotangent is its struct's tangent.)
+        coerce_named_args(std::iter::once(None).chain(m.args.iter().map(Some)), code);
+        Some(out)
     }
 
     fn boxed_in_branch(&self, call: TokenStream) -> TokenStream {
@@ -2082,4 +2080,23 @@ pub(super) fn macro_name(mac: &syn::Macro) -> String {
         .last()
         .map(|s| s.ident.to_string())
         .unwrap_or_default()
+}
+
+/// `&h` (or `h`) of a local given to a function or method of the user's: `h` may be an
+/// array (a helper's result, `let x = [a, b];`, a row `&[f64; 2]` of a constant data
+/// set) where the callee takes a slice, whose cotangent is a `Vec`; the last pullback
+/// then adds into a `Vec` that goes into the array's cotangent (`with_arg_cot`, no
+/// temporary when the types agree). `None` marks an argument left as it is.
+fn coerce_named_args<'a>(args: impl Iterator<Item = Option<&'a Expr>>, code: &mut Code) {
+    let named = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident().is_some());
+    if let Some(Rev::Pull { coerce, .. }) = code.rev.last_mut() {
+        *coerce = args
+            .map(|a| {
+                a.is_some_and(|a| {
+                    named(a)
+                        || matches!(a, Expr::Reference(r) if r.mutability.is_none() && named(&r.expr))
+                })
+            })
+            .collect();
+    }
 }
