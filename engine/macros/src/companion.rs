@@ -297,6 +297,7 @@ fn expand_one(attr: TokenStream, item: TokenStream) -> TokenStream {
             );
         }
     };
+    crate::twin::set_type_params(&func);
     // Functions over floats declared in the body, as closures (inlined where called).
     let mut func = func;
     crate::desugar::nested_fns_as_closures(&mut func);
@@ -515,6 +516,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         _ => None,
     });
     crate::twin::set_impl_type(type_name.clone());
+    crate::twin::set_impl_params(Some(&imp.generics));
     for item in imp.items.iter_mut() {
         let syn::ImplItem::Fn(f) = item else { continue };
         let Some(k) = f.attrs.iter().position(is_differentiable) else {
@@ -636,6 +638,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         }
     }
     crate::twin::set_impl_type(None);
+    crate::twin::set_impl_params(None);
     if marked == 0 {
         let e = syn::Error::new_spanned(
             &imp.self_ty,

@@ -64,6 +64,47 @@ thread_local! {
     /// The type of the `impl` block whose methods are being expanded: `Self { .. }` in a
     /// method's twin builds its mirror.
     static IMPL_TYPE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    /// The type parameters of the free function being expanded (`None` for a method,
+    /// whose `impl` block's parameters the attribute does not see): a one-letter name
+    /// not among them is a type, `struct P`, not a parameter.
+    static TYPE_PARAMS: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+    /// The type parameters of the `impl` block whose methods are being expanded.
+    static IMPL_PARAMS: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Records the type parameters in scope of the function expanded next: all of them for
+/// a free function or a method of a marked `impl` block (`Some`, with the block's),
+/// unknown for a method marked alone (`None`).
+pub fn set_type_params(func: &ItemFn) {
+    let own = func.sig.generics.type_params().map(|p| p.ident.to_string());
+    let params = match (
+        impl_type().is_some(),
+        IMPL_PARAMS.with(|p| p.borrow().clone()),
+    ) {
+        (true, Some(mut block)) => {
+            block.extend(own);
+            Some(block)
+        }
+        (false, _) if func.sig.receiver().is_none() => Some(own.collect()),
+        _ => None,
+    };
+    TYPE_PARAMS.with(|t| *t.borrow_mut() = params);
+}
+
+/// Records the type parameters of the `impl` block whose methods are expanded next
+/// (`None` after).
+pub fn set_impl_params(generics: Option<&syn::Generics>) {
+    let params = generics.map(|g| g.type_params().map(|p| p.ident.to_string()).collect());
+    IMPL_PARAMS.with(|p| *p.borrow_mut() = params);
+}
+
+/// Whether a one-letter capital `name` is a type (see `TYPE_PARAMS`).
+fn letter_is_type(name: &str) -> bool {
+    TYPE_PARAMS.with(|t| {
+        t.borrow()
+            .as_ref()
+            .is_some_and(|ps| !ps.iter().any(|p| p == name))
+    })
 }
 
 /// Records the type of the `impl` block whose methods are expanded next (`None` after).
@@ -1524,7 +1565,7 @@ pub(crate) fn user_type_name(name: &str) -> bool {
         "PhantomData",
     ];
     name.starts_with(|c: char| c.is_ascii_uppercase())
-        && name.len() > 1
+        && (name.len() > 1 || letter_is_type(name))
         && name != "Self"
         && !NEVER.contains(&name)
         && !ARRAY_TYPES.contains(&name)

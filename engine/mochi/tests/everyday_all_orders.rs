@@ -3713,3 +3713,106 @@ mod chains_on_call_results {
         crate::common::assert_gradient_matches(|c| Poly { c: c.to_vec() }.energy(t), &gp.c, &p.c);
     }
 }
+
+/// Structs named by one capital letter (`struct P`), which a function that does not
+/// declare the letter as a type parameter takes for the user's type: a receiver of
+/// its marked methods, a constructor's type, a struct literal's.
+mod one_letter_types {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct P {
+        pub x: f64,
+        pub y: f64,
+    }
+
+    impl P {
+        #[differentiable]
+        pub fn norm2(&self) -> f64 {
+            self.x * self.x + self.y * self.y
+        }
+    }
+
+    #[differentiable]
+    pub fn dist2(a: &P, b: &P) -> f64 {
+        let d = P {
+            x: a.x - b.x,
+            y: a.y - b.y,
+        };
+        d.norm2()
+    }
+
+    #[differentiable]
+    pub fn path_length(v: &[f64]) -> f64 {
+        let pts: Vec<P> = (0..v.len() / 2)
+            .map(|i| P {
+                x: v[2 * i],
+                y: v[2 * i + 1],
+            })
+            .collect();
+        let mut s = 0.0;
+        for w in pts.windows(2) {
+            s += dist2(&w[0], &w[1]).sqrt();
+        }
+        s
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Q {
+        pub a: f64,
+        pub b: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Q {
+        pub fn new(a: f64, b: f64) -> Q {
+            Q { a, b }
+        }
+        pub fn plus(&self, o: &Q) -> Q {
+            Q::new(self.a + o.a, self.b + o.b)
+        }
+        pub fn size(&self) -> f64 {
+            (self.a * self.a + self.b * self.b).sqrt()
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn sizes(v: &[f64]) -> f64 {
+        let q = Q::new(v[0], v[1]);
+        let r = Q { a: v[2], b: 0.5 };
+        q.plus(&r).size() * q.size()
+    }
+
+    /// A one-letter type parameter is still one.
+    #[differentiable]
+    pub fn squares<T: mochi::Real>(x: &[T]) -> T {
+        let mut s = x[0] * x[0];
+        for i in 1..x.len() {
+            s = s + x[i] * x[i];
+        }
+        s
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(sizes, [0.3, -0.2, 0.9]);
+    }
+
+    #[test]
+    fn gradients_match_differences() {
+        let v = [0.3, -0.2, 0.9, 0.1, 1.5, 0.7];
+        let g = path_length::gradient(&v);
+        crate::common::assert_gradient_matches(path_length, &g, &v);
+        let (a, b) = (P { x: 0.3, y: 0.4 }, P { x: -0.1, y: 1.0 });
+        let (ga, gb) = dist2::gradient(&a, &b);
+        assert!(
+            (ga.x - 0.8).abs() < 1e-12 && (ga.y + 1.2).abs() < 1e-12,
+            "{ga:?}"
+        );
+        assert!(
+            (gb.x + 0.8).abs() < 1e-12 && (gb.y - 1.2).abs() < 1e-12,
+            "{gb:?}"
+        );
+        assert_eq!(squares::gradient(&[1.0f64, 2.0]), vec![2.0, 4.0]);
+    }
+}

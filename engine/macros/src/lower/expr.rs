@@ -1379,7 +1379,9 @@ impl Lowerer {
             // `T::max(a, b)`, `T::sin(x)` with `T` a type parameter (`fold(T::neg_infinity(),
             // T::max)` in generic code): the method on its first argument, as
             // `f64::max(a, b)` is.
-            if ty_name.len() == 1
+            // (One letter not declared as a type parameter is a type, `struct P`.)
+            let type_param = ty_name.len() == 1 && !crate::twin::user_type_name(ty_name);
+            if type_param
                 && segs.len() == 2
                 && crate::twin::FLOAT_METHODS.contains(&last.as_str())
                 && c.args
@@ -1389,7 +1391,7 @@ impl Lowerer {
                 let ops: Vec<Operand> = c.args.iter().map(|a| self.lower_expr(a, code)).collect();
                 return self.call_method(&last, &ops, TokenStream::new(), code);
             }
-            if ty_name.len() == 1 {
+            if type_param {
                 // `T::from_f64(x)` in generic code: `T` is a type parameter, not a type a
                 // rule crate can name.
                 self.err(c, format!("mochi: `{ty_name}::{last}(..)` of a differentiable value needs a rule, and a type parameter has none; write the value in `{ty_name}` from the start, or wrap a constant in `mochi::no_grad(..)`"));
