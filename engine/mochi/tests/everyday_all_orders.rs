@@ -3785,6 +3785,7 @@ mod one_letter_types {
 
     /// A one-letter type parameter is still one.
     #[differentiable]
+    #[allow(clippy::assign_op_pattern)]
     pub fn squares<T: mochi::Real>(x: &[T]) -> T {
         let mut s = x[0] * x[0];
         for i in 1..x.len() {
