@@ -509,7 +509,7 @@ pub use crate::kit::hoist::{
 pub use crate::kit::keep::{Keep, KeepCall, Kept};
 pub use crate::rule::{
     pullback1, pullback10, pullback11, pullback12, pullback2, pullback3, pullback4, pullback5,
-    pullback6, pullback7, pullback8, pullback9,
+    pullback6, pullback7, pullback8, pullback9, FirstArg,
 };
 pub use crate::scalar::{shape, Shape};
 pub use crate::twin_struct::{LiftField, TwinOf};

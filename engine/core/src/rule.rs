@@ -265,3 +265,42 @@ pullback_constructors! {
     pullback11(A a, B b, C c, D d, E e, G g, H h, I i, J j, K k, L l);
     pullback12(A a, B b, C c, D d, E e, G g, H h, I i, J j, K k, L l, M m);
 }
+
+/// The value a missing rule's fallback gives (`#[differentiable]`'s missing-rule error,
+/// `lower/norule.rs` in the macros): the type of the call's first argument, the
+/// receiver of the method the user wrote (`x.erf()` of an `f64` gives an `f64`). With
+/// it, the code after the call type-checks as written, so the missing rule is the one
+/// error, instead of a cascade of "multiple applicable items" and mismatched types
+/// about a value whose type nothing fixes. Implemented for the argument tuples rule
+/// calls pass: references, the first one first.
+pub trait FirstArg {
+    /// The first argument's type, behind its reference.
+    type Value;
+}
+
+macro_rules! first_arg {
+    ($($rest:ident)*) => {
+        impl<'a, T, $($rest),*> FirstArg for (&'a T, $($rest,)*) {
+            type Value = T;
+        }
+        impl<'a, T, $($rest),*> FirstArg for (&'a mut T, $($rest,)*) {
+            type Value = T;
+        }
+    };
+}
+first_arg!();
+first_arg!(B);
+first_arg!(B C);
+first_arg!(B C D);
+first_arg!(B C D E);
+first_arg!(B C D E F);
+first_arg!(B C D E F G);
+first_arg!(B C D E F G H);
+first_arg!(B C D E F G H I);
+first_arg!(B C D E F G H I J);
+first_arg!(B C D E F G H I J K);
+first_arg!(B C D E F G H I J K L);
+first_arg!(B C D E F G H I J K L M);
+first_arg!(B C D E F G H I J K L M N);
+first_arg!(B C D E F G H I J K L M N O);
+first_arg!(B C D E F G H I J K L M N O P);

@@ -90,11 +90,23 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
         let fallback = format_ident!("__MochiNoRule_{}", m, span = span);
         let method = format_ident!("{}", m);
         let xs: Vec<_> = (0..extra).map(|i| format_ident!("__MochiX{}", i)).collect();
-        let sig = quote_spanned!(span=>
-            fn #method<__MochiO, __MochiP, #(#xs,)*>(&self, #(_: #xs,)*) -> (__MochiO, __MochiP)
-            where
-                __MochiA: #bound
-        );
+        // A method's value is its receiver's type (`FirstArg`: a float method's is a
+        // float), so that the code after the call type-checks and the missing rule is
+        // the one error; an operator's (`Meters * f64`) and a chain's are left to the
+        // code around them.
+        let sig = if m.starts_with("op_") || m.starts_with("iter_") {
+            quote_spanned!(span=>
+                fn #method<__MochiO, __MochiP, #(#xs,)*>(&self, #(_: #xs,)*) -> (__MochiO, __MochiP)
+                where
+                    __MochiA: #bound
+            )
+        } else {
+            quote_spanned!(span=>
+                fn #method<__MochiP, #(#xs,)*>(&self, #(_: #xs,)*) -> (<__MochiA as ::mochi::__private::FirstArg>::Value, __MochiP)
+                where
+                    __MochiA: #bound + ::mochi::__private::FirstArg
+            )
+        };
         quote_spanned!(span=>
             #[allow(non_camel_case_types, dead_code)]
             #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
