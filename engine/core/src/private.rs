@@ -982,6 +982,84 @@ impl<C: Clone, T> KeepConstBy for &ConstOf<C, T> {
     }
 }
 
+/// An argument of a plain function called in a generic twin with a value read from a
+/// constant (`lg(y + 1.0)` in `for &y in YS.iter()`, where the twin's `YS` holds its
+/// scalar): the value back in the `f64` the function takes, element by element (`[T; 2]`
+/// → `[f64; 2]`); integers and `bool`s as they are. Called with method syntax, so a
+/// reference (`y` of `for y in YS.iter()`) is read through. [`UnliftF32`] for a function
+/// over `f32`.
+pub trait UnliftF64 {
+    /// The plain value's type.
+    type Plain;
+    /// The plain value.
+    fn unlift_f64(&self) -> Self::Plain;
+}
+
+/// [`UnliftF64`] for a function over `f32`.
+pub trait UnliftF32 {
+    /// The plain value's type.
+    type Plain;
+    /// The plain value.
+    fn unlift_f32(&self) -> Self::Plain;
+}
+
+impl<S: crate::Scalar> UnliftF64 for S {
+    type Plain = f64;
+    #[inline(always)]
+    fn unlift_f64(&self) -> f64 {
+        crate::Real::to_f64(self.as_real())
+    }
+}
+
+impl<S: crate::Scalar> UnliftF32 for S {
+    type Plain = f32;
+    #[inline(always)]
+    fn unlift_f32(&self) -> f32 {
+        crate::Real::to_f64(self.as_real()) as f32
+    }
+}
+
+macro_rules! unlift_containers {
+    ($tr:ident, $m:ident) => {
+        impl<U: $tr, const N: usize> $tr for [U; N] {
+            type Plain = [U::Plain; N];
+            #[inline]
+            fn $m(&self) -> Self::Plain {
+                std::array::from_fn(|k| self[k].$m())
+            }
+        }
+        impl<U: $tr> $tr for Vec<U> {
+            type Plain = Vec<U::Plain>;
+            #[inline]
+            fn $m(&self) -> Self::Plain {
+                self.iter().map(|u| u.$m()).collect()
+            }
+        }
+    };
+}
+unlift_containers!(UnliftF64, unlift_f64);
+unlift_containers!(UnliftF32, unlift_f32);
+
+macro_rules! unlift_as_is {
+    ($($t:ty),*) => {$(
+        impl UnliftF64 for $t {
+            type Plain = $t;
+            #[inline(always)]
+            fn unlift_f64(&self) -> $t {
+                *self
+            }
+        }
+        impl UnliftF32 for $t {
+            type Plain = $t;
+            #[inline(always)]
+            fn unlift_f32(&self) -> $t {
+                *self
+            }
+        }
+    )*};
+}
+unlift_as_is!(usize, isize, u8, u16, u32, u64, i8, i16, i32, i64, bool, char);
+
 /// What a plain function returns in the generic twin of a function that calls it with
 /// no derivative (`sgn(t)` of a constant `t`): `(&mut PlainOf(Some(r), PhantomData::<T>))
 /// .lift_or_keep_plain()` is `r` lifted by [`LiftConst`] when its type has an impl (a

@@ -713,6 +713,77 @@ fn scalar_names(func: &ItemFn) -> HashSet<String> {
     names
 }
 
+/// `X` of `X.iter()`, `X.iter().copied()`, `X.iter().cloned()`, `&X` or `X`.
+fn constant_sequence(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        Expr::Reference(r) if r.mutability.is_none() => constant_sequence(&r.expr),
+        Expr::Paren(p) => constant_sequence(&p.expr),
+        Expr::MethodCall(m)
+            if m.args.is_empty()
+                && matches!(m.method.to_string().as_str(), "copied" | "cloned") =>
+        {
+            constant_sequence(&m.receiver)
+        }
+        Expr::MethodCall(m) if m.args.is_empty() && m.method == "iter" => match &*m.receiver {
+            Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+/// The names `for` loops bind to the elements of a constant (`for &y in YS.iter()`,
+/// `for &y in &YS`, `for p in PTS`) or of a local array of literals: in the twin, where
+/// a constant of floats holds its scalar, they hold the scalar (or rows of it), so a
+/// plain function given them takes them back as floats ([`mochi::__private::Unlift`]).
+fn constant_elements(block: &syn::Block) -> HashSet<String> {
+    struct Loops {
+        literal_arrays: HashSet<String>,
+        out: HashSet<String>,
+    }
+    impl<'a> Visit<'a> for Loops {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            if let (Pat::Ident(p), Some(init)) = (&l.pat, &l.init) {
+                if matches!(&*init.expr, Expr::Array(a) if a.elems.iter().all(scalar_literal)) {
+                    self.literal_arrays.insert(p.ident.to_string());
+                }
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
+            let constant = constant_sequence(&f.expr)
+                .is_some_and(|c| is_constant_name(&c) || self.literal_arrays.contains(&c));
+            if constant {
+                let name = match &*f.pat {
+                    Pat::Ident(p) => Some(&p.ident),
+                    Pat::Reference(r) => match &*r.pat {
+                        Pat::Ident(p) => Some(&p.ident),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some(n) = name {
+                    self.out.insert(n.to_string());
+                }
+            }
+            syn::visit::visit_expr_for_loop(self, f);
+        }
+    }
+    let mut loops = Loops {
+        literal_arrays: HashSet::new(),
+        out: HashSet::new(),
+    };
+    loops.visit_block(block);
+    loops.out
+}
+
+/// A constant's name, `YS`, `WEIGHTS_2`.
+fn is_constant_name(n: &str) -> bool {
+    n.len() > 1
+        && n.starts_with(|c: char| c.is_ascii_uppercase())
+        && n.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
 /// A float written in place (`2.0`, `f64::EPSILON`, `n as f64`, `-0.5`): a scalar
 /// whatever surrounds it.
 fn scalar_literal(e: &Expr) -> bool {
@@ -950,6 +1021,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         active,
         arrays: holds_arrays(func),
         scalars: scalar_names(func),
+        const_elems: constant_elements(&func.block),
         method,
         struct_locals: if STRUCTS.with(|s| s.get()) {
             let mut locals = struct_locals(func);
@@ -2079,6 +2151,8 @@ struct Rewrite<'a> {
     /// The names that hold a scalar (see [`scalar_names`]): one on the left of an
     /// array operator moves right like a float written in place.
     scalars: HashSet<String>,
+    /// The elements of loops over constants (see [`constant_elements`]).
+    const_elems: HashSet<String>,
     /// The twin of a method: `self.other(..)` is the twin of the method `other`.
     method: bool,
     /// Locals bound once to a struct literal of the user's (see [`struct_locals`]):
@@ -3064,10 +3138,26 @@ impl VisitMut for Rewrite<'_> {
                     && c.args
                         .iter()
                         .all(|a| !crate::activity::expr_is_active(a, &self.active));
-                let float_args: Vec<bool> = c.args.iter().map(|a| floaty(a, self.floats)).collect();
+                // (A value read from a loop over a constant: its type in the twin is the
+                // constant's, which only the trait system knows, `Unlift`.)
+                let unlifted: Vec<bool> = c
+                    .args
+                    .iter()
+                    .map(|a| {
+                        let mut names = HashSet::new();
+                        crate::activity::token_idents(quote::quote!(#a), &mut names);
+                        names.iter().any(|n| self.const_elems.contains(n))
+                    })
+                    .collect();
+                let float_args: Vec<bool> = c
+                    .args
+                    .iter()
+                    .zip(&unlifted)
+                    .map(|(a, u)| *u || floaty(a, self.floats))
+                    .collect();
                 // (An element may be a row, `pts[i]` of `[[f64; 3]; N]`.)
-                let scalar_args = c.args.iter().zip(&float_args).all(|(a, f)| {
-                    !f || scalar_expr(a, &self.scalars) && !matches!(a, Expr::Index(_))
+                let scalar_args = c.args.iter().zip(&float_args).zip(&unlifted).all(|((a, f), u)| {
+                    !f || *u || scalar_expr(a, &self.scalars) && !matches!(a, Expr::Index(_))
                 });
                 if plain_fn && !float_args.contains(&true) && in_int_cast {
                     let Expr::Call(c) = e else { unreachable!() };
@@ -3081,9 +3171,19 @@ impl VisitMut for Rewrite<'_> {
                     let fty = syn::Ident::new(float(), Span::call_site());
                     let t = syn::Ident::new(PARAM, Span::call_site());
                     let Expr::Call(c) = e else { unreachable!() };
-                    for (a, scalar) in c.args.iter_mut().zip(float_args) {
+                    for ((a, scalar), u) in c.args.iter_mut().zip(float_args).zip(unlifted) {
                         self.visit_expr_mut(a);
-                        if scalar {
+                        if u {
+                            let (tr, m) = (
+                                quote::format_ident!("Unlift{}", fty.to_string().to_uppercase()),
+                                quote::format_ident!("unlift_{}", fty),
+                            );
+                            *a = syn::parse_quote!({
+                                #[allow(unused_imports)]
+                                use ::mochi::__private::#tr as _;
+                                (#a).#m()
+                            });
+                        } else if scalar {
                             *a = syn::parse_quote!(
                                 ::mochi::num_traits::ToPrimitive::#to(&(#a)).unwrap_or(::core::#fty::NAN)
                             );

@@ -3817,3 +3817,91 @@ mod one_letter_types {
         assert_eq!(squares::gradient(&[1.0f64, 2.0]), vec![2.0, 4.0]);
     }
 }
+
+/// A helper called with a value computed from a loop's element over a constant array
+/// (`for &y in YS.iter() { lg(y + 1.0) }`, `for &y in &YS`, a local array of
+/// literals): a constant argument, so the generic form calls the helper as written and
+/// lifts its value, as it does for `lg(YS[i] + 1.0)`, the value read back as the
+/// helper's float (`Unlift`: the twin's `YS` holds its scalar). Before, the caller had
+/// no Hessian ("it calls `lg`, whose twin is not known").
+mod constant_loop_arguments {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn lg(x: f64) -> f64 {
+        let mut a = 1.0;
+        for i in 1..3 {
+            a += 0.5 / (x + i as f64);
+        }
+        a.ln() + x * x
+    }
+
+    /// Not marked: called on constants only.
+    fn plain_weight(y: f64) -> f64 {
+        1.0 + y * y
+    }
+
+    const YS: [f64; 3] = [1.0, 2.0, 0.5];
+
+    #[differentiable]
+    pub fn over_iter(b: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for &y in YS.iter() {
+            s += b[0] * y * lg(y + 1.0) + b[1].sin() * plain_weight(y);
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn over_reference(b: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for &y in &YS {
+            s += (b[0] * lg(y)).tanh() * b[1];
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn over_local_array(b: &[f64]) -> f64 {
+        let ys = [0.25, 1.5];
+        let mut s = 0.0;
+        for y in ys {
+            s += b[0] * b[1] * lg(2.0 * y);
+        }
+        s
+    }
+
+    const PTS: [[f64; 2]; 2] = [[1.0, 0.5], [-0.5, 2.0]];
+    const IDX: [usize; 2] = [1, 0];
+
+    /// Not marked: given a row of a constant, and an index.
+    fn row_value(p: [f64; 2], s: f64) -> f64 {
+        p[0] * s + p[1]
+    }
+    fn index_weight(i: usize) -> f64 {
+        1.0 + i as f64
+    }
+
+    /// Rows of a constant given to a plain helper (before: a type error at the
+    /// attribute, `[T; 2]` for `[f64; 2]`, which cost the gradient too), and an index
+    /// from a constant of integers.
+    #[differentiable]
+    pub fn over_rows(b: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for &p in PTS.iter() {
+            s += b[0] * p[0] + (b[1] * row_value(p, 2.0)).sin();
+        }
+        for &i in &IDX {
+            s += b[i] * b[i] * index_weight(i);
+        }
+        s
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(over_rows, [0.3, -0.7]);
+        all_orders!(over_iter, [0.3, -0.7]);
+        all_orders!(over_reference, [0.3, -0.7]);
+        all_orders!(over_local_array, [0.3, -0.7]);
+    }
+}
