@@ -777,6 +777,60 @@ fn constant_elements(block: &syn::Block) -> HashSet<String> {
     loops.out
 }
 
+/// Locals bound (without `mut`) to a struct literal whose fields are all literals
+/// (`let hp = Hyper { l2: 0.01, clip: 5.0, steps: 3 };`), bound once: a configuration of
+/// constants, which the twin keeps as written and reads field by field lifted
+/// (`(&ConstOf(hp.clip, ..)).lift_or_keep()`), so the struct needs no generic mirror.
+fn constant_struct_locals(block: &syn::Block) -> HashSet<String> {
+    struct Lets {
+        found: Vec<String>,
+        other: Vec<String>,
+    }
+    fn literal(e: &Expr) -> bool {
+        match e {
+            Expr::Lit(l) => matches!(
+                l.lit,
+                syn::Lit::Float(_) | syn::Lit::Int(_) | syn::Lit::Bool(_)
+            ),
+            Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && literal(&u.expr),
+            Expr::Paren(p) => literal(&p.expr),
+            _ => false,
+        }
+    }
+    impl<'a> Visit<'a> for Lets {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            let mut names = Vec::new();
+            crate::activity::pat_names(&l.pat, &mut names);
+            let constant = match (&l.pat, &l.init) {
+                (Pat::Ident(p), Some(init)) if p.mutability.is_none() && p.by_ref.is_none() => {
+                    matches!(&*init.expr, Expr::Struct(st) if st.rest.is_none()
+                        && st.qself.is_none()
+                        && !st.path.is_ident("Self")
+                        && st.fields.iter().all(|f| literal(&f.expr)))
+                }
+                _ => false,
+            };
+            if constant {
+                self.found.extend(names);
+            } else {
+                self.other.extend(names);
+            }
+            syn::visit::visit_local(self, l);
+        }
+    }
+    let mut lets = Lets {
+        found: Vec::new(),
+        other: Vec::new(),
+    };
+    lets.visit_block(block);
+    // (Bound once: a name bound again may be another value.)
+    lets.found
+        .iter()
+        .filter(|n| lets.found.iter().filter(|m| m == n).count() == 1 && !lets.other.contains(n))
+        .cloned()
+        .collect()
+}
+
 /// A constant's name, `YS`, `WEIGHTS_2`.
 fn is_constant_name(n: &str) -> bool {
     n.len() > 1
@@ -1022,6 +1076,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         arrays: holds_arrays(func),
         scalars: scalar_names(func),
         const_elems: constant_elements(&func.block),
+        const_structs: constant_struct_locals(&func.block),
         method,
         struct_locals: if STRUCTS.with(|s| s.get()) {
             let mut locals = struct_locals(func);
@@ -2153,6 +2208,9 @@ struct Rewrite<'a> {
     scalars: HashSet<String>,
     /// The elements of loops over constants (see [`constant_elements`]).
     const_elems: HashSet<String>,
+    /// Locals bound once to a struct literal of constants (see
+    /// [`constant_struct_locals`]).
+    const_structs: HashSet<String>,
     /// The twin of a method: `self.other(..)` is the twin of the method `other`.
     method: bool,
     /// Locals bound once to a struct literal of the user's (see [`struct_locals`]):
@@ -2580,6 +2638,15 @@ impl VisitMut for Rewrite<'_> {
         // the twin too.
         if matches!(s, syn::Stmt::Item(syn::Item::Use(_))) {
             return;
+        }
+        // `let hp = Hyper { l2: 0.01, clip: 5.0 };`, a configuration of constants (see
+        // [`constant_struct_locals`]): as written, so the struct needs no generic mirror.
+        if let syn::Stmt::Local(l) = s {
+            if let Pat::Ident(p) = &l.pat {
+                if self.const_structs.contains(&p.ident.to_string()) {
+                    return;
+                }
+            }
         }
         // A constant or a static declared in the body (`const C: f64 = 0.25;`) stays as
         // written: its uses are lifted by type as a constant from outside is; and so does
@@ -3435,6 +3502,19 @@ impl VisitMut for Rewrite<'_> {
                 if let Some(base) = st.rest.as_mut().filter(|_| !defaulted) {
                     self.visit_expr_mut(base);
                 }
+            }
+            // A field of a configuration of constants (`hp.clip` after `let hp = Hyper {
+            // clip: 5.0, .. }`, which `visit_stmt_mut` keeps as written): lifted by type,
+            // as a constant from outside is.
+            Expr::Field(f)
+                if matches!(&*f.base, Expr::Path(p) if p.path.get_ident().is_some_and(|i| self.const_structs.contains(&i.to_string()))) =>
+            {
+                let t = syn::Ident::new(PARAM, f.span());
+                let inner = f.clone();
+                *e = syn::parse_quote!(
+                    (&::mochi::__private::ConstOf(#inner, ::core::marker::PhantomData::<#t>))
+                        .lift_or_keep()
+                );
             }
             Expr::Struct(s) => self.fail(
                 Why::Syntax,

@@ -3905,3 +3905,61 @@ mod constant_loop_arguments {
         all_orders!(over_local_array, [0.3, -0.7]);
     }
 }
+
+/// A configuration of constants built in the body (`let hp = Hyper { l2: 0.01, clip:
+/// 5.0 };`, a struct that need not derive `Tangent`): kept as written in the generic
+/// form, its fields read lifted, so the function has its Hessian. Before: "it builds a
+/// struct; mark it `#[differentiable(higher_order)]` …".
+mod constant_configurations {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy)]
+    struct Hyper {
+        l2: f64,
+        clip: f64,
+        steps: usize,
+    }
+
+    #[differentiable]
+    pub fn logistic(w: &[f64]) -> f64 {
+        let hp = Hyper {
+            l2: 0.01,
+            clip: 5.0,
+            steps: 2,
+        };
+        let xs = [[0.5, 1.0], [-1.0, 0.3], [0.2, -0.7]];
+        let ys = [1.0, 0.0, 1.0];
+        let mut loss = 0.0;
+        for (x, &y) in xs.iter().zip(ys.iter()) {
+            let z = (w[0] * x[0] + w[1] * x[1]).clamp(-hp.clip, hp.clip);
+            let p = 1.0 / (1.0 + (-z).exp());
+            loss -= y * p.ln() + (1.0 - y) * (1.0 - p).ln();
+        }
+        for _ in 0..hp.steps {
+            loss += hp.l2 * w.iter().map(|v| v * v).sum::<f64>();
+        }
+        loss
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Cfg {
+        pub scale: f64,
+        pub n: usize,
+    }
+
+    #[differentiable(higher_order)]
+    pub fn scaled_sines(w: &[f64]) -> f64 {
+        let cfg = Cfg { scale: 0.5, n: 2 };
+        let mut s = 0.0;
+        for i in 0..cfg.n {
+            s += (w[i] * cfg.scale).sin() * w[cfg.n - 1 - i];
+        }
+        s
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(logistic, [0.3, -0.4]);
+        all_orders!(scaled_sines, [0.3, -0.4]);
+    }
+}
