@@ -3216,11 +3216,19 @@ impl VisitMut for Rewrite<'_> {
                         names.iter().any(|n| self.const_elems.contains(n))
                     })
                     .collect();
+                // (A configuration of constants, `takes(hp, 3.0)`, is passed as written.)
+                let const_struct = |a: &Expr| {
+                    let a = match crate::desugar::unparen(a) {
+                        Expr::Reference(r) => &*r.expr,
+                        other => other,
+                    };
+                    matches!(a, Expr::Path(p) if p.path.get_ident().is_some_and(|i| self.const_structs.contains(&i.to_string())))
+                };
                 let float_args: Vec<bool> = c
                     .args
                     .iter()
                     .zip(&unlifted)
-                    .map(|(a, u)| *u || floaty(a, self.floats))
+                    .map(|(a, u)| *u || floaty(a, self.floats) && !const_struct(a))
                     .collect();
                 // (An element may be a row, `pts[i]` of `[[f64; 3]; N]`.)
                 let scalar_args = c.args.iter().zip(&float_args).zip(&unlifted).all(|((a, f), u)| {
@@ -3506,9 +3514,10 @@ impl VisitMut for Rewrite<'_> {
             // A field of a configuration of constants (`hp.clip` after `let hp = Hyper {
             // clip: 5.0, .. }`, which `visit_stmt_mut` keeps as written): lifted by type,
             // as a constant from outside is.
-            Expr::Field(f)
-                if matches!(&*f.base, Expr::Path(p) if p.path.get_ident().is_some_and(|i| self.const_structs.contains(&i.to_string()))) =>
-            {
+            // So is a field of a constant struct defined outside (`CFG.clip` of
+            // `const CFG: Hyper = Hyper { .. };`): the constant itself would be kept as a
+            // struct of `f64`s, and its float fields would not mix with the scalar.
+            Expr::Field(f) if self.constant_field(f) => {
                 let t = syn::Ident::new(PARAM, f.span());
                 let inner = f.clone();
                 *e = syn::parse_quote!(
@@ -3523,6 +3532,41 @@ impl VisitMut for Rewrite<'_> {
             ),
             _ => syn::visit_mut::visit_expr_mut(self, e),
         }
+    }
+}
+
+impl Rewrite<'_> {
+    /// `hp.f` of a local configuration of constants, or `CFG.f` (also `CFG.a.b`) of a
+    /// constant defined outside the function.
+    fn constant_field(&self, f: &syn::ExprField) -> bool {
+        // (Through fields and elements with plain indices: `PTS[i].x` of a constant
+        // array of structs.)
+        let plain_index = |e: &Expr| {
+            let mut names = HashSet::new();
+            crate::activity::token_idents(quote::quote!(#e), &mut names);
+            names.iter().all(|n| !self.active.contains(n))
+                && !matches!(e, Expr::Range(_) | Expr::Call(_) | Expr::MethodCall(_))
+        };
+        let mut base = &*f.base;
+        loop {
+            match base {
+                Expr::Field(inner) => base = &inner.base,
+                Expr::Index(ix) if plain_index(&ix.index) => base = &ix.expr,
+                _ => break,
+            }
+        }
+        let Expr::Path(p) = base else { return false };
+        let Some(name) = p.path.get_ident().map(|i| i.to_string()) else {
+            return false;
+        };
+        if self.const_structs.contains(&name) {
+            return matches!(&*f.base, Expr::Path(_));
+        }
+        let screaming = name
+            .chars()
+            .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
+            && name.chars().any(|c| c.is_uppercase());
+        screaming && !self.bound.contains(&name)
     }
 }
 

@@ -3909,7 +3909,8 @@ mod constant_loop_arguments {
 /// A configuration of constants built in the body (`let hp = Hyper { l2: 0.01, clip:
 /// 5.0 };`, a struct that need not derive `Tangent`): kept as written in the generic
 /// form, its fields read lifted, so the function has its Hessian. Before: "it builds a
-/// struct; mark it `#[differentiable(higher_order)]` …".
+/// struct; mark it `#[differentiable(higher_order)]` …". And a constant struct defined
+/// outside, read by field.
 mod constant_configurations {
     use mochi::prelude::*;
 
@@ -3957,8 +3958,67 @@ mod constant_configurations {
         s
     }
 
+    /// Not marked: takes the configuration.
+    fn penalty(hp: &Hyper, v: f64) -> f64 {
+        hp.l2 * v * v
+    }
+
+    /// The configuration given to a plain helper, with a constant.
+    #[differentiable]
+    pub fn configured_helper(w: &[f64]) -> f64 {
+        let hp = Hyper {
+            l2: 0.5,
+            clip: 1.0,
+            steps: 1,
+        };
+        (w[0] * w[1]).clamp(-hp.clip, hp.clip) + penalty(&hp, 3.0) * w[0]
+    }
+
+    const SETTINGS: Hyper = Hyper {
+        l2: 0.1,
+        clip: 2.0,
+        steps: 2,
+    };
+
+    /// A constant struct defined outside, read by field. Before: type errors at the
+    /// attribute (its float fields beside the scalar), which cost the gradient too.
+    #[differentiable]
+    pub fn module_settings(w: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..SETTINGS.steps {
+            s += (w[i] * 3.0).clamp(-SETTINGS.clip, SETTINGS.clip) + SETTINGS.l2 * w[i] * w[i];
+        }
+        s
+    }
+
+    #[derive(Clone, Copy)]
+    struct Pt {
+        x: f64,
+        y: f64,
+    }
+
+    const DATA: [Pt; 3] = [
+        Pt { x: 0.0, y: 1.0 },
+        Pt { x: 1.0, y: 0.5 },
+        Pt { x: -0.5, y: 2.0 },
+    ];
+
+    /// Fields of the elements of a constant array of structs (`DATA[i].x`).
+    #[differentiable]
+    pub fn line_fit(w: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..DATA.len() {
+            let r = w[0] * DATA[i].x + w[1] - DATA[i].y;
+            s += r * r * (1.0 + w[0] * w[0]);
+        }
+        s
+    }
+
     mod orders {
         use crate::all_orders;
+        all_orders!(line_fit, [0.3, -0.4]);
+        all_orders!(module_settings, [0.3, -0.4]);
+        all_orders!(configured_helper, [0.3, -0.4]);
         all_orders!(logistic, [0.3, -0.4]);
         all_orders!(scaled_sines, [0.3, -0.4]);
     }
