@@ -3261,6 +3261,33 @@ impl CollectAsReturned<'_> {
                 }
             }
             Expr::Paren(p) => self.annotate(&mut p.expr),
+            // `Some(x.iter().map(f).collect())` for an `Option<Vec<f64>>`, `Ok(..)` for a
+            // `Result<Vec<f64>, E>`: the value with the wrapped type.
+            Expr::Call(c) if c.args.len() == 1 => {
+                let wrapper = match &*c.func {
+                    Expr::Path(p) if p.qself.is_none() => {
+                        p.path.segments.last().map(|s| s.ident.to_string())
+                    }
+                    _ => None,
+                };
+                let syn::Type::Path(tp) = self.0 else { return };
+                let Some(last) = tp.path.segments.last() else {
+                    return;
+                };
+                let wrapped = match (wrapper.as_deref(), last.ident.to_string().as_str()) {
+                    (Some("Some"), "Option") | (Some("Ok"), "Result") => match &last.arguments {
+                        syn::PathArguments::AngleBracketed(a) => match a.args.first() {
+                            Some(syn::GenericArgument::Type(t)) => Some(t.clone()),
+                            _ => None,
+                        },
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some(t) = wrapped {
+                    CollectAsReturned(&t).annotate(&mut c.args[0]);
+                }
+            }
             // `(s, x.iter().map(f).collect())` for a `(f64, Vec<f64>)`: each part with its
             // type.
             Expr::Tuple(t) => {

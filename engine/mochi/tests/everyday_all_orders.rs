@@ -4023,3 +4023,62 @@ mod constant_configurations {
         all_orders!(scaled_sines, [0.3, -0.4]);
     }
 }
+
+/// A chain collected inside `Some(..)` or `Ok(..)` as a helper's value (its tail, or a
+/// `return`), in a function returning `Option<Vec<f64>>` or `Result<Vec<f64>, E>`.
+/// Before: "no rule for `iter` with arguments `(&[f64],)`" and "the size for values of
+/// type `[f64]` cannot be known", the `collect` having no type.
+mod wrapped_collects {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn normalized(x: &[f64]) -> Option<Vec<f64>> {
+        let n = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if n == 0.0 {
+            return None;
+        }
+        Some(x.iter().map(|v| v / n).collect())
+    }
+
+    #[differentiable]
+    pub fn checked_logs(x: &[f64]) -> Result<Vec<f64>, String> {
+        if x.iter().any(|v| *v <= -1.0) {
+            return Err("log of a value at or below zero".to_string());
+        }
+        if x.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(x.iter().map(|v| (1.0 + v).ln()).collect())
+    }
+
+    #[differentiable]
+    pub fn unwrapped(x: &[f64]) -> f64 {
+        let u = normalized(x).unwrap();
+        let s: f64 = u.iter().map(|v| v.exp()).sum();
+        s + normalized(x)
+            .unwrap()
+            .iter()
+            .map(|v| v * v * v)
+            .sum::<f64>()
+    }
+
+    /// (A function returning a `Result` has no generic form: the gradient.)
+    #[differentiable]
+    pub fn logs_product(x: &[f64]) -> f64 {
+        let l = checked_logs(x).unwrap();
+        l[0] * l[2] + l[1]
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(unwrapped, [0.3, -0.4, 0.9]);
+    }
+
+    #[test]
+    fn result_collect_gradient_matches_differences() {
+        let x = [0.3, -0.4, 0.9];
+        let g = logs_product::gradient(&x);
+        crate::common::assert_gradient_matches(logs_product, &g, &x);
+        assert!(checked_logs(&[-2.0]).is_err());
+    }
+}
