@@ -9125,11 +9125,10 @@ impl VisitMut for Desugar {
                     let mut bound =
                         bind_chain_source(&mut m.receiver, &self.active, &mut self.next);
                     if !bound.is_empty() {
-                        let mut lets = Vec::new();
+                        // (The names carry derivatives before the chain is rewritten.)
                         for (name, src) in &mut bound {
                             self.visit_expr_mut(src);
                             self.active.insert(name.to_string());
-                            lets.push(quote_spanned!(name.span()=> let #name = #src;));
                         }
                         let (span, chain) = (m.method.span(), Expr::MethodCall(m.clone()));
                         let ty = &t.ty;
@@ -9141,9 +9140,7 @@ impl VisitMut for Desugar {
                         };
                         self.visit_local_mut(&mut inner);
                         let value = inner.init.map(|i| i.expr);
-                        *init.expr = syn::parse_quote_spanned!(span=>
-                            { #(#lets)* #value }
-                        );
+                        *init.expr = self.with_sources(bound, span, quote::quote!(#value));
                         return;
                     }
                     let float_ty = self.float_ty.clone();
