@@ -168,7 +168,9 @@ pub fn callee(func: &ItemFn) -> syn::Result<TokenStream> {
             pub(crate) use #mac;
             #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
             pub trait TakesAClosure {}
-            pub fn rrule(_: impl TakesAClosure, #(#rest),*) -> (#ret, ::core::convert::Infallible) {
+            // (The pullback is left to inference, so that the bound's message comes
+            // alone: see `rewrite::callee`.)
+            pub fn rrule<__MochiPullback>(_: impl TakesAClosure, #(#rest),*) -> (#ret, __MochiPullback) {
                 ::core::unreachable!()
             }
             // (What `unmarked_check` finds when the function is marked.)

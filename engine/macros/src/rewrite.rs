@@ -210,7 +210,7 @@ pub fn callee(
     let Some((last, mods)) = segs.split_last() else {
         return quote!(#name);
     };
-    let gs: Vec<syn::Ident> = (0..generics)
+    let mut gs: Vec<syn::Ident> = (0..generics)
         .map(|k| quote::format_ident!("__MochiG{}", k))
         .collect();
     // The bound sits on the first argument, or on the first generic parameter of a
@@ -237,9 +237,33 @@ pub fn callee(
     // caller's arithmetic typed, so that the message is the first; a twin's callee gives
     // the twin's scalar.
     let float = scalar.filter(|t| *t == "f64" || *t == "f32");
+    // The stand-in's pullback is a type parameter left to inference: nothing fixes it,
+    // and rustc does not report an ambiguity in a body that already has an error (the
+    // bound's), so the message above comes alone. (A named type such as `Infallible`
+    // gave a second error, "`Infallible` is not a pullback", at the attribute.) With a
+    // turbofish, the parameter is given as `_`.
+    let mut turbofish = turbofish.clone();
+    let open = last == "rrule"
+        && (turbofish.is_empty()
+            || match syn::parse2::<syn::AngleBracketedGenericArguments>(turbofish.clone()) {
+                Ok(mut given) => {
+                    given.args.push(syn::parse_quote!(_));
+                    turbofish = quote!(#given);
+                    true
+                }
+                Err(_) => false,
+            });
+    let pb = if open {
+        quote!(__MochiPullback)
+    } else {
+        quote!(::core::convert::Infallible)
+    };
+    if open {
+        gs.push(quote::format_ident!("__MochiPullback"));
+    }
     let ret = match (float, gs.first(), last == "rrule") {
-        (Some(t), _, true) => quote!((#t, ::core::convert::Infallible)),
-        (None, Some(g), true) => quote!((#g, ::core::convert::Infallible)),
+        (Some(t), _, true) => quote!((#t, #pb)),
+        (None, Some(g), true) if generics > 0 => quote!((#g, #pb)),
         (_, Some(g), false) => quote!(#g),
         _ => quote!(!),
     };
