@@ -216,8 +216,8 @@ pub fn callee(
     // The bound sits on the first argument, or on the first generic parameter of a
     // function without arguments.
     let any = quote!(_: impl ::core::marker::Sized);
-    let (params, bound) = match (arity, gs.first()) {
-        _ if !bounded => (vec![any; arity], quote!()),
+    let (mut params, bound) = match (arity, gs.first()) {
+        _ if !bounded => (vec![any.clone(); arity], quote!()),
         (0, Some(g)) => (Vec::new(), quote!(where #g: Differentiable)),
         (0, None) => (Vec::new(), quote!()),
         _ => {
@@ -233,39 +233,56 @@ pub fn callee(
     let note = format!(
         "mark `fn {name}` `#[differentiable]` (its body is differentiated as well); if no derivative should flow through the call, pass `mochi::no_grad(..)` of its arguments"
     );
-    // A value of the derivation's scalar (what most callees return) keeps the
-    // caller's arithmetic typed, so that the message is the first; a twin's callee gives
-    // the twin's scalar.
-    let float = scalar.filter(|t| *t == "f64" || *t == "f32");
-    // The stand-in's pullback is a type parameter left to inference: nothing fixes it,
-    // and rustc does not report an ambiguity in a body that already has an error (the
-    // bound's), so the message above comes alone. (A named type such as `Infallible`
-    // gave a second error, "`Infallible` is not a pullback", at the attribute.) With a
-    // turbofish, the parameter is given as `_`.
-    let mut turbofish = turbofish.clone();
-    let open = last == "rrule"
-        && (turbofish.is_empty()
-            || match syn::parse2::<syn::AngleBracketedGenericArguments>(turbofish.clone()) {
-                Ok(mut given) => {
-                    given.args.push(syn::parse_quote!(_));
-                    turbofish = quote!(#given);
-                    true
-                }
-                Err(_) => false,
-            });
-    let pb = if open {
-        quote!(__MochiPullback)
-    } else {
-        quote!(::core::convert::Infallible)
+    // The bounded stand-in of a rule (`g::rrule`, `g::__twin::rrule::<T>`) puts its
+    // bound on a type it names, and returns that type's projections
+    // (`<A as Differentiable>::Value`, `::Pullback`): the bound fails, and the
+    // projections are error types, on which the caller's code raises nothing more.
+    // (A value of the scalar type and an `Infallible` pullback gave "`Infallible` is not
+    // a pullback" after the message, and "cannot index into a value of type `f64`" and
+    // the like where the callee returns a `Vec`.) The named type is a new first generic
+    // parameter, the first argument's type, where the path has no turbofish; else the
+    // turbofish's first argument (the twin's scalar, which does not meet the bound
+    // either).
+    let subject = match gs.first() {
+        _ if !bounded || last != "rrule" => None,
+        _ if turbofish.is_empty() && arity > 0 => {
+            let a = quote::format_ident!("__MochiA0");
+            gs.insert(0, a.clone());
+            params[0] = quote!(_: #a);
+            Some(a)
+        }
+        Some(g) if !turbofish.is_empty() => Some(g.clone()),
+        _ => None,
     };
-    if open {
-        gs.push(quote::format_ident!("__MochiPullback"));
-    }
-    let ret = match (float, gs.first(), last == "rrule") {
-        (Some(t), _, true) => quote!((#t, #pb)),
-        (None, Some(g), true) if generics > 0 => quote!((#g, #pb)),
-        (_, Some(g), false) => quote!(#g),
-        _ => quote!(!),
+    let (ret, bound) = match (&subject, gs.first(), last == "rrule") {
+        (Some(a), _, _) => {
+            for p in params.iter_mut() {
+                *p = any.clone();
+            }
+            if turbofish.is_empty() {
+                params[0] = quote!(_: #a);
+            }
+            // The value is the derivation's scalar where there is one (what most
+            // callees return, and arithmetic on a value of unknown type finds several
+            // rules: E0034), the twin's scalar in a twin.
+            let value = match scalar.filter(|t| *t == "f64" || *t == "f32") {
+                Some(t) => quote!(#t),
+                None if !turbofish.is_empty() => quote!(#a),
+                None => quote!(<#a as Differentiable>::Value),
+            };
+            (
+                quote!((#value, <#a as Differentiable>::Pullback)),
+                quote!(where #a: Differentiable),
+            )
+        }
+        // An unbounded stand-in (a twin's form whose error comes elsewhere).
+        (None, _, true) => match (scalar.filter(|t| *t == "f64" || *t == "f32"), gs.first()) {
+            (Some(t), _) => (quote!((#t, ::core::convert::Infallible)), bound),
+            (None, Some(g)) => (quote!((#g, ::core::convert::Infallible)), bound),
+            (None, None) => (quote!(!), bound),
+        },
+        (None, Some(g), false) => (quote!(#g), bound),
+        (None, None, false) => (quote!(!), bound),
     };
     let mut item = quote!(pub fn #last <#(#gs),*> (#(#params),*) -> #ret #bound {
         ::core::unreachable!()
@@ -293,7 +310,10 @@ pub fn callee(
             mod __mochi_unmarked {
                 pub mod #name {
                     #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-                    pub trait Differentiable {}
+                    pub trait Differentiable {
+                        type Value;
+                        type Pullback;
+                    }
                     #item
                 }
             }
