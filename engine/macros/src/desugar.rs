@@ -5155,7 +5155,7 @@ fn find_by_position(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
         return None;
     };
     if it.method != "iter" || !it.args.is_empty() {
-        return None;
+        return find_through_adapters(find, by_value, active);
     }
     let x = unparen(&it.receiver);
     if !matches!(x, Expr::Path(_) | Expr::Field(_)) || !mentions_active(x, active) {
@@ -5198,6 +5198,213 @@ fn find_by_position(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
     Some(syn::parse_quote_spanned!(span=> {
         let __mochi_k = #items.#position(#pred);
         if let Some(__mochi_k) = __mochi_k { Some(#elem) } else { None }
+    }))
+}
+
+/// `let pts: Vec<_> = chain.map(|c| P2(c[0], c[1])).collect();`: the element type
+/// written, `Vec<P2>`, as the user would for a `Vec` of structs (see
+/// [`crate::iterchain::built_struct`]).
+pub fn struct_elements_named(l: &mut syn::Local) {
+    let (Pat::Type(t), Some(init)) = (&mut l.pat, &l.init) else {
+        return;
+    };
+    let Expr::MethodCall(m) = unparen(&init.expr) else {
+        return;
+    };
+    if m.method != "collect" || !m.args.is_empty() || m.turbofish.is_some() {
+        return;
+    }
+    if !matches!(crate::iterchain::vec_elem(&t.ty), Some(None)) {
+        return;
+    }
+    if let Some(elem) = crate::iterchain::built_struct(unparen(&m.receiver)) {
+        *t.ty = syn::parse_quote!(::std::vec::Vec<#elem>);
+    }
+}
+
+/// `std::mem::swap(a, b)` (also `mem::swap`, `core::mem::swap`) as `{ let t = (a).clone();
+/// a = b.clone(); b = t; }` on the places the references name (`&mut v` → `v`, a
+/// reference `r` → `*r`); `mem::replace(a, v)` as `{ let t = a.clone(); a = v; t }`;
+/// `mem::take(a)` as `mem::replace(a, Default::default())`. The derivation follows the
+/// values through the assignments.
+fn mem_calls(e: &Expr) -> Option<Expr> {
+    let Expr::Call(c) = e else { return None };
+    let Expr::Path(p) = &*c.func else { return None };
+    if p.qself.is_some() {
+        return None;
+    }
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let name = match segs.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["std" | "core", "mem", f] | ["mem", f] => f.to_string(),
+        _ => return None,
+    };
+    let place = |a: &Expr| -> Expr {
+        match unparen(a) {
+            Expr::Reference(r) if r.mutability.is_some() => (*r.expr).clone(),
+            other => syn::parse_quote!((*#other)),
+        }
+    };
+    let span = p.path.segments.last()?.ident.span();
+    let clone = |x: &Expr| -> Expr { syn::parse_quote_spanned!(span=> (#x).clone()) };
+    match (name.as_str(), c.args.len()) {
+        ("swap", 2) => {
+            let (a, b) = (place(&c.args[0]), place(&c.args[1]));
+            let (ca, cb) = (clone(&a), clone(&b));
+            Some(syn::parse_quote_spanned!(span=> {
+                let __mochi_swapped = #ca;
+                #a = #cb;
+                #b = __mochi_swapped;
+            }))
+        }
+        ("replace", 2) => {
+            let (a, v) = (place(&c.args[0]), &c.args[1]);
+            let ca = clone(&a);
+            Some(syn::parse_quote_spanned!(span=> {
+                let __mochi_replaced = #ca;
+                #a = #v;
+                __mochi_replaced
+            }))
+        }
+        ("take", 1) => {
+            let a = place(&c.args[0]);
+            let ca = clone(&a);
+            Some(syn::parse_quote_spanned!(span=> {
+                let __mochi_replaced = #ca;
+                #a = ::core::default::Default::default();
+                __mochi_replaced
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// A search giving an element by reference, taken out of its `Option` at once (see
+/// [`find_by_position`]): `*F.unwrap_or(&d)`, `F.unwrap_or(&d)`, `*F.unwrap()`, as
+/// `F.copied().unwrap_or(d)` and `F.copied().unwrap()`.
+fn find_by_value(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
+    let (call, deref) = match unparen(e) {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => match unparen(&u.expr) {
+            Expr::MethodCall(m) => (m, true),
+            _ => return None,
+        },
+        Expr::MethodCall(m) => (m, false),
+        _ => return None,
+    };
+    let default = match (call.method.to_string().as_str(), call.args.first()) {
+        ("unwrap_or", Some(Expr::Reference(r))) if r.mutability.is_none() => Some(&*r.expr),
+        ("unwrap", None) if deref => None,
+        _ => return None,
+    };
+    let Expr::MethodCall(f) = unparen(&call.receiver) else {
+        return None;
+    };
+    if !matches!(f.method.to_string().as_str(), "find" | "rfind") {
+        return None;
+    }
+    let copied: Expr = syn::parse_quote_spanned!(f.method.span()=> #f.copied());
+    let found = find_by_position(&copied, active)?;
+    let method = &call.method;
+    Some(match default {
+        Some(d) => syn::parse_quote_spanned!(method.span()=> #found.#method(#d)),
+        None => syn::parse_quote_spanned!(method.span()=> #found.#method()),
+    })
+}
+
+/// `x.iter().skip(k).find(p)` and the like: a search through adapters that keep each
+/// element's place (`skip`, `take`, `rev`, `step_by`, `copied`/`cloned`) and at most one
+/// `map(f)`, as the same adapters over the indices, `(0..x.len()).skip(k).find(|&i| ..)`,
+/// the predicate given the element `x[i]` makes (`f(x[i])` through a `map`), and that
+/// element read at the index found: `Some(x[k])` (`Some(&x[k])` by reference, `Some(f(x[k]))`
+/// through a `map`). The index carries no derivative; the element read carries it.
+fn find_through_adapters(
+    find: &syn::ExprMethodCall,
+    copied: bool,
+    active: &HashSet<String>,
+) -> Option<Expr> {
+    // The items are elements (`copied`, `cloned`) or references to them.
+    let mut by_value = false;
+    if find.method == "find_map" {
+        return None;
+    }
+    let mut adapters: Vec<&syn::ExprMethodCall> = Vec::new();
+    let mut map: Option<&syn::ExprClosure> = None;
+    let mut src = unparen(&find.receiver);
+    let x = loop {
+        let Expr::MethodCall(m) = src else {
+            return None;
+        };
+        match (m.method.to_string().as_str(), m.args.len()) {
+            ("iter", 0) => break unparen(&m.receiver),
+            ("copied" | "cloned", 0) if map.is_none() => by_value = true,
+            // (Their arguments are counts.)
+            ("rev", 0) | ("skip" | "take" | "step_by", 1) => adapters.push(m),
+            ("map", 1) if map.is_none() => match unparen(&m.args[0]) {
+                Expr::Closure(c) if c.inputs.len() == 1 && c.asyncness.is_none() => map = Some(c),
+                _ => return None,
+            },
+            _ => return None,
+        }
+        src = unparen(&m.receiver);
+    };
+    if adapters.is_empty() && map.is_none()
+        || !matches!(x, Expr::Path(_) | Expr::Field(_))
+        || !mentions_active(x, active)
+    {
+        return None;
+    }
+    let span = find.method.span();
+    // The element at index `i` as the search sees it.
+    let read = |i: TokenStream| -> Expr {
+        let item: Expr = if by_value {
+            syn::parse_quote_spanned!(span=> #x[#i])
+        } else {
+            syn::parse_quote_spanned!(span=> &#x[#i])
+        };
+        match map {
+            Some(c) => {
+                let (pat, body) = (&c.inputs[0], &c.body);
+                syn::parse_quote_spanned!(span=> { let #pat = #item; #body })
+            }
+            None => item,
+        }
+    };
+    let mut indices: Expr = syn::parse_quote_spanned!(span=> (0..#x.len()));
+    for a in adapters.iter().rev() {
+        let (m, args) = (&a.method, &a.args);
+        indices = syn::parse_quote_spanned!(span=> #indices.#m(#args));
+    }
+    let seen = read(quote_spanned!(span=> __mochi_i));
+    let found = read(quote_spanned!(span=> __mochi_k));
+    // `.find(p).copied()`: the element by value.
+    let found: Expr = if copied && !by_value && map.is_none() {
+        syn::parse_quote_spanned!(span=> #x[__mochi_k])
+    } else {
+        found
+    };
+    let p = &find.args[0];
+    let test: Expr = match unparen(p) {
+        Expr::Closure(c) if c.inputs.len() == 1 && c.asyncness.is_none() => {
+            let (pat, body) = (&c.inputs[0], &c.body);
+            syn::parse_quote_spanned!(span=> { let #pat = &__mochi_e; #body })
+        }
+        _ => syn::parse_quote_spanned!(span=> (#p)(&__mochi_e)),
+    };
+    let search = if find.method == "rfind" {
+        quote_spanned!(span=> rev().find)
+    } else {
+        quote_spanned!(span=> find)
+    };
+    Some(syn::parse_quote_spanned!(span=> {
+        let __mochi_k = #indices.#search(|&__mochi_i| {
+            let __mochi_e = #seen;
+            #test
+        });
+        if let Some(__mochi_k) = __mochi_k { Some(#found) } else { None }
     }))
 }
 
@@ -8379,6 +8586,12 @@ pub fn with_azip_expanded(block: &syn::Block) -> syn::Block {
             }
             syn::visit_mut::visit_expr_mut(self, e);
         }
+        // (And `let pts: Vec<_> = chain.map(|c| P2(..)).collect();` with its element
+        // type written, as the derivation reads it.)
+        fn visit_local_mut(&mut self, l: &mut syn::Local) {
+            struct_elements_named(l);
+            syn::visit_mut::visit_local_mut(self, l);
+        }
     }
     let mut b = block.clone();
     A.visit_block_mut(&mut b);
@@ -8551,7 +8764,8 @@ impl Desugar {
             inner.method.to_string().as_str(),
             "last" | "next" | "next_back" | "nth" | "find"
         ) || !mentions_active(&inner.receiver, &self.active)
-            || crate::iterchain::option_chain_len(end).is_some()
+            // (A `find` decides where it stops whatever the chain's length.)
+            || inner.method != "find" && crate::iterchain::option_chain_len(end).is_some()
         {
             return None;
         }
@@ -9027,6 +9241,7 @@ impl VisitMut for Desugar {
         syn::visit_mut::visit_block_mut(self, b);
     }
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        struct_elements_named(l);
         self.note_receiver(l);
         // `let p = x.get(i).copied();`, `let p = if c { x.first() } else { None };`: an
         // `Option` held in a variable, built from the bounds test and the element.
@@ -9798,6 +10013,35 @@ impl VisitMut for Desugar {
         // `x.last().copied().filter(p)`, `.or(o)`, `.and_then(f)` of an element's `Option`
         // (before the receiver, which the `match` it becomes reads as written).
         if let Some(r) = option_filter_or(e, &self.active) {
+            *e = r;
+            self.visit_expr_mut(e);
+            return;
+        }
+        // `std::mem::swap(a, b)`, `mem::replace(a, v)`, `mem::take(a)` as the assignments
+        // they make.
+        if let Some(r) = mem_calls(e) {
+            *e = r;
+            self.visit_expr_mut(e);
+            return;
+        }
+        // `chain.filter(p).last().copied().unwrap_or(d)` (also `next`, `nth`, `find`, and
+        // any other use of the `Option`) of a chain whose length does not decide: the
+        // walk that finds it, as an `Option`, as in `if let`.
+        if let Expr::MethodCall(m) = e {
+            let copied = matches!(unparen(&m.receiver), Expr::MethodCall(c)
+                if c.args.is_empty() && (c.method == "copied" || c.method == "cloned"));
+            if copied {
+                if let Some(o) = self.chain_end_as_option(&m.receiver) {
+                    *m.receiver = o;
+                    self.visit_expr_mut(e);
+                    return;
+                }
+            }
+        }
+        // `*x.iter().find(p).unwrap_or(&d)`, `x.iter().find(p).unwrap_or(&d)`,
+        // `*x.iter().find(p).unwrap()`: the element by value (a reference to it would
+        // outlive the read the derivation makes of it).
+        if let Some(r) = find_by_value(e, &self.active) {
             *e = r;
             self.visit_expr_mut(e);
             return;

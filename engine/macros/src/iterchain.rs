@@ -2328,6 +2328,57 @@ fn comparator(e: &Expr) -> Option<bool> {
     }
 }
 
+/// The struct type a chain's last `map` builds: `.map(|c| P2(c[0], c[1]))`, `.map(|c| Q {
+/// x: c[0], y: c[1] })`, `.map(|c| Q::new(c[0], c[1]))` (a capitalised type, not
+/// `Some`/`Ok`/`Self`), also as a block's tail.
+pub fn built_struct(chain: &Expr) -> Option<syn::Type> {
+    let Expr::MethodCall(m) = chain else {
+        return None;
+    };
+    if m.method != "map" || m.args.len() != 1 {
+        return None;
+    }
+    let Expr::Closure(c) = &m.args[0] else {
+        return None;
+    };
+    let mut body = &*c.body;
+    while let Expr::Block(b) = body {
+        match b.block.stmts.last() {
+            Some(syn::Stmt::Expr(e, None)) => body = e,
+            _ => return None,
+        }
+    }
+    let path = match body {
+        Expr::Struct(st) if st.qself.is_none() => st.path.clone(),
+        Expr::Call(call) => match &*call.func {
+            Expr::Path(p) if p.qself.is_none() => {
+                let mut path = p.path.clone();
+                if path.segments.len() == 2 {
+                    path.segments.pop();
+                    let last = path.segments.pop()?.into_value();
+                    path.segments.push(last);
+                }
+                path
+            }
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let name = path.segments.last()?.ident.to_string();
+    let capital = name.starts_with(|ch: char| ch.is_ascii_uppercase());
+    if path.segments.len() != 1
+        || !capital
+        || matches!(
+            name.as_str(),
+            "Some" | "Ok" | "Err" | "Self" | "Vec" | "Box"
+        )
+        || name.len() == 1 && !crate::twin::letter_is_type(&name)
+    {
+        return None;
+    }
+    Some(syn::parse_quote!(#path))
+}
+
 /// `Vec<T>` → `Some(T)` (`None` for `Vec<_>`); anything else → no rewrite.
 pub fn vec_elem(ty: &syn::Type) -> Option<Option<&syn::Type>> {
     let syn::Type::Path(p) = ty else { return None };

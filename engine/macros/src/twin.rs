@@ -99,7 +99,7 @@ pub fn set_impl_params(generics: Option<&syn::Generics>) {
 }
 
 /// Whether a one-letter capital `name` is a type (see `TYPE_PARAMS`).
-fn letter_is_type(name: &str) -> bool {
+pub(crate) fn letter_is_type(name: &str) -> bool {
     TYPE_PARAMS.with(|t| {
         t.borrow()
             .as_ref()
@@ -1375,13 +1375,15 @@ pub(crate) fn user_type_arg(ty: &Type) -> Option<(syn::Ident, bool)> {
     (r.ty != "Self" && !ARRAY_TYPES.contains(&r.ty.to_string().as_str())).then_some((r.ty, by_ref))
 }
 
-/// A name that calls a tuple struct's constructor (`Pair(a, b)`): capitalised, and not
-/// one of the standard library's variants or types.
+/// A name that calls a tuple struct's constructor (`Pair(a, b)`, `P2(x, y)`, `RGB(..)`):
+/// capitalised, not one of the standard library's variants or types, and not in
+/// `SCREAMING_CASE` with an underscore (a constant's style).
 fn tuple_struct_name(name: &str) -> bool {
     user_type_name(name)
-        && !name
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+        && !(name.contains('_')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()))
 }
 
 /// Data holding floats in a shape the twin does not differentiate (`&[Vec<f64>]`,
@@ -2578,6 +2580,34 @@ impl VisitMut for UnknownTypesInferred {
     }
 }
 
+/// The references to float literals given to calls and methods in a `let`'s
+/// initialiser (not inside closures), each replaced by a reference to a fresh name:
+/// the names and the literals (see `Rewrite::visit_block_mut`).
+struct LiteralRefs(Vec<(syn::Ident, Expr)>);
+
+impl VisitMut for LiteralRefs {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let args = match e {
+            Expr::Closure(_) => return,
+            Expr::Call(c) => c.args.iter_mut().collect::<Vec<_>>(),
+            Expr::MethodCall(m) => m.args.iter_mut().collect(),
+            _ => Vec::new(),
+        };
+        for a in args {
+            if let Expr::Reference(r) = a {
+                if r.mutability.is_none()
+                    && matches!(crate::desugar::unparen(&r.expr), Expr::Lit(l) if matches!(l.lit, syn::Lit::Float(_)))
+                {
+                    let name = quote::format_ident!("__mochi_literal{}", self.0.len());
+                    self.0.push((name.clone(), (*r.expr).clone()));
+                    *r.expr = syn::parse_quote!(#name);
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+}
+
 impl VisitMut for Rewrite<'_> {
     fn visit_type_mut(&mut self, ty: &mut Type) {
         if is_f64(ty) {
@@ -2631,6 +2661,29 @@ impl VisitMut for Rewrite<'_> {
 
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
         self.rewrite_macro(m);
+    }
+
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        // `let v = o.unwrap_or(&1.0);`: a reference to a float literal given to a call is
+        // a promoted constant in the function, a temporary in the twin (the literal is
+        // lifted to the scalar, which is not a constant), dropped at the end of the
+        // statement while `v` holds it. The literal is bound by a `let` before it.
+        let mut stmts = Vec::with_capacity(b.stmts.len());
+        for mut st in std::mem::take(&mut b.stmts) {
+            if let syn::Stmt::Local(l) = &mut st {
+                if let Some(init) = &mut l.init {
+                    let mut refs = LiteralRefs(Vec::new());
+                    refs.visit_expr_mut(&mut init.expr);
+                    for (name, lit) in refs.0 {
+                        self.bound.insert(name.to_string());
+                        stmts.push(syn::parse_quote!(let #name = #lit;));
+                    }
+                }
+            }
+            stmts.push(st);
+        }
+        b.stmts = stmts;
+        syn::visit_mut::visit_block_mut(self, b);
     }
 
     fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
@@ -3193,7 +3246,8 @@ impl VisitMut for Rewrite<'_> {
                 // floats, and what it returns lifted as a constant is (a float becomes
                 // the twin's scalar, without a derivative; an integer stays as it is);
                 // with no float at all, in `factorial(i) as f64`, called as written (the
-                // cast makes it the twin's scalar). Marked or not.
+                // cast makes it the twin's scalar), and elsewhere lifted as the first
+                // kind. Marked or not.
                 let plain_fn = segs.len() == 1
                     && !closure
                     && !self.closures.contains(&segs[0])
@@ -3241,7 +3295,10 @@ impl VisitMut for Rewrite<'_> {
                     }
                     return;
                 }
-                if plain_fn && float_args.contains(&true) && scalar_args {
+                // (With no float argument outside such a cast, `factorial_f(2 * n)` of a
+                // `fn factorial_f(n: u32) -> f64`, it is called as written too and its
+                // float lifted.)
+                if plain_fn && (!float_args.contains(&true) || scalar_args) {
                     let to = quote::format_ident!("to_{}", float());
                     let fty = syn::Ident::new(float(), Span::call_site());
                     let t = syn::Ident::new(PARAM, Span::call_site());

@@ -932,3 +932,28 @@ mod checked_matrix4_new {
 
     check!(homogeneous_transform, (vec![0.3, -0.4, 0.7],), |a| (&a.0));
 }
+
+/// A body's kinetic energy: the inertia tensor built from its principal moments
+/// (`Matrix3::from_diagonal`), turned into the world frame by a rotation (`r.matrix()`),
+/// a damping `from_diagonal_element`, the diagonal read back (`diagonal()`), and a
+/// `DMatrix::from_diagonal`.
+#[differentiable]
+fn rigid_body_energy(x: &[f64]) -> f64 {
+    let moments = Matrix3::from_diagonal(&Vector3::new(x[0], x[1], x[2]));
+    let rot = Rotation3::new(Vector3::new(x[3], x[4], x[5]));
+    let r = rot.matrix();
+    let world = r * moments * r.transpose() + Matrix3::from_diagonal_element(x[0] * x[1]);
+    let omega = Vector3::new(x[6], x[7], x[8]);
+    let d = DMatrix::from_diagonal(&DVector::from_vec(vec![x[6], x[7] * x[8]]));
+    0.5 * omega.dot(&(world * omega)) + world.diagonal().sum() * d.determinant()
+}
+
+mod checked_diagonals {
+    use crate::check;
+
+    check!(
+        rigid_body_energy,
+        (vec![1.5, 2.0, 0.7, 0.3, -0.4, 0.2, 0.9, -0.6, 0.4],),
+        |a| (&a.0)
+    );
+}

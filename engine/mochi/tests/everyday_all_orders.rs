@@ -4082,3 +4082,202 @@ mod wrapped_collects {
         assert!(checked_logs(&[-2.0]).is_err());
     }
 }
+
+/// A plain helper over integers returning a float (Enzyme's `mycos` with its factorial),
+/// called where no cast makes its value the scalar: the caller keeps every order.
+mod integer_helpers_returning_floats {
+    use mochi::prelude::*;
+
+    fn factorial_f(n: u32) -> f64 {
+        (1..=n).map(|k| k as f64).product()
+    }
+
+    fn weight(i: usize) -> f64 {
+        1.0 / (1 + i) as f64
+    }
+
+    #[differentiable]
+    pub fn cos_series(x: &[f64]) -> f64 {
+        let mut sum = 0.0;
+        for n in 0..=8u32 {
+            let sign = if n % 2 == 0 { 1.0 } else { -1.0 };
+            sum += sign * x[0].powi(2 * n as i32) / factorial_f(2 * n);
+        }
+        let mut w = 0.0;
+        for i in 0..x.len() {
+            w += weight(i) * x[i] * x[i];
+        }
+        sum * x[1] + w
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(cos_series, [0.7, -0.4, 1.1]);
+    }
+
+    #[test]
+    fn the_series_is_the_cosine() {
+        // The series times x[1], and Σ x[i]² / (1 + i) = 0.49 + 0.5.
+        let x = [0.7, 1.0, 0.0];
+        assert!((cos_series(&x) - 0.7f64.cos() - 0.99).abs() < 1e-9);
+    }
+}
+
+/// Searches through adapters (`skip(k).find(p)`, `rev().find(p)`, `map(f).find(p)`,
+/// `take(n).find(p)`), searches taken out at once (`*…find(p).unwrap()`,
+/// `.unwrap_or(&d)`), `filter(p).last().copied().unwrap_or(d)`.
+mod searches {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn found(x: &[f64]) -> f64 {
+        let k = x.iter().position(|&v| v > 1.0).unwrap_or(0);
+        let after = x
+            .iter()
+            .skip(k + 1)
+            .find(|&&v| v < 0.0)
+            .copied()
+            .unwrap_or(0.0);
+        let last_big = x.iter().rev().find(|v| **v > 0.5).copied().unwrap_or(1.0);
+        let square = x.iter().map(|v| v * v).find(|v| *v > 0.2).unwrap_or(0.0);
+        let first_neg = *x.iter().take(3).find(|v| **v < 0.0).unwrap();
+        let by_ref = x.iter().find(|v| **v > 0.5).unwrap_or(&1.0);
+        let derefed = *x.iter().skip(1).find(|v| **v > 0.5).unwrap_or(&1.0);
+        let last_neg = x.iter().filter(|v| **v < 0.0).last().copied().unwrap_or(1.0);
+        let stepped = x.iter().step_by(2).rfind(|v| **v > 0.0).copied().unwrap_or(0.0);
+        x[k] * after + last_big * square + first_neg + by_ref * derefed + last_neg * stepped
+    }
+
+    /// Every search falls back to its default (none finds its element).
+    #[differentiable]
+    pub fn defaults(x: &[f64]) -> f64 {
+        let a = x.iter().skip(1).find(|&&v| v > 10.0).copied().unwrap_or(2.0);
+        let b = x.iter().filter(|v| **v > 10.0).last().copied().unwrap_or(3.0);
+        let c = *x.iter().rev().find(|v| **v > 10.0).unwrap_or(&4.0);
+        a * b * c * x[0] * x[1]
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(found, [0.3, 1.4, -0.5, 0.8, -0.2, 0.6]);
+        all_orders!(defaults, [0.3, 1.4, -0.5]);
+    }
+
+    #[test]
+    fn the_searches_find_what_the_iterators_find() {
+        let x = [0.3, 1.4, -0.5, 0.8, -0.2, 0.6];
+        // k = 1; after = -0.5; last_big = 0.6; square = 1.96; first_neg = -0.5;
+        // by_ref = 1.4; derefed = 1.4; last_neg = -0.2; stepped = rfind of [0.3, -0.5,
+        // -0.2] positive = 0.3.
+        let want = 1.4 * -0.5 + 0.6 * 1.96 - 0.5 + 1.4 * 1.4 - 0.2 * 0.3;
+        assert!((found(&x) - want).abs() < 1e-12, "{} {want}", found(&x));
+        assert_eq!(defaults(&[0.3, 1.4, -0.5]), 24.0 * 0.3 * 1.4);
+    }
+}
+
+/// `std::mem::swap` of locals, of buffers (a double-buffered stencil) and of `&mut`
+/// parameters; `mem::replace`, `mem::take`; `v.swap(i, j)`.
+mod mem_swaps {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn diffuse(u0: &[f64]) -> f64 {
+        let n = u0.len();
+        let mut cur = u0.to_vec();
+        let mut next = vec![0.0; n];
+        for _ in 0..4 {
+            for i in 1..n - 1 {
+                next[i] = cur[i] + 0.2 * (cur[i - 1] - 2.0 * cur[i] + cur[i + 1]);
+            }
+            next[0] = cur[0];
+            next[n - 1] = cur[n - 1];
+            std::mem::swap(&mut cur, &mut next);
+        }
+        cur.iter().map(|v| v * v).sum()
+    }
+
+    #[differentiable]
+    fn ordered(lo: &mut f64, hi: &mut f64) {
+        if *lo > *hi {
+            std::mem::swap(lo, hi);
+        }
+    }
+
+    #[differentiable]
+    pub fn scalars(x: &[f64]) -> f64 {
+        let mut a = x[0];
+        let mut b = x[1] * 2.0;
+        if a < b {
+            std::mem::swap(&mut a, &mut b);
+        }
+        let old = std::mem::replace(&mut a, x[2] * 3.0);
+        let mut v = vec![x[0], x[1]];
+        v.swap(0, 1);
+        let t = std::mem::take(&mut v);
+        let (mut p, mut q) = (x[2], x[0]);
+        ordered(&mut p, &mut q);
+        a * b + old * old + t[0] * 5.0 + t[1] + p * q.sin() + v.len() as f64
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(diffuse, [0.3, 1.4, -0.5, 0.8, -0.2, 0.6]);
+        all_orders!(scalars, [0.3, 1.4, -0.5]);
+    }
+
+    #[test]
+    fn the_swaps_move_the_values() {
+        // a = 2.8 and b = 0.3 swapped, old = 2.8, a = -1.5, t = [1.4, 0.3], (p, q) =
+        // (-0.5, 0.3) already in order, v emptied by `take`.
+        let want = -1.5 * 0.3 + 2.8 * 2.8 + 1.4 * 5.0 + 0.3 + -0.5 * 0.3f64.sin();
+        assert!((scalars(&[0.3, 1.4, -0.5]) - want).abs() < 1e-12);
+    }
+}
+
+/// A `Vec<_>` collected from a `map` building tuple structs (named in capitals and a
+/// digit, `P2`) or structs, under `higher_order`.
+mod collected_structs {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct P2(pub f64, pub f64);
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Q2 {
+        pub x: f64,
+        pub y: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl P2 {
+        pub fn minus(&self, o: &P2) -> P2 {
+            P2(self.0 - o.0, self.1 - o.1)
+        }
+        pub fn len_sq(&self) -> f64 {
+            self.0 * self.0 + self.1 * self.1
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn polyline(x: &[f64]) -> f64 {
+        let pts: Vec<_> = x.chunks(2).map(|c| P2(c[0], c[1])).collect();
+        let mut total = 0.0;
+        for w in pts.windows(2) {
+            total += w[1].minus(&w[0]).len_sq().sqrt();
+        }
+        let P2(a, b) = pts[0];
+        total + a * b
+    }
+
+    #[differentiable(higher_order)]
+    pub fn products(x: &[f64]) -> f64 {
+        let qs: Vec<_> = x.chunks(2).map(|c| Q2 { x: c[0], y: c[1] }).collect();
+        qs.iter().map(|q| q.x * q.y.sin()).sum()
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(polyline, [0.3, 1.4, -0.5, 0.8, -0.2, 0.6]);
+        all_orders!(products, [0.3, 1.4, -0.5, 0.8]);
+    }
+}

@@ -32,6 +32,7 @@ pub mod arith;
 pub mod build;
 pub mod closure;
 pub mod cross;
+pub mod diagonal;
 pub mod factor;
 pub mod inverse;
 pub mod point;

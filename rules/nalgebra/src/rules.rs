@@ -16,6 +16,11 @@ pub use crate::build::{
 };
 pub use crate::closure::{NaMap, NaZipMap};
 pub use crate::cross::NaCross;
+pub use crate::diagonal::{
+    NaDMatrixFromDiagonal, NaDiagonal, NaMatrix2FromDiagonal, NaMatrix2FromDiagonalElement,
+    NaMatrix3FromDiagonal, NaMatrix3FromDiagonalElement, NaMatrix4FromDiagonal,
+    NaMatrix4FromDiagonalElement,
+};
 pub use crate::factor::{NaCholesky, NaInverse, NaL, NaLnDeterminant, NaLu, NaSolve};
 pub use crate::inverse::{NaDeterminant, NaTryInverse};
 pub use crate::point::{NaPoint3From, NaPoint3New};
