@@ -1096,6 +1096,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         structish: HashSet::new(),
         in_no_grad: false,
         in_int_cast: false,
+        integers: integer_names(func),
         error: None,
     };
     if STRUCTS.with(|s| s.get()) {
@@ -1763,6 +1764,119 @@ pub(crate) fn constructor_type(name: &str) -> bool {
     user_type_name(name) && !library_type(name)
 }
 
+/// The names of `func` that hold integers: its parameters of integer types, the
+/// variables of `for` loops over ranges of integers (also reversed or stepped), and the
+/// locals bound once to an integer expression (see [`integer_expr`]), to a type of
+/// integer, or to a `len()`.
+fn integer_names(func: &ItemFn) -> HashSet<String> {
+    let int_type = |t: &Type| {
+        matches!(t, Type::Path(p)
+        if p.path.get_ident().is_some_and(|i| INTEGER_TYPES.contains(&i.to_string().as_str())))
+    };
+    let mut names: HashSet<String> = func
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            FnArg::Typed(pt) if int_type(&pt.ty) => match &*pt.pat {
+                Pat::Ident(p) => Some(p.ident.to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    struct Lets(
+        Vec<(String, Option<Type>, Option<Expr>)>,
+        Vec<(String, Expr)>,
+    );
+    impl<'a> Visit<'a> for Lets {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            let (pat, ty) = match &l.pat {
+                Pat::Type(t) => (&*t.pat, Some((*t.ty).clone())),
+                p => (p, None),
+            };
+            if let Pat::Ident(pi) = pat {
+                let init = l.init.as_ref().map(|i| (*i.expr).clone());
+                self.0.push((pi.ident.to_string(), ty, init));
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
+            if let Pat::Ident(pi) = &*f.pat {
+                self.1.push((pi.ident.to_string(), (*f.expr).clone()));
+            }
+            syn::visit::visit_expr_for_loop(self, f);
+        }
+    }
+    let mut lets = Lets(Vec::new(), Vec::new());
+    lets.visit_block(&func.block);
+    let range = |e: &Expr, names: &HashSet<String>| {
+        let mut e = crate::desugar::unparen(e);
+        while let Expr::MethodCall(m) = e {
+            if !matches!(
+                m.method.to_string().as_str(),
+                "rev" | "step_by" | "skip" | "take"
+            ) {
+                return false;
+            }
+            e = crate::desugar::unparen(&m.receiver);
+        }
+        matches!(e, Expr::Range(r)
+            if r.start.as_deref().is_none_or(|s| integer_expr(s, names))
+                && r.end.as_deref().is_none_or(|s| integer_expr(s, names)))
+    };
+    loop {
+        let before = names.len();
+        for (name, ty, init) in &lets.0 {
+            if names.contains(name) || lets.0.iter().filter(|(n, ..)| n == name).count() > 1 {
+                continue;
+            }
+            let integer = ty.as_ref().is_some_and(int_type)
+                || ty.is_none() && init.as_ref().is_some_and(|e| integer_expr(e, &names));
+            if integer {
+                names.insert(name.clone());
+            }
+        }
+        for (name, e) in &lets.1 {
+            if !names.contains(name) && range(e, &names) {
+                names.insert(name.clone());
+            }
+        }
+        if names.len() == before {
+            return names;
+        }
+    }
+}
+
+/// An expression of integers: an integer literal, a cast to an integer type, a `len()`
+/// or `count()`, a name of `integers`, or arithmetic of these.
+fn integer_expr(e: &Expr, integers: &HashSet<String>) -> bool {
+    match crate::desugar::unparen(e) {
+        Expr::Lit(l) => matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Bool(_)),
+        Expr::Cast(c) => matches!(&*c.ty, Type::Path(p)
+            if p.path.get_ident().is_some_and(|i| INTEGER_TYPES.contains(&i.to_string().as_str()))),
+        Expr::Path(p) => p
+            .path
+            .get_ident()
+            .is_some_and(|i| integers.contains(&i.to_string())),
+        Expr::MethodCall(m) => {
+            matches!(m.method.to_string().as_str(), "len" | "count") && m.args.is_empty()
+        }
+        Expr::Binary(b) => {
+            matches!(
+                b.op,
+                syn::BinOp::Add(_)
+                    | syn::BinOp::Sub(_)
+                    | syn::BinOp::Mul(_)
+                    | syn::BinOp::Div(_)
+                    | syn::BinOp::Rem(_)
+            ) && integer_expr(&b.left, integers)
+                && integer_expr(&b.right, integers)
+        }
+        _ => false,
+    }
+}
+
 /// `V2::new(a, b)`: a call of an associated function of a type that may be the user's
 /// (see [`constructor_type`]), given arguments; the type.
 fn associated_constructor(e: &Expr) -> Option<syn::Ident> {
@@ -2227,6 +2341,8 @@ struct Rewrite<'a> {
     /// Inside `e as f64` of an `e` that mentions no float: a call of the crate's
     /// functions there is kept as written (its result, an integer or a float, is cast).
     in_int_cast: bool,
+    /// The names that hold integers (see [`integer_names`]).
+    integers: HashSet<String>,
     error: Option<(Why, String, Span)>,
 }
 
@@ -3297,8 +3413,55 @@ impl VisitMut for Rewrite<'_> {
                 }
                 // (With no float argument outside such a cast, `factorial_f(2 * n)` of a
                 // `fn factorial_f(n: u32) -> f64`, it is called as written too and its
-                // float lifted.)
-                if plain_fn && (!float_args.contains(&true) || scalar_args) {
+                // float lifted; each argument not written as an integer is read through
+                // `Unlift`, which gives an integer as it is and a value the twin made its
+                // scalar, `s(ti)` of a `ti = t(i, n)`, as the float it was.)
+                let unliftable = |a: &Expr| {
+                    matches!(
+                        crate::desugar::unparen(a),
+                        Expr::Path(_)
+                            | Expr::Binary(_)
+                            | Expr::Unary(_)
+                            | Expr::MethodCall(_)
+                            | Expr::Field(_)
+                            | Expr::Index(_)
+                    )
+                };
+                // (An integer's type is left to the callee, `t(i, n)` of a `let n = 7;`:
+                // through `Unlift` it would be `i32`.)
+                let integers = self.integers.clone();
+                let written_integer = |a: &Expr| integer_expr(a, &integers);
+                let no_float = !float_args.contains(&true)
+                    && c.args.iter().all(|a| written_integer(a) || unliftable(a));
+                if plain_fn && no_float {
+                    let fty = syn::Ident::new(float(), Span::call_site());
+                    let (tr, m) = (
+                        quote::format_ident!("Unlift{}", fty.to_string().to_uppercase()),
+                        quote::format_ident!("unlift_{}", fty),
+                    );
+                    let t = syn::Ident::new(PARAM, Span::call_site());
+                    let Expr::Call(c) = e else { unreachable!() };
+                    for a in c.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                        if !written_integer(a) {
+                            *a = syn::parse_quote!({
+                                #[allow(unused_imports)]
+                                use ::mochi::__private::#tr as _;
+                                (#a).#m()
+                            });
+                        }
+                    }
+                    let inner = c.clone();
+                    *e = syn::parse_quote!(
+                        (&mut ::mochi::__private::PlainOf(
+                            ::core::option::Option::Some(#inner),
+                            ::core::marker::PhantomData::<#t>,
+                        ))
+                            .lift_or_keep_plain()
+                    );
+                    return;
+                }
+                if plain_fn && float_args.contains(&true) && scalar_args {
                     let to = quote::format_ident!("to_{}", float());
                     let fty = syn::Ident::new(float(), Span::call_site());
                     let t = syn::Ident::new(PARAM, Span::call_site());

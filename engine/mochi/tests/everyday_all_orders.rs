@@ -4110,9 +4110,45 @@ mod integer_helpers_returning_floats {
         sum * x[1] + w
     }
 
+    /// GradBench's `llsq`: the sample point from integers, its sign by a marked helper
+    /// given that (constant) point.
+    fn t(i: usize, n: usize) -> f64 {
+        -1.0 + i as f64 * 2.0 / (n as f64 - 1.0)
+    }
+
+    #[differentiable]
+    fn sign(ti: f64) -> f64 {
+        let mut s = 0.0;
+        if ti > 0.0 {
+            s = 1.0;
+        }
+        if ti < 0.0 {
+            s = -1.0;
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn llsq(x: &[f64]) -> f64 {
+        let n = 7;
+        let mut sum = 0.0;
+        for i in 0..n {
+            let ti = t(i, n);
+            let mut residual = sign(ti);
+            let mut power = 1.0;
+            for xj in x.iter() {
+                residual -= xj * power;
+                power *= ti;
+            }
+            sum += residual * residual;
+        }
+        sum / 2.0
+    }
+
     mod orders {
         use crate::all_orders;
         all_orders!(cos_series, [0.7, -0.4, 1.1]);
+        all_orders!(llsq, [0.2, 1.1, -0.3]);
     }
 
     #[test]
@@ -4126,6 +4162,8 @@ mod integer_helpers_returning_floats {
 /// Searches through adapters (`skip(k).find(p)`, `rev().find(p)`, `map(f).find(p)`,
 /// `take(n).find(p)`), searches taken out at once (`*…find(p).unwrap()`,
 /// `.unwrap_or(&d)`), `filter(p).last().copied().unwrap_or(d)`.
+// (`filter(p).last()` is the form users write, and the one tested.)
+#[allow(clippy::double_ended_iterator_last)]
 mod searches {
     use mochi::prelude::*;
 
@@ -4143,16 +4181,36 @@ mod searches {
         let first_neg = *x.iter().take(3).find(|v| **v < 0.0).unwrap();
         let by_ref = x.iter().find(|v| **v > 0.5).unwrap_or(&1.0);
         let derefed = *x.iter().skip(1).find(|v| **v > 0.5).unwrap_or(&1.0);
-        let last_neg = x.iter().filter(|v| **v < 0.0).last().copied().unwrap_or(1.0);
-        let stepped = x.iter().step_by(2).rfind(|v| **v > 0.0).copied().unwrap_or(0.0);
+        let last_neg = x
+            .iter()
+            .filter(|v| **v < 0.0)
+            .last()
+            .copied()
+            .unwrap_or(1.0);
+        let stepped = x
+            .iter()
+            .step_by(2)
+            .rfind(|v| **v > 0.0)
+            .copied()
+            .unwrap_or(0.0);
         x[k] * after + last_big * square + first_neg + by_ref * derefed + last_neg * stepped
     }
 
     /// Every search falls back to its default (none finds its element).
     #[differentiable]
     pub fn defaults(x: &[f64]) -> f64 {
-        let a = x.iter().skip(1).find(|&&v| v > 10.0).copied().unwrap_or(2.0);
-        let b = x.iter().filter(|v| **v > 10.0).last().copied().unwrap_or(3.0);
+        let a = x
+            .iter()
+            .skip(1)
+            .find(|&&v| v > 10.0)
+            .copied()
+            .unwrap_or(2.0);
+        let b = x
+            .iter()
+            .filter(|v| **v > 10.0)
+            .last()
+            .copied()
+            .unwrap_or(3.0);
         let c = *x.iter().rev().find(|v| **v > 10.0).unwrap_or(&4.0);
         a * b * c * x[0] * x[1]
     }

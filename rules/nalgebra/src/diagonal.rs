@@ -15,16 +15,19 @@ use nalgebra::{
 use nalgebra::{Vector2, Vector3, Vector4, U1};
 use std::marker::PhantomData;
 
+/// The types a pullback of this module is for.
+type Types<T, V, M> = PhantomData<fn() -> (T, V, M)>;
+
 /// Pullback of `from_diagonal(&v)`: `v̄ᵢ += Ȳᵢᵢ`, for `n` diagonal entries.
 pub struct FromDiagonalPullback<T, V, M> {
     n: usize,
-    _types: PhantomData<fn() -> (T, V, M)>,
+    _types: Types<T, V, M>,
 }
 
 /// Pullback of `from_diagonal_element(s)`: `s̄ += tr Ȳ`, for an `n × n` matrix.
 pub struct FromDiagonalElementPullback<T, M> {
     n: usize,
-    _types: PhantomData<fn() -> (T, M)>,
+    _types: Types<T, T, M>,
 }
 
 macro_rules! static_diagonal {
