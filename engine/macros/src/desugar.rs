@@ -4623,7 +4623,18 @@ fn collect_by_loop(m: &syn::ExprMethodCall, ty: &syn::Type, next: &mut usize) ->
     if c.inputs.len() != 1 {
         return None;
     }
-    let (pat, body, src) = (&c.inputs[0], &c.body, &map.receiver);
+    let (pat, src) = (&c.inputs[0], &map.receiver);
+    // (A body in braces, `|i| { let r = ..; (0..n).map(..).collect() }`: its last
+    // expression typed in its turn, as the element.)
+    let body: Expr = match unparen(&c.body) {
+        Expr::Block(b) if b.label.is_none() => match b.block.stmts.split_last() {
+            Some((syn::Stmt::Expr(tail, None), stmts)) => {
+                syn::parse_quote_spanned!(span=> { #(#stmts)* let #e: #row = #tail; #e })
+            }
+            _ => (*c.body).clone(),
+        },
+        other => other.clone(),
+    };
     Some(syn::parse_quote_spanned!(span=> {
         let mut #v: #ty = ::std::vec::Vec::new();
         for #pat in #src {

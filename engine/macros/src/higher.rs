@@ -617,7 +617,10 @@ impl Spec {
                     args.push(quote!(#a));
                 }
                 Form::Other if p.lift => {
-                    lets.push(quote!(let #a = ::mochi::__private::lift_data_like(#n, &#duals);));
+                    // (Data taken by value, `a: Vec<Vec<f64>>`, is cloned: the closure
+                    // runs once per block of directions.)
+                    let src = data_source(&p.ty_f64, n);
+                    lets.push(quote!(let #a = ::mochi::__private::lift_data_like(#src, &#duals);));
                     args.push(data_arg(&p.ty_f64, &a));
                 }
                 Form::Other => args.push(quote!(::core::clone::Clone::clone(&#n))),
@@ -670,7 +673,8 @@ impl Spec {
             match p.form {
                 Form::Receiver => return None,
                 Form::Other if p.lift => {
-                    lets.push(quote!(let #a = ::mochi::__private::lift_data_like(#n, &[::mochi::Dual::<1>::constant(0.0)]);));
+                    let src = data_source(&p.ty_f64, n);
+                    lets.push(quote!(let #a = ::mochi::__private::lift_data_like(#src, &[::mochi::Dual::<1>::constant(0.0)]);));
                     args.push(data_arg(&p.ty_f64, &a));
                 }
                 Form::Other => args.push(quote!(::core::clone::Clone::clone(&#n))),
@@ -1384,5 +1388,15 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                 ((__mochi_y, __mochi_g), __mochi_pb)
             }
         }
+    }
+}
+
+/// A data argument as `lift_data_like` takes it: a reference as it is, a value taken by
+/// the function (`a: Vec<Vec<f64>>`) cloned.
+fn data_source(ty: &syn::Type, n: &impl quote::ToTokens) -> TokenStream {
+    if matches!(ty, syn::Type::Reference(_)) {
+        quote!(#n)
+    } else {
+        quote!(::core::clone::Clone::clone(&#n))
     }
 }

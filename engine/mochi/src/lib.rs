@@ -157,26 +157,34 @@ pub mod __private {
         #[cfg(feature = "ndarray")]
         pub use mochi_rules_ndarray::paths::*;
     }
-    /// What the scalar of a generic twin meets beyond `Float + Scalar`: with the ndarray
-    /// rules, their element trait (so that a twin may call the rule crates' generic
-    /// functions, `normal_logpdf::<T>`, and hold arrays of its scalar). `f64`, `f32` and
-    /// `Dual` meet it.
+    /// What the scalar of a generic twin meets beyond `Float + Scalar`: the constants of
+    /// `num_traits::FloatConst` (so that it may call a generic helper asking for
+    /// `T: Float + FloatConst`, `T::PI()`), and, with the ndarray rules, their element
+    /// trait (so that a twin may call the rule crates' generic functions,
+    /// `normal_logpdf::<T>`, and hold arrays of its scalar). `f64`, `f32` and `Dual` meet
+    /// it.
     #[cfg(all(feature = "ndarray", not(feature = "linalg")))]
-    pub trait TwinScalar: mochi_rules_ndarray::Elem {}
+    pub trait TwinScalar: mochi_rules_ndarray::Elem + num_traits::FloatConst {}
     #[cfg(all(feature = "ndarray", not(feature = "linalg")))]
-    impl<T: mochi_rules_ndarray::Elem> TwinScalar for T {}
+    impl<T: mochi_rules_ndarray::Elem + num_traits::FloatConst> TwinScalar for T {}
     /// With the linear-algebra rules too, their element trait (`Dual` has kernels of
     /// its own), so that a twin may call `cholesky`, `logdet`, `solve`, ….
     #[cfg(feature = "linalg")]
-    pub trait TwinScalar: mochi_rules_ndarray::Elem + mochi_rules_linalg::LinalgElem {}
+    pub trait TwinScalar:
+        mochi_rules_ndarray::Elem + mochi_rules_linalg::LinalgElem + num_traits::FloatConst
+    {
+    }
     #[cfg(feature = "linalg")]
-    impl<T: mochi_rules_ndarray::Elem + mochi_rules_linalg::LinalgElem> TwinScalar for T {}
-    /// What the scalar of a generic twin meets beyond `Float + Scalar` (nothing more
-    /// without the ndarray rules).
+    impl<T> TwinScalar for T where
+        T: mochi_rules_ndarray::Elem + mochi_rules_linalg::LinalgElem + num_traits::FloatConst
+    {
+    }
+    /// What the scalar of a generic twin meets beyond `Float + Scalar` without the
+    /// ndarray rules: the constants of `num_traits::FloatConst`.
     #[cfg(not(feature = "ndarray"))]
-    pub trait TwinScalar {}
+    pub trait TwinScalar: num_traits::FloatConst {}
     #[cfg(not(feature = "ndarray"))]
-    impl<T> TwinScalar for T {}
+    impl<T: num_traits::FloatConst> TwinScalar for T {}
     /// The rule traits of the standard rule crates, glob-imported by generated code.
     pub mod rules {
         pub use mochi_core::private::CastFloatRule;

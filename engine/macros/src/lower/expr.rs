@@ -1072,7 +1072,20 @@ impl Lowerer {
         self.note_rule_method(method, &derived);
         let refs = ops.iter().map(Operand::arg);
         let call = quote!(::mochi::__private::Call((#(#refs,)*)).#m(#derived));
-        self.rule_call(call, &ops, code)
+        let out = self.rule_call(call, &ops, code);
+        // A local sequence may be an array (`let rows = [[a, b], [c, d]];`) where the
+        // rule takes it as a slice, whose cotangent is a `Vec` (see
+        // `coerce_named_args`); the captures' tuple is the rule's own.
+        let seqs: Vec<Option<Expr>> = ops
+            .iter()
+            .enumerate()
+            .map(|(k, op)| match op {
+                Operand::Active { val, .. } if k + 1 < ops.len() => syn::parse2(val.clone()).ok(),
+                _ => None,
+            })
+            .collect();
+        coerce_named_args(seqs.iter().map(Option::as_ref), code);
+        out
     }
 
     /// The derived closure of `c`: `|p…, __mochi_caps| -> (value, pullback)`.

@@ -1008,7 +1008,19 @@ impl Lowerer {
             return;
         }
         let back = self.bind_pattern_fresh(pat, true, is_ref, code, true);
-        code.rev.push(Rev::back_into(o.cot(), back));
+        // `let y0: &[f64] = &[a, b];` (how an inlined helper binds a parameter given
+        // `&[a, b]`): the array's cotangent takes the slice's, a `Vec`.
+        let array_as_slice = matches!(ty, Some(syn::Type::Reference(r)) if matches!(&*r.elem, syn::Type::Slice(_)))
+            && matches!(crate::desugar::unparen(init_expr), Expr::Reference(r)
+                if matches!(crate::desugar::unparen(&r.expr), Expr::Array(_) | Expr::Repeat(_)));
+        match (o.cot(), array_as_slice) {
+            (Some(c), true) => code.rev.push(Rev::Acc {
+                into: c.clone(),
+                value: back,
+                how: AccKind::From,
+            }),
+            (c, _) => code.rev.push(Rev::back_into(c, back)),
+        }
         self.record_local_shape(pat, init_expr, code);
     }
 
