@@ -832,19 +832,13 @@ impl<T: crate::Scalar> LiftConst<T> for f32 {
     }
 }
 
-impl<T: crate::Scalar, const N: usize> LiftConst<T> for [f64; N] {
-    type Out = [T; N];
+/// An array of constants (`[f64; N]`, `[[f64; N]; M]`, `[(f64, f64, bool); N]` of a
+/// table of cases): each element lifted.
+impl<T, X: LiftConst<T>, const N: usize> LiftConst<T> for [X; N] {
+    type Out = [X::Out; N];
     #[inline(always)]
-    fn lift_const(self) -> [T; N] {
-        self.map(lit)
-    }
-}
-
-impl<T: crate::Scalar, const N: usize, const M: usize> LiftConst<T> for [[f64; N]; M] {
-    type Out = [[T; N]; M];
-    #[inline(always)]
-    fn lift_const(self) -> [[T; N]; M] {
-        self.map(|row| row.map(lit))
+    fn lift_const(self) -> [X::Out; N] {
+        self.map(LiftConst::lift_const)
     }
 }
 
@@ -902,25 +896,23 @@ impl<T, X: LiftConst<T>> LiftConst<T> for Vec<X> {
     }
 }
 
-impl<T, A: LiftConst<T>, B: LiftConst<T>> LiftConst<T> for (A, B) {
-    type Out = (A::Out, B::Out);
-    #[inline(always)]
-    fn lift_const(self) -> Self::Out {
-        (self.0.lift_const(), self.1.lift_const())
-    }
+/// Tuples of constants, each part lifted (a table of `(strike, maturity, is_call)`).
+macro_rules! lift_const_tuple {
+    ($($p:ident $i:tt),+) => {
+        impl<T, $($p: LiftConst<T>),+> LiftConst<T> for ($($p,)+) {
+            type Out = ($($p::Out,)+);
+            #[inline(always)]
+            fn lift_const(self) -> Self::Out {
+                ($(self.$i.lift_const(),)+)
+            }
+        }
+    };
 }
-
-impl<T, A: LiftConst<T>, B: LiftConst<T>, C: LiftConst<T>> LiftConst<T> for (A, B, C) {
-    type Out = (A::Out, B::Out, C::Out);
-    #[inline(always)]
-    fn lift_const(self) -> Self::Out {
-        (
-            self.0.lift_const(),
-            self.1.lift_const(),
-            self.2.lift_const(),
-        )
-    }
-}
+lift_const_tuple!(A 0, B 1);
+lift_const_tuple!(A 0, B 1, C 2);
+lift_const_tuple!(A 0, B 1, C 2, D 3);
+lift_const_tuple!(A 0, B 1, C 2, D 3, E 4);
+lift_const_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
 
 macro_rules! lift_const_as_is {
     ($($t:ty),*) => {$(
@@ -928,13 +920,6 @@ macro_rules! lift_const_as_is {
             type Out = $t;
             #[inline(always)]
             fn lift_const(self) -> $t {
-                self
-            }
-        }
-        impl<T, const N: usize> LiftConst<T> for [$t; N] {
-            type Out = [$t; N];
-            #[inline(always)]
-            fn lift_const(self) -> [$t; N] {
                 self
             }
         }

@@ -527,7 +527,8 @@ impl Spec {
         self.params.iter().filter(|p| p.form != Form::Other)
     }
 
-    /// `x: f64` / `x: &[f64]` / `n: usize`: the companions' parameters.
+    /// `x: f64` / `x: &[f64]` / `v: Vec<f64>` / `n: usize`: the companions' parameters,
+    /// of the function's own types.
     fn decls(&self) -> Vec<TokenStream> {
         let fl = &self.float;
         self.params
@@ -537,7 +538,10 @@ impl Spec {
                 match p.form {
                     Form::Receiver => quote!(&self),
                     Form::Scalar => quote!(#n: #fl),
-                    Form::Slice | Form::VecRef | Form::Vec => quote!(#n: &[#fl]),
+                    Form::Slice => quote!(#n: &[#fl]),
+                    // (As the function takes them: `v: Vec<f64>`, `v: &Vec<f64>`.)
+                    Form::VecRef => quote!(#n: &::std::vec::Vec<#fl>),
+                    Form::Vec => quote!(#n: ::std::vec::Vec<#fl>),
                     Form::Array(_) | Form::Other | Form::Fixed(_) => {
                         let t = &p.ty_f64;
                         quote!(#n: #t)
@@ -809,8 +813,8 @@ impl Spec {
                 let n = &p.name;
                 match p.form {
                     Form::Receiver | Form::Scalar | Form::Slice | Form::Fixed(_) => quote!(#n),
-                    Form::VecRef => quote!(&#n.to_vec()),
-                    Form::Vec => quote!(#n.to_vec()),
+                    Form::VecRef => quote!(#n),
+                    Form::Vec => quote!(::core::clone::Clone::clone(&#n)),
                     Form::Array(_) | Form::Other => quote!(::core::clone::Clone::clone(&#n)),
                 }
             })
@@ -1169,7 +1173,11 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
             }
             _ => {
                 own_lets.push(quote!(let #o: ::std::vec::Vec<f64> = #n[..].to_vec();));
-                hvp_args.push(quote!(&#o[..]));
+                hvp_args.push(match p.form {
+                    Form::Vec => quote!(::core::clone::Clone::clone(&#o)),
+                    Form::VecRef => quote!(&#o),
+                    _ => quote!(&#o[..]),
+                });
             }
         }
     }

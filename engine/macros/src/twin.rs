@@ -989,7 +989,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
             }
             None => {
                 let hint = if user_type_arg(&pt.ty).is_some() {
-                    "; mark the function `#[differentiable(higher_order)]`, with the type deriving `Tangent` (a struct of floats, integers, `bool`s, `Vec`s of these or ndarray arrays of `f64`, or an enum), to have them"
+                    "; mark the function `#[differentiable(higher_order)]`, with the type deriving `Tangent` (a struct of floats, integers, `bool`s, `Vec`s of these or ndarray arrays of `f64`, or an enum) or an alias of floats in arrays or `Vec`s (`type Mat3 = [[f64; 3]; 3];`), to have them"
                 } else {
                     ""
                 };
@@ -1020,7 +1020,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         ReturnType::Type(_, t) if user_type_arg(t).is_some_and(|(_, r)| !r) => {
             return Err((
                 Why::Result,
-                "its result is a struct; mark the function `#[differentiable(higher_order)]`, with the struct deriving `Tangent`, to have them".into(),
+                "its result is a struct (or a type alias); mark the function `#[differentiable(higher_order)]`, with the struct deriving `Tangent` (an alias naming floats in arrays or `Vec`s, `type Mat3 = [[f64; 3]; 3];`, needs nothing more), to have them".into(),
                 t.span(),
             ))
         }

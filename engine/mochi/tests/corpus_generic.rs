@@ -416,16 +416,17 @@ fn jvp_is_the_gradient_along_v_and_hvp_the_finite_difference_of_gradients() {
     }
 }
 
-/// A `Vec<T>` argument gets the companions too.
+/// A `Vec<T>` argument gets the companions too, each taking it as the function does (a
+/// `Vec`); the direction is a slice.
 #[test]
 fn companions_of_a_vec_argument() {
     let x = [0.3, 1.0, 2.0, 0.5];
     let v = [1.0, 0.0, 0.0, 0.0];
-    let (y, dy) = leading_mass_all::jvp(&x, &v);
+    let (y, dy) = leading_mass_all::jvp(x.to_vec(), &v);
     assert!(close(y, leading_mass_all(x.to_vec()), 1e-15));
     let g = leading_mass_all::gradient(x.to_vec());
     assert!(close(dy, g[0], 1e-12));
-    let h = leading_mass_all::hessian(&x);
+    let h = leading_mass_all::hessian(x.to_vec());
     for (a, b) in h.iter().zip(h.t().iter()) {
         assert!(close(*a, *b, 1e-14)); // symmetric up to rounding
     }

@@ -4339,3 +4339,142 @@ mod collected_structs {
         all_orders!(products, [0.3, 1.4, -0.5, 0.8]);
     }
 }
+
+/// Forms found by ports of numerical code: a constant table of tuples with a `bool`
+/// (an option book), a type alias of arrays under `higher_order`, a local array of rows
+/// walked by a chain, a closure-taking helper given `&[a, b]`, a nested range collect
+/// whose row closure is a block, a generic helper asking for `FloatConst`.
+mod ported_numerics {
+    use mochi::num_traits::{Float, FloatConst};
+    use mochi::prelude::*;
+
+    /// (strike, maturity, is a call)
+    const BOOK: [(f64, f64, bool); 3] = [(0.9, 0.5, true), (1.1, 1.0, false), (1.0, 0.75, true)];
+
+    #[differentiable]
+    pub fn book(x: &[f64]) -> f64 {
+        let (spot, rate) = (x[0], x[1]);
+        let mut value = 0.0;
+        for &(strike, t, is_call) in BOOK.iter() {
+            let forward = spot * (rate * t).exp();
+            let payoff = if is_call {
+                forward - strike
+            } else {
+                strike - forward
+            };
+            value += payoff * payoff * t;
+        }
+        value
+    }
+
+    pub type Mat2 = [[f64; 2]; 2];
+
+    #[differentiable(higher_order)]
+    fn rotation(a: f64) -> Mat2 {
+        let (s, c) = a.sin_cos();
+        [[c, -s], [s, c]]
+    }
+
+    #[differentiable(higher_order)]
+    fn apply(m: &Mat2, v: &[f64; 2]) -> [f64; 2] {
+        let mut out = [0.0; 2];
+        for i in 0..2 {
+            for j in 0..2 {
+                out[i] += m[i][j] * v[j];
+            }
+        }
+        out
+    }
+
+    #[differentiable(higher_order)]
+    pub fn rotated(x: &[f64]) -> f64 {
+        let p = apply(&rotation(x[0]), &[x[1], x[2]]);
+        p[0] * p[1] + p[0]
+    }
+
+    #[differentiable]
+    pub fn charges(x: &[f64]) -> f64 {
+        let rows = [[1.0, 1.0 - x[2]], [x[0], 0.5]];
+        rows.iter()
+            .map(|c| 1.0 / ((x[0] - c[0]).powi(2) + (x[1] - c[1]).powi(2) + 1.0).sqrt())
+            .sum()
+    }
+
+    #[differentiable]
+    fn euler<F: Fn(f64, &[f64]) -> Vec<f64>>(f: F, y0: &[f64], h: f64, steps: usize) -> Vec<f64> {
+        let mut y = y0.to_vec();
+        let mut t = 0.0;
+        for _ in 0..steps {
+            let k = f(t, &y);
+            for i in 0..y.len() {
+                y[i] += h * k[i];
+            }
+            t += h;
+        }
+        y
+    }
+
+    #[differentiable]
+    pub fn oscillator(x: &[f64]) -> f64 {
+        let w = x[0];
+        let y = euler(|_t, s| vec![s[1], -w * s[0]], &[x[1], 0.0], 0.1, 10);
+        y[0] * y[0] + y[1]
+    }
+
+    #[differentiable]
+    pub fn gram(x: &[f64]) -> f64 {
+        let n = x.len();
+        let a: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                let xi = x[i];
+                (0..n).map(|j| (xi - x[j]).cos() + xi * x[j]).collect()
+            })
+            .collect();
+        a[0][1] * a[1][2] + a[2][2]
+    }
+
+    #[differentiable]
+    fn wrapped_normal<T: Float + FloatConst>(x: T, s: T) -> T {
+        -(x * x) / (s + s) - (T::TAU() * s).ln() / (T::one() + T::one())
+    }
+
+    #[differentiable]
+    pub fn generic_const(x: &[f64]) -> f64 {
+        wrapped_normal(x[0], 1.0 + x[1] * x[1]) + x[1]
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(book, [1.05, 0.03]);
+        all_orders!(rotated, [0.4, 0.8, -0.3]);
+        all_orders!(charges, [0.3, 0.7, 0.2]);
+        all_orders!(oscillator, [1.3, 0.6]);
+        all_orders!(gram, [0.3, -0.5, 0.9]);
+        all_orders!(generic_const, [0.4, 0.7]);
+    }
+
+    /// `a` taken by value as `Vec<Vec<f64>>`: its Jacobian runs on copies.
+    #[differentiable]
+    pub fn solve2(a: Vec<Vec<f64>>, b: Vec<f64>) -> Vec<f64> {
+        let det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
+        vec![
+            (b[0] * a[1][1] - b[1] * a[0][1]) / det,
+            (a[0][0] * b[1] - a[1][0] * b[0]) / det,
+        ]
+    }
+
+    #[test]
+    fn a_jacobian_with_rows_taken_by_value() {
+        let a = vec![vec![2.0, 0.5], vec![0.25, 3.0]];
+        let (y, j) = solve2::jacobian(a.clone(), vec![1.0, -1.0]);
+        let det = 6.0 - 0.125;
+        assert!((y[0] - (3.0 + 0.5) / det).abs() < 1e-12);
+        // ∂x/∂b = A⁻¹.
+        let inv = [[3.0 / det, -0.5 / det], [-0.25 / det, 2.0 / det]];
+        for r in 0..2 {
+            for c in 0..2 {
+                assert!((j[[r, c]] - inv[r][c]).abs() < 1e-12, "{j:?}");
+            }
+        }
+    }
+}
