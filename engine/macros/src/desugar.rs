@@ -3650,9 +3650,11 @@ fn mem_fn(e: &Expr) -> Option<String> {
     None
 }
 
-/// `&mut place` → `place`, for a place the lowering can assign.
+/// `&mut place` → `place`, for a place the lowering can assign; a `&mut` reference held
+/// by a name (`lo` of `lo: &mut f64`) → `*lo`.
 fn mut_place(e: &Expr) -> Option<Expr> {
     match e {
+        Expr::Path(p) if p.path.get_ident().is_some() => Some(syn::parse_quote!((*#p))),
         Expr::Reference(r) if r.mutability.is_some() => match &*r.expr {
             p @ (Expr::Path(_) | Expr::Index(_) | Expr::Field(_)) => Some(p.clone()),
             Expr::Paren(p) => mut_place(&Expr::Reference(syn::ExprReference {
@@ -3663,6 +3665,15 @@ fn mut_place(e: &Expr) -> Option<Expr> {
         },
         Expr::Paren(p) => mut_place(&p.expr),
         _ => None,
+    }
+}
+
+/// A place read whole by a `mem` call: as it is (moved), or cloned when behind a
+/// reference (`(*lo).clone()`).
+fn moved_or_cloned(place: &Expr) -> Expr {
+    match unparen(place) {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => syn::parse_quote!(#place.clone()),
+        _ => place.clone(),
     }
 }
 
@@ -5230,67 +5241,6 @@ pub fn struct_elements_named(l: &mut syn::Local) {
     }
     if let Some(elem) = crate::iterchain::built_struct(unparen(&m.receiver)) {
         *t.ty = syn::parse_quote!(::std::vec::Vec<#elem>);
-    }
-}
-
-/// `std::mem::swap(a, b)` (also `mem::swap`, `core::mem::swap`) as `{ let t = (a).clone();
-/// a = b.clone(); b = t; }` on the places the references name (`&mut v` → `v`, a
-/// reference `r` → `*r`); `mem::replace(a, v)` as `{ let t = a.clone(); a = v; t }`;
-/// `mem::take(a)` as `mem::replace(a, Default::default())`. The derivation follows the
-/// values through the assignments.
-fn mem_calls(e: &Expr) -> Option<Expr> {
-    let Expr::Call(c) = e else { return None };
-    let Expr::Path(p) = &*c.func else { return None };
-    if p.qself.is_some() {
-        return None;
-    }
-    let segs: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    let name = match segs.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-        ["std" | "core", "mem", f] | ["mem", f] => f.to_string(),
-        _ => return None,
-    };
-    let place = |a: &Expr| -> Expr {
-        match unparen(a) {
-            Expr::Reference(r) if r.mutability.is_some() => (*r.expr).clone(),
-            other => syn::parse_quote!((*#other)),
-        }
-    };
-    let span = p.path.segments.last()?.ident.span();
-    let clone = |x: &Expr| -> Expr { syn::parse_quote_spanned!(span=> (#x).clone()) };
-    match (name.as_str(), c.args.len()) {
-        ("swap", 2) => {
-            let (a, b) = (place(&c.args[0]), place(&c.args[1]));
-            let (ca, cb) = (clone(&a), clone(&b));
-            Some(syn::parse_quote_spanned!(span=> {
-                let __mochi_swapped = #ca;
-                #a = #cb;
-                #b = __mochi_swapped;
-            }))
-        }
-        ("replace", 2) => {
-            let (a, v) = (place(&c.args[0]), &c.args[1]);
-            let ca = clone(&a);
-            Some(syn::parse_quote_spanned!(span=> {
-                let __mochi_replaced = #ca;
-                #a = #v;
-                __mochi_replaced
-            }))
-        }
-        ("take", 1) => {
-            let a = place(&c.args[0]);
-            let ca = clone(&a);
-            Some(syn::parse_quote_spanned!(span=> {
-                let __mochi_replaced = #ca;
-                #a = ::core::default::Default::default();
-                __mochi_replaced
-            }))
-        }
-        _ => None,
     }
 }
 
@@ -10028,13 +9978,6 @@ impl VisitMut for Desugar {
             self.visit_expr_mut(e);
             return;
         }
-        // `std::mem::swap(a, b)`, `mem::replace(a, v)`, `mem::take(a)` as the assignments
-        // they make.
-        if let Some(r) = mem_calls(e) {
-            *e = r;
-            self.visit_expr_mut(e);
-            return;
-        }
         // `chain.filter(p).last().copied().unwrap_or(d)` (also `next`, `nth`, `find`, and
         // any other use of the `Option`) of a chain whose length does not decide: the
         // walk that finds it, as an `Option`, as in `if let`.
@@ -10443,13 +10386,16 @@ impl VisitMut for Desugar {
                     return;
                 };
                 match (name.as_str(), c.args.len()) {
+                    // (A place behind a reference, `*lo`, is read by a clone: a value
+                    // cannot be moved out of it.)
                     ("swap", 2) => {
                         let (Some(a), Some(b)) = (mut_place(&c.args[0]), mut_place(&c.args[1]))
                         else {
                             return;
                         };
                         let t = format_ident!("__mochi_swap", span = span);
-                        *e = syn::parse_quote_spanned!(span=> { let #t = #a; #a = #b; #b = #t; });
+                        let (ra, rb) = (moved_or_cloned(&a), moved_or_cloned(&b));
+                        *e = syn::parse_quote_spanned!(span=> { let #t = #ra; #a = #rb; #b = #t; });
                     }
                     // `std::mem::take(&mut a)`: `replace` with the default.
                     ("take", 1) => {
@@ -10457,8 +10403,9 @@ impl VisitMut for Desugar {
                             return;
                         };
                         let t = format_ident!("__mochi_old", span = span);
+                        let ra = moved_or_cloned(&a);
                         *e = syn::parse_quote_spanned!(span=> {
-                            let #t = #a;
+                            let #t = #ra;
                             #a = ::core::default::Default::default();
                             #t
                         });
@@ -10469,7 +10416,8 @@ impl VisitMut for Desugar {
                         };
                         let v = &c.args[1];
                         let t = format_ident!("__mochi_old", span = span);
-                        *e = syn::parse_quote_spanned!(span=> { let #t = #a; #a = #v; #t });
+                        let ra = moved_or_cloned(&a);
+                        *e = syn::parse_quote_spanned!(span=> { let #t = #ra; #a = #v; #t });
                     }
                     _ => {}
                 }
