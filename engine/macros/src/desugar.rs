@@ -7091,6 +7091,77 @@ fn rest_of_block(b: &syn::Block, k: usize, x: &Expr) -> (syn::Block, bool) {
     (rest, hit)
 }
 
+/// `let it = x.chunks_exact(n);` (also `chunks`, `windows`, `rchunks`, `rchunks_exact`)
+/// of a variable `x`, the iterator then used only as a method's receiver or a `for`'s
+/// sequence (`it.remainder()`, `it.map(f).sum()`, `for c in it`): each use reads
+/// `x.chunks_exact(n)` itself, which the chain rewrites take (these iterators are cheap
+/// to make again, and `remainder` does not move them). Left as written when `x` is
+/// bound again after the `let`.
+fn inline_held_pieces(b: &mut syn::Block) {
+    struct Uses<'a> {
+        name: &'a syn::Ident,
+        by: Expr,
+        other: bool,
+    }
+    impl VisitMut for Uses<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            let named = |e: &Expr, n: &syn::Ident| matches!(unparen(e), Expr::Path(p) if p.path.is_ident(n));
+            match e {
+                Expr::MethodCall(m) if named(&m.receiver, self.name) => {
+                    *m.receiver = self.by.clone();
+                    for a in m.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                }
+                Expr::ForLoop(f) if named(&f.expr, self.name) => {
+                    *f.expr = self.by.clone();
+                    self.visit_block_mut(&mut f.body);
+                }
+                Expr::Path(p) if p.path.is_ident(self.name) => self.other = true,
+                _ => syn::visit_mut::visit_expr_mut(self, e),
+            }
+        }
+        fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+            if crate::activity::tokens_mention(&m.tokens, &|i| i == self.name) {
+                self.other = true;
+            }
+        }
+    }
+    let mut k = 0;
+    while k < b.stmts.len() {
+        let found = plain_let(&b.stmts[k]).and_then(|(name, init)| match unparen(init) {
+            Expr::MethodCall(m)
+                if m.args.len() == 1
+                    && matches!(
+                        m.method.to_string().as_str(),
+                        "chunks_exact" | "chunks" | "windows" | "rchunks" | "rchunks_exact"
+                    )
+                    && matches!(unparen(&m.receiver), Expr::Path(x) if x.path.get_ident().is_some()) =>
+            {
+                Some((name.clone(), init.clone(), (*m.receiver).clone()))
+            }
+            _ => None,
+        });
+        let Some((name, init, x)) = found else {
+            k += 1;
+            continue;
+        };
+        let (mut rest, hit) = rest_of_block(b, k, &x);
+        let mut uses = Uses {
+            name: &name,
+            by: syn::parse_quote!((#init)),
+            other: false,
+        };
+        uses.visit_block_mut(&mut rest);
+        if hit || uses.other {
+            k += 1;
+            continue;
+        }
+        b.stmts.truncate(k);
+        b.stmts.extend(rest.stmts);
+    }
+}
+
 /// `let name = init;` with a plain name (not `mut`, not `ref`, no sub-pattern) and no
 /// `else`: the name and the initialiser.
 fn plain_let(s: &syn::Stmt) -> Option<(&syn::Ident, &Expr)> {
@@ -9118,6 +9189,7 @@ impl VisitMut for Desugar {
         inline_view_borrows(b);
         inline_split_at(b, &mut self.next);
         inline_windows(b, &mut self.next);
+        inline_held_pieces(b);
         inline_held_iters(b, &mut self.next, &self.active);
         let mut stmts = Vec::with_capacity(b.stmts.len());
         // The pattern of a `let … else` over a chain's walk: `*v` after it reads `v`.
@@ -9977,6 +10049,31 @@ impl VisitMut for Desugar {
             *e = r;
             self.visit_expr_mut(e);
             return;
+        }
+        // `x.chunks_exact(n).remainder()`: the sub-slice it is, `&x[x.len() - x.len() %
+        // n..]` (`&x[..x.len() % n]` for `rchunks_exact`).
+        if let Expr::MethodCall(m) = e {
+            if m.method == "remainder" && m.args.is_empty() {
+                if let Expr::MethodCall(c) = unparen(&m.receiver) {
+                    let x = unparen(&c.receiver);
+                    if c.args.len() == 1 && matches!(x, Expr::Path(_) | Expr::Field(_)) {
+                        let n = &c.args[0];
+                        let span = m.method.span();
+                        let r: Option<Expr> = match c.method.to_string().as_str() {
+                            "chunks_exact" => Some(syn::parse_quote_spanned!(span=>
+                                &#x[#x.len() - #x.len() % (#n)..])),
+                            "rchunks_exact" => Some(syn::parse_quote_spanned!(span=>
+                                &#x[..#x.len() % (#n)])),
+                            _ => None,
+                        };
+                        if let Some(r) = r {
+                            *e = r;
+                            self.visit_expr_mut(e);
+                            return;
+                        }
+                    }
+                }
+            }
         }
         // `chain.filter(p).last().copied().unwrap_or(d)` (also `next`, `nth`, `find`, and
         // any other use of the `Option`) of a chain whose length does not decide: the

@@ -227,6 +227,7 @@ pub const SEQ_METHODS: &[&str] = &[
     "chunks_exact",
     "rchunks",
     "rchunks_exact",
+    "remainder",
     "first",
     "last",
     "unwrap",

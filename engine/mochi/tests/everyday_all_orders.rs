@@ -4478,3 +4478,34 @@ mod ported_numerics {
         }
     }
 }
+
+/// `chunks_exact(n)` held in a variable and its `remainder()` (also `rchunks_exact`).
+mod remainders {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn pairs_and_rest(x: &[f64]) -> f64 {
+        let it = x.chunks_exact(2);
+        let rem: f64 = it.remainder().iter().map(|v| v * v).sum();
+        let mut s = 0.0;
+        for c in it {
+            s += c[0] * c[1].sin();
+        }
+        let head = x.rchunks_exact(3).remainder();
+        s + rem * rem + head.iter().sum::<f64>() * x[0]
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(pairs_and_rest, [0.3, -0.4, 0.9, 1.2, -0.7]);
+    }
+
+    #[test]
+    fn the_remainders_are_the_ends() {
+        let x = [0.3, -0.4, 0.9, 1.2, -0.7];
+        // Pairs (0.3, -0.4), (0.9, 1.2); remainder [-0.7]; rchunks_exact(3) leaves
+        // [0.3, -0.4].
+        let want = 0.3 * (-0.4f64).sin() + 0.9 * 1.2f64.sin() + 0.49 * 0.49 + (0.3 - 0.4) * 0.3;
+        assert!((pairs_and_rest(&x) - want).abs() < 1e-12);
+    }
+}
