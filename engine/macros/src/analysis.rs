@@ -103,6 +103,12 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         if let Some(r) = crate::desugar::Receiver::of_param(t) {
             receivers.insert(i.to_string(), r);
         }
+        // (`pts: &[V2]`: a sequence of the user's structs.)
+        if crate::desugar::Receiver::user_elements(t).is_some()
+            || crate::desugar::mirror_elements(t)
+        {
+            crate::iterchain::note_struct_seq(&i.to_string(), true);
+        }
     }
     // A `mut v: Vec<_>` parameter is moved into a local first: a `Vec` may grow
     // (`v.push(x)`), and a local's cotangent follows its length, while a parameter's is

@@ -469,6 +469,23 @@ fn result_without_derivative(output: &syn::ReturnType) -> bool {
 /// of a trait implementation (`impl Model for Linear`), which can hold no items beyond
 /// the trait's; their companions are `pub`, as the trait's methods are.
 fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
+    // `impl Mul<V2> for f64`: the companions go into an inherent `impl` of the type,
+    // which a type of the language cannot have (E0390 at the attribute).
+    if let syn::Type::Path(p) = &*imp.self_ty {
+        if let Some(t) = p.path.get_ident().map(|i| i.to_string()) {
+            if crate::activity::INTEGER_TYPES.contains(&t.as_str())
+                || t == "f64"
+                || t == "f32"
+                || t == "bool"
+            {
+                let msg = format!(
+                    "#[differentiable]: an `impl` for `{t}` cannot be marked: its derivatives go into an inherent `impl` of the type, which a type of the language cannot have; write the operation with your type on the left (`impl Mul<{t}> for V2`, `v * s`), or as a function (`fn scale(s: {t}, v: V2) -> V2`)"
+                );
+                let err = syn::Error::new_spanned(&imp.self_ty, msg).to_compile_error();
+                return quote::quote!(#imp #err);
+            }
+        }
+    }
     // No method marked (`#[differentiable] impl Add for V2 { fn add .. }`): every method
     // is, but those whose result carries no derivative (`-> usize`, `-> bool`, `-> &str`,
     // a reference) and the associated functions without arguments (`V2::zero()`, a
@@ -1429,6 +1446,15 @@ fn derive_with(
         })
         .collect();
     lowerer.mut_refs = crate::lower::changeable_params(&func.sig);
+    lowerer.ret_ty = match &func.sig.output {
+        syn::ReturnType::Type(_, t)
+            if crate::tryop::last_ident(t).as_deref() == Some("Result")
+                && !crate::activity::tokens_mention(&quote::quote!(#t), &|i| i == "impl") =>
+        {
+            Some((**t).clone())
+        }
+        _ => None,
+    };
     let lowered = lowerer.lower_body(std::mem::take(&mut an.specs), &an.body);
     let fallbacks = lowerer.fallback_items();
     if let Some(first) = lowerer.errors.first().cloned() {

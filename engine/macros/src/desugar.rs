@@ -5244,6 +5244,26 @@ pub fn struct_elements_named(l: &mut syn::Local) {
     }
 }
 
+/// `Vec<__MochiTwinV2<T>>`, `&[<V2 as LiftField>::Of<T>]`: a sequence of a struct's generic
+/// mirror, in a generic form (see [`Receiver::user_elements`] for the structs
+/// themselves).
+pub fn mirror_elements(t: &syn::Type) -> bool {
+    let t = match t {
+        syn::Type::Reference(r) => &*r.elem,
+        other => other,
+    };
+    let elem = match t {
+        syn::Type::Slice(s) => Some(&*s.elem),
+        syn::Type::Array(a) => Some(&*a.elem),
+        other => crate::iterchain::vec_elem(other).flatten(),
+    };
+    // (Also `<V2 as LiftField>::Of<T>`, how the generic form names the mirror.)
+    matches!(elem, Some(syn::Type::Path(p))
+    if p.path.segments.last().is_some_and(|s| {
+        s.ident.to_string().starts_with("__MochiTwin") || (p.qself.is_some() && s.ident == "Of")
+    }))
+}
+
 /// A search giving an element by reference, taken out of its `Option` at once (see
 /// [`find_by_position`]): `*F.unwrap_or(&d)`, `F.unwrap_or(&d)`, `*F.unwrap()`, as
 /// `F.copied().unwrap_or(d)` and `F.copied().unwrap()`.
@@ -8357,7 +8377,7 @@ impl Desugar {
             return None;
         }
         let j = self.index_var(span);
-        let mut body = f.body.clone();
+        let body = f.body.clone();
         let mut binds = Vec::new();
         for (p, x) in t.elems.iter().zip([&a, &b]) {
             binds.push(match p {
@@ -8365,11 +8385,11 @@ impl Desugar {
                     let inner = &r.pat;
                     quote_spanned!(span=> let #inner = #x[#j];)
                 }
-                // (`*w` in the body reads the element by value, as for one sequence.)
+                // (A reference to the element, as the iterator gives it: a row
+                // `&[f64; 2]` of a constant table may be passed where a slice is taken,
+                // `m.predict(xi)`.)
                 Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => {
-                    let names = [i.ident.clone()];
-                    crate::rewrite::UnDeref { names: &names }.visit_block_mut(&mut body);
-                    quote_spanned!(span=> let #i = #x[#j];)
+                    quote_spanned!(span=> let #i = &#x[#j];)
                 }
                 Pat::Wild(_) => TokenStream::new(),
                 _ => return None,
@@ -8864,6 +8884,8 @@ impl Desugar {
                 .as_ref()
                 .is_some_and(|i| struct_literals(unparen(&i.expr))),
         };
+        let mirrors = matches!(&l.pat, Pat::Type(t) if mirror_elements(&t.ty));
+        crate::iterchain::note_struct_seq(&p.ident.to_string(), elements || mirrors);
         if elements && p.mutability.is_some() && p.by_ref.is_none() {
             self.element_receivers.insert(p.ident.to_string());
         }
@@ -10049,6 +10071,33 @@ impl VisitMut for Desugar {
             *e = r;
             self.visit_expr_mut(e);
             return;
+        }
+        // `x.windows(3).into_iter()` (also of `iter`, `chunks`, `outer_iter`, …): the
+        // iterator itself, which the loop and chain rewrites take.
+        if let Expr::MethodCall(m) = e {
+            if m.method == "into_iter" && m.args.is_empty() {
+                if let Expr::MethodCall(inner) = unparen(&m.receiver) {
+                    if matches!(
+                        inner.method.to_string().as_str(),
+                        "iter"
+                            | "windows"
+                            | "chunks"
+                            | "chunks_exact"
+                            | "rchunks"
+                            | "exact_chunks"
+                            | "outer_iter"
+                            | "axis_iter"
+                            | "rows"
+                            | "columns"
+                            | "enumerate"
+                            | "zip"
+                    ) {
+                        *e = Expr::MethodCall(inner.clone());
+                        self.visit_expr_mut(e);
+                        return;
+                    }
+                }
+            }
         }
         // `x.chunks_exact(n).remainder()`: the sub-slice it is, `&x[x.len() - x.len() %
         // n..]` (`&x[..x.len() % n]` for `rchunks_exact`).

@@ -657,12 +657,28 @@ thread_local! {
     /// `Vec<Vec<f64>>`: `row.iter()`, `row[j]`, `dot(row, x)`): bound by reference.
     static SEQ_PARAMS: std::cell::RefCell<std::collections::HashSet<syn::Ident>> =
         std::cell::RefCell::new(std::collections::HashSet::new());
+    /// The names that hold sequences of the user's structs (`pts: &[V2]`, `let pts:
+    /// Vec<V2> = ..`): their chains are index loops, not the rules of float sequences.
+    static STRUCT_SEQS: std::cell::RefCell<std::collections::HashSet<String>> =
+        std::cell::RefCell::new(std::collections::HashSet::new());
 }
 
 /// Starts the names of [`fresh_param`] over (at the start of an expansion).
 pub fn reset_fresh_params() {
     NEXT_PARAM.with(|c| c.set(0));
     SEQ_PARAMS.with(|s| s.borrow_mut().clear());
+    STRUCT_SEQS.with(|s| s.borrow_mut().clear());
+}
+
+/// Notes whether `name` holds a sequence of the user's structs (see `STRUCT_SEQS`).
+pub fn note_struct_seq(name: &str, is: bool) {
+    STRUCT_SEQS.with(|s| {
+        if is {
+            s.borrow_mut().insert(name.to_string());
+        } else {
+            s.borrow_mut().remove(name);
+        }
+    });
 }
 
 /// Methods of slices and `Vec`s, not of floats: a closure parameter that is their
@@ -805,16 +821,17 @@ pub fn contains_return(e: &Expr) -> bool {
 /// an index loop): `x.iter()[.copied()].sum()`/`.product()`, `x.iter().map(f).sum()`,
 /// `x.iter().zip(y.iter()).map(f).sum()`, `x.iter().fold(init, f)`.
 fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
-    let plain_seq = |s: &Stage| {
-        matches!(
-            s,
-            Stage::Seq {
-                start: None,
-                end: None,
-                seq: Expr::Path(_),
-                ..
-            }
-        )
+    let plain_seq = |s: &Stage| match s {
+        Stage::Seq {
+            start: None,
+            end: None,
+            seq: Expr::Path(p),
+            ..
+        } => !p
+            .path
+            .get_ident()
+            .is_some_and(|i| STRUCT_SEQS.with(|s| s.borrow().contains(&i.to_string()))),
+        _ => false,
     };
     let consumer = e.method.to_string();
     // The sequence rules hold floats (or rows of them): elements whose fields the
@@ -845,9 +862,48 @@ fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
         ("sum", [s, Stage::Zip(o), Stage::Map(c)]) => {
             plain_seq(s) && matches!(&o[..], [t] if plain_seq(t)) && floats(c)
         }
+        // (A fold from a struct, `fold(V2::zero(), |acc, &q| acc + q)`, is over structs.)
         ("fold", [s]) | ("fold", [s, Stage::Copied]) => {
-            plain_seq(s) && matches!(e.args.get(1), Some(Expr::Closure(c)) if floats(c))
+            plain_seq(s)
+                && matches!(e.args.get(1), Some(Expr::Closure(c)) if floats(c))
+                && !e.args.first().is_some_and(builds_struct)
         }
+        _ => false,
+    }
+}
+
+/// A value built as a struct: a struct literal, `T(..)` or `T::f(..)` of a capitalised
+/// type that is not a float's (`V2::zero()`, `P2(a, b)`).
+fn builds_struct(e: &Expr) -> bool {
+    match crate::desugar::unparen(e) {
+        Expr::Struct(_) => true,
+        Expr::Call(c) => match &*c.func {
+            // (In the generic form, a constant struct lifted: `lift_value::<T, _>(V2::zero())`.)
+            Expr::Path(p)
+                if p.path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "lift_value") =>
+            {
+                c.args.first().is_some_and(builds_struct)
+            }
+            Expr::Path(p) if p.qself.is_none() => {
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                let ty = match segs.len() {
+                    1 => &segs[0],
+                    2 => &segs[0],
+                    _ => return false,
+                };
+                ty.starts_with(|ch: char| ch.is_ascii_uppercase())
+                    && !matches!(ty.as_str(), "Some" | "Ok" | "Err" | "Vec" | "Box")
+            }
+            _ => false,
+        },
         _ => false,
     }
 }

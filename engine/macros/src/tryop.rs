@@ -214,12 +214,24 @@ impl TryOut {
             Kind::Result => {
                 // `r.map_err(f)?`: `f` applied to the error where it returns.
                 let (res, err) = match method(e, "map_err", 1) {
+                    // (A closure `|e| body` is written as `{ let e = ..; body }`: called in
+                    // place, its parameter's type would be unknown where its body is
+                    // checked, and `e.to_string()` "type annotations needed".)
                     Some((res, a)) => {
                         let f = &a[0];
-                        (
-                            res,
-                            quote::quote_spanned!(span=> (#f)(::mochi::__private::take_err(&#r))),
-                        )
+                        let err = match f {
+                            Expr::Closure(c) if c.inputs.len() == 1 => {
+                                let (pat, body) = (&c.inputs[0], &c.body);
+                                quote::quote_spanned!(span=> {
+                                    let #pat = ::mochi::__private::take_err(&#r);
+                                    #body
+                                })
+                            }
+                            _ => {
+                                quote::quote_spanned!(span=> (#f)(::mochi::__private::take_err(&#r)))
+                            }
+                        };
+                        (res, err)
                     }
                     None => (
                         e.clone(),

@@ -882,7 +882,8 @@ pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)>
     // (An associated function without `self`, `V2::new(x, y)`, keeps its arguments.)
     if let (Some(first), Some(r)) = (twin.sig.inputs.first_mut(), func.sig.receiver()) {
         *first = if r.reference.is_none() {
-            syn::parse_quote!(this: <Self as ::mochi::__private::LiftField>::Of<#t>)
+            let m = r.mutability;
+            syn::parse_quote!(#m this: <Self as ::mochi::__private::LiftField>::Of<#t>)
         } else {
             syn::parse_quote!(this: &<Self as ::mochi::__private::LiftField>::Of<#t>)
         };
@@ -951,7 +952,9 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
                 // `self` carries derivatives but is not itself a float (`self.n as f64`
                 // of an integer field is a constant).
                 // (`self` by value: an operator's `fn add(self, o: V2) -> V2`.)
-                if method && r.mutability.is_none() {
+                // (`mut self` by value, a builder's `fn with_decay(mut self, d: f64) ->
+                // Self`: the twin takes its mirror by value, `mut`.)
+                if method && (r.mutability.is_none() || r.reference.is_none()) {
                     continue;
                 }
             }
@@ -1053,6 +1056,8 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     crate::activity::analyse(&func.block, &mut active);
     float_locals(&func.block, &mut floats);
     let mut twin = func.clone();
+    // (A `const fn`'s twin is not one: its scalar's arithmetic is not `const`.)
+    twin.sig.constness = None;
     let mut bound = all_pattern_names(&func.block);
     if method {
         bound.insert("self".to_string());

@@ -4509,3 +4509,224 @@ mod remainders {
         assert!((pairs_and_rest(&x) - want).abs() < 1e-12);
     }
 }
+
+/// Forms of a third batch of ports: a builder taking `mut self`, a fold over a `Vec` of
+/// structs from a struct with an operator, a chain over structs reading fields of a
+/// local, a marked `const fn`, rows of a constant table handed to a method taking a
+/// slice, `windows(n).into_iter()`, a `match` of a choice as a function's value.
+mod struct_programs {
+    use mochi::prelude::*;
+    use std::ops::{Add, Sub};
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Schedule {
+        pub lr: f64,
+        pub decay: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Schedule {
+        pub fn new(lr: f64) -> Self {
+            Schedule { lr, decay: 1.0 }
+        }
+        pub fn with_decay(mut self, d: f64) -> Self {
+            self.decay = d;
+            self
+        }
+        pub fn at(&self, t: f64) -> f64 {
+            self.lr * (-self.decay * t).exp()
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn schedule_area(x: &[f64]) -> f64 {
+        let s = Schedule::new(x[0]).with_decay(x[1]);
+        (1..=4).map(|k| s.at(k as f64 * 0.5)).sum::<f64>() * 0.5
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct V2 {
+        pub x: f64,
+        pub y: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Add for V2 {
+        type Output = V2;
+        fn add(self, o: V2) -> V2 {
+            V2 {
+                x: self.x + o.x,
+                y: self.y + o.y,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Sub for V2 {
+        type Output = V2;
+        fn sub(self, o: V2) -> V2 {
+            V2 {
+                x: self.x - o.x,
+                y: self.y - o.y,
+            }
+        }
+    }
+
+    impl V2 {
+        pub fn zero() -> Self {
+            V2 { x: 0.0, y: 0.0 }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn spread(p: &[f64]) -> f64 {
+        let pts: Vec<V2> = p.chunks(2).map(|c| V2 { x: c[0], y: c[1] }).collect();
+        let sum = pts.iter().fold(V2::zero(), |acc, &q| acc + q);
+        let c = V2 {
+            x: sum.x / 3.0,
+            y: sum.y / 3.0,
+        };
+        pts.iter()
+            .map(|q| {
+                let d = *q - c;
+                d.x * d.x + d.y * d.y
+            })
+            .sum::<f64>()
+            + c.x * c.y
+    }
+
+    #[differentiable]
+    const fn half(v: f64) -> f64 {
+        v * 0.5
+    }
+
+    #[differentiable]
+    pub fn uses_const_fn(x: &[f64]) -> f64 {
+        half(x[0] * x[1]) + half(x[1]).sin()
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Lin {
+        pub w: Vec<f64>,
+    }
+
+    impl Lin {
+        #[differentiable]
+        pub fn predict(&self, xi: &[f64]) -> f64 {
+            self.w.iter().zip(xi).map(|(a, b)| a * b).sum::<f64>()
+        }
+    }
+
+    const XS: [[f64; 2]; 3] = [[0.5, 1.0], [-0.3, 0.4], [1.1, -0.6]];
+    const YS: [f64; 3] = [0.8, -0.1, 0.3];
+
+    #[differentiable]
+    pub fn lin_loss(x: &[f64]) -> f64 {
+        let m = Lin { w: x.to_vec() };
+        let mut s = 0.0;
+        for (xi, &yi) in XS.iter().zip(YS.iter()) {
+            let r = m.predict(xi) - yi;
+            s += r * r;
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn window_sums(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (i, w) in x.windows(2).into_iter().enumerate() {
+            s += (i as f64 + 1.0) * w[0] * w[1];
+        }
+        s
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub enum Shape {
+        Circle { r: f64 },
+        Square { a: f64 },
+    }
+
+    /// A function of a choice alone: its value (no derivative flows to the settings).
+    #[differentiable]
+    pub fn area(s: &Shape) -> f64 {
+        match s {
+            Shape::Circle { r } => std::f64::consts::PI * r * r,
+            Shape::Square { a } => a * a,
+        }
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(schedule_area, [0.5, 0.8]);
+        all_orders!(spread, [0.3, 1.4, -0.5, 0.8, 0.2, -0.6]);
+        all_orders!(uses_const_fn, [0.7, -0.4]);
+        all_orders!(window_sums, [0.3, -0.4, 0.9, 1.2]);
+    }
+
+    #[test]
+    fn rows_of_a_constant_given_to_a_method() {
+        let x = [0.4, -0.2];
+        let g = lin_loss::gradient(&x);
+        crate::common::assert_gradient_matches(lin_loss, &g, &x);
+    }
+
+    #[test]
+    fn the_value_of_a_choice() {
+        assert_eq!(area(&Shape::Square { a: 3.0 }), 9.0);
+        let (v, _) = area::value_and_gradient(&Shape::Circle { r: 1.0 });
+        assert!((v - std::f64::consts::PI).abs() < 1e-15);
+    }
+}
+
+/// `?` after `map_err(|e| ..)` reading the error, and `Box<dyn Error>` results built by
+/// an early `return Err(Box::new(..))` and by `?`.
+mod error_results {
+    use mochi::prelude::*;
+
+    #[derive(Debug)]
+    pub struct Bad(pub usize);
+
+    impl std::fmt::Display for Bad {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "bad value at {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Bad {}
+
+    #[differentiable]
+    pub fn scaled(x: &[f64], text: &str) -> Result<f64, String> {
+        let k: f64 = text
+            .trim()
+            .parse::<f64>()
+            .map_err(|e| format!("scale: {e}"))?;
+        Ok(k * x.iter().map(|v| v * v).sum::<f64>())
+    }
+
+    #[differentiable]
+    pub fn logs(x: &[f64], text: &str) -> Result<f64, Box<dyn std::error::Error>> {
+        let mut s = 0.0;
+        for (i, &v) in x.iter().enumerate() {
+            if v <= 0.0 {
+                return Err(Box::new(Bad(i)));
+            }
+            s += v.ln() * (i as f64 + 1.0);
+        }
+        let scale = text.parse::<f64>()?;
+        Ok(s * scale)
+    }
+
+    #[test]
+    fn gradients_and_errors() {
+        let x = [0.5, 1.5];
+        let (g, _) = scaled::gradient(&x, " 2.0 ").expect("parses");
+        assert_eq!(g, vec![2.0, 6.0]);
+        let e = scaled::gradient(&x, "two").expect_err("does not parse");
+        assert!(e.starts_with("scale: "), "{e}");
+        let (g, _) = logs::gradient(&x, "1.5").expect("positive");
+        assert!((g[0] - 1.5 / 0.5).abs() < 1e-12 && (g[1] - 3.0 / 1.5).abs() < 1e-12);
+        let e = logs::gradient(&[0.5, -1.0], "1.5").expect_err("a negative value");
+        assert_eq!(e.to_string(), "bad value at 1");
+        assert!(logs::gradient(&x, "x").is_err());
+    }
+}

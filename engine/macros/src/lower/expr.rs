@@ -457,6 +457,24 @@ impl Lowerer {
                     self.err(s, "mochi: struct update syntax `..base` is not supported in differentiable code; list every field");
                 }
                 let path = &s.path;
+                // `Shape::Circle { r: x[0] }`: a variant of the user's enum (a type and a
+                // variant, both capitalised) given a value with a derivative. An enum
+                // deriving `Tangent` is a choice, its settings constants: the derivative
+                // would stop there.
+                let segs: Vec<String> = path.segments.iter().map(|g| g.ident.to_string()).collect();
+                let variant = matches!(&segs[..], [t, v]
+                    if t != "Self" && [t, v].iter().all(|n| n.starts_with(|c: char| c.is_ascii_uppercase())));
+                if variant
+                    && s.fields
+                        .iter()
+                        .any(|f| expr_is_active(&f.expr, &self.active))
+                {
+                    self.err(
+                        s,
+                        format!("mochi: the variant `{}` is given a value with a derivative; an enum deriving `Tangent` is a choice whose settings carry none (README, \"A configuration enum\"), so the derivative would stop here; keep the differentiable values in a struct deriving `Tangent` (or pass them beside the enum) and let the enum choose", segs.join("::")),
+                    );
+                    return Operand::Inactive(quote!(()));
+                }
                 let mut ops = Vec::new();
                 let mut members = Vec::new();
                 for f in &s.fields {

@@ -170,6 +170,10 @@ pub struct Lowerer {
     returned: Option<Ident>,
     /// With early `return`s: the returned value.
     ret_val: Option<Ident>,
+    /// The function's result type when it is a `Result` (`Result<f64, Box<dyn Error>>`):
+    /// the early-return value is declared with it, so that `return Err(Box::new(e))`
+    /// coerces as it does in the function.
+    pub ret_ty: Option<syn::Type>,
     /// With early `return`s: the returned value's cotangent.
     ret_cot: Option<Ident>,
     /// The shapes of indexed parameters, read once at the top.
@@ -310,6 +314,7 @@ impl Lowerer {
             loops: Vec::new(),
             returned: None,
             ret_val: None,
+            ret_ty: None,
             ret_cot: None,
             param_shapes: HashMap::new(),
             shared_params: HashSet::new(),
@@ -603,8 +608,14 @@ impl Lowerer {
             let rv = self.fresh("ret");
             let rc = self.fresh("dret");
             self.top.push(quote!(let mut #flag = false;));
-            self.top
-                .push(quote!(let mut #rv = ::core::option::Option::None;));
+            match &self.ret_ty {
+                Some(t) => self.top.push(
+                    quote!(let mut #rv: ::core::option::Option<#t> = ::core::option::Option::None;),
+                ),
+                None => self
+                    .top
+                    .push(quote!(let mut #rv = ::core::option::Option::None;)),
+            }
             self.cots.push(ir::rt::zero_decl(&rc));
             self.returned = Some(flag);
             self.ret_val = Some(rv.clone());
@@ -733,6 +744,12 @@ impl Lowerer {
                         return Some(Operand::Inactive(quote!(#e)));
                     }
                     if is_control_flow_stmt(e) && !expr_is_active(e, &self.active) {
+                        // (A `match` or an `if` that has a value, every arm ending in
+                        // one, `match s { Shape::Circle { r } => PI * r * r, .. }` of a
+                        // choice: that value, a constant.)
+                        if yields_value(e) {
+                            return self.lower_control_value(e, code, true);
+                        }
                         self.lower_stmt(s, code);
                         return None;
                     }
@@ -1986,6 +2003,38 @@ fn compound_op(op: &syn::BinOp) -> Option<&'static str> {
         DivAssign(_) => Some("/"),
         RemAssign(_) => Some("%"),
         _ => None,
+    }
+}
+
+/// Whether an `if` with an `else` or a `match` ends every branch in a value (an
+/// expression, or a block whose last statement is one), as opposed to statements.
+fn yields_value(e: &Expr) -> bool {
+    fn ends_in_value(e: &Expr) -> bool {
+        match e {
+            Expr::Block(b) => {
+                matches!(b.block.stmts.last(), Some(Stmt::Expr(t, None)) if ends_in_value(t))
+            }
+            Expr::If(_) | Expr::Match(_) => yields_value(e),
+            Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) | Expr::Macro(_) => false,
+            Expr::Assign(_) | Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => false,
+            Expr::Binary(b) => !crate::activity::is_arithmetic_assign(&b.op),
+            _ => true,
+        }
+    }
+    match e {
+        Expr::If(i) => {
+            let then: Expr = Expr::Block(syn::ExprBlock {
+                attrs: Vec::new(),
+                label: None,
+                block: i.then_branch.clone(),
+            });
+            ends_in_value(&then)
+                && i.else_branch
+                    .as_ref()
+                    .is_some_and(|(_, e)| ends_in_value(e))
+        }
+        Expr::Match(m) => !m.arms.is_empty() && m.arms.iter().all(|a| ends_in_value(&a.body)),
+        _ => false,
     }
 }
 
