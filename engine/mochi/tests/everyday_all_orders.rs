@@ -4631,6 +4631,8 @@ mod struct_programs {
         s
     }
 
+    // (`into_iter()` of an iterator is the form tested.)
+    #[allow(clippy::useless_conversion)]
     #[differentiable]
     pub fn window_sums(x: &[f64]) -> f64 {
         let mut s = 0.0;
