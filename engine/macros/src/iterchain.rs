@@ -888,12 +888,7 @@ fn builds_struct(e: &Expr) -> bool {
                 c.args.first().is_some_and(builds_struct)
             }
             Expr::Path(p) if p.qself.is_none() => {
-                let segs: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
+                let segs = crate::rewrite::path_segments(&p.path);
                 let ty = match segs.len() {
                     1 => &segs[0],
                     2 => &segs[0],

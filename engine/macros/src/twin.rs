@@ -672,31 +672,16 @@ fn scalar_names(func: &ItemFn) -> HashSet<String> {
             _ => None,
         })
         .collect();
-    struct Lets(Vec<(String, Option<Type>, Option<Expr>)>);
-    impl<'a> Visit<'a> for Lets {
-        fn visit_local(&mut self, l: &'a syn::Local) {
-            let (pat, ty) = match &l.pat {
-                Pat::Type(t) => (&*t.pat, Some((*t.ty).clone())),
-                p => (p, None),
-            };
-            if let Pat::Ident(pi) = pat {
-                let init = l.init.as_ref().map(|i| (*i.expr).clone());
-                self.0.push((pi.ident.to_string(), ty, init));
-            }
-            syn::visit::visit_local(self, l);
-        }
-    }
-    let mut lets = Lets(Vec::new());
-    lets.visit_block(&func.block);
+    let lets = BodyLets::of(&func.block);
     // A name bound twice must be a scalar in every binding.
     loop {
         let before = names.len();
-        for (name, ..) in &lets.0 {
+        for (name, ..) in &lets.lets {
             if names.contains(name) {
                 continue;
             }
             let all = lets
-                .0
+                .lets
                 .iter()
                 .filter(|(n, ..)| n == name)
                 .all(|(_, ty, init)| {
@@ -1770,6 +1755,44 @@ pub(crate) fn constructor_type(name: &str) -> bool {
     user_type_name(name) && !library_type(name)
 }
 
+/// The `let`s of a body that bind one name (the name, the type written, the initial
+/// value) and the `for` loops that bind one (the name, the sequence), in order.
+struct BodyLets {
+    lets: Vec<(String, Option<Type>, Option<Expr>)>,
+    fors: Vec<(String, Expr)>,
+}
+
+impl<'a> Visit<'a> for BodyLets {
+    fn visit_local(&mut self, l: &'a syn::Local) {
+        let (pat, ty) = match &l.pat {
+            Pat::Type(t) => (&*t.pat, Some((*t.ty).clone())),
+            p => (p, None),
+        };
+        if let Pat::Ident(pi) = pat {
+            let init = l.init.as_ref().map(|i| (*i.expr).clone());
+            self.lets.push((pi.ident.to_string(), ty, init));
+        }
+        syn::visit::visit_local(self, l);
+    }
+    fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
+        if let Pat::Ident(pi) = &*f.pat {
+            self.fors.push((pi.ident.to_string(), (*f.expr).clone()));
+        }
+        syn::visit::visit_expr_for_loop(self, f);
+    }
+}
+
+impl BodyLets {
+    fn of(block: &syn::Block) -> BodyLets {
+        let mut b = BodyLets {
+            lets: Vec::new(),
+            fors: Vec::new(),
+        };
+        b.visit_block(block);
+        b
+    }
+}
+
 /// The names of `func` that hold integers: its parameters of integer types, the
 /// variables of `for` loops over ranges of integers (also reversed or stepped), and the
 /// locals bound once to an integer expression (see [`integer_expr`]), to a type of
@@ -1791,31 +1814,7 @@ fn integer_names(func: &ItemFn) -> HashSet<String> {
             _ => None,
         })
         .collect();
-    struct Lets(
-        Vec<(String, Option<Type>, Option<Expr>)>,
-        Vec<(String, Expr)>,
-    );
-    impl<'a> Visit<'a> for Lets {
-        fn visit_local(&mut self, l: &'a syn::Local) {
-            let (pat, ty) = match &l.pat {
-                Pat::Type(t) => (&*t.pat, Some((*t.ty).clone())),
-                p => (p, None),
-            };
-            if let Pat::Ident(pi) = pat {
-                let init = l.init.as_ref().map(|i| (*i.expr).clone());
-                self.0.push((pi.ident.to_string(), ty, init));
-            }
-            syn::visit::visit_local(self, l);
-        }
-        fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
-            if let Pat::Ident(pi) = &*f.pat {
-                self.1.push((pi.ident.to_string(), (*f.expr).clone()));
-            }
-            syn::visit::visit_expr_for_loop(self, f);
-        }
-    }
-    let mut lets = Lets(Vec::new(), Vec::new());
-    lets.visit_block(&func.block);
+    let lets = BodyLets::of(&func.block);
     let range = |e: &Expr, names: &HashSet<String>| {
         let mut e = crate::desugar::unparen(e);
         while let Expr::MethodCall(m) = e {
@@ -1833,8 +1832,8 @@ fn integer_names(func: &ItemFn) -> HashSet<String> {
     };
     loop {
         let before = names.len();
-        for (name, ty, init) in &lets.0 {
-            if names.contains(name) || lets.0.iter().filter(|(n, ..)| n == name).count() > 1 {
+        for (name, ty, init) in &lets.lets {
+            if names.contains(name) || lets.lets.iter().filter(|(n, ..)| n == name).count() > 1 {
                 continue;
             }
             let integer = ty.as_ref().is_some_and(int_type)
@@ -1843,7 +1842,7 @@ fn integer_names(func: &ItemFn) -> HashSet<String> {
                 names.insert(name.clone());
             }
         }
-        for (name, e) in &lets.1 {
+        for (name, e) in &lets.fors {
             if !names.contains(name) && range(e, &names) {
                 names.insert(name.clone());
             }
