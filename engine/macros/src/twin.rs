@@ -1016,7 +1016,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         other => {
             return Err((
                 Why::Result,
-                "its result is not an `f64`, a `Vec<f64>`, a tuple of them or an `Option` of one"
+                "its result is not an `f64`, a `Vec<f64>`, a tuple of them (integers and `bool`s beside), or an `Option` or a `Result` of one"
                     .into(),
                 other.span(),
             ))
@@ -1390,8 +1390,29 @@ fn result_ok(ty: &Type) -> bool {
     if let Some(inner) = option_of(ty) {
         return option_of(inner).is_none() && result_ok(inner);
     }
+    // `Result<f64, E>` likewise: its twin gives `Result<T, E>`.
+    if let Type::Path(p) = ty {
+        if let Some(last) = p.path.segments.last().filter(|l| l.ident == "Result") {
+            if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
+                if let (2, Some(syn::GenericArgument::Type(inner))) = (a.args.len(), a.args.first())
+                {
+                    return option_of(inner).is_none() && result_ok(inner);
+                }
+            }
+        }
+    }
+    // (A tuple may hold counts and flags beside its floats: `(f64, f64, usize)`.)
+    let integer = |e: &Type| {
+        matches!(e, Type::Path(p)
+        if p.path.get_ident().is_some_and(|i| INTEGER_TYPES.contains(&i.to_string().as_str()) || i == "bool"))
+    };
     match ty {
-        Type::Tuple(t) => t.elems.iter().all(|e| float_container(e) || rows_of_f64(e)),
+        Type::Tuple(t) => {
+            t.elems.iter().any(|e| float_container(e) || rows_of_f64(e))
+                && t.elems
+                    .iter()
+                    .all(|e| float_container(e) || rows_of_f64(e) || integer(e))
+        }
         t => float_container(t) || rows_of_f64(t),
     }
 }
@@ -3192,6 +3213,39 @@ impl VisitMut for Rewrite<'_> {
                 };
                 let path = path_string(&fp.path);
                 let segs = segments(&fp.path);
+                // `Err(DomainError::Negative(v))`: an error of the user's holding the
+                // function's floats, which are the twin's scalar here; read back as
+                // floats (`Unlift`), the error is the function's own.
+                if path == "Err" && c.args.len() == 1 {
+                    if let Expr::Call(inner) = &c.args[0] {
+                        let variant = matches!(&*inner.func, Expr::Path(ip)
+                            if ip.qself.is_none()
+                                && ip.path.segments.len() == 2
+                                && ip.path.segments.iter().all(|s| s.ident.to_string().starts_with(|ch: char| ch.is_ascii_uppercase())));
+                        if variant {
+                            let fty = syn::Ident::new(float(), Span::call_site());
+                            let (tr, m) = (
+                                quote::format_ident!("Unlift{}", fty.to_string().to_uppercase()),
+                                quote::format_ident!("unlift_{}", fty),
+                            );
+                            let floats = self.floats;
+                            let Expr::Call(c) = e else { unreachable!() };
+                            let Expr::Call(inner) = &mut c.args[0] else { unreachable!() };
+                            for a in inner.args.iter_mut() {
+                                let f = floaty(a, floats);
+                                self.visit_expr_mut(a);
+                                if f {
+                                    *a = syn::parse_quote!({
+                                        #[allow(unused_imports)]
+                                        use ::mochi::__private::#tr as _;
+                                        (#a).#m()
+                                    });
+                                }
+                            }
+                            return;
+                        }
+                    }
+                }
                 if segs.len() == 2 && segs[0] == float() {
                     if segs[1] == "from" && !c.args.iter().any(|a| floaty(a, self.floats)) {
                         let inner = quote!(#c);

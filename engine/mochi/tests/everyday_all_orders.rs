@@ -4062,7 +4062,7 @@ mod wrapped_collects {
             .sum::<f64>()
     }
 
-    /// (A function returning a `Result` has no generic form: the gradient.)
+    /// (Through the `Result` too, since its generic form gives `Result<Vec<T>, String>`.)
     #[differentiable]
     pub fn logs_product(x: &[f64]) -> f64 {
         let l = checked_logs(x).unwrap();
@@ -4072,6 +4072,7 @@ mod wrapped_collects {
     mod orders {
         use crate::all_orders;
         all_orders!(unwrapped, [0.3, -0.4, 0.9]);
+        all_orders!(logs_product, [0.3, -0.4, 0.9]);
     }
 
     #[test]
@@ -4730,5 +4731,58 @@ mod error_results {
         let e = logs::gradient(&[0.5, -1.0], "1.5").expect_err("a negative value");
         assert_eq!(e.to_string(), "bad value at 1");
         assert!(logs::gradient(&x, "x").is_err());
+    }
+}
+
+/// Helpers returning a `Result` (its error an enum of the user's holding a float) or a
+/// tuple with a count beside its floats: their callers keep every order.
+mod fallible_helpers {
+    use mochi::prelude::*;
+
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum DomainError {
+        Negative(f64),
+    }
+
+    #[differentiable]
+    fn checked_sqrt(v: f64) -> Result<f64, DomainError> {
+        if v < 0.0 {
+            return Err(DomainError::Negative(v));
+        }
+        Ok(v.sqrt())
+    }
+
+    #[differentiable]
+    fn stats(x: &[f64]) -> (f64, f64, usize) {
+        let n = x.len() as f64;
+        let m = x.iter().sum::<f64>() / n;
+        let v = x.iter().map(|t| (t - m) * (t - m)).sum::<f64>() / n;
+        let above = x.iter().filter(|t| **t > m).count();
+        (m, v, above)
+    }
+
+    #[differentiable]
+    pub fn with_fallbacks(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for &v in x {
+            s += checked_sqrt(v).unwrap_or_else(|_| -v * 0.5);
+            s += match checked_sqrt(v * v + 0.1) {
+                Ok(r) => r.ln(),
+                Err(_) => 0.0,
+            };
+        }
+        let (m, var, above) = stats(x);
+        s + m * var + above as f64
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(with_fallbacks, [0.7, -0.4, 1.3, -0.9, 0.5]);
+    }
+
+    #[test]
+    fn the_error_holds_the_value() {
+        assert_eq!(checked_sqrt(-2.0), Err(DomainError::Negative(-2.0)));
+        assert_eq!(checked_sqrt(4.0), Ok(2.0));
     }
 }
