@@ -5186,13 +5186,8 @@ fn find_by_position(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
     let span = find.method.span();
     let p = &find.args[0];
     // The predicate takes a reference to the item; `position` gives the item itself.
-    let pred: Expr = match p {
-        Expr::Closure(c) if c.inputs.len() == 1 && c.asyncness.is_none() => {
-            let (pat, body) = (&c.inputs[0], &c.body);
-            syn::parse_quote_spanned!(span=> |__mochi_e| { let #pat = &__mochi_e; #body })
-        }
-        _ => syn::parse_quote_spanned!(span=> |__mochi_e| (#p)(&__mochi_e)),
-    };
+    let test = predicate_on_item(p, span);
+    let pred: Expr = syn::parse_quote_spanned!(span=> |__mochi_e| #test);
     let items = &find.receiver;
     let elem = if by_value {
         quote_spanned!(span=> #x[__mochi_k])
@@ -5262,6 +5257,19 @@ pub fn mirror_elements(t: &syn::Type) -> bool {
     if p.path.segments.last().is_some_and(|s| {
         s.ident.to_string().starts_with("__MochiTwin") || (p.qself.is_some() && s.ident == "Of")
     }))
+}
+
+/// A `find` predicate `p` applied to a reference to `__mochi_e`, the item: a closure's
+/// body with its pattern bound (`{ let &&v = &__mochi_e; v < 0.0 }`), another
+/// predicate called.
+fn predicate_on_item(p: &Expr, span: Span) -> Expr {
+    match unparen(p) {
+        Expr::Closure(c) if c.inputs.len() == 1 && c.asyncness.is_none() => {
+            let (pat, body) = (&c.inputs[0], &c.body);
+            syn::parse_quote_spanned!(span=> { let #pat = &__mochi_e; #body })
+        }
+        _ => syn::parse_quote_spanned!(span=> (#p)(&__mochi_e)),
+    }
 }
 
 /// A search giving an element by reference, taken out of its `Option` at once (see
@@ -5367,14 +5375,7 @@ fn find_through_adapters(
     } else {
         found
     };
-    let p = &find.args[0];
-    let test: Expr = match unparen(p) {
-        Expr::Closure(c) if c.inputs.len() == 1 && c.asyncness.is_none() => {
-            let (pat, body) = (&c.inputs[0], &c.body);
-            syn::parse_quote_spanned!(span=> { let #pat = &__mochi_e; #body })
-        }
-        _ => syn::parse_quote_spanned!(span=> (#p)(&__mochi_e)),
-    };
+    let test = predicate_on_item(&find.args[0], span);
     let search = if find.method == "rfind" {
         quote_spanned!(span=> rev().find)
     } else {

@@ -875,31 +875,35 @@ fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
 /// A value built as a struct: a struct literal, `T(..)` or `T::f(..)` of a capitalised
 /// type that is not a float's (`V2::zero()`, `P2(a, b)`).
 fn builds_struct(e: &Expr) -> bool {
+    struct_built_by(e).is_some()
+}
+
+/// The struct type a value is built as: a struct literal's path, the type of `T(..)` or
+/// `T::f(..)` of a capitalised type that is not a variant or a library container
+/// (`V2::zero()`, `P2(a, b)`), also lifted in a generic form (`lift_value::<T,
+/// _>(V2::zero())`).
+fn struct_built_by(e: &Expr) -> Option<syn::Path> {
     match crate::desugar::unparen(e) {
-        Expr::Struct(_) => true,
+        Expr::Struct(st) if st.qself.is_none() => Some(st.path.clone()),
         Expr::Call(c) => match &*c.func {
-            // (In the generic form, a constant struct lifted: `lift_value::<T, _>(V2::zero())`.)
             Expr::Path(p)
                 if p.path
                     .segments
                     .last()
                     .is_some_and(|s| s.ident == "lift_value") =>
             {
-                c.args.first().is_some_and(builds_struct)
+                c.args.first().and_then(struct_built_by)
             }
-            Expr::Path(p) if p.qself.is_none() => {
-                let segs = crate::rewrite::path_segments(&p.path);
-                let ty = match segs.len() {
-                    1 => &segs[0],
-                    2 => &segs[0],
-                    _ => return false,
-                };
-                ty.starts_with(|ch: char| ch.is_ascii_uppercase())
-                    && !matches!(ty.as_str(), "Some" | "Ok" | "Err" | "Vec" | "Box")
+            Expr::Path(p) if p.qself.is_none() && (1..=2).contains(&p.path.segments.len()) => {
+                let ty = &p.path.segments[0].ident;
+                let name = ty.to_string();
+                (name.starts_with(|ch: char| ch.is_ascii_uppercase())
+                    && !matches!(name.as_str(), "Some" | "Ok" | "Err" | "Vec" | "Box"))
+                .then(|| ty.clone().into())
             }
-            _ => false,
+            _ => None,
         },
-        _ => false,
+        _ => None,
     }
 }
 
@@ -2399,30 +2403,11 @@ pub fn built_struct(chain: &Expr) -> Option<syn::Type> {
             _ => return None,
         }
     }
-    let path = match body {
-        Expr::Struct(st) if st.qself.is_none() => st.path.clone(),
-        Expr::Call(call) => match &*call.func {
-            Expr::Path(p) if p.qself.is_none() => {
-                let mut path = p.path.clone();
-                if path.segments.len() == 2 {
-                    path.segments.pop();
-                    let last = path.segments.pop()?.into_value();
-                    path.segments.push(last);
-                }
-                path
-            }
-            _ => return None,
-        },
-        _ => return None,
-    };
+    let path = struct_built_by(body)?;
     let name = path.segments.last()?.ident.to_string();
-    let capital = name.starts_with(|ch: char| ch.is_ascii_uppercase());
     if path.segments.len() != 1
-        || !capital
-        || matches!(
-            name.as_str(),
-            "Some" | "Ok" | "Err" | "Self" | "Vec" | "Box"
-        )
+        || !name.starts_with(|ch: char| ch.is_ascii_uppercase())
+        || name == "Self"
         || name.len() == 1 && !crate::twin::letter_is_type(&name)
     {
         return None;

@@ -1776,6 +1776,35 @@ pub(crate) fn constructor_type(name: &str) -> bool {
     user_type_name(name) && !library_type(name)
 }
 
+/// `a` read back as the function's float in a generic form (`Unlift`, by method syntax
+/// so that a reference is read through): the twin's scalar as an `f64` (or `f32`), an
+/// integer as it is, element by element.
+fn unlifted(a: &Expr) -> Expr {
+    let fty = float();
+    let (tr, m) = (
+        quote::format_ident!("Unlift{}", fty.to_uppercase()),
+        quote::format_ident!("unlift_{}", fty),
+    );
+    syn::parse_quote!({
+        #[allow(unused_imports)]
+        use ::mochi::__private::#tr as _;
+        (#a).#m()
+    })
+}
+
+/// A call of a plain function in a generic form: made as written, its value lifted to
+/// the twin's scalar when it is a float (`PlainOf`), kept otherwise.
+fn plain_of(call: &syn::ExprCall) -> Expr {
+    let t = syn::Ident::new(PARAM, Span::call_site());
+    syn::parse_quote!(
+        (&mut ::mochi::__private::PlainOf(
+            ::core::option::Option::Some(#call),
+            ::core::marker::PhantomData::<#t>,
+        ))
+            .lift_or_keep_plain()
+    )
+}
+
 /// The `let`s of a body that bind one name (the name, the type written, the initial
 /// value) and the `for` loops that bind one (the name, the sequence), in order.
 struct BodyLets {
@@ -3223,11 +3252,6 @@ impl VisitMut for Rewrite<'_> {
                                 && ip.path.segments.len() == 2
                                 && ip.path.segments.iter().all(|s| s.ident.to_string().starts_with(|ch: char| ch.is_ascii_uppercase())));
                         if variant {
-                            let fty = syn::Ident::new(float(), Span::call_site());
-                            let (tr, m) = (
-                                quote::format_ident!("Unlift{}", fty.to_string().to_uppercase()),
-                                quote::format_ident!("unlift_{}", fty),
-                            );
                             let floats = self.floats;
                             let Expr::Call(c) = e else { unreachable!() };
                             let Expr::Call(inner) = &mut c.args[0] else { unreachable!() };
@@ -3235,11 +3259,7 @@ impl VisitMut for Rewrite<'_> {
                                 let f = floaty(a, floats);
                                 self.visit_expr_mut(a);
                                 if f {
-                                    *a = syn::parse_quote!({
-                                        #[allow(unused_imports)]
-                                        use ::mochi::__private::#tr as _;
-                                        (#a).#m()
-                                    });
+                                    *a = unlifted(a);
                                 }
                             }
                             return;
@@ -3436,7 +3456,7 @@ impl VisitMut for Rewrite<'_> {
                         .all(|a| !crate::activity::expr_is_active(a, &self.active));
                 // (A value read from a loop over a constant: its type in the twin is the
                 // constant's, which only the trait system knows, `Unlift`.)
-                let unlifted: Vec<bool> = c
+                let unlifted_args: Vec<bool> = c
                     .args
                     .iter()
                     .map(|a| {
@@ -3456,11 +3476,11 @@ impl VisitMut for Rewrite<'_> {
                 let float_args: Vec<bool> = c
                     .args
                     .iter()
-                    .zip(&unlifted)
+                    .zip(&unlifted_args)
                     .map(|(a, u)| *u || floaty(a, self.floats) && !const_struct(a))
                     .collect();
                 // (An element may be a row, `pts[i]` of `[[f64; 3]; N]`.)
-                let scalar_args = c.args.iter().zip(&float_args).zip(&unlifted).all(|((a, f), u)| {
+                let scalar_args = c.args.iter().zip(&float_args).zip(&unlifted_args).all(|((a, f), u)| {
                     !f || *u || scalar_expr(a, &self.scalars) && !matches!(a, Expr::Index(_))
                 });
                 if plain_fn && !float_args.contains(&true) && in_int_cast {
@@ -3488,69 +3508,39 @@ impl VisitMut for Rewrite<'_> {
                 };
                 // (An integer's type is left to the callee, `t(i, n)` of a `let n = 7;`:
                 // through `Unlift` it would be `i32`.)
-                let integers = self.integers.clone();
-                let written_integer = |a: &Expr| integer_expr(a, &integers);
+                let written_integer: Vec<bool> = c
+                    .args
+                    .iter()
+                    .map(|a| integer_expr(a, &self.integers))
+                    .collect();
                 let no_float = !float_args.contains(&true)
-                    && c.args.iter().all(|a| written_integer(a) || unliftable(a));
+                    && c.args.iter().zip(&written_integer).all(|(a, w)| *w || unliftable(a));
                 if plain_fn && no_float {
-                    let fty = syn::Ident::new(float(), Span::call_site());
-                    let (tr, m) = (
-                        quote::format_ident!("Unlift{}", fty.to_string().to_uppercase()),
-                        quote::format_ident!("unlift_{}", fty),
-                    );
-                    let t = syn::Ident::new(PARAM, Span::call_site());
                     let Expr::Call(c) = e else { unreachable!() };
-                    for a in c.args.iter_mut() {
+                    for (a, written) in c.args.iter_mut().zip(written_integer) {
                         self.visit_expr_mut(a);
-                        if !written_integer(a) {
-                            *a = syn::parse_quote!({
-                                #[allow(unused_imports)]
-                                use ::mochi::__private::#tr as _;
-                                (#a).#m()
-                            });
+                        if !written {
+                            *a = unlifted(a);
                         }
                     }
-                    let inner = c.clone();
-                    *e = syn::parse_quote!(
-                        (&mut ::mochi::__private::PlainOf(
-                            ::core::option::Option::Some(#inner),
-                            ::core::marker::PhantomData::<#t>,
-                        ))
-                            .lift_or_keep_plain()
-                    );
+                    *e = plain_of(c);
                     return;
                 }
                 if plain_fn && float_args.contains(&true) && scalar_args {
                     let to = quote::format_ident!("to_{}", float());
                     let fty = syn::Ident::new(float(), Span::call_site());
-                    let t = syn::Ident::new(PARAM, Span::call_site());
                     let Expr::Call(c) = e else { unreachable!() };
-                    for ((a, scalar), u) in c.args.iter_mut().zip(float_args).zip(unlifted) {
+                    for ((a, scalar), u) in c.args.iter_mut().zip(float_args).zip(unlifted_args) {
                         self.visit_expr_mut(a);
                         if u {
-                            let (tr, m) = (
-                                quote::format_ident!("Unlift{}", fty.to_string().to_uppercase()),
-                                quote::format_ident!("unlift_{}", fty),
-                            );
-                            *a = syn::parse_quote!({
-                                #[allow(unused_imports)]
-                                use ::mochi::__private::#tr as _;
-                                (#a).#m()
-                            });
+                            *a = unlifted(a);
                         } else if scalar {
                             *a = syn::parse_quote!(
                                 ::mochi::num_traits::ToPrimitive::#to(&(#a)).unwrap_or(::core::#fty::NAN)
                             );
                         }
                     }
-                    let inner = c.clone();
-                    *e = syn::parse_quote!(
-                        (&mut ::mochi::__private::PlainOf(
-                            ::core::option::Option::Some(#inner),
-                            ::core::marker::PhantomData::<#t>,
-                        ))
-                            .lift_or_keep_plain()
-                    );
+                    *e = plain_of(c);
                     return;
                 }
                 // `Line::at(&l, t)` of a local bound to a struct literal: the method's

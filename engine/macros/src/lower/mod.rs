@@ -2023,12 +2023,7 @@ fn yields_value(e: &Expr) -> bool {
     }
     match e {
         Expr::If(i) => {
-            let then: Expr = Expr::Block(syn::ExprBlock {
-                attrs: Vec::new(),
-                label: None,
-                block: i.then_branch.clone(),
-            });
-            ends_in_value(&then)
+            matches!(i.then_branch.stmts.last(), Some(Stmt::Expr(t, None)) if ends_in_value(t))
                 && i.else_branch
                     .as_ref()
                     .is_some_and(|(_, e)| ends_in_value(e))
