@@ -1430,6 +1430,7 @@ fn derive_with(
     };
     let mut lowerer = Lowerer::new(&func.sig.ident.to_string(), an.active.clone());
     lowerer.float_ty = an.float_ty.clone();
+    lowerer.seq_calls = crate::rewrite::sequence_valued_calls(&func.block);
     lowerer.receivers = an.receivers.clone();
     lowerer.struct_seqs = func
         .sig

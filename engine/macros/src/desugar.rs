@@ -62,6 +62,28 @@ pub fn desugar(
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
+    let mut temporaries = TemporarySequences {
+        active,
+        next: 0,
+        made: Vec::new(),
+    };
+    temporaries.visit_block_mut(&mut b);
+    SomeTuples { next: 0 }.visit_block_mut(&mut b);
+    let mut successors = Successors {
+        active,
+        next: 0,
+        made: Vec::new(),
+    };
+    successors.visit_block_mut(&mut b);
+    temporaries.made.extend(successors.made);
+    let mut with_temporaries;
+    let active = if temporaries.made.is_empty() {
+        active
+    } else {
+        with_temporaries = active.clone();
+        with_temporaries.extend(temporaries.made);
+        &with_temporaries
+    };
     DbgPrinted.visit_block_mut(&mut b);
     UncheckedIndexed.visit_block_mut(&mut b);
     ResizedByPush.visit_block_mut(&mut b);
@@ -158,6 +180,406 @@ pub fn desugar(
     }
     .visit_block_mut(&mut b);
     b
+}
+
+/// `std::iter::successors(Some(a), |&t| Some(e))` (also `|t|`, read as the value) with a
+/// fixed count:
+///
+/// - `….nth(k)` → `{ let mut c = a; for _ in 0..k { c = { let t = c; e }; } Some(c) }`,
+///   and `….nth(k).unwrap()` (also `expect`, `unwrap_or`, …) that block ending in `c`;
+/// - `….take(n).rest…` → the `n` values pushed into a `Vec` by that loop, then
+///   `v.iter().copied().rest…`, which the chains read.
+///
+/// A closure that may end the sequence (`None`, or a body other than `Some(e)`) is left
+/// as written (and refused as a closure outside an adapter).
+struct Successors<'a> {
+    active: &'a HashSet<String>,
+    next: usize,
+    /// The names bound to differentiable values.
+    made: Vec<String>,
+}
+
+impl Successors<'_> {
+    /// The start `a`, the closure's pattern (by value) and `e` of `successors(Some(a),
+    /// |p| Some(e))` by any path ending in `successors`.
+    fn parts(e: &Expr) -> Option<(Expr, Pat, Expr)> {
+        let Expr::Call(c) = unparen(e) else {
+            return None;
+        };
+        let Expr::Path(f) = &*c.func else { return None };
+        if f.path.segments.last()?.ident != "successors" || c.args.len() != 2 {
+            return None;
+        }
+        let some = |e: &Expr| -> Option<Expr> {
+            match unparen(e) {
+                Expr::Call(s) if s.args.len() == 1 => match &*s.func {
+                    Expr::Path(p) if p.path.is_ident("Some") => Some(s.args[0].clone()),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let start = some(&c.args[0])?;
+        let Expr::Closure(cl) = &c.args[1] else {
+            return None;
+        };
+        if cl.inputs.len() != 1 {
+            return None;
+        }
+        let mut step = some(&cl.body)?;
+        let pat = match &cl.inputs[0] {
+            Pat::Reference(r) => (*r.pat).clone(),
+            Pat::Type(t) => match &*t.pat {
+                Pat::Reference(r) => (*r.pat).clone(),
+                other => other.clone(),
+            },
+            other => other.clone(),
+        };
+        // `|t| Some(*t * q)`: the value read in place of the reference.
+        if let Pat::Ident(i) = &pat {
+            let names = vec![i.ident.clone()];
+            crate::rewrite::UnDeref { names: &names }.visit_expr_mut(&mut step);
+        }
+        Some((start, pat, step))
+    }
+}
+
+impl Successors<'_> {
+    /// Notes `c` and `v` as differentiable when the sequence's start or step is.
+    fn note(&mut self, names: &[&syn::Ident], parts: &(Expr, Pat, Expr)) {
+        if mentions_active(&parts.0, self.active) || mentions_active(&parts.2, self.active) {
+            self.made.extend(names.iter().map(|n| n.to_string()));
+        }
+    }
+
+    /// `e` rewritten when it is `successors(..).nth(k)` or a chain over
+    /// `successors(..).take(n)`.
+    fn rewrite(&mut self, e: &Expr) -> Option<Expr> {
+        let Expr::MethodCall(m) = e else { return None };
+        let span = m.method.span();
+        let (c, v) = (
+            format_ident!("__mochi_sc{}", self.next, span = span),
+            format_ident!("__mochi_sv{}", self.next, span = span),
+        );
+        // `nth(k)` of a sequence without end is there: `.unwrap()` (also `expect`,
+        // `unwrap_or`, …) of it is the value.
+        let taken = matches!(
+            m.method.to_string().as_str(),
+            "unwrap" | "expect" | "unwrap_or" | "unwrap_or_default" | "unwrap_or_else"
+        );
+        let nth = match unparen(&m.receiver) {
+            Expr::MethodCall(n) if taken && n.method == "nth" && n.args.len() == 1 => Some(n),
+            _ => None,
+        };
+        if let Some(n) = nth.filter(|n| Self::parts(&n.receiver).is_some()) {
+            let parts = Self::parts(&n.receiver)?;
+            self.note(&[&c], &parts);
+            let (start, p, step) = parts;
+            self.next += 1;
+            let k = &n.args[0];
+            return Some(syn::parse_quote_spanned!(span=> {
+                let mut #c = #start;
+                for _ in 0..(#k) {
+                    #c = { let #p = #c; #step };
+                }
+                #c
+            }));
+        }
+        if m.method == "nth" && m.args.len() == 1 {
+            let parts = Self::parts(&m.receiver)?;
+            self.note(&[&c], &parts);
+            let (start, p, step) = parts;
+            self.next += 1;
+            let k = &m.args[0];
+            return Some(syn::parse_quote_spanned!(span=> {
+                let mut #c = #start;
+                for _ in 0..(#k) {
+                    #c = { let #p = #c; #step };
+                }
+                Some(#c)
+            }));
+        }
+        // The chain's methods down to `take(n)` on `successors(..)`.
+        let mut above: Vec<&syn::ExprMethodCall> = Vec::new();
+        let mut cur = m;
+        let (take, parts) = loop {
+            if cur.method == "take" && cur.args.len() == 1 {
+                if let Some(parts) = Self::parts(&cur.receiver) {
+                    break (cur, parts);
+                }
+            }
+            above.push(cur);
+            match unparen(&cur.receiver) {
+                Expr::MethodCall(r) => cur = r,
+                _ => return None,
+            }
+        };
+        self.note(&[&c, &v], &parts);
+        let (start, p, step) = parts;
+        self.next += 1;
+        let n = &take.args[0];
+        let i = format_ident!("__mochi_si{}", self.next, span = span);
+        let mut chain: Expr = syn::parse_quote_spanned!(span=> #v.iter().copied());
+        for a in above.iter().rev() {
+            let mut a = (*a).clone();
+            *a.receiver = chain;
+            chain = Expr::MethodCall(a);
+        }
+        Some(syn::parse_quote_spanned!(span=> {
+            let mut #v = ::std::vec::Vec::new();
+            let mut #c = #start;
+            for #i in 0..(#n) {
+                if #i > 0 {
+                    #c = { let #p = #c; #step };
+                }
+                #v.push(#c);
+            }
+            #chain
+        }))
+    }
+}
+
+impl VisitMut for Successors<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Some(r) = self.rewrite(e) {
+            *e = r;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+}
+
+/// `if let Some((a, b)) = g(..) { body }` → `if let Some(t) = g(..) { let (a, b) = t;
+/// body }` of a function `g` by its name, and a `match g(..)` arm `Some((a, b)) => body` (without a guard) → `Some(t) => { let (a, b)
+/// = t; body }`: the option's value bound whole (which the derivation takes), then taken
+/// apart as a `let` does.
+struct SomeTuples {
+    next: usize,
+}
+
+impl SomeTuples {
+    /// A call of a function by its name (a helper of the user's; `g::__twin::<T>(..)` in
+    /// a generic form): the option of a library method (`x.split_first()`) has its own
+    /// rewrites.
+    fn helper_call(e: &Expr) -> bool {
+        match unparen(e) {
+            Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
+            if p.qself.is_none()
+                && p.path.leading_colon.is_none()
+                && match p.path.segments.len() {
+                    1 => true,
+                    2 => p.path.segments[1].ident == "__twin",
+                    _ => false,
+                }),
+            _ => false,
+        }
+    }
+
+    /// `Some(<tuple pattern>)` → `Some(t)`, and the tuple pattern with `t`'s name.
+    fn split(&mut self, p: &mut Pat) -> Option<(Pat, syn::Ident)> {
+        let Pat::TupleStruct(ts) = p else {
+            return None;
+        };
+        if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
+            return None;
+        }
+        let inner = ts.elems.first_mut()?;
+        let tuple = match inner {
+            Pat::Tuple(_) => inner.clone(),
+            Pat::Paren(pp) if matches!(&*pp.pat, Pat::Tuple(_)) => (*pp.pat).clone(),
+            _ => return None,
+        };
+        let span = inner.span();
+        let t = format_ident!("__mochi_st{}", self.next, span = span);
+        self.next += 1;
+        *inner = syn::parse_quote_spanned!(span=> #t);
+        Some((tuple, t))
+    }
+}
+
+impl VisitMut for SomeTuples {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        match e {
+            Expr::If(i) => {
+                let Expr::Let(l) = &mut *i.cond else { return };
+                if !Self::helper_call(&l.expr) {
+                    return;
+                }
+                if let Some((tuple, t)) = self.split(&mut l.pat) {
+                    let stmt: syn::Stmt = syn::parse_quote!(let #tuple = #t;);
+                    i.then_branch.stmts.insert(0, stmt);
+                }
+            }
+            // `g(..).map_or(d, |(a, b)| body)` → `match g(..) { Some(t) => { let (a, b) =
+            // t; body } None => d }`.
+            Expr::MethodCall(m)
+                if m.method == "map_or"
+                    && m.args.len() == 2
+                    && Self::helper_call(&m.receiver)
+                    && matches!(&m.args[1], Expr::Closure(c) if c.inputs.len() == 1) =>
+            {
+                let Expr::Closure(c) = &m.args[1] else { return };
+                let (opt, d, p, body) = (&m.receiver, &m.args[0], &c.inputs[0], &c.body);
+                let span = m.method.span();
+                let t = format_ident!("__mochi_st{}", self.next, span = span);
+                self.next += 1;
+                *e = syn::parse_quote_spanned!(span=> match #opt {
+                    Some(#t) => {
+                        let #p = #t;
+                        #body
+                    }
+                    None => #d,
+                });
+            }
+            Expr::Match(m) if Self::helper_call(&m.expr) => {
+                for arm in m.arms.iter_mut() {
+                    if arm.guard.is_some() {
+                        continue;
+                    }
+                    if let Some((tuple, t)) = self.split(&mut arm.pat) {
+                        let body = &arm.body;
+                        *arm.body = syn::parse_quote!({ let #tuple = #t; #body });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `for v in &g(x)`, `for v in g(x).iter()`, `for (a, b) in x.iter().zip(&g(x))`, `for v
+/// in g(x)`, `for v in &vec![..]`, `for c in x[a..].chunks(m)`: a sequence made at the
+/// loop's head by a call of a function (or by `vec!`), or a sub-slice cut into pieces, is
+/// bound first, by a `let` of its own (`{ let __mochi_seq0 =
+/// g(x); for v in &__mochi_seq0 { .. } }`), so that the loop walks a variable, as the
+/// derivation's index loops do. The names bound to differentiable values are `made`.
+struct TemporarySequences<'a> {
+    active: &'a HashSet<String>,
+    next: usize,
+    made: Vec<String>,
+}
+
+impl TemporarySequences<'_> {
+    /// A sequence made by a call: `g(..)` of a function named by one lower-case word
+    /// (not `repeat`, `once` and the other iterator makers, which the chains read), or
+    /// `vec![..]`.
+    fn made_by_call(e: &Expr) -> bool {
+        match e {
+            Expr::Call(c) => match &*c.func {
+                // `g(..)`, or `g::__twin::<T>(..)` in a generic form.
+                Expr::Path(p) => {
+                    p.qself.is_none()
+                        && p.path.leading_colon.is_none()
+                        && {
+                            let segs = &p.path.segments;
+                            let twin = segs.len() == 2 && segs[1].ident == "__twin";
+                            (segs.len() == 1 || twin) && segs[0].arguments.is_none()
+                        }
+                        && p.path.segments.first().is_some_and(|s| {
+                            let n = s.ident.to_string();
+                            n.starts_with(|c: char| c.is_ascii_lowercase())
+                                && !matches!(
+                                    n.as_str(),
+                                    "repeat"
+                                        | "repeat_n"
+                                        | "once"
+                                        | "successors"
+                                        | "from_fn"
+                                        | "zip"
+                                        | "empty"
+                                )
+                        })
+                }
+                _ => false,
+            },
+            Expr::Macro(m) => m.mac.path.is_ident("vec"),
+            _ => false,
+        }
+    }
+
+    /// Replaces the sequences made by calls in a loop head `e` by fresh names, pushing
+    /// their `let`s.
+    fn hoist(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) {
+        if Self::made_by_call(e) {
+            let span = e.span();
+            let name = format_ident!("__mochi_seq{}", self.next, span = span);
+            self.next += 1;
+            if mentions_active(e, self.active) {
+                self.made.push(name.to_string());
+            }
+            lets.push(syn::parse_quote_spanned!(span=> let #name = #e;));
+            *e = syn::parse_quote_spanned!(span=> #name);
+            return;
+        }
+        match e {
+            Expr::Reference(r) if r.mutability.is_none() => self.hoist(&mut r.expr, lets),
+            Expr::Paren(p) => self.hoist(&mut p.expr, lets),
+            Expr::MethodCall(m) => {
+                let walks = matches!(
+                    m.method.to_string().as_str(),
+                    "iter"
+                        | "into_iter"
+                        | "enumerate"
+                        | "rev"
+                        | "skip"
+                        | "take"
+                        | "step_by"
+                        | "windows"
+                        | "chunks"
+                        | "chunks_exact"
+                        | "copied"
+                        | "cloned"
+                        | "zip"
+                );
+                // `x[a..].chunks(m)`: the pieces of a sub-slice bound by a `let` (whose
+                // cotangent the derivation adds back into `x̄[a..]`).
+                let pieces = matches!(
+                    m.method.to_string().as_str(),
+                    "windows" | "chunks" | "chunks_exact" | "rchunks" | "rchunks_exact"
+                );
+                if pieces {
+                    if let Expr::Index(ix) = unparen(&m.receiver) {
+                        if matches!(&*ix.index, Expr::Range(_)) {
+                            let span = m.receiver.span();
+                            let name = format_ident!("__mochi_seq{}", self.next, span = span);
+                            self.next += 1;
+                            if mentions_active(&m.receiver, self.active) {
+                                self.made.push(name.to_string());
+                            }
+                            let part = &m.receiver;
+                            lets.push(syn::parse_quote_spanned!(span=> let #name = &#part;));
+                            *m.receiver = syn::parse_quote_spanned!(span=> #name);
+                            return;
+                        }
+                    }
+                }
+                if walks {
+                    self.hoist(&mut m.receiver, lets);
+                    if m.method == "zip" {
+                        for a in m.args.iter_mut() {
+                            self.hoist(a, lets);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl VisitMut for TemporarySequences<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::ForLoop(f) = e else {
+            return;
+        };
+        let mut lets = Vec::new();
+        self.hoist(&mut f.expr, &mut lets);
+        if !lets.is_empty() {
+            let span = f.span();
+            *e = syn::parse_quote_spanned!(span=> { #(#lets)* #f });
+        }
+    }
 }
 
 /// Arrays built element by element from differentiable values, as arrays built from a
@@ -678,8 +1100,10 @@ fn writes_active(e: &Expr, active: &HashSet<String>, mutable: &HashSet<String>) 
             }
             // A method of a variable bound `mut` that is not known to leave it as it is
             // (`s.bump()`, `m.try_inverse_mut()`, `v.rotate_left(1)`): it may take `&mut
-            // self`.
+            // self`. Not a predicate named as Rust's conventions name them (`is_*`,
+            // `has_*`, `contains`), which takes `&self`.
             if !PURE_METHODS.contains(&name.as_str())
+                && !is_predicate_name(&name)
                 && !crate::activity::INACTIVE_METHODS.contains(&name.as_str())
                 && !crate::twin::FLOAT_METHODS.contains(&name.as_str())
                 && crate::activity::root_name(&m.receiver)
@@ -778,6 +1202,28 @@ const PURE_METHODS: &[&str] = &[
     "div_euclid",
     "to_string",
 ];
+
+/// A method named as Rust's conventions name a predicate (`is_*`, `has_*`, `contains`),
+/// which takes `&self`.
+fn is_predicate_name(name: &str) -> bool {
+    name.starts_with("is_") || name.starts_with("has_") || name == "contains"
+}
+
+/// Whether `e` borrows the variable `v` or a part of it (`&v`, `&v.x`, `&v[i]`) outside
+/// closures.
+fn borrows_name(e: &Expr, v: &syn::Ident) -> bool {
+    struct B<'a>(&'a syn::Ident, bool);
+    impl<'ast> syn::visit::Visit<'ast> for B<'_> {
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            self.1 |= crate::activity::root_name(&r.expr).is_some_and(|n| *self.0 == n);
+            syn::visit::visit_expr_reference(self, r);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut b = B(v, false);
+    syn::visit::Visit::visit_expr(&mut b, e);
+    b.1
+}
 
 /// Whether `e` assigns anything (`=` or `op=`).
 fn assigns(e: &Expr) -> bool {
@@ -4015,6 +4461,53 @@ fn element_option(
     span: Span,
 ) -> Option<(TokenStream, Expr, Expr)> {
     let Expr::MethodCall(m) = e else { return None };
+    // A sub-slice `x[a..b]` (also `x[a..]`, `x[..b]`) as the receiver: its elements are
+    // `x`'s from `a`, and it holds `b - a`.
+    if let Expr::Index(ix) = &*m.receiver {
+        if let (Expr::Range(r), Expr::Path(_) | Expr::Field(_)) = (&*ix.index, &*ix.expr) {
+            if r.limits != syn::RangeLimits::HalfOpen(Default::default())
+                || !mentions_active(&ix.expr, active)
+            {
+                return None;
+            }
+            let x = &ix.expr;
+            let start: Expr = r
+                .start
+                .as_ref()
+                .map_or(syn::parse_quote!(0usize), |a| (**a).clone());
+            let end: Expr = r
+                .end
+                .as_ref()
+                .map_or(syn::parse_quote!(#x.len()), |b| (**b).clone());
+            let (a, b) = (
+                format_ident!("__mochi_sa", span = span),
+                format_ident!("__mochi_sb", span = span),
+            );
+            let bounds = quote_spanned!(span=> let #a: usize = #start; let #b: usize = #end;);
+            return match (m.method.to_string().as_str(), m.args.len()) {
+                ("first", 0) => Some((
+                    bounds,
+                    syn::parse_quote_spanned!(span=> #a < #b),
+                    syn::parse_quote_spanned!(span=> #x[#a]),
+                )),
+                ("last", 0) => Some((
+                    bounds,
+                    syn::parse_quote_spanned!(span=> #a < #b),
+                    syn::parse_quote_spanned!(span=> #x[#b - 1]),
+                )),
+                ("get", 1) if !map_key_or_range(&m.args[0]) => {
+                    let i = format_ident!("__mochi_gi", span = span);
+                    let k = &m.args[0];
+                    Some((
+                        quote_spanned!(span=> #bounds let #i: usize = #k;),
+                        syn::parse_quote_spanned!(span=> #i < #b - #a),
+                        syn::parse_quote_spanned!(span=> #x[#a + #i]),
+                    ))
+                }
+                _ => None,
+            };
+        }
+    }
     if !matches!(&*m.receiver, Expr::Path(_) | Expr::Field(_))
         || !mentions_active(&m.receiver, active)
     {
@@ -8973,13 +9466,46 @@ impl Desugar {
         }
         let span = m.method.span();
         let (ty, method, args) = (&r.ty, &m.method, &m.args);
+        // A `mut` value is passed `&mut` (the method may take `&mut self`), unless an
+        // argument borrows it too (`v.dot(&v)`, `v.add(&v.cross(&b))`): then the method
+        // takes `&self`, as Rust would not compile the call otherwise. Arguments that read
+        // it by value (`v.scale(v.x)`) are evaluated first, as the method call does. A
+        // predicate (`v.contains(x)`) takes `&self` too.
+        let borrows_v = args.iter().any(|a| borrows_name(a, v)) || is_predicate_name(&name);
         let recv = if r.by_ref {
             quote_spanned!(span=> #v)
-        } else if r.mutable {
+        } else if r.mutable && !borrows_v {
             quote_spanned!(span=> &mut #v)
         } else {
             quote_spanned!(span=> &#v)
         };
+        if r.mutable
+            && !borrows_v
+            && args
+                .iter()
+                .any(|a| tokens_mention(&quote::quote!(#a), &|i| i == v))
+        {
+            // (`&v.cross(&b)`: the value bound, and lent.)
+            let (mut lets, mut passed) = (Vec::new(), Vec::new());
+            for (k, a) in args.iter().enumerate() {
+                let t = format_ident!("__mochi_ra{}", k, span = span);
+                match unparen(a) {
+                    Expr::Reference(r) if r.mutability.is_none() => {
+                        let val = &r.expr;
+                        lets.push(quote_spanned!(span=> let #t = #val;));
+                        passed.push(quote_spanned!(span=> &#t));
+                    }
+                    _ => {
+                        lets.push(quote_spanned!(span=> let #t = #a;));
+                        passed.push(quote_spanned!(span=> #t));
+                    }
+                }
+            }
+            return Some(syn::parse_quote_spanned!(span=> {
+                #(#lets)*
+                #ty::#method(#recv, #(#passed),*)
+            }));
+        }
         let sep = (!args.is_empty()).then(|| quote_spanned!(span=> ,));
         Some(syn::parse_quote_spanned!(span=> #ty::#method(#recv #sep #args)))
     }

@@ -360,7 +360,8 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
     let mut func = written.clone();
     func.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
     if func.sig.ident.to_string().starts_with("__mochi_twin_") {
-        syn::visit_mut::VisitMut::visit_block_mut(&mut TwinCallees, &mut func.block);
+        let seq_calls = crate::rewrite::sequence_valued_calls(&func.block);
+        syn::visit_mut::VisitMut::visit_block_mut(&mut TwinCallees(seq_calls), &mut func.block);
     }
     if primal_via_rule {
         func.block = syn::parse_quote!({ #name::rrule #tf (#(#names),*).0 });
@@ -447,7 +448,8 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
 
 /// In a twin as emitted, `g::__twin::<T>(..)` of a user function `g` goes through
 /// [`crate::rewrite::callee`]: a `g` that is not `#[differentiable]` is named as such.
-struct TwinCallees;
+/// It holds the plain functions whose value the twin uses as a sequence.
+struct TwinCallees(std::collections::HashSet<String>);
 
 impl syn::visit_mut::VisitMut for TwinCallees {
     fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
@@ -475,6 +477,7 @@ impl syn::visit_mut::VisitMut for TwinCallees {
             c.args.len(),
             false,
             None,
+            self.0.contains(&p.segments[0].ident.to_string()),
         );
         *c.func = syn::parse_quote!(#f);
     }

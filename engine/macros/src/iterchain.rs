@@ -172,7 +172,9 @@ impl Pieces {
             Pieces::ChunksExact | Pieces::RChunksExact => {
                 quote_spanned!(span=> #seq.len() / (#size))
             }
-            Pieces::Chunks | Pieces::RChunks => quote_spanned!(span=> #seq.len().div_ceil(#size)),
+            Pieces::Chunks | Pieces::RChunks => {
+                quote_spanned!(span=> ::mochi::no_grad(#seq.len().div_ceil(#size)))
+            }
         }
     }
 
@@ -193,7 +195,7 @@ impl Pieces {
             ),
             Pieces::Chunks => (
                 quote_spanned!(span=> (#k) * (#size)),
-                quote_spanned!(span=> ::core::cmp::min(#size, #seq.len() - (#k) * (#size))),
+                quote_spanned!(span=> ::mochi::no_grad(::core::cmp::min(#size, #seq.len() - (#k) * (#size)))),
             ),
             Pieces::RChunksExact => (
                 quote_spanned!(span=> #seq.len() - ((#k) + 1) * (#size)),
@@ -201,7 +203,7 @@ impl Pieces {
             ),
             Pieces::RChunks => (
                 quote_spanned!(span=> (#seq.len() - (#k) * (#size)).saturating_sub(#size)),
-                quote_spanned!(span=> ::core::cmp::min(#size, #seq.len() - (#k) * (#size))),
+                quote_spanned!(span=> ::mochi::no_grad(::core::cmp::min(#size, #seq.len() - (#k) * (#size)))),
             ),
         }
     }

@@ -180,6 +180,132 @@ impl VisitMut for ReplaceType<'_> {
     }
 }
 
+/// The names of the plain functions called in `block` whose value is used as a
+/// sequence: indexed, given a method, borrowed or walked by `for`, at the call
+/// (`g(x)[i]`, `g(x).iter()`) or through a name a `let` binds to the call. When such a
+/// function is not `#[differentiable]`, its stand-in (see [`callee`]) gives a value of
+/// unknown type, on which rustc raises nothing after mochi's message; the scalar it
+/// gives otherwise brought "cannot index into a value of type `f64`", "no rule for
+/// `x.iter().map(f).sum()`" and the like.
+pub fn sequence_valued_calls(block: &syn::Block) -> std::collections::HashSet<String> {
+    use syn::visit::Visit;
+    fn called(e: &Expr) -> Option<String> {
+        match e {
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) if p.qself.is_none() && p.path.leading_colon.is_none() => {
+                    p.path.segments.first().map(|s| s.ident.to_string())
+                }
+                _ => None,
+            },
+            Expr::Paren(p) => called(&p.expr),
+            _ => None,
+        }
+    }
+    fn name(e: &Expr) -> Option<String> {
+        match e {
+            Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+            Expr::Paren(p) => name(&p.expr),
+            _ => None,
+        }
+    }
+    #[derive(Default)]
+    struct Uses {
+        /// `let y = g(..)`: `y` → `g`.
+        bound: Vec<(String, String)>,
+        /// Names and calls used as sequences.
+        names: std::collections::HashSet<String>,
+        calls: std::collections::HashSet<String>,
+    }
+    impl Uses {
+        fn sequence(&mut self, e: &Expr) {
+            if let Some(g) = called(e) {
+                self.calls.insert(g);
+            } else if let Some(n) = name(e) {
+                self.names.insert(n);
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Uses {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            let mut pat = &l.pat;
+            if let syn::Pat::Type(t) = pat {
+                pat = &t.pat;
+            }
+            if let (syn::Pat::Ident(i), Some(init)) = (pat, &l.init) {
+                if let Some(g) = called(&init.expr) {
+                    self.bound.push((i.ident.to_string(), g));
+                }
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            match e {
+                Expr::Index(i) => self.sequence(&i.expr),
+                Expr::MethodCall(m)
+                    if SEQUENCE_METHODS.contains(&m.method.to_string().as_str()) =>
+                {
+                    self.sequence(&m.receiver)
+                }
+                Expr::Reference(r) => self.sequence(&r.expr),
+                Expr::ForLoop(f) => self.sequence(&f.expr),
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let mut u = Uses::default();
+    u.visit_block(block);
+    let mut out = u.calls;
+    out.extend(
+        u.bound
+            .into_iter()
+            .filter(|(y, _)| u.names.contains(y))
+            .map(|(_, g)| g),
+    );
+    out
+}
+
+/// Methods of sequences (slices, `Vec`s, arrays) that no float has: a value given one
+/// is a sequence.
+const SEQUENCE_METHODS: &[&str] = &[
+    "iter",
+    "iter_mut",
+    "into_iter",
+    "len",
+    "is_empty",
+    "windows",
+    "chunks",
+    "chunks_exact",
+    "first",
+    "last",
+    "get",
+    "to_vec",
+    "as_slice",
+    "dot",
+    "row",
+    "column",
+    "rows",
+    "columns",
+    "outer_iter",
+    "shape",
+    "dim",
+    "nrows",
+    "ncols",
+    "slice",
+    "mapv",
+    "sum",
+    "mean",
+    "norm",
+    "t",
+    "transpose",
+    "split_at",
+    "contains",
+    "push",
+    "sort_by",
+    "norm_squared",
+    "map",
+];
+
 /// The modules `mochi::prelude::*` brings in with the ndarray rules
 /// (`mochi_rules_ndarray::functions`): a user's function may have the same name.
 const PRELUDE_MODULES: &[&str] = &["concatenate", "stack", "kron", "outer"];
@@ -204,6 +330,7 @@ pub fn callee(
     arity: usize,
     bounded: bool,
     scalar: Option<&syn::Ident>,
+    sequence: bool,
 ) -> TokenStream {
     let span = name.span();
     let segs: Vec<syn::Ident> = rest.iter().map(|s| syn::Ident::new(s, span)).collect();
@@ -263,11 +390,17 @@ pub fn callee(
                 params[0] = quote!(_: #a);
             }
             // The value is the derivation's scalar where there is one (what most
-            // callees return, and arithmetic on a value of unknown type finds several
-            // rules: E0034), the twin's scalar in a twin.
-            let value = match scalar.filter(|t| *t == "f64" || *t == "f32") {
-                Some(t) => quote!(#t),
-                None if !turbofish.is_empty() => quote!(#a),
+            // callees return, and arithmetic or a chain's rule on a value of unknown
+            // type finds several rules: E0034), the twin's scalar in a twin; a `Vec` of
+            // it where the value is used as a sequence.
+            let one = match scalar.filter(|t| *t == "f64" || *t == "f32") {
+                Some(t) => Some(quote!(#t)),
+                None if !turbofish.is_empty() => Some(quote!(#a)),
+                None => None,
+            };
+            let value = match one {
+                Some(t) if sequence => quote!(::std::vec::Vec<#t>),
+                Some(t) => t,
                 None => quote!(<#a as Differentiable>::Value),
             };
             (
@@ -281,6 +414,9 @@ pub fn callee(
             (None, Some(g)) => (quote!((#g, ::core::convert::Infallible)), bound),
             (None, None) => (quote!(!), bound),
         },
+        // A twin's value used as a sequence (see [`sequence_valued_calls`]): a `Vec` of
+        // the twin's scalar, not "no method `iter` found for type parameter `T`".
+        (None, Some(g), false) if sequence => (quote!(::std::vec::Vec<#g>), bound),
         (None, Some(g), false) => (quote!(#g), bound),
         (None, None, false) => (quote!(!), bound),
     };

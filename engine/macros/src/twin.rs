@@ -545,6 +545,12 @@ const COMPANIONS: &[&str] = &[
 ];
 
 const KEPT_CALLS: &[&str] = &[
+    // `std::iter`'s makers imported by name (`use std::iter::successors;`), which the
+    // derivation reads as the standard ones.
+    "successors",
+    "repeat",
+    "repeat_n",
+    "once",
     "std::iter::zip",
     "core::iter::zip",
     "iter::zip",

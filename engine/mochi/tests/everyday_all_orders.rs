@@ -4786,3 +4786,342 @@ mod fallible_helpers {
         assert_eq!(checked_sqrt(4.0), Ok(2.0));
     }
 }
+
+/// Loops whose head makes its sequence: `for v in &g(x)`, `for v in g(x)` by value,
+/// `for (i, v) in g(x).iter().enumerate()`, `zip(&g(x))`, `for v in &vec![..]`.
+mod loops_over_made_sequences {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn scaled(x: &[f64], a: f64) -> Vec<f64> {
+        x.iter().map(|v| v * a).collect()
+    }
+
+    #[differentiable]
+    pub fn over_calls(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for v in &scaled(x, 3.0) {
+            s += v.sin();
+        }
+        for v in scaled(x, x[0]) {
+            s += v * v;
+        }
+        for (i, v) in scaled(x, 0.5).iter().enumerate() {
+            s += (i as f64 + 1.0) * v.exp();
+        }
+        for (a, b) in x.iter().zip(&scaled(x, x[1])) {
+            s += a * b;
+        }
+        for w in scaled(x, 2.0).windows(2) {
+            s += w[0] * w[1];
+        }
+        for v in &vec![x[0] * x[1], x[2].cos()] {
+            s += v * v;
+        }
+        s
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(over_calls, [0.3, -0.4, 0.9]);
+    }
+
+    #[test]
+    fn the_loops_read_the_made_sequences() {
+        let x: [f64; 3] = [0.3, -0.4, 0.9];
+        let mut want = 0.0;
+        for v in x {
+            want += (3.0 * v).sin() + (x[0] * v).powi(2);
+        }
+        for (i, v) in x.iter().enumerate() {
+            want += (i as f64 + 1.0) * (0.5 * v).exp() + v * (x[1] * v);
+        }
+        want += 4.0 * (x[0] * x[1] + x[1] * x[2]);
+        want += (x[0] * x[1]).powi(2) + x[2].cos().powi(2);
+        assert!((over_calls(&x) - want).abs() < 1e-12);
+    }
+}
+
+/// Forms of a fourth batch of ports: an `Option` of a pair taken apart in `if let` and in
+/// a `match` arm, the ends of sub-slices as options (`x[1..].first().copied()`,
+/// `x[2..].last().map_or(..)`, `x[a..b].get(i)`), the pieces of a sub-slice
+/// (`x[1..].chunks(2)`), a nested chain over pieces inside a method's chain, and a `mut`
+/// struct given its own borrow (`v.dot(&v)`, `v = v.add(&v.cross(&b))`).
+mod ported_batch_four {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn roots(a: f64, b: f64, c: f64) -> Option<(f64, f64)> {
+        let d = b * b - 4.0 * a * c;
+        if d < 0.0 {
+            return None;
+        }
+        let s = d.sqrt();
+        Some(((-b + s) / (2.0 * a), (-b - s) / (2.0 * a)))
+    }
+
+    #[differentiable]
+    pub fn option_pairs_and_ends(x: &[f64]) -> f64 {
+        let mut t = 0.0;
+        if let Some((r1, r2)) = roots(1.0, x[0], x[1]) {
+            t += r1 * r2 + r1 - r2;
+        }
+        t += match roots(1.0, x[1], x[0]) {
+            Some((p, q)) => p * q.sin(),
+            None => 0.0,
+        };
+        let mut s = 0.0;
+        for c in x[1..].chunks(2) {
+            s += c[0] * c[c.len() - 1];
+        }
+        let head = x[1..].first().copied().unwrap_or(0.0);
+        let tail = x[2..].last().map_or(1.0, |v| v.cos());
+        let mid = *x[1..3].get(1).unwrap_or(&0.0);
+        let past = x[1..3].get(5).copied().unwrap_or(0.25);
+        t + s + head * tail + mid * past
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(option_pairs_and_ends, [2.5, 0.7, -0.4, 0.9]);
+    }
+
+    #[test]
+    fn the_pairs_and_ends_are_read() {
+        let x: [f64; 4] = [2.5, 0.7, -0.4, 0.9];
+        let s1 = (x[0] * x[0] - 4.0 * x[1]).sqrt();
+        let (r1, r2) = ((-x[0] + s1) / 2.0, (-x[0] - s1) / 2.0);
+        // x[1]² - 4·x[0] < 0: the match takes `None`.
+        assert!(x[1] * x[1] - 4.0 * x[0] < 0.0);
+        let chunks = x[1] * x[2] + x[3] * x[3];
+        let want = r1 * r2 + r1 - r2 + chunks + x[1] * x[3].cos() + x[2] * 0.25;
+        assert!((option_pairs_and_ends(&x) - want).abs() < 1e-12);
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct V3 {
+        pub x: f64,
+        pub y: f64,
+        pub z: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl V3 {
+        pub fn new(x: f64, y: f64, z: f64) -> V3 {
+            V3 { x, y, z }
+        }
+        pub fn cross(&self, o: &V3) -> V3 {
+            V3::new(
+                self.y * o.z - self.z * o.y,
+                self.z * o.x - self.x * o.z,
+                self.x * o.y - self.y * o.x,
+            )
+        }
+        pub fn add(&self, o: &V3) -> V3 {
+            V3::new(self.x + o.x, self.y + o.y, self.z + o.z)
+        }
+        pub fn dot(&self, o: &V3) -> f64 {
+            self.x * o.x + self.y * o.y + self.z * o.z
+        }
+        pub fn scale(&mut self, k: f64) {
+            self.x *= k;
+            self.y *= k;
+            self.z *= k;
+        }
+    }
+
+    /// Euler steps of a velocity turned by a field: `v` is `mut` and lent to its own
+    /// methods' arguments, and scaled in place (`&mut self`).
+    #[differentiable]
+    pub fn self_lent_steps(p: &[f64]) -> f64 {
+        let b = V3::new(0.3, p[1], 0.2);
+        let mut v = V3::new(p[0], 0.5, p[2]);
+        for _ in 0..3 {
+            v = v.add(&v.cross(&b));
+            v.scale(1.0 / (1.0 + 0.1 * v.x * v.x));
+        }
+        let w = v.cross(&v.add(&b));
+        v.dot(&v) + w.dot(&b)
+    }
+
+    /// The same without the `&mut self` method (which has no generic form): every order.
+    #[differentiable(higher_order)]
+    pub fn self_lent(p: &[f64]) -> f64 {
+        let b = V3::new(0.3, p[1], 0.2);
+        let mut v = V3::new(p[0], 0.5, p[2]);
+        for _ in 0..3 {
+            v = v.add(&v.cross(&b));
+        }
+        let w = v.cross(&v.add(&b));
+        v.dot(&v) + w.dot(&b)
+    }
+
+    mod struct_orders {
+        use crate::all_orders;
+        all_orders!(self_lent, [0.3, -0.7, 0.4]);
+    }
+
+    #[test]
+    fn self_lent_steps_against_finite_differences() {
+        let p = [0.3, -0.7, 0.4];
+        let g = self_lent_steps::gradient(&p);
+        crate::common::assert_gradient_matches(self_lent_steps, &g, &p);
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Clusters {
+        pub centroids: Vec<f64>,
+        pub dim: usize,
+    }
+
+    #[differentiable]
+    impl Clusters {
+        /// Each point's squared distance to its nearest centroid, summed.
+        pub fn cost(&self, points: &[f64]) -> f64 {
+            let d = self.dim;
+            let mut total = 0.0;
+            for p in points.chunks(d) {
+                let best = self
+                    .centroids
+                    .chunks(d)
+                    .map(|c| c.iter().zip(p).map(|(a, b)| (a - b) * (a - b)).sum::<f64>())
+                    .fold(f64::INFINITY, f64::min);
+                total += best;
+            }
+            total
+        }
+    }
+
+    #[test]
+    fn nearest_centroid_cost_against_finite_differences() {
+        let c = Clusters {
+            centroids: vec![0.1, 0.2, 1.5, -0.3],
+            dim: 2,
+        };
+        let pts = [0.0, 0.1, 1.2, -0.5, 0.4, 0.6];
+        // Nearest: c0 (0.02), c1 (0.13), c0 (0.25).
+        assert!((c.cost(&pts) - (0.02 + 0.13 + 0.25)).abs() < 1e-12);
+        let (dc, dp) = c.cost_gradient(&pts);
+        let f = |cs: &[f64], ps: &[f64]| {
+            Clusters {
+                centroids: cs.to_vec(),
+                dim: 2,
+            }
+            .cost(ps)
+        };
+        for j in 0..4 {
+            let (mut u, mut w) = (c.centroids.clone(), c.centroids.clone());
+            u[j] += 1e-6;
+            w[j] -= 1e-6;
+            let fd = (f(&u, &pts) - f(&w, &pts)) / 2e-6;
+            assert!(
+                (dc.centroids[j] - fd).abs() < 1e-6,
+                "centroid {j}: {} vs {fd}",
+                dc.centroids[j]
+            );
+        }
+        for j in 0..6 {
+            let (mut u, mut w) = (pts, pts);
+            u[j] += 1e-6;
+            w[j] -= 1e-6;
+            let fd = (f(&c.centroids, &u) - f(&c.centroids, &w)) / 2e-6;
+            assert!((dp[j] - fd).abs() < 1e-6, "point {j}: {} vs {fd}", dp[j]);
+        }
+    }
+}
+
+/// `std::iter::successors` with a fixed count (`nth(k).unwrap()`, `take(n)` then a
+/// consumer), and a predicate method (`contains`) of a `mut` struct in a condition.
+mod successors_and_predicates {
+    use mochi::prelude::*;
+    use std::iter::successors;
+
+    #[differentiable]
+    pub fn heron_and_geometric(x: &[f64]) -> f64 {
+        let a = x[0];
+        let root = successors(Some(1.0), |&t| Some(0.5 * (t + a / t)))
+            .nth(6)
+            .unwrap();
+        let geo: f64 = std::iter::successors(Some(x[1]), |t| Some(*t * x[2]))
+            .take(5)
+            .sum();
+        let weighted: f64 = successors(Some(x[2]), |t| Some(t * 0.5))
+            .take(3)
+            .enumerate()
+            .map(|(i, v)| (i as f64 + 1.0) * v * v)
+            .sum();
+        root * geo + weighted
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(heron_and_geometric, [2.0, 0.7, 0.4]);
+    }
+
+    #[test]
+    fn the_sequences_have_their_values() {
+        let x: [f64; 3] = [2.0, 0.7, 0.4];
+        let geo: f64 = (0..5).map(|k| x[1] * x[2].powi(k)).sum();
+        let weighted: f64 = (0..3)
+            .map(|k| (k as f64 + 1.0) * (x[2] * 0.5f64.powi(k)).powi(2))
+            .sum();
+        // Heron's iteration from 1 reaches √2 to rounding in six steps.
+        let want = 2f64.sqrt() * geo + weighted;
+        assert!((heron_and_geometric(&x) - want).abs() < 1e-12);
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Interval {
+        pub lo: f64,
+        pub hi: f64,
+    }
+
+    #[differentiable]
+    impl Interval {
+        pub fn width(&self) -> f64 {
+            self.hi - self.lo
+        }
+        pub fn expand(&mut self, v: f64) {
+            if v < self.lo {
+                self.lo = v;
+            }
+            if v > self.hi {
+                self.hi = v;
+            }
+        }
+        pub fn contains(&self, v: f64) -> bool {
+            v >= self.lo && v <= self.hi
+        }
+        pub fn is_wide(&self) -> bool {
+            self.hi - self.lo > 1.0
+        }
+    }
+
+    #[differentiable]
+    pub fn range_score(x: &[f64]) -> f64 {
+        let mut range = Interval { lo: x[0], hi: x[0] };
+        for &v in &x[1..] {
+            range.expand(v);
+        }
+        let mut s = 0.0;
+        for &v in x {
+            if !range.contains(v * 1.5) {
+                s += 0.1 * v * v;
+            }
+        }
+        if range.is_wide() {
+            s += range.width();
+        }
+        s / range.width()
+    }
+
+    #[test]
+    fn range_score_against_finite_differences() {
+        let x = [0.3, -0.6, 0.9, 0.1];
+        // Range [-0.6, 0.9], width 1.5 (wide); outside after ×1.5: -0.6 (-0.9), 0.9 (1.35).
+        let want = (0.1 * (0.36 + 0.81) + 1.5) / 1.5;
+        assert!((range_score(&x) - want).abs() < 1e-12);
+        let g = range_score::gradient(&x);
+        crate::common::assert_gradient_matches(range_score, &g, &x);
+    }
+}

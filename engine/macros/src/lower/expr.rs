@@ -1192,6 +1192,7 @@ impl Lowerer {
         crate::activity::analyse(&body_block, &mut active);
         let mut inner = Lowerer::new(&self.fn_name, active);
         inner.float_ty = self.float_ty.clone();
+        inner.seq_calls = self.seq_calls.clone();
         inner.receivers = self.receivers.clone();
         // A captured reference (a slice) stays one; a captured value is read through
         // the reference the closure holds.
@@ -1543,6 +1544,7 @@ impl Lowerer {
                 args.len(),
                 true,
                 self.float_ty.as_ref(),
+                self.seq_calls.contains(&path.segments[0].ident.to_string()),
             );
             self.boxed_in_branch(quote!(#f(#(#args),*)))
         } else if segs.len() > 1 && path.leading_colon.is_none() && !is_path_keyword(&segs[0]) {

@@ -199,6 +199,9 @@ pub struct Lowerer {
     /// one: unsuffixed float literals next to active values get it, so that rule
     /// lookup never sees a bare `{float}` (two rule crates' `op_add` would both fit).
     pub float_ty: Option<Ident>,
+    /// Plain functions whose value the body uses as a sequence
+    /// ([`crate::rewrite::sequence_valued_calls`]).
+    pub seq_calls: HashSet<String>,
     /// Bindings of a struct type of the user's (see `desugar::Receiver`).
     pub receivers: HashMap<String, crate::desugar::Receiver>,
     /// Parameters that hold structs of the user's (`ls: &[Layer]`, `v: Vec<Layer>`):
@@ -325,6 +328,7 @@ impl Lowerer {
             fn_name: fn_name.to_string(),
             pending_pins: HashMap::new(),
             float_ty: None,
+            seq_calls: HashSet::new(),
             receivers: HashMap::new(),
             struct_seqs: HashSet::new(),
             span: proc_macro2::Span::call_site(),
