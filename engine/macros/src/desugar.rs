@@ -448,8 +448,9 @@ impl VisitMut for SomeTuples {
 }
 
 /// `for v in &g(x)`, `for v in g(x).iter()`, `for (a, b) in x.iter().zip(&g(x))`, `for v
-/// in g(x)`, `for v in &vec![..]`, `for c in x[a..].chunks(m)`: a sequence made at the
-/// loop's head by a call of a function (or by `vec!`), or a sub-slice cut into pieces, is
+/// in g(x)`, `for v in &vec![..]` (also `&[a, b]`), `for c in x[a..].chunks(m)`: a
+/// sequence made at the loop's head by a call of a function (or by `vec!` or an array
+/// literal), or a sub-slice cut into pieces, is
 /// bound first, by a `let` of its own (`{ let __mochi_seq0 =
 /// g(x); for v in &__mochi_seq0 { .. } }`), so that the loop walks a variable, as the
 /// derivation's index loops do. The names bound to differentiable values are `made`.
@@ -493,6 +494,7 @@ impl TemporarySequences<'_> {
                 _ => false,
             },
             Expr::Macro(m) => m.mac.path.is_ident("vec"),
+            Expr::Array(_) => true,
             _ => false,
         }
     }

@@ -475,9 +475,11 @@ impl syn::visit_mut::VisitMut for TwinCallees {
             &turbofish,
             generics,
             c.args.len(),
-            false,
-            None,
-            self.0.contains(&p.segments[0].ident.to_string()),
+            crate::rewrite::StandInValue {
+                bounded: false,
+                scalar: None,
+                sequence: self.0.contains(&p.segments[0].ident.to_string()),
+            },
         );
         *c.func = syn::parse_quote!(#f);
     }

@@ -306,6 +306,18 @@ const SEQUENCE_METHODS: &[&str] = &[
     "map",
 ];
 
+/// What a call's stand-in (see [`callee`]) gives back.
+pub struct StandInValue<'a> {
+    /// The stand-in carries the bound whose message names the fix (the forms whose
+    /// derivation fails first); the twin's calls get one without it, so that the
+    /// message comes once, at the call.
+    pub bounded: bool,
+    /// The derivation's scalar (`f64`, `f32`), when it has one.
+    pub scalar: Option<&'a syn::Ident>,
+    /// The caller uses the value as a sequence ([`sequence_valued_calls`]).
+    pub sequence: bool,
+}
+
 /// The modules `mochi::prelude::*` brings in with the ndarray rules
 /// (`mochi_rules_ndarray::functions`): a user's function may have the same name.
 const PRELUDE_MODULES: &[&str] = &["concatenate", "stack", "kron", "outer"];
@@ -320,18 +332,20 @@ const PRELUDE_MODULES: &[&str] = &["concatenate", "stack", "kron", "outer"];
 /// trait whose message names the function and the fix. The import goes through an
 /// outer block (`use name as __mochi_callee`), where no glob can make it ambiguous.
 ///
-/// Only the forms whose derivation fails first carry the bound (`bounded`): the twin's
-/// calls get a stand-in without it, so that the message comes once, at the call.
+/// Only the forms whose derivation fails first carry the bound ([`StandInValue`]).
 pub fn callee(
     name: &syn::Ident,
     rest: &[&str],
     turbofish: &TokenStream,
     generics: usize,
     arity: usize,
-    bounded: bool,
-    scalar: Option<&syn::Ident>,
-    sequence: bool,
+    value: StandInValue,
 ) -> TokenStream {
+    let StandInValue {
+        bounded,
+        scalar,
+        sequence,
+    } = value;
     let span = name.span();
     let segs: Vec<syn::Ident> = rest.iter().map(|s| syn::Ident::new(s, span)).collect();
     let Some((last, mods)) = segs.split_last() else {

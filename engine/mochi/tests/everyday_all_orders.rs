@@ -4788,8 +4788,11 @@ mod fallible_helpers {
 }
 
 /// Loops whose head makes its sequence: `for v in &g(x)`, `for v in g(x)` by value,
-/// `for (i, v) in g(x).iter().enumerate()`, `zip(&g(x))`, `for v in &vec![..]`.
+/// `for (i, v) in g(x).iter().enumerate()`, `zip(&g(x))`, `for v in &vec![..]`, `for v in
+/// [a, b]`.
 mod loops_over_made_sequences {
+    // `&vec![..]` is the form under test.
+    #![allow(clippy::useless_vec)]
     use mochi::prelude::*;
 
     #[differentiable]
@@ -4818,6 +4821,9 @@ mod loops_over_made_sequences {
         for v in &vec![x[0] * x[1], x[2].cos()] {
             s += v * v;
         }
+        for v in [x[1].sin(), x[0] * 0.5] {
+            s += v * x[2];
+        }
         s
     }
 
@@ -4838,6 +4844,7 @@ mod loops_over_made_sequences {
         }
         want += 4.0 * (x[0] * x[1] + x[1] * x[2]);
         want += (x[0] * x[1]).powi(2) + x[2].cos().powi(2);
+        want += (x[1].sin() + x[0] * 0.5) * x[2];
         assert!((over_calls(&x) - want).abs() < 1e-12);
     }
 }

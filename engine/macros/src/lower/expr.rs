@@ -1542,9 +1542,11 @@ impl Lowerer {
                 &turbofish,
                 generics,
                 args.len(),
-                true,
-                self.float_ty.as_ref(),
-                self.seq_calls.contains(&path.segments[0].ident.to_string()),
+                crate::rewrite::StandInValue {
+                    bounded: true,
+                    scalar: self.float_ty.as_ref(),
+                    sequence: self.seq_calls.contains(&path.segments[0].ident.to_string()),
+                },
             );
             self.boxed_in_branch(quote!(#f(#(#args),*)))
         } else if segs.len() > 1 && path.leading_colon.is_none() && !is_path_keyword(&segs[0]) {
