@@ -62,6 +62,7 @@ pub fn desugar(
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
+    Unzips.visit_block_mut(&mut b);
     let mut temporaries = TemporarySequences {
         active,
         next: 0,
@@ -69,6 +70,7 @@ pub fn desugar(
     };
     temporaries.visit_block_mut(&mut b);
     SomeTuples { next: 0 }.visit_block_mut(&mut b);
+    ExtendedByLiterals.visit_block_mut(&mut b);
     let mut successors = Successors {
         active,
         next: 0,
@@ -348,6 +350,46 @@ impl VisitMut for Successors<'_> {
     }
 }
 
+/// `v.extend_from_slice(&[a, b, c])` (also `v.extend([a, b])`, `v.extend(&[a, b])`) of a
+/// variable or a field → `{ let e0 = a; …; v.push(e0); v.push(e1); v.push(e2); }`: each
+/// element pushed, as
+/// the derivation takes it (a literal array's cotangent is an array, the slice's a `Vec`).
+struct ExtendedByLiterals;
+
+impl VisitMut for ExtendedByLiterals {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::MethodCall(m) = e else { return };
+        if !matches!(
+            m.method.to_string().as_str(),
+            "extend_from_slice" | "extend"
+        ) || m.args.len() != 1
+            || !matches!(unparen(&m.receiver), Expr::Path(_) | Expr::Field(_))
+        {
+            return;
+        }
+        let elems = match unparen(&m.args[0]) {
+            Expr::Reference(r) if r.mutability.is_none() => match unparen(&r.expr) {
+                Expr::Array(a) => a.elems.clone(),
+                _ => return,
+            },
+            Expr::Array(a) if m.method == "extend" => a.elems.clone(),
+            _ => return,
+        };
+        let span = m.method.span();
+        let v = &m.receiver;
+        // The elements evaluated first, as the array is (one may read `v.len()`).
+        let names: Vec<syn::Ident> = (0..elems.len())
+            .map(|k| format_ident!("__mochi_ext{}", k, span = span))
+            .collect();
+        let vals = elems.iter();
+        *e = syn::parse_quote_spanned!(span=> {
+            #(let #names = #vals;)*
+            #(#v.push(#names);)*
+        });
+    }
+}
+
 /// `if let Some((a, b)) = g(..) { body }` → `if let Some(t) = g(..) { let (a, b) = t;
 /// body }` of a function `g` by its name, and a `match g(..)` arm `Some((a, b)) => body` (without a guard) → `Some(t) => { let (a, b)
 /// = t; body }`: the option's value bound whole (which the derivation takes), then taken
@@ -529,6 +571,9 @@ impl TemporarySequences<'_> {
                         | "windows"
                         | "chunks"
                         | "chunks_exact"
+                        | "map"
+                        | "filter"
+                        | "filter_map"
                         | "copied"
                         | "cloned"
                         | "zip"
@@ -2043,6 +2088,87 @@ impl SplitTupleLets {
         }
         Some(out)
     }
+}
+
+/// The `let`s of [`unzipped`] chains, written out.
+struct Unzips;
+
+impl VisitMut for Unzips {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        let mut stmts = Vec::with_capacity(b.stmts.len());
+        for s in std::mem::take(&mut b.stmts) {
+            match &s {
+                syn::Stmt::Local(l) => match unzipped(l) {
+                    Some(parts) => stmts.extend(parts),
+                    None => stmts.push(s),
+                },
+                _ => stmts.push(s),
+            }
+        }
+        b.stmts = stmts;
+        syn::visit_mut::visit_block_mut(self, b);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// `let (a, b): (Vec<A>, Vec<B>) = chain.unzip();` (also without the type, `mut` names)
+/// → `let mut a: Vec<A> = Vec::new(); let mut b: Vec<B> = Vec::new(); for t in chain {
+/// let (p, q) = t; a.push(p); b.push(q); }`: the pairs pushed as the chain makes them.
+fn unzipped(l: &syn::Local) -> Option<Vec<syn::Stmt>> {
+    let init = l.init.as_ref()?;
+    if init.diverge.is_some() {
+        return None;
+    }
+    let Expr::MethodCall(m) = unparen(&init.expr) else {
+        return None;
+    };
+    if m.method != "unzip" || !m.args.is_empty() {
+        return None;
+    }
+    let (pat, tys): (&Pat, Option<Vec<syn::Type>>) = match &l.pat {
+        Pat::Type(t) => match &*t.ty {
+            syn::Type::Tuple(tt) if tt.elems.len() == 2 => {
+                (&*t.pat, Some(tt.elems.iter().cloned().collect()))
+            }
+            _ => return None,
+        },
+        p => (p, None),
+    };
+    let Pat::Tuple(pt) = pat else { return None };
+    if pt.elems.len() != 2 {
+        return None;
+    }
+    let mut names = Vec::new();
+    for p in &pt.elems {
+        match p {
+            Pat::Ident(i) if i.subpat.is_none() && i.by_ref.is_none() => {
+                names.push(i.ident.clone())
+            }
+            _ => return None,
+        }
+    }
+    let span = m.method.span();
+    let chain = &m.receiver;
+    let (a, b) = (&names[0], &names[1]);
+    let (ta, tb): (syn::Type, syn::Type) = match tys {
+        Some(t) => (t[0].clone(), t[1].clone()),
+        None => (syn::parse_quote!(Vec<_>), syn::parse_quote!(Vec<_>)),
+    };
+    let (t, p, q) = (
+        format_ident!("__mochi_uz", span = span),
+        format_ident!("__mochi_uz_a", span = span),
+        format_ident!("__mochi_uz_b", span = span),
+    );
+    let block: syn::Block = syn::parse_quote_spanned!(span=> {
+        let mut #a: #ta = ::std::vec::Vec::new();
+        let mut #b: #tb = ::std::vec::Vec::new();
+        for #t in #chain {
+            let (#p, #q) = #t;
+            #a.push(#p);
+            #b.push(#q);
+        }
+    });
+    Some(block.stmts)
 }
 
 /// `std::array::from_fn(|i| e)` of a known length (`let a: [f64; 3] = ..`, or the

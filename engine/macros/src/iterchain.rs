@@ -1427,6 +1427,11 @@ impl<'a> Writer<'a> {
         match (p, it) {
             (Pat::Type(t), _) => self.bind(&t.pat, it, body, deref),
             (Pat::Paren(q), _) => self.bind(&q.pat, it, body, deref),
+            // `|&v|` of an element by reference: `v` is the value (not given again as a
+            // reference to a function of the user's, `sp(v, b)`).
+            (Pat::Reference(r), Item::Leaf(e, true)) => {
+                self.bind(&r.pat, &Item::Leaf(e.clone(), false), body, deref)
+            }
             (Pat::Reference(r), _) => self.bind(&r.pat, it, body, deref),
             (Pat::Wild(_), _) => Some(()),
             // A row read as a sequence: by reference, as the closure had it.

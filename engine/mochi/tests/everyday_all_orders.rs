@@ -5132,3 +5132,71 @@ mod successors_and_predicates {
         crate::common::assert_gradient_matches(range_score, &g, &x);
     }
 }
+
+/// Forms of a fifth batch of ports: `|&v|` over a sub-slice handing `v` to a helper,
+/// pairs from a helper `unzip`ped into two `Vec`s, rows grown by `extend_from_slice(&[..])`,
+/// and a function pushing onto a `&mut Vec` that already holds values, checked by
+/// `test_rule` (whose accumulators are shaped as the arguments after the call).
+mod ported_batch_five {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn softplus(v: f64, b: f64) -> f64 {
+        (1.0 + (b * v).exp()).ln() / b
+    }
+
+    #[differentiable]
+    pub fn polar(a: f64, b: f64) -> (f64, f64) {
+        (a.hypot(b), b.atan2(a))
+    }
+
+    #[differentiable]
+    pub fn unzipped_and_extended(x: &[f64]) -> f64 {
+        let beta = x[0];
+        let soft: f64 = x[1..].iter().map(|&v| softplus(v, beta)).sum();
+        let (radii, angles): (Vec<f64>, Vec<f64>) =
+            x[1..].chunks(2).map(|c| polar(c[0], c[1])).unzip();
+        let mut rows = Vec::with_capacity(3 * radii.len());
+        for (r, a) in radii.iter().zip(&angles) {
+            rows.extend_from_slice(&[1.0, r * a.sin(), a.cos()]);
+        }
+        soft + rows.iter().map(|v| v * v).sum::<f64>()
+    }
+
+    mod orders {
+        use crate::all_orders;
+        all_orders!(unzipped_and_extended, [1.3, 0.4, -0.8, 1.1, 0.6]);
+    }
+
+    #[test]
+    fn the_rows_hold_what_was_pushed() {
+        let x: [f64; 5] = [1.3, 0.4, -0.8, 1.1, 0.6];
+        let mut want: f64 = x[1..]
+            .iter()
+            .map(|v| (1.0 + (x[0] * v).exp()).ln() / x[0])
+            .sum();
+        for c in x[1..].chunks(2) {
+            let (r, a) = (c[0].hypot(c[1]), c[1].atan2(c[0]));
+            want += 1.0 + (r * a.sin()).powi(2) + a.cos().powi(2);
+        }
+        assert!((unzipped_and_extended(&x) - want).abs() < 1e-12);
+    }
+
+    /// Pushes xᵢ and xᵢ² onto `out`, which may hold values already.
+    #[differentiable]
+    pub fn push_features(x: &[f64], out: &mut Vec<f64>) {
+        for i in 0..x.len() {
+            out.push(x[i]);
+            out.push(x[i] * x[i]);
+        }
+    }
+
+    #[test]
+    fn pushing_onto_a_filled_vec_passes_the_rule_harness() {
+        mochi::testing::test_rule(
+            (vec![0.3, -0.7, 1.2], vec![0.5, 2.0]),
+            |a| push_features(&a.0, &mut a.1),
+            |a| push_features::rrule(&a.0, &mut a.1),
+        );
+    }
+}

@@ -793,6 +793,48 @@ impl<T: Elem> NaDVectorFromColumnSlice for Call<(&[T],)> {
     }
 }
 
+// The slices given as a `Vec` a function built (`DMatrix::from_row_slice(n, 3, &rows)`
+// of `rows: Vec<f64>`): the same rules, the cotangent a `Vec` either way.
+impl<T: Elem> NaDVectorFromColumnSlice for Call<(&Vec<T>,)> {
+    type Output = DVector<T>;
+    type Pullback = dvector::DVectorPullback<T>;
+    #[inline]
+    fn dvector_from_column_slice(self) -> (Self::Output, Self::Pullback) {
+        dvector::rrule(self.0 .0.as_slice())
+    }
+}
+
+impl<T: Elem> NaDVectorFromRowSlice for Call<(&Vec<T>,)> {
+    type Output = DVector<T>;
+    type Pullback = dvector::DVectorPullback<T>;
+    #[inline]
+    fn dvector_from_row_slice(self) -> (Self::Output, Self::Pullback) {
+        dvector::rrule(self.0 .0.as_slice())
+    }
+}
+
+impl<T: Elem> NaDMatrixFromRowSlice for Call<(&usize, &usize, &Vec<T>)> {
+    type Output = DMatrix<T>;
+    type Pullback = dmatrix::DMatrixPullback<T>;
+    #[inline]
+    #[track_caller]
+    fn dmatrix_from_row_slice(self) -> (Self::Output, Self::Pullback) {
+        let (rows, cols, xs) = self.0;
+        dmatrix::rrule(*rows, *cols, xs.as_slice())
+    }
+}
+
+impl<T: Elem> NaDMatrixFromColumnSlice for Call<(&usize, &usize, &Vec<T>)> {
+    type Output = DMatrix<T>;
+    type Pullback = dmatrix::DMatrixPullback<T, false>;
+    #[inline]
+    #[track_caller]
+    fn dmatrix_from_column_slice(self) -> (Self::Output, Self::Pullback) {
+        let (rows, cols, xs) = self.0;
+        dmatrix::by_columns(*rows, *cols, xs.as_slice())
+    }
+}
+
 impl<T: Elem> NaDVectorFromVec for Call<(&Vec<T>,)> {
     type Output = DVector<T>;
     type Pullback = dvector::DVectorPullback<T>;

@@ -166,7 +166,10 @@ where
                 output: y.clone(),
                 output_cotangent: y.random_tangent(&mut rng),
                 direction: self.args.random_tangent(&mut rng),
-                seed: self.args.random_tangent(&mut rng),
+                // The accumulators hold the cotangent of the arguments' final state on
+                // entry: shaped as they are after the call (a `&mut Vec` the function
+                // pushes onto is longer).
+                seed: after_primal.random_tangent(&mut rng),
             })
             .collect();
 
