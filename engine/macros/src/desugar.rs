@@ -269,36 +269,31 @@ impl Successors<'_> {
             m.method.to_string().as_str(),
             "unwrap" | "expect" | "unwrap_or" | "unwrap_or_default" | "unwrap_or_else"
         );
+        // `(nth(k) call, whether its option is taken out)`.
         let nth = match unparen(&m.receiver) {
-            Expr::MethodCall(n) if taken && n.method == "nth" && n.args.len() == 1 => Some(n),
+            Expr::MethodCall(n) if taken && n.method == "nth" && n.args.len() == 1 => {
+                Some((n, true))
+            }
+            _ if m.method == "nth" && m.args.len() == 1 => Some((m, false)),
             _ => None,
         };
-        if let Some(n) = nth.filter(|n| Self::parts(&n.receiver).is_some()) {
+        if let Some((n, taken)) = nth.filter(|(n, _)| Self::parts(&n.receiver).is_some()) {
             let parts = Self::parts(&n.receiver)?;
             self.note(&[&c], &parts);
             let (start, p, step) = parts;
             self.next += 1;
             let k = &n.args[0];
+            let value = if taken {
+                quote_spanned!(span=> #c)
+            } else {
+                quote_spanned!(span=> Some(#c))
+            };
             return Some(syn::parse_quote_spanned!(span=> {
                 let mut #c = #start;
                 for _ in 0..(#k) {
                     #c = { let #p = #c; #step };
                 }
-                #c
-            }));
-        }
-        if m.method == "nth" && m.args.len() == 1 {
-            let parts = Self::parts(&m.receiver)?;
-            self.note(&[&c], &parts);
-            let (start, p, step) = parts;
-            self.next += 1;
-            let k = &m.args[0];
-            return Some(syn::parse_quote_spanned!(span=> {
-                let mut #c = #start;
-                for _ in 0..(#k) {
-                    #c = { let #p = #c; #step };
-                }
-                Some(#c)
+                #value
             }));
         }
         // The chain's methods down to `take(n)` on `successors(..)`.
