@@ -78,14 +78,13 @@ pub fn desugar(
     };
     successors.visit_block_mut(&mut b);
     temporaries.made.extend(successors.made);
-    let mut with_temporaries;
-    let active = if temporaries.made.is_empty() {
-        active
+    // The names those passes bound to differentiable values carry derivatives too.
+    let with_temporaries: std::borrow::Cow<HashSet<String>> = if temporaries.made.is_empty() {
+        std::borrow::Cow::Borrowed(active)
     } else {
-        with_temporaries = active.clone();
-        with_temporaries.extend(temporaries.made);
-        &with_temporaries
+        std::borrow::Cow::Owned(active.iter().cloned().chain(temporaries.made).collect())
     };
+    let active = &*with_temporaries;
     DbgPrinted.visit_block_mut(&mut b);
     UncheckedIndexed.visit_block_mut(&mut b);
     ResizedByPush.visit_block_mut(&mut b);
@@ -277,8 +276,8 @@ impl Successors<'_> {
             _ if m.method == "nth" && m.args.len() == 1 => Some((m, false)),
             _ => None,
         };
-        if let Some((n, taken)) = nth.filter(|(n, _)| Self::parts(&n.receiver).is_some()) {
-            let parts = Self::parts(&n.receiver)?;
+        let found = nth.and_then(|(n, taken)| Some((n, taken, Self::parts(&n.receiver)?)));
+        if let Some((n, taken, parts)) = found {
             self.note(&[&c], &parts);
             let (start, p, step) = parts;
             self.next += 1;
@@ -347,8 +346,8 @@ impl VisitMut for Successors<'_> {
 
 /// `v.extend_from_slice(&[a, b, c])` (also `v.extend([a, b])`, `v.extend(&[a, b])`) of a
 /// variable or a field → `{ let e0 = a; …; v.push(e0); v.push(e1); v.push(e2); }`: each
-/// element pushed, as
-/// the derivation takes it (a literal array's cotangent is an array, the slice's a `Vec`).
+/// element pushed, as the derivation takes it (a literal array's cotangent is an array,
+/// the slice's a `Vec`).
 struct ExtendedByLiterals;
 
 impl VisitMut for ExtendedByLiterals {
@@ -386,45 +385,22 @@ impl VisitMut for ExtendedByLiterals {
 }
 
 /// `if let Some((a, b)) = g(..) { body }` → `if let Some(t) = g(..) { let (a, b) = t;
-/// body }` of a function `g` by its name, and a `match g(..)` arm `Some((a, b)) => body` (without a guard) → `Some(t) => { let (a, b)
-/// = t; body }`: the option's value bound whole (which the derivation takes), then taken
-/// apart as a `let` does.
+/// body }` of a helper `g` of the user's, and a `match g(..)` arm `Some((a, b)) => body`
+/// (without a guard) → `Some(t) => { let (a, b) = t; body }`: the option's value bound
+/// whole (which the derivation takes), then taken apart as a `let` does. (The option of
+/// a library method, `x.split_first()`, has its own rewrites.)
 struct SomeTuples {
     next: usize,
 }
 
 impl SomeTuples {
-    /// A call of a function by its name (a helper of the user's; `g::__twin::<T>(..)` in
-    /// a generic form): the option of a library method (`x.split_first()`) has its own
-    /// rewrites.
-    fn helper_call(e: &Expr) -> bool {
-        match unparen(e) {
-            Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
-            if p.qself.is_none()
-                && p.path.leading_colon.is_none()
-                && match p.path.segments.len() {
-                    1 => true,
-                    2 => p.path.segments[1].ident == "__twin",
-                    _ => false,
-                }),
-            _ => false,
-        }
-    }
-
     /// `Some(<tuple pattern>)` → `Some(t)`, and the tuple pattern with `t`'s name.
     fn split(&mut self, p: &mut Pat) -> Option<(Pat, syn::Ident)> {
+        let tuple = some_tuple(p)?.clone();
         let Pat::TupleStruct(ts) = p else {
             return None;
         };
-        if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
-            return None;
-        }
         let inner = ts.elems.first_mut()?;
-        let tuple = match inner {
-            Pat::Tuple(_) => inner.clone(),
-            Pat::Paren(pp) if matches!(&*pp.pat, Pat::Tuple(_)) => (*pp.pat).clone(),
-            _ => return None,
-        };
         let span = inner.span();
         let t = format_ident!("__mochi_st{}", self.next, span = span);
         self.next += 1;
@@ -433,13 +409,18 @@ impl SomeTuples {
     }
 }
 
+/// A call of a helper of the user's ([`crate::rewrite::helper_called`]).
+fn helped(e: &Expr) -> bool {
+    crate::rewrite::helper_called(e).is_some()
+}
+
 impl VisitMut for SomeTuples {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
         match e {
             Expr::If(i) => {
                 let Expr::Let(l) = &mut *i.cond else { return };
-                if !Self::helper_call(&l.expr) {
+                if !helped(&l.expr) {
                     return;
                 }
                 if let Some((tuple, t)) = self.split(&mut l.pat) {
@@ -452,7 +433,7 @@ impl VisitMut for SomeTuples {
             Expr::MethodCall(m)
                 if m.method == "map_or"
                     && m.args.len() == 2
-                    && Self::helper_call(&m.receiver)
+                    && helped(&m.receiver)
                     && matches!(&m.args[1], Expr::Closure(c) if c.inputs.len() == 1) =>
             {
                 let Expr::Closure(c) = &m.args[1] else { return };
@@ -468,7 +449,7 @@ impl VisitMut for SomeTuples {
                     None => #d,
                 });
             }
-            Expr::Match(m) if Self::helper_call(&m.expr) => {
+            Expr::Match(m) if helped(&m.expr) => {
                 for arm in m.arms.iter_mut() {
                     if arm.guard.is_some() {
                         continue;
@@ -498,41 +479,15 @@ struct TemporarySequences<'a> {
 }
 
 impl TemporarySequences<'_> {
-    /// A sequence made by a call: `g(..)` of a function named by one lower-case word
-    /// (not `repeat`, `once` and the other iterator makers, which the chains read), or
-    /// `vec![..]`.
+    /// A sequence made by a call: `g(..)` of a helper of the user's (not `repeat`,
+    /// `once` and the other iterator makers, which the chains read), `vec![..]` or an
+    /// array literal.
     fn made_by_call(e: &Expr) -> bool {
         match e {
-            Expr::Call(c) => match &*c.func {
-                // `g(..)`, or `g::__twin::<T>(..)` in a generic form.
-                Expr::Path(p) => {
-                    p.qself.is_none()
-                        && p.path.leading_colon.is_none()
-                        && {
-                            let segs = &p.path.segments;
-                            let twin = segs.len() == 2 && segs[1].ident == "__twin";
-                            (segs.len() == 1 || twin) && segs[0].arguments.is_none()
-                        }
-                        && p.path.segments.first().is_some_and(|s| {
-                            let n = s.ident.to_string();
-                            n.starts_with(|c: char| c.is_ascii_lowercase())
-                                && !matches!(
-                                    n.as_str(),
-                                    "repeat"
-                                        | "repeat_n"
-                                        | "once"
-                                        | "successors"
-                                        | "from_fn"
-                                        | "zip"
-                                        | "empty"
-                                )
-                        })
-                }
-                _ => false,
-            },
             Expr::Macro(m) => m.mac.path.is_ident("vec"),
             Expr::Array(_) => true,
-            _ => false,
+            _ => crate::rewrite::helper_called(e)
+                .is_some_and(|g| !crate::rewrite::ITER_MAKERS.contains(&g.to_string().as_str())),
         }
     }
 

@@ -167,15 +167,15 @@ impl Pieces {
 
     /// The number of pieces of `seq`.
     fn count(self, seq: &Expr, size: &Expr, span: Span) -> TokenStream {
-        match self {
+        let n = match self {
             Pieces::Windows => quote_spanned!(span=> (#seq.len() + 1).saturating_sub(#size)),
             Pieces::ChunksExact | Pieces::RChunksExact => {
                 quote_spanned!(span=> #seq.len() / (#size))
             }
-            Pieces::Chunks | Pieces::RChunks => {
-                quote_spanned!(span=> ::mochi::no_grad(#seq.len().div_ceil(#size)))
-            }
-        }
+            Pieces::Chunks | Pieces::RChunks => quote_spanned!(span=> #seq.len().div_ceil(#size)),
+        };
+        // A count has no derivative (`div_ceil` of a sequence's length has no rule).
+        quote_spanned!(span=> ::mochi::no_grad(#n))
     }
 
     /// The start and the length of piece `k`.
@@ -186,7 +186,7 @@ impl Pieces {
         k: &TokenStream,
         span: Span,
     ) -> (TokenStream, TokenStream) {
-        match self {
+        let (base, len) = match self {
             // `k` may be a sum (after `skip`, in a `chain`'s second part): parenthesised.
             Pieces::Windows => (quote_spanned!(span=> (#k)), quote_spanned!(span=> (#size))),
             Pieces::ChunksExact => (
@@ -195,7 +195,7 @@ impl Pieces {
             ),
             Pieces::Chunks => (
                 quote_spanned!(span=> (#k) * (#size)),
-                quote_spanned!(span=> ::mochi::no_grad(::core::cmp::min(#size, #seq.len() - (#k) * (#size)))),
+                quote_spanned!(span=> ::core::cmp::min(#size, #seq.len() - (#k) * (#size))),
             ),
             Pieces::RChunksExact => (
                 quote_spanned!(span=> #seq.len() - ((#k) + 1) * (#size)),
@@ -203,9 +203,14 @@ impl Pieces {
             ),
             Pieces::RChunks => (
                 quote_spanned!(span=> (#seq.len() - (#k) * (#size)).saturating_sub(#size)),
-                quote_spanned!(span=> ::mochi::no_grad(::core::cmp::min(#size, #seq.len() - (#k) * (#size)))),
+                quote_spanned!(span=> ::core::cmp::min(#size, #seq.len() - (#k) * (#size))),
             ),
-        }
+        };
+        // The bounds have no derivative (`cmp::min` has no rule).
+        (
+            quote_spanned!(span=> ::mochi::no_grad(#base)),
+            quote_spanned!(span=> ::mochi::no_grad(#len)),
+        )
     }
 }
 

@@ -183,30 +183,14 @@ impl VisitMut for ReplaceType<'_> {
 /// The names of the plain functions called in `block` whose value is used as a
 /// sequence: indexed, given a method, borrowed or walked by `for`, at the call
 /// (`g(x)[i]`, `g(x).iter()`) or through a name a `let` binds to the call. When such a
-/// function is not `#[differentiable]`, its stand-in (see [`callee`]) gives a value of
-/// unknown type, on which rustc raises nothing after mochi's message; the scalar it
-/// gives otherwise brought "cannot index into a value of type `f64`", "no rule for
+/// function is not `#[differentiable]`, its stand-in (see [`callee`]) gives a `Vec` of
+/// the scalar, on which the caller's code type-checks after mochi's message; the scalar
+/// it gives otherwise brought "cannot index into a value of type `f64`", "no rule for
 /// `x.iter().map(f).sum()`" and the like.
 pub fn sequence_valued_calls(block: &syn::Block) -> std::collections::HashSet<String> {
     use syn::visit::Visit;
     fn called(e: &Expr) -> Option<String> {
-        match e {
-            Expr::Call(c) => match &*c.func {
-                Expr::Path(p) if p.qself.is_none() && p.path.leading_colon.is_none() => {
-                    p.path.segments.first().map(|s| s.ident.to_string())
-                }
-                _ => None,
-            },
-            Expr::Paren(p) => called(&p.expr),
-            _ => None,
-        }
-    }
-    fn name(e: &Expr) -> Option<String> {
-        match e {
-            Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
-            Expr::Paren(p) => name(&p.expr),
-            _ => None,
-        }
+        helper_called(e).map(|i| i.to_string())
     }
     #[derive(Default)]
     struct Uses {
@@ -220,8 +204,10 @@ pub fn sequence_valued_calls(block: &syn::Block) -> std::collections::HashSet<St
         fn sequence(&mut self, e: &Expr) {
             if let Some(g) = called(e) {
                 self.calls.insert(g);
-            } else if let Some(n) = name(e) {
-                self.names.insert(n);
+            } else if let Expr::Path(p) = crate::desugar::unparen(e) {
+                if let Some(n) = p.path.get_ident() {
+                    self.names.insert(n.to_string());
+                }
             }
         }
     }
@@ -264,6 +250,39 @@ pub fn sequence_valued_calls(block: &syn::Block) -> std::collections::HashSet<St
     );
     out
 }
+
+/// The function of a call of a helper of the user's, `g(..)` by its lower-case name (or
+/// `g::__twin::<T>(..)` in a generic form): `g`. Not a constructor (`Some(v)`, `P2(a,
+/// b)`) nor a path into a module or a type.
+pub fn helper_called(e: &Expr) -> Option<&syn::Ident> {
+    let Expr::Call(c) = crate::desugar::unparen(e) else {
+        return None;
+    };
+    let Expr::Path(p) = &*c.func else { return None };
+    let segs = &p.path.segments;
+    let twin = segs.len() == 2 && segs[1].ident == "__twin";
+    let g = &segs.first()?.ident;
+    (p.qself.is_none()
+        && p.path.leading_colon.is_none()
+        && (segs.len() == 1 || twin)
+        && segs[0].arguments.is_none()
+        && g.to_string().starts_with(|c: char| c.is_ascii_lowercase()))
+    .then_some(g)
+}
+
+/// `std::iter`'s functions that make an iterator, imported by name (`use
+/// std::iter::successors;`): the chains and rewrites read them as the standard ones, not
+/// as helpers of the user's.
+pub const ITER_MAKERS: &[&str] = &[
+    "successors",
+    "repeat",
+    "repeat_n",
+    "repeat_with",
+    "once",
+    "from_fn",
+    "zip",
+    "empty",
+];
 
 /// Methods of sequences (slices, `Vec`s, arrays) that no float has: a value given one
 /// is a sequence.

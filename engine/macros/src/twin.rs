@@ -544,13 +544,14 @@ const COMPANIONS: &[&str] = &[
     "value_gradient_and_hessian",
 ];
 
+/// A call the twin keeps as written: one of [`KEPT_CALLS`], or one of `std::iter`'s
+/// makers imported by name (`successors(..)`), which the derivation reads as the
+/// standard ones.
+fn kept_call(path: &str) -> bool {
+    KEPT_CALLS.contains(&path) || crate::rewrite::ITER_MAKERS.contains(&path)
+}
+
 const KEPT_CALLS: &[&str] = &[
-    // `std::iter`'s makers imported by name (`use std::iter::successors;`), which the
-    // derivation reads as the standard ones.
-    "successors",
-    "repeat",
-    "repeat_n",
-    "once",
     "std::iter::zip",
     "core::iter::zip",
     "iter::zip",
@@ -3300,7 +3301,7 @@ impl VisitMut for Rewrite<'_> {
                     && segs.len() == 1
                     && fp.path.segments[0].arguments.is_none()
                     && tuple_struct_name(&segs[0])
-                    && !KEPT_CALLS.contains(&path.as_str())
+                    && !kept_call(&path)
                     && !self.closures.contains(&segs[0])
                 {
                     // (Written as the literal `__MochiTwinPair { 0: a, 1: b }`, which the
@@ -3404,7 +3405,7 @@ impl VisitMut for Rewrite<'_> {
                     );
                     return;
                 }
-                if local && !KEPT_CALLS.contains(&path.as_str()) {
+                if local && !kept_call(&path) {
                     let mut p = fp.path.clone();
                     // The callee's scalar is the twin's, named: inferring it from the
                     // arguments would first try every impl of the operator bounds.
@@ -3453,7 +3454,7 @@ impl VisitMut for Rewrite<'_> {
                     && !closure
                     && !self.closures.contains(&segs[0])
                     && !self.in_no_grad
-                    && !KEPT_CALLS.contains(&path.as_str())
+                    && !kept_call(&path)
                     && !integer_type
                     && segs[0].starts_with(|ch: char| ch.is_lowercase() || ch == '_')
                     && fp.path.segments.iter().all(|s| s.arguments.is_none())
@@ -3605,7 +3606,7 @@ impl VisitMut for Rewrite<'_> {
                     last.ident = method_twin_name(&last.ident);
                     return;
                 }
-                if !(KEPT_CALLS.contains(&path.as_str()) || integer_type || closure) {
+                if !(kept_call(&path) || integer_type || closure) {
                     self.fail(
                         Why::Call,
                         format!("it calls `{path}`, whose twin is not known"),
