@@ -698,7 +698,9 @@ pub use rand::Rng;
 
 pub use crate::kit::tape::{Saved, Site, Stack};
 
-pub use crate::forward::over_reverse::{duals_along, extend_dense, first_partials};
+pub use crate::forward::over_reverse::{
+    duals_along, extend_dense, first_partials, DataPartials, SeedData,
+};
 
 /// A float constant in the scalar type of a generic twin or a generic function's rule
 /// (`2.0` → `lit::<T>(2.0)`): `T::from_f64`, rounded for `f32`, partials zero for a dual.

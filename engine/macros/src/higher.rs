@@ -599,9 +599,16 @@ impl Spec {
 
     /// The arguments of the generic function on duals, cut from the flat `duals` by the
     /// lengths of the point's arguments.
-    fn dual_args(&self, duals: &syn::Ident) -> (TokenStream, Vec<TokenStream>) {
+    /// `data_dirs`: one direction per data argument (`Form::Other` lifted), which seeds
+    /// it (`SeedData`) instead of lifting it as a constant.
+    fn dual_args(
+        &self,
+        duals: &syn::Ident,
+        data_dirs: Option<&[syn::Ident]>,
+    ) -> (TokenStream, Vec<TokenStream>) {
         let mut lets = Vec::new();
         let mut args = Vec::new();
+        let mut data_dirs = data_dirs.map(|d| d.iter());
         for (i, p) in self.params.iter().enumerate() {
             let n = &p.name;
             let a = format_ident!("__mochi_a{}", i);
@@ -624,7 +631,14 @@ impl Spec {
                     // (Data taken by value, `a: Vec<Vec<f64>>`, is cloned: the closure
                     // runs once per block of directions.)
                     let src = data_source(&p.ty_f64, n);
-                    lets.push(quote!(let #a = ::mochi::__private::lift_data_like(#src, &#duals);));
+                    match data_dirs.as_mut().and_then(Iterator::next) {
+                        Some(dir) => lets.push(
+                            quote!(let #a = ::mochi::__private::SeedData::seed_data(#src, #dir);),
+                        ),
+                        None => lets.push(
+                            quote!(let #a = ::mochi::__private::lift_data_like(#src, &#duals);),
+                        ),
+                    }
                     args.push(data_arg(&p.ty_f64, &a));
                 }
                 Form::Other => args.push(quote!(::core::clone::Clone::clone(&#n))),
@@ -705,11 +719,32 @@ impl Spec {
     /// `twin`: the gradient comes from the twin (a receiver's cotangent is then the
     /// mirror's), not from the function itself (the struct's own tangent).
     fn flatten_gradient(&self, g: TokenStream, twin: bool) -> TokenStream {
+        self.flatten_gradient_keeping(g, twin, None)
+    }
+
+    /// As [`Spec::flatten_gradient`]; with `data`, one name per data argument, the
+    /// block's value is `(flat, (data parts,))`, each data part `dy·value + partial`
+    /// (`DataPartials`) of a gradient on `Dual<1>`.
+    fn flatten_gradient_keeping(
+        &self,
+        g: TokenStream,
+        twin: bool,
+        data: Option<&[syn::Ident]>,
+    ) -> TokenStream {
         let gs: Vec<syn::Ident> = (0..self.params.len())
             .map(|i| format_ident!("__mochi_g{}", i))
             .collect();
         let bind = bind_one_or_tuple(&gs, g);
+        let tail = match data {
+            Some(d) => quote!((__mochi_flat, (#(#d,)*))),
+            None => quote!(__mochi_flat),
+        };
+        let mut outs = data.map(|d| d.iter());
         let pushes = self.params.iter().zip(&gs).map(|(p, gi)| match p.form {
+            Form::Other if p.lift && outs.is_some() => {
+                let out = outs.as_mut().and_then(Iterator::next);
+                quote!(let #out = ::mochi::__private::DataPartials::data_partials(&#gi, __mochi_dy);)
+            }
             Form::Receiver if twin => quote!(<Self as ::mochi::__private::TwinOf<_>>::flatten_twin_tangent(&#gi, &mut __mochi_flat);),
             Form::Receiver => quote!(<Self as ::mochi::__private::LiftField>::flatten_tangent(&#gi, &mut __mochi_flat);),
             Form::Scalar => quote!(__mochi_flat.push(#gi);),
@@ -720,7 +755,7 @@ impl Spec {
             #bind
             let mut __mochi_flat = ::std::vec::Vec::new();
             #(#pushes)*
-            __mochi_flat
+            #tail
         }}
     }
 
@@ -780,6 +815,14 @@ impl Spec {
     }
 
     /// The tangent type of each argument, with the scalar type `f64`.
+    /// The data arguments: floats in another shape, which the companions take as
+    /// constants (`Form::Other`, lifted into the twin's scalar).
+    fn data(&self) -> impl Iterator<Item = &Param> {
+        self.params
+            .iter()
+            .filter(|p| p.form == Form::Other && p.lift)
+    }
+
     fn arg_tangents(&self) -> Vec<TokenStream> {
         self.params
             .iter()
@@ -896,7 +939,7 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
     let v = spec.direction_name();
     let (split_v, vs) = spec.split_direction(quote!(#v));
     let flatten_v = spec.flatten(&vs, &vz);
-    let (cut, args) = spec.dual_args(&d);
+    let (cut, args) = spec.dual_args(&d, None);
     let dir = spec.direction_type(false);
     let many = spec.active().count() > 1;
     let dir_doc = if many {
@@ -1038,7 +1081,51 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
     // Nested rules answer in `f64` (the cotangents of the outer sweep).
     let method = spec.params.iter().any(|p| p.form == Form::Receiver);
     let nested = if spec.float == "f64" && !method {
-        nested_rules(spec, value_and_gradient, &grad_t)
+        // Data arguments (`xs: &[Vec<f64>]`), which `hvp_flat` takes as constants: the
+        // nested rules run the gradient with them seeded along their part of `ḡ`, so
+        // that the part of `H·ḡ` in their rows and columns is not lost.
+        let data: Vec<&Param> = spec.data().collect();
+        let with_data = if data.is_empty() {
+            TokenStream::new()
+        } else {
+            let dirs: Vec<syn::Ident> = (0..data.len())
+                .map(|i| format_ident!("__mochi_ddir{}", i))
+                .collect();
+            let outs: Vec<syn::Ident> = (0..data.len())
+                .map(|i| format_ident!("__mochi_dout{}", i))
+                .collect();
+            let ts: Vec<TokenStream> = data
+                .iter()
+                .map(|p| crate::types::tangent_of(&p.ty_f64, &std::collections::HashSet::new()))
+                .collect();
+            let (cut, args) = spec.dual_args(&d, Some(&dirs));
+            let grad = spec.flatten_gradient_keeping(
+                quote!(#module::gradient::<::mochi::Dual<1>>(#(#args),*)),
+                true,
+                Some(&outs),
+            );
+            quote! {
+                /// `dy·∇f + H·v` with the data arguments seeded too: the flat part over
+                /// the scalar and sequence arguments (without `dy·∇f`), and each data
+                /// argument's part.
+                #[doc(hidden)]
+                #[inline]
+                pub fn hvp_with_data(
+                    #(#decls,)*
+                    #vz: &[f64],
+                    __mochi_dy: f64,
+                    #(#dirs: &#ts,)*
+                ) -> (::std::vec::Vec<f64>, (#(#ts,)*)) {
+                    #flatten_point
+                    let #d = ::mochi::__private::duals_along(&#z, #vz);
+                    #cut
+                    let (__mochi_flat, __mochi_data) = #grad;
+                    (::mochi::__private::first_partials(&__mochi_flat), __mochi_data)
+                }
+            }
+        };
+        let rules = nested_rules(spec, value_and_gradient, &grad_t);
+        quote!(#with_data #rules)
     } else {
         TokenStream::new()
     };
@@ -1186,8 +1273,18 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
     let bind_c = bind_one_or_tuple(&cs, quote!(__mochi_dg));
     let mut flat = Vec::new();
     let mut accs = Vec::new();
+    // Data arguments: their part of `ḡ` seeds them, and their part of the product is
+    // added into their cotangents (`hvp_with_data`).
+    let mut data_dirs = Vec::new();
+    let mut data_outs = Vec::new();
     for ((p, c), (o, dp)) in spec.params.iter().zip(&cs).zip(owns.iter().zip(&ds)) {
         match p.form {
+            Form::Other if p.lift => {
+                let out = format_ident!("__mochi_dout{}", data_outs.len());
+                data_dirs.push(quote!(&#c));
+                accs.push(quote!(::mochi::__private::acc(&mut *#dp, #out);));
+                data_outs.push(out);
+            }
             Form::Scalar => {
                 flat.push(quote!(__mochi_v.push(#c);));
                 accs.push(quote! {
@@ -1219,31 +1316,44 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
             }
         }
     }
-    let hvp_flat = quote!(super::hvp_flat(#(#hvp_args,)* &__mochi_v));
+    let hvp_flat = |dy: TokenStream| {
+        if data_outs.is_empty() {
+            quote!(let mut __mochi_h = super::hvp_flat(#(#hvp_args,)* &__mochi_v);)
+        } else {
+            quote! {
+                let (mut __mochi_h, (#(#data_outs,)*)) =
+                    super::hvp_with_data(#(#hvp_args,)* &__mochi_v, #dy, #(#data_dirs,)*);
+            }
+        }
+    };
     // `value_and_gradient::rrule` also adds `ȳ·∇f`: the gradient it saved, laid end to
     // end, scaled.
     let saved = spec.flatten_gradient(quote!(::core::clone::Clone::clone(&__mochi_g)), false);
     // The two pullbacks: `H·ḡ`, plus `ȳ·∇f` for `value_and_gradient`, cut into the
     // arguments' cotangents.
-    let pull = |plus_value: TokenStream| {
+    let pull = |plus_value: TokenStream, dy: TokenStream| {
+        let hvp = hvp_flat(dy);
         quote! {
             #bind_c
             let mut __mochi_v = ::std::vec::Vec::new();
             #(#flat)*
             #[allow(unused_mut)]
-            let mut __mochi_h = #hvp_flat;
+            #hvp
             #plus_value
             let mut __mochi_at = 0usize;
             #(#accs)*
             let _ = __mochi_at;
         }
     };
-    let pull_plain = pull(TokenStream::new());
-    let pull_with_value = pull(quote! {
-        for (__mochi_hi, __mochi_gi) in __mochi_h.iter_mut().zip(&__mochi_saved) {
-            *__mochi_hi += __mochi_dy * __mochi_gi;
-        }
-    });
+    let pull_plain = pull(TokenStream::new(), quote!(0.0));
+    let pull_with_value = pull(
+        quote! {
+            for (__mochi_hi, __mochi_gi) in __mochi_h.iter_mut().zip(&__mochi_saved) {
+                *__mochi_hi += __mochi_dy * __mochi_gi;
+            }
+        },
+        quote!(__mochi_dy),
+    );
     // `jvp::rrule`: `(y, ẏ) = (f(x), ∇f·v)`, through `value_and_gradient::rrule`: the
     // pullback hands it `(ȳ, ḡ = ẏ̄·v)`, which adds `ȳ∇f + ẏ̄·H v`, and adds `ẏ̄∇f`
     // into the direction's cotangent.

@@ -347,6 +347,152 @@ fn gradients_through_gradient_and_value_and_gradient_calls() {
     assert!(close(grate, want, 1e-7));
 }
 
+/// A function of data rows (`&[Vec<f64>]`) and pairs (`&[(f64, usize)]`): arguments its
+/// own `hessian` takes as constants.
+#[differentiable]
+fn fit_to_rows(c: &[f64], rows: &[Vec<f64>], w: f64) -> f64 {
+    let mut s = 0.0;
+    for row in rows {
+        for (t, v) in row.iter().enumerate() {
+            s += (c[t] - v) * (c[t] - v) * c[t] * w + v.sin() * w * w;
+        }
+    }
+    s
+}
+
+/// Every part of the inner gradient used, the rows' part too.
+#[differentiable]
+fn rows_gradient_norm(c: &[f64], rows: &[Vec<f64>], w: f64) -> f64 {
+    let (g, grows, gw) = fit_to_rows::gradient(c, rows, w);
+    let mut s = gw * gw;
+    for v in &g {
+        s += v * v;
+    }
+    for r in &grows {
+        for v in r {
+            s += 0.5 * v * v;
+        }
+    }
+    s
+}
+
+/// The value and the centres' part of the inner gradient: the rows' part unused.
+#[differentiable]
+fn rows_value_and_gradient(c: &[f64], rows: &[Vec<f64>], w: f64) -> f64 {
+    let (y, (g, _, _)) = fit_to_rows::value_and_gradient(c, rows, w);
+    y * y + g.iter().map(|v| v * v).sum::<f64>()
+}
+
+/// A directional derivative of the inner function along a direction built from `c`.
+#[differentiable]
+fn rows_directional(c: &[f64], rows: &[Vec<f64>], w: f64) -> f64 {
+    let dir: Vec<f64> = c.iter().map(|v| v * v).collect();
+    let (y, dy) = fit_to_rows::jvp(c, rows, w, (dir.as_slice(), 1.0));
+    y * dy
+}
+
+#[differentiable]
+fn weighted_pairs(c: &[f64], d: &[(f64, usize)]) -> f64 {
+    d.iter().map(|(v, k)| (c[*k] * v).sin() * v).sum()
+}
+
+#[differentiable]
+fn pairs_gradient_norm(c: &[f64], d: &[(f64, usize)]) -> f64 {
+    let (g, _) = weighted_pairs::gradient(c, d);
+    g.iter().map(|v| v * v).sum::<f64>()
+}
+
+/// Central differences of `f` in each component of `x`.
+fn gradient_by_differences(x: &[f64], f: impl Fn(&[f64]) -> f64) -> Vec<f64> {
+    (0..x.len())
+        .map(|j| {
+            derivative_by_differences(x[j], |t| {
+                let mut y = x.to_vec();
+                y[j] = t;
+                f(&y)
+            })
+        })
+        .collect()
+}
+
+/// A nested `gradient`, `value_and_gradient` or `jvp` of a function with data arguments
+/// carries the derivative into the data too: the rows' and the pairs' gradients
+/// against central differences (before, the data's part of `H·ḡ` and of `ȳ·∇f` was
+/// dropped, and the rows' gradient was that of the outer call alone).
+#[test]
+fn nested_gradients_reach_data_arguments() {
+    let c = [0.3, -0.7, 1.1];
+    let rows = vec![vec![0.2, 0.5, -0.4], vec![1.3, -0.2, 0.8]];
+    let flat: Vec<f64> = rows.iter().flatten().copied().collect();
+    let w = 0.9;
+    type Gradient = (Vec<f64>, Vec<Vec<f64>>, f64);
+    let check = |k: &str,
+                 f: &dyn Fn(&[f64], &[Vec<f64>], f64) -> f64,
+                 gradient: &dyn Fn(&[f64], &[Vec<f64>], f64) -> Gradient| {
+        let (dc, drows, dw) = gradient(&c, &rows, w);
+        let want = gradient_by_differences(&c, |z| f(z, &rows, w));
+        for j in 0..3 {
+            assert!(
+                close(dc[j], want[j], 1e-6),
+                "{k} c[{j}]: {} vs {}",
+                dc[j],
+                want[j]
+            );
+        }
+        let want = gradient_by_differences(&flat, |z| {
+            let r: Vec<Vec<f64>> = z.chunks(3).map(<[f64]>::to_vec).collect();
+            f(&c, &r, w)
+        });
+        let got: Vec<f64> = drows.iter().flatten().copied().collect();
+        assert_eq!(got.len(), want.len(), "{k}");
+        for j in 0..got.len() {
+            assert!(
+                close(got[j], want[j], 1e-6),
+                "{k} rows[{j}]: {} vs {}",
+                got[j],
+                want[j]
+            );
+        }
+        let want = derivative_by_differences(w, |t| f(&c, &rows, t));
+        assert!(close(dw, want, 1e-6), "{k} w: {dw} vs {want}");
+    };
+    check("gradient", &rows_gradient_norm, &|a, b, c| {
+        rows_gradient_norm::gradient(a, b, c)
+    });
+    check(
+        "value_and_gradient",
+        &rows_value_and_gradient,
+        &|a, b, c| rows_value_and_gradient::gradient(a, b, c),
+    );
+    check("jvp", &rows_directional, &|a, b, c| {
+        rows_directional::gradient(a, b, c)
+    });
+    let d = vec![(0.4, 2usize), (1.2, 0), (-0.6, 1), (0.9, 2)];
+    let (dc, dd) = pairs_gradient_norm::gradient(&c, &d);
+    let want = gradient_by_differences(&c, |z| pairs_gradient_norm(z, &d));
+    for j in 0..3 {
+        assert!(
+            close(dc[j], want[j], 1e-6),
+            "c[{j}]: {} vs {}",
+            dc[j],
+            want[j]
+        );
+    }
+    let values: Vec<f64> = d.iter().map(|p| p.0).collect();
+    let want = gradient_by_differences(&values, |z| {
+        let moved: Vec<(f64, usize)> = z.iter().zip(&d).map(|(v, p)| (*v, p.1)).collect();
+        pairs_gradient_norm(&c, &moved)
+    });
+    for j in 0..d.len() {
+        assert!(
+            close(dd[j].0, want[j], 1e-6),
+            "pairs[{j}]: {} vs {}",
+            dd[j].0,
+            want[j]
+        );
+    }
+}
+
 const SCALE: f64 = 2.5;
 const TERMS: usize = 3;
 

@@ -8,6 +8,7 @@
 //! Hessian-vector product `H·V[:, k]`.
 
 use super::Dual;
+use crate::NoTangent;
 
 /// `xᵢ + vᵢ ε`: the inputs of a JVP or HVP along `v`.
 ///
@@ -124,3 +125,148 @@ pub fn jacobian_by_blocks<const B: usize>(
     }
     (value, jacobian)
 }
+
+/// Data of a function's argument (`xs: &[Vec<f64>]`, `&[(f64, usize)]`, `Vec<[f64;
+/// 3]>`: what the companions take as constants) as duals seeded along a direction of
+/// its cotangent's shape: `xᵢ + dᵢ ε`. A nested gradient's rule (`g::gradient::rrule`)
+/// runs the gradient on these to carry the cotangent of the gradient's data part into
+/// the Hessian-vector product, and to read back the data's own part of it. A
+/// structural-zero direction (an empty `Vec`) seeds zeros.
+pub trait SeedData<D> {
+    /// The data in `Dual<1>`.
+    type Out;
+    /// The data seeded along `dir`.
+    fn seed_data(self, dir: &D) -> Self::Out;
+}
+
+impl SeedData<f64> for f64 {
+    type Out = Dual<1>;
+    #[inline(always)]
+    fn seed_data(self, dir: &f64) -> Dual<1> {
+        Dual::new(self, [*dir])
+    }
+}
+
+impl<X: SeedData<D> + Clone, D: crate::TangentVector> SeedData<Vec<D>> for &[X] {
+    type Out = Vec<X::Out>;
+    fn seed_data(self, dir: &Vec<D>) -> Vec<X::Out> {
+        let zero = D::zero();
+        self.iter()
+            .enumerate()
+            .map(|(i, x)| x.clone().seed_data(dir.get(i).unwrap_or(&zero)))
+            .collect()
+    }
+}
+
+impl<X: SeedData<D> + Clone, D: crate::TangentVector> SeedData<Vec<D>> for &Vec<X> {
+    type Out = Vec<X::Out>;
+    fn seed_data(self, dir: &Vec<D>) -> Vec<X::Out> {
+        self[..].seed_data(dir)
+    }
+}
+
+impl<X: SeedData<D> + Clone, D: crate::TangentVector> SeedData<Vec<D>> for Vec<X> {
+    type Out = Vec<X::Out>;
+    fn seed_data(self, dir: &Vec<D>) -> Vec<X::Out> {
+        self[..].seed_data(dir)
+    }
+}
+
+impl<X: SeedData<D>, D, const N: usize> SeedData<[D; N]> for [X; N] {
+    type Out = [X::Out; N];
+    fn seed_data(self, dir: &[D; N]) -> [X::Out; N] {
+        let mut k = 0;
+        self.map(|x| {
+            k += 1;
+            x.seed_data(&dir[k - 1])
+        })
+    }
+}
+
+impl<X: SeedData<D> + Clone, D, const N: usize> SeedData<[D; N]> for &[X; N] {
+    type Out = [X::Out; N];
+    fn seed_data(self, dir: &[D; N]) -> [X::Out; N] {
+        self.clone().seed_data(dir)
+    }
+}
+
+macro_rules! seed_data_tuple {
+    ($($p:ident $d:ident $i:tt),+) => {
+        impl<$($p: SeedData<$d>, $d),+> SeedData<($($d,)+)> for ($($p,)+) {
+            type Out = ($($p::Out,)+);
+            fn seed_data(self, dir: &($($d,)+)) -> Self::Out {
+                ($(self.$i.seed_data(&dir.$i),)+)
+            }
+        }
+    };
+}
+seed_data_tuple!(A DA 0, B DB 1);
+seed_data_tuple!(A DA 0, B DB 1, C DC 2);
+seed_data_tuple!(A DA 0, B DB 1, C DC 2, E DE 3);
+
+macro_rules! seed_data_as_is {
+    ($($t:ty),*) => {$(
+        impl SeedData<NoTangent> for $t {
+            type Out = $t;
+            #[inline(always)]
+            fn seed_data(self, _: &NoTangent) -> $t {
+                self
+            }
+        }
+    )*};
+}
+crate::tangent::for_sized_no_tangent_types!(seed_data_as_is);
+
+/// `dy·∇f + H·v` of a data argument's part of a gradient computed on `Dual<1>` (the
+/// value is the gradient, the first partial the Hessian-vector product), in the
+/// argument's own cotangent type.
+pub trait DataPartials {
+    /// The part in `f64`.
+    type Out;
+    /// `dy · value + partial`, componentwise.
+    fn data_partials(&self, dy: f64) -> Self::Out;
+}
+
+impl DataPartials for Dual<1> {
+    type Out = f64;
+    #[inline(always)]
+    fn data_partials(&self, dy: f64) -> f64 {
+        dy * self.value + self.partials[0]
+    }
+}
+
+impl<X: DataPartials> DataPartials for Vec<X> {
+    type Out = Vec<X::Out>;
+    fn data_partials(&self, dy: f64) -> Vec<X::Out> {
+        self.iter().map(|x| x.data_partials(dy)).collect()
+    }
+}
+
+impl<X: DataPartials, const N: usize> DataPartials for [X; N] {
+    type Out = [X::Out; N];
+    fn data_partials(&self, dy: f64) -> [X::Out; N] {
+        std::array::from_fn(|i| self[i].data_partials(dy))
+    }
+}
+
+impl DataPartials for NoTangent {
+    type Out = NoTangent;
+    #[inline(always)]
+    fn data_partials(&self, _: f64) -> NoTangent {
+        NoTangent
+    }
+}
+
+macro_rules! data_partials_tuple {
+    ($($p:ident $i:tt),+) => {
+        impl<$($p: DataPartials),+> DataPartials for ($($p,)+) {
+            type Out = ($($p::Out,)+);
+            fn data_partials(&self, dy: f64) -> Self::Out {
+                ($(self.$i.data_partials(dy),)+)
+            }
+        }
+    };
+}
+data_partials_tuple!(A 0, B 1);
+data_partials_tuple!(A 0, B 1, C 2);
+data_partials_tuple!(A 0, B 1, C 2, E 3);
