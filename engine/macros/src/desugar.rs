@@ -62,6 +62,7 @@ pub fn desugar(
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
+    NdArrayLiterals.visit_block_mut(&mut b);
     Unzips.visit_block_mut(&mut b);
     let mut temporaries = TemporarySequences {
         active,
@@ -341,6 +342,85 @@ impl VisitMut for Successors<'_> {
             *e = r;
         }
         syn::visit_mut::visit_expr_mut(self, e);
+    }
+}
+
+/// ndarray's `array![a, b, c]` → `ndarray::Array1::from(vec![a, b, c])`, and
+/// `array![[a, b], [c, d]]` (also three levels deep) →
+/// `ndarray::Array2::from_shape_vec((2, 2), vec![a, b, c, d]).unwrap()`: the
+/// constructors the ndarray rules differentiate, with the elements in row-major order, as
+/// the macro lays them. Rows of different lengths are left to the macro, whose error
+/// names them.
+struct NdArrayLiterals;
+
+impl NdArrayLiterals {
+    /// The elements of `array![..]`'s tokens, flat, and the shape.
+    fn flatten(elems: &[Expr]) -> Option<(Vec<Expr>, Vec<usize>)> {
+        let rows: Option<Vec<&syn::ExprArray>> = elems
+            .iter()
+            .map(|e| match unparen(e) {
+                Expr::Array(a) => Some(a),
+                _ => None,
+            })
+            .collect();
+        let Some(rows) = rows.filter(|r| !r.is_empty()) else {
+            // A row of scalars (no element is an array literal).
+            return elems
+                .iter()
+                .all(|e| !matches!(unparen(e), Expr::Array(_)))
+                .then(|| (elems.to_vec(), vec![elems.len()]));
+        };
+        let mut flat = Vec::new();
+        let mut inner_shape: Option<Vec<usize>> = None;
+        for r in rows {
+            let inner: Vec<Expr> = r.elems.iter().cloned().collect();
+            let (f, shape) = Self::flatten(&inner)?;
+            if inner_shape.get_or_insert_with(|| shape.clone()) != &shape {
+                return None;
+            }
+            flat.extend(f);
+        }
+        let mut shape = vec![elems.len()];
+        shape.extend(inner_shape?);
+        Some((flat, shape))
+    }
+}
+
+impl VisitMut for NdArrayLiterals {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::Macro(m) = e else { return };
+        let path = &m.mac.path;
+        let named = path.segments.last().is_some_and(|s| s.ident == "array")
+            && (path.segments.len() == 1
+                || (path.segments.len() == 2 && path.segments[0].ident == "ndarray"));
+        if !named {
+            return;
+        }
+        let Ok(list) = m
+            .mac
+            .parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+        else {
+            return;
+        };
+        let elems: Vec<Expr> = list.into_iter().collect();
+        if elems.is_empty() {
+            return;
+        }
+        let Some((flat, shape)) = Self::flatten(&elems) else {
+            return;
+        };
+        let span = m.mac.path.span();
+        *e = match shape.as_slice() {
+            [_] => syn::parse_quote_spanned!(span=> ::ndarray::Array1::from(vec![#(#flat),*])),
+            [r, c] => syn::parse_quote_spanned!(span=>
+                ::ndarray::Array2::from_shape_vec((#r, #c), vec![#(#flat),*]).unwrap()
+            ),
+            [a, b, c] => syn::parse_quote_spanned!(span=>
+                ::ndarray::Array3::from_shape_vec((#a, #b, #c), vec![#(#flat),*]).unwrap()
+            ),
+            _ => return,
+        };
     }
 }
 

@@ -1489,10 +1489,19 @@ fn array_of_f64(ty: &Type) -> bool {
 }
 
 /// Whether `func` holds arrays: an argument or its result is an array type, or its body
-/// names one.
+/// names one or builds one with ndarray's `array!`.
 fn holds_arrays(func: &ItemFn) -> bool {
+    struct ArrayMacro(bool);
+    impl<'a> Visit<'a> for ArrayMacro {
+        fn visit_macro(&mut self, m: &'a syn::Macro) {
+            self.0 |= m.path.segments.last().is_some_and(|s| s.ident == "array");
+        }
+    }
     let array = |i: &proc_macro2::Ident| ARRAY_TYPES.contains(&i.to_string().as_str());
-    crate::activity::tokens_mention(&func.sig.to_token_stream(), &array)
+    let mut built = ArrayMacro(false);
+    built.visit_block(&func.block);
+    built.0
+        || crate::activity::tokens_mention(&func.sig.to_token_stream(), &array)
         || crate::activity::tokens_mention(&func.block.to_token_stream(), &array)
 }
 

@@ -2061,6 +2061,44 @@ mod shape_fn_branches {
     }
 }
 
+/// ndarray's `array!` with differentiable elements, one and two levels deep, by its
+/// name and by its path (before: "a macro cannot be differentiated, and this one is
+/// given a value of type `ArrayBase<…>`").
+mod array_macro_literals {
+    use mochi::prelude::*;
+    use ndarray::{array, Array1};
+
+    #[differentiable]
+    pub fn rotated_pair(x: &[f64]) -> f64 {
+        let (c, s) = (x[0].cos(), x[0].sin());
+        let r = array![[c, -s], [s, c]];
+        let p = ndarray::array![x[1], x[2] * x[1], 1.0];
+        let q = r.dot(&array![x[1], x[2]]);
+        q.dot(&q) * p.sum() + r[[1, 0]] * p[2]
+    }
+
+    #[differentiable]
+    pub fn cross_energy(x: &[f64]) -> f64 {
+        let a = Array1::from(x.to_vec());
+        let w = array![
+            a[1] * a[2] - a[2] * a[0],
+            a[2] * a[0] - a[0] * a[1],
+            a[0] * a[1] - a[1] * a[2]
+        ];
+        let m = array![
+            [[a[0], 1.0], [a[1], a[2]]],
+            [[2.0, a[0] * a[1]], [a[2], a[0]]]
+        ];
+        w.dot(&a) + w.mapv(|v| v * v).sum() + m.sum() * m[[1, 0, 1]]
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(rotated_pair, [0.4, 1.3, -0.7]);
+        all_orders!(cross_energy, [0.3, -0.9, 1.2]);
+    }
+}
+
 /// A `match` over a slice whose arm's value is an element read through its reference
 /// (`[a] => *a`), beside arms of other values.
 mod slice_arm_values {
