@@ -246,7 +246,53 @@ pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStr
             }
         }
     });
-    quote!(#local_trait #(#fns)*)
+    // A free function's nested rules (`g::gradient::rrule`, what a differentiable
+    // function calling `g::gradient(..)` reaches): their derivative is a Hessian-vector
+    // product, so they are missing too, and say so at the call.
+    let nested = local.then(|| {
+        let message = format!(
+            "`{fname}::gradient`, `{fname}::value_and_gradient` and `{fname}::jvp` cannot be called inside a `#[differentiable]` function: their derivative is a Hessian-vector product, which mochi runs on a generic form of `{fname}`, and it has none because {escaped}"
+        );
+        let rules = ["gradient", "value_and_gradient", "jvp"].map(|m| {
+            let module = format_ident!("{}", m);
+            let direction = m == "jvp";
+            let extra_ty = direction.then(|| quote!(, __MochiV));
+            let params = tys
+                .iter()
+                .map(|t| quote!(_: #t))
+                .chain(direction.then(|| quote!(_: __MochiV)));
+            quote! {
+                #[doc(hidden)]
+                pub mod #module {
+                    #[allow(unused_imports)]
+                    use super::*;
+                    /// Not available (see the bound's message).
+                    pub fn rrule<#(#tys,)* __MochiR #extra_ty>(#(#params),*) -> __MochiR
+                    where
+                        #bounded: super::__MochiNoNestedRule<::mochi::__private::because::#reason>,
+                    {
+                        <#bounded as super::__MochiNoNestedRule<::mochi::__private::because::#reason>>::unreachable::<__MochiR>()
+                    }
+                }
+            }
+        });
+        quote! {
+            #[diagnostic::on_unimplemented(
+                message = #message,
+                label = "no derivative of this gradient",
+                note = "call the function itself and let its gradient be part of the outer one, or make the function one mochi can write generically (floats, slices, `Vec`s and arrays of floats as arguments)"
+            )]
+            #[allow(non_camel_case_types, dead_code)]
+            #[doc(hidden)]
+            /// The bound of the nested rules this function does not have; nothing meets it.
+            pub trait __MochiNoNestedRule<W> {
+                /// Never called.
+                fn unreachable<R>() -> R;
+            }
+            #(#rules)*
+        }
+    });
+    quote!(#local_trait #nested #(#fns)*)
 }
 
 /// The scalar type parameter of a generic function whose bounds `Dual` meets (one type
