@@ -2091,7 +2091,14 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
 fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
     // (Elements of sequences of structs, from loops and closures: struct-like whether
     // or not the name is bound elsewhere too, as names of elements often are.)
-    struct S<'k>(HashSet<String>, &'k HashSet<String>, HashSet<String>);
+    // (The fourth: how many of a name's bindings are to a struct, so that a name bound
+    // again, each time to a struct, `let c = c * 0.5;`, stays one.)
+    struct S<'k>(
+        HashSet<String>,
+        &'k HashSet<String>,
+        HashSet<String>,
+        std::collections::HashMap<String, usize>,
+    );
     impl<'a> Visit<'a> for S<'_> {
         fn visit_local(&mut self, l: &'a syn::Local) {
             syn::visit::visit_local(self, l);
@@ -2124,6 +2131,22 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
                     && (typed || of_struct_local || structish(&init.expr, &self.0))
                 {
                     self.0.insert(p.ident.to_string());
+                    *self.3.entry(p.ident.to_string()).or_default() += 1;
+                }
+            }
+            // `let (a, b, c) = (v[0], v[1], v[2]);`: each part by its value.
+            if let (Pat::Tuple(t), Some(init)) = (pat, &l.init) {
+                if let (Expr::Tuple(values), None) =
+                    (crate::desugar::unparen(&init.expr), &init.diverge)
+                {
+                    for (p, v) in t.elems.iter().zip(&values.elems) {
+                        if let Pat::Ident(p) = p {
+                            if p.by_ref.is_none() && p.subpat.is_none() && structish(v, &self.0) {
+                                self.0.insert(p.ident.to_string());
+                                *self.3.entry(p.ident.to_string()).or_default() += 1;
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -2139,6 +2162,15 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
         // closure's element (and a fold's accumulator started from a struct).
         fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
             syn::visit::visit_expr_method_call(self, m);
+            // `pos.push(V3::new(..))` onto a `Vec` made empty (`Vec::with_capacity(n)`):
+            // a sequence of structs.
+            if m.method == "push" && m.args.len() == 1 && structish(&m.args[0], &self.0) {
+                if let Expr::Path(r) = crate::desugar::unparen(&m.receiver) {
+                    if let Some(n) = r.path.get_ident() {
+                        self.0.insert(n.to_string());
+                    }
+                }
+            }
             let Some(enumerated) = struct_seq(&m.receiver, &self.0) else {
                 return;
             };
@@ -2227,13 +2259,18 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
             _ => {}
         }
     }
-    let mut found = S(known.clone(), known, HashSet::new());
+    let mut found = S(known.clone(), known, HashSet::new(), Default::default());
     found.visit_block(&func.block);
     let mut counts = std::collections::HashMap::new();
     count_bindings(func, &mut counts);
-    found
-        .0
-        .retain(|name| known.contains(name) || counts.get(name) == Some(&1));
+    let struct_binds = found.3;
+    found.0.retain(|name| {
+        known.contains(name)
+            || counts.get(name) == Some(&1)
+            || counts
+                .get(name)
+                .is_some_and(|n| struct_binds.get(name) == Some(n))
+    });
     found.0.extend(found.2);
     found.0
 }

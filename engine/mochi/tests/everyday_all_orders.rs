@@ -2426,6 +2426,27 @@ mod user_operators {
         p.0 * p.1.sin() + Pair(x[1], x[0] * x[0]).area()
     }
 
+    /// Structs taken from a tuple (`let (a, b, c) = (v[0], v[1], v[2]);`), pushed onto a
+    /// `Vec` made empty (`Vec::with_capacity`), and a struct bound again to a struct
+    /// (`let c = c * 0.5;`): their methods in the generic form are the struct's (before:
+    /// no Hessian, "it calls the method `dot`").
+    #[differentiable(higher_order)]
+    pub fn triangle_terms(p: &[f64]) -> f64 {
+        let v: Vec<V2> = p.chunks(2).map(|c| V2::new(c[0], c[1])).collect();
+        let (a, b, c) = (v[0], v[1], v[2]);
+        let mut pushed = Vec::with_capacity(v.len());
+        for q in &v {
+            pushed.push(*q * 2.0 - a);
+        }
+        let spread: f64 = pushed.iter().map(|q| q.dot(q)).sum();
+        let mut m = V2::new(0.0, 0.0);
+        for q in &v {
+            m = m + *q;
+        }
+        let m = m * (1.0 / v.len() as f64);
+        (b - a).dot(&(c - a)) + spread + m.norm()
+    }
+
     #[test]
     fn integer_method_kept() {
         assert_eq!(V2 { x: -1.0, y: 2.0 }.quadrant(), 1);
@@ -2442,6 +2463,7 @@ mod user_operators {
         all_orders!(polyline, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
         all_orders!(centroid_spread, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
         all_orders!(folded, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
+        all_orders!(triangle_terms, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
     }
 }
 
