@@ -90,6 +90,10 @@ pub fn desugar(
     UncheckedIndexed.visit_block_mut(&mut b);
     ResizedByPush.visit_block_mut(&mut b);
     HeldOptions(active).visit_block_mut(&mut b);
+    // (Before the buffers' pops are rewritten: a drained stack is read by index, a
+    // worklist's pops are bound whole.)
+    WhileLetPop.visit_block_mut(&mut b);
+    WhileLetPopped.visit_block_mut(&mut b);
     ShortenedBuffers {
         active,
         locals: mut_bound_names(&b),
@@ -97,7 +101,6 @@ pub fn desugar(
     .visit_block_mut(&mut b);
     StoredChainEnds { active }.visit_block_mut(&mut b);
     WhileLetNext.visit_block_mut(&mut b);
-    WhileLetPop.visit_block_mut(&mut b);
     SplitTupleLets.visit_block_mut(&mut b);
     CollectingArms.visit_block_mut(&mut b);
     CollectedFields { active }.visit_block_mut(&mut b);
@@ -489,25 +492,65 @@ impl SomeTuples {
     }
 }
 
-/// A call of a helper of the user's ([`crate::rewrite::helper_called`]).
+/// A call of a helper of the user's ([`crate::rewrite::helper_called`]), or `v.pop()` of
+/// a buffer (a stack of pairs: `while let Some((i, w)) = stack.pop()`).
 fn helped(e: &Expr) -> bool {
-    crate::rewrite::helper_called(e).is_some()
+    crate::rewrite::helper_called(e).is_some() || popped(e)
+}
+
+/// `v.pop()` (also `self.v.pop()`).
+fn popped(e: &Expr) -> bool {
+    matches!(unparen(e), Expr::MethodCall(m)
+        if m.method == "pop"
+            && m.args.is_empty()
+            && matches!(unparen(&m.receiver), Expr::Path(_) | Expr::Field(_)))
+}
+
+impl SomeTuples {
+    /// `if let Some((a, b)) = e { body }` (also `while let`) → `Some(t)` and `let (a, b) =
+    /// t;` first in the body.
+    fn split_let(&mut self, cond: &mut Expr, body: &mut syn::Block) {
+        let Expr::Let(l) = cond else { return };
+        if !helped(&l.expr) {
+            return;
+        }
+        if let Some((tuple, t)) = self.split(&mut l.pat) {
+            let stmt: syn::Stmt = syn::parse_quote!(let #tuple = #t;);
+            body.stmts.insert(0, stmt);
+        }
+    }
+}
+
+/// `match v.pop() { Some(p) => a, None => b }` (the arms in either order, without guards)
+/// → `if let Some(p) = v.pop() { a } else { b }`, the form a popped value is taken in.
+fn pop_match_as_if_let(m: &syn::ExprMatch) -> Option<syn::ExprIf> {
+    if !popped(&m.expr) || m.arms.len() != 2 || m.arms.iter().any(|a| a.guard.is_some()) {
+        return None;
+    }
+    let is_none = |p: &Pat| matches!(p, Pat::Ident(i) if i.ident == "None" && i.subpat.is_none());
+    let is_some = |p: &Pat| matches!(p, Pat::TupleStruct(ts) if ts.path.is_ident("Some") && ts.elems.len() == 1);
+    let (some, none) = match (&m.arms[0], &m.arms[1]) {
+        (a, b) if is_some(&a.pat) && is_none(&b.pat) => (a, b),
+        (a, b) if is_none(&a.pat) && is_some(&b.pat) => (b, a),
+        _ => return None,
+    };
+    let (scrutinee, pat, then, other) = (&m.expr, &some.pat, &some.body, &none.body);
+    Some(syn::parse_quote_spanned!(m.match_token.span=>
+        if let #pat = #scrutinee { #then } else { #other }
+    ))
 }
 
 impl VisitMut for SomeTuples {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
-        match e {
-            Expr::If(i) => {
-                let Expr::Let(l) = &mut *i.cond else { return };
-                if !helped(&l.expr) {
-                    return;
-                }
-                if let Some((tuple, t)) = self.split(&mut l.pat) {
-                    let stmt: syn::Stmt = syn::parse_quote!(let #tuple = #t;);
-                    i.then_branch.stmts.insert(0, stmt);
-                }
+        if let Expr::Match(m) = e {
+            if let Some(i) = pop_match_as_if_let(m) {
+                *e = Expr::If(i);
             }
+        }
+        match e {
+            Expr::If(i) => self.split_let(&mut i.cond, &mut i.then_branch),
+            Expr::While(w) => self.split_let(&mut w.cond, &mut w.body),
             // `g(..).map_or(d, |(a, b)| body)` → `match g(..) { Some(t) => { let (a, b) =
             // t; body } None => d }`.
             Expr::MethodCall(m)
@@ -8105,6 +8148,38 @@ impl VisitMut for WhileLetPop {
             }
         }
         syn::visit_mut::visit_block_mut(self, b);
+    }
+}
+
+/// `while let Some(p) = v.pop() { body }` that [`WhileLetPop`] left (the body pushes
+/// onto `v`, a worklist) → `loop { if v.is_empty() { break; } let p = v.pop().unwrap();
+/// body }`: the same trips, the popped value bound whole, as the derivation takes it.
+struct WhileLetPopped;
+
+impl VisitMut for WhileLetPopped {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::While(w) = e else { return };
+        let Expr::Let(l) = &*w.cond else { return };
+        let Pat::TupleStruct(ts) = &*l.pat else {
+            return;
+        };
+        if !ts.path.is_ident("Some") || ts.elems.len() != 1 || !popped(&l.expr) {
+            return;
+        }
+        let Expr::MethodCall(m) = unparen(&l.expr) else {
+            return;
+        };
+        let (v, p, label, body) = (&m.receiver, &ts.elems[0], &w.label, &w.body);
+        let span = m.method.span();
+        let stmts = &body.stmts;
+        *e = syn::parse_quote_spanned!(span=> #label loop {
+            if #v.is_empty() {
+                break;
+            }
+            let #p = #v.pop().unwrap();
+            #(#stmts)*
+        });
     }
 }
 

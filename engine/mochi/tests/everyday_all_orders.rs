@@ -2099,6 +2099,51 @@ mod array_macro_literals {
     }
 }
 
+/// Stacks used as worklists: `while let Some(v) = st.pop()` whose body pushes again,
+/// `match st.pop() { Some(b) => .., None => .. }`, and a stack of `(index, weight)` pairs
+/// popped by a tuple pattern (before: "`.pop(..)` of a differentiable buffer is
+/// supported as a statement … not here", and "a `match` arm or `if let` pattern that
+/// binds parts of a differentiable value").
+mod worklists {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn pairwise_reduce(x: &[f64]) -> f64 {
+        let mut stack = x.to_vec();
+        while let Some(a) = stack.pop() {
+            match stack.pop() {
+                Some(b) => stack.push(0.5 * (a + b) + 0.1 * a * b),
+                None => return a,
+            }
+        }
+        0.0
+    }
+
+    #[differentiable]
+    pub fn heap_walk(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        let mut stack: Vec<(usize, f64)> = vec![(0, 1.0)];
+        'walk: while let Some((i, w)) = stack.pop() {
+            if w < 1e-3 {
+                continue 'walk;
+            }
+            s += w * x[i].tanh();
+            for c in [2 * i + 1, 2 * i + 2] {
+                if c < x.len() {
+                    stack.push((c, w * 0.5 * (1.0 + x[i] * x[i])));
+                }
+            }
+        }
+        s
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(pairwise_reduce, [0.4, -1.1, 0.7, 1.3, 0.2]);
+        all_orders!(heap_walk, [0.3, -0.6, 0.9, 1.2, -0.4, 0.5]);
+    }
+}
+
 /// A `match` over a slice whose arm's value is an element read through its reference
 /// (`[a] => *a`), beside arms of other values.
 mod slice_arm_values {
