@@ -913,10 +913,37 @@ pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)>
 
 fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String, Span)> {
     // (`azip!` as the `Zip` calls it stands for, which the generic form reads.)
-    let expanded = ItemFn {
+    let mut expanded = ItemFn {
         block: Box::new(crate::desugar::with_azip_expanded(&func.block)),
         ..func.clone()
     };
+    // `f64::from(k)` (lossless: from an integer or `f32`) as the cast it is, which the
+    // generic form reads as a float made from its operand (as the derivation does).
+    struct FromAsCast;
+    impl VisitMut for FromAsCast {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            syn::visit_mut::visit_expr_mut(self, e);
+            let Expr::Call(c) = e else { return };
+            let Expr::Path(fp) = &*c.func else { return };
+            let segs: Vec<String> = fp
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            if fp.qself.is_none()
+                && c.args.len() == 1
+                && segs.len() == 2
+                && (segs[0] == "f64" || segs[0] == "f32")
+                && segs[1] == "from"
+            {
+                // (The parentheses the macro's: no lint on them in the user's code.)
+                let (a, t) = (&c.args[0], &fp.path.segments[0].ident);
+                *e = syn::parse_quote!(((#a) as #t));
+            }
+        }
+    }
+    FromAsCast.visit_block_mut(&mut expanded.block);
     let func = &expanded;
     set_float_of(func);
     // A method's `o: &Self`, `o: Self`: an argument of the user's type, as `o: &P2`.

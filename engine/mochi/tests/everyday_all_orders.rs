@@ -2144,6 +2144,69 @@ mod worklists {
     }
 }
 
+/// Counts made floats by `f64::from` and handed to a helper (before: no Hessian, "it
+/// calls `log_gamma`, whose twin is not known"), and the inverse of a matrix from its
+/// Cholesky factor (`mochi::linalg::inverse_from_cholesky`: before, "cannot find
+/// `inverse_from_cholesky` in `linalg`").
+mod counts_and_inverses {
+    use mochi::prelude::*;
+    use ndarray::Array2;
+
+    const COUNTS: [u32; 3] = [0, 2, 5];
+
+    /// ln Γ(z) for z > 0: the recurrence up to 7, then Stirling's series.
+    #[differentiable]
+    pub fn log_gamma(x: f64) -> f64 {
+        let mut z = x;
+        let mut shift = 0.0;
+        while z < 7.0 {
+            shift -= z.ln();
+            z += 1.0;
+        }
+        let w = 1.0 / (z * z);
+        shift + (z - 0.5) * z.ln() - z + 0.918_938_533_204_672_7 + (1.0 / 12.0 - w / 360.0) / z
+    }
+
+    #[differentiable]
+    pub fn negative_binomial(x: &[f64]) -> f64 {
+        let r = x[0].exp();
+        let mut ll = 0.0;
+        for i in 0..COUNTS.len() {
+            let k = f64::from(COUNTS[i]);
+            let mu = x[i + 1].exp();
+            ll += log_gamma(k + r) - log_gamma(r)
+                + r * (r / (r + mu)).ln()
+                + k * (mu / (r + mu)).ln();
+        }
+        ll
+    }
+
+    #[differentiable]
+    pub fn leave_one_out(x: &[f64]) -> f64 {
+        let n = 3;
+        let mut k = Array2::<f64>::zeros((n, n));
+        for i in 0..n {
+            for j in 0..n {
+                k[[i, j]] = (-(x[i] - x[j]).powi(2) * x[3].exp()).exp();
+            }
+            k[[i, i]] += 0.5;
+        }
+        let l = mochi::linalg::cholesky(&k).unwrap();
+        let inv = mochi::linalg::inverse_from_cholesky(&l);
+        let mut s = 0.0;
+        for i in 0..n {
+            s += (x[i] * inv[[i, i]]).powi(2) + inv[[i, (i + 1) % n]];
+        }
+        s
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(negative_binomial, [0.3, -0.4, 0.8, 1.1]);
+        all_orders!(leave_one_out, [0.2, -0.7, 1.1, -0.3]);
+    }
+}
+
 /// A `match` over a slice whose arm's value is an element read through its reference
 /// (`[a] => *a`), beside arms of other values.
 mod slice_arm_values {

@@ -103,8 +103,16 @@ impl<T: LinalgElem, S: Data<Elem = T>> LinalgLogdet for Call<(&ArrayBase<S, Ix2>
 
 /// `K⁻¹` (both triangles) from the Cholesky factor `l` of `K = L Lᵀ` (only its lower
 /// triangle is read): one triangular inversion and one triangular product (by faer
-/// for floats). A primal helper for rules that need the inverse: it has no reverse
-/// rule of its own, but runs on duals (forward mode) like every function here.
+/// for floats). It runs on duals (forward mode) like every function here, and its rule
+/// ([`mod@inverse_from_cholesky`]) carries a gradient back into `l`.
+///
+/// ```
+/// use ndarray::array;
+/// let l = array![[2.0, 0.0], [1.0, 2.0]]; // K = [[4, 2], [2, 5]]
+/// let inv = mochi_rules_linalg::inverse_from_cholesky(&l);
+/// assert!((inv[[0, 0]] - 5.0 / 16.0).abs() < 1e-14);
+/// assert!((inv[[0, 1]] + 2.0 / 16.0).abs() < 1e-14);
+/// ```
 ///
 /// # Panics
 /// If `l` is not square.
@@ -119,6 +127,51 @@ pub fn inverse_from_cholesky<T: LinalgElem, S: Data<Elem = T>>(l: &ArrayBase<S, 
         }
     }
     inv
+}
+
+/// The rule of [`inverse_from_cholesky`](fn@inverse_from_cholesky): `Y = (L Lᵀ)⁻¹`,
+/// `dY = −Y (dL Lᵀ + L dLᵀ) Y`, so `L̄ += tril(−(Y Ȳ Y + Y Ȳᵀ Y) L)` (only the lower
+/// triangle of `l` is read, so nothing flows above it).
+pub mod inverse_from_cholesky {
+    /// The generic form through which the generic twins of `#[differentiable]`
+    /// functions call it (it is generic already).
+    #[doc(hidden)]
+    pub use super::inverse_from_cholesky as __twin;
+    use super::*;
+
+    /// Pullback of `inverse_from_cholesky`: the factor's lower triangle and the inverse.
+    pub struct InverseFromCholeskyPullback<T> {
+        l: Array2<T>,
+        inv: Array2<T>,
+    }
+
+    impl<T: LinalgElem> Pullback for InverseFromCholeskyPullback<T> {
+        type Output = Array2<T>;
+        type Args = (Array2<T>,);
+        #[track_caller]
+        fn pullback(self, dy: Array2<T>, (dl,): (&mut Array2<T>,)) {
+            let dim = self.inv.raw_dim();
+            let Some(dy) = mochi_rules_ndarray::cotangent::output(dy, &dim) else {
+                return;
+            };
+            let g = self.inv.dot(&dy).dot(&self.inv);
+            let mut step = (&g + &g.t()).dot(&self.l);
+            for ((i, j), v) in step.indexed_iter_mut() {
+                *v = if j > i { T::ZERO } else { -*v };
+            }
+            *dense(dl, &dim) += &step;
+        }
+    }
+
+    /// `inverse_from_cholesky(l)` with its pullback.
+    #[track_caller]
+    pub fn rrule<T: LinalgElem, S: Data<Elem = T>>(
+        l: &ArrayBase<S, Ix2>,
+    ) -> (Array2<T>, InverseFromCholeskyPullback<T>) {
+        let inv = super::inverse_from_cholesky(l);
+        let lower = l.to_owned().tril(0);
+        (inv.clone(), InverseFromCholeskyPullback { l: lower, inv })
+    }
 }
 
 /// `log det(L Lᵀ) = 2 Σᵢ log Lᵢᵢ` from a Cholesky factor `l` (only its diagonal is
@@ -242,6 +295,16 @@ mod tests {
                 .forward(|a| logdet_cholesky(&a.0))
                 .tolerance(T::RTOL, T::ATOL)
                 .expect_no_alloc()
+                .run();
+                // d(L Lᵀ)⁻¹ = −Y (dL Lᵀ + L dLᵀ) Y, from the lower triangle
+                let l = crate::cholesky(&k).unwrap();
+                RuleTest::new(
+                    (l,),
+                    |a| inverse_from_cholesky(&a.0),
+                    |a| inverse_from_cholesky::rrule(&a.0),
+                )
+                .forward(|a| inverse_from_cholesky(&a.0))
+                .tolerance(T::RTOL, T::ATOL)
                 .run();
             }
         }
