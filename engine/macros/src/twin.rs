@@ -3102,6 +3102,24 @@ impl VisitMut for Rewrite<'_> {
                 return;
             }
         }
+        // `s += e` of a struct of the user's: the struct's generic mirror has the
+        // operators of marked `impl`s (`Add`, `Sub`, `Mul<f64>`, `Div`, `Neg`), not the
+        // compound assignments, which take `&mut self`.
+        if let Expr::Binary(b) = e {
+            if crate::activity::is_arithmetic_assign(&b.op)
+                && STRUCTS.with(|st| st.get())
+                && structish(&b.left, &self.structish)
+            {
+                let op = b.op.to_token_stream().to_string();
+                let plain = op.trim_end_matches('=');
+                self.fail(
+                    Why::Syntax,
+                    format!("it applies `{op}` to a struct of the user's, whose generic form has the struct's operators (`{plain}` of a marked `impl`) but not its compound assignments; write `s = s {plain} e`"),
+                    b.op.span(),
+                );
+                return;
+            }
+        }
         if let Expr::Binary(b) = e {
             if crate::activity::is_arithmetic_assign(&b.op) && !matches!(&*b.left, Expr::Path(_)) {
                 syn::visit_mut::visit_expr_binary_mut(self, b);

@@ -2555,6 +2555,34 @@ mod user_operators {
         (b - a).dot(&(c - a)) + spread + m.norm()
     }
 
+    #[differentiable(higher_order)]
+    impl std::ops::AddAssign for V2 {
+        fn add_assign(&mut self, o: V2) {
+            self.x += o.x;
+            self.y += o.y;
+        }
+    }
+
+    /// A compound assignment of the struct in a function asking for `higher_order`:
+    /// its gradient, and no generic form (the struct's mirror has no `+=`), which its
+    /// `hessian` says (before, the function did not compile: "binary assignment
+    /// operation `+=` cannot be applied to type `__MochiTwinV2<__MochiT>`").
+    #[differentiable(higher_order)]
+    pub fn accumulated(x: &[f64]) -> f64 {
+        let mut s = V2::new(0.0, 0.0);
+        for c in x.chunks(2) {
+            s += V2::new(c[0] * c[1], c[1].sin());
+        }
+        s.norm() + s.x
+    }
+
+    #[test]
+    fn compound_assignment_of_a_struct() {
+        let x = [0.4, 1.3, -0.7, 0.2, 1.5, 0.9];
+        let g = accumulated::gradient(&x);
+        crate::common::assert_gradient_matches(accumulated, &g, &x);
+    }
+
     #[test]
     fn integer_method_kept() {
         assert_eq!(V2 { x: -1.0, y: 2.0 }.quadrant(), 1);
