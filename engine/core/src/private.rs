@@ -1570,6 +1570,20 @@ impl<T: ?Sized> Peel<T> for &T {
         self
     }
 }
+/// A `Vec` lent where the method takes a slice (`l.forward(&h)` of an `h: Vec<f64>`
+/// for a `fn forward(&self, x: &[f64])`), as a call's deref coercion lends it.
+impl<T> Peel<[T]> for Vec<T> {
+    #[inline(always)]
+    fn peel(&self) -> &[T] {
+        self
+    }
+}
+impl<T> Peel<[T]> for &Vec<T> {
+    #[inline(always)]
+    fn peel(&self) -> &[T] {
+        self
+    }
+}
 
 /// A clone of the value behind zero or one reference (see [`Peel`]): what a rule of a
 /// method taking `self` by value gives the method, the call borrowing it. Only for a

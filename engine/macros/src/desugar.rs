@@ -90,6 +90,10 @@ pub fn desugar(
     UncheckedIndexed.visit_block_mut(&mut b);
     ResizedByPush.visit_block_mut(&mut b);
     HeldOptions(active).visit_block_mut(&mut b);
+    MutatingCallStatements {
+        locals: mut_bound_names(&b),
+    }
+    .visit_block_mut(&mut b);
     // (Before the buffers' pops are rewritten: a drained stack is read by index, a
     // worklist's pops are bound whole.)
     WhileLetPop.visit_block_mut(&mut b);
@@ -425,6 +429,56 @@ impl VisitMut for NdArrayLiterals {
             _ => return,
         };
     }
+}
+
+/// `m.layers[k].step(lr);` — a method of the user's called as a statement (its result
+/// unused) on a field or an element of a `let mut` local → `{ let mut t =
+/// m.layers[k].clone(); (&mut t).step(lr); m.layers[k] = t; }`, the receiver copied,
+/// lent mutably and written back, as an element a loop borrows with `iter_mut` is: the
+/// call then reaches a `&mut self` method's rule (and a `&self` one's by
+/// auto-dereference), not the fallback of an unmarked method that a shared borrow would
+/// find first.
+struct MutatingCallStatements {
+    locals: HashSet<String>,
+}
+
+impl VisitMut for MutatingCallStatements {
+    fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
+        syn::visit_mut::visit_stmt_mut(self, s);
+        let syn::Stmt::Expr(Expr::MethodCall(m), Some(_)) = s else {
+            return;
+        };
+        fn root(e: &Expr) -> Option<&Expr> {
+            match e {
+                Expr::Field(f) => root(&f.base),
+                Expr::Index(i) => root(&i.expr),
+                Expr::Path(_) => Some(e),
+                _ => None,
+            }
+        }
+        let place = matches!(&*m.receiver, Expr::Field(_) | Expr::Index(_));
+        let of_mut_local = root(&m.receiver).is_some_and(|r| {
+            matches!(r, Expr::Path(p) if p.path.get_ident().is_some_and(|i| self.locals.contains(&i.to_string())))
+        });
+        if !place
+            || !of_mut_local
+            || m.turbofish.is_some()
+            || crate::lower::expr::is_library_method(&m.method.to_string())
+        {
+            return;
+        }
+        let recv = (*m.receiver).clone();
+        let span = m.method.span();
+        let t = format_ident!("__mochi_mr", span = span);
+        *m.receiver = syn::parse_quote_spanned!(span=> (&mut #t));
+        let call = &*m;
+        *s = syn::parse_quote_spanned!(span=> {
+            let mut #t = #recv.clone();
+            #call;
+            #recv = #t;
+        });
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// `v.extend_from_slice(&[a, b, c])` (also `v.extend([a, b])`, `v.extend(&[a, b])`) of a

@@ -2207,6 +2207,83 @@ mod counts_and_inverses {
     }
 }
 
+/// Methods of a struct reached on places and values the call site cannot type: a
+/// `&mut self` method called as a statement on an element of a `mut` local's field
+/// (`m.layers[k].shift(&d, lr);`: before, "the method `shift` of `Layer` is not
+/// `#[differentiable]`", the fallback a shared borrow finds first), and a `&self` method
+/// given a `&Vec<f64>` for its `&[f64]` on a layer built by builder methods (before, "no
+/// rule for `forward` with arguments `(&Layer, &Vec<f64>)`"). Gradients (structs).
+mod struct_places {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Debug, Default, Tangent)]
+    pub struct Layer {
+        w: Vec<f64>,
+        b: Vec<f64>,
+    }
+
+    #[differentiable]
+    impl Layer {
+        fn with_weights(mut self, w: Vec<f64>) -> Self {
+            self.w = w;
+            self
+        }
+        fn with_bias(mut self, b: Vec<f64>) -> Self {
+            self.b = b;
+            self
+        }
+        fn forward(&self, x: &[f64]) -> Vec<f64> {
+            let n = x.len();
+            (0..self.b.len())
+                .map(|i| (0..n).map(|j| self.w[i * n + j] * x[j]).sum::<f64>() + self.b[i])
+                .map(f64::tanh)
+                .collect()
+        }
+        fn shift(&mut self, d: &[f64], lr: f64) {
+            for (b, v) in self.b.iter_mut().zip(d) {
+                *b -= lr * v;
+            }
+        }
+    }
+
+    #[derive(Clone, Debug, Default, Tangent)]
+    pub struct Net {
+        layers: Vec<Layer>,
+    }
+
+    #[differentiable]
+    pub fn stepped_loss(p: &[f64]) -> f64 {
+        let first = Layer {
+            w: p[0..4].to_vec(),
+            b: p[4..6].to_vec(),
+        };
+        let second = Layer::default()
+            .with_weights(p[6..8].to_vec())
+            .with_bias(vec![p[8]]);
+        let mut net = Net {
+            layers: vec![first, second],
+        };
+        let h = net.layers[0].forward(&[0.7, -0.4]);
+        let d: Vec<f64> = h.iter().map(|v| v * 0.5).collect();
+        net.layers[0].shift(&d, 0.1);
+        let k = net.layers.len() - 1;
+        let h2 = net.layers[0].forward(&[0.7, -0.4]);
+        let out = net.layers[k].forward(&h2);
+        let built = Layer::default()
+            .with_weights(p[6..8].to_vec())
+            .with_bias(vec![0.2]);
+        let again = built.forward(&h2);
+        (out[0] - 0.3).powi(2) + again[0] * p[0]
+    }
+
+    #[test]
+    fn gradients_through_struct_places() {
+        let p = [0.3, -0.5, 0.8, 0.1, 0.2, -0.1, 0.6, -0.9, 0.05];
+        let g = stepped_loss::gradient(&p);
+        crate::common::assert_gradient_matches(stepped_loss, &g, &p);
+    }
+}
+
 /// A `match` over a slice whose arm's value is an element read through its reference
 /// (`[a] => *a`), beside arms of other values.
 mod slice_arm_values {
