@@ -456,7 +456,50 @@ impl VisitMut for MutatingCallStatements {
                 _ => None,
             }
         }
-        let place = matches!(&*m.receiver, Expr::Field(_) | Expr::Index(_));
+        // (An element or a field, not a sub-slice `w[2..4]`; and not a method of the
+        // standard library's sequences and arrays, which edit in place themselves.)
+        const STD_MUTATORS: &[&str] = &[
+            "clone_from_slice",
+            "copy_from_slice",
+            "clone_from",
+            "copy_within",
+            "swap_with_slice",
+            "fill",
+            "fill_with",
+            "swap",
+            "reverse",
+            "sort",
+            "sort_by",
+            "sort_by_key",
+            "sort_unstable",
+            "sort_unstable_by",
+            "sort_unstable_by_key",
+            "rotate_left",
+            "rotate_right",
+            "truncate",
+            "clear",
+            "resize",
+            "extend",
+            "extend_from_slice",
+            "insert",
+            "retain",
+            "dedup",
+            "append",
+            "drain",
+            "for_each",
+            "assign",
+            "mapv_inplace",
+            "map_inplace",
+            "zip_mut_with",
+            "scaled_add",
+            "invert",
+            "apply",
+        ];
+        let place = match &*m.receiver {
+            Expr::Field(_) => true,
+            Expr::Index(i) => !matches!(unparen(&i.index), Expr::Range(_)),
+            _ => false,
+        } && !STD_MUTATORS.contains(&m.method.to_string().as_str());
         let of_mut_local = root(&m.receiver).is_some_and(|r| {
             matches!(r, Expr::Path(p) if p.path.get_ident().is_some_and(|i| self.locals.contains(&i.to_string())))
         });

@@ -108,7 +108,7 @@ impl<T: LinalgElem, S: Data<Elem = T>> LinalgLogdet for Call<(&ArrayBase<S, Ix2>
 ///
 /// ```
 /// use ndarray::array;
-/// let l = array![[2.0, 0.0], [1.0, 2.0]]; // K = [[4, 2], [2, 5]]
+/// let l = array![[2.0_f64, 0.0], [1.0, 2.0]]; // K = [[4, 2], [2, 5]]
 /// let inv = mochi_rules_linalg::inverse_from_cholesky(&l);
 /// assert!((inv[[0, 0]] - 5.0 / 16.0).abs() < 1e-14);
 /// assert!((inv[[0, 1]] + 2.0 / 16.0).abs() < 1e-14);
