@@ -62,6 +62,7 @@ pub fn desugar(
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
+    and_then_names_as_closures(&mut b);
     NdArrayLiterals.visit_block_mut(&mut b);
     Unzips.visit_block_mut(&mut b);
     let mut temporaries = TemporarySequences {
@@ -522,6 +523,30 @@ impl VisitMut for MutatingCallStatements {
         });
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// `o.and_then(checked_root)` → `o.and_then(|v| checked_root(v))`: a function's name
+/// given to an `Option`'s `and_then`, as the closure calling it, which the derivation and
+/// the generic form read (a name alone is a value neither has).
+pub fn and_then_names_as_closures(block: &mut syn::Block) {
+    struct Names;
+    impl VisitMut for Names {
+        fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
+            syn::visit_mut::visit_expr_method_call_mut(self, m);
+            if m.method != "and_then" || m.args.len() != 1 {
+                return;
+            }
+            let Expr::Path(p) = &m.args[0] else { return };
+            if p.qself.is_some() {
+                return;
+            }
+            let span = m.method.span();
+            let a = format_ident!("__mochi_arg", span = span);
+            m.args[0] = syn::parse_quote_spanned!(span=> |#a| #p(#a));
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    Names.visit_block_mut(block);
 }
 
 /// `v.extend_from_slice(&[a, b, c])` (also `v.extend([a, b])`, `v.extend(&[a, b])`) of a
@@ -5585,15 +5610,27 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
     let span = outer.method.span();
     // (Also a call of a function of the user's, `safe_log(x).map_or(0.0, |v| v)`: a
     // `#[differentiable]` helper returning an `Option`.)
-    let makes_option = |o: &Expr| match unparen(o) {
-        Expr::MethodCall(m) => OPTION_MAKERS.contains(&m.method.to_string().as_str()),
-        Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
-            && p.path.leading_colon.is_none()
-            && p.path.segments[0].ident.to_string().starts_with(|ch: char| ch.is_lowercase())
-            && (p.path.segments.len() == 1
-                || (p.path.segments.len() == 2 && p.path.segments[1].ident == "__twin"))),
-        _ => false,
-    };
+    // (And an option's own adapters on such a call: `x.last().copied().filter(p)`,
+    // `x.get(i).copied().and_then(f)`, `g(x).or(d)`.)
+    fn makes_option(o: &Expr) -> bool {
+        match unparen(o) {
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "filter" | "and_then" | "or" | "or_else" | "map"
+                ) && m.args.len() == 1 =>
+            {
+                makes_option(&m.receiver)
+            }
+            Expr::MethodCall(m) => OPTION_MAKERS.contains(&m.method.to_string().as_str()),
+            Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
+                && p.path.leading_colon.is_none()
+                && p.path.segments[0].ident.to_string().starts_with(|ch: char| ch.is_lowercase())
+                && (p.path.segments.len() == 1
+                    || (p.path.segments.len() == 2 && p.path.segments[1].ident == "__twin"))),
+            _ => false,
+        }
+    }
     // The closure's parameter as a `Some(..)` pattern, and its body.
     let some = |c: &Expr| -> Option<(Pat, Expr)> {
         let Expr::Closure(c) = unparen(c) else {
@@ -5673,6 +5710,27 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
             {
                 // `x.iter().copied().reduce(f64::min).unwrap_or(0.0)`: the chain's
                 // element when it has one.
+                let v = format_ident!("__mochi_v", span = span);
+                let els = match outer.args.first() {
+                    Some(d) if method == "unwrap_or" => d.clone(),
+                    Some(d) => thunk(d)?,
+                    None => return None,
+                };
+                (
+                    (*outer.receiver).clone(),
+                    syn::parse_quote_spanned!(span=> Some(#v)),
+                    syn::parse_quote_spanned!(span=> #v),
+                    els,
+                )
+            } else if matches!(method.as_str(), "unwrap_or" | "unwrap_or_else")
+                && matches!(
+                    inner.method.to_string().as_str(),
+                    "filter" | "and_then" | "or" | "or_else"
+                )
+                && makes_option(&outer.receiver)
+            {
+                // `x.get(i).copied().and_then(f).unwrap_or(d)`: the adapter's `Option`
+                // (a `match`, `option_filter_or`), its value when it has one.
                 let v = format_ident!("__mochi_v", span = span);
                 let els = match outer.args.first() {
                     Some(d) if method == "unwrap_or" => d.clone(),

@@ -944,6 +944,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         }
     }
     FromAsCast.visit_block_mut(&mut expanded.block);
+    crate::desugar::and_then_names_as_closures(&mut expanded.block);
     let func = &expanded;
     set_float_of(func);
     // A method's `o: &Self`, `o: Self`: an argument of the user's type, as `o: &P2`.

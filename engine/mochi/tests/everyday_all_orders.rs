@@ -2284,6 +2284,46 @@ mod struct_places {
     }
 }
 
+/// An element's `Option` through `filter`, `and_then` a helper's `Option` and `map`,
+/// then `unwrap_or` (before: "no rule for `map` with arguments `(&Option<f64>, &())`"
+/// and the `Option` reaching the arithmetic).
+mod option_chains {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn checked_root(v: f64) -> Option<f64> {
+        if v < 0.0 {
+            None
+        } else {
+            Some(v.sqrt())
+        }
+    }
+
+    #[differentiable]
+    pub fn option_terms(x: &[f64]) -> f64 {
+        let a = x.first().copied().map(|v| v * v).unwrap_or(0.0);
+        let b = x
+            .last()
+            .copied()
+            .filter(|v| *v > 0.0)
+            .map(|v| v.ln())
+            .unwrap_or(-1.0);
+        let c = x.get(2).copied().and_then(checked_root).unwrap_or(0.5);
+        let d = x
+            .get(1)
+            .copied()
+            .and_then(|v| checked_root(v * v + 1.0))
+            .unwrap_or_else(|| 2.0);
+        let e = x.get(9).copied().filter(|v| *v > 0.0).unwrap_or(0.25);
+        a + b * c + d * e
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(option_terms, [0.4, -1.3, 0.7, 1.5]);
+    }
+}
+
 /// A `match` over a slice whose arm's value is an element read through its reference
 /// (`[a] => *a`), beside arms of other values.
 mod slice_arm_values {
