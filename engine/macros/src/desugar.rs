@@ -63,6 +63,7 @@ pub fn desugar(
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
     and_then_names_as_closures(&mut b);
+    FromIterators.visit_block_mut(&mut b);
     NdArrayLiterals.visit_block_mut(&mut b);
     Unzips.visit_block_mut(&mut b);
     let mut temporaries = TemporarySequences {
@@ -547,6 +548,49 @@ pub fn and_then_names_as_closures(block: &mut syn::Block) {
         fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     }
     Names.visit_block_mut(block);
+}
+
+/// nalgebra's `DVector::from_iterator(n, chain)` → `DVector::from_vec(chain.collect::<Vec<_>>())`
+/// and `DMatrix::from_iterator(r, c, chain)` → `DMatrix::from_vec(r, c, chain.collect::<Vec<_>>())`
+/// (column by column, as `from_iterator` fills it): a chain collected, which the
+/// derivation writes as a loop, and the constructors the nalgebra rules differentiate.
+/// (The length is the chain's: `from_iterator` would panic where it is not `n`.)
+struct FromIterators;
+
+impl VisitMut for FromIterators {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::Call(c) = e else { return };
+        let Expr::Path(p) = &*c.func else { return };
+        let segs: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let [.., ty, f] = segs.as_slice() else { return };
+        if f != "from_iterator" || p.qself.is_some() {
+            return;
+        }
+        let mut path = p.path.clone();
+        let span = path
+            .segments
+            .last()
+            .map_or_else(Span::call_site, |s| s.ident.span());
+        if let Some(last) = path.segments.last_mut() {
+            last.ident = format_ident!("from_vec", span = span);
+        }
+        let args: Vec<&Expr> = c.args.iter().collect();
+        *e = match (ty.as_str(), args.as_slice()) {
+            ("DVector", [_, chain]) => syn::parse_quote_spanned!(span=>
+                #path((#chain).collect::<::std::vec::Vec<_>>())
+            ),
+            ("DMatrix", [r, k, chain]) => syn::parse_quote_spanned!(span=>
+                #path(#r, #k, (#chain).collect::<::std::vec::Vec<_>>())
+            ),
+            _ => return,
+        };
+    }
 }
 
 /// `v.extend_from_slice(&[a, b, c])` (also `v.extend([a, b])`, `v.extend(&[a, b])`) of a

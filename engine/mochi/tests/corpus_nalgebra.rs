@@ -957,3 +957,22 @@ mod checked_diagonals {
         |a| (&a.0)
     );
 }
+
+/// Vectors and matrices filled from iterator chains (`DVector::from_iterator(n, x.iter()
+/// .map(..))`, `DMatrix::from_iterator(r, c, ..)`, column by column); before, "no rule
+/// for `dvector_from_iterator`" and "no rule for `iter`".
+#[differentiable]
+fn filled_from_chains(x: &[f64]) -> f64 {
+    let n = x.len();
+    let v = DVector::from_vec(x.to_vec());
+    let f = DVector::from_iterator(n, v.iter().map(|t| t.sin() * t));
+    let g = DVector::from_iterator(n, x.iter().zip(v.iter()).map(|(a, b)| a * b + 1.0));
+    let m = DMatrix::from_iterator(2, n / 2, x.iter().map(|t| t * t));
+    f.dot(&g) + g.norm_squared() + m.sum() * m[(1, 0)]
+}
+
+mod checked_from_iterators {
+    use crate::check;
+
+    check!(filled_from_chains, (vec![0.4, -1.1, 0.7, 1.3],), |a| (&a.0));
+}
