@@ -394,6 +394,13 @@ impl<'ast> Visit<'ast> for AliasFinder<'_> {
     }
 }
 
+/// `Some(p)` or `Ok(p)`: a pattern of the value an `Option` or a `Result` carries.
+fn carried_value(p: &Pat) -> bool {
+    matches!(p, Pat::TupleStruct(ts) if ts.qself.is_none()
+        && (ts.path.is_ident("Some") || ts.path.is_ident("Ok"))
+        && ts.elems.len() == 1)
+}
+
 struct Grow<'a> {
     active: &'a mut HashSet<String>,
     /// Names bound `mut`, `&mut`-typed, or aliasing a place mutably: the receivers
@@ -547,6 +554,28 @@ impl<'ast> Visit<'ast> for Grow<'_> {
         // A closure not passed straight to a call: its inputs are unknown, so they may
         // carry a derivative.
         self.visit_closure(c, true);
+    }
+    // `if let Ok(l) = logs(x)`, `while let Some(v) = it.next()`: the names an `Option`'s
+    // or a `Result`'s value binds from one that carries a derivative carry one. (Not a
+    // configuration enum's settings, `Shape::Circle { r }`, which have none.)
+    fn visit_expr_let(&mut self, l: &'ast syn::ExprLet) {
+        if carried_value(&l.pat) && expr_is_active(&l.expr, self.active) {
+            let mut names = Vec::new();
+            pat_names(&l.pat, &mut names);
+            self.active.extend(names);
+        }
+        syn::visit::visit_expr_let(self, l);
+    }
+    // `match logs(x) { Ok(l) => .., Err(_) => .. }`: so do the arms' bindings.
+    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        if expr_is_active(&m.expr, self.active) {
+            for arm in m.arms.iter().filter(|a| carried_value(&a.pat)) {
+                let mut names = Vec::new();
+                pat_names(&arm.pat, &mut names);
+                self.active.extend(names);
+            }
+        }
+        syn::visit::visit_expr_match(self, m);
     }
 }
 

@@ -2318,9 +2318,51 @@ mod option_chains {
         a + b * c + d * e
     }
 
+    #[differentiable]
+    pub fn logs(x: &[f64]) -> Result<Vec<f64>, String> {
+        if x.iter().any(|v| *v <= 0.0) {
+            return Err("a non-positive entry".to_string());
+        }
+        Ok(x.iter().map(|v| v.ln()).collect())
+    }
+
+    /// The value an arm binds from a helper's `Result` walked by a chain with positions
+    /// (before: the arm's `l` carried no derivative, "no rule for `iter` with arguments
+    /// `(&Vec<f64>,)`").
+    #[differentiable]
+    pub fn weighted_logs(x: &[f64]) -> f64 {
+        let a = match logs(x) {
+            Ok(l) => l
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i as f64 + 1.0) * v)
+                .sum::<f64>(),
+            Err(_) => 0.0,
+        };
+        let b = if let Ok(l) = logs(&x[1..]) {
+            l.iter()
+                .rev()
+                .enumerate()
+                .map(|(i, v)| v / (i as f64 + 2.0))
+                .sum::<f64>()
+        } else {
+            -1.0
+        };
+        a * b + a
+    }
+
+    #[test]
+    fn weighted_logs_where_a_helper_fails() {
+        let x = [0.4, -1.3, 0.7];
+        assert_eq!(weighted_logs(&x), 0.0);
+        let g = weighted_logs::gradient(&x);
+        crate::common::assert_gradient_matches(weighted_logs, &g, &x);
+    }
+
     mod t {
         use crate::all_orders;
         all_orders!(option_terms, [0.4, -1.3, 0.7, 1.5]);
+        all_orders!(weighted_logs, [0.4, 1.3, 0.7, 1.5]);
     }
 }
 
