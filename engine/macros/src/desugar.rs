@@ -562,12 +562,7 @@ impl VisitMut for FromIterators {
         syn::visit_mut::visit_expr_mut(self, e);
         let Expr::Call(c) = e else { return };
         let Expr::Path(p) = &*c.func else { return };
-        let segs: Vec<String> = p
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segs = crate::twin::segments(&p.path);
         let [.., ty, f] = segs.as_slice() else { return };
         if f != "from_iterator" || p.qself.is_some() {
             return;
@@ -5739,7 +5734,7 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
                 };
                 ((*inner.receiver).clone(), pat, then, els)
             } else if matches!(method.as_str(), "unwrap_or" | "unwrap_or_else")
-                && matches!(
+                && ((matches!(
                     inner.method.to_string().as_str(),
                     "reduce"
                         | "max_by"
@@ -5749,32 +5744,16 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
                         | "nth"
                         | "last"
                         | "next"
-                )
-                && matches!(unparen(&inner.receiver), Expr::MethodCall(_))
+                ) && matches!(unparen(&inner.receiver), Expr::MethodCall(_)))
+                    || (matches!(
+                        inner.method.to_string().as_str(),
+                        "filter" | "and_then" | "or" | "or_else"
+                    ) && makes_option(&outer.receiver)))
             {
                 // `x.iter().copied().reduce(f64::min).unwrap_or(0.0)`: the chain's
-                // element when it has one.
-                let v = format_ident!("__mochi_v", span = span);
-                let els = match outer.args.first() {
-                    Some(d) if method == "unwrap_or" => d.clone(),
-                    Some(d) => thunk(d)?,
-                    None => return None,
-                };
-                (
-                    (*outer.receiver).clone(),
-                    syn::parse_quote_spanned!(span=> Some(#v)),
-                    syn::parse_quote_spanned!(span=> #v),
-                    els,
-                )
-            } else if matches!(method.as_str(), "unwrap_or" | "unwrap_or_else")
-                && matches!(
-                    inner.method.to_string().as_str(),
-                    "filter" | "and_then" | "or" | "or_else"
-                )
-                && makes_option(&outer.receiver)
-            {
-                // `x.get(i).copied().and_then(f).unwrap_or(d)`: the adapter's `Option`
-                // (a `match`, `option_filter_or`), its value when it has one.
+                // element when it has one; `x.get(i).copied().and_then(f).unwrap_or(d)`:
+                // the adapter's `Option` (a `match`, `option_filter_or`), its value when
+                // it has one.
                 let v = format_ident!("__mochi_v", span = span);
                 let els = match outer.args.first() {
                     Some(d) if method == "unwrap_or" => d.clone(),

@@ -925,12 +925,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
             syn::visit_mut::visit_expr_mut(self, e);
             let Expr::Call(c) = e else { return };
             let Expr::Path(fp) = &*c.func else { return };
-            let segs: Vec<String> = fp
-                .path
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect();
+            let segs = segments(&fp.path);
             if fp.qself.is_none()
                 && c.args.len() == 1
                 && segs.len() == 2
@@ -2766,7 +2761,7 @@ fn chain_has(e: &Expr, name: &str) -> bool {
     }
 }
 
-fn segments(p: &syn::Path) -> Vec<String> {
+pub(crate) fn segments(p: &syn::Path) -> Vec<String> {
     p.segments.iter().map(|s| s.ident.to_string()).collect()
 }
 
