@@ -2299,6 +2299,8 @@ mod option_chains {
         }
     }
 
+    // (`unwrap_or_else(|| d)` is one of the forms tested.)
+    #[allow(clippy::unnecessary_lazy_evaluations)]
     #[differentiable]
     pub fn option_terms(x: &[f64]) -> f64 {
         let a = x.first().copied().map(|v| v * v).unwrap_or(0.0);
@@ -2535,6 +2537,9 @@ mod rows_in_chains {
 /// those returning integers, `bool`s or references); the user's operators (`Add`, `Sub`,
 /// `Mul<f64>`, `Neg`) and a method taking the struct by its name (`o: &V2`) have generic
 /// forms, so the functions calling them have Hessians.
+// (`c = c + q` stays as written beside the `AddAssign` impl: the generic form has the
+// struct's `+`, not its `+=`, and the functions that write it keep their Hessians.)
+#[allow(clippy::assign_op_pattern)]
 mod user_operators {
     use mochi::prelude::*;
     use std::ops::{Add, Mul, Neg, Sub};

@@ -426,9 +426,8 @@ fn nested_gradients_reach_data_arguments() {
     let flat: Vec<f64> = rows.iter().flatten().copied().collect();
     let w = 0.9;
     type Gradient = (Vec<f64>, Vec<Vec<f64>>, f64);
-    let check = |k: &str,
-                 f: &dyn Fn(&[f64], &[Vec<f64>], f64) -> f64,
-                 gradient: &dyn Fn(&[f64], &[Vec<f64>], f64) -> Gradient| {
+    type Of<'a, R> = &'a dyn Fn(&[f64], &[Vec<f64>], f64) -> R;
+    let check = |k: &str, f: Of<f64>, gradient: Of<Gradient>| {
         let (dc, drows, dw) = gradient(&c, &rows, w);
         let want = gradient_by_differences(&c, |z| f(z, &rows, w));
         for j in 0..3 {
