@@ -409,6 +409,13 @@ struct Grow<'a> {
 }
 
 impl Grow<'_> {
+    /// Every name `pat` binds carries a derivative.
+    fn activate_names(&mut self, pat: &Pat) {
+        let mut names = Vec::new();
+        pat_names(pat, &mut names);
+        self.active.extend(names);
+    }
+
     fn mark_place(&mut self, place: &Expr) {
         if let Some(root) = root_name(place) {
             self.active.insert(root);
@@ -481,9 +488,7 @@ impl<'ast> Visit<'ast> for Grow<'_> {
         let typed_inactive = matches!(&l.pat, Pat::Type(t) if type_is_inactive(&t.ty));
         if let Some(init) = l.init.as_ref().filter(|_| !typed_inactive) {
             if expr_is_active(&init.expr, self.active) {
-                let mut names = Vec::new();
-                pat_names(&l.pat, &mut names);
-                self.active.extend(names);
+                self.activate_names(&l.pat);
             }
         }
         syn::visit::visit_local(self, l);
@@ -560,9 +565,7 @@ impl<'ast> Visit<'ast> for Grow<'_> {
     // configuration enum's settings, `Shape::Circle { r }`, which have none.)
     fn visit_expr_let(&mut self, l: &'ast syn::ExprLet) {
         if carried_value(&l.pat) && expr_is_active(&l.expr, self.active) {
-            let mut names = Vec::new();
-            pat_names(&l.pat, &mut names);
-            self.active.extend(names);
+            self.activate_names(&l.pat);
         }
         syn::visit::visit_expr_let(self, l);
     }
@@ -570,9 +573,7 @@ impl<'ast> Visit<'ast> for Grow<'_> {
     fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
         if expr_is_active(&m.expr, self.active) {
             for arm in m.arms.iter().filter(|a| carried_value(&a.pat)) {
-                let mut names = Vec::new();
-                pat_names(&arm.pat, &mut names);
-                self.active.extend(names);
+                self.activate_names(&arm.pat);
             }
         }
         syn::visit::visit_expr_match(self, m);

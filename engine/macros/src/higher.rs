@@ -206,20 +206,12 @@ pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStr
         let message = format!(
             "`{fname}` has no higher-order companions (`jvp`, `hvp`, `hessian`, `jacobian`): mochi runs them on a generic form of the function, and it has none because {escaped}"
         );
-        quote! {
-            #[diagnostic::on_unimplemented(
-                message = #message,
-                label = "no generic form of this function",
-                note = "write the function generic over its float type (`fn f<T: num_traits::Float>(x: &[T]) -> T`), or move what is named into a generic `#[differentiable]` function"
-            )]
-            #[allow(non_camel_case_types, dead_code)]
-            #[doc(hidden)]
-            /// The bound of the companions this function does not have; nothing meets it.
-            pub trait __MochiNoGenericForm<W> {
-                /// Never called.
-                fn unreachable<R>() -> R;
-            }
-        }
+        unmet_bound(
+            quote!(__MochiNoGenericForm),
+            &message,
+            "no generic form of this function",
+            "write the function generic over its float type (`fn f<T: num_traits::Float>(x: &[T]) -> T`), or move what is named into a generic `#[differentiable]` function",
+        )
     });
     let bound_path = if local {
         quote!(__MochiNoGenericForm)
@@ -276,23 +268,30 @@ pub fn unavailable(func: &ItemFn, kind: crate::twin::Why, why: &str) -> TokenStr
                 }
             }
         });
-        quote! {
-            #[diagnostic::on_unimplemented(
-                message = #message,
-                label = "no derivative of this gradient",
-                note = "call the function itself and let its gradient be part of the outer one, or make the function one mochi can write generically (floats, slices, `Vec`s and arrays of floats as arguments)"
-            )]
-            #[allow(non_camel_case_types, dead_code)]
-            #[doc(hidden)]
-            /// The bound of the nested rules this function does not have; nothing meets it.
-            pub trait __MochiNoNestedRule<W> {
-                /// Never called.
-                fn unreachable<R>() -> R;
-            }
-            #(#rules)*
-        }
+        let bound = unmet_bound(
+            quote!(__MochiNoNestedRule),
+            &message,
+            "no derivative of this gradient",
+            "call the function itself and let its gradient be part of the outer one, or make the function one mochi can write generically (floats, slices, `Vec`s and arrays of floats as arguments)",
+        );
+        quote!(#bound #(#rules)*)
     });
     quote!(#local_trait #nested #(#fns)*)
+}
+
+/// A trait nothing implements, `name<W>`, whose message says why the stand-ins it
+/// bounds (companions or nested rules a function does not have) cannot be called.
+fn unmet_bound(name: TokenStream, message: &str, label: &str, note: &str) -> TokenStream {
+    quote! {
+        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+        #[allow(non_camel_case_types, dead_code)]
+        #[doc(hidden)]
+        /// The bound of what this function does not have; nothing meets it.
+        pub trait #name<W> {
+            /// Never called.
+            fn unreachable<R>() -> R;
+        }
+    }
 }
 
 /// The scalar type parameter of a generic function whose bounds `Dual` meets (one type
