@@ -470,16 +470,22 @@ fn result_without_derivative(output: &syn::ReturnType) -> bool {
 /// the trait's; their companions are `pub`, as the trait's methods are.
 fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
     // `impl Mul<V2> for f64`: the companions go into an inherent `impl` of the type,
-    // which a type of the language cannot have (E0390 at the attribute).
+    // which a type of the language cannot have (E0390 at the attribute); an operator
+    // with a float on the left is derived as a method of the right operand's type.
     if let syn::Type::Path(p) = &*imp.self_ty {
         if let Some(t) = p.path.get_ident().map(|i| i.to_string()) {
+            if t == "f64" || t == "f32" {
+                if let Some(out) = scalar_left_operator(&imp, outer, &t) {
+                    return out;
+                }
+            }
             if crate::activity::INTEGER_TYPES.contains(&t.as_str())
                 || t == "f64"
                 || t == "f32"
                 || t == "bool"
             {
                 let msg = format!(
-                    "#[differentiable]: an `impl` for `{t}` cannot be marked: its derivatives go into an inherent `impl` of the type, which a type of the language cannot have; write the operation with your type on the left (`impl Mul<{t}> for V2`, `v * s`), or as a function (`fn scale(s: {t}, v: V2) -> V2`)"
+                    "#[differentiable]: an `impl` for `{t}` cannot be marked: its derivatives go into an inherent `impl` of the type, which a type of the language cannot have (an operator with your type on the right is the exception: `impl Mul<V2> for f64` with `fn mul(self, v: V2)`); write the operation with your type on the left (`impl Mul<{t}> for V2`, `v * s`), or as a function (`fn scale(s: {t}, v: V2) -> V2`)"
                 );
                 let err = syn::Error::new_spanned(&imp.self_ty, msg).to_compile_error();
                 return quote::quote!(#imp #err);
@@ -675,6 +681,174 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         }
         #(#rule_traits)*
     )
+}
+
+/// The name of the hidden method of `V2` that an operator with a float on the left
+/// (`impl Mul<V2> for f64`, `s * v`) is derived as: `__mochi_f64_mul` (`v.__mochi_f64_mul(s)`).
+pub(crate) fn scalar_left_method(float: &str, method: &str) -> syn::Ident {
+    format_ident!("__mochi_{}_{}", float, method)
+}
+
+/// `#[differentiable] impl Mul<V2> for f64 { type Output = V2; fn mul(self, v: V2) -> V2
+/// { .. } }`: the block as written, and its method derived as a hidden method of `V2`
+/// with the operands swapped (`fn __mochi_f64_mul(self, __mochi_lhs: f64) -> V2`, whose
+/// companions go into an inherent `impl V2`, which a float cannot have). The lowering's
+/// `Call((&s, &v)).op_mul()` reaches that method's rule through a private trait that
+/// swaps the arguments and their cotangents back; the generic form of a caller writes
+/// `s * v` as `v.__mochi_f64_mul(s)`, which the struct's mirror has. `None` when the
+/// block is not of that shape (the caller's message then says what to write).
+fn scalar_left_operator(imp: &syn::ItemImpl, outer: &Options, float: &str) -> Option<TokenStream> {
+    let (_, tr, _) = imp.trait_.as_ref()?;
+    if !imp.generics.params.is_empty() {
+        return None;
+    }
+    let last = tr.segments.last()?;
+    let trait_name = last.ident.to_string();
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let rhs = match args.args.iter().collect::<Vec<_>>()[..] {
+        [syn::GenericArgument::Type(syn::Type::Path(p))] if p.qself.is_none() => {
+            p.path.get_ident()?.clone()
+        }
+        _ => return None,
+    };
+    let mut fns = imp.items.iter().filter_map(|i| match i {
+        syn::ImplItem::Fn(f) => Some(f),
+        _ => None,
+    });
+    let f = fns.next()?;
+    if fns.next().is_some() {
+        return None;
+    }
+    let op = operator_rule(&trait_name, &f.sig.ident)?;
+    let mut inputs = f.sig.inputs.iter();
+    match inputs.next()? {
+        FnArg::Receiver(r) if r.reference.is_none() => {}
+        _ => return None,
+    }
+    let FnArg::Typed(operand) = inputs.next()? else {
+        return None;
+    };
+    if inputs.next().is_some()
+        || !matches!(&*operand.ty, syn::Type::Path(p) if p.path.is_ident(&rhs))
+    {
+        return None;
+    }
+    let output: syn::Type = imp
+        .items
+        .iter()
+        .find_map(|i| match i {
+            syn::ImplItem::Type(o) if o.ident == "Output" => Some(o.ty.clone()),
+            _ => None,
+        })
+        .or_else(|| match &f.sig.output {
+            syn::ReturnType::Type(_, t) if !quote!(#t).to_string().contains("Self") => {
+                Some((**t).clone())
+            }
+            _ => None,
+        })?;
+    // The method as the right operand's: `self` (the float) renamed, the operand's
+    // pattern bound to the receiver.
+    struct SelfAs(syn::Ident);
+    impl VisitMut for SelfAs {
+        fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
+            if p.qself.is_none() && p.path.is_ident("self") {
+                let lhs = &self.0;
+                *p = syn::parse_quote!(#lhs);
+            }
+        }
+        fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+            // (`vec![self * v.x, ..]`: the tokens of a macro call.)
+            fn swap(ts: TokenStream, lhs: &syn::Ident) -> TokenStream {
+                ts.into_iter()
+                    .map(|t| match t {
+                        proc_macro2::TokenTree::Ident(i) if i == "self" => {
+                            proc_macro2::TokenTree::Ident(lhs.clone())
+                        }
+                        proc_macro2::TokenTree::Group(g) => {
+                            let mut n =
+                                proc_macro2::Group::new(g.delimiter(), swap(g.stream(), lhs));
+                            n.set_span(g.span());
+                            proc_macro2::TokenTree::Group(n)
+                        }
+                        other => other,
+                    })
+                    .collect()
+            }
+            m.tokens = swap(m.tokens.clone(), &self.0);
+        }
+    }
+    let lhs = format_ident!("__mochi_lhs");
+    let mut block = f.block.clone();
+    SelfAs(lhs.clone()).visit_block_mut(&mut block);
+    let name = scalar_left_method(float, &f.sig.ident.to_string());
+    let scalar = format_ident!("{}", float);
+    let pat = &operand.pat;
+    let attr = f
+        .attrs
+        .iter()
+        .find(|a| is_differentiable(a))
+        .cloned()
+        .unwrap_or_else(|| syn::parse_quote!(#[differentiable]));
+    let stmts = &block.stmts;
+    let derived: syn::ItemImpl = syn::parse_quote! {
+        impl #rhs {
+            #attr
+            #[doc(hidden)]
+            pub fn #name(self, #lhs: #scalar) -> #output {
+                let #pat = self;
+                #(#stmts)*
+            }
+        }
+    };
+    let derived = impl_block(derived, outer);
+    let mut plain = imp.clone();
+    for item in plain.items.iter_mut() {
+        if let syn::ImplItem::Fn(f) = item {
+            f.attrs.retain(|a| !is_differentiable(a));
+        }
+    }
+    // `Call((&s, &v)).op_mul()`: the method's rule with the operands swapped.
+    let tr = operator_rule_trait_name(float, op, Some(&syn::parse_quote!(#rhs)));
+    let method = format_ident!("{}", op);
+    let rr = format_ident!("{}_rrule", name);
+    let decl = rule_trait_decl(&tr, &method);
+    Some(quote! {
+        #plain
+        #derived
+        #decl
+        #[allow(non_camel_case_types, clippy::all)]
+        impl<'__mochi_a0, '__mochi_a1, __MochiA0, __MochiA1> #tr
+            for ::mochi::Call<(&'__mochi_a0 __MochiA0, &'__mochi_a1 __MochiA1)>
+        where
+            __MochiA0: ?Sized + ::mochi::__private::Peel<#scalar>,
+            __MochiA1: ?Sized + ::mochi::__private::Peel<#rhs>,
+        {
+            type Output = #output;
+            type Pullback = ::mochi::BoxedPullback<
+                <#output as ::mochi::Tangent>::Tangent,
+                (<#scalar as ::mochi::Tangent>::Tangent, <#rhs as ::mochi::Tangent>::Tangent),
+            >;
+            #[inline(always)]
+            fn #method(self) -> (Self::Output, Self::Pullback) {
+                let (__mochi_a0, __mochi_a1) = self.0;
+                let (y, pb) = #rhs::#rr(
+                    ::core::clone::Clone::clone(::mochi::__private::Peel::<#rhs>::peel(__mochi_a1)),
+                    ::core::clone::Clone::clone(::mochi::__private::Peel::<#scalar>::peel(__mochi_a0)),
+                );
+                (
+                    y,
+                    ::mochi::BoxedPullback::new(::mochi::__private::pullback2(
+                        move |dy: <#output as ::mochi::Tangent>::Tangent,
+                              (ds, dv): (&mut <#scalar as ::mochi::Tangent>::Tangent, &mut <#rhs as ::mochi::Tangent>::Tangent)| {
+                            ::mochi::Pullback::pullback(pb, dy, (dv, ds))
+                        },
+                    )),
+                )
+            }
+        }
+    })
 }
 
 /// The method of an operator's `impl` for a type of the user's (`impl Add for V2 { fn

@@ -1098,6 +1098,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         scalars: scalar_names(func),
         const_elems: constant_elements(&func.block),
         const_structs: constant_struct_locals(&func.block),
+        struct_values: HashSet::new(),
         method,
         struct_locals: if STRUCTS.with(|s| s.get()) {
             let mut locals = struct_locals(func);
@@ -1123,6 +1124,13 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     if STRUCTS.with(|s| s.get()) {
         let known: HashSet<String> = rw.struct_locals.keys().cloned().collect();
         rw.structish = structish_locals(func, &known);
+        let args = rw
+            .struct_locals
+            .iter()
+            .filter(|(n, (_, by_ref))| !by_ref && user_args.contains(*n))
+            .map(|(n, _)| n.clone())
+            .collect();
+        rw.struct_values = surely_struct_locals(func, args);
     }
     // (Asked for with `higher_order`, the callee's generic form returns the struct's
     // mirror, or its stand-in does and says why when used.)
@@ -2109,6 +2117,86 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
     }
 }
 
+/// A value that surely is a struct of the user's, given the names `locals` that are: a
+/// struct literal, a constructor (`V2::new(..)`), one of `locals`, their sums and
+/// differences, their negation, and their products with a float on either side.
+fn surely_struct(e: &Expr, locals: &HashSet<String>, scalars: &HashSet<String>) -> bool {
+    use syn::BinOp::*;
+    match crate::desugar::unparen(e) {
+        Expr::Path(p) => p
+            .path
+            .get_ident()
+            .is_some_and(|i| locals.contains(&i.to_string())),
+        Expr::Struct(st) => {
+            st.qself.is_none()
+                && st.path.segments.len() == 1
+                && st.path.segments[0].ident != "Self"
+                && user_type_name(&st.path.segments[0].ident.to_string())
+        }
+        // (`V2::new(..)`, `V2::from_polar(..)`: a constructor by its name; `Line::at(&l,
+        // t)` may return a float.)
+        e @ Expr::Call(c) => {
+            constant_of_users(e)
+                || associated_constructor(e).is_some()
+                    && matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| {
+                        let n = s.ident.to_string();
+                        n == "new" || n.starts_with("new_") || n.starts_with("from") || n.starts_with("with_")
+                    }))
+        }
+        Expr::Unary(u) => {
+            matches!(u.op, syn::UnOp::Neg(_)) && surely_struct(&u.expr, locals, scalars)
+        }
+        Expr::Binary(b) => match b.op {
+            Add(_) | Sub(_) => {
+                surely_struct(&b.left, locals, scalars) || surely_struct(&b.right, locals, scalars)
+            }
+            // (`v * k`, `-p * p.norm()`: the struct scaled; two structs may be a product
+            // of the user's that is a float.)
+            Mul(_) | Div(_) => {
+                let (l, r) = (
+                    surely_struct(&b.left, locals, scalars),
+                    surely_struct(&b.right, locals, scalars),
+                );
+                l && !r || r && !l && scalar_expr(&b.left, scalars)
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The names that surely hold a struct of the user's (see [`surely_struct`]): `known`
+/// (struct literals' locals and arguments of the user's types), then each local bound
+/// once, in order, to such a value or typed as such a struct.
+fn surely_struct_locals(func: &ItemFn, known: HashSet<String>) -> HashSet<String> {
+    struct S<'s>(HashSet<String>, &'s HashSet<String>);
+    impl<'a> Visit<'a> for S<'_> {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            syn::visit::visit_local(self, l);
+            let (pat, typed) = match &l.pat {
+                Pat::Type(t) => (&*t.pat, user_type_arg(&t.ty).is_some_and(|(_, r)| !r)),
+                p => (p, false),
+            };
+            if let (Pat::Ident(p), Some(init)) = (pat, &l.init) {
+                if p.by_ref.is_none()
+                    && p.subpat.is_none()
+                    && init.diverge.is_none()
+                    && (typed || surely_struct(&init.expr, &self.0, self.1))
+                {
+                    self.0.insert(p.ident.to_string());
+                }
+            }
+        }
+    }
+    let scalars = scalar_names(func);
+    let mut s = S(known, &scalars);
+    s.visit_block(&func.block);
+    let mut counts = std::collections::HashMap::new();
+    count_bindings(func, &mut counts);
+    s.0.retain(|name| counts.get(name).is_none_or(|c| *c == 1));
+    s.0
+}
+
 /// The locals bound once to a [`structish`] value, from the struct literals' locals
 /// `known` on, in order.
 fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
@@ -2458,6 +2546,9 @@ struct Rewrite<'a> {
     /// Locals bound once to a struct literal of constants (see
     /// [`constant_struct_locals`]).
     const_structs: HashSet<String>,
+    /// With `higher_order` asked: the names that surely hold a struct of the user's
+    /// (see [`surely_struct_locals`]), for a float on the left of its operator.
+    struct_values: HashSet<String>,
     /// The twin of a method: `self.other(..)` is the twin of the method `other`.
     method: bool,
     /// Locals bound once to a struct literal of the user's (see [`struct_locals`]):
@@ -3124,6 +3215,32 @@ impl VisitMut for Rewrite<'_> {
                     let __mochi_rhs = #r;
                     #l #op __mochi_rhs;
                 });
+                return;
+            }
+        }
+        // `s * v` of a float and a struct of the user's: the hidden method of the struct
+        // that `#[differentiable] impl Mul<V2> for f64` derives (see
+        // `companion::scalar_left_operator`); a scalar cannot have the mirror on its right.
+        if let Expr::Binary(b) = e {
+            let method = match b.op {
+                syn::BinOp::Add(_) => Some("add"),
+                syn::BinOp::Sub(_) => Some("sub"),
+                syn::BinOp::Mul(_) => Some("mul"),
+                syn::BinOp::Div(_) => Some("div"),
+                _ => None,
+            };
+            if let Some(method) = method.filter(|_| {
+                !self.arrays
+                    && scalar_expr(&b.left, &self.scalars)
+                    && surely_struct(&b.right, &self.struct_values, &self.scalars)
+            }) {
+                syn::visit_mut::visit_expr_binary_mut(self, b);
+                let m = crate::companion::scalar_left_method(float(), method);
+                let l = crate::desugar::unparen(&b.left);
+                *e = match crate::desugar::unparen(&b.right) {
+                    r @ Expr::Path(_) => syn::parse_quote!(#r.#m(#l)),
+                    r => syn::parse_quote!((#r).#m(#l)),
+                };
                 return;
             }
         }

@@ -2740,6 +2740,56 @@ mod user_operators {
         s.norm() + s.x
     }
 
+    /// A float on the left of the struct (`s * v`): derived as a hidden method of `V2`
+    /// (before: "an `impl` for `f64` cannot be marked").
+    #[differentiable(higher_order)]
+    impl Mul<V2> for f64 {
+        type Output = V2;
+        fn mul(self, v: V2) -> V2 {
+            V2 {
+                x: self * v.x,
+                y: self * v.y,
+            }
+        }
+    }
+
+    /// A float on the left in a leapfrog step: a scalar argument (`dt * v`), a literal
+    /// on a sum (`0.5 * (a + b)`), a product of floats (`dt * dt * a`), and the
+    /// operator called on a local bound to such a product.
+    #[differentiable(higher_order)]
+    pub fn leapfrog(x: &[f64]) -> f64 {
+        let dt = x[4];
+        let mut p = V2::new(x[0], x[1]);
+        let mut v = V2 { x: x[2], y: x[3] };
+        for _ in 0..3 {
+            let a = -p * p.norm();
+            let half = v + 0.5 * dt * a;
+            p = p + dt * half;
+            let a2 = -p * p.norm();
+            v = half + (0.5 * dt) * a2;
+        }
+        let mid = 0.5 * (p + v);
+        mid.dot(&p) + (2.0 * mid).norm()
+    }
+
+    /// The same operator without `higher_order`, its value checked against its primal.
+    #[differentiable]
+    pub fn scaled_gap(a: V2, b: V2, s: f64) -> f64 {
+        let d = s * (a - b) + b;
+        d.dot(&d) * s
+    }
+
+    #[test]
+    fn float_on_the_left_of_a_struct() {
+        let (a, b) = (V2::new(0.4, -1.2), V2::new(0.9, 0.3));
+        let s = 0.7;
+        let (y, (da, db, ds)) = scaled_gap::value_and_gradient(a, b, s);
+        assert!((y - scaled_gap(a, b, s)).abs() < 1e-14);
+        let f = |z: &[f64]| scaled_gap(V2::new(z[0], z[1]), V2::new(z[2], z[3]), z[4]);
+        let g = [da.x, da.y, db.x, db.y, ds];
+        crate::common::assert_gradient_matches(f, &g, &[a.x, a.y, b.x, b.y, s]);
+    }
+
     #[test]
     fn compound_assignment_of_a_struct() {
         let x = [0.4, 1.3, -0.7, 0.2, 1.5, 0.9];
@@ -2764,6 +2814,7 @@ mod user_operators {
         all_orders!(centroid_spread, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
         all_orders!(folded, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
         all_orders!(triangle_terms, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
+        all_orders!(leapfrog, [0.3, 1.2, -0.5, 0.7, 0.1]);
     }
 }
 
