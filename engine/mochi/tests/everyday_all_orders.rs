@@ -2282,6 +2282,62 @@ mod struct_places {
         let g = stepped_loss::gradient(&p);
         crate::common::assert_gradient_matches(stepped_loss, &g, &p);
     }
+
+    /// Rows a `for` over `xs.iter().zip(ys)` binds, passed bare to an element's method
+    /// (`net.layers[0].forward(x)`, `x: &Vec<f64>` for a `&[f64]`; before: "expected
+    /// `&[f64]`, found `Vec<f64>`"), and an array literal given for a slice
+    /// (`shift(&[r], lr)`; before: "expected `&mut Vec<f64>`, found `&mut [f64; 1]`").
+    #[differentiable]
+    pub fn batch_after_step(net: &Net, xs: &[Vec<f64>], ys: &[f64]) -> f64 {
+        let mut m = net.clone();
+        let r = m.layers[1].forward(&xs[0])[0] - ys[0];
+        m.layers[1].shift(&[r], 0.5);
+        m.layers[0].shift(&[r, -r], 0.25);
+        let mut s = 0.0;
+        for (x, &y) in xs.iter().zip(ys) {
+            let h = m.layers[0].forward(x);
+            let o = m.layers[1].forward(&h);
+            s += (o[0] - y).powi(2);
+        }
+        s
+    }
+
+    #[test]
+    fn rows_and_array_literals_given_to_methods() {
+        let p = [0.3, -0.5, 0.8, 0.1, 0.2, -0.1, 0.6, -0.9, 0.05];
+        let net = |p: &[f64]| Net {
+            layers: vec![
+                Layer {
+                    w: p[0..4].to_vec(),
+                    b: p[4..6].to_vec(),
+                },
+                Layer {
+                    w: p[6..8].to_vec(),
+                    b: vec![p[8]],
+                },
+            ],
+        };
+        let xs = vec![vec![0.7, -0.4], vec![0.2, 0.9], vec![-0.5, 0.3]];
+        let ys = [0.3, -0.2, 0.6];
+        let (dnet, dxs, dys) = batch_after_step::gradient(&net(&p), &xs, &ys);
+        let flat: Vec<f64> = dnet
+            .layers
+            .iter()
+            .flat_map(|l| l.w.iter().chain(&l.b).copied().collect::<Vec<_>>())
+            .collect();
+        crate::common::assert_gradient_matches(|q| batch_after_step(&net(q), &xs, &ys), &flat, &p);
+        let rows: Vec<f64> = dxs.concat();
+        let flat_xs: Vec<f64> = xs.concat();
+        crate::common::assert_gradient_matches(
+            |q| {
+                let xs: Vec<Vec<f64>> = q.chunks(2).map(|c| c.to_vec()).collect();
+                batch_after_step(&net(&p), &xs, &ys)
+            },
+            &rows,
+            &flat_xs,
+        );
+        crate::common::assert_gradient_matches(|q| batch_after_step(&net(&p), &xs, q), &dys, &ys);
+    }
 }
 
 /// An element's `Option` through `filter`, `and_then` a helper's `Option` and `map`,

@@ -2125,7 +2125,10 @@ pub(super) fn macro_name(mac: &syn::Macro) -> String {
 /// then adds into a `Vec` that goes into the array's cotangent (`with_arg_cot`, no
 /// temporary when the types agree). `None` marks an argument left as it is.
 fn coerce_named_args<'a>(args: impl Iterator<Item = Option<&'a Expr>>, code: &mut Code) {
-    let named = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident().is_some());
+    // (`&[r]`, an array literal given for a `&[f64]`, too.)
+    let named = |e: &Expr| {
+        matches!(e, Expr::Path(p) if p.path.get_ident().is_some()) || matches!(e, Expr::Array(_))
+    };
     if let Some(Rev::Pull { coerce, .. }) = code.rev.last_mut() {
         *coerce = args
             .map(|a| {

@@ -678,14 +678,15 @@ impl Lowerer {
     }
 }
 
-/// `f(v)` → `f(&v)` for the element names `v` now bound by value.
+/// `f(v)` → `f(&v)` for the element names `v` now bound by value; also a method of the
+/// user's, `l.forward(v)` (a method the library has, `a.max(v)`, takes the value).
 struct RefArgs<'a> {
     names: &'a [String],
 }
 
-impl syn::visit_mut::VisitMut for RefArgs<'_> {
-    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
-        for a in c.args.iter_mut() {
+impl RefArgs<'_> {
+    fn lend<'e>(&mut self, args: impl Iterator<Item = &'e mut Expr>) {
+        for a in args {
             if let Expr::Path(p) = a {
                 if p.path
                     .get_ident()
@@ -695,7 +696,24 @@ impl syn::visit_mut::VisitMut for RefArgs<'_> {
                     continue;
                 }
             }
-            self.visit_expr_mut(a);
+            syn::visit_mut::VisitMut::visit_expr_mut(self, a);
+        }
+    }
+}
+
+impl syn::visit_mut::VisitMut for RefArgs<'_> {
+    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+        self.lend(c.args.iter_mut());
+    }
+
+    fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
+        self.visit_expr_mut(&mut m.receiver);
+        if super::expr::is_library_method(&m.method.to_string()) {
+            for a in m.args.iter_mut() {
+                self.visit_expr_mut(a);
+            }
+        } else {
+            self.lend(m.args.iter_mut());
         }
     }
 }
