@@ -3980,6 +3980,20 @@ impl VisitMut for Rewrite<'_> {
                         ::mochi::__private::lift_value::<#t, #path>(::core::default::Default::default())
                     )));
                 }
+                // `..base` of a configuration of constants (`let base = Cfg { .. };`, kept
+                // as written): lifted as the default is.
+                let of_constants = st.rest.as_deref().is_some_and(|b| {
+                    matches!(crate::desugar::unparen(b), Expr::Path(p)
+                        if p.path.get_ident().is_some_and(|i| self.const_structs.contains(&i.to_string())))
+                });
+                if of_constants {
+                    let (path, t) = (&st.path, syn::Ident::new(PARAM, Span::call_site()));
+                    let base = st.rest.take().unwrap();
+                    st.rest = Some(Box::new(syn::parse_quote!(
+                        ::mochi::__private::lift_value::<#t, #path>(::core::clone::Clone::clone(&#base))
+                    )));
+                }
+                let defaulted = defaulted || of_constants;
                 if let Some(last) = st.path.segments.last_mut() {
                     last.ident = quote::format_ident!("__MochiTwin{}", last.ident, span = last.ident.span());
                     last.arguments = syn::PathArguments::None;

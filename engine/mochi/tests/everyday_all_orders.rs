@@ -3558,7 +3558,13 @@ mod struct_parts {
             x: 2.0,
             ..V2::default()
         };
-        b.dot(&a) + b.y + c.dot(&b)
+        // (A base of constants, kept as written in the generic form, lifted there.)
+        let base = V2 { x: 0.5, y: -1.5 };
+        let d = V2 {
+            y: p[0] * p[1],
+            ..base
+        };
+        b.dot(&a) + b.y + c.dot(&b) + d.dot(&a) * d.y
     }
 
     /// A parameter that is a reference, taken apart: its fields by reference (a `Vec`
