@@ -997,6 +997,26 @@ impl Lowerer {
                 return;
             }
         }
+        // `let mut it = x.iter().peekable();` that the desugaring did not write as a
+        // position (see `desugar::inline_held_iters`): an iterator value has no cotangent.
+        if init_active {
+            let mut e = crate::desugar::unparen(init_expr);
+            while let Expr::MethodCall(m) = e {
+                if !matches!(
+                    m.method.to_string().as_str(),
+                    "copied" | "cloned" | "peekable" | "by_ref"
+                ) {
+                    break;
+                }
+                e = crate::desugar::unparen(&m.receiver);
+            }
+            if matches!(e, Expr::MethodCall(m) if m.args.is_empty()
+                && matches!(m.method.to_string().as_str(), "iter" | "iter_mut" | "into_iter"))
+            {
+                self.err(init_expr, "mochi: an iterator over a differentiable sequence held in a variable is supported when it is read with `it.next()` and then consumed (`for v in it`, `it.map(..).sum()`); this one is used otherwise (`it.peek()`, handed to a call, bound again); read the sequence by index (`x[k]`, `x.get(k + 1)`) instead");
+                return;
+            }
+        }
         let o = self.lower_expr(init_expr, code);
         let mut val = o.val();
         // `let a = *v;`, `let [a, b] = *x;` of `x: &[f64; 2]` (also a tuple pattern):
