@@ -492,6 +492,9 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             }
         }
     }
+    if let Some(out) = sum_impl(&imp) {
+        return out;
+    }
     // No method marked (`#[differentiable] impl Add for V2 { fn add .. }`): every method
     // is, but those whose result carries no derivative (`-> usize`, `-> bool`, `-> &str`,
     // a reference) and the associated functions without arguments (`V2::zero()`, a
@@ -681,6 +684,138 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         }
         #(#rule_traits)*
     )
+}
+
+/// `#[differentiable] impl Sum for V2 { fn sum<I: Iterator<Item = V2>>(iter: I) -> V2 {
+/// iter.fold(V2::zero(), |a, b| a + b) } }`: a method generic over the iterator, which is
+/// not derived; the callers' `.sum::<V2>()` is read as the fold of `+` it is
+/// (`desugar::struct_sums_as_folds`), from the empty sum this block gains as a hidden
+/// associated function. The body is checked to be that fold (`iter.fold(z, |a, b| a +
+/// b)`, or a `for` adding each element to a `mut` local it returns); `None` when the
+/// block is not a `Sum` of its own type by value.
+fn sum_impl(imp: &syn::ItemImpl) -> Option<TokenStream> {
+    let (_, tr, _) = imp.trait_.as_ref()?;
+    let last = tr.segments.last()?;
+    if last.ident != "Sum" || !imp.generics.params.is_empty() {
+        return None;
+    }
+    let syn::Type::Path(p) = &*imp.self_ty else {
+        return None;
+    };
+    let ty = p.path.get_ident()?.clone();
+    match &last.arguments {
+        syn::PathArguments::None => {}
+        syn::PathArguments::AngleBracketed(a) => match a.args.iter().collect::<Vec<_>>()[..] {
+            [syn::GenericArgument::Type(syn::Type::Path(q))]
+                if q.path.is_ident(&ty) || q.path.is_ident("Self") => {}
+            _ => return None,
+        },
+        _ => return None,
+    }
+    let f = imp.items.iter().find_map(|i| match i {
+        syn::ImplItem::Fn(f) if f.sig.ident == "sum" => Some(f),
+        _ => None,
+    })?;
+    let mut plain = imp.clone();
+    for item in plain.items.iter_mut() {
+        if let syn::ImplItem::Fn(f) = item {
+            f.attrs.retain(|a| !is_differentiable(a));
+        }
+    }
+    let iter = match f.sig.inputs.first() {
+        Some(FnArg::Typed(pt)) => match &*pt.pat {
+            syn::Pat::Ident(i) => Some(i.ident.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    if !iter.as_ref().is_some_and(|i| sum_body_is_fold(&f.block, i)) {
+        let e = syn::Error::new_spanned(
+            &f.sig.ident,
+            format!("#[differentiable] reads `.sum()` of `{ty}` as a fold of `+` from the empty sum, and this `sum` is not written as one; write it `iter.fold({ty}::zero(), |a, b| a + b)` (or a `for` adding each element to a `mut` local it returns), with `impl Add for {ty}` marked `#[differentiable]`"),
+        );
+        return Some(combine(e, quote!(#plain)));
+    }
+    let zero = format_ident!("{}", crate::desugar::EMPTY_SUM);
+    Some(quote! {
+        #plain
+        impl #ty {
+            #[doc(hidden)]
+            #[allow(dead_code)]
+            #[inline]
+            pub fn #zero() -> #ty {
+                <#ty as ::core::iter::Sum>::sum(::core::iter::empty())
+            }
+        }
+    })
+}
+
+/// Whether a `Sum` method's body is a fold of `+` over `iter` from a value that is not
+/// an element: `iter.fold(z, |a, b| a + b)` (also `|a, b| b + a`, `Add::add`) alone, or
+/// `let mut s = z; for v in iter { s = s + v; } s` (or `s += v`).
+fn sum_body_is_fold(b: &syn::Block, iter: &syn::Ident) -> bool {
+    use syn::Expr;
+    let named = |e: &Expr, n: &syn::Ident| matches!(crate::desugar::unparen(e), Expr::Path(p) if p.path.is_ident(n));
+    let plus_of = |e: &Expr, a: &syn::Ident, v: &syn::Ident| match crate::desugar::unparen(e) {
+        Expr::Binary(bin) if matches!(bin.op, syn::BinOp::Add(_)) => {
+            named(&bin.left, a) && named(&bin.right, v)
+                || named(&bin.left, v) && named(&bin.right, a)
+        }
+        _ => false,
+    };
+    let mentions_iter = |e: &Expr| crate::activity::tokens_mention(&quote!(#e), &|i| i == iter);
+    match &b.stmts[..] {
+        [syn::Stmt::Expr(e, None)] => {
+            let Expr::MethodCall(m) = crate::desugar::unparen(e) else {
+                return false;
+            };
+            if m.method != "fold"
+                || m.args.len() != 2
+                || !named(&m.receiver, iter)
+                || mentions_iter(&m.args[0])
+            {
+                return false;
+            }
+            match &m.args[1] {
+                Expr::Closure(c) if c.inputs.len() == 2 => {
+                    let ids: Vec<syn::Ident> = c
+                        .inputs
+                        .iter()
+                        .filter_map(|p| match p {
+                            syn::Pat::Ident(i) => Some(i.ident.clone()),
+                            _ => None,
+                        })
+                        .collect();
+                    ids.len() == 2 && plus_of(&c.body, &ids[0], &ids[1])
+                }
+                Expr::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "add"),
+                _ => false,
+            }
+        }
+        [syn::Stmt::Local(l), syn::Stmt::Expr(Expr::ForLoop(f), _), syn::Stmt::Expr(ret, None)] => {
+            let (syn::Pat::Ident(acc), Some(init)) = (&l.pat, &l.init) else {
+                return false;
+            };
+            let syn::Pat::Ident(v) = &*f.pat else {
+                return false;
+            };
+            let (acc, v) = (&acc.ident, &v.ident);
+            if mentions_iter(&init.expr) || !named(&f.expr, iter) || !named(ret, acc) {
+                return false;
+            }
+            match &f.body.stmts[..] {
+                [syn::Stmt::Expr(e, _)] => match crate::desugar::unparen(e) {
+                    Expr::Assign(a) => named(&a.left, acc) && plus_of(&a.right, acc, v),
+                    Expr::Binary(bin) if matches!(bin.op, syn::BinOp::AddAssign(_)) => {
+                        named(&bin.left, acc) && named(&bin.right, v)
+                    }
+                    _ => false,
+                },
+                _ => false,
+            }
+        }
+        _ => false,
+    }
 }
 
 /// The name of the hidden method of `V2` that an operator with a float on the left

@@ -63,6 +63,7 @@ pub fn desugar(
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
     and_then_names_as_closures(&mut b);
+    struct_sums_as_folds(&mut b);
     FromIterators.visit_block_mut(&mut b);
     NdArrayLiterals.visit_block_mut(&mut b);
     Unzips.visit_block_mut(&mut b);
@@ -360,6 +361,65 @@ impl VisitMut for Successors<'_> {
 /// constructors the ndarray rules differentiate, with the elements in row-major order, as
 /// the macro lays them. Rows of different lengths are left to the macro, whose error
 /// names them.
+/// The associated function that `#[differentiable] impl Sum for V2` writes beside the
+/// block: the empty sum (`<V2 as Sum>::sum(iter::empty())`, a constant); its name says
+/// what to mark when it is missing.
+pub(crate) const EMPTY_SUM: &str = "sum__needs_differentiable_impl_sum";
+
+/// `xs.iter().copied().sum::<V2>()` and `let c: V2 = ….sum();` of a struct of the user's
+/// (`V2` one of [`crate::twin::constructor_type`]) as the fold of `+` from the empty sum
+/// that `#[differentiable] impl Sum for V2` checks its body is:
+/// `….fold(V2::sum__needs_differentiable_impl_sum(), |a, v| a + v.clone())`, which the
+/// derivation and the generic form read as a fold from a struct (`.clone()`: the
+/// elements may be references, `Sum<&V2>`).
+pub(crate) fn struct_sums_as_folds(b: &mut syn::Block) {
+    fn user_struct(t: &syn::Type) -> Option<syn::Ident> {
+        let syn::Type::Path(p) = t else { return None };
+        let i = p.path.get_ident()?;
+        (p.qself.is_none() && crate::twin::constructor_type(&i.to_string())).then(|| i.clone())
+    }
+    fn fold_of(m: &syn::ExprMethodCall, ty: &syn::Ident) -> Expr {
+        let recv = &m.receiver;
+        let zero = format_ident!("{}", EMPTY_SUM, span = m.method.span());
+        syn::parse_quote_spanned!(m.method.span()=>
+            #recv.fold(#ty::#zero(), |__mochi_a, __mochi_v| __mochi_a + __mochi_v.clone())
+        )
+    }
+    struct Sums;
+    impl VisitMut for Sums {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            syn::visit_mut::visit_expr_mut(self, e);
+            let Expr::MethodCall(m) = e else { return };
+            if m.method != "sum" || !m.args.is_empty() {
+                return;
+            }
+            let Some(t) =
+                m.turbofish
+                    .as_ref()
+                    .and_then(|t| match t.args.iter().collect::<Vec<_>>()[..] {
+                        [syn::GenericArgument::Type(t)] => user_struct(t),
+                        _ => None,
+                    })
+            else {
+                return;
+            };
+            *e = fold_of(m, &t);
+        }
+        fn visit_local_mut(&mut self, l: &mut syn::Local) {
+            syn::visit_mut::visit_local_mut(self, l);
+            let Pat::Type(pt) = &l.pat else { return };
+            let Some(t) = user_struct(&pt.ty) else { return };
+            let Some(init) = l.init.as_mut() else { return };
+            if let Expr::MethodCall(m) = &*init.expr {
+                if m.method == "sum" && m.args.is_empty() && m.turbofish.is_none() {
+                    *init.expr = fold_of(m, &t);
+                }
+            }
+        }
+    }
+    Sums.visit_block_mut(b);
+}
+
 struct NdArrayLiterals;
 
 impl NdArrayLiterals {

@@ -940,6 +940,10 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     }
     FromAsCast.visit_block_mut(&mut expanded.block);
     crate::desugar::and_then_names_as_closures(&mut expanded.block);
+    crate::desugar::struct_sums_as_folds(&mut expanded.block);
+    if STRUCTS.with(|s| s.get()) {
+        rename_shadowing_closure_params(&mut expanded);
+    }
     let func = &expanded;
     set_float_of(func);
     // A method's `o: &Self`, `o: Self`: an argument of the user's type, as `o: &P2`.
@@ -1705,6 +1709,80 @@ impl<'a> Visit<'a> for PatternNames {
     }
 }
 
+/// A closure's parameter that has the name of another binding of the function
+/// (`p.chunks(2).map(|c| V2::new(c[0], c[1]))` and later `let c: V2 = …`) renamed in the
+/// closure (`__mochi_c0`), so that the analyses of the generic form, which take a name
+/// bound twice as unknown, see the later binding alone. The parameter shadows the outer
+/// name throughout the closure, so every use there is renamed; a closure holding a macro
+/// (whose format strings may name it) or a struct literal's shorthand field is left.
+fn rename_shadowing_closure_params(func: &mut ItemFn) {
+    let mut counts = std::collections::HashMap::new();
+    count_bindings(func, &mut counts);
+    struct Rename<'c> {
+        counts: &'c std::collections::HashMap<String, usize>,
+        next: usize,
+    }
+    struct InClosure<'n> {
+        from: &'n str,
+        to: &'n syn::Ident,
+    }
+    impl VisitMut for InClosure<'_> {
+        fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+            if p.ident == self.from {
+                p.ident = self.to.clone();
+            }
+            syn::visit_mut::visit_pat_ident_mut(self, p);
+        }
+        fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
+            if p.qself.is_none() && p.path.is_ident(self.from) {
+                p.path = self.to.clone().into();
+            }
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    struct Blocks(bool);
+    impl<'a> Visit<'a> for Blocks {
+        fn visit_macro(&mut self, _: &'a syn::Macro) {
+            self.0 = true;
+        }
+        fn visit_field_value(&mut self, f: &'a syn::FieldValue) {
+            self.0 |= f.colon_token.is_none();
+            syn::visit::visit_field_value(self, f);
+        }
+    }
+    impl VisitMut for Rename<'_> {
+        fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
+            syn::visit_mut::visit_expr_closure_mut(self, c);
+            let mut names = Vec::new();
+            for p in &c.inputs {
+                crate::activity::pat_names(p, &mut names);
+            }
+            let mut blocked = Blocks(false);
+            blocked.visit_expr_closure(c);
+            if blocked.0 {
+                return;
+            }
+            for n in names {
+                if self.counts.get(&n).is_some_and(|k| *k > 1) {
+                    let to = quote::format_ident!("__mochi_{}{}", n, self.next);
+                    self.next += 1;
+                    let mut r = InClosure { from: &n, to: &to };
+                    for p in c.inputs.iter_mut() {
+                        r.visit_pat_mut(p);
+                    }
+                    r.visit_expr_mut(&mut c.body);
+                }
+            }
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    Rename {
+        counts: &counts,
+        next: 0,
+    }
+    .visit_block_mut(&mut func.block);
+}
+
 /// How many times each name is bound by `func`'s parameters and the patterns of its body.
 pub(crate) fn count_bindings(func: &ItemFn, counts: &mut std::collections::HashMap<String, usize>) {
     struct Count<'c>(&'c mut std::collections::HashMap<String, usize>);
@@ -2146,18 +2224,50 @@ fn surely_struct(e: &Expr, locals: &HashSet<String>, scalars: &HashSet<String>) 
         Expr::Unary(u) => {
             matches!(u.op, syn::UnOp::Neg(_)) && surely_struct(&u.expr, locals, scalars)
         }
+        // (`k.cross(&v)`, `d.normalized()`: the names vector types give the methods that
+        // return one of them.)
+        Expr::MethodCall(m) => {
+            const VECTOR_RESULTS: &[&str] = &[
+                "cross",
+                "normalized",
+                "normalize",
+                "unit",
+                "scaled",
+                "scale",
+                "rotated",
+                "rotate",
+                "lerp",
+                "plus",
+                "minus",
+                "perp",
+                "reflect",
+                "reflected",
+                "project",
+                "projected",
+                "clone",
+                "hadamard",
+                "component_mul",
+            ];
+            // (A fold from a struct: `….fold(V2::zero(), |a, q| a + q)`, a `Sum`.)
+            m.method == "fold" && m.args.len() == 2 && surely_struct(&m.args[0], locals, scalars)
+                || VECTOR_RESULTS.contains(&m.method.to_string().as_str())
+                    && surely_struct(&m.receiver, locals, scalars)
+        }
         Expr::Binary(b) => match b.op {
             Add(_) | Sub(_) => {
                 surely_struct(&b.left, locals, scalars) || surely_struct(&b.right, locals, scalars)
             }
             // (`v * k`, `-p * p.norm()`: the struct scaled; two structs may be a product
             // of the user's that is a float.)
-            Mul(_) | Div(_) => {
+            Mul(_) => {
                 let (l, r) = (
                     surely_struct(&b.left, locals, scalars),
                     surely_struct(&b.right, locals, scalars),
                 );
-                l && !r || r && !l && scalar_expr(&b.left, scalars)
+                l != r
+            }
+            Div(_) => {
+                surely_struct(&b.left, locals, scalars) && !surely_struct(&b.right, locals, scalars)
             }
             _ => false,
         },
@@ -3229,10 +3339,29 @@ impl VisitMut for Rewrite<'_> {
                 syn::BinOp::Div(_) => Some("div"),
                 _ => None,
             };
+            // (The left operand a float unless it is surely a struct: `(1.0 / a.norm()) *
+            // a` has a method of the user's in it, which the syntax cannot type; a
+            // product of two structs of the user's is rarer than a scaling.)
+            let element = |e: &Expr| {
+                matches!(crate::desugar::unparen(e), Expr::Unary(u)
+                    if matches!(u.op, syn::UnOp::Deref(_))
+                        && matches!(crate::desugar::unparen(&u.expr), Expr::Path(p)
+                            if p.path.get_ident().is_some_and(|i| self.structish.contains(&i.to_string()))))
+            };
+            let maybe_struct_name = |e: &Expr| {
+                matches!(crate::desugar::unparen(e), Expr::Path(p)
+                    if p.path.get_ident().is_some_and(|i| self.structish.contains(&i.to_string())))
+            };
+            let left_float = scalar_expr(&b.left, &self.scalars)
+                || method == Some("mul")
+                    && !surely_struct(&b.left, &self.struct_values, &self.scalars)
+                    && !element(&b.left)
+                    && !maybe_struct_name(&b.left);
             if let Some(method) = method.filter(|_| {
                 !self.arrays
-                    && scalar_expr(&b.left, &self.scalars)
-                    && surely_struct(&b.right, &self.struct_values, &self.scalars)
+                    && left_float
+                    && (surely_struct(&b.right, &self.struct_values, &self.scalars)
+                        || element(&b.right))
             }) {
                 syn::visit_mut::visit_expr_binary_mut(self, b);
                 let m = crate::companion::scalar_left_method(float(), method);

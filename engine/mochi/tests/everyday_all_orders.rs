@@ -2828,6 +2828,32 @@ mod user_operators {
         mid.dot(&p) + (2.0 * mid).norm()
     }
 
+    /// `Sum` of the struct: `.sum::<V2>()` and `let c: V2 = ….sum();` are read as the
+    /// fold of `+` from the empty sum that the marked `impl` checks its body is (before:
+    /// "derives functions generic over a float type, not over the types implementing a
+    /// trait (`I: Iterator`)").
+    #[differentiable(higher_order)]
+    impl std::iter::Sum for V2 {
+        fn sum<I: Iterator<Item = V2>>(iter: I) -> V2 {
+            iter.fold(V2::zero(), |a, b| a + b)
+        }
+    }
+
+    /// A centroid by `Sum`, a weighted sum by a typed `let`, the float on the left of
+    /// compound operands (`(1.0 / c.norm()) * c`, `(c.dot(&w) * k) * w`); the closure's
+    /// `c` is another binding than the centroid's.
+    #[differentiable(higher_order)]
+    pub fn summed_points(p: &[f64]) -> f64 {
+        let pts: Vec<V2> = p.chunks(2).map(|c| V2::new(c[0], c[1])).collect();
+        let n = pts.len() as f64;
+        let c = pts.iter().copied().sum::<V2>() * (1.0 / n);
+        let w: V2 = pts.iter().map(|q| *q * q.x).sum();
+        let u = (1.0 / c.norm()) * c;
+        let k = 1.0 - c.x;
+        let r = (c.dot(&w) * k) * w + u;
+        r.dot(&u) + w.y
+    }
+
     /// The same operator without `higher_order`, its value checked against its primal.
     #[differentiable]
     pub fn scaled_gap(a: V2, b: V2, s: f64) -> f64 {
@@ -2871,6 +2897,7 @@ mod user_operators {
         all_orders!(folded, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
         all_orders!(triangle_terms, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
         all_orders!(leapfrog, [0.3, 1.2, -0.5, 0.7, 0.1]);
+        all_orders!(summed_points, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
     }
 }
 
