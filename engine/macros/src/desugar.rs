@@ -4020,7 +4020,7 @@ impl LoopValues {
 }
 
 /// `e` without parentheses around it.
-fn unparen_mut(e: &mut Expr) -> &mut Expr {
+pub(crate) fn unparen_mut(e: &mut Expr) -> &mut Expr {
     match e {
         Expr::Paren(p) => unparen_mut(&mut p.expr),
         other => other,

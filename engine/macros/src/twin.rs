@@ -2347,9 +2347,12 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
                         && matches!(crate::desugar::unparen(&m.receiver), Expr::Path(r)
                             if r.path.get_ident().is_some_and(|n| self.1.contains(&n.to_string()))))
             });
+            // (The elements of loops and closures around the `let` too: `let d = w[1] -
+            // w[0];` in a `for w in pts.windows(2)`.)
+            let around: HashSet<String> = self.0.union(&self.2).cloned().collect();
             if let (Pat::Ident(p), Some(init)) = (pat, &l.init) {
                 if init.diverge.is_none()
-                    && (typed || of_struct_local || structish(&init.expr, &self.0))
+                    && (typed || of_struct_local || structish(&init.expr, &around))
                 {
                     self.0.insert(p.ident.to_string());
                     *self.3.entry(p.ident.to_string()).or_default() += 1;
@@ -2362,7 +2365,7 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
                 {
                     for (p, v) in t.elems.iter().zip(&values.elems) {
                         if let Pat::Ident(p) = p {
-                            if p.by_ref.is_none() && p.subpat.is_none() && structish(v, &self.0) {
+                            if p.by_ref.is_none() && p.subpat.is_none() && structish(v, &around) {
                                 self.0.insert(p.ident.to_string());
                                 *self.3.entry(p.ident.to_string()).or_default() += 1;
                             }
@@ -3326,6 +3329,55 @@ impl VisitMut for Rewrite<'_> {
                     #l #op __mochi_rhs;
                 });
                 return;
+            }
+        }
+        // `v + s * a` (also `-`) with `v` surely a struct: the product is one too, so `a`
+        // is (`vel + 0.5 * dt * acc` of an `acc` a helper returned).
+        if let Expr::Binary(b) = e {
+            if !self.arrays
+                && STRUCTS.with(|s| s.get())
+                && matches!(b.op, syn::BinOp::Add(_) | syn::BinOp::Sub(_))
+            {
+                let sure = |x: &Expr| surely_struct(x, &self.struct_values, &self.scalars);
+                let (l_sure, r_sure) = (sure(&b.left), sure(&b.right));
+                let mut rewritten = [false, false];
+                for (k, (side, other_sure)) in [(&mut b.left, r_sure), (&mut b.right, l_sure)]
+                    .into_iter()
+                    .enumerate()
+                {
+                    if !other_sure {
+                        continue;
+                    }
+                    let Expr::Binary(m) = crate::desugar::unparen_mut(side) else {
+                        continue;
+                    };
+                    if matches!(m.op, syn::BinOp::Mul(_))
+                        && (scalar_expr(&m.left, &self.scalars)
+                            || !structish(&m.left, &self.structish))
+                        && !scalar_expr(&m.right, &self.scalars)
+                        && !surely_struct(&m.left, &self.struct_values, &self.scalars)
+                    {
+                        syn::visit_mut::visit_expr_binary_mut(self, m);
+                        let name = crate::companion::scalar_left_method(float(), "mul");
+                        let l = crate::desugar::unparen(&m.left).clone();
+                        let r = crate::desugar::unparen(&m.right).clone();
+                        **side = match r {
+                            r @ Expr::Path(_) => syn::parse_quote!(#r.#name(#l)),
+                            r => syn::parse_quote!((#r).#name(#l)),
+                        };
+                        rewritten[k] = true;
+                    }
+                }
+                // (The rewritten side is visited; the other is now, once.)
+                if rewritten != [false, false] {
+                    if !rewritten[0] {
+                        self.visit_expr_mut(&mut b.left);
+                    }
+                    if !rewritten[1] {
+                        self.visit_expr_mut(&mut b.right);
+                    }
+                    return;
+                }
             }
         }
         // `s * v` of a float and a struct of the user's: the hidden method of the struct

@@ -2854,6 +2854,36 @@ mod user_operators {
         r.dot(&u) + w.y
     }
 
+    /// A helper taking and returning the struct by value, its result scaled by a float
+    /// inside a sum with a struct (`v + 0.5 * dt * a`: the sum says `a` is a struct), and
+    /// a struct bound in a loop over windows (`let d = w[1] - w[0]; d.norm()`).
+    #[differentiable(higher_order)]
+    pub fn pull(q: V2, k: f64) -> V2 {
+        -(k / (q.dot(&q) + 0.1).sqrt()) * q
+    }
+
+    #[differentiable(higher_order)]
+    pub fn orbit_path(x: &[f64]) -> f64 {
+        let (k, dt) = (x[4], 0.1);
+        let mut p = V2::new(x[0], x[1]);
+        let mut v = V2::new(x[2], x[3]);
+        let mut path = vec![p];
+        let mut a = pull(p, k);
+        for _ in 0..4 {
+            v = v + 0.5 * dt * a;
+            p = p + dt * v;
+            a = pull(p, k);
+            v = v + 0.5 * dt * a;
+            path.push(p);
+        }
+        let mut len = 0.0;
+        for w in path.windows(2) {
+            let d = w[1] - w[0];
+            len += d.norm();
+        }
+        len + v.dot(&v)
+    }
+
     /// The same operator without `higher_order`, its value checked against its primal.
     #[differentiable]
     pub fn scaled_gap(a: V2, b: V2, s: f64) -> f64 {
@@ -2898,6 +2928,7 @@ mod user_operators {
         all_orders!(triangle_terms, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
         all_orders!(leapfrog, [0.3, 1.2, -0.5, 0.7, 0.1]);
         all_orders!(summed_points, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
+        all_orders!(orbit_path, [0.9, 0.2, -0.1, 0.8, 1.3]);
     }
 }
 
