@@ -908,7 +908,45 @@ impl TemporarySequences<'_> {
     }
 }
 
+impl TemporarySequences<'_> {
+    /// `let pts: Vec<V3> = p[..h].chunks(3).map(..).collect();`: the sub-slice cut into
+    /// pieces at the head of a chain a `let` consumes, bound first as a loop's is.
+    fn hoist_pieces_of_let(&mut self, l: &mut syn::Local, lets: &mut Vec<syn::Stmt>) {
+        let Some(init) = l.init.as_mut() else { return };
+        let mut e = &mut *init.expr;
+        loop {
+            let pieces = matches!(&*e, Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "windows" | "chunks" | "chunks_exact" | "rchunks" | "rchunks_exact"
+                ) && matches!(unparen(&m.receiver), Expr::Index(ix) if matches!(&*ix.index, Expr::Range(_))));
+            if pieces {
+                self.hoist(e, lets);
+                return;
+            }
+            match e {
+                Expr::MethodCall(m) => e = &mut m.receiver,
+                _ => return,
+            }
+        }
+    }
+}
+
 impl VisitMut for TemporarySequences<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for mut s in std::mem::take(&mut b.stmts) {
+            if let syn::Stmt::Local(l) = &mut s {
+                let mut lets = Vec::new();
+                self.hoist_pieces_of_let(l, &mut lets);
+                out.extend(lets);
+            }
+            out.push(s);
+        }
+        b.stmts = out;
+    }
+
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
         let Expr::ForLoop(f) = e else {

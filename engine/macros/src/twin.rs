@@ -2205,6 +2205,12 @@ fn surely_struct(e: &Expr, locals: &HashSet<String>, scalars: &HashSet<String>) 
             .path
             .get_ident()
             .is_some_and(|i| locals.contains(&i.to_string())),
+        // (`pos[i]` of a sequence typed as one of structs, `pos: Vec<V3>`, `ps: &[V3]`,
+        // which [`surely_struct_locals`] records as `[]pos`.)
+        Expr::Index(ix) if !matches!(&*ix.index, Expr::Range(_)) => {
+            matches!(crate::desugar::unparen(&ix.expr), Expr::Path(p)
+                if p.path.get_ident().is_some_and(|i| locals.contains(&format!("[]{i}"))))
+        }
         Expr::Struct(st) => {
             st.qself.is_none()
                 && st.path.segments.len() == 1
@@ -2300,10 +2306,48 @@ fn surely_struct_locals(func: &ItemFn, known: HashSet<String>) -> HashSet<String
     }
     let scalars = scalar_names(func);
     let mut s = S(known, &scalars);
+    // Sequences typed as ones of structs: arguments (`ps: &[V3]`, `v: Vec<V3>`) and
+    // locals (`let mut pos: Vec<V3> = ..`), bound once.
+    let struct_seq = |t: &Type| {
+        let t = match t {
+            Type::Reference(r) => &*r.elem,
+            t => t,
+        };
+        let elem = match t {
+            Type::Slice(sl) => Some(&*sl.elem),
+            t => crate::iterchain::vec_elem(t).flatten(),
+        };
+        elem.is_some_and(|e| user_type_arg(e).is_some_and(|(_, r)| !r))
+    };
+    let mut seqs = Vec::new();
+    for a in &func.sig.inputs {
+        if let FnArg::Typed(pt) = a {
+            if let (Pat::Ident(i), true) = (&*pt.pat, struct_seq(&pt.ty)) {
+                seqs.push(i.ident.to_string());
+            }
+        }
+    }
+    struct Seqs<'f, F: Fn(&Type) -> bool>(&'f mut Vec<String>, F);
+    impl<'a, F: Fn(&Type) -> bool> Visit<'a> for Seqs<'_, F> {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            syn::visit::visit_local(self, l);
+            if let Pat::Type(t) = &l.pat {
+                if let (Pat::Ident(i), true) = (&*t.pat, (self.1)(&t.ty)) {
+                    self.0.push(i.ident.to_string());
+                }
+            }
+        }
+    }
+    Seqs(&mut seqs, struct_seq).visit_block(&func.block);
     s.visit_block(&func.block);
     let mut counts = std::collections::HashMap::new();
     count_bindings(func, &mut counts);
     s.0.retain(|name| counts.get(name).is_none_or(|c| *c == 1));
+    s.0.extend(
+        seqs.into_iter()
+            .filter(|n| counts.get(n).is_none_or(|c| *c == 1))
+            .map(|n| format!("[]{n}")),
+    );
     s.0
 }
 
@@ -2379,6 +2423,8 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
         fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
             if let Some(enumerated) = struct_seq(&f.expr, &self.0) {
                 element_names(&f.pat, enumerated, &mut self.2);
+            } else if zipped_struct_seq(&f.expr, &self.0) {
+                first_of_pair(&f.pat, &mut self.2);
             }
             syn::visit::visit_expr_for_loop(self, f);
         }
@@ -2392,6 +2438,16 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
                 if let Expr::Path(r) = crate::desugar::unparen(&m.receiver) {
                     if let Some(n) = r.path.get_ident() {
                         self.0.insert(n.to_string());
+                    }
+                }
+            }
+            // (`pts.iter().zip(ms).map(|(q, &m)| m * *q)`: the first of the pair.)
+            if zipped_struct_seq(&m.receiver, &self.0)
+                && matches!(m.method.to_string().as_str(), "map" | "for_each" | "filter")
+            {
+                if let Some(Expr::Closure(c)) = m.args.first() {
+                    if let Some(p) = c.inputs.first() {
+                        first_of_pair(p, &mut self.2);
                     }
                 }
             }
@@ -2470,6 +2526,20 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
         }
     }
     /// The names an element's pattern binds (`q`, `&q`, `(i, q)` of an enumeration).
+    /// `pts.iter().zip(..)` of a sequence of structs (`struct_seq`, not enumerated).
+    fn zipped_struct_seq(e: &Expr, locals: &HashSet<String>) -> bool {
+        matches!(crate::desugar::unparen(e), Expr::MethodCall(m)
+            if m.method == "zip" && m.args.len() == 1 && struct_seq(&m.receiver, locals) == Some(false))
+    }
+    /// The first name of a pair's pattern (`(q, &m)`, `&(q, m)`).
+    fn first_of_pair(p: &Pat, out: &mut HashSet<String>) {
+        match p {
+            Pat::Tuple(t) if t.elems.len() == 2 => element_names(&t.elems[0], false, out),
+            Pat::Reference(r) => first_of_pair(&r.pat, out),
+            Pat::Type(t) => first_of_pair(&t.pat, out),
+            _ => {}
+        }
+    }
     fn element_names(p: &Pat, enumerated: bool, out: &mut HashSet<String>) {
         match p {
             Pat::Ident(i) => {
@@ -3304,20 +3374,30 @@ impl VisitMut for Rewrite<'_> {
         }
         // `s += e` of a struct of the user's: the struct's generic mirror has the
         // operators of marked `impl`s (`Add`, `Sub`, `Mul<f64>`, `Div`, `Neg`), not the
-        // compound assignments, which take `&mut self`.
+        // compound assignments, which take `&mut self`; the derivation reads `s += e` as
+        // `s = s + e` (`Lowerer::lower_stmt_expr`), and so does the generic form.
         if let Expr::Binary(b) = e {
             if crate::activity::is_arithmetic_assign(&b.op)
                 && STRUCTS.with(|st| st.get())
                 && structish(&b.left, &self.structish)
             {
-                let op = b.op.to_token_stream().to_string();
-                let plain = op.trim_end_matches('=');
-                self.fail(
-                    Why::Syntax,
-                    format!("it applies `{op}` to a struct of the user's, whose generic form has the struct's operators (`{plain}` of a marked `impl`) but not its compound assignments; write `s = s {plain} e`"),
-                    b.op.span(),
-                );
-                return;
+                let plain: Option<syn::BinOp> = match b.op {
+                    syn::BinOp::AddAssign(t) => Some(syn::BinOp::Add(syn::Token![+](t.spans[0]))),
+                    syn::BinOp::SubAssign(t) => Some(syn::BinOp::Sub(syn::Token![-](t.spans[0]))),
+                    syn::BinOp::MulAssign(t) => Some(syn::BinOp::Mul(syn::Token![*](t.spans[0]))),
+                    syn::BinOp::DivAssign(t) => Some(syn::BinOp::Div(syn::Token![/](t.spans[0]))),
+                    _ => None,
+                };
+                if let Some(plain) = plain {
+                    let (l, r) = (&b.left, &b.right);
+                    let read: Expr = match crate::desugar::unparen(l) {
+                        Expr::Path(_) => (**l).clone(),
+                        _ => syn::parse_quote!((#l).clone()),
+                    };
+                    *e = syn::parse_quote!(#l = #read #plain (#r));
+                    self.visit_expr_mut(e);
+                    return;
+                }
             }
         }
         if let Expr::Binary(b) = e {
@@ -3404,11 +3484,10 @@ impl VisitMut for Rewrite<'_> {
                 matches!(crate::desugar::unparen(e), Expr::Path(p)
                     if p.path.get_ident().is_some_and(|i| self.structish.contains(&i.to_string())))
             };
-            let left_float = scalar_expr(&b.left, &self.scalars)
-                || method == Some("mul")
-                    && !surely_struct(&b.left, &self.struct_values, &self.scalars)
-                    && !element(&b.left)
-                    && !maybe_struct_name(&b.left);
+            let left_float = !surely_struct(&b.left, &self.struct_values, &self.scalars)
+                && !element(&b.left)
+                && (scalar_expr(&b.left, &self.scalars)
+                    || method == Some("mul") && !maybe_struct_name(&b.left));
             if let Some(method) = method.filter(|_| {
                 !self.arrays
                     && left_float

@@ -2784,9 +2784,12 @@ mod user_operators {
     }
 
     /// A compound assignment of the struct in a function asking for `higher_order`:
-    /// its gradient, and no generic form (the struct's mirror has no `+=`), which its
-    /// `hessian` says (before, the function did not compile: "binary assignment
-    /// operation `+=` cannot be applied to type `__MochiTwinV2<__MochiT>`").
+    /// the generic form reads `s += e` as `s = s + e`, as the derivation does (before
+    /// 2026-12-05 its `hessian` said there was no generic form, and before that the
+    /// function did not compile: "binary assignment operation `+=` cannot be applied to
+    /// type `__MochiTwinV2<__MochiT>`"). So do elements of a typed `Vec` of structs
+    /// (`vel[i] += acc * dt`, `-k * pos[i]`), a sequence cut from a sub-slice
+    /// (`p[..h].chunks(2)`), and the first of a zipped pair (`|(q, &m)| m * *q`).
     #[differentiable(higher_order)]
     pub fn accumulated(x: &[f64]) -> f64 {
         let mut s = V2::new(0.0, 0.0);
@@ -2794,6 +2797,30 @@ mod user_operators {
             s += V2::new(c[0] * c[1], c[1].sin());
         }
         s.norm() + s.x
+    }
+
+    #[differentiable(higher_order)]
+    pub fn damped(p: &[f64]) -> f64 {
+        let (k, half) = (p[0], (p.len() - 1) / 2);
+        let mut pos: Vec<V2> = p[1..1 + half]
+            .chunks(2)
+            .map(|c| V2::new(c[0], c[1]))
+            .collect();
+        let mut vel: Vec<V2> = p[1 + half..]
+            .chunks(2)
+            .map(|c| V2::new(c[0], c[1]))
+            .collect();
+        let masses = [1.0, 2.0];
+        let dt = 0.1;
+        for _ in 0..3 {
+            for i in 0..pos.len() {
+                let acc = -k * pos[i];
+                vel[i] += acc * dt;
+                pos[i] += vel[i] * dt;
+            }
+        }
+        let m: V2 = pos.iter().zip(masses.iter()).map(|(q, &m)| m * *q).sum();
+        m.norm() + vel.iter().map(|v| v.dot(v)).sum::<f64>()
     }
 
     /// A float on the left of the struct (`s * v`): derived as a hidden method of `V2`
@@ -2929,6 +2956,8 @@ mod user_operators {
         all_orders!(leapfrog, [0.3, 1.2, -0.5, 0.7, 0.1]);
         all_orders!(summed_points, [0.3, 1.2, -0.5, 0.7, 1.1, -0.4]);
         all_orders!(orbit_path, [0.9, 0.2, -0.1, 0.8, 1.3]);
+        all_orders!(accumulated, [0.4, 1.3, -0.7, 0.2, 1.5, 0.9]);
+        all_orders!(damped, [1.3, 0.4, -0.2, 0.9, 0.6, 0.1, 0.3, -0.5, 0.2]);
     }
 }
 
