@@ -2198,7 +2198,7 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
 /// A value that surely is a struct of the user's, given the names `locals` that are: a
 /// struct literal, a constructor (`V2::new(..)`), one of `locals`, their sums and
 /// differences, their negation, and their products with a float on either side.
-fn surely_struct(e: &Expr, locals: &HashSet<String>, scalars: &HashSet<String>) -> bool {
+fn surely_struct(e: &Expr, locals: &HashSet<String>) -> bool {
     use syn::BinOp::*;
     match crate::desugar::unparen(e) {
         Expr::Path(p) => p
@@ -2227,9 +2227,7 @@ fn surely_struct(e: &Expr, locals: &HashSet<String>, scalars: &HashSet<String>) 
                         n == "new" || n.starts_with("new_") || n.starts_with("from") || n.starts_with("with_")
                     }))
         }
-        Expr::Unary(u) => {
-            matches!(u.op, syn::UnOp::Neg(_)) && surely_struct(&u.expr, locals, scalars)
-        }
+        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && surely_struct(&u.expr, locals),
         // (`k.cross(&v)`, `d.normalized()`: the names vector types give the methods that
         // return one of them.)
         Expr::MethodCall(m) => {
@@ -2255,26 +2253,22 @@ fn surely_struct(e: &Expr, locals: &HashSet<String>, scalars: &HashSet<String>) 
                 "component_mul",
             ];
             // (A fold from a struct: `….fold(V2::zero(), |a, q| a + q)`, a `Sum`.)
-            m.method == "fold" && m.args.len() == 2 && surely_struct(&m.args[0], locals, scalars)
+            m.method == "fold" && m.args.len() == 2 && surely_struct(&m.args[0], locals)
                 || VECTOR_RESULTS.contains(&m.method.to_string().as_str())
-                    && surely_struct(&m.receiver, locals, scalars)
+                    && surely_struct(&m.receiver, locals)
         }
         Expr::Binary(b) => match b.op {
-            Add(_) | Sub(_) => {
-                surely_struct(&b.left, locals, scalars) || surely_struct(&b.right, locals, scalars)
-            }
+            Add(_) | Sub(_) => surely_struct(&b.left, locals) || surely_struct(&b.right, locals),
             // (`v * k`, `-p * p.norm()`: the struct scaled; two structs may be a product
             // of the user's that is a float.)
             Mul(_) => {
                 let (l, r) = (
-                    surely_struct(&b.left, locals, scalars),
-                    surely_struct(&b.right, locals, scalars),
+                    surely_struct(&b.left, locals),
+                    surely_struct(&b.right, locals),
                 );
                 l != r
             }
-            Div(_) => {
-                surely_struct(&b.left, locals, scalars) && !surely_struct(&b.right, locals, scalars)
-            }
+            Div(_) => surely_struct(&b.left, locals) && !surely_struct(&b.right, locals),
             _ => false,
         },
         _ => false,
@@ -2285,8 +2279,8 @@ fn surely_struct(e: &Expr, locals: &HashSet<String>, scalars: &HashSet<String>) 
 /// (struct literals' locals and arguments of the user's types), then each local bound
 /// once, in order, to such a value or typed as such a struct.
 fn surely_struct_locals(func: &ItemFn, known: HashSet<String>) -> HashSet<String> {
-    struct S<'s>(HashSet<String>, &'s HashSet<String>);
-    impl<'a> Visit<'a> for S<'_> {
+    struct S(HashSet<String>);
+    impl<'a> Visit<'a> for S {
         fn visit_local(&mut self, l: &'a syn::Local) {
             syn::visit::visit_local(self, l);
             let (pat, typed) = match &l.pat {
@@ -2297,15 +2291,14 @@ fn surely_struct_locals(func: &ItemFn, known: HashSet<String>) -> HashSet<String
                 if p.by_ref.is_none()
                     && p.subpat.is_none()
                     && init.diverge.is_none()
-                    && (typed || surely_struct(&init.expr, &self.0, self.1))
+                    && (typed || surely_struct(&init.expr, &self.0))
                 {
                     self.0.insert(p.ident.to_string());
                 }
             }
         }
     }
-    let scalars = scalar_names(func);
-    let mut s = S(known, &scalars);
+    let mut s = S(known);
     // Sequences typed as ones of structs: arguments (`ps: &[V3]`, `v: Vec<V3>`) and
     // locals (`let mut pos: Vec<V3> = ..`), bound once.
     let struct_seq = |t: &Type| {
@@ -3418,7 +3411,7 @@ impl VisitMut for Rewrite<'_> {
                 && STRUCTS.with(|s| s.get())
                 && matches!(b.op, syn::BinOp::Add(_) | syn::BinOp::Sub(_))
             {
-                let sure = |x: &Expr| surely_struct(x, &self.struct_values, &self.scalars);
+                let sure = |x: &Expr| surely_struct(x, &self.struct_values);
                 let (l_sure, r_sure) = (sure(&b.left), sure(&b.right));
                 let mut rewritten = [false, false];
                 for (k, (side, other_sure)) in [(&mut b.left, r_sure), (&mut b.right, l_sure)]
@@ -3435,7 +3428,7 @@ impl VisitMut for Rewrite<'_> {
                         && (scalar_expr(&m.left, &self.scalars)
                             || !structish(&m.left, &self.structish))
                         && !scalar_expr(&m.right, &self.scalars)
-                        && !surely_struct(&m.left, &self.struct_values, &self.scalars)
+                        && !surely_struct(&m.left, &self.struct_values)
                     {
                         syn::visit_mut::visit_expr_binary_mut(self, m);
                         let name = crate::companion::scalar_left_method(float(), "mul");
@@ -3484,15 +3477,14 @@ impl VisitMut for Rewrite<'_> {
                 matches!(crate::desugar::unparen(e), Expr::Path(p)
                     if p.path.get_ident().is_some_and(|i| self.structish.contains(&i.to_string())))
             };
-            let left_float = !surely_struct(&b.left, &self.struct_values, &self.scalars)
+            let left_float = !surely_struct(&b.left, &self.struct_values)
                 && !element(&b.left)
                 && (scalar_expr(&b.left, &self.scalars)
                     || method == Some("mul") && !maybe_struct_name(&b.left));
             if let Some(method) = method.filter(|_| {
                 !self.arrays
                     && left_float
-                    && (surely_struct(&b.right, &self.struct_values, &self.scalars)
-                        || element(&b.right))
+                    && (surely_struct(&b.right, &self.struct_values) || element(&b.right))
             }) {
                 syn::visit_mut::visit_expr_binary_mut(self, b);
                 let m = crate::companion::scalar_left_method(float(), method);
