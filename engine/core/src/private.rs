@@ -1982,3 +1982,22 @@ impl<T> StopKeep for &Stop<T> {
         self.take()
     }
 }
+
+/// A two-argument pullback with its arguments swapped: the rule of `s * v` with a float
+/// on the left (`impl Mul<V2> for f64`), which runs the rule of the struct's hidden
+/// method `v.__mochi_f64_mul(s)` and hands its cotangents back in the operator's order.
+pub struct SwapPullback<P>(pub P);
+
+impl<P, A, B> crate::Pullback for SwapPullback<P>
+where
+    P: crate::Pullback<Args = (A, B)>,
+    A: TangentVector,
+    B: TangentVector,
+{
+    type Output = P::Output;
+    type Args = (B, A);
+    #[inline(always)]
+    fn pullback(self, output: P::Output, (b, a): (&mut B, &mut A)) {
+        self.0.pullback(output, (a, b))
+    }
+}

@@ -949,10 +949,38 @@ fn scalar_left_operator(imp: &syn::ItemImpl, outer: &Options, float: &str) -> Op
     let method = format_ident!("{}", op);
     let rr = format_ident!("{}_rrule", name);
     let decl = rule_trait_decl(&tr, &method);
+    // With `higher_order`: `s * v` in a generic form derived through its rule (a float
+    // and the struct's mirror, `T * __MochiTwinV2<T>`, which no operator `impl` can
+    // cover) reaches the hidden method's rule for the mirror, the arguments swapped.
+    let higher = outer.higher_order || quote!(#attr).to_string().contains("higher_order");
+    let mirror_rule = higher.then(|| {
+        let mirror = format_ident!("__MochiTwin{}", rhs);
+        let mtr = format_ident!("__MochiMethodRule_{}_{}", rhs, name);
+        quote! {
+            #[allow(non_camel_case_types, clippy::all)]
+            impl<'__mochi_a0, '__mochi_a1, __MochiT: ::mochi::Scalar, __MochiA0: ?Sized> #tr
+                for ::mochi::Call<(&'__mochi_a0 __MochiA0, &'__mochi_a1 #mirror<__MochiT>)>
+            where
+                ::mochi::Call<(&'__mochi_a1 #mirror<__MochiT>, &'__mochi_a0 __MochiA0)>: #mtr,
+            {
+                type Output = <::mochi::Call<(&'__mochi_a1 #mirror<__MochiT>, &'__mochi_a0 __MochiA0)> as #mtr>::Output;
+                type Pullback = ::mochi::__private::SwapPullback<
+                    <::mochi::Call<(&'__mochi_a1 #mirror<__MochiT>, &'__mochi_a0 __MochiA0)> as #mtr>::Pullback,
+                >;
+                #[inline(always)]
+                fn #method(self) -> (Self::Output, Self::Pullback) {
+                    let (__mochi_a0, __mochi_a1) = self.0;
+                    let (y, pb) = #mtr::#name(::mochi::Call((__mochi_a1, __mochi_a0)));
+                    (y, ::mochi::__private::SwapPullback(pb))
+                }
+            }
+        }
+    });
     Some(quote! {
         #plain
         #derived
         #decl
+        #mirror_rule
         #[allow(non_camel_case_types, clippy::all)]
         impl<'__mochi_a0, '__mochi_a1, __MochiA0, __MochiA1> #tr
             for ::mochi::Call<(&'__mochi_a0 __MochiA0, &'__mochi_a1 __MochiA1)>

@@ -1103,6 +1103,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         const_elems: constant_elements(&func.block),
         const_structs: constant_struct_locals(&func.block),
         struct_values: HashSet::new(),
+        rule_primal: false,
         method,
         struct_locals: if STRUCTS.with(|s| s.get()) {
             let mut locals = struct_locals(func);
@@ -1217,7 +1218,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     // which the twins of its callers call it.
     twin.vis = func.vis.clone();
     stop_partials(&mut twin);
-    Ok((twin, rw.arrays))
+    Ok((twin, rw.arrays || rw.rule_primal))
 }
 
 /// Each `no_grad(e)` written in `func`'s body made to stop forward-mode derivatives
@@ -2228,11 +2229,12 @@ fn surely_struct(e: &Expr, locals: &HashSet<String>) -> bool {
                     }))
         }
         Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && surely_struct(&u.expr, locals),
-        // (`k.cross(&v)`, `d.normalized()`: the names vector types give the methods that
+        // (`d.normalized()`, `a.lerp(&b, t)`: the names vector types give the methods that
         // return one of them.)
         Expr::MethodCall(m) => {
+            // (Not `cross`, a float for a 2-D vector; a method the syntax cannot type is
+            // read through the rule, see `Rewrite::rule_primal`.)
             const VECTOR_RESULTS: &[&str] = &[
-                "cross",
                 "normalized",
                 "normalize",
                 "unit",
@@ -2246,7 +2248,6 @@ fn surely_struct(e: &Expr, locals: &HashSet<String>) -> bool {
                 "perp",
                 "reflect",
                 "reflected",
-                "project",
                 "projected",
                 "clone",
                 "hadamard",
@@ -2332,15 +2333,15 @@ fn surely_struct_locals(func: &ItemFn, known: HashSet<String>) -> HashSet<String
         }
     }
     Seqs(&mut seqs, struct_seq).visit_block(&func.block);
-    s.visit_block(&func.block);
     let mut counts = std::collections::HashMap::new();
     count_bindings(func, &mut counts);
-    s.0.retain(|name| counts.get(name).is_none_or(|c| *c == 1));
     s.0.extend(
         seqs.into_iter()
             .filter(|n| counts.get(n).is_none_or(|c| *c == 1))
             .map(|n| format!("[]{n}")),
     );
+    s.visit_block(&func.block);
+    s.0.retain(|name| name.starts_with("[]") || counts.get(name).is_none_or(|c| *c == 1));
     s.0
 }
 
@@ -2717,6 +2718,11 @@ struct Rewrite<'a> {
     /// The names that hold a scalar (see [`scalar_names`]): one on the left of an
     /// array operator moves right like a float written in place.
     scalars: HashSet<String>,
+    /// A float on the left of an operator whose right operand may be a struct of the
+    /// user's that the syntax does not show as one (`s * k.cross(&v)`): the twin's body
+    /// is then its rule's value (`emit::Extras::primal_via_rule`), whose operator rules
+    /// cover a float times the struct's mirror.
+    rule_primal: bool,
     /// The elements of loops over constants (see [`constant_elements`]).
     const_elems: HashSet<String>,
     /// Locals bound once to a struct literal of constants (see
@@ -3481,6 +3487,14 @@ impl VisitMut for Rewrite<'_> {
                 && !element(&b.left)
                 && (scalar_expr(&b.left, &self.scalars)
                     || method == Some("mul") && !maybe_struct_name(&b.left));
+            if STRUCTS.with(|st| st.get())
+                && method.is_some()
+                && !self.arrays
+                && left_float
+                && !scalar_expr(&b.right, &self.scalars)
+            {
+                self.rule_primal = true;
+            }
             if let Some(method) = method.filter(|_| {
                 !self.arrays
                     && left_float
