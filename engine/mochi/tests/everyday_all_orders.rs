@@ -2672,6 +2672,10 @@ mod user_operators {
         fn plus(&self, o: &V2) -> V2 {
             V2::new(self.x + o.x, self.y + o.y)
         }
+        /// A quarter turn: a struct by a name the generic form cannot type.
+        fn turned(&self) -> V2 {
+            V2::new(-self.y, self.x)
+        }
     }
 
     /// Sequences of structs walked by windows, loops, chains and folds: the elements
@@ -2911,6 +2915,17 @@ mod user_operators {
         len + v.dot(&v)
     }
 
+    /// A float times a method's result that the syntax cannot type (`0.5 * a.turned()`):
+    /// the generic form's body is its rule's value, whose operator rule for a float and
+    /// the mirror runs the hidden method's.
+    #[differentiable(higher_order)]
+    pub fn turned_terms(x: &[f64]) -> f64 {
+        let a = V2::new(x[0], x[1]);
+        let b = 0.5 * a.turned() + a;
+        let c = x[2] * b.turned();
+        c.dot(&a) + b.norm() * x[2]
+    }
+
     /// The same operator without `higher_order`, its value checked against its primal.
     #[differentiable]
     pub fn scaled_gap(a: V2, b: V2, s: f64) -> f64 {
@@ -2958,6 +2973,7 @@ mod user_operators {
         all_orders!(orbit_path, [0.9, 0.2, -0.1, 0.8, 1.3]);
         all_orders!(accumulated, [0.4, 1.3, -0.7, 0.2, 1.5, 0.9]);
         all_orders!(damped, [1.3, 0.4, -0.2, 0.9, 0.6, 0.1, 0.3, -0.5, 0.2]);
+        all_orders!(turned_terms, [0.4, -1.3, 0.7]);
     }
 }
 
