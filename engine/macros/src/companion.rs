@@ -613,6 +613,34 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                 SelfOutput(out).visit_signature_mut(&mut func.sig);
             }
         }
+        // `impl Mul<f64> for Complex` beside `impl Mul for Complex`: both methods are
+        // `mul`, and their companions share the inherent `impl`; one with a right
+        // operand other than the type itself is named after it (`mul_f64_rrule`).
+        let written_method = func.sig.ident.clone();
+        if let (Some((_, tr, _)), Some(t)) = (&imp.trait_, &type_name) {
+            let last = tr.segments.last();
+            let is_op = last
+                .is_some_and(|l| operator_rule(&l.ident.to_string(), &written_method).is_some());
+            if let (true, Some(syn::PathArguments::AngleBracketed(a))) =
+                (is_op, last.map(|l| &l.arguments))
+            {
+                let rhs: String = a
+                    .args
+                    .to_token_stream()
+                    .to_string()
+                    .chars()
+                    .filter(char::is_ascii_alphanumeric)
+                    .collect();
+                if !rhs.is_empty() && rhs != *t && rhs != "Self" {
+                    func.sig.ident = format_ident!(
+                        "{}_{}",
+                        written_method,
+                        rhs.to_lowercase(),
+                        span = written_method.span()
+                    );
+                }
+            }
+        }
         let mut own_rule = false;
         if imp.trait_.is_none() && imp.generics.params.is_empty() {
             if let Some(t) = &type_name {
@@ -628,6 +656,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                 rule_traits.extend(operator_rule_trait(
                     t,
                     trait_name.as_deref(),
+                    &written_method,
                     output.as_ref(),
                     &func.sig,
                 ));
@@ -650,8 +679,11 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             } else if let Some((_, tr, _)) = &imp.trait_ {
                 let trait_name = tr.segments.last().map(|s| s.ident.to_string());
                 if imp.generics.params.is_empty() {
-                    rule_traits
-                        .extend(trait_name.and_then(|n| mirror_operator(t, &n, &func.sig, &twin)));
+                    rule_traits.extend(
+                        trait_name.and_then(|n| {
+                            mirror_operator(t, &n, &written_method, &func.sig, &twin)
+                        }),
+                    );
                 }
             }
         }
@@ -1021,10 +1053,11 @@ fn scalar_left_operator(imp: &syn::ItemImpl, outer: &Options, float: &str) -> Op
 fn operator_rule_trait(
     type_name: &str,
     trait_name: Option<&str>,
+    written_method: &syn::Ident,
     output: Option<&syn::Type>,
     sig: &syn::Signature,
 ) -> Option<TokenStream> {
-    let op = operator_rule(trait_name?, &sig.ident)?;
+    let op = operator_rule(trait_name?, written_method)?;
     let ty = syn::Ident::new(type_name, sig.ident.span());
     let mut params = Vec::new();
     for input in &sig.inputs {
@@ -1165,10 +1198,11 @@ impl MirrorTwin {
 fn mirror_operator(
     type_name: &str,
     trait_name: &str,
+    written_method: &syn::Ident,
     sig: &syn::Signature,
     twin: &syn::Signature,
 ) -> Option<TokenStream> {
-    let op = operator_rule(trait_name, &sig.ident)?;
+    let op = operator_rule(trait_name, written_method)?;
     let rhs_written = sig.inputs.iter().nth(1).map(|a| match a {
         FnArg::Typed(pt) => (*pt.ty).clone(),
         FnArg::Receiver(_) => syn::parse_quote!(Self),
@@ -1195,7 +1229,7 @@ fn mirror_operator(
     }
     let (params, where_preds) = (&m.params, &m.preds);
     let std_trait = format_ident!("{}", trait_name);
-    let std_method = &sig.ident;
+    let std_method = written_method;
     let twin_name = &twin.ident;
     let operator = match types.get(1) {
         Some(rhs) => quote! {

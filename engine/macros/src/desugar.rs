@@ -367,7 +367,7 @@ impl VisitMut for Successors<'_> {
 pub(crate) const EMPTY_SUM: &str = "sum__needs_differentiable_impl_sum";
 
 /// `xs.iter().copied().sum::<V2>()` and `let c: V2 = ….sum();` of a struct of the user's
-/// (`V2` one of [`crate::twin::constructor_type`]) as the fold of `+` from the empty sum
+/// (`V2` a bare name, [`crate::twin::user_type_name`]) as the fold of `+` from the empty sum
 /// that `#[differentiable] impl Sum for V2` checks its body is:
 /// `….fold(V2::sum__needs_differentiable_impl_sum(), |a, v| a + v.clone())`, which the
 /// derivation and the generic form read as a fold from a struct (`.clone()`: the
@@ -376,7 +376,8 @@ pub(crate) fn struct_sums_as_folds(b: &mut syn::Block) {
     fn user_struct(t: &syn::Type) -> Option<syn::Ident> {
         let syn::Type::Path(p) = t else { return None };
         let i = p.path.get_ident()?;
-        (p.qself.is_none() && crate::twin::constructor_type(&i.to_string())).then(|| i.clone())
+        // (A bare name: `Complex` here is the user's, `num_complex`'s is `Complex<f64>`.)
+        (p.qself.is_none() && crate::twin::user_type_name(&i.to_string())).then(|| i.clone())
     }
     fn fold_of(m: &syn::ExprMethodCall, ty: &syn::Ident) -> Expr {
         let recv = &m.receiver;

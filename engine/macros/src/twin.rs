@@ -1948,6 +1948,19 @@ impl<'a> Visit<'a> for BodyLets {
             let init = l.init.as_ref().map(|i| (*i.expr).clone());
             self.lets.push((pi.ident.to_string(), ty, init));
         }
+        // `let (k, rest, m) = (10.0, 1.0, 0.1);`: each name with its part.
+        if let (Pat::Tuple(pt), Some(init)) = (pat, &l.init) {
+            if let Expr::Tuple(values) = crate::desugar::unparen(&init.expr) {
+                if pt.elems.len() == values.elems.len() && init.diverge.is_none() {
+                    for (p, v) in pt.elems.iter().zip(&values.elems) {
+                        if let Pat::Ident(pi) = p {
+                            self.lets
+                                .push((pi.ident.to_string(), None, Some(v.clone())));
+                        }
+                    }
+                }
+            }
+        }
         syn::visit::visit_local(self, l);
     }
     fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
@@ -3410,59 +3423,36 @@ impl VisitMut for Rewrite<'_> {
                 return;
             }
         }
-        // `v + s * a` (also `-`) with `v` surely a struct: the product is one too, so `a`
-        // is (`vel + 0.5 * dt * acc` of an `acc` a helper returned).
+        // `s * v` of a float and a struct of the user's (`impl Mul<V2> for f64`): the
+        // generic form cannot write it (`T * __MochiTwinV2<T>` would need an operator
+        // `impl` for a bare type parameter), so its body becomes its rule's value, whose
+        // operator rule covers a float and the mirror (`companion::scalar_left_operator`).
+        // The syntax cannot always tell a float from a struct (`rot * z` of a `rot` a
+        // method returned), so any operator whose left operand is not surely a struct
+        // and whose right one is not surely a float takes that way.
         if let Expr::Binary(b) = e {
-            if !self.arrays
-                && STRUCTS.with(|s| s.get())
-                && matches!(b.op, syn::BinOp::Add(_) | syn::BinOp::Sub(_))
+            let arithmetic = matches!(
+                b.op,
+                syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)
+            );
+            let element = |e: &Expr| {
+                matches!(crate::desugar::unparen(e), Expr::Unary(u)
+                    if matches!(u.op, syn::UnOp::Deref(_))
+                        && matches!(crate::desugar::unparen(&u.expr), Expr::Path(p)
+                            if p.path.get_ident().is_some_and(|i| self.structish.contains(&i.to_string()))))
+            };
+            let not_struct = !surely_struct(&b.left, &self.struct_values) && !element(&b.left);
+            if STRUCTS.with(|st| st.get())
+                && arithmetic
+                && !self.arrays
+                && not_struct
+                && !scalar_expr(&b.right, &self.scalars)
             {
-                let sure = |x: &Expr| surely_struct(x, &self.struct_values);
-                let (l_sure, r_sure) = (sure(&b.left), sure(&b.right));
-                let mut rewritten = [false, false];
-                for (k, (side, other_sure)) in [(&mut b.left, r_sure), (&mut b.right, l_sure)]
-                    .into_iter()
-                    .enumerate()
-                {
-                    if !other_sure {
-                        continue;
-                    }
-                    let Expr::Binary(m) = crate::desugar::unparen_mut(side) else {
-                        continue;
-                    };
-                    if matches!(m.op, syn::BinOp::Mul(_))
-                        && (scalar_expr(&m.left, &self.scalars)
-                            || !structish(&m.left, &self.structish))
-                        && !scalar_expr(&m.right, &self.scalars)
-                        && !surely_struct(&m.left, &self.struct_values)
-                    {
-                        syn::visit_mut::visit_expr_binary_mut(self, m);
-                        let name = crate::companion::scalar_left_method(float(), "mul");
-                        let l = crate::desugar::unparen(&m.left).clone();
-                        let r = crate::desugar::unparen(&m.right).clone();
-                        **side = match r {
-                            r @ Expr::Path(_) => syn::parse_quote!(#r.#name(#l)),
-                            r => syn::parse_quote!((#r).#name(#l)),
-                        };
-                        rewritten[k] = true;
-                    }
-                }
-                // (The rewritten side is visited; the other is now, once.)
-                if rewritten != [false, false] {
-                    if !rewritten[0] {
-                        self.visit_expr_mut(&mut b.left);
-                    }
-                    if !rewritten[1] {
-                        self.visit_expr_mut(&mut b.right);
-                    }
-                    return;
-                }
+                self.rule_primal = true;
             }
-        }
-        // `s * v` of a float and a struct of the user's: the hidden method of the struct
-        // that `#[differentiable] impl Mul<V2> for f64` derives (see
-        // `companion::scalar_left_operator`); a scalar cannot have the mirror on its right.
-        if let Expr::Binary(b) = e {
+            // Where the syntax shows both (`m * g` of a float and a constructor's struct,
+            // which the rule's forward sweep writes as it is when neither carries a
+            // derivative): the struct's hidden method, which its mirror has.
             let method = match b.op {
                 syn::BinOp::Add(_) => Some("add"),
                 syn::BinOp::Sub(_) => Some("sub"),
@@ -3470,34 +3460,12 @@ impl VisitMut for Rewrite<'_> {
                 syn::BinOp::Div(_) => Some("div"),
                 _ => None,
             };
-            // (The left operand a float unless it is surely a struct: `(1.0 / a.norm()) *
-            // a` has a method of the user's in it, which the syntax cannot type; a
-            // product of two structs of the user's is rarer than a scaling.)
-            let element = |e: &Expr| {
-                matches!(crate::desugar::unparen(e), Expr::Unary(u)
-                    if matches!(u.op, syn::UnOp::Deref(_))
-                        && matches!(crate::desugar::unparen(&u.expr), Expr::Path(p)
-                            if p.path.get_ident().is_some_and(|i| self.structish.contains(&i.to_string()))))
-            };
-            let maybe_struct_name = |e: &Expr| {
-                matches!(crate::desugar::unparen(e), Expr::Path(p)
-                    if p.path.get_ident().is_some_and(|i| self.structish.contains(&i.to_string())))
-            };
-            let left_float = !surely_struct(&b.left, &self.struct_values)
-                && !element(&b.left)
-                && (scalar_expr(&b.left, &self.scalars)
-                    || method == Some("mul") && !maybe_struct_name(&b.left));
-            if STRUCTS.with(|st| st.get())
-                && method.is_some()
-                && !self.arrays
-                && left_float
-                && !scalar_expr(&b.right, &self.scalars)
-            {
-                self.rule_primal = true;
-            }
             if let Some(method) = method.filter(|_| {
-                !self.arrays
-                    && left_float
+                STRUCTS.with(|st| st.get())
+                    && !self.arrays
+                    && not_struct
+                    && scalar_expr(&b.left, &self.scalars)
+                    && !structish(&b.left, &self.structish)
                     && (surely_struct(&b.right, &self.struct_values) || element(&b.right))
             }) {
                 syn::visit_mut::visit_expr_binary_mut(self, b);

@@ -2926,6 +2926,18 @@ mod user_operators {
         c.dot(&a) + b.norm() * x[2]
     }
 
+    /// A float on the left where neither operand carries a derivative (`m * g` of
+    /// constants from a tuple `let` and a constructor), which the rule's forward sweep
+    /// writes as it is.
+    #[differentiable(higher_order)]
+    pub fn constant_scaled(x: &[f64]) -> f64 {
+        let (m, k) = (0.5, 2.0);
+        let g = V2::new(0.0, -9.8);
+        let p = V2::new(x[0], x[1]);
+        let w = m * g;
+        p.dot(&w) + k * (x[0] * p).norm()
+    }
+
     /// The same operator without `higher_order`, its value checked against its primal.
     #[differentiable]
     pub fn scaled_gap(a: V2, b: V2, s: f64) -> f64 {
@@ -2974,6 +2986,7 @@ mod user_operators {
         all_orders!(accumulated, [0.4, 1.3, -0.7, 0.2, 1.5, 0.9]);
         all_orders!(damped, [1.3, 0.4, -0.2, 0.9, 0.6, 0.1, 0.3, -0.5, 0.2]);
         all_orders!(turned_terms, [0.4, -1.3, 0.7]);
+        all_orders!(constant_scaled, [0.4, -1.3]);
     }
 }
 
