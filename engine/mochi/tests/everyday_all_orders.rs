@@ -2990,6 +2990,120 @@ mod user_operators {
     }
 }
 
+/// A complex type with two products (`Mul` of two values and `Mul<f64>`), a float on
+/// the left, a `Sum`, and methods by names `f64` has (`exp`, `conj`): before
+/// 2026-12-05 the two `Mul` impls gave "duplicate definitions with name `mul_rrule`".
+mod complex_numbers {
+    use mochi::prelude::*;
+    use std::ops::{Add, Mul, Sub};
+
+    #[derive(Clone, Copy, Debug, Default, Tangent)]
+    pub struct Cx {
+        re: f64,
+        im: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Add for Cx {
+        type Output = Cx;
+        fn add(self, o: Cx) -> Cx {
+            Cx {
+                re: self.re + o.re,
+                im: self.im + o.im,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Sub for Cx {
+        type Output = Cx;
+        fn sub(self, o: Cx) -> Cx {
+            Cx {
+                re: self.re - o.re,
+                im: self.im - o.im,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Mul for Cx {
+        type Output = Cx;
+        fn mul(self, o: Cx) -> Cx {
+            Cx {
+                re: self.re * o.re - self.im * o.im,
+                im: self.re * o.im + self.im * o.re,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Mul<f64> for Cx {
+        type Output = Cx;
+        fn mul(self, k: f64) -> Cx {
+            Cx {
+                re: self.re * k,
+                im: self.im * k,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Mul<Cx> for f64 {
+        type Output = Cx;
+        fn mul(self, z: Cx) -> Cx {
+            z * self
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl std::iter::Sum for Cx {
+        fn sum<I: Iterator<Item = Cx>>(iter: I) -> Cx {
+            let mut s = Cx::default();
+            for z in iter {
+                s = s + z;
+            }
+            s
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Cx {
+        fn new(re: f64, im: f64) -> Self {
+            Cx { re, im }
+        }
+        fn norm2(&self) -> f64 {
+            self.re * self.re + self.im * self.im
+        }
+        fn exp(&self) -> Cx {
+            let r = self.re.exp();
+            Cx::new(r * self.im.cos(), r * self.im.sin())
+        }
+        fn conj(&self) -> Cx {
+            Cx::new(self.re, -self.im)
+        }
+    }
+
+    /// Points rotated by `e^{iθ}` (a product of two values), summed, and Horner's rule
+    /// over the coefficients with a float on the left.
+    #[differentiable(higher_order)]
+    pub fn rotated_sum(p: &[f64]) -> f64 {
+        let rot = Cx::new(0.0, p[0]).exp();
+        let pts: Vec<Cx> = p[1..].chunks(2).map(|c| Cx::new(c[0], c[1])).collect();
+        let s: Cx = pts.iter().map(|z| rot * *z).sum();
+        let z = Cx::new(p[1], p[2]);
+        let mut h = Cx::new(0.0, 0.0);
+        for k in 0..3 {
+            h = h * z + (0.5 * (k as f64 + 1.0)) * z.conj();
+        }
+        (s - Cx::new(0.4, 1.1)).norm2() + 0.1 * h.norm2()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(rotated_sum, [0.7, 0.3, -0.8, 1.1, 0.4]);
+    }
+}
+
 /// A function over floats declared in the body (a local helper, called in a chain and
 /// in a loop, one calling another declared before it), and positions read from a map.
 mod body_helpers_and_maps {
