@@ -917,38 +917,9 @@ fn scalar_left_operator(imp: &syn::ItemImpl, outer: &Options, float: &str) -> Op
         })?;
     // The method as the right operand's: `self` (the float) renamed, the operand's
     // pattern bound to the receiver.
-    struct SelfAs(syn::Ident);
-    impl VisitMut for SelfAs {
-        fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
-            if p.qself.is_none() && p.path.is_ident("self") {
-                let lhs = &self.0;
-                *p = syn::parse_quote!(#lhs);
-            }
-        }
-        fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
-            // (`vec![self * v.x, ..]`: the tokens of a macro call.)
-            fn swap(ts: TokenStream, lhs: &syn::Ident) -> TokenStream {
-                ts.into_iter()
-                    .map(|t| match t {
-                        proc_macro2::TokenTree::Ident(i) if i == "self" => {
-                            proc_macro2::TokenTree::Ident(lhs.clone())
-                        }
-                        proc_macro2::TokenTree::Group(g) => {
-                            let mut n =
-                                proc_macro2::Group::new(g.delimiter(), swap(g.stream(), lhs));
-                            n.set_span(g.span());
-                            proc_macro2::TokenTree::Group(n)
-                        }
-                        other => other,
-                    })
-                    .collect()
-            }
-            m.tokens = swap(m.tokens.clone(), &self.0);
-        }
-    }
     let lhs = format_ident!("__mochi_lhs");
     let mut block = f.block.clone();
-    SelfAs(lhs.clone()).visit_block_mut(&mut block);
+    crate::twin::rename_self(&mut block, &lhs);
     let name = scalar_left_method(float, &f.sig.ident.to_string());
     let scalar = format_ident!("{}", float);
     let pat = &operand.pat;

@@ -880,23 +880,35 @@ pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)>
             syn::parse_quote!(this: &<Self as ::mochi::__private::LiftField>::Of<#t>)
         };
     }
-    struct ThisForSelf;
-    impl VisitMut for ThisForSelf {
+    rename_self(&mut twin.block, &syn::Ident::new("this", Span::call_site()));
+    Ok((twin, arrays))
+}
+
+/// `self` in expressions and in macros' tokens (`assert!(self.w.len() > 0)`) renamed to
+/// `to`: the receiver of a method taken as a plain argument (`this` of a twin, the float
+/// of `impl Mul<V2> for f64` as the hidden method's `__mochi_lhs`).
+pub(crate) fn rename_self(block: &mut syn::Block, to: &syn::Ident) {
+    struct Rename<'t>(&'t syn::Ident);
+    impl VisitMut for Rename<'_> {
         fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
             if p.qself.is_none() && p.path.is_ident("self") {
-                p.path = syn::parse_quote!(this);
+                let to = self.0;
+                p.path = syn::parse_quote!(#to);
             }
         }
         fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
-            // `assert!(self.w.len() > 0)` and the like: the tokens, renamed.
-            fn rename(ts: TokenStream) -> TokenStream {
+            fn rename(ts: TokenStream, to: &syn::Ident) -> TokenStream {
                 ts.into_iter()
                     .map(|tt| match tt {
                         proc_macro2::TokenTree::Ident(i) if i == "self" => {
-                            proc_macro2::TokenTree::Ident(syn::Ident::new("this", i.span()))
+                            proc_macro2::TokenTree::Ident(syn::Ident::new(
+                                &to.to_string(),
+                                i.span(),
+                            ))
                         }
                         proc_macro2::TokenTree::Group(g) => {
-                            let mut n = proc_macro2::Group::new(g.delimiter(), rename(g.stream()));
+                            let mut n =
+                                proc_macro2::Group::new(g.delimiter(), rename(g.stream(), to));
                             n.set_span(g.span());
                             proc_macro2::TokenTree::Group(n)
                         }
@@ -904,11 +916,10 @@ pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)>
                     })
                     .collect()
             }
-            m.tokens = rename(m.tokens.clone());
+            m.tokens = rename(m.tokens.clone(), self.0);
         }
     }
-    ThisForSelf.visit_block_mut(&mut twin.block);
-    Ok((twin, arrays))
+    Rename(to).visit_block_mut(block);
 }
 
 fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String, Span)> {
