@@ -2449,7 +2449,18 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
         // `pts.iter().map(|q| q.norm())`, `.fold(V2::zero(), |acc, q| acc.plus(q))`: the
         // closure's element (and a fold's accumulator started from a struct).
         fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
-            syn::visit::visit_expr_method_call(self, m);
+            // (A closure's elements are known before the `let`s of its body are read:
+            // `pts.windows(3).map(|w| { let a = w[1] - w[0]; .. })`.)
+            self.visit_expr(&m.receiver);
+            self.note_elements(m);
+            for a in &m.args {
+                self.visit_expr(a);
+            }
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    impl S<'_> {
+        fn note_elements(&mut self, m: &syn::ExprMethodCall) {
             // `pos.push(V3::new(..))` onto a `Vec` made empty (`Vec::with_capacity(n)`):
             // a sequence of structs.
             if m.method == "push" && m.args.len() == 1 && structish(&m.args[0], &self.0) {
@@ -2498,7 +2509,6 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
                 }
             }
         }
-        fn visit_item(&mut self, _: &'a syn::Item) {}
     }
     /// The sequence of structs a chain or loop walks (`pts.iter()`, `&pts`,
     /// `pts.windows(2)`, `pts[1..].iter().rev()`), and whether it is enumerated.
@@ -4030,7 +4040,20 @@ impl VisitMut for Rewrite<'_> {
                 // `V2::zero()`, `V2::new(1.0, 0.0)`: a constant of the user's type, built
                 // as written and lifted to the twin's scalar (`LiftField`), so that the
                 // callee needs no twin.
-                if STRUCTS.with(|st| st.get()) && constant_call_of_users(c) {
+                // (Also `V3::new(j as f64, 0.0, -(i as f64) * 1.1)` of integers: no float
+                // of the function among the arguments.)
+                let of_integers = segs.len() == 2
+                    && fp.qself.is_none()
+                    && fp.path.segments.iter().all(|s| s.arguments.is_none())
+                    && constructor_type(&segs[0])
+                    && !c.args.is_empty()
+                    && c.args.iter().all(|a| {
+                        !crate::activity::tokens_mention(&quote!(#a), &|i| {
+                            let n = i.to_string();
+                            self.floats.contains(&n) || self.active.contains(&n)
+                        })
+                    });
+                if STRUCTS.with(|st| st.get()) && (constant_call_of_users(c) || of_integers) {
                     let t = syn::Ident::new(PARAM, Span::call_site());
                     let call = c.clone();
                     *e = syn::parse_quote!(::mochi::__private::lift_value::<#t, _>(#call));

@@ -2938,6 +2938,27 @@ mod user_operators {
         p.dot(&w) + k * (x[0] * p).norm()
     }
 
+    /// Structs built from integers (`V2::new(i as f64, ..)`, constants lifted in the
+    /// generic form) and `let`s of structs inside a closure over windows (before: "it
+    /// calls `V2::new`, whose twin is not known", "it calls the method `norm`").
+    #[differentiable(higher_order)]
+    pub fn grid_turns(p: &[f64]) -> f64 {
+        let mut pts: Vec<V2> = Vec::new();
+        for i in 0..3 {
+            pts.push(V2::new(i as f64, -(i as f64) * 0.5));
+        }
+        for (k, q) in p.chunks(2).enumerate() {
+            pts[k] = pts[k] + V2::new(q[0], q[1]);
+        }
+        pts.windows(3)
+            .map(|w| {
+                let a = w[1] - w[0];
+                let b = w[2] - w[1];
+                a.dot(&b) * a.norm()
+            })
+            .sum::<f64>()
+    }
+
     /// The same operator without `higher_order`, its value checked against its primal.
     #[differentiable]
     pub fn scaled_gap(a: V2, b: V2, s: f64) -> f64 {
@@ -2987,6 +3008,7 @@ mod user_operators {
         all_orders!(damped, [1.3, 0.4, -0.2, 0.9, 0.6, 0.1, 0.3, -0.5, 0.2]);
         all_orders!(turned_terms, [0.4, -1.3, 0.7]);
         all_orders!(constant_scaled, [0.4, -1.3]);
+        all_orders!(grid_turns, [0.4, -1.3, 0.2, 0.9, -0.5, 0.3]);
     }
 }
 
