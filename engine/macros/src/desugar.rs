@@ -875,25 +875,17 @@ impl TemporarySequences<'_> {
                 );
                 // `x[a..].chunks(m)`: the pieces of a sub-slice bound by a `let` (whose
                 // cotangent the derivation adds back into `x̄[a..]`).
-                let pieces = matches!(
-                    m.method.to_string().as_str(),
-                    "windows" | "chunks" | "chunks_exact" | "rchunks" | "rchunks_exact"
-                );
-                if pieces {
-                    if let Expr::Index(ix) = unparen(&m.receiver) {
-                        if matches!(&*ix.index, Expr::Range(_)) {
-                            let span = m.receiver.span();
-                            let name = format_ident!("__mochi_seq{}", self.next, span = span);
-                            self.next += 1;
-                            if mentions_active(&m.receiver, self.active) {
-                                self.made.push(name.to_string());
-                            }
-                            let part = &m.receiver;
-                            lets.push(syn::parse_quote_spanned!(span=> let #name = &#part;));
-                            *m.receiver = syn::parse_quote_spanned!(span=> #name);
-                            return;
-                        }
+                if Self::pieces_of_subslice(m) {
+                    let span = m.receiver.span();
+                    let name = format_ident!("__mochi_seq{}", self.next, span = span);
+                    self.next += 1;
+                    if mentions_active(&m.receiver, self.active) {
+                        self.made.push(name.to_string());
                     }
+                    let part = &m.receiver;
+                    lets.push(syn::parse_quote_spanned!(span=> let #name = &#part;));
+                    *m.receiver = syn::parse_quote_spanned!(span=> #name);
+                    return;
                 }
                 if walks {
                     self.hoist(&mut m.receiver, lets);
@@ -910,18 +902,22 @@ impl TemporarySequences<'_> {
 }
 
 impl TemporarySequences<'_> {
+    /// `x[a..].chunks(m)` (also `windows`, `chunks_exact`, `rchunks`, `rchunks_exact`):
+    /// pieces of a sub-slice.
+    fn pieces_of_subslice(m: &syn::ExprMethodCall) -> bool {
+        matches!(
+            m.method.to_string().as_str(),
+            "windows" | "chunks" | "chunks_exact" | "rchunks" | "rchunks_exact"
+        ) && matches!(unparen(&m.receiver), Expr::Index(ix) if matches!(&*ix.index, Expr::Range(_)))
+    }
+
     /// `let pts: Vec<V3> = p[..h].chunks(3).map(..).collect();`: the sub-slice cut into
     /// pieces at the head of a chain a `let` consumes, bound first as a loop's is.
     fn hoist_pieces_of_let(&mut self, l: &mut syn::Local, lets: &mut Vec<syn::Stmt>) {
         let Some(init) = l.init.as_mut() else { return };
         let mut e = &mut *init.expr;
         loop {
-            let pieces = matches!(&*e, Expr::MethodCall(m)
-                if matches!(
-                    m.method.to_string().as_str(),
-                    "windows" | "chunks" | "chunks_exact" | "rchunks" | "rchunks_exact"
-                ) && matches!(unparen(&m.receiver), Expr::Index(ix) if matches!(&*ix.index, Expr::Range(_))));
-            if pieces {
+            if matches!(&*e, Expr::MethodCall(m) if Self::pieces_of_subslice(m)) {
                 self.hoist(e, lets);
                 return;
             }
@@ -4059,7 +4055,7 @@ impl LoopValues {
 }
 
 /// `e` without parentheses around it.
-pub(crate) fn unparen_mut(e: &mut Expr) -> &mut Expr {
+fn unparen_mut(e: &mut Expr) -> &mut Expr {
     match e {
         Expr::Paren(p) => unparen_mut(&mut p.expr),
         other => other,
