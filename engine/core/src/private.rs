@@ -1148,6 +1148,56 @@ pub fn lift_value<T: crate::Scalar, R: LiftField>(r: R) -> R::Of<T> {
     r.lift(&mut |v| lit(v))
 }
 
+/// A borrowed value handed to a method's rule or twin as its receiver: the reference
+/// itself for a `&self` (or `&mut self`) method, a shared one for a `&self` method given
+/// `&mut v`, a clone for one taking `self` by value (`fn conj(self)`), as the callee's
+/// parameter asks (the call cannot see which the method takes).
+pub trait Receive<X> {
+    /// The receiver as the twin takes it.
+    fn receive(self) -> X;
+}
+
+impl<'a, M: ?Sized> Receive<&'a M> for &'a M {
+    #[inline(always)]
+    fn receive(self) -> &'a M {
+        self
+    }
+}
+
+impl<M: Clone> Receive<M> for &M {
+    #[inline(always)]
+    fn receive(self) -> M {
+        self.clone()
+    }
+}
+
+impl<'a, M: ?Sized> Receive<&'a mut M> for &'a mut M {
+    #[inline(always)]
+    fn receive(self) -> &'a mut M {
+        self
+    }
+}
+
+impl<'a, M: ?Sized> Receive<&'a M> for &'a mut M {
+    #[inline(always)]
+    fn receive(self) -> &'a M {
+        self
+    }
+}
+
+impl<M: Clone> Receive<M> for &mut M {
+    #[inline(always)]
+    fn receive(self) -> M {
+        self.clone()
+    }
+}
+
+/// See [`Receive`].
+#[inline(always)]
+pub fn receiver<X, R: Receive<X>>(r: R) -> X {
+    r.receive()
+}
+
 /// `Self` is `T`: the stand-in twin of an associated constructor whose `impl` block has
 /// no generic forms names the struct's mirror through a parameter this pins, so that
 /// the struct need not have one where the stand-in is written, only where it is called.

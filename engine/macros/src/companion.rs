@@ -492,6 +492,11 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             }
         }
     }
+    if let syn::Type::Path(p) = &*imp.self_ty {
+        if let Some(t) = p.path.get_ident() {
+            crate::twin::note_crate_type(&t.to_string());
+        }
+    }
     if let Some(out) = sum_impl(&imp) {
         return out;
     }

@@ -32,6 +32,7 @@ pub fn expand(item: TokenStream) -> TokenStream {
         .to_compile_error();
     }
     let name = &input.ident;
+    crate::twin::note_crate_type(&name.to_string());
     let vis = &input.vis;
     let tname = format_ident!("{}Tangent", name);
     let doc =

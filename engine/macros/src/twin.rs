@@ -1856,6 +1856,18 @@ pub(crate) fn user_type_name(name: &str) -> bool {
 /// `Matrix2x3`, `Point3`, `Complex64`). (A struct of the user's named `Point` or `Cell`
 /// is a receiver still, see [`user_type_name`].)
 fn library_type(name: &str) -> bool {
+    library_name(name) && !crate_type(name)
+}
+
+/// A struct of the crate's own named like a library's type (see [`CRATE_TYPES`]): its
+/// associated functions are reached by their derived rules (`Vector3::new_rrule`), not
+/// by a rule crate's method for the name (`vector3_new`).
+pub(crate) fn crate_type_named_like_library(name: &str) -> bool {
+    library_name(name) && crate_type(name)
+}
+
+/// The names of [`library_type`], whatever the crate defines.
+fn library_name(name: &str) -> bool {
     const NAMES: &[&str] = &[
         "Vec",
         "Box",
@@ -1906,6 +1918,30 @@ fn library_type(name: &str) -> bool {
             name.strip_prefix(f)
                 .is_some_and(|rest| rest.ends_with(|c: char| c.is_ascii_digit()))
         })
+}
+
+/// The names of the crate's own types seen so far in this compilation: a struct deriving
+/// `Tangent` without generic parameters, the type of a marked `impl` block. A library
+/// type of that name (`Complex`, `Vector3`, `Quaternion`) needs its generic arguments
+/// written wherever it is a type, so a crate defining its own `struct Complex` means its
+/// own by `Complex::new` (and a crate using both would write one by its path).
+static CRATE_TYPES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes `name` as one of the crate's own types (see [`CRATE_TYPES`]).
+pub(crate) fn note_crate_type(name: &str) {
+    let mut names = CRATE_TYPES.lock().unwrap_or_else(|e| e.into_inner());
+    if !names.iter().any(|n| n == name) {
+        names.push(name.to_string());
+    }
+}
+
+/// Whether `name` is one of the crate's own types (see [`CRATE_TYPES`]).
+fn crate_type(name: &str) -> bool {
+    CRATE_TYPES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|n| n == name)
 }
 
 /// A type whose associated functions may be the user's constructors (`V2::new`).
@@ -2202,7 +2238,7 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
             let name = m.method.to_string();
             !FLOAT_METHODS.contains(&name.as_str())
                 && !SEQ_METHODS.contains(&name.as_str())
-                && structish(&m.receiver, locals)
+                && of_struct_chain(&m.receiver, locals)
         }
         // The user's operators on structs (`(a + b) * 0.5 - a`, `-v`, `2.0 * v`), an
         // element of a `Vec` of them (`pts[i]`).
@@ -2218,6 +2254,15 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
         Expr::Index(i) => !matches!(&*i.index, Expr::Range(_)) && structish(&i.expr, locals),
         _ => false,
     }
+}
+
+/// A value that may be a struct of the user's (see [`structish`]), or the result of a
+/// method called on one whatever its name (`z.exp()`, `v.norm()`): a float, or one of the
+/// user's values. A method a float does not have (`z.exp().conj()`) makes it the user's.
+fn of_struct_chain(e: &Expr, locals: &HashSet<String>) -> bool {
+    structish(e, locals)
+        || matches!(crate::desugar::unparen(e), Expr::MethodCall(m)
+            if m.method != "fold" && of_struct_chain(&m.receiver, locals))
 }
 
 /// A value that surely is a struct of the user's, given the names `locals` that are: a
@@ -2796,11 +2841,12 @@ impl Rewrite<'_> {
             method,
             "clone" | "to_owned" | "into" | "as_ref" | "borrow" | "eq" | "ne" | "partial_cmp"
         );
-        // (A reference argument is passed on as it is.)
+        // (A reference argument is passed on as it is; by value for a method taking
+        // `self` so, see `Receive`.)
         let this: Expr = if *by_ref {
-            syn::parse_quote!(#p)
+            syn::parse_quote!(::mochi::__private::receiver(#p))
         } else {
-            syn::parse_quote!(&#p)
+            syn::parse_quote!(::mochi::__private::receiver(&#p))
         };
         (!plain).then(|| (ty.clone(), this))
     }
@@ -4079,11 +4125,15 @@ impl VisitMut for Rewrite<'_> {
                     return;
                 }
                 if !(kept_call(&path) || integer_type || closure) {
-                    self.fail(
-                        Why::Call,
-                        format!("it calls `{path}`, whose twin is not known"),
-                        c.func.span(),
-                    );
+                    let why = if segs.len() == 2
+                        && user_type_name(&segs[0])
+                        && library_type(&segs[0])
+                    {
+                        format!("it calls `{path}`, whose twin is not known (`{0}` is taken for a library's type; a struct of your own named `{0}` is known as yours once its `#[derive(Tangent)]` comes before this function in the crate)", segs[0])
+                    } else {
+                        format!("it calls `{path}`, whose twin is not known")
+                    };
+                    self.fail(Why::Call, why, c.func.span());
                     return;
                 }
                 // The path names an item outside the function (`Axis`, `Vec::new`): only
@@ -4161,7 +4211,7 @@ impl VisitMut for Rewrite<'_> {
                         || SEQ_METHODS.contains(&name.as_str())
                         || array_method
                         || comparison)
-                    && structish(&m.receiver, &self.structish);
+                    && of_struct_chain(&m.receiver, &self.structish);
                 if user_method {
                     // The mirror's method of that name (its generic form).
                     self.visit_expr_mut(&mut m.receiver);

@@ -3126,6 +3126,132 @@ mod complex_numbers {
     }
 }
 
+/// Structs of the user's named like a library's types (`Complex`, `Vector3`): once their
+/// `#[derive(Tangent)]` has been read, `Complex::new(..)` and `Vector3::new(..)` are the
+/// user's constructors, with generic forms. Methods taking `self` by value (`fn
+/// conj(self)`, as a `Copy` type's are written), one named like a float's (`exp`) in a
+/// chain (`z.exp().conj()`, `(a * b).exp().norm_sqr()`).
+mod library_named_types {
+    use mochi::prelude::*;
+    use std::ops::{Add, Mul, Sub};
+
+    #[derive(Clone, Copy, Debug, Default, Tangent)]
+    pub struct Complex {
+        re: f64,
+        im: f64,
+    }
+
+    #[derive(Clone, Copy, Debug, Default, Tangent)]
+    pub struct Vector3 {
+        x: f64,
+        y: f64,
+        z: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Complex {
+        fn new(re: f64, im: f64) -> Complex {
+            Complex { re, im }
+        }
+        fn norm_sqr(self) -> f64 {
+            self.re * self.re + self.im * self.im
+        }
+        fn exp(self) -> Complex {
+            let r = self.re.exp();
+            Complex::new(r * self.im.cos(), r * self.im.sin())
+        }
+        fn conj(self) -> Complex {
+            Complex::new(self.re, -self.im)
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Add for Complex {
+        type Output = Complex;
+        fn add(self, o: Complex) -> Complex {
+            Complex::new(self.re + o.re, self.im + o.im)
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Mul for Complex {
+        type Output = Complex;
+        fn mul(self, o: Complex) -> Complex {
+            Complex::new(
+                self.re * o.re - self.im * o.im,
+                self.re * o.im + self.im * o.re,
+            )
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Vector3 {
+        fn new(x: f64, y: f64, z: f64) -> Vector3 {
+            Vector3 { x, y, z }
+        }
+        fn dot(self, o: Vector3) -> f64 {
+            self.x * o.x + self.y * o.y + self.z * o.z
+        }
+        fn cross(self, o: Vector3) -> Vector3 {
+            Vector3::new(
+                self.y * o.z - self.z * o.y,
+                self.z * o.x - self.x * o.z,
+                self.x * o.y - self.y * o.x,
+            )
+        }
+        fn norm(&self) -> f64 {
+            (self.x * self.x + self.y * self.y + self.z * self.z).sqrt()
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Sub for Vector3 {
+        type Output = Vector3;
+        fn sub(self, o: Vector3) -> Vector3 {
+            Vector3::new(self.x - o.x, self.y - o.y, self.z - o.z)
+        }
+    }
+
+    /// Three steps of `z ↦ z² + c`.
+    #[differentiable(higher_order)]
+    pub fn mandelbrot_steps(x: &[f64]) -> f64 {
+        let c = Complex::new(x[0], x[1]);
+        let mut z = Complex::new(0.0, 0.0);
+        for _ in 0..3 {
+            z = z * z + c;
+        }
+        z.norm_sqr()
+    }
+
+    /// A float's method name on the user's type, then one a float does not have.
+    #[differentiable(higher_order)]
+    pub fn exp_conj(x: &[f64]) -> f64 {
+        let a = Complex::new(x[0], x[1]);
+        let b = Complex::new(x[1], 0.5);
+        let w = a.exp().conj();
+        let v = (a * b).exp().conj();
+        let s = (a + b).exp().norm_sqr();
+        (w * v).norm_sqr() + s
+    }
+
+    /// A triangle's area and its normal's tilt, by value methods of `Vector3`.
+    #[differentiable(higher_order)]
+    pub fn triangle(x: &[f64]) -> f64 {
+        let a = Vector3::new(x[0], x[1], x[2]);
+        let b = Vector3::new(x[3], x[4], x[5]);
+        let c = Vector3::new(x[6], x[7], x[8]);
+        let n = (b - a).cross(c - a);
+        0.5 * n.norm() + n.dot(a) * 0.1
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(mandelbrot_steps, [0.3, -0.2]);
+        all_orders!(exp_conj, [0.3, -0.2]);
+        all_orders!(triangle, [0.1, 0.2, 0.3, 1.2, -0.1, 0.4, 0.3, 0.9, -0.5]);
+    }
+}
+
 /// A function over floats declared in the body (a local helper, called in a chain and
 /// in a loop, one calling another declared before it), and positions read from a map.
 mod body_helpers_and_maps {

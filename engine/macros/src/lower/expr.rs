@@ -1365,12 +1365,17 @@ impl Lowerer {
         // twin of a method of the user's (see `twin::struct_locals`).
         let method_twin =
             segs.len() == 2 && last.ends_with("__twin_needs_differentiable_higher_order");
+        // `Vector3::new(x, y, z)` of the crate's own `Vector3`: its rule by its type, not
+        // a rule crate's `vector3_new` (for nalgebra's), which the name would reach too.
+        let own_named_like_library =
+            segs.len() == 2 && crate::twin::crate_type_named_like_library(&segs[0]);
         if segs.len() == 2
             && (segs[0] == "Self"
                 || mut_receiver
                 || typed_receiver
                 || borrowed_receiver
-                || method_twin)
+                || method_twin
+                || own_named_like_library)
             && fp.qself.is_none()
         {
             // (At the method's name: a missing derived rule is reported at the call.)
@@ -1381,6 +1386,14 @@ impl Lowerer {
             let mut ops = Vec::new();
             let mut args = Vec::new();
             for a in &c.args {
+                // (`receiver(&l)`, a method twin's receiver in a twin: lent as written,
+                // handed on as the rule takes it, see `__private::Receive`.)
+                if let Some(lent) = received(a) {
+                    let (o, arg) = self.lower_arg(lent, code);
+                    args.push(quote!(::mochi::__private::receiver(#arg)));
+                    ops.push(o);
+                    continue;
+                }
                 let (o, arg) = self.lower_arg(a, code);
                 args.push(arg);
                 ops.push(o);
@@ -1392,7 +1405,24 @@ impl Lowerer {
                     fp.path.segments[1].ident.span(),
                 ));
             }
-            let call = self.boxed_in_branch(quote!(#ty::#rr(#(#args),*)));
+            // `Cplx::exp(&z)`, `Cplx::exp(&mut z)` of a binding of the type (the desugaring
+            // lends a `mut` one mutably), `Layer::forward(&self.layers[0], x)`: lent
+            // through `receiver`, which hands on the reference, a shared one, or a clone,
+            // as the method takes `&mut self`, `&self` or `self` (`fn conj(self)`, a
+            // `Copy` type's), which the call cannot see.
+            let lent_binding = match &c.args[0] {
+                Expr::Reference(r) => matches!(&*r.expr, Expr::Path(p)
+                    if p.path.get_ident().is_some_and(|i| {
+                        self.receivers.get(&i.to_string()).is_some_and(|r| r.ty == segs[0])
+                    })),
+                _ => false,
+            };
+            if (typed_receiver || borrowed_receiver || lent_binding) && segs[0] != "Self" {
+                let a = &args[0];
+                args[0] = quote!(::mochi::__private::receiver(#a));
+            }
+            let call = quote!(#ty::#rr(#(#args),*));
+            let call = self.boxed_in_branch(call);
             let out = self.rule_call(call, &ops, code);
             coerce_named_args(c.args.iter().map(Some), code);
             return out;
@@ -2139,4 +2169,13 @@ fn coerce_named_args<'a>(args: impl Iterator<Item = Option<&'a Expr>>, code: &mu
             })
             .collect();
     }
+}
+
+/// The value lent in `::mochi::__private::receiver(&l)` (see `twin::struct_method`).
+fn received(a: &Expr) -> Option<&Expr> {
+    let Expr::Call(c) = a else { return None };
+    let Expr::Path(p) = &*c.func else { return None };
+    let segs = crate::rewrite::path_segments(&p.path);
+    (c.args.len() == 1 && segs.len() > 2 && segs.ends_with(&["__private".into(), "receiver".into()]))
+        .then(|| &c.args[0])
 }
