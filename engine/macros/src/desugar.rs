@@ -616,6 +616,9 @@ pub fn and_then_names_as_closures(block: &mut syn::Block) {
 /// (column by column, as `from_iterator` fills it): a chain collected, which the
 /// derivation writes as a loop, and the constructors the nalgebra rules differentiate.
 /// (The length is the chain's: `from_iterator` would panic where it is not `n`.)
+/// Also `Array1::from_vec(x.iter().map(f).collect())` (and `from_shape_vec`, nalgebra's
+/// `from_vec`): the collection named, `collect::<Vec<_>>()`, as the constructor takes
+/// it, so that the chain is one the derivation reads.
 struct FromIterators;
 
 impl VisitMut for FromIterators {
@@ -625,6 +628,18 @@ impl VisitMut for FromIterators {
         let Expr::Path(p) = &*c.func else { return };
         let segs = crate::twin::segments(&p.path);
         let [.., ty, f] = segs.as_slice() else { return };
+        if (f == "from_vec" || f == "from_shape_vec") && p.qself.is_none() {
+            if let Some(Expr::MethodCall(m)) = c.args.last_mut() {
+                if m.method == "collect"
+                    && m.args.is_empty()
+                    && m.turbofish.is_none()
+                    && crate::iterchain::is_chain(&m.receiver)
+                {
+                    m.turbofish = Some(syn::parse_quote!(::<::std::vec::Vec<_>>));
+                }
+            }
+            return;
+        }
         if f != "from_iterator" || p.qself.is_some() {
             return;
         }
@@ -911,20 +926,21 @@ impl TemporarySequences<'_> {
         ) && matches!(unparen(&m.receiver), Expr::Index(ix) if matches!(&*ix.index, Expr::Range(_)))
     }
 
-    /// `let pts: Vec<V3> = p[..h].chunks(3).map(..).collect();`: the sub-slice cut into
-    /// pieces at the head of a chain a `let` consumes, bound first as a loop's is.
-    fn hoist_pieces_of_let(&mut self, l: &mut syn::Local, lets: &mut Vec<syn::Stmt>) {
-        let Some(init) = l.init.as_mut() else { return };
-        let mut e = &mut *init.expr;
-        loop {
-            if matches!(&*e, Expr::MethodCall(m) if Self::pieces_of_subslice(m)) {
-                self.hoist(e, lets);
-                return;
+    /// `let pts: Vec<V3> = p[..h].chunks(3).map(..).collect();`, `w.iter().zip(p[1..]
+    /// .chunks(2)).fold(..)`: the sub-slice cut into pieces at the head of a chain a
+    /// `let` or a statement consumes (or of a chain it zips), bound first as a loop's is.
+    fn hoist_pieces_of_chain(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) {
+        if matches!(&*e, Expr::MethodCall(m) if Self::pieces_of_subslice(m)) {
+            self.hoist(e, lets);
+            return;
+        }
+        if let Expr::MethodCall(m) = e {
+            if m.method == "zip" {
+                for a in m.args.iter_mut() {
+                    self.hoist_pieces_of_chain(a, lets);
+                }
             }
-            match e {
-                Expr::MethodCall(m) => e = &mut m.receiver,
-                _ => return,
-            }
+            self.hoist_pieces_of_chain(&mut m.receiver, lets);
         }
     }
 }
@@ -934,11 +950,17 @@ impl VisitMut for TemporarySequences<'_> {
         syn::visit_mut::visit_block_mut(self, b);
         let mut out = Vec::with_capacity(b.stmts.len());
         for mut s in std::mem::take(&mut b.stmts) {
-            if let syn::Stmt::Local(l) = &mut s {
-                let mut lets = Vec::new();
-                self.hoist_pieces_of_let(l, &mut lets);
-                out.extend(lets);
+            let mut lets = Vec::new();
+            match &mut s {
+                syn::Stmt::Local(l) => {
+                    if let Some(init) = l.init.as_mut() {
+                        self.hoist_pieces_of_chain(&mut init.expr, &mut lets);
+                    }
+                }
+                syn::Stmt::Expr(e, _) => self.hoist_pieces_of_chain(e, &mut lets),
+                _ => {}
             }
+            out.extend(lets);
             out.push(s);
         }
         b.stmts = out;
@@ -3625,6 +3647,8 @@ impl StoredChains {
     }
 
     fn used_once(rest: &[syn::Stmt], name: &syn::Ident, chain: &Expr) -> bool {
+        // (`it.clone()`: a copy of the chain not yet advanced, which is the chain
+        // written again; `it` itself is used once.)
         struct Count<'a> {
             name: &'a syn::Ident,
             n: usize,
@@ -3634,6 +3658,12 @@ impl StoredChains {
                 if p.path.is_ident(self.name) {
                     self.n += 1;
                 }
+            }
+            fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+                if cloned_name(m, self.name) {
+                    return;
+                }
+                syn::visit::visit_expr_method_call(self, m);
             }
         }
         let mut count = Count { name, n: 0 };
@@ -3676,13 +3706,23 @@ struct PutChain<'a> {
     chain: &'a Expr,
 }
 
+/// `name.clone()`.
+fn cloned_name(m: &syn::ExprMethodCall, name: &syn::Ident) -> bool {
+    m.method == "clone"
+        && m.args.is_empty()
+        && matches!(unparen(&m.receiver), Expr::Path(p) if p.path.is_ident(name))
+}
+
 impl VisitMut for PutChain<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
-        if let Expr::Path(p) = e {
-            if p.path.is_ident(self.name) {
-                *e = self.chain.clone();
-                return;
-            }
+        let named = match e {
+            Expr::Path(p) => p.path.is_ident(self.name),
+            Expr::MethodCall(m) => cloned_name(m, self.name),
+            _ => false,
+        };
+        if named {
+            *e = self.chain.clone();
+            return;
         }
         syn::visit_mut::visit_expr_mut(self, e);
     }
@@ -8229,7 +8269,7 @@ fn inline_windows(b: &mut syn::Block, next: &mut usize) {
 }
 
 /// An index made of names, literals and arithmetic: evaluating it twice is harmless.
-fn plain_index(e: &Expr) -> bool {
+pub(crate) fn plain_index(e: &Expr) -> bool {
     match e {
         Expr::Lit(_) => true,
         Expr::Path(p) => p.qself.is_none(),

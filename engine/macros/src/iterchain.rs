@@ -1607,8 +1607,9 @@ impl<'a> Writer<'a> {
                     &mut acc_bind,
                     &mut deref,
                 )?;
-                self.bind(&c.inputs[1], &item, &mut pre, &mut deref)?;
                 let mut b = (*c.body).clone();
+                // (`p.chunks(2).fold(h, |h, w| w[0] * h + w[1])`: a piece read in place.)
+                self.bind_windows(&c.inputs[1], &item, &mut b, &mut pre, &mut deref)?;
                 UnDeref { names: &deref }.visit_expr_mut(&mut b);
                 (
                     quote_spanned!(span=> let mut #acc = #init;),
@@ -1909,9 +1910,34 @@ impl VisitMut for WindowUses<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         let span = e.span();
         match e {
-            // A range of the window (`&w[1..3]`): left as written, the window with it.
+            // A range of the window (`w[..k].to_vec()`, `&w[1..3]`): the range of the
+            // sequence it is, with the checks of slicing the window (bounds made of
+            // names, literals and arithmetic, read twice). Otherwise left as written, the
+            // window with it.
             Expr::Index(i) if self.is_w(&i.expr) && matches!(&*i.index, Expr::Range(_)) => {
-                self.other = true;
+                let Expr::Range(r) = &*i.index else {
+                    unreachable!()
+                };
+                let plain = |b: &Option<Box<Expr>>| {
+                    b.as_ref().is_none_or(|b| crate::desugar::plain_index(b))
+                };
+                if self.mutable || !plain(&r.start) || !plain(&r.end) {
+                    self.other = true;
+                    return;
+                }
+                let (x, base, len) = (self.seq, self.base, self.len);
+                let a = match &r.start {
+                    Some(a) => quote_spanned!(span=> (#a)),
+                    None => quote_spanned!(span=> 0usize),
+                };
+                let b = match (&r.end, &r.limits) {
+                    (Some(b), syn::RangeLimits::Closed(_)) => quote_spanned!(span=> (#b) + 1),
+                    (Some(b), _) => quote_spanned!(span=> (#b)),
+                    (None, _) => quote_spanned!(span=> (#len)),
+                };
+                *e = syn::parse_quote_spanned!(span=>
+                    #x[(#base + #a)..(#base + #a + ::mochi::__private::window_len(#len, #a, #b))]
+                );
             }
             Expr::Index(i) if self.is_w(&i.expr) => {
                 self.visit_expr_mut(&mut i.index);

@@ -628,7 +628,11 @@ fn scalar_expr(e: &Expr, scalars: &HashSet<String>) -> bool {
                 && scalar_expr(&b.left, scalars)
                 && scalar_expr(&b.right, scalars)
         }
-        Expr::Index(i) => !matches!(&*i.index, Expr::Range(_)),
+        Expr::Index(i) => {
+            !matches!(&*i.index, Expr::Range(_))
+                && !matches!(&*i.expr, Expr::Path(p)
+                    if p.path.get_ident().is_some_and(|n| scalars.contains(&format!("[]{n}"))))
+        }
         // `if c { 1.0 } else { 0.0 }`, `match k { .. }`, `{ ..; v }`: scalar when every
         // value it can take is.
         Expr::If(i) => {
@@ -679,6 +683,9 @@ fn scalar_names(func: &ItemFn) -> HashSet<String> {
             _ => None,
         })
         .collect();
+    // (`[]pts` for a sequence of structs, whose elements are not floats, see
+    // [`scalar_expr`].)
+    names.extend(struct_sequences(func).into_iter().map(|n| format!("[]{n}")));
     let lets = BodyLets::of(&func.block);
     // A name bound twice must be a scalar in every binding.
     loop {
@@ -2369,8 +2376,18 @@ fn surely_struct_locals(func: &ItemFn, known: HashSet<String>) -> HashSet<String
         }
     }
     let mut s = S(known);
-    // Sequences typed as ones of structs: arguments (`ps: &[V3]`, `v: Vec<V3>`) and
-    // locals (`let mut pos: Vec<V3> = ..`), bound once.
+    s.0.extend(struct_sequences(func).into_iter().map(|n| format!("[]{n}")));
+    s.visit_block(&func.block);
+    let mut counts = std::collections::HashMap::new();
+    count_bindings(func, &mut counts);
+    s.0.retain(|name| name.starts_with("[]") || counts.get(name).is_none_or(|c| *c == 1));
+    s.0
+}
+
+/// Sequences of structs of the user's, bound once: arguments typed so (`ps: &[V3]`, `v:
+/// Vec<V3>`), locals typed so (`let mut pos: Vec<V3> = ..`), and locals bound to a copy
+/// of one (`let prev = pts.clone();`, `pts.to_vec()`).
+fn struct_sequences(func: &ItemFn) -> Vec<String> {
     let struct_seq = |t: &Type| {
         let t = match t {
             Type::Reference(r) => &*r.elem,
@@ -2394,24 +2411,37 @@ fn surely_struct_locals(func: &ItemFn, known: HashSet<String>) -> HashSet<String
     impl<'a, F: Fn(&Type) -> bool> Visit<'a> for Seqs<'_, F> {
         fn visit_local(&mut self, l: &'a syn::Local) {
             syn::visit::visit_local(self, l);
-            if let Pat::Type(t) = &l.pat {
-                if let (Pat::Ident(i), true) = (&*t.pat, (self.1)(&t.ty)) {
-                    self.0.push(i.ident.to_string());
-                }
+            let (pat, typed) = match &l.pat {
+                Pat::Type(t) => (&*t.pat, (self.1)(&t.ty)),
+                p => (p, false),
+            };
+            let Pat::Ident(i) = pat else { return };
+            let copied = l.init.as_ref().is_some_and(|init| {
+                let e = match crate::desugar::unparen(&init.expr) {
+                    Expr::MethodCall(m)
+                        if m.args.is_empty()
+                            && matches!(
+                                m.method.to_string().as_str(),
+                                "clone" | "to_vec" | "to_owned"
+                            ) =>
+                    {
+                        &*m.receiver
+                    }
+                    e => e,
+                };
+                matches!(crate::desugar::unparen(e), Expr::Path(p)
+                    if p.path.get_ident().is_some_and(|n| self.0.contains(&n.to_string())))
+            });
+            if typed || copied {
+                self.0.push(i.ident.to_string());
             }
         }
     }
     Seqs(&mut seqs, struct_seq).visit_block(&func.block);
     let mut counts = std::collections::HashMap::new();
     count_bindings(func, &mut counts);
-    s.0.extend(
-        seqs.into_iter()
-            .filter(|n| counts.get(n).is_none_or(|c| *c == 1))
-            .map(|n| format!("[]{n}")),
-    );
-    s.visit_block(&func.block);
-    s.0.retain(|name| name.starts_with("[]") || counts.get(name).is_none_or(|c| *c == 1));
-    s.0
+    seqs.retain(|n| counts.get(n).is_none_or(|c| *c == 1));
+    seqs
 }
 
 /// The locals bound once to a [`structish`] value, from the struct literals' locals
@@ -3421,6 +3451,16 @@ impl VisitMut for Rewrite<'_> {
         // carry a derivative inside it, as the derivation sees them where it is called:
         // a call given one goes to the callee's generic form.
         if let Expr::Closure(c) = e {
+            // (`|p: V2| ..`: the struct's mirror, as a `let`'s type is.)
+            if STRUCTS.with(|st| st.get()) {
+                for p in c.inputs.iter_mut() {
+                    if let Pat::Type(t) = p {
+                        if user_type_arg(&t.ty).is_some() {
+                            UnknownTypesInferred.visit_type_mut(&mut t.ty);
+                        }
+                    }
+                }
+            }
             let floats: Vec<String> = c
                 .inputs
                 .iter()
@@ -3508,12 +3548,26 @@ impl VisitMut for Rewrite<'_> {
                         && matches!(crate::desugar::unparen(&u.expr), Expr::Path(p)
                             if p.path.get_ident().is_some_and(|i| self.structish.contains(&i.to_string()))))
             };
-            let not_struct = !surely_struct(&b.left, &self.struct_values) && !element(&b.left);
+            // (`w[1]` of a window of structs, `pts[i]` of a sequence of them: an index,
+            // which [`scalar_expr`] takes for a float's.)
+            let of_structs = |e: &Expr| {
+                matches!(crate::desugar::unparen(e), Expr::Index(ix)
+                if !matches!(&*ix.index, Expr::Range(_))
+                    && matches!(crate::desugar::unparen(&ix.expr), Expr::Path(p)
+                        if p.path.get_ident().is_some_and(|i| {
+                            let n = i.to_string();
+                            self.structish.contains(&n)
+                                || self.struct_values.contains(&format!("[]{n}"))
+                        })))
+            };
+            let not_struct = !surely_struct(&b.left, &self.struct_values)
+                && !element(&b.left)
+                && !of_structs(&b.left);
             if STRUCTS.with(|st| st.get())
                 && arithmetic
                 && !self.arrays
                 && not_struct
-                && !scalar_expr(&b.right, &self.scalars)
+                && (!scalar_expr(&b.right, &self.scalars) || of_structs(&b.right))
             {
                 self.rule_primal = true;
             }
@@ -3533,7 +3587,9 @@ impl VisitMut for Rewrite<'_> {
                     && not_struct
                     && scalar_expr(&b.left, &self.scalars)
                     && !structish(&b.left, &self.structish)
-                    && (surely_struct(&b.right, &self.struct_values) || element(&b.right))
+                    && (surely_struct(&b.right, &self.struct_values)
+                        || element(&b.right)
+                        || of_structs(&b.right))
             }) {
                 syn::visit_mut::visit_expr_binary_mut(self, b);
                 let m = crate::companion::scalar_left_method(float(), method);

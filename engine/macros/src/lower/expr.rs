@@ -1412,9 +1412,9 @@ impl Lowerer {
             // `Copy` type's), which the call cannot see.
             let lent_binding = match &c.args[0] {
                 Expr::Reference(r) => matches!(&*r.expr, Expr::Path(p)
-                    if p.path.get_ident().is_some_and(|i| {
-                        self.receivers.get(&i.to_string()).is_some_and(|r| r.ty == segs[0])
-                    })),
+                if p.path.get_ident().is_some_and(|i| {
+                    self.receivers.get(&i.to_string()).is_some_and(|r| r.ty == segs[0])
+                })),
                 _ => false,
             };
             if (typed_receiver || borrowed_receiver || lent_binding) && segs[0] != "Self" {
@@ -2176,6 +2176,8 @@ fn received(a: &Expr) -> Option<&Expr> {
     let Expr::Call(c) = a else { return None };
     let Expr::Path(p) = &*c.func else { return None };
     let segs = crate::rewrite::path_segments(&p.path);
-    (c.args.len() == 1 && segs.len() > 2 && segs.ends_with(&["__private".into(), "receiver".into()]))
-        .then(|| &c.args[0])
+    (c.args.len() == 1
+        && segs.len() > 2
+        && segs.ends_with(&["__private".into(), "receiver".into()]))
+    .then(|| &c.args[0])
 }
