@@ -680,7 +680,10 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         if let (Some(twin), Some(t)) = (twin.filter(|_| func.sig.receiver().is_some()), &type_name)
         {
             if own_rule {
-                rule_traits.extend(mirror_method(t, &func.vis, &twin));
+                // (An enum is its own generic form: no mirror to give the method to.)
+                if !crate::twin::crate_enum(t) {
+                    rule_traits.extend(mirror_method(t, &func.vis, &twin));
+                }
             } else if let Some((_, tr, _)) = &imp.trait_ {
                 let trait_name = tr.segments.last().map(|s| s.ident.to_string());
                 if imp.generics.params.is_empty() {

@@ -358,6 +358,7 @@ fn twin_items(
 /// of a `#[differentiable]` function and be matched on.
 fn fieldless_enum(input: &DeriveInput) -> TokenStream {
     let name = &input.ident;
+    crate::twin::note_crate_enum(&name.to_string());
     let lift = enum_lift(input);
     quote! {
         #lift

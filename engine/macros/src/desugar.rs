@@ -682,6 +682,30 @@ impl VisitMut for ExtendedByLiterals {
         {
             return;
         }
+        // `v.extend(w)`, `v.extend(&w)`, `v.extend(w.iter())`, `v.extend(w.iter().copied())`
+        // of a variable or a field: `v.extend_from_slice(&w)`, which the derivation takes.
+        if m.method == "extend" {
+            let mut a = unparen(&m.args[0]);
+            if let Expr::MethodCall(c) = a {
+                if c.args.is_empty() && matches!(c.method.to_string().as_str(), "copied" | "cloned")
+                {
+                    a = unparen(&c.receiver);
+                }
+            }
+            let given = match a {
+                Expr::Reference(r) if r.mutability.is_none() => Some(unparen(&r.expr)),
+                Expr::MethodCall(c) if c.method == "iter" && c.args.is_empty() => {
+                    Some(unparen(&c.receiver))
+                }
+                e @ (Expr::Path(_) | Expr::Field(_)) => Some(e),
+                _ => None,
+            };
+            if let Some(w @ (Expr::Path(_) | Expr::Field(_))) = given {
+                let (span, v) = (m.method.span(), &m.receiver);
+                *e = syn::parse_quote_spanned!(span=> #v.extend_from_slice(&#w));
+                return;
+            }
+        }
         let elems = match unparen(&m.args[0]) {
             Expr::Reference(r) if r.mutability.is_none() => match unparen(&r.expr) {
                 Expr::Array(a) => a.elems.clone(),
@@ -3610,6 +3634,11 @@ impl VisitMut for StoredChainEnds<'_> {
 /// captures of its closures) is bound again or assigned after it: the chain then gives
 /// the same elements where it is used as where it was made.
 struct StoredChains;
+
+/// [`StoredChains`] over a body (the generic form reads the chains in place too).
+pub(crate) fn inline_stored_chains(b: &mut syn::Block) {
+    StoredChains.visit_block_mut(b);
+}
 
 impl VisitMut for StoredChains {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
@@ -9952,23 +9981,36 @@ impl Desugar {
                 }
             }
             // `let q = Pair::new(a, b);`: a constructor of the user's type (`new`,
-            // `from_…`, `with_…`, by the convention that they return `Self`), so surely
-            // of it; another associated function's result may be of another type.
-            Expr::Call(c) => match &*c.func {
-                Expr::Path(fp) if fp.qself.is_none() && fp.path.segments.len() == 2 => {
-                    let (ty, f) = (&fp.path.segments[0], &fp.path.segments[1]);
-                    let name = f.ident.to_string();
-                    let constructor =
-                        name == "new" || name.starts_with("from_") || name.starts_with("with_");
-                    (ty.arguments.is_none()
-                        && f.arguments.is_none()
-                        && constructor
-                        && crate::twin::constructor_type(&ty.ident.to_string()))
-                    .then(|| (ty.ident.clone(), true))
+            // `default`, `from_…`, `with_…`, by the convention that they return `Self`),
+            // so surely of it; another associated function's result may be of another
+            // type. Also a builder's chain on one (`Model::default().with_bias(b)`).
+            Expr::Call(c) => constructed(c).or_else(|| enum_variant(&c.func)),
+            // `let trained = (0..3).fold(model, |m, _| m.step(..));`: a fold from a value
+            // of the type is one.
+            Expr::MethodCall(m) if m.method == "fold" && m.args.len() == 2 => {
+                match unparen(&m.args[0]) {
+                    Expr::Path(r) => r
+                        .path
+                        .get_ident()
+                        .and_then(|i| self.receivers.get(&i.to_string()))
+                        .map(|r| (r.ty.clone(), r.sure)),
+                    Expr::Call(c) => constructed(c),
+                    _ => None,
                 }
-                _ => None,
             }
-            .or_else(|| enum_variant(&c.func)),
+            Expr::MethodCall(m) if m.method.to_string().starts_with("with_") => {
+                let mut r = unparen(&m.receiver);
+                while let Expr::MethodCall(inner) = r {
+                    if !inner.method.to_string().starts_with("with_") {
+                        break;
+                    }
+                    r = unparen(&inner.receiver);
+                }
+                match r {
+                    Expr::Call(c) => constructed(c),
+                    _ => None,
+                }
+            }
             // `let a = Act::Tanh;`: a variant of the user's enum.
             e @ Expr::Path(_) => enum_variant(e),
             _ => None,
@@ -12326,4 +12368,26 @@ fn nested_fns_in(block: &mut syn::Block) {
 fn map_key_or_range(a: &Expr) -> bool {
     matches!(unparen(a), Expr::Reference(_) | Expr::Range(_))
         || matches!(unparen(a), Expr::Lit(l) if !matches!(l.lit, syn::Lit::Int(_)))
+}
+
+/// `Pair::new(a, b)`, `Model::default()`, `V2::from_polar(..)`, `Cfg::with_rate(..)`: a
+/// constructor of the user's type, by the convention that these return `Self`; the type.
+fn constructed(c: &syn::ExprCall) -> Option<(syn::Ident, bool)> {
+    let Expr::Path(fp) = &*c.func else {
+        return None;
+    };
+    if fp.qself.is_some() || fp.path.segments.len() != 2 {
+        return None;
+    }
+    let (ty, f) = (&fp.path.segments[0], &fp.path.segments[1]);
+    let name = f.ident.to_string();
+    let constructor = name == "new"
+        || name == "default"
+        || name.starts_with("from_")
+        || name.starts_with("with_");
+    (ty.arguments.is_none()
+        && f.arguments.is_none()
+        && constructor
+        && crate::twin::constructor_type(&ty.ident.to_string()))
+    .then(|| (ty.ident.clone(), true))
 }

@@ -353,9 +353,36 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                 }
                 ("chain", 1) => {
                     let mut other = Vec::new();
-                    stages(&args[0], &mut other)
-                        && stages(&m.receiver, out)
-                        && push(out, Stage::Chain(other))
+                    if stages(&args[0], &mut other) {
+                        return stages(&m.receiver, out) && push(out, Stage::Chain(other));
+                    }
+                    // `a.into_iter().chain(b)`, `x.iter().chain(&y)`: a sequence given as
+                    // it is (`IntoIterator`), walked as the receiver's elements are, by
+                    // value or by reference.
+                    let (given, by_ref) = match &args[0] {
+                        Expr::Reference(r) if r.mutability.is_none() => (&*r.expr, Some(true)),
+                        e => (e, None),
+                    };
+                    let Some((seq, start, end)) = sequence(given) else {
+                        return false;
+                    };
+                    if !stages(&m.receiver, out) {
+                        return false;
+                    }
+                    let Some(Stage::Seq { by_ref: walked, .. }) = out.first() else {
+                        return false;
+                    };
+                    let by_ref = by_ref.unwrap_or(*walked);
+                    if by_ref != *walked {
+                        return false;
+                    }
+                    other.push(Stage::Seq {
+                        seq,
+                        start,
+                        end,
+                        by_ref,
+                    });
+                    push(out, Stage::Chain(other))
                 }
                 ("map", 1) => {
                     let Some(c) = closure(&args[0], 1) else {

@@ -960,6 +960,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     crate::desugar::and_then_names_as_closures(&mut expanded.block);
     crate::desugar::struct_sums_as_folds(&mut expanded.block);
     if STRUCTS.with(|s| s.get()) {
+        crate::desugar::inline_stored_chains(&mut expanded.block);
         rename_shadowing_closure_params(&mut expanded);
     }
     let func = &expanded;
@@ -1934,6 +1935,28 @@ fn library_name(name: &str) -> bool {
 /// own by `Complex::new` (and a crate using both would write one by its path).
 static CRATE_TYPES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
+/// The crate's own enums deriving `Tangent` seen so far: their values are their own
+/// generic forms (`LiftField::Of<T>` is the enum), so a marked `impl` block of one gives
+/// no methods to a mirror.
+static CRATE_ENUMS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes `name` as one of the crate's own enums (see [`CRATE_ENUMS`]).
+pub(crate) fn note_crate_enum(name: &str) {
+    let mut names = CRATE_ENUMS.lock().unwrap_or_else(|e| e.into_inner());
+    if !names.iter().any(|n| n == name) {
+        names.push(name.to_string());
+    }
+}
+
+/// Whether `name` is one of the crate's own enums (see [`CRATE_ENUMS`]).
+pub(crate) fn crate_enum(name: &str) -> bool {
+    CRATE_ENUMS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|n| n == name)
+}
+
 /// Notes `name` as one of the crate's own types (see [`CRATE_TYPES`]).
 pub(crate) fn note_crate_type(name: &str) {
     let mut names = CRATE_TYPES.lock().unwrap_or_else(|e| e.into_inner());
@@ -2183,6 +2206,39 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
                         self.0.insert(p.ident.to_string(), (ty, false));
                     }
                 }
+                // `let m = Model::default().with_bias(b);`: a builder's chain on a
+                // constructor of the user's type, by the convention that `with_…`
+                // methods return `Self`.
+                if let Some(ty) = built_by_builder(&init.expr) {
+                    if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
+                        self.0.insert(p.ident.to_string(), (ty, false));
+                    }
+                }
+                // `let t = (0..3).fold(model, |m, _| m.step(..));` from such a local.
+                if let Expr::MethodCall(m) = crate::desugar::unparen(&init.expr) {
+                    if m.method == "fold" && m.args.len() == 2 {
+                        let from = match crate::desugar::unparen(&m.args[0]) {
+                            Expr::Path(q) => q
+                                .path
+                                .get_ident()
+                                .and_then(|i| self.0.get(&i.to_string()))
+                                .map(|(t, _)| t.clone()),
+                            e => associated_constructor(e),
+                        };
+                        if let Some(ty) = from {
+                            if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
+                                self.0.insert(p.ident.to_string(), (ty, false));
+                            }
+                        }
+                    }
+                }
+                // `let a = Act::Tanh;`: a variant of the crate's own enum (its own generic
+                // form).
+                if let Some(ty) = enum_variant_of_crate(&init.expr) {
+                    if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
+                        self.0.insert(p.ident.to_string(), (ty, false));
+                    }
+                }
                 if let Expr::Struct(st) = crate::desugar::unparen(&init.expr) {
                     let user = st.qself.is_none()
                         && st.path.segments.len() == 1
@@ -2210,6 +2266,49 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
     count_bindings(func, &mut counts);
     found.0.retain(|name, _| counts.get(name) == Some(&1));
     found.0
+}
+
+/// `Model::default().with_weights(w).with_bias(b)`: `with_…` methods (a builder's,
+/// returning `Self`) on a constructor of the user's type (`Type::new(..)`,
+/// `Type::default()`); the type.
+fn built_by_builder(e: &Expr) -> Option<syn::Ident> {
+    let Expr::MethodCall(m) = crate::desugar::unparen(e) else {
+        return None;
+    };
+    let mut r = &*m.receiver;
+    if !m.method.to_string().starts_with("with_") {
+        return None;
+    }
+    while let Expr::MethodCall(inner) = crate::desugar::unparen(r) {
+        if !inner.method.to_string().starts_with("with_") {
+            return None;
+        }
+        r = &inner.receiver;
+    }
+    let Expr::Call(c) = crate::desugar::unparen(r) else {
+        return None;
+    };
+    let Expr::Path(p) = &*c.func else { return None };
+    let segs = &p.path.segments;
+    (p.qself.is_none()
+        && segs.len() == 2
+        && segs.iter().all(|s| s.arguments.is_none())
+        && matches!(segs[1].ident.to_string().as_str(), "new" | "default")
+        && constructor_type(&segs[0].ident.to_string()))
+    .then(|| segs[0].ident.clone())
+}
+
+/// `Act::Tanh`, a variant of one of the crate's own enums (see `CRATE_ENUMS`): the enum.
+fn enum_variant_of_crate(e: &Expr) -> Option<syn::Ident> {
+    let Expr::Path(p) = crate::desugar::unparen(e) else {
+        return None;
+    };
+    let segs = &p.path.segments;
+    (p.qself.is_none()
+        && segs.len() == 2
+        && segs.iter().all(|s| s.arguments.is_none())
+        && crate_enum(&segs[0].ident.to_string()))
+    .then(|| segs[0].ident.clone())
 }
 
 /// A value that may be a struct of the user's, in the generic form of a function asking
@@ -2516,8 +2615,9 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
         fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
             if let Some(enumerated) = struct_seq(&f.expr, &self.0) {
                 element_names(&f.pat, enumerated, &mut self.2);
-            } else if zipped_struct_seq(&f.expr, &self.0) {
-                first_of_pair(&f.pat, &mut self.2);
+            } else {
+                let (first, second) = zipped_struct_seq(&f.expr, &self.0);
+                of_pair(&f.pat, first, second, &mut self.2);
             }
             syn::visit::visit_expr_for_loop(self, f);
         }
@@ -2545,13 +2645,24 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
                     }
                 }
             }
-            // (`pts.iter().zip(ms).map(|(q, &m)| m * *q)`: the first of the pair.)
-            if zipped_struct_seq(&m.receiver, &self.0)
+            // (`pts.iter().zip(ms).map(|(q, &m)| m * *q)`: the first of the pair;
+            // `pos.iter().zip(&vel)`: both.)
+            let (first, second) = zipped_struct_seq(&m.receiver, &self.0);
+            if (first || second)
                 && matches!(m.method.to_string().as_str(), "map" | "for_each" | "filter")
             {
                 if let Some(Expr::Closure(c)) = m.args.first() {
                     if let Some(p) = c.inputs.first() {
-                        first_of_pair(p, &mut self.2);
+                        of_pair(p, first, second, &mut self.2);
+                    }
+                }
+            }
+            // (`(0..3).fold(model, |m, _| m.step(..))`: the accumulator of a fold from a
+            // struct, whatever it walks.)
+            if m.method == "fold" && m.args.len() == 2 && structish(&m.args[0], &self.0) {
+                if let Some(Expr::Closure(c)) = m.args.get(1) {
+                    if let Some(p) = c.inputs.first() {
+                        element_names(p, false, &mut self.2);
                     }
                 }
             }
@@ -2630,16 +2741,29 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
     }
     /// The names an element's pattern binds (`q`, `&q`, `(i, q)` of an enumeration).
     /// `pts.iter().zip(..)` of a sequence of structs (`struct_seq`, not enumerated).
-    fn zipped_struct_seq(e: &Expr, locals: &HashSet<String>) -> bool {
-        matches!(crate::desugar::unparen(e), Expr::MethodCall(m)
-            if m.method == "zip" && m.args.len() == 1 && struct_seq(&m.receiver, locals) == Some(false))
+    /// `a.zip(b)`: whether `a` and whether `b` walk a sequence of structs.
+    fn zipped_struct_seq(e: &Expr, locals: &HashSet<String>) -> (bool, bool) {
+        match crate::desugar::unparen(e) {
+            Expr::MethodCall(m) if m.method == "zip" && m.args.len() == 1 => (
+                struct_seq(&m.receiver, locals) == Some(false),
+                struct_seq(&m.args[0], locals) == Some(false),
+            ),
+            _ => (false, false),
+        }
     }
-    /// The first name of a pair's pattern (`(q, &m)`, `&(q, m)`).
-    fn first_of_pair(p: &Pat, out: &mut HashSet<String>) {
+    /// The names of a pair's pattern (`(q, &m)`, `&(q, m)`), the first and/or the second.
+    fn of_pair(p: &Pat, first: bool, second: bool, out: &mut HashSet<String>) {
         match p {
-            Pat::Tuple(t) if t.elems.len() == 2 => element_names(&t.elems[0], false, out),
-            Pat::Reference(r) => first_of_pair(&r.pat, out),
-            Pat::Type(t) => first_of_pair(&t.pat, out),
+            Pat::Tuple(t) if t.elems.len() == 2 => {
+                if first {
+                    element_names(&t.elems[0], false, out);
+                }
+                if second {
+                    element_names(&t.elems[1], false, out);
+                }
+            }
+            Pat::Reference(r) => of_pair(&r.pat, first, second, out),
+            Pat::Type(t) => of_pair(&t.pat, first, second, out),
             _ => {}
         }
     }
@@ -2866,6 +2990,10 @@ impl Rewrite<'_> {
         let Expr::Path(p) = crate::desugar::unparen(receiver) else {
             return None;
         };
+        // (`Act::Sigmoid.apply(x)`: the method's twin given the variant.)
+        if let Some(ty) = enum_variant_of_crate(receiver) {
+            return Some((ty, syn::parse_quote!(::mochi::__private::receiver(&#p))));
+        }
         let (ty, by_ref) = self.struct_locals.get(&p.path.get_ident()?.to_string())?;
         let plain = matches!(
             method,

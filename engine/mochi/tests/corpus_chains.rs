@@ -280,6 +280,61 @@ fn keyed_extremes(x: &[f64], c: f64) -> f64 {
     near * c + big * big
 }
 
+/// A chain held in a name and walked twice, the first time by `clone()`.
+#[differentiable]
+fn held_chain_cloned(x: &[f64]) -> f64 {
+    let pairs = x.iter().zip(x.iter().skip(1));
+    let s: f64 = pairs.clone().map(|(p, q)| p * q).sum();
+    s + pairs.map(|(p, q)| (p - q).sin()).sum::<f64>()
+}
+
+/// An array made from a chain collected where the constructor takes a `Vec`.
+#[differentiable]
+fn from_vec_of_chain(x: &[f64]) -> f64 {
+    let e = ndarray::Array1::from_vec(x.iter().map(|t| t.exp()).collect());
+    let w = ndarray::Array1::from_vec(x.to_vec());
+    e.dot(&w) / e.sum()
+}
+
+/// Halves of each piece, by sub-slices of the piece, collected as rows.
+#[differentiable]
+fn piece_halves(x: &[f64]) -> f64 {
+    let b = 2;
+    let front: Vec<Vec<f64>> = x.chunks(2 * b).map(|s| s[..b].to_vec()).collect();
+    let back: Vec<Vec<f64>> = x.chunks(2 * b).map(|s| s[b..].to_vec()).collect();
+    front[0][1] * back[1][0] + front[1][0].sin() * back[0][1]
+}
+
+/// A recurrence folded over pieces.
+#[differentiable]
+fn fold_over_pieces(x: &[f64]) -> f64 {
+    x.chunks(2).fold(0.5, |h, wb| (wb[0] * h + wb[1]).tanh())
+}
+
+/// Constant weights zipped with the pieces of a sub-slice, folded from its first element.
+#[differentiable]
+fn zipped_subslice_pieces(x: &[f64]) -> f64 {
+    let w = [1.0, -0.5];
+    w.iter()
+        .zip(x[1..].chunks(2))
+        .fold(x[0], |h, (k, wb)| (k * wb[0] * h + wb[1]).tanh())
+}
+
+/// Two `Vec`s joined by `into_iter().chain(..)` and by `extend`.
+#[differentiable]
+fn joined(x: &[f64]) -> f64 {
+    let a: Vec<f64> = x.iter().map(|v| v * v).collect();
+    let b = vec![x[0].sin(), x[1]];
+    let mut c: Vec<f64> = a.into_iter().chain(b).collect();
+    let d = vec![x[2].cos()];
+    c.extend(d);
+    c.extend(x.iter());
+    c.iter()
+        .enumerate()
+        .map(|(i, v)| (i as f64 + 1.0) * v)
+        .sum()
+}
+
 mod checked_chains {
     use crate::check;
 
@@ -328,4 +383,15 @@ mod checked_chains {
         |a| (&a.0, &a.1)
     );
     check!(range_neighbours, (x5(),), |a| (&a.0));
+    check!(held_chain_cloned, (x5(),), |a| (&a.0));
+    check!(from_vec_of_chain, (x5(),), |a| (&a.0));
+    check!(
+        piece_halves,
+        (vec![0.5_f64, -1.2, 0.3, 1.7, -0.4, 0.9, 1.3, -0.6],),
+        |a| (&a.0)
+    );
+    check!(fold_over_pieces, (vec![0.5_f64, -1.2, 0.3, 1.7],), |a| (&a
+        .0));
+    check!(zipped_subslice_pieces, (x5(),), |a| (&a.0));
+    check!(joined, (x5(),), |a| (&a.0));
 }

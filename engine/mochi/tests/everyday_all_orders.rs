@@ -3252,6 +3252,237 @@ mod library_named_types {
     }
 }
 
+/// Programs over a vector type of the user's as they are written: a float times an
+/// element of a window or of a sequence of structs (`2.0 * w[1]`, `(1.0 - t) * pts[i]`,
+/// `2.0 * prev[i]` of a copy `prev = pts.clone()`), a closure whose parameter is typed
+/// as the struct (`|p: V2| ..`), both of a zipped pair of struct sequences, a chain held
+/// in a name and walked twice (`edges.clone()`), a builder's chain (`Model::default()
+/// .with_bias(b)`), a fold from a struct over a range, and methods of an enum.
+mod vector_programs {
+    use mochi::prelude::*;
+    use std::ops::{Add, Mul, Sub};
+
+    #[derive(Clone, Copy, Debug, Default, Tangent)]
+    pub struct P2 {
+        x: f64,
+        y: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Add for P2 {
+        type Output = P2;
+        fn add(self, o: P2) -> P2 {
+            P2::new(self.x + o.x, self.y + o.y)
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Sub for P2 {
+        type Output = P2;
+        fn sub(self, o: P2) -> P2 {
+            P2::new(self.x - o.x, self.y - o.y)
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Mul<P2> for f64 {
+        type Output = P2;
+        fn mul(self, p: P2) -> P2 {
+            P2::new(self * p.x, self * p.y)
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl P2 {
+        fn new(x: f64, y: f64) -> P2 {
+            P2 { x, y }
+        }
+        fn norm2(&self) -> f64 {
+            self.x * self.x + self.y * self.y
+        }
+        fn norm(&self) -> f64 {
+            self.norm2().sqrt()
+        }
+        fn cross(&self, o: &P2) -> f64 {
+            self.x * o.y - self.y * o.x
+        }
+    }
+
+    /// Length plus bending, by windows of two and of three.
+    #[differentiable(higher_order)]
+    pub fn bent_polyline(x: &[f64]) -> f64 {
+        let pts: Vec<P2> = x.chunks_exact(2).map(|c| P2::new(c[0], c[1])).collect();
+        let length: f64 = pts.windows(2).map(|w| (w[1] - w[0]).norm()).sum();
+        let bending: f64 = pts
+            .windows(3)
+            .map(|w| (w[0] - 2.0 * w[1] + w[2]).norm2())
+            .sum();
+        length + 0.5 * bending
+    }
+
+    /// De Casteljau on a copy of the control points, sampled at five parameters.
+    #[differentiable(higher_order)]
+    pub fn casteljau(x: &[f64]) -> f64 {
+        let ctrl: Vec<P2> = x.chunks(2).map(|c| P2::new(c[0], c[1])).collect();
+        let mut samples: Vec<P2> = Vec::new();
+        for s in 0..=4 {
+            let t = s as f64 / 4.0;
+            let mut pts = ctrl.clone();
+            while pts.len() > 1 {
+                for i in 0..pts.len() - 1 {
+                    pts[i] = (1.0 - t) * pts[i] + t * pts[i + 1];
+                }
+                pts.pop();
+            }
+            samples.push(pts[0]);
+        }
+        samples
+            .windows(2)
+            .map(|w| (w[1] - w[0]).norm())
+            .sum::<f64>()
+    }
+
+    /// Jacobi relaxation of a chain from a copy of its points each sweep.
+    #[differentiable(higher_order)]
+    pub fn relaxed(x: &[f64]) -> f64 {
+        let mut pts: Vec<P2> = x.chunks(2).map(|c| P2::new(c[0], c[1])).collect();
+        let n = pts.len();
+        let g = P2::new(0.0, -0.05);
+        for _ in 0..4 {
+            let prev = pts.clone();
+            for i in 1..n - 1 {
+                let lap = prev[i - 1] + prev[i + 1] - 2.0 * prev[i];
+                pts[i] = prev[i] + 0.3 * lap + g;
+            }
+        }
+        pts[n / 2].y + pts.windows(2).map(|w| (w[1] - w[0]).norm()).sum::<f64>()
+    }
+
+    /// A rigid motion applied by a closure with a typed parameter; the misfit.
+    #[differentiable(higher_order)]
+    pub fn rigid_misfit(x: &[f64]) -> f64 {
+        let t = P2::new(x[1], x[2]);
+        let src = [P2::new(0.0, 0.0), P2::new(1.0, 0.2), P2::new(0.3, 1.1)];
+        let dst = [P2::new(1.0, 0.0), P2::new(0.8, 1.0), P2::new(-0.1, 0.3)];
+        let (s, c) = x[0].sin_cos();
+        let apply = |p: P2| P2::new(c * p.x - s * p.y, s * p.x + c * p.y) + t;
+        src.iter()
+            .zip(dst.iter())
+            .map(|(&p, &q)| (apply(p) - q).norm2())
+            .sum::<f64>()
+    }
+
+    /// Positions and velocities zipped, both structs; energy after a few steps.
+    #[differentiable(higher_order)]
+    pub fn zipped_states(x: &[f64]) -> f64 {
+        let k = x[0];
+        let mut pos: Vec<P2> = x[1..].chunks(4).map(|c| P2::new(c[0], c[1])).collect();
+        let vel: Vec<P2> = x[1..].chunks(4).map(|c| P2::new(c[2], c[3])).collect();
+        for i in 0..pos.len() {
+            pos[i] = pos[i] + 0.1 * vel[i];
+        }
+        pos.iter()
+            .zip(&vel)
+            .map(|(q, v)| 0.5 * v.norm2() + 0.5 * k * q.norm2())
+            .sum()
+    }
+
+    /// A closed polygon's area over perimeter, its edges a chain held and walked twice.
+    #[differentiable(higher_order)]
+    pub fn polygon_ratio(x: &[f64]) -> f64 {
+        let pts: Vec<P2> = x.chunks(2).map(|c| P2::new(c[0], c[1])).collect();
+        let edges = pts.iter().zip(pts.iter().cycle().skip(1));
+        let perimeter: f64 = edges.clone().map(|(a, b)| (*b - *a).norm()).sum();
+        let area = 0.5 * edges.map(|(a, b)| a.cross(b)).sum::<f64>();
+        area / (perimeter * perimeter)
+    }
+
+    #[derive(Clone, Debug, Default, Tangent)]
+    pub struct Lin {
+        w: Vec<f64>,
+        b: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Lin {
+        fn with_weights(mut self, w: Vec<f64>) -> Self {
+            self.w = w;
+            self
+        }
+        fn with_bias(mut self, b: f64) -> Self {
+            self.b = b;
+            self
+        }
+        fn predict(&self, x: &[f64]) -> f64 {
+            self.w.iter().zip(x).map(|(w, v)| w * v).sum::<f64>() + self.b
+        }
+        fn nudged(&self, lr: f64) -> Lin {
+            Lin {
+                w: self.w.iter().map(|w| w - lr * w.sin()).collect(),
+                b: self.b - lr * self.b,
+            }
+        }
+    }
+
+    /// A model made by a builder's chain, given an array where it takes a slice.
+    #[differentiable(higher_order)]
+    pub fn built_model(p: &[f64]) -> f64 {
+        let m = Lin::default().with_weights(p[..3].to_vec()).with_bias(p[3]);
+        let probe = [0.3, -0.7, 1.2];
+        m.predict(&probe).tanh() + m.predict(&[1.0, 0.5, -0.5])
+    }
+
+    /// Three steps folded from a model over a range.
+    #[differentiable(higher_order)]
+    pub fn stepped_model(p: &[f64]) -> f64 {
+        let model = Lin {
+            w: p[..3].to_vec(),
+            b: p[3],
+        };
+        let trained = (0..3).fold(model, |m, _| m.nudged(0.1));
+        trained.predict(&[0.4, -0.2, 0.9]).powi(2)
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub enum Act {
+        Tanh,
+        Sigmoid,
+    }
+
+    #[differentiable(higher_order)]
+    impl Act {
+        fn apply(&self, v: f64) -> f64 {
+            match self {
+                Act::Tanh => v.tanh(),
+                Act::Sigmoid => 1.0 / (1.0 + (-v).exp()),
+            }
+        }
+    }
+
+    /// An enum's method on a local variant and on a variant written in place.
+    #[differentiable(higher_order)]
+    pub fn activations(x: &[f64]) -> f64 {
+        let a = Act::Tanh;
+        a.apply(x[0] * x[1]) + Act::Sigmoid.apply(x[1] - x[0])
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(bent_polyline, [0.1, 0.2, 1.0, 0.3, 0.5, 1.1, -0.2, 0.7]);
+        all_orders!(casteljau, [0.0, 0.0, 0.4, 1.1, 1.2, 0.9, 1.6, -0.1]);
+        all_orders!(relaxed, [0.0, 0.0, 0.4, 0.3, 0.9, 0.2, 1.3, 0.4, 1.8, 0.0]);
+        all_orders!(rigid_misfit, [0.4, 0.3, -0.2]);
+        all_orders!(
+            zipped_states,
+            [1.3, 0.2, -0.4, 0.5, 0.1, 1.0, 0.3, -0.2, 0.6]
+        );
+        all_orders!(polygon_ratio, [1.0, 0.1, 0.2, 0.9, -0.8, 0.3, -0.3, -0.7]);
+        all_orders!(built_model, [0.5, -0.3, 0.8, 0.1]);
+        all_orders!(stepped_model, [0.5, -0.3, 0.8, 0.1]);
+        all_orders!(activations, [0.4, -0.7]);
+    }
+}
+
 /// A function over floats declared in the body (a local helper, called in a chain and
 /// in a loop, one calling another declared before it), and positions read from a map.
 mod body_helpers_and_maps {
