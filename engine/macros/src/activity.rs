@@ -135,6 +135,13 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
         Expr::Binary(b) => {
             use syn::BinOp::*;
             match b.op {
+                // (`d + cfg.m + 1`, `k * 2`: with an integer literal the value is an
+                // integer, whatever the other operand's root carries.)
+                Add(_) | Sub(_) | Mul(_) | Div(_) | Rem(_)
+                    if integer_literal(&b.left) || integer_literal(&b.right) =>
+                {
+                    false
+                }
                 Add(_) | Sub(_) | Mul(_) | Div(_) | Rem(_) => {
                     expr_is_active(&b.left, active) || expr_is_active(&b.right, active)
                 }
@@ -637,3 +644,14 @@ pub const NO_TANGENT_PRIMITIVES: &[&str] = &[
     "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "bool",
     "char", "str",
 ];
+
+/// An integer literal (`1`, `2usize`; not `2f64`, which syn reads as an integer with a
+/// float's suffix).
+fn integer_literal(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(l) => matches!(&l.lit, syn::Lit::Int(i) if !matches!(i.suffix(), "f32" | "f64")),
+        Expr::Paren(p) => integer_literal(&p.expr),
+        Expr::Group(g) => integer_literal(&g.expr),
+        _ => false,
+    }
+}

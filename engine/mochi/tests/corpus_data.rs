@@ -183,6 +183,21 @@ fn struct_argument(p: &Params, x: f64) -> f64 {
     y
 }
 
+/// A plain function of integers (a count the model's settings give).
+fn log_count_term(n: usize, d: usize) -> f64 {
+    ((n * d) as f64).ln()
+}
+
+/// An integer setting of a struct in integer arithmetic (`d + p.steps + 1`), given to
+/// a plain function: no derivative flows there.
+#[differentiable]
+fn integer_setting(p: &Params, x: &[f64]) -> f64 {
+    let d = x.len();
+    let n = d + p.steps + 1;
+    let c = (n * d) as f64 * p.w.ln() - log_count_term(n, d);
+    c * x[0] + p.b * x[1]
+}
+
 #[derive(Clone, Debug, PartialEq, Tangent)]
 struct Layer {
     weights: Vec<f64>,
@@ -406,4 +421,16 @@ mod checks {
             assert_eq!(*a, 2.0 * b);
         }
     }
+    check!(
+        integer_setting,
+        (
+            super::Params {
+                w: 1.7,
+                b: -0.4,
+                steps: 3
+            },
+            vec![0.5_f64, -1.3, 0.8]
+        ),
+        |a| (&a.0, &a.1)
+    );
 }
