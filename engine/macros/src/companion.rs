@@ -679,6 +679,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         let twin = METHOD_TWIN.with(|m| m.borrow_mut().take());
         if let (Some(twin), Some(t)) = (twin.filter(|_| func.sig.receiver().is_some()), &type_name)
         {
+            crate::twin::note_crate_method(t, &func.sig.ident.to_string());
             if own_rule {
                 // (An enum is its own generic form: no mirror to give the method to.)
                 if !crate::twin::crate_enum(t) {

@@ -1957,6 +1957,27 @@ pub(crate) fn crate_enum(name: &str) -> bool {
         .any(|n| n == name)
 }
 
+/// The marked methods taking `self` of the crate's own types seen so far, with their
+/// types: a method whose only owner is an enum is that enum's wherever it is called
+/// (`act.apply(v)` of an `act` the syntax cannot type, an element of a `const` array).
+static CRATE_METHODS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes `method` as a marked method of `ty` (see [`CRATE_METHODS`]).
+pub(crate) fn note_crate_method(ty: &str, method: &str) {
+    let mut names = CRATE_METHODS.lock().unwrap_or_else(|e| e.into_inner());
+    if !names.iter().any(|(t, m)| t == ty && m == method) {
+        names.push((ty.to_string(), method.to_string()));
+    }
+}
+
+/// The enum of the crate's that is the only type with a marked method `method`.
+fn sole_enum_with(method: &str) -> Option<String> {
+    let names = CRATE_METHODS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut owners = names.iter().filter(|(_, m)| m == method).map(|(t, _)| t);
+    let first = owners.next()?;
+    (owners.next().is_none() && crate_enum(first)).then(|| first.clone())
+}
+
 /// Notes `name` as one of the crate's own types (see [`CRATE_TYPES`]).
 pub(crate) fn note_crate_type(name: &str) {
     let mut names = CRATE_TYPES.lock().unwrap_or_else(|e| e.into_inner());
@@ -4402,6 +4423,22 @@ impl VisitMut for Rewrite<'_> {
                     for a in m.args.iter_mut() {
                         self.visit_expr_mut(a);
                     }
+                    return;
+                }
+                // `act.apply(v)`, `apply` a method only an enum of the crate's has: that
+                // enum's method twin (an enum is its own generic form).
+                let enum_method = (!integer_only && STRUCTS.with(|s| s.get()))
+                    .then(|| sole_enum_with(&name))
+                    .flatten();
+                if let Some(ty) = enum_method {
+                    self.visit_expr_mut(&mut m.receiver);
+                    for a in m.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                    let ty = syn::Ident::new(&ty, m.method.span());
+                    let twin = method_twin_name(&m.method);
+                    let (recv, args) = (&m.receiver, &m.args);
+                    *e = syn::parse_quote!(#ty::#twin(::mochi::__private::receiver(&#recv), #args));
                     return;
                 }
                 if integer_only

@@ -3466,8 +3466,22 @@ mod vector_programs {
         a.apply(x[0] * x[1]) + Act::Sigmoid.apply(x[1] - x[0])
     }
 
+    const ACTS: [Act; 3] = [Act::Tanh, Act::Sigmoid, Act::Tanh];
+
+    /// Layers `h ← act.apply(w h + b)` of a `const` array of an enum zipped with the
+    /// pieces of a sub-slice, folded.
+    #[differentiable(higher_order)]
+    pub fn activation_layers(p: &[f64]) -> f64 {
+        let h = ACTS
+            .iter()
+            .zip(p[1..].chunks(2))
+            .fold(p[0], |h, (act, wb)| act.apply(wb[0] * h + wb[1]));
+        h + 0.5 * h * h
+    }
+
     mod t {
         use crate::all_orders;
+        all_orders!(activation_layers, [0.3, 0.9, -0.2, 1.4, 0.1, -0.8, 0.5]);
         all_orders!(bent_polyline, [0.1, 0.2, 1.0, 0.3, 0.5, 1.1, -0.2, 0.7]);
         all_orders!(casteljau, [0.0, 0.0, 0.4, 1.1, 1.2, 0.9, 1.6, -0.1]);
         all_orders!(relaxed, [0.0, 0.0, 0.4, 0.3, 0.9, 0.2, 1.3, 0.4, 1.8, 0.0]);
