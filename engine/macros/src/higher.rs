@@ -112,6 +112,9 @@ struct Param {
     /// Floats in another shape (`xs: &[Vec<f64>]`, `data: &[(f64, f64)]`), a `Form::Other`
     /// that the twin takes in its scalar: lifted as constants for it.
     lift: bool,
+    /// A scalar taken by reference (`x: &f64`, as `std::autodiff`'s examples take it):
+    /// the companions take it so too, and read it as a `Form::Scalar`.
+    by_ref: bool,
 }
 
 /// The shape of a generic function the companions can run on duals.
@@ -492,6 +495,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
             ty if array_of_t(ty).is_some_and(|a| a.0) => Form::Array(ArrayForm::View),
             Type::Array(a) if is_t(&a.elem) => Form::Fixed(false),
             Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
+                ty if is_t(ty) => Form::Scalar,
                 Type::Slice(s) if is_t(&s.elem) => Form::Slice,
                 Type::Array(a) if is_t(&a.elem) => Form::Fixed(true),
                 other if vec_of_t(other).is_some() => Form::VecRef,
@@ -526,6 +530,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
                 owned,
                 ty_f64: syn::parse_quote!(&Self),
                 lift: false,
+                by_ref: false,
             });
             continue;
         }
@@ -534,6 +539,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
             form,
             owned,
             lift: form == Form::Other && mentions(&pt.ty, &t.ident),
+            by_ref: form == Form::Scalar && matches!(&*pt.ty, Type::Reference(_)),
             ty_f64,
         });
     }
@@ -582,6 +588,8 @@ impl Spec {
                 let n = &p.name;
                 match p.form {
                     Form::Receiver => quote!(&self),
+                    // (`&x: &f64`: the body reads `x` as the float.)
+                    Form::Scalar if p.by_ref => quote!(&#n: &#fl),
                     Form::Scalar => quote!(#n: #fl),
                     Form::Slice => quote!(#n: &[#fl]),
                     // (As the function takes them: `v: Vec<f64>`, `v: &Vec<f64>`.)
@@ -670,7 +678,7 @@ impl Spec {
                 }
                 Form::Scalar => {
                     lets.push(quote!(let #a = #duals[__mochi_at]; __mochi_at += 1;));
-                    args.push(quote!(#a));
+                    args.push(if p.by_ref { quote!(&#a) } else { quote!(#a) });
                 }
                 Form::Other if p.lift => {
                     // (Data taken by value, `a: Vec<Vec<f64>>`, is cloned: the closure
@@ -745,7 +753,7 @@ impl Spec {
                     let v = &vs[k];
                     k += 1;
                     lets.push(quote!(let #a = ::mochi::Dual::<1>::new(#n as f64, [#v as f64]);));
-                    args.push(quote!(#a));
+                    args.push(if p.by_ref { quote!(&#a) } else { quote!(#a) });
                 }
                 _ => {
                     let v = &vs[k];
@@ -900,6 +908,7 @@ impl Spec {
             .map(|p| {
                 let n = &p.name;
                 match p.form {
+                    Form::Scalar if p.by_ref => quote!(&#n),
                     Form::Receiver | Form::Scalar | Form::Slice | Form::Fixed(_) => quote!(#n),
                     Form::VecRef => quote!(#n),
                     Form::Vec => quote!(::core::clone::Clone::clone(&#n)),
@@ -976,7 +985,20 @@ fn emit(spec: &Spec, target: &Target) -> TokenStream {
         ..
     } = target;
     let decls = spec.decls();
-    let names: Vec<&syn::Ident> = spec.params.iter().map(|p| &p.name).collect();
+    // The arguments as the companions take them (`&x` of a float taken by reference,
+    // which their bodies read as the float).
+    let names: Vec<TokenStream> = spec
+        .params
+        .iter()
+        .map(|p| {
+            let n = &p.name;
+            if p.by_ref {
+                quote!(&#n)
+            } else {
+                quote!(#n)
+            }
+        })
+        .collect();
     let z = format_ident!("__mochi_z");
     let vz = format_ident!("__mochi_vz");
     let d = format_ident!("__mochi_d");
@@ -1272,6 +1294,10 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
     for (p, o) in spec.params.iter().zip(&owns) {
         let n = &p.name;
         match p.form {
+            Form::Scalar if p.by_ref => {
+                own_lets.push(quote!(let #o = *#n;));
+                hvp_args.push(quote!(&#o));
+            }
             Form::Scalar => {
                 own_lets.push(quote!(let #o = #n;));
                 hvp_args.push(quote!(#o));

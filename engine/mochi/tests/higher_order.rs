@@ -9,6 +9,7 @@
 
 #![allow(clippy::needless_range_loop)]
 
+mod common;
 use mochi::prelude::*;
 use mochi::stats::normal_logpdf;
 use ndarray::Array2;
@@ -1670,4 +1671,52 @@ fn no_grad_stops_forward_mode_derivatives_as_it_stops_the_gradient() {
     assert_eq!(gd, vec![0.0; 3]);
     let (_, d) = stopped_float::jvp(&w, &data, (&[1.0, 0.0, 0.0], &[1.0, 1.0, 1.0]));
     assert!(close(d, gw[0], 1e-12), "jvp {d} against ∂f/∂w₀ {}", gw[0]);
+}
+
+/// `std::autodiff`'s examples take floats by reference (`fn square(x: &f64) -> f64`).
+#[differentiable]
+fn square_by_ref(x: &f64) -> f64 {
+    x * x * x.sin()
+}
+
+#[differentiable]
+fn floats_by_ref(x: &f64, y: f64, v: &[f64]) -> f64 {
+    (x * y).sin() + v.iter().map(|a| a * x * a).sum::<f64>()
+}
+
+#[differentiable]
+fn calls_by_ref(v: &[f64]) -> f64 {
+    let a = v[0];
+    square_by_ref(&a) * floats_by_ref(&v[1], a, &v[2..])
+}
+
+#[test]
+fn floats_taken_by_reference_have_every_companion() {
+    let x = 0.7_f64;
+    // f = x² sin x: f' = 2x sin x + x² cos x, f'' = 2 sin x + 4x cos x − x² sin x.
+    let d1 = 2.0 * x * x.sin() + x * x * x.cos();
+    let d2 = 2.0 * x.sin() + 4.0 * x * x.cos() - x * x * x.sin();
+    let h = square_by_ref::hessian(&x);
+    assert!((h[[0, 0]] - d2).abs() < 1e-12, "{h:?} against {d2}");
+    let (y, dy) = square_by_ref::jvp(&x, 2.0);
+    assert!((y - square_by_ref(&x)).abs() < 1e-15);
+    assert!((dy - 2.0 * d1).abs() < 1e-12);
+    assert!((square_by_ref::hvp(&x, 3.0) - 3.0 * d2).abs() < 1e-12);
+    // Mixed arguments, against differences of the gradient laid end to end.
+    let p = [0.4, 1.3, 0.3, -0.5, 0.7];
+    let grad = |z: &[f64]| {
+        let (gx, gy, gv) = floats_by_ref::gradient(&z[0], z[1], &z[2..]);
+        let mut g = vec![gx, gy];
+        g.extend(gv);
+        g
+    };
+    let h = floats_by_ref::hessian(&p[0], p[1], &p[2..]);
+    common::assert_hessian_matches("floats_by_ref", grad, &h, &p, 1e-6);
+    let g = grad(&p);
+    let f = |z: &[f64]| floats_by_ref(&z[0], z[1], &z[2..]);
+    common::assert_gradient_matches(f, &g, &p);
+    // A caller's Hessian through both.
+    let q = [0.3, 0.5, 0.7, 0.9];
+    let h = calls_by_ref::hessian(&q);
+    common::assert_hessian_matches("calls_by_ref", |z| calls_by_ref::gradient(z), &h, &q, 1e-6);
 }
