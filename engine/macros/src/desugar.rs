@@ -996,6 +996,25 @@ impl VisitMut for TemporarySequences<'_> {
             return;
         };
         let mut lets = Vec::new();
+        // `for batch in DATA.chunks(2)` of a `const`: the constant bound first as
+        // `let c = &DATA;`, a borrow promoted to `'static` (a method's auto-borrow of it
+        // is a temporary, which the iterator the derivation keeps would outlive).
+        if matches!(&*f.expr, Expr::MethodCall(_)) {
+            let mut root = &mut *f.expr;
+            while let Expr::MethodCall(m) = root {
+                root = &mut *m.receiver;
+            }
+            let constant = matches!(&*root, Expr::Path(p)
+                if p.path.get_ident().is_some_and(|i| crate::twin::constant_name(&i.to_string())));
+            if constant {
+                let span = root.span();
+                let name = format_ident!("__mochi_const{}", self.next, span = span);
+                self.next += 1;
+                let c = root.clone();
+                lets.push(syn::parse_quote_spanned!(span=> let #name = &#c;));
+                *root = syn::parse_quote_spanned!(span=> #name);
+            }
+        }
         self.hoist(&mut f.expr, &mut lets);
         if !lets.is_empty() {
             let span = f.span();

@@ -2556,6 +2556,32 @@ fn struct_sequences(func: &ItemFn) -> Vec<String> {
                 self.0.push(i.ident.to_string());
             }
         }
+        // (`pts.windows(3).map(|w| ..)`, `for w in pts.windows(2)`: a window of a
+        // sequence of structs is one.)
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            if let (true, Some(Expr::Closure(c))) = (self.windows_of(&m.receiver), m.args.last()) {
+                let at = usize::from(m.method == "fold");
+                if let Some(Pat::Ident(i)) = c.inputs.iter().nth(at) {
+                    self.0.push(i.ident.to_string());
+                }
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
+            if let (true, Pat::Ident(i)) = (self.windows_of(&f.expr), &*f.pat) {
+                self.0.push(i.ident.to_string());
+            }
+            syn::visit::visit_expr_for_loop(self, f);
+        }
+    }
+    impl<F: Fn(&Type) -> bool> Seqs<'_, F> {
+        /// `pts.windows(k)` (also `chunks`, `chunks_exact`) of a sequence noted.
+        fn windows_of(&self, e: &Expr) -> bool {
+            matches!(crate::desugar::unparen(e), Expr::MethodCall(w)
+                if matches!(w.method.to_string().as_str(), "windows" | "chunks" | "chunks_exact")
+                    && matches!(crate::desugar::unparen(&w.receiver), Expr::Path(p)
+                        if p.path.get_ident().is_some_and(|n| self.0.contains(&n.to_string()))))
+        }
     }
     Seqs(&mut seqs, struct_seq).visit_block(&func.block);
     let mut counts = std::collections::HashMap::new();
@@ -3540,6 +3566,30 @@ impl VisitMut for Rewrite<'_> {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // `for batch in DATA.chunks(2)` of a `const`: the generic form's constant is a
+        // local (lifted to its scalar), and the iterator over its pieces that the
+        // derivation keeps for the reverse sweep would outlive it.
+        if let Expr::ForLoop(f) = e {
+            let mut root = &*f.expr;
+            let mut pieces = false;
+            while let Expr::MethodCall(m) = crate::desugar::unparen(root) {
+                pieces |= matches!(
+                    m.method.to_string().as_str(),
+                    "chunks" | "chunks_exact" | "windows" | "rchunks" | "rchunks_exact"
+                );
+                root = &m.receiver;
+            }
+            if let (true, Expr::Path(p)) = (pieces, crate::desugar::unparen(root)) {
+                if let Some(i) = p.path.get_ident().filter(|i| constant_name(&i.to_string())) {
+                    self.fail(
+                        Why::Syntax,
+                        format!("it walks the pieces of the constant `{i}` in a `for` (write the loop over indices, `for k in 0..{i}.len() / m`)"),
+                        f.expr.span(),
+                    );
+                    return;
+                }
+            }
+        }
         // `x.iter().sum::<Real>()` with `type Real = f64;`: as a `let`'s type is.
         if let Expr::MethodCall(m) = e {
             if let Some(tf) = &mut m.turbofish {
@@ -3704,9 +3754,7 @@ impl VisitMut for Rewrite<'_> {
                 if !matches!(&*ix.index, Expr::Range(_))
                     && matches!(crate::desugar::unparen(&ix.expr), Expr::Path(p)
                         if p.path.get_ident().is_some_and(|i| {
-                            let n = i.to_string();
-                            self.structish.contains(&n)
-                                || self.struct_values.contains(&format!("[]{n}"))
+                            self.struct_values.contains(&format!("[]{i}"))
                         })))
             };
             let not_struct = !surely_struct(&b.left, &self.struct_values)
@@ -4804,4 +4852,13 @@ fn is_print(m: &syn::Macro) -> bool {
             "print" | "println" | "eprint" | "eprintln"
         )
     })
+}
+
+/// A `const`'s name by Rust's convention (`DATA`, `W_1`): capitals, digits and `_`, more
+/// than one character.
+pub(crate) fn constant_name(n: &str) -> bool {
+    n.len() > 1
+        && n.chars().any(|c| c.is_ascii_uppercase())
+        && n.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }

@@ -335,6 +335,32 @@ fn joined(x: &[f64]) -> f64 {
         .sum()
 }
 
+const BATCHES: [[f64; 3]; 4] = [
+    [0.5, 1.2, 1.0],
+    [-0.3, 0.8, 0.0],
+    [1.1, -0.4, 1.0],
+    [0.2, 0.3, 0.0],
+];
+
+/// Two steps of minibatch descent over the pieces of a `const` table.
+#[differentiable]
+fn minibatches_of_a_constant(x: &[f64]) -> f64 {
+    let mut w = x.to_vec();
+    for batch in BATCHES.chunks(2) {
+        let mut g = [0.0; 3];
+        for row in batch {
+            let e = (w[0] * row[0] + w[1] * row[1] + w[2]).tanh() - row[2];
+            g[0] += e * row[0];
+            g[1] += e * row[1];
+            g[2] += e;
+        }
+        for (wi, gi) in w.iter_mut().zip(g.iter()) {
+            *wi -= 0.3 * gi;
+        }
+    }
+    w[0] * w[2] + w[1].sin()
+}
+
 mod checked_chains {
     use crate::check;
 
@@ -394,4 +420,9 @@ mod checked_chains {
         .0));
     check!(zipped_subslice_pieces, (x5(),), |a| (&a.0));
     check!(joined, (x5(),), |a| (&a.0));
+    check!(
+        minibatches_of_a_constant,
+        (vec![0.3_f64, -0.2, 0.5],),
+        |a| (&a.0)
+    );
 }
