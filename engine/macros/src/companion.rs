@@ -682,7 +682,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             crate::twin::note_crate_method(t, &func.sig.ident.to_string());
             if own_rule {
                 // (An enum is its own generic form: no mirror to give the method to.)
-                if !crate::twin::crate_enum(t) {
+                if !crate::twin::crate_enum(t) && !crate::twin::crate_type_without_mirror(t) {
                     rule_traits.extend(mirror_method(t, &func.vis, &twin));
                 }
             } else if let Some((_, tr, _)) = &imp.trait_ {
@@ -2187,14 +2187,29 @@ fn method_twin_stub(func: &ItemFn, why: &str) -> TokenStream {
     .visit_type_mut(&mut ret);
     let params: HashSet<String> = [t.to_string()].into_iter().collect();
     let out_t = crate::types::tangent_of(&ret, &params);
+    // (An enum is its own generic form: its value names no scalar, which the caller's
+    // use of the result gives.)
+    let of_enum = crate::twin::impl_type().is_some_and(|t| crate::twin::crate_enum(&t));
+    let receiver_bound = if of_enum {
+        quote!(__MochiS: ::mochi::Tangent)
+    } else {
+        quote!(__MochiS: ::mochi::__private::MirrorScalar<Scalar = #t> + ::mochi::Tangent)
+    };
     let mut generics = vec![
         quote!(#t: ::mochi::num_traits::Float + ::mochi::Scalar + ::mochi::__private::TwinScalar),
-        quote!(__MochiS: ::mochi::__private::MirrorScalar<Scalar = #t> + ::mochi::Tangent),
+        receiver_bound,
     ];
     let mut decls = vec![quote!(_this: &__MochiS)];
     let mut cots = vec![quote!(<__MochiS as ::mochi::Tangent>::Tangent)];
-    for (k, _) in sig.inputs.iter().skip(1).enumerate() {
+    for (k, input) in sig.inputs.iter().skip(1).enumerate() {
         let (a, v) = (format_ident!("__MochiA{}", k), format_ident!("_a{}", k));
+        // (A float argument is the scalar, which names it where the receiver does not:
+        // an enum's.)
+        if matches!(input, FnArg::Typed(pt) if crate::twin::is_float_type(&pt.ty)) {
+            decls.push(quote!(#v: #t));
+            cots.push(quote!(<#t as ::mochi::Tangent>::Tangent));
+            continue;
+        }
         generics.push(quote!(#a: ::mochi::Tangent));
         decls.push(quote!(#v: #a));
         cots.push(quote!(<#a as ::mochi::Tangent>::Tangent));

@@ -189,7 +189,9 @@ fn liftable(ty: &syn::Type) -> bool {
         "Vec" => args.len() == 1 && liftable(args[0]),
         "Array" | "Array0" | "Array1" | "Array2" | "Array3" | "Array4" | "Array5" | "Array6"
         | "ArrayD" => args.first().is_some_and(|t| is_f64(t)),
-        _ => false,
+        // A struct of the crate's whose derive wrote its mirror, declared before
+        // (`pos: Vec3` in `struct Body`): lifted to its mirror.
+        _ => args.is_empty() && p.path.segments.len() == 1 && crate::twin::crate_mirror(&name),
     }
 }
 
@@ -205,10 +207,12 @@ fn twin_items(
     types: &[syn::Type],
     tname: &syn::Ident,
 ) -> TokenStream {
+    let name = &input.ident;
     if matches!(data.fields, Fields::Unit) || !types.iter().all(liftable) {
+        crate::twin::note_crate_without_mirror(&name.to_string());
         return TokenStream::new();
     }
-    let name = &input.ident;
+    crate::twin::note_crate_mirror(&name.to_string());
     let vis = &input.vis;
     let mirror = format_ident!("__MochiTwin{}", name);
     let mirror_t = format_ident!("__MochiTwin{}Tangent", name);

@@ -1077,7 +1077,8 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     }
     // The names that carry a derivative: a call given one goes to a rule or to a
     // `#[differentiable]` function (the derivation requires it), so to its `__twin`.
-    if !user_args.is_empty() {
+    // (Also a method's `self`: `match *self { Loss::Huber(d) => .. }` of an enum.)
+    if !user_args.is_empty() || method && sig.receiver().is_some() {
         if let Some((span, what)) = variant_field_binding(&func.block) {
             return Err((
                 Why::Argument,
@@ -1561,6 +1562,11 @@ fn holds_arrays(func: &ItemFn) -> bool {
 }
 
 /// Whether `ty` is the function's float type (`f64`, or `f32`, see [`float`]).
+pub(crate) fn is_float_type(ty: &Type) -> bool {
+    is_f64(ty)
+}
+
+/// Whether `ty` is the function's float type (`f64`, or `f32`, see [`float`]).
 fn is_f64(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident(float()))
 }
@@ -1940,6 +1946,51 @@ static CRATE_TYPES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::n
 /// no methods to a mirror.
 static CRATE_ENUMS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
+/// The crate's own structs whose `#[derive(Tangent)]` wrote a generic mirror
+/// (`__MochiTwinV3<T>`): a marked `impl` block of a struct seen without one gives it no
+/// methods, and a struct with a field of one lifts it to the mirror.
+static CRATE_MIRRORS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes that `name`'s derive wrote its mirror (see [`CRATE_MIRRORS`]).
+pub(crate) fn note_crate_mirror(name: &str) {
+    let mut names = CRATE_MIRRORS.lock().unwrap_or_else(|e| e.into_inner());
+    if !names.iter().any(|n| n == name) {
+        names.push(name.to_string());
+    }
+}
+
+/// Whether `name`'s derive wrote its mirror (see [`CRATE_MIRRORS`]).
+pub(crate) fn crate_mirror(name: &str) -> bool {
+    CRATE_MIRRORS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|n| n == name)
+}
+
+/// The crate's own structs whose derive wrote no mirror (a field it cannot lift): their
+/// marked methods give a mirror nothing.
+static CRATE_WITHOUT_MIRRORS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes that `name`'s derive wrote no mirror (see [`CRATE_WITHOUT_MIRRORS`]).
+pub(crate) fn note_crate_without_mirror(name: &str) {
+    let mut names = CRATE_WITHOUT_MIRRORS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if !names.iter().any(|n| n == name) {
+        names.push(name.to_string());
+    }
+}
+
+/// Whether `name`'s derive wrote no mirror (see [`CRATE_WITHOUT_MIRRORS`]).
+pub(crate) fn crate_type_without_mirror(name: &str) -> bool {
+    CRATE_WITHOUT_MIRRORS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|n| n == name)
+}
+
 /// Notes `name` as one of the crate's own enums (see [`CRATE_ENUMS`]).
 pub(crate) fn note_crate_enum(name: &str) {
     let mut names = CRATE_ENUMS.lock().unwrap_or_else(|e| e.into_inner());
@@ -2177,11 +2228,13 @@ fn associated_constructor(e: &Expr) -> Option<syn::Ident> {
     };
     let Expr::Path(p) = &*c.func else { return None };
     let segs = &p.path.segments;
+    // (Not `Loss::Huber(d)`, a variant of an enum of the crate's.)
     (p.qself.is_none()
         && segs.len() == 2
         && segs.iter().all(|s| s.arguments.is_none())
         && !c.args.is_empty()
-        && constructor_type(&segs[0].ident.to_string()))
+        && constructor_type(&segs[0].ident.to_string())
+        && !crate_enum(&segs[0].ident.to_string()))
     .then(|| segs[0].ident.clone())
 }
 
@@ -4549,9 +4602,34 @@ impl VisitMut for Rewrite<'_> {
             // written beside `Pt` by `#[derive(Tangent)]` (asked for: a struct without one
             // would be an error in the twin, so in the function).
             Expr::Struct(st) if STRUCTS.with(|s| s.get()) && st.qself.is_none() => {
+                // `Layer::Dense { w, b }`: a variant of an enum, which is its own generic
+                // form (its floats `f64`s) and has no mirror to build.
+                if st.path.segments.len() > 1 {
+                    self.fail(
+                        Why::Syntax,
+                        format!(
+                            "it builds `{}`, a variant of an enum (an enum's floats are constants in the generic form)",
+                            segments(&st.path).join("::")
+                        ),
+                        st.path.span(),
+                    );
+                    return;
+                }
                 if st.path.is_ident("Self") {
                     if let Some(t) = IMPL_TYPE.with(|t| t.borrow().clone()) {
                         st.path = syn::Ident::new(&t, st.path.span()).into();
+                    }
+                }
+                // A struct whose derive wrote no mirror (a field it cannot lift, `act:
+                // Act`): nothing to build in the generic form.
+                if let Some(i) = st.path.get_ident() {
+                    if crate_type_without_mirror(&i.to_string()) {
+                        self.fail(
+                            Why::Syntax,
+                            format!("it builds `{i}`, which has no generic form (a field of a type `#[derive(Tangent)]` cannot lift)"),
+                            st.path.span(),
+                        );
+                        return;
                     }
                 }
                 // `..<V2 as Default>::default()` (or `Default::default()`, `V2::default()`):
