@@ -1141,6 +1141,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
             Default::default()
         },
         structish: HashSet::new(),
+        chain_results: HashSet::new(),
         in_no_grad: false,
         in_int_cast: false,
         integers: integer_names(func),
@@ -1149,6 +1150,19 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     if STRUCTS.with(|s| s.get()) {
         let known: HashSet<String> = rw.struct_locals.keys().cloned().collect();
         rw.structish = structish_locals(func, &known);
+        // (`let w = z.exp();`: a float or a struct; a method a float does not have,
+        // `w.conj()`, makes it the struct.)
+        let lets = BodyLets::of(&func.block);
+        for (name, _, init) in &lets.lets {
+            let once = lets.lets.iter().filter(|(n, ..)| n == name).count() == 1;
+            if once
+                && init
+                    .as_ref()
+                    .is_some_and(|e| of_struct_chain(e, &rw.structish))
+            {
+                rw.chain_results.insert(name.clone());
+            }
+        }
         let args = rw
             .struct_locals
             .iter()
@@ -2402,6 +2416,11 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
                 || i == "self" && IMPL_TYPE.with(|t| t.borrow().is_some())
         }),
         Expr::Reference(r) => structish(&r.expr, locals),
+        // (`a.pos` of a struct with struct fields, `Body { pos: V2, .. }`: a float or a
+        // struct, whose methods a float does not have decide.)
+        Expr::Field(f) => {
+            matches!(crate::desugar::unparen(&f.base), Expr::Path(_)) && structish(&f.base, locals)
+        }
         Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
         if p.qself.is_none()
             && p.path.segments.len() == 1
@@ -3072,6 +3091,10 @@ struct Rewrite<'a> {
     /// With `higher_order` asked: the locals that may hold a struct of the user's (see
     /// [`structish`]).
     structish: HashSet<String>,
+    /// Locals bound once to a method's result on a struct of the user's (see
+    /// [`of_struct_chain`]): a float, or a struct where a method a float does not have
+    /// is called on it.
+    chain_results: HashSet<String>,
     /// Inside `no_grad(..)`: a call there may be to a function without a twin
     /// (`no_grad(bisect(a))` of a plain solver).
     in_no_grad: bool,
@@ -4517,7 +4540,9 @@ impl VisitMut for Rewrite<'_> {
                         || SEQ_METHODS.contains(&name.as_str())
                         || array_method
                         || comparison)
-                    && of_struct_chain(&m.receiver, &self.structish);
+                    && (of_struct_chain(&m.receiver, &self.structish)
+                        || matches!(crate::desugar::unparen(&m.receiver), Expr::Path(p)
+                            if p.path.get_ident().is_some_and(|i| self.chain_results.contains(&i.to_string()))));
                 if user_method {
                     // The mirror's method of that name (its generic form).
                     self.visit_expr_mut(&mut m.receiver);

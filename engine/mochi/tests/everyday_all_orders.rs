@@ -3468,6 +3468,46 @@ mod vector_programs {
 
     const ACTS: [Act; 3] = [Act::Tanh, Act::Sigmoid, Act::Tanh];
 
+    /// A struct with fields of another struct of the crate's.
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Body {
+        pos: P2,
+        vel: P2,
+        mass: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Body {
+        fn kinetic(&self) -> f64 {
+            0.5 * self.mass * self.vel.norm2()
+        }
+        fn moved(&self, dt: f64) -> Body {
+            Body {
+                pos: self.pos + dt * self.vel,
+                vel: self.vel,
+                mass: self.mass,
+            }
+        }
+    }
+
+    /// Two bodies drifting, their kinetic energy and their distance.
+    #[differentiable(higher_order)]
+    pub fn two_bodies(x: &[f64]) -> f64 {
+        let a = Body {
+            pos: P2::new(x[0], x[1]),
+            vel: P2::new(x[2], x[3]),
+            mass: x[4],
+        };
+        let b = Body {
+            pos: P2::new(x[5], x[6]),
+            vel: P2::new(-x[3], x[2]),
+            mass: 1.5,
+        };
+        let a1 = a.moved(0.1);
+        let b1 = b.moved(0.1);
+        a1.kinetic() + b1.kinetic() + (a1.pos - b1.pos).norm()
+    }
+
     /// Layers `h ← act.apply(w h + b)` of a `const` array of an enum zipped with the
     /// pieces of a sub-slice, folded.
     #[differentiable(higher_order)]
@@ -3482,6 +3522,7 @@ mod vector_programs {
     mod t {
         use crate::all_orders;
         all_orders!(activation_layers, [0.3, 0.9, -0.2, 1.4, 0.1, -0.8, 0.5]);
+        all_orders!(two_bodies, [0.3, 0.9, -0.2, 1.4, 1.1, -0.8, 0.5]);
         all_orders!(bent_polyline, [0.1, 0.2, 1.0, 0.3, 0.5, 1.1, -0.2, 0.7]);
         all_orders!(casteljau, [0.0, 0.0, 0.4, 1.1, 1.2, 0.9, 1.6, -0.1]);
         all_orders!(relaxed, [0.0, 0.0, 0.4, 0.3, 0.9, 0.2, 1.3, 0.4, 1.8, 0.0]);
