@@ -1948,78 +1948,80 @@ fn library_name(name: &str) -> bool {
         })
 }
 
+/// Names the proc-macro process notes while it expands a crate's items, for the items
+/// after them (rustc expands a crate in one process, in order).
+struct Names(std::sync::Mutex<Vec<String>>);
+
+impl Names {
+    const fn new() -> Self {
+        Names(std::sync::Mutex::new(Vec::new()))
+    }
+
+    fn note(&self, name: &str) {
+        let mut names = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+
+    fn holds(&self, name: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|n| n == name)
+    }
+}
+
 /// The names of the crate's own types seen so far in this compilation: a struct deriving
 /// `Tangent` without generic parameters, the type of a marked `impl` block. A library
 /// type of that name (`Complex`, `Vector3`, `Quaternion`) needs its generic arguments
 /// written wherever it is a type, so a crate defining its own `struct Complex` means its
 /// own by `Complex::new` (and a crate using both would write one by its path).
-static CRATE_TYPES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+static CRATE_TYPES: Names = Names::new();
 
 /// The crate's own enums deriving `Tangent` seen so far: their values are their own
 /// generic forms (`LiftField::Of<T>` is the enum), so a marked `impl` block of one gives
 /// no methods to a mirror.
-static CRATE_ENUMS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+static CRATE_ENUMS: Names = Names::new();
 
 /// The crate's own structs whose `#[derive(Tangent)]` wrote a generic mirror
 /// (`__MochiTwinV3<T>`): a marked `impl` block of a struct seen without one gives it no
 /// methods, and a struct with a field of one lifts it to the mirror.
-static CRATE_MIRRORS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+static CRATE_MIRRORS: Names = Names::new();
 
 /// Notes that `name`'s derive wrote its mirror (see [`CRATE_MIRRORS`]).
 pub(crate) fn note_crate_mirror(name: &str) {
-    let mut names = CRATE_MIRRORS.lock().unwrap_or_else(|e| e.into_inner());
-    if !names.iter().any(|n| n == name) {
-        names.push(name.to_string());
-    }
+    CRATE_MIRRORS.note(name);
 }
 
 /// Whether `name`'s derive wrote its mirror (see [`CRATE_MIRRORS`]).
 pub(crate) fn crate_mirror(name: &str) -> bool {
-    CRATE_MIRRORS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .any(|n| n == name)
+    CRATE_MIRRORS.holds(name)
 }
 
 /// The crate's own structs whose derive wrote no mirror (a field it cannot lift): their
 /// marked methods give a mirror nothing.
-static CRATE_WITHOUT_MIRRORS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+static CRATE_WITHOUT_MIRRORS: Names = Names::new();
 
 /// Notes that `name`'s derive wrote no mirror (see [`CRATE_WITHOUT_MIRRORS`]).
 pub(crate) fn note_crate_without_mirror(name: &str) {
-    let mut names = CRATE_WITHOUT_MIRRORS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if !names.iter().any(|n| n == name) {
-        names.push(name.to_string());
-    }
+    CRATE_WITHOUT_MIRRORS.note(name);
 }
 
 /// Whether `name`'s derive wrote no mirror (see [`CRATE_WITHOUT_MIRRORS`]).
 pub(crate) fn crate_type_without_mirror(name: &str) -> bool {
-    CRATE_WITHOUT_MIRRORS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .any(|n| n == name)
+    CRATE_WITHOUT_MIRRORS.holds(name)
 }
 
 /// Notes `name` as one of the crate's own enums (see [`CRATE_ENUMS`]).
 pub(crate) fn note_crate_enum(name: &str) {
-    let mut names = CRATE_ENUMS.lock().unwrap_or_else(|e| e.into_inner());
-    if !names.iter().any(|n| n == name) {
-        names.push(name.to_string());
-    }
+    CRATE_ENUMS.note(name);
 }
 
 /// Whether `name` is one of the crate's own enums (see [`CRATE_ENUMS`]).
 pub(crate) fn crate_enum(name: &str) -> bool {
-    CRATE_ENUMS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .any(|n| n == name)
+    CRATE_ENUMS.holds(name)
 }
 
 /// The marked methods taking `self` of the crate's own types seen so far, with their
@@ -2045,19 +2047,12 @@ fn sole_enum_with(method: &str) -> Option<String> {
 
 /// Notes `name` as one of the crate's own types (see [`CRATE_TYPES`]).
 pub(crate) fn note_crate_type(name: &str) {
-    let mut names = CRATE_TYPES.lock().unwrap_or_else(|e| e.into_inner());
-    if !names.iter().any(|n| n == name) {
-        names.push(name.to_string());
-    }
+    CRATE_TYPES.note(name);
 }
 
 /// Whether `name` is one of the crate's own types (see [`CRATE_TYPES`]).
 fn crate_type(name: &str) -> bool {
-    CRATE_TYPES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .any(|n| n == name)
+    CRATE_TYPES.holds(name)
 }
 
 /// A type whose associated functions may be the user's constructors (`V2::new`).
