@@ -144,6 +144,7 @@ pub fn desugar(
     let mut loop_values = LoopValues { next: 0 };
     loop_values.visit_block_mut(&mut b);
     StoredChains.visit_block_mut(&mut b);
+    ExtendedByVariables.visit_block_mut(&mut b);
     let mut flatten = Flatten {
         float_ty,
         next: 0,
@@ -692,12 +693,13 @@ impl VisitMut for ExtendedByLiterals {
                     a = unparen(&c.receiver);
                 }
             }
+            // (A bare `w` may be a chain held in a name, which `StoredChains` writes in
+            // place later: `ExtendedByVariables` takes it after that.)
             let given = match a {
                 Expr::Reference(r) if r.mutability.is_none() => Some(unparen(&r.expr)),
                 Expr::MethodCall(c) if c.method == "iter" && c.args.is_empty() => {
                     Some(unparen(&c.receiver))
                 }
-                e @ (Expr::Path(_) | Expr::Field(_)) => Some(e),
                 _ => None,
             };
             if let Some(w @ (Expr::Path(_) | Expr::Field(_))) = given {
@@ -725,6 +727,27 @@ impl VisitMut for ExtendedByLiterals {
             #(let #names = #vals;)*
             #(#v.push(#names);)*
         });
+    }
+}
+
+/// `v.extend(w)` of a variable or a field `w` (a `Vec` or an array: a chain held in a
+/// name has been written in place by then, `StoredChains`) → `v.extend_from_slice(&w)`.
+struct ExtendedByVariables;
+
+impl VisitMut for ExtendedByVariables {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::MethodCall(m) = e else { return };
+        if m.method != "extend"
+            || m.args.len() != 1
+            || !matches!(unparen(&m.receiver), Expr::Path(_) | Expr::Field(_))
+        {
+            return;
+        }
+        if let w @ (Expr::Path(_) | Expr::Field(_)) = unparen(&m.args[0]) {
+            let (span, v) = (m.method.span(), &m.receiver);
+            *e = syn::parse_quote_spanned!(span=> #v.extend_from_slice(&#w));
+        }
     }
 }
 

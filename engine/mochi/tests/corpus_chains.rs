@@ -320,7 +320,8 @@ fn zipped_subslice_pieces(x: &[f64]) -> f64 {
         .fold(x[0], |h, (k, wb)| (k * wb[0] * h + wb[1]).tanh())
 }
 
-/// Two `Vec`s joined by `into_iter().chain(..)` and by `extend`.
+/// Two `Vec`s joined by `into_iter().chain(..)` and by `extend` (of a `Vec`, of a chain
+/// held in a name).
 #[differentiable]
 fn joined(x: &[f64]) -> f64 {
     let a: Vec<f64> = x.iter().map(|v| v * v).collect();
@@ -329,6 +330,9 @@ fn joined(x: &[f64]) -> f64 {
     let d = vec![x[2].cos()];
     c.extend(d);
     c.extend(x.iter());
+    // (A chain held in a name extends as the chain.)
+    let sines = x.iter().map(|v| v.sin());
+    c.extend(sines);
     c.iter()
         .enumerate()
         .map(|(i, v)| (i as f64 + 1.0) * v)
