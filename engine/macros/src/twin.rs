@@ -4624,7 +4624,13 @@ impl VisitMut for Rewrite<'_> {
             Expr::Struct(st) if STRUCTS.with(|s| s.get()) && st.qself.is_none() => {
                 // `Layer::Dense { w, b }`: a variant of an enum, which is its own generic
                 // form (its floats `f64`s) and has no mirror to build.
-                if st.path.segments.len() > 1 {
+                let n = st.path.segments.len();
+                if n > 1
+                    && st.path.segments[n - 2]
+                        .ident
+                        .to_string()
+                        .starts_with(|c: char| c.is_ascii_uppercase())
+                {
                     self.fail(
                         Why::Syntax,
                         format!(
