@@ -10040,19 +10040,7 @@ impl Desugar {
                     _ => None,
                 }
             }
-            Expr::MethodCall(m) if m.method.to_string().starts_with("with_") => {
-                let mut r = unparen(&m.receiver);
-                while let Expr::MethodCall(inner) = r {
-                    if !inner.method.to_string().starts_with("with_") {
-                        break;
-                    }
-                    r = unparen(&inner.receiver);
-                }
-                match r {
-                    Expr::Call(c) => constructed(c),
-                    _ => None,
-                }
-            }
+            e @ Expr::MethodCall(_) => builder_root(e).and_then(constructed),
             // `let a = Act::Tanh;`: a variant of the user's enum.
             e @ Expr::Path(_) => enum_variant(e),
             _ => None,
@@ -12410,6 +12398,25 @@ fn nested_fns_in(block: &mut syn::Block) {
 fn map_key_or_range(a: &Expr) -> bool {
     matches!(unparen(a), Expr::Reference(_) | Expr::Range(_))
         || matches!(unparen(a), Expr::Lit(l) if !matches!(l.lit, syn::Lit::Int(_)))
+}
+
+/// `Model::default().with_weights(w).with_bias(b)`: the call at the root of a chain of
+/// one or more `with_…` methods (a builder's, by convention returning `Self`).
+pub(crate) fn builder_root(e: &Expr) -> Option<&syn::ExprCall> {
+    let Expr::MethodCall(first) = unparen(e) else {
+        return None;
+    };
+    let mut m = first;
+    loop {
+        if !m.method.to_string().starts_with("with_") {
+            return None;
+        }
+        match unparen(&m.receiver) {
+            Expr::MethodCall(inner) => m = inner,
+            Expr::Call(c) => return Some(c),
+            _ => return None,
+        }
+    }
 }
 
 /// `Pair::new(a, b)`, `Model::default()`, `V2::from_polar(..)`, `Cfg::with_rate(..)`: a

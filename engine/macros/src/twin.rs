@@ -2355,22 +2355,7 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
 /// returning `Self`) on a constructor of the user's type (`Type::new(..)`,
 /// `Type::default()`); the type.
 fn built_by_builder(e: &Expr) -> Option<syn::Ident> {
-    let Expr::MethodCall(m) = crate::desugar::unparen(e) else {
-        return None;
-    };
-    let mut r = &*m.receiver;
-    if !m.method.to_string().starts_with("with_") {
-        return None;
-    }
-    while let Expr::MethodCall(inner) = crate::desugar::unparen(r) {
-        if !inner.method.to_string().starts_with("with_") {
-            return None;
-        }
-        r = &inner.receiver;
-    }
-    let Expr::Call(c) = crate::desugar::unparen(r) else {
-        return None;
-    };
+    let c = crate::desugar::builder_root(e)?;
     let Expr::Path(p) = &*c.func else { return None };
     let segs = &p.path.segments;
     (p.qself.is_none()
