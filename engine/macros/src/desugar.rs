@@ -347,7 +347,157 @@ impl Successors<'_> {
     }
 }
 
+impl Successors<'_> {
+    /// `x.iter().zip(successors(Some(a), |p| Some(e)))` (also `successors(..).take(n)`,
+    /// or a name bound to the sequence by a `let` of the block, `let powers =
+    /// successors(..);`): the values the zip reads are computed into a `Vec` first, by
+    /// a `let` before the statement (as many as the zip's receiver has, or `n`), and
+    /// zipped as `v.iter().copied()`. A `let` of the sequence left unread goes.
+    fn zipped(&mut self, b: &mut syn::Block) {
+        /// A zip's argument that is the sequence: its parts and `take`'s count.
+        fn sequence(
+            arg: &Expr,
+            held: &std::collections::HashMap<String, Expr>,
+        ) -> Option<((Expr, Pat, Expr), Option<Expr>)> {
+            let whole = |e: &Expr| match unparen(e) {
+                Expr::Path(p) => p
+                    .path
+                    .get_ident()
+                    .and_then(|i| held.get(&i.to_string()))
+                    .and_then(Successors::parts),
+                other => Successors::parts(other),
+            };
+            match unparen(arg) {
+                Expr::MethodCall(t) if t.method == "take" && t.args.len() == 1 => {
+                    Some((whole(&t.receiver)?, Some(t.args[0].clone())))
+                }
+                other => Some((whole(other)?, None)),
+            }
+        }
+        /// How many elements a zip's receiver has: `x.len()` of `x.iter()` (with
+        /// adapters that keep the count), `(a..b).len()` of a range.
+        fn count(recv: &Expr) -> Option<Expr> {
+            match unparen(recv) {
+                Expr::MethodCall(m) => match (m.method.to_string().as_str(), m.args.len()) {
+                    ("iter" | "iter_mut" | "into_iter", 0) => match unparen(&m.receiver) {
+                        r @ (Expr::Path(_) | Expr::Field(_)) => Some(syn::parse_quote!(#r.len())),
+                        Expr::Reference(r) => {
+                            let r = &r.expr;
+                            Some(syn::parse_quote!(#r.len()))
+                        }
+                        Expr::Range(_) => count(&m.receiver),
+                        _ => None,
+                    },
+                    ("copied" | "cloned" | "enumerate" | "rev", 0) | ("map" | "inspect", 1) => {
+                        count(&m.receiver)
+                    }
+                    _ => None,
+                },
+                r @ Expr::Range(_) => Some(syn::parse_quote!((#r).len())),
+                _ => None,
+            }
+        }
+        struct Zips<'a, 'b> {
+            held: &'a std::collections::HashMap<String, Expr>,
+            found: Vec<(syn::Ident, (Expr, Pat, Expr), Expr)>,
+            outer: &'a mut Successors<'b>,
+        }
+        impl VisitMut for Zips<'_, '_> {
+            // (Closures and inner blocks are taken with their own statements.)
+            fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+            fn visit_block_mut(&mut self, _: &mut syn::Block) {}
+            fn visit_expr_mut(&mut self, e: &mut Expr) {
+                syn::visit_mut::visit_expr_mut(self, e);
+                let Expr::MethodCall(m) = e else { return };
+                if m.method != "zip" || m.args.len() != 1 {
+                    return;
+                }
+                let Some((parts, taken)) = sequence(&m.args[0], self.held) else {
+                    return;
+                };
+                let Some(n) = taken.or_else(|| count(&m.receiver)) else {
+                    return;
+                };
+                let span = m.method.span();
+                self.outer.next += 1;
+                let v = format_ident!("__mochi_sz{}", self.outer.next, span = span);
+                self.outer.note(&[&v], &parts);
+                m.args[0] = syn::parse_quote_spanned!(span=> #v.iter().copied());
+                self.found.push((v, parts, n));
+            }
+        }
+        let mut held = std::collections::HashMap::new();
+        let mut out = Vec::new();
+        for mut st in std::mem::take(&mut b.stmts) {
+            if let syn::Stmt::Local(l) = &st {
+                if let (Pat::Ident(pi), Some(init)) = (&l.pat, &l.init) {
+                    if init.diverge.is_none() && pi.by_ref.is_none() {
+                        if Self::parts(&init.expr).is_some() {
+                            held.insert(pi.ident.to_string(), (*init.expr).clone());
+                        } else {
+                            held.remove(&pi.ident.to_string());
+                        }
+                    }
+                }
+            }
+            let mut z = Zips {
+                held: &held,
+                found: Vec::new(),
+                outer: self,
+            };
+            z.visit_stmt_mut(&mut st);
+            for (v, (start, p, step), n) in z.found {
+                let span = v.span();
+                let (c, i) = (
+                    format_ident!("__mochi_szc", span = span),
+                    format_ident!("__mochi_szi", span = span),
+                );
+                out.push(syn::parse_quote_spanned!(span=>
+                    let #v = {
+                        let mut #v = ::std::vec::Vec::new();
+                        let mut #c = #start;
+                        for #i in 0..(#n) {
+                            if #i > 0 {
+                                #c = { let #p = #c; #step };
+                            }
+                            #v.push(#c);
+                        }
+                        #v
+                    };
+                ));
+            }
+            out.push(st);
+        }
+        // The sequences no statement reads any more.
+        let unread: Vec<String> = held
+            .keys()
+            .filter(|name| {
+                let mut n = 0usize;
+                for st in &out {
+                    let mut seen = HashSet::new();
+                    crate::activity::token_idents(quote::quote!(#st), &mut seen);
+                    n += usize::from(seen.contains(*name));
+                }
+                n == 1
+            })
+            .cloned()
+            .collect();
+        out.retain(|st| match st {
+            syn::Stmt::Local(l) => !matches!(&l.pat, Pat::Ident(pi)
+                if unread.contains(&pi.ident.to_string())
+                    && l.init.as_ref().is_some_and(|i| Self::parts(&i.expr).is_some())),
+            _ => true,
+        });
+        b.stmts = out;
+    }
+}
+
 impl VisitMut for Successors<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        self.zipped(b);
+        syn::visit_mut::visit_block_mut(self, b);
+    }
+
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if let Some(r) = self.rewrite(e) {
             *e = r;
@@ -3935,7 +4085,81 @@ impl Flatten<'_> {
         }
     }
 
+    /// `a.flat_map(g).chain(b).chain(std::iter::once(e)).collect()` (a flattened part
+    /// anywhere among the chained ones) → `{ let mut acc = Vec::new(); for v in
+    /// a.flat_map(g) { acc.push(v); } acc.extend(b); acc.push(e); acc }`: each part
+    /// pushed in order, the flattened one by the loop above, the others as `extend`s
+    /// (which the derivation takes) and `once(e)` as one `push`.
+    fn collect_chained(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        fn flattens(e: &Expr) -> bool {
+            match unparen(e) {
+                Expr::MethodCall(c) => {
+                    c.method == "flat_map" || c.method == "flatten" || flattens(&c.receiver)
+                }
+                _ => false,
+            }
+        }
+        fn once(e: &Expr) -> Option<&Expr> {
+            match unparen(e) {
+                Expr::Call(c) if c.args.len() == 1 => match &*c.func {
+                    Expr::Path(p) if p.path.segments.last()?.ident == "once" => Some(&c.args[0]),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        if m.method != "collect" || !m.args.is_empty() {
+            return None;
+        }
+        let ty = self.float_ty?;
+        let mut parts = Vec::new();
+        let mut cur = unparen(&m.receiver);
+        while let Expr::MethodCall(c) = cur {
+            if c.method != "chain" || c.args.len() != 1 {
+                break;
+            }
+            parts.push(c.args[0].clone());
+            cur = unparen(&c.receiver);
+        }
+        parts.push(cur.clone());
+        parts.reverse();
+        if parts.len() < 2 || !parts.iter().any(flattens) {
+            return None;
+        }
+        self.next += 1;
+        let acc = format_ident!("__mochi_flat_acc{}", self.next);
+        let e = format_ident!("__mochi_flat_elem{}", self.next);
+        let steps = parts.iter().map(|p| {
+            if let Some(v) = once(p) {
+                return quote::quote!(#acc.push(#v););
+            }
+            if flattens(p) {
+                return quote::quote!(for #e in #p { #acc.push(#e); });
+            }
+            match unparen(p) {
+                w @ (Expr::Path(_) | Expr::Field(_)) => {
+                    quote::quote!(#acc.extend_from_slice(&#w);)
+                }
+                Expr::Reference(r) if r.mutability.is_none() => {
+                    let w = &r.expr;
+                    quote::quote!(#acc.extend_from_slice(&#w);)
+                }
+                _ => quote::quote!(#acc.extend(#p);),
+            }
+        });
+        let mut out: Expr = syn::parse_quote!({
+            let mut #acc = ::std::vec::Vec::<#ty>::new();
+            #(#steps)*
+            #acc
+        });
+        syn::visit_mut::visit_expr_mut(self, &mut out);
+        Some(out)
+    }
+
     fn consumer(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        if let Some(e) = self.collect_chained(m) {
+            return Some(e);
+        }
         let name = m.method.to_string();
         let f = self.split(&m.receiver)?;
         let (outer, param) = (&f.outer, &f.param);
@@ -10563,19 +10787,19 @@ impl VisitMut for Desugar {
                     // (Rows, `Vec<Vec<f64>>`, are built by the loop first: the chain
                     // rewrite would keep each row's own chain as written.)
                     // (So are elements that are not floats: arrays `[f64; 2]`, structs.)
+                    // (And tuples holding any of these, `Vec<(V3, V3)>`.)
+                    let float = |e: &syn::Type| {
+                        matches!(e, syn::Type::Path(p) if p.path.is_ident("f64")
+                            || p.path.is_ident("f32")
+                            || self.float_ty.as_ref().is_some_and(|f| p.path.is_ident(f)))
+                    };
                     let rows =
                         crate::iterchain::vec_elem(&t.ty)
                             .flatten()
                             .is_some_and(|e| match e {
-                                syn::Type::Path(p) => {
-                                    !(p.path.is_ident("f64")
-                                        || p.path.is_ident("f32")
-                                        || self
-                                            .float_ty
-                                            .as_ref()
-                                            .is_some_and(|f| p.path.is_ident(f)))
-                                }
+                                syn::Type::Path(_) => !float(e),
                                 syn::Type::Array(_) => true,
+                                syn::Type::Tuple(t) => t.elems.iter().any(|e| !float(e)),
                                 _ => false,
                             });
                     let direct = if rows {

@@ -339,6 +339,53 @@ fn joined(x: &[f64]) -> f64 {
         .sum()
 }
 
+/// Features by `flat_map` into arrays, then neighbour products and one total, each
+/// `chain`ed on (`std::iter::once`): a `Vec` result.
+#[differentiable]
+fn flattened_then_chained(x: &[f64]) -> Vec<f64> {
+    x.iter()
+        .flat_map(|&v| [v.sin(), v.cos()])
+        .chain(x.windows(2).map(|w| w[0] * w[1]))
+        .chain(std::iter::once(x.iter().sum::<f64>().tanh()))
+        .collect()
+}
+
+/// A flattened part between two others (a copied slice, a `Vec`), collected and
+/// weighted by position.
+#[differentiable]
+fn flattened_between(x: &[f64], y: &[f64]) -> f64 {
+    let v: Vec<f64> = y
+        .iter()
+        .copied()
+        .chain(x.iter().flat_map(|v| vec![v * v, v.exp()]))
+        .chain(x.to_vec())
+        .collect();
+    v.iter()
+        .enumerate()
+        .map(|(i, a)| (i as f64 + 1.0) * a.sin())
+        .sum()
+}
+
+/// Least squares, each residual a closure over its sample point, the powers of the
+/// point from `std::iter::successors` held in a name and zipped with the
+/// coefficients; and a sequence's first two values zipped (`take(2)`) in place.
+#[differentiable]
+fn powers_by_successors(x: &[f64], n: usize) -> f64 {
+    let residual = |t: f64| {
+        let powers = std::iter::successors(Some(1.0), move |p| Some(p * t));
+        t.sin() - x.iter().zip(powers).map(|(c, p)| c * p).sum::<f64>()
+    };
+    let first: f64 = x
+        .iter()
+        .zip(std::iter::successors(Some(x[1]), |p| Some(p * 0.5)).take(2))
+        .map(|(c, p)| c * p)
+        .sum();
+    0.5 * (0..n)
+        .map(|i| residual(i as f64 / n as f64).powi(2))
+        .sum::<f64>()
+        + first.powi(2)
+}
+
 const BATCHES: [[f64; 3]; 4] = [
     [0.5, 1.2, 1.0],
     [-0.3, 0.8, 0.0],
@@ -424,6 +471,11 @@ mod checked_chains {
         .0));
     check!(zipped_subslice_pieces, (x5(),), |a| (&a.0));
     check!(joined, (x5(),), |a| (&a.0));
+    check!(powers_by_successors, (x5(), 5_usize), |a| (&a.0, a.1));
+    check!(flattened_then_chained, (x5(),), |a| (&a.0));
+    check!(flattened_between, (x5(), vec![0.2_f64, 0.5]), |a| (
+        &a.0, &a.1
+    ));
     check!(
         minibatches_of_a_constant,
         (vec![0.3_f64, -0.2, 0.5],),

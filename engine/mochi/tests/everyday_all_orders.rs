@@ -3468,6 +3468,22 @@ mod vector_programs {
 
     const ACTS: [Act; 3] = [Act::Tanh, Act::Sigmoid, Act::Tanh];
 
+    /// Pairs of points collected as a `Vec<(P2, P2)>`: their moments about a pivot,
+    /// and the forces folded from the pairs.
+    #[differentiable(higher_order)]
+    pub fn lever_moments(x: &[f64]) -> f64 {
+        let pivot = P2::new(x[0], x[1]);
+        let levers: Vec<(P2, P2)> = x[2..]
+            .chunks_exact(4)
+            .map(|c| (P2::new(c[0], c[1]), P2::new(c[2], c[3])))
+            .collect();
+        let moment: f64 = levers.iter().map(|(at, f)| (*at - pivot).cross(f)).sum();
+        let pull = levers
+            .iter()
+            .fold(P2::new(0.0, 0.0), |acc, &(_, f)| acc + f);
+        moment * moment + pull.norm2()
+    }
+
     /// A struct with fields of another struct of the crate's.
     #[derive(Clone, Copy, Debug, Tangent)]
     pub struct Body {
@@ -3523,6 +3539,10 @@ mod vector_programs {
         use crate::all_orders;
         all_orders!(activation_layers, [0.3, 0.9, -0.2, 1.4, 0.1, -0.8, 0.5]);
         all_orders!(two_bodies, [0.3, 0.9, -0.2, 1.4, 1.1, -0.8, 0.5]);
+        all_orders!(
+            lever_moments,
+            [0.2, -0.1, 0.9, 0.3, -0.4, 1.2, -0.5, 0.8, 0.6, 0.7]
+        );
         all_orders!(bent_polyline, [0.1, 0.2, 1.0, 0.3, 0.5, 1.1, -0.2, 0.7]);
         all_orders!(casteljau, [0.0, 0.0, 0.4, 1.1, 1.2, 0.9, 1.6, -0.1]);
         all_orders!(relaxed, [0.0, 0.0, 0.4, 0.3, 0.9, 0.2, 1.3, 0.4, 1.8, 0.0]);
