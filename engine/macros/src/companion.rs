@@ -677,6 +677,9 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         let checked =
             valid::check_signature(&written_out).and_then(|()| method_companions(&func, &options));
         let twin = METHOD_TWIN.with(|m| m.borrow_mut().take());
+        if let (true, Some(t)) = (func.sig.receiver().is_some(), &type_name) {
+            crate::twin::note_marked_method(t, &func.sig.ident.to_string());
+        }
         if let (Some(twin), Some(t)) = (twin.filter(|_| func.sig.receiver().is_some()), &type_name)
         {
             crate::twin::note_crate_method(t, &func.sig.ident.to_string());

@@ -190,8 +190,13 @@ fn liftable(ty: &syn::Type) -> bool {
         "Array" | "Array0" | "Array1" | "Array2" | "Array3" | "Array4" | "Array5" | "Array6"
         | "ArrayD" => args.first().is_some_and(|t| is_f64(t)),
         // A struct of the crate's whose derive wrote its mirror, declared before
-        // (`pos: Vec3` in `struct Body`): lifted to its mirror.
-        _ => args.is_empty() && p.path.segments.len() == 1 && crate::twin::crate_mirror(&name),
+        // (`pos: Vec3` in `struct Body`): lifted to its mirror; an enum of the crate's
+        // with `LiftField` (`act: Act`): itself.
+        _ => {
+            args.is_empty()
+                && p.path.segments.len() == 1
+                && (crate::twin::crate_mirror(&name) || crate::twin::crate_lifted_enum(&name))
+        }
     }
 }
 
@@ -284,6 +289,15 @@ fn twin_items(
 
         impl<__MochiT: ::mochi::Scalar> ::core::clone::Clone for #mirror<__MochiT> {
             fn clone(&self) -> Self { #clone_mirror }
+        }
+        // A constant of the struct (`const CFG: Config`, passed whole as `&CFG` or the
+        // base of `Config { lr: 0.2, ..CFG }`) is its mirror in a generic form.
+        impl<__MochiT: ::mochi::Scalar> ::mochi::__private::LiftConst<__MochiT> for #name {
+            type Out = #mirror<__MochiT>;
+            #[inline]
+            fn lift_const(self) -> #mirror<__MochiT> {
+                ::mochi::__private::lift_value::<__MochiT, #name>(self)
+            }
         }
         impl<__MochiT: ::mochi::Scalar> ::core::clone::Clone for #mirror_t<__MochiT> {
             fn clone(&self) -> Self { #clone_t }
@@ -428,6 +442,7 @@ fn enum_lift(input: &DeriveInput) -> TokenStream {
             }
         }
     }
+    crate::twin::note_crate_lifted_enum(&name.to_string());
     let lift = quote!(::mochi::__private::LiftField);
     quote! {
         impl #lift for #name {

@@ -5774,6 +5774,11 @@ fn bind_chain_source(
 
 /// Whether `e` is computed (see [`bind_chain_source`]) and carries derivatives.
 fn computed_source(e: &Expr, active: &HashSet<String>) -> bool {
+    computed_source_of(e) && mentions_active(e, active)
+}
+
+/// Whether `e` is computed (see [`bind_chain_source`]), whatever it carries.
+fn computed_source_of(e: &Expr) -> bool {
     let computed = match unparen(e) {
         // (Not the standard library's iterators, `zip(x, y)`, `repeat(v)`, which the
         // loop rewrites take as they are.)
@@ -5797,7 +5802,7 @@ fn computed_source(e: &Expr, active: &HashSet<String>) -> bool {
         }
         _ => false,
     };
-    computed && mentions_active(e, active)
+    computed
 }
 
 /// `e` replaced by a fresh name, pushed with it on `out`.
@@ -5815,23 +5820,43 @@ fn bind_chain_sources(
     next: &mut usize,
     out: &mut Vec<(syn::Ident, Expr)>,
 ) {
+    bind_chain_sources_of(chain, active, false, next, out)
+}
+
+/// [`bind_chain_sources`], also of sources without a derivative when `any` (a `fold`
+/// from a differentiable value over `network().iter()`, whose elements a closure
+/// reads in an index loop).
+fn bind_chain_sources_of(
+    chain: &mut Expr,
+    active: &HashSet<String>,
+    any: bool,
+    next: &mut usize,
+    out: &mut Vec<(syn::Ident, Expr)>,
+) {
     let Expr::MethodCall(m) = chain else {
         return;
     };
+    let computed = |e: &Expr| {
+        if any {
+            computed_source_of(e)
+        } else {
+            computed_source(e, active)
+        }
+    };
     if (m.method == "iter" || m.method == "into_iter") && m.args.is_empty() {
-        if computed_source(&m.receiver, active) {
+        if computed(&m.receiver) {
             bind_source(&mut m.receiver, next, out);
         }
         return;
     }
     // (The receiver is evaluated before the arguments.)
-    bind_chain_sources(&mut m.receiver, active, next, out);
+    bind_chain_sources_of(&mut m.receiver, active, any, next, out);
     if m.method == "zip" && m.args.len() == 1 {
         let arg = &mut m.args[0];
-        if computed_source(arg, active) {
+        if computed(arg) {
             bind_source(arg, next, out);
         } else {
-            bind_chain_sources(arg, active, next, out);
+            bind_chain_sources_of(arg, active, any, next, out);
         }
     }
 }
@@ -12149,7 +12174,18 @@ impl VisitMut for Desugar {
                 // source bound first, as a variable the chain rewrite takes.
                 // (An untyped `collect()` is left to the typed `let` it is the value of.)
                 if m.method != "collect" || m.turbofish.is_some() {
-                    let bound = bind_chain_source(&mut m.receiver, &self.active, &mut self.next);
+                    let mut bound = Vec::new();
+                    let any = m.method == "fold"
+                        && m.args
+                            .first()
+                            .is_some_and(|a| mentions_active(a, &self.active));
+                    bind_chain_sources_of(
+                        &mut m.receiver,
+                        &self.active,
+                        any,
+                        &mut self.next,
+                        &mut bound,
+                    );
                     if !bound.is_empty() {
                         let span = m.method.span();
                         let chain = e.clone();

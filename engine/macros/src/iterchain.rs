@@ -526,8 +526,13 @@ fn closure(e: &Expr, n: usize) -> Option<syn::ExprClosure> {
                 referenced_names(p, false, &mut by_value);
             }
             for (_, to) in &renames {
-                if !by_value.contains(&to.to_string()) && read_as_sequence(&c.body, to) {
+                if by_value.contains(&to.to_string()) {
+                    continue;
+                }
+                if read_as_sequence(&c.body, to) {
                     SEQ_PARAMS.with(|s| s.borrow_mut().insert(to.clone()));
+                } else if read_as_receiver(&c.body, to) {
+                    CLONED_PARAMS.with(|s| s.borrow_mut().insert(to.clone()));
                 }
             }
             Some(c)
@@ -691,6 +696,11 @@ thread_local! {
     /// `Vec<Vec<f64>>`: `row.iter()`, `row[j]`, `dot(row, x)`): bound by reference.
     static SEQ_PARAMS: std::cell::RefCell<std::collections::HashSet<syn::Ident>> =
         std::cell::RefCell::new(std::collections::HashSet::new());
+    /// The renamed closure parameters read only as receivers of the user's methods
+    /// (`layer.apply(&h)`, see `read_as_receiver`): an element bound by value as a
+    /// clone, since it may not be `Copy`.
+    static CLONED_PARAMS: std::cell::RefCell<std::collections::HashSet<syn::Ident>> =
+        std::cell::RefCell::new(std::collections::HashSet::new());
     /// The names that hold sequences of the user's structs (`pts: &[V2]`, `let pts:
     /// Vec<V2> = ..`): their chains are index loops, not the rules of float sequences.
     static STRUCT_SEQS: std::cell::RefCell<std::collections::HashSet<String>> =
@@ -701,6 +711,7 @@ thread_local! {
 pub fn reset_fresh_params() {
     NEXT_PARAM.with(|c| c.set(0));
     SEQ_PARAMS.with(|s| s.borrow_mut().clear());
+    CLONED_PARAMS.with(|s| s.borrow_mut().clear());
     STRUCT_SEQS.with(|s| s.borrow_mut().clear());
 }
 
@@ -782,6 +793,49 @@ fn read_as_sequence(body: &Expr, name: &syn::Ident) -> bool {
     let mut f = Find { name, found: false };
     syn::visit::Visit::visit_expr(&mut f, body);
     f.found
+}
+
+/// Whether `name` is read only as the receiver of marked methods that only the crate's
+/// enums have (`layer.apply(&h)`), at least once: an element that may not be `Copy`
+/// (an enum whose variants hold `Vec`s), bound as a clone (an enum carries no
+/// derivative).
+fn read_as_receiver(body: &Expr, name: &syn::Ident) -> bool {
+    struct Find<'a> {
+        name: &'a syn::Ident,
+        methods: usize,
+        other: bool,
+    }
+    impl Find<'_> {
+        fn is(&self, e: &Expr) -> bool {
+            matches!(e, Expr::Path(p) if p.qself.is_none() && p.path.is_ident(self.name))
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Find<'_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            match e {
+                Expr::MethodCall(m) if self.is(&m.receiver) => {
+                    let name = m.method.to_string();
+                    if !crate::twin::only_enums_have(&name) {
+                        self.other = true;
+                    } else {
+                        self.methods += 1;
+                    }
+                    for a in &m.args {
+                        self.visit_expr(a);
+                    }
+                }
+                _ if self.is(e) => self.other = true,
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut f = Find {
+        name,
+        methods: 0,
+        other: false,
+    };
+    syn::visit::Visit::visit_expr(&mut f, body);
+    f.methods > 0 && !f.other
 }
 
 /// The name as the user wrote it: `f` for a closure parameter renamed by
@@ -1479,7 +1533,11 @@ impl<'a> Writer<'a> {
             (Pat::Ident(i), Item::Leaf(e, by_ref)) if i.subpat.is_none() => {
                 let m = &i.mutability;
                 let n = &i.ident;
-                body.push(quote_spanned!(span=> let #m #n = #e;));
+                if *by_ref && CLONED_PARAMS.with(|s| s.borrow().contains(n)) {
+                    body.push(quote_spanned!(span=> let #m #n = ::core::clone::Clone::clone(&#e);));
+                } else {
+                    body.push(quote_spanned!(span=> let #m #n = #e;));
+                }
                 if *by_ref {
                     deref.push(n.clone());
                 }

@@ -2014,6 +2014,22 @@ pub(crate) fn crate_type_without_mirror(name: &str) -> bool {
     CRATE_WITHOUT_MIRRORS.holds(name)
 }
 
+/// The crate's own enums whose derive wrote `LiftField` (every variant's fields
+/// liftable): a struct with a field of one has a generic mirror, the enum in it as is.
+static CRATE_LIFTED_ENUMS: Names = Names::new();
+
+/// Notes that `name`'s derive wrote `LiftField` for the enum (see
+/// [`CRATE_LIFTED_ENUMS`]).
+pub(crate) fn note_crate_lifted_enum(name: &str) {
+    CRATE_LIFTED_ENUMS.note(name);
+}
+
+/// Whether `name` is an enum of the crate's with `LiftField` (see
+/// [`CRATE_LIFTED_ENUMS`]).
+pub(crate) fn crate_lifted_enum(name: &str) -> bool {
+    CRATE_LIFTED_ENUMS.holds(name)
+}
+
 /// Notes `name` as one of the crate's own enums (see [`CRATE_ENUMS`]).
 pub(crate) fn note_crate_enum(name: &str) {
     CRATE_ENUMS.note(name);
@@ -2043,6 +2059,25 @@ fn sole_enum_with(method: &str) -> Option<String> {
     let mut owners = names.iter().filter(|(_, m)| m == method).map(|(t, _)| t);
     let first = owners.next()?;
     (owners.next().is_none() && crate_enum(first)).then(|| first.clone())
+}
+
+/// Every marked method taking `self` of the crate's own types seen so far, with or
+/// without a twin (see [`only_enums_have`]).
+static MARKED_METHODS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes `method` as a marked method of `ty` (see [`MARKED_METHODS`]).
+pub(crate) fn note_marked_method(ty: &str, method: &str) {
+    let mut names = MARKED_METHODS.lock().unwrap_or_else(|e| e.into_inner());
+    if !names.iter().any(|(t, m)| t == ty && m == method) {
+        names.push((ty.to_string(), method.to_string()));
+    }
+}
+
+/// Whether the marked methods `method` seen so far are all enums' (at least one).
+pub(crate) fn only_enums_have(method: &str) -> bool {
+    let names = MARKED_METHODS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut owners = names.iter().filter(|(_, m)| m == method).peekable();
+    owners.peek().is_some() && owners.all(|(t, _)| crate_enum(t))
 }
 
 /// Notes `name` as one of the crate's own types (see [`CRATE_TYPES`]).
@@ -4514,6 +4549,23 @@ impl VisitMut for Rewrite<'_> {
                     *e = by_value_cmp(&m.receiver, &m.args[0]);
                     return;
                 }
+                // `act.apply(v)`, `apply` a method only an enum of the crate's has: that
+                // enum's method twin (an enum is its own generic form), also on a field
+                // of a struct (`cfg.act.apply(v)`).
+                let enum_method = (!integer_only && STRUCTS.with(|s| s.get()))
+                    .then(|| sole_enum_with(&name))
+                    .flatten();
+                if let Some(ty) = enum_method {
+                    self.visit_expr_mut(&mut m.receiver);
+                    for a in m.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                    let ty = syn::Ident::new(&ty, m.method.span());
+                    let twin = method_twin_name(&m.method);
+                    let (recv, args) = (&m.receiver, &m.args);
+                    *e = syn::parse_quote!(#ty::#twin(::mochi::__private::receiver(&#recv), #args));
+                    return;
+                }
                 let user_method = !integer_only
                     && STRUCTS.with(|s| s.get())
                     && !(FLOAT_METHODS.contains(&name.as_str())
@@ -4529,22 +4581,6 @@ impl VisitMut for Rewrite<'_> {
                     for a in m.args.iter_mut() {
                         self.visit_expr_mut(a);
                     }
-                    return;
-                }
-                // `act.apply(v)`, `apply` a method only an enum of the crate's has: that
-                // enum's method twin (an enum is its own generic form).
-                let enum_method = (!integer_only && STRUCTS.with(|s| s.get()))
-                    .then(|| sole_enum_with(&name))
-                    .flatten();
-                if let Some(ty) = enum_method {
-                    self.visit_expr_mut(&mut m.receiver);
-                    for a in m.args.iter_mut() {
-                        self.visit_expr_mut(a);
-                    }
-                    let ty = syn::Ident::new(&ty, m.method.span());
-                    let twin = method_twin_name(&m.method);
-                    let (recv, args) = (&m.receiver, &m.args);
-                    *e = syn::parse_quote!(#ty::#twin(::mochi::__private::receiver(&#recv), #args));
                     return;
                 }
                 if integer_only

@@ -3535,9 +3535,111 @@ mod vector_programs {
         h + 0.5 * h * h
     }
 
+    /// Settings with an enum field, passed whole to a marked function.
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Settings {
+        lr: f64,
+        steps: usize,
+        act: Act,
+    }
+
+    impl Default for Settings {
+        fn default() -> Self {
+            Settings {
+                lr: 0.3,
+                steps: 3,
+                act: Act::Tanh,
+            }
+        }
+    }
+
+    const SLOW: Settings = Settings {
+        lr: 0.1,
+        steps: 4,
+        act: Act::Sigmoid,
+    };
+
+    /// Steps of `w ← w − lr·(act(w) − 0.2)` from `x`, then the squared misfit.
+    #[differentiable(higher_order)]
+    pub fn settled(x: &[f64], s: &Settings) -> f64 {
+        let mut w = x.to_vec();
+        for _ in 0..s.steps {
+            for v in w.iter_mut() {
+                let a = s.act.apply(*v);
+                *v -= s.lr * (a - 0.2);
+            }
+        }
+        w.iter().map(|v| (s.act.apply(*v) - 0.2).powi(2)).sum()
+    }
+
+    /// The settings by `Default`, by a `const`, and by struct update from either.
+    #[differentiable(higher_order)]
+    pub fn settled_variants(x: &[f64]) -> f64 {
+        let quick = Settings {
+            steps: 2,
+            ..Settings::default()
+        };
+        let tanh_slow = Settings {
+            act: Act::Tanh,
+            ..SLOW
+        };
+        settled(x, &quick) + settled(x, &SLOW) + 0.5 * settled(x, &tanh_slow)
+    }
+
+    /// An enum whose variants hold a `Vec` (not `Copy`).
+    #[derive(Clone, Debug, Tangent)]
+    pub enum Stage {
+        Dense { w: Vec<f64>, b: f64 },
+        Scale(f64),
+    }
+
+    #[differentiable]
+    impl Stage {
+        fn run(&self, h: &[f64]) -> Vec<f64> {
+            match self {
+                Stage::Dense { w, b } => w
+                    .chunks(h.len())
+                    .map(|row| (row.iter().zip(h).map(|(a, v)| a * v).sum::<f64>() + b).tanh())
+                    .collect(),
+                Stage::Scale(s) => h.iter().map(|v| s * v).collect(),
+            }
+        }
+    }
+
+    fn stages() -> Vec<Stage> {
+        vec![
+            Stage::Dense {
+                w: vec![0.5, -0.3, 0.8, 0.1, -0.4, 0.6],
+                b: 0.05,
+            },
+            Stage::Scale(1.5),
+            Stage::Dense {
+                w: vec![0.9, -0.6],
+                b: -0.1,
+            },
+        ]
+    }
+
+    /// The stages a function returns, folded over from `x` in place and from a name.
+    #[differentiable]
+    pub fn staged(x: &[f64]) -> f64 {
+        let out = stages().iter().fold(x.to_vec(), |h, st| st.run(&h));
+        let held = stages();
+        let again = held.iter().fold(x.to_vec(), |h, st| st.run(&h));
+        out[0].powi(2) + again[0] * x[1]
+    }
+
+    #[test]
+    fn stages_folded() {
+        let x = [0.3, -0.2, 0.5];
+        let g = staged::gradient(&x);
+        crate::common::close("staged", &g, &crate::common::fd(&staged, &x));
+    }
+
     mod t {
         use crate::all_orders;
         all_orders!(activation_layers, [0.3, 0.9, -0.2, 1.4, 0.1, -0.8, 0.5]);
+        all_orders!(settled_variants, [0.3, -0.2, 0.5]);
         all_orders!(two_bodies, [0.3, 0.9, -0.2, 1.4, 1.1, -0.8, 0.5]);
         all_orders!(
             lever_moments,
