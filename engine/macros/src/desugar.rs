@@ -72,7 +72,15 @@ pub fn desugar(
         next: 0,
         made: Vec::new(),
     };
+    ExtendedByCalls.visit_block_mut(&mut b);
     temporaries.visit_block_mut(&mut b);
+    let mut element_reads = ComputedElementReads {
+        active,
+        next: 0,
+        made: Vec::new(),
+    };
+    element_reads.visit_block_mut(&mut b);
+    temporaries.made.extend(element_reads.made);
     SomeTuples { next: 0 }.visit_block_mut(&mut b);
     ExtendedByLiterals.visit_block_mut(&mut b);
     let mut successors = Successors {
@@ -880,6 +888,40 @@ impl VisitMut for ExtendedByLiterals {
     }
 }
 
+/// `v.extend(g(x))` of a sequence a call of the user's makes (also a method of the
+/// user's, `v.extend(cam.residual(p))`) → `for e in g(x) { v.push(e); }`, whose head
+/// [`TemporarySequences`] then binds to a name.
+struct ExtendedByCalls;
+
+impl VisitMut for ExtendedByCalls {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::MethodCall(m) = e else { return };
+        if m.method != "extend"
+            || m.args.len() != 1
+            || !matches!(unparen(&m.receiver), Expr::Path(_) | Expr::Field(_))
+        {
+            return;
+        }
+        let arg = unparen(&m.args[0]);
+        let call = match arg {
+            Expr::Call(_) => computed_source_of(arg),
+            Expr::MethodCall(c) => {
+                let name = c.method.to_string();
+                !crate::lower::expr::is_library_method(&name)
+                    && !NOT_CHAIN_SOURCES.contains(&name.as_str())
+            }
+            _ => false,
+        };
+        if !call {
+            return;
+        }
+        let (span, v) = (m.method.span(), &m.receiver);
+        let item = format_ident!("__mochi_extended", span = span);
+        *e = syn::parse_quote_spanned!(span=> for #item in #arg { #v.push(#item); });
+    }
+}
+
 /// `v.extend(w)` of a variable or a field `w` (a `Vec` or an array: a chain held in a
 /// name has been written in place by then, `StoredChains`) → `v.extend_from_slice(&w)`.
 struct ExtendedByVariables;
@@ -1018,6 +1060,123 @@ impl VisitMut for SomeTuples {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// `g(x).last().copied().unwrap_or(0.0)`, `*g(x).first().unwrap()`, `g(x).get(2)
+/// .copied().unwrap()`: an element read from a sequence a call makes, with the `Option`
+/// taken out in the same expression → `{ let s = g(x); s.last().copied().unwrap_or(0.0)
+/// }`, the sequence bound to a name first, as the element reads of a variable are
+/// written.
+struct ComputedElementReads<'a> {
+    active: &'a HashSet<String>,
+    next: usize,
+    /// The names bound to differentiable values.
+    made: Vec<String>,
+}
+
+impl ComputedElementReads<'_> {
+    /// The computed receiver under `first()`/`last()`/`get(i)` and the adapters between
+    /// it and the method that takes the value out, when `e` ends in such a method.
+    fn source(e: &mut Expr) -> Option<&mut Expr> {
+        let Expr::MethodCall(top) = e else {
+            return None;
+        };
+        if !matches!(
+            top.method.to_string().as_str(),
+            "unwrap" | "expect" | "unwrap_or" | "unwrap_or_default" | "unwrap_or_else" | "map_or"
+        ) {
+            return None;
+        }
+        let mut cur: &mut Expr = &mut top.receiver;
+        loop {
+            let Expr::MethodCall(m) = cur else {
+                return None;
+            };
+            match (m.method.to_string().as_str(), m.args.len()) {
+                ("copied" | "cloned", 0) | ("map", 1) => cur = &mut m.receiver,
+                ("first" | "last", 0) | ("get", 1) => {
+                    return computed_source_of(&m.receiver).then_some(&mut *m.receiver);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `e` with the source of its read (`e` itself, or the operand of `*e`) bound
+    /// first, when it has one.
+    fn bind(&mut self, e: &mut Expr, deref: bool) -> bool {
+        let span = e.span();
+        let name = format_ident!("__mochi_elems{}", self.next, span = span);
+        let read: &mut Expr = match &mut *e {
+            Expr::Unary(u) if deref => &mut u.expr,
+            _ if deref => return false,
+            other => other,
+        };
+        let Some(src) = Self::source(read) else {
+            return false;
+        };
+        let mut value = std::mem::replace(src, syn::parse_quote_spanned!(span=> #name));
+        self.next += 1;
+        if mentions_active(&value, self.active) {
+            self.made.push(name.to_string());
+        }
+        self.visit_expr_mut(&mut value);
+        let whole = e.clone();
+        *e = syn::parse_quote_spanned!(span=> { let #name = #value; #whole });
+        true
+    }
+}
+
+impl ComputedElementReads<'_> {
+    /// `x.iter().scan(s, f).last().unwrap()` (also `expect`) → `{ let all: Vec<_> =
+    /// x.iter().scan(s, f).collect(); all[all.len() - 1] }`: the last state, from the
+    /// collected states, as the chains collect them.
+    fn last_of_scan(&mut self, e: &mut Expr) -> bool {
+        fn scans(e: &Expr) -> bool {
+            match unparen(e) {
+                Expr::MethodCall(m) => m.method == "scan" || scans(&m.receiver),
+                _ => false,
+            }
+        }
+        let Expr::MethodCall(u) = &*e else {
+            return false;
+        };
+        if !matches!(u.method.to_string().as_str(), "unwrap" | "expect") {
+            return false;
+        }
+        let Expr::MethodCall(l) = unparen(&u.receiver) else {
+            return false;
+        };
+        if l.method != "last" || !l.args.is_empty() || !scans(&l.receiver) {
+            return false;
+        }
+        let span = l.method.span();
+        let chain = &l.receiver;
+        let name = format_ident!("__mochi_scanned{}", self.next, span = span);
+        self.next += 1;
+        if mentions_active(chain, self.active) {
+            self.made.push(name.to_string());
+        }
+        *e = syn::parse_quote_spanned!(span=> {
+            let #name: ::std::vec::Vec<_> = #chain.collect();
+            #name[#name.len() - 1]
+        });
+        true
+    }
+}
+
+impl VisitMut for ComputedElementReads<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if self.last_of_scan(e) {
+            syn::visit_mut::visit_expr_mut(self, e);
+            return;
+        }
+        // (`*g(x).last().unwrap()`: the dereference inside the block, with the read.)
+        let deref = matches!(e, Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)));
+        if !self.bind(e, deref) {
+            syn::visit_mut::visit_expr_mut(self, e);
         }
     }
 }
@@ -6410,6 +6569,31 @@ struct CollectedFields<'a> {
     active: &'a HashSet<String>,
 }
 
+/// The `Vec` an untyped `collect()` of a chain makes: `Vec<Vec<_>>` where the chain's
+/// last `map` makes rows (`.map(|c| c.to_vec())`, `.map(|r| r.iter()…collect())`,
+/// `.map(|r| vec![..])`), `Vec<_>` otherwise.
+fn collected_vec(chain: &Expr) -> syn::AngleBracketedGenericArguments {
+    let rows = match unparen(chain) {
+        Expr::MethodCall(m) if m.method == "map" && m.args.len() == 1 => match &m.args[0] {
+            Expr::Closure(c) => match unparen(&c.body) {
+                Expr::MethodCall(t) => {
+                    matches!(t.method.to_string().as_str(), "to_vec" | "collect")
+                        && t.args.is_empty()
+                }
+                Expr::Macro(mm) => mm.mac.path.is_ident("vec"),
+                _ => false,
+            },
+            _ => false,
+        },
+        _ => false,
+    };
+    if rows {
+        syn::parse_quote!(::<Vec<Vec<_>>>)
+    } else {
+        syn::parse_quote!(::<Vec<_>>)
+    }
+}
+
 impl VisitMut for CollectedFields<'_> {
     fn visit_expr_struct_mut(&mut self, st: &mut syn::ExprStruct) {
         syn::visit_mut::visit_expr_struct_mut(self, st);
@@ -6420,8 +6604,45 @@ impl VisitMut for CollectedFields<'_> {
                     && m.turbofish.is_none()
                     && mentions_active(&m.receiver, self.active)
                 {
-                    m.turbofish = Some(syn::parse_quote!(::<Vec<_>>));
+                    m.turbofish = Some(collected_vec(&m.receiver));
                 }
+            }
+        }
+    }
+
+    // `fold(x.to_vec(), |h, l| l.forward(&h).iter().map(f).collect())`: the state is a
+    // `Vec`, and so is what the closure collects.
+    fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
+        syn::visit_mut::visit_expr_method_call_mut(self, m);
+        if m.method != "fold" || m.args.len() != 2 {
+            return;
+        }
+        let vec_init = match unparen(&m.args[0]) {
+            Expr::MethodCall(i) => {
+                matches!(
+                    i.method.to_string().as_str(),
+                    "to_vec" | "to_owned" | "clone"
+                ) && i.args.is_empty()
+            }
+            Expr::Macro(mm) => mm.mac.path.is_ident("vec"),
+            _ => false,
+        };
+        if !vec_init || !mentions_active(&m.args[0], self.active) {
+            return;
+        }
+        let Expr::Closure(c) = &mut m.args[1] else {
+            return;
+        };
+        let mut tail: &mut Expr = &mut c.body;
+        while let Expr::Block(b) = tail {
+            match b.block.stmts.last_mut() {
+                Some(syn::Stmt::Expr(e, None)) => tail = e,
+                _ => return,
+            }
+        }
+        if let Expr::MethodCall(t) = tail {
+            if t.method == "collect" && t.args.is_empty() && t.turbofish.is_none() {
+                t.turbofish = Some(collected_vec(&t.receiver));
             }
         }
     }
@@ -12192,6 +12413,82 @@ impl VisitMut for Desugar {
                         *e = self.with_sources(bound, span, quote::quote!(#chain));
                         self.visit_expr_mut(e);
                         return;
+                    }
+                }
+                // `collect::<Vec<Vec<_>>>()` of rows (a struct's field, see
+                // `CollectedFields`): built by the loop, as a typed `let`'s rows are.
+                let rows_ty = match m.turbofish.as_ref().and_then(|t| t.args.first()) {
+                    Some(syn::GenericArgument::Type(t))
+                        if m.method == "collect"
+                            && crate::iterchain::vec_elem(t)
+                                .flatten()
+                                .is_some_and(|r| crate::iterchain::vec_elem(r).is_some()) =>
+                    {
+                        Some(t.clone())
+                    }
+                    _ => None,
+                };
+                if let Some(ty) = rows_ty {
+                    let span = m.method.span();
+                    let mut call = m.clone();
+                    call.turbofish = None;
+                    // (The pieces of a sub-slice, `z[k..].chunks(d)`: of a name.)
+                    let mut sub = None;
+                    let mut cur = &mut *call.receiver;
+                    while let Expr::MethodCall(c) = cur {
+                        if matches!(
+                            c.method.to_string().as_str(),
+                            "chunks" | "chunks_exact" | "windows"
+                        ) {
+                            if let Expr::Index(ix) = unparen(&c.receiver) {
+                                if matches!(&*ix.index, Expr::Range(_)) {
+                                    self.next += 1;
+                                    let name =
+                                        format_ident!("__mochi_sub{}", self.next, span = span);
+                                    let whole = std::mem::replace(
+                                        &mut *c.receiver,
+                                        syn::parse_quote_spanned!(span=> #name),
+                                    );
+                                    if mentions_active(&whole, &self.active) {
+                                        self.active.insert(name.to_string());
+                                    }
+                                    sub = Some(quote::quote!(let #name = &#whole;));
+                                }
+                            }
+                            break;
+                        }
+                        cur = &mut *c.receiver;
+                    }
+                    *e = syn::parse_quote_spanned!(span=> {
+                        #sub
+                        let __mochi_rows: #ty = #call;
+                        __mochi_rows
+                    });
+                    self.visit_expr_mut(e);
+                    return;
+                }
+                // `fold(x.to_vec(), |h, l| l.forward(&h).iter().map(f).collect())`: the
+                // state carries the derivative of the value it starts from, so the
+                // closure's chains over it are rewritten as such, before it is inlined.
+                if m.method == "fold"
+                    && m.args.len() == 2
+                    && mentions_active(&m.args[0], &self.active)
+                {
+                    if let Expr::Closure(c) = &mut m.args[1] {
+                        let mut names = Vec::new();
+                        if let Some(p) = c.inputs.first() {
+                            crate::activity::pat_names(p, &mut names);
+                        }
+                        let added: Vec<String> = names
+                            .into_iter()
+                            .filter(|n| self.active.insert(n.clone()))
+                            .collect();
+                        if !added.is_empty() {
+                            self.visit_expr_mut(&mut c.body);
+                        }
+                        for n in added {
+                            self.active.remove(&n);
+                        }
                     }
                 }
                 let float_ty = self.float_ty.clone();

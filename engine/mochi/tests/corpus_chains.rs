@@ -386,6 +386,65 @@ fn powers_by_successors(x: &[f64], n: usize) -> f64 {
         + first.powi(2)
 }
 
+/// The last running sum by `scan(..).last().unwrap()`, squared.
+#[differentiable]
+fn last_of_scan(x: &[f64]) -> f64 {
+    let total = x
+        .iter()
+        .scan(0.0, |acc, &v| {
+            *acc = 0.5 * *acc + v;
+            Some(*acc)
+        })
+        .last()
+        .unwrap();
+    total.powi(2) + total.sin()
+}
+
+/// Squares of the entries, as a helper's `Vec`.
+#[differentiable]
+fn squares(x: &[f64]) -> Vec<f64> {
+    x.iter().map(|v| v * v).collect()
+}
+
+/// Elements read from a helper's result in the same expression (`last().copied()
+/// .unwrap_or(..)`, `*first().unwrap()`, `get(1).copied().unwrap()`), and a buffer
+/// extended by helpers' results.
+#[differentiable]
+fn read_from_calls(x: &[f64]) -> f64 {
+    let ends = squares(x).last().copied().unwrap_or(0.0) * *squares(x).first().unwrap();
+    let second = squares(&x[1..]).get(1).copied().unwrap();
+    let mut all = Vec::new();
+    all.extend(squares(x));
+    all.extend(squares(&x[2..]));
+    ends + second + all.iter().map(|v| v.sqrt().sin()).sum::<f64>()
+}
+
+/// A state `Vec` folded over steps, each step collected from a chain over the state.
+#[differentiable]
+fn fold_collecting(x: &[f64]) -> f64 {
+    let out = (0..3).fold(x.to_vec(), |h, _| {
+        h.iter().map(|v| v.tanh() + 0.1).collect()
+    });
+    out.iter().map(|v| v * v).sum()
+}
+
+/// A struct of rows.
+#[derive(Clone, Debug, Tangent)]
+struct Rows {
+    head: Vec<f64>,
+    rows: Vec<Vec<f64>>,
+}
+
+/// A struct whose field is collected from the pieces of a sub-slice.
+#[differentiable]
+fn rows_field(z: &[f64]) -> f64 {
+    let r = Rows {
+        head: z[..2].to_vec(),
+        rows: z[2..].chunks(2).map(|c| c.to_vec()).collect(),
+    };
+    r.head[0] * r.rows[1][1] + r.rows[0][0] * r.head[1].exp()
+}
+
 const BATCHES: [[f64; 3]; 4] = [
     [0.5, 1.2, 1.0],
     [-0.3, 0.8, 0.0],
@@ -471,6 +530,16 @@ mod checked_chains {
         .0));
     check!(zipped_subslice_pieces, (x5(),), |a| (&a.0));
     check!(joined, (x5(),), |a| (&a.0));
+    check!(last_of_scan, (x5(),), |a| (&a.0));
+    check!(read_from_calls, (vec![0.5_f64, 1.2, 0.3, 1.7, 0.4],), |a| {
+        (&a.0)
+    });
+    check!(fold_collecting, (x5(),), |a| (&a.0));
+    check!(
+        rows_field,
+        (vec![0.5_f64, -1.2, 0.3, 1.7, -0.4, 0.9],),
+        |a| (&a.0)
+    );
     check!(powers_by_successors, (x5(), 5_usize), |a| (&a.0, a.1));
     check!(flattened_then_chained, (x5(),), |a| (&a.0));
     check!(flattened_between, (x5(), vec![0.2_f64, 0.5]), |a| (
