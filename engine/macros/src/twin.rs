@@ -1359,7 +1359,7 @@ fn no_grad_arg(e: &Expr) -> Option<&Expr> {
 /// `Some(true)` for an argument type that carries floats and can change type, `Some(false)`
 /// for one that carries no derivative, `None` otherwise.
 fn arg_kind(ty: &Type) -> Option<bool> {
-    if crate::activity::type_is_inactive(ty) {
+    if inert(ty) {
         return Some(false);
     }
     if is_f64(ty) || vec_of_f64(ty) || array_of_f64(ty) || fixed_of_f64(ty) {
@@ -1377,6 +1377,25 @@ fn arg_kind(ty: &Type) -> Option<bool> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// A type without floats that the generic form keeps as it is: integers, `bool`s,
+/// strings, and tuples, slices, arrays and `Vec`s of them (`obs: &[(usize, usize)]`,
+/// `sizes: (usize, usize)`).
+fn inert(ty: &Type) -> bool {
+    if crate::activity::type_is_inactive(ty) {
+        return true;
+    }
+    match ty {
+        Type::Tuple(t) => t.elems.iter().all(inert),
+        Type::Reference(r) => inert(&r.elem),
+        Type::Slice(s) => inert(&s.elem),
+        Type::Array(a) => inert(&a.elem),
+        Type::Paren(p) => inert(&p.elem),
+        other => crate::iterchain::vec_elem(other)
+            .flatten()
+            .is_some_and(inert),
     }
 }
 
