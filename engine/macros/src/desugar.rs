@@ -8752,19 +8752,25 @@ fn plain_let(s: &syn::Stmt) -> Option<(&syn::Ident, &Expr)> {
 fn inline_windows(b: &mut syn::Block, next: &mut usize) {
     let mut k = 0;
     while k < b.stmts.len() {
+        // (Also `let s = &mut state[a..b];`, a window written through: a call given it
+        // gets a copy written back, `WindowUses::write_back`.)
         let found = plain_let(&b.stmts[k]).and_then(|(name, init)| match init {
-            Expr::Reference(r) if r.mutability.is_none() => match &*r.expr {
+            Expr::Reference(r) => match &*r.expr {
                 Expr::Index(i) => match (&*i.expr, &*i.index) {
-                    (Expr::Path(x), Expr::Range(range)) if x.path.get_ident().is_some() => {
-                        Some((name.clone(), (*i.expr).clone(), range.clone(), i.span()))
-                    }
+                    (Expr::Path(x), Expr::Range(range)) if x.path.get_ident().is_some() => Some((
+                        name.clone(),
+                        (*i.expr).clone(),
+                        range.clone(),
+                        i.span(),
+                        r.mutability.is_some(),
+                    )),
                     _ => None,
                 },
                 _ => None,
             },
             _ => None,
         });
-        let Some((w, x, range, span)) = found else {
+        let Some((w, x, range, span, mutable)) = found else {
             k += 1;
             continue;
         };
@@ -8791,7 +8797,7 @@ fn inline_windows(b: &mut syn::Block, next: &mut usize) {
             seq: &x,
             base: &base_t,
             len: &len_t,
-            mutable: false,
+            mutable,
             other: false,
         };
         uses.visit_block_mut(&mut rest);
@@ -8878,6 +8884,37 @@ fn write_back_call(c: &syn::ExprCall, span: Span, next: &mut usize) -> Option<Ex
     let all_args = c.args.clone();
     for (n, a) in args.iter_mut().enumerate() {
         let Expr::Reference(r) = a else { continue };
+        // `&mut x[a..b]` of a variable: the range's elements copied into a variable
+        // (one by one, so that each carries its derivative), and written back after.
+        if let (Some(_), Expr::Index(ix)) = (r.mutability, &*r.expr) {
+            if let (Expr::Path(x), Expr::Range(range)) = (&*ix.expr, &*ix.index) {
+                if x.path.get_ident().is_some() {
+                    let (start, end) = range_bounds(range, &ix.expr, span);
+                    *next += 1;
+                    let (b0, e0, t, j) = (
+                        format_ident!("__mochi_wbs{}", *next, span = span),
+                        format_ident!("__mochi_wbe{}", *next, span = span),
+                        format_ident!("__mochi_wb{}", *next, span = span),
+                        format_ident!("__mochi_wbj{}", *next, span = span),
+                    );
+                    pre.push(quote_spanned!(span=>
+                        let #b0: usize = #start;
+                        let #e0: usize = #end;
+                        let mut #t = ::mochi::no_grad(#x[#b0..#e0].to_vec());
+                        for #j in 0..#t.len() {
+                            #t[#j] = #x[#b0 + #j];
+                        }
+                    ));
+                    post.push(quote_spanned!(span=>
+                        for #j in 0..#t.len() {
+                            #x[#b0 + #j] = #t[#j];
+                        }
+                    ));
+                    *a = syn::parse_quote_spanned!(span=> &mut #t);
+                    continue;
+                }
+            }
+        }
         if r.mutability.is_none() || !element_place(&r.expr) {
             continue;
         }

@@ -2006,7 +2006,7 @@ impl VisitMut for WindowUses<'_> {
                 let plain = |b: &Option<Box<Expr>>| {
                     b.as_ref().is_none_or(|b| crate::desugar::plain_index(b))
                 };
-                if self.mutable || !plain(&r.start) || !plain(&r.end) {
+                if !plain(&r.start) || !plain(&r.end) {
                     self.other = true;
                     return;
                 }

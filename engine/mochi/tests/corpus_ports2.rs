@@ -355,6 +355,38 @@ mod checked_ports2 {
         &a.0, &a.1, &a.2
     ));
     check!(guarded_product, (x5(),), |a| (&a.0));
+    check!(
+        stacked_cells,
+        (
+            vec![0.3_f64, -0.2, 0.5, 0.1, 0.7, 0.9, -0.4, 0.2],
+            vec![0.1_f64, 0.2, -0.3, 0.4, 0.5, -0.6, 0.2, 0.1],
+            vec![0.6_f64, -0.8]
+        ),
+        |a| (&a.0, &a.1, &a.2)
+    );
+}
+
+/// One cell written in place through a `&mut` slice of the state.
+#[differentiable]
+fn state_cell(p: &[f64], h: &[f64], s: &mut [f64]) {
+    for i in 0..s.len() {
+        s[i] = (p[i] * h[i % h.len()] + s[i]).tanh();
+    }
+}
+
+/// Layers of cells, each writing its own part of the state, held as `let s = &mut
+/// state[a..b];` (GradBench's `lstm` layout), and a call given `&mut st[a..b]` in place.
+#[differentiable]
+fn stacked_cells(p: &[f64], state: &[f64], x: &[f64]) -> f64 {
+    let mut st = state.to_vec();
+    let mut out = x.to_vec();
+    for (k, params) in p.chunks(4).enumerate() {
+        let s = &mut st[4 * k..4 * (k + 1)];
+        state_cell(params, &out, s);
+        out = s[..2].to_vec();
+    }
+    state_cell(&p[..2], &x[1..], &mut st[1..3]);
+    st.iter().map(|v| v * v).sum::<f64>() + out[0] * out[1]
 }
 
 // Bundle adjustment and an LSTM written with helpers, as a user ports GradBench's `ba`
