@@ -4111,6 +4111,24 @@ impl VisitMut for Rewrite<'_> {
             Expr::Call(c) => {
                 // (Only the call directly under the cast: not the calls in its arguments.)
                 let in_int_cast = std::mem::take(&mut self.in_int_cast);
+                // `g::<f64>(t)` of a function of the crate generic over its float: the
+                // twin's scalar is inferred, as for `g(t)`.
+                if let Expr::Path(fp) = &mut *c.func {
+                    if let (1, Some(only)) = (fp.path.segments.len(), fp.path.segments.first_mut()) {
+                        let floats_only = match &only.arguments {
+                            syn::PathArguments::AngleBracketed(a) => a.args.iter().all(|g| {
+                                matches!(g, syn::GenericArgument::Type(Type::Path(t))
+                                    if t.qself.is_none() && (t.path.is_ident("f64") || t.path.is_ident("f32")))
+                            }),
+                            _ => false,
+                        };
+                        if floats_only
+                            && only.ident.to_string().starts_with(|ch: char| ch.is_lowercase())
+                        {
+                            only.arguments = syn::PathArguments::None;
+                        }
+                    }
+                }
                 let Expr::Path(fp) = &*c.func else {
                     self.fail(Why::Call, "it calls a function value".into(), c.func.span());
                     return;

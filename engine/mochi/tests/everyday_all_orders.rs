@@ -6459,3 +6459,40 @@ mod ported_batch_five {
         );
     }
 }
+
+/// Helpers generic over the float, called with it named (`smoothstep::<f64>(t)`), also on
+/// a constant: the generic form infers its own scalar.
+mod named_float_calls {
+    use mochi::num_traits::Float;
+    use mochi::prelude::*;
+
+    #[differentiable]
+    fn smoothstep<T: Float>(t: T) -> T {
+        let two = T::from(2.0).unwrap();
+        let three = T::from(3).unwrap();
+        t * t * (three - two * t)
+    }
+
+    #[differentiable]
+    fn lennard_jones<T: Float>(r2: T) -> T {
+        let inv6 = T::one() / (r2 * r2 * r2);
+        inv6 * inv6 - inv6
+    }
+
+    #[differentiable(higher_order)]
+    pub fn blended(x: &[f64]) -> f64 {
+        smoothstep::<f64>(x[0] * x[1]) + x[2] * smoothstep::<f64>(0.3)
+    }
+
+    #[differentiable(higher_order)]
+    pub fn pair_energy(x: &[f64]) -> f64 {
+        let (dx, dy) = (x[0] - x[2], x[1] - x[3]);
+        lennard_jones::<f64>(dx * dx + dy * dy)
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(blended, [0.3, 0.8, -0.4]);
+        all_orders!(pair_energy, [0.1, 0.2, 1.0, 0.7]);
+    }
+}
