@@ -976,3 +976,31 @@ mod checked_from_iterators {
 
     check!(filled_from_chains, (vec![0.4, -1.1, 0.7, 1.3],), |a| (&a.0));
 }
+
+/// Points turned by `R_z(x₀) R_x(x₁)` built with `Rotation3::from_axis_angle` about
+/// constant axes, and by the same turn as a `UnitQuaternion`: Σ ‖Rp − p‖² + (Rp)_z.
+#[differentiable]
+fn turntable(x: &[f64]) -> f64 {
+    let rz = Rotation3::from_axis_angle(&Vector3::z_axis(), x[0]);
+    let rx = Rotation3::from_axis_angle(&Vector3::x_axis(), x[1]);
+    let r = rz * rx;
+    let tilt = nalgebra::Unit::new_normalize(Vector3::new(1.0, 1.0, 0.0));
+    let q = UnitQuaternion::from_axis_angle(&tilt, x[1] - x[0]);
+    let mut e = 0.0;
+    for c in x[2..].chunks(3) {
+        let p = Point3::new(c[0], c[1], c[2]);
+        let turned = r * p;
+        e += (turned - p).norm_squared() + turned.z + (q * p).x;
+    }
+    e
+}
+
+mod checked_axis_angle {
+    use crate::check;
+
+    check!(
+        turntable,
+        (vec![0.4, -1.1, 0.7, 1.3, -0.2, 0.5, 0.9, 0.3],),
+        |a| (&a.0)
+    );
+}

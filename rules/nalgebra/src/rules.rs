@@ -33,7 +33,8 @@ pub use crate::rotation::apply::{
 };
 pub use crate::rotation::euler::{NaRotation3FromEulerAngles, NaUnitQuaternionFromEulerAngles};
 pub use crate::rotation::exp::{
-    NaRotation3FromScaledAxis, NaRotation3New, NaUnitQuaternionFromScaledAxis, NaUnitQuaternionNew,
+    NaRotation3FromAxisAngle, NaRotation3FromScaledAxis, NaRotation3New,
+    NaUnitQuaternionFromAxisAngle, NaUnitQuaternionFromScaledAxis, NaUnitQuaternionNew,
 };
 pub use crate::rotation::quaternion::{
     NaConjugate, NaImag, NaQuaternionScalar, NaRotation3From, NaToRotationMatrix,

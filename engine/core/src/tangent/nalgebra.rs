@@ -157,6 +157,23 @@ where
     }
 }
 
+/// The cotangent of a unit vector (`Vector3::z_axis()`, an axis of `from_axis_angle`)
+/// is the cotangent of its vector, in the ambient space (as a unit quaternion's).
+impl<T, R, C, S> Tangent for nalgebra::Unit<Matrix<T, R, C, S>>
+where
+    T: Tangent + NaScalar,
+    T::Tangent: NaScalar,
+    R: Dim,
+    C: Dim,
+    S: RawStorage<T, R, C>,
+    DefaultAllocator: Allocator<R, C>,
+{
+    type Tangent = OMatrix<T::Tangent, R, C>;
+    fn zero_tangent(&self) -> Self::Tangent {
+        self.as_ref().zero_tangent()
+    }
+}
+
 /// The cotangent of a Cholesky factorisation of `A` is `Ā`, the cotangent of the
 /// symmetric matrix `A = L Lᵀ` it stands for.
 impl<T, D> Tangent for Cholesky<T, D>

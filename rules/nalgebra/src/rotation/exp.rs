@@ -21,7 +21,9 @@
 use crate::rotation::apply::Ambient;
 use crate::Elem;
 use mochi_core::kit::{rule_trait, Call, Pullback};
-use nalgebra::{Matrix, Matrix3, Quaternion, Rotation3, Storage, UnitQuaternion, Vector3, U1, U3};
+use nalgebra::{
+    Matrix, Matrix3, Quaternion, Rotation3, Storage, Unit, UnitQuaternion, Vector3, U1, U3,
+};
 
 /// `Rotation3::from_scaled_axis(ω)` as a matrix: the rotation by the angle `‖ω‖` about
 /// the axis `ω/‖ω‖` (the identity for `ω = 0`).
@@ -133,6 +135,71 @@ from_rotation_vector! {
     NaUnitQuaternionFromScaledAxis::unit_quaternion_from_scaled_axis => quaternion: UnitQuaternion, RotationVectorPullback<T, Quaternion<T>>;
 }
 
+rule_trait! {
+    /// `Rotation3::from_axis_angle(&axis, θ)`: `Call((&axis, &θ)).rotation3_from_axis_angle()`.
+    NaRotation3FromAxisAngle::rotation3_from_axis_angle
+}
+rule_trait! {
+    /// `UnitQuaternion::from_axis_angle(&axis, θ)`:
+    /// `Call((&axis, &θ)).unit_quaternion_from_axis_angle()`.
+    NaUnitQuaternionFromAxisAngle::unit_quaternion_from_axis_angle
+}
+
+/// Pullback of a rotation by the angle `θ` about the unit `axis`: the rotation of the
+/// vector `ω = θ·axis`, so `ω̄` as [`RotationVectorPullback`] has it, then `θ̄ += ω̄ ·
+/// axis` and `āxis += θ ω̄` (in the ambient space of the axis).
+pub struct AxisAnglePullback<T: Elem, A = Matrix3<T>> {
+    axis: Vector3<T>,
+    angle: T,
+    _types: std::marker::PhantomData<fn() -> A>,
+}
+
+impl<T: Elem, A: Ambient<T>> Pullback for AxisAnglePullback<T, A> {
+    type Output = A;
+    type Args = (Vector3<T>, T);
+    #[inline]
+    fn pullback(self, dx: A, (daxis, dangle): (&mut Vector3<T>, &mut T)) {
+        let mut domega = Vector3::zeros();
+        A::pull_exp(&(self.axis * self.angle), &dx, &mut domega);
+        *dangle += domega.dot(&self.axis);
+        *daxis += domega * self.angle;
+    }
+}
+
+impl<T: Elem> NaRotation3FromAxisAngle for Call<(&Unit<Vector3<T>>, &T)> {
+    type Output = Rotation3<T>;
+    type Pullback = AxisAnglePullback<T>;
+    #[inline]
+    fn rotation3_from_axis_angle(self) -> (Self::Output, Self::Pullback) {
+        let (axis, angle) = (self.0 .0, *self.0 .1);
+        (
+            Rotation3::from_axis_angle(axis, angle),
+            AxisAnglePullback {
+                axis: axis.into_inner(),
+                angle,
+                _types: std::marker::PhantomData,
+            },
+        )
+    }
+}
+
+impl<T: Elem> NaUnitQuaternionFromAxisAngle for Call<(&Unit<Vector3<T>>, &T)> {
+    type Output = UnitQuaternion<T>;
+    type Pullback = AxisAnglePullback<T, Quaternion<T>>;
+    #[inline]
+    fn unit_quaternion_from_axis_angle(self) -> (Self::Output, Self::Pullback) {
+        let (axis, angle) = (self.0 .0, *self.0 .1);
+        (
+            UnitQuaternion::from_axis_angle(axis, angle),
+            AxisAnglePullback {
+                axis: axis.into_inner(),
+                angle,
+                _types: std::marker::PhantomData,
+            },
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rotation::rodrigues::{half_angle, Rodrigues, SERIES_BELOW};
@@ -210,6 +277,47 @@ mod tests {
     fn rotations_from_a_rotation_vector_f64_and_f32() {
         rotations::<f64>();
         rotations::<f32>();
+    }
+
+    #[test]
+    fn axis_angle_against_differences_and_the_rotation_vector() {
+        use nalgebra::Unit;
+        let axes = [
+            Vector3::z_axis(),
+            Unit::new_normalize(Vector3::new(1.0_f64, 2.0, -1.0)),
+        ];
+        let dr = Matrix3::new(0.3, -1.2, 0.5, 0.8, 0.1, -0.7, 1.1, 0.4, -0.2);
+        let dq = Quaternion::new(0.6, -0.3, 1.2, 0.9);
+        for axis in &axes {
+            for angle in [0.7_f64, -2.1, 1e-9, 0.0] {
+                let (r, pb) = Call((axis, &angle)).rotation3_from_axis_angle();
+                assert_eq!(r, Rotation3::from_axis_angle(axis, angle));
+                let (mut da, mut dt) = (Vector3::zeros(), 0.0);
+                pb.pullback(dr, (&mut da, &mut dt));
+                let f = |t: f64| Rotation3::from_axis_angle(axis, t).matrix().dot(&dr);
+                let h = 1e-6;
+                let fd = (f(angle + h) - f(angle - h)) / (2.0 * h);
+                assert!((dt - fd).abs() < 1e-8, "θ̄ {dt} against {fd}");
+                // The axis's cotangent is θ ω̄ of the rotation vector ω = θ·axis.
+                let (_, pw) = Call((&(axis.into_inner() * angle),)).rotation3_new();
+                let mut dw = Vector3::zeros();
+                pw.pullback(dr, (&mut dw,));
+                assert!((da - dw * angle).norm() < 1e-12);
+
+                let (q, pb) = Call((axis, &angle)).unit_quaternion_from_axis_angle();
+                assert_eq!(q, UnitQuaternion::from_axis_angle(axis, angle));
+                let (mut da, mut dt) = (Vector3::zeros(), 0.0);
+                pb.pullback(dq, (&mut da, &mut dt));
+                let g = |t: f64| {
+                    UnitQuaternion::from_axis_angle(axis, t)
+                        .coords
+                        .dot(&dq.coords)
+                };
+                let fd = (g(angle + h) - g(angle - h)) / (2.0 * h);
+                assert!((dt - fd).abs() < 1e-8, "θ̄ {dt} against {fd}");
+                assert!(da.iter().all(|v| v.is_finite()));
+            }
+        }
     }
 
     #[test]
