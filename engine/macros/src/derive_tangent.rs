@@ -218,6 +218,29 @@ fn twin_items(
         return TokenStream::new();
     }
     crate::twin::note_crate_mirror(&name.to_string());
+    // The fields that hold sequences of the crate's structs (`layers: Vec<Layer>`), for
+    // the generic forms of the struct's methods (`for l in &self.layers`).
+    if let Fields::Named(f) = &data.fields {
+        for field in &f.named {
+            let elem = match &field.ty {
+                syn::Type::Array(a) => Some(&*a.elem),
+                t => crate::iterchain::vec_elem(t).flatten(),
+            };
+            let elem = elem.and_then(|e| match e {
+                syn::Type::Path(p) if p.qself.is_none() => p.path.get_ident(),
+                _ => None,
+            });
+            if let (Some(id), Some(e)) = (&field.ident, elem) {
+                if crate::twin::crate_mirror(&e.to_string()) {
+                    crate::twin::note_field_sequence(
+                        &name.to_string(),
+                        &id.to_string(),
+                        &e.to_string(),
+                    );
+                }
+            }
+        }
+    }
     let vis = &input.vis;
     let mirror = format_ident!("__MochiTwin{}", name);
     let mirror_t = format_ident!("__MochiTwin{}Tangent", name);

@@ -962,6 +962,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     if STRUCTS.with(|s| s.get()) {
         crate::desugar::inline_stored_chains(&mut expanded.block);
         rename_shadowing_closure_params(&mut expanded);
+        bind_field_sequences(&mut expanded);
     }
     let func = &expanded;
     set_float_of(func);
@@ -2090,6 +2091,155 @@ pub(crate) fn note_marked_method(ty: &str, method: &str) {
     if !names.iter().any(|(t, m)| t == ty && m == method) {
         names.push((ty.to_string(), method.to_string()));
     }
+}
+
+/// The fields of the crate's structs that hold sequences of the crate's structs with
+/// mirrors: `(struct, field, element)` (`("Net", "layers", "Layer")`).
+static FIELD_SEQUENCES: std::sync::Mutex<Vec<(String, String, String)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Notes a field holding a sequence of structs (see [`FIELD_SEQUENCES`]).
+pub(crate) fn note_field_sequence(ty: &str, field: &str, elem: &str) {
+    let mut all = FIELD_SEQUENCES.lock().unwrap_or_else(|e| e.into_inner());
+    if !all.iter().any(|(t, f, _)| t == ty && f == field) {
+        all.push((ty.to_string(), field.to_string(), elem.to_string()));
+    }
+}
+
+/// The element type of `ty`'s field `field`, when it holds structs (see
+/// [`FIELD_SEQUENCES`]).
+fn field_sequence(ty: &str, field: &str) -> Option<String> {
+    let all = FIELD_SEQUENCES.lock().unwrap_or_else(|e| e.into_inner());
+    all.iter()
+        .find(|(t, f, _)| t == ty && f == field)
+        .map(|(_, _, e)| e.clone())
+}
+
+/// `for l in &self.layers { .. }` (also `self.layers.iter()`, `.iter().enumerate()`) in a
+/// method of a struct whose field holds structs (see [`FIELD_SEQUENCES`]), or over a
+/// field of an argument typed as such a struct: the field bound first, typed, `let
+/// __mochi_field_layers: &[Layer] = &self.layers;`, so that the generic form knows the
+/// loop's elements as structs.
+fn bind_field_sequences(func: &mut ItemFn) {
+    let mut owners: Vec<(String, String)> = Vec::new();
+    if let Some(t) = IMPL_TYPE.with(|t| t.borrow().clone()) {
+        owners.push(("self".to_string(), t));
+    }
+    for a in &func.sig.inputs {
+        if let FnArg::Typed(pt) = a {
+            if let (Pat::Ident(i), Some((t, _))) = (&*pt.pat, user_type_arg(&pt.ty)) {
+                owners.push((i.ident.to_string(), t.to_string()));
+            }
+        }
+    }
+    if owners.is_empty() {
+        return;
+    }
+    struct Bind<'a> {
+        owners: &'a [(String, String)],
+    }
+    impl Bind<'_> {
+        /// The field read `owner.field` at the root of a loop's sequence, its binding's
+        /// name and element type.
+        fn field(&self, e: &Expr) -> Option<(Expr, syn::Ident, syn::Ident)> {
+            let e = match crate::desugar::unparen(e) {
+                Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+                Expr::MethodCall(m) => return self.field(&m.receiver),
+                other => other,
+            };
+            let Expr::Field(f) = crate::desugar::unparen(e) else {
+                return None;
+            };
+            let syn::Member::Named(field) = &f.member else {
+                return None;
+            };
+            let Expr::Path(owner) = &*f.base else {
+                return None;
+            };
+            let owner = owner.path.get_ident()?.to_string();
+            let ty = &self.owners.iter().find(|(o, _)| *o == owner)?.1;
+            let elem = field_sequence(ty, &field.to_string())?;
+            Some((
+                Expr::Field(f.clone()),
+                quote::format_ident!("__mochi_field_{}", field),
+                syn::Ident::new(&elem, Span::call_site()),
+            ))
+        }
+    }
+    /// `e` with the field read (under `&` too) replaced by `name`.
+    fn replace(e: &mut Expr, field: &Expr, name: &syn::Ident) -> bool {
+        let same = |x: &Expr| quote!(#x).to_string() == quote!(#field).to_string();
+        match e {
+            Expr::Reference(r) if r.mutability.is_none() && same(&r.expr) => {
+                *e = syn::parse_quote!(#name);
+                true
+            }
+            Expr::Paren(p) => replace(&mut p.expr, field, name),
+            Expr::MethodCall(m) => replace(&mut m.receiver, field, name),
+            other if same(other) => {
+                *other = syn::parse_quote!(#name);
+                true
+            }
+            _ => false,
+        }
+    }
+    impl VisitMut for Bind<'_> {
+        fn visit_block_mut(&mut self, b: &mut syn::Block) {
+            let mut out = Vec::new();
+            for mut st in std::mem::take(&mut b.stmts) {
+                syn::visit_mut::visit_stmt_mut(self, &mut st);
+                if let syn::Stmt::Expr(Expr::ForLoop(f), _) = &mut st {
+                    if let Some((field, name, elem)) = self.field(&f.expr) {
+                        if replace(&mut f.expr, &field, &name) {
+                            out.push(syn::parse_quote!(let #name: &[#elem] = &#field;));
+                        }
+                    }
+                }
+                out.push(st);
+            }
+            b.stmts = out;
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    Bind { owners: &owners }.visit_block_mut(&mut func.block);
+}
+
+/// For each marked method name seen so far, which of its parameters after `self` are
+/// slices by reference (`x: &[f64]`), when every type's method of that name agrees
+/// (`None` where they differ).
+static SLICE_PARAMS: std::sync::Mutex<Vec<(String, Option<Vec<bool>>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Notes which parameters of the marked method `method` are slices (see
+/// [`SLICE_PARAMS`]).
+pub(crate) fn note_slice_params(method: &str, sig: &syn::Signature) {
+    let kinds: Vec<bool> = sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            FnArg::Typed(pt) => Some(matches!(&*pt.ty, Type::Reference(r)
+                if r.mutability.is_none() && matches!(&*r.elem, Type::Slice(_)))),
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let mut all = SLICE_PARAMS.lock().unwrap_or_else(|e| e.into_inner());
+    match all.iter_mut().find(|(m, _)| m == method) {
+        Some((_, seen)) => {
+            if seen.as_ref() != Some(&kinds) {
+                *seen = None;
+            }
+        }
+        None => all.push((method.to_string(), Some(kinds))),
+    }
+}
+
+/// Whether the `k`-th argument of the marked method `method` is a slice by reference.
+fn slice_param(method: &str, k: usize) -> bool {
+    let all = SLICE_PARAMS.lock().unwrap_or_else(|e| e.into_inner());
+    all.iter()
+        .find(|(m, _)| m == method)
+        .and_then(|(_, kinds)| kinds.as_ref())
+        .is_some_and(|kinds| kinds.get(k).copied().unwrap_or(false))
 }
 
 /// Whether the marked methods `method` seen so far are all enums' (at least one).
@@ -4615,8 +4765,20 @@ impl VisitMut for Rewrite<'_> {
                 if user_method {
                     // The mirror's method of that name (its generic form).
                     self.visit_expr_mut(&mut m.receiver);
-                    for a in m.args.iter_mut() {
+                    for (k, a) in m.args.iter_mut().enumerate() {
                         self.visit_expr_mut(a);
+                        // `l.forward(&x)` of an array `x` where the method takes a slice:
+                        // the rule of the mirror's method takes the slice, which a call
+                        // through a tuple does not coerce to.
+                        let array = matches!(a, Expr::Reference(r) if r.mutability.is_none()
+                            && matches!(&*r.expr, Expr::Path(p) if p.path.get_ident()
+                                .is_some_and(|i| self.array_names.contains(&i.to_string()))));
+                        if array && slice_param(&name, k) {
+                            if let Expr::Reference(r) = a {
+                                let inner = &r.expr;
+                                *a = syn::parse_quote!(&#inner[..]);
+                            }
+                        }
                     }
                     return;
                 }

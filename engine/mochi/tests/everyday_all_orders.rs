@@ -6496,3 +6496,132 @@ mod named_float_calls {
         all_orders!(pair_energy, [0.1, 0.2, 1.0, 0.7]);
     }
 }
+
+/// Structs holding `Vec`s of structs (`Net { layers: Vec<Layer> }`), walked in their
+/// methods (`for l in &self.layers`, `self.layers.iter().enumerate()`) and by a function
+/// given the outer struct; a local array handed to a method taking a slice.
+mod layered_structs {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Layer {
+        w: Vec<f64>,
+        b: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Layer {
+        fn forward(&self, x: &[f64]) -> f64 {
+            (self.w.iter().zip(x).map(|(a, v)| a * v).sum::<f64>() + self.b).tanh()
+        }
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Net {
+        layers: Vec<Layer>,
+    }
+
+    #[differentiable(higher_order)]
+    impl Net {
+        fn total(&self, x: &[f64]) -> f64 {
+            let mut s = 0.0;
+            for l in &self.layers {
+                s += l.forward(x);
+            }
+            s
+        }
+        fn weighted(&self, x: &[f64]) -> f64 {
+            let mut s = 0.0;
+            for (k, l) in self.layers.iter().enumerate() {
+                s += (k as f64 + 1.0) * l.forward(x);
+            }
+            s
+        }
+    }
+
+    #[differentiable(higher_order)]
+    fn outputs(net: &Net, x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for l in net.layers.iter() {
+            s += l.forward(x).powi(2);
+        }
+        s
+    }
+
+    fn net(p: &[f64]) -> Net {
+        Net {
+            layers: vec![
+                Layer {
+                    w: p[..2].to_vec(),
+                    b: p[2],
+                },
+                Layer {
+                    w: p[3..5].to_vec(),
+                    b: p[5],
+                },
+            ],
+        }
+    }
+
+    /// A local array given to a method that takes a slice, in a loop over a local `Vec`
+    /// of structs.
+    #[differentiable(higher_order)]
+    pub fn local_layers(p: &[f64]) -> f64 {
+        let layers: Vec<Layer> = vec![
+            Layer {
+                w: p[..2].to_vec(),
+                b: p[2],
+            },
+            Layer {
+                w: p[3..5].to_vec(),
+                b: p[5],
+            },
+        ];
+        let x = [0.3, p[0]];
+        let mut s = 0.0;
+        for l in layers.iter() {
+            s += l.forward(&x);
+        }
+        s
+    }
+
+    #[differentiable(higher_order)]
+    pub fn through_net(p: &[f64]) -> f64 {
+        let n = Net {
+            layers: vec![
+                Layer {
+                    w: p[..2].to_vec(),
+                    b: p[2],
+                },
+                Layer {
+                    w: p[3..5].to_vec(),
+                    b: p[5],
+                },
+            ],
+        };
+        let x = [0.3, -0.7];
+        n.total(&x) + 0.5 * n.weighted(&x) + outputs(&n, &x)
+    }
+
+    #[test]
+    fn net_argument_gradient() {
+        let p = [0.3, -0.2, 0.5, 0.1, 0.7, 0.9];
+        let x = [0.3, -0.7];
+        let (dn, dx) = outputs::gradient(&net(&p), &x);
+        let flat: Vec<f64> = dn
+            .layers
+            .iter()
+            .flat_map(|l| l.w.iter().copied().chain(std::iter::once(l.b)))
+            .collect();
+        let want = crate::common::fd(&|z: &[f64]| outputs(&net(z), &x), &p);
+        crate::common::close("outputs by the net", &flat, &want);
+        let want_x = crate::common::fd(&|z: &[f64]| outputs(&net(&p), z), &x);
+        crate::common::close("outputs by x", &dx, &want_x);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(local_layers, [0.3, -0.2, 0.5, 0.1, 0.7, 0.9]);
+        all_orders!(through_net, [0.3, -0.2, 0.5, 0.1, 0.7, 0.9]);
+    }
+}
