@@ -169,6 +169,22 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
                 {
                     return false;
                 }
+                // `Vec::with_capacity(self.n)`: an empty buffer, whatever its capacity.
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                if segs.len() >= 2
+                    && segs[segs.len() - 1] == "with_capacity"
+                    && matches!(
+                        segs[segs.len() - 2].as_str(),
+                        "Vec" | "VecDeque" | "String" | "HashMap" | "BTreeMap" | "HashSet"
+                    )
+                {
+                    return false;
+                }
             }
             // (A local closure that captures a differentiable name gives a value that
             // carries its derivative: `let f = |y| a * y; f(c)`.)

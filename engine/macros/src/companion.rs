@@ -974,7 +974,7 @@ fn scalar_left_operator(imp: &syn::ItemImpl, outer: &Options, float: &str) -> Op
         let mtr = format_ident!("__MochiMethodRule_{}_{}", rhs, name);
         quote! {
             #[allow(non_camel_case_types, clippy::all)]
-            impl<'__mochi_a0, '__mochi_a1, __MochiT: ::mochi::Scalar, __MochiA0: ?Sized> #tr
+            impl<'__mochi_a0, '__mochi_a1, __MochiT: ::mochi::Scalar, __MochiA0: ?::core::marker::Sized> #tr
                 for ::mochi::Call<(&'__mochi_a0 __MochiA0, &'__mochi_a1 #mirror<__MochiT>)>
             where
                 ::mochi::Call<(&'__mochi_a1 #mirror<__MochiT>, &'__mochi_a0 __MochiA0)>: #mtr,
@@ -1001,8 +1001,8 @@ fn scalar_left_operator(imp: &syn::ItemImpl, outer: &Options, float: &str) -> Op
         impl<'__mochi_a0, '__mochi_a1, __MochiA0, __MochiA1> #tr
             for ::mochi::Call<(&'__mochi_a0 __MochiA0, &'__mochi_a1 __MochiA1)>
         where
-            __MochiA0: ?Sized + ::mochi::__private::Peel<#scalar>,
-            __MochiA1: ?Sized + ::mochi::__private::Peel<#rhs>,
+            __MochiA0: ?::core::marker::Sized + ::mochi::__private::Peel<#scalar>,
+            __MochiA1: ?::core::marker::Sized + ::mochi::__private::Peel<#rhs>,
         {
             type Output = #output;
             type Pullback = ::mochi::BoxedPullback<
@@ -1384,7 +1384,7 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
         )
     } else {
         (
-            quote!(__MochiS: ?Sized + ::mochi::__private::Peel<#ty>),
+            quote!(__MochiS: ?::core::marker::Sized + ::mochi::__private::Peel<#ty>),
             quote!(::mochi::__private::Peel::<#ty>::peel(__mochi_s)),
         )
     };
@@ -1528,7 +1528,7 @@ fn peeled_arg(k: usize, p: &syn::Type) -> Option<PeeledArg> {
     crate::types::Staticize.visit_type_mut(&mut stat);
     Some(PeeledArg {
         lifetime: quote!(#l),
-        generic: quote!(#a: ?Sized + ::mochi::__private::Peel<#value>),
+        generic: quote!(#a: ?::core::marker::Sized + ::mochi::__private::Peel<#value>),
         elem: quote!(&#l #a),
         bind: quote!(#b),
         arg,

@@ -140,7 +140,7 @@ pub fn expand(item: TokenStream) -> TokenStream {
         }
 
         impl ::mochi::testing::Perturb for #name {
-            fn random_tangent<R: ::mochi::__private::Rng + ?Sized>(&self, rng: &mut R) -> #tname {
+            fn random_tangent<R: ::mochi::__private::Rng + ?::core::marker::Sized>(&self, rng: &mut R) -> #tname {
                 #random
             }
             fn perturb(&mut self, direction: &#tname, step: f64) {
@@ -412,7 +412,7 @@ fn fieldless_enum(input: &DeriveInput) -> TokenStream {
         }
 
         impl ::mochi::testing::Perturb for #name {
-            fn random_tangent<R: ::mochi::__private::Rng + ?Sized>(&self, _rng: &mut R) -> ::mochi::NoTangent {
+            fn random_tangent<R: ::mochi::__private::Rng + ?::core::marker::Sized>(&self, _rng: &mut R) -> ::mochi::NoTangent {
                 ::mochi::NoTangent
             }
             fn perturb(&mut self, _direction: &::mochi::NoTangent, _step: f64) {}

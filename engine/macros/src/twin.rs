@@ -2115,11 +2115,12 @@ fn field_sequence(ty: &str, field: &str) -> Option<String> {
         .map(|(_, _, e)| e.clone())
 }
 
-/// `for l in &self.layers { .. }` (also `self.layers.iter()`, `.iter().enumerate()`) in a
-/// method of a struct whose field holds structs (see [`FIELD_SEQUENCES`]), or over a
-/// field of an argument typed as such a struct: the field bound first, typed, `let
-/// __mochi_field_layers: &[Layer] = &self.layers;`, so that the generic form knows the
-/// loop's elements as structs.
+/// `for l in &self.layers { .. }` (also `self.layers.iter().fold(..)`, `self.layers[k]`)
+/// in a method of a struct whose field holds structs (see [`FIELD_SEQUENCES`]), or of a
+/// field of an argument typed as such a struct: the field bound first, typed, before the
+/// statement that reads it, `let __mochi_field_self_layers: &[Layer] = &self.layers;`, so
+/// that the generic form knows its elements as structs. A statement that writes the
+/// field is left as written.
 fn bind_field_sequences(func: &mut ItemFn) {
     let mut owners: Vec<(String, String)> = Vec::new();
     if let Some(t) = IMPL_TYPE.with(|t| t.borrow().clone()) {
@@ -2139,17 +2140,9 @@ fn bind_field_sequences(func: &mut ItemFn) {
         owners: &'a [(String, String)],
     }
     impl Bind<'_> {
-        /// The field read `owner.field` at the root of a loop's sequence, its binding's
-        /// name and element type.
-        fn field(&self, e: &Expr) -> Option<(Expr, syn::Ident, syn::Ident)> {
-            let e = match crate::desugar::unparen(e) {
-                Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
-                Expr::MethodCall(m) => return self.field(&m.receiver),
-                other => other,
-            };
-            let Expr::Field(f) = crate::desugar::unparen(e) else {
-                return None;
-            };
+        /// `owner.field` of a noted field: its binding's name and element type.
+        fn field(&self, e: &Expr) -> Option<(syn::Ident, syn::Ident)> {
+            let Expr::Field(f) = e else { return None };
             let syn::Member::Named(field) = &f.member else {
                 return None;
             };
@@ -2160,40 +2153,105 @@ fn bind_field_sequences(func: &mut ItemFn) {
             let ty = &self.owners.iter().find(|(o, _)| *o == owner)?.1;
             let elem = field_sequence(ty, &field.to_string())?;
             Some((
-                Expr::Field(f.clone()),
-                quote::format_ident!("__mochi_field_{}", field),
+                quote::format_ident!("__mochi_field_{}_{}", owner, field),
                 syn::Ident::new(&elem, Span::call_site()),
             ))
         }
     }
-    /// `e` with the field read (under `&` too) replaced by `name`.
-    fn replace(e: &mut Expr, field: &Expr, name: &syn::Ident) -> bool {
-        let same = |x: &Expr| quote!(#x).to_string() == quote!(#field).to_string();
-        match e {
-            Expr::Reference(r) if r.mutability.is_none() && same(&r.expr) => {
-                *e = syn::parse_quote!(#name);
-                true
+    /// The reads of noted fields in a statement, and whether one is not only read
+    /// (`&mut self.layers`, `self.layers.push(..)`, `self.layers[k] = ..`).
+    struct Reads<'b, 'a> {
+        bind: &'b Bind<'a>,
+        found: Vec<(Expr, syn::Ident, syn::Ident)>,
+        written: bool,
+    }
+    impl Reads<'_, '_> {
+        fn note(&mut self, e: &Expr) -> bool {
+            match self.bind.field(e) {
+                Some((name, elem)) => {
+                    if !self.found.iter().any(|(_, n, _)| *n == name) {
+                        self.found.push((e.clone(), name, elem));
+                    }
+                    true
+                }
+                None => false,
             }
-            Expr::Paren(p) => replace(&mut p.expr, field, name),
-            Expr::MethodCall(m) => replace(&mut m.receiver, field, name),
-            other if same(other) => {
-                *other = syn::parse_quote!(#name);
-                true
-            }
-            _ => false,
         }
+        /// Whether `e` is a noted field, or an element or a part of one.
+        fn rooted(&self, e: &Expr) -> bool {
+            match e {
+                Expr::Field(f) => self.bind.field(e).is_some() || self.rooted(&f.base),
+                Expr::Index(i) => self.rooted(&i.expr),
+                Expr::Paren(p) => self.rooted(&p.expr),
+                _ => false,
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Reads<'_, '_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            match e {
+                Expr::Reference(r) if r.mutability.is_some() && self.rooted(&r.expr) => {
+                    self.written = true;
+                }
+                Expr::Assign(a) if self.rooted(&a.left) => self.written = true,
+                Expr::Binary(b)
+                    if crate::activity::is_arithmetic_assign(&b.op) && self.rooted(&b.left) =>
+                {
+                    self.written = true
+                }
+                Expr::MethodCall(m)
+                    if self.rooted(&m.receiver)
+                        && !matches!(
+                            m.method.to_string().as_str(),
+                            "iter" | "len" | "is_empty" | "windows" | "chunks" | "first" | "last"
+                        )
+                        && self.bind.field(&m.receiver).is_some() =>
+                {
+                    self.written = true
+                }
+                _ => {}
+            }
+            if !self.note(e) {
+                syn::visit::visit_expr(self, e);
+            }
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    /// Every read of a noted field in a statement made its binding's name.
+    struct Put<'b, 'a>(&'b Bind<'a>);
+    impl VisitMut for Put<'_, '_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            if let Expr::Reference(r) = e {
+                if let (None, Some((name, _))) = (r.mutability, self.0.field(&r.expr)) {
+                    *e = syn::parse_quote!(#name);
+                    return;
+                }
+            }
+            if let Some((name, _)) = self.0.field(e) {
+                *e = syn::parse_quote!(#name);
+                return;
+            }
+            syn::visit_mut::visit_expr_mut(self, e);
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     }
     impl VisitMut for Bind<'_> {
         fn visit_block_mut(&mut self, b: &mut syn::Block) {
             let mut out = Vec::new();
             for mut st in std::mem::take(&mut b.stmts) {
                 syn::visit_mut::visit_stmt_mut(self, &mut st);
-                if let syn::Stmt::Expr(Expr::ForLoop(f), _) = &mut st {
-                    if let Some((field, name, elem)) = self.field(&f.expr) {
-                        if replace(&mut f.expr, &field, &name) {
-                            out.push(syn::parse_quote!(let #name: &[#elem] = &#field;));
-                        }
+                let mut reads = Reads {
+                    bind: self,
+                    found: Vec::new(),
+                    written: false,
+                };
+                reads.visit_stmt(&st);
+                // (A `let` binding the name `self`'s fields go through is left alone.)
+                if !reads.written && !reads.found.is_empty() {
+                    for (field, name, elem) in &reads.found {
+                        out.push(syn::parse_quote!(let #name: &[#elem] = &#field;));
                     }
+                    Put(self).visit_stmt_mut(&mut st);
                 }
                 out.push(st);
             }

@@ -6537,6 +6537,18 @@ mod layered_structs {
             }
             s
         }
+        fn folded(&self, x: &[f64]) -> f64 {
+            self.layers
+                .iter()
+                .fold(0.0, |acc, l| acc * 0.5 + l.forward(x))
+        }
+        fn indexed(&self, x: &[f64]) -> f64 {
+            let mut s = 0.0;
+            for k in 0..self.layers.len() {
+                s += self.layers[k].forward(x) * self.layers[k].b;
+            }
+            s
+        }
     }
 
     #[differentiable(higher_order)]
@@ -6600,7 +6612,7 @@ mod layered_structs {
             ],
         };
         let x = [0.3, -0.7];
-        n.total(&x) + 0.5 * n.weighted(&x) + outputs(&n, &x)
+        n.total(&x) + 0.5 * n.weighted(&x) + outputs(&n, &x) + n.folded(&x) - n.indexed(&x)
     }
 
     #[test]
@@ -6619,9 +6631,46 @@ mod layered_structs {
         crate::common::close("outputs by x", &dx, &want_x);
     }
 
+    /// A layer whose sizes are integer fields, its output grown from
+    /// `Vec::with_capacity(self.n_out)`; named as the standard library's `Sized` trait,
+    /// which the derived code names by its path.
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Sized {
+        w: Vec<f64>,
+        n_in: usize,
+        n_out: usize,
+    }
+
+    #[differentiable(higher_order)]
+    impl Sized {
+        fn forward(&self, x: &[f64]) -> Vec<f64> {
+            let mut out = Vec::with_capacity(self.n_out);
+            for o in 0..self.n_out {
+                let mut z = 0.0;
+                for i in 0..self.n_in {
+                    z += self.w[o * self.n_in + i] * x[i];
+                }
+                out.push(z.tanh());
+            }
+            out
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn sized_layer(p: &[f64]) -> f64 {
+        let l = Sized {
+            w: p.to_vec(),
+            n_in: 2,
+            n_out: 2,
+        };
+        let y = l.forward(&[0.4, -0.9]);
+        y[0] * y[1] + y[1]
+    }
+
     mod t {
         use crate::all_orders;
         all_orders!(local_layers, [0.3, -0.2, 0.5, 0.1, 0.7, 0.9]);
+        all_orders!(sized_layer, [0.3, -0.2, 0.5, 0.1]);
         all_orders!(through_net, [0.3, -0.2, 0.5, 0.1, 0.7, 0.9]);
     }
 }

@@ -158,7 +158,7 @@ pub fn method_fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStrea
                 #sig;
             }
             #[allow(non_camel_case_types, dead_code)]
-            impl<__MochiS: ?Sized> #fallback for __MochiS {
+            impl<__MochiS: ?::core::marker::Sized> #fallback for __MochiS {
                 #sig {
                     ::core::unreachable!()
                 }
