@@ -888,6 +888,20 @@ impl VisitMut for ExtendedByLiterals {
     }
 }
 
+/// `v.extend(a)` of a variable or a field `v`, one argument.
+fn extend_of_place(e: &Expr) -> Option<&syn::ExprMethodCall> {
+    match e {
+        Expr::MethodCall(m)
+            if m.method == "extend"
+                && m.args.len() == 1
+                && matches!(unparen(&m.receiver), Expr::Path(_) | Expr::Field(_)) =>
+        {
+            Some(m)
+        }
+        _ => None,
+    }
+}
+
 /// `v.extend(g(x))` of a sequence a call of the user's makes (also a method of the
 /// user's, `v.extend(cam.residual(p))`) → `for e in g(x) { v.push(e); }`, whose head
 /// [`TemporarySequences`] then binds to a name.
@@ -896,13 +910,7 @@ struct ExtendedByCalls;
 impl VisitMut for ExtendedByCalls {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
-        let Expr::MethodCall(m) = e else { return };
-        if m.method != "extend"
-            || m.args.len() != 1
-            || !matches!(unparen(&m.receiver), Expr::Path(_) | Expr::Field(_))
-        {
-            return;
-        }
+        let Some(m) = extend_of_place(e) else { return };
         let arg = unparen(&m.args[0]);
         let call = match arg {
             Expr::Call(_) => computed_source_of(arg),
@@ -929,13 +937,7 @@ struct ExtendedByVariables;
 impl VisitMut for ExtendedByVariables {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
-        let Expr::MethodCall(m) = e else { return };
-        if m.method != "extend"
-            || m.args.len() != 1
-            || !matches!(unparen(&m.receiver), Expr::Path(_) | Expr::Field(_))
-        {
-            return;
-        }
+        let Some(m) = extend_of_place(e) else { return };
         if let w @ (Expr::Path(_) | Expr::Field(_)) = unparen(&m.args[0]) {
             let (span, v) = (m.method.span(), &m.receiver);
             *e = syn::parse_quote_spanned!(span=> #v.extend_from_slice(&#w));
