@@ -170,12 +170,7 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
                     return false;
                 }
                 // `Vec::with_capacity(self.n)`: an empty buffer, whatever its capacity.
-                let segs: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
+                let segs = crate::twin::segments(&p.path);
                 if segs.len() >= 2
                     && segs[segs.len() - 1] == "with_capacity"
                     && matches!(

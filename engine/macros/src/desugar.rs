@@ -476,18 +476,21 @@ impl Successors<'_> {
             }
             out.push(st);
         }
-        // The sequences no statement reads any more.
-        let unread: Vec<String> = held
-            .keys()
-            .filter(|name| {
-                let mut n = 0usize;
-                for st in &out {
+        // The sequences no statement reads any more (named by their `let` alone).
+        let named: Vec<HashSet<String>> = if held.is_empty() {
+            Vec::new()
+        } else {
+            out.iter()
+                .map(|st| {
                     let mut seen = HashSet::new();
                     crate::activity::token_idents(quote::quote!(#st), &mut seen);
-                    n += usize::from(seen.contains(*name));
-                }
-                n == 1
-            })
+                    seen
+                })
+                .collect()
+        };
+        let unread: Vec<String> = held
+            .keys()
+            .filter(|name| named.iter().filter(|seen| seen.contains(*name)).count() == 1)
             .cloned()
             .collect();
         out.retain(|st| match st {
@@ -888,6 +891,17 @@ impl VisitMut for ExtendedByLiterals {
     }
 }
 
+/// Whether a method chain calls one of `methods` anywhere down its receivers
+/// (`x.iter().scan(..).map(f)` calls `scan`).
+fn chain_calls(e: &Expr, methods: &[&str]) -> bool {
+    match unparen(e) {
+        Expr::MethodCall(m) => {
+            methods.iter().any(|n| m.method == n) || chain_calls(&m.receiver, methods)
+        }
+        _ => false,
+    }
+}
+
 /// `v.extend(a)` of a variable or a field `v`, one argument.
 fn extend_of_place(e: &Expr) -> Option<&syn::ExprMethodCall> {
     match e {
@@ -1136,12 +1150,6 @@ impl ComputedElementReads<'_> {
     /// x.iter().scan(s, f).collect(); all[all.len() - 1] }`: the last state, from the
     /// collected states, as the chains collect them.
     fn last_of_scan(&mut self, e: &mut Expr) -> bool {
-        fn scans(e: &Expr) -> bool {
-            match unparen(e) {
-                Expr::MethodCall(m) => m.method == "scan" || scans(&m.receiver),
-                _ => false,
-            }
-        }
         let Expr::MethodCall(u) = &*e else {
             return false;
         };
@@ -1151,7 +1159,7 @@ impl ComputedElementReads<'_> {
         let Expr::MethodCall(l) = unparen(&u.receiver) else {
             return false;
         };
-        if l.method != "last" || !l.args.is_empty() || !scans(&l.receiver) {
+        if l.method != "last" || !l.args.is_empty() || !chain_calls(&l.receiver, &["scan"]) {
             return false;
         }
         let span = l.method.span();
@@ -4252,14 +4260,7 @@ impl Flatten<'_> {
     /// pushed in order, the flattened one by the loop above, the others as `extend`s
     /// (which the derivation takes) and `once(e)` as one `push`.
     fn collect_chained(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
-        fn flattens(e: &Expr) -> bool {
-            match unparen(e) {
-                Expr::MethodCall(c) => {
-                    c.method == "flat_map" || c.method == "flatten" || flattens(&c.receiver)
-                }
-                _ => false,
-            }
-        }
+        let flattens = |e: &Expr| chain_calls(e, &["flat_map", "flatten"]);
         fn once(e: &Expr) -> Option<&Expr> {
             match unparen(e) {
                 Expr::Call(c) if c.args.len() == 1 => match &*c.func {
@@ -6051,17 +6052,18 @@ fn diverging_tail_loop(b: &mut syn::Block) {
 /// `skip_while`, `map_while`) as the loop the derivation takes, `{ let mut v: Vec<f64> =
 /// Vec::new(); for e in chain { v.push(e); } v }`.
 fn collect_by_loop(m: &syn::ExprMethodCall, ty: &syn::Type, next: &mut usize) -> Option<Expr> {
-    fn has_filter(e: &Expr) -> bool {
-        match unparen(e) {
-            Expr::MethodCall(m) => {
-                matches!(
-                    m.method.to_string().as_str(),
-                    "filter" | "filter_map" | "take_while" | "skip_while" | "map_while"
-                ) || has_filter(&m.receiver)
-            }
-            _ => false,
-        }
-    }
+    let has_filter = |e: &Expr| {
+        chain_calls(
+            e,
+            &[
+                "filter",
+                "filter_map",
+                "take_while",
+                "skip_while",
+                "map_while",
+            ],
+        )
+    };
     let syn::Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;
     if last.ident != "Vec" || !m.args.is_empty() {
