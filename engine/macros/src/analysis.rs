@@ -88,10 +88,9 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         &crate::desugar::with_azip_expanded(&func.block),
         &mut written_active,
     );
-    let multi_dim: HashSet<String> = params
+    let array_ranks: std::collections::HashMap<String, &str> = params
         .iter()
-        .filter(|(_, t, _)| crate::desugar::multi_dim_array(t))
-        .map(|(i, _, _)| i.to_string())
+        .filter_map(|(i, t, _)| Some((i.to_string(), crate::desugar::array_rank(t)?)))
         .collect();
     let inactive_params: HashSet<String> = params
         .iter()
@@ -132,7 +131,7 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         float_ty.as_ref(),
         &written_active,
         Some(&ret_ty),
-        &multi_dim,
+        &array_ranks,
         &inactive_params,
         &mut receivers,
     );

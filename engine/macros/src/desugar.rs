@@ -57,11 +57,24 @@ pub fn desugar(
     float_ty: Option<&syn::Ident>,
     active: &HashSet<String>,
     ret_ty: Option<&syn::Type>,
-    multi_dim: &HashSet<String>,
+    array_ranks: &std::collections::HashMap<String, &str>,
     inactive_params: &HashSet<String>,
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
+    // (First: the loops and chains it writes are what the passes below read.)
+    let one_dim: HashSet<String> = array_ranks
+        .iter()
+        .filter(|(n, r)| **r == "1" && !binds_name(block, n))
+        .map(|(n, _)| n.clone())
+        .collect();
+    if !one_dim.is_empty() {
+        NdWindows {
+            names: &one_dim,
+            next: 0,
+        }
+        .visit_block_mut(&mut b);
+    }
     and_then_names_as_closures(&mut b);
     struct_sums_as_folds(&mut b);
     FromIterators.visit_block_mut(&mut b);
@@ -131,10 +144,10 @@ pub fn desugar(
     }
     .visit_block_mut(&mut b);
     // A parameter bound again in the body may not be an array any more.
-    let names: HashSet<String> = multi_dim
+    let names: HashSet<String> = array_ranks
         .iter()
-        .filter(|n| !binds_name(&b, n))
-        .cloned()
+        .filter(|(n, r)| **r != "1" && !binds_name(&b, n))
+        .map(|(n, _)| n.clone())
         .collect();
     let mut flat_made = Vec::new();
     if !names.is_empty() {
@@ -1704,6 +1717,32 @@ fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr
     // Whether an operand is written, through the element's index `p`.
     let mut writes = false;
     for (n, (op, pat)) in operands.iter().zip(f.inputs.iter().skip(skip)).enumerate() {
+        // `x.windows(k)` of a one-dimensional array: the `k`-th view `x.slice(s![k..k + w])`.
+        if let Expr::MethodCall(w) = unparen(op) {
+            if w.method == "windows"
+                && w.args.len() == 1
+                && !matches!(&w.args[0], Expr::Tuple(_) | Expr::Array(_))
+                && matches!(unparen(&w.receiver), Expr::Path(_) | Expr::Field(_))
+            {
+                let Pat::Ident(_) = pat else { return None };
+                let (x, len) = (&w.receiver, &w.args[0]);
+                let l = format_ident!("__mochi_zw{}_{}", id, n, span = span);
+                pre.push(syn::parse_quote_spanned!(span=> let #l: usize = #len;));
+                pre.push(syn::parse_quote_spanned!(span=>
+                    assert!(#l > 0, "window size must be greater than zero");));
+                let shape = quote_spanned!(span=>
+                    ::mochi::__private::shape_dim((#x.len() + 1).saturating_sub(#l)));
+                pre.push(if n == 0 {
+                    syn::parse_quote_spanned!(span=> let #d = #shape;)
+                } else {
+                    syn::parse_quote_spanned!(span=>
+                        assert!(#shape == #d, "Zip: the operands have different shapes");)
+                });
+                lets.push(syn::parse_quote_spanned!(span=>
+                    let #pat = #x.slice(::ndarray::s![#k..#k + #l]);));
+                continue;
+            }
+        }
         let (place, mutable) = match unparen(op) {
             Expr::Reference(r) => ((*r.expr).clone(), r.mutability.is_some()),
             other => (other.clone(), false),
@@ -2492,34 +2531,158 @@ fn binds_name(b: &syn::Block, name: &str) -> bool {
     v.1
 }
 
-/// Whether a parameter's type is an ndarray array of two or more dimensions, as far as
-/// its syntax shows (`&Array2<f64>`, `ArrayView3<T>`, `&ArrayD<f64>`, `&Array<f64, Ix2>`).
-pub fn multi_dim_array(t: &syn::Type) -> bool {
+/// An ndarray array type's rank as its name or its dimension type spells it (`&Array2<f64>`,
+/// `ArrayView1<T>`, `&ArrayD<f64>`, `&Array<f64, Ix2>`): `"1"` to `"6"`, or `"D"` for a
+/// dynamic one.
+pub fn array_rank(t: &syn::Type) -> Option<&'static str> {
+    const RANKS: [&str; 7] = ["1", "2", "3", "4", "5", "6", "D"];
     match t {
-        syn::Type::Reference(r) => multi_dim_array(&r.elem),
-        syn::Type::Paren(p) => multi_dim_array(&p.elem),
+        syn::Type::Reference(r) => array_rank(&r.elem),
+        syn::Type::Paren(p) => array_rank(&p.elem),
         syn::Type::Path(p) => {
-            let Some(last) = p.path.segments.last() else {
-                return false;
-            };
+            let last = p.path.segments.last()?;
             let name = last.ident.to_string();
             let fixed = ["Array", "ArrayView", "ArcArray", "CowArray"]
                 .iter()
-                .any(|base| {
-                    name.strip_prefix(base)
-                        .is_some_and(|rest| matches!(rest, "2" | "3" | "4" | "5" | "6" | "D"))
+                .find_map(|base| {
+                    let rest = name.strip_prefix(base)?;
+                    RANKS.iter().find(|r| **r == rest).copied()
                 });
-            let generic = matches!(name.as_str(), "Array" | "ArrayView" | "ArrayBase")
-                && matches!(&last.arguments, syn::PathArguments::AngleBracketed(a)
-                if a.args.iter().any(|g| {
+            let generic = || {
+                let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+                    return None;
+                };
+                if !matches!(name.as_str(), "Array" | "ArrayView" | "ArrayBase") {
+                    return None;
+                }
+                a.args.iter().find_map(|g| {
                     let g = quote::ToTokens::to_token_stream(g).to_string();
-                    ["Ix2", "Ix3", "Ix4", "Ix5", "Ix6", "IxDyn"]
+                    RANKS
                         .iter()
-                        .any(|d| g.ends_with(d))
-                }));
-            fixed || generic
+                        .find(|r| g.ends_with(&format!("Ix{}", if **r == "D" { "Dyn" } else { r })))
+                        .copied()
+                })
+            };
+            fixed.or_else(generic)
         }
-        _ => false,
+        _ => None,
+    }
+}
+
+/// ndarray's windows of a one-dimensional array parameter (`names`), as sub-array views
+/// by index, which the slicing rule differentiates:
+///
+/// - `for w in x.windows(k)` (also `.into_iter()`, `.enumerate()`) → `for i in
+///   0..count { let w = x.slice(s![i..i + k]); .. }`, `count` the number of windows
+///   (`x.len() + 1 - k`, none when `k` is larger);
+/// - a chain `x.windows(k).into_iter().map(..)` → `(0..count).map(|i| x.slice(..)).map(..)`.
+///
+/// The window's length is evaluated once, before the loop (in a chain, it must be a
+/// plain expression: names, literals, arithmetic, `.len()`). A window of length zero
+/// panics, as ndarray's does.
+struct NdWindows<'a> {
+    names: &'a HashSet<String>,
+    next: usize,
+}
+
+impl NdWindows<'_> {
+    /// `x.windows(k)` (or `x.windows(k).into_iter()`) of one of the names: `x` and `k`.
+    fn windows<'e>(&self, e: &'e Expr) -> Option<(&'e Expr, &'e Expr)> {
+        let Expr::MethodCall(m) = unparen(e) else {
+            return None;
+        };
+        if m.method == "into_iter" && m.args.is_empty() {
+            return self.windows(&m.receiver);
+        }
+        let named = matches!(unparen(&m.receiver), Expr::Path(p)
+            if p.path.get_ident().is_some_and(|i| self.names.contains(&i.to_string())));
+        (m.method == "windows"
+            && m.args.len() == 1
+            && named
+            && !matches!(&m.args[0], Expr::Tuple(_) | Expr::Array(_)))
+        .then(|| (&*m.receiver, &m.args[0]))
+    }
+
+    /// The number of windows of length `k` of `x`.
+    fn count(x: &Expr, k: &Expr, span: Span) -> Expr {
+        syn::parse_quote_spanned!(span=> (#x.len() + 1).saturating_sub(#k))
+    }
+}
+
+/// A window length a chain may evaluate per element: names, literals, arithmetic and
+/// `.len()` of a name.
+fn plain_length(e: &Expr) -> bool {
+    match e {
+        Expr::MethodCall(m) => m.method == "len" && m.args.is_empty() && plain_length(&m.receiver),
+        Expr::Binary(b) => plain_length(&b.left) && plain_length(&b.right),
+        Expr::Paren(p) => plain_length(&p.expr),
+        other => plain_index(other),
+    }
+}
+
+impl VisitMut for NdWindows<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        match e {
+            Expr::ForLoop(f) => {
+                let (source, enumerated) = match unparen(&f.expr) {
+                    Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => {
+                        (&*m.receiver, true)
+                    }
+                    other => (other, false),
+                };
+                let Some((x, k)) = self.windows(source) else {
+                    return;
+                };
+                let (index_pat, window_pat) = match (&*f.pat, enumerated) {
+                    (Pat::Tuple(t), true) if t.elems.len() == 2 => {
+                        (Some(t.elems[0].clone()), t.elems[1].clone())
+                    }
+                    (_, true) => return,
+                    (p, false) => (None, p.clone()),
+                };
+                let span = f.expr.span();
+                self.next += 1;
+                let (i, len) = (
+                    format_ident!("__mochi_nwi{}", self.next, span = span),
+                    format_ident!("__mochi_nwk{}", self.next, span = span),
+                );
+                let len_e: Expr = syn::parse_quote!(#len);
+                let count = Self::count(x, &len_e, span);
+                let index_let = index_pat.map(|p| quote_spanned!(span=> let #p = #i;));
+                let (label, body, x, k) = (&f.label, &f.body, x.clone(), k.clone());
+                let stmts = &body.stmts;
+                *e = syn::parse_quote_spanned!(span=> {
+                    let #len: usize = #k;
+                    assert!(#len > 0, "window size must be greater than zero");
+                    #label for #i in 0..#count {
+                        #index_let
+                        let #window_pat = #x.slice(::ndarray::s![#i..#i + #len]);
+                        #(#stmts)*
+                    }
+                });
+            }
+            Expr::MethodCall(m) => {
+                // The chain's first adapter: its receiver is the windows.
+                if m.method == "into_iter" {
+                    return;
+                }
+                let Some((x, k)) = self.windows(&m.receiver) else {
+                    return;
+                };
+                if !plain_length(k) {
+                    return;
+                }
+                let span = m.receiver.span();
+                self.next += 1;
+                let i = format_ident!("__mochi_nwi{}", self.next, span = span);
+                let count = Self::count(x, k, span);
+                let (x, k) = (x.clone(), k.clone());
+                *m.receiver = syn::parse_quote_spanned!(span=>
+                    (0..#count).map(|#i| #x.slice(::ndarray::s![#i..#i + (#k)])));
+            }
+            _ => {}
+        }
     }
 }
 
@@ -7549,6 +7712,53 @@ impl VisitMut for RenameIdents<'_> {
             f.colon_token = Some(Default::default());
         }
         self.visit_expr_mut(&mut f.expr);
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        if !crate::activity::tokens_mention(&m.tokens, &|i| self.0.iter().any(|(f, _)| f == i)) {
+            return;
+        }
+        // Expressions (`vec![i as f64; n]`, `assert!(..)`) as expressions; any other
+        // body (`s![i..i + k, ..;2]`) by its tokens: a name not after `.` or `::`.
+        if !crate::rewrite::visit_macro_exprs(m, self) {
+            m.tokens = self.rename_tokens(std::mem::take(&mut m.tokens));
+        }
+    }
+}
+
+impl RenameIdents<'_> {
+    fn rename_tokens(&self, tokens: TokenStream) -> TokenStream {
+        use proc_macro2::Spacing;
+        use proc_macro2::{Group, TokenTree};
+        // After a lone `.` (a field or method, not `..`) or after `::` (a path's segment).
+        let mut after_path = false;
+        let mut joint: Option<char> = None;
+        let mut out = Vec::new();
+        for t in tokens {
+            let t = match t {
+                TokenTree::Ident(mut i) if !after_path => {
+                    self.rename(&mut i);
+                    TokenTree::Ident(i)
+                }
+                TokenTree::Group(g) => {
+                    let mut n = Group::new(g.delimiter(), self.rename_tokens(g.stream()));
+                    n.set_span(g.span());
+                    TokenTree::Group(n)
+                }
+                other => other,
+            };
+            after_path = match &t {
+                TokenTree::Punct(p) if p.spacing() == Spacing::Alone => {
+                    matches!((joint, p.as_char()), (None, '.') | (Some(':'), ':'))
+                }
+                _ => false,
+            };
+            joint = match &t {
+                TokenTree::Punct(p) if p.spacing() == Spacing::Joint => Some(p.as_char()),
+                _ => None,
+            };
+            out.push(t);
+        }
+        out.into_iter().collect()
     }
 }
 

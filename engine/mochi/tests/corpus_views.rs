@@ -255,12 +255,97 @@ fn window_past_its_end(x: &[f64], k: usize) -> f64 {
     w[k] * x[3]
 }
 
+/// A valid convolution, each window of an array dotted with the kernel: ndarray's
+/// `windows` in a `for` with `enumerate`, written into an output by index.
+#[differentiable(higher_order)]
+fn array_windows_enumerated(x: &Array1<f64>, w: &Array1<f64>, bias: f64) -> f64 {
+    let mut out = Array1::<f64>::zeros(x.len() - w.len() + 1);
+    for (i, patch) in x.windows(3).into_iter().enumerate() {
+        out[i] = patch.dot(w) + bias;
+    }
+    out.mapv(f64::tanh).sum()
+}
+
+/// `windows` of a computed length in a plain `for`, and in a chain.
+#[differentiable(higher_order)]
+fn array_windows_looped(x: &Array1<f64>, w: &Array1<f64>) -> f64 {
+    let mut s = 0.0;
+    for p in x.windows(w.len()) {
+        s += p.dot(w).sin();
+    }
+    s + x
+        .windows(w.len())
+        .into_iter()
+        .map(|p| (p.sum() * p[0]).tanh())
+        .sum::<f64>()
+}
+
+/// The windows collected into an array (a vector result), and through `Zip`.
+#[differentiable(higher_order)]
+fn array_windows_collected(x: &Array1<f64>, w: &Array1<f64>) -> Array1<f64> {
+    x.windows(3)
+        .into_iter()
+        .map(|p| p.dot(w))
+        .collect::<Array1<f64>>()
+}
+
+#[differentiable]
+fn array_windows_zipped(x: &Array1<f64>, w: &Array1<f64>) -> f64 {
+    let mut out = Array1::<f64>::zeros(x.len() - 2);
+    Zip::from(&mut out)
+        .and(x.windows(3))
+        .for_each(|o, p| *o = p.dot(w).exp());
+    out.sum()
+}
+
+/// The same windows written as `s![i..i + k]` in a closure over the indices: the closure's
+/// parameter is read inside the `s!` macro.
+#[differentiable(higher_order)]
+fn array_slices_by_index(x: &Array1<f64>, k: usize) -> f64 {
+    (0..x.len() + 1 - k)
+        .map(|i| x.slice(s![i..i + k]).sum().powi(2))
+        .sum::<f64>()
+}
+
 #[cfg(test)]
 mod checks {
     use super::*;
     use crate::check;
 
     check!(rows_assigned, (array![0.3_f64, 0.7],), |a| (&a.0));
+    check!(
+        array_windows_enumerated,
+        (
+            array![0.3_f64, -0.2, 0.5, 0.9, -0.4, 0.1],
+            array![0.2_f64, 0.7, -0.3],
+            0.1_f64
+        ),
+        |a| (&a.0, &a.1, a.2)
+    );
+    check!(
+        array_windows_looped,
+        (
+            array![0.3_f64, -0.2, 0.5, 0.9, -0.4, 0.1],
+            array![0.2_f64, 0.7, -0.3]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        array_windows_collected,
+        (
+            array![0.3_f64, -0.2, 0.5, 0.9, -0.4],
+            array![0.2_f64, 0.7, -0.3]
+        ),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        array_windows_zipped,
+        (
+            array![0.3_f64, -0.2, 0.5, 0.9, -0.4],
+            array![0.2_f64, 0.7, -0.3]
+        ),
+        |a| (&a.0, &a.1)
+    );
     check!(
         unpacked_layer,
         (
@@ -464,4 +549,74 @@ fn a_window_read_past_its_end_panics() {
     assert!(plain.is_err() && derived.is_err());
     let sliced = std::panic::catch_unwind(|| unpacked_layer::gradient(&x[..3], &[1.0, 2.0]));
     assert!(sliced.is_err(), "a window past the slice's end panics");
+}
+
+#[test]
+fn array_windows_values_and_hessians() {
+    let x = array![0.3_f64, -0.2, 0.5, 0.9, -0.4, 0.1];
+    let w = array![0.2_f64, 0.7, -0.3];
+    // The windows are the sub-arrays x[i..i + 3]: the values as written by hand.
+    let dots: Vec<f64> = (0..4)
+        .map(|i| (0..3).map(|j| x[i + j] * w[j]).sum::<f64>())
+        .collect();
+    let want: f64 = dots.iter().map(|d| (d + 0.1).tanh()).sum();
+    assert!((array_windows_enumerated(&x, &w, 0.1) - want).abs() < 1e-14);
+    let (y, j) = array_windows_collected::jacobian(&x.slice(s![..5]).to_owned(), &w);
+    assert_eq!(y.to_vec(), dots[..3].to_vec());
+    // ∂y_i/∂x_{i+j} = w_j, ∂y_i/∂w_j = x_{i+j}.
+    for i in 0..3 {
+        for k in 0..3 {
+            assert_eq!(j[[i, i + k]], w[k]);
+            assert_eq!(j[[i, 5 + k]], x[i + k]);
+        }
+    }
+    let flat = |p: &[f64]| (Array1::from(p[..6].to_vec()), Array1::from(p[6..].to_vec()));
+    let z: Vec<f64> = x.iter().chain(w.iter()).copied().collect();
+    let h = array_windows_enumerated::hessian(&x, &w, 0.1);
+    common::assert_hessian_matches(
+        "array_windows_enumerated",
+        |p| {
+            let (a, b) = flat(p);
+            let (ga, gb, _) = array_windows_enumerated::gradient(&a, &b, 0.1);
+            ga.iter().chain(gb.iter()).copied().collect()
+        },
+        &h.slice(s![..9, ..9]).to_owned(),
+        &z,
+        1e-6,
+    );
+    let h = array_windows_looped::hessian(&x, &w);
+    common::assert_hessian_matches(
+        "array_windows_looped",
+        |p| {
+            let (a, b) = flat(p);
+            let (ga, gb) = array_windows_looped::gradient(&a, &b);
+            ga.iter().chain(gb.iter()).copied().collect()
+        },
+        &h,
+        &z,
+        1e-6,
+    );
+    // Σ_i (x_i + x_{i+1})²: the gradient 2(s_{i-1} + s_i) by hand, the Hessian constant.
+    let (v, (g, _)) = array_slices_by_index::value_and_gradient(&x, 2);
+    let sums: Vec<f64> = (0..5).map(|i| x[i] + x[i + 1]).collect();
+    assert!((v - sums.iter().map(|s| s * s).sum::<f64>()).abs() < 1e-14);
+    for i in 0..6 {
+        let left = if i > 0 { sums[i - 1] } else { 0.0 };
+        let right = if i < 5 { sums[i] } else { 0.0 };
+        assert!((g[i] - 2.0 * (left + right)).abs() < 1e-14, "{i}");
+    }
+    let h = array_slices_by_index::hessian(&x, 2);
+    assert_eq!(h[[0, 0]], 2.0);
+    assert_eq!(h[[2, 2]], 4.0);
+    assert_eq!(h[[2, 3]], 2.0);
+    assert_eq!(h[[0, 2]], 0.0);
+}
+
+#[test]
+fn array_windows_of_length_zero_panic_as_ndarrays_do() {
+    let x = array![0.3_f64, -0.2, 0.5];
+    let w = Array1::<f64>::zeros(0);
+    assert!(std::panic::catch_unwind(|| x.windows(0).into_iter().count()).is_err());
+    assert!(std::panic::catch_unwind(|| array_windows_looped(&x, &w)).is_err());
+    assert!(std::panic::catch_unwind(|| array_windows_looped::gradient(&x, &w)).is_err());
 }
