@@ -4713,7 +4713,18 @@ impl VisitMut for Rewrite<'_> {
                     last.ident = method_twin_name(&last.ident);
                     return;
                 }
-                if !(kept_call(&path) || integer_type || closure) {
+                // ndarray's `concatenate(Axis(0), &[a.view(), b.view()])` and `stack`: the
+                // views' element type is the twin's.
+                let joins = self.arrays
+                    && matches!(
+                        path.as_str(),
+                        "ndarray::concatenate" | "ndarray::stack" | "concatenate" | "stack"
+                    )
+                    && c.args.first().is_some_and(|a| {
+                        matches!(a, Expr::Call(ax) if matches!(&*ax.func, Expr::Path(p)
+                            if p.path.segments.last().is_some_and(|s| s.ident == "Axis")))
+                    });
+                if !(kept_call(&path) || integer_type || closure || joins) {
                     let why = if segs.len() == 2
                         && user_type_name(&segs[0])
                         && library_type(&segs[0])

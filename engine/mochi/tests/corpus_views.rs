@@ -307,6 +307,18 @@ fn array_slices_by_index(x: &Array1<f64>, k: usize) -> f64 {
         .sum::<f64>()
 }
 
+/// Features joined by `ndarray::concatenate` and `ndarray::stack` called as functions (and
+/// the `concatenate!` macro), centred and squashed: a vector result, so a Jacobian.
+#[differentiable(higher_order)]
+fn joined_by_calls(a: &Array1<f64>, b: &Array1<f64>) -> Array1<f64> {
+    let sb = b.mapv(f64::sin);
+    let c = concatenate![Axis(0), a.view(), sb.view()];
+    let head = ndarray::concatenate(Axis(0), &[c.slice(s![..2]), b.view()]).unwrap();
+    let rows = ndarray::stack(Axis(0), &[a.view(), a.view()]).unwrap();
+    let m = c.mean().unwrap() + 0.1 * head.sum() + rows.row(1).dot(a);
+    (&c - m).mapv(f64::tanh) * c[0]
+}
+
 #[cfg(test)]
 mod checks {
     use super::*;
@@ -619,4 +631,35 @@ fn array_windows_of_length_zero_panic_as_ndarrays_do() {
     assert!(std::panic::catch_unwind(|| x.windows(0).into_iter().count()).is_err());
     assert!(std::panic::catch_unwind(|| array_windows_looped(&x, &w)).is_err());
     assert!(std::panic::catch_unwind(|| array_windows_looped::gradient(&x, &w)).is_err());
+}
+
+#[test]
+fn joined_by_calls_jacobian() {
+    let (a, b) = (array![0.3_f64, -0.7, 0.5], array![1.1_f64, 0.4, -0.9, 0.6]);
+    let z: Vec<f64> = a.iter().chain(b.iter()).copied().collect();
+    let f = |p: &[f64]| {
+        joined_by_calls(
+            &Array1::from(p[..3].to_vec()),
+            &Array1::from(p[3..].to_vec()),
+        )
+        .to_vec()
+    };
+    // The value by hand: c = (a, sin b), m = mean(c) + (c0 + c1 + Σb)/10 + a·a.
+    let c: Vec<f64> = a.iter().copied().chain(b.iter().map(|t| t.sin())).collect();
+    let m = c.iter().sum::<f64>() / 7.0 + 0.1 * (c[0] + c[1] + b.sum()) + a.dot(&a);
+    let (y, j) = joined_by_calls::jacobian(&a, &b);
+    for i in 0..7 {
+        assert!((y[i] - (c[i] - m).tanh() * c[0]).abs() < 1e-14);
+    }
+    common::check_jac("joined_by_calls", &j, &f, &z);
+    let v = [0.3, 0.05, -0.2, 0.4, 0.1, -0.3, 0.2];
+    let (_, jv) = joined_by_calls::jvp(
+        &a,
+        &b,
+        (
+            &Array1::from(v[..3].to_vec()),
+            &Array1::from(v[3..].to_vec()),
+        ),
+    );
+    common::check_jvp("joined_by_calls", &j, &jv.to_vec(), &v);
 }
