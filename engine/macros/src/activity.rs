@@ -154,7 +154,7 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
         },
         Expr::MethodCall(m) => {
             let name = m.method.to_string();
-            if INACTIVE_METHODS.contains(&name.as_str()) {
+            if INACTIVE_METHODS.contains(&name.as_str()) || crate::twin::plain_user_method(&name) {
                 return false;
             }
             expr_is_active(&m.receiver, active) || m.args.iter().any(|a| expr_is_active(a, active))

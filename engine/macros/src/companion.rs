@@ -508,6 +508,15 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         .items
         .iter()
         .any(|i| matches!(i, syn::ImplItem::Fn(f) if f.attrs.iter().any(is_differentiable)));
+    for item in &imp.items {
+        if let syn::ImplItem::Fn(f) = item {
+            if f.sig.receiver().is_some() {
+                let plain = result_without_derivative(&f.sig.output)
+                    && (marked_any || !f.attrs.iter().any(is_differentiable));
+                crate::twin::note_user_method(&f.sig.ident.to_string(), plain);
+            }
+        }
+    }
     if !marked_any {
         for item in imp.items.iter_mut() {
             if let syn::ImplItem::Fn(f) = item {
@@ -521,6 +530,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
     let mut rule_traits = Vec::new();
     let mut errors: Option<syn::Error> = None;
     let mut marked = 0;
+    let mut any_higher = false;
     // `Linear::squash(x)` of a marked associated function of this block, in a marked
     // function of it: `Self::squash(x)`, which reaches its derived rule.
     let type_name = match &*imp.self_ty {
@@ -577,6 +587,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                 continue;
             }
         };
+        any_higher |= options.higher_order;
         if let Some(t) = &type_name {
             SelfPaths {
                 type_name: t,
@@ -706,6 +717,41 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                 Some(all) => all.combine(e),
                 None => errors = Some(e),
             },
+        }
+    }
+    // The methods whose result carries no derivative (`fn degree(&self) -> usize`), where
+    // the block asks for `higher_order`: given to the struct's generic mirror as written
+    // (through their generic form), so that a generic form calling one on a mirror
+    // (`p.degree() as f64`) finds it.
+    if let (true, Some(t), true, true) = (
+        cfg!(feature = "higher-order"),
+        &type_name,
+        imp.trait_.is_none() && imp.generics.params.is_empty(),
+        any_higher,
+    ) {
+        if !crate::twin::crate_enum(t) && !crate::twin::crate_type_without_mirror(t) {
+            for item in &imp.items {
+                let syn::ImplItem::Fn(f) = item else { continue };
+                let by_ref = f
+                    .sig
+                    .receiver()
+                    .is_some_and(|r| r.reference.is_some() && r.mutability.is_none());
+                if !by_ref || !crate::twin::plain_user_method(&f.sig.ident.to_string()) {
+                    continue;
+                }
+                let func = ItemFn {
+                    attrs: Vec::new(),
+                    vis: f.vis.clone(),
+                    sig: f.sig.clone(),
+                    block: Box::new(f.block.clone()),
+                };
+                crate::twin::set_builds_mirrors(true);
+                crate::twin::set_float_of(&func);
+                if let Ok((twin, _)) = crate::twin::make_plain_method(&func) {
+                    companions.push(quote!(#[doc(hidden)] #[allow(dead_code, non_snake_case, clippy::all)] #twin));
+                    rule_traits.extend(plain_mirror_method(t, &func.vis, &twin.sig));
+                }
+            }
         }
     }
     crate::twin::set_impl_type(None);
@@ -2121,6 +2167,44 @@ fn mirror_method(
             }
         }
         #imp
+    })
+}
+
+/// A `&self` method whose result carries no derivative (`fn degree(&self) -> usize`),
+/// given to the struct's generic mirror: an inherent method of the same name calling its
+/// generic form (`twin`), with no rule (its calls are values without derivatives).
+fn plain_mirror_method(
+    type_name: &str,
+    vis: &syn::Visibility,
+    twin: &syn::Signature,
+) -> Option<TokenStream> {
+    let method = syn::Ident::new(
+        twin.ident
+            .to_string()
+            .strip_suffix("__twin_needs_differentiable_higher_order")?,
+        twin.ident.span(),
+    );
+    let m = MirrorTwin::new(type_name, twin, false)?;
+    let (ty, mirror, t, ret, params) = (&m.ty, &m.mirror, &m.t, &m.ret, &m.params);
+    let preds = &m.preds;
+    let mut decls = Vec::new();
+    let mut names = Vec::new();
+    for (k, input) in m.sig.inputs.iter().skip(1).enumerate() {
+        let FnArg::Typed(pt) = input else { return None };
+        let (b, p) = (format_ident!("__mochi_a{}", k), &*pt.ty);
+        decls.push(quote!(#b: #p));
+        names.push(b);
+    }
+    let twin_name = &twin.ident;
+    Some(quote! {
+        #[allow(non_camel_case_types, clippy::all, dead_code)]
+        impl<#params> #mirror<#t> where #(#preds,)* {
+            #[doc(hidden)]
+            #[inline]
+            #vis fn #method(&self, #(#decls),*) -> #ret {
+                #ty::#twin_name::<#t>(self, #(#names),*)
+            }
+        }
     })
 }
 

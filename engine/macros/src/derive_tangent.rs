@@ -230,6 +230,18 @@ fn twin_items(
                 syn::Type::Path(p) if p.qself.is_none() => p.path.get_ident(),
                 _ => None,
             });
+            // (A field holding one of the crate's enums, `act: Act`.)
+            if let (Some(id), syn::Type::Path(p)) = (&field.ident, &field.ty) {
+                if let Some(e) = p.path.get_ident().filter(|_| p.qself.is_none()) {
+                    if crate::twin::crate_enum(&e.to_string()) {
+                        crate::twin::note_field_enum(
+                            &name.to_string(),
+                            &id.to_string(),
+                            &e.to_string(),
+                        );
+                    }
+                }
+            }
             if let (Some(id), Some(e)) = (&field.ident, elem) {
                 if crate::twin::crate_mirror(&e.to_string()) {
                     crate::twin::note_field_sequence(
@@ -404,6 +416,16 @@ fn fieldless_enum(input: &DeriveInput) -> TokenStream {
     quote! {
         #lift
 
+        // (A constant of the enum, `const LOSSES: [(Loss, f64); 3]`, in a generic form:
+        // itself, the choice it is.)
+        impl<__MochiT> ::mochi::__private::LiftConst<__MochiT> for #name {
+            type Out = #name;
+            #[inline(always)]
+            fn lift_const(self) -> #name {
+                self
+            }
+        }
+
         impl ::mochi::Tangent for #name {
             type Tangent = ::mochi::NoTangent;
             fn zero_tangent(&self) -> ::mochi::NoTangent {
@@ -466,6 +488,21 @@ fn enum_lift(input: &DeriveInput) -> TokenStream {
         }
     }
     crate::twin::note_crate_lifted_enum(&name.to_string());
+    // (Variants holding floats and integers only, `Huber(f64)`: their fields, bound in a
+    // method's `match`, are lifted in its generic form.)
+    let scalar = |t: &syn::Type| {
+        matches!(t, syn::Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some_and(|i| {
+            let n = i.to_string();
+            n == "f64" || n == "f32" || n == "bool" || crate::activity::INTEGER_TYPES.contains(&n.as_str())
+        }))
+    };
+    if data
+        .variants
+        .iter()
+        .all(|v| v.fields.iter().all(|f| scalar(&f.ty)))
+    {
+        crate::twin::note_scalar_enum(&name.to_string());
+    }
     let lift = quote!(::mochi::__private::LiftField);
     quote! {
         impl #lift for #name {

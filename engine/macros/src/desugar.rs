@@ -62,6 +62,9 @@ pub fn desugar(
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
+    typed_assigned_collects(&mut b);
+    SplitMatches.visit_block_mut(&mut b);
+    Remainders.visit_block_mut(&mut b);
     // (First: the loops and chains it writes are what the passes below read.)
     let one_dim: HashSet<String> = array_ranks
         .iter()
@@ -1383,7 +1386,7 @@ impl VisitMut for TemporarySequences<'_> {
 ///
 /// - `Array1::from_iter(chain)` (also `Array::from_iter`), `chain.collect::<Array1<_>>()`
 ///   → `Array1::from(chain.collect::<Vec<_>>())`;
-/// - `Array2::from_shape_fn(shape, |(i, j)| e)` (also `Array1`, `Array3`) → a loop over
+/// - `Array2::from_shape_fn(shape, |(i, j)| e)` (also `Array1`, `Array3`, `Array`) → a loop over
 ///   the flat positions pushing `e` with `(i, j)` bound to the position's index, then
 ///   `Array2::from_shape_vec(shape, v).unwrap()` (standard order, as `from_shape_fn`).
 fn array_from_elements(
@@ -1529,7 +1532,7 @@ fn array_from_elements(
             if p.path.segments.last()?.ident != "from_shape_fn" {
                 return None;
             }
-            let ty = array_path(p, &["Array1", "Array2", "Array3"])?;
+            let ty = array_path(p, &["Array1", "Array2", "Array3", "Array"])?;
             let Expr::Closure(f) = &c.args[1] else {
                 return None;
             };
@@ -2987,6 +2990,182 @@ impl SplitTupleLets {
         }
         Some(out)
     }
+}
+
+/// `match x.split_first() { Some((h, rest)) => a, None => b }` (also `split_last`, the arms
+/// in either order, `_` for `None`, and `if let Some((h, rest)) = x.split_first() { a }
+/// else { b }`) of a variable `x` → `if !x.is_empty() { let h = &x[0]; let rest =
+/// &x[1..]; a } else { b }`: the head and the rest as the element and the window they
+/// are, which the derivation reads in place (a recursion on the rest, `horner(rest, t)`).
+struct SplitMatches;
+
+impl SplitMatches {
+    /// `x.split_first()` / `x.split_last()` of a variable: `x` and whether it is the last.
+    fn split(e: &Expr) -> Option<(&Expr, bool)> {
+        let Expr::MethodCall(m) = unparen(e) else {
+            return None;
+        };
+        let last = match m.method.to_string().as_str() {
+            "split_first" => false,
+            "split_last" => true,
+            _ => return None,
+        };
+        (m.args.is_empty()
+            && matches!(unparen(&m.receiver), Expr::Path(p) if p.path.get_ident().is_some()))
+        .then_some((&*m.receiver, last))
+    }
+
+    /// `Some((h, rest))`: the two patterns.
+    fn some_pair(p: &Pat) -> Option<(&Pat, &Pat)> {
+        let Pat::TupleStruct(t) = p else { return None };
+        if !t.path.is_ident("Some") || t.elems.len() != 1 {
+            return None;
+        }
+        match &t.elems[0] {
+            Pat::Tuple(pair) if pair.elems.len() == 2 => Some((&pair.elems[0], &pair.elems[1])),
+            _ => None,
+        }
+    }
+
+    fn rewrite(x: &Expr, last: bool, (h, rest): (&Pat, &Pat), yes: &Expr, no: &Expr) -> Expr {
+        let span = x.span();
+        let (elem, others): (Expr, Expr) = if last {
+            (
+                syn::parse_quote_spanned!(span=> &#x[#x.len() - 1]),
+                syn::parse_quote_spanned!(span=> &#x[..#x.len() - 1]),
+            )
+        } else {
+            (
+                syn::parse_quote_spanned!(span=> &#x[0]),
+                syn::parse_quote_spanned!(span=> &#x[1..]),
+            )
+        };
+        // (A branch written as a block is spliced in: its statements, not a block in one.)
+        let yes = match yes {
+            Expr::Block(b) if b.label.is_none() && b.attrs.is_empty() => {
+                let stmts = &b.block.stmts;
+                quote::quote!(#(#stmts)*)
+            }
+            other => quote::quote!(#other),
+        };
+        let no = match no {
+            Expr::Block(b) if b.label.is_none() && b.attrs.is_empty() => {
+                let block = &b.block;
+                quote::quote!(#block)
+            }
+            other => quote::quote!({ #other }),
+        };
+        syn::parse_quote_spanned!(span=> if !#x.is_empty() {
+            let #h = #elem;
+            let #rest = #others;
+            #yes
+        } else #no)
+    }
+}
+
+impl VisitMut for SplitMatches {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let rewritten = match &*e {
+            Expr::Match(m) if m.arms.len() == 2 && m.arms.iter().all(|a| a.guard.is_none()) => {
+                let Some((x, last)) = Self::split(&m.expr) else {
+                    return;
+                };
+                let none = |p: &Pat| {
+                    matches!(p, Pat::Wild(_)) || matches!(p, Pat::Ident(i) if i.ident == "None")
+                };
+                let (some, other) = match (
+                    Self::some_pair(&m.arms[0].pat),
+                    Self::some_pair(&m.arms[1].pat),
+                ) {
+                    (Some(pair), None) if none(&m.arms[1].pat) => (pair, &m.arms[1]),
+                    (None, Some(pair)) if none(&m.arms[0].pat) => (pair, &m.arms[0]),
+                    _ => return,
+                };
+                let yes = if std::ptr::eq(other, &m.arms[1]) {
+                    &m.arms[0]
+                } else {
+                    &m.arms[1]
+                };
+                Self::rewrite(x, last, some, &yes.body, &other.body)
+            }
+            Expr::If(i) => {
+                let Expr::Let(l) = &*i.cond else { return };
+                let (Some((x, last)), Some(pair)) = (Self::split(&l.expr), Self::some_pair(&l.pat))
+                else {
+                    return;
+                };
+                let yes: Expr = Expr::Block(syn::ExprBlock {
+                    attrs: Vec::new(),
+                    label: None,
+                    block: i.then_branch.clone(),
+                });
+                let no: Expr = match &i.else_branch {
+                    Some((_, b)) => (**b).clone(),
+                    None => syn::parse_quote!({}),
+                };
+                Self::rewrite(x, last, pair, &yes, &no)
+            }
+            _ => return,
+        };
+        *e = rewritten;
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// `x.chunks_exact(k).remainder()` of a variable `x` → `&x[x.len() - x.len() % k..]` (and
+/// `x.rchunks_exact(k).remainder()` → `&x[..x.len() % k]`): the elements no chunk holds,
+/// as the window of `x` they are. `k` is a plain expression (names, literals,
+/// arithmetic, `.len()`), evaluated twice.
+struct Remainders;
+
+impl Remainders {
+    /// `x.chunks_exact(k).remainder()` as the place `x[a..]` (`x[..b]` for `rchunks_exact`).
+    fn place(e: &Expr) -> Option<Expr> {
+        let Expr::MethodCall(r) = unparen(e) else {
+            return None;
+        };
+        if r.method != "remainder" || !r.args.is_empty() {
+            return None;
+        }
+        let Expr::MethodCall(c) = unparen(&r.receiver) else {
+            return None;
+        };
+        let from_end = match c.method.to_string().as_str() {
+            "chunks_exact" => true,
+            "rchunks_exact" => false,
+            _ => return None,
+        };
+        if c.args.len() != 1
+            || !plain_length(&c.args[0])
+            || !matches!(unparen(&c.receiver), Expr::Path(p) if p.path.get_ident().is_some())
+        {
+            return None;
+        }
+        let (x, k, span) = (&c.receiver, &c.args[0], r.method.span());
+        Some(if from_end {
+            syn::parse_quote_spanned!(span=> #x[#x.len() - #x.len() % (#k)..])
+        } else {
+            syn::parse_quote_spanned!(span=> #x[..#x.len() % (#k)])
+        })
+    }
+}
+
+impl VisitMut for Remainders {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // (A method's receiver, `.remainder().iter()`: the place itself, as a chain's
+        // source is written; elsewhere a borrow of it.)
+        if let Expr::MethodCall(m) = e {
+            if let Some(place) = Self::place(&m.receiver) {
+                *m.receiver = place;
+            }
+        }
+        if let Some(place) = Self::place(e) {
+            *e = syn::parse_quote!((&#place));
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// The `let`s of [`unzipped`] chains, written out.
@@ -6813,6 +6992,103 @@ impl VisitMut for CollectedFields<'_> {
             }
         }
     }
+}
+
+/// `v = chain.collect();` of a local declared with its type (`let mut ps: Vec<P> =
+/// Vec::new();`) → `let t: Vec<P> = chain.collect(); v = t;`: the collect is typed as a
+/// typed `let`'s is (a sequence of the user's structs, rows), where without it the
+/// derivation takes the elements for floats. Only names declared once, with a type.
+fn typed_assigned_collects(b: &mut syn::Block) {
+    struct Declared(std::collections::HashMap<String, Option<syn::Type>>);
+    impl<'ast> syn::visit::Visit<'ast> for Declared {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            let (name, ty) = match &l.pat {
+                Pat::Type(pt) => match &*pt.pat {
+                    Pat::Ident(i) => (i.ident.to_string(), Some((*pt.ty).clone())),
+                    _ => (String::new(), None),
+                },
+                Pat::Ident(i) => (i.ident.to_string(), None),
+                _ => (String::new(), None),
+            };
+            if !name.is_empty() {
+                // (A second declaration, typed or not, makes the name ambiguous.)
+                let seen = self.0.contains_key(&name);
+                self.0.insert(name, if seen { None } else { ty });
+            }
+            let mut names = Vec::new();
+            crate::activity::pat_names(&l.pat, &mut names);
+            for n in names {
+                self.0.entry(n).or_insert(None);
+            }
+            if let Some(init) = &l.init {
+                self.visit_expr(&init.expr);
+                if let Some((_, e)) = &init.diverge {
+                    self.visit_expr(e);
+                }
+            }
+        }
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            // Bound by a closure's or a loop's pattern: not the declared one.
+            self.0.insert(p.ident.to_string(), None);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut d = Declared(std::collections::HashMap::new());
+    syn::visit::Visit::visit_block(&mut d, b);
+    let typed: std::collections::HashMap<String, syn::Type> =
+        d.0.into_iter().filter_map(|(n, t)| Some((n, t?))).collect();
+    if typed.is_empty() {
+        return;
+    }
+    struct Assigned<'a> {
+        typed: &'a std::collections::HashMap<String, syn::Type>,
+        next: usize,
+    }
+    impl VisitMut for Assigned<'_> {
+        fn visit_block_mut(&mut self, b: &mut syn::Block) {
+            syn::visit_mut::visit_block_mut(self, b);
+            let mut out = Vec::with_capacity(b.stmts.len());
+            for s in std::mem::take(&mut b.stmts) {
+                let found = match &s {
+                    syn::Stmt::Expr(Expr::Assign(a), Some(_)) => {
+                        match (&*a.left, unparen(&a.right)) {
+                            (Expr::Path(p), Expr::MethodCall(m))
+                                if m.method == "collect"
+                                    && m.args.is_empty()
+                                    && m.turbofish.is_none() =>
+                            {
+                                p.path
+                                    .get_ident()
+                                    .and_then(|i| {
+                                        Some((i.clone(), self.typed.get(&i.to_string())?))
+                                    })
+                                    .map(|(i, t)| (i, t.clone(), (*a.right).clone()))
+                            }
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                match found {
+                    Some((name, ty, value)) => {
+                        self.next += 1;
+                        let span = value.span();
+                        let t = format_ident!("__mochi_collected{}", self.next, span = span);
+                        out.push(syn::parse_quote_spanned!(span=> let #t: #ty = #value;));
+                        out.push(syn::parse_quote_spanned!(span=> #name = #t;));
+                    }
+                    None => out.push(s),
+                }
+            }
+            b.stmts = out;
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    Assigned {
+        typed: &typed,
+        next: 0,
+    }
+    .visit_block_mut(b);
 }
 
 /// `let r: Vec<&f64> = x.iter().collect();` with the element type inferred, `Vec<_>`:
@@ -10800,7 +11076,10 @@ impl Desugar {
         if !users || !mentions_active(m, &self.active) {
             return None;
         }
-        if m.turbofish.is_some() || PLAIN_METHODS.contains(&name.as_str()) {
+        if m.turbofish.is_some()
+            || PLAIN_METHODS.contains(&name.as_str())
+            || crate::twin::plain_user_method(&name)
+        {
             return None;
         }
         let span = m.method.span();
@@ -11055,6 +11334,18 @@ impl VisitMut for Desugar {
         for n in added {
             self.active.remove(&n);
         }
+    }
+
+    // A closure's parameter shadows a receiver of the same name outside it (`let mut p =
+    // P::new(..)` in one loop, `ps.iter().map(|p| p.stepped(dt))` after it).
+    fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
+        let mut names = Vec::new();
+        for p in &c.inputs {
+            crate::activity::pat_names(p, &mut names);
+        }
+        let hidden = self.hide_receivers(names);
+        syn::visit_mut::visit_expr_closure_mut(self, c);
+        self.restore_receivers(hidden);
     }
 
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
@@ -11340,6 +11631,59 @@ impl VisitMut for Desugar {
         }
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // A constant of the user's built as written and lifted to a generic form's scalar
+        // (`lift_value::<T, _>(Sc::new(vec![1.0, 2.0]))`): its floats stay `f64`.
+        if let Expr::Call(c) = &*e {
+            if matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "lift_value"))
+            {
+                return;
+            }
+        }
+        // (So does a `for`'s pattern, `for p in ps.iter() { p.stepped(dt) }`.)
+        if let Expr::ForLoop(f) = &*e {
+            let mut names = Vec::new();
+            crate::activity::pat_names(&f.pat, &mut names);
+            if names
+                .iter()
+                .any(|n| self.receivers.contains_key(n) || self.element_receivers.contains(n))
+            {
+                let hidden = self.hide_receivers(names);
+                self.visit_expr_receivers_known(e);
+                self.restore_receivers(hidden);
+                return;
+            }
+        }
+        self.visit_expr_receivers_known(e);
+    }
+}
+
+impl Desugar {
+    /// The receivers named `names` taken out while a closure or a loop binding those names
+    /// is visited (see `visit_expr_closure_mut`), to be put back by
+    /// [`restore_receivers`](Self::restore_receivers).
+    fn hide_receivers(&mut self, names: Vec<String>) -> Vec<(String, Option<Receiver>, bool)> {
+        names
+            .into_iter()
+            .map(|n| {
+                let r = self.receivers.remove(&n);
+                let e = self.element_receivers.remove(&n);
+                (n, r, e)
+            })
+            .collect()
+    }
+
+    fn restore_receivers(&mut self, hidden: Vec<(String, Option<Receiver>, bool)>) {
+        for (n, r, e) in hidden {
+            if let Some(r) = r {
+                self.receivers.insert(n.clone(), r);
+            }
+            if e {
+                self.element_receivers.insert(n);
+            }
+        }
+    }
+
+    fn visit_expr_receivers_known(&mut self, e: &mut Expr) {
         // `if v >= 0.0 { v } else { 0.0 }` as `v.max(0.0)` (see `select_as_min_max`).
         if let Expr::If(i) = &*e {
             if crate::activity::mentions_active(&i.cond, &self.active) {

@@ -760,6 +760,39 @@ fn referenced_names(p: &Pat, under: bool, out: &mut Vec<String>) {
     }
 }
 
+/// `Type::m(name, ..)` (also `&name`, `receiver(&name)`) of a method `m` only the crate's
+/// enums have: `name` read as an enum's receiver (in a generic form the call is
+/// `Type::m__twin_needs_differentiable_higher_order(receiver(&name), ..)`).
+fn enum_method_by_path(c: &syn::ExprCall, name: &syn::Ident) -> bool {
+    let Expr::Path(p) = &*c.func else {
+        return false;
+    };
+    if p.qself.is_some() || p.path.segments.len() != 2 {
+        return false;
+    }
+    let m = p.path.segments[1].ident.to_string();
+    let method = m
+        .strip_suffix("__twin_needs_differentiable_higher_order")
+        .unwrap_or(&m);
+    let first = match c.args.first() {
+        Some(Expr::Call(r))
+            if r.args.len() == 1
+                && matches!(&*r.func, Expr::Path(rp)
+                    if rp.path.segments.last().is_some_and(|s| s.ident == "receiver")) =>
+        {
+            &r.args[0]
+        }
+        Some(a) => a,
+        None => return false,
+    };
+    let first = match first {
+        Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+        other => other,
+    };
+    matches!(first, Expr::Path(q) if q.qself.is_none() && q.path.is_ident(name))
+        && crate::twin::only_enums_have(method)
+}
+
 /// Does `body` read `name` as a sequence: indexed (`row[j]`), the receiver of a slice
 /// method (`row.iter()`), iterated by a `for`, or an argument as it is (`dot(row, x)`:
 /// a reference in Rust, which a by-value binding would not be)?
@@ -782,7 +815,9 @@ fn read_as_sequence(body: &Expr, name: &syn::Ident) -> bool {
                         && SEQUENCE_METHODS.contains(&m.method.to_string().as_str()))
                         || m.args.iter().any(|a| self.is(a))
                 }
-                Expr::Call(c) => c.args.iter().any(|a| self.is(a)),
+                Expr::Call(c) => {
+                    !enum_method_by_path(c, self.name) && c.args.iter().any(|a| self.is(a))
+                }
                 Expr::ForLoop(f) => self.is(&f.expr),
                 _ => false,
             };
@@ -821,6 +856,15 @@ fn read_as_receiver(body: &Expr, name: &syn::Ident) -> bool {
                         self.methods += 1;
                     }
                     for a in &m.args {
+                        self.visit_expr(a);
+                    }
+                }
+                // (`Layer::apply(l, h)`, and in a generic form `Layer::apply__twin(
+                // receiver(&l), h)`: a method of an enum's called by its path, the same
+                // read.)
+                Expr::Call(c) if enum_method_by_path(c, self.name) => {
+                    self.methods += 1;
+                    for a in c.args.iter().skip(1) {
                         self.visit_expr(a);
                     }
                 }

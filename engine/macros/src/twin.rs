@@ -868,6 +868,29 @@ pub fn method_twin_name(method: &syn::Ident) -> syn::Ident {
     )
 }
 
+thread_local! {
+    /// Set while [`make_plain_method`] makes a generic form: an integer or `bool` result
+    /// is allowed.
+    static PLAIN_RESULT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// An integer, `bool` or `char`, by its name.
+fn plain_result(t: &Type) -> bool {
+    matches!(t, Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some_and(|i| {
+        let n = i.to_string();
+        crate::activity::INTEGER_TYPES.contains(&n.as_str()) || n == "bool" || n == "char"
+    }))
+}
+
+/// The generic form of a method whose result carries no derivative (`fn degree(&self) ->
+/// usize`), as [`make_method`] makes a method's: the struct's mirror has the method too.
+pub fn make_plain_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
+    PLAIN_RESULT.with(|p| p.set(true));
+    let made = make_method(func);
+    PLAIN_RESULT.with(|p| p.set(false));
+    made
+}
+
 /// The twin of a `&self` method: an associated function that takes the struct's generic
 /// mirror, `this: &<Self as LiftField>::Of<T>`, in place of `self` (the mirror has the
 /// struct's fields with their floats of type `T`; `#[derive(Tangent)]` writes it). The
@@ -875,6 +898,17 @@ pub fn method_twin_name(method: &syn::Ident) -> syn::Ident {
 /// written: the struct must implement `LiftField`, which is why a method asks for its
 /// twin with `#[differentiable(higher_order)]`.
 pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
+    // The type named in the signature (`fn stepped(&self, dt: f64) -> P`, `other: &P`)
+    // is `Self`, which the generic form makes the mirror.
+    let mut named = func.clone();
+    if let Some(ty) = impl_type() {
+        crate::rewrite::ReplaceType {
+            from: &ty,
+            to: syn::parse_quote!(Self),
+        }
+        .visit_signature_mut(&mut named.sig);
+    }
+    let func = &named;
     let (mut twin, arrays) = make_with(func, true)?;
     twin.sig.ident = method_twin_name(&func.sig.ident);
     let t = syn::Ident::new(PARAM, Span::call_site());
@@ -1060,6 +1094,9 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     match &sig.output {
         ReturnType::Default => {}
         ReturnType::Type(_, t) if result_ok(t) || struct_result.is_some() => {}
+        // (The generic form of a method whose result carries no derivative, given to the
+        // mirror as written: see `make_plain_method`.)
+        ReturnType::Type(_, t) if PLAIN_RESULT.with(|p| p.get()) && plain_result(t) => {}
         ReturnType::Type(_, t) if user_type_arg(t).is_some_and(|(_, r)| !r) => {
             return Err((
                 Why::Result,
@@ -1413,6 +1450,14 @@ fn variant_field_binding(block: &syn::Block) -> Option<(Span, String)> {
                         Pat::Struct(st) => &st.path,
                         _ => unreachable!(),
                     };
+                    // (A variant of the crate's own enum: its fields are lifted where
+                    // they are bound, see `lifted_variant_fields`.)
+                    if crate_enum_variant(path) {
+                        let outer = std::mem::take(&mut self.1);
+                        syn::visit::visit_pat(self, p);
+                        self.1 = outer;
+                        return;
+                    }
                     self.1
                         .push(quote::quote!(#path).to_string().replace(' ', ""));
                     syn::visit::visit_pat(self, p);
@@ -1429,6 +1474,44 @@ fn variant_field_binding(block: &syn::Block) -> Option<(Span, String)> {
     }
     let mut v = V(None, Vec::new());
     v.visit_block(block);
+    v.0
+}
+
+/// `Loss::Huber` (also `Self::Huber` in a method of the enum): a variant of one of the
+/// crate's own enums whose variants hold floats and integers only (a `Vec` a variant
+/// holds is not lifted where it is bound: the method has no generic form).
+fn crate_enum_variant(path: &syn::Path) -> bool {
+    let segs = segments(path);
+    let of = |t: &str| CRATE_SCALAR_ENUMS.holds(t);
+    segs.len() == 2 && (of(&segs[0]) || segs[0] == "Self" && impl_type().is_some_and(|t| of(&t)))
+}
+
+/// The names a pattern binds inside variants of the crate's own enums (`Loss::Huber(d)`,
+/// `Layer::Dense { w, b }`): constants of the enum, whose floats the generic form lifts to
+/// its scalar where they are bound (`let d = lift_value::<T, _>(d.clone());`).
+fn lifted_variant_fields(p: &Pat) -> Vec<syn::Ident> {
+    struct V(Vec<syn::Ident>, bool);
+    impl<'a> Visit<'a> for V {
+        fn visit_pat(&mut self, p: &'a Pat) {
+            let path = match p {
+                Pat::TupleStruct(t) => Some(&t.path),
+                Pat::Struct(st) => Some(&st.path),
+                _ => None,
+            };
+            if let Some(path) = path {
+                let inside = std::mem::replace(&mut self.1, crate_enum_variant(path));
+                syn::visit::visit_pat(self, p);
+                self.1 = inside;
+                return;
+            }
+            if let (Pat::Ident(i), true) = (p, self.1) {
+                self.0.push(i.ident.clone());
+            }
+            syn::visit::visit_pat(self, p);
+        }
+    }
+    let mut v = V(Vec::new(), false);
+    v.visit_pat(p);
     v.0
 }
 
@@ -1993,6 +2076,28 @@ impl Names {
     }
 }
 
+/// The methods of marked `impl` blocks whose result carries no derivative (`fn degree(&self)
+/// -> usize`, `fn is_valid(&self) -> bool`), which stay as written, and those whose result
+/// does: a call of a name only the first hold is an integer (or a flag) of the value, with
+/// no derivative to carry (see [`plain_user_method`]).
+static PLAIN_METHODS: Names = Names::new();
+static DERIVED_METHODS: Names = Names::new();
+
+/// Notes a method of a marked `impl` block by whether its result carries a derivative.
+pub fn note_user_method(name: &str, plain: bool) {
+    if plain {
+        PLAIN_METHODS.note(name);
+    } else {
+        DERIVED_METHODS.note(name);
+    }
+}
+
+/// Whether `name` is a method of the user's whose result carries no derivative, and no
+/// marked method of that name has one whose result does.
+pub fn plain_user_method(name: &str) -> bool {
+    PLAIN_METHODS.holds(name) && !DERIVED_METHODS.holds(name)
+}
+
 /// The names of the crate's own types seen so far in this compilation: a struct deriving
 /// `Tangent` without generic parameters, the type of a marked `impl` block. A library
 /// type of that name (`Complex`, `Vector3`, `Quaternion`) needs its generic arguments
@@ -2044,6 +2149,15 @@ pub(crate) fn note_crate_lifted_enum(name: &str) {
     CRATE_LIFTED_ENUMS.note(name);
 }
 
+/// The crate's enums whose variants hold floats and integers only (`Huber(f64)`): a
+/// method's generic form lifts the fields a `match` binds (see `lifted_variant_fields`).
+static CRATE_SCALAR_ENUMS: Names = Names::new();
+
+/// Notes an enum of scalar fields (see [`CRATE_SCALAR_ENUMS`]).
+pub(crate) fn note_scalar_enum(name: &str) {
+    CRATE_SCALAR_ENUMS.note(name);
+}
+
 /// Whether `name` is an enum of the crate's with `LiftField` (see
 /// [`CRATE_LIFTED_ENUMS`]).
 pub(crate) fn crate_lifted_enum(name: &str) -> bool {
@@ -2071,6 +2185,35 @@ pub(crate) fn note_crate_method(ty: &str, method: &str) {
     if !names.iter().any(|(t, m)| t == ty && m == method) {
         names.push((ty.to_string(), method.to_string()));
     }
+}
+
+/// The fields of the crate's structs whose type is one of the crate's enums: `(struct,
+/// field, enum)` (`("Config", "act", "Act")`), so that a generic form reaches the enum's
+/// method on the field (`cfg.act.apply(v)`) when more than one enum has a method of
+/// that name.
+static FIELD_ENUMS: std::sync::Mutex<Vec<(String, String, String)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Notes a field holding one of the crate's enums (see [`FIELD_ENUMS`]).
+pub(crate) fn note_field_enum(ty: &str, field: &str, enum_ty: &str) {
+    let mut all = FIELD_ENUMS.lock().unwrap_or_else(|e| e.into_inner());
+    if !all.iter().any(|(t, f, _)| t == ty && f == field) {
+        all.push((ty.to_string(), field.to_string(), enum_ty.to_string()));
+    }
+}
+
+/// The enum a field of a struct of the crate's holds (see [`FIELD_ENUMS`]).
+fn field_enum(ty: &str, field: &str) -> Option<String> {
+    let all = FIELD_ENUMS.lock().unwrap_or_else(|e| e.into_inner());
+    all.iter()
+        .find(|(t, f, _)| t == ty && f == field)
+        .map(|(_, _, e)| e.clone())
+}
+
+/// Whether `ty` has a marked method `method` with a generic form.
+fn crate_method(ty: &str, method: &str) -> bool {
+    let names = CRATE_METHODS.lock().unwrap_or_else(|e| e.into_inner());
+    names.iter().any(|(t, m)| t == ty && m == method)
 }
 
 /// The enum of the crate's that is the only type with a marked method `method`.
@@ -2301,6 +2444,16 @@ fn slice_param(method: &str, k: usize) -> bool {
 }
 
 /// Whether the marked methods `method` seen so far are all enums' (at least one).
+/// How many of the crate's enums have a marked method `method`, when only enums have one
+/// (0 otherwise).
+fn enums_with(method: &str) -> usize {
+    if !only_enums_have(method) {
+        return 0;
+    }
+    let names = MARKED_METHODS.lock().unwrap_or_else(|e| e.into_inner());
+    names.iter().filter(|(_, m)| m == method).count()
+}
+
 pub(crate) fn only_enums_have(method: &str) -> bool {
     let names = MARKED_METHODS.lock().unwrap_or_else(|e| e.into_inner());
     let mut owners = names.iter().filter(|(_, m)| m == method).peekable();
@@ -2577,9 +2730,19 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
                         }
                     }
                 }
-                // `let a = Act::Tanh;`: a variant of the crate's own enum (its own generic
-                // form).
-                if let Some(ty) = enum_variant_of_crate(&init.expr) {
+                // `let a = Act::Tanh;`, `let l = Loss::Huber(0.25);`: a variant of the
+                // crate's own enum (its own generic form).
+                let variant_call = match crate::desugar::unparen(&init.expr) {
+                    Expr::Call(c) => match &*c.func {
+                        Expr::Path(fp) if fp.qself.is_none() && fp.path.segments.len() == 2 => {
+                            let t = fp.path.segments[0].ident.to_string();
+                            crate_enum(&t).then(|| fp.path.segments[0].ident.clone())
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some(ty) = enum_variant_of_crate(&init.expr).or(variant_call) {
                     if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
                         self.0.insert(p.ident.to_string(), (ty, false));
                     }
@@ -3360,10 +3523,12 @@ impl Rewrite<'_> {
             return Some((ty, syn::parse_quote!(::mochi::__private::receiver(&#p))));
         }
         let (ty, by_ref) = self.struct_locals.get(&p.path.get_ident()?.to_string())?;
+        // (A method of the user's whose result carries no derivative, `p.degree()`, is
+        // the mirror's own, see `companion::plain_mirror_method`.)
         let plain = matches!(
             method,
             "clone" | "to_owned" | "into" | "as_ref" | "borrow" | "eq" | "ne" | "partial_cmp"
-        );
+        ) || plain_user_method(method);
         // (A reference argument is passed on as it is; by value for a method taking
         // `self` so, see `Receive`.)
         let this: Expr = if *by_ref {
@@ -3372,6 +3537,34 @@ impl Rewrite<'_> {
             syn::parse_quote!(::mochi::__private::receiver(&#p))
         };
         (!plain).then(|| (ty.clone(), this))
+    }
+
+    /// The crate's enum that `receiver` is known to be: a field of an argument (or of
+    /// `self`) whose struct declares it so (see [`FIELD_ENUMS`]), or a local bound to one
+    /// of its variants.
+    fn receiver_enum(&self, receiver: &Expr) -> Option<String> {
+        match crate::desugar::unparen(receiver) {
+            Expr::Field(f) => {
+                let syn::Member::Named(field) = &f.member else {
+                    return None;
+                };
+                let Expr::Path(p) = crate::desugar::unparen(&f.base) else {
+                    return None;
+                };
+                let base = p.path.get_ident()?.to_string();
+                let owner = if base == "self" {
+                    impl_type()?
+                } else {
+                    self.struct_locals.get(&base)?.0.to_string()
+                };
+                field_enum(&owner, &field.to_string())
+            }
+            Expr::Path(p) => {
+                let (ty, _) = self.struct_locals.get(&p.path.get_ident()?.to_string())?;
+                crate_enum(&ty.to_string()).then(|| ty.to_string())
+            }
+            _ => None,
+        }
     }
 
     fn fail(&mut self, kind: Why, why: String, span: Span) {
@@ -3732,6 +3925,19 @@ impl VisitMut for LiteralRefs {
 }
 
 impl VisitMut for Rewrite<'_> {
+    fn visit_arm_mut(&mut self, arm: &mut syn::Arm) {
+        syn::visit_mut::visit_arm_mut(self, arm);
+        let names = lifted_variant_fields(&arm.pat);
+        if names.is_empty() {
+            return;
+        }
+        let t = syn::Ident::new(PARAM, Span::call_site());
+        let body = &arm.body;
+        *arm.body = syn::parse_quote!({
+            #(let #names = ::mochi::__private::lift_value::<#t, _>(#names.clone());)*
+            #body
+        });
+    }
     fn visit_type_mut(&mut self, ty: &mut Type) {
         if is_f64(ty) {
             let t = syn::Ident::new(PARAM, ty.span());
@@ -3986,9 +4192,18 @@ impl VisitMut for Rewrite<'_> {
                     _ => None,
                 })
                 .collect();
-            if !floats.is_empty() {
-                let saved = self.active.clone();
-                self.active.extend(floats);
+            // (And the names the closure's body binds to values with derivatives, `|&x|
+            // { let terms: Vec<f64> = data.iter().map(|&d| (x - d) * h).collect();
+            // logsumexp(&terms) }`: a call given one goes to the callee's generic form.)
+            let mut inner = self.active.clone();
+            inner.extend(floats);
+            let body: syn::Block = match &*c.body {
+                Expr::Block(b) => b.block.clone(),
+                other => syn::parse_quote!({ #other; }),
+            };
+            crate::activity::analyse(&body, &mut inner);
+            if inner != self.active {
+                let saved = std::mem::replace(&mut self.active, inner);
                 syn::visit_mut::visit_expr_closure_mut(self, c);
                 self.active = saved;
                 return;
@@ -4808,9 +5023,25 @@ impl VisitMut for Rewrite<'_> {
                 // `act.apply(v)`, `apply` a method only an enum of the crate's has: that
                 // enum's method twin (an enum is its own generic form), also on a field
                 // of a struct (`cfg.act.apply(v)`).
+                // (When several enums have a method of that name: the enum the receiver
+                // is known to be, a field of an argument or of `self` typed as one, or a
+                // local bound to a variant.)
                 let enum_method = (!integer_only && STRUCTS.with(|s| s.get()))
-                    .then(|| sole_enum_with(&name))
+                    .then(|| {
+                        self.receiver_enum(&m.receiver)
+                            .filter(|t| crate_method(t, &name))
+                            .or_else(|| sole_enum_with(&name))
+                    })
                     .flatten();
+                let only_enums = enum_method.is_none() && STRUCTS.with(|s| s.get()) && only_enums_have(&name);
+                if only_enums && enums_with(&name) > 1 {
+                    self.fail(
+                        Why::Call,
+                        format!("it calls the method `{name}`, which more than one enum of the crate has, on a value whose enum the generic form cannot tell (a field of an argument or of `self` typed as the enum, or a local bound to one of its variants, is told)"),
+                        m.method.span(),
+                    );
+                    return;
+                }
                 if let Some(ty) = enum_method {
                     self.visit_expr_mut(&mut m.receiver);
                     for a in m.args.iter_mut() {
@@ -4831,6 +5062,12 @@ impl VisitMut for Rewrite<'_> {
                     && (of_struct_chain(&m.receiver, &self.structish)
                         || matches!(crate::desugar::unparen(&m.receiver), Expr::Path(p)
                             if p.path.get_ident().is_some_and(|i| self.chain_results.contains(&i.to_string()))));
+                // (A method only an enum of the crate's has, whose generic form is not
+                // known: an enum has no mirror to carry it.)
+                if user_method && only_enums {
+                    self.fail(Why::Call, format!("it calls the method `{name}`"), m.method.span());
+                    return;
+                }
                 if user_method {
                     // The mirror's method of that name (its generic form).
                     self.visit_expr_mut(&mut m.receiver);
@@ -4914,6 +5151,20 @@ impl VisitMut for Rewrite<'_> {
                 // `Layer::Dense { w, b }`: a variant of an enum, which is its own generic
                 // form (its floats `f64`s) and has no mirror to build.
                 let n = st.path.segments.len();
+                // (Built of constants, `Layer::Dense { w: vec![0.5, -0.3], b: 0.1 }`: as
+                // written, the choice it is, its floats `f64`s as the enum holds them.)
+                if n == 2 && crate_lifted_enum(&st.path.segments[0].ident.to_string()) {
+                    let names = |i: &proc_macro2::Ident| {
+                        let n = i.to_string();
+                        self.floats.contains(&n) || self.active.contains(&n)
+                    };
+                    if !crate::activity::tokens_mention(&quote!(#st), &names) {
+                        let t = syn::Ident::new(PARAM, Span::call_site());
+                        let built = st.clone();
+                        *e = syn::parse_quote!(::mochi::__private::lift_value::<#t, _>(#built));
+                        return;
+                    }
+                }
                 if n > 1
                     && st.path.segments[n - 2]
                         .ident

@@ -21,7 +21,7 @@
 mod common;
 use mochi::prelude::*;
 use ndarray::{
-    array, azip, concatenate, s, stack, Array1, Array2, Array3, ArrayView2, Axis, Slice, Zip,
+    array, azip, concatenate, s, stack, Array, Array1, Array2, Array3, ArrayView2, Axis, Slice, Zip,
 };
 
 #[differentiable]
@@ -317,6 +317,19 @@ fn joined_by_calls(a: &Array1<f64>, b: &Array1<f64>) -> Array1<f64> {
     let rows = ndarray::stack(Axis(0), &[a.view(), a.view()]).unwrap();
     let m = c.mean().unwrap() + 0.1 * head.sum() + rows.row(1).dot(a);
     (&c - m).mapv(f64::tanh) * c[0]
+}
+
+/// An RBF kernel from `Array::from_shape_fn` (the generic `Array`, its dimension from the
+/// shape) and a block from `Array::from_shape_vec`, in a quadratic form.
+#[differentiable(higher_order)]
+fn generic_array_paths(x: &Array1<f64>, ell: f64) -> f64 {
+    let n = x.len();
+    let k = Array::from_shape_fn((n, n), |(i, j)| {
+        (-(x[i] - x[j]).powi(2) / (2.0 * ell * ell)).exp()
+    });
+    let w = Array1::from_shape_fn(n, |i| x[i].sin() + 1.5);
+    let m = Array::from_shape_vec((2, 2), vec![x[0], x[1], x[2], x[0] * x[1]]).unwrap();
+    w.dot(&k.dot(&w)) / (n * n) as f64 + m.sum() + m[[1, 1]] * m[[0, 1]]
 }
 
 #[cfg(test)]
@@ -662,4 +675,26 @@ fn joined_by_calls_jacobian() {
         ),
     );
     common::check_jvp("joined_by_calls", &j, &jv.to_vec(), &v);
+}
+
+#[test]
+fn generic_array_paths_orders() {
+    let x = array![0.3_f64, -0.2, 0.5];
+    let z = [0.3, -0.2, 0.5, 0.7];
+    let f = |p: &[f64]| generic_array_paths(&Array1::from(p[..3].to_vec()), p[3]);
+    let (v, (gx, gl)) = generic_array_paths::value_and_gradient(&x, 0.7);
+    assert_eq!(v, f(&z));
+    let g: Vec<f64> = gx.iter().copied().chain([gl]).collect();
+    common::close("generic_array_paths", &g, &common::fd(&f, &z));
+    let h = generic_array_paths::hessian(&x, 0.7);
+    common::assert_hessian_matches(
+        "generic_array_paths",
+        |p| {
+            let (a, b) = generic_array_paths::gradient(&Array1::from(p[..3].to_vec()), p[3]);
+            a.iter().copied().chain([b]).collect()
+        },
+        &h,
+        &z,
+        1e-6,
+    );
 }

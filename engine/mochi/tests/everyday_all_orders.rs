@@ -6674,3 +6674,274 @@ mod layered_structs {
         all_orders!(through_net, [0.3, -0.2, 0.5, 0.1, 0.7, 0.9]);
     }
 }
+
+/// Code written as users write it around their own types and slices, every order: a
+/// `Vec` of structs rebuilt by `ps = ps.iter().map(..).collect()` (the local declared
+/// with its type) from a method returning the type by name (`-> Particle`), a local
+/// `p` and a closure's `p` side by side; a method returning an integer (`degree() ->
+/// usize`); a helper called inside a closure on a
+/// `Vec` the closure builds; `match x.split_first()` by recursion and `if let` of
+/// `split_last`; `chunks_exact(k).remainder()`; a constant struct built by a builder
+/// chain in the body; enum methods binding their variants' floats (`Loss::Huber(d)`),
+/// a constant table of `(Loss, f64)`, a variant built of constants, and two enums with a
+/// method of the same name reached through a struct's field typed as one of them.
+mod users_types {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Particle {
+        pos: [f64; 2],
+        mass: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Particle {
+        fn new(pos: [f64; 2], mass: f64) -> Particle {
+            Particle { pos, mass }
+        }
+        fn stepped(&self, dt: f64) -> Particle {
+            Particle {
+                pos: [
+                    self.pos[0] + dt * self.pos[1],
+                    self.pos[1] - dt * self.pos[0],
+                ],
+                mass: self.mass,
+            }
+        }
+        fn energy(&self) -> f64 {
+            self.mass * (self.pos[0] * self.pos[0] + self.pos[1] * self.pos[1])
+        }
+    }
+
+    /// Three steps of rotation-like updates of each particle, then the total energy.
+    #[differentiable(higher_order)]
+    pub fn rebuilt_particles(x: &[f64]) -> f64 {
+        let mut ps: Vec<Particle> = Vec::new();
+        for c in x.chunks(3) {
+            let mut p = Particle::new([c[0], c[1]], 1.0);
+            p.mass = c[2];
+            ps.push(p);
+        }
+        for _ in 0..3 {
+            ps = ps.iter().map(|p| p.stepped(0.1)).collect();
+        }
+        ps.iter().map(|p| p.energy()).sum()
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Poly {
+        c: Vec<f64>,
+    }
+
+    #[differentiable(higher_order)]
+    impl Poly {
+        fn degree(&self) -> usize {
+            self.c.len() - 1
+        }
+        fn eval(&self, t: f64) -> f64 {
+            self.c.iter().rev().fold(0.0, |a, &k| a * t + k)
+        }
+    }
+
+    /// p(t)·deg p + (number of pairs)·t², the coefficients and t laid end to end.
+    #[differentiable(higher_order)]
+    pub fn scaled_by_degree(x: &[f64]) -> f64 {
+        let (c, t) = (&x[..x.len() - 1], x[x.len() - 1]);
+        let p = Poly { c: c.to_vec() };
+        p.eval(t) * p.degree() as f64 + (c.len() / 2) as f64 * t * t
+    }
+
+    #[differentiable(higher_order)]
+    fn logsumexp(v: &[f64]) -> f64 {
+        let m = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        m + v.iter().map(|t| (t - m).exp()).sum::<f64>().ln()
+    }
+
+    /// A kernel density's log-likelihood at two points, each through a `Vec` built in the
+    /// closure and handed to a helper; the bandwidth's log is `x[0]`, the data the rest.
+    #[differentiable(higher_order)]
+    pub fn kernel_loglik(x: &[f64]) -> f64 {
+        let h = x[0].exp();
+        let data = &x[1..];
+        [0.3, -0.4]
+            .iter()
+            .map(|&p| {
+                let terms: Vec<f64> = data.iter().map(|&d| -0.5 * ((p - d) / h).powi(2)).collect();
+                logsumexp(&terms) - x[0]
+            })
+            .sum()
+    }
+
+    /// Horner's rule by recursion on `split_first`.
+    #[differentiable(higher_order)]
+    fn horner(c: &[f64], t: f64) -> f64 {
+        match c.split_first() {
+            Some((c0, rest)) => c0 + t * horner(rest, t),
+            None => 0.0,
+        }
+    }
+
+    /// The last element times Σ sin of the others (`if let` of `split_last`), plus the
+    /// polynomial of the first three at the last, plus the squares of what pairs leave.
+    #[differentiable(higher_order)]
+    pub fn split_and_remainder(x: &[f64]) -> f64 {
+        let ends = if let Some((l, init)) = x.split_last() {
+            l * init.iter().map(|v| v.sin()).sum::<f64>()
+        } else {
+            0.0
+        };
+        let rem: f64 = x.chunks_exact(2).remainder().iter().map(|v| v * v).sum();
+        let pairs: f64 = x.chunks_exact(2).map(|c| c[0] * c[1]).sum();
+        ends + horner(&x[..3], x[x.len() - 1]) + rem + pairs
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Springs {
+        ks: Vec<f64>,
+        anchor: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Springs {
+        fn new(ks: Vec<f64>) -> Self {
+            Springs { ks, anchor: 0.0 }
+        }
+        fn with_anchor(mut self, a: f64) -> Self {
+            self.anchor = a;
+            self
+        }
+        fn energy(&self, x: &[f64]) -> f64 {
+            x.iter()
+                .zip(&self.ks)
+                .map(|(e, k)| 0.5 * k * (e - self.anchor).powi(2))
+                .sum()
+        }
+    }
+
+    /// A chain of springs of constant stiffnesses built by a builder in the body.
+    #[differentiable(higher_order)]
+    pub fn fixed_springs(x: &[f64]) -> f64 {
+        let chain = Springs::new(vec![1.0, 2.0, 1.5]).with_anchor(0.1);
+        chain.energy(x) + x[0] * x[1]
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Tangent)]
+    pub enum Loss {
+        Mse,
+        Huber(f64),
+        LogCosh,
+    }
+
+    #[differentiable(higher_order)]
+    impl Loss {
+        fn value(&self, r: f64) -> f64 {
+            match *self {
+                Loss::Mse => r * r,
+                Loss::Huber(delta) => {
+                    let a = r.abs();
+                    if a <= delta {
+                        0.5 * r * r
+                    } else {
+                        delta * (a - 0.5 * delta)
+                    }
+                }
+                Loss::LogCosh => r.cosh().ln(),
+            }
+        }
+        /// The same name as `Act::apply`.
+        fn apply(&self, r: f64) -> f64 {
+            self.value(r)
+        }
+        fn quadratic(&self, r: f64) -> f64 {
+            match self {
+                Self::Huber(d) => d * r * r,
+                _ => r,
+            }
+        }
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Tangent)]
+    pub enum Act {
+        Tanh,
+        Softplus,
+    }
+
+    #[differentiable(higher_order)]
+    impl Act {
+        fn apply(&self, v: f64) -> f64 {
+            match self {
+                Act::Tanh => v.tanh(),
+                Act::Softplus => v.exp().ln_1p(),
+            }
+        }
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Settings {
+        act: Act,
+        rate: f64,
+    }
+
+    const LOSSES: [(Loss, f64); 3] = [
+        (Loss::Mse, 0.5),
+        (Loss::Huber(0.3), 1.0),
+        (Loss::LogCosh, 2.0),
+    ];
+    const SETTINGS: Settings = Settings {
+        act: Act::Softplus,
+        rate: 0.7,
+    };
+
+    /// Weighted losses from a constant table, a Huber loss built in the body, and an
+    /// activation reached through a field typed as `Act` (which shares `apply` with
+    /// `Loss`).
+    #[differentiable(higher_order)]
+    pub fn losses_and_settings(x: &[f64]) -> f64 {
+        let r = x[0] * x[1] - 0.2;
+        let mut total = 0.0;
+        for (loss, w) in LOSSES.iter() {
+            total += w * loss.value(r) + loss.quadratic(x[1]);
+        }
+        let huber = Loss::Huber(0.25);
+        let tanh = Settings {
+            act: Act::Tanh,
+            rate: 0.3,
+        };
+        total + huber.apply(x[0] - 0.9) + activated(x, &SETTINGS) + activated(&x[..1], &tanh)
+    }
+
+    #[differentiable(higher_order)]
+    fn activated(x: &[f64], s: &Settings) -> f64 {
+        x.iter().map(|&v| s.rate * s.act.apply(v)).sum()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(rebuilt_particles, [0.3, 0.5, 1.2, -0.4, 0.8, 0.7]);
+        all_orders!(scaled_by_degree, [0.3, -0.2, 0.5, 0.9, 0.4]);
+        all_orders!(kernel_loglik, [-0.4, 0.1, 0.9, -0.5]);
+        all_orders!(split_and_remainder, [0.3, -0.2, 0.5, 0.9, 0.7]);
+        all_orders!(fixed_springs, [0.3, -0.2, 0.5]);
+        all_orders!(losses_and_settings, [0.35, 1.5]);
+    }
+
+    #[test]
+    fn values_by_hand() {
+        // Each particle turns by the same matrix three times; the energy is m|pos|²·(1 + dt²)³.
+        let x = [0.3, 0.5, 1.2, -0.4, 0.8, 0.7];
+        let want: f64 = x
+            .chunks(3)
+            .map(|c| c[2] * (c[0] * c[0] + c[1] * c[1]) * 1.01f64.powi(3))
+            .sum();
+        assert!((rebuilt_particles(&x) - want).abs() < 1e-12);
+        // deg p = 3, two pairs of coefficients: ∂/∂c_k = 3 t^k.
+        let g = scaled_by_degree::gradient(&[0.3, -0.2, 0.5, 0.9, 0.4]);
+        for (k, gk) in g[..4].iter().enumerate() {
+            assert!((gk - 3.0 * 0.4f64.powi(k as i32)).abs() < 1e-14);
+        }
+        // A Huber loss's second derivative is 1 inside its threshold and 0 beyond.
+        let h = losses_and_settings::hessian(&[0.35, 1.5]);
+        let h_in = losses_and_settings::hessian(&[0.95, 1.5]);
+        assert!((h[[0, 0]] - h_in[[0, 0]]).abs() > 0.1);
+    }
+}

@@ -150,6 +150,30 @@ macro_rules! from_shape_vec_rules {
     )*};
 }
 
+mochi_core::kit::rule_trait!(
+    /// `Array::from_shape_vec(shape, v)`, of any dimension (the shape's):
+    /// `Call((&shape, &v)).array_from_shape_vec()`.
+    NdArrayFromShapeVec::array_from_shape_vec
+);
+
+impl<T: Elem, Sh: ShapeBuilder + Clone + Tangent> NdArrayFromShapeVec for Call<(&Sh, &Vec<T>)> {
+    type Output = Result<Array<T, Sh::Dim>, ndarray::ShapeError>;
+    type Pullback = FromShapeVecPullback<T, Sh::Dim, Sh>;
+    #[inline]
+    fn array_from_shape_vec(self) -> (Self::Output, Self::Pullback) {
+        let (shape, v) = self.0;
+        let y = Array::from_shape_vec(shape.clone(), v.clone());
+        let dim = y.as_ref().map(|a| a.raw_dim()).ok();
+        (
+            y,
+            FromShapeVecPullback {
+                dim,
+                _t: std::marker::PhantomData,
+            },
+        )
+    }
+}
+
 /// Pullback of `from_shape_vec`: like [`FromVecPullback`] (the elements in logical
 /// order, the shape given in standard order); nothing when the shape did not fit.
 pub struct FromShapeVecPullback<T, D, Sh> {

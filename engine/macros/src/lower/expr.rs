@@ -691,7 +691,8 @@ impl Lowerer {
 
     fn lower_method(&mut self, m: &syn::ExprMethodCall, code: &mut Code) -> Operand {
         let name = m.method.to_string();
-        if INACTIVE_METHODS.contains(&name.as_str()) {
+        // (Also a method of the user's whose result carries no derivative, `p.degree()`.)
+        if INACTIVE_METHODS.contains(&name.as_str()) || crate::twin::plain_user_method(&name) {
             return Operand::Inactive(quote!(#m));
         }
         // Iterator chains over sequences: x.iter()….sum() and friends.
