@@ -698,7 +698,11 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             if own_rule {
                 // (An enum is its own generic form: no mirror to give the method to.)
                 if !crate::twin::crate_enum(t) && !crate::twin::crate_type_without_mirror(t) {
-                    rule_traits.extend(mirror_method(t, &func.vis, &twin));
+                    let given = mirror_method(t, &func.vis, &twin);
+                    if given.is_some() {
+                        crate::twin::note_mirror_method(&func.sig.ident.to_string());
+                    }
+                    rule_traits.extend(given);
                 }
             } else if let Some((_, tr, _)) = &imp.trait_ {
                 let trait_name = tr.segments.last().map(|s| s.ident.to_string());
@@ -749,7 +753,11 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                 crate::twin::set_float_of(&func);
                 if let Ok((twin, _)) = crate::twin::make_plain_method(&func) {
                     companions.push(quote!(#[doc(hidden)] #[allow(dead_code, non_snake_case, clippy::all)] #twin));
-                    rule_traits.extend(plain_mirror_method(t, &func.vis, &twin.sig));
+                    let given = plain_mirror_method(t, &func.vis, &twin.sig);
+                    if given.is_some() {
+                        crate::twin::note_mirror_method(&f.sig.ident.to_string());
+                    }
+                    rule_traits.extend(given);
                 }
             }
         }

@@ -2179,6 +2179,27 @@ pub(crate) fn crate_enum(name: &str) -> bool {
 /// (`act.apply(v)` of an `act` the syntax cannot type, an element of a `const` array).
 static CRATE_METHODS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
 
+/// The names of the methods given to the crate's structs' generic mirrors
+/// (`companion::mirror_method`, `companion::plain_mirror_method`).
+static MIRROR_METHODS: Names = Names::new();
+
+/// Notes a method given to a struct's mirror (see [`MIRROR_METHODS`]).
+pub(crate) fn note_mirror_method(method: &str) {
+    MIRROR_METHODS.note(method);
+}
+
+/// Whether `method` is a marked method of one of the crate's types that no generic mirror
+/// has (a method of a trait implementation, `impl Shape for Rect { fn area(&self) }`,
+/// or one whose generic form could not be made).
+fn method_without_mirror(method: &str) -> bool {
+    let marked = MARKED_METHODS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|(_, m)| m == method);
+    marked && !MIRROR_METHODS.holds(method)
+}
+
 /// Notes `method` as a marked method of `ty` (see [`CRATE_METHODS`]).
 pub(crate) fn note_crate_method(ty: &str, method: &str) {
     let mut names = CRATE_METHODS.lock().unwrap_or_else(|e| e.into_inner());
@@ -5066,6 +5087,14 @@ impl VisitMut for Rewrite<'_> {
                 // known: an enum has no mirror to carry it.)
                 if user_method && only_enums {
                     self.fail(Why::Call, format!("it calls the method `{name}`"), m.method.span());
+                    return;
+                }
+                if user_method && method_without_mirror(&name) {
+                    self.fail(
+                        Why::Call,
+                        format!("it calls the method `{name}`, which has no generic form on a struct (a method of a trait implementation has none; a method of an inherent `impl` block marked `#[differentiable(higher_order)]` has one)"),
+                        m.method.span(),
+                    );
                     return;
                 }
                 if user_method {
