@@ -302,3 +302,40 @@ fn compound_element_assignment_has_a_hessian() {
     }
     assert!(h[[0, 1]].abs() > 1e-3);
 }
+
+/// Layers of the sizes given as integers, their weights cut from a flat parameter slice
+/// by a `for` over `sizes.windows(2)` of the (borrowed) integer argument: the pullback
+/// replays no iterator over an argument, so the loop is counted.
+#[differentiable(higher_order)]
+fn layered_by_sizes(p: &[f64], sizes: &[usize]) -> f64 {
+    let mut off = 0;
+    let mut h = vec![1.0; sizes[0]];
+    for pair in sizes.windows(2) {
+        let (n_in, n_out) = (pair[0], pair[1]);
+        let mut next = vec![0.0; n_out];
+        for (o, z) in next.iter_mut().enumerate() {
+            let row = &p[off + o * n_in..off + (o + 1) * n_in];
+            *z = row.iter().zip(&h).map(|(w, v)| w * v).sum::<f64>().tanh();
+        }
+        off += n_in * n_out;
+        h = next;
+    }
+    h.iter().sum()
+}
+
+#[test]
+fn loops_over_an_integer_argument() {
+    let p = [0.3, -0.2, 0.5, 0.1, 0.7, -0.4, 0.2, 0.6];
+    let sizes = [2usize, 2, 2];
+    let f = |q: &[f64]| layered_by_sizes(q, &sizes);
+    let (g, _) = layered_by_sizes::gradient(&p, &sizes);
+    common::assert_gradient_matches(f, &g, &p);
+    let h = layered_by_sizes::hessian(&p, &sizes);
+    common::assert_hessian_matches(
+        "layered_by_sizes",
+        |q| layered_by_sizes::gradient(q, &sizes).0,
+        &h,
+        &p,
+        1e-6,
+    );
+}

@@ -387,7 +387,8 @@ impl Lowerer {
         let pat = &f.pat;
         let exits = Exits::of(&f.body.stmts, label);
         // An iterator that borrows a local (`for &p in points.iter()` over a local
-        // array) cannot be replayed in the pullback, which outlives the locals: the
+        // array) or a parameter (`for w in sizes.windows(2)`) cannot be replayed in the
+        // pullback, which outlives the locals and captures no argument's lifetime: the
         // loop is counted instead.
         if exits.brk || exits.cnt || exits.ret || self.borrows_local(iter) {
             // Saved trip count; the loop variable is not replayed.
@@ -468,8 +469,8 @@ impl Lowerer {
         });
     }
 
-    /// Whether `e` borrows a local of the function (not a parameter): `&v`, `v.iter()`,
-    /// `v.windows(2)` and the like, with `v` bound in the body.
+    /// Whether `e` borrows a variable of the function, a local or a parameter: `&v`,
+    /// `v.iter()`, `v.windows(2)` and the like.
     fn borrows_local(&self, e: &Expr) -> bool {
         fn local_root(e: &Expr) -> Option<&syn::Ident> {
             match e {
@@ -480,10 +481,9 @@ impl Lowerer {
                 _ => None,
             }
         }
-        let is_local = |id: &syn::Ident| {
-            self.lookup(&id.to_string())
-                .is_some_and(|b: &Binding| !b.param)
-        };
+        // (A parameter too: the pullback captures no lifetime of the arguments, so
+        // `for pair in sizes.windows(2)` of `sizes: &[usize]` is counted as well.)
+        let is_local = |id: &syn::Ident| self.lookup(&id.to_string()).is_some();
         match e {
             Expr::Reference(r) => {
                 local_root(&r.expr).is_some_and(is_local) || self.borrows_local(&r.expr)
