@@ -1749,6 +1749,19 @@ pub fn window_len(len: usize, base: usize, end: usize) -> usize {
     end - base
 }
 
+/// How many windows of length `size` an array of length `len` has (ndarray's
+/// `windows(size)` of a one-dimensional array, which generated code reads by index):
+/// none when `size` is larger.
+///
+/// # Panics
+/// If `size` is zero, as ndarray's `windows` does.
+#[inline(always)]
+#[track_caller]
+pub fn window_count(len: usize, size: usize) -> usize {
+    assert!(size > 0, "window size must be greater than zero");
+    (len + 1).saturating_sub(size)
+}
+
 /// The index in the sequence of element `j` of a window that starts at `base` and holds
 /// `len` elements, with the check of indexing the window itself.
 #[inline(always)]

@@ -2122,9 +2122,7 @@ fn mirror_method(
     twin: &syn::Signature,
 ) -> Option<TokenStream> {
     let method = syn::Ident::new(
-        twin.ident
-            .to_string()
-            .strip_suffix("__twin_needs_differentiable_higher_order")?,
+        crate::twin::method_of_twin(&twin.ident.to_string())?,
         twin.ident.span(),
     );
     let m = MirrorTwin::new(type_name, twin, true)?;
@@ -2187,9 +2185,7 @@ fn plain_mirror_method(
     twin: &syn::Signature,
 ) -> Option<TokenStream> {
     let method = syn::Ident::new(
-        twin.ident
-            .to_string()
-            .strip_suffix("__twin_needs_differentiable_higher_order")?,
+        crate::twin::method_of_twin(&twin.ident.to_string())?,
         twin.ident.span(),
     );
     let m = MirrorTwin::new(type_name, twin, false)?;

@@ -63,6 +63,7 @@ pub fn desugar(
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
     typed_assigned_collects(&mut b);
+    FoldCollects.visit_block_mut(&mut b);
     SplitMatches.visit_block_mut(&mut b);
     Remainders.visit_block_mut(&mut b);
     // (First: the loops and chains it writes are what the passes below read.)
@@ -2582,7 +2583,7 @@ pub fn array_rank(t: &syn::Type) -> Option<&'static str> {
 ///
 /// The window's length is evaluated once, before the loop (in a chain, it must be a
 /// plain expression: names, literals, arithmetic, `.len()`). A window of length zero
-/// panics, as ndarray's does.
+/// panics, as ndarray's does (`__private::window_count`).
 struct NdWindows<'a> {
     names: &'a HashSet<String>,
     next: usize,
@@ -2606,9 +2607,10 @@ impl NdWindows<'_> {
         .then(|| (&*m.receiver, &m.args[0]))
     }
 
-    /// The number of windows of length `k` of `x`.
+    /// The number of windows of length `k` of `x` (a length of zero panics, as ndarray's
+    /// does).
     fn count(x: &Expr, k: &Expr, span: Span) -> Expr {
-        syn::parse_quote_spanned!(span=> (#x.len() + 1).saturating_sub(#k))
+        syn::parse_quote_spanned!(span=> ::mochi::__private::window_count(#x.len(), #k))
     }
 }
 
@@ -2657,7 +2659,6 @@ impl VisitMut for NdWindows<'_> {
                 let stmts = &body.stmts;
                 *e = syn::parse_quote_spanned!(span=> {
                     let #len: usize = #k;
-                    assert!(#len > 0, "window size must be greater than zero");
                     #label for #i in 0..#count {
                         #index_let
                         let #window_pat = #x.slice(::ndarray::s![#i..#i + #len]);
@@ -6992,6 +6993,37 @@ impl VisitMut for CollectedFields<'_> {
             }
         }
     }
+}
+
+/// `x.iter().fold(init, |h, e| { .. if c { h.iter().map(f).collect() } else { z } })` with
+/// `init` a `Vec` as written (`x.to_vec()`, `vec![..]`, `Vec::new()`): each `collect`
+/// the closure's value may be (its tail, an `if`'s or a `match`'s branches) typed
+/// `Vec<_>`, as the accumulator is, so that the chain is rewritten as a typed one.
+struct FoldCollects;
+
+impl FoldCollects {
+    fn vec_init(e: &Expr) -> bool {
+        match unparen(e) {
+            Expr::MethodCall(m) => m.method == "to_vec" && m.args.is_empty(),
+            Expr::Macro(m) => m.mac.path.is_ident("vec"),
+            Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
+                if p.path.segments.len() == 2 && p.path.segments[0].ident == "Vec"),
+            _ => false,
+        }
+    }
+}
+
+impl VisitMut for FoldCollects {
+    fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
+        syn::visit_mut::visit_expr_method_call_mut(self, m);
+        if m.method != "fold" || m.args.len() != 2 || !Self::vec_init(&m.args[0]) {
+            return;
+        }
+        if let Expr::Closure(c) = &mut m.args[1] {
+            CollectAsReturned(&syn::parse_quote!(Vec<_>)).annotate(&mut c.body);
+        }
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// `v = chain.collect();` of a local declared with its type (`let mut ps: Vec<P> =
@@ -12392,13 +12424,16 @@ impl Desugar {
         match e {
             // `self.m(args)` in a method: `Self::m(self, args)`, whose derived rule is
             // `Self::m_rrule` (a method of the same type marked `#[differentiable]`).
+            // (Not a method whose result carries no derivative, `self.num_params()`,
+            // which is called as written.)
             Expr::MethodCall(m)
                 if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
                     && m.turbofish.is_none()
                     && !matches!(
                         m.method.to_string().as_str(),
                         "clone" | "to_owned" | "into" | "as_ref" | "borrow"
-                    ) =>
+                    )
+                    && !crate::twin::plain_user_method(&m.method.to_string()) =>
             {
                 let name = &m.method;
                 let args = &m.args;

@@ -771,9 +771,7 @@ fn enum_method_by_path(c: &syn::ExprCall, name: &syn::Ident) -> bool {
         return false;
     }
     let m = p.path.segments[1].ident.to_string();
-    let method = m
-        .strip_suffix("__twin_needs_differentiable_higher_order")
-        .unwrap_or(&m);
+    let method = crate::twin::method_of_twin(&m).unwrap_or(&m);
     let first = match c.args.first() {
         Some(Expr::Call(r))
             if r.args.len() == 1

@@ -868,6 +868,12 @@ pub fn method_twin_name(method: &syn::Ident) -> syn::Ident {
     )
 }
 
+/// The method a twin's name (see [`method_twin_name`]) is made from, `apply` of
+/// `apply__twin_needs_differentiable_higher_order`; `None` for another name.
+pub fn method_of_twin(name: &str) -> Option<&str> {
+    name.strip_suffix("__twin_needs_differentiable_higher_order")
+}
+
 thread_local! {
     /// Set while [`make_plain_method`] makes a generic form: an integer or `bool` result
     /// is allowed.
@@ -2094,8 +2100,12 @@ pub fn note_user_method(name: &str, plain: bool) {
 
 /// Whether `name` is a method of the user's whose result carries no derivative, and no
 /// marked method of that name has one whose result does.
+/// (Not a name the standard library's or a rule crate's types have, `sum`, `max`,
+/// `norm`: a call of that name elsewhere may carry a derivative.)
 pub fn plain_user_method(name: &str) -> bool {
-    PLAIN_METHODS.holds(name) && !DERIVED_METHODS.holds(name)
+    PLAIN_METHODS.holds(name)
+        && !DERIVED_METHODS.holds(name)
+        && !crate::lower::expr::is_library_method(name)
 }
 
 /// The names of the crate's own types seen so far in this compilation: a struct deriving
@@ -4985,11 +4995,14 @@ impl VisitMut for Rewrite<'_> {
                 }
                 self.in_no_grad = outer;
             }
+            // (Not a method whose result carries no derivative, `self.num_params()`: the
+            // mirror's own, see `companion::plain_mirror_method`.)
             Expr::MethodCall(m)
                 if self.method
                     && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
                     && !FLOAT_METHODS.contains(&m.method.to_string().as_str())
-                    && !SEQ_METHODS.contains(&m.method.to_string().as_str()) =>
+                    && !SEQ_METHODS.contains(&m.method.to_string().as_str())
+                    && !plain_user_method(&m.method.to_string()) =>
             {
                 // Another method of the struct, which must have a twin too: its name
                 // says so where it is missing ("no function … named

@@ -280,6 +280,14 @@ fn array_windows_looped(x: &Array1<f64>, w: &Array1<f64>) -> f64 {
         .sum::<f64>()
 }
 
+#[differentiable]
+fn array_windows_chained(x: &Array1<f64>, w: &Array1<f64>) -> f64 {
+    x.windows(w.len())
+        .into_iter()
+        .map(|p| p.dot(w).sin())
+        .sum::<f64>()
+}
+
 /// The windows collected into an array (a vector result), and through `Zip`.
 #[differentiable(higher_order)]
 fn array_windows_collected(x: &Array1<f64>, w: &Array1<f64>) -> Array1<f64> {
@@ -353,6 +361,11 @@ mod checks {
             array![0.3_f64, -0.2, 0.5, 0.9, -0.4, 0.1],
             array![0.2_f64, 0.7, -0.3]
         ),
+        |a| (&a.0, &a.1)
+    );
+    check!(
+        array_windows_chained,
+        (array![0.3_f64, -0.2, 0.5, 0.9, -0.4], array![0.2_f64, 0.7]),
         |a| (&a.0, &a.1)
     );
     check!(
@@ -644,6 +657,10 @@ fn array_windows_of_length_zero_panic_as_ndarrays_do() {
     assert!(std::panic::catch_unwind(|| x.windows(0).into_iter().count()).is_err());
     assert!(std::panic::catch_unwind(|| array_windows_looped(&x, &w)).is_err());
     assert!(std::panic::catch_unwind(|| array_windows_looped::gradient(&x, &w)).is_err());
+    // (The chain alone too.)
+    let chained = |x: &Array1<f64>, w: &Array1<f64>| array_windows_chained::gradient(x, w);
+    assert!(std::panic::catch_unwind(|| array_windows_chained(&x, &w)).is_err());
+    assert!(std::panic::catch_unwind(|| chained(&x, &w)).is_err());
 }
 
 #[test]

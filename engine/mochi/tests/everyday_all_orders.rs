@@ -6741,6 +6741,10 @@ mod users_types {
         fn eval(&self, t: f64) -> f64 {
             self.c.iter().rev().fold(0.0, |a, &k| a * t + k)
         }
+        /// The coefficients' sum per degree: the integer method called on `self`.
+        fn per_degree(&self) -> f64 {
+            self.c.iter().sum::<f64>() / self.degree() as f64
+        }
     }
 
     /// p(t)·deg p + (number of pairs)·t², the coefficients and t laid end to end.
@@ -6748,7 +6752,7 @@ mod users_types {
     pub fn scaled_by_degree(x: &[f64]) -> f64 {
         let (c, t) = (&x[..x.len() - 1], x[x.len() - 1]);
         let p = Poly { c: c.to_vec() };
-        p.eval(t) * p.degree() as f64 + (c.len() / 2) as f64 * t * t
+        p.eval(t) * p.degree() as f64 + (c.len() / 2) as f64 * t * t + p.per_degree() * t
     }
 
     #[differentiable(higher_order)]
@@ -6954,8 +6958,41 @@ mod users_types {
         assert!((g[0] - 1.3f64.powi(2) / (2.0 * 2.0f64.powi(2))).abs() < 1e-14);
     }
 
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Stack {
+        ws: Vec<Vec<f64>>,
+        hidden: Act,
+    }
+
+    #[differentiable(higher_order)]
+    impl Stack {
+        /// The layers folded over the input: an activation collected in one branch of
+        /// the closure's `if`, the pre-activation returned in the other.
+        fn forward(&self, x: &[f64]) -> Vec<f64> {
+            let last = self.ws.len() - 1;
+            self.ws.iter().enumerate().fold(x.to_vec(), |h, (k, w)| {
+                let z: Vec<f64> = h.iter().zip(w).map(|(a, b)| a * b + 0.1).collect();
+                if k < last {
+                    z.iter().map(|&v| self.hidden.apply(v)).collect()
+                } else {
+                    z
+                }
+            })
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn folded_branches(x: &[f64]) -> f64 {
+        let s = Stack {
+            ws: vec![x.to_vec(), vec![0.5, -0.7]],
+            hidden: Act::Tanh,
+        };
+        s.forward(&[0.4, -0.3]).iter().map(|o| o * o).sum()
+    }
+
     mod t {
         use crate::all_orders;
+        all_orders!(folded_branches, [0.3, 0.5]);
         all_orders!(rebuilt_particles, [0.3, 0.5, 1.2, -0.4, 0.8, 0.7]);
         all_orders!(scaled_by_degree, [0.3, -0.2, 0.5, 0.9, 0.4]);
         all_orders!(kernel_loglik, [-0.4, 0.1, 0.9, -0.5]);
@@ -6973,10 +7010,10 @@ mod users_types {
             .map(|c| c[2] * (c[0] * c[0] + c[1] * c[1]) * 1.01f64.powi(3))
             .sum();
         assert!((rebuilt_particles(&x) - want).abs() < 1e-12);
-        // deg p = 3, two pairs of coefficients: ∂/∂c_k = 3 t^k.
+        // deg p = 3, two pairs of coefficients: ∂/∂c_k = 3 t^k + t/3.
         let g = scaled_by_degree::gradient(&[0.3, -0.2, 0.5, 0.9, 0.4]);
         for (k, gk) in g[..4].iter().enumerate() {
-            assert!((gk - 3.0 * 0.4f64.powi(k as i32)).abs() < 1e-14);
+            assert!((gk - 3.0 * 0.4f64.powi(k as i32) - 0.4 / 3.0).abs() < 1e-14);
         }
         // A Huber loss's second derivative is 1 inside its threshold and 0 beyond.
         let h = losses_and_settings::hessian(&[0.35, 1.5]);

@@ -1364,8 +1364,7 @@ impl Lowerer {
                 if matches!(&*r.expr, Expr::Field(_) | Expr::Index(_) | Expr::Path(_)));
         // `Model::score__twin_needs_differentiable_higher_order(m, x)`, in a twin: the
         // twin of a method of the user's (see `twin::struct_locals`).
-        let method_twin =
-            segs.len() == 2 && last.ends_with("__twin_needs_differentiable_higher_order");
+        let method_twin = segs.len() == 2 && crate::twin::method_of_twin(&last).is_some();
         // `Vector3::new(x, y, z)` of the crate's own `Vector3`: its rule by its type, not
         // a rule crate's `vector3_new` (for nalgebra's), which the name would reach too.
         let own_named_like_library =
