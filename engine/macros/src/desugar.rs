@@ -1635,9 +1635,16 @@ fn array_method_forms(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
                 return None;
             }
             let f = format_ident!("{}", name, span = mac.mac.path.span());
-            Some(syn::parse_quote_spanned!(span=>
-                ndarray::#f(#axis, &[#(#arrays.view()),*]).unwrap()
-            ))
+            // (Each array borrowed into a name first: a view of a temporary,
+            // `ones.insert_axis(Axis(0))`, would not outlive the call; the borrow extends
+            // it, and a variable is not moved.)
+            let names: Vec<syn::Ident> = (0..arrays.len())
+                .map(|k| format_ident!("__mochi_joined{}", k, span = span))
+                .collect();
+            Some(syn::parse_quote_spanned!(span=> {
+                #(let #names = &#arrays;)*
+                ndarray::#f(#axis, &[#(#names.view()),*]).unwrap()
+            }))
         }
         _ => None,
     }

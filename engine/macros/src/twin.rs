@@ -1856,6 +1856,16 @@ impl<'a> Visit<'a> for PatternNames {
         self.0.insert(p.ident.to_string());
         syn::visit::visit_pat_ident(self, p);
     }
+    // (A macro of expressions, `concatenate![Axis(0), t.mapv(|v| v * v)]`: the names its
+    // closures bind.)
+    fn visit_macro(&mut self, m: &'a syn::Macro) {
+        type List = Punctuated<Expr, syn::Token![,]>;
+        if let Ok(list) = m.parse_body_with(List::parse_terminated) {
+            for e in &list {
+                self.visit_expr(e);
+            }
+        }
+    }
 }
 
 /// A closure's parameter that has the name of another binding of the function

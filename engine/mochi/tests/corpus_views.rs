@@ -340,6 +340,25 @@ fn generic_array_paths(x: &Array1<f64>, ell: f64) -> f64 {
     w.dot(&k.dot(&w)) / (n * n) as f64 + m.sum() + m[[1, 1]] * m[[0, 1]]
 }
 
+/// A design matrix joined by `concatenate!` from temporaries (`ones.insert_axis(..)`, a
+/// mapped array's), its least-squares misfit against sin t.
+#[differentiable(higher_order)]
+fn joined_temporaries(coef: &Array1<f64>, t_end: f64) -> f64 {
+    let t = Array1::linspace(0.0, 1.0, 5) * t_end;
+    let ones = Array1::<f64>::ones(5);
+    let design = concatenate![
+        Axis(0),
+        ones.insert_axis(Axis(0)),
+        t.view().insert_axis(Axis(0)),
+        t.mapv(|v| v * v).insert_axis(Axis(0))
+    ];
+    let fit = design.t().dot(coef);
+    fit.iter()
+        .zip(t.iter())
+        .map(|(f, s)| (f - s.sin()).powi(2))
+        .sum()
+}
+
 #[cfg(test)]
 mod checks {
     use super::*;
@@ -708,6 +727,26 @@ fn generic_array_paths_orders() {
         "generic_array_paths",
         |p| {
             let (a, b) = generic_array_paths::gradient(&Array1::from(p[..3].to_vec()), p[3]);
+            a.iter().copied().chain([b]).collect()
+        },
+        &h,
+        &z,
+        1e-6,
+    );
+}
+
+#[test]
+fn joined_temporaries_orders() {
+    let z = [0.1, 0.9, -0.2, 1.5];
+    let f = |p: &[f64]| joined_temporaries(&Array1::from(p[..3].to_vec()), p[3]);
+    let (g, gt) = joined_temporaries::gradient(&Array1::from(z[..3].to_vec()), z[3]);
+    let g: Vec<f64> = g.iter().copied().chain([gt]).collect();
+    common::close("joined_temporaries", &g, &common::fd(&f, &z));
+    let h = joined_temporaries::hessian(&Array1::from(z[..3].to_vec()), z[3]);
+    common::assert_hessian_matches(
+        "joined_temporaries",
+        |p| {
+            let (a, b) = joined_temporaries::gradient(&Array1::from(p[..3].to_vec()), p[3]);
             a.iter().copied().chain([b]).collect()
         },
         &h,
