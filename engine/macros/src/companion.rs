@@ -1201,6 +1201,16 @@ impl MirrorTwin {
         })
     }
 
+    /// The method the twin is made from (`apply` of
+    /// `apply__twin_needs_differentiable_higher_order`).
+    fn method(&self) -> Option<syn::Ident> {
+        let name = self.sig.ident.to_string();
+        Some(syn::Ident::new(
+            crate::twin::method_of_twin(&name)?,
+            self.sig.ident.span(),
+        ))
+    }
+
     /// The rule trait `tr`'s `impl` for mirror arguments `call`, routing to the twin's
     /// derived rule.
     fn rule_impl(&self, call: &CallPieces, tr: &syn::Ident, method: &syn::Ident) -> TokenStream {
@@ -2121,11 +2131,8 @@ fn mirror_method(
     vis: &syn::Visibility,
     twin: &syn::Signature,
 ) -> Option<TokenStream> {
-    let method = syn::Ident::new(
-        crate::twin::method_of_twin(&twin.ident.to_string())?,
-        twin.ident.span(),
-    );
     let m = MirrorTwin::new(type_name, twin, true)?;
+    let method = m.method()?;
     let (ty, mirror, t, ret) = (&m.ty, &m.mirror, &m.t, &m.ret);
     if quote!(#ret).to_string().contains('&') {
         return None;
@@ -2184,11 +2191,8 @@ fn plain_mirror_method(
     vis: &syn::Visibility,
     twin: &syn::Signature,
 ) -> Option<TokenStream> {
-    let method = syn::Ident::new(
-        crate::twin::method_of_twin(&twin.ident.to_string())?,
-        twin.ident.span(),
-    );
     let m = MirrorTwin::new(type_name, twin, false)?;
+    let method = m.method()?;
     let (ty, mirror, t, ret, params) = (&m.ty, &m.mirror, &m.t, &m.ret, &m.params);
     let preds = &m.preds;
     let mut decls = Vec::new();
