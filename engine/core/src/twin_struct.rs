@@ -17,7 +17,7 @@ use crate::{NoTangent, Scalar, Tangent};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no generic form, so `#[differentiable(higher_order)]` cannot give `jvp`, `hvp`, `hessian` or `jacobian` to the functions and methods that take or build it",
     label = "the generic form takes a copy of `{Self}` with dual numbers for floats",
-    note = "derive `Tangent` on the struct (`#[derive(Clone, Tangent)]`), with fields that are `f64`, integers, `bool`, `String`, `Vec`s of these or ndarray arrays of `f64` (a field of another struct type, an `Option` or a map has no generic form yet); or drop `higher_order`: the gradient does not need it"
+    note = "derive `Tangent` on the struct (`#[derive(Clone, Tangent)]`), with fields that are `f64`, integers, `bool`, `String`, `Vec`s, arrays and `Option`s of these, ndarray arrays of `f64`, or structs and enums of the crate deriving `Tangent` declared before it (a `Box`, a map or a nalgebra type has none yet); or drop `higher_order`: the gradient does not need it"
 )]
 pub trait LiftField: Tangent {
     /// `Self` with its floats of type `T`.
@@ -84,6 +84,28 @@ impl<X: LiftField> LiftField for Vec<X> {
     }
     fn flatten_lifted_tangent<T: Scalar>(t: &<Self::Of<T> as Tangent>::Tangent, out: &mut Vec<T>) {
         for e in t {
+            X::flatten_lifted_tangent::<T>(e, out);
+        }
+    }
+}
+
+/// `Option`s (`l1: Option<f64>`, a setting that may be off): the value lifted when there
+/// is one; `None` has no floats.
+impl<X: LiftField> LiftField for Option<X> {
+    type Of<T: Scalar> = Option<X::Of<T>>;
+    fn lift<T: Scalar, F: FnMut(f64) -> T>(&self, f: &mut F) -> Self::Of<T> {
+        self.as_ref().map(|x| x.lift(f))
+    }
+    fn flatten_tangent(t: &Self::Tangent, out: &mut Vec<f64>) {
+        if let Some(e) = t {
+            X::flatten_tangent(e, out);
+        }
+    }
+    fn tangent_from_flat(&self, flat: &mut std::slice::Iter<'_, f64>) -> Self::Tangent {
+        self.as_ref().map(|x| x.tangent_from_flat(flat))
+    }
+    fn flatten_lifted_tangent<T: Scalar>(t: &<Self::Of<T> as Tangent>::Tangent, out: &mut Vec<T>) {
+        if let Some(e) = t {
             X::flatten_lifted_tangent::<T>(e, out);
         }
     }

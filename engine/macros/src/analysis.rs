@@ -135,6 +135,10 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         &inactive_params,
         &mut receivers,
     );
+    // `MOCHI_DESUGAR=name`: the body as the passes before lowering leave it.
+    if std::env::var("MOCHI_DESUGAR").is_ok_and(|v| func.sig.ident == v) {
+        eprintln!("{}", quote::ToTokens::to_token_stream(&body));
+    }
     activity::analyse(&body, &mut active);
 
     let assigned = assigned_names(&body);

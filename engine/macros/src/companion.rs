@@ -657,19 +657,23 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                 }
             }
         }
+        // This method's rule traits, given only when its companions are derived: a
+        // method that fails leaves the block's other methods theirs, so one unsupported
+        // method is one error, not "no rule" at every call of the others.
+        let mut own_traits = Vec::new();
         let mut own_rule = false;
         if imp.trait_.is_none() && imp.generics.params.is_empty() {
             if let Some(t) = &type_name {
                 let rule = method_rule_trait(t, &func.sig);
                 own_rule = rule.is_some();
-                rule_traits.extend(rule);
+                own_traits.extend(rule);
             }
         }
         // `impl Add for V2 { fn add(self, o: V2) -> V2 }`: `a + b` of two `V2`s.
         if let (Some((_, tr, _)), Some(t)) = (&imp.trait_, &type_name) {
             if imp.generics.params.is_empty() {
                 let trait_name = tr.segments.last().map(|s| s.ident.to_string());
-                rule_traits.extend(operator_rule_trait(
+                own_traits.extend(operator_rule_trait(
                     t,
                     trait_name.as_deref(),
                     &written_method,
@@ -702,12 +706,12 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                     if given.is_some() {
                         crate::twin::note_mirror_method(&func.sig.ident.to_string());
                     }
-                    rule_traits.extend(given);
+                    own_traits.extend(given);
                 }
             } else if let Some((_, tr, _)) = &imp.trait_ {
                 let trait_name = tr.segments.last().map(|s| s.ident.to_string());
                 if imp.generics.params.is_empty() {
-                    rule_traits.extend(
+                    own_traits.extend(
                         trait_name.and_then(|n| {
                             mirror_operator(t, &n, &written_method, &func.sig, &twin)
                         }),
@@ -716,7 +720,10 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             }
         }
         match checked {
-            Ok(out) => companions.extend(out),
+            Ok(out) => {
+                companions.extend(out);
+                rule_traits.extend(own_traits);
+            }
             Err(e) => match &mut errors {
                 Some(all) => all.combine(e),
                 None => errors = Some(e),
@@ -771,18 +778,19 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         );
         return combine(e, quote!(#imp));
     }
-    if let Some(e) = errors {
-        return combine(e, quote!(#imp));
-    }
     let (generics, ty, where_clause) = (&imp.generics, &imp.self_ty, &imp.generics.where_clause);
     let (impl_generics, _, _) = generics.split_for_impl();
-    quote!(
+    let out = quote!(
         #imp
         impl #impl_generics #ty #where_clause {
             #(#companions)*
         }
         #(#rule_traits)*
-    )
+    );
+    match errors {
+        Some(e) => combine(e, out),
+        None => out,
+    }
 }
 
 /// `#[differentiable] impl Sum for V2 { fn sum<I: Iterator<Item = V2>>(iter: I) -> V2 {

@@ -154,8 +154,8 @@ pub fn expand(item: TokenStream) -> TokenStream {
 }
 
 /// Whether the derive can name `ty` with its floats replaced (`LiftField`): `f64`,
-/// integers, `bool`, `char`, `String`, `Vec`s and fixed-size arrays of these and ndarray
-/// arrays of `f64`.
+/// integers, `bool`, `char`, `String`, `Vec`s, `Option`s and fixed-size arrays of these
+/// and ndarray arrays of `f64`.
 fn liftable(ty: &syn::Type) -> bool {
     if let syn::Type::Array(a) = ty {
         return liftable(&a.elem);
@@ -186,7 +186,7 @@ fn liftable(ty: &syn::Type) -> bool {
     match name.as_str() {
         "f64" | "bool" | "char" | "String" | "u8" | "u16" | "u32" | "u64" | "u128" | "usize"
         | "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => args.is_empty(),
-        "Vec" => args.len() == 1 && liftable(args[0]),
+        "Vec" | "Option" => args.len() == 1 && liftable(args[0]),
         "Array" | "Array0" | "Array1" | "Array2" | "Array3" | "Array4" | "Array5" | "Array6"
         | "ArrayD" => args.first().is_some_and(|t| is_f64(t)),
         // A struct of the crate's whose derive wrote its mirror, declared before

@@ -5427,10 +5427,41 @@ fn moved_or_cloned(place: &Expr) -> Expr {
     }
 }
 
-/// One source of a zipped `for` loop: the sequence and whether it is borrowed mutably.
+/// One source of a zipped `for` loop: the sequence, whether it is borrowed mutably, and
+/// the range of it a sub-slice source covers (`&x[a..b]`, `x[a..].iter_mut()`: its
+/// first position and its length).
 struct Source {
     seq: Expr,
     mutable: bool,
+    range: Option<(Expr, Expr)>,
+}
+
+impl Source {
+    fn whole(seq: Expr, mutable: bool) -> Source {
+        Source {
+            seq,
+            mutable,
+            range: None,
+        }
+    }
+
+    /// The element at position `i` of the source.
+    fn element(&self, i: &syn::Ident, span: Span) -> Expr {
+        let seq = &self.seq;
+        match &self.range {
+            Some((start, _)) => syn::parse_quote_spanned!(span=> #seq[#start + #i]),
+            None => syn::parse_quote_spanned!(span=> #seq[#i]),
+        }
+    }
+
+    /// The number of elements of the source.
+    fn len(&self, span: Span) -> TokenStream {
+        let seq = &self.seq;
+        match &self.range {
+            Some((_, len)) => quote_spanned!(span=> (#len)),
+            None => quote_spanned!(span=> ::mochi::__private::elements_len(&#seq)),
+        }
+    }
 }
 
 /// A sequence a `for` loop can index: a variable, a field, or one row `m[i]` of one
@@ -5449,24 +5480,59 @@ fn seq_place(e: &Expr) -> Option<Expr> {
     }
 }
 
+/// A sub-slice `x[a..b]` (also `x[a..]`, `x[..b]`, `x[a..=b]`) of a variable or field:
+/// the variable, its first position and its length.
+fn sub_slice_place(e: &Expr) -> Option<(Expr, (Expr, Expr))> {
+    let Expr::Index(ix) = unparen(e) else {
+        return None;
+    };
+    let Expr::Range(r) = &*ix.index else {
+        return None;
+    };
+    let seq = match unparen(&ix.expr) {
+        x @ (Expr::Path(_) | Expr::Field(_)) => x.clone(),
+        _ => return None,
+    };
+    let start: Expr = match &r.start {
+        Some(a) => syn::parse_quote!((#a)),
+        None => syn::parse_quote!(0usize),
+    };
+    let len: Expr = match (&r.end, &r.limits) {
+        (Some(b), syn::RangeLimits::HalfOpen(_)) => syn::parse_quote!((#b) - #start),
+        (Some(b), syn::RangeLimits::Closed(_)) => syn::parse_quote!((#b) + 1 - #start),
+        (None, _) => syn::parse_quote!(::mochi::__private::elements_len(&#seq) - #start),
+    };
+    Some((seq, (start, len)))
+}
+
 fn source(e: &Expr) -> Option<Source> {
     match e {
         Expr::MethodCall(m) if m.args.is_empty() => {
-            let name = m.method.to_string();
-            let seq = seq_place(&m.receiver)?;
-            match name.as_str() {
-                "iter_mut" => Some(Source { seq, mutable: true }),
-                "iter" => Some(Source {
+            let mutable = match m.method.to_string().as_str() {
+                "iter_mut" => true,
+                "iter" => false,
+                _ => return None,
+            };
+            if let Some((seq, range)) = sub_slice_place(&m.receiver) {
+                return Some(Source {
                     seq,
-                    mutable: false,
-                }),
-                _ => None,
+                    mutable,
+                    range: Some(range),
+                });
             }
+            Some(Source::whole(seq_place(&m.receiver)?, mutable))
         }
-        Expr::Reference(r) => Some(Source {
-            seq: seq_place(&r.expr)?,
-            mutable: r.mutability.is_some(),
-        }),
+        Expr::Reference(r) => {
+            let mutable = r.mutability.is_some();
+            if let Some((seq, range)) = sub_slice_place(&r.expr) {
+                return Some(Source {
+                    seq,
+                    mutable,
+                    range: Some(range),
+                });
+            }
+            Some(Source::whole(seq_place(&r.expr)?, mutable))
+        }
         _ => None,
     }
 }
@@ -5478,10 +5544,9 @@ fn sources(e: &Expr, out: &mut Vec<Source>) -> Option<Zipped> {
             let left = sources(&m.receiver, out)?;
             // `.zip(x)` of a slice variable iterates it as `.zip(x.iter())` does.
             let bare = || match &m.args[0] {
-                Expr::Path(p) if p.path.get_ident().is_some() => Some(Source {
-                    seq: m.args[0].clone(),
-                    mutable: false,
-                }),
+                Expr::Path(p) if p.path.get_ident().is_some() => {
+                    Some(Source::whole(m.args[0].clone(), false))
+                }
                 _ => None,
             };
             let right = match source(&m.args[0]).or_else(bare) {
@@ -5551,8 +5616,13 @@ fn fields_only(body: &syn::Block, name: &syn::Ident) -> bool {
             }
             syn::visit::visit_pat_ident(self, p);
         }
-        fn visit_macro(&mut self, _: &'a syn::Macro) {
-            self.other = true;
+        // (A macro of expressions, `assert_eq!(p.w.len(), n)`, is read as they are.)
+        fn visit_macro(&mut self, m: &'a syn::Macro) {
+            use syn::punctuated::Punctuated;
+            match m.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated) {
+                Ok(args) => args.iter().for_each(|a| self.visit_expr(a)),
+                Err(_) => self.other = true,
+            }
         }
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
@@ -6638,6 +6708,16 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
             _ => false,
         }
     }
+    // An `Option` held in a field or a variable (`self.l1.map(|c| c * s).unwrap_or(0.0)`,
+    // `o.map_or(d, f)`): what else is mapped and then unwrapped is an `Option`. (A
+    // `Result` held so is matched as one and fails to compile at the `Some`.)
+    fn held_option(o: &Expr) -> bool {
+        match unparen(o) {
+            Expr::Field(f) => matches!(unparen(&f.base), Expr::Path(_) | Expr::Field(_)),
+            Expr::Path(p) => p.path.get_ident().is_some(),
+            _ => false,
+        }
+    }
     // The closure's parameter as a `Some(..)` pattern, and its body.
     let some = |c: &Expr| -> Option<(Pat, Expr)> {
         let Expr::Closure(c) = unparen(c) else {
@@ -6690,7 +6770,10 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
                 // `o.unwrap_or_default()` of an `Option` made by a call.
                 return None;
             };
-            if inner.method == "map" && inner.args.len() == 1 && makes_option(&inner.receiver) {
+            if inner.method == "map"
+                && inner.args.len() == 1
+                && (makes_option(&inner.receiver) || held_option(&inner.receiver))
+            {
                 let (pat, then) = some(&inner.args[0])?;
                 let els = match (method.as_str(), outer.args.first()) {
                     ("unwrap_or", Some(d)) => d.clone(),
@@ -6746,11 +6829,11 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
                 return None;
             }
         }
-        ("map_or", 2) if makes_option(&outer.receiver) => {
+        ("map_or", 2) if makes_option(&outer.receiver) || held_option(&outer.receiver) => {
             let (pat, then) = some(&outer.args[1])?;
             ((*outer.receiver).clone(), pat, then, outer.args[0].clone())
         }
-        ("map_or_else", 2) if makes_option(&outer.receiver) => {
+        ("map_or_else", 2) if makes_option(&outer.receiver) || held_option(&outer.receiver) => {
             let (pat, then) = some(&outer.args[1])?;
             ((*outer.receiver).clone(), pat, then, thunk(&outer.args[0])?)
         }
@@ -10274,10 +10357,15 @@ impl Desugar {
         }
         // A row `m[i]` is indexed afresh at every element: its index must not change
         // in the body (the loop as written borrowed the row once).
+        // (So must a sub-slice's bounds, which the loop as written read once.)
         let mut held = HashSet::new();
         for s in &srcs {
             if let Expr::Index(ix) = &s.seq {
                 idents(&quote::ToTokens::to_token_stream(&ix.index), &mut held);
+            }
+            if let Some((start, len)) = &s.range {
+                idents(&quote::ToTokens::to_token_stream(start), &mut held);
+                idents(&quote::ToTokens::to_token_stream(len), &mut held);
             }
         }
         if !held.is_empty() && disturbed(&f.body.stmts, &held, &held) {
@@ -10291,19 +10379,12 @@ impl Desugar {
         let subst: Vec<(syn::Ident, Expr)> = names
             .into_iter()
             .zip(&srcs)
-            .map(|(n, s)| {
-                let seq = &s.seq;
-                (n, syn::parse_quote_spanned!(span=> #seq[#i]))
-            })
+            .map(|(n, s)| (n, s.element(&i, span)))
             .collect();
         // (An array of two or more dimensions is refused here, by the trait's message,
         // rather than at `v[k]`.)
-        let lens = srcs.iter().map(|s| {
-            let seq = &s.seq;
-            quote_spanned!(span=> ::mochi::__private::elements_len(&#seq))
-        });
-        let first = srcs[0].seq.clone();
-        let mut bound = quote_spanned!(span=> ::mochi::__private::elements_len(&#first));
+        let lens = srcs.iter().map(|s| s.len(span));
+        let mut bound = srcs[0].len(span);
         for l in lens.skip(1) {
             bound = quote_spanned!(span=> ::core::cmp::min(#bound, #l));
         }
@@ -10313,14 +10394,14 @@ impl Desugar {
         // local (`p.pos[0]`), not to `ps[k].pos[0]`.
         if let ([(name, _)], [src]) = (subst.as_slice(), srcs.as_slice()) {
             if src.mutable && fields_only(&f.body, name) && !leaves_early(&f.body) {
-                let seq = &src.seq;
+                let element = src.element(&i, span);
                 let stmts = &f.body.stmts;
                 let attrs = &f.attrs;
                 return Some(syn::parse_quote_spanned!(span=>
                     #(#attrs)* for #i in 0..#bound {
-                        let mut #name = #seq[#i].clone();
+                        let mut #name = #element.clone();
                         #(#stmts)*
-                        #seq[#i] = #name;
+                        #element = #name;
                     }
                 ));
             }

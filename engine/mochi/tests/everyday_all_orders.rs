@@ -7021,3 +7021,199 @@ mod users_types {
         assert!((h[[0, 0]] - h_in[[0, 0]]).abs() > 0.1);
     }
 }
+
+/// Models that change their own fields: a step over a half of `split_at` or a sub-slice,
+/// zipped with `iter_mut()` of a field; layers of a `Vec` field filled by `iter_mut()` and
+/// `copy_from_slice`; `Option<f64>` settings read by `map(..).unwrap_or(..)` and
+/// `map_or`, with a Hessian of a struct holding them.
+mod mutating_models {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Lin {
+        w: Vec<f64>,
+        b: Vec<f64>,
+        l1: Option<f64>,
+        l2: Option<f64>,
+    }
+
+    #[differentiable]
+    impl Lin {
+        /// `grad` holds the weights' gradient, then the bias's.
+        fn step(&mut self, grad: &[f64], lr: f64) {
+            let (gw, gb) = grad.split_at(self.w.len());
+            for (w, g) in self.w.iter_mut().zip(gw) {
+                *w -= lr * g;
+            }
+            for (b, g) in self.b.iter_mut().zip(gb.iter()) {
+                *b -= lr * g;
+            }
+        }
+        /// The same step over sub-slices named first, and one written in the `for`.
+        fn step_sliced(&mut self, grad: &[f64], lr: f64) {
+            let n = self.w.len();
+            let gw = &grad[..n];
+            for (w, g) in self.w.iter_mut().zip(gw) {
+                *w -= lr * g;
+            }
+            for (b, g) in self.b.iter_mut().zip(&grad[n..]) {
+                *b -= lr * g;
+            }
+        }
+        fn out(&self, x: &[f64]) -> f64 {
+            self.w.iter().zip(x).map(|(w, v)| w * v).sum::<f64>() + self.b[0]
+        }
+        fn penalty(&self, s: f64) -> f64 {
+            let c1 = self.l1.map(|c| c * s).unwrap_or(0.0);
+            let c2 = self.l2.map_or(0.0, |c| c * s * s);
+            let w1: f64 = self.w.iter().map(|w| (w * w + 1e-3).sqrt()).sum();
+            let w2: f64 = self.w.iter().map(|w| w * w).sum();
+            c1 * w1 + c2 * w2
+        }
+    }
+
+    /// One step with a gradient of the data's, then the loss and the penalty.
+    #[differentiable]
+    pub fn after_step(p: &[f64]) -> f64 {
+        let x = [0.7, -1.2];
+        let mut m = Lin {
+            w: p[..2].to_vec(),
+            b: vec![p[2]],
+            l1: Some(0.1),
+            l2: None,
+        };
+        let grad = vec![p[3] * x[0], p[3] * x[1], p[3]];
+        m.step(&grad, 0.1);
+        let mut n = m.clone();
+        n.l2 = Some(p[4]);
+        n.step_sliced(&grad, 0.05);
+        m.out(&x).powi(2) + n.out(&x).powi(2) + m.penalty(2.0) + n.penalty(p[3])
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Layer {
+        w: Vec<f64>,
+        b: Vec<f64>,
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Net {
+        layers: Vec<Layer>,
+    }
+
+    #[differentiable]
+    impl Net {
+        /// Copies flat parameters into the layers, `(w, b)` per layer.
+        fn set_params(&mut self, p: &[f64]) {
+            let mut off = 0;
+            for layer in self.layers.iter_mut() {
+                let nw = layer.w.len();
+                layer.w.copy_from_slice(&p[off..off + nw]);
+                off += nw;
+                let nb = layer.b.len();
+                layer.b.copy_from_slice(&p[off..off + nb]);
+                off += nb;
+            }
+        }
+        fn out(&self, x: f64) -> f64 {
+            let mut h = x;
+            for l in &self.layers {
+                h = (l.w[0] * h + l.b[0]).tanh();
+            }
+            h
+        }
+    }
+
+    #[differentiable]
+    pub fn filled_net(p: &[f64]) -> f64 {
+        let layer = Layer {
+            w: vec![0.0],
+            b: vec![0.0],
+        };
+        let mut net = Net {
+            layers: vec![layer.clone(), layer],
+        };
+        net.set_params(p);
+        (net.out(0.7) - 0.2).powi(2) + net.out(-0.4).powi(2)
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Settings {
+        scale: f64,
+        decay: Option<f64>,
+        floor: Option<f64>,
+    }
+
+    #[differentiable(higher_order)]
+    impl Settings {
+        fn apply(&self, v: f64) -> f64 {
+            let d = self.decay.map(|d| (-d * v * v).exp()).unwrap_or(1.0);
+            let f = self.floor.map_or(0.0, |f| f * v);
+            self.scale * v * d + f
+        }
+    }
+
+    /// A Hessian through a struct of `Option` settings, one of them `None`.
+    #[differentiable(higher_order)]
+    pub fn optional_settings(x: &[f64]) -> f64 {
+        let s = Settings {
+            scale: x[0],
+            decay: Some(x[1]),
+            floor: None,
+        };
+        let t = Settings {
+            floor: Some(x[1] * x[0]),
+            ..s.clone()
+        };
+        x[2..]
+            .iter()
+            .map(|&v| s.apply(v) + t.apply(v).powi(2))
+            .sum()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(optional_settings, [0.8, 0.3, 0.5, -1.1, 0.9]);
+
+        #[test]
+        fn after_step_against_differences() {
+            let p = [0.3, -0.2, 0.5, 0.9, 0.4];
+            let g = super::after_step::gradient(&p);
+            crate::common::assert_gradient_matches(super::after_step, &g, &p);
+        }
+
+        #[test]
+        fn filled_net_against_differences() {
+            let p = [0.3, -0.2, 0.5, 0.1];
+            let g = super::filled_net::gradient(&p);
+            crate::common::assert_gradient_matches(super::filled_net, &g, &p);
+            // The net is tanh(w1 tanh(w0 x + b0) + b1): ∂/∂b1 by hand.
+            let (x0, x1) = (0.7f64, -0.4f64);
+            let h0 = (p[0] * x0 + p[1]).tanh();
+            let o0 = (p[2] * h0 + p[3]).tanh();
+            let h1 = (p[0] * x1 + p[1]).tanh();
+            let o1 = (p[2] * h1 + p[3]).tanh();
+            let db1 = 2.0 * (o0 - 0.2) * (1.0 - o0 * o0) + 2.0 * o1 * (1.0 - o1 * o1);
+            assert!((g[3] - db1).abs() < 1e-12, "{} vs {db1}", g[3]);
+        }
+
+        #[test]
+        fn after_step_value_by_hand() {
+            let p = [0.3, -0.2, 0.5, 0.9, 0.4];
+            let x = [0.7, -1.2];
+            let g = [p[3] * x[0], p[3] * x[1], p[3]];
+            let m: Vec<f64> = (0..3).map(|k| p[k] - 0.1 * g[k]).collect();
+            let n: Vec<f64> = (0..3).map(|k| m[k] - 0.05 * g[k]).collect();
+            let out = |v: &[f64]| v[0] * x[0] + v[1] * x[1] + v[2];
+            let w1 = |v: &[f64]| (v[0] * v[0] + 1e-3).sqrt() + (v[1] * v[1] + 1e-3).sqrt();
+            let w2 = |v: &[f64]| v[0] * v[0] + v[1] * v[1];
+            let want = out(&m).powi(2)
+                + out(&n).powi(2)
+                + 0.1 * 2.0 * w1(&m)
+                + 0.1 * p[3] * w1(&n)
+                + p[4] * p[3] * p[3] * w2(&n);
+            let got = super::after_step(&p);
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        }
+    }
+}

@@ -4,7 +4,7 @@ use mochi::prelude::*;
 #[derive(Clone, Tangent)]
 struct Model {
     w: Vec<f64>,
-    prior: Option<f64>,
+    prior: Box<f64>,
 }
 
 impl Model {
