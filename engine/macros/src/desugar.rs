@@ -2621,6 +2621,58 @@ impl NdWindows<'_> {
     }
 }
 
+/// In the closure of a chain over `x.windows(k)`: `w[j]` → `x[start + j]` (bounds
+/// checked against `k`), `w.len()` → `k`; any other use of `w`, or a closure binding `w`
+/// again, is noted in `other`.
+struct WindowReads<'a> {
+    name: &'a syn::Ident,
+    seq: &'a Expr,
+    start: &'a syn::Ident,
+    len: &'a Expr,
+    other: bool,
+}
+
+impl VisitMut for WindowReads<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let is_w = |e: &Expr| matches!(unparen(e), Expr::Path(p) if p.path.is_ident(self.name));
+        let span = e.span();
+        match e {
+            Expr::Index(ix) if is_w(&ix.expr) && !matches!(&*ix.index, Expr::Range(_)) => {
+                self.visit_expr_mut(&mut ix.index);
+                let (x, i, j, k) = (self.seq, self.start, &ix.index, self.len);
+                *e = syn::parse_quote_spanned!(span=>
+                    #x[::mochi::__private::window_at(#i, #j, #k)]);
+            }
+            Expr::MethodCall(m) if is_w(&m.receiver) && m.method == "len" && m.args.is_empty() => {
+                let k = self.len;
+                *e = syn::parse_quote_spanned!(span=> (#k));
+            }
+            Expr::Path(p) if p.path.is_ident(self.name) => self.other = true,
+            Expr::Closure(c) if c.inputs.iter().any(|p| pattern_binds(p, self.name)) => {
+                self.other = true;
+            }
+            Expr::Macro(_) => self.other = true,
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        if pattern_binds(&l.pat, self.name) {
+            self.other = true;
+        }
+        syn::visit_mut::visit_local_mut(self, l);
+    }
+    fn visit_macro_mut(&mut self, _: &mut syn::Macro) {
+        self.other = true;
+    }
+}
+
+/// Whether the pattern binds `name`.
+fn pattern_binds(p: &Pat, name: &syn::Ident) -> bool {
+    let mut names = Vec::new();
+    crate::activity::pat_names(p, &mut names);
+    names.iter().any(|n| name == n)
+}
+
 /// A window length a chain may evaluate per element: names, literals, arithmetic and
 /// `.len()` of a name.
 fn plain_length(e: &Expr) -> bool {
@@ -2689,6 +2741,27 @@ impl VisitMut for NdWindows<'_> {
                 let i = format_ident!("__mochi_nwi{}", self.next, span = span);
                 let count = Self::count(x, k, span);
                 let (x, k) = (x.clone(), k.clone());
+                // `.map(|w| w[0] * w[2])`: a window read only by its elements and its
+                // length is the positions it covers, `x[i + j]`, with no view made.
+                if let (true, Some(Expr::Closure(c))) = (m.method == "map", m.args.first_mut()) {
+                    if let (1, Pat::Ident(w)) = (c.inputs.len(), &c.inputs[0]) {
+                        let mut body = (*c.body).clone();
+                        let mut reads = WindowReads {
+                            name: &w.ident,
+                            seq: &x,
+                            start: &i,
+                            len: &k,
+                            other: false,
+                        };
+                        reads.visit_expr_mut(&mut body);
+                        if !reads.other {
+                            c.inputs[0] = syn::parse_quote_spanned!(span=> #i);
+                            *c.body = body;
+                            *m.receiver = syn::parse_quote_spanned!(span=> (0..#count));
+                            return;
+                        }
+                    }
+                }
                 *m.receiver = syn::parse_quote_spanned!(span=>
                     (0..#count).map(|#i| #x.slice(::ndarray::s![#i..#i + (#k)])));
             }
@@ -5428,12 +5501,22 @@ fn moved_or_cloned(place: &Expr) -> Expr {
 }
 
 /// One source of a zipped `for` loop: the sequence, whether it is borrowed mutably, and
-/// the range of it a sub-slice source covers (`&x[a..b]`, `x[a..].iter_mut()`: its
-/// first position and its length).
+/// how its elements are reached.
 struct Source {
     seq: Expr,
     mutable: bool,
-    range: Option<(Expr, Expr)>,
+    reach: Reach,
+}
+
+/// How a source of a zipped `for` reaches the elements of its sequence.
+enum Reach {
+    /// Every element in order.
+    Whole,
+    /// A sub-slice (`&x[a..b]`, `x[a..].iter_mut()`): its first position and its length.
+    Range(Expr, Expr),
+    /// `x.iter().cycle()` (also `.skip(s)` after it): without end, from position `s`
+    /// round again; the other sources bound the loop.
+    Cycle(Expr),
 }
 
 impl Source {
@@ -5441,25 +5524,28 @@ impl Source {
         Source {
             seq,
             mutable,
-            range: None,
+            reach: Reach::Whole,
         }
     }
 
     /// The element at position `i` of the source.
     fn element(&self, i: &syn::Ident, span: Span) -> Expr {
         let seq = &self.seq;
-        match &self.range {
-            Some((start, _)) => syn::parse_quote_spanned!(span=> #seq[#start + #i]),
-            None => syn::parse_quote_spanned!(span=> #seq[#i]),
+        match &self.reach {
+            Reach::Whole => syn::parse_quote_spanned!(span=> #seq[#i]),
+            Reach::Range(start, _) => syn::parse_quote_spanned!(span=> #seq[#start + #i]),
+            Reach::Cycle(skip) => syn::parse_quote_spanned!(span=>
+                #seq[(#skip + #i) % ::mochi::__private::elements_len(&#seq)]),
         }
     }
 
-    /// The number of elements of the source.
-    fn len(&self, span: Span) -> TokenStream {
+    /// The number of elements of the source (`None`: without end).
+    fn len(&self, span: Span) -> Option<TokenStream> {
         let seq = &self.seq;
-        match &self.range {
-            Some((_, len)) => quote_spanned!(span=> (#len)),
-            None => quote_spanned!(span=> ::mochi::__private::elements_len(&#seq)),
+        match &self.reach {
+            Reach::Whole => Some(quote_spanned!(span=> ::mochi::__private::elements_len(&#seq))),
+            Reach::Range(_, len) => Some(quote_spanned!(span=> (#len))),
+            Reach::Cycle(_) => None,
         }
     }
 }
@@ -5507,28 +5593,50 @@ fn sub_slice_place(e: &Expr) -> Option<(Expr, (Expr, Expr))> {
 
 fn source(e: &Expr) -> Option<Source> {
     match e {
+        // `x.iter().cycle()`, `x.iter().cycle().skip(s)`: read only.
+        Expr::MethodCall(m) if m.method == "skip" && m.args.len() == 1 => {
+            let inner = source(&m.receiver)?;
+            let Reach::Cycle(zero) = &inner.reach else {
+                return None;
+            };
+            let s = &m.args[0];
+            Some(Source {
+                reach: Reach::Cycle(syn::parse_quote!((#zero + (#s)))),
+                ..inner
+            })
+        }
+        Expr::MethodCall(m) if m.method == "cycle" && m.args.is_empty() => {
+            let inner = source(&m.receiver)?;
+            if inner.mutable || !matches!(inner.reach, Reach::Whole) {
+                return None;
+            }
+            Some(Source {
+                reach: Reach::Cycle(syn::parse_quote!(0usize)),
+                ..inner
+            })
+        }
         Expr::MethodCall(m) if m.args.is_empty() => {
             let mutable = match m.method.to_string().as_str() {
                 "iter_mut" => true,
                 "iter" => false,
                 _ => return None,
             };
-            if let Some((seq, range)) = sub_slice_place(&m.receiver) {
+            if let Some((seq, (start, len))) = sub_slice_place(&m.receiver) {
                 return Some(Source {
                     seq,
                     mutable,
-                    range: Some(range),
+                    reach: Reach::Range(start, len),
                 });
             }
             Some(Source::whole(seq_place(&m.receiver)?, mutable))
         }
         Expr::Reference(r) => {
             let mutable = r.mutability.is_some();
-            if let Some((seq, range)) = sub_slice_place(&r.expr) {
+            if let Some((seq, (start, len))) = sub_slice_place(&r.expr) {
                 return Some(Source {
                     seq,
                     mutable,
-                    range: Some(range),
+                    reach: Reach::Range(start, len),
                 });
             }
             Some(Source::whole(seq_place(&r.expr)?, mutable))
@@ -10363,9 +10471,13 @@ impl Desugar {
             if let Expr::Index(ix) = &s.seq {
                 idents(&quote::ToTokens::to_token_stream(&ix.index), &mut held);
             }
-            if let Some((start, len)) = &s.range {
-                idents(&quote::ToTokens::to_token_stream(start), &mut held);
-                idents(&quote::ToTokens::to_token_stream(len), &mut held);
+            match &s.reach {
+                Reach::Range(start, len) => {
+                    idents(&quote::ToTokens::to_token_stream(start), &mut held);
+                    idents(&quote::ToTokens::to_token_stream(len), &mut held);
+                }
+                Reach::Cycle(skip) => idents(&quote::ToTokens::to_token_stream(skip), &mut held),
+                Reach::Whole => {}
             }
         }
         if !held.is_empty() && disturbed(&f.body.stmts, &held, &held) {
@@ -10383,9 +10495,10 @@ impl Desugar {
             .collect();
         // (An array of two or more dimensions is refused here, by the trait's message,
         // rather than at `v[k]`.)
-        let lens = srcs.iter().map(|s| s.len(span));
-        let mut bound = srcs[0].len(span);
-        for l in lens.skip(1) {
+        // (Sources without end, `x.iter().cycle()`, are bounded by the others.)
+        let mut lens = srcs.iter().filter_map(|s| s.len(span));
+        let mut bound = lens.next()?;
+        for l in lens {
             bound = quote_spanned!(span=> ::core::cmp::min(#bound, #l));
         }
         // `for p in ps.iter_mut() { p.pos[0] += dt * p.vel[0]; }` over a `Vec` of structs

@@ -306,6 +306,22 @@ fn array_windows_zipped(x: &Array1<f64>, w: &Array1<f64>) -> f64 {
     out.sum()
 }
 
+/// The windows read by their elements in the chain's closure (`w[0] * w[2]`, `w.len()`),
+/// summed and collected.
+#[differentiable(higher_order)]
+fn array_windows_indexed(x: &Array1<f64>) -> f64 {
+    let d: Vec<f64> = x
+        .windows(2)
+        .into_iter()
+        .map(|w| (w[1] - w[0]).powi(2))
+        .collect();
+    d.iter().sum::<f64>()
+        + x.windows(3)
+            .into_iter()
+            .map(|w| w[0] * w[2] + w[1].sin() * w.len() as f64)
+            .sum::<f64>()
+}
+
 /// The same windows written as `s![i..i + k]` in a closure over the indices: the closure's
 /// parameter is read inside the `s!` macro.
 #[differentiable(higher_order)]
@@ -394,6 +410,11 @@ mod checks {
             array![0.2_f64, 0.7, -0.3]
         ),
         |a| (&a.0, &a.1)
+    );
+    check!(
+        array_windows_indexed,
+        (array![0.3_f64, -0.2, 0.5, 0.9, -0.4],),
+        |a| (&a.0)
     );
     check!(
         array_windows_zipped,
@@ -667,6 +688,41 @@ fn array_windows_values_and_hessians() {
     assert_eq!(h[[2, 2]], 4.0);
     assert_eq!(h[[2, 3]], 2.0);
     assert_eq!(h[[0, 2]], 0.0);
+}
+
+#[test]
+fn array_windows_indexed_by_hand() {
+    let x = array![0.3_f64, -0.2, 0.5, 0.9, -0.4];
+    let want: f64 = (0..4).map(|i| (x[i + 1] - x[i]).powi(2)).sum::<f64>()
+        + (0..3)
+            .map(|i| x[i] * x[i + 2] + 3.0 * x[i + 1].sin())
+            .sum::<f64>();
+    assert!((array_windows_indexed(&x) - want).abs() < 1e-14);
+    // The Hessian by hand: 2 on the first differences' tridiagonal, 1 between x_i and
+    // x_{i+2}, and -3 sin x_j on the diagonal for the windows' middles.
+    let h = array_windows_indexed::hessian(&x);
+    for i in 0..5 {
+        for j in 0..5 {
+            let mut want = 0.0;
+            if i == j {
+                want += if i == 0 || i == 4 { 2.0 } else { 4.0 };
+                if (1..=3).contains(&i) {
+                    want -= 3.0 * x[i].sin();
+                }
+            }
+            if i.abs_diff(j) == 1 {
+                want -= 2.0;
+            }
+            if i.abs_diff(j) == 2 {
+                want += 1.0;
+            }
+            assert!(
+                (h[[i, j]] - want).abs() < 1e-12,
+                "h[{i},{j}] {} vs {want}",
+                h[[i, j]]
+            );
+        }
+    }
 }
 
 #[test]

@@ -7171,9 +7171,47 @@ mod mutating_models {
             .sum()
     }
 
+    /// Each element with its neighbour round the ring (`cycle().skip(1)`), scaled by
+    /// weights repeated without end (`w.iter().cycle()`), and differences of sub-slices
+    /// zipped in a `for`.
+    #[differentiable(higher_order)]
+    pub fn ring_neighbours(x: &[f64]) -> f64 {
+        let n = x.len();
+        let mut out = vec![0.0; n];
+        for (o, (a, b)) in out.iter_mut().zip(x.iter().zip(x.iter().cycle().skip(1))) {
+            *o = a * b + a.sin();
+        }
+        let w = [2.0, 3.0];
+        for (v, c) in out.iter_mut().zip(w.iter().cycle()) {
+            *v *= c;
+        }
+        let mut d = vec![0.0; n - 1];
+        for (e, (a, b)) in d.iter_mut().zip(x[1..].iter().zip(&x[..n - 1])) {
+            *e = a - b;
+        }
+        out.iter().map(|v| v * v).sum::<f64>() + d.iter().map(|e| e.powi(4)).sum::<f64>()
+    }
+
     mod t {
         use crate::all_orders;
         all_orders!(optional_settings, [0.8, 0.3, 0.5, -1.1, 0.9]);
+        all_orders!(ring_neighbours, [0.3, -0.2, 0.5, 0.9, -0.6]);
+
+        #[test]
+        fn ring_neighbours_by_hand() {
+            let x = [0.3_f64, -0.2, 0.5, 0.9, -0.6];
+            let w = [2.0, 3.0, 2.0, 3.0, 2.0];
+            let ring: f64 = (0..5)
+                .map(|i| (w[i] * (x[i] * x[(i + 1) % 5] + x[i].sin())).powi(2))
+                .sum();
+            let diffs: f64 = (0..4).map(|i| (x[i + 1] - x[i]).powi(4)).sum();
+            let got = super::ring_neighbours(&x);
+            assert!(
+                (got - ring - diffs).abs() < 1e-13,
+                "{got} vs {}",
+                ring + diffs
+            );
+        }
 
         #[test]
         fn after_step_against_differences() {
