@@ -298,6 +298,7 @@ fn expand_one(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     crate::twin::set_type_params(&func);
+    crate::twin::note_fn_result(&func.sig);
     // Functions over floats declared in the body, as closures (inlined where called).
     let mut func = func;
     crate::desugar::nested_fns_as_closures(&mut func);
@@ -693,6 +694,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             valid::check_signature(&written_out).and_then(|()| method_companions(&func, &options));
         let twin = METHOD_TWIN.with(|m| m.borrow_mut().take());
         if let (true, Some(t)) = (func.sig.receiver().is_some(), &type_name) {
+            crate::twin::note_self_result(t, &func.sig);
             crate::twin::note_marked_method(t, &func.sig.ident.to_string());
             crate::twin::note_slice_params(&func.sig.ident.to_string(), &func.sig);
         }

@@ -6777,6 +6777,18 @@ const OPTION_MAKERS: &[&str] = &[
     "split_last",
 ];
 
+/// An `Option` held in a field or a variable (`self.l1.map(|c| c * s).unwrap_or(0.0)`,
+/// `o.map_or(d, f)`, `self.clip.and_then(f)`): what else is mapped or chained and then
+/// unwrapped or matched is an `Option`. (A `Result` held so is matched as one and fails
+/// to compile at the `Some`.)
+fn held_option(o: &Expr) -> bool {
+    match unparen(o) {
+        Expr::Field(f) => matches!(unparen(&f.base), Expr::Path(_) | Expr::Field(_)),
+        Expr::Path(p) => p.path.get_ident().is_some(),
+        _ => false,
+    }
+}
+
 /// An `Option` combinator that carries a derivative, as the `if let` the lowering
 /// reverses: `o.map(|v| e).unwrap_or(d)`, `.map(f).unwrap_or_else(|| d)`,
 /// `.map(f).unwrap_or_default()`, `o.map_or(d, |v| e)`, `o.map_or_else(|| d, |v| e)`
@@ -6805,7 +6817,7 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
                     "filter" | "and_then" | "or" | "or_else" | "map"
                 ) && m.args.len() == 1 =>
             {
-                makes_option(&m.receiver)
+                makes_option(&m.receiver) || held_option(&m.receiver)
             }
             Expr::MethodCall(m) => OPTION_MAKERS.contains(&m.method.to_string().as_str()),
             Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
@@ -6813,16 +6825,6 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
                 && p.path.segments[0].ident.to_string().starts_with(|ch: char| ch.is_lowercase())
                 && (p.path.segments.len() == 1
                     || (p.path.segments.len() == 2 && p.path.segments[1].ident == "__twin"))),
-            _ => false,
-        }
-    }
-    // An `Option` held in a field or a variable (`self.l1.map(|c| c * s).unwrap_or(0.0)`,
-    // `o.map_or(d, f)`): what else is mapped and then unwrapped is an `Option`. (A
-    // `Result` held so is matched as one and fails to compile at the `Some`.)
-    fn held_option(o: &Expr) -> bool {
-        match unparen(o) {
-            Expr::Field(f) => matches!(unparen(&f.base), Expr::Path(_) | Expr::Field(_)),
-            Expr::Path(p) => p.path.get_ident().is_some(),
             _ => false,
         }
     }
@@ -7070,7 +7072,10 @@ fn option_filter_or(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
         r = unparen(&c.receiver);
     }
     let span = m.method.span();
-    element_option(r, active, span)?;
+    // (Or an `Option` field of a value that carries derivatives, `self.clip.and_then(f)`.)
+    if !(held_option(r) && matches!(unparen(r), Expr::Field(_)) && mentions_active(r, active)) {
+        element_option(r, active, span)?;
+    }
     let o = &m.receiver;
     let v = format_ident!("__mochi_some", span = span);
     let arg = &m.args[0];
@@ -11256,7 +11261,18 @@ impl Desugar {
             // `default`, `from_…`, `with_…`, by the convention that they return `Self`),
             // so surely of it; another associated function's result may be of another
             // type. Also a builder's chain on one (`Model::default().with_bias(b)`).
-            Expr::Call(c) => constructed(c).or_else(|| enum_variant(&c.func)),
+            // `let mut net = net_from(p);` of a marked function returning the type by
+            // name: of it, not surely (a library's method name stays the library's).
+            Expr::Call(c) => constructed(c)
+                .or_else(|| enum_variant(&c.func))
+                .or_else(|| match unparen(&c.func) {
+                    Expr::Path(f) if f.qself.is_none() => f
+                        .path
+                        .get_ident()
+                        .and_then(|i| crate::twin::fn_result(&i.to_string()))
+                        .map(|t| (syn::Ident::new(&t, f.span()), false)),
+                    _ => None,
+                }),
             // `let trained = (0..3).fold(model, |m, _| m.step(..));`: a fold from a value
             // of the type is one.
             Expr::MethodCall(m) if m.method == "fold" && m.args.len() == 2 => {
@@ -11269,6 +11285,22 @@ impl Desugar {
                     Expr::Call(c) => constructed(c),
                     _ => None,
                 }
+            }
+            // `let next = aff.stepped(&g, 0.3);`: a method of the type returning it.
+            Expr::MethodCall(m)
+                if matches!(unparen(&m.receiver), Expr::Path(r) if r.path.get_ident().is_some_and(|i| {
+                    self.receivers.get(&i.to_string()).is_some_and(|r| {
+                        crate::twin::returns_self(&r.ty.to_string(), &m.method.to_string())
+                    })
+                })) =>
+            {
+                let Expr::Path(r) = unparen(&m.receiver) else {
+                    unreachable!()
+                };
+                r.path
+                    .get_ident()
+                    .and_then(|i| self.receivers.get(&i.to_string()))
+                    .map(|r| (r.ty.clone(), r.sure))
             }
             e @ Expr::MethodCall(_) => builder_root(e).and_then(constructed),
             // `let a = Act::Tanh;`: a variant of the user's enum.

@@ -1458,7 +1458,12 @@ fn variant_field_binding(block: &syn::Block) -> Option<(Span, String)> {
                     };
                     // (A variant of the crate's own enum: its fields are lifted where
                     // they are bound, see `lifted_variant_fields`.)
-                    if crate_enum_variant(path) {
+                    // (`Some(c)`, `Ok(v)`, `Err(e)`: what the generic form's `Option` or
+                    // `Result` holds, of its scalar where it was built from one.)
+                    let std_variant = path
+                        .get_ident()
+                        .is_some_and(|i| i == "Some" || i == "Ok" || i == "Err");
+                    if crate_enum_variant(path) || std_variant {
                         let outer = std::mem::take(&mut self.1);
                         syn::visit::visit_pat(self, p);
                         self.1 = outer;
@@ -2446,6 +2451,69 @@ fn bind_field_sequences(func: &mut ItemFn) {
     Bind { owners: &owners }.visit_block_mut(&mut func.block);
 }
 
+/// The methods of marked `impl` blocks returning their own type (`fn stepped(&self, ..)
+/// -> Affine`, `-> Self`), by type: a local bound to such a call on a value of the type
+/// (`let next = aff.stepped(&g, 0.3);`) is one too.
+static SELF_RESULTS: Names = Names::new();
+
+/// Notes a method of a marked block of `ty` when it returns `ty` (or `Self`) by value.
+pub(crate) fn note_self_result(ty: &str, sig: &syn::Signature) {
+    if let ReturnType::Type(_, t) = &sig.output {
+        if let Type::Path(p) = &**t {
+            if p.qself.is_none() && (p.path.is_ident("Self") || p.path.is_ident(ty)) {
+                SELF_RESULTS.note(&format!("{ty}::{}", sig.ident));
+            }
+        }
+    }
+}
+
+/// Whether the method `method` of `ty` returns `ty` (see [`SELF_RESULTS`]).
+pub(crate) fn returns_self(ty: &str, method: &str) -> bool {
+    SELF_RESULTS.holds(&format!("{ty}::{method}"))
+}
+
+/// The marked free functions returning one of the crate's types by name (`fn
+/// net_from(p: &[f64]) -> Net`): the type, or `None` when functions of one name return
+/// different types. A local bound to such a call (`let mut net = net_from(p);`) is a
+/// value of the type, whose methods (`net.decay_all(0.8)`, `&mut self`) are its own.
+static FN_RESULTS: std::sync::Mutex<Vec<(String, Option<String>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Notes what a marked free function returns, when it is a type named by one word.
+pub(crate) fn note_fn_result(sig: &syn::Signature) {
+    if sig.receiver().is_some() {
+        return;
+    }
+    let ty = match &sig.output {
+        ReturnType::Type(_, t) => match &**t {
+            Type::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
+            _ => None,
+        },
+        ReturnType::Default => None,
+    };
+    let Some(ty) = ty.filter(|t| constructor_type(t)) else {
+        return;
+    };
+    let name = sig.ident.to_string();
+    let mut all = FN_RESULTS.lock().unwrap_or_else(|e| e.into_inner());
+    match all.iter_mut().find(|(n, _)| *n == name) {
+        Some((_, seen)) => {
+            if seen.as_deref() != Some(ty.as_str()) {
+                *seen = None;
+            }
+        }
+        None => all.push((name, Some(ty))),
+    }
+}
+
+/// The crate type the marked free function `name` returns (see [`FN_RESULTS`]).
+pub(crate) fn fn_result(name: &str) -> Option<String> {
+    let all = FN_RESULTS.lock().unwrap_or_else(|e| e.into_inner());
+    all.iter()
+        .find(|(n, _)| n == name)
+        .and_then(|(_, t)| t.clone())
+}
+
 /// For each marked method name seen so far, which of its parameters after `self` are
 /// slices by reference (`x: &[f64]`), when every type's method of that name agrees
 /// (`None` where they differ).
@@ -2751,6 +2819,24 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
                 if let Some(ty) = built_by_builder(&init.expr) {
                     if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
                         self.0.insert(p.ident.to_string(), (ty, false));
+                    }
+                }
+                // `let next = aff.stepped(&g, 0.3);`: a method of such a local's type
+                // returning the type.
+                if let Expr::MethodCall(m) = crate::desugar::unparen(&init.expr) {
+                    let ty = match crate::desugar::unparen(&m.receiver) {
+                        Expr::Path(q) => q
+                            .path
+                            .get_ident()
+                            .and_then(|i| self.0.get(&i.to_string()))
+                            .map(|(t, _)| t.clone())
+                            .filter(|t| returns_self(&t.to_string(), &m.method.to_string())),
+                        _ => None,
+                    };
+                    if let Some(ty) = ty {
+                        if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
+                            self.0.insert(p.ident.to_string(), (ty, false));
+                        }
                     }
                 }
                 // `let t = (0..3).fold(model, |m, _| m.step(..));` from such a local.

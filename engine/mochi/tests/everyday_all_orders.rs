@@ -7192,9 +7192,107 @@ mod mutating_models {
         out.iter().map(|v| v * v).sum::<f64>() + d.iter().map(|e| e.powi(4)).sum::<f64>()
     }
 
+    /// A net made by a marked function (`-> Net`), then changed by its `&mut self`
+    /// methods on the local.
+    #[differentiable]
+    fn made_net(p: &[f64]) -> Net {
+        let layer = Layer {
+            w: vec![p[0]],
+            b: vec![p[1]],
+        };
+        Net {
+            layers: vec![layer.clone(), layer],
+        }
+    }
+
+    #[differentiable]
+    pub fn net_from_a_call(p: &[f64]) -> f64 {
+        let mut net = made_net(p);
+        net.set_params(&p[2..]);
+        let before = made_net(p).out(0.3);
+        net.out(0.7) * before
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Schedule {
+        base: f64,
+        warmup: Option<f64>,
+        decay: Option<f64>,
+        clip: Option<f64>,
+    }
+
+    #[differentiable(higher_order)]
+    impl Schedule {
+        /// base · min(t / warmup, 1) · e^{-decay·t}, squashed below `clip` when positive.
+        fn rate(&self, t: f64) -> f64 {
+            let ramp = self.warmup.map(|w| (t / w).min(1.0)).unwrap_or(1.0);
+            let fade = self
+                .decay
+                .and_then(|d| if d > 0.0 { Some((-d * t).exp()) } else { None })
+                .unwrap_or(1.0);
+            let clip = self.clip.and_then(|c| if c > 0.0 { Some(c) } else { None });
+            let r = self.base * ramp * fade;
+            match clip {
+                Some(c) => c * (r / c).tanh(),
+                None => r,
+            }
+        }
+        fn with_base(&self, base: f64) -> Schedule {
+            Schedule {
+                base,
+                ..self.clone()
+            }
+        }
+    }
+
+    /// `and_then` of `Option` fields, a `Some(c)` arm, and a value of the type returned by
+    /// its own method (`let u = s.with_base(..)`) then called on, in a Hessian.
+    #[differentiable(higher_order)]
+    pub fn scheduled(p: &[f64]) -> f64 {
+        let s = Schedule {
+            base: p[0],
+            warmup: Some(p[1]),
+            decay: Some(p[2]),
+            clip: Some(2.0),
+        };
+        let u = Schedule {
+            clip: None,
+            decay: None,
+            ..s.clone()
+        };
+        let v = u.with_base(p[0] * p[2]);
+        s.rate(0.5) + u.rate(0.7) * s.rate(1.5) + v.rate(3.0)
+    }
+
     mod t {
         use crate::all_orders;
         all_orders!(optional_settings, [0.8, 0.3, 0.5, -1.1, 0.9]);
+        all_orders!(scheduled, [0.9, 2.0, 0.3]);
+
+        #[test]
+        fn net_from_a_call_against_differences() {
+            let p = [0.4, -0.3, 0.3, -0.2, 0.5, 0.1];
+            let g = super::net_from_a_call::gradient(&p);
+            crate::common::assert_gradient_matches(super::net_from_a_call, &g, &p);
+        }
+
+        #[test]
+        fn scheduled_by_hand() {
+            let (b, w, d) = (0.9_f64, 2.0_f64, 0.3_f64);
+            let rate = |base: f64, t: f64, decay: bool, clip: bool| {
+                let r = base * (t / w).min(1.0) * if decay { (-d * t).exp() } else { 1.0 };
+                if clip {
+                    2.0 * (r / 2.0).tanh()
+                } else {
+                    r
+                }
+            };
+            let want = rate(b, 0.5, true, true)
+                + rate(b, 0.7, false, false) * rate(b, 1.5, true, true)
+                + rate(b * d, 3.0, false, false);
+            let got = super::scheduled(&[b, w, d]);
+            assert!((got - want).abs() < 1e-14, "{got} vs {want}");
+        }
         all_orders!(ring_neighbours, [0.3, -0.2, 0.5, 0.9, -0.6]);
 
         #[test]
