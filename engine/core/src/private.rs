@@ -1027,6 +1027,29 @@ macro_rules! unlift_containers {
 unlift_containers!(UnliftF64, unlift_f64);
 unlift_containers!(UnliftF32, unlift_f32);
 
+/// Tuples (`cexp((0.0, w))` of a helper taking a pair), part by part.
+macro_rules! unlift_tuple {
+    ($($p:ident $i:tt),+) => {
+        impl<$($p: UnliftF64),+> UnliftF64 for ($($p,)+) {
+            type Plain = ($($p::Plain,)+);
+            #[inline(always)]
+            fn unlift_f64(&self) -> Self::Plain {
+                ($(self.$i.unlift_f64(),)+)
+            }
+        }
+        impl<$($p: UnliftF32),+> UnliftF32 for ($($p,)+) {
+            type Plain = ($($p::Plain,)+);
+            #[inline(always)]
+            fn unlift_f32(&self) -> Self::Plain {
+                ($(self.$i.unlift_f32(),)+)
+            }
+        }
+    };
+}
+unlift_tuple!(A 0, B 1);
+unlift_tuple!(A 0, B 1, C 2);
+unlift_tuple!(A 0, B 1, C 2, D 3);
+
 macro_rules! unlift_as_is {
     ($($t:ty),*) => {$(
         impl UnliftF64 for $t {

@@ -4923,6 +4923,15 @@ impl VisitMut for Rewrite<'_> {
                     .map(|(a, u)| *u || floaty(a, self.floats) && !const_struct(a))
                     .collect();
                 // (An element may be a row, `pts[i]` of `[[f64; 3]; N]`.)
+                // (A tuple, `cexp((0.0, w))`, is read back part by part, `Unlift`.)
+                let tuple_arg = |a: &Expr| {
+                    matches!(crate::desugar::unparen(a), Expr::Tuple(t) if (2..=4).contains(&t.elems.len()))
+                };
+                let unlifted_args: Vec<bool> = unlifted_args
+                    .iter()
+                    .zip(&c.args)
+                    .map(|(u, a)| *u || tuple_arg(a))
+                    .collect();
                 let scalar_args = c.args.iter().zip(&float_args).zip(&unlifted_args).all(|((a, f), u)| {
                     !f || *u || scalar_expr(a, &self.scalars) && !matches!(a, Expr::Index(_))
                 });
@@ -4938,6 +4947,7 @@ impl VisitMut for Rewrite<'_> {
                 // float lifted; each argument not written as an integer is read through
                 // `Unlift`, which gives an integer as it is and a value the twin made its
                 // scalar, `s(ti)` of a `ti = t(i, n)`, as the float it was.)
+                // (A tuple of constants too, `cexp((0.0, w))`: part by part.)
                 let unliftable = |a: &Expr| {
                     matches!(
                         crate::desugar::unparen(a),
@@ -4947,7 +4957,7 @@ impl VisitMut for Rewrite<'_> {
                             | Expr::MethodCall(_)
                             | Expr::Field(_)
                             | Expr::Index(_)
-                    )
+                    ) || tuple_arg(a)
                 };
                 // (An integer's type is left to the callee, `t(i, n)` of a `let n = 7;`:
                 // through `Unlift` it would be `i32`.)

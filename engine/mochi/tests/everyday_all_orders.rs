@@ -7353,3 +7353,129 @@ mod mutating_models {
         }
     }
 }
+
+/// Complex numbers as pairs, a helper given a constant pair in a Hessian's function, and
+/// a recursive helper of ten arguments (its arguments' tuple past eight).
+mod pairs_and_wide_args {
+    use mochi::prelude::*;
+    use std::f64::consts::PI;
+
+    #[differentiable(higher_order)]
+    fn cexp(z: (f64, f64)) -> (f64, f64) {
+        let r = z.0.exp();
+        (r * z.1.cos(), r * z.1.sin())
+    }
+
+    #[differentiable(higher_order)]
+    fn cmul(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+        (a.0 * b.0 - a.1 * b.1, a.0 * b.1 + a.1 * b.0)
+    }
+
+    /// |X₁|² + |X₂|² of the discrete Fourier transform, the twiddles `cexp((0.0, θ))` of
+    /// constants.
+    #[differentiable(higher_order)]
+    pub fn dft_power(x: &[f64]) -> f64 {
+        let n = x.len();
+        let mut p = 0.0;
+        for k in 1..3 {
+            let mut acc = (0.0, 0.0);
+            for (j, &v) in x.iter().enumerate() {
+                let w = cexp((0.0, -2.0 * PI * (k * j) as f64 / n as f64));
+                let term = cmul((v, 0.0), w);
+                acc = (acc.0 + term.0, acc.1 + term.1);
+            }
+            p += acc.0 * acc.0 + acc.1 * acc.1;
+        }
+        p
+    }
+
+    #[differentiable(higher_order)]
+    fn integrand(t: f64, k: f64, s: f64) -> f64 {
+        (-k * t * t).exp() * (1.0 + s * t)
+    }
+
+    #[differentiable(higher_order)]
+    fn simpson(a: f64, b: f64, fa: f64, fm: f64, fb: f64) -> f64 {
+        (b - a) / 6.0 * (fa + 4.0 * fm + fb)
+    }
+
+    /// Adaptive Simpson with Richardson's correction, to a fixed depth.
+    #[allow(clippy::too_many_arguments)]
+    #[differentiable(higher_order)]
+    fn adaptive(
+        a: f64,
+        b: f64,
+        fa: f64,
+        fm: f64,
+        fb: f64,
+        whole: f64,
+        eps: f64,
+        k: f64,
+        s: f64,
+        depth: u32,
+    ) -> f64 {
+        let m = 0.5 * (a + b);
+        let (lm, rm) = (0.5 * (a + m), 0.5 * (m + b));
+        let (flm, frm) = (integrand(lm, k, s), integrand(rm, k, s));
+        let left = simpson(a, m, fa, flm, fm);
+        let right = simpson(m, b, fm, frm, fb);
+        let delta = left + right - whole;
+        if depth == 0 || delta.abs() <= 15.0 * eps {
+            left + right + delta / 15.0
+        } else {
+            adaptive(a, m, fa, flm, fm, left, 0.5 * eps, k, s, depth - 1)
+                + adaptive(m, b, fm, frm, fb, right, 0.5 * eps, k, s, depth - 1)
+        }
+    }
+
+    /// ∫₀ᵇ e^{-k t²}(1 + s t) dt, p = (k, s, b).
+    #[differentiable(higher_order)]
+    pub fn adaptive_simpson(p: &[f64]) -> f64 {
+        let (k, s, b) = (p[0], p[1], p[2]);
+        let (fa, fm, fb) = (
+            integrand(0.0, k, s),
+            integrand(0.5 * b, k, s),
+            integrand(b, k, s),
+        );
+        let whole = simpson(0.0, b, fa, fm, fb);
+        adaptive(0.0, b, fa, fm, fb, whole, 1e-9, k, s, 12)
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(dft_power, [0.4, -0.3, 1.1, 0.6, -0.8, 0.2]);
+        all_orders!(adaptive_simpson, [0.8, 0.5, 2.0]);
+
+        #[test]
+        fn values_by_hand() {
+            // |X_k|² = (Σ x_j cos θ_jk)² + (Σ x_j sin θ_jk)², θ_jk = 2πjk/n.
+            let x = [0.4, -0.3, 1.1, 0.6, -0.8, 0.2];
+            let want: f64 = (1..3)
+                .map(|k| {
+                    let th = |j: usize| 2.0 * super::PI * (k * j) as f64 / 6.0;
+                    let re: f64 = (0..6).map(|j| x[j] * th(j).cos()).sum();
+                    let im: f64 = (0..6).map(|j| x[j] * th(j).sin()).sum();
+                    re * re + im * im
+                })
+                .sum();
+            assert!((super::dft_power(&x) - want).abs() < 1e-12);
+            // The integral against a fine composite Simpson rule.
+            let (k, s, b) = (0.8_f64, 0.5_f64, 2.0_f64);
+            let f = |t: f64| (-k * t * t).exp() * (1.0 + s * t);
+            let n = 2000;
+            let h = b / n as f64;
+            let fine: f64 = (0..n)
+                .map(|i| {
+                    let a = i as f64 * h;
+                    h / 6.0 * (f(a) + 4.0 * f(a + 0.5 * h) + f(a + h))
+                })
+                .sum();
+            let got = super::adaptive_simpson(&[k, s, b]);
+            assert!((got - fine).abs() < 1e-8, "{got} vs {fine}");
+            // ∂/∂s is ∫ t e^{-k t²} dt = (1 - e^{-k b²}) / (2k).
+            let g = super::adaptive_simpson::gradient(&[k, s, b]);
+            let want_s = (1.0 - (-k * b * b).exp()) / (2.0 * k);
+            assert!((g[1] - want_s).abs() < 1e-7, "{} vs {want_s}", g[1]);
+        }
+    }
+}

@@ -55,7 +55,7 @@ macro_rules! for_no_tangent_types {
 }
 pub(crate) use for_no_tangent_types;
 
-/// Calls `$m! { (A 0) (A 0, B 1) … }` with the tuples of one to eight elements that
+/// Calls `$m! { (A 0) (A 0, B 1) … }` with the tuples of one to twelve elements that
 /// have tangents (type parameter and field index of each element).
 macro_rules! for_tuples {
     ($m:ident) => {
@@ -68,6 +68,10 @@ macro_rules! for_tuples {
             (A 0, B 1, C 2, D 3, E 4, F 5)
             (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
             (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
         }
     };
 }
