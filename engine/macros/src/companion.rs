@@ -695,6 +695,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         let twin = METHOD_TWIN.with(|m| m.borrow_mut().take());
         if let (true, Some(t)) = (func.sig.receiver().is_some(), &type_name) {
             crate::twin::note_self_result(t, &func.sig);
+            crate::twin::note_mut_method(t, &func.sig);
             crate::twin::note_marked_method(t, &func.sig.ident.to_string());
             crate::twin::note_slice_params(&func.sig.ident.to_string(), &func.sig);
         }

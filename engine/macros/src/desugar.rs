@@ -81,6 +81,7 @@ pub fn desugar(
     }
     and_then_names_as_closures(&mut b);
     struct_sums_as_folds(&mut b);
+    SliceArguments.visit_block_mut(&mut b);
     FromIterators.visit_block_mut(&mut b);
     NdArrayLiterals.visit_block_mut(&mut b);
     Unzips.visit_block_mut(&mut b);
@@ -2671,6 +2672,27 @@ fn pattern_binds(p: &Pat, name: &syn::Ident) -> bool {
     let mut names = Vec::new();
     crate::activity::pat_names(p, &mut names);
     names.iter().any(|n| name == n)
+}
+
+/// `m.fit(&XS, &YS)` of a marked method taking slices (`xs: &[[f64; 2]]`), given a
+/// reference to a constant array or a variable: `&XS[..]`, the slice the method takes. A
+/// call that reaches the method's rule through its arguments' types does not coerce an
+/// array to a slice as a method call does.
+struct SliceArguments;
+
+impl VisitMut for SliceArguments {
+    fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
+        syn::visit_mut::visit_expr_method_call_mut(self, m);
+        let name = m.method.to_string();
+        for (k, a) in m.args.iter_mut().enumerate() {
+            let Expr::Reference(r) = a else { continue };
+            let named = matches!(&*r.expr, Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some());
+            if r.mutability.is_none() && named && crate::twin::slice_param(&name, k) {
+                let inner = &r.expr;
+                *a = syn::parse_quote_spanned!(inner.span()=> &#inner[..]);
+            }
+        }
+    }
 }
 
 /// A window length a chain may evaluate per element: names, literals, arithmetic and
@@ -11328,7 +11350,25 @@ impl Desugar {
             return None;
         };
         let v = p.path.get_ident()?;
-        let r = self.receivers.get(&v.to_string())?;
+        // (A local of a type the macro cannot see, `let mut m = Mlp::zeros(..)`, given a
+        // `&mut self` method of one type of the crate's marked blocks: that type's, lent
+        // mutably; the rule trait that reaches `&self` methods on any value cannot lend.)
+        let unseen;
+        let r = match self.receivers.get(&v.to_string()) {
+            Some(r) => r,
+            None => {
+                let name = m.method.to_string();
+                let ty = crate::twin::mut_method_type(&name)
+                    .filter(|_| !crate::lower::expr::is_library_method(&name))?;
+                unseen = Receiver {
+                    ty: syn::Ident::new(&ty, v.span()),
+                    by_ref: false,
+                    mutable: true,
+                    sure: false,
+                };
+                &unseen
+            }
+        };
         // Method syntax only on a value surely of the user's type (`Self`, a struct
         // literal or its clone): another type's method may be a rule crate's
         // (`a.transpose()` of a matrix type of its own), which the rule call reaches;

@@ -2451,6 +2451,29 @@ fn bind_field_sequences(func: &mut ItemFn) {
     Bind { owners: &owners }.visit_block_mut(&mut func.block);
 }
 
+/// The `&mut self` methods of marked `impl` blocks, as `Type::method`.
+static MUT_METHODS: Names = Names::new();
+
+/// Notes a `&mut self` method of a marked block of `ty`.
+pub(crate) fn note_mut_method(ty: &str, sig: &syn::Signature) {
+    if sig
+        .receiver()
+        .is_some_and(|r| r.reference.is_some() && r.mutability.is_some())
+    {
+        MUT_METHODS.note(&format!("{ty}::{}", sig.ident));
+    }
+}
+
+/// The one type of the crate's marked blocks with a `&mut self` method `method` (`None`
+/// when none has, or several have).
+pub(crate) fn mut_method_type(method: &str) -> Option<String> {
+    let all = MUT_METHODS.0.lock().unwrap_or_else(|e| e.into_inner());
+    let suffix = format!("::{method}");
+    let mut types = all.iter().filter_map(|n| n.strip_suffix(&suffix));
+    let ty = types.next()?.to_string();
+    types.next().is_none().then_some(ty)
+}
+
 /// The methods of marked `impl` blocks returning their own type (`fn stepped(&self, ..)
 /// -> Affine`, `-> Self`), by type: a local bound to such a call on a value of the type
 /// (`let next = aff.stepped(&g, 0.3);`) is one too.
@@ -2544,7 +2567,7 @@ pub(crate) fn note_slice_params(method: &str, sig: &syn::Signature) {
 }
 
 /// Whether the `k`-th argument of the marked method `method` is a slice by reference.
-fn slice_param(method: &str, k: usize) -> bool {
+pub(crate) fn slice_param(method: &str, k: usize) -> bool {
     let all = SLICE_PARAMS.lock().unwrap_or_else(|e| e.into_inner());
     all.iter()
         .find(|(m, _)| m == method)
@@ -2598,6 +2621,17 @@ fn unlifted(a: &Expr) -> Expr {
         use ::mochi::__private::#tr as _;
         (#a).#m()
     })
+}
+
+/// [`unlifted`], with a borrowed value (`&ANCHOR`) borrowed again once read back.
+fn unlifted_arg(a: &Expr) -> Expr {
+    match crate::desugar::unparen(a) {
+        Expr::Reference(r) if r.mutability.is_none() => {
+            let inner = unlifted(&r.expr);
+            syn::parse_quote!(&#inner)
+        }
+        _ => unlifted(a),
+    }
 }
 
 /// A call of a plain function in a generic form: made as written, its value lifted to
@@ -2819,6 +2853,23 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
                 if let Some(ty) = built_by_builder(&init.expr) {
                     if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
                         self.0.insert(p.ident.to_string(), (ty, false));
+                    }
+                }
+                // `let model = from_params(p, &SIZES);`: a marked function returning one
+                // of the crate's types by name.
+                if let Expr::Call(c) = crate::desugar::unparen(&init.expr) {
+                    let ty = match &*c.func {
+                        Expr::Path(f) if f.qself.is_none() => f
+                            .path
+                            .get_ident()
+                            .and_then(|i| fn_result(&i.to_string()))
+                            .map(|t| syn::Ident::new(&t, f.span())),
+                        _ => None,
+                    };
+                    if let Some(ty) = ty {
+                        if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
+                            self.0.insert(p.ident.to_string(), (ty, false));
+                        }
                     }
                 }
                 // `let next = aff.stepped(&g, 0.3);`: a method of such a local's type
@@ -4924,8 +4975,19 @@ impl VisitMut for Rewrite<'_> {
                     .collect();
                 // (An element may be a row, `pts[i]` of `[[f64; 3]; N]`.)
                 // (A tuple, `cexp((0.0, w))`, is read back part by part, `Unlift`.)
-                let tuple_arg = |a: &Expr| {
-                    matches!(crate::desugar::unparen(a), Expr::Tuple(t) if (2..=4).contains(&t.elems.len()))
+                // (And a borrowed constant, `from_params(&ANCHOR, &SIZES)`: borrowed back.)
+                let tuple_arg = |a: &Expr| match crate::desugar::unparen(a) {
+                    Expr::Tuple(t) => (2..=4).contains(&t.elems.len()),
+                    Expr::Reference(r) => {
+                        r.mutability.is_none()
+                            && !const_struct(a)
+                            && matches!(&*r.expr, Expr::Path(p) if p.path.get_ident().is_some_and(|i| {
+                                let n = i.to_string();
+                                self.array_names.contains(&n)
+                                    || n.chars().all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
+                            }))
+                    }
+                    _ => false,
                 };
                 let unlifted_args: Vec<bool> = unlifted_args
                     .iter()
@@ -4973,7 +5035,7 @@ impl VisitMut for Rewrite<'_> {
                     for (a, written) in c.args.iter_mut().zip(written_integer) {
                         self.visit_expr_mut(a);
                         if !written {
-                            *a = unlifted(a);
+                            *a = unlifted_arg(a);
                         }
                     }
                     *e = plain_of(c);
@@ -4986,7 +5048,7 @@ impl VisitMut for Rewrite<'_> {
                     for ((a, scalar), u) in c.args.iter_mut().zip(float_args).zip(unlifted_args) {
                         self.visit_expr_mut(a);
                         if u {
-                            *a = unlifted(a);
+                            *a = unlifted_arg(a);
                         } else if scalar {
                             *a = syn::parse_quote!(
                                 ::mochi::num_traits::ToPrimitive::#to(&(#a)).unwrap_or(::core::#fty::NAN)

@@ -7479,3 +7479,117 @@ mod pairs_and_wide_args {
         }
     }
 }
+
+/// A model built from flat parameters by a marked function (`-> Mlp`), one built by an
+/// associated function of an unmarked block and filled by a `&mut self` method, rows
+/// given as a constant array to methods taking slices, and a constant model built by the
+/// same function from a constant table.
+mod models_by_sizes {
+    use mochi::prelude::*;
+
+    const XS: [[f64; 2]; 3] = [[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8]];
+    const YS: [f64; 3] = [0.2, -0.4, 0.9];
+    const ANCHOR: [f64; 5] = [0.1, -0.1, 0.2, 0.3, -0.2];
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Net {
+        w1: Vec<f64>,
+        b1: f64,
+        w2: Vec<f64>,
+    }
+
+    impl Net {
+        fn zeros() -> Net {
+            Net {
+                w1: vec![0.0; 2],
+                b1: 0.0,
+                w2: vec![0.0; 2],
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Net {
+        fn predict(&self, x: &[f64]) -> f64 {
+            let h = (self.w1[0] * x[0] + self.w1[1] * x[1] + self.b1).tanh();
+            self.w2[0] * h + self.w2[1] * h * h
+        }
+        fn fit(&self, xs: &[[f64; 2]], ys: &[f64]) -> f64 {
+            xs.iter()
+                .zip(ys)
+                .map(|(x, y)| (self.predict(x) - y).powi(2))
+                .sum::<f64>()
+                / ys.len() as f64
+        }
+        fn distance(&self, o: &Net) -> f64 {
+            let d1: f64 = self
+                .w1
+                .iter()
+                .zip(&o.w1)
+                .map(|(a, b)| (a - b).powi(2))
+                .sum();
+            let d2: f64 = self
+                .w2
+                .iter()
+                .zip(&o.w2)
+                .map(|(a, b)| (a - b).powi(2))
+                .sum();
+            d1 + d2 + (self.b1 - o.b1).powi(2)
+        }
+        fn set_params(&mut self, p: &[f64]) {
+            self.w1.copy_from_slice(&p[..2]);
+            self.b1 = p[2];
+            self.w2.copy_from_slice(&p[3..5]);
+        }
+    }
+
+    #[differentiable(higher_order)]
+    fn from_params(p: &[f64]) -> Net {
+        Net {
+            w1: p[..2].to_vec(),
+            b1: p[2],
+            w2: p[3..5].to_vec(),
+        }
+    }
+
+    /// The fit of a net from `from_params`, pulled towards the constant `ANCHOR` net.
+    #[differentiable(higher_order)]
+    pub fn anchored_fit(p: &[f64]) -> f64 {
+        let net = from_params(p);
+        let anchor = from_params(&ANCHOR);
+        net.fit(&XS, &YS) + 0.1 * net.distance(&anchor)
+    }
+
+    /// The same fit through `Net::zeros()` and `set_params`.
+    #[differentiable]
+    pub fn filled_fit(p: &[f64]) -> f64 {
+        let mut net = Net::zeros();
+        net.set_params(p);
+        net.fit(&XS, &YS)
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(anchored_fit, [0.3, -0.2, 0.5, 0.9, -0.4]);
+
+        #[test]
+        fn filled_fit_against_differences_and_anchored() {
+            let p = [0.3, -0.2, 0.5, 0.9, -0.4];
+            let g = super::filled_fit::gradient(&p);
+            crate::common::assert_gradient_matches(super::filled_fit, &g, &p);
+            // The anchored fit less the filled one is the pull, 0.1·|p - ANCHOR|².
+            let pull: f64 = p
+                .iter()
+                .zip(super::ANCHOR)
+                .map(|(a, b)| 0.1 * (a - b) * (a - b))
+                .sum();
+            let diff = super::anchored_fit(&p) - super::filled_fit(&p);
+            assert!((diff - pull).abs() < 1e-14, "{diff} vs {pull}");
+            let ga = super::anchored_fit::gradient(&p);
+            for k in 0..5 {
+                let want = g[k] + 0.2 * (p[k] - super::ANCHOR[k]);
+                assert!((ga[k] - want).abs() < 1e-12, "{k}: {} vs {want}", ga[k]);
+            }
+        }
+    }
+}
