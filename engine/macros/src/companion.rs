@@ -2181,6 +2181,12 @@ fn mirror_method(
     let twin_name = &twin.ident;
     let tr = format_ident!("__MochiMethodRule_{}_{}", type_name, method);
     let imp = m.rule_impl(&call, &tr, &method);
+    // The method's derived rule by method syntax too (`(&mut e).step_rrule(dt)`, which
+    // an element lent and written back is called by), as the struct's own companion.
+    let rr = format_ident!("{}_rrule", method);
+    let twin_rr = format_ident!("{}_rrule", twin_name);
+    let out_t = quote!(<fn(&'static ()) -> #ret as ::mochi::__private::TangentOfOutput>::Tangent);
+    let cots = &call.cots;
     Some(quote! {
         #[allow(non_camel_case_types, clippy::all, dead_code)]
         impl<#params> #mirror<#t> where #(#where_preds,)* {
@@ -2188,6 +2194,12 @@ fn mirror_method(
             #[inline]
             #vis fn #method(&self, #(#decls),*) -> #ret {
                 #ty::#twin_name::<#t>(#this, #(#names),*)
+            }
+            #[doc(hidden)]
+            #[inline]
+            #vis fn #rr(&self, #(#decls),*) -> (#ret, ::mochi::BoxedPullback<#out_t, (#(#cots,)*)>) {
+                let (y, pb) = #ty::#twin_rr::<#t>(#this, #(#names),*);
+                (y, ::mochi::BoxedPullback::new(pb))
             }
         }
         #imp

@@ -3159,6 +3159,29 @@ fn surely_struct_locals(func: &ItemFn, known: HashSet<String>) -> HashSet<String
     s.0
 }
 
+/// `vec![State { .. }, ..]` or `vec![State { .. }; n]`: a `Vec` of struct literals of
+/// the user's types.
+fn vec_of_struct_literals(e: &Expr) -> bool {
+    let literal = |e: &Expr| {
+        matches!(crate::desugar::unparen(e), Expr::Struct(st) if st.qself.is_none()
+            && st.path.segments.len() == 1
+            && st.path.segments[0].ident != "Self"
+            && user_type_name(&st.path.segments[0].ident.to_string()))
+    };
+    let Expr::Macro(m) = crate::desugar::unparen(e) else {
+        return false;
+    };
+    if !m.mac.path.is_ident("vec") {
+        return false;
+    }
+    if let Ok(r) = m.mac.parse_body::<syn::ExprRepeat>() {
+        return literal(&r.expr);
+    }
+    m.mac
+        .parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+        .is_ok_and(|es| !es.is_empty() && es.iter().all(literal))
+}
+
 /// Sequences of structs of the user's, bound once: arguments typed so (`ps: &[V3]`, `v:
 /// Vec<V3>`), locals typed so (`let mut pos: Vec<V3> = ..`), and locals bound to a copy
 /// of one (`let prev = pts.clone();`, `pts.to_vec()`).
@@ -3207,7 +3230,12 @@ fn struct_sequences(func: &ItemFn) -> Vec<String> {
                 matches!(crate::desugar::unparen(e), Expr::Path(p)
                     if p.path.get_ident().is_some_and(|n| self.0.contains(&n.to_string())))
             });
-            if typed || copied {
+            // (`let mut traj = vec![State { .. }];`, also `vec![s; n]` of a literal.)
+            let of_literals = l
+                .init
+                .as_ref()
+                .is_some_and(|init| vec_of_struct_literals(&init.expr));
+            if typed || copied || of_literals {
                 self.0.push(i.ident.to_string());
             }
         }
@@ -3290,7 +3318,10 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
             let around: HashSet<String> = self.0.union(&self.2).cloned().collect();
             if let (Pat::Ident(p), Some(init)) = (pat, &l.init) {
                 if init.diverge.is_none()
-                    && (typed || of_struct_local || structish(&init.expr, &around))
+                    && (typed
+                        || of_struct_local
+                        || structish(&init.expr, &around)
+                        || vec_of_struct_literals(&init.expr))
                 {
                     self.0.insert(p.ident.to_string());
                     *self.3.entry(p.ident.to_string()).or_default() += 1;
@@ -4976,8 +5007,13 @@ impl VisitMut for Rewrite<'_> {
                 // (An element may be a row, `pts[i]` of `[[f64; 3]; N]`.)
                 // (A tuple, `cexp((0.0, w))`, is read back part by part, `Unlift`.)
                 // (And a borrowed constant, `from_params(&ANCHOR, &SIZES)`: borrowed back.)
+                // (And an array local of constants, `transpose(f)`, element by element.)
                 let tuple_arg = |a: &Expr| match crate::desugar::unparen(a) {
                     Expr::Tuple(t) => (2..=4).contains(&t.elems.len()),
+                    Expr::Path(p) => p
+                        .path
+                        .get_ident()
+                        .is_some_and(|i| self.array_names.contains(&i.to_string())),
                     Expr::Reference(r) => {
                         r.mutability.is_none()
                             && !const_struct(a)

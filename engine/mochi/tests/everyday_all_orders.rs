@@ -7593,3 +7593,118 @@ mod models_by_sizes {
         }
     }
 }
+
+/// A trajectory `Vec` of states grown by `push` from the last element's step (`vec![State
+/// { .. }]`, `traj[t].step(dt)`), and a Kalman-like update through helpers given a
+/// constant matrix (`transpose(f)` of a local of constants), in Hessians.
+mod trajectories {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct State {
+        q: Vec<f64>,
+        p: Vec<f64>,
+    }
+
+    #[differentiable(higher_order)]
+    impl State {
+        /// One symplectic Euler step of the pendulum chain q'' = -sin q.
+        fn step(&self, dt: f64) -> State {
+            let p: Vec<f64> = self
+                .p
+                .iter()
+                .zip(&self.q)
+                .map(|(p, q)| p - dt * q.sin())
+                .collect();
+            let q: Vec<f64> = self.q.iter().zip(&p).map(|(q, p)| q + dt * p).collect();
+            State { q, p }
+        }
+    }
+
+    const TRACK: [f64; 5] = [0.4, 0.42, 0.41, 0.37, 0.3];
+
+    #[differentiable(higher_order)]
+    pub fn fitted_track(x: &[f64]) -> f64 {
+        let mut traj = vec![State {
+            q: x[..2].to_vec(),
+            p: x[2..].to_vec(),
+        }];
+        for t in 0..4 {
+            let next = traj[t].step(0.1);
+            traj.push(next);
+        }
+        traj.iter()
+            .zip(TRACK.iter())
+            .map(|(s, y)| (s.q[0] - y).powi(2) + 0.1 * s.q[1] * s.p[1])
+            .sum()
+    }
+
+    #[differentiable(higher_order)]
+    fn mat_mul(a: [[f64; 2]; 2], b: [[f64; 2]; 2]) -> [[f64; 2]; 2] {
+        let mut c = [[0.0; 2]; 2];
+        for i in 0..2 {
+            for j in 0..2 {
+                for k in 0..2 {
+                    c[i][j] += a[i][k] * b[k][j];
+                }
+            }
+        }
+        c
+    }
+
+    #[differentiable(higher_order)]
+    fn transpose(a: [[f64; 2]; 2]) -> [[f64; 2]; 2] {
+        [[a[0][0], a[1][0]], [a[0][1], a[1][1]]]
+    }
+
+    /// F P Fᵀ + Q four times, the trace's log: `transpose(f)` of the constant `f`.
+    #[differentiable(higher_order)]
+    pub fn propagated_covariance(x: &[f64]) -> f64 {
+        let f = [[1.0, 0.5], [0.0, 1.0]];
+        let mut p = [[x[0], x[1]], [x[1], x[2]]];
+        for _ in 0..4 {
+            let fp = mat_mul(f, p);
+            p = mat_mul(fp, transpose(f));
+            p[0][0] += x[3];
+            p[1][1] += x[3];
+        }
+        (p[0][0] + p[1][1]).ln()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(fitted_track, [0.4, -0.3, 0.2, 0.5]);
+        all_orders!(propagated_covariance, [0.9, 0.1, 0.7, 0.2]);
+
+        #[test]
+        fn values_by_hand() {
+            let x = [0.4_f64, -0.3, 0.2, 0.5];
+            let (mut q, mut p) = (vec![x[0], x[1]], vec![x[2], x[3]]);
+            let mut want = 0.0;
+            for (t, y) in super::TRACK.iter().enumerate() {
+                if t > 0 {
+                    for k in 0..2 {
+                        p[k] -= 0.1 * q[k].sin();
+                        q[k] += 0.1 * p[k];
+                    }
+                }
+                want += (q[0] - y).powi(2) + 0.1 * q[1] * p[1];
+            }
+            let got = super::fitted_track(&x);
+            assert!((got - want).abs() < 1e-14, "{got} vs {want}");
+            // F P Fᵀ by hand: p00 becomes a + b + c/4, p01 = b + c/2, p11 = c;
+            // Q adds q on the diagonal.
+            let (mut a, mut b, mut c) = (0.9_f64, 0.1_f64, 0.7_f64);
+            for _ in 0..4 {
+                let (na, nb) = (a + b + 0.25 * c + 0.2, b + 0.5 * c);
+                (a, b, c) = (na, nb, c + 0.2);
+            }
+            let got = super::propagated_covariance(&[0.9, 0.1, 0.7, 0.2]);
+            assert!(
+                (got - (a + c).ln()).abs() < 1e-14,
+                "{got} vs {}",
+                (a + c).ln()
+            );
+        }
+    }
+}
