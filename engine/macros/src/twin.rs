@@ -4141,9 +4141,21 @@ impl VisitMut for Rewrite<'_> {
             return;
         }
         let t = syn::Ident::new(PARAM, Span::call_site());
+        let lets: Vec<syn::Stmt> = names
+            .iter()
+            .map(|n| syn::parse_quote!(let #n = ::mochi::__private::lift_value::<#t, _>(#n.clone());))
+            .collect();
+        // (An arm whose body is a block, `Triangle(a, b, c) => { let s = ..; .. }`, gets
+        // the lets at its head rather than a block around it.)
+        if let Expr::Block(b) = &mut *arm.body {
+            if b.label.is_none() && b.attrs.is_empty() {
+                b.block.stmts.splice(0..0, lets);
+                return;
+            }
+        }
         let body = &arm.body;
         *arm.body = syn::parse_quote!({
-            #(let #names = ::mochi::__private::lift_value::<#t, _>(#names.clone());)*
+            #(#lets)*
             #body
         });
     }

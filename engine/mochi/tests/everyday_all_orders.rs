@@ -7708,3 +7708,89 @@ mod trajectories {
         }
     }
 }
+
+/// An enum of shapes as constants: `match self` (by reference) with a block arm in a
+/// Hessian, and a `for` over a constant table matching each element with a guard on a
+/// bound field (`Shape::Circle { r } if *r > 0.5`). (The method is named apart from the
+/// `area` a trait implements in `users_types`: the generic form tells methods apart by
+/// name across the crate.)
+mod shape_tables {
+    use mochi::prelude::*;
+    use std::f64::consts::PI;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub enum Shape {
+        Circle { r: f64 },
+        Rect { w: f64, h: f64 },
+        Triangle(f64, f64, f64),
+    }
+
+    #[differentiable(higher_order)]
+    impl Shape {
+        fn covered(&self) -> f64 {
+            match self {
+                Shape::Circle { r } => PI * r * r,
+                Shape::Rect { w, h } => w * h,
+                Shape::Triangle(a, b, c) => {
+                    let s = 0.5 * (a + b + c);
+                    (s * (s - a) * (s - b) * (s - c)).sqrt()
+                }
+            }
+        }
+    }
+
+    const SHAPES: [Shape; 3] = [
+        Shape::Circle { r: 0.8 },
+        Shape::Rect { w: 1.5, h: 0.6 },
+        Shape::Triangle(1.0, 1.2, 1.5),
+    ];
+
+    #[differentiable(higher_order)]
+    pub fn coats(t: &[f64]) -> f64 {
+        SHAPES
+            .iter()
+            .zip(t)
+            .map(|(s, ti)| s.covered() * (ti * ti).exp())
+            .sum()
+    }
+
+    #[differentiable]
+    pub fn paint(t: &[f64]) -> f64 {
+        let price = t[3];
+        let mut total = 0.0;
+        for (s, ti) in SHAPES.iter().zip(t) {
+            let rim = match s {
+                Shape::Circle { r } if *r > 0.5 => 0.8 * price * r,
+                Shape::Circle { .. } => price,
+                Shape::Rect { w, .. } => price * w,
+                Shape::Triangle(..) => 1.1 * price,
+            };
+            total += s.covered() * ti.exp() + rim * ti;
+        }
+        total
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(coats, [0.1, 0.2, 0.3]);
+
+        #[test]
+        fn paint_by_hand() {
+            let t = [0.1, 0.2, 0.3, 1.5];
+            let g = super::paint::gradient(&t);
+            crate::common::assert_gradient_matches(super::paint, &g, &t);
+            let heron = {
+                let s: f64 = 0.5 * (1.0 + 1.2 + 1.5);
+                (s * (s - 1.0) * (s - 1.2) * (s - 1.5)).sqrt()
+            };
+            let areas = [super::PI * 0.64, 0.9, heron];
+            let rims = [0.8 * 0.8, 1.5, 1.1];
+            for k in 0..3 {
+                let want = areas[k] * t[k].exp() + rims[k] * t[3];
+                assert!((g[k] - want).abs() < 1e-13, "{k}: {} vs {want}", g[k]);
+            }
+            let want_price: f64 = (0..3).map(|k| rims[k] * t[k]).sum();
+            assert!((g[3] - want_price).abs() < 1e-13);
+        }
+    }
+}

@@ -706,6 +706,25 @@ impl syn::visit_mut::VisitMut for RefArgs<'_> {
         self.lend(c.args.iter_mut());
     }
 
+    // `match s { Shape::Circle { r } if *r > 1.0 => .. }` of an element the loop bound
+    // by reference: matched by reference still, so its patterns bind references.
+    fn visit_expr_match_mut(&mut self, m: &mut syn::ExprMatch) {
+        syn::visit_mut::visit_expr_match_mut(self, m);
+        let destructures = m
+            .arms
+            .iter()
+            .any(|a| matches!(&a.pat, Pat::Struct(_) | Pat::TupleStruct(_)));
+        if let Expr::Path(p) = &*m.expr {
+            if destructures
+                && p.path
+                    .get_ident()
+                    .is_some_and(|i| self.names.contains(&i.to_string()))
+            {
+                *m.expr = parse_quote!(&#p);
+            }
+        }
+    }
+
     fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
         self.visit_expr_mut(&mut m.receiver);
         if super::expr::is_library_method(&m.method.to_string()) {
