@@ -658,10 +658,70 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                 }
             }
         }
+        // `impl From<[f64; 2]> for Vec2 { fn from(a: [f64; 2]) -> Self }`: the companions
+        // named after the source type (`from_f642_rrule`, so that several `From`s of one
+        // type do not collide), and the rule `Vec2::from(a)` reaches by its argument's
+        // type (as an inherent associated function's, `associated_rule_trait`).
+        let mut from_rule = None;
+        if let (Some((_, tr, _)), Some(t)) = (&imp.trait_, &type_name) {
+            let last = tr.segments.last();
+            if let (true, true, Some(syn::PathArguments::AngleBracketed(a))) = (
+                last.is_some_and(|l| l.ident == "From") && written_method == "from",
+                imp.generics.params.is_empty() && func.sig.receiver().is_none(),
+                last.map(|l| &l.arguments),
+            ) {
+                let source: String = a
+                    .args
+                    .to_token_stream()
+                    .to_string()
+                    .chars()
+                    .filter(char::is_ascii_alphanumeric)
+                    .collect();
+                func.sig.ident = format_ident!(
+                    "from_{}",
+                    source.to_lowercase(),
+                    span = written_method.span()
+                );
+                crate::twin::note_from_type(t);
+                let ty = syn::Ident::new(t, written_method.span());
+                let method = format_ident!(
+                    "{}_from",
+                    crate::lower::expr::snake_case(t),
+                    span = written_method.span()
+                );
+                let tr = format_ident!("__MochiAssociatedRule_{}_{}", t, func.sig.ident);
+                let rr = format_ident!("{}_rrule", func.sig.ident);
+                let params: Option<Vec<syn::Type>> = func
+                    .sig
+                    .inputs
+                    .iter()
+                    .map(|i| match i {
+                        FnArg::Typed(pt) => Some((*pt.ty).clone()),
+                        FnArg::Receiver(_) => None,
+                    })
+                    .collect();
+                let ret = match &func.sig.output {
+                    syn::ReturnType::Type(_, r) => Some((**r).clone()),
+                    syn::ReturnType::Default => None,
+                };
+                if let (Some(params), Some(ret)) = (params, ret) {
+                    from_rule = routed_rule_trait(
+                        &ty,
+                        &tr,
+                        &method,
+                        &rr,
+                        CallPieces::default(),
+                        params,
+                        ret,
+                        &func.sig,
+                    );
+                }
+            }
+        }
         // This method's rule traits, given only when its companions are derived: a
         // method that fails leaves the block's other methods theirs, so one unsupported
         // method is one error, not "no rule" at every call of the others.
-        let mut own_traits = Vec::new();
+        let mut own_traits: Vec<TokenStream> = from_rule.into_iter().collect();
         let mut own_rule = false;
         if imp.trait_.is_none() && imp.generics.params.is_empty() {
             if let Some(t) = &type_name {

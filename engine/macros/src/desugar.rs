@@ -82,6 +82,7 @@ pub fn desugar(
     and_then_names_as_closures(&mut b);
     struct_sums_as_folds(&mut b);
     SliceArguments.visit_block_mut(&mut b);
+    IntoAsFrom.visit_block_mut(&mut b);
     FromIterators.visit_block_mut(&mut b);
     NdArrayLiterals.visit_block_mut(&mut b);
     Unzips.visit_block_mut(&mut b);
@@ -2672,6 +2673,31 @@ fn pattern_binds(p: &Pat, name: &syn::Ident) -> bool {
     let mut names = Vec::new();
     crate::activity::pat_names(p, &mut names);
     names.iter().any(|n| name == n)
+}
+
+/// `let b: Vec2 = [p[2], p[3]].into();` of a type of the crate's with a marked `impl
+/// From<..>`: `Vec2::from([p[2], p[3]])`, whose rule is found by the argument's type.
+struct IntoAsFrom;
+
+impl VisitMut for IntoAsFrom {
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        syn::visit_mut::visit_local_mut(self, l);
+        let Pat::Type(t) = &l.pat else { return };
+        let syn::Type::Path(tp) = &*t.ty else { return };
+        let Some(ty) = tp.path.get_ident().filter(|_| tp.qself.is_none()) else {
+            return;
+        };
+        if !crate::twin::from_type(&ty.to_string()) {
+            return;
+        }
+        let Some(init) = &mut l.init else { return };
+        if let Expr::MethodCall(m) = &*init.expr {
+            if m.method == "into" && m.args.is_empty() && m.turbofish.is_none() {
+                let (r, span) = (&m.receiver, m.method.span());
+                *init.expr = syn::parse_quote_spanned!(span=> #ty::from(#r));
+            }
+        }
+    }
 }
 
 /// `m.fit(&XS, &YS)` of a marked method taking slices (`xs: &[[f64; 2]]`), given a

@@ -2451,6 +2451,20 @@ fn bind_field_sequences(func: &mut ItemFn) {
     Bind { owners: &owners }.visit_block_mut(&mut func.block);
 }
 
+/// The crate's types with a marked `impl From<..>`: `let v: Vec2 = a.into();` is
+/// `Vec2::from(a)`, whose rule the block gives.
+static FROM_TYPES: Names = Names::new();
+
+/// Notes a marked `impl From<..> for ty`.
+pub(crate) fn note_from_type(ty: &str) {
+    FROM_TYPES.note(ty);
+}
+
+/// Whether `ty` has a marked `impl From<..>` (see [`FROM_TYPES`]).
+pub(crate) fn from_type(ty: &str) -> bool {
+    FROM_TYPES.holds(ty)
+}
+
 /// The `&mut self` methods of marked `impl` blocks, as `Type::method`.
 static MUT_METHODS: Names = Names::new();
 
@@ -5154,6 +5168,16 @@ impl VisitMut for Rewrite<'_> {
                     let t = syn::Ident::new(PARAM, Span::call_site());
                     let call = c.clone();
                     *e = syn::parse_quote!(::mochi::__private::lift_value::<#t, _>(#call));
+                    return;
+                }
+                // (`Vec2::from(a)` of a marked `impl From<..>`: a trait's function, with no
+                // generic form.)
+                if segs.len() == 2 && segs[1] == "from" && from_type(&segs[0]) {
+                    self.fail(
+                        Why::Call,
+                        format!("it calls `{}::from`, of a `From` implementation, which has no generic form (write a constructor in the type's inherent `impl` block marked `#[differentiable(higher_order)]`, `{}::from_array(a)`)", segs[0], segs[0]),
+                        c.func.span(),
+                    );
                     return;
                 }
                 if STRUCTS.with(|st| st.get())

@@ -7794,3 +7794,54 @@ mod shape_tables {
         }
     }
 }
+
+/// A type of the user's built by its marked `From` implementations (`Vec2::from([a, b])`,
+/// `let v: Vec2 = (a, b).into()`), two of them for one type.
+mod conversions {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Vec2 {
+        x: f64,
+        y: f64,
+    }
+
+    #[differentiable]
+    impl From<[f64; 2]> for Vec2 {
+        fn from(a: [f64; 2]) -> Self {
+            Vec2 { x: a[0], y: a[1] }
+        }
+    }
+
+    #[differentiable]
+    impl From<(f64, f64)> for Vec2 {
+        fn from(a: (f64, f64)) -> Self {
+            Vec2 { x: a.0, y: a.1 }
+        }
+    }
+
+    #[differentiable]
+    impl Vec2 {
+        fn norm(&self) -> f64 {
+            (self.x * self.x + self.y * self.y).sqrt()
+        }
+    }
+
+    #[differentiable]
+    pub fn converted(p: &[f64]) -> f64 {
+        let a = Vec2::from([p[0], p[1]]);
+        let b: Vec2 = (p[1], p[2] * 2.0).into();
+        a.norm() * b.norm() + a.x * b.y
+    }
+
+    #[test]
+    fn converted_against_differences_and_by_hand() {
+        let p = [0.3, -0.5, 0.8];
+        let g = converted::gradient(&p);
+        crate::common::assert_gradient_matches(converted, &g, &p);
+        let (na, nb) = ((0.09_f64 + 0.25).sqrt(), (0.25_f64 + 2.56).sqrt());
+        assert!((converted(&p) - (na * nb + 0.3 * 1.6)).abs() < 1e-14);
+        // ∂/∂p₀ = (p₀/|a|)·|b| + 2p₂.
+        assert!((g[0] - (0.3 / na * nb + 1.6)).abs() < 1e-13, "{}", g[0]);
+    }
+}
