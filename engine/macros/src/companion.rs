@@ -1773,6 +1773,9 @@ fn method_companions(func: &ItemFn, options: &Options) -> syn::Result<Vec<TokenS
             ));
         }
     }
+    if expansion_asked(func) {
+        eprintln!("{}", quote!(#(#out)*));
+    }
     Ok(out)
 }
 

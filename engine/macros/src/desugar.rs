@@ -1322,7 +1322,22 @@ impl TemporarySequences<'_> {
         if let Expr::MethodCall(m) = e {
             if m.method == "zip" {
                 for a in m.args.iter_mut() {
-                    self.hoist_pieces_of_chain(a, lets);
+                    // `.zip(&matvec(&w, h))`, `.zip(g(x).iter())`: the sequence a call
+                    // makes, bound first as a loop's is.
+                    let called = match unparen(a) {
+                        Expr::Reference(r) if r.mutability.is_none() => {
+                            Self::made_by_call(unparen(&r.expr))
+                        }
+                        Expr::MethodCall(i) if i.method == "iter" && i.args.is_empty() => {
+                            Self::made_by_call(unparen(&i.receiver))
+                        }
+                        _ => false,
+                    };
+                    if called {
+                        self.hoist(a, lets);
+                    } else {
+                        self.hoist_pieces_of_chain(a, lets);
+                    }
                 }
             }
             self.hoist_pieces_of_chain(&mut m.receiver, lets);

@@ -1319,13 +1319,15 @@ impl<'a> Writer<'a> {
                 let l = self.len(rest)?;
                 quote_spanned!(span=> usize::saturating_sub(#l, #n))
             }
+            // (The lengths carry no derivative, even read from a field of `self` in a
+            // method, `x[..self.n]`, which the activity takes for one.)
             Stage::Take(n) => {
                 let l = self.len(rest)?;
-                quote_spanned!(span=> ::core::cmp::min(#l, #n))
+                quote_spanned!(span=> ::core::cmp::min(::mochi::no_grad(#l), ::mochi::no_grad(#n)))
             }
             Stage::Zip(o) => {
                 let (l, m) = (self.len(rest)?, self.len(o)?);
-                quote_spanned!(span=> ::core::cmp::min(#l, #m))
+                quote_spanned!(span=> ::core::cmp::min(::mochi::no_grad(#l), ::mochi::no_grad(#m)))
             }
             Stage::Chain(o) => {
                 let (l, m) = (self.len(rest)?, self.len(o)?);

@@ -7845,3 +7845,79 @@ mod conversions {
         assert!((g[0] - (0.3 / na * nb + 1.6)).abs() < 1e-13, "{}", g[0]);
     }
 }
+
+/// A recurrent cell as a struct: gates zipping the `Vec`s helpers return
+/// (`matvec(&self.w, x).iter().zip(&matvec(&self.u, h))`), and a loss reading the first
+/// `self.n_h` entries of the state (`state[..self.n_h].iter().zip(head)`).
+mod recurrent_cells {
+    use mochi::prelude::*;
+
+    #[differentiable(higher_order)]
+    fn matvec(w: &[f64], x: &[f64]) -> Vec<f64> {
+        w.chunks(x.len())
+            .map(|r| r.iter().zip(x).map(|(a, b)| a * b).sum())
+            .collect()
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Cell {
+        w: Vec<f64>,
+        u: Vec<f64>,
+        b: Vec<f64>,
+        n_h: usize,
+    }
+
+    #[differentiable(higher_order)]
+    impl Cell {
+        fn step(&self, h: &[f64], x: &[f64]) -> Vec<f64> {
+            matvec(&self.w, x)
+                .iter()
+                .zip(&matvec(&self.u, h))
+                .zip(&self.b)
+                .map(|((a, c), d)| (a + c + d).tanh())
+                .collect()
+        }
+        fn loss(&self, xs: &[f64], head: &[f64]) -> f64 {
+            let mut state = vec![0.0; 2 * self.n_h];
+            for x in xs.chunks(2) {
+                let next = self.step(&state[..self.n_h], x);
+                state[..self.n_h].copy_from_slice(&next);
+            }
+            state[..self.n_h].iter().zip(head).map(|(a, b)| a * b).sum()
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn cell_loss(p: &[f64]) -> f64 {
+        let cell = Cell {
+            w: p[..4].to_vec(),
+            u: p[4..8].to_vec(),
+            b: vec![0.1, -0.2],
+            n_h: 2,
+        };
+        cell.loss(&[0.5, -0.3, 0.2, 0.8], &[1.0, -0.5])
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(cell_loss, [0.3, -0.2, 0.5, 0.1, 0.4, -0.6, 0.2, 0.7]);
+
+        #[test]
+        fn cell_loss_by_hand() {
+            let p = [0.3, -0.2, 0.5, 0.1, 0.4, -0.6, 0.2, 0.7];
+            let mut h = [0.0_f64; 2];
+            for x in [[0.5, -0.3], [0.2, 0.8]] {
+                let b = [0.1, -0.2];
+                let mut next = [0.0; 2];
+                for r in 0..2 {
+                    let wx = p[2 * r] * x[0] + p[2 * r + 1] * x[1];
+                    let uh = p[4 + 2 * r] * h[0] + p[4 + 2 * r + 1] * h[1];
+                    next[r] = (wx + uh + b[r]).tanh();
+                }
+                h = next;
+            }
+            let want = h[0] - 0.5 * h[1];
+            assert!((super::cell_loss(&p) - want).abs() < 1e-14);
+        }
+    }
+}
