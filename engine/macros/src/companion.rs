@@ -641,13 +641,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             if let (true, Some(syn::PathArguments::AngleBracketed(a))) =
                 (is_op, last.map(|l| &l.arguments))
             {
-                let rhs: String = a
-                    .args
-                    .to_token_stream()
-                    .to_string()
-                    .chars()
-                    .filter(char::is_ascii_alphanumeric)
-                    .collect();
+                let rhs = type_args_word(a);
                 if !rhs.is_empty() && rhs != *t && rhs != "Self" {
                     func.sig.ident = format_ident!(
                         "{}_{}",
@@ -670,52 +664,13 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                 imp.generics.params.is_empty() && func.sig.receiver().is_none(),
                 last.map(|l| &l.arguments),
             ) {
-                let source: String = a
-                    .args
-                    .to_token_stream()
-                    .to_string()
-                    .chars()
-                    .filter(char::is_ascii_alphanumeric)
-                    .collect();
+                crate::twin::note_from_type(t);
                 func.sig.ident = format_ident!(
                     "from_{}",
-                    source.to_lowercase(),
+                    type_args_word(a).to_lowercase(),
                     span = written_method.span()
                 );
-                crate::twin::note_from_type(t);
-                let ty = syn::Ident::new(t, written_method.span());
-                let method = format_ident!(
-                    "{}_from",
-                    crate::lower::expr::snake_case(t),
-                    span = written_method.span()
-                );
-                let tr = format_ident!("__MochiAssociatedRule_{}_{}", t, func.sig.ident);
-                let rr = format_ident!("{}_rrule", func.sig.ident);
-                let params: Option<Vec<syn::Type>> = func
-                    .sig
-                    .inputs
-                    .iter()
-                    .map(|i| match i {
-                        FnArg::Typed(pt) => Some((*pt.ty).clone()),
-                        FnArg::Receiver(_) => None,
-                    })
-                    .collect();
-                let ret = match &func.sig.output {
-                    syn::ReturnType::Type(_, r) => Some((**r).clone()),
-                    syn::ReturnType::Default => None,
-                };
-                if let (Some(params), Some(ret)) = (params, ret) {
-                    from_rule = routed_rule_trait(
-                        &ty,
-                        &tr,
-                        &method,
-                        &rr,
-                        CallPieces::default(),
-                        params,
-                        ret,
-                        &func.sig,
-                    );
-                }
+                from_rule = associated_rule_trait_as(t, &func.sig, &written_method);
             }
         }
         // This method's rule traits, given only when its companions are derived: a
@@ -1395,6 +1350,17 @@ fn mirror_operator(
 /// snake case, which this trait makes the function's derived rule (`V2::new_rrule`).
 /// Arguments as in [`method_rule_trait`]; `Self` in the signature is the type.
 fn associated_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStream> {
+    associated_rule_trait_as(type_name, sig, &sig.ident)
+}
+
+/// [`associated_rule_trait`] for a function whose companions are named after `sig`'s
+/// name and whose calls are written with `written` (`Vec2::from(a)` of a `From`'s
+/// `from_f642_rrule`).
+fn associated_rule_trait_as(
+    type_name: &str,
+    sig: &syn::Signature,
+    written: &syn::Ident,
+) -> Option<TokenStream> {
     if sig.inputs.is_empty() {
         return None;
     }
@@ -1411,7 +1377,7 @@ fn associated_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenS
     let method = format_ident!(
         "{}_{}",
         crate::lower::expr::snake_case(type_name),
-        sig.ident,
+        written,
         span = sig.ident.span()
     );
     let tr = format_ident!("__MochiAssociatedRule_{}_{}", type_name, sig.ident);
@@ -1530,6 +1496,17 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
         quote!(<#ty as ::mochi::Tangent>::Tangent),
     );
     routed_rule_trait(&ty, &tr, &sig.ident, &rr, receiver, params, ret, sig)
+}
+
+/// The generic arguments of a trait as one word (`<[f64; 2]>` → `f642`), to name the
+/// companions of one of several implementations of it (`mul_f64`, `from_f642`).
+fn type_args_word(a: &syn::AngleBracketedGenericArguments) -> String {
+    a.args
+        .to_token_stream()
+        .to_string()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect()
 }
 
 /// The private trait of a rule the lowering names, `Call((&a, &b)).method()`.

@@ -5591,6 +5591,19 @@ impl Source {
         }
     }
 
+    /// The source walking `place`: a sub-slice of a variable or field, or a sequence
+    /// (see [`seq_place`]).
+    fn of_place(place: &Expr, mutable: bool) -> Option<Source> {
+        if let Some((seq, (start, len))) = sub_slice_place(place) {
+            return Some(Source {
+                seq,
+                mutable,
+                reach: Reach::Range(start, len),
+            });
+        }
+        Some(Source::whole(seq_place(place)?, mutable))
+    }
+
     /// The element at position `i` of the source.
     fn element(&self, i: &syn::Ident, span: Span) -> Expr {
         let seq = &self.seq;
@@ -5684,26 +5697,9 @@ fn source(e: &Expr) -> Option<Source> {
                 "iter" => false,
                 _ => return None,
             };
-            if let Some((seq, (start, len))) = sub_slice_place(&m.receiver) {
-                return Some(Source {
-                    seq,
-                    mutable,
-                    reach: Reach::Range(start, len),
-                });
-            }
-            Some(Source::whole(seq_place(&m.receiver)?, mutable))
+            Source::of_place(&m.receiver, mutable)
         }
-        Expr::Reference(r) => {
-            let mutable = r.mutability.is_some();
-            if let Some((seq, (start, len))) = sub_slice_place(&r.expr) {
-                return Some(Source {
-                    seq,
-                    mutable,
-                    reach: Reach::Range(start, len),
-                });
-            }
-            Some(Source::whole(seq_place(&r.expr)?, mutable))
-        }
+        Expr::Reference(r) => Source::of_place(&r.expr, r.mutability.is_some()),
         _ => None,
     }
 }

@@ -2513,8 +2513,7 @@ pub(crate) fn returns_self(ty: &str, method: &str) -> bool {
 /// net_from(p: &[f64]) -> Net`): the type, or `None` when functions of one name return
 /// different types. A local bound to such a call (`let mut net = net_from(p);`) is a
 /// value of the type, whose methods (`net.decay_all(0.8)`, `&mut self`) are its own.
-static FN_RESULTS: std::sync::Mutex<Vec<(String, Option<String>)>> =
-    std::sync::Mutex::new(Vec::new());
+static FN_RESULTS: Agreed<String> = Agreed::new();
 
 /// Notes what a marked free function returns, when it is a type named by one word.
 pub(crate) fn note_fn_result(sig: &syn::Signature) {
@@ -2528,34 +2527,49 @@ pub(crate) fn note_fn_result(sig: &syn::Signature) {
         },
         ReturnType::Default => None,
     };
-    let Some(ty) = ty.filter(|t| constructor_type(t)) else {
-        return;
-    };
-    let name = sig.ident.to_string();
-    let mut all = FN_RESULTS.lock().unwrap_or_else(|e| e.into_inner());
-    match all.iter_mut().find(|(n, _)| *n == name) {
-        Some((_, seen)) => {
-            if seen.as_deref() != Some(ty.as_str()) {
-                *seen = None;
-            }
-        }
-        None => all.push((name, Some(ty))),
+    if let Some(ty) = ty.filter(|t| constructor_type(t)) {
+        FN_RESULTS.note(&sig.ident.to_string(), ty);
     }
 }
 
 /// The crate type the marked free function `name` returns (see [`FN_RESULTS`]).
 pub(crate) fn fn_result(name: &str) -> Option<String> {
-    let all = FN_RESULTS.lock().unwrap_or_else(|e| e.into_inner());
-    all.iter()
-        .find(|(n, _)| n == name)
-        .and_then(|(_, t)| t.clone())
+    FN_RESULTS.get(name)
 }
 
 /// For each marked method name seen so far, which of its parameters after `self` are
 /// slices by reference (`x: &[f64]`), when every type's method of that name agrees
 /// (`None` where they differ).
-static SLICE_PARAMS: std::sync::Mutex<Vec<(String, Option<Vec<bool>>)>> =
-    std::sync::Mutex::new(Vec::new());
+static SLICE_PARAMS: Agreed<Vec<bool>> = Agreed::new();
+
+/// A value noted per name, kept while every note of the name agrees (`None` once two
+/// differ).
+struct Agreed<T>(std::sync::Mutex<Vec<(String, Option<T>)>>);
+
+impl<T: PartialEq + Clone> Agreed<T> {
+    const fn new() -> Self {
+        Agreed(std::sync::Mutex::new(Vec::new()))
+    }
+
+    fn note(&self, name: &str, value: T) {
+        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match all.iter_mut().find(|(n, _)| n == name) {
+            Some((_, seen)) => {
+                if seen.as_ref() != Some(&value) {
+                    *seen = None;
+                }
+            }
+            None => all.push((name.to_string(), Some(value))),
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<T> {
+        let all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        all.iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.clone())
+    }
+}
 
 /// Notes which parameters of the marked method `method` are slices (see
 /// [`SLICE_PARAMS`]).
@@ -2569,23 +2583,13 @@ pub(crate) fn note_slice_params(method: &str, sig: &syn::Signature) {
             FnArg::Receiver(_) => None,
         })
         .collect();
-    let mut all = SLICE_PARAMS.lock().unwrap_or_else(|e| e.into_inner());
-    match all.iter_mut().find(|(m, _)| m == method) {
-        Some((_, seen)) => {
-            if seen.as_ref() != Some(&kinds) {
-                *seen = None;
-            }
-        }
-        None => all.push((method.to_string(), Some(kinds))),
-    }
+    SLICE_PARAMS.note(method, kinds);
 }
 
 /// Whether the `k`-th argument of the marked method `method` is a slice by reference.
 pub(crate) fn slice_param(method: &str, k: usize) -> bool {
-    let all = SLICE_PARAMS.lock().unwrap_or_else(|e| e.into_inner());
-    all.iter()
-        .find(|(m, _)| m == method)
-        .and_then(|(_, kinds)| kinds.as_ref())
+    SLICE_PARAMS
+        .get(method)
         .is_some_and(|kinds| kinds.get(k).copied().unwrap_or(false))
 }
 
