@@ -2716,7 +2716,7 @@ impl VisitMut for IntoAsFrom {
 }
 
 /// `m.fit(&XS, &YS)` of a marked method taking slices (`xs: &[[f64; 2]]`), given a
-/// reference to a constant array or a variable: `&XS[..]`, the slice the method takes. A
+/// reference to a constant array: `&XS[..]`, the slice the method takes. A
 /// call that reaches the method's rule through its arguments' types does not coerce an
 /// array to a slice as a method call does.
 struct SliceArguments;
@@ -2725,10 +2725,16 @@ impl VisitMut for SliceArguments {
     fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
         syn::visit_mut::visit_expr_method_call_mut(self, m);
         let name = m.method.to_string();
+        // (Not a name a library's method has too, `a.dot(&B)` of an array: its argument
+        // may be an array that `[..]` does not index.)
+        if crate::lower::expr::is_library_method(&name) {
+            return;
+        }
         for (k, a) in m.args.iter_mut().enumerate() {
             let Expr::Reference(r) = a else { continue };
-            let named = matches!(&*r.expr, Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some());
-            if r.mutability.is_none() && named && crate::twin::slice_param(&name, k) {
+            let constant = matches!(&*r.expr, Expr::Path(p) if p.qself.is_none()
+                && p.path.get_ident().is_some_and(|i| crate::twin::constant_name(&i.to_string())));
+            if r.mutability.is_none() && constant && crate::twin::slice_param(&name, k) {
                 let inner = &r.expr;
                 *a = syn::parse_quote_spanned!(inner.span()=> &#inner[..]);
             }

@@ -5049,8 +5049,7 @@ impl VisitMut for Rewrite<'_> {
                             && !const_struct(a)
                             && matches!(&*r.expr, Expr::Path(p) if p.path.get_ident().is_some_and(|i| {
                                 let n = i.to_string();
-                                self.array_names.contains(&n)
-                                    || n.chars().all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
+                                self.array_names.contains(&n) || constant_name(&n)
                             }))
                     }
                     _ => false,
