@@ -1227,6 +1227,12 @@ impl MirrorTwin {
         })
     }
 
+    /// The cotangent type of the twin's result.
+    fn out_tangent(&self) -> TokenStream {
+        let ret = &self.ret;
+        quote!(<fn(&'static ()) -> #ret as ::mochi::__private::TangentOfOutput>::Tangent)
+    }
+
     /// The method the twin is made from (`apply` of
     /// `apply__twin_needs_differentiable_higher_order`).
     fn method(&self) -> Option<syn::Ident> {
@@ -1249,8 +1255,7 @@ impl MirrorTwin {
             ..
         } = self;
         let twin_rr = format_ident!("{}_rrule", self.sig.ident);
-        let out_t =
-            quote!(<fn(&'static ()) -> #ret as ::mochi::__private::TangentOfOutput>::Tangent);
+        let out_t = self.out_tangent();
         call.rule_impl(
             tr,
             method,
@@ -2225,7 +2230,7 @@ fn mirror_method(
     // an element lent and written back is called by), as the struct's own companion.
     let rr = format_ident!("{}_rrule", method);
     let twin_rr = format_ident!("{}_rrule", twin_name);
-    let out_t = quote!(<fn(&'static ()) -> #ret as ::mochi::__private::TangentOfOutput>::Tangent);
+    let out_t = m.out_tangent();
     let cots = &call.cots;
     Some(quote! {
         #[allow(non_camel_case_types, clippy::all, dead_code)]

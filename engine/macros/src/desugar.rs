@@ -2638,58 +2638,6 @@ impl NdWindows<'_> {
     }
 }
 
-/// In the closure of a chain over `x.windows(k)`: `w[j]` → `x[start + j]` (bounds
-/// checked against `k`), `w.len()` → `k`; any other use of `w`, or a closure binding `w`
-/// again, is noted in `other`.
-struct WindowReads<'a> {
-    name: &'a syn::Ident,
-    seq: &'a Expr,
-    start: &'a syn::Ident,
-    len: &'a Expr,
-    other: bool,
-}
-
-impl VisitMut for WindowReads<'_> {
-    fn visit_expr_mut(&mut self, e: &mut Expr) {
-        let is_w = |e: &Expr| matches!(unparen(e), Expr::Path(p) if p.path.is_ident(self.name));
-        let span = e.span();
-        match e {
-            Expr::Index(ix) if is_w(&ix.expr) && !matches!(&*ix.index, Expr::Range(_)) => {
-                self.visit_expr_mut(&mut ix.index);
-                let (x, i, j, k) = (self.seq, self.start, &ix.index, self.len);
-                *e = syn::parse_quote_spanned!(span=>
-                    #x[::mochi::__private::window_at(#i, #j, #k)]);
-            }
-            Expr::MethodCall(m) if is_w(&m.receiver) && m.method == "len" && m.args.is_empty() => {
-                let k = self.len;
-                *e = syn::parse_quote_spanned!(span=> (#k));
-            }
-            Expr::Path(p) if p.path.is_ident(self.name) => self.other = true,
-            Expr::Closure(c) if c.inputs.iter().any(|p| pattern_binds(p, self.name)) => {
-                self.other = true;
-            }
-            Expr::Macro(_) => self.other = true,
-            _ => syn::visit_mut::visit_expr_mut(self, e),
-        }
-    }
-    fn visit_local_mut(&mut self, l: &mut syn::Local) {
-        if pattern_binds(&l.pat, self.name) {
-            self.other = true;
-        }
-        syn::visit_mut::visit_local_mut(self, l);
-    }
-    fn visit_macro_mut(&mut self, _: &mut syn::Macro) {
-        self.other = true;
-    }
-}
-
-/// Whether the pattern binds `name`.
-fn pattern_binds(p: &Pat, name: &syn::Ident) -> bool {
-    let mut names = Vec::new();
-    crate::activity::pat_names(p, &mut names);
-    names.iter().any(|n| name == n)
-}
-
 /// `let b: Vec2 = [p[2], p[3]].into();` of a type of the crate's with a marked `impl
 /// From<..>`: `Vec2::from([p[2], p[3]])`, whose rule is found by the argument's type.
 struct IntoAsFrom;
@@ -2815,11 +2763,14 @@ impl VisitMut for NdWindows<'_> {
                 if let (true, Some(Expr::Closure(c))) = (m.method == "map", m.args.first_mut()) {
                     if let (1, Pat::Ident(w)) = (c.inputs.len(), &c.inputs[0]) {
                         let mut body = (*c.body).clone();
-                        let mut reads = WindowReads {
+                        let (start, len) = (quote::quote!(#i), quote::quote!(#k));
+                        let mut reads = crate::iterchain::WindowUses {
                             name: &w.ident,
                             seq: &x,
-                            start: &i,
-                            len: &k,
+                            base: &start,
+                            len: &len,
+                            mutable: false,
+                            slices: false,
                             other: false,
                         };
                         reads.visit_expr_mut(&mut body);
@@ -5791,10 +5742,9 @@ fn fields_only(body: &syn::Block, name: &syn::Ident) -> bool {
         }
         // (A macro of expressions, `assert_eq!(p.w.len(), n)`, is read as they are.)
         fn visit_macro(&mut self, m: &'a syn::Macro) {
-            use syn::punctuated::Punctuated;
-            match m.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated) {
-                Ok(args) => args.iter().for_each(|a| self.visit_expr(a)),
-                Err(_) => self.other = true,
+            match crate::rewrite::macro_exprs(m) {
+                Some(args) => args.iter().for_each(|a| self.visit_expr(a)),
+                None => self.other = true,
             }
         }
         fn visit_item(&mut self, _: &'a syn::Item) {}
@@ -8922,6 +8872,7 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
                 base,
                 len,
                 mutable,
+                slices: true,
                 other: false,
             };
             uses.visit_block_mut(&mut rest);
@@ -9588,6 +9539,7 @@ fn inline_windows(b: &mut syn::Block, next: &mut usize) {
             base: &base_t,
             len: &len_t,
             mutable,
+            slices: true,
             other: false,
         };
         uses.visit_block_mut(&mut rest);
@@ -10978,6 +10930,7 @@ impl Desugar {
                     base: &base_t,
                     len: &len_t,
                     mutable: true,
+                    slices: true,
                     other: false,
                 };
                 uses.visit_block_mut(&mut body);
@@ -11351,23 +11304,18 @@ impl Desugar {
                     _ => None,
                 }
             }
-            // `let next = aff.stepped(&g, 0.3);`: a method of the type returning it.
-            Expr::MethodCall(m)
-                if matches!(unparen(&m.receiver), Expr::Path(r) if r.path.get_ident().is_some_and(|i| {
-                    self.receivers.get(&i.to_string()).is_some_and(|r| {
-                        crate::twin::returns_self(&r.ty.to_string(), &m.method.to_string())
-                    })
-                })) =>
-            {
-                let Expr::Path(r) = unparen(&m.receiver) else {
-                    unreachable!()
-                };
-                r.path
+            // `let next = aff.stepped(&g, 0.3);`: a method of the type returning it; or
+            // a builder's chain.
+            e @ Expr::MethodCall(m) => match unparen(&m.receiver) {
+                Expr::Path(r) => r
+                    .path
                     .get_ident()
-                    .and_then(|i| self.receivers.get(&i.to_string()))
-                    .map(|r| (r.ty.clone(), r.sure))
+                    .and_then(|i| self.receivers.get(&i.to_string())),
+                _ => None,
             }
-            e @ Expr::MethodCall(_) => builder_root(e).and_then(constructed),
+            .filter(|r| crate::twin::returns_self(&r.ty.to_string(), &m.method.to_string()))
+            .map(|r| (r.ty.clone(), r.sure))
+            .or_else(|| builder_root(e).and_then(constructed)),
             // `let a = Act::Tanh;`: a variant of the user's enum.
             e @ Expr::Path(_) => enum_variant(e),
             _ => None,

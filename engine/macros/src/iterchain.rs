@@ -1527,6 +1527,7 @@ impl<'a> Writer<'a> {
                     base,
                     len,
                     mutable: false,
+                    slices: true,
                     other: false,
                 };
                 uses.visit_expr_mut(e);
@@ -1940,6 +1941,7 @@ impl Writer<'_> {
                 base: &base,
                 len: &len,
                 mutable: false,
+                slices: true,
                 other: false,
             };
             sub.visit_block_mut(&mut body);
@@ -1985,6 +1987,9 @@ pub struct WindowUses<'a> {
     pub len: &'a TokenStream,
     /// The window borrows the sequence mutably (`split_at_mut`): passed on as `&mut`.
     pub mutable: bool,
+    /// The sequence can be cut by a range (`x[a..b]`); an ndarray array cannot, so there
+    /// a use of the window as a whole is noted in `other`.
+    pub slices: bool,
     pub other: bool,
 }
 
@@ -1992,7 +1997,8 @@ impl WindowUses<'_> {
     fn is_w(&self, e: &Expr) -> bool {
         matches!(e, Expr::Path(p) if p.path.get_ident() == Some(self.name))
     }
-    fn slice(&self, span: Span) -> TokenStream {
+    fn slice(&mut self, span: Span) -> TokenStream {
+        self.other |= !self.slices;
         let (x, base, len) = (self.seq, self.base, self.len);
         quote_spanned!(span=> #x[#base..#base + #len])
     }
@@ -2050,7 +2056,7 @@ impl VisitMut for WindowUses<'_> {
                 let plain = |b: &Option<Box<Expr>>| {
                     b.as_ref().is_none_or(|b| crate::desugar::plain_index(b))
                 };
-                if !plain(&r.start) || !plain(&r.end) {
+                if !plain(&r.start) || !plain(&r.end) || !self.slices {
                     self.other = true;
                     return;
                 }

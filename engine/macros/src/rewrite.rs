@@ -86,6 +86,18 @@ pub fn visit_macro_exprs(m: &mut syn::Macro, v: &mut impl VisitMut) -> bool {
     }
 }
 
+/// The expressions of a macro whose body is expressions (`vec![a, b]`, `assert!(c, ..)`;
+/// `vec![elem; len]` gives `elem` and `len`), to read them; `None` for another body.
+pub fn macro_exprs(m: &syn::Macro) -> Option<Vec<Expr>> {
+    type List = syn::punctuated::Punctuated<Expr, syn::Token![,]>;
+    if let Ok(r) = m.parse_body::<Repeat>() {
+        return Some(vec![r.elem, r.len]);
+    }
+    m.parse_body_with(List::parse_terminated)
+        .ok()
+        .map(|l| l.into_iter().collect())
+}
+
 /// The body of `vec![elem; len]`.
 pub struct Repeat {
     pub elem: Expr,

@@ -1864,11 +1864,8 @@ impl<'a> Visit<'a> for PatternNames {
     // (A macro of expressions, `concatenate![Axis(0), t.mapv(|v| v * v)]`: the names its
     // closures bind.)
     fn visit_macro(&mut self, m: &'a syn::Macro) {
-        type List = Punctuated<Expr, syn::Token![,]>;
-        if let Ok(list) = m.parse_body_with(List::parse_terminated) {
-            for e in &list {
-                self.visit_expr(e);
-            }
+        for e in crate::rewrite::macro_exprs(m).unwrap_or_default() {
+            self.visit_expr(&e);
         }
     }
 }
@@ -2465,8 +2462,9 @@ pub(crate) fn from_type(ty: &str) -> bool {
     FROM_TYPES.holds(ty)
 }
 
-/// The `&mut self` methods of marked `impl` blocks, as `Type::method`.
-static MUT_METHODS: Names = Names::new();
+/// The `&mut self` methods of marked `impl` blocks: the type of each, `None` when two
+/// types have one of that name.
+static MUT_METHODS: Agreed<String> = Agreed::new();
 
 /// Notes a `&mut self` method of a marked block of `ty`.
 pub(crate) fn note_mut_method(ty: &str, sig: &syn::Signature) {
@@ -2474,18 +2472,14 @@ pub(crate) fn note_mut_method(ty: &str, sig: &syn::Signature) {
         .receiver()
         .is_some_and(|r| r.reference.is_some() && r.mutability.is_some())
     {
-        MUT_METHODS.note(&format!("{ty}::{}", sig.ident));
+        MUT_METHODS.note(&sig.ident.to_string(), ty.to_string());
     }
 }
 
 /// The one type of the crate's marked blocks with a `&mut self` method `method` (`None`
 /// when none has, or several have).
 pub(crate) fn mut_method_type(method: &str) -> Option<String> {
-    let all = MUT_METHODS.0.lock().unwrap_or_else(|e| e.into_inner());
-    let suffix = format!("::{method}");
-    let mut types = all.iter().filter_map(|n| n.strip_suffix(&suffix));
-    let ty = types.next()?.to_string();
-    types.next().is_none().then_some(ty)
+    MUT_METHODS.get(method)
 }
 
 /// The methods of marked `impl` blocks returning their own type (`fn stepped(&self, ..)
@@ -2873,27 +2867,19 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
                         self.0.insert(p.ident.to_string(), (ty, false));
                     }
                 }
-                // `let model = from_params(p, &SIZES);`: a marked function returning one
-                // of the crate's types by name.
-                if let Expr::Call(c) = crate::desugar::unparen(&init.expr) {
-                    let ty = match &*c.func {
+                // `let model = from_params(p, &SIZES);` of a marked function returning
+                // one of the crate's types by name, and `let next = aff.stepped(&g, 0.3);`
+                // of a method of such a local's type returning the type.
+                let made = match crate::desugar::unparen(&init.expr) {
+                    Expr::Call(c) => match &*c.func {
                         Expr::Path(f) if f.qself.is_none() => f
                             .path
                             .get_ident()
                             .and_then(|i| fn_result(&i.to_string()))
                             .map(|t| syn::Ident::new(&t, f.span())),
                         _ => None,
-                    };
-                    if let Some(ty) = ty {
-                        if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
-                            self.0.insert(p.ident.to_string(), (ty, false));
-                        }
-                    }
-                }
-                // `let next = aff.stepped(&g, 0.3);`: a method of such a local's type
-                // returning the type.
-                if let Expr::MethodCall(m) = crate::desugar::unparen(&init.expr) {
-                    let ty = match crate::desugar::unparen(&m.receiver) {
+                    },
+                    Expr::MethodCall(m) => match crate::desugar::unparen(&m.receiver) {
                         Expr::Path(q) => q
                             .path
                             .get_ident()
@@ -2901,11 +2887,12 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
                             .map(|(t, _)| t.clone())
                             .filter(|t| returns_self(&t.to_string(), &m.method.to_string())),
                         _ => None,
-                    };
-                    if let Some(ty) = ty {
-                        if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
-                            self.0.insert(p.ident.to_string(), (ty, false));
-                        }
+                    },
+                    _ => None,
+                };
+                if let Some(ty) = made {
+                    if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
+                        self.0.insert(p.ident.to_string(), (ty, false));
                     }
                 }
                 // `let t = (0..3).fold(model, |m, _| m.step(..));` from such a local.
@@ -3192,12 +3179,11 @@ fn vec_of_struct_literals(e: &Expr) -> bool {
     if !m.mac.path.is_ident("vec") {
         return false;
     }
-    if let Ok(r) = m.mac.parse_body::<syn::ExprRepeat>() {
-        return literal(&r.expr);
+    // (`vec![s; n]`: its element; `vec![a, b]`: each.)
+    if let Ok(r) = m.mac.parse_body::<crate::rewrite::Repeat>() {
+        return literal(&r.elem);
     }
-    m.mac
-        .parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
-        .is_ok_and(|es| !es.is_empty() && es.iter().all(literal))
+    crate::rewrite::macro_exprs(&m.mac).is_some_and(|es| !es.is_empty() && es.iter().all(literal))
 }
 
 /// Sequences of structs of the user's, bound once: arguments typed so (`ps: &[V3]`, `v:
