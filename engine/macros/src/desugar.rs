@@ -82,6 +82,7 @@ pub fn desugar(
     and_then_names_as_closures(&mut b);
     struct_sums_as_folds(&mut b);
     SliceArguments.visit_block_mut(&mut b);
+    ViewLists { active }.visit_block_mut(&mut b);
     IntoAsFrom.visit_block_mut(&mut b);
     FromIterators.visit_block_mut(&mut b);
     NdArrayLiterals.visit_block_mut(&mut b);
@@ -2659,6 +2660,78 @@ impl VisitMut for IntoAsFrom {
                 let (r, span) = (&m.receiver, m.method.span());
                 *init.expr = syn::parse_quote_spanned!(span=> #ty::from(#r));
             }
+        }
+    }
+}
+
+/// A list of views of a sequence of differentiable arrays, `heads.iter().map(|a|
+/// a.view()).collect::<Vec<_>>()` (also `.map(Array2::view)`, `ArrayBase::view`, and
+/// bound by `let views: Vec<_> = ..`), as ndarray's `concatenate` and `stack` want it:
+/// the sequence itself, `&heads`, which their rules read as a list of views and whose
+/// cotangent is the arrays' own.
+struct ViewLists<'a> {
+    active: &'a HashSet<String>,
+}
+
+impl ViewLists<'_> {
+    /// The sequence whose views `e` collects.
+    fn source(&self, e: &Expr) -> Option<Expr> {
+        let Expr::MethodCall(c) = unparen(e) else {
+            return None;
+        };
+        if c.method != "collect" || !c.args.is_empty() {
+            return None;
+        }
+        let Expr::MethodCall(m) = unparen(&c.receiver) else {
+            return None;
+        };
+        if m.method != "map" || m.args.len() != 1 {
+            return None;
+        }
+        let views = match &m.args[0] {
+            Expr::Closure(f) if f.inputs.len() == 1 => {
+                let Pat::Ident(p) = &f.inputs[0] else {
+                    return None;
+                };
+                matches!(unparen(&f.body), Expr::MethodCall(v)
+                    if v.method == "view" && v.args.is_empty()
+                        && matches!(unparen(&v.receiver), Expr::Path(r) if r.path.is_ident(&p.ident)))
+            }
+            Expr::Path(f) => {
+                f.path.segments.len() == 2
+                    && f.path.segments[1].ident == "view"
+                    && f.path.segments[0].ident.to_string().starts_with("Array")
+            }
+            _ => false,
+        };
+        let Expr::MethodCall(it) = unparen(&m.receiver) else {
+            return None;
+        };
+        let whole = matches!(it.method.to_string().as_str(), "iter" | "into_iter")
+            && it.args.is_empty()
+            && matches!(unparen(&it.receiver), Expr::Path(_) | Expr::Field(_));
+        (views && whole && mentions_active(&it.receiver, self.active))
+            .then(|| (*it.receiver).clone())
+    }
+}
+
+impl VisitMut for ViewLists<'_> {
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        let Some(src) = l.init.as_ref().and_then(|i| self.source(&i.expr)) else {
+            return syn::visit_mut::visit_local_mut(self, l);
+        };
+        let init = l.init.as_ref().expect("an initialiser");
+        if let Pat::Type(t) = &l.pat {
+            l.pat = (*t.pat).clone();
+        }
+        let span = init.expr.span();
+        *l.init.as_mut().expect("an initialiser").expr = syn::parse_quote_spanned!(span=> &#src);
+    }
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Some(src) = self.source(e) {
+            let span = e.span();
+            *e = syn::parse_quote_spanned!(span=> (&#src));
         }
     }
 }

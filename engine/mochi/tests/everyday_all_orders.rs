@@ -4602,6 +4602,91 @@ mod array_forms {
     }
 }
 
+/// ndarray's idiom for joining a `Vec` of arrays: their views collected into a `Vec`
+/// (`heads.iter().map(|a| a.view()).collect()`, `.map(Array1::view)`), then
+/// `concatenate` or `stack`, bound first or written in the call.
+mod joined_lists {
+    use mochi::prelude::*;
+    use ndarray::{Array1, Array2, Axis};
+
+    /// Two "heads", each a product of a slice of the input with a fixed matrix, joined
+    /// side by side; the mean square of the joined matrix plus a weighted sum.
+    #[differentiable(higher_order)]
+    pub fn joined_heads(x: &[f64]) -> f64 {
+        let a = Array2::from_shape_vec((2, 2), x[..4].to_vec()).unwrap();
+        let mut heads = Vec::new();
+        for h in 0..2 {
+            let w = Array2::from_shape_fn((2, 2), |(i, j)| (i + 2 * j + h) as f64 * 0.5 - 0.4);
+            heads.push(a.dot(&w).mapv(|v| v.tanh()));
+        }
+        let views: Vec<_> = heads.iter().map(|a| a.view()).collect();
+        let cat = ndarray::concatenate(Axis(1), &views).unwrap();
+        let weights = Array2::from_shape_fn((2, 4), |(i, j)| 1.0 + (i * 4 + j) as f64 * 0.1);
+        cat.mapv(|v| v * v).mean().unwrap() + (&cat * &weights).sum() * x[4]
+    }
+
+    /// Rows made by a chain, stacked into a matrix by views written in the call.
+    #[differentiable(higher_order)]
+    pub fn stacked_rows(x: &[f64]) -> f64 {
+        let v = Array1::from(x.to_vec());
+        let rows: Vec<Array1<f64>> = (1..4).map(|k| v.mapv(|t| (t * k as f64).sin())).collect();
+        let m =
+            ndarray::stack(Axis(0), &rows.iter().map(Array1::view).collect::<Vec<_>>()).unwrap();
+        m.t().dot(&m).sum() + m.column(1).sum()
+    }
+
+    pub fn joined_heads_by_hand(x: &[f64]) -> f64 {
+        let mut cat = [[0.0; 4]; 2];
+        for h in 0..2 {
+            for i in 0..2 {
+                for j in 0..2 {
+                    let dot: f64 = (0..2)
+                        .map(|k| x[i * 2 + k] * ((k + 2 * j + h) as f64 * 0.5 - 0.4))
+                        .sum();
+                    cat[i][h * 2 + j] = dot.tanh();
+                }
+            }
+        }
+        let mut sq = 0.0;
+        let mut weighted = 0.0;
+        for i in 0..2 {
+            for j in 0..4 {
+                sq += cat[i][j] * cat[i][j];
+                weighted += cat[i][j] * (1.0 + (i * 4 + j) as f64 * 0.1);
+            }
+        }
+        sq / 8.0 + weighted * x[4]
+    }
+
+    #[test]
+    fn values_by_hand() {
+        let x = [0.3, -1.1, 0.8, 0.45, -0.7];
+        let by_hand = joined_heads_by_hand(&x);
+        assert!(
+            (joined_heads(&x) - by_hand).abs() < 1e-13,
+            "{} against {by_hand}",
+            joined_heads(&x)
+        );
+        // Rows rₖ = sin(k y): MᵀM summed is Σₖ (Σⱼ rₖⱼ)², plus the second column's sum.
+        let y = [0.2, 0.9, -0.5];
+        let rows: Vec<Vec<f64>> = (1..4)
+            .map(|k| y.iter().map(|t| (t * k as f64).sin()).collect())
+            .collect();
+        let want = rows
+            .iter()
+            .map(|r| r.iter().sum::<f64>().powi(2))
+            .sum::<f64>()
+            + rows.iter().map(|r| r[1]).sum::<f64>();
+        assert!((stacked_rows(&y) - want).abs() < 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(joined_heads, [0.3, -1.1, 0.8, 0.45, -0.7]);
+        all_orders!(stacked_rows, [0.2, 0.9, -0.5]);
+    }
+}
+
 /// A borrowed fixed-size array of rows (`&[[f64; 2]; 4]`, a Bezier curve's control
 /// points) as an argument: its gradient, and its generic form (the rows are data there,
 /// so the Hessian is over the scalar argument).

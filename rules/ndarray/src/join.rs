@@ -75,6 +75,29 @@ impl<'v, T: Elem, D: Dimension> ViewList for Vec<ArrayView<'v, T, D>> {
         self.iter().map(|v| v.view()).collect()
     }
 }
+// (A sequence of owned arrays, `&heads` where the function wrote
+// `heads.iter().map(|a| a.view()).collect::<Vec<_>>()`: its cotangent is the arrays'.)
+impl<T: Elem, D: Dimension, const N: usize> ViewList for [Array<T, D>; N] {
+    type Elem = T;
+    type Dim = D;
+    fn views(&self) -> Vec<ArrayView<'_, T, D>> {
+        self.iter().map(|v| v.view()).collect()
+    }
+}
+impl<T: Elem, D: Dimension> ViewList for [Array<T, D>] {
+    type Elem = T;
+    type Dim = D;
+    fn views(&self) -> Vec<ArrayView<'_, T, D>> {
+        self.iter().map(|v| v.view()).collect()
+    }
+}
+impl<T: Elem, D: Dimension> ViewList for Vec<Array<T, D>> {
+    type Elem = T;
+    type Dim = D;
+    fn views(&self) -> Vec<ArrayView<'_, T, D>> {
+        self.iter().map(|v| v.view()).collect()
+    }
+}
 impl<L: ViewList + ?Sized> ViewList for &L {
     type Elem = L::Elem;
     type Dim = L::Dim;
