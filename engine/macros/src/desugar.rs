@@ -1346,6 +1346,56 @@ impl TemporarySequences<'_> {
     }
 }
 
+impl TemporarySequences<'_> {
+    /// `[a, b, c].iter().fold(V2::ZERO, |acc, q| acc + *q)`, `vec![p, q].iter().map(..)`
+    /// in a statement: a literal sequence of names (or fields) that a chain walks, bound
+    /// first by a `let` so that the chain walks a variable, as a loop's does. Not inside
+    /// closures (whose parameters the elements may name) or branches.
+    fn hoist_literal_sequences(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) {
+        fn plain_elements(e: &Expr) -> bool {
+            let elems: Vec<&Expr> = match e {
+                Expr::Array(a) => a.elems.iter().collect(),
+                _ => return false,
+            };
+            !elems.is_empty()
+                && elems.iter().all(|x| {
+                    matches!(unparen(x), Expr::Path(p) if p.path.get_ident().is_some())
+                        || matches!(unparen(x), Expr::Field(f)
+                            if matches!(&*f.base, Expr::Path(p) if p.path.get_ident().is_some()))
+                })
+        }
+        match e {
+            Expr::MethodCall(m) => {
+                if matches!(m.method.to_string().as_str(), "iter" | "into_iter")
+                    && m.args.is_empty()
+                    && plain_elements(unparen(&m.receiver))
+                    && mentions_active(&m.receiver, self.active)
+                {
+                    self.hoist(&mut m.receiver, lets);
+                    return;
+                }
+                self.hoist_literal_sequences(&mut m.receiver, lets);
+                for a in m.args.iter_mut() {
+                    self.hoist_literal_sequences(a, lets);
+                }
+            }
+            Expr::Binary(b) => {
+                self.hoist_literal_sequences(&mut b.left, lets);
+                self.hoist_literal_sequences(&mut b.right, lets);
+            }
+            Expr::Paren(p) => self.hoist_literal_sequences(&mut p.expr, lets),
+            Expr::Unary(u) => self.hoist_literal_sequences(&mut u.expr, lets),
+            Expr::Reference(r) => self.hoist_literal_sequences(&mut r.expr, lets),
+            Expr::Call(c) => {
+                for a in c.args.iter_mut() {
+                    self.hoist_literal_sequences(a, lets);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 impl VisitMut for TemporarySequences<'_> {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         syn::visit_mut::visit_block_mut(self, b);
@@ -1356,9 +1406,13 @@ impl VisitMut for TemporarySequences<'_> {
                 syn::Stmt::Local(l) => {
                     if let Some(init) = l.init.as_mut() {
                         self.hoist_pieces_of_chain(&mut init.expr, &mut lets);
+                        self.hoist_literal_sequences(&mut init.expr, &mut lets);
                     }
                 }
-                syn::Stmt::Expr(e, _) => self.hoist_pieces_of_chain(e, &mut lets),
+                syn::Stmt::Expr(e, _) => {
+                    self.hoist_pieces_of_chain(e, &mut lets);
+                    self.hoist_literal_sequences(e, &mut lets);
+                }
                 _ => {}
             }
             out.extend(lets);

@@ -928,6 +928,33 @@ pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)>
         };
     }
     rename_self(&mut twin.block, &syn::Ident::new("this", Span::call_site()));
+    // `self.conj()` of a `fn conj(self)` in a `&self` method (or `self.norm()` in a
+    // method taking `self`): the receiver handed on as the other twin takes it.
+    if let Some(r) = func.sig.receiver() {
+        struct Receivers(bool);
+        impl VisitMut for Receivers {
+            fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+                syn::visit_mut::visit_expr_call_mut(self, c);
+                let Expr::Path(f) = &*c.func else { return };
+                let own = f.path.segments.len() == 2
+                    && f.path.segments[0].ident == "Self"
+                    && method_of_twin(&f.path.segments[1].ident.to_string()).is_some();
+                match c.args.first_mut() {
+                    Some(a @ Expr::Path(_))
+                        if own && matches!(&*a, Expr::Path(p) if p.path.is_ident("this")) =>
+                    {
+                        *a = if self.0 {
+                            syn::parse_quote!(::mochi::__private::receiver(this))
+                        } else {
+                            syn::parse_quote!(::mochi::__private::receiver(&this))
+                        };
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Receivers(r.reference.is_some()).visit_block_mut(&mut twin.block);
+    }
     Ok((twin, arrays))
 }
 
@@ -2821,7 +2848,28 @@ fn associated_constructor(e: &Expr) -> Option<syn::Ident> {
 /// may be the user's (see [`constructor_type`]) with no argument but literals, which the
 /// twin lifts to its scalar as it is (a struct's mirror for a struct).
 fn constant_of_users(e: &Expr) -> bool {
-    matches!(crate::desugar::unparen(e), Expr::Call(c) if constant_call_of_users(c))
+    match crate::desugar::unparen(e) {
+        Expr::Call(c) => constant_call_of_users(c),
+        Expr::Path(p) => associated_constant_of_users(p),
+        _ => false,
+    }
+}
+
+/// `V2::ZERO`, `Self::ORIGIN` in a method of the user's type: an associated constant
+/// (upper case) of a type of the user's.
+fn associated_constant_of_users(p: &syn::ExprPath) -> bool {
+    let segs = &p.path.segments;
+    p.qself.is_none()
+        && segs.len() == 2
+        && segs.iter().all(|s| s.arguments.is_none())
+        && {
+            let c = segs[1].ident.to_string();
+            c.starts_with(|ch: char| ch.is_ascii_uppercase())
+                && c.chars()
+                    .all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
+        }
+        && (constructor_type(&segs[0].ident.to_string())
+            || segs[0].ident == "Self" && IMPL_TYPE.with(|t| t.borrow().is_some()))
 }
 
 /// The call of [`constant_of_users`].
@@ -3058,10 +3106,12 @@ fn of_struct_chain(e: &Expr, locals: &HashSet<String>) -> bool {
 fn surely_struct(e: &Expr, locals: &HashSet<String>) -> bool {
     use syn::BinOp::*;
     match crate::desugar::unparen(e) {
-        Expr::Path(p) => p
-            .path
-            .get_ident()
-            .is_some_and(|i| locals.contains(&i.to_string())),
+        Expr::Path(p) => {
+            p.path
+                .get_ident()
+                .is_some_and(|i| locals.contains(&i.to_string()))
+                || associated_constant_of_users(p)
+        }
         // (`pos[i]` of a sequence typed as one of structs, `pos: Vec<V3>`, `ps: &[V3]`,
         // which [`surely_struct_locals`] records as `[]pos`.)
         Expr::Index(ix) if !matches!(&*ix.index, Expr::Range(_)) => {
@@ -4676,6 +4726,12 @@ impl VisitMut for Rewrite<'_> {
                             .unwrap_or(::core::f64::NAN) as #ty)
                     );
                 }
+            }
+            // `V2::ZERO`: a constant of the user's type, lifted to the twin's scalar.
+            Expr::Path(p) if STRUCTS.with(|st| st.get()) && associated_constant_of_users(p) => {
+                let t = syn::Ident::new(PARAM, Span::call_site());
+                let c = p.clone();
+                *e = syn::parse_quote!(::mochi::__private::lift_value::<#t, _>(#c));
             }
             Expr::Path(p) if p.qself.is_none() => {
                 let segs = segments(&p.path);

@@ -4687,6 +4687,152 @@ mod joined_lists {
     }
 }
 
+/// Structs folded and handed on as users write them: a fold from an associated
+/// constant over an array literal of them (`[a, b, c].iter().fold(P2::ZERO, |acc, q| acc
+/// + *q)`), an element given to its own method (`v.dot(v)`), a `&self` method calling
+/// one that takes `self` (`self.conj()`), and a chain over a slice of enums.
+mod structs_folded_and_handed_on {
+    use mochi::prelude::*;
+    use std::ops::{Add, Mul};
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct P2 {
+        pub x: f64,
+        pub y: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Add for P2 {
+        type Output = P2;
+        fn add(self, o: P2) -> P2 {
+            P2 {
+                x: self.x + o.x,
+                y: self.y + o.y,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Mul<f64> for P2 {
+        type Output = P2;
+        fn mul(self, s: f64) -> P2 {
+            P2 {
+                x: self.x * s,
+                y: self.y * s,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl P2 {
+        pub const ZERO: P2 = P2 { x: 0.0, y: 0.0 };
+
+        pub fn dot_with(&self, o: &P2) -> f64 {
+            self.x * o.x + self.y * o.y
+        }
+
+        /// The mirror image in the x axis, taking `self` by value.
+        pub fn flipped(self) -> P2 {
+            P2 {
+                x: self.x,
+                y: -self.y,
+            }
+        }
+
+        /// ⟨p, flip(p)⟩ scaled by k: a `&self` method calling one that takes `self`.
+        pub fn flip_dot(&self, k: f64) -> f64 {
+            self.dot_with(&self.flipped()) * k
+        }
+    }
+
+    /// The centroid of three points by a fold over an array literal from `P2::ZERO`, and
+    /// the points' distances from it.
+    #[differentiable(higher_order)]
+    pub fn centred_spread(p: &[f64]) -> f64 {
+        let a = P2 { x: p[0], y: p[1] };
+        let b = P2 { x: p[2], y: p[3] };
+        let c = P2 { x: p[4], y: p[5] };
+        let centroid = [a, b, c].iter().fold(P2::ZERO, |acc, q| acc + *q) * (1.0 / 3.0);
+        let pts = vec![a, b, c];
+        let weighted = pts.iter().copied().fold(P2::ZERO, |acc, q| acc + q * q.x);
+        let mut s = 0.0;
+        for q in [a, b, c] {
+            let d = q + centroid * -1.0;
+            s += d.dot_with(&d);
+        }
+        s + weighted.dot_with(&centroid) + a.flip_dot(p[5])
+    }
+
+    /// Σ ⟨vᵢ, vᵢ⟩·k² over a slice of points: each element handed to its own method.
+    #[differentiable]
+    pub fn self_dots(vs: &[P2], k: f64) -> f64 {
+        vs.iter().map(|v| v.dot_with(v) * k.powi(2)).sum()
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub enum Tile {
+        Square { side: f64 },
+        Strip { w: f64, h: f64 },
+    }
+
+    #[differentiable]
+    impl Tile {
+        pub fn tile_area(&self) -> f64 {
+            match self {
+                Tile::Square { side } => side * side,
+                Tile::Strip { w, h } => w * h,
+            }
+        }
+    }
+
+    /// Σ area·k² + k over a slice of enums given as an argument (an enum is a choice,
+    /// without a derivative: the gradient is in `k`).
+    #[differentiable]
+    pub fn tiles_scaled(tiles: &[Tile], k: f64) -> f64 {
+        tiles.iter().map(|t| t.tile_area() * k.powi(2) + k).sum()
+    }
+
+    #[test]
+    fn values_and_gradients_by_hand() {
+        let p = [0.3, 0.5, -0.2, 1.1, 0.7, -0.4];
+        let (cx, cy): (f64, f64) = ((p[0] + p[2] + p[4]) / 3.0, (p[1] + p[3] + p[5]) / 3.0);
+        let spread: f64 = (0..3)
+            .map(|i| (p[2 * i] - cx).powi(2) + (p[2 * i + 1] - cy).powi(2))
+            .sum();
+        let (wx, wy) = (0..3).fold((0.0, 0.0), |(sx, sy), i| {
+            (sx + p[2 * i] * p[2 * i], sy + p[2 * i + 1] * p[2 * i])
+        });
+        let want = spread + wx * cx + wy * cy + (p[0] * p[0] - p[1] * p[1]) * p[5];
+        let got = centred_spread(&p);
+        assert!((got - want).abs() < 1e-13, "{got} against {want}");
+
+        let vs = [P2 { x: 0.3, y: 0.4 }, P2 { x: -1.0, y: 2.0 }];
+        let (dvs, dk) = self_dots::gradient(&vs, 1.5);
+        // ∂/∂vᵢ = 2vᵢk², ∂/∂k = 2k Σ|vᵢ|².
+        assert!(
+            (dvs[0].x - 2.0 * 0.3 * 2.25).abs() < 1e-13
+                && (dvs[1].y - 2.0 * 2.0 * 2.25).abs() < 1e-13
+        );
+        assert!((dk - 2.0 * 1.5 * (0.25 + 5.0)).abs() < 1e-12, "{dk}");
+
+        let tiles = [Tile::Square { side: 0.5 }, Tile::Strip { w: 1.0, h: 2.0 }];
+        let (_, dk) = tiles_scaled::gradient(&tiles, 1.5);
+        assert!((dk - (2.0 * 1.5 * 2.25 + 2.0)).abs() < 1e-12, "{dk}");
+        assert!((tiles_scaled(&tiles, 1.5) - (2.25 * 2.25 + 3.0)).abs() < 1e-13);
+
+        // The method taking `self` reached from a `&self` method, and its Hessian.
+        let q = P2 { x: 0.7, y: -0.3 };
+        let (dq, dk) = q.flip_dot_gradient(2.0);
+        assert!((dq.x - 2.8).abs() < 1e-13 && (dq.y - 1.2).abs() < 1e-13);
+        assert!((dk - (0.49 - 0.09)).abs() < 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(centred_spread, [0.3, 0.5, -0.2, 1.1, 0.7, -0.4]);
+    }
+}
+
 /// A borrowed fixed-size array of rows (`&[[f64; 2]; 4]`, a Bezier curve's control
 /// points) as an argument: its gradient, and its generic form (the rows are data there,
 /// so the Hessian is over the scalar argument).

@@ -1277,6 +1277,17 @@ impl Lowerer {
                 code,
             );
         }
+        // `Clone::clone(&e)` (an element bound by a chain's closure, see
+        // `iterchain::CLONED_PARAMS`): `e.clone()`, whose cotangent flows back to `e`.
+        if segs.ends_with(&["Clone".into(), "clone".into()]) && c.args.len() == 1 {
+            if let Expr::Reference(r) = &c.args[0] {
+                if r.mutability.is_none() {
+                    let inner = &r.expr;
+                    let m: Expr = syn::parse_quote_spanned!(syn::spanned::Spanned::span(&c.func)=> (#inner).clone());
+                    return self.lower_expr(&m, code);
+                }
+            }
+        }
         // `f64::from(x)` (lossless: from `f32` or a small integer) is `x as f64`.
         if segs.len() == 2
             && (segs[0] == "f64" || segs[0] == "f32")
@@ -1395,7 +1406,18 @@ impl Lowerer {
                     continue;
                 }
                 let (o, arg) = self.lower_arg(a, code);
-                args.push(arg);
+                // (`Self::conj(self)` in a `&self` method, `self.conj()` as written: the
+                // reference handed on as the callee takes its receiver, a clone for a
+                // `fn conj(self)` of a `Copy` type.)
+                let own_ref = args.is_empty()
+                    && segs[0] == "Self"
+                    && matches!(a, Expr::Path(p) if p.path.is_ident("self"))
+                    && matches!(&o, Operand::Active { is_ref: true, .. });
+                args.push(if own_ref {
+                    quote!(::mochi::__private::receiver(#arg))
+                } else {
+                    arg
+                });
                 ops.push(o);
             }
             let rr = format_ident!("{}_rrule", last, span = fp.path.segments[1].ident.span());
@@ -1772,6 +1794,15 @@ impl Lowerer {
         let mut args = Vec::new();
         for a in std::iter::once(&borrowed).chain(m.args.iter()) {
             let (o, arg) = self.lower_arg(a, code);
+            // (A receiver bound by reference, an element of a chain's closure `|v|
+            // v.dot2(v)`: reborrowed, `&*v`, so that the method is found on the type and
+            // not the missing-method fallback on the reference.)
+            let arg = match &o {
+                Operand::Active {
+                    val, is_ref: true, ..
+                } if args.is_empty() && mut_place.is_none() => quote!(&*#val),
+                _ => arg,
+            };
             args.push(arg);
             ops.push(o);
         }
