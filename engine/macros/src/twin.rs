@@ -3838,6 +3838,56 @@ impl Rewrite<'_> {
 
     /// `lit::<T>(inner)`, `inner` a value of the function's float type (converted to
     /// `f64` exactly for `f32`).
+    /// A match guard comparing a place with a float literal, `Shape::Circle { r } if *r >
+    /// 1.0` (the variant's fields are the enum's own there, `f64`, lifted only in the
+    /// arm's body): the literal as `lit(1.0)`, in the type the comparison infers. Whether
+    /// `e` was such a comparison (then rewritten).
+    fn guard_comparison(&mut self, e: &mut Expr) -> bool {
+        if let Expr::Binary(b) = e {
+            use syn::BinOp::*;
+            let comparison = matches!(b.op, Lt(_) | Le(_) | Gt(_) | Ge(_) | Eq(_) | Ne(_));
+            let float_lit = |x: &Expr| {
+                let x = match crate::desugar::unparen(x) {
+                    Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
+                        crate::desugar::unparen(&u.expr)
+                    }
+                    other => other,
+                };
+                matches!(x, Expr::Lit(l) if matches!(&l.lit, syn::Lit::Float(f) if f.suffix().is_empty()))
+            };
+            let place = |x: &Expr| {
+                let mut x = crate::desugar::unparen(x);
+                if let Expr::Unary(u) = x {
+                    if matches!(u.op, syn::UnOp::Deref(_)) {
+                        x = crate::desugar::unparen(&u.expr);
+                    }
+                }
+                while let Expr::Field(f) = x {
+                    x = crate::desugar::unparen(&f.base);
+                }
+                matches!(x, Expr::Path(p) if p.path.get_ident().is_some_and(|i| i != "self"))
+            };
+            if comparison
+                && (float_lit(&b.right) && place(&b.left) || float_lit(&b.left) && place(&b.right))
+            {
+                let (lit_side, other) = if float_lit(&b.right) {
+                    (&mut b.right, &mut b.left)
+                } else {
+                    (&mut b.left, &mut b.right)
+                };
+                self.visit_expr_mut(other);
+                let inner = lit_side.clone();
+                **lit_side = if float() == "f32" {
+                    syn::parse_quote!(::mochi::__private::lit((#inner) as f64))
+                } else {
+                    syn::parse_quote!(::mochi::__private::lit(#inner))
+                };
+                return true;
+            }
+        }
+        false
+    }
+
     fn lit(inner: TokenStream) -> Expr {
         let t = syn::Ident::new(PARAM, Span::call_site());
         if float() == "f32" {
@@ -4189,7 +4239,17 @@ impl VisitMut for LiteralRefs {
 
 impl VisitMut for Rewrite<'_> {
     fn visit_arm_mut(&mut self, arm: &mut syn::Arm) {
-        syn::visit_mut::visit_arm_mut(self, arm);
+        if let Some((_, g)) = arm.guard.as_mut() {
+            if self.guard_comparison(g) {
+                let guard = arm.guard.take();
+                syn::visit_mut::visit_arm_mut(self, arm);
+                arm.guard = guard;
+            } else {
+                syn::visit_mut::visit_arm_mut(self, arm);
+            }
+        } else {
+            syn::visit_mut::visit_arm_mut(self, arm);
+        }
         let names = lifted_variant_fields(&arm.pat);
         if names.is_empty() {
             return;

@@ -7985,7 +7985,9 @@ mod shape_tables {
             .sum()
     }
 
-    #[differentiable]
+    /// (A guard comparing a field of a constant's element with a literal, `*r > 0.5`:
+    /// `f64` in the generic form too.)
+    #[differentiable(higher_order)]
     pub fn paint(t: &[f64]) -> f64 {
         let price = t[3];
         let mut total = 0.0;
@@ -8004,6 +8006,7 @@ mod shape_tables {
     mod t {
         use crate::all_orders;
         all_orders!(coats, [0.1, 0.2, 0.3]);
+        all_orders!(paint, [0.1, 0.2, 0.3, 1.5]);
 
         #[test]
         fn paint_by_hand() {
