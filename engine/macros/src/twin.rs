@@ -953,7 +953,11 @@ pub fn make_method(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)>
                 }
             }
         }
-        Receivers(r.reference.is_some()).visit_block_mut(&mut twin.block);
+        // (Not for `&mut self`: the other method may take it as it is, which a
+        // reborrow through `receiver` would need to know.)
+        if r.mutability.is_none() {
+            Receivers(r.reference.is_some()).visit_block_mut(&mut twin.block);
+        }
     }
     Ok((twin, arrays))
 }

@@ -1411,6 +1411,7 @@ impl Lowerer {
                 // `fn conj(self)` of a `Copy` type.)
                 let own_ref = args.is_empty()
                     && segs[0] == "Self"
+                    && !self.mut_refs.contains("self")
                     && matches!(a, Expr::Path(p) if p.path.is_ident("self"))
                     && matches!(&o, Operand::Active { is_ref: true, .. });
                 args.push(if own_ref {
