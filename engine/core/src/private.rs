@@ -1221,6 +1221,20 @@ pub fn receiver<X, R: Receive<X>>(r: R) -> X {
     r.receive()
 }
 
+/// `Real` (or `Float`) written as a type in a `#[differentiable]` function, `type Real =
+/// f64;`: the macro reads the alias as `f64` (names it cannot resolve), and checks so.
+#[diagnostic::on_unimplemented(
+    message = "`#[differentiable]` reads the type `Real` (or `Float`) as an alias of `f64`, but here it is `{Self}`",
+    label = "not `f64`",
+    note = "write the float type itself (`f64` or `f32`) in the function's signature and body"
+)]
+pub trait FloatAliasIsF64 {}
+
+impl FloatAliasIsF64 for f64 {}
+
+/// Checks [`FloatAliasIsF64`] where the function is written.
+pub const fn float_alias_is_f64<A: FloatAliasIsF64>() {}
+
 /// `Self` is `T`: the stand-in twin of an associated constructor whose `impl` block has
 /// no generic forms names the struct's mirror through a parameter this pins, so that
 /// the struct need not have one where the stand-in is written, only where it is called.

@@ -18,6 +18,7 @@ thread_local! {
 }
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item = float_aliases(item);
     let item = named_params(item);
     let item = std_forms_named(item);
     match hoist_nested(&attr, &item) {
@@ -28,6 +29,62 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Some(Err((e, item))) => combine(e, item),
         None => expand_one(attr, item),
     }
+}
+
+/// `type Real = f64;` named in a function (`fn det(m: &Mat2) -> Real`, `x as Real`,
+/// `let r: Real`): `Real` and `Float` as types (never a type of the user's, being
+/// `num_traits`'s names for float traits) are `f64`, as the compiler sees them, so that
+/// the function has every form a function over `f64` has. The body checks that the alias
+/// is `f64` (`__private::FloatAliasIsF64`, whose message names it). A function with a type
+/// parameter of that name keeps it.
+fn float_aliases(item: TokenStream) -> TokenStream {
+    const ALIASES: [&str; 2] = ["Real", "Float"];
+    let Ok(mut func) = syn::parse2::<ItemFn>(item.clone()) else {
+        return item;
+    };
+    if func
+        .sig
+        .generics
+        .type_params()
+        .any(|p| ALIASES.contains(&p.ident.to_string().as_str()))
+    {
+        return item;
+    }
+    struct Aliases(Vec<syn::Ident>);
+    impl syn::visit_mut::VisitMut for Aliases {
+        fn visit_type_mut(&mut self, t: &mut syn::Type) {
+            if let syn::Type::Path(p) = t {
+                if let Some(i) = p.path.get_ident().filter(|_| p.qself.is_none()) {
+                    if ALIASES.contains(&i.to_string().as_str()) {
+                        self.0.push(i.clone());
+                        *t = syn::parse_quote_spanned!(i.span()=> f64);
+                        return;
+                    }
+                }
+            }
+            syn::visit_mut::visit_type_mut(self, t);
+        }
+        // (Not the items a body declares: their own names.)
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    let mut found = Aliases(Vec::new());
+    syn::visit_mut::VisitMut::visit_signature_mut(&mut found, &mut func.sig);
+    syn::visit_mut::VisitMut::visit_block_mut(&mut found, &mut func.block);
+    let mut names: Vec<syn::Ident> = Vec::new();
+    for n in found.0 {
+        if !names.iter().any(|m| m == &n) {
+            names.push(n);
+        }
+    }
+    if names.is_empty() {
+        return item;
+    }
+    let checks: Vec<syn::Stmt> = names
+        .iter()
+        .map(|n| syn::parse_quote_spanned!(n.span()=> const _: () = ::mochi::__private::float_alias_is_f64::<#n>();))
+        .collect();
+    func.block.stmts.splice(0..0, checks);
+    quote!(#func)
 }
 
 /// A parameter written as a pattern (`(a, b): (f64, f64)`, `[x, y]: [f64; 2]`,

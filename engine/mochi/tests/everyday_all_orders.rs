@@ -4833,6 +4833,52 @@ mod structs_folded_and_handed_on {
     }
 }
 
+/// A float alias in signatures and bodies (`type Real = f64;`: `-> Real`, `x: Real`,
+/// `let r: Real`, `x as Real`), called from a function whose Hessian goes through them.
+mod float_aliases {
+    use mochi::prelude::*;
+
+    type Real = f64;
+    type Mat2 = [[f64; 2]; 2];
+
+    #[differentiable(higher_order)]
+    pub fn det2(m: &Mat2) -> Real {
+        m[0][0] * m[1][1] - m[0][1] * m[1][0]
+    }
+
+    #[differentiable(higher_order)]
+    pub fn polar_mix(x: Real, y: Real) -> Real {
+        let r: Real = x.hypot(y);
+        let s = x as Real * 0.5;
+        r * s.exp() - (y / r).asin()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn aliased(p: &[f64]) -> f64 {
+        let m: Mat2 = [[p[0], p[1]], [p[2], p[3]]];
+        p[0] + det2(&m).ln() + polar_mix(p[1], p[2])
+    }
+
+    #[test]
+    fn value_by_hand() {
+        let p = [2.0, 0.5, 0.3, 1.5];
+        let r = (0.25f64 + 0.09).sqrt();
+        let want = 2.0 + (3.0f64 - 0.15).ln() + r * 0.25f64.exp() - (0.3 / r).asin();
+        assert!((aliased(&p) - want).abs() < 1e-13);
+        // ∂/∂y of polar_mix at (x, y): (y/r)·e^{x/2} − (1/r − y²/r³)/√(1 − y²/r²).
+        let (x, y) = (0.5f64, 0.3f64);
+        let g = polar_mix::gradient(x, y);
+        let q = y / r;
+        let want_y = q * (x * 0.5).exp() - (1.0 / r - y * y / (r * r * r)) / (1.0 - q * q).sqrt();
+        assert!((g.1 - want_y).abs() < 1e-12, "{} against {want_y}", g.1);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(aliased, [2.0, 0.5, 0.3, 1.5]);
+    }
+}
+
 /// A borrowed fixed-size array of rows (`&[[f64; 2]; 4]`, a Bezier curve's control
 /// points) as an argument: its gradient, and its generic form (the rows are data there,
 /// so the Hessian is over the scalar argument).
