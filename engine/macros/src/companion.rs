@@ -2843,20 +2843,6 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
     }
     let ret: syn::Type = match &sig.output {
         syn::ReturnType::Default => syn::parse_quote!(()),
-        // (A result named by an alias, `-> Real` with `type Real = f64;`: its mirror, the
-        // twin's scalar for a float, so that a caller's twin meets the reason this
-        // function has none rather than a type error.)
-        syn::ReturnType::Type(_, ty)
-            if matches!(&**ty, syn::Type::Path(p) if p.qself.is_none()
-            && p.path.get_ident().is_some_and(|i| {
-                let n = i.to_string();
-                n.starts_with(|c: char| c.is_ascii_uppercase())
-                    && !matches!(n.as_str(), "String" | "Self")
-            })) =>
-        {
-            lifted.push(quote!(fn(&'static ()) -> #ty: ::mochi::__private::TwinOfOutput<#t>,));
-            syn::parse_quote!(<fn(&'static ()) -> #ty as ::mochi::__private::TwinOfOutput<#t>>::Twin)
-        }
         syn::ReturnType::Type(_, ty) => stand_in_type(ty),
     };
     let params: HashSet<String> = [t.to_string()].into_iter().collect();
