@@ -8121,6 +8121,64 @@ fn let_else(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> 
     let m = format_ident!("__mochi_let", span = span);
     let pat = &l.pat;
     let e = &init.expr;
+    // `let Some((first, rest)) = x.split_first() else { D };` (also `split_last`): the
+    // slice tested for emptiness, then taken apart as `let (first, rest) =
+    // x.split_first().unwrap();`, which the slices' rewrites read; `let Some((a, b)) =
+    // g(x) else { D };` of another option of a tuple: bound, tested, and unwrapped into
+    // the tuple's names.
+    if let Pat::TupleStruct(ts) = pat {
+        let tuple = match ts.elems.iter().collect::<Vec<_>>()[..] {
+            [p @ Pat::Tuple(_)] if ts.path.is_ident("Some") => Some(p),
+            _ => None,
+        };
+        if let Some(tuple) = tuple {
+            if let Expr::MethodCall(c) = unparen(e) {
+                let Pat::Tuple(parts) = tuple else {
+                    unreachable!()
+                };
+                let last = c.method == "split_last";
+                if c.args.is_empty()
+                    && (c.method == "split_first" || last)
+                    && parts.elems.len() == 2
+                {
+                    let x = &c.receiver;
+                    let pieces: [Expr; 2] = if last {
+                        [
+                            syn::parse_quote_spanned!(span=> #x[#x.len() - 1]),
+                            syn::parse_quote_spanned!(span=> #x[..#x.len() - 1]),
+                        ]
+                    } else {
+                        [
+                            syn::parse_quote_spanned!(span=> #x[0]),
+                            syn::parse_quote_spanned!(span=> #x[1..]),
+                        ]
+                    };
+                    let mut out: Vec<syn::Stmt> =
+                        vec![syn::parse_quote_spanned!(span=> if #x.is_empty() #diverge)];
+                    for (p, piece) in parts.elems.iter().zip(&pieces) {
+                        match p {
+                            Pat::Wild(_) => {}
+                            Pat::Ident(i) if i.subpat.is_none() => {
+                                out.push(syn::parse_quote_spanned!(span=> let #i = &#piece;))
+                            }
+                            // (`&f` of the element: its value.)
+                            Pat::Reference(r) if matches!(&*r.pat, Pat::Ident(_)) => {
+                                let i = &r.pat;
+                                out.push(syn::parse_quote_spanned!(span=> let #i = #piece;))
+                            }
+                            _ => return None,
+                        }
+                    }
+                    return Some(out);
+                }
+            }
+            return Some(vec![
+                syn::parse_quote_spanned!(span=> let #m = #e;),
+                syn::parse_quote_spanned!(span=> if #m.is_none() #diverge),
+                syn::parse_quote_spanned!(span=> let #tuple = #m.unwrap();),
+            ]);
+        }
+    }
     let mut out: Vec<syn::Stmt> = vec![
         syn::parse_quote_spanned!(span=> let #m = #e;),
         syn::parse_quote_spanned!(span=> if !matches!(&#m, #pat) #diverge),

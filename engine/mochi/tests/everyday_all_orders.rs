@@ -4879,6 +4879,80 @@ mod float_aliases {
     }
 }
 
+/// `let`-`else` taking an option of a pair apart (`let Some((first, rest)) =
+/// x.split_first() else { .. };`, `split_last`, a helper's `Option<(f64, f64)>`), and
+/// `return *first;` of a binding to an element.
+mod let_else_pairs {
+    use mochi::prelude::*;
+
+    #[differentiable(higher_order)]
+    pub fn head_times_rest(x: &[f64]) -> f64 {
+        let Some((first, rest)) = x.split_first() else {
+            return 0.0;
+        };
+        let Some((second, _)) = rest.split_first() else {
+            return *first;
+        };
+        first * second + first * rest.iter().map(|v| v * v).sum::<f64>()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn last_times_max(x: &[f64]) -> f64 {
+        let Some((&last, init)) = x.split_last() else {
+            return 0.0;
+        };
+        let m = init.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+        last * m + last.sin()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn product_and_sum(x: &[f64]) -> Option<(f64, f64)> {
+        if x.len() < 2 {
+            return None;
+        }
+        Some((x[0] * x[1], x[0] + x[1]))
+    }
+
+    #[differentiable(higher_order)]
+    pub fn pair_from_helper(x: &[f64]) -> f64 {
+        let Some((p, s)) = product_and_sum(x) else {
+            return x.iter().sum();
+        };
+        p * s + x[x.len() - 1].exp()
+    }
+
+    #[differentiable]
+    pub fn first_or_product(x: &[f64]) -> f64 {
+        let first = &x[0];
+        if x.len() < 2 {
+            return *first;
+        }
+        first * x[1]
+    }
+
+    #[test]
+    fn values_and_short_inputs() {
+        let x = [0.5, 1.5, 2.0];
+        assert!((head_times_rest(&x) - (0.75 + 0.5 * 6.25)).abs() < 1e-13);
+        assert!((last_times_max(&x) - (3.0 + 2.0f64.sin())).abs() < 1e-13);
+        assert!((pair_from_helper(&x) - (0.75 * 2.0 + 2.0f64.exp())).abs() < 1e-13);
+        // The short paths, and their gradients.
+        assert_eq!(head_times_rest(&[0.7]), 0.7);
+        assert_eq!(head_times_rest::gradient(&[0.7]), vec![1.0]);
+        assert_eq!(head_times_rest::gradient(&[]), Vec::<f64>::new());
+        assert_eq!(pair_from_helper::gradient(&[0.7]), vec![1.0]);
+        assert_eq!(first_or_product::gradient(&[0.7]), vec![1.0]);
+        assert_eq!(first_or_product::gradient(&[0.5, 1.5]), vec![1.5, 0.5]);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(head_times_rest, [0.5, 1.5, 2.0, -0.4]);
+        all_orders!(last_times_max, [0.5, 1.5, -0.3, 2.0]);
+        all_orders!(pair_from_helper, [0.5, 1.5, 2.0]);
+    }
+}
+
 /// A borrowed fixed-size array of rows (`&[[f64; 2]; 4]`, a Bezier curve's control
 /// points) as an argument: its gradient, and its generic form (the rows are data there,
 /// so the Hessian is over the scalar argument).

@@ -1307,9 +1307,13 @@ impl Lowerer {
             None => Operand::Inactive(quote!(())),
         };
         let mut val = o.val();
-        // `return r;` of a local: the statements after it are still written (guarded by
-        // the flag), so Rust would see `r` moved; the value returned is a copy.
-        if matches!(&r.expr, Some(e) if matches!(crate::desugar::unparen(e), Expr::Path(p) if p.path.get_ident().is_some()))
+        // `return *first;` of a binding to an element (`let first = &x[0];`): the operand
+        // is the reference, and the value returned its copy.
+        if matches!(&o, Operand::Active { is_ref: true, .. })
+            && matches!(&r.expr, Some(e) if matches!(crate::desugar::unparen(e), Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_))))
+        {
+            val = quote!(::core::clone::Clone::clone(#val));
+        } else if matches!(&r.expr, Some(e) if matches!(crate::desugar::unparen(e), Expr::Path(p) if p.path.get_ident().is_some()))
         {
             val = quote!(::core::clone::Clone::clone(&#val));
         }
