@@ -189,6 +189,48 @@ fn std_forms_named(item: TokenStream) -> TokenStream {
                 *e = syn::Expr::MethodCall(fm);
             }
         }
+        // `let a: &[f64; 2] = x[1..3].try_into().unwrap();` (also `expect`): the array
+        // bound by value first, `let __mochi_arr0: [f64; 2] = ..; let a = &__mochi_arr0;`,
+        // since the conversion's rule makes the array.
+        fn visit_block_mut(&mut self, b: &mut syn::Block) {
+            syn::visit_mut::visit_block_mut(self, b);
+            let mut out = Vec::with_capacity(b.stmts.len());
+            for st in std::mem::take(&mut b.stmts) {
+                let syn::Stmt::Local(l) = &st else {
+                    out.push(st);
+                    continue;
+                };
+                let converted = match (&l.pat, &l.init) {
+                    (syn::Pat::Type(pt), Some(init)) if init.diverge.is_none() => {
+                        match (&*pt.ty, crate::desugar::unparen(&init.expr)) {
+                            (syn::Type::Reference(r), syn::Expr::MethodCall(end))
+                                if r.mutability.is_none()
+                                    && matches!(&*r.elem, syn::Type::Array(_))
+                                    && matches!(
+                                        end.method.to_string().as_str(),
+                                        "unwrap" | "expect"
+                                    )
+                                    && matches!(crate::desugar::unparen(&end.receiver),
+                                        syn::Expr::MethodCall(t) if t.method == "try_into" && t.args.is_empty()) =>
+                            {
+                                Some((&*pt.pat, &*r.elem, &init.expr))
+                            }
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                let Some((pat, arr, e)) = converted else {
+                    out.push(st);
+                    continue;
+                };
+                let span = syn::spanned::Spanned::span(e);
+                let tmp = format_ident!("__mochi_arr{}", out.len(), span = span);
+                out.push(syn::parse_quote_spanned!(span=> let #tmp: #arr = #e;));
+                out.push(syn::parse_quote_spanned!(span=> let #pat = &#tmp;));
+            }
+            b.stmts = out;
+        }
         fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     }
     let Ok(mut func) = syn::parse2::<ItemFn>(item.clone()) else {

@@ -4921,6 +4921,14 @@ mod let_else_pairs {
         p * s + x[x.len() - 1].exp()
     }
 
+    /// A sub-slice converted to a borrowed array and to one by value.
+    #[differentiable(higher_order)]
+    pub fn arrays_from_slices(x: &[f64]) -> f64 {
+        let a: &[f64; 2] = x[1..3].try_into().unwrap();
+        let b: [f64; 2] = x[..2].try_into().expect("two");
+        a[0] * a[1] + b[0] * b[0] * a[1]
+    }
+
     #[differentiable]
     pub fn first_or_product(x: &[f64]) -> f64 {
         let first = &x[0];
@@ -4950,6 +4958,15 @@ mod let_else_pairs {
         all_orders!(head_times_rest, [0.5, 1.5, 2.0, -0.4]);
         all_orders!(last_times_max, [0.5, 1.5, -0.3, 2.0]);
         all_orders!(pair_from_helper, [0.5, 1.5, 2.0]);
+        all_orders!(arrays_from_slices, [0.5, 1.5, 2.0, -0.3]);
+
+        #[test]
+        fn arrays_from_slices_by_hand() {
+            let x = [0.5, 1.5, 2.0, -0.3];
+            assert!((super::arrays_from_slices(&x) - (3.0 + 0.25 * 2.0)).abs() < 1e-13);
+            let g = super::arrays_from_slices::gradient(&x);
+            assert_eq!(g, vec![2.0 * 0.5 * 2.0, 2.0, 1.5 + 0.25, 0.0]);
+        }
     }
 }
 
