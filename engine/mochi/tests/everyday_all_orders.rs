@@ -4881,7 +4881,8 @@ mod float_aliases {
 
 /// `let`-`else` taking an option of a pair apart (`let Some((first, rest)) =
 /// x.split_first() else { .. };`, `split_last`, a helper's `Option<(f64, f64)>`), and
-/// `return *first;` of a binding to an element.
+/// `return *first;` of a binding to an element, and a branch whose value is one
+/// (`[a] => *a` matching a chunk).
 mod let_else_pairs {
     use mochi::prelude::*;
 
@@ -4929,6 +4930,17 @@ mod let_else_pairs {
         a[0] * a[1] + b[0] * b[0] * a[1]
     }
 
+    #[differentiable(higher_order)]
+    pub fn chunk_products(x: &[f64]) -> f64 {
+        x.chunks(2)
+            .map(|c| match c {
+                [a, b] => a * b,
+                [a] => *a,
+                _ => 0.0,
+            })
+            .sum()
+    }
+
     #[differentiable]
     pub fn first_or_product(x: &[f64]) -> f64 {
         let first = &x[0];
@@ -4959,6 +4971,17 @@ mod let_else_pairs {
         all_orders!(last_times_max, [0.5, 1.5, -0.3, 2.0]);
         all_orders!(pair_from_helper, [0.5, 1.5, 2.0]);
         all_orders!(arrays_from_slices, [0.5, 1.5, 2.0, -0.3]);
+        all_orders!(chunk_products, [0.5, 1.5, 2.0, -0.3, 0.7]);
+
+        #[test]
+        fn chunk_products_by_hand() {
+            let x = [0.5, 1.5, 2.0, -0.3, 0.7];
+            assert!((super::chunk_products(&x) - (0.75 - 0.6 + 0.7)).abs() < 1e-13);
+            assert_eq!(
+                super::chunk_products::gradient(&x),
+                vec![1.5, 0.5, -0.3, 2.0, 1.0]
+            );
+        }
 
         #[test]
         fn arrays_from_slices_by_hand() {

@@ -82,6 +82,10 @@ impl Lowerer {
         let out = out.filter(|_| !stmts.last().is_some_and(panics));
         let tail = self.lower_stmts(stmts, &mut inner, out.is_some());
         self.branch_depth -= 1;
+        // (`[a] => *a` of a binding to an element: the tail is the reference, and the
+        // branch's value its copy.)
+        let deref_tail = matches!(stmts.last(), Some(Stmt::Expr(e, None))
+            if matches!(crate::desugar::unparen(e), Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_))));
         if let Some((v, cot)) = out {
             match tail {
                 Some(o) => {
@@ -91,7 +95,7 @@ impl Lowerer {
                     let val = match &o {
                         Operand::Active {
                             is_ref: true, val, ..
-                        } if self.captured.contains(&val.to_string()) => {
+                        } if deref_tail || self.captured.contains(&val.to_string()) => {
                             quote!(::core::clone::Clone::clone(#val))
                         }
                         _ => o.val(),
