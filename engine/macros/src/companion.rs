@@ -84,6 +84,10 @@ fn float_aliases(item: TokenStream) -> TokenStream {
         .map(|n| syn::parse_quote_spanned!(n.span()=> const _: () = ::mochi::__private::float_alias_is_f64::<#n>();))
         .collect();
     func.block.stmts.splice(0..0, checks);
+    // (`x as Real` is `x as f64` now, which clippy would call needless in the user's
+    // function.)
+    func.attrs
+        .push(syn::parse_quote!(#[allow(clippy::unnecessary_cast)]));
     quote!(#func)
 }
 

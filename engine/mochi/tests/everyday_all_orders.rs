@@ -4747,6 +4747,7 @@ mod structs_folded_and_handed_on {
 
     /// The centroid of three points by a fold over an array literal from `P2::ZERO`, and
     /// the points' distances from it.
+    #[allow(clippy::useless_vec)]
     #[differentiable(higher_order)]
     pub fn centred_spread(p: &[f64]) -> f64 {
         let a = P2 { x: p[0], y: p[1] };
