@@ -1036,13 +1036,9 @@ fn struct_built_by(e: &Expr) -> Option<syn::Path> {
         // (An associated constant of a capitalised type, `V2::ZERO`.)
         Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 2 => {
             let (ty, c) = (&p.path.segments[0].ident, &p.path.segments[1].ident);
-            let constant = c.to_string();
             (ty.to_string()
                 .starts_with(|ch: char| ch.is_ascii_uppercase())
-                && constant
-                    .chars()
-                    .all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
-                && constant.starts_with(|ch: char| ch.is_ascii_uppercase()))
+                && crate::twin::is_constant_name(&c.to_string()))
             .then(|| ty.clone().into())
         }
         _ => None,

@@ -832,7 +832,7 @@ fn constant_struct_locals(block: &syn::Block) -> HashSet<String> {
 }
 
 /// A constant's name, `YS`, `WEIGHTS_2`.
-fn is_constant_name(n: &str) -> bool {
+pub(crate) fn is_constant_name(n: &str) -> bool {
     n.len() > 1
         && n.starts_with(|c: char| c.is_ascii_uppercase())
         && n.chars()
@@ -2866,12 +2866,7 @@ fn associated_constant_of_users(p: &syn::ExprPath) -> bool {
     p.qself.is_none()
         && segs.len() == 2
         && segs.iter().all(|s| s.arguments.is_none())
-        && {
-            let c = segs[1].ident.to_string();
-            c.starts_with(|ch: char| ch.is_ascii_uppercase())
-                && c.chars()
-                    .all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
-        }
+        && is_constant_name(&segs[1].ident.to_string())
         && (constructor_type(&segs[0].ident.to_string())
             || segs[0].ident == "Self" && IMPL_TYPE.with(|t| t.borrow().is_some()))
 }
@@ -4243,16 +4238,15 @@ impl VisitMut for LiteralRefs {
 
 impl VisitMut for Rewrite<'_> {
     fn visit_arm_mut(&mut self, arm: &mut syn::Arm) {
-        if let Some((_, g)) = arm.guard.as_mut() {
-            if self.guard_comparison(g) {
-                let guard = arm.guard.take();
-                syn::visit_mut::visit_arm_mut(self, arm);
-                arm.guard = guard;
-            } else {
-                syn::visit_mut::visit_arm_mut(self, arm);
-            }
-        } else {
-            syn::visit_mut::visit_arm_mut(self, arm);
+        // (A guard written already is kept out of the visit.)
+        let written = match arm.guard.as_mut() {
+            Some((_, g)) => self.guard_comparison(g),
+            None => false,
+        };
+        let guard = if written { arm.guard.take() } else { None };
+        syn::visit_mut::visit_arm_mut(self, arm);
+        if written {
+            arm.guard = guard;
         }
         let names = lifted_variant_fields(&arm.pat);
         if names.is_empty() {

@@ -84,8 +84,7 @@ impl Lowerer {
         self.branch_depth -= 1;
         // (`[a] => *a` of a binding to an element: the tail is the reference, and the
         // branch's value its copy.)
-        let deref_tail = matches!(stmts.last(), Some(Stmt::Expr(e, None))
-            if matches!(crate::desugar::unparen(e), Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_))));
+        let deref_tail = matches!(stmts.last(), Some(Stmt::Expr(e, None)) if super::is_deref(e));
         if let Some((v, cot)) = out {
             match tail {
                 Some(o) => {

@@ -294,6 +294,13 @@ const PURE_FUNCTIONS: &[&str] = &[
 ];
 
 /// A name written as constants are (`HALF_LN_2PI`, `N`): upper case, digits, `_`.
+/// `*r` (in parentheses or not): a value read through a reference, whose operand is the
+/// reference when `r` is bound to one; where the value leaves (a `return`, a branch's
+/// value) it is copied.
+pub(crate) fn is_deref(e: &Expr) -> bool {
+    matches!(crate::desugar::unparen(e), Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)))
+}
+
 fn is_constant_name(n: &str) -> bool {
     n.chars()
         .all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit())
@@ -1310,7 +1317,7 @@ impl Lowerer {
         // `return *first;` of a binding to an element (`let first = &x[0];`): the operand
         // is the reference, and the value returned its copy.
         if matches!(&o, Operand::Active { is_ref: true, .. })
-            && matches!(&r.expr, Some(e) if matches!(crate::desugar::unparen(e), Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_))))
+            && r.expr.as_deref().is_some_and(is_deref)
         {
             val = quote!(::core::clone::Clone::clone(#val));
         } else if matches!(&r.expr, Some(e) if matches!(crate::desugar::unparen(e), Expr::Path(p) if p.path.get_ident().is_some()))
