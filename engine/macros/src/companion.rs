@@ -129,6 +129,28 @@ fn named_params(item: TokenStream) -> TokenStream {
     quote!(#func)
 }
 
+/// `let a: &[f64; 2] = e.try_into().unwrap();` (or `.expect(..)`): the pattern, the
+/// array type and the conversion.
+fn borrowed_array_conversion(l: &syn::Local) -> Option<(&syn::Pat, &syn::Type, &syn::Expr)> {
+    let syn::Pat::Type(pt) = &l.pat else {
+        return None;
+    };
+    let init = l.init.as_ref().filter(|i| i.diverge.is_none())?;
+    let syn::Type::Reference(r) = &*pt.ty else {
+        return None;
+    };
+    let syn::Expr::MethodCall(end) = crate::desugar::unparen(&init.expr) else {
+        return None;
+    };
+    let converts = matches!(crate::desugar::unparen(&end.receiver),
+        syn::Expr::MethodCall(t) if t.method == "try_into" && t.args.is_empty());
+    (r.mutability.is_none()
+        && matches!(&*r.elem, syn::Type::Array(_))
+        && matches!(end.method.to_string().as_str(), "unwrap" | "expect")
+        && converts)
+        .then_some((&*pt.pat, &*r.elem, &*init.expr))
+}
+
 /// `Vec::from_iter(chain)` as `chain.collect::<Vec<_>>()` (what `collect` calls), and
 /// `let v: Vec<f64> = x.into();` as `let v: Vec<f64> = Vec::from(x);`: the same
 /// conversion, named (a rule method `into` would meet std's blanket `Into`, which the
@@ -204,26 +226,7 @@ fn std_forms_named(item: TokenStream) -> TokenStream {
                     out.push(st);
                     continue;
                 };
-                let converted = match (&l.pat, &l.init) {
-                    (syn::Pat::Type(pt), Some(init)) if init.diverge.is_none() => {
-                        match (&*pt.ty, crate::desugar::unparen(&init.expr)) {
-                            (syn::Type::Reference(r), syn::Expr::MethodCall(end))
-                                if r.mutability.is_none()
-                                    && matches!(&*r.elem, syn::Type::Array(_))
-                                    && matches!(
-                                        end.method.to_string().as_str(),
-                                        "unwrap" | "expect"
-                                    )
-                                    && matches!(crate::desugar::unparen(&end.receiver),
-                                        syn::Expr::MethodCall(t) if t.method == "try_into" && t.args.is_empty()) =>
-                            {
-                                Some((&*pt.pat, &*r.elem, &init.expr))
-                            }
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                };
+                let converted = borrowed_array_conversion(l);
                 let Some((pat, arr, e)) = converted else {
                     out.push(st);
                     continue;

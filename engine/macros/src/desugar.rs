@@ -1353,16 +1353,11 @@ impl TemporarySequences<'_> {
     /// closures (whose parameters the elements may name) or branches.
     fn hoist_literal_sequences(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) {
         fn plain_elements(e: &Expr) -> bool {
-            let elems: Vec<&Expr> = match e {
-                Expr::Array(a) => a.elems.iter().collect(),
-                _ => return false,
-            };
-            !elems.is_empty()
-                && elems.iter().all(|x| {
-                    matches!(unparen(x), Expr::Path(p) if p.path.get_ident().is_some())
-                        || matches!(unparen(x), Expr::Field(f)
-                            if matches!(&*f.base, Expr::Path(p) if p.path.get_ident().is_some()))
-                })
+            let name =
+                |x: &Expr| matches!(unparen(x), Expr::Path(p) if p.path.get_ident().is_some());
+            matches!(e, Expr::Array(a) if !a.elems.is_empty()
+                && a.elems.iter().all(|x| name(x)
+                    || matches!(unparen(x), Expr::Field(f) if name(&f.base))))
         }
         match e {
             Expr::MethodCall(m) => {
@@ -2771,15 +2766,18 @@ impl ViewLists<'_> {
 
 impl VisitMut for ViewLists<'_> {
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
-        let Some(src) = l.init.as_ref().and_then(|i| self.source(&i.expr)) else {
+        let Some(init) = l.init.as_mut() else {
             return syn::visit_mut::visit_local_mut(self, l);
         };
-        let init = l.init.as_ref().expect("an initialiser");
+        let Some(src) = self.source(&init.expr) else {
+            return syn::visit_mut::visit_local_mut(self, l);
+        };
+        let span = init.expr.span();
+        *init.expr = syn::parse_quote_spanned!(span=> &#src);
+        // (`let views: Vec<_>` is a borrow of the sequence now.)
         if let Pat::Type(t) = &l.pat {
             l.pat = (*t.pat).clone();
         }
-        let span = init.expr.span();
-        *l.init.as_mut().expect("an initialiser").expr = syn::parse_quote_spanned!(span=> &#src);
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
@@ -8123,61 +8121,38 @@ fn let_else(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> 
     let e = &init.expr;
     // `let Some((first, rest)) = x.split_first() else { D };` (also `split_last`): the
     // slice tested for emptiness, then taken apart as `let (first, rest) =
-    // x.split_first().unwrap();`, which the slices' rewrites read; `let Some((a, b)) =
-    // g(x) else { D };` of another option of a tuple: bound, tested, and unwrapped into
-    // the tuple's names.
-    if let Pat::TupleStruct(ts) = pat {
-        let tuple = match ts.elems.iter().collect::<Vec<_>>()[..] {
-            [p @ Pat::Tuple(_)] if ts.path.is_ident("Some") => Some(p),
-            _ => None,
-        };
-        if let Some(tuple) = tuple {
-            if let Expr::MethodCall(c) = unparen(e) {
-                let Pat::Tuple(parts) = tuple else {
-                    unreachable!()
-                };
-                let last = c.method == "split_last";
-                if c.args.is_empty()
-                    && (c.method == "split_first" || last)
-                    && parts.elems.len() == 2
-                {
-                    let x = &c.receiver;
-                    let pieces: [Expr; 2] = if last {
-                        [
-                            syn::parse_quote_spanned!(span=> #x[#x.len() - 1]),
-                            syn::parse_quote_spanned!(span=> #x[..#x.len() - 1]),
-                        ]
-                    } else {
-                        [
-                            syn::parse_quote_spanned!(span=> #x[0]),
-                            syn::parse_quote_spanned!(span=> #x[1..]),
-                        ]
-                    };
-                    let mut out: Vec<syn::Stmt> =
-                        vec![syn::parse_quote_spanned!(span=> if #x.is_empty() #diverge)];
-                    for (p, piece) in parts.elems.iter().zip(&pieces) {
-                        match p {
-                            Pat::Wild(_) => {}
-                            Pat::Ident(i) if i.subpat.is_none() => {
-                                out.push(syn::parse_quote_spanned!(span=> let #i = &#piece;))
-                            }
-                            // (`&f` of the element: its value.)
-                            Pat::Reference(r) if matches!(&*r.pat, Pat::Ident(_)) => {
-                                let i = &r.pat;
-                                out.push(syn::parse_quote_spanned!(span=> let #i = #piece;))
-                            }
-                            _ => return None,
-                        }
-                    }
-                    return Some(out);
-                }
-            }
-            return Some(vec![
-                syn::parse_quote_spanned!(span=> let #m = #e;),
-                syn::parse_quote_spanned!(span=> if #m.is_none() #diverge),
-                syn::parse_quote_spanned!(span=> let #tuple = #m.unwrap();),
-            ]);
+    // x.split_first().unwrap();` is (`SplitTupleLets::split`); `let Some((a, b)) = g(x)
+    // else { D };` of another option of a tuple: bound, tested, and unwrapped into the
+    // tuple's names.
+    let tuple = match pat {
+        Pat::TupleStruct(ts)
+            if ts.path.is_ident("Some")
+                && ts.elems.len() == 1
+                && matches!(ts.elems[0], Pat::Tuple(_)) =>
+        {
+            Some(&ts.elems[0])
         }
+        _ => None,
+    };
+    if let Some(tuple) = tuple {
+        let unwrapped: syn::Stmt = syn::parse_quote_spanned!(span=> let #tuple = #e.unwrap(););
+        let syn::Stmt::Local(unwrapped) = unwrapped else {
+            unreachable!("a `let` statement")
+        };
+        // (`split` takes apart only the ends of `split_first`/`split_last`.)
+        if let (Expr::MethodCall(c), Some(parts)) = (unparen(e), SplitTupleLets::split(&unwrapped))
+        {
+            let x = &c.receiver;
+            let mut out: Vec<syn::Stmt> =
+                vec![syn::parse_quote_spanned!(span=> if #x.is_empty() #diverge)];
+            out.extend(parts);
+            return Some(out);
+        }
+        return Some(vec![
+            syn::parse_quote_spanned!(span=> let #m = #e;),
+            syn::parse_quote_spanned!(span=> if #m.is_none() #diverge),
+            syn::parse_quote_spanned!(span=> let #tuple = #m.unwrap();),
+        ]);
     }
     let mut out: Vec<syn::Stmt> = vec![
         syn::parse_quote_spanned!(span=> let #m = #e;),

@@ -54,49 +54,38 @@ pub trait ViewList: Tangent {
     fn views(&self) -> Vec<ArrayView<'_, Self::Elem, Self::Dim>>;
 }
 
-impl<'v, T: Elem, D: Dimension, const N: usize> ViewList for [ArrayView<'v, T, D>; N] {
-    type Elem = T;
-    type Dim = D;
-    fn views(&self) -> Vec<ArrayView<'_, T, D>> {
-        self.iter().map(|v| v.view()).collect()
-    }
+/// `ViewList` for lists of arrays of one kind: an array of them, a slice, a `Vec`.
+macro_rules! view_lists {
+    ($([$($lt:lifetime)?] $array:ty;)*) => {$(
+        impl<$($lt,)? T: Elem, D: Dimension, const N: usize> ViewList for [$array; N] {
+            type Elem = T;
+            type Dim = D;
+            fn views(&self) -> Vec<ArrayView<'_, T, D>> {
+                self.iter().map(|v| v.view()).collect()
+            }
+        }
+        impl<$($lt,)? T: Elem, D: Dimension> ViewList for [$array] {
+            type Elem = T;
+            type Dim = D;
+            fn views(&self) -> Vec<ArrayView<'_, T, D>> {
+                self.iter().map(|v| v.view()).collect()
+            }
+        }
+        impl<$($lt,)? T: Elem, D: Dimension> ViewList for Vec<$array> {
+            type Elem = T;
+            type Dim = D;
+            fn views(&self) -> Vec<ArrayView<'_, T, D>> {
+                self.iter().map(|v| v.view()).collect()
+            }
+        }
+    )*};
 }
-impl<'v, T: Elem, D: Dimension> ViewList for [ArrayView<'v, T, D>] {
-    type Elem = T;
-    type Dim = D;
-    fn views(&self) -> Vec<ArrayView<'_, T, D>> {
-        self.iter().map(|v| v.view()).collect()
-    }
-}
-impl<'v, T: Elem, D: Dimension> ViewList for Vec<ArrayView<'v, T, D>> {
-    type Elem = T;
-    type Dim = D;
-    fn views(&self) -> Vec<ArrayView<'_, T, D>> {
-        self.iter().map(|v| v.view()).collect()
-    }
-}
-// (A sequence of owned arrays, `&heads` where the function wrote
+
+// (Also a sequence of owned arrays, `&heads` where the function wrote
 // `heads.iter().map(|a| a.view()).collect::<Vec<_>>()`: its cotangent is the arrays'.)
-impl<T: Elem, D: Dimension, const N: usize> ViewList for [Array<T, D>; N] {
-    type Elem = T;
-    type Dim = D;
-    fn views(&self) -> Vec<ArrayView<'_, T, D>> {
-        self.iter().map(|v| v.view()).collect()
-    }
-}
-impl<T: Elem, D: Dimension> ViewList for [Array<T, D>] {
-    type Elem = T;
-    type Dim = D;
-    fn views(&self) -> Vec<ArrayView<'_, T, D>> {
-        self.iter().map(|v| v.view()).collect()
-    }
-}
-impl<T: Elem, D: Dimension> ViewList for Vec<Array<T, D>> {
-    type Elem = T;
-    type Dim = D;
-    fn views(&self) -> Vec<ArrayView<'_, T, D>> {
-        self.iter().map(|v| v.view()).collect()
-    }
+view_lists! {
+    ['v] ArrayView<'v, T, D>;
+    [] Array<T, D>;
 }
 impl<L: ViewList + ?Sized> ViewList for &L {
     type Elem = L::Elem;
