@@ -433,7 +433,18 @@ impl Lowerer {
             name: it.clone(),
             value: quote!(#iter),
         });
-        let get = self.save(quote!(::core::clone::Clone::clone(&#it)), code);
+        // A range whose bounds the reverse sweep can compute again (`0..d`, `i + 1..n`
+        // inside another loop) is written again there, not saved on every trip of the
+        // loops around it.
+        let get = match &**iter {
+            Expr::Range(r)
+                if r.start.as_deref().is_some_and(|e| self.recomputable(e))
+                    && r.end.as_deref().is_some_and(|e| self.recomputable(e)) =>
+            {
+                quote!((#r))
+            }
+            _ => self.save(quote!(::core::clone::Clone::clone(&#it)), code),
+        };
         let pat_c = pat.clone();
         let flags = LoopFlags {
             brk: None,
