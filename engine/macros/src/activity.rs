@@ -236,14 +236,7 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
         }
         // A closure's value may be a name bound inside it (`|p| { let t = c * p; t }`),
         // which the enclosing analysis keeps local: the body is analysed on its own.
-        Expr::Closure(c) => match &*c.body {
-            Expr::Block(b) => {
-                let mut inner = active.clone();
-                analyse(&b.block, &mut inner);
-                block_value_active(&b.block, &inner)
-            }
-            other => expr_is_active(other, active),
-        },
+        Expr::Closure(c) => expr_is_active(&c.body, active),
         // A `loop` whose `break`s carry a value computed from differentiable names.
         Expr::Loop(l) => {
             crate::desugar::breaks_with_value(&l.body, l.label.as_ref().map(|l| &l.name))
@@ -253,10 +246,22 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
     }
 }
 
+/// Whether the value of block `b` carries a derivative. Its tail may be a name bound
+/// inside it (`{ let mu = theta[1]; mu }`), which an enclosing analysis that keeps a
+/// closure's bindings local has not seen: a block with statements is analysed on its own.
+/// (Before 2026-12-05 a closure's body in parentheses, `|&v| ({ let mu = theta[1]; .. })`,
+/// as the inlining of a local closure writes a call, was judged by the enclosing set:
+/// a silent zero derivative.)
 fn block_value_active(b: &syn::Block, active: &HashSet<String>) -> bool {
-    match b.stmts.last() {
-        Some(Stmt::Expr(e, None)) => expr_is_active(e, active),
-        _ => false,
+    let Some(Stmt::Expr(e, None)) = b.stmts.last() else {
+        return false;
+    };
+    if b.stmts.len() > 1 {
+        let mut inner = active.clone();
+        analyse(b, &mut inner);
+        expr_is_active(e, &inner)
+    } else {
+        expr_is_active(e, active)
     }
 }
 

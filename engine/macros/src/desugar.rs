@@ -2196,9 +2196,11 @@ struct EffectfulConditions<'a> {
 }
 
 impl EffectfulConditions<'_> {
+    /// A new name, ending in `_`: the lowering names its temporaries `__mochi_<what><n>`
+    /// with a counter of its own, and one of those must never shadow a name written here.
     fn fresh(&mut self, what: &str, span: Span) -> syn::Ident {
         self.next += 1;
-        format_ident!("__mochi_{}{}", what, self.next, span = span)
+        format_ident!("__mochi_{}{}_", what, self.next, span = span)
     }
 }
 

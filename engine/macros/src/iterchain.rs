@@ -1272,9 +1272,11 @@ impl<'a> Writer<'a> {
         syn::parse_quote!(#base[#index])
     }
 
+    /// A new name, ending in `_`: the lowering names its temporaries `__mochi_<what><n>`
+    /// with a counter of its own, and one of those must never shadow a name written here.
     fn fresh(&mut self, p: &str) -> syn::Ident {
         *self.next += 1;
-        format_ident!("__mochi_{}{}", p, *self.next, span = self.span)
+        format_ident!("__mochi_{}{}_", p, *self.next, span = self.span)
     }
 
     /// The length of the stream after `st`, as an expression.

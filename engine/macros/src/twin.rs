@@ -1956,7 +1956,7 @@ fn rename_shadowing_closure_params(func: &mut ItemFn) {
             }
             for n in names {
                 if self.counts.get(&n).is_some_and(|k| *k > 1) {
-                    let to = quote::format_ident!("__mochi_{}{}", n, self.next);
+                    let to = quote::format_ident!("__mochi_shadow{}_{}", self.next, n);
                     self.next += 1;
                     let mut r = InClosure { from: &n, to: &to };
                     for p in c.inputs.iter_mut() {

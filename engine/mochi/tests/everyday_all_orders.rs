@@ -8316,3 +8316,186 @@ mod recurrent_cells {
         }
     }
 }
+
+/// A local closure with typed parameters called from an element closure (`|&v|`), its
+/// arguments values computed before the chain; and the same closure parameter name (`v`)
+/// bound again by the closure it calls, in the generic form that Hessians run on.
+mod closures_called_from_chains {
+    use mochi::prelude::*;
+
+    const DATA: [f64; 4] = [0.4, 1.3, 2.2, 0.9];
+
+    #[differentiable(higher_order)]
+    pub fn log_add(a: f64, b: f64) -> f64 {
+        a.max(b) + (-(a - b).abs()).exp().ln_1p()
+    }
+
+    /// θ = (_, μ₁, ln σ₁, μ₂, ln σ₂): a two-component mixture's log-likelihood of `DATA`.
+    #[differentiable(higher_order)]
+    pub fn mixture(theta: &[f64]) -> f64 {
+        let (s1, s2) = (theta[2].exp(), theta[4].exp());
+        let component = |v: f64, mu: f64, s: f64| -0.5 * ((v - mu) / s).powi(2) - s.ln();
+        DATA.iter()
+            .map(|&v| log_add(component(v, theta[1], s1), component(v, theta[3], s2)))
+            .sum::<f64>()
+            + theta[0] * theta[0]
+    }
+
+    /// The elements themselves differentiable, and the closure's values put into a
+    /// tuple and an array.
+    #[differentiable(higher_order)]
+    pub fn paired(x: &[f64]) -> f64 {
+        let k = x[0].exp();
+        let scaled = |v: f64, w: f64| v * w + k;
+        x[1..]
+            .iter()
+            .map(|&v| {
+                let t = (scaled(v, k), k);
+                let a = [k, scaled(v, 2.0)];
+                t.0 * t.1 + a[0] * a[1]
+            })
+            .sum()
+    }
+
+    /// A local closure that captures nothing, called with a differentiable argument
+    /// from a chain over constant data. Before 2026-12-05 its derivative was a silent
+    /// zero: the call is inlined as a block in parentheses, whose `let`s the chain's
+    /// constant test did not see.
+    #[differentiable(higher_order)]
+    pub fn centred_data(theta: &[f64]) -> f64 {
+        let component = |v: f64, mu: f64| -0.5 * (v - mu).powi(2);
+        DATA.iter().map(|&v| component(v, theta[1])).sum::<f64>() + theta[0]
+    }
+
+    /// The same in the forms a user writes by hand: a block as an operand, an `if`
+    /// branch and a `match` arm binding a differentiable value, over constant data.
+    #[differentiable(higher_order)]
+    pub fn blocks_in_chains(theta: &[f64]) -> f64 {
+        let a: f64 = DATA
+            .iter()
+            .map(|&v| {
+                v * {
+                    let mu = theta[0];
+                    mu * mu
+                }
+            })
+            .sum();
+        let b: f64 = DATA
+            .iter()
+            .map(|&v| {
+                if v > 1.0 {
+                    let mu = theta[1];
+                    mu * v
+                } else {
+                    0.0
+                }
+            })
+            .sum();
+        let c: f64 = DATA
+            .iter()
+            .map(|&v| match v > 1.0 {
+                true => {
+                    let s = theta[2].sin();
+                    s * v
+                }
+                false => 0.0,
+            })
+            .sum();
+        a + b + c
+    }
+
+    #[test]
+    fn blocks_by_hand() {
+        let theta = [0.5, -0.3, 0.8];
+        // Σv = 4.8; the data above 1 sum to 3.5.
+        let g = centred_data::gradient(&theta);
+        let want: f64 = DATA.iter().map(|v| v - theta[1]).sum();
+        assert!((g[1] - want).abs() < 1e-13 && g[0] == 1.0, "{g:?}");
+        let g = blocks_in_chains::gradient(&theta);
+        assert!((g[0] - 4.8 * 2.0 * theta[0]).abs() < 1e-13, "{g:?}");
+        assert!((g[1] - 3.5).abs() < 1e-13, "{g:?}");
+        assert!((g[2] - 3.5 * theta[2].cos()).abs() < 1e-13, "{g:?}");
+    }
+
+    fn mixture_by_hand(theta: &[f64]) -> f64 {
+        let (s1, s2) = (theta[2].exp(), theta[4].exp());
+        let c = |v: f64, mu: f64, s: f64| -0.5 * ((v - mu) / s).powi(2) - s.ln();
+        DATA.iter()
+            .map(|&v| {
+                let (a, b) = (c(v, theta[1], s1), c(v, theta[3], s2));
+                (a.exp() + b.exp()).ln()
+            })
+            .sum::<f64>()
+            + theta[0] * theta[0]
+    }
+
+    #[test]
+    fn values_by_hand() {
+        let theta = [0.3, 0.5, -0.2, 1.8, 0.1];
+        assert!((mixture(&theta) - mixture_by_hand(&theta)).abs() < 1e-12);
+        // ∂/∂θ₀ = 2θ₀: the first entry is outside the chain.
+        assert!((mixture::gradient(&theta)[0] - 0.6).abs() < 1e-14);
+        let x = [0.2, 0.5, -1.0];
+        let k = 0.2f64.exp();
+        let by_hand: f64 = [0.5, -1.0]
+            .iter()
+            .map(|&v| (v * k + k) * k + k * (2.0 * v + k))
+            .sum();
+        assert!((paired(&x) - by_hand).abs() < 1e-13);
+        // ∂/∂v = k² + 2k for each element.
+        let g = paired::gradient(&x);
+        assert!((g[1] - (k * k + 2.0 * k)).abs() < 1e-13 && (g[2] - g[1]).abs() < 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(mixture, [0.3, 0.5, -0.2, 1.8, 0.1]);
+        all_orders!(paired, [0.2, 0.5, -1.0, 0.7]);
+        all_orders!(centred_data, [0.3, 0.5]);
+        all_orders!(blocks_in_chains, [0.5, -0.3, 0.8]);
+    }
+}
+
+/// Products written as squares (`x[i] * x[i]`, `(x[i] - m) * (x[i] - m)`, `d * d`),
+/// whose two factors are one value, in loops and outside them; and a triangular loop
+/// whose inner range starts at the outer variable.
+mod squares_and_triangles {
+    use mochi::prelude::*;
+
+    #[differentiable(higher_order)]
+    pub fn spread(x: &[f64]) -> f64 {
+        let n = x.len();
+        let m = x.iter().sum::<f64>() / n as f64;
+        let mut s = 0.0;
+        for i in 0..n {
+            s += (x[i] - m) * (x[i] - m) + 0.5 * x[i] * x[i];
+            for j in i + 1..n {
+                let d = x[i] - x[j];
+                s += 0.1 * d * d;
+            }
+        }
+        let last = x[n - 1];
+        s + last * last * last
+    }
+
+    #[test]
+    fn gradient_by_hand() {
+        let x = [0.5, -1.2, 2.0, 0.3];
+        let n = x.len() as f64;
+        let m = x.iter().sum::<f64>() / n;
+        let g = spread::gradient(&x);
+        for k in 0..x.len() {
+            // Σ(xᵢ − m)² gives 2(x_k − m) (the deviations sum to zero); ½Σxᵢ² gives x_k;
+            // 0.1·Σ_{i<j}(xᵢ − xⱼ)² gives 0.2·Σ_j (x_k − x_j); the cube 3x².
+            let pairs: f64 = x.iter().map(|xj| 0.2 * (x[k] - xj)).sum();
+            let cube = if k == 3 { 3.0 * x[3] * x[3] } else { 0.0 };
+            let want = 2.0 * (x[k] - m) + x[k] + pairs + cube;
+            assert!((g[k] - want).abs() < 1e-12, "{k}: {} against {want}", g[k]);
+        }
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(spread, [0.5, -1.2, 2.0, 0.3]);
+    }
+}

@@ -241,6 +241,31 @@ impl<S: Scalar> PruneOperator for Keep<MulPullback<S>, 1> {
         }
     }
 }
+/// The pullback of `a * a` (both factors one value, `K = 2`): `a` once (`ā += ȳ·a` for
+/// each factor).
+#[derive(Clone, Copy, Debug)]
+pub struct SquarePullback<T> {
+    a: T,
+}
+impl<S: Scalar> PruneOperator for Keep<MulPullback<S>, 2> {
+    type Out = SquarePullback<S>;
+    #[inline(always)]
+    fn prune(self) -> SquarePullback<S> {
+        SquarePullback {
+            a: self.into_inner().a,
+        }
+    }
+}
+impl<S: Scalar> Pullback for SquarePullback<S> {
+    type Output = S;
+    type Args = (S, S);
+    #[inline(always)]
+    fn pullback(self, dy: S, (da, db): (&mut S, &mut S)) {
+        let g = dy * self.a;
+        *da += g;
+        *db += g;
+    }
+}
 impl<S: Scalar> PruneOperator for Keep<DivPullback<S>, 1> {
     type Out = DivByConstPullback<S>;
     #[inline(always)]
@@ -322,6 +347,15 @@ mod tests {
         let (mut da, mut dc) = (0.0, 0.0);
         pruned.pullback(0.3, (&mut da, &mut dc));
         assert_eq!((da, dc), (0.3 / c, 0.0));
+        // a * a, both factors one value: kept once, each factor given ȳ·a
+        let (_, pb) = Call((&a, &a)).op_mul();
+        let (want, want_b) = whole(pb);
+        let pruned = Keep::<_, 2>::new(pb).prune();
+        assert_eq!(std::mem::size_of_val(&pruned), 8);
+        let (mut d1, mut d2) = (0.0, 0.0);
+        pruned.pullback(0.3, (&mut d1, &mut d2));
+        assert_eq!((d1, d2), (want, want_b));
+        assert_eq!(d1 + d2, 2.0 * a * 0.3);
         // a pullback no crate prunes comes back whole (the fallback)
         let (_, pb) = Call((&c, &a)).op_div();
         let kept = (&Keep::<_, 0>::new(pb)).prune();

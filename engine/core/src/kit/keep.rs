@@ -10,6 +10,10 @@
 //! `self`), which method lookup prefers, and [`KeepWhole`] (for `&Keep`, reached only
 //! when no crate's trait applies) returns the pullback unchanged. The pruned pullback
 //! has the same `Output` and `Args`; the constant's slot receives nothing.
+//!
+//! `K = 2` says that both operands are one value: a product written as a square
+//! (`x[i] * x[i]`, `e * e`, the same expression without calls on both sides). The
+//! pruned pullback keeps that value once and gives each operand's slot its partial.
 
 use std::cell::Cell;
 

@@ -303,6 +303,9 @@ impl Lowerer {
                 let keep = match (m, constant(&l), constant(&r)) {
                     ("op_mul", true, false) => Some(0),
                     ("op_mul" | "op_div", false, true) => Some(1),
+                    // A square written as a product (`x[i] * x[i]`, `e * e`): both
+                    // factors are one value, kept once (`kit::keep`, `K = 2`).
+                    ("op_mul", false, false) if same_value(&left, &right) => Some(2),
                     _ => None,
                 };
                 // In a loop, operands that are the same on every trip make the pullback
@@ -310,7 +313,8 @@ impl Lowerer {
                 // kept once (`kit::hoist`).
                 let hoist = if self.invariant(&left) && self.invariant(&right) {
                     Hoisting::Operands
-                } else if keep.is_some_and(|k| self.invariant(if k == 0 { &left } else { &right }))
+                } else if keep
+                    .is_some_and(|k| k < 2 && self.invariant(if k == 0 { &left } else { &right }))
                 {
                     Hoisting::Constants
                 } else {
@@ -410,13 +414,18 @@ impl Lowerer {
             Expr::Tuple(t) => {
                 let ops: Vec<Operand> = t.elems.iter().map(|x| self.lower_expr(x, code)).collect();
                 // `(&v, s)` holds a reference, as written (its cotangent is `v`'s).
-                let vals = t.elems.iter().zip(&ops).map(|(x, o)| {
-                    let v = o.val();
-                    match x {
-                        Expr::Reference(r) if r.mutability.is_none() => quote!(&#v),
-                        _ => v,
-                    }
-                });
+                let vals: Vec<TokenStream> = t
+                    .elems
+                    .iter()
+                    .zip(&ops)
+                    .map(|(x, o)| match x {
+                        Expr::Reference(r) if r.mutability.is_none() => {
+                            let v = o.val();
+                            quote!(&#v)
+                        }
+                        _ => self.by_value(o, x),
+                    })
+                    .collect();
                 self.aggregate(
                     quote!((#(#vals,)*)),
                     &ops,
@@ -429,7 +438,12 @@ impl Lowerer {
             }
             Expr::Array(a) => {
                 let ops: Vec<Operand> = a.elems.iter().map(|x| self.lower_expr(x, code)).collect();
-                let vals = ops.iter().map(Operand::val);
+                let vals: Vec<TokenStream> = a
+                    .elems
+                    .iter()
+                    .zip(&ops)
+                    .map(|(x, o)| self.by_value(o, x))
+                    .collect();
                 let t = self.fresh("t");
                 code.fwd.push(Fwd::Let {
                     name: t.clone(),
@@ -635,7 +649,7 @@ impl Lowerer {
         let call = match keep {
             // A constant operand, said before the call (`kit::keep::KeepCall`): a rule
             // whose forward copies its operands copies only what the other's partial reads.
-            Some(k) if extra.is_empty() && matches!(method, "op_mul" | "op_div") => {
+            Some(k) if k < 2 && extra.is_empty() && matches!(method, "op_mul" | "op_div") => {
                 let keep_m = format_ident!("keep_{}", method, span = span);
                 quote!(::mochi::__private::KeepCall::<_, #k>::new(
                     ::mochi::__private::Call((#(#refs,)*))
@@ -1845,23 +1859,26 @@ impl Lowerer {
             other => (TokenStream::new(), other),
         };
         let o = self.lower_expr(inner, code);
-        let v = o.val();
-        // `*r` of a reference lowers to the reference; the callee takes the value. So
-        // does a value a derived closure captured (it holds a reference to it).
-        let captured_value = matches!(inner, Expr::Path(p)
-            if p.path.get_ident().is_some_and(|i| self.captured.contains(&i.to_string())));
-        let v = match (&o, inner) {
-            (Operand::Active { is_ref: true, .. }, Expr::Unary(u))
-                if prefix.is_empty() && matches!(u.op, syn::UnOp::Deref(_)) =>
-            {
-                quote!(*#v)
-            }
-            (Operand::Active { is_ref: true, .. }, _) if prefix.is_empty() && captured_value => {
-                quote!(*#v)
-            }
-            _ => v,
+        let v = if prefix.is_empty() {
+            self.by_value(&o, inner)
+        } else {
+            o.val()
         };
         (o, quote!(#prefix #v))
+    }
+
+    /// The value of `o`, lowered from `e`, where a value is taken (a call's argument, a
+    /// part of a tuple or an array): `*r` of a reference lowers to the reference, and a
+    /// value a derived closure captured is held by reference; both are read through.
+    fn by_value(&self, o: &Operand, e: &Expr) -> TokenStream {
+        let v = o.val();
+        let captured_value = matches!(e, Expr::Path(p)
+            if p.path.get_ident().is_some_and(|i| self.captured.contains(&i.to_string())));
+        let deref = matches!(e, Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)));
+        match o {
+            Operand::Active { is_ref: true, .. } if deref || captured_value => quote!(*#v),
+            _ => v,
+        }
     }
 
     /// `&x[i]` (or `&m[i][j]`, `&s.rows[i]`) of a differentiable container as a call
@@ -2212,4 +2229,39 @@ fn received(a: &Expr) -> Option<&Expr> {
         && segs.len() > 2
         && segs.ends_with(&["__private".into(), "receiver".into()]))
     .then(|| &c.args[0])
+}
+
+/// Whether `a` and `b` are the same expression, written without calls, so that they
+/// have one value: a place (`e`, `p.x`, `x[i]`) or arithmetic on places and literals.
+fn same_value(a: &Expr, b: &Expr) -> bool {
+    fn pure(e: &Expr) -> bool {
+        match e {
+            Expr::Path(_) | Expr::Lit(_) => true,
+            Expr::Field(f) => pure(&f.base),
+            Expr::Index(i) => pure(&i.expr) && pure(&i.index),
+            Expr::Paren(p) => pure(&p.expr),
+            Expr::Group(g) => pure(&g.expr),
+            Expr::Cast(c) => pure(&c.expr),
+            Expr::Unary(u) => pure(&u.expr),
+            Expr::Binary(b) => !is_assignment(&b.op) && pure(&b.left) && pure(&b.right),
+            _ => false,
+        }
+    }
+    fn is_assignment(op: &syn::BinOp) -> bool {
+        use syn::BinOp::*;
+        matches!(
+            op,
+            AddAssign(_)
+                | SubAssign(_)
+                | MulAssign(_)
+                | DivAssign(_)
+                | RemAssign(_)
+                | BitXorAssign(_)
+                | BitAndAssign(_)
+                | BitOrAssign(_)
+                | ShlAssign(_)
+                | ShrAssign(_)
+        )
+    }
+    pure(a) && quote!(#a).to_string() == quote!(#b).to_string()
 }
