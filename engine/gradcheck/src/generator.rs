@@ -16,6 +16,9 @@ use std::fmt::Write;
 /// The length of every program's `x`.
 pub const N: usize = 4;
 
+/// The forms of [`E::Chain`].
+const CHAIN_KINDS: usize = 10;
+
 /// A small deterministic generator (SplitMix64), so a seed names a program forever.
 pub struct Rng(u64);
 
@@ -148,7 +151,13 @@ impl P {
                 } else {
                     "(i as f64)"
                 };
-                match kind % 7 {
+                let data = format!(
+                    "let w = [{}, {}, {}];",
+                    self.lit(0.5),
+                    self.lit(-1.25),
+                    self.lit(2.0)
+                );
+                match kind % CHAIN_KINDS {
                     // The `f64` program takes the elements by reference, as users write.
                     0 if self.dual => format!(
                         "x.iter().zip(x.iter().skip(1)).map(|(&xi, &xj)| {f} * xj).sum::<{t}>()"
@@ -166,6 +175,20 @@ impl P {
                     5 => format!(
                         "x.iter().filter(|v| **v > {}).map(|&xi| {f}).sum::<{t}>()",
                         self.lit(-0.5)
+                    ),
+                    // Constant data, a block binding a differentiable capture as an
+                    // operand, an `if` branch binding one, and a local closure that
+                    // captures nothing called with a differentiable argument (each a
+                    // silent zero derivative before 2026-12-05).
+                    7 => format!(
+                        "{{ {data} w.iter().map(|&wi| wi * {{ let xi = x[1] * wi; {f} }}).sum::<{t}>() }}"
+                    ),
+                    8 => format!(
+                        "{{ {data} w.iter().map(|&wi| if wi > {} {{ let xi = x[2] + wi; {f} }} else {{ wi }}).sum::<{t}>() }}",
+                        self.lit(0.0)
+                    ),
+                    9 => format!(
+                        "{{ {data} let g = |xi: {t}| {f}; w.iter().map(|&wi| g(wi + x[0])).sum::<{t}>() }}"
                     ),
                     // Constant data, the closure a block whose value is bound inside it
                     // from a differentiable capture.
@@ -326,8 +349,13 @@ impl Ctx<'_> {
                 if self.rng.chance(0.5) {
                     E::MapSum("x".into(), Box::new(f))
                 } else {
-                    let kind = self.rng.below(7);
-                    let f = if kind == 0 { add_xj(f) } else { f };
+                    let kind = self.rng.below(CHAIN_KINDS);
+                    let f = match kind {
+                        0 => add_xj(f),
+                        // the local closure's body sees its parameter only
+                        9 => strip_x(f, &["xi"]),
+                        _ => f,
+                    };
                     E::Chain(kind, Box::new(f))
                 }
             }

@@ -12065,12 +12065,24 @@ impl VisitMut for Desugar {
         }
     }
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
-        let Some(ty) = self.float_ty.clone() else {
-            return;
-        };
         if !m.path.is_ident("vec") {
             return;
         }
+        // A block among the elements that binds a local closure and calls it (`vec![{
+        // let g = |v: f64| v * v; g(x[0]) }, ..]`): inlined there as anywhere else (the
+        // rest of the desugaring leaves the elements to the lowering's `vec!` rule).
+        struct Blocks;
+        impl VisitMut for Blocks {
+            fn visit_block_mut(&mut self, b: &mut syn::Block) {
+                syn::visit_mut::visit_block_mut(self, b);
+                inline_local_closures(b);
+            }
+            fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+        }
+        crate::rewrite::visit_macro_exprs(m, &mut Blocks);
+        let Some(ty) = self.float_ty.clone() else {
+            return;
+        };
         if let Ok(mut r) = m.parse_body::<Repeat>() {
             if let Some(t) = typed(&r.elem, &ty) {
                 r.elem = t;

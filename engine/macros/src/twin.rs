@@ -3660,6 +3660,14 @@ fn let_names(
             }
             syn::visit::visit_local(self, l);
         }
+        // (`vec![{ let g = |v: f64| ..; g(x[0]) }, ..]`: the elements' blocks too.)
+        fn visit_macro(&mut self, m: &'a syn::Macro) {
+            if let Some(es) = crate::rewrite::macro_exprs(m) {
+                for e in &es {
+                    Visit::visit_expr(self, e);
+                }
+            }
+        }
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
     let mut v = L(HashSet::new(), keep);
