@@ -1424,7 +1424,18 @@ impl<'a> Writer<'a> {
                 if let Stage::Filter(c) = last {
                     // The predicate takes the element by reference (`|v| *v > 0.0` after
                     // a `map`, `**v` after `iter()`).
-                    let cond = self.apply(c, std::slice::from_ref(&by_ref(&it)), body)?;
+                    // A tuple taken whole (`|p| *p.1 > 1.0` after `enumerate()`): its
+                    // parts as the tuple holds them, references where they are.
+                    let whole_tuple = matches!(
+                        (c.inputs.first(), &it),
+                        (Some(Pat::Ident(_)), Item::Tuple(_))
+                    );
+                    let arg = if whole_tuple {
+                        Item::Leaf(syn::parse2(self.value_with_refs(&it)).ok()?, true)
+                    } else {
+                        by_ref(&it)
+                    };
+                    let cond = self.apply(c, std::slice::from_ref(&arg), body)?;
                     body.push(quote_spanned!(span=> if !(#cond) { continue; }));
                 }
                 it
@@ -1636,6 +1647,20 @@ impl<'a> Writer<'a> {
                 Some(())
             }
             _ => None,
+        }
+    }
+
+    /// [`value`](Self::value), with the elements read by reference borrowed, as the
+    /// tuple an adapter yields holds them (`(k, &x[k])` of `enumerate()`).
+    fn value_with_refs(&self, it: &Item) -> TokenStream {
+        let span = self.span;
+        match it {
+            Item::Leaf(e, true) => quote_spanned!(span=> &#e),
+            Item::Tuple(items) => {
+                let v = items.iter().map(|i| self.value_with_refs(i));
+                quote_spanned!(span=> (#(#v,)*))
+            }
+            other => self.value(other),
         }
     }
 

@@ -777,6 +777,62 @@ fn constant_elements(block: &syn::Block) -> HashSet<String> {
     loops.out
 }
 
+/// The names bound, once in the body, to the elements of a constant sequence by a
+/// closure of a chain over it (`OBS.iter().map(|o| ..)`, also after `enumerate` or as
+/// the first of a `zip`) or by a `for` loop over it: a field of one (`o.t` of a `const
+/// OBS: [Obs; 4]` of a plain struct) is read lifted by type, as `OBS[i].t` is. (A name
+/// of a part that is not from the constant, `zip`'s second, holds no constant struct:
+/// a field of it, lifted by type, is kept as it is.)
+fn constant_struct_elements(block: &syn::Block) -> HashSet<String> {
+    fn root(e: &Expr) -> Option<String> {
+        match e {
+            Expr::MethodCall(m) => root(&m.receiver),
+            Expr::Reference(r) => root(&r.expr),
+            Expr::Paren(p) => root(&p.expr),
+            Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+            _ => None,
+        }
+    }
+    struct Chains {
+        found: HashSet<String>,
+        counts: std::collections::HashMap<String, usize>,
+    }
+    impl<'a> Visit<'a> for Chains {
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            *self.counts.entry(p.ident.to_string()).or_default() += 1;
+            syn::visit::visit_pat_ident(self, p);
+        }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            if root(&m.receiver).is_some_and(|r| is_constant_name(&r)) {
+                for a in &m.args {
+                    if let Expr::Closure(c) = a {
+                        for p in &c.inputs {
+                            self.found.extend(pat_names(p));
+                        }
+                    }
+                }
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
+            if root(&f.expr).is_some_and(|r| is_constant_name(&r)) {
+                self.found.extend(pat_names(&f.pat));
+            }
+            syn::visit::visit_expr_for_loop(self, f);
+        }
+    }
+    let mut c = Chains {
+        found: HashSet::new(),
+        counts: Default::default(),
+    };
+    c.visit_block(block);
+    let counts = c.counts;
+    c.found
+        .into_iter()
+        .filter(|n| counts.get(n) == Some(&1))
+        .collect()
+}
+
 /// Locals bound (without `mut`) to a struct literal whose fields are all literals
 /// (`let hp = Hyper { l2: 0.01, clip: 5.0, steps: 3 };`), bound once: a configuration of
 /// constants, which the twin keeps as written and reads field by field lifted
@@ -1197,6 +1253,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         scalars: scalar_names(func),
         const_elems: constant_elements(&func.block),
         const_structs: constant_struct_locals(&func.block),
+        const_struct_elems: constant_struct_elements(&func.block),
         struct_values: HashSet::new(),
         rule_primal: false,
         method,
@@ -3755,6 +3812,8 @@ struct Rewrite<'a> {
     /// Locals bound once to a struct literal of constants (see
     /// [`constant_struct_locals`]).
     const_structs: HashSet<String>,
+    /// Names bound to the elements of a constant sequence ([`constant_struct_elements`]).
+    const_struct_elems: HashSet<String>,
     /// With `higher_order` asked: the names that surely hold a struct of the user's
     /// (see [`surely_struct_locals`]), for a float on the left of its operator.
     struct_values: HashSet<String>,
@@ -5679,6 +5738,9 @@ impl Rewrite<'_> {
         };
         if self.const_structs.contains(&name) {
             return matches!(&*f.base, Expr::Path(_));
+        }
+        if self.const_struct_elems.contains(&name) {
+            return true;
         }
         let screaming = name
             .chars()

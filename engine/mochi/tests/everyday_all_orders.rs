@@ -8499,3 +8499,119 @@ mod squares_and_triangles {
         all_orders!(spread, [0.5, -1.2, 2.0, 0.3]);
     }
 }
+
+/// A table of plain structs as a constant, read through a chain and a `for` loop; a
+/// filter taking `enumerate`'s pair whole; a local closure bound inside a `vec!`
+/// element's block.
+mod constant_tables {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug)]
+    pub struct Obs {
+        t: f64,
+        y: f64,
+        w: f64,
+    }
+
+    const OBS: [Obs; 4] = [
+        Obs {
+            t: 0.0,
+            y: 0.3,
+            w: 1.0,
+        },
+        Obs {
+            t: 0.5,
+            y: 0.9,
+            w: 0.5,
+        },
+        Obs {
+            t: 1.0,
+            y: 1.4,
+            w: 2.0,
+        },
+        Obs {
+            t: 1.5,
+            y: 2.2,
+            w: 0.75,
+        },
+    ];
+
+    const DATA: [f64; 5] = [0.4, 1.3, 2.2, 0.9, 1.7];
+
+    /// Weighted least squares of a line through the table, twice: a chain and a loop.
+    #[differentiable(higher_order)]
+    pub fn weighted_fit(theta: &[f64]) -> f64 {
+        let by_chain: f64 = OBS
+            .iter()
+            .map(|o| {
+                let pred = theta[0] * o.t + theta[1];
+                o.w * (pred - o.y).powi(2)
+            })
+            .sum();
+        let mut by_loop = 0.0;
+        for ob in OBS.iter() {
+            by_loop += ob.w * (theta[0] * ob.t - ob.y);
+        }
+        by_chain + 0.1 * by_loop
+    }
+
+    #[differentiable(higher_order)]
+    pub fn picked(theta: &[f64]) -> f64 {
+        DATA.iter()
+            .enumerate()
+            .filter(|p| *p.1 > 1.0 && p.0 < theta.len())
+            .map(|(i, &v)| {
+                let p = theta[i];
+                p * p * v
+            })
+            .sum()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn listed(x: &[f64]) -> f64 {
+        let v = vec![
+            {
+                let g = |a: f64| (a * a).tanh();
+                DATA.iter().map(|&w| g(w + x[0])).sum::<f64>()
+            },
+            x[1],
+        ];
+        v[0] * v[1]
+    }
+
+    #[test]
+    fn by_hand() {
+        let theta = [0.8, 0.35];
+        let (mut g0, mut g1) = (0.0, 0.0);
+        for o in OBS.iter() {
+            let r = theta[0] * o.t + theta[1] - o.y;
+            g0 += 2.0 * o.w * r * o.t + 0.1 * o.w * o.t;
+            g1 += 2.0 * o.w * r;
+        }
+        let g = weighted_fit::gradient(&theta);
+        assert!(
+            (g[0] - g0).abs() < 1e-13 && (g[1] - g1).abs() < 1e-13,
+            "{g:?}"
+        );
+        let h = weighted_fit::hessian(&theta);
+        let h11: f64 = OBS.iter().map(|o| 2.0 * o.w).sum();
+        assert!((h[[1, 1]] - h11).abs() < 1e-13);
+        // The data above 1 are at 1, 2 and 4: ∂/∂θᵢ = 2θᵢ·vᵢ there, 0 elsewhere.
+        let theta = [0.1, 0.2, 0.3, 0.4, 0.5];
+        let g = picked::gradient(&theta);
+        assert_eq!(g[0], 0.0);
+        assert_eq!(g[3], 0.0);
+        assert!((g[1] - 0.52).abs() < 1e-14 && (g[2] - 1.32).abs() < 1e-14);
+        assert!((g[4] - 1.7).abs() < 1e-14);
+        let x = [0.3, 0.5];
+        let sum: f64 = DATA.iter().map(|w| ((w + 0.3) * (w + 0.3)).tanh()).sum();
+        assert!((listed::gradient(&x)[1] - sum).abs() < 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(weighted_fit, [0.8, 0.35]);
+        all_orders!(picked, [0.1, 0.2, 0.3, 0.4, 0.5]);
+        all_orders!(listed, [0.3, 0.5]);
+    }
+}
