@@ -8192,6 +8192,13 @@ fn let_else_slice(pat: &Pat, e: &Expr, diverge: &Expr, span: Span) -> Option<Vec
             Pat::Slice(ps) => (ps, Expr::Reference(er.clone()), true),
             _ => return None,
         },
+        // `let &[.., y, z] = x else { .. }` of a slice `x: &[f64]`: copies.
+        (Pat::Reference(r), Expr::Path(_) | Expr::Field(_)) if r.mutability.is_none() => {
+            match &*r.pat {
+                Pat::Slice(ps) => (ps, e.clone(), true),
+                _ => return None,
+            }
+        }
         (Pat::Slice(ps), Expr::Index(_)) => (ps, syn::parse_quote_spanned!(span=> &#e), true),
         (Pat::Slice(ps), Expr::Reference(_) | Expr::Path(_) | Expr::Field(_)) => {
             (ps, e.clone(), false)

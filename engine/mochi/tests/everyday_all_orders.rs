@@ -2438,6 +2438,20 @@ mod slice_arm_values {
         }
     }
 
+    /// Both ends by slice patterns: `&[a, b]` of a sub-slice, `&[.., y, z]` of the slice
+    /// itself (before 2026-12-05 the second was "a `match` arm or `if let` pattern that
+    /// binds parts of a differentiable value … is not supported").
+    #[differentiable(higher_order)]
+    pub fn slice_ends(x: &[f64]) -> f64 {
+        let &[a, b] = &x[..2] else {
+            return 0.0;
+        };
+        let &[.., y, z] = x else {
+            return 0.0;
+        };
+        a * b + (y - z).powi(2) + a.exp() * z
+    }
+
     #[differentiable]
     pub fn first_or_product(x: &[f64]) -> f64 {
         let v = &x[1..];
@@ -4942,6 +4956,20 @@ mod let_else_pairs {
             .sum()
     }
 
+    /// Both ends by slice patterns: `&[a, b]` of a sub-slice, `&[.., y, z]` of the slice
+    /// itself (before 2026-12-05 the second was "a `match` arm or `if let` pattern that
+    /// binds parts of a differentiable value … is not supported").
+    #[differentiable(higher_order)]
+    pub fn slice_ends(x: &[f64]) -> f64 {
+        let &[a, b] = &x[..2] else {
+            return 0.0;
+        };
+        let &[.., y, z] = x else {
+            return 0.0;
+        };
+        a * b + (y - z).powi(2) + a.exp() * z
+    }
+
     #[differentiable]
     pub fn first_or_product(x: &[f64]) -> f64 {
         let first = &x[0];
@@ -4973,6 +5001,18 @@ mod let_else_pairs {
         all_orders!(pair_from_helper, [0.5, 1.5, 2.0]);
         all_orders!(arrays_from_slices, [0.5, 1.5, 2.0, -0.3]);
         all_orders!(chunk_products, [0.5, 1.5, 2.0, -0.3, 0.7]);
+        all_orders!(slice_ends, [0.3, 0.5, 0.7, 1.1]);
+
+        #[test]
+        fn slice_ends_by_hand() {
+            let x = [0.3, 0.5, 0.7, 1.1];
+            let (a, b, y, z) = (0.3f64, 0.5, 0.7, 1.1);
+            let want = [b + a.exp() * z, a, 2.0 * (y - z), -2.0 * (y - z) + a.exp()];
+            let g = super::slice_ends::gradient(&x);
+            for k in 0..4 {
+                assert!((g[k] - want[k]).abs() < 1e-14, "{g:?}");
+            }
+        }
 
         #[test]
         fn chunk_products_by_hand() {
