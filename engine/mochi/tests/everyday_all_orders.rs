@@ -2438,20 +2438,6 @@ mod slice_arm_values {
         }
     }
 
-    /// Both ends by slice patterns: `&[a, b]` of a sub-slice, `&[.., y, z]` of the slice
-    /// itself (before 2026-12-05 the second was "a `match` arm or `if let` pattern that
-    /// binds parts of a differentiable value … is not supported").
-    #[differentiable(higher_order)]
-    pub fn slice_ends(x: &[f64]) -> f64 {
-        let &[a, b] = &x[..2] else {
-            return 0.0;
-        };
-        let &[.., y, z] = x else {
-            return 0.0;
-        };
-        a * b + (y - z).powi(2) + a.exp() * z
-    }
-
     #[differentiable]
     pub fn first_or_product(x: &[f64]) -> f64 {
         let v = &x[1..];

@@ -223,38 +223,31 @@ impl<S: Scalar> mochi_core::kit::hoist::Invariant for MulByLeftPullback<S> {}
 impl<S: Scalar> mochi_core::kit::hoist::Invariant for MulByRightPullback<S> {}
 impl<S: Scalar> mochi_core::kit::hoist::Invariant for DivByConstPullback<S> {}
 
-impl<S: Scalar> PruneOperator for Keep<MulPullback<S>, 0> {
-    type Out = MulByLeftPullback<S>;
-    #[inline(always)]
-    fn prune(self) -> MulByLeftPullback<S> {
-        MulByLeftPullback {
-            a: self.into_inner().a,
-        }
-    }
-}
-impl<S: Scalar> PruneOperator for Keep<MulPullback<S>, 1> {
-    type Out = MulByRightPullback<S>;
-    #[inline(always)]
-    fn prune(self) -> MulByRightPullback<S> {
-        MulByRightPullback {
-            b: self.into_inner().b,
-        }
-    }
-}
 /// The pullback of `a * a` (both factors one value, `K = 2`): `a` once (`ā += ȳ·a` for
 /// each factor).
 #[derive(Clone, Copy, Debug)]
 pub struct SquarePullback<T> {
     a: T,
 }
-impl<S: Scalar> PruneOperator for Keep<MulPullback<S>, 2> {
-    type Out = SquarePullback<S>;
-    #[inline(always)]
-    fn prune(self) -> SquarePullback<S> {
-        SquarePullback {
-            a: self.into_inner().a,
+// Each pruned pullback keeps one field of the whole one.
+macro_rules! prune {
+    ($($Whole:ident, $K:literal => $Pruned:ident { $field:ident };)*) => {$(
+        impl<S: Scalar> PruneOperator for Keep<$Whole<S>, $K> {
+            type Out = $Pruned<S>;
+            #[inline(always)]
+            fn prune(self) -> $Pruned<S> {
+                $Pruned {
+                    $field: self.into_inner().$field,
+                }
+            }
         }
-    }
+    )*};
+}
+prune! {
+    MulPullback, 0 => MulByLeftPullback { a };
+    MulPullback, 1 => MulByRightPullback { b };
+    MulPullback, 2 => SquarePullback { a };
+    DivPullback, 1 => DivByConstPullback { b };
 }
 impl<S: Scalar> Pullback for SquarePullback<S> {
     type Output = S;
@@ -264,15 +257,6 @@ impl<S: Scalar> Pullback for SquarePullback<S> {
         let g = dy * self.a;
         *da += g;
         *db += g;
-    }
-}
-impl<S: Scalar> PruneOperator for Keep<DivPullback<S>, 1> {
-    type Out = DivByConstPullback<S>;
-    #[inline(always)]
-    fn prune(self) -> DivByConstPullback<S> {
-        DivByConstPullback {
-            b: self.into_inner().b,
-        }
     }
 }
 impl<S: Scalar> Pullback for MulByLeftPullback<S> {
