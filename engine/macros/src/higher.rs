@@ -347,6 +347,24 @@ fn dual_param(func: &ItemFn) -> Option<&syn::TypeParam> {
 /// caller can prove of `<T as Scalar>::Real` (`Real`, `Scalar` and what they imply).
 pub fn real_param(func: &ItemFn) -> Option<syn::Ident> {
     let t = dual_param(func)?;
+    // The operators `Real` has as supertraits, between two `T`s (`Mul<Output = T>`,
+    // `AddAssign`, `Sum`): provable too. (`Mul<f64>` is not.)
+    let ops = [
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Rem",
+        "Neg",
+        "AddAssign",
+        "SubAssign",
+        "MulAssign",
+        "DivAssign",
+        "RemAssign",
+        "Sum",
+        "Product",
+    ];
+    let is_t = |ty: &syn::Type| matches!(ty, syn::Type::Path(p) if p.qself.is_none() && (p.path.is_ident(&t.ident) || p.path.is_ident("Self")));
     let names: Vec<String> = t
         .bounds
         .iter()
@@ -355,11 +373,29 @@ pub fn real_param(func: &ItemFn) -> Option<syn::Ident> {
             &t.ident,
         ))
         .map(|b| match b {
-            TypeParamBound::Trait(tr) => tr
-                .path
-                .segments
-                .last()
-                .map_or(String::new(), |s| s.ident.to_string()),
+            TypeParamBound::Trait(tr) => {
+                let Some(last) = tr.path.segments.last() else {
+                    return String::new();
+                };
+                let name = last.ident.to_string();
+                if !ops.contains(&name.as_str()) {
+                    return name;
+                }
+                let between_ts = match &last.arguments {
+                    syn::PathArguments::None => true,
+                    syn::PathArguments::AngleBracketed(a) => a.args.iter().all(|g| match g {
+                        syn::GenericArgument::Type(ty) => is_t(ty),
+                        syn::GenericArgument::AssocType(at) => at.ident == "Output" && is_t(&at.ty),
+                        _ => false,
+                    }),
+                    syn::PathArguments::Parenthesized(_) => false,
+                };
+                if between_ts {
+                    "operator".to_string()
+                } else {
+                    name
+                }
+            }
             TypeParamBound::Lifetime(l) => format!("'{}", l.ident),
             _ => String::new(),
         })
@@ -373,6 +409,7 @@ pub fn real_param(func: &ItemFn) -> Option<syn::Ident> {
         "PartialEq",
         "PartialOrd",
         "'static",
+        "operator",
     ];
     (names.iter().any(|n| n == "Real") && names.iter().all(|n| provable.contains(&n.as_str())))
         .then(|| t.ident.clone())

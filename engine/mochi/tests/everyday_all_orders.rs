@@ -8593,6 +8593,8 @@ mod constant_tables {
             .sum()
     }
 
+    // (The `vec!` is the form under test.)
+    #[allow(clippy::useless_vec)]
     #[differentiable(higher_order)]
     pub fn listed(x: &[f64]) -> f64 {
         let v = vec![
@@ -8639,5 +8641,51 @@ mod constant_tables {
         all_orders!(weighted_fit, [0.8, 0.35]);
         all_orders!(picked, [0.1, 0.2, 0.3, 0.4, 0.5]);
         all_orders!(listed, [0.3, 0.5]);
+    }
+}
+
+/// Generic helpers bounded by `mochi::Real` with the operators written out beside it (in
+/// a `where` clause), called from a function over `f64` with a Hessian: before
+/// 2026-12-05 "the trait bound `__MochiT: mochi::Real` is not satisfied".
+mod real_helpers_with_operator_bounds {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn sq<T>(v: T) -> T
+    where
+        T: Copy + std::ops::Mul<Output = T> + mochi::Real,
+    {
+        v * v
+    }
+
+    #[differentiable]
+    pub fn lerp<T: mochi::Real + std::ops::Add<Output = T>>(a: T, b: T, t: T) -> T {
+        a + (b - a) * t
+    }
+
+    #[differentiable(higher_order)]
+    pub fn energy(x: &[f64]) -> f64 {
+        let t = x[0];
+        let tail = &x[1..];
+        tail.windows(2)
+            .map(|w| sq(lerp(w[0], w[1], t)))
+            .sum::<f64>()
+            + sq(t - 0.5)
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3, 1.0, 2.0, -1.0];
+        let l = |a: f64, b: f64| a + (b - a) * 0.3;
+        let want = l(1.0, 2.0).powi(2) + l(2.0, -1.0).powi(2) + (0.3f64 - 0.5).powi(2);
+        assert!((energy(&x) - want).abs() < 1e-14);
+        // ∂/∂t = Σ 2·lerp·(b − a) + 2(t − 0.5).
+        let dt = 2.0 * l(1.0, 2.0) * 1.0 + 2.0 * l(2.0, -1.0) * -3.0 + 2.0 * (0.3 - 0.5);
+        assert!((energy::gradient(&x)[0] - dt).abs() < 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(energy, [0.3, 1.0, 2.0, -1.0]);
     }
 }
