@@ -53,6 +53,10 @@ const DUAL_BOUNDS: &[&str] = &[
     "Zero",
     "One",
     "NumOps",
+];
+
+/// The operators `Real` has as supertraits (which `Dual<N>` satisfies too).
+const REAL_OPERATORS: &[&str] = &[
     "Add",
     "Sub",
     "Mul",
@@ -63,6 +67,9 @@ const DUAL_BOUNDS: &[&str] = &[
     "SubAssign",
     "MulAssign",
     "DivAssign",
+    "RemAssign",
+    "Sum",
+    "Product",
 ];
 
 /// How one argument holds its scalars.
@@ -325,11 +332,10 @@ fn dual_param(func: &ItemFn) -> Option<&syn::TypeParam> {
         .chain(where_bounds.into_iter().flatten())
         .collect();
     let dual_meets = |b: &&TypeParamBound| match b {
-        TypeParamBound::Trait(tr) => tr
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| DUAL_BOUNDS.contains(&s.ident.to_string().as_str())),
+        TypeParamBound::Trait(tr) => tr.path.segments.last().is_some_and(|s| {
+            let n = s.ident.to_string();
+            DUAL_BOUNDS.contains(&n.as_str()) || REAL_OPERATORS.contains(&n.as_str())
+        }),
         TypeParamBound::Lifetime(l) => l.ident == "static",
         _ => false,
     };
@@ -349,21 +355,6 @@ pub fn real_param(func: &ItemFn) -> Option<syn::Ident> {
     let t = dual_param(func)?;
     // The operators `Real` has as supertraits, between two `T`s (`Mul<Output = T>`,
     // `AddAssign`, `Sum`): provable too. (`Mul<f64>` is not.)
-    let ops = [
-        "Add",
-        "Sub",
-        "Mul",
-        "Div",
-        "Rem",
-        "Neg",
-        "AddAssign",
-        "SubAssign",
-        "MulAssign",
-        "DivAssign",
-        "RemAssign",
-        "Sum",
-        "Product",
-    ];
     let is_t = |ty: &syn::Type| matches!(ty, syn::Type::Path(p) if p.qself.is_none() && (p.path.is_ident(&t.ident) || p.path.is_ident("Self")));
     let names: Vec<String> = t
         .bounds
@@ -378,7 +369,7 @@ pub fn real_param(func: &ItemFn) -> Option<syn::Ident> {
                     return String::new();
                 };
                 let name = last.ident.to_string();
-                if !ops.contains(&name.as_str()) {
+                if !REAL_OPERATORS.contains(&name.as_str()) {
                     return name;
                 }
                 let between_ts = match &last.arguments {
