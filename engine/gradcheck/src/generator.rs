@@ -193,10 +193,7 @@ impl P {
                     // Constant data, the closure a block whose value is bound inside it
                     // from a differentiable capture.
                     _ => format!(
-                        "{{ let w = [{}, {}, {}]; w.iter().map(|&wi| {{ let xi = x[1] * wi; let r = {f}; r }}).sum::<{t}>() }}",
-                        self.lit(0.5),
-                        self.lit(-1.25),
-                        self.lit(2.0)
+                        "{{ {data} w.iter().map(|&wi| {{ let xi = x[1] * wi; let r = {f}; r }}).sum::<{t}>() }}"
                     ),
                 }
             }

@@ -784,13 +784,11 @@ fn constant_elements(block: &syn::Block) -> HashSet<String> {
 /// of a part that is not from the constant, `zip`'s second, holds no constant struct:
 /// a field of it, lifted by type, is kept as it is.)
 fn constant_struct_elements(block: &syn::Block) -> HashSet<String> {
+    // The sequence a chain starts from, through its adapters.
     fn root(e: &Expr) -> Option<String> {
         match e {
             Expr::MethodCall(m) => root(&m.receiver),
-            Expr::Reference(r) => root(&r.expr),
-            Expr::Paren(p) => root(&p.expr),
-            Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
-            _ => None,
+            other => constant_sequence(other),
         }
     }
     struct Chains {

@@ -2243,25 +2243,14 @@ fn same_value(a: &Expr, b: &Expr) -> bool {
             Expr::Group(g) => pure(&g.expr),
             Expr::Cast(c) => pure(&c.expr),
             Expr::Unary(u) => pure(&u.expr),
-            Expr::Binary(b) => !is_assignment(&b.op) && pure(&b.left) && pure(&b.right),
+            Expr::Binary(b) => {
+                use syn::BinOp::*;
+                matches!(b.op, Add(_) | Sub(_) | Mul(_) | Div(_) | Rem(_))
+                    && pure(&b.left)
+                    && pure(&b.right)
+            }
             _ => false,
         }
-    }
-    fn is_assignment(op: &syn::BinOp) -> bool {
-        use syn::BinOp::*;
-        matches!(
-            op,
-            AddAssign(_)
-                | SubAssign(_)
-                | MulAssign(_)
-                | DivAssign(_)
-                | RemAssign(_)
-                | BitXorAssign(_)
-                | BitAndAssign(_)
-                | BitOrAssign(_)
-                | ShlAssign(_)
-                | ShrAssign(_)
-        )
     }
     pure(a) && quote!(#a).to_string() == quote!(#b).to_string()
 }
