@@ -40,6 +40,8 @@ enum Stage {
     /// argument.
     Windows {
         seq: Expr,
+        start: Option<Expr>,
+        end: Option<Expr>,
         size: Expr,
         kind: Pieces,
     },
@@ -165,23 +167,21 @@ impl Pieces {
         }
     }
 
-    /// The number of pieces of `seq`.
-    fn count(self, seq: &Expr, size: &Expr, span: Span) -> TokenStream {
+    /// The number of pieces of a sequence of length `n`.
+    fn count(self, n: &TokenStream, size: &Expr, span: Span) -> TokenStream {
         let n = match self {
-            Pieces::Windows => quote_spanned!(span=> (#seq.len() + 1).saturating_sub(#size)),
-            Pieces::ChunksExact | Pieces::RChunksExact => {
-                quote_spanned!(span=> #seq.len() / (#size))
-            }
-            Pieces::Chunks | Pieces::RChunks => quote_spanned!(span=> #seq.len().div_ceil(#size)),
+            Pieces::Windows => quote_spanned!(span=> (#n + 1).saturating_sub(#size)),
+            Pieces::ChunksExact | Pieces::RChunksExact => quote_spanned!(span=> #n / (#size)),
+            Pieces::Chunks | Pieces::RChunks => quote_spanned!(span=> #n.div_ceil(#size)),
         };
         // A count has no derivative (`div_ceil` of a sequence's length has no rule).
         quote_spanned!(span=> ::mochi::no_grad(#n))
     }
 
-    /// The start and the length of piece `k`.
+    /// The start and the length of piece `k` of a sequence of length `n`.
     fn bounds(
         self,
-        seq: &Expr,
+        n: &TokenStream,
         size: &Expr,
         k: &TokenStream,
         span: Span,
@@ -195,15 +195,15 @@ impl Pieces {
             ),
             Pieces::Chunks => (
                 quote_spanned!(span=> (#k) * (#size)),
-                quote_spanned!(span=> ::core::cmp::min(#size, #seq.len() - (#k) * (#size))),
+                quote_spanned!(span=> ::core::cmp::min(#size, #n - (#k) * (#size))),
             ),
             Pieces::RChunksExact => (
-                quote_spanned!(span=> #seq.len() - ((#k) + 1) * (#size)),
+                quote_spanned!(span=> #n - ((#k) + 1) * (#size)),
                 quote_spanned!(span=> (#size)),
             ),
             Pieces::RChunks => (
-                quote_spanned!(span=> (#seq.len() - (#k) * (#size)).saturating_sub(#size)),
-                quote_spanned!(span=> ::core::cmp::min(#size, #seq.len() - (#k) * (#size))),
+                quote_spanned!(span=> (#n - (#k) * (#size)).saturating_sub(#size)),
+                quote_spanned!(span=> ::core::cmp::min(#size, #n - (#k) * (#size))),
             ),
         };
         // The bounds have no derivative (`cmp::min` has no rule).
@@ -274,11 +274,14 @@ fn stages(e: &Expr, out: &mut Vec<Stage>) -> bool {
                     None => false,
                 },
                 ("windows" | "chunks_exact" | "chunks" | "rchunks_exact" | "rchunks", 1) => {
+                    // (of a sub-slice too: `x[1..].windows(2)`)
                     match sequence(&m.receiver) {
-                        Some((seq, None, None)) => push(
+                        Some((seq, start, end)) => push(
                             out,
                             Stage::Windows {
                                 seq,
+                                start,
+                                end,
                                 size: args[0].clone(),
                                 kind: Pieces::of(&name).expect("a piece method"),
                             },
@@ -489,6 +492,19 @@ fn sequence(e: &Expr) -> Option<(Expr, Option<Expr>, Option<Expr>)> {
             }
         },
         _ => None,
+    }
+}
+
+/// The length of `seq[start..end]`, either bound absent.
+fn sub_len(seq: &Expr, start: &Option<Expr>, end: &Option<Expr>, span: Span) -> TokenStream {
+    let end = match end {
+        Some(e) => quote_spanned!(span=> (#e)),
+        None => quote_spanned!(span=> #seq.len()),
+    };
+    match start {
+        // (`usize::` types literal bounds: `x[1..3]`.)
+        Some(s) => quote_spanned!(span=> usize::saturating_sub(#end, #s)),
+        None => end,
     }
 }
 
@@ -1241,8 +1257,16 @@ impl<'a> Writer<'a> {
                     end: end.clone(),
                     by_ref: *by_ref,
                 },
-                Stage::Windows { seq, size, kind } => Stage::Windows {
+                Stage::Windows {
+                    seq,
+                    start,
+                    end,
+                    size,
+                    kind,
+                } => Stage::Windows {
                     seq: self.hoist_row(seq),
+                    start: start.clone(),
+                    end: end.clone(),
                     size: size.clone(),
                     kind: *kind,
                 },
@@ -1286,17 +1310,7 @@ impl<'a> Writer<'a> {
         Some(match last {
             Stage::Seq {
                 seq, start, end, ..
-            } => {
-                let end = match end {
-                    Some(e) => quote_spanned!(span=> (#e)),
-                    None => quote_spanned!(span=> #seq.len()),
-                };
-                match start {
-                    // (`usize::` types literal bounds: `x[1..3]`.)
-                    Some(s) => quote_spanned!(span=> usize::saturating_sub(#end, #s)),
-                    None => end,
-                }
-            }
+            } => sub_len(seq, start, end, span),
             // The range's own length and elements, in its own integer type (`0..n` of
             // `n: i32`, `-3..3`).
             // (`usize::MAX` for `start..`: a `zip` or a `take` bounds it.)
@@ -1304,7 +1318,13 @@ impl<'a> Writer<'a> {
                 let end = end.as_ref().map(|e| quote_spanned!(span=> (#e)));
                 quote_spanned!(span=> ::core::iter::Iterator::size_hint(&((#start)..#end)).0)
             }
-            Stage::Windows { seq, size, kind } => kind.count(seq, size, span),
+            Stage::Windows {
+                seq,
+                start,
+                end,
+                size,
+                kind,
+            } => kind.count(&sub_len(seq, start, end, span), size, span),
             Stage::Lines { seq, line } => match line {
                 // Shape queries are rules (with no derivative): the count they give is
                 // an integer the loop bound must see as one.
@@ -1377,8 +1397,18 @@ impl<'a> Writer<'a> {
                 },
                 false,
             ),
-            Stage::Windows { seq, size, kind } => {
-                let (base, len) = kind.bounds(seq, size, &k, span);
+            Stage::Windows {
+                seq,
+                start,
+                end,
+                size,
+                kind,
+            } => {
+                let (base, len) = kind.bounds(&sub_len(seq, start, end, span), size, &k, span);
+                let base = match start {
+                    Some(s) => quote_spanned!(span=> (#s) + #base),
+                    None => base,
+                };
                 Item::Window {
                     seq: Box::new(seq.clone()),
                     base,
@@ -1948,9 +1978,7 @@ impl Writer<'_> {
             if m.args.len() != 1 {
                 return None;
             }
-            let (x, None, None) = sequence(&m.receiver)? else {
-                return None;
-            };
+            let (x, start, end) = sequence(&m.receiver)?;
             // The reads `w[j]` become `x[base + j]` (up to a `let` that binds `w` again):
             // not when the body binds a name of the sequence again (they would read the
             // new one).
@@ -1969,7 +1997,21 @@ impl Writer<'_> {
                     syn::parse_quote!(#n)
                 }
             };
-            let (base, len) = kind.bounds(&x, &size, &quote_spanned!(span=> #k), span);
+            // A sub-slice's bounds as the loop began too (`for w in x[1..].windows(2)`).
+            let mut bound = |b: Option<Expr>, what: &str| {
+                b.map(|b| -> Expr {
+                    let n = self.fresh(what);
+                    snapshots.push(quote_spanned!(span=> let #n: usize = #b;));
+                    syn::parse_quote!(#n)
+                })
+            };
+            let (start, end) = (bound(start, "start"), bound(end, "end"));
+            let n_x = sub_len(&x, &start, &end, span);
+            let (base, len) = kind.bounds(&n_x, &size, &quote_spanned!(span=> #k), span);
+            let base = match &start {
+                Some(s) => quote_spanned!(span=> #s + #base),
+                None => base,
+            };
             let mut sub = WindowUses {
                 name: w,
                 seq: &x,
@@ -1983,7 +2025,7 @@ impl Writer<'_> {
             if sub.other {
                 return None;
             }
-            counts.push(kind.count(&x, &size, span));
+            counts.push(kind.count(&n_x, &size, span));
         }
         let n = match &counts[..] {
             [one] => one.clone(),

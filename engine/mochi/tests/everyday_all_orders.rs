@@ -8689,3 +8689,67 @@ mod real_helpers_with_operator_bounds {
         all_orders!(energy, [0.3, 1.0, 2.0, -1.0]);
     }
 }
+
+/// `windows`, `chunks` and `rchunks` of a sub-slice written in the chain or the loop
+/// (`x[1..].windows(2)`), with generic helpers called on the window's elements.
+mod windows_of_sub_slices {
+    use super::real_helpers_with_operator_bounds::{lerp, sq};
+    use mochi::prelude::*;
+
+    #[differentiable(higher_order)]
+    pub fn energy(x: &[f64]) -> f64 {
+        let t = x[0];
+        x[1..]
+            .windows(2)
+            .map(|w| sq(lerp(w[0], w[1], t)))
+            .sum::<f64>()
+            + sq(t - 0.5)
+    }
+
+    #[differentiable]
+    pub fn framed(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (a, b) in x[..4].windows(2).zip(x[2..].windows(2)) {
+            s += sq(a[0] - b[1]) + a[1] * b[0];
+        }
+        s + x[1..x.len() - 1]
+            .rchunks(2)
+            .map(|c| c[0] * c[c.len() - 1])
+            .sum::<f64>()
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3, 1.0, 2.0, -1.0];
+        let l = |a: f64, b: f64| a + (b - a) * 0.3;
+        let want = l(1.0, 2.0).powi(2) + l(2.0, -1.0).powi(2) + (0.3f64 - 0.5).powi(2);
+        assert!((energy(&x) - want).abs() < 1e-14);
+        let dt = 2.0 * l(1.0, 2.0) * 1.0 + 2.0 * l(2.0, -1.0) * -3.0 + 2.0 * (0.3 - 0.5);
+        assert!((energy::gradient(&x)[0] - dt).abs() < 1e-13);
+        // framed over 6 values: pairs (x0,x1)|(x2,x3), (x1,x2)|(x3,x4), (x2,x3)|(x4,x5),
+        // then x[1..5] in rchunks of 2 from the end: (x3,x4), (x1,x2).
+        let x = [0.3, -0.7, 1.1, 0.5, 2.0, -1.3];
+        let mut want = vec![0.0; 6];
+        for i in 0..3 {
+            let d = x[i] - x[i + 3];
+            want[i] += 2.0 * d;
+            want[i + 3] -= 2.0 * d;
+            want[i + 1] += x[i + 2];
+            want[i + 2] += x[i + 1];
+        }
+        for (a, b) in [(3, 4), (1, 2)] {
+            want[a] += x[b];
+            want[b] += x[a];
+        }
+        let g = framed::gradient(&x);
+        for (k, (a, b)) in g.iter().zip(&want).enumerate() {
+            assert!((a - b).abs() < 1e-13, "framed[{k}]: {a} against {b}");
+        }
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(energy, [0.3, 1.0, 2.0, -1.0, 0.7]);
+        all_orders!(framed, [0.3, -0.7, 1.1, 0.5, 2.0, -1.3]);
+    }
+}
