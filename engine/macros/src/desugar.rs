@@ -6077,8 +6077,17 @@ fn some_binding(p: &Pat) -> Option<Option<SomeBinding>> {
     }
 }
 
-/// `x.first()`, `x.last()`, `x.get(i)` of a sequence that carries a derivative: the
-/// statements before the test, the test that the element exists, and the element.
+/// An element `x[i]` borrowed, `&x[i]`; a sub-slice `&x[a..b]` as it is.
+fn borrowed(elem: &Expr) -> TokenStream {
+    match elem {
+        Expr::Reference(_) => quote_spanned!(elem.span()=> #elem),
+        e => quote_spanned!(e.span()=> &#e),
+    }
+}
+
+/// `x.first()`, `x.last()`, `x.get(i)`, `x.get(a..b)` of a sequence that carries a
+/// derivative: the statements before the test, the test that the element (or the
+/// sub-slice, `&x[a..b]`) exists, and the element.
 fn element_option(
     e: &Expr,
     active: &HashSet<String>,
@@ -6160,6 +6169,31 @@ fn element_option(
                 syn::parse_quote_spanned!(span=> #x[#i]),
             ))
         }
+        // A sub-slice, `x.get(a..b)` (also `a..`, `..b`, `a..=b`): in bounds when
+        // `a <= b <= x.len()`, then `&x[a..b]`.
+        ("get", 1) if matches!(unparen(&m.args[0]), Expr::Range(_)) => {
+            let Expr::Range(r) = unparen(&m.args[0]) else {
+                return None;
+            };
+            let (a, b) = (
+                format_ident!("__mochi_ga", span = span),
+                format_ident!("__mochi_gb", span = span),
+            );
+            let start = r
+                .start
+                .as_ref()
+                .map_or(quote_spanned!(span=> 0), |a| quote_spanned!(span=> #a));
+            let end = match (&r.end, &r.limits) {
+                (None, _) => quote_spanned!(span=> #x.len()),
+                (Some(e), syn::RangeLimits::HalfOpen(_)) => quote_spanned!(span=> #e),
+                (Some(e), syn::RangeLimits::Closed(_)) => quote_spanned!(span=> (#e) + 1),
+            };
+            Some((
+                quote_spanned!(span=> let #a: usize = #start; let #b: usize = #end;),
+                syn::parse_quote_spanned!(span=> #a <= #b && #b <= #x.len()),
+                syn::parse_quote_spanned!(span=> &#x[#a..#b]),
+            ))
+        }
         // Not `get(&key)` (a map) or `get(a..b)` (a sub-slice).
         ("get", 1) if !map_key_or_range(&m.args[0]) => {
             let i = format_ident!("__mochi_gi", span = span);
@@ -6236,7 +6270,7 @@ fn element_options_as_values(e: &mut Expr, active: &HashSet<String>) {
             let elem = if by_value {
                 quote_spanned!(span=> #elem)
             } else {
-                quote_spanned!(span=> &#elem)
+                borrowed(&elem)
             };
             *e = syn::parse_quote_spanned!(span=> {
                 #pre
@@ -6289,7 +6323,8 @@ fn option_branch(
     if let Some((pre, exists, elem)) = element_option(scrutinee, active, span) {
         let mut then = then.clone();
         let bind = binding.map(|b| {
-            if !b.through_ref {
+            // (A sub-slice, `&x[a..b]`, is bound as it is.)
+            if !b.through_ref && !matches!(elem, Expr::Reference(_)) {
                 let names = [b.name.ident.clone()];
                 crate::rewrite::UnDeref { names: &names }.visit_expr_mut(&mut then);
             }
@@ -8082,17 +8117,16 @@ fn let_else(l: &syn::Local, active: &HashSet<String>) -> Option<Vec<syn::Stmt>> 
     if let (Some(binding), Some((pre, exists, elem))) =
         (some_binding(&l.pat), element_option(source, active, span))
     {
-        let mut out: Vec<syn::Stmt> = Vec::new();
-        if !pre.is_empty() {
-            out.push(syn::parse_quote_spanned!(span=> #pre));
-        }
+        // (`pre` may be several statements: a sub-slice's two bounds.)
+        let pre: syn::Block = syn::parse_quote_spanned!(span=> { #pre });
+        let mut out: Vec<syn::Stmt> = pre.stmts;
         out.push(syn::parse_quote_spanned!(span=> if !(#exists) #diverge));
         if let Some(b) = binding {
             let name = b.name;
             let elem = if b.through_ref || copied {
                 quote_spanned!(span=> #elem)
             } else {
-                quote_spanned!(span=> &#elem)
+                borrowed(&elem)
             };
             out.push(syn::parse_quote_spanned!(span=> let #name = #elem;));
         }

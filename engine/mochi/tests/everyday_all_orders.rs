@@ -8753,3 +8753,85 @@ mod windows_of_sub_slices {
         all_orders!(framed, [0.3, -0.7, 1.1, 0.5, 2.0, -1.3]);
     }
 }
+
+/// `x.get(a..b)` (also `..b`, `a..`, `a..=b`) in `if let`, `let … else`, `match` and
+/// `map(..).unwrap_or(..)`, and `let Some(v) = x[1..].get(i) else`.
+mod sub_slices_by_get {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn parts(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        if let Some(p) = x.get(..2) {
+            s += p[0] * p[1];
+        }
+        if let Some(p) = x.get(2..) {
+            s += p.iter().map(|v| v * v).sum::<f64>();
+        }
+        // Out of range for four values: skipped.
+        if let Some(p) = x.get(3..=9) {
+            s += 100.0 * p[0];
+        }
+        s + x.get(1..=2).map(|p| p[0] * p[1]).unwrap_or(0.0)
+    }
+
+    #[differentiable]
+    pub fn framed(x: &[f64]) -> f64 {
+        let Some(t) = x.get(1..3) else {
+            return 0.0;
+        };
+        let Some(&v) = x[1..].get(2) else {
+            return t[0];
+        };
+        let k = 2;
+        let w = match x.get(k..k + 2) {
+            Some(w) => w[0] * w[1].exp(),
+            None => x[0],
+        };
+        t[0].sin() * t[1] + v * x[0] + w
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3, -0.7, 1.1, 0.5];
+        let g = parts::gradient(&x);
+        let want = [1.0 + x[1], x[0] + x[2], 2.0 * x[2] + x[1], 2.0 * x[3]];
+        for k in 0..4 {
+            assert!(
+                (g[k] - want[k]).abs() < 1e-14,
+                "parts[{k}]: {} against {}",
+                g[k],
+                want[k]
+            );
+        }
+        let g = framed::gradient(&x);
+        let want = [
+            x[3],
+            x[1].cos() * x[2],
+            x[1].sin() + x[3].exp(),
+            x[0] + x[2] * x[3].exp(),
+        ];
+        for k in 0..4 {
+            assert!(
+                (g[k] - want[k]).abs() < 1e-14,
+                "framed[{k}]: {} against {}",
+                g[k],
+                want[k]
+            );
+        }
+        // Too short for `x.get(1..3)`: the early return, no derivative.
+        assert_eq!(framed::value_and_gradient(&x[..2]), (0.0, vec![0.0, 0.0]));
+        // Too short for `x[1..].get(2)`: `t[0]`.
+        assert_eq!(framed::gradient(&x[..3]), vec![0.0, 1.0, 0.0]);
+        assert_eq!(
+            framed::hessian(&x[..3]),
+            ndarray::Array2::<f64>::zeros((3, 3))
+        );
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(parts, [0.3, -0.7, 1.1, 0.5]);
+        all_orders!(framed, [0.3, -0.7, 1.1, 0.5]);
+    }
+}
