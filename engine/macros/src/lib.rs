@@ -37,7 +37,45 @@ use proc_macro::TokenStream;
 /// makes `f::rrule` itself return a boxed pullback.
 #[proc_macro_attribute]
 pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
-    companion::expand(attr.into(), item.into()).into()
+    let item = proc_macro2::TokenStream::from(item);
+    let kept = item.clone();
+    let expanded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        companion::expand(attr.into(), item)
+    }));
+    match expanded {
+        Ok(out) => out.into(),
+        Err(payload) => internal_error(kept, payload.as_ref()).into(),
+    }
+}
+
+/// A failure of the transform itself (a panic, which is a bug of mochi's): the item as
+/// written, and an error at its name that says so and what to do, instead of rustc's
+/// "custom attribute panicked".
+fn internal_error(
+    item: proc_macro2::TokenStream,
+    payload: &dyn std::any::Any,
+) -> proc_macro2::TokenStream {
+    let why = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string());
+    let (name, span) = match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(syn::Item::Fn(f)) => (format!("`{}`", f.sig.ident), f.sig.ident.span()),
+        Ok(syn::Item::Impl(i)) => (
+            "this `impl` block".to_string(),
+            syn::spanned::Spanned::span(&i.self_ty),
+        ),
+        _ => ("this item".to_string(), proc_macro2::Span::call_site()),
+    };
+    let msg = format!(
+        "mochi could not derive the rule of {name}: the transform failed ({why}). This is a \
+         bug in mochi, not in your code; please report it with the function. Until it is \
+         fixed, write the part of the body mochi stopped at another way, or move it into a \
+         helper function marked `#[differentiable]`."
+    );
+    let err = syn::Error::new(span, msg).to_compile_error();
+    quote::quote!(#err #item)
 }
 
 /// Derives `mochi::Tangent` for a struct: a tangent struct `<Name>Tangent` with one field
