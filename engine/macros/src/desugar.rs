@@ -4399,7 +4399,8 @@ impl ShortenedBuffers<'_> {
 
     /// `let x = v.pop().unwrap();` (or `.expect(..)`) → `let x = v[v.len() - 1].clone();
     /// v = v[..v.len() - 1].to_vec();`, `let r = v.remove(i);` → `let r = v[i].clone();`
-    /// and `v` without it (see [`Self::edited`]).
+    /// and `v` without it (see [`Self::edited`]), `let t = v.split_off(k);` → the tail
+    /// copied, the head kept.
     fn taken(&self, st: &syn::Stmt) -> Option<Vec<syn::Stmt>> {
         let syn::Stmt::Local(l) = st else { return None };
         let init = l.init.as_ref().filter(|i| i.diverge.is_none())?;
@@ -4411,6 +4412,22 @@ impl ShortenedBuffers<'_> {
                 }
             }
             Expr::MethodCall(m) if m.method == "remove" && m.args.len() == 1 => (m, false),
+            // `let t = v.split_off(k);` → `let t = v[k..].to_vec(); v = v[..k].to_vec();`
+            Expr::MethodCall(m) if m.method == "split_off" && m.args.len() == 1 => {
+                let v = self.buffer(m)?;
+                let span = m.method.span();
+                let k = &m.args[0];
+                return Some(Self::cut(v, &l.pat, k, &syn::parse_quote!(#v.len()), span));
+            }
+            // `let t: Vec<f64> = v.drain(a..b).collect();`: the same for `v[a..b]`.
+            Expr::MethodCall(c) if c.method == "collect" && c.args.is_empty() => {
+                let Expr::MethodCall(m) = unparen(&c.receiver) else {
+                    return None;
+                };
+                let v = self.buffer(m)?;
+                let (a, b) = drained_range(m, v)?;
+                return Some(Self::cut(v, &l.pat, &a, &b, m.method.span()));
+            }
             _ => return None,
         };
         let v = self.buffer(m)?;
@@ -4429,6 +4446,23 @@ impl ShortenedBuffers<'_> {
         ];
         out.extend(Self::edited(v, &at, None, span));
         Some(out)
+    }
+
+    /// `let pat = v[a..b].to_vec();`, then `v` without them.
+    fn cut(v: &Expr, pat: &Pat, a: &Expr, b: &Expr, span: Span) -> Vec<syn::Stmt> {
+        let (ia, ib, kept) = (
+            format_ident!("__mochi_at", span = span),
+            format_ident!("__mochi_end", span = span),
+            format_ident!("__mochi_kept", span = span),
+        );
+        vec![
+            syn::parse_quote_spanned!(span=> let #ia: usize = #a;),
+            syn::parse_quote_spanned!(span=> let #ib: usize = #b;),
+            syn::parse_quote_spanned!(span=> let #pat = #v[#ia..#ib].to_vec();),
+            syn::parse_quote_spanned!(span=> let mut #kept: ::std::vec::Vec<_> = #v[..#ia].to_vec();),
+            syn::parse_quote_spanned!(span=> #kept.extend_from_slice(&#v[#ib..]);),
+            syn::parse_quote_spanned!(span=> #v = #kept;),
+        ]
     }
 
     /// `v` rebuilt without its element `at` (with `insert` the element `e` put there):
@@ -4503,6 +4537,12 @@ impl ShortenedBuffers<'_> {
                 let n = &m.args[0];
                 syn::parse_quote_spanned!(span=> #v[..::core::cmp::min(#n, #v.len())].to_vec())
             }
+            // `v.drain(a..b);`: what is around `a..b`.
+            ("drain", 1) => {
+                let (a, b) = drained_range(m, v)?;
+                let cut: Pat = syn::parse_quote!(_);
+                return Some(Self::cut(v, &cut, &a, &b, span));
+            }
             _ => return None,
         };
         Some(vec![
@@ -4510,6 +4550,26 @@ impl ShortenedBuffers<'_> {
             syn::parse_quote_spanned!(span=> #v = #kept;),
         ])
     }
+}
+
+/// The bounds `a`, `b` of `v.drain(a..b)` (`..b`, `a..`, `..`, `a..=b`).
+fn drained_range(m: &syn::ExprMethodCall, v: &Expr) -> Option<(Expr, Expr)> {
+    if m.method != "drain" || m.args.len() != 1 {
+        return None;
+    }
+    let Expr::Range(r) = unparen(&m.args[0]) else {
+        return None;
+    };
+    let a: Expr = r
+        .start
+        .as_ref()
+        .map_or(syn::parse_quote!(0usize), |a| (**a).clone());
+    let b: Expr = match (&r.end, &r.limits) {
+        (None, _) => syn::parse_quote!(#v.len()),
+        (Some(e), syn::RangeLimits::HalfOpen(_)) => (**e).clone(),
+        (Some(e), syn::RangeLimits::Closed(_)) => syn::parse_quote!((#e) + 1),
+    };
+    Some((a, b))
 }
 
 /// `let m = x.iter().copied().reduce(f64::max);`: the `Option` an iterator chain's end

@@ -269,6 +269,8 @@ pub const SEQ_METHODS: &[&str] = &[
     "extend",
     "extend_from_slice",
     "truncate",
+    "split_off",
+    "drain",
     "clear",
     "append",
     "resize",

@@ -8835,3 +8835,80 @@ mod sub_slices_by_get {
         all_orders!(framed, [0.3, -0.7, 1.1, 0.5]);
     }
 }
+
+/// A local buffer cut in two: `let t = v.split_off(k);`, `let t: Vec<f64> =
+/// v.drain(a..b).collect();` (also `..b`, `a..`, `a..=b`) and `v.drain(r);`.
+mod split_off_and_drain {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn halves(x: &[f64]) -> f64 {
+        let mut y: Vec<f64> = x.iter().map(|v| v * 2.0).collect();
+        let mut s = 0.0;
+        while y.len() > 1 {
+            let mut t = y.split_off(y.len() / 2);
+            t[0] += 1.0;
+            s += y.iter().sum::<f64>() * t.iter().map(|v| v.sin()).sum::<f64>();
+        }
+        s + y[0]
+    }
+
+    #[differentiable]
+    pub fn drained(x: &[f64]) -> f64 {
+        let mut y: Vec<f64> = x.iter().map(|v| v * 2.0 + 1.0).collect();
+        let head: Vec<f64> = y.drain(..2).collect();
+        let mut z = x.to_vec();
+        z.drain(1..=2);
+        let rest: Vec<_> = y.drain(1..).collect();
+        head[0] * head[1]
+            + y.iter().sum::<f64>() * 3.0
+            + z[0] * z[1]
+            + rest.iter().map(|v| v.exp()).sum::<f64>()
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3, -0.7, 1.1, 0.5, 0.8];
+        // y = 2x + 1; head = (y₀, y₁), then y = (y₂), rest = (y₃, y₄); z = (x₀, x₃, x₄).
+        let y: Vec<f64> = x.iter().map(|v| v * 2.0 + 1.0).collect();
+        let want = [
+            2.0 * y[1] + x[3],
+            2.0 * y[0],
+            6.0,
+            x[0] + 2.0 * y[3].exp(),
+            2.0 * y[4].exp(),
+        ];
+        let g = drained::gradient(&x);
+        for k in 0..5 {
+            assert!(
+                (g[k] - want[k]).abs() < 1e-13,
+                "drained[{k}]: {} against {}",
+                g[k],
+                want[k]
+            );
+        }
+        // halves of 3 values: y = (2x₀), t = (2x₁ + 1, 2x₂); s = 2x₀·(sin(2x₁ + 1) + sin 2x₂).
+        let x = [0.3f64, -0.7, 1.1];
+        let (a, b) = ((2.0 * x[1] + 1.0).sin(), (2.0 * x[2]).sin());
+        let want = [
+            2.0 * (a + b) + 2.0,
+            4.0 * x[0] * (2.0 * x[1] + 1.0).cos(),
+            4.0 * x[0] * (2.0 * x[2]).cos(),
+        ];
+        let g = halves::gradient(&x);
+        for k in 0..3 {
+            assert!(
+                (g[k] - want[k]).abs() < 1e-13,
+                "halves[{k}]: {} against {}",
+                g[k],
+                want[k]
+            );
+        }
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(halves, [0.3, -0.7, 1.1, 0.5, 0.8]);
+        all_orders!(drained, [0.3, -0.7, 1.1, 0.5, 0.8]);
+    }
+}
