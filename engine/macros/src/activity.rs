@@ -567,15 +567,9 @@ impl<'ast> Visit<'ast> for Grow<'_> {
         self.visit_call_operands(&ops);
     }
     fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
-        if expr_is_active(&f.expr, self.active) {
-            let mut names = Vec::new();
-            pat_names(&f.pat, &mut names);
-            // `(i, v)` of `.enumerate()`: the index stays inactive.
-            if yields_enumerated(&f.expr) && names.len() > 1 {
-                names.remove(0);
-            }
-            self.active.extend(names);
-        }
+        let mut names = Vec::new();
+        for_pattern_active(&f.pat, &f.expr, self.active, &mut names);
+        self.active.extend(names);
         syn::visit::visit_expr_for_loop(self, f);
     }
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
@@ -620,6 +614,47 @@ pub fn iterates_enumerated(e: &Expr) -> bool {
 /// Whether the items of `e` are `(index, element)` pairs: `.enumerate()`, also followed
 /// by adapters that keep the items as they are (`.enumerate().rev()`,
 /// `.enumerate().skip(1)`, `.enumerate().filter(..)`).
+/// The names of a `for` pattern that carry a derivative: all of them when the
+/// iterated value is active, but `enumerate`'s index; a pair of a `zip`, `for (v, l) in
+/// x.iter().zip(labels)` (also under `enumerate()`, `(i, (v, l))`, and nested), part by
+/// part, each as active as the sequence it walks, so that `l` over integer labels stays
+/// a plain value (a map's key, `counts[l]`).
+pub fn for_pattern_active(pat: &Pat, e: &Expr, active: &HashSet<String>, out: &mut Vec<String>) {
+    if !expr_is_active(e, active) {
+        return;
+    }
+    let pat = match pat {
+        Pat::Paren(p) => &*p.pat,
+        Pat::Type(t) => &*t.pat,
+        Pat::Reference(r) => &*r.pat,
+        p => p,
+    };
+    if let (Expr::MethodCall(m), Pat::Tuple(t)) = (crate::desugar::unparen(e), pat) {
+        if t.elems.len() == 2 {
+            match (m.method.to_string().as_str(), m.args.len()) {
+                ("zip", 1) => {
+                    for_pattern_active(&t.elems[0], &m.receiver, active, out);
+                    for_pattern_active(&t.elems[1], &m.args[0], active, out);
+                    return;
+                }
+                // `(i, part)`: the index carries no derivative.
+                ("enumerate", 0) => {
+                    for_pattern_active(&t.elems[1], &m.receiver, active, out);
+                    return;
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut names = Vec::new();
+    pat_names(pat, &mut names);
+    // `(i, v)` of an `.enumerate()` under other adapters: the index stays inactive.
+    if yields_enumerated(e) && names.len() > 1 {
+        names.remove(0);
+    }
+    out.extend(names);
+}
+
 pub fn yields_enumerated(e: &Expr) -> bool {
     match e {
         Expr::MethodCall(m) if m.method == "enumerate" => true,

@@ -204,6 +204,7 @@ pub fn desugar(
         receivers: std::mem::take(receivers),
         element_receivers: HashSet::new(),
         mut_locals: mut_bound_names(&b),
+        map_locals: map_locals(&b),
     };
     d.visit_block_mut(&mut b);
     *receivers = d.receivers;
@@ -5373,6 +5374,9 @@ struct Desugar {
     active: HashSet<String>,
     /// Parameters whose type carries no derivative (`idx: &[usize]`).
     inactive_params: HashSet<String>,
+    /// Locals holding maps or sets (see [`map_locals`]): `counts.get(l).unwrap()` is a
+    /// lookup by key, not an element read.
+    map_locals: HashSet<String>,
     /// Bindings of a struct type of the user's (see [`Receiver`]).
     receivers: std::collections::HashMap<String, Receiver>,
     /// `mut` locals holding the user's structs (`let mut ps = vec![P { .. }, ..]`, `let
@@ -10603,6 +10607,40 @@ fn assigning_closure(f: &Expr) -> Option<Expr> {
     Some(syn::parse_quote!(|#v| #value))
 }
 
+/// The names `body` binds by `let` to a map or a set of the standard library: a type
+/// that names one (`let mut counts: HashMap<usize, usize> = ..`) or a constructor
+/// (`HashMap::new()`, `BTreeMap::from(..)`, `HashSet::with_capacity(n)`).
+fn map_locals(body: &syn::Block) -> HashSet<String> {
+    const MAPS: [&str; 4] = ["HashMap", "BTreeMap", "HashSet", "BTreeSet"];
+    struct Find(HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for Find {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            let (pat, ty) = match &l.pat {
+                Pat::Type(t) => (&*t.pat, Some(&*t.ty)),
+                p => (p, None),
+            };
+            let names_map = |tokens: TokenStream| {
+                tokens
+                    .into_iter()
+                    .any(|t| matches!(&t, proc_macro2::TokenTree::Ident(i) if MAPS.iter().any(|m| i == m)))
+            };
+            let typed = ty.is_some_and(|t| names_map(quote::quote!(#t)));
+            let built = l.init.as_ref().is_some_and(|i| {
+                matches!(unparen(&i.expr), Expr::Call(c) if matches!(&*c.func, Expr::Path(p)
+                    if p.path.segments.len() >= 2
+                        && MAPS.iter().any(|m| p.path.segments[p.path.segments.len() - 2].ident == m)))
+            });
+            if let (Pat::Ident(i), true) = (pat, typed || built) {
+                self.0.insert(i.ident.to_string());
+            }
+            syn::visit::visit_local(self, l);
+        }
+    }
+    let mut f = Find(HashSet::new());
+    syn::visit::Visit::visit_block(&mut f, body);
+    f.0
+}
+
 /// `e.unwrap()`.
 fn is_unwrap(e: &Expr) -> bool {
     matches!(e, Expr::MethodCall(m) if m.method == "unwrap" && m.args.is_empty())
@@ -11453,7 +11491,12 @@ impl Desugar {
     }
 
     fn unwrap_rewrite(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
-        if let Some(r) = first_or_last(&Expr::MethodCall(m.clone()), &self.inactive_params) {
+        let not_sequences: HashSet<String> = self
+            .inactive_params
+            .union(&self.map_locals)
+            .cloned()
+            .collect();
+        if let Some(r) = first_or_last(&Expr::MethodCall(m.clone()), &not_sequences) {
             return Some(r);
         }
         let Expr::MethodCall(inner) = &*m.receiver else {
@@ -12283,7 +12326,7 @@ impl Desugar {
         if let Expr::ForLoop(f) = e {
             if mentions_active(&f.expr, &self.active) {
                 let mut names = Vec::new();
-                crate::activity::pat_names(&f.pat, &mut names);
+                crate::activity::for_pattern_active(&f.pat, &f.expr, &self.active, &mut names);
                 self.active.extend(names);
             } else {
                 // `for t in (0..n).map(|k| k as f64 * dt)`: the reverse sweep replays the

@@ -709,7 +709,8 @@ thread_local! {
     /// that an expansion does not depend on the ones before it.
     static NEXT_PARAM: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// The renamed closure parameters whose body reads them as sequences (a row of a
-    /// `Vec<Vec<f64>>`: `row.iter()`, `row[j]`, `dot(row, x)`): bound by reference.
+    /// `Vec<Vec<f64>>`: `row.iter()`, `row[j]`, `dot(row, x)`) or as a map's keys
+    /// (`counts[l]`): bound by reference.
     static SEQ_PARAMS: std::cell::RefCell<std::collections::HashSet<syn::Ident>> =
         std::cell::RefCell::new(std::collections::HashSet::new());
     /// The renamed closure parameters read only as receivers of the user's methods
@@ -809,7 +810,9 @@ fn enum_method_by_path(c: &syn::ExprCall, name: &syn::Ident) -> bool {
 
 /// Does `body` read `name` as a sequence: indexed (`row[j]`), the receiver of a slice
 /// method (`row.iter()`), iterated by a `for`, or an argument as it is (`dot(row, x)`:
-/// a reference in Rust, which a by-value binding would not be)?
+/// a reference in Rust, which a by-value binding would not be)? Or as a map's key, the
+/// index as it is (`counts[l]` of a `HashMap<usize, _>`, which a slice cannot be indexed
+/// by): a reference too.
 fn read_as_sequence(body: &Expr, name: &syn::Ident) -> bool {
     struct Find<'a> {
         name: &'a syn::Ident,
@@ -823,7 +826,7 @@ fn read_as_sequence(body: &Expr, name: &syn::Ident) -> bool {
     impl<'ast> syn::visit::Visit<'ast> for Find<'_> {
         fn visit_expr(&mut self, e: &'ast Expr) {
             let hit = match e {
-                Expr::Index(i) => self.is(&i.expr),
+                Expr::Index(i) => self.is(&i.expr) || self.is(&i.index),
                 Expr::MethodCall(m) => {
                     (self.is(&m.receiver)
                         && SEQUENCE_METHODS.contains(&m.method.to_string().as_str()))

@@ -8912,3 +8912,76 @@ mod split_off_and_drain {
         all_orders!(drained, [0.3, -0.7, 1.1, 0.5, 0.8]);
     }
 }
+
+/// Maps of constants beside the differentiable values: class counts keyed by integer
+/// labels (`*counts.entry(l).or_insert(0) += 1`), read as `counts[l]` with `l` an element
+/// of the labels, in a `for` over a `zip` and in a chain, and a table of weights keyed by
+/// names.
+mod maps_of_constants {
+    use mochi::prelude::*;
+    use std::collections::HashMap;
+
+    #[differentiable]
+    pub fn class_balanced(x: &[f64], labels: &[usize]) -> f64 {
+        let mut counts: HashMap<usize, usize> = HashMap::new();
+        for &l in labels {
+            *counts.entry(l).or_insert(0) += 1;
+        }
+        let mut s = 0.0;
+        for (v, l) in x.iter().zip(labels) {
+            s += v * v / counts[l] as f64;
+        }
+        for (v, l) in x.iter().zip(labels) {
+            s += v.exp() / *counts.get(l).unwrap() as f64;
+        }
+        s + x
+            .iter()
+            .zip(labels)
+            .map(|(v, l)| v.sin() * counts[l] as f64)
+            .sum::<f64>()
+    }
+
+    #[differentiable]
+    pub fn by_name(x: &[f64]) -> f64 {
+        let names = ["a", "b", "a", "c"];
+        let w: HashMap<&str, f64> = [("a", 2.0), ("b", 0.5), ("c", -1.0)].into_iter().collect();
+        names.iter().zip(x).map(|(n, v)| w[n] * v * v).sum()
+    }
+
+    #[differentiable]
+    pub fn grouped(x: &[f64]) -> f64 {
+        class_balanced(x, &[0, 1, 0, 2, 1])
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3, -0.7, 1.1, 0.5, 0.9];
+        let labels = [0, 1, 0, 2, 1];
+        let counts = [2.0, 2.0, 2.0, 1.0, 2.0];
+        let (g, _) = class_balanced::gradient(&x, &labels);
+        for k in 0..5 {
+            let want = 2.0 * x[k] / counts[k] + x[k].exp() / counts[k] + x[k].cos() * counts[k];
+            assert!(
+                (g[k] - want).abs() < 1e-13,
+                "[{k}]: {} against {want}",
+                g[k]
+            );
+        }
+        let g = by_name::gradient(&x[..4]);
+        let want = [4.0 * x[0], x[1], 4.0 * x[2], -2.0 * x[3]];
+        for k in 0..4 {
+            assert!(
+                (g[k] - want[k]).abs() < 1e-13,
+                "by_name[{k}]: {} against {}",
+                g[k],
+                want[k]
+            );
+        }
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(by_name, [0.3, -0.7, 1.1, 0.5]);
+        all_orders!(grouped, [0.3, -0.7, 1.1, 0.5, 0.9]);
+    }
+}

@@ -693,7 +693,9 @@ impl Lowerer {
 }
 
 /// `f(v)` → `f(&v)` for the element names `v` now bound by value; also a method of the
-/// user's, `l.forward(v)` (a method the library has, `a.max(v)`, takes the value).
+/// user's, `l.forward(v)` (a method the library has, `a.max(v)`, takes the value), a
+/// lookup by key, `m.get(v)`, and an index `m[v]` (of a map: a slice's index is not a
+/// reference).
 struct RefArgs<'a> {
     names: &'a [String],
 }
@@ -739,9 +741,22 @@ impl syn::visit_mut::VisitMut for RefArgs<'_> {
         }
     }
 
+    // `counts[l]` of a map keyed by the elements (a slice is not indexed by a
+    // reference, so the index as written is a key): `counts[&l]`.
+    fn visit_expr_index_mut(&mut self, i: &mut syn::ExprIndex) {
+        self.visit_expr_mut(&mut i.expr);
+        self.lend(std::iter::once(&mut *i.index));
+    }
+
     fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
         self.visit_expr_mut(&mut m.receiver);
-        if super::expr::is_library_method(&m.method.to_string()) {
+        // A map's or a set's lookups by key (`counts.get(l)`, `seen.contains(l)`) take
+        // the reference they were given.
+        let by_key = matches!(
+            m.method.to_string().as_str(),
+            "get" | "get_mut" | "contains_key" | "contains" | "get_key_value"
+        );
+        if !by_key && super::expr::is_library_method(&m.method.to_string()) {
             for a in m.args.iter_mut() {
                 self.visit_expr_mut(a);
             }
