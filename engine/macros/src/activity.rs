@@ -494,7 +494,7 @@ impl Grow<'_> {
         }
         let block: syn::Block = match &*c.body {
             Expr::Block(b) => b.block.clone(),
-            other => syn::parse_quote!({ #other; }),
+            other => crate::iterchain::block_of(other, true),
         };
         analyse(&block, &mut inner);
         for n in inner {

@@ -13078,24 +13078,27 @@ impl Desugar {
                     }
                     _ => None,
                 };
+                // (In parentheses: the block may be an operand, `h(v).unwrap_or(0.0) + 1.0`,
+                // which a chain's closure body inlined as a statement would otherwise
+                // end at the block.)
                 if let Some((pre, test, elem)) = element {
-                    *e = syn::parse_quote_spanned!(span=> {
+                    *e = syn::parse_quote_spanned!(span=> ({
                         #pre
                         if #test { #elem } else { #default }
-                    });
+                    }));
                     syn::visit_mut::visit_expr_mut(self, e);
                     return;
                 }
                 let o = format_ident!("__mochi_or", span = span);
                 let recv = &m.receiver;
-                *e = syn::parse_quote_spanned!(span=> {
+                *e = syn::parse_quote_spanned!(span=> ({
                     let #o = #recv;
                     if ::mochi::no_grad(::mochi::__private::present(&#o)) {
                         #o.unwrap()
                     } else {
                         #default
                     }
-                });
+                }));
             }
             // `v.sort_by(cmp)` (`sort_unstable_by`) of a differentiable buffer: the
             // permutation that sorts it (no derivative), then the elements gathered

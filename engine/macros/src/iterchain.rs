@@ -495,6 +495,45 @@ fn sequence(e: &Expr) -> Option<(Expr, Option<Expr>, Option<Expr>)> {
     }
 }
 
+/// Whether `e`'s leftmost operand is a block-like expression (`{ .. }`, `if`, `match`,
+/// a loop, `unsafe { .. }`) that `e` continues (`{ .. } + 1.0`, `match c { .. }.abs()`).
+pub(crate) fn starts_with_block(e: &Expr) -> bool {
+    let left = match e {
+        Expr::Binary(b) => &*b.left,
+        Expr::Cast(c) => &*c.expr,
+        Expr::MethodCall(m) => &*m.receiver,
+        Expr::Field(f) => &*f.base,
+        Expr::Index(i) => &*i.expr,
+        Expr::Try(t) => &*t.expr,
+        _ => return false,
+    };
+    matches!(
+        left,
+        Expr::Block(_)
+            | Expr::If(_)
+            | Expr::Match(_)
+            | Expr::Loop(_)
+            | Expr::While(_)
+            | Expr::ForLoop(_)
+            | Expr::Unsafe(_)
+    ) || starts_with_block(left)
+}
+
+/// `{ e }` (`{ e; }` with `semi`), `e` in parentheses where it begins with a block
+/// that it continues (`{ (match c { .. } + 1.0) }`): printed and read again, the
+/// statement would otherwise end at the block.
+pub(crate) fn block_of(e: &Expr, semi: bool) -> syn::Block {
+    let e = if starts_with_block(e) {
+        syn::parse_quote!((#e))
+    } else {
+        e.clone()
+    };
+    syn::Block {
+        brace_token: Default::default(),
+        stmts: vec![syn::Stmt::Expr(e, semi.then(Default::default))],
+    }
+}
+
 /// The length of `seq[start..end]`, either bound absent.
 fn sub_len(seq: &Expr, start: &Option<Expr>, end: &Option<Expr>, span: Span) -> TokenStream {
     let end = match end {
@@ -1556,6 +1595,12 @@ impl<'a> Writer<'a> {
             self.bind_windows(p, it, &mut e, body, &mut deref)?;
         }
         UnDeref { names: &deref }.visit_expr_mut(&mut e);
+        // `|&v| { let t = v * 2.0; t } + 1.0`, `|&v| match c { .. } + 1.0`: an operand
+        // that is a block, written where a statement may begin, would end the statement
+        // there; the body goes in parentheses.
+        if starts_with_block(&e) {
+            e = syn::parse_quote!((#e));
+        }
         Some(e)
     }
 

@@ -39,13 +39,30 @@ use proc_macro::TokenStream;
 pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);
     let kept = item.clone();
+    // The place of a panic, for the report (the hook rustc had is put back after).
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|info| {
+        // (From the crate's `src/`, wherever it was built.)
+        let at = info.location().map(|l| {
+            let file = l.file();
+            let file = file.rfind("src/").map_or(file, |k| &file[k..]);
+            format!("mochi-macros {file}:{}", l.line())
+        });
+        PANIC_AT.with(|p| *p.borrow_mut() = at);
+    }));
     let expanded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         companion::expand(attr.into(), item)
     }));
+    std::panic::set_hook(previous);
     match expanded {
         Ok(out) => out.into(),
         Err(payload) => internal_error(kept, payload.as_ref()).into(),
     }
+}
+
+thread_local! {
+    /// Where the transform panicked (file and line of mochi's source), for the report.
+    static PANIC_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
 /// A failure of the transform itself (a panic, which is a bug of mochi's): the item as
@@ -60,6 +77,10 @@ fn internal_error(
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "no message".to_string());
+    let why = match PANIC_AT.with(|p| p.borrow_mut().take()) {
+        Some(at) => format!("{why}, at {at}"),
+        None => why,
+    };
     let (name, span) = match syn::parse2::<syn::Item>(item.clone()) {
         Ok(syn::Item::Fn(f)) => (format!("`{}`", f.sig.ident), f.sig.ident.span()),
         Ok(syn::Item::Impl(i)) => (

@@ -67,7 +67,7 @@ fn write_out_closures(f: &mut ItemFn) {
             let body = &c.body;
             let mut block: syn::Block = match &**body {
                 Expr::Block(b) if b.label.is_none() => b.block.clone(),
-                other => syn::parse_quote!({ #other }),
+                other => crate::iterchain::block_of(other, false),
             };
             TryOut { kind, next: 0 }.visit_block_mut(&mut block);
             *c.body = Expr::Block(syn::ExprBlock {
@@ -358,8 +358,11 @@ impl VisitMut for TryOut {
     // An arm's value and an `else if`'s condition are blocks of their own.
     fn visit_arm_mut(&mut self, a: &mut syn::Arm) {
         if !matches!(&*a.body, Expr::Block(_)) && has_try_expr(&a.body) {
-            let body = &a.body;
-            *a.body = syn::parse_quote!({ #body });
+            *a.body = Expr::Block(syn::ExprBlock {
+                attrs: Vec::new(),
+                label: None,
+                block: crate::iterchain::block_of(&a.body, false),
+            });
         }
         syn::visit_mut::visit_arm_mut(self, a);
     }

@@ -4607,7 +4607,7 @@ impl VisitMut for Rewrite<'_> {
             inner.extend(floats);
             let body: syn::Block = match &*c.body {
                 Expr::Block(b) => b.block.clone(),
-                other => syn::parse_quote!({ #other; }),
+                other => crate::iterchain::block_of(other, true),
             };
             crate::activity::analyse(&body, &mut inner);
             if inner != self.active {

@@ -8985,3 +8985,62 @@ mod maps_of_constants {
         all_orders!(grouped, [0.3, -0.7, 1.1, 0.5, 0.9]);
     }
 }
+
+/// A chain's closure whose value is an operation on a block, an `if` or a `match`
+/// (`|&v| { let t = v * 2.0; t } + 1.0`, `|&v| if v > 0.0 { v } else { -v } * 2.0`), and
+/// a helper's `Result` unwrapped with a default inside one (`h(v).unwrap_or(0.0) + 1.0`).
+mod blocks_as_operands {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn root(v: f64) -> Result<f64, String> {
+        if v < 0.0 {
+            return Err(format!("root of {v}"));
+        }
+        Ok(v.sqrt())
+    }
+
+    #[differentiable]
+    pub fn operands(x: &[f64]) -> f64 {
+        let a: f64 = x.iter().map(|&v| { let t = v * 2.0; t * t } + 1.0).sum();
+        let b: f64 = x.iter().map(|&v| if v > 0.0 { v } else { -v } * 2.0).sum();
+        let c: f64 = x
+            .iter()
+            .map(|&v| {
+                match v > 0.5 {
+                    true => v,
+                    false => v * v,
+                }
+                .exp()
+            })
+            .sum();
+        let d: f64 = x.iter().map(|&v| root(v).unwrap_or(0.0) + 1.0).sum();
+        a + b + c + d
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.2, 0.7, 1.1];
+        let g = operands::gradient(&x);
+        for k in 0..4 {
+            let v = x[k];
+            let c = if v > 0.5 {
+                v.exp()
+            } else {
+                2.0 * v * (v * v).exp()
+            };
+            let d = if v < 0.0 { 0.0 } else { 0.5 / v.sqrt() };
+            let want = 8.0 * v + 2.0 * v.signum() + c + d;
+            assert!(
+                (g[k] - want).abs() < 1e-13,
+                "[{k}]: {} against {want}",
+                g[k]
+            );
+        }
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(operands, [0.3, -0.2, 0.7, 1.1]);
+    }
+}

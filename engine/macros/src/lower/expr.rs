@@ -1199,7 +1199,9 @@ impl Lowerer {
         }
         let mut body_block: syn::Block = match &*c.body {
             Expr::Block(b) => b.block.clone(),
-            other => syn::parse_quote!({ #other }),
+            // (`|&v| if v > 0.0 { v } else { -v } * 2.0`: as the block's one statement
+            // the `if` would end there, and `* 2.0` be read as a dereference.)
+            other => crate::iterchain::block_of(other, false),
         };
         if caps.iter().any(|(n, _)| n == SELF_ALIAS) {
             syn::visit_mut::VisitMut::visit_block_mut(&mut RenameSelf, &mut body_block);
