@@ -4418,7 +4418,13 @@ impl ShortenedBuffers<'_> {
                 let v = self.buffer(m)?;
                 let span = m.method.span();
                 let k = &m.args[0];
-                return Some(Self::cut(v, &l.pat, k, &syn::parse_quote!(#v.len()), span));
+                return Some(Self::cut(
+                    v,
+                    &l.pat,
+                    quote_spanned!(span=> #k),
+                    quote_spanned!(span=> #v.len()),
+                    span,
+                ));
             }
             // `let t: Vec<f64> = v.drain(a..b).collect();`: the same for `v[a..b]`.
             Expr::MethodCall(c) if c.method == "collect" && c.args.is_empty() => {
@@ -4427,7 +4433,7 @@ impl ShortenedBuffers<'_> {
                 };
                 let v = self.buffer(m)?;
                 let (a, b) = drained_range(m, v)?;
-                return Some(Self::cut(v, &l.pat, &a, &b, m.method.span()));
+                return Some(Self::cut(v, &l.pat, a, b, m.method.span()));
             }
             _ => return None,
         };
@@ -4450,7 +4456,7 @@ impl ShortenedBuffers<'_> {
     }
 
     /// `let pat = v[a..b].to_vec();`, then `v` without them.
-    fn cut(v: &Expr, pat: &Pat, a: &Expr, b: &Expr, span: Span) -> Vec<syn::Stmt> {
+    fn cut(v: &Expr, pat: &Pat, a: TokenStream, b: TokenStream, span: Span) -> Vec<syn::Stmt> {
         let (ia, ib, kept) = (
             format_ident!("__mochi_at", span = span),
             format_ident!("__mochi_end", span = span),
@@ -4542,7 +4548,7 @@ impl ShortenedBuffers<'_> {
             ("drain", 1) => {
                 let (a, b) = drained_range(m, v)?;
                 let cut: Pat = syn::parse_quote!(_);
-                return Some(Self::cut(v, &cut, &a, &b, span));
+                return Some(Self::cut(v, &cut, a, b, span));
             }
             _ => return None,
         };
@@ -4554,23 +4560,14 @@ impl ShortenedBuffers<'_> {
 }
 
 /// The bounds `a`, `b` of `v.drain(a..b)` (`..b`, `a..`, `..`, `a..=b`).
-fn drained_range(m: &syn::ExprMethodCall, v: &Expr) -> Option<(Expr, Expr)> {
+fn drained_range(m: &syn::ExprMethodCall, v: &Expr) -> Option<(TokenStream, TokenStream)> {
     if m.method != "drain" || m.args.len() != 1 {
         return None;
     }
     let Expr::Range(r) = unparen(&m.args[0]) else {
         return None;
     };
-    let a: Expr = r
-        .start
-        .as_ref()
-        .map_or(syn::parse_quote!(0usize), |a| (**a).clone());
-    let b: Expr = match (&r.end, &r.limits) {
-        (None, _) => syn::parse_quote!(#v.len()),
-        (Some(e), syn::RangeLimits::HalfOpen(_)) => (**e).clone(),
-        (Some(e), syn::RangeLimits::Closed(_)) => syn::parse_quote!((#e) + 1),
-    };
-    Some((a, b))
+    Some(range_bounds(r, v, m.method.span()))
 }
 
 /// `let m = x.iter().copied().reduce(f64::max);`: the `Option` an iterator chain's end
@@ -6243,15 +6240,7 @@ fn element_option(
                 format_ident!("__mochi_ga", span = span),
                 format_ident!("__mochi_gb", span = span),
             );
-            let start = r
-                .start
-                .as_ref()
-                .map_or(quote_spanned!(span=> 0), |a| quote_spanned!(span=> #a));
-            let end = match (&r.end, &r.limits) {
-                (None, _) => quote_spanned!(span=> #x.len()),
-                (Some(e), syn::RangeLimits::HalfOpen(_)) => quote_spanned!(span=> #e),
-                (Some(e), syn::RangeLimits::Closed(_)) => quote_spanned!(span=> (#e) + 1),
-            };
+            let (start, end) = range_bounds(r, x, span);
             Some((
                 quote_spanned!(span=> let #a: usize = #start; let #b: usize = #end;),
                 syn::parse_quote_spanned!(span=> #a <= #b && #b <= #x.len()),

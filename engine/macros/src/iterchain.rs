@@ -523,14 +523,22 @@ pub(crate) fn starts_with_block(e: &Expr) -> bool {
 /// that it continues (`{ (match c { .. } + 1.0) }`): printed and read again, the
 /// statement would otherwise end at the block.
 pub(crate) fn block_of(e: &Expr, semi: bool) -> syn::Block {
-    let e = if starts_with_block(e) {
-        syn::parse_quote!((#e))
-    } else {
-        e.clone()
-    };
     syn::Block {
         brace_token: Default::default(),
-        stmts: vec![syn::Stmt::Expr(e, semi.then(Default::default))],
+        stmts: vec![syn::Stmt::Expr(
+            parenthesised_if_block(e.clone()),
+            semi.then(Default::default),
+        )],
+    }
+}
+
+/// `e`, in parentheses where it begins with a block that it continues (see
+/// [`starts_with_block`]).
+fn parenthesised_if_block(e: Expr) -> Expr {
+    if starts_with_block(&e) {
+        syn::parse_quote!((#e))
+    } else {
+        e
     }
 }
 
@@ -1598,10 +1606,7 @@ impl<'a> Writer<'a> {
         // `|&v| { let t = v * 2.0; t } + 1.0`, `|&v| match c { .. } + 1.0`: an operand
         // that is a block, written where a statement may begin, would end the statement
         // there; the body goes in parentheses.
-        if starts_with_block(&e) {
-            e = syn::parse_quote!((#e));
-        }
-        Some(e)
+        Some(parenthesised_if_block(e))
     }
 
     /// [`bind`](Self::bind), except that a window (also one inside a tuple: `|(w, b)|`

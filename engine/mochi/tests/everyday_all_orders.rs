@@ -8741,10 +8741,7 @@ mod windows_of_sub_slices {
             want[a] += x[b];
             want[b] += x[a];
         }
-        let g = framed::gradient(&x);
-        for (k, (a, b)) in g.iter().zip(&want).enumerate() {
-            assert!((a - b).abs() < 1e-13, "framed[{k}]: {a} against {b}");
-        }
+        crate::common::close_to("framed", &framed::gradient(&x), &want, 1e-13);
     }
 
     mod t {
@@ -8796,14 +8793,7 @@ mod sub_slices_by_get {
         let x = [0.3, -0.7, 1.1, 0.5];
         let g = parts::gradient(&x);
         let want = [1.0 + x[1], x[0] + x[2], 2.0 * x[2] + x[1], 2.0 * x[3]];
-        for k in 0..4 {
-            assert!(
-                (g[k] - want[k]).abs() < 1e-14,
-                "parts[{k}]: {} against {}",
-                g[k],
-                want[k]
-            );
-        }
+        crate::common::close_to("parts", &g, &want, 1e-14);
         let g = framed::gradient(&x);
         let want = [
             x[3],
@@ -8811,14 +8801,7 @@ mod sub_slices_by_get {
             x[1].sin() + x[3].exp(),
             x[0] + x[2] * x[3].exp(),
         ];
-        for k in 0..4 {
-            assert!(
-                (g[k] - want[k]).abs() < 1e-14,
-                "framed[{k}]: {} against {}",
-                g[k],
-                want[k]
-            );
-        }
+        crate::common::close_to("framed", &g, &want, 1e-14);
         // Too short for `x.get(1..3)`: the early return, no derivative.
         assert_eq!(framed::value_and_gradient(&x[..2]), (0.0, vec![0.0, 0.0]));
         // Too short for `x[1..].get(2)`: `t[0]`.
@@ -8879,14 +8862,7 @@ mod split_off_and_drain {
             2.0 * y[4].exp(),
         ];
         let g = drained::gradient(&x);
-        for k in 0..5 {
-            assert!(
-                (g[k] - want[k]).abs() < 1e-13,
-                "drained[{k}]: {} against {}",
-                g[k],
-                want[k]
-            );
-        }
+        crate::common::close_to("drained", &g, &want, 1e-13);
         // halves of 3 values: y = (2x₀), t = (2x₁ + 1, 2x₂); s = 2x₀·(sin(2x₁ + 1) + sin 2x₂).
         let x = [0.3f64, -0.7, 1.1];
         let (a, b) = ((2.0 * x[1] + 1.0).sin(), (2.0 * x[2]).sin());
@@ -8896,14 +8872,7 @@ mod split_off_and_drain {
             4.0 * x[0] * (2.0 * x[2]).cos(),
         ];
         let g = halves::gradient(&x);
-        for k in 0..3 {
-            assert!(
-                (g[k] - want[k]).abs() < 1e-13,
-                "halves[{k}]: {} against {}",
-                g[k],
-                want[k]
-            );
-        }
+        crate::common::close_to("halves", &g, &want, 1e-13);
     }
 
     mod t {
@@ -8959,24 +8928,13 @@ mod maps_of_constants {
         let labels = [0, 1, 0, 2, 1];
         let counts = [2.0, 2.0, 2.0, 1.0, 2.0];
         let (g, _) = class_balanced::gradient(&x, &labels);
-        for k in 0..5 {
-            let want = 2.0 * x[k] / counts[k] + x[k].exp() / counts[k] + x[k].cos() * counts[k];
-            assert!(
-                (g[k] - want).abs() < 1e-13,
-                "[{k}]: {} against {want}",
-                g[k]
-            );
-        }
+        let want: Vec<f64> = (0..5)
+            .map(|k| 2.0 * x[k] / counts[k] + x[k].exp() / counts[k] + x[k].cos() * counts[k])
+            .collect();
+        crate::common::close_to("class_balanced", &g, &want, 1e-13);
         let g = by_name::gradient(&x[..4]);
         let want = [4.0 * x[0], x[1], 4.0 * x[2], -2.0 * x[3]];
-        for k in 0..4 {
-            assert!(
-                (g[k] - want[k]).abs() < 1e-13,
-                "by_name[{k}]: {} against {}",
-                g[k],
-                want[k]
-            );
-        }
+        crate::common::close_to("by_name", &g, &want, 1e-13);
     }
 
     mod t {
@@ -9022,21 +8980,19 @@ mod blocks_as_operands {
     fn by_hand() {
         let x = [0.3f64, -0.2, 0.7, 1.1];
         let g = operands::gradient(&x);
-        for k in 0..4 {
-            let v = x[k];
-            let c = if v > 0.5 {
-                v.exp()
-            } else {
-                2.0 * v * (v * v).exp()
-            };
-            let d = if v < 0.0 { 0.0 } else { 0.5 / v.sqrt() };
-            let want = 8.0 * v + 2.0 * v.signum() + c + d;
-            assert!(
-                (g[k] - want).abs() < 1e-13,
-                "[{k}]: {} against {want}",
-                g[k]
-            );
-        }
+        let want: Vec<f64> = x
+            .iter()
+            .map(|&v| {
+                let c = if v > 0.5 {
+                    v.exp()
+                } else {
+                    2.0 * v * (v * v).exp()
+                };
+                let d = if v < 0.0 { 0.0 } else { 0.5 / v.sqrt() };
+                8.0 * v + 2.0 * v.signum() + c + d
+            })
+            .collect();
+        crate::common::close_to("operands", &g, &want, 1e-13);
     }
 
     mod t {

@@ -117,6 +117,15 @@ pub fn fd(f: &dyn Fn(&[f64]) -> f64, x: &[f64]) -> Vec<f64> {
         })
         .collect()
 }
+/// `g` against `w` entry by entry, to the absolute tolerance `tol` (for values worked
+/// out by hand).
+#[allow(dead_code)]
+pub fn close_to(name: &str, g: &[f64], w: &[f64], tol: f64) {
+    assert_eq!(g.len(), w.len(), "{name}: lengths differ");
+    for (k, (a, b)) in g.iter().zip(w).enumerate() {
+        assert!((a - b).abs() < tol, "{name}[{k}]: {a} against {b}");
+    }
+}
 #[allow(dead_code)]
 pub fn close(name: &str, g: &[f64], w: &[f64]) {
     assert_eq!(g.len(), w.len(), "{name}: lengths differ");
