@@ -129,9 +129,14 @@ pub fn desugar(
     // worklist's pops are bound whole.)
     WhileLetPop.visit_block_mut(&mut b);
     WhileLetPopped.visit_block_mut(&mut b);
+    // (Not a map's or a set's `insert`/`remove`, which are not a buffer's.)
+    let maps = map_locals(&b);
     ShortenedBuffers {
         active,
-        locals: mut_bound_names(&b),
+        locals: mut_bound_names(&b)
+            .into_iter()
+            .filter(|n| !maps.contains(n))
+            .collect(),
     }
     .visit_block_mut(&mut b);
     StoredChainEnds { active }.visit_block_mut(&mut b);

@@ -793,7 +793,7 @@ impl Lowerer {
             } else if matches!(name.as_str(), "push" | "extend_from_slice") {
                 format!("mochi: `.{name}(..)` of a differentiable value into this buffer is not supported (the derivation grows a local `Vec` named by a variable, `v.push(..)`); push into such a `Vec`, or allocate it at its final length (`vec![0.0; n]`, a `zeros(n)` constructor) and write `y[i] = ..`")
             } else if name == "insert" {
-                "mochi: `.insert(..)` of a differentiable value is supported as a statement (`v.insert(i, e);`) on a `Vec` the function binds with `let mut`, not here; build such a `Vec` (`let mut w = v.to_vec();`), or grow it with `push(..)` at its end".to_string()
+                "mochi: `.insert(..)` of a differentiable value is supported as a statement (`v.insert(i, e);`) on a `Vec` the function binds with `let mut`, not here; build such a `Vec` (`let mut w = v.to_vec();`), or grow it with `push(..)` at its end. A map or a set (`HashMap`, `BTreeMap`, …) cannot hold differentiable values (it has no tangent type): keep them in a `Vec` indexed by position (a key's position from a map of constants, `index[&k]`)".to_string()
             } else {
                 format!("mochi: `.{name}(..)` of a differentiable value into a buffer is not supported; grow it with `push(..)` or `extend_from_slice(..)` at its end, or allocate it at its final length (`vec![0.0; n]`, a `zeros(n)` constructor) and write `y[i] = ..`")
             };
