@@ -209,7 +209,7 @@ pub fn desugar(
         receivers: std::mem::take(receivers),
         element_receivers: HashSet::new(),
         mut_locals: mut_bound_names(&b),
-        map_locals: map_locals(&b),
+        map_locals: maps,
     };
     d.visit_block_mut(&mut b);
     *receivers = d.receivers;

@@ -8673,14 +8673,21 @@ mod real_helpers_with_operator_bounds {
             + sq(t - 0.5)
     }
 
-    #[test]
-    fn by_hand() {
+    /// The energy at (0.3, 1.0, 2.0, −1.0) worked out by hand: the point, the value and
+    /// ∂/∂t.
+    pub fn energy_by_hand() -> ([f64; 4], f64, f64) {
         let x = [0.3, 1.0, 2.0, -1.0];
         let l = |a: f64, b: f64| a + (b - a) * 0.3;
         let want = l(1.0, 2.0).powi(2) + l(2.0, -1.0).powi(2) + (0.3f64 - 0.5).powi(2);
-        assert!((energy(&x) - want).abs() < 1e-14);
         // ∂/∂t = Σ 2·lerp·(b − a) + 2(t − 0.5).
         let dt = 2.0 * l(1.0, 2.0) * 1.0 + 2.0 * l(2.0, -1.0) * -3.0 + 2.0 * (0.3 - 0.5);
+        (x, want, dt)
+    }
+
+    #[test]
+    fn by_hand() {
+        let (x, want, dt) = energy_by_hand();
+        assert!((energy(&x) - want).abs() < 1e-14);
         assert!((energy::gradient(&x)[0] - dt).abs() < 1e-13);
     }
 
@@ -8720,11 +8727,8 @@ mod windows_of_sub_slices {
 
     #[test]
     fn by_hand() {
-        let x = [0.3, 1.0, 2.0, -1.0];
-        let l = |a: f64, b: f64| a + (b - a) * 0.3;
-        let want = l(1.0, 2.0).powi(2) + l(2.0, -1.0).powi(2) + (0.3f64 - 0.5).powi(2);
+        let (x, want, dt) = super::real_helpers_with_operator_bounds::energy_by_hand();
         assert!((energy(&x) - want).abs() < 1e-14);
-        let dt = 2.0 * l(1.0, 2.0) * 1.0 + 2.0 * l(2.0, -1.0) * -3.0 + 2.0 * (0.3 - 0.5);
         assert!((energy::gradient(&x)[0] - dt).abs() < 1e-13);
         // framed over 6 values: pairs (x0,x1)|(x2,x3), (x1,x2)|(x3,x4), (x2,x3)|(x4,x5),
         // then x[1..5] in rchunks of 2 from the end: (x3,x4), (x1,x2).
