@@ -507,16 +507,9 @@ pub(crate) fn starts_with_block(e: &Expr) -> bool {
         Expr::Try(t) => &*t.expr,
         _ => return false,
     };
-    matches!(
-        left,
-        Expr::Block(_)
-            | Expr::If(_)
-            | Expr::Match(_)
-            | Expr::Loop(_)
-            | Expr::While(_)
-            | Expr::ForLoop(_)
-            | Expr::Unsafe(_)
-    ) || starts_with_block(left)
+    crate::lower::is_control_flow_stmt(left)
+        || matches!(left, Expr::Unsafe(_))
+        || starts_with_block(left)
 }
 
 /// `{ e }` (`{ e; }` with `semi`), `e` in parentheses where it begins with a block
