@@ -9046,9 +9046,49 @@ fn idents(ts: &proc_macro2::TokenStream, out: &mut HashSet<String>) {
 /// `x[j]`, `b[j]` → `x[mid + j]`, `len()`, `iter()` and call arguments as sub-slices
 /// of `x` in the statements after it. Left as written when a half is used otherwise, or
 /// `x` is bound again (the halves borrow `x`, so it cannot change while they live).
-fn inline_split_at(b: &mut syn::Block, next: &mut usize) {
+fn inline_split_at(b: &mut syn::Block, next: &mut usize, active: &mut HashSet<String>) {
     let mut k = 0;
     while k < b.stmts.len() {
+        // `let (a, b) = x[1..].split_at(k);` (or `split_at_mut`): the sub-slice bound
+        // first, a sequence of its own that the halves are then read from.
+        if let syn::Stmt::Local(l) = &mut b.stmts[k] {
+            if let (Pat::Tuple(t), Some(init)) = (&l.pat, l.init.as_mut()) {
+                if let Expr::MethodCall(m) = &mut *init.expr {
+                    let mutable = m.method == "split_at_mut";
+                    let borrow = if mutable {
+                        quote::quote!(&mut)
+                    } else {
+                        quote::quote!(&)
+                    };
+                    let range = |e: &Expr| match unparen(e) {
+                        Expr::Index(ix) if matches!(unparen(&ix.index), Expr::Range(_)) => {
+                            Some(quote::quote!(#borrow #ix))
+                        }
+                        _ => None,
+                    };
+                    let sub = match unparen(&m.receiver) {
+                        Expr::Reference(r) if r.mutability.is_some() == mutable => range(&r.expr),
+                        other => range(other),
+                    };
+                    if let Some(sub) = sub.filter(|_| {
+                        (mutable || m.method == "split_at")
+                            && m.args.len() == 1
+                            && t.elems.len() == 2
+                    }) {
+                        *next += 1;
+                        let span = m.method.span();
+                        let name = format_ident!("__mochi_sub{}", *next, span = span);
+                        if mentions_active(&m.receiver, active) {
+                            active.insert(name.to_string());
+                        }
+                        *m.receiver = syn::parse_quote_spanned!(span=> #name);
+                        b.stmts
+                            .insert(k, syn::parse_quote_spanned!(span=> let #name = #sub;));
+                        k += 1;
+                    }
+                }
+            }
+        }
         let found = match &b.stmts[k] {
             syn::Stmt::Local(l) => match (&l.pat, l.init.as_ref()) {
                 (Pat::Tuple(t), Some(init)) if init.diverge.is_none() && t.elems.len() == 2 => {
@@ -11962,7 +12002,7 @@ impl VisitMut for Desugar {
         }
         inline_mut_borrows(b);
         inline_view_borrows(b);
-        inline_split_at(b, &mut self.next);
+        inline_split_at(b, &mut self.next, &mut self.active);
         inline_windows(b, &mut self.next);
         inline_held_pieces(b);
         inline_held_iters(b, &mut self.next, &self.active);
@@ -13703,6 +13743,13 @@ impl Desugar {
                 let float_ty = self.float_ty.clone();
                 if let Some(r) = Writer::new(&mut self.next, float_ty.as_ref()).consumer(m, None) {
                     *e = r;
+                    // The closures' locals are the loop's now (`let t = 1.0 / (1.0 + v);`),
+                    // and carry derivatives as the closures' did: chains reading them
+                    // (`A.iter().rev().fold(0.0, |p, &a| p * t + a)`) are rewritten too.
+                    crate::activity::analyse(
+                        &crate::iterchain::block_of(e, true),
+                        &mut self.active,
+                    );
                     // A window's `w.iter()` became a chain over a sub-slice: rewrite it.
                     self.visit_expr_mut(e);
                 }

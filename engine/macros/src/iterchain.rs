@@ -1041,7 +1041,10 @@ fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
                 }
             }
         };
-        !reads_fields(c) && !c.inputs.iter().any(tuple) && !indexes_with_param(c)
+        !reads_fields(c)
+            && !c.inputs.iter().any(tuple)
+            && !indexes_with_param(c)
+            && !holds_loop_chain(c)
     };
     match (consumer.as_str(), st) {
         ("sum" | "product", [s]) | ("sum" | "product", [s, Stage::Copied]) => plain_seq(s),
@@ -1172,6 +1175,38 @@ fn copied_into_map(e: &syn::ExprMethodCall) -> Option<Expr> {
 /// Does the closure index with one of its parameters (`|&i| x[i] * x[i]` over indices
 /// `&[usize]`)? Its elements are then integers, which the sequence rules (of floats) do
 /// not take.
+/// Does `c`'s body hold a chain with an adapter that becomes an index loop
+/// (`A.iter().rev().fold(..)`, `skip`, `zip`, …)? Only in a loop are the closure's parameters known to carry derivatives, so the chain
+/// around `c` must be one too.
+fn holds_loop_chain(c: &syn::ExprClosure) -> bool {
+    struct H(bool);
+    impl<'ast> syn::visit::Visit<'ast> for H {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if matches!(
+                m.method.to_string().as_str(),
+                "sum" | "product" | "fold" | "collect" | "for_each"
+            ) {
+                let mut st = Vec::new();
+                if stages(&m.receiver, &mut st)
+                    && st.iter().any(|s| {
+                        !matches!(
+                            s,
+                            Stage::Seq { .. } | Stage::Range { .. } | Stage::Copied | Stage::Map(_)
+                        )
+                    })
+                    && !lowering_handles(m, &st)
+                {
+                    self.0 = true;
+                }
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut h = H(false);
+    syn::visit::Visit::visit_expr(&mut h, &c.body);
+    h.0
+}
+
 fn indexes_with_param(c: &syn::ExprClosure) -> bool {
     let mut params = Vec::new();
     for p in &c.inputs {

@@ -184,6 +184,7 @@ pub const FLOAT_METHODS: &[&str] = &[
     "powi",
     "recip",
     "round",
+    "round_ties_even",
     "signum",
     "sin",
     "sin_cos",

@@ -164,27 +164,48 @@ pub mod __private {
     /// `normal_logpdf::<T>`, and hold arrays of its scalar). `f64`, `f32` and `Dual` meet
     /// it.
     #[cfg(all(feature = "ndarray", not(feature = "linalg")))]
-    pub trait TwinScalar: mochi_rules_ndarray::Elem + num_traits::FloatConst {}
+    pub trait TwinScalar:
+        mochi_rules_ndarray::Elem + num_traits::FloatConst + RoundTiesEven
+    {
+    }
     #[cfg(all(feature = "ndarray", not(feature = "linalg")))]
-    impl<T: mochi_rules_ndarray::Elem + num_traits::FloatConst> TwinScalar for T {}
+    impl<T: mochi_rules_ndarray::Elem + num_traits::FloatConst + RoundTiesEven> TwinScalar for T {}
     /// With the linear-algebra rules too, their element trait (`Dual` has kernels of
     /// its own), so that a twin may call `cholesky`, `logdet`, `solve`, ….
     #[cfg(feature = "linalg")]
     pub trait TwinScalar:
-        mochi_rules_ndarray::Elem + mochi_rules_linalg::LinalgElem + num_traits::FloatConst
+        mochi_rules_ndarray::Elem
+        + mochi_rules_linalg::LinalgElem
+        + num_traits::FloatConst
+        + RoundTiesEven
     {
     }
     #[cfg(feature = "linalg")]
     impl<T> TwinScalar for T where
-        T: mochi_rules_ndarray::Elem + mochi_rules_linalg::LinalgElem + num_traits::FloatConst
+        T: mochi_rules_ndarray::Elem
+            + mochi_rules_linalg::LinalgElem
+            + num_traits::FloatConst
+            + RoundTiesEven
     {
     }
     /// What the scalar of a generic twin meets beyond `Float + Scalar` without the
     /// ndarray rules: the constants of `num_traits::FloatConst`.
     #[cfg(not(feature = "ndarray"))]
-    pub trait TwinScalar: num_traits::FloatConst {}
+    pub trait TwinScalar: num_traits::FloatConst + RoundTiesEven {}
     #[cfg(not(feature = "ndarray"))]
-    impl<T: num_traits::FloatConst> TwinScalar for T {}
+    impl<T: num_traits::FloatConst + RoundTiesEven> TwinScalar for T {}
+    /// `x.round_ties_even()` of a generic twin's scalar, which `num_traits::Float` does
+    /// not have: the value rounded (its derivative is zero everywhere).
+    pub trait RoundTiesEven {
+        /// The value rounded to the nearest integer, ties to even.
+        fn round_ties_even(self) -> Self;
+    }
+    impl<S: mochi_core::Scalar> RoundTiesEven for S {
+        #[inline]
+        fn round_ties_even(self) -> Self {
+            S::of_real(mochi_core::Real::round_ties_even(self.as_real()))
+        }
+    }
     /// The rule traits of the standard rule crates, glob-imported by generated code.
     pub mod rules {
         pub use mochi_core::private::CastFloatRule;

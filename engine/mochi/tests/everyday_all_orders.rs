@@ -9004,3 +9004,166 @@ mod blocks_as_operands {
         all_orders!(operands, [0.3, -0.2, 0.7, 1.1]);
     }
 }
+
+/// A chain inside a chain's closure with adapters of its own (`rev`, `enumerate`,
+/// `skip`, `zip`), reading a local of the closure: a polynomial by Horner over a
+/// constant table (`A.iter().rev().fold(0.0, |p, &a| p * t + a)` with `t` computed from
+/// the element), also inside a `fold`'s closure.
+mod chains_in_chain_closures {
+    use mochi::prelude::*;
+
+    const A: [f64; 4] = [0.3, -0.2, 0.5, 0.1];
+
+    #[differentiable]
+    pub fn horner(x: &[f64]) -> f64 {
+        x.iter()
+            .map(|&v| {
+                let t = 1.0 / (1.0 + 0.5 * v * v);
+                A.iter().rev().fold(0.0, |p, &a| p * t + a) * t
+            })
+            .sum()
+    }
+
+    #[differentiable]
+    pub fn adapters(x: &[f64]) -> f64 {
+        let powers: f64 = x
+            .iter()
+            .map(|&v| {
+                let t = v * 0.5;
+                A.iter()
+                    .enumerate()
+                    .map(|(i, &w)| w * t.powi(i as i32))
+                    .sum::<f64>()
+            })
+            .sum();
+        let pairs: f64 = x
+            .iter()
+            .map(|&v| {
+                let s = v.sin();
+                A.iter()
+                    .zip(A.iter().skip(1))
+                    .map(|(a, b)| a * s + b * s * s)
+                    .sum::<f64>()
+            })
+            .sum();
+        let folded = x.iter().fold(0.0, |acc, &v| {
+            let t = v.exp();
+            acc + A.iter().rev().fold(0.0, |p, &a| p * t + a)
+        });
+        powers + pairs + folded
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.7, 1.1];
+        let g = horner::gradient(&x);
+        // f(t) = t·(a0 + a1 t + a2 t² + a3 t³), t = 1 / (1 + v²/2), dt/dv = −v t².
+        let want: Vec<f64> = x
+            .iter()
+            .map(|&v| {
+                let t = 1.0 / (1.0 + 0.5 * v * v);
+                let df = A[0] + 2.0 * A[1] * t + 3.0 * A[2] * t * t + 4.0 * A[3] * t * t * t;
+                df * (-v * t * t)
+            })
+            .collect();
+        crate::common::close_to("horner", &g, &want, 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(horner, [0.3, -0.7, 1.1]);
+        all_orders!(adapters, [0.3, -0.7, 1.1]);
+    }
+}
+
+/// `split_at` and `split_at_mut` of a sub-slice written in the `let`
+/// (`let (a, b) = x[1..].split_at(2);`, `(&x[1..]).split_at(2)`, `v[1..].split_at_mut(2)`).
+mod split_sub_slices {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn halves(x: &[f64]) -> f64 {
+        let (a, b) = x[1..].split_at(2);
+        let (c, d) = (&x[..x.len() - 1]).split_at(1);
+        a[0] * b[1] + b.iter().map(|v| v * v).sum::<f64>() * a.len() as f64 + c[0] * d[d.len() - 1]
+    }
+
+    #[differentiable]
+    pub fn halves_mut(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let (a, b) = v[1..].split_at_mut(2);
+        a[0] += b[0];
+        b[1] *= a[1];
+        v.iter().map(|t| t * t).sum()
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.7, 1.1, 0.5, 0.8];
+        // a = x[1..3], b = x[3..], c = x[..1], d = x[1..4].
+        let g = halves::gradient(&x);
+        let want = [x[3], x[4], 0.0, 4.0 * x[3] + x[0], x[1] + 4.0 * x[4]];
+        crate::common::close_to("halves", &g, &want, 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(halves, [0.3, -0.7, 1.1, 0.5, 0.8]);
+        all_orders!(halves_mut, [0.3, -0.7, 1.1, 0.5, 0.8]);
+    }
+}
+
+/// `round_ties_even`, piecewise constant like `round`, at every order.
+mod rounded_ties_even {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn snapped(x: &[f64]) -> f64 {
+        x[0] * (x[1] * 3.0).round_ties_even() + (x[0] * 4.0).round_ties_even().powi(2) * x[1]
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, 0.7];
+        let g = snapped::gradient(&x);
+        // round_ties_even(2.1) = 2, round_ties_even(1.2) = 1.
+        crate::common::close_to("snapped", &g, &[2.0, 1.0], 1e-15);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(snapped, [0.3, 0.7]);
+    }
+}
+
+/// Compound assignments of arrays by borrowed constants (`c -= &e`, `c *= &h`, `c /=
+/// &Array2::from_elem(..)`), which were passed to the rules as references to references.
+mod compound_by_borrowed_constants {
+    use mochi::prelude::*;
+    use ndarray::{Array1, Array2};
+
+    #[differentiable]
+    pub fn gram(x: &Array1<f64>) -> f64 {
+        let m = x.to_owned().into_shape_with_order((2, 2)).unwrap();
+        let mut c = m.dot(&m.t());
+        let e = Array2::<f64>::eye(2);
+        let h = Array2::from_elem((2, 2), 0.5);
+        c -= &e;
+        c *= &h;
+        c += &(&e * 3.0);
+        c /= &Array2::from_elem((2, 2), 2.0);
+        c.mapv(|v| v * v).sum()
+    }
+
+    #[test]
+    fn at_every_order() {
+        let x = ndarray::array![0.3, 0.7, -0.4, 1.1];
+        let f = |v: &[f64]| gram(&Array1::from(v.to_vec()));
+        let g = gram::gradient(&x);
+        crate::common::assert_gradient_matches(f, g.as_slice().unwrap(), x.as_slice().unwrap());
+        // The Hessian against central differences of the gradient.
+        let h = gram::hessian(&x);
+        let grad = |v: &[f64]| gram::gradient(&Array1::from(v.to_vec())).to_vec();
+        crate::common::assert_hessian_matches("gram", grad, &h, x.as_slice().unwrap(), 1e-6);
+    }
+}

@@ -15,6 +15,8 @@ unary_rules! {
     CeilRule::ceil, CeilPullback: |x| x.ceil(), |_x, _y| T::ZERO;
     /// `x.round()`: d/dx = 0 everywhere, including at the jumps (half-integers).
     RoundRule::round, RoundPullback: |x| x.round(), |_x, _y| T::ZERO;
+    /// `x.round_ties_even()`: d/dx = 0 everywhere, including at the jumps (half-integers).
+    RoundTiesEvenRule::round_ties_even, RoundTiesEvenPullback: |x| x.round_ties_even(), |_x, _y| T::ZERO;
     /// `x.trunc()`: d/dx = 0 everywhere, including at the jumps (nonzero integers).
     TruncRule::trunc, TruncPullback: |x| x.trunc(), |_x, _y| T::ZERO;
     /// `x.signum()`: d/dx = 0 everywhere, including at the jump at 0.
@@ -140,6 +142,11 @@ mod tests {
         check_unary!(floor, |x| x.floor(), points);
         check_unary!(ceil, |x| x.ceil(), points);
         check_unary!(round, |x| x.round(), [-2.7, -0.2, 0.3, 1.4, 41.9]);
+        check_unary!(
+            round_ties_even,
+            |x| x.round_ties_even(),
+            [-2.7, -0.2, 0.3, 1.4, 41.9]
+        );
         check_unary!(trunc, |x| x.trunc(), points);
         check_unary!(signum, |x| x.signum(), [-2.0, -1e-30, 1e-30, 7.0]);
         check_unary!(fract, |x| x.fract(), points);
@@ -148,6 +155,7 @@ mod tests {
             (2.0_f64, "floor"),
             (2.0, "ceil"),
             (2.5, "round"),
+            (2.5, "round_ties_even"),
             (3.0, "trunc"),
             (0.0, "signum"),
         ] {
@@ -155,6 +163,7 @@ mod tests {
                 "floor" => derivative(Call((&x,)).floor().1),
                 "ceil" => derivative(Call((&x,)).ceil().1),
                 "round" => derivative(Call((&x,)).round().1),
+                "round_ties_even" => derivative(Call((&x,)).round_ties_even().1),
                 "trunc" => derivative(Call((&x,)).trunc().1),
                 _ => derivative(Call((&x,)).signum().1),
             };

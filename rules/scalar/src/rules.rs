@@ -14,7 +14,7 @@ pub use crate::integer::{
 pub use crate::operators::{AddRule, DivRule, MulRule, NegRule, PruneOperator, RemRule, SubRule};
 pub use crate::piecewise::{
     AbsRule, CeilRule, ClampRule, CopysignRule, DivEuclidRule, FloorRule, FractRule, MaxRule,
-    MinRule, RemEuclidRule, RoundRule, SignumRule, TruncRule,
+    MinRule, RemEuclidRule, RoundRule, RoundTiesEvenRule, SignumRule, TruncRule,
 };
 pub use crate::power::{CbrtRule, HypotRule, MulAddRule, PowfRule, PowiRule, RecipRule, SqrtRule};
 pub use crate::rows::{IterRowPairsMapSumRule, IterRowsMapSumRule, IterRowsZipMapSumRule};

@@ -281,10 +281,15 @@ impl Lowerer {
                 };
                 // An operand borrowed as written (`&w * x`) is the value it borrows, as
                 // an active one is: the rules take their operands by reference.
+                // (Also in parentheses: `c += &e` is lowered as `c + (&e)`.)
                 let unborrow = |x: &Expr| -> Expr {
-                    match x {
+                    let mut y = x;
+                    while let Expr::Paren(p) = y {
+                        y = &p.expr;
+                    }
+                    match y {
                         Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
-                        other => other.clone(),
+                        _ => x.clone(),
                     }
                 };
                 let (left, right) = (unborrow(&b.left), unborrow(&b.right));
