@@ -18,6 +18,7 @@ thread_local! {
 }
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item = elided_lifetime_named(item);
     let item = float_aliases(item);
     let item = named_params(item);
     let item = std_forms_named(item);
@@ -29,6 +30,114 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Some(Err((e, item))) => combine(e, item),
         None => expand_one(attr, item),
     }
+}
+
+/// A result borrowed from the one reference among the arguments, its lifetime elided
+/// (`fn unpack(theta: &[f64]) -> (f64, &[f64])`): the lifetime named
+/// (`fn unpack<'__mochi_l>(theta: &'__mochi_l [f64]) -> (f64, &'__mochi_l [f64])`), the
+/// same signature, which the companions keep when they take more references (a
+/// shadow's).
+fn elided_lifetime_named(item: TokenStream) -> TokenStream {
+    use syn::visit_mut::VisitMut;
+    let Ok(mut func) = syn::parse2::<ItemFn>(item.clone()) else {
+        return item;
+    };
+    if func.sig.receiver().is_some() {
+        return item;
+    }
+    /// The lifetime positions of a type: elided references, `'_`, named lifetimes.
+    struct Positions {
+        elided: usize,
+        named: Vec<syn::Lifetime>,
+        set: Option<syn::Lifetime>,
+    }
+    impl VisitMut for Positions {
+        fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
+            match &r.lifetime {
+                None => {
+                    self.elided += 1;
+                    r.lifetime = self.set.clone();
+                }
+                Some(l) if l.ident == "_" => {
+                    self.elided += 1;
+                    if let Some(set) = &self.set {
+                        r.lifetime = Some(set.clone());
+                    }
+                }
+                Some(l) => self.named.push(l.clone()),
+            }
+            syn::visit_mut::visit_type_reference_mut(self, r);
+        }
+        fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
+            if l.ident == "_" {
+                self.elided += 1;
+                if let Some(set) = &self.set {
+                    *l = set.clone();
+                }
+            } else {
+                self.named.push(l.clone());
+            }
+        }
+        // (Not the inside of `impl Fn(&f64) -> f64`, whose references are its own.)
+        fn visit_type_bare_fn_mut(&mut self, _: &mut syn::TypeBareFn) {}
+        fn visit_type_impl_trait_mut(&mut self, _: &mut syn::TypeImplTrait) {}
+        fn visit_type_trait_object_mut(&mut self, _: &mut syn::TypeTraitObject) {}
+    }
+    let syn::ReturnType::Type(_, out) = &func.sig.output else {
+        return item;
+    };
+    let mut o = Positions {
+        elided: 0,
+        named: Vec::new(),
+        set: None,
+    };
+    o.visit_type_mut(&mut (**out).clone());
+    if o.elided == 0 {
+        return item;
+    }
+    let mut i = Positions {
+        elided: 0,
+        named: Vec::new(),
+        set: None,
+    };
+    for a in &func.sig.inputs {
+        if let FnArg::Typed(pt) = a {
+            // (A view type, `ArrayView1<f64>`, hides a lifetime of its own.)
+            let ty = &pt.ty;
+            if quote!(#ty).to_string().contains("View") {
+                return item;
+            }
+            i.visit_type_mut(&mut (*pt.ty).clone());
+        }
+    }
+    let lifetime: syn::Lifetime = match (i.elided, i.named.as_slice()) {
+        (1, []) => {
+            let l: syn::Lifetime = syn::parse_quote!('__mochi_l);
+            let mut set = Positions {
+                elided: 0,
+                named: Vec::new(),
+                set: Some(l.clone()),
+            };
+            for a in func.sig.inputs.iter_mut() {
+                if let FnArg::Typed(pt) = a {
+                    set.visit_type_mut(&mut pt.ty);
+                }
+            }
+            func.sig.generics.params.insert(0, syn::parse_quote!(#l));
+            l
+        }
+        (0, [l]) => l.clone(),
+        _ => return item,
+    };
+    let mut set = Positions {
+        elided: 0,
+        named: Vec::new(),
+        set: Some(lifetime),
+    };
+    if let syn::ReturnType::Type(_, out) = &mut func.sig.output {
+        set.visit_type_mut(out);
+    }
+    quote!(#func)
 }
 
 /// `type Real = f64;` named in a function (`fn det(m: &Mat2) -> Real`, `x as Real`,
@@ -2121,7 +2230,7 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStrea
         return method_higher_order(func);
     }
     crate::twin::set_float_of(func);
-    if !func.sig.generics.params.is_empty() {
+    if !func.sig.generics.params.is_empty() && !crate::twin::const_generic_only(&func.sig) {
         crate::twin::set_float("f64");
         let target = Target {
             primal: quote!(super::#name),

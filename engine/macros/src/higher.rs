@@ -158,9 +158,103 @@ pub struct Target {
 /// when it does not have a shape they cover.
 pub fn companions(func: &ItemFn, target: &Target) -> TokenStream {
     match spec(func) {
-        Some(spec) => emit(&spec, target),
+        Some(spec) => with_consts(emit(&spec, target), &func.sig.generics, &target.primal),
         None => TokenStream::new(),
     }
+}
+
+/// The companions of a function generic over constants too (`<T: Float, const N:
+/// usize>`): each generic over them, and passing them on where it names the function's
+/// scalar (`f::<Dual<1>>(..)` → `f::<Dual<1>, N>(..)`).
+fn with_consts(items: TokenStream, generics: &syn::Generics, primal: &TokenStream) -> TokenStream {
+    let consts: Vec<&syn::ConstParam> = generics.const_params().collect();
+    let lifetimes: Vec<&syn::LifetimeParam> = generics.lifetimes().collect();
+    if consts.is_empty() && lifetimes.is_empty() {
+        return items;
+    }
+    let Ok(mut file) = syn::parse2::<syn::File>(items.clone()) else {
+        return items;
+    };
+    // The function (`super::__mochi_twin_f`) and its derived rules, named with the scalar.
+    let Ok(primal) = syn::parse2::<syn::Path>(primal.clone()) else {
+        return items;
+    };
+    let Some(last) = primal.segments.last() else {
+        return items;
+    };
+    let names = [
+        last.ident.to_string(),
+        "gradient".into(),
+        "value_and_gradient".into(),
+        "pullback".into(),
+        "rrule".into(),
+    ];
+    struct Pass<'a>(&'a [&'a syn::ConstParam], &'a [String]);
+    // (Only lifetimes: nothing to pass on.)
+    impl VisitMut for Pass<'_> {
+        fn visit_path_segment_mut(&mut self, s: &mut syn::PathSegment) {
+            let named = self.1.iter().any(|n| s.ident == n);
+            if let syn::PathArguments::AngleBracketed(a) = &mut s.arguments {
+                if named && a.args.len() == 1 && matches!(a.args[0], syn::GenericArgument::Type(_))
+                {
+                    for c in self.0 {
+                        let n = &c.ident;
+                        a.args.push(syn::parse_quote!(#n));
+                    }
+                }
+            }
+            syn::visit_mut::visit_path_segment_mut(self, s);
+        }
+    }
+    // (`impl Pullback<..> + use<>` of a nested rule: capturing the constants.)
+    struct Captures<'a>(&'a [&'a syn::ConstParam]);
+    impl VisitMut for Captures<'_> {
+        fn visit_type_param_bound_mut(&mut self, b: &mut TypeParamBound) {
+            if let TypeParamBound::PreciseCapture(p) = b {
+                for c in self.0 {
+                    p.params.push(syn::CapturedParam::Ident(c.ident.clone()));
+                }
+            }
+            syn::visit_mut::visit_type_param_bound_mut(self, b);
+        }
+    }
+    fn each(
+        items: &mut [syn::Item],
+        consts: &[&syn::ConstParam],
+        lifetimes: &[&syn::LifetimeParam],
+        names: &[String],
+    ) {
+        for item in items {
+            match item {
+                syn::Item::Fn(f) => {
+                    Pass(consts, names).visit_block_mut(&mut f.block);
+                    Captures(consts).visit_return_type_mut(&mut f.sig.output);
+                    for c in consts {
+                        f.sig
+                            .generics
+                            .params
+                            .push(syn::GenericParam::Const((*c).clone()));
+                    }
+                    // (A borrowed argument's named lifetime, `&'a [f64]`.)
+                    for (k, l) in lifetimes.iter().enumerate() {
+                        f.sig
+                            .generics
+                            .params
+                            .insert(k, syn::GenericParam::Lifetime((*l).clone()));
+                    }
+                }
+                // (The nested rules, `jvp::rrule`.)
+                syn::Item::Mod(m) => {
+                    if let Some((_, inner)) = &mut m.content {
+                        each(inner, consts, lifetimes, names);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    each(&mut file.items, &consts, &lifetimes, &names);
+    quote!(#file)
 }
 
 /// Why the companions are missing, at every call: `f::hessian(..)` and the others exist
@@ -308,10 +402,19 @@ fn unmet_bound(name: TokenStream, message: &str, label: &str, note: &str) -> Tok
 /// parameter, bounded by `Float`, `Real` or `Scalar` and traits `Dual` has), or `None`.
 fn dual_param(func: &ItemFn) -> Option<&syn::TypeParam> {
     let sig = &func.sig;
-    let mut gps = sig.generics.params.iter();
-    let (Some(GenericParam::Type(t)), None) = (gps.next(), gps.next()) else {
+    // (Constants may follow it: `<T: Float, const N: usize>`, the twin of a function
+    // generic over its lengths.)
+    let mut gps = sig
+        .generics
+        .params
+        .iter()
+        .filter(|p| !matches!(p, GenericParam::Lifetime(_)));
+    let Some(GenericParam::Type(t)) = gps.next() else {
         return None;
     };
+    if !gps.all(|p| matches!(p, GenericParam::Const(_))) {
+        return None;
+    }
     let where_bounds = sig
         .generics
         .where_clause

@@ -923,6 +923,18 @@ pub fn make(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
     make_with(func, false)
 }
 
+/// Is `sig` generic over constants and lifetimes only (`<const N: usize>`, `<'a>`, no
+/// bounds to meet)?
+pub fn const_generic_only(sig: &syn::Signature) -> bool {
+    !sig.generics.params.is_empty()
+        && sig.generics.where_clause.is_none()
+        && sig.generics.params.iter().all(|p| match p {
+            syn::GenericParam::Const(_) => true,
+            syn::GenericParam::Lifetime(l) => l.bounds.is_empty(),
+            syn::GenericParam::Type(_) => false,
+        })
+}
+
 /// The name of a method's twin, which reads as the fix where it is missing (a method
 /// whose twin calls `self.m(..)` needs `m` asked too).
 pub fn method_twin_name(method: &syn::Ident) -> syn::Ident {
@@ -1115,9 +1127,13 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         })
     };
     let sig = &func.sig;
-    if !sig.generics.params.is_empty() {
+    // Generic over constants only (`norm<const N: usize>(v: [f64; N])`): the twin keeps
+    // them beside its scalar.
+    if !sig.generics.params.is_empty() && !const_generic_only(sig) {
         return Err((Why::Generic, "it is generic".into(), sig.generics.span()));
     }
+    let consts: Vec<syn::ConstParam> = sig.generics.const_params().cloned().collect();
+    let lifetimes: Vec<syn::LifetimeParam> = sig.generics.lifetimes().cloned().collect();
     let mut floats: HashSet<String> = HashSet::new();
     // Arguments of a struct or an enum of the user's.
     let mut user_args: HashSet<String> = HashSet::new();
@@ -1352,7 +1368,10 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     twin.sig.ident = quote::format_ident!("__mochi_twin_{}", func.sig.ident);
     // `f64` has the operators through references and sums of references; the twin's
     // scalar must too (`Dual` has them).
-    twin.sig.generics = syn::parse_quote!(<#t: ::mochi::num_traits::Float + ::mochi::Scalar + ::mochi::__private::TwinScalar + ::core::fmt::Display>);
+    twin.sig.generics = syn::parse_quote!(<#(#lifetimes,)* #t: ::mochi::num_traits::Float + ::mochi::Scalar + ::mochi::__private::TwinScalar + ::core::fmt::Display>);
+    for c in consts {
+        twin.sig.generics.params.push(syn::GenericParam::Const(c));
+    }
     twin.sig.generics.where_clause = Some(syn::parse_quote! {
         where
             for<'__a> #t: ::core::ops::Add<&'__a #t, Output = #t>
@@ -1694,14 +1713,21 @@ fn result_ok(ty: &Type) -> bool {
         matches!(e, Type::Path(p)
         if p.path.get_ident().is_some_and(|i| INTEGER_TYPES.contains(&i.to_string().as_str()) || i == "bool"))
     };
+    // (Or a part of a slice argument, `&x[2..]`, borrowed from it: `&'a [f64]`.)
+    let borrowed = |e: &Type| {
+        matches!(e, Type::Reference(r) if r.mutability.is_none()
+            && matches!(&*r.elem, Type::Slice(s) if is_f64(&s.elem)))
+    };
     match ty {
         Type::Tuple(t) => {
-            t.elems.iter().any(|e| float_container(e) || rows_of_f64(e))
+            t.elems
+                .iter()
+                .any(|e| float_container(e) || rows_of_f64(e) || borrowed(e))
                 && t.elems
                     .iter()
-                    .all(|e| float_container(e) || rows_of_f64(e) || integer(e))
+                    .all(|e| float_container(e) || rows_of_f64(e) || integer(e) || borrowed(e))
         }
-        t => float_container(t) || rows_of_f64(t),
+        t => float_container(t) || rows_of_f64(t) || borrowed(t),
     }
 }
 

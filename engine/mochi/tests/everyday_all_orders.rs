@@ -9167,3 +9167,144 @@ mod compound_by_borrowed_constants {
         crate::common::assert_hessian_matches("gram", grad, &h, x.as_slice().unwrap(), 1e-6);
     }
 }
+
+/// Functions generic over a length (`const N: usize`): their own `hessian`, `jvp` and
+/// `jacobian`, and every order of their callers (arrays written in the call, bound to a
+/// local, or an argument of a fixed size), also beside a float type parameter.
+mod over_lengths {
+    use mochi::num_traits::Float;
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn norm<const N: usize>(v: [f64; N]) -> f64 {
+        v.iter().map(|a| a * a).sum::<f64>().sqrt()
+    }
+
+    #[differentiable]
+    pub fn chain_energy<const N: usize>(x: &[f64; N], k: f64) -> f64 {
+        let mut e = 0.0;
+        for i in 1..N {
+            e += k * (x[i] - x[i - 1]).powi(2);
+        }
+        e / N as f64
+    }
+
+    #[differentiable]
+    pub fn scaled<const N: usize>(v: [f64; N], k: f64) -> [f64; N] {
+        let mut out = [0.0; N];
+        for i in 0..N {
+            out[i] = v[i] * k + v[i].sin();
+        }
+        out
+    }
+
+    #[differentiable]
+    pub fn dot<T: Float, const N: usize>(a: [T; N], b: [T; N]) -> T {
+        let mut s = T::zero();
+        for i in 0..N {
+            s = s + a[i] * b[i];
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn caller(x: &[f64]) -> f64 {
+        let p = [x[0], x[1], x[2]];
+        let s = scaled(p, x[3]);
+        norm(p) * chain_energy(&[x[0], x[1], x[2], x[3]], 0.5) + s[0] * s[2] + dot(p, s)
+    }
+
+    #[differentiable]
+    pub fn fixed(x: &[f64; 3]) -> f64 {
+        chain_energy(x, 2.0) + x[0] * x[1] * x[2]
+    }
+
+    #[test]
+    fn own_companions() {
+        let x = [0.3f64, -0.7, 1.1];
+        // H of |v|: (I − v vᵀ/|v|²)/|v|.
+        let h = norm::hessian(x);
+        let r = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        for i in 0..3 {
+            for j in 0..3 {
+                let want = (f64::from(u8::from(i == j)) - x[i] * x[j] / (r * r)) / r;
+                assert!((h[[i, j]] - want).abs() < 1e-13, "H[{i},{j}]");
+            }
+        }
+        // ∂/∂x0 of k/3·[(x1 − x0)² + (x2 − x1)²] along e0 is −2k/3·(x1 − x0).
+        let (y, d) = chain_energy::jvp(&x, 0.5, (&[1.0, 0.0, 0.0][..], 0.0));
+        assert!((y - chain_energy(&x, 0.5)).abs() < 1e-15);
+        assert!((d + (x[1] - x[0]) / 3.0).abs() < 1e-14, "{d}");
+        // J of v·k + sin v in (v, k): diagonal k + cos v, then the column v.
+        let (v, j) = scaled::jacobian(x, 2.0);
+        assert!((v[1] - (2.0 * x[1] + x[1].sin())).abs() < 1e-15);
+        for r in 0..3 {
+            for c in 0..3 {
+                let want = if r == c { 2.0 + x[r].cos() } else { 0.0 };
+                assert!((j[[r, c]] - want).abs() < 1e-14, "J[{r},{c}]");
+            }
+            assert!((j[[r, 3]] - x[r]).abs() < 1e-14, "J[{r},3]");
+        }
+        // The fixed-size argument's Hessian: k/3 · the chain's Laplacian, plus x0 x1 x2's.
+        let h = fixed::hessian(&x);
+        let lap = [[1.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 1.0]];
+        let cross = [[0.0, x[2], x[1]], [x[2], 0.0, x[0]], [x[1], x[0], 0.0]];
+        for i in 0..3 {
+            for j in 0..3 {
+                let want = 4.0 / 3.0 * lap[i][j] + cross[i][j];
+                assert!((h[[i, j]] - want).abs() < 1e-13, "fixed H[{i},{j}]");
+            }
+        }
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(caller, [0.3, -0.7, 1.1, 0.4]);
+    }
+}
+
+/// A helper returning a part of its slice argument beside floats, its lifetime elided
+/// (`fn unpack(theta: &[f64]) -> (f64, f64, &[f64])`), and its callers at every order.
+mod borrowed_results {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn unpack(theta: &[f64]) -> (f64, f64, &[f64]) {
+        let (head, beta) = theta.split_at(2);
+        (head[0], head[1].exp(), beta)
+    }
+
+    #[differentiable]
+    pub fn regression(theta: &[f64]) -> f64 {
+        const X: [f64; 4] = [0.5, -1.0, 1.5, 2.0];
+        const Y: [f64; 4] = [1.0, 0.2, 2.1, 2.9];
+        let (a, s, beta) = unpack(theta);
+        let mut nll = 0.0;
+        for (x, y) in X.iter().zip(Y) {
+            let r = (y - a - beta[0] * x - beta[1] * x * x) / s;
+            nll += 0.5 * r * r + s.ln();
+        }
+        nll
+    }
+
+    #[test]
+    fn by_hand() {
+        let theta = [0.1f64, -0.3, 0.8, 0.05];
+        let g = regression::gradient(&theta);
+        let (a, s) = (theta[0], theta[1].exp());
+        let mut want = [0.0; 4];
+        for (x, y) in [0.5f64, -1.0, 1.5, 2.0].iter().zip([1.0f64, 0.2, 2.1, 2.9]) {
+            let r = (y - a - theta[2] * x - theta[3] * x * x) / s;
+            want[0] -= r / s;
+            want[1] += 1.0 - r * r;
+            want[2] -= r * x / s;
+            want[3] -= r * x * x / s;
+        }
+        crate::common::close_to("regression", &g, &want, 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(regression, [0.1, -0.3, 0.8, 0.05]);
+    }
+}
