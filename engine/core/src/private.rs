@@ -286,6 +286,18 @@ pub trait Matrix {}
 #[cfg(feature = "ndarray")]
 impl Matrix for ndarray::Ix2 {}
 
+/// `end`, checked to be within a sub-slice of `len` elements: `x[a..b][c..d]` read as
+/// `x[a + c..a + within(d, b - a)]` panics where the slice of a slice does.
+#[inline]
+#[track_caller]
+pub fn within(end: usize, len: usize) -> usize {
+    assert!(
+        end <= len,
+        "range end index {end} out of range for slice of length {len}"
+    );
+    end
+}
+
 /// The multi-index (as `indexed_iter` gives it: `i` for one dimension, `(i, j)` for
 /// two, …) of element `k` of `a` in logical order.
 #[cfg(feature = "ndarray")]

@@ -65,6 +65,7 @@ pub fn desugar(
     typed_assigned_collects(&mut b);
     FoldCollects.visit_block_mut(&mut b);
     SplitMatches.visit_block_mut(&mut b);
+    NestedSubSlices.visit_block_mut(&mut b);
     Remainders.visit_block_mut(&mut b);
     // (First: the loops and chains it writes are what the passes below read.)
     let one_dim: HashSet<String> = array_ranks
@@ -3351,6 +3352,81 @@ impl VisitMut for SplitMatches {
 /// `x.rchunks_exact(k).remainder()` → `&x[..x.len() % k]`): the elements no chunk holds,
 /// as the window of `x` they are. `k` is a plain expression (names, literals,
 /// arithmetic, `.len()`), evaluated twice.
+/// A part of a sub-slice, `x[a..][c..d]` (also `..d`, `c..`, `c..=d`; the first range
+/// also `..b` or `a..b`), and an element of one, `x[a..][i]`: the part of `x` itself,
+/// `x[a + c..a + d]`, `x[a + i]`, which the derivation reads as any sub-slice of `x`.
+/// The bounds are the same (`x[a..]` holds `x.len() - a` elements); a first range with
+/// an end checks the second's against it (`within(d, b - a)`), as the slice of a slice
+/// does.
+struct NestedSubSlices;
+
+impl VisitMut for NestedSubSlices {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::Index(outer) = e else {
+            return;
+        };
+        let Expr::Index(inner) = unparen(&outer.expr) else {
+            return;
+        };
+        let Expr::Range(r1) = unparen(&inner.index) else {
+            return;
+        };
+        let x = &inner.expr;
+        let span = outer.bracket_token.span.join();
+        let a: Expr = match &r1.start {
+            Some(a) => (**a).clone(),
+            None => syn::parse_quote_spanned!(span=> 0usize),
+        };
+        // The length of the first part, `b - a` (`b + 1 - a` for `a..=b`), when it ends.
+        let len: Option<Expr> = r1.end.as_ref().map(|b| match r1.limits {
+            syn::RangeLimits::Closed(_) => syn::parse_quote_spanned!(span=> (#b) + 1 - (#a)),
+            syn::RangeLimits::HalfOpen(_) => syn::parse_quote_spanned!(span=> (#b) - (#a)),
+        });
+        let at = |v: &Expr| -> Expr { syn::parse_quote_spanned!(span=> (#a) + (#v)) };
+        let index: Expr = match unparen(&outer.index) {
+            Expr::Range(r2) => {
+                let start = match &r2.start {
+                    Some(c) => at(c),
+                    None => a.clone(),
+                };
+                // (`..=d` ends after `d`.)
+                let end = r2.end.as_ref().map(|d| match r2.limits {
+                    syn::RangeLimits::Closed(_) => syn::parse_quote_spanned!(span=> (#d) + 1),
+                    syn::RangeLimits::HalfOpen(_) => (**d).clone(),
+                });
+                match (end, &len) {
+                    (Some(d), Some(len)) => {
+                        let d = at(
+                            &syn::parse_quote_spanned!(span=> ::mochi::__private::within(#d, #len)),
+                        );
+                        syn::parse_quote_spanned!(span=> #start..#d)
+                    }
+                    (Some(d), None) => {
+                        let d = at(&d);
+                        syn::parse_quote_spanned!(span=> #start..#d)
+                    }
+                    (None, Some(len)) => {
+                        let d = at(len);
+                        syn::parse_quote_spanned!(span=> #start..#d)
+                    }
+                    (None, None) => syn::parse_quote_spanned!(span=> #start..),
+                }
+            }
+            // (An element, not a multi-index: `x[a..]` is a slice; past the first
+            // part's end it panics as the element of the part does.)
+            i => match &len {
+                Some(len) => {
+                    let i: Expr = syn::parse_quote_spanned!(span=> ::mochi::__private::within((#i) + 1, #len) - 1);
+                    at(&i)
+                }
+                None => at(i),
+            },
+        };
+        *e = syn::parse_quote_spanned!(span=> #x[#index]);
+    }
+}
+
 struct Remainders;
 
 impl Remainders {

@@ -9308,3 +9308,58 @@ mod borrowed_results {
         all_orders!(regression, [0.1, -0.3, 0.8, 0.05]);
     }
 }
+
+/// A part of a sub-slice, `&x[k * d..][..d]` (the layout of packed parameters, as
+/// ADBench's GMM writes it), `x[1..][1]`, `x[..4][1..3]`, `x[1..=3][2]`, and the bounds
+/// of the slice of a slice kept (`x[0..2][..3]` panics in the gradient too).
+mod parts_of_sub_slices {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn sq(x: &[f64]) -> f64 {
+        x.iter().map(|v| v * v).sum()
+    }
+
+    #[differentiable]
+    pub fn packed(x: &[f64]) -> f64 {
+        let d = 2;
+        let mut s = 0.0;
+        for k in 0..2 {
+            s += sq(&x[k * d..][..d]) * x[k * d..][1];
+        }
+        s + x[1..][..2].iter().sum::<f64>() * x[1..][1]
+            + sq(&x[..4][1..3]) * x[1..=3][2]
+            + x[0..4][1..].iter().map(|v| v.sin()).sum::<f64>()
+    }
+
+    #[differentiable]
+    pub fn past_the_end(x: &[f64]) -> f64 {
+        sq(&x[0..2][..3])
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.7, 1.1, 0.4, 0.9];
+        let g = packed::gradient(&x);
+        // (x0² + x1²)x1 + (x2² + x3²)x3 + (x1 + x2)x2 + (x1² + x2²)x3 + sin x1 + sin x2 + sin x3
+        let want = [
+            2.0 * x[0] * x[1],
+            x[0] * x[0] + 3.0 * x[1] * x[1] + x[2] + 2.0 * x[1] * x[3] + x[1].cos(),
+            2.0 * x[2] * x[3] + x[1] + 2.0 * x[2] + 2.0 * x[2] * x[3] + x[2].cos(),
+            x[2] * x[2] + 3.0 * x[3] * x[3] + x[1] * x[1] + x[2] * x[2] + x[3].cos(),
+            0.0,
+        ];
+        crate::common::close_to("packed", &g, &want, 1e-13);
+    }
+
+    #[test]
+    #[should_panic(expected = "out of range for slice of length 2")]
+    fn bounds_kept() {
+        let _ = past_the_end::gradient(&[0.3, -0.7, 1.1, 0.4]);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(packed, [0.3, -0.7, 1.1, 0.4, 0.9]);
+    }
+}
