@@ -2613,7 +2613,7 @@ fn method_twin_stub(func: &ItemFn, why: &str) -> TokenStream {
         pub fn #ty<#(#generics),*>(#(#decls),*) -> #ret where #bound {
             struct __NoTwin<T>(::core::marker::PhantomData<T>);
             impl<T> __NoTwin<T> {
-                const WHY: () = ::core::panic!(#msg);
+                const WHY: () = ::core::panic!("{}", #msg);
             }
             let () = __NoTwin::<#t>::WHY;
             ::core::unreachable!()
@@ -2623,7 +2623,7 @@ fn method_twin_stub(func: &ItemFn, why: &str) -> TokenStream {
         pub fn #rr<#(#generics),*>(#(#decls),*) -> (#ret, ::mochi::__private::NoTwinPullback<#out_t, (#(#cots,)*)>) where #bound {
             struct __NoTwin<T>(::core::marker::PhantomData<T>);
             impl<T> __NoTwin<T> {
-                const WHY: () = ::core::panic!(#msg);
+                const WHY: () = ::core::panic!("{}", #msg);
             }
             let () = __NoTwin::<#t>::WHY;
             ::core::unreachable!()
@@ -2696,7 +2696,7 @@ fn constructor_twin_stub(func: &ItemFn, why: &str) -> TokenStream {
     let body = quote! {
         struct __NoTwin<T>(::core::marker::PhantomData<T>);
         impl<T> __NoTwin<T> {
-            const WHY: () = ::core::panic!(#msg);
+            const WHY: () = ::core::panic!("{}", #msg);
         }
         let () = __NoTwin::<#t>::WHY;
         ::core::unreachable!()
@@ -3034,7 +3034,7 @@ fn twin_stub(func: &ItemFn, why: &str) -> TokenStream {
         pub struct __NoTwin<T>(::core::marker::PhantomData<T>);
         impl<T> __NoTwin<T> {
             #[doc(hidden)]
-            pub const WHY: () = ::core::panic!(#msg);
+            pub const WHY: () = ::core::panic!("{}", #msg);
         }
         #[doc(hidden)]
         #[allow(mismatched_lifetime_syntaxes)]

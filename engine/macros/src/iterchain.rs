@@ -2254,6 +2254,16 @@ impl VisitMut for WindowUses<'_> {
                     _ => self.other = true,
                 }
             }
+            // `for v in w` (the window's elements by reference): `for v in w.iter()`.
+            Expr::ForLoop(f) if self.is_w(&f.expr) && !self.mutable => {
+                let s = self.slice(span);
+                *f.expr = syn::parse_quote_spanned!(span=> #s.iter());
+                let mut names = Vec::new();
+                crate::activity::pat_names(&f.pat, &mut names);
+                if !names.iter().any(|n| self.name == n) {
+                    self.visit_block_mut(&mut f.body);
+                }
+            }
             // `&w`, as an inlined closure's `&[f64]` parameter receives the window: the
             // sub-slice borrowed.
             Expr::Reference(r) if r.mutability.is_none() && !self.mutable && self.is_w(&r.expr) => {
@@ -2547,15 +2557,19 @@ impl Writer<'_> {
         if st.is_empty() && !stages(&e.receiver, &mut st) {
             return None;
         }
-        if st.iter().any(|s| matches!(s, Stage::Scan(..))) {
+        // A `scan`'s state is that of every element before: its chain is walked from the
+        // start (`scan(0.0, |s, &v| { *s += v; Some(*s) }).last()`), its state first.
+        let scan = st.iter().any(|s| matches!(s, Stage::Scan(..)));
+        if scan && !scan_in_order(&st) {
             return None;
         }
         let (n, k) = (self.fresh("n"), self.fresh("k"));
         let len = self.len(&st)?;
         let mut body = Vec::new();
         let item = self.item(&st, quote_spanned!(span=> #k), &mut body)?;
+        let pre = std::mem::take(&mut self.pre);
         let v = self.value(&item);
-        if st.iter().any(skips) {
+        if scan || st.iter().any(skips) {
             let found = self.fresh("found");
             let stop = (!last).then(|| quote_spanned!(span=> break;));
             // `nth(j)`: the kept elements are counted, and the `j`-th one stops the walk.
@@ -2576,6 +2590,7 @@ impl Writer<'_> {
                 None => (None, None),
             };
             return Some(syn::parse_quote_spanned!(span=> {
+                #(#pre)*
                 let mut #found = None;
                 #seen
                 let #n = #len;
@@ -2588,6 +2603,7 @@ impl Writer<'_> {
                 #end
             }));
         }
+        let hoisted = pre;
         let j0 = self.fresh("j");
         let pre = nth.map(|j| quote_spanned!(span=> let #j0: usize = #j;));
         let (at, empty) = match (&pre, last) {
@@ -2600,6 +2616,7 @@ impl Writer<'_> {
         };
         if as_option {
             return Some(syn::parse_quote_spanned!(span=> {
+                #(#hoisted)*
                 let #n = #len;
                 #pre
                 if #empty {
@@ -2612,6 +2629,7 @@ impl Writer<'_> {
             }));
         }
         Some(syn::parse_quote_spanned!(span=> {
+            #(#hoisted)*
             let #n = #len;
             #pre
             if #empty {

@@ -9363,3 +9363,90 @@ mod parts_of_sub_slices {
         all_orders!(packed, [0.3, -0.7, 1.1, 0.4, 0.9]);
     }
 }
+
+/// The last of a `scan` (`scan(0.0, |s, &v| { *s += v * v; Some(*s) }).last()`), and a
+/// piece of `chunks`/`windows` walked by a `for` of its own (`for v in row`).
+mod scans_and_pieces {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn running(x: &[f64]) -> f64 {
+        let total = x
+            .iter()
+            .scan(0.0, |acc, &v| {
+                *acc += v * v;
+                Some(*acc)
+            })
+            .last()
+            .unwrap_or(0.0);
+        let second = x
+            .iter()
+            .scan(1.0, |p, &v| {
+                *p *= v;
+                Some(*p)
+            })
+            .nth(1)
+            .unwrap_or(0.0);
+        total.sqrt() + second
+    }
+
+    #[differentiable]
+    pub fn softmax_rows(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for row in x.chunks(3) {
+            let z: f64 = row.iter().map(|v| v.exp()).sum();
+            for v in row {
+                s += v.exp() / z * v;
+            }
+        }
+        for w in x.windows(2) {
+            for &v in w {
+                s += v * w[0];
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.7, 1.1];
+        let g = running::gradient(&x);
+        let r = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let want = [x[0] / r + x[1], x[1] / r + x[0], x[2] / r];
+        crate::common::close_to("running", &g, &want, 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(running, [0.3, -0.7, 1.1]);
+        all_orders!(softmax_rows, [0.3, -0.7, 1.1, 0.2, 0.5, -0.1]);
+    }
+}
+
+/// A recursive function over slice patterns (`[a, rest @ ..] => a + 1.0 / f(rest)`),
+/// whose reason for having no generic form holds braces of its own (before, the reason
+/// was read as a format string and the attribute failed with "invalid format string").
+mod recursive_slice_patterns {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn continued_fraction(x: &[f64]) -> f64 {
+        match x {
+            [] => 0.0,
+            [a] => *a,
+            [a, rest @ ..] => a + 1.0 / continued_fraction(rest),
+        }
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.5f64, 1.2, 0.7];
+        let g = continued_fraction::gradient(&x);
+        // a0 + 1/(a1 + 1/a2)
+        let d = x[1] + 1.0 / x[2];
+        let want = [1.0, -1.0 / (d * d), 1.0 / (d * d * x[2] * x[2])];
+        crate::common::close_to("continued_fraction", &g, &want, 1e-13);
+        let f = |z: &[f64]| continued_fraction(z);
+        crate::common::assert_gradient_matches(f, &g, &x);
+    }
+}
