@@ -9081,6 +9081,8 @@ mod chains_in_chain_closures {
 mod split_sub_slices {
     use mochi::prelude::*;
 
+    // (The borrowed receiver is one of the forms tested.)
+    #[allow(clippy::needless_borrow)]
     #[differentiable]
     pub fn halves(x: &[f64]) -> f64 {
         let (a, b) = x[1..].split_at(2);
