@@ -2230,7 +2230,7 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStrea
         return method_higher_order(func);
     }
     crate::twin::set_float_of(func);
-    if !func.sig.generics.params.is_empty() && !crate::twin::const_generic_only(&func.sig) {
+    if !func.sig.generics.params.is_empty() && !crate::twin::consts_and_lifetimes_only(&func.sig) {
         crate::twin::set_float("f64");
         let target = Target {
             primal: quote!(super::#name),

@@ -158,15 +158,20 @@ pub struct Target {
 /// when it does not have a shape they cover.
 pub fn companions(func: &ItemFn, target: &Target) -> TokenStream {
     match spec(func) {
-        Some(spec) => with_consts(emit(&spec, target), &func.sig.generics, &target.primal),
+        Some(spec) => with_generics(emit(&spec, target), &func.sig.generics, &target.primal),
         None => TokenStream::new(),
     }
 }
 
-/// The companions of a function generic over constants too (`<T: Float, const N:
-/// usize>`): each generic over them, and passing them on where it names the function's
-/// scalar (`f::<Dual<1>>(..)` → `f::<Dual<1>, N>(..)`).
-fn with_consts(items: TokenStream, generics: &syn::Generics, primal: &TokenStream) -> TokenStream {
+/// The companions of a function generic over constants or lifetimes too (`<T: Float,
+/// const N: usize>`, `<'a, T: Float>`): each generic over them, and passing the
+/// constants on where it names the function's scalar (`f::<Dual<1>>(..)` →
+/// `f::<Dual<1>, N>(..)`).
+fn with_generics(
+    items: TokenStream,
+    generics: &syn::Generics,
+    primal: &TokenStream,
+) -> TokenStream {
     let consts: Vec<&syn::ConstParam> = generics.const_params().collect();
     let lifetimes: Vec<&syn::LifetimeParam> = generics.lifetimes().collect();
     if consts.is_empty() && lifetimes.is_empty() {
@@ -190,7 +195,6 @@ fn with_consts(items: TokenStream, generics: &syn::Generics, primal: &TokenStrea
         "rrule".into(),
     ];
     struct Pass<'a>(&'a [&'a syn::ConstParam], &'a [String]);
-    // (Only lifetimes: nothing to pass on.)
     impl VisitMut for Pass<'_> {
         fn visit_path_segment_mut(&mut self, s: &mut syn::PathSegment) {
             let named = self.1.iter().any(|n| s.ident == n);

@@ -1172,12 +1172,9 @@ fn copied_into_map(e: &syn::ExprMethodCall) -> Option<Expr> {
 
 /// Whether the closure reads a field of a parameter (`|p| p.a * p.b`), or calls a method
 /// of the user's on one (`|l| l.forward(x)`): its elements are structs.
-/// Does the closure index with one of its parameters (`|&i| x[i] * x[i]` over indices
-/// `&[usize]`)? Its elements are then integers, which the sequence rules (of floats) do
-/// not take.
 /// Does `c`'s body hold a chain with an adapter that becomes an index loop
-/// (`A.iter().rev().fold(..)`, `skip`, `zip`, …)? Only in a loop are the closure's parameters known to carry derivatives, so the chain
-/// around `c` must be one too.
+/// (`A.iter().rev().fold(..)`, `skip`, `zip`, …)? Only in a loop are the closure's
+/// parameters known to carry derivatives, so the chain around `c` must be one too.
 fn holds_loop_chain(c: &syn::ExprClosure) -> bool {
     struct H(bool);
     impl<'ast> syn::visit::Visit<'ast> for H {
@@ -1207,6 +1204,9 @@ fn holds_loop_chain(c: &syn::ExprClosure) -> bool {
     h.0
 }
 
+/// Does the closure index with one of its parameters (`|&i| x[i] * x[i]` over indices
+/// `&[usize]`)? Its elements are then integers, which the sequence rules (of floats) do
+/// not take.
 fn indexes_with_param(c: &syn::ExprClosure) -> bool {
     let mut params = Vec::new();
     for p in &c.inputs {
@@ -2567,7 +2567,8 @@ impl Writer<'_> {
         let len = self.len(&st)?;
         let mut body = Vec::new();
         let item = self.item(&st, quote_spanned!(span=> #k), &mut body)?;
-        let pre = std::mem::take(&mut self.pre);
+        // (A scan's state, hoisted counts: before the walk.)
+        let before = std::mem::take(&mut self.pre);
         let v = self.value(&item);
         if scan || st.iter().any(skips) {
             let found = self.fresh("found");
@@ -2590,7 +2591,7 @@ impl Writer<'_> {
                 None => (None, None),
             };
             return Some(syn::parse_quote_spanned!(span=> {
-                #(#pre)*
+                #(#before)*
                 let mut #found = None;
                 #seen
                 let #n = #len;
@@ -2603,7 +2604,6 @@ impl Writer<'_> {
                 #end
             }));
         }
-        let hoisted = pre;
         let j0 = self.fresh("j");
         let pre = nth.map(|j| quote_spanned!(span=> let #j0: usize = #j;));
         let (at, empty) = match (&pre, last) {
@@ -2616,7 +2616,7 @@ impl Writer<'_> {
         };
         if as_option {
             return Some(syn::parse_quote_spanned!(span=> {
-                #(#hoisted)*
+                #(#before)*
                 let #n = #len;
                 #pre
                 if #empty {
@@ -2629,7 +2629,7 @@ impl Writer<'_> {
             }));
         }
         Some(syn::parse_quote_spanned!(span=> {
-            #(#hoisted)*
+            #(#before)*
             let #n = #len;
             #pre
             if #empty {

@@ -925,7 +925,7 @@ pub fn make(func: &ItemFn) -> Result<(ItemFn, bool), (Why, String, Span)> {
 
 /// Is `sig` generic over constants and lifetimes only (`<const N: usize>`, `<'a>`, no
 /// bounds to meet)?
-pub fn const_generic_only(sig: &syn::Signature) -> bool {
+pub fn consts_and_lifetimes_only(sig: &syn::Signature) -> bool {
     !sig.generics.params.is_empty()
         && sig.generics.where_clause.is_none()
         && sig.generics.params.iter().all(|p| match p {
@@ -1129,7 +1129,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     let sig = &func.sig;
     // Generic over constants only (`norm<const N: usize>(v: [f64; N])`): the twin keeps
     // them beside its scalar.
-    if !sig.generics.params.is_empty() && !const_generic_only(sig) {
+    if !sig.generics.params.is_empty() && !consts_and_lifetimes_only(sig) {
         return Err((Why::Generic, "it is generic".into(), sig.generics.span()));
     }
     let consts: Vec<syn::ConstParam> = sig.generics.const_params().cloned().collect();

@@ -9334,6 +9334,22 @@ mod parts_of_sub_slices {
             + x[0..4][1..].iter().map(|v| v.sin()).sum::<f64>()
     }
 
+    /// An element of a sub-slice written (`v[1..][0] = ..`), which is `v[1]`.
+    #[differentiable]
+    pub fn written(x: &[f64], a: f64) -> f64 {
+        let mut v = x.to_vec();
+        v[1..][0] = a * v[0];
+        v[1] + v[2]
+    }
+
+    #[test]
+    fn written_by_hand() {
+        let x = [0.3f64, -0.7, 1.1];
+        let (dx, da) = written::gradient(&x, 2.0);
+        crate::common::close_to("written", &dx, &[2.0, 0.0, 1.0], 1e-15);
+        assert_eq!(da, x[0]);
+    }
+
     #[differentiable]
     pub fn past_the_end(x: &[f64]) -> f64 {
         sq(&x[0..2][..3])

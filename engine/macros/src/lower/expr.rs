@@ -283,11 +283,7 @@ impl Lowerer {
                 // an active one is: the rules take their operands by reference.
                 // (Also in parentheses: `c += &e` is lowered as `c + (&e)`.)
                 let unborrow = |x: &Expr| -> Expr {
-                    let mut y = x;
-                    while let Expr::Paren(p) = y {
-                        y = &p.expr;
-                    }
-                    match y {
+                    match crate::desugar::unparen(x) {
                         Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
                         _ => x.clone(),
                     }
