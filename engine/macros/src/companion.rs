@@ -51,6 +51,16 @@ fn elided_lifetime_named(item: TokenStream) -> TokenStream {
         named: Vec<syn::Lifetime>,
         set: Option<syn::Lifetime>,
     }
+    impl Positions {
+        /// Counting positions, and setting each elided one to `set` when it is given.
+        fn new(set: Option<syn::Lifetime>) -> Self {
+            Positions {
+                elided: 0,
+                named: Vec::new(),
+                set,
+            }
+        }
+    }
     impl VisitMut for Positions {
         fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
             match &r.lifetime {
@@ -86,20 +96,12 @@ fn elided_lifetime_named(item: TokenStream) -> TokenStream {
     let syn::ReturnType::Type(_, out) = &func.sig.output else {
         return item;
     };
-    let mut o = Positions {
-        elided: 0,
-        named: Vec::new(),
-        set: None,
-    };
+    let mut o = Positions::new(None);
     o.visit_type_mut(&mut (**out).clone());
     if o.elided == 0 {
         return item;
     }
-    let mut i = Positions {
-        elided: 0,
-        named: Vec::new(),
-        set: None,
-    };
+    let mut i = Positions::new(None);
     for a in &func.sig.inputs {
         if let FnArg::Typed(pt) = a {
             // (A view type, `ArrayView1<f64>`, hides a lifetime of its own.)
@@ -113,11 +115,7 @@ fn elided_lifetime_named(item: TokenStream) -> TokenStream {
     let lifetime: syn::Lifetime = match (i.elided, i.named.as_slice()) {
         (1, []) => {
             let l: syn::Lifetime = syn::parse_quote!('__mochi_l);
-            let mut set = Positions {
-                elided: 0,
-                named: Vec::new(),
-                set: Some(l.clone()),
-            };
+            let mut set = Positions::new(Some(l.clone()));
             for a in func.sig.inputs.iter_mut() {
                 if let FnArg::Typed(pt) = a {
                     set.visit_type_mut(&mut pt.ty);
@@ -129,11 +127,7 @@ fn elided_lifetime_named(item: TokenStream) -> TokenStream {
         (0, [l]) => l.clone(),
         _ => return item,
     };
-    let mut set = Positions {
-        elided: 0,
-        named: Vec::new(),
-        set: Some(lifetime),
-    };
+    let mut set = Positions::new(Some(lifetime));
     if let syn::ReturnType::Type(_, out) = &mut func.sig.output {
         set.visit_type_mut(out);
     }

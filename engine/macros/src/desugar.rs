@@ -2108,6 +2108,23 @@ const PURE_METHODS: &[&str] = &[
     "rem_euclid",
     "div_euclid",
     "to_string",
+    // Comparisons, which take `&self` (`a[i][k].abs().total_cmp(&a[j][k].abs())` in a
+    // pivot search).
+    "total_cmp",
+    "partial_cmp",
+    "cmp",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    // What the generic form makes of `total_cmp` (`a.partial_cmp(b).unwrap_or(Equal)`),
+    // and its neighbours, which take `self` of an `Option` or a `Result`.
+    "unwrap_or",
+    "unwrap_or_else",
+    "unwrap_or_default",
+    "map_or",
 ];
 
 /// A method named as Rust's conventions name a predicate (`is_*`, `has_*`, `contains`),

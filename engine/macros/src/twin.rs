@@ -4938,10 +4938,7 @@ impl VisitMut for Rewrite<'_> {
                     let segs = segments(&p.path);
                     let integer_const = segs.len() > 1 && INTEGER_TYPES.contains(&segs[0].as_str());
                     let last = &segs[segs.len() - 1];
-                    let screaming = last
-                        .chars()
-                        .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
-                        && last.chars().any(|c| c.is_uppercase());
+                    let screaming = screaming_name(last);
                     let single = p.path.get_ident().map(|i| i.to_string());
                     let outside = match &single {
                         Some(name) => !self.bound.contains(name) && name != "None",
@@ -5261,8 +5258,28 @@ impl VisitMut for Rewrite<'_> {
                     .zip(&c.args)
                     .map(|(u, a)| *u || tuple_arg(a))
                     .collect();
-                let scalar_args = c.args.iter().zip(&float_args).zip(&unlifted_args).all(|((a, f), u)| {
-                    !f || *u || scalar_expr(a, &self.scalars) && !matches!(a, Expr::Index(_))
+                // (A constant defined outside, `shrink(&HP)`, `wsum(&W)`, `twice(SCALE)`,
+                // is passed as written: the plain function takes it at its own type, which
+                // the twin's lifted copy (`ConstOf`) would have to be read back to, and a
+                // struct of constants cannot be.)
+                let kept: Vec<bool> = c
+                    .args
+                    .iter()
+                    .map(|a| {
+                        let a = match crate::desugar::unparen(a) {
+                            Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+                            other => other,
+                        };
+                        let Expr::Path(p) = crate::desugar::unparen(a) else {
+                            return false;
+                        };
+                        p.qself.is_none()
+                            && p.path.segments.last().is_some_and(|s| screaming_name(&s.ident.to_string()))
+                            && p.path.get_ident().is_none_or(|i| !self.bound.contains(&i.to_string()))
+                    })
+                    .collect();
+                let scalar_args = c.args.iter().zip(&float_args).zip(&unlifted_args).zip(&kept).all(|(((a, f), u), k)| {
+                    !f || *u || *k || scalar_expr(a, &self.scalars) && !matches!(a, Expr::Index(_))
                 });
                 if plain_fn && !float_args.contains(&true) && in_int_cast {
                     let Expr::Call(c) = e else { unreachable!() };
@@ -5296,10 +5313,13 @@ impl VisitMut for Rewrite<'_> {
                     .map(|a| integer_expr(a, &self.integers))
                     .collect();
                 let no_float = !float_args.contains(&true)
-                    && c.args.iter().zip(&written_integer).all(|(a, w)| *w || unliftable(a));
+                    && c.args.iter().zip(&written_integer).zip(&kept).all(|((a, w), k)| *w || *k || unliftable(a));
                 if plain_fn && no_float {
                     let Expr::Call(c) = e else { unreachable!() };
-                    for (a, written) in c.args.iter_mut().zip(written_integer) {
+                    for ((a, written), kept) in c.args.iter_mut().zip(written_integer).zip(&kept) {
+                        if *kept {
+                            continue;
+                        }
                         self.visit_expr_mut(a);
                         if !written {
                             *a = unlifted_arg(a);
@@ -5312,7 +5332,10 @@ impl VisitMut for Rewrite<'_> {
                     let to = quote::format_ident!("to_{}", float());
                     let fty = syn::Ident::new(float(), Span::call_site());
                     let Expr::Call(c) = e else { unreachable!() };
-                    for ((a, scalar), u) in c.args.iter_mut().zip(float_args).zip(unlifted_args) {
+                    for (((a, scalar), u), kept) in c.args.iter_mut().zip(float_args).zip(unlifted_args).zip(&kept) {
+                        if *kept {
+                            continue;
+                        }
                         self.visit_expr_mut(a);
                         if u {
                             *a = unlifted_arg(a);
@@ -5990,6 +6013,13 @@ fn is_print(m: &syn::Macro) -> bool {
 
 /// A `const`'s name by Rust's convention (`DATA`, `W_1`): capitals, digits and `_`, more
 /// than one character.
+/// A name written as a constant's, `W`, `SCALE`, `N_STEPS`: capitals, digits and `_`.
+fn screaming_name(n: &str) -> bool {
+    n.chars()
+        .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
+        && n.chars().any(|c| c.is_uppercase())
+}
+
 pub(crate) fn constant_name(n: &str) -> bool {
     n.len() > 1
         && n.chars().any(|c| c.is_ascii_uppercase())

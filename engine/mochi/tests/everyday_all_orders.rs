@@ -9468,3 +9468,146 @@ mod recursive_slice_patterns {
         crate::common::assert_gradient_matches(f, &g, &x);
     }
 }
+
+/// Constants defined outside the function handed to plain (unmarked) helpers: a struct
+/// of hyperparameters with no `Tangent`, by reference and by value (`shrink(&HP)`), an
+/// array named by one letter (`wsum(&W)`, also to a helper taking a slice), a float by
+/// a module path (`twice(cfg::SCALE)`). The helpers take them at their own types at
+/// every order (before, the generic form read them back as floats: a type error at the
+/// attribute, or no `hessian`).
+mod constants_to_plain_helpers {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy)]
+    pub struct Hyper {
+        lr: f64,
+        decay: f64,
+    }
+    const HP: Hyper = Hyper {
+        lr: 0.1,
+        decay: 0.9,
+    };
+    const W: [f64; 3] = [0.5, -1.0, 2.0];
+    mod cfg {
+        pub const SCALE: f64 = 1.5;
+    }
+
+    fn shrink(h: &Hyper) -> f64 {
+        h.lr * h.decay
+    }
+    fn shrink_v(h: Hyper) -> f64 {
+        h.lr + h.decay
+    }
+    fn wsum(w: &[f64; 3]) -> f64 {
+        w.iter().sum()
+    }
+    fn wsq(w: &[f64]) -> f64 {
+        w.iter().map(|v| v * v).sum()
+    }
+    fn twice(s: f64) -> f64 {
+        2.0 * s
+    }
+
+    #[differentiable]
+    pub fn decayed(x: &[f64]) -> f64 {
+        let k = shrink(&HP);
+        let m = shrink_v(HP);
+        x.iter().map(|v| k * v * v).sum::<f64>() + m * x[0] * x[1]
+    }
+
+    #[differentiable]
+    pub fn weighted(x: &[f64]) -> f64 {
+        let a = wsum(&W);
+        let b = wsq(&W);
+        (x[0] * a + x[1] * b).sin() + x[0] * x[0] * twice(cfg::SCALE)
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.7];
+        let g = decayed::gradient(&x);
+        let (k, m) = (0.1 * 0.9, 0.1 + 0.9);
+        crate::common::close_to(
+            "decayed",
+            &g,
+            &[2.0 * k * x[0] + m * x[1], 2.0 * k * x[1] + m * x[0]],
+            1e-14,
+        );
+        let g = weighted::gradient(&x);
+        let (a, b) = (1.5, 0.25 + 1.0 + 4.0);
+        let c = (x[0] * a + x[1] * b).cos();
+        crate::common::close_to("weighted", &g, &[a * c + 6.0 * x[0], b * c], 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(decayed, [0.3, -0.7]);
+        all_orders!(weighted, [0.3, -0.7]);
+    }
+}
+
+/// A pivot search over rows the function writes (`(k..n).max_by(|&i, &j|
+/// a[i][k].abs().total_cmp(&a[j][k].abs()))` in Gaussian elimination): the comparator
+/// reads them and changes nothing (before, it was refused as a closure that changes a
+/// variable with a derivative, because the generic form's comparator ends in
+/// `unwrap_or`).
+mod pivot_searches {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn det_pivoted(x: &[f64]) -> f64 {
+        let n = 3;
+        let mut a: Vec<Vec<f64>> = (0..n).map(|i| x[i * n..(i + 1) * n].to_vec()).collect();
+        let mut det = 1.0;
+        for k in 0..n {
+            let piv = (k..n)
+                .max_by(|&i, &j| a[i][k].abs().total_cmp(&a[j][k].abs()))
+                .unwrap();
+            if piv != k {
+                a.swap(piv, k);
+                det = -det;
+            }
+            let p = a[k][k];
+            det *= p;
+            for i in k + 1..n {
+                let factor = a[i][k] / p;
+                for j in k..n {
+                    a[i][j] -= factor * a[k][j];
+                }
+            }
+        }
+        det
+    }
+
+    #[differentiable]
+    pub fn largest_by_partial_cmp(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v[0] *= 2.0;
+        let i = (0..v.len())
+            .min_by(|&i, &j| v[j].partial_cmp(&v[i]).unwrap())
+            .unwrap();
+        v[i] * v[i]
+    }
+
+    #[test]
+    fn cofactors() {
+        // The gradient of a determinant is its cofactor matrix.
+        let x = [0.3f64, 2.0, -0.5, 1.2, 0.4, 0.9, -0.8, 0.6, 1.5];
+        let g = det_pivoted::gradient(&x);
+        let m = |r: usize, c: usize| x[3 * r + c];
+        let mut want = [0.0; 9];
+        for r in 0..3 {
+            for c in 0..3 {
+                let (r1, r2, c1, c2) = ((r + 1) % 3, (r + 2) % 3, (c + 1) % 3, (c + 2) % 3);
+                want[3 * r + c] = m(r1, c1) * m(r2, c2) - m(r1, c2) * m(r2, c1);
+            }
+        }
+        crate::common::close_to("det_pivoted", &g, &want, 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(det_pivoted, [0.3, 2.0, -0.5, 1.2, 0.4, 0.9, -0.8, 0.6, 1.5]);
+        all_orders!(largest_by_partial_cmp, [0.3, 2.0, -0.5]);
+    }
+}
