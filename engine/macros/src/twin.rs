@@ -1133,6 +1133,9 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         return Err((Why::Generic, "it is generic".into(), sig.generics.span()));
     }
     let consts: Vec<syn::ConstParam> = sig.generics.const_params().cloned().collect();
+    if !consts.is_empty() && !method {
+        LENGTH_GENERIC_FNS.note(&sig.ident.to_string());
+    }
     let lifetimes: Vec<syn::LifetimeParam> = sig.generics.lifetimes().cloned().collect();
     let mut floats: HashSet<String> = HashSet::new();
     // Arguments of a struct or an enum of the user's.
@@ -2249,6 +2252,12 @@ pub fn plain_user_method(name: &str) -> bool {
 /// written wherever it is a type, so a crate defining its own `struct Complex` means its
 /// own by `Complex::new` (and a crate using both would write one by its path).
 static CRATE_TYPES: Names = Names::new();
+
+/// The crate's marked free functions generic over a length (`fn mean<const N: usize>(v:
+/// &[f64; N])`) seen so far: a caller's generic form leaves their scalar and lengths to
+/// be inferred from the arguments, which may be arrays only the types know
+/// (`mean(&scaled(&p, k))`).
+static LENGTH_GENERIC_FNS: Names = Names::new();
 
 /// The crate's own enums deriving `Tangent` seen so far: their values are their own
 /// generic forms (`LiftField::Of<T>` is the enum), so a marked `impl` block of one gives
@@ -5178,7 +5187,8 @@ impl VisitMut for Rewrite<'_> {
                             _ => false,
                         }
                     });
-                    if self.arrays || rule_crate_path || array_argument {
+                    let length_generic = segs.len() == 1 && LENGTH_GENERIC_FNS.holds(&segs[0]);
+                    if self.arrays || rule_crate_path || array_argument || length_generic {
                         p.segments.push(syn::parse_quote!(__twin));
                     } else {
                         p.segments.push(syn::parse_quote!(__twin::<#t>));

@@ -9221,6 +9221,19 @@ mod over_lengths {
         chain_energy(x, 2.0) + x[0] * x[1] * x[2]
     }
 
+    #[differentiable]
+    pub fn mean<const N: usize>(v: &[f64; N]) -> f64 {
+        v.iter().sum::<f64>() / N as f64
+    }
+
+    // The array a length-generic callee is given is a call's result, whose length only
+    // its type knows.
+    #[differentiable]
+    pub fn of_results(x: &[f64]) -> f64 {
+        let p = [x[0], x[1], x[2]];
+        mean(&scaled(p, x[3])) + norm(scaled(p, 2.0))
+    }
+
     #[test]
     fn own_companions() {
         let x = [0.3f64, -0.7, 1.1];
@@ -9262,6 +9275,7 @@ mod over_lengths {
     mod t {
         use crate::all_orders;
         all_orders!(caller, [0.3, -0.7, 1.1, 0.4]);
+        all_orders!(of_results, [0.3, -0.7, 1.1, 0.4]);
     }
 }
 
