@@ -221,8 +221,15 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
                     return list.iter().skip(1).any(|e| expr_is_active(e, active));
                 }
             }
-            // vec![a, b] and vec![a; n] carry their elements.
-            if m.mac.path.is_ident("vec") {
+            // vec![a, b] and vec![a; n] carry their elements, and so do ndarray's
+            // array![a, b] and array![[a, b], [c, d]].
+            if m.mac.path.is_ident("vec")
+                || m.mac
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "array")
+            {
                 if let Ok(r) = m.mac.parse_body::<ExprRepeatBody>() {
                     return expr_is_active(&r.0, active);
                 }

@@ -2287,11 +2287,13 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStrea
     // An argument of a struct or an enum of the user's (`m: &Model`, asked for with
     // `higher_order`): the twin serves the twins of the functions that call this one;
     // the companions take floats, slices and `Vec`s.
-    let user_arg = func
-        .sig
-        .inputs
-        .iter()
-        .any(|a| matches!(a, FnArg::Typed(pt) if crate::twin::user_type_arg(&pt.ty).is_some()));
+    // (Not an enum of the crate's, `act: Activation`, `loss: Loss`: the generic form
+    // takes it as it is, its settings carrying no derivative, and so do the companions,
+    // as they take an integer.)
+    let user_arg = func.sig.inputs.iter().any(|a| {
+        matches!(a, FnArg::Typed(pt) if crate::twin::user_type_arg(&pt.ty)
+            .is_some_and(|(t, _)| !crate::twin::crate_enum(&t.to_string())))
+    });
     // A struct result (`-> V3`): the same, the companions answering for floats.
     let user_result = matches!(&func.sig.output, syn::ReturnType::Type(_, t) if crate::twin::user_type_arg(t).is_some());
     if user_arg || user_result {

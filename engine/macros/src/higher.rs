@@ -623,8 +623,19 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         let receiver = pi.ident == "this"
             && matches!(&*pt.ty, Type::Reference(r) if r.mutability.is_none()
             && crate::activity::tokens_mention(&quote!(#r), &|i| i == "LiftField"));
+        // (An enum of the crate's, `<Activation as LiftField>::Of<T>` in the twin, is its
+        // own generic form: passed through, lifted as it is.)
+        let enum_of_crate = |ty: &Type| {
+            let ty = match ty {
+                Type::Reference(r) if r.mutability.is_none() => &*r.elem,
+                other => other,
+            };
+            matches!(ty, Type::Path(tp) if tp.qself.as_ref().is_some_and(|q| matches!(&*q.ty,
+                Type::Path(e) if e.path.get_ident().is_some_and(|i| crate::twin::crate_enum(&i.to_string())))))
+        };
         let form = match &*pt.ty {
             _ if receiver => Form::Receiver,
+            ty if enum_of_crate(ty) => Form::Other,
             ty if is_t(ty) => Form::Scalar,
             ty if array_of_t(ty).is_some_and(|a| !a.0) => Form::Array(ArrayForm::Owned),
             ty if array_of_t(ty).is_some_and(|a| a.0) => Form::Array(ArrayForm::View),
@@ -673,7 +684,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
             name: pi.ident.clone(),
             form,
             owned,
-            lift: form == Form::Other && mentions(&pt.ty, &t.ident),
+            lift: form == Form::Other && mentions(&pt.ty, &t.ident) && !enum_of_crate(&pt.ty),
             by_ref: form == Form::Scalar && matches!(&*pt.ty, Type::Reference(_)),
             ty_f64,
         });

@@ -3061,6 +3061,32 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
                         }
                     }
                 }
+                // `let p: Vec3 = ..;` and `let p = chain.sum::<Vec3>();` (also `product`):
+                // a value of one of the crate's types, named.
+                let named = match (&l.pat, crate::desugar::unparen(&init.expr)) {
+                    (Pat::Type(t), _) => match &*t.ty {
+                        Type::Path(tp) if tp.qself.is_none() => tp.path.get_ident().cloned(),
+                        _ => None,
+                    },
+                    (_, Expr::MethodCall(m)) if m.method == "sum" || m.method == "product" => m
+                        .turbofish
+                        .as_ref()
+                        .filter(|tf| tf.args.len() == 1)
+                        .and_then(|tf| match &tf.args[0] {
+                            syn::GenericArgument::Type(Type::Path(tp)) if tp.qself.is_none() => {
+                                tp.path.get_ident().cloned()
+                            }
+                            _ => None,
+                        }),
+                    _ => None,
+                };
+                if let Some(ty) =
+                    named.filter(|t| crate_type(&t.to_string()) && !crate_enum(&t.to_string()))
+                {
+                    if p.by_ref.is_none() && p.subpat.is_none() && init.diverge.is_none() {
+                        self.0.insert(p.ident.to_string(), (ty, false));
+                    }
+                }
                 // `let a = Act::Tanh;`, `let l = Loss::Huber(0.25);`: a variant of the
                 // crate's own enum (its own generic form).
                 let variant_call = match crate::desugar::unparen(&init.expr) {
@@ -3154,8 +3180,12 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
         Expr::Reference(r) => structish(&r.expr, locals),
         // (`a.pos` of a struct with struct fields, `Body { pos: V2, .. }`: a float or a
         // struct, whose methods a float does not have decide.)
+        // (Also of an element, `bodies[1].pos`.)
         Expr::Field(f) => {
-            matches!(crate::desugar::unparen(&f.base), Expr::Path(_)) && structish(&f.base, locals)
+            matches!(
+                crate::desugar::unparen(&f.base),
+                Expr::Path(_) | Expr::Index(_)
+            ) && structish(&f.base, locals)
         }
         Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
         if p.qself.is_none()
@@ -3317,8 +3347,11 @@ fn surely_struct_locals(func: &ItemFn, known: HashSet<String>) -> HashSet<String
 /// `vec![State { .. }, ..]` or `vec![State { .. }; n]`: a `Vec` of struct literals of
 /// the user's types.
 fn vec_of_struct_literals(e: &Expr) -> bool {
+    // (Or a constructor of the user's type, `vec![P3::zero(); n]`.)
     let literal = |e: &Expr| {
-        matches!(crate::desugar::unparen(e), Expr::Struct(st) if st.qself.is_none()
+        associated_constructor(e).is_some()
+            || constant_of_users(e)
+            || matches!(crate::desugar::unparen(e), Expr::Struct(st) if st.qself.is_none()
             && st.path.segments.len() == 1
             && st.path.segments[0].ident != "Self"
             && user_type_name(&st.path.segments[0].ident.to_string()))

@@ -9625,3 +9625,263 @@ mod pivot_searches {
         all_orders!(largest_by_partial_cmp, [0.3, 2.0, -0.5]);
     }
 }
+
+/// Struct forms the generic form reads (Hessians of `higher_order` functions): a
+/// `sum::<P3>()` of a chain then a method of the result, a method of the difference of
+/// two elements' fields (`(bodies[1].pos - bodies[0].pos).norm()`), and `vec![P3::zero();
+/// n]` (before, no `hessian`: "it calls the method `norm`", and "the macro `vec!` cannot
+/// be differentiated", the comma of `lift_value::<T, _>` read as the macro's).
+mod struct_forms_read {
+    use mochi::prelude::*;
+    use std::iter::Sum;
+    use std::ops::{Add, AddAssign, Mul, Sub};
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct P3 {
+        x: f64,
+        y: f64,
+        z: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl P3 {
+        fn new(x: f64, y: f64, z: f64) -> Self {
+            P3 { x, y, z }
+        }
+        fn zero() -> Self {
+            P3 {
+                x: 0.0,
+                y: 0.0,
+                z: 0.0,
+            }
+        }
+        fn dot(&self, o: &P3) -> f64 {
+            self.x * o.x + self.y * o.y + self.z * o.z
+        }
+        fn norm(&self) -> f64 {
+            self.dot(self).sqrt()
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Add for P3 {
+        type Output = P3;
+        fn add(self, o: P3) -> P3 {
+            P3::new(self.x + o.x, self.y + o.y, self.z + o.z)
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Sub for P3 {
+        type Output = P3;
+        fn sub(self, o: P3) -> P3 {
+            P3::new(self.x - o.x, self.y - o.y, self.z - o.z)
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Mul<f64> for P3 {
+        type Output = P3;
+        fn mul(self, k: f64) -> P3 {
+            P3::new(self.x * k, self.y * k, self.z * k)
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl AddAssign for P3 {
+        fn add_assign(&mut self, o: P3) {
+            self.x += o.x;
+            self.y += o.y;
+            self.z += o.z;
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Sum for P3 {
+        fn sum<I: Iterator<Item = P3>>(iter: I) -> P3 {
+            iter.fold(P3::zero(), |a, b| a + b)
+        }
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Body3 {
+        pos: P3,
+        vel: P3,
+        mass: f64,
+    }
+
+    #[differentiable(higher_order)]
+    pub fn bodies(p: &[f64]) -> f64 {
+        let bodies: Vec<Body3> = p
+            .chunks(7)
+            .map(|c| Body3 {
+                pos: P3::new(c[0], c[1], c[2]),
+                vel: P3::new(c[3], c[4], c[5]),
+                mass: c[6],
+            })
+            .collect();
+        let momentum = bodies.iter().map(|b| b.vel * b.mass).sum::<P3>();
+        let sep = bodies[1].pos - bodies[0].pos;
+        let mut half = vec![P3::zero(); bodies.len()];
+        for i in 0..bodies.len() {
+            half[i] += bodies[i].vel * 0.5;
+        }
+        momentum.norm() + 1.0 / sep.norm() + half[1].dot(&half[0])
+    }
+
+    #[test]
+    fn by_hand() {
+        let p = [
+            0.1f64, 0.2, 0.3, 1.0, -0.5, 0.25, 2.0, 1.1, -0.4, 0.9, 0.3, 0.7, -0.2, 0.5,
+        ];
+        let g = bodies::gradient(&p);
+        // ∂/∂x1 of 1/|sep| with sep = pos1 − pos0: −sep_x/|sep|³.
+        let s = [p[7] - p[0], p[8] - p[1], p[9] - p[2]];
+        let r = (s[0] * s[0] + s[1] * s[1] + s[2] * s[2]).sqrt();
+        let m = [
+            p[3] * p[6] + p[10] * p[13],
+            p[4] * p[6] + p[11] * p[13],
+            p[5] * p[6] + p[12] * p[13],
+        ];
+        let mn = (m[0] * m[0] + m[1] * m[1] + m[2] * m[2]).sqrt();
+        assert!((g[7] + s[0] / (r * r * r)).abs() < 1e-12, "{}", g[7]);
+        // ∂/∂v0x: m0·M_x/|M| + v1x/4.
+        assert!(
+            (g[3] - (p[6] * m[0] / mn + p[10] / 4.0)).abs() < 1e-12,
+            "{}",
+            g[3]
+        );
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(
+            bodies,
+            [0.1, 0.2, 0.3, 1.0, -0.5, 0.25, 2.0, 1.1, -0.4, 0.9, 0.3, 0.7, -0.2, 0.5]
+        );
+    }
+}
+
+/// Enums of the crate as arguments: matched inside a chain's closure, whose derived
+/// closure holds the captured enum by reference (`Loss::Huber(delta)` binds `delta:
+/// f64` as written; before, a type error at the user's `r.abs() <= delta`), and passed
+/// through by the companions (`hessian(&x, Act::Tanh)`; before, no `hessian`: "an
+/// argument is a struct or an enum").
+mod enum_arguments {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub enum Loss {
+        Squared,
+        Huber(f64),
+        LogCosh,
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Tangent)]
+    pub enum Act {
+        Tanh,
+        Sigmoid,
+    }
+
+    #[differentiable(higher_order)]
+    pub fn robust(r: &[f64], loss: Loss) -> f64 {
+        r.iter()
+            .map(|&v| match loss {
+                Loss::Squared => 0.5 * v * v,
+                Loss::Huber(delta) => {
+                    if v.abs() <= delta {
+                        0.5 * v * v
+                    } else {
+                        delta * (v.abs() - 0.5 * delta)
+                    }
+                }
+                Loss::LogCosh => v.cosh().ln(),
+            })
+            .sum()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn activated(x: &[f64], act: Act) -> f64 {
+        x.iter()
+            .map(|&v| match act {
+                Act::Tanh => v.tanh(),
+                Act::Sigmoid => 1.0 / (1.0 + (-v).exp()),
+            })
+            .map(|a| a * a)
+            .sum::<f64>()
+            .sqrt()
+    }
+
+    #[test]
+    fn robust_by_hand() {
+        let r = [0.3f64, -2.0, 1.5];
+        let (g, _) = robust::gradient(&r, Loss::Huber(1.0));
+        crate::common::close_to("huber", &g, &[0.3, -1.0, 1.0], 1e-15);
+        let (g, _) = robust::gradient(&r, Loss::LogCosh);
+        let want: Vec<f64> = r.iter().map(|v| v.tanh()).collect();
+        crate::common::close_to("logcosh", &g, &want, 1e-15);
+        for loss in [Loss::Squared, Loss::Huber(1.0), Loss::LogCosh] {
+            let h = robust::hessian(&r, loss);
+            crate::common::assert_hessian_matches(
+                "robust",
+                |v: &[f64]| robust::gradient(v, loss).0,
+                &h,
+                &r,
+                1e-5,
+            );
+        }
+    }
+
+    #[test]
+    fn activated_at_every_order() {
+        let x = [0.7f64, -0.4, 1.3];
+        for act in [Act::Tanh, Act::Sigmoid] {
+            let (g, _) = activated::gradient(&x, act);
+            let fd = crate::common::fd(&|v: &[f64]| activated(v, act), &x);
+            crate::common::close("activated", &g, &fd);
+            let h = activated::hessian(&x, act);
+            crate::common::assert_hessian_matches(
+                "activated",
+                |v: &[f64]| activated::gradient(v, act).0,
+                &h,
+                &x,
+                1e-5,
+            );
+        }
+    }
+}
+
+/// ndarray's `array!` with values computed in the function (`array![[c[[1, 1]],
+/// -c[[0, 1]]], ..] / det`, the inverse of a 2×2 covariance): its elements carry
+/// derivatives (before, "the macro `vec!` cannot take differentiable values").
+mod array_literals_of_locals {
+    use mochi::prelude::*;
+    use ndarray::array;
+
+    #[differentiable]
+    pub fn gaussian_2d(t: &[f64]) -> f64 {
+        let l = array![[t[2].exp(), 0.0], [t[3], t[4].exp()]];
+        let cov = l.dot(&l.t());
+        let det = cov[[0, 0]] * cov[[1, 1]] - cov[[0, 1]] * cov[[1, 0]];
+        let inv = array![[cov[[1, 1]], -cov[[0, 1]]], [-cov[[1, 0]], cov[[0, 0]]]] / det;
+        let d = array![0.5 - t[0], -0.3 - t[1]];
+        -0.5 * d.dot(&inv.dot(&d)) - 0.5 * det.ln()
+    }
+
+    #[test]
+    fn gradient() {
+        let t = [0.1f64, -0.2, 0.3, 0.4, -0.1];
+        let g = gaussian_2d::gradient(&t);
+        crate::common::assert_gradient_matches(gaussian_2d, &g, &t);
+        // ∂/∂μ of −½ dᵀΣ⁻¹d is Σ⁻¹d.
+        let (a, b, c) = (t[2].exp(), t[3], t[4].exp());
+        let (s00, s01, s11) = (a * a, a * b, b * b + c * c);
+        let det = s00 * s11 - s01 * s01;
+        let d = [0.5 - t[0], -0.3 - t[1]];
+        let want = [
+            (s11 * d[0] - s01 * d[1]) / det,
+            (s00 * d[1] - s01 * d[0]) / det,
+        ];
+        crate::common::close_to("gaussian_2d", &g[..2], &want, 1e-12);
+    }
+}

@@ -2143,6 +2143,15 @@ fn is_std_value_macro(name: &str) -> bool {
 /// A macro's body read as expressions separated by `,` or `;` (`m![.., 0..n; 2]`,
 /// `twice!(x)`), or `None` when it does not read so.
 fn macro_args(mac: &syn::Macro) -> Option<Vec<Expr>> {
+    // (Parsed as a list, or as `e; n`, first: a comma inside a turbofish,
+    // `lift_value::<T, _>(..)`, is not between arguments.)
+    type List = syn::punctuated::Punctuated<Expr, syn::Token![,]>;
+    if let Ok(list) = mac.parse_body_with(List::parse_terminated) {
+        return Some(list.into_iter().collect());
+    }
+    if let Ok(r) = mac.parse_body::<crate::rewrite::Repeat>() {
+        return Some(vec![r.elem, r.len]);
+    }
     let mut args = Vec::new();
     let mut piece = TokenStream::new();
     let flush = |piece: &mut TokenStream, args: &mut Vec<Expr>| -> Option<()> {

@@ -207,8 +207,11 @@ impl Lowerer {
             fwd_arms.push((quote!(#pat #guard), inner.fwd));
             rev_arms.push(inner.rev);
         }
+        // (A value a derived closure captured is a reference there: matched through it,
+        // `match (*loss) { Loss::Huber(delta) => .. }`, so that its arms bind what they
+        // bind in the closure as written, `delta: f64`.)
         code.fwd.push(Fwd::Match {
-            scrutinee: quote!(#scrut),
+            scrutinee: self.as_written(scrut),
             arm: a.clone(),
             arms: fwd_arms,
         });
