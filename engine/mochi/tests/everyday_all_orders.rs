@@ -9885,3 +9885,49 @@ mod array_literals_of_locals {
         crate::common::close_to("gaussian_2d", &g[..2], &want, 1e-12);
     }
 }
+
+/// A slice bound to the whole of an array or a `Vec` (`let s: &[f64] = &z;`), also as a
+/// local closure's slice parameter given one (`q(&z, &w)` of `|to: &[f64], from:
+/// &[f64]|`): read as the sub-slice of all of it (before, a type error at the attribute,
+/// the array's cotangent given a `Vec`'s).
+mod slices_of_whole_arrays {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn bound(p: &[f64]) -> f64 {
+        let z = [p[0], p[1]];
+        let s: &[f64] = &z;
+        s[0] * s[1] + s.iter().map(|v| v.sin()).sum::<f64>()
+    }
+
+    #[differentiable]
+    pub fn proposal(p: &[f64]) -> f64 {
+        let z = [p[0], p[1]];
+        let w = vec![p[1] * p[2], p[0]];
+        let tau = p[2];
+        let q = |to: &[f64], from: &[f64]| -> f64 {
+            let d0 = to[0] - from[0] - tau * from[1];
+            let d1 = to[1] - from[1];
+            -(d0 * d0 + d1 * d1) / (4.0 * tau)
+        };
+        q(&z, &w) - q(&w, &z) + q(p, &z)
+    }
+
+    #[test]
+    fn by_hand() {
+        let p = [0.3f64, -0.7, 1.1];
+        let g = bound::gradient(&p);
+        crate::common::close_to(
+            "bound",
+            &g,
+            &[p[1] + p[0].cos(), p[0] + p[1].cos(), 0.0],
+            1e-15,
+        );
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(bound, [0.3, -0.7, 1.1]);
+        all_orders!(proposal, [0.6, -0.3, 0.4]);
+    }
+}
