@@ -2109,19 +2109,9 @@ const PURE_METHODS: &[&str] = &[
     "rem_euclid",
     "div_euclid",
     "to_string",
-    // Comparisons, which take `&self` (`a[i][k].abs().total_cmp(&a[j][k].abs())` in a
-    // pivot search).
-    "total_cmp",
-    "partial_cmp",
-    "cmp",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    // What the generic form makes of `total_cmp` (`a.partial_cmp(b).unwrap_or(Equal)`),
-    // and its neighbours, which take `self` of an `Option` or a `Result`.
+    // What the generic form makes of `total_cmp` (`a.partial_cmp(b).unwrap_or(Equal)` in
+    // a pivot search's comparator), and its neighbours, which take `self` of an `Option`
+    // or a `Result`. (Comparisons are `INACTIVE_METHODS`.)
     "unwrap_or",
     "unwrap_or_else",
     "unwrap_or_default",
@@ -8423,10 +8413,6 @@ fn collect_idents(p: &Pat, out: &mut Vec<syn::PatIdent>) {
     syn::visit::Visit::visit_pat(&mut C(out), p);
 }
 
-/// Inlines each closure bound by `let name = |…| …;` (not `mut`) into the statements
-/// after it: a call `name(args…)` becomes a block binding the parameters, a bare
-/// `name` (passed to an adapter) becomes the closure itself. The binding is dropped when
-/// no other use of the name remains.
 /// The variable `v` of `v` or `&v` (a plain name).
 fn whole_of_variable(a: &Expr) -> Option<&syn::Ident> {
     match unparen(a) {
@@ -8464,6 +8450,10 @@ impl VisitMut for SliceBindings {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
+/// Inlines each closure bound by `let name = |…| …;` (not `mut`) into the statements
+/// after it: a call `name(args…)` becomes a block binding the parameters, a bare
+/// `name` (passed to an adapter) becomes the closure itself. The binding is dropped when
+/// no other use of the name remains.
 fn inline_local_closures(b: &mut syn::Block) {
     let mut k = 0;
     while k < b.stmts.len() {

@@ -6054,8 +6054,6 @@ fn is_print(m: &syn::Macro) -> bool {
     })
 }
 
-/// A `const`'s name by Rust's convention (`DATA`, `W_1`): capitals, digits and `_`, more
-/// than one character.
 /// A name written as a constant's, `W`, `SCALE`, `N_STEPS`: capitals, digits and `_`.
 fn screaming_name(n: &str) -> bool {
     n.chars()
@@ -6063,6 +6061,8 @@ fn screaming_name(n: &str) -> bool {
         && n.chars().any(|c| c.is_uppercase())
 }
 
+/// A `const`'s name by Rust's convention (`DATA`, `W_1`): capitals, digits and `_`, more
+/// than one character.
 pub(crate) fn constant_name(n: &str) -> bool {
     n.len() > 1
         && n.chars().any(|c| c.is_ascii_uppercase())
