@@ -66,7 +66,6 @@ pub fn desugar(
     FoldCollects.visit_block_mut(&mut b);
     SplitMatches.visit_block_mut(&mut b);
     NestedSubSlices.visit_block_mut(&mut b);
-    SliceBindings.visit_block_mut(&mut b);
     Remainders.visit_block_mut(&mut b);
     // (First: the loops and chains it writes are what the passes below read.)
     let one_dim: HashSet<String> = array_ranks
@@ -8413,43 +8412,6 @@ fn collect_idents(p: &Pat, out: &mut Vec<syn::PatIdent>) {
     syn::visit::Visit::visit_pat(&mut C(out), p);
 }
 
-/// The variable `v` of `v` or `&v` (a plain name).
-fn whole_of_variable(a: &Expr) -> Option<&syn::Ident> {
-    match unparen(a) {
-        Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
-        Expr::Reference(r) if r.mutability.is_none() => match unparen(&r.expr) {
-            Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// `let s: &[f64] = &z;` → `let s: &[f64] = &z[..];`: a slice bound to the whole of a
-/// variable (an array, a `Vec`) is the sub-slice of all of it, whose reads the lowering
-/// follows back into the variable's cotangent. (As written, an array's cotangent was
-/// given a `Vec`'s: a type error at the attribute before 2026-12-06.)
-struct SliceBindings;
-
-impl VisitMut for SliceBindings {
-    fn visit_local_mut(&mut self, l: &mut syn::Local) {
-        syn::visit_mut::visit_local_mut(self, l);
-        let (Pat::Type(t), Some(init)) = (&l.pat, l.init.as_mut()) else {
-            return;
-        };
-        let slice = matches!(&*t.ty, syn::Type::Reference(r)
-            if r.mutability.is_none() && matches!(&*r.elem, syn::Type::Slice(_)));
-        if !slice || init.diverge.is_some() || !matches!(unparen(&init.expr), Expr::Reference(_)) {
-            return;
-        }
-        if let Some(v) = whole_of_variable(&init.expr).cloned() {
-            let span = init.expr.span();
-            *init.expr = syn::parse_quote_spanned!(span=> &#v[..]);
-        }
-    }
-    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
-}
-
 /// Inlines each closure bound by `let name = |…| …;` (not `mut`) into the statements
 /// after it: a call `name(args…)` becomes a block binding the parameters, a bare
 /// `name` (passed to an adapter) becomes the closure itself. The binding is dropped when
@@ -8712,21 +8674,10 @@ impl Inline<'_> {
         // A variable given for a `&T` parameter is borrowed again (`&k`): deref coercion
         // then takes a row read by value (`for k in keys.iter()` over `&[Vec<f64>]`
         // binds `k` by value) or by reference to the `&[f64]` the closure takes.
-        // A parameter typed as a slice given an array (or any variable) by reference,
-        // `q(&z, ..)` of `|to: &[f64], ..|`: the whole of it as a sub-slice, `&z[..]`,
-        // whose cotangent the lowering adds back into the array's (see `SliceBindings`).
         let reborrowed: Vec<Expr> = args
             .iter()
             .zip(&tys)
             .map(|(a, t)| match (a, t) {
-                (_, Some(syn::Type::Reference(r)))
-                    if r.mutability.is_none()
-                        && matches!(&*r.elem, syn::Type::Slice(_))
-                        && whole_of_variable(a).is_some() =>
-                {
-                    let v = whole_of_variable(a).expect("checked");
-                    syn::parse_quote_spanned!(span=> &#v[..])
-                }
                 (Expr::Path(p), Some(syn::Type::Reference(r)))
                     if r.mutability.is_none() && p.path.get_ident().is_some() =>
                 {

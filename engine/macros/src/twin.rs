@@ -6064,8 +6064,5 @@ fn screaming_name(n: &str) -> bool {
 /// A `const`'s name by Rust's convention (`DATA`, `W_1`): capitals, digits and `_`, more
 /// than one character.
 pub(crate) fn constant_name(n: &str) -> bool {
-    n.len() > 1
-        && n.chars().any(|c| c.is_ascii_uppercase())
-        && n.chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    n.len() > 1 && n.is_ascii() && screaming_name(n)
 }

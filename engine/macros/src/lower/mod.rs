@@ -1057,10 +1057,21 @@ impl Lowerer {
         }
         let back = self.bind_pattern_fresh(pat, true, is_ref, code, true);
         // `let y0: &[f64] = &[a, b];` (how an inlined helper binds a parameter given
-        // `&[a, b]`): the array's cotangent takes the slice's, a `Vec`.
+        // `&[a, b]`), `let s: &[f64] = &z;` of an array `z`, `let to: &[f64] =
+        // __mochi_carg0;` of a closure's parameter given `&z`: the array's cotangent
+        // takes the slice's, a `Vec` (a `Vec`'s or a slice's takes it as it is). Before
+        // 2026-12-06 only a literal: a type error at the attribute for a name.
+        let named = |e: &Expr| matches!(crate::desugar::unparen(e), Expr::Path(p) if p.path.get_ident().is_some());
         let array_as_slice = matches!(ty, Some(syn::Type::Reference(r)) if matches!(&*r.elem, syn::Type::Slice(_)))
-            && matches!(crate::desugar::unparen(init_expr), Expr::Reference(r)
-                if matches!(crate::desugar::unparen(&r.expr), Expr::Array(_) | Expr::Repeat(_)));
+            && match crate::desugar::unparen(init_expr) {
+                Expr::Reference(r) => {
+                    matches!(
+                        crate::desugar::unparen(&r.expr),
+                        Expr::Array(_) | Expr::Repeat(_)
+                    ) || named(&r.expr)
+                }
+                e => named(e),
+            };
         match (o.cot(), array_as_slice) {
             (Some(c), true) => code.rev.push(Rev::Acc {
                 into: c.clone(),
