@@ -85,6 +85,7 @@ pub fn desugar(
     SliceArguments.visit_block_mut(&mut b);
     ViewLists { active }.visit_block_mut(&mut b);
     IntoAsFrom.visit_block_mut(&mut b);
+    ViewMakers.visit_block_mut(&mut b);
     FromIterators.visit_block_mut(&mut b);
     NdArrayLiterals.visit_block_mut(&mut b);
     Unzips.visit_block_mut(&mut b);
@@ -2725,6 +2726,33 @@ impl VisitMut for IntoAsFrom {
                 let (r, span) = (&m.receiver, m.method.span());
                 *init.expr = syn::parse_quote_spanned!(span=> #ty::from(#r));
             }
+        }
+    }
+}
+
+/// `aview1(&x[a..b])` (also `ndarray::aview1(..)`): ndarray's one-dimensional view of a
+/// slice, `ndarray::ArrayView1::from(..)`, whose rule is the constructor's.
+struct ViewMakers;
+
+impl VisitMut for ViewMakers {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::Call(c) = e else { return };
+        let Expr::Path(p) = &*c.func else { return };
+        let segs: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let named = match segs.as_slice() {
+            [f] => f == "aview1",
+            [.., m, f] => m == "ndarray" && f == "aview1",
+            [] => false,
+        };
+        if named && p.qself.is_none() && c.args.len() == 1 {
+            let (a, span) = (&c.args[0], syn::spanned::Spanned::span(&c.func));
+            *e = syn::parse_quote_spanned!(span=> ndarray::ArrayView1::from(#a));
         }
     }
 }

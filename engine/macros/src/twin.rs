@@ -600,6 +600,8 @@ const KEPT_CALLS: &[&str] = &[
     "core::mem::drop",
     "Axis",
     "ndarray::Axis",
+    "aview1",
+    "ndarray::aview1",
     "std::iter::repeat",
     "core::iter::repeat",
     "iter::repeat",
@@ -1799,7 +1801,7 @@ fn array_of_f64(ty: &Type) -> bool {
 }
 
 /// Whether `func` holds arrays: an argument or its result is an array type, or its body
-/// names one or builds one with ndarray's `array!`.
+/// names one, builds one with ndarray's `array!` or views a slice with `aview1`.
 fn holds_arrays(func: &ItemFn) -> bool {
     struct ArrayMacro(bool);
     impl<'a> Visit<'a> for ArrayMacro {
@@ -1807,7 +1809,8 @@ fn holds_arrays(func: &ItemFn) -> bool {
             self.0 |= m.path.segments.last().is_some_and(|s| s.ident == "array");
         }
     }
-    let array = |i: &proc_macro2::Ident| ARRAY_TYPES.contains(&i.to_string().as_str());
+    let array =
+        |i: &proc_macro2::Ident| ARRAY_TYPES.contains(&i.to_string().as_str()) || i == "aview1";
     let mut built = ArrayMacro(false);
     built.visit_block(&func.block);
     built.0
@@ -5543,9 +5546,6 @@ impl VisitMut for Rewrite<'_> {
             }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
-                // Integer methods that `f64` has too, but no generic float trait does.
-                let integer_only = matches!(name.as_str(), "rem_euclid" | "div_euclid")
-                    && floaty(&m.receiver, self.floats);
                 let array_method = self.arrays && ARRAY_METHODS.contains(&name.as_str());
                 // Comparisons (`a.total_cmp(b)` in a `max_by`): the scalar is `PartialOrd`,
                 // and `Dual` orders by value; `total_cmp`, an `f64` method, as
@@ -5571,7 +5571,8 @@ impl VisitMut for Rewrite<'_> {
                 // (When several enums have a method of that name: the enum the receiver
                 // is known to be, a field of an argument or of `self` typed as one, or a
                 // local bound to a variant.)
-                let enum_method = (!integer_only && STRUCTS.with(|s| s.get()))
+                let enum_method = STRUCTS
+                    .with(|s| s.get())
                     .then(|| {
                         self.receiver_enum(&m.receiver)
                             .filter(|t| crate_method(t, &name))
@@ -5598,8 +5599,7 @@ impl VisitMut for Rewrite<'_> {
                     *e = syn::parse_quote!(#ty::#twin(::mochi::__private::receiver(&#recv), #args));
                     return;
                 }
-                let user_method = !integer_only
-                    && STRUCTS.with(|s| s.get())
+                let user_method = STRUCTS.with(|s| s.get())
                     && !(FLOAT_METHODS.contains(&name.as_str())
                         || SEQ_METHODS.contains(&name.as_str())
                         || array_method
@@ -5641,8 +5641,7 @@ impl VisitMut for Rewrite<'_> {
                     }
                     return;
                 }
-                if integer_only
-                    || !(FLOAT_METHODS.contains(&name.as_str())
+                if !(FLOAT_METHODS.contains(&name.as_str())
                         || SEQ_METHODS.contains(&name.as_str())
                         || array_method
                         || comparison)

@@ -165,11 +165,11 @@ pub mod __private {
     /// it.
     #[cfg(all(feature = "ndarray", not(feature = "linalg")))]
     pub trait TwinScalar:
-        mochi_rules_ndarray::Elem + num_traits::FloatConst + RoundTiesEven
+        mochi_rules_ndarray::Elem + num_traits::FloatConst + FloatMethods
     {
     }
     #[cfg(all(feature = "ndarray", not(feature = "linalg")))]
-    impl<T: mochi_rules_ndarray::Elem + num_traits::FloatConst + RoundTiesEven> TwinScalar for T {}
+    impl<T: mochi_rules_ndarray::Elem + num_traits::FloatConst + FloatMethods> TwinScalar for T {}
     /// With the linear-algebra rules too, their element trait (`Dual` has kernels of
     /// its own), so that a twin may call `cholesky`, `logdet`, `solve`, ….
     #[cfg(feature = "linalg")]
@@ -177,7 +177,7 @@ pub mod __private {
         mochi_rules_ndarray::Elem
         + mochi_rules_linalg::LinalgElem
         + num_traits::FloatConst
-        + RoundTiesEven
+        + FloatMethods
     {
     }
     #[cfg(feature = "linalg")]
@@ -185,25 +185,38 @@ pub mod __private {
         T: mochi_rules_ndarray::Elem
             + mochi_rules_linalg::LinalgElem
             + num_traits::FloatConst
-            + RoundTiesEven
+            + FloatMethods
     {
     }
     /// What the scalar of a generic twin meets beyond `Float + Scalar` without the
     /// ndarray rules: the constants of `num_traits::FloatConst`.
     #[cfg(not(feature = "ndarray"))]
-    pub trait TwinScalar: num_traits::FloatConst + RoundTiesEven {}
+    pub trait TwinScalar: num_traits::FloatConst + FloatMethods {}
     #[cfg(not(feature = "ndarray"))]
-    impl<T: num_traits::FloatConst + RoundTiesEven> TwinScalar for T {}
-    /// `x.round_ties_even()` of a generic twin's scalar, which `num_traits::Float` does
-    /// not have: the value rounded (its derivative is zero everywhere).
-    pub trait RoundTiesEven {
+    impl<T: num_traits::FloatConst + FloatMethods> TwinScalar for T {}
+    /// The methods of `f64` that `num_traits::Float` does not have, on a generic twin's
+    /// scalar: `round_ties_even` (derivative zero everywhere), and `rem_euclid` and
+    /// `div_euclid` (derivatives as [`Real`](mochi_core::Real) gives them).
+    pub trait FloatMethods {
         /// The value rounded to the nearest integer, ties to even.
         fn round_ties_even(self) -> Self;
+        /// The least non-negative remainder of `self / rhs`.
+        fn rem_euclid(self, rhs: Self) -> Self;
+        /// The Euclidean quotient of `self / rhs`, an integer.
+        fn div_euclid(self, rhs: Self) -> Self;
     }
-    impl<S: mochi_core::Scalar> RoundTiesEven for S {
+    impl<S: mochi_core::Scalar> FloatMethods for S {
         #[inline]
         fn round_ties_even(self) -> Self {
             S::of_real(mochi_core::Real::round_ties_even(self.as_real()))
+        }
+        #[inline]
+        fn rem_euclid(self, rhs: Self) -> Self {
+            S::of_real(mochi_core::Real::rem_euclid(self.as_real(), rhs.as_real()))
+        }
+        #[inline]
+        fn div_euclid(self, rhs: Self) -> Self {
+            S::of_real(mochi_core::Real::div_euclid(self.as_real(), rhs.as_real()))
         }
     }
     /// The rule traits of the standard rule crates, glob-imported by generated code.

@@ -9931,3 +9931,98 @@ mod slices_of_whole_arrays {
         all_orders!(proposal, [0.6, -0.3, 0.4]);
     }
 }
+
+/// Euclidean remainders and quotients of floats (a phase wrapped into a period, a bin
+/// index), at every order: the generic form's scalar has them too.
+mod euclidean_remainders {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn wrapped(p: &[f64]) -> f64 {
+        let phase = (p[0] * 3.0 + 5.0).rem_euclid(2.0 * std::f64::consts::PI);
+        let turns = (p[1] * 4.0).div_euclid(1.5);
+        phase.sin() * p[1] + (p[2] * p[0]).rem_euclid(0.7) * p[2] + turns * p[0]
+    }
+
+    #[differentiable]
+    pub fn period_of_input(p: &[f64]) -> f64 {
+        // both operands differentiable: ∂/∂r = −div_euclid(x, r)
+        let r = p[1] * p[1] + 0.5;
+        p[0].rem_euclid(r) * p[2].exp()
+    }
+
+    #[test]
+    fn by_hand() {
+        let p = [-1.3f64, 0.8, 0.4];
+        let g = period_of_input::gradient(&p);
+        let r = p[1] * p[1] + 0.5;
+        let q = p[0].div_euclid(r);
+        let e = p[2].exp();
+        crate::common::close_to(
+            "period_of_input",
+            &g,
+            &[e, -q * 2.0 * p[1] * e, p[0].rem_euclid(r) * e],
+            1e-14,
+        );
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(wrapped, [0.3, -0.7, 1.1]);
+        all_orders!(period_of_input, [-1.3, 0.8, 0.4]);
+    }
+}
+
+/// One-dimensional ndarray views of slices and `Vec`s made inside the function
+/// (`ArrayView1::from(&x[..3])`, `aview1(..)`), at every order: their cotangents flow
+/// back into the sequence's elements.
+mod views_of_slices {
+    use mochi::prelude::*;
+    use ndarray::{aview1, ArrayView, ArrayView1};
+
+    #[differentiable]
+    pub fn halves(p: &[f64]) -> f64 {
+        let a = ArrayView1::from(&p[..3]);
+        let w = ArrayView1::from(&p[3..6]);
+        a.dot(&w).sin() + a.mapv(f64::exp).sum().ln() + (&a * &w).mean().unwrap()
+    }
+
+    #[differentiable]
+    pub fn of_a_vec(p: &[f64]) -> f64 {
+        let v: Vec<f64> = p.iter().map(|a| a * a).collect();
+        let a = ArrayView::from(&v);
+        let b = ArrayView1::from(p);
+        a.dot(&b)
+    }
+
+    #[differentiable]
+    pub fn free_functions(p: &[f64]) -> f64 {
+        let a = aview1(&p[1..]);
+        let b = ndarray::aview1(&p[..2]);
+        a.mapv(f64::exp).sum() * b.dot(&b)
+    }
+
+    #[test]
+    fn by_hand() {
+        let p = [0.3f64, 0.5, -0.2];
+        let g = free_functions::gradient(&p);
+        let (s, q) = (p[1].exp() + p[2].exp(), p[0] * p[0] + p[1] * p[1]);
+        crate::common::close_to(
+            "free_functions",
+            &g,
+            &[
+                s * 2.0 * p[0],
+                p[1].exp() * q + s * 2.0 * p[1],
+                p[2].exp() * q,
+            ],
+            1e-14,
+        );
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(halves, [0.3, -0.7, 1.1, 0.4, 0.9, -0.5]);
+        all_orders!(of_a_vec, [0.3, -0.7, 1.1]);
+        all_orders!(free_functions, [0.3, 0.5, -0.2]);
+    }
+}

@@ -127,6 +127,43 @@ from_vec_rules! {
     NdArrayFromVec::array_from_vec, dim Ix1;
 }
 
+macro_rules! view_from_rules {
+    ($(
+        $(#[$doc:meta])*
+        $Trait:ident :: $method:ident;
+    )*) => {$(
+        mochi_core::kit::rule_trait!($(#[$doc])* $Trait::$method);
+
+        impl<'a, T: Elem> $Trait for Call<(&'a [T],)> {
+            type Output = ndarray::ArrayView1<'a, T>;
+            type Pullback = FromVecPullback<T, Ix1>;
+            #[inline]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                let y = ndarray::ArrayView1::from(self.0 .0);
+                let dim = y.raw_dim();
+                (y, FromVecPullback { dim, _t: std::marker::PhantomData })
+            }
+        }
+
+        impl<'a, T: Elem> $Trait for Call<(&'a Vec<T>,)> {
+            type Output = ndarray::ArrayView1<'a, T>;
+            type Pullback = FromVecPullback<T, Ix1>;
+            #[inline]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                Call((&self.0 .0[..],)).$method()
+            }
+        }
+    )*};
+}
+
+view_from_rules! {
+    /// `ArrayView1::from(s)` of a slice or a `Vec` (`ArrayView1::from(&x[a..b])`): a
+    /// view of its elements, whose cotangent is added into the sequence's.
+    NdArrayView1From::array_view1_from;
+    /// `ArrayView::from(s)` of a slice or a `Vec`: as `ArrayView1::from`.
+    NdArrayViewFrom::array_view_from;
+}
+
 macro_rules! from_shape_vec_rules {
     ($(
         $(#[$doc:meta])*
@@ -222,6 +259,21 @@ mod tests {
         let (b, _) = Call((&4usize,)).array1_ones();
         let b: ndarray::Array1<f64> = b;
         assert_eq!(b.sum(), 4.0);
+    }
+
+    #[test]
+    fn views_of_a_slice() {
+        use mochi_core::testing::RuleTest;
+        let v = vec![0.5_f64, -1.25, 2.0, 0.75];
+        RuleTest::new(
+            (v,),
+            |a| ndarray::ArrayView1::from(&a.0).to_owned(),
+            |a| {
+                let (y, pb) = Call((&a.0,)).array_view1_from();
+                (y.to_owned(), pb)
+            },
+        )
+        .run();
     }
 
     #[test]

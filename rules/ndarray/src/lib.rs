@@ -104,7 +104,8 @@ pub mod rules {
     pub use crate::closure::{NdFold, NdMap, NdMapCollect, NdMapv, NdZipAnd, NdZipFrom, NdZipMap};
     pub use crate::constructors::{
         NdArray1From, NdArray1FromShapeVec, NdArray1FromVec, NdArray2FromShapeVec,
-        NdArray3FromShapeVec, NdArrayFrom, NdArrayFromShapeVec, NdArrayFromVec,
+        NdArray3FromShapeVec, NdArrayFrom, NdArrayFromShapeVec, NdArrayFromVec, NdArrayView1From,
+        NdArrayViewFrom,
     };
     pub use crate::constructors::{
         NdArray1Ones, NdArray1Zeros, NdArray2Ones, NdArray2Zeros, NdArray3Ones, NdArray3Zeros,
