@@ -1138,6 +1138,11 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     if !consts.is_empty() && !method {
         LENGTH_GENERIC_FNS.note(&sig.ident.to_string());
     }
+    if let (syn::ReturnType::Type(_, ty), false) = (&sig.output, method) {
+        if array_type(ty).is_some() {
+            ARRAY_RESULT_FNS.note(&sig.ident.to_string());
+        }
+    }
     let lifetimes: Vec<syn::LifetimeParam> = sig.generics.lifetimes().cloned().collect();
     let mut floats: HashSet<String> = HashSet::new();
     // Arguments of a struct or an enum of the user's.
@@ -1801,12 +1806,22 @@ fn array_of_f64(ty: &Type) -> bool {
 }
 
 /// Whether `func` holds arrays: an argument or its result is an array type, or its body
-/// names one, builds one with ndarray's `array!` or views a slice with `aview1`.
+/// names one, builds one with ndarray's `array!`, views a slice with `aview1` or calls a
+/// function of the crate returning one (declared before it, [`ARRAY_RESULT_FNS`]).
 fn holds_arrays(func: &ItemFn) -> bool {
     struct ArrayMacro(bool);
     impl<'a> Visit<'a> for ArrayMacro {
         fn visit_macro(&mut self, m: &'a syn::Macro) {
             self.0 |= m.path.segments.last().is_some_and(|s| s.ident == "array");
+        }
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            syn::visit::visit_expr_call(self, c);
+            if let Expr::Path(p) = &*c.func {
+                self.0 |= p
+                    .path
+                    .get_ident()
+                    .is_some_and(|f| ARRAY_RESULT_FNS.holds(&f.to_string()));
+            }
         }
     }
     let array =
@@ -2261,6 +2276,11 @@ static CRATE_TYPES: Names = Names::new();
 /// be inferred from the arguments, which may be arrays only the types know
 /// (`mean(&scaled(&p, k))`).
 static LENGTH_GENERIC_FNS: Names = Names::new();
+
+/// The crate's marked free functions returning an ndarray array seen so far
+/// (`fn features(x: &[f64]) -> Array1<f64>`): a caller that binds one's result holds an
+/// array (`let a = features(x); a.dot(&a)`) though its syntax names no array type.
+static ARRAY_RESULT_FNS: Names = Names::new();
 
 /// The crate's own enums deriving `Tangent` seen so far: their values are their own
 /// generic forms (`LiftField::Of<T>` is the enum), so a marked `impl` block of one gives
@@ -5646,9 +5666,17 @@ impl VisitMut for Rewrite<'_> {
                         || array_method
                         || comparison)
                 {
+                    // An array method on a value whose type the syntax does not show
+                    // (the result of a helper declared after the function).
+                    let hint = if !self.arrays && ARRAY_METHODS.contains(&name.as_str()) {
+                        "; if its receiver is an ndarray array, write the array's type where \
+                         it is bound (`let a: Array1<f64> = ..;`)"
+                    } else {
+                        ""
+                    };
                     self.fail(
                         Why::Call,
-                        format!("it calls the method `{name}`"),
+                        format!("it calls the method `{name}`{hint}"),
                         m.method.span(),
                     );
                     return;

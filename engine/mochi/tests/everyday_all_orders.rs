@@ -10026,3 +10026,40 @@ mod views_of_slices {
         all_orders!(free_functions, [0.3, 0.5, -0.2]);
     }
 }
+
+/// A helper returning an ndarray array, its result bound without a type and read with
+/// array methods (`let a = features(x); a.dot(&a)`), at every order: the caller's
+/// generic form knows the helper's result is an array (the helper declared before it;
+/// declared after, the local's written type says so, `ui/array_method_on_untyped_local.rs`).
+mod array_results_of_helpers {
+    use mochi::prelude::*;
+    use ndarray::Array1;
+
+    #[differentiable]
+    fn features(x: &[f64]) -> Array1<f64> {
+        Array1::from_iter(x.iter().map(|v| v.tanh()))
+    }
+
+    #[differentiable]
+    pub fn untyped(x: &[f64]) -> f64 {
+        let a = features(x);
+        a.dot(&a).sqrt() + a[1] * a.sum()
+    }
+
+    #[differentiable]
+    pub fn typed_before_helper(x: &[f64]) -> f64 {
+        let a: Array1<f64> = later(x);
+        (&a * &a).mapv(f64::exp).sum()
+    }
+
+    #[differentiable]
+    fn later(x: &[f64]) -> Array1<f64> {
+        Array1::from_iter(x.iter().map(|v| 2.0 * v))
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(untyped, [0.3, -0.7, 1.1]);
+        all_orders!(typed_before_helper, [0.3, -0.7, 0.4]);
+    }
+}
