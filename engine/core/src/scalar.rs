@@ -117,6 +117,8 @@ pub mod shape {
 
     /// `S`.
     pub struct Itself;
+    /// `&S`.
+    pub struct Ref<'a>(PhantomData<&'a ()>);
     /// `&[S]`.
     pub struct Slice<'a>(PhantomData<&'a ()>);
     /// `&Vec<S>`.
@@ -134,6 +136,9 @@ pub mod shape {
 
     impl Shape for Itself {
         type Of<S: 'static> = S;
+    }
+    impl<'a> Shape for Ref<'a> {
+        type Of<S: 'static> = &'a S;
     }
     impl<'a> Shape for Slice<'a> {
         type Of<S: 'static> = &'a [S];

@@ -2741,6 +2741,8 @@ fn twin_reexport(func: &ItemFn, target: &syn::Ident) -> TokenStream {
 /// `None` for a type that does not hold it.
 enum Held {
     Scalar,
+    /// `&T` (`fn square<T: Real>(x: &T)`, as `std::autodiff`'s examples write it).
+    Ref,
     Slice,
     VecRef,
     Vec,
@@ -2775,6 +2777,7 @@ fn held(ty: &syn::Type, t: &syn::Ident) -> Option<Held> {
         if r.mutability.is_none() {
             match &*r.elem {
                 syn::Type::Slice(sl) if is_t(&sl.elem) => return Some(Held::Slice),
+                e if is_t(e) => return Some(Held::Ref),
                 e if vec_of_t(e) => return Some(Held::VecRef),
                 _ => {}
             }
@@ -2794,6 +2797,7 @@ fn twin_bridge(func: &ItemFn, t: &syn::Ident) -> Option<TokenStream> {
     let name = &sig.ident;
     let shape = |h: &Held| match h {
         Held::Scalar => quote!(::mochi::__private::shape::Itself),
+        Held::Ref => quote!(::mochi::__private::shape::Ref<'_>),
         Held::Slice => quote!(::mochi::__private::shape::Slice<'_>),
         Held::VecRef => quote!(::mochi::__private::shape::VecRef<'_>),
         Held::Vec => quote!(::mochi::__private::shape::VecOf),
@@ -2825,7 +2829,7 @@ fn twin_bridge(func: &ItemFn, t: &syn::Ident) -> Option<TokenStream> {
                 acc_tys.push(quote!(&mut #tangent));
                 acc_to_real.push(quote!(#d));
             }
-            Held::Scalar => {
+            Held::Scalar | Held::Ref => {
                 let sh = shape(&h);
                 to_real.push(quote!(#s::to_real_shape::<#sh>(#v)));
                 acc_tys.push(quote!(&mut #t));

@@ -10063,3 +10063,53 @@ mod array_results_of_helpers {
         all_orders!(typed_before_helper, [0.3, -0.7, 0.4]);
     }
 }
+
+/// A function generic over `Real` taking its scalar by reference (`fn square<T:
+/// Real>(x: &T)`, as `std::autodiff`'s examples write it), called from a function over
+/// `f64`: the caller has its companions at every order (the generic form's bridge
+/// respells `&T` as it respells `T`).
+mod generic_by_reference {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    fn square<T: mochi::Real>(x: &T) -> T {
+        *x * *x
+    }
+
+    #[differentiable]
+    fn scaled<T: mochi::Real>(x: &T, v: &[T], k: T) -> T {
+        v.iter().map(|a| *a * *x).sum::<T>() * k
+    }
+
+    #[differentiable]
+    pub fn caller(x: &[f64]) -> f64 {
+        let a = x[0];
+        let b = x[1] * x[2];
+        square(&a) * x[2] + square(&b).sin() + scaled(&x[0], &x[1..], x[2])
+    }
+
+    #[test]
+    fn by_hand() {
+        let g = square::gradient(&3.0_f64);
+        assert_eq!(g, 6.0);
+        let x = [0.3f64, -0.7, 1.1];
+        let b = x[1] * x[2];
+        let c = 2.0 * b * (b * b).cos();
+        let g = caller::gradient(&x);
+        crate::common::close_to(
+            "caller",
+            &g,
+            &[
+                2.0 * x[0] * x[2] + (x[1] + x[2]) * x[2],
+                c * x[2] + x[0] * x[2],
+                x[0] * x[0] + c * x[1] + x[0] * (x[1] + x[2]) + x[0] * x[2],
+            ],
+            1e-14,
+        );
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(caller, [0.3, -0.7, 1.1]);
+    }
+}
