@@ -426,9 +426,18 @@ impl<'ast> Visit<'ast> for AliasFinder<'_> {
 
 /// `Some(p)` or `Ok(p)`: a pattern of the value an `Option` or a `Result` carries.
 fn carried_value(p: &Pat) -> bool {
-    matches!(p, Pat::TupleStruct(ts) if ts.qself.is_none()
-        && (ts.path.is_ident("Some") || ts.path.is_ident("Ok"))
-        && ts.elems.len() == 1)
+    match p {
+        Pat::TupleStruct(ts) => {
+            ts.qself.is_none()
+                && (ts.path.is_ident("Some") || ts.path.is_ident("Ok"))
+                && ts.elems.len() == 1
+        }
+        // `match x { [h, t @ ..] => .. }` of a differentiable slice: its elements and
+        // the rest.
+        Pat::Slice(_) => true,
+        Pat::Reference(r) => matches!(&*r.pat, Pat::Slice(_)),
+        _ => false,
+    }
 }
 
 struct Grow<'a> {

@@ -2275,6 +2275,10 @@ fn higher_order_items(func: &ItemFn, inner: &ItemFn, asked: bool) -> (TokenStrea
             return (TokenStream::new(), quote!(#none #stub));
         }
     };
+    // `MOCHI_TWIN=name`: the generic form as `twin::make` writes it, before its derivation.
+    if std::env::var("MOCHI_TWIN").is_ok_and(|v| func.sig.ident == v) {
+        eprintln!("{}", quote!(#twin));
+    }
     let tname = twin.sig.ident.clone();
     let target = Target {
         primal: quote!(super::#tname),

@@ -9455,9 +9455,11 @@ mod scans_and_pieces {
     }
 }
 
-/// A recursive function over slice patterns (`[a, rest @ ..] => a + 1.0 / f(rest)`),
-/// whose reason for having no generic form holds braces of its own (before, the reason
-/// was read as a format string and the attribute failed with "invalid format string").
+/// A recursive function over slice patterns (`[a, rest @ ..] => a + 1.0 / f(rest)`).
+/// Before 2026-12-06 it had no generic form, and the reason held braces of its own
+/// (before that, the reason was read as a format string and the attribute failed with
+/// "invalid format string"); now the rest bound by the pattern carries the slice's
+/// derivative, and it has every order.
 mod recursive_slice_patterns {
     use mochi::prelude::*;
 
@@ -9480,6 +9482,11 @@ mod recursive_slice_patterns {
         crate::common::close_to("continued_fraction", &g, &want, 1e-13);
         let f = |z: &[f64]| continued_fraction(z);
         crate::common::assert_gradient_matches(f, &g, &x);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(continued_fraction, [0.5, 1.2, 0.7]);
     }
 }
 
@@ -10111,5 +10118,54 @@ mod generic_by_reference {
     mod t {
         use crate::all_orders;
         all_orders!(caller, [0.3, -0.7, 1.1]);
+    }
+}
+
+/// Recursion over slice patterns, as functional-style Rust writes a fold (`match x {
+/// [] => .., [h, t @ ..] => h + f(t) }`, also `if let`), at every order: the rest bound
+/// by the pattern carries the slice's derivative, so the recursive call goes to the
+/// generic form itself.
+mod recursive_slice_folds {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn folded(x: &[f64]) -> f64 {
+        match x {
+            [] => 0.0,
+            [h, t @ ..] => h.sin() * h + folded(t),
+        }
+    }
+
+    #[differentiable]
+    pub fn pairs(x: &[f64]) -> f64 {
+        match x {
+            [a, b, rest @ ..] => a * b + 0.5 * pairs(rest),
+            [a] => a.exp(),
+            [] => 1.0,
+        }
+    }
+
+    #[differentiable]
+    pub fn by_if_let(x: &[f64]) -> f64 {
+        if let [first, rest @ ..] = x {
+            first.tanh() * (1.0 + by_if_let(rest))
+        } else {
+            0.0
+        }
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.7, 1.1];
+        let g = folded::gradient(&x);
+        let want: Vec<f64> = x.iter().map(|h| h.sin() + h * h.cos()).collect();
+        crate::common::close_to("folded", &g, &want, 1e-15);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(folded, [0.3, -0.7, 1.1]);
+        all_orders!(pairs, [0.3, -0.7, 1.1, 0.4, -0.2]);
+        all_orders!(by_if_let, [0.3, -0.7, 1.1]);
     }
 }
