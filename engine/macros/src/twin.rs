@@ -5240,6 +5240,12 @@ impl VisitMut for Rewrite<'_> {
                                 .path
                                 .get_ident()
                                 .is_some_and(|i| self.array_names.contains(&i.to_string())),
+                            // The value of another function's call (`sq(&scaled(p, k))`),
+                            // which may be an array only the callee's signature shows
+                            // (declared after this function, so not yet noted).
+                            Expr::Call(inner) => matches!(&*inner.func, Expr::Path(ip)
+                                if ip.path.get_ident().is_some_and(|i| i.to_string()
+                                    .starts_with(|ch: char| ch.is_lowercase() || ch == '_'))),
                             _ => false,
                         }
                     });

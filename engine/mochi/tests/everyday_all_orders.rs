@@ -10169,3 +10169,53 @@ mod recursive_slice_folds {
         all_orders!(by_if_let, [0.3, -0.7, 1.1]);
     }
 }
+
+/// Helpers declared after their caller and handed another call's value: a helper
+/// generic over a length given the array another helper returns (`sq(&scaled(p, k))`),
+/// a helper over a slice given a returned `Vec`, and over floats given a returned float.
+/// Before 2026-12-06 the first was a type error at the attribute (E0107: the caller's
+/// generic form named the scalar alone of a function generic over a length too), which
+/// broke the gradient as well; the caller now has every order.
+mod calls_given_calls {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn caller(p: &[f64]) -> f64 {
+        sq(&scaled(p, 2.0)) + g(h(p[0]), p[1]) + g(h(p[1]).sin(), 0.5) + sumv(&twice(p))
+    }
+
+    #[differentiable]
+    fn scaled(p: &[f64], k: f64) -> [f64; 3] {
+        [p[0] * k, p[1] * k, p[2]]
+    }
+
+    #[differentiable]
+    fn sq<const N: usize>(a: &[f64; N]) -> f64 {
+        a.iter().map(|v| v * v.sin()).sum()
+    }
+
+    #[differentiable]
+    fn g(a: f64, b: f64) -> f64 {
+        a * b.exp()
+    }
+
+    #[differentiable]
+    fn h(a: f64) -> f64 {
+        a.tanh()
+    }
+
+    #[differentiable]
+    fn twice(p: &[f64]) -> Vec<f64> {
+        p.iter().map(|v| 2.0 * v * v).collect()
+    }
+
+    #[differentiable]
+    fn sumv(p: &[f64]) -> f64 {
+        p.iter().sum()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(caller, [0.3, 0.5, -0.2]);
+    }
+}
