@@ -3880,6 +3880,48 @@ fn expr_names(e: &Expr) -> HashSet<String> {
     crate::activity::root_name(e).into_iter().collect()
 }
 
+/// The position of a piece in [`pieces_by_index`]'s loop.
+const PIECE: &str = "__mochi_piece";
+
+/// `for w in C.windows(n) { .. }` of a constant `C` (also `chunks(m)` and
+/// `chunks_exact(m)`) as the loop over the pieces' positions, each piece a sub-slice of
+/// `C` bound at the top of the body: the generic form's constant is a local lifted to
+/// its scalar, which an iterator kept for the reverse sweep would outlive.
+fn pieces_by_index(f: &syn::ExprForLoop) -> Option<Expr> {
+    let Expr::MethodCall(m) = crate::desugar::unparen(&f.expr) else {
+        return None;
+    };
+    let Expr::Path(p) = crate::desugar::unparen(&m.receiver) else {
+        return None;
+    };
+    let c = p
+        .path
+        .get_ident()
+        .filter(|i| constant_name(&i.to_string()))?;
+    if m.args.len() != 1 || !matches!(&*f.pat, Pat::Ident(_)) {
+        return None;
+    }
+    let (n, pat, body, label) = (&m.args[0], &f.pat, &f.body, &f.label);
+    let k = syn::Ident::new(PIECE, Span::call_site());
+    let (range, piece): (Expr, Expr) = match m.method.to_string().as_str() {
+        "windows" => (
+            syn::parse_quote!(0..(#c.len() + 1).saturating_sub(#n)),
+            syn::parse_quote!(&#c[#k..#k + #n]),
+        ),
+        "chunks" => (
+            syn::parse_quote!(0..(#c.len() + #n - 1) / #n),
+            syn::parse_quote!(&#c[#k * #n..((#k + 1) * #n).min(#c.len())]),
+        ),
+        "chunks_exact" => (
+            syn::parse_quote!(0..#c.len() / #n),
+            syn::parse_quote!(&#c[#k * #n..(#k + 1) * #n]),
+        ),
+        _ => return None,
+    };
+    let stmts = &body.stmts;
+    Some(syn::parse_quote!(#label for #k in #range { let #pat = #piece; #(#stmts)* }))
+}
+
 /// Rewrites the body for the twin, or records why it cannot.
 struct Rewrite<'a> {
     /// The arguments and every name a pattern in the body binds: any other name is an
@@ -4594,6 +4636,13 @@ impl VisitMut for Rewrite<'_> {
         // local (lifted to its scalar), and the iterator over its pieces that the
         // derivation keeps for the reverse sweep would outlive it.
         if let Expr::ForLoop(f) = e {
+            // (`for w in C.windows(2)`, `chunks(m)`, `chunks_exact(m)` directly: a loop
+            // over the pieces' indices, each piece a sub-slice read in the body.)
+            if let Some(by_index) = pieces_by_index(f) {
+                *e = by_index;
+                self.bound.insert(PIECE.to_string());
+                return self.visit_expr_mut(e);
+            }
             let mut root = &*f.expr;
             let mut pieces = false;
             while let Expr::MethodCall(m) = crate::desugar::unparen(root) {

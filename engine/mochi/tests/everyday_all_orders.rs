@@ -10219,3 +10219,43 @@ mod calls_given_calls {
         all_orders!(caller, [0.3, 0.5, -0.2]);
     }
 }
+
+/// `for` loops over the pieces of a constant (`for pair in TEXT.windows(2)`, an LSTM's
+/// consecutive characters; `DATA.chunks(2)`, `DATA.chunks_exact(2)`), at every order: the
+/// generic form walks the pieces' positions, each piece a sub-slice of the lifted
+/// constant (before 2026-12-06, no generic form: "it walks the pieces of the constant").
+mod pieces_of_constants {
+    use mochi::prelude::*;
+
+    const TEXT: [[f64; 3]; 4] = [
+        [0.1, 0.2, 0.7],
+        [0.3, 0.3, 0.4],
+        [0.6, 0.2, 0.2],
+        [0.5, 0.4, 0.1],
+    ];
+    const DATA: [f64; 5] = [0.5, -1.0, 2.0, 0.3, 0.9];
+
+    #[differentiable]
+    pub fn walks(p: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for pair in TEXT.windows(2) {
+            let x: f64 = pair[0].iter().zip(p).map(|(a, w)| a * w).sum();
+            total += (x * pair[1][0]).tanh();
+        }
+        for c in DATA.chunks(2) {
+            total += c.iter().map(|v| v * p[0]).sum::<f64>().sin();
+        }
+        'outer: for c in DATA.chunks_exact(2) {
+            if c[0] > 1.0 {
+                break 'outer;
+            }
+            total += c[0] * p[1] * c[1] * p[2];
+        }
+        total
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(walks, [0.3, 0.5, -0.2]);
+    }
+}
