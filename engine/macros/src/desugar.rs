@@ -62,6 +62,7 @@ pub fn desugar(
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
+    NoOpAdapters.visit_block_mut(&mut b);
     typed_assigned_collects(&mut b);
     FoldCollects.visit_block_mut(&mut b);
     SplitMatches.visit_block_mut(&mut b);
@@ -2725,6 +2726,23 @@ impl VisitMut for IntoAsFrom {
             if m.method == "into" && m.args.is_empty() && m.turbofish.is_none() {
                 let (r, span) = (&m.receiver, m.method.span());
                 *init.expr = syn::parse_quote_spanned!(span=> #ty::from(#r));
+            }
+        }
+    }
+}
+
+/// Adapters that leave an iterator's items as they are, `chain.inspect(f)` and
+/// `chain.fuse()`: the chain without them (the function as written still runs `f`).
+struct NoOpAdapters;
+
+impl VisitMut for NoOpAdapters {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Expr::MethodCall(m) = e {
+            let no_op = (m.method == "inspect" && m.args.len() == 1)
+                || (m.method == "fuse" && m.args.is_empty());
+            if no_op && matches!(&*m.receiver, Expr::MethodCall(_)) {
+                *e = (*m.receiver).clone();
             }
         }
     }

@@ -315,6 +315,8 @@ pub const SEQ_METHODS: &[&str] = &[
     "partition",
     "unzip",
     "by_ref",
+    "fuse",
+    "inspect",
     "peekable",
     "get_unchecked",
     "get_unchecked_mut",

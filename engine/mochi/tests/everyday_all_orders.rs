@@ -10259,3 +10259,25 @@ mod pieces_of_constants {
         all_orders!(walks, [0.3, 0.5, -0.2]);
     }
 }
+
+/// Adapters that leave a chain's items as they are, `inspect(f)` (a debugging print)
+/// and `fuse()`, in chains over a differentiable sequence, at every order (before
+/// 2026-12-06, "no rule for `iter`" at the chain's source).
+mod no_op_adapters {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn inspected(x: &[f64]) -> f64 {
+        x.iter()
+            .inspect(|v| assert!(v.is_finite()))
+            .map(|v| v * v.sin())
+            .fuse()
+            .sum::<f64>()
+            + x.windows(2).fuse().map(|w| w[0] * w[1]).sum::<f64>()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(inspected, [0.3, -0.7, 1.1]);
+    }
+}

@@ -769,6 +769,16 @@ impl Lowerer {
             );
             return Operand::Inactive(quote!(#m));
         }
+        // Fallible folds: their closure's `None`/`Err` ends the walk early.
+        if matches!(name.as_str(), "try_fold" | "try_for_each")
+            && activity::mentions_active(&m.receiver, &self.active)
+        {
+            self.err(
+                &m.method,
+                format!("mochi: `.{name}(..)` over a differentiable sequence is not supported; write the walk as a `for` loop over the sequence, with `break` (or `return`, or `?`) where the closure gives `None` or `Err`"),
+            );
+            return Operand::Inactive(quote!(#m));
+        }
         if SHRINKING_METHODS.contains(&name.as_str()) && expr_is_active(&m.receiver, &self.active) {
             self.err(
                 &m.method,
