@@ -2757,12 +2757,7 @@ impl VisitMut for ViewMakers {
         syn::visit_mut::visit_expr_mut(self, e);
         let Expr::Call(c) = e else { return };
         let Expr::Path(p) = &*c.func else { return };
-        let segs: Vec<String> = p
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segs = crate::twin::segments(&p.path);
         let named = match segs.as_slice() {
             [f] => f == "aview1",
             [.., m, f] => m == "ndarray" && f == "aview1",
