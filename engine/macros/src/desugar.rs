@@ -63,6 +63,7 @@ pub fn desugar(
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
     NoOpAdapters.visit_block_mut(&mut b);
+    PairCollects.visit_block_mut(&mut b);
     typed_assigned_collects(&mut b);
     FoldCollects.visit_block_mut(&mut b);
     SplitMatches.visit_block_mut(&mut b);
@@ -2744,6 +2745,29 @@ impl VisitMut for NoOpAdapters {
             if no_op && matches!(&*m.receiver, Expr::MethodCall(_)) {
                 *e = (*m.receiver).clone();
             }
+        }
+    }
+}
+
+/// Pairs collected straight from a `zip` or an `enumerate` (`x.iter().copied().zip(0..)
+/// .collect::<Vec<(f64, usize)>>()`, an argsort's start): the chain given the identity
+/// `map` of pairs, the form whose collect the chains read.
+struct PairCollects;
+
+impl VisitMut for PairCollects {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::MethodCall(c) = e else { return };
+        if c.method != "collect" || !c.args.is_empty() {
+            return;
+        }
+        let pairs = matches!(&*c.receiver, Expr::MethodCall(m)
+            if (m.method == "zip" && m.args.len() == 1)
+                || (m.method == "enumerate" && m.args.is_empty()));
+        if pairs {
+            let r = &c.receiver;
+            *c.receiver =
+                syn::parse_quote!(#r.map(|(__mochi_a, __mochi_b)| (__mochi_a, __mochi_b)));
         }
     }
 }

@@ -10281,3 +10281,49 @@ mod no_op_adapters {
         all_orders!(inspected, [0.3, -0.7, 1.1]);
     }
 }
+
+/// Pairs collected straight from a `zip` or an `enumerate`, an argsort's start
+/// (`x.iter().copied().zip(0..).collect::<Vec<(f64, usize)>>()`, then `sort_by` on the
+/// value), at every order (before 2026-12-06, "no rule for `iter`": the chains read a
+/// collect after a `map`, and these were given none).
+mod pair_collects {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn argsorted(x: &[f64]) -> f64 {
+        let mut v: Vec<(f64, usize)> = x.iter().copied().zip(0..).collect();
+        v.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+        v.iter()
+            .enumerate()
+            .map(|(rank, (val, idx))| val.sin() * (*idx as f64 + 1.0) * (rank as f64 + 0.5))
+            .sum()
+    }
+
+    #[differentiable]
+    pub fn indexed(x: &[f64]) -> f64 {
+        let v: Vec<(usize, f64)> = x.iter().copied().enumerate().collect();
+        let w: Vec<(f64, f64)> = x.iter().copied().zip(x.iter().map(|t| t * t)).collect();
+        v.iter()
+            .map(|(i, val)| val.exp() * (*i as f64))
+            .sum::<f64>()
+            + w.iter().map(|(a, b)| a * b).sum::<f64>()
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.7, 1.1, 0.4];
+        let g = indexed::gradient(&x);
+        let want: Vec<f64> = x
+            .iter()
+            .enumerate()
+            .map(|(i, v)| i as f64 * v.exp() + 3.0 * v * v)
+            .collect();
+        crate::common::close_to("indexed", &g, &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(argsorted, [0.3, -0.7, 1.1, 0.4]);
+        all_orders!(indexed, [0.3, -0.7, 1.1, 0.4]);
+    }
+}
