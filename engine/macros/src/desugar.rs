@@ -62,8 +62,7 @@ pub fn desugar(
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let mut b = with_azip_expanded(block);
-    NoOpAdapters.visit_block_mut(&mut b);
-    PairCollects.visit_block_mut(&mut b);
+    LocalForms.visit_block_mut(&mut b);
     typed_assigned_collects(&mut b);
     FoldCollects.visit_block_mut(&mut b);
     SplitMatches.visit_block_mut(&mut b);
@@ -87,7 +86,6 @@ pub fn desugar(
     SliceArguments.visit_block_mut(&mut b);
     ViewLists { active }.visit_block_mut(&mut b);
     IntoAsFrom.visit_block_mut(&mut b);
-    ViewMakers.visit_block_mut(&mut b);
     FromIterators.visit_block_mut(&mut b);
     NdArrayLiterals.visit_block_mut(&mut b);
     Unzips.visit_block_mut(&mut b);
@@ -2732,64 +2730,51 @@ impl VisitMut for IntoAsFrom {
     }
 }
 
-/// Adapters that leave an iterator's items as they are, `chain.inspect(f)` and
-/// `chain.fuse()`: the chain without them (the function as written still runs `f`).
-struct NoOpAdapters;
+/// Rewrites of one expression each, in one walk, children first:
+/// - adapters that leave an iterator's items as they are, `chain.inspect(f)` and
+///   `chain.fuse()`: the chain without them (the function as written still runs `f`);
+/// - pairs collected straight from a `zip` or an `enumerate` (`x.iter().copied()
+///   .zip(0..).collect::<Vec<(f64, usize)>>()`, an argsort's start): the chain given the
+///   identity `map` of pairs, the form whose collect the chains read;
+/// - `aview1(&x[a..b])` (also `ndarray::aview1(..)`): ndarray's one-dimensional view of
+///   a slice, `ndarray::ArrayView1::from(..)`, whose rule is the constructor's.
+struct LocalForms;
 
-impl VisitMut for NoOpAdapters {
+impl VisitMut for LocalForms {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
-        if let Expr::MethodCall(m) = e {
-            let no_op = (m.method == "inspect" && m.args.len() == 1)
-                || (m.method == "fuse" && m.args.is_empty());
-            if no_op && matches!(&*m.receiver, Expr::MethodCall(_)) {
+        match e {
+            Expr::MethodCall(m)
+                if ((m.method == "inspect" && m.args.len() == 1)
+                    || (m.method == "fuse" && m.args.is_empty()))
+                    && matches!(&*m.receiver, Expr::MethodCall(_)) =>
+            {
                 *e = (*m.receiver).clone();
             }
-        }
-    }
-}
-
-/// Pairs collected straight from a `zip` or an `enumerate` (`x.iter().copied().zip(0..)
-/// .collect::<Vec<(f64, usize)>>()`, an argsort's start): the chain given the identity
-/// `map` of pairs, the form whose collect the chains read.
-struct PairCollects;
-
-impl VisitMut for PairCollects {
-    fn visit_expr_mut(&mut self, e: &mut Expr) {
-        syn::visit_mut::visit_expr_mut(self, e);
-        let Expr::MethodCall(c) = e else { return };
-        if c.method != "collect" || !c.args.is_empty() {
-            return;
-        }
-        let pairs = matches!(&*c.receiver, Expr::MethodCall(m)
-            if (m.method == "zip" && m.args.len() == 1)
-                || (m.method == "enumerate" && m.args.is_empty()));
-        if pairs {
-            let r = &c.receiver;
-            *c.receiver =
-                syn::parse_quote!(#r.map(|(__mochi_a, __mochi_b)| (__mochi_a, __mochi_b)));
-        }
-    }
-}
-
-/// `aview1(&x[a..b])` (also `ndarray::aview1(..)`): ndarray's one-dimensional view of a
-/// slice, `ndarray::ArrayView1::from(..)`, whose rule is the constructor's.
-struct ViewMakers;
-
-impl VisitMut for ViewMakers {
-    fn visit_expr_mut(&mut self, e: &mut Expr) {
-        syn::visit_mut::visit_expr_mut(self, e);
-        let Expr::Call(c) = e else { return };
-        let Expr::Path(p) = &*c.func else { return };
-        let segs = crate::twin::segments(&p.path);
-        let named = match segs.as_slice() {
-            [f] => f == "aview1",
-            [.., m, f] => m == "ndarray" && f == "aview1",
-            [] => false,
-        };
-        if named && p.qself.is_none() && c.args.len() == 1 {
-            let (a, span) = (&c.args[0], syn::spanned::Spanned::span(&c.func));
-            *e = syn::parse_quote_spanned!(span=> ndarray::ArrayView1::from(#a));
+            Expr::MethodCall(c) if c.method == "collect" && c.args.is_empty() => {
+                let pairs = matches!(&*c.receiver, Expr::MethodCall(m)
+                    if (m.method == "zip" && m.args.len() == 1)
+                        || (m.method == "enumerate" && m.args.is_empty()));
+                if pairs {
+                    let r = &c.receiver;
+                    *c.receiver =
+                        syn::parse_quote!(#r.map(|(__mochi_a, __mochi_b)| (__mochi_a, __mochi_b)));
+                }
+            }
+            Expr::Call(c) if c.args.len() == 1 => {
+                let Expr::Path(p) = &*c.func else { return };
+                let named = p.qself.is_none()
+                    && match crate::twin::segments(&p.path).as_slice() {
+                        [f] => f == "aview1",
+                        [.., m, f] => m == "ndarray" && f == "aview1",
+                        [] => false,
+                    };
+                if named {
+                    let (a, span) = (&c.args[0], syn::spanned::Spanned::span(&c.func));
+                    *e = syn::parse_quote_spanned!(span=> ndarray::ArrayView1::from(#a));
+                }
+            }
+            _ => {}
         }
     }
 }
