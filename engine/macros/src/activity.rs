@@ -192,6 +192,8 @@ pub fn expr_is_active(e: &Expr, active: &HashSet<String>) -> bool {
         Expr::Cast(c) => !is_integer_type(&c.ty) && expr_is_active(&c.expr, active),
         Expr::Paren(p) => expr_is_active(&p.expr, active),
         Expr::Group(g) => expr_is_active(&g.expr, active),
+        // `x.first()?`, `g(x)?`: the value inside the option or the result.
+        Expr::Try(t) => expr_is_active(&t.expr, active),
         Expr::Reference(r) => expr_is_active(&r.expr, active),
         Expr::Tuple(t) => t.elems.iter().any(|e| expr_is_active(e, active)),
         Expr::Array(a) => a.elems.iter().any(|e| expr_is_active(e, active)),

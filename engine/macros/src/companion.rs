@@ -371,12 +371,13 @@ fn array_maps_written(func: &mut ItemFn) {
                 return;
             }
             let a = crate::desugar::unparen(&m.receiver);
-            let syn::Expr::Path(ap) = a else { return };
-            if !ap
+            // (An array written in place is bound first, `let __mochi_lit1 = [a, b];`.)
+            let literal = matches!(a, syn::Expr::Array(_) | syn::Expr::Repeat(_));
+            let named = matches!(a, syn::Expr::Path(ap) if ap
                 .path
                 .get_ident()
-                .is_some_and(|i| self.arrays.contains(&i.to_string()))
-            {
+                .is_some_and(|i| self.arrays.contains(&i.to_string())));
+            if !(literal || named) {
                 return;
             }
             self.next += 1;
@@ -384,6 +385,15 @@ fn array_maps_written(func: &mut ItemFn) {
                 format_ident!("__mochi_mapped{}", self.next),
                 format_ident!("__mochi_at{}", self.next),
             );
+            let (bound, a): (Option<syn::Stmt>, syn::Expr) = if literal {
+                let lit = format_ident!("__mochi_lit{}", self.next);
+                (
+                    Some(syn::parse_quote!(let #lit = #a;)),
+                    syn::parse_quote!(#lit),
+                )
+            } else {
+                (None, a.clone())
+            };
             // (Written at the attribute's span, so that lints of the written loop, such
             // as `clone` of a `Copy` array, are not the user's.)
             let step: syn::Block = match &m.args[0] {
@@ -400,6 +410,7 @@ fn array_maps_written(func: &mut ItemFn) {
                 _ => return,
             };
             *e = syn::parse_quote!({
+                #bound
                 let mut #out = #a.clone();
                 for #i in 0..#out.len() #step
                 #out
@@ -411,9 +422,6 @@ fn array_maps_written(func: &mut ItemFn) {
     let mut counts: HashMap<String, usize> = HashMap::new();
     crate::twin::count_bindings(func, &mut counts);
     arrays.retain(|n| counts.get(n).copied().unwrap_or(0) <= 1);
-    if arrays.is_empty() {
-        return;
-    }
     let mut maps = Maps {
         arrays: &arrays,
         next: 0,

@@ -3332,6 +3332,13 @@ impl SplitMatches {
                 syn::parse_quote_spanned!(span=> &#x[1..]),
             )
         };
+        // `Some((&last, init))`: the element by value, `let last = x[x.len() - 1];`.
+        let (h, elem) = match (h, &elem) {
+            (Pat::Reference(pr), Expr::Reference(r)) if pr.mutability.is_none() => {
+                (&*pr.pat, (*r.expr).clone())
+            }
+            _ => (h, elem),
+        };
         // (A branch written as a block is spliced in: its statements, not a block in one.)
         let yes = match yes {
             Expr::Block(b) if b.label.is_none() && b.attrs.is_empty() => {
@@ -11469,17 +11476,101 @@ pub fn with_azip_expanded(block: &syn::Block) -> syn::Block {
                 }
             }
             syn::visit_mut::visit_expr_mut(self, e);
+            if let Some(r) = literal_form(e) {
+                *e = r;
+            }
         }
         // (And `let pts: Vec<_> = chain.map(|c| P2(..)).collect();` with its element
         // type written, as the derivation reads it.)
         fn visit_local_mut(&mut self, l: &mut syn::Local) {
             struct_elements_named(l);
+            collect_type_on_let(l);
             syn::visit_mut::visit_local_mut(self, l);
         }
     }
     let mut b = block.clone();
     A.visit_block_mut(&mut b);
     b
+}
+
+/// `let v = chain.collect::<Vec<(usize, f64)>>();` as `let v: Vec<(usize, f64)> =
+/// chain.collect();`, the collected type where a `let` writes it, which is where the
+/// derivation reads it.
+fn collect_type_on_let(l: &mut syn::Local) {
+    let (Pat::Ident(_), Some(init)) = (&l.pat, l.init.as_mut()) else {
+        return;
+    };
+    if init.diverge.is_some() {
+        return;
+    }
+    let Expr::MethodCall(m) = &mut *init.expr else {
+        return;
+    };
+    if m.method != "collect" || !m.args.is_empty() {
+        return;
+    }
+    let Some(tf) = m.turbofish.as_ref() else {
+        return;
+    };
+    let [syn::GenericArgument::Type(ty)] = tf.args.iter().collect::<Vec<_>>()[..] else {
+        return;
+    };
+    let ty = ty.clone();
+    m.turbofish = None;
+    let span = l.pat.span();
+    let pat = l.pat.clone();
+    l.pat = Pat::Type(syn::PatType {
+        attrs: Vec::new(),
+        pat: Box::new(pat),
+        colon_token: syn::Token![:](span),
+        ty: Box::new(ty),
+    });
+}
+
+/// Arrays made from literals or constants as the forms the rules and the generic form
+/// read:
+/// - `arr1(&[0.5, 1.0])`, `arr2(&[[..], [..]])` (also `ndarray::arr1`): `array![..]`;
+/// - `arr1(&W)` of anything else: `Array1::from_vec(W.to_vec())`.
+fn literal_form(e: &Expr) -> Option<Expr> {
+    match e {
+        Expr::Call(c) if c.args.len() == 1 => {
+            let Expr::Path(p) = &*c.func else { return None };
+            let rank = match crate::twin::segments(&p.path).as_slice() {
+                [f] | [_, f] if p.qself.is_none() && (f == "arr1" || f == "arr2") => {
+                    (p.path.segments.len() == 1 || p.path.segments[0].ident == "ndarray")
+                        .then(|| f.clone())?
+                }
+                _ => return None,
+            };
+            let span = c.func.span();
+            let arg = unparen(&c.args[0]);
+            match arg {
+                Expr::Reference(r) if matches!(unparen(&r.expr), Expr::Array(_)) => {
+                    let Expr::Array(a) = unparen(&r.expr) else {
+                        unreachable!()
+                    };
+                    let elems = &a.elems;
+                    Some(syn::parse_quote_spanned!(span=> ::ndarray::array![#elems]))
+                }
+                _ if rank == "arr1" => {
+                    let owned = match arg {
+                        Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
+                        other => other.clone(),
+                    };
+                    let owned: Expr = match owned {
+                        Expr::Path(_) | Expr::Field(_) | Expr::Index(_) | Expr::MethodCall(_) => {
+                            owned
+                        }
+                        other => syn::parse_quote!((#other)),
+                    };
+                    Some(syn::parse_quote_spanned!(span=>
+                        ::ndarray::Array1::from_vec(#owned.to_vec())))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// `azip!((o in &mut out, &x in &a) body)` as `Zip::from(&mut out).and(&a).for_each(|o,

@@ -2755,6 +2755,18 @@ fn enums_with(method: &str) -> usize {
     names.iter().filter(|(_, m)| m == method).count()
 }
 
+/// Whether a type of the crate's has a marked method `method` (seen so far).
+fn marked_method_name(method: &str) -> bool {
+    let names = MARKED_METHODS.lock().unwrap_or_else(|e| e.into_inner());
+    names.iter().any(|(_, m)| m == method)
+}
+
+/// What a function that does not ask for `higher_order` is told when its generic form
+/// meets the crate's own types.
+const HIGHER_ORDER_HINT: &str = ", of a type of the crate's: a generic form reaches the \
+     crate's structs and enums, their methods and constructors, in a function that asks \
+     for it, `#[differentiable(higher_order)]`";
+
 pub(crate) fn only_enums_have(method: &str) -> bool {
     let names = MARKED_METHODS.lock().unwrap_or_else(|e| e.into_inner());
     let mut owners = names.iter().filter(|(_, m)| m == method).peekable();
@@ -5563,6 +5575,11 @@ impl VisitMut for Rewrite<'_> {
                     });
                 if !(kept_call(&path) || integer_type || closure || joins) {
                     let why = if segs.len() == 2
+                        && !STRUCTS.with(|s| s.get())
+                        && (crate_type(&segs[0]) || crate_enum(&segs[0]))
+                    {
+                        format!("it calls `{path}`{HIGHER_ORDER_HINT}")
+                    } else if segs.len() == 2
                         && user_type_name(&segs[0])
                         && library_type(&segs[0])
                     {
@@ -5728,6 +5745,8 @@ impl VisitMut for Rewrite<'_> {
                     let hint = if !self.arrays && ARRAY_METHODS.contains(&name.as_str()) {
                         "; if its receiver is an ndarray array, write the array's type where \
                          it is bound (`let a: Array1<f64> = ..;`)"
+                    } else if !STRUCTS.with(|s| s.get()) && marked_method_name(&name) {
+                        HIGHER_ORDER_HINT
                     } else {
                         ""
                     };

@@ -10327,3 +10327,197 @@ mod pair_collects {
         all_orders!(indexed, [0.3, -0.7, 1.1, 0.4]);
     }
 }
+
+/// ndarray's `arr1` and `arr2` of constants and literals beside differentiable arrays:
+/// `arr1(&W)` of a `const`, `arr1(&[..])` and `arr2(&[[..], [..]])` of literals, also by
+/// path and with the type written.
+mod arrays_of_constants {
+    use mochi::prelude::*;
+    use ndarray::{arr1, arr2, Array1};
+
+    const W: [f64; 3] = [0.8, -0.4, 1.1];
+
+    #[differentiable]
+    pub fn distance_to_constant(x: &[f64]) -> f64 {
+        let w = arr1(&W);
+        let a = Array1::from(x.to_vec());
+        let d = &a - &w;
+        d.dot(&d).sqrt()
+    }
+
+    #[differentiable]
+    pub fn literal_weights(x: &[f64]) -> f64 {
+        let m = arr2(&[[1.0, 2.0, 0.5], [0.3, -1.0, 2.0]]);
+        let w: Array1<f64> = ndarray::arr1(&[0.5, -1.0, 2.0]);
+        let a = Array1::from_vec(x.to_vec());
+        m.dot(&a).mapv(f64::tanh).sum() + (&a * &w).sum() + a.dot(&w).powi(2)
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.7, 1.1];
+        let d: Vec<f64> = x.iter().zip(&W).map(|(a, b)| a - b).collect();
+        let n = d.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let want: Vec<f64> = d.iter().map(|v| v / n).collect();
+        crate::common::close_to(
+            "distance",
+            &distance_to_constant::gradient(&x),
+            &want,
+            1e-14,
+        );
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(distance_to_constant, [0.3, -0.7, 1.4]);
+        all_orders!(literal_weights, [0.3, -0.7, 1.1]);
+    }
+}
+
+/// `map` of an array written in place, by a closure or a function's path, its result
+/// taken apart by an array pattern.
+mod maps_of_array_literals {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn by_path(x: &[f64]) -> f64 {
+        let [p, q] = [x[0], x[1] * x[2]].map(f64::exp);
+        p * q + [x[2]; 3].map(|v| v.sin() * x[0]).iter().sum::<f64>()
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.7, 1.1];
+        let e = (x[0] + x[1] * x[2]).exp();
+        let s = 3.0 * x[2].sin();
+        let want = [e + s, e * x[2], e * x[1] + 3.0 * x[0] * x[2].cos()];
+        crate::common::close_to("by_path", &by_path::gradient(&x), &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(by_path, [0.3, -0.7, 1.1]);
+    }
+}
+
+/// `if let Some((&last, init)) = x.split_last()`: the end bound by value.
+mod ends_by_value {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn last_times_rest(x: &[f64]) -> f64 {
+        if let Some((&last, init)) = x.split_last() {
+            last * init.iter().map(|v| v.sin()).sum::<f64>()
+        } else {
+            0.0
+        }
+    }
+
+    #[differentiable]
+    pub fn first_over_rest(x: &[f64]) -> f64 {
+        match x.split_first() {
+            Some((&h, rest)) => h.exp() / (1.0 + rest.iter().map(|v| v * v).sum::<f64>()),
+            None => 0.0,
+        }
+    }
+
+    #[test]
+    fn empty() {
+        assert_eq!(last_times_rest::gradient(&[]), Vec::<f64>::new());
+        assert_eq!(first_over_rest(&[]), 0.0);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(last_times_rest, [0.3, -0.7, 1.1, 0.4]);
+        all_orders!(first_over_rest, [0.3, -0.7, 1.1]);
+    }
+}
+
+/// `?` on an option read from the slice (`x.first()?`, `x.get(1)?`, `x.last()?`) and on a
+/// helper's `Option` result, in a helper whose callers ask for every order.
+mod options_by_question_mark {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn safe_ln(v: f64) -> Option<f64> {
+        if v > 0.0 {
+            Some(v.ln())
+        } else {
+            None
+        }
+    }
+
+    #[differentiable]
+    pub fn geometric_mean(x: &[f64]) -> Option<f64> {
+        let first = x.first()?;
+        let mut s = safe_ln(*first)?;
+        for &v in &x[1..] {
+            s += safe_ln(v)?;
+        }
+        Some((s / x.len() as f64).exp())
+    }
+
+    #[differentiable]
+    pub fn ends(x: &[f64]) -> Option<f64> {
+        let l = x.last()?;
+        let s = safe_ln(x[0])?;
+        let t = x.get(1)?;
+        Some(s * l + t * t)
+    }
+
+    #[differentiable]
+    pub fn caller(x: &[f64]) -> f64 {
+        geometric_mean(x).unwrap_or(0.0) + ends(x).unwrap_or(0.0)
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, 0.7, 1.1];
+        let g = (x[0] * x[1] * x[2]).powf(1.0 / 3.0);
+        let want = [
+            g / (3.0 * x[0]) + x[2] / x[0],
+            g / (3.0 * x[1]) + 2.0 * x[1],
+            g / (3.0 * x[2]) + x[0].ln(),
+        ];
+        crate::common::close_to("caller", &caller::gradient(&x), &want, 1e-13);
+        // A non-positive entry: `None`, and the fallback's zero gradient.
+        assert_eq!(caller::gradient(&[-0.3, 0.7]), vec![0.0, 0.0]);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(caller, [0.3, 0.7, 1.1]);
+    }
+}
+
+/// `collect::<Vec<(usize, f64)>>()` with the collected type in the turbofish.
+mod collects_by_turbofish {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn indexed(x: &[f64]) -> f64 {
+        let v = x.iter().copied().enumerate().collect::<Vec<(usize, f64)>>();
+        let w = x.iter().map(|t| t * t).collect::<Vec<f64>>();
+        v.iter()
+            .map(|(i, val)| val.exp() * (*i as f64))
+            .sum::<f64>()
+            + w.iter().sum::<f64>()
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.7, 1.1];
+        let want: Vec<f64> = x
+            .iter()
+            .enumerate()
+            .map(|(i, v)| i as f64 * v.exp() + 2.0 * v)
+            .collect();
+        crate::common::close_to("indexed", &indexed::gradient(&x), &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(indexed, [0.3, -0.7, 1.1]);
+    }
+}
