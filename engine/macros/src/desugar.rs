@@ -3405,6 +3405,28 @@ impl VisitMut for SplitMatches {
                 };
                 Self::rewrite(x, last, pair, &yes, &no)
             }
+            // `while let Some((h, t)) = rest.split_first() { ..; rest = t; }`, a walk
+            // down a slice: `while !rest.is_empty() { let h = &rest[0]; let t =
+            // &rest[1..]; .. }`.
+            Expr::While(w) => {
+                let Expr::Let(l) = &*w.cond else { return };
+                let (Some((x, last)), Some(pair)) = (Self::split(&l.expr), Self::some_pair(&l.pat))
+                else {
+                    return;
+                };
+                let yes: Expr = Expr::Block(syn::ExprBlock {
+                    attrs: Vec::new(),
+                    label: None,
+                    block: w.body.clone(),
+                });
+                let Expr::If(i) = Self::rewrite(x, last, pair, &yes, &syn::parse_quote!({})) else {
+                    unreachable!("`rewrite` writes an `if`")
+                };
+                let mut w = w.clone();
+                w.cond = i.cond;
+                w.body = i.then_branch;
+                Expr::While(w)
+            }
             _ => return,
         };
         *e = rewritten;
@@ -11530,7 +11552,8 @@ fn collect_type_on_let(l: &mut syn::Local) {
 /// Arrays made from literals or constants as the forms the rules and the generic form
 /// read:
 /// - `arr1(&[0.5, 1.0])`, `arr2(&[[..], [..]])` (also `ndarray::arr1`): `array![..]`;
-/// - `arr1(&W)` of anything else: `Array1::from_vec(W.to_vec())`.
+/// - `arr1(&W)` of anything else: `Array1::from_vec(W.to_vec())`, `arr2(&W2)`:
+///   `Array2::from(W2.to_vec())`.
 fn literal_form(e: &Expr) -> Option<Expr> {
     match e {
         Expr::Call(c) if c.args.len() == 1 => {
@@ -11552,7 +11575,7 @@ fn literal_form(e: &Expr) -> Option<Expr> {
                     let elems = &a.elems;
                     Some(syn::parse_quote_spanned!(span=> ::ndarray::array![#elems]))
                 }
-                _ if rank == "arr1" => {
+                _ => {
                     let owned = match arg {
                         Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
                         other => other.clone(),
@@ -11563,10 +11586,13 @@ fn literal_form(e: &Expr) -> Option<Expr> {
                         }
                         other => syn::parse_quote!((#other)),
                     };
-                    Some(syn::parse_quote_spanned!(span=>
-                        ::ndarray::Array1::from_vec(#owned.to_vec())))
+                    // (`Array2::from(Vec<[f64; N]>)`: the rows.)
+                    Some(if rank == "arr1" {
+                        syn::parse_quote_spanned!(span=> ::ndarray::Array1::from_vec(#owned.to_vec()))
+                    } else {
+                        syn::parse_quote_spanned!(span=> ::ndarray::Array2::from(#owned.to_vec()))
+                    })
                 }
-                _ => None,
             }
         }
         _ => None,

@@ -10353,6 +10353,16 @@ mod arrays_of_constants {
         m.dot(&a).mapv(f64::tanh).sum() + (&a * &w).sum() + a.dot(&w).powi(2)
     }
 
+    const W2: [[f64; 2]; 2] = [[1.0, 0.5], [-0.3, 2.0]];
+
+    #[differentiable]
+    pub fn constant_matrix(x: &[f64]) -> f64 {
+        let m: ndarray::Array2<f64> = arr2(&W2);
+        let v = arr1(&x[..2]);
+        let all = arr1(x);
+        m.dot(&v).mapv(f64::sin).sum() * all.sum()
+    }
+
     #[test]
     fn by_hand() {
         let x = [0.3f64, -0.7, 1.1];
@@ -10371,6 +10381,7 @@ mod arrays_of_constants {
         use crate::all_orders;
         all_orders!(distance_to_constant, [0.3, -0.7, 1.4]);
         all_orders!(literal_weights, [0.3, -0.7, 1.1]);
+        all_orders!(constant_matrix, [0.3, -0.7, 1.1]);
     }
 }
 
@@ -10421,6 +10432,35 @@ mod ends_by_value {
         }
     }
 
+    /// A walk down the slice, `while let Some((&h, t)) = rest.split_first() { ..; rest =
+    /// t; }`, and up it by `split_last`.
+    #[differentiable]
+    pub fn walks(x: &[f64]) -> f64 {
+        let mut rest = x;
+        let mut s = 0.0;
+        while let Some((&h, t)) = rest.split_first() {
+            s = s * 0.5 + h.sin();
+            rest = t;
+        }
+        let mut rest = x;
+        while let Some((last, init)) = rest.split_last() {
+            s += last * rest.len() as f64;
+            rest = init;
+        }
+        s
+    }
+
+    #[test]
+    fn walks_by_hand() {
+        let x = [0.3f64, -0.7, 1.1];
+        let want = [
+            0.25 * x[0].cos() + 1.0,
+            0.5 * x[1].cos() + 2.0,
+            x[2].cos() + 3.0,
+        ];
+        crate::common::close_to("walks", &walks::gradient(&x), &want, 1e-14);
+    }
+
     #[test]
     fn empty() {
         assert_eq!(last_times_rest::gradient(&[]), Vec::<f64>::new());
@@ -10431,6 +10471,7 @@ mod ends_by_value {
         use crate::all_orders;
         all_orders!(last_times_rest, [0.3, -0.7, 1.1, 0.4]);
         all_orders!(first_over_rest, [0.3, -0.7, 1.1]);
+        all_orders!(walks, [0.3, -0.7, 1.1, 0.4]);
     }
 }
 
