@@ -10928,6 +10928,21 @@ fn enum_variant(e: &Expr) -> Option<(syn::Ident, bool)> {
     .then(|| (segs[0].ident.clone(), true))
 }
 
+/// `SquaredLoss` (a single capitalised name, not a constant's) of a type of the user's:
+/// the value of a unit struct.
+fn unit_struct(e: &Expr) -> Option<(syn::Ident, bool)> {
+    let Expr::Path(p) = unparen(e) else {
+        return None;
+    };
+    let i = p.path.get_ident().filter(|_| p.qself.is_none())?;
+    let n = i.to_string();
+    let capitalised = n.starts_with(|c: char| c.is_ascii_uppercase())
+        && !n
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit());
+    (capitalised && crate::twin::constructor_type(&n)).then(|| (i.clone(), true))
+}
+
 impl Desugar {
     /// `{ let s1 = e1; …; body }` for the sources a chain was given names for
     /// ([`bind_chain_source`]), the names marked as carrying derivatives.
@@ -11498,7 +11513,10 @@ pub fn with_azip_expanded(block: &syn::Block) -> syn::Block {
                 }
             }
             syn::visit_mut::visit_expr_mut(self, e);
-            if let Some(r) = literal_form(e) {
+            if let Some(r) = literal_form(e)
+                .or_else(|| piece_copies(e))
+                .or_else(|| literal_receiver(e))
+            {
                 *e = r;
             }
         }
@@ -11517,30 +11535,56 @@ pub fn with_azip_expanded(block: &syn::Block) -> syn::Block {
 
 /// `let v = chain.collect::<Vec<(usize, f64)>>();` as `let v: Vec<(usize, f64)> =
 /// chain.collect();`, the collected type where a `let` writes it, which is where the
-/// derivation reads it.
+/// derivation reads it. Copies of a sequence's pieces collected without their type
+/// (`let rows = x.chunks(3).map(|c| c.to_vec()).collect::<Vec<_>>();`, also `let rows:
+/// Vec<_> = ..`) are rows, `Vec<Vec<_>>`.
 fn collect_type_on_let(l: &mut syn::Local) {
-    let (Pat::Ident(_), Some(init)) = (&l.pat, l.init.as_mut()) else {
+    let Some(init) = l.init.as_mut().filter(|i| i.diverge.is_none()) else {
         return;
     };
-    if init.diverge.is_some() {
-        return;
-    }
     let Expr::MethodCall(m) = &mut *init.expr else {
         return;
     };
     if m.method != "collect" || !m.args.is_empty() {
         return;
     }
-    let Some(tf) = m.turbofish.as_ref() else {
-        return;
+    let written: Option<syn::Type> = match &l.pat {
+        Pat::Type(t) => Some((*t.ty).clone()),
+        _ => None,
     };
-    let [syn::GenericArgument::Type(ty)] = tf.args.iter().collect::<Vec<_>>()[..] else {
-        return;
+    let named: Option<syn::Type> = match m
+        .turbofish
+        .as_ref()
+        .map(|t| t.args.iter().collect::<Vec<_>>())
+    {
+        Some(a) => match a[..] {
+            [syn::GenericArgument::Type(ty)] => Some(ty.clone()),
+            _ => return,
+        },
+        None => None,
     };
-    let ty = ty.clone();
+    let vec_of_any = |t: &Option<syn::Type>| {
+        t.as_ref()
+            .is_none_or(|t| quote::quote!(#t).to_string().replace(' ', "") == "Vec<_>")
+    };
+    let rows = piece_copies(&m.receiver).is_some() && vec_of_any(&written) && vec_of_any(&named);
+    let ty: syn::Type = if rows {
+        syn::parse_quote!(::std::vec::Vec<::std::vec::Vec<_>>)
+    } else {
+        match (written.is_none(), named) {
+            (true, Some(ty)) => ty,
+            _ => return,
+        }
+    };
+    let pat = match &l.pat {
+        Pat::Type(t) => (*t.pat).clone(),
+        other => other.clone(),
+    };
+    if !matches!(pat, Pat::Ident(_)) {
+        return;
+    }
     m.turbofish = None;
     let span = l.pat.span();
-    let pat = l.pat.clone();
     l.pat = Pat::Type(syn::PatType {
         attrs: Vec::new(),
         pat: Box::new(pat),
@@ -11596,6 +11640,104 @@ fn literal_form(e: &Expr) -> Option<Expr> {
             }
         }
         _ => None,
+    }
+}
+
+/// A method called on a struct literal, `PseudoHuber { delta: d }.loss(p, y)`: the value
+/// bound first, `{ let __mochi_recv = PseudoHuber { delta: d }; __mochi_recv.loss(p, y)
+/// }`, as a local bound to a struct literal is read (its type is the literal's).
+fn literal_receiver(e: &Expr) -> Option<Expr> {
+    let Expr::MethodCall(m) = e else { return None };
+    let Expr::Struct(st) = unparen(&m.receiver) else {
+        return None;
+    };
+    let named = st.qself.is_none()
+        && st.path.segments.len() == 1
+        && st.path.segments[0]
+            .ident
+            .to_string()
+            .starts_with(|c: char| c.is_ascii_uppercase());
+    if !named {
+        return None;
+    }
+    let span = m.method.span();
+    let r = format_ident!("__mochi_recv", span = span);
+    let mut call = m.clone();
+    *call.receiver = syn::parse_quote!(#r);
+    Some(syn::parse_quote_spanned!(span=> { let #r = #st; #call }))
+}
+
+/// Copies of a sequence's pieces, `x.chunks(k).map(|c| c.to_vec())` (also
+/// `chunks_exact`, `windows`, `c.to_owned()`, `Vec::from(c)`), as the range chain over
+/// their positions they are, `(0..(x.len() + k - 1) / k).map(|i| x[i * k..((i + 1) *
+/// k).min(x.len())].to_vec())`: rows cut from flat parameters, which the derivation and
+/// the generic form read as sub-slices copied. `x` is a place and `k` a name or a
+/// literal (each read more than once).
+fn piece_copies(e: &Expr) -> Option<Expr> {
+    let Expr::MethodCall(m) = e else { return None };
+    if m.method != "map" || m.args.len() != 1 {
+        return None;
+    }
+    let Expr::MethodCall(src) = unparen(&m.receiver) else {
+        return None;
+    };
+    let kind = src.method.to_string();
+    if !matches!(kind.as_str(), "chunks" | "chunks_exact" | "windows") || src.args.len() != 1 {
+        return None;
+    }
+    let plain = |e: &Expr| match unparen(e) {
+        Expr::Path(p) => p.qself.is_none(),
+        Expr::Lit(_) => true,
+        _ => false,
+    };
+    let (x, k) = (&*src.receiver, &src.args[0]);
+    if !plain(k) || !matches!(unparen(x), Expr::Path(_) | Expr::Field(_)) {
+        return None;
+    }
+    // (`.map(Vec::from)`, `.map(<[f64]>::to_vec)` by path too.)
+    let by_path = matches!(unparen(&m.args[0]), Expr::Path(f) if {
+        let segs = crate::twin::segments(&f.path);
+        segs == ["Vec", "from"]
+            || f.qself.is_some() && segs.last().is_some_and(|l| l == "to_vec" || l == "to_owned")
+    });
+    let copies = by_path || piece_copied_by_closure(&m.args[0]);
+    if !copies {
+        return None;
+    }
+    let span = src.method.span();
+    let i = format_ident!("__mochi_piece", span = span);
+    Some(match kind.as_str() {
+        "chunks" => syn::parse_quote_spanned!(span=>
+            (0..(#x.len() + #k - 1) / #k)
+                .map(|#i| #x[#i * #k..((#i + 1) * #k).min(#x.len())].to_vec())),
+        "chunks_exact" => syn::parse_quote_spanned!(span=>
+            (0..#x.len() / #k).map(|#i| #x[#i * #k..(#i + 1) * #k].to_vec())),
+        _ => syn::parse_quote_spanned!(span=>
+            (0..(#x.len() + 1).saturating_sub(#k)).map(|#i| #x[#i..#i + #k].to_vec())),
+    })
+}
+
+/// `|c| c.to_vec()`, `|c| c.to_owned()`, `|c| Vec::from(c)`.
+fn piece_copied_by_closure(f: &Expr) -> bool {
+    let Expr::Closure(c) = unparen(f) else {
+        return false;
+    };
+    let [Pat::Ident(param)] = c.inputs.iter().collect::<Vec<_>>()[..] else {
+        return false;
+    };
+    let is_param = |e: &Expr| matches!(unparen(e), Expr::Path(p) if p.path.is_ident(&param.ident));
+    match unparen(&c.body) {
+        Expr::MethodCall(b) => {
+            matches!(b.method.to_string().as_str(), "to_vec" | "to_owned")
+                && b.args.is_empty()
+                && is_param(&b.receiver)
+        }
+        Expr::Call(b) => {
+            matches!(&*b.func, Expr::Path(f) if crate::twin::segments(&f.path) == ["Vec", "from"])
+                && b.args.len() == 1
+                && is_param(&b.args[0])
+        }
+        _ => false,
     }
 }
 
@@ -11906,8 +12048,9 @@ impl Desugar {
             .filter(|r| crate::twin::returns_self(&r.ty.to_string(), &m.method.to_string()))
             .map(|r| (r.ty.clone(), r.sure))
             .or_else(|| builder_root(e).and_then(constructed)),
-            // `let a = Act::Tanh;`: a variant of the user's enum.
-            e @ Expr::Path(_) => enum_variant(e),
+            // `let a = Act::Tanh;`: a variant of the user's enum; `let sq = SquaredLoss;`:
+            // a unit struct of the user's.
+            e @ Expr::Path(_) => enum_variant(e).or_else(|| unit_struct(e)),
             _ => None,
         });
         if let Some((ty, sure)) = written.map(|t| (t, false)).or(from_init) {
@@ -11937,6 +12080,16 @@ impl Desugar {
         let unseen;
         let r = match self.receivers.get(&v.to_string()) {
             Some(r) => r,
+            // `SquaredLoss.loss(p, y)`: the value of a unit struct of the user's.
+            None if unit_struct(&m.receiver).is_some() => {
+                unseen = Receiver {
+                    ty: v.clone(),
+                    by_ref: false,
+                    mutable: false,
+                    sure: true,
+                };
+                &unseen
+            }
             None => {
                 let name = m.method.to_string();
                 let ty = crate::twin::mut_method_type(&name)
@@ -13784,8 +13937,16 @@ impl Desugar {
             }
             // `Pt { y: e, ..base }`: the fields written evaluated first, then the base,
             // whose fields they replace: `{ let f0 = e; let mut b = base; b.y = f0; b }`.
+            // A base that is a variable or a field is copied (`base.clone()`): the update
+            // takes only the fields it does not write, and the variable stays usable.
             Expr::Struct(st) if st.rest.is_some() && st.qself.is_none() => {
                 let base = st.rest.as_deref().unwrap();
+                let base: Expr = match unparen(base) {
+                    place @ (Expr::Path(_) | Expr::Field(_)) => {
+                        syn::parse_quote_spanned!(span=> ::core::clone::Clone::clone(&#place))
+                    }
+                    _ => base.clone(),
+                };
                 let b = format_ident!("__mochi_base", span = span);
                 let vals: Vec<syn::Ident> = (0..st.fields.len())
                     .map(|k| format_ident!("__mochi_field{}", k, span = span))

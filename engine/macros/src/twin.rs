@@ -1374,6 +1374,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     if let Some(e) = rw.error {
         return Err(e);
     }
+    lift_if_let_variant_fields(&mut twin.block);
     hoist_lifted_constants(&mut twin.block);
     import_const_traits(&mut twin.block);
     let t = syn::Ident::new(PARAM, Span::call_site());
@@ -1623,6 +1624,27 @@ fn crate_enum_variant(path: &syn::Path) -> bool {
     let segs = segments(path);
     let of = |t: &str| CRATE_SCALAR_ENUMS.holds(t);
     segs.len() == 2 && (of(&segs[0]) || segs[0] == "Self" && impl_type().is_some_and(|t| of(&t)))
+}
+
+/// `if let Reg::L2(lam) = local { .. }`: the floats the pattern binds from a variant of
+/// the crate's enums lifted at the head of the branch, as a `match` arm's are.
+fn lift_if_let_variant_fields(block: &mut syn::Block) {
+    struct L;
+    impl VisitMut for L {
+        fn visit_expr_if_mut(&mut self, i: &mut syn::ExprIf) {
+            syn::visit_mut::visit_expr_if_mut(self, i);
+            let Expr::Let(l) = &*i.cond else { return };
+            let names = lifted_variant_fields(&l.pat);
+            let t = syn::Ident::new(PARAM, Span::call_site());
+            let lets: Vec<syn::Stmt> = names
+                .iter()
+                .map(|n| syn::parse_quote!(let #n = ::mochi::__private::lift_value::<#t, _>(#n.clone());))
+                .collect();
+            i.then_branch.stmts.splice(0..0, lets);
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    L.visit_block_mut(block);
 }
 
 /// The names a pattern binds inside variants of the crate's own enums (`Loss::Huber(d)`,

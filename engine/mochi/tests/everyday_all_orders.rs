@@ -10562,3 +10562,166 @@ mod collects_by_turbofish {
         all_orders!(indexed, [0.3, -0.7, 1.1]);
     }
 }
+
+/// Copies of a sequence's pieces collected as rows, `x.chunks(3).map(|c| c.to_vec())`
+/// (also `chunks_exact`, `windows`, `to_owned`, `Vec::from`), with and without the rows'
+/// type written.
+mod rows_from_pieces {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn rows(x: &[f64]) -> f64 {
+        let rows = x.chunks(3).map(|c| c.to_vec()).collect::<Vec<_>>();
+        let pairs: Vec<Vec<f64>> = x.chunks_exact(2).map(Vec::from).collect();
+        let more: Vec<Vec<f64>> = x.chunks(2).map(<[f64]>::to_vec).collect();
+        let wins: Vec<_> = x.windows(3).map(|c| c.to_owned()).collect();
+        rows.iter()
+            .map(|r| r.iter().map(|v| v.sin()).sum::<f64>() * r[0])
+            .sum::<f64>()
+            + pairs.iter().map(|r| r[0] * r[1]).sum::<f64>()
+            + wins.iter().map(|r| r[0] * r[2]).sum::<f64>()
+            + more[3][0] * more[1][1]
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, 0.7, 1.1, 0.4, -0.2, 0.9, 1.3];
+        let mut want = [0.0; 7];
+        for r in (0..7).step_by(3) {
+            let end = (r + 3).min(7);
+            let s: f64 = x[r..end].iter().map(|v| v.sin()).sum();
+            want[r] += s;
+            for j in r..end {
+                want[j] += x[r] * x[j].cos();
+            }
+        }
+        for p in (0..6).step_by(2) {
+            want[p] += x[p + 1];
+            want[p + 1] += x[p];
+        }
+        for w in 0..5 {
+            want[w] += x[w + 2];
+            want[w + 2] += x[w];
+        }
+        want[6] += x[3];
+        want[3] += x[6];
+        crate::common::close_to("rows", &rows::gradient(&x), &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(rows, [0.3, 0.7, 1.1, 0.4, -0.2, 0.9, 1.3]);
+    }
+}
+
+/// Trait methods of the crate's structs on values the syntax shows: a unit struct bound
+/// to a local (`let sq = SquaredLoss;`) or written as the receiver (`SquaredLoss.loss(..)`),
+/// a struct literal as the receiver (`PseudoHuber { delta: d }.loss(..)`); a struct update
+/// from a local (`Opts { bias: p[1], ..tuned }`, `tuned` used after), and under
+/// `higher_order` an `if let` binding a variant's setting.
+mod values_of_the_crates_types {
+    use mochi::prelude::*;
+
+    pub trait Loss {
+        fn loss(&self, pred: f64, y: f64) -> f64;
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct SquaredLoss;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct PseudoHuber {
+        delta: f64,
+    }
+
+    #[differentiable]
+    impl Loss for SquaredLoss {
+        #[differentiable]
+        fn loss(&self, pred: f64, y: f64) -> f64 {
+            0.5 * (pred - y).powi(2)
+        }
+    }
+
+    #[differentiable]
+    impl Loss for PseudoHuber {
+        #[differentiable]
+        fn loss(&self, pred: f64, y: f64) -> f64 {
+            let r = (pred - y) / self.delta;
+            self.delta * self.delta * ((1.0 + r * r).sqrt() - 1.0)
+        }
+    }
+
+    #[differentiable]
+    pub fn losses(p: &[f64]) -> f64 {
+        let sq = SquaredLoss;
+        let mut total = 0.0;
+        for (t, y) in [(0.1, 0.3), (0.5, 0.9), (0.8, 1.0)] {
+            let pred = p[0] * t + p[1];
+            total += sq.loss(pred, y)
+                + SquaredLoss.loss(pred, 2.0 * y)
+                + PseudoHuber { delta: 0.7 }.loss(pred, y);
+        }
+        total
+    }
+
+    #[derive(Clone, Debug, Default, Tangent)]
+    pub struct Opts {
+        gain: f64,
+        bias: f64,
+        temp: Option<f64>,
+        rounds: usize,
+    }
+
+    #[differentiable]
+    pub fn updated(p: &[f64]) -> f64 {
+        let tuned = Opts {
+            gain: p[0],
+            temp: Some(0.5),
+            ..Default::default()
+        };
+        let shifted = Opts {
+            bias: p[1],
+            ..tuned
+        };
+        shifted.gain * shifted.bias / shifted.temp.unwrap_or(1.0)
+            + tuned.gain * (tuned.rounds as f64 + 1.0)
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub enum Reg {
+        Off,
+        L2(f64),
+    }
+
+    #[differentiable(higher_order)]
+    pub fn penalised(p: &[f64]) -> f64 {
+        let local = if p.len() > 1 { Reg::L2(0.05) } else { Reg::Off };
+        let extra = if let Reg::L2(lam) = local {
+            lam * p[0] * p[1]
+        } else {
+            0.0
+        };
+        p.iter().map(|v| v.sin()).sum::<f64>() + extra
+    }
+
+    #[test]
+    fn by_hand() {
+        let p = [0.3f64, 0.7];
+        let g = updated::gradient(&p);
+        crate::common::close_to("updated", &g, &[2.0 * p[1] + 1.0, 2.0 * p[0]], 1e-14);
+        let mut want = [0.0; 2];
+        for (t, y) in [(0.1, 0.3), (0.5, 0.9), (0.8, 1.0)] {
+            let pred = p[0] * t + p[1];
+            let r = (pred - y) / 0.7;
+            let d = (pred - y) + (pred - 2.0 * y) + 0.7 * r / (1.0 + r * r).sqrt();
+            want[0] += d * t;
+            want[1] += d;
+        }
+        crate::common::close_to("losses", &losses::gradient(&p), &want, 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(penalised, [0.3, 0.7, -0.4]);
+    }
+}

@@ -889,6 +889,23 @@ impl Lowerer {
             Pat::Type(t) => (&*t.pat, Some(&*t.ty)),
             p => (p, None),
         };
+        // `let m: BTreeMap<usize, f64> = x.iter().copied().enumerate().collect();`: a map
+        // or a set of differentiable values, which has no tangent type.
+        let map_type = matches!(ty, Some(syn::Type::Path(tp)) if tp.path.segments.last().is_some_and(|s| {
+            matches!(s.ident.to_string().as_str(), "HashMap" | "BTreeMap" | "HashSet" | "BTreeSet")
+        }));
+        // (Filled later by `insert`: the error is the `insert`'s.)
+        let filled_here = l
+            .init
+            .as_ref()
+            .is_some_and(|i| crate::activity::expr_is_active(&i.expr, &self.active));
+        if map_type && any_active && filled_here {
+            self.err(
+                &l.pat,
+                "mochi: a map or a set (`HashMap`, `BTreeMap`, …) cannot hold differentiable values (it has no tangent type); keep them in a `Vec` indexed by position (a key's position from a map of constants, `index[&k]`)",
+            );
+            return;
+        }
         let is_array = matches!(ty, Some(syn::Type::Array(_)))
             || l.init
                 .as_ref()
