@@ -1044,6 +1044,7 @@ fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
         !reads_fields(c)
             && !c.inputs.iter().any(tuple)
             && !indexes_with_param(c)
+            && !casts_param(c)
             && !holds_loop_chain(c)
     };
     match (consumer.as_str(), st) {
@@ -1225,6 +1226,47 @@ fn indexes_with_param(c: &syn::ExprClosure) -> bool {
     let mut i = I(&params, false);
     syn::visit::Visit::visit_expr(&mut i, &c.body);
     i.1
+}
+
+/// Whether the closure casts its parameter (`|&k| (k as f64) * a`, `f64::from(k)`): the elements are
+/// integers (counts in a constant table), which the sequence rules do not hold.
+fn casts_param(c: &syn::ExprClosure) -> bool {
+    let mut params = Vec::new();
+    for p in &c.inputs {
+        crate::activity::pat_names(p, &mut params);
+    }
+    struct C<'a>(&'a [String], bool);
+    impl<'ast> syn::visit::Visit<'ast> for C<'_> {
+        fn visit_expr_cast(&mut self, e: &'ast syn::ExprCast) {
+            let mut inner = crate::desugar::unparen(&e.expr);
+            if let Expr::Unary(u) = inner {
+                if matches!(u.op, syn::UnOp::Deref(_)) {
+                    inner = crate::desugar::unparen(&u.expr);
+                }
+            }
+            self.1 |= matches!(inner, Expr::Path(p)
+                if p.path.get_ident().is_some_and(|i| self.0.iter().any(|n| i == n)));
+            syn::visit::visit_expr_cast(self, e);
+        }
+        // (`f64::from(k)` too.)
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            let from = matches!(&*c.func, Expr::Path(f)
+                if crate::twin::segments(&f.path).last().is_some_and(|l| l == "from"));
+            let of_param = |a: &Expr| {
+                let a = match crate::desugar::unparen(a) {
+                    Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &*u.expr,
+                    other => other,
+                };
+                matches!(crate::desugar::unparen(a), Expr::Path(p)
+                    if p.path.get_ident().is_some_and(|i| self.0.iter().any(|n| i == n)))
+            };
+            self.1 |= from && c.args.len() == 1 && of_param(&c.args[0]);
+            syn::visit::visit_expr_call(self, c);
+        }
+    }
+    let mut v = C(&params, false);
+    syn::visit::Visit::visit_expr(&mut v, &c.body);
+    v.1
 }
 
 fn reads_fields(c: &syn::ExprClosure) -> bool {

@@ -10725,3 +10725,50 @@ mod values_of_the_crates_types {
         all_orders!(penalised, [0.3, 0.7, -0.4]);
     }
 }
+
+/// A chain over a constant table of integer counts, the closure casting each count and
+/// reading differentiable captures: a Poisson log-likelihood (`(k as f64) * mu.ln() -
+/// mu`, also `f64::from(k)`) with a helper called in the closure.
+mod counts_in_chains {
+    use mochi::prelude::*;
+
+    const COUNTS: [u32; 5] = [2, 7, 4, 0, 9];
+
+    #[differentiable]
+    pub fn log_factorial(k: f64) -> f64 {
+        let mut s = 0.0;
+        let mut j = 2.0;
+        while j <= k {
+            s += f64::ln(j);
+            j += 1.0;
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn poisson(x: &[f64]) -> f64 {
+        let mu = x[0].exp();
+        let w = x[1].tanh();
+        COUNTS
+            .iter()
+            .map(|&k| (k as f64) * mu.ln() - mu - log_factorial(k as f64))
+            .sum::<f64>()
+            + COUNTS.iter().map(|k| f64::from(*k) * w * w).sum::<f64>()
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.4];
+        let total: f64 = COUNTS.iter().map(|&k| k as f64).sum();
+        let want = [
+            total - 5.0 * x[0].exp(),
+            total * 2.0 * x[1].tanh() * (1.0 - x[1].tanh().powi(2)),
+        ];
+        crate::common::close_to("poisson", &poisson::gradient(&x), &want, 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(poisson, [0.3, -0.4]);
+    }
+}
