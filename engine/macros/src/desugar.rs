@@ -3319,6 +3319,20 @@ impl SplitMatches {
         }
     }
 
+    /// `let Some((h, t)) = x.split_first()` as the condition of `body` (else `no`): the
+    /// `if` [`Self::rewrite`] writes.
+    fn let_split(cond: &Expr, body: &syn::Block, no: &Expr) -> Option<Expr> {
+        let Expr::Let(l) = cond else { return None };
+        let (x, last) = Self::split(&l.expr)?;
+        let pair = Self::some_pair(&l.pat)?;
+        let yes: Expr = Expr::Block(syn::ExprBlock {
+            attrs: Vec::new(),
+            label: None,
+            block: body.clone(),
+        });
+        Some(Self::rewrite(x, last, pair, &yes, no))
+    }
+
     fn rewrite(x: &Expr, last: bool, (h, rest): (&Pat, &Pat), yes: &Expr, no: &Expr) -> Expr {
         let span = x.span();
         let (elem, others): (Expr, Expr) = if last {
@@ -3389,38 +3403,22 @@ impl VisitMut for SplitMatches {
                 Self::rewrite(x, last, some, &yes.body, &other.body)
             }
             Expr::If(i) => {
-                let Expr::Let(l) = &*i.cond else { return };
-                let (Some((x, last)), Some(pair)) = (Self::split(&l.expr), Self::some_pair(&l.pat))
-                else {
-                    return;
-                };
-                let yes: Expr = Expr::Block(syn::ExprBlock {
-                    attrs: Vec::new(),
-                    label: None,
-                    block: i.then_branch.clone(),
-                });
                 let no: Expr = match &i.else_branch {
                     Some((_, b)) => (**b).clone(),
                     None => syn::parse_quote!({}),
                 };
-                Self::rewrite(x, last, pair, &yes, &no)
+                match Self::let_split(&i.cond, &i.then_branch, &no) {
+                    Some(r) => r,
+                    None => return,
+                }
             }
             // `while let Some((h, t)) = rest.split_first() { ..; rest = t; }`, a walk
             // down a slice: `while !rest.is_empty() { let h = &rest[0]; let t =
             // &rest[1..]; .. }`.
             Expr::While(w) => {
-                let Expr::Let(l) = &*w.cond else { return };
-                let (Some((x, last)), Some(pair)) = (Self::split(&l.expr), Self::some_pair(&l.pat))
+                let Some(Expr::If(i)) = Self::let_split(&w.cond, &w.body, &syn::parse_quote!({}))
                 else {
                     return;
-                };
-                let yes: Expr = Expr::Block(syn::ExprBlock {
-                    attrs: Vec::new(),
-                    label: None,
-                    block: w.body.clone(),
-                });
-                let Expr::If(i) = Self::rewrite(x, last, pair, &yes, &syn::parse_quote!({})) else {
-                    unreachable!("`rewrite` writes an `if`")
                 };
                 let mut w = w.clone();
                 w.cond = i.cond;
@@ -10914,16 +10912,11 @@ fn first_or_last(e: &Expr, inactive: &HashSet<String>) -> Option<Expr> {
 fn enum_variant(e: &Expr) -> Option<(syn::Ident, bool)> {
     let Expr::Path(p) = e else { return None };
     let segs = &p.path.segments;
-    let capitalised = |s: &syn::PathSegment| {
-        let n = s.ident.to_string();
-        n.starts_with(|c: char| c.is_ascii_uppercase())
-            && !n
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
-    };
     (p.qself.is_none()
         && segs.len() == 2
-        && segs.iter().all(|s| s.arguments.is_none() && capitalised(s))
+        && segs
+            .iter()
+            .all(|s| s.arguments.is_none() && type_like(&s.ident.to_string()))
         && crate::twin::constructor_type(&segs[0].ident.to_string()))
     .then(|| (segs[0].ident.clone(), true))
 }
@@ -10936,11 +10929,16 @@ fn unit_struct(e: &Expr) -> Option<(syn::Ident, bool)> {
     };
     let i = p.path.get_ident().filter(|_| p.qself.is_none())?;
     let n = i.to_string();
-    let capitalised = n.starts_with(|c: char| c.is_ascii_uppercase())
+    (type_like(&n) && crate::twin::constructor_type(&n)).then(|| (i.clone(), true))
+}
+
+/// A name written as a type or a variant is (`SquaredLoss`, `Tanh`), not as a constant
+/// (`SCALE`, `N2`).
+fn type_like(n: &str) -> bool {
+    n.starts_with(|c: char| c.is_ascii_uppercase())
         && !n
             .chars()
-            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit());
-    (capitalised && crate::twin::constructor_type(&n)).then(|| (i.clone(), true))
+            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
 }
 
 impl Desugar {
