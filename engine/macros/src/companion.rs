@@ -769,6 +769,13 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             _ => None,
         })
         .collect();
+    // `impl Loss for SquaredLoss`: `Loss::loss(&sq, ..)` in a function after it is the
+    // method called on `sq` (see `desugar::trait_path_call`).
+    if let Some((_, tr, _)) = &imp.trait_ {
+        if let Some(last) = tr.segments.last() {
+            crate::twin::note_crate_trait(&last.ident.to_string());
+        }
+    }
     // An operator's `type Output` (see `operator_rule_trait`).
     let output = imp.items.iter().find_map(|i| match i {
         syn::ImplItem::Type(o) if o.ident == "Output" => Some(o.ty.clone()),

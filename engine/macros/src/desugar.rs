@@ -11514,6 +11514,7 @@ pub fn with_azip_expanded(block: &syn::Block) -> syn::Block {
             if let Some(r) = literal_form(e)
                 .or_else(|| piece_copies(e))
                 .or_else(|| literal_receiver(e))
+                .or_else(|| trait_path_call(e))
             {
                 *e = r;
             }
@@ -11639,6 +11640,40 @@ fn literal_form(e: &Expr) -> Option<Expr> {
         }
         _ => None,
     }
+}
+
+/// `Loss::loss(&sq, p, y)`, a method of a trait the crate implements in a marked block,
+/// called by the trait's path: the method call it is, `sq.loss(p, y)`, which reaches the
+/// implementation by the receiver's type (as rustc does).
+fn trait_path_call(e: &Expr) -> Option<Expr> {
+    let Expr::Call(c) = e else { return None };
+    let Expr::Path(f) = &*c.func else { return None };
+    let segs = crate::twin::segments(&f.path);
+    let [tr, method] = segs.as_slice() else {
+        return None;
+    };
+    // (Not a type of the crate's of the same name, `Shape::Circle(r)` of an enum where
+    // another module has a trait `Shape`; and a method's name, not a variant's.)
+    let type_too = crate::twin::crate_type(tr) || crate::twin::crate_enum(tr);
+    if f.qself.is_some()
+        || !crate::twin::crate_trait(tr)
+        || type_too
+        || type_like(method)
+        || c.args.is_empty()
+    {
+        return None;
+    }
+    let recv = match unparen(&c.args[0]) {
+        Expr::Reference(r) => (*r.expr).clone(),
+        other => other.clone(),
+    };
+    let recv: Expr = match recv {
+        Expr::Path(_) | Expr::Field(_) | Expr::Index(_) => recv,
+        other => syn::parse_quote!((#other)),
+    };
+    let method = syn::Ident::new(method, f.path.segments[1].ident.span());
+    let rest = c.args.iter().skip(1);
+    Some(syn::parse_quote_spanned!(method.span()=> #recv.#method(#(#rest),*)))
 }
 
 /// A method called on a struct literal, `PseudoHuber { delta: d }.loss(p, y)`: the value

@@ -2631,6 +2631,19 @@ fn bind_field_sequences(func: &mut ItemFn) {
 /// `Vec2::from(a)`, whose rule the block gives.
 static FROM_TYPES: Names = Names::new();
 
+/// The traits of the crate's marked `impl Trait for Type` blocks seen so far.
+static CRATE_TRAITS: Names = Names::new();
+
+/// Notes the trait of a marked `impl Trait for Type` (see [`CRATE_TRAITS`]).
+pub(crate) fn note_crate_trait(name: &str) {
+    CRATE_TRAITS.note(name);
+}
+
+/// Whether `name` is the trait of a marked `impl` block (see [`CRATE_TRAITS`]).
+pub(crate) fn crate_trait(name: &str) -> bool {
+    CRATE_TRAITS.holds(name)
+}
+
 /// Notes a marked `impl From<..> for ty`.
 pub(crate) fn note_from_type(ty: &str) {
     FROM_TYPES.note(ty);
@@ -2801,7 +2814,7 @@ pub(crate) fn note_crate_type(name: &str) {
 }
 
 /// Whether `name` is one of the crate's own types (see [`CRATE_TYPES`]).
-fn crate_type(name: &str) -> bool {
+pub(crate) fn crate_type(name: &str) -> bool {
     CRATE_TYPES.holds(name)
 }
 
@@ -5595,12 +5608,25 @@ impl VisitMut for Rewrite<'_> {
                         matches!(a, Expr::Call(ax) if matches!(&*ax.func, Expr::Path(p)
                             if p.path.segments.last().is_some_and(|s| s.ident == "Axis")))
                     });
-                if !(kept_call(&path) || integer_type || closure || joins) {
+                // `BTreeMap::from([("a", 0), ("b", 1)])`: a standard collection of
+                // constants without floats, as written.
+                let collection = segs.len() >= 2
+                    && matches!(
+                        segs[segs.len() - 2].as_str(),
+                        "HashMap" | "BTreeMap" | "HashSet" | "BTreeSet" | "VecDeque"
+                    );
+                let without_floats = collection
+                    && c.args.iter().all(|a| {
+                        !floaty(a, self.floats) && !crate::activity::expr_is_active(a, &self.active)
+                    });
+                if !(kept_call(&path) || integer_type || closure || joins || without_floats) {
                     let why = if segs.len() == 2
                         && !STRUCTS.with(|s| s.get())
                         && (crate_type(&segs[0]) || crate_enum(&segs[0]))
                     {
                         format!("it calls `{path}`{HIGHER_ORDER_HINT}")
+                    } else if collection {
+                        format!("it calls `{path}`: a standard collection of floats has no generic form (keep the floats in a `const` array or a `Vec`, and the keys' positions in the map)")
                     } else if segs.len() == 2
                         && user_type_name(&segs[0])
                         && library_type(&segs[0])

@@ -10622,7 +10622,7 @@ mod rows_from_pieces {
 mod values_of_the_crates_types {
     use mochi::prelude::*;
 
-    pub trait Loss {
+    pub trait LossFn {
         fn loss(&self, pred: f64, y: f64) -> f64;
     }
 
@@ -10635,7 +10635,7 @@ mod values_of_the_crates_types {
     }
 
     #[differentiable]
-    impl Loss for SquaredLoss {
+    impl LossFn for SquaredLoss {
         #[differentiable]
         fn loss(&self, pred: f64, y: f64) -> f64 {
             0.5 * (pred - y).powi(2)
@@ -10643,7 +10643,7 @@ mod values_of_the_crates_types {
     }
 
     #[differentiable]
-    impl Loss for PseudoHuber {
+    impl LossFn for PseudoHuber {
         #[differentiable]
         fn loss(&self, pred: f64, y: f64) -> f64 {
             let r = (pred - y) / self.delta;
@@ -10662,6 +10662,20 @@ mod values_of_the_crates_types {
                 + PseudoHuber { delta: 0.7 }.loss(pred, y);
         }
         total
+    }
+
+    /// The trait's method called by the trait's path, `LossFn::loss(&sq, ..)`.
+    #[differentiable]
+    pub fn by_trait_path(p: &[f64]) -> f64 {
+        let sq = SquaredLoss;
+        LossFn::loss(&sq, p[0], p[1]) + LossFn::loss(&SquaredLoss, p[1] * p[2], 0.5)
+    }
+
+    /// Positions kept in a map of constants, `BTreeMap::from([..])`, at every order.
+    #[differentiable]
+    pub fn keyed_positions(p: &[f64]) -> f64 {
+        let at = std::collections::BTreeMap::from([("scale", 0usize), ("shift", 2)]);
+        p[at["scale"]] * p[at["shift"]].sin() + p[1] * p[1]
     }
 
     #[derive(Clone, Debug, Default, Tangent)]
@@ -10718,11 +10732,19 @@ mod values_of_the_crates_types {
             want[1] += d;
         }
         crate::common::close_to("losses", &losses::gradient(&p), &want, 1e-13);
+        let q = [0.3f64, 0.7, 1.1];
+        let want = [
+            q[0] - q[1],
+            q[1] - q[0] + (q[1] * q[2] - 0.5) * q[2],
+            (q[1] * q[2] - 0.5) * q[1],
+        ];
+        crate::common::close_to("by_trait_path", &by_trait_path::gradient(&q), &want, 1e-14);
     }
 
     mod t {
         use crate::all_orders;
         all_orders!(penalised, [0.3, 0.7, -0.4]);
+        all_orders!(keyed_positions, [0.3, 0.7, 1.1]);
     }
 }
 
