@@ -10801,11 +10801,13 @@ fn assigning_closure(f: &Expr) -> Option<Expr> {
     Some(syn::parse_quote!(|#v| #value))
 }
 
+/// The standard library's maps and sets, which have no tangent type.
+pub(crate) const MAPS: [&str; 4] = ["HashMap", "BTreeMap", "HashSet", "BTreeSet"];
+
 /// The names `body` binds by `let` to a map or a set of the standard library: a type
 /// that names one (`let mut counts: HashMap<usize, usize> = ..`) or a constructor
 /// (`HashMap::new()`, `BTreeMap::from(..)`, `HashSet::with_capacity(n)`).
 fn map_locals(body: &syn::Block) -> HashSet<String> {
-    const MAPS: [&str; 4] = ["HashMap", "BTreeMap", "HashSet", "BTreeSet"];
     struct Find(HashSet<String>);
     impl<'ast> syn::visit::Visit<'ast> for Find {
         fn visit_local(&mut self, l: &'ast syn::Local) {
@@ -11619,16 +11621,7 @@ fn literal_form(e: &Expr) -> Option<Expr> {
                     Some(syn::parse_quote_spanned!(span=> ::ndarray::array![#elems]))
                 }
                 _ => {
-                    let owned = match arg {
-                        Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
-                        other => other.clone(),
-                    };
-                    let owned: Expr = match owned {
-                        Expr::Path(_) | Expr::Field(_) | Expr::Index(_) | Expr::MethodCall(_) => {
-                            owned
-                        }
-                        other => syn::parse_quote!((#other)),
-                    };
+                    let owned = borrowed_value(arg);
                     // (`Array2::from(Vec<[f64; N]>)`: the rows.)
                     Some(if rank == "arr1" {
                         syn::parse_quote_spanned!(span=> ::ndarray::Array1::from_vec(#owned.to_vec()))
@@ -11639,6 +11632,19 @@ fn literal_form(e: &Expr) -> Option<Expr> {
             }
         }
         _ => None,
+    }
+}
+
+/// `&w` (also `&mut w`) as `w`, the value a method call or a `.to_vec()` is written on,
+/// parenthesised unless it is a place or a call (`(a + b)`).
+fn borrowed_value(e: &Expr) -> Expr {
+    let v = match unparen(e) {
+        Expr::Reference(r) => (*r.expr).clone(),
+        other => other.clone(),
+    };
+    match v {
+        Expr::Path(_) | Expr::Field(_) | Expr::Index(_) | Expr::MethodCall(_) => v,
+        other => syn::parse_quote!((#other)),
     }
 }
 
@@ -11663,14 +11669,7 @@ fn trait_path_call(e: &Expr) -> Option<Expr> {
     {
         return None;
     }
-    let recv = match unparen(&c.args[0]) {
-        Expr::Reference(r) => (*r.expr).clone(),
-        other => other.clone(),
-    };
-    let recv: Expr = match recv {
-        Expr::Path(_) | Expr::Field(_) | Expr::Index(_) => recv,
-        other => syn::parse_quote!((#other)),
-    };
+    let recv = borrowed_value(&c.args[0]);
     let method = syn::Ident::new(method, f.path.segments[1].ident.span());
     let rest = c.args.iter().skip(1);
     Some(syn::parse_quote_spanned!(method.span()=> #recv.#method(#(#rest),*)))

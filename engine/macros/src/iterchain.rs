@@ -1236,31 +1236,27 @@ fn casts_param(c: &syn::ExprClosure) -> bool {
         crate::activity::pat_names(p, &mut params);
     }
     struct C<'a>(&'a [String], bool);
+    impl C<'_> {
+        /// `k` or `*k` of a parameter `k`.
+        fn param(&self, e: &Expr) -> bool {
+            let e = match crate::desugar::unparen(e) {
+                Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &*u.expr,
+                other => other,
+            };
+            matches!(crate::desugar::unparen(e), Expr::Path(p)
+                if p.path.get_ident().is_some_and(|i| self.0.iter().any(|n| i == n)))
+        }
+    }
     impl<'ast> syn::visit::Visit<'ast> for C<'_> {
         fn visit_expr_cast(&mut self, e: &'ast syn::ExprCast) {
-            let mut inner = crate::desugar::unparen(&e.expr);
-            if let Expr::Unary(u) = inner {
-                if matches!(u.op, syn::UnOp::Deref(_)) {
-                    inner = crate::desugar::unparen(&u.expr);
-                }
-            }
-            self.1 |= matches!(inner, Expr::Path(p)
-                if p.path.get_ident().is_some_and(|i| self.0.iter().any(|n| i == n)));
+            self.1 |= self.param(&e.expr);
             syn::visit::visit_expr_cast(self, e);
         }
         // (`f64::from(k)` too.)
         fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
             let from = matches!(&*c.func, Expr::Path(f)
                 if crate::twin::segments(&f.path).last().is_some_and(|l| l == "from"));
-            let of_param = |a: &Expr| {
-                let a = match crate::desugar::unparen(a) {
-                    Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &*u.expr,
-                    other => other,
-                };
-                matches!(crate::desugar::unparen(a), Expr::Path(p)
-                    if p.path.get_ident().is_some_and(|i| self.0.iter().any(|n| i == n)))
-            };
-            self.1 |= from && c.args.len() == 1 && of_param(&c.args[0]);
+            self.1 |= from && c.args.len() == 1 && self.param(&c.args[0]);
             syn::visit::visit_expr_call(self, c);
         }
     }

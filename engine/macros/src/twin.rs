@@ -1634,17 +1634,23 @@ fn lift_if_let_variant_fields(block: &mut syn::Block) {
         fn visit_expr_if_mut(&mut self, i: &mut syn::ExprIf) {
             syn::visit_mut::visit_expr_if_mut(self, i);
             let Expr::Let(l) = &*i.cond else { return };
-            let names = lifted_variant_fields(&l.pat);
-            let t = syn::Ident::new(PARAM, Span::call_site());
-            let lets: Vec<syn::Stmt> = names
-                .iter()
-                .map(|n| syn::parse_quote!(let #n = ::mochi::__private::lift_value::<#t, _>(#n.clone());))
-                .collect();
-            i.then_branch.stmts.splice(0..0, lets);
+            i.then_branch
+                .stmts
+                .splice(0..0, lifted_variant_lets(&l.pat));
         }
         fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     }
     L.visit_block_mut(block);
+}
+
+/// `let d = lift_value::<T, _>(d.clone());` for each float a pattern binds inside a
+/// variant of the crate's enums (see [`lifted_variant_fields`]).
+fn lifted_variant_lets(p: &Pat) -> Vec<syn::Stmt> {
+    let t = syn::Ident::new(PARAM, Span::call_site());
+    lifted_variant_fields(p)
+        .iter()
+        .map(|n| syn::parse_quote!(let #n = ::mochi::__private::lift_value::<#t, _>(#n.clone());))
+        .collect()
 }
 
 /// The names a pattern binds inside variants of the crate's own enums (`Loss::Huber(d)`,
@@ -4506,15 +4512,10 @@ impl VisitMut for Rewrite<'_> {
         if written {
             arm.guard = guard;
         }
-        let names = lifted_variant_fields(&arm.pat);
-        if names.is_empty() {
+        let lets = lifted_variant_lets(&arm.pat);
+        if lets.is_empty() {
             return;
         }
-        let t = syn::Ident::new(PARAM, Span::call_site());
-        let lets: Vec<syn::Stmt> = names
-            .iter()
-            .map(|n| syn::parse_quote!(let #n = ::mochi::__private::lift_value::<#t, _>(#n.clone());))
-            .collect();
         // (An arm whose body is a block, `Triangle(a, b, c) => { let s = ..; .. }`, gets
         // the lets at its head rather than a block around it.)
         if let Expr::Block(b) = &mut *arm.body {
@@ -5610,11 +5611,10 @@ impl VisitMut for Rewrite<'_> {
                     });
                 // `BTreeMap::from([("a", 0), ("b", 1)])`: a standard collection of
                 // constants without floats, as written.
-                let collection = segs.len() >= 2
-                    && matches!(
-                        segs[segs.len() - 2].as_str(),
-                        "HashMap" | "BTreeMap" | "HashSet" | "BTreeSet" | "VecDeque"
-                    );
+                let collection = segs.len() >= 2 && {
+                    let ty = segs[segs.len() - 2].as_str();
+                    crate::desugar::MAPS.contains(&ty) || ty == "VecDeque"
+                };
                 let without_floats = collection
                     && c.args.iter().all(|a| {
                         !floaty(a, self.floats) && !crate::activity::expr_is_active(a, &self.active)

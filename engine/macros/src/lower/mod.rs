@@ -891,9 +891,8 @@ impl Lowerer {
         };
         // `let m: BTreeMap<usize, f64> = x.iter().copied().enumerate().collect();`: a map
         // or a set of differentiable values, which has no tangent type.
-        let map_type = matches!(ty, Some(syn::Type::Path(tp)) if tp.path.segments.last().is_some_and(|s| {
-            matches!(s.ident.to_string().as_str(), "HashMap" | "BTreeMap" | "HashSet" | "BTreeSet")
-        }));
+        let map_type = matches!(ty, Some(syn::Type::Path(tp)) if tp.path.segments.last()
+            .is_some_and(|s| crate::desugar::MAPS.contains(&s.ident.to_string().as_str())));
         // (Filled later by `insert`: the error is the `insert`'s.)
         let filled_here = l
             .init
