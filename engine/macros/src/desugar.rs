@@ -4460,6 +4460,170 @@ fn assign_block_tail(b: &mut syn::Block, var: &syn::Ident) -> Option<()> {
     Some(())
 }
 
+/// `Option` accumulators filled in place: `*o.get_or_insert(c) += e;` → `o =
+/// Some(o.unwrap_or(c) + e);` (any compound assignment, and `=`; `get_or_insert_with(f)`
+/// as `unwrap_or_else(f)`), and a reference held in a `let`, `let p =
+/// o.get_or_insert(c);`, read and written as `*p` alone in the rest of its block: `if
+/// o.is_none() { o = Some(c); }`, then `*p op= e` → `o = Some(o.unwrap() op e)`, `*p =
+/// e` → `o = Some(e)`, a read `*p` → `o.unwrap()`. (The borrow keeps `o` from being used
+/// otherwise while `p` lives, so the two are the same.) The lowering follows an `Option`
+/// assigned whole; a reference into one it does not.
+struct OptionAccumulators;
+
+impl OptionAccumulators {
+    /// `(o, default, lazily)` of `o.get_or_insert(c)` (`lazily` for
+    /// `get_or_insert_with(f)`), `o` a place.
+    fn filled(e: &Expr) -> Option<(&Expr, &Expr, bool)> {
+        let Expr::MethodCall(m) = unparen(e) else {
+            return None;
+        };
+        let lazily = match m.method.to_string().as_str() {
+            "get_or_insert" => false,
+            "get_or_insert_with" => true,
+            _ => return None,
+        };
+        if m.args.len() != 1 || !matches!(unparen(&m.receiver), Expr::Path(_) | Expr::Field(_)) {
+            return None;
+        }
+        Some((&m.receiver, &m.args[0], lazily))
+    }
+
+    /// `*o.get_or_insert(c) op= e` (or `= e`) as an assignment of `o`.
+    fn assigned(e: &Expr) -> Option<Expr> {
+        let (left, op, right) = match e {
+            Expr::Assign(a) => (&*a.left, None, &*a.right),
+            Expr::Binary(b) => (&*b.left, Some(crate::rewrite::plain_op(&b.op)?), &*b.right),
+            _ => return None,
+        };
+        let Expr::Unary(u) = unparen(left) else {
+            return None;
+        };
+        if !matches!(u.op, syn::UnOp::Deref(_)) {
+            return None;
+        }
+        let (o, c, lazily) = Self::filled(&u.expr)?;
+        let value: Expr = match (op, lazily) {
+            (None, _) => right.clone(),
+            (Some(op), false) => syn::parse_quote!(#o.unwrap_or(#c) #op (#right)),
+            (Some(op), true) => syn::parse_quote!(#o.unwrap_or_else(#c) #op (#right)),
+        };
+        Some(syn::parse_quote!(#o = Some(#value)))
+    }
+
+    /// The statements after `let p = o.get_or_insert(c);` with `*p` written as `o`'s
+    /// value, when they use `p` as `*p` alone.
+    fn held(rest: &mut [syn::Stmt], p: &syn::Ident, o: &Expr) -> bool {
+        struct Uses<'a>(&'a syn::Ident, usize, usize);
+        impl<'ast> syn::visit::Visit<'ast> for Uses<'_> {
+            fn visit_expr(&mut self, e: &'ast Expr) {
+                if let Expr::Unary(u) = e {
+                    if matches!(u.op, syn::UnOp::Deref(_))
+                        && matches!(unparen(&u.expr), Expr::Path(q) if q.path.is_ident(self.0))
+                    {
+                        self.2 += 1;
+                    }
+                }
+                syn::visit::visit_expr(self, e);
+            }
+            fn visit_ident(&mut self, i: &'ast syn::Ident) {
+                if i == self.0 {
+                    self.1 += 1;
+                }
+            }
+        }
+        let mut uses = Uses(p, 0, 0);
+        for s in rest.iter() {
+            syn::visit::Visit::visit_stmt(&mut uses, s);
+        }
+        if uses.1 != uses.2 {
+            return false;
+        }
+        struct Written<'a>(&'a syn::Ident, &'a Expr);
+        impl Written<'_> {
+            fn is_p(&self, e: &Expr) -> bool {
+                matches!(unparen(e), Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_))
+                    && matches!(unparen(&u.expr), Expr::Path(q) if q.path.is_ident(self.0)))
+            }
+        }
+        impl VisitMut for Written<'_> {
+            fn visit_expr_mut(&mut self, e: &mut Expr) {
+                let o = self.1;
+                let assigned = match e {
+                    Expr::Assign(a) if self.is_p(&a.left) => Some((None, &mut *a.right)),
+                    Expr::Binary(b) if self.is_p(&b.left) => {
+                        crate::rewrite::plain_op(&b.op).map(|op| (Some(op), &mut *b.right))
+                    }
+                    _ => None,
+                };
+                if let Some((op, right)) = assigned {
+                    self.visit_expr_mut(right);
+                    let value: Expr = match op {
+                        None => right.clone(),
+                        Some(op) => syn::parse_quote!(#o.unwrap() #op (#right)),
+                    };
+                    *e = syn::parse_quote!(#o = Some(#value));
+                    return;
+                }
+                if self.is_p(e) {
+                    *e = syn::parse_quote!(#o.unwrap());
+                    return;
+                }
+                syn::visit_mut::visit_expr_mut(self, e);
+            }
+        }
+        let mut w = Written(p, o);
+        for s in rest.iter_mut() {
+            w.visit_stmt_mut(s);
+        }
+        true
+    }
+}
+
+impl VisitMut for OptionAccumulators {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        let mut k = 0;
+        while k < b.stmts.len() {
+            let held = match &b.stmts[k] {
+                syn::Stmt::Local(l) if l.init.as_ref().is_some_and(|i| i.diverge.is_none()) => {
+                    let init = &l.init.as_ref().unwrap().expr;
+                    match (&l.pat, Self::filled(init)) {
+                        (Pat::Ident(p), Some((o, c, lazily))) if p.by_ref.is_none() => {
+                            Some((p.ident.clone(), o.clone(), c.clone(), lazily))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some((p, o, c, lazily)) = held {
+                if Self::held(&mut b.stmts[k + 1..], &p, &o) {
+                    let value: Expr = match &c {
+                        // `|| 0.5`: its body.
+                        Expr::Closure(f) if lazily && f.inputs.is_empty() => {
+                            let body = &f.body;
+                            syn::parse_quote!(#body)
+                        }
+                        _ if lazily => syn::parse_quote!((#c)()),
+                        _ => c,
+                    };
+                    b.stmts[k] = syn::parse_quote! {
+                        if #o.is_none() { #o = Some(#value); }
+                    };
+                }
+            }
+            k += 1;
+        }
+        syn::visit_mut::visit_block_mut(self, b);
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Some(a) = Self::assigned(e) {
+            *e = a;
+        }
+    }
+}
+
 /// `dbg!(e)` → `{ let v = e; eprintln!("[file:line:column] e = {v:#?}"); v }`, what the
 /// macro prints and returns, with the value read by the print alone (a macro's body is
 /// not differentiated).
@@ -4578,6 +4742,17 @@ impl ShortenedBuffers<'_> {
                 }
             }
             Expr::MethodCall(m) if m.method == "remove" && m.args.len() == 1 => (m, false),
+            // `let r = v.swap_remove(i);` → `let r = v[i].clone();`, the last element
+            // moved into its place (see [`Self::swapped_out`]).
+            Expr::MethodCall(m) if m.method == "swap_remove" && m.args.len() == 1 => {
+                let v = self.buffer(m)?;
+                return Some(Self::swapped_out(
+                    v,
+                    Some(&l.pat),
+                    &m.args[0],
+                    m.method.span(),
+                ));
+            }
             // `let t = v.split_off(k);` → `let t = v[k..].to_vec(); v = v[..k].to_vec();`
             Expr::MethodCall(m) if m.method == "split_off" && m.args.len() == 1 => {
                 let v = self.buffer(m)?;
@@ -4618,6 +4793,30 @@ impl ShortenedBuffers<'_> {
         ];
         out.extend(Self::edited(v, &at, None, span));
         Some(out)
+    }
+
+    /// `let pat = v[i].clone();` (with a pattern), then `v` with its last element moved
+    /// to `i` and one shorter: `let mut kept = v[..last].to_vec(); if i < last { kept[i]
+    /// = v[last].clone(); } v = kept;`, which panics where `swap_remove` does (`i` out of
+    /// bounds).
+    fn swapped_out(v: &Expr, pat: Option<&Pat>, i: &Expr, span: Span) -> Vec<syn::Stmt> {
+        let (at, last, kept) = (
+            format_ident!("__mochi_at", span = span),
+            format_ident!("__mochi_last", span = span),
+            format_ident!("__mochi_kept", span = span),
+        );
+        let mut out: Vec<syn::Stmt> = vec![syn::parse_quote_spanned!(span=> let #at: usize = #i;)];
+        out.push(match pat {
+            Some(pat) => syn::parse_quote_spanned!(span=> let #pat = #v[#at].clone();),
+            None => syn::parse_quote_spanned!(span=> assert!(#at < #v.len(), "swap_remove index (is {}) should be < len (is {})", #at, #v.len());),
+        });
+        out.extend([
+            syn::parse_quote_spanned!(span=> let #last: usize = #v.len() - 1;),
+            syn::parse_quote_spanned!(span=> let mut #kept: ::std::vec::Vec<_> = #v[..#last].to_vec();),
+            syn::parse_quote_spanned!(span=> if #at < #last { #kept[#at] = #v[#last].clone(); }),
+            syn::parse_quote_spanned!(span=> #v = #kept;),
+        ]);
+        out
     }
 
     /// `let pat = v[a..b].to_vec();`, then `v` without them.
@@ -4665,7 +4864,11 @@ impl ShortenedBuffers<'_> {
         let syn::Stmt::Expr(Expr::MethodCall(m), Some(_)) = st else {
             return None;
         };
-        // `v.pop();`, `v.remove(i);`, `v.insert(i, e);` as statements.
+        // `v.pop();`, `v.remove(i);`, `v.insert(i, e);`, `v.swap_remove(i);` as statements.
+        if m.method == "swap_remove" && m.args.len() == 1 {
+            let v = self.buffer(m)?;
+            return Some(Self::swapped_out(v, None, &m.args[0], m.method.span()));
+        }
         let edit = match (m.method.to_string().as_str(), m.args.len()) {
             ("pop", 0) => Some((None, None)),
             ("remove", 1) => Some((Some(&m.args[0]), None)),
@@ -10774,13 +10977,7 @@ fn assigning_closure(f: &Expr) -> Option<Expr> {
     let (left, value): (&Expr, Expr) = match body {
         Expr::Assign(a) => (&a.left, (*a.right).clone()),
         Expr::Binary(b) if crate::activity::is_arithmetic_assign(&b.op) => {
-            let op = match b.op {
-                syn::BinOp::AddAssign(_) => quote::quote!(+),
-                syn::BinOp::SubAssign(_) => quote::quote!(-),
-                syn::BinOp::MulAssign(_) => quote::quote!(*),
-                syn::BinOp::DivAssign(_) => quote::quote!(/),
-                _ => quote::quote!(%),
-            };
+            let op = crate::rewrite::plain_op(&b.op)?;
             let (l, r) = (&b.left, &b.right);
             (&b.left, syn::parse_quote!(#l #op (#r)))
         }
@@ -11531,6 +11728,7 @@ pub fn with_azip_expanded(block: &syn::Block) -> syn::Block {
     }
     let mut b = block.clone();
     A.visit_block_mut(&mut b);
+    OptionAccumulators.visit_block_mut(&mut b);
     b
 }
 

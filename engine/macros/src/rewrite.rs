@@ -64,6 +64,20 @@ pub fn typed_float(digits: &str, ty: &syn::Ident, span: Span) -> TokenStream {
     }
 }
 
+/// The operation of a compound assignment (`+` of `+=`, … `%` of `%=`); `None` for
+/// another operator.
+pub fn plain_op(op: &syn::BinOp) -> Option<syn::BinOp> {
+    use syn::{BinOp, Token};
+    Some(match op {
+        BinOp::AddAssign(t) => BinOp::Add(Token![+](t.spans[0])),
+        BinOp::SubAssign(t) => BinOp::Sub(Token![-](t.spans[0])),
+        BinOp::MulAssign(t) => BinOp::Mul(Token![*](t.spans[0])),
+        BinOp::DivAssign(t) => BinOp::Div(Token![/](t.spans[0])),
+        BinOp::RemAssign(t) => BinOp::Rem(Token![%](t.spans[0])),
+        _ => return None,
+    })
+}
+
 /// Visits the expressions of a macro whose body is expressions (`vec![a, b]`,
 /// `vec![e; n]`, `assert!(..)`, `println!(..)`) with `v`, and writes them back; `false`
 /// when the body does not read as expressions.

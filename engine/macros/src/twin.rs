@@ -285,6 +285,7 @@ pub const SEQ_METHODS: &[&str] = &[
     "resize",
     "insert",
     "remove",
+    "swap_remove",
     "chain",
     "take_while",
     "skip_while",
@@ -4831,13 +4832,8 @@ impl VisitMut for Rewrite<'_> {
                 && STRUCTS.with(|st| st.get())
                 && structish(&b.left, &self.structish)
             {
-                let plain: Option<syn::BinOp> = match b.op {
-                    syn::BinOp::AddAssign(t) => Some(syn::BinOp::Add(syn::Token![+](t.spans[0]))),
-                    syn::BinOp::SubAssign(t) => Some(syn::BinOp::Sub(syn::Token![-](t.spans[0]))),
-                    syn::BinOp::MulAssign(t) => Some(syn::BinOp::Mul(syn::Token![*](t.spans[0]))),
-                    syn::BinOp::DivAssign(t) => Some(syn::BinOp::Div(syn::Token![/](t.spans[0]))),
-                    _ => None,
-                };
+                let plain =
+                    crate::rewrite::plain_op(&b.op).filter(|o| !matches!(o, syn::BinOp::Rem(_)));
                 if let Some(plain) = plain {
                     let (l, r) = (&b.left, &b.right);
                     let read: Expr = match crate::desugar::unparen(l) {

@@ -964,6 +964,56 @@ fn widened_f32_has_exact_partials() {
     assert_eq!(gy, 0.5);
 }
 
+/// An `f32` computed inside a function over `f64` (and an `f64` inside one over
+/// `f32`): a literal beside a value of the other float type takes that type (`a * 2.0`
+/// of `a = x[0] as f32`: "no rule for `*` with arguments `(&f32, &f64)`" before), in
+/// an operation, a float method's argument and through locals made of such values.
+#[differentiable]
+fn narrowed(x: &[f64]) -> f64 {
+    let a = x[0] as f32;
+    let b = (a * 2.0).sin();
+    x[1] * b as f64 + x[0]
+}
+
+#[differentiable]
+fn narrowed_by_type(x: &[f64]) -> f64 {
+    let a: f32 = x[0] as f32;
+    let c = 1.5 - a.max(0.25) * a.powf(2.0) + (a / 3.0).exp();
+    let d = -0.5 * c;
+    (d as f64) * x[1] + 2.0 * x[1]
+}
+
+#[differentiable]
+fn widened_inside(x: &[f32]) -> f32 {
+    let a = x[0] as f64;
+    let b = (a * 0.1).ln_1p() + 1.0 / (a + 2.0);
+    b as f32 * x[1]
+}
+
+#[test]
+fn the_other_float_type_inside_a_function() {
+    let g = narrowed::gradient(&[0.3, 0.7]);
+    let s = 0.6_f32;
+    assert!(
+        (g[0] - (1.0 + 1.4 * f64::from(s.cos()))).abs() < 1e-6,
+        "{g:?}"
+    );
+    assert!((g[1] - f64::from(s.sin())).abs() < 1e-7, "{g:?}");
+    // d/da of 1.5 - a·a² + exp(a/3) at a = 0.7 (the `max` takes `a`), times -0.5·x₁.
+    let x = [0.7, 1.3];
+    let g = narrowed_by_type::gradient(&x);
+    let a = 0.7_f64;
+    let dc = -3.0 * a * a + (a / 3.0).exp() / 3.0;
+    assert!((g[0] - (-0.5 * dc * 1.3)).abs() < 1e-5, "{g:?}");
+    let c = 1.5 - a.powi(3) + (a / 3.0).exp();
+    assert!((g[1] - (-0.5 * c + 2.0)).abs() < 1e-5, "{g:?}");
+    let g = widened_inside::gradient(&[0.7_f32, 1.3]);
+    let w0 = (0.1 / (1.0 + 0.1 * a) - 1.0 / ((a + 2.0) * (a + 2.0))) * 1.3;
+    let w1 = (0.1 * a).ln_1p() + 1.0 / (a + 2.0);
+    assert!((f64::from(g[0]) - w0).abs() < 1e-5, "{g:?}");
+    assert!((f64::from(g[1]) - w1).abs() < 1e-5, "{g:?}");
+}
+
 /// `if let Some(e) = v.get_mut(i) { *e *= c }` (and `get`), the best pair of two zipped
 /// sequences by a comparator or a key (`zip(..).max_by(|p, q| p.1.total_cmp(q.1))`,
 /// `min_by_key`), and pairs split by `unzip()` (each "no rule for `get_mut`/`iter`/

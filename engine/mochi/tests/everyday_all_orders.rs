@@ -10794,3 +10794,87 @@ mod counts_in_chains {
         all_orders!(poisson, [0.3, -0.4]);
     }
 }
+
+/// `swap_remove`, bound and as a statement: the last element moved into the hole (was
+/// refused: "changes the length of a differentiable buffer").
+mod swapped_out {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn swap_removed(x: &[f64]) -> f64 {
+        let mut v: Vec<f64> = x.iter().map(|t| t * 1.5).collect();
+        let r = v.swap_remove(1);
+        let s = v.swap_remove(0);
+        v.swap_remove(v.len() - 1);
+        r * v[1] + s * v[0] + v.iter().sum::<f64>()
+    }
+
+    #[test]
+    fn by_hand() {
+        // v = 1.5x; r = v₁, v = [v₀, v₄, v₂, v₃]; s = v₀, v = [v₃, v₄, v₂]; then
+        // [v₃, v₄]: f = 2.25 (x₁x₄ + x₀x₃) + 1.5 (x₃ + x₄).
+        let x = [0.3f64, -0.8, 1.1, 0.5, -0.2];
+        let f = 2.25 * (x[1] * x[4] + x[0] * x[3]) + 1.5 * (x[3] + x[4]);
+        assert!((swap_removed(&x) - f).abs() < 1e-14);
+        let want = [
+            2.25 * x[3],
+            2.25 * x[4],
+            0.0,
+            2.25 * x[0] + 1.5,
+            2.25 * x[1] + 1.5,
+        ];
+        crate::common::close_to("swap_removed", &swap_removed::gradient(&x), &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(swap_removed, [0.3, -0.8, 1.1, 0.5, -0.2]);
+    }
+}
+
+/// `Option` accumulators filled in place: `*o.get_or_insert(c) += e`, a `&mut` held from
+/// `get_or_insert` in a `let` and written through, and `get_or_insert_with` (each
+/// refused before: "assignment to this place").
+mod option_accumulators {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn accumulated(x: &[f64]) -> f64 {
+        let mut sum: Option<f64> = None;
+        let mut prod: Option<f64> = None;
+        for &v in x {
+            *sum.get_or_insert(0.0) += v * v;
+            let p = prod.get_or_insert(1.0);
+            *p *= 1.0 + v;
+        }
+        sum.unwrap_or(0.0) + prod.unwrap_or(1.0)
+    }
+
+    #[differentiable]
+    pub fn filled_lazily(x: &[f64]) -> f64 {
+        let mut best: Option<f64> = None;
+        for &v in x {
+            let b = best.get_or_insert_with(|| 0.5);
+            *b = *b * 0.5 + v.sin();
+        }
+        let mut m = None;
+        *m.get_or_insert_with(|| 2.0) -= x[0];
+        best.unwrap() * m.unwrap()
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.8, 1.1];
+        let p: f64 = x.iter().map(|v| 1.0 + v).product();
+        let want: Vec<f64> = x.iter().map(|v| 2.0 * v + p / (1.0 + v)).collect();
+        crate::common::close_to("accumulated", &accumulated::gradient(&x), &want, 1e-14);
+        let b = ((0.5 * 0.5 + x[0].sin()) * 0.5 + x[1].sin()) * 0.5 + x[2].sin();
+        assert!((filled_lazily(&x) - b * (2.0 - x[0])).abs() < 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(accumulated, [0.3, -0.8, 1.1, 0.5]);
+        all_orders!(filled_lazily, [0.3, -0.8, 1.1]);
+    }
+}

@@ -289,11 +289,11 @@ impl Lowerer {
                     }
                 };
                 let (left, right) = (unborrow(&b.left), unborrow(&b.right));
-                let l = match self.typed_literal(&left) {
+                let l = match self.typed_literal(&left, Some(&right)) {
                     Some(lit) => Operand::Inactive(lit),
                     None => self.lower_expr(&left, code),
                 };
-                let r = match self.typed_literal(&right) {
+                let r = match self.typed_literal(&right, Some(&left)) {
                     Some(lit) => Operand::Inactive(lit),
                     None => self.lower_expr(&right, code),
                 };
@@ -782,9 +782,9 @@ impl Lowerer {
         if SHRINKING_METHODS.contains(&name.as_str()) && expr_is_active(&m.receiver, &self.active) {
             self.err(
                 &m.method,
-                if matches!(name.as_str(), "pop" | "remove") {
-                    format!("mochi: `.{name}(..)` of a differentiable buffer is supported as a statement (`v.pop();`, `v.remove(i);`) or bound whole (`let x = v.pop().unwrap();`, `let x = v.remove(i);`, `if let Some(x) = v.pop() {{ .. }}`) on a `Vec` the function binds with `let mut`, not here; write it so, or read the buffer by index (`for i in (0..v.len()).rev()`)")
-                } else if matches!(name.as_str(), "pop_back" | "pop_front" | "swap_remove") {
+                if matches!(name.as_str(), "pop" | "remove" | "swap_remove") {
+                    format!("mochi: `.{name}(..)` of a differentiable buffer is supported as a statement (`v.pop();`, `v.remove(i);`, `v.swap_remove(i);`) or bound whole (`let x = v.pop().unwrap();`, `let x = v.remove(i);`, `let x = v.swap_remove(i);`, `if let Some(x) = v.pop() {{ .. }}`) on a `Vec` the function binds with `let mut`, not here; write it so, or read the buffer by index (`for i in (0..v.len()).rev()`)")
+                } else if matches!(name.as_str(), "pop_back" | "pop_front") {
                     format!("mochi: `.{name}(..)` changes the length of a differentiable buffer, which is not supported; read it by index (`for i in (0..v.len()).rev()`) instead")
                 } else {
                     format!("mochi: `.{name}(..)` changes the length of a differentiable buffer, which is not supported; make a new `Vec` of the elements to keep (`let w = v[..n].to_vec();`, `let w: Vec<f64> = v.iter().copied().filter(..).collect();`) and use it")
@@ -852,7 +852,7 @@ impl Lowerer {
         }
         let mut ops = vec![recv];
         for a in &m.args {
-            let o = match self.typed_literal(a) {
+            let o = match self.typed_literal(a, Some(&m.receiver)) {
                 Some(lit) => Operand::Inactive(lit),
                 None => match (self.lower_expr(a, code), a) {
                     // `x.dot(&w)` of a constant `w`: the rule takes `&w`, as it takes a

@@ -199,6 +199,9 @@ pub struct Lowerer {
     /// one: unsuffixed float literals next to active values get it, so that rule
     /// lookup never sees a bare `{float}` (two rule crates' `op_add` would both fit).
     pub float_ty: Option<Ident>,
+    /// Locals of the other float type (`let a = x[0] as f32;` in a function over `f64`)
+    /// with that type: a literal beside one of them takes it ([`other_float_locals`]).
+    other_floats: HashMap<String, Ident>,
     /// Plain functions whose value the body uses as a sequence
     /// ([`crate::rewrite::sequence_valued_calls`]).
     pub seq_calls: HashSet<String>,
@@ -301,6 +304,94 @@ pub(crate) fn is_deref(e: &Expr) -> bool {
     matches!(crate::desugar::unparen(e), Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)))
 }
 
+/// The other float type than `own` (`f32` in a function over `f64`, and the reverse),
+/// when `e` has it as written: a cast to it, a literal with its suffix, a local of
+/// `locals`, or an operation, a float method or a parenthesis of one of these.
+fn other_float(e: &Expr, own: &Ident, locals: &HashMap<String, Ident>) -> Option<Ident> {
+    let other = match own.to_string().as_str() {
+        "f64" => "f32",
+        "f32" => "f64",
+        _ => return None,
+    };
+    let named = |t: &syn::Type| matches!(t, syn::Type::Path(p) if p.path.is_ident(other));
+    match crate::desugar::unparen(e) {
+        Expr::Cast(c) => named(&c.ty).then(|| format_ident!("{}", other)),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(f),
+            ..
+        }) => (f.suffix() == other).then(|| format_ident!("{}", other)),
+        Expr::Path(p) => p
+            .path
+            .get_ident()
+            .and_then(|i| locals.get(&i.to_string()))
+            .cloned(),
+        Expr::Binary(b) => {
+            other_float(&b.left, own, locals).or_else(|| other_float(&b.right, own, locals))
+        }
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => other_float(&u.expr, own, locals),
+        Expr::MethodCall(m)
+            if crate::twin::FLOAT_METHODS.contains(&m.method.to_string().as_str()) =>
+        {
+            other_float(&m.receiver, own, locals)
+        }
+        _ => None,
+    }
+}
+
+/// The locals of the other float type than `own`, with that type: bound by a `let`
+/// whose type is written so (`let a: f32 = ..`) or whose value has it ([`other_float`]),
+/// at every binding of the name.
+fn other_float_locals(body: &Block, own: &Ident) -> HashMap<String, Ident> {
+    struct Lets<'a>(&'a mut Vec<(String, Option<syn::Type>, Option<Expr>)>);
+    impl<'ast> syn::visit::Visit<'ast> for Lets<'_> {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            let (pat, ty) = match &l.pat {
+                Pat::Type(t) => (&*t.pat, Some((*t.ty).clone())),
+                p => (p, None),
+            };
+            if let Pat::Ident(i) = pat {
+                let init = l.init.as_ref().map(|i| (*i.expr).clone());
+                self.0.push((i.ident.to_string(), ty, init));
+            }
+            syn::visit::visit_local(self, l);
+        }
+    }
+    let mut lets = Vec::new();
+    syn::visit::Visit::visit_block(&mut Lets(&mut lets), body);
+    let mut found: HashMap<String, Ident> = HashMap::new();
+    // To a fixed point: `let b = a * 2.0;` after `let a = x[0] as f32;`.
+    loop {
+        let mut next = HashMap::new();
+        for (name, ty, init) in &lets {
+            let typed = match (ty, init) {
+                (Some(syn::Type::Path(p)), _) => p
+                    .path
+                    .get_ident()
+                    .filter(|i| (*i == "f32" || *i == "f64") && *i != own)
+                    .cloned(),
+                (Some(_), _) | (None, None) => None,
+                (None, Some(e)) => other_float(e, own, &found),
+            };
+            match typed {
+                Some(t) => {
+                    next.entry(name.clone()).or_insert(Some(t));
+                }
+                None => {
+                    next.insert(name.clone(), None);
+                }
+            }
+        }
+        let next: HashMap<String, Ident> = next
+            .into_iter()
+            .filter_map(|(n, t)| Some((n, t?)))
+            .collect();
+        if next.len() == found.len() {
+            return next;
+        }
+        found = next;
+    }
+}
+
 fn is_constant_name(n: &str) -> bool {
     n.chars()
         .all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit())
@@ -335,6 +426,7 @@ impl Lowerer {
             fn_name: fn_name.to_string(),
             pending_pins: HashMap::new(),
             float_ty: None,
+            other_floats: HashMap::new(),
             seq_calls: HashSet::new(),
             receivers: HashMap::new(),
             struct_seqs: HashSet::new(),
@@ -587,6 +679,9 @@ impl Lowerer {
             .map(|(n, _)| n)
             .collect();
         (self.resized, self.indexed, self.grown) = resized_and_indexed_names(body);
+        if let Some(ty) = &self.float_ty {
+            self.other_floats = other_float_locals(body, ty);
+        }
         (self.mut_borrowed, self.mut_receivers) = mut_borrowed_names(body);
         // A value may also change without a `mut` binding of its name when the name
         // holds a `&mut` reference (a parameter, `let r = &mut v;`, a part of
@@ -1170,9 +1265,13 @@ impl Lowerer {
         }
     }
 
-    /// An unsuffixed float literal with the function's float type, if it has one.
-    pub(super) fn typed_literal(&self, e: &Expr) -> Option<TokenStream> {
-        let ty = self.float_ty.as_ref()?;
+    /// An unsuffixed float literal with the function's float type, if it has one; beside
+    /// `partner` (the other operand, a method's receiver) of the other float type
+    /// (`a * 2.0` of `a = x[0] as f32` in a function over `f64`), with that type.
+    pub(super) fn typed_literal(&self, e: &Expr, partner: Option<&Expr>) -> Option<TokenStream> {
+        let own = self.float_ty.as_ref()?;
+        let other = partner.and_then(|p| other_float(p, own, &self.other_floats));
+        let ty = other.as_ref().unwrap_or(own);
         match e {
             Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Float(f),
@@ -1181,10 +1280,10 @@ impl Lowerer {
                 Some(crate::rewrite::typed_float(f.base10_digits(), ty, f.span()))
             }
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
-                let inner = self.typed_literal(&u.expr)?;
+                let inner = self.typed_literal(&u.expr, partner)?;
                 Some(quote!(-#inner))
             }
-            Expr::Paren(p) => self.typed_literal(&p.expr),
+            Expr::Paren(p) => self.typed_literal(&p.expr, partner),
             _ => None,
         }
     }
