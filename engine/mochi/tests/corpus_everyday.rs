@@ -967,7 +967,8 @@ fn widened_f32_has_exact_partials() {
 /// An `f32` computed inside a function over `f64` (and an `f64` inside one over
 /// `f32`): a literal beside a value of the other float type takes that type (`a * 2.0`
 /// of `a = x[0] as f32`: "no rule for `*` with arguments `(&f32, &f64)`" before), in
-/// an operation, a float method's argument and through locals made of such values.
+/// an operation, a float method's argument, through locals made of such values and in
+/// a closure over an array of them.
 #[differentiable]
 fn narrowed(x: &[f64]) -> f64 {
     let a = x[0] as f32;
@@ -980,7 +981,9 @@ fn narrowed_by_type(x: &[f64]) -> f64 {
     let a: f32 = x[0] as f32;
     let c = 1.5 - a.max(0.25) * a.powf(2.0) + (a / 3.0).exp();
     let d = -0.5 * c;
-    (d as f64) * x[1] + 2.0 * x[1]
+    let v = [a, d];
+    let s: f32 = v.iter().map(|t| t * 0.5).sum();
+    (d as f64) * x[1] + 2.0 * x[1] + f64::from(s)
 }
 
 #[differentiable]
@@ -1004,7 +1007,9 @@ fn the_other_float_type_inside_a_function() {
     let g = narrowed_by_type::gradient(&x);
     let a = 0.7_f64;
     let dc = -3.0 * a * a + (a / 3.0).exp() / 3.0;
-    assert!((g[0] - (-0.5 * dc * 1.3)).abs() < 1e-5, "{g:?}");
+    // (And 0.5 (a + d) read by a closure over `[a, d]`.)
+    let da = -0.5 * dc * 1.3 + 0.5 * (1.0 - 0.5 * dc);
+    assert!((g[0] - da).abs() < 1e-5, "{g:?}");
     let c = 1.5 - a.powi(3) + (a / 3.0).exp();
     assert!((g[1] - (-0.5 * c + 2.0)).abs() < 1e-5, "{g:?}");
     let g = widened_inside::gradient(&[0.7_f32, 1.3]);

@@ -10809,8 +10809,25 @@ mod swapped_out {
         r * v[1] + s * v[0] + v.iter().sum::<f64>()
     }
 
+    /// Drained from the front by `swap_remove(0)` in a `while`: the order is x₀, then
+    /// the last, then the rest.
+    #[differentiable]
+    pub fn drained(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let mut s = 0.0;
+        while !v.is_empty() {
+            let e = v.swap_remove(0);
+            s = s * 0.9 + e.sin();
+        }
+        s
+    }
+
     #[test]
     fn by_hand() {
+        let x3 = [0.3f64, -0.8, 1.1];
+        // Taken x₀, x₂ (moved to the front), x₁.
+        let want = [0.81 * x3[0].cos(), x3[1].cos(), 0.9 * x3[2].cos()];
+        crate::common::close_to("drained", &drained::gradient(&x3), &want, 1e-14);
         // v = 1.5x; r = v₁, v = [v₀, v₄, v₂, v₃]; s = v₀, v = [v₃, v₄, v₂]; then
         // [v₃, v₄]: f = 2.25 (x₁x₄ + x₀x₃) + 1.5 (x₃ + x₄).
         let x = [0.3f64, -0.8, 1.1, 0.5, -0.2];
@@ -10829,6 +10846,7 @@ mod swapped_out {
     mod t {
         use crate::all_orders;
         all_orders!(swap_removed, [0.3, -0.8, 1.1, 0.5, -0.2]);
+        all_orders!(drained, [0.3, -0.8, 1.1, 0.5]);
     }
 }
 
@@ -10862,9 +10880,28 @@ mod option_accumulators {
         best.unwrap() * m.unwrap()
     }
 
+    /// A running maximum through the held `&mut`: `if v > *m { *m = v; }`.
+    #[differentiable]
+    pub fn running_max(x: &[f64]) -> f64 {
+        let mut mx: Option<f64> = None;
+        for &v in x {
+            let m = mx.get_or_insert(v);
+            if v > *m {
+                *m = v;
+            }
+        }
+        mx.unwrap_or(0.0) * x[0]
+    }
+
     #[test]
     fn by_hand() {
         let x = [0.3f64, -0.8, 1.1];
+        crate::common::close_to(
+            "running_max",
+            &running_max::gradient(&x),
+            &[1.1, 0.0, 0.3],
+            1e-14,
+        );
         let p: f64 = x.iter().map(|v| 1.0 + v).product();
         let want: Vec<f64> = x.iter().map(|v| 2.0 * v + p / (1.0 + v)).collect();
         crate::common::close_to("accumulated", &accumulated::gradient(&x), &want, 1e-14);
@@ -10876,5 +10913,6 @@ mod option_accumulators {
         use crate::all_orders;
         all_orders!(accumulated, [0.3, -0.8, 1.1, 0.5]);
         all_orders!(filled_lazily, [0.3, -0.8, 1.1]);
+        all_orders!(running_max, [0.3, -0.8, 1.1, 0.5]);
     }
 }

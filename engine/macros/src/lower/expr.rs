@@ -3,7 +3,7 @@
 use super::ir::{AccKind, Adj, Fwd, Rev};
 use super::{mentions_any, Code, Hoisting, Lowerer, Operand, ParamSpec, Place};
 use crate::activity::{self, expr_is_active, INACTIVE_METHODS};
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashSet;
 use syn::{Expr, Pat};
@@ -848,7 +848,8 @@ impl Lowerer {
                 "fold" => ByRef::AllButFirst,
                 _ => ByRef::None,
             };
-            return self.lower_adapter(&name, ops, c, by_ref, code);
+            let over = self.sequence_float(&m.receiver);
+            return self.lower_adapter(&name, ops, (c, over), by_ref, code);
         }
         let mut ops = vec![recv];
         for a in &m.args {
@@ -928,7 +929,14 @@ impl Lowerer {
                         return None;
                     }
                     let xo = self.lower_expr(&x, code);
-                    return Some(self.lower_adapter("iter_map_sum", vec![xo], c, ByRef::All, code));
+                    let over = self.sequence_float(&x);
+                    return Some(self.lower_adapter(
+                        "iter_map_sum",
+                        vec![xo],
+                        (c, over),
+                        ByRef::All,
+                        code,
+                    ));
                 }
                 let Expr::MethodCall(zip) = &*map.receiver else {
                     return None;
@@ -950,7 +958,14 @@ impl Lowerer {
                         split.inputs = t.elems.iter().cloned().collect();
                     }
                 }
-                Some(self.lower_adapter("iter_zip_map_sum", vec![xo, yo], &split, ByRef::All, code))
+                let over = self.sequence_float(&x);
+                Some(self.lower_adapter(
+                    "iter_zip_map_sum",
+                    vec![xo, yo],
+                    (&split, over),
+                    ByRef::All,
+                    code,
+                ))
             }
             "fold" if m.args.len() == 2 => {
                 let x = strip_iter(&m.receiver)?;
@@ -959,7 +974,14 @@ impl Lowerer {
                 };
                 let xo = self.lower_expr(&x, code);
                 let init = self.lower_expr(&m.args[0], code);
-                Some(self.lower_adapter("iter_fold", vec![xo, init], c, ByRef::AllButFirst, code))
+                let over = self.sequence_float(&x);
+                Some(self.lower_adapter(
+                    "iter_fold",
+                    vec![xo, init],
+                    (c, over),
+                    ByRef::AllButFirst,
+                    code,
+                ))
             }
             _ => None,
         }
@@ -969,6 +991,17 @@ impl Lowerer {
     /// or a field of one): the forward sweep grows `v`; the reverse sweep takes the
     /// cotangents of the new elements off the end of `v`'s (nothing to take from a
     /// structural zero) and adds them into `e`'s or `s`'s. `None` for anything else.
+    /// The other float type of a sequence's elements (`[a, b]`, `v.iter()` of such a
+    /// `v`; see [`super::other_float`]).
+    fn sequence_float(&self, e: &Expr) -> Option<Ident> {
+        let mut root = e;
+        while let Expr::MethodCall(r) = crate::desugar::unparen(root) {
+            root = &r.receiver;
+        }
+        let own = self.float_ty.as_ref()?;
+        super::other_float(root, own, &self.other_floats)
+    }
+
     fn lower_growth(&mut self, m: &syn::ExprMethodCall, code: &mut Code) -> Option<Operand> {
         let name = m.method.to_string();
         if !matches!(name.as_str(), "push" | "extend_from_slice") || m.args.len() != 1 {
@@ -1048,7 +1081,7 @@ impl Lowerer {
         &mut self,
         method: &str,
         mut ops: Vec<Operand>,
-        c: &syn::ExprClosure,
+        (c, over): (&syn::ExprClosure, Option<Ident>),
         params_by_ref: ByRef,
         code: &mut Code,
     ) -> Operand {
@@ -1111,7 +1144,7 @@ impl Lowerer {
             is_ref: false,
         });
 
-        let derived = self.derive_closure(c, &caps, params_by_ref);
+        let derived = self.derive_closure(c, &caps, params_by_ref, over);
         let m = format_ident!("{}", method, span = self.span);
         self.note_rule_method(method, &derived);
         let refs = ops.iter().map(Operand::arg);
@@ -1138,6 +1171,7 @@ impl Lowerer {
         c: &syn::ExprClosure,
         caps: &[(String, super::Binding)],
         params_by_ref: ByRef,
+        over: Option<Ident>,
     ) -> TokenStream {
         if c.asyncness.is_some() {
             self.err(c, "mochi: async closures cannot be differentiated");
@@ -1220,6 +1254,21 @@ impl Lowerer {
         crate::activity::analyse(&body_block, &mut active);
         let mut inner = Lowerer::new(&self.fn_name, active);
         inner.float_ty = self.float_ty.clone();
+        inner.inherited_floats = self.other_floats.clone();
+        // Over a sequence of the other float type (`v.iter().map(|t| t * 0.5)` of `v =
+        // [a, b]`, `a: f32` in a function over `f64`), the closure's parameters have it.
+        if let Some(t) = over {
+            for (k, p) in c.inputs.iter().enumerate() {
+                // (A fold's accumulator has its start's type.)
+                if k > 0 || params_by_ref != ByRef::AllButFirst {
+                    let mut names = Vec::new();
+                    activity::pat_names(p, &mut names);
+                    for n in names {
+                        inner.inherited_floats.insert(n, t.clone());
+                    }
+                }
+            }
+        }
         inner.seq_calls = self.seq_calls.clone();
         inner.receivers = self.receivers.clone();
         // A captured reference (a slice) stays one; a captured value is read through
@@ -2124,7 +2173,7 @@ fn is_path_keyword(seg: &str) -> bool {
 }
 
 /// Which parameters of a closure the adapter passes by reference.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum ByRef {
     All,
     AllButFirst,

@@ -202,6 +202,9 @@ pub struct Lowerer {
     /// Locals of the other float type (`let a = x[0] as f32;` in a function over `f64`)
     /// with that type: a literal beside one of them takes it ([`other_float_locals`]).
     other_floats: HashMap<String, Ident>,
+    /// Those of an enclosing body a closure's body reads (its captures, and its
+    /// parameters when the adapter walks a sequence of them), set by its caller.
+    inherited_floats: HashMap<String, Ident>,
     /// Plain functions whose value the body uses as a sequence
     /// ([`crate::rewrite::sequence_valued_calls`]).
     pub seq_calls: HashSet<String>,
@@ -307,7 +310,7 @@ pub(crate) fn is_deref(e: &Expr) -> bool {
 /// The other float type than `own` (`f32` in a function over `f64`, and the reverse),
 /// when `e` has it as written: a cast to it, a literal with its suffix, a local of
 /// `locals`, or an operation, a float method or a parenthesis of one of these.
-fn other_float(e: &Expr, own: &Ident, locals: &HashMap<String, Ident>) -> Option<Ident> {
+pub(super) fn other_float(e: &Expr, own: &Ident, locals: &HashMap<String, Ident>) -> Option<Ident> {
     let other = match own.to_string().as_str() {
         "f64" => "f32",
         "f32" => "f64",
@@ -328,7 +331,16 @@ fn other_float(e: &Expr, own: &Ident, locals: &HashMap<String, Ident>) -> Option
         Expr::Binary(b) => {
             other_float(&b.left, own, locals).or_else(|| other_float(&b.right, own, locals))
         }
-        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => other_float(&u.expr, own, locals),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_) | syn::UnOp::Deref(_)) => {
+            other_float(&u.expr, own, locals)
+        }
+        Expr::Reference(r) => other_float(&r.expr, own, locals),
+        // An element of a sequence of them, and the sequence (`[a, b]`, `vec![a; n]`).
+        Expr::Index(ix) => other_float(&ix.expr, own, locals),
+        Expr::Array(a) => a.elems.first().and_then(|e| other_float(e, own, locals)),
+        Expr::Macro(m) if m.mac.path.is_ident("vec") => crate::rewrite::macro_exprs(&m.mac)?
+            .first()
+            .and_then(|e| other_float(e, own, locals)),
         Expr::MethodCall(m)
             if crate::twin::FLOAT_METHODS.contains(&m.method.to_string().as_str()) =>
         {
@@ -427,6 +439,7 @@ impl Lowerer {
             pending_pins: HashMap::new(),
             float_ty: None,
             other_floats: HashMap::new(),
+            inherited_floats: HashMap::new(),
             seq_calls: HashSet::new(),
             receivers: HashMap::new(),
             struct_seqs: HashSet::new(),
@@ -680,7 +693,8 @@ impl Lowerer {
             .collect();
         (self.resized, self.indexed, self.grown) = resized_and_indexed_names(body);
         if let Some(ty) = &self.float_ty {
-            self.other_floats = other_float_locals(body, ty);
+            self.other_floats = std::mem::take(&mut self.inherited_floats);
+            self.other_floats.extend(other_float_locals(body, ty));
         }
         (self.mut_borrowed, self.mut_receivers) = mut_borrowed_names(body);
         // A value may also change without a `mut` binding of its name when the name
