@@ -11711,6 +11711,7 @@ pub fn with_azip_expanded(block: &syn::Block) -> syn::Block {
             }
             syn::visit_mut::visit_expr_mut(self, e);
             if let Some(r) = literal_form(e)
+                .or_else(|| try_fold_as_loop(e))
                 .or_else(|| piece_copies(e))
                 .or_else(|| literal_receiver(e))
                 .or_else(|| trait_path_call(e))
@@ -11730,6 +11731,84 @@ pub fn with_azip_expanded(block: &syn::Block) -> syn::Block {
     A.visit_block_mut(&mut b);
     OptionAccumulators.visit_block_mut(&mut b);
     b
+}
+
+/// `seq.try_fold(init, |acc, v| body)` as the loop it is: `{ let mut r = Some(init);
+/// for v in seq { if r.is_none() { break; } let acc = r.unwrap(); r = body; } r }`
+/// (`Ok(init)` and `is_err` when the closure's results are written so: an error type
+/// without `Debug` then fails at the `unwrap`), the walk ending at the first `None` or
+/// `Err`, which is the result. (`r` is moved out and written again on every trip that
+/// goes on: an error held in it need not be `Clone`.) Left as written (and refused where it carries a
+/// derivative) when the closure's body has a `?` or a `return` of its own, or its kind
+/// does not show.
+fn try_fold_as_loop(e: &Expr) -> Option<Expr> {
+    let Expr::MethodCall(m) = e else { return None };
+    if m.method != "try_fold" || m.args.len() != 2 {
+        return None;
+    }
+    let Expr::Closure(c) = &m.args[1] else {
+        return None;
+    };
+    if c.inputs.len() != 2 || c.output != syn::ReturnType::Default {
+        return None;
+    }
+    // The closure's own exits, and which wrapper its results are.
+    struct Kind {
+        exits: bool,
+        option: bool,
+        result: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Kind {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            match e {
+                Expr::Return(_) | Expr::Try(_) => self.exits = true,
+                Expr::Closure(_) => return,
+                Expr::Path(p) if p.path.is_ident("None") => self.option = true,
+                Expr::Call(c) => {
+                    if let Expr::Path(p) = &*c.func {
+                        if p.path.is_ident("Some") {
+                            self.option = true;
+                        } else if p.path.is_ident("Ok") || p.path.is_ident("Err") {
+                            self.result = true;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let mut kind = Kind {
+        exits: false,
+        option: false,
+        result: false,
+    };
+    syn::visit::Visit::visit_expr(&mut kind, &c.body);
+    if kind.exits || kind.option == kind.result {
+        return None;
+    }
+    let (wrap, ended) = if kind.option {
+        (format_ident!("Some"), format_ident!("is_none"))
+    } else {
+        (format_ident!("Ok"), format_ident!("is_err"))
+    };
+    let span = m.method.span();
+    let r = format_ident!("__mochi_tried", span = span);
+    let (seq, init, body) = (&m.receiver, &m.args[0], &c.body);
+    let (acc, item) = (&c.inputs[0], &c.inputs[1]);
+    Some(syn::parse_quote_spanned! {span=>
+        {
+            let mut #r = #wrap(#init);
+            for #item in #seq {
+                if #r.#ended() {
+                    break;
+                }
+                let #acc = #r.unwrap();
+                #r = #body;
+            }
+            #r
+        }
+    })
 }
 
 /// `let v = chain.collect::<Vec<(usize, f64)>>();` as `let v: Vec<(usize, f64)> =

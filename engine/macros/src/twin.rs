@@ -250,6 +250,8 @@ pub const SEQ_METHODS: &[&str] = &[
     "copy_from_slice",
     "is_some",
     "is_none",
+    "is_ok",
+    "is_err",
     "unwrap_or",
     "expect",
     "pop",

@@ -10916,3 +10916,72 @@ mod option_accumulators {
         all_orders!(running_max, [0.3, -0.8, 1.1, 0.5]);
     }
 }
+
+/// `try_fold` as the loop it is, ending at the first `None` or `Err` (was refused: "not
+/// supported; write the walk as a `for` loop"): over `Option`, over `Result` with a
+/// `String` error, and with a pair as the accumulator.
+mod tried_folds {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn damped(x: &[f64]) -> f64 {
+        x.iter()
+            .try_fold(0.0, |acc, &v| {
+                if v > 5.0 {
+                    None
+                } else {
+                    Some(acc * 0.5 + v.sin())
+                }
+            })
+            .unwrap_or(-1.0)
+    }
+
+    #[differentiable]
+    pub fn log_product(x: &[f64]) -> f64 {
+        let r: Result<f64, String> = x.iter().copied().try_fold(1.0, |p, v| {
+            if v < -5.0 {
+                Err(format!("too small: {v}"))
+            } else {
+                Ok(p * (1.0 + v * v))
+            }
+        });
+        match r {
+            Ok(p) => p.ln(),
+            Err(_) => 0.0,
+        }
+    }
+
+    #[differentiable]
+    pub fn paired(x: &[f64]) -> f64 {
+        let s = x.iter().enumerate().try_fold((0.0, 0.0), |(a, b), (i, v)| {
+            if i > 10 {
+                None
+            } else {
+                Some((a + v * i as f64, b + v.exp()))
+            }
+        });
+        let (a, b) = s.unwrap();
+        a * b
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.8, 1.1];
+        let want = [0.25 * x[0].cos(), 0.5 * x[1].cos(), x[2].cos()];
+        crate::common::close_to("damped", &damped::gradient(&x), &want, 1e-14);
+        // The walk stops at 6.0: the result is the constant -1.
+        let stopped = [0.3f64, 6.0, 1.1];
+        assert_eq!(damped(&stopped), -1.0);
+        assert_eq!(damped::gradient(&stopped), vec![0.0; 3]);
+        let want: Vec<f64> = x.iter().map(|v| 2.0 * v / (1.0 + v * v)).collect();
+        crate::common::close_to("log_product", &log_product::gradient(&x), &want, 1e-14);
+        assert_eq!(log_product::gradient(&[0.3, -6.0]), vec![0.0; 2]);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(damped, [0.3, -0.8, 1.1, 0.5]);
+        all_orders!(log_product, [0.3, -0.8, 1.1, 0.5]);
+        all_orders!(paired, [0.3, -0.8, 1.1, 0.5]);
+    }
+}

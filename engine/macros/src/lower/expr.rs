@@ -775,7 +775,11 @@ impl Lowerer {
         {
             self.err(
                 &m.method,
-                format!("mochi: `.{name}(..)` over a differentiable sequence is not supported; write the walk as a `for` loop over the sequence, with `break` (or `return`, or `?`) where the closure gives `None` or `Err`"),
+                if name == "try_fold" {
+                    "mochi: `.try_fold(..)` over a differentiable sequence is supported when its closure's results are written `Some(..)`/`None` or `Ok(..)`/`Err(..)` and it has no `?` or `return` of its own, not here; write the walk as a `for` loop over the sequence, with `break` where the closure gives `None` or `Err`".to_string()
+                } else {
+                    format!("mochi: `.{name}(..)` over a differentiable sequence is not supported; write the walk as a `for` loop over the sequence, with `break` (or `return`, or `?`) where the closure gives `None` or `Err`")
+                },
             );
             return Operand::Inactive(quote!(#m));
         }
