@@ -1783,6 +1783,16 @@ pub fn ordering<T: ?Sized>(
     cmp(a, b)
 }
 
+/// The order of `a` and `b` by `key` (a `max_by_key`'s, written as a loop): the closure
+/// gets its argument type here, where a `let` would leave it to inference.
+pub fn ordering_by_key<T: ?Sized, K: Ord>(
+    a: &T,
+    b: &T,
+    key: impl Fn(&T) -> K,
+) -> std::cmp::Ordering {
+    key(a).cmp(&key(b))
+}
+
 /// The length of the window `&x[base..end]` of a sequence of length `len`, with the
 /// checks of slice indexing (generated code reads a window kept in a local, `let w =
 /// &x[a..b];`, through `x` itself: [`window_at`]).

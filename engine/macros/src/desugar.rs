@@ -6961,9 +6961,6 @@ fn best_of_zip(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<(
     let Expr::MethodCall(z) = unparen(&best.receiver) else {
         return None;
     };
-    if z.method != "zip" || z.args.len() != 1 {
-        return None;
-    }
     let seq = |e: &Expr| -> Option<Expr> {
         let e = match unparen(e) {
             Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => unparen(&m.receiver),
@@ -6972,8 +6969,13 @@ fn best_of_zip(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<(
         };
         matches!(e, Expr::Path(_) | Expr::Field(_)).then(|| e.clone())
     };
-    let (a, b) = (seq(&z.receiver)?, seq(&z.args[0])?);
     let span = best.method.span();
+    // `x.iter().enumerate()`: the pair is the position and the element.
+    let (a, b) = match (z.method.to_string().as_str(), z.args.len()) {
+        ("zip", 1) => (seq(&z.receiver)?, Some(seq(&z.args[0])?)),
+        ("enumerate", 0) => (seq(&z.receiver)?, None),
+        _ => return None,
+    };
     *next += 1;
     let (k, i, j) = (
         format_ident!("__mochi_bk{}", *next, span = span),
@@ -6982,25 +6984,38 @@ fn best_of_zip(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<(
     );
     let body = &c.body;
     let p0 = &c.inputs[0];
+    let pair = |at: &syn::Ident| match &b {
+        Some(b) => quote_spanned!(span=> (&#a[*#at], &#b[*#at])),
+        None => quote_spanned!(span=> (*#at, &#a[*#at])),
+    };
+    let (pi, pj) = (pair(&i), pair(&j));
     let search = if by_key {
-        quote_spanned!(span=> |#i: &usize| { let #p0 = &(&#a[*#i], &#b[*#i]); #body })
+        quote_spanned!(span=> |#i: &usize| { let #p0 = &#pi; #body })
     } else {
         let p1 = &c.inputs[1];
         quote_spanned!(span=> |#i: &usize, #j: &usize| {
-            let #p0 = &(&#a[*#i], &#b[*#i]);
-            let #p1 = &(&#a[*#j], &#b[*#j]);
+            let #p0 = &#pi;
+            let #p1 = &#pj;
             #body
         })
     };
     let method = &best.method;
     let (finish, args) = (&outer.method, &outer.args);
+    let (len, found) = match &b {
+        Some(b) => (
+            quote_spanned!(span=> ::core::cmp::min(#a.len(), #b.len())),
+            syn::parse_quote_spanned!(span=> (&#a[#k], &#b[#k])),
+        ),
+        None => (
+            quote_spanned!(span=> #a.len()),
+            syn::parse_quote_spanned!(span=> (#k, &#a[#k])),
+        ),
+    };
     Some((
         syn::parse_quote_spanned!(span=>
-            let #k: usize = ::mochi::no_grad(
-                (0..::core::cmp::min(#a.len(), #b.len())).#method(#search).#finish(#args)
-            );
+            let #k: usize = ::mochi::no_grad((0..#len).#method(#search).#finish(#args));
         ),
-        syn::parse_quote_spanned!(span=> (&#a[#k], &#b[#k])),
+        found,
     ))
 }
 
@@ -12249,7 +12264,16 @@ impl Desugar {
         let name = inner.method.to_string();
         if !matches!(
             name.as_str(),
-            "reduce" | "max_by" | "min_by" | "last" | "next_back" | "next" | "nth" | "find"
+            "reduce"
+                | "max_by"
+                | "min_by"
+                | "max_by_key"
+                | "min_by_key"
+                | "last"
+                | "next_back"
+                | "next"
+                | "nth"
+                | "find"
         ) || !mentions_active(&inner.receiver, &self.active)
         {
             return None;

@@ -2447,6 +2447,36 @@ impl Writer<'_> {
                     }
                 )
             }
+            // A key (`|v| (v * 10.0).round() as i64`): compared without a derivative,
+            // keeping what `Iterator::max_by_key` keeps (the last of equal keys; `min_by_key`
+            // the first). The key closure takes a reference to the element as the chain
+            // yields it, as a comparator does.
+            "max_by_key" | "min_by_key" if matches!(item, Item::Leaf(..)) => {
+                let key = match &e.args[0] {
+                    Expr::Closure(c) if c.inputs.len() == 1 => &e.args[0],
+                    Expr::Path(_) => &e.args[0],
+                    _ => return None,
+                };
+                let by_ref = matches!(item, Item::Leaf(_, true));
+                let v = self.value(&item);
+                let c = self.fresh("c");
+                let r = if by_ref {
+                    quote_spanned!(span=> &)
+                } else {
+                    TokenStream::new()
+                };
+                let keep = if name == "max_by_key" {
+                    quote_spanned!(span=> !=)
+                } else {
+                    quote_spanned!(span=> ==)
+                };
+                quote_spanned!(span=>
+                    let #c = #v;
+                    if ::mochi::no_grad(::mochi::__private::ordering_by_key(#r &#acc, #r &#c, #key)) #keep ::core::cmp::Ordering::Greater {
+                        #acc = #c;
+                    }
+                )
+            }
             "max_by" | "min_by" => {
                 let flipped = comparator(&e.args[0])?;
                 let v = self.value(&item);

@@ -10985,3 +10985,62 @@ mod tried_folds {
         all_orders!(paired, [0.3, -0.8, 1.1, 0.5]);
     }
 }
+
+/// The best element by an integer key (`min_by_key`/`max_by_key` over `x.iter()`,
+/// `copied()` and `enumerate()` pairs bound whole; each "no rule for `iter`" before),
+/// and a `Vec` of integers computed from the differentiable values, typed so (`let mut b:
+/// Vec<i64> = x.iter().map(..).collect(); b.sort(); b.dedup();`; before, "no rule for
+/// `iter`" and no `hessian` for the `sort`).
+mod keyed_bests {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn keyed(x: &[f64]) -> f64 {
+        let lo = x
+            .iter()
+            .copied()
+            .min_by_key(|v| (v * 10.0).round() as i64)
+            .unwrap();
+        let hi = *x.iter().max_by_key(|v| (v.abs() * 10.0) as u32).unwrap();
+        let (k, v) = x
+            .iter()
+            .enumerate()
+            .min_by_key(|&(i, _)| (i * 7) % 5)
+            .unwrap();
+        let (j, w) = x
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, v)| (**v * 3.0).floor() as i64 + *i as i64)
+            .unwrap();
+        lo * x[0] + hi * hi + v * (k as f64 + 1.0) + w * (j as f64 + 0.5)
+    }
+
+    #[differentiable]
+    pub fn buckets(x: &[f64]) -> f64 {
+        let mut b: Vec<i64> = x.iter().map(|v| (v * 2.0).floor() as i64).collect();
+        b.sort();
+        b.dedup();
+        let k = b.len() as f64;
+        x.iter().map(|v| v * v).sum::<f64>() * k + x[0] * b[0] as f64
+    }
+
+    #[test]
+    fn by_hand() {
+        // lo = x₁ (key -9), hi = x₂ (key 11), (k, v) = (0, x₀) (key 0), (j, w) = (2, x₂)
+        // (key 5).
+        let x = [0.33f64, -0.87, 1.14, 0.52];
+        let want = [x[1] + 1.0, x[0], 2.0 * x[2] + 2.5, 0.0];
+        crate::common::close_to("keyed", &keyed::gradient(&x), &want, 1e-14);
+        // Buckets ⌊2x⌋ = 0, -2, 2, 1: four distinct, the smallest -2.
+        let want: Vec<f64> = (0..4)
+            .map(|i| 8.0 * x[i] + if i == 0 { -2.0 } else { 0.0 })
+            .collect();
+        crate::common::close_to("buckets", &buckets::gradient(&x), &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(keyed, [0.33, -0.87, 1.14, 0.52]);
+        all_orders!(buckets, [0.33, -0.87, 1.14, 0.52]);
+    }
+}

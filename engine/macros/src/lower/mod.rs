@@ -1089,7 +1089,10 @@ impl Lowerer {
             !init_active && (!mentions_any(init_expr, &self.active) || is_no_grad(init_expr));
         let stays_constant =
             !pattern_is_mut(pat) || (!any_active && !mentions_any(init_expr, &self.active));
-        if constant && stays_constant {
+        // `let mut b: Vec<i64> = x.iter().map(|v| (v * 2.0).floor() as i64).collect();`:
+        // a type written without a tangent holds no derivative, whatever it is made of.
+        let typed_constant = !any_active && ty.is_some_and(activity::type_is_inactive);
+        if (constant && stays_constant) || typed_constant {
             code.fwd.push(Fwd::Primal(
                 quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;),
             ));
