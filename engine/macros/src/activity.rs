@@ -673,6 +673,44 @@ pub fn for_pattern_active(pat: &Pat, e: &Expr, active: &HashSet<String>, out: &m
     out.extend(names);
 }
 
+/// Adds to `active` the parameters of the closures that adapters over a sequence with a
+/// derivative are given, bound as a `for` over the same chain binds its pattern
+/// ([`for_pattern_active`]: `(i, &v)` of `x.iter().enumerate().map(..)` adds `v`, not the
+/// index); a `fold`'s element (its second parameter). The analysis itself keeps a
+/// closure's parameters to the closure: a caller that reads names anywhere in the body
+/// (the generic form's calls) needs them.
+pub fn add_closure_items(block: &syn::Block, active: &mut HashSet<String>) {
+    struct Items<'a> {
+        active: &'a HashSet<String>,
+        out: Vec<String>,
+    }
+    impl<'ast> Visit<'ast> for Items<'_> {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let item = match (m.method.to_string().as_str(), m.args.last()) {
+                ("fold", Some(Expr::Closure(c))) if c.inputs.len() == 2 => Some(&c.inputs[1]),
+                (_, Some(Expr::Closure(c))) if c.inputs.len() == 1 => Some(&c.inputs[0]),
+                _ => None,
+            };
+            if let Some(p) = item {
+                for_pattern_active(p, &m.receiver, self.active, &mut self.out);
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    loop {
+        let mut v = Items {
+            active,
+            out: Vec::new(),
+        };
+        v.visit_block(block);
+        let before = active.len();
+        active.extend(v.out);
+        if active.len() == before {
+            return;
+        }
+    }
+}
+
 pub fn yields_enumerated(e: &Expr) -> bool {
     match e {
         Expr::MethodCall(m) if m.method == "enumerate" => true,

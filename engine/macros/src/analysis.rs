@@ -105,6 +105,7 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         // (`pts: &[V2]`: a sequence of the user's structs.)
         if crate::desugar::Receiver::user_elements(t).is_some()
             || crate::desugar::mirror_elements(t)
+            || crate::desugar::tuple_elements(t)
         {
             crate::iterchain::note_struct_seq(&i.to_string(), true);
         }

@@ -8082,20 +8082,31 @@ pub fn struct_elements_named(l: &mut syn::Local) {
 /// mirror, in a generic form (see [`Receiver::user_elements`] for the structs
 /// themselves).
 pub fn mirror_elements(t: &syn::Type) -> bool {
+    // (Also `<V2 as LiftField>::Of<T>`, how the generic form names the mirror.)
+    matches!(sequence_element(t), Some(syn::Type::Path(p))
+    if p.path.segments.last().is_some_and(|s| {
+        s.ident.to_string().starts_with("__MochiTwin") || (p.qself.is_some() && s.ident == "Of")
+    }))
+}
+
+/// A sequence of tuples (`Vec<(f64, f64)>`, `&[(f64, usize)]`, `[(f64, f64); 3]`): its
+/// chains are index loops, as a sequence of structs' are (the sequence rules hold
+/// floats).
+pub fn tuple_elements(t: &syn::Type) -> bool {
+    matches!(sequence_element(t), Some(syn::Type::Tuple(e)) if !e.elems.is_empty())
+}
+
+/// The element type of a slice, an array or a `Vec`, or of a reference to one.
+fn sequence_element(t: &syn::Type) -> Option<&syn::Type> {
     let t = match t {
         syn::Type::Reference(r) => &*r.elem,
         other => other,
     };
-    let elem = match t {
+    match t {
         syn::Type::Slice(s) => Some(&*s.elem),
         syn::Type::Array(a) => Some(&*a.elem),
         other => crate::iterchain::vec_elem(other).flatten(),
-    };
-    // (Also `<V2 as LiftField>::Of<T>`, how the generic form names the mirror.)
-    matches!(elem, Some(syn::Type::Path(p))
-    if p.path.segments.last().is_some_and(|s| {
-        s.ident.to_string().starts_with("__MochiTwin") || (p.qself.is_some() && s.ident == "Of")
-    }))
+    }
 }
 
 /// A `find` predicate `p` applied to a reference to `__mochi_e`, the item: a closure's
@@ -12313,7 +12324,8 @@ impl Desugar {
                 .as_ref()
                 .is_some_and(|i| struct_literals(unparen(&i.expr))),
         };
-        let mirrors = matches!(&l.pat, Pat::Type(t) if mirror_elements(&t.ty));
+        let mirrors =
+            matches!(&l.pat, Pat::Type(t) if mirror_elements(&t.ty) || tuple_elements(&t.ty));
         crate::iterchain::note_struct_seq(&p.ident.to_string(), elements || mirrors);
         if elements && p.mutability.is_some() && p.by_ref.is_none() {
             self.element_receivers.insert(p.ident.to_string());

@@ -1270,6 +1270,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         active.insert("self".to_string());
     }
     crate::activity::analyse(&func.block, &mut active);
+    crate::activity::add_closure_items(&func.block, &mut active);
     float_locals(&func.block, &mut floats);
     let mut twin = func.clone();
     // (A `const fn`'s twin is not one: its scalar's arithmetic is not `const`.)

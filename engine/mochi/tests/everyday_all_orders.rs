@@ -11044,3 +11044,51 @@ mod keyed_bests {
         all_orders!(buckets, [0.33, -0.87, 1.14, 0.52]);
     }
 }
+
+/// A helper taking the element and its index, called in a closure over
+/// `x.iter().enumerate()` (`map`, and a `fold`'s): the element carries the derivative in
+/// the generic form too (before, the generic form called the helper as a function of
+/// constants and failed to build: no `hessian`).
+mod helpers_in_enumerated_closures {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn term(v: f64, i: usize) -> f64 {
+        v.powi(i as i32 + 1) / (i + 1) as f64 + (0.3 * i as f64 + v).sin()
+    }
+
+    #[differentiable]
+    pub fn mapped(x: &[f64]) -> f64 {
+        x.iter().enumerate().map(|(i, &v)| term(v, i)).sum()
+    }
+
+    #[differentiable]
+    pub fn folded(x: &[f64]) -> f64 {
+        x.iter()
+            .enumerate()
+            .fold(0.0, |acc, (i, v)| acc * 0.5 + term(*v, i))
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3f64, -0.8, 1.1];
+        let want: Vec<f64> = x
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v.powi(i as i32) + (0.3 * i as f64 + v).cos())
+            .collect();
+        crate::common::close_to("mapped", &mapped::gradient(&x), &want, 1e-14);
+        let h = mapped::hessian(&x);
+        for i in 0..3 {
+            let d = i as f64 * x[i].powi(i as i32 - 1) - (0.3 * i as f64 + x[i]).sin();
+            assert!((h[[i, i]] - d).abs() < 1e-12, "{i}: {} vs {d}", h[[i, i]]);
+        }
+        assert_eq!(h[[0, 1]], 0.0);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(mapped, [0.3, -0.8, 1.1, 0.5]);
+        all_orders!(folded, [0.3, -0.8, 1.1, 0.5]);
+    }
+}
