@@ -667,6 +667,15 @@ fn method(func: &ItemFn, options: &Options) -> syn::Result<TokenStream> {
 
 /// A method's result that carries no derivative: a reference, an integer, a `bool`, a
 /// `char` or a `String` (left as written when an `impl` block marks no method).
+/// A `&mut self` method returning a value that is not a reference (`fn bump(&mut self)
+/// -> bool`): it may change its receiver's derivative, whatever it returns, so it is
+/// called through its rule. (An accessor `fn x_mut(&mut self) -> &mut f64` is not one.)
+fn changes_self(sig: &syn::Signature) -> bool {
+    sig.receiver()
+        .is_some_and(|r| r.reference.is_some() && r.mutability.is_some())
+        && !matches!(&sig.output, syn::ReturnType::Type(_, t) if matches!(**t, syn::Type::Reference(_)))
+}
+
 fn result_without_derivative(output: &syn::ReturnType) -> bool {
     let syn::ReturnType::Type(_, t) = output else {
         return false;
@@ -730,6 +739,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         if let syn::ImplItem::Fn(f) = item {
             if f.sig.receiver().is_some() {
                 let plain = result_without_derivative(&f.sig.output)
+                    && !changes_self(&f.sig)
                     && (marked_any || !f.attrs.iter().any(is_differentiable));
                 crate::twin::note_user_method(&f.sig.ident.to_string(), plain);
             }
@@ -738,7 +748,9 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
     if !marked_any {
         for item in imp.items.iter_mut() {
             if let syn::ImplItem::Fn(f) = item {
-                if !result_without_derivative(&f.sig.output) && !f.sig.inputs.is_empty() {
+                if (changes_self(&f.sig) || !result_without_derivative(&f.sig.output))
+                    && !f.sig.inputs.is_empty()
+                {
                     f.attrs.push(syn::parse_quote!(#[differentiable]));
                 }
             }

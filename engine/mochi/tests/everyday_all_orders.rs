@@ -11092,3 +11092,133 @@ mod helpers_in_enumerated_closures {
         all_orders!(folded, [0.3, -0.8, 1.1, 0.5]);
     }
 }
+
+/// A `&mut self` method that returns a value (`-> bool`, `-> usize`) changes its
+/// receiver's derivative as a `-> ()` one does. In a marked `impl` block it was called
+/// as a plain function of constants: the gradient missed the change (a silent wrong
+/// gradient before 2026-12-06: 12 for 36 below), and as a statement, `s.bump();`, the
+/// call was dropped from the derived code. Marked one by one, marked as a block without
+/// marked methods, and in an unmarked block with marked methods.
+mod mut_self_with_results {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Tangent)]
+    pub struct Marked {
+        x: f64,
+        n: usize,
+    }
+
+    #[differentiable]
+    impl Marked {
+        #[differentiable]
+        fn bump(&mut self) -> bool {
+            self.x *= 3.0;
+            self.n += 1;
+            true
+        }
+        #[differentiable]
+        fn grow(&mut self, by: f64) -> usize {
+            self.x += by * self.x;
+            self.n
+        }
+        #[differentiable]
+        fn big(&self) -> bool {
+            self.x > 100.0
+        }
+    }
+
+    #[derive(Clone, Tangent)]
+    pub struct Whole {
+        x: f64,
+    }
+
+    #[differentiable]
+    impl Whole {
+        fn bump(&mut self) -> bool {
+            self.x *= 3.0;
+            true
+        }
+        fn scaled(&self, by: f64) -> f64 {
+            self.x * by
+        }
+    }
+
+    #[derive(Clone, Tangent)]
+    pub struct Loose {
+        x: f64,
+    }
+
+    impl Loose {
+        #[differentiable]
+        fn bump(&mut self) -> bool {
+            self.x *= 3.0;
+            true
+        }
+    }
+
+    #[differentiable]
+    pub fn in_condition(s0: &Marked) -> f64 {
+        let mut s = s0.clone();
+        if s.bump() {
+            s.x * s.x
+        } else {
+            0.0
+        }
+    }
+
+    #[differentiable]
+    pub fn bound_and_dropped(x: &[f64]) -> f64 {
+        let mut s = Marked { x: x[0], n: 1 };
+        let grew: bool = s.bump();
+        s.bump();
+        let k = s.grow(x[1]);
+        if grew && !s.big() {
+            s.x * k as f64
+        } else {
+            0.0
+        }
+    }
+
+    #[differentiable]
+    pub fn whole_block(x: &[f64]) -> f64 {
+        let mut s = Whole { x: x[0] };
+        let _ = s.bump();
+        s.bump();
+        s.scaled(x[1])
+    }
+
+    #[differentiable]
+    pub fn loose(x: &[f64]) -> f64 {
+        let mut s = Loose { x: x[0] };
+        let twice = s.bump() && s.bump();
+        if twice {
+            s.x * x[1]
+        } else {
+            0.0
+        }
+    }
+
+    #[test]
+    fn by_hand_and_by_differences() {
+        let g = in_condition::gradient(&Marked { x: 2.0, n: 1 });
+        assert_eq!(g.x, 36.0);
+        // s.x = 9 x₀ (1 + x₁), k = 3: f = 27 x₀ (1 + x₁).
+        let x = [0.7, 0.4];
+        let want = [27.0 * 1.4, 27.0 * 0.7];
+        crate::common::close_to(
+            "bound_and_dropped",
+            &bound_and_dropped::gradient(&x),
+            &want,
+            1e-13,
+        );
+        assert!((bound_and_dropped(&x) - 27.0 * 0.7 * 1.4).abs() < 1e-13);
+        // 9 x₀ x₁ both.
+        let want = [9.0 * 0.4, 9.0 * 0.7];
+        crate::common::close_to("whole_block", &whole_block::gradient(&x), &want, 1e-13);
+        crate::common::close_to("loose", &loose::gradient(&x), &want, 1e-13);
+        let g = bound_and_dropped::gradient(&x);
+        crate::common::assert_gradient_matches(bound_and_dropped, &g, &x);
+        crate::common::assert_gradient_matches(whole_block, &whole_block::gradient(&x), &x);
+        crate::common::assert_gradient_matches(loose, &loose::gradient(&x), &x);
+    }
+}

@@ -307,6 +307,82 @@ pub(crate) fn is_deref(e: &Expr) -> bool {
     matches!(crate::desugar::unparen(e), Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)))
 }
 
+/// Methods of sequences, iterators and `Option`s that only read their receiver, beside
+/// the float methods and the queries ([`activity::INACTIVE_METHODS`]).
+const READING_METHODS: &[&str] = &[
+    "iter",
+    "into_iter",
+    "copied",
+    "cloned",
+    "map",
+    "filter",
+    "filter_map",
+    "enumerate",
+    "zip",
+    "rev",
+    "skip",
+    "take",
+    "step_by",
+    "chain",
+    "windows",
+    "chunks",
+    "chunks_exact",
+    "collect",
+    "sum",
+    "product",
+    "fold",
+    "position",
+    "rposition",
+    "any",
+    "all",
+    "find",
+    "max",
+    "min",
+    "max_by",
+    "min_by",
+    "max_by_key",
+    "min_by_key",
+    "last",
+    "first",
+    "nth",
+    "get",
+    "to_vec",
+    "clone",
+    "unwrap",
+    "unwrap_or",
+    "expect",
+    "abs_diff",
+];
+
+/// Does evaluating `e` only read (no `&mut`, no assignment, no method but reading ones
+/// ([`READING_METHODS`], the float methods, the queries))?
+fn only_reads(e: &Expr) -> bool {
+    struct R(bool);
+    impl<'ast> syn::visit::Visit<'ast> for R {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            match e {
+                Expr::Reference(r) if r.mutability.is_some() => self.0 = false,
+                Expr::Assign(_) => self.0 = false,
+                Expr::Binary(b) if activity::is_arithmetic_assign(&b.op) => self.0 = false,
+                Expr::MethodCall(m) => {
+                    let n = m.method.to_string();
+                    if !(READING_METHODS.contains(&n.as_str())
+                        || activity::INACTIVE_METHODS.contains(&n.as_str())
+                        || crate::twin::FLOAT_METHODS.contains(&n.as_str()))
+                    {
+                        self.0 = false;
+                    }
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let mut r = R(true);
+    syn::visit::Visit::visit_expr(&mut r, e);
+    r.0
+}
+
 /// The other float type than `own` (`f32` in a function over `f64`, and the reverse),
 /// when `e` has it as written: a cast to it, a literal with its suffix, a local of
 /// `locals`, or an operation, a float method or a parenthesis of one of these.
@@ -1090,8 +1166,11 @@ impl Lowerer {
         let stays_constant =
             !pattern_is_mut(pat) || (!any_active && !mentions_any(init_expr, &self.active));
         // `let mut b: Vec<i64> = x.iter().map(|v| (v * 2.0).floor() as i64).collect();`:
-        // a type written without a tangent holds no derivative, whatever it is made of.
-        let typed_constant = !any_active && ty.is_some_and(activity::type_is_inactive);
+        // a type written without a tangent holds no derivative, whatever it is made of,
+        // when making it changes nothing else (no `&mut`, no assignment, only reading
+        // methods: `let c: bool = s.bump();` may write `s`, whose derivative goes on).
+        let typed_constant =
+            !any_active && ty.is_some_and(activity::type_is_inactive) && only_reads(init_expr);
         if (constant && stays_constant) || typed_constant {
             code.fwd.push(Fwd::Primal(
                 quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;),
