@@ -11096,9 +11096,10 @@ mod helpers_in_enumerated_closures {
 /// A `&mut self` method that returns a value (`-> bool`, `-> usize`) changes its
 /// receiver's derivative as a `-> ()` one does. In a marked `impl` block it was called
 /// as a plain function of constants: the gradient missed the change (a silent wrong
-/// gradient before 2026-12-06: 12 for 36 below), and as a statement, `s.bump();`, the
-/// call was dropped from the derived code. Marked one by one, marked as a block without
-/// marked methods, and in an unmarked block with marked methods.
+/// gradient before 2026-12-06: 12 for 36 below, and zeros for a trait's accumulator),
+/// and as a statement, `s.bump();`, the call was dropped from the derived code. Marked
+/// one by one, marked as a block without marked methods, in an unmarked block with
+/// marked methods, and a trait's.
 mod mut_self_with_results {
     use mochi::prelude::*;
 
@@ -11153,6 +11154,39 @@ mod mut_self_with_results {
         fn bump(&mut self) -> bool {
             self.x *= 3.0;
             true
+        }
+    }
+
+    #[derive(Clone, Tangent)]
+    pub struct Acc {
+        s: f64,
+    }
+
+    pub trait Push {
+        fn add(&mut self, v: f64) -> bool;
+    }
+
+    #[differentiable]
+    impl Push for Acc {
+        #[differentiable]
+        fn add(&mut self, v: f64) -> bool {
+            self.s += v * v;
+            true
+        }
+    }
+
+    /// A trait's `&mut self` method: the gradient was all zeros.
+    #[differentiable]
+    pub fn accumulated(x: &[f64]) -> f64 {
+        let mut a = Acc { s: 0.0 };
+        for &v in x {
+            a.add(v);
+        }
+        let ok = a.add(x[0]);
+        if ok {
+            a.s
+        } else {
+            0.0
         }
     }
 
@@ -11220,5 +11254,8 @@ mod mut_self_with_results {
         crate::common::assert_gradient_matches(bound_and_dropped, &g, &x);
         crate::common::assert_gradient_matches(whole_block, &whole_block::gradient(&x), &x);
         crate::common::assert_gradient_matches(loose, &loose::gradient(&x), &x);
+        let x3 = [0.3, -0.8, 1.1];
+        let want = [4.0 * x3[0], 2.0 * x3[1], 2.0 * x3[2]];
+        crate::common::close_to("accumulated", &accumulated::gradient(&x3), &want, 1e-14);
     }
 }
