@@ -667,12 +667,19 @@ fn method(func: &ItemFn, options: &Options) -> syn::Result<TokenStream> {
 
 /// A method's result that carries no derivative: a reference, an integer, a `bool`, a
 /// `char` or a `String` (left as written when an `impl` block marks no method).
-/// A `&mut self` method returning a value that is not a reference (`fn bump(&mut self)
-/// -> bool`): it may change its receiver's derivative, whatever it returns, so it is
-/// called through its rule. (An accessor `fn x_mut(&mut self) -> &mut f64` is not one.)
-fn changes_self(sig: &syn::Signature) -> bool {
-    sig.receiver()
-        .is_some_and(|r| r.reference.is_some() && r.mutability.is_some())
+/// A method taking `&mut self` or a `&mut` argument and returning a value that is not a
+/// reference (`fn bump(&mut self) -> bool`, `fn emit(&self, out: &mut Vec<f64>) ->
+/// usize`): it may change the derivative of what it is lent, whatever it returns, so it
+/// is called through its rule. (An accessor `fn x_mut(&mut self) -> &mut f64` is not
+/// one.)
+fn changes_what_it_is_lent(sig: &syn::Signature) -> bool {
+    let lends = sig.inputs.iter().any(|a| match a {
+        syn::FnArg::Receiver(r) => r.reference.is_some() && r.mutability.is_some(),
+        syn::FnArg::Typed(t) => {
+            matches!(&*t.ty, syn::Type::Reference(r) if r.mutability.is_some())
+        }
+    });
+    lends
         && !matches!(&sig.output, syn::ReturnType::Type(_, t) if matches!(**t, syn::Type::Reference(_)))
 }
 
@@ -739,7 +746,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         if let syn::ImplItem::Fn(f) = item {
             if f.sig.receiver().is_some() {
                 let plain = result_without_derivative(&f.sig.output)
-                    && !changes_self(&f.sig)
+                    && !changes_what_it_is_lent(&f.sig)
                     && (marked_any || !f.attrs.iter().any(is_differentiable));
                 crate::twin::note_user_method(&f.sig.ident.to_string(), plain);
             }
@@ -748,7 +755,7 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
     if !marked_any {
         for item in imp.items.iter_mut() {
             if let syn::ImplItem::Fn(f) = item {
-                if (changes_self(&f.sig) || !result_without_derivative(&f.sig.output))
+                if (changes_what_it_is_lent(&f.sig) || !result_without_derivative(&f.sig.output))
                     && !f.sig.inputs.is_empty()
                 {
                     f.attrs.push(syn::parse_quote!(#[differentiable]));

@@ -11094,7 +11094,8 @@ mod helpers_in_enumerated_closures {
 }
 
 /// A `&mut self` method that returns a value (`-> bool`, `-> usize`) changes its
-/// receiver's derivative as a `-> ()` one does. In a marked `impl` block it was called
+/// receiver's derivative as a `-> ()` one does (and a method writing a `&mut` argument,
+/// that argument's). In a marked `impl` block it was called
 /// as a plain function of constants: the gradient missed the change (a silent wrong
 /// gradient before 2026-12-06: 12 for 36 below, and zeros for a trait's accumulator),
 /// and as a statement, `s.bump();`, the call was dropped from the derived code. Marked
@@ -11173,6 +11174,39 @@ mod mut_self_with_results {
             self.s += v * v;
             true
         }
+    }
+
+    #[derive(Clone, Tangent)]
+    pub struct Emitter {
+        w: f64,
+    }
+
+    #[differentiable]
+    impl Emitter {
+        #[differentiable]
+        fn emit(&self, out: &mut Vec<f64>, x: f64) -> usize {
+            out.push(self.w * x);
+            out.len()
+        }
+        #[differentiable]
+        fn scale_into(&self, out: &mut [f64]) -> bool {
+            for o in out.iter_mut() {
+                *o *= self.w;
+            }
+            true
+        }
+    }
+
+    /// `&self` methods writing a `&mut` argument: the writes lost their derivative too.
+    #[differentiable]
+    pub fn emitted(x: &[f64]) -> f64 {
+        let e = Emitter { w: x[0] };
+        let mut out = Vec::new();
+        let n = e.emit(&mut out, x[1]);
+        e.emit(&mut out, x[2]);
+        let mut v = x.to_vec();
+        e.scale_into(&mut v);
+        out.iter().sum::<f64>() * n as f64 + v[1]
     }
 
     /// A trait's `&mut self` method: the gradient was all zeros.
@@ -11257,5 +11291,9 @@ mod mut_self_with_results {
         let x3 = [0.3, -0.8, 1.1];
         let want = [4.0 * x3[0], 2.0 * x3[1], 2.0 * x3[2]];
         crate::common::close_to("accumulated", &accumulated::gradient(&x3), &want, 1e-14);
+        // w (x₁ + x₂) + w x₁ (n = 1).
+        let want = [x3[1] + x3[2] + x3[1], x3[0] + x3[0], x3[0]];
+        crate::common::close_to("emitted", &emitted::gradient(&x3), &want, 1e-14);
+        crate::common::assert_gradient_matches(emitted, &emitted::gradient(&x3), &x3);
     }
 }
