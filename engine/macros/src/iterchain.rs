@@ -2414,46 +2414,19 @@ impl Writer<'_> {
                 quote_spanned!(span=> #(#binds)* #acc = #b;)
             }
             // Any other comparator (`|a, b| (*a - c).abs().partial_cmp(&(*b - c).abs())
-            // .unwrap()`, a key compared): called as written on the values, without a
-            // derivative (an ordering has none), keeping what `Iterator::max_by` keeps.
-            // (Elements that are tuples, `enumerate()`'s, have their own rewrite.)
-            "max_by" | "min_by"
-                if comparator(&e.args[0]).is_none() && matches!(item, Item::Leaf(..)) =>
+            // .unwrap()`, a key compared), or a key (`|v| (v * 10.0).round() as i64`):
+            // called as written on the values, without a derivative (an ordering has
+            // none), keeping what `Iterator::max_by` keeps (the last of equal elements,
+            // `min_by` the first; `*_by_key` alike). It takes references to the elements
+            // as the chain yields them (`&&f64` from `x.iter()`). (Elements that are
+            // tuples, `enumerate()`'s, have their own rewrite.)
+            "max_by" | "min_by" | "max_by_key" | "min_by_key"
+                if matches!(item, Item::Leaf(..))
+                    && (name.ends_with("_key") || comparator(&e.args[0]).is_none()) =>
             {
-                let cmp = match &e.args[0] {
-                    Expr::Closure(c) if c.inputs.len() == 2 => &e.args[0],
-                    Expr::Path(_) => &e.args[0],
-                    _ => return None,
-                };
-                // The comparator takes references to the elements as the chain yields
-                // them (`&&f64` from `x.iter()`).
-                let by_ref = matches!(item, Item::Leaf(_, true));
-                let v = self.value(&item);
-                let c = self.fresh("c");
-                let r = if by_ref {
-                    quote_spanned!(span=> &)
-                } else {
-                    TokenStream::new()
-                };
-                let replace = if name == "max_by" {
-                    quote_spanned!(span=> !=)
-                } else {
-                    quote_spanned!(span=> ==)
-                };
-                quote_spanned!(span=>
-                    let #c = #v;
-                    if ::mochi::no_grad(::mochi::__private::ordering(#r &#acc, #r &#c, #cmp)) #replace ::core::cmp::Ordering::Greater {
-                        #acc = #c;
-                    }
-                )
-            }
-            // A key (`|v| (v * 10.0).round() as i64`): compared without a derivative,
-            // keeping what `Iterator::max_by_key` keeps (the last of equal keys; `min_by_key`
-            // the first). The key closure takes a reference to the element as the chain
-            // yields it, as a comparator does.
-            "max_by_key" | "min_by_key" if matches!(item, Item::Leaf(..)) => {
-                let key = match &e.args[0] {
-                    Expr::Closure(c) if c.inputs.len() == 1 => &e.args[0],
+                let by_key = name.ends_with("_key");
+                let f = match &e.args[0] {
+                    Expr::Closure(c) if c.inputs.len() == if by_key { 1 } else { 2 } => &e.args[0],
                     Expr::Path(_) => &e.args[0],
                     _ => return None,
                 };
@@ -2465,14 +2438,19 @@ impl Writer<'_> {
                 } else {
                     TokenStream::new()
                 };
-                let keep = if name == "max_by_key" {
+                let replace = if name.starts_with("max") {
                     quote_spanned!(span=> !=)
                 } else {
                     quote_spanned!(span=> ==)
                 };
+                let order = if by_key {
+                    quote_spanned!(span=> ordering_by_key)
+                } else {
+                    quote_spanned!(span=> ordering)
+                };
                 quote_spanned!(span=>
                     let #c = #v;
-                    if ::mochi::no_grad(::mochi::__private::ordering_by_key(#r &#acc, #r &#c, #key)) #keep ::core::cmp::Ordering::Greater {
+                    if ::mochi::no_grad(::mochi::__private::#order(#r &#acc, #r &#c, #f)) #replace ::core::cmp::Ordering::Greater {
                         #acc = #c;
                     }
                 )
