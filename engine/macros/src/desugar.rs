@@ -684,6 +684,46 @@ impl VisitMut for NdArrayLiterals {
     }
 }
 
+/// Methods of the standard library's sequences and arrays (and ndarray's) that edit
+/// their receiver in place.
+const STD_MUTATORS: &[&str] = &[
+    "clone_from_slice",
+    "copy_from_slice",
+    "clone_from",
+    "copy_within",
+    "swap_with_slice",
+    "fill",
+    "fill_with",
+    "swap",
+    "reverse",
+    "sort",
+    "sort_by",
+    "sort_by_key",
+    "sort_unstable",
+    "sort_unstable_by",
+    "sort_unstable_by_key",
+    "rotate_left",
+    "rotate_right",
+    "truncate",
+    "clear",
+    "resize",
+    "extend",
+    "extend_from_slice",
+    "insert",
+    "retain",
+    "dedup",
+    "append",
+    "drain",
+    "for_each",
+    "assign",
+    "mapv_inplace",
+    "map_inplace",
+    "zip_mut_with",
+    "scaled_add",
+    "invert",
+    "apply",
+];
+
 /// `m.layers[k].step(lr);` — a method of the user's called as a statement (its result
 /// unused) on a field or an element of a `let mut` local → `{ let mut t =
 /// m.layers[k].clone(); (&mut t).step(lr); m.layers[k] = t; }`, the receiver copied,
@@ -711,43 +751,6 @@ impl VisitMut for MutatingCallStatements {
         }
         // (An element or a field, not a sub-slice `w[2..4]`; and not a method of the
         // standard library's sequences and arrays, which edit in place themselves.)
-        const STD_MUTATORS: &[&str] = &[
-            "clone_from_slice",
-            "copy_from_slice",
-            "clone_from",
-            "copy_within",
-            "swap_with_slice",
-            "fill",
-            "fill_with",
-            "swap",
-            "reverse",
-            "sort",
-            "sort_by",
-            "sort_by_key",
-            "sort_unstable",
-            "sort_unstable_by",
-            "sort_unstable_by_key",
-            "rotate_left",
-            "rotate_right",
-            "truncate",
-            "clear",
-            "resize",
-            "extend",
-            "extend_from_slice",
-            "insert",
-            "retain",
-            "dedup",
-            "append",
-            "drain",
-            "for_each",
-            "assign",
-            "mapv_inplace",
-            "map_inplace",
-            "zip_mut_with",
-            "scaled_add",
-            "invert",
-            "apply",
-        ];
         let place = match &*m.receiver {
             Expr::Field(_) => true,
             Expr::Index(i) => !matches!(unparen(&i.index), Expr::Range(_)),
@@ -5767,7 +5770,8 @@ pub struct Receiver {
     pub ty: syn::Ident,
     /// The binding is a reference (`&Linear`), passed on as it is.
     pub by_ref: bool,
-    /// A local bound `mut`: passed as `&mut v` (which a `&self` method's rule takes too).
+    /// A local bound `mut`, or a `&mut` parameter: passed as `&mut v` (`&mut *v`), which a
+    /// `&self` method's rule takes too.
     pub mutable: bool,
     /// Bound to a struct literal (or a clone of such a binding, or of `self`): surely a
     /// struct of the user's, whose methods are its own.
@@ -5784,10 +5788,12 @@ impl Receiver {
         };
         let ty = Self::user_type(inner)?;
         let sure = ty == "Self";
+        // (`kf: &mut Kalman`: lent on, `&mut *kf`, at every call.)
+        let mutable = matches!(t, syn::Type::Reference(r) if r.mutability.is_some());
         Some(Receiver {
             ty,
             by_ref,
-            mutable: false,
+            mutable,
             sure,
         })
     }
@@ -10929,6 +10935,20 @@ impl<'ast> syn::visit::Visit<'ast> for Changes {
         }
         syn::visit::visit_expr_reference(self, r);
     }
+    // `out.push(e)`, `v.sort_by(..)`, `acc.add(v)` of a `&mut self` method of the crate's:
+    // the receiver changes.
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let n = m.method.to_string();
+        if STD_MUTATORS.contains(&n.as_str())
+            || crate::lower::expr::GROWING_METHODS.contains(&n.as_str())
+            || crate::lower::expr::SHRINKING_METHODS.contains(&n.as_str())
+            || n.ends_with("_mut")
+            || crate::twin::mut_method_type(&n).is_some()
+        {
+            self.place(&m.receiver);
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
     fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
         self.bound.insert(p.ident.to_string());
         syn::visit::visit_pat_ident(self, p);
@@ -12474,7 +12494,10 @@ impl Desugar {
         // it by value (`v.scale(v.x)`) are evaluated first, as the method call does. A
         // predicate (`v.contains(x)`) takes `&self` too.
         let borrows_v = args.iter().any(|a| borrows_name(a, v)) || is_predicate_name(&name);
-        let recv = if r.by_ref {
+        let recv = if r.by_ref && r.mutable && !borrows_v {
+            // (A `&mut` parameter reborrowed, not moved into the first call.)
+            quote_spanned!(span=> &mut *#v)
+        } else if r.by_ref {
             quote_spanned!(span=> #v)
         } else if r.mutable && !borrows_v {
             quote_spanned!(span=> &mut #v)
@@ -12543,6 +12566,17 @@ impl Desugar {
     /// derivative.
     fn active_place(&self, e: &Expr) -> bool {
         matches!(e, Expr::Path(_) | Expr::Field(_)) && mentions_active(e, &self.active)
+    }
+
+    /// [`active_place`](Self::active_place), or a row of one (`m[2]` of a `Vec<Vec<f64>>`,
+    /// not a sub-slice `v[1..]`).
+    fn active_place_or_row(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Index(i) => {
+                !matches!(unparen(&i.index), Expr::Range(_)) && self.active_place(&i.expr)
+            }
+            _ => self.active_place(e),
+        }
     }
 }
 
@@ -14042,7 +14076,9 @@ impl Desugar {
                 self.visit_expr_mut(e);
             }
             Expr::MethodCall(m)
-                if m.method == "swap" && m.args.len() == 2 && self.active_place(&m.receiver) =>
+                if m.method == "swap"
+                    && m.args.len() == 2
+                    && self.active_place_or_row(&m.receiver) =>
             {
                 let v = &m.receiver;
                 let (i, j) = (&m.args[0], &m.args[1]);

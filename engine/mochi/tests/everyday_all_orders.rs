@@ -11209,6 +11209,66 @@ mod mut_self_with_results {
         out.iter().sum::<f64>() * n as f64 + v[1]
     }
 
+    #[derive(Clone, Tangent)]
+    pub struct Ring {
+        buf: Vec<f64>,
+        head: usize,
+    }
+
+    #[differentiable]
+    impl Ring {
+        /// Writes `v` over the oldest value; that value once the ring has gone round.
+        #[differentiable]
+        fn push(&mut self, v: f64) -> Option<f64> {
+            let old = self.buf[self.head];
+            self.buf[self.head] = v;
+            self.head = (self.head + 1) % self.buf.len();
+            if self.head == 1 {
+                Some(old)
+            } else {
+                None
+            }
+        }
+        #[differentiable]
+        fn push_all(&mut self, vs: &[f64]) -> usize {
+            let mut evicted = 0;
+            for &v in vs {
+                if self.push(v).is_some() {
+                    evicted += 1;
+                }
+            }
+            evicted
+        }
+    }
+
+    #[differentiable]
+    pub fn scaled_past(s: &mut f64, by: f64) -> bool {
+        *s *= by;
+        *s > 10.0
+    }
+
+    /// What a call that writes a differentiable value returns, read by a query
+    /// (`r.push(v).is_some()`, also inside the crate's method, on `self`), a comparison
+    /// or a cast (`scaled_past(&mut s, b) as usize`): the call's write was lost, all
+    /// zeros, before 2026-12-06.
+    #[differentiable]
+    pub fn queried(x: &[f64]) -> f64 {
+        let mut r = Ring {
+            buf: vec![0.0; 2],
+            head: 0,
+        };
+        let mut n = 0.0;
+        for &v in x {
+            if r.push(v).unwrap_or(0.0) > 0.5 {
+                n += 1.0;
+            }
+        }
+        let mut s = x[0];
+        let k = scaled_past(&mut s, x[1]) as usize;
+        let c = r.push_all(x) + 1;
+        r.buf[0] * 2.0 + r.buf[1] + n + s * (k + c) as f64
+    }
+
     /// A trait's `&mut self` method: the gradient was all zeros.
     #[differentiable]
     pub fn accumulated(x: &[f64]) -> f64 {
@@ -11295,5 +11355,10 @@ mod mut_self_with_results {
         let want = [x3[1] + x3[2] + x3[1], x3[0] + x3[0], x3[0]];
         crate::common::close_to("emitted", &emitted::gradient(&x3), &want, 1e-14);
         crate::common::assert_gradient_matches(emitted, &emitted::gradient(&x3), &x3);
+        // The ring ends [x₁, x₂] after x, [x₂ (pushed again: x₀ then x₁ evicted),
+        // ...]: 2 x₁' + x₂' of the last three pushes, + s (k + c) with s = x₀ x₁.
+        let g = queried::gradient(&x3);
+        crate::common::assert_gradient_matches(queried, &g, &x3);
+        assert!(g.iter().any(|v| *v != 0.0));
     }
 }

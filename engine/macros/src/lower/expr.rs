@@ -259,7 +259,31 @@ impl Lowerer {
             }
             _ => {}
         }
-        if !expr_is_active(e, &self.active) {
+        // A value without a derivative made from a call that writes a differentiable
+        // value (`r.push(v).is_some()` of a `&mut self` method, `bump(&mut s) as
+        // usize`): written as is, the write's derivative was lost. The call, where it is
+        // evaluated first, is lowered and its value bound; elsewhere in the expression
+        // it is an error. (The call itself is lowered as one with a derivative.)
+        let lends_itself = self.lends_active(crate::desugar::unparen(e));
+        if !lends_itself && !expr_is_active(e, &self.active) {
+            if let Some(call) = self.first_lender(e) {
+                let o = self.lower_expr(call, code);
+                let t = self.fresh("lent");
+                let v = o.val();
+                code.fwd.push(Fwd::Primal(
+                    quote!(let #t = ::core::clone::Clone::clone(&#v);),
+                ));
+                let mut rest = e.clone();
+                if self.replace_first_lender(&mut rest, &syn::parse_quote!(#t)) {
+                    return self.lower_expr(&rest, code);
+                }
+                self.err(e, "mochi: internal: the call that writes a differentiable value here could not be taken out of this expression; bind its result first (`let o = r.push(v);`) and use that");
+                return Operand::Inactive(quote!(#e));
+            }
+            if let Some(call) = self.lender_in(e) {
+                self.err(call, "mochi: a call that writes a differentiable value (`&mut` of one, or a `&mut self` method of the crate's) is supported here only where it is evaluated first (`r.push(v).is_some()`); bind its result first (`let o = r.push(v);`) and use that");
+                return Operand::Inactive(quote!(#e));
+            }
             if let Expr::Macro(m) = e {
                 self.check_constant_macro(m, code);
             }
@@ -1916,9 +1940,128 @@ impl Lowerer {
         })
     }
 
+    /// The call lending a differentiable value mutably ([`lends_active`](Self::lends_active))
+    /// that `e` evaluates first: `e` itself, or one down its receivers, casts, unary
+    /// operands and left operands.
+    fn first_lender<'e>(&self, e: &'e Expr) -> Option<&'e Expr> {
+        let e = crate::desugar::unparen(e);
+        if self.lends_active(e) {
+            return Some(e);
+        }
+        match e {
+            Expr::MethodCall(m) => self.first_lender(&m.receiver),
+            Expr::Cast(c) => self.first_lender(&c.expr),
+            Expr::Unary(u) => self.first_lender(&u.expr),
+            Expr::Binary(b) => self.first_lender(&b.left),
+            Expr::Field(f) => self.first_lender(&f.base),
+            _ => None,
+        }
+    }
+
+    /// `e` with the call [`first_lender`](Self::first_lender) finds replaced by `by`
+    /// (down the same path); `false` when there is none.
+    fn replace_first_lender(&self, e: &mut Expr, by: &Expr) -> bool {
+        if self.lends_active(crate::desugar::unparen(e)) {
+            *e = by.clone();
+            return true;
+        }
+        match e {
+            Expr::Paren(p) => self.replace_first_lender(&mut p.expr, by),
+            Expr::Group(g) => self.replace_first_lender(&mut g.expr, by),
+            Expr::MethodCall(m) => self.replace_first_lender(&mut m.receiver, by),
+            Expr::Cast(c) => self.replace_first_lender(&mut c.expr, by),
+            Expr::Unary(u) => self.replace_first_lender(&mut u.expr, by),
+            Expr::Binary(b) => self.replace_first_lender(&mut b.left, by),
+            Expr::Field(f) => self.replace_first_lender(&mut f.base, by),
+            _ => false,
+        }
+    }
+
+    /// A call lending a differentiable value mutably anywhere in `e` (not in a closure).
+    fn lender_in<'e>(&self, e: &'e Expr) -> Option<&'e Expr> {
+        struct L<'a, 'e> {
+            this: &'a Lowerer,
+            found: Option<&'e Expr>,
+        }
+        impl<'a, 'e> syn::visit::Visit<'e> for L<'a, 'e> {
+            fn visit_expr(&mut self, e: &'e Expr) {
+                if self.found.is_some() {
+                    return;
+                }
+                if matches!(e, Expr::Closure(_)) {
+                    return;
+                }
+                if self.this.lends_active(e) {
+                    self.found = Some(e);
+                    return;
+                }
+                syn::visit::visit_expr(self, e);
+            }
+        }
+        let mut l = L {
+            this: self,
+            found: None,
+        };
+        syn::visit::Visit::visit_expr(&mut l, e);
+        l.found
+    }
+
+    /// Is `e` a call that lends a differentiable value mutably: `f(&mut v, ..)`,
+    /// `T::m(&mut v, ..)` (how `r.push(x)` of a `&mut self` method of the crate's reads
+    /// by now), `(&mut v).m(..)`, `Self::m(self, ..)` in a `&mut self` method?
+    fn lends_active(&self, e: &Expr) -> bool {
+        // (`&mut v`, or a `&mut` binding passed on as it is: `self` in a `&mut self`
+        // method, `Self::push(self, v)`; a `&mut` parameter, `step(v)`.)
+        let lent = |a: &Expr| match crate::desugar::unparen(a) {
+            // (A place: not a temporary, `&mut (0..v.len())`.)
+            Expr::Reference(r) => {
+                r.mutability.is_some()
+                    && matches!(
+                        crate::desugar::unparen(&r.expr),
+                        Expr::Path(_) | Expr::Field(_) | Expr::Index(_) | Expr::Unary(_)
+                    )
+                    && activity::root_name(crate::desugar::unparen(&r.expr))
+                        .is_some_and(|n| self.active.contains(&n))
+            }
+            Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
+                let n = i.to_string();
+                self.mut_refs.contains(&n)
+                    && self.active.contains(&n)
+                    && self.lookup(&n).is_some_and(|b| b.is_ref && b.param)
+            }),
+            _ => false,
+        };
+        match crate::desugar::unparen(e) {
+            Expr::Call(c) => c.args.iter().any(lent),
+            // (A `&mut self` method of the crate's on a local is `T::m(&mut r, ..)` by
+            // now, `desugar::Desugar::receiver_call`; a method's name alone does not say
+            // whose it is.)
+            // (Only a `&mut` written: `x.len()` of a `&mut` parameter `x` reads it.)
+            Expr::MethodCall(m) => {
+                let written =
+                    |a: &Expr| matches!(crate::desugar::unparen(a), Expr::Reference(_)) && lent(a);
+                written(&m.receiver) || m.args.iter().any(written)
+            }
+            _ => false,
+        }
+    }
+
     /// A call argument: the operand of `a` (behind its `&`/`&mut`) and the argument as
     /// passed (`&v`, `&mut v`, `v`).
     fn lower_arg(&mut self, a: &Expr, code: &mut Code) -> (Operand, TokenStream) {
+        // `&mut *r` of a `&mut` binding `r` (a parameter lent on at every call): the
+        // reference reborrowed, its cotangent `r`'s.
+        if let Expr::Reference(r) = a {
+            if let (Some(_), Expr::Unary(u)) = (r.mutability, crate::desugar::unparen(&r.expr)) {
+                if let (syn::UnOp::Deref(_), Expr::Path(p)) =
+                    (u.op, crate::desugar::unparen(&u.expr))
+                {
+                    let o = self.lower_expr(&Expr::Path(p.clone()), code);
+                    let v = o.val();
+                    return (o, quote!(&mut *#v));
+                }
+            }
+        }
         let (prefix, inner) = match a {
             Expr::Reference(r) if r.mutability.is_some() => (quote!(&mut), &*r.expr),
             Expr::Reference(r) => (quote!(&), &*r.expr),
@@ -2127,7 +2270,7 @@ fn captured_write(c: &syn::ExprClosure, params: &[String]) -> Option<(Expr, Stri
 }
 
 /// Methods that shorten their receiver (the cotangent would have to follow).
-const SHRINKING_METHODS: &[&str] = &[
+pub(crate) const SHRINKING_METHODS: &[&str] = &[
     "pop",
     "pop_back",
     "pop_front",
@@ -2142,7 +2285,7 @@ const SHRINKING_METHODS: &[&str] = &[
 ];
 
 /// Methods that change their receiver's length while writing data into it.
-const GROWING_METHODS: &[&str] = &[
+pub(crate) const GROWING_METHODS: &[&str] = &[
     "push",
     "push_back",
     "push_front",

@@ -355,10 +355,11 @@ const READING_METHODS: &[&str] = &[
 ];
 
 /// Does evaluating `e` only read (no `&mut`, no assignment, no method but reading ones
-/// ([`READING_METHODS`], the float methods, the queries))?
-fn only_reads(e: &Expr) -> bool {
-    struct R(bool);
-    impl<'ast> syn::visit::Visit<'ast> for R {
+/// ([`READING_METHODS`], the float methods, the queries), no call given one of
+/// `mut_refs`, the `&mut` bindings, as it is)?
+fn only_reads(e: &Expr, mut_refs: &HashSet<String>) -> bool {
+    struct R<'a>(bool, &'a HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for R<'_> {
         fn visit_expr(&mut self, e: &'ast Expr) {
             match e {
                 Expr::Reference(r) if r.mutability.is_some() => self.0 = false,
@@ -373,12 +374,23 @@ fn only_reads(e: &Expr) -> bool {
                         self.0 = false;
                     }
                 }
+                // A call lent a `&mut` binding as it is (`self` in a `&mut self` method,
+                // `Self::push(self, v)`; a `&mut` parameter, `step(v)`).
+                Expr::Call(c) => {
+                    let lent = |a: &Expr| {
+                        matches!(crate::desugar::unparen(a), Expr::Path(p)
+                            if p.path.get_ident().is_some_and(|i| self.1.contains(&i.to_string())))
+                    };
+                    if c.args.iter().any(lent) {
+                        self.0 = false;
+                    }
+                }
                 _ => {}
             }
             syn::visit::visit_expr(self, e);
         }
     }
-    let mut r = R(true);
+    let mut r = R(true, mut_refs);
     syn::visit::Visit::visit_expr(&mut r, e);
     r.0
 }
@@ -1169,8 +1181,9 @@ impl Lowerer {
         // a type written without a tangent holds no derivative, whatever it is made of,
         // when making it changes nothing else (no `&mut`, no assignment, only reading
         // methods: `let c: bool = s.bump();` may write `s`, whose derivative goes on).
-        let typed_constant =
-            !any_active && ty.is_some_and(activity::type_is_inactive) && only_reads(init_expr);
+        let typed_constant = !any_active
+            && ty.is_some_and(activity::type_is_inactive)
+            && only_reads(init_expr, &self.mut_refs);
         if (constant && stays_constant) || typed_constant {
             code.fwd.push(Fwd::Primal(
                 quote!(#(#attrs)* let #pat #ty_tokens = #init_expr;),
