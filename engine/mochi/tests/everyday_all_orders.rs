@@ -11362,3 +11362,91 @@ mod mut_self_with_results {
         assert!(g.iter().any(|v| *v != 0.0));
     }
 }
+
+/// A `&mut` parameter of the crate's type lent on at every call in a loop (`kf.predict();
+/// kf.update(z)` of `kf: &mut Kalman`: "use of moved value" before), a row's `swap`
+/// (`m[2].swap(0, 2)`: "no rule for `swap`"), and a local closure writing a capture by a
+/// method (`let mut emit = |v| out.push(v);`: it pushed into a copy, a type error at the
+/// attribute).
+mod lent_on {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Tangent)]
+    pub struct Kalman {
+        x: f64,
+        p: f64,
+        a: f64,
+    }
+
+    #[differentiable]
+    impl Kalman {
+        #[differentiable]
+        fn predict(&mut self) {
+            self.x *= self.a;
+            self.p = self.a * self.a * self.p + 0.1;
+        }
+        #[differentiable]
+        fn update(&mut self, z: f64) -> f64 {
+            let k = self.p / (self.p + 0.5);
+            let y = z - self.x;
+            self.x += k * y;
+            self.p *= 1.0 - k;
+            y * y
+        }
+    }
+
+    #[differentiable]
+    pub fn run(kf: &mut Kalman, zs: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for &z in zs {
+            kf.predict();
+            s += kf.update(z);
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn filtered(x: &[f64]) -> f64 {
+        let mut kf = Kalman {
+            x: x[0],
+            p: 1.0,
+            a: x[1],
+        };
+        let s = run(&mut kf, &x[2..]);
+        s + kf.x
+    }
+
+    #[differentiable]
+    pub fn rows_swapped(x: &[f64]) -> f64 {
+        let mut m = vec![x[..3].to_vec(), x[1..4].to_vec(), x[2..5].to_vec()];
+        m[2].swap(0, 2);
+        m.swap(0, 1);
+        m[0][0] * m[2][0] + m[1][2] * m[2][2]
+    }
+
+    #[differentiable]
+    pub fn emitted(x: &[f64]) -> f64 {
+        let mut out: Vec<f64> = Vec::new();
+        let mut emit = |v: f64| out.push(v.exp());
+        for i in 0..x.len() {
+            emit(x[i] * 0.5);
+        }
+        out.iter().sum::<f64>() * out[0]
+    }
+
+    #[test]
+    fn by_differences() {
+        let x = [0.3f64, 0.9, 0.5, -0.2, 1.1];
+        crate::common::assert_gradient_matches(filtered, &filtered::gradient(&x), &x);
+        let g = rows_swapped::gradient(&x);
+        crate::common::assert_gradient_matches(rows_swapped, &g, &x);
+        // m = [x₁.., x₀.., [x₄, x₃, x₂]]: x₁ x₄ + x₂ x₂.
+        crate::common::close_to(
+            "rows_swapped",
+            &g,
+            &[0.0, x[4], 2.0 * x[2], 0.0, x[1]],
+            1e-14,
+        );
+        crate::common::assert_gradient_matches(emitted, &emitted::gradient(&x), &x);
+    }
+}
