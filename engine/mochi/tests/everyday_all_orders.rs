@@ -11450,3 +11450,79 @@ mod lent_on {
         crate::common::assert_gradient_matches(emitted, &emitted::gradient(&x), &x);
     }
 }
+
+/// The function's value chosen by an `if`/`match` whose arms return early from inside
+/// a loop (Numerical Recipes' `expint`: the continued fraction returns on convergence,
+/// the arm's value after the loop otherwise): before, "a block with a value after a
+/// `break`, `continue` or `return` inside it is not supported".
+mod returns_inside_arms {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn series_or_product(x: &[f64]) -> f64 {
+        let t = x[0];
+        if t > 1.0 {
+            let mut h = 1.0 / (t + 1.0);
+            for i in 1..=50 {
+                let del = 1.0 + (-t * i as f64).exp();
+                h *= del;
+                if (del - 1.0).abs() < 1e-12 {
+                    return h * (-t).exp() * x[1];
+                }
+            }
+            h * (-t).exp() * x[1]
+        } else {
+            let mut ans = -t.ln();
+            for i in 1..=60 {
+                let term = t.powi(i) / i as f64;
+                ans += term;
+                if term < 1e-16 {
+                    break;
+                }
+            }
+            ans * x[1]
+        }
+    }
+
+    #[differentiable]
+    pub fn by_match(x: &[f64]) -> f64 {
+        let k = (x[0] * 2.0).floor() as i64;
+        match k {
+            0 => {
+                for &v in &x[1..] {
+                    if v > 5.0 {
+                        return v;
+                    }
+                }
+                x[1] * x[2]
+            }
+            _ => x[0].sin() + x[2],
+        }
+    }
+
+    #[test]
+    fn by_hand() {
+        // Below 1: −ln t − ln(1 − t) (the series summed), times x₁.
+        let x = [0.5f64, 1.5];
+        let g = series_or_product::gradient(&x);
+        let v = -(x[0].ln()) - (1.0 - x[0]).ln();
+        crate::common::close_to(
+            "series",
+            &g,
+            &[x[1] * (-1.0 / x[0] + 1.0 / (1.0 - x[0])), v],
+            1e-10,
+        );
+    }
+
+    mod below {
+        use crate::all_orders;
+        all_orders!(series_or_product, [0.4, 1.5]);
+        all_orders!(by_match, [0.3, 0.8, -0.4]);
+    }
+
+    mod above {
+        use crate::all_orders;
+        all_orders!(series_or_product, [2.0, 1.5]);
+        all_orders!(by_match, [0.7, 0.8, -0.4]);
+    }
+}

@@ -835,6 +835,20 @@ impl Lowerer {
                 Some(Stmt::Expr(e, None)) if unit_tail(&e) => {
                     stmts.push(parse_quote!(return;));
                 }
+                // An `if` or a `match` whose arms return early inside (`if x > 1.0 { for
+                // .. { if done { return h; } } h } else { .. }`): each arm's value
+                // returned where it is, so that no arm is a block with a value after an
+                // exit.
+                Some(Stmt::Expr(e, None)) if crate::iterchain::contains_return(&e) => {
+                    stmts.pop();
+                    match returned_in_arms(&e) {
+                        Some(arms) => stmts.push(Stmt::Expr(arms, None)),
+                        None => stmts.push(Stmt::Expr(
+                            parse_quote!(return #e),
+                            Some(Default::default()),
+                        )),
+                    }
+                }
                 Some(Stmt::Expr(e, None)) => {
                     stmts.pop();
                     stmts.push(Stmt::Expr(
@@ -2346,6 +2360,73 @@ pub fn mentions_any(e: &impl ToTokens, active: &HashSet<String>) -> bool {
 }
 
 /// Does the body return before its end?
+/// `if c { ..; a } else { ..; b }` (a `match` too, nested in arms and `else if`s) with
+/// each arm's value returned, `if c { ..; return a; } else { ..; return b; }`; `None`
+/// for a tail that is not such a choice (an `if` without `else`, another expression).
+fn returned_in_arms(e: &Expr) -> Option<Expr> {
+    fn block(b: &Block) -> Option<Block> {
+        let mut b = b.clone();
+        match b.stmts.pop() {
+            Some(Stmt::Expr(v, None)) => {
+                let done: Stmt = match returned_in_arms(&v) {
+                    Some(arms) => Stmt::Expr(arms, None),
+                    None => Stmt::Expr(parse_quote!(return #v), Some(Default::default())),
+                };
+                b.stmts.push(done);
+                Some(b)
+            }
+            // (An arm that ends by leaving, `return v;`, `panic!(..)`.)
+            Some(other) => {
+                b.stmts.push(other);
+                Some(b)
+            }
+            None => None,
+        }
+    }
+    match e {
+        Expr::If(i) => {
+            let mut i = i.clone();
+            i.then_branch = block(&i.then_branch)?;
+            let (_, other) = i.else_branch.as_mut()?;
+            **other = match &**other {
+                Expr::Block(b) => {
+                    let mut b = b.clone();
+                    b.block = block(&b.block)?;
+                    Expr::Block(b)
+                }
+                nested => returned_in_arms(nested)?,
+            };
+            Some(Expr::If(i))
+        }
+        Expr::Match(m) => {
+            let mut m = m.clone();
+            for arm in &mut m.arms {
+                let body = match &*arm.body {
+                    Expr::Block(b) => {
+                        let mut b = b.clone();
+                        b.block = block(&b.block)?;
+                        Expr::Block(b)
+                    }
+                    Expr::Return(_) => (*arm.body).clone(),
+                    v => match returned_in_arms(v) {
+                        Some(arms) => arms,
+                        None => parse_quote!({ return #v; }),
+                    },
+                };
+                *arm.body = body;
+                arm.comma = Some(Default::default());
+            }
+            Some(Expr::Match(m))
+        }
+        Expr::Block(b) if b.label.is_none() => {
+            let mut b = b.clone();
+            b.block = block(&b.block)?;
+            Some(Expr::Block(b))
+        }
+        _ => None,
+    }
+}
+
 fn has_early_return(stmts: &[Stmt]) -> bool {
     let n = stmts.len();
     stmts.iter().enumerate().any(|(i, s)| {
