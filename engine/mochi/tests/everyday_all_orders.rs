@@ -10868,6 +10868,8 @@ mod option_accumulators {
         sum.unwrap_or(0.0) + prod.unwrap_or(1.0)
     }
 
+    // (`get_or_insert_with` is the form tested.)
+    #[allow(clippy::unnecessary_lazy_evaluations)]
     #[differentiable]
     pub fn filled_lazily(x: &[f64]) -> f64 {
         let mut best: Option<f64> = None;
@@ -11416,6 +11418,8 @@ mod lent_on {
         s + kf.x
     }
 
+    // (A `Vec` of rows is the form tested.)
+    #[allow(clippy::useless_vec)]
     #[differentiable]
     pub fn rows_swapped(x: &[f64]) -> f64 {
         let mut m = vec![x[..3].to_vec(), x[1..4].to_vec(), x[2..5].to_vec()];
