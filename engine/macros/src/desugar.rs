@@ -4505,12 +4505,21 @@ impl OptionAccumulators {
             return None;
         }
         let (o, c, lazily) = Self::filled(&u.expr)?;
-        let value: Expr = match (op, lazily) {
-            (None, _) => right.clone(),
-            (Some(op), false) => syn::parse_quote!(#o.unwrap_or(#c) #op (#right)),
-            (Some(op), true) => syn::parse_quote!(#o.unwrap_or_else(#c) #op (#right)),
+        let current: Expr = if lazily {
+            syn::parse_quote!(#o.unwrap_or_else(#c))
+        } else {
+            syn::parse_quote!(#o.unwrap_or(#c))
         };
-        Some(syn::parse_quote!(#o = Some(#value)))
+        Some(Self::refilled(o, current, op, right))
+    }
+
+    /// `o = Some(current op (right))`, or `o = Some(right)` without an operation.
+    fn refilled(o: &Expr, current: Expr, op: Option<syn::BinOp>, right: &Expr) -> Expr {
+        let value: Expr = match op {
+            None => right.clone(),
+            Some(op) => syn::parse_quote!(#current #op (#right)),
+        };
+        syn::parse_quote!(#o = Some(#value))
     }
 
     /// The statements after `let p = o.get_or_insert(c);` with `*p` written as `o`'s
@@ -4560,11 +4569,9 @@ impl OptionAccumulators {
                 };
                 if let Some((op, right)) = assigned {
                     self.visit_expr_mut(right);
-                    let value: Expr = match op {
-                        None => right.clone(),
-                        Some(op) => syn::parse_quote!(#o.unwrap() #op (#right)),
-                    };
-                    *e = syn::parse_quote!(#o = Some(#value));
+                    let right = right.clone();
+                    *e =
+                        OptionAccumulators::refilled(o, syn::parse_quote!(#o.unwrap()), op, &right);
                     return;
                 }
                 if self.is_p(e) {

@@ -266,19 +266,16 @@ impl Lowerer {
         // it is an error. (The call itself is lowered as one with a derivative.)
         let lends_itself = self.lends_active(crate::desugar::unparen(e));
         if !lends_itself && !expr_is_active(e, &self.active) {
-            if let Some(call) = self.first_lender(e) {
-                let o = self.lower_expr(call, code);
+            let mut rest = e.clone();
+            if let Some(place) = self.first_lender(&mut rest) {
                 let t = self.fresh("lent");
+                let call = std::mem::replace(place, syn::parse_quote!(#t));
+                let o = self.lower_expr(&call, code);
                 let v = o.val();
                 code.fwd.push(Fwd::Primal(
                     quote!(let #t = ::core::clone::Clone::clone(&#v);),
                 ));
-                let mut rest = e.clone();
-                if self.replace_first_lender(&mut rest, &syn::parse_quote!(#t)) {
-                    return self.lower_expr(&rest, code);
-                }
-                self.err(e, "mochi: internal: the call that writes a differentiable value here could not be taken out of this expression; bind its result first (`let o = r.push(v);`) and use that");
-                return Operand::Inactive(quote!(#e));
+                return self.lower_expr(&rest, code);
             }
             if let Some(call) = self.lender_in(e) {
                 self.err(call, "mochi: a call that writes a differentiable value (`&mut` of one, or a `&mut self` method of the crate's) is supported here only where it is evaluated first (`r.push(v).is_some()`); bind its result first (`let o = r.push(v);`) and use that");
@@ -1015,10 +1012,6 @@ impl Lowerer {
         }
     }
 
-    /// `v.push(e)` and `v.extend_from_slice(s)` on a differentiable `Vec` (a variable
-    /// or a field of one): the forward sweep grows `v`; the reverse sweep takes the
-    /// cotangents of the new elements off the end of `v`'s (nothing to take from a
-    /// structural zero) and adds them into `e`'s or `s`'s. `None` for anything else.
     /// The other float type of a sequence's elements (`[a, b]`, `v.iter()` of such a
     /// `v`; see [`super::other_float`]).
     fn sequence_float(&self, e: &Expr) -> Option<Ident> {
@@ -1030,6 +1023,10 @@ impl Lowerer {
         super::other_float(root, own, &self.other_floats)
     }
 
+    /// `v.push(e)` and `v.extend_from_slice(s)` on a differentiable `Vec` (a variable
+    /// or a field of one): the forward sweep grows `v`; the reverse sweep takes the
+    /// cotangents of the new elements off the end of `v`'s (nothing to take from a
+    /// structural zero) and adds them into `e`'s or `s`'s. `None` for anything else.
     fn lower_growth(&mut self, m: &syn::ExprMethodCall, code: &mut Code) -> Option<Operand> {
         let name = m.method.to_string();
         if !matches!(name.as_str(), "push" | "extend_from_slice") || m.args.len() != 1 {
@@ -1942,38 +1939,20 @@ impl Lowerer {
 
     /// The call lending a differentiable value mutably ([`lends_active`](Self::lends_active))
     /// that `e` evaluates first: `e` itself, or one down its receivers, casts, unary
-    /// operands and left operands.
-    fn first_lender<'e>(&self, e: &'e Expr) -> Option<&'e Expr> {
-        let e = crate::desugar::unparen(e);
-        if self.lends_active(e) {
+    /// operands and left operands; the place it is in, to take it out.
+    fn first_lender<'e>(&self, e: &'e mut Expr) -> Option<&'e mut Expr> {
+        if self.lends_active(crate::desugar::unparen(e)) {
             return Some(e);
         }
         match e {
-            Expr::MethodCall(m) => self.first_lender(&m.receiver),
-            Expr::Cast(c) => self.first_lender(&c.expr),
-            Expr::Unary(u) => self.first_lender(&u.expr),
-            Expr::Binary(b) => self.first_lender(&b.left),
-            Expr::Field(f) => self.first_lender(&f.base),
+            Expr::Paren(p) => self.first_lender(&mut p.expr),
+            Expr::Group(g) => self.first_lender(&mut g.expr),
+            Expr::MethodCall(m) => self.first_lender(&mut m.receiver),
+            Expr::Cast(c) => self.first_lender(&mut c.expr),
+            Expr::Unary(u) => self.first_lender(&mut u.expr),
+            Expr::Binary(b) => self.first_lender(&mut b.left),
+            Expr::Field(f) => self.first_lender(&mut f.base),
             _ => None,
-        }
-    }
-
-    /// `e` with the call [`first_lender`](Self::first_lender) finds replaced by `by`
-    /// (down the same path); `false` when there is none.
-    fn replace_first_lender(&self, e: &mut Expr, by: &Expr) -> bool {
-        if self.lends_active(crate::desugar::unparen(e)) {
-            *e = by.clone();
-            return true;
-        }
-        match e {
-            Expr::Paren(p) => self.replace_first_lender(&mut p.expr, by),
-            Expr::Group(g) => self.replace_first_lender(&mut g.expr, by),
-            Expr::MethodCall(m) => self.replace_first_lender(&mut m.receiver, by),
-            Expr::Cast(c) => self.replace_first_lender(&mut c.expr, by),
-            Expr::Unary(u) => self.replace_first_lender(&mut u.expr, by),
-            Expr::Binary(b) => self.replace_first_lender(&mut b.left, by),
-            Expr::Field(f) => self.replace_first_lender(&mut f.base, by),
-            _ => false,
         }
     }
 
