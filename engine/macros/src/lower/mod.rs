@@ -202,6 +202,8 @@ pub struct Lowerer {
     /// Locals of the other float type (`let a = x[0] as f32;` in a function over `f64`)
     /// with that type: a literal beside one of them takes it ([`other_float_locals`]).
     other_floats: HashMap<String, Ident>,
+    /// Bindings already refused with an error of their own: writes to them add none.
+    refused: HashSet<String>,
     /// Those of an enclosing body a closure's body reads (its captures, and its
     /// parameters when the adapter walks a sequence of them), set by its caller.
     inherited_floats: HashMap<String, Ident>,
@@ -527,6 +529,7 @@ impl Lowerer {
             pending_pins: HashMap::new(),
             float_ty: None,
             other_floats: HashMap::new(),
+            refused: HashSet::new(),
             inherited_floats: HashMap::new(),
             seq_calls: HashSet::new(),
             receivers: HashMap::new(),
@@ -1183,6 +1186,23 @@ impl Lowerer {
             return;
         };
         let init_expr = &*init.expr;
+        // `let s = r.slot(1); *s *= x[0];` of a method of the crate's returning `&mut
+        // f64` (called as written: its result is a reference), the binding written with
+        // a derivative after: the write reaches `r` by a way the derivation does not
+        // follow.
+        if let Expr::MethodCall(m) = crate::desugar::unparen(init_expr) {
+            if any_active
+                && crate::twin::plain_user_method(&m.method.to_string())
+                && mentions_any(&m.receiver, &self.active)
+            {
+                self.err(
+                    &l.pat,
+                    format!("mochi: this binding holds the reference `.{}(..)` returned, and a write through it is not followed by the derivation; write the place itself (`r.buf[i] *= ..`), or do the write inside a `&mut self` method marked `#[differentiable]`", m.method),
+                );
+                self.refused.extend(names.iter().cloned());
+                return;
+            }
+        }
         let init_active = expr_is_active(init_expr, &self.active);
         // A constant initial value binds an inactive variable when nothing can make the
         // binding active later: no active name takes this value, or the binding is not
@@ -1591,7 +1611,7 @@ impl Lowerer {
         let binding = self.lookup(&root).cloned();
         let root_active = binding.as_ref().is_some_and(|b| b.active);
         if !root_active {
-            if expr_is_active(right, &self.active) {
+            if expr_is_active(right, &self.active) && !self.refused.contains(&root) {
                 self.err(left, format!("mochi: `{root}` receives a differentiable value but is not tracked; declare it with `let` inside the function"));
             }
             if mentions_any(right, &self.active) {
