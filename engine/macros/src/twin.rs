@@ -2881,8 +2881,8 @@ fn plain_of(call: &syn::ExprCall) -> Expr {
 
 /// The `let`s of a body that bind one name (the name, the type written, the initial
 /// value) and the `for` loops that bind one (the name, the sequence), in order.
-struct BodyLets {
-    lets: Vec<(String, Option<Type>, Option<Expr>)>,
+pub(crate) struct BodyLets {
+    pub(crate) lets: Vec<(String, Option<Type>, Option<Expr>)>,
     fors: Vec<(String, Expr)>,
 }
 
@@ -2920,7 +2920,7 @@ impl<'a> Visit<'a> for BodyLets {
 }
 
 impl BodyLets {
-    fn of(block: &syn::Block) -> BodyLets {
+    pub(crate) fn of(block: &syn::Block) -> BodyLets {
         let mut b = BodyLets {
             lets: Vec::new(),
             fors: Vec::new(),

@@ -444,22 +444,7 @@ pub(super) fn other_float(e: &Expr, own: &Ident, locals: &HashMap<String, Ident>
 /// whose type is written so (`let a: f32 = ..`) or whose value has it ([`other_float`]),
 /// at every binding of the name.
 fn other_float_locals(body: &Block, own: &Ident) -> HashMap<String, Ident> {
-    struct Lets<'a>(&'a mut Vec<(String, Option<syn::Type>, Option<Expr>)>);
-    impl<'ast> syn::visit::Visit<'ast> for Lets<'_> {
-        fn visit_local(&mut self, l: &'ast syn::Local) {
-            let (pat, ty) = match &l.pat {
-                Pat::Type(t) => (&*t.pat, Some((*t.ty).clone())),
-                p => (p, None),
-            };
-            if let Pat::Ident(i) = pat {
-                let init = l.init.as_ref().map(|i| (*i.expr).clone());
-                self.0.push((i.ident.to_string(), ty, init));
-            }
-            syn::visit::visit_local(self, l);
-        }
-    }
-    let mut lets = Vec::new();
-    syn::visit::Visit::visit_block(&mut Lets(&mut lets), body);
+    let lets = crate::twin::BodyLets::of(body).lets;
     let mut found: HashMap<String, Ident> = HashMap::new();
     // To a fixed point: `let b = a * 2.0;` after `let a = x[0] as f32;`.
     loop {
