@@ -127,13 +127,22 @@ pub fn analyse(func: &ItemFn) -> Analysis {
             .collect();
         block.stmts.splice(0..0, lets);
     }
+    // `b: &mut Basin`, `v: &mut [f64]`: a call given one as it is may write it.
+    let lent_params: HashSet<String> = params
+        .iter()
+        .filter(|(_, t, _)| matches!(t, syn::Type::Reference(r) if r.mutability.is_some()))
+        .map(|(i, _, _)| i.to_string())
+        .collect();
     let body = crate::desugar::desugar(
         &block,
         float_ty.as_ref(),
         &written_active,
         Some(&ret_ty),
         &array_ranks,
-        &inactive_params,
+        &crate::desugar::ParamKinds {
+            inactive: inactive_params,
+            lent: lent_params,
+        },
         &mut receivers,
     );
     // `MOCHI_DESUGAR=name`: the body as the passes before lowering leave it.

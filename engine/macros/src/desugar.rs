@@ -45,6 +45,15 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
+/// The function's parameters by kind, as the passes read them.
+pub struct ParamKinds {
+    /// Those whose type carries no derivative (`idx: &[usize]`).
+    pub inactive: HashSet<String>,
+    /// The `&mut` ones (`b: &mut Basin`, `v: &mut [f64]`), which a call given one as it
+    /// is may write.
+    pub lent: HashSet<String>,
+}
+
 /// The rewritten copy of a function body. With the function's one float type
 /// `float_ty`, an unsuffixed float literal that initialises a binding (`let mut y =
 /// 0.0;`, `vec![0.0; n]`, `vec![1.0, 2.0]`) gets that type, so that later rule calls
@@ -58,9 +67,10 @@ pub fn desugar(
     active: &HashSet<String>,
     ret_ty: Option<&syn::Type>,
     array_ranks: &std::collections::HashMap<String, &str>,
-    inactive_params: &HashSet<String>,
+    params: &ParamKinds,
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
+    let (inactive_params, lent_params) = (&params.inactive, &params.lent);
     let mut b = with_azip_expanded(block);
     LocalForms.visit_block_mut(&mut b);
     typed_assigned_collects(&mut b);
@@ -154,7 +164,7 @@ pub fn desugar(
     EffectfulConditions {
         active,
         next: 0,
-        mutable: mut_bound_names(&b),
+        mutable: Mutables::of(&b, lent_params),
     }
     .visit_block_mut(&mut b);
     // A parameter bound again in the body may not be an array any more.
@@ -225,7 +235,7 @@ pub fn desugar(
     EffectfulConditions {
         active,
         next: 1_000_000,
-        mutable: mut_bound_names(&b),
+        mutable: Mutables::of(&b, lent_params),
     }
     .visit_block_mut(&mut b);
     b
@@ -1965,11 +1975,56 @@ const MUTATING_METHODS: &[&str] = &[
 /// Whether evaluating `e` writes a variable that carries a derivative: an assignment
 /// (also `op=`) to it, a `&mut` borrow of it (`step(&mut s, x)`), a method that changes
 /// it (`v.push(..)`), or a method of `self` (which may take `&mut self`).
-fn writes_active(e: &Expr, active: &HashSet<String>, mutable: &HashSet<String>) -> bool {
+/// The names a body may change through a method or a call: those it binds `mut`, and
+/// the `&mut` parameters (`b: &mut Basin`, `v: &mut [f64]`), which a call given them as
+/// they are (`fill(b, q)`) may write.
+#[derive(Clone, Debug)]
+struct Mutables {
+    bound: HashSet<String>,
+    lent: HashSet<String>,
+}
+
+impl Mutables {
+    fn of(b: &syn::Block, lent: &HashSet<String>) -> Mutables {
+        let bound = mut_bound_names(b);
+        // (A parameter bound again in the body is another value.)
+        let lent = lent.iter().filter(|n| !binds_name(b, n)).cloned().collect();
+        Mutables { bound, lent }
+    }
+}
+
+fn writes_active(e: &Expr, active: &HashSet<String>, mutable: &Mutables) -> bool {
+    writes_active_as(e, active, mutable, false)
+}
+
+/// [`writes_active`] without its guess that a method of a `mut` binding not known to
+/// leave it as it is changes it: only writes the syntax shows (`&mut s`, an assignment,
+/// a method that changes its receiver, a `&mut` parameter passed on).
+fn surely_writes_active(e: &Expr, active: &HashSet<String>, mutable: &Mutables) -> bool {
+    writes_active_as(e, active, mutable, true)
+}
+
+fn writes_active_as(e: &Expr, active: &HashSet<String>, mutable: &Mutables, sure: bool) -> bool {
     struct W<'a> {
         active: &'a HashSet<String>,
-        mutable: &'a HashSet<String>,
+        mutable: &'a Mutables,
+        sure: bool,
         found: bool,
+    }
+    impl W<'_> {
+        /// `b` of a `&mut` parameter passed on as it is.
+        fn lent(&mut self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) {
+            for a in args {
+                if let Expr::Path(p) = unparen(a) {
+                    if p.path.get_ident().is_some_and(|i| {
+                        let n = i.to_string();
+                        self.mutable.lent.contains(&n) && self.active.contains(&n)
+                    }) {
+                        self.found = true;
+                    }
+                }
+            }
+        }
     }
     impl W<'_> {
         fn place(&mut self, p: &Expr) {
@@ -2013,12 +2068,15 @@ fn writes_active(e: &Expr, active: &HashSet<String>, mutable: &HashSet<String>) 
             // (`s.bump()`, `m.try_inverse_mut()`, `v.rotate_left(1)`): it may take `&mut
             // self`. Not a predicate named as Rust's conventions name them (`is_*`,
             // `has_*`, `contains`), which takes `&self`.
-            if !PURE_METHODS.contains(&name.as_str())
+            if !self.sure
+                && !PURE_METHODS.contains(&name.as_str())
                 && !is_predicate_name(&name)
                 && !crate::activity::INACTIVE_METHODS.contains(&name.as_str())
                 && !crate::twin::FLOAT_METHODS.contains(&name.as_str())
-                && crate::activity::root_name(&m.receiver)
-                    .is_some_and(|r| self.mutable.contains(&r) && self.active.contains(&r))
+                && crate::activity::root_name(&m.receiver).is_some_and(|r| {
+                    (self.mutable.bound.contains(&r) || self.mutable.lent.contains(&r))
+                        && self.active.contains(&r)
+                })
             {
                 self.found = true;
             }
@@ -2027,7 +2085,12 @@ fn writes_active(e: &Expr, active: &HashSet<String>, mutable: &HashSet<String>) 
             {
                 self.found = true;
             }
+            self.lent(&m.args);
             syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            self.lent(&c.args);
+            syn::visit::visit_expr_call(self, c);
         }
         // A closure's body runs where the closure is called, which the closure
         // rewrites see.
@@ -2036,6 +2099,7 @@ fn writes_active(e: &Expr, active: &HashSet<String>, mutable: &HashSet<String>) 
     let mut w = W {
         active,
         mutable,
+        sure,
         found: false,
     };
     syn::visit::Visit::visit_expr(&mut w, e);
@@ -2209,8 +2273,9 @@ fn mut_borrows(e: &Expr) -> bool {
 struct EffectfulConditions<'a> {
     active: &'a HashSet<String>,
     next: usize,
-    /// The names bound `mut` in the body, whose methods may change them.
-    mutable: HashSet<String>,
+    /// The names bound `mut` in the body and the `&mut` parameters, whose methods (and
+    /// calls given the parameters) may change them.
+    mutable: Mutables,
 }
 
 impl EffectfulConditions<'_> {
@@ -2224,7 +2289,7 @@ impl EffectfulConditions<'_> {
 
 /// A call or block that changes a variable with a derivative, as a whole: what
 /// [`EffectfulConditions::atomize`] binds to a variable first.
-fn is_effect_atom(e: &Expr, active: &HashSet<String>, mutable: &HashSet<String>) -> bool {
+fn is_effect_atom(e: &Expr, active: &HashSet<String>, mutable: &Mutables) -> bool {
     match e {
         Expr::Call(_) | Expr::MethodCall(_) | Expr::Block(_) | Expr::Unsafe(_) => {
             writes_active(e, active, mutable)
@@ -2253,6 +2318,8 @@ impl EffectfulConditions<'_> {
                     self.hoist_head(&mut init.expr, &mut lets);
                     if !is_effect_atom(&init.expr, self.active, &self.mutable) {
                         self.atomize(&mut init.expr, &mut lets);
+                    } else {
+                        self.call_operands(&mut init.expr, &mut lets);
                     }
                 }
             }
@@ -2260,6 +2327,8 @@ impl EffectfulConditions<'_> {
                 self.hoist_head(e, &mut lets);
                 if !is_effect_atom(e, self.active, &self.mutable) && !is_statement_like(e) {
                     self.atomize(e, &mut lets);
+                } else {
+                    self.call_operands(e, &mut lets);
                 }
             }
             _ => {}
@@ -2308,6 +2377,34 @@ impl EffectfulConditions<'_> {
         }
     }
 
+    /// The arguments of a call that changes a variable with a derivative through one of
+    /// them, in order: `mix(s, leak(&mut s, r))` reads `s` before `leak` changes it, so
+    /// `s` is bound first, then the call that changes it (the call as a whole is one
+    /// effect, which [`atomize`](Self::atomize) leaves as it is). A method's receiver
+    /// stays where it is.
+    fn call_operands(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) {
+        let ops: Vec<&mut Expr> = match e {
+            Expr::Call(c) => c.args.iter_mut().collect(),
+            Expr::MethodCall(m) => m.args.iter_mut().collect(),
+            Expr::Paren(p) => return self.call_operands(&mut p.expr, lets),
+            _ => return,
+        };
+        // (Only where an argument surely writes, after one that reads a value.)
+        let Some(last) = ops
+            .iter()
+            .rposition(|o| surely_writes_active(o, self.active, &self.mutable))
+        else {
+            return;
+        };
+        let reads_before = ops[..last].iter().any(|o| {
+            !matches!(o, Expr::Lit(_) | Expr::Reference(_))
+                && !writes_active(o, self.active, &self.mutable)
+        });
+        if reads_before {
+            self.operands(ops, lets);
+        }
+    }
+
     /// Operands evaluated left to right: those before the last one with an effect are
     /// bound first as they are (`v * 2.0 + { v *= 3.0; v }` reads `v` before the block
     /// changes it), then each is taken apart.
@@ -2319,8 +2416,9 @@ impl EffectfulConditions<'_> {
             return;
         };
         for (k, o) in ops.into_iter().enumerate() {
+            // (A borrow reads nothing when it is made: `T::m(&e, &mut out, x)`.)
             if k < last
-                && !matches!(o, Expr::Lit(_))
+                && !matches!(o, Expr::Lit(_) | Expr::Reference(_))
                 && !writes_active(o, self.active, &self.mutable)
             {
                 let span = o.span();
@@ -2743,9 +2841,62 @@ impl VisitMut for IntoAsFrom {
 ///   a slice, `ndarray::ArrayView1::from(..)`, whose rule is the constructor's.
 struct LocalForms;
 
+/// `matches!(scrutinee, pattern)` (a guard `if g` too) whose scrutinee makes a call →
+/// `match scrutinee { pattern => true, _ => false }`.
+fn matches_of_call(e: &Expr) -> Option<Expr> {
+    let Expr::Macro(m) = e else { return None };
+    if !m.mac.path.is_ident("matches") {
+        return None;
+    }
+    let (scrutinee, pat, guard) = m
+        .mac
+        .parse_body_with(|input: syn::parse::ParseStream| {
+            let scrutinee: Expr = input.parse()?;
+            input.parse::<syn::Token![,]>()?;
+            let pat = Pat::parse_multi_with_leading_vert(input)?;
+            let guard = if input.peek(syn::Token![if]) {
+                input.parse::<syn::Token![if]>()?;
+                Some(input.parse::<Expr>()?)
+            } else {
+                None
+            };
+            let _ = input.parse::<Option<syn::Token![,]>>()?;
+            Ok((scrutinee, pat, guard))
+        })
+        .ok()?;
+    struct Calls(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Calls {
+        fn visit_expr_call(&mut self, _: &'ast syn::ExprCall) {
+            self.0 = true;
+        }
+        fn visit_expr_method_call(&mut self, _: &'ast syn::ExprMethodCall) {
+            self.0 = true;
+        }
+    }
+    let mut calls = Calls(false);
+    syn::visit::Visit::visit_expr(&mut calls, &scrutinee);
+    if !calls.0 {
+        return None;
+    }
+    let span = e.span();
+    let guard = guard.map(|g| quote_spanned!(span=> if #g));
+    Some(syn::parse_quote_spanned!(span=> match #scrutinee {
+        #pat #guard => true,
+        _ => false,
+    }))
+}
+
 impl VisitMut for LocalForms {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
+        // `matches!(t.see(v), Trend::Rising)` of a call: the `match` it stands for, which
+        // the passes below read (a call in the macro's tokens that changes `t` would run
+        // without the derivative of what it writes).
+        if let Some(m) = matches_of_call(e) {
+            *e = m;
+            self.visit_expr_mut(e);
+            return;
+        }
         match e {
             Expr::MethodCall(m)
                 if ((m.method == "inspect" && m.args.len() == 1)
@@ -7423,7 +7574,11 @@ fn held_option(o: &Expr) -> bool {
 /// an `Option` (`x.first()`, `x.get(i)`, `chain.reduce(f)`, …: [`OPTION_MAKERS`]); a
 /// closure whose body returns or uses `?`, or whose parameter is not a name or `&name`,
 /// is left as written.
-fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
+fn option_combinator(
+    e: &Expr,
+    active: &HashSet<String>,
+    users: &dyn Fn(&Expr) -> bool,
+) -> Option<Expr> {
     let Expr::MethodCall(outer) = e else {
         return None;
     };
@@ -7435,7 +7590,7 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
     // `#[differentiable]` helper returning an `Option`.)
     // (And an option's own adapters on such a call: `x.last().copied().filter(p)`,
     // `x.get(i).copied().and_then(f)`, `g(x).or(d)`.)
-    fn makes_option(o: &Expr) -> bool {
+    fn makes_option(o: &Expr, users: &dyn Fn(&Expr) -> bool) -> bool {
         match unparen(o) {
             Expr::MethodCall(m)
                 if matches!(
@@ -7443,9 +7598,11 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
                     "filter" | "and_then" | "or" | "or_else" | "map"
                 ) && m.args.len() == 1 =>
             {
-                makes_option(&m.receiver) || held_option(&m.receiver)
+                makes_option(&m.receiver, users) || held_option(&m.receiver)
             }
-            Expr::MethodCall(m) => OPTION_MAKERS.contains(&m.method.to_string().as_str()),
+            Expr::MethodCall(m) => {
+                OPTION_MAKERS.contains(&m.method.to_string().as_str()) || users(o)
+            }
             Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
                 && p.path.leading_colon.is_none()
                 && p.path.segments[0].ident.to_string().starts_with(|ch: char| ch.is_lowercase())
@@ -7508,7 +7665,7 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
             };
             if inner.method == "map"
                 && inner.args.len() == 1
-                && (makes_option(&inner.receiver) || held_option(&inner.receiver))
+                && (makes_option(&inner.receiver, users) || held_option(&inner.receiver))
             {
                 let (pat, then) = some(&inner.args[0])?;
                 let els = match (method.as_str(), outer.args.first()) {
@@ -7535,7 +7692,7 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
                     || (matches!(
                         inner.method.to_string().as_str(),
                         "filter" | "and_then" | "or" | "or_else"
-                    ) && makes_option(&outer.receiver)))
+                    ) && makes_option(&outer.receiver, users)))
             {
                 // `x.iter().copied().reduce(f64::min).unwrap_or(0.0)`: the chain's
                 // element when it has one; `x.get(i).copied().and_then(f).unwrap_or(d)`:
@@ -7553,7 +7710,7 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
                     syn::parse_quote_spanned!(span=> #v),
                     els,
                 )
-            } else if method == "unwrap_or_default" && makes_option(&outer.receiver) {
+            } else if method == "unwrap_or_default" && makes_option(&outer.receiver, users) {
                 let v = format_ident!("__mochi_v", span = span);
                 (
                     (*outer.receiver).clone(),
@@ -7565,11 +7722,13 @@ fn option_combinator(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
                 return None;
             }
         }
-        ("map_or", 2) if makes_option(&outer.receiver) || held_option(&outer.receiver) => {
+        ("map_or", 2) if makes_option(&outer.receiver, users) || held_option(&outer.receiver) => {
             let (pat, then) = some(&outer.args[1])?;
             ((*outer.receiver).clone(), pat, then, outer.args[0].clone())
         }
-        ("map_or_else", 2) if makes_option(&outer.receiver) || held_option(&outer.receiver) => {
+        ("map_or_else", 2)
+            if makes_option(&outer.receiver, users) || held_option(&outer.receiver) =>
+        {
             let (pat, then) = some(&outer.args[1])?;
             ((*outer.receiver).clone(), pat, then, thunk(&outer.args[0])?)
         }
@@ -10607,6 +10766,19 @@ fn no_derivative(e: &Expr) -> bool {
     }
 }
 
+/// A chain that lends its elements mutably: `bs.iter_mut()` somewhere down its
+/// receivers (`bs.iter_mut().enumerate().map(..)`).
+fn lends_elements(e: &Expr) -> bool {
+    let mut r = unparen(e);
+    while let Expr::MethodCall(c) = r {
+        if c.method == "iter_mut" && c.args.is_empty() {
+            return true;
+        }
+        r = unparen(&c.receiver);
+    }
+    false
+}
+
 /// `(&mut v[i]).m(args)` (a method called on an element a loop borrows mutably,
 /// `Substitute::mut_receivers`) → `{ let mut t = v[i].clone(); let r = (&mut
 /// t).m(args); v[i] = t; r }`, as [`write_back_call`] does for an argument.
@@ -12542,6 +12714,48 @@ impl Desugar {
         Some(syn::parse_quote_spanned!(span=> #ty::#method(#recv #sep #args)))
     }
 
+    /// `m.moved(g)`, `self.step(g)`: a call of a method of the user's on a binding of the
+    /// user's type (see [`Receiver`]), which may make an `Option` its combinators read.
+    fn user_method_call(&self, o: &Expr) -> bool {
+        let Expr::MethodCall(m) = unparen(o) else {
+            return false;
+        };
+        let name = m.method.to_string();
+        matches!(unparen(&m.receiver), Expr::Path(p) if p.path.get_ident().is_some_and(|v| {
+            v == "self" || self.receivers.contains_key(&v.to_string())
+        })) && !PLAIN_METHODS.contains(&name.as_str())
+            && !crate::lower::expr::is_library_method(&name)
+    }
+
+    /// `m.gauge.raise(by)`, `self.inner.drain(0.5)`, `gs[1].raise(v)`: a method called on a
+    /// field or an element, of a type the macro cannot see, whose name is a `&mut self`
+    /// method of one type of the crate's marked blocks (and no rule crate's) →
+    /// `Gauge::raise(&mut m.gauge, by)`, the place lent mutably as Rust lends it (the rule
+    /// trait that reaches `&self` methods on any value cannot lend), through a copy
+    /// written back after the call ([`write_back_call`]).
+    fn place_receiver_call(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        let place = unparen(&m.receiver);
+        if !matches!(place, Expr::Field(_) | Expr::Index(_)) || !plain_place(place) {
+            return None;
+        }
+        let name = m.method.to_string();
+        if m.turbofish.is_some()
+            || PLAIN_METHODS.contains(&name.as_str())
+            || crate::lower::expr::is_library_method(&name)
+            || !mentions_active(m, &self.active)
+        {
+            return None;
+        }
+        let ty = crate::twin::mut_method_type(&name)?;
+        let span = m.method.span();
+        let ty = syn::Ident::new(&ty, span);
+        let (method, args) = (&m.method, &m.args);
+        let sep = (!args.is_empty()).then(|| quote_spanned!(span=> ,));
+        let call: syn::ExprCall =
+            syn::parse_quote_spanned!(span=> #ty::#method(&mut #place #sep #args));
+        Some(write_back_call(&call, span, &mut self.next).unwrap_or(Expr::Call(call)))
+    }
+
     /// See [`element_receivers`](Desugar::element_receivers): `ps[i].step(dt)` →
     /// `{ let mut t = ps[i].clone(); let r = (&mut t).step(dt); ps[i] = t; r }`.
     fn element_receiver_call(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
@@ -13351,7 +13565,7 @@ impl Desugar {
                 }
             }
         }
-        if let Some(r) = option_combinator(e, &self.active) {
+        if let Some(r) = option_combinator(e, &self.active, &|o| self.user_method_call(o)) {
             *e = r;
         }
         if let Some(r) = array_from_elements(e, &self.active, self.float_ty.as_ref()) {
@@ -13813,6 +14027,14 @@ impl Desugar {
             if let Some(r) = self.element_receiver_call(m) {
                 *e = r;
                 return;
+            }
+            // `m.gauge.raise(by)`: a `&mut self` method of the crate's on a field or
+            // element of a value the macro cannot see the type of.
+            if receiver.is_none() {
+                if let Some(r) = self.place_receiver_call(m) {
+                    *e = r;
+                    return;
+                }
             }
             // `a.clone_from(&b)`: `a = b.clone()` (the same value; the allocation reuse is
             // not the derivation's to keep).
@@ -14347,6 +14569,50 @@ impl Desugar {
                     #(#b.#members = #vals;)*
                     #b
                 });
+            }
+            // `bs.iter_mut().map(|b| b.kick(g)).sum()` (also `product`, `enumerate` and
+            // other adapters before the `map`): the elements lent to a closure that may
+            // change them, as the loop `for b in bs.iter_mut() { s += b.kick(g); }` is.
+            Expr::MethodCall(m)
+                if matches!(m.method.to_string().as_str(), "sum" | "product")
+                    && m.args.is_empty()
+                    && lends_elements(&m.receiver) =>
+            {
+                let Expr::MethodCall(map) = unparen(&m.receiver) else {
+                    return;
+                };
+                let Some(Expr::Closure(c)) = map.args.first() else {
+                    return;
+                };
+                if map.method != "map" || c.inputs.len() != 1 || contains_return(&c.body) {
+                    return;
+                }
+                let pat = match &c.inputs[0] {
+                    Pat::Type(t) => &*t.pat,
+                    p => p,
+                };
+                let (it, body) = (&map.receiver, &c.body);
+                self.next += 1;
+                let acc = format_ident!("__mochi_acc{}_", self.next, span = span);
+                let ty = m.turbofish.as_ref().map(|t| {
+                    let args = &t.args;
+                    quote_spanned!(span=> : #args)
+                });
+                let r: Expr = if m.method == "sum" {
+                    syn::parse_quote_spanned!(span=> {
+                        let mut #acc #ty = 0.0;
+                        for #pat in #it { #acc += #body; }
+                        #acc
+                    })
+                } else {
+                    syn::parse_quote_spanned!(span=> {
+                        let mut #acc #ty = 1.0;
+                        for #pat in #it { #acc *= #body; }
+                        #acc
+                    })
+                };
+                *e = r;
+                self.visit_expr_mut(e);
             }
             Expr::MethodCall(m) if m.method == "for_each" && m.args.len() == 1 => {
                 let Expr::Closure(c) = &m.args[0] else { return };

@@ -1236,6 +1236,16 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         // (The generic form of a method whose result carries no derivative, given to the
         // mirror as written: see `make_plain_method`.)
         ReturnType::Type(_, t) if PLAIN_RESULT.with(|p| p.get()) && plain_result(t) => {}
+        // A helper that writes floats it is lent and answers a count or a flag (`fn
+        // clip_all(v: &mut [f64], hi: f64) -> usize`): its generic form writes them too
+        // and answers the same.
+        ReturnType::Type(_, t)
+            if plain_result(t)
+                && sig.inputs.iter().any(|a| {
+                    matches!(a, FnArg::Typed(pt)
+                        if matches!(&*pt.ty, Type::Reference(r) if r.mutability.is_some())
+                            && arg_kind(&pt.ty) == Some(true))
+                }) => {}
         ReturnType::Type(_, t) if user_type_arg(t).is_some_and(|(_, r)| !r) => {
             return Err((
                 Why::Result,
@@ -5008,7 +5018,9 @@ impl VisitMut for Rewrite<'_> {
                         && (!field || STRUCTS.with(|s| s.get()))
                     {
                         self.visit_expr_mut(&mut c.expr);
-                        let (inner, t) = (&c.expr, syn::Ident::new(PARAM, c.as_token.span));
+                        // (Without the parentheses the cast needed: `(n + 2 * m) as f64`.)
+                        let inner = crate::desugar::unparen(&c.expr);
+                        let t = syn::Ident::new(PARAM, c.as_token.span);
                         *e = syn::parse_quote!(
                             ::mochi::__private::CastFloat::<#t>::cast_float(#inner)
                         );

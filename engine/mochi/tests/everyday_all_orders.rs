@@ -11530,3 +11530,310 @@ mod returns_inside_arms {
         all_orders!(by_match, [0.7, 0.8, -0.4]);
     }
 }
+
+/// Calls that write a differentiable value where the call's other operands or its
+/// container hid it: a `&mut` parameter passed on as it is inside a condition, an
+/// argument read before a later argument writes it, a call inside `matches!`, a
+/// `&mut self` method on a field or an element, and the closures and combinators around
+/// such calls.
+mod written_where_read {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Basin {
+        pub level: f64,
+        pub spilled: f64,
+    }
+
+    /// Fills the basin; above `cap` the excess spills: whether it did.
+    #[differentiable]
+    pub fn fill(b: &mut Basin, q: f64, cap: f64) -> bool {
+        b.level += q;
+        if b.level > cap {
+            b.spilled += b.level - cap;
+            b.level = cap;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `fill(b, ..)` of the `&mut` parameter `b` as it is, in an `if`: the call ran
+    /// without the derivative of what it wrote before 2026-12-06 (1.7 for 2.7).
+    #[differentiable]
+    pub fn cycle(b: &mut Basin, q: f64) -> f64 {
+        fill(b, q, 2.0);
+        let a = b.level * 0.3;
+        b.level -= a;
+        if fill(b, q * 0.5, 2.0) {
+            a * 2.0
+        } else {
+            a
+        }
+    }
+
+    #[differentiable]
+    pub fn cycled(x: &[f64]) -> f64 {
+        let mut b = Basin {
+            level: x[0],
+            spilled: 0.0,
+        };
+        let mut s = 0.0;
+        for &q in &x[1..] {
+            s += cycle(&mut b, q);
+        }
+        s + b.level * b.spilled
+    }
+
+    #[differentiable]
+    pub fn leak(s: &mut f64, r: f64) -> f64 {
+        let out = *s * r;
+        *s -= out;
+        out
+    }
+
+    #[differentiable]
+    pub fn mix(a: f64, b: f64) -> f64 {
+        a * b + a.sin()
+    }
+
+    /// `mix(s, leak(&mut s, r))`: `s` read before `leak` changes it (before 2026-12-06 the
+    /// call read it after, 0.43 for 0.97); `mix(leak(&mut s, r), s)` after.
+    #[differentiable]
+    pub fn read_then_written(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        let r = mix(leak(&mut s, x[1]), s);
+        let q = mix(s, leak(&mut s, x[2]));
+        r + q * s
+    }
+
+    /// Helpers lent a buffer and answering a count, at every order (they had no generic
+    /// form, so their callers had no `hessian`).
+    #[differentiable]
+    pub fn clip_all(v: &mut [f64], hi: f64) -> usize {
+        let mut n = 0;
+        for e in v.iter_mut() {
+            if *e > hi {
+                *e = hi;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    #[differentiable]
+    pub fn clipped(x: &[f64]) -> f64 {
+        let mut v: Vec<f64> = x.iter().map(|a| a * 1.5).collect();
+        let hi = x[0] + 0.5;
+        let n = clip_all(&mut v, hi);
+        let m = clip_all(&mut v[1..], 0.9 * hi);
+        v.iter().sum::<f64>() * (n + 2 * m) as f64 + v[2] * v[3]
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Tangent)]
+    pub enum Trend {
+        Rising,
+        Falling,
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Tracker {
+        pub last: f64,
+        pub ups: usize,
+    }
+
+    #[differentiable]
+    impl Tracker {
+        fn see(&mut self, v: f64) -> Trend {
+            let t = if v > self.last {
+                self.ups += 1;
+                Trend::Rising
+            } else {
+                Trend::Falling
+            };
+            self.last = v;
+            t
+        }
+        fn moved(&mut self, v: f64) -> Option<f64> {
+            if v > self.last {
+                let d = v - self.last;
+                self.last = v;
+                Some(d)
+            } else {
+                None
+            }
+        }
+    }
+
+    /// `matches!(t.see(v), Trend::Rising)`: the call inside the macro ran without the
+    /// derivative of what it wrote before 2026-12-06 (3.8 for 0 on `x₀`).
+    #[differentiable]
+    pub fn trend_flags(x: &[f64]) -> f64 {
+        let mut t = Tracker { last: x[0], ups: 0 };
+        let mut s = 0.0;
+        for &v in &x[1..] {
+            if matches!(t.see(v), Trend::Rising) && t.ups > 1 {
+                s += t.last * t.last;
+            }
+        }
+        s + t.last * t.ups as f64
+    }
+
+    /// `t.moved(v).map(|d| ..).unwrap_or(..)`, `.map_or(..)` of a `&mut self` method's
+    /// `Option` (no rule for `map` before).
+    #[differentiable]
+    pub fn moved_queries(x: &[f64]) -> f64 {
+        let mut t = Tracker { last: x[0], ups: 0 };
+        let a = t.moved(x[1]).map(|d| d * 3.0).unwrap_or(0.0);
+        let b = t.moved(x[2]).map_or(-1.0, |d| d + 1.0);
+        a * b + t.last
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Gauge {
+        pub level: f64,
+        pub trips: usize,
+    }
+
+    #[differentiable]
+    impl Gauge {
+        pub fn new(level: f64) -> Gauge {
+            Gauge { level, trips: 0 }
+        }
+        fn raise(&mut self, by: f64) -> bool {
+            self.level += by;
+            if self.level > 1.0 {
+                self.level *= 0.5;
+                self.trips += 1;
+                true
+            } else {
+                false
+            }
+        }
+        fn kick(&mut self, by: f64) -> f64 {
+            self.level *= 1.0 + by;
+            self.level * self.level
+        }
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Meter {
+        pub gauge: Gauge,
+        pub gain: f64,
+        pub gs: Vec<Gauge>,
+    }
+
+    #[differentiable]
+    impl Meter {
+        /// `self.gauge.raise(..)`: a `&mut self` method on a field of `self`.
+        fn feed(&mut self, v: f64) -> f64 {
+            if self.gauge.raise(v * self.gain) {
+                self.gauge.level * 2.0
+            } else {
+                self.gauge.level
+            }
+        }
+        /// `self.gs[i].raise(..)` on an element of a field.
+        fn feed_all(&mut self, v: f64) -> f64 {
+            let mut s = 0.0;
+            for i in 0..self.gs.len() {
+                self.gs[i].raise(v);
+                s += self.gs[i].level;
+            }
+            s
+        }
+    }
+
+    /// Methods on a field of a local (`m.gauge.raise(..)`, in an `if` and as a statement
+    /// reading the field in its argument) and on its elements: "not
+    /// `#[differentiable]`" before.
+    #[differentiable]
+    pub fn fields_and_elements(x: &[f64]) -> f64 {
+        let mut m = Meter {
+            gauge: Gauge {
+                level: x[0],
+                trips: 0,
+            },
+            gain: x[1],
+            gs: vec![Gauge::new(x[2]), Gauge::new(x[3])],
+        };
+        let mut hits = 0.0;
+        let mut s = 0.0;
+        for &v in &x[2..] {
+            if m.gauge.raise(v * m.gain) {
+                hits += 1.0;
+            }
+            m.gauge.raise(m.gauge.level * 0.1);
+            s += m.feed(v) + m.feed_all(v * 0.3);
+        }
+        m.gs[1].raise(x[0]);
+        m.gauge.level * (1.0 + hits) + s * m.gs[1].level
+    }
+
+    /// `gs.iter_mut().map(|g| g.kick(..)).sum()` ("no rule for `iter_mut`" before), also
+    /// over `enumerate`, and a `product`.
+    #[differentiable]
+    pub fn kicked(x: &[f64]) -> f64 {
+        let mut gs: Vec<Gauge> = x[1..].iter().map(|&l| Gauge::new(l)).collect();
+        let e: f64 = gs.iter_mut().map(|g| g.kick(x[0])).sum();
+        let w = gs
+            .iter_mut()
+            .enumerate()
+            .map(|(i, g)| g.kick(0.1 * i as f64) + 1.0)
+            .product::<f64>();
+        e * gs[0].level + w
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(read_then_written, [1.3, 0.4, 0.25]);
+        all_orders!(clipped, [0.4, 0.8, -0.3, 0.55]);
+    }
+
+    fn against_differences(f: fn(&[f64]) -> f64, g: Vec<f64>, x: &[f64]) {
+        crate::common::assert_gradient_matches(f, &g, x);
+    }
+
+    #[test]
+    fn by_differences() {
+        let x = [0.8, 1.1, 0.6, 1.4];
+        against_differences(cycled, cycled::gradient(&x), &x);
+        let x = [0.5, 0.8, 0.3, 0.9, 0.6];
+        against_differences(trend_flags, trend_flags::gradient(&x), &x);
+        let x = [0.3, 0.7, 0.45, 0.9, 0.15];
+        against_differences(fields_and_elements, fields_and_elements::gradient(&x), &x);
+        let x = [0.2, 0.7, 1.3, 0.4];
+        against_differences(kicked, kicked::gradient(&x), &x);
+        let x = [0.2, 0.7, 1.3];
+        against_differences(moved_queries, moved_queries::gradient(&x), &x);
+    }
+
+    #[test]
+    fn by_hand() {
+        // Rising at 0.8 (ups 1) and 0.9 (ups 2): f = x₃² + 2x₄.
+        let x = [0.5f64, 0.8, 0.3, 0.9, 0.6];
+        assert!((trend_flags(&x) - (0.81 + 1.2)).abs() < 1e-13);
+        crate::common::close_to(
+            "trend_flags",
+            &trend_flags::gradient(&x),
+            &[0.0, 0.0, 0.0, 1.8, 2.0],
+            1e-13,
+        );
+        // s₁ = x₀(1 − x₁), r = mix(x₀x₁, s₁); s₂ = s₁(1 − x₂), q = mix(s₁, s₁x₂):
+        // the value read before the second write.
+        let x = [1.3f64, 0.4, 0.25];
+        let s1 = x[0] * (1.0 - x[1]);
+        let s2 = s1 * (1.0 - x[2]);
+        let want = (x[0] * x[1] * s1 + (x[0] * x[1]).sin()) + (s1 * s1 * x[2] + s1.sin()) * s2;
+        assert!((read_then_written(&x) - want).abs() < 1e-13);
+        // Both moves up: a = 3(x₁ − x₀), b = x₂ − x₁ + 1, f = ab + x₂.
+        let x = [0.2f64, 0.7, 1.3];
+        let (a, b) = (3.0 * (x[1] - x[0]), x[2] - x[1] + 1.0);
+        crate::common::close_to(
+            "moved_queries",
+            &moved_queries::gradient(&x),
+            &[-3.0 * b, 3.0 * b - a, a + 1.0],
+            1e-13,
+        );
+    }
+}
