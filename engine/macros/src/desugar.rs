@@ -7566,6 +7566,20 @@ fn held_option(o: &Expr) -> bool {
     }
 }
 
+/// `chain.max_by(cmp)` of `chain.max_by(cmp).copied()` (also `cloned`): the call that
+/// makes the `Option`.
+fn chain_end(m: &syn::ExprMethodCall) -> &syn::ExprMethodCall {
+    match unparen(&m.receiver) {
+        Expr::MethodCall(r)
+            if matches!(m.method.to_string().as_str(), "copied" | "cloned")
+                && m.args.is_empty() =>
+        {
+            r
+        }
+        _ => m,
+    }
+}
+
 /// An `Option` combinator that carries a derivative, as the `if let` the lowering
 /// reverses: `o.map(|v| e).unwrap_or(d)`, `.map(f).unwrap_or_else(|| d)`,
 /// `.map(f).unwrap_or_default()`, `o.map_or(d, |v| e)`, `o.map_or_else(|| d, |v| e)`
@@ -7679,7 +7693,7 @@ fn option_combinator(
                 ((*inner.receiver).clone(), pat, then, els)
             } else if matches!(method.as_str(), "unwrap_or" | "unwrap_or_else")
                 && ((matches!(
-                    inner.method.to_string().as_str(),
+                    chain_end(inner).method.to_string().as_str(),
                     "reduce"
                         | "max_by"
                         | "min_by"
@@ -7688,7 +7702,7 @@ fn option_combinator(
                         | "nth"
                         | "last"
                         | "next"
-                ) && matches!(unparen(&inner.receiver), Expr::MethodCall(_)))
+                ) && matches!(unparen(&chain_end(inner).receiver), Expr::MethodCall(_)))
                     || (matches!(
                         inner.method.to_string().as_str(),
                         "filter" | "and_then" | "or" | "or_else"
@@ -7734,14 +7748,27 @@ fn option_combinator(
         }
         _ => return None,
     };
-    // `x.get(i).copied()`: the element itself, bound through the reference (the form
-    // the element options take).
+    // `x.get(i).copied()`, `x.iter().max_by(cmp).copied()`: the element itself, bound
+    // through the reference (the form the element options take).
     let (o, pat) = match unparen(&o) {
         Expr::MethodCall(c)
             if (c.method == "copied" || c.method == "cloned")
                 && c.args.is_empty()
                 && matches!(unparen(&c.receiver), Expr::MethodCall(m)
-                    if matches!(m.method.to_string().as_str(), "first" | "last" | "get")) =>
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "first"
+                        | "last"
+                        | "get"
+                        | "max_by"
+                        | "min_by"
+                        | "max_by_key"
+                        | "min_by_key"
+                        | "find"
+                        | "nth"
+                        | "next"
+                        | "next_back"
+                )) =>
         {
             let pat = match pat {
                 Pat::TupleStruct(mut t) => {

@@ -2925,6 +2925,14 @@ impl VisitMut for ScanState<'_> {
                 return;
             }
         }
+        // `s.0 += v`, `s.total`: a field of a tuple or struct state through the reference.
+        if let Expr::Field(f) = e {
+            if is_s(&f.base) {
+                let st = self.state;
+                *f.base = syn::parse_quote!(#st);
+                return;
+            }
+        }
         if is_s(e) {
             self.other = true;
             return;

@@ -11837,3 +11837,59 @@ mod written_where_read {
         );
     }
 }
+
+/// A `scan` whose state is a tuple written by field, and the best element by a
+/// comparator copied out with a default.
+mod scans_and_bests {
+    use mochi::prelude::*;
+
+    /// `st.0 += v` of a tuple state (refused before 2026-12-06: "no rule for `scan`").
+    #[differentiable]
+    pub fn scan_pair_state(x: &[f64]) -> f64 {
+        let run: Vec<f64> = x
+            .iter()
+            .scan((0.0, 1.0), |st, &v| {
+                st.0 += v;
+                st.1 *= 0.5;
+                Some(st.0 * st.1)
+            })
+            .collect();
+        run.iter().map(|v| v.sin()).sum()
+    }
+
+    /// `x.iter().max_by(cmp).copied().unwrap_or(0.0)` ("no rule for `max_by`" before).
+    #[differentiable]
+    pub fn copied_best_or(x: &[f64]) -> f64 {
+        let far = x
+            .iter()
+            .max_by(|a, b| a.abs().total_cmp(&b.abs()))
+            .copied()
+            .unwrap_or(0.0);
+        let near = x
+            .iter()
+            .min_by(|a, b| a.abs().total_cmp(&b.abs()))
+            .cloned()
+            .unwrap_or_else(|| x[0]);
+        far * near + far.sin()
+    }
+
+    #[test]
+    fn by_hand() {
+        // Partial sums 0.5, 1.7, 1.4 halved 1, 2, 3 times.
+        let x = [0.5f64, 1.2, -0.3];
+        let g = scan_pair_state::gradient(&x);
+        let (a, b, c) = (0.5f64 * 0.5, 1.7f64 * 0.25, 1.4f64 * 0.125);
+        let (da, db, dc) = (a.cos() * 0.5, b.cos() * 0.25, c.cos() * 0.125);
+        crate::common::close_to("scan", &g, &[da + db + dc, db + dc, dc], 1e-13);
+        // far = −1.5 (largest magnitude), near = 0.2.
+        let x = [0.2f64, -1.5, 0.7];
+        let g = copied_best_or::gradient(&x);
+        crate::common::close_to("bests", &g, &[-1.5, 0.2 + (-1.5f64).cos(), 0.0], 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(scan_pair_state, [0.5, 1.2, -0.3, 0.8]);
+        all_orders!(copied_best_or, [0.2, -1.5, 0.7]);
+    }
+}

@@ -505,10 +505,7 @@ impl Lowerer {
                         .iter()
                         .any(|f| expr_is_active(&f.expr, &self.active))
                 {
-                    self.err(
-                        s,
-                        format!("mochi: the variant `{}` is given a value with a derivative; an enum deriving `Tangent` is a choice whose settings carry none (README, \"A configuration enum\"), so the derivative would stop here; keep the differentiable values in a struct deriving `Tangent` (or pass them beside the enum) and let the enum choose", segs.join("::")),
-                    );
+                    self.variant_with_derivative(s, &segs);
                     return Operand::Inactive(quote!(()));
                 }
                 let mut ops = Vec::new();
@@ -1583,6 +1580,16 @@ impl Lowerer {
                 self.err(c, format!("mochi: `{ty_name}::{last}(..)` of a differentiable value needs a rule, and a type parameter has none; write the value in `{ty_name}` from the start, or wrap a constant in `mochi::no_grad(..)`"));
                 return Operand::Inactive(quote!(#c));
             }
+            // `Piece::Low(v)`: a tuple variant of the user's enum given a value with a
+            // derivative, as `Shape::Circle { r }` above.
+            if segs.len() == 2
+                && last.starts_with(|c: char| c.is_ascii_uppercase())
+                && !matches!(ty_name.as_str(), "Option" | "Result" | "Self")
+                && c.args.iter().any(|a| expr_is_active(a, &self.active))
+            {
+                self.variant_with_derivative(c, &segs);
+                return Operand::Inactive(quote!(()));
+            }
             let ty = snake_case(ty_name);
             // `Array2::eye(n)`, `Array2::from_shape_fn(a.dim(), |(i, j)| ..)` with a
             // shape read from a differentiable value: nothing to differentiate.
@@ -1935,6 +1942,14 @@ impl Lowerer {
             let (__mochi_y, __mochi_pb) = #call;
             (__mochi_y, ::mochi::BoxedPullback::new(__mochi_pb))
         })
+    }
+
+    /// The error for a variant of the user's enum built from a value with a derivative.
+    fn variant_with_derivative(&mut self, at: &impl quote::ToTokens, segs: &[String]) {
+        self.err(
+            at,
+            format!("mochi: the variant `{}` is given a value with a derivative; an enum deriving `Tangent` is a choice whose settings carry none (README, \"A configuration enum\"), so the derivative would stop here; keep the differentiable values in a struct deriving `Tangent` (or pass them beside the enum) and let the enum choose", segs.join("::")),
+        );
     }
 
     /// The call lending a differentiable value mutably ([`lends_active`](Self::lends_active))
