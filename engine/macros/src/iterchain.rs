@@ -2289,13 +2289,23 @@ impl VisitMut for WindowUses<'_> {
                         let s = self.slice(span);
                         *e = syn::parse_quote_spanned!(span=> #s.iter());
                     }
+                    // (`for row in bottom.iter_mut()` of `split_at_mut`'s half.)
+                    "iter_mut" if self.mutable => {
+                        let s = self.slice(span);
+                        *e = syn::parse_quote_spanned!(span=> #s.iter_mut());
+                    }
                     _ => self.other = true,
                 }
             }
-            // `for v in w` (the window's elements by reference): `for v in w.iter()`.
-            Expr::ForLoop(f) if self.is_w(&f.expr) && !self.mutable => {
+            // `for v in w` (the window's elements by reference): `for v in w.iter()`
+            // (`w.iter_mut()` for `split_at_mut`'s half).
+            Expr::ForLoop(f) if self.is_w(&f.expr) => {
                 let s = self.slice(span);
-                *f.expr = syn::parse_quote_spanned!(span=> #s.iter());
+                *f.expr = if self.mutable {
+                    syn::parse_quote_spanned!(span=> #s.iter_mut())
+                } else {
+                    syn::parse_quote_spanned!(span=> #s.iter())
+                };
                 let mut names = Vec::new();
                 crate::activity::pat_names(&f.pat, &mut names);
                 if !names.iter().any(|n| self.name == n) {

@@ -11893,3 +11893,104 @@ mod scans_and_bests {
         all_orders!(copied_best_or, [0.2, -1.5, 0.7]);
     }
 }
+
+/// Row operations through `split_at_mut` of a `Vec<Vec<f64>>` (the borrow checker's
+/// idiom for reading the pivot row while writing the rows below it): the lower half
+/// walked by `iter_mut()` or directly, the pivot bound from the top half or read through
+/// it. A cascade of type errors before 2026-12-06.
+mod split_rows {
+    use mochi::prelude::*;
+
+    /// The determinant by elimination: the product of the pivots.
+    #[differentiable]
+    pub fn det_split_rows(x: &[f64]) -> f64 {
+        let n = 3;
+        let mut a: Vec<Vec<f64>> = (0..n).map(|i| x[i * n..(i + 1) * n].to_vec()).collect();
+        for k in 0..n {
+            let (top, bottom) = a.split_at_mut(k + 1);
+            let pivot = &top[k];
+            for row in bottom.iter_mut() {
+                let f = row[k] / pivot[k];
+                for j in k..n {
+                    row[j] -= f * pivot[j];
+                }
+            }
+        }
+        (0..n).map(|i| a[i][i]).product()
+    }
+
+    /// Elimination on the augmented rows, the lower half walked directly, then back
+    /// substitution.
+    #[differentiable]
+    pub fn solve_split_rows(x: &[f64]) -> f64 {
+        let n = 3;
+        let mut a: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                let mut r = x[i * n..(i + 1) * n].to_vec();
+                r.push(x[9 + i]);
+                r
+            })
+            .collect();
+        for k in 0..n {
+            let (top, rest) = a.split_at_mut(k + 1);
+            for row in rest {
+                let f = row[k] / top[k][k];
+                for j in k..=n {
+                    row[j] -= f * top[k][j];
+                }
+            }
+        }
+        let mut sol = vec![0.0; n];
+        for i in (0..n).rev() {
+            let mut s = a[i][n];
+            for j in i + 1..n {
+                s -= a[i][j] * sol[j];
+            }
+            sol[i] = s / a[i][i];
+        }
+        sol[0] + 2.0 * sol[1] + 3.0 * sol[2]
+    }
+
+    #[test]
+    fn against_nalgebra() {
+        let x = [
+            2.0f64, 0.5, 1.0, 0.3, 3.0, 0.7, 1.1, 0.4, 2.5, 1.0, -0.5, 0.25,
+        ];
+        let m = nalgebra::Matrix3::from_row_slice(&x[..9]);
+        assert!((det_split_rows(&x) - m.determinant()).abs() < 1e-12);
+        // ∂det/∂A = det · A⁻ᵀ.
+        let cof = m.determinant() * m.try_inverse().unwrap().transpose();
+        let g = det_split_rows::gradient(&x);
+        for i in 0..3 {
+            for j in 0..3 {
+                assert!((g[i * 3 + j] - cof[(i, j)]).abs() < 1e-12, "[{i},{j}]");
+            }
+        }
+        // y = cᵀA⁻¹b: ∂y/∂b = A⁻ᵀc, ∂y/∂A = −(A⁻ᵀc) solᵀ.
+        let b = nalgebra::Vector3::new(x[9], x[10], x[11]);
+        let c = nalgebra::Vector3::new(1.0, 2.0, 3.0);
+        let inv = m.try_inverse().unwrap();
+        let sol = inv * b;
+        let lam = inv.transpose() * c;
+        assert!((solve_split_rows(&x) - c.dot(&sol)).abs() < 1e-12);
+        let g = solve_split_rows::gradient(&x);
+        for i in 0..3 {
+            for j in 0..3 {
+                assert!((g[i * 3 + j] + lam[i] * sol[j]).abs() < 1e-12, "A[{i},{j}]");
+            }
+            assert!((g[9 + i] - lam[i]).abs() < 1e-12, "b[{i}]");
+        }
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(
+            det_split_rows,
+            [2.0, 0.5, 1.0, 0.3, 3.0, 0.7, 1.1, 0.4, 2.5]
+        );
+        all_orders!(
+            solve_split_rows,
+            [2.0, 0.5, 1.0, 0.3, 3.0, 0.7, 1.1, 0.4, 2.5, 1.0, -0.5, 0.25]
+        );
+    }
+}
