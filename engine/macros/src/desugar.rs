@@ -2841,6 +2841,99 @@ impl VisitMut for IntoAsFrom {
 ///   a slice, `ndarray::ArrayView1::from(..)`, whose rule is the constructor's.
 struct LocalForms;
 
+/// `if let Some(m) = v.iter_mut().max_by(cmp) { B }` (also `min_by`, `max_by_key`,
+/// `min_by_key`, `find`, `last`, `next`) of a sequence named by a variable or a field →
+/// `if let Some(i) = (0..v.len()).max_by(|&a, &b| cmp(&v[a], &v[b])) { let m = &mut
+/// v[i]; B }`: the position searched without a derivative, the element then written in
+/// place.
+fn best_element_mut(e: &Expr) -> Option<Expr> {
+    let Expr::If(i) = e else { return None };
+    let Expr::Let(l) = &*i.cond else { return None };
+    let Pat::TupleStruct(ts) = &*l.pat else {
+        return None;
+    };
+    if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
+        return None;
+    }
+    let Pat::Ident(name) = &ts.elems[0] else {
+        return None;
+    };
+    if name.by_ref.is_some() || name.subpat.is_some() {
+        return None;
+    }
+    let Expr::MethodCall(best) = unparen(&l.expr) else {
+        return None;
+    };
+    let Expr::MethodCall(it) = unparen(&best.receiver) else {
+        return None;
+    };
+    if it.method != "iter_mut" || !it.args.is_empty() {
+        return None;
+    }
+    let seq = unparen(&it.receiver);
+    if !matches!(seq, Expr::Path(_) | Expr::Field(_)) {
+        return None;
+    }
+    let span = best.method.span();
+    let (a, b) = (
+        format_ident!("__mochi_ba", span = span),
+        format_ident!("__mochi_bb", span = span),
+    );
+    // The closure's parameters bound to the elements at the positions compared.
+    let two = |c: &syn::ExprClosure| -> Option<Expr> {
+        if c.inputs.len() != 2 {
+            return None;
+        }
+        let (p, q, body) = (&c.inputs[0], &c.inputs[1], &c.body);
+        Some(syn::parse_quote_spanned!(span=>
+            |&#a: &usize, &#b: &usize| { let #p = &&#seq[#a]; let #q = &&#seq[#b]; #body }))
+    };
+    let one = |c: &syn::ExprClosure| -> Option<Expr> {
+        if c.inputs.len() != 1 {
+            return None;
+        }
+        let (p, body) = (&c.inputs[0], &c.body);
+        Some(syn::parse_quote_spanned!(span=>
+            |&#a: &usize| { let #p = &&#seq[#a]; #body }))
+    };
+    let closure = |k: usize| match best.args.first().map(unparen) {
+        Some(Expr::Closure(c)) if best.args.len() == 1 => {
+            if k == 2 {
+                two(c)
+            } else {
+                one(c)
+            }
+        }
+        _ => None,
+    };
+    let method = &best.method;
+    let search: Expr = match (method.to_string().as_str(), best.args.len()) {
+        ("max_by" | "min_by", 1) => {
+            let c = closure(2)?;
+            syn::parse_quote_spanned!(span=> (0..#seq.len()).#method(#c))
+        }
+        ("max_by_key" | "min_by_key" | "find", 1) => {
+            let c = closure(1)?;
+            syn::parse_quote_spanned!(span=> (0..#seq.len()).#method(#c))
+        }
+        ("last" | "next", 0) => syn::parse_quote_spanned!(span=> (0..#seq.len()).#method()),
+        _ => return None,
+    };
+    let idx = format_ident!("__mochi_bi", span = span);
+    let m = &name.ident;
+    let then = &i.then_branch;
+    let els = i
+        .else_branch
+        .as_ref()
+        .map(|(_, e)| quote_spanned!(span=> else #e));
+    Some(syn::parse_quote_spanned!(span=>
+        if let Some(#idx) = #search {
+            let #m = &mut #seq[#idx];
+            #then
+        } #els
+    ))
+}
+
 /// `matches!(scrutinee, pattern)` (a guard `if g` too) whose scrutinee makes a call →
 /// `match scrutinee { pattern => true, _ => false }`.
 fn matches_of_call(e: &Expr) -> Option<Expr> {
@@ -2889,6 +2982,13 @@ fn matches_of_call(e: &Expr) -> Option<Expr> {
 impl VisitMut for LocalForms {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
+        // `if let Some(m) = v.iter_mut().max_by(cmp) { *m *= 2.0; }`: the best position,
+        // then the element borrowed there.
+        if let Some(r) = best_element_mut(e) {
+            *e = r;
+            self.visit_expr_mut(e);
+            return;
+        }
         // `matches!(t.see(v), Trend::Rising)` of a call: the `match` it stands for, which
         // the passes below read (a call in the macro's tokens that changes `t` would run
         // without the derivative of what it writes).

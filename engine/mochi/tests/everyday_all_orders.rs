@@ -11873,8 +11873,38 @@ mod scans_and_bests {
         far * near + far.sin()
     }
 
+    /// `if let Some(m) = v.iter_mut().max_by(cmp) { *m *= 2.0; }`, also `find` (no rule
+    /// for `iter_mut` before 2026-12-06).
+    #[differentiable]
+    pub fn best_written(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        if let Some(m) = v.iter_mut().max_by(|a, b| a.total_cmp(b)) {
+            *m *= 2.0;
+        }
+        if let Some(m) = v.iter_mut().find(|t| **t < 0.0) {
+            *m = -*m * x[1];
+        } else {
+            v[0] += 1.0;
+        }
+        v.iter().map(|t| t * t).sum()
+    }
+
     #[test]
     fn by_hand() {
+        // v = [0.3, 2x₁, −x₂x₁, 0.9]: f = 0.09 + 4x₁² + x₂²x₁² + 0.81.
+        let x = [0.3f64, 1.7, -0.4, 0.9];
+        let g = best_written::gradient(&x);
+        crate::common::close_to(
+            "best_written",
+            &g,
+            &[
+                0.6,
+                8.0 * 1.7 + 2.0 * 0.16 * 1.7,
+                -2.0 * 0.4 * 1.7 * 1.7,
+                1.8,
+            ],
+            1e-12,
+        );
         // Partial sums 0.5, 1.7, 1.4 halved 1, 2, 3 times.
         let x = [0.5f64, 1.2, -0.3];
         let g = scan_pair_state::gradient(&x);
@@ -11891,6 +11921,7 @@ mod scans_and_bests {
         use crate::all_orders;
         all_orders!(scan_pair_state, [0.5, 1.2, -0.3, 0.8]);
         all_orders!(copied_best_or, [0.2, -1.5, 0.7]);
+        all_orders!(best_written, [0.3, 1.7, -0.4, 0.9]);
     }
 }
 
