@@ -2242,7 +2242,7 @@ fn mut_bound_names(b: &syn::Block) -> HashSet<String> {
 }
 
 /// Whether `e` borrows a variable `&mut` (outside closures).
-fn mut_borrows(e: &Expr) -> bool {
+pub(crate) fn mut_borrows(e: &Expr) -> bool {
     struct M(bool);
     impl<'ast> syn::visit::Visit<'ast> for M {
         fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
@@ -2327,7 +2327,7 @@ impl EffectfulConditions<'_> {
                 self.hoist_head(e, &mut lets);
                 if !is_effect_atom(e, self.active, &self.mutable) && !is_statement_like(e) {
                     self.atomize(e, &mut lets);
-                } else {
+                } else if !self.assigned_in_order(e, &mut lets) {
                     self.call_operands(e, &mut lets);
                 }
             }
@@ -2367,6 +2367,10 @@ impl EffectfulConditions<'_> {
             Expr::Reference(r) => self.atomize(&mut r.expr, lets),
             Expr::Tuple(t) => self.operands(t.elems.iter_mut().collect(), lets),
             Expr::Array(a) => self.operands(a.elems.iter_mut().collect(), lets),
+            // (Fields in the order written.)
+            Expr::Struct(st) => {
+                self.operands(st.fields.iter_mut().map(|f| &mut f.expr).collect(), lets)
+            }
             Expr::Call(c) => self.operands(c.args.iter_mut().collect(), lets),
             Expr::MethodCall(m) => {
                 let mut ops: Vec<&mut Expr> = vec![&mut *m.receiver];
@@ -2385,6 +2389,15 @@ impl EffectfulConditions<'_> {
     fn call_operands(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) {
         let ops: Vec<&mut Expr> = match e {
             Expr::Call(c) => c.args.iter_mut().collect(),
+            // (A float's method takes its receiver by value, read first: `s.powf(leak(&mut
+            // s, r))`.)
+            Expr::MethodCall(m)
+                if crate::twin::FLOAT_METHODS.contains(&m.method.to_string().as_str()) =>
+            {
+                std::iter::once(&mut *m.receiver)
+                    .chain(m.args.iter_mut())
+                    .collect()
+            }
             Expr::MethodCall(m) => m.args.iter_mut().collect(),
             Expr::Paren(p) => return self.call_operands(&mut p.expr, lets),
             _ => return,
@@ -2403,6 +2416,27 @@ impl EffectfulConditions<'_> {
         if reads_before {
             self.operands(ops, lets);
         }
+    }
+
+    /// `y = s * leak(&mut s, r)`, `acc += s * leak(&mut s, r)`, `v[1] += tweak(&mut v,
+    /// 1)`: an assignment whose right side surely writes a variable with a derivative.
+    /// Rust evaluates the right side of a float's `=` and `op=` first, so it is bound
+    /// first, taken apart in its turn (its operands in order); `false` for another
+    /// statement.
+    fn assigned_in_order(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) -> bool {
+        let right = match e {
+            Expr::Assign(a) => &mut a.right,
+            Expr::Binary(b) if crate::activity::is_arithmetic_assign(&b.op) => &mut b.right,
+            _ => return false,
+        };
+        if !surely_writes_active(right, self.active, &self.mutable) {
+            return false;
+        }
+        let span = right.span();
+        let t = self.fresh("assigned", span);
+        let value = std::mem::replace(&mut **right, syn::parse_quote!(#t));
+        lets.push(syn::parse_quote_spanned!(span=> let #t = #value;));
+        true
     }
 
     /// Operands evaluated left to right: those before the last one with an effect are
@@ -2424,6 +2458,8 @@ impl EffectfulConditions<'_> {
                 let span = o.span();
                 let t = self.fresh("operand", span);
                 let value = std::mem::replace(o, syn::parse_quote!(#t));
+                // (`(*x)` read as `*x` is: a copy of the value behind the reference.)
+                let value = unparen(&value);
                 lets.push(syn::parse_quote_spanned!(span=> let #t = #value;));
             } else {
                 self.atomize(o, lets);
@@ -2465,6 +2501,26 @@ impl VisitMut for EffectfulConditions<'_> {
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         let span = e.span();
+        // A value that surely writes a variable with a derivative where no statement
+        // holds it (a `match` arm's, `return`'s, `break`'s, a closure's): in a block of
+        // its own, whose statements are then taken apart in order as any.
+        {
+            let (active, mutable) = (self.active, &self.mutable);
+            let blocked = |v: &mut Expr| {
+                if !matches!(v, Expr::Block(_)) && surely_writes_active(v, active, mutable) {
+                    let at = v.span();
+                    let inner = v.clone();
+                    *v = syn::parse_quote_spanned!(at=> { #inner });
+                }
+            };
+            match e {
+                Expr::Match(m) => m.arms.iter_mut().for_each(|a| blocked(&mut a.body)),
+                Expr::Return(syn::ExprReturn { expr: Some(v), .. })
+                | Expr::Break(syn::ExprBreak { expr: Some(v), .. }) => blocked(v),
+                Expr::Closure(c) => blocked(&mut c.body),
+                _ => {}
+            }
+        }
         match e {
             Expr::If(i)
                 if !matches!(&*i.cond, Expr::Let(_))
@@ -2658,9 +2714,15 @@ impl VisitMut for EffectfulConditions<'_> {
                         | "print"
                         | "eprintln"
                         | "eprint"
+                        | "format"
+                        | "panic"
+                        | "write"
+                        | "writeln"
                 ) {
                     return;
                 }
+                let kept_as_written =
+                    matches!(name.as_str(), "format" | "panic" | "write" | "writeln");
                 let Ok(args) = m.mac.parse_body_with(
                     syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
                 ) else {
@@ -2674,16 +2736,47 @@ impl VisitMut for EffectfulConditions<'_> {
                     writes_active(a, active, &mutable)
                         || (mentions_active(a, active) && mut_borrows(a))
                 };
-                if !args.iter().any(effect) {
+                // (A named argument, `v = leak(&mut s, r)`, by its value.)
+                let value_of = |a: &Expr| match a {
+                    Expr::Assign(n) if matches!(&*n.left, Expr::Path(_)) => (*n.right).clone(),
+                    other => other.clone(),
+                };
+                if !args.iter().any(|a| effect(&value_of(a))) {
+                    return;
+                }
+                // A `debug_assert!`'s arguments run only where debug assertions are on:
+                // bound first, they would run in a release build too.
+                if name.starts_with("debug_") {
+                    *e = syn::parse_quote_spanned!(span=> {
+                        ::core::compile_error!("mochi: this `debug_assert!` changes a variable that carries a derivative, which happens only where debug assertions are on; make the change before it (`let ok = step(&mut s); debug_assert!(ok);`)");
+                    });
+                    return;
+                }
+                // A text made of a value is no derivative's: the change inside would be
+                // made without one.
+                if kept_as_written {
+                    let message = format!("mochi: this `{name}!` changes a variable that carries a derivative, which would happen without its derivative; make the change before it (`let v = step(&mut s); {name}!(.., v)`)");
+                    *e = syn::parse_quote_spanned!(span=> {
+                        ::core::compile_error!(#message);
+                        ::core::unreachable!()
+                    });
                     return;
                 }
                 let mut lets = Vec::new();
                 let mut new_args = Vec::new();
                 for a in args {
-                    if effect(&a) {
+                    let named = match &a {
+                        Expr::Assign(n) if matches!(&*n.left, Expr::Path(_)) => Some(&n.left),
+                        _ => None,
+                    };
+                    let value = value_of(&a);
+                    if effect(&value) {
                         let t = self.fresh("arg", span);
-                        lets.push(quote_spanned!(span=> let #t = #a;));
-                        new_args.push(quote_spanned!(span=> #t));
+                        lets.push(quote_spanned!(span=> let #t = #value;));
+                        new_args.push(match named {
+                            Some(n) => quote_spanned!(span=> #n = #t),
+                            None => quote_spanned!(span=> #t),
+                        });
                     } else {
                         new_args.push(quote::ToTokens::to_token_stream(&a));
                     }
@@ -12861,7 +12954,25 @@ impl Desugar {
     /// trait that reaches `&self` methods on any value cannot lend), through a copy
     /// written back after the call ([`write_back_call`]).
     fn place_receiver_call(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
-        let place = unparen(&m.receiver);
+        // `gs.last_mut().unwrap().kick(r)`, `gs.first_mut().unwrap()`: the element by
+        // its position.
+        let ends: Option<Expr> = match unparen(&m.receiver) {
+            Expr::MethodCall(u) if u.method == "unwrap" && u.args.is_empty() => {
+                match unparen(&u.receiver) {
+                    Expr::MethodCall(f) if f.args.is_empty() && plain_place(&f.receiver) => {
+                        let v = &f.receiver;
+                        match f.method.to_string().as_str() {
+                            "first_mut" => Some(syn::parse_quote!(#v[0])),
+                            "last_mut" => Some(syn::parse_quote!(#v[#v.len() - 1])),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let place = ends.as_ref().unwrap_or_else(|| unparen(&m.receiver));
         if !matches!(place, Expr::Field(_) | Expr::Index(_)) || !plain_place(place) {
             return None;
         }
@@ -14697,12 +14808,15 @@ impl Desugar {
                     #b
                 });
             }
-            // `bs.iter_mut().map(|b| b.kick(g)).sum()` (also `product`, `enumerate` and
-            // other adapters before the `map`): the elements lent to a closure that may
-            // change them, as the loop `for b in bs.iter_mut() { s += b.kick(g); }` is.
+            // `bs.iter_mut().map(|b| b.kick(g)).sum()` (also `product`, `fold`, `collect`,
+            // `enumerate` and other adapters before the `map`): the elements lent to a
+            // closure that may change them, as the loop `for b in bs.iter_mut() { s +=
+            // b.kick(g); }` is.
             Expr::MethodCall(m)
-                if matches!(m.method.to_string().as_str(), "sum" | "product")
-                    && m.args.is_empty()
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "sum" | "product" | "collect" | "fold"
+                ) && m.args.len() == if m.method == "fold" { 2 } else { 0 }
                     && lends_elements(&m.receiver) =>
             {
                 let Expr::MethodCall(map) = unparen(&m.receiver) else {
@@ -14729,6 +14843,31 @@ impl Desugar {
                     syn::parse_quote_spanned!(span=> {
                         let mut #acc #ty = 0.0;
                         for #pat in #it { #acc += #body; }
+                        #acc
+                    })
+                } else if m.method == "collect" {
+                    syn::parse_quote_spanned!(span=> {
+                        let mut #acc #ty = ::std::vec::Vec::new();
+                        for #pat in #it { #acc.push(#body); }
+                        #acc
+                    })
+                } else if m.method == "fold" {
+                    // (`fold(init, |a, e| g)`: `g` with `a` the accumulator, `e` the
+                    // element's value.)
+                    let Expr::Closure(g) = unparen(&m.args[1]) else {
+                        return;
+                    };
+                    if g.inputs.len() != 2 || contains_return(&g.body) {
+                        return;
+                    }
+                    let (a, el, gb, init) = (&g.inputs[0], &g.inputs[1], &g.body, &m.args[0]);
+                    syn::parse_quote_spanned!(span=> {
+                        let mut #acc = #init;
+                        for #pat in #it {
+                            let #el = #body;
+                            let #a = #acc;
+                            #acc = #gb;
+                        }
                         #acc
                     })
                 } else {

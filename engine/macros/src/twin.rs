@@ -4657,7 +4657,11 @@ impl VisitMut for Rewrite<'_> {
         // computes derivatives, prints nothing (its scalar may not format as `{:e}`).
         if let syn::Stmt::Macro(m) = s {
             if is_print(&m.mac) {
-                *s = syn::parse_quote!((););
+                // (What its arguments change is the function's too: `println!("{}",
+                // leak(&mut s, r))` runs the call.)
+                let mut kept: Expr = print_effects(&m.mac);
+                self.visit_expr_mut(&mut kept);
+                *s = syn::Stmt::Expr(kept, Some(Default::default()));
                 return;
             }
         }
@@ -4745,7 +4749,8 @@ impl VisitMut for Rewrite<'_> {
         }
         if let Expr::Macro(m) = e {
             if is_print(&m.mac) {
-                *e = syn::parse_quote!(());
+                *e = print_effects(&m.mac);
+                self.visit_expr_mut(e);
                 return;
             }
             // `dbg!(e)`: its value, unprinted (see `is_print`).
@@ -4865,8 +4870,12 @@ impl VisitMut for Rewrite<'_> {
                 }
             }
         }
+        // (Also `s *= leak(&mut s, r)`: for a float Rust runs the right side first, and
+        // the generic form's `MulAssign` would borrow `s` before it.)
         if let Expr::Binary(b) = e {
-            if crate::activity::is_arithmetic_assign(&b.op) && !matches!(&*b.left, Expr::Path(_)) {
+            if crate::activity::is_arithmetic_assign(&b.op)
+                && (!matches!(&*b.left, Expr::Path(_)) || crate::desugar::mut_borrows(&b.right))
+            {
                 syn::visit_mut::visit_expr_binary_mut(self, b);
                 let (l, op, r) = (&b.left, &b.op, &b.right);
                 *e = syn::parse_quote!({
@@ -6210,6 +6219,30 @@ fn plain_nested_fns(block: &syn::Block) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// The arguments of a print macro that lend a variable mutably (`leak(&mut s, r)`, also
+/// named, `v = leak(&mut s, r)`), evaluated in order without printing: `{ let _ = a; }`;
+/// `()` when there are none.
+fn print_effects(mac: &syn::Macro) -> Expr {
+    let Ok(args) =
+        mac.parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+    else {
+        return syn::parse_quote!(());
+    };
+    let effects: Vec<&Expr> = args
+        .iter()
+        .skip(1)
+        .map(|a| match a {
+            Expr::Assign(n) if matches!(&*n.left, Expr::Path(_)) => &*n.right,
+            other => other,
+        })
+        .filter(|a| crate::desugar::mut_borrows(a))
+        .collect();
+    if effects.is_empty() {
+        return syn::parse_quote!(());
+    }
+    syn::parse_quote!({ #(let _ = #effects;)* })
 }
 
 /// `print!`, `println!`, `eprint!`, `eprintln!`: left out of the twin.

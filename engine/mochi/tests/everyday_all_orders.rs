@@ -12025,3 +12025,230 @@ mod split_rows {
         );
     }
 }
+
+/// The order of evaluation where a call writes what an operand beside it reads: the
+/// right side of `=` and `op=` first (a float's), a float method's receiver before its
+/// argument, struct fields as written, a `match` arm's, `return`'s and `break`'s value,
+/// a closure's body. Each gave a wrong gradient (and some a wrong value) before
+/// 2026-12-06: the operand was read after the call wrote it.
+mod evaluation_order {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn leak(s: &mut f64, r: f64) -> f64 {
+        let out = *s * r;
+        *s -= out;
+        out
+    }
+
+    #[differentiable]
+    pub fn bump(s: &mut f64) -> f64 {
+        *s *= 3.0;
+        *s
+    }
+
+    #[differentiable]
+    pub fn mix(a: f64, b: f64) -> f64 {
+        a * b + a.sin()
+    }
+
+    /// Triples `v[i]`: the new `v[i]` times `v[i + 1]`.
+    #[differentiable]
+    pub fn tweak(v: &mut [f64], i: usize) -> f64 {
+        v[i] *= 3.0;
+        v[i] * v[i + 1]
+    }
+
+    #[differentiable]
+    pub fn assigned(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        let mut y = x[2];
+        let first = y * y;
+        y = s * leak(&mut s, x[1]);
+        let second = y;
+        y = mix(s, leak(&mut s, x[2]));
+        first + second * y + s
+    }
+
+    #[differentiable]
+    pub fn accumulated(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        let mut acc = 0.0;
+        for &r in &x[1..] {
+            acc += s * leak(&mut s, r);
+        }
+        acc -= mix(s, leak(&mut s, 0.5));
+        acc * s
+    }
+
+    /// `s *= leak(&mut s, r)`: the right side first (the generic form borrowed `s`
+    /// twice before).
+    #[differentiable]
+    pub fn compound_self(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        s *= leak(&mut s, x[1]);
+        s -= leak(&mut s, x[2]);
+        s += bump(&mut s);
+        s
+    }
+
+    #[differentiable]
+    pub fn index_compound(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v[1] += tweak(&mut v, 1);
+        v[0] -= tweak(&mut v, 0) * v[2];
+        v[0] * v[1] + v[2]
+    }
+
+    #[differentiable]
+    pub fn receivers(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        let a = s.powf(leak(&mut s, x[1]));
+        let b = s.mul_add(bump(&mut s), x[1]);
+        a * b + s
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Pair {
+        pub a: f64,
+        pub b: f64,
+    }
+
+    #[differentiable]
+    pub fn struct_literal(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        let p = Pair {
+            a: s,
+            b: leak(&mut s, x[1]),
+        };
+        let q = Pair {
+            b: leak(&mut s, x[2]),
+            a: s,
+        };
+        p.a * p.b + q.a * q.b.sin() + s
+    }
+
+    #[differentiable]
+    pub fn match_arms(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        let mut acc = 0.0;
+        for k in 0..3 {
+            let y = match k {
+                0 => s * leak(&mut s, x[1]),
+                1 => mix(s, leak(&mut s, x[2])),
+                _ => s,
+            };
+            acc += y;
+        }
+        acc * s
+    }
+
+    #[differentiable]
+    pub fn returned_early(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        for &r in &x[1..] {
+            if r > 0.5 {
+                return s * leak(&mut s, r) + s;
+            }
+            s *= 1.0 + r;
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn break_value(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        let mut k = 0;
+        let v = loop {
+            k += 1;
+            if k == 3 {
+                break s * leak(&mut s, x[1]);
+            }
+            s *= x[2];
+        };
+        v + s
+    }
+
+    /// A closure's body (the value was wrong too before).
+    #[differentiable]
+    pub fn closure_writes(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        let mut acc = 0.0;
+        x[1..].iter().for_each(|r| {
+            acc += s * leak(&mut s, *r);
+        });
+        acc * s
+    }
+
+    /// `assert!` and `assert_eq!` whose arguments write.
+    #[differentiable]
+    pub fn asserted(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        assert!(leak(&mut s, x[1]) > 0.0, "leaked");
+        assert_eq!(bump(&mut s) > 0.0, true);
+        s * s
+    }
+
+    /// A named argument of `println!` that writes: bound, and named.
+    #[differentiable]
+    pub fn printed_named(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        println!("{v:.3}", v = leak(&mut s, x[1]));
+        s * s
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(assigned, [1.1, 0.4, 0.3]);
+        all_orders!(accumulated, [1.3, 0.2, 0.35, 0.15]);
+        all_orders!(compound_self, [1.1, 0.3, 0.2]);
+        all_orders!(index_compound, [0.6, 0.8, 0.5]);
+        all_orders!(receivers, [1.2, 0.3]);
+        all_orders!(match_arms, [1.2, 0.3, 0.45]);
+        all_orders!(returned_early, [1.2, 0.3, 0.7, 0.2]);
+        all_orders!(break_value, [1.2, 0.3, 0.9]);
+        all_orders!(closure_writes, [1.3, 0.2, 0.35, 0.15]);
+        all_orders!(printed_named, [0.9, 0.4]);
+        all_orders!(asserted, [0.9, 0.4]);
+    }
+
+    #[test]
+    fn by_hand() {
+        // s₁ = s₀(1 − r): compound_self's f = 6 s₀² r₁(1 − r₁)(1 − 2r₂).
+        let x = [1.1f64, 0.3, 0.2];
+        let (s, r1, r2) = (x[0], x[1], x[2]);
+        let want = [
+            12.0 * s * r1 * (1.0 - r1) * (1.0 - 2.0 * r2),
+            6.0 * s * s * (1.0 - 2.0 * r1) * (1.0 - 2.0 * r2),
+            -12.0 * s * s * r1 * (1.0 - r1),
+        ];
+        crate::common::close_to("compound_self", &compound_self::gradient(&x), &want, 1e-12);
+        // p = (s₀, s₀r₁), s₁ = s₀(1 − r₁); q = (s₁(1 − r₂), s₁r₂): the values as Rust
+        // reads them.
+        let x = [1.2f64, 0.3, 0.45];
+        let s1 = x[0] * (1.0 - x[1]);
+        let s2 = s1 * (1.0 - x[2]);
+        let want = x[0] * x[0] * x[1] + s2 * (s1 * x[2]).sin() + s2;
+        assert!((struct_literal(&x) - want).abs() < 1e-13);
+        let (y, _) = struct_literal::value_and_gradient(&x);
+        assert!((y - want).abs() < 1e-13);
+        // printed_named: f = s₀²(1 − r)².
+        let x = [0.9f64, 0.4];
+        let g = printed_named::gradient(&x);
+        crate::common::close_to(
+            "printed_named",
+            &g,
+            &[2.0 * x[0] * 0.36, -2.0 * x[0] * x[0] * 0.6],
+            1e-12,
+        );
+    }
+
+    #[test]
+    fn values_agree() {
+        let x = [1.3f64, 0.2, 0.35, 0.15];
+        let (y, _) = closure_writes::value_and_gradient(&x);
+        assert!((y - closure_writes(&x)).abs() < 1e-13);
+        let x = [1.2f64, 0.3, 0.45];
+        assert!((struct_literal::value_and_gradient(&x).0 - struct_literal(&x)).abs() < 1e-13);
+    }
+}
