@@ -11784,6 +11784,22 @@ mod written_where_read {
         e * gs[0].level + w
     }
 
+    /// `gs.last_mut().unwrap().kick(..)`, `gs.first_mut().unwrap()`, and
+    /// `iter_mut().map(..).fold(..)` / `.collect()` of a `&mut self` method (no rule for
+    /// `last_mut`, `iter_mut` before).
+    #[differentiable]
+    pub fn ends_and_folds(x: &[f64]) -> f64 {
+        let mut gs: Vec<Gauge> = x[1..].iter().map(|&l| Gauge::new(l)).collect();
+        let a = gs.last_mut().unwrap().kick(x[0]);
+        let b = gs.first_mut().unwrap().kick(0.5 * x[0]);
+        let c = gs
+            .iter_mut()
+            .map(|g| g.kick(0.1 * x[0]))
+            .fold(0.0, |acc, e| acc + e * e);
+        let d: Vec<f64> = gs.iter_mut().map(|g| g.kick(0.2)).collect();
+        a * b + c + d[0] * d[1] + gs[2].level
+    }
+
     mod t {
         use crate::all_orders;
         all_orders!(read_then_written, [1.3, 0.4, 0.25]);
@@ -11806,6 +11822,8 @@ mod written_where_read {
         against_differences(kicked, kicked::gradient(&x), &x);
         let x = [0.2, 0.7, 1.3];
         against_differences(moved_queries, moved_queries::gradient(&x), &x);
+        let x = [0.3, 0.6, 0.4, 0.5];
+        against_differences(ends_and_folds, ends_and_folds::gradient(&x), &x);
     }
 
     #[test]
