@@ -19,6 +19,7 @@ use syn::{Expr, Pat, Stmt, Type};
 /// pullbacks cost nothing.
 pub const INACTIVE_METHODS: &[&str] = &[
     "len",
+    "is_standard_layout",
     "nrows",
     "ncols",
     "ndim",

@@ -1768,6 +1768,116 @@ fn zip_indexed(e: &Expr) -> bool {
     }
 }
 
+/// Whether a `Zip` closure's result depends on the order of the elements: a `for_each`
+/// that assigns (or pushes to) a variable it captures other than by a sum or product of
+/// terms that do not read it (`s += x * w`) or a running `max`/`min`, a `fold` whose step
+/// is not the accumulator combined once by `+`, `-`, `*`, `max` or `min` with the
+/// element's term.
+fn zip_order_dependent(f: &syn::ExprClosure, fold: bool) -> bool {
+    let mut params = Vec::new();
+    for p in &f.inputs {
+        crate::activity::pat_names(p, &mut params);
+    }
+    if fold {
+        let Some(acc) = params.first().cloned() else {
+            return false;
+        };
+        let is_acc = |e: &Expr| matches!(unparen(e), Expr::Path(p) if p.path.is_ident(&acc));
+        let names_acc =
+            |e: &Expr| tokens_mention(&quote::ToTokens::to_token_stream(e), &|i| i == acc.as_str());
+        let body = match unparen(&f.body) {
+            Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+                syn::Stmt::Expr(e, None) => e,
+                _ => return true,
+            },
+            other => other,
+        };
+        return match unparen(body) {
+            Expr::Binary(b)
+                if matches!(
+                    b.op,
+                    syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_)
+                ) =>
+            {
+                !((is_acc(&b.left) && !names_acc(&b.right))
+                    || (!matches!(b.op, syn::BinOp::Sub(_))
+                        && is_acc(&b.right)
+                        && !names_acc(&b.left)))
+            }
+            Expr::MethodCall(mc)
+                if matches!(mc.method.to_string().as_str(), "max" | "min")
+                    && mc.args.len() == 1 =>
+            {
+                !is_acc(&mc.receiver) || names_acc(&mc.args[0])
+            }
+            _ => true,
+        };
+    }
+    // Names the closure binds itself (its parameters, its own `let`s) are its own.
+    struct Captured<'a> {
+        own: Vec<String>,
+        params: &'a [String],
+        found: bool,
+    }
+    impl Captured<'_> {
+        /// Whether `e` reads the variable at the root of `place`.
+        fn names_root(&self, e: &Expr, place: &Expr) -> bool {
+            crate::activity::root_name(place).is_some_and(|r| {
+                tokens_mention(&quote::ToTokens::to_token_stream(e), &|i| i == r.as_str())
+            })
+        }
+        fn place(&mut self, e: &Expr) {
+            if let Some(r) = crate::activity::root_name(e) {
+                if !self.params.contains(&r) && !self.own.contains(&r) {
+                    self.found = true;
+                }
+            }
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Captured<'_> {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            syn::visit::visit_local(self, l);
+            crate::activity::pat_names(&l.pat, &mut self.own);
+        }
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            // (`*o = ..` of a parameter's element writes the element; `m = m.max(v)`, a
+            // running maximum, is the same in any order.)
+            let running = matches!(unparen(&a.right), Expr::MethodCall(mc)
+                if matches!(mc.method.to_string().as_str(), "max" | "min")
+                    && mc.args.len() == 1
+                    && crate::activity::root_name(&mc.receiver) == crate::activity::root_name(&a.left)
+                    && !self.names_root(&mc.args[0], &a.left));
+            if !running {
+                self.place(&a.left);
+            }
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            // (`s += x * w`: a sum, the same in any order but for rounding; not `s *= ..`
+            // of `s` itself.)
+            if crate::activity::is_arithmetic_assign(&b.op)
+                && (matches!(b.op, syn::BinOp::RemAssign(_)) || self.names_root(&b.right, &b.left))
+            {
+                self.place(&b.left);
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if STD_MUTATORS.contains(&m.method.to_string().as_str()) {
+                self.place(&m.receiver);
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut c = Captured {
+        own: Vec::new(),
+        params: &params,
+        found: false,
+    };
+    syn::visit::Visit::visit_expr(&mut c, &f.body);
+    c.found
+}
+
 /// ndarray's `Zip` over differentiable arrays, as a loop over the elements in logical
 /// order (the arrays read through `flatten()`, a rule):
 ///
@@ -1803,6 +1913,11 @@ fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr
         return None;
     }
     let span = m.method.span();
+    // `Zip` visits the elements in the order of the arrays' memory (a transposed view's
+    // by columns), the loop below in their logical order: the two agree where every
+    // operand is in standard layout, which is checked where a closure carries a value
+    // from one element to the next (a silent wrong value otherwise).
+    let ordered = zip_order_dependent(f, method == "fold");
     *next += 1;
     let id = *next;
     let (d, k, p) = (
@@ -1846,6 +1961,14 @@ fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr
             Expr::Reference(r) => ((*r.expr).clone(), r.mutability.is_some()),
             other => (other.clone(), false),
         };
+        if ordered {
+            pre.push(syn::parse_quote_spanned!(span=>
+                assert!(
+                    #place.is_standard_layout(),
+                    "mochi: this `Zip` closure carries a value from one element to the next, so its result depends on the order `Zip` visits the elements, which follows the arrays' memory layout; the derivative follows their logical order, so an operand not in standard layout (a transposed or reversed view) is refused: loop over the indices in the order meant, or give `Zip` a standard-layout copy (`.to_owned()` of a `.as_standard_layout()`)"
+                );
+            ));
+        }
         pre.push(if n == 0 {
             syn::parse_quote_spanned!(span=>
                 let #d = ::mochi::__private::shape_dim(#place.raw_dim());
@@ -5669,6 +5792,11 @@ impl Flatten<'_> {
     }
 
     fn consumer(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        // (A collection without a derivative, `(0..n).flat_map(|i| (0..n).map(move |j|
+        // (i, j))).collect()` of index pairs: as written, of its own element type.)
+        if m.method == "collect" && !mentions_active(&m.receiver, self.active) {
+            return None;
+        }
         if let Some(e) = self.collect_chained(m) {
             return Some(e);
         }

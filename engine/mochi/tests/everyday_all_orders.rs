@@ -11891,6 +11891,55 @@ mod scans_and_bests {
         far * near + far.sin()
     }
 
+    /// Index pairs collected from a `flat_map` without a derivative (typed as floats,
+    /// "mismatched types", before 2026-12-06), then read by a chain of differentiable
+    /// values; a `Zip` fold whose step is a plain sum.
+    #[differentiable]
+    pub fn margin_pairs(w: &[f64]) -> f64 {
+        let s: Vec<f64> = w.iter().map(|v| v * 2.0 + v * v).collect();
+        let rel = [3.0, 1.0, 2.0, 0.0];
+        let pairs: Vec<(usize, usize)> = (0..4)
+            .flat_map(|i| (0..4).map(move |j| (i, j)))
+            .filter(|&(i, j)| rel[i] > rel[j])
+            .collect();
+        let a = ndarray::Array1::from(w.to_vec());
+        let q = ndarray::Zip::from(&a).fold(0.0, |acc, &v| acc + v * v);
+        pairs
+            .iter()
+            .map(|&(i, j)| (1.0 - (s[i] - s[j])).max(0.0))
+            .sum::<f64>()
+            / pairs.len() as f64
+            + q
+    }
+
+    /// A `Zip` closure carrying a value from one element to the next, over a matrix and
+    /// over its transpose. `Zip` visits the transpose by columns (its memory order);
+    /// before 2026-12-06 the derivation visited it by rows, a wrong value and gradient.
+    /// Now a carried value over an operand not in standard layout is a panic that says
+    /// so, and one over standard-layout operands agrees with `Zip`.
+    #[differentiable]
+    pub fn zip_carried(x: &[f64], transposed: bool) -> f64 {
+        let m = ndarray::Array2::from_shape_vec((2, 3), x.to_vec()).unwrap();
+        let v = if transposed { m.t() } else { m.view() };
+        let mut s = 0.0;
+        ndarray::Zip::from(&v).for_each(|&e| s = s * 0.5 + e);
+        s * s
+    }
+
+    #[test]
+    fn zip_carried_in_standard_layout() {
+        let x = [0.3f64, -0.7, 1.1, 0.5, 0.9, -0.4];
+        let g = zip_carried::gradient(&x, false);
+        crate::common::assert_gradient_matches(|x| zip_carried(x, false), &g.0, &x);
+    }
+
+    #[test]
+    #[should_panic(expected = "carries a value from one element to the next")]
+    fn zip_carried_over_a_transpose_is_refused() {
+        let x = [0.3f64, -0.7, 1.1, 0.5, 0.9, -0.4];
+        let _ = zip_carried::gradient(&x, true);
+    }
+
     /// `if let Some(m) = v.iter_mut().max_by(cmp) { *m *= 2.0; }`, also `find` (no rule
     /// for `iter_mut` before 2026-12-06).
     #[differentiable]
@@ -11940,6 +11989,7 @@ mod scans_and_bests {
         all_orders!(scan_pair_state, [0.5, 1.2, -0.3, 0.8]);
         all_orders!(copied_best_or, [0.2, -1.5, 0.7]);
         all_orders!(best_written, [0.3, 1.7, -0.4, 0.9]);
+        all_orders!(margin_pairs, [0.3, -0.2, 0.25, 0.1]);
     }
 }
 
@@ -12203,7 +12253,7 @@ mod evaluation_order {
     pub fn asserted(x: &[f64]) -> f64 {
         let mut s = x[0];
         assert!(leak(&mut s, x[1]) > 0.0, "leaked");
-        assert_eq!(bump(&mut s) > 0.0, true);
+        assert_eq!(bump(&mut s) > 0.0, x[0] > 0.0);
         s * s
     }
 
