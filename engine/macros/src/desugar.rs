@@ -2364,6 +2364,14 @@ fn mut_bound_names(b: &syn::Block) -> HashSet<String> {
     m.0
 }
 
+/// A macro argument's value: `e` of a named argument `v = e` (`println!("{v}", v = e)`).
+pub(crate) fn macro_arg_value(a: &Expr) -> &Expr {
+    match a {
+        Expr::Assign(n) if matches!(&*n.left, Expr::Path(_)) => &n.right,
+        other => other,
+    }
+}
+
 /// Whether `e` borrows a variable `&mut` (outside closures).
 pub(crate) fn mut_borrows(e: &Expr) -> bool {
     struct M(bool);
@@ -2508,12 +2516,11 @@ impl EffectfulConditions<'_> {
     /// them, in order: `mix(s, leak(&mut s, r))` reads `s` before `leak` changes it, so
     /// `s` is bound first, then the call that changes it (the call as a whole is one
     /// effect, which [`atomize`](Self::atomize) leaves as it is). A method's receiver
-    /// stays where it is.
+    /// stays where it is, but for a float's method, which takes it by value and reads it
+    /// first (`s.powf(leak(&mut s, r))`).
     fn call_operands(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) {
         let ops: Vec<&mut Expr> = match e {
             Expr::Call(c) => c.args.iter_mut().collect(),
-            // (A float's method takes its receiver by value, read first: `s.powf(leak(&mut
-            // s, r))`.)
             Expr::MethodCall(m)
                 if crate::twin::FLOAT_METHODS.contains(&m.method.to_string().as_str()) =>
             {
@@ -2859,12 +2866,7 @@ impl VisitMut for EffectfulConditions<'_> {
                     writes_active(a, active, &mutable)
                         || (mentions_active(a, active) && mut_borrows(a))
                 };
-                // (A named argument, `v = leak(&mut s, r)`, by its value.)
-                let value_of = |a: &Expr| match a {
-                    Expr::Assign(n) if matches!(&*n.left, Expr::Path(_)) => (*n.right).clone(),
-                    other => other.clone(),
-                };
-                if !args.iter().any(|a| effect(&value_of(a))) {
+                if !args.iter().any(|a| effect(macro_arg_value(a))) {
                     return;
                 }
                 // A `debug_assert!`'s arguments run only where debug assertions are on:
@@ -2892,8 +2894,8 @@ impl VisitMut for EffectfulConditions<'_> {
                         Expr::Assign(n) if matches!(&*n.left, Expr::Path(_)) => Some(&n.left),
                         _ => None,
                     };
-                    let value = value_of(&a);
-                    if effect(&value) {
+                    let value = macro_arg_value(&a);
+                    if effect(value) {
                         let t = self.fresh("arg", span);
                         lets.push(quote_spanned!(span=> let #t = #value;));
                         new_args.push(match named {

@@ -6233,10 +6233,7 @@ fn print_effects(mac: &syn::Macro) -> Expr {
     let effects: Vec<&Expr> = args
         .iter()
         .skip(1)
-        .map(|a| match a {
-            Expr::Assign(n) if matches!(&*n.left, Expr::Path(_)) => &*n.right,
-            other => other,
-        })
+        .map(crate::desugar::macro_arg_value)
         .filter(|a| crate::desugar::mut_borrows(a))
         .collect();
     if effects.is_empty() {
