@@ -1778,6 +1778,24 @@ impl<'a> Writer<'a> {
                         || matches!(q, Pat::Wild(_))
                 }) =>
             {
+                // (A part read as a sequence, `self.logit(x)` of `|(x, y)|` over a
+                // `&[(Vec<f64>, f64)]`: that part by reference, as the closure had it.)
+                let seq_part = t.elems.iter().any(|q| {
+                    matches!(q, Pat::Ident(i) if SEQ_PARAMS.with(|s| s.borrow().contains(&i.ident)))
+                });
+                if seq_part {
+                    for (k, q) in t.elems.iter().enumerate() {
+                        let Pat::Ident(i) = q else { continue };
+                        let (n, k) = (&i.ident, syn::Index::from(k));
+                        if SEQ_PARAMS.with(|s| s.borrow().contains(n)) {
+                            body.push(quote_spanned!(span=> let #n = &#e.#k;));
+                        } else {
+                            body.push(quote_spanned!(span=> let #n = #e.#k;));
+                            deref.push(n.clone());
+                        }
+                    }
+                    return Some(());
+                }
                 body.push(quote_spanned!(span=> let #t = #e;));
                 for q in &t.elems {
                     if let Pat::Ident(i) = q {

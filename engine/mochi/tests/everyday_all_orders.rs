@@ -12320,3 +12320,77 @@ mod evaluation_order {
         assert!((struct_literal::value_and_gradient(&x).0 - struct_literal(&x)).abs() < 1e-13);
     }
 }
+
+/// A chain over `&[(Vec<f64>, f64)]` whose closure hands the row to a method taking
+/// `&[f64]` (`data.iter().map(|(x, y)| self.logit(x))`): the row bound by reference, as
+/// the closure had it ("expected `&[f64]`, found `Vec<f64>`" at the attribute before
+/// 2026-12-06). The gradient in the model and in the data against central differences.
+mod tuple_rows {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Model {
+        pub w: Vec<f64>,
+        pub b: f64,
+    }
+
+    #[differentiable]
+    impl Model {
+        fn logit(&self, x: &[f64]) -> f64 {
+            let mut z = self.b;
+            for i in 0..x.len() {
+                z += self.w[i] * x[i];
+            }
+            z
+        }
+        fn nll(&self, data: &[(Vec<f64>, f64)]) -> f64 {
+            data.iter()
+                .map(|(x, y)| {
+                    let z = self.logit(x);
+                    z.max(0.0) - y * z + (-z.abs()).exp().ln_1p()
+                })
+                .sum::<f64>()
+                / data.len() as f64
+        }
+    }
+
+    #[differentiable]
+    pub fn loss(w: &[f64], data: &[(Vec<f64>, f64)]) -> f64 {
+        let m = Model {
+            w: w[..2].to_vec(),
+            b: w[2],
+        };
+        m.nll(data)
+    }
+
+    #[test]
+    fn against_differences() {
+        let data = vec![
+            (vec![0.5, -1.0], 1.0),
+            (vec![1.5, 0.3], 0.0),
+            (vec![-0.4, 0.8], 1.0),
+        ];
+        let w = [0.3, -0.2, 0.1];
+        let (gw, gd) = loss::gradient(&w, &data);
+        crate::common::assert_gradient_matches(|w| loss(w, &data), &gw, &w);
+        let h = 1e-6;
+        for i in 0..3 {
+            for j in 0..3 {
+                let (mut u, mut d) = (data.clone(), data.clone());
+                if j < 2 {
+                    u[i].0[j] += h;
+                    d[i].0[j] -= h;
+                } else {
+                    u[i].1 += h;
+                    d[i].1 -= h;
+                }
+                let fd = (loss(&w, &u) - loss(&w, &d)) / (2.0 * h);
+                let g = if j < 2 { gd[i].0[j] } else { gd[i].1 };
+                assert!(
+                    (g - fd).abs() < 1e-6,
+                    "data[{i}] part {j}: {g} against {fd}"
+                );
+            }
+        }
+    }
+}
