@@ -251,6 +251,37 @@ impl TryOut {
 
     /// Binds the `?`s of `e` that it evaluates every time, innermost and leftmost
     /// first, to `let`s pushed onto `pre`; each is replaced by its name.
+    /// Operands evaluated left to right, each hoisted in its turn; where a later one holds
+    /// a `?` (`s * take(&mut s, r)?`, `self.s * self.take(r)?`), the operands before it
+    /// that read a value are bound first, as Rust reads them before the `?`'s call runs
+    /// (which may write them), the `?` being bound before the statement. `kept`: the
+    /// first operand stays where it is (a method's receiver, which may be a place the
+    /// method changes).
+    fn hoist_operands(&mut self, ops: Vec<&mut Expr>, pre: &mut Vec<Stmt>) {
+        self.hoist_operands_kept(ops, false, pre);
+    }
+
+    fn hoist_operands_kept(&mut self, ops: Vec<&mut Expr>, kept: bool, pre: &mut Vec<Stmt>) {
+        let last = ops.iter().rposition(|o| has_try_expr(o));
+        for (k, o) in ops.into_iter().enumerate() {
+            let read_first = last.is_some_and(|l| k < l)
+                && !(kept && k == 0)
+                && !matches!(
+                    crate::desugar::unparen(o),
+                    Expr::Lit(_) | Expr::Reference(_)
+                );
+            self.hoist(o, pre);
+            if read_first {
+                let span = syn::spanned::Spanned::span(&*o);
+                let t = quote::format_ident!("__mochi_try_operand_{}", self.next, span = span);
+                self.next += 1;
+                let value = std::mem::replace(o, syn::parse_quote!(#t));
+                let value = crate::desugar::unparen(&value);
+                pre.push(syn::parse_quote_spanned!(span=> let #t = #value;));
+            }
+        }
+    }
+
     fn hoist(&mut self, e: &mut Expr, pre: &mut Vec<Stmt>) {
         match e {
             Expr::Try(t) => {
@@ -271,6 +302,12 @@ impl TryOut {
             Expr::Match(m) => self.hoist(&mut m.expr, pre),
             Expr::ForLoop(f) => self.hoist(&mut f.expr, pre),
             Expr::Let(l) => self.hoist(&mut l.expr, pre),
+            Expr::Binary(b)
+                if !crate::activity::is_arithmetic_assign(&b.op)
+                    && !matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) =>
+            {
+                self.hoist_operands(vec![&mut *b.left, &mut *b.right], pre);
+            }
             Expr::Binary(b) => {
                 self.hoist(&mut b.left, pre);
                 if !matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) {
@@ -288,23 +325,21 @@ impl TryOut {
                 self.hoist(&mut i.index, pre);
             }
             Expr::MethodCall(m) => {
-                self.hoist(&mut m.receiver, pre);
-                for a in &mut m.args {
-                    self.hoist(a, pre);
-                }
+                // (A float's method takes its receiver by value: `s.powf(take(&mut s)?)`.)
+                let kept = !crate::twin::FLOAT_METHODS.contains(&m.method.to_string().as_str());
+                let ops = std::iter::once(&mut *m.receiver)
+                    .chain(m.args.iter_mut())
+                    .collect();
+                self.hoist_operands_kept(ops, kept, pre);
             }
             Expr::Call(c) => {
                 self.hoist(&mut c.func, pre);
-                for a in &mut c.args {
-                    self.hoist(a, pre);
-                }
+                self.hoist_operands(c.args.iter_mut().collect(), pre);
             }
-            Expr::Tuple(t) => t.elems.iter_mut().for_each(|a| self.hoist(a, pre)),
-            Expr::Array(a) => a.elems.iter_mut().for_each(|a| self.hoist(a, pre)),
+            Expr::Tuple(t) => self.hoist_operands(t.elems.iter_mut().collect(), pre),
+            Expr::Array(a) => self.hoist_operands(a.elems.iter_mut().collect(), pre),
             Expr::Struct(s) => {
-                for f in &mut s.fields {
-                    self.hoist(&mut f.expr, pre);
-                }
+                self.hoist_operands(s.fields.iter_mut().map(|f| &mut f.expr).collect(), pre)
             }
             Expr::Assign(a) => {
                 self.hoist(&mut a.right, pre);

@@ -12248,6 +12248,81 @@ mod evaluation_order {
         acc * s
     }
 
+    #[differentiable]
+    pub fn take(s: &mut f64, r: f64) -> Option<f64> {
+        if r <= 0.0 {
+            return None;
+        }
+        let out = *s * r;
+        *s -= out;
+        Some(out)
+    }
+
+    /// `s * take(&mut s, r)?`, `mix(s, take(&mut s, r)?)`, in a loop too: the `?` is
+    /// bound before its statement, and `s` was read after the call wrote it (value 1.142
+    /// for 1.272, 1.630 for 2.240 before 2026-12-06).
+    #[differentiable]
+    pub fn tried(x: &[f64]) -> Option<f64> {
+        let mut s = x[0];
+        let y = s * take(&mut s, x[1])?;
+        let z = mix(s, take(&mut s, x[2])?);
+        let mut acc = 0.0;
+        for &r in &x[1..] {
+            acc += s * take(&mut s, r)?;
+        }
+        Some(y * z + acc + s)
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Jar {
+        pub s: f64,
+    }
+
+    #[differentiable]
+    impl Jar {
+        fn take(&mut self, r: f64) -> Option<f64> {
+            if r <= 0.0 {
+                return None;
+            }
+            let out = self.s * r;
+            self.s -= out;
+            Some(out)
+        }
+        /// `self.s * self.take(r)?` in a method.
+        fn tried(&mut self, r1: f64, r2: f64) -> Option<f64> {
+            let y = self.s * self.take(r1)?;
+            let z = mix(self.s, self.take(r2)?);
+            Some(y * z + self.s)
+        }
+    }
+
+    #[differentiable]
+    pub fn jar_tried(x: &[f64]) -> Option<f64> {
+        let mut j = Jar { s: x[0] };
+        let y = j.tried(x[1], x[2])?;
+        Some(y * j.s)
+    }
+
+    #[test]
+    fn tried_against_differences() {
+        for (f, g) in [
+            (
+                tried as fn(&[f64]) -> Option<f64>,
+                tried::value_and_gradient as fn(&[f64]) -> (Option<f64>, Vec<f64>),
+            ),
+            (jar_tried, jar_tried::value_and_gradient),
+        ] {
+            let x = [1.2f64, 0.3, 0.45];
+            let (y, gr) = g(&x);
+            let want = f(&x).unwrap();
+            assert!((y.unwrap() - want).abs() < 1e-13, "{y:?} against {want}");
+            crate::common::assert_gradient_matches(|x| f(x).unwrap(), &gr, &x);
+        }
+        // The `None` side: a rate at zero.
+        assert!(tried(&[1.2, 0.0, 0.45]).is_none());
+        assert!(tried::value_and_gradient(&[1.2, 0.0, 0.45]).0.is_none());
+    }
+
     /// `assert!` and `assert_eq!` whose arguments write.
     #[differentiable]
     pub fn asserted(x: &[f64]) -> f64 {
