@@ -2137,19 +2137,12 @@ fn writes_active_as(e: &Expr, active: &HashSet<String>, mutable: &Mutables, sure
     impl W<'_> {
         /// `b` of a `&mut` parameter passed on as it is.
         fn lent(&mut self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) {
-            for a in args {
-                if let Expr::Path(p) = unparen(a) {
-                    if p.path.get_ident().is_some_and(|i| {
-                        let n = i.to_string();
-                        self.mutable.lent.contains(&n) && self.active.contains(&n)
-                    }) {
-                        self.found = true;
-                    }
-                }
+            if passes_on(args, |n| {
+                self.mutable.lent.contains(n) && self.active.contains(n)
+            }) {
+                self.found = true;
             }
         }
-    }
-    impl W<'_> {
         fn place(&mut self, p: &Expr) {
             if crate::activity::root_name(p).is_some_and(|r| self.active.contains(&r)) {
                 self.found = true;
@@ -2362,6 +2355,18 @@ fn mut_bound_names(b: &syn::Block) -> HashSet<String> {
     let mut m = M(HashSet::new());
     syn::visit::Visit::visit_block(&mut m, b);
     m.0
+}
+
+/// Whether a call's arguments hand on, as it is, a binding `lent` says is a `&mut` one
+/// (`step(v)` of a `&mut` parameter `v`, `Self::push(self, x)` in a `&mut self` method).
+pub(crate) fn passes_on(
+    args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+    lent: impl Fn(&str) -> bool,
+) -> bool {
+    args.iter().any(|a| {
+        matches!(unparen(a), Expr::Path(p)
+            if p.path.get_ident().is_some_and(|i| lent(&i.to_string())))
+    })
 }
 
 /// A macro argument's value: `e` of a named argument `v = e` (`println!("{v}", v = e)`).
@@ -12812,15 +12817,8 @@ impl Desugar {
         let Expr::MethodCall(inner) = &*m.receiver else {
             return None;
         };
-        let mut inner = inner;
         // `chain.max_by(cmp).copied().unwrap()`: `Option::copied`/`cloned` of the element.
-        if matches!(inner.method.to_string().as_str(), "copied" | "cloned") && inner.args.is_empty()
-        {
-            let Expr::MethodCall(r) = &*inner.receiver else {
-                return None;
-            };
-            inner = r;
-        }
+        let inner = chain_end(inner);
         let name = inner.method.to_string();
         if !matches!(
             name.as_str(),

@@ -378,14 +378,8 @@ fn only_reads(e: &Expr, mut_refs: &HashSet<String>) -> bool {
                 }
                 // A call lent a `&mut` binding as it is (`self` in a `&mut self` method,
                 // `Self::push(self, v)`; a `&mut` parameter, `step(v)`).
-                Expr::Call(c) => {
-                    let lent = |a: &Expr| {
-                        matches!(crate::desugar::unparen(a), Expr::Path(p)
-                            if p.path.get_ident().is_some_and(|i| self.1.contains(&i.to_string())))
-                    };
-                    if c.args.iter().any(lent) {
-                        self.0 = false;
-                    }
+                Expr::Call(c) if crate::desugar::passes_on(&c.args, |n| self.1.contains(n)) => {
+                    self.0 = false;
                 }
                 _ => {}
             }
