@@ -313,6 +313,62 @@ pub fn unravel<S: Data, D: Dimension>(a: &ArrayBase<S, D>, mut k: usize) -> D::P
     index.into_pattern()
 }
 
+/// The index of element `k`, in the order `iter()` visits them, of a sequence whose type
+/// the macro cannot see (a local `let s = a.dot(&b);`): `Flat(&s).at(k)` is the
+/// multi-index [`unravel`] gives for an ndarray array (through [`FlatArray`]) and `k`
+/// itself for anything else, a slice, a `Vec`, a `DVector` (through [`FlatOther`],
+/// which method lookup reaches only by autoref, after `FlatArray`).
+pub struct Flat<'a, C: ?Sized>(pub &'a C);
+
+/// [`Flat`] of an ndarray array (also behind references): its multi-index.
+#[cfg(feature = "ndarray")]
+pub trait FlatArray {
+    /// `usize` for one dimension, `(usize, usize)` for two, …
+    type Ix;
+    /// The multi-index of element `k` in logical order.
+    fn at(self, k: usize) -> Self::Ix;
+}
+
+#[cfg(feature = "ndarray")]
+impl<S: Data, D: Dimension> FlatArray for Flat<'_, ArrayBase<S, D>> {
+    type Ix = D::Pattern;
+    #[inline(always)]
+    fn at(self, k: usize) -> D::Pattern {
+        unravel(self.0, k)
+    }
+}
+
+#[cfg(feature = "ndarray")]
+impl<S: Data, D: Dimension> FlatArray for Flat<'_, &ArrayBase<S, D>> {
+    type Ix = D::Pattern;
+    #[inline(always)]
+    fn at(self, k: usize) -> D::Pattern {
+        unravel(self.0, k)
+    }
+}
+
+#[cfg(feature = "ndarray")]
+impl<S: Data, D: Dimension> FlatArray for Flat<'_, &mut ArrayBase<S, D>> {
+    type Ix = D::Pattern;
+    #[inline(always)]
+    fn at(self, k: usize) -> D::Pattern {
+        unravel(self.0, k)
+    }
+}
+
+/// [`Flat`] of anything that is not an ndarray array: `k`.
+pub trait FlatOther {
+    /// `k`.
+    fn at(self, k: usize) -> usize;
+}
+
+impl<C: ?Sized> FlatOther for &Flat<'_, C> {
+    #[inline(always)]
+    fn at(self, k: usize) -> usize {
+        k
+    }
+}
+
 /// Axis `n` of an array: `outer_iter()` walks `index_axis(axis(0), k)`.
 #[cfg(feature = "ndarray")]
 #[inline(always)]

@@ -99,6 +99,7 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         .collect();
     let mut receivers = std::collections::HashMap::new();
     for (i, t, _) in &params {
+        crate::iterchain::note_linear_seq(&i.to_string(), crate::iterchain::linear_type(t));
         if let Some(r) = crate::desugar::Receiver::of_param(t) {
             receivers.insert(i.to_string(), r);
         }

@@ -12863,7 +12863,20 @@ impl Desugar {
             self.receivers.remove(n);
             self.element_receivers.remove(n);
         }
+        for n in &names {
+            crate::iterchain::note_linear_seq(n, false);
+        }
         let Pat::Ident(p) = pat else { return };
+        crate::iterchain::note_linear_seq(
+            &p.ident.to_string(),
+            match &l.pat {
+                Pat::Type(t) => crate::iterchain::linear_type(&t.ty),
+                _ => l
+                    .init
+                    .as_ref()
+                    .is_some_and(|i| crate::iterchain::linear_init(&i.expr)),
+            },
+        );
         let elements = match &l.pat {
             Pat::Type(t) => Receiver::user_elements(&t.ty).is_some(),
             _ => l

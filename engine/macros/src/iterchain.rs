@@ -762,6 +762,11 @@ thread_local! {
     /// Vec<V2> = ..`): their chains are index loops, not the rules of float sequences.
     static STRUCT_SEQS: std::cell::RefCell<std::collections::HashSet<String>> =
         std::cell::RefCell::new(std::collections::HashSet::new());
+    /// The names known to hold a slice, an array or a `Vec` (a parameter of such a
+    /// type, `let v = vec![..]`, `let v: Vec<f64> = .. .collect()`): their chains read
+    /// element `k` as `v[k]`; others through `__private::Flat`.
+    static LINEAR_SEQS: std::cell::RefCell<std::collections::HashSet<String>> =
+        std::cell::RefCell::new(std::collections::HashSet::new());
 }
 
 /// Starts the names of [`fresh_param`] over (at the start of an expansion).
@@ -770,6 +775,64 @@ pub fn reset_fresh_params() {
     SEQ_PARAMS.with(|s| s.borrow_mut().clear());
     CLONED_PARAMS.with(|s| s.borrow_mut().clear());
     STRUCT_SEQS.with(|s| s.borrow_mut().clear());
+    LINEAR_SEQS.with(|s| s.borrow_mut().clear());
+}
+
+/// Notes whether `name` is known to hold a slice, an array or a `Vec` (see
+/// `LINEAR_SEQS`).
+pub fn note_linear_seq(name: &str, is: bool) {
+    LINEAR_SEQS.with(|s| {
+        if is {
+            s.borrow_mut().insert(name.to_string());
+        } else {
+            s.borrow_mut().remove(name);
+        }
+    });
+}
+
+/// Whether the sequence `seq` of a chain is known to be indexed by its position: a
+/// name of [`LINEAR_SEQS`] or a row `rows[i]` (a field's type is not seen).
+fn known_linear(seq: &Expr) -> bool {
+    match seq {
+        Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
+            LINEAR_SEQS.with(|s| s.borrow().contains(&i.to_string()))
+                || SEQ_PARAMS.with(|s| s.borrow().contains(i))
+        }),
+        Expr::Index(_) => true,
+        _ => false,
+    }
+}
+
+/// Whether a type is a slice, an array or a `Vec` (behind any references).
+pub fn linear_type(t: &syn::Type) -> bool {
+    match t {
+        syn::Type::Reference(r) => linear_type(&r.elem),
+        syn::Type::Paren(p) => linear_type(&p.elem),
+        syn::Type::Slice(_) | syn::Type::Array(_) => true,
+        syn::Type::Path(p) => {
+            p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Vec")
+        }
+        _ => false,
+    }
+}
+
+/// Whether a binding's initial value is surely a slice, an array or a `Vec`: `vec![..]`,
+/// an array literal, `.collect()`, `.to_vec()`, `Vec::new()`, `Vec::with_capacity(n)`.
+pub fn linear_init(e: &Expr) -> bool {
+    match crate::desugar::unparen(e) {
+        Expr::Macro(m) => m.mac.path.is_ident("vec"),
+        Expr::Array(_) | Expr::Repeat(_) => true,
+        Expr::MethodCall(m) => {
+            (m.method == "collect" && m.turbofish.as_ref().is_none_or(|t| {
+                t.args.iter().all(|a| matches!(a, syn::GenericArgument::Type(t) if linear_type(t) || matches!(t, syn::Type::Infer(_))))
+            })) || m.method == "to_vec"
+        }
+        Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if {
+            let segs = crate::twin::segments(&p.path);
+            segs.len() == 2 && segs[0] == "Vec"
+        }),
+        _ => false,
+    }
 }
 
 /// Notes whether `name` holds a sequence of the user's structs (see `STRUCT_SEQS`).
@@ -1500,6 +1563,21 @@ impl<'a> Writer<'a> {
             } => {
                 let i = match start {
                     Some(s) => quote_spanned!(span=> (#s) + (#k)),
+                    // A sequence whose type is not seen may be an ndarray array of two or
+                    // more dimensions (`let s = a.dot(&b); s.iter().fold(..)`), which
+                    // `s[k]` does not index: its element `k` in `iter()`'s order is read
+                    // at the multi-index `Flat` gives (`k` itself for a slice or `Vec`).
+                    None if !known_linear(seq) => {
+                        let ix = self.fresh("ix");
+                        body.push(quote_spanned!(span=>
+                            let #ix = ::mochi::no_grad({
+                                #[allow(unused_imports)]
+                                use ::mochi::__private::{FlatArray as _, FlatOther as _};
+                                ::mochi::__private::Flat(&#seq).at(#k)
+                            });
+                        ));
+                        quote_spanned!(span=> #ix)
+                    }
                     None => k,
                 };
                 Item::Leaf(syn::parse_quote_spanned!(span=> #seq[#i]), *by_ref)

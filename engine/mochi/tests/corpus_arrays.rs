@@ -506,3 +506,93 @@ fn collected_by_type_gradients() {
         assert!((g[k] - want).abs() < 1e-12, "{g:?}");
     }
 }
+
+/// Chains over an array local whose type the macro does not see (made by `dot`, `t()`,
+/// `mapv`), of two dimensions: `s.iter().cloned().fold(f64::NEG_INFINITY, f64::max)`,
+/// `reduce`, `zip`, `enumerate`, `max_by`, a fold carrying its accumulator. Before, an
+/// index loop read `s[k]` of the matrix: "`usize: NdIndex<Dim<[usize; 2]>>` is not
+/// satisfied" at the attribute.
+#[differentiable]
+fn chains_over_matrix_locals(x: &Array2<f64>) -> f64 {
+    let s = x.dot(&x.t());
+    let m = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let lo = s.iter().copied().reduce(f64::min).unwrap();
+    let lse = s.iter().map(|v| (v - m).exp()).sum::<f64>().ln() + m;
+    let t = s.mapv(|v| v.sin());
+    let dot = s.iter().zip(t.iter()).map(|(a, b)| a * b).sum::<f64>();
+    let top = *s.iter().max_by(|a, b| a.total_cmp(b)).unwrap();
+    lse + dot + lo * top
+}
+
+/// A transposed view's elements in `iter()`'s (logical) order, weighted by position and
+/// folded with a carried accumulator, so that any other order gives another value.
+#[differentiable]
+fn ordered_chain_over_transpose(x: &Array2<f64>) -> f64 {
+    let s = x.t();
+    let w = s
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i as f64 + 1.0) * v * v)
+        .fold(0.0, |a, b| a * 0.5 + b);
+    w + x.iter().cloned().fold(1.0, |a, v| a * 0.5 + v.sin())
+}
+
+mod checked_matrix_locals {
+    use crate::check;
+    use ndarray::array;
+
+    check!(
+        chains_over_matrix_locals,
+        (array![[0.3_f64, -0.5, 0.8], [0.45, 0.2, -0.35]],),
+        |a| (&a.0)
+    );
+    check!(
+        ordered_chain_over_transpose,
+        (array![[0.3_f64, -0.5, 0.8], [0.45, 0.2, -0.35]],),
+        |a| (&a.0)
+    );
+
+    #[test]
+    fn transpose_order_by_hand() {
+        // xᵀ's logical order is x's columns: x[0,0], x[1,0], x[0,1], x[1,1], ...;
+        // w = Σ_k 0.5^(5-k) (k + 1) v_k², so ∂w/∂v_k = 0.5^(5-k) (k + 1) 2 v_k; and the
+        // second fold gives ∂/∂x_k = 0.5^(5-k) cos x_k in x's own (row) order.
+        let x = array![[0.3_f64, -0.5, 0.8], [0.45, 0.2, -0.35]];
+        let g = super::ordered_chain_over_transpose::gradient(&x);
+        for (k, (i, j)) in [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
+            .into_iter()
+            .enumerate()
+        {
+            let r = 3 * i + j;
+            let want = 0.5_f64.powi(5 - k as i32) * (k as f64 + 1.0) * 2.0 * x[(i, j)]
+                + 0.5_f64.powi(5 - r as i32) * x[(i, j)].cos();
+            assert!(
+                (g[(i, j)] - want).abs() < 1e-12,
+                "{g:?} at ({i}, {j}): {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn matrix_local_hessian_against_gradient_differences() {
+        let x = array![[0.3_f64, -0.5, 0.8], [0.45, 0.2, -0.35]];
+        let h = super::chains_over_matrix_locals::hessian(&x);
+        let eps = 1e-6;
+        for a in 0..6 {
+            let mut up = x.clone();
+            let mut dn = x.clone();
+            up[(a / 3, a % 3)] += eps;
+            dn[(a / 3, a % 3)] -= eps;
+            let gu = super::chains_over_matrix_locals::gradient(&up);
+            let gd = super::chains_over_matrix_locals::gradient(&dn);
+            for b in 0..6 {
+                let fd = (gu[(b / 3, b % 3)] - gd[(b / 3, b % 3)]) / (2.0 * eps);
+                let got = h[[a, b]];
+                assert!(
+                    (got - fd).abs() < 1e-5 * (1.0 + fd.abs()),
+                    "H[{a}][{b}] = {got}, differences {fd}"
+                );
+            }
+        }
+    }
+}
