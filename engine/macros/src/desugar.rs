@@ -14329,6 +14329,7 @@ impl Desugar {
                             | "axis_iter"
                             | "rows"
                             | "columns"
+                            | "lanes"
                             | "enumerate"
                             | "zip"
                     ) {

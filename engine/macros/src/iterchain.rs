@@ -133,6 +133,12 @@ fn lines(e: &Expr) -> Option<Stage> {
         ("outer_iter", 0) => Line::Along(syn::parse_quote!(::mochi::__private::axis(0))),
         ("rows", 0) => Line::Row,
         ("columns", 0) => Line::Column,
+        // `lanes(axis)` of a matrix: the lanes along `axis` are its subviews across it
+        // (rows for `Axis(1)`); `across` refuses another rank at run time, saying so.
+        ("lanes", 1) => {
+            let a = &m.args[0];
+            Line::Along(syn::parse_quote!(::mochi::__private::across(#a)))
+        }
         ("indexed_iter", 0) => Line::Indexed,
         _ => return None,
     };

@@ -450,6 +450,7 @@ pub const ARRAY_METHODS: &[&str] = &[
     "assign",
     "outer_iter",
     "axis_iter",
+    "lanes",
     "map_axis",
     "fold_axis",
     "indexed_iter",

@@ -596,3 +596,50 @@ mod checked_matrix_locals {
         }
     }
 }
+
+/// `lanes(axis)` of a matrix walked by `for` and by a chain: the lanes along axis 1 are
+/// the rows, along axis 0 the columns. Before: "this `for` over a differentiable
+/// sequence … is not one the derivation writes as an index loop".
+#[differentiable]
+fn lanes_of_matrix(x: &Array2<f64>) -> f64 {
+    let m = x.mapv(|v| v * v + v);
+    let mut s = 0.0;
+    for (i, lane) in m.lanes(Axis(1)).into_iter().enumerate() {
+        s += (i as f64 + 1.0) * lane.sum().powi(2);
+    }
+    s + m
+        .lanes(Axis(0))
+        .into_iter()
+        .map(|c| c[0] * c[1])
+        .sum::<f64>()
+}
+
+mod checked_lanes {
+    use crate::check;
+    use ndarray::array;
+
+    check!(
+        lanes_of_matrix,
+        (array![[0.3_f64, -0.5, 0.8], [0.45, 0.2, -0.35]],),
+        |a| (&a.0)
+    );
+
+    #[test]
+    fn lanes_by_hand() {
+        // s = Σ_i (i + 1) (Σ_j m_ij)² + Σ_j m_0j m_1j with m = x² + x, dm/dx = 2x + 1.
+        let x = array![[0.3_f64, -0.5, 0.8], [0.45, 0.2, -0.35]];
+        let m = x.mapv(|v| v * v + v);
+        let g = super::lanes_of_matrix::gradient(&x);
+        for i in 0..2 {
+            let row: f64 = m.row(i).sum();
+            for j in 0..3 {
+                let other = m[(1 - i, j)];
+                let want = (2.0 * (i as f64 + 1.0) * row + other) * (2.0 * x[(i, j)] + 1.0);
+                assert!(
+                    (g[(i, j)] - want).abs() < 1e-12,
+                    "{g:?} at ({i}, {j}): {want}"
+                );
+            }
+        }
+    }
+}
