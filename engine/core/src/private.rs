@@ -1896,6 +1896,44 @@ pub fn range_bounds<R: std::ops::RangeBounds<usize>>(
     (r.start_bound().cloned(), r.end_bound().cloned())
 }
 
+/// `v.copy_within(src, dest)` of a slice of `len` elements as the macro gathers it:
+/// the first position the copy reads, the number of elements, and `dest`; panics where
+/// `copy_within` does.
+#[inline]
+#[track_caller]
+pub fn copy_source<R: std::ops::RangeBounds<usize>>(
+    src: R,
+    dest: usize,
+    len: usize,
+) -> (usize, usize, usize) {
+    use std::ops::Bound;
+    let start = match src.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s
+            .checked_add(1)
+            .expect("attempted to index slice from after maximum usize"),
+        Bound::Unbounded => 0,
+    };
+    let end = match src.end_bound() {
+        Bound::Included(&e) => e
+            .checked_add(1)
+            .expect("attempted to index slice up to maximum usize"),
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    assert!(
+        start <= end,
+        "slice index starts at {start} but ends at {end}"
+    );
+    assert!(
+        end <= len,
+        "range end index {end} out of range for slice of length {len}"
+    );
+    let count = end - start;
+    assert!(dest <= len - count, "dest is out of bounds");
+    (start, count, dest)
+}
+
 /// A value with no derivative, which a macro in differentiable code may take: the
 /// check `#[differentiable]` puts before a macro that mentions an active name (an index
 /// the activity analysis counted active, `s![.., n]` with `n = x.nrows()`).

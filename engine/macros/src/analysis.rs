@@ -37,6 +37,10 @@ pub struct Analysis {
 }
 
 /// Analyses `func` (its signature already validated).
+/// What the body of a method taking `mut self` by value calls its receiver (see
+/// [`analyse`]).
+const THIS: &str = "__mochi_this";
+
 pub fn analyse(func: &ItemFn) -> Analysis {
     let mut params = Vec::new(); // (ident, type, mutability)
     for a in &func.sig.inputs {
@@ -115,10 +119,18 @@ pub fn analyse(func: &ItemFn) -> Analysis {
     // (`v.push(x)`), and a local's cotangent follows its length, while a parameter's is
     // the caller's accumulator, of the length it came in with. So is a `mut` parameter
     // lent `&mut` (`bump(&mut a, x)`), whose callee's pullback takes its cotangent.
+    // So is any other `mut` parameter taken by value (`mut x: f64`, `mut a: Acc`): a
+    // write to it in the body would otherwise be a write to the caller's accumulator,
+    // which already holds the cotangent of the caller's other reads of the argument.
     let mut block = func.block.as_ref().clone();
     let grown: Vec<&syn::Ident> = params
         .iter()
-        .filter(|(i, t, m)| *m && i != "self" && (is_vec_type(t) || lent_mut(&func.block, i)))
+        .filter(|(i, t, m)| {
+            *m && i != "self"
+                && (is_vec_type(t)
+                    || lent_mut(&func.block, i)
+                    || !matches!(t, syn::Type::Reference(_)))
+        })
         .map(|(i, _, _)| i)
         .collect();
     if !grown.is_empty() {
@@ -127,6 +139,25 @@ pub fn analyse(func: &ItemFn) -> Analysis {
             .map(|i| syn::parse_quote!(let mut #i = #i;))
             .collect();
         block.stmts.splice(0..0, lets);
+    }
+    // `mut self` taken by value, likewise: moved into a local of another name (`self`
+    // cannot be bound by `let`), which the body reads in its place.
+    if params
+        .iter()
+        .any(|(i, t, m)| *m && i == "self" && !matches!(t, syn::Type::Reference(_)))
+    {
+        let this = syn::Ident::new(THIS, proc_macro2::Span::call_site());
+        let from = syn::Ident::new("self", proc_macro2::Span::call_site());
+        syn::visit_mut::VisitMut::visit_block_mut(
+            &mut crate::desugar::RenameIdents(&[(from, this.clone())]),
+            &mut block,
+        );
+        block
+            .stmts
+            .insert(0, syn::parse_quote!(let mut #this = self;));
+        if let Some(r) = receivers.get("self").cloned() {
+            receivers.insert(THIS.to_string(), r);
+        }
     }
     // `b: &mut Basin`, `v: &mut [f64]`: a call given one as it is may write it.
     let lent_params: HashSet<String> = params

@@ -683,6 +683,35 @@ fn changes_what_it_is_lent(sig: &syn::Signature) -> bool {
         && !matches!(&sig.output, syn::ReturnType::Type(_, t) if matches!(**t, syn::Type::Reference(_)))
 }
 
+/// Whether a method's body assigns to `self` or to a place under it (`self.s += v`,
+/// `*self = ..`, `self.v[i] = ..`).
+fn writes_self(b: &syn::Block) -> bool {
+    struct W(bool);
+    fn under_self(e: &syn::Expr) -> bool {
+        match e {
+            syn::Expr::Path(p) => p.path.is_ident("self"),
+            syn::Expr::Field(f) => under_self(&f.base),
+            syn::Expr::Index(i) => under_self(&i.expr),
+            syn::Expr::Unary(u) => under_self(&u.expr),
+            syn::Expr::Paren(p) => under_self(&p.expr),
+            _ => false,
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for W {
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            self.0 |= under_self(&a.left);
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            self.0 |= crate::activity::is_arithmetic_assign(&b.op) && under_self(&b.left);
+            syn::visit::visit_expr_binary(self, b);
+        }
+    }
+    let mut w = W(false);
+    syn::visit::Visit::visit_block(&mut w, b);
+    w.0
+}
+
 fn result_without_derivative(output: &syn::ReturnType) -> bool {
     let syn::ReturnType::Type(_, t) = output else {
         return false;
@@ -733,6 +762,30 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
     }
     if let Some(out) = sum_impl(&imp) {
         return out;
+    }
+    // `fn put(&mut self, v: f64) -> &mut Self { self.s += v; self }`: a builder whose
+    // callers chain it (`b.put(x).put(y)`). A method returning a reference is read as
+    // an accessor, without a derivative, so the change it makes would be lost.
+    let mut builder_errors: Option<syn::Error> = None;
+    for item in &imp.items {
+        if let syn::ImplItem::Fn(f) = item {
+            let lends_self = f
+                .sig
+                .receiver()
+                .is_some_and(|r| r.reference.is_some() && r.mutability.is_some());
+            let returns_ref = matches!(&f.sig.output, syn::ReturnType::Type(_, t) if matches!(**t, syn::Type::Reference(_)));
+            if lends_self && returns_ref && writes_self(&f.block) {
+                let msg = format!(
+                    "#[differentiable]: `{}` changes `self` and returns a reference (a chaining builder): a method returning a reference is read as an accessor, without a derivative, so the change would be lost. Return `()` and call it once per statement (`b.{0}(x); b.{0}(y);`), or take `self` by value and return `Self` (`let b = b.{0}(x).{0}(y);`)",
+                    f.sig.ident
+                );
+                let e = syn::Error::new_spanned(&f.sig.output, msg);
+                match &mut builder_errors {
+                    Some(all) => syn::Error::combine(all, e),
+                    None => builder_errors = Some(e),
+                }
+            }
+        }
     }
     // No method marked (`#[differentiable] impl Add for V2 { fn add .. }`): every method
     // is, but those whose result carries no derivative (`-> usize`, `-> bool`, `-> &str`,
@@ -1048,6 +1101,12 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
         }
         #(#rule_traits)*
     );
+    if let Some(b) = builder_errors {
+        match &mut errors {
+            Some(all) => all.combine(b),
+            None => errors = Some(b),
+        }
+    }
     match errors {
         Some(e) => combine(e, out),
         None => out,

@@ -2423,6 +2423,50 @@ impl EffectfulConditions<'_> {
     }
 }
 
+/// Whether computing `e` (an index) may change something: it lends `&mut` (`next(&mut
+/// k)`) or calls a method of a `mut` binding other than a query (`c.advance()`).
+fn changes_when_computed(e: &Expr, mutable: &Mutables) -> bool {
+    struct C<'a>(&'a Mutables, bool);
+    impl<'ast> syn::visit::Visit<'ast> for C<'_> {
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            self.1 |= r.mutability.is_some();
+            syn::visit::visit_expr_reference(self, r);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let queries = [
+                "len",
+                "is_empty",
+                "nrows",
+                "ncols",
+                "min",
+                "max",
+                "abs",
+                "clone",
+                "pow",
+                "saturating_sub",
+                "rem_euclid",
+                "wrapping_add",
+                "checked_sub",
+                "unwrap",
+            ];
+            if let Expr::Path(p) = unparen(&m.receiver) {
+                if p.path.get_ident().is_some_and(|i| {
+                    let n = i.to_string();
+                    self.0.bound.contains(&n) || self.0.lent.contains(&n)
+                }) && !queries.contains(&m.method.to_string().as_str())
+                {
+                    self.1 = true;
+                }
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut c = C(mutable, false);
+    syn::visit::Visit::visit_expr(&mut c, e);
+    c.1
+}
+
 /// A call or block that changes a variable with a derivative, as a whole: what
 /// [`EffectfulConditions::atomize`] binds to a variable first.
 fn is_effect_atom(e: &Expr, active: &HashSet<String>, mutable: &Mutables) -> bool {
@@ -2461,6 +2505,7 @@ impl EffectfulConditions<'_> {
             }
             syn::Stmt::Expr(e, _) => {
                 self.hoist_head(e, &mut lets);
+                self.hoist_changing_index(e, &mut lets);
                 if !is_effect_atom(e, self.active, &self.mutable) && !is_statement_like(e) {
                     self.atomize(e, &mut lets);
                 } else if !self.assigned_in_order(e, &mut lets) {
@@ -2550,6 +2595,64 @@ impl EffectfulConditions<'_> {
         });
         if reads_before {
             self.operands(ops, lets);
+            return;
+        }
+        // An operand that writes inside a larger expression, `(s + leak(&mut s,
+        // r)).powf(s)`, `f(s + leak(&mut s, r))`: taken apart in its turn (it reads `s`
+        // before `leak` changes it).
+        for o in ops {
+            if !is_effect_atom(o, self.active, &self.mutable)
+                && writes_active(o, self.active, &self.mutable)
+            {
+                self.atomize(o, lets);
+            }
+        }
+    }
+
+    /// `v[next(&mut k)] *= a`, `v[c.advance()] = e`: an assignment to an element whose
+    /// index changes something when it is computed. The derivation reads the place
+    /// more than once (`v[i] = v[i] * a`), so the index is computed once, after the
+    /// right side (as Rust computes it for floats), and bound.
+    fn hoist_changing_index(&mut self, e: &mut Expr, lets: &mut Vec<syn::Stmt>) {
+        let (left, right) = match e {
+            Expr::Assign(a) => (&mut a.left, &mut a.right),
+            Expr::Binary(b) if crate::activity::is_arithmetic_assign(&b.op) => {
+                (&mut b.left, &mut b.right)
+            }
+            _ => return,
+        };
+        let mut indices: Vec<&mut Expr> = Vec::new();
+        let mut place = &mut **left;
+        loop {
+            match place {
+                Expr::Index(ix) => {
+                    indices.push(&mut ix.index);
+                    place = &mut ix.expr;
+                }
+                Expr::Field(f) => place = &mut f.base,
+                Expr::Paren(p) => place = &mut p.expr,
+                _ => break,
+            }
+        }
+        if !indices
+            .iter()
+            .any(|i| changes_when_computed(i, &self.mutable))
+        {
+            return;
+        }
+        let span = right.span();
+        let t = self.fresh("assigned", span);
+        let value = std::mem::replace(&mut **right, syn::parse_quote!(#t));
+        lets.push(syn::parse_quote_spanned!(span=> let #t = #value;));
+        // (Outermost index first in `indices`: Rust computes the innermost first.)
+        for ix in indices.into_iter().rev() {
+            if matches!(ix, Expr::Lit(_) | Expr::Path(_)) {
+                continue;
+            }
+            let span = ix.span();
+            let t = self.fresh("index", span);
+            let value = std::mem::replace(ix, syn::parse_quote!(#t));
+            lets.push(syn::parse_quote_spanned!(span=> let #t = #value;));
         }
     }
 
@@ -6675,16 +6778,34 @@ fn sub_slice_place(e: &Expr) -> Option<(Expr, (Expr, Expr))> {
 fn source(e: &Expr) -> Option<Source> {
     match e {
         // `x.iter().cycle()`, `x.iter().cycle().skip(s)`: read only.
-        Expr::MethodCall(m) if m.method == "skip" && m.args.len() == 1 => {
+        // `x.iter().skip(n)`, `x.iter_mut().take(n)` (also of a sub-slice): a sub-slice.
+        Expr::MethodCall(m) if (m.method == "skip" || m.method == "take") && m.args.len() == 1 => {
             let inner = source(&m.receiver)?;
-            let Reach::Cycle(zero) = &inner.reach else {
-                return None;
+            let seq = &inner.seq;
+            let n = &m.args[0];
+            let (start, len): (Expr, Expr) = match &inner.reach {
+                Reach::Whole => (
+                    syn::parse_quote!(0usize),
+                    syn::parse_quote!(::mochi::__private::elements_len(&#seq)),
+                ),
+                Reach::Range(start, len) => (start.clone(), len.clone()),
+                Reach::Cycle(zero) if m.method == "skip" => {
+                    return Some(Source {
+                        reach: Reach::Cycle(syn::parse_quote!((#zero + (#n)))),
+                        ..inner
+                    })
+                }
+                Reach::Cycle(_) => return None,
             };
-            let s = &m.args[0];
-            Some(Source {
-                reach: Reach::Cycle(syn::parse_quote!((#zero + (#s)))),
-                ..inner
-            })
+            let reach = if m.method == "skip" {
+                Reach::Range(
+                    syn::parse_quote!((#start + (#n))),
+                    syn::parse_quote!(usize::saturating_sub(#len, #n)),
+                )
+            } else {
+                Reach::Range(start, syn::parse_quote!(::core::cmp::min(#len, #n)))
+            };
+            Some(Source { reach, ..inner })
         }
         Expr::MethodCall(m) if m.method == "cycle" && m.args.is_empty() => {
             let inner = source(&m.receiver)?;
@@ -11524,9 +11645,10 @@ fn gather_in_place(
         format_ident!("__mochi_k", span = span),
     );
     let source = from(&k);
+    // (`to_vec`, not `clone`: `v` may be a `&mut [f64]` parameter.)
     syn::parse_quote_spanned!(span=> {
         #pre
-        let #old = #v.clone();
+        let #old = #v.to_vec();
         for #k in 0..#old.len() {
             #v[#k] = #old[#source];
         }
@@ -14621,6 +14743,48 @@ impl Desugar {
                             quote_spanned!(span=> (#j + #n - #r) % #n)
                         }
                     },
+                    span,
+                );
+            }
+            // `o.take()` and `o.replace(v)` of a differentiable `Option`: `mem::take(&mut
+            // o)`, `mem::replace(&mut o, Some(v))`, which the derivation knows (of any
+            // other receiver, a type error, not another meaning).
+            Expr::MethodCall(m)
+                if (m.method == "take" && m.args.is_empty()
+                    || m.method == "replace" && m.args.len() == 1)
+                    && matches!(unparen(&m.receiver), Expr::Path(_) | Expr::Field(_))
+                    && self.active_place(&m.receiver) =>
+            {
+                let o = &m.receiver;
+                *e = if m.method == "take" {
+                    syn::parse_quote_spanned!(span=> ::core::mem::take(&mut #o))
+                } else {
+                    let v = &m.args[0];
+                    syn::parse_quote_spanned!(span=>
+                        ::core::mem::replace(&mut #o, Some(#v)))
+                };
+                self.visit_expr_mut(e);
+            }
+            // `v.copy_within(src, dest)`: gathered, `v[dest + j] = old[start + j]`.
+            Expr::MethodCall(m)
+                if m.method == "copy_within"
+                    && m.args.len() == 2
+                    && self.active_place(&m.receiver) =>
+            {
+                let (v, src, dest) = (&m.receiver, &m.args[0], &m.args[1]);
+                let (s, c, d) = (
+                    format_ident!("__mochi_cs", span = span),
+                    format_ident!("__mochi_cc", span = span),
+                    format_ident!("__mochi_cd", span = span),
+                );
+                *e = gather_in_place(
+                    v,
+                    quote_spanned!(span=>
+                        let (#s, #c, #d) = ::mochi::no_grad(
+                            ::mochi::__private::copy_source(#src, #dest, #v.len())
+                        );
+                    ),
+                    |k| quote_spanned!(span=> if #k >= #d && #k < #d + #c { #s + (#k - #d) } else { #k }),
                     span,
                 );
             }

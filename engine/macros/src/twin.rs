@@ -268,6 +268,8 @@ pub const SEQ_METHODS: &[&str] = &[
     "div_euclid",
     "reverse",
     "rotate_left",
+    "copy_within",
+    "replace",
     "rotate_right",
     "extend",
     "extend_from_slice",

@@ -12469,3 +12469,294 @@ mod tuple_rows {
         }
     }
 }
+
+/// A sub-slice of a row handed to a helper (`sqnorm(&icf[c][d..])`, the GMM objective
+/// as ADBench writes it), sorting and reversing a `&mut [f64]` parameter in place, and
+/// `skip`/`take` on the sources of a zipped `for` over `iter_mut()`. Before: "`[f64]:
+/// Clone` is not satisfied" at the attribute, "no method `clone` for `&mut [f64]`", and
+/// "this `for` … is not one the derivation writes as an index loop".
+mod rows_sorts_and_zips {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn sqnorm(v: &[f64]) -> f64 {
+        v.iter().map(|a| a * a).sum()
+    }
+
+    #[differentiable]
+    pub fn exp_each(v: &[f64]) -> Vec<f64> {
+        v.iter().map(|a| a.exp()).collect()
+    }
+
+    /// Rows of the parameter and of a local, cut at `d`, handed on.
+    #[differentiable]
+    pub fn row_pieces(icf: &[Vec<f64>], d: usize) -> f64 {
+        let mut s = 0.0;
+        for c in 0..icf.len() {
+            let qd = exp_each(&icf[c][..d]);
+            let next = (c + 1) % icf.len();
+            s += qd[0] * sqnorm(&icf[c][d..]) + sqnorm(&icf[next][1..d + 1]);
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn local_row_pieces(x: &[f64]) -> f64 {
+        let rows: Vec<Vec<f64>> = x
+            .chunks(3)
+            .map(|c| c.iter().map(|v| v.sin()).collect())
+            .collect();
+        let mut s = 0.0;
+        for i in 0..rows.len() {
+            s += sqnorm(&rows[i][1..]) * rows[i][0] + sqnorm(&rows[(i + 1) % rows.len()][..2]);
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn sort_in(v: &mut [f64]) {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    }
+
+    #[differentiable]
+    pub fn reverse_in(v: &mut [f64]) {
+        v.reverse();
+    }
+
+    /// The largest two of `x² + x` weighted: sorted, reversed through helpers.
+    #[differentiable]
+    pub fn top_two(x: &[f64]) -> f64 {
+        let mut v: Vec<f64> = x.iter().map(|a| a * a + a).collect();
+        sort_in(&mut v);
+        reverse_in(&mut v[..]);
+        2.0 * v[0] + v[1]
+    }
+
+    #[differentiable]
+    pub fn shifted_zips(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let old = v.clone();
+        for (a, b) in v.iter_mut().zip(old.iter().skip(1)) {
+            *a = *a * b + 1.0;
+        }
+        for (a, b) in v.iter_mut().skip(1).zip(x.iter().take(3)) {
+            *a += a.sin() * b;
+        }
+        for (a, b) in v[1..].iter_mut().skip(1).zip(x.iter().skip(2).take(2)) {
+            *a -= b * b;
+        }
+        v.iter()
+            .enumerate()
+            .map(|(i, a)| (i as f64 + 1.0) * a * a)
+            .sum()
+    }
+
+    #[test]
+    fn row_pieces_against_differences() {
+        let x = [
+            0.3, -0.5, 0.8, 0.45, 0.2, -0.35, 0.7, 1.1, -0.2, 0.15, 0.6, -0.9,
+        ];
+        let rows = |v: &[f64]| -> Vec<Vec<f64>> { v.chunks(4).map(|c| c.to_vec()).collect() };
+        let (g, _) = row_pieces::gradient(&rows(&x), 2);
+        crate::common::assert_gradient_matches(|v| row_pieces(&rows(v), 2), &g.concat(), &x);
+    }
+
+    #[test]
+    fn top_two_by_hand() {
+        // The largest two of v = x² + x are at x[3] = 1.2 (2.64) and x[2] = 0.8 (1.44).
+        let x = [0.3, -0.5, 0.8, 1.2, 0.45];
+        let g = top_two::gradient(&x);
+        let want = [0.0, 0.0, 2.0 * 0.8 + 1.0, 2.0 * (2.0 * 1.2 + 1.0), 0.0];
+        crate::common::close_to("top_two", &g, &want, 1e-12);
+    }
+
+    #[test]
+    fn shifted_zips_by_hand_value() {
+        // The plain loops, by index.
+        let x = [0.3_f64, -0.5, 0.8, 0.45, 1.2];
+        let mut v = x.to_vec();
+        for i in 0..4 {
+            v[i] = v[i] * x[i + 1] + 1.0;
+        }
+        for i in 0..3 {
+            v[i + 1] += v[i + 1].sin() * x[i];
+        }
+        for i in 0..2 {
+            v[i + 2] -= x[i + 2] * x[i + 2];
+        }
+        let want: f64 = v
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (i as f64 + 1.0) * a * a)
+            .sum();
+        let (y, _) = shifted_zips::value_and_gradient(&x);
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(
+            local_row_pieces,
+            [0.3, -0.5, 0.8, 0.45, 0.2, -0.35, 0.7, 1.1, -0.2]
+        );
+        all_orders!(top_two, [0.3, -0.5, 0.8, 1.2, 0.45]);
+        all_orders!(shifted_zips, [0.3, -0.5, 0.8, 0.45, 1.2]);
+    }
+}
+
+/// Writes the caller's accumulator must not see, and operands that must be read once
+/// and in order. Each gave a wrong gradient (some a wrong value) before 2026-12-07:
+/// - a `mut` parameter taken by value and written in the body (`fn bump(mut x: f64, y)
+///   { x += y; .. }`, `fn plus(mut self, v) -> Acc`), whose writes went into the
+///   caller's accumulator of the argument, which already held the cotangent of the
+///   caller's other reads of it;
+/// - a float method's receiver that writes inside a larger expression, `(s + leak(&mut
+///   s, r)).sin()`, `.powf(s)`, and a call's such argument `f(s + leak(&mut s, r))`
+///   (`s` read after `leak` changed it);
+/// - an element assigned at an index that changes something when computed, `v[next(&mut
+///   k)] *= a` (the index computed twice).
+mod mut_params_and_receivers {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn bump(mut x: f64, y: f64) -> f64 {
+        x += y;
+        x * x
+    }
+
+    #[differentiable]
+    pub fn bumped_twice(x: &[f64]) -> f64 {
+        let a = x[0] * 2.0;
+        a * 3.0 + bump(a, x[1]) + a * a + bump(bump(a, x[2]), a)
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Acc {
+        pub s: f64,
+        pub t: f64,
+    }
+
+    #[differentiable]
+    pub fn plus_free(mut a: Acc, v: f64) -> Acc {
+        a.t += a.s * v;
+        a.s += v;
+        a
+    }
+
+    #[differentiable]
+    impl Acc {
+        pub fn start(s: f64) -> Acc {
+            Acc { s, t: 0.0 }
+        }
+
+        fn plus(mut self, v: f64) -> Acc {
+            self.t += self.s * v;
+            self.s += v;
+            self
+        }
+
+        fn times(mut self, k: f64) -> Acc {
+            self.s *= k;
+            self.t *= k;
+            self.scaled(1.5)
+        }
+
+        fn scaled(self, k: f64) -> Acc {
+            Acc {
+                s: self.s * k,
+                t: self.t,
+            }
+        }
+    }
+
+    /// `a` is read after `plus` and `times` took copies of it and changed them.
+    #[differentiable]
+    pub fn builders_by_value(x: &[f64]) -> f64 {
+        let a = Acc::start(x[0]);
+        let b = a.plus(a.s * x[1]);
+        let c = b.times(x[2]).plus(b.t);
+        let d = plus_free(a, x[2]);
+        a.s * b.t + c.s * c.t + b.s + d.t * a.s
+    }
+
+    #[differentiable]
+    pub fn leak(s: &mut f64, r: f64) -> f64 {
+        let out = *s * r;
+        *s -= out;
+        out
+    }
+
+    #[differentiable]
+    pub fn mix1(a: f64) -> f64 {
+        a * a + 0.5 * a
+    }
+
+    #[differentiable]
+    pub fn receivers_that_write(x: &[f64]) -> f64 {
+        let mut s = x[0];
+        let a = (s + leak(&mut s, x[1])).powf(s);
+        let b = (s + leak(&mut s, x[1])).sin() * s;
+        let c = mix1(s * 2.0 - leak(&mut s, x[2]) * s);
+        let mut acc = 0.0;
+        for _ in 0..2 {
+            acc += (s + leak(&mut s, x[1])).sin() * s;
+        }
+        a + b + c + acc + s
+    }
+
+    /// Not marked: an integer counter.
+    pub fn next_index(k: &mut usize) -> usize {
+        *k += 1;
+        *k - 1
+    }
+
+    #[differentiable]
+    pub fn counted_writes(x: &[f64]) -> f64 {
+        let mut k = 1;
+        let mut v = x.to_vec();
+        v[next_index(&mut k)] *= x[0];
+        v[next_index(&mut k)] += v[0] * v[1];
+        v[0] * v[1] + v[2] + k as f64
+    }
+
+    #[test]
+    fn values_by_hand() {
+        let x = [1.1_f64, 0.3, 0.7];
+        // bump(a, y) = (a + y)²: ∂/∂x₁ of the first is 2(a + x₁)·1 alone.
+        let a = 2.2;
+        let b2 = (a + 0.7) * (a + 0.7);
+        let want = a * 3.0 + (a + 0.3) * (a + 0.3) + a * a + (b2 + a) * (b2 + a);
+        let (y, g) = bumped_twice::value_and_gradient(&x);
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        assert!((g[1] - 2.0 * (a + 0.3)).abs() < 1e-12, "{g:?}");
+        // counted_writes: v₁ = x₁x₀, v₂ = x₂ + x₀·x₁x₀, k = 3.
+        let (y, g) = counted_writes::value_and_gradient(&x);
+        let (v1, v2) = (0.3 * 1.1, 0.7 + 1.1 * 0.3 * 1.1);
+        assert!((y - (1.1 * v1 + v2 + 3.0)).abs() < 1e-12, "{y}");
+        let want = [v1 + 1.1 * 0.3 + 2.0 * 1.1 * 0.3, 1.1 * 1.1 + 1.1 * 1.1, 1.0];
+        crate::common::close_to("counted_writes", &g, &want, 1e-12);
+        // builders_by_value against its own plain value.
+        let (y, _) = builders_by_value::value_and_gradient(&x);
+        assert!((y - builders_by_value(&x)).abs() < 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(bumped_twice, [1.1, 0.3, 0.7]);
+        all_orders!(receivers_that_write, [1.1, 0.3, 0.7]);
+    }
+
+    #[test]
+    fn against_differences() {
+        let x = [1.1_f64, 0.3, 0.7];
+        for (f, g) in [
+            (
+                builders_by_value as fn(&[f64]) -> f64,
+                builders_by_value::gradient(&x),
+            ),
+            (counted_writes, counted_writes::gradient(&x)),
+        ] {
+            crate::common::assert_gradient_matches(f, &g, &x);
+        }
+    }
+}

@@ -2144,7 +2144,7 @@ impl Lowerer {
             return None;
         };
         let place = Place::parse(&ix.expr)?;
-        if place.index.is_some() || place.deref {
+        if place.deref {
             return None;
         }
         let b = self.lookup(&place.root.to_string())?.clone();
@@ -2155,7 +2155,23 @@ impl Lowerer {
             self.err(a, "mochi: a `&mut` sub-slice of a differentiable sequence cannot be passed on; pass the whole sequence and the range's bounds");
             return None;
         }
-        let seq = &ix.expr;
+        // `&rows[i][a..b]`, a sub-slice of a row: the row read at its index as an
+        // element argument is, its cotangent taken out of the rows' around the
+        // accumulation over the range.
+        let row = place
+            .index
+            .clone()
+            .map(|idx| self.index_with_shape(&place, &b, &idx, code));
+        let seq = match &row {
+            Some((access, ..)) => {
+                let (root, fields) = (&place.root, &place.fields);
+                quote!(#root #(.#fields)* #access)
+            }
+            None => {
+                let seq = &ix.expr;
+                quote!(#seq)
+            }
+        };
         let (rg, len, sub, tmp) = (
             self.fresh("rg"),
             self.fresh("len"),
@@ -2177,10 +2193,27 @@ impl Lowerer {
         let saved = self.save(quote!((#rg, #len)), code);
         let fields = &place.fields;
         let cot = &b.cot;
-        let back = Rev::AccRange {
-            saved,
-            into: quote!(#cot #(.#fields)*),
-            from: quote!(#tmp),
+        let back = match row {
+            None => Rev::AccRange {
+                saved,
+                into: quote!(#cot #(.#fields)*),
+                from: quote!(#tmp),
+            },
+            Some((_, pre, index, shape)) => {
+                let slot = self.fresh("slot");
+                Rev::Slot {
+                    pre,
+                    into: quote!(#cot #(.#fields)*),
+                    shape,
+                    index,
+                    slot: slot.clone(),
+                    body: vec![Rev::AccRange {
+                        saved,
+                        into: quote!(#slot),
+                        from: quote!(#tmp),
+                    }],
+                }
+            }
         };
         // Declared once at the top of the reverse sweep: `acc_range_from` leaves it
         // empty with its buffer, which the next trip of a loop reuses.
