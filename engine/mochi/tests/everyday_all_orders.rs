@@ -12593,8 +12593,61 @@ mod rows_sorts_and_zips {
         assert!((y - want).abs() < 1e-12, "{y} against {want}");
     }
 
+    /// `copy_within` (a range of every kind) and `Option::take`/`replace` of a
+    /// differentiable value. Before: "no rule for `copy_within`", "no rule for `take`".
+    #[differentiable]
+    pub fn copied_within(x: &[f64]) -> f64 {
+        let mut v: Vec<f64> = x.iter().map(|a| a.sin()).collect();
+        v.copy_within(1.., 0);
+        v.copy_within(..=1, 3);
+        v.copy_within(2..3, 1);
+        v.iter()
+            .enumerate()
+            .map(|(i, a)| (i as f64 + 1.0) * a * a)
+            .sum()
+    }
+
+    #[differentiable]
+    pub fn taken_options(x: &[f64]) -> f64 {
+        let mut o = Some(x[0] * x[1]);
+        let a = o.take().unwrap_or(0.0);
+        let b = o.unwrap_or(x[2]);
+        o = Some(a + b);
+        let c = o.replace(x[2] * 2.0).unwrap_or(0.0);
+        a * b + c * o.unwrap_or(0.0)
+    }
+
+    #[test]
+    fn copied_and_taken_by_hand() {
+        let x = [0.8_f64, 1.1, 0.6, -0.4, 0.3];
+        let mut v: Vec<f64> = x.iter().map(|a| a.sin()).collect();
+        v.copy_within(1.., 0);
+        v.copy_within(..=1, 3);
+        v.copy_within(2..3, 1);
+        let want: f64 = v
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (i as f64 + 1.0) * a * a)
+            .sum();
+        let (y, _) = copied_within::value_and_gradient(&x);
+        assert!((y - want).abs() < 1e-14, "{y} against {want}");
+        // a = x₀x₁, b = x₂, c = a + b, o = 2x₂: f = x₀x₁x₂ + 2x₂(x₀x₁ + x₂).
+        let x = [0.8_f64, 1.1, 0.6];
+        let (y, g) = taken_options::value_and_gradient(&x);
+        let want = x[0] * x[1] * x[2] + 2.0 * x[2] * (x[0] * x[1] + x[2]);
+        assert!((y - want).abs() < 1e-14, "{y} against {want}");
+        let dg = [
+            3.0 * x[1] * x[2],
+            3.0 * x[0] * x[2],
+            3.0 * x[0] * x[1] + 4.0 * x[2],
+        ];
+        crate::common::close_to("taken_options", &g, &dg, 1e-12);
+    }
+
     mod t {
         use crate::all_orders;
+        all_orders!(copied_within, [0.8, 1.1, 0.6, -0.4, 0.3]);
+        all_orders!(taken_options, [0.8, 1.1, 0.6]);
         all_orders!(
             local_row_pieces,
             [0.3, -0.5, 0.8, 0.45, 0.2, -0.35, 0.7, 1.1, -0.2]
