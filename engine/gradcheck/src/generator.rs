@@ -7,7 +7,8 @@
 //! Every program has the signature `(x: &[f64], a: f64, b: f64) -> f64` with
 //! `x.len() == N`. The grammar covers scalars, `Vec` and ndarray buffers (constant- or
 //! argument-initialised), `for` and `while` loops, branches on values, early returns,
-//! `&mut` helpers that read and write, helpers returning values, struct fields written
+//! `&mut` helpers that read and write, helpers returning values (whose `mut` parameter
+//! taken by value they write), struct fields written
 //! by a helper, closures in adapters, `iter_mut` loops, `std::mem::swap`, and calls
 //! between generated functions.
 
@@ -921,10 +922,12 @@ fn write_program(out: &mut String, prog: &Program, p: &P) {
         } else {
             let _ = writeln!(
                 out,
-                "{attr}fn {}{sfx}(v: &[{t}], s: {t}) -> {t} {{\n    let mut acc = {};\n    for i in 0..v.len() {{\n        let vi = v[i];\n        acc += {};\n    }}\n    acc\n}}",
+                "{attr}fn {}{sfx}(v: &[{t}], mut s: {t}) -> {t} {{\n    let mut acc = {};\n    for i in 0..v.len() {{\n        let vi = v[i];\n        acc += {};\n        s = s * {} + vi * {};\n    }}\n    acc + s\n}}",
                 h.name,
                 p.lit(0.0),
-                p.e(&h.body)
+                p.e(&h.body),
+                p.lit(0.5),
+                p.lit(0.25)
             );
         }
     }
