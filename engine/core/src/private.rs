@@ -1433,6 +1433,12 @@ impl<R: crate::Tangent> TangentOfOutput for fn(&'static ()) -> R {
 
 /// The generic mirror over `T` of a type of the user's `R` ([`TwinOf`]), written by the
 /// stand-ins of functions without a generic form as
+/// The generic mirror of the user's struct `X` with floats of type `T`, named through
+/// `X` itself: the generic form builds `TwinStruct::<T, Pt> { x: a, y: b }`, which
+/// needs no name beyond `Pt` in scope (a module that imports `Pt` alone sees no
+/// `__MochiTwinPt`).
+pub type TwinStruct<T, X> = <X as TwinOf<T>>::Twin;
+
 /// `<fn(&'static ()) -> R as TwinOfOutput<T>>::Twin`, for the reason
 /// [`TangentOfOutput`] gives: `R` may hide a lifetime parameter.
 pub trait TwinOfOutput<T> {

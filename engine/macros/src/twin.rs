@@ -5249,7 +5249,8 @@ impl VisitMut for Rewrite<'_> {
                     let Expr::Call(c) = e else { unreachable!() };
                     let Expr::Path(fp) = &*c.func else { unreachable!() };
                     let id = &fp.path.segments[0].ident;
-                    let mirror = quote::format_ident!("__MochiTwin{}", id, span = id.span());
+                    let t = syn::Ident::new(PARAM, Span::call_site());
+                    let mirror = quote::quote_spanned!(id.span()=> ::mochi::__private::TwinStruct::<#t, #id>);
                     let mut args: Vec<Expr> = c.args.iter().cloned().collect();
                     for a in args.iter_mut() {
                         self.visit_expr_mut(a);
@@ -5958,7 +5959,17 @@ impl VisitMut for Rewrite<'_> {
                     )));
                 }
                 let defaulted = defaulted || of_constants;
-                if let Some(last) = st.path.segments.last_mut() {
+                // (Named through the struct's own path, which is in scope where the
+                // mirror's name may not be: `TwinStruct::<T, crate::m::Pt>`.)
+                if st.path.segments.last().is_some_and(|l| l.ident != "Self") {
+                    let mut path = st.path.clone();
+                    if let Some(last) = path.segments.last_mut() {
+                        last.arguments = syn::PathArguments::None;
+                    }
+                    let t = syn::Ident::new(PARAM, Span::call_site());
+                    let span = path.segments.last().map(|l| l.ident.span()).unwrap_or_else(Span::call_site);
+                    st.path = syn::parse_quote_spanned!(span=> ::mochi::__private::TwinStruct::<#t, #path>);
+                } else if let Some(last) = st.path.segments.last_mut() {
                     last.ident = quote::format_ident!("__MochiTwin{}", last.ident, span = last.ident.span());
                     last.arguments = syn::PathArguments::None;
                 }

@@ -12813,3 +12813,40 @@ mod mut_params_and_receivers {
         }
     }
 }
+
+/// A struct of a sibling module imported by name alone (`use super::shapes::Pt;`), built
+/// in a function with a generic form: the form names the struct's mirror through `Pt`
+/// itself. Before: "cannot find struct `__MochiTwinPt` in this scope" at the literal.
+mod imported_struct {
+    pub mod shapes {
+        use mochi::prelude::*;
+
+        #[derive(Clone, Copy, Debug, Tangent)]
+        pub struct Pt {
+            pub x: f64,
+            pub y: f64,
+        }
+
+        #[derive(Clone, Copy, Debug, Tangent)]
+        pub struct Pair(pub f64, pub f64);
+    }
+
+    use mochi::prelude::*;
+    use shapes::{Pair, Pt};
+
+    #[differentiable(higher_order)]
+    pub fn spread(v: &[f64]) -> f64 {
+        let ps: Vec<Pt> = v.chunks(2).map(|c| Pt { x: c[0], y: c[1] }).collect();
+        let q = Pair(ps[0].x * ps[1].y, ps[1].x);
+        let mut s = q.0 * q.1;
+        for p in &ps {
+            s += p.x * p.x * p.y;
+        }
+        s
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(spread, [0.3, -0.5, 0.8, 0.45, 1.2, 0.7]);
+    }
+}
