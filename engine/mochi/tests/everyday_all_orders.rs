@@ -12658,7 +12658,7 @@ mod rows_sorts_and_zips {
 }
 
 /// Writes the caller's accumulator must not see, and operands that must be read once
-/// and in order. Each gave a wrong gradient (some a wrong value) before 2026-12-07:
+/// and in order. Each gave a wrong gradient (some a wrong value) before 2026-12-06:
 /// - a `mut` parameter taken by value and written in the body (`fn bump(mut x: f64, y)
 ///   { x += y; .. }`, `fn plus(mut self, v) -> Acc`), whose writes went into the
 ///   caller's accumulator of the argument, which already held the cotangent of the
