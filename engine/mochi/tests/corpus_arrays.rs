@@ -573,6 +573,7 @@ mod checked_matrix_locals {
         }
     }
 
+    #[cfg(feature = "higher-order")]
     #[test]
     fn matrix_local_hessian_against_gradient_differences() {
         let x = array![[0.3_f64, -0.5, 0.8], [0.45, 0.2, -0.35]];
