@@ -73,6 +73,8 @@ pub fn desugar(
     let (inactive_params, lent_params) = (&params.inactive, &params.lent);
     let mut b = with_azip_expanded(block);
     LocalForms.visit_block_mut(&mut b);
+    MergedGuardArms.visit_block_mut(&mut b);
+    TupleOptionMatches { next: 0 }.visit_block_mut(&mut b);
     typed_assigned_collects(&mut b);
     FoldCollects.visit_block_mut(&mut b);
     SplitMatches.visit_block_mut(&mut b);
@@ -3864,6 +3866,243 @@ impl SplitTupleLets {
     }
 }
 
+/// `match r { Ok(l) if l > 0.0 => a, Ok(l) => b, Err(_) => c }` → `match r { Ok(l) =>
+/// if l > 0.0 { a } else { b }, Err(_) => c }`: consecutive arms with one pattern
+/// (written the same), guarded but the last, are one arm choosing by `if`; the
+/// derivation takes a variant's payload in an arm without a guard.
+struct MergedGuardArms;
+
+impl VisitMut for MergedGuardArms {
+    fn visit_expr_match_mut(&mut self, m: &mut syn::ExprMatch) {
+        syn::visit_mut::visit_expr_match_mut(self, m);
+        let key = |a: &syn::Arm| quote::ToTokens::to_token_stream(&a.pat).to_string();
+        let mut arms: Vec<syn::Arm> = Vec::new();
+        let mut i = 0;
+        while i < m.arms.len() {
+            // The run of arms with `m.arms[i]`'s pattern, guarded but its last.
+            let mut j = i;
+            while j < m.arms.len()
+                && m.arms[j].guard.is_some()
+                && key(&m.arms[j]) == key(&m.arms[i])
+            {
+                j += 1;
+            }
+            let merges = j > i && j < m.arms.len() && key(&m.arms[j]) == key(&m.arms[i]);
+            // (A pattern that binds nothing gains nothing, and a name alone, `v if v <
+            // 0.0 => .., v => ..`, the derivation takes as it is: kept as written.)
+            let binds = {
+                let mut names = Vec::new();
+                crate::activity::pat_names(&m.arms[i].pat, &mut names);
+                !names.is_empty() && !matches!(m.arms[i].pat, Pat::Ident(_))
+            };
+            if !(merges && binds) {
+                arms.push(m.arms[i].clone());
+                i += 1;
+                continue;
+            }
+            let mut body = (*m.arms[j].body).clone();
+            for a in m.arms[i..j].iter().rev() {
+                let (_, g) = a.guard.as_ref().expect("guarded");
+                let then = &a.body;
+                body = syn::parse_quote!(if #g { #then } else { #body });
+            }
+            let mut arm = m.arms[j].clone();
+            arm.body = Box::new(body);
+            arm.comma = Some(Default::default());
+            arms.push(arm);
+            i = j + 1;
+        }
+        m.arms = arms;
+    }
+}
+
+/// `match (a, b) { (Some(p), Some(q)) => e1, (Some(p), None) => e2, _ => e3 }` (also
+/// `if let (Some(p), Some(q)) = (a, b) { .. } else { .. }`) of a tuple of `Option`s →
+/// `{ let t0 = a; let t1 = b; if t0.is_some() && t1.is_some() { let p = t0.unwrap(); let
+/// q = t1.unwrap(); e1 } else if .. { .. } else { e3 } }`: the derivation takes an
+/// `Option`'s payload by `unwrap`, not out of a tuple's pattern. Each place of the
+/// tuple is matched by `Some(name)`, `Some(_)`, `None`, `_`, a name or a literal; a
+/// guard is tested after the arm's bindings; another pattern leaves the `match` as
+/// written.
+struct TupleOptionMatches {
+    next: usize,
+}
+
+/// One place of a tuple pattern (see [`TupleOptionMatches`]).
+enum TuplePlace {
+    Some(Option<syn::Ident>),
+    None,
+    Any(Option<syn::Ident>),
+    Lit(syn::ExprLit),
+}
+
+impl TupleOptionMatches {
+    fn places(p: &Pat, n: usize) -> Option<Vec<TuplePlace>> {
+        let Pat::Tuple(t) = p else {
+            return match p {
+                Pat::Wild(_) => Some((0..n).map(|_| TuplePlace::Any(None)).collect()),
+                _ => None,
+            };
+        };
+        if t.elems.len() != n {
+            return None;
+        }
+        let name = |p: &Pat| match p {
+            Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() && i.ident != "None" => {
+                Some(Some(i.ident.clone()))
+            }
+            Pat::Wild(_) => Some(None),
+            _ => None,
+        };
+        t.elems
+            .iter()
+            .map(|e| match e {
+                Pat::TupleStruct(ts)
+                    if ts.qself.is_none() && ts.path.is_ident("Some") && ts.elems.len() == 1 =>
+                {
+                    name(&ts.elems[0]).map(TuplePlace::Some)
+                }
+                Pat::Ident(i) if i.ident == "None" && i.subpat.is_none() => Some(TuplePlace::None),
+                Pat::Lit(l) => Some(TuplePlace::Lit(l.clone())),
+                other => name(other).map(TuplePlace::Any),
+            })
+            .collect()
+    }
+
+    /// The `if` chain of `arms` over the places `t`, or `None` to leave them.
+    fn chain(
+        &mut self,
+        scrutinee: &syn::ExprTuple,
+        arms: &[(Pat, Option<Expr>, Expr)],
+    ) -> Option<Expr> {
+        let n = scrutinee.elems.len();
+        let mut parsed = Vec::new();
+        for (p, g, b) in arms {
+            parsed.push((Self::places(p, n)?, g.clone(), b.clone()));
+        }
+        // (Only a tuple holding an `Option`; the last arm, unguarded, is the rest.)
+        if !parsed.iter().any(|(ps, _, _)| {
+            ps.iter()
+                .any(|p| matches!(p, TuplePlace::Some(_) | TuplePlace::None))
+        }) || parsed.last().is_none_or(|(_, g, _)| g.is_some())
+        {
+            return None;
+        }
+        self.next += 1;
+        let k = self.next;
+        let names: Vec<syn::Ident> = (0..n)
+            .map(|i| format_ident!("__mochi_opt{}_{}", k, i))
+            .collect();
+        let lets = scrutinee
+            .elems
+            .iter()
+            .zip(&names)
+            .map(|(e, t)| quote::quote!(let #t = #e;));
+        let last = parsed.len() - 1;
+        let mut out: Option<Expr> = None;
+        for (i, (ps, g, body)) in parsed.iter().enumerate().rev() {
+            let mut tests = Vec::new();
+            let mut binds = Vec::new();
+            for (p, t) in ps.iter().zip(&names) {
+                match p {
+                    TuplePlace::Some(v) => {
+                        tests.push(quote::quote!(#t.is_some()));
+                        if let Some(v) = v {
+                            binds.push(quote::quote!(let #v = #t.unwrap();));
+                        }
+                    }
+                    TuplePlace::None => tests.push(quote::quote!(#t.is_none())),
+                    TuplePlace::Lit(l) => tests.push(quote::quote!(#t == #l)),
+                    TuplePlace::Any(Some(v)) => binds.push(quote::quote!(let #v = #t;)),
+                    TuplePlace::Any(None) => {}
+                }
+            }
+            // (A block's statements spliced after the bindings: one block, not two.)
+            let then: Expr = match body {
+                Expr::Block(b) if b.label.is_none() && b.attrs.is_empty() => {
+                    let stmts = &b.block.stmts;
+                    syn::parse_quote!({ #(#binds)* #(#stmts)* })
+                }
+                _ => syn::parse_quote!({ #(#binds)* #body }),
+            };
+            out = Some(match (i == last, out) {
+                (true, _) => then,
+                (false, rest) => {
+                    let rest = rest.expect("the last arm comes first");
+                    let mut cond: Vec<TokenStream> = tests;
+                    if let Some(g) = g {
+                        cond.push(quote::quote!({ #(#binds)* #g }));
+                    }
+                    if cond.is_empty() {
+                        cond.push(quote::quote!(true));
+                    }
+                    match rest {
+                        Expr::Block(_) | Expr::If(_) => {
+                            syn::parse_quote!(if #(#cond)&&* #then else #rest)
+                        }
+                        rest => syn::parse_quote!(if #(#cond)&&* #then else { #rest }),
+                    }
+                }
+            });
+        }
+        let chain = out?;
+        Some(syn::parse_quote!({ #(#lets)* #chain }))
+    }
+}
+
+impl VisitMut for TupleOptionMatches {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let replaced = match e {
+            Expr::Match(m) => match unparen(&m.expr) {
+                Expr::Tuple(t) => {
+                    let arms: Vec<(Pat, Option<Expr>, Expr)> = m
+                        .arms
+                        .iter()
+                        .map(|a| {
+                            (
+                                a.pat.clone(),
+                                a.guard.as_ref().map(|(_, g)| (**g).clone()),
+                                (*a.body).clone(),
+                            )
+                        })
+                        .collect();
+                    let t = t.clone();
+                    self.chain(&t, &arms)
+                }
+                _ => None,
+            },
+            Expr::If(i) => match &*i.cond {
+                Expr::Let(l) => match unparen(&l.expr) {
+                    Expr::Tuple(t) => {
+                        let then: Expr = Expr::Block(syn::ExprBlock {
+                            attrs: Vec::new(),
+                            label: None,
+                            block: i.then_branch.clone(),
+                        });
+                        let other: Expr = match &i.else_branch {
+                            Some((_, b)) => (**b).clone(),
+                            None => syn::parse_quote!({}),
+                        };
+                        let arms = vec![
+                            ((*l.pat).clone(), None, then),
+                            (syn::parse_quote!(_), None, other),
+                        ];
+                        let t = t.clone();
+                        self.chain(&t, &arms)
+                    }
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(r) = replaced {
+            *e = r;
+        }
+    }
+}
+
 /// `match x.split_first() { Some((h, rest)) => a, None => b }` (also `split_last`, the arms
 /// in either order, `_` for `None`, and `if let Some((h, rest)) = x.split_first() { a }
 /// else { b }`) of a variable `x` → `if !x.is_empty() { let h = &x[0]; let rest =
@@ -7402,8 +7641,10 @@ fn option_branch(
     let bind = binding.map(|b| quote_spanned!(span=> let #b #o.unwrap();));
     let then = stmts_of(then);
     let els = els_tokens(els);
+    // (`present`: an `Option`'s `is_some`, a `Result`'s `is_ok`, `checked_ln(v).map(|l|
+    // ..).unwrap_or(d)` of a helper returning a `Result`.)
     let branch: Expr = syn::parse_quote_spanned!(span=>
-        if #o.is_some() { #bind #(#then)* } #els
+        if ::mochi::no_grad(::mochi::__private::present(&#o)) { #bind #(#then)* } #els
     );
     if simple {
         branch
@@ -8694,9 +8935,15 @@ fn find_by_position(e: &Expr, active: &HashSet<String>) -> Option<Expr> {
             return None;
         }
         let (pat, body) = (&c.inputs[0], &c.body);
+        // `|&v|` of a reference: `let v = x[k];`, a copy (a `&` pattern binds nothing
+        // the derivation can follow).
+        let (bind, elem) = match (pat, by_value) {
+            (Pat::Reference(r), false) => (&*r.pat, quote_spanned!(span=> #x[__mochi_k])),
+            _ => (pat, elem),
+        };
         return Some(syn::parse_quote_spanned!(span=> {
             let __mochi_k = #items.position(|#pat| (#body).is_some());
-            if let Some(__mochi_k) = __mochi_k { let #pat = #elem; #body } else { None }
+            if let Some(__mochi_k) = __mochi_k { let #bind = #elem; #body } else { None }
         }));
     }
     Some(syn::parse_quote_spanned!(span=> {
@@ -13607,6 +13854,27 @@ impl VisitMut for Desugar {
             if let Expr::Cast(c) = &mut *init.expr {
                 if matches!(&*c.ty, syn::Type::Infer(_)) {
                     c.ty = t.ty.clone();
+                }
+            }
+        }
+        // `let total: usize = chain.sum();`: an integer's type as the turbofish, so the
+        // chain stays as written (it carries no derivative); an `Option`'s or a
+        // `Result`'s likewise (not a float's sum: see `iterchain`'s `consumer`).
+        if let (Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) {
+            if let (syn::Type::Path(tp), Expr::MethodCall(m)) = (&*t.ty, &mut *init.expr) {
+                if (m.method == "sum" || m.method == "product")
+                    && m.args.is_empty()
+                    && m.turbofish.is_none()
+                    && (tp.path.get_ident().is_some_and(|i| {
+                        crate::activity::INTEGER_TYPES.contains(&i.to_string().as_str())
+                    }) || tp
+                        .path
+                        .segments
+                        .last()
+                        .is_some_and(|s| s.ident == "Option" || s.ident == "Result"))
+                {
+                    let ty = &t.ty;
+                    m.turbofish = Some(syn::parse_quote!(::<#ty>));
                 }
             }
         }

@@ -1969,6 +1969,19 @@ impl<'a> Writer<'a> {
             Some(syn::GenericArgument::Type(ty)) => Some(ty.clone()),
             _ => None,
         });
+        // `let total: usize = (1..=x.len()).map(|i| i * i).sum();`, `.sum::<i64>()`: an
+        // integer, which carries no derivative, computed as written.
+        // So is a sum of `Option`s or `Result`s (`let s: Option<f64> = ...sum();`), which
+        // the lowering reports as a rule it lacks.
+        if matches!(name.as_str(), "sum" | "product")
+            && turbofish.as_ref().or(collect_ty).is_some_and(|t| {
+                matches!(t, syn::Type::Path(p) if p.path.get_ident().is_some_and(|i| {
+                    crate::activity::INTEGER_TYPES.contains(&i.to_string().as_str())
+                }) || p.path.segments.last().is_some_and(|s| s.ident == "Option" || s.ident == "Result"))
+            })
+        {
+            return None;
+        }
         let mut st = Vec::new();
         // (A chain the lowering takes as a rule, or whose source is not a variable,
         // `x.to_vec().iter()`, still gets its copied elements as references.)

@@ -12850,3 +12850,108 @@ mod imported_struct {
         all_orders!(spread, [0.3, -0.5, 0.8, 0.45, 1.2, 0.7]);
     }
 }
+
+/// `match` on a tuple of `Option`s (`(Some(p), Some(q)) if p > q => .., (Some(p), None)
+/// => .., _ => ..`, with a literal beside, `(0, Some(p))`), `if let (Some(p), _) = (a,
+/// b)`, and runs of arms with one pattern guarded but the last (`Ok(l) if l > 0.0 => ..,
+/// Ok(l) => .., Err(_) => ..`). Before: "a `match` arm or `if let` pattern that binds
+/// parts of a differentiable value … is not supported".
+mod option_tuples_and_guards {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn checked_ln(v: f64) -> Result<f64, String> {
+        if v <= 0.0 {
+            return Err(format!("ln of {v}"));
+        }
+        Ok(v.ln())
+    }
+
+    #[differentiable]
+    pub fn guarded_results(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for &v in x {
+            s += match checked_ln(v) {
+                Ok(l) if l > 0.0 => l * l,
+                Ok(l) => -l,
+                Err(_) => v * v,
+            };
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn option_pairs(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            let a = x.get(i + 1).copied();
+            let b = if x[i] > 0.0 { Some(x[i] * 0.5) } else { None };
+            s += match (a, b) {
+                (Some(p), Some(q)) if p > q => p * q,
+                (Some(p), Some(q)) => p - q,
+                (Some(p), None) => p.sin(),
+                (None, Some(q)) => q * q,
+                (None, None) => 1.0,
+            };
+            if let (Some(p), _) = (x.first(), b) {
+                s += p * 0.5;
+            }
+            s += match (i % 2, a) {
+                (0, Some(p)) => p * 3.0,
+                (_, Some(p)) => p,
+                _ => 0.0,
+            };
+        }
+        s
+    }
+
+    /// A helper's `Result` through `map(..).unwrap_or(..)`, `find_map(|&v| ..)`, an
+    /// integer sum typed by its binding (`let n: usize = chain.sum();`). Before: "no
+    /// method `is_some` for `Result`", "only names … can bind a differentiable value",
+    /// "cannot add-assign `usize` to `f64`".
+    #[differentiable]
+    pub fn results_found_and_counted(x: &[f64]) -> f64 {
+        let c = checked_ln(x[1]).map(|l| l * 2.0).unwrap_or(0.0);
+        let b = x
+            .iter()
+            .find_map(|&v| if v > 1.0 { Some(v.ln()) } else { None })
+            .unwrap_or(0.0);
+        let total: usize = (1..=x.len()).map(|i| i * i).sum();
+        c + b * x[0] + x[2] / total as f64
+    }
+
+    #[test]
+    fn by_hand() {
+        // c = 2 ln x₁, b = ln x₀ (the first above 1), total = 1 + 4 + 9 + 16 = 30.
+        let x = [2.0_f64, 0.5, -0.7, 1.5];
+        let (y, g) = results_found_and_counted::value_and_gradient(&x);
+        let want = 2.0 * 0.5f64.ln() + 2f64.ln() * 2.0 - 0.7 / 30.0;
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        let dg = [2f64.ln() + 1.0, 2.0 / 0.5, 1.0 / 30.0, 0.0];
+        crate::common::close_to("results_found_and_counted", &g, &dg, 1e-12);
+        // ln 2 > 0, ln 0.5 < 0, −0.7 has no log, ln 1.5 > 0.
+        let x = [2.0_f64, 0.5, -0.7, 1.5];
+        let (y, g) = guarded_results::value_and_gradient(&x);
+        let want = 2f64.ln().powi(2) - 0.5f64.ln() + 0.49 + 1.5f64.ln().powi(2);
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        let dg = [
+            2.0 * 2f64.ln() / 2.0,
+            -1.0 / 0.5,
+            -1.4,
+            2.0 * 1.5f64.ln() / 1.5,
+        ];
+        crate::common::close_to("guarded_results", &g, &dg, 1e-12);
+        // Every arm of `option_pairs` taken: (1.6, 1.0) p > q; (−0.7, 0.8) p < q; (1.5,
+        // none); (0.3, 0.75) p < q; (none, 0.15).
+        let x = [2.0_f64, 1.6, -0.7, 1.5, 0.3];
+        let (y, _) = option_pairs::value_and_gradient(&x);
+        assert!((y - option_pairs(&x)).abs() < 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(guarded_results, [2.0, 0.5, -0.7, 1.5]);
+        all_orders!(option_pairs, [2.0, 1.6, -0.7, 1.5, 0.3]);
+        all_orders!(results_found_and_counted, [2.0, 0.5, -0.7, 1.5]);
+    }
+}

@@ -903,6 +903,19 @@ impl Lowerer {
     /// `x.iter().fold(init, f)`, `x.iter().product()` on active sequences.
     fn lower_iter_chain(&mut self, m: &syn::ExprMethodCall, code: &mut Code) -> Option<Operand> {
         let name = m.method.to_string();
+        // (`sum::<Option<f64>>()`, `sum::<usize>()`: not a sum of floats, which the rules
+        // are.)
+        if let Some(t) = &m.turbofish {
+            if t.args.iter().any(|a| {
+                matches!(a, syn::GenericArgument::Type(syn::Type::Path(p))
+                    if p.path.segments.last().is_some_and(|s| {
+                        let n = s.ident.to_string();
+                        n == "Option" || n == "Result" || crate::activity::INTEGER_TYPES.contains(&n.as_str())
+                    }))
+            }) {
+                return None;
+            }
+        }
         let strip_iter = |e: &Expr| -> Option<Expr> {
             // x.iter() | x.iter().copied() | x.iter().cloned() | x.into_iter()
             if let Expr::MethodCall(c) = e {
