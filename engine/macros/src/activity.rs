@@ -99,6 +99,16 @@ pub fn is_integer_type(ty: &Type) -> bool {
     }))
 }
 
+/// Whether a `sum`'s or a `product`'s type (its turbofish, or its binding's) is not a
+/// float's: an integer, an `Option` or a `Result` (`let n: usize = chain.sum();`), which
+/// the chain rewrites and the rules of float sums leave as written.
+pub fn not_a_float_sum(t: &syn::Type) -> bool {
+    matches!(t, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| {
+        let n = s.ident.to_string();
+        n == "Option" || n == "Result" || INTEGER_TYPES.contains(&n.as_str())
+    }))
+}
+
 /// The primitive integer types.
 pub const INTEGER_TYPES: &[&str] = &[
     "usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64", "i128",

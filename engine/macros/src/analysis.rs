@@ -115,21 +115,17 @@ pub fn analyse(func: &ItemFn) -> Analysis {
             crate::iterchain::note_struct_seq(&i.to_string(), true);
         }
     }
-    // A `mut v: Vec<_>` parameter is moved into a local first: a `Vec` may grow
-    // (`v.push(x)`), and a local's cotangent follows its length, while a parameter's is
-    // the caller's accumulator, of the length it came in with. So is a `mut` parameter
+    // A `mut` parameter taken by value is moved into a local first: a write to it in the
+    // body would otherwise be a write to the caller's accumulator, which already holds
+    // the cotangent of the caller's other reads of the argument (`mut x: f64`, `mut a:
+    // Acc`), and a `Vec` may grow (`v.push(x)`), a local's cotangent following its
+    // length where a parameter's is the length it came in with. So is a `mut` parameter
     // lent `&mut` (`bump(&mut a, x)`), whose callee's pullback takes its cotangent.
-    // So is any other `mut` parameter taken by value (`mut x: f64`, `mut a: Acc`): a
-    // write to it in the body would otherwise be a write to the caller's accumulator,
-    // which already holds the cotangent of the caller's other reads of the argument.
     let mut block = func.block.as_ref().clone();
     let grown: Vec<&syn::Ident> = params
         .iter()
         .filter(|(i, t, m)| {
-            *m && i != "self"
-                && (is_vec_type(t)
-                    || lent_mut(&func.block, i)
-                    || !matches!(t, syn::Type::Reference(_)))
+            *m && i != "self" && (!matches!(t, syn::Type::Reference(_)) || lent_mut(&func.block, i))
         })
         .map(|(i, _, _)| i)
         .collect();
@@ -355,12 +351,6 @@ fn shared_sequence(t: &syn::Type) -> bool {
         }
         _ => false,
     }
-}
-
-/// `Vec<..>` (by value).
-fn is_vec_type(t: &Type) -> bool {
-    matches!(t, Type::Path(p) if p.qself.is_none()
-        && p.path.segments.last().is_some_and(|s| s.ident == "Vec"))
 }
 
 /// Whether a macro inside `e` is given `name`.

@@ -13861,17 +13861,11 @@ impl VisitMut for Desugar {
         // chain stays as written (it carries no derivative); an `Option`'s or a
         // `Result`'s likewise (not a float's sum: see `iterchain`'s `consumer`).
         if let (Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) {
-            if let (syn::Type::Path(tp), Expr::MethodCall(m)) = (&*t.ty, &mut *init.expr) {
+            if let Expr::MethodCall(m) = &mut *init.expr {
                 if (m.method == "sum" || m.method == "product")
                     && m.args.is_empty()
                     && m.turbofish.is_none()
-                    && (tp.path.get_ident().is_some_and(|i| {
-                        crate::activity::INTEGER_TYPES.contains(&i.to_string().as_str())
-                    }) || tp
-                        .path
-                        .segments
-                        .last()
-                        .is_some_and(|s| s.ident == "Option" || s.ident == "Result"))
+                    && crate::activity::not_a_float_sum(&t.ty)
                 {
                     let ty = &t.ty;
                     m.turbofish = Some(syn::parse_quote!(::<#ty>));

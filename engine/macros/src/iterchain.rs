@@ -787,7 +787,16 @@ pub fn reset_fresh_params() {
 /// Notes whether `name` is known to hold a slice, an array or a `Vec` (see
 /// `LINEAR_SEQS`).
 pub fn note_linear_seq(name: &str, is: bool) {
-    LINEAR_SEQS.with(|s| {
+    note_in(&LINEAR_SEQS, name, is);
+}
+
+/// `name` put into or taken out of one of the sets above.
+fn note_in(
+    set: &'static std::thread::LocalKey<std::cell::RefCell<std::collections::HashSet<String>>>,
+    name: &str,
+    is: bool,
+) {
+    set.with(|s| {
         if is {
             s.borrow_mut().insert(name.to_string());
         } else {
@@ -843,13 +852,7 @@ pub fn linear_init(e: &Expr) -> bool {
 
 /// Notes whether `name` holds a sequence of the user's structs (see `STRUCT_SEQS`).
 pub fn note_struct_seq(name: &str, is: bool) {
-    STRUCT_SEQS.with(|s| {
-        if is {
-            s.borrow_mut().insert(name.to_string());
-        } else {
-            s.borrow_mut().remove(name);
-        }
-    });
+    note_in(&STRUCT_SEQS, name, is);
 }
 
 /// Methods of slices and `Vec`s, not of floats: a closure parameter that is their
@@ -1974,11 +1977,10 @@ impl<'a> Writer<'a> {
         // So is a sum of `Option`s or `Result`s (`let s: Option<f64> = ...sum();`), which
         // the lowering reports as a rule it lacks.
         if matches!(name.as_str(), "sum" | "product")
-            && turbofish.as_ref().or(collect_ty).is_some_and(|t| {
-                matches!(t, syn::Type::Path(p) if p.path.get_ident().is_some_and(|i| {
-                    crate::activity::INTEGER_TYPES.contains(&i.to_string().as_str())
-                }) || p.path.segments.last().is_some_and(|s| s.ident == "Option" || s.ident == "Result"))
-            })
+            && turbofish
+                .as_ref()
+                .or(collect_ty)
+                .is_some_and(crate::activity::not_a_float_sum)
         {
             return None;
         }

@@ -907,11 +907,7 @@ impl Lowerer {
         // are.)
         if let Some(t) = &m.turbofish {
             if t.args.iter().any(|a| {
-                matches!(a, syn::GenericArgument::Type(syn::Type::Path(p))
-                    if p.path.segments.last().is_some_and(|s| {
-                        let n = s.ident.to_string();
-                        n == "Option" || n == "Result" || crate::activity::INTEGER_TYPES.contains(&n.as_str())
-                    }))
+                matches!(a, syn::GenericArgument::Type(t) if crate::activity::not_a_float_sum(t))
             }) {
                 return None;
             }
