@@ -74,6 +74,7 @@ pub fn desugar(
     let mut b = with_azip_expanded(block);
     LocalForms.visit_block_mut(&mut b);
     MergedGuardArms.visit_block_mut(&mut b);
+    OptionZips.visit_block_mut(&mut b);
     TupleOptionMatches { next: 0 }.visit_block_mut(&mut b);
     typed_assigned_collects(&mut b);
     FoldCollects.visit_block_mut(&mut b);
@@ -3926,6 +3927,101 @@ impl VisitMut for MergedGuardArms {
 /// written.
 struct TupleOptionMatches {
     next: usize,
+}
+
+/// `a.zip(b).map(|(p, q)| e).unwrap_or(d)` (also `map_or(d, |(p, q)| e)`) and `if let
+/// Some((p, q)) = a.zip(b) { .. } else { .. }` of two `Option`s → `match (a, b) {
+/// (Some(p), Some(q)) => e, _ => d }`, which [`TupleOptionMatches`] then writes as an
+/// `if` chain. (An iterator's `zip` ends in neither.)
+struct OptionZips;
+
+impl OptionZips {
+    /// `a.zip(b)`: `a` and `b`.
+    fn zipped(e: &Expr) -> Option<(&Expr, &Expr)> {
+        match unparen(e) {
+            Expr::MethodCall(z) if z.method == "zip" && z.args.len() == 1 => {
+                Some((&z.receiver, &z.args[0]))
+            }
+            _ => None,
+        }
+    }
+
+    /// `|(p, q)| e`: its pattern's two places and its body.
+    fn pair_closure(e: &Expr) -> Option<(&Pat, &Pat, &Expr)> {
+        let Expr::Closure(c) = unparen(e) else {
+            return None;
+        };
+        let [Pat::Tuple(t)] = &c.inputs.iter().collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        match (t.elems.len(), t.elems.first(), t.elems.last()) {
+            (2, Some(p), Some(q)) => Some((p, q, &c.body)),
+            _ => None,
+        }
+    }
+}
+
+impl VisitMut for OptionZips {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let rewritten: Option<Expr> = match &*e {
+            Expr::MethodCall(u) if u.method == "unwrap_or" && u.args.len() == 1 => {
+                match unparen(&u.receiver) {
+                    Expr::MethodCall(m) if m.method == "map" && m.args.len() == 1 => {
+                        match (Self::zipped(&m.receiver), Self::pair_closure(&m.args[0])) {
+                            (Some((a, b)), Some((p, q, body))) => {
+                                let d = &u.args[0];
+                                Some(
+                                    syn::parse_quote!(match (#a, #b) { (Some(#p), Some(#q)) => #body, _ => #d }),
+                                )
+                            }
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                }
+            }
+            Expr::MethodCall(m) if m.method == "map_or" && m.args.len() == 2 => {
+                match (Self::zipped(&m.receiver), Self::pair_closure(&m.args[1])) {
+                    (Some((a, b)), Some((p, q, body))) => {
+                        let d = &m.args[0];
+                        Some(
+                            syn::parse_quote!(match (#a, #b) { (Some(#p), Some(#q)) => #body, _ => #d }),
+                        )
+                    }
+                    _ => None,
+                }
+            }
+            Expr::If(i) => match &*i.cond {
+                Expr::Let(l) => match (&*l.pat, Self::zipped(&l.expr)) {
+                    (Pat::TupleStruct(ts), Some((a, b)))
+                        if ts.path.is_ident("Some") && ts.elems.len() == 1 =>
+                    {
+                        match &ts.elems[0] {
+                            Pat::Tuple(t) if t.elems.len() == 2 => {
+                                let (p, q) = (&t.elems[0], &t.elems[1]);
+                                let then = &i.then_branch;
+                                let other: Expr = match &i.else_branch {
+                                    Some((_, b)) => (**b).clone(),
+                                    None => syn::parse_quote!({}),
+                                };
+                                Some(
+                                    syn::parse_quote!(match (#a, #b) { (Some(#p), Some(#q)) => #then, _ => #other }),
+                                )
+                            }
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(r) = rewritten {
+            *e = r;
+        }
+    }
 }
 
 /// One place of a tuple pattern (see [`TupleOptionMatches`]).

@@ -12920,6 +12920,55 @@ mod option_tuples_and_guards {
         c + b * x[0] + x[2] / total as f64
     }
 
+    #[differentiable]
+    pub fn checked_sqrt(v: f64) -> Option<f64> {
+        if v < 0.0 {
+            None
+        } else {
+            Some(v.sqrt())
+        }
+    }
+
+    /// `Option::zip` ended by `map(|(p, q)| ..).unwrap_or(d)`, `map_or(d, |(p, q)| ..)`,
+    /// `if let Some((p, q)) = a.zip(b)`, beside an iterator's `zip`. Before: "no rule for
+    /// `first` with arguments `(&[f64],)`" and a cascade of type errors.
+    #[differentiable]
+    pub fn zipped_options(x: &[f64]) -> f64 {
+        let a = x
+            .first()
+            .copied()
+            .zip(x.last().copied())
+            .map(|(p, q)| p * q)
+            .unwrap_or(0.0);
+        let b = x
+            .get(1)
+            .copied()
+            .zip(x.get(7).copied())
+            .map_or(4.0 * x[1] * x[1], |(p, q)| p + q);
+        let c = if let Some((p, q)) = checked_sqrt(x[0]).zip(checked_sqrt(x[2])) {
+            p * q
+        } else {
+            0.0
+        };
+        let pairs: f64 = x.iter().zip(x.iter().skip(1)).map(|(p, q)| p * q).sum();
+        a + b + c + pairs
+    }
+
+    #[test]
+    fn zipped_by_hand() {
+        let x = [0.7_f64, 1.2, 0.5];
+        let (y, g) = zipped_options::value_and_gradient(&x);
+        let want = 0.7 * 0.5 + 4.0 * 1.44 + (0.7_f64 * 0.5).sqrt() + 0.7 * 1.2 + 1.2 * 0.5;
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        let r = (0.7_f64 * 0.5).sqrt();
+        let dg = [
+            0.5 + 0.5 * 0.5 / r + 1.2,
+            8.0 * 1.2 + 0.7 + 0.5,
+            0.7 + 0.5 * 0.7 / r + 1.2,
+        ];
+        crate::common::close_to("zipped_options", &g, &dg, 1e-12);
+    }
+
     #[test]
     fn by_hand() {
         // c = 2 ln x₁, b = ln x₀ (the first above 1), total = 1 + 4 + 9 + 16 = 30.
@@ -12953,5 +13002,6 @@ mod option_tuples_and_guards {
         all_orders!(guarded_results, [2.0, 0.5, -0.7, 1.5]);
         all_orders!(option_pairs, [2.0, 1.6, -0.7, 1.5, 0.3]);
         all_orders!(results_found_and_counted, [2.0, 0.5, -0.7, 1.5]);
+        all_orders!(zipped_options, [0.7, 1.2, 0.5]);
     }
 }
