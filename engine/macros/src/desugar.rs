@@ -3946,6 +3946,13 @@ impl OptionZips {
         }
     }
 
+    /// `match (a, b) { (Some(p), Some(q)) => e, _ => d }` of `zip` = `a.zip(b)` and `f`
+    /// = `|(p, q)| e`.
+    fn pair_match(zip: &Expr, f: &Expr, d: &Expr) -> Option<Expr> {
+        let ((a, b), (p, q, body)) = (Self::zipped(zip)?, Self::pair_closure(f)?);
+        Some(syn::parse_quote!(match (#a, #b) { (Some(#p), Some(#q)) => #body, _ => #d }))
+    }
+
     /// `|(p, q)| e`: its pattern's two places and its body.
     fn pair_closure(e: &Expr) -> Option<(&Pat, &Pat, &Expr)> {
         let Expr::Closure(c) = unparen(e) else {
@@ -3968,29 +3975,13 @@ impl VisitMut for OptionZips {
             Expr::MethodCall(u) if u.method == "unwrap_or" && u.args.len() == 1 => {
                 match unparen(&u.receiver) {
                     Expr::MethodCall(m) if m.method == "map" && m.args.len() == 1 => {
-                        match (Self::zipped(&m.receiver), Self::pair_closure(&m.args[0])) {
-                            (Some((a, b)), Some((p, q, body))) => {
-                                let d = &u.args[0];
-                                Some(
-                                    syn::parse_quote!(match (#a, #b) { (Some(#p), Some(#q)) => #body, _ => #d }),
-                                )
-                            }
-                            _ => None,
-                        }
+                        Self::pair_match(&m.receiver, &m.args[0], &u.args[0])
                     }
                     _ => None,
                 }
             }
             Expr::MethodCall(m) if m.method == "map_or" && m.args.len() == 2 => {
-                match (Self::zipped(&m.receiver), Self::pair_closure(&m.args[1])) {
-                    (Some((a, b)), Some((p, q, body))) => {
-                        let d = &m.args[0];
-                        Some(
-                            syn::parse_quote!(match (#a, #b) { (Some(#p), Some(#q)) => #body, _ => #d }),
-                        )
-                    }
-                    _ => None,
-                }
+                Self::pair_match(&m.receiver, &m.args[1], &m.args[0])
             }
             Expr::If(i) => match &*i.cond {
                 Expr::Let(l) => match (&*l.pat, Self::zipped(&l.expr)) {
