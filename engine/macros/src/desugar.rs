@@ -73,6 +73,7 @@ pub fn desugar(
     let (inactive_params, lent_params) = (&params.inactive, &params.lent);
     let mut b = with_azip_expanded(block);
     LocalForms.visit_block_mut(&mut b);
+    OptionShorthands.visit_block_mut(&mut b);
     MergedGuardArms.visit_block_mut(&mut b);
     OptionZips.visit_block_mut(&mut b);
     TupleOptionMatches { next: 0 }.visit_block_mut(&mut b);
@@ -3864,6 +3865,33 @@ impl SplitTupleLets {
             }
         }
         Some(out)
+    }
+}
+
+/// `o.unwrap_or_default()` → `o.unwrap_or(Default::default())`, and `r.ok()` before
+/// `unwrap_or`, `unwrap_or_default`, `map` or `map_or` dropped (a `Result`'s own are the
+/// same): the forms the option rewrites take.
+struct OptionShorthands;
+
+impl VisitMut for OptionShorthands {
+    fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
+        syn::visit_mut::visit_expr_method_call_mut(self, m);
+        let consumes = matches!(
+            m.method.to_string().as_str(),
+            "unwrap_or" | "unwrap_or_default" | "map" | "map_or"
+        );
+        if consumes {
+            if let Expr::MethodCall(ok) = unparen(&m.receiver) {
+                if ok.method == "ok" && ok.args.is_empty() && ok.turbofish.is_none() {
+                    m.receiver = ok.receiver.clone();
+                }
+            }
+        }
+        if m.method == "unwrap_or_default" && m.args.is_empty() {
+            m.method = syn::Ident::new("unwrap_or", m.method.span());
+            m.args
+                .push(syn::parse_quote!(::core::default::Default::default()));
+        }
     }
 }
 

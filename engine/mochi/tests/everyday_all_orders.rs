@@ -12954,6 +12954,35 @@ mod option_tuples_and_guards {
         a + b + c + pairs
     }
 
+    /// `unwrap_or_default()` and `ok()` before `map`, `map_or`, `unwrap_or` on helpers'
+    /// `Option`s and `Result`s. Before: "no rule for `unwrap_or_default`", "no rule for
+    /// `ok`".
+    #[differentiable]
+    pub fn shorthand_options(x: &[f64]) -> f64 {
+        let a = checked_sqrt(x[1] - 5.0).unwrap_or_default() + x[2];
+        let c = checked_ln(x[1]).ok().map(|l| l * 2.0).unwrap_or(0.0);
+        let d = checked_ln(x[0]).ok().unwrap_or(0.0);
+        let e = checked_ln(x[2]).ok().map_or(1.0, |l| l * l);
+        let f = checked_sqrt(x[0]).unwrap_or_default();
+        a * x[1] + c + d + e + f
+    }
+
+    #[test]
+    fn shorthands_by_hand() {
+        // a = x₂ (x₁ − 5 < 0), c = 2 ln x₁, d = ln x₀, e = ln² x₂, f = √x₀.
+        let x = [0.8_f64, 1.3, 0.6];
+        let (y, g) = shorthand_options::value_and_gradient(&x);
+        let want =
+            0.6 * 1.3 + 2.0 * 1.3f64.ln() + 0.8f64.ln() + 0.6f64.ln().powi(2) + 0.8f64.sqrt();
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        let dg = [
+            1.0 / 0.8 + 0.5 / 0.8f64.sqrt(),
+            0.6 + 2.0 / 1.3,
+            1.3 + 2.0 * 0.6f64.ln() / 0.6,
+        ];
+        crate::common::close_to("shorthand_options", &g, &dg, 1e-12);
+    }
+
     #[test]
     fn zipped_by_hand() {
         let x = [0.7_f64, 1.2, 0.5];
@@ -13003,5 +13032,6 @@ mod option_tuples_and_guards {
         all_orders!(option_pairs, [2.0, 1.6, -0.7, 1.5, 0.3]);
         all_orders!(results_found_and_counted, [2.0, 0.5, -0.7, 1.5]);
         all_orders!(zipped_options, [0.7, 1.2, 0.5]);
+        all_orders!(shorthand_options, [0.8, 1.3, 0.6]);
     }
 }
