@@ -683,35 +683,6 @@ fn changes_what_it_is_lent(sig: &syn::Signature) -> bool {
         && !matches!(&sig.output, syn::ReturnType::Type(_, t) if matches!(**t, syn::Type::Reference(_)))
 }
 
-/// Whether a method's body assigns to `self` or to a place under it (`self.s += v`,
-/// `*self = ..`, `self.v[i] = ..`).
-fn writes_self(b: &syn::Block) -> bool {
-    struct W(bool);
-    fn under_self(e: &syn::Expr) -> bool {
-        match e {
-            syn::Expr::Path(p) => p.path.is_ident("self"),
-            syn::Expr::Field(f) => under_self(&f.base),
-            syn::Expr::Index(i) => under_self(&i.expr),
-            syn::Expr::Unary(u) => under_self(&u.expr),
-            syn::Expr::Paren(p) => under_self(&p.expr),
-            _ => false,
-        }
-    }
-    impl<'ast> syn::visit::Visit<'ast> for W {
-        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
-            self.0 |= under_self(&a.left);
-            syn::visit::visit_expr_assign(self, a);
-        }
-        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            self.0 |= crate::activity::is_arithmetic_assign(&b.op) && under_self(&b.left);
-            syn::visit::visit_expr_binary(self, b);
-        }
-    }
-    let mut w = W(false);
-    syn::visit::Visit::visit_block(&mut w, b);
-    w.0
-}
-
 fn result_without_derivative(output: &syn::ReturnType) -> bool {
     let syn::ReturnType::Type(_, t) = output else {
         return false;
@@ -774,7 +745,10 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                 .receiver()
                 .is_some_and(|r| r.reference.is_some() && r.mutability.is_some());
             let returns_ref = matches!(&f.sig.output, syn::ReturnType::Type(_, t) if matches!(**t, syn::Type::Reference(_)));
-            if lends_self && returns_ref && writes_self(&f.block) {
+            if lends_self
+                && returns_ref
+                && crate::analysis::assigned_names(&f.block).contains("self")
+            {
                 let msg = format!(
                     "#[differentiable]: `{}` changes `self` and returns a reference (a chaining builder): a method returning a reference is read as an accessor, without a derivative, so the change would be lost. Return `()` and call it once per statement (`b.{0}(x); b.{0}(y);`), or take `self` by value and return `Self` (`let b = b.{0}(x).{0}(y);`)",
                     f.sig.ident

@@ -73,10 +73,12 @@ pub fn desugar(
     let (inactive_params, lent_params) = (&params.inactive, &params.lent);
     let mut b = with_azip_expanded(block);
     LocalForms.visit_block_mut(&mut b);
-    OptionShorthands.visit_block_mut(&mut b);
-    MergedGuardArms.visit_block_mut(&mut b);
-    OptionZips.visit_block_mut(&mut b);
-    TupleOptionMatches { next: 0 }.visit_block_mut(&mut b);
+    // (Over values with a derivative only: the rest is run as written, and a match on
+    // options of `String`s may not be taken apart by `unwrap`.)
+    OptionShorthands { active }.visit_block_mut(&mut b);
+    MergedGuardArms { active }.visit_block_mut(&mut b);
+    OptionZips { active }.visit_block_mut(&mut b);
+    TupleOptionMatches { next: 0, active }.visit_block_mut(&mut b);
     typed_assigned_collects(&mut b);
     FoldCollects.visit_block_mut(&mut b);
     SplitMatches.visit_block_mut(&mut b);
@@ -2189,10 +2191,7 @@ fn writes_active_as(e: &Expr, active: &HashSet<String>, mutable: &Mutables, sure
             // self`. Not a predicate named as Rust's conventions name them (`is_*`,
             // `has_*`, `contains`), which takes `&self`.
             if !self.sure
-                && !PURE_METHODS.contains(&name.as_str())
-                && !is_predicate_name(&name)
-                && !crate::activity::INACTIVE_METHODS.contains(&name.as_str())
-                && !crate::twin::FLOAT_METHODS.contains(&name.as_str())
+                && may_change_receiver(&name)
                 && crate::activity::root_name(&m.receiver).is_some_and(|r| {
                     (self.mutable.bound.contains(&r) || self.mutable.lent.contains(&r))
                         && self.active.contains(&r)
@@ -2224,6 +2223,16 @@ fn writes_active_as(e: &Expr, active: &HashSet<String>, mutable: &Mutables, sure
     };
     syn::visit::Visit::visit_expr(&mut w, e);
     w.found
+}
+
+/// Whether a method of a `mut` binding may change it: not one known to leave its
+/// receiver as it is, nor a predicate named as Rust's conventions name them (`is_*`,
+/// `has_*`, `contains`), which takes `&self`.
+fn may_change_receiver(name: &str) -> bool {
+    !PURE_METHODS.contains(&name)
+        && !is_predicate_name(name)
+        && !crate::activity::INACTIVE_METHODS.contains(&name)
+        && !crate::twin::FLOAT_METHODS.contains(&name)
 }
 
 /// Methods that leave their receiver as it is (views, reductions, maths), beside
@@ -2437,27 +2446,11 @@ fn changes_when_computed(e: &Expr, mutable: &Mutables) -> bool {
             syn::visit::visit_expr_reference(self, r);
         }
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            let queries = [
-                "len",
-                "is_empty",
-                "nrows",
-                "ncols",
-                "min",
-                "max",
-                "abs",
-                "clone",
-                "pow",
-                "saturating_sub",
-                "rem_euclid",
-                "wrapping_add",
-                "checked_sub",
-                "unwrap",
-            ];
             if let Expr::Path(p) = unparen(&m.receiver) {
                 if p.path.get_ident().is_some_and(|i| {
                     let n = i.to_string();
                     self.0.bound.contains(&n) || self.0.lent.contains(&n)
-                }) && !queries.contains(&m.method.to_string().as_str())
+                }) && may_change_receiver(&m.method.to_string())
                 {
                     self.1 = true;
                 }
@@ -3869,21 +3862,36 @@ impl SplitTupleLets {
 }
 
 /// `o.unwrap_or_default()` → `o.unwrap_or(Default::default())`, and `r.ok()` before
-/// `unwrap_or`, `unwrap_or_default`, `map` or `map_or` dropped (a `Result`'s own are the
-/// same): the forms the option rewrites take.
-struct OptionShorthands;
+/// `unwrap_or`, `unwrap_or_default` or `map_or` (also with a `map` between) dropped (a
+/// `Result`'s own are the same): the forms the option rewrites take.
+struct OptionShorthands<'a> {
+    active: &'a HashSet<String>,
+}
 
-impl VisitMut for OptionShorthands {
+/// `r.ok()` as `r`, if it is one.
+fn without_ok(e: &mut Expr) {
+    if let Expr::MethodCall(ok) = unparen(e) {
+        if ok.method == "ok" && ok.args.is_empty() && ok.turbofish.is_none() {
+            *e = (*ok.receiver).clone();
+        }
+    }
+}
+
+impl VisitMut for OptionShorthands<'_> {
     fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
         syn::visit_mut::visit_expr_method_call_mut(self, m);
-        let consumes = matches!(
+        if !crate::activity::mentions_active(&m.receiver, self.active) {
+            return;
+        }
+        // (Only where the value ends the chain: `r.ok().map(f)` alone is an `Option`.)
+        if matches!(
             m.method.to_string().as_str(),
-            "unwrap_or" | "unwrap_or_default" | "map" | "map_or"
-        );
-        if consumes {
-            if let Expr::MethodCall(ok) = unparen(&m.receiver) {
-                if ok.method == "ok" && ok.args.is_empty() && ok.turbofish.is_none() {
-                    m.receiver = ok.receiver.clone();
+            "unwrap_or" | "unwrap_or_default" | "map_or"
+        ) {
+            without_ok(&mut m.receiver);
+            if let Expr::MethodCall(map) = &mut *m.receiver {
+                if map.method == "map" && map.args.len() == 1 {
+                    without_ok(&mut map.receiver);
                 }
             }
         }
@@ -3899,11 +3907,16 @@ impl VisitMut for OptionShorthands {
 /// if l > 0.0 { a } else { b }, Err(_) => c }`: consecutive arms with one pattern
 /// (written the same), guarded but the last, are one arm choosing by `if`; the
 /// derivation takes a variant's payload in an arm without a guard.
-struct MergedGuardArms;
+struct MergedGuardArms<'a> {
+    active: &'a HashSet<String>,
+}
 
-impl VisitMut for MergedGuardArms {
+impl VisitMut for MergedGuardArms<'_> {
     fn visit_expr_match_mut(&mut self, m: &mut syn::ExprMatch) {
         syn::visit_mut::visit_expr_match_mut(self, m);
+        if !crate::activity::mentions_active(&m.expr, self.active) {
+            return;
+        }
         let key = |a: &syn::Arm| quote::ToTokens::to_token_stream(&a.pat).to_string();
         let mut arms: Vec<syn::Arm> = Vec::new();
         let mut i = 0;
@@ -3953,17 +3966,20 @@ impl VisitMut for MergedGuardArms {
 /// tuple is matched by `Some(name)`, `Some(_)`, `None`, `_`, a name or a literal; a
 /// guard is tested after the arm's bindings; another pattern leaves the `match` as
 /// written.
-struct TupleOptionMatches {
+struct TupleOptionMatches<'a> {
     next: usize,
+    active: &'a HashSet<String>,
 }
 
 /// `a.zip(b).map(|(p, q)| e).unwrap_or(d)` (also `map_or(d, |(p, q)| e)`) and `if let
 /// Some((p, q)) = a.zip(b) { .. } else { .. }` of two `Option`s → `match (a, b) {
 /// (Some(p), Some(q)) => e, _ => d }`, which [`TupleOptionMatches`] then writes as an
 /// `if` chain. (An iterator's `zip` ends in neither.)
-struct OptionZips;
+struct OptionZips<'a> {
+    active: &'a HashSet<String>,
+}
 
-impl OptionZips {
+impl OptionZips<'_> {
     /// `a.zip(b)`: `a` and `b`.
     fn zipped(e: &Expr) -> Option<(&Expr, &Expr)> {
         match unparen(e) {
@@ -3996,9 +4012,12 @@ impl OptionZips {
     }
 }
 
-impl VisitMut for OptionZips {
+impl VisitMut for OptionZips<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
+        if !crate::activity::mentions_active(&*e, self.active) {
+            return;
+        }
         let rewritten: Option<Expr> = match &*e {
             Expr::MethodCall(u) if u.method == "unwrap_or" && u.args.len() == 1 => {
                 match unparen(&u.receiver) {
@@ -4051,7 +4070,7 @@ enum TuplePlace {
     Lit(syn::ExprLit),
 }
 
-impl TupleOptionMatches {
+impl TupleOptionMatches<'_> {
     fn places(p: &Pat, n: usize) -> Option<Vec<TuplePlace>> {
         let Pat::Tuple(t) = p else {
             return match p {
@@ -4165,9 +4184,12 @@ impl TupleOptionMatches {
     }
 }
 
-impl VisitMut for TupleOptionMatches {
+impl VisitMut for TupleOptionMatches<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
+        if !crate::activity::mentions_active(&*e, self.active) {
+            return;
+        }
         let replaced = match e {
             Expr::Match(m) => match unparen(&m.expr) {
                 Expr::Tuple(t) => {

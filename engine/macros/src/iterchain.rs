@@ -824,9 +824,7 @@ pub fn linear_type(t: &syn::Type) -> bool {
         syn::Type::Reference(r) => linear_type(&r.elem),
         syn::Type::Paren(p) => linear_type(&p.elem),
         syn::Type::Slice(_) | syn::Type::Array(_) => true,
-        syn::Type::Path(p) => {
-            p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Vec")
-        }
+        syn::Type::Path(_) => vec_elem(t).is_some(),
         _ => false,
     }
 }

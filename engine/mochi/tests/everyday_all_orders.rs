@@ -12967,6 +12967,27 @@ mod option_tuples_and_guards {
         a * x[1] + c + d + e + f
     }
 
+    /// A tuple of options of `String`s beside the derivative, guarded arms and an
+    /// `.ok().map(..)` kept as an `Option`: run as written (the rewrites are for values
+    /// with a derivative; `unwrap` would move the strings out twice).
+    #[differentiable]
+    pub fn untouched_options(x: &[f64]) -> f64 {
+        let names = (Some(String::from("ab")), Some(String::from("c")));
+        let k = match (names.0, names.1) {
+            (Some(n), Some(m)) if n.len() > m.len() => 2,
+            (Some(n), _) => n.len(),
+            _ => 0,
+        };
+        let parsed: Option<usize> = "3".parse::<usize>().ok().map(|n| n + 1);
+        x[0] * (k + parsed.unwrap_or(0)) as f64
+    }
+
+    #[test]
+    fn untouched_by_hand() {
+        let (y, g) = untouched_options::value_and_gradient(&[1.5]);
+        assert_eq!((y, g[0]), (9.0, 6.0));
+    }
+
     #[test]
     fn shorthands_by_hand() {
         // a = x₂ (x₁ − 5 < 0), c = 2 ln x₁, d = ln x₀, e = ln² x₂, f = √x₀.
