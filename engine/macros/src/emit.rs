@@ -148,20 +148,20 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
         .iter()
         .map(|(_, t, _)| matches!(t, syn::Type::Reference(r) if r.mutability.is_some()))
         .collect();
+    let densify_after: Vec<TokenStream> = names
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| mut_ref[*k])
+        .map(|(k, i)| {
+            if n == 1 {
+                quote!(::mochi::Tangent::densify(&*#i, &mut *shadow);)
+            } else {
+                let k = syn::Index::from(k);
+                quote!(::mochi::Tangent::densify(&*#i, &mut *shadows.#k);)
+            }
+        })
+        .collect();
     let fused_shadow = if !with_higher || !an.calls_in_loops || mut_ref.contains(&true) {
-        let names: Vec<_> = params.iter().map(|(i, _, _)| i.clone()).collect();
-        let densify_after = names
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| mut_ref[*k])
-            .map(|(k, i)| {
-                if n == 1 {
-                    quote!(::mochi::Tangent::densify(&*#i, &mut *shadow);)
-                } else {
-                    let k = syn::Index::from(k);
-                    quote!(::mochi::Tangent::densify(&*#i, &mut *shadows.#k);)
-                }
-            });
         quote! {
             let (__mochi_y, __mochi_pb) = rrule #tf (#(#names),*);
             #(#densify_after)*
@@ -301,6 +301,25 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
                         ::mochi::Pullback::pullback(pb, dy, ::mochi::Accumulators::as_mut(&mut __mochi_c));
                         #unwrap
                     })
+                }
+
+                /// Runs the function and its pullback at `output_cotangent` (ȳ), **adding**
+                /// every argument's cotangent into the caller's shadow buffers, and returns
+                /// the value. A `&mut` argument's shadow holds, on the way in, the
+                /// cotangent of the value the call leaves in it (the seed of an output
+                /// written through it, as Enzyme's `Duplicated`), and on the way out the
+                /// cotangent of the value it held before the call.
+                ///
+                /// # Panics
+                /// If a shadow that is not empty does not fit its argument (a `Vec` of
+                /// another length).
+                #[inline]
+                pub fn pullback_into #gp (#(#decls,)* output_cotangent: #out_t, #shadow_decl) -> #ret where #gw {
+                    #(#densify)*
+                    let (__mochi_y, __mochi_pb) = rrule #tf (#(#names),*);
+                    #(#densify_after)*
+                    ::mochi::Pullback::pullback(__mochi_pb, output_cotangent, #shadow_use);
+                    __mochi_y
                 }
             },
             quote! {

@@ -568,6 +568,7 @@ const COMPANIONS: &[&str] = &[
     "value_and_gradient_into",
     "gradient_into",
     "pullback",
+    "pullback_into",
     "rrule",
     "jvp",
     "hvp",
