@@ -312,9 +312,15 @@ fn std_forms_named(item: TokenStream) -> TokenStream {
             };
             let optional = matches!(mp.args.first(), Some(syn::Expr::Closure(c))
                 if mp.args.len() == 1 && crate::desugar::option_valued(&c.body));
-            if mp.method == "map" && optional {
+            // `it.map(f).flatten()` is `it.flat_map(f)` (std says so) for an iterator
+            // (not for an `Option`'s `map`, whose `flatten` is `and_then`'s): before
+            // 2026-12-07, "no rule for `map`" for the inner chain of
+            // `x.into_iter().map(|r| r.into_iter().map(f)).flatten()`.
+            let iterator = mp.args.len() == 1 && crate::iterchain::is_chain(&mp.receiver);
+            if mp.method == "map" && (optional || iterator) {
                 let mut fm = mp.clone();
-                fm.method = format_ident!("filter_map", span = mp.method.span());
+                let to = if optional { "filter_map" } else { "flat_map" };
+                fm.method = format_ident!("{}", to, span = mp.method.span());
                 *e = syn::Expr::MethodCall(fm);
             }
         }

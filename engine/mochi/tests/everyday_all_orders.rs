@@ -13056,3 +13056,53 @@ mod option_tuples_and_guards {
         all_orders!(shorthand_options, [0.8, 1.3, 0.6]);
     }
 }
+
+/// Iterators of iterators flattened, as `std::autodiff`'s examples write them:
+/// `it.map(|r| r.into_iter().map(f)).flatten()` is `it.flat_map(..)`.
+#[allow(clippy::map_flatten, clippy::into_iter_on_ref)]
+mod mapped_then_flattened {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn root_sum(x: &Vec<Vec<f32>>) -> f32 {
+        x.into_iter()
+            .map(|x| x.into_iter().map(|x| x.sqrt()))
+            .flatten()
+            .sum()
+    }
+
+    #[differentiable]
+    pub fn rows_flattened(x: &[f64]) -> f64 {
+        let rows = vec![x[..2].to_vec(), x[2..].to_vec()];
+        let a = rows
+            .iter()
+            .map(|r| r.iter().map(|v| v * v * x[0]))
+            .flatten()
+            .sum::<f64>();
+        let b = x
+            .chunks(2)
+            .map(|c| c.iter().map(|v| v.sin()))
+            .flatten()
+            .sum::<f64>();
+        a + b
+    }
+
+    #[test]
+    fn by_hand() {
+        let g = root_sum::gradient(&vec![vec![1.0, 4.0], vec![16.0]]);
+        assert_eq!(g, vec![vec![0.5, 0.25], vec![0.125]]);
+        // ∂/∂x₀ = Σ v² + 2x₀·x₀ + cos x₀; ∂/∂xₖ = 2xₖx₀ + cos xₖ
+        let x = [0.3_f64, 1.2, -0.7, 0.9];
+        let (y, g) = rows_flattened::value_and_gradient(&x);
+        assert!((y - rows_flattened(&x)).abs() < 1e-12);
+        let sq: f64 = x.iter().map(|v| v * v).sum();
+        let mut want: Vec<f64> = x.iter().map(|v| 2.0 * v * x[0] + v.cos()).collect();
+        want[0] = sq + 2.0 * x[0] * x[0] + x[0].cos();
+        crate::common::close_to("rows_flattened", &g, &want, 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(rows_flattened, [0.3, 1.2, -0.7, 0.9]);
+    }
+}
