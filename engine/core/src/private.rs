@@ -51,6 +51,11 @@ pub fn cot_of<P: crate::Tangent + ?Sized>(_primal: &P) -> std::marker::PhantomDa
 
 /// Shapes of indexable primal containers, kept so that the reverse sweep can
 /// materialise a structural-zero cotangent before writing one element of it.
+#[diagnostic::on_unimplemented(
+    message = "mochi: `{Self}` is indexed with `[..]`, which the derivation reads as an element of a sequence (a slice, a `Vec`, an array, an ndarray or nalgebra array)",
+    label = "`{Self}` is indexed with `[..]` further on",
+    note = "a type of your own with an `Index` impl has no derivative through it: read its fields (`v.x`), or give it a `#[differentiable]` method that answers the element (`fn at(&self, i: usize) -> f64 {{ match i {{ 0 => self.x, 1 => self.y, _ => self.z }} }}`) and call that"
+)]
 pub trait IndexShape {
     /// `usize` for sequences, the dimension for ndarray.
     type Shape: Clone;
@@ -116,6 +121,10 @@ pub fn index_shape<T: IndexShape + ?Sized>(x: &T) -> T::Shape {
 }
 
 /// Cotangent containers indexed like their primal.
+#[diagnostic::on_unimplemented(
+    message = "mochi: the cotangent `{Self}` cannot be indexed with `{I}` as its value is",
+    note = "a type of your own with an `Index` impl has no derivative through it: read its fields (`v.x`), or give it a `#[differentiable]` method that answers the element and call that"
+)]
 pub trait IndexTangent<I> {
     /// The cotangent of one element.
     type Elem: TangentVector;

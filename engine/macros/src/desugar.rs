@@ -2326,7 +2326,10 @@ fn borrows_name(e: &Expr, v: &syn::Ident) -> bool {
     struct B<'a>(&'a syn::Ident, bool);
     impl<'ast> syn::visit::Visit<'ast> for B<'_> {
         fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
-            self.1 |= crate::activity::root_name(&r.expr).is_some_and(|n| *self.0 == n);
+            // (`&g.v.clone()`: a borrow of a copy, which Rust lends beside `&mut g`.)
+            let copy = matches!(unparen(&r.expr), Expr::MethodCall(m) if m.args.is_empty()
+                && matches!(m.method.to_string().as_str(), "clone" | "to_vec" | "to_owned"));
+            self.1 |= !copy && crate::activity::root_name(&r.expr).is_some_and(|n| *self.0 == n);
             syn::visit::visit_expr_reference(self, r);
         }
         fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
@@ -2631,9 +2634,22 @@ impl EffectfulConditions<'_> {
                 _ => break,
             }
         }
-        if !indices
-            .iter()
-            .any(|i| changes_when_computed(i, &self.mutable))
+        // (Also `out[k] = { k += 1; x[k] }`: a right side that changes a name the
+        // index reads, which Rust computes before the place. Before 2026-12-07 the
+        // place was read at the old `k`, a wrong value.)
+        let index_names: Vec<syn::Ident> = {
+            let mut names = Vec::new();
+            for ix in &indices {
+                crate::iterchain::idents_in(ix, &mut names);
+            }
+            names
+        };
+        let right_changes_index = !index_names.is_empty()
+            && !names_changed(&[syn::Stmt::Expr((**right).clone(), None)], &index_names).is_empty();
+        if !right_changes_index
+            && !indices
+                .iter()
+                .any(|i| changes_when_computed(i, &self.mutable))
         {
             return;
         }
@@ -9791,6 +9807,16 @@ fn inline_local_closures(b: &mut syn::Block) {
         // captured (a `move` closure its value then, another one the variable, which
         // nothing may assign while the closure lives). Such names are read into
         // snapshots right after the closure, and the closure reads those.
+        if !written.is_empty() {
+            let mut hidden = HiddenCaptures {
+                name: &name,
+                written: &written,
+                scopes: vec![Vec::new()],
+            };
+            for s in &mut b.stmts[k + 1..] {
+                hidden.visit_stmt_mut(s);
+            }
+        }
         let changed: Vec<syn::Ident> = names_changed(&b.stmts[k + 1..], &free_names(&closure))
             .into_iter()
             .filter(|n| !written.contains(n))
@@ -9835,6 +9861,61 @@ fn inline_local_closures(b: &mut syn::Block) {
             k += snapshot_count;
         }
     }
+}
+
+/// The calls of the local closure `name` made where a `let` (or another pattern) has
+/// bound again a variable the closure writes: inlined there, the call would write the
+/// new binding, where Rust's closure writes the variable it captured. Each becomes an
+/// error at the call (before 2026-12-07, a wrong value: `let mut add = |v| acc += v;
+/// { let mut acc = 1.0; add(x); }`).
+struct HiddenCaptures<'a> {
+    name: &'a syn::Ident,
+    written: &'a [syn::Ident],
+    /// The written names bound again, by block.
+    scopes: Vec<Vec<String>>,
+}
+
+impl VisitMut for HiddenCaptures<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        self.scopes.push(Vec::new());
+        syn::visit_mut::visit_block_mut(self, b);
+        self.scopes.pop();
+    }
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        if let Some(init) = &mut l.init {
+            self.visit_expr_mut(&mut init.expr);
+            if let Some((_, d)) = &mut init.diverge {
+                self.visit_expr_mut(d);
+            }
+        }
+        self.visit_pat_mut(&mut l.pat);
+    }
+    fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+        if self.written.contains(&p.ident) {
+            if let Some(scope) = self.scopes.last_mut() {
+                scope.push(p.ident.to_string());
+            }
+        }
+        syn::visit_mut::visit_pat_ident_mut(self, p);
+    }
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Call(c) = e {
+            let own = matches!(&*c.func, Expr::Path(p) if p.path.is_ident(self.name));
+            if let Some(hidden) = self.scopes.iter().flatten().next().filter(|_| own) {
+                let message = syn::LitStr::new(
+                    &format!(
+                        "mochi: the closure `{}` writes `{hidden}`, which a `let` before this call binds again; rename one of the two (the closure writes the `{hidden}` it captured)",
+                        self.name
+                    ),
+                    c.func.span(),
+                );
+                *e = syn::parse_quote_spanned!(c.func.span()=> ::core::compile_error!(#message));
+                return;
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// The names a closure's body reads from outside it: single-name paths that are not
@@ -10139,6 +10220,17 @@ impl VisitMut for Inline<'_> {
                 *e = self.call(&c.args, c.func.span());
                 return;
             }
+            // `drop(add);` of an `FnMut` closure, to end its borrow before the capture
+            // is read: nothing to drop once every call is inlined (before 2026-12-07,
+            // "closures are differentiated only as the argument of an adapter").
+            let dropped = matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
+                && p.path.segments.last().is_some_and(|s| s.ident == "drop")
+                && (p.path.segments.len() == 1
+                    || p.path.segments.iter().rev().nth(1).is_some_and(|s| s.ident == "mem")));
+            if dropped && c.args.len() == 1 && self.is_name(&c.args[0]) {
+                *e = syn::parse_quote!(());
+                return;
+            }
         }
         if let Expr::MethodCall(m) = e {
             self.visit_expr_mut(&mut m.receiver);
@@ -10220,6 +10312,16 @@ fn inline_mut_borrows(b: &mut syn::Block) {
             .and_then(|(name, init)| match init {
                 Expr::Reference(r) if r.mutability.is_some() && plain_place(&r.expr) => {
                     Some((name, (*r.expr).clone()))
+                }
+                // `let l = v.last_mut().unwrap();` (also `first_mut`, `get_mut(i)`,
+                // `iter_mut().next()`, `expect(..)`): the element's place, as
+                // `*v.last_mut().unwrap() = ..` is (before 2026-12-07, "no rule for
+                // `last_mut`" at the binding).
+                Expr::MethodCall(m)
+                    if matches!(m.method.to_string().as_str(), "unwrap" | "expect") =>
+                {
+                    let deref: Expr = syn::parse_quote!(*#m);
+                    accessor_place(&deref).map(|p| (name, p))
                 }
                 // `let s = v.as_mut_slice();`: `&mut v` under another name.
                 Expr::MethodCall(m)
@@ -11042,11 +11144,23 @@ impl VisitMut for ResizedByPush {
             return;
         }
         let (v, n, c) = (&r.receiver, &r.args[0], &r.args[1]);
+        // The value is computed once, as the call computes its arguments (before
+        // 2026-12-07 once per element pushed: `v.resize(5, v[v.len() - 1] * a)` read the
+        // new last element, a helper in it ran for each).
+        let (bind, fill): (TokenStream, Expr) = if matches!(unparen(c), Expr::Lit(_)) {
+            (TokenStream::new(), c.clone())
+        } else {
+            (
+                quote::quote!(let __mochi_fill = #c;),
+                syn::parse_quote!(__mochi_fill.clone()),
+            )
+        };
         *e = syn::parse_quote_spanned!(r.method.span()=> {
             let __mochi_len: usize = #n;
+            #bind
             #v.truncate(__mochi_len);
             while #v.len() < __mochi_len {
-                #v.push(#c);
+                #v.push(#fill);
             }
         });
     }

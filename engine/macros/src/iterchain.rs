@@ -2276,7 +2276,7 @@ impl Writer<'_> {
 }
 
 /// The single-name paths in `e` (a sequence such as `x`, `s.rows`, `x[a..b]`).
-fn idents_in(e: &Expr, out: &mut Vec<syn::Ident>) {
+pub(crate) fn idents_in(e: &Expr, out: &mut Vec<syn::Ident>) {
     struct I<'a>(&'a mut Vec<syn::Ident>);
     impl<'ast> syn::visit::Visit<'ast> for I<'_> {
         fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {

@@ -5086,6 +5086,11 @@ impl VisitMut for Rewrite<'_> {
                         (::mochi::num_traits::ToPrimitive::to_f64(&(#inner))
                             .unwrap_or(::core::f64::NAN) as #ty)
                     );
+                } else {
+                    // An integer cast of an integer, which may hold a cast of a float
+                    // (`(x * 1000.0) as u8 as usize`: before 2026-12-07 the inner
+                    // cast was left as written, a type error in the generic form).
+                    self.visit_expr_mut(&mut c.expr);
                 }
             }
             // `V2::ZERO`: a constant of the user's type, lifted to the twin's scalar.

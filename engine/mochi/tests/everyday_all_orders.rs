@@ -13106,3 +13106,221 @@ mod mapped_then_flattened {
         all_orders!(rows_flattened, [0.3, 1.2, -0.7, 0.9]);
     }
 }
+
+/// Where Rust computes a value before the place it goes to, or once for many uses: the
+/// right side of `=` and of a float's `op=` before the index, `resize`'s value once.
+/// Before 2026-12-07 each of these gave a wrong value, without an error.
+mod computed_before_the_place {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn leak(s: &mut f64, r: f64) -> f64 {
+        let out = *s * r;
+        *s -= out;
+        out
+    }
+
+    /// `out[k] = { k += 1; .. }` writes at the new `k`; `out[k] *= { k -= 1; .. }`
+    /// scales the element at the new `k` too.
+    #[differentiable]
+    pub fn cursor_in_right_side(x: &[f64]) -> f64 {
+        let n = x.len();
+        let mut out = vec![1.0; n];
+        let mut k = 0;
+        while k + 1 < n {
+            out[k] = {
+                k += 1;
+                x[k - 1] * x[k]
+            };
+        }
+        out[k] *= {
+            k -= 1;
+            out[k] + x[k]
+        };
+        let mut s = 0.0;
+        for i in 0..n {
+            s += out[i] * (i as f64 + 1.0);
+        }
+        s
+    }
+
+    /// `resize`'s value is computed once, before the call: from the last element then,
+    /// and a helper in it runs once.
+    #[differentiable]
+    pub fn resized(x: &[f64]) -> f64 {
+        let mut v = x[..3].to_vec();
+        v.resize(5, v[v.len() - 1] * x[0]);
+        let mut s = x[0];
+        let mut w = vec![x[2]];
+        w.resize(4, leak(&mut s, x[1]));
+        v[3] * v[4] + v[1] * v[4] + v[2] + w[1] * w[3] + w[2] * s + w[0]
+    }
+
+    #[test]
+    fn by_hand() {
+        // out = [1, x₀x₁, x₁x₂, x₂x₃], then out₂ *= x₁x₂ + x₂:
+        // f = 2x₀x₁ + 3x₁x₂(x₁x₂ + x₂) + 4x₂x₃ + 1.
+        let x = [0.7_f64, 1.2, -0.5, 0.9];
+        let (a, b, c, d) = (x[0], x[1], x[2], x[3]);
+        let y = cursor_in_right_side(&x);
+        let want = 2.0 * a * b + 3.0 * b * c * (b * c + c) + 4.0 * c * d + 1.0;
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        let (yd, g) = cursor_in_right_side::value_and_gradient(&x);
+        assert!((yd - want).abs() < 1e-12, "{yd} against {want}");
+        let dg = [
+            2.0 * b,
+            2.0 * a + 3.0 * (2.0 * b * c * c + c * c),
+            3.0 * (2.0 * b * b * c + 2.0 * b * c) + 4.0 * d,
+            4.0 * c,
+        ];
+        crate::common::close_to("cursor_in_right_side", &g, &dg, 1e-12);
+        // v = [x₀, x₁, x₂, x₀x₂, x₀x₂]; w = [x₂, p, p, p] with p = x₀x₁, s = x₀(1 − x₁):
+        // f = (x₀x₂)² + x₁x₀x₂ + x₂ + p² + p·s + x₂.
+        let x = [0.7_f64, 0.4, 0.5];
+        let (a, b, c) = (x[0], x[1], x[2]);
+        let (p, s) = (a * b, a * (1.0 - b));
+        let want = (a * c).powi(2) + b * a * c + c + p * p + p * s + c;
+        let (y, g) = resized::value_and_gradient(&x);
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        assert!((resized(&x) - want).abs() < 1e-12);
+        let dg = [
+            2.0 * a * c * c + b * c + 2.0 * p * b + b * s + p * (1.0 - b),
+            a * c + 2.0 * p * a + a * s - p * a,
+            2.0 * a * a * c + a * b + 2.0,
+        ];
+        crate::common::close_to("resized", &g, &dg, 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(cursor_in_right_side, [0.7, 1.2, -0.5, 0.9]);
+        all_orders!(resized, [0.7, 0.4, 0.5]);
+    }
+}
+
+/// Closures, accessors and casts as everyday code writes them.
+mod closures_accessors_and_casts {
+    use mochi::prelude::*;
+
+    /// The chain's closure reads the loop's integer `k`, which hides a float `k`.
+    #[differentiable]
+    pub fn closure_reads_loop_integer(x: &[f64]) -> f64 {
+        let k = x[0];
+        let mut s = 0.0;
+        for k in 1..3 {
+            s += x.iter().map(|v| v * k as f64).sum::<f64>() * x[k];
+        }
+        let t: f64 = x.iter().map(|v| v * k).sum();
+        s * k + t
+    }
+
+    /// An `FnMut` closure dropped to end its borrow before the capture is read.
+    #[differentiable]
+    pub fn dropped_fnmut(x: &[f64]) -> f64 {
+        let mut acc = x[2];
+        let mut add = |v: f64| acc += v * v;
+        add(x[0]);
+        add(x[1]);
+        drop(add);
+        let mut n = 0.0;
+        let mut bump = |v: f64| {
+            n += v.sin();
+        };
+        bump(x[3]);
+        std::mem::drop(bump);
+        acc * x[0] + n
+    }
+
+    /// Elements held by name through `last_mut`, `first_mut`, `get_mut`.
+    #[differentiable]
+    pub fn held_elements(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let l = v.last_mut().unwrap();
+        *l = *l * *l + x[0];
+        let h = v.first_mut().unwrap();
+        *h *= x[1];
+        let m = v.get_mut(1).expect("four elements");
+        *m += x[2] * 0.5;
+        let mut w = vec![x[0]];
+        for i in 1..x.len() {
+            w.push(x[i] * 2.0);
+            let e = w.last_mut().unwrap();
+            *e += x[i - 1] * x[i];
+        }
+        v[0] + v[3] * v[1] + w.iter().map(|t| t * t).sum::<f64>()
+    }
+
+    /// Casts of a float to a narrow integer, then to an index.
+    #[differentiable]
+    pub fn narrow_casts(x: &[f64]) -> f64 {
+        let n = x.len();
+        let j = (x[0] * 1000.0) as u8 as usize % n;
+        let i = ((x[1] * 3.0).floor() as i64).rem_euclid(n as i64) as usize;
+        x[j] * x[1] + x[i].sin() * (j as u32 as f64)
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Grid {
+        pub v: Vec<f64>,
+    }
+
+    #[differentiable]
+    impl Grid {
+        pub fn blend(&mut self, w: &[f64], r: f64) {
+            for i in 0..self.v.len() {
+                self.v[i] = self.v[i] * r + w[i];
+            }
+        }
+    }
+
+    /// A `&mut self` method given a copy of its receiver's field.
+    #[differentiable]
+    pub fn blended_with_own_copy(x: &[f64]) -> f64 {
+        let mut g = Grid { v: x[..3].to_vec() };
+        g.blend(&g.v.clone(), x[3]);
+        g.v.iter().map(|t| t * t).sum()
+    }
+
+    #[test]
+    fn by_hand() {
+        // S = Σx: f = (S·x₁ + 2S·x₂)·x₀ + x₀S.
+        let x = [0.3_f64, 1.2, -0.7, 0.9];
+        let s: f64 = x.iter().sum();
+        let want = (s * x[1] + 2.0 * s * x[2]) * x[0] + x[0] * s;
+        let (y, g) = closure_reads_loop_integer::value_and_gradient(&x);
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        let q = x[1] + 2.0 * x[2] + 1.0;
+        let mut dg: Vec<f64> = vec![x[0] * q; 4];
+        dg[0] += s * q;
+        dg[1] += x[0] * s;
+        dg[2] += 2.0 * x[0] * s;
+        crate::common::close_to("closure_reads_loop_integer", &g, &dg, 1e-12);
+        // f = (x₂ + x₀² + x₁²)·x₀ + sin x₃
+        let (y, g) = dropped_fnmut::value_and_gradient(&x);
+        let acc = x[2] + x[0] * x[0] + x[1] * x[1];
+        assert!((y - (acc * x[0] + x[3].sin())).abs() < 1e-12);
+        let dg = [acc + 2.0 * x[0] * x[0], 2.0 * x[1] * x[0], x[0], x[3].cos()];
+        crate::common::close_to("dropped_fnmut", &g, &dg, 1e-12);
+        // (1 + 2·(1 + 1) + ...)·g = 2·g: blend doubles v by r = x₃ and adds v.
+        let (y, g) = blended_with_own_copy::value_and_gradient(&x);
+        let r = x[3];
+        let want: f64 = x[..3].iter().map(|v| (v * (r + 1.0)).powi(2)).sum();
+        assert!((y - want).abs() < 1e-12);
+        let sq: f64 = x[..3].iter().map(|v| v * v).sum();
+        let mut dg: Vec<f64> = x[..3].iter().map(|v| 2.0 * v * (r + 1.0).powi(2)).collect();
+        dg.push(2.0 * (r + 1.0) * sq);
+        crate::common::close_to("blended_with_own_copy", &g, &dg, 1e-12);
+        let y = held_elements::value_and_gradient(&x).0;
+        assert!((y - held_elements(&x)).abs() < 1e-12);
+        let y = narrow_casts::value_and_gradient(&x).0;
+        assert!((y - narrow_casts(&x)).abs() < 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(closure_reads_loop_integer, [0.3, 1.2, -0.7, 0.9]);
+        all_orders!(dropped_fnmut, [0.3, 1.2, -0.7, 0.9]);
+        all_orders!(held_elements, [0.3, 1.2, -0.7, 0.9]);
+        all_orders!(narrow_casts, [0.3, 1.2, -0.7, 0.9]);
+    }
+}

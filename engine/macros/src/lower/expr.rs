@@ -1209,6 +1209,15 @@ impl Lowerer {
         }
         let n = c.inputs.len();
         let mut active = self.active.clone();
+        // A name the closure reads from its scope carries a derivative there only if the
+        // binding it reads does: `for k in 1..3 { x.iter().map(|v| v * k as f64) }`
+        // under an outer float `k` reads the loop's integer (before 2026-12-07, a type
+        // error at the closure: the cast lowered as a float's).
+        collect_idents(&quote!(#c.body), &mut |nm| {
+            if self.lookup(&nm).is_some_and(|b| !b.active) {
+                active.remove(&nm);
+            }
+        });
         let mut specs = Vec::new();
         let mut dparams = Vec::new();
         let mut fparams = Vec::new();

@@ -274,7 +274,14 @@ pub mod rt {
     }
     /// The shape an index into `container` is checked against.
     pub fn shape_of(container: &TokenStream) -> TokenStream {
-        quote!(::mochi::__private::index_shape(&#container))
+        // At the container, where a type that is indexed but no sequence (a struct of
+        // the user's with an `Index` impl) is reported.
+        let span = container
+            .clone()
+            .into_iter()
+            .next()
+            .map_or_else(proc_macro2::Span::call_site, |t| t.span());
+        quote::quote_spanned!(span=> ::mochi::__private::index_shape(&#container))
     }
     /// The length of a sequence.
     pub fn seq_len(seq: &TokenStream) -> TokenStream {

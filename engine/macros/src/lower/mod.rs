@@ -1056,6 +1056,8 @@ impl Lowerer {
             "write",
             "writeln",
             "format",
+            // (The desugaring's refusals, at the statement they refuse.)
+            "compile_error",
         ];
         if ALLOWED.contains(&name.as_str()) {
             code.fwd.push(Fwd::Primal(quote!(#tokens;)));
