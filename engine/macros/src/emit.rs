@@ -148,18 +148,21 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
         .iter()
         .map(|(_, t, _)| matches!(t, syn::Type::Reference(r) if r.mutability.is_some()))
         .collect();
+    // A shadow made dense at its argument's shape: before the forward sweep, or for a
+    // `&mut` argument after it (`densify_after`).
+    let densify_one = |k: usize, i: &syn::Ident| {
+        if n == 1 {
+            quote!(::mochi::Tangent::densify(&#i, &mut *shadow);)
+        } else {
+            let k = syn::Index::from(k);
+            quote!(::mochi::Tangent::densify(&#i, &mut *shadows.#k);)
+        }
+    };
     let densify_after: Vec<TokenStream> = names
         .iter()
         .enumerate()
         .filter(|(k, _)| mut_ref[*k])
-        .map(|(k, i)| {
-            if n == 1 {
-                quote!(::mochi::Tangent::densify(&*#i, &mut *shadow);)
-            } else {
-                let k = syn::Index::from(k);
-                quote!(::mochi::Tangent::densify(&*#i, &mut *shadows.#k);)
-            }
-        })
+        .map(|(k, i)| densify_one(k, i))
         .collect();
     let fused_shadow = if !with_higher || !an.calls_in_loops || mut_ref.contains(&true) {
         quote! {
@@ -253,14 +256,6 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
         quote!(shadows: (#(#refs,)*))
     };
 
-    let densify_one = |k: usize, i: &syn::Ident| {
-        if n == 1 {
-            quote!(::mochi::Tangent::densify(&#i, &mut *shadow);)
-        } else {
-            let k = syn::Index::from(k);
-            quote!(::mochi::Tangent::densify(&#i, &mut *shadows.#k);)
-        }
-    };
     let densify: Vec<TokenStream> = names
         .iter()
         .enumerate()
@@ -286,6 +281,34 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
             quote!(let _ = value_and_gradient_into #tf (#(#names,)* #shadow_arg);),
         )
     };
+    // A function with a `&mut` parameter (a result written through it, as Enzyme's
+    // examples write it) has its pullback into the caller's shadows, the `&mut`
+    // shadows read as seeds; other functions have `pullback` (one item less to compile
+    // per function).
+    let pullback_into = if mut_ref.contains(&true) {
+        quote! {
+            /// Runs the function and its pullback at `output_cotangent` (ȳ), **adding**
+            /// every argument's cotangent into the caller's shadow buffers, and returns
+            /// the value. A `&mut` argument's shadow holds, on the way in, the
+            /// cotangent of the value the call leaves in it (the seed of an output
+            /// written through it, as Enzyme's `Duplicated`), and on the way out the
+            /// cotangent of the value it held before the call.
+            ///
+            /// # Panics
+            /// If a shadow that is not empty does not fit its argument (a `Vec` of
+            /// another length).
+            #[inline]
+            pub fn pullback_into #gp (#(#decls,)* output_cotangent: #out_t, #shadow_decl) -> #ret where #gw {
+                #(#densify)*
+                let (__mochi_y, __mochi_pb) = rrule #tf (#(#names),*);
+                #(#densify_after)*
+                ::mochi::Pullback::pullback(__mochi_pb, output_cotangent, #shadow_use);
+                __mochi_y
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let (rules, gradient_into) = if with_higher {
         (
             quote! {
@@ -303,24 +326,7 @@ pub fn module(func: &ItemFn, an: &Analysis, lowered: Lowered, extras: Extras<'_>
                     })
                 }
 
-                /// Runs the function and its pullback at `output_cotangent` (ȳ), **adding**
-                /// every argument's cotangent into the caller's shadow buffers, and returns
-                /// the value. A `&mut` argument's shadow holds, on the way in, the
-                /// cotangent of the value the call leaves in it (the seed of an output
-                /// written through it, as Enzyme's `Duplicated`), and on the way out the
-                /// cotangent of the value it held before the call.
-                ///
-                /// # Panics
-                /// If a shadow that is not empty does not fit its argument (a `Vec` of
-                /// another length).
-                #[inline]
-                pub fn pullback_into #gp (#(#decls,)* output_cotangent: #out_t, #shadow_decl) -> #ret where #gw {
-                    #(#densify)*
-                    let (__mochi_y, __mochi_pb) = rrule #tf (#(#names),*);
-                    #(#densify_after)*
-                    ::mochi::Pullback::pullback(__mochi_pb, output_cotangent, #shadow_use);
-                    __mochi_y
-                }
+                #pullback_into
             },
             quote! {
                 /// Adds the gradient into the caller's shadow buffers (zero them first).

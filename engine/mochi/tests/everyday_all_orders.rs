@@ -13059,7 +13059,7 @@ mod option_tuples_and_guards {
 
 /// Iterators of iterators flattened, as `std::autodiff`'s examples write them:
 /// `it.map(|r| r.into_iter().map(f)).flatten()` is `it.flat_map(..)`.
-#[allow(clippy::map_flatten, clippy::into_iter_on_ref)]
+#[allow(clippy::map_flatten, clippy::into_iter_on_ref, clippy::useless_vec)]
 mod mapped_then_flattened {
     use mochi::prelude::*;
 
@@ -13216,6 +13216,7 @@ mod closures_accessors_and_casts {
 
     /// An `FnMut` closure dropped to end its borrow before the capture is read.
     #[differentiable]
+    #[allow(clippy::drop_non_drop)]
     pub fn dropped_fnmut(x: &[f64]) -> f64 {
         let mut acc = x[2];
         let mut add = |v: f64| acc += v * v;
