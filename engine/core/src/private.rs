@@ -1640,6 +1640,13 @@ impl<T, E> Present for Result<T, E> {
         self.is_ok()
     }
 }
+/// `if let Some(b) = &t.b`: the `Option` behind a reference.
+impl<P: Present + ?Sized> Present for &P {
+    #[inline(always)]
+    fn present(&self) -> bool {
+        (**self).present()
+    }
+}
 
 /// The result type of `gradient` for a function returning an `Option` or a `Result`:
 /// the gradient where the function has a value (`Some(g)`, `Ok(g)`), and its `None` or

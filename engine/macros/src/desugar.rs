@@ -7764,6 +7764,21 @@ fn option_branch(
             if #exists { #bind #(#then)* } #els
         });
     }
+    // `if let Some(b) = &t.b`: `b` borrows the value in the `Option` (a copy of it,
+    // read by reference; before 2026-12-07, "cannot move out of `*__mochi_opt`").
+    if let (Expr::Reference(r), Some(b)) = (unparen(scrutinee), &binding) {
+        if r.mutability.is_none() && !b.through_ref {
+            let (inner, name) = (&r.expr, &b.name);
+            let then = stmts_of(then);
+            let els = els_tokens(els);
+            return syn::parse_quote_spanned!(span=>
+                if ::mochi::no_grad(::mochi::__private::present(&#inner)) {
+                    let #name = &(#inner.clone().unwrap());
+                    #(#then)*
+                } #els
+            );
+        }
+    }
     let binding = binding.map(|b| {
         let name = b.name;
         if b.through_ref {

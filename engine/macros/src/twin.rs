@@ -5054,6 +5054,24 @@ impl VisitMut for Rewrite<'_> {
                         );
                         return;
                     }
+                    // A name whose type the syntax does not show, cast `as f64`
+                    // (`f64::from(flag)` of a `bool` is such a cast): `CastFloat`, which
+                    // converts an integer or a `bool` (`as f64` does not take a `bool`;
+                    // before 2026-12-07, a type error in the generic form).
+                    if let Expr::Path(p) = crate::desugar::unparen(&c.expr) {
+                        // (A constant, `N as f64`, is lifted as a literal is.)
+                        let local = p.path.get_ident().is_some_and(|i| {
+                            i.to_string().starts_with(|ch: char| ch.is_lowercase() || ch == '_')
+                        });
+                        if local {
+                            let inner = crate::desugar::unparen(&c.expr).clone();
+                            let t = syn::Ident::new(PARAM, c.as_token.span);
+                            *e = syn::parse_quote!(
+                                ::mochi::__private::CastFloat::<#t>::cast_float(#inner)
+                            );
+                            return;
+                        }
+                    }
                     // An integer made from floats without their derivative, e.g.
                     // `x.iter().filter(|v| **v > 0.0).count() as f64`: the closure's
                     // literals compare with the twin's scalar.

@@ -13325,3 +13325,77 @@ mod closures_accessors_and_casts {
         all_orders!(narrow_casts, [0.3, 1.2, -0.7, 0.9]);
     }
 }
+
+/// Forms of code ported from other projects' AD test suites: float-trait methods by path,
+/// `f64::from` of a `bool`, an `Option` field read by reference.
+mod ported_forms {
+    use mochi::num_traits::Float;
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn float_paths(x: &[f64]) -> f64 {
+        Float::exp(-x[0] * x[1] / 2.0) + mochi::num_traits::Float::powi(x[1], 3) + f64::sin(x[0])
+    }
+
+    #[differentiable]
+    pub fn from_flag(x: &[f64]) -> f64 {
+        let a;
+        if x[0] > 0.0 {
+            a = true;
+        } else {
+            a = false;
+        }
+        let k = 3u32;
+        f64::from(a).cos() + x[0] * x[0] * f64::from(k) + x[1]
+    }
+
+    #[derive(Clone, Tangent)]
+    pub struct Partial {
+        pub a: f64,
+        pub b: Option<Vec<f64>>,
+    }
+
+    #[differentiable]
+    pub fn optional_field(x: &[f64]) -> f64 {
+        let t = Partial {
+            a: x[1],
+            b: Some(x[2..].to_vec()),
+        };
+        let u = Partial { a: x[0], b: None };
+        let tb = if let Some(b) = &t.b {
+            b.iter().sum::<f64>()
+        } else {
+            0.0
+        };
+        let ub = if let Some(b) = &u.b { b[0] } else { u.a * 2.0 };
+        t.a * tb + ub
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3_f64, 1.2, -0.7, 0.9];
+        let e = (-x[0] * x[1] / 2.0).exp();
+        let (y, g) = float_paths::value_and_gradient(&x);
+        assert!((y - (e + x[1].powi(3) + x[0].sin())).abs() < 1e-12);
+        let dg = [
+            -x[1] / 2.0 * e + x[0].cos(),
+            -x[0] / 2.0 * e + 3.0 * x[1] * x[1],
+            0.0,
+            0.0,
+        ];
+        crate::common::close_to("float_paths", &g, &dg, 1e-12);
+        let (y, g) = from_flag::value_and_gradient(&x);
+        assert!((y - (1.0_f64.cos() + 3.0 * x[0] * x[0] + x[1])).abs() < 1e-12);
+        crate::common::close_to("from_flag", &g, &[6.0 * x[0], 1.0, 0.0, 0.0], 1e-12);
+        // f = x₁(x₂ + x₃) + 2x₀
+        let (y, g) = optional_field::value_and_gradient(&x);
+        assert!((y - (x[1] * (x[2] + x[3]) + 2.0 * x[0])).abs() < 1e-12);
+        crate::common::close_to("optional_field", &g, &[2.0, x[2] + x[3], x[1], x[1]], 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(float_paths, [0.3, 1.2, -0.7, 0.9]);
+        all_orders!(from_flag, [0.3, 1.2, -0.7, 0.9]);
+    }
+}

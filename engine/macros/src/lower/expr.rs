@@ -1405,10 +1405,13 @@ impl Lowerer {
             }
         }
         // `f64::from(x)` (lossless: from `f32` or a small integer) is `x as f64`.
+        // (Of a value without a derivative it stays as written: `f64::from(flag)` of a
+        // `bool`, which `as f64` does not convert; before 2026-12-07 a type error.)
         if segs.len() == 2
             && (segs[0] == "f64" || segs[0] == "f32")
             && last == "from"
             && c.args.len() == 1
+            && activity::expr_is_active(&c.args[0], &self.active)
         {
             let (a, t) = (&c.args[0], &fp.path.segments[0].ident);
             let cast: Expr =
