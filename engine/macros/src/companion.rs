@@ -288,29 +288,6 @@ fn std_forms_named(item: TokenStream) -> TokenStream {
         // `Option`s).
         fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
             syn::visit_mut::visit_expr_mut(self, e);
-            // `Float::exp(x)`, `num_traits::Float::powi(x, 2)`, `Real::sqrt(x)`: the
-            // float method by method syntax, `(x).exp()`, the same function for a float
-            // (before 2026-12-07, "no rule for `float_exp`").
-            if let syn::Expr::Call(c) = e {
-                let float_trait = matches!(&*c.func, syn::Expr::Path(p) if p.qself.is_none()
-                    && p.path.segments.len() >= 2
-                    && p.path.segments.iter().rev().nth(1).is_some_and(|s| {
-                        matches!(s.ident.to_string().as_str(), "Float" | "Real" | "FloatCore")
-                    })
-                    && p.path.segments.last().is_some_and(|s| s.ident != "from"
-                        && s.arguments.is_empty()));
-                if float_trait && !c.args.is_empty() {
-                    let syn::Expr::Path(p) = &*c.func else {
-                        unreachable!()
-                    };
-                    let method = &p.path.segments.last().expect("two segments").ident;
-                    let receiver = &c.args[0];
-                    let rest = c.args.iter().skip(1);
-                    *e = syn::parse_quote_spanned!(syn::spanned::Spanned::span(&c.func)=>
-                        (#receiver).#method(#(#rest),*));
-                    return;
-                }
-            }
             // `Vec::from_iter(chain)`: the `collect` it is.
             if let syn::Expr::Call(c) = e {
                 let from_iter = matches!(&*c.func, syn::Expr::Path(p) if p.qself.is_none()

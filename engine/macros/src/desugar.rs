@@ -7767,7 +7767,7 @@ fn option_branch(
     // `if let Some(b) = &t.b`: `b` borrows the value in the `Option` (a copy of it,
     // read by reference; before 2026-12-07, "cannot move out of `*__mochi_opt`").
     if let (Expr::Reference(r), Some(b)) = (unparen(scrutinee), &binding) {
-        if r.mutability.is_none() && !b.through_ref {
+        if r.mutability.is_none() && !b.through_ref && plain_place(&r.expr) {
             let (inner, name) = (&r.expr, &b.name);
             let then = stmts_of(then);
             let els = els_tokens(els);
@@ -9914,19 +9914,23 @@ impl VisitMut for HiddenCaptures<'_> {
         syn::visit_mut::visit_pat_ident_mut(self, p);
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
-        if let Expr::Call(c) = e {
-            let own = matches!(&*c.func, Expr::Path(p) if p.path.is_ident(self.name));
-            if let Some(hidden) = self.scopes.iter().flatten().next().filter(|_| own) {
-                let message = syn::LitStr::new(
-                    &format!(
-                        "mochi: the closure `{}` writes `{hidden}`, which a `let` before this call binds again; rename one of the two (the closure writes the `{hidden}` it captured)",
-                        self.name
-                    ),
-                    c.func.span(),
-                );
-                *e = syn::parse_quote_spanned!(c.func.span()=> ::core::compile_error!(#message));
-                return;
-            }
+        // (A call `add(v)`, or the closure handed to an adapter, `.for_each(add)`.)
+        let used = match &*e {
+            Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if p.path.is_ident(self.name))
+                .then(|| c.func.span()),
+            Expr::Path(p) if p.path.is_ident(self.name) => Some(p.span()),
+            _ => None,
+        };
+        if let (Some(span), Some(hidden)) = (used, self.scopes.iter().flatten().next()) {
+            let message = syn::LitStr::new(
+                &format!(
+                    "mochi: the closure `{}` writes `{hidden}`, which a `let` before this use binds again; rename one of the two (the closure writes the `{hidden}` it captured)",
+                    self.name
+                ),
+                span,
+            );
+            *e = syn::parse_quote_spanned!(span=> ::core::compile_error!(#message));
+            return;
         }
         syn::visit_mut::visit_expr_mut(self, e);
     }

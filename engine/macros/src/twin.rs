@@ -5244,13 +5244,16 @@ impl VisitMut for Rewrite<'_> {
                         }
                     }
                 }
-                if segs.len() == 2 && segs[0] == float() {
-                    if segs[1] == "from" && !c.args.iter().any(|a| floaty(a, self.floats)) {
+                // (`Float::exp(x)`, `num_traits::Float::powi(x, 2)` as `f64::exp(x)`.)
+                let by_trait = crate::lower::expr::float_trait_path(&segs) && !c.args.is_empty();
+                if (segs.len() == 2 && segs[0] == float()) || by_trait {
+                    let method = &segs[segs.len() - 1];
+                    if method == "from" && !c.args.iter().any(|a| floaty(a, self.floats)) {
                         let inner = quote!(#c);
                         *e = Self::lit(inner);
                         return;
                     }
-                    if !FLOAT_METHODS.contains(&segs[1].as_str()) || c.args.is_empty() {
+                    if !FLOAT_METHODS.contains(&method.as_str()) || c.args.is_empty() {
                         self.fail(Why::Call, format!("it calls `{path}`"), c.span());
                         return;
                     }
@@ -5260,7 +5263,7 @@ impl VisitMut for Rewrite<'_> {
                         self.visit_expr_mut(a);
                     }
                     let recv = args.remove(0);
-                    let m = syn::Ident::new(&segs[1], fp.span());
+                    let m = syn::Ident::new(method, fp.span());
                     *e = syn::parse_quote!((#recv).#m(#(#args),*));
                     return;
                 }

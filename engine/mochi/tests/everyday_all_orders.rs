@@ -13338,6 +13338,7 @@ mod ported_forms {
     }
 
     #[differentiable]
+    #[allow(clippy::needless_late_init, clippy::needless_bool_assign)]
     pub fn from_flag(x: &[f64]) -> f64 {
         let a;
         if x[0] > 0.0 {

@@ -1418,8 +1418,12 @@ impl Lowerer {
                 syn::parse_quote_spanned!(syn::spanned::Spanned::span(&c.func)=> (#a) as #t);
             return self.lower_expr(&cast, code);
         }
-        // f64::sin(x), f64::max(a, b): the method rules.
-        if segs.len() == 2 && (segs[0] == "f64" || segs[0] == "f32") {
+        // f64::sin(x), f64::max(a, b): the method rules. So are the float traits' by
+        // path, `Float::exp(x)`, `num_traits::Float::powi(x, 2)`, `Real::sqrt(x)` (before
+        // 2026-12-07, "no rule for `float_exp`").
+        if (segs.len() == 2 && (segs[0] == "f64" || segs[0] == "f32"))
+            || (float_trait_path(&segs) && !c.args.is_empty())
+        {
             let ops: Vec<Operand> = c.args.iter().map(|a| self.lower_expr(a, code)).collect();
             return self.call_method(&last, &ops, TokenStream::new(), code);
         }
@@ -2519,4 +2523,15 @@ fn same_value(a: &Expr, b: &Expr) -> bool {
         }
     }
     pure(a) && quote!(#a).to_string() == quote!(#b).to_string()
+}
+
+/// `Float::exp`, `num_traits::Float::powi`, `Real::sqrt`: a float trait's method by path
+/// (not `Float::from`, a conversion).
+pub(crate) fn float_trait_path(segs: &[String]) -> bool {
+    segs.len() >= 2
+        && matches!(
+            segs[segs.len() - 2].as_str(),
+            "Float" | "Real" | "FloatCore"
+        )
+        && segs[segs.len() - 1] != "from"
 }

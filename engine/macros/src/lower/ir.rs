@@ -272,25 +272,17 @@ pub mod rt {
     pub fn seed(place: &TokenStream) -> TokenStream {
         quote!(::mochi::__private::acc(&mut #place, __mochi_dy);)
     }
-    /// The shape an index into `container` is checked against.
+    /// The shape an index into `container` is checked against: at the container,
+    /// where a type that is indexed but no sequence (a struct of the user's with an
+    /// `Index` impl) is reported.
     pub fn shape_of(container: &TokenStream) -> TokenStream {
-        // At the container, where a type that is indexed but no sequence (a struct of
-        // the user's with an `Index` impl) is reported.
-        let span = container
-            .clone()
-            .into_iter()
-            .next()
-            .map_or_else(proc_macro2::Span::call_site, |t| t.span());
+        let span = super::first_span(container);
         quote::quote_spanned!(span=> ::mochi::__private::index_shape(&#container))
     }
-    /// The length of a sequence.
+    /// The length of a sequence: at the sequence, where a type that is no sequence is
+    /// reported.
     pub fn seq_len(seq: &TokenStream) -> TokenStream {
-        // At the sequence, where a type that is no sequence is reported.
-        let span = seq
-            .clone()
-            .into_iter()
-            .next()
-            .map_or_else(proc_macro2::Span::call_site, |t| t.span());
+        let span = super::first_span(seq);
         quote::quote_spanned!(span=> ::mochi::__private::seq_len(&#seq))
     }
     /// The bounds of a range, as a `(start, end)` the reverse sweep can keep.
@@ -623,4 +615,12 @@ impl ToTokens for Rev {
             ),
         });
     }
+}
+
+/// The span of the first token of `ts` (the call site for an empty stream).
+fn first_span(ts: &TokenStream) -> proc_macro2::Span {
+    ts.clone()
+        .into_iter()
+        .next()
+        .map_or_else(proc_macro2::Span::call_site, |t| t.span())
 }
