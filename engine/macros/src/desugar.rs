@@ -15931,6 +15931,18 @@ impl Desugar {
                 if let Some(r) = Writer::new(&mut self.next, float_ty.as_ref()).axis_reduce(m) {
                     *e = r;
                     self.visit_expr_mut(e);
+                } else if matches!(unparen(&m.receiver), Expr::MethodCall(_)) {
+                    // `m.t().fold_axis(..)`, `m.slice(s![..]).map_axis(..)`: the view bound
+                    // first, then reduced as a named array is (before 2026-12-07, "no rule
+                    // for `fold_axis`" on a view).
+                    self.next += 1;
+                    let v = format_ident!("__mochi_axr{}", self.next, span = span);
+                    self.active.insert(v.to_string());
+                    let recv = &m.receiver;
+                    let mut on = m.clone();
+                    on.receiver = Box::new(syn::parse_quote!(#v));
+                    *e = syn::parse_quote_spanned!(span=> { let #v = #recv; #on });
+                    self.visit_expr_mut(e);
                 }
             }
             Expr::MethodCall(m)

@@ -4701,13 +4701,15 @@ impl VisitMut for Rewrite<'_> {
                     },
                     _ => None,
                 };
-                // (`let mut ps: Vec<P> = Vec::new();` in a function building its structs'
-                // mirrors: the container's own constructor, the elements' type lifted.)
+                // (`let mut ps: Vec<P> = Vec::new();`: the container's own constructor,
+                // the elements' type lifted in a function building its structs' mirrors,
+                // else left to inference: `let mut ms: Vec<M2> = Vec::new();` of `type
+                // M2 = [[f64; 2]; 2];` holds the twin's scalar; before 2026-12-07 a type
+                // error in the generic form, which failed the function.)
                 let container = matches!(&*t.ty, Type::Path(tp)
                     if tp.path.segments.len() == 1
                         && constructor.as_deref() == Some(&*tp.path.segments[0].ident.to_string())
-                        && matches!(tp.path.segments[0].arguments, syn::PathArguments::AngleBracketed(_)))
-                    && STRUCTS.with(|st| st.get());
+                        && matches!(tp.path.segments[0].arguments, syn::PathArguments::AngleBracketed(_)));
                 if constructor.is_none() || container {
                     UnknownTypesInferred.visit_type_mut(&mut t.ty);
                 }
@@ -5085,7 +5087,10 @@ impl VisitMut for Rewrite<'_> {
                 } else if mentions_float && is_bool_expr(&c.expr) {
                     // `(t > 0.0) as usize`: a `bool`, cast as written.
                     self.visit_expr_mut(&mut c.expr);
-                } else if mentions_float {
+                } else if mentions_float || rounds_a_float(&c.expr) {
+                    // (`(p[0] / CELL).floor() as i64` of a name the syntax does not show
+                    // to hold floats: rounded by a float's method, so a float; before
+                    // 2026-12-07 cast as written, a type error in the generic form.)
                     let integer = matches!(&*c.ty, Type::Path(p)
                         if p.path.get_ident().is_some_and(|i| INTEGER_TYPES.contains(&i.to_string().as_str())));
                     if !integer {
@@ -6311,4 +6316,19 @@ fn screaming_name(n: &str) -> bool {
 /// than one character.
 pub(crate) fn constant_name(n: &str) -> bool {
     n.len() > 1 && n.is_ascii() && screaming_name(n)
+}
+
+/// Whether `e` ends in a float's rounding method (`(p / c).floor()`, `v.round()`, `ceil`,
+/// `trunc`, `round_ties_even`), which no integer has: a float, whatever its names.
+fn rounds_a_float(e: &Expr) -> bool {
+    match crate::desugar::unparen(e) {
+        Expr::MethodCall(m) => {
+            m.args.is_empty()
+                && matches!(
+                    m.method.to_string().as_str(),
+                    "floor" | "ceil" | "round" | "trunc" | "round_ties_even"
+                )
+        }
+        _ => false,
+    }
 }

@@ -644,3 +644,50 @@ mod checked_lanes {
         }
     }
 }
+
+/// `fold_axis`/`map_axis` of a view written in place (`m.t().fold_axis(..)`): the view
+/// bound first, then reduced lane by lane. Before: "no rule for `fold_axis`" on
+/// `ArrayView2`.
+#[differentiable]
+fn folds_of_transpose(x: &Array2<f64>) -> f64 {
+    let m = x.mapv(|v| v * v);
+    let h = m.t().fold_axis(Axis(0), 0.0, |&acc, &v| 0.5 * acc + v);
+    let l = m.t().map_axis(Axis(1), |r| r[0] - 2.0 * r[1]);
+    h[1] * 2.0 + l.dot(&l)
+}
+
+mod checked_folds_of_transpose {
+    use crate::check;
+    use ndarray::array;
+
+    check!(
+        folds_of_transpose,
+        (array![[0.3_f64, -0.5, 0.8], [0.45, 0.2, -0.35]],),
+        |a| (&a.0)
+    );
+
+    #[test]
+    fn by_hand() {
+        // mᵀ is 3×2; folding axis 0 of mᵀ runs down its columns, that is along the
+        // rows of m: h_1 = ((0.5·0 + m₁₀)·0.5 + m₁₁)·0.5 + m₁₂. l_j = m₀ⱼ − 2m₁ⱼ.
+        let x = array![[0.3_f64, -0.5, 0.8], [0.45, 0.2, -0.35]];
+        let m = x.mapv(|v| v * v);
+        let l: Vec<f64> = (0..3).map(|j| m[(0, j)] - 2.0 * m[(1, j)]).collect();
+        let h1 = (m[(1, 0)] * 0.5 + m[(1, 1)]) * 0.5 + m[(1, 2)];
+        let want = 2.0 * h1 + l.iter().map(|v| v * v).sum::<f64>();
+        let (y, g) = super::folds_of_transpose::value_and_gradient(&x);
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        for j in 0..3 {
+            let w1 = 2.0 * [0.25, 0.5, 1.0][j] - 4.0 * l[j];
+            let w0 = 2.0 * l[j];
+            for (i, w) in [(0, w0), (1, w1)] {
+                let want = w * 2.0 * x[(i, j)];
+                assert!(
+                    (g[(i, j)] - want).abs() < 1e-12,
+                    "({i}, {j}): {} against {want}",
+                    g[(i, j)]
+                );
+            }
+        }
+    }
+}

@@ -13400,3 +13400,79 @@ mod ported_forms {
         all_orders!(from_flag, [0.3, 1.2, -0.7, 0.9]);
     }
 }
+
+/// The generic form (the Hessian's) of code that names its arrays by an alias and makes
+/// cell indices by rounding floats. Before 2026-12-07 each was a type error in the generic
+/// form, which failed the function whether or not a Hessian was asked for.
+mod aliases_and_rounded_cells {
+    use mochi::prelude::*;
+
+    pub type M2 = [[f64; 2]; 2];
+    const CELL: f64 = 0.5;
+
+    #[differentiable(higher_order)]
+    pub fn mm(a: &M2, b: &M2) -> M2 {
+        let mut c = [[0.0; 2]; 2];
+        for i in 0..2 {
+            for j in 0..2 {
+                c[i][j] = a[i][0] * b[0][j] + a[i][1] * b[1][j];
+            }
+        }
+        c
+    }
+
+    /// Powers of a 2×2 matrix kept in a `Vec<M2>`.
+    #[differentiable]
+    pub fn kept_powers(x: &[f64]) -> f64 {
+        let a: M2 = [[x[0], x[1]], [x[2], x[3]]];
+        let mut ps: Vec<M2> = Vec::new();
+        let mut p = a;
+        for _ in 0..3 {
+            ps.push(p);
+            p = mm(&p, &a);
+        }
+        let mut s = ps[2][0][1];
+        for q in ps.iter() {
+            s += q[0][0] + q[1][1];
+        }
+        s
+    }
+
+    /// Weights chosen by the cell a point falls in (`(p / CELL).floor() as i64`).
+    #[differentiable]
+    pub fn cell_weights(x: &[f64]) -> f64 {
+        let pts: Vec<[f64; 2]> = vec![[x[0], x[1]], [x[2], x[3]]];
+        let cells: Vec<(i64, i64)> = pts
+            .iter()
+            .map(|p| ((p[0] / CELL).floor() as i64, (p[1] / CELL).floor() as i64))
+            .collect();
+        let mut s = 0.0;
+        for k in 0..pts.len() {
+            let w = (cells[k].0 + 2 * cells[k].1) as f64;
+            s += w * pts[k][0] * pts[k][1];
+        }
+        s
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3_f64, 1.2, -0.7, 0.9];
+        // cells: (0, 2) and (−2, 1): weights 4 and 0.
+        let (y, g) = cell_weights::value_and_gradient(&x);
+        assert!((y - 4.0 * x[0] * x[1]).abs() < 1e-12);
+        crate::common::close_to(
+            "cell_weights",
+            &g,
+            &[4.0 * x[1], 4.0 * x[0], 0.0, 0.0],
+            1e-12,
+        );
+        let (y, _) = kept_powers::value_and_gradient(&x);
+        assert!((y - kept_powers(&x)).abs() < 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(kept_powers, [0.3, 1.2, -0.7, 0.9]);
+        all_orders!(cell_weights, [0.3, 1.2, -0.7, 0.9]);
+    }
+}
