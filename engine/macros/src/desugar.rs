@@ -15940,7 +15940,7 @@ impl Desugar {
                     self.active.insert(v.to_string());
                     let recv = &m.receiver;
                     let mut on = m.clone();
-                    on.receiver = Box::new(syn::parse_quote!(#v));
+                    *on.receiver = syn::parse_quote!(#v);
                     *e = syn::parse_quote_spanned!(span=> { let #v = #recv; #on });
                     self.visit_expr_mut(e);
                 }
