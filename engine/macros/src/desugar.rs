@@ -4055,10 +4055,7 @@ impl VisitMut for OptionZips<'_> {
                             Pat::Tuple(t) if t.elems.len() == 2 => {
                                 let (p, q) = (&t.elems[0], &t.elems[1]);
                                 let then = &i.then_branch;
-                                let other: Expr = match &i.else_branch {
-                                    Some((_, b)) => (**b).clone(),
-                                    None => syn::parse_quote!({}),
-                                };
+                                let other: Expr = else_or_empty(i);
                                 Some(
                                     syn::parse_quote!(match (#a, #b) { (Some(#p), Some(#q)) => #then, _ => #other }),
                                 )
@@ -4075,6 +4072,14 @@ impl VisitMut for OptionZips<'_> {
         if let Some(r) = rewritten {
             *e = r;
         }
+    }
+}
+
+/// An `if`'s `else` branch, or an empty block where it has none.
+fn else_or_empty(i: &syn::ExprIf) -> Expr {
+    match &i.else_branch {
+        Some((_, b)) => (**b).clone(),
+        None => syn::parse_quote!({}),
     }
 }
 
@@ -4233,10 +4238,7 @@ impl VisitMut for TupleOptionMatches<'_> {
                             label: None,
                             block: i.then_branch.clone(),
                         });
-                        let other: Expr = match &i.else_branch {
-                            Some((_, b)) => (**b).clone(),
-                            None => syn::parse_quote!({}),
-                        };
+                        let other: Expr = else_or_empty(i);
                         let arms = vec![
                             ((*l.pat).clone(), None, then),
                             (syn::parse_quote!(_), None, other),
@@ -4375,10 +4377,7 @@ impl VisitMut for SplitMatches {
                 Self::rewrite(x, last, some, &yes.body, &other.body)
             }
             Expr::If(i) => {
-                let no: Expr = match &i.else_branch {
-                    Some((_, b)) => (**b).clone(),
-                    None => syn::parse_quote!({}),
-                };
+                let no: Expr = else_or_empty(i);
                 match Self::let_split(&i.cond, &i.then_branch, &no) {
                     Some(r) => r,
                     None => return,
@@ -4739,10 +4738,7 @@ fn slice_patterns(e: &Expr) -> Option<Expr> {
             });
             let mut arms = vec![((*l.pat).clone(), then)];
             let wild: Pat = syn::parse_quote!(_);
-            let otherwise = match &i.else_branch {
-                Some((_, b)) => (**b).clone(),
-                None => syn::parse_quote!({}),
-            };
+            let otherwise = else_or_empty(i);
             arms.push((wild, otherwise));
             (&*l.expr, arms)
         }
