@@ -314,6 +314,11 @@ pub fn within(end: usize, len: usize) -> usize {
 pub fn unravel<S: Data, D: Dimension>(a: &ArrayBase<S, D>, mut k: usize) -> D::Pattern {
     let shape = a.raw_dim();
     let mut index = D::zeros(shape.ndim());
+    // (One dimension: `k` itself, without the division below in every trip.)
+    if D::NDIM == Some(1) {
+        index[0] = k;
+        return index.into_pattern();
+    }
     for axis in (0..shape.ndim()).rev() {
         let n = shape[axis].max(1);
         index[axis] = k % n;
@@ -608,12 +613,13 @@ pub fn pull<P: crate::Pullback>(
     pb.pullback(output, args)
 }
 
-/// The length of a one-dimensional sequence: a slice, a `Vec`, an array, a
-/// one-dimensional ndarray array or view, or a reference to one.
+/// The number of elements of a sequence a `for` loop or an iterator chain walks: a
+/// slice, a `Vec`, an array, an ndarray array or view of any dimension (in logical
+/// order), a nalgebra matrix, or a reference to one.
 #[diagnostic::on_unimplemented(
-    message = "mochi: a `for` loop or iterator chain over `{Self}` is differentiated element by element over a sequence read by one index (a slice, a `Vec`, an `Array1`, a nalgebra matrix)",
-    label = "not a one-dimensional sequence",
-    note = "for an array of two or more dimensions that is not a parameter, iterate over `let f = a.flatten();` (`for v in f.iter()`), or over its rows (`a.rows()`)"
+    message = "mochi: a `for` loop or iterator chain over `{Self}` is differentiated element by element over a sequence read by position (a slice, a `Vec`, an array, an ndarray array, a nalgebra matrix)",
+    label = "not a sequence read by position",
+    note = "walk it by an index loop over what it holds, or collect what the loop reads into a `Vec` first"
 )]
 pub trait SeqLen {
     /// The number of elements.
@@ -649,8 +655,10 @@ impl<X: SeqLen + ?Sized> SeqLen for &mut X {
         (**self).seq_len()
     }
 }
+/// (An array of two or more dimensions is walked in logical order, the order `iter()`
+/// visits it, its element `k` read at the multi-index `Flat(&a).at(k)`.)
 #[cfg(feature = "ndarray")]
-impl<S: Data> SeqLen for ArrayBase<S, ndarray::Ix1> {
+impl<S: Data, D: Dimension> SeqLen for ArrayBase<S, D> {
     #[inline(always)]
     fn seq_len(&self) -> usize {
         self.len()
@@ -658,11 +666,11 @@ impl<S: Data> SeqLen for ArrayBase<S, ndarray::Ix1> {
 }
 
 /// The length of a sequence walked by `for v in x.iter_mut()` (rewritten as an index
-/// loop), with the advice for arrays of two or more dimensions.
+/// loop).
 #[diagnostic::on_unimplemented(
-    message = "mochi: `iter_mut()` over `{Self}` is differentiated as an index loop over a sequence read by one index (a slice, a `Vec`, an `Array1`, a nalgebra matrix)",
-    label = "not a one-dimensional sequence",
-    note = "for an array of two or more dimensions, write `a.mapv_inplace(|v| …)`, `Zip::from(&mut a).and(&b).for_each(|p, &q| …)`, or walk its rows: `for mut row in a.rows_mut() {{ for j in 0..row.len() {{ row[j] = … }} }}`"
+    message = "mochi: `iter_mut()` over `{Self}` is differentiated as an index loop over a sequence read by position (a slice, a `Vec`, an array, an ndarray array, a nalgebra matrix)",
+    label = "not a sequence read by position",
+    note = "write the loop over the positions of what it holds, `for i in 0..n {{ v[i] = … }}`"
 )]
 pub trait ElementsLen {
     /// The number of elements.

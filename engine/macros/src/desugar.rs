@@ -7104,7 +7104,12 @@ impl Source {
     fn element(&self, i: &syn::Ident, span: Span) -> Expr {
         let seq = &self.seq;
         match &self.reach {
-            Reach::Whole => syn::parse_quote_spanned!(span=> #seq[#i]),
+            Reach::Whole => {
+                // (`for v in m.iter_mut()` of a local `Array2`: the multi-index of
+                // position `i` in logical order.)
+                let at = crate::iterchain::flat_index(seq, &quote::quote!(#i), span);
+                syn::parse_quote_spanned!(span=> #seq[#at])
+            }
             Reach::Range(start, _) => syn::parse_quote_spanned!(span=> #seq[#start + #i]),
             Reach::Cycle(skip) => syn::parse_quote_spanned!(span=>
                 #seq[(#skip + #i) % ::mochi::__private::elements_len(&#seq)]),
@@ -8117,9 +8122,13 @@ fn computed_source_of(e: &Expr) -> bool {
         // rewrite needs as a variable too.)
         Expr::MethodCall(r) => {
             let name = r.method.to_string();
-            matches!(name.as_str(), "to_vec" | "to_owned" | "clone" | "collect")
-                || !(crate::lower::expr::is_library_method(&name)
-                    || NOT_CHAIN_SOURCES.contains(&name.as_str()))
+            // (A transposed view, `m.t().iter()`, is read in its own order: the chain
+            // rewrite takes it by name, as `let mt = m.t();` is.)
+            matches!(
+                name.as_str(),
+                "to_vec" | "to_owned" | "clone" | "collect" | "t" | "reversed_axes"
+            ) || !(crate::lower::expr::is_library_method(&name)
+                || NOT_CHAIN_SOURCES.contains(&name.as_str()))
         }
         _ => false,
     };

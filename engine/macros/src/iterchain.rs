@@ -818,6 +818,52 @@ fn known_linear(seq: &Expr) -> bool {
     }
 }
 
+/// The position of element `k` of `seq` in the order `iter()` visits it: `k` where `seq`
+/// is known to be a slice, an array or a `Vec`, else the multi-index `__private::Flat`
+/// gives (`k` itself but for an ndarray array of two or more dimensions).
+pub(crate) fn flat_index(seq: &Expr, k: &TokenStream, span: Span) -> TokenStream {
+    if known_linear(seq) {
+        return k.clone();
+    }
+    quote_spanned!(span=> ::mochi::no_grad({
+        #[allow(unused_imports)]
+        use ::mochi::__private::{FlatArray as _, FlatOther as _};
+        ::mochi::__private::Flat(&#seq).at(#k)
+    }))
+}
+
+/// The sequence and the position of a [`flat_index`] that is not the position itself.
+pub(crate) fn flat_index_of(e: &Expr) -> Option<(&Expr, &Expr)> {
+    let Expr::Call(c) = e else { return None };
+    let Expr::Path(f) = &*c.func else { return None };
+    if c.args.len() != 1 || !f.path.segments.last().is_some_and(|s| s.ident == "no_grad") {
+        return None;
+    }
+    let Expr::Block(b) = &c.args[0] else {
+        return None;
+    };
+    let Some(syn::Stmt::Expr(Expr::MethodCall(at), None)) = b.block.stmts.last() else {
+        return None;
+    };
+    let Expr::Call(flat) = &*at.receiver else {
+        return None;
+    };
+    let Expr::Path(fp) = &*flat.func else {
+        return None;
+    };
+    if at.method != "at"
+        || at.args.len() != 1
+        || flat.args.len() != 1
+        || !fp.path.segments.last().is_some_and(|s| s.ident == "Flat")
+    {
+        return None;
+    }
+    let Expr::Reference(r) = &flat.args[0] else {
+        return None;
+    };
+    Some((&r.expr, &at.args[0]))
+}
+
 /// Whether a type is a slice, an array or a `Vec` (behind any references).
 pub fn linear_type(t: &syn::Type) -> bool {
     match t {
@@ -1576,13 +1622,8 @@ impl<'a> Writer<'a> {
                     // at the multi-index `Flat` gives (`k` itself for a slice or `Vec`).
                     None if !known_linear(seq) => {
                         let ix = self.fresh("ix");
-                        body.push(quote_spanned!(span=>
-                            let #ix = ::mochi::no_grad({
-                                #[allow(unused_imports)]
-                                use ::mochi::__private::{FlatArray as _, FlatOther as _};
-                                ::mochi::__private::Flat(&#seq).at(#k)
-                            });
-                        ));
+                        let at = flat_index(seq, &k, span);
+                        body.push(quote_spanned!(span=> let #ix = #at;));
                         quote_spanned!(span=> #ix)
                     }
                     None => k,
@@ -2432,6 +2473,15 @@ impl VisitMut for WindowUses<'_> {
             Expr::Reference(r) if r.mutability.is_none() && !self.mutable && self.is_w(&r.expr) => {
                 let s = self.slice(span);
                 *e = syn::parse_quote_spanned!(span=> &#s);
+            }
+            // The position of element `j` of the window (`flat_index`, which an element
+            // loop over a name the macro does not know to be linear reads): `j` itself.
+            Expr::Call(_) if flat_index_of(e).is_some_and(|(w, _)| self.is_w(w)) => {
+                let Some((_, j)) = flat_index_of(e) else {
+                    unreachable!()
+                };
+                let j = j.clone();
+                *e = syn::parse_quote_spanned!(span=> (#j));
             }
             // `elements_len(&w)`, the bound of `for e in w.iter_mut()` written as an index
             // loop: the window's length.

@@ -13476,3 +13476,135 @@ mod aliases_and_rounded_cells {
         all_orders!(cell_weights, [0.3, 1.2, -0.7, 0.9]);
     }
 }
+
+/// Element loops over matrices held by locals (whose type the macro cannot see): `for v
+/// in m.iter()`, `.enumerate()`, `.zip(..)`, `for v in m.iter_mut()` and chains written
+/// on `m.t()`, in logical order. Before: "a `for` loop or iterator chain over
+/// `Array2<f64>` is differentiated element by element over a sequence read by one
+/// index", refused at the loop, and "no rule for `iter`" on `m.t()`.
+mod matrix_element_loops {
+    use mochi::prelude::*;
+    use ndarray::{Array1, Array2};
+
+    #[differentiable]
+    pub fn weighted_by_position(x: &[f64]) -> f64 {
+        let m = Array2::from_shape_vec((2, 3), x.to_vec()).unwrap();
+        let mut s = 0.0;
+        for (i, v) in m.iter().enumerate() {
+            s += v * v * (i as f64 + 1.0);
+        }
+        s
+    }
+
+    /// The transpose walked in its own order: element `k` of `m.t()` is `m[k % 2][k / 2]`.
+    #[differentiable]
+    pub fn transposed_walks(x: &[f64]) -> f64 {
+        let m = Array2::from_shape_vec((2, 3), x.to_vec()).unwrap();
+        let w = [1.0, -2.0, 0.5, 3.0, 0.25, 1.5];
+        let mut s = 0.0;
+        for (a, b) in m.t().iter().zip(w.iter()) {
+            s += a * a * b;
+        }
+        let c: f64 = m.t().iter().enumerate().map(|(k, v)| v * k as f64).sum();
+        s + c * c
+    }
+
+    /// Written in place twice, then read by index and summed.
+    #[differentiable]
+    pub fn written_in_place(x: &[f64]) -> f64 {
+        let mut m = Array2::from_shape_vec((2, 3), x.to_vec()).unwrap();
+        for v in m.iter_mut() {
+            *v = v.exp() * *v;
+        }
+        let mut k = 1.0;
+        for v in m.iter_mut() {
+            *v *= k;
+            k += 0.5;
+        }
+        m[[1, 2]] * m[[0, 1]] + m.sum()
+    }
+
+    #[differentiable]
+    pub fn written_by_position(x: &[f64]) -> f64 {
+        let mut m = Array2::from_shape_vec((3, 2), x.to_vec()).unwrap();
+        for (i, v) in m.iter_mut().enumerate() {
+            *v = v.sin() + i as f64 * *v;
+        }
+        m.t().dot(&m).sum()
+    }
+
+    /// A vector local (`Array1`) walked and written the same way.
+    #[differentiable]
+    pub fn vector_local(x: &[f64]) -> f64 {
+        let a = Array1::from(x.to_vec());
+        let mut b = a.mapv(|v| v * v);
+        for v in b.iter_mut() {
+            *v += 1.0;
+        }
+        let mut s = 0.0;
+        for v in b.iter() {
+            s += v.ln();
+        }
+        s
+    }
+
+    const X: [f64; 6] = [0.3, 1.2, -0.7, 0.9, 0.4, 1.5];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        // m is row-major: logical order is x's own.
+        let (y, g) = weighted_by_position::value_and_gradient(&x);
+        let want: f64 = (0..6).map(|i| x[i] * x[i] * (i as f64 + 1.0)).sum();
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        let gw: Vec<f64> = (0..6).map(|i| 2.0 * x[i] * (i as f64 + 1.0)).collect();
+        crate::common::close_to("weighted_by_position", &g, &gw, 1e-12);
+
+        // m.t() visits m[0][0], m[1][0], m[0][1], m[1][1], m[0][2], m[1][2]: x[0], x[3],
+        // x[1], x[4], x[2], x[5].
+        let order = [0, 3, 1, 4, 2, 5];
+        let w = [1.0, -2.0, 0.5, 3.0, 0.25, 1.5];
+        let c: f64 = (0..6).map(|k| x[order[k]] * k as f64).sum();
+        let want: f64 = (0..6)
+            .map(|k| x[order[k]] * x[order[k]] * w[k])
+            .sum::<f64>()
+            + c * c;
+        let (y, g) = transposed_walks::value_and_gradient(&x);
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        let mut gw = [0.0; 6];
+        for k in 0..6 {
+            gw[order[k]] = 2.0 * x[order[k]] * w[k] + 2.0 * c * k as f64;
+        }
+        crate::common::close_to("transposed_walks", &g, &gw, 1e-12);
+
+        // written_in_place: u_k = x_k e^{x_k} (1 + k/2); y = u_5 u_1 + Σ u_k.
+        let u: Vec<f64> = (0..6)
+            .map(|k| x[k] * x[k].exp() * (1.0 + 0.5 * k as f64))
+            .collect();
+        let du: Vec<f64> = (0..6)
+            .map(|k| (1.0 + x[k]) * x[k].exp() * (1.0 + 0.5 * k as f64))
+            .collect();
+        let (y, g) = written_in_place::value_and_gradient(&x);
+        let want = u[5] * u[1] + u.iter().sum::<f64>();
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        let mut gw = du.clone();
+        gw[5] += u[1] * du[5];
+        gw[1] += u[5] * du[1];
+        crate::common::close_to("written_in_place", &g, &gw, 1e-12);
+
+        let (y, g) = vector_local::value_and_gradient(&x);
+        let want: f64 = x.iter().map(|v| (v * v + 1.0).ln()).sum();
+        assert!((y - want).abs() < 1e-12, "{y} against {want}");
+        let gw: Vec<f64> = x.iter().map(|v| 2.0 * v / (v * v + 1.0)).collect();
+        crate::common::close_to("vector_local", &g, &gw, 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(weighted_by_position, super::X);
+        all_orders!(transposed_walks, super::X);
+        all_orders!(written_in_place, super::X);
+        all_orders!(written_by_position, super::X);
+        all_orders!(vector_local, super::X);
+    }
+}

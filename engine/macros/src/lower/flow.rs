@@ -652,6 +652,10 @@ impl Lowerer {
         // `Vec<Vec<f64>>`) are read too.
         let mut first_binds = Vec::new();
         pat_names(&elem_pats[0], &mut first_binds);
+        // (An ndarray array of two or more dimensions, `for v in m.iter()` of a local
+        // `Array2`, is read at the multi-index of position `k` in logical order.)
+        let at =
+            |s: &Expr| crate::iterchain::flat_index(s, &quote!(#k), syn::spanned::Spanned::span(s));
         let hides_second = seqs.len() == 2
             && crate::activity::tokens_mention(&quote::quote!(#(#seqs)*), &|i| {
                 first_binds.iter().any(|n| i == n)
@@ -660,10 +664,12 @@ impl Lowerer {
             // `for (y, x) in x.iter().zip(y.iter())`: both elements are read before
             // either name is bound.
             let (p0, p1, s0, s1) = (&elem_pats[0], &elem_pats[1], &seqs[0], &seqs[1]);
-            lets.push(parse_quote!(let (#p0, #p1) = (#s0[#k].clone(), #s1[#k].clone());));
+            let (i0, i1) = (at(s0), at(s1));
+            lets.push(parse_quote!(let (#p0, #p1) = (#s0[#i0].clone(), #s1[#i1].clone());));
         } else {
             for (p, s) in elem_pats.iter().zip(&seqs) {
-                lets.push(parse_quote!(let #p = #s[#k].clone();));
+                let i = at(s);
+                lets.push(parse_quote!(let #p = #s[#i].clone();));
             }
         }
         // `f(v)` passed the element by reference, and still does: `f(&v)`; `*v` in the
