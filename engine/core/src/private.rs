@@ -770,6 +770,20 @@ pub fn sort_permutation<T, F: FnMut(&T, &T) -> std::cmp::Ordering>(
     p
 }
 
+/// The arrangement `v.select_nth_unstable_by(k, cmp)` makes, as positions: element `j`
+/// after the call is `v[p[j]]`. The selection runs on the positions with the same
+/// comparisons, so it moves them as it would move the elements.
+#[track_caller]
+pub fn select_permutation<T, F: FnMut(&T, &T) -> std::cmp::Ordering>(
+    v: &[T],
+    k: usize,
+    mut cmp: F,
+) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..v.len()).collect();
+    p.select_nth_unstable_by(k, |&i, &j| cmp(&v[i], &v[j]));
+    p
+}
+
 /// Reverses a saved loop iterator (ranges, `.rev()`, `.step_by(k)`).
 #[inline(always)]
 pub fn rev_iter<I: IntoIterator>(it: I) -> std::iter::Rev<I::IntoIter>

@@ -717,6 +717,7 @@ const STD_MUTATORS: &[&str] = &[
     "sort_by_key",
     "sort_unstable",
     "sort_unstable_by",
+    "select_nth_unstable_by",
     "sort_unstable_by_key",
     "rotate_left",
     "rotate_right",
@@ -1824,6 +1825,9 @@ fn zip_order_dependent(f: &syn::ExprClosure, fold: bool) -> bool {
         own: Vec<String>,
         params: &'a [String],
         found: bool,
+        /// The captured variables written in an order-free way, each with how (`+`:
+        /// `s += t`, `-=`; `*`: `s *= t`, `/=`; `m`: `m = m.max(t)`, `min`).
+        free: Vec<(String, char)>,
     }
     impl Captured<'_> {
         /// Whether `e` reads the variable at the root of `place`.
@@ -1832,11 +1836,14 @@ fn zip_order_dependent(f: &syn::ExprClosure, fold: bool) -> bool {
                 tokens_mention(&quote::ToTokens::to_token_stream(e), &|i| i == r.as_str())
             })
         }
+        /// The root of `place` when it is a captured variable.
+        fn captured(&self, place: &Expr) -> Option<String> {
+            crate::activity::root_name(place)
+                .filter(|r| !self.params.contains(r) && !self.own.contains(r))
+        }
         fn place(&mut self, e: &Expr) {
-            if let Some(r) = crate::activity::root_name(e) {
-                if !self.params.contains(&r) && !self.own.contains(&r) {
-                    self.found = true;
-                }
+            if self.captured(e).is_some() {
+                self.found = true;
             }
         }
     }
@@ -1855,16 +1862,24 @@ fn zip_order_dependent(f: &syn::ExprClosure, fold: bool) -> bool {
                     && !self.names_root(&mc.args[0], &a.left));
             if !running {
                 self.place(&a.left);
+            } else if let Some(r) = self.captured(&a.left) {
+                self.free.push((r, 'm'));
             }
             syn::visit::visit_expr_assign(self, a);
         }
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
             // (`s += x * w`: a sum, the same in any order but for rounding; not `s *= ..`
             // of `s` itself.)
-            if crate::activity::is_arithmetic_assign(&b.op)
-                && (matches!(b.op, syn::BinOp::RemAssign(_)) || self.names_root(&b.right, &b.left))
-            {
-                self.place(&b.left);
+            if crate::activity::is_arithmetic_assign(&b.op) {
+                if matches!(b.op, syn::BinOp::RemAssign(_)) || self.names_root(&b.right, &b.left) {
+                    self.place(&b.left);
+                } else if let Some(r) = self.captured(&b.left) {
+                    let how = match b.op {
+                        syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_) => '+',
+                        _ => '*',
+                    };
+                    self.free.push((r, how));
+                }
             }
             syn::visit::visit_expr_binary(self, b);
         }
@@ -1879,9 +1894,35 @@ fn zip_order_dependent(f: &syn::ExprClosure, fold: bool) -> bool {
         own: Vec::new(),
         params: &params,
         found: false,
+        free: Vec::new(),
     };
     syn::visit::Visit::visit_expr(&mut c, &f.body);
-    c.found
+    // Each write is order-free alone; together they are not when one variable is
+    // written two ways (`s *= 0.5; s += v;`, a discounted sum), or when the body reads
+    // a variable it writes anywhere but in its own writes (`k += 1.0; s += k * v;`, a
+    // counter; `s += v; *o = s;`, a running sum written out).
+    let body = quote::ToTokens::to_token_stream(&f.body);
+    let mut names: Vec<&String> = c.free.iter().map(|(r, _)| r).collect();
+    names.dedup();
+    let entangled = names.iter().any(|r| {
+        let writes = c.free.iter().filter(|(w, _)| w == *r);
+        let kinds: HashSet<char> = writes.clone().map(|(_, k)| *k).collect();
+        let own_mentions: usize = writes.map(|(_, k)| if *k == 'm' { 2 } else { 1 }).sum();
+        kinds.len() > 1 || mentions_count(&body, r) > own_mentions
+    });
+    c.found || entangled
+}
+
+/// How many times the identifier `name` occurs in `ts` (inside groups too).
+fn mentions_count(ts: &TokenStream, name: &str) -> usize {
+    ts.clone()
+        .into_iter()
+        .map(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => usize::from(i == name),
+            proc_macro2::TokenTree::Group(g) => mentions_count(&g.stream(), name),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// ndarray's `Zip` over differentiable arrays, as a loop over the elements in logical
@@ -2092,6 +2133,7 @@ const MUTATING_METHODS: &[&str] = &[
     "fill",
     "sort_by",
     "sort_unstable_by",
+    "select_nth_unstable_by",
     "reverse",
     "copy_from_slice",
     "mapv_inplace",
@@ -14958,7 +15000,10 @@ impl Desugar {
         if let Expr::Unary(u) = e {
             if matches!(u.op, syn::UnOp::Deref(_)) && is_unwrap(&u.expr) {
                 self.visit_expr_mut(&mut u.expr);
-                if !is_unwrap(&u.expr) && !matches!(&*u.expr, Expr::Index(_)) {
+                // (Also `*v.last().unwrap()`, now `v[v.len() - 1]`, a float: before
+                // 2026-12-07 the `*` stayed, "type `f64` cannot be dereferenced" where the
+                // lowering writes the expression as it is, in a `while` condition.)
+                if !is_unwrap(&u.expr) {
                     *e = (*u.expr).clone();
                 }
                 return;
@@ -15200,6 +15245,27 @@ impl Desugar {
                     v,
                     quote_spanned!(span=>
                         let #p = ::mochi::no_grad(::mochi::__private::sort_permutation(&#v, #cmp));
+                    ),
+                    |k| quote_spanned!(span=> #p[#k]),
+                    span,
+                );
+            }
+            // `v.select_nth_unstable_by(k, cmp)` as a statement: the permutation the same
+            // selection makes of the positions (the same comparisons, so the same
+            // arrangement as the function's), then the elements gathered through it.
+            Expr::MethodCall(m)
+                if m.method == "select_nth_unstable_by"
+                    && m.args.len() == 2
+                    && self.active_place(&m.receiver) =>
+            {
+                let (v, k, cmp) = (&m.receiver, &m.args[0], &m.args[1]);
+                let p = format_ident!("__mochi_perm", span = span);
+                *e = gather_in_place(
+                    v,
+                    quote_spanned!(span=>
+                        let #p = ::mochi::no_grad(
+                            ::mochi::__private::select_permutation(&#v, #k, #cmp)
+                        );
                     ),
                     |k| quote_spanned!(span=> #p[#k]),
                     span,

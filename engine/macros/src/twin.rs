@@ -310,6 +310,7 @@ pub const SEQ_METHODS: &[&str] = &[
     "nth",
     "sort_by",
     "sort_unstable_by",
+    "select_nth_unstable_by",
     "sort",
     "sort_unstable",
     "sort_by_key",

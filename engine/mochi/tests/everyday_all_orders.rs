@@ -11940,6 +11940,66 @@ mod scans_and_bests {
         let _ = zip_carried::gradient(&x, true);
     }
 
+    /// Carried values written as two order-free statements: a discounted sum (`s *=
+    /// 0.5; s += e;`), a counter weighting the terms (`k += 1.0; s += k * e * e;`) and a
+    /// running sum written out (`s += e; *o = s;`). Each statement alone is a sum or a
+    /// product, the same in any order; together they depend on it. Before 2026-12-07
+    /// they were not seen to: over a transpose, a wrong value and gradient (the
+    /// discounted sum 1.3469 where `Zip` gives 1.0469 at `X`).
+    #[differentiable]
+    pub fn zip_two_statement_carries(x: &[f64], transposed: bool) -> f64 {
+        let m = ndarray::Array2::from_shape_vec((2, 3), x.to_vec()).unwrap();
+        let v = if transposed { m.t() } else { m.view() };
+        let mut s = 0.0;
+        ndarray::Zip::from(&v).for_each(|&e| {
+            s *= 0.5;
+            s += e;
+        });
+        let mut k = 0.0;
+        let mut c = 0.0;
+        ndarray::Zip::from(&v).for_each(|&e| {
+            k += 1.0;
+            c += k * e * e;
+        });
+        let mut out = ndarray::Array2::<f64>::zeros(v.raw_dim());
+        let mut r = 0.0;
+        ndarray::Zip::from(&mut out).and(&v).for_each(|o, &e| {
+            r += e;
+            *o = r;
+        });
+        s + c + out[[1, 1]] * out[[0, 2]]
+    }
+
+    const XZ: [f64; 6] = [0.3, -0.8, 1.1, 0.6, -0.2, 0.9];
+
+    #[test]
+    fn zip_two_statement_carries_by_hand() {
+        let x = XZ;
+        // Standard layout: the logical order is x's own.
+        let d: Vec<f64> = (0..6).map(|l| 0.5f64.powi(5 - l)).collect();
+        let s: f64 = (0..6).map(|l| d[l] * x[l]).sum();
+        let c: f64 = (0..6).map(|l| (l as f64 + 1.0) * x[l] * x[l]).sum();
+        let pre = |n: usize| x[..=n].iter().sum::<f64>();
+        let (p, q) = (pre(4), pre(2));
+        let (y, g) = zip_two_statement_carries::value_and_gradient(&x, false);
+        assert!((y - (s + c + p * q)).abs() < 1e-12, "{y}");
+        let want: Vec<f64> = (0..6)
+            .map(|l| {
+                d[l] + 2.0 * (l as f64 + 1.0) * x[l]
+                    + if l <= 4 { q } else { 0.0 }
+                    + if l <= 2 { p } else { 0.0 }
+            })
+            .collect();
+        crate::common::close_to("zip_two_statement_carries", &g.0, &want, 1e-12);
+        crate::common::assert_gradient_matches(|x| zip_two_statement_carries(x, false), &g.0, &x);
+    }
+
+    #[test]
+    #[should_panic(expected = "carries a value from one element to the next")]
+    fn zip_two_statement_carries_over_a_transpose_are_refused() {
+        let _ = zip_two_statement_carries::gradient(&XZ, true);
+    }
+
     /// `if let Some(m) = v.iter_mut().max_by(cmp) { *m *= 2.0; }`, also `find` (no rule
     /// for `iter_mut` before 2026-12-06).
     #[differentiable]
