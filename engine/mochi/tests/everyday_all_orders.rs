@@ -13668,3 +13668,67 @@ mod matrix_element_loops {
         all_orders!(vector_local, super::X);
     }
 }
+
+/// A median by `select_nth_unstable_by` (before 2026-12-07, "no rule for
+/// `select_nth_unstable_by`"), read at its position and through the halves it leaves;
+/// a `while` whose condition reads `*v.last().unwrap()` (before, "type `f64` cannot be
+/// dereferenced" at the condition).
+mod selections_and_last {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn median_and_halves(x: &[f64]) -> f64 {
+        let mut v: Vec<f64> = x.iter().map(|t| t * t + 0.5 * t).collect();
+        let k = v.len() / 2;
+        v.select_nth_unstable_by(k, |a, b| a.partial_cmp(b).unwrap());
+        let below: f64 = v[..k].iter().sum();
+        let above: f64 = v[k + 1..].iter().map(|t| t * t).sum();
+        v[k] * 3.0 + below * above
+    }
+
+    #[differentiable]
+    pub fn grow_until_last(x: &[f64]) -> f64 {
+        let mut v = vec![x[0], x[1]];
+        while *v.last().unwrap() < 4.0 && v.len() < 12 {
+            let n = v.len();
+            let next = v[n - 1] * x[2] + v[n - 2] * x[3];
+            v.push(next);
+        }
+        v.iter().sum::<f64>() / v.len() as f64 + *v.first().unwrap()
+    }
+
+    const X5: [f64; 5] = [0.9, -0.3, 1.4, 0.2, -1.1];
+    const XG: [f64; 4] = [0.5, 1.0, 1.5, 0.8];
+
+    #[test]
+    fn by_hand() {
+        let x = X5;
+        // u = t² + t/2: [1.26, -0.06, 2.66, 0.14, 0.66]; sorted -0.06, 0.14, 0.66, 1.26,
+        // 2.66 (gaps ≥ 0.2): the median is u₄ (x = -1.1), below {u₁, u₃}, above {u₀, u₂}.
+        let u: Vec<f64> = x.iter().map(|t| t * t + 0.5 * t).collect();
+        let du: Vec<f64> = x.iter().map(|t| 2.0 * t + 0.5).collect();
+        let (b, a) = (u[1] + u[3], u[0] * u[0] + u[2] * u[2]);
+        let (y, g) = median_and_halves::value_and_gradient(&x);
+        assert!((y - (3.0 * u[4] + b * a)).abs() < 1e-12, "{y}");
+        let want = [
+            b * 2.0 * u[0] * du[0],
+            a * du[1],
+            b * 2.0 * u[2] * du[2],
+            a * du[3],
+            3.0 * du[4],
+        ];
+        crate::common::close_to("median_and_halves", &g, &want, 1e-12);
+
+        // v = [0.5, 1.0, 1.9, 3.65, 6.995]: the loop stops when the last passes 4.
+        let (y, _) = grow_until_last::value_and_gradient(&XG);
+        let v = [0.5, 1.0, 1.9, 3.65, 6.995];
+        assert!((y - (v.iter().sum::<f64>() / 5.0 + 0.5)).abs() < 1e-12, "{y}");
+        assert!((y - grow_until_last(&XG)).abs() < 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(median_and_halves, super::X5);
+        all_orders!(grow_until_last, super::XG);
+    }
+}
