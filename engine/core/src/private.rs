@@ -471,6 +471,93 @@ pub fn nth_pattern<D: Dimension>(d: &D, k: usize) -> D::Pattern {
     index.into_pattern()
 }
 
+/// How `ndarray::Zip` sees one operand's memory layout (ndarray 0.16's rule): bits for
+/// contiguous in row-major order (`1`), in column-major order (`2`), preferring rows
+/// (`4`), preferring columns (`8`), and the preference as a score (positive for rows).
+#[cfg(feature = "ndarray")]
+pub fn zip_layout<S: ndarray::RawData, D: Dimension>(a: &ArrayBase<S, D>) -> (u32, i32) {
+    let (dim, strides) = (a.shape(), a.strides());
+    let n = dim.len();
+    let contiguous = |axes: &mut dyn Iterator<Item = usize>| {
+        if dim.contains(&0) {
+            return true;
+        }
+        let mut next = 1isize;
+        for k in axes {
+            if dim[k] != 1 {
+                if strides[k] != next {
+                    return false;
+                }
+                next *= dim[k] as isize;
+            }
+        }
+        true
+    };
+    let bits = if n <= 1 {
+        if n == 0 || strides[0] == 1 || dim[0] <= 1 {
+            0b1111
+        } else {
+            0
+        }
+    } else if contiguous(&mut (0..n).rev()) {
+        if dim.iter().filter(|&&l| l > 1).count() <= 1 {
+            0b1111
+        } else {
+            0b0101
+        }
+    } else if contiguous(&mut (0..n)) {
+        0b1010
+    } else if dim[0] > 1 && strides[0] == 1 {
+        0b1000
+    } else if dim[n - 1] > 1 && strides[n - 1] == 1 {
+        0b0100
+    } else {
+        0
+    };
+    let on = |b: u32| i32::from(bits & b != 0);
+    (bits, (on(1) - on(2)) + (on(4) - on(8)))
+}
+
+/// Whether `ndarray::Zip` over operands of these layouts ([`zip_layout`]) and shape `d`
+/// visits the elements by columns (the first axis fastest), as it does over
+/// column-major operands (a transposed view), rather than in logical order.
+#[cfg(feature = "ndarray")]
+pub fn zip_by_columns<D: Dimension>(layouts: &[(u32, i32)], d: &D) -> bool {
+    let ndim = d.ndim();
+    let bits = layouts.iter().fold(0b1111, |b, l| b & l.0);
+    let tendency: i32 = layouts.iter().map(|l| l.1).sum();
+    if ndim <= 1 {
+        false
+    } else if bits & 0b0011 != 0 {
+        bits & 0b0001 == 0
+    } else {
+        tendency < 0
+    }
+}
+
+/// The position in logical (row-major) order of the `k`-th element `Zip` visits over
+/// an array of shape `d`: `k` itself, or, by columns, the element whose multi-index
+/// counts with the first axis fastest.
+#[cfg(feature = "ndarray")]
+#[inline]
+pub fn zip_position<D: Dimension>(d: &D, k: usize, by_columns: bool) -> usize {
+    if !by_columns {
+        return k;
+    }
+    let n = d.ndim();
+    let mut rest = k;
+    let mut index = vec![0usize; n];
+    for (axis, slot) in index.iter_mut().enumerate() {
+        let len = d[axis].max(1);
+        *slot = rest % len;
+        rest /= len;
+    }
+    index
+        .iter()
+        .enumerate()
+        .fold(0, |flat, (axis, &i)| flat * d[axis] + i)
+}
+
 /// A write through a mutable view (`b.row_mut(i).assign(&v)`), reversed: the part of
 /// `b`'s cotangent that `sel` picks is taken out (left zero, as the write overwrote it)
 /// and summed down to the shape of the source `v` (`shapes.1`) where `assign` broadcast it.

@@ -1972,9 +1972,19 @@ fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr
         format_ident!("__mochi_zk{}", id, span = span),
         format_ident!("__mochi_zp{}", id, span = span),
     );
+    // The position in logical order of the `k`-th element `Zip` visits: `k`, or where
+    // the order matters, by columns where `Zip` walks column-major operands so (a
+    // transposed view; before 2026-12-07 refused, and before 2026-12-06 a wrong value).
+    let pos = if ordered {
+        format_ident!("__mochi_zq{}", id, span = span)
+    } else {
+        k.clone()
+    };
     let mut pre: Vec<syn::Stmt> = Vec::new();
     let mut lets: Vec<syn::Stmt> = Vec::new();
     let mut body: Expr = (*f.body).clone();
+    // The operands' layouts, where the order matters.
+    let mut layouts: Vec<TokenStream> = Vec::new();
     // Whether an operand is written, through the element's index `p`.
     let mut writes = false;
     for (n, (op, pat)) in operands.iter().zip(f.inputs.iter().skip(skip)).enumerate() {
@@ -2000,7 +2010,7 @@ fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr
                         assert!(#shape == #d, "Zip: the operands have different shapes");)
                 });
                 lets.push(syn::parse_quote_spanned!(span=>
-                    let #pat = #x.slice(::ndarray::s![#k..#k + #l]);));
+                    let #pat = #x.slice(::ndarray::s![#pos..#pos + #l]);));
                 continue;
             }
         }
@@ -2009,12 +2019,7 @@ fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr
             other => (other.clone(), false),
         };
         if ordered {
-            pre.push(syn::parse_quote_spanned!(span=>
-                assert!(
-                    #place.is_standard_layout(),
-                    "mochi: this `Zip` closure carries a value from one element to the next, so its result depends on the order `Zip` visits the elements, which follows the arrays' memory layout; the derivative follows their logical order, so an operand not in standard layout (a transposed or reversed view) is refused: loop over the indices in the order meant, or give `Zip` a standard-layout copy (`.to_owned()` of a `.as_standard_layout()`)"
-                );
-            ));
+            layouts.push(quote_spanned!(span=> ::mochi::__private::zip_layout(&#place)));
         }
         pre.push(if n == 0 {
             syn::parse_quote_spanned!(span=>
@@ -2051,25 +2056,37 @@ fn zip_loop(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<Expr
         match pat {
             Pat::Reference(r) => {
                 let inner = &r.pat;
-                lets.push(syn::parse_quote_spanned!(span=> let #inner = #z[#k];));
+                lets.push(syn::parse_quote_spanned!(span=> let #inner = #z[#pos];));
             }
-            other => lets.push(syn::parse_quote_spanned!(span=> let #other = &#z[#k];)),
+            other => lets.push(syn::parse_quote_spanned!(span=> let #other = &#z[#pos];)),
         }
     }
     let count: Expr = syn::parse_quote_spanned!(span=> ::mochi::__private::dim_size(&#d));
     let index =
-        writes.then(|| quote_spanned!(span=> let #p = ::mochi::__private::nth_pattern(&#d, #k);));
+        writes.then(|| quote_spanned!(span=> let #p = ::mochi::__private::nth_pattern(&#d, #pos);));
     // `Zip::indexed(a)`: the closure's index, `i` or `(i, j)`, is the element's.
     if indexed {
         let at = &f.inputs[skip - 1];
         lets.insert(
             0,
-            syn::parse_quote_spanned!(span=> let #at = ::mochi::__private::nth_pattern(&#d, #k);),
+            syn::parse_quote_spanned!(span=> let #at = ::mochi::__private::nth_pattern(&#d, #pos);),
         );
     }
+    let position = ordered.then(|| {
+        let c = format_ident!("__mochi_zc{}", id, span = span);
+        pre.push(syn::parse_quote_spanned!(span=>
+            let #c = ::mochi::no_grad(
+                ::mochi::__private::zip_by_columns(&[#(#layouts),*], &#d)
+            );
+        ));
+        quote_spanned!(span=>
+            let #pos = ::mochi::no_grad(::mochi::__private::zip_position(&#d, #k, #c));
+        )
+    });
     let walk = |inner: TokenStream| -> Expr {
         syn::parse_quote_spanned!(span=>
             for #k in 0..#count {
+                #position
                 #index
                 #(#lets)*
                 #inner

@@ -11914,9 +11914,10 @@ mod scans_and_bests {
 
     /// A `Zip` closure carrying a value from one element to the next, over a matrix and
     /// over its transpose. `Zip` visits the transpose by columns (its memory order);
-    /// before 2026-12-06 the derivation visited it by rows, a wrong value and gradient.
-    /// Now a carried value over an operand not in standard layout is a panic that says
-    /// so, and one over standard-layout operands agrees with `Zip`.
+    /// before 2026-12-06 the derivation visited it by rows, a wrong value and gradient;
+    /// from then until 2026-12-07 an operand not in standard layout was refused. Now the
+    /// derivation visits the elements in the order `Zip` does, read from the operands'
+    /// layouts (`__private::zip_by_columns`).
     #[differentiable]
     pub fn zip_carried(x: &[f64], transposed: bool) -> f64 {
         let m = ndarray::Array2::from_shape_vec((2, 3), x.to_vec()).unwrap();
@@ -11934,10 +11935,14 @@ mod scans_and_bests {
     }
 
     #[test]
-    #[should_panic(expected = "carries a value from one element to the next")]
-    fn zip_carried_over_a_transpose_is_refused() {
+    fn zip_carried_over_a_transpose_follows_zip() {
         let x = [0.3f64, -0.7, 1.1, 0.5, 0.9, -0.4];
-        let _ = zip_carried::gradient(&x, true);
+        // `Zip` walks mᵀ (3×2, column-major) in memory order, x's own.
+        let s = x.iter().fold(0.0, |s, e| s * 0.5 + e);
+        let (y, g) = zip_carried::value_and_gradient(&x, true);
+        assert!((y - s * s).abs() < 1e-12, "{y} against {}", s * s);
+        assert!((y - zip_carried(&x, true)).abs() < 1e-12);
+        crate::common::assert_gradient_matches(|x| zip_carried(x, true), &g.0, &x);
     }
 
     /// Carried values written as two order-free statements: a discounted sum (`s *=
@@ -11945,7 +11950,8 @@ mod scans_and_bests {
     /// running sum written out (`s += e; *o = s;`). Each statement alone is a sum or a
     /// product, the same in any order; together they depend on it. Before 2026-12-07
     /// they were not seen to: over a transpose, a wrong value and gradient (the
-    /// discounted sum 1.3469 where `Zip` gives 1.0469 at `X`).
+    /// discounted sum 1.3469 where `Zip` gives 1.0469 at `XZ`). Now they are walked in
+    /// `Zip`'s order, by columns over the transpose.
     #[differentiable]
     pub fn zip_two_statement_carries(x: &[f64], transposed: bool) -> f64 {
         let m = ndarray::Array2::from_shape_vec((2, 3), x.to_vec()).unwrap();
@@ -11967,7 +11973,7 @@ mod scans_and_bests {
             r += e;
             *o = r;
         });
-        s + c + out[[1, 1]] * out[[0, 2]]
+        s + c + out[[1, 1]] * out[[0, 1]]
     }
 
     const XZ: [f64; 6] = [0.3, -0.8, 1.1, 0.6, -0.2, 0.9];
@@ -11979,25 +11985,45 @@ mod scans_and_bests {
         let d: Vec<f64> = (0..6).map(|l| 0.5f64.powi(5 - l)).collect();
         let s: f64 = (0..6).map(|l| d[l] * x[l]).sum();
         let c: f64 = (0..6).map(|l| (l as f64 + 1.0) * x[l] * x[l]).sum();
-        let pre = |n: usize| x[..=n].iter().sum::<f64>();
-        let (p, q) = (pre(4), pre(2));
+        let (p, q) = (x[..5].iter().sum::<f64>(), x[0] + x[1]);
         let (y, g) = zip_two_statement_carries::value_and_gradient(&x, false);
         assert!((y - (s + c + p * q)).abs() < 1e-12, "{y}");
         let want: Vec<f64> = (0..6)
             .map(|l| {
                 d[l] + 2.0 * (l as f64 + 1.0) * x[l]
                     + if l <= 4 { q } else { 0.0 }
-                    + if l <= 2 { p } else { 0.0 }
+                    + if l <= 1 { p } else { 0.0 }
             })
             .collect();
         crate::common::close_to("zip_two_statement_carries", &g.0, &want, 1e-12);
-        crate::common::assert_gradient_matches(|x| zip_two_statement_carries(x, false), &g.0, &x);
     }
 
     #[test]
-    #[should_panic(expected = "carries a value from one element to the next")]
-    fn zip_two_statement_carries_over_a_transpose_are_refused() {
-        let _ = zip_two_statement_carries::gradient(&XZ, true);
+    fn zip_two_statement_carries_over_a_transpose_follow_zip() {
+        let x = XZ;
+        // mᵀ (3×2) is column-major: `Zip` alone over it walks its memory, x's order, so
+        // `s` and `c` are as in standard layout. With the row-major `out` beside it the
+        // layouts disagree and `Zip` walks logical order, mᵀ's: x₀, x₃, x₁, x₄, x₂, x₅;
+        // out[[0, 1]] = x₀ + x₃ and out[[1, 1]] = x₀ + x₃ + x₁ + x₄.
+        let d: Vec<f64> = (0..6).map(|l| 0.5f64.powi(5 - l)).collect();
+        let s: f64 = (0..6).map(|l| d[l] * x[l]).sum();
+        let c: f64 = (0..6).map(|l| (l as f64 + 1.0) * x[l] * x[l]).sum();
+        let (q, p) = (x[0] + x[3], x[0] + x[3] + x[1] + x[4]);
+        let (y, g) = zip_two_statement_carries::value_and_gradient(&x, true);
+        assert!((y - (s + c + p * q)).abs() < 1e-12, "{y}");
+        assert!(
+            (y - zip_two_statement_carries(&x, true)).abs() < 1e-12,
+            "{y}"
+        );
+        let want: Vec<f64> = (0..6)
+            .map(|l| {
+                d[l] + 2.0 * (l as f64 + 1.0) * x[l]
+                    + if [0, 3, 1, 4].contains(&l) { q } else { 0.0 }
+                    + if [0, 3].contains(&l) { p } else { 0.0 }
+            })
+            .collect();
+        crate::common::close_to("zip_two_statement_carries (transposed)", &g.0, &want, 1e-12);
+        crate::common::assert_gradient_matches(|x| zip_two_statement_carries(x, true), &g.0, &x);
     }
 
     /// `if let Some(m) = v.iter_mut().max_by(cmp) { *m *= 2.0; }`, also `find` (no rule
@@ -13722,7 +13748,10 @@ mod selections_and_last {
         // v = [0.5, 1.0, 1.9, 3.65, 6.995]: the loop stops when the last passes 4.
         let (y, _) = grow_until_last::value_and_gradient(&XG);
         let v = [0.5, 1.0, 1.9, 3.65, 6.995];
-        assert!((y - (v.iter().sum::<f64>() / 5.0 + 0.5)).abs() < 1e-12, "{y}");
+        assert!(
+            (y - (v.iter().sum::<f64>() / 5.0 + 0.5)).abs() < 1e-12,
+            "{y}"
+        );
         assert!((y - grow_until_last(&XG)).abs() < 1e-12);
     }
 
