@@ -228,6 +228,7 @@ pub fn desugar(
         element_receivers: HashSet::new(),
         mut_locals: mut_bound_names(&b),
         map_locals: maps,
+        const_aliases: HashSet::new(),
     };
     d.visit_block_mut(&mut b);
     *receivers = d.receivers;
@@ -6772,6 +6773,40 @@ impl VisitMut for CollectAsReturned<'_> {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
+/// The loops over aliases of constants ([`Desugar::note_const_alias`]) in an index loop
+/// just written over a constant, as [`Desugar::inactive_index_loop`] writes them.
+struct AliasLoops<'a> {
+    d: &'a mut Desugar,
+}
+
+impl VisitMut for AliasLoops<'_> {
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        syn::visit_mut::visit_local_mut(self, l);
+        self.d.note_const_alias(l);
+    }
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Expr::ForLoop(f) = e {
+            let over_alias = match unparen(&f.expr) {
+                Expr::Path(p) => p.path.get_ident(),
+                Expr::MethodCall(m) => match unparen(&m.receiver) {
+                    Expr::Path(p) => p.path.get_ident(),
+                    _ => None,
+                },
+                _ => None,
+            }
+            .is_some_and(|i| self.d.const_aliases.contains(&i.to_string()));
+            if over_alias {
+                if let Some(r) = self.d.inactive_index_loop(f) {
+                    *e = r;
+                }
+            }
+        }
+    }
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
 struct Desugar {
     next: usize,
     float_ty: Option<syn::Ident>,
@@ -6788,6 +6823,10 @@ struct Desugar {
     element_receivers: HashSet<String>,
     /// The names the body binds `mut` (a local buffer, which `v.clear()` may replace).
     mut_locals: HashSet<String>,
+    /// Locals bound to a borrow of a constant or of a piece of one (`let data: &[[f64;
+    /// 3]] = &DATA;`, in a generic form `&__mochi_const_DATA`, a local of its own; `let
+    /// head = &data[..2];`): loops over them are index loops, as over the constant.
+    const_aliases: HashSet<String>,
 }
 
 /// A binding whose type is a struct of the user's: a parameter `m: &Linear`, `p:
@@ -8043,20 +8082,48 @@ fn best_of_zip(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<(
     let Expr::MethodCall(z) = unparen(&best.receiver) else {
         return None;
     };
-    let seq = |e: &Expr| -> Option<Expr> {
-        let e = match unparen(e) {
-            Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => unparen(&m.receiver),
-            Expr::Reference(r) if r.mutability.is_none() => unparen(&r.expr),
-            other => other,
+    // A sequence, and how many of its elements a `skip(n)` passes over (`x.iter().zip(
+    // x.iter().skip(1))`, neighbours).
+    let seq = |e: &Expr| -> Option<(Expr, Option<Expr>)> {
+        let (e, skip) = match unparen(e) {
+            Expr::MethodCall(m) if m.method == "skip" && m.args.len() == 1 => {
+                (unparen(&m.receiver), Some(m.args[0].clone()))
+            }
+            other => (other, None),
         };
-        matches!(e, Expr::Path(_) | Expr::Field(_)).then(|| e.clone())
+        let e = match e {
+            Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => unparen(&m.receiver),
+            Expr::Reference(r) if r.mutability.is_none() && skip.is_none() => unparen(&r.expr),
+            other if skip.is_none() => other,
+            _ => return None,
+        };
+        matches!(e, Expr::Path(_) | Expr::Field(_)).then(|| (e.clone(), skip))
     };
     let span = best.method.span();
     // `x.iter().enumerate()`: the pair is the position and the element.
-    let (a, b) = match (z.method.to_string().as_str(), z.args.len()) {
+    let ((a, skip_a), b) = match (z.method.to_string().as_str(), z.args.len()) {
         ("zip", 1) => (seq(&z.receiver)?, Some(seq(&z.args[0])?)),
-        ("enumerate", 0) => (seq(&z.receiver)?, None),
+        ("enumerate", 0) => {
+            let (a, skip) = seq(&z.receiver)?;
+            if skip.is_some() {
+                return None;
+            }
+            ((a, None), None)
+        }
         _ => return None,
+    };
+    let (b, skip_b) = match b {
+        Some((b, s)) => (Some(b), s),
+        None => (None, None),
+    };
+    let offset = |s: &Option<Expr>| match s {
+        Some(n) => quote_spanned!(span=> (#n) + ),
+        None => TokenStream::new(),
+    };
+    let (oa, ob) = (offset(&skip_a), offset(&skip_b));
+    let remaining = |x: &Expr, s: &Option<Expr>| match s {
+        Some(n) => quote_spanned!(span=> #x.len().saturating_sub(#n)),
+        None => quote_spanned!(span=> #x.len()),
     };
     *next += 1;
     let (k, i, j) = (
@@ -8067,7 +8134,7 @@ fn best_of_zip(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<(
     let body = &c.body;
     let p0 = &c.inputs[0];
     let pair = |at: &syn::Ident| match &b {
-        Some(b) => quote_spanned!(span=> (&#a[*#at], &#b[*#at])),
+        Some(b) => quote_spanned!(span=> (&#a[#oa *#at], &#b[#ob *#at])),
         None => quote_spanned!(span=> (*#at, &#a[*#at])),
     };
     let (pi, pj) = (pair(&i), pair(&j));
@@ -8085,8 +8152,11 @@ fn best_of_zip(e: &Expr, active: &HashSet<String>, next: &mut usize) -> Option<(
     let (finish, args) = (&outer.method, &outer.args);
     let (len, found) = match &b {
         Some(b) => (
-            quote_spanned!(span=> ::core::cmp::min(#a.len(), #b.len())),
-            syn::parse_quote_spanned!(span=> (&#a[#k], &#b[#k])),
+            {
+                let (la, lb) = (remaining(&a, &skip_a), remaining(b, &skip_b));
+                quote_spanned!(span=> ::core::cmp::min(#la, #lb))
+            },
+            syn::parse_quote_spanned!(span=> (&#a[#oa #k], &#b[#ob #k])),
         ),
         None => (
             quote_spanned!(span=> #a.len()),
@@ -12598,13 +12668,14 @@ impl Desugar {
             by_ref_const = syn::parse_quote_spanned!(span=> #inner.iter());
             seq_call = &by_ref_const;
         }
-        // `for &k in idx` of a parameter `idx: &[usize]`: as `idx.iter()`.
+        // `for &k in idx` of a parameter `idx: &[usize]` (or of an alias of a constant,
+        // `for row in data`): as `idx.iter()`.
         let bare_param;
         if let Expr::Path(p) = seq_call {
-            if p.path
-                .get_ident()
-                .is_some_and(|i| self.inactive_params.contains(&i.to_string()))
-            {
+            if p.path.get_ident().is_some_and(|i| {
+                let i = i.to_string();
+                self.inactive_params.contains(&i) || self.const_aliases.contains(&i)
+            }) {
                 bare_param = syn::parse_quote_spanned!(span=> #p.iter());
                 seq_call = &bare_param;
             }
@@ -12624,6 +12695,7 @@ impl Desugar {
         };
         let name = quote::ToTokens::to_token_stream(&x).to_string();
         let constant = lifted
+            || self.const_aliases.contains(&name)
             || (name
                 .chars()
                 .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
@@ -12691,6 +12763,44 @@ impl Desugar {
                 #(#body)*
             }
         }))
+    }
+
+    /// Notes (or forgets) `l`'s name as an alias of a constant (`const_aliases`).
+    fn note_const_alias(&mut self, l: &syn::Local) {
+        let pat = match &l.pat {
+            Pat::Type(t) => &*t.pat,
+            other => other,
+        };
+        let Pat::Ident(p) = pat else { return };
+        let name = p.ident.to_string();
+        let borrowed = l.init.as_ref().and_then(|i| match unparen(&i.expr) {
+            Expr::Reference(r) if r.mutability.is_none() => Some(unparen(&r.expr)),
+            _ => None,
+        });
+        let of = |e: &Expr| match e {
+            Expr::Path(q) => q.path.get_ident().map(|i| i.to_string()),
+            _ => None,
+        };
+        let root = borrowed.and_then(|e| match e {
+            Expr::Index(ix) if matches!(&*ix.index, Expr::Range(_)) => of(unparen(&ix.expr)),
+            other => of(other),
+        });
+        let is_alias = p.mutability.is_none()
+            && p.by_ref.is_none()
+            && !self.active.contains(&name)
+            && root.is_some_and(|r| {
+                self.const_aliases.contains(&r)
+                    || r.starts_with("__mochi_const_")
+                    || (r
+                        .chars()
+                        .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
+                        && r.chars().any(|c| c.is_uppercase()))
+            });
+        if is_alias {
+            self.const_aliases.insert(name);
+        } else {
+            self.const_aliases.remove(&name);
+        }
     }
 
     /// `for (a, w) in NODES.iter().zip(WEIGHTS.iter())` (also `.zip(&W)`, `.zip(W)`) of two
@@ -14176,6 +14286,7 @@ impl VisitMut for Desugar {
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
         struct_elements_named(l);
         self.note_receiver(l);
+        self.note_const_alias(l);
         // `let p = x.get(i).copied();`, `let p = if c { x.first() } else { None };`: an
         // `Option` held in a variable, built from the bounds test and the element.
         if let Some(init) = &mut l.init {
@@ -16083,6 +16194,10 @@ impl Desugar {
                 }
                 if let Some(r) = self.inactive_index_loop(f) {
                     *e = r;
+                    // (A piece of a constant's chunks, `let batch = &data[..];`, is an
+                    // alias of it now: the loops over it in the body, visited before it
+                    // was bound, are index loops too.)
+                    AliasLoops { d: self }.visit_expr_mut(e);
                     return;
                 }
                 if f.label.is_none() {

@@ -5026,6 +5026,26 @@ impl VisitMut for Rewrite<'_> {
             }
             Expr::Cast(c) => {
                 let mentions_float = floaty(&c.expr, self.floats);
+                // `v as f32` of a float in a function over `f64` (also within `v as f32
+                // as f64`): a twin holds one float type (before 2026-12-07, "no rule for
+                // `as f32`" in the generic form, which failed the whole function).
+                let other_float = matches!(&*c.ty, Type::Path(p)
+                    if p.qself.is_none()
+                        && (p.path.is_ident("f32") || p.path.is_ident("f64"))
+                        && !is_f64(&c.ty));
+                // (`*v as f32` of a chain's element, whose type the syntax does not show,
+                // is a float's cast too.)
+                let deref = matches!(crate::desugar::unparen(&c.expr),
+                    Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)));
+                if other_float && (mentions_float || deref) && !integer_valued(&c.expr) {
+                    let ty = &c.ty;
+                    self.fail(
+                        Why::Syntax,
+                        format!("it casts a float with `as {}`", quote::quote!(#ty)),
+                        c.as_token.span,
+                    );
+                    return;
+                }
                 if is_f64(&c.ty) {
                     // (`((0.0 < t) as i32 - (t < 0.0) as i32) as f64`: an integer made of
                     // comparisons of floats, no float.)

@@ -13761,3 +13761,116 @@ mod selections_and_last {
         all_orders!(grow_until_last, super::XG);
     }
 }
+
+/// A constant table held by a local borrow and walked in batches (`let data: &[[f64;
+/// 3]] = &DATA; for batch in data.chunks(2) { for row in batch { .. } }`), the closest
+/// neighbours by `zip(x.iter().skip(1)).min_by(..)`, and a chain through `f32`. Before
+/// 2026-12-07: E0716 "temporary value dropped while borrowed" at the attribute (the
+/// generic form's copy of the constant is a local, which the replayed loops borrowed),
+/// "no rule for `iter`" with `skip`, and "no rule for `as f32`" in the generic form,
+/// which failed the whole function.
+mod constant_aliases_and_neighbours {
+    use mochi::prelude::*;
+
+    pub const DATA: [[f64; 3]; 5] = [
+        [0.5, 1.2, 1.0],
+        [-0.3, 0.8, 0.0],
+        [1.5, -0.4, 1.0],
+        [-1.1, -0.7, 0.0],
+        [0.2, 0.1, 1.0],
+    ];
+
+    /// Two epochs of batch gradient steps of a linear fit, then the squared loss.
+    #[differentiable]
+    pub fn batch_steps(x: &[f64]) -> f64 {
+        let (mut w0, mut w1) = (x[0], x[1]);
+        let lr = x[2];
+        let data: &[[f64; 3]] = &DATA;
+        for _ in 0..2 {
+            for batch in data.chunks(2) {
+                let (mut g0, mut g1) = (0.0, 0.0);
+                for row in batch {
+                    let r = w0 * row[0] + w1 * row[1] - row[2];
+                    g0 += r * row[0];
+                    g1 += r * row[1];
+                }
+                w0 -= lr * g0;
+                w1 -= lr * g1;
+            }
+        }
+        let mut loss = 0.0;
+        for row in data {
+            loss += (w0 * row[0] + w1 * row[1] - row[2]).powi(2);
+        }
+        loss
+    }
+
+    /// The pair of neighbours closest together.
+    #[differentiable]
+    pub fn closest_pair(x: &[f64]) -> f64 {
+        let (a, b) = x
+            .iter()
+            .zip(x.iter().skip(1))
+            .min_by(|p, q| (p.1 - p.0).abs().total_cmp(&(q.1 - q.0).abs()))
+            .unwrap();
+        a * b + (b - a).sin()
+    }
+
+    /// Squares taken through `f32` (a gradient only: the generic form holds one float).
+    #[differentiable]
+    pub fn through_f32(x: &[f64]) -> f64 {
+        x.iter()
+            .map(|v| *v as f32 as f64)
+            .map(|v| v * v)
+            .sum::<f64>()
+    }
+
+    const X: [f64; 3] = [0.4, -0.3, 0.2];
+    const XC: [f64; 5] = [0.7, -0.4, 1.3, 1.1, -0.9];
+
+    /// The same steps written over the constant by index, by hand.
+    fn batch_steps_by_index(x: &[f64]) -> f64 {
+        let (mut w0, mut w1) = (x[0], x[1]);
+        for _ in 0..2 {
+            for start in (0..5).step_by(2) {
+                let (mut g0, mut g1) = (0.0, 0.0);
+                for row in &DATA[start..(start + 2).min(5)] {
+                    let r = w0 * row[0] + w1 * row[1] - row[2];
+                    g0 += r * row[0];
+                    g1 += r * row[1];
+                }
+                w0 -= x[2] * g0;
+                w1 -= x[2] * g1;
+            }
+        }
+        DATA.iter()
+            .map(|row| (w0 * row[0] + w1 * row[1] - row[2]).powi(2))
+            .sum()
+    }
+
+    #[test]
+    fn by_hand() {
+        let (y, g) = batch_steps::value_and_gradient(&X);
+        assert!((y - batch_steps_by_index(&X)).abs() < 1e-12, "{y}");
+        crate::common::assert_gradient_matches(batch_steps_by_index, &g, &X);
+
+        // Gaps |x₁ − x₀| = 1.1, 1.7, 0.2, 2.0: the pair (x₂, x₃) = (1.3, 1.1).
+        let (y, g) = closest_pair::value_and_gradient(&XC);
+        let (a, b) = (XC[2], XC[3]);
+        assert!((y - (a * b + (b - a).sin())).abs() < 1e-12, "{y}");
+        let c = (b - a).cos();
+        crate::common::close_to("closest_pair", &g, &[0.0, 0.0, b - c, a + c, 0.0], 1e-12);
+
+        let (y, g) = through_f32::value_and_gradient(&XC);
+        let r: Vec<f64> = XC.iter().map(|v| *v as f32 as f64).collect();
+        assert_eq!(y, r.iter().map(|v| v * v).sum::<f64>());
+        let want: Vec<f64> = r.iter().map(|v| 2.0 * v).collect();
+        crate::common::close_to("through_f32", &g, &want, 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(batch_steps, super::X);
+        all_orders!(closest_pair, super::XC);
+    }
+}
