@@ -37,16 +37,69 @@ fn display(method: &str) -> String {
     op.to_string()
 }
 
+/// Iterator methods: with no rule, they are a chain the derivation did not write as a
+/// loop.
+/// (Not `map`, `flatten`, `windows`: arrays' methods too.)
+const CHAIN_METHODS: &[&str] = &[
+    "iter",
+    "into_iter",
+    "iter_mut",
+    "scan",
+    "filter",
+    "filter_map",
+    "enumerate",
+    "zip",
+    "skip",
+    "take",
+    "chain",
+    "flat_map",
+    "take_while",
+    "skip_while",
+    "map_while",
+    "step_by",
+    "rev",
+    "peekable",
+    "inspect",
+    "cycle",
+    "fuse",
+    "copied",
+    "cloned",
+    "by_ref",
+    "try_fold",
+    "try_for_each",
+];
+
 /// The fallback items for `methods` (each rule method's name, the number of arguments
 /// it takes besides the receiver, and the span of a call, where rustc's notes about the
 /// fallback then point), to be placed in the scope that holds the rule calls.
 pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
     let items = methods.iter().map(|(m, &(extra, span))| {
         let shown = display(m);
-        let message = format!("mochi: no rule for `{shown}` with arguments `{{Self}}`");
-        let label = format!("no rule for `{shown}` with these argument types");
+        let chain = CHAIN_METHODS.contains(&m.as_str());
+        let message = if chain {
+            format!(
+                "mochi: this iterator chain (`.{shown}(..)` with arguments `{{Self}}`) is not one the derivation writes as a loop"
+            )
+        } else {
+            format!("mochi: no rule for `{shown}` with arguments `{{Self}}`")
+        };
+        let label = if chain {
+            "a chain the derivation does not take".to_string()
+        } else {
+            format!("no rule for `{shown}` with these argument types")
+        };
         // A rule crate's trait that is not in scope looks the same to rustc as no rule.
-        let note = if m.starts_with("iter_") {
+        let note = if chain {
+            concat!(
+                "the derivation writes chains over slices, `Vec`s and arrays as loops when they ",
+                "are made of `map`, `filter`, `filter_map`, `zip`, `enumerate` (not after a ",
+                "`filter`), `skip`, `take`, `step_by`, `rev`, `chain`, `windows`, `chunks`, ",
+                "`flat_map`, `scan` (a closure ending in `Some(..)`) and end in `sum`, `product`, ",
+                "`fold`, `reduce`, `max_by`, `min_by`, `last`, `collect` or a `for` ",
+                "(design-docs/reverse-mode-transform.md); write this one as a `for` loop over the ",
+                "positions (`for i in 0..x.len() { .. x[i] .. }`)"
+            ).to_string()
+        } else if m.starts_with("iter_") {
             "a chain's rule covers sequences of floats (slices, `Vec`s, one-dimensional arrays, \
              nalgebra matrices) and of rows (`&[Vec<f64>]`, `&[[f64; N]]`); over other elements \
              (nalgebra vectors, structs), write the chain as a `for` loop that accumulates"
@@ -94,7 +147,7 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
         // float), so that the code after the call type-checks and the missing rule is
         // the one error; an operator's (`Meters * f64`) and a chain's are left to the
         // code around them.
-        let sig = if m.starts_with("op_") || m.starts_with("iter_") {
+        let sig = if m.starts_with("op_") || m.starts_with("iter_") || chain {
             quote_spanned!(span=>
                 fn #method<__MochiO, __MochiP, #(#xs,)*>(&self, #(_: #xs,)*) -> (__MochiO, __MochiP)
                 where
