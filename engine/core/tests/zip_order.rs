@@ -50,12 +50,9 @@ fn all_combinations<D: ndarray::Dimension + Copy>(views: &[(&str, ArrayView<'_, 
     for (a, va) in views {
         check(std::slice::from_ref(va), a);
         for (b, vb) in views {
-            check(&[va.clone(), vb.clone()], &format!("{a} and {b}"));
+            check(&[*va, *vb], &format!("{a} and {b}"));
             for (c, vc) in views {
-                check(
-                    &[va.clone(), vb.clone(), vc.clone()],
-                    &format!("{a}, {b} and {c}"),
-                );
+                check(&[*va, *vb, *vc], &format!("{a}, {b} and {c}"));
             }
         }
     }

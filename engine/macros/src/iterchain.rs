@@ -836,7 +836,7 @@ pub(crate) fn flat_index(seq: &Expr, k: &TokenStream, span: Span) -> TokenStream
 pub(crate) fn flat_index_of(e: &Expr) -> Option<(&Expr, &Expr)> {
     let Expr::Call(c) = e else { return None };
     let Expr::Path(f) = &*c.func else { return None };
-    if c.args.len() != 1 || !f.path.segments.last().is_some_and(|s| s.ident == "no_grad") {
+    if c.args.len() != 1 || f.path.segments.last().is_none_or(|s| s.ident != "no_grad") {
         return None;
     }
     let Expr::Block(b) = &c.args[0] else {
@@ -854,7 +854,7 @@ pub(crate) fn flat_index_of(e: &Expr) -> Option<(&Expr, &Expr)> {
     if at.method != "at"
         || at.args.len() != 1
         || flat.args.len() != 1
-        || !fp.path.segments.last().is_some_and(|s| s.ident == "Flat")
+        || fp.path.segments.last().is_none_or(|s| s.ident != "Flat")
     {
         return None;
     }

@@ -13596,6 +13596,7 @@ mod matrix_element_loops {
     }
 
     /// Written in place twice, then read by index and summed.
+    #[allow(clippy::assign_op_pattern)]
     #[differentiable]
     pub fn written_in_place(x: &[f64]) -> f64 {
         let mut m = Array2::from_shape_vec((2, 3), x.to_vec()).unwrap();
