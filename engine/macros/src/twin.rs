@@ -4337,6 +4337,13 @@ impl Rewrite<'_> {
             self.rewrite_matches(m);
             return;
         }
+        // `cfg!(debug_assertions)`: a `bool` the compiler fills in, no float.
+        if matches!(
+            name.as_str(),
+            "cfg" | "line" | "column" | "file" | "module_path"
+        ) {
+            return;
+        }
         if FORMAT_MACROS.contains(&name.as_str()) {
             self.rewrite_format(m, &name);
             return;

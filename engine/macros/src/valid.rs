@@ -202,6 +202,18 @@ impl<'ast> syn::visit::Visit<'ast> for BodyCheck {
             ));
         }
     }
+    // `#[cfg(..)]` on a statement or an expression: the derivation writes its own code
+    // for the statement, which the attribute would not reach, so the statement would run
+    // in the derivative whether it is compiled in the function or not (before
+    // 2026-12-07, a silent wrong value and gradient).
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        if self.0.is_none() && (a.path().is_ident("cfg") || a.path().is_ident("cfg_attr")) {
+            self.0 = Some(syn::Error::new_spanned(
+                a,
+                "mochi: a `#[cfg(..)]` attribute inside a differentiable function is not supported: the derivation cannot tell whether the code it configures is compiled; branch on the `cfg!(..)` macro instead (`if cfg!(debug_assertions) { .. }`), or move the configured code into a function of its own",
+            ));
+        }
+    }
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 

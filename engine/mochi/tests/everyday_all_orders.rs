@@ -13875,3 +13875,42 @@ mod constant_aliases_and_neighbours {
         all_orders!(closest_pair, super::XC);
     }
 }
+
+/// Configuration read by the `cfg!` macro (a `bool` the compiler fills in): the way a
+/// differentiable function configures its code (`#[cfg(..)]` on a statement is refused,
+/// `ui/cfg_on_statement.rs`). Before 2026-12-07 the generic form refused `cfg!`, so the
+/// function had no Hessian.
+mod configured_by_cfg_macro {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn configured(x: &[f64]) -> f64 {
+        let mut s = x[0] * x[1];
+        if cfg!(any()) {
+            s += 100.0 * x[2];
+        }
+        if cfg!(all()) {
+            s += x[2].sin();
+        } else {
+            s *= 100.0;
+        }
+        s * s
+    }
+
+    const X: [f64; 3] = [0.4, 0.9, 1.1];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let s = x[0] * x[1] + x[2].sin();
+        let (y, g) = configured::value_and_gradient(&x);
+        assert!((y - s * s).abs() < 1e-12, "{y}");
+        let want = [2.0 * s * x[1], 2.0 * s * x[0], 2.0 * s * x[2].cos()];
+        crate::common::close_to("configured", &g, &want, 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(configured, super::X);
+    }
+}
