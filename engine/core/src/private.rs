@@ -1139,6 +1139,39 @@ impl<C: LiftConst<T> + Clone, T> LiftConstBy<T> for ConstOf<C, T> {
     }
 }
 
+/// A lifted constant passed as an argument (`horner(z, COEFFS)`, see [`ConstOf`]): the
+/// lifted copy of a slice constant, a `Vec`, lent as the slice the function takes
+/// ([`ConstUseSlice`]); any other lifted constant as it is ([`ConstUseOther`]). Called
+/// with method syntax, `ConstUse(&c).at_use()`, so that the slice's impl, by value, is
+/// tried before the other's, by reference.
+pub struct ConstUse<'a, C>(pub &'a C);
+
+/// See [`ConstUse`].
+pub trait ConstUseSlice<'a, T> {
+    /// The lifted slice, borrowed.
+    fn at_use(self) -> &'a [T];
+}
+
+impl<'a, T> ConstUseSlice<'a, T> for ConstUse<'a, Vec<T>> {
+    #[inline(always)]
+    fn at_use(self) -> &'a [T] {
+        self.0
+    }
+}
+
+/// See [`ConstUse`].
+pub trait ConstUseOther<C> {
+    /// The lifted constant, copied.
+    fn at_use(self) -> C;
+}
+
+impl<C: Clone> ConstUseOther<C> for &ConstUse<'_, C> {
+    #[inline(always)]
+    fn at_use(self) -> C {
+        self.0.clone()
+    }
+}
+
 /// The constant as it is (see [`ConstOf`]).
 pub trait KeepConstBy {
     /// The constant's own type.

@@ -2760,9 +2760,48 @@ impl EffectfulConditions<'_> {
         else {
             return;
         };
+        // (A variable no later operand changes reads the same value when it is bound and
+        // when the call reads it: `sys.system(t, y, &mut k)` keeps `sys` and `y`, whose
+        // names the rewrite of the user's method call reads.)
+        // (Also a generic form's `receiver(sys)`, the same variable handed to a method.)
+        let plain_name = |o: &Expr| -> Option<syn::Ident> {
+            match unparen(o) {
+                Expr::Path(p) => p.path.get_ident().cloned(),
+                Expr::Call(c)
+                    if c.args.len() == 1
+                        && matches!(&*c.func, Expr::Path(f)
+                            if f.path.segments.len() > 2
+                                && f.path.segments.last().is_some_and(|s| s.ident == "receiver")) =>
+                {
+                    match unparen(&c.args[0]) {
+                        Expr::Path(p) => p.path.get_ident().cloned(),
+                        Expr::Reference(r) if r.mutability.is_none() => match unparen(&r.expr) {
+                            Expr::Path(p) => p.path.get_ident().cloned(),
+                            _ => None,
+                        },
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }
+        };
+        let unchanged: Vec<bool> = {
+            let stmts: Vec<syn::Stmt> = ops
+                .iter()
+                .map(|o| syn::Stmt::Expr((**o).clone(), Some(Default::default())))
+                .collect();
+            (0..ops.len())
+                .map(|k| {
+                    plain_name(ops[k])
+                        .is_some_and(|n| names_changed(&stmts[k + 1..], &[n]).is_empty())
+                })
+                .collect()
+        };
         for (k, o) in ops.into_iter().enumerate() {
+            let unchanged_name = unchanged[k];
             // (A borrow reads nothing when it is made: `T::m(&e, &mut out, x)`.)
             if k < last
+                && !unchanged_name
                 && !matches!(o, Expr::Lit(_) | Expr::Reference(_))
                 && !writes_active(o, self.active, &self.mutable)
             {

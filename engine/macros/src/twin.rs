@@ -1407,6 +1407,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
         return Err(e);
     }
     lift_if_let_variant_fields(&mut twin.block);
+    const_arguments_as_written(&mut twin.block);
     hoist_lifted_constants(&mut twin.block);
     import_const_traits(&mut twin.block);
     let t = syn::Ident::new(PARAM, Span::call_site());
@@ -6133,6 +6134,36 @@ fn is_bool_expr(e: &Expr) -> bool {
     }
 }
 
+/// A lifted constant passed as a function's argument (`horner(z, COEFFS)` of `const
+/// COEFFS: &[f64] = &[..]`) in the form the function takes: the lifted copy of a slice is
+/// a `Vec`, lent as the slice (`__private::ConstUse`); other constants as lifted (before
+/// 2026-12-07, "expected `&[__MochiT]`, found `Vec<__MochiT>`", which failed the
+/// function).
+fn const_arguments_as_written(block: &mut syn::Block) {
+    fn lifted(e: &Expr) -> bool {
+        matches!(crate::desugar::unparen(e), Expr::MethodCall(m)
+            if m.method == "lift_or_keep"
+                && matches!(crate::desugar::unparen(&m.receiver), Expr::Reference(r)
+                    if matches!(&*r.expr, Expr::Call(c)
+                        if matches!(&*c.func, Expr::Path(p)
+                            if p.path.segments.last().is_some_and(|s| s.ident == "ConstOf")))))
+    }
+    struct Args;
+    impl VisitMut for Args {
+        fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+            syn::visit_mut::visit_expr_call_mut(self, c);
+            for a in c.args.iter_mut() {
+                if lifted(a) {
+                    let inner = a.clone();
+                    *a = syn::parse_quote!(::mochi::__private::ConstUse(&#inner).at_use());
+                }
+            }
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    Args.visit_block_mut(block);
+}
+
 /// Binds each constant the generic form lifts (`(&ConstOf(W, ..)).lift_or_keep()`) and
 /// reads as a sequence (a method's receiver, `zip`'s argument, a `for` loop's sequence,
 /// an indexed or borrowed value) once, at the top of the body: the derivation then sees
@@ -6235,7 +6266,8 @@ fn import_const_traits(block: &mut syn::Block) {
         syn::parse_quote!(
             #[allow(unused_imports)]
             use ::mochi::__private::{
-                KeepConstBy as _, KeepPlainBy as _, LiftConstBy as _, LiftPlainBy as _,
+                ConstUseOther as _, ConstUseSlice as _, KeepConstBy as _, KeepPlainBy as _,
+                LiftConstBy as _, LiftPlainBy as _,
             };
         ),
     );

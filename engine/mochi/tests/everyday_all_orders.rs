@@ -13914,3 +13914,116 @@ mod configured_by_cfg_macro {
         all_orders!(configured, super::X);
     }
 }
+
+/// ode_solvers' shape: a system given by reference whose method writes the derivative
+/// into a buffer (`sys.system(t, y, &mut k1)`, RK4 stages), and a coefficient table
+/// `const C: &[f64] = &[..]` passed to a marked helper taking a slice. Before
+/// 2026-12-07: "`&mut` of a differentiable value is supported only as an argument of a
+/// function call" at the call (the receiver, bound first for the evaluation order, was
+/// no longer seen as one), and "expected `&[__MochiT]`, found `Vec<__MochiT>`" in the
+/// generic form, which failed the function.
+mod systems_and_coefficient_tables {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct VanDerPol {
+        pub mu: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl VanDerPol {
+        pub fn system(&self, _t: f64, y: &[f64], dy: &mut [f64]) {
+            dy[0] = y[1];
+            dy[1] = self.mu * (1.0 - y[0] * y[0]) * y[1] - y[0];
+        }
+    }
+
+    /// One RK4 step.
+    #[differentiable(higher_order)]
+    pub fn rk4_step(sys: &VanDerPol, y: &[f64], h: f64) -> Vec<f64> {
+        let n = y.len();
+        let (mut k1, mut k2, mut k3, mut k4) =
+            (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        sys.system(0.0, y, &mut k1);
+        let y2: Vec<f64> = (0..n).map(|i| y[i] + 0.5 * h * k1[i]).collect();
+        sys.system(0.5 * h, &y2, &mut k2);
+        let y3: Vec<f64> = (0..n).map(|i| y[i] + 0.5 * h * k2[i]).collect();
+        sys.system(0.5 * h, &y3, &mut k3);
+        let y4: Vec<f64> = (0..n).map(|i| y[i] + h * k3[i]).collect();
+        sys.system(h, &y4, &mut k4);
+        (0..n)
+            .map(|i| y[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]))
+            .collect()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn integrated(x: &[f64]) -> f64 {
+        let sys = VanDerPol { mu: x[2] };
+        let mut y = vec![x[0], x[1]];
+        for _ in 0..3 {
+            y = rk4_step(&sys, &y, 0.1);
+        }
+        y[0] * y[0] + y[1]
+    }
+
+    const COEFFS: &[f64] = &[1.0, -0.5, 0.25, 0.125];
+
+    #[differentiable]
+    pub fn horner(z: f64, coeff: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for c in coeff.iter().rev() {
+            s = s * z + c;
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn tables(x: &[f64]) -> f64 {
+        horner(x[0], COEFFS) * horner(x[1], &COEFFS[1..]) + COEFFS[3] * x[2]
+    }
+
+    const X: [f64; 3] = [0.6, -0.4, 1.3];
+
+    /// The same step written out with the system's formula, by hand.
+    fn integrated_by_hand(x: &[f64]) -> f64 {
+        let f = |y: [f64; 2]| [y[1], x[2] * (1.0 - y[0] * y[0]) * y[1] - y[0]];
+        let mut y = [x[0], x[1]];
+        let h = 0.1;
+        for _ in 0..3 {
+            let k1 = f(y);
+            let k2 = f([y[0] + 0.5 * h * k1[0], y[1] + 0.5 * h * k1[1]]);
+            let k3 = f([y[0] + 0.5 * h * k2[0], y[1] + 0.5 * h * k2[1]]);
+            let k4 = f([y[0] + h * k3[0], y[1] + h * k3[1]]);
+            for i in 0..2 {
+                y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+            }
+        }
+        y[0] * y[0] + y[1]
+    }
+
+    #[test]
+    fn by_hand() {
+        let (y, g) = integrated::value_and_gradient(&X);
+        assert!((y - integrated_by_hand(&X)).abs() < 1e-12, "{y}");
+        crate::common::assert_gradient_matches(integrated_by_hand, &g, &X);
+
+        // horner(z, c) = 1 − z/2 + z²/4 + z³/8; of c[1..]: −1/2 + z/4 + z²/8.
+        let (p, q) = (
+            1.0 - X[0] / 2.0 + X[0].powi(2) / 4.0 + X[0].powi(3) / 8.0,
+            -0.5 + X[1] / 4.0 + X[1].powi(2) / 8.0,
+        );
+        let (dp, dq) = (
+            -0.5 + X[0] / 2.0 + 3.0 * X[0].powi(2) / 8.0,
+            0.25 + X[1] / 4.0,
+        );
+        let (y, g) = tables::value_and_gradient(&X);
+        assert!((y - (p * q + 0.125 * X[2])).abs() < 1e-12, "{y}");
+        crate::common::close_to("tables", &g, &[dp * q, p * dq, 0.125], 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(integrated, super::X);
+        all_orders!(tables, super::X);
+    }
+}
