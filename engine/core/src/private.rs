@@ -544,18 +544,16 @@ pub fn zip_position<D: Dimension>(d: &D, k: usize, by_columns: bool) -> usize {
     if !by_columns {
         return k;
     }
-    let n = d.ndim();
-    let mut rest = k;
-    let mut index = vec![0usize; n];
-    for (axis, slot) in index.iter_mut().enumerate() {
+    // Axis 0 counts fastest in `k`; in logical order an axis steps over the elements of
+    // the axes after it.
+    let (mut rest, mut after, mut flat) = (k, d.size(), 0);
+    for axis in 0..d.ndim() {
         let len = d[axis].max(1);
-        *slot = rest % len;
+        after /= len;
+        flat += (rest % len) * after;
         rest /= len;
     }
-    index
-        .iter()
-        .enumerate()
-        .fold(0, |flat, (axis, &i)| flat * d[axis] + i)
+    flat
 }
 
 /// A write through a mutable view (`b.row_mut(i).assign(&v)`), reversed: the part of

@@ -1903,8 +1903,7 @@ fn zip_order_dependent(f: &syn::ExprClosure, fold: bool) -> bool {
     // a variable it writes anywhere but in its own writes (`k += 1.0; s += k * v;`, a
     // counter; `s += v; *o = s;`, a running sum written out).
     let body = quote::ToTokens::to_token_stream(&f.body);
-    let mut names: Vec<&String> = c.free.iter().map(|(r, _)| r).collect();
-    names.dedup();
+    let names: HashSet<&String> = c.free.iter().map(|(r, _)| r).collect();
     let entangled = names.iter().any(|r| {
         let writes = c.free.iter().filter(|(w, _)| w == *r);
         let kinds: HashSet<char> = writes.clone().map(|(_, k)| *k).collect();
@@ -2765,23 +2764,13 @@ impl EffectfulConditions<'_> {
         // names the rewrite of the user's method call reads.)
         // (Also a generic form's `receiver(sys)`, the same variable handed to a method.)
         let plain_name = |o: &Expr| -> Option<syn::Ident> {
+            let o = crate::lower::expr::received(unparen(o)).unwrap_or(o);
             match unparen(o) {
                 Expr::Path(p) => p.path.get_ident().cloned(),
-                Expr::Call(c)
-                    if c.args.len() == 1
-                        && matches!(&*c.func, Expr::Path(f)
-                            if f.path.segments.len() > 2
-                                && f.path.segments.last().is_some_and(|s| s.ident == "receiver")) =>
-                {
-                    match unparen(&c.args[0]) {
-                        Expr::Path(p) => p.path.get_ident().cloned(),
-                        Expr::Reference(r) if r.mutability.is_none() => match unparen(&r.expr) {
-                            Expr::Path(p) => p.path.get_ident().cloned(),
-                            _ => None,
-                        },
-                        _ => None,
-                    }
-                }
+                Expr::Reference(r) if r.mutability.is_none() => match unparen(&r.expr) {
+                    Expr::Path(p) => p.path.get_ident().cloned(),
+                    _ => None,
+                },
                 _ => None,
             }
         };
@@ -12733,12 +12722,8 @@ impl Desugar {
             _ => return None,
         };
         let name = quote::ToTokens::to_token_stream(&x).to_string();
-        let constant = lifted
-            || self.const_aliases.contains(&name)
-            || (name
-                .chars()
-                .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
-                && name.chars().any(|c| c.is_uppercase()));
+        let constant =
+            lifted || self.const_aliases.contains(&name) || crate::twin::screaming_name(&name);
         if !(self.inactive_params.contains(&name) || constant)
             || mentions_active(&m.receiver, &self.active)
         {
@@ -12830,10 +12815,7 @@ impl Desugar {
             && root.is_some_and(|r| {
                 self.const_aliases.contains(&r)
                     || r.starts_with("__mochi_const_")
-                    || (r
-                        .chars()
-                        .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
-                        && r.chars().any(|c| c.is_uppercase()))
+                    || crate::twin::screaming_name(&r)
             });
         if is_alias {
             self.const_aliases.insert(name);

@@ -6140,20 +6140,12 @@ fn is_bool_expr(e: &Expr) -> bool {
 /// 2026-12-07, "expected `&[__MochiT]`, found `Vec<__MochiT>`", which failed the
 /// function).
 fn const_arguments_as_written(block: &mut syn::Block) {
-    fn lifted(e: &Expr) -> bool {
-        matches!(crate::desugar::unparen(e), Expr::MethodCall(m)
-            if m.method == "lift_or_keep"
-                && matches!(crate::desugar::unparen(&m.receiver), Expr::Reference(r)
-                    if matches!(&*r.expr, Expr::Call(c)
-                        if matches!(&*c.func, Expr::Path(p)
-                            if p.path.segments.last().is_some_and(|s| s.ident == "ConstOf")))))
-    }
     struct Args;
     impl VisitMut for Args {
         fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
             syn::visit_mut::visit_expr_call_mut(self, c);
             for a in c.args.iter_mut() {
-                if lifted(a) {
+                if lifted_constant(a).is_some() {
                     let inner = a.clone();
                     *a = syn::parse_quote!(::mochi::__private::ConstUse(&#inner).at_use());
                 }
@@ -6162,6 +6154,20 @@ fn const_arguments_as_written(block: &mut syn::Block) {
         fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     }
     Args.visit_block_mut(block);
+}
+
+/// The `ConstOf(W, ..)` of a lifted constant, `(&ConstOf(W, ..)).lift_or_keep()`.
+fn lifted_constant(e: &Expr) -> Option<&syn::ExprCall> {
+    let Expr::MethodCall(m) = crate::desugar::unparen(e) else {
+        return None;
+    };
+    let Expr::Reference(r) = crate::desugar::unparen(&m.receiver) else {
+        return None;
+    };
+    let Expr::Call(c) = &*r.expr else { return None };
+    let of = matches!(&*c.func, Expr::Path(p)
+        if p.path.segments.last().is_some_and(|s| s.ident == "ConstOf"));
+    (m.method == "lift_or_keep" && of).then_some(c)
 }
 
 /// Binds each constant the generic form lifts (`(&ConstOf(W, ..)).lift_or_keep()`) and
@@ -6188,16 +6194,7 @@ fn hoist_lifted_constants(block: &mut syn::Block) {
     }
     impl Hoist {
         fn take(&mut self, e: &mut Expr) {
-            let Expr::MethodCall(m) = crate::desugar::unparen(e) else {
-                return;
-            };
-            if m.method != "lift_or_keep" {
-                return;
-            }
-            let Expr::Reference(r) = crate::desugar::unparen(&m.receiver) else {
-                return;
-            };
-            let Expr::Call(c) = &*r.expr else { return };
+            let Some(c) = lifted_constant(e) else { return };
             let Some(Expr::Path(p)) = c.args.first() else {
                 return;
             };
@@ -6366,7 +6363,7 @@ fn is_print(m: &syn::Macro) -> bool {
 }
 
 /// A name written as a constant's, `W`, `SCALE`, `N_STEPS`: capitals, digits and `_`.
-fn screaming_name(n: &str) -> bool {
+pub(crate) fn screaming_name(n: &str) -> bool {
     n.chars()
         .all(|c| c.is_uppercase() || c == '_' || c.is_numeric())
         && n.chars().any(|c| c.is_uppercase())

@@ -2491,7 +2491,7 @@ fn coerce_named_args<'a>(args: impl Iterator<Item = Option<&'a Expr>>, code: &mu
 }
 
 /// The value lent in `::mochi::__private::receiver(&l)` (see `twin::struct_method`).
-fn received(a: &Expr) -> Option<&Expr> {
+pub(crate) fn received(a: &Expr) -> Option<&Expr> {
     let Expr::Call(c) = a else { return None };
     let Expr::Path(p) = &*c.func else { return None };
     let segs = crate::rewrite::path_segments(&p.path);
