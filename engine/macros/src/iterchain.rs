@@ -1161,6 +1161,7 @@ fn lowering_handles(e: &syn::ExprMethodCall, st: &[Stage]) -> bool {
             && !c.inputs.iter().any(tuple)
             && !indexes_with_param(c)
             && !casts_param(c)
+            && !hands_param_on(c)
             && !holds_loop_chain(c)
     };
     match (consumer.as_str(), st) {
@@ -1379,6 +1380,52 @@ fn casts_param(c: &syn::ExprClosure) -> bool {
     let mut v = C(&params, false);
     syn::visit::Visit::visit_expr(&mut v, &c.body);
     v.1
+}
+
+/// Whether the closure hands its parameter to code of the user's, as an argument of a
+/// function (`|&k| ln_factorial(k)`) or of a method no float has (`|&k| p.ln_pmf(k)`):
+/// the elements may be anything (counts in a constant table of integers), which the
+/// sequence rules (of floats) do not hold; an index loop takes every element type.
+fn hands_param_on(c: &syn::ExprClosure) -> bool {
+    let mut params = Vec::new();
+    for p in &c.inputs {
+        crate::activity::pat_names(p, &mut params);
+    }
+    struct H<'a>(&'a [String], bool);
+    impl H<'_> {
+        /// `k`, `*k` or `&k` of a parameter `k`.
+        fn param(&self, e: &Expr) -> bool {
+            let e = match crate::desugar::unparen(e) {
+                Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &*u.expr,
+                Expr::Reference(r) => &*r.expr,
+                other => other,
+            };
+            matches!(crate::desugar::unparen(e), Expr::Path(p)
+                if p.path.get_ident().is_some_and(|i| self.0.iter().any(|n| i == n)))
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for H<'_> {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            // `f64::max(a, v)`, `T::sin(v)`, `Float::exp(v)`: a float's own functions.
+            let floats = matches!(&*c.func, Expr::Path(f) if f.path.segments.len() > 1
+            && f.path.segments.first().is_some_and(|s| {
+                let s = s.ident.to_string();
+                matches!(s.as_str(), "f64" | "f32" | "Float" | "Real" | "num_traits")
+                    || s.len() == 1
+            }));
+            self.1 |= !floats && c.args.iter().any(|a| self.param(a));
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let name = m.method.to_string();
+            self.1 |= !crate::twin::FLOAT_METHODS.contains(&name.as_str())
+                && m.args.iter().any(|a| self.param(a));
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut h = H(&params, false);
+    syn::visit::Visit::visit_expr(&mut h, &c.body);
+    h.1
 }
 
 fn reads_fields(c: &syn::ExprClosure) -> bool {

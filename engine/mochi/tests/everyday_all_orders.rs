@@ -14027,3 +14027,70 @@ mod systems_and_coefficient_tables {
         all_orders!(tables, super::X);
     }
 }
+
+/// A chain whose closure hands its element to code of the user's: a constant table of
+/// counts (`u64`) mapped through a method of a marked struct (`|&k| p.ln_pmf(k)`, statrs'
+/// shape), and a float sequence mapped through a marked helper. Before 2026-12-07: "no
+/// rule for `x.iter().map(f).sum()` with arguments `(&[u64; 4], ..)`" (the sequence
+/// rules hold floats; the chain is an index loop now).
+mod chains_handing_elements_on {
+    use mochi::prelude::*;
+
+    const COUNTS: [u64; 4] = [2, 0, 3, 1];
+
+    fn ln_factorial(k: u64) -> f64 {
+        (1..=k).map(|i| (i as f64).ln()).sum()
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Poisson {
+        pub lambda: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Poisson {
+        pub fn ln_pmf(&self, k: u64) -> f64 {
+            k as f64 * self.lambda.ln() - self.lambda - ln_factorial(k)
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn cube(v: f64) -> f64 {
+        v * v * v
+    }
+
+    #[differentiable(higher_order)]
+    pub fn counts_loglik(x: &[f64]) -> f64 {
+        let p = Poisson {
+            lambda: x[0] * x[0],
+        };
+        let by_sum: f64 = COUNTS.iter().map(|&k| p.ln_pmf(k)).sum();
+        let by_fold = COUNTS.iter().fold(0.0, |acc, k| acc + 0.5 * p.ln_pmf(*k));
+        by_sum + by_fold + x.iter().map(|v| cube(*v)).sum::<f64>()
+    }
+
+    const X: [f64; 2] = [1.3, -0.4];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let lam = x[0] * x[0];
+        let total: f64 = COUNTS.iter().map(|&k| k as f64).sum();
+        let ll: f64 = COUNTS
+            .iter()
+            .map(|&k| k as f64 * lam.ln() - lam - ln_factorial(k))
+            .sum();
+        let (y, g) = counts_loglik::value_and_gradient(&x);
+        let want_y = 1.5 * ll + x[0].powi(3) + x[1].powi(3);
+        assert!((y - want_y).abs() < 1e-12, "{y} against {want_y}");
+        // d/dλ of the log likelihood is Σk/λ − n; λ = x₀², so times 2x₀.
+        let dl = 1.5 * (total / lam - COUNTS.len() as f64) * 2.0 * x[0];
+        let want = [dl + 3.0 * x[0] * x[0], 3.0 * x[1] * x[1]];
+        crate::common::close_to("counts_loglik", &g, &want, 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(counts_loglik, super::X);
+    }
+}
