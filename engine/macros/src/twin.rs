@@ -13,7 +13,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, ToTokens};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
@@ -875,6 +875,10 @@ fn constant_struct_locals(block: &syn::Block) -> HashSet<String> {
     struct Lets {
         found: Vec<String>,
         other: Vec<String>,
+        /// The types of `found`'s locals.
+        types: HashMap<String, String>,
+        /// `(local, method)` of `base.with_warm(..)` and `base.clone().with_warm(..)`.
+        called: Vec<(String, String)>,
     }
     fn literal(e: &Expr) -> bool {
         match e {
@@ -901,22 +905,59 @@ fn constant_struct_locals(block: &syn::Block) -> HashSet<String> {
                 _ => false,
             };
             if constant {
+                if let (Some(init), [name]) = (&l.init, &names[..]) {
+                    if let Expr::Struct(st) = &*init.expr {
+                        if let Some(t) = st.path.segments.last() {
+                            self.types.insert(name.clone(), t.ident.to_string());
+                        }
+                    }
+                }
                 self.found.extend(names);
             } else {
                 self.other.extend(names);
             }
             syn::visit::visit_local(self, l);
         }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            let mut receiver = crate::desugar::unparen(&m.receiver);
+            while let Expr::MethodCall(c) = receiver {
+                if c.method != "clone" || !c.args.is_empty() {
+                    break;
+                }
+                receiver = crate::desugar::unparen(&c.receiver);
+            }
+            if let Expr::Path(p) = receiver {
+                if let Some(i) = p.path.get_ident() {
+                    self.called.push((i.to_string(), m.method.to_string()));
+                }
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
     }
     let mut lets = Lets {
         found: Vec::new(),
         other: Vec::new(),
+        types: HashMap::new(),
+        called: Vec::new(),
     };
     lets.visit_block(block);
+    // (A builder's start, `base.clone().with_warm(p[0])` of a method returning `Self`,
+    // given values that carry derivatives: a value of the struct's mirror, lifted.)
+    let built = |n: &String| {
+        lets.types.get(n).is_some_and(|t| {
+            lets.called
+                .iter()
+                .any(|(l, m)| l == n && returns_self(t, m))
+        })
+    };
     // (Bound once: a name bound again may be another value.)
     lets.found
         .iter()
-        .filter(|n| lets.found.iter().filter(|m| m == n).count() == 1 && !lets.other.contains(n))
+        .filter(|n| {
+            lets.found.iter().filter(|m| m == n).count() == 1
+                && !lets.other.contains(n)
+                && !built(n)
+        })
         .cloned()
         .collect()
 }
@@ -3104,6 +3145,28 @@ fn constant_call_of_users(c: &syn::ExprCall) -> bool {
 /// (a method without one has a stand-in that says why where it is used).
 fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident, bool)> {
     struct S(std::collections::HashMap<String, (syn::Ident, bool)>);
+    impl S {
+        /// The type of `base.with_decay(a).with_warm(b)`: a local of a type of the
+        /// crate's, through methods of it returning the type (`-> Self`).
+        fn chain_type(&self, e: &Expr) -> Option<syn::Ident> {
+            match crate::desugar::unparen(e) {
+                Expr::Path(q) => q
+                    .path
+                    .get_ident()
+                    .and_then(|i| self.0.get(&i.to_string()))
+                    .map(|(t, _)| t.clone()),
+                Expr::MethodCall(m) => self.chain_type(&m.receiver).filter(|t| {
+                    m.method == "clone" || returns_self(&t.to_string(), &m.method.to_string())
+                }),
+                Expr::Struct(l) if l.qself.is_none() => l
+                    .path
+                    .get_ident()
+                    .filter(|t| constructor_type(&t.to_string()))
+                    .cloned(),
+                e => associated_constructor(e),
+            }
+        }
+    }
     impl<'a> Visit<'a> for S {
         fn visit_local(&mut self, l: &'a syn::Local) {
             let pat = match &l.pat {
@@ -3138,15 +3201,7 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
                             .map(|t| syn::Ident::new(&t, f.span())),
                         _ => None,
                     },
-                    Expr::MethodCall(m) => match crate::desugar::unparen(&m.receiver) {
-                        Expr::Path(q) => q
-                            .path
-                            .get_ident()
-                            .and_then(|i| self.0.get(&i.to_string()))
-                            .map(|(t, _)| t.clone())
-                            .filter(|t| returns_self(&t.to_string(), &m.method.to_string())),
-                        _ => None,
-                    },
+                    Expr::MethodCall(_) => self.chain_type(&init.expr),
                     _ => None,
                 };
                 if let Some(ty) = made {
@@ -3289,6 +3344,13 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
                 || i == "self" && IMPL_TYPE.with(|t| t.borrow().is_some())
         }),
         Expr::Reference(r) => structish(&r.expr, locals),
+        // (A struct literal, `Sched { rate: p[0], .. }.with_decay(d)`.)
+        Expr::Struct(st) => {
+            st.qself.is_none()
+                && st.path.segments.len() == 1
+                && st.path.segments[0].ident != "Self"
+                && user_type_name(&st.path.segments[0].ident.to_string())
+        }
         // (`a.pos` of a struct with struct fields, `Body { pos: V2, .. }`: a float or a
         // struct, whose methods a float does not have decide.)
         // (Also of an element, `bodies[1].pos`.)
@@ -3297,6 +3359,19 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
                 crate::desugar::unparen(&f.base),
                 Expr::Path(_) | Expr::Index(_)
             ) && structish(&f.base, locals)
+        }
+        // (`Sched::with_decay(&recv, d)` of a method returning `Self`, and the block the
+        // receiver of a chain on a struct literal is bound in, `{ let __mochi_recv =
+        // Sched { .. }; Sched::with_decay(&__mochi_recv, d) }.with_warm(w)`.)
+        Expr::Call(c)
+            if matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
+            && p.path.segments.len() == 2
+            && returns_self(&p.path.segments[0].ident.to_string(), &p.path.segments[1].ident.to_string())) =>
+        {
+            true
+        }
+        Expr::Block(b) => {
+            matches!(b.block.stmts.last(), Some(syn::Stmt::Expr(t, None)) if structish(t, locals))
         }
         Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
         if p.qself.is_none()

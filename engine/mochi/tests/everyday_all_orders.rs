@@ -14094,3 +14094,114 @@ mod chains_handing_elements_on {
         all_orders!(counts_loglik, super::X);
     }
 }
+
+/// Builder chains of methods taking `mut self` and returning `Self`, under
+/// `higher_order`: on a local (`base.with_decay(p[1]).with_warm(2.0 * p[2])`), on a
+/// struct literal, and on a clone of a configuration of constants. Before 2026-12-07:
+/// "`&__MochiTwinSched<__MochiT>: Receive<&Sched>` is not satisfied" in the generic
+/// form (a chain's result was not known to be the struct), and "no rule for
+/// `with_warm` with arguments `(&Sched, &__MochiT)`" for the configuration.
+mod builder_chains {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Sched {
+        pub rate: f64,
+        pub decay: f64,
+        pub warm: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Sched {
+        pub fn with_decay(mut self, d: f64) -> Self {
+            self.decay = d;
+            self
+        }
+        pub fn with_warm(mut self, w: f64) -> Self {
+            self.warm = w;
+            self
+        }
+        pub fn at(&self, t: f64) -> f64 {
+            self.rate * (-self.decay * t).exp() * (1.0 - (-t / self.warm).exp())
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn on_local(p: &[f64]) -> f64 {
+        let base = Sched {
+            rate: p[0],
+            decay: 0.1,
+            warm: 1.0,
+        };
+        let s = base.with_decay(p[1]).with_warm(2.0 * p[2]);
+        s.at(3.0)
+    }
+
+    #[differentiable(higher_order)]
+    pub fn on_literal(p: &[f64]) -> f64 {
+        let s = Sched {
+            rate: p[0],
+            decay: 0.1,
+            warm: 1.0,
+        }
+        .with_decay(p[1] * p[1])
+        .with_warm(2.0 * p[2])
+        .with_decay(p[1]);
+        s.at(3.0) * s.at(0.5)
+    }
+
+    #[differentiable(higher_order)]
+    pub fn on_constants(p: &[f64]) -> f64 {
+        let base = Sched {
+            rate: 1.5,
+            decay: 0.1,
+            warm: 1.0,
+        };
+        let t = base.clone().with_warm(p[0]).with_decay(0.5 * p[2]);
+        t.at(1.5) * p[1] + base.at(2.0)
+    }
+
+    /// `rate·e^{−d t}·(1 − e^{−t/w})` and its partial derivatives in (rate, d, w).
+    fn at(rate: f64, d: f64, w: f64, t: f64) -> (f64, [f64; 3]) {
+        let (e, u) = ((-d * t).exp(), (-t / w).exp());
+        let v = rate * e * (1.0 - u);
+        (v, [e * (1.0 - u), -t * v, -rate * e * u * t / (w * w)])
+    }
+
+    const X: [f64; 3] = [0.7, 0.3, 1.4];
+
+    #[test]
+    fn by_hand() {
+        let p = X;
+        let (v, d) = at(p[0], p[1], 2.0 * p[2], 3.0);
+        let (y, g) = on_local::value_and_gradient(&p);
+        assert!((y - v).abs() < 1e-12, "{y} against {v}");
+        crate::common::close_to("on_local", &g, &[d[0], d[1], 2.0 * d[2]], 1e-12);
+
+        let (a, da) = at(p[0], p[1], 2.0 * p[2], 3.0);
+        let (b, db) = at(p[0], p[1], 2.0 * p[2], 0.5);
+        let (y, g) = on_literal::value_and_gradient(&p);
+        assert!((y - a * b).abs() < 1e-12, "{y} against {}", a * b);
+        let want: Vec<f64> = (0..3)
+            .map(|k| {
+                let s = if k == 2 { 2.0 } else { 1.0 };
+                s * (da[k] * b + a * db[k])
+            })
+            .collect();
+        crate::common::close_to("on_literal", &g, &want, 1e-12);
+
+        let (t, dt) = at(1.5, 0.5 * p[2], p[0], 1.5);
+        let (c, _) = at(1.5, 0.1, 1.0, 2.0);
+        let (y, g) = on_constants::value_and_gradient(&p);
+        assert!((y - (t * p[1] + c)).abs() < 1e-12, "{y}");
+        let want = [dt[2] * p[1], t, 0.5 * dt[1] * p[1]];
+        crate::common::close_to("on_constants", &g, &want, 1e-12);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(on_local, super::X);
+        all_orders!(on_literal, super::X);
+        all_orders!(on_constants, super::X);
+    }
+}
