@@ -1805,22 +1805,31 @@ impl<'a> Writer<'a> {
             Stage::Scan(init, c) => {
                 // The state lives before the loop; the closure's `*s` is the state.
                 let it = self.item(rest, k, body)?;
-                let (s, stmts, value) = scan_parts(c)?;
-                let st = self.fresh("state");
-                self.pre.push(quote_spanned!(span=> let mut #st = #init;));
+                let (names, stmts, value) = scan_parts(c)?;
                 let mut deref = Vec::new();
                 self.bind(&c.inputs[1], &it, body, &mut deref)?;
-                let mut sub = ScanState {
-                    name: &s,
-                    state: &st,
-                    other: false,
-                };
                 let mut block: syn::Block = syn::parse_quote!({ #(#stmts)* #value });
-                sub.visit_block_mut(&mut block);
-                UnDeref { names: &deref }.visit_block_mut(&mut block);
-                if sub.other {
-                    return None;
+                // One state per name: the whole state, or each part of a tuple state
+                // taken apart (`(s1, s2)`), its own variable.
+                let states: Vec<syn::Ident> = names.iter().map(|_| self.fresh("state")).collect();
+                if let [st] = &states[..] {
+                    self.pre.push(quote_spanned!(span=> let mut #st = #init;));
+                } else {
+                    self.pre
+                        .push(quote_spanned!(span=> let (#(mut #states),*) = #init;));
                 }
+                for (name, st) in names.iter().zip(&states) {
+                    let mut sub = ScanState {
+                        name,
+                        state: st,
+                        other: false,
+                    };
+                    sub.visit_block_mut(&mut block);
+                    if sub.other {
+                        return None;
+                    }
+                }
+                UnDeref { names: &deref }.visit_block_mut(&mut block);
                 let m = self.fresh("m");
                 body.push(quote_spanned!(span=> let #m = #block;));
                 Item::Leaf(syn::parse_quote_spanned!(span=> #m), false)
@@ -3051,15 +3060,20 @@ pub fn vec_elem(ty: &syn::Type) -> Option<Option<&syn::Type>> {
 
 /// A `scan` closure `|s, v| { stmts…; Some(e) }` (or `|s, v| Some(e)`): the state's
 /// name, the statements and `e`. Other bodies (an early `None`) are not rewritten.
-fn scan_parts(c: &syn::ExprClosure) -> Option<(syn::Ident, Vec<syn::Stmt>, Expr)> {
+fn scan_parts(c: &syn::ExprClosure) -> Option<(Vec<syn::Ident>, Vec<syn::Stmt>, Expr)> {
     // (Also typed, `|a: &mut f64, &v|`.)
     let state = match &c.inputs[0] {
         Pat::Type(t) => &*t.pat,
         p => p,
     };
+    let plain = |p: &Pat| match p {
+        Pat::Ident(i) if i.subpat.is_none() && i.by_ref.is_none() => Some(i.ident.clone()),
+        _ => None,
+    };
+    // (A tuple state taken apart, `|(s1, s2), &v|`: each part a reference into it.)
     let s = match state {
-        Pat::Ident(i) if i.subpat.is_none() => i.ident.clone(),
-        _ => return None,
+        Pat::Tuple(t) => t.elems.iter().map(plain).collect::<Option<Vec<_>>>()?,
+        p => vec![plain(p)?],
     };
     let (stmts, tail) = match &*c.body {
         Expr::Block(b) => {

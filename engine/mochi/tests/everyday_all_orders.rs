@@ -14205,3 +14205,81 @@ mod builder_chains {
         all_orders!(on_constants, super::X);
     }
 }
+
+/// `scan` with a tuple state taken apart in the closure's pattern, `|(s1, s2), &v|`: a
+/// biquad filter in transposed direct form II, and a pair of running values. Before
+/// 2026-12-07: "this iterator chain (`.scan(..)` ..) is not one the derivation writes as
+/// a loop" (the state had to be one name).
+mod scan_tuple_states {
+    use mochi::prelude::*;
+
+    #[differentiable(higher_order)]
+    pub fn biquad_energy(x: &[f64]) -> f64 {
+        let (b0, b1, b2, a1, a2) = (x[0], x[1], x[2], x[3], x[4]);
+        x[5..]
+            .iter()
+            .scan((0.0_f64, 0.0_f64), |(s1, s2), &v| {
+                let out = *s1 + b0 * v;
+                *s1 = *s2 + b1 * v - a1 * out;
+                *s2 = b2 * v - a2 * out;
+                Some(out)
+            })
+            .map(|y| y * y)
+            .sum()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn running_pair(x: &[f64]) -> f64 {
+        let init = (x[0], 0.0);
+        let v: Vec<f64> = x[1..]
+            .iter()
+            .scan(init, |(m, n), v| {
+                *m = 0.5 * *m + 0.5 * v;
+                *n += 1.0;
+                Some(*m * m.sin() / *n)
+            })
+            .collect();
+        v.iter().sum()
+    }
+
+    const X: [f64; 8] = [0.5, 0.2, -0.1, 0.3, 0.1, 1.0, -0.5, 0.7];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        // Three samples through the filter, unrolled: y₀ = b0·u₀; y₁ = b0·u₁ + s1₀;
+        // y₂ = b0·u₂ + s1₁, the states as the recursion writes them.
+        let (b0, b1, b2, a1, a2) = (x[0], x[1], x[2], x[3], x[4]);
+        let u = &x[5..];
+        let y0 = b0 * u[0];
+        let (s1, s2) = (b1 * u[0] - a1 * y0, b2 * u[0] - a2 * y0);
+        let y1 = s1 + b0 * u[1];
+        let s1b = s2 + b1 * u[1] - a1 * y1;
+        let y2 = s1b + b0 * u[2];
+        let (y, g) = biquad_energy::value_and_gradient(&x);
+        let want = y0 * y0 + y1 * y1 + y2 * y2;
+        assert!((y - want).abs() < 1e-14, "{y} against {want}");
+        // ∂/∂b2 reaches only y₂ (through s2 of the first sample): ∂y₂/∂b2 = u₀.
+        assert!((g[2] - 2.0 * y2 * u[0]).abs() < 1e-13, "{g:?}");
+
+        // The pair: m halves towards each element, n counts.
+        let (mut m, mut total, mut dm) = (x[0], 0.0, 1.0);
+        let mut d0 = 0.0;
+        for (k, v) in x[1..].iter().enumerate() {
+            m = 0.5 * m + 0.5 * v;
+            dm *= 0.5;
+            let n = (k + 1) as f64;
+            total += m * m.sin() / n;
+            d0 += (m.sin() + m * m.cos()) / n * dm;
+        }
+        let (y, g) = running_pair::value_and_gradient(&x);
+        assert!((y - total).abs() < 1e-14, "{y} against {total}");
+        assert!((g[0] - d0).abs() < 1e-13, "{} against {d0}", g[0]);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(biquad_energy, super::X);
+        all_orders!(running_pair, super::X);
+    }
+}
