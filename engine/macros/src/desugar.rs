@@ -15298,7 +15298,15 @@ impl Desugar {
                 let name = &m.method;
                 let args = &m.args;
                 let sep = (!args.is_empty()).then(|| quote_spanned!(span=> ,));
-                *e = syn::parse_quote_spanned!(span=> Self::#name(self #sep #args));
+                // (`self` taken by value, `fn scaled(self, s: f64)`: lent to a `&self`
+                // method, cloned for one taking `self`, as the callee asks, see
+                // `Receive`.)
+                let by_value = self.receivers.get("self").is_some_and(|r| !r.by_ref);
+                *e = if by_value {
+                    syn::parse_quote_spanned!(span=> Self::#name(::mochi::__private::receiver(&self) #sep #args))
+                } else {
+                    syn::parse_quote_spanned!(span=> Self::#name(self #sep #args))
+                };
             }
             Expr::MethodCall(_) if receiver.is_some() => {
                 if let Some(r) = receiver {

@@ -14283,3 +14283,86 @@ mod scan_tuple_states {
         all_orders!(running_pair, super::X);
     }
 }
+
+/// A method taking `self` by value that calls the type's other methods on `self`, of
+/// either kind: `fn scaled(self, s) { let c = self.conj(); .. }` (`conj(&self)`, glam's
+/// and nalgebra's `Quat * Vec3` shape) and `fn both(self) { self.eval(t) *
+/// self.norm_sq() }` (`norm_sq(self)`). Before 2026-12-07: "expected `&Q2`, found `Q2`"
+/// at the call (the derivation passed `self` as it is).
+mod by_value_self_calls {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Q2 {
+        pub w: f64,
+        pub x: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl Q2 {
+        pub fn conj(&self) -> Q2 {
+            Q2 {
+                w: self.w,
+                x: -self.x,
+            }
+        }
+        pub fn scaled(self, s: f64) -> Q2 {
+            let c = self.conj();
+            Q2 {
+                w: c.w * s,
+                x: c.x * s + self.w,
+            }
+        }
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Poly {
+        pub c: Vec<f64>,
+    }
+
+    #[differentiable(higher_order)]
+    impl Poly {
+        pub fn eval(&self, t: f64) -> f64 {
+            self.c.iter().rev().fold(0.0, |acc, &a| acc * t + a)
+        }
+        pub fn norm_sq(self) -> f64 {
+            self.c.iter().map(|v| v * v).sum()
+        }
+        pub fn both(self) -> f64 {
+            self.eval(0.5) * self.norm_sq()
+        }
+    }
+
+    #[differentiable(higher_order)]
+    pub fn by_value(x: &[f64]) -> f64 {
+        let q = Q2 { w: x[0], x: x[1] }.scaled(x[2]);
+        let p = Poly {
+            c: vec![x[0], x[1], x[2]],
+        };
+        q.w * q.x + p.both()
+    }
+
+    const X: [f64; 3] = [0.5, 0.2, -0.7];
+
+    #[test]
+    fn by_hand() {
+        let [a, b, s] = X;
+        // q = (a·s, −b·s + a); p(½)·|c|² with p(t) = a + b t + s t².
+        let (qw, qx) = (a * s, -b * s + a);
+        let (e, n) = (a + 0.5 * b + 0.25 * s, a * a + b * b + s * s);
+        let (y, g) = by_value::value_and_gradient(&X);
+        let want_y = qw * qx + e * n;
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        let want = [
+            s * qx + qw + n + e * 2.0 * a,
+            -s * qw + 0.5 * n + e * 2.0 * b,
+            a * qx - b * qw + 0.25 * n + e * 2.0 * s,
+        ];
+        crate::common::close_to("by_value", &g, &want, 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(by_value, super::X);
+    }
+}
