@@ -108,6 +108,10 @@ pub fn analyse(func: &ItemFn) -> Analysis {
             receivers.insert(i.to_string(), r);
         }
         // (`pts: &[V2]`: a sequence of the user's structs.)
+        crate::iterchain::note_struct_seq_type(
+            &i.to_string(),
+            crate::desugar::Receiver::user_elements(t),
+        );
         if crate::desugar::Receiver::user_elements(t).is_some()
             || crate::desugar::mirror_elements(t)
             || crate::desugar::tuple_elements(t)

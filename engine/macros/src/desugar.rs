@@ -13721,6 +13721,14 @@ impl Desugar {
         let mirrors =
             matches!(&l.pat, Pat::Type(t) if mirror_elements(&t.ty) || tuple_elements(&t.ty));
         crate::iterchain::note_struct_seq(&p.ident.to_string(), elements || mirrors);
+        let element_type = match &l.pat {
+            Pat::Type(t) => Receiver::user_elements(&t.ty),
+            _ => l
+                .init
+                .as_ref()
+                .and_then(|i| struct_literals_type(unparen(&i.expr))),
+        };
+        crate::iterchain::note_struct_seq_type(&p.ident.to_string(), element_type);
         if elements && p.mutability.is_some() && p.by_ref.is_none() {
             self.element_receivers.insert(p.ident.to_string());
         }
@@ -14519,6 +14527,17 @@ impl VisitMut for Desugar {
                 return;
             }
         }
+        // `for l in &layers { h = l.forward(&h); }` over a sequence of the user's structs
+        // whose type is known: `l` is a value of the type, lent (`&mut` by `iter_mut()`).
+        if let Some((name, r)) = element_receiver(e) {
+            let hidden = self.hide_receivers(vec![name.clone()]);
+            self.receivers.insert(name, r);
+            self.visit_expr_receivers_known(e);
+            self.receivers
+                .retain(|n, _| !hidden.iter().any(|(h, _, _)| h == n));
+            self.restore_receivers(hidden);
+            return;
+        }
         // (So does a `for`'s pattern, `for p in ps.iter() { p.stepped(dt) }`.)
         if let Expr::ForLoop(f) = &*e {
             let mut names = Vec::new();
@@ -14535,6 +14554,36 @@ impl VisitMut for Desugar {
         }
         self.visit_expr_receivers_known(e);
     }
+}
+
+/// `for l in &layers` (also `layers.iter()`, `&mut layers`, `layers.iter_mut()`) of a
+/// sequence of the user's structs of a known type (see `iterchain::struct_seq_type`):
+/// the loop variable's name and its [`Receiver`].
+fn element_receiver(e: &Expr) -> Option<(String, Receiver)> {
+    let Expr::ForLoop(f) = e else { return None };
+    let Pat::Ident(p) = &*f.pat else { return None };
+    if p.by_ref.is_some() || p.subpat.is_some() {
+        return None;
+    }
+    let (seq, mutable) = match unparen(&f.expr) {
+        Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
+        Expr::MethodCall(m) if m.args.is_empty() && m.method == "iter" => (&*m.receiver, false),
+        Expr::MethodCall(m) if m.args.is_empty() && m.method == "iter_mut" => (&*m.receiver, true),
+        _ => return None,
+    };
+    let Expr::Path(s) = unparen(seq) else {
+        return None;
+    };
+    let ty = crate::iterchain::struct_seq_type(&s.path.get_ident()?.to_string())?;
+    Some((
+        p.ident.to_string(),
+        Receiver {
+            ty,
+            by_ref: true,
+            mutable,
+            sure: true,
+        },
+    ))
 }
 
 impl Desugar {
@@ -16260,7 +16309,23 @@ impl Desugar {
 /// `vec![P { .. }, ..]`, `vec![P { .. }; n]`, `[P { .. }, ..]` or `[P { .. }; n]`: a
 /// sequence of the user's structs, written as literals.
 pub fn struct_literals(e: &Expr) -> bool {
-    let first = match e {
+    matches!(first_element(e), Some(Expr::Struct(_)))
+}
+
+/// The type of the user's whose literals `e` holds (see [`struct_literals`]).
+pub(crate) fn struct_literals_type(e: &Expr) -> Option<syn::Ident> {
+    match first_element(e)? {
+        Expr::Struct(st) if st.qself.is_none() && st.path.segments.len() == 1 => {
+            let path = &st.path;
+            Receiver::user_type(&syn::parse_quote!(#path))
+        }
+        _ => None,
+    }
+}
+
+/// The first element of an array, a `vec![..]` or a repeat `[e; n]`.
+fn first_element(e: &Expr) -> Option<Expr> {
+    match e {
         Expr::Array(a) => a.elems.first().cloned(),
         Expr::Repeat(r) => Some((*r.expr).clone()),
         Expr::Macro(m) if m.mac.path.is_ident("vec") => {
@@ -16276,8 +16341,7 @@ pub fn struct_literals(e: &Expr) -> bool {
             }
         }
         _ => None,
-    };
-    matches!(first, Some(Expr::Struct(_)))
+    }
 }
 
 /// A function declared in the body over floats (`fn sq(v: f64) -> f64 { v * v }`, which

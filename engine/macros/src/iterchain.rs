@@ -773,6 +773,11 @@ thread_local! {
     /// element `k` as `v[k]`; others through `__private::Flat`.
     static LINEAR_SEQS: std::cell::RefCell<std::collections::HashSet<String>> =
         std::cell::RefCell::new(std::collections::HashSet::new());
+    /// The type of the elements of those of `STRUCT_SEQS` whose type is known (`layers:
+    /// &[Dense]`, `let layers = vec![Dense { .. }, ..]`): `for l in &layers` binds a value
+    /// of it, whose methods (`l.forward(&h)`) are the type's.
+    static STRUCT_SEQ_TYPES: std::cell::RefCell<std::collections::HashMap<String, syn::Ident>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 /// Starts the names of [`fresh_param`] over (at the start of an expansion).
@@ -782,6 +787,25 @@ pub fn reset_fresh_params() {
     CLONED_PARAMS.with(|s| s.borrow_mut().clear());
     STRUCT_SEQS.with(|s| s.borrow_mut().clear());
     LINEAR_SEQS.with(|s| s.borrow_mut().clear());
+    STRUCT_SEQ_TYPES.with(|s| s.borrow_mut().clear());
+}
+
+/// Notes the type of the elements of `name`'s sequence of the user's structs, or that it
+/// is not known (see `STRUCT_SEQ_TYPES`).
+pub fn note_struct_seq_type(name: &str, ty: Option<syn::Ident>) {
+    STRUCT_SEQ_TYPES.with(|s| match ty {
+        Some(t) => {
+            s.borrow_mut().insert(name.to_string(), t);
+        }
+        None => {
+            s.borrow_mut().remove(name);
+        }
+    });
+}
+
+/// The type of the elements of `name`'s sequence of the user's structs, if known.
+pub fn struct_seq_type(name: &str) -> Option<syn::Ident> {
+    STRUCT_SEQ_TYPES.with(|s| s.borrow().get(name).cloned())
 }
 
 /// Notes whether `name` is known to hold a slice, an array or a `Vec` (see

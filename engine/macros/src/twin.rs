@@ -3293,10 +3293,80 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
     }
     let mut found = S(Default::default());
     found.visit_block(&func.block);
+    found.0.extend(struct_loop_variables(func));
     let mut counts = std::collections::HashMap::new();
     count_bindings(func, &mut counts);
     found.0.retain(|name, _| counts.get(name) == Some(&1));
     found.0
+}
+
+/// The variables of `for l in &layers` (also `layers.iter()`, `&mut layers`,
+/// `layers.iter_mut()`) over a sequence of the user's structs of a known type (`layers:
+/// &[Dense]`, `let layers = vec![Dense { .. }, ..]`, `let layers: Vec<Dense> = ..`),
+/// each a reference to a value of the type.
+fn struct_loop_variables(func: &ItemFn) -> HashMap<String, (syn::Ident, bool)> {
+    struct L {
+        seqs: HashMap<String, syn::Ident>,
+        found: HashMap<String, (syn::Ident, bool)>,
+    }
+    impl<'a> Visit<'a> for L {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            let ty = match &l.pat {
+                Pat::Type(t) => crate::desugar::Receiver::user_elements(&t.ty),
+                _ => l.init.as_ref().and_then(|i| {
+                    crate::desugar::struct_literals_type(crate::desugar::unparen(&i.expr))
+                }),
+            };
+            let pat = match &l.pat {
+                Pat::Type(t) => &*t.pat,
+                p => p,
+            };
+            if let (Pat::Ident(p), Some(ty)) = (pat, ty) {
+                self.seqs.insert(p.ident.to_string(), ty);
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
+            let seq = match crate::desugar::unparen(&f.expr) {
+                Expr::Reference(r) => Some(&*r.expr),
+                Expr::MethodCall(m)
+                    if m.args.is_empty() && (m.method == "iter" || m.method == "iter_mut") =>
+                {
+                    Some(&*m.receiver)
+                }
+                _ => None,
+            };
+            let ty = seq.and_then(|s| match crate::desugar::unparen(s) {
+                Expr::Path(p) => p
+                    .path
+                    .get_ident()
+                    .and_then(|i| self.seqs.get(&i.to_string())),
+                _ => None,
+            });
+            if let (Pat::Ident(p), Some(ty)) = (&*f.pat, ty) {
+                if p.by_ref.is_none() && p.subpat.is_none() {
+                    self.found.insert(p.ident.to_string(), (ty.clone(), true));
+                }
+            }
+            syn::visit::visit_expr_for_loop(self, f);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut l = L {
+        seqs: HashMap::new(),
+        found: HashMap::new(),
+    };
+    for a in &func.sig.inputs {
+        if let FnArg::Typed(pt) = a {
+            if let (Pat::Ident(p), Some(ty)) =
+                (&*pt.pat, crate::desugar::Receiver::user_elements(&pt.ty))
+            {
+                l.seqs.insert(p.ident.to_string(), ty);
+            }
+        }
+    }
+    l.visit_block(&func.block);
+    l.found
 }
 
 /// `Model::default().with_weights(w).with_bias(b)`: `with_…` methods (a builder's,

@@ -14366,3 +14366,155 @@ mod by_value_self_calls {
         all_orders!(by_value, super::X);
     }
 }
+
+/// Layers in a `Vec` of structs whose methods are marked one by one (not the `impl`
+/// block), walked by `for l in &layers` / `layers.iter()` / `layers.iter_mut()`: the
+/// loop variable is a value of the type, so `l.forward(&h)` and `l.shrink(f)` (`&mut
+/// self`) are the type's methods. Before 2026-12-07: "no rule for `forward` with
+/// arguments `(&Dense, &Vec<f64>)`" (and `Dense is indexed with [..]` after it).
+mod layers_with_methods_marked_alone {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Tangent)]
+    pub struct Dense {
+        pub w: Vec<f64>,
+        pub b: Vec<f64>,
+        pub n_in: usize,
+        pub n_out: usize,
+    }
+
+    impl Dense {
+        #[differentiable(higher_order)]
+        pub fn forward(&self, inp: &[f64]) -> Vec<f64> {
+            let mut out = Vec::with_capacity(self.n_out);
+            for o in 0..self.n_out {
+                let mut s = self.b[o];
+                for i in 0..self.n_in {
+                    s += self.w[o * self.n_in + i] * inp[i];
+                }
+                out.push(s);
+            }
+            out
+        }
+
+        #[differentiable]
+        pub fn shrink(&mut self, f: f64) {
+            for v in self.w.iter_mut() {
+                *v *= f;
+            }
+        }
+    }
+
+    const INPUT: [f64; 3] = [0.5, -0.8, 1.2];
+
+    #[differentiable(higher_order)]
+    pub fn two_layers(x: &[f64]) -> f64 {
+        let layers = vec![
+            Dense {
+                w: x[..6].to_vec(),
+                b: x[6..8].to_vec(),
+                n_in: 3,
+                n_out: 2,
+            },
+            Dense {
+                w: x[8..10].to_vec(),
+                b: x[10..11].to_vec(),
+                n_in: 2,
+                n_out: 1,
+            },
+        ];
+        let mut h: Vec<f64> = INPUT.to_vec();
+        for l in &layers {
+            h = l.forward(&h).iter().map(|v| v.tanh()).collect();
+        }
+        h[0]
+    }
+
+    #[differentiable]
+    pub fn shrunk(x: &[f64]) -> f64 {
+        let mut layers = vec![Dense {
+            w: x[..6].to_vec(),
+            b: x[6..8].to_vec(),
+            n_in: 3,
+            n_out: 2,
+        }];
+        for l in layers.iter_mut() {
+            l.shrink(x[8]);
+        }
+        let mut s = 0.0;
+        for l in layers.iter() {
+            s += l.forward(&INPUT).iter().sum::<f64>();
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn given(layers: &[Dense], x0: &[f64]) -> f64 {
+        let mut h = x0.to_vec();
+        for l in layers.iter() {
+            h = l.forward(&h).iter().map(|v| v.tanh()).collect();
+        }
+        h.iter().map(|v| v * v).sum()
+    }
+
+    const X: [f64; 11] = [0.4, -0.2, 0.7, 0.1, -0.5, 0.3, 0.05, -0.1, 0.8, -0.6, 0.2];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let tanh_layer = |w: &[f64], b: &[f64], h: &[f64]| -> Vec<f64> {
+            b.iter()
+                .enumerate()
+                .map(|(o, bo)| {
+                    (bo + (0..h.len()).map(|i| w[o * h.len() + i] * h[i]).sum::<f64>()).tanh()
+                })
+                .collect()
+        };
+        let h1 = tanh_layer(&x[..6], &x[6..8], &INPUT);
+        let (y, g) = two_layers::value_and_gradient(&x);
+        let out = tanh_layer(&x[8..10], &x[10..11], &h1)[0];
+        assert!((y - out).abs() < 1e-14, "{y} against {out}");
+        // The last layer's weights: ∂y/∂w₂ₖ = (1 − y²)·h1ₖ, ∂y/∂b₂ = 1 − y².
+        let d = 1.0 - out * out;
+        crate::common::close_to("two_layers", &g[8..], &[d * h1[0], d * h1[1], d], 1e-13);
+        crate::common::assert_gradient_matches(two_layers, &g, &x);
+
+        // shrunk: Σₒ (f·wₒ·u + bₒ), so ∂/∂f = Σₒ wₒ·u.
+        let (y, g) = shrunk::value_and_gradient(&x);
+        let wu: f64 = (0..2)
+            .map(|o| (0..3).map(|i| x[o * 3 + i] * INPUT[i]).sum::<f64>())
+            .sum();
+        assert!((y - (x[8] * wu + x[6] + x[7])).abs() < 1e-14, "{y}");
+        assert!((g[8] - wu).abs() < 1e-14, "{} against {wu}", g[8]);
+        crate::common::assert_gradient_matches(shrunk, &g, &x);
+
+        let make = |x: &[f64]| {
+            vec![
+                Dense {
+                    w: x[..6].to_vec(),
+                    b: x[6..8].to_vec(),
+                    n_in: 3,
+                    n_out: 2,
+                },
+                Dense {
+                    w: x[8..10].to_vec(),
+                    b: x[10..11].to_vec(),
+                    n_in: 2,
+                    n_out: 1,
+                },
+            ]
+        };
+        let (_, (gl, gx)) = given::value_and_gradient(&make(&x), &INPUT);
+        let flat: Vec<f64> = gl
+            .iter()
+            .flat_map(|t| t.w.iter().chain(&t.b).copied())
+            .collect();
+        crate::common::assert_gradient_matches(|y: &[f64]| given(&make(y), &INPUT), &flat, &x);
+        crate::common::assert_gradient_matches(|y: &[f64]| given(&make(&x), y), &gx, &INPUT);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(two_layers, super::X);
+    }
+}
