@@ -14556,16 +14556,17 @@ impl VisitMut for Desugar {
     }
 }
 
-/// `for l in &layers` (also `layers.iter()`, `&mut layers`, `layers.iter_mut()`) of a
-/// sequence of the user's structs of a known type (see `iterchain::struct_seq_type`):
+/// `for l in &layers` (also `layers.iter()`, `&mut layers`, `layers.iter_mut()`, and
+/// `for (k, l) in layers.iter().enumerate()`) of a sequence of the user's structs of a
+/// known type (see `iterchain::struct_seq_type`):
 /// the loop variable's name and its [`Receiver`].
 fn element_receiver(e: &Expr) -> Option<(String, Receiver)> {
     let Expr::ForLoop(f) = e else { return None };
-    let Pat::Ident(p) = &*f.pat else { return None };
+    let (p, walked) = crate::twin::enumerated_loop(f)?;
     if p.by_ref.is_some() || p.subpat.is_some() {
         return None;
     }
-    let (seq, mutable) = match unparen(&f.expr) {
+    let (seq, mutable) = match unparen(walked) {
         Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
         Expr::MethodCall(m) if m.args.is_empty() && m.method == "iter" => (&*m.receiver, false),
         Expr::MethodCall(m) if m.args.is_empty() && m.method == "iter_mut" => (&*m.receiver, true),

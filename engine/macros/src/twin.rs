@@ -3300,6 +3300,26 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
     found.0
 }
 
+/// The element's name of a `for` over a sequence and what it walks: `l` and `&layers` of
+/// `for l in &layers`, `l` and `layers.iter()` of `for (k, l) in
+/// layers.iter().enumerate()`.
+pub(crate) fn enumerated_loop(f: &syn::ExprForLoop) -> Option<(&syn::PatIdent, &Expr)> {
+    match &*f.pat {
+        Pat::Ident(p) => Some((p, &*f.expr)),
+        Pat::Tuple(t) if t.elems.len() == 2 => {
+            match (&t.elems[1], crate::desugar::unparen(&f.expr)) {
+                (Pat::Ident(p), Expr::MethodCall(m))
+                    if m.method == "enumerate" && m.args.is_empty() =>
+                {
+                    Some((p, &*m.receiver))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// The variables of `for l in &layers` (also `layers.iter()`, `&mut layers`,
 /// `layers.iter_mut()`) over a sequence of the user's structs of a known type (`layers:
 /// &[Dense]`, `let layers = vec![Dense { .. }, ..]`, `let layers: Vec<Dense> = ..`),
@@ -3327,7 +3347,10 @@ fn struct_loop_variables(func: &ItemFn) -> HashMap<String, (syn::Ident, bool)> {
             syn::visit::visit_local(self, l);
         }
         fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
-            let seq = match crate::desugar::unparen(&f.expr) {
+            let Some((p, walked)) = enumerated_loop(f) else {
+                return syn::visit::visit_expr_for_loop(self, f);
+            };
+            let seq = match crate::desugar::unparen(walked) {
                 Expr::Reference(r) => Some(&*r.expr),
                 Expr::MethodCall(m)
                     if m.args.is_empty() && (m.method == "iter" || m.method == "iter_mut") =>
@@ -3343,7 +3366,7 @@ fn struct_loop_variables(func: &ItemFn) -> HashMap<String, (syn::Ident, bool)> {
                     .and_then(|i| self.seqs.get(&i.to_string())),
                 _ => None,
             });
-            if let (Pat::Ident(p), Some(ty)) = (&*f.pat, ty) {
+            if let Some(ty) = ty {
                 if p.by_ref.is_none() && p.subpat.is_none() {
                     self.found.insert(p.ident.to_string(), (ty.clone(), true));
                 }

@@ -14457,6 +14457,35 @@ mod layers_with_methods_marked_alone {
         h.iter().map(|v| v * v).sum()
     }
 
+    /// The last layer without `tanh`, told by `enumerate`.
+    #[differentiable(higher_order)]
+    pub fn enumerated(x: &[f64]) -> f64 {
+        let layers = vec![
+            Dense {
+                w: x[..6].to_vec(),
+                b: x[6..8].to_vec(),
+                n_in: 3,
+                n_out: 2,
+            },
+            Dense {
+                w: x[8..10].to_vec(),
+                b: x[10..11].to_vec(),
+                n_in: 2,
+                n_out: 1,
+            },
+        ];
+        let mut h: Vec<f64> = INPUT.to_vec();
+        for (k, l) in layers.iter().enumerate() {
+            let z = l.forward(&h);
+            h = if k + 1 < layers.len() {
+                z.iter().map(|v| v.tanh()).collect()
+            } else {
+                z
+            };
+        }
+        h[0] * h[0]
+    }
+
     const X: [f64; 11] = [0.4, -0.2, 0.7, 0.1, -0.5, 0.3, 0.05, -0.1, 0.8, -0.6, 0.2];
 
     #[test]
@@ -14488,6 +14517,18 @@ mod layers_with_methods_marked_alone {
         assert!((g[8] - wu).abs() < 1e-14, "{} against {wu}", g[8]);
         crate::common::assert_gradient_matches(shrunk, &g, &x);
 
+        // enumerated: z = w₂·h1 + b₂, y = z², so ∂y/∂b₂ = 2z.
+        let z = (0..2).map(|i| x[8 + i] * h1[i]).sum::<f64>() + x[10];
+        let (y, g) = enumerated::value_and_gradient(&x);
+        assert!((y - z * z).abs() < 1e-14, "{y} against {}", z * z);
+        assert!(
+            (g[10] - 2.0 * z).abs() < 1e-14,
+            "{} against {}",
+            g[10],
+            2.0 * z
+        );
+        crate::common::assert_gradient_matches(enumerated, &g, &x);
+
         let make = |x: &[f64]| {
             vec![
                 Dense {
@@ -14516,5 +14557,6 @@ mod layers_with_methods_marked_alone {
     mod t {
         use crate::all_orders;
         all_orders!(two_layers, super::X);
+        all_orders!(enumerated, super::X);
     }
 }
