@@ -12722,8 +12722,10 @@ impl Desugar {
             _ => return None,
         };
         let name = quote::ToTokens::to_token_stream(&x).to_string();
-        let constant =
-            lifted || self.const_aliases.contains(&name) || crate::twin::screaming_name(&name);
+        let constant = lifted
+            || self.const_aliases.contains(&name)
+            || crate::twin::screaming_name(&name)
+            || crate::twin::hoisted_constant(&name);
         if !(self.inactive_params.contains(&name) || constant)
             || mentions_active(&m.receiver, &self.active)
         {
@@ -12814,7 +12816,7 @@ impl Desugar {
             && !self.active.contains(&name)
             && root.is_some_and(|r| {
                 self.const_aliases.contains(&r)
-                    || r.starts_with("__mochi_const_")
+                    || crate::twin::hoisted_constant(&r)
                     || crate::twin::screaming_name(&r)
             });
         if is_alias {

@@ -962,6 +962,12 @@ fn constant_struct_locals(block: &syn::Block) -> HashSet<String> {
         .collect()
 }
 
+/// The name of a constant's lifted copy in a generic form (`__mochi_const_Z`, see
+/// `Hoist`): a local the body only reads, walked as the constant is.
+pub(crate) fn hoisted_constant(name: &str) -> bool {
+    name.starts_with("__mochi_const_")
+}
+
 /// A constant's name, `YS`, `WEIGHTS_2`.
 pub(crate) fn is_constant_name(n: &str) -> bool {
     n.len() > 1

@@ -14560,3 +14560,85 @@ mod layers_with_methods_marked_alone {
         all_orders!(enumerated, super::X);
     }
 }
+
+/// The rows of a constant table walked by reference in nested loops, `for zs in Z.iter() {
+/// for z in zs { .. } }` (Monte Carlo paths from pre-drawn normals). Before 2026-12-07:
+/// E0716 "temporary value dropped while borrowed" at the attribute, from the generic
+/// form (its copy of the constant is a local, which the replayed inner loop borrowed),
+/// so the function did not compile at all.
+mod constant_rows_by_reference {
+    use mochi::prelude::*;
+
+    const Z: [[f64; 4]; 3] = [
+        [0.1, -0.3, 0.5, 0.2],
+        [-0.4, 0.8, 0.1, -0.2],
+        [0.3, 0.3, -0.6, 0.9],
+    ];
+
+    #[differentiable(higher_order)]
+    pub fn paths(x: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for zs in Z.iter() {
+            let mut s = x[0];
+            for z in zs {
+                s *= 1.0 + x[1] * z;
+            }
+            total += s;
+        }
+        total
+    }
+
+    #[differentiable(higher_order)]
+    pub fn paths_enumerated(x: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for (i, zs) in Z.iter().enumerate() {
+            let mut path = Vec::with_capacity(zs.len());
+            let mut s = x[0];
+            for (j, z) in zs.iter().enumerate() {
+                s *= (x[1] * z * (i + j) as f64).sin() + 2.0;
+                path.push(s);
+            }
+            for &z in &Z[i] {
+                s += z * x[1];
+            }
+            total += s + path.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        }
+        total
+    }
+
+    const X: [f64; 2] = [0.7, -0.4];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        // x₀·Σ_rows Π(1 + x₁z); ∂/∂x₁ by the product rule.
+        let (mut y0, mut d0, mut d1) = (0.0, 0.0, 0.0);
+        for row in &Z {
+            let p: f64 = row.iter().map(|z| 1.0 + x[1] * z).product();
+            y0 += x[0] * p;
+            d0 += p;
+            d1 += x[0]
+                * (0..4)
+                    .map(|j| {
+                        row[j]
+                            * (0..4)
+                                .filter(|&i| i != j)
+                                .map(|i| 1.0 + x[1] * row[i])
+                                .product::<f64>()
+                    })
+                    .sum::<f64>();
+        }
+        let (y, g) = paths::value_and_gradient(&x);
+        assert!((y - y0).abs() < 1e-14, "{y} against {y0}");
+        crate::common::close_to("paths", &g, &[d0, d1], 1e-13);
+        let (y, g) = paths_enumerated::value_and_gradient(&x);
+        assert!((y - paths_enumerated(&x)).abs() < 1e-14, "{y}");
+        crate::common::assert_gradient_matches(paths_enumerated, &g, &x);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(paths, super::X);
+        all_orders!(paths_enumerated, super::X);
+    }
+}
