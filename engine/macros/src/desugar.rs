@@ -13772,6 +13772,17 @@ impl Desugar {
                         .map(|t| (syn::Ident::new(&t, f.span()), false)),
                     _ => None,
                 }),
+            // `let n = Normal::new(0.0, 1.0).unwrap();` (also `expect`): a constructor
+            // returning a `Result` or an `Option` of the type (statrs' shape).
+            Expr::MethodCall(m)
+                if matches!(m.method.to_string().as_str(), "unwrap" | "expect")
+                    && matches!(unparen(&m.receiver), Expr::Call(_)) =>
+            {
+                match unparen(&m.receiver) {
+                    Expr::Call(c) => constructed(c),
+                    _ => None,
+                }
+            }
             // `let trained = (0..3).fold(model, |m, _| m.step(..));`: a fold from a value
             // of the type is one.
             Expr::MethodCall(m) if m.method == "fold" && m.args.len() == 2 => {

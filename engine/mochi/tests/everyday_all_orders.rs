@@ -14642,3 +14642,60 @@ mod constant_rows_by_reference {
         all_orders!(paths_enumerated, super::X);
     }
 }
+
+/// statrs' shape: a distribution built by a constructor returning a `Result`, unwrapped
+/// (`Normal::new(0.0, 1.5).unwrap()`, `.expect(..)`), whose methods are the type's. Before
+/// 2026-12-07: "no rule for `cdf` with arguments `(&Normal, &f64)`" on a value of
+/// constants (the local's type was not known), and a type error for one built from
+/// parameters. (Gradients only: a `Result` has no generic form.)
+mod constructors_returning_results {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Normal {
+        pub mean: f64,
+        pub std_dev: f64,
+    }
+
+    #[differentiable]
+    impl Normal {
+        pub fn new(mean: f64, std_dev: f64) -> Result<Normal, String> {
+            if std_dev <= 0.0 {
+                Err(format!("std_dev {std_dev} is not positive"))
+            } else {
+                Ok(Normal { mean, std_dev })
+            }
+        }
+        pub fn ln_pdf(&self, x: f64) -> f64 {
+            let d = (x - self.mean) / self.std_dev;
+            -0.5 * d * d - self.std_dev.ln()
+        }
+    }
+
+    #[differentiable]
+    pub fn nll(beta: &[f64]) -> f64 {
+        let n = Normal::new(0.0, 1.5).unwrap();
+        let m = Normal::new(beta[1], 2.0).expect("positive");
+        let mut s = 0.0;
+        for k in 0..3 {
+            s -= n.ln_pdf(beta[0] * k as f64) + m.ln_pdf(0.3 * k as f64);
+        }
+        s
+    }
+
+    #[test]
+    fn by_hand() {
+        let b = [0.7, -0.4];
+        let (mut want_y, mut d0, mut d1) = (0.0, 0.0, 0.0);
+        for k in 0..3 {
+            let (u, v) = (b[0] * k as f64 / 1.5, (0.3 * k as f64 - b[1]) / 2.0);
+            want_y += 0.5 * u * u + 1.5_f64.ln() + 0.5 * v * v + 2.0_f64.ln();
+            d0 += u * k as f64 / 1.5;
+            d1 -= v / 2.0;
+        }
+        let (y, g) = nll::value_and_gradient(&b);
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        crate::common::close_to("nll", &g, &[d0, d1], 1e-14);
+        crate::common::assert_gradient_matches(nll, &g, &b);
+    }
+}
