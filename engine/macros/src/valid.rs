@@ -53,6 +53,14 @@ pub fn check_signature(f: &ItemFn) -> syn::Result<()> {
             },
         }
     }
+    if let syn::ReturnType::Type(_, ty) = &sig.output {
+        if let Some(i) = find_impl_trait(ty) {
+            return Err(syn::Error::new_spanned(i, "#[differentiable] cannot return an `impl Trait` (an iterator, a closure): its result needs a type the derivation can hold a cotangent of; return the values collected (`Vec<f64>`), or mark the function that consumes the iterator"));
+        }
+        if let Some(d) = find_dyn(ty) {
+            return Err(syn::Error::new_spanned(d, "#[differentiable] cannot return a `dyn Trait`: it has no tangent type; return a concrete type"));
+        }
+    }
     let mut v = BodyCheck(None);
     syn::visit::Visit::visit_block(&mut v, &f.block);
     if let Some(e) = v.0 {
@@ -159,6 +167,20 @@ fn check_scalar_params(sig: &syn::Signature) -> syn::Result<()> {
         }
     }
     Ok(())
+}
+
+/// An `impl Trait` anywhere in a type (`impl Iterator<Item = f64> + '_`, `Box<impl Fn(f64)
+/// -> f64>`, `(f64, impl Iterator)`).
+fn find_impl_trait(ty: &syn::Type) -> Option<&syn::TypeImplTrait> {
+    struct F<'a>(Option<&'a syn::TypeImplTrait>);
+    impl<'a> syn::visit::Visit<'a> for F<'a> {
+        fn visit_type_impl_trait(&mut self, i: &'a syn::TypeImplTrait) {
+            self.0.get_or_insert(i);
+        }
+    }
+    let mut f = F(None);
+    syn::visit::Visit::visit_type(&mut f, ty);
+    f.0
 }
 
 fn find_dyn(ty: &syn::Type) -> Option<&syn::TypeTraitObject> {
