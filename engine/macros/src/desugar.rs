@@ -12768,7 +12768,14 @@ impl Desugar {
                 let inner = &r.pat;
                 quote_spanned!(span=> let #inner = #x[#j];)
             }
-            Pat::Ident(p) if constant && m.method == "iter" && p.by_ref.is_none() => {
+            // (Not the generic form's lifted copy, `__mochi_const_NBRS`, whose elements
+            // may not be `Copy`, `[Vec<usize>; 5]` of `[&[usize]; 5]`: lent.)
+            Pat::Ident(p)
+                if constant
+                    && !crate::twin::hoisted_constant(&name)
+                    && m.method == "iter"
+                    && p.by_ref.is_none() =>
+            {
                 let names = [p.ident.clone()];
                 let mut b = syn::Block {
                     brace_token: Default::default(),
@@ -12807,8 +12814,10 @@ impl Desugar {
             Expr::Path(q) => q.path.get_ident().map(|i| i.to_string()),
             _ => None,
         };
+        // (A piece, `&data[..2]`, or a row, `&Z[j]` of the index loop over a constant's
+        // rows.)
         let root = borrowed.and_then(|e| match e {
-            Expr::Index(ix) if matches!(&*ix.index, Expr::Range(_)) => of(unparen(&ix.expr)),
+            Expr::Index(ix) => of(unparen(&ix.expr)),
             other => of(other),
         });
         let is_alias = p.mutability.is_none()

@@ -14606,6 +14606,26 @@ mod constant_rows_by_reference {
         total
     }
 
+    /// Neighbour lists of different lengths (`[&[usize]; 3]`, whose copy in the generic
+    /// form holds `Vec`s, not `Copy`).
+    const NBRS: [&[usize]; 3] = [&[1], &[0], &[0, 1]];
+
+    #[differentiable(higher_order)]
+    pub fn neighbours(x: &[f64]) -> f64 {
+        let mut e = 0.0;
+        for (i, nb) in NBRS.iter().enumerate() {
+            let k = nb.len() as f64;
+            let m = nb.iter().map(|&j| x[j]).sum::<f64>() / k;
+            e += (x[i] - m).powi(2);
+        }
+        for nb in NBRS.iter() {
+            for &j in nb.iter() {
+                e += x[j].sin();
+            }
+        }
+        e
+    }
+
     const X: [f64; 2] = [0.7, -0.4];
 
     #[test]
@@ -14634,12 +14654,28 @@ mod constant_rows_by_reference {
         let (y, g) = paths_enumerated::value_and_gradient(&x);
         assert!((y - paths_enumerated(&x)).abs() < 1e-14, "{y}");
         crate::common::assert_gradient_matches(paths_enumerated, &g, &x);
+
+        // (x₀ − x₁)² + (x₁ − x₀)² + (x₂ − (x₀ + x₁)/2)², and the sines of the neighbours
+        // listed: x₁, x₀, then x₀ and x₁.
+        let (y, g) = neighbours::value_and_gradient(&[0.7, -0.4, 0.2]);
+        let (a, b, c) = (0.7_f64, -0.4_f64, 0.2_f64);
+        let want_y =
+            2.0 * (a - b).powi(2) + (c - 0.5 * (a + b)).powi(2) + 2.0 * a.sin() + 2.0 * b.sin();
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        let m = c - 0.5 * (a + b);
+        let want = [
+            4.0 * (a - b) - m + 2.0 * a.cos(),
+            -4.0 * (a - b) - m + 2.0 * b.cos(),
+            2.0 * m,
+        ];
+        crate::common::close_to("neighbours", &g, &want, 1e-14);
     }
 
     mod t {
         use crate::all_orders;
         all_orders!(paths, super::X);
         all_orders!(paths_enumerated, super::X);
+        all_orders!(neighbours, [0.7, -0.4, 0.2]);
     }
 }
 
