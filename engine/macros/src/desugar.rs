@@ -5173,6 +5173,76 @@ impl ArgBest {
         Some((seq, copies))
     }
 
+    /// `let p = seq.chunks_exact(k).min_by(cmp).unwrap();` (also `chunks`, `windows`,
+    /// `max_by`): the piece's position found by the chain as written, wrapped in
+    /// `no_grad`, and `p` the sub-slice there, whose derivative flows as reads.
+    fn best_piece(l: &syn::Local, init: &Expr) -> Option<Vec<syn::Stmt>> {
+        let Expr::MethodCall(u) = unparen(init) else {
+            return None;
+        };
+        if u.method != "unwrap" || !u.args.is_empty() {
+            return None;
+        }
+        let Expr::MethodCall(best) = &*u.receiver else {
+            return None;
+        };
+        if !matches!(best.method.to_string().as_str(), "min_by" | "max_by") || best.args.len() != 1
+        {
+            return None;
+        }
+        let Expr::MethodCall(pieces) = &*best.receiver else {
+            return None;
+        };
+        let kind = pieces.method.to_string();
+        if !matches!(kind.as_str(), "chunks" | "chunks_exact" | "windows") || pieces.args.len() != 1
+        {
+            return None;
+        }
+        let seq = &*pieces.receiver;
+        if !matches!(unparen(seq), Expr::Path(_) | Expr::Field(_)) {
+            return None;
+        }
+        let Pat::Ident(p) = &l.pat else { return None };
+        let Expr::Closure(cmp) = unparen(&best.args[0]) else {
+            return None;
+        };
+        if cmp.inputs.len() != 2 {
+            return None;
+        }
+        let span = init.span();
+        let (k, at) = (
+            format_ident!("__mochi_piece", span = span),
+            format_ident!("__mochi_best", span = span),
+        );
+        let (size, method, name) = (&pieces.args[0], &pieces.method, &best.method);
+        let (pa, pb, body) = (&cmp.inputs[0], &cmp.inputs[1], &cmp.body);
+        let range: Expr = match kind.as_str() {
+            "windows" => syn::parse_quote_spanned!(span=> #at..#at + #k),
+            "chunks_exact" => syn::parse_quote_spanned!(span=> #at * #k..(#at + 1) * #k),
+            _ => {
+                syn::parse_quote_spanned!(span=> #at * #k..::core::cmp::min((#at + 1) * #k, #seq.len()))
+            }
+        };
+        let attrs = &l.attrs;
+        Some(vec![
+            syn::parse_quote_spanned!(span=> let #k: usize = #size;),
+            syn::parse_quote_spanned!(span=>
+                let #at: usize = ::mochi::no_grad(
+                    #seq.#method(#k)
+                        .enumerate()
+                        .#name(|__mochi_a, __mochi_b| {
+                            let #pa = &__mochi_a.1;
+                            let #pb = &__mochi_b.1;
+                            #body
+                        })
+                        .unwrap()
+                        .0
+                );
+            ),
+            syn::parse_quote_spanned!(span=> #(#attrs)* let #p = &#seq[#range];),
+        ])
+    }
+
     fn rewrite(l: &syn::Local, init: &Expr) -> Option<Vec<syn::Stmt>> {
         let span = init.span();
         let best = format_ident!("__mochi_best", span = span);
@@ -5182,7 +5252,9 @@ impl ArgBest {
             }
             other => (false, other.clone()),
         };
-        let (seq, copies) = Self::chain(&chain_expr)?;
+        let Some((seq, copies)) = Self::chain(&chain_expr) else {
+            return Self::best_piece(l, init);
+        };
         let attrs = &l.attrs;
         let find: syn::Stmt = syn::parse_quote_spanned!(span=>
             let #best: usize = ::mochi::no_grad((#chain_expr).0);

@@ -14735,3 +14735,80 @@ mod constructors_returning_results {
         crate::common::assert_gradient_matches(nll, &g, &b);
     }
 }
+
+/// The best piece of a sequence by a comparator, `x.chunks_exact(2).min_by(cmp).unwrap()`
+/// (the nearest point of a flat point cloud), `windows(k).max_by(..)`, `chunks(k)`. Before
+/// 2026-12-07: "no rule for `chunks_exact`" and "no rule for `min_by`".
+mod best_piece {
+    use mochi::prelude::*;
+
+    const QUERIES: [[f64; 2]; 3] = [[0.1, 0.2], [1.0, -0.5], [-0.7, 0.9]];
+
+    #[differentiable(higher_order)]
+    pub fn nearest(x: &[f64]) -> f64 {
+        let mut cost = 0.0;
+        for q in QUERIES.iter() {
+            let best = x
+                .chunks_exact(2)
+                .min_by(|a, b| {
+                    let da = (a[0] - q[0]).powi(2) + (a[1] - q[1]).powi(2);
+                    let db = (b[0] - q[0]).powi(2) + (b[1] - q[1]).powi(2);
+                    da.partial_cmp(&db).unwrap()
+                })
+                .unwrap();
+            cost += (best[0] - q[0]).powi(2) + (best[1] - q[1]).powi(2);
+        }
+        cost
+    }
+
+    #[differentiable(higher_order)]
+    pub fn heaviest(x: &[f64]) -> f64 {
+        let w = x
+            .windows(3)
+            .max_by(|a, b| a.iter().sum::<f64>().total_cmp(&b.iter().sum::<f64>()))
+            .unwrap();
+        let c = x.chunks(4).min_by(|a, b| a[0].total_cmp(&b[0])).unwrap();
+        w[0] * w[1] * w[2] + c.iter().map(|v| v * v).sum::<f64>()
+    }
+
+    const X: [f64; 6] = [0.0, 0.3, 0.9, -0.4, -0.5, 1.1];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        // Nearest points: q₀ → (0, 0.3), q₁ → (0.9, −0.4), q₂ → (−0.5, 1.1).
+        let (y, g) = nearest::value_and_gradient(&x);
+        let want_y = [(0, 0), (2, 1), (4, 2)]
+            .iter()
+            .map(|&(p, q)| (x[p] - QUERIES[q][0]).powi(2) + (x[p + 1] - QUERIES[q][1]).powi(2))
+            .sum::<f64>();
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        let mut want = [0.0; 6];
+        for (p, q) in [(0, 0), (2, 1), (4, 2)] {
+            want[p] = 2.0 * (x[p] - QUERIES[q][0]);
+            want[p + 1] = 2.0 * (x[p + 1] - QUERIES[q][1]);
+        }
+        crate::common::close_to("nearest", &g, &want, 1e-14);
+
+        // The windows of three sum to 1.2, 0.8, 0.0 and 0.2: the heaviest is x[0..3]. The
+        // chunk of four with the least first element: x[4..6] (−0.5, against 0.0).
+        let (y, g) = heaviest::value_and_gradient(&x);
+        let want_y = x[0] * x[1] * x[2] + x[4] * x[4] + x[5] * x[5];
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        let want = [
+            x[1] * x[2],
+            x[0] * x[2],
+            x[0] * x[1],
+            0.0,
+            2.0 * x[4],
+            2.0 * x[5],
+        ];
+        crate::common::close_to("heaviest", &g, &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(nearest, super::X);
+        all_orders!(heaviest, super::X);
+    }
+}
