@@ -14372,6 +14372,7 @@ mod by_value_self_calls {
 /// loop variable is a value of the type, so `l.forward(&h)` and `l.shrink(f)` (`&mut
 /// self`) are the type's methods. Before 2026-12-07: "no rule for `forward` with
 /// arguments `(&Dense, &Vec<f64>)`" (and `Dense is indexed with [..]` after it).
+#[allow(clippy::useless_vec)]
 mod layers_with_methods_marked_alone {
     use mochi::prelude::*;
 
