@@ -16348,6 +16348,37 @@ impl Desugar {
                 }
             }
             Expr::ForLoop(f) => {
+                // `for i in [1.0, 2.0, 3.0].iter()`: the array literal bound first, which the
+                // replayed iterator borrows (a temporary would end with the statement,
+                // E0716).
+                let literal_root = |e: &Expr| {
+                    let mut root = e;
+                    while let Expr::MethodCall(m) = root {
+                        root = &m.receiver;
+                    }
+                    !std::ptr::eq(root, e)
+                        && match root {
+                            Expr::Array(_) | Expr::Repeat(_) => true,
+                            Expr::Reference(r) => {
+                                matches!(&*r.expr, Expr::Array(_) | Expr::Repeat(_))
+                            }
+                            _ => false,
+                        }
+                };
+                if mentions_active(&f.body, &self.active) && literal_root(&f.expr) {
+                    {
+                        let mut root = &mut *f.expr;
+                        while let Expr::MethodCall(m) = root {
+                            root = &mut *m.receiver;
+                        }
+                        let mut bound = Vec::new();
+                        bind_source(root, &mut self.next, &mut bound);
+                        let looped = f.clone();
+                        *e = self.with_sources(bound, span, quote::quote!(#looped));
+                        self.visit_expr_mut(e);
+                        return;
+                    }
+                }
                 // `for v in helper(x).iter()`, `for v in l.forward(&x)`, `for (a, b) in
                 // x.iter().zip(helper(y).iter())`: the computed sources bound first, as
                 // variables the loop rewrites take.

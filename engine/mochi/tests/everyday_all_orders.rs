@@ -14813,3 +14813,63 @@ mod best_piece {
         all_orders!(heaviest, super::X);
     }
 }
+
+/// Loops and chains over an array literal, `for (k, w) in [0.5, 1.5, 2.0].iter().enumerate()`,
+/// `[1.0, 2.0, 3.0].iter().map(|i| p * i).collect()` (Zygote's `Iterators.take` test).
+/// Before 2026-12-07: E0716 "temporary value dropped while borrowed" (the replayed
+/// iterator borrowed the literal, a temporary).
+mod array_literal_sources {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn take_scaled(p: f64) -> f64 {
+        let v: Vec<f64> = [1.0, 2.0, 3.0].iter().map(|i| p * i).collect();
+        v.iter().take(2).map(|i| p * i).sum::<f64>()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn weighted(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (k, w) in [0.5, 1.5, 2.0].iter().enumerate() {
+            s += w * x[k] * x[k];
+        }
+        for w in [0.25; 2].iter() {
+            s += w * x[0];
+        }
+        let v: Vec<f64> = [1.0, 2.0, 3.0].iter().map(|i| x[1] * i).collect();
+        s + v.iter().sum::<f64>() + [x[0], x[1]].iter().map(|v| v.sin()).sum::<f64>()
+    }
+
+    const X: [f64; 3] = [0.7, -0.4, 0.3];
+
+    #[test]
+    fn by_hand() {
+        // Σ p·i over the first two of p·(1, 2, 3): 3p², 12 at p = 2.
+        let (y, g) = take_scaled::value_and_gradient(2.0);
+        assert!(
+            (y - 12.0).abs() < 1e-14 && (g - 12.0).abs() < 1e-14,
+            "{y} {g}"
+        );
+        let x = X;
+        let (y, g) = weighted::value_and_gradient(&x);
+        let want_y = 0.5 * x[0] * x[0]
+            + 1.5 * x[1] * x[1]
+            + 2.0 * x[2] * x[2]
+            + 0.5 * x[0]
+            + 6.0 * x[1]
+            + x[0].sin()
+            + x[1].sin();
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        let want = [
+            x[0] + 0.5 + x[0].cos(),
+            3.0 * x[1] + 6.0 + x[1].cos(),
+            4.0 * x[2],
+        ];
+        crate::common::close_to("weighted", &g, &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(weighted, super::X);
+    }
+}
