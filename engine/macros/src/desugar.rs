@@ -839,6 +839,21 @@ impl VisitMut for FromIterators {
         let Expr::Path(p) = &*c.func else { return };
         let segs = crate::twin::segments(&p.path);
         let [.., ty, f] = segs.as_slice() else { return };
+        // `ArrayView2::from_shape((r, c), x)` of a slice (also `ArrayView1`, `ArrayView3`,
+        // `ArrayView`): the same values owned, `Array2::from_shape_vec((r, c),
+        // x.to_vec())`, which the constructors' rules differentiate.
+        if f == "from_shape"
+            && ty.starts_with("ArrayView")
+            && p.qself.is_none()
+            && c.args.len() == 2
+        {
+            let owned = format_ident!("{}", ty.replacen("ArrayView", "Array", 1), span = p.span());
+            let (shape, data) = (&c.args[0], &c.args[1]);
+            *e = syn::parse_quote_spanned!(p.span()=>
+                ::ndarray::#owned::from_shape_vec(#shape, (#data).to_vec())
+            );
+            return;
+        }
         if (f == "from_vec" || f == "from_shape_vec") && p.qself.is_none() {
             if let Some(Expr::MethodCall(m)) = c.args.last_mut() {
                 if m.method == "collect"

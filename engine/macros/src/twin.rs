@@ -550,6 +550,8 @@ const ARRAY_CALLS: &[&str] = &[
     "from",
     "from_elem",
     "from_shape_vec",
+    // (`ArrayView2::from_shape((r, c), x)` of a slice.)
+    "from_shape",
     "eye",
     "linspace",
     "from_diag",

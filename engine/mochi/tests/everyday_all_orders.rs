@@ -14873,3 +14873,44 @@ mod array_literal_sources {
         all_orders!(weighted, super::X);
     }
 }
+
+/// A slice viewed as an array, `ArrayView2::from_shape((n, n), x).unwrap()` (also
+/// `ArrayView1`): read as the same values owned. Before 2026-12-07: "no rule for
+/// `array_view2_from_shape`".
+mod array_views_of_slices {
+    use mochi::prelude::*;
+    use ndarray::{ArrayView1, ArrayView2, Axis};
+
+    #[differentiable(higher_order)]
+    pub fn viewed(x: &[f64]) -> f64 {
+        let a = ArrayView2::from_shape((2, 2), x).unwrap();
+        let v = ArrayView1::from_shape(4, x).unwrap();
+        a.mapv(f64::sin).dot(&a).sum_axis(Axis(1)).sum() + v.sum() * v[0]
+    }
+
+    const X: [f64; 4] = [0.7, -0.4, 0.3, 1.1];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        // Σᵢⱼ (sin A · A)ᵢⱼ = Σᵢₖ sin(Aᵢₖ)·(row sum k of A).
+        let r = [x[0] + x[1], x[2] + x[3]];
+        let s: f64 = x.iter().sum();
+        let want_y = x[0].sin() * r[0]
+            + x[1].sin() * r[1]
+            + x[2].sin() * r[0]
+            + x[3].sin() * r[1]
+            + s * x[0];
+        let (y, g) = viewed::value_and_gradient(&x);
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        // ∂/∂A₀₀ = cos(A₀₀)·r₀ + sin(A₀₀) + sin(A₁₀), and the sum term.
+        let d0 = x[0].cos() * r[0] + x[0].sin() + x[2].sin() + s + x[0];
+        assert!((g[0] - d0).abs() < 1e-14, "{} against {d0}", g[0]);
+        crate::common::assert_gradient_matches(viewed, &g, &x);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(viewed, super::X);
+    }
+}
