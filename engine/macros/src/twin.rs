@@ -466,6 +466,7 @@ pub const ARRAY_METHODS: &[&str] = &[
     "indexed_iter",
     "diag",
     "insert_axis",
+    "broadcast",
     "raw_dim",
     "len_of",
     "index_axis",

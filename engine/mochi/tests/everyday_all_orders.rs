@@ -14947,3 +14947,60 @@ mod remainders_beside_references {
         all_orders!(sorted_by_remainder, super::X);
     }
 }
+
+/// `b.broadcast((3, 4)).unwrap()` of a differentiable array (a row repeated, and a column
+/// by `insert_axis` then its transpose), at every order. Before 2026-12-07: the function
+/// had its gradient but no Hessian ("it calls the method `broadcast`").
+mod broadcasts_at_every_order {
+    use mochi::prelude::*;
+    use ndarray::{Array1, Array2, Axis};
+
+    #[differentiable(higher_order)]
+    pub fn rows(x: &[f64]) -> f64 {
+        let b = Array1::from(x.to_vec());
+        let a: Array2<f64> =
+            Array2::from_shape_fn((3, 4), |(i, j)| 0.5 * (i as f64 + 1.0) - 0.25 * j as f64);
+        let bb = b.broadcast((3, 4)).unwrap();
+        (&a * &bb).sum() + bb.mapv(|v| v * v).sum()
+    }
+
+    #[differentiable(higher_order)]
+    pub fn columns(x: &[f64]) -> f64 {
+        let s = Array1::from(x[..3].to_vec());
+        let w: Array2<f64> = Array2::from_shape_fn((3, 3), |(i, j)| (i + 2 * j + 1) as f64);
+        let col = s.view().insert_axis(Axis(1));
+        let big = col.broadcast((3, 3)).unwrap();
+        (&w * &big).sum() + (&big.t() * &big).sum()
+    }
+
+    const X: [f64; 4] = [-0.4, -0.1, 0.2, 0.5];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        // rows: Σᵢⱼ aᵢⱼ·xⱼ + 3·Σⱼ xⱼ²; Σᵢ aᵢⱼ = 3 − 0.75j.
+        let (y, g) = rows::value_and_gradient(&x);
+        let want_y: f64 = (0..4)
+            .map(|j| (3.0 - 0.75 * j as f64) * x[j] + 3.0 * x[j] * x[j])
+            .sum();
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        let want: Vec<f64> = (0..4).map(|j| 3.0 - 0.75 * j as f64 + 6.0 * x[j]).collect();
+        crate::common::close_to("rows", &g, &want, 1e-14);
+        // columns: Σᵢⱼ wᵢⱼ·sᵢ + (Σ s)²; Σⱼ wᵢⱼ = 3(i + 1) + 6.
+        let (y, g) = columns::value_and_gradient(&x);
+        let s: f64 = x[..3].iter().sum();
+        let want_y: f64 = (0..3)
+            .map(|i| (3.0 * (i as f64 + 1.0) + 6.0) * x[i])
+            .sum::<f64>()
+            + s * s;
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        let want = [9.0 + 2.0 * s, 12.0 + 2.0 * s, 15.0 + 2.0 * s, 0.0];
+        crate::common::close_to("columns", &g, &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(rows, super::X);
+        all_orders!(columns, super::X);
+    }
+}
