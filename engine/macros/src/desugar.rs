@@ -4719,8 +4719,15 @@ fn unzipped(l: &syn::Local) -> Option<Vec<syn::Stmt>> {
 
 /// `std::array::from_fn(|i| e)` of a known length (`let a: [f64; 3] = ..`, or the
 /// turbofish `from_fn::<_, 3, _>`) up to 64 → `[{ let i = 0usize; e }, …]`: the closure
-/// written out once per element.
-fn array_from_fn(len: Option<&Expr>, init: &Expr) -> Option<Expr> {
+/// written out once per element. An element that is a `from_fn` of its own, `let img:
+/// [[f64; 5]; 5] = from_fn(|i| from_fn(|j| x[i * 5 + j]))`, takes its length from the
+/// element type. A longer array, or one whose length is a name (`[f64; N]`), of floats
+/// or arrays of them: a zeroed array written element by element in a loop.
+fn array_from_fn(ty: Option<&syn::Type>, init: &Expr) -> Option<Expr> {
+    let (len, elem) = match ty {
+        Some(syn::Type::Array(a)) => (Some(&a.len), Some(&*a.elem)),
+        _ => (None, None),
+    };
     let Expr::Call(c) = unparen(init) else {
         return None;
     };
@@ -4741,42 +4748,74 @@ fn array_from_fn(len: Option<&Expr>, init: &Expr) -> Option<Expr> {
         _ => None,
     };
     let len = turbofish_len.as_ref().or(len)?;
-    let Expr::Lit(syn::ExprLit {
-        lit: syn::Lit::Int(k),
-        ..
-    }) = unparen(len)
-    else {
-        return None;
-    };
-    let k: usize = k.base10_parse().ok()?;
     let [Expr::Closure(cl)] = &c.args.iter().collect::<Vec<_>>()[..] else {
         return None;
     };
-    if k > 64 || cl.inputs.len() != 1 {
+    if cl.inputs.len() != 1 {
         return None;
     }
     let param = match &cl.inputs[0] {
         Pat::Type(t) => (*t.pat).clone(),
         other => other.clone(),
     };
-    let body = &cl.body;
-    let elems = (0..k).map(|j| quote::quote!({ let #param: usize = #j; #body }));
-    Some(syn::parse_quote_spanned!(p.span()=> [#(#elems),*]))
+    let body: Expr = array_from_fn(elem, &cl.body).unwrap_or_else(|| (*cl.body).clone());
+    let span = p.span();
+    let literal = match unparen(len) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(k),
+            ..
+        }) => k.base10_parse::<usize>().ok().filter(|k| *k <= 64),
+        _ => None,
+    };
+    if let Some(k) = literal {
+        let elems = (0..k).map(|j| quote::quote!({ let #param: usize = #j; #body }));
+        return Some(syn::parse_quote_spanned!(span=> [#(#elems),*]));
+    }
+    // (The loop: its index named by the closure's parameter, `_` given a name.)
+    let zero = zero_of(ty?)?;
+    let index = match &param {
+        Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => i.ident.clone(),
+        Pat::Wild(_) => format_ident!("__mochi_from_fn_index", span = span),
+        _ => return None,
+    };
+    if crate::iterchain::contains_return(&cl.body) {
+        return None;
+    }
+    let out = format_ident!("__mochi_from_fn", span = span);
+    Some(syn::parse_quote_spanned!(span=> {
+        #[allow(unused_mut)]
+        let mut #out: #ty = #zero;
+        for #index in 0..#len {
+            #out[#index] = #body;
+        }
+        #out
+    }))
+}
+
+/// The zero of a float type or of an array of them, `0.0`, `[[0.0; M]; N]`.
+fn zero_of(ty: &syn::Type) -> Option<Expr> {
+    match ty {
+        syn::Type::Array(a) => {
+            let (inner, len) = (zero_of(&a.elem)?, &a.len);
+            Some(syn::parse_quote!([#inner; #len]))
+        }
+        syn::Type::Path(p) if p.path.is_ident("f64") || p.path.is_ident("f32") => {
+            Some(syn::parse_quote!(0.0))
+        }
+        _ => None,
+    }
 }
 
 impl VisitMut for SplitTupleLets {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         for s in b.stmts.iter_mut() {
             if let syn::Stmt::Local(l) = s {
-                let len = match &l.pat {
-                    Pat::Type(t) => match &*t.ty {
-                        syn::Type::Array(a) => Some(a.len.clone()),
-                        _ => None,
-                    },
+                let ty = match &l.pat {
+                    Pat::Type(t) => Some((*t.ty).clone()),
                     _ => None,
                 };
                 if let Some(init) = l.init.as_mut() {
-                    if let Some(r) = array_from_fn(len.as_ref(), &init.expr) {
+                    if let Some(r) = array_from_fn(ty.as_ref(), &init.expr) {
                         *init.expr = r;
                     }
                 }

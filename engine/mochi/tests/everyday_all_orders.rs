@@ -15004,3 +15004,64 @@ mod broadcasts_at_every_order {
         all_orders!(columns, super::X);
     }
 }
+
+/// `std::array::from_fn` nested (`[[f64; 5]; 5]` of an image, the inner length from the
+/// element type) and over a named or long length (`[f64; NN]`, a zeroed array written in
+/// a loop). Before 2026-12-07: "closures are differentiated only as the argument of an
+/// adapter method" at the inner `from_fn`, and at a length other than a literal up to 64.
+mod arrays_from_fn {
+    use mochi::prelude::*;
+
+    const NN: usize = 70;
+
+    #[differentiable(higher_order)]
+    pub fn image(x: &[f64]) -> f64 {
+        let img: [[f64; 3]; 3] = std::array::from_fn(|i| std::array::from_fn(|j| x[i * 3 + j]));
+        let mut s = 0.0;
+        for i in 0..3 {
+            for j in 0..3 {
+                s += img[i][j] * img[j][i] * (i + 1) as f64;
+            }
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn long(x: &[f64]) -> f64 {
+        let a: [f64; NN] = std::array::from_fn(|k| x[k % 3] * k as f64);
+        let b: [f64; 70] = std::array::from_fn(|_| x[0]);
+        a.iter().sum::<f64>() + b.iter().map(|v| v * v).sum::<f64>()
+    }
+
+    const X: [f64; 9] = [0.3, -0.2, 0.5, 0.1, 0.7, -0.6, 0.4, 0.2, -0.3];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        // Σᵢⱼ mᵢⱼ·mⱼᵢ·(i + 1): ∂/∂mₐ_b = m_bₐ·((a + 1) + (b + 1)).
+        let (y, g) = image::value_and_gradient(&x);
+        let m = |i: usize, j: usize| x[i * 3 + j];
+        let want_y: f64 = (0..9)
+            .map(|k| m(k / 3, k % 3) * m(k % 3, k / 3) * (k / 3 + 1) as f64)
+            .sum();
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        let want: Vec<f64> = (0..9)
+            .map(|k| m(k % 3, k / 3) * ((k / 3 + 1) + (k % 3 + 1)) as f64)
+            .collect();
+        crate::common::close_to("image", &g, &want, 1e-14);
+        // long: Σₖ x[k mod 3]·k + 70·x₀²; the multiples of k for each residue.
+        let (y, g) = long::value_and_gradient(&x[..3]);
+        let sums: Vec<f64> = (0..3)
+            .map(|r| (0..NN).filter(|k| k % 3 == r).map(|k| k as f64).sum())
+            .collect();
+        let want_y = (0..3).map(|r| sums[r] * x[r]).sum::<f64>() + 70.0 * x[0] * x[0];
+        assert!((y - want_y).abs() < 1e-11, "{y} against {want_y}");
+        let want = [sums[0] + 140.0 * x[0], sums[1], sums[2]];
+        crate::common::close_to("long", &g, &want, 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(image, super::X);
+    }
+}
