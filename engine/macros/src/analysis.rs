@@ -107,15 +107,11 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         if let Some(r) = crate::desugar::Receiver::of_param(t) {
             receivers.insert(i.to_string(), r);
         }
-        // (`pts: &[V2]`: a sequence of the user's structs.)
-        crate::iterchain::note_struct_seq_type(
-            &i.to_string(),
-            crate::desugar::Receiver::user_elements(t),
-        );
-        if crate::desugar::Receiver::user_elements(t).is_some()
-            || crate::desugar::mirror_elements(t)
-            || crate::desugar::tuple_elements(t)
-        {
+        // (`pts: &[V2]`: a sequence of the user's structs, of a type known by its name.)
+        let elements = crate::desugar::Receiver::user_elements(t);
+        let users = elements.is_some();
+        crate::iterchain::note_struct_seq_type(&i.to_string(), elements);
+        if users || crate::desugar::mirror_elements(t) || crate::desugar::tuple_elements(t) {
             crate::iterchain::note_struct_seq(&i.to_string(), true);
         }
     }

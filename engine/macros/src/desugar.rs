@@ -5183,10 +5183,8 @@ impl VisitMut for ArgBest {
 }
 
 impl ArgBest {
-    /// The sequence of
-    /// `seq.iter()[.copied()|.cloned()].enumerate().{min_by,max_by}(cmp).unwrap()`,
-    /// and whether the chain copies.
-    fn chain(e: &Expr) -> Option<(Expr, bool)> {
+    /// The `min_by(cmp)` (or `max_by`) call of `….min_by(cmp).unwrap()`.
+    fn best_by(e: &Expr) -> Option<&syn::ExprMethodCall> {
         let Expr::MethodCall(u) = unparen(e) else {
             return None;
         };
@@ -5196,10 +5194,15 @@ impl ArgBest {
         let Expr::MethodCall(best) = &*u.receiver else {
             return None;
         };
-        if !matches!(best.method.to_string().as_str(), "min_by" | "max_by") || best.args.len() != 1
-        {
-            return None;
-        }
+        (matches!(best.method.to_string().as_str(), "min_by" | "max_by") && best.args.len() == 1)
+            .then_some(best)
+    }
+
+    /// The sequence of
+    /// `seq.iter()[.copied()|.cloned()].enumerate().{min_by,max_by}(cmp).unwrap()`,
+    /// and whether the chain copies.
+    fn chain(e: &Expr) -> Option<(Expr, bool)> {
+        let best = Self::best_by(e)?;
         let Expr::MethodCall(en) = &*best.receiver else {
             return None;
         };
@@ -5231,19 +5234,7 @@ impl ArgBest {
     /// `max_by`): the piece's position found by the chain as written, wrapped in
     /// `no_grad`, and `p` the sub-slice there, whose derivative flows as reads.
     fn best_piece(l: &syn::Local, init: &Expr) -> Option<Vec<syn::Stmt>> {
-        let Expr::MethodCall(u) = unparen(init) else {
-            return None;
-        };
-        if u.method != "unwrap" || !u.args.is_empty() {
-            return None;
-        }
-        let Expr::MethodCall(best) = &*u.receiver else {
-            return None;
-        };
-        if !matches!(best.method.to_string().as_str(), "min_by" | "max_by") || best.args.len() != 1
-        {
-            return None;
-        }
+        let best = Self::best_by(init)?;
         let Expr::MethodCall(pieces) = &*best.receiver else {
             return None;
         };

@@ -1369,6 +1369,17 @@ fn indexes_with_param(c: &syn::ExprClosure) -> bool {
     i.1
 }
 
+/// `k`, `*k` or `&k` of one of a closure's parameters `params`.
+fn is_param(params: &[String], e: &Expr) -> bool {
+    let e = match crate::desugar::unparen(e) {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &*u.expr,
+        Expr::Reference(r) => &*r.expr,
+        other => other,
+    };
+    matches!(crate::desugar::unparen(e), Expr::Path(p)
+        if p.path.get_ident().is_some_and(|i| params.iter().any(|n| i == n)))
+}
+
 /// Whether the closure casts its parameter (`|&k| (k as f64) * a`, `f64::from(k)`): the elements are
 /// integers (counts in a constant table), which the sequence rules do not hold.
 fn casts_param(c: &syn::ExprClosure) -> bool {
@@ -1377,27 +1388,16 @@ fn casts_param(c: &syn::ExprClosure) -> bool {
         crate::activity::pat_names(p, &mut params);
     }
     struct C<'a>(&'a [String], bool);
-    impl C<'_> {
-        /// `k` or `*k` of a parameter `k`.
-        fn param(&self, e: &Expr) -> bool {
-            let e = match crate::desugar::unparen(e) {
-                Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &*u.expr,
-                other => other,
-            };
-            matches!(crate::desugar::unparen(e), Expr::Path(p)
-                if p.path.get_ident().is_some_and(|i| self.0.iter().any(|n| i == n)))
-        }
-    }
     impl<'ast> syn::visit::Visit<'ast> for C<'_> {
         fn visit_expr_cast(&mut self, e: &'ast syn::ExprCast) {
-            self.1 |= self.param(&e.expr);
+            self.1 |= is_param(self.0, &e.expr);
             syn::visit::visit_expr_cast(self, e);
         }
         // (`f64::from(k)` too.)
         fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
             let from = matches!(&*c.func, Expr::Path(f)
                 if crate::twin::segments(&f.path).last().is_some_and(|l| l == "from"));
-            self.1 |= from && c.args.len() == 1 && self.param(&c.args[0]);
+            self.1 |= from && c.args.len() == 1 && is_param(self.0, &c.args[0]);
             syn::visit::visit_expr_call(self, c);
         }
     }
@@ -1416,18 +1416,6 @@ fn hands_param_on(c: &syn::ExprClosure) -> bool {
         crate::activity::pat_names(p, &mut params);
     }
     struct H<'a>(&'a [String], bool);
-    impl H<'_> {
-        /// `k`, `*k` or `&k` of a parameter `k`.
-        fn param(&self, e: &Expr) -> bool {
-            let e = match crate::desugar::unparen(e) {
-                Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &*u.expr,
-                Expr::Reference(r) => &*r.expr,
-                other => other,
-            };
-            matches!(crate::desugar::unparen(e), Expr::Path(p)
-                if p.path.get_ident().is_some_and(|i| self.0.iter().any(|n| i == n)))
-        }
-    }
     impl<'ast> syn::visit::Visit<'ast> for H<'_> {
         fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
             // `f64::max(a, v)`, `T::sin(v)`, `Float::exp(v)`: a float's own functions.
@@ -1437,13 +1425,13 @@ fn hands_param_on(c: &syn::ExprClosure) -> bool {
                 matches!(s.as_str(), "f64" | "f32" | "Float" | "Real" | "num_traits")
                     || s.len() == 1
             }));
-            self.1 |= !floats && c.args.iter().any(|a| self.param(a));
+            self.1 |= !floats && c.args.iter().any(|a| is_param(self.0, a));
             syn::visit::visit_expr_call(self, c);
         }
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             let name = m.method.to_string();
             self.1 |= !crate::twin::FLOAT_METHODS.contains(&name.as_str())
-                && m.args.iter().any(|a| self.param(a));
+                && m.args.iter().any(|a| is_param(self.0, a));
             syn::visit::visit_expr_method_call(self, m);
         }
     }

@@ -14919,6 +14919,7 @@ mod array_views_of_slices {
 /// sort-by-key test), `&v[2] % &v[1]`, at every order. Before 2026-12-07: "cannot
 /// calculate the remainder of `&__MochiT` divided by `__MochiT`" in the generic form,
 /// which failed the function.
+#[allow(clippy::op_ref)]
 mod remainders_beside_references {
     use mochi::prelude::*;
 
