@@ -1478,7 +1478,6 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
                 + ::core::ops::SubAssign<&'__a #t>
                 + ::core::ops::MulAssign<&'__a #t>
                 + ::core::ops::DivAssign<&'__a #t>
-                + ::core::ops::Rem<&'__a #t, Output = #t>
                 + ::core::iter::Sum<&'__a #t>
                 + ::core::iter::Product<&'__a #t>,
             for<'__a> &'__a #t: ::core::ops::Add<#t, Output = #t>
@@ -1489,8 +1488,6 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
                 + ::core::ops::Sub<&'__a #t, Output = #t>
                 + ::core::ops::Mul<&'__a #t, Output = #t>
                 + ::core::ops::Div<&'__a #t, Output = #t>
-                + ::core::ops::Rem<#t, Output = #t>
-                + ::core::ops::Rem<&'__a #t, Output = #t>
                 + ::core::ops::Neg<Output = #t>,
     });
     // The twin keeps what decides whether and how it compiles (`cfg`, `allow`, `inline`),

@@ -14915,40 +14915,6 @@ mod array_views_of_slices {
     }
 }
 
-/// The float remainder beside references, `(a % 10.0)` of a comparator's `&f64` (Zygote's
-/// sort-by-key test), `&v[2] % &v[1]`, at every order. Before 2026-12-07: "cannot
-/// calculate the remainder of `&__MochiT` divided by `__MochiT`" in the generic form,
-/// which failed the function.
-#[allow(clippy::op_ref)]
-mod remainders_beside_references {
-    use mochi::prelude::*;
-
-    #[differentiable(higher_order)]
-    pub fn sorted_by_remainder(v: &[f64]) -> f64 {
-        let mut s = v.to_vec();
-        s.sort_by(|a, b| (a % 10.0).partial_cmp(&(b % 10.0)).unwrap());
-        s[0] * s[1] + (v[0] % 3.0) * v[1] + (&v[2] % &v[1])
-    }
-
-    const X: [f64; 3] = [11.0, 2.5, 99.0];
-
-    #[test]
-    fn by_hand() {
-        let x = X;
-        // Keys 1, 2.5, 9 keep the order: 11·2.5 + (11 mod 3 = 2)·2.5 + (99 mod 2.5 = 1.5).
-        let (y, g) = sorted_by_remainder::value_and_gradient(&x);
-        assert!((y - (27.5 + 5.0 + 1.5)).abs() < 1e-12, "{y}");
-        // ∂(a mod b)/∂a = 1, ∂/∂b = −trunc(a/b) = −39.
-        let want = [x[1] + x[1], x[0] + 2.0 - 39.0, 1.0];
-        crate::common::close_to("sorted_by_remainder", &g, &want, 1e-12);
-    }
-
-    mod t {
-        use crate::all_orders;
-        all_orders!(sorted_by_remainder, super::X);
-    }
-}
-
 /// `b.broadcast((3, 4)).unwrap()` of a differentiable array (a row repeated, and a column
 /// by `insert_axis` then its transpose), at every order. Before 2026-12-07: the function
 /// had its gradient but no Hessian ("it calls the method `broadcast`").
