@@ -8409,6 +8409,22 @@ fn computed_source_of(e: &Expr) -> bool {
     computed
 }
 
+/// The array literal a chain starts from, `[1.0, 2.0, 3.0]` of `[1.0, 2.0,
+/// 3.0].iter().enumerate()` (also `&[..]`, `[e; n]`).
+fn literal_source(e: &mut Expr) -> Option<&mut Expr> {
+    let Expr::MethodCall(m) = e else { return None };
+    let mut root = &mut *m.receiver;
+    while let Expr::MethodCall(m) = root {
+        root = &mut *m.receiver;
+    }
+    let literal = match &*root {
+        Expr::Array(_) | Expr::Repeat(_) => true,
+        Expr::Reference(r) => matches!(&*r.expr, Expr::Array(_) | Expr::Repeat(_)),
+        _ => false,
+    };
+    literal.then_some(root)
+}
+
 /// `e` replaced by a fresh name, pushed with it on `out`.
 fn bind_source(e: &mut Expr, next: &mut usize, out: &mut Vec<(syn::Ident, Expr)>) {
     let span = e.span();
@@ -13849,14 +13865,7 @@ impl Desugar {
         let mirrors =
             matches!(&l.pat, Pat::Type(t) if mirror_elements(&t.ty) || tuple_elements(&t.ty));
         crate::iterchain::note_struct_seq(&p.ident.to_string(), elements || mirrors);
-        let element_type = match &l.pat {
-            Pat::Type(t) => Receiver::user_elements(&t.ty),
-            _ => l
-                .init
-                .as_ref()
-                .and_then(|i| struct_literals_type(unparen(&i.expr))),
-        };
-        crate::iterchain::note_struct_seq_type(&p.ident.to_string(), element_type);
+        crate::iterchain::note_struct_seq_type(&p.ident.to_string(), local_element_type(l));
         if elements && p.mutability.is_some() && p.by_ref.is_none() {
             self.element_receivers.insert(p.ident.to_string());
         }
@@ -14670,10 +14679,9 @@ impl VisitMut for Desugar {
         // whose type is known: `l` is a value of the type, lent (`&mut` by `iter_mut()`).
         if let Some((name, r)) = element_receiver(e) {
             let hidden = self.hide_receivers(vec![name.clone()]);
-            self.receivers.insert(name, r);
+            self.receivers.insert(name.clone(), r);
             self.visit_expr_receivers_known(e);
-            self.receivers
-                .retain(|n, _| !hidden.iter().any(|(h, _, _)| h == n));
+            self.receivers.remove(&name);
             self.restore_receivers(hidden);
             return;
         }
@@ -14701,20 +14709,8 @@ impl VisitMut for Desugar {
 /// the loop variable's name and its [`Receiver`].
 fn element_receiver(e: &Expr) -> Option<(String, Receiver)> {
     let Expr::ForLoop(f) = e else { return None };
-    let (p, walked) = crate::twin::enumerated_loop(f)?;
-    if p.by_ref.is_some() || p.subpat.is_some() {
-        return None;
-    }
-    let (seq, mutable) = match unparen(walked) {
-        Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
-        Expr::MethodCall(m) if m.args.is_empty() && m.method == "iter" => (&*m.receiver, false),
-        Expr::MethodCall(m) if m.args.is_empty() && m.method == "iter_mut" => (&*m.receiver, true),
-        _ => return None,
-    };
-    let Expr::Path(s) = unparen(seq) else {
-        return None;
-    };
-    let ty = crate::iterchain::struct_seq_type(&s.path.get_ident()?.to_string())?;
+    let (p, seq, mutable) = crate::twin::loop_over_sequence(f)?;
+    let ty = crate::iterchain::struct_seq_type(&seq.to_string())?;
     Some((
         p.ident.to_string(),
         Receiver {
@@ -16396,26 +16392,8 @@ impl Desugar {
                 // `for i in [1.0, 2.0, 3.0].iter()`: the array literal bound first, which the
                 // replayed iterator borrows (a temporary would end with the statement,
                 // E0716).
-                let literal_root = |e: &Expr| {
-                    let mut root = e;
-                    while let Expr::MethodCall(m) = root {
-                        root = &m.receiver;
-                    }
-                    !std::ptr::eq(root, e)
-                        && match root {
-                            Expr::Array(_) | Expr::Repeat(_) => true,
-                            Expr::Reference(r) => {
-                                matches!(&*r.expr, Expr::Array(_) | Expr::Repeat(_))
-                            }
-                            _ => false,
-                        }
-                };
-                if mentions_active(&f.body, &self.active) && literal_root(&f.expr) {
-                    {
-                        let mut root = &mut *f.expr;
-                        while let Expr::MethodCall(m) = root {
-                            root = &mut *m.receiver;
-                        }
+                if mentions_active(&f.body, &self.active) {
+                    if let Some(root) = literal_source(&mut f.expr) {
                         let mut bound = Vec::new();
                         bind_source(root, &mut self.next, &mut bound);
                         let looped = f.clone();
@@ -16483,8 +16461,17 @@ pub fn struct_literals(e: &Expr) -> bool {
     matches!(first_element(e), Some(Expr::Struct(_)))
 }
 
+/// The element type of the user's of a local sequence: written (`let layers: Vec<Dense>
+/// = ..`) or of its literals (`let layers = vec![Dense { .. }, ..]`).
+pub(crate) fn local_element_type(l: &syn::Local) -> Option<syn::Ident> {
+    match &l.pat {
+        Pat::Type(t) => Receiver::user_elements(&t.ty),
+        _ => struct_literals_type(unparen(&l.init.as_ref()?.expr)),
+    }
+}
+
 /// The type of the user's whose literals `e` holds (see [`struct_literals`]).
-pub(crate) fn struct_literals_type(e: &Expr) -> Option<syn::Ident> {
+fn struct_literals_type(e: &Expr) -> Option<syn::Ident> {
     match first_element(e)? {
         Expr::Struct(st) if st.qself.is_none() && st.path.segments.len() == 1 => {
             let path = &st.path;

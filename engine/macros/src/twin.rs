@@ -3309,24 +3309,40 @@ fn struct_locals(func: &ItemFn) -> std::collections::HashMap<String, (syn::Ident
     found.0
 }
 
-/// The element's name of a `for` over a sequence and what it walks: `l` and `&layers` of
-/// `for l in &layers`, `l` and `layers.iter()` of `for (k, l) in
-/// layers.iter().enumerate()`.
-pub(crate) fn enumerated_loop(f: &syn::ExprForLoop) -> Option<(&syn::PatIdent, &Expr)> {
-    match &*f.pat {
-        Pat::Ident(p) => Some((p, &*f.expr)),
+/// A `for` over the elements of a named sequence: the element's name, the sequence,
+/// and whether the elements are lent mutably. `for l in &layers`, `layers.iter()`,
+/// `&mut layers`, `layers.iter_mut()`, and each of them under `enumerate()` (`for (k,
+/// l) in layers.iter().enumerate()`).
+pub(crate) fn loop_over_sequence(
+    f: &syn::ExprForLoop,
+) -> Option<(&syn::PatIdent, &syn::Ident, bool)> {
+    let (p, walked) = match &*f.pat {
+        Pat::Ident(p) => (p, &*f.expr),
         Pat::Tuple(t) if t.elems.len() == 2 => {
             match (&t.elems[1], crate::desugar::unparen(&f.expr)) {
                 (Pat::Ident(p), Expr::MethodCall(m))
                     if m.method == "enumerate" && m.args.is_empty() =>
                 {
-                    Some((p, &*m.receiver))
+                    (p, &*m.receiver)
                 }
-                _ => None,
+                _ => return None,
             }
         }
-        _ => None,
+        _ => return None,
+    };
+    if p.by_ref.is_some() || p.subpat.is_some() {
+        return None;
     }
+    let (seq, mutable) = match crate::desugar::unparen(walked) {
+        Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
+        Expr::MethodCall(m) if m.args.is_empty() && m.method == "iter" => (&*m.receiver, false),
+        Expr::MethodCall(m) if m.args.is_empty() && m.method == "iter_mut" => (&*m.receiver, true),
+        _ => return None,
+    };
+    let Expr::Path(q) = crate::desugar::unparen(seq) else {
+        return None;
+    };
+    Some((p, q.path.get_ident()?, mutable))
 }
 
 /// The variables of `for l in &layers` (also `layers.iter()`, `&mut layers`,
@@ -3340,43 +3356,18 @@ fn struct_loop_variables(func: &ItemFn) -> HashMap<String, (syn::Ident, bool)> {
     }
     impl<'a> Visit<'a> for L {
         fn visit_local(&mut self, l: &'a syn::Local) {
-            let ty = match &l.pat {
-                Pat::Type(t) => crate::desugar::Receiver::user_elements(&t.ty),
-                _ => l.init.as_ref().and_then(|i| {
-                    crate::desugar::struct_literals_type(crate::desugar::unparen(&i.expr))
-                }),
-            };
             let pat = match &l.pat {
                 Pat::Type(t) => &*t.pat,
                 p => p,
             };
-            if let (Pat::Ident(p), Some(ty)) = (pat, ty) {
+            if let (Pat::Ident(p), Some(ty)) = (pat, crate::desugar::local_element_type(l)) {
                 self.seqs.insert(p.ident.to_string(), ty);
             }
             syn::visit::visit_local(self, l);
         }
         fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
-            let Some((p, walked)) = enumerated_loop(f) else {
-                return syn::visit::visit_expr_for_loop(self, f);
-            };
-            let seq = match crate::desugar::unparen(walked) {
-                Expr::Reference(r) => Some(&*r.expr),
-                Expr::MethodCall(m)
-                    if m.args.is_empty() && (m.method == "iter" || m.method == "iter_mut") =>
-                {
-                    Some(&*m.receiver)
-                }
-                _ => None,
-            };
-            let ty = seq.and_then(|s| match crate::desugar::unparen(s) {
-                Expr::Path(p) => p
-                    .path
-                    .get_ident()
-                    .and_then(|i| self.seqs.get(&i.to_string())),
-                _ => None,
-            });
-            if let Some(ty) = ty {
-                if p.by_ref.is_none() && p.subpat.is_none() {
+            if let Some((p, seq, _)) = loop_over_sequence(f) {
+                if let Some(ty) = self.seqs.get(&seq.to_string()) {
                     self.found.insert(p.ident.to_string(), (ty.clone(), true));
                 }
             }
@@ -3447,12 +3438,7 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
         }),
         Expr::Reference(r) => structish(&r.expr, locals),
         // (A struct literal, `Sched { rate: p[0], .. }.with_decay(d)`.)
-        Expr::Struct(st) => {
-            st.qself.is_none()
-                && st.path.segments.len() == 1
-                && st.path.segments[0].ident != "Self"
-                && user_type_name(&st.path.segments[0].ident.to_string())
-        }
+        Expr::Struct(st) => user_struct_literal(st),
         // (`a.pos` of a struct with struct fields, `Body { pos: V2, .. }`: a float or a
         // struct, whose methods a float does not have decide.)
         // (Also of an element, `bodies[1].pos`.)
@@ -3509,6 +3495,15 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
     }
 }
 
+/// A literal of a struct of the user's named by one word, `Pt { x: a, y: b }` (not
+/// `Self { .. }`).
+fn user_struct_literal(st: &syn::ExprStruct) -> bool {
+    st.qself.is_none()
+        && st.path.segments.len() == 1
+        && st.path.segments[0].ident != "Self"
+        && user_type_name(&st.path.segments[0].ident.to_string())
+}
+
 /// A value that may be a struct of the user's (see [`structish`]), or the result of a
 /// method called on one whatever its name (`z.exp()`, `v.norm()`): a float, or one of the
 /// user's values. A method a float does not have (`z.exp().conj()`) makes it the user's.
@@ -3536,12 +3531,7 @@ fn surely_struct(e: &Expr, locals: &HashSet<String>) -> bool {
             matches!(crate::desugar::unparen(&ix.expr), Expr::Path(p)
                 if p.path.get_ident().is_some_and(|i| locals.contains(&format!("[]{i}"))))
         }
-        Expr::Struct(st) => {
-            st.qself.is_none()
-                && st.path.segments.len() == 1
-                && st.path.segments[0].ident != "Self"
-                && user_type_name(&st.path.segments[0].ident.to_string())
-        }
+        Expr::Struct(st) => user_struct_literal(st),
         // (`V2::new(..)`, `V2::from_polar(..)`: a constructor by its name; `Line::at(&l,
         // t)` may return a float.)
         e @ Expr::Call(c) => {
