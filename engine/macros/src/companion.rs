@@ -2420,8 +2420,9 @@ fn twin_companions(
         Ok(beside) => {
             let mut inside = companions(for_companions, target);
             if inside.is_empty() {
-                let why = "an argument is `&mut` or a fixed-size array of arrays (`[[f64; 3]; 3]`), or its result is `()`, an `Option`, a tuple holding a `Vec` or a matrix as rows (`Vec<Vec<f64>>`, `[[f64; 3]; 3]`): the companions take floats, slices, `Vec`s and fixed-size arrays of floats and answer for one float, or for a `Vec`, an `Array1`, a fixed-size array or a tuple of floats (a function that calls this one has them; so does this one taking `&[f64]` and returning a `Vec<f64>`)";
-                inside = unavailable(func, crate::twin::Why::Argument, why);
+                let why = crate::higher::uncovered(for_companions)
+                    .unwrap_or_else(|| "its shape is not one the companions cover".to_string());
+                inside = unavailable(func, crate::twin::Why::Argument, &why);
             }
             Ok((beside, inside))
         }

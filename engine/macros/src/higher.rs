@@ -87,6 +87,10 @@ enum Form {
     /// `[T; N]` (`false`) or `&[T; N]` (`true`): the companions take the function's own
     /// type (with `f64`), its directions and answers as slices and `Vec`s.
     Fixed(bool),
+    /// `(T, T, ..)` of this many floats, taken by value: the companions take the tuple
+    /// (with `f64`), its directions and answers as tuples too (read and built through
+    /// `OutputParts`).
+    Tuple(usize),
     /// `&self` of a method, whose twin takes the struct's generic mirror
     /// (`&<Self as LiftField>::Of<T>`): its floats are laid out as `LiftField` orders
     /// them.
@@ -158,9 +162,15 @@ pub struct Target {
 /// when it does not have a shape they cover.
 pub fn companions(func: &ItemFn, target: &Target) -> TokenStream {
     match spec(func) {
-        Some(spec) => with_generics(emit(&spec, target), &func.sig.generics, &target.primal),
-        None => TokenStream::new(),
+        Ok(spec) => with_generics(emit(&spec, target), &func.sig.generics, &target.primal),
+        Err(_) => TokenStream::new(),
     }
+}
+
+/// Why the generic function `func` has a shape the companions do not cover (naming the
+/// argument or the result), or `None` when they cover it.
+pub fn uncovered(func: &ItemFn) -> Option<String> {
+    spec(func).err()
 }
 
 /// The companions of a function generic over constants or lifetimes too (`<T: Float,
@@ -541,9 +551,9 @@ pub fn scalar_param(func: &ItemFn) -> Option<(syn::Ident, Vec<TokenStream>)> {
     Some((t?, lifetimes))
 }
 
-fn spec(func: &ItemFn) -> Option<Spec> {
+fn spec(func: &ItemFn) -> Result<Spec, String> {
     let sig = &func.sig;
-    let t = dual_param(func)?;
+    let t = dual_param(func).ok_or("it is not generic over one float type")?;
     let is_t =
         |ty: &Type| matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident(&t.ident));
     let vec_of_t = |ty: &Type| match ty {
@@ -610,13 +620,35 @@ fn spec(func: &ItemFn) -> Option<Spec> {
             parts_output = Some(in_float(ty));
             (true, false)
         }
-        _ => return None,
+        ReturnType::Type(_, ty) => {
+            let ty = in_float(ty);
+            return Err(format!(
+                "its result is `{}`: the companions answer for a float, or for a `Vec`, an `Array1`, a fixed-size array or a tuple of floats (a function that calls this one and reads its result has them)",
+                crate::twin::type_text(&ty)
+            ));
+        }
+        ReturnType::Default => {
+            return Err("its result is `()`: the companions answer for a float, or for a `Vec`, an `Array1`, a fixed-size array or a tuple of floats (a function that calls this one has them)".to_string());
+        }
     };
     let mut params = Vec::new();
     for a in &sig.inputs {
-        let FnArg::Typed(pt) = a else { return None };
+        let FnArg::Typed(pt) = a else {
+            return Err("it takes `self` in a way the companions do not".to_string());
+        };
         let Pat::Ident(pi) = &*pt.pat else {
-            return None;
+            let pat = &pt.pat;
+            return Err(format!(
+                "an argument is the pattern `{}`: name it (`p: (f64, f64)`) and take it apart in the body (`let (a, b) = p;`)",
+                quote!(#pat)
+            ));
+        };
+        let shape = |what: &str| {
+            format!(
+                "the argument `{}: {}` {what}: the companions take floats, slices, `Vec`s, `Array1`s, fixed-size arrays and tuples of floats, and constants of other shapes holding floats (a function that calls this one has them)",
+                pi.ident,
+                crate::twin::type_text(&in_float(&pt.ty))
+            )
         };
         // (The twin's receiver is `this`; another argument of the struct's type, `o: &V2`
         // of a method of `V2`, is not one.)
@@ -640,6 +672,7 @@ fn spec(func: &ItemFn) -> Option<Spec> {
             ty if array_of_t(ty).is_some_and(|a| !a.0) => Form::Array(ArrayForm::Owned),
             ty if array_of_t(ty).is_some_and(|a| a.0) => Form::Array(ArrayForm::View),
             Type::Array(a) if is_t(&a.elem) => Form::Fixed(false),
+            Type::Tuple(tu) if parts_of_t(&pt.ty) => Form::Tuple(tu.elems.len()),
             Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
                 ty if is_t(ty) => Form::Scalar,
                 Type::Slice(s) if is_t(&s.elem) => Form::Slice,
@@ -648,14 +681,16 @@ fn spec(func: &ItemFn) -> Option<Spec> {
                 other if array_of_t(other).is_some_and(|a| !a.0) => Form::Array(ArrayForm::Ref),
                 other if array_of_t(other).is_some_and(|a| a.0) => Form::Array(ArrayForm::ViewRef),
                 other if data_of(other, &t.ident) => Form::Other,
-                other if mentions(other, &t.ident) => return None,
+                other if mentions(other, &t.ident) => {
+                    return Err(shape("holds floats in a shape taken by reference"))
+                }
                 _ => Form::Other,
             },
+            // A `&mut` argument (`k: &mut usize`) cannot be passed through by a clone.
+            Type::Reference(r) if r.mutability.is_some() => return Err(shape("is `&mut`")),
             other if vec_of_t(other).is_some() => Form::Vec,
             other if data_of(other, &t.ident) => Form::Other,
-            other if mentions(other, &t.ident) => return None,
-            // A `&mut` argument (`k: &mut usize`) cannot be passed through by a clone.
-            Type::Reference(r) if r.mutability.is_some() => return None,
+            other if mentions(other, &t.ident) => return Err(shape("holds floats in this shape")),
             _ => Form::Other,
         };
         let ty_f64 = in_float(&pt.ty);
@@ -690,9 +725,9 @@ fn spec(func: &ItemFn) -> Option<Spec> {
         });
     }
     if !params.iter().any(|p| p.form != Form::Other) {
-        return None;
+        return Err("no argument is a float or holds floats the companions take (floats, slices, `Vec`s, `Array1`s, fixed-size arrays and tuples of floats)".to_string());
     }
-    Some(Spec {
+    Ok(Spec {
         params,
         vector_output,
         array_output,
@@ -741,7 +776,7 @@ impl Spec {
                     // (As the function takes them: `v: Vec<f64>`, `v: &Vec<f64>`.)
                     Form::VecRef => quote!(#n: &::std::vec::Vec<#fl>),
                     Form::Vec => quote!(#n: ::std::vec::Vec<#fl>),
-                    Form::Array(_) | Form::Other | Form::Fixed(_) => {
+                    Form::Array(_) | Form::Other | Form::Fixed(_) | Form::Tuple(_) => {
                         let t = &p.ty_f64;
                         quote!(#n: #t)
                     }
@@ -761,7 +796,7 @@ impl Spec {
                 (Form::Receiver, false) => quote!(&<Self as ::mochi::Tangent>::Tangent),
                 (Form::Scalar, _) => quote!(#fl),
                 (Form::Array(_), true) => p.owned.clone(),
-                (Form::Array(_), false) => {
+                (Form::Array(_), false) | (Form::Tuple(_), _) => {
                     let t = &p.ty_f64;
                     quote!(#t)
                 }
@@ -774,6 +809,7 @@ impl Spec {
 
     /// Lays the scalars of `names` (one per active argument) end to end in `out`.
     fn flatten(&self, names: &[syn::Ident], out: &syn::Ident) -> TokenStream {
+        let fl = &self.float;
         let pushes = self.active().zip(names).map(|(p, n)| match p.form {
             // The receiver's floats (the point), or a tangent of it (a direction).
             Form::Receiver if n == "self" => quote! {
@@ -787,6 +823,9 @@ impl Spec {
             }
             Form::Scalar => quote!(#out.push(#n as f64);),
             Form::Array(_) => quote!(#out.extend(#n.iter().map(|&__mochi_e| __mochi_e as f64));),
+            Form::Tuple(_) => quote! {
+                #out.extend(::mochi::__private::into_parts::<#fl, _>(#n).into_iter().map(|__mochi_e| __mochi_e as f64));
+            },
             _ if self.float == "f64" => quote!(#out.extend_from_slice(&#n[..]);),
             _ => quote!(#out.extend(#n[..].iter().map(|&__mochi_e| __mochi_e as f64));),
         });
@@ -841,6 +880,13 @@ impl Spec {
                     args.push(data_arg(&p.ty_f64, &a));
                 }
                 Form::Other => args.push(quote!(::core::clone::Clone::clone(&#n))),
+                Form::Tuple(k) => {
+                    lets.push(quote! {
+                        let #a = ::mochi::__private::from_parts(#duals[__mochi_at..__mochi_at + #k].to_vec());
+                        __mochi_at += #k;
+                    });
+                    args.push(quote!(#a));
+                }
                 _ => {
                     let (build, arg) = dual_arg(
                         p,
@@ -867,6 +913,7 @@ impl Spec {
     /// scalar), or `None` when an argument is a receiver (seeded through the flat
     /// path). A direction of another length than its argument panics, naming it.
     fn jvp_args(&self, vs: &[syn::Ident]) -> Option<(TokenStream, Vec<TokenStream>)> {
+        let fl = &self.float;
         let mut lets = Vec::new();
         let mut args = Vec::new();
         let mut k = 0;
@@ -900,6 +947,20 @@ impl Spec {
                     k += 1;
                     lets.push(quote!(let #a = ::mochi::Dual::<1>::new(#n as f64, [#v as f64]);));
                     args.push(if p.by_ref { quote!(&#a) } else { quote!(#a) });
+                }
+                Form::Tuple(_) => {
+                    let v = &vs[k];
+                    k += 1;
+                    lets.push(quote! {
+                        let #a = ::mochi::__private::from_parts(
+                            ::mochi::__private::into_parts::<#fl, _>(#n)
+                                .into_iter()
+                                .zip(::mochi::__private::into_parts::<#fl, _>(#v))
+                                .map(|(__mochi_x, __mochi_v)| ::mochi::Dual::<1>::new(__mochi_x as f64, [__mochi_v as f64]))
+                                .collect(),
+                        );
+                    });
+                    args.push(quote!(#a));
                 }
                 _ => {
                     let v = &vs[k];
@@ -948,6 +1009,7 @@ impl Spec {
             Form::Receiver => quote!(<Self as ::mochi::__private::LiftField>::flatten_tangent(&#gi, &mut __mochi_flat);),
             Form::Scalar => quote!(__mochi_flat.push(#gi);),
             Form::Other => quote!(let _ = #gi;),
+            Form::Tuple(_) => quote!(__mochi_flat.extend(::mochi::__private::into_parts(#gi));),
             _ => quote!(__mochi_flat.extend(#gi);),
         });
         quote! {{
@@ -983,6 +1045,12 @@ impl Spec {
                 Form::Array(_) => quote! {
                     let #r = ::mochi::__private::array_from_shape(#n.raw_dim(), #part);
                     __mochi_at += #n.len();
+                },
+                Form::Tuple(k) => quote! {
+                    let #r = ::mochi::__private::from_parts(
+                        #h[__mochi_at..__mochi_at + #k].iter().map(|&__mochi_e| __mochi_e as #fl).collect(),
+                    );
+                    __mochi_at += #k;
                 },
                 _ => quote! {
                     let #r = #part;
@@ -1055,7 +1123,13 @@ impl Spec {
                 let n = &p.name;
                 match p.form {
                     Form::Scalar if p.by_ref => quote!(&#n),
-                    Form::Receiver | Form::Scalar | Form::Slice | Form::Fixed(_) => quote!(#n),
+                    Form::Receiver
+                    | Form::Scalar
+                    | Form::Slice
+                    | Form::Fixed(_)
+                    | Form::Tuple(_) => {
+                        quote!(#n)
+                    }
                     Form::VecRef => quote!(#n),
                     Form::Vec => quote!(::core::clone::Clone::clone(&#n)),
                     Form::Array(_) | Form::Other => quote!(::core::clone::Clone::clone(&#n)),
@@ -1458,6 +1532,10 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                     ArrayForm::ViewRef => quote!(&#o.view()),
                 });
             }
+            Form::Tuple(_) => {
+                own_lets.push(quote!(let #o = #n;));
+                hvp_args.push(quote!(#o));
+            }
             Form::Fixed(by_ref) => {
                 own_lets.push(if by_ref {
                     quote!(let #o = *#n;)
@@ -1515,6 +1593,13 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                 accs.push(quote! {
                     ::mochi::__private::acc(&mut *#dp, ::mochi::__private::array_from_shape(#o.raw_dim(), __mochi_h[__mochi_at..__mochi_at + #o.len()].to_vec()));
                     __mochi_at += #o.len();
+                });
+            }
+            Form::Tuple(k) => {
+                flat.push(quote!(__mochi_v.extend(::mochi::__private::into_parts::<f64, _>(#c));));
+                accs.push(quote! {
+                    ::mochi::__private::acc(&mut *#dp, ::mochi::__private::from_parts(__mochi_h[__mochi_at..__mochi_at + #k].to_vec()));
+                    __mochi_at += #k;
                 });
             }
             Form::Fixed(_) => {
@@ -1619,19 +1704,33 @@ fn nested_rules(spec: &Spec, vag: &TokenStream, grad_t: &TokenStream) -> TokenSt
                     e
                 }
             };
+            // (A tuple's gradient and direction are tuples: their entries in order.)
+            let tuple = matches!(p.form, Form::Tuple(_));
+            let (g, v) = if tuple {
+                (
+                    quote!(::mochi::__private::into_parts::<f64, _>(#g)),
+                    quote!(::mochi::__private::into_parts::<f64, _>(#v)),
+                )
+            } else {
+                (g, quote!(#v))
+            };
             owned_v.push(quote!(let #vo: ::std::vec::Vec<f64> = #v.iter().copied().collect();));
             ydot.push(quote!(#g.iter().zip(&#vo).map(|(a, b)| a * b).sum::<f64>()));
             let g_cot =
                 quote!(#vo.iter().map(|v| __mochi_dydot * v).collect::<::std::vec::Vec<f64>>());
             // (A fixed-size array's cotangent is the array; its direction a slice.)
-            gbar.push(if matches!(p.form, Form::Fixed(_)) {
-                quote!(::mochi::__private::to_array(#g_cot))
-            } else {
-                wrap(g_cot)
+            gbar.push(match p.form {
+                Form::Fixed(_) => quote!(::mochi::__private::to_array(#g_cot)),
+                Form::Tuple(_) => quote!(::mochi::__private::from_parts(#g_cot)),
+                _ => wrap(g_cot),
             });
-            let dvg = wrap(
-                quote!(#g.iter().map(|g| __mochi_dydot * g).collect::<::std::vec::Vec<f64>>()),
-            );
+            let dvg =
+                quote!(#g.iter().map(|g| __mochi_dydot * g).collect::<::std::vec::Vec<f64>>());
+            let dvg = if tuple {
+                quote!(::mochi::__private::from_parts(#dvg))
+            } else {
+                wrap(dvg)
+            };
             dv_accs.push(quote!(::mochi::__private::acc(&mut #dv, #dvg);));
         }
         k += 1;

@@ -1766,7 +1766,7 @@ fn lifted_variant_fields(p: &Pat) -> Vec<syn::Ident> {
 }
 
 /// A type as the user writes it (`&DMatrix<f64>`, not the tokens' `& DMatrix < f64 >`).
-fn type_text(ty: &Type) -> String {
+pub(crate) fn type_text(ty: &Type) -> String {
     let mut t = ty.to_token_stream().to_string();
     for (from, to) in [
         (" :: ", "::"),

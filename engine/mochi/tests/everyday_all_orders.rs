@@ -15032,3 +15032,180 @@ mod arrays_from_fn {
         all_orders!(image, super::X);
     }
 }
+
+/// Tuples of floats as arguments (`p: (f64, f64)`, a pose `(f64, f64, f64)`) at every
+/// order: the companions take the tuple, and its direction and its part of `hvp` are
+/// tuples too. Before 2026-12-08: gradients only ("`fit` has no higher-order
+/// companions … because an argument is `&mut` or a fixed-size array of arrays …", a
+/// reason that was not this function's).
+mod tuple_arguments {
+    use mochi::prelude::*;
+
+    /// Least squares of a line `a·t + b` through the points `(t, y)` of `ts`.
+    #[differentiable]
+    pub fn fit(p: (f64, f64), ts: &[f64]) -> f64 {
+        let (a, b) = p;
+        ts.iter()
+            .enumerate()
+            .map(|(k, t)| (a * t + b - (k as f64).sqrt()).powi(2))
+            .sum()
+    }
+
+    /// A planar pose `(x, y, θ)` moving the point (1, 0), and a penalty on its angle.
+    #[differentiable]
+    pub fn pose(q: (f64, f64, f64)) -> f64 {
+        let (x, y, th) = q;
+        let (px, py) = (x + th.cos(), y + th.sin());
+        px * px * py + 0.5 * th * th
+    }
+
+    /// A scalar, a tuple and a `Vec`, in that order.
+    #[differentiable]
+    pub fn mixed(s: f64, p: (f64, f64), v: Vec<f64>) -> f64 {
+        let mut acc = s * p.0;
+        for (i, w) in v.iter().enumerate() {
+            acc += w * w * p.1 + (i as f64) * s * w;
+        }
+        acc * p.0
+    }
+
+    /// One gradient step on `fit` inside a differentiable function: the gradient's rule
+    /// (its pullback is `fit`'s Hessian-vector product) takes the tuple too.
+    #[differentiable]
+    pub fn after_step(x: &[f64]) -> f64 {
+        let (gp, _) = fit::gradient((x[0], x[1]), &x[2..]);
+        let (a, b) = (x[0] - 0.1 * gp.0, x[1] - 0.1 * gp.1);
+        fit((a, b), &x[2..])
+    }
+
+    fn fd(f: &dyn Fn(&[f64]) -> f64, x: &[f64], i: usize) -> f64 {
+        let h = 1e-6;
+        let (mut u, mut d) = (x.to_vec(), x.to_vec());
+        u[i] += h;
+        d[i] -= h;
+        (f(&u) - f(&d)) / (2.0 * h)
+    }
+
+    #[test]
+    fn fit_by_hand() {
+        let ts = [0.5, 1.5, -1.0];
+        let p = (0.7, -0.2);
+        // H over (a, b, t₀, t₁, t₂) of Σₖ rₖ², rₖ = a·tₖ + b − √k: 2·Jᵀ J + 2·Σ rₖ ∇²rₖ,
+        // with ∂rₖ/∂a = tₖ, ∂rₖ/∂b = 1, ∂rₖ/∂tₖ = a, and ∂²rₖ/∂a∂tₖ = 1.
+        let h = fit::hessian(p, &ts);
+        let r: Vec<f64> = (0..3)
+            .map(|k| p.0 * ts[k] + p.1 - (k as f64).sqrt())
+            .collect();
+        let mut want = [[0.0; 5]; 5];
+        for k in 0..3 {
+            let mut j = [0.0; 5];
+            j[0] = ts[k];
+            j[1] = 1.0;
+            j[2 + k] = p.0;
+            for a in 0..5 {
+                for b in 0..5 {
+                    want[a][b] += 2.0 * j[a] * j[b];
+                }
+            }
+            want[0][2 + k] += 2.0 * r[k];
+            want[2 + k][0] += 2.0 * r[k];
+        }
+        for a in 0..5 {
+            for b in 0..5 {
+                assert!(
+                    (h[[a, b]] - want[a][b]).abs() < 1e-12,
+                    "H[{a},{b}] = {} against {}",
+                    h[[a, b]],
+                    want[a][b]
+                );
+            }
+        }
+        // jvp and hvp take the tuple's direction as a tuple.
+        let v = ((0.3, -0.4), &[0.2, 0.1, -0.5][..]);
+        let flat_v = [0.3, -0.4, 0.2, 0.1, -0.5];
+        let (y, d) = fit::jvp(p, &ts, v);
+        assert!((y - fit(p, &ts)).abs() < 1e-15);
+        let ((ga, gb), gt) = fit::gradient(p, &ts);
+        let flat_g = [ga, gb, gt[0], gt[1], gt[2]];
+        let want_d: f64 = flat_g.iter().zip(&flat_v).map(|(g, v)| g * v).sum();
+        assert!((d - want_d).abs() < 1e-13, "{d} against {want_d}");
+        let ((ha, hb), ht) = fit::hvp(p, &ts, v);
+        let hv: Vec<f64> = (0..5)
+            .map(|a| (0..5).map(|b| want[a][b] * flat_v[b]).sum())
+            .collect();
+        let got = [ha, hb, ht[0], ht[1], ht[2]];
+        crate::common::close_to("fit hvp", &got, &hv, 1e-12);
+    }
+
+    #[test]
+    fn pose_and_mixed_against_differences() {
+        // pose: the gradient against differences and the Hessian against differences of
+        // the gradient; `hessian` lays the tuple's floats in order.
+        let q = (0.4, -0.3, 0.9);
+        let f = |z: &[f64]| pose((z[0], z[1], z[2]));
+        let z = [q.0, q.1, q.2];
+        let (gx, gy, gth) = pose::gradient(q);
+        let g = [gx, gy, gth];
+        for i in 0..3 {
+            let want = fd(&f, &z, i);
+            assert!(
+                (g[i] - want).abs() < 1e-8,
+                "pose g[{i}] {} against {want}",
+                g[i]
+            );
+        }
+        let h = pose::hessian(q);
+        for j in 0..3 {
+            let gj = |z: &[f64]| {
+                let g = pose::gradient((z[0], z[1], z[2]));
+                [g.0, g.1, g.2][j]
+            };
+            for i in 0..3 {
+                let want = fd(&gj, &z, i);
+                assert!(
+                    (h[[j, i]] - want).abs() < 1e-7,
+                    "pose H[{j},{i}] {} against {want}",
+                    h[[j, i]]
+                );
+            }
+        }
+        // mixed: the Hessian over (s, p.0, p.1, v₀, v₁, v₂).
+        let x = [0.6, 1.2, -0.7, 0.5, -0.25, 0.8];
+        let m = |z: &[f64]| mixed(z[0], (z[1], z[2]), z[3..].to_vec());
+        let h = mixed::hessian(x[0], (x[1], x[2]), x[3..].to_vec());
+        for j in 0..6 {
+            let gj = |z: &[f64]| {
+                let (gs, gp, gv) = mixed::gradient(z[0], (z[1], z[2]), z[3..].to_vec());
+                [gs, gp.0, gp.1, gv[0], gv[1], gv[2]][j]
+            };
+            for i in 0..6 {
+                let want = fd(&gj, &x, i);
+                assert!(
+                    (h[[j, i]] - want).abs() < 1e-7,
+                    "mixed H[{j},{i}] {} against {want}",
+                    h[[j, i]]
+                );
+            }
+        }
+        let (gs, gp, gv) = mixed::gradient(x[0], (x[1], x[2]), x[3..].to_vec());
+        let g = [gs, gp.0, gp.1, gv[0], gv[1], gv[2]];
+        for i in 0..6 {
+            let want = fd(&m, &x, i);
+            assert!(
+                (g[i] - want).abs() < 1e-8,
+                "mixed g[{i}] {} against {want}",
+                g[i]
+            );
+        }
+    }
+
+    #[test]
+    fn through_an_inner_gradient() {
+        let x = [0.7, -0.2, 0.5, 1.5, -1.0];
+        let g = after_step::gradient(&x);
+        for i in 0..5 {
+            let want = fd(&after_step, &x, i);
+            assert!((g[i] - want).abs() < 1e-7, "g[{i}] {} against {want}", g[i]);
+        }
+    }
+}
