@@ -227,6 +227,11 @@ pub fn desugar(
         receivers: std::mem::take(receivers),
         element_receivers: HashSet::new(),
         mut_locals: mut_bound_names(&b),
+        lent_buffers: lent_params
+            .iter()
+            .filter(|n| !binds_name(&b, n))
+            .cloned()
+            .collect(),
         map_locals: maps,
         const_aliases: HashSet::new(),
     };
@@ -6968,6 +6973,9 @@ struct Desugar {
     element_receivers: HashSet<String>,
     /// The names the body binds `mut` (a local buffer, which `v.clear()` may replace).
     mut_locals: HashSet<String>,
+    /// The `&mut` parameters the body does not bind again (`out: &mut Vec<f64>`, whose
+    /// `out.clear()` is `*out = Vec::new()`).
+    lent_buffers: HashSet<String>,
     /// Locals bound to a borrow of a constant or of a piece of one (`let data: &[[f64;
     /// 3]] = &DATA;`, in a generic form `&__mochi_const_DATA`, a local of its own; `let
     /// head = &data[..2];`): loops over them are index loops, as over the constant.
@@ -15087,6 +15095,18 @@ impl Desugar {
             {
                 let v = &m.receiver;
                 *e = syn::parse_quote_spanned!(span=> #v = ::std::vec::Vec::new());
+                return;
+            }
+            // (A buffer lent to the function, `out: &mut Vec<f64>`, refilled by pushes:
+            // the place it points to gets the new buffer.)
+            if m.method == "clear"
+                && m.args.is_empty()
+                && self.active_place(&m.receiver)
+                && replaceable(&m.receiver, &self.lent_buffers)
+                && !matches!(unparen(&m.receiver), Expr::Field(_))
+            {
+                let v = &m.receiver;
+                *e = syn::parse_quote_spanned!(span=> *#v = ::std::vec::Vec::new());
                 return;
             }
             if m.method == "append" && m.args.len() == 1 {

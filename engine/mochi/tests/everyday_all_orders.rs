@@ -15209,3 +15209,85 @@ mod tuple_arguments {
         }
     }
 }
+
+/// A buffer lent to a helper and refilled there (`out.clear();` then `push`/`extend`),
+/// the buffer-reuse idiom of Rust code, called twice on the same buffer. Before
+/// 2026-12-08: "`.clear(..)` changes the length of a differentiable buffer, which is
+/// not supported" (`*out = Vec::new();` was the way round).
+mod lent_buffers_cleared {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn refill(x: &[f64], out: &mut Vec<f64>) -> f64 {
+        out.clear();
+        out.extend(x.iter().map(|v| v.exp()));
+        out.push(x[0] * x[1]);
+        out.iter().sum::<f64>() / out.len() as f64
+    }
+
+    #[differentiable]
+    pub fn pairs_into(x: &[f64], out: &mut Vec<f64>) {
+        out.clear();
+        for w in x.windows(2) {
+            out.push(w[0] * w[1]);
+        }
+    }
+
+    #[differentiable]
+    pub fn twice(x: &[f64]) -> f64 {
+        let mut o = vec![1.0, 2.0];
+        let a = refill(x, &mut o);
+        let b = refill(&x[1..], &mut o);
+        let mut p = Vec::new();
+        pairs_into(x, &mut p);
+        a * b + o.iter().map(|v| v * v).sum::<f64>() + p.iter().sum::<f64>()
+    }
+
+    const X: [f64; 4] = [0.3, -0.7, 1.1, 0.4];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        // refill(x): (Σ eˣ + x₀x₁) / (n + 1), whatever the buffer held.
+        let mut o = vec![9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0];
+        let (y, (gx, _)) = refill::value_and_gradient(&x, &mut o);
+        let want_y = (x.iter().map(|v| v.exp()).sum::<f64>() + x[0] * x[1]) / 5.0;
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        let mut want: Vec<f64> = x.iter().map(|v| v.exp() / 5.0).collect();
+        want[0] += x[1] / 5.0;
+        want[1] += x[0] / 5.0;
+        crate::common::close_to("refill", &gx, &want, 1e-14);
+        // twice: each piece by hand, the buffer's last contents (refill of x[1..]).
+        let g = twice::gradient(&x);
+        let a = want_y;
+        let t = &x[1..];
+        let b = (t.iter().map(|v| v.exp()).sum::<f64>() + t[0] * t[1]) / 4.0;
+        let da: Vec<f64> = want.clone();
+        let mut db = vec![0.0; 4];
+        for k in 1..4 {
+            db[k] = x[k].exp() / 4.0;
+        }
+        db[1] += x[2] / 4.0;
+        db[2] += x[1] / 4.0;
+        // o = [e^{x₁}, e^{x₂}, e^{x₃}, x₁x₂]: Σ o², and Σ pairs xₖxₖ₊₁.
+        let mut want = vec![0.0; 4];
+        for k in 0..4 {
+            want[k] += da[k] * b + a * db[k];
+        }
+        for k in 1..4 {
+            want[k] += 2.0 * x[k].exp() * x[k].exp();
+        }
+        want[1] += 2.0 * x[1] * x[2] * x[2];
+        want[2] += 2.0 * x[1] * x[2] * x[1];
+        for k in 0..3 {
+            want[k] += x[k + 1];
+            want[k + 1] += x[k];
+        }
+        crate::common::close_to("twice", &g, &want, 1e-13);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(twice, super::X);
+    }
+}
