@@ -161,6 +161,16 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         .filter(|(_, t, _)| matches!(t, syn::Type::Reference(r) if r.mutability.is_some()))
         .map(|(i, _, _)| i.to_string())
         .collect();
+    // `out: &mut Vec<f64>`: a buffer lent whole, whose length the function may change.
+    let lent_vecs: HashSet<String> = params
+        .iter()
+        .filter(|(_, t, _)| {
+            matches!(t, syn::Type::Reference(r) if r.mutability.is_some()
+            && matches!(&*r.elem, syn::Type::Path(p) if p.qself.is_none()
+                && p.path.segments.last().is_some_and(|s| s.ident == "Vec")))
+        })
+        .map(|(i, _, _)| i.to_string())
+        .collect();
     let body = crate::desugar::desugar(
         &block,
         float_ty.as_ref(),
@@ -170,6 +180,7 @@ pub fn analyse(func: &ItemFn) -> Analysis {
         &crate::desugar::ParamKinds {
             inactive: inactive_params,
             lent: lent_params,
+            lent_vecs,
         },
         &mut receivers,
     );

@@ -52,6 +52,10 @@ pub struct ParamKinds {
     /// The `&mut` ones (`b: &mut Basin`, `v: &mut [f64]`), which a call given one as it
     /// is may write.
     pub lent: HashSet<String>,
+    /// The `&mut Vec<..>` ones (`out: &mut Vec<f64>`), whose length the body may change
+    /// (`out.clear()`, `out.truncate(n)`, `out.pop();`): the place they point to is
+    /// assigned the new buffer.
+    pub lent_vecs: HashSet<String>,
 }
 
 /// The rewritten copy of a function body. With the function's one float type
@@ -71,6 +75,13 @@ pub fn desugar(
     receivers: &mut std::collections::HashMap<String, Receiver>,
 ) -> syn::Block {
     let (inactive_params, lent_params) = (&params.inactive, &params.lent);
+    // (Not those the body binds again.)
+    let lent_vecs: HashSet<String> = params
+        .lent_vecs
+        .iter()
+        .filter(|n| !binds_name(block, n))
+        .cloned()
+        .collect();
     let mut b = with_azip_expanded(block);
     LocalForms.visit_block_mut(&mut b);
     // (Over values with a derivative only: the rest is run as written, and a match on
@@ -155,6 +166,7 @@ pub fn desugar(
             .into_iter()
             .filter(|n| !maps.contains(n))
             .collect(),
+        lent: &lent_vecs,
     }
     .visit_block_mut(&mut b);
     StoredChainEnds { active }.visit_block_mut(&mut b);
@@ -227,11 +239,7 @@ pub fn desugar(
         receivers: std::mem::take(receivers),
         element_receivers: HashSet::new(),
         mut_locals: mut_bound_names(&b),
-        lent_buffers: lent_params
-            .iter()
-            .filter(|n| !binds_name(&b, n))
-            .cloned()
-            .collect(),
+        lent_buffers: lent_vecs.clone(),
         map_locals: maps,
         const_aliases: HashSet::new(),
     };
@@ -5850,8 +5858,32 @@ impl VisitMut for DbgPrinted {
 struct ShortenedBuffers<'a> {
     active: &'a HashSet<String>,
     /// The names bound `mut` in the body (`let mut v = ..`): a `Vec` there is assigned a
-    /// `Vec`, where a `&mut Vec` parameter would not be.
+    /// `Vec`.
     locals: HashSet<String>,
+    /// `&mut Vec` parameters (`out: &mut Vec<f64>`): the place they point to is assigned
+    /// the `Vec` (`*out = kept;`, see [`LentPlaces`]).
+    lent: &'a HashSet<String>,
+}
+
+/// The assignments of a rewritten buffer to a `&mut Vec` parameter made assignments to
+/// the place it points to (`out = kept;` → `*out = kept;`).
+struct LentPlaces<'a>(&'a HashSet<String>);
+
+impl VisitMut for LentPlaces<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Expr::Assign(a) = e {
+            if let Expr::Path(p) = &*a.left {
+                if p.path
+                    .get_ident()
+                    .is_some_and(|i| self.0.contains(&i.to_string()))
+                {
+                    let left = &a.left;
+                    *a.left = syn::parse_quote!(*#left);
+                }
+            }
+        }
+    }
 }
 
 impl VisitMut for ShortenedBuffers<'_> {
@@ -5860,7 +5892,12 @@ impl VisitMut for ShortenedBuffers<'_> {
         let mut out = Vec::with_capacity(b.stmts.len());
         for st in std::mem::take(&mut b.stmts) {
             match self.shortened(&st) {
-                Some(new) => out.extend(new),
+                Some(mut new) => {
+                    for s in &mut new {
+                        LentPlaces(self.lent).visit_stmt_mut(s);
+                    }
+                    out.extend(new)
+                }
                 None => out.push(st),
             }
         }
@@ -5894,6 +5931,9 @@ impl VisitMut for ShortenedBuffers<'_> {
             syn::parse_quote_spanned!(span=> let #pat = #v[#at].clone();),
         ];
         head.extend(Self::edited(&v, &at, None, span));
+        for s in &mut head {
+            LentPlaces(self.lent).visit_stmt_mut(s);
+        }
         i.then_branch.stmts.splice(0..0, head);
         *i.cond = syn::parse_quote_spanned!(span=> !#v.is_empty());
     }
@@ -5905,10 +5945,10 @@ impl ShortenedBuffers<'_> {
         let Expr::Path(p) = unparen(&m.receiver) else {
             return None;
         };
-        (p.path
-            .get_ident()
-            .is_some_and(|i| self.locals.contains(&i.to_string()))
-            && crate::activity::expr_is_active(&m.receiver, self.active))
+        (p.path.get_ident().is_some_and(|i| {
+            let i = i.to_string();
+            self.locals.contains(&i) || self.lent.contains(&i)
+        }) && crate::activity::expr_is_active(&m.receiver, self.active))
         .then_some(&*m.receiver)
     }
 

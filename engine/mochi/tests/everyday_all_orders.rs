@@ -15211,9 +15211,11 @@ mod tuple_arguments {
 }
 
 /// A buffer lent to a helper and refilled there (`out.clear();` then `push`/`extend`),
-/// the buffer-reuse idiom of Rust code, called twice on the same buffer. Before
-/// 2026-12-08: "`.clear(..)` changes the length of a differentiable buffer, which is
-/// not supported" (`*out = Vec::new();` was the way round).
+/// the buffer-reuse idiom of Rust code, called twice on the same buffer; and one cut
+/// and edited in place (`truncate`, `resize`, `remove`, `insert`, `pop`, `retain`,
+/// `swap_remove`). Before 2026-12-08: "`.clear(..)` changes the length of a
+/// differentiable buffer, which is not supported" (`*out = Vec::new();` was the way
+/// round), and the same of `.truncate(..)` at a `resize`.
 mod lent_buffers_cleared {
     use mochi::prelude::*;
 
@@ -15243,7 +15245,46 @@ mod lent_buffers_cleared {
         a * b + o.iter().map(|v| v * v).sum::<f64>() + p.iter().sum::<f64>()
     }
 
+    /// A lent buffer resized, cut and edited in place.
+    #[differentiable]
+    pub fn edits(x: &[f64], out: &mut Vec<f64>) {
+        out.extend_from_slice(x);
+        out.remove(1);
+        out.insert(0, x[2] * 2.0);
+        out.pop();
+        out.retain(|v| *v > -0.5);
+        out.swap_remove(0);
+        out.truncate(3);
+        out.resize(3, x[3]);
+    }
+
+    #[differentiable]
+    pub fn edited(x: &[f64]) -> f64 {
+        let mut o = vec![0.25];
+        edits(x, &mut o);
+        o.iter()
+            .enumerate()
+            .map(|(i, v)| (i as f64 + 1.0) * v * v)
+            .sum()
+    }
+
     const X: [f64; 4] = [0.3, -0.7, 1.1, 0.4];
+
+    #[test]
+    fn edits_by_hand() {
+        // [0.25, x₀, x₁, x₂, x₃] → remove(1) → [0.25, x₁, x₂, x₃] → insert(0, 2x₂) →
+        // pop → [2x₂, 0.25, x₁, x₂] → retain(> −0.5) drops x₁ = −0.7 → [2x₂, 0.25, x₂]
+        // → swap_remove(0) → [x₂, 0.25] → resize(3, x₃) → [x₂, 0.25, x₃]:
+        // x₂² + 2·0.0625 + 3·x₃².
+        let x = X;
+        let mut o = vec![0.25];
+        edits(&x, &mut o);
+        assert_eq!(o, vec![x[2], 0.25, x[3]]);
+        let (y, g) = edited::value_and_gradient(&x);
+        let want_y = x[2] * x[2] + 0.125 + 3.0 * x[3] * x[3];
+        assert!((y - want_y).abs() < 1e-15, "{y} against {want_y}");
+        crate::common::close_to("edited", &g, &[0.0, 0.0, 2.0 * x[2], 6.0 * x[3]], 1e-15);
+    }
 
     #[test]
     fn by_hand() {
@@ -15289,5 +15330,6 @@ mod lent_buffers_cleared {
     mod t {
         use crate::all_orders;
         all_orders!(twice, super::X);
+        all_orders!(edited, super::X);
     }
 }
