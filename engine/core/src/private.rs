@@ -390,6 +390,15 @@ pub fn axis(n: usize) -> ndarray::Axis {
     ndarray::Axis(n)
 }
 
+/// Piece `k` of `size` along an axis of length `len`, as `axis_chunks_iter(axis, size)`
+/// cuts it (the last piece shorter when `size` does not divide `len`).
+#[cfg(feature = "ndarray")]
+#[inline(always)]
+pub fn axis_chunk(k: usize, size: usize, len: usize) -> ndarray::Slice {
+    let start = k * size;
+    ndarray::Slice::from(start..(start + size).min(len))
+}
+
 /// The axis across the lanes of `a.map_axis(along, f)` on a matrix (`1` for `0`, `0`
 /// for `1`): lane `i` is `a.index_axis(across(along), i)`.
 #[cfg(feature = "ndarray")]

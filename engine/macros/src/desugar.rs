@@ -8448,7 +8448,13 @@ fn computed_source_of(e: &Expr) -> bool {
             // rewrite takes it by name, as `let mt = m.t();` is.)
             matches!(
                 name.as_str(),
-                "to_vec" | "to_owned" | "clone" | "collect" | "t" | "reversed_axes"
+                "to_vec"
+                    | "to_owned"
+                    | "clone"
+                    | "collect"
+                    | "t"
+                    | "reversed_axes"
+                    | "permuted_axes"
             ) || !(crate::lower::expr::is_library_method(&name)
                 || NOT_CHAIN_SOURCES.contains(&name.as_str()))
         }
@@ -15149,6 +15155,28 @@ impl Desugar {
                 *e = syn::parse_quote_spanned!(span=> *#v = ::std::vec::Vec::new());
                 return;
             }
+            // `a.swap_axes(i, j);` of a differentiable array in place: `a` assigned the
+            // array with the two axes swapped (a rule, `swapped_axes`).
+            if m.method == "swap_axes"
+                && m.args.len() == 2
+                && matches!(unparen(&m.receiver), Expr::Path(_) | Expr::Field(_))
+                && mentions_active(&m.receiver, &self.active)
+            {
+                let (a, i, j) = (&m.receiver, &m.args[0], &m.args[1]);
+                *e = syn::parse_quote_spanned!(span=> #a = #a.swapped_axes(#i, #j));
+                return;
+            }
+            // `a.as_standard_layout()`: the same elements in an owned array (a `CowArray`
+            // in the function as written), which `to_owned` makes.
+            if m.method == "as_standard_layout"
+                && m.args.is_empty()
+                && mentions_active(&m.receiver, &self.active)
+            {
+                let a = &m.receiver;
+                *e = syn::parse_quote_spanned!(span=> (#a).to_owned());
+                self.visit_expr_mut(e);
+                return;
+            }
             if m.method == "append" && m.args.len() == 1 {
                 if let Expr::Reference(r) = unparen(&m.args[0]) {
                     if r.mutability.is_some()
@@ -15425,6 +15453,7 @@ impl Desugar {
                             | "exact_chunks"
                             | "outer_iter"
                             | "axis_iter"
+                            | "axis_chunks_iter"
                             | "rows"
                             | "columns"
                             | "lanes"

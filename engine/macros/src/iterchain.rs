@@ -115,6 +115,9 @@ enum Line {
     /// `a.indexed_iter()`: `(index, &a[index])` for the multi-index of every element in
     /// logical order (`unravel` of `k` in `0..a.len()`).
     Indexed,
+    /// `a.axis_chunks_iter(axis, size)`: `a.slice_axis(axis, ..)` of the `k`-th piece of
+    /// `size` along `axis`, the last one shorter when `size` does not divide the length.
+    Chunks(Expr, Expr),
 }
 
 /// `a.axis_iter(axis)`, `a.outer_iter()`, `a.rows()`, `a.columns()` (also followed by
@@ -140,6 +143,7 @@ fn lines(e: &Expr) -> Option<Stage> {
             Line::Along(syn::parse_quote!(::mochi::__private::across(#a)))
         }
         ("indexed_iter", 0) => Line::Indexed,
+        ("axis_chunks_iter", 2) => Line::Chunks(m.args[0].clone(), m.args[1].clone()),
         _ => return None,
     };
     Some(Stage::Lines { seq, line })
@@ -1623,6 +1627,9 @@ impl<'a> Writer<'a> {
                 Line::Row => quote_spanned!(span=> ::mochi::no_grad(#seq.nrows())),
                 Line::Column => quote_spanned!(span=> ::mochi::no_grad(#seq.ncols())),
                 Line::Indexed => quote_spanned!(span=> ::mochi::no_grad(#seq.len())),
+                Line::Chunks(a, size) => {
+                    quote_spanned!(span=> ::mochi::no_grad(#seq.len_of(#a).div_ceil(#size)))
+                }
             },
             Stage::Repeat { count, .. } => match count {
                 Some(n) => quote_spanned!(span=> (#n)),
@@ -1741,6 +1748,12 @@ impl<'a> Writer<'a> {
                     Line::Along(a) => quote_spanned!(span=> let #v = #seq.index_axis(#a, #k);),
                     Line::Row => quote_spanned!(span=> let #v = #seq.row(#k);),
                     Line::Column => quote_spanned!(span=> let #v = #seq.column(#k);),
+                    Line::Chunks(a, size) => quote_spanned!(span=>
+                        let #v = #seq.slice_axis(
+                            #a,
+                            ::mochi::no_grad(::mochi::__private::axis_chunk(#k, #size, #seq.len_of(#a))),
+                        );
+                    ),
                     Line::Indexed => unreachable!("handled above"),
                 });
                 Item::Leaf(syn::parse_quote_spanned!(span=> #v), false)

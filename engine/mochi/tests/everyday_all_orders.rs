@@ -15333,3 +15333,113 @@ mod lent_buffers_cleared {
         all_orders!(edited, super::X);
     }
 }
+
+/// Arrays walked in blocks and seen in another order: `axis_chunks_iter` (mini-batches,
+/// in a `for` and in a chain), `as_standard_layout` of a transpose, `permuted_axes` and
+/// `swap_axes` of a differentiable array. Before 2026-12-08: "no rule for
+/// `axis_chunks_iter`", "no rule for `as_standard_layout`", "no rule for
+/// `permuted_axes`", and "no rule for `swap_axes`".
+mod arrays_reordered {
+    use mochi::prelude::*;
+    use ndarray::{Array2, Array3, Axis};
+
+    #[differentiable]
+    pub fn batches(x: &[f64]) -> f64 {
+        let m = Array2::from_shape_vec((4, 3), x.to_vec()).unwrap();
+        let mut s = 0.0;
+        for (k, b) in m.axis_chunks_iter(Axis(0), 3).enumerate() {
+            s += (k as f64 + 1.0) * b.sum().powi(2);
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn column_blocks(x: &[f64]) -> f64 {
+        let m = Array2::from_shape_vec((4, 3), x.to_vec()).unwrap();
+        m.axis_chunks_iter(Axis(1), 2)
+            .map(|b| b.sum_axis(Axis(1)).mapv(|v| v.sin()).sum())
+            .sum()
+    }
+
+    #[differentiable]
+    pub fn standard(x: &[f64]) -> f64 {
+        let m = Array2::from_shape_vec((4, 3), x.to_vec()).unwrap();
+        let t = m.t().as_standard_layout().to_owned();
+        t.row(0).dot(&t.row(1))
+    }
+
+    #[differentiable]
+    pub fn permuted(x: &[f64]) -> f64 {
+        let m = Array3::from_shape_vec((2, 3, 2), x.to_vec()).unwrap();
+        let p = m.permuted_axes([2, 0, 1]);
+        p[[1, 0, 2]] * p[[0, 1, 1]] + p.sum_axis(Axis(0)).mapv(|v| v * v).sum()
+    }
+
+    #[differentiable]
+    pub fn swapped(x: &[f64]) -> f64 {
+        let mut m = Array2::from_shape_vec((4, 3), x.to_vec()).unwrap();
+        m.swap_axes(0, 1);
+        m[[2, 1]] * m[[0, 3]] + m.row(1).sum()
+    }
+
+    const X: [f64; 12] = [
+        0.3, -0.2, 0.5, 0.1, 0.7, -0.6, 0.4, 0.2, -0.3, 0.8, -0.5, 0.6,
+    ];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let m = |r: usize, c: usize| x[r * 3 + c];
+        // batches: rows 0..3 (weight 1) and row 3 (weight 2), each block's sum squared.
+        let s0: f64 = x[..9].iter().sum();
+        let s1: f64 = x[9..].iter().sum();
+        let want: Vec<f64> = (0..12)
+            .map(|k| if k < 9 { 2.0 * s0 } else { 4.0 * s1 })
+            .collect();
+        crate::common::close_to("batches", &batches::gradient(&x), &want, 1e-14);
+        // column_blocks: columns {0, 1} and {2}; Σ_r sin(Σ_{c ∈ block} m[r, c]).
+        let want: Vec<f64> = (0..12)
+            .map(|k| {
+                let (r, c) = (k / 3, k % 3);
+                if c < 2 {
+                    (m(r, 0) + m(r, 1)).cos()
+                } else {
+                    m(r, 2).cos()
+                }
+            })
+            .collect();
+        crate::common::close_to("column_blocks", &column_blocks::gradient(&x), &want, 1e-14);
+        // standard: Σ_r m[r, 0]·m[r, 1].
+        let want: Vec<f64> = (0..12)
+            .map(|k| match k % 3 {
+                0 => x[k + 1],
+                1 => x[k - 1],
+                _ => 0.0,
+            })
+            .collect();
+        crate::common::close_to("standard", &standard::gradient(&x), &want, 1e-15);
+        // permuted: p[[a, b, c]] = m[[b, c, a]], so p[[1, 0, 2]]·p[[0, 1, 1]] is x₅·x₈; the
+        // sum over p's axis 0 is over m's last axis: Σ_{i,j} (m[i,j,0] + m[i,j,1])².
+        let mut want: Vec<f64> = (0..12).map(|k| 2.0 * (x[k & !1] + x[k | 1])).collect();
+        want[5] += x[8];
+        want[8] += x[5];
+        crate::common::close_to("permuted", &permuted::gradient(&x), &want, 1e-14);
+        // swapped: m'[i, j] = m[j, i]: m[1, 2]·m[3, 0] + Σ_j m[j, 1].
+        let mut want = vec![0.0; 12];
+        want[5] = x[9];
+        want[9] = x[5];
+        for r in 0..4 {
+            want[r * 3 + 1] += 1.0;
+        }
+        crate::common::close_to("swapped", &swapped::gradient(&x), &want, 1e-15);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(batches, super::X);
+        all_orders!(column_blocks, super::X);
+        all_orders!(standard, super::X);
+        all_orders!(permuted, super::X);
+        all_orders!(swapped, super::X);
+    }
+}

@@ -126,8 +126,8 @@ pub mod rules {
     pub use crate::shape::{
         NdBroadcast, NdClone, NdColumn, NdDim, NdFlatten, NdIndexAxis, NdInsertAxis, NdIntoShape,
         NdIntoShapeWithOrder, NdIsSquare, NdIsStandardLayout, NdLenOf, NdNcols, NdNdim, NdNrows,
-        NdRawDim, NdReversedAxes, NdRow, NdSelect, NdShapeOf, NdSlice, NdSliceAxis, NdStrides, NdT,
-        NdToOwned, NdToShape, NdView,
+        NdPermutedAxes, NdRawDim, NdReversedAxes, NdRow, NdSelect, NdShapeOf, NdSlice, NdSliceAxis,
+        NdStrides, NdSwappedAxes, NdT, NdToOwned, NdToShape, NdView,
     };
     pub use crate::structure::{
         NdArray2FromDiag, NdArrayFromDiag, NdDiag, NdTrace, NdTril, NdTriu,

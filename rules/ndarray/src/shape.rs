@@ -51,6 +51,17 @@ rule_trait! {
     NdReversedAxes::reversed_axes
 }
 rule_trait! {
+    /// `x.permuted_axes(axes)` (which takes `x` by value): `Call((&x, &axes))
+    /// .permuted_axes()`, a clone of `x` with axis `axes[i]` as its axis `i` (of the view
+    /// itself for a view: no copy).
+    NdPermutedAxes::permuted_axes
+}
+rule_trait! {
+    /// `x.swap_axes(a, b);` in place, of a differentiable array: `x =
+    /// Call((&x, &a, &b)).swapped_axes();`, a clone of `x` with axes `a` and `b` swapped.
+    NdSwappedAxes::swapped_axes
+}
+rule_trait! {
     /// `x.view()`: `Call((&x,)).view()`.
     NdView::view
 }
@@ -247,6 +258,93 @@ impl<T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension> NdReversedAxes
                 _t: PhantomData,
             },
         )
+    }
+}
+
+/// Pullback of `permuted_axes(axes)` and `swap_axes(a, b)`: adopts the output
+/// cotangent with the inverse permutation of its axes (no copy).
+pub struct PermutePullback<T, D> {
+    dim: D,
+    /// The inverse permutation: the output's axis `inverse[i]` is the input's axis `i`.
+    inverse: D,
+    _t: PhantomData<T>,
+}
+
+impl<T: Elem, D: Dimension> Pullback for PermutePullback<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>, NoTangent);
+    #[track_caller]
+    fn pullback(self, dy: Array<T, D>, (dx, _): (&mut Array<T, D>, &mut NoTangent)) {
+        // A broadcast form permuted is the broadcast form of the permutation.
+        add_owned(dx, &self.dim, dy.permuted_axes(self.inverse));
+    }
+}
+
+/// The pullback of the permutation `axes` of an array of shape `dim`.
+fn permute_pullback<T, D: Dimension>(dim: D, axes: &D) -> PermutePullback<T, D> {
+    let mut inverse = D::zeros(axes.ndim());
+    for (i, &a) in axes.slice().iter().enumerate() {
+        inverse[a] = i;
+    }
+    PermutePullback {
+        dim,
+        inverse,
+        _t: PhantomData,
+    }
+}
+
+impl<T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension, A> NdPermutedAxes
+    for Call<(&ArrayBase<S, D>, &A)>
+where
+    A: IntoDimension<Dim = D> + Clone,
+{
+    type Output = ArrayBase<S, D>;
+    type Pullback = PermutePullback<T, D>;
+    #[track_caller]
+    fn permuted_axes(self) -> (Self::Output, Self::Pullback) {
+        let (x, axes) = self.0;
+        let axes = axes.clone().into_dimension();
+        // (ndarray checks the permutation, and panics naming it, as the primal does.)
+        let y = x.clone().permuted_axes(axes.clone());
+        (y, permute_pullback(x.raw_dim(), &axes))
+    }
+}
+
+/// Pullback of `swapped_axes`: the permutation swapping two axes is its own inverse.
+pub struct SwapPullback<T, D> {
+    inner: PermutePullback<T, D>,
+}
+
+impl<T: Elem, D: Dimension> Pullback for SwapPullback<T, D> {
+    type Output = Array<T, D>;
+    type Args = (Array<T, D>, NoTangent, NoTangent);
+    #[track_caller]
+    fn pullback(
+        self,
+        dy: Array<T, D>,
+        (dx, _, _): (&mut Array<T, D>, &mut NoTangent, &mut NoTangent),
+    ) {
+        self.inner.pullback(dy, (dx, &mut NoTangent));
+    }
+}
+
+impl<T: Elem, S: Data<Elem = T> + RawDataClone, D: Dimension> NdSwappedAxes
+    for Call<(&ArrayBase<S, D>, &usize, &usize)>
+{
+    type Output = ArrayBase<S, D>;
+    type Pullback = SwapPullback<T, D>;
+    #[track_caller]
+    fn swapped_axes(self) -> (Self::Output, Self::Pullback) {
+        let (x, &a, &b) = self.0;
+        let mut y = x.clone();
+        y.swap_axes(a, b);
+        let mut axes = D::zeros(x.ndim());
+        for (i, v) in axes.slice_mut().iter_mut().enumerate() {
+            *v = i;
+        }
+        axes.slice_mut().swap(a, b);
+        let inner = permute_pullback(x.raw_dim(), &axes);
+        (y, SwapPullback { inner })
     }
 }
 
@@ -748,6 +846,50 @@ mod tests {
     fn reversed_axes() {
         reversals::<f64>();
         reversals::<f32>();
+    }
+
+    fn permutations<T: TestElem>() {
+        for shape in [Ix3(1, 1, 1), Ix3(0, 2, 1), Ix3(2, 3, 4)] {
+            for (_, x) in layouts::<T, _>(shape, 50) {
+                for axes in [[2usize, 0, 1], [1, 0, 2], [0, 1, 2], [1, 2, 0]] {
+                    // the permutation's cotangent is the output cotangent permuted back
+                    RuleTest::new(
+                        (x.clone(), ()),
+                        |a| a.0.clone().permuted_axes(axes),
+                        |a| Call((&a.0, &axes)).permuted_axes(),
+                    )
+                    .forward(|a| a.0.clone().permuted_axes(axes))
+                    .tolerance(T::RTOL, T::ATOL)
+                    .expect_no_alloc()
+                    .run();
+                }
+                fn swapped<E: Clone>(
+                    x: &Array<E, ndarray::Ix3>,
+                    i: usize,
+                    j: usize,
+                ) -> Array<E, ndarray::Ix3> {
+                    let mut y = x.clone();
+                    y.swap_axes(i, j);
+                    y
+                }
+                for (i, j) in [(0usize, 2usize), (1, 0), (1, 1)] {
+                    RuleTest::new(
+                        (x.clone(), i, j),
+                        |a| swapped(&a.0, a.1, a.2),
+                        |a| Call((&a.0, &a.1, &a.2)).swapped_axes(),
+                    )
+                    .forward(|a| swapped(&a.0, a.1, a.2))
+                    .tolerance(T::RTOL, T::ATOL)
+                    .run();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn permuted_and_swapped_axes() {
+        permutations::<f64>();
+        permutations::<f32>();
     }
 
     fn selections<T: TestElem>() {

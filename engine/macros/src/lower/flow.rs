@@ -518,6 +518,7 @@ impl Lowerer {
                         | "as_slice"
                         | "outer_iter"
                         | "axis_iter"
+                        | "axis_chunks_iter"
                         | "rows"
                         | "columns"
                         | "lanes"
