@@ -84,6 +84,7 @@ pub fn desugar(
         .collect();
     let mut b = with_azip_expanded(block);
     LocalForms.visit_block_mut(&mut b);
+    DequesAsVecs.visit_block_mut(&mut b);
     // (Over values with a derivative only: the rest is run as written, and a match on
     // options of `String`s may not be taken apart by `unwrap`.)
     OptionShorthands { active }.visit_block_mut(&mut b);
@@ -394,6 +395,13 @@ impl Successors<'_> {
         let n = &take.args[0];
         let i = format_ident!("__mochi_si{}", self.next, span = span);
         let mut chain: Expr = syn::parse_quote_spanned!(span=> #v.iter().copied());
+        // (Collected as it is, `….take(n).collect()`: the `Vec` itself.)
+        if let [only] = above.as_slice() {
+            if only.method == "collect" && only.args.is_empty() {
+                above.clear();
+                chain = syn::parse_quote_spanned!(span=> #v);
+            }
+        }
         for a in above.iter().rev() {
             let mut a = (*a).clone();
             *a.receiver = chain;
@@ -447,6 +455,8 @@ impl Successors<'_> {
                 Expr::MethodCall(m) => match (m.method.to_string().as_str(), m.args.len()) {
                     ("iter" | "iter_mut" | "into_iter", 0) => match unparen(&m.receiver) {
                         r @ (Expr::Path(_) | Expr::Field(_)) => Some(syn::parse_quote!(#r.len())),
+                        // (A sub-slice or a row, `x[..5].iter()`, `m[i].iter()`.)
+                        r @ Expr::Index(_) => Some(syn::parse_quote!((#r).len())),
                         Expr::Reference(r) => {
                             let r = &r.expr;
                             Some(syn::parse_quote!(#r.len()))
@@ -11955,6 +11965,306 @@ impl VisitMut for WhileLetNext {
         }
         syn::visit_mut::visit_block_mut(self, b);
     }
+}
+
+/// A local `VecDeque` (`let mut w: VecDeque<f64> = VecDeque::with_capacity(k)`, also
+/// `VecDeque::new()`, `VecDeque::from(..)`, `collect::<VecDeque<_>>()`) used only
+/// through its methods, indexing and loops, as a `Vec`: `push_back` → `push`,
+/// `push_front(e)` → `insert(0, e)`, `pop_back` → `pop`, `front`/`back` →
+/// `first`/`last`, and `pop_front` where its value is bound or dropped (`w.pop_front();`
+/// → `if !w.is_empty() { w.remove(0); }`, `let p = w.pop_front().unwrap();` → `let p =
+/// w.remove(0);`, `if let Some(p) = w.pop_front() { A }` and `while let Some(p) = ..` →
+/// `!w.is_empty()` with `let p = w.remove(0);` first), which the derivation follows as
+/// a buffer's edits (`ShortenedBuffers`). The function as written keeps the deque.
+struct DequesAsVecs;
+
+impl DequesAsVecs {
+    /// Whether `ty` is `VecDeque<..>` by any path.
+    fn deque_type(ty: &syn::Type) -> bool {
+        matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+            && p.path.segments.last().is_some_and(|s| s.ident == "VecDeque"))
+    }
+
+    /// The name of `let mut w[: VecDeque<..>] = <a deque>;`.
+    fn deque_let(st: &syn::Stmt) -> Option<syn::Ident> {
+        let syn::Stmt::Local(l) = st else { return None };
+        let init = l.init.as_ref().filter(|i| i.diverge.is_none())?;
+        let (pi, ty) = match &l.pat {
+            Pat::Type(t) => match &*t.pat {
+                Pat::Ident(pi) => (pi, Some(&*t.ty)),
+                _ => return None,
+            },
+            Pat::Ident(pi) => (pi, None),
+            _ => return None,
+        };
+        if pi.mutability.is_none() || pi.by_ref.is_some() {
+            return None;
+        }
+        let init_is_deque = tokens_mention(&quote::ToTokens::to_token_stream(&init.expr), &|i| {
+            i == "VecDeque"
+        });
+        (ty.is_some_and(Self::deque_type) || (ty.is_none() && init_is_deque))
+            .then(|| pi.ident.clone())
+    }
+
+    /// Whether every use of `name` in `stmts` is a method's receiver, an indexed base or
+    /// a loop's sequence (nothing hands the deque to code that needs its type).
+    fn only_local_uses(stmts: &[syn::Stmt], name: &syn::Ident) -> bool {
+        struct Uses<'a> {
+            name: &'a syn::Ident,
+            plain: usize,
+            all: usize,
+        }
+        impl<'ast> syn::visit::Visit<'ast> for Uses<'_> {
+            fn visit_expr(&mut self, e: &'ast Expr) {
+                let is_name =
+                    |e: &Expr| matches!(unparen(e), Expr::Path(p) if p.path.is_ident(self.name));
+                match e {
+                    Expr::MethodCall(m) if is_name(&m.receiver) => {
+                        self.plain += 1;
+                        for a in &m.args {
+                            self.visit_expr(a);
+                        }
+                        self.all += 1;
+                        return;
+                    }
+                    Expr::Index(ix) if is_name(&ix.expr) => {
+                        self.plain += 1;
+                        self.all += 1;
+                        self.visit_expr(&ix.index);
+                        return;
+                    }
+                    Expr::ForLoop(f) => {
+                        let seq = match unparen(&f.expr) {
+                            Expr::Reference(r) => &*r.expr,
+                            other => other,
+                        };
+                        if is_name(seq) {
+                            self.plain += 1;
+                            self.all += 1;
+                            self.visit_block(&f.body);
+                            return;
+                        }
+                    }
+                    _ => {}
+                }
+                syn::visit::visit_expr(self, e);
+            }
+            fn visit_ident(&mut self, i: &'ast syn::Ident) {
+                if i == self.name {
+                    self.all += 1;
+                }
+            }
+        }
+        let mut u = Uses {
+            name,
+            plain: 0,
+            all: 0,
+        };
+        for st in stmts {
+            syn::visit::Visit::visit_stmt(&mut u, st);
+        }
+        u.plain == u.all
+    }
+}
+
+/// The rewrite of one deque's uses (see [`DequesAsVecs`]).
+struct DequeUses<'a>(&'a syn::Ident);
+
+impl DequeUses<'_> {
+    fn is_name(&self, e: &Expr) -> bool {
+        matches!(unparen(e), Expr::Path(p) if p.path.is_ident(self.0))
+    }
+
+    /// `w.pop_front()` of the deque.
+    fn pop_front(&self, e: &Expr) -> bool {
+        matches!(unparen(e), Expr::MethodCall(m)
+            if m.method == "pop_front" && m.args.is_empty() && self.is_name(&m.receiver))
+    }
+}
+
+impl DequeUses<'_> {
+    /// A statement whose `pop_front` is dropped or unwrapped, rewritten; then its parts.
+    fn statement(&mut self, st: &mut syn::Stmt) {
+        {
+            let w = self.0;
+            match st {
+                // `w.pop_front();`
+                syn::Stmt::Expr(e, Some(_)) if self.pop_front(e) => {
+                    let span = e.span();
+                    *e = syn::parse_quote_spanned!(span=> if !#w.is_empty() { #w.remove(0); });
+                }
+                // `let p = w.pop_front().unwrap();` (or `expect(..)`)
+                syn::Stmt::Local(l) => {
+                    if let Some(init) = l.init.as_mut().filter(|i| i.diverge.is_none()) {
+                        if let Expr::MethodCall(u) = unparen(&init.expr) {
+                            if matches!(u.method.to_string().as_str(), "unwrap" | "expect")
+                                && self.pop_front(&u.receiver)
+                            {
+                                let span = u.method.span();
+                                *init.expr = syn::parse_quote_spanned!(span=> #w.remove(0));
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.visit_stmt_mut(st);
+    }
+}
+
+impl VisitMut for DequeUses<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        for st in &mut b.stmts {
+            self.statement(st);
+        }
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let w = self.0;
+        // `if let Some(p) = w.pop_front() { A } else { B }`, `while let ..`.
+        let taken = |cond: &Expr| -> Option<Pat> {
+            let Expr::Let(l) = cond else { return None };
+            let Pat::TupleStruct(ts) = &*l.pat else {
+                return None;
+            };
+            (ts.path.is_ident("Some") && ts.elems.len() == 1 && self.pop_front(&l.expr))
+                .then(|| ts.elems[0].clone())
+        };
+        match e {
+            Expr::If(i) => {
+                if let Some(p) = taken(&i.cond) {
+                    let span = i.if_token.span;
+                    *i.cond = syn::parse_quote_spanned!(span=> !#w.is_empty());
+                    i.then_branch
+                        .stmts
+                        .insert(0, syn::parse_quote_spanned!(span=> let #p = #w.remove(0);));
+                }
+            }
+            Expr::While(wh) => {
+                if let Some(p) = taken(&wh.cond) {
+                    let span = wh.while_token.span;
+                    *wh.cond = syn::parse_quote_spanned!(span=> !#w.is_empty());
+                    wh.body
+                        .stmts
+                        .insert(0, syn::parse_quote_spanned!(span=> let #p = #w.remove(0);));
+                }
+            }
+            _ => {}
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Expr::MethodCall(m) = e {
+            if self.is_name(&m.receiver) {
+                let to = match (m.method.to_string().as_str(), m.args.len()) {
+                    ("push_back", 1) => Some("push"),
+                    ("pop_back", 0) => Some("pop"),
+                    ("front", 0) => Some("first"),
+                    ("back", 0) => Some("last"),
+                    ("front_mut", 0) => Some("first_mut"),
+                    ("back_mut", 0) => Some("last_mut"),
+                    ("push_front", 1) => {
+                        let v = &m.args[0];
+                        let span = m.method.span();
+                        *e = syn::parse_quote_spanned!(span=> #w.insert(0, #v));
+                        return;
+                    }
+                    _ => None,
+                };
+                if let Some(to) = to {
+                    m.method = syn::Ident::new(to, m.method.span());
+                }
+            }
+        }
+    }
+}
+
+impl VisitMut for DequesAsVecs {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        for k in 0..b.stmts.len() {
+            let Some(name) = Self::deque_let(&b.stmts[k]) else {
+                continue;
+            };
+            if !Self::only_local_uses(&b.stmts[k + 1..], &name) {
+                continue;
+            }
+            if let syn::Stmt::Local(l) = &mut b.stmts[k] {
+                // (`std::collections::VecDeque::new()` → `std::collections::Vec::new()`
+                // would not resolve: the path is written whole.)
+                let span = name.span();
+                if let Pat::Type(t) = &mut l.pat {
+                    if let syn::Type::Path(tp) = &*t.ty {
+                        if let Some(last) = tp.path.segments.last() {
+                            let args = last.arguments.clone();
+                            *t.ty = syn::parse_quote_spanned!(span=> ::std::vec::Vec #args);
+                        }
+                    }
+                }
+                if let Some(init) = l.init.as_mut() {
+                    rooted_vec(&mut init.expr);
+                }
+            }
+            let mut uses = DequeUses(&name);
+            for st in &mut b.stmts[k + 1..] {
+                uses.statement(st);
+            }
+        }
+    }
+}
+
+/// `VecDeque::new()`, `std::collections::VecDeque::with_capacity(n)` → the same of
+/// `::std::vec::Vec`; `VecDeque::from(v)` → `v` of a `vec![..]`, else `(v).to_vec()`;
+/// `collect::<VecDeque<_>>()` → `collect::<Vec<_>>()`.
+fn rooted_vec(e: &mut Expr) {
+    struct R;
+    impl VisitMut for R {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            if let Expr::Call(c) = e {
+                if let Expr::Path(f) = &*c.func {
+                    let segs = &f.path.segments;
+                    if c.args.len() == 1
+                        && segs.len() >= 2
+                        && segs[segs.len() - 2].ident == "VecDeque"
+                        && segs[segs.len() - 1].ident == "from"
+                    {
+                        let v = c.args[0].clone();
+                        *e = match &v {
+                            Expr::Macro(m) if m.mac.path.is_ident("vec") => v,
+                            _ => syn::parse_quote!((#v).to_vec()),
+                        };
+                        return;
+                    }
+                }
+            }
+            syn::visit_mut::visit_expr_mut(self, e);
+        }
+        fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
+            let segs = &p.path.segments;
+            if segs.len() >= 2 && segs[segs.len() - 2].ident == "VecDeque" {
+                let f = segs[segs.len() - 1].clone();
+                let span = f.ident.span();
+                *p = syn::parse_quote_spanned!(span=> ::std::vec::Vec::#f);
+                return;
+            }
+            syn::visit_mut::visit_expr_path_mut(self, p);
+        }
+        fn visit_generic_argument_mut(&mut self, g: &mut syn::GenericArgument) {
+            if let syn::GenericArgument::Type(t) = g {
+                if DequesAsVecs::deque_type(t) {
+                    if let syn::Type::Path(tp) = &*t {
+                        if let Some(last) = tp.path.segments.last() {
+                            let args = last.arguments.clone();
+                            *t = syn::parse_quote!(::std::vec::Vec #args);
+                        }
+                    }
+                    return;
+                }
+            }
+            syn::visit_mut::visit_generic_argument_mut(self, g);
+        }
+    }
+    R.visit_expr_mut(e);
 }
 
 /// `let mut st = ..; … while let Some(p) = st.pop() { body }` with `body` not naming

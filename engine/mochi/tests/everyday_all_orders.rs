@@ -15443,3 +15443,112 @@ mod arrays_reordered {
         all_orders!(swapped, super::X);
     }
 }
+
+/// `VecDeque` as Rust code uses it: a moving window (`push_back`, then `pop_front` past
+/// its length), a deque grown at both ends and read at them, and a work queue drained
+/// by `while let Some(v) = q.pop_front()` that pushes more work. Before 2026-12-08:
+/// "`.push_back(..)` of a differentiable value into a buffer is not supported" and the
+/// same of `pop_front`. The derivation reads the deque as a `Vec`.
+mod deques_as_buffers {
+    use mochi::prelude::*;
+    use std::collections::VecDeque;
+
+    #[differentiable]
+    pub fn moving_average(x: &[f64]) -> f64 {
+        let mut win: VecDeque<f64> = VecDeque::with_capacity(3);
+        let mut out = 0.0;
+        for (t, &v) in x.iter().enumerate() {
+            win.push_back(v);
+            if win.len() > 3 {
+                win.pop_front();
+            }
+            let m = win.iter().sum::<f64>() / win.len() as f64;
+            out += (t as f64 + 1.0) * m * m;
+        }
+        out
+    }
+
+    #[differentiable]
+    pub fn both_ends(x: &[f64]) -> f64 {
+        let mut d: VecDeque<f64> = VecDeque::new();
+        d.push_back(x[0]);
+        d.push_back(x[1]);
+        d.push_front(x[2]);
+        d.push_back(x[3] * x[4]);
+        let f = *d.front().unwrap();
+        let b = *d.back().unwrap();
+        f * b + d[1] * d[2] + d.len() as f64 * d[1]
+    }
+
+    #[differentiable]
+    pub fn work_queue(x: &[f64]) -> f64 {
+        let mut q: VecDeque<f64> = x.iter().copied().collect();
+        let mut s = 0.0;
+        let mut k = 0;
+        while let Some(v) = q.pop_front() {
+            s += v * v * (k as f64 + 1.0);
+            if k < 3 {
+                q.push_back(v * 0.5);
+            }
+            k += 1;
+        }
+        if let Some(a) = q.pop_front() {
+            s += a;
+        }
+        let mut r = VecDeque::from(vec![x[0], x[1]]);
+        r.pop_back();
+        let z = r.pop_front().unwrap();
+        s + z * z * z
+    }
+
+    const X: [f64; 6] = [0.3, -0.7, 1.1, 0.4, -0.2, 0.9];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        // both_ends: d = [x₂, x₀, x₁, x₃x₄]: x₂x₃x₄ + x₀x₁ + 4x₀.
+        let (y, g) = both_ends::value_and_gradient(&x);
+        let want_y = x[2] * x[3] * x[4] + x[0] * x[1] + 4.0 * x[0];
+        assert!((y - want_y).abs() < 1e-15, "{y} against {want_y}");
+        let want = [x[1] + 4.0, x[0], x[3] * x[4], x[2] * x[4], x[2] * x[3], 0.0];
+        crate::common::close_to("both_ends", &g, &want, 1e-15);
+        // work_queue: the six inputs at trips 1..6, then x₀/2, x₁/2, x₂/2 at trips 7..9
+        // (weights squared: ¼), and x₀³ from the second deque.
+        let w = [
+            1.0 + 7.0 / 4.0,
+            2.0 + 8.0 / 4.0,
+            3.0 + 9.0 / 4.0,
+            4.0,
+            5.0,
+            6.0,
+        ];
+        let (y, g) = work_queue::value_and_gradient(&x);
+        let want_y: f64 = (0..6).map(|k| w[k] * x[k] * x[k]).sum::<f64>() + x[0].powi(3);
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        let mut want: Vec<f64> = (0..6).map(|k| 2.0 * w[k] * x[k]).collect();
+        want[0] += 3.0 * x[0] * x[0];
+        crate::common::close_to("work_queue", &g, &want, 1e-14);
+        // moving_average: the window's mean at each step, weighted by the step.
+        let (y, g) = moving_average::value_and_gradient(&x);
+        let mut want_y = 0.0;
+        let mut want = [0.0; 6];
+        for t in 0..6usize {
+            let lo = t.saturating_sub(2);
+            let n = (t - lo + 1) as f64;
+            let m: f64 = x[lo..=t].iter().sum::<f64>() / n;
+            want_y += (t as f64 + 1.0) * m * m;
+            for k in lo..=t {
+                want[k] += (t as f64 + 1.0) * 2.0 * m / n;
+            }
+        }
+        assert!((y - want_y).abs() < 1e-14, "{y} against {want_y}");
+        crate::common::close_to("moving_average", &g, &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(moving_average, super::X);
+        all_orders!(both_ends, super::X);
+        all_orders!(work_queue, super::X);
+    }
+}
