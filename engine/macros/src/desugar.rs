@@ -4212,6 +4212,8 @@ fn else_or_empty(i: &syn::ExprIf) -> Expr {
 /// One place of a tuple pattern (see [`TupleOptionMatches`]).
 enum TuplePlace {
     Some(Option<syn::Ident>),
+    /// `Some(&v)` of an `Option<&f64>` (`x.first()`): `v` the value.
+    SomeRef(syn::Ident),
     None,
     Any(Option<syn::Ident>),
     Lit(syn::ExprLit),
@@ -4241,7 +4243,15 @@ impl TupleOptionMatches<'_> {
                 Pat::TupleStruct(ts)
                     if ts.qself.is_none() && ts.path.is_ident("Some") && ts.elems.len() == 1 =>
                 {
-                    name(&ts.elems[0]).map(TuplePlace::Some)
+                    match &ts.elems[0] {
+                        Pat::Reference(r) if r.mutability.is_none() => match &*r.pat {
+                            Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => {
+                                Some(TuplePlace::SomeRef(i.ident.clone()))
+                            }
+                            _ => None,
+                        },
+                        other => name(other).map(TuplePlace::Some),
+                    }
                 }
                 Pat::Ident(i) if i.ident == "None" && i.subpat.is_none() => Some(TuplePlace::None),
                 Pat::Lit(l) => Some(TuplePlace::Lit(l.clone())),
@@ -4263,8 +4273,12 @@ impl TupleOptionMatches<'_> {
         }
         // (Only a tuple holding an `Option`; the last arm, unguarded, is the rest.)
         if !parsed.iter().any(|(ps, _, _)| {
-            ps.iter()
-                .any(|p| matches!(p, TuplePlace::Some(_) | TuplePlace::None))
+            ps.iter().any(|p| {
+                matches!(
+                    p,
+                    TuplePlace::Some(_) | TuplePlace::SomeRef(_) | TuplePlace::None
+                )
+            })
         }) || parsed.last().is_none_or(|(_, g, _)| g.is_some())
         {
             return None;
@@ -4291,6 +4305,12 @@ impl TupleOptionMatches<'_> {
                         if let Some(v) = v {
                             binds.push(quote::quote!(let #v = #t.unwrap();));
                         }
+                    }
+                    TuplePlace::SomeRef(v) => {
+                        tests.push(quote::quote!(#t.is_some()));
+                        // (`.clone()`: the value whether the derivation reads the option
+                        // by reference or by value.)
+                        binds.push(quote::quote!(let #v = #t.unwrap().clone();));
                     }
                     TuplePlace::None => tests.push(quote::quote!(#t.is_none())),
                     TuplePlace::Lit(l) => tests.push(quote::quote!(#t == #l)),

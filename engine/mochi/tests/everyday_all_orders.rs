@@ -15552,3 +15552,45 @@ mod deques_as_buffers {
         all_orders!(work_queue, super::X);
     }
 }
+
+/// A tuple of `Option`s of references taken apart by value (`if let (Some(&f), Some(&l))
+/// = (x.first(), x.last())`), in `if let` and in a `match` with a guard. Before
+/// 2026-12-08: "a `match` arm or `if let` pattern that binds parts of a differentiable
+/// value … is not supported" (`Some(f)` without the `&` was taken).
+mod option_tuple_refs {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn ends(x: &[f64]) -> f64 {
+        let mut s = x[1] * x[1];
+        if let (Some(&f), Some(&l)) = (x.first(), x.last()) {
+            s += f * l;
+        }
+        s
+    }
+
+    #[differentiable]
+    pub fn three(x: &[f64]) -> f64 {
+        match (x.first(), x.get(2), x.last()) {
+            (Some(&f), Some(&m), Some(&l)) if f > 0.0 => f * l + m * m,
+            (Some(&f), _, Some(l)) => f - l,
+            _ => 0.0,
+        }
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3, -0.7, 1.1, 0.4];
+        crate::common::close_to("ends", &ends::gradient(&x), &[0.4, -1.4, 0.0, 0.3], 1e-15);
+        crate::common::close_to("three", &three::gradient(&x), &[0.4, 0.0, 2.2, 0.3], 1e-15);
+        // f ≤ 0: the second arm, f − l.
+        let y = [-0.3, 0.5, 0.2];
+        crate::common::close_to("three", &three::gradient(&y), &[1.0, 0.0, -1.0], 1e-15);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(ends, [0.3, -0.7, 1.1, 0.4]);
+        all_orders!(three, [0.3, -0.7, 1.1, 0.4]);
+    }
+}
