@@ -15388,10 +15388,19 @@ impl Desugar {
         }
         // `v[a..b].swap(i, j)` and `v[a..b].reverse()` of a differentiable buffer: the
         // swaps on `v` itself, at positions shifted by `a` (bounds checked as slicing
-        // does).
+        // does); `v[a..b].rotate_left(k)` (`rotate_right`) and `v[a..b].sort_by(cmp)`
+        // (`sort_unstable_by`): the range gathered from its rotated or sorted positions.
         if let Expr::MethodCall(m) = e {
             let name = m.method.to_string();
-            if matches!((name.as_str(), m.args.len()), ("swap", 2) | ("reverse", 0)) {
+            if matches!(
+                (name.as_str(), m.args.len()),
+                ("swap", 2)
+                    | ("reverse", 0)
+                    | (
+                        "rotate_left" | "rotate_right" | "sort_by" | "sort_unstable_by",
+                        1
+                    )
+            ) {
                 if let Expr::Index(ix) = unparen(&m.receiver) {
                     if let (Expr::Range(r), true) = (&*ix.index, self.active_place(&ix.expr)) {
                         let span = m.method.span();
@@ -15408,7 +15417,49 @@ impl Desugar {
                             let #hi: usize = #end;
                             let _ = &#v[#lo..#hi];
                         );
-                        *e = if name == "swap" {
+                        *e = if name.starts_with("sort") {
+                            let (p, old, j) = (
+                                format_ident!("__mochi_sperm", span = span),
+                                format_ident!("__mochi_sold", span = span),
+                                format_ident!("__mochi_sj", span = span),
+                            );
+                            let cmp = &m.args[0];
+                            syn::parse_quote_spanned!(span=> {
+                                #check
+                                let #old = #v[#lo..#hi].to_vec();
+                                let #p = ::mochi::no_grad(::mochi::__private::sort_permutation(&#old, #cmp));
+                                for #j in 0..(#hi - #lo) {
+                                    #v[#lo + #j] = #old[#p[#j]];
+                                }
+                            })
+                        } else if name.starts_with("rotate") {
+                            let (r, old, j) = (
+                                format_ident!("__mochi_srk", span = span),
+                                format_ident!("__mochi_sold", span = span),
+                                format_ident!("__mochi_sj", span = span),
+                            );
+                            let amount = &m.args[0];
+                            let (msg, from) = if name == "rotate_left" {
+                                (
+                                    "assertion failed: mid <= self.len()",
+                                    quote_spanned!(span=> (#j + #r) % (#hi - #lo)),
+                                )
+                            } else {
+                                (
+                                    "assertion failed: k <= self.len()",
+                                    quote_spanned!(span=> (#j + (#hi - #lo) - #r) % (#hi - #lo)),
+                                )
+                            };
+                            syn::parse_quote_spanned!(span=> {
+                                #check
+                                let #r: usize = #amount;
+                                if #r > #hi - #lo { ::core::panic!(#msg); }
+                                let #old = #v[#lo..#hi].to_vec();
+                                for #j in 0..(#hi - #lo) {
+                                    #v[#lo + #j] = #old[#from];
+                                }
+                            })
+                        } else if name == "swap" {
                             let (i, j) = (&m.args[0], &m.args[1]);
                             syn::parse_quote_spanned!(span=> {
                                 #check

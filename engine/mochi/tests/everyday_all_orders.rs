@@ -15594,3 +15594,80 @@ mod option_tuple_refs {
         all_orders!(three, [0.3, -0.7, 1.1, 0.4]);
     }
 }
+
+/// A sub-slice of a buffer rearranged in place: `v[1..5].rotate_left(1)`,
+/// `v[2..].rotate_right(2)`, `v[1..].sort_by(cmp)`, beside `v[1..4].reverse()` and
+/// `v[2..].swap(0, 1)`. Before 2026-12-08: "no rule for `rotate_left` with arguments
+/// `(&[f64], ..)`" and the same of `sort_by`.
+mod sub_slices_in_place {
+    use mochi::prelude::*;
+
+    fn weighted(v: &[f64]) -> f64 {
+        v.iter()
+            .enumerate()
+            .map(|(k, e)| (k as f64 + 1.0) * e * e)
+            .sum()
+    }
+
+    #[differentiable]
+    pub fn rotated(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v[1..5].rotate_left(1);
+        v[2..].rotate_right(2);
+        v.iter()
+            .enumerate()
+            .map(|(k, e)| (k as f64 + 1.0) * e * e)
+            .sum()
+    }
+
+    #[differentiable]
+    pub fn sorted_tail(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v[1..].sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[..3].sort_unstable_by(|a, b| b.total_cmp(a));
+        v[1..4].reverse();
+        v[2..].swap(0, 1);
+        v.iter()
+            .enumerate()
+            .map(|(k, e)| (k as f64 + 1.0) * e * e)
+            .sum()
+    }
+
+    const X: [f64; 6] = [0.3, -0.7, 1.1, 0.4, -0.2, 0.9];
+
+    /// The gradient of Σ (k + 1)·v_k² where `v` is `x` rearranged (distinct values):
+    /// each input weighted by the position it ends at.
+    fn by_position(x: &[f64], v: &[f64]) -> Vec<f64> {
+        x.iter()
+            .map(|xi| {
+                let p = v.iter().position(|e| e == xi).unwrap();
+                2.0 * (p as f64 + 1.0) * xi
+            })
+            .collect()
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let mut v = x.to_vec();
+        v[1..5].rotate_left(1);
+        v[2..].rotate_right(2);
+        let (y, g) = rotated::value_and_gradient(&x);
+        assert_eq!(y, weighted(&v));
+        crate::common::close_to("rotated", &g, &by_position(&x, &v), 1e-15);
+        let mut v = x.to_vec();
+        v[1..].sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[..3].sort_unstable_by(|a, b| b.total_cmp(a));
+        v[1..4].reverse();
+        v[2..].swap(0, 1);
+        let (y, g) = sorted_tail::value_and_gradient(&x);
+        assert_eq!(y, weighted(&v));
+        crate::common::close_to("sorted_tail", &g, &by_position(&x, &v), 1e-15);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(rotated, super::X);
+        all_orders!(sorted_tail, super::X);
+    }
+}
