@@ -5711,14 +5711,24 @@ impl VisitMut for Rewrite<'_> {
                 // is passed as written: the plain function takes it at its own type, which
                 // the twin's lifted copy (`ConstOf`) would have to be read back to, and a
                 // struct of constants cannot be.)
+                // (Also a row of one, `dist(&XA[i], &XA[j])`, indexed by integers.)
                 let kept: Vec<bool> = c
                     .args
                     .iter()
                     .map(|a| {
-                        let a = match crate::desugar::unparen(a) {
+                        let mut a = match crate::desugar::unparen(a) {
                             Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
                             other => other,
                         };
+                        while let Expr::Index(ix) = crate::desugar::unparen(a) {
+                            if crate::activity::tokens_mention(&quote!(#ix.index), &|i| {
+                                let n = i.to_string();
+                                self.floats.contains(&n) || self.active.contains(&n)
+                            }) {
+                                return false;
+                            }
+                            a = &ix.expr;
+                        }
                         let Expr::Path(p) = crate::desugar::unparen(a) else {
                             return false;
                         };

@@ -15671,3 +15671,81 @@ mod sub_slices_in_place {
         all_orders!(sorted_tail, super::X);
     }
 }
+
+/// Rows of a constant table handed to a marked helper (`dist(&XA[i], &XA[j])`, a kernel
+/// matrix over fixed points; beside a row of the parameters, `dist(&XA[i], &x[..2])`),
+/// at every order. Before 2026-12-08: gradients only ("it calls `dist`, whose twin is
+/// not known").
+mod constant_rows_to_helpers {
+    use mochi::prelude::*;
+
+    const XA: [[f64; 2]; 3] = [[0.1, 0.2], [0.5, -0.3], [0.9, 0.4]];
+
+    #[differentiable]
+    pub fn dist(a: &[f64], b: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for d in 0..a.len() {
+            s += (a[d] - b[d]) * (a[d] - b[d]);
+        }
+        s.sqrt()
+    }
+
+    /// Σ_{i≠j} exp(−|xᵢ − xⱼ| / ℓ) with ℓ = e^{θ₀}, times θ₁.
+    #[differentiable]
+    pub fn kernel_sum(x: &[f64]) -> f64 {
+        let l = x[0].exp();
+        let mut q = 0.0;
+        for i in 0..3 {
+            for j in 0..3 {
+                if i != j {
+                    q += (-dist(&XA[i], &XA[j]) / l).exp();
+                }
+            }
+        }
+        q * x[1]
+    }
+
+    #[differentiable]
+    pub fn to_points(x: &[f64]) -> f64 {
+        let mut q = 0.0;
+        for i in 0..3 {
+            q += dist(&XA[i], &x[..2]) * x[2];
+        }
+        q
+    }
+
+    #[test]
+    fn by_hand() {
+        // kernel_sum: ∂/∂θ₀ = θ₁ Σ e^{−r/ℓ} r/ℓ, ∂/∂θ₁ = Σ e^{−r/ℓ}.
+        let x = [0.3_f64, 1.7];
+        let l = x[0].exp();
+        let rs: Vec<f64> = (0..3)
+            .flat_map(|i| (0..3).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| ((XA[i][0] - XA[j][0]).powi(2) + (XA[i][1] - XA[j][1]).powi(2)).sqrt())
+            .collect();
+        let s: f64 = rs.iter().map(|r| (-r / l).exp()).sum();
+        let d0: f64 = rs.iter().map(|r| (-r / l).exp() * r / l).sum();
+        crate::common::close_to(
+            "kernel_sum",
+            &kernel_sum::gradient(&x),
+            &[x[1] * d0, s],
+            1e-14,
+        );
+        // to_points: θ₂ Σ (p − aᵢ)/|p − aᵢ| and Σ |p − aᵢ|.
+        let x = [0.3, -0.5, 1.2];
+        let mut want = [0.0; 3];
+        for a in XA {
+            let r = ((x[0] - a[0]).powi(2) + (x[1] - a[1]).powi(2)).sqrt();
+            want[0] += x[2] * (x[0] - a[0]) / r;
+            want[1] += x[2] * (x[1] - a[1]) / r;
+            want[2] += r;
+        }
+        crate::common::close_to("to_points", &to_points::gradient(&x), &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(kernel_sum, [0.3, 1.7]);
+        all_orders!(to_points, [0.3, -0.5, 1.2]);
+    }
+}
