@@ -4156,9 +4156,19 @@ const PIECE: &str = "__mochi_piece";
 /// `C` bound at the top of the body: the generic form's constant is a local lifted to
 /// its scalar, which an iterator kept for the reverse sweep would outlive.
 fn pieces_by_index(f: &syn::ExprForLoop) -> Option<Expr> {
-    let Expr::MethodCall(m) = crate::desugar::unparen(&f.expr) else {
+    let Expr::MethodCall(outer) = crate::desugar::unparen(&f.expr) else {
         return None;
     };
+    let mut m = outer;
+    // (`for (t, pair) in C.windows(2).enumerate()`: the position is the piece's.)
+    let mut enumerated = false;
+    if m.method == "enumerate" && m.args.is_empty() {
+        let Expr::MethodCall(inner) = crate::desugar::unparen(&m.receiver) else {
+            return None;
+        };
+        m = inner;
+        enumerated = true;
+    }
     let Expr::Path(p) = crate::desugar::unparen(&m.receiver) else {
         return None;
     };
@@ -4166,7 +4176,12 @@ fn pieces_by_index(f: &syn::ExprForLoop) -> Option<Expr> {
         .path
         .get_ident()
         .filter(|i| constant_name(&i.to_string()))?;
-    if m.args.len() != 1 || !matches!(&*f.pat, Pat::Ident(_)) {
+    let pat_ok = match &*f.pat {
+        Pat::Ident(_) => !enumerated,
+        Pat::Tuple(t) => enumerated && t.elems.len() == 2,
+        _ => false,
+    };
+    if m.args.len() != 1 || !pat_ok {
         return None;
     }
     let (n, pat, body, label) = (&m.args[0], &f.pat, &f.body, &f.label);
@@ -4187,7 +4202,12 @@ fn pieces_by_index(f: &syn::ExprForLoop) -> Option<Expr> {
         _ => return None,
     };
     let stmts = &body.stmts;
-    Some(syn::parse_quote!(#label for #k in #range { let #pat = #piece; #(#stmts)* }))
+    let value: Expr = if enumerated {
+        syn::parse_quote!((#k, #piece))
+    } else {
+        piece
+    };
+    Some(syn::parse_quote!(#label for #k in #range { let #pat = #value; #(#stmts)* }))
 }
 
 /// Rewrites the body for the twin, or records why it cannot.

@@ -15749,3 +15749,48 @@ mod constant_rows_to_helpers {
         all_orders!(to_points, [0.3, -0.5, 1.2]);
     }
 }
+
+/// Pieces of a constant table walked with their positions (`for (t, pair) in
+/// GOLD.windows(2).enumerate()`, a CRF's gold path; `chunks(2).enumerate()`), at every
+/// order. Before 2026-12-08: gradients only ("it walks the pieces of the constant `GOLD`
+/// in a `for`").
+mod constant_pieces_enumerated {
+    use mochi::prelude::*;
+
+    const GOLD: [usize; 4] = [0, 2, 1, 1];
+    const W: [f64; 5] = [0.5, -1.0, 2.0, 0.25, 1.5];
+
+    #[differentiable]
+    pub fn gold_path(x: &[f64]) -> f64 {
+        let tr = |a: usize, b: usize| x[a * 3 + b];
+        let mut s = 0.0;
+        for (t, pair) in GOLD.windows(2).enumerate() {
+            s += (t as f64 + 1.0) * tr(pair[0], pair[1]) * tr(pair[1], pair[0]);
+        }
+        for (k, c) in W.chunks(2).enumerate() {
+            s += c.iter().sum::<f64>() * x[k] * x[k];
+        }
+        s
+    }
+
+    #[test]
+    fn by_hand() {
+        let x: Vec<f64> = (0..9).map(|k| 0.1 * k as f64 - 0.35).collect();
+        let mut want = vec![0.0; 9];
+        for t in 0..3 {
+            let (a, b) = (GOLD[t], GOLD[t + 1]);
+            let w = t as f64 + 1.0;
+            want[a * 3 + b] += w * x[b * 3 + a];
+            want[b * 3 + a] += w * x[a * 3 + b];
+        }
+        for (k, c) in W.chunks(2).enumerate() {
+            want[k] += 2.0 * c.iter().sum::<f64>() * x[k];
+        }
+        crate::common::close_to("gold_path", &gold_path::gradient(&x), &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(gold_path, [0.1, -0.3, 0.5, 0.7, -0.2, 0.4, 0.9, -0.6, 0.3]);
+    }
+}
