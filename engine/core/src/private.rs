@@ -1296,6 +1296,79 @@ macro_rules! unlift_as_is {
 }
 unlift_as_is!(usize, isize, u8, u16, u32, u64, i8, i16, i32, i64, bool, char);
 
+/// A borrowed argument of a plain function called in a generic twin that the syntax does
+/// not show holds floats (`helper(&ls, 1.0)` of a `let ls = vec![LS[0], LS[1]];`, which
+/// the twin holds in its scalar): `(&UnliftArg(&ls)).unlift_or_keep_f64()` is the value
+/// read back to the `f64` the function takes when its type has an impl of [`UnliftF64`]
+/// (floats, integers, `Vec`s, arrays, tuples of them), and the borrow as it is otherwise
+/// (a struct of the user's): method resolution tries [`UnliftArgF64`] on the value
+/// before [`KeepArgF64`] on the reference. (`_f32`: the same for a function over `f32`.)
+pub struct UnliftArg<'a, A>(pub &'a A);
+
+/// The argument read back (see [`UnliftArg`]).
+pub trait UnliftArgF64 {
+    /// The argument's type in the plain function.
+    type Out;
+    /// The argument in the plain function.
+    fn unlift_or_keep_f64(&self) -> Self::Out;
+}
+
+impl<A: UnliftF64> UnliftArgF64 for UnliftArg<'_, A> {
+    type Out = A::Plain;
+    #[inline(always)]
+    fn unlift_or_keep_f64(&self) -> A::Plain {
+        self.0.unlift_f64()
+    }
+}
+
+/// The argument as it is (see [`UnliftArg`]).
+pub trait KeepArgF64 {
+    /// The argument's own type, borrowed.
+    type Out;
+    /// The argument, unchanged.
+    fn unlift_or_keep_f64(&self) -> Self::Out;
+}
+
+impl<'a, A> KeepArgF64 for &UnliftArg<'a, A> {
+    type Out = &'a A;
+    #[inline(always)]
+    fn unlift_or_keep_f64(&self) -> &'a A {
+        self.0
+    }
+}
+
+/// [`UnliftArgF64`] for a function over `f32`.
+pub trait UnliftArgF32 {
+    /// The argument's type in the plain function.
+    type Out;
+    /// The argument in the plain function.
+    fn unlift_or_keep_f32(&self) -> Self::Out;
+}
+
+impl<A: UnliftF32> UnliftArgF32 for UnliftArg<'_, A> {
+    type Out = A::Plain;
+    #[inline(always)]
+    fn unlift_or_keep_f32(&self) -> A::Plain {
+        self.0.unlift_f32()
+    }
+}
+
+/// [`KeepArgF64`] for a function over `f32`.
+pub trait KeepArgF32 {
+    /// The argument's own type, borrowed.
+    type Out;
+    /// The argument, unchanged.
+    fn unlift_or_keep_f32(&self) -> Self::Out;
+}
+
+impl<'a, A> KeepArgF32 for &UnliftArg<'a, A> {
+    type Out = &'a A;
+    #[inline(always)]
+    fn unlift_or_keep_f32(&self) -> &'a A {
+        self.0
+    }
+}
+
 /// What a plain function returns in the generic twin of a function that calls it with
 /// no derivative (`sgn(t)` of a constant `t`): `(&mut PlainOf(Some(r), PhantomData::<T>))
 /// .lift_or_keep_plain()` is `r` lifted by [`LiftConst`] when its type has an impl (a

@@ -5757,8 +5757,18 @@ impl VisitMut for Rewrite<'_> {
                             && p.path.get_ident().is_none_or(|i| !self.bound.contains(&i.to_string()))
                     })
                     .collect();
+                // (A local holding floats of the twin's scalar in a `Vec`, `rowsum(&k)` of
+                // a `k` made of constants, is read back whole, `Unlift`.)
+                let local_whole = |a: &Expr| {
+                    let a = match crate::desugar::unparen(a) {
+                        Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+                        other => other,
+                    };
+                    matches!(crate::desugar::unparen(a), Expr::Path(p)
+                        if p.path.get_ident().is_some_and(|i| self.bound.contains(&i.to_string())))
+                };
                 let scalar_args = c.args.iter().zip(&float_args).zip(&unlifted_args).zip(&kept).all(|(((a, f), u), k)| {
-                    !f || *u || *k || scalar_expr(a, &self.scalars) && !matches!(a, Expr::Index(_))
+                    !f || *u || *k || scalar_expr(a, &self.scalars) && !matches!(a, Expr::Index(_)) || local_whole(a)
                 });
                 if plain_fn && !float_args.contains(&true) && in_int_cast {
                     let Expr::Call(c) = e else { unreachable!() };
@@ -5773,7 +5783,12 @@ impl VisitMut for Rewrite<'_> {
                 // `Unlift`, which gives an integer as it is and a value the twin made its
                 // scalar, `s(ti)` of a `ti = t(i, n)`, as the float it was.)
                 // (A tuple of constants too, `cexp((0.0, w))`: part by part.)
+                // (Also a borrow of a local, `rowsum(&k)` of a `k` made of constants.)
                 let unliftable = |a: &Expr| {
+                    let a = match crate::desugar::unparen(a) {
+                        Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+                        other => other,
+                    };
                     matches!(
                         crate::desugar::unparen(a),
                         Expr::Path(_)
@@ -5810,18 +5825,41 @@ impl VisitMut for Rewrite<'_> {
                 if plain_fn && float_args.contains(&true) && scalar_args {
                     let to = quote::format_ident!("to_{}", float());
                     let fty = syn::Ident::new(float(), Span::call_site());
+                    let wholes: Vec<bool> = c
+                        .args
+                        .iter()
+                        .zip(&float_args)
+                        .map(|(a, f)| *f && local_whole(a) && !scalar_expr(a, &self.scalars))
+                        .collect();
                     let Expr::Call(c) = e else { unreachable!() };
-                    for (((a, scalar), u), kept) in c.args.iter_mut().zip(float_args).zip(unlifted_args).zip(&kept) {
+                    for (((((a, scalar), u), kept), whole), written) in c
+                        .args
+                        .iter_mut()
+                        .zip(float_args)
+                        .zip(unlifted_args)
+                        .zip(&kept)
+                        .zip(wholes)
+                        .zip(&written_integer)
+                    {
                         if *kept {
                             continue;
                         }
                         self.visit_expr_mut(a);
-                        if u {
+                        if u || whole {
                             *a = unlifted_arg(a);
                         } else if scalar {
                             *a = syn::parse_quote!(
                                 ::mochi::num_traits::ToPrimitive::#to(&(#a)).unwrap_or(::core::#fty::NAN)
                             );
+                        } else if !written {
+                            // (A borrow the syntax does not show holds floats, `&ls`: read
+                            // back if it does, as it is if not.)
+                            if let Expr::Reference(r) = crate::desugar::unparen(a) {
+                                if r.mutability.is_none() {
+                                    let (inner, m) = (&r.expr, quote::format_ident!("unlift_or_keep_{}", float()));
+                                    *a = syn::parse_quote!(&(&::mochi::__private::UnliftArg(&#inner)).#m());
+                                }
+                            }
                         }
                     }
                     *e = plain_of(c);
@@ -6477,8 +6515,9 @@ fn import_const_traits(block: &mut syn::Block) {
         syn::parse_quote!(
             #[allow(unused_imports)]
             use ::mochi::__private::{
-                ConstUseOther as _, ConstUseSlice as _, KeepConstBy as _, KeepPlainBy as _,
-                LiftConstBy as _, LiftPlainBy as _,
+                ConstUseOther as _, ConstUseSlice as _, KeepArgF32 as _, KeepArgF64 as _,
+                KeepConstBy as _, KeepPlainBy as _, LiftConstBy as _, LiftPlainBy as _,
+                UnliftArgF32 as _, UnliftArgF64 as _,
             };
         ),
     );

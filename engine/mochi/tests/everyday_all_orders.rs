@@ -15268,6 +15268,62 @@ mod lent_buffers_cleared {
             .sum()
     }
 
+    /// The lent buffer read before it is cleared: its incoming values have cotangents.
+    #[differentiable]
+    pub fn read_then_cleared(x: &[f64], out: &mut Vec<f64>) -> f64 {
+        let s = out.iter().sum::<f64>();
+        out.clear();
+        out.push(x[0] * s);
+        out.push(x[1]);
+        s * x[1]
+    }
+
+    #[differentiable]
+    pub fn inserted(v: &mut Vec<f64>, a: f64) {
+        v.insert(0, a * 2.0);
+    }
+
+    #[differentiable]
+    pub fn positive_sum(x: &[f64], v: &mut Vec<f64>) -> f64 {
+        v.retain(|&t| t > 0.0);
+        v.iter().sum::<f64>() * x[0]
+    }
+
+    /// Each rule against its primal with `test_rule` (values, the arguments as the
+    /// function leaves them, shapes, accumulation into cotangents that already hold
+    /// values, finite differences): the caller's buffer changes length under the rule.
+    /// (Until 2026-12-08 `insert` and `retain` of a `&mut Vec` parameter were refused,
+    /// `ui/insert_active.rs` and `ui/retain_mut_param.rs`.)
+    #[test]
+    fn rules_against_primals() {
+        use mochi::testing::test_rule;
+        test_rule(
+            (vec![0.5_f64, -1.0, 2.0], 1.5_f64),
+            |a| inserted(&mut a.0, a.1),
+            |a| inserted::rrule(&mut a.0, a.1),
+        );
+        test_rule(
+            (vec![0.7_f64, 0.2], vec![0.5_f64, -1.0, 2.0]),
+            |a| positive_sum(&a.0, &mut a.1),
+            |a| positive_sum::rrule(&a.0, &mut a.1),
+        );
+        test_rule(
+            (vec![0.7_f64, 0.2, -0.4, 0.9], vec![0.5_f64, -1.0]),
+            |a| edits(&a.0, &mut a.1),
+            |a| edits::rrule(&a.0, &mut a.1),
+        );
+        test_rule(
+            (vec![0.7_f64, 0.2], vec![0.5_f64, -1.0, 3.0]),
+            |a| read_then_cleared(&a.0, &mut a.1),
+            |a| read_then_cleared::rrule(&a.0, &mut a.1),
+        );
+        test_rule(
+            (vec![0.7_f64, 0.2, -0.4], vec![0.5_f64]),
+            |a| refill(&a.0, &mut a.1),
+            |a| refill::rrule(&a.0, &mut a.1),
+        );
+    }
+
     const X: [f64; 4] = [0.3, -0.7, 1.1, 0.4];
 
     #[test]
@@ -15792,5 +15848,82 @@ mod constant_pieces_enumerated {
     mod t {
         use crate::all_orders;
         all_orders!(gold_path, [0.1, -0.3, 0.5, 0.7, -0.2, 0.4, 0.9, -0.6, 0.3]);
+    }
+}
+
+/// Data made inside the function from constants and handed to marked helpers beside
+/// a float literal (`helper(&ls, 1.0)` of a `let ls = vec![LS[0], LS[1]];`,
+/// `rowsum(&k)` of a Gram matrix `k` of fixed points): the function itself failed to
+/// compile before 2026-12-08 (E0308 "expected `&[f64]`, found `&Vec<__MochiT>`" in its
+/// generic form, which every `#[differentiable]` function has) or had no Hessian ("it
+/// calls `rowsum`, whose twin is not known").
+mod data_made_of_constants {
+    use mochi::prelude::*;
+
+    const LS: [f64; 2] = [0.7, 1.1];
+    const XS: [f64; 3] = [0.1, 0.5, 0.9];
+
+    #[differentiable]
+    pub fn scaled_sum(ls: &[f64], s: f64) -> f64 {
+        ls.iter().map(|v| v * s).sum()
+    }
+
+    #[differentiable]
+    pub fn gram(xs: &[f64], l: f64) -> Vec<Vec<f64>> {
+        let n = xs.len();
+        let mut k = vec![vec![0.0; n]; n];
+        for i in 0..n {
+            for j in 0..n {
+                k[i][j] = (-(xs[i] - xs[j]).powi(2) / (2.0 * l * l)).exp();
+            }
+        }
+        k
+    }
+
+    #[differentiable]
+    pub fn rowsum(a: &[Vec<f64>]) -> Vec<f64> {
+        a.iter().map(|r| r.iter().sum::<f64>()).collect()
+    }
+
+    #[differentiable]
+    pub fn weighted(x: &[f64]) -> f64 {
+        let ls = vec![LS[0], LS[1]];
+        let k = gram(&XS, 0.9);
+        let r = rowsum(&k);
+        let c = scaled_sum(&ls, 2.0);
+        c * x[0] * x[1] + r.iter().zip(x.iter()).map(|(a, b)| a * b * b).sum::<f64>()
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3, -0.2, 0.5];
+        let c = 2.0 * (LS[0] + LS[1]);
+        let r: Vec<f64> = (0..3)
+            .map(|i| {
+                (0..3)
+                    .map(|j| (-(XS[i] - XS[j]).powi(2) / (2.0 * 0.81)).exp())
+                    .sum()
+            })
+            .collect();
+        let want = [
+            c * x[1] + 2.0 * r[0] * x[0],
+            c * x[0] + 2.0 * r[1] * x[1],
+            2.0 * r[2] * x[2],
+        ];
+        crate::common::close_to("weighted", &weighted::gradient(&x), &want, 1e-14);
+        let h = weighted::hessian(&x);
+        let want_h = [
+            [2.0 * r[0], c, 0.0],
+            [c, 2.0 * r[1], 0.0],
+            [0.0, 0.0, 2.0 * r[2]],
+        ];
+        for i in 0..3 {
+            crate::common::close_to("weighted H", &h.row(i).to_vec(), &want_h[i], 1e-14);
+        }
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(weighted, [0.3, -0.2, 0.5]);
     }
 }
