@@ -12030,10 +12030,11 @@ impl DequesAsVecs {
     /// Whether every use of `name` in `stmts` is a method's receiver, an indexed base or
     /// a loop's sequence (nothing hands the deque to code that needs its type).
     fn only_local_uses(stmts: &[syn::Stmt], name: &syn::Ident) -> bool {
+        /// Whether the name is met anywhere but in those uses (which are not walked
+        /// into, but for their arguments, indices and bodies).
         struct Uses<'a> {
             name: &'a syn::Ident,
-            plain: usize,
-            all: usize,
+            other: bool,
         }
         impl<'ast> syn::visit::Visit<'ast> for Uses<'_> {
             fn visit_expr(&mut self, e: &'ast Expr) {
@@ -12041,50 +12042,29 @@ impl DequesAsVecs {
                     |e: &Expr| matches!(unparen(e), Expr::Path(p) if p.path.is_ident(self.name));
                 match e {
                     Expr::MethodCall(m) if is_name(&m.receiver) => {
-                        self.plain += 1;
-                        for a in &m.args {
-                            self.visit_expr(a);
-                        }
-                        self.all += 1;
-                        return;
+                        m.args.iter().for_each(|a| self.visit_expr(a));
                     }
-                    Expr::Index(ix) if is_name(&ix.expr) => {
-                        self.plain += 1;
-                        self.all += 1;
-                        self.visit_expr(&ix.index);
-                        return;
-                    }
-                    Expr::ForLoop(f) => {
-                        let seq = match unparen(&f.expr) {
-                            Expr::Reference(r) => &*r.expr,
+                    Expr::Index(ix) if is_name(&ix.expr) => self.visit_expr(&ix.index),
+                    Expr::ForLoop(f)
+                        if is_name(match unparen(&f.expr) {
+                            Expr::Reference(r) => &r.expr,
                             other => other,
-                        };
-                        if is_name(seq) {
-                            self.plain += 1;
-                            self.all += 1;
-                            self.visit_block(&f.body);
-                            return;
-                        }
+                        }) =>
+                    {
+                        self.visit_block(&f.body)
                     }
-                    _ => {}
+                    _ => syn::visit::visit_expr(self, e),
                 }
-                syn::visit::visit_expr(self, e);
             }
             fn visit_ident(&mut self, i: &'ast syn::Ident) {
-                if i == self.name {
-                    self.all += 1;
-                }
+                self.other |= i == self.name;
             }
         }
-        let mut u = Uses {
-            name,
-            plain: 0,
-            all: 0,
-        };
+        let mut u = Uses { name, other: false };
         for st in stmts {
             syn::visit::Visit::visit_stmt(&mut u, st);
         }
-        u.plain == u.all
+        !u.other
     }
 }
 
@@ -12101,34 +12081,30 @@ impl DequeUses<'_> {
         matches!(unparen(e), Expr::MethodCall(m)
             if m.method == "pop_front" && m.args.is_empty() && self.is_name(&m.receiver))
     }
-}
 
-impl DequeUses<'_> {
     /// A statement whose `pop_front` is dropped or unwrapped, rewritten; then its parts.
     fn statement(&mut self, st: &mut syn::Stmt) {
-        {
-            let w = self.0;
-            match st {
-                // `w.pop_front();`
-                syn::Stmt::Expr(e, Some(_)) if self.pop_front(e) => {
-                    let span = e.span();
-                    *e = syn::parse_quote_spanned!(span=> if !#w.is_empty() { #w.remove(0); });
-                }
-                // `let p = w.pop_front().unwrap();` (or `expect(..)`)
-                syn::Stmt::Local(l) => {
-                    if let Some(init) = l.init.as_mut().filter(|i| i.diverge.is_none()) {
-                        if let Expr::MethodCall(u) = unparen(&init.expr) {
-                            if matches!(u.method.to_string().as_str(), "unwrap" | "expect")
-                                && self.pop_front(&u.receiver)
-                            {
-                                let span = u.method.span();
-                                *init.expr = syn::parse_quote_spanned!(span=> #w.remove(0));
-                            }
+        let w = self.0;
+        match st {
+            // `w.pop_front();`
+            syn::Stmt::Expr(e, Some(_)) if self.pop_front(e) => {
+                let span = e.span();
+                *e = syn::parse_quote_spanned!(span=> if !#w.is_empty() { #w.remove(0); });
+            }
+            // `let p = w.pop_front().unwrap();` (or `expect(..)`)
+            syn::Stmt::Local(l) => {
+                if let Some(init) = l.init.as_mut().filter(|i| i.diverge.is_none()) {
+                    if let Expr::MethodCall(u) = unparen(&init.expr) {
+                        if matches!(u.method.to_string().as_str(), "unwrap" | "expect")
+                            && self.pop_front(&u.receiver)
+                        {
+                            let span = u.method.span();
+                            *init.expr = syn::parse_quote_spanned!(span=> #w.remove(0));
                         }
                     }
                 }
-                _ => {}
             }
+            _ => {}
         }
         self.visit_stmt_mut(st);
     }
@@ -12849,6 +12825,29 @@ fn gather_in_place(
             #v[#k] = #old[#source];
         }
     })
+}
+
+/// What `rotate_left(r)` (`left`) or `rotate_right(r)` of a sequence of length `n`
+/// checks (the standard library's panic message when `r > n`) and where position `j`
+/// takes its element from after it.
+fn rotated_source(
+    left: bool,
+    j: &syn::Ident,
+    r: &syn::Ident,
+    n: TokenStream,
+    span: Span,
+) -> (&'static str, TokenStream) {
+    if left {
+        (
+            "assertion failed: mid <= self.len()",
+            quote_spanned!(span=> (#j + #r) % #n),
+        )
+    } else {
+        (
+            "assertion failed: k <= self.len()",
+            quote_spanned!(span=> (#j + #n - #r) % #n),
+        )
+    }
 }
 
 /// `|v| *v = e` or `|v| *v *= e` (a closure that assigns its element, as `map_inplace`
@@ -15439,17 +15438,13 @@ impl Desugar {
                                 format_ident!("__mochi_sj", span = span),
                             );
                             let amount = &m.args[0];
-                            let (msg, from) = if name == "rotate_left" {
-                                (
-                                    "assertion failed: mid <= self.len()",
-                                    quote_spanned!(span=> (#j + #r) % (#hi - #lo)),
-                                )
-                            } else {
-                                (
-                                    "assertion failed: k <= self.len()",
-                                    quote_spanned!(span=> (#j + (#hi - #lo) - #r) % (#hi - #lo)),
-                                )
-                            };
+                            let (msg, from) = rotated_source(
+                                name == "rotate_left",
+                                &j,
+                                &r,
+                                quote_spanned!(span=> (#hi - #lo)),
+                                span,
+                            );
                             syn::parse_quote_spanned!(span=> {
                                 #check
                                 let #r: usize = #amount;
@@ -15529,8 +15524,8 @@ impl Desugar {
             if m.method == "clear"
                 && m.args.is_empty()
                 && self.active_place(&m.receiver)
-                && replaceable(&m.receiver, &self.lent_buffers)
-                && !matches!(unparen(&m.receiver), Expr::Field(_))
+                && matches!(unparen(&m.receiver), Expr::Path(p)
+                    if p.path.get_ident().is_some_and(|i| self.lent_buffers.contains(&i.to_string())))
             {
                 let v = &m.receiver;
                 *e = syn::parse_quote_spanned!(span=> *#v = ::std::vec::Vec::new());
@@ -16139,11 +16134,7 @@ impl Desugar {
                     format_ident!("__mochi_rk", span = span),
                 );
                 let left = m.method == "rotate_left";
-                let msg = if left {
-                    "assertion failed: mid <= self.len()"
-                } else {
-                    "assertion failed: k <= self.len()"
-                };
+                let msg = rotated_source(left, &n, &r, quote_spanned!(span=> #n), span).0;
                 *e = gather_in_place(
                     v,
                     quote_spanned!(span=>
@@ -16151,13 +16142,7 @@ impl Desugar {
                         let #r: usize = #k;
                         if #r > #n { ::core::panic!(#msg); }
                     ),
-                    |j| {
-                        if left {
-                            quote_spanned!(span=> (#j + #r) % #n)
-                        } else {
-                            quote_spanned!(span=> (#j + #n - #r) % #n)
-                        }
-                    },
+                    |j| rotated_source(left, j, &r, quote_spanned!(span=> #n), span).1,
                     span,
                 );
             }
