@@ -2941,6 +2941,27 @@ fn unlifted(a: &Expr) -> Expr {
     })
 }
 
+/// `a` without a shared borrow written on it (`k` of `&k`).
+fn unborrowed(a: &Expr) -> &Expr {
+    match crate::desugar::unparen(a) {
+        Expr::Reference(r) if r.mutability.is_none() => &r.expr,
+        other => other,
+    }
+}
+
+/// A borrow handed to a plain function that the syntax does not show holds floats
+/// (`&ls`, `&k`): read back if its type has an `Unlift` impl, as it is if not
+/// (`__private::UnliftArg`); any other argument as [`unlifted_arg`] reads it.
+fn unlifted_or_kept(a: &Expr) -> Expr {
+    match crate::desugar::unparen(a) {
+        Expr::Reference(r) if r.mutability.is_none() => {
+            let (inner, m) = (&r.expr, quote::format_ident!("unlift_or_keep_{}", float()));
+            syn::parse_quote!(&(&::mochi::__private::UnliftArg(&#inner)).#m())
+        }
+        _ => unlifted_arg(a),
+    }
+}
+
 /// [`unlifted`], with a borrowed value (`&ANCHOR`) borrowed again once read back.
 fn unlifted_arg(a: &Expr) -> Expr {
     match crate::desugar::unparen(a) {
@@ -5736,10 +5757,7 @@ impl VisitMut for Rewrite<'_> {
                     .args
                     .iter()
                     .map(|a| {
-                        let mut a = match crate::desugar::unparen(a) {
-                            Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
-                            other => other,
-                        };
+                        let mut a = unborrowed(a);
                         while let Expr::Index(ix) = crate::desugar::unparen(a) {
                             if crate::activity::tokens_mention(&quote!(#ix.index), &|i| {
                                 let n = i.to_string();
@@ -5760,11 +5778,7 @@ impl VisitMut for Rewrite<'_> {
                 // (A local holding floats of the twin's scalar in a `Vec`, `rowsum(&k)` of
                 // a `k` made of constants, is read back whole, `Unlift`.)
                 let local_whole = |a: &Expr| {
-                    let a = match crate::desugar::unparen(a) {
-                        Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
-                        other => other,
-                    };
-                    matches!(crate::desugar::unparen(a), Expr::Path(p)
+                    matches!(crate::desugar::unparen(unborrowed(a)), Expr::Path(p)
                         if p.path.get_ident().is_some_and(|i| self.bound.contains(&i.to_string())))
                 };
                 let scalar_args = c.args.iter().zip(&float_args).zip(&unlifted_args).zip(&kept).all(|(((a, f), u), k)| {
@@ -5785,12 +5799,8 @@ impl VisitMut for Rewrite<'_> {
                 // (A tuple of constants too, `cexp((0.0, w))`: part by part.)
                 // (Also a borrow of a local, `rowsum(&k)` of a `k` made of constants.)
                 let unliftable = |a: &Expr| {
-                    let a = match crate::desugar::unparen(a) {
-                        Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
-                        other => other,
-                    };
                     matches!(
-                        crate::desugar::unparen(a),
+                        crate::desugar::unparen(unborrowed(a)),
                         Expr::Path(_)
                             | Expr::Binary(_)
                             | Expr::Unary(_)
@@ -5816,7 +5826,7 @@ impl VisitMut for Rewrite<'_> {
                         }
                         self.visit_expr_mut(a);
                         if !written {
-                            *a = unlifted_arg(a);
+                            *a = unlifted_or_kept(a);
                         }
                     }
                     *e = plain_of(c);
@@ -5851,15 +5861,9 @@ impl VisitMut for Rewrite<'_> {
                             *a = syn::parse_quote!(
                                 ::mochi::num_traits::ToPrimitive::#to(&(#a)).unwrap_or(::core::#fty::NAN)
                             );
-                        } else if !written {
-                            // (A borrow the syntax does not show holds floats, `&ls`: read
-                            // back if it does, as it is if not.)
-                            if let Expr::Reference(r) = crate::desugar::unparen(a) {
-                                if r.mutability.is_none() {
-                                    let (inner, m) = (&r.expr, quote::format_ident!("unlift_or_keep_{}", float()));
-                                    *a = syn::parse_quote!(&(&::mochi::__private::UnliftArg(&#inner)).#m());
-                                }
-                            }
+                        } else if !written && matches!(crate::desugar::unparen(a), Expr::Reference(_)) {
+                            // (A borrow the syntax does not show holds floats, `&ls`.)
+                            *a = unlifted_or_kept(a);
                         }
                     }
                     *e = plain_of(c);
