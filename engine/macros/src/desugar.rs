@@ -6023,14 +6023,16 @@ impl ShortenedBuffers<'_> {
             }
             // `let t: Vec<f64> = v.drain(a..b).collect();`: the same for `v[a..b]`.
             Expr::MethodCall(c) if c.method == "collect" && c.args.is_empty() => {
-                let Expr::MethodCall(m) = unparen(&c.receiver) else {
-                    return None;
-                };
-                let v = self.buffer(m)?;
-                let (a, b) = drained_range(m, v)?;
-                return Some(Self::cut(v, &l.pat, a, b, m.method.span()));
+                if let Expr::MethodCall(m) = unparen(&c.receiver) {
+                    if let Some(v) = self.buffer(m) {
+                        if let Some((a, b)) = drained_range(m, v) {
+                            return Some(Self::cut(v, &l.pat, a, b, m.method.span()));
+                        }
+                    }
+                }
+                return self.drained_chain(l);
             }
-            _ => return None,
+            _ => return self.drained_chain(l),
         };
         let v = self.buffer(m)?;
         let span = m.method.span();
@@ -6047,6 +6049,41 @@ impl ShortenedBuffers<'_> {
             syn::parse_quote_spanned!(span=> let #pat = #v[#at].clone();),
         ];
         out.extend(Self::edited(v, &at, None, span));
+        Some(out)
+    }
+
+    /// `let s: f64 = v.drain(a..b).sum();`, `let t: Vec<f64> = v.drain(a..b).rev()
+    /// .collect();`: a chain over the drained elements. The chain walks the range first
+    /// (`v[a..b].iter().copied()…`, a chain over a sub-slice of the buffer, which the
+    /// derivation writes as a loop), then `v` is cut as [`Self::cut`] cuts it.
+    fn drained_chain(&self, l: &syn::Local) -> Option<Vec<syn::Stmt>> {
+        let init = l.init.as_ref().filter(|i| i.diverge.is_none())?;
+        let mut chain = (*init.expr).clone();
+        // The `drain` at the bottom of the chain, replaced by the range's elements.
+        let mut cur = &mut chain;
+        let (v, a, b, span) = loop {
+            let Expr::MethodCall(m) = cur else {
+                return None;
+            };
+            if let Expr::MethodCall(d) = unparen(&m.receiver) {
+                if let Some(v) = self.buffer(d) {
+                    let (a, b) = drained_range(d, v)?;
+                    let (v, span) = (v.clone(), d.method.span());
+                    let (at, end) = (
+                        format_ident!("__mochi_at", span = span),
+                        format_ident!("__mochi_end", span = span),
+                    );
+                    *m.receiver = syn::parse_quote_spanned!(span=> #v[#at..#end].iter().copied());
+                    break (v, a, b, span);
+                }
+            }
+            cur = &mut *m.receiver;
+        };
+        let mut out = Self::cut(&v, &syn::parse_quote!(_), a, b, span);
+        let mut walked = l.clone();
+        *walked.init.as_mut()?.expr = chain;
+        // (In place of the cut's copy of the range: after the bounds, before the cut.)
+        out[2] = syn::Stmt::Local(walked);
         Some(out)
     }
 
@@ -15550,6 +15587,21 @@ impl Desugar {
             {
                 let a = &m.receiver;
                 *e = syn::parse_quote_spanned!(span=> (#a).to_owned());
+                self.visit_expr_mut(e);
+                return;
+            }
+            // `v.extend_from_within(a..b)` of a differentiable buffer: the range copied,
+            // then pushed at the end.
+            if m.method == "extend_from_within"
+                && m.args.len() == 1
+                && self.active_place(&m.receiver)
+            {
+                let (v, r) = (&m.receiver, &m.args[0]);
+                let t = format_ident!("__mochi_within", span = span);
+                *e = syn::parse_quote_spanned!(span=> {
+                    let #t = #v[#r].to_vec();
+                    #v.extend_from_slice(&#t);
+                });
                 self.visit_expr_mut(e);
                 return;
             }

@@ -288,6 +288,7 @@ pub const SEQ_METHODS: &[&str] = &[
     "rotate_right",
     "extend",
     "extend_from_slice",
+    "extend_from_within",
     "truncate",
     "split_off",
     "drain",

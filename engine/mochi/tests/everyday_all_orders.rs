@@ -15927,3 +15927,71 @@ mod data_made_of_constants {
         all_orders!(weighted, [0.3, -0.2, 0.5]);
     }
 }
+
+/// A drained range walked by a chain (`v.drain(1..3).sum()`, `v.drain(1..4).rev()
+/// .collect()`) and a range copied to the end (`v.extend_from_within(1..3)`), at every
+/// order. Before 2026-12-08: "`.drain(..)` changes the length of a differentiable
+/// buffer" (only `drain(..).collect()` whole and `drain(..);` were taken) and "no rule
+/// for `extend_from_within`".
+mod drained_chains {
+    use mochi::prelude::*;
+
+    #[differentiable]
+    pub fn drained_sum(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let s: f64 = v.drain(1..3).sum();
+        s * v[0] + v.len() as f64
+    }
+
+    #[differentiable]
+    pub fn within(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v.extend_from_within(1..3);
+        v.iter()
+            .enumerate()
+            .map(|(k, e)| (k as f64 + 1.0) * e * e)
+            .sum()
+    }
+
+    #[differentiable]
+    pub fn drained_reversed(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let t: Vec<f64> = v.drain(1..4).rev().collect();
+        t[0] * v[0] + 2.0 * t[2] * v[1]
+    }
+
+    const X: [f64; 5] = [0.3, 0.2, 0.5, 0.7, -0.4];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        // (x₁ + x₂)·x₀ + 3
+        let (y, g) = drained_sum::value_and_gradient(&x);
+        assert!((y - ((x[1] + x[2]) * x[0] + 3.0)).abs() < 1e-15);
+        crate::common::close_to(
+            "drained_sum",
+            &g,
+            &[x[1] + x[2], x[0], x[0], 0.0, 0.0],
+            1e-15,
+        );
+        // v = [x₀, …, x₄, x₁, x₂]: weights 1..=5 and 6, 7 on the copies.
+        let w = [1.0, 2.0 + 6.0, 3.0 + 7.0, 4.0, 5.0];
+        let want: Vec<f64> = (0..5).map(|k| 2.0 * w[k] * x[k]).collect();
+        crate::common::close_to("within", &within::gradient(&x), &want, 1e-14);
+        // t = [x₃, x₂, x₁], v = [x₀, x₄]: x₃x₀ + 2x₁x₄.
+        let want = [x[3], 2.0 * x[4], 0.0, x[0], 2.0 * x[1]];
+        crate::common::close_to(
+            "drained_reversed",
+            &drained_reversed::gradient(&x),
+            &want,
+            1e-15,
+        );
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(drained_sum, super::X);
+        all_orders!(within, super::X);
+        all_orders!(drained_reversed, super::X);
+    }
+}
