@@ -5115,10 +5115,13 @@ impl VisitMut for Rewrite<'_> {
             }
         }
         // (Also `s *= leak(&mut s, r)`: for a float Rust runs the right side first, and
-        // the generic form's `MulAssign` would borrow `s` before it.)
+        // the generic form's `MulAssign` would borrow `s` before it. Not of a literal,
+        // `*counts.entry(l).or_insert(0) += 1`, which has no side to run first, and
+        // whose form the derivation reads as a count.)
         if let Expr::Binary(b) = e {
             if crate::activity::is_arithmetic_assign(&b.op)
                 && (!matches!(&*b.left, Expr::Path(_)) || crate::desugar::mut_borrows(&b.right))
+                && !matches!(crate::desugar::unparen(&b.right), Expr::Lit(_))
             {
                 syn::visit_mut::visit_expr_binary_mut(self, b);
                 let (l, op, r) = (&b.left, &b.op, &b.right);

@@ -15995,3 +15995,60 @@ mod drained_chains {
         all_orders!(drained_reversed, super::X);
     }
 }
+
+/// Class counts kept in a map over a constant table of labels
+/// (`*counts.entry(l).or_insert(0) += 1` in `for &l in LABELS.iter()`), then the group
+/// means' weighted squares, at every order. Before 2026-12-08: gradients only ("its
+/// generic form cannot be derived (… assignment to this place is not supported …)").
+mod counts_by_label {
+    use mochi::prelude::*;
+    use std::collections::HashMap;
+
+    const LABELS: [usize; 6] = [1, 0, 2, 0, 2, 2];
+
+    #[differentiable]
+    pub fn group_means(x: &[f64]) -> f64 {
+        let mut counts: HashMap<usize, usize> = HashMap::new();
+        for &l in LABELS.iter() {
+            *counts.entry(l).or_insert(0) += 1;
+        }
+        let mut sums = vec![0.0; 3];
+        for (v, &l) in x.iter().zip(LABELS.iter()) {
+            sums[l] += *v;
+        }
+        let mut f = 0.0;
+        for l in 0..3 {
+            let m = sums[l] / counts[&l] as f64;
+            f += (l as f64 + 1.0) * m * m;
+        }
+        f
+    }
+
+    #[test]
+    fn by_hand() {
+        // Σ_l (l + 1)·(S_l / n_l)²: H[i][j] = 2(l + 1)/n_l² when i, j share label l.
+        let x = [0.3, 0.2, 0.5, 0.7, -0.4, 0.1];
+        let n = [2.0, 1.0, 3.0];
+        let h = group_means::hessian(&x);
+        for i in 0..6 {
+            for j in 0..6 {
+                let (li, lj) = (LABELS[i], LABELS[j]);
+                let want = if li == lj {
+                    2.0 * (li as f64 + 1.0) / (n[li] * n[li])
+                } else {
+                    0.0
+                };
+                assert!(
+                    (h[[i, j]] - want).abs() < 1e-14,
+                    "H[{i},{j}] = {} against {want}",
+                    h[[i, j]]
+                );
+            }
+        }
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(group_means, [0.3, 0.2, 0.5, 0.7, -0.4, 0.1]);
+    }
+}
