@@ -1326,7 +1326,12 @@ fn scalar_left_operator(imp: &syn::ItemImpl, outer: &Options, float: &str) -> Op
     let tr = operator_rule_trait_name(float, op, Some(&syn::parse_quote!(#rhs)));
     let method = format_ident!("{}", op);
     let rr = format_ident!("{}_rrule", name);
-    let decl = rule_trait_decl(&tr, &method);
+    let rhs_ty: syn::Type = syn::parse_quote!(#rhs);
+    let decl = rule_trait_decl(
+        crate::twin::rule_trait_vis(&[&rhs_ty, &output]),
+        &tr,
+        &method,
+    );
     // With `higher_order`: `s * v` in a generic form derived through its rule (a float
     // and the struct's mirror, `T * __MochiTwinV2<T>`, which no operator `impl` can
     // cover) reaches the hidden method's rule for the mirror, the arguments swapped.
@@ -1709,12 +1714,17 @@ fn routed_rule_trait(
     if quote!(#ret).to_string().contains('&') {
         return None;
     }
+    let mut param_tys = Vec::new();
     for (k, mut p) in params.into_iter().enumerate() {
         to_type.visit_type_mut(&mut p);
         call.push(peeled_arg(k, &p)?);
+        param_tys.push(p);
     }
     let out_t = quote!(<#ret as ::mochi::Tangent>::Tangent);
-    let decl = rule_trait_decl(tr, method);
+    let self_ty: syn::Type = syn::parse_quote!(#ty);
+    let mut named: Vec<&syn::Type> = vec![&self_ty, &ret];
+    named.extend(param_tys.iter());
+    let decl = rule_trait_decl(crate::twin::rule_trait_vis(&named), tr, method);
     let imp = call.rule_impl(
         tr,
         method,
@@ -1796,12 +1806,13 @@ fn type_args_word(a: &syn::AngleBracketedGenericArguments) -> String {
         .collect()
 }
 
-/// The private trait of a rule the lowering names, `Call((&a, &b)).method()`.
-fn rule_trait_decl(tr: &syn::Ident, method: &syn::Ident) -> TokenStream {
+/// The trait of a rule the lowering names, `Call((&a, &b)).method()`, as visible as
+/// the types its `impl` names allow (`twin::rule_trait_vis`).
+fn rule_trait_decl(vis: TokenStream, tr: &syn::Ident, method: &syn::Ident) -> TokenStream {
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
-        trait #tr {
+        #vis trait #tr {
             type Output;
             type Pullback;
             fn #method(self) -> (Self::Output, Self::Pullback);

@@ -33,6 +33,7 @@ pub fn expand(item: TokenStream) -> TokenStream {
     }
     let name = &input.ident;
     crate::twin::note_crate_type(&name.to_string());
+    crate::twin::note_type_visibility(&name.to_string(), &input.vis);
     let vis = &input.vis;
     let tname = format_ident!("{}Tangent", name);
     let doc =

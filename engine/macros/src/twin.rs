@@ -2916,6 +2916,61 @@ pub(crate) fn note_crate_type(name: &str) {
     CRATE_TYPES.note(name);
 }
 
+/// The crate's own types deriving `Tangent` declared `pub` (see [`rule_trait_vis`]).
+static PUBLIC_TYPES: Names = Names::new();
+/// Those declared `pub(crate)`.
+static CRATE_VISIBLE_TYPES: Names = Names::new();
+
+/// Notes the visibility a `#[derive(Tangent)]` type is declared with.
+pub(crate) fn note_type_visibility(name: &str, vis: &syn::Visibility) {
+    match vis {
+        syn::Visibility::Public(_) => PUBLIC_TYPES.note(name),
+        syn::Visibility::Restricted(r) if r.path.is_ident("crate") => {
+            CRATE_VISIBLE_TYPES.note(name)
+        }
+        _ => {}
+    }
+}
+
+/// The visibility of a rule trait of the crate's own types whose `impl` names `tys`:
+/// `pub` when every capitalised type name among them is a library's or one of the
+/// crate's declared `pub`, `pub(crate)` when each is at least that, and private
+/// otherwise (a type cannot appear in the `impl` of a more visible trait). A visible
+/// rule trait comes with a glob import of its module (`use crate::geom::*;`), so that
+/// code in another module reaches the rules of the types it uses.
+pub(crate) fn rule_trait_vis(tys: &[&Type]) -> TokenStream {
+    let mut names = HashSet::new();
+    for t in tys {
+        crate::activity::token_idents(quote!(#t), &mut names);
+    }
+    let mut public = true;
+    for n in names
+        .iter()
+        .filter(|n| n.starts_with(|c: char| c.is_ascii_uppercase()))
+    {
+        if PUBLIC_TYPES.holds(n)
+            || (library_name(n) && !crate_type(n))
+            || LIBRARY_WORDS.contains(&n.as_str())
+        {
+            continue;
+        }
+        if CRATE_VISIBLE_TYPES.holds(n) {
+            public = false;
+            continue;
+        }
+        return TokenStream::new();
+    }
+    if public {
+        quote!(pub)
+    } else {
+        quote!(pub(crate))
+    }
+}
+
+/// Type names of the standard library and of the rule traits' own plumbing that a rule
+/// trait's `impl` may name (see [`rule_trait_vis`]).
+const LIBRARY_WORDS: &[&str] = &["Vec", "Option", "Result", "Box", "String", "Self"];
+
 /// Whether `name` is one of the crate's own types (see [`CRATE_TYPES`]).
 pub(crate) fn crate_type(name: &str) -> bool {
     CRATE_TYPES.holds(name)

@@ -16052,3 +16052,81 @@ mod counts_by_label {
         all_orders!(group_means, [0.3, 0.2, 0.5, 0.7, -0.4, 0.1]);
     }
 }
+
+/// A type of your own, its operators and its methods declared in one module and used
+/// in another that imports the module with a glob (`use crate::…::geom::*;`), at every
+/// order. Before 2026-12-08: "no rule for `-` with arguments `(&geom::V2, &geom::V2)`"
+/// (the rules' traits were private to the type's module).
+mod types_from_another_module {
+    pub mod geom {
+        use mochi::prelude::*;
+        use std::ops::{Add, Sub};
+
+        #[derive(Clone, Copy, Debug, Tangent)]
+        pub struct V2 {
+            pub x: f64,
+            pub y: f64,
+        }
+
+        #[differentiable(higher_order)]
+        impl Add for V2 {
+            type Output = V2;
+            fn add(self, o: V2) -> V2 {
+                V2 {
+                    x: self.x + o.x,
+                    y: self.y + o.y,
+                }
+            }
+        }
+
+        #[differentiable(higher_order)]
+        impl Sub for V2 {
+            type Output = V2;
+            fn sub(self, o: V2) -> V2 {
+                V2 {
+                    x: self.x - o.x,
+                    y: self.y - o.y,
+                }
+            }
+        }
+
+        #[differentiable(higher_order)]
+        impl V2 {
+            pub fn norm2(&self) -> f64 {
+                self.x * self.x + self.y * self.y
+            }
+        }
+    }
+
+    pub mod user {
+        use super::geom::*;
+        use mochi::prelude::*;
+
+        #[differentiable(higher_order)]
+        pub fn spread(x: &[f64]) -> f64 {
+            let a = V2 { x: x[0], y: x[1] };
+            let b = V2 { x: x[2], y: x[3] };
+            (a - b).norm2() + (a + b).x * a.norm2()
+        }
+
+        mod t {
+            use crate::all_orders;
+            all_orders!(spread, [0.3, 0.2, 0.5, -0.7]);
+        }
+    }
+
+    #[test]
+    fn by_hand() {
+        // |a − b|² + (a₀ + b₀)|a|².
+        let x = [0.3, 0.2, 0.5, -0.7];
+        let n = x[0] * x[0] + x[1] * x[1];
+        let s = x[0] + x[2];
+        let want = [
+            2.0 * (x[0] - x[2]) + n + 2.0 * s * x[0],
+            2.0 * (x[1] - x[3]) + 2.0 * s * x[1],
+            -2.0 * (x[0] - x[2]) + n,
+            -2.0 * (x[1] - x[3]),
+        ];
+        crate::common::close_to("spread", &user::spread::gradient(&x), &want, 1e-15);
+    }
+}

@@ -119,7 +119,9 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
             let own = own.map_or(String::new(), |tr| {
                 format!(
                     "; for your own type, mark its implementation `#[differentiable] impl {tr} for MyType {{ .. }}` \
-                     (the type deriving `Tangent`), and the operator has a derived rule"
+                     (the type deriving `Tangent`), and the operator has a derived rule; where the type is used \
+                     in another module than that `impl`, import that module's items with a glob \
+                     (`use crate::geom::*;`), which brings the rule with the type"
                 )
             });
             format!(
@@ -132,7 +134,8 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
                 "to differentiate through `{shown}`: if it is a method of your own type, mark the type's `impl` block \
                  `#[differentiable]` as well as the method (then it is reached on every value of the type in the block's \
                  module: locals, elements, values returned by other calls, and names a library's type has too, `dot`, \
-                 `norm`); a method marked alone is reached on `self`, a parameter of the type, a field or an element \
+                 `norm`; in another module, import the block's module with a glob, `use crate::geom::*;`, which brings \
+                 the rules with the type); a method marked alone is reached on `self`, a parameter of the type, a field or an element \
                  (`self.layers[k].{shown}(x)`), or as `Type::{shown}(&value, ..)` (`&mut value` for a `&mut self` method); \
                  if it is your own function, mark it `#[differentiable]`; otherwise add a rule for it to a rule crate \
                  (CONTRIBUTING.md, \"Adding a rule to an existing crate\"), or, if a rule crate has one, import its rules \
