@@ -9230,7 +9230,98 @@ fn collected_vec(chain: &Expr) -> syn::AngleBracketedGenericArguments {
     }
 }
 
+/// The fields of struct literals in `e` (not inside closures or blocks of their own)
+/// that collect a differentiable chain into a field holding the crate's structs (`Cloud
+/// { pts: self.pts.iter().map(|p| *p * k).collect(), .. }`, [`crate::twin::
+/// field_sequence`]): each chain bound first to a typed local, `let f: Vec<V3> =
+/// chain.collect();`, which the derivation writes as a loop over structs, and the
+/// field given the local. The `let`s, in order.
+fn hoisted_struct_collects(
+    e: &mut Expr,
+    active: &HashSet<String>,
+    next: &mut usize,
+) -> Vec<syn::Stmt> {
+    struct H<'a> {
+        active: &'a HashSet<String>,
+        next: &'a mut usize,
+        lets: Vec<syn::Stmt>,
+    }
+    impl VisitMut for H<'_> {
+        fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+        fn visit_block_mut(&mut self, _: &mut syn::Block) {}
+        fn visit_expr_struct_mut(&mut self, st: &mut syn::ExprStruct) {
+            syn::visit_mut::visit_expr_struct_mut(self, st);
+            let Some(ty) = st.path.segments.last().map(|s| {
+                if s.ident == "Self" {
+                    crate::twin::impl_type().unwrap_or_default()
+                } else {
+                    s.ident.to_string()
+                }
+            }) else {
+                return;
+            };
+            for f in st.fields.iter_mut() {
+                let syn::Member::Named(n) = &f.member else {
+                    continue;
+                };
+                let Some(elem) = crate::twin::field_sequence(&ty, &n.to_string()) else {
+                    continue;
+                };
+                let Expr::MethodCall(m) = &f.expr else {
+                    continue;
+                };
+                if m.method != "collect"
+                    || !m.args.is_empty()
+                    || m.turbofish.is_some()
+                    || !mentions_active(&m.receiver, self.active)
+                {
+                    continue;
+                }
+                let span = m.method.span();
+                let (v, elem) = (
+                    format_ident!("__mochi_field{}", *self.next, span = span),
+                    format_ident!("{}", elem, span = span),
+                );
+                *self.next += 1;
+                let chain = &f.expr;
+                self.lets.push(
+                    syn::parse_quote_spanned!(span=> let #v: ::std::vec::Vec<#elem> = #chain;),
+                );
+                f.expr = syn::parse_quote_spanned!(span=> #v);
+            }
+        }
+    }
+    let mut h = H {
+        active,
+        next,
+        lets: Vec::new(),
+    };
+    h.visit_expr_mut(e);
+    h.lets
+}
+
 impl VisitMut for CollectedFields<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        let mut out = Vec::with_capacity(b.stmts.len());
+        let mut next = 0;
+        for mut st in std::mem::take(&mut b.stmts) {
+            let lets = match &mut st {
+                syn::Stmt::Expr(e, _) => hoisted_struct_collects(e, self.active, &mut next),
+                syn::Stmt::Local(l) => match l.init.as_mut() {
+                    Some(init) if init.diverge.is_none() => {
+                        hoisted_struct_collects(&mut init.expr, self.active, &mut next)
+                    }
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            };
+            out.extend(lets);
+            out.push(st);
+        }
+        b.stmts = out;
+        syn::visit_mut::visit_block_mut(self, b);
+    }
+
     fn visit_expr_struct_mut(&mut self, st: &mut syn::ExprStruct) {
         syn::visit_mut::visit_expr_struct_mut(self, st);
         for f in st.fields.iter_mut() {

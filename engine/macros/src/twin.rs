@@ -2576,7 +2576,7 @@ pub(crate) fn note_field_sequence(ty: &str, field: &str, elem: &str) {
 
 /// The element type of `ty`'s field `field`, when it holds structs (see
 /// [`FIELD_SEQUENCES`]).
-fn field_sequence(ty: &str, field: &str) -> Option<String> {
+pub(crate) fn field_sequence(ty: &str, field: &str) -> Option<String> {
     let all = FIELD_SEQUENCES.lock().unwrap_or_else(|e| e.into_inner());
     all.iter()
         .find(|(t, f, _)| t == ty && f == field)

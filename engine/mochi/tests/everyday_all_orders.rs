@@ -16130,3 +16130,85 @@ mod types_from_another_module {
         crate::common::close_to("spread", &user::spread::gradient(&x), &want, 1e-15);
     }
 }
+
+/// A method building its struct with a field collected from a chain over the crate's
+/// structs (`Cloud { pts: self.pts.iter().map(|p| *p * k).collect(), w: self.w }`).
+/// Gradients (the block without `higher_order`). Before 2026-12-08: "expected `f64`,
+/// found `V3`" at the chain (the collect was read as one of floats).
+mod struct_fields_collected {
+    use mochi::prelude::*;
+    use std::ops::Mul;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct V3 {
+        pub x: f64,
+        pub y: f64,
+        pub z: f64,
+    }
+
+    #[differentiable]
+    impl Mul<f64> for V3 {
+        type Output = V3;
+        fn mul(self, k: f64) -> V3 {
+            V3 {
+                x: self.x * k,
+                y: self.y * k,
+                z: self.z * k,
+            }
+        }
+    }
+
+    #[derive(Clone, Debug, Tangent)]
+    pub struct Cloud {
+        pub pts: Vec<V3>,
+        pub w: f64,
+    }
+
+    #[differentiable]
+    impl Cloud {
+        pub fn scaled(&self, k: f64) -> Self {
+            Cloud {
+                pts: self.pts.iter().map(|p| *p * k).collect(),
+                w: self.w,
+            }
+        }
+    }
+
+    #[differentiable]
+    pub fn spread(x: &[f64]) -> f64 {
+        let c = Cloud {
+            pts: vec![
+                V3 {
+                    x: x[0],
+                    y: x[1],
+                    z: x[2],
+                },
+                V3 {
+                    x: x[3],
+                    y: x[4],
+                    z: x[5],
+                },
+            ],
+            w: 2.0,
+        };
+        let s = c.scaled(x[6]);
+        s.pts.iter().map(|p| p.x * p.y + p.z).sum::<f64>() * s.w
+    }
+
+    #[test]
+    fn by_hand() {
+        // 2 Σ (k²·xᵢyᵢ + k·zᵢ) over the two points.
+        let x = [0.3, 0.2, 0.5, 0.7, -0.4, 0.1, 1.5];
+        let k = x[6];
+        let want = [
+            2.0 * k * k * x[1],
+            2.0 * k * k * x[0],
+            2.0 * k,
+            2.0 * k * k * x[4],
+            2.0 * k * k * x[3],
+            2.0 * k,
+            2.0 * (2.0 * k * (x[0] * x[1] + x[3] * x[4]) + x[2] + x[5]),
+        ];
+        crate::common::close_to("spread", &spread::gradient(&x), &want, 1e-14);
+    }
+}
