@@ -15360,7 +15360,7 @@ mod lent_buffers_cleared {
         let t = &x[1..];
         let b = (t.iter().map(|v| v.exp()).sum::<f64>() + t[0] * t[1]) / 4.0;
         let da: Vec<f64> = want.clone();
-        let mut db = vec![0.0; 4];
+        let mut db = [0.0; 4];
         for k in 1..4 {
             db[k] = x[k].exp() / 4.0;
         }
