@@ -1305,69 +1305,57 @@ unlift_as_is!(usize, isize, u8, u16, u32, u64, i8, i16, i32, i64, bool, char);
 /// before [`KeepArgF64`] on the reference. (`_f32`: the same for a function over `f32`.)
 pub struct UnliftArg<'a, A>(pub &'a A);
 
-/// The argument read back (see [`UnliftArg`]).
-pub trait UnliftArgF64 {
-    /// The argument's type in the plain function.
-    type Out;
-    /// The argument in the plain function.
-    fn unlift_or_keep_f64(&self) -> Self::Out;
-}
+macro_rules! unlift_arg_traits {
+    ($unlift:ident, $keep:ident, $by:ident, $read:ident, $m:ident, $which:literal) => {
+        #[doc = concat!("The argument read back (see [`UnliftArg`])", $which, ".")]
+        pub trait $unlift {
+            /// The argument's type in the plain function.
+            type Out;
+            /// The argument in the plain function.
+            fn $m(&self) -> Self::Out;
+        }
 
-impl<A: UnliftF64> UnliftArgF64 for UnliftArg<'_, A> {
-    type Out = A::Plain;
-    #[inline(always)]
-    fn unlift_or_keep_f64(&self) -> A::Plain {
-        self.0.unlift_f64()
-    }
-}
+        impl<A: $by> $unlift for UnliftArg<'_, A> {
+            type Out = A::Plain;
+            #[inline(always)]
+            fn $m(&self) -> A::Plain {
+                self.0.$read()
+            }
+        }
 
-/// The argument as it is (see [`UnliftArg`]).
-pub trait KeepArgF64 {
-    /// The argument's own type, borrowed.
-    type Out;
-    /// The argument, unchanged.
-    fn unlift_or_keep_f64(&self) -> Self::Out;
-}
+        #[doc = concat!("The argument as it is (see [`UnliftArg`])", $which, ".")]
+        pub trait $keep {
+            /// The argument's own type, borrowed.
+            type Out;
+            /// The argument, unchanged.
+            fn $m(&self) -> Self::Out;
+        }
 
-impl<'a, A> KeepArgF64 for &UnliftArg<'a, A> {
-    type Out = &'a A;
-    #[inline(always)]
-    fn unlift_or_keep_f64(&self) -> &'a A {
-        self.0
-    }
+        impl<'a, A> $keep for &UnliftArg<'a, A> {
+            type Out = &'a A;
+            #[inline(always)]
+            fn $m(&self) -> &'a A {
+                self.0
+            }
+        }
+    };
 }
-
-/// [`UnliftArgF64`] for a function over `f32`.
-pub trait UnliftArgF32 {
-    /// The argument's type in the plain function.
-    type Out;
-    /// The argument in the plain function.
-    fn unlift_or_keep_f32(&self) -> Self::Out;
-}
-
-impl<A: UnliftF32> UnliftArgF32 for UnliftArg<'_, A> {
-    type Out = A::Plain;
-    #[inline(always)]
-    fn unlift_or_keep_f32(&self) -> A::Plain {
-        self.0.unlift_f32()
-    }
-}
-
-/// [`KeepArgF64`] for a function over `f32`.
-pub trait KeepArgF32 {
-    /// The argument's own type, borrowed.
-    type Out;
-    /// The argument, unchanged.
-    fn unlift_or_keep_f32(&self) -> Self::Out;
-}
-
-impl<'a, A> KeepArgF32 for &UnliftArg<'a, A> {
-    type Out = &'a A;
-    #[inline(always)]
-    fn unlift_or_keep_f32(&self) -> &'a A {
-        self.0
-    }
-}
+unlift_arg_traits!(
+    UnliftArgF64,
+    KeepArgF64,
+    UnliftF64,
+    unlift_f64,
+    unlift_or_keep_f64,
+    ""
+);
+unlift_arg_traits!(
+    UnliftArgF32,
+    KeepArgF32,
+    UnliftF32,
+    unlift_f32,
+    unlift_or_keep_f32,
+    ", for a function over `f32`"
+);
 
 /// What a plain function returns in the generic twin of a function that calls it with
 /// no derivative (`sgn(t)` of a constant `t`): `(&mut PlainOf(Some(r), PhantomData::<T>))
