@@ -16212,3 +16212,63 @@ mod struct_fields_collected {
         crate::common::close_to("spread", &spread::gradient(&x), &want, 1e-14);
     }
 }
+
+/// `std::iter::successors` collected whole (`successors(..).take(4).collect()`) and
+/// zipped onto a sub-slice without `take` (`x[..5].iter().zip(successors(..))`), at every
+/// order. Before 2026-12-08: "no rule for `collect`" and "closures are differentiated
+/// only as the argument of an adapter method".
+mod successors_collected_and_zipped {
+    use mochi::prelude::*;
+
+    /// p = [x₀, x₀x₁, x₀x₁², x₀x₁³] zipped with x[2..]: Σ x₀x₁ᵏ·x₂₊ₖ.
+    #[differentiable]
+    pub fn powers_taken(x: &[f64]) -> f64 {
+        let p: Vec<f64> = std::iter::successors(Some(x[0]), |&q| Some(q * x[1]))
+            .take(4)
+            .collect();
+        p.iter().zip(x[2..].iter()).map(|(a, b)| a * b).sum()
+    }
+
+    /// Σ_{k<5} x_k·rᵏ with r = x₅.
+    #[differentiable]
+    pub fn powers_zipped(x: &[f64]) -> f64 {
+        let r = x[5];
+        x[..5]
+            .iter()
+            .zip(std::iter::successors(Some(1.0), |&q| Some(q * r)))
+            .map(|(v, w)| v * w)
+            .sum()
+    }
+
+    const X: [f64; 6] = [0.3, -0.7, 1.1, 0.4, -0.2, 0.9];
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let mut want = [0.0; 6];
+        for k in 0..4 {
+            let pk = x[0] * x[1].powi(k as i32);
+            want[0] += x[1].powi(k as i32) * x[2 + k];
+            if k > 0 {
+                want[1] += x[0] * k as f64 * x[1].powi(k as i32 - 1) * x[2 + k];
+            }
+            want[2 + k] += pk;
+        }
+        crate::common::close_to("powers_taken", &powers_taken::gradient(&x), &want, 1e-14);
+        let r = x[5];
+        let mut want = [0.0; 6];
+        for k in 0..5 {
+            want[k] = r.powi(k as i32);
+            if k > 0 {
+                want[5] += x[k] * k as f64 * r.powi(k as i32 - 1);
+            }
+        }
+        crate::common::close_to("powers_zipped", &powers_zipped::gradient(&x), &want, 1e-14);
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(powers_taken, super::X);
+        all_orders!(powers_zipped, super::X);
+    }
+}
