@@ -2426,15 +2426,11 @@ fn twin_companions(
     for_companions: &ItemFn,
     target: &crate::higher::Target,
 ) -> Result<(TokenStream, TokenStream), (TokenStream, String)> {
-    use crate::higher::{companions, unavailable};
+    use crate::higher::{companions_or_why, unavailable};
     match derive_with(twin, &Options::default(), false, arrays) {
         Ok(beside) => {
-            let mut inside = companions(for_companions, target);
-            if inside.is_empty() {
-                let why = crate::higher::uncovered(for_companions)
-                    .unwrap_or_else(|| "its shape is not one the companions cover".to_string());
-                inside = unavailable(func, crate::twin::Why::Argument, &why);
-            }
+            let inside = companions_or_why(for_companions, target)
+                .unwrap_or_else(|why| unavailable(func, crate::twin::Why::Argument, &why));
             Ok((beside, inside))
         }
         Err(e) => {

@@ -12133,6 +12133,15 @@ impl DequesAsVecs {
             && p.path.segments.last().is_some_and(|s| s.ident == "VecDeque"))
     }
 
+    /// `VecDeque<E>` (by any path) as `::std::vec::Vec<E>` (`std::collections::Vec`
+    /// would not resolve: the path is written whole).
+    fn as_vec(ty: &syn::Type) -> Option<syn::Type> {
+        let syn::Type::Path(tp) = ty else { return None };
+        let last = tp.path.segments.last().filter(|_| Self::deque_type(ty))?;
+        let args = &last.arguments;
+        Some(syn::parse_quote_spanned!(last.ident.span()=> ::std::vec::Vec #args))
+    }
+
     /// The name of `let mut w[: VecDeque<..>] = <a deque>;`.
     fn deque_let(st: &syn::Stmt) -> Option<syn::Ident> {
         let syn::Stmt::Local(l) = st else { return None };
@@ -12314,15 +12323,9 @@ impl VisitMut for DequesAsVecs {
                 continue;
             }
             if let syn::Stmt::Local(l) = &mut b.stmts[k] {
-                // (`std::collections::VecDeque::new()` → `std::collections::Vec::new()`
-                // would not resolve: the path is written whole.)
-                let span = name.span();
                 if let Pat::Type(t) = &mut l.pat {
-                    if let syn::Type::Path(tp) = &*t.ty {
-                        if let Some(last) = tp.path.segments.last() {
-                            let args = last.arguments.clone();
-                            *t.ty = syn::parse_quote_spanned!(span=> ::std::vec::Vec #args);
-                        }
+                    if let Some(v) = DequesAsVecs::as_vec(&t.ty) {
+                        *t.ty = v;
                     }
                 }
                 if let Some(init) = l.init.as_mut() {
@@ -12375,13 +12378,8 @@ fn rooted_vec(e: &mut Expr) {
         }
         fn visit_generic_argument_mut(&mut self, g: &mut syn::GenericArgument) {
             if let syn::GenericArgument::Type(t) = g {
-                if DequesAsVecs::deque_type(t) {
-                    if let syn::Type::Path(tp) = &*t {
-                        if let Some(last) = tp.path.segments.last() {
-                            let args = last.arguments.clone();
-                            *t = syn::parse_quote!(::std::vec::Vec #args);
-                        }
-                    }
+                if let Some(v) = DequesAsVecs::as_vec(t) {
+                    *t = v;
                     return;
                 }
             }

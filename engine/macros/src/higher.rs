@@ -161,17 +161,26 @@ pub struct Target {
 /// The companions of the generic function `func` (found through `target`), or nothing
 /// when it does not have a shape they cover.
 pub fn companions(func: &ItemFn, target: &Target) -> TokenStream {
-    match spec(func) {
-        Ok(spec) => with_generics(emit(&spec, target), &func.sig.generics, &target.primal),
-        Err(_) => TokenStream::new(),
-    }
+    companions_or_why(func, target).unwrap_or_default()
 }
 
-/// Why the generic function `func` has a shape the companions do not cover (naming the
-/// argument or the result), or `None` when they cover it.
-pub fn uncovered(func: &ItemFn) -> Option<String> {
-    spec(func).err()
+/// [`companions`], or why the generic function `func` has a shape they do not cover
+/// (naming the argument or the result).
+pub fn companions_or_why(func: &ItemFn, target: &Target) -> Result<TokenStream, String> {
+    let spec = spec(func)?;
+    Ok(with_generics(
+        emit(&spec, target),
+        &func.sig.generics,
+        &target.primal,
+    ))
 }
+
+/// What the companions take, for the reasons that name an argument.
+const TAKEN: &str =
+    "the companions take floats, slices, `Vec`s, `Array1`s, fixed-size arrays and tuples of floats";
+
+/// What the companions answer for, for the reasons that name the result.
+const ANSWERED: &str = "the companions answer for a float, or for a `Vec`, an `Array1`, a fixed-size array or a tuple of floats";
 
 /// The companions of a function generic over constants or lifetimes too (`<T: Float,
 /// const N: usize>`, `<'a, T: Float>`): each generic over them, and passing the
@@ -623,12 +632,14 @@ fn spec(func: &ItemFn) -> Result<Spec, String> {
         ReturnType::Type(_, ty) => {
             let ty = in_float(ty);
             return Err(format!(
-                "its result is `{}`: the companions answer for a float, or for a `Vec`, an `Array1`, a fixed-size array or a tuple of floats (a function that calls this one and reads its result has them)",
+                "its result is `{}`: {ANSWERED} (a function that calls this one and reads its result has them)",
                 crate::twin::type_text(&ty)
             ));
         }
         ReturnType::Default => {
-            return Err("its result is `()`: the companions answer for a float, or for a `Vec`, an `Array1`, a fixed-size array or a tuple of floats (a function that calls this one has them)".to_string());
+            return Err(format!(
+                "its result is `()`: {ANSWERED} (a function that calls this one has them)"
+            ));
         }
     };
     let mut params = Vec::new();
@@ -645,7 +656,7 @@ fn spec(func: &ItemFn) -> Result<Spec, String> {
         };
         let shape = |what: &str| {
             format!(
-                "the argument `{}: {}` {what}: the companions take floats, slices, `Vec`s, `Array1`s, fixed-size arrays and tuples of floats, and constants of other shapes holding floats (a function that calls this one has them)",
+                "the argument `{}: {}` {what}: {TAKEN}, and constants of other shapes holding floats (a function that calls this one has them)",
                 pi.ident,
                 crate::twin::type_text(&in_float(&pt.ty))
             )
@@ -725,7 +736,9 @@ fn spec(func: &ItemFn) -> Result<Spec, String> {
         });
     }
     if !params.iter().any(|p| p.form != Form::Other) {
-        return Err("no argument is a float or holds floats the companions take (floats, slices, `Vec`s, `Array1`s, fixed-size arrays and tuples of floats)".to_string());
+        return Err(format!(
+            "no argument is a float or holds floats the companions take ({TAKEN})"
+        ));
     }
     Ok(Spec {
         params,
