@@ -1938,6 +1938,27 @@ pub fn take_err<T, E>(r: &Result<T, ErrSlot<E>>) -> E {
     }
 }
 
+/// A rule method's name as a type (its FNV-1a hash, `macros/src/lower/norule.rs`,
+/// `rule_name_hash`): the first parameter of [`OwnedRule`].
+pub struct RuleName<const H: u64>;
+
+/// The rules of the crate's own types reached without their traits in scope: a type
+/// imported by name (`use crate::geom::V2;`) brings no trait with it, so a call site
+/// that has no rule trait for `Call((&a, &b)).dot()` in scope finds this trait's
+/// `impl` instead, through a bridge of its own that names `dot`'s [`RuleName`] and
+/// leaves `O` to inference. Each rule trait of a `#[differentiable]` `impl` block has
+/// one `impl` of this trait, `O` a marker type of that rule trait (so the `impl` is the
+/// crate's own, and two rules of one type, `V2 * f64` and `V2 * V2`, do not overlap),
+/// delegating to it; rustc picks the one whose rule trait the arguments satisfy.
+pub trait OwnedRule<N, O> {
+    /// The rule's value.
+    type Output;
+    /// Its pullback.
+    type Pullback;
+    /// The value and the pullback.
+    fn owned_rule(self) -> (Self::Output, Self::Pullback);
+}
+
 /// An argument of a rule call (`Call((&a, &b))`: each value behind one reference more
 /// than the caller held it, or as many) as the value a user's method takes: `&V3` from
 /// `&V3` or `&&V3`. See `companion.rs`, `method_rule_trait`.

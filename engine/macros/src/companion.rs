@@ -1807,8 +1807,15 @@ fn type_args_word(a: &syn::AngleBracketedGenericArguments) -> String {
 }
 
 /// The trait of a rule the lowering names, `Call((&a, &b)).method()`, as visible as
-/// the types its `impl` names allow (`twin::rule_trait_vis`).
+/// the types its `impl` names allow (`twin::rule_trait_vis`), and its `impl` of
+/// `__private::OwnedRule` keyed by `method`'s name, through which a call site where the
+/// trait is not in scope reaches it (a type imported by name, `use crate::geom::V2;`:
+/// `lower/norule.rs`). The `impl`'s marker type is as visible as the trait, so that
+/// rustc may infer it wherever the rule may be called.
 fn rule_trait_decl(vis: TokenStream, tr: &syn::Ident, method: &syn::Ident) -> TokenStream {
+    let owner = format_ident!("{}_Owner", tr);
+    let name = crate::lower::rule_name(&method.to_string());
+    let call = quote!(::mochi::__private::Call<__MochiA>);
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
@@ -1816,6 +1823,21 @@ fn rule_trait_decl(vis: TokenStream, tr: &syn::Ident, method: &syn::Ident) -> To
             type Output;
             type Pullback;
             fn #method(self) -> (Self::Output, Self::Pullback);
+        }
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #owner;
+        #[allow(non_camel_case_types)]
+        impl<__MochiA> ::mochi::__private::OwnedRule<#name, #owner> for #call
+        where
+            #call: #tr,
+        {
+            type Output = <#call as #tr>::Output;
+            type Pullback = <#call as #tr>::Pullback;
+            #[inline(always)]
+            fn owned_rule(self) -> (Self::Output, Self::Pullback) {
+                <#call as #tr>::#method(self)
+            }
         }
     }
 }

@@ -2920,6 +2920,11 @@ pub(crate) fn note_crate_type(name: &str) {
 static PUBLIC_TYPES: Names = Names::new();
 /// Those declared `pub(crate)`.
 static CRATE_VISIBLE_TYPES: Names = Names::new();
+/// Those declared `pub(super)`.
+static PARENT_VISIBLE_TYPES: Names = Names::new();
+/// Those declared private (or `pub(in path)`): a name two types share, one `pub` and
+/// one private in another module, takes the narrower visibility.
+static PRIVATE_TYPES: Names = Names::new();
 
 /// Notes the visibility a `#[derive(Tangent)]` type is declared with.
 pub(crate) fn note_type_visibility(name: &str, vis: &syn::Visibility) {
@@ -2928,42 +2933,49 @@ pub(crate) fn note_type_visibility(name: &str, vis: &syn::Visibility) {
         syn::Visibility::Restricted(r) if r.path.is_ident("crate") => {
             CRATE_VISIBLE_TYPES.note(name)
         }
-        _ => {}
+        syn::Visibility::Restricted(r) if r.path.is_ident("super") => {
+            PARENT_VISIBLE_TYPES.note(name)
+        }
+        _ => PRIVATE_TYPES.note(name),
     }
 }
 
 /// The visibility of a rule trait of the crate's own types whose `impl` names `tys`:
 /// `pub` when every capitalised type name among them is a library's or one of the
-/// crate's declared `pub`, `pub(crate)` when each is at least that, and private
-/// otherwise (a type cannot appear in the `impl` of a more visible trait). A visible
-/// rule trait comes with a glob import of its module (`use crate::geom::*;`), so that
-/// code in another module reaches the rules of the types it uses.
+/// crate's declared `pub`, `pub(crate)` or `pub(super)` when each is at least that,
+/// and private otherwise (a type cannot appear in the `impl` of a more visible trait).
+/// The rule is reached wherever the trait's marker type is visible (`companion.rs`,
+/// `rule_trait_decl`), so that code in another module reaches the rules of the types
+/// it imports, by name or with a glob.
 pub(crate) fn rule_trait_vis(tys: &[&Type]) -> TokenStream {
     let mut names = HashSet::new();
     for t in tys {
         crate::activity::token_idents(quote!(#t), &mut names);
     }
-    let mut public = true;
+    // 0: `pub`, 1: `pub(crate)`, 2: `pub(super)`.
+    let mut narrowest = 0;
     for n in names
         .iter()
         .filter(|n| n.starts_with(|c: char| c.is_ascii_uppercase()))
     {
-        if PUBLIC_TYPES.holds(n)
-            || (library_name(n) && !crate_type(n))
-            || LIBRARY_WORDS.contains(&n.as_str())
-        {
+        if (library_name(n) && !crate_type(n)) || LIBRARY_WORDS.contains(&n.as_str()) {
             continue;
         }
-        if CRATE_VISIBLE_TYPES.holds(n) {
-            public = false;
-            continue;
+        if PRIVATE_TYPES.holds(n) {
+            return TokenStream::new();
         }
-        return TokenStream::new();
+        if PARENT_VISIBLE_TYPES.holds(n) {
+            narrowest = 2;
+        } else if CRATE_VISIBLE_TYPES.holds(n) {
+            narrowest = narrowest.max(1);
+        } else if !PUBLIC_TYPES.holds(n) {
+            return TokenStream::new();
+        }
     }
-    if public {
-        quote!(pub)
-    } else {
-        quote!(pub(crate))
+    match narrowest {
+        0 => quote!(pub),
+        1 => quote!(pub(crate)),
+        _ => quote!(pub(super)),
     }
 }
 

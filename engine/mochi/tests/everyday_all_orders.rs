@@ -16131,6 +16131,254 @@ mod types_from_another_module {
     }
 }
 
+/// A type of your own imported by name into another module (`use crate::geom::Point2;`,
+/// `use super::{C2, S1};`, a child module's `use super::P;` of a private type): its
+/// marked operators (with the float on either side, `Neg`), methods taking the type and
+/// by value, and associated constructors, at every order. Before 2026-12-09: "no rule
+/// for `-` with arguments `(&geom::Point2, &geom::Point2)`" (a name brings the type, not the
+/// rule traits of its blocks; only a glob of the module worked).
+mod types_imported_by_name {
+    pub mod geom {
+        use mochi::prelude::*;
+        use std::ops::{Add, Mul, Neg, Sub};
+
+        #[derive(Clone, Copy, Debug, Tangent)]
+        pub struct Point2 {
+            pub x: f64,
+            pub y: f64,
+        }
+
+        #[differentiable(higher_order)]
+        impl Add for Point2 {
+            type Output = Point2;
+            fn add(self, o: Point2) -> Point2 {
+                Point2 {
+                    x: self.x + o.x,
+                    y: self.y + o.y,
+                }
+            }
+        }
+
+        #[differentiable(higher_order)]
+        impl Sub for Point2 {
+            type Output = Point2;
+            fn sub(self, o: Point2) -> Point2 {
+                Point2 {
+                    x: self.x - o.x,
+                    y: self.y - o.y,
+                }
+            }
+        }
+
+        #[differentiable(higher_order)]
+        impl Mul<f64> for Point2 {
+            type Output = Point2;
+            fn mul(self, k: f64) -> Point2 {
+                Point2 {
+                    x: self.x * k,
+                    y: self.y * k,
+                }
+            }
+        }
+
+        #[differentiable(higher_order)]
+        impl Mul<Point2> for f64 {
+            type Output = Point2;
+            fn mul(self, v: Point2) -> Point2 {
+                Point2 {
+                    x: self * v.x,
+                    y: self * v.y,
+                }
+            }
+        }
+
+        #[differentiable(higher_order)]
+        impl Neg for Point2 {
+            type Output = Point2;
+            fn neg(self) -> Point2 {
+                Point2 {
+                    x: -self.x,
+                    y: -self.y,
+                }
+            }
+        }
+
+        #[differentiable(higher_order)]
+        impl Point2 {
+            pub fn new(x: f64, y: f64) -> Point2 {
+                Point2 { x, y }
+            }
+            pub fn norm2(&self) -> f64 {
+                self.x * self.x + self.y * self.y
+            }
+            pub fn dot(&self, o: &Point2) -> f64 {
+                self.x * o.x + self.y * o.y
+            }
+            pub fn scaled(self, k: f64) -> Point2 {
+                Point2 {
+                    x: self.x * k,
+                    y: self.y * k,
+                }
+            }
+        }
+
+        #[derive(Clone, Copy, Debug, Tangent)]
+        struct P {
+            a: f64,
+        }
+
+        #[differentiable(higher_order)]
+        impl P {
+            fn sq(&self) -> f64 {
+                self.a * self.a
+            }
+        }
+
+        /// A child module of the private type's.
+        pub mod child {
+            use super::P;
+            use mochi::prelude::*;
+
+            #[differentiable(higher_order)]
+            pub fn psq(x: &[f64]) -> f64 {
+                let p = P { a: x[0] };
+                p.sq() * x[1]
+            }
+
+            mod t {
+                use crate::all_orders;
+                all_orders!(psq, [1.5, 2.0]);
+            }
+        }
+    }
+
+    pub mod user {
+        use super::geom::Point2;
+        use mochi::prelude::*;
+
+        /// 0.5(a + b) − (−a)·a₀ · b + |a − b|² + (a₀ + b₀)|a|².
+        #[differentiable(higher_order)]
+        pub fn spread(x: &[f64]) -> f64 {
+            let a = Point2 { x: x[0], y: x[1] };
+            let b = Point2::new(x[2], x[3]);
+            let c = 0.5 * (a + b) - (-a).scaled(x[0]);
+            (a - b).norm2() + (a + b).x * a.norm2() + c.dot(&b)
+        }
+
+        /// Gradients of a function taking the type itself.
+        #[differentiable]
+        pub fn energy(a: Point2, b: Point2) -> f64 {
+            let d = a - b;
+            d.norm2() + a.dot(&b) + (d * 2.0).norm2()
+        }
+
+        mod t {
+            use crate::all_orders;
+            all_orders!(spread, [0.3, 0.2, 0.5, -0.7]);
+        }
+    }
+
+    pub mod shapes {
+        pub mod defs {
+            use mochi::prelude::*;
+            use std::ops::Add;
+
+            #[derive(Clone, Copy, Debug, Tangent)]
+            pub(crate) struct C2 {
+                pub(crate) re: f64,
+                pub(crate) im: f64,
+            }
+
+            #[differentiable(higher_order)]
+            impl Add for C2 {
+                type Output = C2;
+                fn add(self, o: C2) -> C2 {
+                    C2 {
+                        re: self.re + o.re,
+                        im: self.im + o.im,
+                    }
+                }
+            }
+
+            #[differentiable(higher_order)]
+            impl C2 {
+                pub(crate) fn abs2(&self) -> f64 {
+                    self.re * self.re + self.im * self.im
+                }
+            }
+
+            #[derive(Clone, Copy, Debug, Tangent)]
+            pub(super) struct S1 {
+                pub(super) v: f64,
+            }
+
+            #[differentiable(higher_order)]
+            impl S1 {
+                pub(super) fn cube(&self) -> f64 {
+                    self.v * self.v * self.v
+                }
+            }
+        }
+
+        use defs::{C2, S1};
+        use mochi::prelude::*;
+
+        /// |(x₀ + x₁, x₁ + 1)|² + x₀³.
+        #[differentiable(higher_order)]
+        pub fn both(x: &[f64]) -> f64 {
+            let c = C2 { re: x[0], im: x[1] } + C2 { re: x[1], im: 1.0 };
+            let s = S1 { v: x[0] };
+            c.abs2() + s.cube()
+        }
+
+        mod t {
+            use crate::all_orders;
+            all_orders!(both, [0.7, -0.4]);
+        }
+    }
+
+    #[test]
+    fn by_hand() {
+        use geom::Point2;
+        let x = [0.3, 0.2, 0.5, -0.7];
+        // c = (0.5 + x₀)a + 0.5b, so c·b = (0.5 + x₀)(a·b) + 0.5|b|².
+        let n = x[0] * x[0] + x[1] * x[1];
+        let s = x[0] + x[2];
+        let ab = x[0] * x[2] + x[1] * x[3];
+        let k = 0.5 + x[0];
+        let want = [
+            2.0 * (x[0] - x[2]) + n + 2.0 * s * x[0] + ab + k * x[2],
+            2.0 * (x[1] - x[3]) + 2.0 * s * x[1] + k * x[3],
+            -2.0 * (x[0] - x[2]) + n + k * x[0] + x[2],
+            -2.0 * (x[1] - x[3]) + k * x[1] + x[3],
+        ];
+        crate::common::close_to("spread", &user::spread::gradient(&x), &want, 1e-14);
+
+        // 5|a − b|² + a·b.
+        let (a, b) = (Point2 { x: 1.0, y: 2.0 }, Point2 { x: 0.5, y: -1.0 });
+        let (ga, gb) = user::energy::gradient(a, b);
+        let got = [ga.x, ga.y, gb.x, gb.y];
+        let want = [
+            10.0 * 0.5 + 0.5,
+            10.0 * 3.0 - 1.0,
+            -10.0 * 0.5 + 1.0,
+            -10.0 * 3.0 + 2.0,
+        ];
+        crate::common::close_to("energy", &got, &want, 1e-14);
+
+        let y = [0.7, -0.4];
+        let (re, im) = (y[0] + y[1], y[1] + 1.0);
+        let want = [2.0 * re + 3.0 * y[0] * y[0], 2.0 * re + 2.0 * im];
+        crate::common::close_to("both", &shapes::both::gradient(&y), &want, 1e-14);
+        crate::common::close_to(
+            "psq",
+            &geom::child::psq::gradient(&[1.5, 2.0]),
+            &[6.0, 2.25],
+            1e-15,
+        );
+    }
+}
+
 /// A method building its struct with a field collected from a chain over the crate's
 /// structs (`Cloud { pts: self.pts.iter().map(|p| *p * k).collect(), w: self.w }`).
 /// Gradients (the block without `higher_order`). Before 2026-12-08: "expected `f64`,

@@ -14,6 +14,7 @@ pub mod expr;
 mod flow;
 pub mod ir;
 mod norule;
+pub(crate) use norule::rule_name;
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};

@@ -4,11 +4,17 @@
 //!
 //! A rule call is `Call((&a, &b)).m()`. Rule traits are implemented for `Call<(..)>`
 //! itself, so method lookup tries them first (by value); the fallback trait is
-//! implemented for every `Call<A>` with a `&self` method, reached only at the autoref
-//! step, that is when no rule applies. Its method bounds `A` by a trait that nothing
+//! implemented for every `Call<A>` with a `&mut self` method, reached only at the
+//! last autoref step, that is when no rule applies. Its method bounds `A` by a trait that nothing
 //! implements and that carries `#[diagnostic::on_unimplemented]`; a bound on a method
 //! (unlike one on an impl) is checked after the method is chosen, so rustc reports
 //! that message (E0277) at the method's span instead of "no method named `m` found".
+//!
+//! Between the two, at the `&self` step, a bridge to the rules of the crate's own
+//! types whose traits are not in scope (`use crate::geom::V2;` brings the type, not its
+//! rule traits): `__private::OwnedRule` keyed by the method's name, which every rule
+//! trait of a `#[differentiable]` `impl` block implements (`companion.rs`,
+//! `rule_trait_decl`).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -69,6 +75,16 @@ const CHAIN_METHODS: &[&str] = &[
     "try_for_each",
 ];
 
+/// `method`'s name as a type, `__private::RuleName<H>` with `H` the FNV-1a hash of
+/// the name: how a rule trait's `impl` of `__private::OwnedRule` and the bridge of a
+/// call site (see [`fallbacks`]) meet without naming each other.
+pub(crate) fn rule_name(method: &str) -> TokenStream {
+    let h = method.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    quote!(::mochi::__private::RuleName<#h>)
+}
+
 /// The fallback items for `methods` (each rule method's name, the number of arguments
 /// it takes besides the receiver, and the span of a call, where rustc's notes about the
 /// fallback then point), to be placed in the scope that holds the rule calls.
@@ -119,9 +135,7 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
             let own = own.map_or(String::new(), |tr| {
                 format!(
                     "; for your own type, mark its implementation `#[differentiable] impl {tr} for MyType {{ .. }}` \
-                     (the type deriving `Tangent`), and the operator has a derived rule; where the type is used \
-                     in another module than that `impl`, import that module's items with a glob \
-                     (`use crate::geom::*;`), which brings the rule with the type"
+                     (the type deriving `Tangent`), and the operator has a derived rule, in every module"
                 )
             });
             format!(
@@ -133,9 +147,8 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
             format!(
                 "to differentiate through `{shown}`: if it is a method of your own type, mark the type's `impl` block \
                  `#[differentiable]` as well as the method (then it is reached on every value of the type in the block's \
-                 module: locals, elements, values returned by other calls, and names a library's type has too, `dot`, \
-                 `norm`; in another module, import the block's module with a glob, `use crate::geom::*;`, which brings \
-                 the rules with the type); a method marked alone is reached on `self`, a parameter of the type, a field or an element \
+                 module and wherever the type is imported: locals, elements, values returned by other calls, and names \
+                 a library's type has too, `dot`, `norm`); a method marked alone is reached on `self`, a parameter of the type, a field or an element \
                  (`self.layers[k].{shown}(x)`), or as `Type::{shown}(&value, ..)` (`&mut value` for a `&mut self` method); \
                  if it is your own function, mark it `#[differentiable]`; otherwise add a rule for it to a rule crate \
                  (CONTRIBUTING.md, \"Adding a rule to an existing crate\"), or, if a rule crate has one, import its rules \
@@ -152,17 +165,44 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
         // code around them.
         let sig = if m.starts_with("op_") || m.starts_with("iter_") || chain {
             quote_spanned!(span=>
-                fn #method<__MochiO, __MochiP, #(#xs,)*>(&self, #(_: #xs,)*) -> (__MochiO, __MochiP)
+                fn #method<__MochiO, __MochiP, #(#xs,)*>(&mut self, #(_: #xs,)*) -> (__MochiO, __MochiP)
                 where
                     __MochiA: #bound
             )
         } else {
             quote_spanned!(span=>
-                fn #method<__MochiP, #(#xs,)*>(&self, #(_: #xs,)*) -> (<__MochiA as ::mochi::__private::FirstArg>::Value, __MochiP)
+                fn #method<__MochiP, #(#xs,)*>(&mut self, #(_: #xs,)*) -> (<__MochiA as ::mochi::__private::FirstArg>::Value, __MochiP)
                 where
                     __MochiA: #bound + ::mochi::__private::FirstArg
             )
         };
+        // The rules of the crate's own types (which take no argument besides the
+        // receiver) whose traits are not in scope, at the `&self` step.
+        let bridge = (extra == 0).then(|| {
+            let owned = format_ident!("__MochiOwned_{}", m, span = span);
+            let name = rule_name(m);
+            let rule = quote!(::mochi::__private::OwnedRule<#name, __MochiO>);
+            quote_spanned!(span=>
+                #[allow(non_camel_case_types, dead_code)]
+                trait #owned<__MochiO> {
+                    type Output;
+                    type Pullback;
+                    fn #method(&self) -> (Self::Output, Self::Pullback);
+                }
+                #[allow(non_camel_case_types, dead_code)]
+                impl<__MochiA, __MochiO> #owned<__MochiO> for ::mochi::__private::Call<__MochiA>
+                where
+                    ::mochi::__private::Call<__MochiA>: ::core::marker::Copy + #rule,
+                {
+                    type Output = <::mochi::__private::Call<__MochiA> as #rule>::Output;
+                    type Pullback = <::mochi::__private::Call<__MochiA> as #rule>::Pullback;
+                    #[inline(always)]
+                    fn #method(&self) -> (Self::Output, Self::Pullback) {
+                        <::mochi::__private::Call<__MochiA> as #rule>::owned_rule(*self)
+                    }
+                }
+            )
+        });
         quote_spanned!(span=>
             #[allow(non_camel_case_types, dead_code)]
             #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
@@ -177,6 +217,7 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
                     ::core::unreachable!()
                 }
             }
+            #bridge
         )
     });
     quote!(#(#items)*)
