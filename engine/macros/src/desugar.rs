@@ -6743,8 +6743,161 @@ impl VisitMut for OwnBreaks<'_> {
     }
 }
 
+/// The methods after a flattening that [`Flatten`] writes into the loop (see
+/// [`Flatten::positioned`] for the others).
+fn flattened_stage(m: &syn::ExprMethodCall) -> bool {
+    matches!(
+        (m.method.to_string().as_str(), m.args.len()),
+        ("map" | "filter" | "filter_map", 1) | ("copied" | "cloned", 0)
+    )
+}
+
+/// Whether the elements of `outer.flat_map(g)` / `outer.flatten()` followed by the
+/// `filter`s only are references (`rows.iter().flatten()`, `flat_map(|r| r.iter())`)
+/// rather than values (`into_iter()` of owned rows, `flat_map(|&v| [v, v * v])`,
+/// `flat_map(|r| r.iter().map(f))`).
+fn flattened_refs(flat: &syn::ExprMethodCall) -> bool {
+    fn top(e: &Expr) -> Option<String> {
+        let mut cur = unparen(e);
+        while let Expr::MethodCall(m) = cur {
+            let name = m.method.to_string();
+            if !matches!(
+                name.as_str(),
+                "filter" | "skip" | "take" | "rev" | "step_by"
+            ) {
+                return Some(name);
+            }
+            cur = unparen(&m.receiver);
+        }
+        None
+    }
+    let outer_owned = top(&flat.receiver).is_some_and(|t| t == "into_iter" || t == "drain");
+    if flat.method == "flatten" {
+        return !outer_owned;
+    }
+    let Some(Expr::Closure(c)) = flat.args.first() else {
+        return false;
+    };
+    match top(&c.body).as_deref() {
+        Some("iter") => true,
+        Some("into_iter") => !outer_owned,
+        Some(_) => false,
+        None => matches!(unparen(&c.body), Expr::Path(_) | Expr::Reference(_)) && !outer_owned,
+    }
+}
+
+impl Flatten<'_> {
+    /// `outer.flatten().enumerate().map(f).sum()`, `for (k, v) in
+    /// outer.flat_map(g).zip(w.iter())`: a flattening followed (after any `map`,
+    /// `filter`, `filter_map`, `copied`, `cloned`) by a method that counts positions
+    /// across the inner sequences (`enumerate`, `zip`, `skip`, `take`, `step_by`,
+    /// `rev`, `scan`, ..), and ending in a consumer whose value borrows nothing (`sum`,
+    /// `product`, `fold`, `count`, `collect`, `for_each`) or in a `for`. The flattened
+    /// part is collected first, `let buf: Vec<F> = outer.flatten().copied().collect();`
+    /// (which [`Flatten::consumer`] writes as a loop of pushes), and the rest of the chain
+    /// reads `buf.iter()` (the elements were references) or `buf.into_iter()`.
+    /// The statement and the rewritten chain.
+    fn positioned(&mut self, chain: &Expr, in_for: bool) -> Option<(syn::Stmt, Expr)> {
+        let ty = self.float_ty?;
+        if !mentions_active(chain, self.active) {
+            return None;
+        }
+        let mut above: Vec<&syn::ExprMethodCall> = Vec::new();
+        let mut cur = unparen(chain);
+        let flat = loop {
+            let Expr::MethodCall(m) = cur else {
+                return None;
+            };
+            match (m.method.to_string().as_str(), m.args.len()) {
+                ("flat_map", 1) | ("flatten", 0) => break m,
+                _ => {
+                    above.push(m);
+                    cur = unparen(&m.receiver);
+                }
+            }
+        };
+        above.reverse();
+        let consumer = |m: &syn::ExprMethodCall| {
+            matches!(
+                m.method.to_string().as_str(),
+                "sum" | "product" | "fold" | "count" | "collect" | "for_each"
+            )
+        };
+        if !in_for && !above.last().is_some_and(|m| consumer(m)) {
+            return None;
+        }
+        let cut = above
+            .iter()
+            .position(|m| !flattened_stage(m) && !consumer(m))?;
+        let mut prefix = Expr::MethodCall(flat.clone());
+        for m in &above[..cut] {
+            let mut m = (*m).clone();
+            m.receiver = Box::new(prefix);
+            prefix = Expr::MethodCall(m);
+        }
+        let refs = above[..cut].iter().all(|m| m.method == "filter") && flattened_refs(flat);
+        self.next += 1;
+        let buf = format_ident!("__mochi_flat_buf{}", self.next);
+        self.made.push(buf.to_string());
+        let (collected, mut tail): (Expr, Expr) = if refs {
+            (
+                syn::parse_quote!(#prefix.copied().collect()),
+                syn::parse_quote!(#buf.iter()),
+            )
+        } else {
+            (
+                syn::parse_quote!(#prefix.collect()),
+                syn::parse_quote!(#buf.into_iter()),
+            )
+        };
+        for m in &above[cut..] {
+            let mut m = (*m).clone();
+            m.receiver = Box::new(tail);
+            tail = Expr::MethodCall(m);
+        }
+        let stmt: syn::Stmt = syn::parse_quote!(let #buf: ::std::vec::Vec<#ty> = #collected;);
+        Some((stmt, tail))
+    }
+}
+
 impl VisitMut for Flatten<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        // `let v: Vec<f64> = rows.into_iter().flatten().rev().take(3).collect();`: the
+        // collected part its own statement before the `let`, whose chain the typed
+        // `let`'s rewrite then reads (a block's value would hide it).
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for mut st in std::mem::take(&mut b.stmts) {
+            if let syn::Stmt::Local(l) = &mut st {
+                if let Some(init) = l.init.as_mut().filter(|i| i.diverge.is_none()) {
+                    if let Some((buf, tail)) = self.positioned(&init.expr, false) {
+                        *init.expr = tail;
+                        out.push(buf);
+                    }
+                }
+            }
+            out.push(st);
+        }
+        b.stmts = out;
+        syn::visit_mut::visit_block_mut(self, b);
+    }
+
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // (The top of a chain, before its parts: see `positioned`.)
+        match e {
+            Expr::MethodCall(_) => {
+                if let Some((stmt, tail)) = self.positioned(e, false) {
+                    *e = syn::parse_quote!({ #stmt #tail });
+                }
+            }
+            Expr::ForLoop(l) => {
+                if let Some((stmt, tail)) = self.positioned(&l.expr, true) {
+                    let mut l = l.clone();
+                    l.expr = Box::new(tail);
+                    *e = syn::parse_quote!({ #stmt #l });
+                }
+            }
+            _ => {}
+        }
         syn::visit_mut::visit_expr_mut(self, e);
         let new = match e {
             Expr::MethodCall(m) => self.consumer(m),

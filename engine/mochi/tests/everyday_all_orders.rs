@@ -16379,6 +16379,119 @@ mod types_imported_by_name {
     }
 }
 
+/// A flattened chain whose later stages count positions across the rows:
+/// `img.iter().flatten().zip(W.iter())`, `.enumerate()`, `flat_map(|r| r.iter().map(f))
+/// .skip(1).step_by(2)`, `for (k, p) in rows.iter().flatten().enumerate()`,
+/// `rows.into_iter().flatten().rev().take(3).collect()`. Before 2026-12-09: "this
+/// iterator chain (`.zip(..)` …) is not one the derivation writes as a loop" (only
+/// `map`, `filter`, `filter_map`, `copied` and `cloned` could follow a flattening).
+mod flattened_with_positions {
+    use mochi::prelude::*;
+
+    const W: [f64; 4] = [0.5, -1.0, 2.0, 0.25];
+
+    /// Σₖ xₖ Wₖ through rows of two.
+    #[differentiable(higher_order)]
+    pub fn weighted(x: &[f64]) -> f64 {
+        let img: Vec<Vec<f64>> = x.chunks(2).map(|c| c.to_vec()).collect();
+        img.iter()
+            .flatten()
+            .zip(W.iter())
+            .map(|(p, w)| p * w * p)
+            .sum()
+    }
+
+    /// Σₖ k xₖ.
+    #[differentiable(higher_order)]
+    pub fn positions(x: &[f64]) -> f64 {
+        let img = vec![vec![x[0], x[1]], vec![x[2], x[3]]];
+        img.iter()
+            .flatten()
+            .enumerate()
+            .map(|(k, &p)| p * p * k as f64)
+            .sum()
+    }
+
+    /// Σₖ (k + 1) xₖ² over rows of three and one.
+    #[differentiable(higher_order)]
+    pub fn in_a_for(x: &[f64]) -> f64 {
+        let rows = vec![vec![x[0], x[1], x[2]], vec![x[3]]];
+        let mut s = 0.0;
+        for (k, p) in rows.iter().flatten().enumerate() {
+            s += (k as f64 + 1.0) * p * p;
+        }
+        s
+    }
+
+    /// sin(2x₁) + sin(2x₃): the doubled elements from the second, every other one.
+    #[differentiable(higher_order)]
+    pub fn skipped(x: &[f64]) -> f64 {
+        let rows: Vec<Vec<f64>> = x.chunks(2).map(|c| c.to_vec()).collect();
+        rows.iter()
+            .flat_map(|r| r.iter().map(|v| v * 2.0))
+            .skip(1)
+            .step_by(2)
+            .map(|v| v.sin())
+            .sum::<f64>()
+    }
+
+    /// 3x₃ + x₂x₁: the last three, from the end.
+    #[differentiable(higher_order)]
+    pub fn reversed(x: &[f64]) -> f64 {
+        let rows = vec![vec![x[0], x[1]], vec![x[2], x[3]]];
+        let v: Vec<f64> = rows.into_iter().flatten().rev().take(3).collect();
+        v[0] * 3.0 + v[1] * v[2]
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(weighted, [0.3, -0.8, 1.1, 0.6]);
+        all_orders!(positions, [0.3, -0.8, 1.1, 0.6]);
+        all_orders!(in_a_for, [0.3, -0.8, 1.1, 0.6]);
+        all_orders!(skipped, [0.3, -0.8, 1.1, 0.6]);
+        all_orders!(reversed, [0.3, -0.8, 1.1, 0.6]);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3, -0.8, 1.1, 0.6];
+        let w: Vec<f64> = (0..4).map(|k| 2.0 * W[k] * x[k]).collect();
+        crate::common::close_to("weighted", &weighted::gradient(&x), &w, 1e-15);
+        let w: Vec<f64> = (0..4).map(|k| 2.0 * k as f64 * x[k]).collect();
+        crate::common::close_to("positions", &positions::gradient(&x), &w, 1e-15);
+        let w: Vec<f64> = (0..4).map(|k| 2.0 * (k as f64 + 1.0) * x[k]).collect();
+        crate::common::close_to("in_a_for", &in_a_for::gradient(&x), &w, 1e-15);
+        let h = in_a_for::hessian(&x);
+        for k in 0..4 {
+            assert_eq!(h[[k, k]], 2.0 * (k as f64 + 1.0));
+        }
+        let w = [0.0, 2.0 * (2.0 * x[1]).cos(), 0.0, 2.0 * (2.0 * x[3]).cos()];
+        crate::common::close_to("skipped", &skipped::gradient(&x), &w, 1e-15);
+        crate::common::close_to(
+            "reversed",
+            &reversed::gradient(&x),
+            &[0.0, x[2], x[1], 3.0],
+            1e-15,
+        );
+    }
+
+    /// A parameter of rows, its maximum (`fold(f64::NEG_INFINITY, f64::max)` after
+    /// `copied`, which a flattening took before): the cotangent in the row it came from.
+    #[differentiable]
+    pub fn peak(img: &Vec<Vec<f64>>) -> f64 {
+        img.iter()
+            .flatten()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    #[test]
+    fn peak_of_rows() {
+        let m = vec![vec![1.0, 5.0], vec![2.0]];
+        assert_eq!(peak::gradient(&m), vec![vec![0.0, 1.0], vec![0.0]]);
+    }
+}
+
 /// A method building its struct with a field collected from a chain over the crate's
 /// structs (`Cloud { pts: self.pts.iter().map(|p| *p * k).collect(), w: self.w }`).
 /// Gradients (the block without `higher_order`). Before 2026-12-08: "expected `f64`,
