@@ -5919,8 +5919,13 @@ impl VisitMut for LentPlaces<'_> {
 impl VisitMut for ShortenedBuffers<'_> {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         syn::visit_mut::visit_block_mut(self, b);
-        let mut out = Vec::with_capacity(b.stmts.len());
-        for st in std::mem::take(&mut b.stmts) {
+        let mut hoisted = Vec::with_capacity(b.stmts.len());
+        for mut st in std::mem::take(&mut b.stmts) {
+            hoisted.extend(self.drains_in_expressions(&mut st));
+            hoisted.push(st);
+        }
+        let mut out = Vec::with_capacity(hoisted.len());
+        for st in hoisted {
             match self.shortened(&st) {
                 Some(mut new) => {
                     for s in &mut new {
@@ -6050,6 +6055,111 @@ impl ShortenedBuffers<'_> {
         ];
         out.extend(Self::edited(v, &at, None, span));
         Some(out)
+    }
+
+    /// `total += v.drain(..k).sum::<f64>();`, `let r = a + v.drain(1..3).map(f)
+    /// .product::<f64>() / n;`: a chain over a drained range inside a larger expression,
+    /// reached by the statement whatever its branches do (not under `&&`, `||`, an `if`,
+    /// a `match`, a loop or a closure) and typed by its turbofish (`sum::<f64>()`,
+    /// `collect::<Vec<f64>>()`), bound first, `let __mochi_drained1: f64 = v.drain(..k)
+    /// .sum::<f64>();`, which [`Self::drained_chain`] then writes. Only where nothing
+    /// else in the statement names the buffer, so that no read of it moves across the
+    /// cut. The `let`s, in the order the statement evaluates them.
+    fn drains_in_expressions(&self, st: &mut syn::Stmt) -> Vec<syn::Stmt> {
+        let mut out = Vec::new();
+        // (A `let` of the chain itself is `drained_chain`'s; a block's value, `if c {
+        // v.drain(..2).sum::<f64>() } else { .. }`, is bound in its block.)
+        let (top, at_top): (&mut Expr, bool) = match st {
+            syn::Stmt::Local(l) => match l.init.as_mut() {
+                Some(init) if init.diverge.is_none() => (&mut init.expr, true),
+                _ => return out,
+            },
+            syn::Stmt::Expr(e, _) => (e, false),
+            _ => return out,
+        };
+        let whole = top.clone();
+        self.hoist_drains(top, at_top, &whole, &mut out);
+        out
+    }
+
+    fn hoist_drains(&self, e: &mut Expr, at_top: bool, whole: &Expr, out: &mut Vec<syn::Stmt>) {
+        // A consumer with its type written, over a chain on a drained buffer.
+        if let Expr::MethodCall(m) = &*e {
+            let typed = m
+                .turbofish
+                .as_ref()
+                .filter(|t| t.args.len() == 1)
+                .and_then(|t| match (m.method.to_string().as_str(), t.args.first()) {
+                    ("sum" | "product" | "collect", Some(syn::GenericArgument::Type(ty))) => {
+                        Some(ty.clone())
+                    }
+                    _ => None,
+                });
+            if let (Some(ty), false) = (typed, at_top) {
+                let mut cur = &m.receiver;
+                let buffer = loop {
+                    match unparen(cur) {
+                        Expr::MethodCall(d) => {
+                            if let Some(v) = self.buffer(d).filter(|_| d.method == "drain") {
+                                break Some(v.clone());
+                            }
+                            cur = &d.receiver;
+                        }
+                        _ => break None,
+                    }
+                };
+                if let Some(v) = buffer {
+                    let name = quote::quote!(#v).to_string();
+                    // The buffer named once in the statement: by this chain.
+                    let count = mention_count(whole, &name);
+                    if count == 1 && drain_call(m).and_then(|d| drained_range(d, &v)).is_some() {
+                        let n = format_ident!(
+                            "__mochi_drained{}",
+                            out.len() + 1,
+                            span = m.method.span()
+                        );
+                        let chain = e.clone();
+                        out.push(syn::parse_quote!(let #n: #ty = #chain;));
+                        *e = syn::parse_quote!(#n);
+                    }
+                    return;
+                }
+            }
+        }
+        match e {
+            Expr::Binary(b) if !matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
+                self.hoist_drains(&mut b.left, false, whole, out);
+                self.hoist_drains(&mut b.right, false, whole, out);
+            }
+            Expr::Unary(u) => self.hoist_drains(&mut u.expr, false, whole, out),
+            Expr::Paren(p) => self.hoist_drains(&mut p.expr, false, whole, out),
+            Expr::Cast(c) => self.hoist_drains(&mut c.expr, false, whole, out),
+            Expr::Reference(r) => self.hoist_drains(&mut r.expr, false, whole, out),
+            Expr::Field(f) => self.hoist_drains(&mut f.base, false, whole, out),
+            Expr::Assign(a) => self.hoist_drains(&mut a.right, false, whole, out),
+            Expr::MethodCall(m) => {
+                self.hoist_drains(&mut m.receiver, false, whole, out);
+                for a in m.args.iter_mut() {
+                    self.hoist_drains(a, false, whole, out);
+                }
+            }
+            Expr::Call(c) => {
+                for a in c.args.iter_mut() {
+                    self.hoist_drains(a, false, whole, out);
+                }
+            }
+            Expr::Tuple(t) => {
+                for a in t.elems.iter_mut() {
+                    self.hoist_drains(a, false, whole, out);
+                }
+            }
+            Expr::Array(t) => {
+                for a in t.elems.iter_mut() {
+                    self.hoist_drains(a, false, whole, out);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// `let s: f64 = v.drain(a..b).sum();`, `let t: Vec<f64> = v.drain(a..b).rev()
@@ -6220,6 +6330,47 @@ impl ShortenedBuffers<'_> {
 }
 
 /// The bounds `a`, `b` of `v.drain(a..b)` (`..b`, `a..`, `..`, `a..=b`).
+/// The `drain(..)` call at the bottom of a chain.
+fn drain_call(m: &syn::ExprMethodCall) -> Option<&syn::ExprMethodCall> {
+    let mut cur = m;
+    loop {
+        match unparen(&cur.receiver) {
+            Expr::MethodCall(d) if d.method == "drain" => return Some(d),
+            Expr::MethodCall(d) => cur = d,
+            _ => return None,
+        }
+    }
+}
+
+/// How many times `name` is named (as a path of one segment) in `e`.
+fn mention_count(e: &Expr, name: &str) -> usize {
+    struct Count<'a>(&'a str, usize);
+    impl<'ast> syn::visit::Visit<'ast> for Count<'_> {
+        fn visit_path(&mut self, p: &'ast syn::Path) {
+            if p.is_ident(self.0) {
+                self.1 += 1;
+            }
+            syn::visit::visit_path(self, p);
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            // (A name inside a macro's tokens counts too.)
+            fn idents(ts: TokenStream, name: &str) -> usize {
+                ts.into_iter()
+                    .map(|t| match t {
+                        proc_macro2::TokenTree::Ident(i) => usize::from(i == name),
+                        proc_macro2::TokenTree::Group(g) => idents(g.stream(), name),
+                        _ => 0,
+                    })
+                    .sum()
+            }
+            self.1 += idents(m.tokens.clone(), self.0);
+        }
+    }
+    let mut c = Count(name, 0);
+    syn::visit::Visit::visit_expr(&mut c, e);
+    c.1
+}
+
 fn drained_range(m: &syn::ExprMethodCall, v: &Expr) -> Option<(TokenStream, TokenStream)> {
     if m.method != "drain" || m.args.len() != 1 {
         return None;

@@ -15960,7 +15960,45 @@ mod drained_chains {
         t[0] * v[0] + 2.0 * t[2] * v[1]
     }
 
+    /// Chains over drained ranges inside larger expressions (since 2026-12-09; before,
+    /// "`.drain(..)` changes the length …" unless bound by a `let` of their own):
+    /// 2x₀ + x₀² + x₁² + x₄·x₂ + (x₂·x₃ when x₀ > 0, else 0).
+    #[differentiable(higher_order)]
+    pub fn drained_in_expressions(x: &[f64]) -> f64 {
+        let mut s = x.to_vec();
+        let a = x[0] * 2.0 + s.drain(..2).map(|v| v * v).sum::<f64>();
+        let mut total = 0.0;
+        total += s.drain(2..).sum::<f64>();
+        let b = if x[0] > 0.0 {
+            s.drain(..).product::<f64>()
+        } else {
+            0.0
+        };
+        a + total * x[2] + b
+    }
+
     const X: [f64; 5] = [0.3, 0.2, 0.5, 0.7, -0.4];
+
+    #[test]
+    fn in_expressions() {
+        let x = X;
+        let want = [2.0 + 2.0 * x[0], 2.0 * x[1], x[4] + x[3], x[2], x[2]];
+        crate::common::close_to(
+            "drained_in_expressions",
+            &drained_in_expressions::gradient(&x),
+            &want,
+            1e-15,
+        );
+        let mut y = X;
+        y[0] = -0.3;
+        let want = [2.0 + 2.0 * y[0], 2.0 * y[1], y[4], 0.0, y[2]];
+        crate::common::close_to(
+            "drained_in_expressions",
+            &drained_in_expressions::gradient(&y),
+            &want,
+            1e-15,
+        );
+    }
 
     #[test]
     fn by_hand() {
@@ -15993,6 +16031,7 @@ mod drained_chains {
         all_orders!(drained_sum, super::X);
         all_orders!(within, super::X);
         all_orders!(drained_reversed, super::X);
+        all_orders!(drained_in_expressions, super::X);
     }
 }
 
