@@ -1949,7 +1949,11 @@ pub struct RuleName<const H: u64>;
 /// leaves `O` to inference. Each rule trait of a `#[differentiable]` `impl` block has
 /// one `impl` of this trait, `O` a marker type of that rule trait (so the `impl` is the
 /// crate's own, and two rules of one type, `V2 * f64` and `V2 * V2`, do not overlap),
-/// delegating to it; rustc picks the one whose rule trait the arguments satisfy.
+/// delegating to it; rustc picks the one whose rule trait the arguments satisfy. An
+/// associated function's rule is also keyed by its name and its type, `N` being
+/// `(RuleName<H>, Vec3)` of `Vec3::new`, so that a call written with a path (`V::new(..)`
+/// of `use geom::Vec3 as V;`, `geom::Vec3::new(..)`, one of two types named `Pt`) names
+/// the type it means.
 pub trait OwnedRule<N, O> {
     /// The rule's value.
     type Output;

@@ -1331,6 +1331,7 @@ fn scalar_left_operator(imp: &syn::ItemImpl, outer: &Options, float: &str) -> Op
         crate::twin::rule_trait_vis(&[&rhs_ty, &output]),
         &tr,
         &method,
+        None,
     );
     // With `higher_order`: `s * v` in a generic form derived through its rule (a float
     // and the struct's mirror, `T * __MochiTwinV2<T>`, which no operator `impl` can
@@ -1441,6 +1442,7 @@ fn operator_rule_trait(
         params,
         ret,
         sig,
+        None,
     )
 }
 
@@ -1683,6 +1685,7 @@ fn associated_rule_trait_as(
         params,
         ret,
         sig,
+        Some(written),
     )
 }
 
@@ -1702,6 +1705,7 @@ fn routed_rule_trait(
     params: Vec<syn::Type>,
     mut ret: syn::Type,
     sig: &syn::Signature,
+    written: Option<&syn::Ident>,
 ) -> Option<TokenStream> {
     if !sig.generics.params.is_empty() {
         return None;
@@ -1724,7 +1728,8 @@ fn routed_rule_trait(
     let self_ty: syn::Type = syn::parse_quote!(#ty);
     let mut named: Vec<&syn::Type> = vec![&self_ty, &ret];
     named.extend(param_tys.iter());
-    let decl = rule_trait_decl(crate::twin::rule_trait_vis(&named), tr, method);
+    let assoc = written.map(|w| (ty, w));
+    let decl = rule_trait_decl(crate::twin::rule_trait_vis(&named), tr, method, assoc);
     let imp = call.rule_impl(
         tr,
         method,
@@ -1792,7 +1797,7 @@ fn method_rule_trait(type_name: &str, sig: &syn::Signature) -> Option<TokenStrea
         passed,
         quote!(<#ty as ::mochi::Tangent>::Tangent),
     );
-    routed_rule_trait(&ty, &tr, &sig.ident, &rr, receiver, params, ret, sig)
+    routed_rule_trait(&ty, &tr, &sig.ident, &rr, receiver, params, ret, sig, None)
 }
 
 /// The generic arguments of a trait as one word (`<[f64; 2]>` → `f642`), to name the
@@ -1812,11 +1817,38 @@ fn type_args_word(a: &syn::AngleBracketedGenericArguments) -> String {
 /// trait is not in scope reaches it (a type imported by name, `use crate::geom::V2;`:
 /// `lower/norule.rs`). The `impl`'s marker type is as visible as the trait, so that
 /// rustc may infer it wherever the rule may be called.
-fn rule_trait_decl(vis: TokenStream, tr: &syn::Ident, method: &syn::Ident) -> TokenStream {
+///
+/// An associated function's (`assoc`: its type and its name as called, `Vec3` and
+/// `new`) is also keyed by the function's name and its type, `(RuleName<H>, Vec3)`: a
+/// call site names the type by the path it wrote (`lower/norule.rs`).
+fn rule_trait_decl(
+    vis: TokenStream,
+    tr: &syn::Ident,
+    method: &syn::Ident,
+    assoc: Option<(&syn::Ident, &syn::Ident)>,
+) -> TokenStream {
     let owner = format_ident!("{}_Owner", tr);
     let name = crate::lower::rule_name(&method.to_string());
     let call = quote!(::mochi::__private::Call<__MochiA>);
+    let by_path = assoc.map(|(ty, f)| {
+        let name = crate::lower::rule_name(&format!("::{f}"));
+        quote! {
+            #[allow(non_camel_case_types)]
+            impl<__MochiA> ::mochi::__private::OwnedRule<(#name, #ty), #owner> for #call
+            where
+                #call: #tr,
+            {
+                type Output = <#call as #tr>::Output;
+                type Pullback = <#call as #tr>::Pullback;
+                #[inline(always)]
+                fn owned_rule(self) -> (Self::Output, Self::Pullback) {
+                    <#call as #tr>::#method(self)
+                }
+            }
+        }
+    });
     quote! {
+        #by_path
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
         #vis trait #tr {

@@ -2287,7 +2287,7 @@ pub(crate) fn crate_type_named_like_library(name: &str) -> bool {
 }
 
 /// The names of [`library_type`], whatever the crate defines.
-fn library_name(name: &str) -> bool {
+pub(crate) fn library_name(name: &str) -> bool {
     const NAMES: &[&str] = &[
         "Vec",
         "Box",
@@ -6006,9 +6006,11 @@ impl VisitMut for Rewrite<'_> {
                     && fp.path.segments.iter().all(|s| s.arguments.is_none())
                     && (constructor_type(&segs[0])
                         || segs[0] == "Self" && IMPL_TYPE.with(|t| t.borrow().is_some()))
-                    && c.args
-                        .iter()
-                        .any(|a| crate::activity::expr_is_active(a, &self.active))
+                    && c.args.iter().any(|a| {
+                        // (Or a float of the function's without a derivative, `V2::new(kf,
+                        // 0.0)` of a loop's `let kf = k as f64;`: the twin's scalar too.)
+                        crate::activity::expr_is_active(a, &self.active) || floaty(a, self.floats)
+                    })
                 {
                     let Expr::Call(c) = e else { unreachable!() };
                     for a in c.args.iter_mut() {

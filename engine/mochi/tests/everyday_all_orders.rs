@@ -16376,6 +16376,122 @@ mod types_imported_by_name {
         }
     }
 
+    /// Two types of one name, each with a constructor of the same arguments, one
+    /// reached through the crate's path (before 2026-12-09, beside the error of a name,
+    /// "type annotations needed" where both constructors were reached).
+    pub mod pa {
+        use mochi::prelude::*;
+
+        #[derive(Clone, Copy, Debug, Tangent)]
+        pub struct Pt {
+            pub u: f64,
+            pub v: f64,
+        }
+
+        #[differentiable(higher_order)]
+        impl Pt {
+            pub fn new(u: f64, v: f64) -> Pt {
+                Pt { u, v }
+            }
+            pub fn size(&self) -> f64 {
+                self.u * self.u + self.v * self.v
+            }
+        }
+    }
+
+    pub mod pb {
+        use mochi::prelude::*;
+
+        #[derive(Clone, Copy, Debug, Tangent)]
+        pub struct Pt {
+            pub r: f64,
+            pub s: f64,
+        }
+
+        #[differentiable(higher_order)]
+        impl Pt {
+            pub fn new(r: f64, s: f64) -> Pt {
+                Pt { r, s: 3.0 * s }
+            }
+            pub fn size(&self) -> f64 {
+                self.r * self.s
+            }
+        }
+    }
+
+    pub mod paths {
+        use super::pa::Pt;
+        use mochi::prelude::*;
+
+        /// x₀² + x₁² + 3x₁x₀ (the second by the crate's path to `pb::Pt`).
+        #[differentiable]
+        pub fn two_pts(x: &[f64]) -> f64 {
+            let p = Pt::new(x[0], x[1]);
+            let r = crate::types_imported_by_name::pb::Pt::new(x[1], x[0]);
+            p.size() + r.size()
+        }
+
+        /// The type imported inside the body: |a − b|².
+        #[differentiable]
+        pub fn imported_in_body(x: &[f64]) -> f64 {
+            use crate::types_imported_by_name::geom::Point2;
+            let a = Point2::new(x[0], x[1]);
+            let b = Point2 { x: x[2], y: x[3] };
+            (a - b).norm2()
+        }
+
+        /// Σₖ₌₁³ |a − (k, 0)|²: a constructor given a float of a loop counter, which
+        /// carries no derivative (before 2026-12-09, no Hessian: "it calls
+        /// `Point2::new`, whose twin is not known").
+        #[differentiable(higher_order)]
+        pub fn from_counter(x: &[f64]) -> f64 {
+            use super::geom::Point2;
+            let a = Point2::new(x[0], x[1]);
+            let mut s = 0.0;
+            for k in 1..4 {
+                let kf = k as f64;
+                s += (a - Point2::new(kf, 0.0)).norm2();
+            }
+            s
+        }
+
+        mod t {
+            use crate::all_orders;
+            all_orders!(from_counter, [0.3, 0.2]);
+        }
+    }
+
+    /// One `Pt` glob-imported (its rule traits in scope) and the other reached by its
+    /// path, each constructor taking two floats. On 2026-12-08's build the second call
+    /// reached the first type's rule, silently: value 0.26 against the function's 0.31
+    /// at (0.3, 0.2), gradient (1.2, 0.8) against (1.2, 1.3). A longer path is now a
+    /// rule method of its own, keyed by the type it names.
+    pub mod glob_and_path {
+        use super::pa::*;
+        use mochi::prelude::*;
+
+        /// x₀² + x₁² + 3x₁x₀.
+        #[differentiable]
+        pub fn two_pts(x: &[f64]) -> f64 {
+            let p = Pt::new(x[0], x[1]);
+            let r = crate::types_imported_by_name::pb::Pt::new(x[1], x[0]);
+            p.size() + r.size()
+        }
+
+        #[test]
+        fn value_and_gradient() {
+            let x = [0.3, 0.2];
+            let (y, g) = two_pts::value_and_gradient(&x);
+            assert!(
+                (y - two_pts(&x)).abs() < 1e-15,
+                "{y} against {}",
+                two_pts(&x)
+            );
+            let want = [2.0 * x[0] + 3.0 * x[1], 2.0 * x[1] + 3.0 * x[0]];
+            crate::common::close_to("two_pts", &g, &want, 1e-15);
+        }
+    }
+
     #[test]
     fn by_hand() {
         use geom::Point2;
@@ -16414,6 +16530,29 @@ mod types_imported_by_name {
             &geom::child::psq::gradient(&[1.5, 2.0]),
             &[6.0, 2.25],
             1e-15,
+        );
+
+        let want = [2.0 * x[0] + 3.0 * x[1], 2.0 * x[1] + 3.0 * x[0], 0.0, 0.0];
+        crate::common::close_to("two_pts", &paths::two_pts::gradient(&x), &want, 1e-15);
+        let want = [
+            2.0 * (x[0] - x[2]),
+            2.0 * (x[1] - x[3]),
+            -2.0 * (x[0] - x[2]),
+            -2.0 * (x[1] - x[3]),
+        ];
+        crate::common::close_to(
+            "imported_in_body",
+            &paths::imported_in_body::gradient(&x),
+            &want,
+            1e-15,
+        );
+        let y = [0.3, 0.2];
+        let want = [2.0 * (3.0 * y[0] - 6.0), 6.0 * y[1]];
+        crate::common::close_to(
+            "from_counter",
+            &paths::from_counter::gradient(&y),
+            &want,
+            1e-14,
         );
     }
 }

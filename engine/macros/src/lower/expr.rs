@@ -1324,6 +1324,7 @@ impl Lowerer {
         let lowered = inner.lower_body(specs, &body_block);
         self.errors.append(&mut inner.errors);
         self.rule_methods.append(&mut inner.rule_methods);
+        self.assoc_paths.append(&mut inner.assoc_paths);
         self.user_methods.append(&mut inner.user_methods);
         self.user_methods_mut.append(&mut inner.user_methods_mut);
         let super::Lowered {
@@ -1648,7 +1649,39 @@ impl Lowerer {
                 .segments
                 .last()
                 .map_or(self.span, |s| s.ident.span());
-            return self.call_method(&format!("{ty}_{last}"), &ops, TokenStream::new(), code);
+            // The type's path as written, for a rule of the crate's own type reached
+            // where its trait is not in scope (a path through its module, one of two
+            // types of one name): a type the crate derives `Tangent` for (a name may be
+            // a trait's, `Default::default()`, which is no type), not one relative to
+            // the function's module (the bridge sits in a module inside it).
+            // A longer path to such a type is a rule method of its own, named after the
+            // path (`pt_new__pb` of `pb::Pt::new`), so that `Pt::new` of another `Pt`
+            // in the same body reaches its own rule, never this one.
+            let n = fp.path.segments.len();
+            let written_path = fp.path.segments.iter().take(n - 1);
+            let own = crate::twin::crate_type(ty_name) && !crate::twin::library_name(ty_name);
+            let method = if own && n > 2 {
+                let via: Vec<String> = segs[..n - 2].iter().map(|s| snake_case(s)).collect();
+                format!("{ty}_{last}__{}", via.join("_"))
+            } else {
+                format!("{ty}_{last}")
+            };
+            if own
+                && !matches!(segs[0].as_str(), "self" | "super" | "Self")
+                && !self.body_uses.contains(&segs[0])
+                && !self.body_uses.contains("*")
+                && fp
+                    .path
+                    .segments
+                    .iter()
+                    .all(|s| matches!(s.arguments, syn::PathArguments::None))
+            {
+                let lead = fp.path.leading_colon;
+                self.assoc_paths
+                    .entry(method.clone())
+                    .or_insert((quote!(#lead #(#written_path)::*), last.clone()));
+            }
+            return self.call_method(&method, &ops, TokenStream::new(), code);
         }
         if fp.qself.is_some() {
             self.err(c, "mochi: calls to associated functions (`<T as Trait>::f(..)`) need a rule; call a free `#[differentiable]` function, or wrap a constant in `mochi::no_grad(..)`");

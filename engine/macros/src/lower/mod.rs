@@ -262,6 +262,13 @@ pub struct Lowerer {
     /// takes and the span of its first call: each gets a missing-rule fallback
     /// ([`norule`]).
     rule_methods: BTreeMap<String, (usize, proc_macro2::Span)>,
+    /// The rule methods of associated functions called by a path (`V::new(..)` →
+    /// `v_new`): the type's path as written and the function's name, for the bridge
+    /// that reaches the type's rule by its path ([`norule`]).
+    assoc_paths: BTreeMap<String, (TokenStream, String)>,
+    /// The names the body's own `use` items bring (`use crate::geom::Vec3;` inside the
+    /// function), which the modules of the derived items do not see.
+    body_uses: HashSet<String>,
     /// The methods of the user's types called through their derived rule (`m_rrule`),
     /// with the number of arguments besides the receiver and the span of a call: each
     /// gets a fallback whose bound says the method is not `#[differentiable]`.
@@ -529,6 +536,8 @@ impl Lowerer {
             param_lens: HashMap::new(),
             indexed: HashSet::new(),
             rule_methods: BTreeMap::new(),
+            assoc_paths: BTreeMap::new(),
+            body_uses: HashSet::new(),
             user_methods: BTreeMap::new(),
             user_methods_mut: Default::default(),
             captured: HashSet::new(),
@@ -543,7 +552,7 @@ impl Lowerer {
     /// The missing-rule fallbacks of the rule methods this body calls ([`norule`]):
     /// items for the scope that holds the derived rule's functions.
     pub fn fallback_items(&self) -> TokenStream {
-        let rules = norule::fallbacks(&self.rule_methods);
+        let rules = norule::fallbacks(&self.rule_methods, &self.assoc_paths);
         let mut plain = self.user_methods.clone();
         plain.retain(|m, _| !self.user_methods_mut.contains(m));
         let methods = norule::method_fallbacks(&plain);
@@ -729,6 +738,20 @@ impl Lowerer {
 
     /// Lowers a whole body (of the function or of a derived closure).
     pub fn lower_body(&mut self, params: Vec<ParamSpec>, body: &Block) -> Lowered {
+        struct Uses<'a>(&'a mut HashSet<String>);
+        impl<'ast> syn::visit::Visit<'ast> for Uses<'_> {
+            fn visit_use_name(&mut self, n: &'ast syn::UseName) {
+                self.0.insert(n.ident.to_string());
+            }
+            fn visit_use_rename(&mut self, r: &'ast syn::UseRename) {
+                self.0.insert(r.rename.to_string());
+            }
+            fn visit_use_glob(&mut self, _: &'ast syn::UseGlob) {
+                // (A glob brings names the macro cannot list: any path may be one.)
+                self.0.insert("*".to_string());
+            }
+        }
+        syn::visit::Visit::visit_block(&mut Uses(&mut self.body_uses), body);
         // Names bound more than once anywhere in the body (shadowing): an index using one
         // is saved, never recomputed, since the reverse sweep might see the other binding.
         let mut counts: HashMap<String, usize> = HashMap::new();

@@ -22,6 +22,11 @@ use std::collections::BTreeMap;
 
 /// How the user wrote the operation a rule method stands for.
 fn display(method: &str) -> String {
+    // (`pt_new__pb`, `pb::Pt::new` by its path: the rule's name.)
+    let method = match method.split_once("__") {
+        Some((m, _)) if !m.is_empty() => m,
+        _ => method,
+    };
     // The fused rules of iterator chains, as the user wrote them.
     match method {
         "iter_map_sum" => return "x.iter().map(f).sum()".to_string(),
@@ -88,7 +93,15 @@ pub(crate) fn rule_name(method: &str) -> TokenStream {
 /// The fallback items for `methods` (each rule method's name, the number of arguments
 /// it takes besides the receiver, and the span of a call, where rustc's notes about the
 /// fallback then point), to be placed in the scope that holds the rule calls.
-pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
+///
+/// A rule method of an associated function called by a path (`assoc`: `v_new` of
+/// `V::new(..)`, the path `V` and the name `new`) has its bridge keyed by the
+/// function's name and the type as written, `(RuleName<H>, V)`, so that the path picks
+/// the type (`companion.rs`, `rule_trait_decl`).
+pub fn fallbacks(
+    methods: &BTreeMap<String, (usize, Span)>,
+    assoc: &BTreeMap<String, (TokenStream, String)>,
+) -> TokenStream {
     let items = methods.iter().map(|(m, &(extra, span))| {
         let shown = display(m);
         let chain = CHAIN_METHODS.contains(&m.as_str());
@@ -180,7 +193,14 @@ pub fn fallbacks(methods: &BTreeMap<String, (usize, Span)>) -> TokenStream {
         // receiver) whose traits are not in scope, at the `&self` step.
         let bridge = (extra == 0).then(|| {
             let owned = format_ident!("__MochiOwned_{}", m, span = span);
-            let name = rule_name(m);
+            // (By a path: the key names the type as written.)
+            let name = match assoc.get(m) {
+                Some((path, f)) => {
+                    let name = rule_name(&format!("::{f}"));
+                    quote!((#name, #path))
+                }
+                None => rule_name(m),
+            };
             let rule = quote!(::mochi::__private::OwnedRule<#name, __MochiO>);
             quote_spanned!(span=>
                 #[allow(non_camel_case_types, dead_code)]
