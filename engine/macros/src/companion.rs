@@ -258,7 +258,8 @@ fn borrowed_array_conversion(l: &syn::Local) -> Option<(&syn::Pat, &syn::Type, &
 /// `let v: Vec<f64> = x.into();` as `let v: Vec<f64> = Vec::from(x);`: the same
 /// conversion, named (a rule method `into` would meet std's blanket `Into`, which the
 /// prelude brings in; the generic form keeps `Vec::from`); and `map(f).flatten()` of an
-/// `f` that gives an `Option` as `filter_map(f)`.
+/// `f` that gives an `Option` as `filter_map(f)`; `rfold` and `rfind` as `rev()` then
+/// `fold` and `find`.
 fn std_forms_named(item: TokenStream) -> TokenStream {
     struct Named;
     impl syn::visit_mut::VisitMut for Named {
@@ -304,6 +305,21 @@ fn std_forms_named(item: TokenStream) -> TokenStream {
                 return;
             }
             let syn::Expr::MethodCall(f) = e else { return };
+            // `it.rfold(init, g)`, `it.rfind(p)`: the `rev().fold(init, g)` and
+            // `rev().find(p)` std documents them to be, for a chain (before 2026-12-09,
+            // "no rule for `rfold`").
+            let reversed = match (f.method.to_string().as_str(), f.args.len()) {
+                ("rfold", 2) => Some("fold"),
+                ("rfind", 1) => Some("find"),
+                _ => None,
+            };
+            if let Some(to) = reversed.filter(|_| crate::iterchain::is_chain(&f.receiver)) {
+                let span = f.method.span();
+                let (it, args) = (&f.receiver, &f.args);
+                let to = syn::Ident::new(to, span);
+                *e = syn::parse_quote_spanned!(span=> #it.rev().#to(#args));
+                return;
+            }
             if f.method != "flatten" || !f.args.is_empty() {
                 return;
             }

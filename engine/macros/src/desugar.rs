@@ -306,7 +306,24 @@ impl Successors<'_> {
         if cl.inputs.len() != 1 {
             return None;
         }
-        let mut step = some(&cl.body)?;
+        // (Also a block ending in `Some(e)`: `|&(t, k)| { let k1 = k + 1.0; Some((t * y
+        // / k1, k1)) }`, the block ending in `e`.)
+        let mut step = match unparen(&cl.body) {
+            // (Not one that may end the sequence or leave the closure early.)
+            Expr::Block(b)
+                if b.label.is_none()
+                    && !crate::iterchain::contains_return(&cl.body)
+                    && !quote::quote!(#b).to_string().contains('?') =>
+            {
+                let mut b = b.clone();
+                let Some(syn::Stmt::Expr(tail, None)) = b.block.stmts.last_mut() else {
+                    return None;
+                };
+                *tail = some(tail)?;
+                Expr::Block(b)
+            }
+            body => some(body)?,
+        };
         let pat = match &cl.inputs[0] {
             Pat::Reference(r) => (*r.pat).clone(),
             Pat::Type(t) => match &*t.pat {
@@ -374,11 +391,16 @@ impl Successors<'_> {
                 #value
             }));
         }
-        // The chain's methods down to `take(n)` on `successors(..)`.
+        // The chain's methods down to `take(n)` or `take_while(p)` on `successors(..)`.
         let mut above: Vec<&syn::ExprMethodCall> = Vec::new();
         let mut cur = m;
         let (take, parts) = loop {
-            if cur.method == "take" && cur.args.len() == 1 {
+            let bounded = match (cur.method.to_string().as_str(), cur.args.first()) {
+                ("take", Some(_)) => true,
+                ("take_while", Some(Expr::Closure(p))) => p.inputs.len() == 1,
+                _ => false,
+            };
+            if bounded && cur.args.len() == 1 {
                 if let Some(parts) = Self::parts(&cur.receiver) {
                     break (cur, parts);
                 }
@@ -406,6 +428,25 @@ impl Successors<'_> {
             let mut a = (*a).clone();
             *a.receiver = chain;
             chain = Expr::MethodCall(a);
+        }
+        // `take_while(|q| cond)`: the values while `cond` holds of each (as the
+        // iterator asks it, by reference), the first that fails ending the loop.
+        if let Expr::Closure(pred) = &take.args[0] {
+            if take.method == "take_while" {
+                let (q, cond) = (&pred.inputs[0], &pred.body);
+                return Some(syn::parse_quote_spanned!(span=> {
+                    let mut #v = ::std::vec::Vec::new();
+                    let mut #c = #start;
+                    loop {
+                        if !{ let #q = &#c; #cond } {
+                            break;
+                        }
+                        #v.push(#c);
+                        #c = { let #p = #c; #step };
+                    }
+                    #chain
+                }));
+            }
         }
         Some(syn::parse_quote_spanned!(span=> {
             let mut #v = ::std::vec::Vec::new();

@@ -16670,6 +16670,98 @@ mod flattened_with_positions {
     }
 }
 
+/// A series summed while its terms are large (`successors(..).take_while(|t| t.abs() >
+/// tol)`, the step a block ending in `Some(..)`), and `rfold`/`rfind`, at every order.
+/// Before 2026-12-09: "closures are differentiated only as the argument of an adapter
+/// method" and "no rule for `rfold`".
+mod series_until_small {
+    use mochi::prelude::*;
+
+    /// J₀(x₀) by its power series, the terms kept while |t| > 1e-17.
+    #[differentiable(higher_order)]
+    pub fn bessel_j0(x: &[f64]) -> f64 {
+        let y = 0.25 * x[0] * x[0];
+        std::iter::successors(Some((1.0_f64, 0.0_f64)), |&(term, k)| {
+            let k1 = k + 1.0;
+            Some((-term * y / (k1 * k1), k1))
+        })
+        .take_while(|&(term, _)| term.abs() > 1e-17)
+        .map(|(term, _)| term)
+        .sum()
+    }
+
+    /// Σ rᵏ while rᵏ > 10⁻³, times x₁.
+    #[differentiable(higher_order)]
+    pub fn geometric(x: &[f64]) -> f64 {
+        let r = x[0];
+        let s: f64 = std::iter::successors(Some(1.0_f64), |&t| Some(t * r))
+            .take_while(|&t| t > 1e-3)
+            .sum();
+        s * x[1]
+    }
+
+    /// Horner from the last coefficient by `rfold`: p(t) = Σₖ cₖ tᵏ, t = x₀, cₖ = xₖ₊₁.
+    #[differentiable(higher_order)]
+    pub fn horner(x: &[f64]) -> f64 {
+        let t = x[0];
+        x[1..].iter().rfold(0.0, |acc, &c| acc * t + c)
+    }
+
+    /// The last coefficient above ½ (by `rfind`), squared.
+    #[differentiable]
+    pub fn last_large(x: &[f64]) -> f64 {
+        let v = x.iter().rfind(|&&v| v > 0.5).copied().unwrap_or(0.0);
+        v * v
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(bessel_j0, [1.3]);
+        all_orders!(geometric, [0.5, 2.0]);
+        all_orders!(horner, [0.7, 1.0, -2.0, 0.5, 3.0]);
+    }
+
+    #[test]
+    fn by_hand() {
+        // J₀′ = −J₁.
+        let x: f64 = 1.3;
+        let y = 0.25 * x * x;
+        let (mut t, mut j1) = (0.5 * x, 0.5 * x);
+        for k in 1..40 {
+            t *= -y / (k as f64 * (k as f64 + 1.0));
+            j1 += t;
+        }
+        crate::common::close_to("bessel_j0", &bessel_j0::gradient(&[x]), &[-j1], 1e-13);
+        // 0.5⁹ > 10⁻³ > 0.5¹⁰: Σₖ₌₀⁹ rᵏ.
+        let r: f64 = 0.5;
+        let s: f64 = (0..10).map(|k| r.powi(k)).sum();
+        let ds: f64 = (1..10).map(|k| k as f64 * r.powi(k - 1)).sum();
+        crate::common::close_to(
+            "geometric",
+            &geometric::gradient(&[r, 2.0]),
+            &[2.0 * ds, s],
+            1e-14,
+        );
+        let x = [0.7, 1.0, -2.0, 0.5, 3.0];
+        let t = x[0];
+        let want = [
+            -2.0 + 2.0 * 0.5 * t + 3.0 * 3.0 * t * t,
+            1.0,
+            t,
+            t * t,
+            t * t * t,
+        ];
+        crate::common::close_to("horner", &horner::gradient(&x), &want, 1e-14);
+        let x = [0.9, 0.6, 0.2, 0.1];
+        crate::common::close_to(
+            "last_large",
+            &last_large::gradient(&x),
+            &[0.0, 1.2, 0.0, 0.0],
+            1e-15,
+        );
+    }
+}
+
 /// A method building its struct with a field collected from a chain over the crate's
 /// structs (`Cloud { pts: self.pts.iter().map(|p| *p * k).collect(), w: self.w }`).
 /// Gradients (the block without `higher_order`). Before 2026-12-08: "expected `f64`,
