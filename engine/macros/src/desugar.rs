@@ -6178,6 +6178,11 @@ impl ShortenedBuffers<'_> {
             Expr::Reference(r) => self.hoist_drains(&mut r.expr, false, whole, out),
             Expr::Field(f) => self.hoist_drains(&mut f.base, false, whole, out),
             Expr::Assign(a) => self.hoist_drains(&mut a.right, false, whole, out),
+            Expr::Return(r) => {
+                if let Some(v) = r.expr.as_mut() {
+                    self.hoist_drains(v, false, whole, out);
+                }
+            }
             Expr::MethodCall(m) => {
                 self.hoist_drains(&mut m.receiver, false, whole, out);
                 for a in m.args.iter_mut() {

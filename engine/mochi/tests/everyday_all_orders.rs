@@ -15977,7 +15977,37 @@ mod drained_chains {
         a + total * x[2] + b
     }
 
+    /// `return v.drain(1..).map(f).sum::<f64>();` in a branch: Σₖ₌₁ xₖ² when x₀ > 0,
+    /// else x₀.
+    #[differentiable]
+    pub fn drained_in_return(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        if x[0] > 0.0 {
+            return v.drain(1..).map(|t| t * t).sum::<f64>();
+        }
+        v[0]
+    }
+
     const X: [f64; 5] = [0.3, 0.2, 0.5, 0.7, -0.4];
+
+    #[test]
+    fn in_return() {
+        let x = X;
+        let want = [0.0, 2.0 * x[1], 2.0 * x[2], 2.0 * x[3], 2.0 * x[4]];
+        crate::common::close_to(
+            "drained_in_return",
+            &drained_in_return::gradient(&x),
+            &want,
+            1e-15,
+        );
+        let y = [-1.0, 2.0];
+        crate::common::close_to(
+            "drained_in_return",
+            &drained_in_return::gradient(&y),
+            &[1.0, 0.0],
+            1e-15,
+        );
+    }
 
     #[test]
     fn in_expressions() {
