@@ -7089,7 +7089,7 @@ impl VisitMut for Flatten<'_> {
             Expr::ForLoop(l) => {
                 if let Some((stmt, tail)) = self.positioned(&l.expr, true) {
                     let mut l = l.clone();
-                    l.expr = Box::new(tail);
+                    *l.expr = tail;
                     *e = syn::parse_quote!({ #stmt #l });
                 }
             }

@@ -16593,6 +16593,7 @@ mod types_imported_by_name {
 /// `rows.into_iter().flatten().rev().take(3).collect()`. Before 2026-12-09: "this
 /// iterator chain (`.zip(..)` …) is not one the derivation writes as a loop" (only
 /// `map`, `filter`, `filter_map`, `copied` and `cloned` could follow a flattening).
+#[allow(clippy::ptr_arg, clippy::useless_vec)]
 mod flattened_with_positions {
     use mochi::prelude::*;
 
