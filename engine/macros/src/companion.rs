@@ -798,6 +798,25 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                     && !changes_what_it_is_lent(&f.sig)
                     && (marked_any || !f.attrs.iter().any(is_differentiable));
                 crate::twin::note_user_method(&f.sig.ident.to_string(), plain);
+                // `fn len(&self) -> f64`: a call `w.len()` is read as a length, which
+                // carries no derivative, wherever it is; the method's would be lost there
+                // (until 2026-12-09 silently: `w.len() * x[0]` differentiated as a
+                // constant times x[0]).
+                let name = f.sig.ident.to_string();
+                let derived = !result_without_derivative(&f.sig.output)
+                    && (!marked_any || f.attrs.iter().any(is_differentiable));
+                if derived && crate::activity::INACTIVE_METHODS.contains(&name.as_str()) {
+                    let e = syn::Error::new(
+                        f.sig.ident.span(),
+                        format!(
+                            "mochi: a `#[differentiable]` method named `{name}` whose result carries a derivative: mochi reads every `.{name}()` call as one of the standard library's `{name}`, whose result carries none, so this method's derivative would be lost where it is called; give it another name (`length`, `size`, `norm`, `total`)"
+                        ),
+                    );
+                    match &mut builder_errors {
+                        Some(all) => all.combine(e),
+                        None => builder_errors = Some(e),
+                    }
+                }
             }
         }
     }

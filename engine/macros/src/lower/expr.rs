@@ -1652,8 +1652,10 @@ impl Lowerer {
             // The type's path as written, for a rule of the crate's own type reached
             // where its trait is not in scope (a path through its module, one of two
             // types of one name): a type the crate derives `Tangent` for (a name may be
-            // a trait's, `Default::default()`, which is no type), not one relative to
-            // the function's module (the bridge sits in a module inside it).
+            // a trait's, `Default::default()`, which is no type), not one a `use` in
+            // the body brings (the bridge sits beside the derived functions; `self::`
+            // and `super::` paths are already written as seen from there,
+            // `rewrite::from_inside_module`).
             // A longer path to such a type is a rule method of its own, named after the
             // path (`pt_new__pb` of `pb::Pt::new`), so that `Pt::new` of another `Pt`
             // in the same body reaches its own rule, never this one.
@@ -1667,7 +1669,7 @@ impl Lowerer {
                 format!("{ty}_{last}")
             };
             if own
-                && !matches!(segs[0].as_str(), "self" | "super" | "Self")
+                && segs[0] != "Self"
                 && !self.body_uses.contains(&segs[0])
                 && !self.body_uses.contains("*")
                 && fp
