@@ -313,6 +313,21 @@ impl Lowerer {
                     }
                 };
                 let (left, right) = (unborrow(&b.left), unborrow(&b.right));
+                // `s.len() * x[2]`: in arithmetic with a derivative, so not the standard
+                // library's `len` (a `usize` there would not compile): a method of the
+                // user's named like a length query, which every `.len()` call is read as
+                // (its derivative would be lost, silently).
+                for side in [&left, &right] {
+                    if let Expr::MethodCall(q) = crate::desugar::unparen(side) {
+                        let name = q.method.to_string();
+                        if q.args.is_empty() && LENGTH_QUERIES.contains(&name.as_str()) {
+                            self.err(
+                                &q.method,
+                                format!("mochi: `.{name}()` here is in arithmetic with a derivative, so it is a method of your own, not the standard library's `{name}` (whose `usize` would need `as f64`); mochi reads every `.{name}()` call as a length, whose result carries no derivative, so this one's would be lost; give the method another name (`length`, `size`, `norm`) and mark it `#[differentiable]`"),
+                            );
+                        }
+                    }
+                }
                 let l = match self.typed_literal(&left, Some(&right)) {
                     Some(lit) => Operand::Inactive(lit),
                     None => self.lower_expr(&left, code),
@@ -2573,3 +2588,8 @@ pub(crate) fn float_trait_path(segs: &[String]) -> bool {
         )
         && segs[segs.len() - 1] != "from"
 }
+
+/// The standard library's queries whose result is an integer (`len`, `count`, ..):
+/// never an operand of arithmetic with a derivative as they are (see the binary
+/// operators in `lower_expr`).
+const LENGTH_QUERIES: &[&str] = &["len", "count", "capacity", "nrows", "ncols", "ndim"];
