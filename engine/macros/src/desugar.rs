@@ -84,6 +84,7 @@ pub fn desugar(
         .collect();
     let mut b = with_azip_expanded(block);
     LocalForms.visit_block_mut(&mut b);
+    SelectedElements(0).visit_block_mut(&mut b);
     DequesAsVecs.visit_block_mut(&mut b);
     // (Over values with a derivative only: the rest is run as written, and a match on
     // options of `String`s may not be taken apart by `unwrap`.)
@@ -17833,4 +17834,93 @@ fn constructed(c: &syn::ExprCall) -> Option<(syn::Ident, bool)> {
         && constructor
         && crate::twin::constructor_type(&ty.ident.to_string()))
     .then(|| (ty.ident.clone(), true))
+}
+
+/// `v.select_nth_unstable_by(k, cmp)` whose result is read (the `k`-th element, `.1` of
+/// the three parts): `let (_, m, _) = v.select_nth_unstable_by(k, cmp);` → `let at = k;
+/// v.select_nth_unstable_by(at, cmp); let m = &mut v[at];`, and `*v.select_nth_…(k,
+/// cmp).1` → `{ let at = k; v.select_nth_…(at, cmp); v[at] }`: the selection as a
+/// statement (which the derivation writes as a permutation) and the element it leaves at
+/// `k`. (Also `select_nth_unstable` and `select_nth_unstable_by_key`.)
+struct SelectedElements(usize);
+
+impl VisitMut for SelectedElements {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        selected_elements(b, &mut self.0);
+    }
+}
+
+fn selected_elements(b: &mut syn::Block, next: &mut usize) {
+    fn selection(e: &Expr) -> Option<&syn::ExprMethodCall> {
+        match unparen(e) {
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "select_nth_unstable" | "select_nth_unstable_by" | "select_nth_unstable_by_key"
+                ) && !m.args.is_empty()
+                    && matches!(unparen(&m.receiver), Expr::Path(_)) =>
+            {
+                Some(m)
+            }
+            _ => None,
+        }
+    }
+    struct Middles<'a>(&'a mut usize);
+    impl VisitMut for Middles<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            syn::visit_mut::visit_expr_mut(self, e);
+            let Expr::Unary(u) = e else { return };
+            if !matches!(u.op, syn::UnOp::Deref(_)) {
+                return;
+            }
+            let Expr::Field(f) = unparen(&u.expr) else {
+                return;
+            };
+            if !matches!(&f.member, syn::Member::Unnamed(i) if i.index == 1) {
+                return;
+            }
+            let Some(m) = selection(&f.base) else { return };
+            *self.0 += 1;
+            let at = format_ident!("__mochi_selected{}", *self.0, span = m.method.span());
+            let (v, k) = (&m.receiver, &m.args[0]);
+            let mut call = m.clone();
+            call.args[0] = syn::parse_quote!(#at);
+            *e = syn::parse_quote_spanned!(m.method.span()=> {
+                let #at: usize = #k;
+                #call;
+                #v[#at]
+            });
+        }
+        fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+    }
+    let mut out = Vec::with_capacity(b.stmts.len());
+    for mut st in std::mem::take(&mut b.stmts) {
+        Middles(next).visit_stmt_mut(&mut st);
+        if let syn::Stmt::Local(l) = &st {
+            let middle = match &l.pat {
+                Pat::Tuple(t) if t.elems.len() == 3 => match &t.elems[1] {
+                    Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => {
+                        Some(i.ident.clone())
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            let init = l.init.as_ref().filter(|i| i.diverge.is_none());
+            if let (Some(name), Some(m)) = (middle, init.and_then(|i| selection(&i.expr))) {
+                *next += 1;
+                let at = format_ident!("__mochi_selected{}", *next, span = m.method.span());
+                let (v, k) = (&m.receiver, &m.args[0]);
+                let mut call = m.clone();
+                call.args[0] = syn::parse_quote!(#at);
+                out.push(syn::parse_quote!(let #at: usize = #k;));
+                out.push(syn::parse_quote!(#call;));
+                out.push(syn::parse_quote!(let #name = &mut #v[#at];));
+                continue;
+            }
+        }
+        out.push(st);
+    }
+    b.stmts = out;
 }

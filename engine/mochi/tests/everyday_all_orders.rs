@@ -16793,6 +16793,56 @@ mod series_until_small {
     }
 }
 
+/// The element `select_nth_unstable_by` leaves at `k`, read from its result:
+/// `let (_, m, _) = v.select_nth_unstable_by(k, cmp);` and `*v.select_nth_…(k, cmp).1`.
+/// Before 2026-12-09: "mismatched types" and "no field `1` on type `()`" (only the
+/// statement form was taken).
+mod selected_element_read {
+    use mochi::prelude::*;
+
+    /// The median of an odd count, squared.
+    #[differentiable]
+    pub fn median_tuple(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let k = v.len() / 2;
+        let (_, m, _) = v.select_nth_unstable_by(k, |a, b| a.total_cmp(b));
+        *m * *m
+    }
+
+    /// NumPy's even median: the upper middle by selection, the lower as the largest
+    /// before it.
+    #[differentiable]
+    pub fn even_median(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let mid = v.len() / 2;
+        let hi = *v
+            .select_nth_unstable_by(mid, |a, b| a.partial_cmp(b).unwrap())
+            .1;
+        let lo = v[..mid].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        0.5 * (lo + hi)
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.9, -0.2, 0.4, 1.7, 0.1];
+        crate::common::close_to(
+            "median_tuple",
+            &median_tuple::gradient(&x),
+            &[0.0, 0.0, 0.8, 0.0, 0.0],
+            1e-15,
+        );
+        crate::common::assert_gradient_matches(median_tuple, &median_tuple::gradient(&x), &x);
+        let y = [0.9, -0.2, 0.4, 1.7];
+        crate::common::close_to(
+            "even_median",
+            &even_median::gradient(&y),
+            &[0.5, 0.0, 0.5, 0.0],
+            1e-15,
+        );
+        assert_eq!(even_median::value_and_gradient(&y).0, even_median(&y));
+    }
+}
+
 /// A method building its struct with a field collected from a chain over the crate's
 /// structs (`Cloud { pts: self.pts.iter().map(|p| *p * k).collect(), w: self.w }`).
 /// Gradients (the block without `higher_order`). Before 2026-12-08: "expected `f64`,
