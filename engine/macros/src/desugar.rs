@@ -6361,6 +6361,60 @@ impl ShortenedBuffers<'_> {
                 let n = &m.args[0];
                 syn::parse_quote_spanned!(span=> #v[..::core::cmp::min(#n, #v.len())].to_vec())
             }
+            // `v.dedup();`, `v.dedup_by(|a, b| same)`, `v.dedup_by_key(|e| key)`: each
+            // element kept unless it is the same as the last one kept (the closure's
+            // references read as the values).
+            ("dedup", 0) | ("dedup_by", 1) | ("dedup_by_key", 1) => {
+                let (e, b) = (
+                    format_ident!("__mochi_elem", span = span),
+                    format_ident!("__mochi_last_kept", span = span),
+                );
+                let same: Expr = match m.args.first() {
+                    None => syn::parse_quote_spanned!(span=> #e == #b),
+                    Some(Expr::Closure(c)) => {
+                        let names: Vec<syn::Ident> = c
+                            .inputs
+                            .iter()
+                            .map(|p| match p {
+                                Pat::Ident(i) => Some(i.ident.clone()),
+                                Pat::Type(t) => match &*t.pat {
+                                    Pat::Ident(i) => Some(i.ident.clone()),
+                                    _ => None,
+                                },
+                                Pat::Reference(r) => match &*r.pat {
+                                    Pat::Ident(i) => Some(i.ident.clone()),
+                                    _ => None,
+                                },
+                                _ => None,
+                            })
+                            .collect::<Option<_>>()?;
+                        let mut body = (*c.body).clone();
+                        crate::rewrite::UnDeref { names: &names }.visit_expr_mut(&mut body);
+                        match (m.method.to_string().as_str(), names.as_slice()) {
+                            ("dedup_by", [a, bb]) => syn::parse_quote_spanned!(span=>
+                                { let #a = #e; let #bb = #b; #body }),
+                            ("dedup_by_key", [k]) => syn::parse_quote_spanned!(span=>
+                                { let #k = #e; #body } == { let #k = #b; #body }),
+                            _ => return None,
+                        }
+                    }
+                    Some(_) => return None,
+                };
+                syn::parse_quote_spanned!(span=> {
+                    let mut #kept = ::std::vec::Vec::new();
+                    for #e in #v.iter().copied() {
+                        if #kept.is_empty() {
+                            #kept.push(#e);
+                        } else {
+                            let #b = #kept[#kept.len() - 1];
+                            if !(#same) {
+                                #kept.push(#e);
+                            }
+                        }
+                    }
+                    #kept
+                })
+            }
             // `v.drain(a..b);`: what is around `a..b`.
             ("drain", 1) => {
                 let (a, b) = drained_range(m, v)?;
@@ -6376,7 +6430,6 @@ impl ShortenedBuffers<'_> {
     }
 }
 
-/// The bounds `a`, `b` of `v.drain(a..b)` (`..b`, `a..`, `..`, `a..=b`).
 /// The `drain(..)` call at the bottom of a chain.
 fn drain_call(m: &syn::ExprMethodCall) -> Option<&syn::ExprMethodCall> {
     let mut cur = m;
@@ -6418,6 +6471,7 @@ fn mention_count(e: &Expr, name: &str) -> usize {
     c.1
 }
 
+/// The bounds `a`, `b` of `v.drain(a..b)` (`..b`, `a..`, `..`, `a..=b`).
 fn drained_range(m: &syn::ExprMethodCall, v: &Expr) -> Option<(TokenStream, TokenStream)> {
     if m.method != "drain" || m.args.len() != 1 {
         return None;

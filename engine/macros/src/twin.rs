@@ -325,6 +325,7 @@ pub const SEQ_METHODS: &[&str] = &[
     "sort_by_key",
     "sort_unstable_by_key",
     "dedup",
+    "dedup_by",
     "dedup_by_key",
     "split_first",
     "split_last",

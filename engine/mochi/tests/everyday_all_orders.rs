@@ -16843,6 +16843,62 @@ mod selected_element_read {
     }
 }
 
+/// A buffer deduplicated in place: `v.dedup()`, `v.dedup_by(|a, b| (*a - *b).abs() <
+/// tol)` after a sort, `v.dedup_by_key(|e| key)`, at every order. Before 2026-12-09: "no
+/// rule for `dedup_by` with arguments `(&Vec<f64>, &())`".
+mod deduplicated_buffers {
+    use mochi::prelude::*;
+
+    /// Sorted, neighbours closer than 0.65 to the last kept dropped, then Σ (k + 1)·vₖ.
+    #[differentiable(higher_order)]
+    pub fn merged_close(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v.dedup_by(|a, b| (*a - *b).abs() < 0.65);
+        v.iter()
+            .enumerate()
+            .map(|(k, &a)| (k as f64 + 1.0) * a * a)
+            .sum::<f64>()
+    }
+
+    /// Σ of squares of the runs' first elements, plus the sum of the first of each run of
+    /// a key (⌊2e⌋) times the count of runs.
+    #[differentiable(higher_order)]
+    pub fn runs(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v.dedup();
+        let mut w = x.to_vec();
+        w.dedup_by_key(|e| (*e * 2.0).floor() as i64);
+        v.iter().map(|t| t * t).sum::<f64>() + w.iter().sum::<f64>() * v.len() as f64
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(merged_close, [0.3, 1.5, 0.1, 2.6, 2.2]);
+    }
+
+    #[test]
+    fn by_hand() {
+        // Sorted 0.1 0.3 1.5 2.2 2.6: 0.3 and 2.6 dropped; x₂, x₁, x₄ weighted 1, 2, 3.
+        let x = [0.3, 1.5, 0.1, 2.6, 2.2];
+        let want = [0.0, 4.0 * x[1], 2.0 * x[2], 0.0, 6.0 * x[4]];
+        crate::common::close_to("merged_close", &merged_close::gradient(&x), &want, 1e-14);
+        // Runs 0.3 0.3 | 0.7 | 0.9 0.9 | 1.2: four firsts; keys 0 0 1 1 1 2: x₀, x₂, x₅.
+        let y = [0.3, 0.3, 0.7, 0.9, 0.9, 1.2];
+        let want = [
+            2.0 * y[0] + 4.0,
+            0.0,
+            2.0 * y[2] + 4.0,
+            2.0 * y[3],
+            0.0,
+            2.0 * y[5] + 4.0,
+        ];
+        crate::common::close_to("runs", &runs::gradient(&y), &want, 1e-14);
+        let h = runs::hessian(&y);
+        assert_eq!((h[[0, 0]], h[[1, 1]], h[[3, 3]]), (2.0, 0.0, 2.0));
+    }
+}
+
 /// A method building its struct with a field collected from a chain over the crate's
 /// structs (`Cloud { pts: self.pts.iter().map(|p| *p * k).collect(), w: self.w }`).
 /// Gradients (the block without `higher_order`). Before 2026-12-08: "expected `f64`,
