@@ -1863,13 +1863,12 @@ fn rule_trait_decl(
     assoc: Option<(&syn::Ident, &syn::Ident)>,
 ) -> TokenStream {
     let owner = format_ident!("{}_Owner", tr);
-    let name = crate::lower::rule_name(&method.to_string());
     let call = quote!(::mochi::__private::Call<__MochiA>);
-    let by_path = assoc.map(|(ty, f)| {
-        let name = crate::lower::rule_name(&format!("::{f}"));
+    // The `impl` of `OwnedRule` under the key `key`, delegating to the trait.
+    let owned = |key: TokenStream| {
         quote! {
             #[allow(non_camel_case_types)]
-            impl<__MochiA> ::mochi::__private::OwnedRule<(#name, #ty), #owner> for #call
+            impl<__MochiA> ::mochi::__private::OwnedRule<#key, #owner> for #call
             where
                 #call: #tr,
             {
@@ -1881,9 +1880,13 @@ fn rule_trait_decl(
                 }
             }
         }
+    };
+    let by_name = owned(crate::lower::rule_name(&method.to_string()));
+    let by_path = assoc.map(|(ty, f)| {
+        let name = crate::lower::rule_name(&format!("::{f}"));
+        owned(quote!((#name, #ty)))
     });
     quote! {
-        #by_path
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
         #vis trait #tr {
@@ -1894,18 +1897,8 @@ fn rule_trait_decl(
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #owner;
-        #[allow(non_camel_case_types)]
-        impl<__MochiA> ::mochi::__private::OwnedRule<#name, #owner> for #call
-        where
-            #call: #tr,
-        {
-            type Output = <#call as #tr>::Output;
-            type Pullback = <#call as #tr>::Pullback;
-            #[inline(always)]
-            fn owned_rule(self) -> (Self::Output, Self::Pullback) {
-                <#call as #tr>::#method(self)
-            }
-        }
+        #by_name
+        #by_path
     }
 }
 

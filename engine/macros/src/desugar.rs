@@ -6375,18 +6375,7 @@ impl ShortenedBuffers<'_> {
                         let names: Vec<syn::Ident> = c
                             .inputs
                             .iter()
-                            .map(|p| match p {
-                                Pat::Ident(i) => Some(i.ident.clone()),
-                                Pat::Type(t) => match &*t.pat {
-                                    Pat::Ident(i) => Some(i.ident.clone()),
-                                    _ => None,
-                                },
-                                Pat::Reference(r) => match &*r.pat {
-                                    Pat::Ident(i) => Some(i.ident.clone()),
-                                    _ => None,
-                                },
-                                _ => None,
-                            })
+                            .map(crate::iterchain::param_name)
                             .collect::<Option<_>>()?;
                         let mut body = (*c.body).clone();
                         crate::rewrite::UnDeref { names: &names }.visit_expr_mut(&mut body);

@@ -2972,6 +2972,19 @@ pub fn option_chain_len(e: &Expr) -> Option<TokenStream> {
     Some(len)
 }
 
+/// The name a closure's parameter binds, `a`, `&a` or `a: &f64`.
+pub(crate) fn param_name(p: &Pat) -> Option<syn::Ident> {
+    match p {
+        Pat::Ident(i) => Some(i.ident.clone()),
+        Pat::Reference(r) => match &*r.pat {
+            Pat::Ident(i) => Some(i.ident.clone()),
+            _ => None,
+        },
+        Pat::Type(t) => param_name(&t.pat),
+        _ => None,
+    }
+}
+
 /// `|a, b| a.partial_cmp(b).unwrap()` (or `.expect(m)`, `.unwrap_or(d)`) or `|a, b|
 /// a.total_cmp(b)`: `Some(false)`;
 /// with `b` and `a` swapped: `Some(true)`; any other comparator: `None`.
@@ -2980,20 +2993,7 @@ fn comparator(e: &Expr) -> Option<bool> {
     if c.inputs.len() != 2 {
         return None;
     }
-    let name = |p: &Pat| -> Option<syn::Ident> {
-        match p {
-            Pat::Ident(i) => Some(i.ident.clone()),
-            Pat::Reference(r) => match &*r.pat {
-                Pat::Ident(i) => Some(i.ident.clone()),
-                _ => None,
-            },
-            Pat::Type(t) => match &*t.pat {
-                Pat::Ident(i) => Some(i.ident.clone()),
-                _ => None,
-            },
-            _ => None,
-        }
-    };
+    let name = param_name;
     let (a, b) = (name(&c.inputs[0])?, name(&c.inputs[1])?);
     let mut body = &*c.body;
     if let Expr::MethodCall(u) = body {
