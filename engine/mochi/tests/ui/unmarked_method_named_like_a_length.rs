@@ -21,6 +21,16 @@ fn f(x: &[f64]) -> f64 {
     s.len() * x[2] + x.len() as f64 * x[0]
 }
 
+// The same call held by a name first.
+#[differentiable]
+fn g(x: &[f64]) -> f64 {
+    let s = Seg { a: x[0], b: x[1] };
+    let l = s.len();
+    let n = x.len();
+    l * x[2] + (n - 1) as f64 * x[0]
+}
+
 fn main() {
     let _ = f::gradient(&[0.0, 1.0, 2.0]);
+    let _ = g::gradient(&[0.0, 1.0, 2.0]);
 }
