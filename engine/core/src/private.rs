@@ -1939,7 +1939,7 @@ pub fn take_err<T, E>(r: &Result<T, ErrSlot<E>>) -> E {
 }
 
 /// A rule method's name as a type (its FNV-1a hash, `macros/src/lower/norule.rs`,
-/// `rule_name_hash`): the first parameter of [`OwnedRule`].
+/// `rule_name`): the first parameter of [`OwnedRule`].
 pub struct RuleName<const H: u64>;
 
 /// The rules of the crate's own types reached without their traits in scope: a type

@@ -17887,14 +17887,8 @@ fn constructed(c: &syn::ExprCall) -> Option<(syn::Ident, bool)> {
 /// `k`. (Also `select_nth_unstable` and `select_nth_unstable_by_key`.)
 struct SelectedElements(usize);
 
-impl VisitMut for SelectedElements {
-    fn visit_block_mut(&mut self, b: &mut syn::Block) {
-        syn::visit_mut::visit_block_mut(self, b);
-        selected_elements(b, &mut self.0);
-    }
-}
-
-fn selected_elements(b: &mut syn::Block, next: &mut usize) {
+impl SelectedElements {
+    /// `v.select_nth_…(k, ..)` of a variable `v` (also `select_nth_unstable`, `_by_key`).
     fn selection(e: &Expr) -> Option<&syn::ExprMethodCall> {
         match unparen(e) {
             Expr::MethodCall(m)
@@ -17909,61 +17903,71 @@ fn selected_elements(b: &mut syn::Block, next: &mut usize) {
             _ => None,
         }
     }
-    struct Middles<'a>(&'a mut usize);
-    impl VisitMut for Middles<'_> {
-        fn visit_expr_mut(&mut self, e: &mut Expr) {
-            syn::visit_mut::visit_expr_mut(self, e);
-            let Expr::Unary(u) = e else { return };
-            if !matches!(u.op, syn::UnOp::Deref(_)) {
-                return;
-            }
-            let Expr::Field(f) = unparen(&u.expr) else {
-                return;
-            };
-            if !matches!(&f.member, syn::Member::Unnamed(i) if i.index == 1) {
-                return;
-            }
-            let Some(m) = selection(&f.base) else { return };
-            *self.0 += 1;
-            let at = format_ident!("__mochi_selected{}", *self.0, span = m.method.span());
-            let (v, k) = (&m.receiver, &m.args[0]);
-            let mut call = m.clone();
-            call.args[0] = syn::parse_quote!(#at);
-            *e = syn::parse_quote_spanned!(m.method.span()=> {
-                let #at: usize = #k;
-                #call;
-                #v[#at]
-            });
-        }
-        fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+
+    /// `let at: usize = k;`, the selection at `at` as a statement, and `v[at]`.
+    fn split(&mut self, m: &syn::ExprMethodCall) -> (syn::Stmt, syn::Stmt, Expr) {
+        self.0 += 1;
+        let at = format_ident!("__mochi_selected{}", self.0, span = m.method.span());
+        let (v, k) = (&m.receiver, &m.args[0]);
+        let mut call = m.clone();
+        call.args[0] = syn::parse_quote!(#at);
+        (
+            syn::parse_quote!(let #at: usize = #k;),
+            syn::parse_quote!(#call;),
+            syn::parse_quote!(#v[#at]),
+        )
     }
-    let mut out = Vec::with_capacity(b.stmts.len());
-    for mut st in std::mem::take(&mut b.stmts) {
-        Middles(next).visit_stmt_mut(&mut st);
-        if let syn::Stmt::Local(l) = &st {
-            let middle = match &l.pat {
-                Pat::Tuple(t) if t.elems.len() == 3 => match &t.elems[1] {
-                    Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => {
-                        Some(i.ident.clone())
-                    }
+}
+
+impl VisitMut for SelectedElements {
+    // `*v.select_nth_…(k, cmp).1` → `{ let at = k; v.select_nth_…(at, cmp); v[at] }`.
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::Unary(u) = e else { return };
+        if !matches!(u.op, syn::UnOp::Deref(_)) {
+            return;
+        }
+        let Expr::Field(f) = unparen(&u.expr) else {
+            return;
+        };
+        if !matches!(&f.member, syn::Member::Unnamed(i) if i.index == 1) {
+            return;
+        }
+        let Some(m) = Self::selection(&f.base).cloned() else {
+            return;
+        };
+        let (at, call, element) = self.split(&m);
+        *e = syn::parse_quote_spanned!(m.method.span()=> { #at #call #element });
+    }
+
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+
+    // `let (_, m, _) = v.select_nth_…(k, cmp);` → `let at = k; v.select_nth_…(at, cmp);
+    // let m = &mut v[at];`.
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for st in std::mem::take(&mut b.stmts) {
+            if let syn::Stmt::Local(l) = &st {
+                let middle = match &l.pat {
+                    Pat::Tuple(t) if t.elems.len() == 3 => match &t.elems[1] {
+                        Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => {
+                            Some(i.ident.clone())
+                        }
+                        _ => None,
+                    },
                     _ => None,
-                },
-                _ => None,
-            };
-            let init = l.init.as_ref().filter(|i| i.diverge.is_none());
-            if let (Some(name), Some(m)) = (middle, init.and_then(|i| selection(&i.expr))) {
-                *next += 1;
-                let at = format_ident!("__mochi_selected{}", *next, span = m.method.span());
-                let (v, k) = (&m.receiver, &m.args[0]);
-                let mut call = m.clone();
-                call.args[0] = syn::parse_quote!(#at);
-                out.push(syn::parse_quote!(let #at: usize = #k;));
-                out.push(syn::parse_quote!(#call;));
-                out.push(syn::parse_quote!(let #name = &mut #v[#at];));
-                continue;
+                };
+                let init = l.init.as_ref().filter(|i| i.diverge.is_none());
+                let selected = init.and_then(|i| Self::selection(&i.expr)).cloned();
+                if let (Some(name), Some(m)) = (middle, selected) {
+                    let (at, call, element) = self.split(&m);
+                    out.extend([at, call, syn::parse_quote!(let #name = &mut #element;)]);
+                    continue;
+                }
             }
+            out.push(st);
         }
-        out.push(st);
+        b.stmts = out;
     }
-    b.stmts = out;
 }
