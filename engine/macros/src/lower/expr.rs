@@ -1352,6 +1352,7 @@ impl Lowerer {
         self.errors.append(&mut inner.errors);
         self.rule_methods.append(&mut inner.rule_methods);
         self.assoc_paths.append(&mut inner.assoc_paths);
+        self.unknown_types.append(&mut inner.unknown_types);
         self.user_methods.append(&mut inner.user_methods);
         self.user_methods_mut.append(&mut inner.user_methods_mut);
         let super::Lowered {
@@ -1709,6 +1710,11 @@ impl Lowerer {
                 self.assoc_paths
                     .entry(method.clone())
                     .or_insert((quote!(#lead #(#written_path)::*), last.clone()));
+            }
+            if !own && n == 2 && !crate::twin::library_name(ty_name) {
+                self.unknown_types
+                    .entry(method.clone())
+                    .or_insert_with(|| (ty_name.clone(), last.clone()));
             }
             return self.call_method(&method, &ops, TokenStream::new(), code);
         }

@@ -266,6 +266,10 @@ pub struct Lowerer {
     /// `v_new`): the type's path as written and the function's name, for the bridge
     /// that reaches the type's rule by its path ([`norule`]).
     assoc_paths: BTreeMap<String, (TokenStream, String)>,
+    /// The rule methods of associated functions called through a type name the crate
+    /// derives no `Tangent` for and no library has (`V::new` → `v_new`, with `V`):
+    /// their missing-rule error names renamed imports and aliases ([`norule`]).
+    unknown_types: BTreeMap<String, (String, String)>,
     /// The locals bound to a length query's call as it is (`let l = s.len();`), and
     /// the one a `let` being lowered is about to bind.
     length_locals: HashSet<String>,
@@ -541,6 +545,7 @@ impl Lowerer {
             indexed: HashSet::new(),
             rule_methods: BTreeMap::new(),
             assoc_paths: BTreeMap::new(),
+            unknown_types: BTreeMap::new(),
             body_uses: HashSet::new(),
             length_locals: HashSet::new(),
             pending_length: None,
@@ -558,7 +563,7 @@ impl Lowerer {
     /// The missing-rule fallbacks of the rule methods this body calls ([`norule`]):
     /// items for the scope that holds the derived rule's functions.
     pub fn fallback_items(&self) -> TokenStream {
-        let rules = norule::fallbacks(&self.rule_methods, &self.assoc_paths);
+        let rules = norule::fallbacks(&self.rule_methods, &self.assoc_paths, &self.unknown_types);
         let mut plain = self.user_methods.clone();
         plain.retain(|m, _| !self.user_methods_mut.contains(m));
         let methods = norule::method_fallbacks(&plain);

@@ -101,9 +101,13 @@ pub(crate) fn rule_name(method: &str) -> TokenStream {
 pub fn fallbacks(
     methods: &BTreeMap<String, (usize, Span)>,
     assoc: &BTreeMap<String, (TokenStream, String)>,
+    unknown_types: &BTreeMap<String, (String, String)>,
 ) -> TokenStream {
     let items = methods.iter().map(|(m, &(extra, span))| {
-        let shown = display(m);
+        let shown = match unknown_types.get(m) {
+            Some((ty, f)) => format!("{ty}::{f}"),
+            None => display(m),
+        };
         let chain = CHAIN_METHODS.contains(&m.as_str());
         let message = if chain {
             format!(
@@ -156,6 +160,15 @@ pub fn fallbacks(
                  (CONTRIBUTING.md, \"Adding a rule to an existing crate\"); if a rule crate has one, \
                  import its rules (`use that_crate::rules::*;`){own}"
             )
+        } else if let Some((ty, f)) = unknown_types.get(m) {
+            format!(
+                "`{ty}` is not a type this crate derives `Tangent` for under that name: if it is one of \
+                 yours imported under another name (`use crate::geom::Vec3 as {ty};`) or a type alias \
+                 (`type {ty} = Vec3;`), call it by the type's own name (`Vec3::{f}(..)`) or its path \
+                 (`geom::Vec3::{f}(..)`), whose rule mochi finds; if it is another crate's type, add \
+                 a rule `{m}` to a rule crate (CONTRIBUTING.md, \"Adding a rule to an existing \
+                 crate\") or import one (`use that_crate::rules::*;`)"
+            )
         } else {
             format!(
                 "to differentiate through `{shown}`: if it is a method of your own type, mark the type's `impl` block \
@@ -174,9 +187,13 @@ pub fn fallbacks(
         let xs: Vec<_> = (0..extra).map(|i| format_ident!("__MochiX{}", i)).collect();
         // A method's value is its receiver's type (`FirstArg`: a float method's is a
         // float), so that the code after the call type-checks and the missing rule is
-        // the one error; an operator's (`Meters * f64`) and a chain's are left to the
-        // code around them.
-        let sig = if m.starts_with("op_") || m.starts_with("iter_") || chain {
+        // the one error; an operator's (`Meters * f64`), a chain's and a constructor's
+        // of a type not known by its name (`V::new`) are left to the code around them.
+        let sig = if m.starts_with("op_")
+            || m.starts_with("iter_")
+            || chain
+            || unknown_types.contains_key(m)
+        {
             quote_spanned!(span=>
                 fn #method<__MochiO, __MochiP, #(#xs,)*>(&mut self, #(_: #xs,)*) -> (__MochiO, __MochiP)
                 where
