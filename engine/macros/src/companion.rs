@@ -2082,7 +2082,10 @@ fn method_companions(func: &ItemFn, options: &Options) -> syn::Result<Vec<TokenS
         let m = match item {
             syn::Item::Mod(m) => m,
             // The twin, beside the method: an associated function too.
+            // (As visible as the method: none in a trait's `impl`, where a qualifier
+            // would be the first error, before the hint's.)
             syn::Item::Fn(mut f) if f.sig.ident != *name => {
+                f.vis = vis.clone();
                 ModulePaths { modules: &modules }.visit_item_fn_mut(&mut f);
                 out.push(quote!(#[allow(clippy::all, clippy::pedantic, unused_mut, unused_variables, unused_parens, non_snake_case, unreachable_code, unused_assignments, unused_braces, elided_lifetimes_in_paths, dead_code)] #f));
                 continue;
