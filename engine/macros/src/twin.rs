@@ -5987,7 +5987,17 @@ impl VisitMut for Rewrite<'_> {
                     });
                 if STRUCTS.with(|st| st.get()) && (constant_call_of_users(c) || of_integers) {
                     let t = syn::Ident::new(PARAM, Span::call_site());
-                    let call = c.clone();
+                    let mut call = c.clone();
+                    // (An element of a constant table, `V2::new(p[0], p[1])` over
+                    // `BODY.iter()`, is held in the twin's scalar: read back to the float
+                    // the plain constructor takes. A literal or a cast is one already.)
+                    if of_integers {
+                        for a in call.args.iter_mut() {
+                            if !matches!(crate::desugar::unparen(a), Expr::Lit(_) | Expr::Cast(_)) {
+                                *a = unlifted_arg(a);
+                            }
+                        }
+                    }
                     *e = syn::parse_quote!(::mochi::__private::lift_value::<#t, _>(#call));
                     return;
                 }

@@ -16489,6 +16489,27 @@ mod types_imported_by_name {
             use crate::all_orders;
             all_orders!(from_counter, [0.3, 0.2]);
         }
+
+        /// Three points of a constant table.
+        pub const TABLE: [[f64; 2]; 3] = [[1.0, 0.0], [0.0, 0.5], [-0.6, -0.3]];
+
+        /// Σₖ |a − (pₖ₀, pₖ₁)|² over `TABLE.iter()`: a constructor given the elements of
+        /// a constant table, which the generic form holds in its scalar (before, no
+        /// Hessian: "expected `f64`, found type parameter" at `Point2::new`).
+        #[differentiable(higher_order)]
+        pub fn from_table(x: &[f64]) -> f64 {
+            use super::geom::Point2;
+            let a = Point2::new(x[0], x[1]);
+            TABLE
+                .iter()
+                .map(|p| (a - Point2::new(p[0], p[1])).norm2())
+                .sum()
+        }
+
+        mod t2 {
+            use crate::all_orders;
+            all_orders!(from_table, [0.3, 0.2]);
+        }
     }
 
     /// One `Pt` glob-imported (its rule traits in scope) and the other reached by its
@@ -16584,6 +16605,9 @@ mod types_imported_by_name {
             &want,
             1e-14,
         );
+        // 2Σₖ(a − pₖ) with Σₖ pₖ = (0.4, 0.2).
+        let want = [2.0 * (3.0 * y[0] - 0.4), 2.0 * (3.0 * y[1] - 0.2)];
+        crate::common::close_to("from_table", &paths::from_table::gradient(&y), &want, 1e-14);
     }
 }
 
