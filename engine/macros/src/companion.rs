@@ -662,6 +662,30 @@ fn without_fn(ts: TokenStream, name: &syn::Ident) -> TokenStream {
     quote!(#file)
 }
 
+/// The name `#[derive(Tangent)]` declares beside a struct's generic mirror
+/// (`__MochiTwinV2<T>`), in scope wherever the mirror is: a name that says what to do
+/// where it is not.
+pub(crate) fn mirror_hint(name: &syn::Ident) -> syn::Ident {
+    format_ident!(
+        "{}__import_its_module_with_a_glob_here_for_this_higher_order_impl_block",
+        name
+    )
+}
+
+/// The first item of a `higher_order` block of a struct with a generic mirror: the
+/// block gives the mirror its methods and operators, so the mirror's name must be in
+/// scope, which a `use crate::geom::V2;` does not bring. Where it is missing, the first
+/// error names [`mirror_hint`] (the way out: `use crate::geom::*;`, or the block in
+/// the struct's module) before those of the mirror itself.
+fn mirror_in_scope(name: &str, ty: &syn::Type) -> TokenStream {
+    let span = syn::spanned::Spanned::span(ty);
+    let hint = mirror_hint(&syn::Ident::new(name, span));
+    quote::quote_spanned!(span=>
+        #[allow(dead_code, non_camel_case_types)]
+        const _: #hint = ();
+    )
+}
+
 /// `#[differentiable]` on a method (`&self`, `&mut self` or `self`, in an `impl` block):
 /// the companions are associated functions named after the method, the receiver first
 /// and its cotangent first: `m.loss_gradient(&x) -> (dm, dx)`,
@@ -1109,7 +1133,12 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
     }
     let (generics, ty, where_clause) = (&imp.generics, &imp.self_ty, &imp.generics.where_clause);
     let (impl_generics, _, _) = generics.split_for_impl();
+    let in_scope = match (&type_name, any_higher) {
+        (Some(t), true) if crate::twin::crate_mirror(t) => mirror_in_scope(t, &imp.self_ty),
+        _ => TokenStream::new(),
+    };
     let out = quote!(
+        #in_scope
         #imp
         impl #impl_generics #ty #where_clause {
             #(#companions)*

@@ -286,6 +286,9 @@ fn twin_items(
     };
     let of_types: Vec<TokenStream> = types.iter().map(of).collect();
     let mirror_decl = decl(&mirror, &of);
+    // Named where a `higher_order` block's methods are given to the mirror, in scope
+    // wherever the mirror is (see `companion::mirror_in_scope`).
+    let hint = crate::companion::mirror_hint(name);
     let mirror_t_decl = decl(&mirror_t, &tan_of);
     let clone_mirror = build(
         &mirror,
@@ -318,6 +321,10 @@ fn twin_items(
         #[doc(hidden)]
         #[allow(missing_docs, non_camel_case_types, dead_code)]
         #mirror_decl
+
+        #[doc(hidden)]
+        #[allow(missing_docs, non_camel_case_types, dead_code)]
+        #vis type #hint = ();
 
         #[doc(hidden)]
         #[allow(missing_docs, non_camel_case_types, dead_code)]

@@ -17064,3 +17064,75 @@ mod successors_collected_and_zipped {
         all_orders!(powers_zipped, super::X);
     }
 }
+
+/// `higher_order` blocks of a struct written in another module than the struct's, which
+/// imports the struct's module with a glob (an inherent block and a marked `Div<f64>`),
+/// used from a third module that imports the struct by name. (Imported by name in the
+/// blocks' module, the first error names the glob: `ui/higher_order_impl_imported_by_name`.)
+mod blocks_in_another_module {
+    pub mod shapes {
+        use mochi::prelude::*;
+
+        #[derive(Clone, Copy, Debug, Tangent)]
+        pub struct V2 {
+            pub x: f64,
+            pub y: f64,
+        }
+    }
+
+    pub mod ops {
+        use super::shapes::*;
+        use mochi::prelude::*;
+
+        #[differentiable(higher_order)]
+        impl V2 {
+            pub fn new(x: f64, y: f64) -> V2 {
+                V2 { x, y }
+            }
+            pub fn norm(&self) -> f64 {
+                (self.x * self.x + self.y * self.y).sqrt()
+            }
+        }
+
+        #[differentiable(higher_order)]
+        impl std::ops::Div<f64> for V2 {
+            type Output = V2;
+            fn div(self, s: f64) -> V2 {
+                V2 {
+                    x: self.x / s,
+                    y: self.y / s,
+                }
+            }
+        }
+    }
+
+    pub mod user {
+        use super::shapes::V2;
+        use mochi::prelude::*;
+
+        /// |(x₀, x₁) / x₂| · x₂² = |(x₀, x₁)| · x₂ (x₂ > 0).
+        #[differentiable(higher_order)]
+        pub fn scaled_norm(x: &[f64]) -> f64 {
+            let a = V2::new(x[0], x[1]) / x[2];
+            a.norm() * x[2] * x[2]
+        }
+
+        mod t {
+            use crate::all_orders;
+            all_orders!(scaled_norm, [0.3, -0.4, 1.5]);
+        }
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.3, -0.4, 1.5];
+        // r = 0.5: ∂/∂xᵢ = xᵢ x₂ / r (i < 2), ∂/∂x₂ = r.
+        let want = [0.3 * 1.5 / 0.5, -0.4 * 1.5 / 0.5, 0.5];
+        crate::common::close_to(
+            "scaled_norm",
+            &user::scaled_norm::gradient(&x),
+            &want,
+            1e-14,
+        );
+    }
+}
