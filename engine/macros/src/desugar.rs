@@ -7027,6 +7027,87 @@ fn flattened_refs(flat: &syn::ExprMethodCall) -> bool {
     }
 }
 
+/// `x.iter().filter(p).skip(1).map(f).sum()`, `x.iter().scan(0.0, f).skip(2)`: a
+/// stage that drops elements by their values (`filter`, `filter_map`) or carries a
+/// state from one to the next (`scan`), with a stage among `above` (the methods after
+/// it, the nearest first) that counts positions in what it leaves (`enumerate`, `skip`,
+/// `zip`, `step_by`, `rev`, …; after a `scan`, one it may not see in order): a chain the
+/// derivation does not write as one loop. [`Flatten::positioned`] collects the part up
+/// to `m` first, as it does a flattening. A part whose elements may not be floats (a
+/// range's integers, `enumerate`'s pairs) is left as written.
+fn gathered_before(m: &syn::ExprMethodCall, above: &[&syn::ExprMethodCall]) -> bool {
+    let name = m.method.to_string();
+    let in_loop: &[&str] = match (name.as_str(), m.args.len()) {
+        ("filter" | "filter_map", 1) => {
+            &["map", "filter", "filter_map", "take", "copied", "cloned"]
+        }
+        ("scan", 2) => &[
+            "map",
+            "filter",
+            "filter_map",
+            "take",
+            "enumerate",
+            "copied",
+            "cloned",
+            "zip",
+            "chain",
+            "scan",
+        ],
+        _ => return false,
+    };
+    let ends = |c: &syn::ExprMethodCall| {
+        matches!(
+            c.method.to_string().as_str(),
+            "sum" | "product" | "fold" | "count" | "collect" | "for_each"
+        )
+    };
+    let positional = above
+        .iter()
+        .any(|c| !ends(c) && !in_loop.contains(&c.method.to_string().as_str()));
+    if !positional {
+        return false;
+    }
+    // Down to the sequence: floats all the way (a `map`, `filter_map` or `scan` makes
+    // values the closure says; a range's are integers until one does).
+    let mut made = name != "filter";
+    let mut cur = unparen(&m.receiver);
+    loop {
+        let Expr::MethodCall(c) = cur else {
+            return made && matches!(cur, Expr::Range(_) | Expr::Paren(_));
+        };
+        match c.method.to_string().as_str() {
+            "map" | "filter_map" | "scan" => made = true,
+            "filter" | "copied" | "cloned" | "skip" | "take" | "rev" | "step_by" => {}
+            "iter" | "into_iter" if c.args.is_empty() => {
+                return made || !matches!(unparen(&c.receiver), Expr::Range(_) | Expr::Paren(_));
+            }
+            _ => return false,
+        }
+        cur = unparen(&c.receiver);
+    }
+}
+
+/// Whether the elements `m` (see [`gathered_before`]) yields are references:
+/// `x.iter()` followed by stages that pass them on (`filter`, `skip`, `take`, `rev`,
+/// `step_by`).
+fn gathered_refs(m: &syn::ExprMethodCall) -> bool {
+    if m.method != "filter" {
+        return false;
+    }
+    let mut cur = unparen(&m.receiver);
+    loop {
+        let Expr::MethodCall(c) = cur else {
+            return false;
+        };
+        match c.method.to_string().as_str() {
+            "filter" | "skip" | "take" | "rev" | "step_by" => {}
+            "iter" => return c.args.is_empty(),
+            _ => return false,
+        }
+        cur = unparen(&c.receiver);
+    }
+}
+
 impl Flatten<'_> {
     /// `outer.flatten().enumerate().map(f).sum()`, `for (k, v) in
     /// outer.flat_map(g).zip(w.iter())`: a flattening followed (after any `map`,
@@ -7051,6 +7132,7 @@ impl Flatten<'_> {
             };
             match (m.method.to_string().as_str(), m.args.len()) {
                 ("flat_map", 1) | ("flatten", 0) => break m,
+                _ if gathered_before(m, &above) => break m,
                 _ => {
                     above.push(m);
                     cur = unparen(&m.receiver);
@@ -7076,7 +7158,12 @@ impl Flatten<'_> {
             m.receiver = Box::new(prefix);
             prefix = Expr::MethodCall(m);
         }
-        let refs = above[..cut].iter().all(|m| m.method == "filter") && flattened_refs(flat);
+        let refs = above[..cut].iter().all(|m| m.method == "filter")
+            && if matches!(flat.method.to_string().as_str(), "flat_map" | "flatten") {
+                flattened_refs(flat)
+            } else {
+                gathered_refs(flat)
+            };
         self.next += 1;
         let buf = format_ident!("__mochi_flat_buf{}", self.next);
         self.made.push(buf.to_string());

@@ -17136,3 +17136,145 @@ mod blocks_in_another_module {
         );
     }
 }
+
+/// A chain that drops elements by value (`filter`, `filter_map`) or carries a state
+/// (`scan`), followed by a stage that counts positions in what is left: `filter(p)
+/// .skip(1)`, `.enumerate()` (also in a `for`), `filter_map(f).step_by(2)`, `map(f)
+/// .filter(p).zip(w)`, `scan(..).skip(2)`, `scan(..).step_by(3)`. Before, refused: "this
+/// iterator chain (`.skip(..)` …) is not one the derivation writes as a loop".
+#[allow(clippy::ptr_arg, clippy::useless_vec)]
+mod positions_after_a_filter {
+    use mochi::prelude::*;
+
+    const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
+
+    /// Σ v³ over the positive elements after the first.
+    #[differentiable(higher_order)]
+    pub fn skipped(x: &[f64]) -> f64 {
+        x.iter()
+            .filter(|v| **v > 0.0)
+            .skip(1)
+            .map(|v| v * v * v)
+            .sum()
+    }
+
+    /// Σₖ k sin vₖ over the positive elements, k counted among them.
+    #[differentiable(higher_order)]
+    pub fn counted(x: &[f64]) -> f64 {
+        x.iter()
+            .filter(|v| **v > 0.0)
+            .enumerate()
+            .map(|(k, v)| k as f64 * v.sin())
+            .sum()
+    }
+
+    /// Σₖ (k + 1) cos vₖ over the elements with |v| > 0.5, in a `for`.
+    #[differentiable(higher_order)]
+    pub fn in_a_for(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (k, v) in x.iter().filter(|v| v.abs() > 0.5).enumerate() {
+            s += (k as f64 + 1.0) * v.cos();
+        }
+        s
+    }
+
+    /// Σ √v over every other positive element.
+    #[differentiable(higher_order)]
+    pub fn every_other_root(x: &[f64]) -> f64 {
+        x.iter()
+            .filter_map(|&v| if v > 0.0 { Some(v.sqrt()) } else { None })
+            .step_by(2)
+            .sum()
+    }
+
+    /// Σₖ wₖ (3v)² over the tripled positive elements, zipped with weights.
+    #[differentiable(higher_order)]
+    pub fn zipped(x: &[f64]) -> f64 {
+        let w = [1.0, 2.0, 3.0, 4.0, 5.0];
+        x.iter()
+            .map(|v| v * 3.0)
+            .filter(|v| *v > 0.0)
+            .zip(w.iter())
+            .map(|(a, b)| a * a * b)
+            .sum()
+    }
+
+    /// Σ cₖ² over the prefix sums from the third.
+    #[differentiable(higher_order)]
+    pub fn prefix_sums(x: &[f64]) -> f64 {
+        x.iter()
+            .scan(0.0, |s, &v| {
+                *s += v;
+                Some(*s)
+            })
+            .skip(2)
+            .map(|c| c * c)
+            .sum()
+    }
+
+    /// p₃ + 2p₀ of the running products p, read every third.
+    #[differentiable(higher_order)]
+    pub fn products(x: &[f64]) -> f64 {
+        let v: Vec<f64> = x
+            .iter()
+            .scan(1.0, |s, &v| {
+                *s *= v;
+                Some(*s)
+            })
+            .step_by(3)
+            .collect();
+        v[1] + 2.0 * v[0]
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(skipped, super::X);
+        all_orders!(counted, super::X);
+        all_orders!(in_a_for, super::X);
+        all_orders!(every_other_root, super::X);
+        all_orders!(zipped, super::X);
+        all_orders!(prefix_sums, super::X);
+        all_orders!(products, super::X);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let close = crate::common::close_to;
+        // The positive ones: x₀, x₂, x₃, x₄.
+        let g = [
+            0.0,
+            0.0,
+            3.0 * x[2] * x[2],
+            3.0 * x[3] * x[3],
+            3.0 * x[4] * x[4],
+        ];
+        close("skipped", &skipped::gradient(&x), &g, 1e-14);
+        let g = [0.0, 0.0, x[2].cos(), 2.0 * x[3].cos(), 3.0 * x[4].cos()];
+        close("counted", &counted::gradient(&x), &g, 1e-14);
+        // |v| > 0.5: x₀, x₂, x₄ at k = 0, 1, 2.
+        let g = [-x[0].sin(), 0.0, -2.0 * x[2].sin(), 0.0, -3.0 * x[4].sin()];
+        close("in_a_for", &in_a_for::gradient(&x), &g, 1e-14);
+        // √ of x₀, x₂, x₃, x₄, every other: x₀ and x₃.
+        let g = [0.5 / x[0].sqrt(), 0.0, 0.0, 0.5 / x[3].sqrt(), 0.0];
+        close(
+            "every_other_root",
+            &every_other_root::gradient(&x),
+            &g,
+            1e-14,
+        );
+        // 3x₀, 3x₂, 3x₃, 3x₄ with weights 1, 2, 3, 4: 18 w v.
+        let g = [18.0 * x[0], 0.0, 36.0 * x[2], 54.0 * x[3], 72.0 * x[4]];
+        close("zipped", &zipped::gradient(&x), &g, 1e-13);
+        let c: Vec<f64> = (0..5).map(|k| x[..=k].iter().sum()).collect();
+        let t = 2.0 * (c[2] + c[3] + c[4]);
+        let g = [t, t, t, 2.0 * (c[3] + c[4]), 2.0 * c[4]];
+        close("prefix_sums", &prefix_sums::gradient(&x), &g, 1e-13);
+        let p3 = x[0] * x[1] * x[2] * x[3];
+        let mut g: Vec<f64> = (0..5)
+            .map(|j| if j < 4 { p3 / x[j] } else { 0.0 })
+            .collect();
+        g[0] += 2.0;
+        close("products", &products::gradient(&x), &g, 1e-14);
+    }
+}
