@@ -17449,7 +17449,7 @@ impl Desugar {
                             for #i in 0..#y.len() { #y[#i] = #t; }
                         });
                     }
-                    name @ ("copy_from_slice" | "assign") => {
+                    name @ ("copy_from_slice" | "clone_from_slice" | "assign") => {
                         let src: Expr = match arg {
                             Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
                             other => other.clone(),

@@ -132,6 +132,14 @@ fn copy_from_slice_into_zeros(x: &[f64]) -> f64 {
     v[0] * v[2]
 }
 
+/// `clone_from_slice` of a whole buffer (before, "no rule for `clone_from_slice`").
+#[differentiable]
+fn clone_from_slice_into_zeros(x: &[f64]) -> f64 {
+    let mut v = vec![0.0; x.len()];
+    v.clone_from_slice(x);
+    v[0] * v[2] + v[1]
+}
+
 #[differentiable]
 fn fill_with_active(x: &[f64], a: f64) -> f64 {
     let mut v = vec![0.0; x.len()];
@@ -232,6 +240,11 @@ mod checked {
     check!(chebyquad, (vec![0.2_f64, 0.45, 0.8],), |a| (&a.0));
     check!(
         copy_from_slice_into_zeros,
+        (vec![0.7_f64, -1.3, 0.2],),
+        |a| (&a.0)
+    );
+    check!(
+        clone_from_slice_into_zeros,
         (vec![0.7_f64, -1.3, 0.2],),
         |a| (&a.0)
     );
