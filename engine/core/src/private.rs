@@ -1508,6 +1508,29 @@ pub fn receiver<X, R: Receive<X>>(r: R) -> X {
     r.receive()
 }
 
+/// The result of a call named like a length query (`.len()`, `.count()`,
+/// `.capacity()`, `.nrows()`, `.ncols()`, `.ndim()`) on a value with a derivative:
+/// the derivation reads every such call as a length, without a derivative, which an
+/// integer is. A float there is a method of the user's with that name, whose
+/// derivative would be lost: [`length_result`] refuses it.
+#[diagnostic::on_unimplemented(
+    message = "mochi: this call named like a length query (`.len()`, `.count()`, `.capacity()`, `.nrows()`, `.ncols()`, `.ndim()`) returns `{Self}`, not an integer",
+    label = "read as a length, without a derivative",
+    note = "mochi reads every call of these names as a length, whose result carries no derivative, so this one's would be lost: it is a method of your own; give it another name (`length`, `size`, `norm`) and mark it `#[differentiable]`"
+)]
+pub trait LengthResult {}
+
+macro_rules! length_results {
+    ($($t:ty),*) => {$(impl LengthResult for $t {})*};
+}
+length_results!(usize, u8, u16, u32, u64, u128, isize, i8, i16, i32, i64, i128);
+
+/// See [`LengthResult`].
+#[inline(always)]
+pub fn length_result<T: LengthResult>(n: T) -> T {
+    n
+}
+
 /// `Real` (or `Float`) written as a type in a `#[differentiable]` function, `type Real =
 /// f64;`: the macro reads the alias as `f64` (names it cannot resolve), and checks so.
 #[diagnostic::on_unimplemented(

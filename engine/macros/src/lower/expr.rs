@@ -290,7 +290,7 @@ impl Lowerer {
             if contains_unsupported(e) {
                 self.err(e, "mochi: `unsafe`, `async` and raw pointers cannot appear in differentiable code; move them into a function with its own rule");
             }
-            return Operand::Inactive(quote!(#e));
+            return Operand::Inactive(self.lengths_checked(e));
         }
         match e {
             Expr::Binary(b) => {
@@ -2611,6 +2611,31 @@ pub(crate) fn float_trait_path(segs: &[String]) -> bool {
 /// never an operand of arithmetic with a derivative as they are (see the binary
 /// operators in `lower_expr`).
 const LENGTH_QUERIES: &[&str] = &["len", "count", "capacity", "nrows", "ncols", "ndim"];
+
+impl Lowerer {
+    /// `e`, without a derivative, with each length query on a value with one
+    /// (`s.len()`, `it.count()`) checked to give an integer (`__private::length_result`):
+    /// a float there is a method of the user's named like one, whose derivative every
+    /// use of the value would lose (`helper(s.len())`, `v.push(l)`, `s.len() as f64`).
+    fn lengths_checked(&self, e: &Expr) -> TokenStream {
+        struct Check<'a>(&'a HashSet<String>);
+        impl syn::visit_mut::VisitMut for Check<'_> {
+            fn visit_expr_mut(&mut self, e: &mut Expr) {
+                syn::visit_mut::visit_expr_mut(self, e);
+                if let Expr::MethodCall(q) = &*e {
+                    if is_length_query(e) && mentions_any(&q.receiver, self.0) {
+                        let span = q.method.span();
+                        *e =
+                            syn::parse_quote_spanned!(span=> ::mochi::__private::length_result(#e));
+                    }
+                }
+            }
+        }
+        let mut e = e.clone();
+        syn::visit_mut::VisitMut::visit_expr_mut(&mut Check(&self.active), &mut e);
+        quote!(#e)
+    }
+}
 
 /// `s.len()` (one of [`LENGTH_QUERIES`], no argument) as it is, not cast.
 pub(crate) fn is_length_query(e: &Expr) -> bool {
