@@ -7031,12 +7031,13 @@ fn flattened_refs(flat: &syn::ExprMethodCall) -> bool {
 /// stage that drops elements by their values (`filter`, `filter_map`) or carries a
 /// state from one to the next (`scan`), with a stage among `above` (the methods after
 /// it, the nearest first) that counts positions in what it leaves (`enumerate`, `skip`,
-/// `zip`, `step_by`, `rev`, …; after a `scan`, one it may not see in order): a chain the
-/// derivation does not write as one loop. [`Flatten::positioned`] collects the part up
+/// `zip`, `step_by`, `rev`, `chain`, …; after a `scan`, one it may not see in order): a
+/// chain the derivation does not write as one loop. [`Flatten::positioned`] collects the part up
 /// to `m` first, as it does a flattening. A part whose elements may not be floats (a
 /// range's integers, `enumerate`'s pairs) is left as written.
 fn gathered_before(m: &syn::ExprMethodCall, above: &[&syn::ExprMethodCall]) -> bool {
     let name = m.method.to_string();
+    // (The stages the loop takes after one: the rest are collected first.)
     let in_loop: &[&str] = match (name.as_str(), m.args.len()) {
         ("filter" | "filter_map", 1) => {
             &["map", "filter", "filter_map", "take", "copied", "cloned"]
@@ -7046,6 +7047,7 @@ fn gathered_before(m: &syn::ExprMethodCall, above: &[&syn::ExprMethodCall]) -> b
             "filter",
             "filter_map",
             "take",
+            "take_while",
             "enumerate",
             "copied",
             "cloned",
@@ -7061,10 +7063,10 @@ fn gathered_before(m: &syn::ExprMethodCall, above: &[&syn::ExprMethodCall]) -> b
             "sum" | "product" | "fold" | "count" | "collect" | "for_each"
         )
     };
-    let positional = above
+    if !above
         .iter()
-        .any(|c| !ends(c) && !in_loop.contains(&c.method.to_string().as_str()));
-    if !positional {
+        .any(|c| !ends(c) && !in_loop.contains(&c.method.to_string().as_str()))
+    {
         return false;
     }
     // Down to the sequence: floats all the way (a `map`, `filter_map` or `scan` makes
@@ -7167,10 +7169,18 @@ impl Flatten<'_> {
         self.next += 1;
         let buf = format_ident!("__mochi_flat_buf{}", self.next);
         self.made.push(buf.to_string());
+        let gathered = !matches!(flat.method.to_string().as_str(), "flat_map" | "flatten");
         let (collected, mut tail): (Expr, Expr) = if refs {
             (
                 syn::parse_quote!(#prefix.copied().collect()),
                 syn::parse_quote!(#buf.iter()),
+            )
+        } else if gathered {
+            // (Values read by `iter().copied()`: a stage counted on the way,
+            // `take_while`, walks the buffer again, which `into_iter()` would move.)
+            (
+                syn::parse_quote!(#prefix.collect()),
+                syn::parse_quote!(#buf.iter().copied()),
             )
         } else {
             (

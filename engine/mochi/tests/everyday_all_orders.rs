@@ -17140,7 +17140,8 @@ mod blocks_in_another_module {
 /// A chain that drops elements by value (`filter`, `filter_map`) or carries a state
 /// (`scan`), followed by a stage that counts positions in what is left: `filter(p)
 /// .skip(1)`, `.enumerate()` (also in a `for`), `filter_map(f).step_by(2)`, `map(f)
-/// .filter(p).zip(w)`, `scan(..).skip(2)`, `scan(..).step_by(3)`. Before, refused: "this
+/// .filter(p).zip(w)`, `scan(..).skip(2)`, `scan(..).step_by(3)`, `filter(p).rev()`,
+/// `.take_while(q)`, `.chain(..)`, `scan(..).skip_while(q)`. Before, refused: "this
 /// iterator chain (`.skip(..)` …) is not one the derivation writes as a loop".
 #[allow(clippy::ptr_arg, clippy::useless_vec)]
 mod positions_after_a_filter {
@@ -17226,8 +17227,52 @@ mod positions_after_a_filter {
         v[1] + 2.0 * v[0]
     }
 
+    /// x₄² + 2x₃² + 3x₂² + 4x₀²: the positive elements from the end.
+    #[differentiable(higher_order)]
+    pub fn reversed(x: &[f64]) -> f64 {
+        x.iter()
+            .filter(|v| **v > 0.0)
+            .rev()
+            .enumerate()
+            .map(|(k, v)| (k as f64 + 1.0) * v * v)
+            .sum()
+    }
+
+    /// Σ v² over the positive elements below 2 until the first that is not, then all.
+    #[differentiable(higher_order)]
+    pub fn chained_until(x: &[f64]) -> f64 {
+        let head: f64 = x
+            .iter()
+            .filter(|v| **v > 0.0)
+            .take_while(|v| **v < 2.0)
+            .map(|v| v * v)
+            .sum();
+        head + x
+            .iter()
+            .filter(|v| **v < 0.0)
+            .chain(x.iter())
+            .map(|v| v.sin())
+            .sum::<f64>()
+    }
+
+    /// Σ cₖ over the prefix sums from the first above 1.
+    #[differentiable(higher_order)]
+    pub fn sums_from(x: &[f64]) -> f64 {
+        x.iter()
+            .scan(0.0, |s, &v| {
+                *s += v;
+                Some(*s)
+            })
+            .skip_while(|c| *c < 1.0)
+            .map(|c| c * c)
+            .sum()
+    }
+
     mod t {
         use crate::all_orders;
+        all_orders!(reversed, super::X);
+        all_orders!(chained_until, super::X);
+        all_orders!(sums_from, super::X);
         all_orders!(skipped, super::X);
         all_orders!(counted, super::X);
         all_orders!(in_a_for, super::X);
@@ -17276,5 +17321,22 @@ mod positions_after_a_filter {
             .collect();
         g[0] += 2.0;
         close("products", &products::gradient(&x), &g, 1e-14);
+        // Positive from the end: x₄, x₃, x₂, x₀ at k + 1 = 1, 2, 3, 4.
+        let g = [8.0 * x[0], 0.0, 6.0 * x[2], 4.0 * x[3], 2.0 * x[4]];
+        close("reversed", &reversed::gradient(&x), &g, 1e-14);
+        // Positive below 2, in order: x₀, x₂, x₃ (x₄ = 2.1 ends it); sin of x₁ twice.
+        let g = [
+            2.0 * x[0] + x[0].cos(),
+            2.0 * x[1].cos(),
+            2.0 * x[2] + x[2].cos(),
+            2.0 * x[3] + x[3].cos(),
+            x[4].cos(),
+        ];
+        close("chained_until", &chained_until::gradient(&x), &g, 1e-14);
+        // Prefix sums 0.7, 0.4, 1.8, 2.05, 4.15: from c₂ on.
+        let c: Vec<f64> = (0..5).map(|k| x[..=k].iter().sum()).collect();
+        let t = 2.0 * (c[2] + c[3] + c[4]);
+        let g = [t, t, t, 2.0 * (c[3] + c[4]), 2.0 * c[4]];
+        close("sums_from", &sums_from::gradient(&x), &g, 1e-13);
     }
 }
