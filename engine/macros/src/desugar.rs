@@ -117,6 +117,13 @@ pub fn desugar(
     IntoAsFrom.visit_block_mut(&mut b);
     FromIterators.visit_block_mut(&mut b);
     NdArrayLiterals.visit_block_mut(&mut b);
+    let mut literal_sources = LiteralChainSources {
+        active,
+        float_ty,
+        next: 0,
+        made: Vec::new(),
+    };
+    literal_sources.visit_block_mut(&mut b);
     Unzips.visit_block_mut(&mut b);
     let mut temporaries = TemporarySequences {
         active,
@@ -132,6 +139,7 @@ pub fn desugar(
     };
     element_reads.visit_block_mut(&mut b);
     temporaries.made.extend(element_reads.made);
+    temporaries.made.extend(literal_sources.made);
     SomeTuples { next: 0 }.visit_block_mut(&mut b);
     ExtendedByLiterals.visit_block_mut(&mut b);
     let mut successors = Successors {
@@ -691,6 +699,170 @@ pub(crate) fn struct_sums_as_folds(b: &mut syn::Block) {
         }
     }
     Sums.visit_block_mut(b);
+}
+
+/// `[1.5, 2.25, 2.625].iter().enumerate().map(|(i, &c)| ..).sum()`: a chain read
+/// from an array literal, whose closures carry derivatives, with the literal bound to
+/// a name by a `let` before the statement (typed by the function's float when its
+/// elements are float literals), the sequence a chain's loop reads by position (before,
+/// "`Enumerate<Iter<'_, {float}>>` has no tangent type" once a stage other than `map`
+/// and `sum` was in the chain). A literal of constants is bound from anywhere in the
+/// statement; one of other values (`[p[0], 2.0 * p[1]]`) only where the statement
+/// evaluates it unconditionally (not in a branch, a loop or a closure) and writes
+/// nothing.
+struct LiteralChainSources<'a> {
+    active: &'a HashSet<String>,
+    float_ty: Option<&'a syn::Ident>,
+    next: usize,
+    /// The names bound to literals with differentiable values.
+    made: Vec<String>,
+}
+
+/// The chains of one statement whose literal sources [`LiteralChainSources`] binds.
+struct LiteralChainsOf<'a, 'b> {
+    outer: &'b mut LiteralChainSources<'a>,
+    /// Inside a branch, a loop, a closure or a block: only constants are bound.
+    nested: usize,
+    writes: bool,
+    bound: Vec<syn::Stmt>,
+}
+
+impl VisitMut for LiteralChainsOf<'_, '_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let nests = matches!(
+            e,
+            Expr::If(_)
+                | Expr::Match(_)
+                | Expr::Closure(_)
+                | Expr::ForLoop(_)
+                | Expr::While(_)
+                | Expr::Loop(_)
+                | Expr::Block(_)
+                | Expr::Binary(syn::ExprBinary {
+                    op: syn::BinOp::And(_) | syn::BinOp::Or(_),
+                    ..
+                })
+        );
+        if let Expr::MethodCall(top) = e {
+            // (A chain consumed into a value that borrows nothing.)
+            let consumed = matches!(
+                top.method.to_string().as_str(),
+                "sum" | "product" | "fold" | "count" | "for_each" | "collect" | "reduce"
+            );
+            if consumed && mentions_active(top, self.outer.active) {
+                self.bind_source(e);
+            }
+        }
+        self.nested += usize::from(nests);
+        syn::visit_mut::visit_expr_mut(self, e);
+        self.nested -= usize::from(nests);
+    }
+}
+
+impl LiteralChainsOf<'_, '_> {
+    fn bind_source(&mut self, e: &mut Expr) {
+        let mut cur: &mut Expr = e;
+        while let Expr::MethodCall(m) = cur {
+            let view =
+                matches!(m.method.to_string().as_str(), "iter" | "into_iter") && m.args.is_empty();
+            let arr = match &*m.receiver {
+                Expr::Array(a) => Some(a),
+                Expr::Reference(r) => match &*r.expr {
+                    Expr::Array(a) => Some(a),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let (true, Some(arr)) = (view, arr) {
+                let constants = !arr.elems.is_empty()
+                    && arr.elems.iter().all(|v| match unparen(v) {
+                        Expr::Lit(_) => true,
+                        Expr::Unary(u) => matches!(unparen(&u.expr), Expr::Lit(_)),
+                        _ => false,
+                    });
+                if !constants && (self.nested > 0 || self.writes) {
+                    return;
+                }
+                let float_lit = |v: &Expr| matches!(v, Expr::Lit(syn::ExprLit { lit: syn::Lit::Float(f), .. }) if f.suffix().is_empty());
+                let floats = constants
+                    && arr.elems.iter().any(|v| match unparen(v) {
+                        Expr::Unary(u) => float_lit(unparen(&u.expr)),
+                        other => float_lit(other),
+                    });
+                let arr = arr.clone();
+                self.outer.next += 1;
+                let span = m.receiver.span();
+                let name = format_ident!("__mochi_lit{}", self.outer.next, span = span);
+                *m.receiver = syn::parse_quote_spanned!(span=> #name);
+                if mentions_active(&arr, self.outer.active) {
+                    self.outer.made.push(name.to_string());
+                }
+                let n = arr.elems.len();
+                let stmt: syn::Stmt = match self.outer.float_ty {
+                    Some(t) if floats => {
+                        syn::parse_quote_spanned!(span=> let #name: [#t; #n] = #arr;)
+                    }
+                    _ => syn::parse_quote_spanned!(span=> let #name = #arr;),
+                };
+                self.bound.push(stmt);
+                return;
+            }
+            cur = &mut m.receiver;
+        }
+    }
+}
+
+/// Whether `s` writes a place (an assignment, a compound one, a `&mut` borrow).
+fn writes_something(s: &syn::Stmt) -> bool {
+    struct W(bool);
+    impl<'ast> syn::visit::Visit<'ast> for W {
+        fn visit_expr_assign(&mut self, _: &'ast syn::ExprAssign) {
+            self.0 = true;
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            if crate::activity::is_arithmetic_assign(&b.op) {
+                self.0 = true;
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            if r.mutability.is_some() {
+                self.0 = true;
+            }
+            syn::visit::visit_expr_reference(self, r);
+        }
+    }
+    let mut w = W(false);
+    syn::visit::Visit::visit_stmt(&mut w, s);
+    w.0
+}
+
+impl VisitMut for LiteralChainSources<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for mut st in std::mem::take(&mut b.stmts) {
+            let writes = writes_something(&st);
+            let mut of = LiteralChainsOf {
+                outer: self,
+                nested: 0,
+                writes,
+                bound: Vec::new(),
+            };
+            match &mut st {
+                syn::Stmt::Local(l) => {
+                    if let Some(init) = l.init.as_mut() {
+                        of.visit_expr_mut(&mut init.expr);
+                    }
+                }
+                syn::Stmt::Expr(e, _) => of.visit_expr_mut(e),
+                _ => {}
+            }
+            out.append(&mut of.bound);
+            out.push(st);
+        }
+        b.stmts = out;
+        syn::visit_mut::visit_block_mut(self, b);
+    }
 }
 
 struct NdArrayLiterals;

@@ -17340,3 +17340,89 @@ mod positions_after_a_filter {
         close("sums_from", &sums_from::gradient(&x), &g, 1e-13);
     }
 }
+
+/// Chains read from an array literal whose closures carry derivatives, with a stage
+/// besides `map` and `sum`: `[1.5, 2.25, 2.625].iter().enumerate().map(..).sum()`
+/// (Beale's function as JAX's and Optim.jl's tests write it), `.into_iter().skip(1)
+/// .collect()`, `.fold(..)`, and a literal of differentiable values read backwards.
+/// Before, refused: "`Enumerate<Iter<'_, {float}>>` has no tangent type".
+mod literal_sources {
+    use mochi::prelude::*;
+
+    /// Σᵢ (cᵢ − x(1 − yⁱ⁺¹))².
+    #[differentiable(higher_order)]
+    pub fn beale(p: &[f64]) -> f64 {
+        let (x, y) = (p[0], p[1]);
+        [1.5, 2.25, 2.625]
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let r = c - x * (1.0 - y.powi(i as i32 + 1));
+                r * r
+            })
+            .sum::<f64>()
+    }
+
+    /// 2x₀x₁ + 3x₀x₁x₂ + 0.5x₂ + 0.25: the constants after the first, scaled, and a
+    /// Horner fold.
+    #[differentiable(higher_order)]
+    pub fn skipped_and_folded(p: &[f64]) -> f64 {
+        let v: Vec<f64> = [1.0, 2.0, 3.0]
+            .into_iter()
+            .skip(1)
+            .map(|c| c * p[0] * p[1])
+            .collect();
+        v[0] + v[1] * p[2] + [0.5, 0.25].iter().fold(0.0, |a, &c| a * p[2] + c)
+    }
+
+    /// 2x₁ + 2x₀: a literal of differentiable values, from the end, counted.
+    #[differentiable(higher_order)]
+    pub fn of_values(p: &[f64]) -> f64 {
+        [p[0], p[1] * 2.0, p[2] * p[2]]
+            .iter()
+            .rev()
+            .enumerate()
+            .map(|(k, v)| k as f64 * v)
+            .sum::<f64>()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(beale, [1.2, 0.4, 0.3]);
+        all_orders!(skipped_and_folded, [1.2, 0.4, 0.3]);
+        all_orders!(of_values, [1.2, 0.4, 0.3]);
+    }
+
+    #[test]
+    fn by_hand() {
+        let p = [1.2_f64, 0.4, 0.3];
+        let (x, y) = (p[0], p[1]);
+        let (mut gx, mut gy) = (0.0, 0.0);
+        for (i, c) in [1.5, 2.25, 2.625].iter().enumerate() {
+            let k = i as i32 + 1;
+            let r = c - x * (1.0 - y.powi(k));
+            gx += -2.0 * r * (1.0 - y.powi(k));
+            gy += 2.0 * r * x * f64::from(k) * y.powi(k - 1);
+        }
+        crate::common::close_to("beale", &beale::gradient(&p), &[gx, gy, 0.0], 1e-13);
+        // 2x₀x₁ + 3x₀x₁x₂ + 0.5x₂ + 0.25.
+        let g = [
+            2.0 * p[1] + 3.0 * p[1] * p[2],
+            2.0 * p[0] + 3.0 * p[0] * p[2],
+            3.0 * p[0] * p[1] + 0.5,
+        ];
+        crate::common::close_to(
+            "skipped_and_folded",
+            &skipped_and_folded::gradient(&p),
+            &g,
+            1e-14,
+        );
+        // Reversed: x₂² at k = 0, 2x₁ at k = 1, x₀ at k = 2.
+        crate::common::close_to(
+            "of_values",
+            &of_values::gradient(&p),
+            &[2.0, 2.0, 0.0],
+            1e-14,
+        );
+    }
+}
