@@ -1,5 +1,6 @@
 //! Reductions to a scalar: `a.sum()`, `a.mean()`, `a.trace()`, `a.norm()` (Euclidean,
-//! Frobenius for matrices), `a.norm_squared()`, the extrema `a.max()`, `a.min()`,
+//! Frobenius for matrices), `a.norm_squared()` (also by nalgebra's other names,
+//! `magnitude` and `magnitude_squared`), the extrema `a.max()`, `a.min()`,
 //! `a.amax()`, `a.amin()` (`ā` at the element chosen: `ȳ`, or `ȳ` times its sign for the
 //! absolute ones); and `a.normalize()`.
 //!
@@ -97,6 +98,38 @@ matrix_rule! {
                     factor: T::ONE + T::ONE,
                 },
             )
+        }
+    }
+}
+
+rule_trait! {
+    /// `a.magnitude()`, nalgebra's other name for `a.norm()`: `Call((&a,)).magnitude()`.
+    NaMagnitude::magnitude
+}
+rule_trait! {
+    /// `a.magnitude_squared()`, nalgebra's other name for `a.norm_squared()`:
+    /// `Call((&a,)).magnitude_squared()`.
+    NaMagnitudeSquared::magnitude_squared
+}
+
+matrix_rule! {
+    NaMagnitude for (&Matrix) {
+        type Output = T;
+        type Pullback = NormPullback<T, R, C>;
+        #[inline]
+        fn magnitude(self) -> (T, Self::Pullback) {
+            NaNorm::norm(self)
+        }
+    }
+}
+
+matrix_rule! {
+    NaMagnitudeSquared for (&Matrix) {
+        type Output = T;
+        type Pullback = NormPullback<T, R, C>;
+        #[inline]
+        fn magnitude_squared(self) -> (T, Self::Pullback) {
+            NaNormSquared::norm_squared(self)
         }
     }
 }
@@ -374,6 +407,22 @@ mod tests {
             (a.clone(),),
             |x| x.0.norm_squared(),
             |x| Call((&x.0,)).norm_squared(),
+        )
+        .jvp(|x, t| x.0.dot(&t.0) * T::of_f64(2.0))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            (a.clone(),),
+            |x| x.0.magnitude(),
+            |x| Call((&x.0,)).magnitude(),
+        )
+        .jvp(|x, t| x.0.dot(&t.0) / x.0.norm())
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        RuleTest::new(
+            (a.clone(),),
+            |x| x.0.magnitude_squared(),
+            |x| Call((&x.0,)).magnitude_squared(),
         )
         .jvp(|x, t| x.0.dot(&t.0) * T::of_f64(2.0))
         .tolerance(T::RTOL, T::ATOL)

@@ -26,7 +26,8 @@ pub use crate::inverse::{NaDeterminant, NaTryInverse};
 pub use crate::point::{NaPoint3From, NaPoint3New};
 pub use crate::product::{NaAngle, NaDot, NaTrMul};
 pub use crate::reduce::{
-    NaAmax, NaAmin, NaMax, NaMean, NaMin, NaNorm, NaNormSquared, NaNormalize, NaSum, NaTrace,
+    NaAmax, NaAmin, NaMagnitude, NaMagnitudeSquared, NaMax, NaMean, NaMin, NaNorm, NaNormSquared,
+    NaNormalize, NaSum, NaTrace,
 };
 pub use crate::rotation::apply::{
     NaInverseTransformPoint, NaInverseTransformVector, NaTransformPoint, NaTransformVector,
