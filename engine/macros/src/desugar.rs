@@ -16639,7 +16639,15 @@ impl Desugar {
                             | "lanes"
                             | "enumerate"
                             | "zip"
-                    ) {
+                    ) && (mentions_active(&inner.receiver, &self.active)
+                        || !matches!(
+                            inner.method.to_string().as_str(),
+                            "windows" | "exact_chunks" | "rows" | "columns" | "lanes"
+                        ))
+                    {
+                        // (An ndarray producer without a derivative, `x.rows()` of a
+                        // constant matrix, keeps its `into_iter()`: no rewrite takes it,
+                        // and without it there is no iterator, "no method `zip`".)
                         *e = Expr::MethodCall(inner.clone());
                         self.visit_expr_mut(e);
                         return;

@@ -14,7 +14,7 @@
 
 mod common;
 use mochi::prelude::*;
-use ndarray::{array, Array1};
+use ndarray::{array, Array1, Array2};
 
 #[differentiable]
 fn add_into(v: &mut [f64], g: &[f64], a: f64) {
@@ -154,6 +154,23 @@ fn assign_array(x: &Array1<f64>) -> f64 {
     v[0] * v[1]
 }
 
+const XD: [f64; 6] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6];
+const YD: [f64; 3] = [1.0, 0.0, 1.0];
+
+/// Rows of a matrix without a derivative zipped with a table, `x.rows().into_iter()
+/// .zip(YD.iter())`, the weights with one (before: "no method named `zip` found for
+/// struct `Lanes`", the `into_iter()` dropped).
+#[differentiable]
+fn rows_of_constant_zipped(w: &Array1<f64>, b: f64) -> f64 {
+    let x = Array2::from_shape_vec((3, 2), XD.to_vec()).unwrap();
+    let mut loss = 0.0_f64;
+    for (row, &yi) in x.rows().into_iter().zip(YD.iter()) {
+        let zi = row.dot(w) + b;
+        loss -= yi * zi.tanh();
+    }
+    loss
+}
+
 #[differentiable]
 fn iter_mut_writes(x: &[f64], a: f64) -> f64 {
     let mut v = vec![0.0; x.len()];
@@ -252,6 +269,11 @@ mod checked {
         &a.0, a.1
     ));
     check!(assign_array, (array![0.7_f64, -1.3],), |a| (&a.0));
+    check!(
+        rows_of_constant_zipped,
+        (array![0.7_f64, -1.3], 0.2_f64),
+        |a| (&a.0, a.1)
+    );
     check!(iter_mut_writes, (vec![0.7_f64, -1.3], 1.1_f64), |a| (
         &a.0, a.1
     ));
