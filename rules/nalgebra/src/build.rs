@@ -315,6 +315,60 @@ macro_rules! static_from_array {
     };
 }
 
+/// Small static matrices built from their columns, `Matrix3::from_columns(&[a, b, c])`:
+/// the rule trait and its impl for `Call((&[a, b, c],))` of static vectors, whose
+/// pullback gives each column its block of the cotangent.
+macro_rules! static_from_columns {
+    ($ty:ident, $n:literal, $pb:ident, $trait:ident :: $method:ident) => {
+        #[doc = concat!("Pullback of `", stringify!($ty), "::from_columns(&[..])`: needs nothing.")]
+        pub struct $pb<T>(std::marker::PhantomData<fn() -> T>);
+
+        impl<T: Elem> Pullback for $pb<T> {
+            type Output = $ty<T>;
+            type Args = ([nalgebra::SVector<T, $n>; $n],);
+            #[inline]
+            fn pullback(self, dm: $ty<T>, (dcs,): (&mut [nalgebra::SVector<T, $n>; $n],)) {
+                for (j, d) in dcs.iter_mut().enumerate() {
+                    *d += dm.column(j);
+                }
+            }
+        }
+
+        rule_trait! {
+            #[doc = concat!("`", stringify!($ty), "::from_columns(&[..])`: `Call((&cols,)).", stringify!($method), "()`.")]
+            $trait::$method
+        }
+
+        impl<T: Elem> $trait for Call<(&[nalgebra::SVector<T, $n>; $n],)> {
+            type Output = $ty<T>;
+            type Pullback = $pb<T>;
+            #[inline]
+            fn $method(self) -> (Self::Output, Self::Pullback) {
+                ($ty::from_columns(self.0 .0), $pb(std::marker::PhantomData))
+            }
+        }
+    };
+}
+
+static_from_columns!(
+    Matrix2,
+    2,
+    Matrix2ColumnsPullback,
+    NaMatrix2FromColumns::matrix2_from_columns
+);
+static_from_columns!(
+    Matrix3,
+    3,
+    Matrix3ColumnsPullback,
+    NaMatrix3FromColumns::matrix3_from_columns
+);
+static_from_columns!(
+    Matrix4,
+    4,
+    Matrix4ColumnsPullback,
+    NaMatrix4FromColumns::matrix4_from_columns
+);
+
 static_from_array!(
     Vector2,
     2,
@@ -631,6 +685,28 @@ mod tests {
             matrix4_from_row_slice,
             matrix4_from_column_slice
         );
+        let cols = [
+            Vector3::new(xs[0], xs[1], xs[2]),
+            Vector3::new(xs[3], xs[4], xs[5]),
+            Vector3::new(xs[6], xs[7], xs[8]),
+        ];
+        RuleTest::new(
+            (cols,),
+            |a| Matrix3::from_columns(&a.0),
+            |a| Call((&a.0,)).matrix3_from_columns(),
+        )
+        .jvp(|_, t| Matrix3::from_columns(&t.0))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        let cols = [Vector2::new(xs[0], xs[1]), Vector2::new(xs[2], xs[3])];
+        RuleTest::new(
+            (cols,),
+            |a| Matrix2::from_columns(&a.0),
+            |a| Call((&a.0,)).matrix2_from_columns(),
+        )
+        .jvp(|_, t| Matrix2::from_columns(&t.0))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
         let arr3 = [xs[0], xs[1], xs[2]];
         RuleTest::new(
             (arr3,),

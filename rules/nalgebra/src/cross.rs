@@ -1,4 +1,5 @@
-//! `a.cross(&b)` for 3-vectors, static (`Vector3`) or dynamic (`DVector` of length 3).
+//! `a.cross(&b)` for 3-vectors, static (`Vector3`) or dynamic (`DVector` of length 3),
+//! and `a.cross_matrix()` of a `Vector3`.
 //!
 //! `c = a × b`: `ā += b × c̄`, `b̄ += c̄ × a` (the cross product is bilinear and
 //! `⟨c̄, ȧ × b⟩ = ⟨b × c̄, ȧ⟩`).
@@ -86,6 +87,48 @@ macro_rules! cross_rule {
 }
 cross_rule!(U3, Dyn);
 
+rule_trait! {
+    /// `a.cross_matrix()` of a 3-vector, the skew-symmetric `[a]×` with `[a]× v = a × v`:
+    /// `Call((&a,)).cross_matrix()`.
+    NaCrossMatrix::cross_matrix
+}
+
+/// Pullback of `a.cross_matrix()`: needs nothing (`ā` gathers the differences of the
+/// mirrored off-diagonal entries of `M̄`).
+pub struct CrossMatrixPullback<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T: Elem> Pullback for CrossMatrixPullback<T> {
+    type Output = OMatrix<T, U3, U3>;
+    type Args = (OMatrix<T, U3, U1>,);
+    #[track_caller]
+    fn pullback(self, dm: OMatrix<T, U3, U3>, (da,): (&mut OMatrix<T, U3, U1>,)) {
+        // [a]× = [[0, −a₂, a₁], [a₂, 0, −a₀], [−a₁, a₀, 0]].
+        let g = [
+            dm[(2, 1)] - dm[(1, 2)],
+            dm[(0, 2)] - dm[(2, 0)],
+            dm[(1, 0)] - dm[(0, 1)],
+        ];
+        let mut da = dense(da, (3, 1));
+        da.iter_mut().zip(g).for_each(|(d, g)| *d += g);
+    }
+}
+
+impl<T, S> NaCrossMatrix for Call<(&Matrix<T, U3, U1, S>,)>
+where
+    T: Elem,
+    S: Storage<T, U3, U1>,
+{
+    type Output = OMatrix<T, U3, U3>;
+    type Pullback = CrossMatrixPullback<T>;
+    #[inline]
+    fn cross_matrix(self) -> (Self::Output, Self::Pullback) {
+        (
+            self.0 .0.cross_matrix(),
+            CrossMatrixPullback(std::marker::PhantomData),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
@@ -113,6 +156,16 @@ mod tests {
             .jvp(|x, t| t.0.cross(&x.1) + x.0.cross(&t.1))
             .tolerance(T::RTOL, T::ATOL)
             .run();
+        let a = matrix::<T, _, _>(U3, U1, 0.2);
+        RuleTest::new(
+            (a,),
+            |x| x.0.cross_matrix(),
+            |x| Call((&x.0,)).cross_matrix(),
+        )
+        // linear: d[a]× = [ȧ]×
+        .jvp(|_, t| t.0.cross_matrix())
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
     }
 
     #[test]

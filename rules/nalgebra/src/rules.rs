@@ -8,14 +8,15 @@ pub use crate::arith::{
 pub use crate::build::{
     NaDMatrixFromColumnSlice, NaDMatrixFromRowSlice, NaDMatrixFromVec, NaDMatrixZeros,
     NaDVectorFromColumnSlice, NaDVectorFromRowSlice, NaDVectorFromVec, NaDVectorZeros,
-    NaMatrix2FromColumnSlice, NaMatrix2FromRowSlice, NaMatrix2New, NaMatrix3FromColumnSlice,
-    NaMatrix3FromRowSlice, NaMatrix3New, NaMatrix4FromColumnSlice, NaMatrix4FromRowSlice,
-    NaVector2From, NaVector2FromColumnSlice, NaVector2FromRowSlice, NaVector2New, NaVector3From,
+    NaMatrix2FromColumnSlice, NaMatrix2FromColumns, NaMatrix2FromRowSlice, NaMatrix2New,
+    NaMatrix3FromColumnSlice, NaMatrix3FromColumns, NaMatrix3FromRowSlice, NaMatrix3New,
+    NaMatrix4FromColumnSlice, NaMatrix4FromColumns, NaMatrix4FromRowSlice, NaVector2From,
+    NaVector2FromColumnSlice, NaVector2FromRowSlice, NaVector2New, NaVector3From,
     NaVector3FromColumnSlice, NaVector3FromRowSlice, NaVector3New, NaVector4From,
     NaVector4FromColumnSlice, NaVector4FromRowSlice, NaVector4New,
 };
 pub use crate::closure::{NaMap, NaZipMap};
-pub use crate::cross::NaCross;
+pub use crate::cross::{NaCross, NaCrossMatrix};
 pub use crate::diagonal::{
     NaDMatrixFromDiagonal, NaDiagonal, NaMatrix2FromDiagonal, NaMatrix2FromDiagonalElement,
     NaMatrix3FromDiagonal, NaMatrix3FromDiagonalElement, NaMatrix4FromDiagonal,
