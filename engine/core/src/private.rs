@@ -1458,6 +1458,52 @@ pub fn lift_value<T: crate::Scalar, R: LiftField>(r: R) -> R::Of<T> {
     r.lift(&mut |v| lit(v))
 }
 
+/// A variant's field bound by a pattern in a generic twin (`Ease::InPow(p) =>
+/// t.powf(*p)`), lifted to the twin's scalar beside it: [`ref_like`] hands the lifted
+/// value on as the pattern bound the field, by reference (`match self` of a `&self`
+/// method, so `*p` still reads it) or by value.
+pub trait RefLike<'a, V: 'a> {
+    /// `&'a V` for a field bound by reference, `V` for one bound by value.
+    type Out;
+    /// The lifted value `v`, as the field was bound.
+    fn like(self, v: &'a V) -> Self::Out;
+}
+
+impl<'a, V: 'a, X: ?Sized> RefLike<'a, V> for &X {
+    type Out = &'a V;
+    #[inline(always)]
+    fn like(self, v: &'a V) -> &'a V {
+        v
+    }
+}
+
+impl<'a, V: 'a, X: ?Sized> RefLike<'a, V> for &mut X {
+    type Out = &'a V;
+    #[inline(always)]
+    fn like(self, v: &'a V) -> &'a V {
+        v
+    }
+}
+
+macro_rules! ref_like_by_value {
+    ($($t:ty),*) => {$(
+        impl<'a, V: Clone + 'a> RefLike<'a, V> for $t {
+            type Out = V;
+            #[inline(always)]
+            fn like(self, v: &'a V) -> V {
+                v.clone()
+            }
+        }
+    )*};
+}
+ref_like_by_value!(f64, f32, usize, u8, u16, u32, u64, u128, isize, i8, i16, i32, i64, i128, bool);
+
+/// See [`RefLike`].
+#[inline(always)]
+pub fn ref_like<'a, V: 'a, O: RefLike<'a, V>>(bound: O, lifted: &'a V) -> O::Out {
+    bound.like(lifted)
+}
+
 /// A borrowed value handed to a method's rule or twin as its receiver: the reference
 /// itself for a `&self` (or `&mut self`) method, a shared one for a `&self` method given
 /// `&mut v`, a clone for one taking `self` by value (`fn conj(self)`), as the callee's
@@ -1499,6 +1545,16 @@ impl<M: Clone> Receive<M> for &mut M {
     #[inline(always)]
     fn receive(self) -> M {
         self.clone()
+    }
+}
+
+/// A method taking `self` by value called on a reference the loop or chain gives
+/// (`for e in TABLE.iter() { e.by_value(t) }`): a clone of the value, as the call's
+/// auto-deref copies it.
+impl<M: Clone> Receive<M> for &&M {
+    #[inline(always)]
+    fn receive(self) -> M {
+        (*self).clone()
     }
 }
 

@@ -1742,12 +1742,20 @@ fn lift_if_let_variant_fields(block: &mut syn::Block) {
 }
 
 /// `let d = lift_value::<T, _>(d.clone());` for each float a pattern binds inside a
-/// variant of the crate's enums (see [`lifted_variant_fields`]).
+/// variant of the crate's enums (see [`lifted_variant_fields`]), handed on as the
+/// pattern bound it (`__private::ref_like`: by reference for `match self` of a `&self`
+/// method, where the arm reads `*d`; before, "type `T` cannot be dereferenced").
 fn lifted_variant_lets(p: &Pat) -> Vec<syn::Stmt> {
     let t = syn::Ident::new(PARAM, Span::call_site());
     lifted_variant_fields(p)
         .iter()
-        .map(|n| syn::parse_quote!(let #n = ::mochi::__private::lift_value::<#t, _>(#n.clone());))
+        .flat_map(|n| {
+            let lifted = quote::format_ident!("__mochi_lifted_{}", n);
+            [
+                syn::parse_quote!(let #lifted = ::mochi::__private::lift_value::<#t, _>(#n.clone());),
+                syn::parse_quote!(let #n = ::mochi::__private::ref_like(#n, &#lifted);),
+            ]
+        })
         .collect()
 }
 

@@ -17426,3 +17426,83 @@ mod literal_sources {
         );
     }
 }
+
+/// Under `higher_order`, an enum's method reading the fields its arms bind by reference
+/// (`Ease::InPow(p) => t.powf(*p)` of `match self`, `*d as i32` of an integer), a method
+/// taking `self` by value called on the references a loop over a table gives, and a
+/// free function matching a borrowed enum with guards. Before, the generic form bound
+/// the lifted fields by value: "type `T` cannot be dereferenced", and "`&&Ease:
+/// Receive<Ease>` is not satisfied".
+mod variant_fields_by_reference {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub enum Ease {
+        Linear,
+        InPow(f64),
+        Poly(f64, u32),
+    }
+
+    #[differentiable(higher_order)]
+    impl Ease {
+        pub fn eased_at(&self, t: f64) -> f64 {
+            match self {
+                Ease::Linear => t,
+                Ease::InPow(p) => t.powf(*p),
+                Ease::Poly(c, d) => (t + c).powi(*d as i32) + c * t,
+            }
+        }
+        pub fn eased_by_value(self, t: f64) -> f64 {
+            match self {
+                Ease::Linear => t,
+                Ease::InPow(p) => t.powf(p),
+                Ease::Poly(c, d) => (t + c).powi(d as i32),
+            }
+        }
+    }
+
+    pub const TRACK: [Ease; 3] = [Ease::Linear, Ease::InPow(1.5), Ease::Poly(0.5, 3)];
+
+    /// Σᵢ eᵢ(xᵢ) twice over the table.
+    #[differentiable(higher_order)]
+    pub fn eased(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (i, e) in TRACK.iter().enumerate() {
+            s += e.eased_at(x[i]) + e.eased_by_value(x[i]);
+        }
+        s
+    }
+
+    /// r / c for `InPow(c)` with c > 1, c rᵈ for `Poly(c, d)` with d ≥ 2, sin r else.
+    #[differentiable(higher_order)]
+    pub fn weight_of(k: &Ease, r: f64) -> f64 {
+        match k {
+            Ease::InPow(c) if *c > 1.0 => r / c,
+            Ease::Poly(c, d) if *d >= 2 => c * r.powi(*d as i32),
+            _ => r.sin(),
+        }
+    }
+
+    /// `weight_of` at the table's third entry.
+    #[differentiable(higher_order)]
+    pub fn weighted(x: &[f64]) -> f64 {
+        weight_of(&TRACK[2], x[0]) * x[1]
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(eased, [0.7, 0.3, 1.4]);
+        all_orders!(weighted, [0.8, 1.3]);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.7_f64, 0.3, 1.4];
+        // 2 from the linear entry; 2 · 1.5 x₁^0.5; 2 · 3 (x₂ + 0.5)² + 0.5.
+        let g = [2.0, 3.0 * x[1].sqrt(), 6.0 * (x[2] + 0.5).powi(2) + 0.5];
+        crate::common::close_to("eased", &eased::gradient(&x), &g, 1e-13);
+        let h = weight_of::hessian(&Ease::Poly(0.5, 3), 0.8);
+        // d²/dr² 0.5 r³ = 3 r.
+        assert!((h[[0, 0]] - 2.4).abs() < 1e-13, "{}", h[[0, 0]]);
+    }
+}
