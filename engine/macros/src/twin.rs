@@ -5809,6 +5809,9 @@ impl VisitMut for Rewrite<'_> {
                 // (And an array local of constants, `transpose(f)`, element by element.)
                 let tuple_arg = |a: &Expr| match crate::desugar::unparen(a) {
                     Expr::Tuple(t) => (2..=4).contains(&t.elems.len()),
+                    // (An array literal, `normalize3([0.3, 0.2, 1.0])`: its floats are the
+                    // twin's scalar, read back element by element.)
+                    Expr::Array(_) => true,
                     Expr::Path(p) => p
                         .path
                         .get_ident()

@@ -17506,3 +17506,54 @@ mod variant_fields_by_reference {
         assert!((h[[0, 0]] - 2.4).abs() < 1e-13, "{}", h[[0, 0]]);
     }
 }
+
+/// Under `higher_order`, a marked helper over `[f64; 3]` called both with differentiable
+/// values and with an array literal of constants (`normalize3([0.3, 0.2, 1.0])`, a fixed
+/// view direction). Before: no Hessian, "it calls `normalize3`, whose twin is not known".
+mod constant_array_arguments {
+    use mochi::prelude::*;
+
+    #[differentiable(higher_order)]
+    pub fn dot3(a: [f64; 3], b: [f64; 3]) -> f64 {
+        a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+    }
+
+    #[differentiable(higher_order)]
+    pub fn normalize3(a: [f64; 3]) -> [f64; 3] {
+        let l = dot3(a, a).sqrt();
+        [a[0] / l, a[1] / l, a[2] / l]
+    }
+
+    /// Schlick: f₀ + (1 − f₀)(1 − n·v)⁵ with n = x[..3]/|x[..3]| and a fixed v.
+    #[differentiable(higher_order)]
+    pub fn fresnel(x: &[f64]) -> f64 {
+        let n = normalize3([x[0], x[1], x[2]]);
+        let v = normalize3([0.3, 0.2, 1.0]);
+        let f0 = x[3];
+        f0 + (1.0 - f0) * (1.0 - dot3(n, v)).powi(5)
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(fresnel, [0.2, 0.1, 0.9, 0.04]);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.2_f64, 0.1, 0.9, 0.04];
+        let l = (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]).sqrt();
+        let m = (0.09_f64 + 0.04 + 1.0).sqrt();
+        let v = [0.3 / m, 0.2 / m, 1.0 / m];
+        let n = [x[0] / l, x[1] / l, x[2] / l];
+        let c = n[0] * v[0] + n[1] * v[1] + n[2] * v[2];
+        // ∂c/∂xᵢ = (vᵢ − c nᵢ)/l; ∂f/∂c = −5(1 − f₀)(1 − c)⁴; ∂f/∂f₀ = 1 − (1 − c)⁵.
+        let k = -5.0 * (1.0 - x[3]) * (1.0 - c).powi(4);
+        let g = [
+            k * (v[0] - c * n[0]) / l,
+            k * (v[1] - c * n[1]) / l,
+            k * (v[2] - c * n[2]) / l,
+            1.0 - (1.0 - c).powi(5),
+        ];
+        crate::common::close_to("fresnel", &fresnel::gradient(&x), &g, 1e-14);
+    }
+}
