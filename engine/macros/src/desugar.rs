@@ -7204,9 +7204,9 @@ fn flattened_refs(flat: &syn::ExprMethodCall) -> bool {
 /// state from one to the next (`scan`), with a stage among `above` (the methods after
 /// it, the nearest first) that counts positions in what it leaves (`enumerate`, `skip`,
 /// `zip`, `step_by`, `rev`, `chain`, …; after a `scan`, one it may not see in order): a
-/// chain the derivation does not write as one loop. [`Flatten::positioned`] collects the part up
-/// to `m` first, as it does a flattening. A part whose elements may not be floats (a
-/// range's integers, `enumerate`'s pairs) is left as written.
+/// chain the derivation does not write as one loop. [`Flatten::positioned`] collects
+/// the part up to `m` first, as it does a flattening. A part whose elements may not be
+/// floats (a range's integers, `enumerate`'s pairs) is left as written.
 fn gathered_before(m: &syn::ExprMethodCall, above: &[&syn::ExprMethodCall]) -> bool {
     let name = m.method.to_string();
     // (The stages the loop takes after one: the rest are collected first.)
@@ -7229,15 +7229,9 @@ fn gathered_before(m: &syn::ExprMethodCall, above: &[&syn::ExprMethodCall]) -> b
         ],
         _ => return false,
     };
-    let ends = |c: &syn::ExprMethodCall| {
-        matches!(
-            c.method.to_string().as_str(),
-            "sum" | "product" | "fold" | "count" | "collect" | "for_each"
-        )
-    };
     if !above
         .iter()
-        .any(|c| !ends(c) && !in_loop.contains(&c.method.to_string().as_str()))
+        .any(|c| !value_consumer(c) && !in_loop.contains(&c.method.to_string().as_str()))
     {
         return false;
     }
@@ -7259,6 +7253,16 @@ fn gathered_before(m: &syn::ExprMethodCall, above: &[&syn::ExprMethodCall]) -> b
         }
         cur = unparen(&c.receiver);
     }
+}
+
+/// A chain's last method whose value borrows nothing of the sequence (`sum`,
+/// `product`, `fold`, `count`, `collect`, `for_each`): the part before it may be
+/// collected into a buffer that ends with the value's block.
+fn value_consumer(m: &syn::ExprMethodCall) -> bool {
+    matches!(
+        m.method.to_string().as_str(),
+        "sum" | "product" | "fold" | "count" | "collect" | "for_each"
+    )
 }
 
 /// Whether the elements `m` (see [`gathered_before`]) yields are references:
@@ -7314,12 +7318,7 @@ impl Flatten<'_> {
             }
         };
         above.reverse();
-        let consumer = |m: &syn::ExprMethodCall| {
-            matches!(
-                m.method.to_string().as_str(),
-                "sum" | "product" | "fold" | "count" | "collect" | "for_each"
-            )
-        };
+        let consumer = value_consumer;
         if !in_for && !above.last().is_some_and(|m| consumer(m)) {
             return None;
         }

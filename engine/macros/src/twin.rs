@@ -1741,9 +1741,10 @@ fn lift_if_let_variant_fields(block: &mut syn::Block) {
     L.visit_block_mut(block);
 }
 
-/// `let d = lift_value::<T, _>(d.clone());` for each float a pattern binds inside a
-/// variant of the crate's enums (see [`lifted_variant_fields`]), handed on as the
-/// pattern bound it (`__private::ref_like`: by reference for `match self` of a `&self`
+/// `let __mochi_lifted_d = lift_value::<T, _>(d.clone()); let d = ref_like(d,
+/// &__mochi_lifted_d);` for each float a pattern binds inside a variant of the crate's
+/// enums (see [`lifted_variant_fields`]): the lifted value handed on as the pattern bound
+/// it (`__private::ref_like`: by reference for `match self` of a `&self`
 /// method, where the arm reads `*d`; before, "type `T` cannot be dereferenced").
 fn lifted_variant_lets(p: &Pat) -> Vec<syn::Stmt> {
     let t = syn::Ident::new(PARAM, Span::call_site());
@@ -1761,7 +1762,7 @@ fn lifted_variant_lets(p: &Pat) -> Vec<syn::Stmt> {
 
 /// The names a pattern binds inside variants of the crate's own enums (`Loss::Huber(d)`,
 /// `Layer::Dense { w, b }`): constants of the enum, whose floats the generic form lifts to
-/// its scalar where they are bound (`let d = lift_value::<T, _>(d.clone());`).
+/// its scalar where they are bound ([`lifted_variant_lets`]).
 fn lifted_variant_fields(p: &Pat) -> Vec<syn::Ident> {
     struct V(Vec<syn::Ident>, bool);
     impl<'a> Visit<'a> for V {
