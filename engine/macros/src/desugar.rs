@@ -812,52 +812,40 @@ impl LiteralChainsOf<'_, '_> {
     }
 }
 
-/// Whether `s` writes a place (an assignment, a compound one, a `&mut` borrow).
-fn writes_something(s: &syn::Stmt) -> bool {
+/// Whether `e` writes a place: an assignment or a compound one ([`assigns`]), or a
+/// `&mut` borrow.
+fn writes_something(e: &Expr) -> bool {
     struct W(bool);
     impl<'ast> syn::visit::Visit<'ast> for W {
-        fn visit_expr_assign(&mut self, _: &'ast syn::ExprAssign) {
-            self.0 = true;
-        }
-        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            if crate::activity::is_arithmetic_assign(&b.op) {
-                self.0 = true;
-            }
-            syn::visit::visit_expr_binary(self, b);
-        }
         fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
-            if r.mutability.is_some() {
-                self.0 = true;
-            }
+            self.0 |= r.mutability.is_some();
             syn::visit::visit_expr_reference(self, r);
         }
     }
     let mut w = W(false);
-    syn::visit::Visit::visit_stmt(&mut w, s);
-    w.0
+    syn::visit::Visit::visit_expr(&mut w, e);
+    w.0 || assigns(e)
 }
 
 impl VisitMut for LiteralChainSources<'_> {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         let mut out = Vec::with_capacity(b.stmts.len());
         for mut st in std::mem::take(&mut b.stmts) {
-            let writes = writes_something(&st);
-            let mut of = LiteralChainsOf {
-                outer: self,
-                nested: 0,
-                writes,
-                bound: Vec::new(),
+            let e = match &mut st {
+                syn::Stmt::Local(l) => l.init.as_mut().map(|i| &mut *i.expr),
+                syn::Stmt::Expr(e, _) => Some(e),
+                _ => None,
             };
-            match &mut st {
-                syn::Stmt::Local(l) => {
-                    if let Some(init) = l.init.as_mut() {
-                        of.visit_expr_mut(&mut init.expr);
-                    }
-                }
-                syn::Stmt::Expr(e, _) => of.visit_expr_mut(e),
-                _ => {}
+            if let Some(e) = e {
+                let mut of = LiteralChainsOf {
+                    writes: writes_something(e),
+                    outer: self,
+                    nested: 0,
+                    bound: Vec::new(),
+                };
+                of.visit_expr_mut(e);
+                out.append(&mut of.bound);
             }
-            out.append(&mut of.bound);
             out.push(st);
         }
         b.stmts = out;

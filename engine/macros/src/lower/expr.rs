@@ -313,33 +313,6 @@ impl Lowerer {
                     }
                 };
                 let (left, right) = (unborrow(&b.left), unborrow(&b.right));
-                // `s.len() * x[2]`: in arithmetic with a derivative, so not the standard
-                // library's `len` (a `usize` there would not compile): a method of the
-                // user's named like a length query, which every `.len()` call is read as
-                // (its derivative would be lost, silently).
-                for side in [&left, &right] {
-                    match crate::desugar::unparen(side) {
-                        Expr::MethodCall(q) if is_length_query(side) => {
-                            let name = q.method.to_string();
-                            self.err(
-                                &q.method,
-                                format!("mochi: `.{name}()` here is in arithmetic with a derivative, so it is a method of your own, not the standard library's `{name}` (whose `usize` would need `as f64`); mochi reads every `.{name}()` call as a length, whose result carries no derivative, so this one's would be lost; give the method another name (`length`, `size`, `norm`) and mark it `#[differentiable]`"),
-                            );
-                        }
-                        // `let l = s.len(); .. l * x[2]`: the same, held by a name.
-                        Expr::Path(p)
-                            if p.path
-                                .get_ident()
-                                .is_some_and(|i| self.length_locals.contains(&i.to_string())) =>
-                        {
-                            self.err(
-                                p,
-                                format!("mochi: `{}` holds a call named like a length query (`.len()`, `.count()`, ..) and is in arithmetic with a derivative here, so the call is a method of your own returning a float, not the standard library's (whose `usize` would need `as f64`); mochi reads such a call as a length, whose result carries no derivative, so its derivative would be lost; give the method another name (`length`, `size`, `norm`) and mark it `#[differentiable]`", quote!(#p)),
-                            );
-                        }
-                        _ => {}
-                    }
-                }
                 let l = match self.typed_literal(&left, Some(&right)) {
                     Some(lit) => Operand::Inactive(lit),
                     None => self.lower_expr(&left, code),
@@ -2607,9 +2580,9 @@ pub(crate) fn float_trait_path(segs: &[String]) -> bool {
         && segs[segs.len() - 1] != "from"
 }
 
-/// The standard library's queries whose result is an integer (`len`, `count`, ..):
-/// never an operand of arithmetic with a derivative as they are (see the binary
-/// operators in `lower_expr`).
+/// The standard library's queries whose result is an integer (`len`, `count`, ..): on a
+/// value with a derivative, checked to be one (`Lowerer::lengths_checked`), wherever the
+/// value goes (an operand of arithmetic, a helper's argument, a buffer).
 const LENGTH_QUERIES: &[&str] = &["len", "count", "capacity", "nrows", "ncols", "ndim"];
 
 impl Lowerer {
@@ -2638,7 +2611,7 @@ impl Lowerer {
 }
 
 /// `s.len()` (one of [`LENGTH_QUERIES`], no argument) as it is, not cast.
-pub(crate) fn is_length_query(e: &Expr) -> bool {
+fn is_length_query(e: &Expr) -> bool {
     matches!(crate::desugar::unparen(e), Expr::MethodCall(q)
         if q.args.is_empty() && LENGTH_QUERIES.contains(&q.method.to_string().as_str()))
 }

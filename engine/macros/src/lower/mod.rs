@@ -270,10 +270,6 @@ pub struct Lowerer {
     /// derives no `Tangent` for and no library has (`V::new` → `v_new`, with `V`):
     /// their missing-rule error names renamed imports and aliases ([`norule`]).
     unknown_types: BTreeMap<String, (String, String)>,
-    /// The locals bound to a length query's call as it is (`let l = s.len();`), and
-    /// the one a `let` being lowered is about to bind.
-    length_locals: HashSet<String>,
-    pending_length: Option<String>,
     /// The names the body's own `use` items bring (`use crate::geom::Vec3;` inside the
     /// function), which the modules of the derived items do not see.
     body_uses: HashSet<String>,
@@ -547,8 +543,6 @@ impl Lowerer {
             assoc_paths: BTreeMap::new(),
             unknown_types: BTreeMap::new(),
             body_uses: HashSet::new(),
-            length_locals: HashSet::new(),
-            pending_length: None,
             user_methods: BTreeMap::new(),
             user_methods_mut: Default::default(),
             captured: HashSet::new(),
@@ -596,12 +590,6 @@ impl Lowerer {
     }
 
     fn bind(&mut self, name: String, mut b: Binding) {
-        if self.pending_length.as_ref() == Some(&name) {
-            self.pending_length = None;
-            self.length_locals.insert(name.clone());
-        } else {
-            self.length_locals.remove(&name);
-        }
         b.fixed = self.loop_depth == 0 && !self.mutable.contains(&name);
         self.scopes.last_mut().unwrap().insert(name, b);
     }
@@ -1120,15 +1108,6 @@ impl Lowerer {
         let attrs = &l.attrs;
         let mut names = Vec::new();
         pat_names(&l.pat, &mut names);
-        // `let l = s.len();` (no cast): a length, unless it is later an operand of
-        // arithmetic with a derivative (see `expr::LENGTH_QUERIES`); noted when the
-        // name is bound ([`Self::bind`], where a name bound again stops being one).
-        self.pending_length = match (&l.pat, &l.init) {
-            (Pat::Ident(i), Some(init)) if expr::is_length_query(&init.expr) => {
-                Some(i.ident.to_string())
-            }
-            _ => None,
-        };
         let any_active = names.iter().any(|n| self.active.contains(n));
         let (pat, ty) = match &l.pat {
             Pat::Type(t) => (&*t.pat, Some(&*t.ty)),

@@ -3,7 +3,7 @@
 // length (no derivative). Until 2026-12-09 the derivative was lost silently.
 use mochi::prelude::*;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Tangent)]
 pub struct Seg {
     pub a: f64,
     pub b: f64,
