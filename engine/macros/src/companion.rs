@@ -999,10 +999,11 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
                 imp.generics.params.is_empty() && func.sig.receiver().is_none(),
                 last.map(|l| &l.arguments),
             ) {
-                crate::twin::note_from_type(t);
+                let word = type_args_word(a);
+                crate::twin::note_from_type(t, &word);
                 func.sig.ident = format_ident!(
                     "from_{}",
-                    type_args_word(a).to_lowercase(),
+                    word.to_lowercase(),
                     span = written_method.span()
                 );
                 from_rule = associated_rule_trait_as(t, &func.sig, &written_method);

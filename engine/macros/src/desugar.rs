@@ -114,7 +114,7 @@ pub fn desugar(
     struct_sums_as_folds(&mut b);
     SliceArguments.visit_block_mut(&mut b);
     ViewLists { active }.visit_block_mut(&mut b);
-    IntoAsFrom.visit_block_mut(&mut b);
+    intos_as_froms(&mut b, false);
     FromIterators.visit_block_mut(&mut b);
     NdArrayLiterals.visit_block_mut(&mut b);
     let mut literal_sources = LiteralChainSources {
@@ -3475,12 +3475,22 @@ impl NdWindows<'_> {
 
 /// `let b: Vec2 = [p[2], p[3]].into();` of a type of the crate's with a marked `impl
 /// From<..>`: `Vec2::from([p[2], p[3]])`, whose rule is found by the argument's type.
-struct IntoAsFrom;
+/// `untyped`: the `let` loses its type, which the call names (in the generic form, where
+/// the value is the type's mirror).
+struct IntoAsFrom {
+    untyped: bool,
+}
+
+/// [`IntoAsFrom`] over `block`; `generic`: the generic form's, where `Vec2::from(..)` is
+/// its twin's call and the `let` is left untyped.
+pub(crate) fn intos_as_froms(block: &mut syn::Block, generic: bool) {
+    IntoAsFrom { untyped: generic }.visit_block_mut(block);
+}
 
 impl VisitMut for IntoAsFrom {
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
         syn::visit_mut::visit_local_mut(self, l);
-        let Pat::Type(t) = &l.pat else { return };
+        let Pat::Type(t) = &mut l.pat else { return };
         let syn::Type::Path(tp) = &*t.ty else { return };
         let Some(ty) = tp.path.get_ident().filter(|_| tp.qself.is_none()) else {
             return;
@@ -3493,6 +3503,9 @@ impl VisitMut for IntoAsFrom {
             if m.method == "into" && m.args.is_empty() && m.turbofish.is_none() {
                 let (r, span) = (&m.receiver, m.method.span());
                 *init.expr = syn::parse_quote_spanned!(span=> #ty::from(#r));
+                if self.untyped {
+                    l.pat = (*t.pat).clone();
+                }
             }
         }
     }

@@ -1198,6 +1198,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     crate::desugar::and_then_names_as_closures(&mut expanded.block);
     crate::desugar::struct_sums_as_folds(&mut expanded.block);
     if STRUCTS.with(|s| s.get()) {
+        crate::desugar::intos_as_froms(&mut expanded.block, true);
         crate::desugar::inline_stored_chains(&mut expanded.block);
         rename_shadowing_closure_params(&mut expanded);
         bind_field_sequences(&mut expanded);
@@ -2757,9 +2758,44 @@ pub(crate) fn crate_trait(name: &str) -> bool {
     CRATE_TRAITS.holds(name)
 }
 
-/// Notes a marked `impl From<..> for ty`.
-pub(crate) fn note_from_type(ty: &str) {
+/// The source types of the crate's marked `impl From<..>`s, as `Type:word` (`V2:f642`
+/// of `impl From<[f64; 2]> for V2`, whose companions are `V2::from_f642_rrule`, ..).
+static FROM_SOURCES: Names = Names::new();
+
+/// Notes a marked `impl From<..> for ty` whose source type is written `word` (its
+/// letters and digits, `f642` of `[f64; 2]`).
+pub(crate) fn note_from_type(ty: &str, word: &str) {
     FROM_TYPES.note(ty);
+    FROM_SOURCES.note(&format!("{ty}:{word}"));
+}
+
+/// The source words of `ty`'s marked `impl From<..>`s (see [`FROM_SOURCES`]).
+fn from_sources(ty: &str) -> Vec<String> {
+    let prefix = format!("{ty}:");
+    FROM_SOURCES
+        .0
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter_map(|n| n.strip_prefix(&prefix).map(str::to_string))
+        .collect()
+}
+
+/// Which of `ty`'s `From` implementations `Type::from(arg)` calls, as its source word:
+/// the only one, or the one an array or tuple literal's shape names (`[a, b]` of
+/// `From<[f64; 2]>`, `(a, b)` of `From<(f64, f64)>`); `None` when neither tells.
+fn from_source_of(ty: &str, arg: &Expr) -> Option<String> {
+    let words = from_sources(ty);
+    if let [only] = &words[..] {
+        return Some(only.clone());
+    }
+    let fty = float();
+    let word = match crate::desugar::unparen(arg) {
+        Expr::Array(a) => format!("{fty}{}", a.elems.len()),
+        Expr::Tuple(t) => fty.repeat(t.elems.len()),
+        _ => return None,
+    };
+    words.into_iter().find(|w| *w == word)
 }
 
 /// Whether `ty` has a marked `impl From<..>` (see [`FROM_TYPES`]).
@@ -3549,6 +3585,8 @@ fn structish(e: &Expr, locals: &HashSet<String>) -> bool {
                 || i == "self" && IMPL_TYPE.with(|t| t.borrow().is_some())
         }),
         Expr::Reference(r) => structish(&r.expr, locals),
+        // (An array of them, `[a, V2::new(p, q)]`, whose elements are.)
+        Expr::Array(a) => !a.elems.is_empty() && a.elems.iter().all(|v| structish(v, locals)),
         // (A struct literal, `Sched { rate: p[0], .. }.with_decay(d)`.)
         Expr::Struct(st) => user_struct_literal(st),
         // (`a.pos` of a struct with struct fields, `Body { pos: V2, .. }`: a float or a
@@ -3760,7 +3798,7 @@ fn vec_of_struct_literals(e: &Expr) -> bool {
 }
 
 /// Sequences of structs of the user's, bound once: arguments typed so (`ps: &[V3]`, `v:
-/// Vec<V3>`), locals typed so (`let mut pos: Vec<V3> = ..`), and locals bound to a copy
+/// Vec<V3>`, `[V3; 4]`), locals typed so (`let mut pos: Vec<V3> = ..`), and locals bound to a copy
 /// of one (`let prev = pts.clone();`, `pts.to_vec()`).
 fn struct_sequences(func: &ItemFn) -> Vec<String> {
     let struct_seq = |t: &Type| {
@@ -3770,6 +3808,7 @@ fn struct_sequences(func: &ItemFn) -> Vec<String> {
         };
         let elem = match t {
             Type::Slice(sl) => Some(&*sl.elem),
+            Type::Array(a) => Some(&*a.elem),
             t => crate::iterchain::vec_elem(t).flatten(),
         };
         elem.is_some_and(|e| user_type_arg(e).is_some_and(|(_, r)| !r))
@@ -3866,14 +3905,16 @@ fn structish_locals(func: &ItemFn, known: &HashSet<String>) -> HashSet<String> {
     impl<'a> Visit<'a> for S<'_> {
         fn visit_local(&mut self, l: &'a syn::Local) {
             syn::visit::visit_local(self, l);
-            // A local typed as a struct of the user's or a `Vec` of them (`let pts:
+            // A local typed as a struct of the user's, a `Vec` or an array of them (`let pts:
             // Vec<V2> = …collect();`).
             let typed = match &l.pat {
                 Pat::Type(t) => {
                     user_type_arg(&t.ty).is_some()
-                        || crate::iterchain::vec_elem(&t.ty)
-                            .flatten()
-                            .is_some_and(|e| user_type_arg(e).is_some())
+                        || match &*t.ty {
+                            Type::Array(a) => Some(&*a.elem),
+                            ty => crate::iterchain::vec_elem(ty).flatten(),
+                        }
+                        .is_some_and(|e| user_type_arg(e).is_some())
                 }
                 _ => false,
             };
@@ -5018,7 +5059,12 @@ impl VisitMut for Rewrite<'_> {
                     if tp.path.segments.len() == 1
                         && constructor.as_deref() == Some(&*tp.path.segments[0].ident.to_string())
                         && matches!(tp.path.segments[0].arguments, syn::PathArguments::AngleBracketed(_)));
-                if constructor.is_none() || container {
+                // (`let a: V2 = V2::new(p, q);` of a struct with a mirror: the mirror, as
+                // the constructor's twin makes.)
+                let mirrored = STRUCTS.with(|st| st.get())
+                    && matches!(&*t.ty, Type::Path(tp) if tp.qself.is_none()
+                        && tp.path.get_ident().is_some_and(|i| crate_mirror(&i.to_string())));
+                if constructor.is_none() || container || mirrored {
                     UnknownTypesInferred.visit_type_mut(&mut t.ty);
                 }
             }
@@ -6013,14 +6059,33 @@ impl VisitMut for Rewrite<'_> {
                     *e = syn::parse_quote!(::mochi::__private::lift_value::<#t, _>(#call));
                     return;
                 }
-                // (`Vec2::from(a)` of a marked `impl From<..>`: a trait's function, with no
-                // generic form.)
+                // `Vec2::from(a)` of a marked `impl From<[f64; 2]> for Vec2`: the twin its
+                // block writes beside `Vec2::from_f642_rrule`
+                // (`Vec2::from_f642__twin_needs_differentiable_higher_order`), found by the
+                // argument's shape where the type has several.
                 if segs.len() == 2 && segs[1] == "from" && from_type(&segs[0]) {
-                    self.fail(
-                        Why::Call,
-                        format!("it calls `{}::from`, of a `From` implementation, which has no generic form (write a constructor in the type's inherent `impl` block marked `#[differentiable(higher_order)]`, `{}::from_array(a)`)", segs[0], segs[0]),
-                        c.func.span(),
-                    );
+                    let source = match &c.args.iter().collect::<Vec<_>>()[..] {
+                        [a] if STRUCTS.with(|st| st.get()) && fp.qself.is_none() => {
+                            from_source_of(&segs[0], a)
+                        }
+                        _ => None,
+                    };
+                    let Some(word) = source else {
+                        self.fail(
+                            Why::Call,
+                            format!("it calls `{0}::from` of a type with several `From` implementations, on an argument whose type its form does not show (write the array or tuple literal in the call, `{0}::from([a, b])`, or call a constructor of the type's inherent `impl` block marked `#[differentiable(higher_order)]`)", segs[0]),
+                            c.func.span(),
+                        );
+                        return;
+                    };
+                    let Expr::Call(c) = e else { unreachable!() };
+                    for a in c.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                    let Expr::Path(fp) = &mut *c.func else { unreachable!() };
+                    let last = fp.path.segments.last_mut().expect("two segments");
+                    last.ident =
+                        method_twin_name(&quote::format_ident!("from_{}", word.to_lowercase()));
                     return;
                 }
                 if STRUCTS.with(|st| st.get())

@@ -17557,3 +17557,118 @@ mod constant_array_arguments {
         crate::common::close_to("fresnel", &fresnel::gradient(&x), &g, 1e-14);
     }
 }
+
+/// Under `higher_order`: a type built by its marked `From` implementations (two of them,
+/// `P2::from([a, b])`, `let b: P2 = (a, b).into()`), and lets typed as the type, an
+/// array or a `Vec` of it (`let c: P2 = P2::new(..)`, `let ps: [P2; 2] = [..]`).
+mod conversions_at_every_order {
+    use mochi::prelude::*;
+    use std::ops::{Add, Mul};
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct P2 {
+        pub x: f64,
+        pub y: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl From<[f64; 2]> for P2 {
+        fn from(a: [f64; 2]) -> Self {
+            P2 { x: a[0], y: a[1] }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl From<(f64, f64)> for P2 {
+        fn from(t: (f64, f64)) -> Self {
+            P2 { x: t.0, y: t.1 }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Add for P2 {
+        type Output = P2;
+        fn add(self, o: P2) -> P2 {
+            P2 {
+                x: self.x + o.x,
+                y: self.y + o.y,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl Mul<f64> for P2 {
+        type Output = P2;
+        fn mul(self, k: f64) -> P2 {
+            P2 {
+                x: self.x * k,
+                y: self.y * k,
+            }
+        }
+    }
+
+    #[differentiable(higher_order)]
+    impl P2 {
+        pub const ZERO: P2 = P2 { x: 0.0, y: 0.0 };
+
+        pub fn new(x: f64, y: f64) -> P2 {
+            P2 { x, y }
+        }
+        pub fn dot(&self, o: &P2) -> f64 {
+            self.x * o.x + self.y * o.y
+        }
+        /// Different weights on the two fields: x and y mixed up shows.
+        pub fn weighted(&self) -> f64 {
+            1.3 * self.x - 0.7 * self.y
+        }
+    }
+
+    /// a = (x₀, x₁), b = (x₁, x₂), c = (x₂x₀, 1):
+    /// w(a)·b.y + a·b + c.x·c.y = (1.3x₀ − 0.7x₁)x₂ + x₀x₁ + x₁x₂ + x₂x₀.
+    #[differentiable(higher_order)]
+    pub fn converted(x: &[f64]) -> f64 {
+        let a = P2::from([x[0], x[1]]);
+        let b: P2 = (x[1], x[2]).into();
+        let c: P2 = P2::new(x[2] * x[0], 1.0);
+        a.weighted() * b.y + a.dot(&b) + c.x * c.y
+    }
+
+    /// a = (x₀, x₁), ps = [a, (x₀x₁, x₀x₂)], s = [ps₀ + ps₁, 0]:
+    /// ps₁·a + w(s₀)·s₁.x + Σ p.y² = x₀²x₁ + x₀x₁x₂ + (x₁ + x₀x₂)².
+    #[differentiable(higher_order)]
+    pub fn typed_sequences(x: &[f64]) -> f64 {
+        let a: P2 = [x[0], x[1]].into();
+        let ps: [P2; 2] = [a, P2::from((x[1], x[2])) * x[0]];
+        let s: Vec<P2> = vec![ps[0] + ps[1], P2::ZERO];
+        ps[1].dot(&a) + s[0].weighted() * s[1].x + s.iter().map(|p| p.y * p.y).sum::<f64>()
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(converted, [0.7, -0.4, 1.3]);
+        all_orders!(typed_sequences, [0.7, -0.4, 1.3]);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.7_f64, -0.4, 1.3];
+        let g = [
+            1.3 * x[2] + x[1] + x[2],
+            -0.7 * x[2] + x[0] + x[2],
+            1.3 * x[0] - 0.7 * x[1] + x[1] + x[0],
+        ];
+        crate::common::close_to("converted", &converted::gradient(&x), &g, 1e-13);
+        let h = converted::hessian(&x);
+        let want = [[0.0, 1.0, 2.3], [1.0, 0.0, 0.3], [2.3, 0.3, 0.0]];
+        for i in 0..3 {
+            crate::common::close_to("converted's Hessian", &h.row(i).to_vec(), &want[i], 1e-13);
+        }
+        let q = x[1] + x[0] * x[2];
+        let g = [
+            2.0 * x[0] * x[1] + x[1] * x[2] + 2.0 * q * x[2],
+            x[0] * x[0] + x[0] * x[2] + 2.0 * q,
+            x[0] * x[1] + 2.0 * q * x[0],
+        ];
+        crate::common::close_to("typed_sequences", &typed_sequences::gradient(&x), &g, 1e-13);
+    }
+}
