@@ -1200,6 +1200,7 @@ fn make_with(func: &ItemFn, method: bool) -> Result<(ItemFn, bool), (Why, String
     if STRUCTS.with(|s| s.get()) {
         crate::desugar::intos_as_froms(&mut expanded.block, true);
         crate::desugar::inline_stored_chains(&mut expanded.block);
+        rename_rebound_lets(&mut expanded);
         rename_shadowing_closure_params(&mut expanded);
         bind_field_sequences(&mut expanded);
     }
@@ -2165,24 +2166,6 @@ fn rename_shadowing_closure_params(func: &mut ItemFn) {
         counts: &'c std::collections::HashMap<String, usize>,
         next: usize,
     }
-    struct InClosure<'n> {
-        from: &'n str,
-        to: &'n syn::Ident,
-    }
-    impl VisitMut for InClosure<'_> {
-        fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
-            if p.ident == self.from {
-                p.ident = self.to.clone();
-            }
-            syn::visit_mut::visit_pat_ident_mut(self, p);
-        }
-        fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
-            if p.qself.is_none() && p.path.is_ident(self.from) {
-                p.path = self.to.clone().into();
-            }
-        }
-        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
-    }
     struct Blocks(bool);
     impl<'a> Visit<'a> for Blocks {
         fn visit_macro(&mut self, _: &'a syn::Macro) {
@@ -2209,7 +2192,7 @@ fn rename_shadowing_closure_params(func: &mut ItemFn) {
                 if self.counts.get(&n).is_some_and(|k| *k > 1) {
                     let to = quote::format_ident!("__mochi_shadow{}_{}", self.next, n);
                     self.next += 1;
-                    let mut r = InClosure { from: &n, to: &to };
+                    let mut r = Renamed { from: &n, to: &to };
                     for p in c.inputs.iter_mut() {
                         r.visit_pat_mut(p);
                     }
@@ -2224,6 +2207,102 @@ fn rename_shadowing_closure_params(func: &mut ItemFn) {
         next: 0,
     }
     .visit_block_mut(&mut func.block);
+}
+
+/// The `let`s of `func`'s body that bind again a name bound before them (a parameter or
+/// an earlier `let` of the body: `let x = V2 { x: x[0], y: x[1] };` over `x: &[f64]`),
+/// each renamed with the statements after it (`__mochi_rebound0_x`), so that the
+/// analyses of the generic form, which take a name bound twice as unknown, see each
+/// binding alone. Left where a later statement holds a macro naming it (whose format
+/// strings may) or a struct literal's shorthand field of that name.
+fn rename_rebound_lets(func: &mut ItemFn) {
+    struct Mentions<'n>(&'n str, bool);
+    impl<'a> Visit<'a> for Mentions<'_> {
+        fn visit_macro(&mut self, m: &'a syn::Macro) {
+            self.1 |= m
+                .tokens
+                .to_string()
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .any(|w| w == self.0);
+        }
+        fn visit_field_value(&mut self, f: &'a syn::FieldValue) {
+            self.1 |= f.colon_token.is_none()
+                && matches!(&f.member, syn::Member::Named(i) if i == self.0);
+            syn::visit::visit_field_value(self, f);
+        }
+    }
+    let mut bound: HashSet<String> = HashSet::new();
+    for a in &func.sig.inputs {
+        if let FnArg::Typed(pt) = a {
+            let mut names = Vec::new();
+            crate::activity::pat_names(&pt.pat, &mut names);
+            bound.extend(names);
+        }
+    }
+    let stmts = &mut func.block.stmts;
+    let mut next = 0usize;
+    for k in 0..stmts.len() {
+        let syn::Stmt::Local(l) = &stmts[k] else { continue };
+        let ident = match &l.pat {
+            Pat::Ident(p) => Some(&p.ident),
+            Pat::Type(t) => match &*t.pat {
+                Pat::Ident(p) => Some(&p.ident),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(name) = ident.map(|i| i.to_string()) else {
+            let mut names = Vec::new();
+            crate::activity::pat_names(&l.pat, &mut names);
+            bound.extend(names);
+            continue;
+        };
+        if !bound.contains(&name) {
+            bound.insert(name);
+            continue;
+        }
+        let mut m = Mentions(&name, false);
+        for st in &stmts[k + 1..] {
+            m.visit_stmt(st);
+        }
+        if m.1 {
+            continue;
+        }
+        let to = quote::format_ident!("__mochi_rebound{}_{}", next, name);
+        next += 1;
+        let mut r = Renamed {
+            from: &name,
+            to: &to,
+        };
+        if let syn::Stmt::Local(l) = &mut stmts[k] {
+            r.visit_pat_mut(&mut l.pat);
+        }
+        for st in &mut stmts[k + 1..] {
+            r.visit_stmt_mut(st);
+        }
+        bound.insert(to.to_string());
+    }
+}
+
+/// Every binding and use of the name `from` made `to` (not in nested items).
+struct Renamed<'n> {
+    from: &'n str,
+    to: &'n syn::Ident,
+}
+
+impl VisitMut for Renamed<'_> {
+    fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+        if p.ident == self.from {
+            p.ident = self.to.clone();
+        }
+        syn::visit_mut::visit_pat_ident_mut(self, p);
+    }
+    fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
+        if p.qself.is_none() && p.path.is_ident(self.from) {
+            p.path = self.to.clone().into();
+        }
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// How many times each name is bound by `func`'s parameters and the patterns of its body.

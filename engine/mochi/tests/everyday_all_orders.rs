@@ -17672,3 +17672,81 @@ mod conversions_at_every_order {
         crate::common::close_to("typed_sequences", &typed_sequences::gradient(&x), &g, 1e-13);
     }
 }
+
+/// Under `higher_order`, names bound again by `let`: the slice parameter `x` by a struct
+/// named `x` (fields `x` and `y`), bound again from itself; a float bound twice beside a
+/// struct built from it.
+mod rebound_names {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct V2 {
+        pub x: f64,
+        pub y: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl V2 {
+        /// Different weights on the two fields: x and y mixed up shows.
+        pub fn weighted(&self) -> f64 {
+            1.3 * self.x - 0.7 * self.y
+        }
+        pub fn scaled(&self, k: f64) -> V2 {
+            V2 {
+                x: self.x * k,
+                y: self.y * k,
+            }
+        }
+    }
+
+    /// x = (x₀, x₁), then x = (x.y·x₂, x.x) = (x₁x₂, x₀):
+    /// w(x) + x.x·x.y = 1.3x₁x₂ − 0.7x₀ + x₀x₁x₂.
+    #[differentiable(higher_order)]
+    pub fn slice_rebound_as_struct(x: &[f64]) -> f64 {
+        let y = x[2];
+        let x = V2 { x: x[0], y: x[1] };
+        let x = V2 { x: x.y * y, y: x.x };
+        x.weighted() + x.x * x.y
+    }
+
+    /// k = 2x₂, p = (x₀, x₁)·k, k = k + p.x = 2x₂(1 + x₀), s = 3 w(p):
+    /// s·k = 12x₂²(1.3x₀ − 0.7x₁)(1 + x₀).
+    #[differentiable(higher_order)]
+    pub fn float_rebound(x: &[f64]) -> f64 {
+        let k = x[2];
+        let k = 2.0 * k;
+        let p = V2 { x: x[0], y: x[1] }.scaled(k);
+        let k = k + p.x;
+        let mut s = 0.0;
+        for i in 0..2 {
+            s += p.weighted() * (i as f64 + 1.0);
+        }
+        s * k
+    }
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(slice_rebound_as_struct, [0.7, -0.4, 1.3]);
+        all_orders!(float_rebound, [0.7, -0.4, 1.3]);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = [0.7_f64, -0.4, 1.3];
+        let g = [
+            -0.7 + x[1] * x[2],
+            1.3 * x[2] + x[0] * x[2],
+            1.3 * x[1] + x[0] * x[1],
+        ];
+        crate::common::close_to(
+            "slice_rebound_as_struct",
+            &slice_rebound_as_struct::gradient(&x),
+            &g,
+            1e-13,
+        );
+        let (w, q) = (1.3 * x[0] - 0.7 * x[1], 1.0 + x[0]);
+        let c = 12.0 * x[2] * x[2];
+        let g = [c * (1.3 * q + w), c * -0.7 * q, 24.0 * x[2] * w * q];
+        crate::common::close_to("float_rebound", &float_rebound::gradient(&x), &g, 1e-13);
+    }
+}
