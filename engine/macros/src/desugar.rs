@@ -4182,17 +4182,30 @@ impl SplitTupleLets {
         if t.elems.iter().any(|p| matches!(p, Pat::Rest(_))) {
             return None;
         }
-        let mut bound: HashSet<String> = HashSet::new();
-        let mut out = Vec::new();
-        for (p, x) in t.elems.iter().zip(&e.elems) {
-            let mut named = HashSet::new();
-            idents(&quote::quote!(#x), &mut named);
-            if named.iter().any(|n| bound.contains(n)) {
+        // The parts in an order where none reads a name an earlier one binds: as
+        // written, or the other way round for a pair (`let (x, rest) = (&x[0], &x[1..]);`,
+        // the head named as the slice, binds `rest` first).
+        let clashes = |parts: &[(&Pat, &Expr)]| {
+            let mut bound: HashSet<String> = HashSet::new();
+            parts.iter().any(|(p, x)| {
+                let mut named = HashSet::new();
+                idents(&quote::quote!(#x), &mut named);
+                let clash = named.iter().any(|n| bound.contains(n));
+                let mut names = Vec::new();
+                crate::activity::pat_names(p, &mut names);
+                bound.extend(names);
+                clash
+            })
+        };
+        let mut parts: Vec<(&Pat, &Expr)> = t.elems.iter().zip(&e.elems).collect();
+        if clashes(&parts) {
+            parts.reverse();
+            if parts.len() != 2 || clashes(&parts) {
                 return None;
             }
-            let mut names = Vec::new();
-            crate::activity::pat_names(p, &mut names);
-            bound.extend(names);
+        }
+        let mut out = Vec::new();
+        for (p, x) in parts {
             let mut part = l.clone();
             part.pat = p.clone();
             if let Some(i) = part.init.as_mut() {
@@ -4703,9 +4716,20 @@ impl SplitMatches {
             }
             other => quote::quote!({ #other }),
         };
+        // (The head named as `x`, `Some((x, rest)) = x.split_first()`, bound last: the
+        // rest is read from the `x` split. Until 2026-12-07 it was read from the head.)
+        let mut names = Vec::new();
+        crate::activity::pat_names(h, &mut names);
+        let head_is_x = matches!(unparen(x), Expr::Path(p)
+            if p.path.get_ident().is_some_and(|i| names.contains(&i.to_string())));
+        let (first, second) = if head_is_x {
+            (quote::quote!(let #rest = #others;), quote::quote!(let #h = #elem;))
+        } else {
+            (quote::quote!(let #h = #elem;), quote::quote!(let #rest = #others;))
+        };
         syn::parse_quote_spanned!(span=> if !#x.is_empty() {
-            let #h = #elem;
-            let #rest = #others;
+            #first
+            #second
             #yes
         } else #no)
     }
@@ -11878,7 +11902,15 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize, active: &mut HashSet<St
         let mid_t = quote::quote!(#mid);
         let tail = quote::quote!((#x.len() - #mid));
         let mut other = hit;
-        for (name, base, len) in [(&a, &zero, &mid_t), (&c, &mid_t, &tail)] {
+        // (The half named as `x` rewritten first: the other's reads, written as `x[..]`,
+        // are not its. Until 2026-12-07 `let (a, x) = x.split_at(1);` read `a[0]` as
+        // `x[mid + 0]`, silently.)
+        let receiver_named = |n: &syn::Ident| matches!(&x, Expr::Path(p) if p.path.is_ident(n));
+        let mut halves = [(&a, &zero, &mid_t), (&c, &mid_t, &tail)];
+        if receiver_named(&c) {
+            halves.reverse();
+        }
+        for (name, base, len) in halves {
             let mut uses = crate::iterchain::WindowUses {
                 name,
                 seq: &x,
@@ -11896,11 +11928,19 @@ fn inline_split_at(b: &mut syn::Block, next: &mut usize, active: &mut HashSet<St
             // name): the halves as windows of `x`, `&x[..mid]` and `&x[mid..]`, which
             // `inline_windows` reads in place where it can. (`split_at_mut`'s halves
             // cannot both borrow `x` that way.)
+            // (The half named as `x`, `let (x, us) = x.split_at(2);`, bound last: the
+            // other is read from the `x` split, not from the half. Until 2026-12-07 `us`
+            // was `&x[mid..]` of the half, an empty slice, silently.)
             if !mutable {
                 let at_stmt: syn::Stmt = syn::parse_quote_spanned!(span=> let #mid: usize = #at;);
                 let left: syn::Stmt = syn::parse_quote_spanned!(span=> let #a = &#x[..#mid];);
                 let right: syn::Stmt = syn::parse_quote_spanned!(span=> let #c = &#x[#mid..];);
-                b.stmts.splice(k..=k, [at_stmt, left, right]);
+                let halves = if receiver_named(&a) {
+                    [at_stmt, right, left]
+                } else {
+                    [at_stmt, left, right]
+                };
+                b.stmts.splice(k..=k, halves);
             }
             k += 1;
             continue;

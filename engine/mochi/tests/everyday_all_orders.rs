@@ -17750,3 +17750,140 @@ mod rebound_names {
         crate::common::close_to("float_rebound", &float_rebound::gradient(&x), &g, 1e-13);
     }
 }
+
+/// Halves named as the slice they split (`let (x, u) = x.split_at(2);`, then `x` bound
+/// again; `let (a, x) = x.split_at(1);`; `Some((x, rest)) = x.split_first()` in an `if
+/// let`, a `let`-`else` or a `match`). Until 2026-12-07 the first two differentiated the
+/// wrong elements silently (the other half read from the half named `x`: an LQR cost's
+/// controls an empty slice), the others did not compile.
+mod halves_named_as_their_slice {
+    use mochi::prelude::*;
+
+    /// An LQR-like cost: the state (x₀, x₁) stepped by the controls x₂.. .
+    #[differentiable(higher_order)]
+    pub fn controls_after_state(x: &[f64]) -> f64 {
+        let (x, u) = x.split_at(2);
+        let mut x = [x[0], x[1]];
+        let mut cost = 0.0_f64;
+        for &u in u.iter() {
+            cost += x[0] * x[0] + u * u;
+            x = [x[0] + 0.1 * x[1], x[1] + 0.1 * u];
+        }
+        cost + x[1] * x[1]
+    }
+
+    /// 5x₀x₁ + Σᵢ (i + 1)·uᵢ², u = x[2..].
+    #[differentiable(higher_order)]
+    pub fn split_twice(x: &[f64]) -> f64 {
+        let (x, u) = x.split_at(2);
+        let (a, x) = x.split_at(1);
+        a[0] * x[0] * 5.0
+            + u.iter()
+                .enumerate()
+                .map(|(i, v)| (i + 1) as f64 * v * v)
+                .sum::<f64>()
+    }
+
+    /// x₀x₁ + 2x₂ + (n − 1).
+    #[differentiable(higher_order)]
+    pub fn head_named_as_slice(x: &[f64]) -> f64 {
+        if let Some((x, rest)) = x.split_first() {
+            x * rest[0] + rest[1] * 2.0 + rest.len() as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// x₀x₁ + 2x₂ + (n − 1), by `let`-`else`.
+    #[differentiable(higher_order)]
+    pub fn head_named_as_slice_let_else(x: &[f64]) -> f64 {
+        let Some((x, rest)) = x.split_first() else {
+            return 0.0;
+        };
+        x * rest[0] + rest[1] * 2.0 + rest.len() as f64
+    }
+
+    /// x₄x₀ + 2x₁, by `match` on `split_last`.
+    #[differentiable(higher_order)]
+    pub fn last_named_as_slice(x: &[f64]) -> f64 {
+        match x.split_last() {
+            Some((x, init)) => x * init[0] + init[1] * 2.0,
+            None => 0.0,
+        }
+    }
+
+    /// (x₀, x₁) walked by the controls: x₀ += v·x₁, x₁ *= 1.5; then x₀ + 2x₁.
+    #[differentiable(higher_order)]
+    pub fn state_copied_to_a_vec(x: &[f64]) -> f64 {
+        let (x, u) = x.split_at(2);
+        let mut x = x.to_vec();
+        for &v in u {
+            x[0] += v * x[1];
+            x[1] *= 1.5;
+        }
+        x[0] + 2.0 * x[1]
+    }
+
+    const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(controls_after_state, super::X);
+        all_orders!(split_twice, super::X);
+        all_orders!(head_named_as_slice, super::X);
+        all_orders!(state_copied_to_a_vec, super::X);
+        all_orders!(head_named_as_slice_let_else, super::X);
+        all_orders!(last_named_as_slice, super::X);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
+            assert!((v - f(&x)).abs() < 1e-13, "{name}: value {v} against {}", f(&x));
+            crate::common::close_to(name, &g, w, 1e-13);
+        };
+        close(
+            "split_twice",
+            split_twice::value_and_gradient(&x),
+            split_twice,
+            &[5.0 * x[1], 5.0 * x[0], 2.0 * x[2], 4.0 * x[3], 6.0 * x[4]],
+        );
+        close(
+            "head_named_as_slice",
+            head_named_as_slice::value_and_gradient(&x),
+            head_named_as_slice,
+            &[x[1], x[0], 2.0, 0.0, 0.0],
+        );
+        close(
+            "head_named_as_slice_let_else",
+            head_named_as_slice_let_else::value_and_gradient(&x),
+            head_named_as_slice_let_else,
+            &[x[1], x[0], 2.0, 0.0, 0.0],
+        );
+        close(
+            "last_named_as_slice",
+            last_named_as_slice::value_and_gradient(&x),
+            last_named_as_slice,
+            &[x[4], 2.0, 0.0, 0.0, x[0]],
+        );
+        let s = x[2] + 1.5 * x[3] + 2.25 * x[4];
+        close(
+            "state_copied_to_a_vec",
+            state_copied_to_a_vec::value_and_gradient(&x),
+            state_copied_to_a_vec,
+            &[1.0, s + 6.75, x[1], 1.5 * x[1], 2.25 * x[1]],
+        );
+        // The cost by hand: three steps of the recursion, the states kept.
+        let (mut p, mut q) = (x[0], x[1]);
+        let mut want = 0.0;
+        for &u in &x[2..] {
+            want += p * p + u * u;
+            (p, q) = (p + 0.1 * q, q + 0.1 * u);
+        }
+        want += q * q;
+        let (v, g) = controls_after_state::value_and_gradient(&x);
+        assert!((v - want).abs() < 1e-13, "{v} against {want}");
+        crate::common::assert_gradient_matches(controls_after_state, &g, &x);
+    }
+}
