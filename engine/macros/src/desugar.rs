@@ -95,6 +95,7 @@ pub fn desugar(
     typed_assigned_collects(&mut b);
     FoldCollects.visit_block_mut(&mut b);
     SplitMatches.visit_block_mut(&mut b);
+    TakenInExpressions { next: 0 }.visit_block_mut(&mut b);
     NestedSubSlices.visit_block_mut(&mut b);
     Remainders.visit_block_mut(&mut b);
     // (First: the loops and chains it writes are what the passes below read.)
@@ -4629,6 +4630,108 @@ impl VisitMut for TupleOptionMatches<'_> {
         if let Some(r) = replaced {
             *e = r;
         }
+    }
+}
+
+/// `let v = states.pop().unwrap().terminal();` (also `.expect(m)`, `q.remove(i)`,
+/// `q.swap_remove(i)`, in a `let`'s value, an expression statement or the value assigned
+/// to a name (`s = v.pop().unwrap().step(u);`), where it is
+/// evaluated first and unconditionally: not in a closure, a branch or the right of `&&`
+/// or `||`): the element taken bound whole before the statement, `let __mochi_taken0 =
+/// states.pop().unwrap();`, the form the derivation takes. Left as written when the
+/// statement names the buffer elsewhere, whose reads the earlier removal would change.
+struct TakenInExpressions {
+    next: usize,
+}
+
+impl TakenInExpressions {
+    /// The buffer `e` takes an element from, when it is such a call of a variable.
+    fn taken(e: &Expr) -> Option<&syn::Ident> {
+        let Expr::MethodCall(m) = unparen(e) else {
+            return None;
+        };
+        let (call, name) = match m.method.to_string().as_str() {
+            "unwrap" if m.args.is_empty() => (unparen(&m.receiver), "pop"),
+            "expect" if m.args.len() == 1 => (unparen(&m.receiver), "pop"),
+            "remove" | "swap_remove" if m.args.len() == 1 => (e, ""),
+            _ => return None,
+        };
+        let Expr::MethodCall(c) = call else {
+            return None;
+        };
+        if !name.is_empty() && (c.method != name || !c.args.is_empty()) {
+            return None;
+        }
+        match unparen(&c.receiver) {
+            Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
+            _ => None,
+        }
+    }
+
+    /// The first such call in `e` where it is evaluated unconditionally, replaced by
+    /// `with`: the call and its buffer.
+    fn hoist(e: &mut Expr, with: &syn::Ident) -> Option<(Expr, syn::Ident)> {
+        if let Some(v) = Self::taken(e).cloned() {
+            let call = std::mem::replace(e, syn::parse_quote_spanned!(e.span()=> #with));
+            return Some((call, v));
+        }
+        let parts: Vec<&mut Expr> = match e {
+            Expr::MethodCall(m) => std::iter::once(&mut *m.receiver).chain(m.args.iter_mut()).collect(),
+            Expr::Call(c) => c.args.iter_mut().collect(),
+            Expr::Binary(b) => match b.op {
+                syn::BinOp::And(_) | syn::BinOp::Or(_) => vec![&mut *b.left],
+                _ => vec![&mut *b.left, &mut *b.right],
+            },
+            Expr::Unary(u) => vec![&mut *u.expr],
+            // (`s = v.pop().unwrap().step(u);`: the value; the place is `s`, a name.)
+            Expr::Assign(a) if matches!(unparen(&a.left), Expr::Path(_)) => vec![&mut *a.right],
+            Expr::Paren(p) => vec![&mut *p.expr],
+            Expr::Field(f) => vec![&mut *f.base],
+            Expr::Index(i) => vec![&mut *i.expr, &mut *i.index],
+            Expr::Cast(c) => vec![&mut *c.expr],
+            Expr::Reference(r) => vec![&mut *r.expr],
+            Expr::Tuple(t) => t.elems.iter_mut().collect(),
+            Expr::Array(a) => a.elems.iter_mut().collect(),
+            Expr::Struct(st) => st.fields.iter_mut().map(|f| &mut f.expr).collect(),
+            _ => Vec::new(),
+        };
+        parts.into_iter().find_map(|p| Self::hoist(p, with))
+    }
+}
+
+impl VisitMut for TakenInExpressions {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        let mut stmts = Vec::with_capacity(b.stmts.len());
+        for mut st in std::mem::take(&mut b.stmts) {
+            loop {
+                let e = match &mut st {
+                    syn::Stmt::Local(l) => match l.init.as_mut() {
+                        // (Bound whole already: the form itself.)
+                        Some(init) if init.diverge.is_none() && Self::taken(&init.expr).is_none() => {
+                            &mut *init.expr
+                        }
+                        _ => break,
+                    },
+                    syn::Stmt::Expr(e, _) if Self::taken(e).is_none() => e,
+                    _ => break,
+                };
+                let with = format_ident!("__mochi_taken{}", self.next);
+                let mut copy = e.clone();
+                let Some((call, v)) = Self::hoist(&mut copy, &with) else {
+                    break;
+                };
+                // (The buffer named nowhere else in the statement.)
+                if crate::activity::tokens_mention(&quote::quote!(#copy), &|i| *i == v) {
+                    break;
+                }
+                *e = copy;
+                self.next += 1;
+                stmts.push(syn::parse_quote_spanned!(call.span()=> let #with = #call;));
+            }
+            stmts.push(st);
+        }
+        b.stmts = stmts;
     }
 }
 

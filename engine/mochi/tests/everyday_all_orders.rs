@@ -17887,3 +17887,71 @@ mod halves_named_as_their_slice {
         crate::common::assert_gradient_matches(controls_after_state, &g, &x);
     }
 }
+
+/// The element `pop`, `remove` or `swap_remove` takes, used inside an expression
+/// (`let mut acc = st.pop().unwrap().sin() * 3.0;`, `v.remove(1) * 2.0 + 1.0`, `s =
+/// v.pop().expect(..).exp() + s;`): bound whole before the statement. Until 2026-12-07:
+/// "`.pop(..)` of a differentiable buffer is supported as a statement … or bound whole".
+mod taken_inside_expressions {
+    use mochi::prelude::*;
+
+    /// st = 2x; acc = 3 sin(2x₄), then acc ← 0.5 s + 0.9 acc over x₃, x₂, x₁, x₀.
+    #[differentiable(higher_order)]
+    pub fn popped_then_walked(x: &[f64]) -> f64 {
+        let mut st: Vec<f64> = x.iter().map(|v| v * 2.0).collect();
+        let mut acc = st.pop().unwrap().sin() * 3.0;
+        while let Some(s) = st.pop() {
+            acc = s * 0.5 + acc * 0.9;
+        }
+        acc
+    }
+
+    /// a = 2x₁ + 1; b = (x₀ + a)² (x₀ swapped out, x₄ into its place); s = exp(x₃);
+    /// a·b + s + x₄ + x₂.
+    #[differentiable(higher_order)]
+    pub fn removed_in_arithmetic(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let a = v.remove(1) * 2.0 + 1.0;
+        let b = (v.swap_remove(0) + a).powi(2);
+        let mut s = 0.0;
+        s = v.pop().expect("one left").exp() + s;
+        a * b + s + v.iter().sum::<f64>()
+    }
+
+    const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(popped_then_walked, super::X);
+        all_orders!(removed_in_arithmetic, super::X);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        // acc = 3 sin(2x₄)·0.9⁴ + Σₖ 0.5·2xₖ·0.9ᵏ for k = 3, 2, 1, 0 popped in turn
+        // (x₃ first, weighted 0.9³ at the end).
+        let mut g = vec![0.0; 5];
+        for k in 0..4 {
+            g[k] = 0.9_f64.powi(k as i32);
+        }
+        g[4] = 3.0 * 2.0 * (2.0 * x[4]).cos() * 0.9_f64.powi(4);
+        crate::common::close_to("popped_then_walked", &popped_then_walked::gradient(&x), &g, 1e-13);
+        let a = 2.0 * x[1] + 1.0;
+        let q = x[0] + a;
+        let b = q * q;
+        let g = [
+            a * 2.0 * q,
+            2.0 * b + a * 2.0 * q * 2.0,
+            1.0,
+            x[3].exp(),
+            1.0,
+        ];
+        crate::common::close_to(
+            "removed_in_arithmetic",
+            &removed_in_arithmetic::gradient(&x),
+            &g,
+            1e-12,
+        );
+    }
+}
