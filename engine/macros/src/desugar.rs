@@ -96,6 +96,7 @@ pub fn desugar(
     FoldCollects.visit_block_mut(&mut b);
     SplitMatches.visit_block_mut(&mut b);
     TakenInExpressions { next: 0 }.visit_block_mut(&mut b);
+    NormalizedInPlace.visit_block_mut(&mut b);
     NestedSubSlices.visit_block_mut(&mut b);
     Remainders.visit_block_mut(&mut b);
     // (First: the loops and chains it writes are what the passes below read.)
@@ -4630,6 +4631,61 @@ impl VisitMut for TupleOptionMatches<'_> {
         if let Some(r) = replaced {
             *e = r;
         }
+    }
+}
+
+/// nalgebra's `n.normalize_mut();` (also `let len = n.normalize_mut();`, the norm it had)
+/// of a variable: `n = n.normalize();` (after `let len = n.norm();`), the rules the
+/// derivation has. Left as written where a method of that name is marked on a type of
+/// the crate's.
+struct NormalizedInPlace;
+
+impl VisitMut for NormalizedInPlace {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        syn::visit_mut::visit_block_mut(self, b);
+        if crate::twin::marked_method_name("normalize_mut") {
+            return;
+        }
+        let in_place = |e: &Expr| match unparen(e) {
+            Expr::MethodCall(m)
+                if m.method == "normalize_mut"
+                    && m.args.is_empty()
+                    && matches!(unparen(&m.receiver), Expr::Path(p) if p.path.get_ident().is_some()) =>
+            {
+                Some(((*m.receiver).clone(), m.method.span()))
+            }
+            _ => None,
+        };
+        let mut stmts = Vec::with_capacity(b.stmts.len());
+        for st in std::mem::take(&mut b.stmts) {
+            match &st {
+                syn::Stmt::Expr(e, Some(_)) => {
+                    if let Some((n, span)) = in_place(e) {
+                        stmts.push(syn::parse_quote_spanned!(span=> #n = #n.normalize();));
+                        continue;
+                    }
+                }
+                syn::Stmt::Local(l) => {
+                    if let Some((n, span)) = l
+                        .init
+                        .as_ref()
+                        .filter(|i| i.diverge.is_none())
+                        .and_then(|i| in_place(&i.expr))
+                    {
+                        let mut norm = l.clone();
+                        if let Some(i) = norm.init.as_mut() {
+                            *i.expr = syn::parse_quote_spanned!(span=> #n.norm());
+                        }
+                        stmts.push(syn::Stmt::Local(norm));
+                        stmts.push(syn::parse_quote_spanned!(span=> #n = #n.normalize();));
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            stmts.push(st);
+        }
+        b.stmts = stmts;
     }
 }
 

@@ -3019,7 +3019,7 @@ fn enums_with(method: &str) -> usize {
 }
 
 /// Whether a type of the crate's has a marked method `method` (seen so far).
-fn marked_method_name(method: &str) -> bool {
+pub(crate) fn marked_method_name(method: &str) -> bool {
     let names = MARKED_METHODS.lock().unwrap_or_else(|e| e.into_inner());
     names.iter().any(|(_, m)| m == method)
 }

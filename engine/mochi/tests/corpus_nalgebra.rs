@@ -1004,3 +1004,104 @@ mod checked_axis_angle {
         |a| (&a.0)
     );
 }
+
+/// nalgebra's forms that answer a new value or change one in place: a point made
+/// homogeneous by `p.push(1.0)` and projected by a constant 3×4 camera, an axis of
+/// differentiable numbers by `Unit::new_normalize` turned into a rotation and a unit
+/// quaternion, and a normal normalised in place by `n.normalize_mut()` (the norm it
+/// had kept). Before: "no rule for `*` with arguments `(&Matrix3x4, &())`" (the
+/// `push` read as a `Vec`'s), "no rule for `Unit::new_normalize`", "no rule for
+/// `normalize_mut`".
+const CAMERA: [f64; 12] = [
+    1.2, 0.0, 0.02, 0.2, 0.0, 1.2, -0.01, -0.1, 0.0, 0.0, 1.0, 0.5,
+];
+
+#[differentiable]
+fn homogeneous_projection(x: &[f64]) -> f64 {
+    let pm = nalgebra::Matrix3x4::from_row_slice(&CAMERA);
+    let p = Vector3::new(x[0], x[1], x[2]);
+    let h = pm * p.push(1.0);
+    let u = h.x / h.z - 0.01;
+    let v = h.y / h.z + 0.21;
+    u * u + v * v
+}
+
+#[differentiable]
+fn axis_from_numbers(x: &[f64]) -> f64 {
+    let axis = nalgebra::Unit::new_normalize(Vector3::new(x[0], x[1], x[2]));
+    let r = Rotation3::from_axis_angle(&axis, x[3]);
+    let q = UnitQuaternion::from_axis_angle(&axis, x[4]);
+    (r * Vector3::new(1.0, 0.5, -0.3)).dot(&Vector3::new(0.3, -1.2, 0.8))
+        + (q * Vector3::new(0.2, 0.1, 0.4)).x
+        + axis.x * 2.0
+}
+
+#[differentiable]
+fn normalized_in_place(x: &[f64]) -> f64 {
+    let a = Vector3::new(x[0], x[1], x[2]);
+    let b = Vector3::new(x[3], x[4], x[5]);
+    let mut n = a.cross(&b);
+    let len = n.normalize_mut();
+    let mut m = a;
+    m.normalize_mut();
+    n.dot(&Vector3::new(0.3, 0.5, 0.8)) + 0.1 * len + m.z
+}
+
+mod checked_new_values_and_in_place {
+    use crate::check;
+
+    check!(homogeneous_projection, (vec![0.4, -1.1, 2.7],), |a| (&a.0));
+    check!(
+        axis_from_numbers,
+        (vec![0.3, -0.5, 0.8, 1.1, -0.7],),
+        |a| (&a.0)
+    );
+    check!(
+        normalized_in_place,
+        (vec![0.7, -0.3, 1.4, 0.25, 2.1, 0.9],),
+        |a| (&a.0)
+    );
+}
+
+/// By hand: `p.push(1.0)` through the camera is the perspective division; the normal's
+/// derivative through `normalize_mut` is its direction's and its norm's.
+#[test]
+fn new_values_and_in_place_by_hand() {
+    // h = (1.2p₀ + 0.02p₂ + 0.2, 1.2p₁ − 0.01p₂ − 0.1, p₂ + 0.5).
+    let p: [f64; 3] = [0.4, -1.1, 2.7];
+    let h = [
+        1.2 * p[0] + 0.02 * p[2] + 0.2,
+        1.2 * p[1] - 0.01 * p[2] - 0.1,
+        p[2] + 0.5,
+    ];
+    let (u, v) = (h[0] / h[2] - 0.01, h[1] / h[2] + 0.21);
+    let g = homogeneous_projection::gradient(&p);
+    let want = [
+        2.0 * u * 1.2 / h[2],
+        2.0 * v * 1.2 / h[2],
+        2.0 * u * (0.02 / h[2] - h[0] / (h[2] * h[2]))
+            + 2.0 * v * (-0.01 / h[2] - h[1] / (h[2] * h[2])),
+    ];
+    for k in 0..3 {
+        assert!((g[k] - want[k]).abs() < 1e-12, "{k}: {} against {}", g[k], want[k]);
+    }
+    // n = a × b, f = n̂·l + 0.1|n| + m_z with m = a/|a|: ∂f/∂n = (l − n̂(n̂·l))/|n| + 0.1 n̂
+    // =: g; ∂(a × b)·g/∂a = b × g, ∂/∂b = g × a; ∂m_z/∂a = (e_z − m m_z)/|a|.
+    let x: [f64; 6] = [0.7, -0.3, 1.4, 0.25, 2.1, 0.9];
+    let (a, b) = (
+        Vector3::new(x[0], x[1], x[2]),
+        Vector3::new(x[3], x[4], x[5]),
+    );
+    let l = Vector3::new(0.3, 0.5, 0.8);
+    let n = a.cross(&b);
+    let nh = n / n.norm();
+    let gn = (l - nh * nh.dot(&l)) / n.norm() + nh * 0.1;
+    let m = a / a.norm();
+    let ga = b.cross(&gn) + (Vector3::z() - m * m.z) / a.norm();
+    let gb = gn.cross(&a);
+    let want = [ga.x, ga.y, ga.z, gb.x, gb.y, gb.z];
+    let g = normalized_in_place::gradient(&x);
+    for k in 0..6 {
+        assert!((g[k] - want[k]).abs() < 1e-12, "{k}: {} against {}", g[k], want[k]);
+    }
+}

@@ -585,6 +585,66 @@ impl<T: Elem> NaDMatrixZeros<T> for Call<(&usize, &usize)> {
     }
 }
 
+rule_trait! {
+    /// `v.push(e)` of a vector: the vector one element longer, `e` last (a point in
+    /// homogeneous coordinates, `p.push(1.0)`): `Call((&v, &e)).push()`.
+    NaPush::push
+}
+
+/// Pullback of `v.push(e)`: `v̄ += ȳ[..n]`, `ē += ȳ[n]`.
+pub struct PushPullback<T, D: nalgebra::Dim>
+where
+    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<D>,
+{
+    n: usize,
+    _of: std::marker::PhantomData<fn() -> (T, D)>,
+}
+
+impl<T, D> Pullback for PushPullback<T, D>
+where
+    T: Elem,
+    D: nalgebra::DimAdd<nalgebra::U1>,
+    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<D>
+        + nalgebra::allocator::Allocator<nalgebra::DimSum<D, nalgebra::U1>>,
+{
+    type Output = nalgebra::OVector<T, nalgebra::DimSum<D, nalgebra::U1>>;
+    type Args = (nalgebra::OVector<T, D>, T);
+    #[track_caller]
+    fn pullback(self, dy: Self::Output, (dv, de): (&mut nalgebra::OVector<T, D>, &mut T)) {
+        let Some(dy) = output(&dy, (self.n + 1, 1)) else {
+            return;
+        };
+        let mut dv = crate::dense::dense(dv, (self.n, 1));
+        for (d, g) in dv.iter_mut().zip(dy.iter()) {
+            *d += *g;
+        }
+        *de += dy[(self.n, 0)];
+    }
+}
+
+impl<T, D, S> NaPush for Call<(&nalgebra::Matrix<T, D, nalgebra::U1, S>, &T)>
+where
+    T: Elem,
+    D: nalgebra::DimAdd<nalgebra::U1>,
+    S: nalgebra::Storage<T, D>,
+    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<D>
+        + nalgebra::allocator::Allocator<nalgebra::DimSum<D, nalgebra::U1>>,
+{
+    type Output = nalgebra::OVector<T, nalgebra::DimSum<D, nalgebra::U1>>;
+    type Pullback = PushPullback<T, D>;
+    #[inline]
+    fn push(self) -> (Self::Output, Self::Pullback) {
+        let (v, e) = self.0;
+        (
+            v.push(*e),
+            PushPullback {
+                n: v.nrows(),
+                _of: std::marker::PhantomData,
+            },
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::Elem;
@@ -622,6 +682,39 @@ mod tests {
         )
         .tolerance(T::RTOL, T::ATOL)
         .run();
+    }
+
+    fn pushes<T: Elem>() {
+        use super::*;
+        let v = Vector3::new(T::of_f64(0.5), T::of_f64(-1.5), T::of_f64(2.0));
+        RuleTest::new(
+            (v, T::of_f64(0.75)),
+            |a| a.0.push(a.1),
+            |a| Call((&a.0, &a.1)).push(),
+        )
+        // linear: d(v.push(e)) = v̇.push(ė)
+        .jvp(|_, t| t.0.push(t.1))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+        let d = DVector::from_vec(vec![T::of_f64(0.3), T::of_f64(1.1)]);
+        RuleTest::new(
+            (d, T::of_f64(-0.4)),
+            |a| a.0.push(a.1),
+            |a| Call((&a.0, &a.1)).push(),
+        )
+        .jvp(|_, t| t.0.push(t.1))
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
+    }
+
+    #[test]
+    fn push_f64() {
+        pushes::<f64>();
+    }
+
+    #[test]
+    fn push_f32() {
+        pushes::<f32>();
     }
 
     fn slice_builders<T: Elem>() {

@@ -147,6 +147,13 @@ rule_trait! {
     NaNormalize::normalize
 }
 
+rule_trait! {
+    /// `Unit::new_normalize(a)`, the unit vector `a.normalize()` as a `Unit` (an axis of
+    /// `Rotation3::from_axis_angle`), its cotangent in the ambient space:
+    /// `Call((&a,)).unit_new_normalize()`.
+    NaUnitNewNormalize::unit_new_normalize
+}
+
 /// Where a reduction to a scalar spreads its cotangent back.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Spread {
@@ -383,6 +390,22 @@ matrix_rule! {
     }
 }
 
+matrix_rule! {
+    NaUnitNewNormalize for (&Matrix) {
+        type Output = nalgebra::Unit<OMatrix<T, R, C>>;
+        type Pullback = NormalizePullback<T, R, C>;
+        #[inline]
+        fn unit_new_normalize(self) -> (Self::Output, Self::Pullback) {
+            let a = self.0 .0;
+            let u = a.normalize();
+            (
+                nalgebra::Unit::new_unchecked(u.clone()),
+                NormalizePullback { u, norm: a.norm() },
+            )
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rules::*;
@@ -464,6 +487,17 @@ mod tests {
                 .tolerance(T::RTOL, T::ATOL)
                 .run();
         }
+        RuleTest::new(
+            (a.clone(),),
+            |x| nalgebra::Unit::new_normalize(x.0.clone()),
+            |x| Call((&x.0,)).unit_new_normalize(),
+        )
+        .jvp(|x, t| {
+            let u = x.0.normalize();
+            (&t.0 - &u * u.dot(&t.0)) / x.0.norm()
+        })
+        .tolerance(T::RTOL, T::ATOL)
+        .run();
         RuleTest::new((a,), |x| x.0.normalize(), |x| Call((&x.0,)).normalize())
             // d(a/‖a‖) = (ȧ − u⟨u, ȧ⟩)/‖a‖
             .jvp(|x, t| {

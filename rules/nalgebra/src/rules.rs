@@ -10,7 +10,7 @@ pub use crate::build::{
     NaDVectorFromColumnSlice, NaDVectorFromRowSlice, NaDVectorFromVec, NaDVectorZeros,
     NaMatrix2FromColumnSlice, NaMatrix2FromColumns, NaMatrix2FromRowSlice, NaMatrix2New,
     NaMatrix3FromColumnSlice, NaMatrix3FromColumns, NaMatrix3FromRowSlice, NaMatrix3New,
-    NaMatrix4FromColumnSlice, NaMatrix4FromColumns, NaMatrix4FromRowSlice, NaVector2From,
+    NaMatrix4FromColumnSlice, NaMatrix4FromColumns, NaPush, NaMatrix4FromRowSlice, NaVector2From,
     NaVector2FromColumnSlice, NaVector2FromRowSlice, NaVector2New, NaVector3From,
     NaVector3FromColumnSlice, NaVector3FromRowSlice, NaVector3New, NaVector4From,
     NaVector4FromColumnSlice, NaVector4FromRowSlice, NaVector4New,
@@ -28,7 +28,7 @@ pub use crate::point::{NaPoint3From, NaPoint3New};
 pub use crate::product::{NaAngle, NaDot, NaTrMul};
 pub use crate::reduce::{
     NaAmax, NaAmin, NaMagnitude, NaMagnitudeSquared, NaMax, NaMean, NaMin, NaNorm, NaNormSquared,
-    NaNormalize, NaSum, NaTrace,
+    NaNormalize, NaSum, NaTrace, NaUnitNewNormalize,
 };
 pub use crate::rotation::apply::{
     NaInverseTransformPoint, NaInverseTransformVector, NaTransformPoint, NaTransformVector,

@@ -817,10 +817,20 @@ impl Lowerer {
             );
             return Operand::Inactive(quote!(#m));
         }
-        if let Some(o) = self.lower_growth(m, code) {
-            return o;
+        // `p.push(1.0)` of a local no binding of which is `mut`: not `Vec::push`, which
+        // needs one, but a method answering a longer value (nalgebra's, a point in
+        // homogeneous coordinates), a rule like any other.
+        let by_value = name == "push"
+            && matches!(crate::desugar::unparen(&m.receiver), Expr::Path(p)
+                if p.path.get_ident().and_then(|i| self.lookup(&i.to_string()))
+                    .is_some_and(|b| b.fixed && !b.param && !b.is_ref));
+        if !by_value {
+            if let Some(o) = self.lower_growth(m, code) {
+                return o;
+            }
         }
         if GROWING_METHODS.contains(&name.as_str())
+            && !by_value
             && m.args.iter().any(|a| mentions_any(a, &self.active))
         {
             let into_element = matches!(crate::desugar::unparen(&m.receiver), Expr::Index(_));

@@ -1,6 +1,6 @@
 //! [`Perturb`] and [`Flatten`] for nalgebra: owned matrices of any size, the Cholesky
 //! and LU factorisations, which move with the matrix they factor, and rotations, unit
-//! quaternions and points, which move in the ambient space of their coordinates (a
+//! quaternions, unit vectors and points, which move in the ambient space of their coordinates (a
 //! perturbed rotation matrix is no longer orthogonal, a perturbed unit quaternion no
 //! longer of norm one: the rules' pullbacks are derivatives of the primal formulas on
 //! that whole space, and this is how finite differences check them).
@@ -144,6 +144,33 @@ impl<T> Perturb for UnitQuaternion<T>
 where
     T: Perturb + NaScalar,
     T::Tangent: NaScalar,
+{
+    fn random_tangent<G: Rng + ?Sized>(&self, rng: &mut G) -> Self::Tangent {
+        (**self).random_tangent(rng)
+    }
+    fn perturb(&mut self, direction: &Self::Tangent, step: f64) {
+        self.as_mut_unchecked().perturb(direction, step);
+    }
+    fn difference(&self, from: &Self) -> Self::Tangent {
+        (**self).difference(&**from)
+    }
+    fn primal_eq(&self, other: &Self) -> bool {
+        (**self).primal_eq(&**other)
+    }
+    fn primal_scale(&self) -> Option<f64> {
+        (**self).primal_scale()
+    }
+}
+
+/// A unit vector (an axis, `Unit::new_normalize(v)`) moves as its components, off the
+/// unit sphere.
+impl<T, R, C> Perturb for nalgebra::Unit<OMatrix<T, R, C>>
+where
+    T: Perturb + NaScalar,
+    T::Tangent: NaScalar,
+    R: Dim,
+    C: Dim,
+    DefaultAllocator: Allocator<R, C>,
 {
     fn random_tangent<G: Rng + ?Sized>(&self, rng: &mut G) -> Self::Tangent {
         (**self).random_tangent(rng)
