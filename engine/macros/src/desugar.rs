@@ -7439,6 +7439,42 @@ fn gathered_before(m: &syn::ExprMethodCall, above: &[&syn::ExprMethodCall]) -> b
     }
 }
 
+/// `above` (a chain's methods after a gathered stage, in order) ends in its best element
+/// (`max_by`, `min_by`, `max_by_key`, `min_by_key`, `reduce`) followed only by methods of
+/// the `Option` that read it (`copied`, `cloned`, `unwrap`, `expect`, `unwrap_or`, …).
+fn best_end(above: &[&syn::ExprMethodCall]) -> bool {
+    let Some(k) = above.iter().position(|m| {
+        m.args.len() == 1
+            && matches!(
+                m.method.to_string().as_str(),
+                "max_by" | "min_by" | "max_by_key" | "min_by_key" | "reduce"
+            )
+    }) else {
+        return false;
+    };
+    above[k + 1..].iter().all(|m| {
+        matches!(
+            (m.method.to_string().as_str(), m.args.len()),
+            ("copied" | "cloned" | "unwrap" | "unwrap_or_default", 0)
+                | ("expect" | "unwrap_or", 1)
+        )
+    })
+}
+
+/// Whether the best element the chain `tail` ends in is a value, not a reference into
+/// the buffer it reads: the chain copies its elements somewhere (`copied`, `cloned`,
+/// `into_iter`), before the best is taken or after.
+fn owned_best(tail: &Expr) -> bool {
+    let mut cur = unparen(tail);
+    while let Expr::MethodCall(m) = cur {
+        if matches!(m.method.to_string().as_str(), "copied" | "cloned" | "into_iter") {
+            return true;
+        }
+        cur = unparen(&m.receiver);
+    }
+    false
+}
+
 /// A chain's last method whose value borrows nothing of the sequence (`sum`,
 /// `product`, `fold`, `count`, `collect`, `for_each`): the part before it may be
 /// collected into a buffer that ends with the value's block.
@@ -7481,7 +7517,12 @@ impl Flatten<'_> {
     /// (which [`Flatten::consumer`] writes as a loop of pushes), and the rest of the chain
     /// reads `buf.iter()` (the elements were references) or `buf.into_iter()`.
     /// The statement and the rewritten chain.
-    fn positioned(&mut self, chain: &Expr, in_for: bool) -> Option<(syn::Stmt, Expr)> {
+    ///
+    /// `scoped`: the statement goes before a `let` whose value the rest is, in the same
+    /// block as the buffer, so the rest may also end in the best element it borrows
+    /// (`max_by`, `min_by`, `max_by_key`, `min_by_key`, `reduce`, then `copied`,
+    /// `unwrap_or(d)`, …: `let m = x.iter().filter(p).max_by(cmp).copied().unwrap_or(0.0);`).
+    fn positioned(&mut self, chain: &Expr, in_for: bool, scoped: bool) -> Option<(syn::Stmt, Expr)> {
         let ty = self.float_ty?;
         if !mentions_active(chain, self.active) {
             return None;
@@ -7503,7 +7544,7 @@ impl Flatten<'_> {
         };
         above.reverse();
         let consumer = value_consumer;
-        if !in_for && !above.last().is_some_and(|m| consumer(m)) {
+        if !in_for && !above.last().is_some_and(|m| consumer(m)) && !(scoped && best_end(&above)) {
             return None;
         }
         let cut = above
@@ -7562,8 +7603,16 @@ impl VisitMut for Flatten<'_> {
         for mut st in std::mem::take(&mut b.stmts) {
             if let syn::Stmt::Local(l) = &mut st {
                 if let Some(init) = l.init.as_mut().filter(|i| i.diverge.is_none()) {
-                    if let Some((buf, tail)) = self.positioned(&init.expr, false) {
-                        *init.expr = tail;
+                    // (`let m = *chain.max_by(cmp).unwrap();`: the element read through;
+                    // `let best = chain.max_by(cmp);`, an `Option` held, in the `match`
+                    // `StoredChainEnds` writes.)
+                    let chain: &mut Expr = match &mut *init.expr {
+                        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &mut u.expr,
+                        Expr::Match(m) if m.arms.len() == 2 => &mut m.expr,
+                        e => e,
+                    };
+                    if let Some((buf, tail)) = self.positioned(chain, false, true) {
+                        *chain = tail;
                         out.push(buf);
                     }
                 }
@@ -7578,12 +7627,21 @@ impl VisitMut for Flatten<'_> {
         // (The top of a chain, before its parts: see `positioned`.)
         match e {
             Expr::MethodCall(_) => {
-                if let Some((stmt, tail)) = self.positioned(e, false) {
+                if let Some((stmt, tail)) = self.positioned(e, false, false) {
                     *e = syn::parse_quote!({ #stmt #tail });
+                } else if let Some((stmt, tail)) = self
+                    .positioned(e, false, true)
+                    .filter(|(_, tail)| owned_best(tail))
+                {
+                    // (The best element copied out of the buffer before the block ends:
+                    // a block's last expression would borrow it past its end.)
+                    self.next += 1;
+                    let v = format_ident!("__mochi_best{}", self.next);
+                    *e = syn::parse_quote!({ #stmt let #v = #tail; #v });
                 }
             }
             Expr::ForLoop(l) => {
-                if let Some((stmt, tail)) = self.positioned(&l.expr, true) {
+                if let Some((stmt, tail)) = self.positioned(&l.expr, true, false) {
                     let mut l = l.clone();
                     *l.expr = tail;
                     *e = syn::parse_quote!({ #stmt #l });

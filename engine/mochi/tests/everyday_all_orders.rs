@@ -17955,3 +17955,118 @@ mod taken_inside_expressions {
         );
     }
 }
+
+/// The best element of what a `filter` (or `filter_map`) leaves: `max_by`, `min_by`,
+/// `reduce`, then `copied`, `unwrap`, `unwrap_or(d)`, read through `*`, held as an
+/// `Option`, or used in an expression. The part up to the filter is gathered into a
+/// buffer first (as for positions counted after one). Before: "this iterator chain
+/// (`.iter(..)` …) is not one the derivation writes as a loop".
+mod best_after_a_filter {
+    use mochi::prelude::*;
+
+    /// The largest positive element (x₄) times x₀.
+    #[differentiable(higher_order)]
+    pub fn largest_positive(x: &[f64]) -> f64 {
+        x.iter()
+            .filter(|v| **v > 0.0)
+            .max_by(|a, b| a.total_cmp(b))
+            .copied()
+            .unwrap_or(0.0)
+            * x[0]
+    }
+
+    /// The smallest positive element (x₃) times x₀.
+    #[differentiable(higher_order)]
+    pub fn smallest_positive(x: &[f64]) -> f64 {
+        let m = *x
+            .iter()
+            .filter(|v| **v > 0.0)
+            .min_by(|a, b| a.partial_cmp(b).unwrap())
+            .unwrap();
+        m * x[0]
+    }
+
+    /// The largest square below 2 (x₂²) plus x₀.
+    #[differentiable(higher_order)]
+    pub fn largest_square_below(x: &[f64]) -> f64 {
+        x.iter()
+            .map(|v| v * v)
+            .filter(|v| *v < 2.0)
+            .reduce(f64::max)
+            .unwrap_or(0.0)
+            + x[0]
+    }
+
+    /// The smallest logarithm of a positive element (ln x₃) times x₄.
+    #[differentiable(higher_order)]
+    pub fn smallest_log(x: &[f64]) -> f64 {
+        let m = x
+            .iter()
+            .filter_map(|v| if *v > 0.0 { Some(v.ln()) } else { None })
+            .min_by(|a, b| a.total_cmp(b))
+            .unwrap();
+        m * x[4]
+    }
+
+    /// Of the elements inside (−1, 1), the one largest in magnitude (x₀), held as an
+    /// `Option`: 3x₀.
+    #[differentiable(higher_order)]
+    pub fn held_best(x: &[f64]) -> f64 {
+        let best = x
+            .iter()
+            .copied()
+            .filter(|v| v.abs() < 1.0)
+            .max_by(|a, b| a.abs().total_cmp(&b.abs()));
+        best.unwrap_or(0.0) * 3.0
+    }
+
+    const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(largest_positive, super::X);
+        all_orders!(smallest_positive, super::X);
+        all_orders!(largest_square_below, super::X);
+        all_orders!(smallest_log, super::X);
+        all_orders!(held_best, super::X);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
+            assert!((v - f(&x)).abs() < 1e-14, "{name}: value {v} against {}", f(&x));
+            crate::common::close_to(name, &g, w, 1e-14);
+        };
+        close(
+            "largest_positive",
+            largest_positive::value_and_gradient(&x),
+            largest_positive,
+            &[x[4], 0.0, 0.0, 0.0, x[0]],
+        );
+        close(
+            "smallest_positive",
+            smallest_positive::value_and_gradient(&x),
+            smallest_positive,
+            &[x[3], 0.0, 0.0, x[0], 0.0],
+        );
+        close(
+            "largest_square_below",
+            largest_square_below::value_and_gradient(&x),
+            largest_square_below,
+            &[1.0, 0.0, 2.0 * x[2], 0.0, 0.0],
+        );
+        close(
+            "smallest_log",
+            smallest_log::value_and_gradient(&x),
+            smallest_log,
+            &[0.0, 0.0, 0.0, x[4] / x[3], x[3].ln()],
+        );
+        close(
+            "held_best",
+            held_best::value_and_gradient(&x),
+            held_best,
+            &[3.0, 0.0, 0.0, 0.0, 0.0],
+        );
+    }
+}

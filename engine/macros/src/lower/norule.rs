@@ -125,8 +125,8 @@ pub fn fallbacks(
         let note = if chain {
             concat!(
                 "the derivation writes chains over slices, `Vec`s and arrays as loops when they ",
-                "are made of `map`, `filter`, `filter_map`, `zip`, `enumerate` (not after a ",
-                "`filter`), `skip`, `take`, `step_by`, `rev`, `chain`, `windows`, `chunks`, ",
+                "are made of `map`, `filter`, `filter_map`, `zip`, `enumerate`, `skip`, ",
+                "`take`, `step_by`, `rev`, `chain`, `windows`, `chunks`, ",
                 "`flat_map`, `scan` (a closure ending in `Some(..)`) and end in `sum`, `product`, ",
                 "`fold`, `reduce`, `max_by`, `min_by`, `last`, `collect` or a `for` ",
                 "(design-docs/reverse-mode-transform.md); write this one as a `for` loop over the ",
