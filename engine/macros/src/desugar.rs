@@ -83,6 +83,7 @@ pub fn desugar(
         .cloned()
         .collect();
     let mut b = with_azip_expanded(block);
+    crate::iterchain::UnshadowedLoops.visit_block_mut(&mut b);
     LocalForms.visit_block_mut(&mut b);
     SelectedElements(0).visit_block_mut(&mut b);
     DequesAsVecs.visit_block_mut(&mut b);
@@ -5461,6 +5462,23 @@ fn slice_arm(
             _ => return None,
         }
     }
+    // (A binding named as the slice, `[x, .., y]` over `x`, bound last: the others read
+    // the slice. Until 2026-12-07 `y` was read from the element `x`, which did not
+    // compile.)
+    if let Expr::Path(p) = unparen(x) {
+        if let Some(name) = p.path.get_ident() {
+            let (mut others, named): (Vec<syn::Stmt>, Vec<syn::Stmt>) =
+                lets.into_iter().partition(|st| {
+                    !matches!(st, syn::Stmt::Local(l) if {
+                        let mut names = Vec::new();
+                        crate::activity::pat_names(&l.pat, &mut names);
+                        names.iter().any(|n| name == n)
+                    })
+                });
+            others.extend(named);
+            lets = others;
+        }
+    }
     let cond: Expr = if rest_at.is_some() {
         syn::parse_quote!(#x.len() >= #fixed)
     } else {
@@ -5837,13 +5855,17 @@ fn zipped_pieces_sum(m: &syn::ExprMethodCall, float_ty: Option<&syn::Ident>) -> 
     let zero = typed(&syn::parse_quote!(0.0), ty)?;
     let acc = format_ident!("__mochi_pieces_sum", span = span);
     let body = &c.body;
-    Some(syn::parse_quote_spanned!(span=> {
+    let mut out: Expr = syn::parse_quote_spanned!(span=> {
         let mut #acc = #zero;
         for #pat in #z {
             #acc += #body;
         }
         #acc
-    }))
+    });
+    // (`|(w, x)|` over `x.windows(2).zip(x.windows(5))`: the piece named as the
+    // sequence renamed, as in a loop the user writes.)
+    crate::iterchain::UnshadowedLoops.visit_expr_mut(&mut out);
+    Some(out)
 }
 
 /// A branch whose last statement leaves by `return`, `break` or `continue`.
@@ -11250,8 +11272,14 @@ fn inline_local_closures(b: &mut syn::Block) {
         let mut snapshots = Vec::new();
         if !changed.is_empty() {
             let mut renames = Vec::new();
+            // (Numbered: two closures capturing one name, bound again between them
+            // (`let k = x[0]; let f = |t| k * t; let k = x[1]; let g = |t| t + k;`),
+            // each read their own. Until 2026-12-07 both snapshots were `__mochi_cap_k`,
+            // and the first closure read the second's, silently.)
+            static SNAPSHOTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
             for n in changed {
-                let snap = format_ident!("__mochi_cap_{}", n);
+                let at = SNAPSHOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let snap = format_ident!("__mochi_cap{}_{}", at, n);
                 snapshots.push(syn::parse_quote!(let #snap = #n.clone();));
                 renames.push((n, snap));
             }

@@ -103,6 +103,182 @@ fn contains_window(it: &Item) -> bool {
     }
 }
 
+/// The names `it` is read through (the sequence, start and length of a window, the
+/// expression of an element).
+fn item_names(it: &Item, out: &mut std::collections::HashSet<String>) {
+    fn idents(ts: TokenStream, out: &mut std::collections::HashSet<String>) {
+        for t in ts {
+            match t {
+                proc_macro2::TokenTree::Ident(i) => {
+                    out.insert(i.to_string());
+                }
+                proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    match it {
+        Item::Leaf(e, _) => idents(quote::quote!(#e), out),
+        Item::Tuple(items) => items.iter().for_each(|i| item_names(i, out)),
+        Item::Window { seq, base, len } => {
+            idents(quote::quote!(#seq), out);
+            idents(base.clone(), out);
+            idents(len.clone(), out);
+        }
+    }
+}
+
+/// Whether a pattern of `c` (its parameters, or a binding inside its body) binds one of
+/// `names`.
+fn closure_binds_any(c: &syn::ExprClosure, names: &std::collections::HashSet<String>) -> bool {
+    struct Binds<'a>(&'a std::collections::HashSet<String>, bool);
+    impl<'a> syn::visit::Visit<'a> for Binds<'_> {
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            self.1 |= self.0.contains(&p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut b = Binds(names, false);
+    syn::visit::visit_expr_closure(&mut b, c);
+    b.1
+}
+
+/// A `for` loop whose pattern or body binds a name its sequence is read through (`for
+/// (w, x) in x.windows(2).zip(x.windows(5))`, `for w in x.windows(2) { let x = ..; }`):
+/// those bindings renamed in their scopes (see [`Unshadow`]), so that the rewrites that
+/// read the loop's pieces and elements from the sequence by name read the sequence.
+pub(crate) struct UnshadowedLoops;
+
+impl VisitMut for UnshadowedLoops {
+    fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
+        syn::visit_mut::visit_expr_for_loop_mut(self, f);
+        let mut read = std::collections::HashSet::new();
+        item_names(&Item::Leaf((*f.expr).clone(), false), &mut read);
+        let mut binds = Vec::new();
+        crate::activity::pat_names(&f.pat, &mut binds);
+        let inner = {
+            let c: syn::ExprClosure = syn::parse_quote!(|| #f);
+            closure_binds_any(&c, &read)
+        };
+        if !inner && !binds.iter().any(|n| read.contains(n)) {
+            return;
+        }
+        let mut u = Unshadow {
+            names: &read,
+            next: 0,
+        };
+        for (from, to) in &u.rename_pat(&mut f.pat) {
+            crate::twin::Renamed { from, to }.visit_block_mut(&mut f.body);
+        }
+        u.visit_block_mut(&mut f.body);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Every binding of one of `names` (a closure's parameter, a `let`, a `for`, a `match`
+/// arm, an `if let` or `while let`) renamed in its scope (`__mochi_unshadowed0_x`), so
+/// that the names mean what they mean outside.
+struct Unshadow<'a> {
+    names: &'a std::collections::HashSet<String>,
+    next: usize,
+}
+
+impl Unshadow<'_> {
+    /// The renames of `p`'s bindings of `names`, applied to `p`.
+    fn rename_pat(&mut self, p: &mut Pat) -> Vec<(String, syn::Ident)> {
+        let mut found = Vec::new();
+        crate::activity::pat_names(p, &mut found);
+        let mut renames = Vec::new();
+        for n in found.into_iter().filter(|n| self.names.contains(n)) {
+            let to = format_ident!("__mochi_unshadowed{}_{}", self.next, n);
+            self.next += 1;
+            crate::twin::Renamed { from: &n, to: &to }.visit_pat_mut(p);
+            renames.push((n, to));
+        }
+        renames
+    }
+}
+
+impl VisitMut for Unshadow<'_> {
+    fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
+        let mut renames = Vec::new();
+        for p in c.inputs.iter_mut() {
+            renames.extend(self.rename_pat(p));
+        }
+        for (from, to) in &renames {
+            crate::twin::Renamed { from, to }.visit_expr_mut(&mut c.body);
+        }
+        self.visit_expr_mut(&mut c.body);
+    }
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        for k in 0..b.stmts.len() {
+            if let syn::Stmt::Local(l) = &mut b.stmts[k] {
+                if let Some(init) = l.init.as_mut() {
+                    self.visit_expr_mut(&mut init.expr);
+                    if let Some((_, d)) = init.diverge.as_mut() {
+                        self.visit_expr_mut(d);
+                    }
+                }
+                let renames = self.rename_pat(&mut l.pat);
+                for (from, to) in &renames {
+                    for st in &mut b.stmts[k + 1..] {
+                        crate::twin::Renamed { from, to }.visit_stmt_mut(st);
+                    }
+                }
+                continue;
+            }
+            self.visit_stmt_mut(&mut b.stmts[k]);
+        }
+    }
+    fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
+        self.visit_expr_mut(&mut f.expr);
+        for (from, to) in &self.rename_pat(&mut f.pat) {
+            crate::twin::Renamed { from, to }.visit_block_mut(&mut f.body);
+        }
+        self.visit_block_mut(&mut f.body);
+    }
+    fn visit_arm_mut(&mut self, a: &mut syn::Arm) {
+        for (from, to) in &self.rename_pat(&mut a.pat) {
+            let mut r = crate::twin::Renamed { from, to };
+            if let Some((_, g)) = a.guard.as_mut() {
+                r.visit_expr_mut(g);
+            }
+            r.visit_expr_mut(&mut a.body);
+        }
+        if let Some((_, g)) = a.guard.as_mut() {
+            self.visit_expr_mut(g);
+        }
+        self.visit_expr_mut(&mut a.body);
+    }
+    fn visit_expr_if_mut(&mut self, i: &mut syn::ExprIf) {
+        if let Expr::Let(l) = &mut *i.cond {
+            self.visit_expr_mut(&mut l.expr);
+            for (from, to) in &self.rename_pat(&mut l.pat) {
+                crate::twin::Renamed { from, to }.visit_block_mut(&mut i.then_branch);
+            }
+        } else {
+            self.visit_expr_mut(&mut i.cond);
+        }
+        self.visit_block_mut(&mut i.then_branch);
+        if let Some((_, e)) = i.else_branch.as_mut() {
+            self.visit_expr_mut(e);
+        }
+    }
+    fn visit_expr_while_mut(&mut self, w: &mut syn::ExprWhile) {
+        if let Expr::Let(l) = &mut *w.cond {
+            self.visit_expr_mut(&mut l.expr);
+            for (from, to) in &self.rename_pat(&mut l.pat) {
+                crate::twin::Renamed { from, to }.visit_block_mut(&mut w.body);
+            }
+        } else {
+            self.visit_expr_mut(&mut w.cond);
+        }
+        self.visit_block_mut(&mut w.body);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
 /// Which subviews of an array a chain walks.
 #[derive(Clone)]
 enum Line {
@@ -180,9 +356,11 @@ impl Pieces {
     /// The number of pieces of a sequence of length `n`.
     fn count(self, n: &TokenStream, size: &Expr, span: Span) -> TokenStream {
         let n = match self {
-            Pieces::Windows => quote_spanned!(span=> (#n + 1).saturating_sub(#size)),
+            // (By `usize::`: the length may be a literal, a window's size, `w.windows(2)`
+            // in a `for` over `x.windows(3)`, whose type a method call would not fix.)
+            Pieces::Windows => quote_spanned!(span=> usize::saturating_sub(#n + 1, #size)),
             Pieces::ChunksExact | Pieces::RChunksExact => quote_spanned!(span=> #n / (#size)),
-            Pieces::Chunks | Pieces::RChunks => quote_spanned!(span=> #n.div_ceil(#size)),
+            Pieces::Chunks | Pieces::RChunks => quote_spanned!(span=> usize::div_ceil(#n, #size)),
         };
         // A count has no derivative (`div_ceil` of a sequence's length has no rule).
         quote_spanned!(span=> ::mochi::no_grad(#n))
@@ -212,7 +390,7 @@ impl Pieces {
                 quote_spanned!(span=> (#size)),
             ),
             Pieces::RChunks => (
-                quote_spanned!(span=> (#n - (#k) * (#size)).saturating_sub(#size)),
+                quote_spanned!(span=> usize::saturating_sub(#n - (#k) * (#size), #size)),
                 quote_spanned!(span=> ::core::cmp::min(#size, #n - (#k) * (#size))),
             ),
         };
@@ -1870,6 +2048,29 @@ impl<'a> Writer<'a> {
         items: &[Item],
         body: &mut Vec<TokenStream>,
     ) -> Option<Expr> {
+        // The names the items are read through (`x` of a window `x[k + j]`, `y` of an
+        // element `y[k]`): a binding of the closure named so (`|(w, x)|` over
+        // `x.windows(2).zip(x.windows(5))`, an inner closure's `|p|` over the rows of a
+        // table in a chain over `p.windows(2)`) is renamed first, so that it does not
+        // take the reads the items are rewritten into. Until 2026-12-07 such reads went
+        // to the binding, silently.
+        let mut read = std::collections::HashSet::new();
+        for it in items {
+            item_names(it, &mut read);
+        }
+        let unshadowed;
+        let c = if closure_binds_any(c, &read) {
+            let mut copy = c.clone();
+            Unshadow {
+                names: &read,
+                next: 0,
+            }
+            .visit_expr_closure_mut(&mut copy);
+            unshadowed = copy;
+            &unshadowed
+        } else {
+            c
+        };
         let mut deref = Vec::new();
         let mut e = (*c.body).clone();
         for (p, it) in c.inputs.iter().zip(items) {
@@ -2474,6 +2675,15 @@ impl WindowUses<'_> {
     }
 }
 
+impl WindowUses<'_> {
+    /// Whether `p` binds the window's name.
+    fn binds(&self, p: &Pat) -> bool {
+        let mut names = Vec::new();
+        crate::activity::pat_names(p, &mut names);
+        names.iter().any(|n| self.name == n)
+    }
+}
+
 impl VisitMut for WindowUses<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         let span = e.span();
@@ -2588,7 +2798,31 @@ impl VisitMut for WindowUses<'_> {
                 }
             }
             _ if self.is_w(e) => self.other = true,
+            // A `for`, an `if let` or a `while let` whose pattern binds the window's name
+            // (`for w in ys.windows(2)` after `let (w, ys) = x.split_at(2);`): its body
+            // reads that binding. Until 2026-12-07 it was rewritten as the window's,
+            // silently.
+            Expr::ForLoop(f) if self.binds(&f.pat) => self.visit_expr_mut(&mut f.expr),
+            Expr::If(i) if matches!(&*i.cond, Expr::Let(l) if self.binds(&l.pat)) => {
+                if let Expr::Let(l) = &mut *i.cond {
+                    self.visit_expr_mut(&mut l.expr);
+                }
+                if let Some((_, e)) = i.else_branch.as_mut() {
+                    self.visit_expr_mut(e);
+                }
+            }
+            Expr::While(w) if matches!(&*w.cond, Expr::Let(l) if self.binds(&l.pat)) => {
+                if let Expr::Let(l) = &mut *w.cond {
+                    self.visit_expr_mut(&mut l.expr);
+                }
+            }
             _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+    // (A `match` arm binding the name, `Some(w) => ..`: its guard and body read it.)
+    fn visit_arm_mut(&mut self, a: &mut syn::Arm) {
+        if !self.binds(&a.pat) {
+            syn::visit_mut::visit_arm_mut(self, a);
         }
     }
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {

@@ -2285,9 +2285,9 @@ fn rename_rebound_lets(func: &mut ItemFn) {
 }
 
 /// Every binding and use of the name `from` made `to` (not in nested items).
-struct Renamed<'n> {
-    from: &'n str,
-    to: &'n syn::Ident,
+pub(crate) struct Renamed<'n> {
+    pub(crate) from: &'n str,
+    pub(crate) to: &'n syn::Ident,
 }
 
 impl VisitMut for Renamed<'_> {
@@ -2301,6 +2301,34 @@ impl VisitMut for Renamed<'_> {
         if p.qself.is_none() && p.path.is_ident(self.from) {
             p.path = self.to.clone().into();
         }
+    }
+    /// In a macro's tokens (`vec![p[0], 1.0]`): the name where it is not a field or a
+    /// method, after a `.`.
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        fn renamed(ts: proc_macro2::TokenStream, from: &str, to: &syn::Ident) -> proc_macro2::TokenStream {
+            // (A field's `.`, not a range's `..`.)
+            let (mut after_dot, mut dot) = (false, false);
+            ts.into_iter()
+                .map(|t| {
+                    let out = match t {
+                        proc_macro2::TokenTree::Ident(i) if i == from && !after_dot => {
+                            proc_macro2::TokenTree::Ident(syn::Ident::new(&to.to_string(), i.span()))
+                        }
+                        proc_macro2::TokenTree::Group(g) => {
+                            let mut n = proc_macro2::Group::new(g.delimiter(), renamed(g.stream(), from, to));
+                            n.set_span(g.span());
+                            proc_macro2::TokenTree::Group(n)
+                        }
+                        other => other,
+                    };
+                    let is_dot = matches!(&out, proc_macro2::TokenTree::Punct(p) if p.as_char() == '.');
+                    after_dot = is_dot && !dot;
+                    dot = is_dot;
+                    out
+                })
+                .collect()
+        }
+        m.tokens = renamed(std::mem::take(&mut m.tokens), self.from, self.to);
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }

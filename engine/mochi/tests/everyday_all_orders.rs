@@ -18070,3 +18070,220 @@ mod best_after_a_filter {
         );
     }
 }
+
+/// Names the rewrites read through, bound again by the code they rewrite: two closures
+/// capturing one name bound again between them (each read its own snapshot), a zip of
+/// pieces whose second is named as the sequence (`|(w, x)|` over `x.windows(2)
+/// .zip(x.windows(5))`), an inner closure's parameter named as the sequence of the outer
+/// chain's windows, a `for` or an `if let` binding a window's name after a `split_at` or
+/// a `let w = &x[..]`, zipped elements named crosswise (`|(y, x)|`). Until 2026-12-07
+/// the first five read the wrong values silently (the last piece of the zip and the
+/// inner closure also panicked out of bounds).
+mod names_read_by_rewrites {
+    use mochi::prelude::*;
+
+    const TAPS: [[f64; 2]; 2] = [[0.5, -1.0], [2.0, 0.25]];
+
+    /// scale(t) = x₀t, shift(t) = t + 2x₁, then k = 5x₂: x₀x₃ + 3(x₄ + 2x₁) + 5x₂x₅.
+    #[differentiable(higher_order)]
+    pub fn closures_capturing_one_name(x: &[f64]) -> f64 {
+        let k = x[0];
+        let scale = |t: f64| k * t;
+        let k = x[1];
+        let shift = |t: f64| t + 2.0 * k;
+        let k = x[2] * 5.0;
+        scale(x[3]) + 3.0 * shift(x[4]) + k * x[5]
+    }
+
+    /// Two `move` closures over a `let mut k` assigned after each:
+    /// x₀x₃ + 3(x₄ − 2x₁) + (2x₁ + x₂)².
+    #[differentiable(higher_order)]
+    pub fn move_closures_over_an_assigned_name(x: &[f64]) -> f64 {
+        let mut k = x[0];
+        let scale = move |t: f64| k * t;
+        k = x[1] * 2.0;
+        let shift = move |t: f64| t - k;
+        k += x[2];
+        scale(x[3]) + shift(x[4]) * 3.0 + k * k
+    }
+
+    /// f(t) = x₀t, g(t) = f(t) + x₁, then k = x₂: (x₀x₃ + x₁)·x₂.
+    #[differentiable(higher_order)]
+    pub fn closure_calling_closure(x: &[f64]) -> f64 {
+        let k = x[0];
+        let f = |t: f64| k * t;
+        let k = x[1];
+        let g = |t: f64| f(t) + k;
+        let k = x[2];
+        g(x[3]) * k
+    }
+
+    /// x₀x₄ + 3x₁x₂ + x₁x₅ + 3x₂x₃.
+    #[differentiable(higher_order)]
+    pub fn zipped_piece_named_as_sequence(x: &[f64]) -> f64 {
+        x.windows(2)
+            .zip(x.windows(5))
+            .map(|(w, x)| w[0] * x[4] + 3.0 * w[1] * x[2])
+            .sum::<f64>()
+    }
+
+    /// 3x₀x₁ + x₂² + 2x₁x₃ + x₃x₄ + 2x₂x₅.
+    #[differentiable(higher_order)]
+    pub fn chunk_and_window_named_as_sequence(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (c, x) in x.chunks(2).zip(x.windows(2)) {
+            s += c[0] * x[1] + 2.0 * c[1] * x[0];
+        }
+        s
+    }
+
+    /// Σₖ Σₜ (Tₜ₀pₖ + Tₜ₁pₖ₊₁)² over p = x[..3], + x₃x₄x₅.
+    #[differentiable(higher_order)]
+    pub fn inner_parameter_named_as_sequence(x: &[f64]) -> f64 {
+        let p = x[..3].to_vec();
+        p.windows(2)
+            .map(|w| {
+                TAPS.iter()
+                    .map(|p| (p[0] * w[0] + p[1] * w[1]).powi(2))
+                    .sum::<f64>()
+            })
+            .sum::<f64>()
+            + x[3] * x[4] * x[5]
+    }
+
+    /// x₀x₂ + 2x₁x₃ + Σₖ (x₃₊ₖ − x₂₊ₖ)², k = 0..3.
+    #[differentiable(higher_order)]
+    pub fn window_name_bound_by_a_for(x: &[f64]) -> f64 {
+        let (w, ys) = x.split_at(2);
+        let mut s = w[0] * ys[0] + 2.0 * w[1] * ys[1];
+        for w in ys.windows(2) {
+            s += (w[1] - w[0]) * (w[1] - w[0]);
+        }
+        s
+    }
+
+    /// 4x₁ + x₂² + 2x₄x₅ + 3x₅.
+    #[differentiable(higher_order)]
+    pub fn window_name_bound_by_an_if_let(x: &[f64]) -> f64 {
+        let w = &x[1..3];
+        let mut s = w[0] * 4.0 + w[1] * w[1];
+        if let Some(w) = x.get(4..6) {
+            s += w[0] * w[1] * 2.0 + 3.0 * w[1];
+        }
+        s
+    }
+
+    /// Σᵢ 2xᵢ + 3xᵢ₊₁², i = 0..5.
+    #[differentiable(higher_order)]
+    pub fn elements_named_crosswise(x: &[f64]) -> f64 {
+        x.iter()
+            .zip(x[1..].iter())
+            .map(|(y, x)| y * 2.0 + x * x * 3.0)
+            .sum::<f64>()
+    }
+
+    const X: [f64; 6] = [0.7, -0.3, 1.4, 0.25, 2.1, -0.9];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(closures_capturing_one_name, super::X);
+        all_orders!(move_closures_over_an_assigned_name, super::X);
+        all_orders!(closure_calling_closure, super::X);
+        all_orders!(zipped_piece_named_as_sequence, super::X);
+        all_orders!(chunk_and_window_named_as_sequence, super::X);
+        all_orders!(inner_parameter_named_as_sequence, super::X);
+        all_orders!(window_name_bound_by_a_for, super::X);
+        all_orders!(window_name_bound_by_an_if_let, super::X);
+        all_orders!(elements_named_crosswise, super::X);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
+            assert!((v - f(&x)).abs() < 1e-13, "{name}: value {v} against {}", f(&x));
+            crate::common::close_to(name, &g, w, 1e-13);
+        };
+        close(
+            "closures_capturing_one_name",
+            closures_capturing_one_name::value_and_gradient(&x),
+            closures_capturing_one_name,
+            &[x[3], 6.0, 5.0 * x[5], x[0], 3.0, 5.0 * x[2]],
+        );
+        let k = 2.0 * x[1] + x[2];
+        close(
+            "move_closures_over_an_assigned_name",
+            move_closures_over_an_assigned_name::value_and_gradient(&x),
+            move_closures_over_an_assigned_name,
+            &[x[3], -6.0 + 4.0 * k, 2.0 * k, x[0], 3.0, 0.0],
+        );
+        close(
+            "closure_calling_closure",
+            closure_calling_closure::value_and_gradient(&x),
+            closure_calling_closure,
+            &[x[3] * x[2], x[2], x[0] * x[3] + x[1], x[0] * x[2], 0.0, 0.0],
+        );
+        close(
+            "zipped_piece_named_as_sequence",
+            zipped_piece_named_as_sequence::value_and_gradient(&x),
+            zipped_piece_named_as_sequence,
+            &[x[4], 3.0 * x[2] + x[5], 3.0 * x[1] + 3.0 * x[3], 3.0 * x[2], x[0], x[1]],
+        );
+        close(
+            "chunk_and_window_named_as_sequence",
+            chunk_and_window_named_as_sequence::value_and_gradient(&x),
+            chunk_and_window_named_as_sequence,
+            &[
+                3.0 * x[1],
+                3.0 * x[0] + 2.0 * x[3],
+                2.0 * x[2] + 2.0 * x[5],
+                2.0 * x[1] + x[4],
+                x[3],
+                2.0 * x[2],
+            ],
+        );
+        let mut g = vec![0.0, 0.0, 0.0, x[4] * x[5], x[3] * x[5], x[3] * x[4]];
+        for k in 0..2 {
+            for t in TAPS {
+                let r = t[0] * x[k] + t[1] * x[k + 1];
+                g[k] += 2.0 * r * t[0];
+                g[k + 1] += 2.0 * r * t[1];
+            }
+        }
+        close(
+            "inner_parameter_named_as_sequence",
+            inner_parameter_named_as_sequence::value_and_gradient(&x),
+            inner_parameter_named_as_sequence,
+            &g,
+        );
+        let mut g = vec![x[2], 2.0 * x[3], x[0], 2.0 * x[1], 0.0, 0.0];
+        for j in 2..5 {
+            let d = x[j + 1] - x[j];
+            g[j] -= 2.0 * d;
+            g[j + 1] += 2.0 * d;
+        }
+        close(
+            "window_name_bound_by_a_for",
+            window_name_bound_by_a_for::value_and_gradient(&x),
+            window_name_bound_by_a_for,
+            &g,
+        );
+        close(
+            "window_name_bound_by_an_if_let",
+            window_name_bound_by_an_if_let::value_and_gradient(&x),
+            window_name_bound_by_an_if_let,
+            &[0.0, 4.0, 2.0 * x[2], 0.0, 2.0 * x[5], 2.0 * x[4] + 3.0],
+        );
+        let mut g = vec![0.0; 6];
+        for i in 0..5 {
+            g[i] += 2.0;
+            g[i + 1] += 6.0 * x[i + 1];
+        }
+        close(
+            "elements_named_crosswise",
+            elements_named_crosswise::value_and_gradient(&x),
+            elements_named_crosswise,
+            &g,
+        );
+    }
+}
