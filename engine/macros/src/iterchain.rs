@@ -106,17 +106,7 @@ fn contains_window(it: &Item) -> bool {
 /// The names `it` is read through (the sequence, start and length of a window, the
 /// expression of an element).
 fn item_names(it: &Item, out: &mut std::collections::HashSet<String>) {
-    fn idents(ts: TokenStream, out: &mut std::collections::HashSet<String>) {
-        for t in ts {
-            match t {
-                proc_macro2::TokenTree::Ident(i) => {
-                    out.insert(i.to_string());
-                }
-                proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
-                _ => {}
-            }
-        }
-    }
+    let idents = crate::activity::token_idents;
     match it {
         Item::Leaf(e, _) => idents(quote::quote!(#e), out),
         Item::Tuple(items) => items.iter().for_each(|i| item_names(i, out)),
@@ -144,7 +134,7 @@ fn closure_binds_any(c: &syn::ExprClosure, names: &std::collections::HashSet<Str
     b.1
 }
 
-/// A `for` loop whose pattern or body binds a name its sequence is read through (`for
+/// A `for` loop (or a `while let`) whose pattern or body binds a name its sequence is read through (`for
 /// (w, x) in x.windows(2).zip(x.windows(5))`, `for w in x.windows(2) { let x = ..; }`):
 /// those bindings renamed in their scopes (see [`Unshadow`]), so that the rewrites that
 /// read the loop's pieces and elements from the sequence by name read the sequence.
@@ -153,27 +143,36 @@ pub(crate) struct UnshadowedLoops;
 impl VisitMut for UnshadowedLoops {
     fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
         syn::visit_mut::visit_expr_for_loop_mut(self, f);
-        let mut read = std::collections::HashSet::new();
-        item_names(&Item::Leaf((*f.expr).clone(), false), &mut read);
-        let mut binds = Vec::new();
-        crate::activity::pat_names(&f.pat, &mut binds);
-        let inner = {
-            let c: syn::ExprClosure = syn::parse_quote!(|| #f);
-            closure_binds_any(&c, &read)
-        };
-        if !inner && !binds.iter().any(|n| read.contains(n)) {
-            return;
+        unshadow_scope(&f.expr, &mut f.pat, &mut f.body);
+    }
+    // (`while let Some(x) = x.pop()`: the element named as the stack, renamed in the
+    // body, as a `for`'s.)
+    fn visit_expr_while_mut(&mut self, w: &mut syn::ExprWhile) {
+        syn::visit_mut::visit_expr_while_mut(self, w);
+        if let Expr::Let(l) = &mut *w.cond {
+            unshadow_scope(&l.expr, &mut l.pat, &mut w.body);
         }
-        let mut u = Unshadow {
-            names: &read,
-            next: 0,
-        };
-        for (from, to) in &u.rename_pat(&mut f.pat) {
-            crate::twin::Renamed { from, to }.visit_block_mut(&mut f.body);
-        }
-        u.visit_block_mut(&mut f.body);
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// The bindings of `pat` (over `body`) and of `body` named as something `read` names,
+/// renamed in their scopes.
+fn unshadow_scope(read: &Expr, pat: &mut Pat, body: &mut syn::Block) {
+    let mut names = std::collections::HashSet::new();
+    item_names(&Item::Leaf(read.clone(), false), &mut names);
+    let c: syn::ExprClosure = syn::parse_quote!(|#pat| #body);
+    if !closure_binds_any(&c, &names) {
+        return;
+    }
+    let mut u = Unshadow {
+        names: &names,
+        next: 0,
+    };
+    for (from, to) in &u.rename_pat(pat) {
+        crate::twin::Renamed { from, to }.visit_block_mut(body);
+    }
+    u.visit_block_mut(body);
 }
 
 /// Every binding of one of `names` (a closure's parameter, a `let`, a `for`, a `match`

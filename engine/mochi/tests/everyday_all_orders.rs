@@ -18287,3 +18287,115 @@ mod names_read_by_rewrites {
         );
     }
 }
+
+/// More names bound again where a rewrite reads by name: a slice pattern's element named
+/// as the slice (`[x, .., y]` over `x`), windows of a window named alike, the element
+/// `while let` pops named as the stack, a loop body binding the name of the buffer it
+/// walks. Before: none compiled.
+mod names_bound_again_in_loops {
+    use mochi::prelude::*;
+
+    /// 2x₀x₅ + 3x₀ + x₁.
+    #[differentiable(higher_order)]
+    pub fn slice_pattern_named_as_slice(x: &[f64]) -> f64 {
+        let m = match x {
+            [x, .., y] => x * y * 2.0 + 3.0 * x,
+            _ => 0.0,
+        };
+        m + x[1]
+    }
+
+    /// Σₖ Σⱼ (k + 1)(j + 2)·xₖ₊ⱼ·xₖ₊ⱼ₊₁.
+    #[differentiable(higher_order)]
+    pub fn windows_of_a_window_named_alike(x: &[f64]) -> f64 {
+        let mut s = 0.0_f64;
+        for (k, w) in x.windows(3).enumerate() {
+            for (j, w) in w.windows(2).enumerate() {
+                s += (k as f64 + 1.0) * (j as f64 + 2.0) * w[0] * w[1];
+            }
+        }
+        s
+    }
+
+    /// Σₖ k·x₆₋ₖ², the last popped first: Σᵢ (6 − i)·xᵢ².
+    #[differentiable(higher_order)]
+    pub fn popped_named_as_the_stack(x: &[f64]) -> f64 {
+        let mut x = x.to_vec();
+        let mut s = 0.0_f64;
+        let mut k = 1.0_f64;
+        while let Some(x) = x.pop() {
+            s += k * x * x;
+            k += 1.0;
+        }
+        s
+    }
+
+    /// yᵢ = 2xᵢ + xᵢ², then Σᵢ (i + 1)·yᵢ.
+    #[differentiable(higher_order)]
+    pub fn buffer_name_bound_in_its_loop(x: &[f64]) -> f64 {
+        let mut y = x.to_vec();
+        for (k, e) in y.iter_mut().enumerate() {
+            let y = x[k] * x[k];
+            *e = *e * 2.0 + y;
+        }
+        y.iter()
+            .enumerate()
+            .map(|(i, a)| (i as f64 + 1.0) * a)
+            .sum::<f64>()
+    }
+
+    const X: [f64; 6] = [0.7, -0.3, 1.4, 0.25, 2.1, -0.9];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(slice_pattern_named_as_slice, super::X);
+        all_orders!(windows_of_a_window_named_alike, super::X);
+        all_orders!(popped_named_as_the_stack, super::X);
+        all_orders!(buffer_name_bound_in_its_loop, super::X);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
+            assert!((v - f(&x)).abs() < 1e-13, "{name}: value {v} against {}", f(&x));
+            crate::common::close_to(name, &g, w, 1e-13);
+        };
+        close(
+            "slice_pattern_named_as_slice",
+            slice_pattern_named_as_slice::value_and_gradient(&x),
+            slice_pattern_named_as_slice,
+            &[2.0 * x[5] + 3.0, 1.0, 0.0, 0.0, 0.0, 2.0 * x[0]],
+        );
+        let mut g = vec![0.0; 6];
+        for k in 0..4 {
+            for j in 0..2 {
+                let c = (k as f64 + 1.0) * (j as f64 + 2.0);
+                g[k + j] += c * x[k + j + 1];
+                g[k + j + 1] += c * x[k + j];
+            }
+        }
+        close(
+            "windows_of_a_window_named_alike",
+            windows_of_a_window_named_alike::value_and_gradient(&x),
+            windows_of_a_window_named_alike,
+            &g,
+        );
+        let g: Vec<f64> = (0..6).map(|i| 2.0 * (6.0 - i as f64) * x[i]).collect();
+        close(
+            "popped_named_as_the_stack",
+            popped_named_as_the_stack::value_and_gradient(&x),
+            popped_named_as_the_stack,
+            &g,
+        );
+        let g: Vec<f64> = (0..6)
+            .map(|i| (i as f64 + 1.0) * (2.0 + 2.0 * x[i]))
+            .collect();
+        close(
+            "buffer_name_bound_in_its_loop",
+            buffer_name_bound_in_its_loop::value_and_gradient(&x),
+            buffer_name_bound_in_its_loop,
+            &g,
+        );
+    }
+}
