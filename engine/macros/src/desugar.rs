@@ -11218,7 +11218,11 @@ fn collect_idents(p: &Pat, out: &mut Vec<syn::PatIdent>) {
 /// after it: a call `name(args…)` becomes a block binding the parameters, a bare
 /// `name` (passed to an adapter) becomes the closure itself. The binding is dropped when
 /// no other use of the name remains.
-fn inline_local_closures(b: &mut syn::Block) {
+///
+/// Answers the snapshots it binds, each with the name it copies (a snapshot of a
+/// differentiable name is one).
+fn inline_local_closures(b: &mut syn::Block) -> Vec<(String, String)> {
+    let mut made = Vec::new();
     let mut k = 0;
     while k < b.stmts.len() {
         let found = match &b.stmts[k] {
@@ -11246,9 +11250,16 @@ fn inline_local_closures(b: &mut syn::Block) {
         };
         // The captures the closure writes: the variables themselves (Rust lets nothing
         // else touch them while the closure lives), never snapshots.
+        // (Assigned, not bound again: a `let k` of the body's own is not a write of the
+        // `k` it captured.)
         let written = {
             let body: syn::Stmt = syn::Stmt::Expr((*closure.body).clone(), None);
-            names_changed(std::slice::from_ref(&body), &free_names(&closure))
+            let mut c = Changes::default();
+            syn::visit::Visit::visit_stmt(&mut c, &body);
+            free_names(&closure)
+                .into_iter()
+                .filter(|n| c.assigned.contains(&n.to_string()))
+                .collect::<Vec<_>>()
         };
         // A name the closure captures that the statements after it bind again or assign
         // would, inlined at a call, read the new value; Rust's closure reads the one it
@@ -11281,6 +11292,7 @@ fn inline_local_closures(b: &mut syn::Block) {
                 let at = SNAPSHOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let snap = format_ident!("__mochi_cap{}_{}", at, n);
                 snapshots.push(syn::parse_quote!(let #snap = #n.clone();));
+                made.push((snap.to_string(), n.to_string()));
                 renames.push((n, snap));
             }
             RenameIdents(&renames).visit_expr_mut(&mut closure.body);
@@ -11315,6 +11327,7 @@ fn inline_local_closures(b: &mut syn::Block) {
             k += snapshot_count;
         }
     }
+    made
 }
 
 /// The calls of the local closure `name` made where a `let` (or another pattern) has
@@ -11379,35 +11392,119 @@ impl VisitMut for HiddenCaptures<'_> {
 /// The names a closure's body reads from outside it: single-name paths that are not
 /// its parameters or bound inside it.
 fn free_names(c: &syn::ExprClosure) -> Vec<syn::Ident> {
+    // (By scope: a name the body reads before or outside a binding of its own is free,
+    // `|t| { let r = k * t; let k = 2.0; r + k }` reads the captured `k`, and so does a
+    // macro's `vec![k * t]`. Until 2026-12-07 a name bound anywhere in the body was taken
+    // as never captured, so it had no snapshot where it was bound again after the
+    // closure, and the inlined body read the new value, silently.)
     struct F {
         used: Vec<syn::Ident>,
-        bound: HashSet<String>,
+        scopes: Vec<HashSet<String>>,
+    }
+    impl F {
+        fn bound(&self, n: &str) -> bool {
+            self.scopes.iter().any(|s| s.contains(n))
+        }
+        fn use_name(&mut self, i: &syn::Ident) {
+            if !self.bound(&i.to_string()) && !self.used.contains(i) {
+                self.used.push(i.clone());
+            }
+        }
+        fn names(p: &Pat) -> HashSet<String> {
+            let mut v = Vec::new();
+            crate::activity::pat_names(p, &mut v);
+            v.into_iter().collect()
+        }
     }
     impl<'ast> syn::visit::Visit<'ast> for F {
         fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
             if let Some(i) = p.path.get_ident() {
-                if !self.used.contains(i) {
-                    self.used.push(i.clone());
-                }
+                self.use_name(i);
             }
         }
-        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.bound.insert(p.ident.to_string());
-            syn::visit::visit_pat_ident(self, p);
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            let mut names = HashSet::new();
+            crate::activity::token_idents(m.tokens.clone(), &mut names);
+            for n in names {
+                self.use_name(&syn::Ident::new(&n, m.path.span()));
+            }
         }
+        fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+            let mut s = HashSet::new();
+            for p in &c.inputs {
+                s.extend(Self::names(p));
+            }
+            self.scopes.push(s);
+            self.visit_expr(&c.body);
+            self.scopes.pop();
+        }
+        fn visit_block(&mut self, b: &'ast syn::Block) {
+            self.scopes.push(HashSet::new());
+            for st in &b.stmts {
+                if let syn::Stmt::Local(l) = st {
+                    if let Some(init) = &l.init {
+                        self.visit_expr(&init.expr);
+                        if let Some((_, d)) = &init.diverge {
+                            self.visit_expr(d);
+                        }
+                    }
+                    let names = Self::names(&l.pat);
+                    if let Some(top) = self.scopes.last_mut() {
+                        top.extend(names);
+                    }
+                } else {
+                    self.visit_stmt(st);
+                }
+            }
+            self.scopes.pop();
+        }
+        fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+            self.visit_expr(&f.expr);
+            self.scopes.push(Self::names(&f.pat));
+            self.visit_block(&f.body);
+            self.scopes.pop();
+        }
+        fn visit_arm(&mut self, a: &'ast syn::Arm) {
+            self.scopes.push(Self::names(&a.pat));
+            if let Some((_, g)) = &a.guard {
+                self.visit_expr(g);
+            }
+            self.visit_expr(&a.body);
+            self.scopes.pop();
+        }
+        fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+            if let Expr::Let(l) = &*i.cond {
+                self.visit_expr(&l.expr);
+                self.scopes.push(Self::names(&l.pat));
+                self.visit_block(&i.then_branch);
+                self.scopes.pop();
+            } else {
+                self.visit_expr(&i.cond);
+                self.visit_block(&i.then_branch);
+            }
+            if let Some((_, e)) = &i.else_branch {
+                self.visit_expr(e);
+            }
+        }
+        fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
+            if let Expr::Let(l) = &*w.cond {
+                self.visit_expr(&l.expr);
+                self.scopes.push(Self::names(&l.pat));
+            } else {
+                self.visit_expr(&w.cond);
+                self.scopes.push(HashSet::new());
+            }
+            self.visit_block(&w.body);
+            self.scopes.pop();
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
     let mut f = F {
         used: Vec::new(),
-        bound: HashSet::new(),
+        scopes: Vec::new(),
     };
-    for p in &c.inputs {
-        syn::visit::Visit::visit_pat(&mut f, p);
-    }
-    syn::visit::Visit::visit_expr(&mut f, &c.body);
+    syn::visit::Visit::visit_expr_closure(&mut f, c);
     f.used
-        .into_iter()
-        .filter(|i| !f.bound.contains(&i.to_string()))
-        .collect()
 }
 
 /// The names among `names` that `stmts` bind again (a `let`, a pattern, a closure's
@@ -15817,7 +15914,11 @@ impl VisitMut for Desugar {
         let returns_early = b.stmts.iter().any(
             |s| matches!(plain_let(s), Some((_, Expr::Closure(c))) if contains_return(&c.body)),
         );
-        inline_local_closures(b);
+        for (snap, of) in inline_local_closures(b) {
+            if self.active.contains(&of) {
+                self.active.insert(snap);
+            }
+        }
         // A closure that returns early, inlined: its body is the labelled block
         // `'__mochi_ret: { … break '__mochi_ret e; … }`, which the function's own were
         // written out as before this pass (a valued loop, then its value bound).
@@ -16098,7 +16199,7 @@ impl VisitMut for Desugar {
         impl VisitMut for Blocks {
             fn visit_block_mut(&mut self, b: &mut syn::Block) {
                 syn::visit_mut::visit_block_mut(self, b);
-                inline_local_closures(b);
+                let _ = inline_local_closures(b);
             }
             fn visit_item_mut(&mut self, _: &mut syn::Item) {}
         }

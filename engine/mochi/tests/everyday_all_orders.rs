@@ -18399,3 +18399,129 @@ mod names_bound_again_in_loops {
         );
     }
 }
+
+/// A closure that reads a captured name and also binds that name inside its body (a
+/// `let`, an inner closure's parameter, an `if let`, a `for`), or names it only in a
+/// macro, the name bound again after the closure: the inlined body reads what the
+/// closure captured. Until 2026-12-07 such a name had no snapshot and the body read the
+/// new value, silently.
+mod captures_bound_inside_closures {
+    use mochi::prelude::*;
+
+    const TAB: [f64; 2] = [1.5, 2.5];
+
+    /// f(t) = x₀t + 2t: x₀x₂ + 2x₂ + x₁x₃.
+    #[differentiable(higher_order)]
+    pub fn let_in_body(x: &[f64]) -> f64 {
+        let k = x[0];
+        let f = |t: f64| {
+            let s = k * t;
+            let k = 2.0_f64;
+            s + k * t
+        };
+        let k = x[1];
+        f(x[2]) + k * x[3]
+    }
+
+    /// f(t) = x₀t + 4t: x₀x₂ + 4x₂ + 3x₁x₃.
+    #[differentiable(higher_order)]
+    pub fn inner_parameter(x: &[f64]) -> f64 {
+        let k = x[0];
+        let f = |t: f64| k * t + TAB.iter().map(|k| k * t).sum::<f64>();
+        let k = x[1] * 3.0;
+        f(x[2]) + k * x[3]
+    }
+
+    /// f(t) = x₀t + x₅t: (x₀x₂ + x₅x₂)·x₁.
+    #[differentiable(higher_order)]
+    pub fn if_let_in_body(x: &[f64]) -> f64 {
+        let k = x[0];
+        let f = |t: f64| {
+            let a = k * t;
+            if let Some(&k) = x.get(5) {
+                a + k * t
+            } else {
+                a
+            }
+        };
+        let k = x[1];
+        f(x[2]) * k
+    }
+
+    /// f(t) = x₀t + 4t²: x₀x₂ + 4x₂² + x₁.
+    #[differentiable(higher_order)]
+    pub fn for_in_body(x: &[f64]) -> f64 {
+        let k = x[0];
+        let f = |t: f64| {
+            let mut s = k * t;
+            for &k in TAB.iter() {
+                s += k * t * t;
+            }
+            s
+        };
+        let k = x[1];
+        f(x[2]) + k
+    }
+
+    /// f(t) = x₀t + 2t²: (x₀x₂ + 2x₂²)·x₁.
+    #[differentiable(higher_order)]
+    pub fn only_in_a_macro(x: &[f64]) -> f64 {
+        let k = x[0];
+        let f = |t: f64| {
+            let v = vec![k * t, t * t];
+            v[0] + 2.0 * v[1]
+        };
+        let k = x[1];
+        f(x[2]) * k
+    }
+
+    const X: [f64; 6] = [0.7, -0.3, 1.4, 0.25, 2.1, -0.9];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(let_in_body, super::X);
+        all_orders!(inner_parameter, super::X);
+        all_orders!(if_let_in_body, super::X);
+        all_orders!(for_in_body, super::X);
+        all_orders!(only_in_a_macro, super::X);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
+            assert!((v - f(&x)).abs() < 1e-13, "{name}: value {v} against {}", f(&x));
+            crate::common::close_to(name, &g, w, 1e-13);
+        };
+        close(
+            "let_in_body",
+            let_in_body::value_and_gradient(&x),
+            let_in_body,
+            &[x[2], x[3], x[0] + 2.0, x[1], 0.0, 0.0],
+        );
+        close(
+            "inner_parameter",
+            inner_parameter::value_and_gradient(&x),
+            inner_parameter,
+            &[x[2], 3.0 * x[3], x[0] + 4.0, 3.0 * x[1], 0.0, 0.0],
+        );
+        close(
+            "if_let_in_body",
+            if_let_in_body::value_and_gradient(&x),
+            if_let_in_body,
+            &[x[2] * x[1], x[0] * x[2] + x[5] * x[2], (x[0] + x[5]) * x[1], 0.0, 0.0, x[2] * x[1]],
+        );
+        close(
+            "for_in_body",
+            for_in_body::value_and_gradient(&x),
+            for_in_body,
+            &[x[2], 1.0, x[0] + 8.0 * x[2], 0.0, 0.0, 0.0],
+        );
+        close(
+            "only_in_a_macro",
+            only_in_a_macro::value_and_gradient(&x),
+            only_in_a_macro,
+            &[x[2] * x[1], x[0] * x[2] + 2.0 * x[2] * x[2], (x[0] + 4.0 * x[2]) * x[1], 0.0, 0.0, 0.0],
+        );
+    }
+}
