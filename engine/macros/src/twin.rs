@@ -2284,53 +2284,34 @@ fn rename_rebound_lets(func: &mut ItemFn) {
     }
 }
 
-/// Every binding and use of the name `from` made `to` (not in nested items).
+/// Every binding and use of the name `from` made `to`: `desugar::RenameIdents` of the
+/// one pair (which also writes a struct literal's shorthand field out, `P { x }` as
+/// `P { x: to }`, and renames inside macros), from the statement, block, expression or
+/// pattern it is given.
 pub(crate) struct Renamed<'n> {
     pub(crate) from: &'n str,
     pub(crate) to: &'n syn::Ident,
 }
 
+impl Renamed<'_> {
+    fn pair(&self) -> [(syn::Ident, syn::Ident); 1] {
+        [(syn::Ident::new(self.from, self.to.span()), self.to.clone())]
+    }
+}
+
 impl VisitMut for Renamed<'_> {
-    fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
-        if p.ident == self.from {
-            p.ident = self.to.clone();
-        }
-        syn::visit_mut::visit_pat_ident_mut(self, p);
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        crate::desugar::RenameIdents(&self.pair()).visit_expr_mut(e);
     }
-    fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
-        if p.qself.is_none() && p.path.is_ident(self.from) {
-            p.path = self.to.clone().into();
-        }
+    fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
+        crate::desugar::RenameIdents(&self.pair()).visit_stmt_mut(s);
     }
-    /// In a macro's tokens (`vec![p[0], 1.0]`): the name where it is not a field or a
-    /// method, after a `.`.
-    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
-        fn renamed(ts: proc_macro2::TokenStream, from: &str, to: &syn::Ident) -> proc_macro2::TokenStream {
-            // (A field's `.`, not a range's `..`.)
-            let (mut after_dot, mut dot) = (false, false);
-            ts.into_iter()
-                .map(|t| {
-                    let out = match t {
-                        proc_macro2::TokenTree::Ident(i) if i == from && !after_dot => {
-                            proc_macro2::TokenTree::Ident(syn::Ident::new(&to.to_string(), i.span()))
-                        }
-                        proc_macro2::TokenTree::Group(g) => {
-                            let mut n = proc_macro2::Group::new(g.delimiter(), renamed(g.stream(), from, to));
-                            n.set_span(g.span());
-                            proc_macro2::TokenTree::Group(n)
-                        }
-                        other => other,
-                    };
-                    let is_dot = matches!(&out, proc_macro2::TokenTree::Punct(p) if p.as_char() == '.');
-                    after_dot = is_dot && !dot;
-                    dot = is_dot;
-                    out
-                })
-                .collect()
-        }
-        m.tokens = renamed(std::mem::take(&mut m.tokens), self.from, self.to);
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        crate::desugar::RenameIdents(&self.pair()).visit_block_mut(b);
     }
-    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    fn visit_pat_mut(&mut self, p: &mut Pat) {
+        crate::desugar::RenameIdents(&self.pair()).visit_pat_mut(p);
+    }
 }
 
 /// How many times each name is bound by `func`'s parameters and the patterns of its body.
