@@ -1001,11 +1001,8 @@ fn impl_block(mut imp: syn::ItemImpl, outer: &Options) -> TokenStream {
             ) {
                 let word = type_args_word(a);
                 crate::twin::note_from_type(t, &word);
-                func.sig.ident = format_ident!(
-                    "from_{}",
-                    word.to_lowercase(),
-                    span = written_method.span()
-                );
+                func.sig.ident =
+                    format_ident!("from_{}", word.to_lowercase(), span = written_method.span());
                 from_rule = associated_rule_trait_as(t, &func.sig, &written_method);
             }
         }

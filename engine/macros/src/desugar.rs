@@ -4733,7 +4733,9 @@ impl TakenInExpressions {
             return Some((call, v));
         }
         let parts: Vec<&mut Expr> = match e {
-            Expr::MethodCall(m) => std::iter::once(&mut *m.receiver).chain(m.args.iter_mut()).collect(),
+            Expr::MethodCall(m) => std::iter::once(&mut *m.receiver)
+                .chain(m.args.iter_mut())
+                .collect(),
             Expr::Call(c) => c.args.iter_mut().collect(),
             Expr::Binary(b) => match b.op {
                 syn::BinOp::And(_) | syn::BinOp::Or(_) => vec![&mut *b.left],
@@ -4765,7 +4767,9 @@ impl VisitMut for TakenInExpressions {
                 let e = match &mut st {
                     syn::Stmt::Local(l) => match l.init.as_mut() {
                         // (Bound whole already: the form itself.)
-                        Some(init) if init.diverge.is_none() && Self::taken(&init.expr).is_none() => {
+                        Some(init)
+                            if init.diverge.is_none() && Self::taken(&init.expr).is_none() =>
+                        {
                             &mut *init.expr
                         }
                         _ => break,
@@ -4883,9 +4887,15 @@ impl SplitMatches {
         let head_is_x = matches!(unparen(x), Expr::Path(p)
             if p.path.get_ident().is_some_and(|i| names.contains(&i.to_string())));
         let (first, second) = if head_is_x {
-            (quote::quote!(let #rest = #others;), quote::quote!(let #h = #elem;))
+            (
+                quote::quote!(let #rest = #others;),
+                quote::quote!(let #h = #elem;),
+            )
         } else {
-            (quote::quote!(let #h = #elem;), quote::quote!(let #rest = #others;))
+            (
+                quote::quote!(let #h = #elem;),
+                quote::quote!(let #rest = #others;),
+            )
         };
         syn::parse_quote_spanned!(span=> if !#x.is_empty() {
             #first
@@ -7477,8 +7487,7 @@ fn best_end(above: &[&syn::ExprMethodCall]) -> bool {
     above[k + 1..].iter().all(|m| {
         matches!(
             (m.method.to_string().as_str(), m.args.len()),
-            ("copied" | "cloned" | "unwrap" | "unwrap_or_default", 0)
-                | ("expect" | "unwrap_or", 1)
+            ("copied" | "cloned" | "unwrap" | "unwrap_or_default", 0) | ("expect" | "unwrap_or", 1)
         )
     })
 }
@@ -7489,7 +7498,10 @@ fn best_end(above: &[&syn::ExprMethodCall]) -> bool {
 fn owned_best(tail: &Expr) -> bool {
     let mut cur = unparen(tail);
     while let Expr::MethodCall(m) = cur {
-        if matches!(m.method.to_string().as_str(), "copied" | "cloned" | "into_iter") {
+        if matches!(
+            m.method.to_string().as_str(),
+            "copied" | "cloned" | "into_iter"
+        ) {
             return true;
         }
         cur = unparen(&m.receiver);
@@ -7544,7 +7556,12 @@ impl Flatten<'_> {
     /// block as the buffer, so the rest may also end in the best element it borrows
     /// (`max_by`, `min_by`, `max_by_key`, `min_by_key`, `reduce`, then `copied`,
     /// `unwrap_or(d)`, …: `let m = x.iter().filter(p).max_by(cmp).copied().unwrap_or(0.0);`).
-    fn positioned(&mut self, chain: &Expr, in_for: bool, scoped: bool) -> Option<(syn::Stmt, Expr)> {
+    fn positioned(
+        &mut self,
+        chain: &Expr,
+        in_for: bool,
+        scoped: bool,
+    ) -> Option<(syn::Stmt, Expr)> {
         let ty = self.float_ty?;
         if !mentions_active(chain, self.active) {
             return None;
@@ -7566,7 +7583,9 @@ impl Flatten<'_> {
         };
         above.reverse();
         let consumer = value_consumer;
-        if !in_for && !above.last().is_some_and(|m| consumer(m)) && !(scoped && best_end(&above)) {
+        let ends =
+            in_for || above.last().is_some_and(|m| consumer(m)) || scoped && best_end(&above);
+        if !ends {
             return None;
         }
         let cut = above
@@ -11287,7 +11306,8 @@ fn inline_local_closures(b: &mut syn::Block) -> Vec<(String, String)> {
             // (`let k = x[0]; let f = |t| k * t; let k = x[1]; let g = |t| t + k;`),
             // each read their own. Until 2026-12-07 both snapshots were `__mochi_cap_k`,
             // and the first closure read the second's, silently.)
-            static SNAPSHOTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            static SNAPSHOTS: std::sync::atomic::AtomicUsize =
+                std::sync::atomic::AtomicUsize::new(0);
             for n in changed {
                 let at = SNAPSHOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let snap = format_ident!("__mochi_cap{}_{}", at, n);

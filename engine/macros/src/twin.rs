@@ -2242,7 +2242,9 @@ fn rename_rebound_lets(func: &mut ItemFn) {
     let stmts = &mut func.block.stmts;
     let mut next = 0usize;
     for k in 0..stmts.len() {
-        let syn::Stmt::Local(l) = &stmts[k] else { continue };
+        let syn::Stmt::Local(l) = &stmts[k] else {
+            continue;
+        };
         let ident = match &l.pat {
             Pat::Ident(p) => Some(&p.ident),
             Pat::Type(t) => match &*t.pat {

@@ -1051,11 +1051,9 @@ mod checked_new_values_and_in_place {
     use crate::check;
 
     check!(homogeneous_projection, (vec![0.4, -1.1, 2.7],), |a| (&a.0));
-    check!(
-        axis_from_numbers,
-        (vec![0.3, -0.5, 0.8, 1.1, -0.7],),
-        |a| (&a.0)
-    );
+    check!(axis_from_numbers, (vec![0.3, -0.5, 0.8, 1.1, -0.7],), |a| {
+        (&a.0)
+    });
     check!(
         normalized_in_place,
         (vec![0.7, -0.3, 1.4, 0.25, 2.1, 0.9],),
@@ -1083,7 +1081,12 @@ fn new_values_and_in_place_by_hand() {
             + 2.0 * v * (-0.01 / h[2] - h[1] / (h[2] * h[2])),
     ];
     for k in 0..3 {
-        assert!((g[k] - want[k]).abs() < 1e-12, "{k}: {} against {}", g[k], want[k]);
+        assert!(
+            (g[k] - want[k]).abs() < 1e-12,
+            "{k}: {} against {}",
+            g[k],
+            want[k]
+        );
     }
     // n = a × b, f = n̂·l + 0.1|n| + m_z with m = a/|a|: ∂f/∂n = (l − n̂(n̂·l))/|n| + 0.1 n̂
     // =: g; ∂(a × b)·g/∂a = b × g, ∂/∂b = g × a; ∂m_z/∂a = (e_z − m m_z)/|a|.
@@ -1102,6 +1105,11 @@ fn new_values_and_in_place_by_hand() {
     let want = [ga.x, ga.y, ga.z, gb.x, gb.y, gb.z];
     let g = normalized_in_place::gradient(&x);
     for k in 0..6 {
-        assert!((g[k] - want[k]).abs() < 1e-12, "{k}: {} against {}", g[k], want[k]);
+        assert!(
+            (g[k] - want[k]).abs() < 1e-12,
+            "{k}: {} against {}",
+            g[k],
+            want[k]
+        );
     }
 }

@@ -17840,7 +17840,11 @@ mod halves_named_as_their_slice {
     fn by_hand() {
         let x = X;
         let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
-            assert!((v - f(&x)).abs() < 1e-13, "{name}: value {v} against {}", f(&x));
+            assert!(
+                (v - f(&x)).abs() < 1e-13,
+                "{name}: value {v} against {}",
+                f(&x)
+            );
             crate::common::close_to(name, &g, w, 1e-13);
         };
         close(
@@ -17909,6 +17913,7 @@ mod taken_inside_expressions {
     /// a = 2x₁ + 1; b = (x₀ + a)² (x₀ swapped out, x₄ into its place); s = exp(x₃);
     /// a·b + s + x₄ + x₂.
     #[differentiable(higher_order)]
+    #[allow(clippy::assign_op_pattern)]
     pub fn removed_in_arithmetic(x: &[f64]) -> f64 {
         let mut v = x.to_vec();
         let a = v.remove(1) * 2.0 + 1.0;
@@ -17936,7 +17941,12 @@ mod taken_inside_expressions {
             g[k] = 0.9_f64.powi(k as i32);
         }
         g[4] = 3.0 * 2.0 * (2.0 * x[4]).cos() * 0.9_f64.powi(4);
-        crate::common::close_to("popped_then_walked", &popped_then_walked::gradient(&x), &g, 1e-13);
+        crate::common::close_to(
+            "popped_then_walked",
+            &popped_then_walked::gradient(&x),
+            &g,
+            1e-13,
+        );
         let a = 2.0 * x[1] + 1.0;
         let q = x[0] + a;
         let b = q * q;
@@ -18035,7 +18045,11 @@ mod best_after_a_filter {
     fn by_hand() {
         let x = X;
         let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
-            assert!((v - f(&x)).abs() < 1e-14, "{name}: value {v} against {}", f(&x));
+            assert!(
+                (v - f(&x)).abs() < 1e-14,
+                "{name}: value {v} against {}",
+                f(&x)
+            );
             crate::common::close_to(name, &g, w, 1e-14);
         };
         close(
@@ -18201,7 +18215,11 @@ mod names_read_by_rewrites {
     fn by_hand() {
         let x = X;
         let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
-            assert!((v - f(&x)).abs() < 1e-13, "{name}: value {v} against {}", f(&x));
+            assert!(
+                (v - f(&x)).abs() < 1e-13,
+                "{name}: value {v} against {}",
+                f(&x)
+            );
             crate::common::close_to(name, &g, w, 1e-13);
         };
         close(
@@ -18227,7 +18245,14 @@ mod names_read_by_rewrites {
             "zipped_piece_named_as_sequence",
             zipped_piece_named_as_sequence::value_and_gradient(&x),
             zipped_piece_named_as_sequence,
-            &[x[4], 3.0 * x[2] + x[5], 3.0 * x[1] + 3.0 * x[3], 3.0 * x[2], x[0], x[1]],
+            &[
+                x[4],
+                3.0 * x[2] + x[5],
+                3.0 * x[1] + 3.0 * x[3],
+                3.0 * x[2],
+                x[0],
+                x[1],
+            ],
         );
         close(
             "chunk_and_window_named_as_sequence",
@@ -18358,7 +18383,11 @@ mod names_bound_again_in_loops {
     fn by_hand() {
         let x = X;
         let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
-            assert!((v - f(&x)).abs() < 1e-13, "{name}: value {v} against {}", f(&x));
+            assert!(
+                (v - f(&x)).abs() < 1e-13,
+                "{name}: value {v} against {}",
+                f(&x)
+            );
             crate::common::close_to(name, &g, w, 1e-13);
         };
         close(
@@ -18465,6 +18494,7 @@ mod captures_bound_inside_closures {
 
     /// f(t) = x₀t + 2t²: (x₀x₂ + 2x₂²)·x₁.
     #[differentiable(higher_order)]
+    #[allow(clippy::useless_vec)]
     pub fn only_in_a_macro(x: &[f64]) -> f64 {
         let k = x[0];
         let f = |t: f64| {
@@ -18490,7 +18520,11 @@ mod captures_bound_inside_closures {
     fn by_hand() {
         let x = X;
         let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
-            assert!((v - f(&x)).abs() < 1e-13, "{name}: value {v} against {}", f(&x));
+            assert!(
+                (v - f(&x)).abs() < 1e-13,
+                "{name}: value {v} against {}",
+                f(&x)
+            );
             crate::common::close_to(name, &g, w, 1e-13);
         };
         close(
@@ -18509,7 +18543,14 @@ mod captures_bound_inside_closures {
             "if_let_in_body",
             if_let_in_body::value_and_gradient(&x),
             if_let_in_body,
-            &[x[2] * x[1], x[0] * x[2] + x[5] * x[2], (x[0] + x[5]) * x[1], 0.0, 0.0, x[2] * x[1]],
+            &[
+                x[2] * x[1],
+                x[0] * x[2] + x[5] * x[2],
+                (x[0] + x[5]) * x[1],
+                0.0,
+                0.0,
+                x[2] * x[1],
+            ],
         );
         close(
             "for_in_body",
@@ -18521,7 +18562,14 @@ mod captures_bound_inside_closures {
             "only_in_a_macro",
             only_in_a_macro::value_and_gradient(&x),
             only_in_a_macro,
-            &[x[2] * x[1], x[0] * x[2] + 2.0 * x[2] * x[2], (x[0] + 4.0 * x[2]) * x[1], 0.0, 0.0, 0.0],
+            &[
+                x[2] * x[1],
+                x[0] * x[2] + 2.0 * x[2] * x[2],
+                (x[0] + 4.0 * x[2]) * x[1],
+                0.0,
+                0.0,
+                0.0,
+            ],
         );
     }
 }

@@ -10,7 +10,7 @@ pub use crate::build::{
     NaDVectorFromColumnSlice, NaDVectorFromRowSlice, NaDVectorFromVec, NaDVectorZeros,
     NaMatrix2FromColumnSlice, NaMatrix2FromColumns, NaMatrix2FromRowSlice, NaMatrix2New,
     NaMatrix3FromColumnSlice, NaMatrix3FromColumns, NaMatrix3FromRowSlice, NaMatrix3New,
-    NaMatrix4FromColumnSlice, NaMatrix4FromColumns, NaPush, NaMatrix4FromRowSlice, NaVector2From,
+    NaMatrix4FromColumnSlice, NaMatrix4FromColumns, NaMatrix4FromRowSlice, NaPush, NaVector2From,
     NaVector2FromColumnSlice, NaVector2FromRowSlice, NaVector2New, NaVector3From,
     NaVector3FromColumnSlice, NaVector3FromRowSlice, NaVector3New, NaVector4From,
     NaVector4FromColumnSlice, NaVector4FromRowSlice, NaVector4New,
