@@ -10,7 +10,7 @@ use crate::{Tangent, TangentVector};
 use nalgebra::allocator::Allocator;
 use nalgebra::{
     Cholesky, DefaultAllocator, Dim, DimMin, DimName, OMatrix, OPoint, Quaternion, RealField,
-    Rotation, Scalar as NaScalar, UnitQuaternion, LU,
+    Rotation, Scalar as NaScalar, LU,
 };
 use rand::Rng;
 
@@ -139,38 +139,13 @@ where
     }
 }
 
-/// A unit quaternion moves as its four components, off the unit sphere.
-impl<T> Perturb for UnitQuaternion<T>
+/// A unit value (a unit quaternion, a unit vector such as an axis of
+/// `Unit::new_normalize(v)`) moves as its components, off the unit sphere: the inner
+/// value's perturbation, which is its tangent's.
+impl<X> Perturb for nalgebra::Unit<X>
 where
-    T: Perturb + NaScalar,
-    T::Tangent: NaScalar,
-{
-    fn random_tangent<G: Rng + ?Sized>(&self, rng: &mut G) -> Self::Tangent {
-        (**self).random_tangent(rng)
-    }
-    fn perturb(&mut self, direction: &Self::Tangent, step: f64) {
-        self.as_mut_unchecked().perturb(direction, step);
-    }
-    fn difference(&self, from: &Self) -> Self::Tangent {
-        (**self).difference(&**from)
-    }
-    fn primal_eq(&self, other: &Self) -> bool {
-        (**self).primal_eq(&**other)
-    }
-    fn primal_scale(&self) -> Option<f64> {
-        (**self).primal_scale()
-    }
-}
-
-/// A unit vector (an axis, `Unit::new_normalize(v)`) moves as its components, off the
-/// unit sphere.
-impl<T, R, C> Perturb for nalgebra::Unit<OMatrix<T, R, C>>
-where
-    T: Perturb + NaScalar,
-    T::Tangent: NaScalar,
-    R: Dim,
-    C: Dim,
-    DefaultAllocator: Allocator<R, C>,
+    X: Perturb,
+    nalgebra::Unit<X>: Tangent<Tangent = X::Tangent>,
 {
     fn random_tangent<G: Rng + ?Sized>(&self, rng: &mut G) -> Self::Tangent {
         (**self).random_tangent(rng)
@@ -320,7 +295,7 @@ mod tests {
 
     #[test]
     fn rotations_quaternions_and_points_move_in_their_ambient_space() {
-        use nalgebra::{Matrix3, Point3, Rotation3, Vector3};
+        use nalgebra::{Matrix3, Point3, Rotation3, UnitQuaternion, Vector3};
         let r = Rotation3::from_scaled_axis(Vector3::new(0.3_f64, -0.1, 0.2));
         let mut moved = r;
         let dir = Matrix3::from_element(1.0);
