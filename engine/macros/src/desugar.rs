@@ -18340,9 +18340,14 @@ impl VisitMut for TypedStructDefaults {
 /// by name, `let x = t.x; let b = t.y;`, so that each part is a `let` of a field the
 /// derivation and the generic form read as written (the mirror of a struct has its
 /// fields). A parameter that is a reference (`let Params { w, b } = p;` of `p:
-/// &Params`) gives references to its fields, as the pattern does (`let w = &p.w;`).
-/// Left as written for a borrowed value (`= &e`), `ref` bindings, an `else`, or a
-/// pattern of another kind inside.
+/// &Params`) gives references to its fields, as the pattern does (`let w = &p.w;`), and
+/// so does a borrowed value (`= &e`); `let &Pt(a, b) = r;` copies the fields out. A
+/// struct pattern inside (`let Span(Pt(a, b), w) = s;`) is taken apart in turn, and a
+/// part bound to the whole's own name (`let S { a: s, b } = s;`) is bound last. A `for`
+/// loop's or a closure's pattern that takes a struct apart (`for &Pt(a, b) in ..`,
+/// `|(i, Pt(a, b))| ..`) binds a name, taken apart by such a `let` at the top of the
+/// body. Left as written: `ref` bindings, an `else`, or a pattern of another kind
+/// inside.
 struct StructPatternLets {
     next: usize,
     borrowed: HashSet<String>,
@@ -18369,12 +18374,49 @@ impl StructPatternLets {
         }
     }
 
+    /// A pattern that takes a struct of the user's apart somewhere: at its top, under
+    /// `&`, or inside a tuple.
+    fn has_struct(p: &Pat) -> bool {
+        match p {
+            Pat::Struct(s) => s.qself.is_none() && Self::user_path(&s.path),
+            Pat::TupleStruct(t) => t.qself.is_none() && Self::user_path(&t.path),
+            Pat::Reference(r) => Self::has_struct(&r.pat),
+            Pat::Paren(p) => Self::has_struct(&p.pat),
+            Pat::Tuple(t) => t.elems.iter().any(Self::has_struct),
+            _ => false,
+        }
+    }
+
+    /// `l` split into its parts, and each part that takes a struct apart split again.
+    fn split_all(&mut self, l: &syn::Local) -> Option<Vec<syn::Stmt>> {
+        let parts = self.split(l)?;
+        let mut out = Vec::with_capacity(parts.len());
+        for s in parts {
+            match &s {
+                syn::Stmt::Local(inner) if Self::has_struct(&inner.pat) => {
+                    match self.split_all(inner) {
+                        Some(more) => out.extend(more),
+                        None => out.push(s),
+                    }
+                }
+                _ => out.push(s),
+            }
+        }
+        Some(out)
+    }
+
     fn split(&mut self, l: &syn::Local) -> Option<Vec<syn::Stmt>> {
         let init = l.init.as_ref()?;
-        if init.diverge.is_some() || matches!(unparen(&init.expr), Expr::Reference(_)) {
+        if init.diverge.is_some() {
             return None;
         }
-        let parts: Vec<(syn::Member, Pat)> = match &l.pat {
+        // `let &Pt(a, b) = r;`: the parts are copied out through the reference.
+        let (pat, deref) = match &l.pat {
+            Pat::Reference(r) => (&*r.pat, true),
+            p => (p, false),
+        };
+        let borrowed_init = matches!(unparen(&init.expr), Expr::Reference(_));
+        let parts: Vec<(syn::Member, Pat)> = match pat {
             Pat::Struct(s) if s.qself.is_none() && Self::user_path(&s.path) => s
                 .fields
                 .iter()
@@ -18390,15 +18432,34 @@ impl StructPatternLets {
                     .map(|(k, p)| (syn::Member::Unnamed(syn::Index::from(k)), p.clone()))
                     .collect()
             }
+            // `let (i, Pt(a, b)) = e;`, written by the loops and closures below: a tuple
+            // with a struct inside, taken apart element by element.
+            Pat::Tuple(t)
+                if !deref
+                    && !borrowed_init
+                    && t.elems.iter().any(Self::has_struct)
+                    && !t.elems.iter().any(|p| matches!(p, Pat::Rest(_))) =>
+            {
+                t.elems
+                    .iter()
+                    .enumerate()
+                    .map(|(k, p)| (syn::Member::Unnamed(syn::Index::from(k)), p.clone()))
+                    .collect()
+            }
             _ => return None,
         };
-        if !parts.iter().all(|(_, p)| Self::plain(p)) {
+        if !parts
+            .iter()
+            .all(|(_, p)| Self::plain(p) || Self::has_struct(p))
+        {
             return None;
         }
         let span = l.pat.span();
         let mut out = Vec::new();
-        let by_ref = matches!(unparen(&init.expr), Expr::Path(p)
-            if p.path.get_ident().is_some_and(|i| self.borrowed.contains(&i.to_string())));
+        let by_ref = !deref
+            && (borrowed_init
+                || matches!(unparen(&init.expr), Expr::Path(p)
+                    if p.path.get_ident().is_some_and(|i| self.borrowed.contains(&i.to_string()))));
         let whole: Expr = match unparen(&init.expr) {
             Expr::Path(p) if p.path.get_ident().is_some() => (*init.expr).clone(),
             e => {
@@ -18408,6 +18469,18 @@ impl StructPatternLets {
                 syn::parse_quote_spanned!(span=> #t)
             }
         };
+        // A part bound to the whole's own name (`let S { a: s, b } = s;`) is bound last:
+        // the parts after it would read the new `s`.
+        let whole_name = match &whole {
+            Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+            _ => None,
+        };
+        let mut parts = parts;
+        parts.sort_by_key(|(_, pat)| {
+            let mut names = Vec::new();
+            crate::activity::pat_names(pat, &mut names);
+            whole_name.as_ref().is_some_and(|w| names.contains(w))
+        });
         for (member, pat) in parts {
             if matches!(pat, Pat::Wild(_)) {
                 continue;
@@ -18419,6 +18492,29 @@ impl StructPatternLets {
             });
         }
         Some(out)
+    }
+
+    /// `PAT` (a pattern that takes a struct apart) replaced by a new name, and the
+    /// `let PAT = name;` that takes it apart in the body.
+    /// In a tuple (`(i, &Pt(a, b))` of an `enumerate`), each element that does.
+    fn named(&mut self, pat: &mut Pat) -> Vec<syn::Stmt> {
+        if let Pat::Tuple(t) = pat {
+            return t
+                .elems
+                .iter_mut()
+                .filter(|p| Self::has_struct(p))
+                .map(|p| self.named_one(p))
+                .collect();
+        }
+        vec![self.named_one(pat)]
+    }
+
+    fn named_one(&mut self, pat: &mut Pat) -> syn::Stmt {
+        self.next += 1;
+        let span = pat.span();
+        let v = format_ident!("__mochi_item{}", self.next, span = span);
+        let taken = std::mem::replace(pat, syn::parse_quote_spanned!(span=> #v));
+        syn::parse_quote_spanned!(span=> let #taken = #v;)
     }
 }
 
@@ -18435,7 +18531,7 @@ impl VisitMut for StructPatternLets {
                             self.borrowed.insert(i.ident.to_string());
                         }
                     }
-                    match self.split(l) {
+                    match self.split_all(l) {
                         Some(parts) => out.extend(parts),
                         None => out.push(s),
                     }
@@ -18452,10 +18548,52 @@ impl VisitMut for StructPatternLets {
             Expr::MethodCall(m) => matches!(m.method.to_string().as_str(), "iter" | "iter_mut"),
             _ => false,
         };
-        if let (Pat::Ident(i), true) = (&*f.pat, by_ref) {
+        // `for &Pt(a, b) in pts.iter()`, `for (i, Pt(a, b)) in ..`: the element bound to
+        // a name, taken apart by a `let` at the top of the body.
+        if Self::has_struct(&f.pat) {
+            let by_ref = by_ref && !matches!(&*f.pat, Pat::Reference(_) | Pat::Tuple(_));
+            let takes = self.named(&mut f.pat);
+            f.body.stmts.splice(0..0, takes);
+            if let (Pat::Ident(i), true) = (&*f.pat, by_ref) {
+                self.borrowed.insert(i.ident.to_string());
+            }
+        } else if let (Pat::Ident(i), true) = (&*f.pat, by_ref) {
             self.borrowed.insert(i.ident.to_string());
         }
         syn::visit_mut::visit_expr_for_loop_mut(self, f);
+    }
+    // `match s { Span(p, w) => .. }`: one arm, so its pattern cannot fail; a `let`.
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Match(m) = e {
+            if let [arm] = &m.arms[..] {
+                if arm.guard.is_none() && Self::has_struct(&arm.pat) {
+                    let (pat, scrutinee, body) = (&arm.pat, &m.expr, &arm.body);
+                    let span = m.match_token.span;
+                    *e = syn::parse_quote_spanned!(span=> { let #pat = #scrutinee; #body });
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    // `pts.iter().map(|&Pt(a, b)| a * b)`: the parameter bound to a name, taken apart by
+    // a `let` at the top of the body.
+    fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
+        let mut takes = Vec::new();
+        for input in c.inputs.iter_mut() {
+            let pat = match input {
+                Pat::Type(t) => &mut *t.pat,
+                p => p,
+            };
+            if Self::has_struct(pat) {
+                takes.extend(self.named(pat));
+            }
+        }
+        if !takes.is_empty() {
+            let body = &c.body;
+            let span = body.span();
+            c.body = Box::new(syn::parse_quote_spanned!(span=> { #(#takes)* #body }));
+        }
+        syn::visit_mut::visit_expr_closure_mut(self, c);
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }

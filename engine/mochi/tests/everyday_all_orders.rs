@@ -18573,3 +18573,146 @@ mod captures_bound_inside_closures {
         );
     }
 }
+
+/// A struct taken apart by a pattern: a part named as the value it is taken from (`let
+/// Loaded { p, m } = p;`, `let Span(s, w) = s;`), a struct inside a struct (`let Span(Pt(a,
+/// b), w) = s;`), a borrowed value (`let Pt(a, b) = &q;`), a `for` loop's pattern (`for
+/// (i, &Pt(a, b)) in pts.iter().enumerate()`), a closure's (`|&Particle { v, m, .. }|`) and
+/// a `match` of one arm. Until 2026-12-07 the first read the later fields from the new
+/// binding (`let Loaded { p, m } = p;` gave `m` the particle's mass: 3.55 against 1.74),
+/// and the others did not compile ("only names, `_`, and tuples and arrays of them can
+/// bind a differentiable value", "this parameter pattern is not supported").
+mod structs_taken_apart {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Pt(f64, f64);
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Span(Pt, f64);
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Particle {
+        x: f64,
+        v: f64,
+        m: f64,
+    }
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Loaded {
+        p: Particle,
+        m: f64,
+    }
+
+    /// (x₂ + x₃)·x₁²/2 + x₃ sin x₀.
+    #[differentiable(higher_order)]
+    pub fn part_named_as_whole(x: &[f64]) -> f64 {
+        let p = Loaded {
+            p: Particle {
+                x: x[0],
+                v: x[1],
+                m: x[2],
+            },
+            m: x[3],
+        };
+        let Loaded { p, m } = p;
+        (p.m + m) * p.v * p.v * 0.5 + m * p.x.sin()
+    }
+
+    /// x₀x₂ + x₁x₂² + x₀x₁ + x₃(x₀ + x₁).
+    #[differentiable(higher_order)]
+    pub fn nested_and_crossed(x: &[f64]) -> f64 {
+        let s = Span(Pt(x[0], x[1]), x[2]);
+        let Span(s, w) = s;
+        let first = s.0 * w + s.1 * w * w;
+        let s = Span(s, x[3]);
+        let Span(Pt(s, b), w) = s;
+        let q = Particle { x: s, v: b, m: w };
+        let Particle { x: v, v: x, m } = q;
+        first + v * x + m * (s + b)
+    }
+
+    /// Σᵢ (i + 1)·aᵢbᵢ + Σ sin(aᵢ)·bᵢ + Σ aᵢbᵢ², over the pairs (xᵢ, xᵢ₊₁).
+    #[differentiable(higher_order)]
+    pub fn loop_patterns(x: &[f64]) -> f64 {
+        let pts: Vec<Pt> = x.windows(2).map(|w| Pt(w[0], w[1])).collect();
+        let mut s = 0.0;
+        for (i, &Pt(a, b)) in pts.iter().enumerate() {
+            s += (i as f64 + 1.0) * a * b;
+        }
+        for Pt(a, b) in pts.iter() {
+            s += a.sin() * b;
+        }
+        for Pt(a, pts) in pts {
+            s += a * pts * pts;
+        }
+        s
+    }
+
+    /// Kinetic and potential energy of the particles (xᵢ, xᵢ₊₁, xᵢ₊₂), and a weighted
+    /// cross term with the fields' names swapped.
+    #[differentiable(higher_order)]
+    pub fn closure_patterns(x: &[f64]) -> f64 {
+        let ps: Vec<Particle> = x
+            .windows(3)
+            .map(|w| Particle {
+                x: w[0],
+                v: w[1],
+                m: w[2],
+            })
+            .collect();
+        let ke: f64 = ps
+            .iter()
+            .map(|&Particle { v, m, .. }| 0.5 * m * v * v)
+            .sum();
+        let pe = ps
+            .iter()
+            .fold(0.0, |acc, Particle { x, m, .. }| acc + m * x * 9.81);
+        let w: f64 = ps
+            .iter()
+            .enumerate()
+            .map(|(i, &Particle { x: v, v: x, .. })| (i + 1) as f64 * v * x)
+            .sum();
+        let q = Pt(x[0], x[1]);
+        let Pt(a, b) = &q;
+        let &Pt(c, d) = &q;
+        let one = match q {
+            Pt(q, e) => q * e.cos(),
+        };
+        ke + pe + w + a * b * c + d + one
+    }
+
+    const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(part_named_as_whole, super::X);
+        all_orders!(nested_and_crossed, super::X);
+        all_orders!(loop_patterns, super::X);
+        all_orders!(closure_patterns, super::X);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let (v, g) = part_named_as_whole::value_and_gradient(&x);
+        let want = (x[2] + x[3]) * x[1] * x[1] * 0.5 + x[3] * x[0].sin();
+        assert!((v - want).abs() < 1e-13, "{v} against {want}");
+        let dw = [
+            x[3] * x[0].cos(),
+            (x[2] + x[3]) * x[1],
+            x[1] * x[1] * 0.5,
+            x[1] * x[1] * 0.5 + x[0].sin(),
+            0.0,
+        ];
+        crate::common::close_to("part_named_as_whole", &g, &dw, 1e-13);
+        let (v, g) = nested_and_crossed::value_and_gradient(&x);
+        let want = x[0] * x[2] + x[1] * x[2] * x[2] + x[0] * x[1] + x[3] * (x[0] + x[1]);
+        assert!((v - want).abs() < 1e-13, "{v} against {want}");
+        let dw = [
+            x[2] + x[1] + x[3],
+            x[2] * x[2] + x[0] + x[3],
+            x[0] + 2.0 * x[1] * x[2],
+            x[0] + x[1],
+            0.0,
+        ];
+        crate::common::close_to("nested_and_crossed", &g, &dw, 1e-13);
+    }
+}
