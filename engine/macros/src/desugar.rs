@@ -3798,6 +3798,27 @@ impl VisitMut for ViewLists<'_> {
 struct SliceArguments;
 
 impl VisitMut for SliceArguments {
+    // `DMatrix::from_row_slice(3, 2, &[1.0, x[0], 1.0, x[1], 1.0, x[2]])` (also
+    // `from_column_slice`, a `DVector`'s and a static matrix's): the array literal as a
+    // `Vec` (`&vec![..]`), which the builders' rules take as they take a slice.
+    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+        syn::visit_mut::visit_expr_call_mut(self, c);
+        let builder = matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
+        && p.path.segments.len() >= 2
+        && p.path.segments.last().is_some_and(|s| {
+            s.ident == "from_row_slice" || s.ident == "from_column_slice"
+        }));
+        if !builder {
+            return;
+        }
+        for a in c.args.iter_mut() {
+            let Expr::Reference(r) = a else { continue };
+            if let (None, Expr::Array(elems)) = (r.mutability, &*r.expr) {
+                let (span, elems) = (elems.span(), &elems.elems);
+                *a = syn::parse_quote_spanned!(span=> &vec![#elems]);
+            }
+        }
+    }
     fn visit_expr_method_call_mut(&mut self, m: &mut syn::ExprMethodCall) {
         syn::visit_mut::visit_expr_method_call_mut(self, m);
         let name = m.method.to_string();
@@ -6924,14 +6945,12 @@ impl VisitMut for StoredChains {
         let mut i = 0;
         while i < b.stmts.len() {
             if let Some((name, chain)) = Self::stored(&b.stmts[i]) {
-                if Self::used_once(&b.stmts[i + 1..], &name, &chain) {
+                if let Some(u) = Self::used_once(&b.stmts[i + 1..], &name, &chain) {
                     let mut put = PutChain {
                         name: &name,
                         chain: &chain,
                     };
-                    for st in &mut b.stmts[i + 1..] {
-                        put.visit_stmt_mut(st);
-                    }
+                    put.visit_stmt_mut(&mut b.stmts[i + 1 + u]);
                     b.stmts.remove(i);
                     continue;
                 }
@@ -6953,7 +6972,12 @@ impl StoredChains {
         crate::iterchain::is_chain(&init.expr).then(|| (p.ident.clone(), (*init.expr).clone()))
     }
 
-    fn used_once(rest: &[syn::Stmt], name: &syn::Ident, chain: &Expr) -> bool {
+    /// The statement of `rest` that uses the chain, when it is used once: the name read
+    /// once up to the statement that binds it again (`let x: Vec<f64> = x.collect();`,
+    /// whose value is read before its pattern binds), nothing the chain reads bound
+    /// again or assigned before the use, nor in the statement of the use (in its value,
+    /// for a `let`).
+    fn used_once(rest: &[syn::Stmt], name: &syn::Ident, chain: &Expr) -> Option<usize> {
         // (`it.clone()`: a copy of the chain not yet advanced, which is the chain
         // written again; `it` itself is used once.)
         struct Count<'a> {
@@ -6973,10 +6997,35 @@ impl StoredChains {
                 syn::visit::visit_expr_method_call(self, m);
             }
         }
-        let mut count = Count { name, n: 0 };
-        for st in rest {
+        let rebinds = |st: &syn::Stmt| {
+            let syn::Stmt::Local(l) = st else {
+                return false;
+            };
+            let mut names = Vec::new();
+            crate::activity::pat_names(&l.pat, &mut names);
+            names.iter().any(|n| name == n)
+        };
+        let end = rest.iter().position(rebinds).map_or(rest.len(), |k| k + 1);
+        let mut uses = Vec::new();
+        for (k, st) in rest[..end].iter().enumerate() {
+            let mut count = Count { name, n: 0 };
             syn::visit::Visit::visit_stmt(&mut count, st);
+            uses.extend(std::iter::repeat_n(k, count.n));
         }
+        let [u] = uses[..] else {
+            return None;
+        };
+        // (Of a `let`, its value: the pattern binds after the chain has run.)
+        let at_use: syn::Stmt = match &rest[u] {
+            syn::Stmt::Local(l) => match &l.init {
+                Some(init) if init.diverge.is_none() => {
+                    syn::Stmt::Expr((*init.expr).clone(), Some(Default::default()))
+                }
+                _ => return None,
+            },
+            other => other.clone(),
+        };
+        let before = rest[..u].iter().chain(std::iter::once(&at_use));
         // The chain's closures' own parameters are not names it reads from outside.
         let mut params = Vec::new();
         ClosureParams(&mut params).visit_expr(chain);
@@ -6985,7 +7034,7 @@ impl StoredChains {
         reads.retain(|n| !params.contains(n));
         let mut own = HashSet::new();
         own.insert(name.to_string());
-        count.n == 1 && !disturbed(rest, &reads, &reads) && !disturbed(rest, &own, &own)
+        (!disturbed(before.clone(), &reads, &reads) && !disturbed(before, &own, &own)).then_some(u)
     }
 }
 
@@ -15411,6 +15460,15 @@ impl Desugar {
         };
         let mut names = Vec::new();
         crate::activity::pat_names(pat, &mut names);
+        // (The value reads the bindings before this one: `let a = a.scaled(2.0);`.)
+        let before: std::collections::HashMap<String, Receiver> = names
+            .iter()
+            .filter_map(|n| self.receivers.get(n).map(|r| (n.clone(), r.clone())))
+            .collect();
+        let earlier = |i: &syn::Ident, now: &std::collections::HashMap<String, Receiver>| {
+            let n = i.to_string();
+            before.get(&n).or_else(|| now.get(&n)).cloned()
+        };
         for n in &names {
             self.receivers.remove(n);
             self.element_receivers.remove(n);
@@ -15460,7 +15518,7 @@ impl Desugar {
                     Expr::Path(r) => r
                         .path
                         .get_ident()
-                        .and_then(|i| self.receivers.get(&i.to_string()))
+                        .and_then(|i| earlier(i, &self.receivers))
                         .map(|r| (r.ty.clone(), r.sure)),
                     _ => None,
                 }
@@ -15499,7 +15557,7 @@ impl Desugar {
                     Expr::Path(r) => r
                         .path
                         .get_ident()
-                        .and_then(|i| self.receivers.get(&i.to_string()))
+                        .and_then(|i| earlier(i, &self.receivers))
                         .map(|r| (r.ty.clone(), r.sure)),
                     Expr::Call(c) => constructed(c),
                     _ => None,
@@ -15508,10 +15566,7 @@ impl Desugar {
             // `let next = aff.stepped(&g, 0.3);`: a method of the type returning it; or
             // a builder's chain.
             e @ Expr::MethodCall(m) => match unparen(&m.receiver) {
-                Expr::Path(r) => r
-                    .path
-                    .get_ident()
-                    .and_then(|i| self.receivers.get(&i.to_string())),
+                Expr::Path(r) => r.path.get_ident().and_then(|i| earlier(i, &self.receivers)),
                 _ => None,
             }
             .filter(|r| crate::twin::returns_self(&r.ty.to_string(), &m.method.to_string()))
@@ -16040,6 +16095,17 @@ impl VisitMut for Desugar {
     }
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
         struct_elements_named(l);
+        let before_receivers: Vec<(String, Option<Receiver>)> = {
+            let mut names = Vec::new();
+            crate::activity::pat_names(&l.pat, &mut names);
+            names
+                .into_iter()
+                .map(|n| {
+                    let r = self.receivers.get(&n).cloned();
+                    (n, r)
+                })
+                .collect()
+        };
         self.note_receiver(l);
         self.note_const_alias(l);
         // `let p = x.get(i).copied();`, `let p = if c { x.first() } else { None };`: an
@@ -16110,7 +16176,26 @@ impl VisitMut for Desugar {
                 *init.expr = t;
             }
         }
+        // (The value reads the bindings before this one: `let a = a.scaled(2.0);`.)
+        let mut names = Vec::new();
+        crate::activity::pat_names(&l.pat, &mut names);
+        let after: Vec<(String, Option<Receiver>)> = names
+            .iter()
+            .map(|n| (n.clone(), self.receivers.get(n).cloned()))
+            .collect();
+        for (n, r) in before_receivers {
+            match r {
+                Some(r) => self.receivers.insert(n, r),
+                None => self.receivers.remove(&n),
+            };
+        }
         syn::visit_mut::visit_local_mut(self, l);
+        for (n, r) in after {
+            match r {
+                Some(r) => self.receivers.insert(n, r),
+                None => self.receivers.remove(&n),
+            };
+        }
         // `let r: &[f64] = x;`, `let r = &x[1..];` (an inlined closure's parameter given
         // a differentiable sequence): an alias of the sequence, which carries
         // derivatives as it does, for the rewrites of the statements after it.

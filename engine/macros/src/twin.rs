@@ -2662,6 +2662,12 @@ pub(crate) fn note_marked_method(ty: &str, method: &str) {
     }
 }
 
+/// Whether `method` is a marked method of `ty` taking `self` (see [`MARKED_METHODS`]).
+pub(crate) fn marked_method_of(ty: &str, method: &str) -> bool {
+    let names = MARKED_METHODS.lock().unwrap_or_else(|e| e.into_inner());
+    names.iter().any(|(t, m)| t == ty && m == method)
+}
+
 /// The fields of the crate's structs that hold sequences of the crate's structs with
 /// mirrors: `(struct, field, element)` (`("Net", "layers", "Layer")`).
 static FIELD_SEQUENCES: std::sync::Mutex<Vec<(String, String, String)>> =

@@ -1113,3 +1113,62 @@ fn new_values_and_in_place_by_hand() {
         );
     }
 }
+
+/// Least squares by the normal equations, the design matrix from an array literal of
+/// constants and parameters (`DMatrix::from_row_slice(3, 2, &[1.0, x[0], ..])`). Until
+/// 2026-12-07: "no rule for `dmatrix_from_row_slice` with arguments `(&{integer},
+/// &{integer}, &[f64; 6])`".
+#[differentiable]
+fn normal_equations_from_literal(x: &[f64]) -> f64 {
+    let a = DMatrix::from_row_slice(3, 2, &[1.0, x[0], 1.0, x[1], 1.0, x[2]]);
+    let y = DVector::from_column_slice(&x[3..6]);
+    let ata = a.transpose() * &a;
+    let aty = a.transpose() * &y;
+    let beta = ata.cholesky().unwrap().solve(&aty);
+    let r = &a * &beta - y;
+    r.norm_squared() + beta[1] * beta[1]
+}
+
+/// Static matrices and vectors from array literals, row by row and column by column.
+#[differentiable]
+fn static_from_literals(x: &[f64]) -> f64 {
+    let m = Matrix2::from_row_slice(&[x[0], 0.5, x[1] * x[2], 2.0]);
+    let v = Vector2::from_column_slice(&[x[2], 1.0]);
+    let k = Matrix2::from_column_slice(&[x[0], x[1], 0.0, 1.0]);
+    let w = DVector::from_row_slice(&[x[0].sin(), x[1], 3.0]);
+    (m * v).norm() + (k * v).x + w.sum() * 2.0
+}
+
+mod checked_array_literals {
+    use crate::check;
+    check!(
+        normal_equations_from_literal,
+        (vec![0.3, 0.8, 1.3, 0.4, 1.1, 2.0],),
+        |a| (&a.0)
+    );
+    check!(static_from_literals, (vec![0.3, 0.8, 1.3],), |a| (&a.0));
+}
+
+/// By hand: m·v = (x₀x₂ + 0.5, x₁x₂² + 2), k·v = (x₀x₂, x₁x₂ + 1), w = (sin x₀, x₁, 3).
+#[test]
+fn static_from_literals_by_hand() {
+    let x = [0.3, 0.8, 1.3];
+    let (p, q) = (x[0] * x[2] + 0.5, x[1] * x[2] * x[2] + 2.0);
+    let n = p.hypot(q);
+    let (v, g) = static_from_literals::value_and_gradient(&x);
+    let want = n + x[0] * x[2] + 2.0 * (x[0].sin() + x[1] + 3.0);
+    assert!((v - want).abs() < 1e-13, "{v} against {want}");
+    let dw = [
+        p * x[2] / n + x[2] + 2.0 * x[0].cos(),
+        q / n * x[2] * x[2] + 2.0,
+        (p * x[0] + q * 2.0 * x[1] * x[2]) / n + x[0],
+    ];
+    for k in 0..3 {
+        assert!(
+            (g[k] - dw[k]).abs() < 1e-12,
+            "{k}: {} against {}",
+            g[k],
+            dw[k]
+        );
+    }
+}

@@ -18716,3 +18716,143 @@ mod structs_taken_apart {
         crate::common::close_to("nested_and_crossed", &g, &dw, 1e-13);
     }
 }
+
+/// Methods of a marked block named as a library's (`norm`, `dot`) called on a binding
+/// of the type that is bound again later (`let a = a.scale(2.0);`, `let a = c.sub(..)`),
+/// with locals named as the methods. Until 2026-12-07: "no rule for `v2_norm` with
+/// arguments `(&V2,)`" at the first call.
+mod receivers_bound_again {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct V2 {
+        x: f64,
+        y: f64,
+    }
+
+    #[differentiable(higher_order)]
+    impl V2 {
+        fn new(x: f64, y: f64) -> V2 {
+            V2 { x, y }
+        }
+        fn dot(&self, o: &V2) -> f64 {
+            self.x * o.x + self.y * o.y
+        }
+        fn norm(&self) -> f64 {
+            self.dot(self).sqrt()
+        }
+        fn scale(&self, s: f64) -> V2 {
+            V2::new(self.x * s, self.y * s)
+        }
+        fn sub(&self, o: &V2) -> V2 {
+            V2::new(self.x - o.x, self.y - o.y)
+        }
+    }
+
+    /// ‖a‖ + 2a₀, a = (x₀, x₁).
+    #[differentiable(higher_order)]
+    pub fn scaled_after_norm(x: &[f64]) -> f64 {
+        let a = V2::new(x[0], x[1]);
+        let norm = a.norm();
+        let a = a.scale(2.0);
+        norm + a.x
+    }
+
+    /// The locals named as the methods, `a` bound again from the old `a`.
+    #[differentiable(higher_order)]
+    pub fn locals_named_as_methods(x: &[f64]) -> f64 {
+        let a = V2::new(x[0], x[1]);
+        let b = V2::new(x[2], x[3]);
+        let norm = a.norm();
+        let scale = x[4] / norm;
+        let dot = a.dot(&b);
+        let c = b.scale(scale).sub(&a);
+        let a = c.sub(&a.scale(dot));
+        norm * a.norm() + c.dot(&a) + scale * dot
+    }
+
+    const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(scaled_after_norm, super::X);
+        all_orders!(locals_named_as_methods, super::X);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let (v, g) = scaled_after_norm::value_and_gradient(&x);
+        let n = x[0].hypot(x[1]);
+        assert!((v - (n + 2.0 * x[0])).abs() < 1e-13, "{v}");
+        crate::common::close_to(
+            "scaled_after_norm",
+            &g,
+            &[x[0] / n + 2.0, x[1] / n, 0.0, 0.0, 0.0],
+            1e-13,
+        );
+    }
+}
+
+/// A chain held in a name and used once in a `let` that binds the name again (`let x =
+/// x.iter().map(..); let x: Vec<f64> = x.collect();`), or after a `let` of another name.
+/// Until 2026-12-07: "this iterator chain (`.iter(..)` with arguments `(&[f64],)`) is
+/// not one the derivation writes as a loop".
+mod held_chains_bound_again {
+    use mochi::prelude::*;
+
+    /// (Σ tanh(xᵢ)tanh(xᵢ₊₁))/n, then y² + y.
+    #[differentiable(higher_order)]
+    pub fn collected_as_same_name(x: &[f64]) -> f64 {
+        let n = x.len() as f64;
+        let x = x.iter().map(|v| v.tanh());
+        let x: Vec<f64> = x.collect();
+        let x: f64 = x
+            .iter()
+            .zip(x.iter().skip(1))
+            .map(|(a, b)| a * b)
+            .sum::<f64>()
+            / n;
+        x * x + x
+    }
+
+    /// Σ wᵢxᵢ + 2x₁² + Σᵢ₌₁ exp(xᵢ).
+    #[differentiable(higher_order)]
+    pub fn summed_and_folded(x: &[f64]) -> f64 {
+        let w = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let pairs = x.iter().zip(w.iter()).map(|(a, b)| a * b);
+        let n = 2.0;
+        let s: f64 = pairs.sum();
+        let sq = x.iter().map(|v| v * v * n);
+        let sq: Vec<f64> = sq.collect();
+        let t = x.iter().skip(1).map(|v| v.exp());
+        let t = t.fold(0.0, |acc, v| acc + v);
+        s + sq[1] + t
+    }
+
+    const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(collected_as_same_name, super::X);
+        all_orders!(summed_and_folded, super::X);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let (v, g) = summed_and_folded::value_and_gradient(&x);
+        let want: f64 = (0..5).map(|i| (i + 1) as f64 * x[i]).sum::<f64>()
+            + 2.0 * x[1] * x[1]
+            + x[1..].iter().map(|v| v.exp()).sum::<f64>();
+        assert!((v - want).abs() < 1e-12, "{v} against {want}");
+        let dw: Vec<f64> = (0..5)
+            .map(|i| {
+                (i + 1) as f64
+                    + if i == 1 { 4.0 * x[1] } else { 0.0 }
+                    + if i > 0 { x[i].exp() } else { 0.0 }
+            })
+            .collect();
+        crate::common::close_to("summed_and_folded", &g, &dw, 1e-12);
+    }
+}

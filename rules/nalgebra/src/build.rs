@@ -228,6 +228,28 @@ macro_rules! static_from_slice {
                 ($ty::from_column_slice(self.0 .0), $pb(std::marker::PhantomData))
             }
         }
+
+        // (The entries in a `Vec`: `Matrix2::from_row_slice(&[a, b, c, d])` as written
+        // with the literal's values taken from differentiable code.)
+        impl<T: Elem> $row_trait for Call<(&Vec<T>,)> {
+            type Output = $ty<T>;
+            type Pullback = $pb<T, true>;
+            #[inline]
+            #[track_caller]
+            fn $row_method(self) -> (Self::Output, Self::Pullback) {
+                ($ty::from_row_slice(self.0 .0), $pb(std::marker::PhantomData))
+            }
+        }
+
+        impl<T: Elem> $col_trait for Call<(&Vec<T>,)> {
+            type Output = $ty<T>;
+            type Pullback = $pb<T, false>;
+            #[inline]
+            #[track_caller]
+            fn $col_method(self) -> (Self::Output, Self::Pullback) {
+                ($ty::from_column_slice(self.0 .0), $pb(std::marker::PhantomData))
+            }
+        }
     };
 }
 

@@ -1496,6 +1496,13 @@ impl Lowerer {
                     self.receivers.get(&i.to_string()).is_some_and(|r| r.ty == segs[0])
                 }))
             });
+        // `V2::norm(&a)` of a marked method taking `self` (the desugaring writes a call
+        // on a binding surely of the type so, a name a library's type has too), whatever
+        // the binding's other values (`let a = a.scale(2.0);` after it).
+        let marked_receiver = segs.len() == 2
+            && crate::twin::marked_method_of(&segs[0], &last)
+            && matches!(c.args.first(), Some(Expr::Reference(r))
+                if matches!(&*r.expr, Expr::Field(_) | Expr::Index(_) | Expr::Path(_)));
         // `Layer::forward(&self.layers[0], x)`: a borrowed place first and a method name
         // no rule crate's type has, of a type that is not a library's.
         let borrowed_receiver = segs.len() == 2
@@ -1523,6 +1530,7 @@ impl Lowerer {
                 || mut_receiver
                 || typed_receiver
                 || borrowed_receiver
+                || marked_receiver
                 || method_twin
                 || own_named_like_library)
             && fp.qself.is_none()
@@ -1578,7 +1586,9 @@ impl Lowerer {
                 })),
                 _ => false,
             };
-            if (typed_receiver || borrowed_receiver || lent_binding) && segs[0] != "Self" {
+            if (typed_receiver || borrowed_receiver || marked_receiver || lent_binding)
+                && segs[0] != "Self"
+            {
                 let a = &args[0];
                 args[0] = quote!(::mochi::__private::receiver(#a));
             }
