@@ -34,6 +34,13 @@ pub fn expand(item: TokenStream) -> TokenStream {
     let name = &input.ident;
     crate::twin::note_crate_type(&name.to_string());
     crate::twin::note_type_visibility(&name.to_string(), &input.vis);
+    if let Fields::Named(f) = &data.fields {
+        for field in &f.named {
+            if let Some(id) = &field.ident {
+                crate::twin::note_field_kind(&id.to_string(), &field.ty);
+            }
+        }
+    }
     let vis = &input.vis;
     let tname = format_ident!("{}Tangent", name);
     let doc =

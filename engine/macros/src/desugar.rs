@@ -6945,12 +6945,14 @@ impl VisitMut for StoredChains {
         let mut i = 0;
         while i < b.stmts.len() {
             if let Some((name, chain)) = Self::stored(&b.stmts[i]) {
-                if let Some(u) = Self::used_once(&b.stmts[i + 1..], &name, &chain) {
+                if let Some(end) = Self::used_once(&b.stmts[i + 1..], &name, &chain) {
                     let mut put = PutChain {
                         name: &name,
                         chain: &chain,
                     };
-                    put.visit_stmt_mut(&mut b.stmts[i + 1 + u]);
+                    for st in &mut b.stmts[i + 1..i + 1 + end] {
+                        put.visit_stmt_mut(st);
+                    }
                     b.stmts.remove(i);
                     continue;
                 }
@@ -6972,11 +6974,11 @@ impl StoredChains {
         crate::iterchain::is_chain(&init.expr).then(|| (p.ident.clone(), (*init.expr).clone()))
     }
 
-    /// The statement of `rest` that uses the chain, when it is used once: the name read
-    /// once up to the statement that binds it again (`let x: Vec<f64> = x.collect();`,
-    /// whose value is read before its pattern binds), nothing the chain reads bound
-    /// again or assigned before the use, nor in the statement of the use (in its value,
-    /// for a `let`).
+    /// When the chain is used once: how many statements of `rest` read the chain's name
+    /// (up to the one that binds it again, `let x: Vec<f64> = x.collect();`, whose value
+    /// is read before its pattern binds). The name is read once there (besides
+    /// `name.clone()`), and nothing the chain reads is bound again or assigned before
+    /// the use, nor in the statement of the use (in its value, for a `let`).
     fn used_once(rest: &[syn::Stmt], name: &syn::Ident, chain: &Expr) -> Option<usize> {
         // (`it.clone()`: a copy of the chain not yet advanced, which is the chain
         // written again; `it` itself is used once.)
@@ -7034,7 +7036,8 @@ impl StoredChains {
         reads.retain(|n| !params.contains(n));
         let mut own = HashSet::new();
         own.insert(name.to_string());
-        (!disturbed(before.clone(), &reads, &reads) && !disturbed(before, &own, &own)).then_some(u)
+        (!disturbed(before.clone(), &reads, &reads) && !disturbed(before, &own, &own))
+            .then_some(end)
     }
 }
 

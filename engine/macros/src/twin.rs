@@ -2662,6 +2662,28 @@ pub(crate) fn note_marked_method(ty: &str, method: &str) {
     }
 }
 
+/// The named fields of the structs the crate derives `Tangent` for, by name: whether
+/// the field's type carries no derivative (`bool`, an integer, `char`).
+static FIELD_KINDS: std::sync::Mutex<Vec<(String, bool)>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes a field of a struct deriving `Tangent` (see [`FIELD_KINDS`]).
+pub(crate) fn note_field_kind(field: &str, ty: &Type) {
+    let plain = matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some_and(|i| {
+        let n = i.to_string();
+        n == "bool" || n == "char" || crate::activity::INTEGER_TYPES.contains(&n.as_str())
+    }));
+    let mut all = FIELD_KINDS.lock().unwrap_or_else(|e| e.into_inner());
+    all.push((field.to_string(), plain));
+}
+
+/// Whether every struct field of that name the crate derives `Tangent` for (one at
+/// least) is a `bool`, an integer or a `char`: `self.on`, `m.stage` carry no derivative.
+pub(crate) fn plain_field(field: &str) -> bool {
+    let all = FIELD_KINDS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut of = all.iter().filter(|(f, _)| f == field).peekable();
+    of.peek().is_some() && of.all(|(_, plain)| *plain)
+}
+
 /// Whether `method` is a marked method of `ty` taking `self` (see [`MARKED_METHODS`]).
 pub(crate) fn marked_method_of(ty: &str, method: &str) -> bool {
     let names = MARKED_METHODS.lock().unwrap_or_else(|e| e.into_inner());

@@ -1152,7 +1152,7 @@ mod checked_array_literals {
 /// By hand: m·v = (x₀x₂ + 0.5, x₁x₂² + 2), k·v = (x₀x₂, x₁x₂ + 1), w = (sin x₀, x₁, 3).
 #[test]
 fn static_from_literals_by_hand() {
-    let x = [0.3, 0.8, 1.3];
+    let x: [f64; 3] = [0.3, 0.8, 1.3];
     let (p, q) = (x[0] * x[2] + 0.5, x[1] * x[2] * x[2] + 2.0);
     let n = p.hypot(q);
     let (v, g) = static_from_literals::value_and_gradient(&x);

@@ -18856,3 +18856,104 @@ mod held_chains_bound_again {
         crate::common::close_to("summed_and_folded", &g, &dw, 1e-12);
     }
 }
+
+/// A `match` on a tuple of a struct's state fields and comparisons, whose arms bind the
+/// parts that carry no derivative (`(on, _, _) => on` of a `bool` field, `(1, r)` of
+/// `self.count % 3`). Until 2026-12-07: "a `match` arm or `if let` pattern that binds
+/// parts of a differentiable value … is not supported".
+mod tuple_matches_on_state {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Relay {
+        on: bool,
+        y: f64,
+    }
+
+    #[differentiable]
+    impl Relay {
+        #[differentiable]
+        fn feed(&mut self, v: f64, lo: f64, hi: f64) -> f64 {
+            self.on = match (self.on, v > hi, v < lo) {
+                (false, true, _) => true,
+                (true, _, true) => false,
+                (on, _, _) => on,
+            };
+            let target = if self.on { v } else { 0.5 * v };
+            self.y += 0.3 * (target - self.y);
+            self.y
+        }
+    }
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Machine {
+        stage: usize,
+        count: usize,
+        val: f64,
+    }
+
+    #[differentiable]
+    impl Machine {
+        #[differentiable]
+        fn tick(&mut self, u: f64) {
+            match (self.stage, self.count % 3) {
+                (0, 0) => self.val += u,
+                (0, _) => self.val *= 1.0 + 0.1 * u,
+                (1, r) => self.val -= (r as f64 + 1.0) * 0.05 * u * self.val,
+                (s, _) => self.val += s as f64 * 0.01 * u,
+            }
+            self.count += 1;
+            if self.count % 4 == 0 {
+                self.stage += 1;
+            }
+        }
+    }
+
+    /// A relay with hysteresis driven by a sine, the output summed.
+    #[differentiable]
+    pub fn relay_output(x: &[f64]) -> f64 {
+        let mut r = Relay { on: false, y: x[0] };
+        let mut s = 0.0;
+        for k in 0..40 {
+            let v = x[1] * (0.3 * k as f64).sin() + x[2];
+            s += r.feed(v, -0.5, 0.5) * 0.1;
+        }
+        s
+    }
+
+    /// A machine through its stages, its value at the end.
+    #[differentiable]
+    pub fn machine_value(x: &[f64]) -> f64 {
+        let mut m = Machine {
+            stage: 0,
+            count: 0,
+            val: x[0],
+        };
+        for k in 0..12 {
+            m.tick(x[1 + k % 2]);
+        }
+        m.val
+    }
+
+    #[test]
+    fn gradients() {
+        for x in [[0.4, 1.3, 0.2], [-0.3, 0.9, 0.35], [1.1, -0.7, 0.05]] {
+            let (v, g) = relay_output::value_and_gradient(&x);
+            assert_eq!(v, relay_output(&x));
+            crate::common::assert_gradient_matches(relay_output, &g, &x);
+            let (v, g) = machine_value::value_and_gradient(&x);
+            assert_eq!(v, machine_value(&x));
+            crate::common::assert_gradient_matches(machine_value, &g, &x);
+        }
+        // The relay switches: on for part of the drive and off for part.
+        let x = [0.4, 1.3, 0.2];
+        let mut r = Relay { on: false, y: 0.0 };
+        let states: Vec<bool> = (0..40)
+            .map(|k| {
+                r.feed(x[1] * (0.3 * k as f64).sin() + x[2], -0.5, 0.5);
+                r.on
+            })
+            .collect();
+        assert!(states.contains(&true) && states.contains(&false));
+    }
+}

@@ -179,7 +179,26 @@ impl Lowerer {
         // A variant of an enum of the user's (`Loss::Huber(d)`, `Self::Scaled { k }`)
         // binds the settings of a choice, which carry no derivative (`derive(Tangent)`
         // of an enum): bound as constants, like the names of any arm.
+        // A tuple of values (`match (self.on, v > hi, v < lo)`): an arm's names bind
+        // parts that carry no derivative when they sit where the tuple's value has none
+        // (a comparison, a literal, a `bool` or integer field of the crate's structs).
+        let parts: Option<Vec<bool>> = match crate::desugar::unparen(scrut) {
+            Expr::Tuple(t) => Some(t.elems.iter().map(|e| self.carries(e)).collect()),
+            _ => None,
+        };
         let binds = m.arms.iter().any(|arm| {
+            if let (Some(parts), Pat::Tuple(t)) = (&parts, &arm.pat) {
+                if t.elems.len() == parts.len() {
+                    return t.elems.iter().zip(parts).any(|(p, &carries)| {
+                        let mut names = Vec::new();
+                        pat_names(p, &mut names);
+                        carries
+                            && names
+                                .iter()
+                                .any(|n| !n.starts_with(|c: char| c.is_uppercase()))
+                    });
+                }
+            }
             let mut names = Vec::new();
             pat_names(&arm.pat, &mut names);
             names
@@ -874,6 +893,38 @@ fn panics(s: &Stmt) -> bool {
 
 /// `Loss::Huber(d)`, `Shape::Circle { r }` (also `|`-alternatives of them): a variant of an
 /// enum named by its path, not an `Option`'s or a `Result`'s.
+impl Lowerer {
+    /// Whether a part of a matched tuple may carry a derivative: not a comparison, a
+    /// `!`, a literal, nor a `bool` or integer field of the crate's structs
+    /// ([`crate::twin::plain_field`]).
+    fn carries(&self, e: &Expr) -> bool {
+        match crate::desugar::unparen(e) {
+            Expr::Binary(b) => {
+                !matches!(
+                    b.op,
+                    syn::BinOp::Lt(_)
+                        | syn::BinOp::Le(_)
+                        | syn::BinOp::Gt(_)
+                        | syn::BinOp::Ge(_)
+                        | syn::BinOp::Eq(_)
+                        | syn::BinOp::Ne(_)
+                        | syn::BinOp::And(_)
+                        | syn::BinOp::Or(_)
+                ) && (self.carries(&b.left) || self.carries(&b.right))
+            }
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => false,
+            Expr::Unary(u) => self.carries(&u.expr),
+            Expr::Cast(c) => !crate::activity::type_is_inactive(&c.ty) && self.carries(&c.expr),
+            Expr::Lit(_) => false,
+            Expr::Field(f) => match &f.member {
+                syn::Member::Named(n) if crate::twin::plain_field(&n.to_string()) => false,
+                _ => expr_is_active(e, &self.active),
+            },
+            other => expr_is_active(other, &self.active),
+        }
+    }
+}
+
 fn choice_variant(p: &syn::Pat) -> bool {
     let path = match p {
         syn::Pat::TupleStruct(t) => &t.path,
