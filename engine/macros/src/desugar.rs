@@ -8119,7 +8119,7 @@ impl Receiver {
             other => (other, false),
         };
         let ty = Self::user_type(inner)?;
-        let sure = ty == "Self";
+        let sure = ty == "Self" || Self::crates_own(&ty);
         // (`kf: &mut Kalman`: lent on, `&mut *kf`, at every call.)
         let mutable = matches!(t, syn::Type::Reference(r) if r.mutability.is_some());
         Some(Receiver {
@@ -8144,6 +8144,14 @@ impl Receiver {
                 .flatten()
                 .and_then(Self::user_type),
         }
+    }
+
+    /// A type the crate derives `Tangent` for under a name no library's type has: its
+    /// values' methods are its own, even one named as a library's (`r.push(v)` of `r:
+    /// &mut Ring`).
+    fn crates_own(ty: &syn::Ident) -> bool {
+        let n = ty.to_string();
+        crate::twin::crate_type(&n) && !crate::twin::library_name(&n)
     }
 
     fn user_type(t: &syn::Type) -> Option<syn::Ident> {
@@ -15580,7 +15588,13 @@ impl Desugar {
             e @ Expr::Path(_) => enum_variant(e).or_else(|| unit_struct(e)),
             _ => None,
         });
-        if let Some((ty, sure)) = written.map(|t| (t, false)).or(from_init) {
+        if let Some((ty, sure)) = written
+            .map(|t| {
+                let sure = Receiver::crates_own(&t);
+                (t, sure)
+            })
+            .or(from_init)
+        {
             self.receivers.insert(
                 p.ident.to_string(),
                 Receiver {
@@ -18650,11 +18664,12 @@ impl VisitMut for StructPatternLets {
         }
         syn::visit_mut::visit_expr_for_loop_mut(self, f);
     }
-    // `match s { Span(p, w) => .. }`: one arm, so its pattern cannot fail; a `let`.
+    // `match s { Span(p, w) => .. }`, `match (r, s) { (s, r) => .. }`: one arm, so its
+    // pattern cannot fail; a `let`.
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if let Expr::Match(m) = e {
             if let [arm] = &m.arms[..] {
-                if arm.guard.is_none() && Self::has_struct(&arm.pat) {
+                if arm.guard.is_none() && (Self::has_struct(&arm.pat) || Self::plain(&arm.pat)) {
                     let (pat, scrutinee, body) = (&arm.pat, &m.expr, &arm.body);
                     let span = m.match_token.span;
                     *e = syn::parse_quote_spanned!(span=> { let #pat = #scrutinee; #body });

@@ -18957,3 +18957,93 @@ mod tuple_matches_on_state {
         assert!(states.contains(&true) && states.contains(&false));
     }
 }
+
+/// A method named as a library's (`push`) on a parameter of the crate's own type (`r:
+/// &mut Ring`), and a `match` of one arm binding names or a tuple of them (`match (r, s)
+/// { (s, r) => .. }`, `match x[2] { x => .. }`). Until 2026-12-07 the first was taken
+/// for `Vec::push` (a type error at the attribute: "`ArrayBase<..>: Scalar` is not
+/// satisfied"), the second was "a `match` arm … that binds parts of a differentiable
+/// value … is not supported".
+mod own_methods_and_single_arms {
+    use mochi::prelude::*;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Ring {
+        buf: [f64; 3],
+        head: usize,
+        full: bool,
+        sum: f64,
+    }
+
+    #[differentiable]
+    impl Ring {
+        #[differentiable]
+        fn push(&mut self, v: f64) -> f64 {
+            let old = self.buf[self.head];
+            self.buf[self.head] = v;
+            self.head = (self.head + 1) % 3;
+            if self.head == 0 {
+                self.full = true;
+            }
+            self.sum += v - old;
+            let n = if self.full { 3 } else { self.head };
+            self.sum / n as f64
+        }
+    }
+
+    /// The moving average's squared residuals, weighted.
+    #[differentiable]
+    pub fn run_ring(r: &mut Ring, xs: &[f64]) -> f64 {
+        let mut err = 0.0;
+        for (i, &v) in xs.iter().enumerate() {
+            let avg = r.push(v);
+            let v = v - avg;
+            err += v * v * (1.0 + 0.1 * i as f64);
+        }
+        err
+    }
+
+    #[differentiable]
+    pub fn ring_residuals(x: &[f64]) -> f64 {
+        let mut r = Ring {
+            buf: [0.0; 3],
+            head: 0,
+            full: false,
+            sum: 0.0,
+        };
+        run_ring(&mut r, x) + r.sum
+    }
+
+    /// ((x₀ − 2x₁)(x₂² + 1) + x₁ with the names swapped by a one-arm `match`.
+    #[differentiable(higher_order)]
+    pub fn single_arms(x: &[f64]) -> f64 {
+        let (r, s) = (x[1], x[0]);
+        let t = match (r, s) {
+            (s, r) => r - 2.0 * s,
+        };
+        let u = match x[2] {
+            x => x * x + 1.0,
+        };
+        t * u + r
+    }
+
+    const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(single_arms, super::X);
+    }
+
+    #[test]
+    fn gradients() {
+        let x = X;
+        let (v, g) = ring_residuals::value_and_gradient(&x);
+        assert_eq!(v, ring_residuals(&x));
+        crate::common::assert_gradient_matches(ring_residuals, &g, &x);
+        let (v, g) = single_arms::value_and_gradient(&x);
+        let u = x[2] * x[2] + 1.0;
+        assert!((v - ((x[0] - 2.0 * x[1]) * u + x[1])).abs() < 1e-13, "{v}");
+        let dw = [u, 1.0 - 2.0 * u, 2.0 * x[2] * (x[0] - 2.0 * x[1]), 0.0, 0.0];
+        crate::common::close_to("single_arms", &g, &dw, 1e-13);
+    }
+}
