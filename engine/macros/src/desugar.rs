@@ -18694,7 +18694,7 @@ impl VisitMut for StructPatternLets {
         if !takes.is_empty() {
             let body = &c.body;
             let span = body.span();
-            c.body = Box::new(syn::parse_quote_spanned!(span=> { #(#takes)* #body }));
+            *c.body = syn::parse_quote_spanned!(span=> { #(#takes)* #body });
         }
         syn::visit_mut::visit_expr_closure_mut(self, c);
     }

@@ -6646,7 +6646,7 @@ impl Rewrite<'_> {
 }
 
 /// A comparison, a logical operation or a negation of one: a `bool`.
-fn is_bool_expr(e: &Expr) -> bool {
+pub(crate) fn is_bool_expr(e: &Expr) -> bool {
     match e {
         Expr::Paren(p) => is_bool_expr(&p.expr),
         Expr::Binary(b) => matches!(

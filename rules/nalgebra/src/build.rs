@@ -184,6 +184,28 @@ static_builder!(
 /// pullback adds each entry's cotangent into the slice element it came from (row by row,
 /// or column by column). A slice of another length panics, as nalgebra does.
 macro_rules! static_from_slice {
+    (@impls $ty:ident, $pb:ident, $row_trait:ident :: $row_method:ident,
+     $col_trait:ident :: $col_method:ident, $xs:ty) => {
+        impl<T: Elem> $row_trait for Call<(&$xs,)> {
+            type Output = $ty<T>;
+            type Pullback = $pb<T, true>;
+            #[inline]
+            #[track_caller]
+            fn $row_method(self) -> (Self::Output, Self::Pullback) {
+                ($ty::from_row_slice(self.0 .0), $pb(std::marker::PhantomData))
+            }
+        }
+
+        impl<T: Elem> $col_trait for Call<(&$xs,)> {
+            type Output = $ty<T>;
+            type Pullback = $pb<T, false>;
+            #[inline]
+            #[track_caller]
+            fn $col_method(self) -> (Self::Output, Self::Pullback) {
+                ($ty::from_column_slice(self.0 .0), $pb(std::marker::PhantomData))
+            }
+        }
+    };
     ($ty:ident, $rows:expr, $cols:expr, $pb:ident,
      $row_trait:ident :: $row_method:ident, $col_trait:ident :: $col_method:ident) => {
         #[doc = concat!("Pullback of `", stringify!($ty), "::from_row_slice` (`ROW_MAJOR`) and `from_column_slice`.")]
@@ -209,47 +231,10 @@ macro_rules! static_from_slice {
             $col_trait::$col_method
         }
 
-        impl<T: Elem> $row_trait for Call<(&[T],)> {
-            type Output = $ty<T>;
-            type Pullback = $pb<T, true>;
-            #[inline]
-            #[track_caller]
-            fn $row_method(self) -> (Self::Output, Self::Pullback) {
-                ($ty::from_row_slice(self.0 .0), $pb(std::marker::PhantomData))
-            }
-        }
-
-        impl<T: Elem> $col_trait for Call<(&[T],)> {
-            type Output = $ty<T>;
-            type Pullback = $pb<T, false>;
-            #[inline]
-            #[track_caller]
-            fn $col_method(self) -> (Self::Output, Self::Pullback) {
-                ($ty::from_column_slice(self.0 .0), $pb(std::marker::PhantomData))
-            }
-        }
-
-        // (The entries in a `Vec`: `Matrix2::from_row_slice(&[a, b, c, d])` as written
-        // with the literal's values taken from differentiable code.)
-        impl<T: Elem> $row_trait for Call<(&Vec<T>,)> {
-            type Output = $ty<T>;
-            type Pullback = $pb<T, true>;
-            #[inline]
-            #[track_caller]
-            fn $row_method(self) -> (Self::Output, Self::Pullback) {
-                ($ty::from_row_slice(self.0 .0), $pb(std::marker::PhantomData))
-            }
-        }
-
-        impl<T: Elem> $col_trait for Call<(&Vec<T>,)> {
-            type Output = $ty<T>;
-            type Pullback = $pb<T, false>;
-            #[inline]
-            #[track_caller]
-            fn $col_method(self) -> (Self::Output, Self::Pullback) {
-                ($ty::from_column_slice(self.0 .0), $pb(std::marker::PhantomData))
-            }
-        }
+        // (Also the entries in a `Vec`: `Matrix2::from_row_slice(&[a, b, c, d])` as
+        // written, with the literal's values taken from differentiable code.)
+        static_from_slice!(@impls $ty, $pb, $row_trait::$row_method, $col_trait::$col_method, [T]);
+        static_from_slice!(@impls $ty, $pb, $row_trait::$row_method, $col_trait::$col_method, Vec<T>);
     };
 }
 

@@ -898,20 +898,11 @@ impl Lowerer {
     /// `!`, a literal, nor a `bool` or integer field of the crate's structs
     /// ([`crate::twin::plain_field`]).
     fn carries(&self, e: &Expr) -> bool {
+        if crate::twin::is_bool_expr(e) {
+            return false;
+        }
         match crate::desugar::unparen(e) {
-            Expr::Binary(b) => {
-                !matches!(
-                    b.op,
-                    syn::BinOp::Lt(_)
-                        | syn::BinOp::Le(_)
-                        | syn::BinOp::Gt(_)
-                        | syn::BinOp::Ge(_)
-                        | syn::BinOp::Eq(_)
-                        | syn::BinOp::Ne(_)
-                        | syn::BinOp::And(_)
-                        | syn::BinOp::Or(_)
-                ) && (self.carries(&b.left) || self.carries(&b.right))
-            }
+            Expr::Binary(b) => self.carries(&b.left) || self.carries(&b.right),
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => false,
             Expr::Unary(u) => self.carries(&u.expr),
             Expr::Cast(c) => !crate::activity::type_is_inactive(&c.ty) && self.carries(&c.expr),
