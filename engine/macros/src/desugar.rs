@@ -8119,7 +8119,7 @@ impl Receiver {
             other => (other, false),
         };
         let ty = Self::user_type(inner)?;
-        let sure = ty == "Self" || Self::crates_own(&ty);
+        let sure = ty == "Self";
         // (`kf: &mut Kalman`: lent on, `&mut *kf`, at every call.)
         let mutable = matches!(t, syn::Type::Reference(r) if r.mutability.is_some());
         Some(Receiver {
@@ -8146,12 +8146,14 @@ impl Receiver {
         }
     }
 
-    /// A type the crate derives `Tangent` for under a name no library's type has: its
-    /// values' methods are its own, even one named as a library's (`r.push(v)` of `r:
-    /// &mut Ring`).
-    fn crates_own(ty: &syn::Ident) -> bool {
-        let n = ty.to_string();
-        crate::twin::crate_type(&n) && !crate::twin::library_name(&n)
+    /// Whether `name` is a marked method taking `self` of this type, one the crate
+    /// derives `Tangent` for under a name no library's type has: the method is its own,
+    /// even one named as a library's (`r.push(v)` of `r: &mut Ring`).
+    fn marked(&self, name: &str) -> bool {
+        let n = self.ty.to_string();
+        crate::twin::crate_type(&n)
+            && !crate::twin::library_name(&n)
+            && crate::twin::marked_method_of(&n, name)
     }
 
     fn user_type(t: &syn::Type) -> Option<syn::Ident> {
@@ -15588,13 +15590,7 @@ impl Desugar {
             e @ Expr::Path(_) => enum_variant(e).or_else(|| unit_struct(e)),
             _ => None,
         });
-        if let Some((ty, sure)) = written
-            .map(|t| {
-                let sure = Receiver::crates_own(&t);
-                (t, sure)
-            })
-            .or(from_init)
-        {
+        if let Some((ty, sure)) = written.map(|t| (t, false)).or(from_init) {
             self.receivers.insert(
                 p.ident.to_string(),
                 Receiver {
@@ -15652,7 +15648,7 @@ impl Desugar {
         let name = m.method.to_string();
         // (A parameter `l: &Layer` of a type the macro cannot see: its method by a name
         // no rule crate's type has is the user's.)
-        let users = r.sure || !crate::lower::expr::is_library_method(&name);
+        let users = r.sure || !crate::lower::expr::is_library_method(&name) || r.marked(&name);
         if !users || !mentions_active(m, &self.active) {
             return None;
         }

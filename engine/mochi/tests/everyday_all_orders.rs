@@ -19014,6 +19014,26 @@ mod own_methods_and_single_arms {
         run_ring(&mut r, x) + r.sum
     }
 
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub struct Grid {
+        h: f64,
+        n: usize,
+    }
+
+    /// Not marked: called as written, its result an integer.
+    impl Grid {
+        fn len(&self) -> usize {
+            self.n
+        }
+    }
+
+    /// A method named as a library's that is not marked stays the plain call.
+    #[differentiable]
+    pub fn grid_scaled(g: &Grid, x: &[f64]) -> f64 {
+        let n = g.len();
+        x[0] * g.h * n as f64 + x[1]
+    }
+
     /// ((x₀ − 2x₁)(x₂² + 1) + x₁ with the names swapped by a one-arm `match`.
     #[differentiable(higher_order)]
     pub fn single_arms(x: &[f64]) -> f64 {
@@ -19045,5 +19065,10 @@ mod own_methods_and_single_arms {
         assert!((v - ((x[0] - 2.0 * x[1]) * u + x[1])).abs() < 1e-13, "{v}");
         let dw = [u, 1.0 - 2.0 * u, 2.0 * x[2] * (x[0] - 2.0 * x[1]), 0.0, 0.0];
         crate::common::close_to("single_arms", &g, &dw, 1e-13);
+        let grid = Grid { h: 0.5, n: 3 };
+        let (v, (dg, dx)) = grid_scaled::value_and_gradient(&grid, &x);
+        assert!((v - (1.5 * x[0] + x[1])).abs() < 1e-13, "{v}");
+        assert!((dg.h - 3.0 * x[0]).abs() < 1e-13, "{}", dg.h);
+        crate::common::close_to("grid_scaled", &dx, &[1.5, 1.0, 0.0, 0.0, 0.0], 1e-13);
     }
 }
