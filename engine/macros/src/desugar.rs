@@ -15463,24 +15463,35 @@ impl Desugar {
 }
 
 impl Desugar {
+    /// The receivers of these names set as given (`None`: not a receiver).
+    fn set_receivers(&mut self, of: Vec<(String, Option<Receiver>)>) {
+        for (n, r) in of {
+            match r {
+                Some(r) => self.receivers.insert(n, r),
+                None => self.receivers.remove(&n),
+            };
+        }
+    }
+
     /// Keeps [`Receiver`]s in step with a `let`: a binding (not `mut`) to a struct
     /// literal `T { .. }`, to a clone of a receiver, or with a type `T` written, is one;
     /// any other binding of the name is not.
-    fn note_receiver(&mut self, l: &syn::Local) {
+    ///
+    /// `before` holds the receivers of the names the `let` binds as they were before it:
+    /// its value reads those (`let a = a.scaled(2.0);`).
+    fn note_receiver(&mut self, l: &syn::Local, before: &[(String, Option<Receiver>)]) {
         let (pat, written) = match &l.pat {
             Pat::Type(t) => (&*t.pat, Receiver::user_type(&t.ty)),
             other => (other, None),
         };
         let mut names = Vec::new();
         crate::activity::pat_names(pat, &mut names);
-        // (The value reads the bindings before this one: `let a = a.scaled(2.0);`.)
-        let before: std::collections::HashMap<String, Receiver> = names
-            .iter()
-            .filter_map(|n| self.receivers.get(n).map(|r| (n.clone(), r.clone())))
-            .collect();
         let earlier = |i: &syn::Ident, now: &std::collections::HashMap<String, Receiver>| {
             let n = i.to_string();
-            before.get(&n).or_else(|| now.get(&n)).cloned()
+            match before.iter().find(|(b, _)| *i == b) {
+                Some((_, r)) => r.clone(),
+                None => now.get(&n).cloned(),
+            }
         };
         for n in &names {
             self.receivers.remove(n);
@@ -16108,18 +16119,17 @@ impl VisitMut for Desugar {
     }
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
         struct_elements_named(l);
-        let before_receivers: Vec<(String, Option<Receiver>)> = {
-            let mut names = Vec::new();
-            crate::activity::pat_names(&l.pat, &mut names);
+        // (The value reads the bindings before this one: `let a = a.scaled(2.0);`.)
+        let mut names = Vec::new();
+        crate::activity::pat_names(&l.pat, &mut names);
+        let receivers_of = |d: &Self| -> Vec<(String, Option<Receiver>)> {
             names
-                .into_iter()
-                .map(|n| {
-                    let r = self.receivers.get(&n).cloned();
-                    (n, r)
-                })
+                .iter()
+                .map(|n| (n.clone(), d.receivers.get(n).cloned()))
                 .collect()
         };
-        self.note_receiver(l);
+        let before_receivers = receivers_of(self);
+        self.note_receiver(l, &before_receivers);
         self.note_const_alias(l);
         // `let p = x.get(i).copied();`, `let p = if c { x.first() } else { None };`: an
         // `Option` held in a variable, built from the bounds test and the element.
@@ -16189,26 +16199,10 @@ impl VisitMut for Desugar {
                 *init.expr = t;
             }
         }
-        // (The value reads the bindings before this one: `let a = a.scaled(2.0);`.)
-        let mut names = Vec::new();
-        crate::activity::pat_names(&l.pat, &mut names);
-        let after: Vec<(String, Option<Receiver>)> = names
-            .iter()
-            .map(|n| (n.clone(), self.receivers.get(n).cloned()))
-            .collect();
-        for (n, r) in before_receivers {
-            match r {
-                Some(r) => self.receivers.insert(n, r),
-                None => self.receivers.remove(&n),
-            };
-        }
+        let after = receivers_of(self);
+        self.set_receivers(before_receivers);
         syn::visit_mut::visit_local_mut(self, l);
-        for (n, r) in after {
-            match r {
-                Some(r) => self.receivers.insert(n, r),
-                None => self.receivers.remove(&n),
-            };
-        }
+        self.set_receivers(after);
         // `let r: &[f64] = x;`, `let r = &x[1..];` (an inlined closure's parameter given
         // a differentiable sequence): an alias of the sequence, which carries
         // derivatives as it does, for the rewrites of the statements after it.

@@ -2668,12 +2668,8 @@ static FIELD_KINDS: std::sync::Mutex<Vec<(String, bool)>> = std::sync::Mutex::ne
 
 /// Notes a field of a struct deriving `Tangent` (see [`FIELD_KINDS`]).
 pub(crate) fn note_field_kind(field: &str, ty: &Type) {
-    let plain = matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some_and(|i| {
-        let n = i.to_string();
-        n == "bool" || n == "char" || crate::activity::INTEGER_TYPES.contains(&n.as_str())
-    }));
     let mut all = FIELD_KINDS.lock().unwrap_or_else(|e| e.into_inner());
-    all.push((field.to_string(), plain));
+    all.push((field.to_string(), crate::activity::is_integer_type(ty)));
 }
 
 /// Whether every struct field of that name the crate derives `Tangent` for (one at

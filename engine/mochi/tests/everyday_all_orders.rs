@@ -17839,13 +17839,8 @@ mod halves_named_as_their_slice {
     #[test]
     fn by_hand() {
         let x = X;
-        let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
-            assert!(
-                (v - f(&x)).abs() < 1e-13,
-                "{name}: value {v} against {}",
-                f(&x)
-            );
-            crate::common::close_to(name, &g, w, 1e-13);
+        let close = |name: &str, vg: (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
+            crate::common::assert_value_and_gradient(name, vg, f, &x, w, 1e-13)
         };
         close(
             "split_twice",
@@ -18044,13 +18039,8 @@ mod best_after_a_filter {
     #[test]
     fn by_hand() {
         let x = X;
-        let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
-            assert!(
-                (v - f(&x)).abs() < 1e-14,
-                "{name}: value {v} against {}",
-                f(&x)
-            );
-            crate::common::close_to(name, &g, w, 1e-14);
+        let close = |name: &str, vg: (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
+            crate::common::assert_value_and_gradient(name, vg, f, &x, w, 1e-14)
         };
         close(
             "largest_positive",
@@ -18214,13 +18204,8 @@ mod names_read_by_rewrites {
     #[test]
     fn by_hand() {
         let x = X;
-        let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
-            assert!(
-                (v - f(&x)).abs() < 1e-13,
-                "{name}: value {v} against {}",
-                f(&x)
-            );
-            crate::common::close_to(name, &g, w, 1e-13);
+        let close = |name: &str, vg: (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
+            crate::common::assert_value_and_gradient(name, vg, f, &x, w, 1e-13)
         };
         close(
             "closures_capturing_one_name",
@@ -18382,13 +18367,8 @@ mod names_bound_again_in_loops {
     #[test]
     fn by_hand() {
         let x = X;
-        let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
-            assert!(
-                (v - f(&x)).abs() < 1e-13,
-                "{name}: value {v} against {}",
-                f(&x)
-            );
-            crate::common::close_to(name, &g, w, 1e-13);
+        let close = |name: &str, vg: (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
+            crate::common::assert_value_and_gradient(name, vg, f, &x, w, 1e-13)
         };
         close(
             "slice_pattern_named_as_slice",
@@ -18519,13 +18499,8 @@ mod captures_bound_inside_closures {
     #[test]
     fn by_hand() {
         let x = X;
-        let close = |name: &str, (v, g): (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
-            assert!(
-                (v - f(&x)).abs() < 1e-13,
-                "{name}: value {v} against {}",
-                f(&x)
-            );
-            crate::common::close_to(name, &g, w, 1e-13);
+        let close = |name: &str, vg: (f64, Vec<f64>), f: fn(&[f64]) -> f64, w: &[f64]| {
+            crate::common::assert_value_and_gradient(name, vg, f, &x, w, 1e-13)
         };
         close(
             "let_in_body",

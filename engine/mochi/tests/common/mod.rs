@@ -126,6 +126,21 @@ pub fn close_to(name: &str, g: &[f64], w: &[f64], tol: f64) {
         assert!((a - b).abs() < tol, "{name}[{k}]: {a} against {b}");
     }
 }
+/// A `value_and_gradient` pair `(v, g)` at `x` against the function's own value `f(x)`
+/// and the gradient `w` worked out by hand, both within `tol`.
+#[allow(dead_code)]
+pub fn assert_value_and_gradient(
+    name: &str,
+    (v, g): (f64, Vec<f64>),
+    f: impl Fn(&[f64]) -> f64,
+    x: &[f64],
+    w: &[f64],
+    tol: f64,
+) {
+    let want = f(x);
+    assert!((v - want).abs() < tol, "{name}: value {v} against {want}");
+    close_to(name, &g, w, tol);
+}
 #[allow(dead_code)]
 pub fn close(name: &str, g: &[f64], w: &[f64]) {
     assert_eq!(g.len(), w.len(), "{name}: lengths differ");
