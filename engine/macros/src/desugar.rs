@@ -3384,7 +3384,7 @@ impl VisitMut for EffectfulConditions<'_> {
 }
 
 /// Whether a pattern in `b` binds `name`.
-fn binds_name(b: &syn::Block, name: &str) -> bool {
+pub(crate) fn binds_name(b: &syn::Block, name: &str) -> bool {
     struct Binds<'a>(&'a str, bool);
     impl<'ast> syn::visit::Visit<'ast> for Binds<'_> {
         fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
@@ -9082,6 +9082,39 @@ fn is_none_or_wild(p: &Pat) -> bool {
     }
 }
 
+/// The name a binding of `option_branch` binds (`y` of `y =`, not of `y = *`).
+fn name_of_binding(b: &TokenStream) -> Option<syn::Ident> {
+    let mut it = b.clone().into_iter();
+    let first = it.next()?;
+    let rest: Vec<_> = it.collect();
+    match (first, rest.as_slice()) {
+        (proc_macro2::TokenTree::Ident(i), [proc_macro2::TokenTree::Punct(p)])
+            if p.as_char() == '=' && i != "mut" =>
+        {
+            Some(i)
+        }
+        _ => None,
+    }
+}
+
+/// Whether `e` reads `*name`.
+fn derefs_name(e: &Expr, name: &syn::Ident) -> bool {
+    struct D<'n>(&'n syn::Ident, bool);
+    impl<'a> syn::visit::Visit<'a> for D<'_> {
+        fn visit_expr_unary(&mut self, u: &'a syn::ExprUnary) {
+            if matches!(u.op, syn::UnOp::Deref(_))
+                && matches!(unparen(&u.expr), Expr::Path(p) if p.path.is_ident(self.0))
+            {
+                self.1 = true;
+            }
+            syn::visit::visit_expr_unary(self, u);
+        }
+    }
+    let mut d = D(name, false);
+    syn::visit::Visit::visit_expr(&mut d, e);
+    d.1
+}
+
 /// The statements of a block expression, or the expression as the block's value.
 fn stmts_of(e: &Expr) -> Vec<syn::Stmt> {
     match e {
@@ -9172,6 +9205,20 @@ fn option_branch(
             if (#len) > 0 { #bind #(#then)* } #els
         );
     }
+    // `if let Some(y) = t` of a borrowed `Option` (`t` of `targets.iter()`), whose
+    // branch reads `*y`: the value is unwrapped by copy, so `*y` is `y` (before, "type
+    // `f64` cannot be dereferenced"). (Only where the branch shows the reference: a
+    // value bound by value is passed on as written.)
+    let mut then = then.clone();
+    if let Some(b) = &binding {
+        if let Some(name) = name_of_binding(b) {
+            if derefs_name(&then, &name) {
+                let names = [name];
+                crate::rewrite::UnDeref { names: &names }.visit_expr_mut(&mut then);
+            }
+        }
+    }
+    let then = &then;
     let bind = binding.map(|b| quote_spanned!(span=> let #b #o.unwrap();));
     let then = stmts_of(then);
     let els = els_tokens(els);
@@ -14423,6 +14470,55 @@ impl Desugar {
     }
 }
 
+/// Whether `body` matches `name` by a pattern that binds parts of it (`match s {
+/// Shape::Circle(r) => .. }`, `if let Some(y) = t`, `let Pt(a, b) = s;`): an element of a
+/// constant so matched stays lent, as the loop as written binds it, so that its parts are
+/// bound by reference as written (`*r`, `*y` in the arms; before, "type `f64` cannot be
+/// dereferenced", and `&f64` parts in a generic form where the arms wanted `T`s).
+fn matched_by_pattern(body: &[syn::Stmt], name: &syn::Ident) -> bool {
+    struct M<'n>(&'n syn::Ident, bool);
+    impl M<'_> {
+        fn scrutinee(&mut self, e: &Expr, pats: &[&Pat]) {
+            let e = match unparen(e) {
+                Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => unparen(&u.expr),
+                other => other,
+            };
+            if matches!(e, Expr::Path(p) if p.path.is_ident(self.0)) {
+                let binds = pats.iter().any(|p| {
+                    let mut names = Vec::new();
+                    crate::activity::pat_names(p, &mut names);
+                    !names.is_empty()
+                });
+                self.1 |= binds;
+            }
+        }
+    }
+    impl<'a> syn::visit::Visit<'a> for M<'_> {
+        fn visit_expr_match(&mut self, m: &'a syn::ExprMatch) {
+            let pats: Vec<&Pat> = m.arms.iter().map(|a| &a.pat).collect();
+            self.scrutinee(&m.expr, &pats);
+            syn::visit::visit_expr_match(self, m);
+        }
+        fn visit_expr_let(&mut self, l: &'a syn::ExprLet) {
+            self.scrutinee(&l.expr, &[&l.pat]);
+            syn::visit::visit_expr_let(self, l);
+        }
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            if let Some(init) = &l.init {
+                if !matches!(&l.pat, Pat::Ident(_) | Pat::Type(_)) {
+                    self.scrutinee(&init.expr, &[&l.pat]);
+                }
+            }
+            syn::visit::visit_local(self, l);
+        }
+    }
+    let mut m = M(name, false);
+    for s in body {
+        syn::visit::Visit::visit_stmt(&mut m, s);
+    }
+    m.1
+}
+
 impl Desugar {
     /// `for &k in idx.iter()` (also `for k in ..`, `.enumerate()`, `idx.chunks_exact(n)`,
     /// `idx.chunks(n)`) over a parameter without a derivative (indices, labels, a mesh's
@@ -14543,7 +14639,8 @@ impl Desugar {
                 if constant
                     && !crate::twin::hoisted_constant(&name)
                     && m.method == "iter"
-                    && p.by_ref.is_none() =>
+                    && p.by_ref.is_none()
+                    && !matched_by_pattern(&body_stmts, &p.ident) =>
             {
                 let names = [p.ident.clone()];
                 let mut b = syn::Block {

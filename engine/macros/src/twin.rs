@@ -1733,42 +1733,48 @@ fn lift_if_let_variant_fields(block: &mut syn::Block) {
     impl VisitMut for L {
         fn visit_expr_if_mut(&mut self, i: &mut syn::ExprIf) {
             syn::visit_mut::visit_expr_if_mut(self, i);
-            let Expr::Let(l) = &*i.cond else { return };
-            i.then_branch
-                .stmts
-                .splice(0..0, lifted_variant_lets(&l.pat));
+            let Expr::Let(l) = &mut *i.cond else { return };
+            let lets = lifted_variant_lets(&mut l.pat);
+            i.then_branch.stmts.splice(0..0, lets);
         }
         fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     }
     L.visit_block_mut(block);
 }
 
-/// `let __mochi_lifted_d = lift_value::<T, _>(d.clone()); let d = ref_like(d,
-/// &__mochi_lifted_d);` for each float a pattern binds inside a variant of the crate's
-/// enums (see [`lifted_variant_fields`]): the lifted value handed on as the pattern bound
-/// it (`__private::ref_like`: by reference for `match self` of a `&self`
-/// method, where the arm reads `*d`; before, "type `T` cannot be dereferenced").
-fn lifted_variant_lets(p: &Pat) -> Vec<syn::Stmt> {
+/// `let __mochi_lifted_d = lift_value::<T, _>(__mochi_bound_d.clone()); let d =
+/// ref_like(__mochi_bound_d, &__mochi_lifted_d);` for each float a pattern binds inside a
+/// variant of the crate's enums (see [`lifted_variant_fields`]), the pattern binding it as
+/// `__mochi_bound_d`: the lifted value handed on as the pattern bound it
+/// (`__private::ref_like`: by reference for `match self` of a `&self` method, where the
+/// arm reads `*d`; before, "type `T` cannot be dereferenced"). The pattern's own name is
+/// another so that the lets read the field and not a value of the function named as it
+/// (`Shape::Rect { w, h } => w * h` beside a differentiable `w`: before, the lift of `w`
+/// was taken for a call with a derivative, "cannot find `lift_value` in `__private`").
+fn lifted_variant_lets(p: &mut Pat) -> Vec<syn::Stmt> {
     let t = syn::Ident::new(PARAM, Span::call_site());
     lifted_variant_fields(p)
         .iter()
-        .flat_map(|n| {
+        .flat_map(|(n, m)| {
             let lifted = quote::format_ident!("__mochi_lifted_{}", n);
+            let bound = quote::format_ident!("__mochi_bound_{}", n);
             [
-                syn::parse_quote!(let #lifted = ::mochi::__private::lift_value::<#t, _>(#n.clone());),
-                syn::parse_quote!(let #n = ::mochi::__private::ref_like(#n, &#lifted);),
+                syn::parse_quote!(let #lifted = ::mochi::__private::lift_value::<#t, _>(#bound.clone());),
+                syn::parse_quote!(let #m #n = ::mochi::__private::ref_like(#bound, &#lifted);),
             ]
         })
         .collect()
 }
 
 /// The names a pattern binds inside variants of the crate's own enums (`Loss::Huber(d)`,
-/// `Layer::Dense { w, b }`): constants of the enum, whose floats the generic form lifts to
-/// its scalar where they are bound ([`lifted_variant_lets`]).
-fn lifted_variant_fields(p: &Pat) -> Vec<syn::Ident> {
-    struct V(Vec<syn::Ident>, bool);
-    impl<'a> Visit<'a> for V {
-        fn visit_pat(&mut self, p: &'a Pat) {
+/// `Layer::Dense { w, b }`), with the `mut` each is bound with: constants of the enum,
+/// whose floats the generic form lifts to its scalar where they are bound
+/// ([`lifted_variant_lets`]). Each is bound as `__mochi_bound_<name>` in the pattern
+/// (a field written short, `{ w }`, as `{ w: __mochi_bound_w }`).
+fn lifted_variant_fields(p: &mut Pat) -> Vec<(syn::Ident, Option<syn::Token![mut]>)> {
+    struct V(Vec<(syn::Ident, Option<syn::Token![mut]>)>, bool);
+    impl VisitMut for V {
+        fn visit_pat_mut(&mut self, p: &mut Pat) {
             let path = match p {
                 Pat::TupleStruct(t) => Some(&t.path),
                 Pat::Struct(st) => Some(&st.path),
@@ -1776,18 +1782,31 @@ fn lifted_variant_fields(p: &Pat) -> Vec<syn::Ident> {
             };
             if let Some(path) = path {
                 let inside = std::mem::replace(&mut self.1, crate_enum_variant(path));
-                syn::visit::visit_pat(self, p);
+                if let (Pat::Struct(st), true) = (&mut *p, self.1) {
+                    for f in st.fields.iter_mut() {
+                        if matches!(&*f.pat, Pat::Ident(i) if i.subpat.is_none()) {
+                            f.colon_token = Some(Default::default());
+                        }
+                    }
+                }
+                syn::visit_mut::visit_pat_mut(self, p);
                 self.1 = inside;
                 return;
             }
-            if let (Pat::Ident(i), true) = (p, self.1) {
-                self.0.push(i.ident.clone());
+            if let (Pat::Ident(i), true) = (&mut *p, self.1) {
+                if i.subpat.is_none() {
+                    // (`mut` stays on the pattern too: under a reference, it binds the
+                    // field by value, as written.)
+                    self.0.push((i.ident.clone(), i.mutability));
+                    i.ident = quote::format_ident!("__mochi_bound_{}", i.ident);
+                    return;
+                }
             }
-            syn::visit::visit_pat(self, p);
+            syn::visit_mut::visit_pat_mut(self, p);
         }
     }
     let mut v = V(Vec::new(), false);
-    v.visit_pat(p);
+    v.visit_pat_mut(p);
     v.0
 }
 
@@ -5006,9 +5025,26 @@ impl VisitMut for Rewrite<'_> {
         if written {
             arm.guard = guard;
         }
-        let lets = lifted_variant_lets(&arm.pat);
+        let lets = lifted_variant_lets(&mut arm.pat);
         if lets.is_empty() {
             return;
+        }
+        // (A guard reads the fields as the pattern now binds them.)
+        if let Some((_, g)) = arm.guard.as_mut() {
+            let renames: Vec<(syn::Ident, syn::Ident)> = lets
+                .iter()
+                .filter_map(|l| match l {
+                    syn::Stmt::Local(l) => match &l.pat {
+                        Pat::Ident(i) if !i.ident.to_string().starts_with("__mochi_") => Some((
+                            i.ident.clone(),
+                            quote::format_ident!("__mochi_bound_{}", i.ident),
+                        )),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect();
+            crate::desugar::RenameIdents(&renames).visit_expr_mut(g);
         }
         // (An arm whose body is a block, `Triangle(a, b, c) => { let s = ..; .. }`, gets
         // the lets at its head rather than a block around it.)
@@ -6444,9 +6480,14 @@ impl VisitMut for Rewrite<'_> {
                             && (segs.len() == 1
                                 || (segs.len() == 2
                                     && matches!(segs[0].as_str(), "self" | "super" | "crate")))
+                            // (A name the function also binds to a float, `let gelu =
+                            // out - 0.3;` after `map(gelu)`, is the function where it is
+                            // mapped: a float cannot be.)
                             && segs.last().is_some_and(|l| {
                                 l.starts_with(|c: char| c.is_lowercase() || c == '_')
-                                    && !self.bound.contains(l)
+                                    && (!self.bound.contains(l)
+                                        || (self.active.contains(l) || self.floats.contains(l))
+                                            && !self.closures.contains(l))
                             });
                         if function {
                             let a = syn::Ident::new("__mochi_fa", p.span());

@@ -221,7 +221,47 @@ impl Lowerer {
                 Expr::Block(b) if b.label.is_none() => b.block.stmts.clone(),
                 other => vec![Stmt::Expr(other.clone(), None)],
             };
+            // The arm's names carry no derivative; one named as a value of the function
+            // that does (`Shape::Rect { w, h } => w * h` beside a differentiable `w`) is
+            // the arm's own throughout a body that neither binds nor assigns it again, and
+            // is read there as the constant it is (before, the arm's `w` was taken for
+            // the function's: `&&f64` arguments to the rules of a lent element, and a
+            // call with a derivative to the generic form's lift of the field).
+            // (In a generic form, the fields the pattern binds lifted to its scalar at the
+            // head of the arm, `let w = ref_like(__mochi_bound_w, &..);`, are the arm's
+            // names.)
+            let mut names = Vec::new();
+            pat_names(pat, &mut names);
+            let lifts = |s: &Stmt| {
+                let Stmt::Local(l) = s else { return false };
+                l.init.as_ref().is_some_and(|i| {
+                    matches!(&*i.expr, Expr::Call(c) if matches!(&*c.func, Expr::Path(f)
+                        if f.path.segments.last().is_some_and(|g| g.ident == "ref_like" || g.ident == "lift_value")))
+                })
+            };
+            for s in stmts.iter().take_while(|s| lifts(s)) {
+                if let Stmt::Local(l) = s {
+                    pat_names(&l.pat, &mut names);
+                }
+            }
+            let body = syn::Block {
+                brace_token: Default::default(),
+                stmts: stmts.iter().skip_while(|s| lifts(s)).cloned().collect(),
+            };
+            let assigned = crate::analysis::assigned_names(&body);
+            let hidden: Vec<String> = names
+                .into_iter()
+                .filter(|n| {
+                    self.active.contains(n)
+                        && !assigned.contains(n)
+                        && !crate::desugar::binds_name(&body, n)
+                })
+                .collect();
+            for n in &hidden {
+                self.active.remove(n);
+            }
             let inner = self.branch_block(&stmts, out);
+            self.active.extend(hidden);
             self.scopes.pop();
             fwd_arms.push((quote!(#pat #guard), inner.fwd));
             rev_arms.push(inner.rev);
