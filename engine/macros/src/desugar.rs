@@ -84,6 +84,7 @@ pub fn desugar(
         .collect();
     let mut b = with_azip_expanded(block);
     crate::iterchain::UnshadowedLoops.visit_block_mut(&mut b);
+    SlicePatternIfLets.visit_block_mut(&mut b);
     LocalForms.visit_block_mut(&mut b);
     SelectedElements(0).visit_block_mut(&mut b);
     DequesAsVecs.visit_block_mut(&mut b);
@@ -9080,6 +9081,50 @@ fn is_none_or_wild(p: &Pat) -> bool {
         Pat::Path(p) => p.path.is_ident("None"),
         _ => false,
     }
+}
+
+/// `if let &[a, b] = pair { .. }` (also `if let [a, b] = pair`, `_` for a part) of a
+/// variable: `if pair.len() == 2 { let a = pair[0]; let b = pair[1]; .. }`, each part
+/// read by index as the loops and chains read a piece (`let a = &pair[0];` where the
+/// pattern binds it by reference). Before, a `for pair in x.chunks_exact(2)` whose body
+/// took the piece apart so was refused ("this `for` over a differentiable sequence ..").
+struct SlicePatternIfLets;
+
+impl VisitMut for SlicePatternIfLets {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::If(i) = e else { return };
+        let Expr::Let(l) = &*i.cond else { return };
+        let (slice, by_value) = match &*l.pat {
+            Pat::Reference(r) if r.mutability.is_none() => (&*r.pat, true),
+            p => (p, false),
+        };
+        let Pat::Slice(sl) = slice else { return };
+        let x = unparen(&l.expr);
+        if !matches!(x, Expr::Path(p) if p.path.get_ident().is_some()) {
+            return;
+        }
+        let mut lets: Vec<syn::Stmt> = Vec::new();
+        for (k, p) in sl.elems.iter().enumerate() {
+            match p {
+                Pat::Wild(_) => {}
+                Pat::Ident(n) if n.by_ref.is_none() && n.subpat.is_none() => {
+                    let part: Expr = if by_value {
+                        syn::parse_quote_spanned!(n.span()=> #x[#k])
+                    } else {
+                        syn::parse_quote_spanned!(n.span()=> &#x[#k])
+                    };
+                    lets.push(syn::parse_quote_spanned!(n.span()=> let #n = #part;));
+                }
+                _ => return,
+            }
+        }
+        let len = sl.elems.len();
+        let span = l.span();
+        i.cond = Box::new(syn::parse_quote_spanned!(span=> #x.len() == #len));
+        i.then_branch.stmts.splice(0..0, lets);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// The name a binding of `option_branch` binds (`y` of `y =`, not of `y = *`).

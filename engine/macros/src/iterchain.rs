@@ -144,6 +144,7 @@ impl VisitMut for UnshadowedLoops {
     fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
         syn::visit_mut::visit_expr_for_loop_mut(self, f);
         unshadow_scope(&f.expr, &mut f.pat, &mut f.body);
+        unshadow_element_names(&f.pat, &mut f.body);
     }
     // (`while let Some(x) = x.pop()`: the element named as the stack, renamed in the
     // body, as a `for`'s.)
@@ -154,6 +155,32 @@ impl VisitMut for UnshadowedLoops {
         }
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// The bindings in a loop's body of names its pattern binds (`for (i, (v, w)) in
+/// verts.iter().zip(..) { ..; let v = skinned; .. }`), renamed in their scopes: the
+/// derivation tells values with a derivative by name, and the element (a constant here)
+/// and the body's `v` (a value with one) are two values (before, `*v` of the element
+/// was read as the body's `v`, a reference: "expected `[f64; 3]`, found `&[f64; 3]`").
+fn unshadow_element_names(pat: &Pat, body: &mut syn::Block) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let mut found = Vec::new();
+    crate::activity::pat_names(pat, &mut found);
+    let names: std::collections::HashSet<String> = found
+        .into_iter()
+        .filter(|n| crate::desugar::binds_name(body, n))
+        .collect();
+    if names.is_empty() {
+        return;
+    }
+    // (Numbered apart from the renames of other loops: two loops' body names renamed
+    // alike would be one name again.)
+    let mut u = Unshadow {
+        names: &names,
+        next: NEXT.fetch_add(1 << 16, Ordering::Relaxed) + (1 << 20),
+    };
+    u.visit_block_mut(body);
 }
 
 /// The bindings of `pat` (over `body`) and of `body` named as something `read` names,
