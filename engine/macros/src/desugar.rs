@@ -9109,7 +9109,8 @@ impl VisitMut for SlicePatternIfLets {
             match p {
                 Pat::Wild(_) => {}
                 Pat::Ident(n) if n.by_ref.is_none() && n.subpat.is_none() => {
-                    let part: Expr = if by_value {
+                    // (`[mut only]` binds by value, as `mut` does under a reference.)
+                    let part: Expr = if by_value || n.mutability.is_some() {
                         syn::parse_quote_spanned!(n.span()=> #x[#k])
                     } else {
                         syn::parse_quote_spanned!(n.span()=> &#x[#k])
@@ -14617,6 +14618,34 @@ impl Desugar {
                 bare_param = syn::parse_quote_spanned!(span=> #p.iter());
                 seq_call = &bare_param;
             }
+        }
+        // `for cam in [&cam0, &cam1]`: an array of borrows of values without a
+        // derivative, bound first and read by index (the loop as written keeps the
+        // array's iterator, which the reverse sweep would replay after the borrows end:
+        // "`cam0` does not live long enough").
+        if let Expr::Array(a) = seq_call {
+            let lent = |e: &Expr| {
+                matches!(unparen(e), Expr::Reference(r) if r.mutability.is_none()
+                    && plain_place(&r.expr))
+            };
+            if a.elems.is_empty()
+                || !a.elems.iter().all(lent)
+                || mentions_active(&a.elems, &self.active)
+                || !matches!(&pat, Pat::Ident(_) | Pat::Reference(_) | Pat::Tuple(_) | Pat::Wild(_))
+            {
+                return None;
+            }
+            self.next += 1;
+            let arr = format_ident!("__mochi_lent{}", self.next, span = span);
+            let j = counter.unwrap_or_else(|| self.index_var(span));
+            let (label, attrs, body) = (&f.label, &f.attrs, &f.body.stmts);
+            return Some(syn::parse_quote_spanned!(span=> {
+                let #arr = #a;
+                #(#attrs)* #label for #j in 0..#arr.len() {
+                    let #pat = #arr[#j];
+                    #(#body)*
+                }
+            }));
         }
         let Expr::MethodCall(m) = seq_call else {
             return None;

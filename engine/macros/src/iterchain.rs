@@ -167,10 +167,22 @@ fn unshadow_element_names(pat: &Pat, body: &mut syn::Block) {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let mut found = Vec::new();
     crate::activity::pat_names(pat, &mut found);
-    let names: std::collections::HashSet<String> = found
-        .into_iter()
-        .filter(|n| crate::desugar::binds_name(body, n))
-        .collect();
+    // (Only `let`s: an arm's or a closure's parameter named as the element, `match v
+    // { v if v < 0.0 => .. }`, is bound in every arm alike and read as written.)
+    struct Lets(std::collections::HashSet<String>);
+    impl<'a> syn::visit::Visit<'a> for Lets {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            let mut names = Vec::new();
+            crate::activity::pat_names(&l.pat, &mut names);
+            self.0.extend(names);
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut lets = Lets(Default::default());
+    syn::visit::Visit::visit_block(&mut lets, body);
+    let names: std::collections::HashSet<String> =
+        found.into_iter().filter(|n| lets.0.contains(n)).collect();
     if names.is_empty() {
         return;
     }
@@ -179,6 +191,7 @@ fn unshadow_element_names(pat: &Pat, body: &mut syn::Block) {
     let mut u = Unshadow {
         names: &names,
         next: NEXT.fetch_add(1 << 16, Ordering::Relaxed) + (1 << 20),
+        lets_only: true,
     };
     u.visit_block_mut(body);
 }
@@ -195,6 +208,7 @@ fn unshadow_scope(read: &Expr, pat: &mut Pat, body: &mut syn::Block) {
     let mut u = Unshadow {
         names: &names,
         next: 0,
+        lets_only: false,
     };
     for (from, to) in &u.rename_pat(pat) {
         crate::twin::Renamed { from, to }.visit_block_mut(body);
@@ -208,11 +222,22 @@ fn unshadow_scope(read: &Expr, pat: &mut Pat, body: &mut syn::Block) {
 struct Unshadow<'a> {
     names: &'a std::collections::HashSet<String>,
     next: usize,
+    /// Only `let`s renamed (the other bindings kept as written, their bodies visited).
+    lets_only: bool,
 }
 
 impl Unshadow<'_> {
-    /// The renames of `p`'s bindings of `names`, applied to `p`.
+    /// The renames of `p`'s bindings of `names`, applied to `p` (none but a `let`'s
+    /// with `lets_only`).
     fn rename_pat(&mut self, p: &mut Pat) -> Vec<(String, syn::Ident)> {
+        if self.lets_only {
+            return Vec::new();
+        }
+        self.rename_let_pat(p)
+    }
+
+    /// The renames of a `let`'s pattern `p`, applied to it.
+    fn rename_let_pat(&mut self, p: &mut Pat) -> Vec<(String, syn::Ident)> {
         let mut found = Vec::new();
         crate::activity::pat_names(p, &mut found);
         let mut renames = Vec::new();
@@ -246,7 +271,7 @@ impl VisitMut for Unshadow<'_> {
                         self.visit_expr_mut(d);
                     }
                 }
-                let renames = self.rename_pat(&mut l.pat);
+                let renames = self.rename_let_pat(&mut l.pat);
                 for (from, to) in &renames {
                     for st in &mut b.stmts[k + 1..] {
                         crate::twin::Renamed { from, to }.visit_stmt_mut(st);
@@ -2090,6 +2115,7 @@ impl<'a> Writer<'a> {
             Unshadow {
                 names: &read,
                 next: 0,
+                lets_only: false,
             }
             .visit_expr_closure_mut(&mut copy);
             unshadowed = copy;

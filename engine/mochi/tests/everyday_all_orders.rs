@@ -19047,3 +19047,194 @@ mod own_methods_and_single_arms {
         crate::common::close_to("grid_scaled", &dx, &[1.5, 1.0, 0.0, 0.0, 0.0], 1e-13);
     }
 }
+
+/// Names bound apart: an arm's or a loop body's binding named as a value of the function
+/// with a derivative is its own (found by probes, where each form failed to compile).
+mod arms_and_elements_named_apart {
+    use mochi::prelude::*;
+    use std::f64::consts::PI;
+
+    #[derive(Clone, Copy, Debug, Tangent)]
+    pub enum Shape {
+        Circle(f64),
+        Rect { w: f64, h: f64 },
+    }
+
+    const SHAPES: [Shape; 3] = [
+        Shape::Circle(0.8),
+        Shape::Rect { w: 1.5, h: 0.6 },
+        Shape::Circle(0.3),
+    ];
+
+    /// x₁x₂(0.73π·x₀ + 0.9 + 1.5x₁ + x₀): the `Rect` arm's `w`, `h` are the table's.
+    #[differentiable]
+    pub fn shape_areas(x: &[f64]) -> f64 {
+        let w = x[0];
+        let h = x[1] * x[2];
+        let mut total = 0.0;
+        for (i, s) in SHAPES.iter().enumerate() {
+            let a = match s {
+                Shape::Circle(r) => PI * r * r * w,
+                Shape::Rect { w, h } => w * h + x[i] * w,
+            };
+            total += a * h;
+        }
+        total + w * h
+    }
+
+    /// A guard reading the field through the reference (`*w`), a field bound `mut` and
+    /// changed in its arm.
+    #[differentiable]
+    pub fn guarded_shapes(x: &[f64]) -> f64 {
+        let w = x[0];
+        let mut total = 0.0;
+        for (i, s) in SHAPES.iter().enumerate() {
+            total += match s {
+                Shape::Circle(w) if *w > 0.5 => w * x[i] * x[i],
+                Shape::Circle(r) => r + x[i],
+                Shape::Rect { w, h: mut hh } => {
+                    hh += 1.0;
+                    w * hh * x[i]
+                }
+            } * w;
+        }
+        total
+    }
+
+    #[differentiable]
+    pub fn sigmoid(z: f64) -> f64 {
+        1.0 / (1.0 + (-z).exp())
+    }
+
+    /// A focal loss over labels held as `Option`s: `if let Some(y) = t` of a borrowed
+    /// one reads `*y`, and names the mean prediction `y` read after the loop.
+    #[differentiable]
+    pub fn focal(x: &[f64]) -> f64 {
+        let targets: [Option<f64>; 4] = [Some(1.0), None, Some(0.0), Some(1.0)];
+        let gamma = 1.5 + 0.5 * x[4].tanh();
+        let y = x[..4].iter().map(|&z| sigmoid(z)).sum::<f64>() / 4.0;
+        let mut loss = 0.0;
+        for (i, t) in targets.iter().enumerate() {
+            if let Some(y) = t {
+                let p = sigmoid(x[i]);
+                let (pt, at) = if *y > 0.5 { (p, 0.25) } else { (1.0 - p, 0.75) };
+                loss -= at * (1.0 - pt).powf(gamma) * pt.ln();
+            }
+        }
+        loss + 0.01 * y
+    }
+
+    #[differentiable]
+    pub fn gelu(v: f64) -> f64 {
+        let c = (2.0 / PI).sqrt();
+        0.5 * v * (1.0 + (c * (v + 0.044715 * v.powi(3))).tanh())
+    }
+
+    /// `map(gelu)` of the function, and a local named `gelu` after it.
+    #[differentiable]
+    pub fn gelu_layer(x: &[f64]) -> f64 {
+        let hidden: Vec<f64> = x.iter().copied().map(gelu).collect();
+        let out: f64 = hidden.iter().zip(x.iter().rev()).map(|(h, w)| gelu(h * w)).sum();
+        let gelu = out - 0.3;
+        gelu * gelu + hidden.iter().map(|h| h * h).sum::<f64>() * 0.01
+    }
+
+    #[differentiable]
+    pub fn scale_rows(m: &[[f64; 3]; 3], v: [f64; 3]) -> [f64; 3] {
+        let mut out = [0.0; 3];
+        for (i, row) in m.iter().enumerate() {
+            out[i] = row[0] * v[0] + row[1] * v[1] + row[2] * v[2];
+        }
+        out
+    }
+
+    /// Skinning: the vertex `v` of a constant table read as `*v`, and the body's own
+    /// `v` (the skinned vertex) bound after.
+    #[differentiable]
+    pub fn skinned(x: &[f64]) -> f64 {
+        let bones = [
+            [[x[0], 0.1, 0.0], [0.0, x[1], 0.2], [0.3, 0.0, 1.0]],
+            [[1.0, x[2], 0.0], [0.1, 1.0, 0.0], [0.0, 0.2, x[3]]],
+        ];
+        let verts = [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.3, -0.4, 0.9]];
+        let weights = [[1.0, 0.0], [0.6, 0.4], [0.5, 0.5]];
+        let mut err = 0.0;
+        for (i, (v, w)) in verts.iter().zip(weights.iter()).enumerate() {
+            let mut acc = [0.0; 3];
+            for b in 0..2 {
+                let p = scale_rows(&bones[b], *v);
+                for k in 0..3 {
+                    acc[k] += w[b] * p[k];
+                }
+            }
+            let v = acc;
+            err += (0..3).map(|k| (v[k] - 0.1 * i as f64).powi(2)).sum::<f64>();
+        }
+        err
+    }
+
+    /// Himmelblau's function over `chunks_exact(2)`, each piece taken apart by a slice
+    /// pattern (`&[x, y]` naming the parameter again, and `[a, b]` by reference).
+    #[differentiable]
+    pub fn himmelblau_pairs(x: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for pair in x.chunks_exact(2) {
+            if let &[x, y] = pair {
+                total += (x * x + y - 11.0).powi(2) + (x + y * y - 7.0).powi(2);
+            }
+            if let [a, b] = pair {
+                total += 0.1 * *a * *b;
+            }
+        }
+        total + x[0]
+    }
+
+    const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(shape_areas, super::X);
+        all_orders!(guarded_shapes, super::X);
+        all_orders!(focal, super::X);
+        all_orders!(gelu_layer, super::X);
+        all_orders!(skinned, super::X);
+        all_orders!(himmelblau_pairs, [3.2, 1.9, -2.7, 3.1]);
+    }
+
+    #[test]
+    fn by_hand() {
+        let x = X;
+        let c = 0.73 * PI;
+        let s = c * x[0] + 0.9 + 1.5 * x[1] + x[0];
+        let value = x[1] * x[2] * s;
+        let dx = [
+            x[1] * x[2] * (c + 1.0),
+            x[2] * s + 1.5 * x[1] * x[2],
+            x[1] * s,
+            0.0,
+            0.0,
+        ];
+        assert!((shape_areas(&x) - value).abs() < 1e-13, "{}", shape_areas(&x));
+        crate::common::assert_value_and_gradient(
+            "shape_areas",
+            shape_areas::value_and_gradient(&x),
+            shape_areas,
+            &x,
+            &dx,
+            1e-13,
+        );
+        // Only the first piece of a slice pattern differs from Himmelblau's own.
+        let p = [3.2, 1.9, -2.7, 3.1];
+        let (v, g) = himmelblau_pairs::value_and_gradient(&p);
+        assert_eq!(v, himmelblau_pairs(&p));
+        let h = |a: f64, b: f64| {
+            (
+                4.0 * a * (a * a + b - 11.0) + 2.0 * (a + b * b - 7.0) + 0.1 * b,
+                2.0 * (a * a + b - 11.0) + 4.0 * b * (a + b * b - 7.0) + 0.1 * a,
+            )
+        };
+        let (g0, g1) = h(p[0], p[1]);
+        let (g2, g3) = h(p[2], p[3]);
+        crate::common::close_to("himmelblau_pairs", &g, &[g0 + 1.0, g1, g2, g3], 1e-12);
+    }
+}
