@@ -1694,6 +1694,34 @@ impl VisitMut for TemporarySequences<'_> {
         let Expr::ForLoop(f) = e else {
             return;
         };
+        // `for cam in [&cam0, &cam1]`: an array of borrows of values without a
+        // derivative, bound first and read by index (the loop as written keeps the
+        // array's iterator, which the reverse sweep would replay after the borrows end:
+        // "`cam0` does not live long enough").
+        if let Expr::Array(a) = unparen(&f.expr) {
+            let lent = |e: &Expr| {
+                matches!(unparen(e), Expr::Reference(r) if r.mutability.is_none()
+                    && plain_place(&r.expr))
+            };
+            if !a.elems.is_empty()
+                && a.elems.iter().all(lent)
+                && !mentions_active(&a.elems, self.active)
+            {
+                let span = f.span();
+                let arr = format_ident!("__mochi_lent{}", self.next, span = span);
+                let j = format_ident!("__mochi_lentj{}", self.next, span = span);
+                self.next += 1;
+                let (label, attrs, pat, body) = (&f.label, &f.attrs, &f.pat, &f.body.stmts);
+                *e = syn::parse_quote_spanned!(span=> {
+                    let #arr = #a;
+                    #(#attrs)* #label for #j in 0..#arr.len() {
+                        let #pat = #arr[#j];
+                        #(#body)*
+                    }
+                });
+                return;
+            }
+        }
         let mut lets = Vec::new();
         // `for batch in DATA.chunks(2)` of a `const`: the constant bound first as
         // `let c = &DATA;`, a borrow promoted to `'static` (a method's auto-borrow of it
@@ -14618,34 +14646,6 @@ impl Desugar {
                 bare_param = syn::parse_quote_spanned!(span=> #p.iter());
                 seq_call = &bare_param;
             }
-        }
-        // `for cam in [&cam0, &cam1]`: an array of borrows of values without a
-        // derivative, bound first and read by index (the loop as written keeps the
-        // array's iterator, which the reverse sweep would replay after the borrows end:
-        // "`cam0` does not live long enough").
-        if let Expr::Array(a) = seq_call {
-            let lent = |e: &Expr| {
-                matches!(unparen(e), Expr::Reference(r) if r.mutability.is_none()
-                    && plain_place(&r.expr))
-            };
-            if a.elems.is_empty()
-                || !a.elems.iter().all(lent)
-                || mentions_active(&a.elems, &self.active)
-                || !matches!(&pat, Pat::Ident(_) | Pat::Reference(_) | Pat::Tuple(_) | Pat::Wild(_))
-            {
-                return None;
-            }
-            self.next += 1;
-            let arr = format_ident!("__mochi_lent{}", self.next, span = span);
-            let j = counter.unwrap_or_else(|| self.index_var(span));
-            let (label, attrs, body) = (&f.label, &f.attrs, &f.body.stmts);
-            return Some(syn::parse_quote_spanned!(span=> {
-                let #arr = #a;
-                #(#attrs)* #label for #j in 0..#arr.len() {
-                    let #pat = #arr[#j];
-                    #(#body)*
-                }
-            }));
         }
         let Expr::MethodCall(m) = seq_call else {
             return None;

@@ -19134,7 +19134,11 @@ mod arms_and_elements_named_apart {
     #[differentiable]
     pub fn gelu_layer(x: &[f64]) -> f64 {
         let hidden: Vec<f64> = x.iter().copied().map(gelu).collect();
-        let out: f64 = hidden.iter().zip(x.iter().rev()).map(|(h, w)| gelu(h * w)).sum();
+        let out: f64 = hidden
+            .iter()
+            .zip(x.iter().rev())
+            .map(|(h, w)| gelu(h * w))
+            .sum();
         let gelu = out - 0.3;
         gelu * gelu + hidden.iter().map(|h| h * h).sum::<f64>() * 0.01
     }
@@ -19189,6 +19193,24 @@ mod arms_and_elements_named_apart {
         total + x[0]
     }
 
+    /// Two constant cameras lent in an array literal, the inner loop left early by a
+    /// labelled `continue`: Σ_{i≤3} 3xᵢ² + ¼ sin xᵢ.
+    #[differentiable]
+    pub fn two_cameras(x: &[f64]) -> f64 {
+        let near = [1.0, 0.5];
+        let far = [2.0, -0.25];
+        let mut total = 0.0;
+        'cams: for cam in [&near, &far] {
+            for (i, p) in x.iter().enumerate() {
+                if i > 3 {
+                    continue 'cams;
+                }
+                total += cam[0] * p * p + cam[1] * p.sin();
+            }
+        }
+        total
+    }
+
     const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
 
     mod t {
@@ -19199,6 +19221,7 @@ mod arms_and_elements_named_apart {
         all_orders!(gelu_layer, super::X);
         all_orders!(skinned, super::X);
         all_orders!(himmelblau_pairs, [3.2, 1.9, -2.7, 3.1]);
+        all_orders!(two_cameras, super::X);
     }
 
     #[test]
@@ -19214,11 +19237,31 @@ mod arms_and_elements_named_apart {
             0.0,
             0.0,
         ];
-        assert!((shape_areas(&x) - value).abs() < 1e-13, "{}", shape_areas(&x));
+        assert!(
+            (shape_areas(&x) - value).abs() < 1e-13,
+            "{}",
+            shape_areas(&x)
+        );
         crate::common::assert_value_and_gradient(
             "shape_areas",
             shape_areas::value_and_gradient(&x),
             shape_areas,
+            &x,
+            &dx,
+            1e-13,
+        );
+        let value: f64 = x[..4].iter().map(|p| 3.0 * p * p + 0.25 * p.sin()).sum();
+        let mut dx: Vec<f64> = x[..4].iter().map(|p| 6.0 * p + 0.25 * p.cos()).collect();
+        dx.push(0.0);
+        assert!(
+            (two_cameras(&x) - value).abs() < 1e-13,
+            "{}",
+            two_cameras(&x)
+        );
+        crate::common::assert_value_and_gradient(
+            "two_cameras",
+            two_cameras::value_and_gradient(&x),
+            two_cameras,
             &x,
             &dx,
             1e-13,
