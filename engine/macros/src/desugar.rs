@@ -10971,18 +10971,22 @@ fn option_arms(m: &syn::ExprMatch) -> Option<syn::ExprMatch> {
         _ => None,
     });
     let span = m.match_token.span;
-    // One case's arms, from its last reachable one up.
+    // The value is bound under a name of its own, which each arm binds its name from: an
+    // arm that binds another name, or none (`Some(w) => w * v`, `_ => s * 0.25`), reads
+    // the function's `v` or `s` as written, not the first arm's binding (before, the
+    // first arm's name was bound for all of them: a wrong value).
+    let payload = format_ident!("__mochi_some", span = span);
     let chain = |some: bool| -> Option<Expr> {
         let mut arms = Vec::new();
         for (a, c) in m.arms.iter().zip(&cases) {
             let rename = match c {
                 Case::Some(b) if some => match (b, first) {
-                    (Some(b), Some(f)) if b.name.ident != f.name.ident => {
+                    (Some(b), Some(f)) => {
                         if b.through_ref != f.through_ref {
                             return None;
                         }
-                        let (to, mu, from) = (&b.name.ident, &b.name.mutability, &f.name.ident);
-                        Some(quote_spanned!(span=> let #mu #to = #from;))
+                        let (to, mu) = (&b.name.ident, &b.name.mutability);
+                        Some(quote_spanned!(span=> let #mu #to = #payload;))
                     }
                     _ => None,
                 },
@@ -11015,14 +11019,13 @@ fn option_arms(m: &syn::ExprMatch) -> Option<syn::ExprMatch> {
     let (some, none) = (chain(true)?, chain(false)?);
     let pat: Pat = match first {
         Some(b) => {
-            let name = &b.name;
             if b.through_ref {
-                if name.mutability.is_some() {
+                if b.name.mutability.is_some() {
                     return None;
                 }
-                syn::parse_quote_spanned!(span=> Some(&#name))
+                syn::parse_quote_spanned!(span=> Some(&#payload))
             } else {
-                syn::parse_quote_spanned!(span=> Some(#name))
+                syn::parse_quote_spanned!(span=> Some(#payload))
             }
         }
         None => syn::parse_quote_spanned!(span=> Some(_)),
@@ -12788,7 +12791,26 @@ fn inline_held_options(b: &mut syn::Block, active: &HashSet<String>) {
         for s in &b.stmts[at + 1..] {
             bound.visit_stmt(s);
         }
-        if hit || changed || bound.1 {
+        // Every other name the value reads (an index, `x.get(k)`; a capture of its
+        // closure, `map(|v| v * w)`; a threshold, `position(|&v| v > thr)`) unchanged up
+        // to the last use: the use reads the value the `let` made (before, `k += 2` or
+        // `let w = ..` between the `let` and `map_or` changed it: a wrong value).
+        let last_use = (at + 1..b.stmts.len())
+            .rev()
+            .find(|&j| {
+                crate::activity::tokens_mention(
+                    &quote::ToTokens::to_token_stream(&b.stmts[j]),
+                    &|i| *i == name,
+                )
+            })
+            .unwrap_or(at);
+        let mut read = HashSet::new();
+        idents(&quote::ToTokens::to_token_stream(&init), &mut read);
+        let moved = disturbed(&b.stmts[at + 1..=last_use], &read, &read)
+            || read
+                .iter()
+                .any(|r| changed_by_method(&b.stmts[at + 1..=last_use], r));
+        if hit || changed || bound.1 || moved {
             continue;
         }
         for s in &mut b.stmts[at + 1..] {
@@ -14576,6 +14598,21 @@ fn matched_by_pattern(body: &[syn::Stmt], name: &syn::Ident) -> bool {
         fn visit_expr_let(&mut self, l: &'a syn::ExprLet) {
             self.scrutinee(&l.expr, &[&l.pat]);
             syn::visit::visit_expr_let(self, l);
+        }
+        // `matches!(s, Stage::Gain(g) if *g * t > 1.0)`.
+        fn visit_macro(&mut self, m: &'a syn::Macro) {
+            if m.path.is_ident("matches") {
+                let mut it = m.tokens.clone().into_iter();
+                if let (
+                    Some(proc_macro2::TokenTree::Ident(i)),
+                    Some(proc_macro2::TokenTree::Punct(p)),
+                ) = (it.next(), it.next())
+                {
+                    if i == *self.0 && p.as_char() == ',' {
+                        self.1 = true;
+                    }
+                }
+            }
         }
         fn visit_local(&mut self, l: &'a syn::Local) {
             if let Some(init) = &l.init {

@@ -1742,6 +1742,32 @@ fn lift_if_let_variant_fields(block: &mut syn::Block) {
     L.visit_block_mut(block);
 }
 
+/// `matches!(e, pat if guard)` as `match e { pat if guard => true, _ => false }`, when
+/// the pattern binds a field of a variant of the crate's enums (see
+/// [`lifted_variant_fields`]); `None` otherwise.
+fn matches_as_match(m: &syn::Macro) -> Option<Expr> {
+    use syn::parse::Parser;
+    let parse = |input: syn::parse::ParseStream| -> syn::Result<(Expr, Pat, Option<Expr>)> {
+        let scrutinee: Expr = input.parse()?;
+        input.parse::<syn::Token![,]>()?;
+        let pat = Pat::parse_multi_with_leading_vert(input)?;
+        let guard = if input.peek(syn::Token![if]) {
+            input.parse::<syn::Token![if]>()?;
+            Some(input.parse::<Expr>()?)
+        } else {
+            None
+        };
+        let _ = input.parse::<Option<syn::Token![,]>>()?;
+        Ok((scrutinee, pat, guard))
+    };
+    let (scrutinee, pat, guard) = parse.parse2(m.tokens.clone()).ok()?;
+    if lifted_variant_fields(&mut pat.clone()).is_empty() {
+        return None;
+    }
+    let guard = guard.map(|g| quote::quote!(if #g));
+    Some(syn::parse_quote!(match #scrutinee { #pat #guard => true, _ => false }))
+}
+
 /// `let __mochi_lifted_d = lift_value::<T, _>(__mochi_bound_d.clone()); let d =
 /// ref_like(__mochi_bound_d, &__mochi_lifted_d);` for each float a pattern binds inside a
 /// variant of the crate's enums (see [`lifted_variant_fields`]), the pattern binding it as
@@ -5029,22 +5055,44 @@ impl VisitMut for Rewrite<'_> {
         if lets.is_empty() {
             return;
         }
-        // (A guard reads the fields as the pattern now binds them.)
+        // (A guard, read before the arm's lets, reads each field lifted in place:
+        // `*g * t > 1.0` with `g` as `ref_like(__mochi_bound_g, &lift_value(..))`.)
         if let Some((_, g)) = arm.guard.as_mut() {
-            let renames: Vec<(syn::Ident, syn::Ident)> = lets
+            let names: HashSet<String> = lets
                 .iter()
                 .filter_map(|l| match l {
                     syn::Stmt::Local(l) => match &l.pat {
-                        Pat::Ident(i) if !i.ident.to_string().starts_with("__mochi_") => Some((
-                            i.ident.clone(),
-                            quote::format_ident!("__mochi_bound_{}", i.ident),
-                        )),
+                        Pat::Ident(i) if !i.ident.to_string().starts_with("__mochi_") => {
+                            Some(i.ident.to_string())
+                        }
                         _ => None,
                     },
                     _ => None,
                 })
                 .collect();
-            crate::desugar::RenameIdents(&renames).visit_expr_mut(g);
+            struct Lifted<'n>(&'n HashSet<String>);
+            impl VisitMut for Lifted<'_> {
+                fn visit_expr_mut(&mut self, e: &mut Expr) {
+                    if let Expr::Path(p) = e {
+                        if let Some(i) = p
+                            .path
+                            .get_ident()
+                            .filter(|i| self.0.contains(&i.to_string()))
+                        {
+                            let t = syn::Ident::new(PARAM, Span::call_site());
+                            let bound = quote::format_ident!("__mochi_bound_{}", i);
+                            *e = syn::parse_quote!((::mochi::__private::ref_like(
+                                #bound,
+                                &::mochi::__private::lift_value::<#t, _>(#bound.clone())
+                            )));
+                            return;
+                        }
+                    }
+                    syn::visit_mut::visit_expr_mut(self, e);
+                }
+                fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+            }
+            Lifted(&names).visit_expr_mut(g);
         }
         // (An arm whose body is a block, `Triangle(a, b, c) => { let s = ..; .. }`, gets
         // the lets at its head rather than a block around it.)
@@ -5223,6 +5271,25 @@ impl VisitMut for Rewrite<'_> {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // `matches!(s, Stage::Gain(g) if *g * t > 1.0)`: the `match` it stands for, whose
+        // arm lifts the fields it binds from a variant of the crate's enums, as a written
+        // `match`'s (before, `f64 * T` in the guard).
+        if let Expr::Macro(m) = e {
+            if m.mac.path.is_ident("matches") {
+                if let Some(written) = matches_as_match(&m.mac) {
+                    if let Expr::Match(mm) = &written {
+                        for arm in &mm.arms {
+                            for n in pat_names(&arm.pat) {
+                                self.bound.insert(format!("__mochi_bound_{n}"));
+                                self.bound.insert(n);
+                            }
+                        }
+                    }
+                    *e = written;
+                    return self.visit_expr_mut(e);
+                }
+            }
+        }
         // `for batch in DATA.chunks(2)` of a `const`: the generic form's constant is a
         // local (lifted to its scalar), and the iterator over its pieces that the
         // derivation keeps for the reverse sweep would outlive it.

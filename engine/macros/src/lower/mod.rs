@@ -2343,6 +2343,10 @@ fn yields_value(e: &Expr) -> bool {
                     .is_some_and(|(_, e)| ends_in_value(e))
         }
         Expr::Match(m) => !m.arms.is_empty() && m.arms.iter().all(|a| ends_in_value(&a.body)),
+        // (`{ let __mochi_tail = *ell; __mochi_tail }`, an arm's `*ell` of a field read
+        // through a reference, at the tail of a branch: its value, a constant; before,
+        // the branch had `()`, "expected `T`, found `()`".)
+        Expr::Block(b) if b.label.is_none() => ends_in_value(e),
         _ => false,
     }
 }
