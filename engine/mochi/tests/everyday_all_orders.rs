@@ -19281,3 +19281,159 @@ mod arms_and_elements_named_apart {
         crate::common::close_to("himmelblau_pairs", &g, &[g0 + 1.0, g1, g2, g3], 1e-12);
     }
 }
+
+/// Options read where they were made: a `match` whose arms bind other names (or none)
+/// than its first, and an `Option` held in a name while what it reads changes. Each gave
+/// a value other than the function's before (a silent wrong answer).
+mod options_read_where_made {
+    use mochi::prelude::*;
+
+    /// The first element above 1 (x₂ here), its arm naming it `w` beside the function's
+    /// `v`: x₂v + sin x₂ + v·x₁ with v = x₀/2 + x₄.
+    #[differentiable]
+    pub fn first_above(x: &[f64]) -> f64 {
+        let v = 0.5 * x[0] + x[4];
+        let hit = x.iter().copied().find(|&t| t > 1.0);
+        let r = match hit {
+            Some(v) if v > 2.0 => v.ln(),
+            Some(w) => w * v + w.sin(),
+            None => v * v,
+        };
+        r + v * x[1]
+    }
+
+    /// The `_` arm reads the function's `s` (the last element is not above 3):
+    /// (s/4 + x₂)·s with s = x₀² + x₁.
+    #[differentiable]
+    pub fn tail_or_norm(x: &[f64]) -> f64 {
+        let s = x[0] * x[0] + x[1];
+        let tail = match x.last().copied() {
+            Some(s) if s > 3.0 => s.sqrt(),
+            _ => s * 0.25 + x[2],
+        };
+        tail * s
+    }
+
+    /// `prev` read at the index it was made with, before `k += 2`: (x₁² + 1)·sin x₃.
+    #[differentiable]
+    pub fn lagged(x: &[f64]) -> f64 {
+        let mut k = 1;
+        let prev = x.get(k).copied();
+        k += 2;
+        let lag = prev.map_or(0.0, |p| p * p + 1.0);
+        let cur = x.get(k).copied().unwrap_or(-1.0);
+        lag * cur.sin()
+    }
+
+    /// The best scaled by the first `w`, then `w` bound again: (x₄w₀ + 1)·w₁ with
+    /// w₀ = 1/2 + x₀², w₁ = 2w₀ + x₁.
+    #[differentiable]
+    pub fn best_scaled(x: &[f64]) -> f64 {
+        let w = 0.5 + x[0] * x[0];
+        let best = x.iter().map(|v| v * w).max_by(|a, b| a.total_cmp(b));
+        let w = w * 2.0 + x[1];
+        best.map_or(0.0, |m| m * w) + w
+    }
+
+    /// The position above the first threshold (x₂), read after it is halved: x₂² − ½.
+    #[differentiable]
+    pub fn crossing(x: &[f64]) -> f64 {
+        let mut thr = 1.0;
+        let cross = x.iter().position(|&v| v > thr);
+        thr *= 0.5;
+        cross.map_or(0.0, |i| x[i] * x[i] - thr)
+    }
+
+    /// A ring's neighbours: `right` made with the loop's `i`, read after `i` is bound
+    /// again to the left neighbour's index.
+    #[differentiable]
+    pub fn ring(x: &[f64]) -> f64 {
+        let n = x.len();
+        let mut e = 0.0;
+        for i in 0..n {
+            let right = x.get(i + 1);
+            let here = x[i];
+            let i = (i + n - 1) % n;
+            let left = x[i];
+            e += right.map_or(here * left, |r| (r - here).powi(2) + r * left);
+        }
+        e
+    }
+
+    const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(first_above, super::X);
+        all_orders!(tail_or_norm, super::X);
+        all_orders!(lagged, super::X);
+        all_orders!(best_scaled, super::X);
+        all_orders!(crossing, super::X);
+        all_orders!(ring, super::X);
+    }
+
+    fn by_hand(name: &str, vg: (f64, Vec<f64>), f: impl Fn(&[f64]) -> f64, value: f64, dx: &[f64]) {
+        let x = X;
+        assert!(
+            (f(&x) - value).abs() < 1e-13,
+            "{name}: {} against {value}",
+            f(&x)
+        );
+        crate::common::assert_value_and_gradient(name, vg, f, &x, dx, 1e-13);
+    }
+
+    #[test]
+    fn values_by_hand() {
+        let x = X;
+        let v = 0.5 * x[0] + x[4];
+        by_hand(
+            "first_above",
+            first_above::value_and_gradient(&x),
+            first_above,
+            x[2] * v + x[2].sin() + v * x[1],
+            &[0.5 * (x[2] + x[1]), v, v + x[2].cos(), 0.0, x[2] + x[1]],
+        );
+        let s = x[0] * x[0] + x[1];
+        let ds = 0.5 * s + x[2];
+        by_hand(
+            "tail_or_norm",
+            tail_or_norm::value_and_gradient(&x),
+            tail_or_norm,
+            (0.25 * s + x[2]) * s,
+            &[ds * 2.0 * x[0], ds, s, 0.0, 0.0],
+        );
+        let lag = x[1] * x[1] + 1.0;
+        by_hand(
+            "lagged",
+            lagged::value_and_gradient(&x),
+            lagged,
+            lag * x[3].sin(),
+            &[0.0, 2.0 * x[1] * x[3].sin(), 0.0, lag * x[3].cos(), 0.0],
+        );
+        let (w0, w1) = (0.5 + x[0] * x[0], 1.0 + 2.0 * x[0] * x[0] + x[1]);
+        let m = x[4] * w0;
+        by_hand(
+            "best_scaled",
+            best_scaled::value_and_gradient(&x),
+            best_scaled,
+            (m + 1.0) * w1,
+            &[
+                4.0 * x[0] * (m + 1.0) + w1 * x[4] * 2.0 * x[0],
+                m + 1.0,
+                0.0,
+                0.0,
+                w1 * w0,
+            ],
+        );
+        let (v, g) = ring::value_and_gradient(&x);
+        assert_eq!(v, ring(&x));
+        crate::common::assert_gradient_matches(ring, &g, &x);
+        by_hand(
+            "crossing",
+            crossing::value_and_gradient(&x),
+            crossing,
+            x[2] * x[2] - 0.5,
+            &[0.0, 0.0, 2.0 * x[2], 0.0, 0.0],
+        );
+    }
+}
