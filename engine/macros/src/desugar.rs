@@ -272,7 +272,38 @@ pub fn desugar(
         mutable: Mutables::of(&b, lent_params),
     }
     .visit_block_mut(&mut b);
+    CopiedThroughReferences.visit_block_mut(&mut b);
     b
+}
+
+/// `let &v = &e;` → `let v = e;` (also `let &mut v = &mut e;`): the copy the pattern
+/// takes, which a closure's `|&v|` gives where a chain writes its parameter as a `let`
+/// (`x.iter().map(|&v| v * 2.0).find(p)`, whose found element is `{ let &v = &x[k]; v *
+/// 2.0 }`; before, "only names, `_`, and tuples and arrays of them can bind a
+/// differentiable value").
+struct CopiedThroughReferences;
+
+impl VisitMut for CopiedThroughReferences {
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        syn::visit_mut::visit_local_mut(self, l);
+        let Pat::Reference(r) = &l.pat else { return };
+        let Some(init) = l.init.as_mut() else { return };
+        if init.diverge.is_some() {
+            return;
+        }
+        let Expr::Reference(e) = &*init.expr else {
+            return;
+        };
+        if r.mutability.is_some() != e.mutability.is_some()
+            || !matches!(&*r.pat, Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none())
+        {
+            return;
+        }
+        let (pat, value) = ((*r.pat).clone(), (*e.expr).clone());
+        l.pat = pat;
+        *init.expr = value;
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// `std::iter::successors(Some(a), |&t| Some(e))` (also `|t|`, read as the value) with a
@@ -12795,22 +12826,7 @@ fn inline_held_options(b: &mut syn::Block, active: &HashSet<String>) {
         // closure, `map(|v| v * w)`; a threshold, `position(|&v| v > thr)`) unchanged up
         // to the last use: the use reads the value the `let` made (before, `k += 2` or
         // `let w = ..` between the `let` and `map_or` changed it: a wrong value).
-        let last_use = (at + 1..b.stmts.len())
-            .rev()
-            .find(|&j| {
-                crate::activity::tokens_mention(
-                    &quote::ToTokens::to_token_stream(&b.stmts[j]),
-                    &|i| *i == name,
-                )
-            })
-            .unwrap_or(at);
-        let mut read = HashSet::new();
-        idents(&quote::ToTokens::to_token_stream(&init), &mut read);
-        let moved = disturbed(&b.stmts[at + 1..=last_use], &read, &read)
-            || read
-                .iter()
-                .any(|r| changed_by_method(&b.stmts[at + 1..=last_use], r));
-        if hit || changed || bound.1 || moved {
+        if hit || changed || bound.1 || reads_changed_before_use(b, at, &name, &init) {
             continue;
         }
         for s in &mut b.stmts[at + 1..] {
@@ -13084,10 +13100,22 @@ fn inline_held_pieces(b: &mut syn::Block) {
             }
             _ => None,
         });
-        let Some((name, init, x)) = found else {
+        let Some((name, mut init, x)) = found else {
             k += 1;
             continue;
         };
+        // The size as it is at the `let`, `let __mochi_size_ch: usize = n;`, read by the
+        // pieces where they are used (`let ch = x.chunks(n); let n = 3; ch.map(..)`:
+        // before 2026-12-08 the pieces were read with the new `n`, a silent wrong value).
+        let mut size = None;
+        if let Expr::MethodCall(m) = &mut init {
+            if !matches!(unparen(&m.args[0]), Expr::Lit(_)) {
+                let snapshot = format_ident!("__mochi_size_{}", name);
+                let n = m.args[0].clone();
+                size = Some(syn::parse_quote!(let #snapshot: usize = #n;));
+                m.args[0] = syn::parse_quote!(#snapshot);
+            }
+        }
         let (mut rest, hit) = rest_of_block(b, k, &x);
         let mut uses = Uses {
             name: &name,
@@ -13100,8 +13128,28 @@ fn inline_held_pieces(b: &mut syn::Block) {
             continue;
         }
         b.stmts.truncate(k);
+        b.stmts.extend(size);
         b.stmts.extend(rest.stmts);
     }
+}
+
+/// Whether a name `init` reads (an index `k`, a size `n`, a capture `w`, a threshold)
+/// is assigned, bound again or changed by a method in `b`'s statements after the `at`-th
+/// up to the last one that names `held`: a value held in `held` and read again where it
+/// is used (`inline_held_options`, `inline_held_pieces`) would then read another.
+fn reads_changed_before_use(b: &syn::Block, at: usize, held: &syn::Ident, init: &Expr) -> bool {
+    let last_use = (at + 1..b.stmts.len())
+        .rev()
+        .find(|&j| {
+            crate::activity::tokens_mention(&quote::ToTokens::to_token_stream(&b.stmts[j]), &|i| {
+                i == held
+            })
+        })
+        .unwrap_or(at);
+    let mut read = HashSet::new();
+    idents(&quote::ToTokens::to_token_stream(init), &mut read);
+    let span = &b.stmts[at + 1..=last_use];
+    disturbed(span, &read, &read) || read.iter().any(|r| changed_by_method(span, r))
 }
 
 /// `let name = init;` with a plain name (not `mut`, not `ref`, no sub-pattern) and no
