@@ -7088,34 +7088,17 @@ impl StoredChains {
             other => other.clone(),
         };
         let before = rest[..u].iter().chain(std::iter::once(&at_use));
-        // The chain's closures' own parameters are not names it reads from outside.
-        let mut params = Vec::new();
-        ClosureParams(&mut params).visit_expr(chain);
-        let mut reads = HashSet::new();
-        crate::activity::token_idents(quote::quote!(#chain), &mut reads);
-        reads.retain(|n| !params.contains(n));
+        // The names the chain reads from outside: not a closure's own parameters where
+        // that closure binds them, but a capture named as another closure's parameter
+        // (`map(|v| v * v).map(|q| q / v)` reads the outer `v`; before 2026-12-08 every
+        // parameter's name was dropped, and `let v = v.sqrt();` before the use went
+        // unseen: a silent wrong value).
+        let whole: syn::ExprClosure = syn::parse_quote!(|| #chain);
+        let reads: HashSet<String> = free_names(&whole).iter().map(|i| i.to_string()).collect();
         let mut own = HashSet::new();
         own.insert(name.to_string());
         (!disturbed(before.clone(), &reads, &reads) && !disturbed(before, &own, &own))
             .then_some(end)
-    }
-}
-
-/// The names closures inside an expression bind as parameters.
-struct ClosureParams<'a>(&'a mut Vec<String>);
-
-impl<'ast> syn::visit::Visit<'ast> for ClosureParams<'_> {
-    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
-        for p in &c.inputs {
-            crate::activity::pat_names(p, self.0);
-        }
-        syn::visit::visit_expr_closure(self, c);
-    }
-}
-
-impl ClosureParams<'_> {
-    fn visit_expr(&mut self, e: &Expr) {
-        syn::visit::Visit::visit_expr(self, e);
     }
 }
 
@@ -12704,7 +12687,10 @@ fn inline_held_iters(b: &mut syn::Block, next: &mut usize, active: &HashSet<Stri
             uses.visit_stmt(s);
         }
         let (rest, hit) = rest_of_block(b, at, &seq);
-        if uses.other || uses.nexts == 0 || hit {
+        // (The sequence assigned while the iterator walks it, `coeffs = &coeffs[1..];`
+        // between two `it.next()`: the iterator walks the old one. Before 2026-12-08 the
+        // positions read the new one, a silent wrong value.)
+        if uses.other || uses.nexts == 0 || hit || reads_changed_before_use(b, at, &name, &seq) {
             at += 1;
             continue;
         }
@@ -13196,7 +13182,10 @@ fn inline_windows(b: &mut syn::Block, next: &mut usize) {
             continue;
         };
         let (mut rest, hit) = rest_of_block(b, k, &x);
-        if hit {
+        // (The sequence itself assigned before a use, `rest = &rest[2..];` after `let w1 =
+        // &rest[..2];`: the window is the old one's. Before 2026-12-08 its reads went to
+        // the new `rest`, a silent wrong value.)
+        if hit || reads_changed_before_use(b, k, &w, &x) {
             k += 1;
             continue;
         }

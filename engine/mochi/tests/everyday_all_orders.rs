@@ -19437,3 +19437,81 @@ mod options_read_where_made {
         );
     }
 }
+
+/// Held pieces, windows and elements read as they were made: two forms that gave values
+/// other than the function's before (a silent wrong answer), and a chain before `find`.
+mod held_values_read_as_made {
+    use mochi::prelude::*;
+
+    /// Pieces of two, the size bound again before they are read: 3(x₀x₁ + x₂x₃ + x₄).
+    #[differentiable]
+    pub fn pairs_scaled(x: &[f64]) -> f64 {
+        let n = 2;
+        let ch = x.chunks(n);
+        let n = 3;
+        ch.map(|c| c.iter().product::<f64>() * n as f64).sum()
+    }
+
+    /// Parameters unpacked by advancing a slice: (x₀ + 2x₁)x₂ + x₃² + x₄².
+    #[differentiable]
+    pub fn unpacked(x: &[f64]) -> f64 {
+        let mut rest: &[f64] = x;
+        let a = &rest[..2];
+        rest = &rest[2..];
+        let b = &rest[..1];
+        rest = &rest[1..];
+        (a[0] + 2.0 * a[1]) * b[0] + rest.iter().map(|c| c * c).sum::<f64>()
+    }
+
+    /// The first doubled element above 1 (x₀ here), `|&v|` in both closures: 2x₀x₁.
+    #[differentiable]
+    pub fn first_doubled(x: &[f64]) -> f64 {
+        let hit = x.iter().map(|&v| v * 2.0).find(|&v| v > 1.0);
+        hit.unwrap_or(0.0) * x[1]
+    }
+
+    const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
+
+    mod t {
+        use crate::all_orders;
+        all_orders!(pairs_scaled, super::X);
+        all_orders!(unpacked, super::X);
+        all_orders!(first_doubled, super::X);
+    }
+
+    #[test]
+    fn values_by_hand() {
+        let x = X;
+        let cases: [(&str, (f64, Vec<f64>), fn(&[f64]) -> f64, f64, [f64; 5]); 3] = [
+            (
+                "pairs_scaled",
+                pairs_scaled::value_and_gradient(&x),
+                pairs_scaled,
+                3.0 * (x[0] * x[1] + x[2] * x[3] + x[4]),
+                [3.0 * x[1], 3.0 * x[0], 3.0 * x[3], 3.0 * x[2], 3.0],
+            ),
+            (
+                "unpacked",
+                unpacked::value_and_gradient(&x),
+                unpacked,
+                (x[0] + 2.0 * x[1]) * x[2] + x[3] * x[3] + x[4] * x[4],
+                [x[2], 2.0 * x[2], x[0] + 2.0 * x[1], 2.0 * x[3], 2.0 * x[4]],
+            ),
+            (
+                "first_doubled",
+                first_doubled::value_and_gradient(&x),
+                first_doubled,
+                2.0 * x[0] * x[1],
+                [2.0 * x[1], 2.0 * x[0], 0.0, 0.0, 0.0],
+            ),
+        ];
+        for (name, vg, f, value, dx) in cases {
+            assert!(
+                (f(&x) - value).abs() < 1e-13,
+                "{name}: {} against {value}",
+                f(&x)
+            );
+            crate::common::assert_value_and_gradient(name, vg, f, &x, &dx, 1e-13);
+        }
+    }
+}

@@ -1284,7 +1284,7 @@ impl Lowerer {
             if matches!(e, Expr::MethodCall(m) if m.args.is_empty()
                 && matches!(m.method.to_string().as_str(), "iter" | "iter_mut" | "into_iter"))
             {
-                self.err(init_expr, "mochi: an iterator over a differentiable sequence held in a variable is supported when it is read with `it.next()` and then consumed (`for v in it`, `it.map(..).sum()`); this one is used otherwise (`it.peek()`, handed to a call, bound again); read the sequence by index (`x[k]`, `x.get(k + 1)`) instead");
+                self.err(init_expr, "mochi: an iterator over a differentiable sequence held in a variable is supported when it is read with `it.next()` and then consumed (`for v in it`, `it.map(..).sum()`); this one is used otherwise (`it.peek()`, handed to a call, bound again, or its sequence assigned while it is held); read the sequence by index (`x[k]`, `x.get(k + 1)`) instead");
                 return;
             }
         }
