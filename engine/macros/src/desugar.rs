@@ -3677,6 +3677,24 @@ fn best_element_mut(e: &Expr) -> Option<Expr> {
     ))
 }
 
+/// The parts of `matches!(scrutinee, pattern)` (and of its guard, `if g`).
+pub(crate) fn matches_parts(m: &syn::Macro) -> Option<(Expr, Pat, Option<Expr>)> {
+    m.parse_body_with(|input: syn::parse::ParseStream| {
+        let scrutinee: Expr = input.parse()?;
+        input.parse::<syn::Token![,]>()?;
+        let pat = Pat::parse_multi_with_leading_vert(input)?;
+        let guard = if input.peek(syn::Token![if]) {
+            input.parse::<syn::Token![if]>()?;
+            Some(input.parse::<Expr>()?)
+        } else {
+            None
+        };
+        let _ = input.parse::<Option<syn::Token![,]>>()?;
+        Ok((scrutinee, pat, guard))
+    })
+    .ok()
+}
+
 /// `matches!(scrutinee, pattern)` (a guard `if g` too) whose scrutinee makes a call →
 /// `match scrutinee { pattern => true, _ => false }`.
 fn matches_of_call(e: &Expr) -> Option<Expr> {
@@ -3684,22 +3702,7 @@ fn matches_of_call(e: &Expr) -> Option<Expr> {
     if !m.mac.path.is_ident("matches") {
         return None;
     }
-    let (scrutinee, pat, guard) = m
-        .mac
-        .parse_body_with(|input: syn::parse::ParseStream| {
-            let scrutinee: Expr = input.parse()?;
-            input.parse::<syn::Token![,]>()?;
-            let pat = Pat::parse_multi_with_leading_vert(input)?;
-            let guard = if input.peek(syn::Token![if]) {
-                input.parse::<syn::Token![if]>()?;
-                Some(input.parse::<Expr>()?)
-            } else {
-                None
-            };
-            let _ = input.parse::<Option<syn::Token![,]>>()?;
-            Ok((scrutinee, pat, guard))
-        })
-        .ok()?;
+    let (scrutinee, pat, guard) = matches_parts(&m.mac)?;
     struct Calls(bool);
     impl<'ast> syn::visit::Visit<'ast> for Calls {
         fn visit_expr_call(&mut self, _: &'ast syn::ExprCall) {

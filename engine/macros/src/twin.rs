@@ -1746,21 +1746,7 @@ fn lift_if_let_variant_fields(block: &mut syn::Block) {
 /// the pattern binds a field of a variant of the crate's enums (see
 /// [`lifted_variant_fields`]); `None` otherwise.
 fn matches_as_match(m: &syn::Macro) -> Option<Expr> {
-    use syn::parse::Parser;
-    let parse = |input: syn::parse::ParseStream| -> syn::Result<(Expr, Pat, Option<Expr>)> {
-        let scrutinee: Expr = input.parse()?;
-        input.parse::<syn::Token![,]>()?;
-        let pat = Pat::parse_multi_with_leading_vert(input)?;
-        let guard = if input.peek(syn::Token![if]) {
-            input.parse::<syn::Token![if]>()?;
-            Some(input.parse::<Expr>()?)
-        } else {
-            None
-        };
-        let _ = input.parse::<Option<syn::Token![,]>>()?;
-        Ok((scrutinee, pat, guard))
-    };
-    let (scrutinee, pat, guard) = parse.parse2(m.tokens.clone()).ok()?;
+    let (scrutinee, pat, guard) = crate::desugar::matches_parts(m)?;
     if lifted_variant_fields(&mut pat.clone()).is_empty() {
         return None;
     }
