@@ -84,6 +84,7 @@ pub fn desugar(
         .collect();
     let mut b = with_azip_expanded(block);
     crate::iterchain::UnshadowedLoops.visit_block_mut(&mut b);
+    constant_elements_apart(&mut b, active);
     SlicePatternIfLets.visit_block_mut(&mut b);
     LocalForms.visit_block_mut(&mut b);
     SelectedElements(0).visit_block_mut(&mut b);
@@ -14604,6 +14605,82 @@ impl Desugar {
         let attrs = &f.attrs;
         Some(syn::parse_quote_spanned!(span=> #(#attrs)* for #i in 0..#bound #body))
     }
+}
+
+/// The names a loop over a constant table binds (`for (i, row) in GRID.iter()
+/// .enumerate()`, also over an array literal) renamed in the loop when the function names
+/// them outside it too (`let row = x[0] * x[1];` before, read after): the derivation tells
+/// values with a derivative by name, and the table's element and the function's `row`
+/// are two values (before 2026-12-08, `*row` of the element was read as the function's
+/// `row`, "no rule for `*` with `(&&f64, &&f64)`").
+fn constant_elements_apart(b: &mut syn::Block, active: &HashSet<String>) {
+    fn counts(ts: TokenStream, out: &mut std::collections::HashMap<String, usize>) {
+        for t in ts {
+            match t {
+                proc_macro2::TokenTree::Ident(i) => *out.entry(i.to_string()).or_default() += 1,
+                proc_macro2::TokenTree::Group(g) => counts(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    struct L<'a> {
+        total: &'a std::collections::HashMap<String, usize>,
+        active: &'a HashSet<String>,
+        next: usize,
+    }
+    impl VisitMut for L<'_> {
+        fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
+            syn::visit_mut::visit_expr_for_loop_mut(self, f);
+            let mut root = unparen(&f.expr);
+            while let Expr::MethodCall(m) = root {
+                root = unparen(&m.receiver);
+            }
+            if let Expr::Reference(r) = root {
+                root = unparen(&r.expr);
+            }
+            let constant = match root {
+                // (In the generic form, the constant's lifted local, `__mochi_const_GRID`.)
+                Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
+                    let i = i.to_string();
+                    crate::twin::screaming_name(&i) || crate::twin::hoisted_constant(&i)
+                }),
+                Expr::Array(_) => true,
+                _ => false,
+            };
+            if !constant {
+                return;
+            }
+            let mut inside = std::collections::HashMap::new();
+            counts(quote::ToTokens::to_token_stream(&*f), &mut inside);
+            let mut names = Vec::new();
+            crate::activity::pat_names(&f.pat, &mut names);
+            // (Not a name a format string may read, `"{row}"`: left as written.)
+            let formats = quote::ToTokens::to_token_stream(&f.body).to_string();
+            for n in names {
+                // (Also a parameter's name, or any with a derivative elsewhere.)
+                let outside = self.active.contains(&n)
+                    || self.total.get(&n).copied().unwrap_or(0)
+                        > inside.get(&n).copied().unwrap_or(0);
+                if !outside || formats.contains(&format!("{{{n}")) {
+                    continue;
+                }
+                let to = format_ident!("__mochi_elem{}_{}", self.next, n);
+                self.next += 1;
+                let mut r = crate::twin::Renamed { from: &n, to: &to };
+                r.visit_pat_mut(&mut f.pat);
+                r.visit_block_mut(&mut f.body);
+            }
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    let mut total = std::collections::HashMap::new();
+    counts(quote::ToTokens::to_token_stream(&*b), &mut total);
+    L {
+        total: &total,
+        active,
+        next: 0,
+    }
+    .visit_block_mut(b);
 }
 
 /// Whether `body` matches `name` by a pattern that binds parts of it (`match s {

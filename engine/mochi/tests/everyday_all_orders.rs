@@ -19211,6 +19211,21 @@ mod arms_and_elements_named_apart {
         total
     }
 
+    const GRID: [[f64; 2]; 2] = [[0.5, 1.5], [2.0, -1.0]];
+
+    /// A constant table's row named as the function's `row`, taken apart by `*row`:
+    /// (0.75x₀ − 2x₁)·x₀x₁.
+    #[differentiable]
+    pub fn rows_named_alike(x: &[f64]) -> f64 {
+        let row = x[0] * x[1];
+        let mut s = 0.0;
+        for (i, row) in GRID.iter().enumerate() {
+            let [p, q] = *row;
+            s += p * q * x[i];
+        }
+        s * row
+    }
+
     const X: [f64; 5] = [0.7, -0.3, 1.4, 0.25, 2.1];
 
     mod t {
@@ -19222,6 +19237,7 @@ mod arms_and_elements_named_apart {
         all_orders!(skinned, super::X);
         all_orders!(himmelblau_pairs, [3.2, 1.9, -2.7, 3.1]);
         all_orders!(two_cameras, super::X);
+        all_orders!(rows_named_alike, super::X);
     }
 
     #[test]
@@ -19266,6 +19282,23 @@ mod arms_and_elements_named_apart {
             &dx,
             1e-13,
         );
+        let r = x[0] * x[1];
+        let inner = 0.75 * x[0] - 2.0 * x[1];
+        crate::common::assert_value_and_gradient(
+            "rows_named_alike",
+            rows_named_alike::value_and_gradient(&x),
+            rows_named_alike,
+            &x,
+            &[
+                0.75 * r + inner * x[1],
+                -2.0 * r + inner * x[0],
+                0.0,
+                0.0,
+                0.0,
+            ],
+            1e-13,
+        );
+        assert!((rows_named_alike(&x) - inner * r).abs() < 1e-13);
         // Only the first piece of a slice pattern differs from Himmelblau's own.
         let p = [3.2, 1.9, -2.7, 3.1];
         let (v, g) = himmelblau_pairs::value_and_gradient(&p);
