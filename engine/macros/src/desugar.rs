@@ -9168,7 +9168,7 @@ impl VisitMut for SlicePatternIfLets {
         }
         let len = sl.elems.len();
         let span = l.span();
-        i.cond = Box::new(syn::parse_quote_spanned!(span=> #x.len() == #len));
+        *i.cond = syn::parse_quote_spanned!(span=> #x.len() == #len);
         i.then_branch.stmts.splice(0..0, lets);
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}

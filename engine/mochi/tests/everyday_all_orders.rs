@@ -19253,42 +19253,33 @@ mod arms_and_elements_named_apart {
             0.0,
             0.0,
         ];
-        assert!(
-            (shape_areas(&x) - value).abs() < 1e-13,
-            "{}",
-            shape_areas(&x)
-        );
-        crate::common::assert_value_and_gradient(
+        crate::common::assert_by_hand(
             "shape_areas",
             shape_areas::value_and_gradient(&x),
             shape_areas,
             &x,
+            value,
             &dx,
-            1e-13,
         );
         let value: f64 = x[..4].iter().map(|p| 3.0 * p * p + 0.25 * p.sin()).sum();
         let mut dx: Vec<f64> = x[..4].iter().map(|p| 6.0 * p + 0.25 * p.cos()).collect();
         dx.push(0.0);
-        assert!(
-            (two_cameras(&x) - value).abs() < 1e-13,
-            "{}",
-            two_cameras(&x)
-        );
-        crate::common::assert_value_and_gradient(
+        crate::common::assert_by_hand(
             "two_cameras",
             two_cameras::value_and_gradient(&x),
             two_cameras,
             &x,
+            value,
             &dx,
-            1e-13,
         );
         let r = x[0] * x[1];
         let inner = 0.75 * x[0] - 2.0 * x[1];
-        crate::common::assert_value_and_gradient(
+        crate::common::assert_by_hand(
             "rows_named_alike",
             rows_named_alike::value_and_gradient(&x),
             rows_named_alike,
             &x,
+            inner * r,
             &[
                 0.75 * r + inner * x[1],
                 -2.0 * r + inner * x[0],
@@ -19296,9 +19287,7 @@ mod arms_and_elements_named_apart {
                 0.0,
                 0.0,
             ],
-            1e-13,
         );
-        assert!((rows_named_alike(&x) - inner * r).abs() < 1e-13);
         // Only the first piece of a slice pattern differs from Himmelblau's own.
         let p = [3.2, 1.9, -2.7, 3.1];
         let (v, g) = himmelblau_pairs::value_and_gradient(&p);
@@ -19405,14 +19394,8 @@ mod options_read_where_made {
         all_orders!(ring, super::X);
     }
 
-    fn by_hand(name: &str, vg: (f64, Vec<f64>), f: impl Fn(&[f64]) -> f64, value: f64, dx: &[f64]) {
-        let x = X;
-        assert!(
-            (f(&x) - value).abs() < 1e-13,
-            "{name}: {} against {value}",
-            f(&x)
-        );
-        crate::common::assert_value_and_gradient(name, vg, f, &x, dx, 1e-13);
+    fn by_hand(name: &str, vg: (f64, Vec<f64>), f: fn(&[f64]) -> f64, value: f64, dx: &[f64]) {
+        crate::common::assert_by_hand(name, vg, f, &X, value, dx);
     }
 
     #[test]
@@ -19515,36 +19498,29 @@ mod held_values_read_as_made {
     #[test]
     fn values_by_hand() {
         let x = X;
-        let cases: [(&str, (f64, Vec<f64>), fn(&[f64]) -> f64, f64, [f64; 5]); 3] = [
-            (
-                "pairs_scaled",
-                pairs_scaled::value_and_gradient(&x),
-                pairs_scaled,
-                3.0 * (x[0] * x[1] + x[2] * x[3] + x[4]),
-                [3.0 * x[1], 3.0 * x[0], 3.0 * x[3], 3.0 * x[2], 3.0],
-            ),
-            (
-                "unpacked",
-                unpacked::value_and_gradient(&x),
-                unpacked,
-                (x[0] + 2.0 * x[1]) * x[2] + x[3] * x[3] + x[4] * x[4],
-                [x[2], 2.0 * x[2], x[0] + 2.0 * x[1], 2.0 * x[3], 2.0 * x[4]],
-            ),
-            (
-                "first_doubled",
-                first_doubled::value_and_gradient(&x),
-                first_doubled,
-                2.0 * x[0] * x[1],
-                [2.0 * x[1], 2.0 * x[0], 0.0, 0.0, 0.0],
-            ),
-        ];
-        for (name, vg, f, value, dx) in cases {
-            assert!(
-                (f(&x) - value).abs() < 1e-13,
-                "{name}: {} against {value}",
-                f(&x)
-            );
-            crate::common::assert_value_and_gradient(name, vg, f, &x, &dx, 1e-13);
-        }
+        crate::common::assert_by_hand(
+            "pairs_scaled",
+            pairs_scaled::value_and_gradient(&x),
+            pairs_scaled,
+            &x,
+            3.0 * (x[0] * x[1] + x[2] * x[3] + x[4]),
+            &[3.0 * x[1], 3.0 * x[0], 3.0 * x[3], 3.0 * x[2], 3.0],
+        );
+        crate::common::assert_by_hand(
+            "unpacked",
+            unpacked::value_and_gradient(&x),
+            unpacked,
+            &x,
+            (x[0] + 2.0 * x[1]) * x[2] + x[3] * x[3] + x[4] * x[4],
+            &[x[2], 2.0 * x[2], x[0] + 2.0 * x[1], 2.0 * x[3], 2.0 * x[4]],
+        );
+        crate::common::assert_by_hand(
+            "first_doubled",
+            first_doubled::value_and_gradient(&x),
+            first_doubled,
+            &x,
+            2.0 * x[0] * x[1],
+            &[2.0 * x[1], 2.0 * x[0], 0.0, 0.0, 0.0],
+        );
     }
 }

@@ -128,6 +128,24 @@ pub fn close_to(name: &str, g: &[f64], w: &[f64], tol: f64) {
 }
 /// A `value_and_gradient` pair `(v, g)` at `x` against the function's own value `f(x)`
 /// and the gradient `w` worked out by hand, both within `tol`.
+/// [`assert_value_and_gradient`] (at 1e-13) with the function's own value checked
+/// against one worked out by hand.
+#[allow(dead_code)]
+pub fn assert_by_hand(
+    name: &str,
+    vg: (f64, Vec<f64>),
+    f: impl Fn(&[f64]) -> f64,
+    x: &[f64],
+    value: f64,
+    dx: &[f64],
+) {
+    assert!(
+        (f(x) - value).abs() < 1e-13,
+        "{name}: {} against {value} worked out by hand",
+        f(x)
+    );
+    assert_value_and_gradient(name, vg, f, x, dx, 1e-13);
+}
 #[allow(dead_code)]
 pub fn assert_value_and_gradient(
     name: &str,
